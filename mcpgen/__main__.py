@@ -1,0 +1,5 @@
+"""python -m mcpgen"""
+
+from .cli import main
+
+main()

@@ -1,0 +1,131 @@
+"""``mcpgen build``: load -> validate -> model -> render -> compare/write, with a summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import names
+from .cli_output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
+from .errors import InputError, Problems
+from .formatting import FormatError
+from .model import Manifest
+from .pipeline import load_manifest
+from .render import render_project
+from .writer import apply, diff, plan
+
+
+def run_build(
+    source: Path, output: Path | None, *, check: bool, show_diff: bool, strict: bool
+) -> int:
+    loaded = load_manifest(source, strict)
+    if loaded.manifest is None:
+        report(loaded.problems, strict)
+        return EXIT_BAD_INPUT
+    manifest = loaded.manifest
+    report(loaded.problems)
+    root = output or Path(names.kebab(manifest.server.name))
+    if root.exists() and not root.is_dir():
+        click.echo(f"{root}: exists and is not a folder", err=True)
+        return EXIT_BAD_INPUT
+    try:
+        rendered = render_project(manifest)
+        the_plan = plan(root, rendered)
+    except InputError as exc:
+        problems = Problems()
+        problems.extend(exc.problems)
+        report(problems)
+        return EXIT_BAD_INPUT
+    except (FormatError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_BAD_INPUT
+
+    if show_diff:
+        sys.stdout.write(diff(the_plan))
+    if check or show_diff:
+        drift = the_plan.drift
+        if drift:
+            click.echo(f"{root}: out of date with {source} ({len(drift)} file(s)):", err=True)
+            for relative in drift:
+                click.echo(f"  {relative}", err=True)
+            click.echo(f"run: mcpgen build {source} -o {root}", err=True)
+            return EXIT_DRIFT
+        click.echo(f"{root}: up to date with {source}", err=True)
+        return EXIT_OK
+
+    changes = signature_changes(root, manifest)
+    try:
+        apply(the_plan)
+    except OSError as exc:
+        click.echo(f"error: cannot write {root}: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    _summary(root, the_plan.created, the_plan.changed, the_plan.unchanged, the_plan.stubs_added)
+    for relative in the_plan.orphaned:
+        click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
+    for line in changes:
+        click.echo(f"  changed: {line}", err=True)
+    if loaded.problems.warnings:
+        click.echo(f"  {len(loaded.problems.warnings)} warning(s)", err=True)
+    return EXIT_OK
+
+
+def _summary(
+    root: Path, created: list[str], changed: list[str], unchanged: list[str], stubs: list[str]
+) -> None:
+    click.echo(
+        f"built {root}: {len(created)} written, {len(changed)} updated, "
+        f"{len(unchanged)} unchanged, {len(stubs)} handler stub(s) added",
+        err=True,
+    )
+    for relative in stubs:
+        click.echo(f"  new stub: {relative}", err=True)
+
+
+def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
+    path = root / "src" / manifest.server.package / "_spec.json"
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return {t["name"]: t for t in data.get("tools", [])}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def signature_changes(root: Path, manifest: Manifest) -> list[str]:
+    """What changed in the contract of an existing handler since the last build."""
+    old = _old_tools(root, manifest)
+    lines = []
+    for tool in manifest.tools:
+        before = old.get(tool.name)
+        if before is None:
+            continue
+        handler = f"src/{manifest.server.package}/handlers/tools/{tool.ident}.py"
+        for key, label in (("inputSchema", "input"), ("outputSchema", "output")):
+            now = tool.definition.get(key)
+            then = before.get(key)
+            if now == then:
+                continue
+            detail = _property_delta(then, now)
+            lines.append(f"tool {tool.name!r} {label} schema changed{detail}; check {handler}")
+    return lines
+
+
+def _property_delta(before: Any, after: Any) -> str:
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return " (added)" if before is None else (" (removed)" if after is None else "")
+    old = set(before.get("properties", {}))
+    new = set(after.get("properties", {}))
+    parts = []
+    if new - old:
+        parts.append("added " + ", ".join(sorted(new - old)))
+    if old - new:
+        parts.append("removed " + ", ".join(sorted(old - new)))
+    changed = sorted(k for k in old & new if before["properties"][k] != after["properties"][k])
+    if changed:
+        parts.append("changed " + ", ".join(changed))
+    if before.get("required") != after.get("required"):
+        parts.append("required fields changed")
+    return f" ({'; '.join(parts)})" if parts else ""

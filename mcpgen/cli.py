@@ -1,0 +1,140 @@
+"""The ``mcpgen`` command line. Exit codes: 0 ok, 1 drift found by --check, 2 bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .cli_output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
+from .pipeline import load_manifest
+from .validate import manifest_schema
+
+
+class _Group(click.Group):
+    """Turns click's usage errors into exit status 2 (its default) and anything unexpected
+    into a one-line message instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except RecursionError:
+            click.echo("error: input nested too deeply", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except Exception as exc:  # a bug in mcpgen: one line, not a traceback
+            if os.environ.get("MCPGEN_DEBUG"):
+                raise
+            click.echo(
+                f"internal error: {type(exc).__name__}: {exc} (set MCPGEN_DEBUG=1 for details)",
+                err=True,
+            )
+            sys.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="mcpgen")
+def main() -> None:
+    """Generate typed Model Context Protocol servers and clients from a manifest.
+
+    Write a manifest (``mcpgen init``), check it (``mcpgen validate``), then build a
+    server package from it (``mcpgen build``). Exit status: 0 ok, 1 drift found by
+    ``build --check``, 2 bad input.
+    """
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--name", default=None, help="Server name (default: the folder's name).")
+@click.option("--force", is_flag=True, help="Overwrite an existing mcpgen.yaml.")
+def init(directory: Path, name: str | None, force: bool) -> None:
+    """Write a starter manifest (DIRECTORY/mcpgen.yaml) that validates and builds."""
+    from .starter import starter_manifest
+
+    target = directory / "mcpgen.yaml"
+    if target.exists() and not force:
+        click.echo(f"{target}: already exists (use --force to overwrite)", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    directory.mkdir(parents=True, exist_ok=True)
+    server_name = name or directory.resolve().name
+    target.write_text(starter_manifest(server_name), encoding="utf-8")
+    click.echo(f"wrote {target}")
+    click.echo(f"next: mcpgen validate {target} && mcpgen build {target} -o {directory / 'server'}")
+
+
+@main.command()
+@click.argument("manifest", type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def validate(manifest: Path, strict: bool) -> None:
+    """Check MANIFEST and report every problem as FILE:LINE:COL: field: message."""
+    loaded = load_manifest(manifest, strict)
+    if loaded.manifest is None:
+        bad_input(loaded.problems, strict)
+    report(loaded.problems)
+    m = loaded.manifest
+    click.echo(
+        f"{manifest}: ok ({len(m.tools)} tools, {len(m.resources)} resources, "
+        f"{len(m.prompts)} prompts, {len(loaded.problems.warnings)} warnings)"
+    )
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the manifest format (for editors and yaml-language-server)."""
+    click.echo(json.dumps(manifest_schema(), indent=2))
+
+
+@main.command()
+@click.argument("manifest", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the model as JSON.")
+def inspect(manifest: Path, as_json: bool) -> None:
+    """Show the normalized model that templates are rendered from."""
+    loaded = load_manifest(manifest)
+    if loaded.manifest is None:
+        bad_input(loaded.problems)
+    m = loaded.manifest
+    if as_json:
+        click.echo(json.dumps(m.to_data(), indent=2, sort_keys=True, ensure_ascii=False))
+        return
+    s = m.server
+    click.echo(f"server {s.name} {s.version} (package {s.package}, distribution {s.distribution})")
+    for tool in m.tools:
+        out = f" -> {tool.output_model}" if tool.output_model else ""
+        click.echo(f"  tool {tool.name}: handlers/{tool.ident}.py ({tool.input_model}{out})")
+    for resource in m.resources:
+        kind = "template" if resource.is_template else "resource"
+        source = "handler" if resource.has_handler else "static"
+        click.echo(f"  {kind} {resource.uri_template or resource.uri} ({source})")
+    for prompt in m.prompts:
+        click.echo(f"  prompt {prompt.name} ({len(prompt.arguments)} arguments)")
+    for completion in m.completions:
+        click.echo(f"  completion {completion.target} {completion.ref} {completion.argument}")
+
+
+@main.command()
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output folder (default: ./<server name>).",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUTPUT differs.")
+@click.option(
+    "--diff", "show_diff", is_flag=True, help="Print a unified diff of what would change."
+)
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def build(source: Path, output: Path | None, check: bool, show_diff: bool, strict: bool) -> None:
+    """Generate a server package (and typed client) from SOURCE into OUTPUT."""
+    from .build import run_build
+
+    sys.exit(run_build(source, output, check=check, show_diff=show_diff, strict=strict))

@@ -1,0 +1,96 @@
+"""Problems as data: every complaint about the input carries a level and a location.
+
+Stages collect problems instead of raising on the first one, so a user sees everything
+wrong with a manifest at once. The CLI prints them as ``FILE:LINE:COL: field: message``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import click
+
+
+class Level(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A position in an input file. ``line`` and ``column`` are 1-based; 0 means unknown."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.column}"
+        return self.file
+
+
+@dataclass(frozen=True)
+class Problem:
+    level: Level
+    location: Location
+    field: str
+    message: str
+
+    def format(self, color: bool = False) -> str:
+        where = str(self.location)
+        label = self.level.value
+        field_part = f"{self.field}: " if self.field else ""
+        if color:
+            fg = "red" if self.level is Level.ERROR else "yellow"
+            where = click.style(where, bold=True)
+            label = click.style(label, fg=fg, bold=True)
+        return f"{where}: {label}: {field_part}{self.message}"
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        loc = self.location
+        return (loc.file, loc.line, loc.column, self.field, self.message)
+
+
+@dataclass
+class Problems:
+    """An ordered, de-duplicated collection of problems."""
+
+    items: list[Problem] = field(default_factory=list)
+
+    def add(self, problem: Problem) -> None:
+        if problem not in self.items:
+            self.items.append(problem)
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        for problem in problems:
+            self.add(problem)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.items if p.level is Level.ERROR]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.items if p.level is Level.WARNING]
+
+    def sorted(self) -> list[Problem]:
+        return sorted(self.items, key=Problem.sort_key)
+
+    def has_errors(self, strict: bool = False) -> bool:
+        return bool(self.errors) or (strict and bool(self.warnings))
+
+
+class InputError(Exception):
+    """Raised when input cannot be used at all; carries the located problems."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(p.format() for p in self.problems))
+
+
+def fail(file: str, message: str, line: int = 0, column: int = 0, field: str = "") -> InputError:
+    """Build an InputError holding one located error."""
+    return InputError([Problem(Level.ERROR, Location(file, line, column), field, message)])

@@ -1,0 +1,120 @@
+"""Example arguments for generated tests: one valid instance and one invalid instance.
+
+Both are checked against the schema with jsonschema at build time; when no example can be
+found (or checked) the value is None and the generated test for it is skipped, saying why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from .schemas import resolve_pointer
+
+Json = Any
+_MISSING = object()
+
+
+def _valid(schema: Json, root: Json, depth: int) -> Json:
+    if depth > 12 or schema is True or schema == {}:
+        return "example" if depth else {}
+    if not isinstance(schema, dict):
+        return _MISSING
+    if "$ref" in schema and isinstance(schema["$ref"], str):
+        found, target = resolve_pointer(root, schema["$ref"])
+        return _valid(target, root, depth + 1) if found else _MISSING
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for key in ("oneOf", "anyOf"):
+        if isinstance(schema.get(key), list):
+            for option in schema[key]:
+                value = _valid(option, root, depth + 1)
+                if value is not _MISSING:
+                    return value
+    if isinstance(schema.get("allOf"), list):
+        merged: dict[str, Json] = {}
+        for part in schema["allOf"]:
+            value = _valid(part, root, depth + 1)
+            if isinstance(value, dict):
+                merged.update(value)
+        return merged
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        result: dict[str, Json] = {}
+        properties = schema.get("properties", {})
+        for name in schema.get("required", []):
+            value = _valid(properties.get(name, {}), root, depth + 1)
+            if value is _MISSING:
+                return _MISSING
+            result[name] = value
+        return result
+    if kind == "array":
+        count = int(schema.get("minItems", 0))
+        items = [_valid(schema.get("items", {}), root, depth + 1) for _ in range(count)]
+        return _MISSING if _MISSING in items else items
+    if kind == "string":
+        length = int(schema.get("minLength", 0))
+        formats = {
+            "date": "2024-01-01",
+            "date-time": "2024-01-01T00:00:00Z",
+            "email": "user@example.com",
+            "uri": "https://example.com",
+            "uuid": "00000000-0000-0000-0000-000000000000",
+        }
+        return formats.get(schema.get("format", ""), "x" * max(length, 7))[: max(length, 64)]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        value = low + 1 if "exclusiveMinimum" in schema else low
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return _MISSING
+
+
+def valid_example(schema: Json) -> Json | None:
+    value = _valid(schema, schema, 0)
+    if value is _MISSING:
+        return None
+    try:
+        if not Draft202012Validator(schema).is_valid(value):
+            return None
+    except Exception:
+        return None
+    return value
+
+
+def invalid_example(schema: Json) -> Json | None:
+    """Arguments (an object) that ``schema`` rejects, or None when none is easy to find."""
+    if not isinstance(schema, dict):
+        return None
+    base = valid_example(schema)
+    candidates: list[Json] = []
+    properties = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if isinstance(base, dict):
+        for name in required:
+            candidates.append({k: v for k, v in base.items() if k != name})
+        for name, prop in properties.items():
+            if isinstance(prop, dict) and prop.get("type") in ("string", "array", "object", "boolean"):
+                candidates.append({**base, name: 12345})
+            elif isinstance(prop, dict) and prop.get("type") in ("integer", "number"):
+                candidates.append({**base, name: "not a number"})
+        candidates.append({**base, "__unexpected__": 1})
+    validator = Draft202012Validator(schema)
+    for candidate in candidates:
+        try:
+            if not validator.is_valid(candidate):
+                return candidate
+        except Exception:
+            continue
+    return None

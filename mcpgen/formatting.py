@@ -1,0 +1,23 @@
+"""black, in-process, with a pinned mode: check mode compares formatted text."""
+
+from __future__ import annotations
+
+import black
+
+MODE = black.Mode(
+    target_versions={black.TargetVersion.PY311},
+    line_length=100,
+    string_normalization=True,
+    magic_trailing_comma=True,
+)
+
+
+class FormatError(Exception):
+    """Generated code that black cannot parse: a bug in mcpgen, reported with the file."""
+
+
+def format_python(source: str, path: str) -> str:
+    try:
+        return black.format_str(source, mode=MODE)
+    except black.InvalidInput as exc:
+        raise FormatError(f"{path}: generated code does not parse: {exc}") from None

@@ -1,0 +1,271 @@
+"""The intermediate model: what every later stage (render, write) sees.
+
+Built once from a validated manifest by ``normalize``. Immutable and normalized: defaults
+are filled in, Python names are derived once, JSON Schemas are self-contained. Templates
+never see the raw manifest.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Json = Any
+ContentKind = Literal["text", "blob"]
+
+
+def canonical_json(value: Json) -> str:
+    """Compact, key-sorted JSON: the form used for hashing and drift detection."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    version: str
+    title: str | None
+    description: str | None
+    instructions: str | None
+    website_url: str | None
+    package: str
+    distribution: str
+    script: str
+    class_prefix: str
+    python_requires: str
+    dependencies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    tools_list_changed: bool
+    resources_list_changed: bool
+    resources_subscribe: bool
+    prompts_list_changed: bool
+    logging: bool
+    completions: bool
+    page_size: int
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str | None
+    description: str | None
+    input_schema: Json
+    output_schema: Json | None
+    annotations: Json | None
+    context: bool
+    scopes: tuple[str, ...]
+    timeout: float | None
+    icons: tuple[Json, ...]
+    meta: Json | None
+    ident: str
+    input_model: str
+    output_model: str | None
+
+    @property
+    def definition(self) -> dict[str, Json]:
+        """The tool as tools/list advertises it (MCP wire names)."""
+        result: dict[str, Json] = {"name": self.name}
+        if self.title is not None:
+            result["title"] = self.title
+        if self.description is not None:
+            result["description"] = self.description
+        result["inputSchema"] = self.input_schema
+        if self.output_schema is not None:
+            result["outputSchema"] = self.output_schema
+        if self.annotations:
+            result["annotations"] = self.annotations
+        if self.icons:
+            result["icons"] = list(self.icons)
+        if self.meta:
+            result["_meta"] = self.meta
+        return result
+
+
+@dataclass(frozen=True)
+class StaticContent:
+    kind: ContentKind
+    value: str  # text, or base64 for blobs
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    size: int | None
+    uri: str | None
+    uri_template: str | None
+    variables: tuple[str, ...]
+    content: StaticContent | None
+    subscribe: bool
+    annotations: Json | None
+    icons: tuple[Json, ...]
+    ident: str
+
+    @property
+    def is_template(self) -> bool:
+        return self.uri_template is not None
+
+    @property
+    def has_handler(self) -> bool:
+        return self.content is None
+
+    @property
+    def definition(self) -> dict[str, Json]:
+        """The resource (or template) as resources/list or resources/templates/list shows it."""
+        result: dict[str, Json] = {}
+        if self.uri_template is not None:
+            result["uriTemplate"] = self.uri_template
+        else:
+            result["uri"] = self.uri
+        result["name"] = self.name
+        for key, value in (
+            ("title", self.title),
+            ("description", self.description),
+            ("mimeType", self.mime_type),
+            ("size", self.size),
+            ("annotations", self.annotations),
+        ):
+            if value is not None:
+                result[key] = value
+        if self.icons:
+            result["icons"] = list(self.icons)
+        return result
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    title: str | None
+    description: str | None
+    required: bool
+
+
+@dataclass(frozen=True)
+class PromptMessage:
+    role: Literal["user", "assistant"]
+    kind: Literal["text", "resource", "image", "audio"]
+    text: str | None = None  # a template, for kind == "text"
+    uri: str | None = None
+    mime_type: str | None = None
+    content: StaticContent | None = None
+
+    def to_data(self) -> dict[str, Json]:
+        data: dict[str, Json] = {"role": self.role, "kind": self.kind}
+        if self.text is not None:
+            data["text"] = self.text
+        if self.uri is not None:
+            data["uri"] = self.uri
+        if self.mime_type is not None:
+            data["mimeType"] = self.mime_type
+        if self.content is not None:
+            data[self.content.kind] = self.content.value
+        return data
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    title: str | None
+    description: str | None
+    arguments: tuple[PromptArgument, ...]
+    messages: tuple[PromptMessage, ...]
+    handler: bool
+    icons: tuple[Json, ...]
+    ident: str
+    class_name: str
+
+    @property
+    def definition(self) -> dict[str, Json]:
+        result: dict[str, Json] = {"name": self.name}
+        if self.title is not None:
+            result["title"] = self.title
+        if self.description is not None:
+            result["description"] = self.description
+        if self.arguments:
+            result["arguments"] = [
+                {
+                    k: v
+                    for k, v in (
+                        ("name", a.name),
+                        ("title", a.title),
+                        ("description", a.description),
+                        ("required", a.required),
+                    )
+                    if v is not None
+                }
+                for a in self.arguments
+            ]
+        if self.icons:
+            result["icons"] = list(self.icons)
+        return result
+
+
+@dataclass(frozen=True)
+class Completion:
+    target: Literal["prompt", "resource"]
+    ref: str  # prompt name or URI template
+    argument: str
+    values: tuple[str, ...]
+    handler: bool
+    ident: str
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    host: str
+    port: int
+    path: str
+    stateless: bool
+    json_response: bool
+
+
+@dataclass(frozen=True)
+class Auth:
+    type: Literal["none", "bearer", "apiKey", "oauth"]
+    header: str
+    env: str
+    issuer: str | None
+    audience: str | None
+    jwks_url: str | None
+    jwks_file: str | None
+    hide_unauthorized_tools: bool
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The whole normalized description of one server."""
+
+    source: str
+    server: Server
+    capabilities: Capabilities
+    tools: tuple[Tool, ...]
+    resources: tuple[Resource, ...]
+    prompts: tuple[Prompt, ...]
+    completions: tuple[Completion, ...]
+    shared_defs: Json
+    default_transport: str
+    http: HttpSettings
+    auth: Auth
+    openapi: Json | None = None
+    digest: str = field(default="", compare=False)
+
+    @property
+    def fixed_resources(self) -> tuple[Resource, ...]:
+        return tuple(r for r in self.resources if not r.is_template)
+
+    @property
+    def resource_templates(self) -> tuple[Resource, ...]:
+        return tuple(r for r in self.resources if r.is_template)
+
+    def to_data(self) -> dict[str, Json]:
+        """A JSON-ready view of the model (``mcpgen inspect --json``)."""
+        from dataclasses import asdict
+
+        data = asdict(self)
+        data.pop("digest")
+        return data

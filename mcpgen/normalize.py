@@ -1,0 +1,247 @@
+"""Build the intermediate model from a validated manifest: defaults filled, names derived."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import mimetypes
+from pathlib import Path
+from typing import Any
+
+from . import names, schemas, uritemplate
+from .loader import Document
+from .model import (
+    Auth,
+    Capabilities,
+    Completion,
+    HttpSettings,
+    Manifest,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    Resource,
+    Server,
+    StaticContent,
+    Tool,
+    canonical_json,
+)
+
+DEFAULT_PAGE_SIZE = 100
+EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def build_model(doc: Document) -> Manifest:
+    data: dict[str, Any] = doc.data
+    shared: dict[str, Any] = data.get("$defs", {})
+    server = _server(data["server"])
+    tools = tuple(_tool(t, shared) for t in data.get("tools", []))
+    resources = tuple(_resource(r, doc.base_dir) for r in data.get("resources", []))
+    prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
+    completions = tuple(_completion(c, resources) for c in data.get("completions", []))
+    caps = data.get("capabilities", {})
+    capabilities = Capabilities(
+        tools_list_changed=bool(caps.get("tools", {}).get("listChanged", False)),
+        resources_list_changed=bool(caps.get("resources", {}).get("listChanged", False)),
+        resources_subscribe=bool(
+            caps.get("resources", {}).get("subscribe", any(r.subscribe for r in resources))
+        ),
+        prompts_list_changed=bool(caps.get("prompts", {}).get("listChanged", False)),
+        logging=bool(caps.get("logging", True)),
+        completions=bool(caps.get("completions", bool(completions))),
+        page_size=int(caps.get("pageSize", DEFAULT_PAGE_SIZE)),
+    )
+    transports = data.get("transports", {})
+    http = transports.get("http", {})
+    auth = data.get("auth", {})
+    auth_type = auth.get("type", "none")
+    manifest = Manifest(
+        source=doc.file,
+        server=server,
+        capabilities=capabilities,
+        tools=tools,
+        resources=resources,
+        prompts=prompts,
+        completions=completions,
+        shared_defs={k: shared[k] for k in sorted(shared)},
+        default_transport=transports.get("default", "stdio"),
+        http=HttpSettings(
+            host=http.get("host", "127.0.0.1"),
+            port=int(http.get("port", 8000)),
+            path=http.get("path", "/mcp"),
+            stateless=bool(http.get("stateless", False)),
+            json_response=bool(http.get("jsonResponse", False)),
+        ),
+        auth=Auth(
+            type=auth_type,
+            header=auth.get("header", "X-API-Key" if auth_type == "apiKey" else "Authorization"),
+            env=auth.get("env", f"{names.snake(server.name).upper()}_TOKENS"),
+            issuer=auth.get("issuer"),
+            audience=auth.get("audience"),
+            jwks_url=auth.get("jwksUrl"),
+            jwks_file=auth.get("jwksFile"),
+            hide_unauthorized_tools=bool(auth.get("hideUnauthorizedTools", False)),
+        ),
+        openapi=data.get("openapi"),
+    )
+    digest = hashlib.sha256(canonical_json(manifest.to_data()).encode()).hexdigest()
+    return _replace_digest(manifest, digest)
+
+
+def _replace_digest(manifest: Manifest, digest: str) -> Manifest:
+    from dataclasses import replace
+
+    return replace(manifest, digest=digest)
+
+
+def _server(raw: dict[str, Any]) -> Server:
+    name = raw["name"]
+    package = raw.get("package") or f"{names.snake(name).rstrip('_')}_mcp"
+    return Server(
+        name=name,
+        version=raw.get("version", "0.1.0"),
+        title=raw.get("title"),
+        description=raw.get("description"),
+        instructions=raw.get("instructions"),
+        website_url=raw.get("websiteUrl"),
+        package=package,
+        distribution=raw.get("distribution") or f"{names.kebab(name)}-mcp",
+        script=names.kebab(name),
+        class_prefix=names.pascal(name),
+        python_requires=raw.get("pythonRequires", ">=3.11"),
+        dependencies=tuple(raw.get("dependencies", [])),
+    )
+
+
+def _tool(raw: dict[str, Any], shared: dict[str, Any]) -> Tool:
+    name = raw["name"]
+    base = names.pascal(name)
+    output = raw.get("output")
+    return Tool(
+        name=name,
+        title=raw.get("title"),
+        description=raw.get("description"),
+        input_schema=schemas.bundle(raw.get("input", EMPTY_INPUT), shared),
+        output_schema=None if output is None else schemas.bundle(output, shared),
+        annotations=raw.get("annotations") or None,
+        context=bool(raw.get("context", False)),
+        scopes=tuple(raw.get("scopes", [])),
+        timeout=raw.get("timeout"),
+        icons=tuple(raw.get("icons", [])),
+        meta=raw.get("meta"),
+        ident=names.snake(name),
+        input_model=f"{base}Input",
+        output_model=None if output is None else f"{base}Output",
+    )
+
+
+def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> StaticContent:
+    data = (base_dir / relative).read_bytes()
+    guessed = mime_type or mimetypes.guess_type(relative)[0] or "application/octet-stream"
+    if guessed.startswith("text/") or guessed in ("application/json", "application/yaml"):
+        try:
+            return StaticContent("text", data.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass
+    return StaticContent("blob", base64.b64encode(data).decode("ascii"))
+
+
+def _resource(raw: dict[str, Any], base_dir: Path) -> Resource:
+    content: StaticContent | None = None
+    mime_type = raw.get("mimeType")
+    if "text" in raw:
+        content = StaticContent("text", raw["text"])
+    elif "blob" in raw:
+        content = StaticContent("blob", raw["blob"])
+    elif "file" in raw:
+        content = _read_static(base_dir, raw["file"], mime_type)
+        mime_type = mime_type or mimetypes.guess_type(raw["file"])[0]
+    variables: tuple[str, ...] = ()
+    if "uriTemplate" in raw:
+        variables = tuple(uritemplate.parse(raw["uriTemplate"])[0])
+    return Resource(
+        name=raw["name"],
+        title=raw.get("title"),
+        description=raw.get("description"),
+        mime_type=mime_type or ("text/plain" if content and content.kind == "text" else None),
+        size=raw.get("size"),
+        uri=raw.get("uri"),
+        uri_template=raw.get("uriTemplate"),
+        variables=variables,
+        content=content,
+        subscribe=bool(raw.get("subscribe", False)),
+        annotations=raw.get("annotations"),
+        icons=tuple(raw.get("icons", [])),
+        ident=names.snake(raw["name"]),
+    )
+
+
+def _prompt(raw: dict[str, Any], base_dir: Path, resources: tuple[Resource, ...]) -> Prompt:
+    handler = bool(raw.get("handler", False))
+    messages = () if handler else tuple(_message(m, base_dir) for m in raw.get("messages", []))
+    return Prompt(
+        name=raw["name"],
+        title=raw.get("title"),
+        description=raw.get("description"),
+        arguments=tuple(
+            PromptArgument(
+                name=a["name"],
+                title=a.get("title"),
+                description=a.get("description"),
+                required=bool(a.get("required", False)),
+            )
+            for a in raw.get("arguments", [])
+        ),
+        messages=messages,
+        handler=handler,
+        icons=tuple(raw.get("icons", [])),
+        ident=names.snake(raw["name"]),
+        class_name=f"{names.pascal(raw['name'])}Arguments",
+    )
+
+
+def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
+    role = raw["role"]
+    if "text" in raw:
+        return PromptMessage(role=role, kind="text", text=raw["text"])
+    if "resource" in raw:
+        item = raw["resource"]
+        inline: StaticContent | None = None
+        if "text" in item:
+            inline = StaticContent("text", item["text"])
+        elif "blob" in item:
+            inline = StaticContent("blob", item["blob"])
+        return PromptMessage(
+            role=role,
+            kind="resource",
+            uri=item["uri"],
+            mime_type=item.get("mimeType"),
+            content=inline,
+        )
+    kind = "image" if "image" in raw else "audio"
+    item = raw[kind]
+    if "file" in item:
+        data = base64.b64encode((base_dir / item["file"]).read_bytes()).decode("ascii")
+    else:
+        data = item["data"]
+    return PromptMessage(
+        role=role, kind=kind, mime_type=item["mimeType"], content=StaticContent("blob", data)
+    )
+
+
+def _completion(raw: dict[str, Any], resources: tuple[Resource, ...]) -> Completion:
+    if "prompt" in raw:
+        target, ref = "prompt", raw["prompt"]
+    else:
+        target, ref = "resource", raw["resource"]
+        for resource in resources:  # a template may be named by its name or its URI template
+            if resource.is_template and ref in (resource.name, resource.uri_template):
+                ref = resource.uri_template or ref
+                break
+    return Completion(
+        target=target,  # type: ignore[arg-type]
+        ref=ref,
+        argument=raw["argument"],
+        values=tuple(raw.get("values", [])),
+        handler=bool(raw.get("handler", False)),
+        ident=names.snake(f"{target}_{ref}_{raw['argument']}"),
+    )

@@ -1,0 +1,35 @@
+"""The front half of the pipeline: file -> Document -> checked -> Manifest model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError, Problems
+from .loader import load_file
+from .model import Manifest
+from .normalize import build_model
+from .semantics import check_semantics
+from .validate import check_structure
+
+
+@dataclass
+class Loaded:
+    manifest: Manifest | None
+    problems: Problems
+
+
+def load_manifest(path: Path, strict: bool = False) -> Loaded:
+    """Load, validate and normalize; ``manifest`` is None when there are errors."""
+    try:
+        doc = load_file(path)
+    except InputError as exc:
+        problems = Problems()
+        problems.extend(exc.problems)
+        return Loaded(None, problems)
+    problems = check_structure(doc)
+    if not problems.errors:
+        problems.extend(check_semantics(doc).items)
+    if problems.has_errors(strict):
+        return Loaded(None, problems)
+    return Loaded(build_model(doc), problems)

@@ -1,0 +1,68 @@
+"""Python type annotations for JSON Schema properties (used for the client's keyword arguments)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import names
+from .templating import py
+
+Json = Any
+_SIMPLE = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+
+
+def annotation(schema: Json, depth: int = 0) -> str:
+    """A Python annotation for values valid under ``schema`` (``Any`` when unsure)."""
+    if not isinstance(schema, dict) or depth > 4:
+        return "Any"
+    if "const" in schema and isinstance(schema["const"], str | int | bool):
+        return f"Literal[{py(schema['const'])}]"
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, str | int | bool) for v in enum):
+        literal = f"Literal[{', '.join(py(v) for v in enum if v is not None)}]"
+        return literal
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        parts = [annotation({**schema, "type": k}, depth + 1) for k in kind]
+        unique = list(dict.fromkeys(parts))
+        return " | ".join(unique) if "Any" not in unique else "Any"
+    if kind in _SIMPLE:
+        return _SIMPLE[kind]
+    if kind == "array":
+        return f"list[{annotation(schema.get('items', {}), depth + 1)}]"
+    if kind == "object":
+        return "dict[str, Any]"
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            parts = list(dict.fromkeys(annotation(o, depth + 1) for o in options))
+            return "Any" if "Any" in parts else " | ".join(parts)
+    return "Any"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # the Python keyword argument
+    key: str  # the JSON property name
+    annotation: str
+    required: bool
+    description: str | None
+
+
+def params(schema: Json) -> list[Param]:
+    """Keyword parameters for a tool's input schema: required first, in schema order."""
+    if not isinstance(schema, dict):
+        return []
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    used: set[str] = {"self"}
+    result = []
+    for key, prop in properties.items():
+        name = names.snake(key)
+        while name in used:
+            name += "_"
+        used.add(name)
+        description = prop.get("description") if isinstance(prop, dict) else None
+        result.append(Param(name, key, annotation(prop), key in required, description))
+    return sorted(result, key=lambda p: not p.required)

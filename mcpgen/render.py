@@ -1,0 +1,97 @@
+"""The core of the generator: a pure function from the model to ``{path: contents}``.
+
+Writing, ``--check`` and ``--diff`` are thin wrappers over this map (see ``writer``).
+Two kinds of files come out: generated files, rewritten on every build, and user-owned
+handler stubs, created once and never touched again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import __version__
+from .formatting import format_python
+from .model import Manifest
+from .modelgen import generate_models
+from .spec_data import spec_json
+from .templating import render
+
+
+@dataclass
+class Output:
+    generated: dict[str, str] = field(default_factory=dict)
+    stubs: dict[str, str] = field(default_factory=dict)
+
+
+GENERATED_TEMPLATES = {
+    "pyproject.toml": "pyproject.toml.jinja",
+    "README.md": "README.md.jinja",
+    "src/{pkg}/__init__.py": "package/__init__.py.jinja",
+    "src/{pkg}/__main__.py": "package/__main__.py.jinja",
+    "src/{pkg}/_runtime.py": "package/_runtime.py.jinja",
+    "src/{pkg}/server.py": "package/server.py.jinja",
+    "src/{pkg}/client.py": "package/client.py.jinja",
+    "tests/conftest.py": "tests/conftest.py.jinja",
+    "tests/test_generated.py": "tests/test_generated.py.jinja",
+}
+
+
+def context(manifest: Manifest) -> dict[str, object]:
+    """Everything a template may see: the model's parts, by name."""
+    return {
+        "m": manifest,
+        "server": manifest.server,
+        "capabilities": manifest.capabilities,
+        "tools": manifest.tools,
+        "resources": manifest.resources,
+        "prompts": manifest.prompts,
+        "completions": manifest.completions,
+        "http": manifest.http,
+        "auth": manifest.auth,
+        "default_transport": manifest.default_transport,
+        "mcpgen_version": __version__,
+        "source_name": manifest.source.replace("\\", "/").rsplit("/", 1)[-1],
+    }
+
+
+def render_project(manifest: Manifest) -> Output:
+    pkg = manifest.server.package
+    ctx = context(manifest)
+    out = Output()
+    for path, template in GENERATED_TEMPLATES.items():
+        out.generated[path.format(pkg=pkg)] = render(template, **ctx)
+    out.generated[f"src/{pkg}/models.py"] = generate_models(manifest)
+    out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
+    out.generated[f"src/{pkg}/py.typed"] = ""
+
+    handlers = f"src/{pkg}/handlers"
+    init = render("stubs/__init__.py.jinja", **ctx)
+    out.stubs[f"{handlers}/__init__.py"] = init
+    kinds = {
+        "tools": [("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools],
+        "resources": [
+            ("stubs/resource.py.jinja", r.ident, {"resource": r})
+            for r in manifest.resources
+            if r.has_handler
+        ],
+        "prompts": [
+            ("stubs/prompt.py.jinja", p.ident, {"prompt": p}) for p in manifest.prompts if p.handler
+        ],
+        "completions": [
+            ("stubs/completion.py.jinja", c.ident, {"completion": c})
+            for c in manifest.completions
+            if c.handler
+        ],
+    }
+    for kind, items in kinds.items():
+        if not items:
+            continue
+        out.stubs[f"{handlers}/{kind}/__init__.py"] = init
+        for template, ident, extra in items:
+            out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
+
+    for files in (out.generated, out.stubs):
+        for path in sorted(files):
+            if path.endswith(".py"):
+                files[path] = format_python(files[path], path)
+    return out

@@ -1,0 +1,83 @@
+"""JSON Schema helpers: reference checking and making tool schemas self-contained."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from .loader import JsonPath
+
+Json = Any
+DEFS_PREFIX = "#/$defs/"
+
+
+def refs(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+    """Every ``$ref`` string in a schema, with its path relative to the schema."""
+    stack: list[tuple[Json, JsonPath]] = [(schema, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                yield (*where, "$ref"), ref
+            for key in sorted(node, reverse=True):
+                if key in ("const", "enum", "default", "examples"):
+                    continue  # data, not schema
+                stack.append((node[key], (*where, key)))
+        elif isinstance(node, list):
+            for index in range(len(node) - 1, -1, -1):
+                stack.append((node[index], (*where, index)))
+
+
+def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
+    """Resolve a local JSON pointer like ``#/$defs/Name``; (found, value)."""
+    if pointer == "#":
+        return True, document
+    if not pointer.startswith("#/"):
+        return False, None
+    node = document
+    for raw in pointer[2:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False, None
+    return True, node
+
+
+def metaschema_errors(schema: Json) -> Iterator[tuple[JsonPath, str]]:
+    """Violations of the 2020-12 metaschema, as (path inside the schema, message)."""
+    validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+    for error in sorted(validator.iter_errors(schema), key=lambda e: list(map(str, e.path))):
+        yield tuple(error.absolute_path), error.message
+
+
+def bundle(schema: Json, shared: dict[str, Json]) -> Json:
+    """Copy ``schema`` with the shared definitions it uses (transitively) added to ``$defs``.
+
+    References keep their ``#/$defs/Name`` form, so the advertised schema reads the way the
+    author wrote it and is self-contained.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
+    needed: dict[str, Json] = {}
+    pending = [ref for _, ref in refs(schema)]
+    while pending:
+        ref = pending.pop()
+        if not ref.startswith(DEFS_PREFIX):
+            continue
+        name = ref[len(DEFS_PREFIX) :].split("/", 1)[0]
+        if name in own or name in needed or name not in shared:
+            continue
+        needed[name] = shared[name]
+        pending.extend(r for _, r in refs(shared[name]))
+    if not needed:
+        return schema
+    result = dict(schema)
+    result["$defs"] = {**{k: needed[k] for k in sorted(needed)}, **own}
+    return result

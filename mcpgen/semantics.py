@@ -1,0 +1,328 @@
+"""Stage two of validation: what the schema cannot say (names, references, files, templates).
+
+Runs only on a manifest whose shape is already valid, and reports every problem it finds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.meta
+
+from . import names, schemas, uritemplate
+from .errors import Level, Problem, Problems
+from .loader import Document, JsonPath
+from .validate import dotted
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+_JINJA = jinja2.Environment(autoescape=False)
+
+
+class Checker:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.data: dict[str, Any] = doc.data
+        self.problems = Problems()
+
+    def error(self, path: JsonPath, message: str, key: bool = False) -> None:
+        self.problems.add(Problem(Level.ERROR, self.doc.locate(path, key), dotted(path), message))
+
+    def warn(self, path: JsonPath, message: str) -> None:
+        self.problems.add(Problem(Level.WARNING, self.doc.locate(path), dotted(path), message))
+
+    def run(self) -> Problems:
+        self.check_server()
+        self.check_defs()
+        self.check_tools()
+        templates = self.check_resources()
+        prompts = self.check_prompts()
+        self.check_completions(prompts, templates)
+        self.check_auth()
+        return self.problems
+
+    # -- server -----------------------------------------------------------------------
+    def check_server(self) -> None:
+        package = self.data["server"].get("package")
+        if package is not None and package in names.RESERVED:
+            self.error(("server", "package"), f"{package!r} is a Python keyword or builtin")
+
+    # -- schemas ----------------------------------------------------------------------
+    def check_defs(self) -> None:
+        shared = self.data.get("$defs", {})
+        for name in sorted(shared):
+            self.check_schema(("$defs", name), shared[name], None)
+
+    def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
+        for path, message in schemas.metaschema_errors(schema):
+            self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
+        for path, ref in schemas.refs(schema):
+            if not ref.startswith("#"):
+                self.error((*where, *path), f"only local references are supported, not {ref!r}")
+                continue
+            found = own_root is not None and schemas.resolve_pointer(own_root, ref)[0]
+            if not found and ref.startswith(schemas.DEFS_PREFIX):
+                found = schemas.resolve_pointer(self.data, ref)[0]
+            if not found:
+                self.error((*where, *path), f"reference {ref!r} does not resolve")
+
+    # -- tools ------------------------------------------------------------------------
+    def check_tools(self) -> None:
+        tools = self.data.get("tools", [])
+        self.unique(tools, "name", ("tools",), "tool name")
+        self.unique_idents(tools, ("tools",), "tool", names.snake)
+        model_names = {name: ("$defs", name) for name in self.data.get("$defs", {})}
+        for index, tool in enumerate(tools):
+            where: JsonPath = ("tools", index)
+            name = tool["name"]
+            if not TOOL_NAME.match(name):
+                self.error(
+                    (*where, "name"),
+                    f"tool name {name!r} must be 1-64 characters of letters, digits, '_', '-' or '.'",
+                )
+            if "description" not in tool:
+                self.warn(where, f"tool {name!r} has no description; models choose tools by it")
+            for part in ("input", "output"):
+                if part in tool:
+                    self.check_schema((*where, part), tool[part], tool[part])
+            schema = tool.get("input", {"type": "object"})
+            if not isinstance(schema, dict) or schema.get("type") != "object":
+                self.error((*where, "input"), "a tool's input schema must have 'type: object'")
+            base = names.pascal(name)
+            for suffix, present in (("Input", True), ("Output", "output" in tool)):
+                model = base + suffix
+                if present and model in model_names:
+                    self.error(
+                        (*where, "name"),
+                        f"model class {model!r} for tool {name!r} collides with "
+                        f"{dotted(model_names[model])}",
+                    )
+                model_names.setdefault(model, (*where, "name"))
+            annotations = tool.get("annotations", {})
+            if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
+                self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
+
+    # -- resources --------------------------------------------------------------------
+    def check_resources(self) -> dict[str, list[str]]:
+        resources = self.data.get("resources", [])
+        self.unique(resources, "name", ("resources",), "resource name")
+        self.unique_idents(resources, ("resources",), "resource", names.snake)
+        self.unique(resources, "uri", ("resources",), "resource URI")
+        self.unique(resources, "uriTemplate", ("resources",), "URI template")
+        templates: dict[str, list[str]] = {}
+        for index, resource in enumerate(resources):
+            where: JsonPath = ("resources", index)
+            static = [k for k in ("text", "blob", "file") if k in resource]
+            if len(static) > 1:
+                self.error((*where, static[1]), "give at most one of 'text', 'blob' or 'file'")
+            if "uriTemplate" in resource:
+                variables, problem = uritemplate.parse(resource["uriTemplate"])
+                if problem:
+                    self.error((*where, "uriTemplate"), problem)
+                else:
+                    templates[resource["uriTemplate"]] = variables
+                    templates.setdefault(resource["name"], variables)
+                if static:
+                    self.error(
+                        (*where, static[0]),
+                        "a URI template's content comes from its handler, not static content",
+                    )
+            else:
+                problem = uritemplate.check_uri(resource["uri"])
+                if problem:
+                    self.error((*where, "uri"), problem)
+            if "blob" in resource:
+                self.check_base64((*where, "blob"), resource["blob"])
+            if "file" in resource:
+                self.check_file((*where, "file"), resource["file"])
+            if "description" not in resource:
+                self.warn(where, f"resource {resource['name']!r} has no description")
+        return templates
+
+    def check_base64(self, where: JsonPath, value: str) -> None:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            self.error(where, "not valid base64")
+
+    def check_file(self, where: JsonPath, relative: str) -> None:
+        problem = static_file_problem(self.doc.base_dir, relative)
+        if problem:
+            self.error(where, problem)
+
+    # -- prompts ----------------------------------------------------------------------
+    def check_prompts(self) -> dict[str, set[str]]:
+        prompts = self.data.get("prompts", [])
+        self.unique(prompts, "name", ("prompts",), "prompt name")
+        self.unique_idents(prompts, ("prompts",), "prompt", names.snake)
+        fixed_uris = {r["uri"] for r in self.data.get("resources", []) if "uri" in r}
+        declared: dict[str, set[str]] = {}
+        for index, prompt in enumerate(prompts):
+            where: JsonPath = ("prompts", index)
+            arguments = prompt.get("arguments", [])
+            self.unique(arguments, "name", (*where, "arguments"), "argument name")
+            argument_names = {a["name"] for a in arguments}
+            declared[prompt["name"]] = argument_names
+            messages = prompt.get("messages", [])
+            if not messages and not prompt.get("handler"):
+                self.error(where, "a prompt needs 'messages', or 'handler: true' to render in code")
+            if messages and prompt.get("handler"):
+                self.warn((*where, "messages"), "ignored: the prompt renders in its handler")
+            if "description" not in prompt:
+                self.warn(where, f"prompt {prompt['name']!r} has no description")
+            for m_index, message in enumerate(messages):
+                m_where: JsonPath = (*where, "messages", m_index)
+                if "text" in message:
+                    self.check_template((*m_where, "text"), message["text"], argument_names)
+                resource = message.get("resource")
+                if resource is not None:
+                    inline = [k for k in ("text", "blob") if k in resource]
+                    if len(inline) > 1:
+                        self.error(
+                            (*m_where, "resource", "blob"), "give 'text' or 'blob', not both"
+                        )
+                    if not inline and resource["uri"] not in fixed_uris:
+                        self.error(
+                            (*m_where, "resource", "uri"),
+                            f"{resource['uri']!r} is not a declared fixed resource; declare it "
+                            "or give inline 'text' or 'blob'",
+                        )
+                    if "blob" in resource:
+                        self.check_base64((*m_where, "resource", "blob"), resource["blob"])
+                for media in ("image", "audio"):
+                    item = message.get(media)
+                    if item is None:
+                        continue
+                    given = [k for k in ("data", "file") if k in item]
+                    if len(given) != 1:
+                        self.error(
+                            (*m_where, media), "give exactly one of 'data' (base64) or 'file'"
+                        )
+                    elif given[0] == "data":
+                        self.check_base64((*m_where, media, "data"), item["data"])
+                    else:
+                        self.check_file((*m_where, media, "file"), item["file"])
+        return declared
+
+    def check_template(self, where: JsonPath, text: str, allowed: set[str]) -> None:
+        try:
+            parsed = _JINJA.parse(text)
+        except jinja2.TemplateSyntaxError as exc:
+            self.error(where, f"template syntax error on line {exc.lineno}: {exc.message}")
+            return
+        unknown = sorted(jinja2.meta.find_undeclared_variables(parsed) - allowed)
+        if unknown:
+            shown = ", ".join(repr(u) for u in unknown)
+            declared = ", ".join(sorted(allowed)) or "none"
+            self.error(
+                where, f"template uses undeclared argument(s) {shown} (declared: {declared})"
+            )
+
+    # -- completions ------------------------------------------------------------------
+    def check_completions(
+        self, prompts: dict[str, set[str]], templates: dict[str, list[str]]
+    ) -> None:
+        completions = self.data.get("completions", [])
+        seen: dict[tuple[str, str, str], int] = {}
+        for index, completion in enumerate(completions):
+            where: JsonPath = ("completions", index)
+            argument = completion["argument"]
+            if "prompt" in completion:
+                kind, target = "prompt", completion["prompt"]
+                if target not in prompts:
+                    self.error((*where, "prompt"), f"no prompt named {target!r}")
+                elif argument not in prompts[target]:
+                    self.error(
+                        (*where, "argument"), f"prompt {target!r} has no argument {argument!r}"
+                    )
+            else:
+                kind, target = "resource", completion["resource"]
+                if target not in templates:
+                    self.error(
+                        (*where, "resource"),
+                        f"no resource template with URI template or name {target!r}",
+                    )
+                elif argument not in templates[target]:
+                    self.error(
+                        (*where, "argument"),
+                        f"URI template {target!r} has no variable {argument!r}",
+                    )
+            has_values = "values" in completion
+            if has_values == bool(completion.get("handler")):
+                self.error(where, "a completion has either 'values' or 'handler: true'")
+            key = (kind, target, argument)
+            if key in seen:
+                self.error(
+                    where, f"duplicate completion for {kind} {target!r} argument {argument!r}"
+                )
+            seen.setdefault(key, index)
+
+    # -- auth -------------------------------------------------------------------------
+    def check_auth(self) -> None:
+        auth = self.data.get("auth", {})
+        host = self.data.get("transports", {}).get("http", {}).get("host", "127.0.0.1")
+        if auth.get("type", "none") == "none" and host not in LOCAL_HOSTS:
+            self.warn(
+                ("transports", "http", "host"),
+                f"HTTP bound to {host!r} without authentication; only localhost is safe without auth",
+            )
+        if auth.get("type") == "oauth":
+            for key in ("issuer", "audience"):
+                if key not in auth:
+                    self.error(("auth",), f"oauth needs {key!r}")
+            if "jwksUrl" not in auth and "jwksFile" not in auth:
+                self.error(("auth",), "oauth needs 'jwksUrl' or 'jwksFile' to check signatures")
+
+    # -- shared helpers ---------------------------------------------------------------
+    def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
+        first: dict[Any, int] = {}
+        for index, item in enumerate(items):
+            if key not in item:
+                continue
+            value = item[key]
+            if value in first:
+                self.error(
+                    (*where, index, key),
+                    f"duplicate {what} {value!r} (first at {dotted((*where, first[value]))})",
+                )
+            first.setdefault(value, index)
+
+    def unique_idents(
+        self, items: Iterable[dict[str, Any]], where: JsonPath, what: str, convert: Any
+    ) -> None:
+        first: dict[str, tuple[int, str]] = {}
+        for index, item in enumerate(items):
+            name = item.get("name")
+            if not isinstance(name, str):
+                continue
+            ident = convert(name)
+            if ident in first and first[ident][1] != name:
+                other = first[ident][1]
+                self.error(
+                    (*where, index, "name"),
+                    f"{what} {name!r} and {other!r} both become the Python name {ident!r}; rename one",
+                )
+            first.setdefault(ident, (index, name))
+
+
+def static_file_problem(base_dir: Path, relative: str) -> str | None:
+    """Why ``relative`` cannot serve as a static file, or None when it can."""
+    if Path(relative).is_absolute():
+        return "file paths are relative to the manifest's folder, not absolute"
+    root = base_dir.resolve()
+    target = (base_dir / relative).resolve()
+    if root != target and root not in target.parents:
+        return f"{relative!r} points outside the manifest's folder"
+    if not target.is_file():
+        return f"file {relative!r} not found next to the manifest"
+    return None
+
+
+def check_semantics(doc: Document) -> Problems:
+    return Checker(doc).run()

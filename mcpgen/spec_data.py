@@ -1,0 +1,56 @@
+"""The JSON data file a generated server advertises from (``_spec.json``).
+
+Every string from the manifest that a client will see travels here as JSON, never as code.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import uritemplate
+from .model import Manifest
+
+Json = Any
+
+
+def spec_data(manifest: Manifest) -> dict[str, Json]:
+    server = manifest.server
+    server_data = {
+        key: value
+        for key, value in (
+            ("name", server.name),
+            ("version", server.version),
+            ("title", server.title),
+            ("description", server.description),
+            ("instructions", server.instructions),
+            ("websiteUrl", server.website_url),
+        )
+        if value is not None
+    }
+    resources = []
+    for resource in manifest.resources:
+        entry: dict[str, Json] = {"definition": resource.definition}
+        if resource.content is not None:
+            entry["content"] = {resource.content.kind: resource.content.value}
+        if resource.uri_template is not None:
+            entry["pattern"] = uritemplate.to_regex(resource.uri_template)
+            entry["variables"] = list(resource.variables)
+        resources.append(entry)
+    return {
+        "server": server_data,
+        "tools": [tool.definition for tool in manifest.tools],
+        "resources": resources,
+        "prompts": [
+            {"definition": p.definition, "messages": [m.to_data() for m in p.messages]}
+            for p in manifest.prompts
+        ],
+        "completions": [
+            {"target": c.target, "ref": c.ref, "argument": c.argument, "values": list(c.values)}
+            for c in manifest.completions
+        ],
+    }
+
+
+def spec_json(manifest: Manifest) -> str:
+    return json.dumps(spec_data(manifest), indent=1, ensure_ascii=False) + "\n"

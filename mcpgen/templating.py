@@ -1,0 +1,104 @@
+"""The Jinja environment: templates get the model and literal-safe filters, nothing else."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import names
+
+
+def templates_dir() -> Path:
+    """Templates ship inside the wheel as mcpgen/templates; in a checkout they are at the top."""
+    packaged = Path(str(resources.files("mcpgen"))) / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "templates"
+
+
+def py(value: Any) -> str:
+    """A Python literal for a JSON-like value: the only way user text enters Python code."""
+    if isinstance(value, str):
+        return repr(value)
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(py(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py(k)}: {py(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no Python literal for {type(value).__name__}")
+
+
+def docstring(text: str | None) -> str:
+    """Text made safe inside a triple-quoted docstring (no escapes or quotes end it early)."""
+    if not text:
+        return ""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch in "\n\t":
+            out.append(ch)
+        elif not ch.isprintable():
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out).strip()
+
+
+def comment(text: str | None) -> str:
+    """Text made safe for a single ``#`` comment line."""
+    return " ".join((text or "").split()).encode("unicode_escape").decode("ascii")
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string (JSON string syntax is valid TOML for these characters)."""
+    return json.dumps(value, ensure_ascii=True)
+
+
+def markdown_inline(text: str | None) -> str:
+    """Text safe inside Markdown prose: one line, no HTML, no code fences."""
+    flat = " ".join((text or "").split())
+    for ch in "\\`*_[]<>|#":
+        flat = flat.replace(ch, "\\" + ch)
+    return flat
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    from .examples import invalid_example, valid_example
+    from .pytypes import params
+
+    env.filters.update(
+        valid_example=valid_example,
+        invalid_example=invalid_example,
+        params=params,
+        py=py,
+        docstring=docstring,
+        comment=comment,
+        toml=toml_string,
+        md=markdown_inline,
+        snake=names.snake,
+        pascal=names.pascal,
+        json=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False),
+    )
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)

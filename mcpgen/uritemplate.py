@@ -1,0 +1,103 @@
+"""Just enough of RFC 6570 to validate a URI template and list its variables."""
+
+from __future__ import annotations
+
+import re
+
+_EXPRESSION = re.compile(r"\{([^{}]*)\}")
+_OPERATORS = "+#./;?&"
+_VARNAME = re.compile(r"^(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*$")
+_MODIFIER = re.compile(r"^(?P<name>[^:*]+)(?::(?P<prefix>[1-9][0-9]{0,3})|(?P<explode>\*))?$")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def parse(template: str) -> tuple[list[str], str | None]:
+    """Return (variable names in order, error message or None)."""
+    if not _SCHEME.match(template):
+        return [], "URI template must start with a scheme such as 'app://'"
+    stripped = _EXPRESSION.sub("", template)
+    if "{" in stripped or "}" in stripped:
+        return [], "unbalanced '{' or '}'"
+    names: list[str] = []
+    for expression in _EXPRESSION.findall(template):
+        if not expression:
+            return [], "empty expression '{}'"
+        body = expression[1:] if expression[0] in _OPERATORS else expression
+        if expression[0] in "=,!@|":
+            return [], f"reserved operator {expression[0]!r} in '{{{expression}}}'"
+        for spec in body.split(","):
+            match = _MODIFIER.match(spec)
+            if not match or not _VARNAME.match(match.group("name")):
+                return [], f"invalid variable {spec!r} in '{{{expression}}}'"
+            name = match.group("name")
+            if name in names:
+                return [], f"variable {name!r} appears more than once"
+            names.append(name)
+    if not names:
+        return [], "a URI template needs at least one {variable}; use 'uri' for a fixed URI"
+    return names, None
+
+
+def check_uri(uri: str) -> str | None:
+    """Error message for a fixed resource URI, or None when it is acceptable."""
+    if not _SCHEME.match(uri):
+        return "URI must start with a scheme such as 'app://'"
+    if "{" in uri or "}" in uri:
+        return "URI contains '{' or '}': declare it as 'uriTemplate' instead"
+    if any(ch.isspace() for ch in uri):
+        return "URI must not contain whitespace"
+    return None
+
+
+def to_regex(template: str) -> str:
+    """A regular expression (named groups per variable) matching URIs made from ``template``.
+
+    Simple ``{var}`` and ``{/var}`` match one path segment, ``{+var}`` and ``{#var}`` match
+    anything, ``{?a,b}`` / ``{&a}`` match optional query parameters, ``{.var}`` a dotted
+    suffix, ``{;var}`` a path parameter.
+    """
+    names, _ = parse(template)
+    out: list[str] = []
+    position = 0
+    index = {name: i for i, name in enumerate(names)}
+
+    def group(name: str, body: str) -> str:
+        return f"(?P<v{index[name]}>{body})"
+
+    for match in _EXPRESSION.finditer(template):
+        out.append(re.escape(template[position : match.start()]))
+        position = match.end()
+        expression = match.group(1)
+        operator = expression[0] if expression[0] in _OPERATORS else ""
+        specs = [
+            _MODIFIER.match(s).group("name")  # type: ignore[union-attr]
+            for s in (expression[1:] if operator else expression).split(",")
+        ]
+        if operator in ("?", "&"):
+            lead = re.escape(operator)
+            parts = []
+            for i, name in enumerate(specs):
+                sep = lead if i == 0 else "&"
+                parts.append(f"(?:{sep}{re.escape(name)}={group(name, '[^&#]*')})?")
+            out.append("".join(parts))
+        elif operator in ("+", "#"):
+            prefix = "#" if operator == "#" else ""
+            out.append(prefix + ",".join(group(n, ".*?") for n in specs))
+        elif operator in ("/", ".", ";"):
+            for name in specs:
+                if operator == ";":
+                    out.append(f";{re.escape(name)}=?{group(name, '[^/;?#]*')}")
+                else:
+                    out.append(
+                        re.escape(operator)
+                        + group(name, "[^/?#.]*" if operator == "." else "[^/?#]*")
+                    )
+        else:
+            out.append(",".join(group(n, "[^/?#,]+") for n in specs))
+    out.append(re.escape(template[position:]))
+    return "".join(out)
+
+
+def group_names(template: str) -> dict[str, str]:
+    """Regex group name -> template variable name, for :func:`to_regex` patterns."""
+    return {f"v{i}": name for i, name in enumerate(parse(template)[0])}
