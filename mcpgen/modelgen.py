@@ -36,9 +36,11 @@ RESERVED_CLASS_NAMES = frozenset(
 def model_schemas(manifest: Manifest) -> dict[str, Json]:
     """Class name -> JSON Schema, for every model the package needs."""
     result: dict[str, Json] = {}
+    shared = manifest.shared_defs
     for tool in manifest.tools:
-        result[tool.input_model] = tool.input_schema
-        if tool.output_model:
+        if tool.input_model not in shared:  # a shared definition is generated once, by name
+            result[tool.input_model] = tool.input_schema
+        if tool.output_model and tool.output_model not in shared:
             result[tool.output_model] = tool.output_schema
     for prompt in manifest.prompts:
         properties = {
@@ -182,7 +184,7 @@ def generate_models(manifest: Manifest) -> str:
             defined.add(node.target.id)
         elif type(node).__name__ == "TypeAlias":  # Python 3.12+ `type X = ...`
             defined.add(node.name.id)  # type: ignore[attr-defined]
-    missing = sorted(set(models) - defined)
+    missing = sorted((set(models) | set(manifest.shared_defs)) - defined)
     if missing:
         raise InputError(
             [

@@ -112,15 +112,37 @@ def _server(raw: dict[str, Any]) -> Server:
     )
 
 
+def _root_ref(schema: Any, shared: dict[str, Any]) -> str | None:
+    """The shared definition a schema is only a reference to (``{$ref: '#/$defs/Note'}``)."""
+    if not isinstance(schema, dict) or set(schema) - {"$ref", "description", "title"}:
+        return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(schemas.DEFS_PREFIX):
+        name = ref[len(schemas.DEFS_PREFIX) :]
+        if name in shared and isinstance(shared[name], dict):
+            return name
+    return None
+
+
+def _resolve_root(schema: Any, shared: dict[str, Any]) -> tuple[Any, str | None]:
+    """Inline a root-level reference, so clients see an object schema at the top."""
+    name = _root_ref(schema, shared)
+    if name is None:
+        return schema, None
+    extra = {k: v for k, v in schema.items() if k != "$ref"}
+    return {**shared[name], **extra}, name
+
+
 def _tool(raw: dict[str, Any], shared: dict[str, Any]) -> Tool:
     name = raw["name"]
     base = names.pascal(name)
-    output = raw.get("output")
+    input_schema, input_model = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
+    output, output_model = _resolve_root(raw.get("output"), shared)
     return Tool(
         name=name,
         title=raw.get("title"),
         description=raw.get("description"),
-        input_schema=schemas.bundle(raw.get("input", EMPTY_INPUT), shared),
+        input_schema=schemas.bundle(input_schema, shared),
         output_schema=None if output is None else schemas.bundle(output, shared),
         annotations=raw.get("annotations") or None,
         context=bool(raw.get("context", False)),
@@ -129,8 +151,8 @@ def _tool(raw: dict[str, Any], shared: dict[str, Any]) -> Tool:
         icons=tuple(raw.get("icons", [])),
         meta=raw.get("meta"),
         ident=names.snake(name),
-        input_model=f"{base}Input",
-        output_model=None if output is None else f"{base}Output",
+        input_model=input_model or f"{base}Input",
+        output_model=None if output is None else (output_model or f"{base}Output"),
     )
 
 

@@ -91,9 +91,10 @@ class Checker:
             for part in ("input", "output"):
                 if part in tool:
                     self.check_schema((*where, part), tool[part], tool[part])
-            schema = tool.get("input", {"type": "object"})
-            if not isinstance(schema, dict) or schema.get("type") != "object":
-                self.error((*where, "input"), "a tool's input schema must have 'type: object'")
+            for part in ("input", "output"):
+                schema = self.root_schema(tool.get(part, {"type": "object"}))
+                if not isinstance(schema, dict) or schema.get("type") != "object":
+                    self.error((*where, part), f"a tool's {part} schema must have 'type: object'")
             base = names.pascal(name)
             for suffix, present in (("Input", True), ("Output", "output" in tool)):
                 model = base + suffix
@@ -107,6 +108,14 @@ class Checker:
             annotations = tool.get("annotations", {})
             if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
                 self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
+
+    def root_schema(self, schema: Any) -> Any:
+        """Follow a schema that is only a reference to a shared definition."""
+        if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+            found, target = schemas.resolve_pointer(self.data, schema["$ref"])
+            if found and not (set(schema) - {"$ref", "description", "title"}):
+                return target
+        return schema
 
     # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
