@@ -7,6 +7,7 @@ not trust: huge files, deep nesting, alias bombs, duplicate keys, non-JSON value
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -16,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.constructor import SafeConstructor
+from yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    MappingStartEvent,
+    NodeEvent,
+    ScalarEvent,
+    StreamEndEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import InputError, Location, fail
@@ -29,30 +38,24 @@ MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 128
 MAX_NODES = 2_000_000
 
+_TAG = "tag:yaml.org,2002:"
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+
 
 class _Resolver(yaml.resolver.BaseResolver):
     """YAML 1.2 core-schema scalars: only true/false are booleans; no dates, no sexagesimal."""
 
 
-_Resolver.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Resolver.add_implicit_resolver(
-    "tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"),
-)
-_Resolver.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+0123456789."),
-)
-_Resolver.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
-)
+_Resolver.add_implicit_resolver(_TAG + "bool", _BOOL, list("tTfF"))
+_Resolver.add_implicit_resolver(_TAG + "int", _INT, list("-+0123456789"))
+_Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, list("-+0123456789."))
+_Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
 
 try:  # the C parser is much faster on big documents; fall back to pure Python
     from yaml import CParser as _Parser
@@ -79,14 +82,32 @@ else:  # pragma: no cover
             _Resolver.__init__(self)
 
 
-_SCALARS = SafeConstructor()
-_PLAIN_TAGS = {
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
+# Scalar tags we accept (implicit or explicit, as in ``!!str 1``), with the text each allows.
+_SCALAR_TAGS: dict[str, re.Pattern[str] | None] = {
+    _TAG + "str": None,
+    _TAG + "int": _INT,
+    _TAG + "float": _FLOAT,
+    _TAG + "bool": _BOOL,
+    _TAG + "null": _NULL,
 }
+
+
+def dotted(path: Sequence[PathPart]) -> str:
+    """``tools[0].input.properties.x``: how a field is named in messages."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out
+
+
+def _short_field(path: Sequence[PathPart], keep: int = 6) -> str:
+    """A dotted field name cut short: deep paths would fill the terminal."""
+    if len(path) <= keep:
+        return dotted(path)
+    return dotted(path[:keep]) + "..."
 
 
 @dataclass
@@ -123,7 +144,10 @@ class Document:
     @property
     def positions(self) -> Positions:
         if self._positions is None:  # JSON is parsed fast; positions only when asked
-            self._positions = _compose(self.text, self.file)[1]
+            try:
+                self._positions = _json_positions(self.text, self.file)
+            except (_ScanError, InputError):  # pragma: no cover - the text parsed as JSON
+                self._positions = Positions(self.file)
         return self._positions
 
     def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
@@ -134,7 +158,7 @@ def display_path(path: Path) -> str:
     """A path as the user should see it: relative to the working directory when inside it."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError):
         return str(path)
 
 
@@ -160,18 +184,27 @@ def load_file(path: Path, max_bytes: int = MAX_MANIFEST_BYTES) -> Document:
 
 
 def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) -> Document:
+    """Parse ``text``: JSON when it is (fast), YAML otherwise. A ``.json`` file must be JSON."""
     if not text.strip():
         raise fail(file, "file is empty", 1, 1)
     if json_first or text.lstrip().startswith("{"):
-        data = _fast_json(text)
-        if data is not _NOT_JSON:
+        try:
+            data = json.loads(text, object_pairs_hook=_no_duplicates)
+        except json.JSONDecodeError as exc:
+            if json_first:
+                raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+        except (_DuplicateKey, RecursionError):
+            try:  # valid JSON syntax (so far): the scanner reports the duplicate or depth
+                _json_positions(text, file)
+            except _ScanError:
+                pass
+            if json_first:
+                raise fail(file, f"nesting deeper than {MAX_DEPTH} levels") from None
+        else:
             _check_json_values(data, file, text)
             return Document(file, base_dir, data, text)
     data, positions = _compose(text, file)
     return Document(file, base_dir, data, text, positions)
-
-
-_NOT_JSON = object()
 
 
 class _DuplicateKey(Exception):
@@ -187,27 +220,142 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _fast_json(text: str) -> Any:
-    """Parse strict JSON quickly; anything odd goes through the YAML path for a located error."""
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
-    except (ValueError, _DuplicateKey, RecursionError):
-        return _NOT_JSON
-
-
 def _check_json_values(data: Any, file: str, text: str) -> None:
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    """Reject NaN, Infinity and numbers too big for a float, and too deep nesting."""
+    stack: list[tuple[Any, JsonPath]] = [(data, ())]
     while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", 1, 1)
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            _json_positions(text, file)  # raises the located error
+            raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", 1, 1)  # pragma: no cover
         if isinstance(value, dict):
-            stack.extend((v, depth + 1) for v in value.values())
+            stack.extend((v, (*path, k)) for k, v in value.items())
         elif isinstance(value, list):
-            stack.extend((v, depth + 1) for v in value)
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
         elif isinstance(value, float) and not math.isfinite(value):
-            _compose(text, file)  # locates the value
-            raise fail(file, "NaN and Infinity are not JSON values", 1, 1)
+            try:
+                where = _json_positions(text, file).locate(path)
+            except _ScanError:  # pragma: no cover - the text parsed as JSON
+                where = Location(file, 1, 1)
+            message = "NaN and Infinity are not JSON values"
+            if _json_number_at(text, where):
+                message = "number is too large"
+            raise fail(file, message, where.line, where.column, dotted(path))
+
+
+def _json_number_at(text: str, where: Location) -> bool:
+    lines = text.split("\n")
+    if not 0 < where.line <= len(lines):
+        return False
+    rest = lines[where.line - 1][where.column - 1 :]
+    return bool(re.match(r"-?[0-9]", rest))
+
+
+# -- JSON positions -----------------------------------------------------------------------
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_ATOM = re.compile(r"[^\s,:\[\]{}\"]+")
+
+
+class _ScanError(Exception):
+    """The text is not the JSON the scanner expected."""
+
+
+def _json_positions(text: str, file: str) -> Positions:
+    """Positions of every value and key of a JSON text (without recursion).
+
+    Also reports duplicate keys and nesting deeper than MAX_DEPTH, located.
+    """
+    positions = Positions(file)
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def where(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(line_starts, offset)
+        return line, offset - line_starts[line - 1] + 1
+
+    def skip(offset: int) -> int:
+        return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]
+
+    def char(offset: int) -> str:
+        if offset >= len(text):
+            raise _ScanError("unexpected end")
+        return text[offset]
+
+    # a frame: [path of the container, keys seen (objects) or None (arrays), next index]
+    stack: list[tuple[JsonPath, set[str] | None, list[int]]] = []
+
+    def read_key(offset: int, frame: tuple[JsonPath, set[str] | None, list[int]]) -> int:
+        match = _JSON_STRING.match(text, offset)
+        if not match:
+            raise _ScanError("expected a key")
+        key = json.loads(match.group())
+        container, seen, _ = frame
+        assert seen is not None
+        child = (*container, key)
+        line, col = where(offset)
+        if key in seen:
+            raise fail(file, f"duplicate key {key!r}", line, col, dotted(child))
+        seen.add(key)
+        positions.keys[child] = (line, col)
+        nonlocal path
+        path = child
+        offset = skip(match.end())
+        if char(offset) != ":":
+            raise _ScanError("expected ':'")
+        return skip(offset + 1)
+
+    path: JsonPath = ()
+    offset = skip(0)
+    while True:
+        positions.values.setdefault(path, where(offset))
+        if len(path) > MAX_DEPTH:
+            line, col = where(offset)
+            raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path))
+        ch = char(offset)
+        if ch in "{[":
+            offset = skip(offset + 1)
+            close = "}" if ch == "{" else "]"
+            if char(offset) == close:
+                offset = skip(offset + 1)
+            else:
+                frame: tuple[JsonPath, set[str] | None, list[int]] = (
+                    path,
+                    set() if ch == "{" else None,
+                    [0],
+                )
+                stack.append(frame)
+                if ch == "{":
+                    offset = read_key(offset, frame)
+                else:
+                    path = (*path, 0)
+                continue
+        else:
+            match = _JSON_STRING.match(text, offset) if ch == '"' else _JSON_ATOM.match(text, offset)
+            if not match:
+                raise _ScanError("expected a value")
+            offset = skip(match.end())
+        # a value ended: move on to the next one, closing containers on the way
+        while stack:
+            frame = stack[-1]
+            ch = char(offset)
+            if ch == ",":
+                offset = skip(offset + 1)
+                if frame[1] is None:
+                    frame[2][0] += 1
+                    path = (*frame[0], frame[2][0])
+                else:
+                    offset = read_key(offset, frame)
+                break
+            if ch != ("]" if frame[1] is None else "}"):
+                raise _ScanError("expected ',' or a closing bracket")
+            offset = skip(offset + 1)
+            stack.pop()
+        else:
+            return positions
+
+
+# -- YAML ---------------------------------------------------------------------------------
 
 
 def _mark(node: Node) -> tuple[int, int]:
@@ -223,64 +371,180 @@ def _compose(text: str, file: str) -> tuple[Any, Positions]:
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        message = " ".join(part for part in (exc.context, exc.problem) if part)
-        if "expected a single document" in message:
-            message = "the file holds more than one YAML document"
-        raise fail(file, f"invalid YAML: {message}", line, col) from None
+        raise _yaml_error(exc, file) from None
     except yaml.YAMLError as exc:
         raise fail(file, f"invalid YAML: {exc}") from None
     except RecursionError:
-        raise fail(file, f"nesting deeper than {MAX_DEPTH} levels") from None
+        raise _depth_error(text, file) from None
     if root is None:
         raise fail(file, "file is empty", 1, 1)
-    budget = [MAX_NODES]
-    data = _convert(root, (), 0, positions, budget, file)
+    _check_expansion(root, file)
+    data = _convert(root, (), positions, file)
     return data, positions
 
 
-def _convert(
-    node: Node, path: JsonPath, depth: int, positions: Positions, budget: list[int], file: str
-) -> Any:
-    budget[0] -= 1
-    if budget[0] < 0:
+def _yaml_error(exc: yaml.MarkedYAMLError, file: str) -> InputError:
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+    problem = (exc.problem or "").strip()
+    context = (exc.context or "").strip()
+    if "expected a single document" in context or "expected a single document" in problem:
+        return fail(file, "invalid YAML: the file holds more than one YAML document", line, col)
+    message = problem or context
+    if problem and context:
+        context_mark = exc.context_mark
+        if context_mark is not None and context_mark is not mark:
+            at = f"line {context_mark.line + 1}, column {context_mark.column + 1}"
+            message = f"{problem} ({context} at {at})"
+        else:
+            message = f"{problem} ({context})"
+    return fail(file, f"invalid YAML: {message}", line, col)
+
+
+def _depth_error(text: str, file: str) -> InputError:
+    """The composer ran out of stack: find the first node nested too deeply, from events."""
+    message = f"nesting deeper than {MAX_DEPTH} levels"
+    frames: list[_Frame] = []
+    loader = _Loader(text)
+    try:
+        while True:
+            event = loader.get_event()
+            if isinstance(event, StreamEndEvent):
+                break
+            if isinstance(event, CollectionEndEvent):
+                frames.pop()
+                continue
+            if not isinstance(event, NodeEvent):
+                continue
+            top = frames[-1] if frames else None
+            if top is not None and top.mapping and top.want_key:
+                top.key = event.value if isinstance(event, ScalarEvent) else "?"
+                top.want_key = False
+                if isinstance(event, CollectionStartEvent):  # a complex key; rejected later
+                    frames.append(_Frame((*top.path, "?"), isinstance(event, MappingStartEvent)))
+                continue
+            path: JsonPath = ()
+            if top is not None and top.mapping:
+                path = (*top.path, top.key)
+                top.want_key = True
+            elif top is not None:
+                path = (*top.path, top.index)
+                top.index += 1
+            if len(path) > MAX_DEPTH:
+                mark = event.start_mark
+                return fail(file, message, mark.line + 1, mark.column + 1, _short_field(path))
+            if isinstance(event, CollectionStartEvent):
+                frames.append(_Frame(path, isinstance(event, MappingStartEvent)))
+    except (yaml.YAMLError, RecursionError, IndexError):  # pragma: no cover - best effort
+        pass
+    finally:
+        loader.dispose()
+    return fail(file, message)  # pragma: no cover
+
+
+@dataclass
+class _Frame:
+    """An open collection while scanning events."""
+
+    path: JsonPath
+    mapping: bool
+    index: int = 0
+    key: PathPart = ""
+    want_key: bool = True
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [value for _, value in node.value]
+    return []
+
+
+def _check_expansion(root: Node, file: str) -> None:
+    """Refuse documents whose aliases expand to too many values, or refer to themselves.
+
+    Sizes are computed once per distinct node, so a billion-laughs document costs no more
+    to check than its text; the error points at the outermost field that expands too far.
+    """
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        ident = id(node)
+        if done:
+            active.discard(ident)
+            sizes[ident] = 1 + sum(sizes[id(child)] for child in _children(node))
+            continue
+        if ident in sizes:
+            continue
+        if ident in active:
+            line, col = _mark(node)
+            raise fail(file, "an alias refers to a collection that contains it", line, col)
+        active.add(ident)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    if sizes[id(root)] <= MAX_NODES:
+        return
+    node, path = root, ()
+    while True:
+        if isinstance(node, MappingNode):
+            pairs: list[tuple[PathPart, Node]] = [(k.value, v) for k, v in node.value]
+        else:
+            pairs = list(enumerate(_children(node)))
+        big = [(part, child) for part, child in pairs if sizes[id(child)] > MAX_NODES]
+        if not big:
+            break
+        path = (*path, big[0][0])
+        node = big[0][1]
+    line, col = _mark(node)
+    hint = " (YAML alias bomb?)" if len(sizes) <= MAX_NODES else ""
+    message = f"expands to more than {MAX_NODES} values{hint}"
+    if not path:
+        message = "document " + message
+    raise fail(file, message, line, col, _short_field(path))
+
+
+def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any:
+    """Plain data from a node (recursion is bounded by MAX_DEPTH)."""
+    if len(path) > MAX_DEPTH:
         line, col = _mark(node)
-        raise fail(
-            file, f"document expands to more than {MAX_NODES} values (YAML alias bomb?)", line, col
-        )
-    if depth > MAX_DEPTH:
-        line, col = _mark(node)
-        raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", line, col)
+        raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path))
     positions.values.setdefault(path, _mark(node))
     if isinstance(node, ScalarNode):
         return _scalar(node, file)
     if isinstance(node, SequenceNode):
-        if node.tag != "tag:yaml.org,2002:seq":
+        if node.tag != _TAG + "seq":
             raise _bad_tag(node, file)
         return [
-            _convert(item, (*path, index), depth + 1, positions, budget, file)
-            for index, item in enumerate(node.value)
+            _convert(item, (*path, index), positions, file) for index, item in enumerate(node.value)
         ]
     if isinstance(node, MappingNode):
-        if node.tag != "tag:yaml.org,2002:map":
+        if node.tag != _TAG + "map":
             raise _bad_tag(node, file)
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
+            line, col = _mark(key_node)
             if not isinstance(key_node, ScalarNode):
-                line, col = _mark(key_node)
-                raise fail(file, "mapping keys must be plain scalars", line, col)
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                line, col = _mark(key_node)
-                raise fail(file, "YAML merge keys (<<) are not supported", line, col)
+                raise fail(file, "mapping keys must be plain scalars", line, col, dotted(path))
+            if key_node.tag == _TAG + "merge" or (key_node.value == "<<" and not key_node.style):
+                raise fail(file, "YAML merge keys (<<) are not supported", line, col, dotted(path))
+            if key_node.tag not in _SCALAR_TAGS:
+                raise _bad_tag(key_node, file)
             key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
-            if key in result:
-                line, col = _mark(key_node)
-                shown = ".".join(str(p) for p in (*path, key))
-                raise fail(file, f"duplicate key {key!r}", line, col, shown)
             child = (*path, key)
-            positions.keys[child] = _mark(key_node)
-            result[key] = _convert(value_node, child, depth + 1, positions, budget, file)
+            if key in result:
+                first = positions.keys[child]
+                raise fail(
+                    file,
+                    f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
+                    line,
+                    col,
+                    dotted(child),
+                )
+            positions.keys[child] = (line, col)
+            result[key] = _convert(value_node, child, positions, file)
         return result
     raise _bad_tag(node, file)  # pragma: no cover
 
@@ -291,19 +555,28 @@ def _bad_tag(node: Node, file: str) -> InputError:
 
 
 def _scalar(node: ScalarNode, file: str) -> Any:
-    if node.tag not in _PLAIN_TAGS:
+    tag = node.tag
+    if tag not in _SCALAR_TAGS:
         raise _bad_tag(node, file)
-    if node.tag == "tag:yaml.org,2002:bool":
-        return node.value.lower() == "true"
-    if node.tag == "tag:yaml.org,2002:null":
+    value: str = node.value
+    pattern = _SCALAR_TAGS[tag]
+    if pattern is None:
+        return value
+    if not pattern.match(value):
+        line, col = _mark(node)
+        raise fail(file, f"{value!r} is not a valid !!{tag[len(_TAG):]}", line, col)
+    if tag == _TAG + "bool":
+        return value.lower() == "true"
+    if tag == _TAG + "null":
         return None
-    if node.tag == "tag:yaml.org,2002:int" and node.style is None:
-        value = node.value
+    if tag == _TAG + "int":
         if value.startswith("0o"):
             return int(value[2:], 8)
-        return int(value, 0) if value.startswith("0x") else int(value)
-    value = _SCALARS.construct_object(node)
-    if isinstance(value, float) and not math.isfinite(value):
-        line, col = _mark(node)
+        return int(value, 16) if value.startswith("0x") else int(value)
+    line, col = _mark(node)
+    if "inf" in value.lower() or "nan" in value.lower():
         raise fail(file, "NaN and Infinity are not JSON values", line, col)
-    return value
+    number = float(value)
+    if not math.isfinite(number):
+        raise fail(file, f"number {value} is too large", line, col)
+    return number
