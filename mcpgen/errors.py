@@ -13,6 +13,16 @@ from dataclasses import dataclass, field
 import click
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters (and lone surrogates) escaped: a problem is one line,
+    and text from the input must not drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
 class Level(enum.Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -40,14 +50,14 @@ class Problem:
     message: str
 
     def format(self, color: bool = False) -> str:
-        where = str(self.location)
+        where = printable(str(self.location))
         label = self.level.value
-        field_part = f"{self.field}: " if self.field else ""
+        field_part = f"{printable(self.field)}: " if self.field else ""
         if color:
             fg = "red" if self.level is Level.ERROR else "yellow"
             where = click.style(where, bold=True)
             label = click.style(label, fg=fg, bold=True)
-        return f"{where}: {label}: {field_part}{self.message}"
+        return f"{where}: {label}: {field_part}{printable(self.message)}"
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location

@@ -8,17 +8,17 @@ not trust: huge files, deep nesting, alias bombs, duplicate keys, non-JSON value
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.events import (
-    AliasEvent,
     CollectionEndEvent,
     CollectionStartEvent,
     MappingStartEvent,
@@ -57,29 +57,31 @@ _Resolver.add_implicit_resolver(_TAG + "int", _INT, list("-+0123456789"))
 _Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, list("-+0123456789."))
 _Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
 
+
+class _PyLoader(
+    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer, _Resolver
+):
+    """Pure-Python parsing, for PyYAML builds without libyaml."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _Resolver.__init__(self)
+
+
 try:  # the C parser is much faster on big documents; fall back to pure Python
-    from yaml import CParser as _Parser
+    from yaml._yaml import CParser
+
+    class _CLoader(CParser, _Resolver):
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _Resolver.__init__(self)
+
+    _Loader: type[_CLoader] | type[_PyLoader] = _CLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml.parser import Parser as _Parser  # type: ignore[assignment]
-
-if _Parser.__module__ == "yaml._yaml":
-
-    class _Loader(_Parser, yaml.composer.Composer, _Resolver):  # type: ignore[misc]
-        def __init__(self, stream: str) -> None:
-            _Parser.__init__(self, stream)
-            _Resolver.__init__(self)
-
-else:  # pragma: no cover
-
-    class _Loader(  # type: ignore[no-redef]
-        yaml.reader.Reader, yaml.scanner.Scanner, _Parser, yaml.composer.Composer, _Resolver
-    ):
-        def __init__(self, stream: str) -> None:
-            yaml.reader.Reader.__init__(self, stream)
-            yaml.scanner.Scanner.__init__(self)
-            _Parser.__init__(self)
-            yaml.composer.Composer.__init__(self)
-            _Resolver.__init__(self)
+    _Loader = _PyLoader
 
 
 # Scalar tags we accept (implicit or explicit, as in ``!!str 1``), with the text each allows.
@@ -99,8 +101,17 @@ def dotted(path: Sequence[PathPart]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + part
+            out += ("." if out else "") + printable(part)
     return out
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (and lone surrogates) escaped, for one-line messages."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 def _short_field(path: Sequence[PathPart], keep: int = 6) -> str:
@@ -194,10 +205,8 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
             if json_first:
                 raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
         except (_DuplicateKey, RecursionError):
-            try:  # valid JSON syntax (so far): the scanner reports the duplicate or depth
+            with contextlib.suppress(_ScanError):  # the scanner locates the duplicate/depth
                 _json_positions(text, file)
-            except _ScanError:
-                pass
             if json_first:
                 raise fail(file, f"nesting deeper than {MAX_DEPTH} levels") from None
         else:
@@ -283,27 +292,35 @@ def _json_positions(text: str, file: str) -> Positions:
         return text[offset]
 
     # a frame: [path of the container, keys seen (objects) or None (arrays), next index]
-    stack: list[tuple[JsonPath, set[str] | None, list[int]]] = []
+    stack: list[tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]] = []
 
-    def read_key(offset: int, frame: tuple[JsonPath, set[str] | None, list[int]]) -> int:
+    def read_key(
+        offset: int, frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]
+    ) -> tuple[int, JsonPath]:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
         key = json.loads(match.group())
         container, seen, _ = frame
-        assert seen is not None
+        if seen is None:  # pragma: no cover - only objects have keys
+            raise _ScanError("a key outside an object")
         child = (*container, key)
         line, col = where(offset)
         if key in seen:
-            raise fail(file, f"duplicate key {key!r}", line, col, dotted(child))
-        seen.add(key)
+            first = seen[key]
+            raise fail(
+                file,
+                f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
+                line,
+                col,
+                dotted(child),
+            )
+        seen[key] = (line, col)
         positions.keys[child] = (line, col)
-        nonlocal path
-        path = child
         offset = skip(match.end())
         if char(offset) != ":":
             raise _ScanError("expected ':'")
-        return skip(offset + 1)
+        return skip(offset + 1), child
 
     path: JsonPath = ()
     offset = skip(0)
@@ -311,7 +328,9 @@ def _json_positions(text: str, file: str) -> Positions:
         positions.values.setdefault(path, where(offset))
         if len(path) > MAX_DEPTH:
             line, col = where(offset)
-            raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path))
+            raise fail(
+                file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path)
+            )
         ch = char(offset)
         if ch in "{[":
             offset = skip(offset + 1)
@@ -319,19 +338,21 @@ def _json_positions(text: str, file: str) -> Positions:
             if char(offset) == close:
                 offset = skip(offset + 1)
             else:
-                frame: tuple[JsonPath, set[str] | None, list[int]] = (
+                frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]] = (
                     path,
-                    set() if ch == "{" else None,
+                    {} if ch == "{" else None,
                     [0],
                 )
                 stack.append(frame)
                 if ch == "{":
-                    offset = read_key(offset, frame)
+                    offset, path = read_key(offset, frame)
                 else:
                     path = (*path, 0)
                 continue
         else:
-            match = _JSON_STRING.match(text, offset) if ch == '"' else _JSON_ATOM.match(text, offset)
+            match = (
+                _JSON_STRING.match(text, offset) if ch == '"' else _JSON_ATOM.match(text, offset)
+            )
             if not match:
                 raise _ScanError("expected a value")
             offset = skip(match.end())
@@ -345,7 +366,7 @@ def _json_positions(text: str, file: str) -> Positions:
                     frame[2][0] += 1
                     path = (*frame[0], frame[2][0])
                 else:
-                    offset = read_key(offset, frame)
+                    offset, path = read_key(offset, frame)
                 break
             if ch != ("]" if frame[1] is None else "}"):
                 raise _ScanError("expected ',' or a closing bracket")
@@ -371,7 +392,7 @@ def _compose(text: str, file: str) -> tuple[Any, Positions]:
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
-        raise _yaml_error(exc, file) from None
+        raise _yaml_error(exc, file, text) from None
     except yaml.YAMLError as exc:
         raise fail(file, f"invalid YAML: {exc}") from None
     except RecursionError:
@@ -383,11 +404,19 @@ def _compose(text: str, file: str) -> tuple[Any, Positions]:
     return data, positions
 
 
-def _yaml_error(exc: yaml.MarkedYAMLError, file: str) -> InputError:
+def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
     mark = exc.problem_mark or exc.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
+    found = _char_at(text, line, col)
+    if found == "\t" and "cannot start any token" in problem:
+        return fail(file, "invalid YAML: tab character; indent YAML with spaces", line, col)
+    if problem == "found character that cannot start any token" and found:
+        problem = f"found character {found!r} that cannot start any token"  # as pure-Python says
+    elif problem == "found undefined alias" and found == "*":
+        name = re.match(r"\*([^\s,\[\]{}]*)", text.splitlines()[line - 1][col - 1 :])
+        problem += f" {name.group(0)!r}" if name else ""
     if "expected a single document" in context or "expected a single document" in problem:
         return fail(file, "invalid YAML: the file holds more than one YAML document", line, col)
     message = problem or context
@@ -399,6 +428,13 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str) -> InputError:
         else:
             message = f"{problem} ({context})"
     return fail(file, f"invalid YAML: {message}", line, col)
+
+
+def _char_at(text: str, line: int, col: int) -> str:
+    lines = text.split("\n")
+    if 0 < line <= len(lines) and 0 < col <= len(lines[line - 1]):
+        return lines[line - 1][col - 1]
+    return ""
 
 
 def _depth_error(text: str, file: str) -> InputError:
@@ -430,9 +466,9 @@ def _depth_error(text: str, file: str) -> InputError:
             elif top is not None:
                 path = (*top.path, top.index)
                 top.index += 1
-            if len(path) > MAX_DEPTH:
-                mark = event.start_mark
-                return fail(file, message, mark.line + 1, mark.column + 1, _short_field(path))
+            if len(path) > MAX_DEPTH and event.start_mark is not None:
+                line, col = event.start_mark.line + 1, event.start_mark.column + 1
+                return fail(file, message, line, col, _short_field(path))
             if isinstance(event, CollectionStartEvent):
                 frames.append(_Frame(path, isinstance(event, MappingStartEvent)))
     except (yaml.YAMLError, RecursionError, IndexError):  # pragma: no cover - best effort
@@ -487,7 +523,7 @@ def _check_expansion(root: Node, file: str) -> None:
         stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
     if sizes[id(root)] <= MAX_NODES:
         return
-    node, path = root, ()
+    node, path = root, cast(JsonPath, ())
     while True:
         if isinstance(node, MappingNode):
             pairs: list[tuple[PathPart, Node]] = [(k.value, v) for k, v in node.value]
@@ -564,7 +600,7 @@ def _scalar(node: ScalarNode, file: str) -> Any:
         return value
     if not pattern.match(value):
         line, col = _mark(node)
-        raise fail(file, f"{value!r} is not a valid !!{tag[len(_TAG):]}", line, col)
+        raise fail(file, f"{value!r} is not a valid !!{tag[len(_TAG) :]}", line, col)
     if tag == _TAG + "bool":
         return value.lower() == "true"
     if tag == _TAG + "null":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +21,7 @@ from .errors import Level, Problem, Problems
 from .loader import Document, JsonPath
 from .validate import dotted
 
+_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 _JINJA = jinja2.Environment(autoescape=False)
@@ -61,6 +63,13 @@ class Checker:
 
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
         for path, message in schemas.metaschema_errors(schema):
+            if path and path[-1] == "type":
+                found, value = schemas.resolve_pointer(schema, _pointer(path))
+                if found and not _valid_types(value):
+                    message = (
+                        f"{json.dumps(value, ensure_ascii=False)} is not a JSON Schema type "
+                        f"(use one of: {', '.join(_SCHEMA_TYPES)})"
+                    )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
         for path, ref in schemas.refs(schema):
             if not ref.startswith("#"):
@@ -77,7 +86,10 @@ class Checker:
         tools = self.data.get("tools", [])
         self.unique(tools, "name", ("tools",), "tool name")
         self.unique_idents(tools, ("tools",), "tool", names.snake)
-        model_names = {name: ("$defs", name) for name in self.data.get("$defs", {})}
+        # model class -> (where it came from, the Python name of the tool that made it)
+        model_names: dict[str, tuple[JsonPath, str | None]] = {
+            name: (("$defs", name), None) for name in self.data.get("$defs", {})
+        }
         for index, tool in enumerate(tools):
             where: JsonPath = ("tools", index)
             name = tool["name"]
@@ -92,19 +104,28 @@ class Checker:
                 if part in tool:
                     self.check_schema((*where, part), tool[part], tool[part])
             for part in ("input", "output"):
-                schema = self.root_schema(tool.get(part, {"type": "object"}))
+                given = tool.get(part, {"type": "object"})
+                schema = self.root_schema(given)
                 if not isinstance(schema, dict) or schema.get("type") != "object":
-                    self.error((*where, part), f"a tool's {part} schema must have 'type: object'")
-            base = names.pascal(name)
+                    at: JsonPath = (*where, part)
+                    message = f"a tool's {part} schema must have 'type: object'"
+                    if schema is given and isinstance(schema, dict) and "type" in schema:
+                        at = (*at, "type")
+                        message += f", not {json.dumps(schema['type'], ensure_ascii=False)}"
+                    self.error(at, message)
+            base, ident = names.pascal(name), names.snake(name)
             for suffix, present in (("Input", True), ("Output", "output" in tool)):
                 model = base + suffix
-                if present and model in model_names:
+                if not present:
+                    continue
+                # a tool with the same Python name was reported above (duplicate or collision)
+                if model in model_names and model_names[model][1] != ident:
                     self.error(
                         (*where, "name"),
                         f"model class {model!r} for tool {name!r} collides with "
-                        f"{dotted(model_names[model])}",
+                        f"{dotted(model_names[model][0])}",
                     )
-                model_names.setdefault(model, (*where, "name"))
+                model_names.setdefault(model, ((*where, "name"), ident))
             annotations = tool.get("annotations", {})
             if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
                 self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
@@ -225,6 +246,9 @@ class Checker:
         except jinja2.TemplateSyntaxError as exc:
             self.error(where, f"template syntax error on line {exc.lineno}: {exc.message}")
             return
+        except RecursionError:
+            self.error(where, "template is nested too deeply")
+            return
         unknown = sorted(jinja2.meta.find_undeclared_variables(parsed) - allowed)
         if unknown:
             shown = ", ".join(repr(u) for u in unknown)
@@ -262,9 +286,11 @@ class Checker:
                         (*where, "argument"),
                         f"URI template {target!r} has no variable {argument!r}",
                     )
-            has_values = "values" in completion
-            if has_values == bool(completion.get("handler")):
-                self.error(where, "a completion has either 'values' or 'handler: true'")
+            has_values, has_handler = "values" in completion, bool(completion.get("handler"))
+            if has_values and has_handler:
+                self.error((*where, "handler"), "give 'values' or 'handler: true', not both")
+            elif not has_values and not has_handler:
+                self.error(where, "a completion needs 'values' or 'handler: true'")
             key = (kind, target, argument)
             if key in seen:
                 self.error(
@@ -322,15 +348,31 @@ class Checker:
 
 def static_file_problem(base_dir: Path, relative: str) -> str | None:
     """Why ``relative`` cannot serve as a static file, or None when it can."""
-    if Path(relative).is_absolute():
-        return "file paths are relative to the manifest's folder, not absolute"
-    root = base_dir.resolve()
-    target = (base_dir / relative).resolve()
-    if root != target and root not in target.parents:
-        return f"{relative!r} points outside the manifest's folder"
-    if not target.is_file():
-        return f"file {relative!r} not found next to the manifest"
+    if "\0" in relative:
+        return "file path contains a NUL character"
+    try:
+        if Path(relative).is_absolute():
+            return "file paths are relative to the manifest's folder, not absolute"
+        root = base_dir.resolve()
+        target = (base_dir / relative).resolve()
+        if root != target and root not in target.parents:
+            return f"{relative!r} points outside the manifest's folder"
+        if not target.is_file():
+            return f"file {relative!r} not found next to the manifest"
+    except (OSError, ValueError, RuntimeError) as exc:  # too long, a symlink loop, ...
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return f"cannot use file {relative!r}: {reason}"
     return None
+
+
+def _pointer(path: JsonPath) -> str:
+    return "#/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _valid_types(value: Any) -> bool:
+    if isinstance(value, str):
+        return value in _SCHEMA_TYPES
+    return isinstance(value, list) and all(isinstance(v, str) and v in _SCHEMA_TYPES for v in value)
 
 
 def check_semantics(doc: Document) -> Problems:

@@ -59,8 +59,15 @@ def comment(text: str | None) -> str:
 
 
 def toml_string(value: str) -> str:
-    """A TOML basic string (JSON string syntax is valid TOML for these characters)."""
-    return json.dumps(value, ensure_ascii=True)
+    """A TOML basic string: JSON escapes for quotes, backslashes and control characters
+    (valid TOML), every other character as itself (TOML has no surrogate-pair escapes)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def oneline(text: str | None, limit: int = 200) -> str:
+    """Whitespace folded to single spaces and cut to ``limit`` characters (package summaries)."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def markdown_inline(text: str | None) -> str:
@@ -92,6 +99,7 @@ def environment() -> jinja2.Environment:
         docstring=docstring,
         comment=comment,
         toml=toml_string,
+        oneline=oneline,
         md=markdown_inline,
         snake=names.snake,
         pascal=names.pascal,

@@ -11,7 +11,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from .errors import Level, Problem, Problems
-from .loader import Document, JsonPath
+from .loader import Document, JsonPath, dotted
+
+__all__ = ["check_structure", "dotted", "manifest_schema"]
 
 _ONE_OF_HINTS = {
     ("uri", "uriTemplate"): "give exactly one of 'uri' (a fixed resource) or 'uriTemplate'",
@@ -35,17 +37,6 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(manifest_schema())
 
 
-def dotted(path: JsonPath) -> str:
-    """``tools[0].input.properties.x``: how a field is named in messages."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out
-
-
 def check_structure(doc: Document) -> Problems:
     problems = Problems()
     data = doc.data
@@ -59,34 +50,48 @@ def check_structure(doc: Document) -> Problems:
             )
         )
         return problems
-    if "mcpgen" in data and data["mcpgen"] != 1:
+    version = data.get("mcpgen")
+    if isinstance(version, int) and not isinstance(version, bool) and version != 1:
         problems.add(
             Problem(
                 Level.ERROR,
                 doc.locate(("mcpgen",)),
                 "mcpgen",
-                f"unsupported manifest version {data['mcpgen']!r}; this mcpgen reads version 1",
+                f"unsupported manifest version {version}; this mcpgen reads version 1",
             )
         )
         return problems
     errors = sorted(_validator().iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:
-        problems.add(_problem(doc, error))
+        problems.extend(_problems(doc, error))
     return problems
 
 
-def _problem(doc: Document, error: ValidationError) -> Problem:
+def _problems(doc: Document, error: ValidationError) -> list[Problem]:
+    """Located, readable problems for one schema violation (usually exactly one)."""
     path: JsonPath = tuple(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    instance = error.instance
     message = error.message
     key = False
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        extra = sorted(k for k in error.instance if k not in allowed)
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        allowed = set(schema.get("properties", {}))
+        extra = sorted(k for k in instance if k not in allowed)
         if extra:
-            path = (*path, extra[0])
-            key = True
             known = ", ".join(sorted(allowed))
-            message = f"unknown field {extra[0]!r} (known fields: {known})"
+            return [
+                Problem(
+                    Level.ERROR,
+                    doc.locate((*path, name), key=True),
+                    dotted((*path, name)),
+                    f"unknown field {name!r} (known fields: {known})",
+                )
+                for name in extra
+            ]
+    elif "propertyNames" in error.absolute_schema_path and isinstance(instance, str):
+        path = (*path, instance)
+        key = True
+        message = f"name {_short(instance)} must match the pattern {error.validator_value}"
     elif error.validator == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else error.message
         message = f"missing required field {missing!r}"
@@ -94,26 +99,58 @@ def _problem(doc: Document, error: ValidationError) -> Problem:
         options = tuple(
             sorted(
                 r
-                for sub in error.validator_value
+                for sub in _list(error.validator_value)
                 if isinstance(sub, dict)
                 for r in sub.get("required", [])
             )
         )
+        message = "does not match exactly one of the allowed forms"
         for fields, hint in _ONE_OF_HINTS.items():
             if set(fields) == set(options):
                 message = hint
     elif error.validator == "type":
         expected = error.validator_value
         shown = " or ".join(expected) if isinstance(expected, list) else expected
-        message = f"expected {shown}, got {_json_type(error.instance)} {_short(error.instance)}"
+        got = _json_type(instance)
+        message = f"expected {shown}, got {got}" + (
+            "" if instance is None else f" {_short(instance)}"
+        )
+        if expected == "string" and got in ("integer", "number", "boolean"):
+            message += " (put it in quotes to make it a string)"
     elif error.validator in ("enum", "const"):
-        allowed_values = error.validator_value
         if error.validator == "const":
-            allowed_values = [allowed_values]
-        message = f"{_short(error.instance)} is not one of {', '.join(map(_short, allowed_values))}"
+            message = f"must be {_short(error.validator_value)}, not {_short(instance)}"
+        else:
+            choices = ", ".join(map(_short, _list(error.validator_value)))
+            message = f"{_short(instance)} is not one of {choices}"
     elif error.validator == "pattern":
-        message = f"{_short(error.instance)} does not match the pattern {error.validator_value}"
-    return Problem(Level.ERROR, doc.locate(path, key=key), dotted(path), message)
+        message = f"{_short(instance)} does not match the pattern {error.validator_value}"
+    elif error.validator == "minLength" and error.validator_value == 1:
+        message = "must not be empty"
+    elif error.validator in ("minLength", "maxLength"):
+        most = "most" if error.validator == "maxLength" else "least"
+        message = f"{_short(instance)} must be at {most} {error.validator_value} characters long"
+    elif error.validator in ("minItems", "maxItems", "minProperties", "maxProperties"):
+        most = "most" if error.validator.startswith("max") else "least"
+        what = "items" if error.validator.endswith("Items") else "fields"
+        message = f"must have at {most} {error.validator_value} {what}"
+    elif error.validator in _BOUNDS:
+        message = (
+            f"{_short(instance)} must be {_BOUNDS[str(error.validator)]} {error.validator_value}"
+        )
+    return [Problem(Level.ERROR, doc.locate(path, key=key), dotted(path), message)]
+
+
+_BOUNDS = {
+    "minimum": "at least",
+    "maximum": "at most",
+    "exclusiveMinimum": "greater than",
+    "exclusiveMaximum": "less than",
+}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
 
 
 def _json_type(value: Any) -> str:

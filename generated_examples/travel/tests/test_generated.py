@@ -239,6 +239,11 @@ async def test_stdio_round_trip(mode: str) -> None:
     async with Client(stdio_parameters(), mode=mode) as connected:
         tools = await all_tools(connected)
         assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
+        for name in TOOL_NAMES:
+            if VALID_ARGUMENTS[name] is not None:
+                result = await connected.call_tool(name, VALID_ARGUMENTS[name])
+                assert result.content or result.structured_content is not None or result.is_error
+                break
 
 
 def test_package_type_checks() -> None:

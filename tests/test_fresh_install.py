@@ -1,0 +1,33 @@
+"""The newcomer's path, for real: a fresh venv, a non-editable ``pip install`` of mcpgen (so
+templates must ship inside the wheel), ``mcpgen init``/``validate``/``build``, then a
+non-editable install of the generated project and its own test suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sh(args: list[str], cwd: Path) -> str:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"{args}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout + done.stderr
+
+
+def test_fresh_venv_install_build_and_generated_tests(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    sh([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    python = str(venv / "bin" / "python")
+    sh([python, "-m", "pip", "install", "-q", str(ROOT)], tmp_path)
+    mcpgen = str(venv / "bin" / "mcpgen")
+    sh([mcpgen, "init", str(tmp_path / "starter")], tmp_path)
+    assert "ok (1 tools" in sh([mcpgen, "validate", str(tmp_path / "starter" / "mcpgen.yaml")], tmp_path)
+    out = tmp_path / "calculator"
+    sh([mcpgen, "build", str(ROOT / "manifests" / "calculator.yaml"), "-o", str(out)], tmp_path)
+    sh([mcpgen, "build", str(tmp_path / "starter" / "mcpgen.yaml"), "-o", str(tmp_path / "s")], tmp_path)
+    sh([python, "-m", "pip", "install", "-q", f"{out}[test]"], tmp_path)
+    result = sh([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], out)
+    assert " passed" in result and "failed" not in result
