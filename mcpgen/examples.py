@@ -72,6 +72,8 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
         return formats.get(schema.get("format", ""), "x" * max(length, 7))[: max(length, 64)]
     if kind in ("integer", "number"):
         low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        if not isinstance(low, int | float):
+            return _MISSING
         value = low + 1 if "exclusiveMinimum" in schema else low
         return int(value) if kind == "integer" else float(value)
     if kind == "boolean":
@@ -105,7 +107,12 @@ def invalid_example(schema: Json) -> Json | None:
         for name in required:
             candidates.append({k: v for k, v in base.items() if k != name})
         for name, prop in properties.items():
-            if isinstance(prop, dict) and prop.get("type") in ("string", "array", "object", "boolean"):
+            if isinstance(prop, dict) and prop.get("type") in (
+                "string",
+                "array",
+                "object",
+                "boolean",
+            ):
                 candidates.append({**base, name: 12345})
             elif isinstance(prop, dict) and prop.get("type") in ("integer", "number"):
                 candidates.append({**base, name: "not a number"})

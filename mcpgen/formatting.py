@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import black
+from black.mode import Mode, TargetVersion
+from black.parsing import InvalidInput
 
-MODE = black.Mode(
-    target_versions={black.TargetVersion.PY311},
+MODE = Mode(
+    target_versions={TargetVersion.PY311},
     line_length=100,
     string_normalization=True,
     magic_trailing_comma=True,
@@ -19,5 +21,5 @@ class FormatError(Exception):
 def format_python(source: str, path: str) -> str:
     try:
         return black.format_str(source, mode=MODE)
-    except black.InvalidInput as exc:
+    except InvalidInput as exc:
         raise FormatError(f"{path}: generated code does not parse: {exc}") from None

@@ -489,11 +489,11 @@ class _Frame:
     want_key: bool = True
 
 
-def _children(node: Node) -> list[Node]:
+def _children(node: Node) -> list[tuple[PathPart, Node]]:
     if isinstance(node, SequenceNode):
-        return list(node.value)
+        return list(enumerate(node.value))
     if isinstance(node, MappingNode):
-        return [value for _, value in node.value]
+        return [(str(key.value), value) for key, value in node.value]
     return []
 
 
@@ -505,31 +505,34 @@ def _check_expansion(root: Node, file: str) -> None:
     """
     sizes: dict[int, int] = {}
     active: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    stack: list[tuple[Node, bool, JsonPath]] = [(root, False, ())]
     while stack:
-        node, done = stack.pop()
+        node, done, path = stack.pop()
         ident = id(node)
         if done:
             active.discard(ident)
-            sizes[ident] = 1 + sum(sizes[id(child)] for child in _children(node))
+            sizes[ident] = 1 + sum(sizes[id(child)] for _, child in _children(node))
             continue
         if ident in sizes:
             continue
         if ident in active:
             line, col = _mark(node)
-            raise fail(file, "an alias refers to a collection that contains it", line, col)
+            message = (
+                "this alias refers to a collection that contains it, so it would expand forever"
+            )
+            raise fail(file, message, line, col, _short_field(path))
         active.add(ident)
-        stack.append((node, True))
-        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+        stack.append((node, True, path))
+        stack.extend(
+            (child, False, (*path, part))
+            for part, child in _children(node)
+            if id(child) not in sizes
+        )
     if sizes[id(root)] <= MAX_NODES:
         return
     node, path = root, cast(JsonPath, ())
     while True:
-        if isinstance(node, MappingNode):
-            pairs: list[tuple[PathPart, Node]] = [(k.value, v) for k, v in node.value]
-        else:
-            pairs = list(enumerate(_children(node)))
-        big = [(part, child) for part, child in pairs if sizes[id(child)] > MAX_NODES]
+        big = [(part, child) for part, child in _children(node) if sizes[id(child)] > MAX_NODES]
         if not big:
             break
         path = (*path, big[0][0])
@@ -549,16 +552,16 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
         raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path))
     positions.values.setdefault(path, _mark(node))
     if isinstance(node, ScalarNode):
-        return _scalar(node, file)
+        return _scalar(node, file, path)
     if isinstance(node, SequenceNode):
         if node.tag != _TAG + "seq":
-            raise _bad_tag(node, file)
+            raise _bad_tag(node, file, path)
         return [
             _convert(item, (*path, index), positions, file) for index, item in enumerate(node.value)
         ]
     if isinstance(node, MappingNode):
         if node.tag != _TAG + "map":
-            raise _bad_tag(node, file)
+            raise _bad_tag(node, file, path)
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
             line, col = _mark(key_node)
@@ -567,7 +570,7 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
             if key_node.tag == _TAG + "merge" or (key_node.value == "<<" and not key_node.style):
                 raise fail(file, "YAML merge keys (<<) are not supported", line, col, dotted(path))
             if key_node.tag not in _SCALAR_TAGS:
-                raise _bad_tag(key_node, file)
+                raise _bad_tag(key_node, file, path)
             key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
             child = (*path, key)
             if key in result:
@@ -582,25 +585,28 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
             positions.keys[child] = (line, col)
             result[key] = _convert(value_node, child, positions, file)
         return result
-    raise _bad_tag(node, file)  # pragma: no cover
+    raise _bad_tag(node, file, path)  # pragma: no cover
 
 
-def _bad_tag(node: Node, file: str) -> InputError:
+def _bad_tag(node: Node, file: str, path: JsonPath) -> InputError:
     line, col = _mark(node)
-    return fail(file, f"unsupported YAML tag {node.tag!r}", line, col)
+    tag = "!!" + node.tag[len(_TAG) :] if node.tag.startswith(_TAG) else node.tag
+    return fail(file, f"unsupported YAML tag {tag!r}", line, col, _short_field(path))
 
 
-def _scalar(node: ScalarNode, file: str) -> Any:
+def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
     tag = node.tag
     if tag not in _SCALAR_TAGS:
-        raise _bad_tag(node, file)
+        raise _bad_tag(node, file, path)
     value: str = node.value
     pattern = _SCALAR_TAGS[tag]
     if pattern is None:
         return value
     if not pattern.match(value):
         line, col = _mark(node)
-        raise fail(file, f"{value!r} is not a valid !!{tag[len(_TAG) :]}", line, col)
+        raise fail(
+            file, f"{value!r} is not a valid !!{tag[len(_TAG) :]}", line, col, _short_field(path)
+        )
     if tag == _TAG + "bool":
         return value.lower() == "true"
     if tag == _TAG + "null":
@@ -611,8 +617,8 @@ def _scalar(node: ScalarNode, file: str) -> Any:
         return int(value, 16) if value.startswith("0x") else int(value)
     line, col = _mark(node)
     if "inf" in value.lower() or "nan" in value.lower():
-        raise fail(file, "NaN and Infinity are not JSON values", line, col)
+        raise fail(file, "NaN and Infinity are not JSON values", line, col, _short_field(path))
     number = float(value)
     if not math.isfinite(number):
-        raise fail(file, f"number {value} is too large", line, col)
+        raise fail(file, f"number {value} is too large", line, col, _short_field(path))
     return number

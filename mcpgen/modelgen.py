@@ -115,9 +115,11 @@ def combined_document(models: dict[str, Json], shared: dict[str, Json]) -> dict[
 
 
 def _options() -> dict[str, Any]:
-    from datamodel_code_generator import DataModelType, InputFileType, LiteralType
+    from datamodel_code_generator._shared_types import LiteralType
     from datamodel_code_generator.enums import (
         CustomFileHeaderMode,
+        DataModelType,
+        InputFileType,
         NamingStrategy,
         TargetPydanticVersion,
     )

@@ -6,7 +6,7 @@ import base64
 import hashlib
 import mimetypes
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import names, schemas, uritemplate
 from .loader import Document
@@ -239,7 +239,7 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
             mime_type=item.get("mimeType"),
             content=inline,
         )
-    kind = "image" if "image" in raw else "audio"
+    kind: Literal["image", "audio"] = "image" if "image" in raw else "audio"
     item = raw[kind]
     if "file" in item:
         data = base64.b64encode((base_dir / item["file"]).read_bytes()).decode("ascii")

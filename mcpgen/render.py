@@ -8,6 +8,7 @@ handler stubs, created once and never touched again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import __version__
 from .formatting import format_python
@@ -36,7 +37,7 @@ GENERATED_TEMPLATES = {
 }
 
 
-def context(manifest: Manifest) -> dict[str, object]:
+def context(manifest: Manifest) -> dict[str, Any]:
     """Everything a template may see: the model's parts, by name."""
     return {
         "m": manifest,
@@ -67,7 +68,7 @@ def render_project(manifest: Manifest) -> Output:
     handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)
     out.stubs[f"{handlers}/__init__.py"] = init
-    kinds = {
+    kinds: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         "tools": [("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools],
         "resources": [
             ("stubs/resource.py.jinja", r.ident, {"resource": r})

@@ -112,7 +112,7 @@ def _orphaned(root: Path, output: Output) -> list[str]:
 
 
 def diff(plan: Plan) -> str:
-    chunks = []
+    chunks: list[str] = []
     files = {**plan.output.generated}
     for relative in plan.stubs_added:
         files[relative] = plan.output.stubs[relative]

@@ -110,7 +110,10 @@ def test_regeneration_keeps_handler_edits_and_adds_new_stubs(
         "    input: {type: object, properties: {x: {type: number}}, required: [x]}\n",
         1,
     )
-    text = text.replace("        precision: {type: integer", "        mode: {type: string}\n        precision: {type: integer")
+    text = text.replace(
+        "        precision: {type: integer",
+        "        mode: {type: string}\n        precision: {type: integer",
+    )
     manifest.write_text(text)
     code, output = build(str(manifest), "-o", str(out))
     assert code == 0, output

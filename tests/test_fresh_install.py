@@ -24,10 +24,15 @@ def test_fresh_venv_install_build_and_generated_tests(tmp_path: Path) -> None:
     sh([python, "-m", "pip", "install", "-q", str(ROOT)], tmp_path)
     mcpgen = str(venv / "bin" / "mcpgen")
     sh([mcpgen, "init", str(tmp_path / "starter")], tmp_path)
-    assert "ok (1 tools" in sh([mcpgen, "validate", str(tmp_path / "starter" / "mcpgen.yaml")], tmp_path)
+    assert "ok (1 tools" in sh(
+        [mcpgen, "validate", str(tmp_path / "starter" / "mcpgen.yaml")], tmp_path
+    )
     out = tmp_path / "calculator"
     sh([mcpgen, "build", str(ROOT / "manifests" / "calculator.yaml"), "-o", str(out)], tmp_path)
-    sh([mcpgen, "build", str(tmp_path / "starter" / "mcpgen.yaml"), "-o", str(tmp_path / "s")], tmp_path)
+    sh(
+        [mcpgen, "build", str(tmp_path / "starter" / "mcpgen.yaml"), "-o", str(tmp_path / "s")],
+        tmp_path,
+    )
     sh([python, "-m", "pip", "install", "-q", f"{out}[test]"], tmp_path)
     result = sh([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], out)
     assert " passed" in result and "failed" not in result

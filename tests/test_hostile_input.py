@@ -59,11 +59,11 @@ def manifest() -> dict[str, object]:
             }
         ],
         "resources": [
-            {"uri": "hostile://r/\"q\"'s", "name": "r1", "description": HOSTILE[3], "text": joined}
+            {"uri": 'hostile://r/"q"\'s', "name": "r1", "description": HOSTILE[3], "text": joined}
         ],
         "prompts": [
             {
-                "name": "p\"1",
+                "name": 'p"1',
                 "title": HOSTILE[5],
                 "description": HOSTILE[1],
                 "arguments": [{"name": "arg", "description": HOSTILE[0], "required": True}],
@@ -114,7 +114,11 @@ def test_hostile_strings_round_trip(tmp_path: Path) -> None:
     )  # fmt: skip
     assert tests.returncode == 0, tests.stdout[-3000:]
     lint = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "."], cwd=out, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "ruff", "check", "."],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert lint.returncode == 0, lint.stdout
     probe = subprocess.run(
@@ -128,6 +132,6 @@ def test_hostile_strings_round_trip(tmp_path: Path) -> None:
     assert seen["description"] == joined
     assert seen["title"] == HOSTILE[0]
     assert seen["properties"] == tool["input"]["properties"]
-    assert seen["uri"] == "hostile://r/\"q\"'s"
+    assert seen["uri"] == 'hostile://r/"q"\'s'
     assert seen["text"] == joined
     assert seen["prompt"] == "A|" + HOSTILE[1] + HOSTILE[2]

@@ -1,0 +1,26 @@
+"""mcpgen's own code stays ruff-clean and passes mypy --strict."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_mypy_strict() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "mcpgen"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "mcpgen", "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
