@@ -94,10 +94,7 @@ class Checker:
             where: JsonPath = ("tools", index)
             name = tool["name"]
             if not TOOL_NAME.match(name):
-                self.error(
-                    (*where, "name"),
-                    f"tool name {name!r} must be 1-64 characters of letters, digits, '_', '-' or '.'",
-                )
+                self.error((*where, "name"), _tool_name_problem(name))
             if "description" not in tool:
                 self.warn(where, f"tool {name!r} has no description; models choose tools by it")
             for part in ("input", "output"):
@@ -363,6 +360,14 @@ def static_file_problem(base_dir: Path, relative: str) -> str | None:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return f"cannot use file {relative!r}: {reason}"
     return None
+
+
+def _tool_name_problem(name: str) -> str:
+    if len(name) > 64:
+        return f"tool name is {len(name)} characters long; the limit is 64"
+    bad = sorted({c for c in name if not TOOL_NAME.match(c)})
+    shown = ", ".join(repr(c) for c in bad)
+    return f"tool name {name!r} may only hold letters, digits, '_', '-' and '.' (found {shown})"
 
 
 def _pointer(path: JsonPath) -> str:
