@@ -353,13 +353,18 @@ def static_file_problem(base_dir: Path, relative: str) -> str | None:
         root = base_dir.resolve()
         target = (base_dir / relative).resolve()
         if root != target and root not in target.parents:
-            return f"{relative!r} points outside the manifest's folder"
+            return f"{_clip(relative)} points outside the manifest's folder"
         if not target.is_file():
-            return f"file {relative!r} not found next to the manifest"
+            return f"file {_clip(relative)} not found next to the manifest"
     except (OSError, ValueError, RuntimeError) as exc:  # too long, a symlink loop, ...
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return f"cannot use file {relative!r}: {reason}"
+        return f"cannot use file {_clip(relative)}: {reason}"
     return None
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 def _tool_name_problem(name: str) -> str:
