@@ -190,7 +190,10 @@ def load_file(path: Path, max_bytes: int = MAX_MANIFEST_BYTES) -> Document:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise fail(shown, f"file is not valid UTF-8 (byte {exc.start})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - raw.rfind(b"\n", 0, exc.start)  # in bytes
+        message = f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
+        raise fail(shown, message, line, column) from None
     return load_text(text, shown, path.parent, json_first=path.suffix.lower() == ".json")
 
 
@@ -397,7 +400,9 @@ def _compose(text: str, file: str) -> tuple[Any, Positions]:
         raise fail(file, f"invalid YAML: {exc}") from None
     except RecursionError:
         raise _depth_error(text, file) from None
-    if root is None:
+    if root is None or (
+        isinstance(root, ScalarNode) and root.tag == _TAG + "null" and not root.value
+    ):
         raise fail(file, "file is empty", 1, 1)
     _check_expansion(root, file)
     data = _convert(root, (), positions, file)
@@ -409,6 +414,8 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
     line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
+    if "maximum nesting depth" in problem:  # libyaml stops at 1000 levels; we stop earlier
+        return _depth_error(text, file)
     found = _char_at(text, line, col)
     if found == "\t" and "cannot start any token" in problem:
         return fail(file, "invalid YAML: tab character; indent YAML with spaces", line, col)
@@ -441,10 +448,10 @@ def _depth_error(text: str, file: str) -> InputError:
     """The composer ran out of stack: find the first node nested too deeply, from events."""
     message = f"nesting deeper than {MAX_DEPTH} levels"
     frames: list[_Frame] = []
-    loader = _Loader(text)
+    loader = _PyLoader(text)  # libyaml scans far ahead in flow style and fails at 1000 levels
     try:
         while True:
-            event = loader.get_event()
+            event = loader.get_event()  # type: ignore[no-untyped-call]
             if isinstance(event, StreamEndEvent):
                 break
             if isinstance(event, CollectionEndEvent):

@@ -44,7 +44,9 @@ def expected_path(manifest: Path) -> Path:
 
 def test_there_are_bad_manifests() -> None:
     assert len(BAD) >= 20
-    orphans = [p.name for p in INVALID.glob("*.expected") if not any(p == expected_path(m) for m in BAD)]
+    orphans = [
+        p.name for p in INVALID.glob("*.expected") if not any(p == expected_path(m) for m in BAD)
+    ]
     assert not orphans, f"expected files without a manifest: {orphans}"
 
 

@@ -1,0 +1,382 @@
+"""Structural and semantic validation: messages, locations, strict mode and exit codes."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mcpgen.cli import main
+from mcpgen.errors import Level, Location, Problem, Problems
+from mcpgen.pipeline import Loaded, load_manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEADER = """\
+mcpgen: 1
+server:
+  name: demo
+  description: A demo server.
+"""
+
+
+def check(tmp_path: Path, body: str, strict: bool = False, name: str = "m.yaml") -> Loaded:
+    path = tmp_path / name
+    path.write_text(HEADER + textwrap.dedent(body), encoding="utf-8")
+    return load_manifest(path, strict)
+
+
+def errors(loaded: Loaded) -> list[tuple[int, int, str, str]]:
+    """(line, column, field, message) of each error, in report order."""
+    return [
+        (p.location.line, p.location.column, p.field, p.message)
+        for p in loaded.problems.sorted()
+        if p.level is Level.ERROR
+    ]
+
+
+def only_error(loaded: Loaded) -> tuple[int, int, str, str]:
+    found = errors(loaded)
+    assert len(found) == 1, found
+    assert loaded.manifest is None
+    return found[0]
+
+
+def validate(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["validate", *args], env={"CI": "1"})
+    assert "Traceback" not in result.stderr
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- structure ----------------------------------------------------------------------------
+
+
+def test_every_unknown_field_is_reported_at_its_key(tmp_path: Path) -> None:
+    loaded = check(
+        tmp_path, "tools:\n  - name: a\n    description: d\n    colour: red\n    size: 3\n"
+    )
+    found = errors(loaded)
+    assert [(line, col, field) for line, col, field, _ in found] == [
+        (8, 5, "tools[0].colour"),
+        (9, 5, "tools[0].size"),
+    ]
+    assert found[0][3].startswith("unknown field 'colour' (known fields: annotations, context,")
+
+
+def test_unknown_top_level_field(tmp_path: Path) -> None:
+    line, col, field, message = only_error(check(tmp_path, "tool:\n  - name: a\n"))
+    assert (line, col, field) == (5, 1, "tool")
+    assert "unknown field 'tool'" in message and "tools" in message
+
+
+def test_missing_required_fields(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("server:\n  title: x\n")
+    found = errors(load_manifest(path))
+    assert found == [
+        (1, 1, "", "missing required field 'mcpgen'"),
+        (2, 3, "server", "missing required field 'name'"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("tools:\n", (5, 7, "tools", "expected array, got null")),
+        (
+            "tools:\n  - name: a\n    timeout: soon\n",
+            (7, 14, "tools[0].timeout", 'expected number, got string "soon"'),
+        ),
+        (
+            "capabilities:\n  pageSize: 0\n",
+            (6, 13, "capabilities.pageSize", "0 must be at least 1"),
+        ),
+        (
+            "transports:\n  default: tcp\n",
+            (
+                6,
+                12,
+                "transports.default",
+                '"tcp" is not one of "stdio", "http", "sse", "websocket"',
+            ),
+        ),
+        (
+            "transports:\n  http: {path: mcp}\n",
+            (6, 16, "transports.http.path", '"mcp" does not match the pattern ^/'),
+        ),
+        ("tools:\n  - name: ''\n", (6, 11, "tools[0].name", "must not be empty")),
+        (
+            "resources:\n  - name: r\n",
+            (6, 5, "resources[0]", "give exactly one of 'uri' (a fixed resource) or 'uriTemplate'"),
+        ),
+        (
+            "prompts:\n  - name: p\n    messages:\n      - role: user\n",
+            (
+                8,
+                9,
+                "prompts[0].messages[0]",
+                "a message holds exactly one of 'text', 'resource', 'image' or 'audio'",
+            ),
+        ),
+        (
+            "$defs:\n  Good: {type: string}\n  bad-name: {type: string}\n",
+            (
+                7,
+                3,
+                "$defs.bad-name",
+                'name "bad-name" must match the pattern ^[A-Za-z_][A-Za-z0-9_]*$',
+            ),
+        ),
+    ],
+)
+def test_structural_messages(
+    tmp_path: Path, body: str, expected: tuple[int, int, str, str]
+) -> None:
+    assert only_error(check(tmp_path, body)) == expected
+
+
+def test_server_fields(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(f"mcpgen: 1\nserver:\n  name: {'x' * 100}\n  version: 1.10\n")
+    found = errors(load_manifest(path))
+    assert found[0][:3] == (3, 9, "server.name")
+    assert (
+        found[0][3] == '"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... must be at most 64 characters long'
+    )
+    # YAML reads 1.10 as the number 1.1: say how to keep the text
+    assert found[1] == (
+        4,
+        12,
+        "server.version",
+        "expected string, got number 1.1 (put it in quotes to make it a string)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("2", "unsupported manifest version 2; this mcpgen reads version 1"),
+        ('"1"', 'must be 1, not "1"'),
+        ("true", "must be 1, not true"),
+        ("[1]", "must be 1, not [1]"),
+    ],
+)
+def test_manifest_version(tmp_path: Path, value: str, message: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(f"mcpgen: {value}\nserver: {{name: demo}}\n")
+    assert only_error(load_manifest(path)) == (1, 9, "mcpgen", message)
+
+
+@pytest.mark.parametrize("text", ["- a\n- b\n", "just text\n", "42\n", "null_is_not: [a]\n"])
+def test_not_a_manifest(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    loaded = load_manifest(path)
+    assert loaded.manifest is None and loaded.problems.errors
+
+
+# -- semantics ----------------------------------------------------------------------------
+
+
+def test_duplicate_tool_names_are_reported_once(tmp_path: Path) -> None:
+    body = "tools:\n  - {name: a, description: x}\n  - {name: a, description: y}\n"
+    assert only_error(check(tmp_path, body)) == (
+        7,
+        12,
+        "tools[1].name",
+        "duplicate tool name 'a' (first at tools[0])",
+    )
+
+
+def test_model_class_collisions_still_reported(tmp_path: Path) -> None:
+    # same class name, different Python names: A1b and a_1b -> A1b
+    body = "tools:\n  - {name: a1b, description: x}\n  - {name: a_1b, description: y}\n"
+    line, col, field, message = only_error(check(tmp_path, body))
+    assert (line, col, field) == (7, 12, "tools[1].name")
+    assert message == "model class 'A1bInput' for tool 'a_1b' collides with tools[0].name"
+    # a tool whose model class is a shared definition's name
+    body = "$defs:\n  AddInput: {type: string}\ntools:\n  - {name: add, description: x}\n"
+    assert only_error(check(tmp_path, body))[3] == (
+        "model class 'AddInput' for tool 'add' collides with $defs.AddInput"
+    )
+
+
+def test_output_schema_must_be_an_object(tmp_path: Path) -> None:
+    body = "tools:\n  - name: a\n    description: d\n    output: {type: array}\n"
+    assert only_error(check(tmp_path, body)) == (
+        8,
+        20,
+        "tools[0].output.type",
+        "a tool's output schema must have 'type: object', not \"array\"",
+    )
+    body = "tools:\n  - name: a\n    description: d\n    input: {properties: {}}\n"
+    assert only_error(check(tmp_path, body))[2:] == (
+        "tools[0].input",
+        "a tool's input schema must have 'type: object'",
+    )
+
+
+def test_invalid_schema_type_lists(tmp_path: Path) -> None:
+    body = "tools:\n  - name: a\n    description: d\n    input: {type: object, properties: {x: {type: [string, nul]}}}\n"
+    _, _, field, message = only_error(check(tmp_path, body))
+    assert field == "tools[0].input.properties.x.type"
+    assert message.startswith(
+        'not a valid JSON Schema (2020-12): ["string", "nul"] is not a JSON Schema type'
+    )
+
+
+@pytest.mark.parametrize(
+    ("file", "message"),
+    [
+        ("/etc/passwd", "file paths are relative to the manifest's folder, not absolute"),
+        ("a\\0b", "file path contains a NUL character"),
+        (
+            "x" * 5000,
+            "cannot use file '" + "x" * 55 + "...': File name too long",  # clipped
+        ),
+        (".", "file '.' not found next to the manifest"),
+    ],
+)
+def test_static_file_paths(tmp_path: Path, file: str, message: str) -> None:
+    body = f'resources:\n  - {{name: r, description: d, uri: "a://r", file: "{file}"}}\n'
+    assert only_error(check(tmp_path, body))[2:] == ("resources[0].file", message)
+
+
+def test_static_file_inside_the_folder_is_fine(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n")
+    loaded = check(
+        tmp_path,
+        'resources:\n  - {name: r, description: d, uri: "a://r", file: docs/../docs/a.md}\n',
+    )
+    assert loaded.manifest is not None, loaded.problems.items
+
+
+def test_template_nested_too_deeply(tmp_path: Path) -> None:
+    text = "{{ " + "(" * 5000 + " }}"
+    body = f"prompts:\n  - name: p\n    description: d\n    messages:\n      - {{role: user, text: '{text}'}}\n"
+    assert only_error(check(tmp_path, body))[2:] == (
+        "prompts[0].messages[0].text",
+        "template is nested too deeply",
+    )
+
+
+def test_completion_with_values_and_handler(tmp_path: Path) -> None:
+    body = """\
+    prompts:
+      - name: p
+        description: d
+        arguments: [{name: lang}]
+        messages: [{role: user, text: "{{ lang }}"}]
+    completions:
+      - {prompt: p, argument: lang, values: [py], handler: true}
+    """
+    assert only_error(check(tmp_path, body)) == (
+        11,
+        56,
+        "completions[0].handler",
+        "give 'values' or 'handler: true', not both",
+    )
+
+
+def test_all_semantic_errors_are_reported(tmp_path: Path) -> None:
+    body = """\
+    tools:
+      - {name: "bad name", description: d}
+      - {name: ok, description: d, input: {type: object, properties: {x: {$ref: "#/nope"}}}}
+    resources:
+      - {name: r, description: d, uri: "no-scheme"}
+      - {name: t, description: d, uriTemplate: "a://{}"}
+    """
+    fields = [field for _, _, field, _ in errors(check(tmp_path, body))]
+    assert fields == [
+        "tools[0].name",
+        "tools[1].input.properties.x.$ref",
+        "resources[0].uri",
+        "resources[1].uriTemplate",
+    ]
+
+
+def test_json_and_yaml_manifests_get_the_same_problems(tmp_path: Path) -> None:
+    body = "tools:\n  - {name: 'a b', colour: red}\n  - {name: c, timeout: -1}\n"
+    from_yaml = check(tmp_path, body)
+    data = yaml.safe_load(HEADER + body)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data, indent=2))
+    from_json = load_manifest(path)
+    assert [(f, m) for _, _, f, m in errors(from_yaml)] == [
+        (f, m) for _, _, f, m in errors(from_json)
+    ]
+    assert all(line > 0 for line, _, _, _ in errors(from_json))
+
+
+# -- warnings and strict mode -------------------------------------------------------------
+
+WARNS = "tools:\n  - name: undocumented\n"
+
+
+def test_missing_description_is_a_warning(tmp_path: Path) -> None:
+    loaded = check(tmp_path, WARNS)
+    assert loaded.manifest is not None
+    assert [(p.location.line, p.field, p.message) for p in loaded.problems.warnings] == [
+        (6, "tools[0]", "tool 'undocumented' has no description; models choose tools by it")
+    ]
+    strict = check(tmp_path, WARNS, strict=True)
+    assert strict.manifest is None
+    assert strict.problems.has_errors(strict=True)
+    assert not strict.problems.errors
+
+
+def test_cli_strict_mode_turns_warnings_into_failure(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(HEADER + WARNS)
+    code, out, err = validate(str(path))
+    assert code == 0
+    assert out == f"{path}: ok (1 tools, 0 resources, 0 prompts, 1 warnings)\n"
+    assert err.count("warning:") == 1 and "error(s)" not in err
+    code, out, err = validate(str(path), "--strict")
+    assert code == 2
+    assert out == ""
+    assert err.splitlines() == [
+        f"{path}:6:5: warning: tools[0]: tool 'undocumented' has no description; "
+        "models choose tools by it",
+        "0 error(s), 1 warning(s)",
+    ]
+
+
+def test_strict_mode_without_warnings(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(HEADER)
+    assert validate(str(path), "--strict")[0] == 0
+
+
+# -- exit codes ---------------------------------------------------------------------------
+
+
+def test_exit_codes(tmp_path: Path) -> None:
+    assert validate(str(ROOT / "manifests" / "calculator.yaml"))[0] == 0
+    code, out, err = validate(str(tmp_path / "missing.yaml"))
+    assert (code, out) == (2, "")
+    assert err == f"{tmp_path / 'missing.yaml'}: error: file not found\n1 error(s), 0 warning(s)\n"
+    assert validate(str(tmp_path))[0] == 2  # a folder
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("mcpgen: [\n")
+    assert validate(str(bad))[0] == 2
+    usage = CliRunner().invoke(main, ["validate"])
+    assert usage.exit_code == 2 and "Missing argument" in usage.stderr
+    assert CliRunner().invoke(main, ["validate", "--help"]).exit_code == 0
+
+
+def test_problems_are_sorted_and_deduplicated() -> None:
+    problems = Problems()
+    later = Problem(Level.ERROR, Location("f", 3, 1), "b", "m")
+    earlier = Problem(Level.WARNING, Location("f", 1, 9), "a", "m")
+    problems.extend([later, earlier, later])
+    assert problems.sorted() == [earlier, later]
+    assert problems.has_errors() and problems.has_errors(strict=True)
+    assert earlier.format() == "f:1:9: warning: a: m"
+    assert Problem(Level.ERROR, Location("f"), "", "m").format() == "f: error: m"
