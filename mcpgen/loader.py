@@ -396,6 +396,8 @@ def _compose(text: str, file: str) -> tuple[Any, Positions]:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         raise _yaml_error(exc, file, text) from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, file, text) from None
     except yaml.YAMLError as exc:
         raise fail(file, f"invalid YAML: {exc}") from None
     except RecursionError:
@@ -435,6 +437,18 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
         else:
             message = f"{problem} ({context})"
     return fail(file, f"invalid YAML: {message}", line, col)
+
+
+def _reader_error(exc: yaml.reader.ReaderError, file: str, text: str) -> InputError:
+    """A character YAML does not allow (control characters, U+FFFE, ...), located."""
+    code = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or "?")
+    index = text.find(chr(code))  # the first one is the one the reader stopped at
+    if index < 0:  # pragma: no cover - the reader found it in this text
+        index = min(exc.position, len(text))
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    message = f"invalid YAML: character {chr(code)!r} (U+{code:04X}) is not allowed"
+    return fail(file, message, line, column)
 
 
 def _char_at(text: str, line: int, col: int) -> str:

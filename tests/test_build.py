@@ -142,7 +142,7 @@ def test_a_failing_build_leaves_the_output_untouched(manifest: Path, tmp_path: P
     manifest.write_text(manifest.read_text().replace("name: add", "name: 'bad name!'"))
     code, output = build(str(manifest), "-o", str(out))
     assert code == 2
-    assert "must be 1-64 characters" in output
+    assert "tools[0].name: tool name 'bad name!' may only hold" in output
     assert tree(out) == before
     missing = tmp_path / "never"
     assert build(str(manifest), "-o", str(missing))[0] == 2
