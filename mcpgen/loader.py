@@ -37,6 +37,7 @@ MAX_MANIFEST_BYTES = 8 * 1024 * 1024
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 128
 MAX_NODES = 2_000_000
+MAX_INT_DIGITS = 1000  # Python refuses to parse more than 4300 digits anyway
 
 _TAG = "tag:yaml.org,2002:"
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
@@ -203,14 +204,16 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
         raise fail(file, "file is empty", 1, 1)
     if json_first or text.lstrip().startswith("{"):
         try:
-            data = json.loads(text, object_pairs_hook=_no_duplicates)
+            data = json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_json_int)
         except json.JSONDecodeError as exc:
             if json_first:
                 raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-        except (_DuplicateKey, RecursionError):
+        except (_DuplicateKey, RecursionError) as exc:
             with contextlib.suppress(_ScanError):  # the scanner locates the duplicate/depth
                 _json_positions(text, file)
-            if json_first:
+            if json_first:  # pragma: no cover - the scanner raised the located error
+                if isinstance(exc, _DuplicateKey):
+                    raise fail(file, f"duplicate key {exc.args[0]!r}") from None
                 raise fail(file, f"nesting deeper than {MAX_DEPTH} levels") from None
         else:
             _check_json_values(data, file, text)
@@ -221,6 +224,14 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
 
 class _DuplicateKey(Exception):
     pass
+
+
+class _HugeInt(str):
+    """An integer with too many digits, kept as text until it is reported with its place."""
+
+
+def _json_int(text: str) -> int | _HugeInt:
+    return _HugeInt(text) if len(text) > MAX_INT_DIGITS else int(text)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -244,23 +255,25 @@ def _check_json_values(data: Any, file: str, text: str) -> None:
             stack.extend((v, (*path, k)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
-        elif isinstance(value, float) and not math.isfinite(value):
+        elif isinstance(value, _HugeInt) or (isinstance(value, float) and not math.isfinite(value)):
             try:
                 where = _json_positions(text, file).locate(path)
             except _ScanError:  # pragma: no cover - the text parsed as JSON
                 where = Location(file, 1, 1)
+            number = _json_number_at(text, where)
             message = "NaN and Infinity are not JSON values"
-            if _json_number_at(text, where):
-                message = "number is too large"
+            if isinstance(value, _HugeInt) or number:
+                message = f"number {_clip(number)} is too large"
             raise fail(file, message, where.line, where.column, dotted(path))
 
 
-def _json_number_at(text: str, where: Location) -> bool:
+def _json_number_at(text: str, where: Location) -> str:
+    """The JSON number written at ``where``, or "" (NaN and Infinity are not numbers)."""
     lines = text.split("\n")
     if not 0 < where.line <= len(lines):
-        return False
-    rest = lines[where.line - 1][where.column - 1 :]
-    return bool(re.match(r"-?[0-9]", rest))
+        return ""
+    match = re.match(r"-?[0-9][0-9.eE+-]*", lines[where.line - 1][where.column - 1 :])
+    return match.group() if match else ""
 
 
 # -- JSON positions -----------------------------------------------------------------------
@@ -419,13 +432,15 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
     if "maximum nesting depth" in problem:  # libyaml stops at 1000 levels; we stop earlier
         return _depth_error(text, file)
     found = _char_at(text, line, col)
-    if found == "\t" and "cannot start any token" in problem:
-        return fail(file, "invalid YAML: tab character; indent YAML with spaces", line, col)
+    if found == "\t" and ("cannot start any token" in problem or "tab" in problem):
+        return fail(
+            file, "invalid YAML: a tab character is not allowed here; use spaces", line, col
+        )
     if problem == "found character that cannot start any token" and found:
         problem = f"found character {found!r} that cannot start any token"  # as pure-Python says
     elif problem == "found undefined alias" and found == "*":
-        name = re.match(r"\*([^\s,\[\]{}]*)", text.splitlines()[line - 1][col - 1 :])
-        problem += f" {name.group(0)!r}" if name else ""
+        name = re.match(r"\*([^\s,\[\]{}]*)", _YAML_LINE_BREAK.split(text)[line - 1][col - 1 :])
+        problem += f" {name.group(1)!r}" if name else ""
     if "expected a single document" in context or "expected a single document" in problem:
         return fail(file, "invalid YAML: the file holds more than one YAML document", line, col)
     message = problem or context
@@ -445,14 +460,17 @@ def _reader_error(exc: yaml.reader.ReaderError, file: str, text: str) -> InputEr
     index = text.find(chr(code))  # the first one is the one the reader stopped at
     if index < 0:  # pragma: no cover - the reader found it in this text
         index = min(exc.position, len(text))
-    line = text.count("\n", 0, index) + 1
-    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    before = _YAML_LINE_BREAK.split(text[:index])
+    line, column = len(before), len(before[-1]) + 1
     message = f"invalid YAML: character {chr(code)!r} (U+{code:04X}) is not allowed"
     return fail(file, message, line, column)
 
 
+_YAML_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # as YAML counts lines
+
+
 def _char_at(text: str, line: int, col: int) -> str:
-    lines = text.split("\n")
+    lines = _YAML_LINE_BREAK.split(text)
     if 0 < line <= len(lines) and 0 < col <= len(lines[line - 1]):
         return lines[line - 1][col - 1]
     return ""
@@ -609,6 +627,10 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
     raise _bad_tag(node, file, path)  # pragma: no cover
 
 
+def _clip(text: str, limit: int = 20) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _bad_tag(node: Node, file: str, path: JsonPath) -> InputError:
     line, col = _mark(node)
     tag = "!!" + node.tag[len(_TAG) :] if node.tag.startswith(_TAG) else node.tag
@@ -632,6 +654,9 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
         return value.lower() == "true"
     if tag == _TAG + "null":
         return None
+    if tag == _TAG + "int" and len(value) > MAX_INT_DIGITS:
+        line, col = _mark(node)
+        raise fail(file, f"number {_clip(value)} is too large", line, col, _short_field(path))
     if tag == _TAG + "int":
         if value.startswith("0o"):
             return int(value[2:], 8)
@@ -641,5 +666,5 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
         raise fail(file, "NaN and Infinity are not JSON values", line, col, _short_field(path))
     number = float(value)
     if not math.isfinite(number):
-        raise fail(file, f"number {value} is too large", line, col, _short_field(path))
+        raise fail(file, f"number {_clip(value)} is too large", line, col, _short_field(path))
     return number

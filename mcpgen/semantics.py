@@ -21,6 +21,7 @@ from .errors import Level, Problem, Problems
 from .loader import Document, JsonPath
 from .validate import dotted
 
+MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
 _SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -62,7 +63,23 @@ class Checker:
             self.check_schema(("$defs", name), shared[name], None)
 
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
-        for path, message in schemas.metaschema_errors(schema):
+        deep = _deeper_than(schema, MAX_SCHEMA_DEPTH)
+        if deep is not None:  # later stages (and the metaschema check) recurse per level
+            self.problems.add(
+                Problem(
+                    Level.ERROR,
+                    self.doc.locate((*where, *deep)),
+                    dotted(where),
+                    f"JSON Schema nested deeper than {MAX_SCHEMA_DEPTH} levels",
+                )
+            )
+            return
+        try:
+            violations = list(schemas.metaschema_errors(schema))
+        except RecursionError:  # pragma: no cover - the depth limit comes first
+            self.error(where, "JSON Schema nested too deeply to check")
+            return
+        for path, message in violations:
             if path and path[-1] == "type":
                 found, value = schemas.resolve_pointer(schema, _pointer(path))
                 if found and not _valid_types(value):
@@ -239,14 +256,14 @@ class Checker:
 
     def check_template(self, where: JsonPath, text: str, allowed: set[str]) -> None:
         try:
-            parsed = _JINJA.parse(text)
+            used = jinja2.meta.find_undeclared_variables(_JINJA.parse(text))
         except jinja2.TemplateSyntaxError as exc:
             self.error(where, f"template syntax error on line {exc.lineno}: {exc.message}")
             return
         except RecursionError:
             self.error(where, "template is nested too deeply")
             return
-        unknown = sorted(jinja2.meta.find_undeclared_variables(parsed) - allowed)
+        unknown = sorted(used - allowed)
         if unknown:
             shown = ", ".join(repr(u) for u in unknown)
             declared = ", ".join(sorted(allowed)) or "none"
@@ -373,6 +390,20 @@ def _tool_name_problem(name: str) -> str:
     bad = sorted({c for c in name if not TOOL_NAME.match(c)})
     shown = ", ".join(repr(c) for c in bad)
     return f"tool name {name!r} may only hold letters, digits, '_', '-' and '.' (found {shown})"
+
+
+def _deeper_than(value: Any, limit: int) -> JsonPath | None:
+    """The path of the first value (in document order) more than ``limit`` levels down."""
+    stack: list[tuple[Any, JsonPath]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > limit:
+            return path
+        if isinstance(node, dict):
+            stack.extend((node[k], (*path, k)) for k in reversed(list(node)))
+        elif isinstance(node, list):
+            stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
+    return None
 
 
 def _pointer(path: JsonPath) -> str:

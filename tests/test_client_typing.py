@@ -52,5 +52,10 @@ def test_correct_use_type_checks(tmp_path: Path) -> None:
 def test_wrong_argument_types_are_rejected(tmp_path: Path) -> None:
     done = mypy(BAD, tmp_path)
     assert done.returncode == 1
-    assert 'Argument "a" to "divide" of "CalculatorClient" has incompatible type "str"' in done.stdout
-    assert '"convert_units" of "CalculatorClient" has incompatible type "Literal[\'parsec\']"' in done.stdout
+    assert (
+        'Argument "a" to "divide" of "CalculatorClient" has incompatible type "str"' in done.stdout
+    )
+    assert (
+        '"convert_units" of "CalculatorClient" has incompatible type "Literal[\'parsec\']"'
+        in done.stdout
+    )

@@ -53,10 +53,10 @@ def check_loaded(loaded: Loaded, file: str) -> None:
         assert loaded.problems.errors
     else:
         assert not loaded.problems.errors
-        json.loads(spec_json(loaded.manifest))  # what the server would advertise
-        for resource in loaded.manifest.resources:
-            if resource.uri_template:
-                re.compile(json.loads(spec_json(loaded.manifest))["resources"][0]["pattern"])
+        spec = json.loads(spec_json(loaded.manifest))  # what the server would advertise
+        for resource in spec["resources"]:
+            if "pattern" in resource:
+                re.compile(resource["pattern"])
     for problem in loaded.problems.items:
         assert problem.location.file == file
         assert problem.location.line >= 1 and problem.location.column >= 1, problem
@@ -200,10 +200,16 @@ JSON_VALUES = st.recursive(
     max_leaves=25,
 )
 
-NAMES = st.sampled_from(
-    ["add", "get-user", "get_user", "getUser", "a1b", "a_1b", "class", "None", "__init__", "1abc",
-     "x" * 70, "with space", "dots.and-dashes", "ünïcödé", "", "AddInput"]
-) | st.text(alphabet=string.ascii_letters + string.digits + "_-. /{}$", min_size=1, max_size=12)  # fmt: skip
+GOOD_NAMES = st.sampled_from(["add", "search", "get_user", "lookup", "x1", "a.b-c", "A", "notes"])
+NAMES = (
+    GOOD_NAMES
+    | st.sampled_from(
+        ["add", "get-user", "get_user", "getUser", "a1b", "a_1b", "class", "None", "__init__",
+         "1abc", "x" * 70, "with space", "dots.and-dashes", "ünïcödé", "", "AddInput"]
+    )
+    | st.text(alphabet=string.ascii_letters + string.digits + "_-. /{}$", min_size=1, max_size=12)
+)  # fmt: skip
+GOOD_URIS = st.sampled_from(["app://a", "file:///x", "http://example.com/a?b=c", "notes://all"])
 PROPERTY_NAMES = st.sampled_from(
     ["x", "y", "class", "from", "self", "model_config", "a b", "1x", "_", "", "None", "items",
      "__dunder__", "schema", "ünï", "X", "x-y"]
@@ -270,122 +276,130 @@ FILES = st.sampled_from(
         "x" * 300,
     ]
 )
-ROLES = st.sampled_from(["user", "assistant", "system"])
 TEMPLATE_TEXT = st.sampled_from(
     ["Hi {{ a }}", "{{ b }} {% if a %}x{% endif %}", "{{", "{% for %}", "plain", "{{ a | upper }}",
      "{{ x.y }}", "{# c #}", "{{ lang }}", "{% raw %}{{ z }}{% endraw %}", "{{ (((a))) }}"]
 ) | TEXT  # fmt: skip
 
-TOOLS = st.fixed_dictionaries(
-    {"name": NAMES},
-    optional={
-        "description": TEXT,
-        "title": TEXT,
-        "input": SCHEMAS,
-        "output": SCHEMAS,
-        "annotations": st.fixed_dictionaries(
-            {}, optional={"readOnlyHint": st.booleans(), "destructiveHint": st.booleans()}
-        ),
-        "context": st.booleans(),
-        "timeout": st.floats(min_value=0.001, max_value=100),
-        "scopes": st.lists(st.text(min_size=1, max_size=5), max_size=2),
-        "meta": st.dictionaries(TEXT, JSON_VALUES, max_size=2),
-    },
-)
-RESOURCE_EXTRAS = {
-    "description": TEXT,
-    "mimeType": st.sampled_from(["text/plain", "image/png", "application/json"]),
-    "subscribe": st.booleans(),
-    "size": st.integers(0, 100),
-}
-RESOURCES = st.fixed_dictionaries(
-    {"name": NAMES, "uri": URIS},
-    optional={"text": TEXT, "blob": BLOBS, "file": FILES, **RESOURCE_EXTRAS},
-) | st.fixed_dictionaries({"name": NAMES, "uriTemplate": TEMPLATES}, optional=RESOURCE_EXTRAS)
-MESSAGES = (
-    st.fixed_dictionaries({"role": ROLES, "text": TEMPLATE_TEXT})
-    | st.fixed_dictionaries(
-        {
-            "role": ROLES,
-            "resource": st.fixed_dictionaries(
-                {"uri": URIS}, optional={"text": TEXT, "blob": BLOBS, "mimeType": TEXT}
+
+def pick(good: list[Any], bad: list[Any], chaos: bool) -> st.SearchStrategy[Any]:
+    """Values for a field: only ``good`` ones, or now and then a ``bad`` one too."""
+    return st.sampled_from(good + bad if chaos else good)
+
+
+def manifests(chaos: bool) -> st.SearchStrategy[dict[str, Any]]:
+    """Manifests whose shape is valid (``chaos`` off: problems are semantic) or not."""
+    names = NAMES if chaos else GOOD_NAMES | NAMES
+    uris = URIS if chaos else GOOD_URIS | URIS.filter(bool)
+    roles = pick(["user", "assistant"], ["system"], chaos)
+    argument_names = pick(["a", "b", "lang", "x1", "_", "id"], ["1a", ""], chaos)
+    tools = st.fixed_dictionaries(
+        {"name": names},
+        optional={
+            "description": TEXT,
+            "title": TEXT,
+            "input": SCHEMAS,
+            "output": SCHEMAS,
+            "annotations": st.fixed_dictionaries(
+                {}, optional={"readOnlyHint": st.booleans(), "destructiveHint": st.booleans()}
             ),
-        }
+            "context": st.booleans(),
+            "timeout": st.floats(min_value=0.001, max_value=100),
+            "scopes": st.lists(st.text(min_size=1, max_size=5), max_size=2),
+            "meta": st.dictionaries(TEXT, JSON_VALUES, max_size=2),
+        },
     )
-    | st.fixed_dictionaries(
-        {
-            "role": ROLES,
-            "image": st.fixed_dictionaries(
-                {"mimeType": st.just("image/png")}, optional={"data": BLOBS, "file": FILES}
-            ),
-        }
-    )
-)
-ARGUMENT_NAMES = st.sampled_from(["a", "b", "lang", "x1", "_", "id", "1a"])
-PROMPTS = st.fixed_dictionaries(
-    {"name": NAMES},
-    optional={
+    extras = {
         "description": TEXT,
-        "arguments": st.lists(
-            st.fixed_dictionaries(
-                {"name": ARGUMENT_NAMES}, optional={"required": st.booleans(), "description": TEXT}
+        "mimeType": st.sampled_from(["text/plain", "image/png", "application/json"]),
+        "subscribe": st.booleans(),
+        "size": st.integers(0, 100),
+    }
+    resources = st.fixed_dictionaries(
+        {"name": names, "uri": uris},
+        optional={"text": TEXT, "blob": BLOBS, "file": FILES, **extras},
+    ) | st.fixed_dictionaries(
+        {"name": names, "uriTemplate": TEMPLATES.filter(bool)}, optional=extras
+    )
+    messages = (
+        st.fixed_dictionaries({"role": roles, "text": TEMPLATE_TEXT})
+        | st.fixed_dictionaries(
+            {
+                "role": roles,
+                "resource": st.fixed_dictionaries(
+                    {"uri": uris}, optional={"text": TEXT, "blob": BLOBS, "mimeType": TEXT}
+                ),
+            }
+        )
+        | st.fixed_dictionaries(
+            {
+                "role": roles,
+                "image": st.fixed_dictionaries(
+                    {"mimeType": st.just("image/png")}, optional={"data": BLOBS, "file": FILES}
+                ),
+            }
+        )
+    )
+    prompts = st.fixed_dictionaries(
+        {"name": names},
+        optional={
+            "description": TEXT,
+            "arguments": st.lists(
+                st.fixed_dictionaries(
+                    {"name": argument_names},
+                    optional={"required": st.booleans(), "description": TEXT},
+                ),
+                max_size=3,
             ),
+            "messages": st.lists(messages, max_size=3),
+            "handler": st.booleans(),
+        },
+    )
+    sources = {"values": st.lists(TEXT, max_size=3), "handler": st.booleans()}
+    completions = st.fixed_dictionaries(
+        {"argument": argument_names | st.sampled_from(["q", "path"]), "prompt": names},
+        optional=sources,
+    ) | st.fixed_dictionaries(
+        {
+            "argument": argument_names | st.sampled_from(["q", "path"]),
+            "resource": TEMPLATES | names,
+        },
+        optional=sources,
+    )
+    if chaos:
+        completions = st.fixed_dictionaries(
+            {"argument": argument_names},
+            optional={"prompt": names, "resource": TEMPLATES, **sources},
+        )
+    optional: dict[str, st.SearchStrategy[Any]] = {
+        "$defs": st.dictionaries(
+            pick(["A", "B", "AddInput", "Note", "SearchOutput"], ["bad-name"], chaos),
+            SCHEMAS,
             max_size=3,
         ),
-        "messages": st.lists(MESSAGES, max_size=3),
-        "handler": st.booleans(),
-    },
-)
-COMPLETIONS = st.fixed_dictionaries(
-    {"argument": ARGUMENT_NAMES | st.sampled_from(["id", "q", "path"])},
-    optional={
-        "prompt": NAMES,
-        "resource": TEMPLATES | NAMES,
-        "values": st.lists(TEXT, max_size=3),
-        "handler": st.booleans(),
-    },
-)
-MANIFESTS = st.fixed_dictionaries(
-    {
-        "mcpgen": st.sampled_from([1] * 12 + [2, "1", None, True, 1.0]),
-        "server": st.fixed_dictionaries(
-            {"name": st.sampled_from(["demo", "my-server", "x" * 70, "1bad", "class", "a_b"]) | NAMES},
-            optional={
-                "version": st.sampled_from(["1.0", "0.1.0", ""]) | SCALARS,
-                "package": st.sampled_from(["demo_pkg", "class", "Bad", "print"]),
-                "distribution": st.sampled_from(["demo-dist", "-bad"]),
-                "description": TEXT,
-                "title": TEXT,
-                "instructions": TEXT,
-                "dependencies": st.lists(TEXT, max_size=2),
-            },
-        ),
-    },
-    optional={
-        "$defs": st.dictionaries(st.sampled_from(["A", "B", "AddInput", "Note", "bad-name"]), SCHEMAS, max_size=3),
-        "tools": st.lists(TOOLS, max_size=4),
-        "resources": st.lists(RESOURCES, max_size=3),
-        "prompts": st.lists(PROMPTS, max_size=3),
-        "completions": st.lists(COMPLETIONS, max_size=3),
+        "tools": st.lists(tools, max_size=4),
+        "resources": st.lists(resources, max_size=3),
+        "prompts": st.lists(prompts, max_size=3),
+        "completions": st.lists(completions, max_size=3),
         "capabilities": st.fixed_dictionaries(
             {},
             optional={
                 "logging": st.booleans(),
                 "completions": st.booleans(),
-                "pageSize": st.integers(-1, 20_000),
+                "pageSize": st.integers(-1, 20_000) if chaos else st.integers(1, 10_000),
                 "tools": st.fixed_dictionaries({}, optional={"listChanged": st.booleans()}),
             },
         ),
         "transports": st.fixed_dictionaries(
             {},
             optional={
-                "default": st.sampled_from(["stdio", "http", "sse", "websocket", "tcp"]),
+                "default": pick(["stdio", "http", "sse", "websocket"], ["tcp"], chaos),
                 "http": st.fixed_dictionaries(
                     {},
                     optional={
                         "host": st.sampled_from(["127.0.0.1", "0.0.0.0", "::1"]),
-                        "port": st.integers(-1, 70_000),
-                        "path": st.sampled_from(["/mcp", "mcp", "/"]),
+                        "port": st.integers(-1, 70_000) if chaos else st.integers(0, 65535),
+                        "path": pick(["/mcp", "/"], ["mcp"], chaos),
                     },
                 ),
             },
@@ -393,16 +407,31 @@ MANIFESTS = st.fixed_dictionaries(
         "auth": st.fixed_dictionaries(
             {},
             optional={
-                "type": st.sampled_from(["none", "bearer", "apiKey", "oauth", "basic"]),
+                "type": pick(["none", "bearer", "apiKey", "oauth"], ["basic"], chaos),
                 "issuer": TEXT,
                 "audience": TEXT,
                 "jwksUrl": TEXT,
                 "header": TEXT,
             },
         ),
-        "extra": JSON_VALUES,
-    },
-)  # fmt: skip
+    }
+    if chaos:
+        optional["extra"] = JSON_VALUES
+    server = st.fixed_dictionaries(
+        {"name": pick(["demo", "my-server", "a_b", "Srv2"], ["x" * 70, "1bad", "a.b", ""], chaos)},
+        optional={
+            "version": st.sampled_from(["1.0", "0.1.0"])
+            | (SCALARS if chaos else TEXT.filter(bool)),
+            "package": pick(["demo_pkg", "class", "print"], ["Bad"], chaos),
+            "distribution": pick(["demo-dist"], ["-bad"], chaos),
+            "description": TEXT,
+            "title": TEXT,
+            "instructions": TEXT,
+            "dependencies": st.lists(TEXT, max_size=2),
+        },
+    )
+    version = st.sampled_from([1, 1, 1, 1, 2, "1", None, True, 1.0]) if chaos else st.just(1)
+    return st.fixed_dictionaries({"mcpgen": version, "server": server}, optional=optional)
 
 
 def write_both(folder: Path, data: Any) -> None:
@@ -416,7 +445,7 @@ def write_both(folder: Path, data: Any) -> None:
 
 
 @FUZZ
-@given(data=MANIFESTS)
+@given(data=manifests(chaos=False) | manifests(chaos=True))
 def test_generated_manifests(workdir: Path, data: dict[str, Any]) -> None:
     write_both(workdir, data)
 

@@ -202,6 +202,8 @@ def test_non_string_keys_become_strings() -> None:
         ("a: .inf\n", "NaN and Infinity are not JSON values"),
         ("a: -.Inf\n", "NaN and Infinity are not JSON values"),
         ("a: 1e400\n", "number 1e400 is too large"),
+        ("a: " + "1" * 5000 + "\n", "number 11111111111111111... is too large"),
+        ("a: 0x" + "f" * 2000 + "\n", "number 0xfffffffffffffff... is too large"),
         ('a: !!float "nan"\n', "'nan' is not a valid !!float"),
     ],
 )
@@ -212,12 +214,14 @@ def test_nan_and_infinity_are_refused_in_yaml(text: str, message: str) -> None:
     assert problem.field == "a"
 
 
-@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400"])
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400", "9" * 5000])
 def test_nan_and_infinity_are_refused_in_json(value: str) -> None:
     problem = refused('{"a": 1,\n "b": [2, ' + value + "]}", "m.json")
     assert where(problem) == (2, 11)
     assert problem.field == "b[1]"
-    expected = "number is too large" if value == "1e400" else "NaN and Infinity are not JSON values"
+    expected = "NaN and Infinity are not JSON values"
+    if value[0].isdigit():
+        expected = f"number {value if len(value) < 20 else '9' * 17 + '...'} is too large"
     assert problem.message == expected
 
 
@@ -318,8 +322,15 @@ def test_yaml_syntax_error_names_the_start_of_the_construct(parser: str) -> None
 
 def test_tab_indentation_gets_a_hint(parser: str) -> None:
     problem = refused("a:\n\tb: 1\n")
-    assert problem.message == "invalid YAML: tab character; indent YAML with spaces"
+    assert problem.message == "invalid YAML: a tab character is not allowed here; use spaces"
     assert where(problem) == (2, 1)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_control_characters_are_located(parser: str, newline: str) -> None:
+    problem = refused(f"a: é{newline}b: x\x1b{newline}")
+    assert problem.message == "invalid YAML: character '\\x1b' (U+001B) is not allowed"
+    assert where(problem) == (2, 5)
 
 
 def test_undefined_alias_is_named(parser: str) -> None:

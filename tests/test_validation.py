@@ -380,3 +380,21 @@ def test_problems_are_sorted_and_deduplicated() -> None:
     assert problems.has_errors() and problems.has_errors(strict=True)
     assert earlier.format() == "f:1:9: warning: a: m"
     assert Problem(Level.ERROR, Location("f"), "", "m").format() == "f: error: m"
+
+
+def test_schema_nesting_limit(tmp_path: Path) -> None:
+    """Deep schemas are refused before the stages that recurse per level (metaschema check,
+    model generation) can run out of stack."""
+
+    def body(levels: int) -> str:
+        inner = "{type: string}"
+        for _ in range(levels):
+            inner = "{items: " + inner + "}"
+        return f"tools:\n  - name: a\n    description: d\n    input: {{type: object, properties: {{x: {inner}}}}}\n"
+
+    # properties, x, items * 61, type: 64 levels inside the schema
+    assert check(tmp_path, body(61)).manifest is not None
+    line, col, field, message = only_error(check(tmp_path, body(62)))
+    assert (field, message) == ("tools[0].input", "JSON Schema nested deeper than 64 levels")
+    text = body(62).splitlines()[3]
+    assert (line, col) == (8, text.index("string") + 1)
