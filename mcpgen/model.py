@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import Location
+
 Json = Any
 ContentKind = Literal["text", "blob"]
 
@@ -253,6 +255,8 @@ class Manifest:
     auth: Auth
     openapi: Json | None = None
     digest: str = field(default="", compare=False)
+    # Where the schema behind each model class was written: for located build errors.
+    origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
 
     @property
     def fixed_resources(self) -> tuple[Resource, ...]:
@@ -268,4 +272,5 @@ class Manifest:
 
         data = asdict(self)
         data.pop("digest")
+        data.pop("origins")
         return data

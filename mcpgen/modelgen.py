@@ -152,30 +152,62 @@ def _options() -> dict[str, Any]:
     )
 
 
-def generate_models(manifest: Manifest) -> str:
-    """Source of ``models.py`` for the whole manifest, from one generator call."""
+def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
     from datamodel_code_generator import generate
 
+    document = combined_document(models, shared)
+    with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = generate(document, settings_path=Path(settings_dir), **_options())
+    assert isinstance(source, str)
+    return source
+
+
+def _first_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) -> list[Problem]:
+    """Find which schemas the model generator rejects (one at a time) and say where they are."""
+    culprits: list[str] = []
+    shared = manifest.shared_defs
+    for name in sorted(shared):
+        try:
+            _run({}, {name: shared[name]} | {k: v for k, v in shared.items() if k != name})
+        except Exception:
+            culprits.append(name)
+            break  # shared definitions depend on each other; one is enough to point at
+    if not culprits:
+        for name in sorted(models):
+            try:
+                _run({name: models[name]}, shared)
+            except Exception as one:
+                culprits.append(name)
+                exc = one
+    problems = []
+    for name in culprits or [""]:
+        field_path, location = manifest.origins.get(name, ("", Location(manifest.source)))
+        problems.append(
+            Problem(
+                Level.ERROR,
+                location,
+                field_path,
+                f"cannot generate a typed model from this schema: {_first_line(exc)}",
+            )
+        )
+    return problems
+
+
+def generate_models(manifest: Manifest) -> str:
+    """Source of ``models.py`` for the whole manifest, from one generator call."""
     models = model_schemas(manifest)
     if not models and not manifest.shared_defs:
         return HEADER + '\n"""No models: this server declares no tools or prompts."""\n'
-    document = combined_document(models, manifest.shared_defs)
     try:
-        with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            source = generate(document, settings_path=Path(settings_dir), **_options())
-    except Exception as exc:  # the generator's own errors name the schema that broke it
-        raise InputError(
-            [
-                Problem(
-                    Level.ERROR,
-                    Location(manifest.source),
-                    "",
-                    f"cannot generate typed models: {type(exc).__name__}: {exc}",
-                )
-            ]
-        ) from None
-    assert isinstance(source, str)
+        source = _run(models, manifest.shared_defs)
+    except Exception as exc:
+        raise InputError(_locate_failure(manifest, models, exc)) from None
     defined: set[str] = set()
     for node in ast.parse(source).body:
         if isinstance(node, ast.ClassDef):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import mimetypes
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from . import names, schemas, uritemplate
+from .errors import Location
 from .loader import Document
 from .model import (
     Auth,
@@ -84,13 +86,22 @@ def build_model(doc: Document) -> Manifest:
         openapi=data.get("openapi"),
     )
     digest = hashlib.sha256(canonical_json(manifest.to_data()).encode()).hexdigest()
-    return _replace_digest(manifest, digest)
+    return replace(manifest, digest=digest, origins=_origins(doc, manifest))
 
 
-def _replace_digest(manifest: Manifest, digest: str) -> Manifest:
-    from dataclasses import replace
-
-    return replace(manifest, digest=digest)
+def _origins(doc: Document, manifest: Manifest) -> dict[str, tuple[str, Location]]:
+    """Model class name -> (field path, location) of the schema it is generated from."""
+    origins: dict[str, tuple[str, Location]] = {}
+    for name in manifest.shared_defs:
+        origins[name] = (f"$defs.{name}", doc.locate(("$defs", name)))
+    for index, tool in enumerate(manifest.tools):
+        for part, model in (("input", tool.input_model), ("output", tool.output_model)):
+            if model and model not in origins:
+                origins[model] = (f"tools[{index}].{part}", doc.locate(("tools", index, part)))
+    for index, prompt in enumerate(manifest.prompts):
+        where = ("prompts", index, "arguments")
+        origins[prompt.class_name] = (f"prompts[{index}].arguments", doc.locate(where))
+    return origins
 
 
 def _server(raw: dict[str, Any]) -> Server:

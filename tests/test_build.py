@@ -153,3 +153,18 @@ def test_bad_source_is_exit_2(tmp_path: Path) -> None:
     code, output = build(str(tmp_path / "missing.yaml"))
     assert code == 2
     assert "file not found" in output
+
+
+def test_a_schema_the_model_generator_rejects_is_a_located_error(tmp_path: Path) -> None:
+    source = tmp_path / "bad.yaml"
+    source.write_text(
+        "mcpgen: 1\nserver: {name: bad}\ntools:\n"
+        "  - name: fine\n    description: ok\n"
+        "  - name: broken\n    description: unsatisfiable property\n"
+        "    input:\n      type: object\n      properties:\n        x: {anyOf: [false]}\n"
+    )
+    out = tmp_path / "out"
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2
+    assert f"{source}:9:7: error: tools[1].input: cannot generate a typed model" in output
+    assert not out.exists()
