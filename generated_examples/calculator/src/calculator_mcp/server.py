@@ -137,6 +137,7 @@ def create_server() -> rt.GeneratedServer:
         get_tool_input_schema=lambda name: (
             TOOLS.by_name[name].definition["inputSchema"] if name in TOOLS.by_name else None
         ),
+        on_set_logging_level=rt.set_logging_level,
     )
     server.notification_options = NotificationOptions(
         prompts_changed=False,

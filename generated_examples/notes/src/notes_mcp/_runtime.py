@@ -37,6 +37,7 @@ logger = logging.getLogger(__package__ or "mcp_server")
 
 Json = Any
 ModelT = TypeVar("ModelT", bound=BaseModel)
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 ContentBlock = (
     types.TextContent
     | types.ImageContent
@@ -60,7 +61,11 @@ class ResourceNotFound(Exception):
 class _InputRequired(Exception):
     """Internal: the 2026-07-28 era asks the client for input by returning a result."""
 
-    def __init__(self, key: str, request: types.ElicitRequest) -> None:
+    def __init__(
+        self,
+        key: str,
+        request: types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest,
+    ) -> None:
         super().__init__(key)
         self.key = key
         self.request = request
@@ -125,6 +130,8 @@ class Context:
     ) -> None:
         """Send a log message to the client (and to the server's own log)."""
         logger.log(logging.getLevelNamesMapping().get(level.upper(), logging.INFO), "%s", data)
+        if not self.modern and not _enabled(self.request.session, level):
+            return
         try:
             await self.request.session.send_log_message(
                 level, data, logger_name, related_request_id=self.request.request_id
@@ -139,23 +146,85 @@ class Context:
         ``input_required`` result and re-run when the client comes back with the answer,
         so ask before doing anything with side effects.
         """
-        requested = schema.model_json_schema()
-        requested.pop("title", None)
-        key = f"elicit-{self._asked}"
-        self._asked += 1
-        if not self.modern:
-            answer = await self.request.session.elicit_form(
-                message, requested, related_request_id=self.request.request_id
-            )
-        else:
-            raw = self._answers.get(key)
-            if raw is None:
-                params = types.ElicitRequestFormParams(message=message, requested_schema=requested)
-                raise _InputRequired(key, types.ElicitRequest(params=params))
-            answer = types.ElicitResult.model_validate(raw)
+        answer = await self.elicit_raw(message, _requested_schema(schema))
         if answer.action != "accept":
             return None
         return schema.model_validate(answer.content or {})
+
+    async def elicit_raw(self, message: str, requested: dict[str, Json]) -> types.ElicitResult:
+        """Ask the user to fill in a form described by a flat JSON Schema; the raw answer."""
+        session = self.request.session
+
+        async def legacy() -> types.ElicitResult:
+            return await session.elicit_form(
+                message, requested, related_request_id=self.request.request_id
+            )
+
+        params = types.ElicitRequestFormParams(message=message, requested_schema=requested)
+        return await self._ask(
+            "elicit", legacy, types.ElicitRequest(params=params), types.ElicitResult
+        )
+
+    async def sample(
+        self,
+        prompt: str | Sequence[types.SamplingMessage],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the client's model for a completion (sampling), in both protocol eras."""
+        if isinstance(prompt, str):
+            messages = [types.SamplingMessage(role="user", content=text(prompt))]
+        else:
+            messages = list(prompt)
+        session = self.request.session
+
+        async def legacy() -> types.CreateMessageResult:
+            result = await session.create_message(
+                messages,
+                max_tokens=max_tokens,
+                system_prompt=system_prompt,
+                temperature=temperature,
+                related_request_id=self.request.request_id,
+            )
+            return types.CreateMessageResult.model_validate(result.model_dump(by_alias=True))
+
+        params = types.CreateMessageRequestParams(
+            messages=messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+        )
+        return await self._ask(
+            "sample", legacy, types.CreateMessageRequest(params=params), types.CreateMessageResult
+        )
+
+    async def list_roots(self) -> list[types.Root]:
+        """The client's roots (folders or files it shares), in both protocol eras."""
+        session = self.request.session
+        result = await self._ask(
+            "roots", session.list_roots, types.ListRootsRequest(), types.ListRootsResult
+        )
+        return list(result.roots)
+
+    async def _ask(
+        self,
+        kind: str,
+        legacy: Callable[[], Awaitable[AnswerT]],
+        request: types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest,
+        answer_type: type[AnswerT],
+    ) -> AnswerT:
+        """A server-to-client request: on the back channel in the handshake era; on
+        2026-07-28 an ``input_required`` result, the handler re-running with the answer."""
+        key = f"{kind}-{self._asked}"
+        self._asked += 1
+        if not self.modern:
+            return await legacy()
+        raw = self._answers.get(key)
+        if raw is None:
+            raise _InputRequired(key, request)
+        return answer_type.model_validate(raw)
 
     async def notify_tools_changed(self) -> None:
         await notify(self.request.session, ToolsListChanged())
@@ -168,6 +237,65 @@ class Context:
 
     async def notify_resource_updated(self, uri: str) -> None:
         await notify(self.request.session, ResourceUpdated(uri=uri))
+
+
+def _requested_schema(schema: type[BaseModel]) -> dict[str, Json]:
+    """An elicitation schema from a model: flat properties, enums and defaults kept."""
+    requested = schema.model_json_schema()
+    requested.pop("title", None)
+    for prop in requested.get("properties", {}).values():
+        prop.pop("title", None)
+    return requested
+
+
+# -- content helpers for tool results ---------------------------------------------------
+
+
+def text(value: str) -> types.TextContent:
+    return types.TextContent(type="text", text=value)
+
+
+def image(data: bytes, mime_type: str) -> types.ImageContent:
+    return types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+
+
+def audio(data: bytes, mime_type: str) -> types.AudioContent:
+    return types.AudioContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+
+
+def embedded_text(uri: str, value: str, mime_type: str = "text/plain") -> types.EmbeddedResource:
+    contents = types.TextResourceContents(uri=uri, mime_type=mime_type, text=value)
+    return types.EmbeddedResource(resource=contents)
+
+
+def embedded_blob(uri: str, data: bytes, mime_type: str) -> types.EmbeddedResource:
+    blob = base64.b64encode(data).decode("ascii")
+    contents = types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)
+    return types.EmbeddedResource(resource=contents)
+
+
+def resource_link(
+    uri: str, name: str, *, mime_type: str | None = None, description: str | None = None
+) -> types.ResourceLink:
+    return types.ResourceLink(uri=uri, name=name, mime_type=mime_type, description=description)
+
+
+# -- logging level (handshake era: logging/setLevel) -----------------------------------
+
+_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+_SESSION_LEVELS: dict[int, str] = {}
+
+
+async def set_logging_level(
+    ctx: ServerRequestContext, params: types.SetLevelRequestParams
+) -> types.EmptyResult:
+    _SESSION_LEVELS[id(ctx.session)] = params.level
+    return types.EmptyResult()
+
+
+def _enabled(session: ServerSession, level: str) -> bool:
+    floor = _SESSION_LEVELS.get(id(session), "debug")
+    return _LEVELS.index(level) >= _LEVELS.index(floor)
 
 
 BUS = InMemorySubscriptionBus()
@@ -230,12 +358,8 @@ class ToolBinding:
         return messages
 
 
-def _text(text: str) -> types.TextContent:
-    return types.TextContent(type="text", text=text)
-
-
 def tool_error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[_text(message)], is_error=True)
+    return types.CallToolResult(content=[text(message)], is_error=True)
 
 
 def _to_result(value: ToolReturn, binding: ToolBinding) -> types.CallToolResult:
@@ -251,10 +375,10 @@ def _to_result(value: ToolReturn, binding: ToolBinding) -> types.CallToolResult:
     ):
         data = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return types.CallToolResult(
-            content=[_text(json.dumps(data, ensure_ascii=False))], structured_content=data
+            content=[text(json.dumps(data, ensure_ascii=False))], structured_content=data
         )
     if isinstance(value, str):
-        return types.CallToolResult(content=[_text(value)])
+        return types.CallToolResult(content=[text(value)])
     if isinstance(value, Sequence):
         return types.CallToolResult(content=list(value))
     return types.CallToolResult(content=[value])
@@ -500,7 +624,7 @@ class PromptBinding:
 _TEMPLATES: dict[str, Any] = {}
 
 
-def _render_text(source: str, arguments: dict[str, str]) -> str:
+def _rendertext(source: str, arguments: dict[str, str]) -> str:
     template = _TEMPLATES.get(source)
     if template is None:
         from jinja2.sandbox import SandboxedEnvironment
@@ -523,7 +647,7 @@ def render_messages(
             types.TextContent | types.ImageContent | types.AudioContent | types.EmbeddedResource
         )
         if kind == "text":
-            content = _text(_render_text(message["text"], arguments))
+            content = text(_rendertext(message["text"], arguments))
         elif kind == "image":
             content = types.ImageContent(data=message["blob"], mime_type=message["mimeType"])
         elif kind == "audio":
@@ -592,7 +716,7 @@ class PromptTable:
         if isinstance(value, types.GetPromptResult):
             return value
         if isinstance(value, str):
-            value = [types.PromptMessage(role="user", content=_text(value))]
+            value = [types.PromptMessage(role="user", content=text(value))]
         return types.GetPromptResult(description=description, messages=list(value))
 
 

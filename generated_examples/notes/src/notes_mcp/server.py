@@ -201,6 +201,7 @@ def create_server() -> rt.GeneratedServer:
         on_subscribe_resource=RESOURCES.subscribe,
         on_unsubscribe_resource=RESOURCES.unsubscribe,
         on_completion=COMPLETIONS.complete,
+        on_set_logging_level=rt.set_logging_level,
         on_subscriptions_listen=ListenHandler(rt.BUS),
     )
     server.notification_options = NotificationOptions(

@@ -208,6 +208,7 @@ def create_server() -> rt.GeneratedServer:
         on_list_prompts=list_prompts,
         on_get_prompt=PROMPTS.get,
         on_completion=COMPLETIONS.complete,
+        on_set_logging_level=rt.set_logging_level,
     )
     server.notification_options = NotificationOptions(
         prompts_changed=False,
