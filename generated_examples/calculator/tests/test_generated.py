@@ -21,11 +21,14 @@ import jsonschema
 import mcp_types as types
 import pytest
 from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from calculator_mcp import models
-from calculator_mcp.client import CalculatorClient, ToolCallError
+from calculator_mcp.client import (
+    CalculatorClient,
+    CalculatorSyncClient,
+    ToolCallError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -51,12 +54,6 @@ HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "weather_current": ("weather_current", "WeatherCurrentInput", "WeatherCurrentOutput", True),
     "random_fact": ("random_fact", "RandomFactInput", None, False),
 }
-
-
-def stdio_parameters() -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "calculator_mcp"], env=dict(os.environ)
-    )
 
 
 async def all_tools(client: Client) -> list[types.Tool]:
@@ -136,41 +133,39 @@ async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
     assert caught.value.code == types.INVALID_PARAMS
 
 
-async def test_typed_client_round_trip(mode: typing.Literal["legacy", "2026-07-28"]) -> None:
-    async with CalculatorClient.in_memory(mode=mode) as typed:
-        assert typed.client.protocol_version is not None
+async def test_typed_client_round_trip(typed: CalculatorClient) -> None:
+    """Every tool through the typed client, over this transport and era."""
+    assert typed.client.protocol_version is not None
+    try:
+        await typed.add(numbers=[0.0, 0.0])
+    except ToolCallError as exc:
+        assert exc.tool == "add"
+    try:
+        await typed.divide(a=0.0, b=0.0)
+    except ToolCallError as exc:
+        assert exc.tool == "divide"
+    try:
+        await typed.convert_units(value=0.0, from_="m", to="m")
+    except ToolCallError as exc:
+        assert exc.tool == "convert_units"
+    try:
+        await typed.weather_current(location="xxxxxxx")
+    except ToolCallError as exc:
+        assert exc.tool == "weather_current"
+    try:
+        await typed.random_fact()
+    except ToolCallError as exc:
+        assert exc.tool == "random_fact"
+
+
+def test_sync_client_over_stdio() -> None:
+    """The blocking facade, for scripts."""
+    with CalculatorSyncClient.stdio(env=dict(os.environ)) as client:
+        assert client.typed.client.protocol_version is not None
         try:
-            await typed.add(numbers=[0.0, 0.0])
+            client.add(numbers=[0.0, 0.0])
         except ToolCallError as exc:
             assert exc.tool == "add"
-        try:
-            await typed.divide(a=0.0, b=0.0)
-        except ToolCallError as exc:
-            assert exc.tool == "divide"
-        try:
-            await typed.convert_units(value=0.0, from_="m", to="m")
-        except ToolCallError as exc:
-            assert exc.tool == "convert_units"
-        try:
-            await typed.weather_current(location="xxxxxxx")
-        except ToolCallError as exc:
-            assert exc.tool == "weather_current"
-        try:
-            await typed.random_fact()
-        except ToolCallError as exc:
-            assert exc.tool == "random_fact"
-
-
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_stdio_round_trip(mode: str) -> None:
-    async with Client(stdio_parameters(), mode=mode) as connected:
-        tools = await all_tools(connected)
-        assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
-        for name in TOOL_NAMES:
-            if VALID_ARGUMENTS[name] is not None:
-                result = await connected.call_tool(name, VALID_ARGUMENTS[name])
-                assert result.content or result.structured_content is not None or result.is_error
-                break
 
 
 def test_package_type_checks() -> None:

@@ -22,11 +22,14 @@ import jsonschema
 import mcp_types as types
 import pytest
 from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from notes_mcp import models
-from notes_mcp.client import NotesClient, ToolCallError
+from notes_mcp.client import (
+    NotesClient,
+    NotesSyncClient,
+    ToolCallError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -62,12 +65,6 @@ HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "search_notes": ("search_notes", "SearchNotesInput", "SearchNotesOutput", False),
     "export_notes": ("export_notes", "ExportNotesInput", None, True),
 }
-
-
-def stdio_parameters() -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "notes_mcp"], env=dict(os.environ)
-    )
 
 
 async def all_tools(client: Client) -> list[types.Tool]:
@@ -201,33 +198,31 @@ async def test_completions_answer(client: Client, spec: dict[str, Any]) -> None:
             assert result.completion.values == entry["values"][:100]
 
 
-async def test_typed_client_round_trip(mode: typing.Literal["legacy", "2026-07-28"]) -> None:
-    async with NotesClient.in_memory(mode=mode) as typed:
-        assert typed.client.protocol_version is not None
+async def test_typed_client_round_trip(typed: NotesClient) -> None:
+    """Every tool through the typed client, over this transport and era."""
+    assert typed.client.protocol_version is not None
+    try:
+        await typed.create_note(title="xxxxxxx", body="xxxxxxx")
+    except ToolCallError as exc:
+        assert exc.tool == "create_note"
+    try:
+        await typed.search_notes()
+    except ToolCallError as exc:
+        assert exc.tool == "search_notes"
+    try:
+        await typed.export_notes()
+    except ToolCallError as exc:
+        assert exc.tool == "export_notes"
+
+
+def test_sync_client_over_stdio() -> None:
+    """The blocking facade, for scripts."""
+    with NotesSyncClient.stdio(env=dict(os.environ)) as client:
+        assert client.typed.client.protocol_version is not None
         try:
-            await typed.create_note(title="xxxxxxx", body="xxxxxxx")
+            client.create_note(title="xxxxxxx", body="xxxxxxx")
         except ToolCallError as exc:
             assert exc.tool == "create_note"
-        try:
-            await typed.search_notes()
-        except ToolCallError as exc:
-            assert exc.tool == "search_notes"
-        try:
-            await typed.export_notes()
-        except ToolCallError as exc:
-            assert exc.tool == "export_notes"
-
-
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_stdio_round_trip(mode: str) -> None:
-    async with Client(stdio_parameters(), mode=mode) as connected:
-        tools = await all_tools(connected)
-        assert sorted(t.name for t in tools) == sorted(TOOL_NAMES)
-        for name in TOOL_NAMES:
-            if VALID_ARGUMENTS[name] is not None:
-                result = await connected.call_tool(name, VALID_ARGUMENTS[name])
-                assert result.content or result.structured_content is not None or result.is_error
-                break
 
 
 def test_package_type_checks() -> None:

@@ -11,12 +11,15 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any, Literal
 
 import mcp_types as types
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
+from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
 
 from . import models
@@ -57,9 +60,28 @@ class CalculatorClient:
     @classmethod
     @asynccontextmanager
     async def connect(
-        cls, target: Any, *, mode: Mode = "auto", **options: Any
+        cls,
+        target: Any,
+        *,
+        mode: Mode = "auto",
+        on_elicit: ElicitationFnT | None = None,
+        on_sample: SamplingFnT | None = None,
+        on_roots: ListRootsFnT | None = None,
+        on_log: LoggingFnT | None = None,
+        **options: Any,
     ) -> AsyncIterator[CalculatorClient]:
-        """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object)."""
+        """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object).
+
+        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions (in both
+        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``.
+        """
+        callbacks: dict[str, Any] = {
+            "elicitation_callback": on_elicit,
+            "sampling_callback": on_sample,
+            "list_roots_callback": on_roots,
+            "logging_callback": on_log,
+        }
+        options.update({k: v for k, v in callbacks.items() if v is not None})
         async with Client(target, mode=mode, **options) as client:
             yield cls(client)
 
@@ -107,6 +129,28 @@ class CalculatorClient:
             transport = streamable_http_client(url, http_client=http_client)
             async with cls.connect(transport, mode=mode, **options) as client:
                 yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def sse(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[CalculatorClient]:
+        """Connect over the legacy HTTP+SSE transport (``url`` ends in ``/sse``)."""
+        from mcp.client.sse import sse_client
+
+        all_headers = dict(headers or {})
+        if token is not None:
+            all_headers["Authorization"] = f"Bearer {token}"
+        async with cls.connect(
+            sse_client(url, headers=all_headers), mode=mode, **options
+        ) as client:
+            yield client
 
     @classmethod
     @asynccontextmanager
@@ -221,6 +265,125 @@ class CalculatorClient:
         """Read any resource by URI."""
         result = await self.client.read_resource(uri)
         return list(result.contents)
+
+
+class CalculatorSyncClient:
+    """A blocking facade for scripts::
+
+    with CalculatorSyncClient.stdio() as client:
+        ...
+    """
+
+    def __init__(self, portal: BlockingPortal, typed: CalculatorClient) -> None:
+        self.portal = portal
+        self.typed = typed
+
+    @classmethod
+    @contextmanager
+    def _wrap(
+        cls, opener: Callable[[], AbstractAsyncContextManager[CalculatorClient]]
+    ) -> Iterator[CalculatorSyncClient]:
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(opener()) as typed,
+        ):
+            yield cls(portal, typed)
+
+    @classmethod
+    @contextmanager
+    def stdio(cls, **options: Any) -> Iterator[CalculatorSyncClient]:
+        """Spawn the server over stdio (options as for the async client's ``stdio``)."""
+        with cls._wrap(lambda: CalculatorClient.stdio(**options)) as client:
+            yield client
+
+    @classmethod
+    @contextmanager
+    def http(cls, url: str, **options: Any) -> Iterator[CalculatorSyncClient]:
+        """Connect over streamable HTTP (options as for the async client's ``http``)."""
+        with cls._wrap(lambda: CalculatorClient.http(url, **options)) as client:
+            yield client
+
+    def add(
+        self,
+        *,
+        numbers: list[Any],
+        progress: ProgressCallback | None = None,
+    ) -> models.AddOutput:
+        """Add numbers (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.add,
+                numbers=numbers,
+                progress=progress,
+            )
+        )
+
+    def divide(
+        self,
+        *,
+        a: float,
+        b: float,
+        precision: int | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> models.DivideOutput:
+        """Divide (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.divide,
+                a=a,
+                b=b,
+                precision=precision,
+                progress=progress,
+            )
+        )
+
+    def convert_units(
+        self,
+        *,
+        value: float,
+        from_: Literal["m", "km", "mi", "ft", "C", "F", "K"],
+        to: Literal["m", "km", "mi", "ft", "C", "F", "K"],
+        progress: ProgressCallback | None = None,
+    ) -> models.ConvertUnitsOutput:
+        """Convert units (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.convert_units,
+                value=value,
+                from_=from_,
+                to=to,
+                progress=progress,
+            )
+        )
+
+    def weather_current(
+        self,
+        *,
+        location: str,
+        units: Literal["metric", "imperial", "kelvin"] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> models.WeatherCurrentOutput:
+        """Weather Information (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.weather_current,
+                location=location,
+                units=units,
+                progress=progress,
+            )
+        )
+
+    def random_fact(
+        self,
+        progress: ProgressCallback | None = None,
+    ) -> list[Content]:
+        """Random fact (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.random_fact,
+                progress=progress,
+            )
+        )
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

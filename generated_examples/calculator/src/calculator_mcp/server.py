@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import mcp_types as types
 from mcp.server import NotificationOptions, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import _runtime as rt
 
@@ -123,9 +125,8 @@ async def list_prompts(
     return types.ListPromptsResult(prompts=items, next_cursor=cursor)
 
 
-def create_server() -> rt.GeneratedServer:
-    """A fresh server object; each transport (and each test) may make its own."""
-    server = rt.GeneratedServer(
+def _construct() -> rt.GeneratedServer:
+    return rt.GeneratedServer(
         SPEC["server"]["name"],
         version=SPEC["server"]["version"],
         title=SPEC["server"].get("title"),
@@ -139,6 +140,13 @@ def create_server() -> rt.GeneratedServer:
         ),
         on_set_logging_level=rt.set_logging_level,
     )
+
+
+def create_server() -> rt.GeneratedServer:
+    """A fresh server object; each transport (and each test) may make its own."""
+    with warnings.catch_warnings():  # logging/setLevel is deprecated in 2026-07-28, still served
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server = _construct()
     server.notification_options = NotificationOptions(
         prompts_changed=False,
         resources_changed=False,

@@ -11,12 +11,15 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any, Literal
 
 import mcp_types as types
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
+from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
 
 from . import models
@@ -57,9 +60,28 @@ class NotesClient:
     @classmethod
     @asynccontextmanager
     async def connect(
-        cls, target: Any, *, mode: Mode = "auto", **options: Any
+        cls,
+        target: Any,
+        *,
+        mode: Mode = "auto",
+        on_elicit: ElicitationFnT | None = None,
+        on_sample: SamplingFnT | None = None,
+        on_roots: ListRootsFnT | None = None,
+        on_log: LoggingFnT | None = None,
+        **options: Any,
     ) -> AsyncIterator[NotesClient]:
-        """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object)."""
+        """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object).
+
+        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions (in both
+        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``.
+        """
+        callbacks: dict[str, Any] = {
+            "elicitation_callback": on_elicit,
+            "sampling_callback": on_sample,
+            "list_roots_callback": on_roots,
+            "logging_callback": on_log,
+        }
+        options.update({k: v for k, v in callbacks.items() if v is not None})
         async with Client(target, mode=mode, **options) as client:
             yield cls(client)
 
@@ -107,6 +129,28 @@ class NotesClient:
             transport = streamable_http_client(url, http_client=http_client)
             async with cls.connect(transport, mode=mode, **options) as client:
                 yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def sse(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[NotesClient]:
+        """Connect over the legacy HTTP+SSE transport (``url`` ends in ``/sse``)."""
+        from mcp.client.sse import sse_client
+
+        all_headers = dict(headers or {})
+        if token is not None:
+            all_headers["Authorization"] = f"Bearer {token}"
+        async with cls.connect(
+            sse_client(url, headers=all_headers), mode=mode, **options
+        ) as client:
+            yield client
 
     @classmethod
     @asynccontextmanager
@@ -280,6 +324,144 @@ class NotesClient:
             reference = types.ResourceTemplateReference(uri=ref)
         result = await self.client.complete(reference, {"name": argument, "value": value})
         return list(result.completion.values)
+
+
+class NotesSyncClient:
+    """A blocking facade for scripts::
+
+    with NotesSyncClient.stdio() as client:
+        ...
+    """
+
+    def __init__(self, portal: BlockingPortal, typed: NotesClient) -> None:
+        self.portal = portal
+        self.typed = typed
+
+    @classmethod
+    @contextmanager
+    def _wrap(
+        cls, opener: Callable[[], AbstractAsyncContextManager[NotesClient]]
+    ) -> Iterator[NotesSyncClient]:
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(opener()) as typed,
+        ):
+            yield cls(portal, typed)
+
+    @classmethod
+    @contextmanager
+    def stdio(cls, **options: Any) -> Iterator[NotesSyncClient]:
+        """Spawn the server over stdio (options as for the async client's ``stdio``)."""
+        with cls._wrap(lambda: NotesClient.stdio(**options)) as client:
+            yield client
+
+    @classmethod
+    @contextmanager
+    def http(cls, url: str, **options: Any) -> Iterator[NotesSyncClient]:
+        """Connect over streamable HTTP (options as for the async client's ``http``)."""
+        with cls._wrap(lambda: NotesClient.http(url, **options)) as client:
+            yield client
+
+    def create_note(
+        self,
+        *,
+        title: str,
+        body: str,
+        tags: list[str] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> models.Note:
+        """Create a note (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.create_note,
+                title=title,
+                body=body,
+                tags=tags,
+                progress=progress,
+            )
+        )
+
+    def get_note(
+        self,
+        *,
+        id_: Any,
+        progress: ProgressCallback | None = None,
+    ) -> models.Note:
+        """Get a note (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.get_note,
+                id_=id_,
+                progress=progress,
+            )
+        )
+
+    def update_note(
+        self,
+        *,
+        id_: Any,
+        title: str | None = None,
+        body: str | None = None,
+        tags: list[str] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> models.Note:
+        """Update a note (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.update_note,
+                id_=id_,
+                title=title,
+                body=body,
+                tags=tags,
+                progress=progress,
+            )
+        )
+
+    def delete_note(
+        self,
+        *,
+        id_: Any,
+        progress: ProgressCallback | None = None,
+    ) -> models.DeleteNoteOutput:
+        """Delete a note (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.delete_note,
+                id_=id_,
+                progress=progress,
+            )
+        )
+
+    def search_notes(
+        self,
+        *,
+        query: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> models.SearchNotesOutput:
+        """Search notes (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.search_notes,
+                query=query,
+                tag=tag,
+                limit=limit,
+                progress=progress,
+            )
+        )
+
+    def export_notes(
+        self,
+        progress: ProgressCallback | None = None,
+    ) -> list[Content]:
+        """Export notes (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.export_notes,
+                progress=progress,
+            )
+        )
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

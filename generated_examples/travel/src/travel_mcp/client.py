@@ -11,12 +11,15 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any, Literal
 
 import mcp_types as types
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
+from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
 
 from . import models
@@ -57,9 +60,28 @@ class TravelClient:
     @classmethod
     @asynccontextmanager
     async def connect(
-        cls, target: Any, *, mode: Mode = "auto", **options: Any
+        cls,
+        target: Any,
+        *,
+        mode: Mode = "auto",
+        on_elicit: ElicitationFnT | None = None,
+        on_sample: SamplingFnT | None = None,
+        on_roots: ListRootsFnT | None = None,
+        on_log: LoggingFnT | None = None,
+        **options: Any,
     ) -> AsyncIterator[TravelClient]:
-        """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object)."""
+        """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object).
+
+        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions (in both
+        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``.
+        """
+        callbacks: dict[str, Any] = {
+            "elicitation_callback": on_elicit,
+            "sampling_callback": on_sample,
+            "list_roots_callback": on_roots,
+            "logging_callback": on_log,
+        }
+        options.update({k: v for k, v in callbacks.items() if v is not None})
         async with Client(target, mode=mode, **options) as client:
             yield cls(client)
 
@@ -107,6 +129,28 @@ class TravelClient:
             transport = streamable_http_client(url, http_client=http_client)
             async with cls.connect(transport, mode=mode, **options) as client:
                 yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def sse(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[TravelClient]:
+        """Connect over the legacy HTTP+SSE transport (``url`` ends in ``/sse``)."""
+        from mcp.client.sse import sse_client
+
+        all_headers = dict(headers or {})
+        if token is not None:
+            all_headers["Authorization"] = f"Bearer {token}"
+        async with cls.connect(
+            sse_client(url, headers=all_headers), mode=mode, **options
+        ) as client:
+            yield client
 
     @classmethod
     @asynccontextmanager
@@ -286,6 +330,83 @@ class TravelClient:
             reference = types.ResourceTemplateReference(uri=ref)
         result = await self.client.complete(reference, {"name": argument, "value": value})
         return list(result.completion.values)
+
+
+class TravelSyncClient:
+    """A blocking facade for scripts::
+
+    with TravelSyncClient.stdio() as client:
+        ...
+    """
+
+    def __init__(self, portal: BlockingPortal, typed: TravelClient) -> None:
+        self.portal = portal
+        self.typed = typed
+
+    @classmethod
+    @contextmanager
+    def _wrap(
+        cls, opener: Callable[[], AbstractAsyncContextManager[TravelClient]]
+    ) -> Iterator[TravelSyncClient]:
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(opener()) as typed,
+        ):
+            yield cls(portal, typed)
+
+    @classmethod
+    @contextmanager
+    def stdio(cls, **options: Any) -> Iterator[TravelSyncClient]:
+        """Spawn the server over stdio (options as for the async client's ``stdio``)."""
+        with cls._wrap(lambda: TravelClient.stdio(**options)) as client:
+            yield client
+
+    @classmethod
+    @contextmanager
+    def http(cls, url: str, **options: Any) -> Iterator[TravelSyncClient]:
+        """Connect over streamable HTTP (options as for the async client's ``http``)."""
+        with cls._wrap(lambda: TravelClient.http(url, **options)) as client:
+            yield client
+
+    def search_flights(
+        self,
+        *,
+        origin: Any,
+        destination: Any,
+        date: str,
+        cabin: Literal["economy", "premium", "business", "first"] | None = None,
+        passengers: int | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> models.SearchFlightsOutput:
+        """Search flights (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.search_flights,
+                origin=origin,
+                destination=destination,
+                date=date,
+                cabin=cabin,
+                passengers=passengers,
+                progress=progress,
+            )
+        )
+
+    def weather_forecast(
+        self,
+        *,
+        city: str,
+        days: int | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> models.WeatherForecastOutput:
+        """Weather forecast (blocking)."""
+        return self.portal.call(
+            partial(
+                self.typed.weather_forecast,
+                city=city,
+                days=days,
+                progress=progress,
+            )
+        )
 
 
 def _expand(template: str, values: dict[str, str]) -> str:
