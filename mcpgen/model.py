@@ -60,6 +60,7 @@ class Tool:
     context: bool
     scopes: tuple[str, ...]
     timeout: float | None
+    enabled: bool
     icons: tuple[Json, ...]
     meta: Json | None
     ident: str
@@ -103,6 +104,7 @@ class Resource:
     uri_template: str | None
     variables: tuple[str, ...]
     content: StaticContent | None
+    context: bool
     subscribe: bool
     annotations: Json | None
     icons: tuple[Json, ...]
@@ -177,6 +179,8 @@ class Prompt:
     arguments: tuple[PromptArgument, ...]
     messages: tuple[PromptMessage, ...]
     handler: bool
+    context: bool
+    enabled: bool
     icons: tuple[Json, ...]
     ident: str
     class_name: str
@@ -219,15 +223,31 @@ class Completion:
 
 @dataclass(frozen=True)
 class HttpSettings:
+    """Defaults for the HTTP transports; each one can be changed at run time by a flag or by
+    the environment variable ``{env_prefix}{NAME}`` (see the generated ``_http.py``)."""
+
     host: str
     port: int
     path: str
     stateless: bool
     json_response: bool
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    cors_origins: tuple[str, ...]
+    max_body_size: int
+    rate_limit: float  # requests per second per client; 0 = no limit
+    rate_burst: int
+    retry_interval: int  # milliseconds; 0 = no retry field
+    event_store_size: int  # 0 = no resumability
+    shutdown_timeout: float
+    env_prefix: str  # e.g. "CALCULATOR_"
 
 
 @dataclass(frozen=True)
 class Auth:
+    """How HTTP clients authenticate. Secrets never appear here: static keys are read from
+    the environment variable ``env``; OAuth needs only public data (issuer, audience, keys)."""
+
     type: Literal["none", "bearer", "apiKey", "oauth"]
     header: str
     env: str
@@ -236,6 +256,13 @@ class Auth:
     jwks_url: str | None
     jwks_file: str | None
     hide_unauthorized_tools: bool
+    algorithms: tuple[str, ...]
+    leeway: float
+    scopes_supported: tuple[str, ...]  # every scope some tool needs, sorted
+
+    @property
+    def enabled(self) -> bool:
+        return self.type != "none"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import mimetypes
 from dataclasses import replace
 from pathlib import Path
@@ -53,9 +54,6 @@ def build_model(doc: Document) -> Manifest:
         page_size=int(caps.get("pageSize", DEFAULT_PAGE_SIZE)),
     )
     transports = data.get("transports", {})
-    http = transports.get("http", {})
-    auth = data.get("auth", {})
-    auth_type = auth.get("type", "none")
     manifest = Manifest(
         source=doc.file,
         server=server,
@@ -66,27 +64,61 @@ def build_model(doc: Document) -> Manifest:
         completions=completions,
         shared_defs={k: shared[k] for k in sorted(shared)},
         default_transport=transports.get("default", "stdio"),
-        http=HttpSettings(
-            host=http.get("host", "127.0.0.1"),
-            port=int(http.get("port", 8000)),
-            path=http.get("path", "/mcp"),
-            stateless=bool(http.get("stateless", False)),
-            json_response=bool(http.get("jsonResponse", False)),
-        ),
-        auth=Auth(
-            type=auth_type,
-            header=auth.get("header", "X-API-Key" if auth_type == "apiKey" else "Authorization"),
-            env=auth.get("env", f"{names.snake(server.name).upper()}_TOKENS"),
-            issuer=auth.get("issuer"),
-            audience=auth.get("audience"),
-            jwks_url=auth.get("jwksUrl"),
-            jwks_file=auth.get("jwksFile"),
-            hide_unauthorized_tools=bool(auth.get("hideUnauthorizedTools", False)),
-        ),
+        http=_http_settings(transports.get("http", {}), server),
+        auth=_auth(data.get("auth", {}), server, tools),
         openapi=data.get("openapi"),
     )
     digest = hashlib.sha256(canonical_json(manifest.to_data()).encode()).hexdigest()
     return replace(manifest, digest=digest, origins=_origins(doc, manifest))
+
+
+DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024  # the SDK's default for streamable HTTP
+DEFAULT_RETRY_INTERVAL_MS = 1000
+DEFAULT_EVENT_STORE_SIZE = 1000
+DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
+
+
+def _http_settings(raw: dict[str, Any], server: Server) -> HttpSettings:
+    rate = raw.get("rateLimit", {})
+    return HttpSettings(
+        host=raw.get("host", "127.0.0.1"),
+        port=int(raw.get("port", 8000)),
+        path=raw.get("path", "/mcp"),
+        stateless=bool(raw.get("stateless", False)),
+        json_response=bool(raw.get("jsonResponse", False)),
+        allowed_hosts=tuple(raw.get("allowedHosts", [])),
+        allowed_origins=tuple(raw.get("allowedOrigins", [])),
+        cors_origins=tuple(raw.get("corsOrigins", [])),
+        max_body_size=int(raw.get("maxBodySize", DEFAULT_MAX_BODY_SIZE)),
+        rate_limit=float(rate.get("requestsPerSecond", 0)),
+        rate_burst=int(rate.get("burst", max(1, math.ceil(2 * rate.get("requestsPerSecond", 0))))),
+        retry_interval=int(raw.get("retryInterval", DEFAULT_RETRY_INTERVAL_MS)),
+        event_store_size=int(raw.get("eventStoreSize", DEFAULT_EVENT_STORE_SIZE)),
+        shutdown_timeout=float(raw.get("shutdownTimeout", 10)),
+        env_prefix=env_prefix(server),
+    )
+
+
+def env_prefix(server: Server) -> str:
+    """The prefix of the run-time environment variables: ``my-server`` -> ``MY_SERVER_``."""
+    return names.snake(server.name).strip("_").upper() + "_"
+
+
+def _auth(raw: dict[str, Any], server: Server, tools: tuple[Tool, ...]) -> Auth:
+    kind = raw.get("type", "none")
+    return Auth(
+        type=kind,
+        header=raw.get("header", "X-API-Key" if kind == "apiKey" else "Authorization"),
+        env=raw.get("env", f"{env_prefix(server)}TOKENS"),
+        issuer=raw.get("issuer"),
+        audience=raw.get("audience"),
+        jwks_url=raw.get("jwksUrl"),
+        jwks_file=raw.get("jwksFile"),
+        hide_unauthorized_tools=bool(raw.get("hideUnauthorizedTools", False)),
+        algorithms=tuple(raw.get("algorithms", DEFAULT_ALGORITHMS)),
+        leeway=float(raw.get("leeway", 30)),
+        scopes_supported=tuple(sorted({scope for tool in tools for scope in tool.scopes})),
+    )
 
 
 def _origins(doc: Document, manifest: Manifest) -> dict[str, tuple[str, Location]]:
@@ -159,6 +191,7 @@ def _tool(raw: dict[str, Any], shared: dict[str, Any]) -> Tool:
         context=bool(raw.get("context", False)),
         scopes=tuple(raw.get("scopes", [])),
         timeout=raw.get("timeout"),
+        enabled=bool(raw.get("enabled", True)),
         icons=tuple(raw.get("icons", [])),
         meta=raw.get("meta"),
         ident=names.snake(name),
@@ -201,6 +234,7 @@ def _resource(raw: dict[str, Any], base_dir: Path) -> Resource:
         uri_template=raw.get("uriTemplate"),
         variables=variables,
         content=content,
+        context=bool(raw.get("context", False)),
         subscribe=bool(raw.get("subscribe", False)),
         annotations=raw.get("annotations"),
         icons=tuple(raw.get("icons", [])),
@@ -226,6 +260,8 @@ def _prompt(raw: dict[str, Any], base_dir: Path, resources: tuple[Resource, ...]
         ),
         messages=messages,
         handler=handler,
+        context=bool(raw.get("context", False)),
+        enabled=bool(raw.get("enabled", True)),
         icons=tuple(raw.get("icons", [])),
         ident=names.snake(raw["name"]),
         class_name=f"{names.pascal(raw['name'])}Arguments",

@@ -25,6 +25,8 @@ MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is
 _SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 _JINJA = jinja2.Environment(autoescape=False)
 
 
@@ -239,6 +241,10 @@ class Checker:
                         )
                     if "blob" in resource:
                         self.check_base64((*m_where, "resource", "blob"), resource["blob"])
+                    if "{" in resource["uri"]:
+                        self.check_template(
+                            (*m_where, "resource", "uri"), resource["uri"], argument_names
+                        )
                 for media in ("image", "audio"):
                     item = message.get(media)
                     if item is None:
@@ -315,18 +321,59 @@ class Checker:
     # -- auth -------------------------------------------------------------------------
     def check_auth(self) -> None:
         auth = self.data.get("auth", {})
-        host = self.data.get("transports", {}).get("http", {}).get("host", "127.0.0.1")
-        if auth.get("type", "none") == "none" and host not in LOCAL_HOSTS:
+        kind = auth.get("type", "none")
+        http = self.data.get("transports", {}).get("http", {})
+        host = http.get("host", "127.0.0.1")
+        if kind == "none" and host not in LOCAL_HOSTS:
             self.warn(
                 ("transports", "http", "host"),
                 f"HTTP bound to {host!r} without authentication; only localhost is safe without auth",
             )
-        if auth.get("type") == "oauth":
+        if host not in LOCAL_HOSTS and "allowedHosts" not in http:
+            self.warn(
+                ("transports", "http", "host"),
+                f"HTTP bound to {host!r} without transports.http.allowedHosts: Host header "
+                "checks (DNS-rebinding protection) stay off until allowed hosts are set",
+            )
+        if "env" in auth and not ENV_NAME.fullmatch(auth["env"]):
+            self.error(("auth", "env"), f"{auth['env']!r} is not an environment variable name")
+        if "header" in auth and not HEADER_NAME.fullmatch(auth["header"]):
+            self.error(("auth", "header"), f"{auth['header']!r} is not an HTTP header name")
+        if kind == "oauth":
             for key in ("issuer", "audience"):
                 if key not in auth:
                     self.error(("auth",), f"oauth needs {key!r}")
             if "jwksUrl" not in auth and "jwksFile" not in auth:
                 self.error(("auth",), "oauth needs 'jwksUrl' or 'jwksFile' to check signatures")
+            for key in ("issuer", "jwksUrl"):
+                url = auth.get(key)
+                if isinstance(url, str) and not _secure_url(url):
+                    self.error(("auth", key), f"{key} must be an https URL (http only for localhost)")
+            if "env" in auth:
+                self.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
+        else:
+            for key in ("issuer", "audience", "jwksUrl", "jwksFile", "algorithms", "leeway"):
+                if key in auth:
+                    self.warn(("auth", key), f"{key!r} is used only with auth type oauth")
+            if auth.get("hideUnauthorizedTools"):
+                self.warn(
+                    ("auth", "hideUnauthorizedTools"),
+                    "only oauth tokens carry scopes: with other auth types every tool is listed",
+                )
+            for index, tool in enumerate(self.data.get("tools", [])):
+                if isinstance(tool, dict) and tool.get("scopes"):
+                    self.warn(
+                        ("tools", index, "scopes"),
+                        "scopes are enforced only with auth type oauth"
+                        + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
+                    )
+                    break
+        cors = http.get("corsOrigins", [])
+        if "*" in cors and kind == "none":
+            self.warn(
+                ("transports", "http", "corsOrigins"),
+                "'*' lets any web page call this unauthenticated server from a browser",
+            )
 
     # -- shared helpers ---------------------------------------------------------------
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
@@ -418,3 +465,13 @@ def _valid_types(value: Any) -> bool:
 
 def check_semantics(doc: Document) -> Problems:
     return Checker(doc).run()
+
+
+def _secure_url(url: str) -> bool:
+    """https, or http to this machine (for development)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return True
+    return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS

@@ -45,6 +45,10 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             {"definition": p.definition, "messages": [m.to_data() for m in p.messages]}
             for p in manifest.prompts
         ],
+        "hidden": {
+            "tools": [t.name for t in manifest.tools if not t.enabled],
+            "prompts": [p.name for p in manifest.prompts if not p.enabled],
+        },
         "completions": [
             {"target": c.target, "ref": c.ref, "argument": c.argument, "values": list(c.values)}
             for c in manifest.completions

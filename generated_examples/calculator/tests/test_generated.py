@@ -84,6 +84,8 @@ async def test_tools_advertised_as_declared(client: Client, spec: dict[str, Any]
     listed = {tool.name: _wire(tool) for tool in await all_tools(client)}
     assert sorted(listed) == sorted(TOOL_NAMES)
     for declared in spec["tools"]:
+        if declared["name"] not in TOOL_NAMES:
+            continue  # hidden until a handler enables it
         advertised = listed[declared["name"]]
         for key, value in declared.items():
             assert advertised.get(key) == value, (declared["name"], key)
@@ -104,7 +106,11 @@ async def test_tool_answers(client: Client, spec: dict[str, Any], name: str) -> 
     arguments = VALID_ARGUMENTS[name]
     if arguments is None:
         pytest.skip("no example arguments could be derived from the input schema")
-    result = await client.call_tool(name, arguments)
+    try:
+        result = await client.call_tool(name, arguments)
+    except MCPError as exc:  # a handler may answer with a deliberate protocol error
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
+        return
     if _is_stub(result):
         ident = HANDLERS[name][0]
         assert f"handlers/tools/{ident}.py" in _text(result)
@@ -115,7 +121,7 @@ async def test_tool_answers(client: Client, spec: dict[str, Any], name: str) -> 
         jsonschema.validate(result.structured_content, declared["outputSchema"])
 
 
-@pytest.mark.parametrize("name", TOOL_NAMES)
+@pytest.mark.parametrize("name", list(HANDLERS))
 def test_handler_signature(name: str) -> None:
     """A handler whose types no longer match the manifest fails here (and under mypy)."""
     ident, input_model, output_model, wants_context = HANDLERS[name]
@@ -140,22 +146,32 @@ async def test_typed_client_round_trip(typed: CalculatorClient) -> None:
         await typed.add(numbers=[0.0, 0.0])
     except ToolCallError as exc:
         assert exc.tool == "add"
+    except MCPError as exc:
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
     try:
         await typed.divide(a=0.0, b=0.0)
     except ToolCallError as exc:
         assert exc.tool == "divide"
+    except MCPError as exc:
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
     try:
         await typed.convert_units(value=0.0, from_="m", to="m")
     except ToolCallError as exc:
         assert exc.tool == "convert_units"
+    except MCPError as exc:
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
     try:
         await typed.weather_current(location="xxxxxxx")
     except ToolCallError as exc:
         assert exc.tool == "weather_current"
+    except MCPError as exc:
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
     try:
         await typed.random_fact()
     except ToolCallError as exc:
         assert exc.tool == "random_fact"
+    except MCPError as exc:
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
 
 
 def test_sync_client_over_stdio() -> None:

@@ -21,6 +21,7 @@ from contextlib import AbstractAsyncContextManager
 from importlib import resources
 from typing import Any, Literal
 
+import mcp_types as types
 import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -109,6 +110,24 @@ def connect(
     return TravelClient.http(servers[transport] + "/mcp", mode=mode, **options)
 
 
+async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The test client's answer to elicitation: the user declines."""
+    return types.ElicitResult(action="decline")
+
+
+async def sample(
+    context: Any, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
+    """The test client's answer to sampling: a fixed reply."""
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(text="test reply"), model="test"
+    )
+
+
+async def no_roots(context: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[])
+
+
 @pytest.fixture(
     scope="module",
     params=[(t, m) for t in TRANSPORTS for m in MODES],
@@ -118,7 +137,8 @@ async def typed(
     request: pytest.FixtureRequest, servers: dict[str, str]
 ) -> AsyncIterator[TravelClient]:
     transport, mode = request.param
-    async with connect(transport, mode, servers) as connected:
+    callbacks: dict[str, Any] = {"on_elicit": decline, "on_sample": sample, "on_roots": no_roots}
+    async with connect(transport, mode, servers, **callbacks) as connected:
         yield connected
 
 

@@ -76,6 +76,8 @@ async def test_tools_advertised_as_declared(client: Client, spec: dict[str, Any]
     listed = {tool.name: _wire(tool) for tool in await all_tools(client)}
     assert sorted(listed) == sorted(TOOL_NAMES)
     for declared in spec["tools"]:
+        if declared["name"] not in TOOL_NAMES:
+            continue  # hidden until a handler enables it
         advertised = listed[declared["name"]]
         for key, value in declared.items():
             assert advertised.get(key) == value, (declared["name"], key)
@@ -96,7 +98,11 @@ async def test_tool_answers(client: Client, spec: dict[str, Any], name: str) -> 
     arguments = VALID_ARGUMENTS[name]
     if arguments is None:
         pytest.skip("no example arguments could be derived from the input schema")
-    result = await client.call_tool(name, arguments)
+    try:
+        result = await client.call_tool(name, arguments)
+    except MCPError as exc:  # a handler may answer with a deliberate protocol error
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
+        return
     if _is_stub(result):
         ident = HANDLERS[name][0]
         assert f"handlers/tools/{ident}.py" in _text(result)
@@ -107,7 +113,7 @@ async def test_tool_answers(client: Client, spec: dict[str, Any], name: str) -> 
         jsonschema.validate(result.structured_content, declared["outputSchema"])
 
 
-@pytest.mark.parametrize("name", TOOL_NAMES)
+@pytest.mark.parametrize("name", list(HANDLERS))
 def test_handler_signature(name: str) -> None:
     """A handler whose types no longer match the manifest fails here (and under mypy)."""
     ident, input_model, output_model, wants_context = HANDLERS[name]
@@ -175,9 +181,13 @@ async def test_prompts_listed(client: Client, spec: dict[str, Any]) -> None:
         listed.update({p.name: _wire(p) for p in page.prompts})
         if (cursor := page.next_cursor) is None:
             break
-    assert sorted(listed) == sorted(e["definition"]["name"] for e in spec["prompts"])
+    hidden = spec["hidden"]["prompts"]
+    expected = [e["definition"]["name"] for e in spec["prompts"]]
+    assert sorted(listed) == sorted(name for name in expected if name not in hidden)
     for entry in spec["prompts"]:
         declared = entry["definition"]
+        if declared["name"] in spec["hidden"]["prompts"]:
+            continue
         for key, value in declared.items():
             assert listed[declared["name"]].get(key) == value
 
@@ -186,11 +196,15 @@ async def test_prompts_listed(client: Client, spec: dict[str, Any]) -> None:
 async def test_prompt_renders(client: Client, spec: dict[str, Any], index: int) -> None:
     entry = spec["prompts"][index]
     declared = entry["definition"]
+    if declared["name"] in spec["hidden"]["prompts"]:
+        pytest.skip("hidden until a handler enables it")
     arguments = {a["name"]: "example" for a in declared.get("arguments", [])}
     try:
         result = await client.get_prompt(declared["name"], arguments)
-    except MCPError as exc:
-        assert "is not implemented yet" in exc.error.message
+    except MCPError as exc:  # an unfinished handler, or a deliberate protocol error
+        assert (
+            "is not implemented yet" in exc.error.message or exc.error.code != types.INTERNAL_ERROR
+        )
         return
     if entry["messages"]:
         assert len(result.messages) == len(entry["messages"])
@@ -229,6 +243,8 @@ async def test_typed_client_round_trip(typed: TravelClient) -> None:
         await typed.weather_forecast(city="xxxxxxx")
     except ToolCallError as exc:
         assert exc.tool == "weather_forecast"
+    except MCPError as exc:
+        assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
 
 
 def test_sync_client_over_stdio() -> None:

@@ -85,12 +85,14 @@ TOOLS = rt.ToolTable(
             handler_path="src/calculator_mcp/handlers/tools/random_fact.py",
             timeout=None,
         ),
-    ]
+    ],
+    hidden=SPEC["hidden"]["tools"],
 )
 RESOURCES = rt.ResourceTable([])
 PROMPTS = rt.PromptTable(
     [],
     RESOURCES,
+    hidden=SPEC["hidden"]["prompts"],
 )
 COMPLETIONS = rt.CompletionTable([])
 

@@ -27,8 +27,8 @@ from mcp.server.subscriptions import (
     ResourceUpdated,
     ToolsListChanged,
 )
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError, NoBackChannelError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
@@ -58,17 +58,57 @@ class ResourceNotFound(Exception):
     """Raise in a resource handler when the requested resource does not exist."""
 
 
+InputRequest = types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest
+InputResponse = types.CreateMessageResult | types.ListRootsResult | types.ElicitResult
+
+
 class _InputRequired(Exception):
     """Internal: the 2026-07-28 era asks the client for input by returning a result."""
 
-    def __init__(
-        self,
-        key: str,
-        request: types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest,
-    ) -> None:
-        super().__init__(key)
-        self.key = key
-        self.request = request
+    def __init__(self, requests: dict[str, InputRequest]) -> None:
+        super().__init__(", ".join(requests))
+        self.requests = requests
+
+
+def elicitation(message: str, schema: dict[str, Json]) -> types.ElicitRequest:
+    """An elicitation (form) request, for :meth:`Context.ask`."""
+    params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
+    return types.ElicitRequest(params=params)
+
+
+def sampling(
+    prompt: str | Sequence[types.SamplingMessage],
+    *,
+    max_tokens: int = 1000,
+    system_prompt: str | None = None,
+    temperature: float | None = None,
+) -> types.CreateMessageRequest:
+    """A sampling request, for :meth:`Context.ask`."""
+    if isinstance(prompt, str):
+        messages = [types.SamplingMessage(role="user", content=text(prompt))]
+    else:
+        messages = list(prompt)
+    params = types.CreateMessageRequestParams(
+        messages=messages,
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+        temperature=temperature,
+    )
+    return types.CreateMessageRequest(params=params)
+
+
+def roots() -> types.ListRootsRequest:
+    """A roots request, for :meth:`Context.ask`."""
+    return types.ListRootsRequest()
+
+
+_REGISTRY: dict[str, Any] = {}  # the live tool and prompt tables, for enable/disable
+
+_ANSWER_TYPES: dict[str, Any] = {
+    "elicitation/create": types.ElicitResult,
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+}
 
 
 def load_spec(package: str) -> dict[str, Json]:
@@ -104,9 +144,45 @@ class Context:
     """What a handler can do besides computing its result: progress, logs, questions."""
 
     request: ServerRequestContext
-    params: types.CallToolRequestParams | None = None
+    params: Any = None
     _asked: int = 0
     _answers: dict[str, Json] = field(default_factory=dict)
+    _state: str | None = None
+    _new_state: str | None = None
+
+    def __post_init__(self) -> None:
+        self._answers, self._state = _previous_round(self.params)
+        self._new_state = self._state
+
+    @property
+    def state(self) -> str | None:
+        """State this handler saved with :meth:`set_state` in an earlier round (2026-07-28)."""
+        return self._state
+
+    def set_state(self, value: str | None) -> None:
+        """Keep a string for the next round of an ``input_required`` exchange (sealed)."""
+        self._new_state = value
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities | None:
+        """What the client declared it can do (sampling, elicitation, roots...)."""
+        return self.request.session.client_capabilities
+
+    async def close_sse_stream(self) -> None:
+        """Close this request's SSE stream; the client reconnects and resumes (HTTP only)."""
+        if self.request.close_sse_stream is not None:
+            await self.request.close_sse_stream()
+
+    def enable_tool(self, name: str, enabled: bool = True) -> None:
+        """Show or hide a tool in tools/list (follow with :meth:`notify_tools_changed`)."""
+        _REGISTRY["tools"].set_enabled(name, enabled)
+
+    def enable_prompt(self, name: str, enabled: bool = True) -> None:
+        """Show or hide a prompt in prompts/list (follow with :meth:`notify_prompts_changed`)."""
+        _REGISTRY["prompts"].set_enabled(name, enabled)
+
+    def _pending_state(self) -> str:
+        return json.dumps({"a": self._answers, "s": self._new_state}, sort_keys=True)
 
     @property
     def modern(self) -> bool:
@@ -139,31 +215,27 @@ class Context:
         except (MCPError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
-    async def elicit(self, message: str, schema: type[ModelT]) -> ModelT | None:
+    async def elicit(
+        self, message: str, schema: type[ModelT], *, key: str | None = None
+    ) -> ModelT | None:
         """Ask the user to fill in ``schema``; None when they decline or cancel.
 
         Works in both protocol eras. On 2026-07-28 the call is answered with an
         ``input_required`` result and re-run when the client comes back with the answer,
         so ask before doing anything with side effects.
         """
-        answer = await self.elicit_raw(message, _requested_schema(schema))
+        answer = await self.elicit_raw(message, _requested_schema(schema), key=key)
         if answer.action != "accept":
             return None
         return schema.model_validate(answer.content or {})
 
-    async def elicit_raw(self, message: str, requested: dict[str, Json]) -> types.ElicitResult:
+    async def elicit_raw(
+        self, message: str, requested: dict[str, Json], *, key: str | None = None
+    ) -> types.ElicitResult:
         """Ask the user to fill in a form described by a flat JSON Schema; the raw answer."""
-        session = self.request.session
-
-        async def legacy() -> types.ElicitResult:
-            return await session.elicit_form(
-                message, requested, related_request_id=self.request.request_id
-            )
-
-        params = types.ElicitRequestFormParams(message=message, requested_schema=requested)
-        return await self._ask(
-            "elicit", legacy, types.ElicitRequest(params=params), types.ElicitResult
-        )
+        answer = await self._ask_one("elicit", elicitation(message, requested), key)
+        assert isinstance(answer, types.ElicitResult)
+        return answer
 
     async def sample(
         self,
@@ -172,59 +244,85 @@ class Context:
         max_tokens: int = 1000,
         system_prompt: str | None = None,
         temperature: float | None = None,
+        key: str | None = None,
     ) -> types.CreateMessageResult:
         """Ask the client's model for a completion (sampling), in both protocol eras."""
-        if isinstance(prompt, str):
-            messages = [types.SamplingMessage(role="user", content=text(prompt))]
-        else:
-            messages = list(prompt)
-        session = self.request.session
+        request = sampling(
+            prompt, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
+        )
+        answer = await self._ask_one("sample", request, key)
+        assert isinstance(answer, types.CreateMessageResult)
+        return answer
 
-        async def legacy() -> types.CreateMessageResult:
+    async def list_roots(self, *, key: str | None = None) -> list[types.Root]:
+        """The client's roots (folders or files it shares), in both protocol eras."""
+        answer = await self._ask_one("roots", roots(), key)
+        assert isinstance(answer, types.ListRootsResult)
+        return list(answer.roots)
+
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:
+        """Ask the client several things at once (elicitation, sampling, roots), by key.
+
+        Handshake era: each request goes over the back channel, one after the other.
+        2026-07-28: every unanswered request is returned in one ``input_required`` result
+        and the handler re-runs when the client comes back with the answers.
+        """
+        answers: dict[str, InputResponse] = {}
+        if not self.modern:
+            for key, request in requests.items():
+                try:
+                    answers[key] = await self._send(request)
+                except NoBackChannelError:
+                    raise ToolError(
+                        f"this needs to ask the client ({request.method}), which this connection "
+                        "cannot carry (stateless HTTP in the handshake era); use a stateful "
+                        "connection or the 2026-07-28 protocol"
+                    ) from None
+            return answers
+        missing: dict[str, InputRequest] = {}
+        for key, request in requests.items():
+            raw = self._answers.get(key)
+            if raw is None:
+                missing[key] = request
+                continue
+            try:
+                answers[key] = _ANSWER_TYPES[request.method].model_validate(raw)
+            except ValidationError:
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"Invalid input response for {key!r}",
+                    data={"inputResponse": key},
+                ) from None
+        if missing:
+            raise _InputRequired(missing)
+        return answers
+
+    async def _send(self, request: InputRequest) -> InputResponse:
+        session = self.request.session
+        related = self.request.request_id
+        if isinstance(request, types.ElicitRequest):
+            params = request.params
+            assert isinstance(params, types.ElicitRequestFormParams)
+            return await session.elicit_form(
+                params.message, params.requested_schema, related_request_id=related
+            )
+        if isinstance(request, types.CreateMessageRequest):
+            p = request.params
             result = await session.create_message(
-                messages,
-                max_tokens=max_tokens,
-                system_prompt=system_prompt,
-                temperature=temperature,
-                related_request_id=self.request.request_id,
+                p.messages,
+                max_tokens=p.max_tokens,
+                system_prompt=p.system_prompt,
+                temperature=p.temperature,
+                related_request_id=related,
             )
             return types.CreateMessageResult.model_validate(result.model_dump(by_alias=True))
+        return await session.list_roots()
 
-        params = types.CreateMessageRequestParams(
-            messages=messages,
-            max_tokens=max_tokens,
-            system_prompt=system_prompt,
-            temperature=temperature,
-        )
-        return await self._ask(
-            "sample", legacy, types.CreateMessageRequest(params=params), types.CreateMessageResult
-        )
-
-    async def list_roots(self) -> list[types.Root]:
-        """The client's roots (folders or files it shares), in both protocol eras."""
-        session = self.request.session
-        result = await self._ask(
-            "roots", session.list_roots, types.ListRootsRequest(), types.ListRootsResult
-        )
-        return list(result.roots)
-
-    async def _ask(
-        self,
-        kind: str,
-        legacy: Callable[[], Awaitable[AnswerT]],
-        request: types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest,
-        answer_type: type[AnswerT],
-    ) -> AnswerT:
-        """A server-to-client request: on the back channel in the handshake era; on
-        2026-07-28 an ``input_required`` result, the handler re-running with the answer."""
-        key = f"{kind}-{self._asked}"
-        self._asked += 1
-        if not self.modern:
-            return await legacy()
-        raw = self._answers.get(key)
-        if raw is None:
-            raise _InputRequired(key, request)
-        return answer_type.model_validate(raw)
+    async def _ask_one(self, kind: str, request: InputRequest, key: str | None) -> InputResponse:
+        if key is None:
+            key = f"{kind}-{self._asked}"
+            self._asked += 1
+        return (await self.ask({key: request}))[key]
 
     async def notify_tools_changed(self) -> None:
         await notify(self.request.session, ToolsListChanged())
@@ -385,18 +483,28 @@ def _to_result(value: ToolReturn, binding: ToolBinding) -> types.CallToolResult:
 
 
 class ToolTable:
-    def __init__(self, bindings: Sequence[ToolBinding]) -> None:
+    def __init__(self, bindings: Sequence[ToolBinding], hidden: Sequence[str] = ()) -> None:
         self.by_name = {b.definition["name"]: b for b in bindings}
         self.order = [b.definition["name"] for b in bindings]
+        self.hidden = set(hidden)
+        _REGISTRY["tools"] = self
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        if name not in self.by_name:
+            raise KeyError(f"no tool named {name!r}")
+        if enabled:
+            self.hidden.discard(name)
+        else:
+            self.hidden.add(name)
 
     def tools(self) -> list[types.Tool]:
-        return [self.by_name[name].tool for name in self.order]
+        return [self.by_name[name].tool for name in self.order if name not in self.hidden]
 
     async def call(
         self, ctx: ServerRequestContext, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         binding = self.by_name.get(params.name)
-        if binding is None:
+        if binding is None or params.name in self.hidden:
             raise MCPError(
                 INVALID_PARAMS, f"Unknown tool: {params.name}", data={"tool": params.name}
             )
@@ -405,7 +513,6 @@ class ToolTable:
         if errors:
             return tool_error(f"Invalid arguments for tool {params.name!r}: " + "; ".join(errors))
         context = Context(ctx, params)
-        context._answers = _previous_answers(params)
         try:
             with anyio.fail_after(binding.timeout) if binding.timeout else _nothing():
                 value = await binding.call(arguments, context)
@@ -417,10 +524,7 @@ class ToolTable:
                 f"{binding.handler_path}"
             )
         except _InputRequired as asked:
-            return types.InputRequiredResult(
-                input_requests={asked.key: asked.request},
-                request_state=json.dumps(context._answers),
-            )
+            return _input_required(asked, context)
         except TimeoutError:
             return tool_error(f"Tool {params.name!r} timed out after {binding.timeout} s")
         except ValidationError as exc:
@@ -446,21 +550,31 @@ class _nothing:
         return None
 
 
-def _previous_answers(params: types.CallToolRequestParams) -> dict[str, Json]:
+def _previous_round(params: Any) -> tuple[dict[str, Json], str | None]:
+    """Answers gathered in earlier rounds (from the sealed request state) plus this round's."""
     answers: dict[str, Json] = {}
-    if params.request_state:
+    state: str | None = None
+    raw_state = getattr(params, "request_state", None)
+    if raw_state:
         try:
-            loaded = json.loads(params.request_state)
-            if isinstance(loaded, dict):
-                answers.update(loaded)
+            loaded = json.loads(raw_state)
         except ValueError:
-            pass
-    for key, response in (params.input_responses or {}).items():
+            loaded = None
+        if isinstance(loaded, dict):
+            answers.update(loaded.get("a") or {})
+            state = loaded.get("s")
+    for key, response in (getattr(params, "input_responses", None) or {}).items():
         if isinstance(response, BaseModel):
             answers[key] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
         else:
             answers[key] = response
-    return answers
+    return answers, state
+
+
+def _input_required(asked: _InputRequired, context: Context) -> types.InputRequiredResult:
+    return types.InputRequiredResult(
+        input_requests=dict(asked.requests), request_state=context._pending_state()
+    )
 
 
 def _pydantic_errors(exc: ValidationError) -> str:
@@ -538,7 +652,7 @@ class ResourceTable:
 
     async def read(
         self, ctx: ServerRequestContext, params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
         uri = str(params.uri)
         found = self.find(uri)
         if found is None:
@@ -552,12 +666,17 @@ class ResourceTable:
                 value = base64.b64decode(binding.content["blob"])
             return types.ReadResourceResult(contents=_contents(value, uri, mime_type))
         assert binding.read is not None
+        context = Context(ctx, params)
         try:
-            value = await binding.read(variables, Context(ctx))
+            value = await binding.read(variables, context)
+        except _InputRequired as asked:
+            return _input_required(asked, context)
         except ResourceNotFound:
             raise MCPError(
                 INVALID_PARAMS, f"Resource not found: {uri}", data={"uri": uri}
             ) from None
+        except ToolError as exc:
+            raise MCPError(INVALID_REQUEST, str(exc), data={"uri": uri}) from None
         except NotImplementedError:
             raise MCPError(
                 INTERNAL_ERROR,
@@ -624,7 +743,7 @@ class PromptBinding:
 _TEMPLATES: dict[str, Any] = {}
 
 
-def _rendertext(source: str, arguments: dict[str, str]) -> str:
+def _render_text(source: str, arguments: dict[str, str]) -> str:
     template = _TEMPLATES.get(source)
     if template is None:
         from jinja2.sandbox import SandboxedEnvironment
@@ -647,13 +766,15 @@ def render_messages(
             types.TextContent | types.ImageContent | types.AudioContent | types.EmbeddedResource
         )
         if kind == "text":
-            content = text(_rendertext(message["text"], arguments))
+            content = text(_render_text(message["text"], arguments))
         elif kind == "image":
             content = types.ImageContent(data=message["blob"], mime_type=message["mimeType"])
         elif kind == "audio":
             content = types.AudioContent(data=message["blob"], mime_type=message["mimeType"])
         else:
-            uri = message["uri"]
+            uri = (
+                _render_text(message["uri"], arguments) if "{" in message["uri"] else message["uri"]
+            )
             embedded: types.TextResourceContents | types.BlobResourceContents
             if "text" in message:
                 embedded = types.TextResourceContents(
@@ -683,19 +804,34 @@ def render_messages(
 
 
 class PromptTable:
-    def __init__(self, bindings: Sequence[PromptBinding], resources: ResourceTable) -> None:
+    def __init__(
+        self,
+        bindings: Sequence[PromptBinding],
+        resources: ResourceTable,
+        hidden: Sequence[str] = (),
+    ) -> None:
         self.by_name = {b.definition["name"]: b for b in bindings}
         self.order = [b.definition["name"] for b in bindings]
         self.resource_table = resources
+        self.hidden = set(hidden)
+        _REGISTRY["prompts"] = self
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        if name not in self.by_name:
+            raise KeyError(f"no prompt named {name!r}")
+        if enabled:
+            self.hidden.discard(name)
+        else:
+            self.hidden.add(name)
 
     def prompts(self) -> list[types.Prompt]:
-        return [self.by_name[name].prompt for name in self.order]
+        return [self.by_name[name].prompt for name in self.order if name not in self.hidden]
 
     async def get(
         self, ctx: ServerRequestContext, params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         binding = self.by_name.get(params.name)
-        if binding is None:
+        if binding is None or params.name in self.hidden:
             raise MCPError(
                 INVALID_PARAMS, f"Unknown prompt: {params.name}", data={"prompt": params.name}
             )
@@ -705,13 +841,25 @@ class PromptTable:
         if binding.render is None:
             messages = render_messages(binding.messages, arguments, self.resource_table)
             return types.GetPromptResult(description=description, messages=messages)
+        context = Context(ctx, params)
         try:
-            value = await binding.render(arguments, Context(ctx))
+            value = await binding.render(arguments, context)
+        except _InputRequired as asked:
+            return _input_required(asked, context)
         except NotImplementedError:
             raise MCPError(
                 INTERNAL_ERROR,
                 f"Prompt {params.name!r} is not implemented yet: write its handler in "
                 f"{binding.handler_path}",
+            ) from None
+        except ToolError as exc:
+            raise MCPError(INVALID_REQUEST, str(exc)) from None
+        except MCPError:
+            raise
+        except Exception:
+            logger.exception("prompt %s failed", params.name)
+            raise MCPError(
+                INTERNAL_ERROR, f"Prompt {params.name!r} failed (see the server log)"
             ) from None
         if isinstance(value, types.GetPromptResult):
             return value

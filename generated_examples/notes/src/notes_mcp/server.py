@@ -70,7 +70,9 @@ async def _resource_all_notes(variables: dict[str, str], ctx: rt.Context) -> rt.
 async def _resource_note(variables: dict[str, str], ctx: rt.Context) -> rt.ResourceReturn:
     from .handlers.resources.note import read
 
-    return await read(id_=variables.get("id", ""))
+    return await read(
+        id_=variables.get("id", ""),
+    )
 
 
 async def _complete_resource_notes_note_id_id(value: str, context: dict[str, str]) -> list[str]:
@@ -117,7 +119,8 @@ TOOLS = rt.ToolTable(
             handler_path="src/notes_mcp/handlers/tools/export_notes.py",
             timeout=60,
         ),
-    ]
+    ],
+    hidden=SPEC["hidden"]["tools"],
 )
 RESOURCES = rt.ResourceTable(
     [
@@ -140,6 +143,7 @@ RESOURCES = rt.ResourceTable(
 PROMPTS = rt.PromptTable(
     [],
     RESOURCES,
+    hidden=SPEC["hidden"]["prompts"],
 )
 COMPLETIONS = rt.CompletionTable(
     [

@@ -35,13 +35,18 @@ async def _tool_weather_forecast(arguments: dict[str, Any], ctx: rt.Context) -> 
 async def _resource_activities(variables: dict[str, str], ctx: rt.Context) -> rt.ResourceReturn:
     from .handlers.resources.activities import read
 
-    return await read(city=variables.get("city", ""), category=variables.get("category", ""))
+    return await read(
+        city=variables.get("city", ""),
+        category=variables.get("category", ""),
+    )
 
 
 async def _resource_hotels(variables: dict[str, str], ctx: rt.Context) -> rt.ResourceReturn:
     from .handlers.resources.hotels import read
 
-    return await read(city=variables.get("city", ""))
+    return await read(
+        city=variables.get("city", ""),
+    )
 
 
 async def _prompt_local_tips(arguments: dict[str, str], ctx: rt.Context) -> rt.PromptReturn:
@@ -73,7 +78,8 @@ TOOLS = rt.ToolTable(
             handler_path="src/travel_mcp/handlers/tools/weather_forecast.py",
             timeout=None,
         ),
-    ]
+    ],
+    hidden=SPEC["hidden"]["tools"],
 )
 RESOURCES = rt.ResourceTable(
     [
@@ -129,6 +135,7 @@ PROMPTS = rt.PromptTable(
         ),
     ],
     RESOURCES,
+    hidden=SPEC["hidden"]["prompts"],
 )
 COMPLETIONS = rt.CompletionTable(
     [
