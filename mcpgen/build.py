@@ -19,8 +19,26 @@ from .render import render_project
 from .writer import apply, diff, plan
 
 
+def _interactive() -> bool:
+    import os
+
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def context_cost(manifest: Manifest) -> tuple[int, int]:
+    """(tools listed, bytes of the tools/list result) a model's context pays for."""
+    tools = [tool.definition for tool in manifest.advertised_tools if tool.enabled]
+    return len(tools), len(json.dumps({"tools": tools}, ensure_ascii=False).encode())
+
+
 def run_build(
-    source: Path, output: Path | None, *, check: bool, show_diff: bool, strict: bool
+    source: Path,
+    output: Path | None,
+    *,
+    check: bool,
+    show_diff: bool,
+    strict: bool,
+    max_context_bytes: int | None = None,
 ) -> int:
     loaded = load_manifest(source, strict)
     if loaded.manifest is None:
@@ -28,12 +46,23 @@ def run_build(
         return EXIT_BAD_INPUT
     manifest = loaded.manifest
     report(loaded.problems)
+    count, size = context_cost(manifest)
+    if not check:
+        click.echo(f"tools/list: {count} tools, {size} bytes (about {size // 4} tokens)", err=True)
+    if max_context_bytes is not None and size > max_context_bytes:
+        click.echo(
+            f"{source}: tools/list would cost {size} bytes, over --max-context-bytes "
+            f"{max_context_bytes}; filter operations (openapi.include/exclude) or use "
+            "openapi.metaTools",
+            err=True,
+        )
+        return EXIT_BAD_INPUT
     root = output or Path(names.kebab(manifest.server.name))
     if root.exists() and not root.is_dir():
         click.echo(f"{root}: exists and is not a folder", err=True)
         return EXIT_BAD_INPUT
     try:
-        rendered = render_project(manifest)
+        rendered = render_project(manifest, show_progress=_interactive())
         the_plan = plan(root, rendered)
     except InputError as exc:
         problems = Problems()

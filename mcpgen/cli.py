@@ -108,10 +108,20 @@ def inspect(manifest: Path, as_json: bool) -> None:
     click.echo(f"server {s.name} {s.version} (package {s.package}, distribution {s.distribution})")
     for tool in m.tools:
         out = f" -> {tool.output_model}" if tool.output_model else ""
-        click.echo(f"  tool {tool.name}: handlers/{tool.ident}.py ({tool.input_model}{out})")
+        where = (
+            f"{tool.http['method']} {tool.http['path']}"
+            if tool.http
+            else f"handlers/tools/{tool.ident}.py"
+        )
+        click.echo(f"  tool {tool.name}: {where} ({tool.input_model}{out})")
+    if m.meta_tools:
+        click.echo("  meta-tool mode: tools/list shows search/describe/call_operation")
     for resource in m.resources:
         kind = "template" if resource.is_template else "resource"
-        source = "handler" if resource.has_handler else "static"
+        if resource.http:
+            source = f"{resource.http['method']} {resource.http['path']}"
+        else:
+            source = "handler" if resource.has_handler else "static"
         click.echo(f"  {kind} {resource.uri_template or resource.uri} ({source})")
     for prompt in m.prompts:
         click.echo(f"  prompt {prompt.name} ({len(prompt.arguments)} arguments)")
@@ -133,8 +143,34 @@ def inspect(manifest: Path, as_json: bool) -> None:
     "--diff", "show_diff", is_flag=True, help="Print a unified diff of what would change."
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def build(source: Path, output: Path | None, check: bool, show_diff: bool, strict: bool) -> None:
-    """Generate a server package (and typed client) from SOURCE into OUTPUT."""
+@click.option(
+    "--max-context-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Fail when tools/list would be larger than this many bytes.",
+)
+def build(
+    source: Path,
+    output: Path | None,
+    check: bool,
+    show_diff: bool,
+    strict: bool,
+    max_context_bytes: int | None,
+) -> None:
+    """Generate a server package (and typed client) from SOURCE into OUTPUT.
+
+    SOURCE is a manifest, or an OpenAPI 3.0 / 3.1 or Swagger 2.0 document (YAML or JSON)
+    whose operations become tools that call the API.
+    """
     from .build import run_build
 
-    sys.exit(run_build(source, output, check=check, show_diff=show_diff, strict=strict))
+    sys.exit(
+        run_build(
+            source,
+            output,
+            check=check,
+            show_diff=show_diff,
+            strict=strict,
+            max_context_bytes=max_context_bytes,
+        )
+    )

@@ -170,7 +170,7 @@ def display_path(path: Path) -> str:
     """A path as the user should see it: relative to the working directory when inside it."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
         return str(path)
 
 
@@ -252,9 +252,15 @@ def _check_json_values(data: Any, file: str, text: str) -> None:
             _json_positions(text, file)  # raises the located error
             raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", 1, 1)  # pragma: no cover
         if isinstance(value, dict):
+            for key in value:
+                if _SURROGATE.search(key):
+                    _surrogate_error(text, file, path)
             stack.extend((v, (*path, k)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
+        elif isinstance(value, str) and not isinstance(value, _HugeInt):
+            if _SURROGATE.search(value):
+                _surrogate_error(text, file, path)
         elif isinstance(value, _HugeInt) or (isinstance(value, float) and not math.isfinite(value)):
             try:
                 where = _json_positions(text, file).locate(path)
@@ -265,6 +271,18 @@ def _check_json_values(data: Any, file: str, text: str) -> None:
             if isinstance(value, _HugeInt) or number:
                 message = f"number {_clip(number)} is too large"
             raise fail(file, message, where.line, where.column, dotted(path))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_error(text: str, file: str, path: JsonPath) -> None:
+    try:
+        where = _json_positions(text, file).locate(path)
+    except _ScanError:  # pragma: no cover - the text parsed as JSON
+        where = Location(file, 1, 1)
+    message = "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
+    raise fail(file, message, where.line, where.column, dotted(path))
 
 
 def _json_number_at(text: str, where: Location) -> str:

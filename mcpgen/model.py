@@ -66,6 +66,7 @@ class Tool:
     ident: str
     input_model: str
     output_model: str | None
+    http: Json | None = None  # how to call the upstream operation (OpenAPI tools)
 
     @property
     def definition(self) -> dict[str, Json]:
@@ -109,6 +110,7 @@ class Resource:
     annotations: Json | None
     icons: tuple[Json, ...]
     ident: str
+    http: Json | None = None
 
     @property
     def is_template(self) -> bool:
@@ -116,7 +118,7 @@ class Resource:
 
     @property
     def has_handler(self) -> bool:
-        return self.content is None
+        return self.content is None and self.http is None
 
     @property
     def definition(self) -> dict[str, Json]:
@@ -281,9 +283,32 @@ class Manifest:
     http: HttpSettings
     auth: Auth
     openapi: Json | None = None
-    digest: str = field(default="", compare=False)
+    upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
     # Where the schema behind each model class was written: for located build errors.
     origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
+
+    @property
+    def meta_tools(self) -> bool:
+        """Meta-tool mode: search/describe/call instead of one tool per operation."""
+        return bool(self.upstream and self.upstream.get("metaTools"))
+
+    @property
+    def advertised_tools(self) -> tuple[Tool, ...]:
+        """The tools tools/list shows: every tool, or the three meta tools."""
+        if not self.meta_tools:
+            return self.tools
+        from .metatools import META_TOOLS
+
+        return tuple(
+            Tool(
+                name=d["name"], title=d["title"], description=d["description"],
+                input_schema=d["inputSchema"], output_schema=None,
+                annotations=d["annotations"], context=False, scopes=(), timeout=None,
+                enabled=True, icons=(), meta=None, ident=d["name"], input_model="",
+                output_model=None, http={"meta": True},
+            )
+            for d in META_TOOLS
+        )  # fmt: skip
 
     @property
     def fixed_resources(self) -> tuple[Resource, ...]:
@@ -298,6 +323,5 @@ class Manifest:
         from dataclasses import asdict
 
         data = asdict(self)
-        data.pop("digest")
         data.pop("origins")
         return data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import math
 import mimetypes
 from dataclasses import replace
@@ -26,7 +25,6 @@ from .model import (
     Server,
     StaticContent,
     Tool,
-    canonical_json,
 )
 
 DEFAULT_PAGE_SIZE = 100
@@ -37,7 +35,8 @@ def build_model(doc: Document) -> Manifest:
     data: dict[str, Any] = doc.data
     shared: dict[str, Any] = data.get("$defs", {})
     server = _server(data["server"])
-    tools = tuple(_tool(t, shared) for t in data.get("tools", []))
+    index = schemas.RefIndex(shared)
+    tools = tuple(_tool(t, shared, index) for t in data.get("tools", []))
     resources = tuple(_resource(r, doc.base_dir) for r in data.get("resources", []))
     prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
     completions = tuple(_completion(c, resources) for c in data.get("completions", []))
@@ -67,9 +66,9 @@ def build_model(doc: Document) -> Manifest:
         http=_http_settings(transports.get("http", {}), server),
         auth=_auth(data.get("auth", {}), server, tools),
         openapi=data.get("openapi"),
+        upstream=data.get("x-mcpgen-upstream"),
     )
-    digest = hashlib.sha256(canonical_json(manifest.to_data()).encode()).hexdigest()
-    return replace(manifest, digest=digest, origins=_origins(doc, manifest))
+    return replace(manifest, origins=_origins(doc, manifest))
 
 
 DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024  # the SDK's default for streamable HTTP
@@ -176,7 +175,7 @@ def _resolve_root(schema: Any, shared: dict[str, Any]) -> tuple[Any, str | None]
     return {**shared[name], **extra}, name
 
 
-def _tool(raw: dict[str, Any], shared: dict[str, Any]) -> Tool:
+def _tool(raw: dict[str, Any], shared: dict[str, Any], index: schemas.RefIndex) -> Tool:
     name = raw["name"]
     base = names.pascal(name)
     input_schema, input_model = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
@@ -185,13 +184,14 @@ def _tool(raw: dict[str, Any], shared: dict[str, Any]) -> Tool:
         name=name,
         title=raw.get("title"),
         description=raw.get("description"),
-        input_schema=schemas.bundle(input_schema, shared),
-        output_schema=None if output is None else schemas.bundle(output, shared),
+        input_schema=schemas.bundle(input_schema, shared, index),
+        output_schema=None if output is None else schemas.bundle(output, shared, index),
         annotations=raw.get("annotations") or None,
         context=bool(raw.get("context", False)),
         scopes=tuple(raw.get("scopes", [])),
         timeout=raw.get("timeout"),
         enabled=bool(raw.get("enabled", True)),
+        http=raw.get("x-mcpgen-http"),
         icons=tuple(raw.get("icons", [])),
         meta=raw.get("meta"),
         ident=names.snake(name),
@@ -239,6 +239,7 @@ def _resource(raw: dict[str, Any], base_dir: Path) -> Resource:
         annotations=raw.get("annotations"),
         icons=tuple(raw.get("icons", [])),
         ident=names.snake(raw["name"]),
+        http=raw.get("x-mcpgen-http"),
     )
 
 

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError, Problems
-from .loader import load_file
+from .from_openapi import manifest_from_spec, merge_manifest_openapi
+from .loader import MAX_DOCUMENT_BYTES, load_file
 from .model import Manifest
 from .normalize import build_model
+from .openapi import is_openapi
 from .semantics import check_semantics
 from .validate import check_structure
 
@@ -22,14 +24,21 @@ class Loaded:
 def load_manifest(path: Path, strict: bool = False) -> Loaded:
     """Load, validate and normalize; ``manifest`` is None when there are errors."""
     try:
-        doc = load_file(path)
+        doc = load_file(path, MAX_DOCUMENT_BYTES)
     except InputError as exc:
         problems = Problems()
         problems.extend(exc.problems)
         return Loaded(None, problems)
+    if is_openapi(doc.data):
+        synthesized, problems = manifest_from_spec(doc, strict)
+        if synthesized is None:
+            return Loaded(None, problems)
+        return Loaded(build_model(synthesized), problems)
     problems = check_structure(doc)
     if not problems.errors:
         problems.extend(check_semantics(doc).items)
+    if not problems.errors and "openapi" in doc.data:
+        problems.extend(merge_manifest_openapi(doc, strict).items)
     if problems.has_errors(strict):
         return Loaded(None, problems)
     return Loaded(build_model(doc), problems)

@@ -49,6 +49,14 @@ class Param:
     required: bool
     description: str | None
 
+    @property
+    def optional_annotation(self) -> str:
+        """The annotation of an optional keyword argument (``None`` when left out)."""
+        parts = [p.strip() for p in self.annotation.split("|")]
+        if self.annotation == "Any" or "None" in parts:
+            return self.annotation
+        return f"{self.annotation} | None"
+
 
 def params(schema: Json) -> list[Param]:
     """Keyword parameters for a tool's input schema: required first, in schema order."""

@@ -7,8 +7,11 @@ handler stubs, created once and never touched again.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
+
+import click
 
 from . import __version__
 from .formatting import format_python
@@ -32,8 +35,13 @@ GENERATED_TEMPLATES = {
     "src/{pkg}/_runtime.py": "package/_runtime.py.jinja",
     "src/{pkg}/server.py": "package/server.py.jinja",
     "src/{pkg}/client.py": "package/client.py.jinja",
+    "src/{pkg}/_http.py": "package/_http.py.jinja",
+    "src/{pkg}/_websocket.py": "package/_websocket.py.jinja",
+    "src/{pkg}/asgi.py": "package/asgi.py.jinja",
+    "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
     "tests/test_generated.py": "tests/test_generated.py.jinja",
+    "tests/test_transport_and_auth.py": "tests/test_transport_and_auth.py.jinja",
 }
 
 
@@ -55,7 +63,7 @@ def context(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-def render_project(manifest: Manifest) -> Output:
+def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
     pkg = manifest.server.package
     ctx = context(manifest)
     out = Output()
@@ -64,12 +72,16 @@ def render_project(manifest: Manifest) -> Output:
     out.generated[f"src/{pkg}/models.py"] = generate_models(manifest)
     out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
     out.generated[f"src/{pkg}/py.typed"] = ""
+    if manifest.upstream is not None:
+        out.generated[f"src/{pkg}/_upstream.py"] = render("package/_upstream.py.jinja", **ctx)
 
     handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)
     out.stubs[f"{handlers}/__init__.py"] = init
     kinds: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
-        "tools": [("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools],
+        "tools": [
+            ("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools if not t.http
+        ],
         "resources": [
             ("stubs/resource.py.jinja", r.ident, {"resource": r})
             for r in manifest.resources
@@ -91,8 +103,11 @@ def render_project(manifest: Manifest) -> Output:
         for template, ident, extra in items:
             out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
 
-    for files in (out.generated, out.stubs):
-        for path in sorted(files):
-            if path.endswith(".py"):
-                files[path] = format_python(files[path], path)
+    python = [(files, path) for files in (out.generated, out.stubs) for path in sorted(files)]
+    python = [(files, path) for files, path in python if path.endswith(".py")]
+    with click.progressbar(
+        python, label="formatting", file=sys.stderr, hidden=not show_progress
+    ) as bar:
+        for files, path in bar:
+            files[path] = format_python(files[path], path)
     return out

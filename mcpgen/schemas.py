@@ -56,7 +56,22 @@ def metaschema_errors(schema: Json) -> Iterator[tuple[JsonPath, str]]:
         yield tuple(error.absolute_path), error.message
 
 
-def bundle(schema: Json, shared: dict[str, Json]) -> Json:
+class RefIndex:
+    """The ``#/$defs/Name`` references of each shared definition, walked once per name."""
+
+    def __init__(self, shared: dict[str, Json]) -> None:
+        self.shared = shared
+        self._refs: dict[str, list[str]] = {}
+
+    def of(self, name: str) -> list[str]:
+        found = self._refs.get(name)
+        if found is None:
+            found = [ref for _, ref in refs(self.shared[name])]
+            self._refs[name] = found
+        return found
+
+
+def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None) -> Json:
     """Copy ``schema`` with the shared definitions it uses (transitively) added to ``$defs``.
 
     References keep their ``#/$defs/Name`` form, so the advertised schema reads the way the
@@ -75,7 +90,7 @@ def bundle(schema: Json, shared: dict[str, Json]) -> Json:
         if name in own or name in needed or name not in shared:
             continue
         needed[name] = shared[name]
-        pending.extend(r for _, r in refs(shared[name]))
+        pending.extend(index.of(name) if index is not None else (r for _, r in refs(shared[name])))
     if not needed:
         return schema
     result = dict(schema)

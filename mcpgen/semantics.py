@@ -348,7 +348,9 @@ class Checker:
             for key in ("issuer", "jwksUrl"):
                 url = auth.get(key)
                 if isinstance(url, str) and not _secure_url(url):
-                    self.error(("auth", key), f"{key} must be an https URL (http only for localhost)")
+                    self.error(
+                        ("auth", key), f"{key} must be an https URL (http only for localhost)"
+                    )
             if "env" in auth:
                 self.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
         else:

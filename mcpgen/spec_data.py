@@ -33,11 +33,24 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
         entry: dict[str, Json] = {"definition": resource.definition}
         if resource.content is not None:
             entry["content"] = {resource.content.kind: resource.content.value}
+        if resource.http is not None:
+            entry["http"] = resource.http
         if resource.uri_template is not None:
             entry["pattern"] = uritemplate.to_regex(resource.uri_template)
             entry["variables"] = list(resource.variables)
         resources.append(entry)
+    http = [tool.http for tool in manifest.tools]
+    extra: dict[str, Json] = {}
+    if manifest.upstream is not None:
+        extra = {
+            "upstream": manifest.upstream,
+            "http": http,
+            "idents": [t.ident for t in manifest.tools],
+        }
+    if manifest.meta_tools:
+        extra["meta_tools"] = [tool.definition for tool in manifest.advertised_tools]
     return {
+        **extra,
         "server": server_data,
         "tools": [tool.definition for tool in manifest.tools],
         "resources": resources,

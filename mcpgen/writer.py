@@ -39,6 +39,8 @@ def _read(path: Path) -> str | None:
         return path.read_text("utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: a folder stands where mcpgen writes a file") from None
     except UnicodeDecodeError:
         return ""
 
@@ -178,8 +180,14 @@ def apply(plan: Plan) -> None:
         for folder in reversed(made_dirs):
             shutil.rmtree(folder, ignore_errors=True)
         raise
-    for temp, target in staged:
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
+    done = 0
+    try:
+        for temp, target in staged:
+            os.chmod(temp, 0o644)
+            os.replace(temp, target)
+            done += 1
+    finally:
+        for temp, _ in staged[done:]:
+            temp.unlink(missing_ok=True)
     for relative in plan.obsolete:
         (root / relative).unlink(missing_ok=True)

@@ -86,4 +86,6 @@ def test_conformance_suite(
     failures = [line for line in output.splitlines() if line.startswith("✗")]
     print(f"conformance {suite}: {passed} passed, {failed} failed")
     assert failed == 0, "\n".join(failures) or output[-4000:]
-    assert passed >= REFERENCE[suite], f"{passed} passed, the reference server passes {REFERENCE[suite]}"
+    assert (
+        passed >= REFERENCE[suite]
+    ), f"{passed} passed, the reference server passes {REFERENCE[suite]}"

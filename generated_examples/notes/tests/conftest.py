@@ -3,7 +3,8 @@
 """Fixtures for the generated tests: every transport, both protocol eras.
 
 The ``client`` fixture is one connected SDK client per (transport, era), shared by the
-tests of a module; HTTP and SSE servers run as real subprocesses on free ports.
+tests of a module; HTTP, SSE and WebSocket servers run as real subprocesses on free ports,
+started once per session.
 Select transports with ``MCP_TEST_TRANSPORTS=memory,stdio`` (default: all).
 """
 
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from importlib import resources
 from typing import Any, Literal
@@ -26,21 +27,37 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from notes_mcp import _http
+from notes_mcp._websocket import websocket_client
 from notes_mcp.client import NotesClient
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 Mode = Literal["legacy", "2026-07-28"]
 MODES: list[Mode] = ["legacy", "2026-07-28"]
-ALL_TRANSPORTS = ["memory", "stdio", "http", "http-stateless", "sse"]
+ALL_TRANSPORTS = ["memory", "stdio", "http", "http-stateless", "sse", "websocket"]
 TRANSPORTS = [
     t for t in os.environ.get("MCP_TEST_TRANSPORTS", ",".join(ALL_TRANSPORTS)).split(",") if t
 ]
-SERVER_FLAGS = {
-    "http": ["--transport", "http"],
-    "http-stateless": ["--transport", "http", "--stateless"],
-    "sse": ["--transport", "sse"],
+SERVER_FLAGS = {  # no rate limit: the tests send bursts
+    "http": ["--transport", "http", "--no-stateless", "--rate-limit", "0"],
+    "http-stateless": ["--transport", "http", "--stateless", "--rate-limit", "0"],
+    "sse": ["--transport", "sse", "--rate-limit", "0"],
+    "websocket": ["--transport", "websocket", "--rate-limit", "0"],
 }
+
+
+class Credentials:
+    """What the test servers accept and what the test clients send (auth: none)."""
+
+    def server_env(self, folder: str) -> dict[str, str]:
+        return {}
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+
+CREDENTIALS = Credentials()
 
 
 @pytest.fixture(scope="session")
@@ -74,40 +91,76 @@ def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("server did not start listening within 30 s")
 
 
+def start_server(
+    flags: Sequence[str], env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A server subprocess on a free port, listening: (process, base URL)."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "notes_mcp", *flags, "--port", str(port)],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(port, process)
+    except RuntimeError:
+        process.kill()
+        process.wait(timeout=10)
+        raise
+    return process, f"http://127.0.0.1:{port}"
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
 @pytest.fixture(scope="session")
-def servers() -> Iterator[dict[str, str]]:
+def server_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for the test servers: the credentials they accept."""
+    return CREDENTIALS.server_env(str(tmp_path_factory.mktemp("credentials")))
+
+
+@pytest.fixture(scope="session")
+def servers(server_env: dict[str, str]) -> Iterator[dict[str, str]]:
     """One running server per network transport: transport -> base URL."""
     started: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
         for transport, flags in SERVER_FLAGS.items():
-            if transport not in TRANSPORTS:
-                continue
-            port = _free_port()
-            process = subprocess.Popen(
-                [sys.executable, "-m", "notes_mcp", *flags, "--port", str(port)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            started[transport] = (process, f"http://127.0.0.1:{port}")
-            _wait_for(port, process)
+            if transport in TRANSPORTS:
+                started[transport] = start_server(flags, server_env)
         yield {transport: url for transport, (_, url) in started.items()}
     finally:
         for process, _ in started.values():
-            process.terminate()
-            process.wait(timeout=10)
+            stop_server(process)
 
 
 def connect(
-    transport: str, mode: Mode, servers: dict[str, str], **options: Any
+    transport: str,
+    mode: Mode,
+    servers: dict[str, str],
+    headers: dict[str, str] | None = None,
+    **options: Any,
 ) -> AbstractAsyncContextManager[NotesClient]:
-    """A typed client connected over ``transport`` in protocol era ``mode``."""
+    """A typed client connected over ``transport`` in protocol era ``mode``; over HTTP it
+    sends ``headers`` (default: the test credentials)."""
+    Typed = NotesClient
     if transport == "memory":
-        return NotesClient.in_memory(mode=mode, **options)
+        return Typed.in_memory(mode=mode, **options)
     if transport == "stdio":
-        return NotesClient.stdio(env=dict(os.environ), mode=mode, **options)
+        return Typed.stdio(env=dict(os.environ), mode=mode, **options)
+    headers = CREDENTIALS.headers() if headers is None else headers
     if transport == "sse":
-        return NotesClient.sse(servers["sse"] + "/sse", mode=mode, **options)
-    return NotesClient.http(servers[transport] + "/mcp", mode=mode, **options)
+        return Typed.sse(servers["sse"] + _http.SSE_PATH, headers=headers, mode=mode, **options)
+    if transport == "websocket":
+        url = "ws" + servers["websocket"].removeprefix("http") + _http.WEBSOCKET_PATH
+        return Typed.connect(websocket_client(url, headers), mode=mode, **options)
+    return Typed.http(servers[transport] + "/mcp", headers=headers, mode=mode, **options)
 
 
 async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:

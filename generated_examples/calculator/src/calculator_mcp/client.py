@@ -13,14 +13,15 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import partial
-from typing import Any, Literal
+from functools import cache, partial
+from typing import Any, Literal, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter
 
 from . import models
 
@@ -43,6 +44,16 @@ class ToolCallError(Exception):
         self.tool = tool
         self.message = message
         self.result = result
+
+
+@cache
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
+
+
+def _parse(model: Any, data: Any) -> Any:
+    """Structured content as the tool's output type (a model class or a type alias)."""
+    return _adapter(model).validate_python(data)
 
 
 def _error_text(result: types.CallToolResult) -> str:
@@ -132,6 +143,26 @@ class CalculatorClient:
 
     @classmethod
     @asynccontextmanager
+    async def websocket(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[CalculatorClient]:
+        """Connect over WebSocket (``ws://host:port/ws``, a custom transport, see the README)."""
+        from ._websocket import websocket_client
+
+        all_headers = dict(headers or {})
+        if token is not None:
+            all_headers["Authorization"] = f"Bearer {token}"
+        async with cls.connect(websocket_client(url, all_headers), mode=mode, **options) as client:
+            yield client
+
+    @classmethod
+    @asynccontextmanager
     async def sse(
         cls,
         url: str,
@@ -186,7 +217,8 @@ class CalculatorClient:
         arguments: dict[str, Any] = {}
         arguments["numbers"] = numbers
         result = await self._call("add", arguments, progress)
-        return models.AddOutput.model_validate(result.structured_content)
+        parsed = _parse(models.AddOutput, result.structured_content)
+        return cast("models.AddOutput", parsed)
 
     async def divide(
         self,
@@ -206,7 +238,8 @@ class CalculatorClient:
         if precision is not None:
             arguments["precision"] = precision
         result = await self._call("divide", arguments, progress)
-        return models.DivideOutput.model_validate(result.structured_content)
+        parsed = _parse(models.DivideOutput, result.structured_content)
+        return cast("models.DivideOutput", parsed)
 
     async def convert_units(
         self,
@@ -225,7 +258,8 @@ class CalculatorClient:
         arguments["from"] = from_
         arguments["to"] = to
         result = await self._call("convert_units", arguments, progress)
-        return models.ConvertUnitsOutput.model_validate(result.structured_content)
+        parsed = _parse(models.ConvertUnitsOutput, result.structured_content)
+        return cast("models.ConvertUnitsOutput", parsed)
 
     async def weather_current(
         self,
@@ -243,7 +277,8 @@ class CalculatorClient:
         if units is not None:
             arguments["units"] = units
         result = await self._call("weather_current", arguments, progress)
-        return models.WeatherCurrentOutput.model_validate(result.structured_content)
+        parsed = _parse(models.WeatherCurrentOutput, result.structured_content)
+        return cast("models.WeatherCurrentOutput", parsed)
 
     async def random_fact(
         self,

@@ -53,41 +53,39 @@ async def _tool_random_fact(arguments: dict[str, Any], ctx: rt.Context) -> rt.To
     return await handle(RandomFactInput.model_validate(arguments))
 
 
-TOOLS = rt.ToolTable(
-    [
-        rt.ToolBinding(
-            SPEC["tools"][0],
-            _tool_add,
-            handler_path="src/calculator_mcp/handlers/tools/add.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][1],
-            _tool_divide,
-            handler_path="src/calculator_mcp/handlers/tools/divide.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][2],
-            _tool_convert_units,
-            handler_path="src/calculator_mcp/handlers/tools/convert_units.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][3],
-            _tool_weather_current,
-            handler_path="src/calculator_mcp/handlers/tools/weather_current.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][4],
-            _tool_random_fact,
-            handler_path="src/calculator_mcp/handlers/tools/random_fact.py",
-            timeout=None,
-        ),
-    ],
-    hidden=SPEC["hidden"]["tools"],
-)
+_CODE_TOOLS: dict[int, rt.ToolBinding] = {
+    0: rt.ToolBinding(
+        SPEC["tools"][0],
+        _tool_add,
+        handler_path="src/calculator_mcp/handlers/tools/add.py",
+        timeout=None,
+    ),
+    1: rt.ToolBinding(
+        SPEC["tools"][1],
+        _tool_divide,
+        handler_path="src/calculator_mcp/handlers/tools/divide.py",
+        timeout=None,
+    ),
+    2: rt.ToolBinding(
+        SPEC["tools"][2],
+        _tool_convert_units,
+        handler_path="src/calculator_mcp/handlers/tools/convert_units.py",
+        timeout=None,
+    ),
+    3: rt.ToolBinding(
+        SPEC["tools"][3],
+        _tool_weather_current,
+        handler_path="src/calculator_mcp/handlers/tools/weather_current.py",
+        timeout=None,
+    ),
+    4: rt.ToolBinding(
+        SPEC["tools"][4],
+        _tool_random_fact,
+        handler_path="src/calculator_mcp/handlers/tools/random_fact.py",
+        timeout=None,
+    ),
+}
+TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])
 RESOURCES = rt.ResourceTable([])
 PROMPTS = rt.PromptTable(
     [],
@@ -100,7 +98,8 @@ COMPLETIONS = rt.CompletionTable([])
 async def list_tools(
     ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    items, cursor = rt.page(TOOLS.tools(), params.cursor if params else None, PAGE_SIZE)
+    tools = TOOLS.tools()
+    items, cursor = rt.page(tools, params.cursor if params else None, PAGE_SIZE)
     return types.ListToolsResult(tools=items, next_cursor=cursor)
 
 

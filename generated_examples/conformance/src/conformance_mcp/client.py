@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import partial
+from functools import cache, partial
 from typing import Any, Literal
 
 import mcp_types as types
@@ -21,6 +21,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
 ProgressCallback = ProgressFnT
@@ -41,6 +42,16 @@ class ToolCallError(Exception):
         self.tool = tool
         self.message = message
         self.result = result
+
+
+@cache
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
+
+
+def _parse(model: Any, data: Any) -> Any:
+    """Structured content as the tool's output type (a model class or a type alias)."""
+    return _adapter(model).validate_python(data)
 
 
 def _error_text(result: types.CallToolResult) -> str:
@@ -127,6 +138,26 @@ class McpConformanceTestServerClient:
             transport = streamable_http_client(url, http_client=http_client)
             async with cls.connect(transport, mode=mode, **options) as client:
                 yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def websocket(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[McpConformanceTestServerClient]:
+        """Connect over WebSocket (``ws://host:port/ws``, a custom transport, see the README)."""
+        from ._websocket import websocket_client
+
+        all_headers = dict(headers or {})
+        if token is not None:
+            all_headers["Authorization"] = f"Bearer {token}"
+        async with cls.connect(websocket_client(url, all_headers), mode=mode, **options) as client:
+            yield client
 
     @classmethod
     @asynccontextmanager
@@ -325,7 +356,7 @@ class McpConformanceTestServerClient:
         self,
         *,
         name: str | None = None,
-        address: Any | None = None,
+        address: Any = None,
         contact_method: Literal["phone", "email"] | None = None,
         phone: str | None = None,
         email: str | None = None,
@@ -858,7 +889,7 @@ class McpConformanceTestServerSyncClient:
         self,
         *,
         name: str | None = None,
-        address: Any | None = None,
+        address: Any = None,
         contact_method: Literal["phone", "email"] | None = None,
         phone: str | None = None,
         email: str | None = None,

@@ -273,185 +273,183 @@ async def _prompt_test_input_required_result_prompt(
     return await render(TestInputRequiredResultPromptArguments.model_validate(arguments), ctx)
 
 
-TOOLS = rt.ToolTable(
-    [
-        rt.ToolBinding(
-            SPEC["tools"][0],
-            _tool_test_simple_text,
-            handler_path="src/conformance_mcp/handlers/tools/test_simple_text.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][1],
-            _tool_test_image_content,
-            handler_path="src/conformance_mcp/handlers/tools/test_image_content.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][2],
-            _tool_test_audio_content,
-            handler_path="src/conformance_mcp/handlers/tools/test_audio_content.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][3],
-            _tool_test_embedded_resource,
-            handler_path="src/conformance_mcp/handlers/tools/test_embedded_resource.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][4],
-            _tool_test_multiple_content_types,
-            handler_path="src/conformance_mcp/handlers/tools/test_multiple_content_types.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][5],
-            _tool_test_error_handling,
-            handler_path="src/conformance_mcp/handlers/tools/test_error_handling.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][6],
-            _tool_test_tool_with_logging,
-            handler_path="src/conformance_mcp/handlers/tools/test_tool_with_logging.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][7],
-            _tool_test_tool_with_progress,
-            handler_path="src/conformance_mcp/handlers/tools/test_tool_with_progress.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][8],
-            _tool_test_sampling,
-            handler_path="src/conformance_mcp/handlers/tools/test_sampling.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][9],
-            _tool_test_elicitation,
-            handler_path="src/conformance_mcp/handlers/tools/test_elicitation.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][10],
-            _tool_test_elicitation_sep1034_defaults,
-            handler_path="src/conformance_mcp/handlers/tools/test_elicitation_sep1034_defaults.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][11],
-            _tool_test_elicitation_sep1330_enums,
-            handler_path="src/conformance_mcp/handlers/tools/test_elicitation_sep1330_enums.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][12],
-            _tool_json_schema_2020_12_tool,
-            handler_path="src/conformance_mcp/handlers/tools/json_schema_2020_12_tool.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][13],
-            _tool_test_reconnection,
-            handler_path="src/conformance_mcp/handlers/tools/test_reconnection.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][14],
-            _tool_test_missing_capability,
-            handler_path="src/conformance_mcp/handlers/tools/test_missing_capability.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][15],
-            _tool_test_streaming_elicitation,
-            handler_path="src/conformance_mcp/handlers/tools/test_streaming_elicitation.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][16],
-            _tool_test_logging_tool,
-            handler_path="src/conformance_mcp/handlers/tools/test_logging_tool.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][17],
-            _tool_test_trigger_tool_change,
-            handler_path="src/conformance_mcp/handlers/tools/test_trigger_tool_change.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][18],
-            _tool_test_trigger_prompt_change,
-            handler_path="src/conformance_mcp/handlers/tools/test_trigger_prompt_change.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][19],
-            _tool_test_dynamic_tool,
-            handler_path="src/conformance_mcp/handlers/tools/test_dynamic_tool.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][20],
-            _tool_test_x_mcp_header,
-            handler_path="src/conformance_mcp/handlers/tools/test_x_mcp_header.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][21],
-            _tool_test_input_required_result_elicitation,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_elicitation.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][22],
-            _tool_test_input_required_result_sampling,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_sampling.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][23],
-            _tool_test_input_required_result_list_roots,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_list_roots.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][24],
-            _tool_test_input_required_result_request_state,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_request_state.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][25],
-            _tool_test_input_required_result_multiple_inputs,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_multiple_inputs.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][26],
-            _tool_test_input_required_result_multi_round,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_multi_round.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][27],
-            _tool_test_input_required_result_tampered_state,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_tampered_state.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][28],
-            _tool_test_input_required_result_capabilities,
-            handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_capabilities.py",
-            timeout=None,
-        ),
-    ],
-    hidden=SPEC["hidden"]["tools"],
-)
+_CODE_TOOLS: dict[int, rt.ToolBinding] = {
+    0: rt.ToolBinding(
+        SPEC["tools"][0],
+        _tool_test_simple_text,
+        handler_path="src/conformance_mcp/handlers/tools/test_simple_text.py",
+        timeout=None,
+    ),
+    1: rt.ToolBinding(
+        SPEC["tools"][1],
+        _tool_test_image_content,
+        handler_path="src/conformance_mcp/handlers/tools/test_image_content.py",
+        timeout=None,
+    ),
+    2: rt.ToolBinding(
+        SPEC["tools"][2],
+        _tool_test_audio_content,
+        handler_path="src/conformance_mcp/handlers/tools/test_audio_content.py",
+        timeout=None,
+    ),
+    3: rt.ToolBinding(
+        SPEC["tools"][3],
+        _tool_test_embedded_resource,
+        handler_path="src/conformance_mcp/handlers/tools/test_embedded_resource.py",
+        timeout=None,
+    ),
+    4: rt.ToolBinding(
+        SPEC["tools"][4],
+        _tool_test_multiple_content_types,
+        handler_path="src/conformance_mcp/handlers/tools/test_multiple_content_types.py",
+        timeout=None,
+    ),
+    5: rt.ToolBinding(
+        SPEC["tools"][5],
+        _tool_test_error_handling,
+        handler_path="src/conformance_mcp/handlers/tools/test_error_handling.py",
+        timeout=None,
+    ),
+    6: rt.ToolBinding(
+        SPEC["tools"][6],
+        _tool_test_tool_with_logging,
+        handler_path="src/conformance_mcp/handlers/tools/test_tool_with_logging.py",
+        timeout=None,
+    ),
+    7: rt.ToolBinding(
+        SPEC["tools"][7],
+        _tool_test_tool_with_progress,
+        handler_path="src/conformance_mcp/handlers/tools/test_tool_with_progress.py",
+        timeout=None,
+    ),
+    8: rt.ToolBinding(
+        SPEC["tools"][8],
+        _tool_test_sampling,
+        handler_path="src/conformance_mcp/handlers/tools/test_sampling.py",
+        timeout=None,
+    ),
+    9: rt.ToolBinding(
+        SPEC["tools"][9],
+        _tool_test_elicitation,
+        handler_path="src/conformance_mcp/handlers/tools/test_elicitation.py",
+        timeout=None,
+    ),
+    10: rt.ToolBinding(
+        SPEC["tools"][10],
+        _tool_test_elicitation_sep1034_defaults,
+        handler_path="src/conformance_mcp/handlers/tools/test_elicitation_sep1034_defaults.py",
+        timeout=None,
+    ),
+    11: rt.ToolBinding(
+        SPEC["tools"][11],
+        _tool_test_elicitation_sep1330_enums,
+        handler_path="src/conformance_mcp/handlers/tools/test_elicitation_sep1330_enums.py",
+        timeout=None,
+    ),
+    12: rt.ToolBinding(
+        SPEC["tools"][12],
+        _tool_json_schema_2020_12_tool,
+        handler_path="src/conformance_mcp/handlers/tools/json_schema_2020_12_tool.py",
+        timeout=None,
+    ),
+    13: rt.ToolBinding(
+        SPEC["tools"][13],
+        _tool_test_reconnection,
+        handler_path="src/conformance_mcp/handlers/tools/test_reconnection.py",
+        timeout=None,
+    ),
+    14: rt.ToolBinding(
+        SPEC["tools"][14],
+        _tool_test_missing_capability,
+        handler_path="src/conformance_mcp/handlers/tools/test_missing_capability.py",
+        timeout=None,
+    ),
+    15: rt.ToolBinding(
+        SPEC["tools"][15],
+        _tool_test_streaming_elicitation,
+        handler_path="src/conformance_mcp/handlers/tools/test_streaming_elicitation.py",
+        timeout=None,
+    ),
+    16: rt.ToolBinding(
+        SPEC["tools"][16],
+        _tool_test_logging_tool,
+        handler_path="src/conformance_mcp/handlers/tools/test_logging_tool.py",
+        timeout=None,
+    ),
+    17: rt.ToolBinding(
+        SPEC["tools"][17],
+        _tool_test_trigger_tool_change,
+        handler_path="src/conformance_mcp/handlers/tools/test_trigger_tool_change.py",
+        timeout=None,
+    ),
+    18: rt.ToolBinding(
+        SPEC["tools"][18],
+        _tool_test_trigger_prompt_change,
+        handler_path="src/conformance_mcp/handlers/tools/test_trigger_prompt_change.py",
+        timeout=None,
+    ),
+    19: rt.ToolBinding(
+        SPEC["tools"][19],
+        _tool_test_dynamic_tool,
+        handler_path="src/conformance_mcp/handlers/tools/test_dynamic_tool.py",
+        timeout=None,
+    ),
+    20: rt.ToolBinding(
+        SPEC["tools"][20],
+        _tool_test_x_mcp_header,
+        handler_path="src/conformance_mcp/handlers/tools/test_x_mcp_header.py",
+        timeout=None,
+    ),
+    21: rt.ToolBinding(
+        SPEC["tools"][21],
+        _tool_test_input_required_result_elicitation,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_elicitation.py",
+        timeout=None,
+    ),
+    22: rt.ToolBinding(
+        SPEC["tools"][22],
+        _tool_test_input_required_result_sampling,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_sampling.py",
+        timeout=None,
+    ),
+    23: rt.ToolBinding(
+        SPEC["tools"][23],
+        _tool_test_input_required_result_list_roots,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_list_roots.py",
+        timeout=None,
+    ),
+    24: rt.ToolBinding(
+        SPEC["tools"][24],
+        _tool_test_input_required_result_request_state,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_request_state.py",
+        timeout=None,
+    ),
+    25: rt.ToolBinding(
+        SPEC["tools"][25],
+        _tool_test_input_required_result_multiple_inputs,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_multiple_inputs.py",
+        timeout=None,
+    ),
+    26: rt.ToolBinding(
+        SPEC["tools"][26],
+        _tool_test_input_required_result_multi_round,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_multi_round.py",
+        timeout=None,
+    ),
+    27: rt.ToolBinding(
+        SPEC["tools"][27],
+        _tool_test_input_required_result_tampered_state,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_tampered_state.py",
+        timeout=None,
+    ),
+    28: rt.ToolBinding(
+        SPEC["tools"][28],
+        _tool_test_input_required_result_capabilities,
+        handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_capabilities.py",
+        timeout=None,
+    ),
+}
+TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])
 RESOURCES = rt.ResourceTable(
     [
         rt.ResourceBinding(
@@ -528,7 +526,8 @@ COMPLETIONS = rt.CompletionTable(
 async def list_tools(
     ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    items, cursor = rt.page(TOOLS.tools(), params.cursor if params else None, PAGE_SIZE)
+    tools = TOOLS.tools()
+    items, cursor = rt.page(tools, params.cursor if params else None, PAGE_SIZE)
     return types.ListToolsResult(tools=items, next_cursor=cursor)
 
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import partial
-from typing import Any, Literal
+from functools import cache, partial
+from typing import Any, Literal, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter
 
 from . import models
 
@@ -43,6 +44,16 @@ class ToolCallError(Exception):
         self.tool = tool
         self.message = message
         self.result = result
+
+
+@cache
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
+
+
+def _parse(model: Any, data: Any) -> Any:
+    """Structured content as the tool's output type (a model class or a type alias)."""
+    return _adapter(model).validate_python(data)
 
 
 def _error_text(result: types.CallToolResult) -> str:
@@ -132,6 +143,26 @@ class NotesClient:
 
     @classmethod
     @asynccontextmanager
+    async def websocket(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[NotesClient]:
+        """Connect over WebSocket (``ws://host:port/ws``, a custom transport, see the README)."""
+        from ._websocket import websocket_client
+
+        all_headers = dict(headers or {})
+        if token is not None:
+            all_headers["Authorization"] = f"Bearer {token}"
+        async with cls.connect(websocket_client(url, all_headers), mode=mode, **options) as client:
+            yield client
+
+    @classmethod
+    @asynccontextmanager
     async def sse(
         cls,
         url: str,
@@ -189,7 +220,8 @@ class NotesClient:
         if tags is not None:
             arguments["tags"] = tags
         result = await self._call("create_note", arguments, progress)
-        return models.Note.model_validate(result.structured_content)
+        parsed = _parse(models.Note, result.structured_content)
+        return cast("models.Note", parsed)
 
     async def get_note(
         self,
@@ -204,7 +236,8 @@ class NotesClient:
         arguments: dict[str, Any] = {}
         arguments["id"] = id_
         result = await self._call("get_note", arguments, progress)
-        return models.Note.model_validate(result.structured_content)
+        parsed = _parse(models.Note, result.structured_content)
+        return cast("models.Note", parsed)
 
     async def update_note(
         self,
@@ -228,7 +261,8 @@ class NotesClient:
         if tags is not None:
             arguments["tags"] = tags
         result = await self._call("update_note", arguments, progress)
-        return models.Note.model_validate(result.structured_content)
+        parsed = _parse(models.Note, result.structured_content)
+        return cast("models.Note", parsed)
 
     async def delete_note(
         self,
@@ -243,7 +277,8 @@ class NotesClient:
         arguments: dict[str, Any] = {}
         arguments["id"] = id_
         result = await self._call("delete_note", arguments, progress)
-        return models.DeleteNoteOutput.model_validate(result.structured_content)
+        parsed = _parse(models.DeleteNoteOutput, result.structured_content)
+        return cast("models.DeleteNoteOutput", parsed)
 
     async def search_notes(
         self,
@@ -265,7 +300,8 @@ class NotesClient:
         if limit is not None:
             arguments["limit"] = limit
         result = await self._call("search_notes", arguments, progress)
-        return models.SearchNotesOutput.model_validate(result.structured_content)
+        parsed = _parse(models.SearchNotesOutput, result.structured_content)
+        return cast("models.SearchNotesOutput", parsed)
 
     async def export_notes(
         self,

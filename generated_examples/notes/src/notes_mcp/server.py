@@ -81,47 +81,45 @@ async def _complete_resource_notes_note_id_id(value: str, context: dict[str, str
     return list(await complete(value, context))
 
 
-TOOLS = rt.ToolTable(
-    [
-        rt.ToolBinding(
-            SPEC["tools"][0],
-            _tool_create_note,
-            handler_path="src/notes_mcp/handlers/tools/create_note.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][1],
-            _tool_get_note,
-            handler_path="src/notes_mcp/handlers/tools/get_note.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][2],
-            _tool_update_note,
-            handler_path="src/notes_mcp/handlers/tools/update_note.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][3],
-            _tool_delete_note,
-            handler_path="src/notes_mcp/handlers/tools/delete_note.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][4],
-            _tool_search_notes,
-            handler_path="src/notes_mcp/handlers/tools/search_notes.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][5],
-            _tool_export_notes,
-            handler_path="src/notes_mcp/handlers/tools/export_notes.py",
-            timeout=60,
-        ),
-    ],
-    hidden=SPEC["hidden"]["tools"],
-)
+_CODE_TOOLS: dict[int, rt.ToolBinding] = {
+    0: rt.ToolBinding(
+        SPEC["tools"][0],
+        _tool_create_note,
+        handler_path="src/notes_mcp/handlers/tools/create_note.py",
+        timeout=None,
+    ),
+    1: rt.ToolBinding(
+        SPEC["tools"][1],
+        _tool_get_note,
+        handler_path="src/notes_mcp/handlers/tools/get_note.py",
+        timeout=None,
+    ),
+    2: rt.ToolBinding(
+        SPEC["tools"][2],
+        _tool_update_note,
+        handler_path="src/notes_mcp/handlers/tools/update_note.py",
+        timeout=None,
+    ),
+    3: rt.ToolBinding(
+        SPEC["tools"][3],
+        _tool_delete_note,
+        handler_path="src/notes_mcp/handlers/tools/delete_note.py",
+        timeout=None,
+    ),
+    4: rt.ToolBinding(
+        SPEC["tools"][4],
+        _tool_search_notes,
+        handler_path="src/notes_mcp/handlers/tools/search_notes.py",
+        timeout=None,
+    ),
+    5: rt.ToolBinding(
+        SPEC["tools"][5],
+        _tool_export_notes,
+        handler_path="src/notes_mcp/handlers/tools/export_notes.py",
+        timeout=60,
+    ),
+}
+TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])
 RESOURCES = rt.ResourceTable(
     [
         rt.ResourceBinding(
@@ -160,7 +158,8 @@ COMPLETIONS = rt.CompletionTable(
 async def list_tools(
     ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    items, cursor = rt.page(TOOLS.tools(), params.cursor if params else None, PAGE_SIZE)
+    tools = TOOLS.tools()
+    items, cursor = rt.page(tools, params.cursor if params else None, PAGE_SIZE)
     return types.ListToolsResult(tools=items, next_cursor=cursor)
 
 

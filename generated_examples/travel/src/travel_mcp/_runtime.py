@@ -475,6 +475,10 @@ def _to_result(value: ToolReturn, binding: ToolBinding) -> types.CallToolResult:
         return types.CallToolResult(
             content=[text(json.dumps(data, ensure_ascii=False))], structured_content=data
         )
+    if isinstance(value, dict):
+        return types.CallToolResult(
+            content=[text(json.dumps(value, ensure_ascii=False))], structured_content=value
+        )
     if isinstance(value, str):
         return types.CallToolResult(content=[text(value)])
     if isinstance(value, Sequence):

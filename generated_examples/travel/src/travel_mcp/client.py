@@ -13,14 +13,15 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import partial
-from typing import Any, Literal
+from functools import cache, partial
+from typing import Any, Literal, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter
 
 from . import models
 
@@ -43,6 +44,16 @@ class ToolCallError(Exception):
         self.tool = tool
         self.message = message
         self.result = result
+
+
+@cache
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
+
+
+def _parse(model: Any, data: Any) -> Any:
+    """Structured content as the tool's output type (a model class or a type alias)."""
+    return _adapter(model).validate_python(data)
 
 
 def _error_text(result: types.CallToolResult) -> str:
@@ -132,6 +143,26 @@ class TravelClient:
 
     @classmethod
     @asynccontextmanager
+    async def websocket(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[TravelClient]:
+        """Connect over WebSocket (``ws://host:port/ws``, a custom transport, see the README)."""
+        from ._websocket import websocket_client
+
+        all_headers = dict(headers or {})
+        if token is not None:
+            all_headers["Authorization"] = f"Bearer {token}"
+        async with cls.connect(websocket_client(url, all_headers), mode=mode, **options) as client:
+            yield client
+
+    @classmethod
+    @asynccontextmanager
     async def sse(
         cls,
         url: str,
@@ -194,7 +225,8 @@ class TravelClient:
         if passengers is not None:
             arguments["passengers"] = passengers
         result = await self._call("search_flights", arguments, progress)
-        return models.SearchFlightsOutput.model_validate(result.structured_content)
+        parsed = _parse(models.SearchFlightsOutput, result.structured_content)
+        return cast("models.SearchFlightsOutput", parsed)
 
     async def weather_forecast(
         self,
@@ -212,7 +244,8 @@ class TravelClient:
         if days is not None:
             arguments["days"] = days
         result = await self._call("weather_forecast", arguments, progress)
-        return models.WeatherForecastOutput.model_validate(result.structured_content)
+        parsed = _parse(models.WeatherForecastOutput, result.structured_content)
+        return cast("models.WeatherForecastOutput", parsed)
 
     # -- prompts ---------------------------------------------------------------------
 

@@ -64,23 +64,21 @@ async def _complete_resource_travel_activities_city_category_city(
     return list(await complete(value, context))
 
 
-TOOLS = rt.ToolTable(
-    [
-        rt.ToolBinding(
-            SPEC["tools"][0],
-            _tool_search_flights,
-            handler_path="src/travel_mcp/handlers/tools/search_flights.py",
-            timeout=None,
-        ),
-        rt.ToolBinding(
-            SPEC["tools"][1],
-            _tool_weather_forecast,
-            handler_path="src/travel_mcp/handlers/tools/weather_forecast.py",
-            timeout=None,
-        ),
-    ],
-    hidden=SPEC["hidden"]["tools"],
-)
+_CODE_TOOLS: dict[int, rt.ToolBinding] = {
+    0: rt.ToolBinding(
+        SPEC["tools"][0],
+        _tool_search_flights,
+        handler_path="src/travel_mcp/handlers/tools/search_flights.py",
+        timeout=None,
+    ),
+    1: rt.ToolBinding(
+        SPEC["tools"][1],
+        _tool_weather_forecast,
+        handler_path="src/travel_mcp/handlers/tools/weather_forecast.py",
+        timeout=None,
+    ),
+}
+TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])
 RESOURCES = rt.ResourceTable(
     [
         rt.ResourceBinding(
@@ -170,7 +168,8 @@ COMPLETIONS = rt.CompletionTable(
 async def list_tools(
     ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    items, cursor = rt.page(TOOLS.tools(), params.cursor if params else None, PAGE_SIZE)
+    tools = TOOLS.tools()
+    items, cursor = rt.page(tools, params.cursor if params else None, PAGE_SIZE)
     return types.ListToolsResult(tools=items, next_cursor=cursor)
 
 

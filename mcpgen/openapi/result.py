@@ -1,0 +1,110 @@
+"""What the OpenAPI importer hands to the rest of mcpgen: plain, immutable data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Problem
+
+Json = Any
+
+PARAM_LOCATIONS = ("path", "query", "header", "cookie")
+BODY_CONTENT_TYPES = (
+    "application/json",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data",
+    "text/plain",
+    "application/octet-stream",
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One path, query, header or cookie parameter of an operation.
+
+    ``name`` is the name on the wire; ``argument`` the property of the tool's flat input
+    schema that carries it (the same unless it clashed with another input; see README).
+    ``style``/``explode`` are as written (Swagger 2.0 ``collectionFormat`` converted), None
+    for the OpenAPI default of the location. ``content_type`` is set for a parameter
+    described by ``content`` instead of ``schema``: its value is serialized in that media
+    type (usually JSON) rather than by style.
+    """
+
+    name: str
+    location: str
+    argument: str
+    required: bool
+    style: str | None = None
+    explode: bool | None = None
+    content_type: str | None = None
+
+
+@dataclass(frozen=True)
+class Body:
+    """The request body of an operation.
+
+    ``argument`` is None when the body's properties are spread into the input schema
+    (``properties`` then lists their names on the wire, ``arguments`` the input property
+    holding each, in the same order); otherwise it is the input property holding the whole
+    body. ``content_type`` is one of :data:`BODY_CONTENT_TYPES`; ``media_type`` is the media
+    type as the document wrote it (``application/vnd.github+json``...), to send as
+    ``Content-Type``.
+    """
+
+    argument: str | None
+    content_type: str
+    required: bool
+    properties: list[str] = field(default_factory=list)
+    arguments: list[str] = field(default_factory=list)
+    media_type: str = ""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """How to call the HTTP operation behind one tool (or resource)."""
+
+    tool: str
+    method: str  # upper case: GET, POST, ...
+    path: str  # the path template as written: /pets/{petId}
+    operation_id: str | None
+    parameters: list[Param]
+    body: Body | None
+    response_content_type: str | None
+    wrapped_output: bool
+    security: list[dict[str, list[str]]]
+    tags: list[str]
+
+
+@dataclass(frozen=True)
+class OpenAPIImport:
+    """Everything imported from one OpenAPI document.
+
+    ``tools`` are manifest tool entries (keys ``name``, ``title``, ``description``,
+    ``input``, ``output``, ``annotations``; a key is left out when it has no value, so
+    ``tool.get("output")`` is None for an operation without a JSON response).
+    ``operations[i]`` belongs to ``tools[i]``. Operations imported ``as: resource`` or
+    ``as: resourceTemplate`` are manifest resource entries in ``resources``, with
+    ``resource_operations[i]`` belonging to ``resources[i]``.
+
+    Schemas share structure between tools (a definition used by ten tools is one object):
+    treat them as read-only, and dump YAML with aliases disabled.
+    """
+
+    tools: list[dict[str, Json]]
+    operations: list[Operation]
+    servers: list[dict[str, Json]]
+    security_schemes: dict[str, dict[str, Json]]
+    problems: list[Problem]
+    resources: list[dict[str, Json]] = field(default_factory=list)
+    resource_operations: list[Operation] = field(default_factory=list)
+    version: str = ""  # "2.0", "3.0" or "3.1"
+    info: dict[str, Json] = field(default_factory=dict)  # title, version, description
+    defs: dict[str, Json] = field(default_factory=dict)
+    """Every definition the tools use, by the names their ``$ref``s use (sorted).
+
+    Tools are self-contained, so a definition used by many tools is in each one's ``$defs``.
+    A caller that checks or generates code per tool can instead put these in the manifest's
+    shared ``$defs`` and drop the tools' own ``$defs``: the references (``#/$defs/Name``)
+    then point at the shared ones, and each definition is handled once.
+    """

@@ -1,0 +1,242 @@
+"""The files an OpenAPI document spans: loading, JSON pointers, ``$ref`` resolution, problems.
+
+A reference is resolved to a :data:`Key`: the index of the file it points into (0 is the
+main document) and the path of the value inside that file. Relative-file references are
+loaded once per file, and must stay inside the main document's folder; remote (URL)
+references are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from ..errors import InputError, Level, Location, Problem, Problems
+from ..loader import MAX_DOCUMENT_BYTES, Document, JsonPath, load_file
+
+Key = tuple[int, JsonPath]
+MAX_FILES = 256
+MAX_REF_CHAIN = 64
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# a `$ref` whose value does not start with '#', in JSON or YAML text (a cheap pre-check)
+_EXTERNAL_REF = re.compile(r"""\$ref["']?\s*:\s*["']?(?![#"'\s])\S""")
+_DATA_KEYS = frozenset({"example", "examples", "default", "const", "enum"})
+_NAME_MAPS = frozenset({"properties", "patternProperties"})  # keys there are names, not keywords
+
+
+def pointer(path: Sequence[str | int]) -> str:
+    """``#/paths/~1pets/get``: a path as a JSON pointer in a URI fragment."""
+    return "#" + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+@dataclass
+class Source:
+    index: int
+    doc: Document
+    path: Path  # resolved
+    relative: str  # to the main document's folder, with '/' separators: stable in hashes
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """Why a reference does not resolve, and problems inside a file it names."""
+
+    message: str
+    inside: list[Problem]
+
+
+class Sources:
+    def __init__(self, main: Document, problems: Problems) -> None:
+        self.problems = problems
+        self.root = _resolve(main.base_dir)
+        main_path = _resolve(main.base_dir / Path(main.file).name)
+        first = Source(0, main, main_path, main_path.name)
+        self.items: list[Source] = [first]
+        self.by_path: dict[Path, Source | None] = {main_path: first}
+        self._failed: dict[Path, tuple[str, list[Problem]]] = {}
+        self._refs: dict[tuple[int, str], Key | _Failure] = {}
+        self.quiet = False  # while scanning: problems are reported where references are used
+
+    # -- problems ------------------------------------------------------------------------
+    def report(
+        self, level: Level, src: int, path: Sequence[str | int], message: str, key: bool = False
+    ) -> None:
+        if self.quiet:
+            return
+        doc = self.items[src].doc
+        self.problems.add(Problem(level, doc.locate(tuple(path), key), pointer(path), message))
+
+    def error(self, src: int, path: Sequence[str | int], message: str) -> None:
+        self.report(Level.ERROR, src, path, message)
+
+    def warn(self, src: int, path: Sequence[str | int], message: str) -> None:
+        self.report(Level.WARNING, src, path, message)
+
+    def location(self, src: int, path: Sequence[str | int]) -> Location:
+        return self.items[src].doc.locate(tuple(path))
+
+    # -- values --------------------------------------------------------------------------
+    def value(self, key: Key) -> Any:
+        node = self.items[key[0]].doc.data
+        for part in key[1]:
+            node = node[part]
+        return node
+
+    def parse_ref(self, src: int, where: JsonPath, ref: Any) -> Key | None:
+        """Where ``ref`` (found at ``where`` in file ``src``) points; None (reported) if nowhere."""
+        if not isinstance(ref, str):
+            self.error(src, where, "$ref must be a string")
+            return None
+        cached = self._refs.get((src, ref))
+        if cached is None:
+            inside: list[Problem] = []
+            found = self._parse_ref(src, ref, inside)
+            cached = _Failure(found, inside) if isinstance(found, str) else found
+            self._refs[(src, ref)] = cached
+        if isinstance(cached, _Failure):
+            self.error(src, where, cached.message)
+            if not self.quiet:
+                self.problems.extend(cached.inside)
+            return None
+        return cached
+
+    def _parse_ref(self, src: int, ref: str, inside: list[Problem]) -> Key | str:
+        file_part, _, fragment = ref.partition("#")
+        target = src
+        if file_part:
+            if _URL.match(file_part) or file_part.startswith("//"):
+                return (
+                    f"remote reference {_clip(ref)} is not supported; bundle it into a local file"
+                )
+            loaded = self._load(src, unquote(file_part), inside)
+            if isinstance(loaded, str):
+                return loaded
+            target = loaded.index
+        if fragment and not fragment.startswith("/"):
+            return f"reference {_clip(ref)}: only JSON-pointer fragments (#/...) are supported"
+        node = self.items[target].doc.data
+        path: list[str | int] = []
+        for raw in fragment.split("/")[1:] if fragment else []:
+            part = unquote(raw).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+                path.append(part)
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+                path.append(int(part))
+            else:
+                return f"reference {_clip(ref)} does not resolve"
+        return target, tuple(path)
+
+    def _load(self, src: int, relative: str, inside: list[Problem]) -> Source | str:
+        """The file at ``relative`` (to file ``src``), loaded once; or why it cannot be.
+
+        Problems located inside a file that does not load go to ``inside``.
+        """
+        shown = _clip(relative)
+        try:
+            if "\0" in relative or Path(relative).is_absolute():
+                return f"reference to {shown}: only paths relative to the document are supported"
+            resolved = _resolve(self.items[src].path.parent / relative)
+        except (OSError, ValueError, RuntimeError) as exc:
+            return f"cannot use file {shown}: {exc}"
+        if resolved != self.root and self.root not in resolved.parents:
+            return f"reference to {shown} points outside the OpenAPI document's folder"
+        if resolved in self.by_path:
+            found = self.by_path[resolved]
+            if found is not None:
+                return found
+            message, located = self._failed[resolved]
+            inside.extend(located)
+            return message
+        if len(self.items) >= MAX_FILES:
+            return f"more than {MAX_FILES} referenced files"
+        try:
+            doc = load_file(resolved, max_bytes=MAX_DOCUMENT_BYTES)
+        except InputError as exc:
+            located = [p for p in exc.problems if p.location.line]
+            inside.extend(located)  # an error inside the file, where it is
+            reasons = "; ".join(p.message for p in exc.problems if p not in located)
+            message = f"cannot load referenced file {shown}" + (f": {reasons}" if reasons else "")
+            self._failed[resolved] = (message, located)
+            self.by_path[resolved] = None
+            return message
+        source = Source(len(self.items), doc, resolved, resolved.relative_to(self.root).as_posix())
+        self.items.append(source)
+        self.by_path[resolved] = source
+        return source
+
+    def follow(self, src: int, path: JsonPath, node: Any) -> tuple[int, JsonPath, Any] | None:
+        """Follow a chain of ``$ref`` objects (parameters, responses, ...) to its end."""
+        seen: set[Key] = set()
+        while isinstance(node, dict) and "$ref" in node:
+            if len(seen) >= MAX_REF_CHAIN:
+                self.error(src, path, "reference chain is too long")
+                return None
+            key = self.parse_ref(src, (*path, "$ref"), node["$ref"])
+            if key is None:
+                return None
+            if key in seen:
+                self.error(src, path, "reference cycle: the reference leads back to itself")
+                return None
+            seen.add(key)
+            src, path = key
+            node = self.value(key)
+        return src, path, node
+
+    # -- scanning ------------------------------------------------------------------------
+    def may_have_external_refs(self) -> bool:
+        return bool(_EXTERNAL_REF.search(self.items[0].doc.text))
+
+    def scan_refs(self) -> list[Key]:
+        """Every reference in every file (loading referenced files as they are found)."""
+        found: list[Key] = []
+        self.quiet = True
+        try:
+            self._scan(found)
+        finally:
+            self.quiet = False
+        return found
+
+    def _scan(self, found: list[Key]) -> None:
+        index = 0
+        while index < len(self.items):
+            source = self.items[index]
+            stack: list[tuple[Any, JsonPath]] = [(source.doc.data, ())]
+            while stack:
+                node, path = stack.pop()
+                if isinstance(node, dict):
+                    ref = node.get("$ref")
+                    if isinstance(ref, str):
+                        key = self.parse_ref(index, (*path, "$ref"), ref)
+                        if key is not None:
+                            found.append(key)
+                    names_map = bool(path) and path[-1] in _NAME_MAPS
+                    for name, value in node.items():
+                        if not isinstance(value, dict | list):
+                            continue
+                        if names_map or (name not in _DATA_KEYS and not name.startswith("x-")):
+                            stack.append((value, (*path, name)))
+                elif isinstance(node, list):
+                    stack.extend(
+                        (value, (*path, i))
+                        for i, value in enumerate(node)
+                        if isinstance(value, dict | list)
+                    )
+            index += 1
+
+
+def _resolve(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # pragma: no cover - a symlink loop
+        return path.absolute()
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"

@@ -1,0 +1,444 @@
+"""Transports, authentication and deployment of generated servers (issue 5): the manifest
+sections, their checks, and the generated servers run for real: several uvicorn workers
+under concurrent clients, OAuth with keys fetched from a JWKS URL, graceful shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpgen.errors import Level
+from mcpgen.pipeline import Loaded, load_manifest
+from mcpgen.render import render_project
+
+ROOT = Path(__file__).resolve().parent.parent
+CALCULATOR = ROOT / "generated_examples" / "calculator"
+SECURE = ROOT / "generated_examples" / "secure"
+
+HEADER = """\
+mcpgen: 1
+server:
+  name: demo
+  description: A demo server.
+tools:
+  - name: ping
+    description: Reply.
+"""
+
+
+def load(tmp_path: Path, body: str) -> Loaded:
+    path = tmp_path / "m.yaml"
+    path.write_text(HEADER + textwrap.dedent(body), encoding="utf-8")
+    return load_manifest(path, False)
+
+
+def messages(loaded: Loaded, level: Level) -> list[tuple[str, str]]:
+    return [(p.field, p.message) for p in loaded.problems.sorted() if p.level is level]
+
+
+# -- the manifest ------------------------------------------------------------------------
+
+
+def test_secure_example_model() -> None:
+    loaded = load_manifest(ROOT / "manifests" / "secure.yaml", True)
+    assert loaded.manifest is not None, loaded.problems
+    auth, http = loaded.manifest.auth, loaded.manifest.http
+    assert auth.type == "oauth" and auth.enabled
+    assert auth.scopes_supported == ("docs.read", "docs.write")
+    assert auth.algorithms[0] == "RS256" and "HS256" not in auth.algorithms
+    assert http.stateless and http.env_prefix == "SECURE_"
+    assert (http.rate_limit, http.rate_burst) == (20.0, 40)
+    assert http.cors_origins == ("https://app.example.com",)
+
+
+def test_defaults(tmp_path: Path) -> None:
+    manifest = load(tmp_path, "").manifest
+    assert manifest is not None
+    assert manifest.auth.type == "none" and manifest.auth.env == "DEMO_TOKENS"
+    assert manifest.http.host == "127.0.0.1"
+    assert manifest.http.retry_interval > 0 and manifest.http.event_store_size > 0
+    assert manifest.http.rate_limit == 0
+
+
+def test_api_key_header_default(tmp_path: Path) -> None:
+    manifest = load(tmp_path, "auth: {type: apiKey}\n").manifest
+    assert manifest is not None
+    assert manifest.auth.header == "X-API-Key"
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "fragment"),
+    [
+        (
+            "auth: {type: oauth, issuer: 'http://auth.example.com', audience: a, jwksFile: k}\n",
+            "auth.issuer",
+            "https",
+        ),
+        ("auth: {type: oauth, audience: a, jwksFile: k}\n", "auth", "issuer"),
+        ("auth: {type: oauth, issuer: 'https://i', audience: a}\n", "auth", "jwksUrl"),
+        ("auth: {type: bearer, env: 'MY-TOKENS'}\n", "auth.env", "environment variable"),
+        ("auth: {type: apiKey, header: 'X Key'}\n", "auth.header", "header name"),
+    ],
+)
+def test_auth_errors(tmp_path: Path, body: str, field: str, fragment: str) -> None:
+    loaded = load(tmp_path, body)
+    assert loaded.manifest is None
+    assert any(
+        f == field and fragment in m for f, m in messages(loaded, Level.ERROR)
+    ), loaded.problems
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "fragment"),
+    [
+        ("transports: {http: {host: 0.0.0.0}}\n", "transports.http.host", "without authentication"),
+        (
+            "transports: {http: {host: 0.0.0.0}}\nauth: {type: bearer}\n",
+            "transports.http.host",
+            "allowedHosts",
+        ),
+        (
+            "auth: {type: bearer, hideUnauthorizedTools: true}\n",
+            "auth.hideUnauthorizedTools",
+            "oauth",
+        ),
+        ("auth: {type: bearer, issuer: 'https://x'}\n", "auth.issuer", "only with auth type oauth"),
+        (
+            "transports: {http: {corsOrigins: ['*']}}\n",
+            "transports.http.corsOrigins",
+            "any web page",
+        ),
+    ],
+)
+def test_auth_warnings(tmp_path: Path, body: str, field: str, fragment: str) -> None:
+    loaded = load(tmp_path, body)
+    assert loaded.manifest is not None
+    assert any(
+        f == field and fragment in m for f, m in messages(loaded, Level.WARNING)
+    ), loaded.problems
+
+
+def test_scopes_without_oauth_warn(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        HEADER.replace("    description: Reply.\n", "    description: Reply.\n    scopes: [a]\n")
+        + "auth: {type: bearer}\n",
+        encoding="utf-8",
+    )
+    loaded = load_manifest(path, False)
+    warning = "scopes are enforced only with auth type oauth (bearer keys grant every scope)"
+    assert ("tools[0].scopes", warning) in messages(loaded, Level.WARNING)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "transports: {http: {rateLimit: {requestsPerSecond: 0}}}\n",
+        "transports: {http: {maxBodySize: 10}}\n",
+        "auth: {type: oauth, algorithms: [HS256]}\n",
+        "transports: {http: {allowedHosts: example.com}}\n",
+    ],
+)
+def test_schema_rejects(tmp_path: Path, body: str) -> None:
+    assert load(tmp_path, body).manifest is None
+
+
+# -- what is generated -------------------------------------------------------------------
+
+
+def test_generated_files_and_settings(tmp_path: Path) -> None:
+    manifest = load_manifest(ROOT / "manifests" / "secure.yaml", True).manifest
+    assert manifest is not None
+    files = render_project(manifest).generated
+    for name in ("_http.py", "_websocket.py", "asgi.py", "__main__.py"):
+        assert f"src/secure_mcp/{name}" in files
+    http = files["src/secure_mcp/_http.py"]
+    assert 'AUTH_TYPE = "oauth"' in http
+    assert '"write_document": ("docs.write",)' in http
+    docker = files["Dockerfile"]
+    assert 'CMD ["secure"]' in docker and "SECURE_HOST=0.0.0.0" in docker and "USER 10001" in docker
+    assert "/healthz" in docker
+    pyproject = files["pyproject.toml"]
+    assert '"pyjwt[crypto]' in pyproject and '"websockets' in pyproject
+
+
+def test_no_secret_reaches_generated_code(tmp_path: Path) -> None:
+    """Static keys are read from the environment at run time, never written into code."""
+    loaded = load(tmp_path, "auth: {type: bearer, env: DEMO_KEYS}\n")
+    assert loaded.manifest is not None
+    http = render_project(loaded.manifest).generated["src/demo_mcp/_http.py"]
+    assert 'AUTH_ENV = "DEMO_KEYS"' in http
+    assert "os.environ" in http
+
+
+# -- generated servers, running ----------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start(
+    example: Path, args: list[str], env: dict[str, str] | None = None, log: Path | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    package = example.name + "_mcp"
+    process = subprocess.Popen(
+        [sys.executable, "-m", package, *args, "--port", str(port)],
+        env={**os.environ, "PYTHONPATH": str(example / "src"), **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb") if log else subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"server exited ({process.returncode})"
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return process, port
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError("the server did not start")
+
+
+def stop(process: subprocess.Popen[bytes]) -> int:
+    process.terminate()
+    try:
+        return process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.wait(timeout=10)
+
+
+def probe(example: Path, script: str, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env={**os.environ, "PYTHONPATH": str(example / "src"), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-4000:]
+    return done.stdout
+
+
+CONCURRENT = """
+import json, sys, urllib.request
+import anyio
+from calculator_mcp.client import CalculatorClient
+
+URL = f"http://127.0.0.1:{sys.argv[1]}"
+CLIENTS, CALLS = 12, 10
+results = {"ok": 0, "errors": []}
+
+async def one_client(index: int) -> None:
+    mode = "legacy" if index % 2 else "2026-07-28"
+    try:
+        async with CalculatorClient.http(URL + "/mcp", mode=mode) as client:
+            for call in range(CALLS):
+                answer = await client.add(numbers=[index, call, 0.5])
+                assert answer.sum == index + call + 0.5, answer
+                results["ok"] += 1
+    except Exception as exc:
+        results["errors"].append(repr(exc))
+
+async def main() -> None:
+    async with anyio.create_task_group() as tg:
+        for index in range(CLIENTS):
+            tg.start_soon(one_client, index)
+
+anyio.run(main)
+pids = set()
+for _ in range(40):
+    with urllib.request.urlopen(URL + "/healthz", timeout=10) as response:
+        pids.add(json.load(response)["pid"])
+results["pids"] = len(pids)
+print(json.dumps(results))
+"""
+
+
+def test_stateless_http_with_two_workers_under_concurrent_clients() -> None:
+    """Stateless HTTP scales out: any worker answers any request (settings reach the
+    workers through the environment)."""
+    process, port = start(CALCULATOR, ["--transport", "http", "--stateless", "--workers", "2"])
+    try:
+        results = json.loads(probe(CALCULATOR, CONCURRENT, str(port)).strip().splitlines()[-1])
+    finally:
+        stop(process)
+    assert results["errors"] == []
+    assert results["ok"] == 12 * 10
+    assert 1 <= results["pids"] <= 2
+
+
+def test_workers_need_stateless_http() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "calculator_mcp",
+            "--transport",
+            "http",
+            "--no-stateless",
+            "--workers",
+            "2",
+        ],
+        env={**os.environ, "PYTHONPATH": str(CALCULATOR / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "stateless" in done.stderr
+
+
+def test_http_server_shuts_down_gracefully(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    process, port = start(
+        CALCULATOR,
+        ["--transport", "http", "--shutdown-timeout", "3", "--log-format", "json"],
+        log=log,
+    )
+    probe(
+        CALCULATOR,
+        "import anyio, sys\n"
+        "from calculator_mcp.client import CalculatorClient\n"
+        "async def main():\n"
+        "    async with CalculatorClient.http(f'http://127.0.0.1:{sys.argv[1]}/mcp') as c:\n"
+        "        await c.add(numbers=[1, 2])\n"
+        "anyio.run(main)\n",
+        str(port),
+    )
+    started = time.monotonic()
+    status = stop(process)
+    assert time.monotonic() - started < 15
+    assert status in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after shutting down
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert any(line["message"] == "Application shutdown complete." for line in lines), lines
+    assert any(
+        line.get("logger") == "uvicorn.access" and line.get("status") == 200 for line in lines
+    )
+
+
+class _Jwks(BaseHTTPRequestHandler):
+    document = b"{}"
+    fetches = 0
+
+    def do_GET(self) -> None:
+        type(self).fetches += 1
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(self.document)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def jwks_server() -> Iterator[tuple[str, Any]]:
+    """An authorization server's JWKS endpoint on this machine, with a key made here."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from jwt.algorithms import RSAAlgorithm
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
+    jwk.update(kid="k1", alg="RS256", use="sig")
+    _Jwks.document = json.dumps({"keys": [jwk]}).encode()
+    _Jwks.fetches = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Jwks)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/jwks.json", key
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+OAUTH_PROBE = """
+import json, sys, time
+import anyio, jwt
+from mcp.shared.exceptions import MCPError
+from secure_mcp.client import SecureClient, ToolCallError
+from secure_mcp._websocket import websocket_client
+
+port, key_file = sys.argv[1], sys.argv[2]
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+key = load_pem_private_key(open(key_file, "rb").read(), None)
+
+def token(scopes, **changes):
+    now = int(time.time())
+    claims = {"iss": "https://auth.example.com", "aud": "https://mcp.example.com/mcp",
+              "sub": "alice", "iat": now, "exp": now + 600, "scope": " ".join(scopes)}
+    claims.update(changes)
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+
+async def main():
+    out = {}
+    reader = {"Authorization": "Bearer " + token(["docs.read"])}
+    async with SecureClient.http(f"http://127.0.0.1:{port}/mcp", headers=reader) as c:
+        me = await c.whoami()
+        out["whoami"] = [me.authenticated, me.subject, me.scopes]
+        out["titles"] = (await c.list_documents()).titles
+        try:
+            await c.write_document(title="x", text="y")
+            out["write"] = "allowed"
+        except (MCPError, ToolCallError) as exc:
+            out["write"] = str(exc)
+    writer = {"Authorization": "Bearer " + token(["docs.read", "docs.write"])}
+    async with SecureClient.http(f"http://127.0.0.1:{port}/mcp", headers=writer) as c:
+        out["written"] = (await c.write_document(title="x", text="hello")).size
+    try:
+        expired = {"Authorization": "Bearer " + token(["docs.read"], exp=int(time.time()) - 600)}
+        async with SecureClient.http(f"http://127.0.0.1:{port}/mcp", headers=expired) as c:
+            await c.list_documents()
+        out["expired"] = "allowed"
+    except BaseException as exc:
+        out["expired"] = "refused"
+    print(json.dumps(out))
+
+anyio.run(main)
+"""
+
+
+def test_oauth_with_keys_from_a_jwks_url(jwks_server: tuple[str, Any], tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    url, key = jwks_server
+    key_file = tmp_path / "key.pem"
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    process, port = start(SECURE, ["--transport", "http"], env={"SECURE_JWKS_URL": url})
+    try:
+        out = json.loads(probe(SECURE, OAUTH_PROBE, str(port), str(key_file)).splitlines()[-1])
+    finally:
+        stop(process)
+    assert out["whoami"] == [True, "alice", ["docs.read"]]
+    assert "welcome" in out["titles"]
+    assert "docs.write" in out["write"]
+    assert out["written"] == 5
+    assert out["expired"] == "refused"
+    assert _Jwks.fetches == 1  # cached

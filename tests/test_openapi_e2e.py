@@ -1,0 +1,205 @@
+"""OpenAPI end to end: build a server from tests/fixtures/openapi-e2e/shop.yaml, run a real
+upstream on 127.0.0.1, and call every operation through the generated server and its
+typed client: JSON, form and text bodies/responses, auth from the environment, upstream
+errors as tool errors, and invalid arguments that never reach the upstream."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcpgen.cli import main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openapi-e2e"
+
+PROBE = r"""
+import anyio, json, sys
+from shop_mcp.client import ShopClient, ToolCallError
+
+async def main():
+    async with ShopClient.stdio(env=dict(__import__("os").environ), mode=sys.argv[1]) as shop:
+        created = await shop.create_item(name="lamp", price=12.5, tags=["home"])
+        assert created.id == 1 and created.name == "lamp", created
+        await shop.create_item(name="mug", price=3)
+        listed = await shop.list_items(limit=5, tag=["home"])
+        assert [i.name for i in listed.result] == ["lamp"], listed
+        got = await shop.get_item(item_id=1)
+        assert got.price == 12.5
+        try:
+            await shop.get_item(item_id=99)
+            raise AssertionError("expected a tool error")
+        except ToolCallError as exc:
+            assert "HTTP 404" in exc.message and "no item 99" in exc.message, exc.message
+        label = await shop.item_label(item_id=1, x_locale="fr")
+        assert label[0].text == "ITEM 1 [fr]", label
+        thanks = await shop.send_feedback(body={"message": "great", "stars": 5})
+        assert thanks.received == "great" and thanks.stars == 5, thanks
+        try:
+            await shop.client.call_tool("create_item", {"name": "", "price": -1})
+        except Exception:
+            pass
+        bad = await shop.client.call_tool("create_item", {"name": "x", "price": "free"})
+        assert bad.is_error and "Invalid arguments" in bad.content[0].text, bad
+        assert (await shop.delete_item(item_id=2)) is not None
+    print("ok")
+
+anyio.run(main)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("shop") / "out"
+    result = CliRunner().invoke(main, ["build", str(FIXTURES / "shop.yaml"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture
+def upstream() -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(FIXTURES / "upstream.py"), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def probe(
+    project: Path, upstream: str, mode: str, key: str | None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(project / "src"), "SHOP_BASE_URL": upstream + "/api"}
+    env.pop("SHOP_APIKEY", None)
+    if key is not None:
+        env["SHOP_APIKEY"] = key
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, mode], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_every_operation_through_the_typed_client(project: Path, upstream: str, mode: str) -> None:
+    done = probe(project, upstream, mode, "secret-key")
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-4000:]
+    seen = json.loads(urllib.request.urlopen(upstream + "/seen").read())
+    assert not any("price" in line for line in seen)
+    # The invalid create (price: "free") never reached the upstream: two creates only.
+    assert sum(1 for line in seen if line.startswith("POST /api/items")) == 2, seen
+
+
+def test_missing_credentials_name_the_variable(project: Path, upstream: str) -> None:
+    script = (
+        "import anyio, os\n"
+        "from shop_mcp.client import ShopClient, ToolCallError\n"
+        "async def main():\n"
+        "    async with ShopClient.stdio(env=dict(os.environ)) as shop:\n"
+        "        try:\n"
+        "            await shop.get_item(item_id=1)\n"
+        "        except ToolCallError as exc:\n"
+        "            print(exc.message)\n"
+        "anyio.run(main)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(project / "src"), "SHOP_BASE_URL": upstream + "/api"}
+    env.pop("SHOP_APIKEY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "missing credentials" in done.stdout and "SHOP_APIKEY" in done.stdout, done.stderr[
+        -3000:
+    ]
+
+
+def test_wrong_key_is_an_upstream_error(project: Path, upstream: str) -> None:
+    done = probe(project, upstream, "legacy", "wrong")
+    assert done.returncode != 0
+    assert "HTTP 401" in done.stderr
+
+
+def test_generated_project_checks(project: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(project / "src"), "MCP_TEST_TRANSPORTS": "memory,stdio"}
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert tests.returncode == 0, tests.stdout[-3000:]
+
+
+META_PROBE = r"""
+import anyio, json, os, sys
+from shop_mcp.client import ShopClient
+
+async def main():
+    async with ShopClient.stdio(env=dict(os.environ), mode=sys.argv[1]) as shop:
+        tools = (await shop.client.list_tools()).tools
+        assert [t.name for t in tools] == [
+            "search_operations", "describe_operation", "call_operation"
+        ], tools
+        found = await shop.client.call_tool("search_operations", {"query": "item"})
+        names = [o["name"] for o in found.structured_content["operations"]]
+        assert "create_item" in names, names
+        described = await shop.client.call_tool("describe_operation", {"name": "create_item"})
+        assert described.structured_content["inputSchema"]["required"] == ["name", "price"]
+        created = await shop.create_item(name="lamp", price=2)   # typed, via call_operation
+        assert created.name == "lamp", created
+        bad = await shop.client.call_tool(
+            "call_operation", {"name": "create_item", "arguments": {"name": "x"}}
+        )
+        assert bad.is_error and "price" in bad.content[0].text, bad
+    print("ok")
+
+anyio.run(main)
+"""
+
+
+def test_meta_tool_mode(tmp_path: Path, upstream: str) -> None:
+    (tmp_path / "shop.yaml").write_text((FIXTURES / "shop.yaml").read_text())
+    manifest = tmp_path / "mcpgen.yaml"
+    manifest.write_text(
+        "mcpgen: 1\nserver: {name: shop}\nopenapi: {source: shop.yaml, metaTools: true}\n"
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(manifest), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(out / "src"),
+        "SHOP_BASE_URL": upstream + "/api",
+        "SHOP_APIKEY": "secret-key",
+    }
+    for mode in ("legacy", "2026-07-28"):
+        done = subprocess.run(
+            [sys.executable, "-c", META_PROBE, mode],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-4000:]

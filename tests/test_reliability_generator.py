@@ -1,0 +1,613 @@
+"""Reliability and safety of ``mcpgen build`` itself (issue 9):
+
+* no path escapes: whatever tool, resource and prompt names say, and whatever links the
+  output folder holds, nothing is written, replaced or deleted outside OUT; static
+  ``file:`` content and ``openapi.source`` stay inside the manifest's folder;
+* no lost data: across a long run of random manifest changes, every handler file a user
+  edited is byte-identical after every rebuild (also when its tool left the manifest);
+  ``--check`` right after a build is clean; a failing build leaves OUT as it was;
+* bad input is exit 2 with a located message, never a traceback or an internal error.
+
+The edit sequence runs MCPGEN_EDIT_STEPS steps (default 30) from MCPGEN_EDIT_SEED.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import os
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import black
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mcpgen import writer
+from mcpgen.cli import main
+from mcpgen.pipeline import load_manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+CALCULATOR = ROOT / "manifests" / "calculator.yaml"
+PKG = "src/calculator_mcp"
+STEPS = int(os.environ.get("MCPGEN_EDIT_STEPS", "30"))
+SEED = int(os.environ.get("MCPGEN_EDIT_SEED", "9"))
+HOSTILE = [
+    "quote \" and ' both",
+    "triple \"\"\" and ''' quotes",
+    "back\\slash \\n \\u2028 \\",
+    "new\nline\r\ncarriage",
+    "{{ jinja }} {% if x %}{% endif %} {# c #}",
+    "ünïcödé ✓ 日本 \U0001f600",
+    "__import__('os').system('echo pwned')",
+    "</script><!-- -->",
+]
+
+
+_FORMAT = functools.lru_cache(maxsize=None)(black.format_str)
+
+
+@pytest.fixture(autouse=True)
+def fast_black(monkeypatch: pytest.MonkeyPatch) -> None:
+    """black is deterministic: memoize it (for this module) so that repeated builds only
+    format what changed. Only speed changes: the bytes written are black's own."""
+    monkeypatch.setattr(black, "format_str", _FORMAT)
+
+
+def build(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["build", *args], env={"CI": "1"})
+    assert "Traceback" not in result.output, result.output
+    assert "internal error" not in result.output, result.output
+    assert result.exit_code in (0, 1, 2), result.output
+    return result.exit_code, result.output
+
+
+def validate(path: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["validate", str(path)], env={"CI": "1"})
+    return result.exit_code, result.output
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every entry under ``root`` (links not followed): files by content hash, folders, and
+    links by target. Equal snapshots: nothing was written, replaced, created or deleted."""
+    found: dict[str, str] = {}
+    if not root.exists() and not root.is_symlink():
+        return found
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        base = Path(folder)
+        for name in dirs + files:
+            path = base / name
+            relative = path.relative_to(root).as_posix()
+            if "__pycache__" in relative:
+                continue
+            if path.is_symlink():
+                found[relative] = "link:" + os.readlink(path)
+            elif path.is_dir():
+                found[relative] = "dir"
+            else:
+                found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def write_manifest(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), "utf-8")
+
+
+@pytest.fixture
+def calculator() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(CALCULATOR.read_text("utf-8"))
+    return data
+
+
+# -- no path escapes: names ---------------------------------------------------------------
+
+ESCAPING_NAMES = [
+    "../../../../tmp/evil",
+    "/etc/cron.d/evil",
+    "..",
+    "a/../../b",
+    "~/.ssh/authorized_keys",
+    "C:\\Windows\\evil",
+    "%2e%2e%2fpct",
+    "\u202egnp.exe",
+]
+
+
+def test_hostile_names_never_leave_the_output_folder(tmp_path: Path) -> None:
+    """Tool, resource, prompt and completion names that look like paths: the build either
+    refuses them or turns them into plain Python names; nothing lands outside OUT."""
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    (sandbox / "keep.txt").write_text("keep\n")
+    folder = sandbox / "project"
+    folder.mkdir()
+    data = {
+        "mcpgen": 1,
+        "server": {"name": "escape"},
+        "tools": [
+            {"name": "..", "description": "dots"},
+            {"name": "...y", "description": "dots"},
+            {"name": "a.b-c", "description": "dots"},
+        ],
+        "resources": [
+            {"uriTemplate": f"esc://r{i}/{{id}}", "name": name, "description": "r"}
+            for i, name in enumerate(ESCAPING_NAMES)
+        ]
+        + [{"uri": "esc://fixed", "name": "/abs/fixed", "description": "handler-backed"}],
+        "prompts": [
+            {"name": name, "description": "p", "handler": True, "arguments": [{"name": "a"}]}
+            for name in ESCAPING_NAMES
+        ],
+        "completions": [
+            {"prompt": ESCAPING_NAMES[0], "argument": "a", "handler": True},
+            {"resource": "esc://r1/{id}", "argument": "id", "handler": True},
+        ],
+    }
+    source = folder / "escape.yaml"
+    write_manifest(source, data)
+    before = snapshot(sandbox)
+    out = folder / "out"
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0, output
+    after = snapshot(sandbox)
+    new = {k for k in after if k not in before}
+    assert all(k.startswith("project/out") for k in new), sorted(new)
+    assert {k: v for k, v in after.items() if k in before} == before
+    for path in out.rglob("*"):
+        assert path.resolve().is_relative_to(out.resolve()), path
+    handlers = sorted(p.relative_to(out).as_posix() for p in out.rglob("handlers/**/*.py"))
+    for relative in handlers:
+        stem = Path(relative).stem
+        assert stem.isidentifier() and stem.isascii(), relative
+    assert "src/escape_mcp/handlers/tools/x.py" in handlers  # ".." -> x
+    assert "src/escape_mcp/handlers/resources/tmp_evil.py" in handlers
+    assert "src/escape_mcp/handlers/prompts/etc_cron_d_evil.py" in handlers
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        (("tools", 0, "name"), "../evil"),
+        (("tools", 0, "name"), "/abs"),
+        (("tools", 0, "name"), "a/b"),
+        (("tools", 0, "name"), "a\\b"),
+        (("tools", 0, "name"), "x\x00y"),
+        (("server", "package"), "../evil"),
+        (("server", "package"), "/abs"),
+        (("server", "package"), "a/b"),
+        (("server", "package"), "a.b"),
+        (("server", "package"), ""),
+        (("server", "name"), "../evil"),
+        (("server", "name"), "/abs"),
+        (("server", "distribution"), "../evil"),
+    ],
+)
+def test_path_like_names_the_schema_forbids_are_exit_2(
+    tmp_path: Path, calculator: dict[str, Any], field: tuple[Any, ...], value: str
+) -> None:
+    node = calculator
+    for part in field[:-1]:
+        node = node[part]
+    node[field[-1]] = value
+    source = tmp_path / "m.yaml"
+    write_manifest(source, calculator)
+    before = snapshot(tmp_path)
+    code, output = build(str(source), "-o", str(tmp_path / "out"))
+    assert code == 2, output
+    assert f"{source}:" in output, output  # located
+    assert snapshot(tmp_path) == before
+
+
+# -- no path escapes: links in the output folder ------------------------------------------
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(manifest, OUT built from it, an outside folder no build may touch)."""
+    source = tmp_path / "project" / "calc.yaml"
+    source.parent.mkdir()
+    shutil.copy(CALCULATOR, source)
+    out = tmp_path / "project" / "out"
+    assert build(str(source), "-o", str(out))[0] == 0
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    return source, out, outside
+
+
+def changed(source: Path) -> None:
+    """A manifest change that rewrites generated files and adds a handler stub."""
+    text = source.read_text("utf-8")
+    text = text.replace("Add two or more numbers", "Add several numbers")
+    text += (
+        "\n  - name: negate\n    description: Negate a number.\n"
+        "    input: {type: object, properties: {x: {type: number}}, required: [x]}\n"
+    )
+    source.write_text(text, "utf-8")
+
+
+@pytest.mark.parametrize(
+    "link", ["src", f"{PKG}", f"{PKG}/handlers", f"{PKG}/handlers/tools", "tests"]
+)
+def test_a_linked_subfolder_is_never_written_through(
+    built: tuple[Path, Path, Path], link: str
+) -> None:
+    source, out, outside = built
+    target = outside / "moved"
+    shutil.move(out / link, target)  # the real content now lives outside; OUT links to it
+    (out / link).symlink_to(target, target_is_directory=True)
+    changed(source)
+    before_outside, before_out = snapshot(outside), snapshot(out)
+    for flags in ([], ["--check"], ["--diff"]):
+        code, output = build(str(source), "-o", str(out), *flags)
+        assert code in (1, 2), output  # drift (check/diff) or refused: never a write
+        assert snapshot(outside) == before_outside, flags
+        assert snapshot(out) == before_out, flags
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2 and "refusing to write through a link" in output, output
+
+
+def test_a_dangling_link_where_a_folder_goes_is_refused(built: tuple[Path, Path, Path]) -> None:
+    source, out, outside = built
+    shutil.rmtree(out / "tests")
+    (out / "tests").symlink_to(outside / "not-yet")
+    changed(source)
+    before = snapshot(out)
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2, output
+    assert not (outside / "not-yet").exists()
+    assert snapshot(out) == before
+
+
+def test_linked_files_are_replaced_never_written_through(built: tuple[Path, Path, Path]) -> None:
+    """A generated file, or a missing stub, that is a link to a file outside: the build
+    replaces the link itself (or refuses); the outside file keeps its bytes."""
+    source, out, outside = built
+    victim = outside / "victim.py"
+    victim.write_text("# precious\n")
+    server = out / PKG / "server.py"
+    server.unlink()
+    server.symlink_to(victim)
+    stub = out / PKG / "handlers/tools/negate.py"
+    stub.symlink_to(outside / "planted.py")  # dangling: the stub the build will add
+    changed(source)
+    code, output = build(str(source), "-o", str(out))
+    assert code in (0, 2), output
+    assert victim.read_text() == "# precious\n"
+    assert not (outside / "planted.py").exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.py"]
+    if code == 0:
+        assert not server.is_symlink() and "Generated by mcpgen" in server.read_text()
+
+
+def test_the_obsolete_sweep_never_deletes_through_a_link(built: tuple[Path, Path, Path]) -> None:
+    """Files an earlier build generated are deleted when no longer produced; a linked
+    folder holding such files (outside OUT) is not swept."""
+    source, out, outside = built
+    old = outside / "old_generated.py"
+    old.write_text("# Generated by mcpgen 0.0.1 — do not edit\n")
+    (out / "src" / "linked").symlink_to(outside, target_is_directory=True)
+    (out / "tests" / "linked_file.py").symlink_to(old)
+    changed(source)
+    code, output = build(str(source), "-o", str(out))
+    assert code in (0, 2), output
+    assert old.read_text().startswith("# Generated by mcpgen")
+
+
+# -- no path escapes: files the manifest reads ---------------------------------------------
+
+
+@pytest.fixture
+def reading(tmp_path: Path) -> Path:
+    """A manifest folder next to a secret, with links pointing out of the folder."""
+    (tmp_path / "secret.txt").write_text("secret\n")
+    (tmp_path / "secret-dir").mkdir()
+    (tmp_path / "secret-dir" / "s.txt").write_text("secret\n")
+    (tmp_path / "openapi.yaml").write_text(
+        "openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths: {}\n"
+    )
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "ok.txt").write_text("fine\n")
+    (folder / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (folder / "linkdir").symlink_to(tmp_path / "secret-dir", target_is_directory=True)
+    (folder / "spec-link.yaml").symlink_to(tmp_path / "openapi.yaml")
+    return folder
+
+
+OUTSIDE_FILES = [
+    "../secret.txt",
+    "sub/../../secret.txt",
+    str(Path("/etc/hostname")),
+    "link.txt",
+    "linkdir/s.txt",
+    "./linkdir/../link.txt",
+]
+
+
+@pytest.mark.parametrize("relative", OUTSIDE_FILES)
+@pytest.mark.parametrize("where", ["resource", "prompt image"])
+def test_static_files_outside_the_manifest_folder_are_rejected(
+    reading: Path, relative: str, where: str
+) -> None:
+    data: dict[str, Any] = {"mcpgen": 1, "server": {"name": "files"}}
+    if where == "resource":
+        data["resources"] = [
+            {"uri": "f://ok", "name": "ok", "file": "ok.txt", "description": "fine"},
+            {"uri": "f://x", "name": "x", "file": relative, "description": "escapes"},
+        ]
+    else:
+        data["prompts"] = [
+            {
+                "name": "p",
+                "description": "p",
+                "messages": [
+                    {"role": "user", "image": {"mimeType": "image/png", "file": relative}}
+                ],
+            }
+        ]
+    source = reading / "m.yaml"
+    write_manifest(source, data)
+    loaded = load_manifest(source)
+    assert loaded.manifest is None
+    messages = [p.format() for p in loaded.problems.errors]
+    assert any("file" in m for m in messages), messages
+    out = reading / "out"
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2 and "secret" not in output.replace(relative, ""), output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("spec", ["../openapi.yaml", "spec-link.yaml", "/etc/passwd"])
+def test_openapi_source_outside_the_manifest_folder_is_rejected(reading: Path, spec: str) -> None:
+    source = reading / "m.yaml"
+    write_manifest(source, {"mcpgen": 1, "server": {"name": "api"}, "openapi": {"source": spec}})
+    code, output = validate(source)
+    assert code == 2, output
+    assert "must stay inside the manifest's folder" in output
+
+
+# -- bad input is exit 2, never an internal error -------------------------------------------
+
+
+def test_a_manifest_that_is_a_symlink_loop_is_exit_2(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.yaml"
+    loop.symlink_to(loop)
+    code, output = validate(loop)
+    assert code == 2, output
+    assert "internal error" not in output
+
+
+@pytest.mark.parametrize("spec", ["a\x00b.yaml", "loop.yaml"])
+def test_an_unusable_openapi_source_is_exit_2(tmp_path: Path, spec: str) -> None:
+    (tmp_path / "loop.yaml").symlink_to(tmp_path / "loop.yaml")
+    source = tmp_path / "m.yaml"
+    write_manifest(source, {"mcpgen": 1, "server": {"name": "api"}, "openapi": {"source": spec}})
+    code, output = validate(source)
+    assert code == 2, output
+    assert "internal error" not in output
+
+
+def test_a_folder_where_a_generated_file_goes_is_exit_2(built: tuple[Path, Path, Path]) -> None:
+    source, out, _ = built
+    (out / "README.md").unlink()
+    (out / "README.md").mkdir()
+    before = snapshot(out)
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)], env={"CI": "1"})
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output
+    assert snapshot(out) == before
+
+
+def test_a_lone_surrogate_in_a_json_manifest_is_exit_2(tmp_path: Path) -> None:
+    source = tmp_path / "m.json"
+    source.write_text('{"mcpgen": 1, "server": {"name": "a", "description": "x\\ud800"}}')
+    code, output = validate(source)
+    assert code == 2, output
+    assert "internal error" not in output
+
+
+# -- a failing build leaves OUT as it was ---------------------------------------------------
+
+
+def test_a_write_that_fails_while_staging_leaves_out_unchanged(
+    built: tuple[Path, Path, Path],
+) -> None:
+    """tests/ replaced by a plain file: staging tests/*.py fails after README.md, pyproject
+    and src/ were staged; every staged file is removed and OUT is as it was."""
+    source, out, _ = built
+    shutil.rmtree(out / "tests")
+    (out / "tests").write_text("not a folder\n")
+    changed(source)
+    before = snapshot(out)
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2 and "cannot write" in output, output
+    assert snapshot(out) == before
+
+
+def test_a_rename_that_fails_leaves_no_staged_files_behind(
+    built: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, out, _ = built
+    changed(source)
+    real = os.replace
+    calls = []
+
+    def flaky(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real(src, dst)
+
+    monkeypatch.setattr(writer.os, "replace", flaky)
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2, output
+    leftovers = [p for p in out.rglob(".*") if p.is_file()]
+    assert not leftovers, leftovers
+
+
+# -- no lost data across a long run of manifest changes -------------------------------------
+
+TYPES = [
+    {"type": "string"},
+    {"type": "number"},
+    {"type": "integer", "minimum": 0},
+    {"type": "boolean"},
+    {"type": "array", "items": {"type": "string"}},
+    {"type": "string", "enum": ["a", "b"]},
+    {"$ref": "#/$defs/Number"},
+]
+
+
+class Editor:
+    """Random, valid manifest changes (and now and then a broken one)."""
+
+    def __init__(self, data: dict[str, Any], rng: random.Random) -> None:
+        self.data = data
+        self.rng = rng
+        self.count = 0
+
+    def fresh(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def schema(self) -> dict[str, Any]:
+        names = self.rng.sample(["q", "limit", "from", "class", "my-field", "x", "y"], 3)
+        properties = {n: copy.deepcopy(self.rng.choice(TYPES)) for n in names}
+        return {"type": "object", "properties": properties, "required": names[:1]}
+
+    def tools(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = self.data.setdefault("tools", [])
+        return tools
+
+    def step(self) -> str:
+        kinds = ["add_tool", "describe", "add_resource", "add_prompt", "add_template"]
+        if len(self.tools()) > 1:
+            kinds += ["remove_tool", "rename_tool", "change_input", "change_output"] * 2
+        kind = self.rng.choice(kinds)
+        tools = self.tools()
+        tool = self.rng.choice(tools) if tools else None
+        if kind == "add_tool":
+            tools.append(
+                {"name": self.fresh("tool_"), "description": "new", "input": self.schema()}
+            )
+        elif kind == "remove_tool":
+            tools.remove(tool)
+        elif kind == "rename_tool":
+            assert tool is not None
+            tool["name"] = self.fresh(tool["name"].split("_r")[0] + "_r")
+        elif kind == "change_input":
+            assert tool is not None
+            tool["input"] = self.schema()
+        elif kind == "change_output":
+            assert tool is not None
+            if "output" in tool:
+                del tool["output"]
+            else:
+                tool["output"] = {
+                    "type": "object",
+                    "properties": {"value": {"type": "number"}},
+                    "required": ["value"],
+                }
+        elif kind == "describe":
+            target = tool if tool is not None else self.data["server"]
+            target["description"] = self.rng.choice(HOSTILE)
+        elif kind == "add_resource":
+            name = self.fresh("res_")
+            self.data.setdefault("resources", []).append(
+                {"uri": f"calc://{name}", "name": name, "description": "d", "text": "hello"}
+            )
+        elif kind == "add_template":
+            name = self.fresh("tpl_")
+            self.data.setdefault("resources", []).append(
+                {"uriTemplate": f"calc://{name}/{{id}}", "name": name, "description": "d"}
+            )
+        elif kind == "add_prompt":
+            name = self.fresh("prompt_")
+            prompt: dict[str, Any] = {
+                "name": name,
+                "description": "d",
+                "arguments": [{"name": "a"}],
+            }
+            if self.rng.random() < 0.5:
+                prompt["handler"] = True
+            else:
+                prompt["messages"] = [{"role": "user", "text": "Hi {{ a }}"}]
+            self.data.setdefault("prompts", []).append(prompt)
+        return kind
+
+    def broken(self) -> tuple[str, dict[str, Any]]:
+        """A copy of the manifest with one error (the next build must fail)."""
+        data = copy.deepcopy(self.data)
+        kind = self.rng.choice(["bad_name", "bad_ref", "unsatisfiable", "duplicate"])
+        tools = data["tools"]
+        if kind == "bad_name":
+            tools.append({"name": "bad name!", "description": "x"})
+        elif kind == "bad_ref":
+            tools.append({"name": "broken", "description": "x", "input": {
+                "type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}})  # fmt: skip
+        elif kind == "unsatisfiable":  # only the model generator notices
+            tools.append({"name": "broken", "description": "x", "input": {
+                "type": "object", "properties": {"a": {"anyOf": [False]}}}})  # fmt: skip
+        else:
+            tools.append(copy.deepcopy(tools[0]))
+        return kind, data
+
+
+def edit(path: Path, marker: str) -> bytes:
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(f"# user edit {marker}: keep me\n")
+    return path.read_bytes()
+
+
+def test_handler_edits_survive_a_long_run_of_manifest_changes(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    source = tmp_path / "calc.yaml"
+    shutil.copy(CALCULATOR, source)
+    data: dict[str, Any] = yaml.safe_load(source.read_text("utf-8"))
+    out = tmp_path / "out"
+    assert build(str(source), "-o", str(out))[0] == 0
+    tools = out / PKG / "handlers" / "tools"
+    edited = {
+        path: edit(path, f"{path.stem}-0")
+        for path in sorted(tools.glob("*.py"))
+        if path.name != "__init__.py" and path.stem != "convert_units"
+    }
+    editor = Editor(data, rng)
+    kinds: list[str] = []
+    failures = 0
+    for step in range(1, STEPS + 1):
+        if step % 7 == 0:  # a broken manifest in the middle: nothing in OUT may change
+            kind, bad = editor.broken()
+            write_manifest(source, bad)
+            before = snapshot(out)
+            code, output = build(str(source), "-o", str(out))
+            assert code == 2, (step, kind, output)
+            assert snapshot(out) == before, (step, kind)
+            failures += 1
+        kind = editor.step()
+        kinds.append(kind)
+        write_manifest(source, data)
+        code, output = build(str(source), "-o", str(out))
+        assert code == 0, (step, kind, output)
+        for path, content in edited.items():
+            assert path.is_file(), (step, kind, path)
+            assert path.read_bytes() == content, (step, kind, path)
+        code, output = build(str(source), "-o", str(out), "--check")
+        assert code == 0, (step, kind, output)
+        for path in sorted(tools.glob("*.py")):  # edit the new stubs too
+            if path not in edited and path.name != "__init__.py" and rng.random() < 0.5:
+                edited[path] = edit(path, f"{path.stem}-{step}")
+    current = {t["name"] for t in data["tools"]}
+    orphans = [p for p in edited if p.stem not in current]
+    print(
+        f"\nedits: {STEPS} manifest changes ({', '.join(sorted(set(kinds)))}), {failures} "
+        f"failed builds left OUT unchanged, {len(edited)} edited handlers byte-identical "
+        f"after every build ({len(orphans)} of them orphaned)"
+    )
+    assert orphans, "the run should have removed or renamed an edited tool"
+    assert len(edited) >= 6 and failures == STEPS // 7
+    assert {"add_tool", "remove_tool", "rename_tool", "change_input"} <= set(kinds), kinds

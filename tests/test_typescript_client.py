@@ -1,0 +1,102 @@
+"""The official TypeScript SDK client (npm ``@modelcontextprotocol/sdk``) against the
+calculator example, over stdio and streamable HTTP: another implementation's view of the
+generated server. Installs the SDK into tests/ts_client/node_modules when it is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "generated_examples" / "calculator"
+TS_CLIENT = Path(__file__).resolve().parent / "ts_client"
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the TypeScript SDK client")
+    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund"],
+            cwd=TS_CLIENT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return node
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(EXAMPLE / "src")}
+
+
+def run_client(node: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [node, "client.mjs", *args],
+        cwd=TS_CLIENT,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    data: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return data
+
+
+def check(data: dict[str, Any]) -> None:
+    assert data["server"]["name"] == "calculator"
+    assert data["tools"] == ["add", "divide", "convert_units", "weather_current", "random_fact"]
+    assert data["result"]["structuredContent"] == {"sum": 4}
+    assert data["result"].get("isError") is not True
+    assert data["divideByZero"]["isError"] is True
+
+
+def test_typescript_client_over_stdio(node: str) -> None:
+    check(run_client(node, "stdio", sys.executable, "calculator_mcp"))
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "calculator_mcp", "--transport", "http", "--port", str(port)],
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert process.poll() is None, "the server exited"
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_typescript_client_over_streamable_http(node: str, http_server: str) -> None:
+    data = run_client(node, "http", http_server)
+    check(data)
+    assert data["protocolVersion"] == "2025-11-25"
