@@ -24,8 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -143,7 +143,9 @@ def one_run(source: Path, scratch: Path, args: argparse.Namespace) -> dict[str, 
             document = scratch / "schemas.json"
             document.write_text(json.dumps(schema_document(data)), encoding="utf-8")
             command = [dmcg, "--input", str(document), "--input-file-type", "jsonschema"]
-        result["datamodel-codegen"] = timed([*command, "--output", str(scratch / "models.py"), *DMCG_FLAGS], scratch)
+        result["datamodel-codegen"] = timed(
+            [*command, "--output", str(scratch / "models.py"), *DMCG_FLAGS], scratch
+        )
     return result
 
 
@@ -157,18 +159,27 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1],
     )
-    parser.add_argument("sources", nargs="*", type=Path, help=f"manifests or specs (default {DEFAULT_SOURCE.name})")
+    parser.add_argument(
+        "sources", nargs="*", type=Path, help=f"manifests or specs (default {DEFAULT_SOURCE.name})"
+    )
     parser.add_argument("--runs", type=int, help="runs per source (default 5; --quick 1)")
-    parser.add_argument("--build-arg", action="append", default=[], help="extra argument for mcpgen build")
+    parser.add_argument(
+        "--build-arg", action="append", default=[], help="extra argument for mcpgen build"
+    )
     parser.add_argument("--no-baseline", action="store_true", help="skip datamodel-codegen alone")
     parser.add_argument("--quick", action="store_true", help="1 run")
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop our servers
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # run the finally blocks: stop our servers
     if args.runs is None:
         args.runs = 1 if args.quick else 5
     sources = [s.resolve() for s in args.sources] or [DEFAULT_SOURCE]
-    print(f"build: {args.runs} runs per source, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"build: {args.runs} runs per source, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     summary: dict[str, dict[str, dict[str, float]]] = {}
     for source in sources:
         size = source.stat().st_size
@@ -189,12 +200,15 @@ def main(argv: list[str] | None = None) -> int:
                 break
         summary[str(source)] = {
             step: {
-                key: statistics.median(r[key] for r in points) for key in ("wall_s", "cpu_s", "maxrss_mb")
+                key: statistics.median(r[key] for r in points)
+                for key in ("wall_s", "cpu_s", "maxrss_mb")
             }
             for step, points in runs.items()
         }
     print(f"\nmedian over runs (load average now {os.getloadavg()[0]:.2f}):\n")
-    print("| source | step | wall (s) | CPU (s) | peak RSS (MB) | mcpgen / datamodel-codegen (wall, CPU, memory) |")
+    print(
+        "| source | step | wall (s) | CPU (s) | peak RSS (MB) | mcpgen / datamodel-codegen (wall, CPU, memory) |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     for source, steps in summary.items():
         base = steps.get("datamodel-codegen", {})

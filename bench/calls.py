@@ -32,6 +32,7 @@ this machine's cores.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -56,7 +57,7 @@ ACCEPT = "application/json, text/event-stream"
 # -- helpers (kept local so each bench script stands alone) ------------------------------
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    index = max(0, min(len(ordered) - 1, int(round(q / 100 * len(ordered) + 0.5)) - 1))
+    index = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
     return ordered[index]
 
 
@@ -181,7 +182,12 @@ class LinePeer:
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ROOT
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=ROOT,
         )
         assert self.process.stdin and self.process.stdout
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
@@ -220,10 +226,8 @@ class LinePeer:
         self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.stdin.close()
-        except OSError:
-            pass
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -259,7 +263,9 @@ def run_stdio_raw(command: list[str], env: dict[str, str], n: int, warmup: int) 
 
 
 # -- stdio, SDK client -------------------------------------------------------------------------
-def run_stdio_client(command: list[str], env: dict[str, str], n: int, warmup: int) -> dict[str, Any]:
+def run_stdio_client(
+    command: list[str], env: dict[str, str], n: int, warmup: int
+) -> dict[str, Any]:
     import anyio
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -274,7 +280,9 @@ def run_stdio_client(command: list[str], env: dict[str, str], n: int, warmup: in
                     start = time.perf_counter_ns()
                     result = await client.call_tool("add", {"numbers": numbers})
                     elapsed = time.perf_counter_ns() - start
-                    ok = not result.is_error and check({"structuredContent": result.structured_content}, expected)
+                    ok = not result.is_error and check(
+                        {"structuredContent": result.structured_content}, expected
+                    )
                     timer.record(i, elapsed, ok)
                 return timer.result()
 
@@ -306,7 +314,13 @@ def run_http(url: str, stateless: bool, n: int, warmup: int, pid: int) -> dict[s
     headers = {"content-type": "application/json", "accept": ACCEPT}
     with httpx2.Client(timeout=30) as client:
         if stateless:
-            headers.update({"mcp-protocol-version": MODERN_VERSION, "mcp-method": "tools/call", "mcp-name": "add"})
+            headers.update(
+                {
+                    "mcp-protocol-version": MODERN_VERSION,
+                    "mcp-method": "tools/call",
+                    "mcp-name": "add",
+                }
+            )
             meta = {
                 "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
                 "io.modelcontextprotocol/clientCapabilities": {},
@@ -325,12 +339,18 @@ def run_http(url: str, stateless: bool, n: int, warmup: int, pid: int) -> dict[s
             }
             response = client.post(url, content=json.dumps(init), headers=headers)
             if parse_http_reply(response, 0) is None:
-                raise RuntimeError(f"initialize failed: {response.status_code} {response.text[:200]}")
+                raise RuntimeError(
+                    f"initialize failed: {response.status_code} {response.text[:200]}"
+                )
             session = response.headers.get("mcp-session-id")
             if session:
                 headers["mcp-session-id"] = session
             headers["mcp-protocol-version"] = HANDSHAKE_VERSION
-            client.post(url, content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers=headers)
+            client.post(
+                url,
+                content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                headers=headers,
+            )
             meta = None
         timer = Timer(pid, warmup)
         for i in range(0, warmup + n + 1):
@@ -350,7 +370,9 @@ def run_http(url: str, stateless: bool, n: int, warmup: int, pid: int) -> dict[s
         return timer.result()
 
 
-def measure(mode: str, variant: str, args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
+def measure(
+    mode: str, variant: str, args: argparse.Namespace, env: dict[str, str]
+) -> dict[str, Any]:
     if mode == "stdio-raw":
         return run_stdio_raw(stdio_command(variant, args.package), env, args.n, args.warmup)
     if mode == "stdio-client":
@@ -376,7 +398,9 @@ def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a and b else "n/a"
 
 
-def summarize(results: dict[str, dict[str, list[dict[str, float]]]]) -> dict[str, dict[str, dict[str, float]]]:
+def summarize(
+    results: dict[str, dict[str, list[dict[str, float]]]],
+) -> dict[str, dict[str, dict[str, float]]]:
     summary: dict[str, dict[str, dict[str, float]]] = {}
     for mode, by_variant in results.items():
         for variant, runs in by_variant.items():
@@ -395,7 +419,9 @@ def summarize(results: dict[str, dict[str, list[dict[str, float]]]]) -> dict[str
     return summary
 
 
-def print_table(summary: dict[str, dict[str, dict[str, float]]], out: Callable[[str], None] = print) -> None:
+def print_table(
+    summary: dict[str, dict[str, dict[str, float]]], out: Callable[[str], None] = print
+) -> None:
     out(
         "| mode | generated p50 / p99 (µs) | handwritten p50 / p99 | floor p50 / p99 | gen/hand p50, p99 "
         "| gen/floor p50, p99 | server CPU µs/call g / h / f | errors g/h/f |"
@@ -407,9 +433,15 @@ def print_table(summary: dict[str, dict[str, dict[str, float]]], out: Callable[[
             s = by_variant.get(variant)
             cells.append(f"{s['p50_us']:.0f} / {s['p99_us']:.0f}" if s else "n/a")
         g, h, f = (by_variant.get(v, {}) for v in VARIANTS)
-        errors = "/".join(str(int(by_variant[v]["errors"])) if v in by_variant else "-" for v in VARIANTS)
+        errors = "/".join(
+            str(int(by_variant[v]["errors"])) if v in by_variant else "-" for v in VARIANTS
+        )
         cpu = " / ".join(
-            f"{by_variant[v]['server_cpu_us']:.0f}" if by_variant.get(v, {}).get("server_cpu_us") else "-"
+            (
+                f"{by_variant[v]['server_cpu_us']:.0f}"
+                if by_variant.get(v, {}).get("server_cpu_us")
+                else "-"
+            )
             for v in VARIANTS
         )
         out(
@@ -419,14 +451,21 @@ def print_table(summary: dict[str, dict[str, dict[str, float]]], out: Callable[[
         )
 
 
-def print_best(summary: dict[str, dict[str, dict[str, float]]], out: Callable[[str], None] = print) -> None:
+def print_best(
+    summary: dict[str, dict[str, dict[str, float]]], out: Callable[[str], None] = print
+) -> None:
     """The least disturbed run: on a shared machine, other load only ever adds time."""
-    out("| mode | best-run p50 g / h / f (µs) | gen/hand | gen/floor | best-run server CPU µs/call g / h / f | gen/hand |")
+    out(
+        "| mode | best-run p50 g / h / f (µs) | gen/hand | gen/floor | best-run server CPU µs/call g / h / f | gen/hand |"
+    )
     out("| --- | --- | --- | --- | --- | --- |")
     for mode, by_variant in summary.items():
         g, h, f = (by_variant.get(v, {}) for v in VARIANTS)
         p50 = " / ".join(f"{s['best_p50_us']:.0f}" if s else "-" for s in (g, h, f))
-        cpu = " / ".join(f"{s['best_server_cpu_us']:.0f}" if s.get("best_server_cpu_us") else "-" for s in (g, h, f))
+        cpu = " / ".join(
+            f"{s['best_server_cpu_us']:.0f}" if s.get("best_server_cpu_us") else "-"
+            for s in (g, h, f)
+        )
         out(
             f"| {mode} | {p50} | {ratio(g.get('best_p50_us'), h.get('best_p50_us'))} "
             f"| {ratio(g.get('best_p50_us'), f.get('best_p50_us'))} | {cpu} "
@@ -435,20 +474,38 @@ def print_best(summary: dict[str, dict[str, dict[str, float]]], out: Callable[[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     parser.add_argument("-n", type=int, help="timed calls per run (default 2000; --quick 100)")
     parser.add_argument("--warmup", type=int, help="untimed calls first (default 200; --quick 20)")
-    parser.add_argument("--runs", type=int, help="runs per (mode, variant), fresh process each (default 5; --quick 1)")
-    parser.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
-    parser.add_argument("--package", default="calculator_mcp", help="generated package to run (python -m PACKAGE)")
     parser.add_argument(
-        "--pythonpath", default="generated_examples/calculator/src", help="where the package is (relative to the repo)"
+        "--runs",
+        type=int,
+        help="runs per (mode, variant), fresh process each (default 5; --quick 1)",
+    )
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}"
+    )
+    parser.add_argument(
+        "--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}"
+    )
+    parser.add_argument(
+        "--package", default="calculator_mcp", help="generated package to run (python -m PACKAGE)"
+    )
+    parser.add_argument(
+        "--pythonpath",
+        default="generated_examples/calculator/src",
+        help="where the package is (relative to the repo)",
     )
     parser.add_argument("--quick", action="store_true", help="N=100, warm-up 20, 1 run")
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop our servers
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # run the finally blocks: stop our servers
     for name, full, quick in (("n", 2000, 100), ("warmup", 200, 20), ("runs", 5, 1)):
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else full)
@@ -466,15 +523,17 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}",
         flush=True,
     )
-    results: dict[str, dict[str, list[dict[str, float]]]] = {m: {v: [] for v in variants} for m in modes}
+    results: dict[str, dict[str, list[dict[str, float]]]] = {
+        m: {v: [] for v in variants} for m in modes
+    }
     started = time.monotonic()
     for run in range(args.runs):
         for mode in modes:
-            order = variants[run % len(variants):] + variants[: run % len(variants)]
+            order = variants[run % len(variants) :] + variants[: run % len(variants)]
             for variant in order:
                 try:
                     measured = measure(mode, variant, args, env)
-                except Exception as exc:  # noqa: BLE001 - a failing variant is reported, not fatal
+                except Exception as exc:
                     print(f"  run {run + 1} {mode:15} {variant:12} FAILED: {exc!r}", flush=True)
                     continue
                 latencies = measured["latencies"]
@@ -492,14 +551,22 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
     summary = summarize(results)
-    print(f"\nmedian over runs ({time.monotonic() - started:.0f} s, load average now {os.getloadavg()[0]:.2f}):\n")
+    print(
+        f"\nmedian over runs ({time.monotonic() - started:.0f} s, load average now {os.getloadavg()[0]:.2f}):\n"
+    )
     print_table(summary)
     print("\nbest run (lowest p50 / lowest server CPU of the runs):\n")
     print_best(summary)
     if args.json:
         Path(args.json).write_text(
             json.dumps(
-                {"n": args.n, "warmup": args.warmup, "runs": args.runs, "summary": summary, "points": results},
+                {
+                    "n": args.n,
+                    "warmup": args.warmup,
+                    "runs": args.runs,
+                    "summary": summary,
+                    "points": results,
+                },
                 indent=2,
             )
         )

@@ -63,7 +63,11 @@ def command(variant: str, args: argparse.Namespace) -> list[str]:
         return [py, str(BASELINES / "handwritten_calculator.py"), "--log-level", "WARNING"]
     if variant == "floor":
         return [py, str(BASELINES / "echo_stdio.py")]
-    return [args.fastmcp_python, str(BASELINES / "fastmcp_openapi.py"), str(Path(args.fastmcp_spec).resolve())]
+    return [
+        args.fastmcp_python,
+        str(BASELINES / "fastmcp_openapi.py"),
+        str(Path(args.fastmcp_spec).resolve()),
+    ]
 
 
 def memory_kb(pid: int) -> dict[str, int]:
@@ -79,7 +83,12 @@ def memory_kb(pid: int) -> dict[str, int]:
 def one_start(cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
     start = time.perf_counter()
     process = subprocess.Popen(
-        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ROOT
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
     )
     assert process.stdin and process.stdout
     stdin, stdout = process.stdin, process.stdout
@@ -126,7 +135,14 @@ def one_start(cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, 
         request_id = 1
         while page.get("nextCursor"):
             request_id += 1
-            send({"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": {"cursor": page["nextCursor"]}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/list",
+                    "params": {"cursor": page["nextCursor"]},
+                }
+            )
             page = receive(request_id)
             tools += len(page.get("tools", []))
         full = time.perf_counter()
@@ -160,26 +176,47 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1],
     )
-    parser.add_argument("--package", default="calculator_mcp", help="generated package (python -m PACKAGE)")
     parser.add_argument(
-        "--pythonpath", default="generated_examples/calculator/src", help="where the package is (relative to the repo)"
+        "--package", default="calculator_mcp", help="generated package (python -m PACKAGE)"
     )
     parser.add_argument(
-        "--server-arg", action="append", default=[], help="extra argument for the generated server (repeatable)"
+        "--pythonpath",
+        default="generated_examples/calculator/src",
+        help="where the package is (relative to the repo)",
     )
-    parser.add_argument("--variants", help="comma list (default generated,handwritten,floor[,fastmcp])")
-    parser.add_argument("--fastmcp-spec", metavar="SPEC", help="add the FastMCP.from_openapi baseline on SPEC")
-    parser.add_argument("--fastmcp-python", default=DEFAULT_FASTMCP_PYTHON, help="python of the venv with fastmcp")
+    parser.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        help="extra argument for the generated server (repeatable)",
+    )
+    parser.add_argument(
+        "--variants", help="comma list (default generated,handwritten,floor[,fastmcp])"
+    )
+    parser.add_argument(
+        "--fastmcp-spec", metavar="SPEC", help="add the FastMCP.from_openapi baseline on SPEC"
+    )
+    parser.add_argument(
+        "--fastmcp-python", default=DEFAULT_FASTMCP_PYTHON, help="python of the venv with fastmcp"
+    )
     parser.add_argument("--runs", type=int, help="timed runs (default 5; --quick 2)")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds allowed per start (default 300)")
-    parser.add_argument("--no-bytecode-cache", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set")
+    parser.add_argument(
+        "--timeout", type=float, default=300, help="seconds allowed per start (default 300)"
+    )
+    parser.add_argument(
+        "--no-bytecode-cache", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set"
+    )
     parser.add_argument("--quick", action="store_true", help="2 runs")
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop our servers
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # run the finally blocks: stop our servers
     if args.runs is None:
         args.runs = 2 if args.quick else 5
-    variants = (args.variants or "generated,handwritten,floor" + (",fastmcp" if args.fastmcp_spec else "")).split(",")
+    variants = (
+        args.variants or "generated,handwritten,floor" + (",fastmcp" if args.fastmcp_spec else "")
+    ).split(",")
     for name in variants:
         if name not in VARIANTS:
             parser.error(f"unknown variant {name!r}")
@@ -187,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.fastmcp_spec:
             parser.error("the fastmcp variant needs --fastmcp-spec SPEC.json")
         if not Path(args.fastmcp_python).exists():
-            print(f"fastmcp baseline skipped: {args.fastmcp_python} not found (see bench/README.md)")
+            print(
+                f"fastmcp baseline skipped: {args.fastmcp_python} not found (see bench/README.md)"
+            )
             variants.remove("fastmcp")
     env = make_env(args.pythonpath, not args.no_bytecode_cache)
     print(
@@ -203,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 point = one_start(command(variant, args), env, args.timeout)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 print(f"  {variant:12} FAILED: {exc!r}", flush=True)
                 failed.add(variant)
                 continue
@@ -221,10 +260,20 @@ def main(argv: list[str] | None = None) -> int:
         if points:
             summary[variant] = {
                 key: statistics.median(p[key] for p in points)
-                for key in ("initialize_ms", "first_list_ms", "full_list_ms", "hwm_mb", "rss_mb", "tools", "pages")
+                for key in (
+                    "initialize_ms",
+                    "first_list_ms",
+                    "full_list_ms",
+                    "hwm_mb",
+                    "rss_mb",
+                    "tools",
+                    "pages",
+                )
             }
     print(f"\nmedian of {args.runs} (load average now {os.getloadavg()[0]:.2f}):\n")
-    print("| variant | tools | to first tools/list (ms) | to full listing (ms) | peak RSS VmHWM (MB) | generated / this (time, memory) |")
+    print(
+        "| variant | tools | to first tools/list (ms) | to full listing (ms) | peak RSS VmHWM (MB) | generated / this (time, memory) |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     g = summary.get("generated", {})
     for variant, s in summary.items():

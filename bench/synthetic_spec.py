@@ -70,17 +70,118 @@ FIELDS = [
     "assignees", "milestone", "reactions", "plan", "seats", "filled_seats", "usage",
     "billable", "quantity", "unit_type", "price_per_unit", "net_amount", "discount_amount",
 ]  # fmt: skip
-WORDS = (
-    "the a an of to for with on in by from this that repository organization user team "
-    "returns lists gets creates updates deletes request response resource token access "
-    "permission scope fine-grained personal app installation endpoint field value object "
-    "array string integer enterprise workflow run job check status commit branch tag "
-    "release pull issue comment review label milestone project card column secret "
-    "variable runner group alert rule policy setting optional required default only when "
-    "must may should can cannot also if not is are be will see more information about "
-    "using authenticated parameter header query body returned results page per sorted "
-    "direction ascending descending since before after timestamp ISO 8601 format"
-).split()
+WORDS = [
+    "the",
+    "a",
+    "an",
+    "of",
+    "to",
+    "for",
+    "with",
+    "on",
+    "in",
+    "by",
+    "from",
+    "this",
+    "that",
+    "repository",
+    "organization",
+    "user",
+    "team",
+    "returns",
+    "lists",
+    "gets",
+    "creates",
+    "updates",
+    "deletes",
+    "request",
+    "response",
+    "resource",
+    "token",
+    "access",
+    "permission",
+    "scope",
+    "fine-grained",
+    "personal",
+    "app",
+    "installation",
+    "endpoint",
+    "field",
+    "value",
+    "object",
+    "array",
+    "string",
+    "integer",
+    "enterprise",
+    "workflow",
+    "run",
+    "job",
+    "check",
+    "status",
+    "commit",
+    "branch",
+    "tag",
+    "release",
+    "pull",
+    "issue",
+    "comment",
+    "review",
+    "label",
+    "milestone",
+    "project",
+    "card",
+    "column",
+    "secret",
+    "variable",
+    "runner",
+    "group",
+    "alert",
+    "rule",
+    "policy",
+    "setting",
+    "optional",
+    "required",
+    "default",
+    "only",
+    "when",
+    "must",
+    "may",
+    "should",
+    "can",
+    "cannot",
+    "also",
+    "if",
+    "not",
+    "is",
+    "are",
+    "be",
+    "will",
+    "see",
+    "more",
+    "information",
+    "about",
+    "using",
+    "authenticated",
+    "parameter",
+    "header",
+    "query",
+    "body",
+    "returned",
+    "results",
+    "page",
+    "per",
+    "sorted",
+    "direction",
+    "ascending",
+    "descending",
+    "since",
+    "before",
+    "after",
+    "timestamp",
+    "ISO",
+    "8601",
+    "format",
+]
 STRING_FORMATS = ["date-time", "uri", "email", "date", None, None, None, None]
 ENUM_POOL = [
     "open", "closed", "all", "merged", "draft", "published", "pending", "queued",
@@ -194,7 +295,10 @@ class Generator:
         if r < REF_PROBABILITY + 0.12 and depth < 2:
             return self.object_schema(self.rng.randint(2, 6), depth + 1)
         if r < REF_PROBABILITY + 0.14:
-            return {"oneOf": [{"type": "string"}, {"type": "integer"}], "description": self.sentence()}
+            return {
+                "oneOf": [{"type": "string"}, {"type": "integer"}],
+                "description": self.sentence(),
+            }
         if r < REF_PROBABILITY + 0.16:
             return {
                 "type": "object",
@@ -260,7 +364,11 @@ class Generator:
                                 "oneOf": [
                                     {"type": "string", "nullable": True},
                                     {"type": "integer", "nullable": True},
-                                    {"type": "array", "nullable": True, "items": {"type": "string"}},
+                                    {
+                                        "type": "array",
+                                        "nullable": True,
+                                        "items": {"type": "string"},
+                                    },
                                 ]
                             },
                         },
@@ -354,7 +462,9 @@ class Generator:
         key = f"{schema_name}-items" if many else schema_name
         if key not in self.examples:
             value = self.instance(self.ref(schema_name))
-            self.examples[key] = {"value": [value, self.instance(self.ref(schema_name))] if many else value}
+            self.examples[key] = {
+                "value": [value, self.instance(self.ref(schema_name))] if many else value
+            }
         return {"default": {"$ref": f"#/components/examples/{key}"}}
 
     # -- parameters, responses ----------------------------------------------------------
@@ -373,7 +483,9 @@ class Generator:
             "repo": path_param("repo", "string", "The name of the repository without `.git`."),
             "org": path_param("org", "string", "The organization name. Not case sensitive."),
             "username": path_param("username", "string", "The handle for the GitHub user account."),
-            "enterprise": path_param("enterprise", "string", "The slug version of the enterprise name."),
+            "enterprise": path_param(
+                "enterprise", "string", "The slug version of the enterprise name."
+            ),
             "team-slug": path_param("team_slug", "string", "The slug of the team name."),
             "per-page": {
                 "name": "per_page",
@@ -408,7 +520,9 @@ class Generator:
         }
         for noun in NOUNS:
             key = f"{noun}-id"
-            params[key] = path_param(noun.replace("-", "_") + "_id", "integer", f"The unique identifier of the {noun}.")
+            params[key] = path_param(
+                noun.replace("-", "_") + "_id", "integer", f"The unique identifier of the {noun}."
+            )
         self.parameters = params
 
     def shared_responses(self) -> Json:
@@ -422,12 +536,17 @@ class Generator:
             "not_found": error("Resource not found", "basic-error"),
             "forbidden": error("Forbidden", "basic-error"),
             "requires_authentication": error("Requires authentication", "basic-error"),
-            "validation_failed": error("Validation failed, or the endpoint has been spammed.", "validation-error"),
+            "validation_failed": error(
+                "Validation failed, or the endpoint has been spammed.", "validation-error"
+            ),
             "gone": error("Gone", "basic-error"),
             "conflict": error("Conflict", "basic-error"),
             "bad_request": error("Bad Request", "basic-error"),
             "not_modified": {"description": "Not modified"},
-            "accepted": {"description": "Accepted", "content": {"application/json": {"schema": {"type": "object"}}}},
+            "accepted": {
+                "description": "Accepted",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            },
             "service_unavailable": {
                 "description": "Service unavailable",
                 "content": {
@@ -503,13 +622,16 @@ class Generator:
         if r < 0.25:
             schema = self.ref(rng.choice(self.object_names))
         elif r < 0.32:
-            a, b = rng.sample(self.object_names, 2)
+            _, b = rng.sample(self.object_names, 2)
             schema = {"oneOf": [self.object_schema(rng.randint(1, 4)), self.ref(b)]}
         else:
             schema = self.object_schema(int(rng.triangular(1, 14, 4)))
             for prop in schema["properties"].values():
                 prop.setdefault("description", self.sentence())
-        body: Json = {"required": rng.random() < 0.8, "content": {"application/json": {"schema": schema}}}
+        body: Json = {
+            "required": rng.random() < 0.8,
+            "content": {"application/json": {"schema": schema}},
+        }
         if rng.random() < 0.6:
             body["content"]["application/json"]["examples"] = {
                 "default": {"value": self.instance(schema)}
@@ -543,7 +665,13 @@ class Generator:
             schema = self.primitive(name)
             schema.pop("example", None)
             op["parameters"].append(
-                {"name": name, "description": self.sentence(), "in": "query", "required": False, "schema": schema}
+                {
+                    "name": name,
+                    "description": self.sentence(),
+                    "in": "query",
+                    "required": False,
+                    "schema": schema,
+                }
             )
         if rng.random() < 0.06:
             op["parameters"].append(
@@ -571,7 +699,12 @@ class Generator:
             responses[code] = {"description": "Response", "content": {"application/json": content}}
             if listing:
                 responses[code]["headers"] = {"Link": {"$ref": "#/components/headers/link"}}
-        for status, key in (("304", "not_modified"), ("403", "forbidden"), ("404", "not_found"), ("422", "validation_failed")):
+        for status, key in (
+            ("304", "not_modified"),
+            ("403", "forbidden"),
+            ("404", "not_found"),
+            ("422", "validation_failed"),
+        ):
             if rng.random() < 0.45:
                 responses[status] = {"$ref": f"#/components/responses/{key}"}
         op["responses"] = responses
@@ -612,7 +745,9 @@ class Generator:
         paths = self.generate_paths()
         used_params = json.dumps(paths)
         parameters = {
-            k: v for k, v in self.parameters.items() if f"#/components/parameters/{k}\"" in used_params
+            k: v
+            for k, v in self.parameters.items()
+            if f'#/components/parameters/{k}"' in used_params
         }
         return {
             "openapi": "3.0.3",
@@ -626,7 +761,10 @@ class Generator:
             },
             "tags": [{"name": c, "description": self.sentence()} for c in CATEGORIES],
             "servers": [{"url": "http://127.0.0.1:9"}],
-            "externalDocs": {"description": "REST API docs", "url": "https://docs.github.example/rest/"},
+            "externalDocs": {
+                "description": "REST API docs",
+                "url": "https://docs.github.example/rest/",
+            },
             "paths": paths,
             "components": {
                 "schemas": self.schemas,
@@ -634,11 +772,17 @@ class Generator:
                 "parameters": parameters,
                 "responses": responses,
                 "headers": {
-                    "link": {"example": '<https://api.github.example/x?page=2>; rel="next"', "schema": {"type": "string"}},
+                    "link": {
+                        "example": '<https://api.github.example/x?page=2>; rel="next"',
+                        "schema": {"type": "string"},
+                    },
                     "content-type": {"example": "text/html", "schema": {"type": "string"}},
                     "x-rate-limit-limit": {"example": 5000, "schema": {"type": "integer"}},
                     "x-rate-limit-remaining": {"example": 4999, "schema": {"type": "integer"}},
-                    "location": {"example": "https://pipelines.actions.example/x", "schema": {"type": "string"}},
+                    "location": {
+                        "example": "https://pipelines.actions.example/x",
+                        "schema": {"type": "string"},
+                    },
                 },
             },
         }
@@ -651,11 +795,19 @@ def count_operations(spec: Json) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--operations", type=int, default=1200, help="operations to generate (default 1200)")
-    parser.add_argument("--schemas", type=int, default=1000, help="component schemas (default 1000)")
+    parser.add_argument(
+        "--operations", type=int, default=1200, help="operations to generate (default 1200)"
+    )
+    parser.add_argument(
+        "--schemas", type=int, default=1000, help="component schemas (default 1000)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    parser.add_argument("--compact", action="store_true", help="no indentation (GitHub's file is indented)")
-    parser.add_argument("--quick", action="store_true", help="a small spec: 60 operations, 50 schemas")
+    parser.add_argument(
+        "--compact", action="store_true", help="no indentation (GitHub's file is indented)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a small spec: 60 operations, 50 schemas"
+    )
     parser.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     args = parser.parse_args(argv)
     if args.quick:

@@ -64,7 +64,7 @@ def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    index = max(0, min(len(ordered) - 1, int(round(q / 100 * len(ordered) + 0.5)) - 1))
+    index = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
     return ordered[index]
 
 
@@ -108,7 +108,12 @@ def make_env(pythonpath: str, package: str) -> dict[str, str]:
 
 def has_workers_flag(package: str, env: dict[str, str]) -> bool:
     result = subprocess.run(
-        [sys.executable, "-m", package, "--help"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+        [sys.executable, "-m", package, "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
     )
     return "--workers" in result.stdout
 
@@ -119,7 +124,17 @@ def server_command(
     py = sys.executable
     common = ["--port", str(port), "--log-level", "warning"]
     if variant == "generated" and own_launcher:
-        return [py, "-m", package, "--transport", "http", "--stateless", "--workers", str(workers), *common]
+        return [
+            py,
+            "-m",
+            package,
+            "--transport",
+            "http",
+            "--stateless",
+            "--workers",
+            str(workers),
+            *common,
+        ]
     app = {
         "generated": "generated_app:create_app",
         "handwritten": "handwritten_calculator:create_app",
@@ -164,7 +179,11 @@ async def load(url: str, total: int, concurrency: int, max_seconds: float) -> di
                     if response.status_code == 200:
                         result = response.json().get("result") or {}
                         got = (result.get("structuredContent") or {}).get("sum")
-                        ok = not result.get("isError") and got is not None and abs(got - sum(numbers)) < 1e-9
+                        ok = (
+                            not result.get("isError")
+                            and got is not None
+                            and abs(got - sum(numbers)) < 1e-9
+                        )
                 except (httpx2.HTTPError, ValueError):
                     ok = False
                 latencies.append(time.perf_counter() - start)
@@ -189,7 +208,9 @@ def run_server(
 ) -> dict[int, dict[str, float]]:
     port = free_port()
     command = server_command(variant, args.package, workers, port, own_launcher, args.stock_uvicorn)
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         wait_for_port(port, process)
@@ -203,7 +224,9 @@ def run_server(
                 "(Nagle + delayed ACK: TCP_NODELAY missing, see bench/baselines/uvicorn_launch.py)",
                 flush=True,
             )
-        return {c: asyncio.run(load(url, args.calls, c, args.max_seconds)) for c in args.concurrency}
+        return {
+            c: asyncio.run(load(url, args.calls, c, args.max_seconds)) for c in args.concurrency
+        }
     finally:
         stop(process)
 
@@ -219,12 +242,20 @@ def main(argv: list[str] | None = None) -> int:
         epilog=__doc__.split("\n\n", 1)[1],
     )
     parser.add_argument("--calls", type=int, help="calls per point (default 2000; --quick 200)")
-    parser.add_argument("--max-seconds", type=float, help="time limit per point (default 30; --quick 5)")
-    parser.add_argument("--warmup", type=int, help="warm-up calls per server (default 100; --quick 20)")
+    parser.add_argument(
+        "--max-seconds", type=float, help="time limit per point (default 30; --quick 5)"
+    )
+    parser.add_argument(
+        "--warmup", type=int, help="warm-up calls per server (default 100; --quick 20)"
+    )
     parser.add_argument("--runs", type=int, help="runs, fresh servers each (default 3; --quick 1)")
     parser.add_argument("--concurrency", default="1,10,50", help="comma list (default 1,10,50)")
-    parser.add_argument("--workers", default="1,2", help="comma list of uvicorn worker counts (default 1,2)")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
+    parser.add_argument(
+        "--workers", default="1,2", help="comma list of uvicorn worker counts (default 1,2)"
+    )
+    parser.add_argument(
+        "--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}"
+    )
     parser.add_argument("--package", default="calculator_mcp")
     parser.add_argument("--pythonpath", default="generated_examples/calculator/src")
     parser.add_argument(
@@ -242,8 +273,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="200 calls or 5 s per point, 1 run")
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop our servers
-    for name, full, quick in (("calls", 2000, 200), ("max_seconds", 30.0, 5.0), ("warmup", 100, 20), ("runs", 3, 1)):
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # run the finally blocks: stop our servers
+    for name, full, quick in (
+        ("calls", 2000, 200),
+        ("max_seconds", 30.0, 5.0),
+        ("warmup", 100, 20),
+        ("runs", 3, 1),
+    ):
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else full)
     args.concurrency = [int(c) for c in args.concurrency.split(",") if c]
@@ -263,19 +301,26 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"throughput: {args.calls} calls or {args.max_seconds:.0f} s per point, {args.runs} run(s), "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; generated server launched with {launcher}; "
-        + ("stock uvicorn" if args.stock_uvicorn else "uvicorn with the TCP_NODELAY fix for --workers > 1"),
+        + (
+            "stock uvicorn"
+            if args.stock_uvicorn
+            else "uvicorn with the TCP_NODELAY fix for --workers > 1"
+        ),
         flush=True,
     )
     runs: dict[tuple[str, int, int], list[dict[str, float]]] = {}
     started = time.monotonic()
     for run in range(args.runs):
         for workers in worker_counts:
-            order = variants[run % len(variants):] + variants[: run % len(variants)]
+            order = variants[run % len(variants) :] + variants[: run % len(variants)]
             for variant in order:
                 try:
                     points = run_server(variant, workers, args, env, own)
-                except Exception as exc:  # noqa: BLE001
-                    print(f"  run {run + 1} {variant:12} workers {workers} FAILED: {exc!r}", flush=True)
+                except Exception as exc:
+                    print(
+                        f"  run {run + 1} {variant:12} workers {workers} FAILED: {exc!r}",
+                        flush=True,
+                    )
                     continue
                 for c, point in points.items():
                     runs.setdefault((variant, workers, c), []).append(point)
@@ -306,14 +351,19 @@ def main(argv: list[str] | None = None) -> int:
             for variant in VARIANTS:
                 s = summary.get(f"{variant}/w{workers}/c{c}")
                 rates[variant] = s["calls_per_s"] if s else None
-                cells.append(f"{s['calls_per_s']:.0f} ({int(s['errors'])}/{int(s['calls'])})" if s else "n/a")
+                cells.append(
+                    f"{s['calls_per_s']:.0f} ({int(s['errors'])}/{int(s['calls'])})" if s else "n/a"
+                )
             print(
                 f"| {workers} | {c} | {' | '.join(cells)} | {ratio(rates['generated'], rates['handwritten'])} "
                 f"| {ratio(rates['generated'], rates['floor'])} |"
             )
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"calls": args.calls, "runs": args.runs, "launcher": launcher, "summary": summary}, indent=2)
+            json.dumps(
+                {"calls": args.calls, "runs": args.runs, "launcher": launcher, "summary": summary},
+                indent=2,
+            )
         )
     return 0
 

@@ -50,6 +50,10 @@ def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, 
         "baseUrlEnv": options.get("baseUrlEnv", f"{prefix}_BASE_URL"),
         "envPrefix": prefix,
         "securitySchemes": imported.security_schemes,
+        "credentialEnv": {
+            name: f"{prefix}_{re.sub('[^A-Za-z0-9]', '_', name).upper()}"
+            for name in sorted(imported.security_schemes)
+        },
         "metaTools": bool(options.get("metaTools", False)),
     }
 

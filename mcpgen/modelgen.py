@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
+import json
+import os
 import tempfile
 import warnings
 from collections import defaultdict
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from .errors import InputError, Level, Location, Problem
+from .formatting import cache_dir
 from .model import Manifest
 
 Json = Any
@@ -153,13 +158,31 @@ def _options() -> dict[str, Any]:
 
 
 def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
+    """One generator call on the combined document; cached by the document's content."""
     from datamodel_code_generator import generate
 
     document = combined_document(models, shared)
+    key = hashlib.sha256(
+        (
+            metadata.version("datamodel-code-generator") + json.dumps(document, sort_keys=True)
+        ).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    store = cache_dir()
+    cached = store / f"models-{key}.py" if store is not None else None
+    if cached is not None and cached.is_file():
+        return cached.read_text("utf-8")
     with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         source = generate(document, settings_path=Path(settings_dir), **_options())
     assert isinstance(source, str)
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            temp = cached.with_suffix(f".{os.getpid()}.tmp")
+            temp.write_text(source, "utf-8")
+            os.replace(temp, cached)
+        except OSError:
+            pass
     return source
 
 

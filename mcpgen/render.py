@@ -7,14 +7,13 @@ handler stubs, created once and never touched again.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
 from . import __version__
-from .formatting import format_python
+from .formatting import format_many
 from .model import Manifest
 from .modelgen import generate_models
 from .spec_data import spec_json
@@ -96,6 +95,8 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
             if c.handler
         ],
     }
+    if any(t.http for t in manifest.tools):  # a home for overrides of imported operations
+        out.stubs[f"{handlers}/tools/__init__.py"] = init
     for kind, items in kinds.items():
         if not items:
             continue
@@ -103,11 +104,9 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
         for template, ident, extra in items:
             out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
 
-    python = [(files, path) for files in (out.generated, out.stubs) for path in sorted(files)]
-    python = [(files, path) for files, path in python if path.endswith(".py")]
-    with click.progressbar(
-        python, label="formatting", file=sys.stderr, hidden=not show_progress
-    ) as bar:
-        for files, path in bar:
-            files[path] = format_python(files[path], path)
+    for files in (out.generated, out.stubs):
+        python = {path: text for path, text in files.items() if path.endswith(".py")}
+        if show_progress and python:
+            click.echo(f"formatting {len(python)} files", err=True)
+        files.update(format_many(python))
     return out

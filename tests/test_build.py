@@ -63,7 +63,8 @@ def test_same_manifest_same_bytes_whatever_the_hash_seed(manifest: Path, tmp_pat
     trees = []
     for seed in ("0", "12345"):
         out = tmp_path / f"out-{seed}"
-        env = {**os.environ, "PYTHONHASHSEED": seed}
+        # No cache: each build really generates and formats everything.
+        env = {**os.environ, "PYTHONHASHSEED": seed, "MCPGEN_CACHE_DIR": ""}
         subprocess.run(
             [sys.executable, "-m", "mcpgen", "build", str(manifest), "-o", str(out)],
             check=True,
@@ -168,3 +169,23 @@ def test_a_schema_the_model_generator_rejects_is_a_located_error(tmp_path: Path)
     assert code == 2
     assert f"{source}:9:7: error: tools[1].input: cannot generate a typed model" in output
     assert not out.exists()
+
+
+def test_cached_rebuild_gives_the_same_bytes(manifest: Path, tmp_path: Path) -> None:
+    """The format/model cache is keyed by content: a cached build equals an uncached one."""
+    outputs = []
+    for name, cache in (
+        ("cold", ""),
+        ("fill", str(tmp_path / "cache")),
+        ("warm", str(tmp_path / "cache")),
+    ):
+        out = tmp_path / name
+        subprocess.run(
+            [sys.executable, "-m", "mcpgen", "build", str(manifest), "-o", str(out)],
+            check=True,
+            env={**os.environ, "MCPGEN_CACHE_DIR": cache},
+            capture_output=True,
+        )
+        outputs.append(tree(out))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert any((tmp_path / "cache").iterdir())

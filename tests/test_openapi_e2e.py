@@ -203,3 +203,46 @@ def test_meta_tool_mode(tmp_path: Path, upstream: str) -> None:
             timeout=120,
         )
         assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-4000:]
+
+
+OVERRIDE = """
+from typing import Any
+
+from ..._runtime import Context, ToolReturn
+
+
+async def handle(arguments: dict[str, Any], ctx: Context) -> ToolReturn:
+    return {"id": arguments["itemId"], "name": "from the override", "price": 0}
+"""
+
+OVERRIDE_PROBE = r"""
+import anyio
+from mcp.client import Client
+from shop_mcp.server import create_server
+
+async def main():
+    async with Client(create_server(), mode="legacy") as client:
+        result = await client.call_tool("get_item", {"itemId": 7})
+        assert result.structured_content["name"] == "from the override", result
+    print("ok")
+
+anyio.run(main)
+"""
+
+
+def test_an_override_replaces_the_http_call_and_survives_rebuilds(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    spec = str(FIXTURES / "shop.yaml")
+    assert CliRunner().invoke(main, ["build", spec, "-o", str(out)]).exit_code == 0
+    override = out / "src" / "shop_mcp" / "handlers" / "tools" / "get_item.py"
+    override.parent.mkdir(parents=True, exist_ok=True)
+    (override.parent / "__init__.py").write_text("")
+    override.write_text(OVERRIDE)
+    assert CliRunner().invoke(main, ["build", spec, "-o", str(out)]).exit_code == 0
+    assert override.read_text() == OVERRIDE
+    assert CliRunner().invoke(main, ["build", spec, "-o", str(out), "--check"]).exit_code == 0
+    env = {**os.environ, "PYTHONPATH": str(out / "src"), "SHOP_BASE_URL": "http://127.0.0.1:9"}
+    done = subprocess.run(
+        [sys.executable, "-c", OVERRIDE_PROBE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-3000:]

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from echo_stdio import answer  # noqa: E402
+from echo_stdio import answer
 
 
 async def endpoint(request: Request) -> Response:

@@ -12,8 +12,6 @@ server runs:
 used by bench/throughput.py for the multi-worker runs.
 """
 
-from __future__ import annotations
-
 import argparse
 import logging
 import sys

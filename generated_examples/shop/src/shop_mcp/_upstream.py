@@ -59,8 +59,13 @@ class Upstream:
 
     # -- credentials ---------------------------------------------------------------------
 
+    def env_name(self, scheme: str) -> str:
+        """The environment variable holding a scheme's secret (listed in the README)."""
+        known: str | None = self.settings.get("credentialEnv", {}).get(scheme)
+        return known or f"{self.prefix}_{_env_name(scheme)}"
+
     def env(self, scheme: str, suffix: str = "") -> str | None:
-        name = f"{self.prefix}_{_env_name(scheme)}{suffix}"
+        name = self.env_name(scheme) + suffix
         return os.environ.get(name) or None
 
     async def credentials(
@@ -85,7 +90,7 @@ class Upstream:
         raise rt.ToolError("missing credentials for the upstream API: set " + " or ".join(missing))
 
     def _needs(self, name: str, scheme: dict[str, Json]) -> str:
-        base = f"{self.prefix}_{_env_name(name)}"
+        base = self.env_name(name)
         if scheme.get("type") == "http" and scheme.get("scheme") == "basic":
             return f"{base}_USERNAME and {base}_PASSWORD"
         if scheme.get("type") == "oauth2":

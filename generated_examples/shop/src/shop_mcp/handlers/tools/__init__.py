@@ -1,0 +1,1 @@
+"""Your handler code. mcpgen creates files here once and never overwrites them."""
