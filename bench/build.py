@@ -4,8 +4,9 @@ For each source (default: the 10-tool manifest bench/ten_tools.yaml; any manifes
 once the OpenAPI input lands, any OpenAPI spec can be passed), every run:
 
 1. copies the source into a scratch directory (so it can be edited),
-2. ``cold``:      ``python -m mcpgen build COPY -o OUT`` into an empty OUT,
-3. ``unchanged``: the same build again (nothing to write),
+2. ``cold``:      ``python -m mcpgen build COPY -o OUT`` into an empty OUT, with an empty
+                  build cache (``MCPGEN_CACHE_DIR`` in the scratch directory),
+3. ``unchanged``: the same build again (nothing to write; the cache is warm),
 4. ``touched``:   the description of one tool / operation changed, built again into OUT,
 
 each in a fresh child process, timed wall-clock, with the child's CPU time and peak RSS
@@ -84,11 +85,11 @@ def touch_one(data: Any, mark: str) -> str:
     return f"tool {tools[0].get('name')}"
 
 
-def timed(command: list[str], cwd: Path) -> dict[str, Any]:
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a child process; wall time, CPU time and peak RSS of that child alone."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -125,15 +126,18 @@ def one_run(source: Path, scratch: Path, args: argparse.Namespace) -> dict[str, 
     shutil.copyfile(source, copy)
     out = scratch / "out"
     build = [sys.executable, "-m", "mcpgen", "build", str(copy), "-o", str(out), *args.build_arg]
+    env = dict(os.environ)
+    if not args.shared_cache:  # cold = empty build cache; the rebuilds use what cold left
+        env["MCPGEN_CACHE_DIR"] = str(scratch / "cache")
     result: dict[str, dict[str, Any]] = {}
-    result["cold"] = timed(build, scratch)
+    result["cold"] = timed(build, scratch, env)
     if not result["cold"]["ok"]:
         return result
-    result["unchanged"] = timed(build, scratch)
+    result["unchanged"] = timed(build, scratch, env)
     data = load(copy)
     touch_one(data, " (touched by bench/build.py)")
     dump(data, copy)
-    result["touched"] = timed(build, scratch)
+    result["touched"] = timed(build, scratch, env)
     if not args.no_baseline:
         data = load(source)
         dmcg = str(Path(sys.executable).with_name("datamodel-codegen"))
@@ -167,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         "--build-arg", action="append", default=[], help="extra argument for mcpgen build"
     )
     parser.add_argument("--no-baseline", action="store_true", help="skip datamodel-codegen alone")
+    parser.add_argument(
+        "--shared-cache",
+        action="store_true",
+        help="use the user's mcpgen build cache instead of an empty one per run (cold is then not cold)",
+    )
     parser.add_argument("--quick", action="store_true", help="1 run")
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
     args = parser.parse_args(argv)

@@ -991,6 +991,27 @@ async def run_guarded(server: GeneratedServer, read_stream: Any, write_stream: A
         tg.cancel_scope.cancel()
 
 
+def _tcp_nodelay_for_workers() -> None:
+    """With several workers uvicorn binds the socket itself with ``proto`` 0, so asyncio never
+    sets TCP_NODELAY on accepted connections and each keep-alive request waits ~40 ms for a
+    delayed ACK (uvicorn issue 3149). Re-wrap the bound socket as IPPROTO_TCP."""
+    import socket
+
+    import uvicorn.config
+
+    original = uvicorn.config.Config.bind_socket
+
+    def bind_socket(self: uvicorn.config.Config) -> socket.socket:
+        sock = original(self)
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.proto == 0:
+            fixed = socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+            fixed.set_inheritable(True)
+            return fixed
+        return sock
+
+    uvicorn.config.Config.bind_socket = bind_socket  # type: ignore[method-assign]
+
+
 def serve(settings: Settings) -> None:
     """Run the HTTP server until SIGTERM/SIGINT; open connections get
     ``shutdown_timeout`` seconds to finish."""
@@ -1011,6 +1032,7 @@ def serve(settings: Settings) -> None:
                 "sessions live in the process that opened them"
             )
         os.environ.update(settings.to_env())  # each worker builds its app from these
+        _tcp_nodelay_for_workers()
         uvicorn.run(f"{PACKAGE}.asgi:create_app", factory=True, workers=settings.workers, **options)
         return
     app = create_app(settings)
