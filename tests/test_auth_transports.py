@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import free_port, wait_for_port
 
 from mcpgen.errors import Level
 from mcpgen.pipeline import Loaded, load_manifest
@@ -187,13 +187,6 @@ def test_no_secret_reaches_generated_code(tmp_path: Path) -> None:
 # -- generated servers, running ----------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def start(
     example: Path, args: list[str], env: dict[str, str] | None = None, log: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
@@ -206,15 +199,12 @@ def start(
         stderr=log.open("wb") if log else subprocess.DEVNULL,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"server exited ({process.returncode})"
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return process, port
-        time.sleep(0.05)
-    process.kill()
-    raise AssertionError("the server did not start")
+    try:
+        wait_for_port(port, process)
+    except AssertionError:
+        process.kill()
+        raise
+    return process, port
 
 
 def stop(process: subprocess.Popen[bytes]) -> int:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import free_port, running
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "generated_examples" / "conformance"
@@ -37,27 +36,11 @@ def node_bin() -> str:
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(EXAMPLE / "src")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "conformance_mcp", "--transport", "http", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+    command = [sys.executable, "-m", "conformance_mcp", "--transport", "http", "--port", str(port)]
+    with running(command, port, env):
         yield f"http://localhost:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def run_suite(node_bin: str, suite: str, url: str, *extra: str) -> tuple[int, int, str]:

@@ -30,6 +30,7 @@ from typing import Any
 import httpx2
 import pytest
 from click.testing import CliRunner
+from support import free_port
 
 from mcpgen.cli import main
 
@@ -277,13 +278,6 @@ def test_stdio_answers_an_invalid_request(calculator_stdio: Stdio) -> None:
 
 
 # -- hostile JSON-RPC over HTTP ----------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Http:

@@ -4,14 +4,13 @@ protocol eras, through the generated typed client and the SDK's Client."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import free_port, running
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "generated_examples" / "calculator"
 
@@ -38,35 +37,22 @@ anyio.run(main, sys.argv[1], int(sys.argv[2]))
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(params=["http", "sse"])
 def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, int, dict[str, str]]]:
     transport: str = request.param
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(EXAMPLE / "src")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "calculator_mcp", "--transport", transport, "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+    command = [
+        sys.executable,
+        "-m",
+        "calculator_mcp",
+        "--transport",
+        transport,
+        "--port",
+        str(port),
+    ]
+    with running(command, port, env):
         yield transport, port, env
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_typed_client_over_http_transports(server: tuple[str, int, dict[str, str]]) -> None:

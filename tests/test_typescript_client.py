@@ -7,15 +7,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import free_port, running
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "generated_examples" / "calculator"
@@ -73,27 +72,10 @@ def test_typescript_client_over_stdio(node: str) -> None:
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "calculator_mcp", "--transport", "http", "--port", str(port)],
-        env=env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert process.poll() is None, "the server exited"
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+    port = free_port()
+    command = [sys.executable, "-m", "calculator_mcp", "--transport", "http", "--port", str(port)]
+    with running(command, port, env()):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def test_typescript_client_over_streamable_http(node: str, http_server: str) -> None:

@@ -1,0 +1,49 @@
+"""Helpers shared by tests that run real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    """Wait until ``process`` listens on ``port``; fail early if it exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited with status {process.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listened on port {port} within {timeout} s")
+
+
+@contextmanager
+def running(
+    command: Sequence[str], port: int, env: Mapping[str, str] | None = None, timeout: float = 30
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``command`` (a server that listens on ``port``) for the duration of the block."""
+    process = subprocess.Popen(
+        list(command),
+        env=dict(env) if env is not None else None,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process, timeout)
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
