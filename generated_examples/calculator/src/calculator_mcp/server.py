@@ -98,9 +98,10 @@ COMPLETIONS = rt.CompletionTable([])
 async def list_tools(
     ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    tools = TOOLS.tools()
-    items, cursor = rt.page(tools, params.cursor if params else None, PAGE_SIZE)
-    return types.ListToolsResult(tools=items, next_cursor=cursor)
+    names = TOOLS.visible()
+    # Page first, then build the Tool objects: a big server only pays for one page.
+    shown, cursor = rt.page(names, params.cursor if params else None, PAGE_SIZE)
+    return types.ListToolsResult(tools=[TOOLS.by_name[n].tool for n in shown], next_cursor=cursor)
 
 
 async def list_resources(

@@ -38,6 +38,7 @@ logger = logging.getLogger(__package__ or "mcp_server")
 Json = Any
 ModelT = TypeVar("ModelT", bound=BaseModel)
 AnswerT = TypeVar("AnswerT", bound=BaseModel)
+ItemT = TypeVar("ItemT")
 ContentBlock = (
     types.TextContent
     | types.ImageContent
@@ -121,7 +122,7 @@ def load_spec(package: str) -> dict[str, Json]:
 # -- paging ----------------------------------------------------------------------------
 
 
-def page(items: Sequence[ModelT], cursor: str | None, size: int) -> tuple[list[ModelT], str | None]:
+def page(items: Sequence[ItemT], cursor: str | None, size: int) -> tuple[list[ItemT], str | None]:
     """One page of ``items`` from an opaque cursor; a bad cursor is invalid params."""
     start = 0
     if cursor:
@@ -501,8 +502,12 @@ class ToolTable:
         else:
             self.hidden.add(name)
 
+    def visible(self) -> list[str]:
+        """Names of the tools tools/list shows, in order."""
+        return [name for name in self.order if name not in self.hidden]
+
     def tools(self) -> list[types.Tool]:
-        return [self.by_name[name].tool for name in self.order if name not in self.hidden]
+        return [self.by_name[name].tool for name in self.visible()]
 
     async def call(
         self, ctx: ServerRequestContext, params: types.CallToolRequestParams
