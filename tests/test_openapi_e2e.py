@@ -224,3 +224,41 @@ def test_an_override_replaces_the_http_call_and_survives_rebuilds(tmp_path: Path
         [sys.executable, "-c", OVERRIDE_PROBE], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-3000:]
+
+
+FILES_PROBE = r"""
+import anyio, base64, os
+from files_mcp.client import FilesClient
+
+async def main():
+    async with FilesClient.stdio(env=dict(os.environ)) as files:
+        stored = await files.upload_document(title="notes", content="hello world")
+        assert stored.title == "notes" and stored.size == 11, stored
+        png = b"\x89PNG\r\n\x1a\nfake"
+        put = await files.put_blob(name="logo", body=base64.b64encode(png).decode())
+        assert put.bytes == len(png), put
+        got = await files.get_blob(name="logo")
+        assert got[0].type == "image" and base64.b64decode(got[0].data) == png, got
+    print("ok")
+
+anyio.run(main)
+"""
+
+
+def test_multipart_binary_and_oauth2_client_credentials(tmp_path: Path, upstream: str) -> None:
+    out = tmp_path / "out"
+    spec = str(FIXTURES / "files.yaml")
+    assert CliRunner().invoke(main, ["build", spec, "-o", str(out)]).exit_code == 0
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(out / "src"),
+        "FILES_BASE_URL": upstream + "/api",
+        "FILES_OAUTH_CLIENT_ID": "app",
+        "FILES_OAUTH_CLIENT_SECRET": "s3cret",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", FILES_PROBE], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-4000:]
+    tokens = json.loads(urllib.request.urlopen(upstream + "/tokens").read())
+    assert len(tokens) == 1, "the token is fetched once and cached"

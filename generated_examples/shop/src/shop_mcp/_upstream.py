@@ -147,7 +147,11 @@ class Upstream:
         scopes = scheme.get("scopes") or {}
         if scopes:
             data["scope"] = " ".join(sorted(scopes))
-        response = await self.client().post(scheme["tokenUrl"], data=data)
+        token_url = str(scheme["tokenUrl"])
+        if token_url.startswith("/"):  # relative to the API's origin
+            origin = httpx2.URL(self.base_url)
+            token_url = str(origin.copy_with(path=token_url, query=None))
+        response = await self.client().post(token_url, data=data)
         if response.status_code >= 400:
             raise rt.ToolError(f"the upstream token endpoint answered HTTP {response.status_code}")
         payload = response.json()
