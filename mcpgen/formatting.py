@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
 from pathlib import Path
@@ -61,7 +61,11 @@ def _format_one(item: tuple[str, str]) -> tuple[str, str]:
     return path, format_python(source, path)
 
 
-def format_many(sources: Mapping[str, str], jobs: int | None = None) -> dict[str, str]:
+def format_many(
+    sources: Mapping[str, str],
+    jobs: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, str]:
     """Format every file of ``sources`` (path -> source); cached, and parallel when big."""
     store = cache_dir()
     done: dict[str, str] = {}
@@ -77,10 +81,21 @@ def format_many(sources: Mapping[str, str], jobs: int | None = None) -> dict[str
     if workers > 1 and lines >= PARALLEL_THRESHOLD:
         # Biggest first, so the longest file does not start last.
         items = sorted(todo.items(), key=lambda item: -len(item[1]))
+        results = {}
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = dict(pool.map(_format_one, items))
+            for path, formatted in pool.map(_format_one, items):
+                results[path] = formatted
+                if progress is not None:
+                    progress(1)
     else:
-        results = dict(_format_one(item) for item in sorted(todo.items()))
+        results = {}
+        for item in sorted(todo.items()):
+            path, formatted = _format_one(item)
+            results[path] = formatted
+            if progress is not None:
+                progress(1)
+    if progress is not None:
+        progress(len(done))  # cached files count as done at once
     for path, formatted in results.items():
         _save(store, todo[path], formatted)
     done.update(results)

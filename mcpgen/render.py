@@ -7,6 +7,7 @@ handler stubs, created once and never touched again.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,9 +105,17 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
         for template, ident, extra in items:
             out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
 
+    python = {
+        path: text
+        for files in (out.generated, out.stubs)
+        for path, text in files.items()
+        if path.endswith(".py")
+    }
+    # A bar on a terminal (big builds spend most of their time here); nothing when piped.
+    with click.progressbar(
+        length=len(python), label="formatting", file=sys.stderr, hidden=not show_progress
+    ) as bar:
+        formatted = format_many(python, progress=bar.update)
     for files in (out.generated, out.stubs):
-        python = {path: text for path, text in files.items() if path.endswith(".py")}
-        if show_progress and python:
-            click.echo(f"formatting {len(python)} files", err=True)
-        files.update(format_many(python))
+        files.update({path: formatted[path] for path in files if path in formatted})
     return out
