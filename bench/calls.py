@@ -36,7 +36,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,6 +43,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from _common import free_port, percentile, stop, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINES = ROOT / "bench" / "baselines"
@@ -55,40 +56,6 @@ ACCEPT = "application/json, text/event-stream"
 
 
 # -- helpers (kept local so each bench script stands alone) ------------------------------
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
-    return ordered[index]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with status {process.returncode}: {process.args}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError(f"server did not listen on {port} within {timeout} s")
-
-
-def stop(process: subprocess.Popen[Any]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def cpu_seconds(pid: int | None) -> float:
     """User + system CPU time of a process so far (Linux /proc), 0 if unknown."""
     if pid is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import names
-from .errors import Level, Location, Problem, Problems
+from .errors import Level, Problem, Problems
 from .loader import MAX_DOCUMENT_BYTES, Document, Positions, load_file
 from .openapi import OpenAPIImport, Operation, import_openapi
 from .openapi.options import OPTIONS_FILE
@@ -175,6 +175,3 @@ def attach(data: dict[str, Json], imported: OpenAPIImport, options: dict[str, Js
     for resource, operation in zip(imported.resources, imported.resource_operations, strict=True):
         resources.append({**resource, HTTP_KEY: operation_data(operation)})
     data[UPSTREAM_KEY] = upstream_data(imported, data["server"]["name"], options)
-
-
-__all__ = ["Location", "manifest_from_spec", "merge_manifest_openapi"]
