@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from . import names
+from . import timings as timing
 from .cli_output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
 from .errors import InputError, Problems
 from .formatting import FormatError
@@ -39,8 +40,26 @@ def run_build(
     show_diff: bool,
     strict: bool,
     max_context_bytes: int | None = None,
+    timings: bool = False,
 ) -> int:
-    loaded = load_manifest(source, strict)
+    timing.reset()
+    try:
+        return _build(source, output, check, show_diff, strict, max_context_bytes)
+    finally:
+        if timings:
+            click.echo(timing.report(), err=True)
+
+
+def _build(
+    source: Path,
+    output: Path | None,
+    check: bool,
+    show_diff: bool,
+    strict: bool,
+    max_context_bytes: int | None,
+) -> int:
+    with timing.phase("load + validate"):
+        loaded = load_manifest(source, strict)
     if loaded.manifest is None:
         report(loaded.problems, strict)
         return EXIT_BAD_INPUT
@@ -63,7 +82,8 @@ def run_build(
         return EXIT_BAD_INPUT
     try:
         rendered = render_project(manifest, show_progress=_interactive())
-        the_plan = plan(root, rendered)
+        with timing.phase("compare"):
+            the_plan = plan(root, rendered)
     except InputError as exc:
         problems = Problems()
         problems.extend(exc.problems)
@@ -88,7 +108,8 @@ def run_build(
 
     changes = signature_changes(root, manifest)
     try:
-        apply(the_plan)
+        with timing.phase("write"):
+            apply(the_plan)
     except OSError as exc:
         click.echo(f"error: cannot write {root}: {exc}", err=True)
         return EXIT_BAD_INPUT

@@ -149,6 +149,7 @@ def inspect(manifest: Path, as_json: bool) -> None:
     default=None,
     help="Fail when tools/list would be larger than this many bytes.",
 )
+@click.option("--timings", is_flag=True, help="Print the wall time of each build phase.")
 def build(
     source: Path,
     output: Path | None,
@@ -156,6 +157,7 @@ def build(
     show_diff: bool,
     strict: bool,
     max_context_bytes: int | None,
+    timings: bool,
 ) -> None:
     """Generate a server package (and typed client) from SOURCE into OUTPUT.
 
@@ -172,5 +174,6 @@ def build(
             show_diff=show_diff,
             strict=strict,
             max_context_bytes=max_context_bytes,
+            timings=timings,
         )
     )

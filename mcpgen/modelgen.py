@@ -16,7 +16,10 @@ import os
 import tempfile
 import warnings
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from importlib import metadata
+from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -157,18 +160,34 @@ def _options() -> dict[str, Any]:
     )
 
 
-def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
-    """One generator call on the combined document; cached by the document's content."""
-    from datamodel_code_generator import generate
-
-    document = combined_document(models, shared)
+def _cache_file(document: dict[str, Json]) -> Path | None:
     key = hashlib.sha256(
         (
             metadata.version("datamodel-code-generator") + json.dumps(document, sort_keys=True)
         ).encode("utf-8", "surrogatepass")
     ).hexdigest()
     store = cache_dir()
-    cached = store / f"models-{key}.py" if store is not None else None
+    return store / f"models-{key}.py" if store is not None else None
+
+
+def is_cached(manifest: Manifest) -> bool:
+    """Whether ``generate_models`` would answer from the build cache (no generator run)."""
+    models = model_schemas(manifest)
+    if not models and not manifest.shared_defs:
+        return True
+    try:
+        cached = _cache_file(combined_document(models, manifest.shared_defs))
+    except ValueError:
+        return False
+    return cached is not None and cached.is_file()
+
+
+def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
+    """One generator call on the combined document; cached by the document's content."""
+    from datamodel_code_generator import generate
+
+    document = combined_document(models, shared)
+    cached = _cache_file(document)
     if cached is not None and cached.is_file():
         return cached.read_text("utf-8")
     with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
@@ -254,3 +273,56 @@ def generate_models(manifest: Manifest) -> str:
             ]
         )
     return source.rstrip("\n") + "\n"
+
+
+BACKGROUND_MODELS = 150  # models before the generator runs in a child, beside formatting
+
+
+class _Ready:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def result(self) -> str:
+        return self.source
+
+
+_CHILD_MANIFEST: Manifest | None = None  # what a forked child generates from
+
+
+def _generate_in_child() -> tuple[str, list[Problem]]:
+    assert _CHILD_MANIFEST is not None
+    try:
+        return generate_models(_CHILD_MANIFEST), []
+    except InputError as exc:
+        return "", list(exc.problems)  # problems pickle; the exception may not
+
+
+class _Running:
+    def __init__(self, manifest: Manifest) -> None:
+        global _CHILD_MANIFEST
+        _CHILD_MANIFEST = manifest  # a forked child sees it without pickling the model
+        self.manifest = manifest
+        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
+        self.future = self.pool.submit(_generate_in_child)
+
+    def result(self) -> str:
+        global _CHILD_MANIFEST
+        try:
+            source, problems = self.future.result()
+        except BrokenProcessPool:  # the child died (out of memory?): try here instead
+            return generate_models(self.manifest)
+        finally:
+            self.pool.shutdown()
+            _CHILD_MANIFEST = None
+        if problems:
+            raise InputError(problems)
+        return source
+
+
+def start_models(manifest: Manifest) -> _Ready | _Running:
+    """Generate the models now, or for big manifests start the generator in a forked child
+    so the rest of the build (rendering, formatting) runs beside it on another core."""
+    big = len(manifest.tools) + len(manifest.prompts) >= BACKGROUND_MODELS
+    if big and "fork" in get_all_start_methods() and not is_cached(manifest):
+        return _Running(manifest)
+    return _Ready(generate_models(manifest))

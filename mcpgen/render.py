@@ -14,9 +14,10 @@ from typing import Any
 import click
 
 from . import __version__
-from .formatting import format_many
+from . import timings as timing
+from .formatting import FormatJob
 from .model import Manifest
-from .modelgen import generate_models
+from .modelgen import start_models
 from .spec_data import spec_json
 from .templating import render
 
@@ -65,11 +66,35 @@ def context(manifest: Manifest) -> dict[str, Any]:
 
 def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
     pkg = manifest.server.package
+    models = start_models(manifest)  # in a child process when big: overlaps the rest
+    with timing.phase("render templates"):
+        out = _render_templates(manifest)
+    python = {
+        path: text
+        for files in (out.generated, out.stubs)
+        for path, text in files.items()
+        if path.endswith(".py")
+    }
+    with timing.phase("format"):
+        formatted = _format(python, "formatting", show_progress)
+    with timing.phase("models (datamodel-code-generator)"):
+        source = models.result()
+    with timing.phase("format models"):
+        models_path = f"src/{pkg}/models.py"
+        formatted.update(_format({models_path: source}, "formatting models", show_progress))
+    out.generated[models_path] = formatted[models_path]
+    for files in (out.generated, out.stubs):
+        files.update({path: formatted[path] for path in files if path in formatted})
+    return out
+
+
+def _render_templates(manifest: Manifest) -> Output:
+    """Every file but the models, unformatted."""
+    pkg = manifest.server.package
     ctx = context(manifest)
     out = Output()
     for path, template in GENERATED_TEMPLATES.items():
         out.generated[path.format(pkg=pkg)] = render(template, **ctx)
-    out.generated[f"src/{pkg}/models.py"] = generate_models(manifest)
     out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
     out.generated[f"src/{pkg}/py.typed"] = ""
     if manifest.upstream is not None:
@@ -104,18 +129,13 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
         out.stubs[f"{handlers}/{kind}/__init__.py"] = init
         for template, ident, extra in items:
             out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
-
-    python = {
-        path: text
-        for files in (out.generated, out.stubs)
-        for path, text in files.items()
-        if path.endswith(".py")
-    }
-    # A bar on a terminal (big builds spend most of their time here); nothing when piped.
-    with click.progressbar(
-        length=len(python), label="formatting", file=sys.stderr, hidden=not show_progress
-    ) as bar:
-        formatted = format_many(python, progress=bar.update)
-    for files in (out.generated, out.stubs):
-        files.update({path: formatted[path] for path in files if path in formatted})
     return out
+
+
+def _format(python: dict[str, str], label: str, show_progress: bool) -> dict[str, str]:
+    # A bar on a terminal (big builds spend most of their time here); nothing when piped.
+    job = FormatJob(python)
+    with click.progressbar(
+        length=job.units, label=label, file=sys.stderr, hidden=not show_progress or not job.units
+    ) as bar:
+        return job.run(progress=bar.update)

@@ -189,3 +189,40 @@ def test_cached_rebuild_gives_the_same_bytes(manifest: Path, tmp_path: Path) -> 
         outputs.append(tree(out))
     assert outputs[0] == outputs[1] == outputs[2]
     assert any((tmp_path / "cache").iterdir())
+
+
+def test_big_builds_generate_models_in_a_child_with_the_same_result(
+    manifest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over ``BACKGROUND_MODELS`` tools the model generator runs in a forked child beside the
+    formatting; the output is the same, and its errors are still located problems."""
+    from mcpgen import modelgen
+
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    code, _ = build(str(manifest), "-o", str(tmp_path / "inline"))
+    assert code == 0
+    started: list[str] = []
+    original = modelgen._Running.__init__
+
+    def spy(self: modelgen._Running, manifest: object) -> None:
+        started.append("child")
+        original(self, manifest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(modelgen, "BACKGROUND_MODELS", 1)
+    monkeypatch.setattr(modelgen._Running, "__init__", spy)
+    code, output = build(str(manifest), "--timings", "-o", str(tmp_path / "child"))
+    assert code == 0, output
+    assert started == ["child"]
+    assert "models (datamodel-code-generator)" in output  # the --timings report
+    assert tree(tmp_path / "inline") == tree(tmp_path / "child")
+
+    source = tmp_path / "bad.yaml"
+    source.write_text(
+        "mcpgen: 1\nserver: {name: bad}\ntools:\n"
+        "  - name: broken\n    description: unsatisfiable property\n"
+        "    input:\n      type: object\n      properties:\n        x: {anyOf: [false]}\n"
+    )
+    code, output = build(str(source), "-o", str(tmp_path / "bad"))
+    assert code == 2
+    assert f"{source}:7:7: error: tools[0].input: cannot generate a typed model" in output
+    assert started == ["child", "child"]

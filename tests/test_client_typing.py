@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "generated_examples" / "calculator" / "src"
 
 GOOD = """
-from calculator_mcp.client import CalculatorClient
+from calculator_mcp.client import CalculatorClient, CalculatorSyncClient
 from calculator_mcp.models import DivideOutput
 
 
@@ -21,16 +21,28 @@ async def main() -> float:
         result: DivideOutput = await client.divide(a=1.0, b=2.0, precision=3)
         converted = await client.convert_units(value=1.0, from_="km", to="m")
         return result.quotient + converted.value
+
+
+def blocking() -> float:
+    with CalculatorSyncClient.stdio() as client:
+        result: DivideOutput = client.divide(a=1.0, b=2.0, precision=3)
+        return result.quotient
 """
 
 BAD = """
-from calculator_mcp.client import CalculatorClient
+from calculator_mcp.client import CalculatorClient, CalculatorSyncClient
 
 
 async def main() -> None:
     async with CalculatorClient.stdio() as client:
         await client.divide(a="one", b=2.0)
         await client.convert_units(value=1.0, from_="parsec", to="m")
+
+
+def blocking() -> None:
+    with CalculatorSyncClient.stdio() as client:
+        client.divide(a=1.0, b="two")
+        text: str = client.divide(a=1.0, b=2.0)
 """
 
 
@@ -59,3 +71,6 @@ def test_wrong_argument_types_are_rejected(tmp_path: Path) -> None:
         '"convert_units" of "CalculatorClient" has incompatible type "Literal[\'parsec\']"'
         in done.stdout
     )
+    # the blocking client has the same signatures (and return types) as the async one
+    assert 'Argument "b" has incompatible type "str"; expected "float"' in done.stdout
+    assert 'expression has type "DivideOutput", variable has type "str"' in done.stdout

@@ -11,10 +11,10 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import cache, partial
-from typing import Any, Literal, cast
+from functools import cache, partial, wraps
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -26,6 +26,8 @@ from pydantic import TypeAdapter
 from . import models
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
+P = ParamSpec("P")
+R = TypeVar("R")
 ProgressCallback = ProgressFnT
 Content = (
     types.TextContent
@@ -302,6 +304,18 @@ class CalculatorClient:
         return list(result.contents)
 
 
+def _blocking(
+    method: Callable[Concatenate[CalculatorClient, P], Awaitable[R]],
+) -> Callable[Concatenate[CalculatorSyncClient, P], R]:
+    """The blocking twin of a client method: same signature and docstring."""
+
+    @wraps(method)
+    def call(self: CalculatorSyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.portal.call(partial(method, self.typed, *args, **kwargs))
+
+    return call
+
+
 class CalculatorSyncClient:
     """A blocking facade for scripts::
 
@@ -338,87 +352,11 @@ class CalculatorSyncClient:
         with cls._wrap(lambda: CalculatorClient.http(url, **options)) as client:
             yield client
 
-    def add(
-        self,
-        *,
-        numbers: list[Any],
-        progress: ProgressCallback | None = None,
-    ) -> models.AddOutput:
-        """Add numbers (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.add,
-                numbers=numbers,
-                progress=progress,
-            )
-        )
-
-    def divide(
-        self,
-        *,
-        a: float,
-        b: float,
-        precision: int | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.DivideOutput:
-        """Divide (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.divide,
-                a=a,
-                b=b,
-                precision=precision,
-                progress=progress,
-            )
-        )
-
-    def convert_units(
-        self,
-        *,
-        value: float,
-        from_: Literal["m", "km", "mi", "ft", "C", "F", "K"],
-        to: Literal["m", "km", "mi", "ft", "C", "F", "K"],
-        progress: ProgressCallback | None = None,
-    ) -> models.ConvertUnitsOutput:
-        """Convert units (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.convert_units,
-                value=value,
-                from_=from_,
-                to=to,
-                progress=progress,
-            )
-        )
-
-    def weather_current(
-        self,
-        *,
-        location: str,
-        units: Literal["metric", "imperial", "kelvin"] | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.WeatherCurrentOutput:
-        """Weather Information (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.weather_current,
-                location=location,
-                units=units,
-                progress=progress,
-            )
-        )
-
-    def random_fact(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """Random fact (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.random_fact,
-                progress=progress,
-            )
-        )
+    add = _blocking(CalculatorClient.add)
+    divide = _blocking(CalculatorClient.divide)
+    convert_units = _blocking(CalculatorClient.convert_units)
+    weather_current = _blocking(CalculatorClient.weather_current)
+    random_fact = _blocking(CalculatorClient.random_fact)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

@@ -11,10 +11,10 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import cache, partial
-from typing import Any, Literal
+from functools import cache, partial, wraps
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -24,6 +24,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from pydantic import TypeAdapter
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
+P = ParamSpec("P")
+R = TypeVar("R")
 ProgressCallback = ProgressFnT
 Content = (
     types.TextContent
@@ -699,6 +701,18 @@ class McpConformanceTestServerClient:
         return list(result.completion.values)
 
 
+def _blocking(
+    method: Callable[Concatenate[McpConformanceTestServerClient, P], Awaitable[R]],
+) -> Callable[Concatenate[McpConformanceTestServerSyncClient, P], R]:
+    """The blocking twin of a client method: same signature and docstring."""
+
+    @wraps(method)
+    def call(self: McpConformanceTestServerSyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.portal.call(partial(method, self.typed, *args, **kwargs))
+
+    return call
+
+
 class McpConformanceTestServerSyncClient:
     """A blocking facade for scripts::
 
@@ -735,373 +749,61 @@ class McpConformanceTestServerSyncClient:
         with cls._wrap(lambda: McpConformanceTestServerClient.http(url, **options)) as client:
             yield client
 
-    def test_simple_text(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_simple_text (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_simple_text,
-                progress=progress,
-            )
-        )
-
-    def test_image_content(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_image_content (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_image_content,
-                progress=progress,
-            )
-        )
-
-    def test_audio_content(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_audio_content (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_audio_content,
-                progress=progress,
-            )
-        )
-
-    def test_embedded_resource(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_embedded_resource (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_embedded_resource,
-                progress=progress,
-            )
-        )
-
-    def test_multiple_content_types(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_multiple_content_types (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_multiple_content_types,
-                progress=progress,
-            )
-        )
-
-    def test_error_handling(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_error_handling (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_error_handling,
-                progress=progress,
-            )
-        )
-
-    def test_tool_with_logging(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_tool_with_logging (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_tool_with_logging,
-                progress=progress,
-            )
-        )
-
-    def test_tool_with_progress(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_tool_with_progress (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_tool_with_progress,
-                progress=progress,
-            )
-        )
-
-    def test_sampling(
-        self,
-        *,
-        prompt: str,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_sampling (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_sampling,
-                prompt=prompt,
-                progress=progress,
-            )
-        )
-
-    def test_elicitation(
-        self,
-        *,
-        message: str,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_elicitation (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_elicitation,
-                message=message,
-                progress=progress,
-            )
-        )
-
-    def test_elicitation_sep1034_defaults(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_elicitation_sep1034_defaults (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_elicitation_sep1034_defaults,
-                progress=progress,
-            )
-        )
-
-    def test_elicitation_sep1330_enums(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_elicitation_sep1330_enums (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_elicitation_sep1330_enums,
-                progress=progress,
-            )
-        )
-
-    def json_schema_2020_12_tool(
-        self,
-        *,
-        name: str | None = None,
-        address: Any = None,
-        contact_method: Literal["phone", "email"] | None = None,
-        phone: str | None = None,
-        email: str | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """json_schema_2020_12_tool (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.json_schema_2020_12_tool,
-                name=name,
-                address=address,
-                contact_method=contact_method,
-                phone=phone,
-                email=email,
-                progress=progress,
-            )
-        )
-
-    def test_reconnection(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_reconnection (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_reconnection,
-                progress=progress,
-            )
-        )
-
-    def test_missing_capability(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_missing_capability (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_missing_capability,
-                progress=progress,
-            )
-        )
-
-    def test_streaming_elicitation(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_streaming_elicitation (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_streaming_elicitation,
-                progress=progress,
-            )
-        )
-
-    def test_logging_tool(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_logging_tool (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_logging_tool,
-                progress=progress,
-            )
-        )
-
-    def test_trigger_tool_change(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_trigger_tool_change (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_trigger_tool_change,
-                progress=progress,
-            )
-        )
-
-    def test_trigger_prompt_change(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_trigger_prompt_change (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_trigger_prompt_change,
-                progress=progress,
-            )
-        )
-
-    def test_dynamic_tool(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_dynamic_tool (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_dynamic_tool,
-                progress=progress,
-            )
-        )
-
-    def test_x_mcp_header(
-        self,
-        *,
-        region: str | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_x_mcp_header (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_x_mcp_header,
-                region=region,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_elicitation(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_elicitation (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_elicitation,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_sampling(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_sampling (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_sampling,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_list_roots(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_list_roots (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_list_roots,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_request_state(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_request_state (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_request_state,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_multiple_inputs(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_multiple_inputs (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_multiple_inputs,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_multi_round(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_multi_round (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_multi_round,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_tampered_state(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_tampered_state (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_tampered_state,
-                progress=progress,
-            )
-        )
-
-    def test_input_required_result_capabilities(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """test_input_required_result_capabilities (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.test_input_required_result_capabilities,
-                progress=progress,
-            )
-        )
+    test_simple_text = _blocking(McpConformanceTestServerClient.test_simple_text)
+    test_image_content = _blocking(McpConformanceTestServerClient.test_image_content)
+    test_audio_content = _blocking(McpConformanceTestServerClient.test_audio_content)
+    test_embedded_resource = _blocking(McpConformanceTestServerClient.test_embedded_resource)
+    test_multiple_content_types = _blocking(
+        McpConformanceTestServerClient.test_multiple_content_types
+    )
+    test_error_handling = _blocking(McpConformanceTestServerClient.test_error_handling)
+    test_tool_with_logging = _blocking(McpConformanceTestServerClient.test_tool_with_logging)
+    test_tool_with_progress = _blocking(McpConformanceTestServerClient.test_tool_with_progress)
+    test_sampling = _blocking(McpConformanceTestServerClient.test_sampling)
+    test_elicitation = _blocking(McpConformanceTestServerClient.test_elicitation)
+    test_elicitation_sep1034_defaults = _blocking(
+        McpConformanceTestServerClient.test_elicitation_sep1034_defaults
+    )
+    test_elicitation_sep1330_enums = _blocking(
+        McpConformanceTestServerClient.test_elicitation_sep1330_enums
+    )
+    json_schema_2020_12_tool = _blocking(McpConformanceTestServerClient.json_schema_2020_12_tool)
+    test_reconnection = _blocking(McpConformanceTestServerClient.test_reconnection)
+    test_missing_capability = _blocking(McpConformanceTestServerClient.test_missing_capability)
+    test_streaming_elicitation = _blocking(
+        McpConformanceTestServerClient.test_streaming_elicitation
+    )
+    test_logging_tool = _blocking(McpConformanceTestServerClient.test_logging_tool)
+    test_trigger_tool_change = _blocking(McpConformanceTestServerClient.test_trigger_tool_change)
+    test_trigger_prompt_change = _blocking(
+        McpConformanceTestServerClient.test_trigger_prompt_change
+    )
+    test_dynamic_tool = _blocking(McpConformanceTestServerClient.test_dynamic_tool)
+    test_x_mcp_header = _blocking(McpConformanceTestServerClient.test_x_mcp_header)
+    test_input_required_result_elicitation = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_elicitation
+    )
+    test_input_required_result_sampling = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_sampling
+    )
+    test_input_required_result_list_roots = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_list_roots
+    )
+    test_input_required_result_request_state = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_request_state
+    )
+    test_input_required_result_multiple_inputs = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_multiple_inputs
+    )
+    test_input_required_result_multi_round = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_multi_round
+    )
+    test_input_required_result_tampered_state = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_tampered_state
+    )
+    test_input_required_result_capabilities = _blocking(
+        McpConformanceTestServerClient.test_input_required_result_capabilities
+    )
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

@@ -11,10 +11,10 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import cache, partial
-from typing import Any, Literal, cast
+from functools import cache, partial, wraps
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -26,6 +26,8 @@ from pydantic import TypeAdapter
 from . import models
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
+P = ParamSpec("P")
+R = TypeVar("R")
 ProgressCallback = ProgressFnT
 Content = (
     types.TextContent
@@ -362,6 +364,18 @@ class NotesClient:
         return list(result.completion.values)
 
 
+def _blocking(
+    method: Callable[Concatenate[NotesClient, P], Awaitable[R]],
+) -> Callable[Concatenate[NotesSyncClient, P], R]:
+    """The blocking twin of a client method: same signature and docstring."""
+
+    @wraps(method)
+    def call(self: NotesSyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.portal.call(partial(method, self.typed, *args, **kwargs))
+
+    return call
+
+
 class NotesSyncClient:
     """A blocking facade for scripts::
 
@@ -398,106 +412,12 @@ class NotesSyncClient:
         with cls._wrap(lambda: NotesClient.http(url, **options)) as client:
             yield client
 
-    def create_note(
-        self,
-        *,
-        title: str,
-        body: str,
-        tags: list[str] | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.Note:
-        """Create a note (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.create_note,
-                title=title,
-                body=body,
-                tags=tags,
-                progress=progress,
-            )
-        )
-
-    def get_note(
-        self,
-        *,
-        id_: Any,
-        progress: ProgressCallback | None = None,
-    ) -> models.Note:
-        """Get a note (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.get_note,
-                id_=id_,
-                progress=progress,
-            )
-        )
-
-    def update_note(
-        self,
-        *,
-        id_: Any,
-        title: str | None = None,
-        body: str | None = None,
-        tags: list[str] | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.Note:
-        """Update a note (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.update_note,
-                id_=id_,
-                title=title,
-                body=body,
-                tags=tags,
-                progress=progress,
-            )
-        )
-
-    def delete_note(
-        self,
-        *,
-        id_: Any,
-        progress: ProgressCallback | None = None,
-    ) -> models.DeleteNoteOutput:
-        """Delete a note (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.delete_note,
-                id_=id_,
-                progress=progress,
-            )
-        )
-
-    def search_notes(
-        self,
-        *,
-        query: str | None = None,
-        tag: str | None = None,
-        limit: int | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.SearchNotesOutput:
-        """Search notes (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.search_notes,
-                query=query,
-                tag=tag,
-                limit=limit,
-                progress=progress,
-            )
-        )
-
-    def export_notes(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """Export notes (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.export_notes,
-                progress=progress,
-            )
-        )
+    create_note = _blocking(NotesClient.create_note)
+    get_note = _blocking(NotesClient.get_note)
+    update_note = _blocking(NotesClient.update_note)
+    delete_note = _blocking(NotesClient.delete_note)
+    search_notes = _blocking(NotesClient.search_notes)
+    export_notes = _blocking(NotesClient.export_notes)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

@@ -11,10 +11,10 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import cache, partial
-from typing import Any, Literal, cast
+from functools import cache, partial, wraps
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -26,6 +26,8 @@ from pydantic import TypeAdapter
 from . import models
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
+P = ParamSpec("P")
+R = TypeVar("R")
 ProgressCallback = ProgressFnT
 Content = (
     types.TextContent
@@ -272,6 +274,18 @@ class SecureClient:
         return list(result.contents)
 
 
+def _blocking(
+    method: Callable[Concatenate[SecureClient, P], Awaitable[R]],
+) -> Callable[Concatenate[SecureSyncClient, P], R]:
+    """The blocking twin of a client method: same signature and docstring."""
+
+    @wraps(method)
+    def call(self: SecureSyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.portal.call(partial(method, self.typed, *args, **kwargs))
+
+    return call
+
+
 class SecureSyncClient:
     """A blocking facade for scripts::
 
@@ -308,61 +322,10 @@ class SecureSyncClient:
         with cls._wrap(lambda: SecureClient.http(url, **options)) as client:
             yield client
 
-    def list_documents(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> models.ListDocumentsOutput:
-        """List documents (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.list_documents,
-                progress=progress,
-            )
-        )
-
-    def read_document(
-        self,
-        *,
-        title: str,
-        progress: ProgressCallback | None = None,
-    ) -> models.ReadDocumentOutput:
-        """Read a document (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.read_document,
-                title=title,
-                progress=progress,
-            )
-        )
-
-    def write_document(
-        self,
-        *,
-        title: str,
-        text: str,
-        progress: ProgressCallback | None = None,
-    ) -> models.WriteDocumentOutput:
-        """Write a document (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.write_document,
-                title=title,
-                text=text,
-                progress=progress,
-            )
-        )
-
-    def whoami(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> models.WhoamiOutput:
-        """Who am I (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.whoami,
-                progress=progress,
-            )
-        )
+    list_documents = _blocking(SecureClient.list_documents)
+    read_document = _blocking(SecureClient.read_document)
+    write_document = _blocking(SecureClient.write_document)
+    whoami = _blocking(SecureClient.whoami)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

@@ -11,10 +11,10 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import cache, partial
-from typing import Any, Literal, cast
+from functools import cache, partial, wraps
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -26,6 +26,8 @@ from pydantic import TypeAdapter
 from . import models
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
+P = ParamSpec("P")
+R = TypeVar("R")
 ProgressCallback = ProgressFnT
 Content = (
     types.TextContent
@@ -312,6 +314,18 @@ class ShopClient:
         return await self.read(uri)
 
 
+def _blocking(
+    method: Callable[Concatenate[ShopClient, P], Awaitable[R]],
+) -> Callable[Concatenate[ShopSyncClient, P], R]:
+    """The blocking twin of a client method: same signature and docstring."""
+
+    @wraps(method)
+    def call(self: ShopSyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.portal.call(partial(method, self.typed, *args, **kwargs))
+
+    return call
+
+
 class ShopSyncClient:
     """A blocking facade for scripts::
 
@@ -348,71 +362,10 @@ class ShopSyncClient:
         with cls._wrap(lambda: ShopClient.http(url, **options)) as client:
             yield client
 
-    def list_items(
-        self,
-        *,
-        limit: int | None = None,
-        tag: list[str] | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.ListItemsOutput:
-        """List items (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.list_items,
-                limit=limit,
-                tag=tag,
-                progress=progress,
-            )
-        )
-
-    def create_item(
-        self,
-        *,
-        name: str,
-        price: float,
-        tags: list[str] | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.CreateItemOutput:
-        """Create an item (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.create_item,
-                name=name,
-                price=price,
-                tags=tags,
-                progress=progress,
-            )
-        )
-
-    def get_item(
-        self,
-        *,
-        item_id: int,
-        progress: ProgressCallback | None = None,
-    ) -> models.GetItemOutput:
-        """Get an item (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.get_item,
-                item_id=item_id,
-                progress=progress,
-            )
-        )
-
-    def delete_item(
-        self,
-        *,
-        item_id: int,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
-        """delete_item (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.delete_item,
-                item_id=item_id,
-                progress=progress,
-            )
-        )
+    list_items = _blocking(ShopClient.list_items)
+    create_item = _blocking(ShopClient.create_item)
+    get_item = _blocking(ShopClient.get_item)
+    delete_item = _blocking(ShopClient.delete_item)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

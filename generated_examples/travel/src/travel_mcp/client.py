@@ -11,10 +11,10 @@ Importable on its own: it needs ``mcp`` and pydantic, not the handler code::
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import cache, partial
-from typing import Any, Literal, cast
+from functools import cache, partial, wraps
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -26,6 +26,8 @@ from pydantic import TypeAdapter
 from . import models
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
+P = ParamSpec("P")
+R = TypeVar("R")
 ProgressCallback = ProgressFnT
 Content = (
     types.TextContent
@@ -365,6 +367,18 @@ class TravelClient:
         return list(result.completion.values)
 
 
+def _blocking(
+    method: Callable[Concatenate[TravelClient, P], Awaitable[R]],
+) -> Callable[Concatenate[TravelSyncClient, P], R]:
+    """The blocking twin of a client method: same signature and docstring."""
+
+    @wraps(method)
+    def call(self: TravelSyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.portal.call(partial(method, self.typed, *args, **kwargs))
+
+    return call
+
+
 class TravelSyncClient:
     """A blocking facade for scripts::
 
@@ -401,45 +415,8 @@ class TravelSyncClient:
         with cls._wrap(lambda: TravelClient.http(url, **options)) as client:
             yield client
 
-    def search_flights(
-        self,
-        *,
-        origin: Any,
-        destination: Any,
-        date: str,
-        cabin: Literal["economy", "premium", "business", "first"] | None = None,
-        passengers: int | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.SearchFlightsOutput:
-        """Search flights (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.search_flights,
-                origin=origin,
-                destination=destination,
-                date=date,
-                cabin=cabin,
-                passengers=passengers,
-                progress=progress,
-            )
-        )
-
-    def weather_forecast(
-        self,
-        *,
-        city: str,
-        days: int | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> models.WeatherForecastOutput:
-        """Weather forecast (blocking)."""
-        return self.portal.call(
-            partial(
-                self.typed.weather_forecast,
-                city=city,
-                days=days,
-                progress=progress,
-            )
-        )
+    search_flights = _blocking(TravelClient.search_flights)
+    weather_forecast = _blocking(TravelClient.weather_forecast)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

@@ -1,0 +1,133 @@
+"""Formatting piece by piece gives exactly black's result on the whole file.
+
+Big generated files are cut into pieces (``mcpgen.chunking``) that black formats one at a
+time, cached and in parallel. These tests compare the glued result with black on the whole
+file, over every generated example (re-wrapped at other line lengths so black has work to
+do), the raw models of a real spec, and third-party library sources with comments,
+decorators, overloads and docstrings our templates never produce.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import black
+import pytest
+
+from mcpgen import chunking
+from mcpgen.formatting import MODE, FormatJob
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _black(source: str, **changes: object) -> str:
+    mode = dataclasses.replace(MODE, **changes)  # type: ignore[arg-type]
+    return black.format_str(source, mode=mode)
+
+
+def _by_pieces(source: str) -> str:
+    pieces = chunking.split(source, member_threshold=0)  # cut every class
+    assert pieces is not None, "expected the source to be cut"
+    return chunking.join(pieces, [_black(p.text) for p in pieces])
+
+
+def _corpus() -> list[Path]:
+    # The examples share most of the runtime: two of them cover every template.
+    files: list[Path] = []
+    for example in ("conformance", "shop"):
+        files += sorted(ROOT.glob(f"generated_examples/{example}/src/*/*.py"))
+        files += sorted(ROOT.glob(f"generated_examples/{example}/tests/*.py"))
+    return [f for f in files if f.stat().st_size > 200]
+
+
+@pytest.mark.parametrize("path", _corpus(), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("width", [40, 160])
+def test_pieces_equal_whole_file_black_on_generated_code(path: Path, width: int) -> None:
+    # Re-wrapped at another width and without magic trailing commas, the file is no longer
+    # formatted for our mode: black changes long calls, signatures and blank lines.
+    source = _black(path.read_text("utf-8"), line_length=width, magic_trailing_comma=False)
+    assert _by_pieces(source) == _black(source)
+
+
+def _library_files() -> list[Path]:
+    files: list[Path] = []
+    for package in ("click", "jinja2"):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.origin is not None
+        files += sorted(Path(spec.origin).parent.glob("*.py"))
+    return files
+
+
+def test_pieces_equal_whole_file_black_on_library_sources() -> None:
+    checked = 0
+    for path in _library_files():
+        source = path.read_text("utf-8")
+        pieces = chunking.split(source, member_threshold=0)
+        if pieces is None:
+            continue  # `# fmt:` regions: formatted whole
+        assert chunking.join(pieces, [_black(p.text) for p in pieces]) == _black(source), path
+        checked += 1
+    assert checked > 20
+
+
+def test_raw_generated_models_of_a_real_spec() -> None:
+    from mcpgen.modelgen import generate_models
+    from mcpgen.pipeline import load_manifest
+
+    spec = ROOT / "tests/fixtures/openapi-real/star-trek-3.0.json"
+    loaded = load_manifest(spec)
+    assert loaded.manifest is not None
+    raw = generate_models(loaded.manifest)  # the model generator's own layout
+    assert _black(raw) != raw, "expected black to have work to do on this file"
+    assert _by_pieces(raw) == _black(raw)
+
+
+def test_cuts_at_statements_and_class_members() -> None:
+    source = (
+        "import os\n\n\nclass A:\n    x: int\n\n    def f(self):\n        return 1\n\n"
+        "    def g(self):\n        return 2\n\n\ny = 1\n"
+    )
+    pieces = chunking.split(source, member_threshold=0)
+    assert pieces is not None
+    assert [(p.first, p.member) for p in pieces] == [
+        ("import", False),
+        ("def", False),  # the class with its first member
+        ("def", True),
+        ("def", True),
+        ("other", False),
+    ]
+    assert chunking.split("x = 1; y = 2\n") is None  # two statements on a line
+    assert chunking.split("x = 1  # fmt: skip\n") is None
+
+
+def test_a_changed_method_is_the_only_piece_formatted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path))
+    methods = "".join(
+        f"    async def tool_{i}(self, value: int) -> int:\n        return value + {i}\n\n"
+        for i in range(600)
+    )
+    source = "class Client:\n" + methods
+    first = FormatJob({"client.py": source})
+    assert first.units > 500  # cut into pieces
+    formatted = first.run()["client.py"]
+    assert formatted == _black(source)
+
+    assert FormatJob({"client.py": source}).units == 0  # the whole file is cached
+    changed = source.replace("value + 7\n", "value * 7\n")
+    again = FormatJob({"client.py": changed})
+    assert again.units == 1
+    assert again.run()["client.py"] == _black(changed)
+
+
+def test_unparsable_code_is_reported_with_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen.formatting import FormatError
+
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(FormatError, match="broken.py"):
+        FormatJob({"broken.py": "def f(:\n" + "x = 1\n" * 1200}).run()
