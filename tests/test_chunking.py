@@ -129,5 +129,5 @@ def test_unparsable_code_is_reported_with_its_file(
     from mcpgen.formatting import FormatError
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path))
-    with pytest.raises(FormatError, match="broken.py"):
+    with pytest.raises(FormatError, match=r"broken\.py"):
         FormatJob({"broken.py": "def f(:\n" + "x = 1\n" * 1200}).run()
