@@ -334,7 +334,8 @@ def _json_positions(text: str, file: str) -> Positions:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
-        key = json.loads(match.group())
+        raw = match.group()
+        key = raw[1:-1] if "\\" not in raw else json.loads(raw)  # most keys have no escapes
         container, seen, _ = frame
         if seen is None:  # pragma: no cover - only objects have keys
             raise _ScanError("a key outside an object")
