@@ -8,6 +8,7 @@ once the OpenAPI input lands, any OpenAPI spec can be passed), every run:
                   build cache (``MCPGEN_CACHE_DIR`` in the scratch directory),
 3. ``unchanged``: the same build again (nothing to write; the cache is warm),
 4. ``touched``:   the description of one tool / operation changed, built again into OUT,
+5. ``schema touched``: then one optional parameter added to it (its input model changes),
 
 each in a fresh child process, timed wall-clock, with the child's CPU time and peak RSS
 (``ru_maxrss`` from ``wait4``, so it covers that one build). The baseline is
@@ -85,6 +86,22 @@ def touch_one(data: Any, mark: str) -> str:
     return f"tool {tools[0].get('name')}"
 
 
+def touch_schema(data: Any) -> str:
+    """Add an optional string parameter to the first operation / tool: its input model changes."""
+    extra = {"type": "string", "description": "added by bench/build.py"}
+    if is_openapi(data):
+        for path, item in data["paths"].items():
+            for method in HTTP_METHODS:
+                if method in item:
+                    parameters = item[method].setdefault("parameters", [])
+                    parameters.append({"name": "bench_added", "in": "query", "schema": extra})
+                    return f"{method.upper()} {path}"
+    tool = (data.get("tools") or [{}])[0]
+    schema = tool.setdefault("input", {"type": "object", "properties": {}})
+    schema.setdefault("properties", {})["bench_added"] = extra
+    return f"tool {tool.get('name')}"
+
+
 def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a child process; wall time, CPU time and peak RSS of that child alone."""
     with tempfile.TemporaryFile() as out:
@@ -138,6 +155,9 @@ def one_run(source: Path, scratch: Path, args: argparse.Namespace) -> dict[str, 
     touch_one(data, " (touched by bench/build.py)")
     dump(data, copy)
     result["touched"] = timed(build, scratch, env)
+    touch_schema(data)
+    dump(data, copy)
+    result["schema touched"] = timed(build, scratch, env)
     if not args.no_baseline:
         data = load(source)
         dmcg = str(Path(sys.executable).with_name("datamodel-codegen"))
