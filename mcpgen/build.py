@@ -65,7 +65,8 @@ def _build(
         return EXIT_BAD_INPUT
     manifest = loaded.manifest
     report(loaded.problems)
-    count, size = context_cost(manifest)
+    with timing.phase("context cost"):
+        count, size = context_cost(manifest)
     if not check:
         click.echo(f"tools/list: {count} tools, {size} bytes (about {size // 4} tokens)", err=True)
     if max_context_bytes is not None and size > max_context_bytes:
@@ -106,7 +107,8 @@ def _build(
         click.echo(f"{root}: up to date with {source}", err=True)
         return EXIT_OK
 
-    changes = signature_changes(root, manifest)
+    with timing.phase("signature changes"):
+        changes = signature_changes(root, manifest)
     try:
         with timing.phase("write"):
             apply(the_plan)

@@ -167,41 +167,44 @@ def _cache_file(document: dict[str, Json]) -> Path | None:
         ).encode("utf-8", "surrogatepass")
     ).hexdigest()
     store = cache_dir()
-    return store / f"models-{key}.py" if store is not None else None
+    return store / f"models-v2-{key}.py" if store is not None else None
 
 
-def is_cached(manifest: Manifest) -> bool:
-    """Whether ``generate_models`` would answer from the build cache (no generator run)."""
-    models = model_schemas(manifest)
-    if not models and not manifest.shared_defs:
-        return True
+def _lookup(manifest: Manifest) -> tuple[Path | None, str | None]:
+    """(cache file for this manifest's schemas, its checked contents if a build left them)."""
     try:
-        cached = _cache_file(combined_document(models, manifest.shared_defs))
+        cached = _cache_file(combined_document(model_schemas(manifest), manifest.shared_defs))
     except ValueError:
-        return False
-    return cached is not None and cached.is_file()
+        return None, None  # a reserved or doubled name: generate_models reports it
+    if cached is None:
+        return None, None
+    try:
+        return cached, cached.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return cached, None
+
+
+def _store(cached: Path | None, source: str) -> None:
+    if cached is None:
+        return
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        temp = cached.with_suffix(f".{os.getpid()}.tmp")
+        temp.write_text(source, "utf-8")
+        os.replace(temp, cached)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
 
 
 def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
-    """One generator call on the combined document; cached by the document's content."""
+    """One generator call on the combined document."""
     from datamodel_code_generator import generate
 
     document = combined_document(models, shared)
-    cached = _cache_file(document)
-    if cached is not None and cached.is_file():
-        return cached.read_text("utf-8")
     with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         source = generate(document, settings_path=Path(settings_dir), **_options())
     assert isinstance(source, str)
-    if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            temp = cached.with_suffix(f".{os.getpid()}.tmp")
-            temp.write_text(source, "utf-8")
-            os.replace(temp, cached)
-        except OSError:
-            pass
     return source
 
 
@@ -242,10 +245,14 @@ def _locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception)
 
 
 def generate_models(manifest: Manifest) -> str:
-    """Source of ``models.py`` for the whole manifest, from one generator call."""
+    """Source of ``models.py`` for the whole manifest, from one generator call; cached by
+    the schemas it is made from (checked before it is cached)."""
     models = model_schemas(manifest)
     if not models and not manifest.shared_defs:
         return HEADER + '\n"""No models: this server declares no tools or prompts."""\n'
+    cached, source = _lookup(manifest)
+    if source is not None:
+        return source
     try:
         source = _run(models, manifest.shared_defs)
     except Exception as exc:
@@ -272,7 +279,9 @@ def generate_models(manifest: Manifest) -> str:
                 )
             ]
         )
-    return source.rstrip("\n") + "\n"
+    source = source.rstrip("\n") + "\n"
+    _store(cached, source)
+    return source
 
 
 BACKGROUND_MODELS = 150  # models before the generator runs in a child, beside formatting
@@ -322,7 +331,12 @@ class _Running:
 def start_models(manifest: Manifest) -> _Ready | _Running:
     """Generate the models now, or for big manifests start the generator in a forked child
     so the rest of the build (rendering, formatting) runs beside it on another core."""
+    if not model_schemas(manifest) and not manifest.shared_defs:
+        return _Ready(generate_models(manifest))
+    _, source = _lookup(manifest)
+    if source is not None:
+        return _Ready(source)
     big = len(manifest.tools) + len(manifest.prompts) >= BACKGROUND_MODELS
-    if big and "fork" in get_all_start_methods() and not is_cached(manifest):
+    if big and "fork" in get_all_start_methods():
         return _Running(manifest)
     return _Ready(generate_models(manifest))

@@ -66,7 +66,8 @@ def context(manifest: Manifest) -> dict[str, Any]:
 
 def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
     pkg = manifest.server.package
-    models = start_models(manifest)  # in a child process when big: overlaps the rest
+    with timing.phase("models: cache or start"):
+        models = start_models(manifest)  # in a child process when big: overlaps the rest
     with timing.phase("render templates"):
         out = _render_templates(manifest)
     python = {
