@@ -39,7 +39,16 @@ from typing import Any
 Json = Any
 DEFS_PREFIX = "#/$defs/"
 ANNOTATIONS = frozenset(
-    {"description", "title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+    }
 )
 OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
@@ -128,15 +137,15 @@ class _Checker:
         if kind == "string":
             return keys <= STRING_KEYWORDS and _string(node)
         if kind == "integer":
-            return keys <= INTEGER_KEYWORDS and all(
-                _plain_int(node[k]) for k in keys - {"type"}
-            )
+            return keys <= INTEGER_KEYWORDS and all(_plain_int(node[k]) for k in keys - {"type"})
         if kind in ("number", "boolean"):
             return keys == {"type"}
         if kind == "array":
             if not keys <= ARRAY_KEYWORDS:
                 return False
-            if not all(_plain_int(node[k]) and node[k] >= 0 for k in keys & {"minItems", "maxItems"}):
+            if not all(
+                _plain_int(node[k]) and node[k] >= 0 for k in keys & {"minItems", "maxItems"}
+            ):
                 return False
             return "items" not in node or self.schema(node["items"])
         return False
