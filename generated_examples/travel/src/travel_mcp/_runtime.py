@@ -481,7 +481,12 @@ class ToolBinding:
             return None
         from importlib import import_module
 
-        model: type[BaseModel] = getattr(import_module(".models", __package__), self.strict_model)
+        try:
+            model: type[BaseModel] = getattr(
+                import_module(".models", __package__), self.strict_model
+            )
+        except (ImportError, AttributeError):  # the handler's own import will say what is wrong
+            return None
         return model
 
     def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
