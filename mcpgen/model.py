@@ -67,6 +67,9 @@ class Tool:
     input_model: str
     output_model: str | None
     http: Json | None = None  # how to call the upstream operation (OpenAPI tools)
+    # Strict validation of the input model implies the input schema (see ``fastpath``): the
+    # server may skip jsonschema when the strict model accepts a call's arguments.
+    strict_model_exact: bool = False
 
     @property
     def definition(self) -> dict[str, Json]:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from . import names, schemas, uritemplate
+from . import fastpath, names, schemas, uritemplate
 from .errors import Location
 from .loader import Document
 from .model import (
@@ -180,11 +180,12 @@ def _tool(raw: dict[str, Any], shared: dict[str, Any], index: schemas.RefIndex) 
     base = names.pascal(name)
     input_schema, input_model = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
     output, output_model = _resolve_root(raw.get("output"), shared)
+    bundled = schemas.bundle(input_schema, shared, index)
     return Tool(
         name=name,
         title=raw.get("title"),
         description=raw.get("description"),
-        input_schema=schemas.bundle(input_schema, shared, index),
+        input_schema=bundled,
         output_schema=None if output is None else schemas.bundle(output, shared, index),
         annotations=raw.get("annotations") or None,
         context=bool(raw.get("context", False)),
@@ -197,6 +198,7 @@ def _tool(raw: dict[str, Any], shared: dict[str, Any], index: schemas.RefIndex) 
         ident=names.snake(name),
         input_model=input_model or f"{base}Input",
         output_model=None if output is None else (output_model or f"{base}Output"),
+        strict_model_exact=fastpath.strict_model_exact(bundled, shared),
     )
 
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import mcp_types as types
 from mcp.server import NotificationOptions, ServerRequestContext
@@ -18,39 +17,39 @@ SPEC = rt.load_spec(__package__ or "calculator_mcp")
 PAGE_SIZE = 100
 
 
-async def _tool_add(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_add(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.add import handle
     from .models import AddInput
 
-    return await handle(AddInput.model_validate(arguments))
+    return await handle(rt.parse(AddInput, arguments))
 
 
-async def _tool_divide(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_divide(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.divide import handle
     from .models import DivideInput
 
-    return await handle(DivideInput.model_validate(arguments))
+    return await handle(rt.parse(DivideInput, arguments))
 
 
-async def _tool_convert_units(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_convert_units(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.convert_units import handle
     from .models import ConvertUnitsInput
 
-    return await handle(ConvertUnitsInput.model_validate(arguments))
+    return await handle(rt.parse(ConvertUnitsInput, arguments))
 
 
-async def _tool_weather_current(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_weather_current(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.weather_current import handle
     from .models import WeatherCurrentInput
 
-    return await handle(WeatherCurrentInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(WeatherCurrentInput, arguments), ctx)
 
 
-async def _tool_random_fact(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_random_fact(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.random_fact import handle
     from .models import RandomFactInput
 
-    return await handle(RandomFactInput.model_validate(arguments))
+    return await handle(rt.parse(RandomFactInput, arguments))
 
 
 _CODE_TOOLS: dict[int, rt.ToolBinding] = {
@@ -59,12 +58,14 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_add,
         handler_path="src/calculator_mcp/handlers/tools/add.py",
         timeout=None,
+        strict_model="AddInput",
     ),
     1: rt.ToolBinding(
         SPEC["tools"][1],
         _tool_divide,
         handler_path="src/calculator_mcp/handlers/tools/divide.py",
         timeout=None,
+        strict_model="DivideInput",
     ),
     2: rt.ToolBinding(
         SPEC["tools"][2],
@@ -77,12 +78,14 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_weather_current,
         handler_path="src/calculator_mcp/handlers/tools/weather_current.py",
         timeout=None,
+        strict_model="WeatherCurrentInput",
     ),
     4: rt.ToolBinding(
         SPEC["tools"][4],
         _tool_random_fact,
         handler_path="src/calculator_mcp/handlers/tools/random_fact.py",
         timeout=None,
+        strict_model="RandomFactInput",
     ),
 }
 TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])

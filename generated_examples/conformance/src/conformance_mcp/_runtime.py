@@ -428,7 +428,37 @@ async def notify(
 
 # -- tools -----------------------------------------------------------------------------
 
-ToolCall = Callable[[dict[str, Json], Context], Awaitable[ToolReturn]]
+Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the input model
+ToolCall = Callable[[Arguments, Context], Awaitable[ToolReturn]]
+
+
+def parse(model: type[ModelT], arguments: Arguments) -> ModelT:
+    """The handler's input: the instance the fast path validated, or a fresh validation."""
+    if isinstance(arguments, model):
+        return arguments
+    return model.model_validate(arguments)
+
+
+def plain(arguments: Arguments) -> dict[str, Json]:
+    """The arguments as JSON data (what an imported operation sends)."""
+    if isinstance(arguments, dict):
+        return arguments
+    data: dict[str, Json] = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return data
+
+
+def _has_null(arguments: dict[str, Json]) -> bool:
+    """True when a null appears anywhere (the model takes null for optional properties)."""
+    stack: list[Json] = [arguments]
+    while stack:
+        node = stack.pop()
+        values = node.values() if isinstance(node, dict) else node
+        for value in values:
+            if value is None:
+                return True
+            if isinstance(value, dict | list):
+                stack.append(value)
+    return False
 
 
 @dataclass
@@ -437,10 +467,37 @@ class ToolBinding:
     call: ToolCall
     handler_path: str
     timeout: float | None = None
+    # The input model's class name (in ``models``) when strict validation of that model
+    # implies the input schema (mcpgen's ``fastpath``): a call it accepts skips jsonschema.
+    strict_model: str | None = None
 
     @cached_property
     def tool(self) -> types.Tool:
         return types.Tool.model_validate(self.definition)
+
+    @cached_property
+    def strict_class(self) -> type[BaseModel] | None:
+        if self.strict_model is None:
+            return None
+        from importlib import import_module
+
+        try:
+            model: type[BaseModel] = getattr(
+                import_module(".models", __package__), self.strict_model
+            )
+        except (ImportError, AttributeError):  # the handler's own import will say what is wrong
+            return None
+        return model
+
+    def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
+        """The input model, when strict validation accepts ``arguments`` (so the schema does)."""
+        model = self.strict_class
+        if model is None or _has_null(arguments):
+            return None
+        try:
+            return model.model_validate(arguments, strict=True)
+        except (ValueError, TypeError, RecursionError):  # not accepted: jsonschema decides
+            return None
 
     @cached_property
     def validator(self) -> Any:
@@ -518,13 +575,17 @@ class ToolTable:
                 INVALID_PARAMS, f"Unknown tool: {params.name}", data={"tool": params.name}
             )
         arguments = dict(params.arguments or {})
-        errors = binding.argument_errors(arguments)
-        if errors:
-            return tool_error(f"Invalid arguments for tool {params.name!r}: " + "; ".join(errors))
+        validated = binding.validated(arguments)
+        if validated is None:
+            errors = binding.argument_errors(arguments)
+            if errors:
+                return tool_error(
+                    f"Invalid arguments for tool {params.name!r}: " + "; ".join(errors)
+                )
         context = Context(ctx, params)
         try:
             with anyio.fail_after(binding.timeout) if binding.timeout else _nothing():
-                value = await binding.call(arguments, context)
+                value = await binding.call(arguments if validated is None else validated, context)
         except ToolError as exc:
             return tool_error(str(exc))
         except NotImplementedError:

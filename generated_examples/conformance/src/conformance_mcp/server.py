@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import mcp_types as types
 from mcp.server import NotificationOptions, ServerRequestContext
@@ -19,241 +18,233 @@ SPEC = rt.load_spec(__package__ or "conformance_mcp")
 PAGE_SIZE = 100
 
 
-async def _tool_test_simple_text(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_simple_text(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_simple_text import handle
     from .models import TestSimpleTextInput
 
-    return await handle(TestSimpleTextInput.model_validate(arguments))
+    return await handle(rt.parse(TestSimpleTextInput, arguments))
 
 
-async def _tool_test_image_content(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_image_content(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_image_content import handle
     from .models import TestImageContentInput
 
-    return await handle(TestImageContentInput.model_validate(arguments))
+    return await handle(rt.parse(TestImageContentInput, arguments))
 
 
-async def _tool_test_audio_content(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_audio_content(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_audio_content import handle
     from .models import TestAudioContentInput
 
-    return await handle(TestAudioContentInput.model_validate(arguments))
+    return await handle(rt.parse(TestAudioContentInput, arguments))
 
 
-async def _tool_test_embedded_resource(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_embedded_resource(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_embedded_resource import handle
     from .models import TestEmbeddedResourceInput
 
-    return await handle(TestEmbeddedResourceInput.model_validate(arguments))
+    return await handle(rt.parse(TestEmbeddedResourceInput, arguments))
 
 
 async def _tool_test_multiple_content_types(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_multiple_content_types import handle
     from .models import TestMultipleContentTypesInput
 
-    return await handle(TestMultipleContentTypesInput.model_validate(arguments))
+    return await handle(rt.parse(TestMultipleContentTypesInput, arguments))
 
 
-async def _tool_test_error_handling(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_error_handling(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_error_handling import handle
     from .models import TestErrorHandlingInput
 
-    return await handle(TestErrorHandlingInput.model_validate(arguments))
+    return await handle(rt.parse(TestErrorHandlingInput, arguments))
 
 
-async def _tool_test_tool_with_logging(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_tool_with_logging(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_tool_with_logging import handle
     from .models import TestToolWithLoggingInput
 
-    return await handle(TestToolWithLoggingInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestToolWithLoggingInput, arguments), ctx)
 
 
-async def _tool_test_tool_with_progress(
-    arguments: dict[str, Any], ctx: rt.Context
-) -> rt.ToolReturn:
+async def _tool_test_tool_with_progress(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_tool_with_progress import handle
     from .models import TestToolWithProgressInput
 
-    return await handle(TestToolWithProgressInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestToolWithProgressInput, arguments), ctx)
 
 
-async def _tool_test_sampling(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_sampling(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_sampling import handle
     from .models import TestSamplingInput
 
-    return await handle(TestSamplingInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestSamplingInput, arguments), ctx)
 
 
-async def _tool_test_elicitation(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_elicitation(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_elicitation import handle
     from .models import TestElicitationInput
 
-    return await handle(TestElicitationInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestElicitationInput, arguments), ctx)
 
 
 async def _tool_test_elicitation_sep1034_defaults(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_elicitation_sep1034_defaults import handle
     from .models import TestElicitationSep1034DefaultsInput
 
-    return await handle(TestElicitationSep1034DefaultsInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestElicitationSep1034DefaultsInput, arguments), ctx)
 
 
 async def _tool_test_elicitation_sep1330_enums(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_elicitation_sep1330_enums import handle
     from .models import TestElicitationSep1330EnumsInput
 
-    return await handle(TestElicitationSep1330EnumsInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestElicitationSep1330EnumsInput, arguments), ctx)
 
 
-async def _tool_json_schema_2020_12_tool(
-    arguments: dict[str, Any], ctx: rt.Context
-) -> rt.ToolReturn:
+async def _tool_json_schema_2020_12_tool(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.json_schema_2020_12_tool import handle
     from .models import JsonSchema202012ToolInput
 
-    return await handle(JsonSchema202012ToolInput.model_validate(arguments))
+    return await handle(rt.parse(JsonSchema202012ToolInput, arguments))
 
 
-async def _tool_test_reconnection(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_reconnection(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_reconnection import handle
     from .models import TestReconnectionInput
 
-    return await handle(TestReconnectionInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestReconnectionInput, arguments), ctx)
 
 
-async def _tool_test_missing_capability(
-    arguments: dict[str, Any], ctx: rt.Context
-) -> rt.ToolReturn:
+async def _tool_test_missing_capability(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_missing_capability import handle
     from .models import TestMissingCapabilityInput
 
-    return await handle(TestMissingCapabilityInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestMissingCapabilityInput, arguments), ctx)
 
 
 async def _tool_test_streaming_elicitation(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_streaming_elicitation import handle
     from .models import TestStreamingElicitationInput
 
-    return await handle(TestStreamingElicitationInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestStreamingElicitationInput, arguments), ctx)
 
 
-async def _tool_test_logging_tool(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_logging_tool(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_logging_tool import handle
     from .models import TestLoggingToolInput
 
-    return await handle(TestLoggingToolInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestLoggingToolInput, arguments), ctx)
 
 
-async def _tool_test_trigger_tool_change(
-    arguments: dict[str, Any], ctx: rt.Context
-) -> rt.ToolReturn:
+async def _tool_test_trigger_tool_change(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_trigger_tool_change import handle
     from .models import TestTriggerToolChangeInput
 
-    return await handle(TestTriggerToolChangeInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestTriggerToolChangeInput, arguments), ctx)
 
 
 async def _tool_test_trigger_prompt_change(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_trigger_prompt_change import handle
     from .models import TestTriggerPromptChangeInput
 
-    return await handle(TestTriggerPromptChangeInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestTriggerPromptChangeInput, arguments), ctx)
 
 
-async def _tool_test_dynamic_tool(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_dynamic_tool(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_dynamic_tool import handle
     from .models import TestDynamicToolInput
 
-    return await handle(TestDynamicToolInput.model_validate(arguments))
+    return await handle(rt.parse(TestDynamicToolInput, arguments))
 
 
-async def _tool_test_x_mcp_header(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_test_x_mcp_header(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.test_x_mcp_header import handle
     from .models import TestXMcpHeaderInput
 
-    return await handle(TestXMcpHeaderInput.model_validate(arguments))
+    return await handle(rt.parse(TestXMcpHeaderInput, arguments))
 
 
 async def _tool_test_input_required_result_elicitation(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_elicitation import handle
     from .models import TestInputRequiredResultElicitationInput
 
-    return await handle(TestInputRequiredResultElicitationInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultElicitationInput, arguments), ctx)
 
 
 async def _tool_test_input_required_result_sampling(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_sampling import handle
     from .models import TestInputRequiredResultSamplingInput
 
-    return await handle(TestInputRequiredResultSamplingInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultSamplingInput, arguments), ctx)
 
 
 async def _tool_test_input_required_result_list_roots(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_list_roots import handle
     from .models import TestInputRequiredResultListRootsInput
 
-    return await handle(TestInputRequiredResultListRootsInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultListRootsInput, arguments), ctx)
 
 
 async def _tool_test_input_required_result_request_state(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_request_state import handle
     from .models import TestInputRequiredResultRequestStateInput
 
-    return await handle(TestInputRequiredResultRequestStateInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultRequestStateInput, arguments), ctx)
 
 
 async def _tool_test_input_required_result_multiple_inputs(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_multiple_inputs import handle
     from .models import TestInputRequiredResultMultipleInputsInput
 
-    return await handle(TestInputRequiredResultMultipleInputsInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultMultipleInputsInput, arguments), ctx)
 
 
 async def _tool_test_input_required_result_multi_round(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_multi_round import handle
     from .models import TestInputRequiredResultMultiRoundInput
 
-    return await handle(TestInputRequiredResultMultiRoundInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultMultiRoundInput, arguments), ctx)
 
 
 async def _tool_test_input_required_result_tampered_state(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_tampered_state import handle
     from .models import TestInputRequiredResultTamperedStateInput
 
-    return await handle(TestInputRequiredResultTamperedStateInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultTamperedStateInput, arguments), ctx)
 
 
 async def _tool_test_input_required_result_capabilities(
-    arguments: dict[str, Any], ctx: rt.Context
+    arguments: rt.Arguments, ctx: rt.Context
 ) -> rt.ToolReturn:
     from .handlers.tools.test_input_required_result_capabilities import handle
     from .models import TestInputRequiredResultCapabilitiesInput
 
-    return await handle(TestInputRequiredResultCapabilitiesInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(TestInputRequiredResultCapabilitiesInput, arguments), ctx)
 
 
 async def _resource_template_data(variables: dict[str, str], ctx: rt.Context) -> rt.ResourceReturn:
@@ -279,72 +270,84 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_test_simple_text,
         handler_path="src/conformance_mcp/handlers/tools/test_simple_text.py",
         timeout=None,
+        strict_model="TestSimpleTextInput",
     ),
     1: rt.ToolBinding(
         SPEC["tools"][1],
         _tool_test_image_content,
         handler_path="src/conformance_mcp/handlers/tools/test_image_content.py",
         timeout=None,
+        strict_model="TestImageContentInput",
     ),
     2: rt.ToolBinding(
         SPEC["tools"][2],
         _tool_test_audio_content,
         handler_path="src/conformance_mcp/handlers/tools/test_audio_content.py",
         timeout=None,
+        strict_model="TestAudioContentInput",
     ),
     3: rt.ToolBinding(
         SPEC["tools"][3],
         _tool_test_embedded_resource,
         handler_path="src/conformance_mcp/handlers/tools/test_embedded_resource.py",
         timeout=None,
+        strict_model="TestEmbeddedResourceInput",
     ),
     4: rt.ToolBinding(
         SPEC["tools"][4],
         _tool_test_multiple_content_types,
         handler_path="src/conformance_mcp/handlers/tools/test_multiple_content_types.py",
         timeout=None,
+        strict_model="TestMultipleContentTypesInput",
     ),
     5: rt.ToolBinding(
         SPEC["tools"][5],
         _tool_test_error_handling,
         handler_path="src/conformance_mcp/handlers/tools/test_error_handling.py",
         timeout=None,
+        strict_model="TestErrorHandlingInput",
     ),
     6: rt.ToolBinding(
         SPEC["tools"][6],
         _tool_test_tool_with_logging,
         handler_path="src/conformance_mcp/handlers/tools/test_tool_with_logging.py",
         timeout=None,
+        strict_model="TestToolWithLoggingInput",
     ),
     7: rt.ToolBinding(
         SPEC["tools"][7],
         _tool_test_tool_with_progress,
         handler_path="src/conformance_mcp/handlers/tools/test_tool_with_progress.py",
         timeout=None,
+        strict_model="TestToolWithProgressInput",
     ),
     8: rt.ToolBinding(
         SPEC["tools"][8],
         _tool_test_sampling,
         handler_path="src/conformance_mcp/handlers/tools/test_sampling.py",
         timeout=None,
+        strict_model="TestSamplingInput",
     ),
     9: rt.ToolBinding(
         SPEC["tools"][9],
         _tool_test_elicitation,
         handler_path="src/conformance_mcp/handlers/tools/test_elicitation.py",
         timeout=None,
+        strict_model="TestElicitationInput",
     ),
     10: rt.ToolBinding(
         SPEC["tools"][10],
         _tool_test_elicitation_sep1034_defaults,
         handler_path="src/conformance_mcp/handlers/tools/test_elicitation_sep1034_defaults.py",
         timeout=None,
+        strict_model="TestElicitationSep1034DefaultsInput",
     ),
     11: rt.ToolBinding(
         SPEC["tools"][11],
         _tool_test_elicitation_sep1330_enums,
         handler_path="src/conformance_mcp/handlers/tools/test_elicitation_sep1330_enums.py",
         timeout=None,
+        strict_model="TestElicitationSep1330EnumsInput",
     ),
     12: rt.ToolBinding(
         SPEC["tools"][12],
@@ -357,42 +360,49 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_test_reconnection,
         handler_path="src/conformance_mcp/handlers/tools/test_reconnection.py",
         timeout=None,
+        strict_model="TestReconnectionInput",
     ),
     14: rt.ToolBinding(
         SPEC["tools"][14],
         _tool_test_missing_capability,
         handler_path="src/conformance_mcp/handlers/tools/test_missing_capability.py",
         timeout=None,
+        strict_model="TestMissingCapabilityInput",
     ),
     15: rt.ToolBinding(
         SPEC["tools"][15],
         _tool_test_streaming_elicitation,
         handler_path="src/conformance_mcp/handlers/tools/test_streaming_elicitation.py",
         timeout=None,
+        strict_model="TestStreamingElicitationInput",
     ),
     16: rt.ToolBinding(
         SPEC["tools"][16],
         _tool_test_logging_tool,
         handler_path="src/conformance_mcp/handlers/tools/test_logging_tool.py",
         timeout=None,
+        strict_model="TestLoggingToolInput",
     ),
     17: rt.ToolBinding(
         SPEC["tools"][17],
         _tool_test_trigger_tool_change,
         handler_path="src/conformance_mcp/handlers/tools/test_trigger_tool_change.py",
         timeout=None,
+        strict_model="TestTriggerToolChangeInput",
     ),
     18: rt.ToolBinding(
         SPEC["tools"][18],
         _tool_test_trigger_prompt_change,
         handler_path="src/conformance_mcp/handlers/tools/test_trigger_prompt_change.py",
         timeout=None,
+        strict_model="TestTriggerPromptChangeInput",
     ),
     19: rt.ToolBinding(
         SPEC["tools"][19],
         _tool_test_dynamic_tool,
         handler_path="src/conformance_mcp/handlers/tools/test_dynamic_tool.py",
         timeout=None,
+        strict_model="TestDynamicToolInput",
     ),
     20: rt.ToolBinding(
         SPEC["tools"][20],
@@ -405,48 +415,56 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_test_input_required_result_elicitation,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_elicitation.py",
         timeout=None,
+        strict_model="TestInputRequiredResultElicitationInput",
     ),
     22: rt.ToolBinding(
         SPEC["tools"][22],
         _tool_test_input_required_result_sampling,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_sampling.py",
         timeout=None,
+        strict_model="TestInputRequiredResultSamplingInput",
     ),
     23: rt.ToolBinding(
         SPEC["tools"][23],
         _tool_test_input_required_result_list_roots,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_list_roots.py",
         timeout=None,
+        strict_model="TestInputRequiredResultListRootsInput",
     ),
     24: rt.ToolBinding(
         SPEC["tools"][24],
         _tool_test_input_required_result_request_state,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_request_state.py",
         timeout=None,
+        strict_model="TestInputRequiredResultRequestStateInput",
     ),
     25: rt.ToolBinding(
         SPEC["tools"][25],
         _tool_test_input_required_result_multiple_inputs,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_multiple_inputs.py",
         timeout=None,
+        strict_model="TestInputRequiredResultMultipleInputsInput",
     ),
     26: rt.ToolBinding(
         SPEC["tools"][26],
         _tool_test_input_required_result_multi_round,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_multi_round.py",
         timeout=None,
+        strict_model="TestInputRequiredResultMultiRoundInput",
     ),
     27: rt.ToolBinding(
         SPEC["tools"][27],
         _tool_test_input_required_result_tampered_state,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_tampered_state.py",
         timeout=None,
+        strict_model="TestInputRequiredResultTamperedStateInput",
     ),
     28: rt.ToolBinding(
         SPEC["tools"][28],
         _tool_test_input_required_result_capabilities,
         handler_path="src/conformance_mcp/handlers/tools/test_input_required_result_capabilities.py",
         timeout=None,
+        strict_model="TestInputRequiredResultCapabilitiesInput",
     ),
 }
 TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import mcp_types as types
 from mcp.server import NotificationOptions, ServerRequestContext
@@ -19,46 +18,46 @@ SPEC = rt.load_spec(__package__ or "notes_mcp")
 PAGE_SIZE = 100
 
 
-async def _tool_create_note(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_create_note(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.create_note import handle
     from .models import CreateNoteInput
 
-    return await handle(CreateNoteInput.model_validate(arguments))
+    return await handle(rt.parse(CreateNoteInput, arguments))
 
 
-async def _tool_get_note(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_get_note(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.get_note import handle
     from .models import GetNoteInput
 
-    return await handle(GetNoteInput.model_validate(arguments))
+    return await handle(rt.parse(GetNoteInput, arguments))
 
 
-async def _tool_update_note(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_update_note(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.update_note import handle
     from .models import UpdateNoteInput
 
-    return await handle(UpdateNoteInput.model_validate(arguments))
+    return await handle(rt.parse(UpdateNoteInput, arguments))
 
 
-async def _tool_delete_note(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_delete_note(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.delete_note import handle
     from .models import DeleteNoteInput
 
-    return await handle(DeleteNoteInput.model_validate(arguments))
+    return await handle(rt.parse(DeleteNoteInput, arguments))
 
 
-async def _tool_search_notes(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_search_notes(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.search_notes import handle
     from .models import SearchNotesInput
 
-    return await handle(SearchNotesInput.model_validate(arguments))
+    return await handle(rt.parse(SearchNotesInput, arguments))
 
 
-async def _tool_export_notes(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_export_notes(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.export_notes import handle
     from .models import ExportNotesInput
 
-    return await handle(ExportNotesInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(ExportNotesInput, arguments), ctx)
 
 
 async def _resource_all_notes(variables: dict[str, str], ctx: rt.Context) -> rt.ResourceReturn:
@@ -87,6 +86,7 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_create_note,
         handler_path="src/notes_mcp/handlers/tools/create_note.py",
         timeout=None,
+        strict_model="CreateNoteInput",
     ),
     1: rt.ToolBinding(
         SPEC["tools"][1],
@@ -111,12 +111,14 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_search_notes,
         handler_path="src/notes_mcp/handlers/tools/search_notes.py",
         timeout=None,
+        strict_model="SearchNotesInput",
     ),
     5: rt.ToolBinding(
         SPEC["tools"][5],
         _tool_export_notes,
         handler_path="src/notes_mcp/handlers/tools/export_notes.py",
         timeout=60,
+        strict_model="ExportNotesInput",
     ),
 }
 TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])

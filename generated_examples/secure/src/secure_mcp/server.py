@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import mcp_types as types
 from mcp.server import NotificationOptions, ServerRequestContext
@@ -18,32 +17,32 @@ SPEC = rt.load_spec(__package__ or "secure_mcp")
 PAGE_SIZE = 100
 
 
-async def _tool_list_documents(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_list_documents(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.list_documents import handle
     from .models import ListDocumentsInput
 
-    return await handle(ListDocumentsInput.model_validate(arguments))
+    return await handle(rt.parse(ListDocumentsInput, arguments))
 
 
-async def _tool_read_document(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_read_document(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.read_document import handle
     from .models import ReadDocumentInput
 
-    return await handle(ReadDocumentInput.model_validate(arguments))
+    return await handle(rt.parse(ReadDocumentInput, arguments))
 
 
-async def _tool_write_document(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_write_document(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.write_document import handle
     from .models import WriteDocumentInput
 
-    return await handle(WriteDocumentInput.model_validate(arguments))
+    return await handle(rt.parse(WriteDocumentInput, arguments))
 
 
-async def _tool_whoami(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_whoami(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.whoami import handle
     from .models import WhoamiInput
 
-    return await handle(WhoamiInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(WhoamiInput, arguments), ctx)
 
 
 _CODE_TOOLS: dict[int, rt.ToolBinding] = {
@@ -52,24 +51,28 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_list_documents,
         handler_path="src/secure_mcp/handlers/tools/list_documents.py",
         timeout=None,
+        strict_model="ListDocumentsInput",
     ),
     1: rt.ToolBinding(
         SPEC["tools"][1],
         _tool_read_document,
         handler_path="src/secure_mcp/handlers/tools/read_document.py",
         timeout=None,
+        strict_model="ReadDocumentInput",
     ),
     2: rt.ToolBinding(
         SPEC["tools"][2],
         _tool_write_document,
         handler_path="src/secure_mcp/handlers/tools/write_document.py",
         timeout=None,
+        strict_model="WriteDocumentInput",
     ),
     3: rt.ToolBinding(
         SPEC["tools"][3],
         _tool_whoami,
         handler_path="src/secure_mcp/handlers/tools/whoami.py",
         timeout=None,
+        strict_model="WhoamiInput",
     ),
 }
 TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])

@@ -325,7 +325,8 @@ def tool_call(upstream: Upstream, operation: dict[str, Json], ident: str) -> rt.
     """The call behind one imported tool: the user's override if one exists, else HTTP."""
     override: list[Callable[..., Any] | None] = []
 
-    async def call(arguments: dict[str, Json], ctx: rt.Context) -> rt.ToolReturn:
+    async def call(given: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
+        arguments = rt.plain(given)
         if not override:
             override.append(_find_override(upstream.package, ident))
         handler = override[0]
@@ -400,7 +401,8 @@ def meta_bindings(spec: dict[str, Json], table: rt.ToolTable) -> list[rt.ToolBin
         for i, (name, d) in enumerate(definitions.items())
     ]
 
-    async def search(arguments: dict[str, Json], ctx: rt.Context) -> rt.ToolReturn:
+    async def search(given: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
+        arguments = rt.plain(given)
         words = [w for w in str(arguments["query"]).lower().split() if w]
         limit = int(arguments.get("limit", 20))
         scored = sorted(
@@ -421,7 +423,8 @@ def meta_bindings(spec: dict[str, Json], table: rt.ToolTable) -> list[rt.ToolBin
             structured_content={"operations": found},
         )
 
-    async def describe(arguments: dict[str, Json], ctx: rt.Context) -> rt.ToolReturn:
+    async def describe(given: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
+        arguments = rt.plain(given)
         definition = definitions.get(arguments["name"])
         if definition is None:
             raise rt.ToolError(f"no operation named {arguments['name']!r}; use search_operations")
@@ -430,7 +433,8 @@ def meta_bindings(spec: dict[str, Json], table: rt.ToolTable) -> list[rt.ToolBin
             structured_content=definition,
         )
 
-    async def call(arguments: dict[str, Json], ctx: rt.Context) -> rt.ToolReturn:
+    async def call(given: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
+        arguments = rt.plain(given)
         name = arguments["name"]
         binding = table.by_name.get(name)
         if binding is None:

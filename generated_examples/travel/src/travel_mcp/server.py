@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import mcp_types as types
 from mcp.server import NotificationOptions, ServerRequestContext
@@ -18,18 +17,18 @@ SPEC = rt.load_spec(__package__ or "travel_mcp")
 PAGE_SIZE = 2
 
 
-async def _tool_search_flights(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_search_flights(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.search_flights import handle
     from .models import SearchFlightsInput
 
-    return await handle(SearchFlightsInput.model_validate(arguments))
+    return await handle(rt.parse(SearchFlightsInput, arguments))
 
 
-async def _tool_weather_forecast(arguments: dict[str, Any], ctx: rt.Context) -> rt.ToolReturn:
+async def _tool_weather_forecast(arguments: rt.Arguments, ctx: rt.Context) -> rt.ToolReturn:
     from .handlers.tools.weather_forecast import handle
     from .models import WeatherForecastInput
 
-    return await handle(WeatherForecastInput.model_validate(arguments), ctx)
+    return await handle(rt.parse(WeatherForecastInput, arguments), ctx)
 
 
 async def _resource_activities(variables: dict[str, str], ctx: rt.Context) -> rt.ResourceReturn:
@@ -76,6 +75,7 @@ _CODE_TOOLS: dict[int, rt.ToolBinding] = {
         _tool_weather_forecast,
         handler_path="src/travel_mcp/handlers/tools/weather_forecast.py",
         timeout=None,
+        strict_model="WeatherForecastInput",
     ),
 }
 TOOLS = rt.ToolTable(list(_CODE_TOOLS.values()), hidden=SPEC["hidden"]["tools"])

@@ -1,0 +1,204 @@
+"""Which tool inputs may skip jsonschema: strict model validation is exact for them.
+
+A generated server checks every call's arguments against the tool's JSON Schema
+(``jsonschema``, tens of microseconds) and then builds the handler's pydantic model. For
+the schemas this module accepts, pydantic *strict* validation of the generated model
+accepting the arguments implies the JSON Schema accepts them, so the server may try the
+strict model first and only fall back to jsonschema (which decides, and explains) when
+strict validation fails.
+
+One gap is closed at run time rather than here: datamodel-code-generator makes every
+optional property ``T | None = None``, so the model takes an explicit ``null`` the
+schema may refuse. The server therefore takes the fast path only for arguments that
+contain no ``null`` anywhere (``_runtime._has_null``).
+
+The whitelist is deliberately small; anything not clearly covered is refused (False):
+
+* objects: ``properties`` / ``required`` (each one a property) / boolean
+  ``additionalProperties``; property names that datamodel-code-generator keeps as they are
+  (no alias: a plain lower-case-first identifier, no keyword, no builtin, nothing
+  ``BaseModel`` defines, no ``model_`` or ``_`` prefix);
+* strings with ``minLength`` / ``maxLength``, or an ``enum`` of strings alone, or a
+  ``format`` alone from a short list (formats are not asserted by the server's
+  validator, and the types they map to accept nothing but strings in strict mode);
+* integers, with integer bounds; booleans; numbers without bounds or ``multipleOf``
+  (pydantic compares floats, JSON Schema compares exact values);
+* arrays with ``items`` / ``minItems`` / ``maxItems``;
+* ``type: [T, "null"]`` for the above; an empty schema (anything goes);
+* ``$ref`` to ``#/$defs/Name`` of the tool's (bundled) schema, followed; cycles refused;
+* annotations anywhere: ``description``, ``title``, ``default``, ``examples``,
+  ``$comment``, ``deprecated``, ``readOnly``, ``writeOnly``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Any
+
+Json = Any
+DEFS_PREFIX = "#/$defs/"
+ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+    }
+)
+OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
+STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
+INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
+# Formats whose generated field type (str, AnyUrl, date, UUID, IPv4Address...) accepts only
+# strings in strict mode. Not here: binary (bytes), byte (Base64Str), password (SecretStr),
+# decimal (Decimal), duration (timedelta) and anything unknown.
+STRING_FORMATS = frozenset(
+    {
+        "email", "idn-email", "uri", "uri-reference", "iri", "hostname",
+        "date-time", "date", "time", "uuid", "ipv4", "ipv6",
+    }
+)  # fmt: skip
+_IDENTIFIER = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
+# Fixed lists (not the running Python's or pydantic's) so a build is the same everywhere.
+_RESERVED_NAMES = frozenset(
+    {
+        # soft keywords
+        "match", "case", "type",
+        # what BaseModel defines outside ``model_*`` (datamodel-code-generator's own list)
+        "construct", "copy", "dict", "fields", "from_orm", "json", "mro", "parse_file",
+        "parse_obj", "parse_raw", "register", "schema", "schema_json", "update_forward_refs",
+        "validate",
+        # builtin types a field annotation may use, which a field name would shadow
+        "bool", "bytes", "bytearray", "complex", "float", "frozenset", "int", "list",
+        "memoryview", "object", "set", "str", "tuple",
+        # modules and names the generated module imports in lower case
+        "date", "datetime", "time", "timedelta", "field", "annotations", "typing",
+        "typing_extensions", "pydantic", "decimal", "uuid", "enum", "ipaddress", "self", "cls",
+    }
+)  # fmt: skip
+
+
+def plain_field_name(name: str) -> bool:
+    """True when the generated model keeps ``name`` as the field name, with no alias.
+
+    datamodel-code-generator renames (and aliases) keywords, names ``BaseModel`` uses,
+    builtins that would shadow a type in the class body, and anything not an identifier;
+    an alias plus ``validate_by_name`` would let the model accept a key the schema does
+    not know. The rule is stricter than the generator's, on purpose.
+    """
+    return (
+        bool(_IDENTIFIER.match(name))
+        and not keyword.iskeyword(name)
+        and not name.startswith("model_")
+        and name not in _RESERVED_NAMES
+    )
+
+
+class _Checker:
+    def __init__(self, defs: dict[str, Json]) -> None:
+        self.defs = defs
+        self.done: dict[str, bool] = {}
+        self.visiting: set[str] = set()
+
+    def ref(self, ref: Json) -> bool:
+        if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
+            return False
+        name = ref[len(DEFS_PREFIX) :]
+        if "/" in name or "~" in name or "%" in name or name not in self.defs:
+            return False
+        if name in self.visiting:
+            return False  # a cycle: recursive models are not on the fast path
+        if name not in self.done:
+            self.visiting.add(name)
+            self.done[name] = self.schema(self.defs[name])
+            self.visiting.discard(name)
+        return self.done[name]
+
+    def schema(self, node: Json) -> bool:
+        if not isinstance(node, dict):
+            return False
+        keys = set(node) - ANNOTATIONS
+        if "$ref" in node:
+            return keys == {"$ref"} and self.ref(node["$ref"])
+        if not keys:
+            return True  # {} accepts anything, and so does the model's Any
+        kind = node.get("type")
+        if isinstance(kind, list):
+            if len(kind) != 2 or "null" not in kind or kind[0] == kind[1]:
+                return False
+            kind = kind[0] if kind[1] == "null" else kind[1]
+        if kind == "object":
+            return keys <= OBJECT_KEYWORDS and self.object(node)
+        if kind == "string":
+            return keys <= STRING_KEYWORDS and _string(node)
+        if kind == "integer":
+            return keys <= INTEGER_KEYWORDS and all(_plain_int(node[k]) for k in keys - {"type"})
+        if kind in ("number", "boolean"):
+            return keys == {"type"}
+        if kind == "array":
+            if not keys <= ARRAY_KEYWORDS:
+                return False
+            if not all(
+                _plain_int(node[k]) and node[k] >= 0 for k in keys & {"minItems", "maxItems"}
+            ):
+                return False
+            return "items" not in node or self.schema(node["items"])
+        return False
+
+    def object(self, node: dict[str, Json]) -> bool:
+        properties = node.get("properties", {})
+        required = node.get("required", [])
+        if not isinstance(properties, dict) or not isinstance(required, list):
+            return False
+        if not isinstance(node.get("additionalProperties", True), bool):
+            return False
+        if not all(isinstance(r, str) and r in properties for r in required):
+            return False
+        return all(
+            plain_field_name(name) and self.schema(value) for name, value in properties.items()
+        )
+
+
+def _plain_int(value: Json) -> bool:
+    return type(value) is int
+
+
+def _string(node: dict[str, Json]) -> bool:
+    lengths = [node[k] for k in ("minLength", "maxLength") if k in node]
+    if not all(_plain_int(n) and n >= 0 for n in lengths):
+        return False
+    if "enum" in node:  # a Literal: length or format next to it would be dropped
+        values = node["enum"]
+        return (
+            not lengths
+            and "format" not in node
+            and isinstance(values, list)
+            and bool(values)
+            and all(isinstance(v, str) for v in values)
+        )
+    if "format" in node:  # the field is not a plain str: constraints may not carry over
+        return not lengths and node["format"] in STRING_FORMATS
+    return True
+
+
+def strict_model_exact(schema: Json, shared: dict[str, Json] | None = None) -> bool:
+    """True when strict validation of ``schema``'s generated model implies ``schema``.
+
+    ``schema`` is a tool's (bundled) input schema; ``shared`` the manifest's ``$defs``,
+    which the model generator uses instead of a same-named local definition.
+    """
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return False
+    defs = schema.get("$defs", {})
+    if not isinstance(defs, dict):
+        return False
+    for name, value in defs.items():
+        if shared is not None and name in shared and shared[name] != value:
+            return False  # the model would be built from the other one
+    root = {k: v for k, v in schema.items() if k != "$defs"}
+    return _Checker(defs).schema(root)
