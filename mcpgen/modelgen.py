@@ -1,31 +1,24 @@
 """Typed pydantic models for every tool input/output and prompt argument set.
 
-datamodel-code-generator is called once per build on one JSON Schema document whose
-``$defs`` hold the shared definitions and every tool's schemas under the class names the
-model chose (``WeatherCurrentInput``...). Tool-local ``$defs`` are hoisted with the owner's
-name as a prefix, and references rewritten to match.
+datamodel-code-generator is given JSON Schema documents whose ``$defs`` hold shared
+definitions and tools' schemas under the class names the model chose
+(``WeatherCurrentInput``...). Tool-local ``$defs`` are hoisted with the owner's name as a
+prefix, and references rewritten to match. ``modelmodules`` decides which documents (the
+modules of the ``models`` package); this module makes them and runs the generator.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-import hashlib
-import json
-import os
 import tempfile
 import warnings
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from importlib import metadata
-from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from .errors import InputError, Level, Location, Problem
-from .formatting import cache_dir
+from .errors import Level, Location, Problem
 from .model import Manifest
 
 Json = Any
@@ -122,7 +115,7 @@ def combined_document(models: dict[str, Json], shared: dict[str, Json]) -> dict[
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
 
-def _options() -> dict[str, Any]:
+def generator_options() -> dict[str, Any]:
     from datamodel_code_generator._shared_types import LiteralType
     from datamodel_code_generator.enums import (
         CustomFileHeaderMode,
@@ -160,42 +153,6 @@ def _options() -> dict[str, Any]:
     )
 
 
-def _cache_file(document: dict[str, Json]) -> Path | None:
-    key = hashlib.sha256(
-        (
-            metadata.version("datamodel-code-generator") + json.dumps(document, sort_keys=True)
-        ).encode("utf-8", "surrogatepass")
-    ).hexdigest()
-    store = cache_dir()
-    return store / f"models-v2-{key}.py" if store is not None else None
-
-
-def _lookup(manifest: Manifest) -> tuple[Path | None, str | None]:
-    """(cache file for this manifest's schemas, its checked contents if a build left them)."""
-    try:
-        cached = _cache_file(combined_document(model_schemas(manifest), manifest.shared_defs))
-    except ValueError:
-        return None, None  # a reserved or doubled name: generate_models reports it
-    if cached is None:
-        return None, None
-    try:
-        return cached, cached.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return cached, None
-
-
-def _store(cached: Path | None, source: str) -> None:
-    if cached is None:
-        return
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        temp = cached.with_suffix(f".{os.getpid()}.tmp")
-        temp.write_text(source, "utf-8")
-        os.replace(temp, cached)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
-
-
 def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
     """One generator call on the combined document."""
     from datamodel_code_generator import generate
@@ -203,7 +160,7 @@ def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
     document = combined_document(models, shared)
     with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        source = generate(document, settings_path=Path(settings_dir), **_options())
+        source = generate(document, settings_path=Path(settings_dir), **generator_options())
     assert isinstance(source, str)
     return source
 
@@ -213,7 +170,7 @@ def _first_line(exc: Exception) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) -> list[Problem]:
+def locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) -> list[Problem]:
     """Find which schemas the model generator rejects (one at a time) and say where they are."""
     culprits: list[str] = []
     shared = manifest.shared_defs
@@ -244,19 +201,8 @@ def _locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception)
     return problems
 
 
-def generate_models(manifest: Manifest) -> str:
-    """Source of ``models.py`` for the whole manifest, from one generator call; cached by
-    the schemas it is made from (checked before it is cached)."""
-    models = model_schemas(manifest)
-    if not models and not manifest.shared_defs:
-        return HEADER + '\n"""No models: this server declares no tools or prompts."""\n'
-    cached, source = _lookup(manifest)
-    if source is not None:
-        return source
-    try:
-        source = _run(models, manifest.shared_defs)
-    except Exception as exc:
-        raise InputError(_locate_failure(manifest, models, exc)) from None
+def defined_names(source: str) -> set[str]:
+    """Top-level names a generated module defines (classes, aliases)."""
     defined: set[str] = set()
     for node in ast.parse(source).body:
         if isinstance(node, ast.ClassDef):
@@ -267,76 +213,4 @@ def generate_models(manifest: Manifest) -> str:
             defined.add(node.target.id)
         elif type(node).__name__ == "TypeAlias":  # Python 3.12+ `type X = ...`
             defined.add(node.name.id)  # type: ignore[attr-defined]
-    missing = sorted((set(models) | set(manifest.shared_defs)) - defined)
-    if missing:
-        raise InputError(
-            [
-                Problem(
-                    Level.ERROR,
-                    Location(manifest.source),
-                    "",
-                    f"model generation produced no class for {', '.join(missing)}",
-                )
-            ]
-        )
-    source = source.rstrip("\n") + "\n"
-    _store(cached, source)
-    return source
-
-
-BACKGROUND_MODELS = 150  # models before the generator runs in a child, beside formatting
-
-
-class _Ready:
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def result(self) -> str:
-        return self.source
-
-
-_CHILD_MANIFEST: Manifest | None = None  # what a forked child generates from
-
-
-def _generate_in_child() -> tuple[str, list[Problem]]:
-    assert _CHILD_MANIFEST is not None
-    try:
-        return generate_models(_CHILD_MANIFEST), []
-    except InputError as exc:
-        return "", list(exc.problems)  # problems pickle; the exception may not
-
-
-class _Running:
-    def __init__(self, manifest: Manifest) -> None:
-        global _CHILD_MANIFEST
-        _CHILD_MANIFEST = manifest  # a forked child sees it without pickling the model
-        self.manifest = manifest
-        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
-        self.future = self.pool.submit(_generate_in_child)
-
-    def result(self) -> str:
-        global _CHILD_MANIFEST
-        try:
-            source, problems = self.future.result()
-        except BrokenProcessPool:  # the child died (out of memory?): try here instead
-            return generate_models(self.manifest)
-        finally:
-            self.pool.shutdown()
-            _CHILD_MANIFEST = None
-        if problems:
-            raise InputError(problems)
-        return source
-
-
-def start_models(manifest: Manifest) -> _Ready | _Running:
-    """Generate the models now, or for big manifests start the generator in a forked child
-    so the rest of the build (rendering, formatting) runs beside it on another core."""
-    if not model_schemas(manifest) and not manifest.shared_defs:
-        return _Ready(generate_models(manifest))
-    _, source = _lookup(manifest)
-    if source is not None:
-        return _Ready(source)
-    big = len(manifest.tools) + len(manifest.prompts) >= BACKGROUND_MODELS
-    if big and "fork" in get_all_start_methods():
-        return _Running(manifest)
-    return _Ready(generate_models(manifest))
+    return defined

@@ -17,7 +17,7 @@ from . import __version__
 from . import timings as timing
 from .formatting import FormatJob
 from .model import Manifest
-from .modelgen import start_models
+from .modelmodules import ModelJob
 from .spec_data import spec_json
 from .templating import render
 
@@ -67,9 +67,14 @@ def context(manifest: Manifest) -> dict[str, Any]:
 def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
     pkg = manifest.server.package
     with timing.phase("models: cache or start"):
-        models = start_models(manifest)  # in a child process when big: overlaps the rest
+        models = ModelJob(manifest)  # in a process pool when big: overlaps the rest
     with timing.phase("render templates"):
         out = _render_templates(manifest)
+        out.generated[f"src/{pkg}/models/__init__.py"] = render(
+            "package/models_init.py.jinja",
+            **context(manifest),
+            model_modules={m.name: list(m.classes) for m in models.modules},
+        )
     python = {
         path: text
         for files in (out.generated, out.stubs)
@@ -79,11 +84,10 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
     with timing.phase("format"):
         formatted = _format(python, "formatting", show_progress)
     with timing.phase("models (datamodel-code-generator)"):
-        source = models.result()
+        sources = {f"src/{pkg}/models/{name}.py": text for name, text in models.result().items()}
     with timing.phase("format models"):
-        models_path = f"src/{pkg}/models.py"
-        formatted.update(_format({models_path: source}, "formatting models", show_progress))
-    out.generated[models_path] = formatted[models_path]
+        formatted.update(_format(sources, "formatting models", show_progress))
+    out.generated.update({path: formatted[path] for path in sources})
     for files in (out.generated, out.stubs):
         files.update({path: formatted[path] for path in files if path in formatted})
     return out

@@ -47,7 +47,9 @@ def test_build_writes_a_project(manifest: Path, tmp_path: Path) -> None:
         "pyproject.toml",
         "README.md",
         "src/calculator_mcp/server.py",
-        "src/calculator_mcp/models.py",
+        "src/calculator_mcp/models/__init__.py",
+        "src/calculator_mcp/models/_shared.py",
+        "src/calculator_mcp/models/_part00.py",
         "src/calculator_mcp/client.py",
         "src/calculator_mcp/_spec.json",
         "src/calculator_mcp/handlers/tools/add.py",
@@ -191,30 +193,30 @@ def test_cached_rebuild_gives_the_same_bytes(manifest: Path, tmp_path: Path) -> 
     assert any((tmp_path / "cache").iterdir())
 
 
-def test_big_builds_generate_models_in_a_child_with_the_same_result(
+def test_big_builds_generate_models_in_a_pool_with_the_same_result(
     manifest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Over ``BACKGROUND_MODELS`` tools the model generator runs in a forked child beside the
+    """Over ``BACKGROUND_MODELS`` models the generator runs in a process pool beside the
     formatting; the output is the same, and its errors are still located problems."""
-    from mcpgen import modelgen
+    from mcpgen import modelmodules
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     code, _ = build(str(manifest), "-o", str(tmp_path / "inline"))
     assert code == 0
-    started: list[str] = []
-    original = modelgen._Running.__init__
+    pools: list[int] = []
+    original = modelmodules.ProcessPoolExecutor
 
-    def spy(self: modelgen._Running, manifest: object) -> None:
-        started.append("child")
-        original(self, manifest)  # type: ignore[arg-type]
+    def spy(*args: object, **kwargs: object) -> object:
+        pools.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(modelgen, "BACKGROUND_MODELS", 1)
-    monkeypatch.setattr(modelgen._Running, "__init__", spy)
-    code, output = build(str(manifest), "--timings", "-o", str(tmp_path / "child"))
+    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 1)
+    monkeypatch.setattr(modelmodules, "ProcessPoolExecutor", spy)
+    code, output = build(str(manifest), "--timings", "-o", str(tmp_path / "pool"))
     assert code == 0, output
-    assert started == ["child"]
+    assert pools == [1]
     assert "models (datamodel-code-generator)" in output  # the --timings report
-    assert tree(tmp_path / "inline") == tree(tmp_path / "child")
+    assert tree(tmp_path / "inline") == tree(tmp_path / "pool")
 
     source = tmp_path / "bad.yaml"
     source.write_text(
@@ -225,4 +227,44 @@ def test_big_builds_generate_models_in_a_child_with_the_same_result(
     code, output = build(str(source), "-o", str(tmp_path / "bad"))
     assert code == 2
     assert f"{source}:7:7: error: tools[0].input: cannot generate a typed model" in output
-    assert started == ["child", "child"]
+    assert pools == [1, 1]
+
+
+def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shared definitions in ``_shared``, tool models spread over parts that import them; a
+    changed tool schema sends one part (not the whole package) to the generator again."""
+    from mcpgen import modelmodules
+
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(modelmodules, "PART_SIZE", 4)
+    tools = "".join(
+        f"  - name: tool_{i}\n    description: tool {i}\n"
+        f"    input: {{type: object, properties: {{who: {{$ref: '#/$defs/Person'}}}}}}\n"
+        f"    output: {{type: object, properties: {{n{i}: {{type: integer}}}}}}\n"
+        for i in range(12)
+    )
+    source = tmp_path / "many.yaml"
+    head = "mcpgen: 1\nserver: {name: many}\n$defs:\n  Person: {type: object, properties: {name: {type: string}}}\ntools:\n"
+    source.write_text(head + tools)
+    out = tmp_path / "out"
+    assert build(str(source), "-o", str(out))[0] == 0
+    package = out / "src" / "many_mcp" / "models"
+    parts = sorted(p.name for p in package.glob("_part*.py"))
+    assert len(parts) >= 4
+    assert "class Person(BaseModel)" in (package / "_shared.py").read_text()
+    assert "from many_mcp.models._shared import Person" in (package / parts[0]).read_text()
+
+    generated: list[str] = []
+    original = modelmodules.generate_module
+
+    def spy(module: modelmodules.ModelModule, package_name: str) -> str:
+        generated.append(module.name)
+        return original(module, package_name)
+
+    monkeypatch.setattr(modelmodules, "generate_module", spy)
+    source.write_text(head + tools.replace("n3: {type: integer}", "n3: {type: string}"))
+    assert build(str(source), "-o", str(out))[0] == 0
+    assert len(generated) == 1 and generated[0].startswith("_part")
+    assert "n3: str | None" in "".join(p.read_text() for p in package.glob("_part*.py"))

@@ -7,12 +7,7 @@ from datetime import date as date_aliased
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypeAliasType
-
-Airport = TypeAliasType(
-    "Airport",
-    Annotated[str, Field(description="IATA airport code, such as CDG.", pattern="^[A-Z]{3}$")],
-)
+from travel_mcp.models._shared import Airport
 
 
 class ExplainMapArguments(BaseModel):

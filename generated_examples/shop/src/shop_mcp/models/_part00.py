@@ -6,16 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
-
-
-class NewItem(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
-    name: Annotated[str, Field(min_length=1)]
-    price: Annotated[float, Field(ge=0.0)]
-    tags: list[str] | None = None
+from shop_mcp.models._shared import Item, NewItem
 
 
 class CreateItemInput(BaseModel):
@@ -26,14 +17,6 @@ class CreateItemInput(BaseModel):
     name: Annotated[str, Field(min_length=1)]
     price: Annotated[float, Field(ge=0.0)]
     tags: list[str] | None = None
-
-
-class CreateItemOutput(NewItem):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
-    id: int
 
 
 class DeleteItemInput(BaseModel):
@@ -52,14 +35,6 @@ class GetItemInput(BaseModel):
     itemId: int
 
 
-class GetItemOutput(NewItem):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
-    id: int
-
-
 class ListItemsInput(BaseModel):
     model_config = ConfigDict(
         validate_by_name=True,
@@ -67,6 +42,14 @@ class ListItemsInput(BaseModel):
     )
     limit: Annotated[int | None, Field(ge=1, le=50)] = None
     tag: list[str] | None = None
+
+
+class ListItemsOutput(BaseModel):
+    model_config = ConfigDict(
+        validate_by_name=True,
+        protected_namespaces=(),
+    )
+    result: list[Item]
 
 
 class RestockArguments(BaseModel):
@@ -77,7 +60,7 @@ class RestockArguments(BaseModel):
     budget: Annotated[str, Field(description="Budget in EUR")]
 
 
-class Item(NewItem):
+class CreateItemOutput(NewItem):
     model_config = ConfigDict(
         validate_by_name=True,
         protected_namespaces=(),
@@ -85,9 +68,9 @@ class Item(NewItem):
     id: int
 
 
-class ListItemsOutput(BaseModel):
+class GetItemOutput(NewItem):
     model_config = ConfigDict(
         validate_by_name=True,
         protected_namespaces=(),
     )
-    result: list[Item]
+    id: int

@@ -5,25 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
-from typing_extensions import TypeAliasType
-
-
-class Note(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
-    id: str
-    title: str
-    body: str
-    tags: list[str]
-    updated: AwareDatetime | None = None
-
-
-NoteId = TypeAliasType(
-    "NoteId", Annotated[str, Field(description="A note id such as n1.", pattern="^n[0-9]+$")]
-)
+from notes_mcp.models._shared import Note, NoteId
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class CreateNoteInput(BaseModel):

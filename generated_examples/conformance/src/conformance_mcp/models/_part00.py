@@ -6,9 +6,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypeAliasType
-
-Name = TypeAliasType("Name", Annotated[str, Field(description="A name")])
 
 
 class JsonSchema202012ToolInputAddress(BaseModel):

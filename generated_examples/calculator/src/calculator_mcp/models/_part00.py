@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from calculator_mcp.models._shared import Number
 from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypeAliasType
-
-Number = TypeAliasType("Number", Annotated[float, Field(description="A finite decimal number.")])
 
 
 class AddInput(BaseModel):

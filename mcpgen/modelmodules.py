@@ -1,0 +1,258 @@
+"""The ``models`` package: shared definitions in one module, tool and prompt models in parts.
+
+datamodel-code-generator runs once per module, not once per build:
+
+* ``_shared`` holds the manifest's shared ``$defs`` (an OpenAPI spec's component schemas);
+* ``_partNN`` modules hold the tool and prompt models, spread over parts by a hash of the
+  class name (so adding or changing a tool changes one part); a reference to a shared
+  definition becomes an import from ``_shared`` (the generator's ``external_ref_mapping``).
+
+Each module is cached by the schemas it is made from, so a rebuild after one operation
+changed runs the generator on one part. Parts still to generate run in a process pool, beside
+the formatting of the other files. ``models/__init__.py`` imports a part when one of its
+names is first used: a server loads a tool's models when the tool is first called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from .errors import InputError, Level, Location, Problem
+from .formatting import cache_dir
+from .model import Manifest
+from .modelgen import (
+    combined_document,
+    defined_names,
+    generator_options,
+    locate_failure,
+    model_schemas,
+)
+
+Json = Any
+SHARED = "_shared"
+PART_SIZE = 40  # tool/prompt models per part, on average
+BACKGROUND_MODELS = 150  # models still to generate before a process pool pays off
+_SHARED_FILE = "__mcpgen_shared__.json"  # where a part's references to shared schemas point
+
+
+@dataclass(frozen=True)
+class ModelModule:
+    name: str  # module name inside the models package: "_shared", "_part03"
+    classes: tuple[str, ...]  # the names it defines for the package to re-export
+    document: dict[str, Json]  # what datamodel-code-generator gets
+    shared: dict[str, Json] | None  # the ``_shared`` document its references point into
+
+
+def _parts(count: int) -> int:
+    return max(1, -(-count // PART_SIZE))
+
+
+def _bucket(name: str, parts: int) -> int:
+    return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
+
+
+def _externalize(node: Json, shared: set[str]) -> Json:
+    """Point references to shared definitions at the shared file (imports, once mapped)."""
+    if isinstance(node, list):
+        return [_externalize(item, shared) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Json] = {}
+    for key, value in node.items():
+        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+            segments = value[len("#/$defs/") :].split("/")
+            name = unquote(segments[0]).replace("~1", "/").replace("~0", "~")
+            if name in shared:
+                if len(segments) > 1:
+                    raise _NotSplittable(value)
+                out[key] = _SHARED_FILE + value
+                continue
+        out[key] = _externalize(value, shared) if key not in ("enum", "const") else value
+    return out
+
+
+class _NotSplittable(Exception):
+    """A reference into the inside of a shared definition: generate as one module."""
+
+
+def plan(manifest: Manifest) -> list[ModelModule]:
+    models = model_schemas(manifest)
+    shared = manifest.shared_defs
+    if not models and not shared:
+        return []
+    whole = ModelModule(
+        "_part00", tuple(sorted({*models, *shared})), combined_document(models, shared), None
+    )
+    shared_document = combined_document({}, shared)
+    parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []
+    count = _parts(len(models))
+    buckets: list[dict[str, Json]] = [{} for _ in range(count)]
+    for name in sorted(models):
+        buckets[_bucket(name, count)][name] = models[name]
+    width = max(2, len(str(count - 1)))
+    try:
+        for index, bucket in enumerate(buckets):
+            if not bucket:
+                continue
+            document = combined_document(bucket, shared)
+            if shared:
+                defs = {k: v for k, v in document["$defs"].items() if k not in shared}
+                document = {**document, "$defs": _externalize(defs, set(shared))}
+            name = f"_part{index:0{width}d}"
+            parts.append(
+                ModelModule(
+                    name, tuple(sorted(bucket)), document, shared_document if shared else None
+                )
+            )
+    except _NotSplittable:
+        return [whole]
+    return parts
+
+
+def _cache_file(module: ModelModule, package: str) -> Path | None:
+    store = cache_dir()
+    if store is None:
+        return None
+    # A part's output can depend on the shared schemas it extends (allOf), so they are part of
+    # its key: changing a shared definition regenerates every part.
+    text = json.dumps([module.document, module.shared, module.shared and package], sort_keys=True)
+    salt = metadata.version("datamodel-code-generator")
+    key = hashlib.sha256((salt + text).encode("utf-8", "surrogatepass")).hexdigest()
+    return store / f"models-v3-{key}.py"
+
+
+def _read(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _store(path: Path | None, source: str) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(f".{os.getpid()}.tmp")
+        temp.write_text(source, "utf-8")
+        os.replace(temp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def generate_module(module: ModelModule, package: str) -> str:
+    """One generator run; raises what the generator raises."""
+    from datamodel_code_generator import generate
+
+    options = generator_options()
+    with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if module.shared is None:
+            source = generate(module.document, settings_path=Path(settings_dir), **options)
+        else:
+            # The generator reads the shared schemas a part extends (allOf) from a file
+            # under its base path, the working directory; references become imports.
+            target = Path(settings_dir).resolve() / _SHARED_FILE
+            target.write_text(json.dumps(module.shared), "utf-8")
+            options["external_ref_mapping"] = {str(target): f"{package}.models.{SHARED}"}
+            previous = os.getcwd()
+            os.chdir(settings_dir)
+            try:
+                source = generate(module.document, settings_path=Path(settings_dir), **options)
+            finally:
+                os.chdir(previous)
+    assert isinstance(source, str)
+    return source.rstrip("\n") + "\n"
+
+
+def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | None]:
+    """(source, None) or ("", the generator's error) — errors are located by the caller."""
+    try:
+        source = generate_module(module, package)
+    except Exception as exc:
+        return "", str(exc) or type(exc).__name__
+    return source, None
+
+
+class ModelJob:
+    """Generation of every module of the models package: cached ones are read at once,
+    the others generated inline (small builds) or in a process pool (``result`` waits)."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest = manifest
+        self.package = manifest.server.package
+        self.modules = plan(manifest)
+        self.sources: dict[str, str] = {}
+        self.pending: dict[str, Future[tuple[str, str | None]]] = {}
+        self.pool: ProcessPoolExecutor | None = None
+        todo = []
+        for module in self.modules:
+            cached = _read(_cache_file(module, self.package))
+            if cached is None:
+                todo.append(module)
+            else:
+                self.sources[module.name] = cached
+        if sum(len(m.classes) for m in todo) >= BACKGROUND_MODELS and os.cpu_count() != 1:
+            self.pool = ProcessPoolExecutor(max_workers=os.cpu_count() or 2)
+            # biggest first, so the longest run does not start last
+            for module in sorted(todo, key=lambda m: -len(json.dumps(m.document))):
+                self.pending[module.name] = self.pool.submit(
+                    _generate_checked, module, self.package
+                )
+        else:
+            for module in todo:
+                future: Future[tuple[str, str | None]] = Future()
+                future.set_result(_generate_checked(module, self.package))
+                self.pending[module.name] = future
+
+    def result(self) -> dict[str, str]:
+        """Module name -> source, every name checked; InputError with located problems."""
+        failed: str | None = None
+        try:
+            for module in self.modules:
+                if module.name not in self.pending:
+                    continue
+                source, error = self.pending[module.name].result()
+                if error is not None:
+                    failed = failed or error
+                    continue
+                self._check(module, source)
+                _store(_cache_file(module, self.package), source)
+                self.sources[module.name] = source
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(cancel_futures=True)
+        if failed is not None:
+            self._fail(failed)
+        return {m.name: self.sources[m.name] for m in self.modules}
+
+    def _check(self, module: ModelModule, source: str) -> None:
+        missing = sorted(set(module.classes) - defined_names(source))
+        if missing:
+            raise InputError(
+                [
+                    Problem(
+                        Level.ERROR,
+                        Location(self.manifest.source),
+                        "",
+                        f"model generation produced no class for {', '.join(missing)}",
+                    )
+                ]
+            )
+
+    def _fail(self, error: str) -> None:
+        """Say which schemas the generator rejects, and where they are."""
+        models = model_schemas(self.manifest)
+        raise InputError(locate_failure(self.manifest, models, Exception(error)))
