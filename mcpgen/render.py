@@ -42,6 +42,7 @@ GENERATED_TEMPLATES = {
     "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
     "tests/test_generated.py": "tests/test_generated.py.jinja",
+    "tests/cases.json": "tests/cases.json.jinja",
     "tests/test_transport_and_auth.py": "tests/test_transport_and_auth.py.jinja",
 }
 

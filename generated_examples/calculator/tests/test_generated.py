@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -32,21 +33,11 @@ from calculator_mcp.client import (
 
 pytestmark = pytest.mark.anyio
 
-TOOL_NAMES = ["add", "divide", "convert_units", "weather_current", "random_fact"]
-VALID_ARGUMENTS: dict[str, Any] = {
-    "add": {"numbers": [0.0, 0.0]},
-    "divide": {"a": 0.0, "b": 0.0},
-    "convert_units": {"value": 0.0, "from": "m", "to": "m"},
-    "weather_current": {"location": "xxxxxxx"},
-    "random_fact": {},
-}
-INVALID_ARGUMENTS: dict[str, Any] = {
-    "add": {},
-    "divide": {"b": 0.0},
-    "convert_units": {"from": "m", "to": "m"},
-    "weather_current": {},
-    "random_fact": None,
-}
+# Arguments each tool should accept and reject (data, not code: big APIs have thousands)
+CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
+TOOL_NAMES: list[str] = CASES["tools"]
+VALID_ARGUMENTS: dict[str, Any] = CASES["valid"]
+INVALID_ARGUMENTS: dict[str, Any] = CASES["invalid"]
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "add": ("add", "AddInput", "AddOutput", False),
     "divide": ("divide", "DivideInput", "DivideOutput", False),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -33,98 +34,11 @@ from conformance_mcp.client import (
 
 pytestmark = pytest.mark.anyio
 
-TOOL_NAMES = [
-    "test_simple_text",
-    "test_image_content",
-    "test_audio_content",
-    "test_embedded_resource",
-    "test_multiple_content_types",
-    "test_error_handling",
-    "test_tool_with_logging",
-    "test_tool_with_progress",
-    "test_sampling",
-    "test_elicitation",
-    "test_elicitation_sep1034_defaults",
-    "test_elicitation_sep1330_enums",
-    "json_schema_2020_12_tool",
-    "test_reconnection",
-    "test_missing_capability",
-    "test_streaming_elicitation",
-    "test_logging_tool",
-    "test_trigger_tool_change",
-    "test_trigger_prompt_change",
-    "test_x_mcp_header",
-    "test_input_required_result_elicitation",
-    "test_input_required_result_sampling",
-    "test_input_required_result_list_roots",
-    "test_input_required_result_request_state",
-    "test_input_required_result_multiple_inputs",
-    "test_input_required_result_multi_round",
-    "test_input_required_result_tampered_state",
-    "test_input_required_result_capabilities",
-]
-VALID_ARGUMENTS: dict[str, Any] = {
-    "test_simple_text": {},
-    "test_image_content": {},
-    "test_audio_content": {},
-    "test_embedded_resource": {},
-    "test_multiple_content_types": {},
-    "test_error_handling": {},
-    "test_tool_with_logging": {},
-    "test_tool_with_progress": {},
-    "test_sampling": {"prompt": "xxxxxxx"},
-    "test_elicitation": {"message": "xxxxxxx"},
-    "test_elicitation_sep1034_defaults": {},
-    "test_elicitation_sep1330_enums": {},
-    "json_schema_2020_12_tool": None,
-    "test_reconnection": {},
-    "test_missing_capability": {},
-    "test_streaming_elicitation": {},
-    "test_logging_tool": {},
-    "test_trigger_tool_change": {},
-    "test_trigger_prompt_change": {},
-    "test_dynamic_tool": {},
-    "test_x_mcp_header": {},
-    "test_input_required_result_elicitation": {},
-    "test_input_required_result_sampling": {},
-    "test_input_required_result_list_roots": {},
-    "test_input_required_result_request_state": {},
-    "test_input_required_result_multiple_inputs": {},
-    "test_input_required_result_multi_round": {},
-    "test_input_required_result_tampered_state": {},
-    "test_input_required_result_capabilities": {},
-}
-INVALID_ARGUMENTS: dict[str, Any] = {
-    "test_simple_text": None,
-    "test_image_content": None,
-    "test_audio_content": None,
-    "test_embedded_resource": None,
-    "test_multiple_content_types": None,
-    "test_error_handling": None,
-    "test_tool_with_logging": None,
-    "test_tool_with_progress": None,
-    "test_sampling": {},
-    "test_elicitation": {},
-    "test_elicitation_sep1034_defaults": None,
-    "test_elicitation_sep1330_enums": None,
-    "json_schema_2020_12_tool": None,
-    "test_reconnection": None,
-    "test_missing_capability": None,
-    "test_streaming_elicitation": None,
-    "test_logging_tool": None,
-    "test_trigger_tool_change": None,
-    "test_trigger_prompt_change": None,
-    "test_dynamic_tool": None,
-    "test_x_mcp_header": {"region": 12345},
-    "test_input_required_result_elicitation": None,
-    "test_input_required_result_sampling": None,
-    "test_input_required_result_list_roots": None,
-    "test_input_required_result_request_state": None,
-    "test_input_required_result_multiple_inputs": None,
-    "test_input_required_result_multi_round": None,
-    "test_input_required_result_tampered_state": None,
-    "test_input_required_result_capabilities": None,
-}
+# Arguments each tool should accept and reject (data, not code: big APIs have thousands)
+CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
+TOOL_NAMES: list[str] = CASES["tools"]
+VALID_ARGUMENTS: dict[str, Any] = CASES["valid"]
+INVALID_ARGUMENTS: dict[str, Any] = CASES["invalid"]
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "test_simple_text": ("test_simple_text", "TestSimpleTextInput", None, False),
     "test_image_content": ("test_image_content", "TestImageContentInput", None, False),

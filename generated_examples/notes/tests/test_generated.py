@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -33,30 +34,11 @@ from notes_mcp.client import (
 
 pytestmark = pytest.mark.anyio
 
-TOOL_NAMES = [
-    "create_note",
-    "get_note",
-    "update_note",
-    "delete_note",
-    "search_notes",
-    "export_notes",
-]
-VALID_ARGUMENTS: dict[str, Any] = {
-    "create_note": {"title": "xxxxxxx", "body": "xxxxxxx"},
-    "get_note": None,
-    "update_note": None,
-    "delete_note": None,
-    "search_notes": {},
-    "export_notes": {},
-}
-INVALID_ARGUMENTS: dict[str, Any] = {
-    "create_note": {"body": "xxxxxxx"},
-    "get_note": None,
-    "update_note": None,
-    "delete_note": None,
-    "search_notes": {"query": 12345},
-    "export_notes": None,
-}
+# Arguments each tool should accept and reject (data, not code: big APIs have thousands)
+CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
+TOOL_NAMES: list[str] = CASES["tools"]
+VALID_ARGUMENTS: dict[str, Any] = CASES["valid"]
+INVALID_ARGUMENTS: dict[str, Any] = CASES["invalid"]
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "create_note": ("create_note", "CreateNoteInput", "Note", False),
     "get_note": ("get_note", "GetNoteInput", "Note", False),

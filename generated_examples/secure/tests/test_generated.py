@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -32,19 +33,11 @@ from secure_mcp.client import (
 
 pytestmark = pytest.mark.anyio
 
-TOOL_NAMES = ["list_documents", "read_document", "write_document", "whoami"]
-VALID_ARGUMENTS: dict[str, Any] = {
-    "list_documents": {},
-    "read_document": {"title": "xxxxxxx"},
-    "write_document": {"title": "xxxxxxx", "text": "xxxxxxx"},
-    "whoami": {},
-}
-INVALID_ARGUMENTS: dict[str, Any] = {
-    "list_documents": {"__unexpected__": 1},
-    "read_document": {},
-    "write_document": {"text": "xxxxxxx"},
-    "whoami": None,
-}
+# Arguments each tool should accept and reject (data, not code: big APIs have thousands)
+CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
+TOOL_NAMES: list[str] = CASES["tools"]
+VALID_ARGUMENTS: dict[str, Any] = CASES["valid"]
+INVALID_ARGUMENTS: dict[str, Any] = CASES["invalid"]
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "list_documents": ("list_documents", "ListDocumentsInput", "ListDocumentsOutput", False),
     "read_document": ("read_document", "ReadDocumentInput", "ReadDocumentOutput", False),

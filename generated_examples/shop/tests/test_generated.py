@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -33,19 +34,11 @@ from shop_mcp.client import (
 
 pytestmark = pytest.mark.anyio
 
-TOOL_NAMES = ["list_items", "create_item", "get_item", "delete_item"]
-VALID_ARGUMENTS: dict[str, Any] = {
-    "list_items": {},
-    "create_item": {"name": "xxxxxxx", "price": 0.0},
-    "get_item": {"itemId": 0},
-    "delete_item": {"itemId": 0},
-}
-INVALID_ARGUMENTS: dict[str, Any] = {
-    "list_items": {"limit": "not a number"},
-    "create_item": {"price": 0.0},
-    "get_item": {},
-    "delete_item": {},
-}
+# Arguments each tool should accept and reject (data, not code: big APIs have thousands)
+CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
+TOOL_NAMES: list[str] = CASES["tools"]
+VALID_ARGUMENTS: dict[str, Any] = CASES["valid"]
+INVALID_ARGUMENTS: dict[str, Any] = CASES["invalid"]
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -33,15 +34,11 @@ from travel_mcp.client import (
 
 pytestmark = pytest.mark.anyio
 
-TOOL_NAMES = ["search_flights", "weather_forecast"]
-VALID_ARGUMENTS: dict[str, Any] = {
-    "search_flights": None,
-    "weather_forecast": {"city": "xxxxxxx"},
-}
-INVALID_ARGUMENTS: dict[str, Any] = {
-    "search_flights": None,
-    "weather_forecast": {},
-}
+# Arguments each tool should accept and reject (data, not code: big APIs have thousands)
+CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
+TOOL_NAMES: list[str] = CASES["tools"]
+VALID_ARGUMENTS: dict[str, Any] = CASES["valid"]
+INVALID_ARGUMENTS: dict[str, Any] = CASES["invalid"]
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "search_flights": ("search_flights", "SearchFlightsInput", "SearchFlightsOutput", False),
     "weather_forecast": ("weather_forecast", "WeatherForecastInput", "WeatherForecastOutput", True),
