@@ -88,7 +88,11 @@ def _rewrite(node: Json, owner: str, local: dict[str, str]) -> Json:
     return out
 
 
-def combined_document(models: dict[str, Json], shared: dict[str, Json]) -> dict[str, Json]:
+def combined_document(
+    models: dict[str, Json], shared: dict[str, Json], include_shared: bool = True
+) -> dict[str, Json]:
+    """One document: shared definitions (unless ``include_shared`` is false: refer to them
+    elsewhere) and each model's schema, with its local ``$defs`` hoisted."""
     defs: dict[str, Json] = {}
 
     def put(name: str, schema: Json) -> None:
@@ -96,7 +100,7 @@ def combined_document(models: dict[str, Json], shared: dict[str, Json]) -> dict[
             raise ValueError(f"model name {name!r} is reserved or used twice")
         defs[name] = schema
 
-    for name in sorted(shared):
+    for name in sorted(shared) if include_shared else ():
         put(name, _rewrite(shared[name], name, {}))
     for owner in sorted(models):
         schema = models[owner]

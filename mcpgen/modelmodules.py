@@ -51,6 +51,7 @@ class ModelModule:
     classes: tuple[str, ...]  # the names it defines for the package to re-export
     document: dict[str, Json]  # what datamodel-code-generator gets
     shared: dict[str, Json] | None  # the ``_shared`` document its references point into
+    shared_key: str = ""  # digest of ``shared`` (part of the cache key)
 
 
 def _parts(count: int) -> int:
@@ -90,10 +91,8 @@ def plan(manifest: Manifest) -> list[ModelModule]:
     shared = manifest.shared_defs
     if not models and not shared:
         return []
-    whole = ModelModule(
-        "_part00", tuple(sorted({*models, *shared})), combined_document(models, shared), None
-    )
     shared_document = combined_document({}, shared)
+    shared_key = _digest(shared_document)
     parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []
     count = _parts(len(models))
     buckets: list[dict[str, Json]] = [{} for _ in range(count)]
@@ -104,18 +103,22 @@ def plan(manifest: Manifest) -> list[ModelModule]:
         for index, bucket in enumerate(buckets):
             if not bucket:
                 continue
-            document = combined_document(bucket, shared)
+            document = combined_document(bucket, shared, include_shared=False)
             if shared:
-                defs = {k: v for k, v in document["$defs"].items() if k not in shared}
-                document = {**document, "$defs": _externalize(defs, set(shared))}
+                document = {**document, "$defs": _externalize(document["$defs"], set(shared))}
             name = f"_part{index:0{width}d}"
             parts.append(
                 ModelModule(
-                    name, tuple(sorted(bucket)), document, shared_document if shared else None
+                    name,
+                    tuple(sorted(bucket)),
+                    document,
+                    shared_document if shared else None,
+                    shared_key if shared else "",
                 )
             )
     except _NotSplittable:
-        return [whole]
+        document = combined_document(models, shared)
+        return [ModelModule("_part00", tuple(sorted({*models, *shared})), document, None)]
     return parts
 
 
@@ -125,10 +128,15 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
         return None
     # A part's output can depend on the shared schemas it extends (allOf), so they are part of
     # its key: changing a shared definition regenerates every part.
-    text = json.dumps([module.document, module.shared, module.shared and package], sort_keys=True)
-    salt = metadata.version("datamodel-code-generator")
-    key = hashlib.sha256((salt + text).encode("utf-8", "surrogatepass")).hexdigest()
+    key = _digest([metadata.version("datamodel-code-generator"), module.document])
+    if module.shared is not None:
+        key = _digest([key, module.shared_key, package])
     return store / f"models-v3-{key}.py"
+
+
+def _digest(value: Json) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _read(path: Path | None) -> str | None:

@@ -1,0 +1,74 @@
+"""How the models package is split: ``_shared`` plus parts, and when it stays one module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcpgen import modelmodules
+from mcpgen.cli import main
+from mcpgen.pipeline import load_manifest
+
+HEAD = "mcpgen: 1\nserver: {name: split}\n$defs:\n  Person: {type: object, properties: {name: {type: string}}}\n"
+
+
+def _plan(tmp_path: Path, body: str) -> list[modelmodules.ModelModule]:
+    source = tmp_path / "m.yaml"
+    source.write_text(body)
+    loaded = load_manifest(source)
+    assert loaded.manifest is not None, loaded.problems
+    return modelmodules.plan(loaded.manifest)
+
+
+def test_shared_definitions_and_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(modelmodules, "PART_SIZE", 2)
+    tools = [
+        f"  - name: t{i}\n    description: d\n"
+        "    input: {type: object, properties: {who: {$ref: '#/$defs/Person'}}}\n"
+        for i in range(6)
+    ]
+    modules = _plan(tmp_path, HEAD + "tools:\n" + "".join(tools))
+    assert modules[0].name == "_shared" and modules[0].classes == ("Person",)
+    parts = modules[1:]
+    assert len(parts) >= 2
+    assert sorted(c for m in parts for c in m.classes) == sorted(f"T{i}Input" for i in range(6))
+    for part in parts:
+        assert part.shared is modules[0].document
+        assert "Person" not in part.document["$defs"]  # imported, not generated again
+    # the same manifest always gives the same split (hash of the class name, not order)
+    again = _plan(tmp_path, HEAD + "tools:\n" + "".join(reversed(tools)))
+    assert {m.name: m.classes for m in again} == {m.name: m.classes for m in modules}
+
+
+def test_a_reference_into_a_shared_definition_keeps_one_module(tmp_path: Path) -> None:
+    body = HEAD + (
+        "tools:\n  - name: t\n    description: d\n"
+        "    input: {type: object, properties: {n: {$ref: '#/$defs/Person/properties/name'}}}\n"
+    )
+    modules = _plan(tmp_path, body)
+    assert [m.name for m in modules] == ["_part00"]
+    assert set(modules[0].classes) == {"Person", "TInput"}
+    source = tmp_path / "m.yaml"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "src/split_mcp/models/_part00.py").is_file()
+    assert not (out / "src/split_mcp/models/_shared.py").exists()
+
+
+def test_no_tools_no_models(tmp_path: Path) -> None:
+    source = tmp_path / "m.yaml"
+    source.write_text(
+        "mcpgen: 1\nserver: {name: empty}\nresources:\n"
+        "  - {uri: 'file:///a', name: a, text: hello}\n"
+    )
+    loaded = load_manifest(source)
+    assert loaded.manifest is not None, loaded.problems
+    assert modelmodules.plan(loaded.manifest) == []
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    init = (out / "src/empty_mcp/models/__init__.py").read_text()
+    assert "none: this server declares no tools or prompts" in init
