@@ -27,7 +27,7 @@ _DATA_KEYWORDS = frozenset({"default", "examples", "example", "const", "enum"})
 # Names the generated module imports; a definition with one of these names would shadow it.
 RESERVED_CLASS_NAMES = frozenset(
     {
-        "Annotated", "Any", "AnyUrl", "AwareDatetime", "BaseModel", "ConfigDict", "Field",
+        "Annotated", "Any", "AnyUrl", "McpgenBaseModel", "AwareDatetime", "BaseModel", "ConfigDict", "Field",
         "Literal", "Optional", "RootModel", "TypeAliasType", "Union", "date", "datetime",
         "time", "timedelta", "UUID", "Decimal", "Base64Str", "NaiveDatetime", "AnyHttpUrl",
     }
@@ -119,7 +119,12 @@ def combined_document(
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
 
-def generator_options() -> dict[str, Any]:
+BASE_CLASS = "McpgenBaseModel"  # in models/_base.py: the configuration every model shares
+
+
+def generator_options(base_module: str | None = None) -> dict[str, Any]:
+    """datamodel-code-generator's settings. With ``base_module`` (``PKG.models._base``) every
+    class derives from its ``BASE_CLASS`` instead of repeating the same ``model_config``."""
     from datamodel_code_generator._shared_types import LiteralType
     from datamodel_code_generator.enums import (
         CustomFileHeaderMode,
@@ -130,7 +135,17 @@ def generator_options() -> dict[str, Any]:
     )
     from datamodel_code_generator.format import Formatter, PythonVersion
 
+    if base_module is not None:
+        config: dict[str, Any] = {"base_class": f"{base_module}.{BASE_CLASS}"}
+    else:
+        config = {
+            "allow_population_by_field_name": True,
+            "extra_template_data": defaultdict(
+                dict, {"#all#": {"config": {"protected_namespaces": ()}}}
+            ),
+        }
     return dict(
+        **config,
         input_file_type=InputFileType.JsonSchema,
         output_model_type=DataModelType.PydanticV2BaseModel,
         target_python_version=PythonVersion.PY_311,
@@ -148,8 +163,6 @@ def generator_options() -> dict[str, Any]:
         enum_field_as_literal=LiteralType.All,
         use_type_alias=True,
         naming_strategy=NamingStrategy.FullPath,
-        allow_population_by_field_name=True,
-        extra_template_data=defaultdict(dict, {"#all#": {"config": {"protected_namespaces": ()}}}),
         type_mappings=["email=string", "idn-email=string"],
         formatters=[Formatter.BUILTIN],
         builtin_format_line_length=100,

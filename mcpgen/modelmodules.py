@@ -128,9 +128,11 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
         return None
     # A part's output can depend on the shared schemas it extends (allOf), so they are part of
     # its key: changing a shared definition regenerates every part.
-    key = _digest([metadata.version("datamodel-code-generator"), module.document])
+    options = generator_options(base_module=f"{package}.models._base")
+    settings = json.dumps(options, sort_keys=True, default=repr)
+    key = _digest([metadata.version("datamodel-code-generator"), settings, module.document])
     if module.shared is not None:
-        key = _digest([key, module.shared_key, package])
+        key = _digest([key, module.shared_key])
     return store / f"models-v3-{key}.py"
 
 
@@ -164,7 +166,7 @@ def generate_module(module: ModelModule, package: str) -> str:
     """One generator run; raises what the generator raises."""
     from datamodel_code_generator import generate
 
-    options = generator_options()
+    options = generator_options(base_module=f"{package}.models._base")
     with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if module.shared is None:

@@ -76,6 +76,10 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
             **context(manifest),
             model_modules={m.name: list(m.classes) for m in models.modules},
         )
+        if models.modules:
+            out.generated[f"src/{pkg}/models/_base.py"] = render(
+                "package/models_base.py.jinja", **context(manifest)
+            )
     python = {
         path: text
         for files in (out.generated, out.stubs)

@@ -253,7 +253,7 @@ def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
     package = out / "src" / "many_mcp" / "models"
     parts = sorted(p.name for p in package.glob("_part*.py"))
     assert len(parts) >= 4
-    assert "class Person(BaseModel)" in (package / "_shared.py").read_text()
+    assert "class Person(McpgenBaseModel)" in (package / "_shared.py").read_text()
     assert "from many_mcp.models._shared import Person" in (package / parts[0]).read_text()
 
     generated: list[str] = []

@@ -5,32 +5,25 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from calculator_mcp.models._base import McpgenBaseModel
 from calculator_mcp.models._shared import Number
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 
-class AddInput(BaseModel):
+class AddInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     numbers: Annotated[list[Number], Field(description="The numbers to add.", min_length=2)]
 
 
-class AddOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class AddOutput(McpgenBaseModel):
     sum: Number
 
 
-class ConvertUnitsInput(BaseModel):
+class ConvertUnitsInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     value: float
     from_: Annotated[
@@ -40,55 +33,34 @@ class ConvertUnitsInput(BaseModel):
     to: Annotated[Literal["m", "km", "mi", "ft", "C", "F", "K"], Field(description="Target unit")]
 
 
-class ConvertUnitsOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class ConvertUnitsOutput(McpgenBaseModel):
     value: float
     unit: str
 
 
-class DivideInput(BaseModel):
+class DivideInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     a: Annotated[float, Field(description="Dividend")]
     b: Annotated[float, Field(description="Divisor")]
     precision: Annotated[int | None, Field(description="Decimal places", ge=0, le=12)] = 6
 
 
-class DivideOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class DivideOutput(McpgenBaseModel):
     quotient: float
     remainder: float | None = None
 
 
-class RandomFactInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class RandomFactInput(McpgenBaseModel):
+    pass
 
 
-class WeatherCurrentInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WeatherCurrentInput(McpgenBaseModel):
     location: Annotated[str, Field(description="City name, address, or coordinates")]
     units: Literal["metric", "imperial", "kelvin"] | None = "metric"
 
 
-class WeatherCurrentOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WeatherCurrentOutput(McpgenBaseModel):
     temperature: float
     conditions: str

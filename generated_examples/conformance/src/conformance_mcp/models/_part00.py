@@ -5,23 +5,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from conformance_mcp.models._base import McpgenBaseModel
+from pydantic import ConfigDict, Field
 
 
-class JsonSchema202012ToolInputAddress(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class JsonSchema202012ToolInputAddress(McpgenBaseModel):
     street: str | None = None
     city: str | None = None
 
 
-class JsonSchema202012ToolInput(BaseModel):
+class JsonSchema202012ToolInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     name: str | None = None
     address: JsonSchema202012ToolInputAddress | None = None
@@ -30,245 +25,138 @@ class JsonSchema202012ToolInput(BaseModel):
     email: str | None = None
 
 
-class TestAudioContentInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestAudioContentInput(McpgenBaseModel):
+    pass
 
 
-class TestDynamicPromptArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestDynamicPromptArguments(McpgenBaseModel):
+    pass
 
 
-class TestDynamicToolInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestDynamicToolInput(McpgenBaseModel):
+    pass
 
 
-class TestElicitationInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestElicitationInput(McpgenBaseModel):
     message: Annotated[str, Field(description="What to tell the user")]
 
 
-class TestElicitationSep1034DefaultsInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestElicitationSep1034DefaultsInput(McpgenBaseModel):
+    pass
 
 
-class TestElicitationSep1330EnumsInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestElicitationSep1330EnumsInput(McpgenBaseModel):
+    pass
 
 
-class TestEmbeddedResourceInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestEmbeddedResourceInput(McpgenBaseModel):
+    pass
 
 
-class TestErrorHandlingInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestErrorHandlingInput(McpgenBaseModel):
+    pass
 
 
-class TestImageContentInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestImageContentInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultCapabilitiesInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultCapabilitiesInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultElicitationInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultElicitationInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultListRootsInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultListRootsInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultMultiRoundInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultMultiRoundInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultMultipleInputsInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultMultipleInputsInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultPromptArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultPromptArguments(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultRequestStateInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultRequestStateInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultSamplingInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultSamplingInput(McpgenBaseModel):
+    pass
 
 
-class TestInputRequiredResultTamperedStateInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestInputRequiredResultTamperedStateInput(McpgenBaseModel):
+    pass
 
 
-class TestLoggingToolInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestLoggingToolInput(McpgenBaseModel):
+    pass
 
 
-class TestMissingCapabilityInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestMissingCapabilityInput(McpgenBaseModel):
+    pass
 
 
-class TestMultipleContentTypesInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestMultipleContentTypesInput(McpgenBaseModel):
+    pass
 
 
-class TestPromptWithArgumentsArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestPromptWithArgumentsArguments(McpgenBaseModel):
     arg1: Annotated[str, Field(description="First argument")]
     arg2: Annotated[str, Field(description="Second argument")]
 
 
-class TestPromptWithEmbeddedResourceArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestPromptWithEmbeddedResourceArguments(McpgenBaseModel):
     resourceUri: Annotated[str, Field(description="URI of the resource to embed")]
 
 
-class TestPromptWithImageArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestPromptWithImageArguments(McpgenBaseModel):
+    pass
 
 
-class TestReconnectionInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestReconnectionInput(McpgenBaseModel):
+    pass
 
 
-class TestSamplingInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestSamplingInput(McpgenBaseModel):
     prompt: Annotated[str, Field(description="What to ask the model")]
 
 
-class TestSimplePromptArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestSimplePromptArguments(McpgenBaseModel):
+    pass
 
 
-class TestSimpleTextInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestSimpleTextInput(McpgenBaseModel):
+    pass
 
 
-class TestStreamingElicitationInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestStreamingElicitationInput(McpgenBaseModel):
+    pass
 
 
-class TestToolWithLoggingInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestToolWithLoggingInput(McpgenBaseModel):
+    pass
 
 
-class TestToolWithProgressInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestToolWithProgressInput(McpgenBaseModel):
+    pass
 
 
-class TestTriggerPromptChangeInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestTriggerPromptChangeInput(McpgenBaseModel):
+    pass
 
 
-class TestTriggerToolChangeInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestTriggerToolChangeInput(McpgenBaseModel):
+    pass
 
 
-class TestXMcpHeaderInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class TestXMcpHeaderInput(McpgenBaseModel):
     region: str | None = "<none>"

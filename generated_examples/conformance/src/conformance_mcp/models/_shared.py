@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from conformance_mcp.models._base import McpgenBaseModel
 from pydantic import Field
 from typing_extensions import TypeAliasType
 

@@ -5,75 +5,49 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from notes_mcp.models._base import McpgenBaseModel
 from notes_mcp.models._shared import Note, NoteId
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 
-class CreateNoteInput(BaseModel):
+class CreateNoteInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     title: Annotated[str, Field(max_length=200, min_length=1)]
     body: str
     tags: list[str] | None = []
 
 
-class DeleteNoteInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class DeleteNoteInput(McpgenBaseModel):
     id: NoteId
 
 
-class DeleteNoteOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class DeleteNoteOutput(McpgenBaseModel):
     deleted: bool
 
 
-class ExportNotesInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class ExportNotesInput(McpgenBaseModel):
+    pass
 
 
-class GetNoteInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class GetNoteInput(McpgenBaseModel):
     id: NoteId
 
 
-class SearchNotesInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class SearchNotesInput(McpgenBaseModel):
     query: str | None = None
     tag: str | None = None
     limit: Annotated[int | None, Field(ge=1, le=100)] = 20
 
 
-class SearchNotesOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class SearchNotesOutput(McpgenBaseModel):
     notes: list[Note]
 
 
-class UpdateNoteInput(BaseModel):
+class UpdateNoteInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     id: NoteId
     title: Annotated[str | None, Field(min_length=1)] = None

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from notes_mcp.models._base import McpgenBaseModel
+from pydantic import AwareDatetime, Field
 from typing_extensions import TypeAliasType
 
 
-class Note(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class Note(McpgenBaseModel):
     id: str
     title: str
     body: str

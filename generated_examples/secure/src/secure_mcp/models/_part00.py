@@ -5,74 +5,50 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+from secure_mcp.models._base import McpgenBaseModel
 
 
-class ListDocumentsInput(BaseModel):
+class ListDocumentsInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
 
 
-class ListDocumentsOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class ListDocumentsOutput(McpgenBaseModel):
     titles: list[str]
 
 
-class ReadDocumentInput(BaseModel):
+class ReadDocumentInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     title: Annotated[str, Field(max_length=200, min_length=1)]
 
 
-class ReadDocumentOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class ReadDocumentOutput(McpgenBaseModel):
     title: str
     text: str
 
 
-class WhoamiInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WhoamiInput(McpgenBaseModel):
+    pass
 
 
-class WhoamiOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WhoamiOutput(McpgenBaseModel):
     authenticated: bool
     subject: str
     scopes: list[str]
 
 
-class WriteDocumentInput(BaseModel):
+class WriteDocumentInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     title: Annotated[str, Field(max_length=200, min_length=1)]
     text: Annotated[str, Field(max_length=100000)]
 
 
-class WriteDocumentOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WriteDocumentOutput(McpgenBaseModel):
     title: str
     size: Annotated[int, Field(description="Length of the text in characters")]

@@ -5,72 +5,41 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from shop_mcp.models._base import McpgenBaseModel
 from shop_mcp.models._shared import Item, NewItem
 
 
-class CreateItemInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class CreateItemInput(McpgenBaseModel):
     name: Annotated[str, Field(min_length=1)]
     price: Annotated[float, Field(ge=0.0)]
     tags: list[str] | None = None
 
 
-class DeleteItemInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class DeleteItemInput(McpgenBaseModel):
     itemId: int
 
 
-class GetItemInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class GetItemInput(McpgenBaseModel):
     itemId: int
 
 
-class ListItemsInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class ListItemsInput(McpgenBaseModel):
     limit: Annotated[int | None, Field(ge=1, le=50)] = None
     tag: list[str] | None = None
 
 
-class ListItemsOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class ListItemsOutput(McpgenBaseModel):
     result: list[Item]
 
 
-class RestockArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class RestockArguments(McpgenBaseModel):
     budget: Annotated[str, Field(description="Budget in EUR")]
 
 
 class CreateItemOutput(NewItem):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
     id: int
 
 
 class GetItemOutput(NewItem):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
     id: int

@@ -5,22 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+from shop_mcp.models._base import McpgenBaseModel
 
 
-class NewItem(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class NewItem(McpgenBaseModel):
     name: Annotated[str, Field(min_length=1)]
     price: Annotated[float, Field(ge=0.0)]
     tags: list[str] | None = None
 
 
 class Item(NewItem):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
     id: int

@@ -6,30 +6,20 @@ from __future__ import annotations
 from datetime import date as date_aliased
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+from travel_mcp.models._base import McpgenBaseModel
 from travel_mcp.models._shared import Airport
 
 
-class ExplainMapArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class ExplainMapArguments(McpgenBaseModel):
+    pass
 
 
-class LocalTipsArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class LocalTipsArguments(McpgenBaseModel):
     city: str
 
 
-class PlanVacationArguments(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class PlanVacationArguments(McpgenBaseModel):
     destination: Annotated[str, Field(description="Where to go")]
     days: Annotated[str | None, Field(description="How many days")] = None
     style: Annotated[str | None, Field(description="Travel style: relaxed, active or cultural")] = (
@@ -37,11 +27,9 @@ class PlanVacationArguments(BaseModel):
     )
 
 
-class SearchFlightsInput(BaseModel):
+class SearchFlightsInput(McpgenBaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        validate_by_name=True,
-        protected_namespaces=(),
     )
     origin: Airport
     destination: Airport
@@ -50,49 +38,29 @@ class SearchFlightsInput(BaseModel):
     passengers: Annotated[int | None, Field(ge=1, le=9)] = 1
 
 
-class SearchFlightsOutputFlight(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class SearchFlightsOutputFlight(McpgenBaseModel):
     flight: str
     departs: str
     arrives: str
     price: Annotated[float, Field(description="Price in EUR")]
 
 
-class SearchFlightsOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class SearchFlightsOutput(McpgenBaseModel):
     flights: list[SearchFlightsOutputFlight]
 
 
-class WeatherForecastInput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WeatherForecastInput(McpgenBaseModel):
     city: Annotated[str, Field(min_length=1)]
     days: Annotated[int | None, Field(ge=1, le=7)] = 3
 
 
-class WeatherForecastOutputDay(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WeatherForecastOutputDay(McpgenBaseModel):
     date: str
     high: float
     low: float
     summary: str
 
 
-class WeatherForecastOutput(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-        protected_namespaces=(),
-    )
+class WeatherForecastOutput(McpgenBaseModel):
     city: str
     days: list[WeatherForecastOutputDay]

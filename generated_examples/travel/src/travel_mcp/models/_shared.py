@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
+from travel_mcp.models._base import McpgenBaseModel
 from typing_extensions import TypeAliasType
 
 Airport = TypeAliasType(
