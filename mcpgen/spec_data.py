@@ -69,5 +69,22 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
     }
 
 
+READABLE_TOOLS = 200  # above this many tools, _spec.json is compact (10x faster to write)
+
+
 def spec_json(manifest: Manifest) -> str:
-    return json.dumps(spec_data(manifest), indent=1, ensure_ascii=False) + "\n"
+    """Indented for a readable diff; an API with thousands of operations gets compact JSON
+    (Python's fast encoder does not indent) with one tool per line."""
+    data = spec_data(manifest)
+    if len(manifest.tools) <= READABLE_TOOLS:
+        return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    lines = []
+    for index, (key, value) in enumerate(data.items()):
+        comma = "," if index < len(data) - 1 else ""
+        name = json.dumps(key)
+        if isinstance(value, list) and value:
+            items = [json.dumps(item, ensure_ascii=False) for item in value]
+            lines.append(f"{name}: [\n" + ",\n".join(items) + f"\n]{comma}")
+        else:
+            lines.append(f"{name}: {json.dumps(value, ensure_ascii=False)}{comma}")
+    return "{\n" + "\n".join(lines) + "\n}\n"

@@ -268,3 +268,22 @@ def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
     assert build(str(source), "-o", str(out))[0] == 0
     assert len(generated) == 1 and generated[0].startswith("_part")
     assert "n3: str | None" in "".join(p.read_text() for p in package.glob("_part*.py"))
+
+
+def test_big_specs_get_compact_spec_json_with_the_same_data(
+    manifest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from mcpgen import spec_data
+    from mcpgen.pipeline import load_manifest
+
+    loaded = load_manifest(manifest)
+    assert loaded.manifest is not None
+    readable = spec_data.spec_json(loaded.manifest)
+    monkeypatch.setattr(spec_data, "READABLE_TOOLS", 0)
+    compact = spec_data.spec_json(loaded.manifest)
+    assert compact != readable
+    assert json.loads(compact) == json.loads(readable)
+    assert compact.count("\n") == len(compact.splitlines())  # ends with a newline
+    assert sum(1 for line in compact.splitlines() if line.startswith('{"name": ')) == 5
