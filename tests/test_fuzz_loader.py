@@ -490,3 +490,23 @@ def test_json_round_trip_and_positions(data: Any, indent: int | str | None) -> N
         return  # valid JSON that is not YAML PyYAML reads (tabs, keys over 1024 characters)
     assert composed.values == positions.values
     assert composed.keys == positions.keys
+
+
+@FUZZ
+@given(data=JSON_VALUES, indent=st.sampled_from([None, 0, 1, 2, "\t"]), extra=st.text(max_size=3))
+def test_the_on_demand_json_locator_agrees_with_the_full_index(
+    data: Any, indent: int | str | None, extra: str
+) -> None:
+    """Documents locate JSON paths on demand (``JsonLocator``, for big specs): every value and
+    key, and paths that do not exist, land where the full position index puts them."""
+    text = json.dumps(data, indent=indent)
+    assume(text.strip())
+    full = loader._json_positions(text, "m.json")
+    for path in paths(data):
+        for probe in (path, (*path, extra), (*path, 0), (*path, extra, 1)):
+            for key in (False, True):
+                fresh = loader.JsonLocator(text, "m.json")  # no index yet
+                assert fresh.locate(probe, key) == full.locate(probe, key), (probe, key)
+    shared = loader.JsonLocator(text, "m.json")  # one index reused for every path
+    for path in reversed(paths(data)):
+        assert shared.locate(path, True) == full.locate(path, True)
