@@ -33,7 +33,7 @@ MODE = Mode(
     magic_trailing_comma=True,
 )
 BLACK_VERSION = metadata.version("black")
-PARALLEL_THRESHOLD = 20_000  # lines still to format before a process pool pays off
+PARALLEL_THRESHOLD = 2_000  # lines still to format before a process pool pays off
 CHUNK_LINES = 1_000  # files this long are formatted piece by piece
 
 
