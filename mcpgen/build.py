@@ -108,7 +108,8 @@ def _build(
         return EXIT_OK
 
     with timing.phase("signature changes"):
-        changes = signature_changes(root, manifest)
+        spec = f"src/{manifest.server.package}/_spec.json"
+        changes = signature_changes(root, manifest) if spec in the_plan.changed else []
     try:
         with timing.phase("write"):
             apply(the_plan)
