@@ -21,6 +21,7 @@ import os
 import tempfile
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -234,7 +235,10 @@ class ModelJob:
             for module in self.modules:
                 if module.name not in self.pending:
                     continue
-                source, error = self.pending[module.name].result()
+                try:
+                    source, error = self.pending[module.name].result()
+                except BrokenProcessPool:  # a worker died (out of memory?): try here
+                    source, error = _generate_checked(module, self.package)
                 if error is not None:
                     failed = failed or error
                     continue

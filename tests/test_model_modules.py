@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,30 @@ def test_no_tools_no_models(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     init = (out / "src/empty_mcp/models/__init__.py").read_text()
     assert "none: this server declares no tools or prompts" in init
+
+
+PARENT = os.getpid()
+GENERATE = modelmodules._generate_checked
+
+
+def _dies_in_a_worker(module: modelmodules.ModelModule, package: str) -> tuple[str, str | None]:
+    if os.getpid() != PARENT:
+        os._exit(1)  # what the kernel's OOM killer would leave behind
+    return GENERATE(module, package)
+
+
+def test_a_dead_pool_worker_falls_back_to_generating_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 1)
+    monkeypatch.setattr(modelmodules, "_generate_checked", _dies_in_a_worker)
+    source = tmp_path / "m.yaml"
+    source.write_text(
+        HEAD + "tools:\n  - name: t\n    description: d\n"
+        "    input: {type: object, properties: {who: {$ref: '#/$defs/Person'}}}\n"
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "class TInput(McpgenBaseModel)" in (out / "src/split_mcp/models/_part00.py").read_text()
