@@ -132,14 +132,16 @@ def stdio_command(variant: str, package: str) -> list[str]:
     return [py, str(BASELINES / "echo_stdio.py")]
 
 
-def http_command(variant: str, package: str, port: int, stateless: bool) -> list[str]:
+def http_command(
+    variant: str, package: str, port: int, stateless: bool, generated_args: list[str]
+) -> list[str]:
     py = sys.executable
     flags = ["--port", str(port), "--log-level", "warning"]
     if variant == "floor":
         return [py, str(BASELINES / "echo_http.py"), *flags]
     extra = ["--stateless"] if stateless else []
     if variant == "generated":
-        return [py, "-m", package, "--transport", "http", *extra, *flags]
+        return [py, "-m", package, "--transport", "http", *extra, *flags, *generated_args]
     return [py, str(BASELINES / "handwritten_calculator.py"), "--transport", "http", *extra, *flags]
 
 
@@ -347,7 +349,7 @@ def measure(
     stateless = mode == "http-stateless"
     port = free_port()
     process = subprocess.Popen(
-        http_command(variant, args.package, port, stateless),
+        http_command(variant, args.package, port, stateless, args.generated_arg),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -461,6 +463,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--package", default="calculator_mcp", help="generated package to run (python -m PACKAGE)"
+    )
+    parser.add_argument(
+        "--generated-arg",
+        action="append",
+        default=[],
+        help="extra argument for the generated HTTP server (repeatable), e.g. "
+        "--generated-arg=--event-store-size --generated-arg=0",
     )
     parser.add_argument(
         "--pythonpath",
