@@ -108,8 +108,12 @@ def _build(
         return EXIT_OK
 
     with timing.phase("signature changes"):
-        spec = f"src/{manifest.server.package}/_spec.json"
-        changes = signature_changes(root, manifest) if spec in the_plan.changed else []
+        # A changed input or output schema changes _spec.json and a models module; a new
+        # description alone does not need the old spec read (9 MB for GitHub).
+        package = f"src/{manifest.server.package}/"
+        models_changed = any(p.startswith(package + "models/") for p in the_plan.changed)
+        spec_changed = package + "_spec.json" in the_plan.changed
+        changes = signature_changes(root, manifest) if spec_changed and models_changed else []
     try:
         with timing.phase("write"):
             apply(the_plan)

@@ -323,8 +323,36 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+
+
 def _check_json_values(data: Any, file: str, text: str) -> None:
-    """Reject NaN, Infinity and numbers too big for a float, and too deep nesting."""
+    """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
+    nesting. A quick pass without paths first (most documents are fine); the located
+    report comes from the slower pass that tracks them."""
+    strings = _MAYBE_SURROGATE.search(text) is not None  # else no string can hold one
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            if depth >= MAX_DEPTH or (strings and any(_SURROGATE.search(k) for k in value)):
+                break
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            if depth >= MAX_DEPTH:
+                break
+            stack.extend((v, depth + 1) for v in value)
+        elif isinstance(value, str):
+            if isinstance(value, _HugeInt) or (strings and _SURROGATE.search(value)):
+                break
+        elif isinstance(value, float) and not math.isfinite(value):
+            break
+    else:
+        return
+    _locate_json_value_problem(data, file, text)
+
+
+def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
     stack: list[tuple[Any, JsonPath]] = [(data, ())]
     while stack:
         value, path = stack.pop()
