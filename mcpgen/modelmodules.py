@@ -32,6 +32,7 @@ from .errors import InputError, Level, Location, Problem
 from .formatting import cache_dir
 from .model import Manifest
 from .modelgen import (
+    DATA_KEYWORDS,
     combined_document,
     defined_names,
     generator_options,
@@ -79,7 +80,7 @@ def _externalize(node: Json, shared: set[str]) -> Json:
                     raise _NotSplittable(value)
                 out[key] = _SHARED_FILE + value
                 continue
-        out[key] = _externalize(value, shared) if key not in ("enum", "const") else value
+        out[key] = value if key in DATA_KEYWORDS else _externalize(value, shared)
     return out
 
 

@@ -100,3 +100,15 @@ def test_a_dead_pool_worker_falls_back_to_generating_here(
     result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "class TInput(McpgenBaseModel)" in (out / "src/split_mcp/models/_part00.py").read_text()
+
+
+def test_data_that_looks_like_a_reference_is_left_alone(tmp_path: Path) -> None:
+    body = HEAD + (
+        "tools:\n  - name: t\n    description: d\n    input:\n      type: object\n"
+        "      properties:\n        who: {$ref: '#/$defs/Person'}\n"
+        "        raw: {type: object, examples: [{$ref: '#/$defs/Person'}]}\n"
+    )
+    part = _plan(tmp_path, body)[1]
+    properties = part.document["$defs"]["TInput"]["properties"]
+    assert properties["who"] == {"$ref": "__mcpgen_shared__.json#/$defs/Person"}
+    assert properties["raw"]["examples"] == [{"$ref": "#/$defs/Person"}]
