@@ -12,21 +12,46 @@ Json = Any
 _SIMPLE = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 
 
+def _literal_values(schema: Json) -> list[Json] | None:
+    """The values of a ``const`` or an ``enum`` of strings, integers and booleans."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema and isinstance(schema["const"], str | int | bool):
+        return [schema["const"]]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, str | int | bool) for v in enum):
+        return list(enum)
+    return None
+
+
+def _union(options: list[Json], depth: int) -> str:
+    """``A | B``, with every literal option merged into one ``Literal[...]`` (ruff PYI030)."""
+    parts: list[str] = []
+    values: list[Json] = []
+    for option in options:
+        literal = _literal_values(option)
+        if literal is None:
+            parts.append(annotation(option, depth + 1))
+            continue
+        if not values:
+            parts.append("")  # where the merged Literal goes
+        values.extend(v for v in literal if not any(v == w and type(v) is type(w) for w in values))
+    if values:
+        parts[parts.index("")] = f"Literal[{', '.join(py(v) for v in values)}]"
+    unique = list(dict.fromkeys(parts))
+    return "Any" if "Any" in unique else " | ".join(unique)
+
+
 def annotation(schema: Json, depth: int = 0) -> str:
     """A Python annotation for values valid under ``schema`` (``Any`` when unsure)."""
     if not isinstance(schema, dict) or depth > 4:
         return "Any"
-    if "const" in schema and isinstance(schema["const"], str | int | bool):
-        return f"Literal[{py(schema['const'])}]"
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum and all(isinstance(v, str | int | bool) for v in enum):
-        literal = f"Literal[{', '.join(py(v) for v in enum if v is not None)}]"
-        return literal
+    literal = _literal_values(schema)
+    if literal is not None:
+        return f"Literal[{', '.join(py(v) for v in literal)}]"
     kind = schema.get("type")
     if isinstance(kind, list):
-        parts = [annotation({**schema, "type": k}, depth + 1) for k in kind]
-        unique = list(dict.fromkeys(parts))
-        return " | ".join(unique) if "Any" not in unique else "Any"
+        return _union([{**schema, "type": k} for k in kind], depth)
     if kind in _SIMPLE:
         return _SIMPLE[kind]
     if kind == "array":
@@ -36,8 +61,7 @@ def annotation(schema: Json, depth: int = 0) -> str:
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            parts = list(dict.fromkeys(annotation(o, depth + 1) for o in options))
-            return "Any" if "Any" in parts else " | ".join(parts)
+            return _union(options, depth)
     return "Any"
 
 
