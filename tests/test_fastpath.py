@@ -423,7 +423,7 @@ def binding(runtime: types.ModuleType, model: type[BaseModel], schema: Any) -> A
     tool = runtime.ToolBinding(
         {"name": "t", "inputSchema": schema}, call, "", strict_model=model.__name__
     )
-    tool.__dict__["strict_class"] = model  # what the cached import would find in models.py
+    tool.__dict__["strict_class"] = model  # what the cached import would find in models
     return tool
 
 
