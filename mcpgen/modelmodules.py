@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from .errors import InputError, Level, Location, Problem
+from .errors import InputError
 from .formatting import cache_dir
 from .model import Manifest
 from .modelgen import (
@@ -119,9 +119,15 @@ def plan(manifest: Manifest) -> list[ModelModule]:
                 )
             )
     except _NotSplittable:
-        document = combined_document(models, shared)
-        return [ModelModule("_part00", tuple(sorted({*models, *shared})), document, None)]
+        return [whole_module(manifest)]
     return parts
+
+
+def whole_module(manifest: Manifest) -> ModelModule:
+    """Every model in one module (one generator run on one document)."""
+    models, shared = model_schemas(manifest), manifest.shared_defs
+    document = combined_document(models, shared)
+    return ModelModule("_part00", tuple(sorted({*models, *shared})), document, None)
 
 
 def _cache_file(module: ModelModule, package: str) -> Path | None:
@@ -240,32 +246,41 @@ class ModelJob:
                     source, error = self.pending[module.name].result()
                 except BrokenProcessPool:  # a worker died (out of memory?): try here
                     source, error = _generate_checked(module, self.package)
+                error = error or self._missing(module, source)
                 if error is not None:
                     failed = failed or error
                     continue
-                self._check(module, source)
                 _store(_cache_file(module, self.package), source)
                 self.sources[module.name] = source
         finally:
             if self.pool is not None:
                 self.pool.shutdown(cancel_futures=True)
         if failed is not None:
-            self._fail(failed)
+            self._all_in_one(failed)
         return {m.name: self.sources[m.name] for m in self.modules}
 
-    def _check(self, module: ModelModule, source: str) -> None:
+    def _all_in_one(self, error: str) -> None:
+        """A part the generator rejects may only be a limit of the split (references across
+        modules): generate every model as one module instead; if that fails too, the
+        schemas really are at fault, and ``_fail`` says which."""
+        if [m.name for m in self.modules] != ["_part00"] or self.modules[0].shared is not None:
+            whole = whole_module(self.manifest)
+            source = _read(_cache_file(whole, self.package))
+            if source is None:
+                source, error_whole = _generate_checked(whole, self.package)
+                error_whole = error_whole or self._missing(whole, source)
+                if error_whole is None:
+                    _store(_cache_file(whole, self.package), source)
+            else:
+                error_whole = None
+            if error_whole is None:
+                self.modules, self.sources = [whole], {whole.name: source}
+                return
+        self._fail(error)
+
+    def _missing(self, module: ModelModule, source: str) -> str | None:
         missing = sorted(set(module.classes) - defined_names(source))
-        if missing:
-            raise InputError(
-                [
-                    Problem(
-                        Level.ERROR,
-                        Location(self.manifest.source),
-                        "",
-                        f"model generation produced no class for {', '.join(missing)}",
-                    )
-                ]
-            )
+        return f"model generation produced no class for {', '.join(missing)}" if missing else None
 
     def _fail(self, error: str) -> None:
         """Say which schemas the generator rejects, and where they are."""

@@ -71,15 +71,6 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
         models = ModelJob(manifest)  # in a process pool when big: overlaps the rest
     with timing.phase("render templates"):
         out = _render_templates(manifest)
-        out.generated[f"src/{pkg}/models/__init__.py"] = render(
-            "package/models_init.py.jinja",
-            **context(manifest),
-            model_modules={m.name: list(m.classes) for m in models.modules},
-        )
-        if models.modules:
-            out.generated[f"src/{pkg}/models/_base.py"] = render(
-                "package/models_base.py.jinja", **context(manifest)
-            )
     python = {
         path: text
         for files in (out.generated, out.stubs)
@@ -90,6 +81,16 @@ def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
         formatted = _format(python, "formatting", show_progress)
     with timing.phase("models (datamodel-code-generator)"):
         sources = {f"src/{pkg}/models/{name}.py": text for name, text in models.result().items()}
+    # the package's __init__ lists the modules the job ended with (all in one if split failed)
+    sources[f"src/{pkg}/models/__init__.py"] = render(
+        "package/models_init.py.jinja",
+        **context(manifest),
+        model_modules={m.name: list(m.classes) for m in models.modules},
+    )
+    if models.modules:
+        sources[f"src/{pkg}/models/_base.py"] = render(
+            "package/models_base.py.jinja", **context(manifest)
+        )
     with timing.phase("format models"):
         formatted.update(_format(sources, "formatting models", show_progress))
     out.generated.update({path: formatted[path] for path in sources})

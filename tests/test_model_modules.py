@@ -112,3 +112,33 @@ def test_data_that_looks_like_a_reference_is_left_alone(tmp_path: Path) -> None:
     properties = part.document["$defs"]["TInput"]["properties"]
     assert properties["who"] == {"$ref": "__mcpgen_shared__.json#/$defs/Person"}
     assert properties["raw"]["examples"] == [{"$ref": "#/$defs/Person"}]
+
+
+def test_a_part_the_generator_rejects_falls_back_to_one_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the generator fails on a split part (a limit of references across modules, say),
+    every model is generated as one module; the build still succeeds."""
+    original = modelmodules.generate_module
+
+    def no_split(module: modelmodules.ModelModule, package: str) -> str:
+        if module.shared is not None:
+            raise ValueError("cannot resolve a reference across modules")
+        return original(module, package)
+
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    monkeypatch.setattr(modelmodules, "generate_module", no_split)
+    source = tmp_path / "m.yaml"
+    source.write_text(
+        HEAD + "tools:\n  - name: t\n    description: d\n"
+        "    input: {type: object, properties: {who: {$ref: '#/$defs/Person'}}}\n"
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    package = out / "src/split_mcp/models"
+    assert sorted(p.name for p in package.glob("*.py")) == ["__init__.py", "_base.py", "_part00.py"]
+    source_text = (package / "_part00.py").read_text()
+    assert "class Person(McpgenBaseModel)" in source_text
+    assert "class TInput(McpgenBaseModel)" in source_text
+    assert "from ._part00 import TInput as TInput" in (package / "__init__.py").read_text()
