@@ -24,6 +24,7 @@ import black
 from black.mode import Mode, TargetVersion
 from black.parsing import InvalidInput
 
+from . import cache
 from .chunking import Piece, join, split
 
 MODE = Mode(
@@ -46,17 +47,6 @@ def format_python(source: str, path: str) -> str:
         return black.format_str(source, mode=MODE)
     except InvalidInput as exc:
         raise FormatError(f"{path}: generated code does not parse: {exc}") from None
-
-
-def cache_dir() -> Path | None:
-    """Where formatted results are kept (``MCPGEN_CACHE_DIR``; empty turns caching off)."""
-    configured = os.environ.get("MCPGEN_CACHE_DIR")
-    if configured == "":
-        return None
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mcpgen" / "format"
 
 
 def _key(source: str) -> str:
@@ -92,7 +82,7 @@ class FormatJob:
     cut at all. ``units`` is how many pieces need black, for a progress bar."""
 
     def __init__(self, sources: Mapping[str, str], jobs: int | None = None) -> None:
-        self.store = cache_dir()
+        self.store = cache.cache_dir()
         self.jobs = jobs
         self.done: dict[str, str] = {}
         self.files: dict[str, _File] = {}
@@ -169,22 +159,8 @@ def _batches(items: list[tuple[str, str]], count: int) -> list[list[tuple[str, s
 
 
 def _load(store: Path | None, source: str) -> str | None:
-    if store is None:
-        return None
-    try:
-        return (store / _key(source)).read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+    return cache.read(store / _key(source) if store is not None else None)
 
 
 def _save(store: Path | None, source: str, formatted: str) -> None:
-    if store is None:
-        return
-    try:
-        store.mkdir(parents=True, exist_ok=True)
-        target = store / _key(source)
-        temp = target.with_suffix(f".{os.getpid()}.tmp")
-        temp.write_text(formatted, "utf-8")
-        os.replace(temp, target)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    cache.write(store / _key(source) if store is not None else None, formatted)

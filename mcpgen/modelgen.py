@@ -170,16 +170,21 @@ def generator_options(base_module: str | None = None) -> dict[str, Any]:
     )
 
 
-def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
-    """One generator call on the combined document."""
+def run_generator(document: dict[str, Json], options: dict[str, Any]) -> str:
+    """One datamodel-code-generator run on ``document``; raises what the generator raises.
+    Relative ``$ref`` files resolve from the working directory."""
     from datamodel_code_generator import generate
 
-    document = combined_document(models, shared)
     with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        source = generate(document, settings_path=Path(settings_dir), **generator_options())
+        source = generate(document, settings_path=Path(settings_dir), **options)
     assert isinstance(source, str)
     return source
+
+
+def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
+    """One generator call on the combined document (one module, no base class)."""
+    return run_generator(combined_document(models, shared), generator_options())
 
 
 def _first_line(exc: Exception) -> str:

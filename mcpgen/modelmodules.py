@@ -19,17 +19,17 @@ import hashlib
 import json
 import os
 import tempfile
-import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from functools import cache as cache_result
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from . import cache
 from .errors import InputError
-from .formatting import cache_dir
 from .model import Manifest
 from .modelgen import (
     DATA_KEYWORDS,
@@ -38,6 +38,7 @@ from .modelgen import (
     generator_options,
     locate_failure,
     model_schemas,
+    run_generator,
 )
 
 Json = Any
@@ -131,17 +132,23 @@ def whole_module(manifest: Manifest) -> ModelModule:
 
 
 def _cache_file(module: ModelModule, package: str) -> Path | None:
-    store = cache_dir()
+    store = cache.cache_dir()
     if store is None:
         return None
     # A part's output can depend on the shared schemas it extends (allOf), so they are part of
     # its key: changing a shared definition regenerates every part.
-    options = generator_options(base_module=f"{package}.models._base")
-    settings = json.dumps(options, sort_keys=True, default=repr)
-    key = _digest([metadata.version("datamodel-code-generator"), settings, module.document])
+    key = _digest([_settings(package), module.document])
     if module.shared is not None:
         key = _digest([key, module.shared_key])
     return store / f"models-v3-{key}.py"
+
+
+@cache_result
+def _settings(package: str) -> str:
+    """The generator's version and settings, part of every module's cache key."""
+    options = generator_options(base_module=f"{package}.models._base")
+    version = metadata.version("datamodel-code-generator")
+    return version + json.dumps(options, sort_keys=True, default=repr)
 
 
 def _digest(value: Json) -> str:
@@ -149,49 +156,24 @@ def _digest(value: Json) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _read(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _store(path: Path | None, source: str) -> None:
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(f".{os.getpid()}.tmp")
-        temp.write_text(source, "utf-8")
-        os.replace(temp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
-
-
 def generate_module(module: ModelModule, package: str) -> str:
     """One generator run; raises what the generator raises."""
-    from datamodel_code_generator import generate
-
     options = generator_options(base_module=f"{package}.models._base")
-    with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if module.shared is None:
-            source = generate(module.document, settings_path=Path(settings_dir), **options)
-        else:
-            # The generator reads the shared schemas a part extends (allOf) from a file
-            # under its base path, the working directory; references become imports.
-            target = Path(settings_dir).resolve() / _SHARED_FILE
+    if module.shared is None:
+        source = run_generator(module.document, options)
+    else:
+        # The generator reads the shared schemas a part extends (allOf) from a file under
+        # its base path, the working directory; the mapping turns references into imports.
+        with tempfile.TemporaryDirectory() as folder:
+            target = Path(folder).resolve() / _SHARED_FILE
             target.write_text(json.dumps(module.shared), "utf-8")
             options["external_ref_mapping"] = {str(target): f"{package}.models.{SHARED}"}
             previous = os.getcwd()
-            os.chdir(settings_dir)
+            os.chdir(folder)
             try:
-                source = generate(module.document, settings_path=Path(settings_dir), **options)
+                source = run_generator(module.document, options)
             finally:
                 os.chdir(previous)
-    assert isinstance(source, str)
     return source.rstrip("\n") + "\n"
 
 
@@ -217,7 +199,7 @@ class ModelJob:
         self.pool: ProcessPoolExecutor | None = None
         todo = []
         for module in self.modules:
-            cached = _read(_cache_file(module, self.package))
+            cached = cache.read(_cache_file(module, self.package))
             if cached is None:
                 todo.append(module)
             else:
@@ -225,7 +207,7 @@ class ModelJob:
         if sum(len(m.classes) for m in todo) >= BACKGROUND_MODELS and os.cpu_count() != 1:
             self.pool = ProcessPoolExecutor(max_workers=os.cpu_count() or 2)
             # biggest first, so the longest run does not start last
-            for module in sorted(todo, key=lambda m: -len(json.dumps(m.document))):
+            for module in sorted(todo, key=lambda m: -len(m.classes)):
                 self.pending[module.name] = self.pool.submit(
                     _generate_checked, module, self.package
                 )
@@ -250,7 +232,7 @@ class ModelJob:
                 if error is not None:
                     failed = failed or error
                     continue
-                _store(_cache_file(module, self.package), source)
+                cache.write(_cache_file(module, self.package), source)
                 self.sources[module.name] = source
         finally:
             if self.pool is not None:
@@ -265,12 +247,12 @@ class ModelJob:
         schemas really are at fault, and ``_fail`` says which."""
         if [m.name for m in self.modules] != ["_part00"] or self.modules[0].shared is not None:
             whole = whole_module(self.manifest)
-            source = _read(_cache_file(whole, self.package))
+            source = cache.read(_cache_file(whole, self.package))
             if source is None:
                 source, error_whole = _generate_checked(whole, self.package)
                 error_whole = error_whole or self._missing(whole, source)
                 if error_whole is None:
-                    _store(_cache_file(whole, self.package), source)
+                    cache.write(_cache_file(whole, self.package), source)
             else:
                 error_whole = None
             if error_whole is None:
