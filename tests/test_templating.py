@@ -1,0 +1,60 @@
+"""Template helpers that lay code out as black does (so black has less to redo)."""
+
+from __future__ import annotations
+
+import ast
+
+import black
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcpgen.formatting import MODE
+from mcpgen.templating import call, keywords, py, string_literal
+
+
+@given(st.text())
+@settings(max_examples=300, deadline=None)
+def test_string_literal_round_trips_with_black_quotes(text: str) -> None:
+    literal = string_literal(text)
+    assert ast.literal_eval(literal) == text
+    if '"' not in text:
+        assert literal.startswith('"')
+    line = f"x = {literal}\n"
+    if "\\" not in literal:  # black leaves escapes alone but may pick other quotes around them
+        assert black.format_str(line, mode=MODE) == line
+
+
+CALLS = [
+    (8, "result = await self._call(", ['"short"', "arguments", "progress"]),
+    (
+        8,
+        "result = await self._call(",
+        ['"a_rather_long_tool_name_' + "x" * 40 + '"', "arguments", "progress"],
+    ),
+    (8, "parsed = _parse(", ["models." + "Y" * 80, "result.structured_content"]),
+    (4, "name = _blocking(", ["SomeClient." + "z" * 100]),
+    (4, "return await typed.tool(", [f"argument_{i}={i}" for i in range(30)]),
+    (12, "client.tool(", []),
+]
+
+
+@pytest.mark.parametrize(("indent", "head", "args"), CALLS)
+def test_call_is_laid_out_as_black_does(indent: int, head: str, args: list[str]) -> None:
+    levels = indent // 4
+    heads = [
+        "    " * level + ("def f():" if level == levels - 1 else "class C:")
+        for level in range(levels)
+    ]
+    source = "\n".join(heads) + "\n" + " " * indent + call(indent, head, args) + "\n"
+    assert black.format_str(source, mode=MODE) == source
+
+
+def test_keywords_keep_parameter_order_and_skip_missing() -> None:
+    class P:
+        def __init__(self, name: str, key: str) -> None:
+            self.name, self.key = name, key
+
+    params = [P("from_", "from"), P("to", "to"), P("limit", "limit")]
+    assert keywords(params, {"to": "b", "from": 'a"'}) == ["from_='a\"'", 'to="b"']
+    assert py(["x", 1, None]) == '["x", 1, None]'
