@@ -13,12 +13,14 @@ second here, slower on long lines), so:
 from __future__ import annotations
 
 import hashlib
-import os
+import json
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import black
 from black.mode import Mode, TargetVersion
@@ -26,6 +28,7 @@ from black.parsing import InvalidInput
 
 from . import cache
 from .chunking import Piece, join, split
+from .workers import Workers
 
 MODE = Mode(
     target_versions={TargetVersion.PY311},
@@ -78,16 +81,25 @@ class _File:
 
 class FormatJob:
     """Formatting of a set of files: big files are cut into pieces (``chunking``), each
-    piece formatted once (cached by content) and glued back; cached whole files are not
-    cut at all. ``units`` is how many pieces need black, for a progress bar."""
+    piece formatted once and glued back; cached whole files are not cut at all. Formatted
+    pieces are kept per file (one "pack" per path and ``scope``, keyed by piece content),
+    so a rebuild reads one cache file per big file, not thousands. ``units`` is how many
+    pieces need black, for a progress bar.
 
-    def __init__(self, sources: Mapping[str, str], jobs: int | None = None) -> None:
+    ``start`` hands the work to a process pool (``workers``) when there is enough of it;
+    ``run`` waits for it (or formats here) and returns the formatted files."""
+
+    def __init__(
+        self, sources: Mapping[str, str], workers: Workers | None = None, scope: str = ""
+    ) -> None:
         self.store = cache.cache_dir()
-        self.jobs = jobs
+        self.workers = workers
+        self.scope = scope
         self.done: dict[str, str] = {}
         self.files: dict[str, _File] = {}
         self.cached_units: dict[str, str] = {}
         self.todo: dict[str, str] = {}  # unit key -> text still to format
+        self.futures: list[tuple[Future[list[tuple[str, str | None]]], list[tuple[str, str]]]] = []
         for path, source in sources.items():
             whole = _load(self.store, source)
             if whole is not None:
@@ -96,58 +108,85 @@ class FormatJob:
             pieces = split(source) if source.count("\n") >= CHUNK_LINES else None
             units = [source] if pieces is None else [p.text for p in pieces]
             self.files[path] = _File(source, pieces, units)
+            pack = self._pack(path) if pieces is not None else {}
             for text in units:
                 key = _key(text)
                 if key in self.cached_units or key in self.todo:
                     continue
-                cached = _load(self.store, text) if pieces is not None else None
-                if cached is None:
-                    self.todo[key] = text
-                else:
+                cached = pack.get(key)
+                if isinstance(cached, str):
                     self.cached_units[key] = cached
+                else:
+                    self.todo[key] = text
         self.units = len(self.todo)
+
+    def start(self) -> FormatJob:
+        """Send the work to the pool when it is big enough to pay for one."""
+        items = sorted(self.todo.items(), key=lambda item: -len(item[1]))  # biggest first
+        lines = sum(text.count("\n") for _, text in items)
+        workers = self.workers
+        if workers is None or not workers.parallel or lines < PARALLEL_THRESHOLD:
+            return self
+        for batch in _batches(items, max(workers.jobs * 8, len(items) // 64)):
+            self.futures.append((workers.submit(_format_batch, batch), batch))
+        return self
 
     def run(self, progress: Callable[[int], None] | None = None) -> dict[str, str]:
         results = dict(self.cached_units)
         failed: set[str] = set()
-        items = sorted(self.todo.items(), key=lambda item: -len(item[1]))  # biggest first
-        lines = sum(text.count("\n") for _, text in items)
-        workers = min(self.jobs or os.cpu_count() or 1, len(items))
-        batches = _batches(items, max(workers * 8, len(items) // 64))
-        if workers > 1 and lines >= PARALLEL_THRESHOLD:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for done in pool.map(_format_batch, batches):
-                    self._collect(done, results, failed, progress)
-        else:
-            for batch in batches:
-                self._collect(_format_batch(batch), results, failed, progress)
+        items = sorted(self.todo.items(), key=lambda item: -len(item[1]))
+        pending: list[tuple[Future[list[tuple[str, str | None]]] | None, list[tuple[str, str]]]]
+        pending = [*self.futures] or [(None, batch) for batch in _batches(items, 8)]
+        for future, batch in pending:
+            if future is None:
+                done = _format_batch(batch)
+            else:
+                try:
+                    done = future.result()
+                except BrokenProcessPool:  # a worker died (out of memory?): format here
+                    done = _format_batch(batch)
+            for key, formatted in done:
+                if formatted is None:
+                    failed.add(key)
+                else:
+                    results[key] = formatted
+            if progress is not None:
+                progress(len(done))
         for path, file in self.files.items():
-            bad = [text for text in file.units if _key(text) in failed]
-            if bad:
+            if any(_key(text) in failed for text in file.units):
                 # report with the whole file's error (black's line numbers)
                 self.done[path] = format_python(file.source, path)
-            elif file.pieces is None:
+                continue
+            if file.pieces is None:
                 self.done[path] = results[_key(file.source)]
             else:
-                self.done[path] = join(file.pieces, [results[_key(t)] for t in file.units])
-                _save(self.store, file.source, self.done[path])
+                texts = [results[_key(t)] for t in file.units]
+                self.done[path] = join(file.pieces, texts)
+                self._save_pack(path, {_key(t): f for t, f in zip(file.units, texts, strict=True)})
+            _save(self.store, file.source, self.done[path])
         return self.done
 
-    def _collect(
-        self,
-        batch: list[tuple[str, str | None]],
-        results: dict[str, str],
-        failed: set[str],
-        progress: Callable[[int], None] | None,
-    ) -> None:
-        for key, formatted in batch:
-            if formatted is None:
-                failed.add(key)
-                continue
-            results[key] = formatted
-            _save(self.store, self.todo[key], formatted)
-        if progress is not None:
-            progress(len(batch))
+    def _pack_file(self, path: str) -> Path | None:
+        if self.store is None:
+            return None
+        name = hashlib.sha256(f"{_key('')}|{self.scope}|{path}".encode()).hexdigest()
+        return self.store / f"pieces-{name}.json"
+
+    def _pack(self, path: str) -> dict[str, Any]:
+        text = cache.read(self._pack_file(path))
+        try:
+            pack = json.loads(text) if text is not None else {}
+        except ValueError:
+            return {}
+        return pack if isinstance(pack, dict) else {}
+
+    def _save_pack(self, path: str, pack: dict[str, str]) -> None:
+        cache.write(self._pack_file(path), json.dumps(pack, ensure_ascii=False))
+
+
+def format_file(source: str, path: str, scope: str = "") -> str:
+    """One file, formatted here (piece by piece when big, with the cache)."""
+    return FormatJob({path: source}, scope=scope).run()[path]
 
 
 def _batches(items: list[tuple[str, str]], count: int) -> list[list[tuple[str, str]]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
+import json
 import tempfile
 import warnings
 from collections import defaultdict
@@ -38,11 +40,12 @@ def model_schemas(manifest: Manifest) -> dict[str, Json]:
     """Class name -> JSON Schema, for every model the package needs."""
     result: dict[str, Json] = {}
     shared = manifest.shared_defs
+    copies = _shared_classes(shared)
     for tool in manifest.tools:
         if tool.input_model not in shared:  # a shared definition is generated once, by name
-            result[tool.input_model] = tool.input_schema
+            result[tool.input_model] = _subclass_if_copy(tool.input_schema, copies)
         if tool.output_model and tool.output_model not in shared:
-            result[tool.output_model] = tool.output_schema
+            result[tool.output_model] = _subclass_if_copy(tool.output_schema, copies)
     for prompt in manifest.prompts:
         properties = {
             a.name: {"type": "string", **({"description": a.description} if a.description else {})}
@@ -54,6 +57,66 @@ def model_schemas(manifest: Manifest) -> dict[str, Json]:
             schema["required"] = required
         result[prompt.class_name] = schema
     return result
+
+
+def _root_key(schema: dict[str, Json]) -> str:
+    root = {k: v for k, v in schema.items() if k != "$defs"}
+    root.setdefault("type", "object")
+    return json.dumps(root, sort_keys=True)
+
+
+def _makes_class(schema: Json) -> bool:
+    """Whether the generator makes a class of ``schema`` (one that can be subclassed)."""
+    return (
+        isinstance(schema, dict)
+        and isinstance(schema.get("properties"), dict)
+        and bool(schema["properties"])
+        and not any(k in schema for k in ("oneOf", "anyOf", "$ref", "not"))
+    )
+
+
+def _shared_classes(shared: dict[str, Json]) -> dict[str, str]:
+    """Shared definitions the generator makes a class of, by their schema (``_root_key``)."""
+    return {
+        _root_key(schema): name for name, schema in sorted(shared.items()) if _makes_class(schema)
+    }
+
+
+def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str, str]]:
+    """Models with the same schema (GitHub: 805 of 2,149, such as every tool taking only
+    ``owner`` and ``repo``) are generated once: the first name (sorted) gets the class, the
+    others subclass it. Returns the models and, for each name in such a group, the group's
+    key (a digest of the schema) so that the whole group lands in one module."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(models):
+        if _makes_class(models[name]):
+            text = json.dumps(models[name], sort_keys=True)
+            groups.setdefault(
+                hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), []
+            ).append(name)
+    result = dict(models)
+    group_of: dict[str, str] = {}
+    for key, names in groups.items():
+        if len(names) < 2:
+            continue
+        for name in names:
+            group_of[name] = key
+        for name in names[1:]:
+            result[name] = {"allOf": [{"$ref": f"#/$defs/{_escape(names[0])}"}]}
+    return result, group_of
+
+
+def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
+    """A tool schema that is a copy of a shared class (an operation answering with
+    ``$ref: '#/components/schemas/full-repository'`` gets that schema as its root, as MCP
+    wants an object there) becomes a subclass of it: the model is the shared class, under
+    the tool's name, and is not generated twice (GitHub: 298 models, a third of the code)."""
+    if not isinstance(schema, dict) or not copies:
+        return schema
+    name = copies.get(_root_key(schema))
+    if name is None:
+        return schema
+    return {"allOf": [{"$ref": f"#/$defs/{_escape(name)}"}]}
 
 
 def _escape(segment: str) -> str:

@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import cache as cache_result
@@ -30,6 +30,7 @@ from urllib.parse import unquote
 
 from . import cache
 from .errors import InputError
+from .formatting import format_file
 from .model import Manifest
 from .modelgen import (
     DATA_KEYWORDS,
@@ -39,7 +40,9 @@ from .modelgen import (
     locate_failure,
     model_schemas,
     run_generator,
+    share_duplicates,
 )
+from .workers import Workers, done
 
 Json = Any
 SHARED = "_shared"
@@ -53,7 +56,7 @@ class ModelModule:
     name: str  # module name inside the models package: "_shared", "_part03"
     classes: tuple[str, ...]  # the names it defines for the package to re-export
     document: dict[str, Json]  # what datamodel-code-generator gets
-    shared: dict[str, Json] | None  # the ``_shared`` document its references point into
+    shared: dict[str, Json] | None  # the ``_shared`` definitions its references point into
     shared_key: str = ""  # digest of ``shared`` (part of the cache key)
 
 
@@ -65,24 +68,60 @@ def _bucket(name: str, parts: int) -> int:
     return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
 
 
-def _externalize(node: Json, shared: set[str]) -> Json:
-    """Point references to shared definitions at the shared file (imports, once mapped)."""
+def _def_name(ref: str) -> tuple[str, bool] | None:
+    """(definition name, whether the reference points inside it) for ``#/$defs/...``."""
+    if not ref.startswith("#/$defs/"):
+        return None
+    segments = ref[len("#/$defs/") :].split("/")
+    return unquote(segments[0]).replace("~1", "/").replace("~0", "~"), len(segments) > 1
+
+
+def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
+    """Point references to shared definitions at the shared file (imports, once mapped);
+    the names referred to are added to ``used``."""
     if isinstance(node, list):
-        return [_externalize(item, shared) for item in node]
+        return [_externalize(item, shared, used) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Json] = {}
     for key, value in node.items():
-        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
-            segments = value[len("#/$defs/") :].split("/")
-            name = unquote(segments[0]).replace("~1", "/").replace("~0", "~")
-            if name in shared:
-                if len(segments) > 1:
-                    raise _NotSplittable(value)
-                out[key] = _SHARED_FILE + value
-                continue
-        out[key] = value if key in DATA_KEYWORDS else _externalize(value, shared)
+        target = _def_name(value) if key == "$ref" and isinstance(value, str) else None
+        if target is not None and target[0] in shared:
+            if target[1]:
+                raise _NotSplittable(value)
+            used.add(target[0])
+            out[key] = _SHARED_FILE + value
+            continue
+        out[key] = value if key in DATA_KEYWORDS else _externalize(value, shared, used)
     return out
+
+
+def _references(node: Json, found: set[str]) -> set[str]:
+    """Names of the definitions ``node`` refers to (``#/$defs/NAME...``)."""
+    if isinstance(node, list):
+        for item in node:
+            _references(item, found)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                target = _def_name(value)
+                if target is not None:
+                    found.add(target[0])
+            elif key not in DATA_KEYWORDS:
+                _references(value, found)
+    return found
+
+
+def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in deps:
+            continue
+        seen.add(name)
+        stack.extend(deps[name])
+    return sorted(seen)
 
 
 class _NotSplittable(Exception):
@@ -90,33 +129,42 @@ class _NotSplittable(Exception):
 
 
 def plan(manifest: Manifest) -> list[ModelModule]:
-    models = model_schemas(manifest)
+    """The modules of the models package. A part gets, as the file its references point
+    into, only the shared definitions it needs (with theirs): the generator reads less, and
+    a changed shared definition regenerates only the parts that use it."""
+    models, group_of = share_duplicates(model_schemas(manifest))
     shared = manifest.shared_defs
     if not models and not shared:
         return []
     shared_document = combined_document({}, shared)
-    shared_key = _digest(shared_document)
+    shared_defs: dict[str, Json] = shared_document["$defs"]
+    deps = {name: _references(schema, set()) for name, schema in shared_defs.items()}
     parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []
     count = _parts(len(models))
     buckets: list[dict[str, Json]] = [{} for _ in range(count)]
     for name in sorted(models):
-        buckets[_bucket(name, count)][name] = models[name]
+        # a group of identical schemas stays together (its members subclass the first)
+        buckets[_bucket(group_of.get(name, name), count)][name] = models[name]
     width = max(2, len(str(count - 1)))
     try:
         for index, bucket in enumerate(buckets):
             if not bucket:
                 continue
             document = combined_document(bucket, shared, include_shared=False)
+            subset: dict[str, Json] | None = None
             if shared:
-                document = {**document, "$defs": _externalize(document["$defs"], set(shared))}
+                used: set[str] = set()
+                document = {**document, "$defs": _externalize(document["$defs"], set(shared), used)}
+                needed = _closure(used, deps)
+                subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
             name = f"_part{index:0{width}d}"
             parts.append(
                 ModelModule(
                     name,
                     tuple(sorted(bucket)),
                     document,
-                    shared_document if shared else None,
-                    shared_key if shared else "",
+                    subset,
+                    _digest(subset) if subset is not None else "",
                 )
             )
     except _NotSplittable:
@@ -126,7 +174,7 @@ def plan(manifest: Manifest) -> list[ModelModule]:
 
 def whole_module(manifest: Manifest) -> ModelModule:
     """Every model in one module (one generator run on one document)."""
-    models, shared = model_schemas(manifest), manifest.shared_defs
+    models, shared = share_duplicates(model_schemas(manifest))[0], manifest.shared_defs
     document = combined_document(models, shared)
     return ModelModule("_part00", tuple(sorted({*models, *shared})), document, None)
 
@@ -135,12 +183,12 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
     store = cache.cache_dir()
     if store is None:
         return None
-    # A part's output can depend on the shared schemas it extends (allOf), so they are part of
-    # its key: changing a shared definition regenerates every part.
+    # A part's output can depend on the shared schemas it extends (allOf), so the ones it
+    # uses are part of its key: changing a shared definition regenerates the parts using it.
     key = _digest([_settings(package), module.document])
     if module.shared is not None:
         key = _digest([key, module.shared_key])
-    return store / f"models-v3-{key}.py"
+    return store / f"models-v4-{key}.py"  # formatted
 
 
 @cache_result
@@ -178,25 +226,31 @@ def generate_module(module: ModelModule, package: str) -> str:
 
 
 def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | None]:
-    """(source, None) or ("", the generator's error) — errors are located by the caller."""
+    """(formatted source, None) or ("", the generator's error); errors are located by the
+    caller. Runs in a pool worker for big builds: generating and formatting a module is one
+    task, so the build process never handles the unformatted text."""
     try:
         source = generate_module(module, package)
     except Exception as exc:
         return "", str(exc) or type(exc).__name__
-    return source, None
+    missing = sorted(set(module.classes) - defined_names(source))
+    if missing:
+        return "", f"model generation produced no class for {', '.join(missing)}"
+    path = f"src/{package}/models/{module.name}.py"
+    return format_file(source, path, scope=package), None
 
 
 class ModelJob:
-    """Generation of every module of the models package: cached ones are read at once,
-    the others generated inline (small builds) or in a process pool (``result`` waits)."""
+    """Generation of every module of the models package, formatted: cached ones are read at
+    once, the others generated here (small builds) or in the build's process pool, beside
+    the formatting of the other files (``result`` waits)."""
 
-    def __init__(self, manifest: Manifest) -> None:
+    def __init__(self, manifest: Manifest, workers: Workers | None = None) -> None:
         self.manifest = manifest
         self.package = manifest.server.package
         self.modules = plan(manifest)
         self.sources: dict[str, str] = {}
         self.pending: dict[str, Future[tuple[str, str | None]]] = {}
-        self.pool: ProcessPoolExecutor | None = None
         todo = []
         for module in self.modules:
             cached = cache.read(_cache_file(module, self.package))
@@ -204,39 +258,31 @@ class ModelJob:
                 todo.append(module)
             else:
                 self.sources[module.name] = cached
-        if sum(len(m.classes) for m in todo) >= BACKGROUND_MODELS and os.cpu_count() != 1:
-            self.pool = ProcessPoolExecutor(max_workers=os.cpu_count() or 2)
-            # biggest first, so the longest run does not start last
-            for module in sorted(todo, key=lambda m: -len(m.classes)):
-                self.pending[module.name] = self.pool.submit(
-                    _generate_checked, module, self.package
-                )
-        else:
-            for module in todo:
-                future: Future[tuple[str, str | None]] = Future()
-                future.set_result(_generate_checked(module, self.package))
-                self.pending[module.name] = future
+        pool = workers is not None and sum(len(m.classes) for m in todo) >= BACKGROUND_MODELS
+        # biggest first, so the longest run does not start last
+        for module in sorted(todo, key=lambda m: -len(m.classes)):
+            if pool:
+                assert workers is not None
+                future = workers.submit(_generate_checked, module, self.package)
+            else:
+                future = done(_generate_checked, module, self.package)
+            self.pending[module.name] = future
 
     def result(self) -> dict[str, str]:
-        """Module name -> source, every name checked; InputError with located problems."""
+        """Module name -> formatted source; InputError with located problems."""
         failed: str | None = None
-        try:
-            for module in self.modules:
-                if module.name not in self.pending:
-                    continue
-                try:
-                    source, error = self.pending[module.name].result()
-                except BrokenProcessPool:  # a worker died (out of memory?): try here
-                    source, error = _generate_checked(module, self.package)
-                error = error or self._missing(module, source)
-                if error is not None:
-                    failed = failed or error
-                    continue
-                cache.write(_cache_file(module, self.package), source)
-                self.sources[module.name] = source
-        finally:
-            if self.pool is not None:
-                self.pool.shutdown(cancel_futures=True)
+        for module in self.modules:
+            if module.name not in self.pending:
+                continue
+            try:
+                source, error = self.pending[module.name].result()
+            except BrokenProcessPool:  # a worker died (out of memory?): try here
+                source, error = _generate_checked(module, self.package)
+            if error is not None:
+                failed = failed or error
+                continue
+            cache.write(_cache_file(module, self.package), source)
+            self.sources[module.name] = source
         if failed is not None:
             self._all_in_one(failed)
         return {m.name: self.sources[m.name] for m in self.modules}
@@ -250,7 +296,6 @@ class ModelJob:
             source = cache.read(_cache_file(whole, self.package))
             if source is None:
                 source, error_whole = _generate_checked(whole, self.package)
-                error_whole = error_whole or self._missing(whole, source)
                 if error_whole is None:
                     cache.write(_cache_file(whole, self.package), source)
             else:
@@ -259,10 +304,6 @@ class ModelJob:
                 self.modules, self.sources = [whole], {whole.name: source}
                 return
         self._fail(error)
-
-    def _missing(self, module: ModelModule, source: str) -> str | None:
-        missing = sorted(set(module.classes) - defined_names(source))
-        return f"model generation produced no class for {', '.join(missing)}" if missing else None
 
     def _fail(self, error: str) -> None:
         """Say which schemas the generator rejects, and where they are."""

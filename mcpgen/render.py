@@ -20,6 +20,7 @@ from .model import Manifest
 from .modelmodules import ModelJob
 from .spec_data import spec_json
 from .templating import render
+from .workers import Workers
 
 
 @dataclass
@@ -66,37 +67,54 @@ def context(manifest: Manifest) -> dict[str, Any]:
 
 
 def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
+    """Render and format every file. One process pool serves the whole build: the model
+    generator's runs start first and the formatting of the other files queues behind them."""
+    with Workers() as workers:
+        with timing.phase("models: cache or start"):
+            models = ModelJob(manifest, workers)
+        with timing.phase("render templates"):
+            out = _render_templates(manifest)
+            planned = [(m.name, m.classes) for m in models.modules]
+            package = _models_package(manifest, planned)
+        python = {
+            path: text
+            for files in (out.generated, out.stubs)
+            for path, text in files.items()
+            if path.endswith(".py")
+        }
+        with timing.phase("format"):
+            formatted = _format({**python, **package}, workers, manifest, show_progress)
+        with timing.phase("models (datamodel-code-generator)"):
+            sources = models.result()
+    ended = [(m.name, m.classes) for m in models.modules]
+    if ended != planned:  # the split failed and every model is in one module
+        package = _models_package(manifest, ended)
+        formatted.update(FormatJob(package, scope=manifest.server.package).run())
     pkg = manifest.server.package
-    with timing.phase("models: cache or start"):
-        models = ModelJob(manifest)  # in a process pool when big: overlaps the rest
-    with timing.phase("render templates"):
-        out = _render_templates(manifest)
-    python = {
-        path: text
-        for files in (out.generated, out.stubs)
-        for path, text in files.items()
-        if path.endswith(".py")
-    }
-    with timing.phase("format"):
-        formatted = _format(python, "formatting", show_progress)
-    with timing.phase("models (datamodel-code-generator)"):
-        sources = {f"src/{pkg}/models/{name}.py": text for name, text in models.result().items()}
-    # the package's __init__ lists the modules the job ended with (all in one if split failed)
-    sources[f"src/{pkg}/models/__init__.py"] = render(
-        "package/models_init.py.jinja",
-        **context(manifest),
-        model_modules={m.name: list(m.classes) for m in models.modules},
-    )
-    if models.modules:
-        sources[f"src/{pkg}/models/_base.py"] = render(
-            "package/models_base.py.jinja", **context(manifest)
-        )
-    with timing.phase("format models"):
-        formatted.update(_format(sources, "formatting models", show_progress))
-    out.generated.update({path: formatted[path] for path in sources})
+    out.generated.update({path: formatted[path] for path in package})
+    out.generated.update({f"src/{pkg}/models/{name}.py": text for name, text in sources.items()})
     for files in (out.generated, out.stubs):
         files.update({path: formatted[path] for path in files if path in formatted})
     return out
+
+
+def _models_package(
+    manifest: Manifest, modules: list[tuple[str, tuple[str, ...]]]
+) -> dict[str, str]:
+    """The models package's own files: ``__init__`` (lists the modules) and ``_base``."""
+    pkg = manifest.server.package
+    files = {
+        f"src/{pkg}/models/__init__.py": render(
+            "package/models_init.py.jinja",
+            **context(manifest),
+            model_modules={name: list(classes) for name, classes in modules},
+        )
+    }
+    if modules:
+        files[f"src/{pkg}/models/_base.py"] = render(
+            "package/models_base.py.jinja", **context(manifest)
+        )
+    return files
 
 
 def _render_templates(manifest: Manifest) -> Output:
@@ -143,10 +161,15 @@ def _render_templates(manifest: Manifest) -> Output:
     return out
 
 
-def _format(python: dict[str, str], label: str, show_progress: bool) -> dict[str, str]:
+def _format(
+    python: dict[str, str], workers: Workers, manifest: Manifest, show_progress: bool
+) -> dict[str, str]:
     # A bar on a terminal (big builds spend most of their time here); nothing when piped.
-    job = FormatJob(python)
+    job = FormatJob(python, workers, scope=manifest.server.package).start()
     with click.progressbar(
-        length=job.units, label=label, file=sys.stderr, hidden=not show_progress or not job.units
+        length=job.units,
+        label="formatting",
+        file=sys.stderr,
+        hidden=not show_progress or not job.units,
     ) as bar:
         return job.run(progress=bar.update)

@@ -198,20 +198,20 @@ def test_big_builds_generate_models_in_a_pool_with_the_same_result(
 ) -> None:
     """Over ``BACKGROUND_MODELS`` models the generator runs in a process pool beside the
     formatting; the output is the same, and its errors are still located problems."""
-    from mcpgen import modelmodules
+    from mcpgen import modelmodules, workers
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     code, _ = build(str(manifest), "-o", str(tmp_path / "inline"))
     assert code == 0
     pools: list[int] = []
-    original = modelmodules.ProcessPoolExecutor
+    original = workers.ProcessPoolExecutor
 
     def spy(*args: object, **kwargs: object) -> object:
         pools.append(1)
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 1)
-    monkeypatch.setattr(modelmodules, "ProcessPoolExecutor", spy)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", spy)
     code, output = build(str(manifest), "--timings", "-o", str(tmp_path / "pool"))
     assert code == 0, output
     assert pools == [1]
@@ -241,7 +241,7 @@ def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
     monkeypatch.setattr(modelmodules, "PART_SIZE", 4)
     tools = "".join(
         f"  - name: tool_{i}\n    description: tool {i}\n"
-        f"    input: {{type: object, properties: {{who: {{$ref: '#/$defs/Person'}}}}}}\n"
+        f"    input: {{type: object, properties: {{who: {{$ref: '#/$defs/Person'}}, k{i}: {{}}}}}}\n"
         f"    output: {{type: object, properties: {{n{i}: {{type: integer}}}}}}\n"
         for i in range(12)
     )

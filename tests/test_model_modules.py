@@ -27,7 +27,7 @@ def test_shared_definitions_and_parts(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(modelmodules, "PART_SIZE", 2)
     tools = [
         f"  - name: t{i}\n    description: d\n"
-        "    input: {type: object, properties: {who: {$ref: '#/$defs/Person'}}}\n"
+        f"    input: {{type: object, properties: {{who: {{$ref: '#/$defs/Person'}}, n{i}: {{}}}}}}\n"
         for i in range(6)
     ]
     modules = _plan(tmp_path, HEAD + "tools:\n" + "".join(tools))
@@ -36,7 +36,8 @@ def test_shared_definitions_and_parts(tmp_path: Path, monkeypatch: pytest.Monkey
     assert len(parts) >= 2
     assert sorted(c for m in parts for c in m.classes) == sorted(f"T{i}Input" for i in range(6))
     for part in parts:
-        assert part.shared is modules[0].document
+        assert part.shared is not None
+        assert part.shared["$defs"] == {"Person": modules[0].document["$defs"]["Person"]}
         assert "Person" not in part.document["$defs"]  # imported, not generated again
     # the same manifest always gives the same split (hash of the class name, not order)
     again = _plan(tmp_path, HEAD + "tools:\n" + "".join(reversed(tools)))
@@ -141,4 +142,43 @@ def test_a_part_the_generator_rejects_falls_back_to_one_module(
     source_text = (package / "_part00.py").read_text()
     assert "class Person(McpgenBaseModel)" in source_text
     assert "class TInput(McpgenBaseModel)" in source_text
-    assert "from ._part00 import TInput as TInput" in (package / "__init__.py").read_text()
+    init = (package / "__init__.py").read_text()
+    assert "from ._part00 import (\n        Person as Person,\n        TInput as TInput,\n" in init
+    assert '_NAMES["_part00"] = "Person TInput"' in init
+
+
+def test_a_part_gets_only_the_shared_definitions_it_needs(tmp_path: Path) -> None:
+    """The file a part's references point into holds what it uses, and what that uses."""
+    body = (
+        "mcpgen: 1\nserver: {name: split}\n$defs:\n"
+        "  Person: {type: object, properties: {home: {$ref: '#/$defs/Address'}}}\n"
+        "  Address: {type: object, properties: {city: {type: string}}}\n"
+        "  Unused: {type: object, properties: {x: {type: string}}}\n"
+        "tools:\n  - name: t\n    description: d\n"
+        "    input: {type: object, properties: {who: {$ref: '#/$defs/Person'}}}\n"
+    )
+    shared, part = _plan(tmp_path, body)
+    assert shared.classes == ("Address", "Person", "Unused")
+    assert part.shared is not None and sorted(part.shared["$defs"]) == ["Address", "Person"]
+
+
+def test_tools_with_the_same_schema_share_one_class(tmp_path: Path) -> None:
+    """Identical schemas are generated once: the others subclass the first, in its module;
+    a tool schema that is a copy of a shared definition subclasses that definition."""
+    same = "{type: object, properties: {owner: {type: string}, repo: {type: string}}}"
+    tools = "".join(
+        f"  - name: t{i}\n    description: d\n    input: {same}\n" for i in range(3)
+    ) + (
+        "  - name: copy\n    description: d\n"
+        "    input: {type: object, properties: {name: {type: string}}}\n"
+    )
+    source = tmp_path / "m.yaml"
+    source.write_text(HEAD + "tools:\n" + tools)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    package = out / "src/split_mcp/models"
+    code = "".join(p.read_text() for p in sorted(package.glob("_part*.py")))
+    assert "class T0Input(McpgenBaseModel):" in code
+    assert "class T1Input(T0Input):" in code and "class T2Input(T0Input):" in code
+    assert "class CopyInput(Person):" in code

@@ -14,30 +14,33 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._shared import Number as Number
-    from ._part00 import AddInput as AddInput
-    from ._part00 import AddOutput as AddOutput
-    from ._part00 import ConvertUnitsInput as ConvertUnitsInput
-    from ._part00 import ConvertUnitsOutput as ConvertUnitsOutput
-    from ._part00 import DivideInput as DivideInput
-    from ._part00 import DivideOutput as DivideOutput
-    from ._part00 import RandomFactInput as RandomFactInput
-    from ._part00 import WeatherCurrentInput as WeatherCurrentInput
-    from ._part00 import WeatherCurrentOutput as WeatherCurrentOutput
+# The names each module defines: a module is imported when one of its names is first used.
+# (The imports under TYPE_CHECKING are for type checkers, which do not run __getattr__.)
+_NAMES: dict[str, str] = {}
 
-_MODULES = {
-    "Number": "_shared",
-    "AddInput": "_part00",
-    "AddOutput": "_part00",
-    "ConvertUnitsInput": "_part00",
-    "ConvertUnitsOutput": "_part00",
-    "DivideInput": "_part00",
-    "DivideOutput": "_part00",
-    "RandomFactInput": "_part00",
-    "WeatherCurrentInput": "_part00",
-    "WeatherCurrentOutput": "_part00",
-}
+if TYPE_CHECKING:
+    from ._shared import (
+        Number as Number,
+    )
+_NAMES["_shared"] = "Number"
+
+if TYPE_CHECKING:
+    from ._part00 import (
+        AddInput as AddInput,
+        AddOutput as AddOutput,
+        ConvertUnitsInput as ConvertUnitsInput,
+        ConvertUnitsOutput as ConvertUnitsOutput,
+        DivideInput as DivideInput,
+        DivideOutput as DivideOutput,
+        RandomFactInput as RandomFactInput,
+        WeatherCurrentInput as WeatherCurrentInput,
+        WeatherCurrentOutput as WeatherCurrentOutput,
+    )
+_NAMES["_part00"] = (
+    "AddInput AddOutput ConvertUnitsInput ConvertUnitsOutput DivideInput DivideOutput RandomFactInput WeatherCurrentInput WeatherCurrentOutput"
+)
+
+_MODULES = {name: module for module, names in _NAMES.items() for name in names.split()}
 __all__ = sorted(_MODULES)
 
 

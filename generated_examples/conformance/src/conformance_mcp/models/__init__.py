@@ -14,102 +14,59 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._shared import Name as Name
-    from ._part00 import JsonSchema202012ToolInput as JsonSchema202012ToolInput
-    from ._part00 import TestAudioContentInput as TestAudioContentInput
-    from ._part00 import TestDynamicPromptArguments as TestDynamicPromptArguments
-    from ._part00 import TestDynamicToolInput as TestDynamicToolInput
-    from ._part00 import TestElicitationInput as TestElicitationInput
-    from ._part00 import TestElicitationSep1034DefaultsInput as TestElicitationSep1034DefaultsInput
-    from ._part00 import TestElicitationSep1330EnumsInput as TestElicitationSep1330EnumsInput
-    from ._part00 import TestEmbeddedResourceInput as TestEmbeddedResourceInput
-    from ._part00 import TestErrorHandlingInput as TestErrorHandlingInput
-    from ._part00 import TestImageContentInput as TestImageContentInput
-    from ._part00 import (
-        TestInputRequiredResultCapabilitiesInput as TestInputRequiredResultCapabilitiesInput,
-    )
-    from ._part00 import (
-        TestInputRequiredResultElicitationInput as TestInputRequiredResultElicitationInput,
-    )
-    from ._part00 import (
-        TestInputRequiredResultListRootsInput as TestInputRequiredResultListRootsInput,
-    )
-    from ._part00 import (
-        TestInputRequiredResultMultiRoundInput as TestInputRequiredResultMultiRoundInput,
-    )
-    from ._part00 import (
-        TestInputRequiredResultMultipleInputsInput as TestInputRequiredResultMultipleInputsInput,
-    )
-    from ._part00 import (
-        TestInputRequiredResultPromptArguments as TestInputRequiredResultPromptArguments,
-    )
-    from ._part00 import (
-        TestInputRequiredResultRequestStateInput as TestInputRequiredResultRequestStateInput,
-    )
-    from ._part00 import (
-        TestInputRequiredResultSamplingInput as TestInputRequiredResultSamplingInput,
-    )
-    from ._part00 import (
-        TestInputRequiredResultTamperedStateInput as TestInputRequiredResultTamperedStateInput,
-    )
-    from ._part00 import TestLoggingToolInput as TestLoggingToolInput
-    from ._part00 import TestMissingCapabilityInput as TestMissingCapabilityInput
-    from ._part00 import TestMultipleContentTypesInput as TestMultipleContentTypesInput
-    from ._part00 import TestPromptWithArgumentsArguments as TestPromptWithArgumentsArguments
-    from ._part00 import (
-        TestPromptWithEmbeddedResourceArguments as TestPromptWithEmbeddedResourceArguments,
-    )
-    from ._part00 import TestPromptWithImageArguments as TestPromptWithImageArguments
-    from ._part00 import TestReconnectionInput as TestReconnectionInput
-    from ._part00 import TestSamplingInput as TestSamplingInput
-    from ._part00 import TestSimplePromptArguments as TestSimplePromptArguments
-    from ._part00 import TestSimpleTextInput as TestSimpleTextInput
-    from ._part00 import TestStreamingElicitationInput as TestStreamingElicitationInput
-    from ._part00 import TestToolWithLoggingInput as TestToolWithLoggingInput
-    from ._part00 import TestToolWithProgressInput as TestToolWithProgressInput
-    from ._part00 import TestTriggerPromptChangeInput as TestTriggerPromptChangeInput
-    from ._part00 import TestTriggerToolChangeInput as TestTriggerToolChangeInput
-    from ._part00 import TestXMcpHeaderInput as TestXMcpHeaderInput
+# The names each module defines: a module is imported when one of its names is first used.
+# (The imports under TYPE_CHECKING are for type checkers, which do not run __getattr__.)
+_NAMES: dict[str, str] = {}
 
-_MODULES = {
-    "Name": "_shared",
-    "JsonSchema202012ToolInput": "_part00",
-    "TestAudioContentInput": "_part00",
-    "TestDynamicPromptArguments": "_part00",
-    "TestDynamicToolInput": "_part00",
-    "TestElicitationInput": "_part00",
-    "TestElicitationSep1034DefaultsInput": "_part00",
-    "TestElicitationSep1330EnumsInput": "_part00",
-    "TestEmbeddedResourceInput": "_part00",
-    "TestErrorHandlingInput": "_part00",
-    "TestImageContentInput": "_part00",
-    "TestInputRequiredResultCapabilitiesInput": "_part00",
-    "TestInputRequiredResultElicitationInput": "_part00",
-    "TestInputRequiredResultListRootsInput": "_part00",
-    "TestInputRequiredResultMultiRoundInput": "_part00",
-    "TestInputRequiredResultMultipleInputsInput": "_part00",
-    "TestInputRequiredResultPromptArguments": "_part00",
-    "TestInputRequiredResultRequestStateInput": "_part00",
-    "TestInputRequiredResultSamplingInput": "_part00",
-    "TestInputRequiredResultTamperedStateInput": "_part00",
-    "TestLoggingToolInput": "_part00",
-    "TestMissingCapabilityInput": "_part00",
-    "TestMultipleContentTypesInput": "_part00",
-    "TestPromptWithArgumentsArguments": "_part00",
-    "TestPromptWithEmbeddedResourceArguments": "_part00",
-    "TestPromptWithImageArguments": "_part00",
-    "TestReconnectionInput": "_part00",
-    "TestSamplingInput": "_part00",
-    "TestSimplePromptArguments": "_part00",
-    "TestSimpleTextInput": "_part00",
-    "TestStreamingElicitationInput": "_part00",
-    "TestToolWithLoggingInput": "_part00",
-    "TestToolWithProgressInput": "_part00",
-    "TestTriggerPromptChangeInput": "_part00",
-    "TestTriggerToolChangeInput": "_part00",
-    "TestXMcpHeaderInput": "_part00",
-}
+if TYPE_CHECKING:
+    from ._shared import (
+        Name as Name,
+    )
+_NAMES["_shared"] = "Name"
+
+if TYPE_CHECKING:
+    from ._part00 import (
+        JsonSchema202012ToolInput as JsonSchema202012ToolInput,
+        TestAudioContentInput as TestAudioContentInput,
+        TestDynamicPromptArguments as TestDynamicPromptArguments,
+        TestDynamicToolInput as TestDynamicToolInput,
+        TestElicitationInput as TestElicitationInput,
+        TestElicitationSep1034DefaultsInput as TestElicitationSep1034DefaultsInput,
+        TestElicitationSep1330EnumsInput as TestElicitationSep1330EnumsInput,
+        TestEmbeddedResourceInput as TestEmbeddedResourceInput,
+        TestErrorHandlingInput as TestErrorHandlingInput,
+        TestImageContentInput as TestImageContentInput,
+        TestInputRequiredResultCapabilitiesInput as TestInputRequiredResultCapabilitiesInput,
+        TestInputRequiredResultElicitationInput as TestInputRequiredResultElicitationInput,
+        TestInputRequiredResultListRootsInput as TestInputRequiredResultListRootsInput,
+        TestInputRequiredResultMultiRoundInput as TestInputRequiredResultMultiRoundInput,
+        TestInputRequiredResultMultipleInputsInput as TestInputRequiredResultMultipleInputsInput,
+        TestInputRequiredResultPromptArguments as TestInputRequiredResultPromptArguments,
+        TestInputRequiredResultRequestStateInput as TestInputRequiredResultRequestStateInput,
+        TestInputRequiredResultSamplingInput as TestInputRequiredResultSamplingInput,
+        TestInputRequiredResultTamperedStateInput as TestInputRequiredResultTamperedStateInput,
+        TestLoggingToolInput as TestLoggingToolInput,
+        TestMissingCapabilityInput as TestMissingCapabilityInput,
+        TestMultipleContentTypesInput as TestMultipleContentTypesInput,
+        TestPromptWithArgumentsArguments as TestPromptWithArgumentsArguments,
+        TestPromptWithEmbeddedResourceArguments as TestPromptWithEmbeddedResourceArguments,
+        TestPromptWithImageArguments as TestPromptWithImageArguments,
+        TestReconnectionInput as TestReconnectionInput,
+        TestSamplingInput as TestSamplingInput,
+        TestSimplePromptArguments as TestSimplePromptArguments,
+        TestSimpleTextInput as TestSimpleTextInput,
+        TestStreamingElicitationInput as TestStreamingElicitationInput,
+        TestToolWithLoggingInput as TestToolWithLoggingInput,
+        TestToolWithProgressInput as TestToolWithProgressInput,
+        TestTriggerPromptChangeInput as TestTriggerPromptChangeInput,
+        TestTriggerToolChangeInput as TestTriggerToolChangeInput,
+        TestXMcpHeaderInput as TestXMcpHeaderInput,
+    )
+_NAMES["_part00"] = (
+    "JsonSchema202012ToolInput TestAudioContentInput TestDynamicPromptArguments TestDynamicToolInput TestElicitationInput TestElicitationSep1034DefaultsInput TestElicitationSep1330EnumsInput TestEmbeddedResourceInput TestErrorHandlingInput TestImageContentInput TestInputRequiredResultCapabilitiesInput TestInputRequiredResultElicitationInput TestInputRequiredResultListRootsInput TestInputRequiredResultMultiRoundInput TestInputRequiredResultMultipleInputsInput TestInputRequiredResultPromptArguments TestInputRequiredResultRequestStateInput TestInputRequiredResultSamplingInput TestInputRequiredResultTamperedStateInput TestLoggingToolInput TestMissingCapabilityInput TestMultipleContentTypesInput TestPromptWithArgumentsArguments TestPromptWithEmbeddedResourceArguments TestPromptWithImageArguments TestReconnectionInput TestSamplingInput TestSimplePromptArguments TestSimpleTextInput TestStreamingElicitationInput TestToolWithLoggingInput TestToolWithProgressInput TestTriggerPromptChangeInput TestTriggerToolChangeInput TestXMcpHeaderInput"
+)
+
+_MODULES = {name: module for module, names in _NAMES.items() for name in names.split()}
 __all__ = sorted(_MODULES)
 
 

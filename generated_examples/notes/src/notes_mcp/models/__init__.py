@@ -14,30 +14,33 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._shared import Note as Note
-    from ._shared import NoteId as NoteId
-    from ._part00 import CreateNoteInput as CreateNoteInput
-    from ._part00 import DeleteNoteInput as DeleteNoteInput
-    from ._part00 import DeleteNoteOutput as DeleteNoteOutput
-    from ._part00 import ExportNotesInput as ExportNotesInput
-    from ._part00 import GetNoteInput as GetNoteInput
-    from ._part00 import SearchNotesInput as SearchNotesInput
-    from ._part00 import SearchNotesOutput as SearchNotesOutput
-    from ._part00 import UpdateNoteInput as UpdateNoteInput
+# The names each module defines: a module is imported when one of its names is first used.
+# (The imports under TYPE_CHECKING are for type checkers, which do not run __getattr__.)
+_NAMES: dict[str, str] = {}
 
-_MODULES = {
-    "Note": "_shared",
-    "NoteId": "_shared",
-    "CreateNoteInput": "_part00",
-    "DeleteNoteInput": "_part00",
-    "DeleteNoteOutput": "_part00",
-    "ExportNotesInput": "_part00",
-    "GetNoteInput": "_part00",
-    "SearchNotesInput": "_part00",
-    "SearchNotesOutput": "_part00",
-    "UpdateNoteInput": "_part00",
-}
+if TYPE_CHECKING:
+    from ._shared import (
+        Note as Note,
+        NoteId as NoteId,
+    )
+_NAMES["_shared"] = "Note NoteId"
+
+if TYPE_CHECKING:
+    from ._part00 import (
+        CreateNoteInput as CreateNoteInput,
+        DeleteNoteInput as DeleteNoteInput,
+        DeleteNoteOutput as DeleteNoteOutput,
+        ExportNotesInput as ExportNotesInput,
+        GetNoteInput as GetNoteInput,
+        SearchNotesInput as SearchNotesInput,
+        SearchNotesOutput as SearchNotesOutput,
+        UpdateNoteInput as UpdateNoteInput,
+    )
+_NAMES["_part00"] = (
+    "CreateNoteInput DeleteNoteInput DeleteNoteOutput ExportNotesInput GetNoteInput SearchNotesInput SearchNotesOutput UpdateNoteInput"
+)
+
+_MODULES = {name: module for module, names in _NAMES.items() for name in names.split()}
 __all__ = sorted(_MODULES)
 
 

@@ -31,8 +31,8 @@ class ExportNotesInput(McpgenBaseModel):
     pass
 
 
-class GetNoteInput(McpgenBaseModel):
-    id: NoteId
+class GetNoteInput(DeleteNoteInput):
+    pass
 
 
 class SearchNotesInput(McpgenBaseModel):

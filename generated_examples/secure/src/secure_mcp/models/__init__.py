@@ -13,26 +13,26 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._part00 import ListDocumentsInput as ListDocumentsInput
-    from ._part00 import ListDocumentsOutput as ListDocumentsOutput
-    from ._part00 import ReadDocumentInput as ReadDocumentInput
-    from ._part00 import ReadDocumentOutput as ReadDocumentOutput
-    from ._part00 import WhoamiInput as WhoamiInput
-    from ._part00 import WhoamiOutput as WhoamiOutput
-    from ._part00 import WriteDocumentInput as WriteDocumentInput
-    from ._part00 import WriteDocumentOutput as WriteDocumentOutput
+# The names each module defines: a module is imported when one of its names is first used.
+# (The imports under TYPE_CHECKING are for type checkers, which do not run __getattr__.)
+_NAMES: dict[str, str] = {}
 
-_MODULES = {
-    "ListDocumentsInput": "_part00",
-    "ListDocumentsOutput": "_part00",
-    "ReadDocumentInput": "_part00",
-    "ReadDocumentOutput": "_part00",
-    "WhoamiInput": "_part00",
-    "WhoamiOutput": "_part00",
-    "WriteDocumentInput": "_part00",
-    "WriteDocumentOutput": "_part00",
-}
+if TYPE_CHECKING:
+    from ._part00 import (
+        ListDocumentsInput as ListDocumentsInput,
+        ListDocumentsOutput as ListDocumentsOutput,
+        ReadDocumentInput as ReadDocumentInput,
+        ReadDocumentOutput as ReadDocumentOutput,
+        WhoamiInput as WhoamiInput,
+        WhoamiOutput as WhoamiOutput,
+        WriteDocumentInput as WriteDocumentInput,
+        WriteDocumentOutput as WriteDocumentOutput,
+    )
+_NAMES["_part00"] = (
+    "ListDocumentsInput ListDocumentsOutput ReadDocumentInput ReadDocumentOutput WhoamiInput WhoamiOutput WriteDocumentInput WriteDocumentOutput"
+)
+
+_MODULES = {name: module for module, names in _NAMES.items() for name in names.split()}
 __all__ = sorted(_MODULES)
 
 

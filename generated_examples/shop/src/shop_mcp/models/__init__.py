@@ -14,30 +14,33 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._shared import Item as Item
-    from ._shared import NewItem as NewItem
-    from ._part00 import CreateItemInput as CreateItemInput
-    from ._part00 import CreateItemOutput as CreateItemOutput
-    from ._part00 import DeleteItemInput as DeleteItemInput
-    from ._part00 import GetItemInput as GetItemInput
-    from ._part00 import GetItemOutput as GetItemOutput
-    from ._part00 import ListItemsInput as ListItemsInput
-    from ._part00 import ListItemsOutput as ListItemsOutput
-    from ._part00 import RestockArguments as RestockArguments
+# The names each module defines: a module is imported when one of its names is first used.
+# (The imports under TYPE_CHECKING are for type checkers, which do not run __getattr__.)
+_NAMES: dict[str, str] = {}
 
-_MODULES = {
-    "Item": "_shared",
-    "NewItem": "_shared",
-    "CreateItemInput": "_part00",
-    "CreateItemOutput": "_part00",
-    "DeleteItemInput": "_part00",
-    "GetItemInput": "_part00",
-    "GetItemOutput": "_part00",
-    "ListItemsInput": "_part00",
-    "ListItemsOutput": "_part00",
-    "RestockArguments": "_part00",
-}
+if TYPE_CHECKING:
+    from ._shared import (
+        Item as Item,
+        NewItem as NewItem,
+    )
+_NAMES["_shared"] = "Item NewItem"
+
+if TYPE_CHECKING:
+    from ._part00 import (
+        CreateItemInput as CreateItemInput,
+        CreateItemOutput as CreateItemOutput,
+        DeleteItemInput as DeleteItemInput,
+        GetItemInput as GetItemInput,
+        GetItemOutput as GetItemOutput,
+        ListItemsInput as ListItemsInput,
+        ListItemsOutput as ListItemsOutput,
+        RestockArguments as RestockArguments,
+    )
+_NAMES["_part00"] = (
+    "CreateItemInput CreateItemOutput DeleteItemInput GetItemInput GetItemOutput ListItemsInput ListItemsOutput RestockArguments"
+)
+
+_MODULES = {name: module for module, names in _NAMES.items() for name in names.split()}
 __all__ = sorted(_MODULES)
 
 

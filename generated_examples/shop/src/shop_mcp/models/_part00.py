@@ -10,18 +10,12 @@ from shop_mcp.models._base import McpgenBaseModel
 from shop_mcp.models._shared import Item, NewItem
 
 
-class CreateItemInput(McpgenBaseModel):
-    name: Annotated[str, Field(min_length=1)]
-    price: Annotated[float, Field(ge=0.0)]
-    tags: list[str] | None = None
-
-
 class DeleteItemInput(McpgenBaseModel):
     itemId: int
 
 
-class GetItemInput(McpgenBaseModel):
-    itemId: int
+class GetItemInput(DeleteItemInput):
+    pass
 
 
 class ListItemsInput(McpgenBaseModel):
@@ -35,6 +29,10 @@ class ListItemsOutput(McpgenBaseModel):
 
 class RestockArguments(McpgenBaseModel):
     budget: Annotated[str, Field(description="Budget in EUR")]
+
+
+class CreateItemInput(NewItem):
+    pass
 
 
 class CreateItemOutput(NewItem):

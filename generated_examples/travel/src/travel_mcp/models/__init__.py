@@ -14,26 +14,31 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ._shared import Airport as Airport
-    from ._part00 import ExplainMapArguments as ExplainMapArguments
-    from ._part00 import LocalTipsArguments as LocalTipsArguments
-    from ._part00 import PlanVacationArguments as PlanVacationArguments
-    from ._part00 import SearchFlightsInput as SearchFlightsInput
-    from ._part00 import SearchFlightsOutput as SearchFlightsOutput
-    from ._part00 import WeatherForecastInput as WeatherForecastInput
-    from ._part00 import WeatherForecastOutput as WeatherForecastOutput
+# The names each module defines: a module is imported when one of its names is first used.
+# (The imports under TYPE_CHECKING are for type checkers, which do not run __getattr__.)
+_NAMES: dict[str, str] = {}
 
-_MODULES = {
-    "Airport": "_shared",
-    "ExplainMapArguments": "_part00",
-    "LocalTipsArguments": "_part00",
-    "PlanVacationArguments": "_part00",
-    "SearchFlightsInput": "_part00",
-    "SearchFlightsOutput": "_part00",
-    "WeatherForecastInput": "_part00",
-    "WeatherForecastOutput": "_part00",
-}
+if TYPE_CHECKING:
+    from ._shared import (
+        Airport as Airport,
+    )
+_NAMES["_shared"] = "Airport"
+
+if TYPE_CHECKING:
+    from ._part00 import (
+        ExplainMapArguments as ExplainMapArguments,
+        LocalTipsArguments as LocalTipsArguments,
+        PlanVacationArguments as PlanVacationArguments,
+        SearchFlightsInput as SearchFlightsInput,
+        SearchFlightsOutput as SearchFlightsOutput,
+        WeatherForecastInput as WeatherForecastInput,
+        WeatherForecastOutput as WeatherForecastOutput,
+    )
+_NAMES["_part00"] = (
+    "ExplainMapArguments LocalTipsArguments PlanVacationArguments SearchFlightsInput SearchFlightsOutput WeatherForecastInput WeatherForecastOutput"
+)
+
+_MODULES = {name: module for module, names in _NAMES.items() for name in names.split()}
 __all__ = sorted(_MODULES)
 
 
