@@ -171,6 +171,9 @@ class Document:
         return self._positions.locate(path, key)
 
 
+_INDENT = re.compile(r"[ \t]*")
+
+
 class JsonLocator:
     """Positions in a JSON text found on demand: the members of a container are indexed when
     a path first goes through it, and the values a path does not enter are skipped by the C
@@ -185,6 +188,9 @@ class JsonLocator:
         # container path -> member -> (key offset or -1, value offset)
         self.members: dict[JsonPath, dict[PathPart, tuple[int, int]]] = {}
         self.line_starts: list[int] | None = None
+        self.located = 0
+        self.found: dict[tuple[JsonPath, str], tuple[int, int] | None] = {}
+        self.spans: dict[JsonPath, tuple[int, str, str] | None] = {}
 
     def _skip(self, offset: int) -> int:
         return _JSON_WS.match(self.text, offset).end()  # type: ignore[union-attr]
@@ -192,9 +198,66 @@ class JsonLocator:
     def _value_offset(self, path: JsonPath) -> int | None:
         if not path:
             return self._skip(0)
-        members = self._members(path[:-1])
-        found = members.get(path[-1]) if members is not None else None
+        found = self._member(path[:-1], path[-1])
         return found[1] if found else None
+
+    def _member(self, path: JsonPath, part: PathPart) -> tuple[int, int] | None:
+        """(key offset or -1, value offset) of member ``part`` of the container at ``path``."""
+        if path not in self.members and isinstance(part, str):
+            found = self._indented_member(path, part)
+            if found is not None:
+                return found
+        members = self._members(path)
+        return members.get(part) if members is not None else None
+
+    def _indented_member(self, path: JsonPath, key: str) -> tuple[int, int] | None:
+        """The member found by its line, without reading the container, when the JSON is
+        indented (specs usually are): a member key starts a line indented one step more than
+        the container's line, before the line that closes it. None: look the slow way."""
+        if (path, key) in self.found:
+            return self.found[path, key]
+        span = self._indented_span(path)
+        self.found[path, key] = None
+        if span is None:
+            return None
+        start, outer, inner = span
+        text = self.text
+        at = text.find("\n" + inner + json.dumps(key, ensure_ascii=False), start)
+        if at < 0 or text.find("\n" + outer + "}", start, at) >= 0:
+            return None  # not there, or after the line that closes the object
+        key_offset = at + 1 + len(inner)
+        match = _JSON_STRING.match(text, key_offset)
+        if match is None:  # pragma: no cover - it is the quoted key just searched for
+            return None
+        colon = self._skip(match.end())
+        if text[colon] != ":":
+            return None
+        self.found[path, key] = key_offset, self._skip(colon + 1)
+        return self.found[path, key]
+
+    def _indented_span(self, path: JsonPath) -> tuple[int, str, str] | None:
+        """(start, its indentation, its members' indentation) of the object at ``path``."""
+        if path not in self.spans:
+            self.spans[path] = None
+            start = self._value_offset(path)
+            text = self.text
+            if start is None or text[start] != "{":
+                return None
+            line = text.rfind("\n", 0, start) + 1
+            outer = text[line : _INDENT.match(text, line).end()]  # type: ignore[union-attr]
+            inner = self._indent_before(self._skip(start + 1))
+            if inner is None or len(inner) <= len(outer) or not inner.startswith(outer):
+                return None  # on one line, or not indented step by step
+            self.spans[path] = start, outer, inner
+        return self.spans[path]
+
+    def _indent_before(self, offset: int) -> str | None:
+        """The whitespace that starts the line ``offset`` is on (None: something else does)."""
+        line = self.text.rfind("\n", 0, offset) + 1
+        prefix = self.text[line:offset]
+        if prefix.strip(" \t"):
+            return None
+        return prefix
 
     def _members(self, path: JsonPath) -> dict[PathPart, tuple[int, int]] | None:
         if path in self.members:
@@ -225,6 +288,9 @@ class JsonLocator:
         return members
 
     def _where(self, offset: int) -> tuple[int, int]:
+        self.located += 1
+        if self.line_starts is None and self.located <= 32:  # a few: count, do not index
+            return self.text.count("\n", 0, offset) + 1, offset - self.text.rfind("\n", 0, offset)
         if self.line_starts is None:
             self.line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
         line = bisect.bisect_right(self.line_starts, offset)
@@ -235,8 +301,7 @@ class JsonLocator:
         current = tuple(path)
         try:
             while current:
-                members = self._members(current[:-1])
-                found = members.get(current[-1]) if members is not None else None
+                found = self._member(current[:-1], current[-1])
                 if found is not None:
                     offset = found[0] if key and found[0] >= 0 else found[1]
                     return Location(self.file, *self._where(offset))
@@ -284,7 +349,14 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
         raise fail(file, "file is empty", 1, 1)
     if json_first or text.lstrip().startswith("{"):
         try:
-            data = json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_json_int)
+            watch = _NumberWatch()
+            data = json.loads(
+                text,
+                object_pairs_hook=_no_duplicates,
+                parse_int=watch.integer,
+                parse_float=watch.real,
+                parse_constant=watch.constant,
+            )
         except json.JSONDecodeError as exc:
             if json_first:
                 raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
@@ -296,7 +368,7 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
                     raise fail(file, f"duplicate key {exc.args[0]!r}") from None
                 raise fail(file, f"nesting deeper than {MAX_DEPTH} levels") from None
         else:
-            _check_json_values(data, file, text)
+            _check_json_values(data, file, text, watch)
             return Document(file, base_dir, data, text)
     data, positions = _compose(text, file)
     return Document(file, base_dir, data, text, positions)
@@ -310,46 +382,94 @@ class _HugeInt(str):
     """An integer with too many digits, kept as text until it is reported with its place."""
 
 
-def _json_int(text: str) -> int | _HugeInt:
-    return _HugeInt(text) if len(text) > MAX_INT_DIGITS else int(text)
-
-
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return result
 
 
-_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _check_json_values(data: Any, file: str, text: str) -> None:
+def _may_hold_surrogates(text: str) -> bool:
+    """Whether a string parsed from ``text`` can hold a lone surrogate: written as an
+    escape, or already in the text (which UTF-8 cannot encode)."""
+    if _SURROGATE_ESCAPE.search(text):
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class _NumberWatch:
+    """Parse hooks that note NaN, Infinity and numbers too big (the C parser calls them for
+    numbers only, so the data need not be walked for them afterwards)."""
+
+    def __init__(self) -> None:
+        self.suspicious = False
+
+    def integer(self, text: str) -> int | _HugeInt:
+        if len(text) > MAX_INT_DIGITS:
+            self.suspicious = True
+            return _HugeInt(text)
+        return int(text)
+
+    def real(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            self.suspicious = True
+        return value
+
+    def constant(self, text: str) -> float:
+        self.suspicious = True
+        return float(text)
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether containers nest deeper than MAX_DEPTH (a walk level by level)."""
+    level, depth = [data], 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return True
+        deeper: list[Any] = []
+        for container in level:
+            values = container.values() if type(container) is dict else container
+            deeper.extend([v for v in values if type(v) is dict or type(v) is list])
+        level = deeper
+    return False
+
+
+def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> None:
     """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
-    nesting. A quick pass without paths first (most documents are fine); the located
-    report comes from the slower pass that tracks them."""
-    strings = _MAYBE_SURROGATE.search(text) is not None  # else no string can hold one
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
+    located report comes from the slower pass that tracks paths."""
+    deep = isinstance(data, dict | list) and _too_deep(data)
+    surrogates = _may_hold_surrogates(text) and _holds_surrogates(data)
+    if watch.suspicious or deep or surrogates:
+        _locate_json_value_problem(data, file, text)
+
+
+def _holds_surrogates(data: Any) -> bool:
+    stack = [data]
     while stack:
-        value, depth = stack.pop()
+        value = stack.pop()
         if isinstance(value, dict):
-            if depth >= MAX_DEPTH or (strings and any(_SURROGATE.search(k) for k in value)):
-                break
-            stack.extend((v, depth + 1) for v in value.values())
+            if any(_SURROGATE.search(k) for k in value):
+                return True
+            stack.extend(value.values())
         elif isinstance(value, list):
-            if depth >= MAX_DEPTH:
-                break
-            stack.extend((v, depth + 1) for v in value)
-        elif isinstance(value, str):
-            if isinstance(value, _HugeInt) or (strings and _SURROGATE.search(value)):
-                break
-        elif isinstance(value, float) and not math.isfinite(value):
-            break
-    else:
-        return
-    _locate_json_value_problem(data, file, text)
+            stack.extend(value)
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            return True
+    return False
 
 
 def _locate_json_value_problem(data: Any, file: str, text: str) -> None:

@@ -114,10 +114,27 @@ def markdown_inline(text: str | None) -> str:
     return flat
 
 
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept in the build cache: compiling them is ~0.3 s of every build.
+    (jinja keys each entry by the template's name and source, so an edited template is
+    compiled again.)"""
+    from . import cache
+
+    store = cache.cache_dir()
+    if store is None:
+        return None
+    try:
+        (store / "templates").mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(store / "templates"))
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
+        bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
