@@ -83,7 +83,23 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
     return _MISSING
 
 
+_MEMO: dict[int, tuple[Json, Json | None]] = {}  # id(schema) -> (schema, example)
+
+
 def valid_example(schema: Json) -> Json | None:
+    """Arguments ``schema`` accepts, or None when none is easy to find. Remembered per
+    schema object: the templates ask for each tool's example several times."""
+    memo = _MEMO.get(id(schema))
+    if memo is not None and memo[0] is schema:
+        return memo[1]
+    if len(_MEMO) > 20_000:
+        _MEMO.clear()
+    example = _valid_example(schema)
+    _MEMO[id(schema)] = (schema, example)
+    return example
+
+
+def _valid_example(schema: Json) -> Json | None:
     value = _valid(schema, schema, 0)
     if value is _MISSING:
         return None

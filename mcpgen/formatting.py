@@ -12,6 +12,7 @@ second here, slower on long lines), so:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -20,25 +21,36 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-import black
-from black.mode import Mode, TargetVersion
-from black.parsing import InvalidInput
+from typing import TYPE_CHECKING, Any
 
 from . import cache
 from .chunking import Piece, join, split
 from .workers import Workers
 
-MODE = Mode(
-    target_versions={TargetVersion.PY311},
-    line_length=100,
-    string_normalization=True,
-    magic_trailing_comma=True,
-)
+if TYPE_CHECKING:
+    from black.mode import Mode
+
+# black's settings for generated code. black itself is imported only when something needs
+# formatting: a rebuild that finds everything in the cache never loads it.
+MODE_SETTINGS: dict[str, Any] = {
+    "target_versions": ["PY311"],
+    "line_length": 100,
+    "string_normalization": True,
+    "magic_trailing_comma": True,
+}
 BLACK_VERSION = metadata.version("black")
+_SALT = f"{BLACK_VERSION}|{json.dumps(MODE_SETTINGS, sort_keys=True)}|"
 PARALLEL_THRESHOLD = 2_000  # lines still to format before a process pool pays off
 CHUNK_LINES = 1_000  # files this long are formatted piece by piece
+
+
+@functools.cache
+def mode() -> Mode:
+    from black.mode import Mode, TargetVersion
+
+    settings = dict(MODE_SETTINGS)
+    targets = {TargetVersion[name] for name in settings.pop("target_versions")}
+    return Mode(target_versions=targets, **settings)
 
 
 class FormatError(Exception):
@@ -46,23 +58,28 @@ class FormatError(Exception):
 
 
 def format_python(source: str, path: str) -> str:
+    from black.parsing import InvalidInput
+
     try:
-        return black.format_str(source, mode=MODE)
+        return _format_unit(source)
     except InvalidInput as exc:
         raise FormatError(f"{path}: generated code does not parse: {exc}") from None
 
 
 def _key(source: str) -> str:
-    salt = f"{BLACK_VERSION}|{MODE!r}|"
-    return hashlib.sha256((salt + source).encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256((_SALT + source).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _format_unit(text: str) -> str:
-    return black.format_str(text, mode=MODE)
+    import black
+
+    return black.format_str(text, mode=mode())
 
 
 def _format_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str | None]]:
     """Format (label, text) units; a unit black cannot parse comes back as None."""
+    from black.parsing import InvalidInput
+
     out: list[tuple[str, str | None]] = []
     for label, text in batch:
         try:

@@ -185,18 +185,54 @@ def combined_document(
 BASE_CLASS = "McpgenBaseModel"  # in models/_base.py: the configuration every model shares
 
 
+# datamodel-code-generator's settings as plain data (enum members by name), so that the
+# cache key can be made without importing the generator (a third of a second).
+_ENUM_OPTIONS = {
+    "input_file_type": ("enums", "InputFileType", "JsonSchema"),
+    "output_model_type": ("enums", "DataModelType", "PydanticV2BaseModel"),
+    "target_python_version": ("format", "PythonVersion", "PY_311"),
+    "target_pydantic_version": ("enums", "TargetPydanticVersion", "V2_11"),
+    "custom_file_header_mode": ("enums", "CustomFileHeaderMode", "Replace"),
+    "enum_field_as_literal": ("_shared_types", "LiteralType", "All"),
+    "naming_strategy": ("enums", "NamingStrategy", "FullPath"),
+}
+_PLAIN_OPTIONS: dict[str, Any] = {
+    "disable_timestamp": True,
+    "custom_file_header": HEADER,
+    "skip_root_model": True,
+    "strict_refs": True,
+    "allow_remote_refs": False,
+    "use_annotated": True,
+    "field_constraints": True,
+    "use_standard_collections": True,
+    "use_union_operator": True,
+    "use_type_alias": True,
+    "type_mappings": ["email=string", "idn-email=string"],
+    "builtin_format_line_length": 100,
+    "use_double_quotes": True,
+}
+_FORMATTERS = [("format", "Formatter", "BUILTIN")]
+
+
+def generator_settings(base_module: str | None = None) -> dict[str, Any]:
+    """The settings as plain data (for cache keys): what ``generator_options`` builds."""
+    return {
+        "base_module": base_module,
+        "enums": _ENUM_OPTIONS,
+        "plain": _PLAIN_OPTIONS,
+        "formatters": _FORMATTERS,
+    }
+
+
 def generator_options(base_module: str | None = None) -> dict[str, Any]:
     """datamodel-code-generator's settings. With ``base_module`` (``PKG.models._base``) every
     class derives from its ``BASE_CLASS`` instead of repeating the same ``model_config``."""
-    from datamodel_code_generator._shared_types import LiteralType
-    from datamodel_code_generator.enums import (
-        CustomFileHeaderMode,
-        DataModelType,
-        InputFileType,
-        NamingStrategy,
-        TargetPydanticVersion,
-    )
-    from datamodel_code_generator.format import Formatter, PythonVersion
+    import importlib
+
+    def member(spec: tuple[str, str, str]) -> Any:
+        module, enum, name = spec
+        found = importlib.import_module(f"datamodel_code_generator.{module}")
+        return getattr(getattr(found, enum), name)
 
     if base_module is not None:
         config: dict[str, Any] = {"base_class": f"{base_module}.{BASE_CLASS}"}
@@ -207,30 +243,12 @@ def generator_options(base_module: str | None = None) -> dict[str, Any]:
                 dict, {"#all#": {"config": {"protected_namespaces": ()}}}
             ),
         }
-    return dict(
+    return {
         **config,
-        input_file_type=InputFileType.JsonSchema,
-        output_model_type=DataModelType.PydanticV2BaseModel,
-        target_python_version=PythonVersion.PY_311,
-        target_pydantic_version=TargetPydanticVersion.V2_11,
-        disable_timestamp=True,
-        custom_file_header=HEADER,
-        custom_file_header_mode=CustomFileHeaderMode.Replace,
-        skip_root_model=True,
-        strict_refs=True,
-        allow_remote_refs=False,
-        use_annotated=True,
-        field_constraints=True,
-        use_standard_collections=True,
-        use_union_operator=True,
-        enum_field_as_literal=LiteralType.All,
-        use_type_alias=True,
-        naming_strategy=NamingStrategy.FullPath,
-        type_mappings=["email=string", "idn-email=string"],
-        formatters=[Formatter.BUILTIN],
-        builtin_format_line_length=100,
-        use_double_quotes=True,
-    )
+        **{key: member(spec) for key, spec in _ENUM_OPTIONS.items()},
+        **_PLAIN_OPTIONS,
+        "formatters": [member(spec) for spec in _FORMATTERS],
+    }
 
 
 def run_generator(document: dict[str, Json], options: dict[str, Any]) -> str:

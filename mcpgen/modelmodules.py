@@ -37,6 +37,7 @@ from .modelgen import (
     combined_document,
     defined_names,
     generator_options,
+    generator_settings,
     locate_failure,
     model_schemas,
     run_generator,
@@ -139,6 +140,7 @@ def plan(manifest: Manifest) -> list[ModelModule]:
     shared_document = combined_document({}, shared)
     shared_defs: dict[str, Json] = shared_document["$defs"]
     deps = {name: _references(schema, set()) for name, schema in shared_defs.items()}
+    digests: dict[str, str] = {}  # shared definition -> digest, made when first needed
     parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []
     count = _parts(len(models))
     buckets: list[dict[str, Json]] = [{} for _ in range(count)]
@@ -152,6 +154,7 @@ def plan(manifest: Manifest) -> list[ModelModule]:
                 continue
             document = combined_document(bucket, shared, include_shared=False)
             subset: dict[str, Json] | None = None
+            needed: list[str] = []
             if shared:
                 used: set[str] = set()
                 document = {**document, "$defs": _externalize(document["$defs"], set(shared), used)}
@@ -164,7 +167,7 @@ def plan(manifest: Manifest) -> list[ModelModule]:
                     tuple(sorted(bucket)),
                     document,
                     subset,
-                    _digest(subset) if subset is not None else "",
+                    _subset_digest(needed, shared_defs, digests) if subset is not None else "",
                 )
             )
     except _NotSplittable:
@@ -194,9 +197,18 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
 @cache_result
 def _settings(package: str) -> str:
     """The generator's version and settings, part of every module's cache key."""
-    options = generator_options(base_module=f"{package}.models._base")
+    settings = generator_settings(base_module=f"{package}.models._base")
     version = metadata.version("datamodel-code-generator")
-    return version + json.dumps(options, sort_keys=True, default=repr)
+    return version + json.dumps(settings, sort_keys=True)
+
+
+def _subset_digest(names: list[str], defs: dict[str, Json], digests: dict[str, str]) -> str:
+    """The digest of the shared definitions ``names``, each definition serialized once per
+    build however many parts use it."""
+    for name in names:
+        if name not in digests:
+            digests[name] = _digest(defs[name])
+    return _digest([[name, digests[name]] for name in names])
 
 
 def _digest(value: Json) -> str:

@@ -17,14 +17,14 @@ import black
 import pytest
 
 from mcpgen import chunking
-from mcpgen.formatting import MODE, FormatJob
+from mcpgen.formatting import FormatJob, mode
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _black(source: str, **changes: object) -> str:
-    mode = dataclasses.replace(MODE, **changes)  # type: ignore[arg-type]
-    return black.format_str(source, mode=mode)
+    changed = dataclasses.replace(mode(), **changes)  # type: ignore[arg-type]
+    return black.format_str(source, mode=changed)
 
 
 def _by_pieces(source: str) -> str:

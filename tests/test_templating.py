@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen.formatting import MODE
+from mcpgen.formatting import mode
 from mcpgen.templating import call, keywords, py, string_literal
 
 
@@ -22,7 +22,7 @@ def test_string_literal_round_trips_with_black_quotes(text: str) -> None:
         assert literal.startswith('"')
     line = f"x = {literal}\n"
     if "\\" not in literal:  # black leaves escapes alone but may pick other quotes around them
-        assert black.format_str(line, mode=MODE) == line
+        assert black.format_str(line, mode=mode()) == line
 
 
 CALLS = [
@@ -47,7 +47,7 @@ def test_call_is_laid_out_as_black_does(indent: int, head: str, args: list[str])
         for level in range(levels)
     ]
     source = "\n".join(heads) + "\n" + " " * indent + call(indent, head, args) + "\n"
-    assert black.format_str(source, mode=MODE) == source
+    assert black.format_str(source, mode=mode()) == source
 
 
 def test_keywords_keep_parameter_order_and_skip_missing() -> None:
