@@ -48,7 +48,7 @@ from .workers import Workers, done
 Json = Any
 SHARED = "_shared"
 PART_SIZE = 40  # tool/prompt models per part, on average
-BACKGROUND_MODELS = 150  # models still to generate before a process pool pays off
+BACKGROUND_MODELS = 1  # models still to generate before the process pool is used
 _SHARED_FILE = "__mcpgen_shared__.json"  # where a part's references to shared schemas point
 
 

@@ -201,8 +201,12 @@ def test_big_builds_generate_models_in_a_pool_with_the_same_result(
     from mcpgen import modelmodules, workers
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 10**9)
+    monkeypatch.setattr("mcpgen.formatting.PARALLEL_THRESHOLD", 10**9)
     code, _ = build(str(manifest), "-o", str(tmp_path / "inline"))
     assert code == 0
+    monkeypatch.undo()
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     pools: list[int] = []
     original = workers.ProcessPoolExecutor
 
