@@ -5,9 +5,11 @@ second here, slower on long lines), so:
 
 * files over ``CHUNK_LINES`` lines are cut into pieces (``chunking``: top-level statements,
   members of big classes) that black formats one by one, with the same result;
-* results are cached by content, per file and per piece (same black version and mode): a
-  rebuild after one operation changed formats the pieces that changed, not whole files;
-* pieces still to format are spread over a process pool, one process per core.
+* results are cached by content (same black version and mode), per file and, for big
+  files, per piece in one "pack" per file: a rebuild after one operation changed formats
+  the pieces that changed, not whole files;
+* pieces still to format go to the build's process pool (``workers``), one process per
+  core, queued behind the model generator's runs.
 """
 
 from __future__ import annotations

@@ -5,11 +5,15 @@ datamodel-code-generator runs once per module, not once per build:
 * ``_shared`` holds the manifest's shared ``$defs`` (an OpenAPI spec's component schemas);
 * ``_partNN`` modules hold the tool and prompt models, spread over parts by a hash of the
   class name (so adding or changing a tool changes one part); a reference to a shared
-  definition becomes an import from ``_shared`` (the generator's ``external_ref_mapping``).
+  definition becomes an import from ``_shared`` (the generator's ``external_ref_mapping``),
+  and the generator reads only the shared definitions the part uses;
+* tools with the same schema share a class (the others subclass the first, in the same
+  part), and a tool schema that copies a shared class subclasses it (``modelgen``).
 
 Each module is cached by the schemas it is made from, so a rebuild after one operation
-changed runs the generator on one part. Parts still to generate run in a process pool, beside
-the formatting of the other files. ``models/__init__.py`` imports a part when one of its
+changed runs the generator on one part. Modules still to generate go to the build's process
+pool (``workers``): generating and black-formatting a module is one task, beside the
+formatting of the other files. ``models/__init__.py`` imports a part when one of its
 names is first used: a server loads a tool's models when the tool is first called.
 """
 

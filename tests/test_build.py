@@ -243,6 +243,7 @@ def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(modelmodules, "PART_SIZE", 4)
+    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 10**9)  # here, where the spy sees it
     tools = "".join(
         f"  - name: tool_{i}\n    description: tool {i}\n"
         f"    input: {{type: object, properties: {{who: {{$ref: '#/$defs/Person'}}, k{i}: {{}}}}}}\n"
