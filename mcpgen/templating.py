@@ -55,13 +55,24 @@ def call(indent: int, head: str, args: list[str], tail: str = "") -> str:
     per line with a trailing comma. black still formats the result; this only spares it
     the work of splitting thousands of long generated lines."""
     one = f"{head}{', '.join(args)}){tail}"
-    if indent + len(one) <= LINE_LENGTH:
+    if indent + len(one) <= LINE_LENGTH or not args:
         return one
     inner = " " * (indent + 4)
     close = " " * indent + ")" + tail
     if len(args) == 1 or len(inner) + len(", ".join(args)) <= LINE_LENGTH:
         return f"{head}\n{inner}{', '.join(args)}\n{close}"
     return head + "\n" + "".join(f"{inner}{arg},\n" for arg in args) + close
+
+
+def assign_call(target: str, head: str, args: list[str]) -> str:
+    """``target = head(args)`` at the top level, laid out as black does: on one line; else
+    split after the call's bracket when that line fits; else the value in parentheses."""
+    one = f"{target} = {head}{', '.join(args)})"
+    if len(one) <= LINE_LENGTH:
+        return one
+    if args and len(f"{target} = {head}") <= LINE_LENGTH:
+        return call(0, f"{target} = {head}", args)
+    return f"{target} = (\n    {call(4, head, args)}\n)"
 
 
 def keywords(params: list[Any], values: dict[str, Any]) -> list[str]:
@@ -145,6 +156,7 @@ def environment() -> jinja2.Environment:
     from .pytypes import params
 
     env.globals["call"] = call
+    env.globals["assign_call"] = assign_call
     env.filters.update(
         valid_example=valid_example,
         invalid_example=invalid_example,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpgen.formatting import mode
-from mcpgen.templating import call, keywords, py, string_literal
+from mcpgen.templating import assign_call, call, keywords, py, string_literal
 
 
 @given(st.text())
@@ -58,3 +58,26 @@ def test_keywords_keep_parameter_order_and_skip_missing() -> None:
     params = [P("from_", "from"), P("to", "to"), P("limit", "limit")]
     assert keywords(params, {"to": "b", "from": 'a"'}) == ["from_='a\"'", 'to="b"']
     assert py(["x", 1, None]) == '["x", 1, None]'
+
+
+ASSIGNMENTS = [
+    ('R["short"]', "lambda t: t.short(", ["a=1"]),
+    (
+        'R["a_name_that_is_long_enough"]',
+        "lambda typed: typed.a_name_that_is_long_enough(",
+        ['x="y"'],
+    ),
+    ('R["' + "n" * 40 + '"]', "lambda typed: typed." + "n" * 40 + "(", ['x="y"']),
+    ('R["' + "n" * 40 + '"]', "lambda typed: typed." + "n" * 40 + "(", []),
+    (
+        'R["' + "n" * 30 + '"]',
+        "lambda typed: typed." + "n" * 30 + "(",
+        [f"a{i}={i}" for i in range(12)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("target", "head", "args"), ASSIGNMENTS)
+def test_assign_call_is_laid_out_as_black_does(target: str, head: str, args: list[str]) -> None:
+    source = assign_call(target, head, args) + "\n"
+    assert black.format_str(source, mode=mode()) == source

@@ -304,6 +304,9 @@ class CalculatorClient:
         return list(result.contents)
 
 
+_Async = CalculatorClient  # what the blocking client's methods wrap
+
+
 def _blocking(
     method: Callable[Concatenate[CalculatorClient, P], Awaitable[R]],
 ) -> Callable[Concatenate[CalculatorSyncClient, P], R]:
@@ -352,11 +355,11 @@ class CalculatorSyncClient:
         with cls._wrap(lambda: CalculatorClient.http(url, **options)) as client:
             yield client
 
-    add = _blocking(CalculatorClient.add)
-    divide = _blocking(CalculatorClient.divide)
-    convert_units = _blocking(CalculatorClient.convert_units)
-    weather_current = _blocking(CalculatorClient.weather_current)
-    random_fact = _blocking(CalculatorClient.random_fact)
+    add = _blocking(_Async.add)
+    divide = _blocking(_Async.divide)
+    convert_units = _blocking(_Async.convert_units)
+    weather_current = _blocking(_Async.weather_current)
+    random_fact = _blocking(_Async.random_fact)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

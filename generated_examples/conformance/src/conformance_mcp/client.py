@@ -701,6 +701,9 @@ class McpConformanceTestServerClient:
         return list(result.completion.values)
 
 
+_Async = McpConformanceTestServerClient  # what the blocking client's methods wrap
+
+
 def _blocking(
     method: Callable[Concatenate[McpConformanceTestServerClient, P], Awaitable[R]],
 ) -> Callable[Concatenate[McpConformanceTestServerSyncClient, P], R]:
@@ -749,60 +752,46 @@ class McpConformanceTestServerSyncClient:
         with cls._wrap(lambda: McpConformanceTestServerClient.http(url, **options)) as client:
             yield client
 
-    test_simple_text = _blocking(McpConformanceTestServerClient.test_simple_text)
-    test_image_content = _blocking(McpConformanceTestServerClient.test_image_content)
-    test_audio_content = _blocking(McpConformanceTestServerClient.test_audio_content)
-    test_embedded_resource = _blocking(McpConformanceTestServerClient.test_embedded_resource)
-    test_multiple_content_types = _blocking(
-        McpConformanceTestServerClient.test_multiple_content_types
-    )
-    test_error_handling = _blocking(McpConformanceTestServerClient.test_error_handling)
-    test_tool_with_logging = _blocking(McpConformanceTestServerClient.test_tool_with_logging)
-    test_tool_with_progress = _blocking(McpConformanceTestServerClient.test_tool_with_progress)
-    test_sampling = _blocking(McpConformanceTestServerClient.test_sampling)
-    test_elicitation = _blocking(McpConformanceTestServerClient.test_elicitation)
-    test_elicitation_sep1034_defaults = _blocking(
-        McpConformanceTestServerClient.test_elicitation_sep1034_defaults
-    )
-    test_elicitation_sep1330_enums = _blocking(
-        McpConformanceTestServerClient.test_elicitation_sep1330_enums
-    )
-    json_schema_2020_12_tool = _blocking(McpConformanceTestServerClient.json_schema_2020_12_tool)
-    test_reconnection = _blocking(McpConformanceTestServerClient.test_reconnection)
-    test_missing_capability = _blocking(McpConformanceTestServerClient.test_missing_capability)
-    test_streaming_elicitation = _blocking(
-        McpConformanceTestServerClient.test_streaming_elicitation
-    )
-    test_logging_tool = _blocking(McpConformanceTestServerClient.test_logging_tool)
-    test_trigger_tool_change = _blocking(McpConformanceTestServerClient.test_trigger_tool_change)
-    test_trigger_prompt_change = _blocking(
-        McpConformanceTestServerClient.test_trigger_prompt_change
-    )
-    test_dynamic_tool = _blocking(McpConformanceTestServerClient.test_dynamic_tool)
-    test_x_mcp_header = _blocking(McpConformanceTestServerClient.test_x_mcp_header)
+    test_simple_text = _blocking(_Async.test_simple_text)
+    test_image_content = _blocking(_Async.test_image_content)
+    test_audio_content = _blocking(_Async.test_audio_content)
+    test_embedded_resource = _blocking(_Async.test_embedded_resource)
+    test_multiple_content_types = _blocking(_Async.test_multiple_content_types)
+    test_error_handling = _blocking(_Async.test_error_handling)
+    test_tool_with_logging = _blocking(_Async.test_tool_with_logging)
+    test_tool_with_progress = _blocking(_Async.test_tool_with_progress)
+    test_sampling = _blocking(_Async.test_sampling)
+    test_elicitation = _blocking(_Async.test_elicitation)
+    test_elicitation_sep1034_defaults = _blocking(_Async.test_elicitation_sep1034_defaults)
+    test_elicitation_sep1330_enums = _blocking(_Async.test_elicitation_sep1330_enums)
+    json_schema_2020_12_tool = _blocking(_Async.json_schema_2020_12_tool)
+    test_reconnection = _blocking(_Async.test_reconnection)
+    test_missing_capability = _blocking(_Async.test_missing_capability)
+    test_streaming_elicitation = _blocking(_Async.test_streaming_elicitation)
+    test_logging_tool = _blocking(_Async.test_logging_tool)
+    test_trigger_tool_change = _blocking(_Async.test_trigger_tool_change)
+    test_trigger_prompt_change = _blocking(_Async.test_trigger_prompt_change)
+    test_dynamic_tool = _blocking(_Async.test_dynamic_tool)
+    test_x_mcp_header = _blocking(_Async.test_x_mcp_header)
     test_input_required_result_elicitation = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_elicitation
+        _Async.test_input_required_result_elicitation
     )
-    test_input_required_result_sampling = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_sampling
-    )
-    test_input_required_result_list_roots = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_list_roots
-    )
+    test_input_required_result_sampling = _blocking(_Async.test_input_required_result_sampling)
+    test_input_required_result_list_roots = _blocking(_Async.test_input_required_result_list_roots)
     test_input_required_result_request_state = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_request_state
+        _Async.test_input_required_result_request_state
     )
     test_input_required_result_multiple_inputs = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_multiple_inputs
+        _Async.test_input_required_result_multiple_inputs
     )
     test_input_required_result_multi_round = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_multi_round
+        _Async.test_input_required_result_multi_round
     )
     test_input_required_result_tampered_state = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_tampered_state
+        _Async.test_input_required_result_tampered_state
     )
     test_input_required_result_capabilities = _blocking(
-        McpConformanceTestServerClient.test_input_required_result_capabilities
+        _Async.test_input_required_result_capabilities
     )
 
 

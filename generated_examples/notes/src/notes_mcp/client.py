@@ -364,6 +364,9 @@ class NotesClient:
         return list(result.completion.values)
 
 
+_Async = NotesClient  # what the blocking client's methods wrap
+
+
 def _blocking(
     method: Callable[Concatenate[NotesClient, P], Awaitable[R]],
 ) -> Callable[Concatenate[NotesSyncClient, P], R]:
@@ -412,12 +415,12 @@ class NotesSyncClient:
         with cls._wrap(lambda: NotesClient.http(url, **options)) as client:
             yield client
 
-    create_note = _blocking(NotesClient.create_note)
-    get_note = _blocking(NotesClient.get_note)
-    update_note = _blocking(NotesClient.update_note)
-    delete_note = _blocking(NotesClient.delete_note)
-    search_notes = _blocking(NotesClient.search_notes)
-    export_notes = _blocking(NotesClient.export_notes)
+    create_note = _blocking(_Async.create_note)
+    get_note = _blocking(_Async.get_note)
+    update_note = _blocking(_Async.update_note)
+    delete_note = _blocking(_Async.delete_note)
+    search_notes = _blocking(_Async.search_notes)
+    export_notes = _blocking(_Async.export_notes)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

@@ -274,6 +274,9 @@ class SecureClient:
         return list(result.contents)
 
 
+_Async = SecureClient  # what the blocking client's methods wrap
+
+
 def _blocking(
     method: Callable[Concatenate[SecureClient, P], Awaitable[R]],
 ) -> Callable[Concatenate[SecureSyncClient, P], R]:
@@ -322,10 +325,10 @@ class SecureSyncClient:
         with cls._wrap(lambda: SecureClient.http(url, **options)) as client:
             yield client
 
-    list_documents = _blocking(SecureClient.list_documents)
-    read_document = _blocking(SecureClient.read_document)
-    write_document = _blocking(SecureClient.write_document)
-    whoami = _blocking(SecureClient.whoami)
+    list_documents = _blocking(_Async.list_documents)
+    read_document = _blocking(_Async.read_document)
+    write_document = _blocking(_Async.write_document)
+    whoami = _blocking(_Async.whoami)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

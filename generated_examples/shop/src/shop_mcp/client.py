@@ -314,6 +314,9 @@ class ShopClient:
         return await self.read(uri)
 
 
+_Async = ShopClient  # what the blocking client's methods wrap
+
+
 def _blocking(
     method: Callable[Concatenate[ShopClient, P], Awaitable[R]],
 ) -> Callable[Concatenate[ShopSyncClient, P], R]:
@@ -362,10 +365,10 @@ class ShopSyncClient:
         with cls._wrap(lambda: ShopClient.http(url, **options)) as client:
             yield client
 
-    list_items = _blocking(ShopClient.list_items)
-    create_item = _blocking(ShopClient.create_item)
-    get_item = _blocking(ShopClient.get_item)
-    delete_item = _blocking(ShopClient.delete_item)
+    list_items = _blocking(_Async.list_items)
+    create_item = _blocking(_Async.create_item)
+    get_item = _blocking(_Async.get_item)
+    delete_item = _blocking(_Async.delete_item)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:

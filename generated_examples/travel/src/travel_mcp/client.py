@@ -367,6 +367,9 @@ class TravelClient:
         return list(result.completion.values)
 
 
+_Async = TravelClient  # what the blocking client's methods wrap
+
+
 def _blocking(
     method: Callable[Concatenate[TravelClient, P], Awaitable[R]],
 ) -> Callable[Concatenate[TravelSyncClient, P], R]:
@@ -415,8 +418,8 @@ class TravelSyncClient:
         with cls._wrap(lambda: TravelClient.http(url, **options)) as client:
             yield client
 
-    search_flights = _blocking(TravelClient.search_flights)
-    weather_forecast = _blocking(TravelClient.weather_forecast)
+    search_flights = _blocking(_Async.search_flights)
+    weather_forecast = _blocking(_Async.weather_forecast)
 
 
 def _expand(template: str, values: dict[str, str]) -> str:
