@@ -49,19 +49,50 @@ def string_literal(text: str) -> str:
 LINE_LENGTH = 100  # black's line length for generated code (``formatting.MODE``)
 
 
+class DictArg(str):
+    """A dict literal given to ``call``: black puts its entries one per line when it does
+    not fit on its own line."""
+
+    entries: list[str]
+
+    def __new__(cls, entries: list[str]) -> DictArg:
+        literal = super().__new__(cls, "{" + ", ".join(entries) + "}")
+        literal.entries = entries
+        return literal
+
+
+def dict_arg(entries: list[str]) -> DictArg:
+    return DictArg(list(entries))
+
+
+def entries(params: list[Any], required: bool) -> list[str]:
+    """``"wire key": python_name`` dict entries for the required (or optional) ``params``."""
+    return [f"{py(p.key)}: {p.name}" for p in params if p.required == required]
+
+
 def call(indent: int, head: str, args: list[str], tail: str = "") -> str:
     """A call statement laid out as black lays it out (``head`` ends with the opening
     bracket): on one line if it fits, else the arguments on one indented line, else one
-    per line with a trailing comma. black still formats the result; this only spares it
-    the work of splitting thousands of long generated lines."""
+    per line with a trailing comma (a ``DictArg`` that still does not fit, one entry per
+    line). black still formats the result; this only spares it the work of splitting
+    thousands of long generated lines."""
     one = f"{head}{', '.join(args)}){tail}"
     if indent + len(one) <= LINE_LENGTH or not args:
         return one
     inner = " " * (indent + 4)
     close = " " * indent + ")" + tail
-    if len(args) == 1 or len(inner) + len(", ".join(args)) <= LINE_LENGTH:
+    if len(args) == 1 and not isinstance(args[0], DictArg):
+        return f"{head}\n{inner}{args[0]}\n{close}"
+    if len(inner) + len(", ".join(args)) <= LINE_LENGTH:
         return f"{head}\n{inner}{', '.join(args)}\n{close}"
-    return head + "\n" + "".join(f"{inner}{arg},\n" for arg in args) + close
+    lines = []
+    for arg in args:
+        if isinstance(arg, DictArg) and arg.entries and len(inner) + len(arg) + 1 > LINE_LENGTH:
+            entries = "".join(f"{inner}    {entry},\n" for entry in arg.entries)
+            lines.append(f"{inner}{{\n{entries}{inner}}},\n")
+        else:
+            lines.append(f"{inner}{arg},\n")
+    return head + "\n" + "".join(lines) + close
 
 
 def assign_call(target: str, head: str, args: list[str]) -> str:
@@ -157,6 +188,8 @@ def environment() -> jinja2.Environment:
 
     env.globals["call"] = call
     env.globals["assign_call"] = assign_call
+    env.filters["dict_arg"] = dict_arg
+    env.filters["entries"] = entries
     env.filters.update(
         valid_example=valid_example,
         invalid_example=invalid_example,

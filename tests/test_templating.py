@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpgen.formatting import mode
-from mcpgen.templating import assign_call, call, keywords, py, string_literal
+from mcpgen.templating import assign_call, call, dict_arg, keywords, py, string_literal
 
 
 @given(st.text())
@@ -36,6 +36,22 @@ CALLS = [
     (4, "name = _blocking(", ["SomeClient." + "z" * 100]),
     (4, "return await typed.tool(", [f"argument_{i}={i}" for i in range(30)]),
     (12, "client.tool(", []),
+    (8, "arguments = _arguments(", [dict_arg(['"a": a']), dict_arg(['"b": b'])]),
+    (
+        8,
+        "arguments = _arguments(",
+        [dict_arg(['"org": org']), dict_arg([f'"k{i}": k_{i}' for i in range(8)])],
+    ),
+    (
+        8,
+        "arguments = _arguments(",
+        [dict_arg([]), dict_arg([f'"key_{i}": value_{i}' for i in range(12)])],
+    ),
+    (
+        8,
+        "arguments = _arguments(",
+        [dict_arg([f'"key_{i}": value_{i}' for i in range(9)]), dict_arg([])],
+    ),
 ]
 
 

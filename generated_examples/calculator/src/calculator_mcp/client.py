@@ -58,6 +58,11 @@ def _parse(model: Any, data: Any) -> Any:
     return _adapter(model).validate_python(data)
 
 
+def _arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments: the required ones, and the optional ones that were given."""
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}
+
+
 def _error_text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -216,8 +221,7 @@ class CalculatorClient:
 
         Add two or more numbers and return their sum.
         """
-        arguments: dict[str, Any] = {}
-        arguments["numbers"] = numbers
+        arguments = _arguments({"numbers": numbers}, {})
         result = await self._call("add", arguments, progress)
         parsed = _parse(models.AddOutput, result.structured_content)
         return cast("models.AddOutput", parsed)
@@ -234,11 +238,7 @@ class CalculatorClient:
 
         Divide a by b. Dividing by zero is a tool error.
         """
-        arguments: dict[str, Any] = {}
-        arguments["a"] = a
-        arguments["b"] = b
-        if precision is not None:
-            arguments["precision"] = precision
+        arguments = _arguments({"a": a, "b": b}, {"precision": precision})
         result = await self._call("divide", arguments, progress)
         parsed = _parse(models.DivideOutput, result.structured_content)
         return cast("models.DivideOutput", parsed)
@@ -255,10 +255,7 @@ class CalculatorClient:
 
         Convert a length or a temperature between units.
         """
-        arguments: dict[str, Any] = {}
-        arguments["value"] = value
-        arguments["from"] = from_
-        arguments["to"] = to
+        arguments = _arguments({"value": value, "from": from_, "to": to}, {})
         result = await self._call("convert_units", arguments, progress)
         parsed = _parse(models.ConvertUnitsOutput, result.structured_content)
         return cast("models.ConvertUnitsOutput", parsed)
@@ -274,10 +271,7 @@ class CalculatorClient:
 
         Get current weather information for any location worldwide.
         """
-        arguments: dict[str, Any] = {}
-        arguments["location"] = location
-        if units is not None:
-            arguments["units"] = units
+        arguments = _arguments({"location": location}, {"units": units})
         result = await self._call("weather_current", arguments, progress)
         parsed = _parse(models.WeatherCurrentOutput, result.structured_content)
         return cast("models.WeatherCurrentOutput", parsed)
@@ -290,7 +284,7 @@ class CalculatorClient:
 
         A random fact about numbers, as plain text content.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("random_fact", arguments, progress)
         return list(result.content)
 

@@ -56,6 +56,11 @@ def _parse(model: Any, data: Any) -> Any:
     return _adapter(model).validate_python(data)
 
 
+def _arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments: the required ones, and the optional ones that were given."""
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}
+
+
 def _error_text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -212,7 +217,7 @@ class McpConformanceTestServerClient:
 
         Returns simple text content.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_simple_text", arguments, progress)
         return list(result.content)
 
@@ -224,7 +229,7 @@ class McpConformanceTestServerClient:
 
         Returns an image.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_image_content", arguments, progress)
         return list(result.content)
 
@@ -236,7 +241,7 @@ class McpConformanceTestServerClient:
 
         Returns audio.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_audio_content", arguments, progress)
         return list(result.content)
 
@@ -248,7 +253,7 @@ class McpConformanceTestServerClient:
 
         Returns an embedded resource.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_embedded_resource", arguments, progress)
         return list(result.content)
 
@@ -260,7 +265,7 @@ class McpConformanceTestServerClient:
 
         Returns text, an image and a resource together.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_multiple_content_types", arguments, progress)
         return list(result.content)
 
@@ -272,7 +277,7 @@ class McpConformanceTestServerClient:
 
         Always answers with a tool error.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_error_handling", arguments, progress)
         return list(result.content)
 
@@ -284,7 +289,7 @@ class McpConformanceTestServerClient:
 
         Logs three messages while it runs.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_tool_with_logging", arguments, progress)
         return list(result.content)
 
@@ -296,7 +301,7 @@ class McpConformanceTestServerClient:
 
         Reports progress 0, 50, 100.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_tool_with_progress", arguments, progress)
         return list(result.content)
 
@@ -310,8 +315,7 @@ class McpConformanceTestServerClient:
 
         Asks the client's model to answer a prompt.
         """
-        arguments: dict[str, Any] = {}
-        arguments["prompt"] = prompt
+        arguments = _arguments({"prompt": prompt}, {})
         result = await self._call("test_sampling", arguments, progress)
         return list(result.content)
 
@@ -325,8 +329,7 @@ class McpConformanceTestServerClient:
 
         Asks the user for a username and an e-mail address.
         """
-        arguments: dict[str, Any] = {}
-        arguments["message"] = message
+        arguments = _arguments({"message": message}, {})
         result = await self._call("test_elicitation", arguments, progress)
         return list(result.content)
 
@@ -338,7 +341,7 @@ class McpConformanceTestServerClient:
 
         Elicitation with a default for every primitive type.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_elicitation_sep1034_defaults", arguments, progress)
         return list(result.content)
 
@@ -350,7 +353,7 @@ class McpConformanceTestServerClient:
 
         Elicitation with every enum form (single/multi, titled/untitled, legacy).
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_elicitation_sep1330_enums", arguments, progress)
         return list(result.content)
 
@@ -368,17 +371,16 @@ class McpConformanceTestServerClient:
 
         A tool whose input schema uses JSON Schema 2020-12 features.
         """
-        arguments: dict[str, Any] = {}
-        if name is not None:
-            arguments["name"] = name
-        if address is not None:
-            arguments["address"] = address
-        if contact_method is not None:
-            arguments["contactMethod"] = contact_method
-        if phone is not None:
-            arguments["phone"] = phone
-        if email is not None:
-            arguments["email"] = email
+        arguments = _arguments(
+            {},
+            {
+                "name": name,
+                "address": address,
+                "contactMethod": contact_method,
+                "phone": phone,
+                "email": email,
+            },
+        )
         result = await self._call("json_schema_2020_12_tool", arguments, progress)
         return list(result.content)
 
@@ -390,7 +392,7 @@ class McpConformanceTestServerClient:
 
         Closes its SSE stream mid-call; the client reconnects and resumes.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_reconnection", arguments, progress)
         return list(result.content)
 
@@ -402,7 +404,7 @@ class McpConformanceTestServerClient:
 
         Needs the client's sampling capability.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_missing_capability", arguments, progress)
         return list(result.content)
 
@@ -414,7 +416,7 @@ class McpConformanceTestServerClient:
 
         Asks for input with an input_required result, never a back-channel request.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_streaming_elicitation", arguments, progress)
         return list(result.content)
 
@@ -426,7 +428,7 @@ class McpConformanceTestServerClient:
 
         Logs once (delivered only when the request opts in).
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_logging_tool", arguments, progress)
         return list(result.content)
 
@@ -438,7 +440,7 @@ class McpConformanceTestServerClient:
 
         Adds and removes a tool, then announces that the tool list changed.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_trigger_tool_change", arguments, progress)
         return list(result.content)
 
@@ -450,7 +452,7 @@ class McpConformanceTestServerClient:
 
         Adds and removes a prompt, then announces that the prompt list changed.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_trigger_prompt_change", arguments, progress)
         return list(result.content)
 
@@ -462,7 +464,7 @@ class McpConformanceTestServerClient:
 
         A tool that test_trigger_tool_change shows and hides.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_dynamic_tool", arguments, progress)
         return list(result.content)
 
@@ -476,9 +478,7 @@ class McpConformanceTestServerClient:
 
         Echoes a region that also travels in the Mcp-Param-Region header.
         """
-        arguments: dict[str, Any] = {}
-        if region is not None:
-            arguments["region"] = region
+        arguments = _arguments({}, {"region": region})
         result = await self._call("test_x_mcp_header", arguments, progress)
         return list(result.content)
 
@@ -490,7 +490,7 @@ class McpConformanceTestServerClient:
 
         Asks the user's name with an input_required result.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_elicitation", arguments, progress)
         return list(result.content)
 
@@ -502,7 +502,7 @@ class McpConformanceTestServerClient:
 
         Asks the model with an input_required result.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_sampling", arguments, progress)
         return list(result.content)
 
@@ -514,7 +514,7 @@ class McpConformanceTestServerClient:
 
         Asks for the client's roots with an input_required result.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_list_roots", arguments, progress)
         return list(result.content)
 
@@ -526,7 +526,7 @@ class McpConformanceTestServerClient:
 
         Round-trips request state through an input_required result.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_request_state", arguments, progress)
         return list(result.content)
 
@@ -538,7 +538,7 @@ class McpConformanceTestServerClient:
 
         Asks for elicitation, sampling and roots at once.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_multiple_inputs", arguments, progress)
         return list(result.content)
 
@@ -550,7 +550,7 @@ class McpConformanceTestServerClient:
 
         Asks twice, in two rounds.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_multi_round", arguments, progress)
         return list(result.content)
 
@@ -562,7 +562,7 @@ class McpConformanceTestServerClient:
 
         Answers with integrity-protected request state; tampering is rejected.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_tampered_state", arguments, progress)
         return list(result.content)
 
@@ -574,7 +574,7 @@ class McpConformanceTestServerClient:
 
         Asks only for what the client declared it can do.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("test_input_required_result_capabilities", arguments, progress)
         return list(result.content)
 

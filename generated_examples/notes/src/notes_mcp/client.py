@@ -58,6 +58,11 @@ def _parse(model: Any, data: Any) -> Any:
     return _adapter(model).validate_python(data)
 
 
+def _arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments: the required ones, and the optional ones that were given."""
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}
+
+
 def _error_text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -216,11 +221,7 @@ class NotesClient:
 
         Create a note and return it with its new id.
         """
-        arguments: dict[str, Any] = {}
-        arguments["title"] = title
-        arguments["body"] = body
-        if tags is not None:
-            arguments["tags"] = tags
+        arguments = _arguments({"title": title, "body": body}, {"tags": tags})
         result = await self._call("create_note", arguments, progress)
         parsed = _parse(models.Note, result.structured_content)
         return cast("models.Note", parsed)
@@ -235,8 +236,7 @@ class NotesClient:
 
         Fetch one note by id.
         """
-        arguments: dict[str, Any] = {}
-        arguments["id"] = id_
+        arguments = _arguments({"id": id_}, {})
         result = await self._call("get_note", arguments, progress)
         parsed = _parse(models.Note, result.structured_content)
         return cast("models.Note", parsed)
@@ -254,14 +254,7 @@ class NotesClient:
 
         Change the title, body or tags of a note.
         """
-        arguments: dict[str, Any] = {}
-        arguments["id"] = id_
-        if title is not None:
-            arguments["title"] = title
-        if body is not None:
-            arguments["body"] = body
-        if tags is not None:
-            arguments["tags"] = tags
+        arguments = _arguments({"id": id_}, {"title": title, "body": body, "tags": tags})
         result = await self._call("update_note", arguments, progress)
         parsed = _parse(models.Note, result.structured_content)
         return cast("models.Note", parsed)
@@ -276,8 +269,7 @@ class NotesClient:
 
         Delete a note for good.
         """
-        arguments: dict[str, Any] = {}
-        arguments["id"] = id_
+        arguments = _arguments({"id": id_}, {})
         result = await self._call("delete_note", arguments, progress)
         parsed = _parse(models.DeleteNoteOutput, result.structured_content)
         return cast("models.DeleteNoteOutput", parsed)
@@ -294,13 +286,7 @@ class NotesClient:
 
         Find notes whose title, body or tags contain the query.
         """
-        arguments: dict[str, Any] = {}
-        if query is not None:
-            arguments["query"] = query
-        if tag is not None:
-            arguments["tag"] = tag
-        if limit is not None:
-            arguments["limit"] = limit
+        arguments = _arguments({}, {"query": query, "tag": tag, "limit": limit})
         result = await self._call("search_notes", arguments, progress)
         parsed = _parse(models.SearchNotesOutput, result.structured_content)
         return cast("models.SearchNotesOutput", parsed)
@@ -313,7 +299,7 @@ class NotesClient:
 
         Export every note as Markdown, reporting progress as it goes.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("export_notes", arguments, progress)
         return list(result.content)
 

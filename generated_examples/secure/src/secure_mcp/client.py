@@ -58,6 +58,11 @@ def _parse(model: Any, data: Any) -> Any:
     return _adapter(model).validate_python(data)
 
 
+def _arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments: the required ones, and the optional ones that were given."""
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}
+
+
 def _error_text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -212,7 +217,7 @@ class SecureClient:
 
         The titles of every stored document.
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("list_documents", arguments, progress)
         parsed = _parse(models.ListDocumentsOutput, result.structured_content)
         return cast("models.ListDocumentsOutput", parsed)
@@ -227,8 +232,7 @@ class SecureClient:
 
         The text of one document, by title.
         """
-        arguments: dict[str, Any] = {}
-        arguments["title"] = title
+        arguments = _arguments({"title": title}, {})
         result = await self._call("read_document", arguments, progress)
         parsed = _parse(models.ReadDocumentOutput, result.structured_content)
         return cast("models.ReadDocumentOutput", parsed)
@@ -244,9 +248,7 @@ class SecureClient:
 
         Create or replace a document.
         """
-        arguments: dict[str, Any] = {}
-        arguments["title"] = title
-        arguments["text"] = text
+        arguments = _arguments({"title": title, "text": text}, {})
         result = await self._call("write_document", arguments, progress)
         parsed = _parse(models.WriteDocumentOutput, result.structured_content)
         return cast("models.WriteDocumentOutput", parsed)
@@ -259,7 +261,7 @@ class SecureClient:
 
         The caller's identity as this server sees it (subject and granted scopes).
         """
-        arguments: dict[str, Any] = {}
+        arguments = _arguments({}, {})
         result = await self._call("whoami", arguments, progress)
         parsed = _parse(models.WhoamiOutput, result.structured_content)
         return cast("models.WhoamiOutput", parsed)

@@ -58,6 +58,11 @@ def _parse(model: Any, data: Any) -> Any:
     return _adapter(model).validate_python(data)
 
 
+def _arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments: the required ones, and the optional ones that were given."""
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}
+
+
 def _error_text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -215,11 +220,7 @@ class ShopClient:
 
         List items
         """
-        arguments: dict[str, Any] = {}
-        if limit is not None:
-            arguments["limit"] = limit
-        if tag is not None:
-            arguments["tag"] = tag
+        arguments = _arguments({}, {"limit": limit, "tag": tag})
         result = await self._call("list_items", arguments, progress)
         parsed = _parse(models.ListItemsOutput, result.structured_content)
         return cast("models.ListItemsOutput", parsed)
@@ -236,11 +237,7 @@ class ShopClient:
 
         Create an item
         """
-        arguments: dict[str, Any] = {}
-        arguments["name"] = name
-        arguments["price"] = price
-        if tags is not None:
-            arguments["tags"] = tags
+        arguments = _arguments({"name": name, "price": price}, {"tags": tags})
         result = await self._call("create_item", arguments, progress)
         parsed = _parse(models.CreateItemOutput, result.structured_content)
         return cast("models.CreateItemOutput", parsed)
@@ -255,8 +252,7 @@ class ShopClient:
 
         Get an item
         """
-        arguments: dict[str, Any] = {}
-        arguments["itemId"] = item_id
+        arguments = _arguments({"itemId": item_id}, {})
         result = await self._call("get_item", arguments, progress)
         parsed = _parse(models.GetItemOutput, result.structured_content)
         return cast("models.GetItemOutput", parsed)
@@ -271,8 +267,7 @@ class ShopClient:
 
         Delete an item for good. Ask the user first.
         """
-        arguments: dict[str, Any] = {}
-        arguments["itemId"] = item_id
+        arguments = _arguments({"itemId": item_id}, {})
         result = await self._call("delete_item", arguments, progress)
         return list(result.content)
 

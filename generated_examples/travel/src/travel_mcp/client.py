@@ -58,6 +58,11 @@ def _parse(model: Any, data: Any) -> Any:
     return _adapter(model).validate_python(data)
 
 
+def _arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments: the required ones, and the optional ones that were given."""
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}
+
+
 def _error_text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -218,14 +223,10 @@ class TravelClient:
 
         Find direct flights between two airports on a date.
         """
-        arguments: dict[str, Any] = {}
-        arguments["origin"] = origin
-        arguments["destination"] = destination
-        arguments["date"] = date
-        if cabin is not None:
-            arguments["cabin"] = cabin
-        if passengers is not None:
-            arguments["passengers"] = passengers
+        arguments = _arguments(
+            {"origin": origin, "destination": destination, "date": date},
+            {"cabin": cabin, "passengers": passengers},
+        )
         result = await self._call("search_flights", arguments, progress)
         parsed = _parse(models.SearchFlightsOutput, result.structured_content)
         return cast("models.SearchFlightsOutput", parsed)
@@ -241,10 +242,7 @@ class TravelClient:
 
         Daily forecast for a city, up to 7 days ahead.
         """
-        arguments: dict[str, Any] = {}
-        arguments["city"] = city
-        if days is not None:
-            arguments["days"] = days
+        arguments = _arguments({"city": city}, {"days": days})
         result = await self._call("weather_forecast", arguments, progress)
         parsed = _parse(models.WeatherForecastOutput, result.structured_content)
         return cast("models.WeatherForecastOutput", parsed)
