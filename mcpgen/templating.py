@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from functools import cache
 from importlib import resources
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 
 from . import names
 
@@ -169,7 +171,21 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
         (store / "templates").mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return jinja2.FileSystemBytecodeCache(str(store / "templates"))
+    return _QuietBytecodeCache(str(store / "templates"))
+
+
+class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """A cache that cannot be read or written only costs time (like ``cache``)."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
 
 
 @cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import black
 import pytest
@@ -97,3 +98,13 @@ ASSIGNMENTS = [
 def test_assign_call_is_laid_out_as_black_does(target: str, head: str, args: list[str]) -> None:
     source = assign_call(target, head, args) + "\n"
     assert black.format_str(source, mode=mode()) == source
+
+
+def test_a_template_cache_that_cannot_be_written_only_costs_time(tmp_path: Path) -> None:
+    import jinja2
+
+    from mcpgen.templating import _QuietBytecodeCache
+
+    cache = _QuietBytecodeCache(str(tmp_path / "missing" / "folder"))
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "hi {{ x }}"}), bytecode_cache=cache)
+    assert env.get_template("t").render(x=1) == "hi 1"
