@@ -141,7 +141,7 @@ class FormatJob:
 
     def start(self) -> FormatJob:
         """Send the work to the pool when it is big enough to pay for one."""
-        items = sorted(self.todo.items(), key=lambda item: -len(item[1]))  # biggest first
+        items = self._biggest_first()
         lines = sum(text.count("\n") for _, text in items)
         workers = self.workers
         if workers is None or not workers.parallel or lines < PARALLEL_THRESHOLD:
@@ -153,7 +153,7 @@ class FormatJob:
     def run(self, progress: Callable[[int], None] | None = None) -> dict[str, str]:
         results = dict(self.cached_units)
         failed: set[str] = set()
-        items = sorted(self.todo.items(), key=lambda item: -len(item[1]))
+        items = self._biggest_first()
         pending: list[tuple[Future[list[tuple[str, str | None]]] | None, list[tuple[str, str]]]]
         pending = [*self.futures] or [(None, batch) for batch in _batches(items, 8)]
         for future, batch in pending:
@@ -185,10 +185,13 @@ class FormatJob:
             _save(self.store, file.source, self.done[path])
         return self.done
 
+    def _biggest_first(self) -> list[tuple[str, str]]:
+        return sorted(self.todo.items(), key=lambda item: -len(item[1]))
+
     def _pack_file(self, path: str) -> Path | None:
         if self.store is None:
             return None
-        name = hashlib.sha256(f"{_key('')}|{self.scope}|{path}".encode()).hexdigest()
+        name = hashlib.sha256(f"{_SALT}{self.scope}|{path}".encode()).hexdigest()
         return self.store / f"pieces-{name}.json"
 
     def _pack(self, path: str) -> dict[str, Any]:

@@ -119,6 +119,11 @@ def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
     return {"allOf": [{"$ref": f"#/$defs/{_escape(name)}"}]}
 
 
+def unescape(segment: str) -> str:
+    """A ``$defs`` name from one segment of a JSON pointer (URL- and ~-escaped)."""
+    return unquote(segment).replace("~1", "/").replace("~0", "~")
+
+
 def _escape(segment: str) -> str:
     return segment.replace("~", "~0").replace("/", "~1")
 
@@ -129,7 +134,7 @@ def _rewrite_ref(ref: str, owner: str, local: dict[str, str]) -> str:
         return f"#/$defs/{_escape(owner)}"
     parts = pointer.split("/")[1:]
     if len(parts) >= 2 and parts[0] in ("$defs", "definitions"):
-        name = unquote(parts[1]).replace("~1", "/").replace("~0", "~")
+        name = unescape(parts[1])
         rest = "/".join(parts[2:])
         return f"#/$defs/{_escape(local.get(name, name))}" + (f"/{rest}" if rest else "")
     return f"#/$defs/{_escape(owner)}{pointer}"

@@ -30,7 +30,6 @@ from functools import cache as cache_result
 from importlib import metadata
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from . import cache
 from .errors import InputError
@@ -46,7 +45,9 @@ from .modelgen import (
     model_schemas,
     run_generator,
     share_duplicates,
+    unescape,
 )
+from .schemas import refs
 from .workers import Workers, done
 
 Json = Any
@@ -78,7 +79,7 @@ def _def_name(ref: str) -> tuple[str, bool] | None:
     if not ref.startswith("#/$defs/"):
         return None
     segments = ref[len("#/$defs/") :].split("/")
-    return unquote(segments[0]).replace("~1", "/").replace("~0", "~"), len(segments) > 1
+    return unescape(segments[0]), len(segments) > 1
 
 
 def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
@@ -101,20 +102,9 @@ def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
     return out
 
 
-def _references(node: Json, found: set[str]) -> set[str]:
-    """Names of the definitions ``node`` refers to (``#/$defs/NAME...``)."""
-    if isinstance(node, list):
-        for item in node:
-            _references(item, found)
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                target = _def_name(value)
-                if target is not None:
-                    found.add(target[0])
-            elif key not in DATA_KEYWORDS:
-                _references(value, found)
-    return found
+def _references(schema: Json) -> set[str]:
+    """Names of the definitions ``schema`` refers to (``#/$defs/NAME...``)."""
+    return {target[0] for _, ref in refs(schema) if (target := _def_name(ref)) is not None}
 
 
 def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
@@ -143,7 +133,8 @@ def plan(manifest: Manifest) -> list[ModelModule]:
         return []
     shared_document = combined_document({}, shared)
     shared_defs: dict[str, Json] = shared_document["$defs"]
-    deps = {name: _references(schema, set()) for name, schema in shared_defs.items()}
+    deps = {name: _references(schema) for name, schema in shared_defs.items()}
+    shared_names = set(shared)
     digests: dict[str, str] = {}  # shared definition -> digest, made when first needed
     parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []
     count = _parts(len(models))
@@ -161,7 +152,10 @@ def plan(manifest: Manifest) -> list[ModelModule]:
             needed: list[str] = []
             if shared:
                 used: set[str] = set()
-                document = {**document, "$defs": _externalize(document["$defs"], set(shared), used)}
+                document = {
+                    **document,
+                    "$defs": _externalize(document["$defs"], shared_names, used),
+                }
                 needed = _closure(used, deps)
                 subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
             name = f"_part{index:0{width}d}"
