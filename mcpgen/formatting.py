@@ -78,6 +78,11 @@ def _format_unit(text: str) -> str:
     return black.format_str(text, mode=mode())
 
 
+def warm() -> None:
+    """Load black (in a pool worker, before its first batch)."""
+    _format_unit("x = 1\n")
+
+
 def _format_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str | None]]:
     """Format (label, text) units; a unit black cannot parse comes back as None."""
     from black.parsing import InvalidInput
@@ -146,6 +151,7 @@ class FormatJob:
         workers = self.workers
         if workers is None or not workers.parallel or lines < PARALLEL_THRESHOLD:
             return self
+        workers.warm(warm)
         for batch in _batches(items, max(workers.jobs * 8, len(items) // 64)):
             self.futures.append((workers.submit(_format_batch, batch), batch))
         return self

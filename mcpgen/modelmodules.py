@@ -31,9 +31,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import cache
+from . import cache, modelgen
 from .errors import InputError
 from .formatting import format_file
+from .formatting import warm as format_warm
 from .model import Manifest
 from .modelgen import (
     DATA_KEYWORDS,
@@ -269,6 +270,10 @@ class ModelJob:
             else:
                 self.sources[module.name] = cached
         pool = workers is not None and sum(len(m.classes) for m in todo) >= BACKGROUND_MODELS
+        if pool:
+            assert workers is not None
+            # every worker will run the generator only when there are enough modules
+            workers.warm(*([modelgen.warm] if len(todo) >= workers.jobs else []), format_warm)
         # biggest first, so the longest run does not start last
         for module in sorted(todo, key=lambda m: -len(m.classes)):
             if pool:

@@ -1,0 +1,51 @@
+"""The build's process pool: warm-ups run in each worker before its first task, a failing
+warm-up only costs time, and what they load is frozen away from the garbage collector."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+from mcpgen.workers import Workers
+
+_MARK = "mcpgen_test_warm_mark"
+
+
+def _set_mark() -> None:
+    setattr(sys.modules[__name__], _MARK, os.getpid())
+    _KEPT.append([os.getpid()])  # something the warm-up leaves behind
+
+
+_KEPT: list[list[int]] = []
+
+
+def _fails() -> None:
+    raise RuntimeError("cannot warm up")
+
+
+def _state() -> tuple[int, object, bool]:
+    """(this process, its warm-up mark, whether what the warm-up left is frozen: out of
+    the collector's generations)."""
+    young = {id(obj) for obj in gc.get_objects()}
+    frozen = bool(_KEPT) and all(id(kept) not in young for kept in _KEPT)
+    return os.getpid(), getattr(sys.modules[__name__], _MARK, None), frozen
+
+
+def test_warm_ups_run_in_each_worker_before_its_first_task() -> None:
+    with Workers(jobs=2) as workers:
+        workers.warm(_fails, _set_mark)
+        workers.warm(_set_mark)  # registered once
+        results = [workers.submit(_state).result() for _ in range(4)]
+    for pid, mark, frozen in results:
+        assert pid != os.getpid()
+        assert mark == pid  # the warm-up ran in that worker, despite the failing one
+        assert frozen
+    assert getattr(sys.modules[__name__], _MARK, None) is None  # not here
+
+
+def test_one_core_runs_tasks_here_without_warm_ups() -> None:
+    with Workers(jobs=1) as workers:
+        workers.warm(_set_mark)
+        pid, mark, _ = workers.submit(_state).result()
+    assert pid == os.getpid() and mark is None
