@@ -1,5 +1,5 @@
 """python -m mcpgen"""
 
-from .cli import main
+from .cli import run
 
-main()
+run()

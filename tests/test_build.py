@@ -292,3 +292,29 @@ def test_big_specs_get_compact_spec_json_with_the_same_data(
     assert json.loads(compact) == json.loads(readable)
     assert compact.count("\n") == len(compact.splitlines())  # ends with a newline
     assert sum(1 for line in compact.splitlines() if line.startswith('{"name": ')) == 5
+
+
+def test_the_command_exits_with_its_status_after_flushing_its_output(
+    manifest: Path, tmp_path: Path
+) -> None:
+    """``python -m mcpgen`` leaves with ``os._exit`` (no heap teardown): the exit status
+    and everything printed must still come out, over pipes."""
+
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mcpgen", *args], capture_output=True, text=True, cwd=tmp_path
+        )
+
+    missing = command("build", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2
+    assert "nope.yaml" in missing.stderr and "not found" in missing.stderr
+    out = tmp_path / "out"
+    built = command("build", str(manifest), "-o", str(out))
+    assert built.returncode == 0, built.stderr
+    assert f"built {out}" in built.stderr
+    manifest.write_text(manifest.read_text().replace("Add two", "Add 2"), "utf-8")
+    drift = command("build", str(manifest), "-o", str(out), "--check")
+    assert drift.returncode == 1
+    assert "_spec.json" in drift.stdout + drift.stderr
+    version = command("--version")
+    assert version.returncode == 0 and version.stdout.startswith("mcpgen, version")
