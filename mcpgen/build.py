@@ -28,8 +28,9 @@ def _interactive() -> bool:
 
 def context_cost(manifest: Manifest) -> tuple[int, int]:
     """(tools listed, bytes of the tools/list result) a model's context pays for."""
-    tools = [tool.definition for tool in manifest.advertised_tools if tool.enabled]
-    return len(tools), len(json.dumps({"tools": tools}, ensure_ascii=False).encode())
+    tools = [tool.definition_json for tool in manifest.advertised_tools if tool.enabled]
+    # what json.dumps({"tools": [...]}, ensure_ascii=False) gives, from each tool's JSON
+    return len(tools), len(('{"tools": [' + ", ".join(tools) + "]}").encode())
 
 
 def run_build(

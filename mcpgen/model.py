@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from .errors import Location
@@ -89,6 +90,12 @@ class Tool:
         if self.meta:
             result["_meta"] = self.meta
         return result
+
+    @cached_property
+    def definition_json(self) -> str:
+        """``definition`` as JSON (``json.dumps`` separators, non-ASCII kept), made once per
+        build for both the context cost and ``_spec.json``: a big API's tools are megabytes."""
+        return json.dumps(self.definition, ensure_ascii=False)
 
 
 @dataclass(frozen=True)

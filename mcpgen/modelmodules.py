@@ -55,6 +55,7 @@ Json = Any
 SHARED = "_shared"
 PART_SIZE = 40  # tool/prompt models per part, on average
 BACKGROUND_MODELS = 1  # models still to generate before the process pool is used
+ONE_TASK_MODELS = 200  # fewer models still to generate than this: one pool task for all
 _SHARED_FILE = "__mcpgen_shared__.json"  # where a part's references to shared schemas point
 
 
@@ -251,6 +252,10 @@ def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | Non
     return format_file(source, path, scope=package), None
 
 
+def _generate_many(modules: list[ModelModule], package: str) -> list[tuple[str, str | None]]:
+    return [_generate_checked(module, package) for module in modules]
+
+
 class ModelJob:
     """Generation of every module of the models package, formatted: cached ones are read at
     once, the others generated here (small builds) or in the build's process pool, beside
@@ -261,7 +266,7 @@ class ModelJob:
         self.package = manifest.server.package
         self.modules = plan(manifest)
         self.sources: dict[str, str] = {}
-        self.pending: dict[str, Future[tuple[str, str | None]]] = {}
+        self.pending: dict[str, tuple[Future[list[tuple[str, str | None]]], int]] = {}
         todo = []
         for module in self.modules:
             cached = cache.read(_cache_file(module, self.package))
@@ -270,18 +275,25 @@ class ModelJob:
             else:
                 self.sources[module.name] = cached
         pool = workers is not None and sum(len(m.classes) for m in todo) >= BACKGROUND_MODELS
+        # biggest first, so the longest run does not start last; few models are one task
+        # (one worker loads the generator while the other formats)
+        todo.sort(key=lambda m: -len(m.classes))
+        tasks = (
+            [todo] if sum(len(m.classes) for m in todo) < ONE_TASK_MODELS else [[m] for m in todo]
+        )
+        tasks = [task for task in tasks if task]
         if pool:
             assert workers is not None
-            # every worker will run the generator only when there are enough modules
-            workers.warm(*([modelgen.warm] if len(todo) >= workers.jobs else []), format_warm)
-        # biggest first, so the longest run does not start last
-        for module in sorted(todo, key=lambda m: -len(m.classes)):
+            # every worker will run the generator only when there are enough tasks
+            workers.warm(*([modelgen.warm] if len(tasks) >= workers.jobs else []), format_warm)
+        for task in tasks:
             if pool:
                 assert workers is not None
-                future = workers.submit(_generate_checked, module, self.package)
+                future = workers.submit(_generate_many, task, self.package)
             else:
-                future = done(_generate_checked, module, self.package)
-            self.pending[module.name] = future
+                future = done(_generate_many, task, self.package)
+            for index, module in enumerate(task):
+                self.pending[module.name] = (future, index)
 
     def result(self) -> dict[str, str]:
         """Module name -> formatted source; InputError with located problems."""
@@ -289,8 +301,9 @@ class ModelJob:
         for module in self.modules:
             if module.name not in self.pending:
                 continue
+            future, index = self.pending[module.name]
             try:
-                source, error = self.pending[module.name].result()
+                source, error = future.result()[index]
             except BrokenProcessPool:  # a worker died (out of memory?): try here
                 source, error = _generate_checked(module, self.package)
             if error is not None:

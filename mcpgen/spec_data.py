@@ -83,7 +83,10 @@ def spec_json(manifest: Manifest) -> str:
         comma = "," if index < len(data) - 1 else ""
         name = json.dumps(key)
         if isinstance(value, list) and value:
-            items = [json.dumps(item, ensure_ascii=False) for item in value]
+            if key == "tools":  # each tool's JSON is made once per build (``definition_json``)
+                items = [tool.definition_json for tool in manifest.tools]
+            else:
+                items = [json.dumps(item, ensure_ascii=False) for item in value]
             lines.append(f"{name}: [\n" + ",\n".join(items) + f"\n]{comma}")
         else:
             lines.append(f"{name}: {json.dumps(value, ensure_ascii=False)}{comma}")

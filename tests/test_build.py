@@ -318,3 +318,25 @@ def test_the_command_exits_with_its_status_after_flushing_its_output(
     assert "_spec.json" in drift.stdout + drift.stderr
     version = command("--version")
     assert version.returncode == 0 and version.stdout.startswith("mcpgen, version")
+
+
+def test_context_cost_is_the_size_of_the_tools_list_result(tmp_path: Path) -> None:
+    import json
+
+    from mcpgen.build import context_cost
+    from mcpgen.pipeline import load_manifest
+    from mcpgen.spec_data import READABLE_TOOLS, spec_data, spec_json
+
+    tools = "".join(
+        f"  - name: t{i}\n    description: 'Grüße, naïve ☃ {i}'\n"
+        "    input: {type: object, properties: {q: {type: string, description: é}}}\n"
+        for i in range(READABLE_TOOLS + 1)  # the compact _spec.json layout
+    )
+    source = tmp_path / "m.yaml"
+    source.write_text(f"mcpgen: 1\nserver: {{name: cost}}\ntools:\n{tools}", "utf-8")
+    manifest = load_manifest(source, False).manifest
+    assert manifest is not None
+    listed = {"tools": [tool.definition for tool in manifest.tools]}
+    expected = len(json.dumps(listed, ensure_ascii=False).encode())
+    assert context_cost(manifest) == (READABLE_TOOLS + 1, expected)
+    assert json.loads(spec_json(manifest)) == json.loads(json.dumps(spec_data(manifest)))
