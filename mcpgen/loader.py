@@ -191,6 +191,8 @@ class JsonLocator:
         self.located = 0
         self.found: dict[tuple[JsonPath, str], tuple[int, int] | None] = {}
         self.spans: dict[JsonPath, tuple[int, str, str] | None] = {}
+        self.closes: dict[JsonPath, int] = {}
+        self.counted = (0, 1)  # (offset, its line): lines are counted on from the last one
 
     def _skip(self, offset: int) -> int:
         return _JSON_WS.match(self.text, offset).end()  # type: ignore[union-attr]
@@ -222,9 +224,12 @@ class JsonLocator:
             return None
         start, outer, inner = span
         text = self.text
-        at = text.find("\n" + inner + json.dumps(key, ensure_ascii=False), start)
-        if at < 0 or text.find("\n" + outer + "}", start, at) >= 0:
-            return None  # not there, or after the line that closes the object
+        close = self.closes.get(path)
+        if close is None:  # the line that closes the object, searched once per object
+            close = self.closes[path] = text.find("\n" + outer + "}", start)
+        at = text.find("\n" + inner + json.dumps(key, ensure_ascii=False), start, close)
+        if at < 0 or close < 0:
+            return None  # not there (before the line that closes the object)
         key_offset = at + 1 + len(inner)
         match = _JSON_STRING.match(text, key_offset)
         if match is None:  # pragma: no cover - it is the quoted key just searched for
@@ -290,7 +295,12 @@ class JsonLocator:
     def _where(self, offset: int) -> tuple[int, int]:
         self.located += 1
         if self.line_starts is None and self.located <= 32:  # a few: count, do not index
-            return self.text.count("\n", 0, offset) + 1, offset - self.text.rfind("\n", 0, offset)
+            since, line = self.counted
+            if offset < since:
+                since, line = 0, 1
+            line += self.text.count("\n", since, offset)
+            self.counted = offset, line
+            return line, offset - self.text.rfind("\n", 0, offset)
         if self.line_starts is None:
             self.line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
         line = bisect.bisect_right(self.line_starts, offset)
