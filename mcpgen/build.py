@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from . import names
+from . import formatting, modelgen, modelmodules, names
 from . import timings as timing
 from .cli_output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
 from .errors import InputError, Problems
@@ -17,6 +17,7 @@ from .formatting import FormatError
 from .model import Manifest
 from .pipeline import load_manifest
 from .render import render_project
+from .workers import Workers
 from .writer import apply, diff, plan
 
 
@@ -33,6 +34,21 @@ def context_cost(manifest: Manifest) -> tuple[int, int]:
     return len(tools), len(('{"tools": [' + ", ".join(tools) + "]}").encode())
 
 
+PRESTART_SOURCE_BYTES = 256_000  # sources this big have hundreds of operations or more
+
+
+def _first_big_build(source: Path) -> bool:
+    """A big source and a cache holding no models (a first build, or caching off): the pool
+    will generate and format for seconds, so it is started before the source is loaded,
+    its workers loading black and the model generator meanwhile. (Not for a rebuild: it
+    mostly finds everything cached and needs a core for loading.)"""
+    try:
+        big = source.stat().st_size >= PRESTART_SOURCE_BYTES
+    except OSError:
+        return False
+    return big and not modelmodules.cache_holds_models()
+
+
 def run_build(
     source: Path,
     output: Path | None,
@@ -45,7 +61,10 @@ def run_build(
 ) -> int:
     timing.reset()
     try:
-        return _build(source, output, check, show_diff, strict, max_context_bytes)
+        with Workers() as workers:
+            if _first_big_build(source):
+                workers.start(modelgen.warm, formatting.warm)
+            return _build(source, output, check, show_diff, strict, max_context_bytes, workers)
     finally:
         if timings:
             click.echo(timing.report(), err=True)
@@ -58,6 +77,7 @@ def _build(
     show_diff: bool,
     strict: bool,
     max_context_bytes: int | None,
+    workers: Workers,
 ) -> int:
     with timing.phase("load + validate"):
         loaded = load_manifest(source, strict)
@@ -83,7 +103,7 @@ def _build(
         click.echo(f"{root}: exists and is not a folder", err=True)
         return EXIT_BAD_INPUT
     try:
-        rendered = render_project(manifest, show_progress=_interactive())
+        rendered = render_project(manifest, show_progress=_interactive(), workers=workers)
         with timing.phase("compare"):
             the_plan = plan(root, rendered)
     except InputError as exc:

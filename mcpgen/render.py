@@ -66,26 +66,30 @@ def context(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-def render_project(manifest: Manifest, show_progress: bool = False) -> Output:
+def render_project(
+    manifest: Manifest, show_progress: bool = False, workers: Workers | None = None
+) -> Output:
     """Render and format every file. One process pool serves the whole build: the model
     generator's runs start first and the formatting of the other files queues behind them."""
-    with Workers() as workers:
-        with timing.phase("models: cache or start"):
-            models = ModelJob(manifest, workers)
-        with timing.phase("render templates"):
-            out = _render_templates(manifest)
-            planned = [(m.name, m.classes) for m in models.modules]
-            package = _models_package(manifest, planned)
-        python = {
-            path: text
-            for files in (out.generated, out.stubs)
-            for path, text in files.items()
-            if path.endswith(".py")
-        }
-        with timing.phase("format"):
-            formatted = _format({**python, **package}, workers, manifest, show_progress)
-        with timing.phase("models (datamodel-code-generator)"):
-            sources = models.result()
+    if workers is None:
+        with Workers() as own:
+            return render_project(manifest, show_progress, own)
+    with timing.phase("models: cache or start"):
+        models = ModelJob(manifest, workers)
+    with timing.phase("render templates"):
+        out = _render_templates(manifest)
+        planned = [(m.name, m.classes) for m in models.modules]
+        package = _models_package(manifest, planned)
+    python = {
+        path: text
+        for files in (out.generated, out.stubs)
+        for path, text in files.items()
+        if path.endswith(".py")
+    }
+    with timing.phase("format"):
+        formatted = _format({**python, **package}, workers, manifest, show_progress)
+    with timing.phase("models (datamodel-code-generator)"):
+        sources = models.result()
     ended = [(m.name, m.classes) for m in models.modules]
     if ended != planned:  # the split failed and every model is in one module
         package = _models_package(manifest, ended)

@@ -31,6 +31,7 @@ class Workers:
         self.jobs = jobs or os.cpu_count() or 1
         self._pool: ProcessPoolExecutor | None = None
         self._warmups: list[Callable[[], object]] = []
+        self._frozen = False
 
     def warm(self, *warmups: Callable[[], object]) -> None:
         """Run these (module-level functions) in every worker before its first task; only
@@ -41,17 +42,28 @@ class Workers:
     def parallel(self) -> bool:
         return self.jobs > 1
 
+    def start(self, *warmups: Callable[[], object]) -> None:
+        """Start the pool now (before there is work for it), its workers warming up with
+        ``warmups`` while this process gets on with loading."""
+        self.warm(*warmups)
+        if self.parallel and self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.jobs, initializer=_start_worker, initargs=(tuple(self._warmups),)
+            )
+            self._pool.submit(_nothing)  # processes start on the first task, all of them
+
     def submit(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Run in the pool (when there is more than one core), else here and now."""
         if not self.parallel:
             return done(fn, *args, **kwargs)
-        if self._pool is None:
-            # Workers are forked with the build's objects (the loaded spec: millions of
-            # them); frozen, their garbage collector never walks those again.
+        if not self._frozen:
+            # The build's objects (the loaded spec: millions of them) stay until the end:
+            # frozen, the garbage collector never walks them again, here or in workers
+            # forked from here.
             gc.freeze()
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.jobs, initializer=_start_worker, initargs=(tuple(self._warmups),)
-            )
+            self._frozen = True
+        self.start()
+        assert self._pool is not None
         try:
             return self._pool.submit(fn, *args, **kwargs)
         except BrokenProcessPool:  # a worker died (out of memory?): the rest runs here
@@ -61,7 +73,9 @@ class Workers:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
+        if self._frozen:
             gc.unfreeze()
+            self._frozen = False
 
     def __enter__(self) -> Workers:
         return self
@@ -73,6 +87,10 @@ class Workers:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _start_worker(warmups: tuple[Callable[[], object], ...]) -> None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from pathlib import Path
+
+import pytest
 
 from mcpgen.workers import Workers
 
@@ -49,3 +52,35 @@ def test_one_core_runs_tasks_here_without_warm_ups() -> None:
         workers.warm(_set_mark)
         pid, mark, _ = workers.submit(_state).result()
     assert pid == os.getpid() and mark is None
+
+
+def test_a_first_big_build_starts_the_pool_before_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen import build
+
+    big = tmp_path / "spec.json"
+    big.write_text(" " * build.PRESTART_SOURCE_BYTES + "{}")
+    small = tmp_path / "m.yaml"
+    small.write_text("mcpgen: 1\n")
+    store = tmp_path / "cache"
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store))
+    assert build._first_big_build(big)  # no cache folder yet
+    store.mkdir()
+    (store / "pieces-0.json").write_text("{}")
+    assert build._first_big_build(big)  # a cache, but no models in it
+    assert not build._first_big_build(small)
+    assert not build._first_big_build(tmp_path / "missing.json")
+    (store / "models-v4-0.py").write_text("")
+    assert not build._first_big_build(big)  # a rebuild: models are cached
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    assert build._first_big_build(big)  # caching off: every build is a first one
+
+
+def test_a_started_pool_has_its_workers_running_before_any_task() -> None:
+    with Workers(jobs=2) as workers:
+        workers.start(_set_mark)
+        assert workers._pool is not None
+        assert len(workers._pool._processes) == 2  # forked already
+        pid, mark, frozen = workers.submit(_state).result()
+    assert mark == pid and frozen
