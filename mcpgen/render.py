@@ -48,6 +48,12 @@ GENERATED_TEMPLATES = {
 }
 
 
+# Templates whose output is the same for every manifest (but for the comment banner) and
+# is kept black-formatted in the repository (``tests/test_templating.py`` checks both):
+# black has nothing to do on them, so they skip it (a fifth of a small build's formatting).
+PREFORMATTED = frozenset({"package/_runtime.py.jinja", "package/_websocket.py.jinja"})
+
+
 def context(manifest: Manifest) -> dict[str, Any]:
     """Everything a template may see: the model's parts, by name."""
     return {
@@ -80,11 +86,16 @@ def render_project(
         out = _render_templates(manifest)
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
+    preformatted = {
+        path.format(pkg=manifest.server.package)
+        for path, template in GENERATED_TEMPLATES.items()
+        if template in PREFORMATTED
+    }
     python = {
         path: text
         for files in (out.generated, out.stubs)
         for path, text in files.items()
-        if path.endswith(".py")
+        if path.endswith(".py") and path not in preformatted
     }
     with timing.phase("format"):
         formatted = _format({**python, **package}, workers, manifest, show_progress)
