@@ -163,11 +163,24 @@ def _summary(
         click.echo(f"  new stub: {relative}", err=True)
 
 
+_TOOLS_LINE = '\n"tools": [\n'  # where the compact _spec.json lists the tools, one per line
+
+
 def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
+    """The last build's tool definitions (from its ``_spec.json``) that differ from the new
+    ones, by name. A big API's compact ``_spec.json`` (megabytes) has one tool per line:
+    only the lines that are not a new tool's JSON exactly are parsed."""
     path = root / "src" / manifest.server.package / "_spec.json"
     try:
-        data = json.loads(path.read_text("utf-8"))
-        return {t["name"]: t for t in data.get("tools", [])}
+        text = path.read_text("utf-8")
+        start = text.find(_TOOLS_LINE)
+        if start < 0:  # the indented layout of a small API
+            return {t["name"]: t for t in json.loads(text).get("tools", [])}
+        start += len(_TOOLS_LINE)
+        lines = text[start : text.index("\n]", start)].split(",\n")
+        now = {tool.definition_json for tool in manifest.tools}
+        changed = (json.loads(line) for line in lines if line not in now)
+        return {t["name"]: t for t in changed}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 

@@ -340,3 +340,31 @@ def test_context_cost_is_the_size_of_the_tools_list_result(tmp_path: Path) -> No
     expected = len(json.dumps(listed, ensure_ascii=False).encode())
     assert context_cost(manifest) == (READABLE_TOOLS + 1, expected)
     assert json.loads(spec_json(manifest)) == json.loads(json.dumps(spec_data(manifest)))
+
+
+def test_signature_changes_of_a_big_api_compare_only_the_changed_tools(tmp_path: Path) -> None:
+    """Over ``READABLE_TOOLS`` tools ``_spec.json`` lists one tool per line; the changes of
+    the last build are read from the lines that differ."""
+    from mcpgen.spec_data import READABLE_TOOLS
+
+    def manifest(extra: str, note: str) -> str:
+        tools = "".join(
+            f"  - name: t{i}\n    description: 'tool {i}{note if i == 3 else ''}'\n"
+            "    input: {type: object, properties: {q: {type: string}"
+            f"{extra if i == 7 else ''}}}}}\n"
+            for i in range(READABLE_TOOLS + 5)
+        )
+        return f"mcpgen: 1\nserver: {{name: big}}\ntools:\n{tools}"
+
+    source, out = tmp_path / "m.yaml", tmp_path / "out"
+    source.write_text(manifest("", ""), "utf-8")
+    assert build(str(source), "-o", str(out))[0] == 0
+    assert '\n"tools": [\n' in (out / "src/big_mcp/_spec.json").read_text()
+    source.write_text(manifest(", n: {type: integer}", " (edited)"), "utf-8")
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0, output
+    changed = [line.strip() for line in output.splitlines() if "schema changed" in line]
+    assert changed == [
+        "changed: tool 't7' input schema changed (added n); check "
+        "src/big_mcp/handlers/tools/t7.py"
+    ]
