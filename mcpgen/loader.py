@@ -191,7 +191,7 @@ class JsonLocator:
         self.located = 0
         self.found: dict[tuple[JsonPath, str], tuple[int, int] | None] = {}
         self.spans: dict[JsonPath, tuple[int, str, str] | None] = {}
-        self.closes: dict[JsonPath, int] = {}
+        self.clean: dict[JsonPath, int] = {}  # object -> offset its closing line is after
         self.counted = (0, 1)  # (offset, its line): lines are counted on from the last one
 
     def _skip(self, offset: int) -> int:
@@ -224,12 +224,17 @@ class JsonLocator:
             return None
         start, outer, inner = span
         text = self.text
-        close = self.closes.get(path)
-        if close is None:  # the line that closes the object, searched once per object
-            close = self.closes[path] = text.find("\n" + outer + "}", start)
-        at = text.find("\n" + inner + json.dumps(key, ensure_ascii=False), start, close)
-        if at < 0 or close < 0:
-            return None  # not there (before the line that closes the object)
+        at = text.find("\n" + inner + json.dumps(key, ensure_ascii=False), start)
+        if at < 0:
+            return None
+        # The line that closes the object must not come first. The stretch known to hold
+        # no such line grows with the keys looked up: each part of the text is searched
+        # once, and never beyond the last key (a spec's root object closes 13 MB on).
+        clean = self.clean.get(path, start)
+        if at > clean:
+            if text.find("\n" + outer + "}", clean, at) >= 0:
+                return None  # after the line that closes the object
+            self.clean[path] = at
         key_offset = at + 1 + len(inner)
         match = _JSON_STRING.match(text, key_offset)
         if match is None:  # pragma: no cover - it is the quoted key just searched for
