@@ -8,6 +8,8 @@ handler stubs, created once and never touched again.
 from __future__ import annotations
 
 import sys
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +17,7 @@ import click
 
 from . import __version__
 from . import timings as timing
-from .formatting import FormatJob
+from .formatting import FormatJob, format_file
 from .model import Manifest
 from .modelmodules import ModelJob
 from .spec_data import spec_json
@@ -29,6 +31,10 @@ class Output:
     stubs: dict[str, str] = field(default_factory=dict)
 
 
+CLIENT_TEMPLATE = "package/client.py.jinja"
+OFFLOAD_TOOLS = 200  # a client for this many tools is rendered in a worker (``render_project``)
+_FOR_WORKERS: list[Manifest] = []  # what workers forked during a build find there
+
 GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
     "README.md": "README.md.jinja",
@@ -36,7 +42,7 @@ GENERATED_TEMPLATES = {
     "src/{pkg}/__main__.py": "package/__main__.py.jinja",
     "src/{pkg}/_runtime.py": "package/_runtime.py.jinja",
     "src/{pkg}/server.py": "package/server.py.jinja",
-    "src/{pkg}/client.py": "package/client.py.jinja",
+    "src/{pkg}/client.py": CLIENT_TEMPLATE,
     "src/{pkg}/_http.py": "package/_http.py.jinja",
     "src/{pkg}/_websocket.py": "package/_websocket.py.jinja",
     "src/{pkg}/asgi.py": "package/asgi.py.jinja",
@@ -80,10 +86,20 @@ def render_project(
     if workers is None:
         with Workers() as own:
             return render_project(manifest, show_progress, own)
+    pkg = manifest.server.package
+    client_path = f"src/{pkg}/client.py"
+    client: Future[str | None] | None = None
+    if len(manifest.tools) >= OFFLOAD_TOOLS and workers.forks_later:
+        # A big API's typed client (a third of the rendering, and cutting it into pieces)
+        # is rendered and formatted in a worker forked now, while this process plans the
+        # models and renders the rest.
+        _FOR_WORKERS[:] = [manifest]
+        client = workers.submit(_client_in_worker, client_path, pkg)
+        _FOR_WORKERS.clear()
     with timing.phase("models: cache or start"):
         models = ModelJob(manifest, workers)
     with timing.phase("render templates"):
-        out = _render_templates(manifest)
+        out = _render_templates(manifest, skip={CLIENT_TEMPLATE} if client is not None else set())
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
     preformatted = {
@@ -99,18 +115,41 @@ def render_project(
     }
     with timing.phase("format"):
         formatted = _format({**python, **package}, workers, manifest, show_progress)
+        if client is not None:
+            formatted[client_path] = _client_result(client, manifest, client_path)
+            out.generated[client_path] = formatted[client_path]
     with timing.phase("models (datamodel-code-generator)"):
         sources = models.result()
     ended = [(m.name, m.classes) for m in models.modules]
     if ended != planned:  # the split failed and every model is in one module
         package = _models_package(manifest, ended)
         formatted.update(FormatJob(package, scope=manifest.server.package).run())
-    pkg = manifest.server.package
     out.generated.update({path: formatted[path] for path in package})
     out.generated.update({f"src/{pkg}/models/{name}.py": text for name, text in sources.items()})
     for files in (out.generated, out.stubs):
         files.update({path: formatted[path] for path in files if path in formatted})
     return out
+
+
+def _client_in_worker(path: str, scope: str) -> str | None:
+    """The typed client, rendered and formatted in a pool worker forked from the build (None
+    in a worker that was not: it has no manifest)."""
+    if not _FOR_WORKERS:
+        return None
+    manifest = _FOR_WORKERS[0]
+    return format_file(render(CLIENT_TEMPLATE, **context(manifest)), path, scope)
+
+
+def _client_result(client: Future[str | None], manifest: Manifest, path: str) -> str:
+    try:
+        text = client.result()
+    except BrokenProcessPool:  # the worker died (out of memory?): do it here
+        text = None
+    if text is None:
+        text = format_file(
+            render(CLIENT_TEMPLATE, **context(manifest)), path, manifest.server.package
+        )
+    return text
 
 
 def _models_package(
@@ -132,13 +171,14 @@ def _models_package(
     return files
 
 
-def _render_templates(manifest: Manifest) -> Output:
-    """Every file but the models, unformatted."""
+def _render_templates(manifest: Manifest, skip: set[str] | None = None) -> Output:
+    """Every file but the models (and the templates in ``skip``), unformatted."""
     pkg = manifest.server.package
     ctx = context(manifest)
     out = Output()
     for path, template in GENERATED_TEMPLATES.items():
-        out.generated[path.format(pkg=pkg)] = render(template, **ctx)
+        if template not in (skip or ()):
+            out.generated[path.format(pkg=pkg)] = render(template, **ctx)
     out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
     out.generated[f"src/{pkg}/py.typed"] = ""
     if manifest.upstream is not None:

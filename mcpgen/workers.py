@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -41,6 +42,16 @@ class Workers:
     @property
     def parallel(self) -> bool:
         return self.jobs > 1
+
+    @property
+    def forks_later(self) -> bool:
+        """Whether the workers are still to be forked from this process (the pool has not
+        started, and starts processes by forking): they will hold what it holds now."""
+        return (
+            self.parallel
+            and self._pool is None
+            and multiprocessing.get_start_method(allow_none=False) == "fork"
+        )
 
     def start(self, *warmups: Callable[[], object]) -> None:
         """Start the pool now (before there is work for it), its workers warming up with
