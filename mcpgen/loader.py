@@ -230,7 +230,8 @@ class JsonLocator:
         # The line that closes the object must not come first. The stretch known to hold
         # no such line grows with the keys looked up: each part of the text is searched
         # once, and never beyond the last key (a spec's root object closes 13 MB on).
-        clean = self.clean.get(path, start)
+        # (Nothing but white space follows the root object: no check for it.)
+        clean = self.clean.get(path, start) if path else len(text)
         if at > clean:
             if text.find("\n" + outer + "}", clean, at) >= 0:
                 return None  # after the line that closes the object
