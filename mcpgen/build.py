@@ -86,18 +86,17 @@ def _build(
         return EXIT_BAD_INPUT
     manifest = loaded.manifest
     report(loaded.problems)
-    with timing.phase("context cost"):
-        count, size = context_cost(manifest)
-    if not check:
-        click.echo(f"tools/list: {count} tools, {size} bytes (about {size // 4} tokens)", err=True)
-    if max_context_bytes is not None and size > max_context_bytes:
-        click.echo(
-            f"{source}: tools/list would cost {size} bytes, over --max-context-bytes "
-            f"{max_context_bytes}; filter operations (openapi.include/exclude) or use "
-            "openapi.metaTools",
-            err=True,
-        )
-        return EXIT_BAD_INPUT
+    if max_context_bytes is not None:  # a budget is checked before any work
+        with timing.phase("context cost"):
+            size = context_cost(manifest)[1]
+        if size > max_context_bytes:
+            click.echo(
+                f"{source}: tools/list would cost {size} bytes, over --max-context-bytes "
+                f"{max_context_bytes}; filter operations (openapi.include/exclude) or use "
+                "openapi.metaTools",
+                err=True,
+            )
+            return EXIT_BAD_INPUT
     root = output or Path(names.kebab(manifest.server.name))
     if root.exists() and not root.is_dir():
         click.echo(f"{root}: exists and is not a folder", err=True)
@@ -115,6 +114,12 @@ def _build(
         click.echo(f"error: {exc}", err=True)
         return EXIT_BAD_INPUT
 
+    if not check:
+        # After rendering, which made each tool's JSON (for _spec.json): the model
+        # generator was not kept waiting for this.
+        with timing.phase("context cost"):
+            count, size = context_cost(manifest)
+        click.echo(f"tools/list: {count} tools, {size} bytes (about {size // 4} tokens)", err=True)
     if show_diff:
         sys.stdout.write(diff(the_plan))
     if check or show_diff:
