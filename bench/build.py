@@ -10,8 +10,11 @@ once the OpenAPI input lands, any OpenAPI spec can be passed), every run:
 4. ``touched``:   the description of one tool / operation changed, built again into OUT,
 5. ``schema touched``: then one optional parameter added to it (its input model changes),
 
-each in a fresh child process, timed wall-clock, with the child's CPU time and peak RSS
-(``ru_maxrss`` from ``wait4``, so it covers that one build). The baseline is
+each in a fresh child process, timed wall-clock, with the CPU time of the build and its
+process pool, the peak RSS of its biggest process (``ru_maxrss`` from ``wait4``, so it
+covers that one build) and the peak memory of the whole process tree (summed PSS from
+/proc, sampled every 50 ms: pages the forked pool shares with the build count once;
+Linux only). The baseline is
 datamodel-code-generator alone (its CLI) on the same schemas: for a manifest, one JSON
 Schema document with the shared ``$defs`` and every tool's input/output; for an OpenAPI
 spec, the spec itself (``--input-file-type openapi``). Median of R runs.
@@ -32,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -102,13 +106,48 @@ def touch_schema(data: Any) -> str:
     return f"tool {tool.get('name')}"
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux /proc; just ``pid`` elsewhere)."""
+    found = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return found
+    for child in children:
+        found += _tree(int(child))
+    return found
+
+
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: pages shared after fork count once across the tree."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _watch_tree(pid: int, peak: list[int], done: threading.Event) -> None:
+    """Sample the summed PSS of ``pid``'s process tree (the build and its pool) every 50 ms."""
+    while not done.wait(0.05):
+        peak[0] = max(peak[0], sum(_pss_kb(p) for p in _tree(pid)))
+
+
 def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run a child process; wall time, CPU time and peak RSS of that child alone."""
+    """Run a child process; wall time, CPU time (with its children's), the peak RSS of its
+    biggest process (``wait4``) and the peak summed PSS of its whole process tree (sampled)."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+        peak, done = [0], threading.Event()
+        watcher = threading.Thread(target=_watch_tree, args=(process.pid, peak, done), daemon=True)
+        watcher.start()
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
+        done.set()
+        watcher.join()
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         output = out.read().decode(errors="replace")
@@ -118,6 +157,7 @@ def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> d
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "maxrss_mb": usage.ru_maxrss / 1024,
+        "tree_pss_mb": peak[0] / 1024,
         "output": output,
     }
 
@@ -218,7 +258,10 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="mcpgen-bench-build-") as scratch:
                 result = one_run(source, Path(scratch), args)
             for step, r in result.items():
-                line = f"  run {run} {step:18} wall {r['wall_s']:7.2f} s  cpu {r['cpu_s']:7.2f} s  peak RSS {r['maxrss_mb']:7.1f} MB"
+                line = (
+                    f"  run {run} {step:18} wall {r['wall_s']:7.2f} s  cpu {r['cpu_s']:7.2f} s  "
+                    f"peak RSS {r['maxrss_mb']:7.1f} MB  tree PSS {r['tree_pss_mb']:7.1f} MB"
+                )
                 if not r["ok"]:
                     tail = r["output"].strip().splitlines()[-3:]
                     print(f"{line}  FAILED (status {r['status']}): " + " | ".join(tail), flush=True)
@@ -230,15 +273,16 @@ def main(argv: list[str] | None = None) -> int:
         summary[str(source)] = {
             step: {
                 key: statistics.median(r[key] for r in points)
-                for key in ("wall_s", "cpu_s", "maxrss_mb")
+                for key in ("wall_s", "cpu_s", "maxrss_mb", "tree_pss_mb")
             }
             for step, points in runs.items()
         }
     print(f"\nmedian over runs (load average now {os.getloadavg()[0]:.2f}):\n")
     print(
-        "| source | step | wall (s) | CPU (s) | peak RSS (MB) | mcpgen / datamodel-codegen (wall, CPU, memory) |"
+        "| source | step | wall (s) | CPU (s) | peak RSS (MB) | tree PSS (MB) "
+        "| mcpgen / datamodel-codegen (wall, CPU, memory) |"
     )
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for source, steps in summary.items():
         base = steps.get("datamodel-codegen", {})
         for step, s in steps.items():
@@ -249,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
                 else "-"
             )
             print(
-                f"| {Path(source).name} | {step} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | {s['maxrss_mb']:.0f} | {rel} |"
+                f"| {Path(source).name} | {step} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} "
+                f"| {s['maxrss_mb']:.0f} | {s['tree_pss_mb']:.0f} | {rel} |"
             )
     if args.json:
         Path(args.json).write_text(json.dumps({"runs": args.runs, "summary": summary}, indent=2))
