@@ -32,6 +32,10 @@ from shop_mcp._websocket import websocket_client
 from shop_mcp.client import ShopClient
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+# These tests never call the API this server wraps: its calls go to a closed local port, and
+# fail at once, without retries (set SHOP_BASE_URL to a test server to call one).
+os.environ.setdefault("SHOP_BASE_URL", "http://127.0.0.1:9")
+os.environ.setdefault("SHOP_RETRIES", "0")
 
 Mode = Literal["legacy", "2026-07-28"]
 MODES: list[Mode] = ["legacy", "2026-07-28"]

@@ -39,9 +39,13 @@ class Upstream:
         self.package = package
         self.prefix = settings["envPrefix"]
         self.timeout = float(os.environ.get(f"{self.prefix}_TIMEOUT", "30"))
-        self.retries = int(os.environ.get(f"{self.prefix}_RETRIES", "2"))
         self._client: httpx2.AsyncClient | None = None
         self._tokens: dict[str, tuple[str, float]] = {}
+
+    @property
+    def retries(self) -> int:
+        """Retries of an idempotent call; read at each call, like the base URL."""
+        return int(os.environ.get(f"{self.prefix}_RETRIES", "2"))
 
     @property
     def base_url(self) -> str:
