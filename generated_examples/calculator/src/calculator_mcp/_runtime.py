@@ -122,8 +122,20 @@ def load_spec(package: str) -> dict[str, Json]:
 # -- paging ----------------------------------------------------------------------------
 
 
-def page(items: Sequence[ItemT], cursor: str | None, size: int) -> tuple[list[ItemT], str | None]:
-    """One page of ``items`` from an opaque cursor; a bad cursor is invalid params."""
+# The SDK's client refuses a server-sent event over 1 MiB: a page of a big API's tools (GitHub:
+# 100 tools can be 1.2 MB) is cut at half that, counted as ASCII-escaped JSON (never less).
+PAGE_BYTES = 512 * 1024
+
+
+def page(
+    items: Sequence[ItemT],
+    cursor: str | None,
+    size: int,
+    weigh: Callable[[ItemT], int] | None = None,
+) -> tuple[list[ItemT], str | None]:
+    """One page of ``items`` from an opaque cursor: at most ``size`` items and, when they
+    can be weighed, at most ``PAGE_BYTES`` (but at least one item). A bad cursor is invalid
+    params."""
     start = 0
     if cursor:
         try:
@@ -132,7 +144,14 @@ def page(items: Sequence[ItemT], cursor: str | None, size: int) -> tuple[list[It
             raise MCPError(INVALID_PARAMS, "Invalid cursor", data={"cursor": cursor}) from None
         if not 0 <= start <= len(items):
             raise MCPError(INVALID_PARAMS, "Invalid cursor", data={"cursor": cursor})
-    end = start + size
+    end = min(start + size, len(items))
+    if weigh is not None:
+        total = 0
+        for index in range(start, end):
+            total += weigh(items[index])
+            if total > PAGE_BYTES and index > start:
+                end = index
+                break
     next_cursor = base64.urlsafe_b64encode(str(end).encode()).decode() if end < len(items) else None
     return list(items[start:end]), next_cursor
 
@@ -549,6 +568,7 @@ class ToolTable:
         self.by_name = {b.definition["name"]: b for b in bindings}
         self.order = [b.definition["name"] for b in bindings]
         self.hidden = set(hidden)
+        self.sizes: dict[str, int] = {}
         _REGISTRY["tools"] = self
 
     def set_enabled(self, name: str, enabled: bool) -> None:
@@ -562,6 +582,12 @@ class ToolTable:
     def visible(self) -> list[str]:
         """Names of the tools tools/list shows, in order."""
         return [name for name in self.order if name not in self.hidden]
+
+    def size(self, name: str) -> int:
+        """Bytes of the tool's definition as ASCII-escaped JSON (measured once, when listed)."""
+        if name not in self.sizes:
+            self.sizes[name] = len(json.dumps(self.by_name[name].definition))
+        return self.sizes[name]
 
     def tools(self) -> list[types.Tool]:
         return [self.by_name[name].tool for name in self.visible()]

@@ -103,7 +103,7 @@ async def list_tools(
 ) -> types.ListToolsResult:
     names = TOOLS.visible()
     # Page first, then build the Tool objects: a big server only pays for one page.
-    shown, cursor = rt.page(names, params.cursor if params else None, PAGE_SIZE)
+    shown, cursor = rt.page(names, params.cursor if params else None, PAGE_SIZE, TOOLS.size)
     return types.ListToolsResult(tools=[TOOLS.by_name[n].tool for n in shown], next_cursor=cursor)
 
 

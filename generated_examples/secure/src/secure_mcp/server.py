@@ -93,7 +93,7 @@ async def list_tools(
 
     names = [name for name in names if _http.tool_visible(ctx.request, name)]
     # Page first, then build the Tool objects: a big server only pays for one page.
-    shown, cursor = rt.page(names, params.cursor if params else None, PAGE_SIZE)
+    shown, cursor = rt.page(names, params.cursor if params else None, PAGE_SIZE, TOOLS.size)
     return types.ListToolsResult(tools=[TOOLS.by_name[n].tool for n in shown], next_cursor=cursor)
 
 
