@@ -41,6 +41,8 @@ async def main():
             assert "HTTP 404" in exc.message and "no item 99" in exc.message, exc.message
         label = await shop.item_label(item_id=1, x_locale="fr")
         assert label[0].text == "ITEM 1 [fr]", label
+        themed = await shop.item_label(item_id=1, theme="dark")  # a cookie parameter
+        assert themed[0].text == "ITEM 1 [en] (dark)", themed
         thanks = await shop.send_feedback(body={"message": "great", "stars": 5})
         assert thanks.received == "great" and thanks.stars == 5, thanks
         try:

@@ -213,11 +213,14 @@ class Upstream:
         request: dict[str, Json],
     ) -> httpx2.Response:
         attempts = 1 + (self.retries if method in IDEMPOTENT else 0)
+        if cookies:  # one Cookie header (httpx deprecates cookies per request)
+            cookie = "; ".join(f"{name}={value}" for name, value in cookies.items())
+            headers = {**headers, "Cookie": cookie}
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
                 response = await self.client().request(
-                    method, url, params=query, headers=headers, cookies=cookies, **request
+                    method, url, params=query, headers=headers, **request
                 )
             except httpx2.TransportError as exc:
                 if last:
