@@ -291,22 +291,18 @@ class ModelJob:
                 todo.append(module)
             else:
                 self.sources[module.name] = cached
-        pool = workers is not None and sum(len(m.classes) for m in todo) >= BACKGROUND_MODELS
+        count = sum(len(m.classes) for m in todo)
+        pool = workers if workers is not None and count >= BACKGROUND_MODELS else None
         # biggest first, so the longest run does not start last; few models are one task
         # (one worker loads the generator while the other formats)
         todo.sort(key=lambda m: -len(m.classes))
-        tasks = (
-            [todo] if sum(len(m.classes) for m in todo) < ONE_TASK_MODELS else [[m] for m in todo]
-        )
-        tasks = [task for task in tasks if task]
-        if pool:
-            assert workers is not None
+        tasks = [todo] if todo and count < ONE_TASK_MODELS else [[m] for m in todo]
+        if pool is not None:
             # every worker will run the generator only when there are enough tasks
-            workers.warm(*([modelgen.warm] if len(tasks) >= workers.jobs else []), format_warm)
+            pool.warm(*([modelgen.warm] if len(tasks) >= pool.jobs else []), format_warm)
         for task in tasks:
-            if pool:
-                assert workers is not None
-                future = workers.submit(_generate_many, task, self.package)
+            if pool is not None:
+                future = pool.submit(_generate_many, task, self.package)
             else:
                 future = done(_generate_many, task, self.package)
             for index, module in enumerate(task):

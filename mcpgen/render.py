@@ -87,14 +87,14 @@ def render_project(
         with Workers() as own:
             return render_project(manifest, show_progress, own)
     pkg = manifest.server.package
-    client_path = f"src/{pkg}/client.py"
+    client_path = _client_path(pkg)
     client: Future[str | None] | None = None
     if len(manifest.tools) >= OFFLOAD_TOOLS and workers.forks_later:
         # A big API's typed client (a third of the rendering, and cutting it into pieces)
         # is rendered and formatted in a worker forked now, while this process plans the
         # models and renders the rest.
         _FOR_WORKERS[:] = [manifest]
-        client = workers.submit(_client_in_worker, client_path, pkg)
+        client = workers.submit(_client_in_worker)
         _FOR_WORKERS.clear()
     with timing.phase("models: cache or start"):
         models = ModelJob(manifest, workers)
@@ -103,7 +103,7 @@ def render_project(
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
     preformatted = {
-        path.format(pkg=manifest.server.package)
+        path.format(pkg=pkg)
         for path, template in GENERATED_TEMPLATES.items()
         if template in PREFORMATTED
     }
@@ -116,7 +116,7 @@ def render_project(
     with timing.phase("format"):
         formatted = _format({**python, **package}, workers, manifest, show_progress)
         if client is not None:
-            formatted[client_path] = _client_result(client, manifest, client_path)
+            formatted[client_path] = _client_result(client, manifest)
             out.generated[client_path] = formatted[client_path]
     with timing.phase("models (datamodel-code-generator)"):
         sources = models.result()
@@ -131,25 +131,28 @@ def render_project(
     return out
 
 
-def _client_in_worker(path: str, scope: str) -> str | None:
-    """The typed client, rendered and formatted in a pool worker forked from the build (None
-    in a worker that was not: it has no manifest)."""
-    if not _FOR_WORKERS:
-        return None
-    manifest = _FOR_WORKERS[0]
-    return format_file(render(CLIENT_TEMPLATE, **context(manifest)), path, scope)
+def _client(manifest: Manifest) -> str:
+    """The typed client, rendered and formatted."""
+    pkg = manifest.server.package
+    return format_file(render(CLIENT_TEMPLATE, **context(manifest)), _client_path(pkg), pkg)
 
 
-def _client_result(client: Future[str | None], manifest: Manifest, path: str) -> str:
+def _client_path(pkg: str) -> str:
+    return f"src/{pkg}/client.py"
+
+
+def _client_in_worker() -> str | None:
+    """``_client`` in a pool worker forked from the build (None in a worker that was not: it
+    has no manifest)."""
+    return _client(_FOR_WORKERS[0]) if _FOR_WORKERS else None
+
+
+def _client_result(client: Future[str | None], manifest: Manifest) -> str:
     try:
         text = client.result()
     except BrokenProcessPool:  # the worker died (out of memory?): do it here
         text = None
-    if text is None:
-        text = format_file(
-            render(CLIENT_TEMPLATE, **context(manifest)), path, manifest.server.package
-        )
-    return text
+    return _client(manifest) if text is None else text
 
 
 def _models_package(

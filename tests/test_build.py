@@ -370,7 +370,7 @@ def test_signature_changes_of_a_big_api_compare_only_the_changed_tools(tmp_path:
     ]
 
 
-def _not_forked(path: str, scope: str) -> None:
+def _not_forked() -> None:
     return None  # what a worker started another way (no manifest inherited) answers
 
 
