@@ -45,6 +45,7 @@ GENERATED_TEMPLATES = {
     "src/{pkg}/client.py": CLIENT_TEMPLATE,
     "src/{pkg}/_http.py": "package/_http.py.jinja",
     "src/{pkg}/_websocket.py": "package/_websocket.py.jinja",
+    "src/{pkg}/_stdio.py": "package/_stdio.py.jinja",
     "src/{pkg}/asgi.py": "package/asgi.py.jinja",
     "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
@@ -57,7 +58,9 @@ GENERATED_TEMPLATES = {
 # Templates whose output is the same for every manifest (but for the comment banner) and
 # is kept black-formatted in the repository (``tests/test_templating.py`` checks both):
 # black has nothing to do on them, so they skip it (a fifth of a small build's formatting).
-PREFORMATTED = frozenset({"package/_runtime.py.jinja", "package/_websocket.py.jinja"})
+PREFORMATTED = frozenset(
+    {"package/_runtime.py.jinja", "package/_websocket.py.jinja", "package/_stdio.py.jinja"}
+)
 
 
 def context(manifest: Manifest) -> dict[str, Any]:

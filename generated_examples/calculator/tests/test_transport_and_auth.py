@@ -124,6 +124,23 @@ def test_stdio_exits_cleanly_at_end_of_input() -> None:
     assert json.loads(out.splitlines()[0])["id"] == 1
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the SDK's transport serves Windows")
+def test_stdio_answers_a_line_it_cannot_read() -> None:
+    """JSON-RPC 2.0: -32700 with id null (SDK 2.3's own stdio transport drops the line)."""
+    process = _stdio_server()
+    out, _ = process.communicate(
+        b"{not json\n" + json.dumps(INITIALIZE).encode() + b"\n", timeout=30
+    )
+    assert process.returncode == 0
+    error, answer = (json.loads(line) for line in out.splitlines())
+    assert error == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error"},
+    }
+    assert answer["id"] == 1
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_stdio_exits_cleanly_on_sigterm() -> None:
     process = _stdio_server()

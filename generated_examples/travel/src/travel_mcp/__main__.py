@@ -139,16 +139,15 @@ def _silence_stdout() -> None:
 
 async def _serve_stdio() -> None:
     import anyio
-    from mcp.server.stdio import stdio_server
 
+    from . import _stdio
     from .server import create_server
 
     server = create_server()
     async with anyio.create_task_group() as tg:
         if sys.platform != "win32":
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        await _stdio.serve(server)
         tg.cancel_scope.cancel()
 
 
@@ -158,7 +157,8 @@ async def _stop_on_signal(scope: CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             logger.info("%s: shutting down", signal.Signals(signum).name)
-            # A blocked read of stdin cannot be cancelled: exit after a short grace period.
+            # The SDK's transport (stdin not a pipe) blocks in a read that cannot be
+            # cancelled: exit after a short grace period.
             timer = threading.Timer(STDIO_SHUTDOWN_GRACE, _exit_now)
             timer.daemon = True
             timer.start()
