@@ -133,7 +133,12 @@ def stdio_command(variant: str, package: str) -> list[str]:
 
 
 def http_command(
-    variant: str, package: str, port: int, stateless: bool, generated_args: list[str]
+    variant: str,
+    package: str,
+    port: int,
+    stateless: bool,
+    generated_args: list[str],
+    handwritten_args: list[str],
 ) -> list[str]:
     py = sys.executable
     flags = ["--port", str(port), "--log-level", "warning"]
@@ -142,7 +147,15 @@ def http_command(
     extra = ["--stateless"] if stateless else []
     if variant == "generated":
         return [py, "-m", package, "--transport", "http", *extra, *flags, *generated_args]
-    return [py, str(BASELINES / "handwritten_calculator.py"), "--transport", "http", *extra, *flags]
+    return [
+        py,
+        str(BASELINES / "handwritten_calculator.py"),
+        "--transport",
+        "http",
+        *extra,
+        *flags,
+        *handwritten_args,
+    ]
 
 
 # -- stdio, raw lines ------------------------------------------------------------------------
@@ -349,7 +362,9 @@ def measure(
     stateless = mode == "http-stateless"
     port = free_port()
     process = subprocess.Popen(
-        http_command(variant, args.package, port, stateless, args.generated_arg),
+        http_command(
+            variant, args.package, port, stateless, args.generated_arg, args.handwritten_arg
+        ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -470,6 +485,14 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="extra argument for the generated HTTP server (repeatable), e.g. "
         "--generated-arg=--event-store-size --generated-arg=0",
+    )
+    parser.add_argument(
+        "--handwritten-arg",
+        action="append",
+        default=[],
+        help="extra argument for the hand-written HTTP server (repeatable), e.g. "
+        "--handwritten-arg=--event-store --handwritten-arg=1000 (resumable streams, as the "
+        "generated server keeps by default)",
     )
     parser.add_argument(
         "--pythonpath",
