@@ -37,16 +37,25 @@ def context_cost(manifest: Manifest) -> tuple[int, int]:
 PRESTART_SOURCE_BYTES = 256_000  # sources this big have hundreds of operations or more
 
 
-def _first_big_build(source: Path) -> bool:
-    """A big source and a cache holding no models (a first build, or caching off): the pool
-    will generate and format for seconds, so it is started before the source is loaded,
-    its workers loading black and the model generator meanwhile. (Not for a rebuild: it
-    mostly finds everything cached and needs a core for loading.)"""
+def _start_early(source: Path, workers: Workers) -> None:
+    """Put the core that loading a big source leaves idle to work.
+
+    A first build (the cache holds no models, or caching is off): the pool will generate
+    and format for seconds, so it starts now, its workers loading black and the model
+    generator meanwhile. A rebuild mostly finds everything cached, and its workers must be
+    forked after loading (the typed client is rendered in one, from the loaded API); but a
+    changed operation needs its models generated, so one spare worker loads the generator
+    now, ready for them."""
     try:
         big = source.stat().st_size >= PRESTART_SOURCE_BYTES
     except OSError:
-        return False
-    return big and not modelmodules.cache_holds_models()
+        return
+    if not big:
+        return
+    if modelmodules.cache_holds_models():
+        workers.start_spare(modelgen.warm)
+    else:
+        workers.start(modelgen.warm, formatting.warm)
 
 
 def run_build(
@@ -62,8 +71,7 @@ def run_build(
     timing.reset()
     try:
         with Workers() as workers:
-            if _first_big_build(source):
-                workers.start(modelgen.warm, formatting.warm)
+            _start_early(source, workers)
             return _build(source, output, check, show_diff, strict, max_context_bytes, workers)
     finally:
         if timings:

@@ -9,6 +9,11 @@ Each worker starts by running the pool's warm-ups (importing black, the model ge
 and then freezes what they left behind (``gc.freeze``): the garbage collector's full
 passes would otherwise walk those hundreds of thousands of objects again and again while
 black and the generator allocate, about a tenth of their time.
+
+A rebuild of a big API can also fork one *spare* worker at the very start, which loads the
+model generator on the core that loading the source leaves idle; the few models a changed
+operation needs are then generated there at once, instead of waiting for a pool worker
+to load the generator (a third of a second) after the source is loaded.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class Workers:
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = jobs or os.cpu_count() or 1
         self._pool: ProcessPoolExecutor | None = None
+        self._spare: ProcessPoolExecutor | None = None
         self._warmups: list[Callable[[], object]] = []
         self._frozen = False
 
@@ -47,11 +53,7 @@ class Workers:
     def forks_later(self) -> bool:
         """Whether the workers are still to be forked from this process (the pool has not
         started, and starts processes by forking): they will hold what it holds now."""
-        return (
-            self.parallel
-            and self._pool is None
-            and multiprocessing.get_start_method(allow_none=False) == "fork"
-        )
+        return self.parallel and self._pool is None and _forks()
 
     def start(self, *warmups: Callable[[], object]) -> None:
         """Start the pool now (before there is work for it), its workers warming up with
@@ -62,6 +64,24 @@ class Workers:
                 max_workers=self.jobs, initializer=_start_worker, initargs=(tuple(self._warmups),)
             )
             self._pool.submit(_nothing)  # processes start on the first task, all of them
+
+    def start_spare(self, *warmups: Callable[[], object]) -> None:
+        """Fork one extra worker now, to run ``warmups`` while this process loads, and then
+        whatever ``submit_spare`` sends it."""
+        if self.parallel and self._spare is None and _forks():
+            self._spare = ProcessPoolExecutor(
+                max_workers=1, initializer=_start_worker, initargs=(warmups,)
+            )
+            self._spare.submit(_nothing)
+
+    def submit_spare(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        """Run in the spare worker if there is one, else like ``submit``."""
+        if self._spare is not None:
+            try:
+                return self._spare.submit(fn, *args, **kwargs)
+            except BrokenProcessPool:
+                self._spare = None
+        return self.submit(fn, *args, **kwargs)
 
     def submit(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Run in the pool (when there is more than one core), else here and now."""
@@ -81,9 +101,10 @@ class Workers:
             return done(fn, *args, **kwargs)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._spare):
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        self._pool = self._spare = None
         if self._frozen:
             gc.unfreeze()
             self._frozen = False
@@ -98,6 +119,10 @@ class Workers:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _forks() -> bool:
+    return multiprocessing.get_start_method(allow_none=False) == "fork"
 
 
 def _nothing() -> None:

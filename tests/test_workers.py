@@ -54,9 +54,30 @@ def test_one_core_runs_tasks_here_without_warm_ups() -> None:
     assert pid == os.getpid() and mark is None
 
 
-def test_a_first_big_build_starts_the_pool_before_loading(
+class _Recorder:
+    """Stands in for Workers: what ``build._start_early`` asked of it."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def start(self, *warmups: object) -> None:
+        self.calls.append("pool")
+
+    def start_spare(self, *warmups: object) -> None:
+        self.calls.append("spare")
+
+
+def _early(build: object, source: Path) -> list[str]:
+    recorder = _Recorder()
+    build._start_early(source, recorder)  # type: ignore[attr-defined]
+    return recorder.calls
+
+
+def test_a_big_build_starts_workers_before_loading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A first build of a big source starts the whole pool; a rebuild (models cached) only
+    a spare worker for the models of what changed; a small source neither."""
     from mcpgen import build
 
     big = tmp_path / "spec.json"
@@ -65,16 +86,39 @@ def test_a_first_big_build_starts_the_pool_before_loading(
     small.write_text("mcpgen: 1\n")
     store = tmp_path / "cache"
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store))
-    assert build._first_big_build(big)  # no cache folder yet
+    assert _early(build, big) == ["pool"]  # no cache folder yet
     store.mkdir()
     (store / "pieces-0.json").write_text("{}")
-    assert build._first_big_build(big)  # a cache, but no models in it
-    assert not build._first_big_build(small)
-    assert not build._first_big_build(tmp_path / "missing.json")
+    assert _early(build, big) == ["pool"]  # a cache, but no models in it
+    assert _early(build, small) == []
+    assert _early(build, tmp_path / "missing.json") == []
     (store / "models-v4-0.py").write_text("")
-    assert not build._first_big_build(big)  # a rebuild: models are cached
+    assert _early(build, big) == ["spare"]  # a rebuild: models are cached
+    assert _early(build, small) == []
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
-    assert build._first_big_build(big)  # caching off: every build is a first one
+    assert _early(build, big) == ["pool"]  # caching off: every build is a first one
+
+
+def test_the_spare_worker_is_forked_at_once_and_takes_spare_tasks() -> None:
+    with Workers(jobs=2) as workers:
+        workers.start_spare(_set_mark)
+        assert workers._spare is not None and workers._pool is None
+        assert len(workers._spare._processes) == 1  # forked already, before any task
+        pid, mark, frozen = workers.submit_spare(_state).result()
+        assert mark == pid and pid != os.getpid() and frozen
+        other, _, _ = workers.submit(_state).result()  # other tasks go to the pool
+        assert workers._pool is not None and other != pid
+    assert workers._spare is None and workers._pool is None
+
+
+def test_without_a_spare_spare_tasks_go_to_the_pool() -> None:
+    with Workers(jobs=2) as workers:
+        pid, _, _ = workers.submit_spare(_state).result()
+        assert workers._pool is not None and pid != os.getpid()
+    with Workers(jobs=1) as workers:
+        workers.start_spare(_set_mark)
+        pid, mark, _ = workers.submit_spare(_state).result()
+    assert pid == os.getpid() and mark is None  # one core: here, no warm-up
 
 
 def test_a_started_pool_has_its_workers_running_before_any_task() -> None:
