@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from . import formatting, modelgen, modelmodules, names
+from . import cache, formatting, modelgen, modelmodules, names
 from . import timings as timing
 from .cli_output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
 from .errors import InputError, Problems
@@ -72,7 +72,10 @@ def run_build(
     try:
         with Workers() as workers:
             _start_early(source, workers)
-            return _build(source, output, check, show_diff, strict, max_context_bytes, workers)
+            code = _build(source, output, check, show_diff, strict, max_context_bytes, workers)
+        with timing.phase("cache upkeep"):
+            cache.prune()
+        return code
     finally:
         if timings:
             click.echo(timing.report(), err=True)

@@ -2,12 +2,25 @@
 
 Entries are written atomically and never trusted to exist: a missing, unreadable or
 unwritable cache only costs time. The folder is safe to delete at any time.
+
+It is kept under ``MCPGEN_CACHE_SIZE`` megabytes (default 512): every build with changes
+adds entries (a changed file is a new key), so a CI job rebuilding a big API on every
+commit would otherwise grow it without end. At most once an hour a build looks at the
+folder and, when it is over the limit, deletes the least recently used entries (reading
+an entry marks it used) until it is at four fifths of it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from pathlib import Path
+
+SIZE_ENV = "MCPGEN_CACHE_SIZE"
+DEFAULT_SIZE_MB = 512
+PRUNE_EVERY = 3600.0  # seconds between two looks at the folder
+STAMP = ".pruned"  # its modification time is the last look
 
 
 def cache_dir() -> Path | None:
@@ -25,9 +38,12 @@ def read(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        return path.read_text("utf-8")
+        text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    with contextlib.suppress(OSError):  # used now (a read-only cache stays as it is)
+        os.utime(path)
+    return text
 
 
 def write(path: Path | None, text: str) -> None:
@@ -40,3 +56,58 @@ def write(path: Path | None, text: str) -> None:
         os.replace(temp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
+
+
+def size_limit() -> int:
+    """``MCPGEN_CACHE_SIZE`` in bytes (megabytes in the variable; unset or bad: the default)."""
+    try:
+        megabytes = float(os.environ.get(SIZE_ENV, DEFAULT_SIZE_MB))
+    except ValueError:
+        megabytes = DEFAULT_SIZE_MB
+    return max(0, int(megabytes * 1024 * 1024))
+
+
+def prune(now: float | None = None) -> int:
+    """Keep the cache under its size limit; returns how many entries were deleted. Cheap
+    (one ``stat``) unless an hour has passed since the last look."""
+    store = cache_dir()
+    if store is None:
+        return 0
+    now = time.time() if now is None else now
+    stamp = store / STAMP
+    try:
+        if now - stamp.stat().st_mtime < PRUNE_EVERY:
+            return 0
+    except OSError:
+        if not store.is_dir():
+            return 0
+    entries: list[tuple[float, int, str]] = []
+    deleted = 0
+    try:
+        with os.scandir(store) as found:
+            for entry in found:
+                if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                    continue
+                info = entry.stat(follow_symlinks=False)
+                if entry.name.endswith(".tmp") and now - info.st_mtime > PRUNE_EVERY:
+                    with contextlib.suppress(OSError):  # left by a build that was killed
+                        os.unlink(entry.path)
+                        deleted += 1
+                    continue
+                entries.append((info.st_mtime, info.st_size, entry.path))
+    except OSError:
+        return deleted
+    limit = size_limit()
+    total = sum(size for _, size, _ in entries)
+    if total > limit:
+        for _, size, path in sorted(entries):
+            if total <= limit * 0.8:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                total -= size
+                deleted += 1
+    with contextlib.suppress(OSError):
+        stamp.touch()
+        os.utime(stamp, (now, now))
+    return deleted

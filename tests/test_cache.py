@@ -1,0 +1,106 @@
+"""The build cache stays under its size limit: least recently used entries go first, at
+most one look an hour, and it never breaks a build."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcpgen import cache
+from mcpgen.cli import main
+
+MB = 1024 * 1024
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(folder))
+    monkeypatch.setenv(cache.SIZE_ENV, "1")  # megabytes
+    return folder
+
+
+def _entry(store: Path, name: str, size: int, age: float, now: float) -> Path:
+    path = store / name
+    path.write_bytes(b"x" * size)
+    os.utime(path, (now - age, now - age))
+    return path
+
+
+def test_the_least_recently_used_entries_go_first(store: Path) -> None:
+    now = time.time()
+    entries = [_entry(store, f"e{i}", MB // 4, age=1000 * (10 - i), now=now) for i in range(10)]
+    # 2.5 MB against a 1 MB limit; the oldest (e0) is read now, so it counts as the newest
+    assert cache.read(entries[0]) is not None
+    deleted = cache.prune(now)
+    kept = sorted(p.name for p in store.iterdir() if not p.name.startswith("."))
+    assert kept == ["e0", "e8", "e9"], kept  # down to 0.8 MB: three entries of 0.25 MB
+    assert deleted == 7
+    assert sum(p.stat().st_size for p in store.iterdir()) <= 0.8 * MB
+
+
+def test_one_look_an_hour(store: Path) -> None:
+    now = time.time()
+    assert cache.prune(now) == 0  # under the limit: nothing to do, but the look is stamped
+    _entry(store, "big", 2 * MB, age=10, now=now)
+    assert cache.prune(now + 60) == 0  # too soon to look again
+    assert (store / "big").exists()
+    assert cache.prune(now + cache.PRUNE_EVERY + 1) == 1
+    assert not (store / "big").exists()
+
+
+def test_temp_files_of_killed_builds_are_removed(store: Path) -> None:
+    now = time.time()
+    old = _entry(store, "models-v4-x.1234.tmp", 10, age=2 * cache.PRUNE_EVERY, now=now)
+    fresh = _entry(store, "models-v4-y.1235.tmp", 10, age=5, now=now)  # a build writing now
+    assert cache.prune(now) == 1
+    assert not old.exists() and fresh.exists()
+
+
+def test_a_bad_limit_falls_back_to_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.SIZE_ENV, "lots")
+    assert cache.size_limit() == cache.DEFAULT_SIZE_MB * MB
+    monkeypatch.delenv(cache.SIZE_ENV)
+    assert cache.size_limit() == cache.DEFAULT_SIZE_MB * MB
+    monkeypatch.setenv(cache.SIZE_ENV, "0.5")
+    assert cache.size_limit() == MB // 2
+
+
+def test_no_cache_no_upkeep(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    assert cache.prune() == 0
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "missing"))
+    assert cache.prune() == 0
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_build_keeps_the_cache_under_its_limit(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build over a full cache deletes the oldest entries, not the ones it just wrote
+    (the calculator's are about 0.5 MB)."""
+    monkeypatch.setenv(cache.SIZE_ENV, "2")
+    now = time.time()
+    for i in range(12):
+        _entry(store, f"old{i}", MB // 4, age=10 * 86400, now=now)
+    manifest = Path(__file__).resolve().parent.parent / "manifests" / "calculator.yaml"
+    out = str(tmp_path / "out")
+    result = CliRunner().invoke(main, ["build", str(manifest), "-o", out])
+    assert result.exit_code == 0, result.output
+    old = [p for p in store.iterdir() if p.name.startswith("old")]
+    assert 0 < len(old) < 12  # the oldest went, down to 1.6 MB
+    assert (store / cache.STAMP).exists()
+    assert sum(p.stat().st_size for p in store.iterdir()) <= 1.6 * MB
+    # every entry of the build is still there (names are content keys: the same build
+    # into an empty cache writes the same ones)
+    fresh = tmp_path / "fresh"
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(fresh))
+    again = CliRunner().invoke(main, ["build", str(manifest), "-o", str(tmp_path / "out2")])
+    assert again.exit_code == 0, again.output
+    written = {p.name for p in fresh.iterdir() if not p.name.startswith(".")}
+    assert written and written <= {p.name for p in store.iterdir()}
