@@ -187,6 +187,36 @@ def test_no_secret_reaches_generated_code(tmp_path: Path) -> None:
 # -- generated servers, running ----------------------------------------------------------
 
 
+@pytest.mark.parametrize("auth", ["bearer", "apiKey"])
+def test_static_key_servers_pass_their_own_tests(tmp_path: Path, auth: str) -> None:
+    """No shipped example uses static keys: build one of each kind and run its generated
+    transport and auth tests (two keys as in a rotation, wrong keys, every transport,
+    sessions bound to the key that opened them) and ``mypy --strict`` on them."""
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(HEADER + f"auth: {{type: {auth}}}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(manifest), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    env = {**os.environ, "PYTHONPATH": str(out / "src"), "MYPYPATH": str(out / "src")}
+    tests = ["tests/test_transport_and_auth.py"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests],
+        cwd=out, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "test_a_session_belongs_to_the_caller_that_opened_it PASSED" in done.stdout
+    assert "test_wrong_key_is_refused PASSED" in done.stdout
+    typed = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "src", *tests],
+        cwd=out, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert typed.returncode == 0, typed.stdout[-3000:]
+
+
 def start(
     example: Path, args: list[str], env: dict[str, str] | None = None, log: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:

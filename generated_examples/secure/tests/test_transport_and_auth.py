@@ -396,6 +396,30 @@ async def test_good_token_reaches_the_tools(settings: _http.Settings) -> None:
     assert tools.tools
 
 
+async def test_a_session_belongs_to_the_caller_that_opened_it(settings: _http.Settings) -> None:
+    """A session id is not a credential: another caller presenting it gets 404, exactly as
+    if the session did not exist (MCP security best practices: session hijacking)."""
+    someone_else = CREDENTIALS.headers(CREDENTIALS.issuer.token(subject="someone-else"))
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    async with asgi(make_app(settings, stateless=False)) as http:
+        opened = await http.post(
+            settings.path, json=INITIALIZE, headers={**POST_HEADERS, **CREDENTIALS.headers()}
+        )
+        assert opened.status_code == 200
+        joined = {**POST_HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        joined["MCP-Protocol-Version"] = "2025-11-25"
+        own = await http.post(settings.path, json=ping, headers={**joined, **CREDENTIALS.headers()})
+        theirs = await http.post(settings.path, json=ping, headers={**joined, **someone_else})
+        unknown = await http.post(
+            settings.path,
+            json=ping,
+            headers={**joined, **CREDENTIALS.headers(), "Mcp-Session-Id": "nope"},
+        )
+    assert own.status_code == 200 and own.json()["id"] == 2
+    assert theirs.status_code == 404
+    assert theirs.content == unknown.content and unknown.status_code == 404
+
+
 @pytest.mark.parametrize("transport", ["http", "http-stateless", "sse", "websocket"])
 async def test_every_network_transport_requires_credentials(
     servers: dict[str, str], transport: str

@@ -235,6 +235,8 @@ class Identity:
     subject: str
     scopes: frozenset[str] | None
     expires_at: int | None = None
+    client: str | None = None  # OAuth: the client the token was issued to
+    issuer: str | None = None
 
     def to_scope(self) -> dict[str, Any]:
         return {
@@ -243,6 +245,23 @@ class Identity:
             "scopes": None if self.scopes is None else sorted(self.scopes),
             "expires_at": self.expires_at,
         }
+
+    def user(self, credential: str) -> Any:
+        """The caller as the SDK sees it (``scope["user"]``): its streamable HTTP and SSE
+        transports bind every session to the caller that opened it (client, issuer,
+        subject), so a session id presented by anyone else is answered 404."""
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
+        token = AccessToken(
+            token=credential,
+            client_id=self.client or self.subject,
+            scopes=sorted(self.scopes or ()),
+            expires_at=self.expires_at,
+            subject=self.subject,
+            claims={"iss": self.issuer} if self.issuer else None,
+        )
+        return AuthenticatedUser(token)
 
 
 class Authenticator:
@@ -356,8 +375,14 @@ class OAuthTokens(Authenticator):
         except jwt.PyJWTError as exc:
             raise AuthError(f"invalid token: {exc}") from None
         subject = claims.get("sub") or claims.get("client_id") or "unknown"
-        expires = claims.get("exp")
-        return Identity(str(subject), frozenset(_claimed_scopes(claims)), expires)
+        client = claims.get("client_id") or claims.get("azp")
+        return Identity(
+            str(subject),
+            frozenset(_claimed_scopes(claims)),
+            claims.get("exp"),
+            client=str(client) if client else None,
+            issuer=str(claims["iss"]),
+        )
 
     def challenge(self, scope: Scope, settings: Settings, error: AuthError | None) -> str:
         params = [f'resource_metadata="{_quote(metadata_url(scope, settings))}"']
@@ -669,8 +694,9 @@ def _client_key(scope: Scope) -> str:
 
 class AuthMiddleware:
     """Checks the credential of every request except health checks, metadata and CORS
-    preflights; puts the identity in ``scope["mcpgen.auth"]``. A ``tools/call`` POST that
-    needs scopes the token lacks gets 403 ``insufficient_scope`` (step-up authorization)."""
+    preflights; puts the identity in ``scope["mcpgen.auth"]`` (and in ``scope["user"]`` for
+    the SDK, which binds sessions to it). A ``tools/call`` POST that needs scopes the token
+    lacks gets 403 ``insufficient_scope`` (step-up authorization)."""
 
     def __init__(self, app: ASGIApp, auth: Authenticator, settings: Settings) -> None:
         self.app = app
@@ -704,6 +730,7 @@ class AuthMiddleware:
                 scope, receive, send, _error(exc.status, "invalid_token", exc.description, headers)
             )
         scope[AUTH_SCOPE_KEY] = identity.to_scope()
+        scope["user"] = identity.user(credential)
         if scope.get("method") != "POST":
             return await self.app(scope, receive, send)
         if self.checks_bodies and path == self.settings.path and identity.scopes is not None:
