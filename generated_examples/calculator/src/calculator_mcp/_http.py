@@ -1063,6 +1063,9 @@ def serve(settings: Settings) -> None:
         uvicorn.run(f"{PACKAGE}.asgi:create_app", factory=True, workers=settings.workers, **options)
         return
     app = create_app(settings)
+    from . import _runtime
+
+    _runtime.settle()
     logger.info(
         "serving %s on http://%s:%d%s",
         settings.transport,

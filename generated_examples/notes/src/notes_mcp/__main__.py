@@ -140,10 +140,11 @@ def _silence_stdout() -> None:
 async def _serve_stdio() -> None:
     import anyio
 
-    from . import _stdio
+    from . import _runtime, _stdio
     from .server import create_server
 
     server = create_server()
+    _runtime.settle()
     async with anyio.create_task_group() as tg:
         if sys.platform != "win32":
             tg.start_soon(_stop_on_signal, tg.cancel_scope)

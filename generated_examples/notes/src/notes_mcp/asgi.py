@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import _http
+from . import _http, _runtime
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -25,4 +25,6 @@ def create_app() -> Starlette:
     if settings.transport == "stdio":
         settings = replace(settings, transport="http")
     _http.configure_logging(settings.log_level, settings.log_format)
-    return _http.create_app(settings)
+    app = _http.create_app(settings)
+    _runtime.settle()
+    return app
