@@ -258,7 +258,8 @@ class HttpSettings:
 @dataclass(frozen=True)
 class Auth:
     """How HTTP clients authenticate. Secrets never appear here: static keys are read from
-    the environment variable ``env``; OAuth needs only public data (issuer, audience, keys)."""
+    the environment variable ``env``; OAuth needs only public data (issuer, audience, keys,
+    the introspection endpoint: its client secret is read from the environment)."""
 
     type: Literal["none", "bearer", "apiKey", "oauth"]
     header: str
@@ -267,6 +268,7 @@ class Auth:
     audience: str | None
     jwks_url: str | None
     jwks_file: str | None
+    introspection_url: str | None
     hide_unauthorized_tools: bool
     algorithms: tuple[str, ...]
     leeway: float

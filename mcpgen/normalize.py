@@ -113,6 +113,7 @@ def _auth(raw: dict[str, Any], server: Server, tools: tuple[Tool, ...]) -> Auth:
         audience=raw.get("audience"),
         jwks_url=raw.get("jwksUrl"),
         jwks_file=raw.get("jwksFile"),
+        introspection_url=raw.get("introspectionUrl"),
         hide_unauthorized_tools=bool(raw.get("hideUnauthorizedTools", False)),
         algorithms=tuple(raw.get("algorithms", DEFAULT_ALGORITHMS)),
         leeway=float(raw.get("leeway", 30)),

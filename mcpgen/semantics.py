@@ -343,9 +343,13 @@ class Checker:
             for key in ("issuer", "audience"):
                 if key not in auth:
                     self.error(("auth",), f"oauth needs {key!r}")
-            if "jwksUrl" not in auth and "jwksFile" not in auth:
-                self.error(("auth",), "oauth needs 'jwksUrl' or 'jwksFile' to check signatures")
-            for key in ("issuer", "jwksUrl"):
+            if not {"jwksUrl", "jwksFile", "introspectionUrl"} & set(auth):
+                self.error(
+                    ("auth",),
+                    "oauth needs 'jwksUrl' or 'jwksFile' (to check JWT signatures) or "
+                    "'introspectionUrl' (to ask the authorization server about opaque tokens)",
+                )
+            for key in ("issuer", "jwksUrl", "introspectionUrl"):
                 url = auth.get(key)
                 if isinstance(url, str) and not _secure_url(url):
                     self.error(
@@ -354,7 +358,15 @@ class Checker:
             if "env" in auth:
                 self.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
         else:
-            for key in ("issuer", "audience", "jwksUrl", "jwksFile", "algorithms", "leeway"):
+            for key in (
+                "issuer",
+                "audience",
+                "jwksUrl",
+                "jwksFile",
+                "introspectionUrl",
+                "algorithms",
+                "leeway",
+            ):
                 if key in auth:
                     self.warn(("auth", key), f"{key!r} is used only with auth type oauth")
             if auth.get("hideUnauthorizedTools"):

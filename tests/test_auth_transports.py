@@ -4,6 +4,7 @@ under concurrent clients, OAuth with keys fetched from a JWKS URL, graceful shut
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from support import free_port, wait_for_port
@@ -79,6 +80,19 @@ def test_api_key_header_default(tmp_path: Path) -> None:
     assert manifest.auth.header == "X-API-Key"
 
 
+def test_opaque_tokens_need_only_an_introspection_endpoint(tmp_path: Path) -> None:
+    loaded = load(
+        tmp_path,
+        "auth: {type: oauth, issuer: 'https://i', audience: a, "
+        "introspectionUrl: 'https://i/introspect'}\n",
+    )
+    assert loaded.manifest is not None, loaded.problems
+    auth = loaded.manifest.auth
+    assert auth.introspection_url == "https://i/introspect" and auth.jwks_url is None
+    http = render_project(loaded.manifest).generated["src/demo_mcp/_http.py"]
+    assert 'introspection_url: str | None = "https://i/introspect"' in http
+
+
 @pytest.mark.parametrize(
     ("body", "field", "fragment"),
     [
@@ -88,7 +102,13 @@ def test_api_key_header_default(tmp_path: Path) -> None:
             "https",
         ),
         ("auth: {type: oauth, audience: a, jwksFile: k}\n", "auth", "issuer"),
-        ("auth: {type: oauth, issuer: 'https://i', audience: a}\n", "auth", "jwksUrl"),
+        ("auth: {type: oauth, issuer: 'https://i', audience: a}\n", "auth", "introspectionUrl"),
+        (
+            "auth: {type: oauth, issuer: 'https://i', audience: a, "
+            "introspectionUrl: 'http://auth.example.com/introspect'}\n",
+            "auth.introspectionUrl",
+            "https",
+        ),
         ("auth: {type: bearer, env: 'MY-TOKENS'}\n", "auth.env", "environment variable"),
         ("auth: {type: apiKey, header: 'X Key'}\n", "auth.header", "header name"),
     ],
@@ -462,3 +482,120 @@ def test_oauth_with_keys_from_a_jwks_url(jwks_server: tuple[str, Any], tmp_path:
     assert out["written"] == 5
     assert out["expired"] == "refused"
     assert _Jwks.fetches == 1  # cached
+
+
+class _Introspect(BaseHTTPRequestHandler):
+    """An authorization server's token introspection endpoint (RFC 7662)."""
+
+    tokens: ClassVar[dict[str, dict[str, Any]]] = {}
+    hits: ClassVar[dict[str, int]] = {}
+    credentials = "Basic " + base64.b64encode(b"rs:s3cret").decode()
+
+    def do_POST(self) -> None:
+        from urllib.parse import parse_qs
+
+        length = int(self.headers.get("Content-Length", "0"))
+        form = parse_qs(self.rfile.read(length).decode())
+        token = form.get("token", [""])[0]
+        _Introspect.hits[token] = _Introspect.hits.get(token, 0) + 1
+        if self.headers.get("Authorization") != self.credentials:
+            status, body = 401, {"error": "invalid_client"}
+        elif token == "broken":
+            status, body = 500, {"error": "server_error"}
+        else:
+            status, body = 200, self.tokens.get(token, {"active": False})
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+INTROSPECTION_PROBE = """
+import json, sys
+import anyio, httpx2
+from secure_mcp.client import SecureClient
+
+url = f"http://127.0.0.1:{sys.argv[1]}/mcp"
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+
+async def main():
+    out = {}
+    for _ in range(2):  # the second session's token check comes from the cache
+        async with SecureClient.http(url, headers={"Authorization": "Bearer reader"}) as c:
+            me = await c.whoami()
+            out["whoami"] = [me.authenticated, me.subject, me.scopes]
+    async with SecureClient.http(url, headers={"Authorization": "Bearer writer"}) as c:
+        out["written"] = (await c.write_document(title="x", text="hello")).size
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for token in sys.argv[2:]:
+            response = await http.post(url, json=INIT, headers={
+                "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"})
+            out[token] = [response.status_code, response.headers.get("www-authenticate", "")]
+    print(json.dumps(out))
+
+anyio.run(main)
+"""
+
+
+def test_oauth_with_opaque_tokens_and_introspection(tmp_path: Path) -> None:
+    """Opaque tokens are checked at an introspection endpoint (RFC 7662) with the server's
+    client credentials: active and for this audience, else 401; the endpoint failing is
+    503; an active answer is cached."""
+    now = int(time.time())
+    good = {"active": True, "iss": "https://auth.example.com", "client_id": "app1",
+            "aud": ["https://mcp.example.com/mcp"], "exp": now + 600, "sub": "alice"}  # fmt: skip
+    _Introspect.tokens = {
+        "reader": {**good, "scope": "docs.read"},
+        "writer": {**good, "scope": "docs.read docs.write", "sub": "bob"},
+        "inactive": {"active": False},
+        "no-audience": {k: v for k, v in good.items() if k != "aud"},
+        "other-audience": {**good, "aud": "https://other.example/mcp"},
+        "other-issuer": {**good, "iss": "https://evil.example"},
+        "expired": {**good, "exp": now - 600},
+    }
+    _Introspect.hits = {}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Introspect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {
+        "SECURE_INTROSPECTION_URL": f"http://127.0.0.1:{server.server_address[1]}/introspect",
+        "SECURE_INTROSPECTION_CLIENT_ID": "rs",
+        "SECURE_INTROSPECTION_CLIENT_SECRET": "s3cret",
+    }
+    refused = ["inactive", "no-audience", "other-audience", "other-issuer", "expired", "unknown"]
+    try:
+        process, port = start(SECURE, ["--transport", "http"], env=env)
+        try:
+            lines = probe(SECURE, INTROSPECTION_PROBE, str(port), *refused, "broken")
+        finally:
+            stop(process)
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = json.loads(lines.splitlines()[-1])
+    assert out["whoami"] == [True, "alice", ["docs.read"]]
+    assert out["written"] == 5
+    for token in refused:
+        status, challenge = out[token]
+        assert status == 401 and 'error="invalid_token"' in challenge, (token, out[token])
+    assert out["broken"][0] == 503
+    assert _Introspect.hits["reader"] == 1  # two sessions, one question
+    assert _Introspect.hits["inactive"] == 1
+
+
+def test_introspection_without_a_secret_is_a_config_error(tmp_path: Path) -> None:
+    script = (
+        "from secure_mcp import _http\n"
+        "s = _http.Settings(transport='http', introspection_url='http://127.0.0.1:9/i')\n"
+        "try:\n"
+        "    _http.create_app(s, environ={'SECURE_INTROSPECTION_CLIENT_ID': 'rs'})\n"
+        "except _http.ConfigError as exc:\n"
+        "    print('config error:', exc)\n"
+    )
+    assert "INTROSPECTION_CLIENT_SECRET" in probe(SECURE, script)

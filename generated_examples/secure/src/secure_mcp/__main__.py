@@ -83,6 +83,7 @@ def parse_args(
     add("--oauth-audience", help=f"audience tokens must carry (default {d.oauth_audience})")
     add("--jwks-url", help="URL of the authorization server's signing keys")
     add("--jwks-file", help="a JWKS file with the signing keys")
+    add("--introspection-url", help="token introspection endpoint (RFC 7662) for opaque tokens")
     add("--log-level", help="DEBUG, INFO, WARNING, ... (default INFO)")
     add("--log-format", choices=["text", "json"], help="log lines on stderr (default text)")
     return parser.parse_args(argv)

@@ -23,6 +23,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import time
 from collections import OrderedDict
@@ -65,6 +66,8 @@ HIDE_UNAUTHORIZED_TOOLS = False
 JWT_ALGORITHMS: list[str] = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"]
 JWT_LEEWAY = 30.0
 JWKS_CACHE_SECONDS = 300
+INTROSPECTION_CACHE_SECONDS = 60  # an introspected token is trusted this long (or until it expires)
+INTROSPECTION_CACHE_SIZE = 10_000
 JWKS_MIN_REFRESH_SECONDS = 30
 SCOPES_SUPPORTED: list[str] = []
 TOOL_SCOPES: dict[str, tuple[str, ...]] = {}
@@ -104,6 +107,7 @@ class Settings:
     oauth_audience: str | None = None
     jwks_url: str | None = None
     jwks_file: str | None = None
+    introspection_url: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -326,36 +330,75 @@ def _fingerprint(key: bytes) -> str:
 
 class OAuthTokens(Authenticator):
     """OAuth 2.1 resource server: JWT access tokens checked for signature (JWKS), issuer,
-    audience (the resource indicator) and expiry; scopes from ``scope`` or ``scp``."""
+    audience (the resource indicator) and expiry; opaque tokens (or every token, without
+    signing keys) asked about at the token introspection endpoint (RFC 7662), with the same
+    checks on its answer; scopes from ``scope`` or ``scp``."""
 
     enabled = True
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, environ: Mapping[str, str] | None = None) -> None:
         if not settings.oauth_issuer or not settings.oauth_audience:
             raise ConfigError("auth oauth: the issuer and the audience must be set")
         self.issuer = settings.oauth_issuer
         self.audience = settings.oauth_audience
+        self.keys: _KeySource | None = None
         if settings.jwks_file:
-            self.keys: _KeySource = _FileKeys(settings.jwks_file)
+            self.keys = _FileKeys(settings.jwks_file)
         elif settings.jwks_url:
             self.keys = _UrlKeys(settings.jwks_url)
-        else:
+        self.introspection: _Introspection | None = None
+        if settings.introspection_url:
+            env = os.environ if environ is None else environ
+            self.introspection = _Introspection(settings.introspection_url, env)
+        if self.keys is None and self.introspection is None:
             raise ConfigError(
-                f"auth oauth: set {ENV_PREFIX}JWKS_URL or {ENV_PREFIX}JWKS_FILE (the signing keys)"
+                f"auth oauth: set {ENV_PREFIX}JWKS_URL or {ENV_PREFIX}JWKS_FILE (the signing "
+                f"keys) or {ENV_PREFIX}INTROSPECTION_URL (token introspection)"
             )
 
     async def verify(self, credential: str) -> Identity:
-        import jwt
-
         if not credential:
             raise AuthError("expected a Bearer token")
+        if self.keys is not None and (self.introspection is None or _looks_like_jwt(credential)):
+            return await self._verify_jwt(credential, self.keys)
+        assert self.introspection is not None
+        claims = await self.introspection.claims(credential)
+        return self._identity(claims)
+
+    def _identity(self, claims: Mapping[str, Any]) -> Identity:
+        """Checks an introspection answer the way ``jwt.decode`` checks a JWT's claims."""
+        if claims.get("active") is not True:
+            raise AuthError("token is not active")
+        expires = claims.get("exp")
+        if isinstance(expires, int | float) and expires + JWT_LEEWAY < time.time():
+            raise AuthError("token expired")
+        if claims.get("iss", self.issuer) != self.issuer:
+            raise AuthError("token from an unexpected issuer")
+        audience = claims.get("aud")
+        audiences = [audience] if isinstance(audience, str) else audience
+        if not isinstance(audiences, list) or self.audience not in audiences:
+            # MCP: a server accepts only tokens issued for it; an answer without aud cannot say so
+            raise AuthError("token not issued for this resource (audience)")
+        subject = claims.get("sub") or claims.get("client_id") or claims.get("username")
+        client = claims.get("client_id")
+        return Identity(
+            str(subject or "unknown"),
+            frozenset(_claimed_scopes(claims)),
+            int(expires) if isinstance(expires, int | float) else None,
+            client=str(client) if client else None,
+            issuer=self.issuer,
+        )
+
+    async def _verify_jwt(self, credential: str, keys: _KeySource) -> Identity:
+        import jwt
+
         try:
             header = jwt.get_unverified_header(credential)
         except jwt.PyJWTError:
             raise AuthError("malformed token") from None
         if header.get("alg") not in JWT_ALGORITHMS:
             raise AuthError(f"signature algorithm {header.get('alg')!r} is not accepted")
-        key = await self.keys.find(header.get("kid"))
+        key = await keys.find(header.get("kid"))
         try:
             claims = jwt.decode(
                 credential,
@@ -473,10 +516,86 @@ class _UrlKeys(_KeySource):
         return key
 
 
+def _looks_like_jwt(token: str) -> bool:
+    """Three dot-separated base64url parts (a JWS): anything else is an opaque token."""
+    parts = token.split(".")
+    return len(parts) == 3 and all(parts[:2]) and all(_BASE64URL.fullmatch(p) for p in parts)
+
+
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
+class _Introspection:
+    """The authorization server's token introspection endpoint (RFC 7662), authenticated with
+    ``TRAVEL_INTROSPECTION_CLIENT_ID`` / ``_SECRET`` (HTTP Basic). Active answers
+    are cached by a hash of the token for INTROSPECTION_CACHE_SECONDS (never past ``exp``);
+    refusals are not, so a revoked token stops working within that time."""
+
+    def __init__(self, url: str, environ: Mapping[str, str]) -> None:
+        self.url = url
+        client_id = environ.get(ENV_PREFIX + "INTROSPECTION_CLIENT_ID", "")
+        secret = environ.get(ENV_PREFIX + "INTROSPECTION_CLIENT_SECRET", "")
+        if bool(client_id) != bool(secret):
+            raise ConfigError(
+                f"set both {ENV_PREFIX}INTROSPECTION_CLIENT_ID and "
+                f"{ENV_PREFIX}INTROSPECTION_CLIENT_SECRET, or neither"
+            )
+        self.credentials = (client_id, secret) if client_id else None
+        if self.credentials is None:
+            logger.warning("token introspection without client credentials: most servers refuse it")
+        self.cache: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._client: Any = None
+
+    async def claims(self, token: str) -> dict[str, Any]:
+        key = hashlib.sha256(token.encode()).digest()
+        now = time.monotonic()
+        cached = self.cache.get(key)
+        if cached is not None and cached[0] > now:
+            self.cache.move_to_end(key)
+            return cached[1]
+        claims = await self._ask(token)
+        if claims.get("active") is True:
+            keep = float(INTROSPECTION_CACHE_SECONDS)
+            expires = claims.get("exp")
+            if isinstance(expires, int | float):
+                keep = min(keep, max(0.0, expires - time.time()))
+            self.cache[key] = (now + keep, claims)
+            while len(self.cache) > INTROSPECTION_CACHE_SIZE:
+                self.cache.popitem(last=False)
+        return claims
+
+    async def _ask(self, token: str) -> dict[str, Any]:
+        import httpx2
+
+        if self._client is None:
+            self._client = httpx2.AsyncClient(timeout=10)
+        try:
+            response = await self._client.post(
+                self.url,
+                data={"token": token, "token_type_hint": "access_token"},
+                auth=self.credentials,
+                headers={"Accept": "application/json"},
+            )
+        except httpx2.HTTPError as exc:
+            logger.error("token introspection failed: %s", exc)
+            raise AuthError("token introspection unavailable", status=503) from None
+        if response.status_code != 200:
+            logger.error("token introspection answered %d", response.status_code)
+            raise AuthError("token introspection unavailable", status=503)
+        try:
+            claims = response.json()
+        except ValueError:
+            claims = None
+        if not isinstance(claims, dict):
+            logger.error("token introspection answered something other than a JSON object")
+            raise AuthError("token introspection unavailable", status=503)
+        return claims
+
+
 def authenticator(settings: Settings, environ: Mapping[str, str] | None = None) -> Authenticator:
     env = os.environ if environ is None else environ
     if AUTH_TYPE == "oauth":
-        return OAuthTokens(settings)
+        return OAuthTokens(settings, env)
     if AUTH_TYPE in ("bearer", "apiKey"):
         return StaticKeys(env)
     return Authenticator()
