@@ -137,7 +137,8 @@ def render_project(
 def _client(manifest: Manifest) -> str:
     """The typed client, rendered and formatted."""
     pkg = manifest.server.package
-    return format_file(render(CLIENT_TEMPLATE, **context(manifest)), _client_path(pkg), pkg)
+    text = render(CLIENT_TEMPLATE, **context(manifest))
+    return format_file(text, _client_path(pkg), pkg, laid_out=True)
 
 
 def _client_path(pkg: str) -> str:
@@ -226,7 +227,9 @@ def _format(
     python: dict[str, str], workers: Workers, manifest: Manifest, show_progress: bool
 ) -> dict[str, str]:
     # A bar on a terminal (big builds spend most of their time here); nothing when piped.
-    job = FormatJob(python, workers, scope=manifest.server.package).start()
+    # the client template lays methods out as black does: only pieces with long lines need it
+    laid_out = {_client_path(manifest.server.package)}
+    job = FormatJob(python, workers, scope=manifest.server.package, laid_out=laid_out).start()
     with click.progressbar(
         length=job.units,
         label="formatting",
