@@ -32,6 +32,10 @@ class Output:
 
 
 CLIENT_TEMPLATE = "package/client.py.jinja"
+TESTS_TEMPLATE = "tests/test_generated.py.jinja"
+# Outputs (besides the client) of templates that lay code out as black does, checked by
+# tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
+LAID_OUT = ("tests/test_generated.py",)
 OFFLOAD_TOOLS = 200  # a client for this many tools is rendered in a worker (``render_project``)
 _FOR_WORKERS: list[Manifest] = []  # what workers forked during a build find there
 
@@ -49,7 +53,7 @@ GENERATED_TEMPLATES = {
     "src/{pkg}/asgi.py": "package/asgi.py.jinja",
     "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
-    "tests/test_generated.py": "tests/test_generated.py.jinja",
+    "tests/test_generated.py": TESTS_TEMPLATE,
     "tests/cases.json": "tests/cases.json.jinja",
     "tests/test_transport_and_auth.py": "tests/test_transport_and_auth.py.jinja",
 }
@@ -227,8 +231,8 @@ def _format(
     python: dict[str, str], workers: Workers, manifest: Manifest, show_progress: bool
 ) -> dict[str, str]:
     # A bar on a terminal (big builds spend most of their time here); nothing when piped.
-    # the client template lays methods out as black does: only pieces with long lines need it
-    laid_out = {_client_path(manifest.server.package)}
+    # these templates lay code out as black does: only their pieces with long lines need it
+    laid_out = {_client_path(manifest.server.package), *LAID_OUT}
     job = FormatJob(python, workers, scope=manifest.server.package, laid_out=laid_out).start()
     with click.progressbar(
         length=job.units,

@@ -1,7 +1,8 @@
-"""``preformatted.looks_formatted`` lets pieces of the typed client skip black: it must
-never say yes to a piece black would change. Checked on handmade cases, on the clients
-of every shipped example and OpenAPI fixture, and on clients of random manifests with
-hostile descriptions, names and enum values."""
+"""``preformatted.looks_formatted`` lets pieces of the typed client and of the generated
+tests skip black: it must never say yes to a piece black would change. Checked on
+handmade cases, on both files of every shipped example and OpenAPI fixture (and GitHub's,
+when ``bench/out/github`` holds its spec), and on those of random manifests with hostile
+descriptions, names and enum values."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from mcpgen import chunking
 from mcpgen.formatting import mode
 from mcpgen.pipeline import load_manifest
 from mcpgen.preformatted import looks_formatted
-from mcpgen.render import CLIENT_TEMPLATE, context, render
+from mcpgen.render import CLIENT_TEMPLATE, TESTS_TEMPLATE, context, render
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted(ROOT.glob("manifests/*.yaml")) + sorted(
-    ROOT.glob("tests/fixtures/openapi-real/*.json")
-)
+SOURCES = [
+    *sorted(ROOT.glob("manifests/*.yaml")),
+    *sorted(ROOT.glob("tests/fixtures/openapi-real/*.json")),
+    *ROOT.glob("bench/out/github/api.github.com.json"),  # when downloaded (bench/github_spec.sh)
+]
 
 METHOD = '''class _mcpgen_piece:
     async def get_thing(
@@ -79,17 +82,21 @@ def test_what_black_would_change_is_not_recognised(old: str, new: str, why: str)
     assert not looks_formatted(changed), why
 
 
-def _client_pieces(manifest_path: Path) -> list[str]:
+LAID_OUT = [CLIENT_TEMPLATE, TESTS_TEMPLATE]
+
+
+def _pieces(template: str, manifest_path: Path) -> list[str]:
     manifest = load_manifest(manifest_path).manifest
     assert manifest is not None
-    # every class cut into its members, as in a big API's client
-    pieces = chunking.split(render(CLIENT_TEMPLATE, **context(manifest)), member_threshold=1)
+    # every class cut into its members, as in a big API's files
+    pieces = chunking.split(render(template, **context(manifest)), member_threshold=1)
     return [piece.text for piece in pieces or []]
 
 
+@pytest.mark.parametrize("template", LAID_OUT)
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
-def test_no_client_piece_is_wrongly_recognised(source: Path) -> None:
-    pieces = _client_pieces(source)
+def test_no_piece_is_wrongly_recognised(source: Path, template: str) -> None:
+    pieces = _pieces(template, source)
     recognised = [text for text in pieces if looks_formatted(text)]
     assert recognised, "nothing recognised: the check is of no use"
     wrong = [text for text in recognised if _black(text) != text]
@@ -151,12 +158,13 @@ def test_random_clients_are_never_wrongly_recognised(document: dict[str, Any]) -
         manifest = load_manifest(path).manifest
         if manifest is None:  # the fuzzer made a manifest mcpgen refuses
             return
-        raw = render(CLIENT_TEMPLATE, **context(manifest))
+        raws = [render(template, **context(manifest)) for template in LAID_OUT]
     methods = 0
-    for piece in chunking.split(raw, member_threshold=1) or []:
-        if looks_formatted(piece.text):
-            assert _black(piece.text) == piece.text, piece.text
-            methods += "await self._call(" in piece.text
+    for raw in raws:
+        for piece in chunking.split(raw, member_threshold=1) or []:
+            if looks_formatted(piece.text):
+                assert _black(piece.text) == piece.text, piece.text
+                methods += "await self._call(" in piece.text
     event(f"tool methods recognised: {min(methods, 3)}+")
 
 
