@@ -1,5 +1,5 @@
 """python -m mcpgen"""
 
-from .cli import run
+from .launch import run
 
 run()

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from . import cache, formatting, modelgen, modelmodules, names
+from . import cache, early, formatting, modelgen, names
 from . import timings as timing
 from .cli_output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
 from .errors import InputError, Problems
@@ -34,28 +34,15 @@ def context_cost(manifest: Manifest) -> tuple[int, int]:
     return len(tools), len(('{"tools": [' + ", ".join(tools) + "]}").encode())
 
 
-PRESTART_SOURCE_BYTES = 256_000  # sources this big have hundreds of operations or more
-
-
 def _start_early(source: Path, workers: Workers) -> None:
-    """Put the core that loading a big source leaves idle to work.
-
-    A first build (the cache holds no models, or caching is off): the pool will generate
-    and format for seconds, so it starts now, its workers loading black and the model
-    generator meanwhile. A rebuild mostly finds everything cached, and its workers must be
-    forked after loading (the typed client is rendered in one, from the loaded API); but a
-    changed operation needs its models generated, so one spare worker loads the generator
-    now, ready for them."""
-    try:
-        big = source.stat().st_size >= PRESTART_SOURCE_BYTES
-    except OSError:
-        return
-    if not big:
-        return
-    if modelmodules.cache_holds_models():
-        workers.start_spare(modelgen.warm)
-    else:
+    """Put the core that loading the source leaves idle to work (``early``): a first build
+    of a big API starts the whole pool now, a rebuild a spare worker for the models of
+    what changed (unless the ``mcpgen`` command forked it already)."""
+    start = early.plan(source)
+    if start == "pool":
         workers.start(modelgen.warm, formatting.warm)
+    elif start == "spare":
+        workers.start_spare(early.load_generator)
 
 
 def run_build(

@@ -17,6 +17,7 @@ import os
 import time
 from pathlib import Path
 
+MODELS_PREFIX = "models-v4-"  # generated model modules (``modelmodules``), by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
 PRUNE_EVERY = 3600.0  # seconds between two looks at the folder
@@ -32,6 +33,18 @@ def cache_dir() -> Path | None:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mcpgen" / "format"
+
+
+def holds_models() -> bool:
+    """Whether the cache holds any generated model module (of this cache format)."""
+    store = cache_dir()
+    if store is None:
+        return False
+    try:
+        with os.scandir(store) as entries:
+            return any(entry.name.startswith(MODELS_PREFIX) for entry in entries)
+    except OSError:
+        return False
 
 
 def read(path: Path | None) -> str | None:

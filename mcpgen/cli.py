@@ -180,8 +180,8 @@ def build(
 
 
 def run() -> None:
-    """The ``mcpgen`` command (console script, ``python -m mcpgen``): ``main``, then an
-    immediate exit. A big build leaves millions of objects (the loaded spec) whose orderly
+    """The ``mcpgen`` command (console script and ``python -m mcpgen``, through ``launch``):
+    ``main``, then an immediate exit. A big build leaves millions of objects (the loaded spec) whose orderly
     teardown costs a tenth of a second or more and does nothing useful; like mypy, skip it
     once the output is flushed. Everything that must be written is closed by then (files
     are written with ``with``, the process pool is shut down by its ``with`` block)."""

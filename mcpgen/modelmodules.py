@@ -60,7 +60,6 @@ SHARED = "_shared"
 PART_SIZE = 80
 BACKGROUND_MODELS = 1  # models still to generate before the process pool is used
 ONE_TASK_MODELS = 200  # fewer models still to generate than this: one pool task for all
-_CACHE_PREFIX = "models-v4-"
 _SHARED_FILE = "__mcpgen_shared__.json"  # where a part's references to shared schemas point
 
 
@@ -196,19 +195,7 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
     key = _digest([_settings(package), module.document])
     if module.shared is not None:
         key = _digest([key, module.shared_key])
-    return store / f"{_CACHE_PREFIX}{key}.py"  # formatted
-
-
-def cache_holds_models() -> bool:
-    """Whether the build cache holds any generated module (of this cache format)."""
-    store = cache.cache_dir()
-    if store is None:
-        return False
-    try:
-        with os.scandir(store) as entries:
-            return any(entry.name.startswith(_CACHE_PREFIX) for entry in entries)
-    except OSError:
-        return False
+    return store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
 
 
 @cache_result

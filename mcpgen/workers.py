@@ -10,10 +10,12 @@ and then freezes what they left behind (``gc.freeze``): the garbage collector's 
 passes would otherwise walk those hundreds of thousands of objects again and again while
 black and the generator allocate, about a tenth of their time.
 
-A rebuild of a big API can also fork one *spare* worker at the very start, which loads the
+A build can also fork one *spare* worker at the very start (``early``), which loads the
 model generator on the core that loading the source leaves idle; the few models a changed
-operation needs are then generated there at once, instead of waiting for a pool worker
-to load the generator (a third of a second) after the source is loaded.
+operation or a small manifest needs are then generated there at once, instead of waiting
+for a pool worker to load the generator (a third of a second) after the source is loaded.
+The ``mcpgen`` command forks it before importing the rest of mcpgen (``fork_spare``); the
+build's ``Workers`` adopts it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -36,7 +40,7 @@ class Workers:
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = jobs or os.cpu_count() or 1
         self._pool: ProcessPoolExecutor | None = None
-        self._spare: ProcessPoolExecutor | None = None
+        self._spare: ProcessPoolExecutor | None = _take_forked_spare() if self.parallel else None
         self._warmups: list[Callable[[], object]] = []
         self._frozen = False
 
@@ -101,9 +105,13 @@ class Workers:
             return done(fn, *args, **kwargs)
 
     def close(self) -> None:
-        for pool in (self._pool, self._spare):
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+        if self._spare is not None:
+            # an unused spare may still be loading the generator: stop it rather than wait
+            for process in list(getattr(self._spare, "_processes", {}).values()):
+                process.terminate()
+            self._spare.shutdown(cancel_futures=True)
         self._pool = self._spare = None
         if self._frozen:
             gc.unfreeze()
@@ -121,6 +129,22 @@ class Workers:
         self.close()
 
 
+_forked: list[ProcessPoolExecutor] = []  # a spare forked before there was a Workers
+
+
+def fork_spare(*warmups: Callable[[], object]) -> None:
+    """Fork the spare worker now, before the build's ``Workers`` exists (which adopts it).
+    Only on a machine with more than one core, where workers fork."""
+    if (os.cpu_count() or 1) > 1 and _forks() and not _forked:
+        spare = ProcessPoolExecutor(max_workers=1, initializer=_start_worker, initargs=(warmups,))
+        spare.submit(_nothing)
+        _forked.append(spare)
+
+
+def _take_forked_spare() -> ProcessPoolExecutor | None:
+    return _forked.pop() if _forked else None
+
+
 def _forks() -> bool:
     return multiprocessing.get_start_method(allow_none=False) == "fork"
 
@@ -130,12 +154,20 @@ def _nothing() -> None:
 
 
 def _start_worker(warmups: tuple[Callable[[], object], ...]) -> None:
+    # a worker whose build is gone (killed, or exited without closing its pool) leaves too
+    threading.Thread(target=_leave_with, args=(os.getppid(),), daemon=True).start()
     for warmup in warmups:
         # a warm-up that fails only costs time: the task needing it fails (or not) itself
         with contextlib.suppress(Exception):
             warmup()
     gc.collect()
     gc.freeze()
+
+
+def _leave_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
 
 
 def done(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:

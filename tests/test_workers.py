@@ -78,10 +78,10 @@ def test_a_big_build_starts_workers_before_loading(
 ) -> None:
     """A first build of a big source starts the whole pool; a rebuild (models cached) only
     a spare worker for the models of what changed; a small source neither."""
-    from mcpgen import build
+    from mcpgen import build, early
 
     big = tmp_path / "spec.json"
-    big.write_text(" " * build.PRESTART_SOURCE_BYTES + "{}")
+    big.write_text(" " * early.PRESTART_SOURCE_BYTES + "{}")
     small = tmp_path / "m.yaml"
     small.write_text("mcpgen: 1\n")
     store = tmp_path / "cache"
@@ -94,7 +94,8 @@ def test_a_big_build_starts_workers_before_loading(
     assert _early(build, tmp_path / "missing.json") == []
     (store / "models-v4-0.py").write_text("")
     assert _early(build, big) == ["spare"]  # a rebuild: models are cached
-    assert _early(build, small) == []
+    assert _early(build, small) == []  # in this process; the mcpgen command forks one
+    assert early.plan(small, small=True) == "spare"
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     assert _early(build, big) == ["pool"]  # caching off: every build is a first one
 
@@ -128,3 +129,62 @@ def test_a_started_pool_has_its_workers_running_before_any_task() -> None:
         assert len(workers._pool._processes) == 2  # forked already
         pid, mark, frozen = workers.submit(_state).result()
     assert mark == pid and frozen
+
+
+@pytest.mark.parametrize(
+    ("argv", "source"),
+    [
+        (["build", "m.yaml"], "m.yaml"),
+        (["build", "-o", "out", "--strict", "m.yaml", "--check"], "m.yaml"),
+        (["build", "--output", "out", "--max-context-bytes", "9", "spec.json"], "spec.json"),
+        (["build", "--timings", "--", "-odd.yaml"], "-odd.yaml"),
+        (["build", "--help"], None),
+        (["build"], None),
+        (["validate", "m.yaml"], None),
+        ([], None),
+    ],
+)
+def test_the_command_finds_what_it_will_build(argv: list[str], source: str | None) -> None:
+    from mcpgen.launch import _build_source
+
+    found = _build_source(argv)
+    assert (str(found) if found else None) == source
+
+
+def test_a_spare_forked_before_the_build_is_adopted_and_stopped() -> None:
+    from mcpgen import workers as module
+
+    module.fork_spare(_set_mark)
+    assert len(module._forked) == 1
+    with Workers(jobs=2) as workers:
+        assert workers._spare is not None and not module._forked  # adopted
+        processes = list(workers._spare._processes.values())
+        pid, mark, _ = workers.submit_spare(_state).result()
+        assert mark == pid
+    assert all(not p.is_alive() for p in processes)  # stopped with the build
+
+
+def test_workers_leave_when_their_build_dies(tmp_path: Path) -> None:
+    """A build killed (or leaving with os._exit) before closing its pool: the workers
+    notice within a second and exit instead of waiting for work forever."""
+    import subprocess
+    import time
+
+    script = (
+        "import os, sys\n"
+        "from mcpgen.workers import Workers\n"
+        "workers = Workers(jobs=2)\n"
+        "workers.start_spare()\n"
+        "print(workers.submit_spare(os.getpid).result(), workers.submit(os.getpid).result())\n"
+        "sys.stdout.flush()\n"
+        "os._exit(0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    pids = [int(pid) for pid in done.stdout.split()]
+    assert len(pids) == 2, done.stdout + done.stderr
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in pids):
+        assert time.monotonic() < deadline, "a worker outlived its build"
+        time.sleep(0.1)
