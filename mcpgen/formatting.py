@@ -136,7 +136,9 @@ class FormatJob:
             if whole is not None:
                 self.done[path] = whole
                 continue
-            pieces = split(source) if source.count("\n") >= CHUNK_LINES else None
+            # laid-out files are cut even when short: their recognised pieces skip black
+            cut = source.count("\n") >= CHUNK_LINES or path in laid_out
+            pieces = split(source) if cut else None
             units = [source] if pieces is None else [p.text for p in pieces]
             self.files[path] = _File(source, pieces, units)
             pack = self._pack(path) if pieces is not None else {}

@@ -6,7 +6,7 @@ lays methods out the way black does, and only a piece with a long line needs it.
 (see ``chunking``) is taken as formatted when nothing black would change can be in it:
 
 * every line is printable text (no tab, form feed or other control character) without
-  trailing whitespace, and no two blank lines follow each other;
+  trailing whitespace, no two blank lines follow each other, and none starts or ends it;
 * code lines fit in the line length (counted in UTF-8 bytes, never fewer than black's
   columns) and hold no ``'`` and no backslash, so no string quotes or escapes to normalise
   and nothing to split;
@@ -31,7 +31,9 @@ _ESCAPE = re.compile(r"\\[xuUN]")
 
 def looks_formatted(text: str) -> bool:
     """True only when black would return ``text`` unchanged (see the module docstring)."""
-    if not text.endswith("\n") or "\n\n\n" in text:
+    if not text.endswith("\n") or text.endswith("\n\n") or text.startswith("\n"):
+        return False  # black drops blank lines at the start and the end
+    if "\n\n\n" in text:
         return False
     try:
         tree = ast.parse(text)

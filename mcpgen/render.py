@@ -35,7 +35,7 @@ CLIENT_TEMPLATE = "package/client.py.jinja"
 TESTS_TEMPLATE = "tests/test_generated.py.jinja"
 # Outputs (besides the client) of templates that lay code out as black does, checked by
 # tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
-LAID_OUT = ("tests/test_generated.py",)
+LAID_OUT = ("tests/test_generated.py", "src/{pkg}/_http.py")
 OFFLOAD_TOOLS = 200  # a client for this many tools is rendered in a worker (``render_project``)
 _FOR_WORKERS: list[Manifest] = []  # what workers forked during a build find there
 
@@ -232,7 +232,8 @@ def _format(
 ) -> dict[str, str]:
     # A bar on a terminal (big builds spend most of their time here); nothing when piped.
     # these templates lay code out as black does: only their pieces with long lines need it
-    laid_out = {_client_path(manifest.server.package), *LAID_OUT}
+    pkg = manifest.server.package
+    laid_out = {_client_path(pkg), *(path.format(pkg=pkg) for path in LAID_OUT)}
     job = FormatJob(python, workers, scope=manifest.server.package, laid_out=laid_out).start()
     with click.progressbar(
         length=job.units,

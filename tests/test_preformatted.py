@@ -82,7 +82,7 @@ def test_what_black_would_change_is_not_recognised(old: str, new: str, why: str)
     assert not looks_formatted(changed), why
 
 
-LAID_OUT = [CLIENT_TEMPLATE, TESTS_TEMPLATE]
+LAID_OUT = [CLIENT_TEMPLATE, TESTS_TEMPLATE, "package/_http.py.jinja"]
 
 
 def _pieces(template: str, manifest_path: Path) -> list[str]:
