@@ -35,7 +35,15 @@ CLIENT_TEMPLATE = "package/client.py.jinja"
 TESTS_TEMPLATE = "tests/test_generated.py.jinja"
 # Outputs (besides the client) of templates that lay code out as black does, checked by
 # tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
-LAID_OUT = ("tests/test_generated.py", "src/{pkg}/_http.py")
+LAID_OUT = (
+    "tests/test_generated.py",
+    "tests/test_transport_and_auth.py",
+    "tests/conftest.py",
+    "src/{pkg}/_http.py",
+    "src/{pkg}/_upstream.py",
+    "src/{pkg}/__main__.py",
+    "src/{pkg}/asgi.py",
+)
 OFFLOAD_TOOLS = 200  # a client for this many tools is rendered in a worker (``render_project``)
 _FOR_WORKERS: list[Manifest] = []  # what workers forked during a build find there
 

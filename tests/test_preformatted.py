@@ -20,12 +20,14 @@ from mcpgen import chunking
 from mcpgen.formatting import mode
 from mcpgen.pipeline import load_manifest
 from mcpgen.preformatted import looks_formatted
-from mcpgen.render import CLIENT_TEMPLATE, TESTS_TEMPLATE, context, render
+from mcpgen.render import CLIENT_TEMPLATE, GENERATED_TEMPLATES, context, render
+from mcpgen.render import LAID_OUT as LAID_OUT_PATHS
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
     *sorted(ROOT.glob("manifests/*.yaml")),
     *sorted(ROOT.glob("tests/fixtures/openapi-real/*.json")),
+    *sorted(ROOT.glob("tests/fixtures/openapi-e2e/*.yaml")),
     *ROOT.glob("bench/out/github/api.github.com.json"),  # when downloaded (bench/github_spec.sh)
 ]
 
@@ -82,7 +84,8 @@ def test_what_black_would_change_is_not_recognised(old: str, new: str, why: str)
     assert not looks_formatted(changed), why
 
 
-LAID_OUT = [CLIENT_TEMPLATE, TESTS_TEMPLATE, "package/_http.py.jinja"]
+TEMPLATES = {**GENERATED_TEMPLATES, "src/{pkg}/_upstream.py": "package/_upstream.py.jinja"}
+LAID_OUT = [CLIENT_TEMPLATE, *(TEMPLATES[path] for path in LAID_OUT_PATHS)]
 
 
 def _pieces(template: str, manifest_path: Path) -> list[str]:
