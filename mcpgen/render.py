@@ -32,7 +32,6 @@ class Output:
 
 
 CLIENT_TEMPLATE = "package/client.py.jinja"
-TESTS_TEMPLATE = "tests/test_generated.py.jinja"
 # Outputs (besides the client) of templates that lay code out as black does, checked by
 # tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
 LAID_OUT = (
@@ -61,7 +60,7 @@ GENERATED_TEMPLATES = {
     "src/{pkg}/asgi.py": "package/asgi.py.jinja",
     "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
-    "tests/test_generated.py": TESTS_TEMPLATE,
+    "tests/test_generated.py": "tests/test_generated.py.jinja",
     "tests/cases.json": "tests/cases.json.jinja",
     "tests/test_transport_and_auth.py": "tests/test_transport_and_auth.py.jinja",
 }
@@ -238,11 +237,11 @@ def _render_templates(manifest: Manifest, skip: set[str] | None = None) -> Outpu
 def _format(
     python: dict[str, str], workers: Workers, manifest: Manifest, show_progress: bool
 ) -> dict[str, str]:
-    # A bar on a terminal (big builds spend most of their time here); nothing when piped.
-    # these templates lay code out as black does: only their pieces with long lines need it
+    # These templates lay code out as black does: only their pieces with long lines need it.
     pkg = manifest.server.package
     laid_out = {_client_path(pkg), *(path.format(pkg=pkg) for path in LAID_OUT)}
-    job = FormatJob(python, workers, scope=manifest.server.package, laid_out=laid_out).start()
+    job = FormatJob(python, workers, scope=pkg, laid_out=laid_out).start()
+    # A bar on a terminal (big builds spend most of their time here); nothing when piped.
     with click.progressbar(
         length=job.units,
         label="formatting",

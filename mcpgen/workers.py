@@ -64,19 +64,13 @@ class Workers:
         ``warmups`` while this process gets on with loading."""
         self.warm(*warmups)
         if self.parallel and self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.jobs, initializer=_start_worker, initargs=(tuple(self._warmups),)
-            )
-            self._pool.submit(_nothing)  # processes start on the first task, all of them
+            self._pool = _started(self.jobs, tuple(self._warmups))
 
     def start_spare(self, *warmups: Callable[[], object]) -> None:
         """Fork one extra worker now, to run ``warmups`` while this process loads, and then
         whatever ``submit_spare`` sends it."""
         if self.parallel and self._spare is None and _forks():
-            self._spare = ProcessPoolExecutor(
-                max_workers=1, initializer=_start_worker, initargs=(warmups,)
-            )
-            self._spare.submit(_nothing)
+            self._spare = _started(1, warmups)
 
     def submit_spare(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Run in the spare worker if there is one, else like ``submit``."""
@@ -136,13 +130,19 @@ def fork_spare(*warmups: Callable[[], object]) -> None:
     """Fork the spare worker now, before the build's ``Workers`` exists (which adopts it).
     Only on a machine with more than one core, where workers fork."""
     if (os.cpu_count() or 1) > 1 and _forks() and not _forked:
-        spare = ProcessPoolExecutor(max_workers=1, initializer=_start_worker, initargs=(warmups,))
-        spare.submit(_nothing)
-        _forked.append(spare)
+        _forked.append(_started(1, warmups))
 
 
 def _take_forked_spare() -> ProcessPoolExecutor | None:
     return _forked.pop() if _forked else None
+
+
+def _started(jobs: int, warmups: tuple[Callable[[], object], ...]) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` workers, forked now (processes start on the first task, all of
+    them), each running ``warmups`` first."""
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(warmups,))
+    pool.submit(_nothing)
+    return pool
 
 
 def _forks() -> bool:
