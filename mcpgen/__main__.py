@@ -1,5 +1,5 @@
 """python -m mcpgen"""
 
-from .launch import run
+from mcpgen.launch import run
 
 run()

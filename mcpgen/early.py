@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from . import cache
+from mcpgen.format import cache
 
 PRESTART_SOURCE_BYTES = 256_000  # sources this big have hundreds of operations or more
 
@@ -40,6 +40,6 @@ def plan(source: Path, *, small: bool = False) -> Start | None:
 
 def load_generator() -> None:
     """The spare's warm-up: load the model generator and run it once."""
-    from . import modelgen
+    from mcpgen.render import models as modelgen
 
     modelgen.warm()

@@ -17,11 +17,12 @@ _WITH_VALUE = {"-o", "--output", "--max-context-bytes"}
 def run() -> None:
     source = _build_source(sys.argv[1:])
     if source is not None:
-        from . import early, workers
+        from mcpgen import early
+        from mcpgen.format import pool as workers
 
         if early.plan(source, small=True) == "spare":
             workers.fork_spare(early.load_generator)
-    from .cli import run as run_cli
+    from mcpgen.cli import run as run_cli
 
     run_cli()
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError, Problems
-from .from_openapi import manifest_from_spec, merge_manifest_openapi
-from .loader import MAX_DOCUMENT_BYTES, load_file
-from .model import Manifest
-from .normalize import build_model
-from .openapi import is_openapi
-from .semantics import check_semantics
-from .validate import check_structure
+from mcpgen.check.semantics import check_semantics
+from mcpgen.check.structure import check_structure
+from mcpgen.load import MAX_DOCUMENT_BYTES, load_file
+from mcpgen.model.build import build_model
+from mcpgen.model.types import Manifest
+from mcpgen.openapi import is_openapi
+from mcpgen.openapi.to_manifest import manifest_from_spec, merge_manifest_openapi
+from mcpgen.problems import InputError, Problems
 
 
 @dataclass

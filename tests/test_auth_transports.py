@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 import pytest
 from support import free_port, wait_for_port
 
-from mcpgen.errors import Level
 from mcpgen.pipeline import Loaded, load_manifest
+from mcpgen.problems import Level
 from mcpgen.render import render_project
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -198,11 +198,12 @@ def test_big_builds_generate_models_in_a_pool_with_the_same_result(
 ) -> None:
     """Over ``BACKGROUND_MODELS`` models the generator runs in a process pool beside the
     formatting; the output is the same, and its errors are still located problems."""
-    from mcpgen import modelmodules, workers
+    from mcpgen.format import pool as workers
+    from mcpgen.render import model_parts as modelmodules
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 10**9)
-    monkeypatch.setattr("mcpgen.formatting.PARALLEL_THRESHOLD", 10**9)
+    monkeypatch.setattr("mcpgen.format.PARALLEL_THRESHOLD", 10**9)
     code, _ = build(str(manifest), "-o", str(tmp_path / "inline"))
     assert code == 0
     monkeypatch.undo()
@@ -239,7 +240,7 @@ def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
 ) -> None:
     """Shared definitions in ``_shared``, tool models spread over parts that import them; a
     changed tool schema sends one part (not the whole package) to the generator again."""
-    from mcpgen import modelmodules
+    from mcpgen.render import model_parts as modelmodules
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(modelmodules, "PART_SIZE", 4)
@@ -280,8 +281,8 @@ def test_big_specs_get_compact_spec_json_with_the_same_data(
 ) -> None:
     import json
 
-    from mcpgen import spec_data
     from mcpgen.pipeline import load_manifest
+    from mcpgen.render import spec as spec_data
 
     loaded = load_manifest(manifest)
     assert loaded.manifest is not None
@@ -323,9 +324,9 @@ def test_the_command_exits_with_its_status_after_flushing_its_output(
 def test_context_cost_is_the_size_of_the_tools_list_result(tmp_path: Path) -> None:
     import json
 
-    from mcpgen.build import context_cost
+    from mcpgen.cli.build import context_cost
     from mcpgen.pipeline import load_manifest
-    from mcpgen.spec_data import READABLE_TOOLS, spec_data, spec_json
+    from mcpgen.render.spec import READABLE_TOOLS, spec_data, spec_json
 
     tools = "".join(
         f"  - name: t{i}\n    description: 'Grüße, naïve ☃ {i}'\n"
@@ -345,7 +346,7 @@ def test_context_cost_is_the_size_of_the_tools_list_result(tmp_path: Path) -> No
 def test_signature_changes_of_a_big_api_compare_only_the_changed_tools(tmp_path: Path) -> None:
     """Over ``READABLE_TOOLS`` tools ``_spec.json`` lists one tool per line; the changes of
     the last build are read from the lines that differ."""
-    from mcpgen.spec_data import READABLE_TOOLS
+    from mcpgen.render.spec import READABLE_TOOLS
 
     def manifest(extra: str, note: str) -> str:
         tools = "".join(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mcpgen import cache
 from mcpgen.cli import main
+from mcpgen.format import cache
 
 MB = 1024 * 1024
 

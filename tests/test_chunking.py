@@ -16,8 +16,7 @@ from pathlib import Path
 import black
 import pytest
 
-from mcpgen import chunking
-from mcpgen.formatting import FormatJob, mode
+from mcpgen.format import FormatJob, chunking, mode
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,8 +72,8 @@ def test_pieces_equal_whole_file_black_on_library_sources() -> None:
 
 
 def test_raw_generated_models_of_a_real_spec() -> None:
-    from mcpgen.modelgen import _run, model_schemas
     from mcpgen.pipeline import load_manifest
+    from mcpgen.render.models import _run, model_schemas
 
     spec = ROOT / "tests/fixtures/openapi-real/star-trek-3.0.json"
     loaded = load_manifest(spec)
@@ -127,7 +126,7 @@ def test_a_changed_method_is_the_only_piece_formatted_again(
 def test_unparsable_code_is_reported_with_its_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcpgen.formatting import FormatError
+    from mcpgen.format import FormatError
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path))
     with pytest.raises(FormatError, match=r"broken\.py"):

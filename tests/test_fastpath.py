@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from mcpgen.fastpath import plain_field_name, strict_model_exact
-from mcpgen.modelgen import _run
+from mcpgen.model.fastpath import plain_field_name, strict_model_exact
 from mcpgen.pipeline import load_manifest
+from mcpgen.render.models import _run
 
 ROOT = Path(__file__).resolve().parent.parent
 CALCULATOR_SRC = ROOT / "generated_examples" / "calculator" / "src"

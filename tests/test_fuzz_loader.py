@@ -20,11 +20,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from mcpgen import loader
+from mcpgen import load as loader
 from mcpgen.cli import main
-from mcpgen.errors import InputError, Level
 from mcpgen.pipeline import Loaded, load_manifest
-from mcpgen.spec_data import spec_json
+from mcpgen.problems import InputError, Level
+from mcpgen.render.spec import spec_json
 
 ROOT = Path(__file__).resolve().parent.parent
 CALCULATOR = (ROOT / "manifests" / "calculator.yaml").read_text(encoding="utf-8")

@@ -33,10 +33,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mcpgen.cli import main
-from mcpgen.errors import InputError, Level
-from mcpgen.loader import MAX_DOCUMENT_BYTES, Document, load_file, load_text
+from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
 from mcpgen.openapi import OpenAPIImport, import_openapi
 from mcpgen.pipeline import Loaded, load_manifest
+from mcpgen.problems import InputError, Level
 
 ROOT = Path(__file__).resolve().parent
 FIXTURE_FILES = [

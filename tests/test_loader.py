@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen import loader
-from mcpgen.errors import InputError, Level, Location, Problem
-from mcpgen.loader import MAX_DEPTH, MAX_NODES, Document, load_file, load_text
+from mcpgen import load as loader
+from mcpgen.load import MAX_DEPTH, MAX_NODES, Document, load_file, load_text
+from mcpgen.problems import InputError, Level, Location, Problem
 
 ROOT = Path(__file__).resolve().parent.parent
 CALCULATOR = ROOT / "manifests" / "calculator.yaml"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mcpgen import modelmodules
 from mcpgen.cli import main
 from mcpgen.pipeline import load_manifest
+from mcpgen.render import model_parts as modelmodules
 
 HEAD = "mcpgen: 1\nserver: {name: split}\n$defs:\n  Person: {type: object, properties: {name: {type: string}}}\n"
 

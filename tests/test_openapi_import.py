@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcpgen.errors import Level, Problem
-from mcpgen.loader import MAX_DOCUMENT_BYTES, Document, load_file, load_text
+from mcpgen.check.semantics import check_semantics
+from mcpgen.check.structure import check_structure
+from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
 from mcpgen.openapi import (
     BODY_CONTENT_TYPES,
     OPTIONS_FILE,
@@ -27,8 +28,7 @@ from mcpgen.openapi import (
     sources,
 )
 from mcpgen.openapi import importer as importer_module
-from mcpgen.semantics import check_semantics
-from mcpgen.validate import check_structure
+from mcpgen.problems import Level, Problem
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openapi"
 

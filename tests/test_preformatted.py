@@ -16,10 +16,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mcpgen import chunking
-from mcpgen.formatting import mode
+from mcpgen.format import chunking, mode
+from mcpgen.format.preformatted import looks_formatted
 from mcpgen.pipeline import load_manifest
-from mcpgen.preformatted import looks_formatted
 from mcpgen.render import CLIENT_TEMPLATE, GENERATED_TEMPLATES, context, render
 from mcpgen.render import LAID_OUT as LAID_OUT_PATHS
 
@@ -176,7 +175,7 @@ def test_a_laid_out_client_formats_to_the_same_bytes_with_less_black(
 ) -> None:
     """The whole path: ``FormatJob`` skips the recognised pieces of a big client and still
     returns what black gives for the file."""
-    from mcpgen.formatting import CHUNK_LINES, FormatJob
+    from mcpgen.format import CHUNK_LINES, FormatJob
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     manifest = load_manifest(ROOT / "tests/fixtures/openapi-real/star-trek-3.0.json").manifest

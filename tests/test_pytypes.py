@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.pytypes import annotation
+from mcpgen.render.pytypes import annotation
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mcpgen import writer
+from mcpgen import write as writer
 from mcpgen.cli import main
 from mcpgen.pipeline import load_manifest
 

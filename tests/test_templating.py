@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen.formatting import mode
+from mcpgen.format import mode
 from mcpgen.render import PREFORMATTED
-from mcpgen.templating import (
+from mcpgen.render.templates import (
     assign_call,
     call,
     dict_arg,
@@ -113,7 +113,7 @@ def test_assign_call_is_laid_out_as_black_does(target: str, head: str, args: lis
 def test_a_template_cache_that_cannot_be_written_only_costs_time(tmp_path: Path) -> None:
     import jinja2
 
-    from mcpgen.templating import _QuietBytecodeCache
+    from mcpgen.render.templates import _QuietBytecodeCache
 
     cache = _QuietBytecodeCache(str(tmp_path / "missing" / "folder"))
     env = jinja2.Environment(loader=jinja2.DictLoader({"t": "hi {{ x }}"}), bytecode_cache=cache)

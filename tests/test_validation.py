@@ -11,8 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from mcpgen.cli import main
-from mcpgen.errors import Level, Location, Problem, Problems
 from mcpgen.pipeline import Loaded, load_manifest
+from mcpgen.problems import Level, Location, Problem, Problems
 
 ROOT = Path(__file__).resolve().parent.parent
 

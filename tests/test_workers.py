@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.workers import Workers
+from mcpgen.format.pool import Workers
 
 _MARK = "mcpgen_test_warm_mark"
 
@@ -78,7 +78,8 @@ def test_a_big_build_starts_workers_before_loading(
 ) -> None:
     """A first build of a big source starts the whole pool; a rebuild (models cached) only
     a spare worker for the models of what changed; a small source neither."""
-    from mcpgen import build, early
+    from mcpgen import early
+    from mcpgen.cli import build
 
     big = tmp_path / "spec.json"
     big.write_text(" " * early.PRESTART_SOURCE_BYTES + "{}")
@@ -152,7 +153,7 @@ def test_the_command_finds_what_it_will_build(argv: list[str], source: str | Non
 
 
 def test_a_spare_forked_before_the_build_is_adopted_and_stopped() -> None:
-    from mcpgen import workers as module
+    from mcpgen.format import pool as module
 
     module.fork_spare(_set_mark)
     assert len(module._forked) == 1
@@ -172,7 +173,7 @@ def test_workers_leave_when_their_build_dies(tmp_path: Path) -> None:
 
     script = (
         "import os, sys\n"
-        "from mcpgen.workers import Workers\n"
+        "from mcpgen.format.pool import Workers\n"
         "workers = Workers(jobs=2)\n"
         "workers.start_spare()\n"
         "print(workers.submit_spare(os.getpid).result(), workers.submit(os.getpid).result())\n"

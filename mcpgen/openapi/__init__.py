@@ -47,9 +47,9 @@ properties of a request body.
 
 from __future__ import annotations
 
-from .importer import import_openapi, is_openapi
-from .options import OPTIONS_FILE
-from .result import BODY_CONTENT_TYPES, Body, OpenAPIImport, Operation, Param
+from mcpgen.openapi.importer import import_openapi, is_openapi
+from mcpgen.openapi.options import OPTIONS_FILE
+from mcpgen.openapi.result import BODY_CONTENT_TYPES, Body, OpenAPIImport, Operation, Param
 
 __all__ = [
     "BODY_CONTENT_TYPES",

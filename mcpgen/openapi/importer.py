@@ -6,14 +6,14 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .. import names
-from ..errors import Level, Location, Problem, Problems
-from ..loader import Document, JsonPath
-from . import naming
-from .options import OVERRIDE_KEYS, Options, option_problem, parse_options
-from .result import Body, OpenAPIImport, Operation, Param
-from .schema import SchemaConverter
-from .sources import Sources
+from mcpgen import identifiers as names
+from mcpgen.load import Document, JsonPath
+from mcpgen.openapi import naming
+from mcpgen.openapi.options import OVERRIDE_KEYS, Options, option_problem, parse_options
+from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
+from mcpgen.openapi.schema import SchemaConverter
+from mcpgen.openapi.sources import Sources
+from mcpgen.problems import Level, Location, Problem, Problems
 
 Json = Any
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -28,7 +28,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from .. import names
+from mcpgen import identifiers as names
 
 MAX_TOOL_NAME = 64
 _PARAM_SEGMENT = re.compile(r"\{([^{}]*)\}")

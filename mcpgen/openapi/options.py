@@ -21,7 +21,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Level, Location, Problem, Problems
+from mcpgen.problems import Level, Location, Problem, Problems
 
 OPTIONS_FILE = "<manifest openapi options>"
 KINDS = ("tool", "resource", "resourceTemplate", "exclude")

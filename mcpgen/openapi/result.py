@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Problem
+from mcpgen.problems import Problem
 
 Json = Any
 

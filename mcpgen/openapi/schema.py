@@ -38,10 +38,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .. import names
-from ..loader import JsonPath
-from ..modelgen import RESERVED_CLASS_NAMES
-from .sources import Key, Sources
+from mcpgen import identifiers as names
+from mcpgen.load import JsonPath
+from mcpgen.openapi.sources import Key, Sources
+from mcpgen.render.models import RESERVED_CLASS_NAMES
 
 Json = Any
 DEFS = "#/$defs/"

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import InputError, Level, Location, Problem, Problems
-from ..loader import MAX_DOCUMENT_BYTES, Document, JsonPath, load_file
+from mcpgen.load import MAX_DOCUMENT_BYTES, Document, JsonPath, load_file
+from mcpgen.problems import InputError, Level, Location, Problem, Problems
 
 Key = tuple[int, JsonPath]
 MAX_FILES = 256

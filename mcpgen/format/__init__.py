@@ -25,10 +25,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import cache
-from .chunking import Piece, join, split
-from .preformatted import looks_formatted
-from .workers import Workers
+from mcpgen.format import cache
+from mcpgen.format.chunking import Piece, join, split
+from mcpgen.format.pool import Workers
+from mcpgen.format.preformatted import looks_formatted
 
 if TYPE_CHECKING:
     from black.mode import Mode

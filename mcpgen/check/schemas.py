@@ -7,7 +7,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .loader import JsonPath
+from mcpgen.load import JsonPath
 
 Json = Any
 DEFS_PREFIX = "#/$defs/"

@@ -31,12 +31,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import cache, modelgen
-from .errors import InputError
-from .formatting import format_file
-from .formatting import warm as format_warm
-from .model import Manifest
-from .modelgen import (
+from mcpgen.check.schemas import refs
+from mcpgen.format import cache, format_file
+from mcpgen.format import warm as format_warm
+from mcpgen.format.pool import Workers, done
+from mcpgen.model.types import Manifest
+from mcpgen.problems import InputError
+from mcpgen.render import models as modelgen
+from mcpgen.render.models import (
     DATA_KEYWORDS,
     combined_document,
     defined_names,
@@ -48,8 +50,6 @@ from .modelgen import (
     share_duplicates,
     unescape,
 )
-from .schemas import refs
-from .workers import Workers, done
 
 Json = Any
 SHARED = "_shared"

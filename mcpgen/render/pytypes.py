@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import names
-from .templating import py
+from mcpgen import identifiers as names
+from mcpgen.render.templates import py
 
 Json = Any
 _SIMPLE = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}

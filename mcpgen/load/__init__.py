@@ -28,7 +28,7 @@ from yaml.events import (
 )
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .errors import InputError, Location, fail
+from mcpgen.problems import InputError, Location, fail
 
 PathPart = str | int
 JsonPath = tuple[PathPart, ...]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from .errors import Location
+from mcpgen.problems import Location
 
 Json = Any
 ContentKind = Literal["text", "blob"]
@@ -309,7 +309,7 @@ class Manifest:
         """The tools tools/list shows: every tool, or the three meta tools."""
         if not self.meta_tools:
             return self.tools
-        from .metatools import META_TOOLS
+        from mcpgen.metatools import META_TOOLS
 
         return tuple(
             Tool(

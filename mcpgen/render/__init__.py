@@ -15,14 +15,14 @@ from typing import Any
 
 import click
 
-from . import __version__
-from . import timings as timing
-from .formatting import FormatJob, format_file
-from .model import Manifest
-from .modelmodules import ModelJob
-from .spec_data import spec_json
-from .templating import render
-from .workers import Workers
+from mcpgen import __version__
+from mcpgen import timings as timing
+from mcpgen.format import FormatJob, format_file
+from mcpgen.format.pool import Workers
+from mcpgen.model.types import Manifest
+from mcpgen.render.model_parts import ModelJob
+from mcpgen.render.spec import spec_json
+from mcpgen.render.templates import render
 
 
 @dataclass

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import uritemplate
-from .model import Manifest
+from mcpgen.check import uritemplate
+from mcpgen.model.types import Manifest
 
 Json = Any
 

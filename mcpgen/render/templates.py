@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 import jinja2.bccache
 
-from . import names
+from mcpgen import identifiers as names
 
 
 def templates_dir() -> Path:
@@ -20,7 +20,7 @@ def templates_dir() -> Path:
     packaged = Path(str(resources.files("mcpgen"))) / "templates"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "templates"
+    return Path(__file__).resolve().parents[2] / "templates"
 
 
 def py(value: Any) -> str:
@@ -162,7 +162,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Compiled templates kept in the build cache: compiling them is ~0.3 s of every build.
     (jinja keys each entry by the template's name and source, so an edited template is
     compiled again.)"""
-    from . import cache
+    from mcpgen.format import cache
 
     store = cache.cache_dir()
     if store is None:
@@ -199,8 +199,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    from .examples import invalid_example, valid_example
-    from .pytypes import params
+    from mcpgen.render.examples import invalid_example, valid_example
+    from mcpgen.render.pytypes import params
 
     env.globals["call"] = call
     env.globals["assign_call"] = assign_call

@@ -16,10 +16,11 @@ from typing import Any
 import jinja2
 import jinja2.meta
 
-from . import names, schemas, uritemplate
-from .errors import Level, Problem, Problems
-from .loader import Document, JsonPath
-from .validate import dotted
+from mcpgen import identifiers as names
+from mcpgen.check import schemas, uritemplate
+from mcpgen.check.structure import dotted
+from mcpgen.load import Document, JsonPath
+from mcpgen.problems import Level, Problem, Problems
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
 _SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")

@@ -12,11 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from . import names
-from .errors import Level, Problem, Problems
-from .loader import MAX_DOCUMENT_BYTES, Document, Positions, load_file
-from .openapi import OpenAPIImport, Operation, import_openapi
-from .openapi.options import OPTIONS_FILE
+from mcpgen import identifiers as names
+from mcpgen.load import MAX_DOCUMENT_BYTES, Document, Positions, load_file
+from mcpgen.openapi import OpenAPIImport, Operation, import_openapi
+from mcpgen.openapi.options import OPTIONS_FILE
+from mcpgen.problems import Level, Problem, Problems
 
 Json = Any
 HTTP_KEY = "x-mcpgen-http"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from . import names
+from mcpgen import identifiers as names
 
 
 def starter_manifest(server_name: str) -> str:

@@ -9,10 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from . import fastpath, names, schemas, uritemplate
-from .errors import Location
-from .loader import Document
-from .model import (
+from mcpgen import identifiers as names
+from mcpgen.check import schemas, uritemplate
+from mcpgen.load import Document
+from mcpgen.model import fastpath
+from mcpgen.model.types import (
     Auth,
     Capabilities,
     Completion,
@@ -26,6 +27,7 @@ from .model import (
     StaticContent,
     Tool,
 )
+from mcpgen.problems import Location
 
 DEFAULT_PAGE_SIZE = 100
 EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}

@@ -9,16 +9,19 @@ from typing import Any
 
 import click
 
-from . import cache, early, formatting, modelgen, names
-from . import timings as timing
-from .cli_output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
-from .errors import InputError, Problems
-from .formatting import FormatError
-from .model import Manifest
-from .pipeline import load_manifest
-from .render import render_project
-from .workers import Workers
-from .writer import apply, diff, plan
+from mcpgen import early
+from mcpgen import format as formatting
+from mcpgen import identifiers as names
+from mcpgen import timings as timing
+from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
+from mcpgen.format import FormatError, cache
+from mcpgen.format.pool import Workers
+from mcpgen.model.types import Manifest
+from mcpgen.pipeline import load_manifest
+from mcpgen.problems import InputError, Problems
+from mcpgen.render import models as modelgen
+from mcpgen.render import render_project
+from mcpgen.write import apply, diff, plan
 
 
 def _interactive() -> bool:

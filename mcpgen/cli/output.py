@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import click
 
-from .errors import Problems
+from mcpgen.problems import Problems
 
 EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 70
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .cli_output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
-from .pipeline import load_manifest
-from .validate import manifest_schema
+from mcpgen import __version__
+from mcpgen.check.structure import manifest_schema
+from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
+from mcpgen.pipeline import load_manifest
 
 
 class _Group(click.Group):
@@ -57,7 +57,7 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing mcpgen.yaml.")
 def init(directory: Path, name: str | None, force: bool) -> None:
     """Write a starter manifest (DIRECTORY/mcpgen.yaml) that validates and builds."""
-    from .starter import starter_manifest
+    from mcpgen.cli.starter import starter_manifest
 
     target = directory / "mcpgen.yaml"
     if target.exists() and not force:
@@ -164,7 +164,7 @@ def build(
     SOURCE is a manifest, or an OpenAPI 3.0 / 3.1 or Swagger 2.0 document (YAML or JSON)
     whose operations become tools that call the API.
     """
-    from .build import run_build
+    from mcpgen.cli.build import run_build
 
     sys.exit(
         run_build(

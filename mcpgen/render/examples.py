@@ -10,7 +10,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .schemas import resolve_pointer
+from mcpgen.check.schemas import resolve_pointer
 
 Json = Any
 _MISSING = object()

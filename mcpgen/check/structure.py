@@ -10,8 +10,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from .errors import Level, Problem, Problems
-from .loader import Document, JsonPath, dotted
+from mcpgen.load import Document, JsonPath, dotted
+from mcpgen.problems import Level, Problem, Problems
 
 __all__ = ["check_structure", "dotted", "manifest_schema"]
 

@@ -1,0 +1,1 @@
+"""The typed, immutable model every later stage (render, write, surface) reads."""
