@@ -241,13 +241,7 @@ class Credentials:
         self._environ = environ
         self._clock = clock
         self._flights: dict[str, _Flight] = {}
-        forbidden = set(FORBIDDEN_HEADERS)
-        if server_auth_header:
-            forbidden.add(server_auth_header.lower())
-        self.sources = {
-            name: _parse(name, self.schemes.get(name), (config or {}).get(name), forbidden)
-            for name in sorted({*self.schemes, *(config or {})})
-        }
+        self.sources = _sources(self.schemes, config, server_auth_header)
 
     # -- public --------------------------------------------------------------------------
 
@@ -732,6 +726,32 @@ class Credentials:
 # -- configuration -----------------------------------------------------------------------
 
 
+def check_config(
+    schemes: Mapping[str, Scheme],
+    config: Mapping[str, Mapping[str, Any]] | None,
+    server_auth_header: str | None = None,
+) -> None:
+    """Refuse an unusable ``openapi.credentials`` (the build can call it; so does the server)."""
+    _sources(schemes, config, server_auth_header)
+
+
+def _sources(
+    schemes: Mapping[str, Scheme],
+    config: Mapping[str, Mapping[str, Any]] | None,
+    server_auth_header: str | None,
+) -> dict[str, SchemeSource]:
+    forbidden = set(FORBIDDEN_HEADERS)
+    if server_auth_header:
+        forbidden.add(server_auth_header.lower())
+    if config is not None and not isinstance(config, Mapping):
+        raise CredentialConfigError("openapi.credentials must be a mapping")
+    given = config or {}
+    return {
+        name: _parse(name, schemes.get(name), given.get(name), forbidden)
+        for name in sorted({*schemes, *given})
+    }
+
+
 def _parse(
     name: str, spec: Scheme | None, config: Mapping[str, Any] | None, forbidden: set[str]
 ) -> SchemeSource:
@@ -746,7 +766,9 @@ def _parse(
         return SchemeSource(name, "env", spec)
     if not isinstance(config, Mapping):
         raise refuse("must be a mapping")
-    source = config.get("from", "env")
+    if "from" not in config:
+        raise refuse(f"say where the credential comes 'from': {', '.join(SOURCES)}")
+    source = config["from"]
     if source not in SOURCES:
         raise refuse(f"'from' must be one of {', '.join(SOURCES)}, not {source!r}")
     unknown = sorted(set(config) - _OPTIONS[source])

@@ -26,6 +26,7 @@ from mcpgen.runtime.credentials import (
     CredentialConfigError,
     Credentials,
     MemoryCache,
+    check_config,
 )
 from mcpgen.runtime.identity import LOCAL, Identity
 
@@ -779,3 +780,116 @@ def test_memory_cache_expires_and_stays_bounded() -> None:
         assert await cache.get("e") is None
 
     run(main)
+
+
+# -- the documentation's schema and the fixture's JWKS ---------------------------------
+
+
+def doc_schema() -> dict[str, Any]:
+    text = (Path(__file__).parents[2] / "docs" / "credentials.md").read_text()
+    block = text.split("<!-- schema: openapi.credentials -->", 1)[1]
+    fragment = json.loads(block.split("```json", 1)[1].split("```", 1)[0])
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": fragment["$defs"],
+        **fragment["properties"]["credentials"],
+    }
+
+
+SCHEMA_CASES: list[tuple[dict[str, Any], bool]] = [
+    ({}, True),
+    ({"apiKeyAuth": {"from": "env"}}, True),
+    ({"partnerKey": {"from": "header", "header": "X-Partner-Key"}}, True),
+    (
+        {
+            "bearerAuth": {
+                "from": "tokenExchange",
+                "tokenUrl": "https://as.example/token",
+                "audience": "https://api.example",
+                "scope": "a b",
+                "clientAuth": "post",
+            }
+        },
+        True,
+    ),
+    (
+        {
+            "bearerAuth": {
+                "from": "tokenExchange",
+                "tokenUrl": "http://127.0.0.1:8080/token",
+                "resource": "https://api.example/",
+            }
+        },
+        True,
+    ),
+    ({"apiKeyAuth": {}}, False),
+    ({"apiKeyAuth": {"from": "vault"}}, False),
+    ({"apiKeyAuth": {"from": "env", "header": "X-A"}}, False),
+    ({"partnerKey": {"from": "header"}}, False),
+    ({"partnerKey": {"from": "header", "header": "Bad Header"}}, False),
+    ({"bearerAuth": {"from": "tokenExchange", "tokenUrl": "https://as.example/t"}}, False),
+    (
+        {
+            "bearerAuth": {
+                "from": "tokenExchange",
+                "tokenUrl": "http://as.example/t",
+                "audience": "a",
+            }
+        },
+        False,
+    ),
+    (
+        {
+            "bearerAuth": {
+                "from": "tokenExchange",
+                "tokenUrl": "https://as.example/t",
+                "audience": "a",
+                "clientAuth": "jwt",
+            }
+        },
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "valid"), SCHEMA_CASES)
+def test_the_documented_schema_agrees_with_the_runtime(config: dict[str, Any], valid: bool) -> None:
+    import jsonschema
+
+    schema = doc_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert jsonschema.Draft202012Validator(schema).is_valid(config) is valid
+    if valid:
+        check_config(SCHEMES, config)
+    else:
+        with pytest.raises(CredentialConfigError):
+            check_config(SCHEMES, config)
+
+
+def test_the_documented_yaml_examples_are_valid() -> None:
+    import jsonschema
+    import yaml
+
+    text = (Path(__file__).parents[2] / "docs" / "credentials.md").read_text()
+    examples = [part.split("```", 1)[0] for part in text.split("```yaml")[1:]]
+    assert len(examples) == 2
+    for example in examples:
+        credentials = yaml.safe_load(example)["openapi"]["credentials"]
+        jsonschema.validate(credentials, doc_schema())
+        check_config(SCHEMES, credentials)
+
+
+def test_the_fixture_publishes_the_keys_its_tokens_verify_with(auth: AuthServer) -> None:
+    keys = httpx2.get(auth.jwks_url).json()["keys"]
+    token = auth.issue("alice")
+    (key,) = [k for k in keys if k["kid"] == jwt.get_unverified_header(token)["kid"]]
+    claims = jwt.decode(token, jwt.PyJWK(key).key, algorithms=["RS256"], audience=auth.mcp_audience)
+    assert claims["sub"] == "alice" and claims["iss"] == auth.issuer
+    other = AuthServer()  # another server's keys do not verify it
+    with pytest.raises(jwt.InvalidSignatureError):
+        jwt.decode(
+            other.issue("alice"),
+            jwt.PyJWK(key).key,
+            algorithms=["RS256"],
+            audience=auth.mcp_audience,
+        )
