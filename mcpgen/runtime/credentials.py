@@ -322,11 +322,26 @@ class Credentials:
             return
         who = identity or LOCAL
         if source.source == "tokenExchange" and who.token:
-            await self.cache.delete(self._exchange_key(source, who, self._scope(source, scopes)))
+            key = self._exchange_key(source, who, self._scope(source, scopes))
         elif source.source == "env" and source.spec.get("type") == "oauth2":
             client_id = self._env(name, "_CLIENT_ID")
-            if client_id is not None:
-                await self.cache.delete(self._client_key(source, client_id))
+            if client_id is None:
+                return
+            key = self._client_key(source, client_id)
+        else:
+            return
+        try:
+            await self.cache.delete(key)
+        except Exception as exc:
+            logger.warning("credential cache unavailable: %s", type(exc).__name__)
+
+    async def invalidate_all(
+        self, security: Sequence[Requirement], identity: Identity | None = None
+    ) -> None:
+        """Forget the caller's cached tokens for every scheme an operation may use (on 401)."""
+        for alternative in security:
+            for name, scopes in alternative.items():
+                await self.invalidate(name, identity, scopes=scopes)
 
     def env_name(self, scheme: str) -> str:
         """The environment variable holding a scheme's secret (the base of the others)."""
