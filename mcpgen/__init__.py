@@ -1,3 +1,3 @@
 """mcpgen: generate typed Model Context Protocol servers and clients from a manifest."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -37,3 +37,41 @@ def pascal(name: str) -> str:
 
 def kebab(name: str) -> str:
     return "-".join(words(name)) or "x"
+
+
+# -- the Python names generated code derives from manifest names (one rule each) ---------
+# Names the generated code itself binds where user-derived names also appear: a handler's
+# parameters (``ctx``), the typed client's (``self``, ``progress``), the wiring's locals.
+GENERATED_NAMES = frozenset({"ctx", "self", "cls", "progress", "args", "arguments", "variables"})
+
+
+def tool_ident(name: str) -> str:
+    """A tool's module, handler wiring and typed-client method name."""
+    return snake(name)
+
+
+def model_class(name: str, suffix: str) -> str:
+    """``weather-current`` + ``Input`` -> ``WeatherCurrentInput``."""
+    return pascal(name) + suffix
+
+
+def kwarg(name: str) -> str:
+    """A keyword argument for a JSON property, template variable or prompt argument."""
+    result = snake(name)
+    return result + "_" if result in GENERATED_NAMES else result
+
+
+def completion_ident(target: str, ref: str, argument: str) -> str:
+    return snake(f"{target}_{ref}_{argument}")
+
+
+# What the typed client's base classes define: a tool's method may not shadow them.
+CLIENT_NAMES = frozenset(
+    {"call", "read", "prompt", "complete", "connect", "stdio", "http", "websocket", "sse"}
+    | {"client", "package", "portal", "typed", "client_class"}
+)
+
+
+def client_method(ident: str) -> str:
+    """The typed client's method for a tool (``read`` -> ``read_``: the base class has one)."""
+    return ident + "_" if ident in CLIENT_NAMES or ident.startswith("_") else ident

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.render.pytypes import annotation
+from mcpgen.model.params import annotation
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,11 @@ def build_model(doc: Document) -> Manifest:
         shared_defs={k: shared[k] for k in sorted(shared)},
         default_transport=transports.get("default", "stdio"),
         http=_http_settings(transports.get("http", {}), server),
-        auth=_auth(data.get("auth", {}), server, tools),
+        auth=_auth(
+            data.get("auth", {}),
+            server,
+            {s for item in (*tools, *resources, *prompts) for s in item.scopes},
+        ),
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),
     )
@@ -97,6 +101,8 @@ def _http_settings(raw: dict[str, Any], server: Server) -> HttpSettings:
         event_store_size=int(raw.get("eventStoreSize", DEFAULT_EVENT_STORE_SIZE)),
         shutdown_timeout=float(raw.get("shutdownTimeout", 10)),
         env_prefix=env_prefix(server),
+        max_sessions=int(raw.get("maxSessions", 1000)),
+        session_idle_timeout=float(raw.get("sessionIdleTimeout", 600)),
     )
 
 
@@ -105,7 +111,7 @@ def env_prefix(server: Server) -> str:
     return names.snake(server.name).strip("_").upper() + "_"
 
 
-def _auth(raw: dict[str, Any], server: Server, tools: tuple[Tool, ...]) -> Auth:
+def _auth(raw: dict[str, Any], server: Server, scopes: set[str]) -> Auth:
     kind = raw.get("type", "none")
     return Auth(
         type=kind,
@@ -119,7 +125,7 @@ def _auth(raw: dict[str, Any], server: Server, tools: tuple[Tool, ...]) -> Auth:
         hide_unauthorized_tools=bool(raw.get("hideUnauthorizedTools", False)),
         algorithms=tuple(raw.get("algorithms", DEFAULT_ALGORITHMS)),
         leeway=float(raw.get("leeway", 30)),
-        scopes_supported=tuple(sorted({scope for tool in tools for scope in tool.scopes})),
+        scopes_supported=tuple(sorted(scopes)),
     )
 
 
@@ -150,7 +156,7 @@ def _server(raw: dict[str, Any]) -> Server:
         website_url=raw.get("websiteUrl"),
         package=package,
         distribution=raw.get("distribution") or f"{names.kebab(name)}-mcp",
-        script=names.kebab(name),
+        script=raw.get("script") or names.kebab(name),
         class_prefix=names.pascal(name),
         python_requires=raw.get("pythonRequires", ">=3.11"),
         dependencies=tuple(raw.get("dependencies", [])),
@@ -245,6 +251,8 @@ def _resource(raw: dict[str, Any], base_dir: Path) -> Resource:
         icons=tuple(raw.get("icons", [])),
         ident=names.snake(raw["name"]),
         http=raw.get("x-mcpgen-http"),
+        scopes=tuple(raw.get("scopes", [])),
+        input_schema=raw.get("x-mcpgen-input"),
     )
 
 
@@ -271,6 +279,7 @@ def _prompt(raw: dict[str, Any], base_dir: Path, resources: tuple[Resource, ...]
         icons=tuple(raw.get("icons", [])),
         ident=names.snake(raw["name"]),
         class_name=f"{names.pascal(raw['name'])}Arguments",
+        scopes=tuple(raw.get("scopes", [])),
     )
 
 

@@ -8,6 +8,7 @@ never see the raw manifest.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -16,6 +17,40 @@ from mcpgen.problems import Location
 
 Json = Any
 ContentKind = Literal["text", "blob"]
+
+
+# Every distribution a generated package imports (``mcpgen/runtime`` and the generated files;
+# tests/test_dependencies.py scans the imports of every example against these).
+RUNTIME_DEPENDENCIES = (
+    "mcp>=2.3,<2.4",
+    "mcp-types>=2.3,<2.4",
+    "pydantic>=2.11,<3",
+    "jsonschema>=4.23,<5",
+    "anyio>=4.5,<5",
+    "httpx2>=2.16,<3",
+    "starlette>=0.40",
+    "sse-starlette>=2.1",
+    "uvicorn>=0.30",
+    "websockets>=13",
+    "jinja2>=3.1,<4",
+    "pyjwt[crypto]>=2.10",
+    "uritemplate>=4.1,<5",
+)
+SANDBOX_DEPENDENCY = "pydantic-monty>=1.5,<2"
+TEST_DEPENDENCIES = (
+    "pytest>=8",
+    "pytest-timeout>=2.3",
+    "mypy>=1.15",
+    "types-jsonschema",
+    "cryptography>=42",
+)
+
+
+def mode_tools(mode: str) -> list[dict[str, Json]]:
+    """The definitions of a mode's own tools, from the runtime's data file."""
+    path = Path(__file__).resolve().parents[1] / "runtime" / "modes.json"
+    data: dict[str, list[dict[str, Json]]] = json.loads(path.read_text("utf-8"))
+    return data.get(mode, [])
 
 
 def canonical_json(value: Json) -> str:
@@ -73,6 +108,24 @@ class Tool:
     strict_model_exact: bool = False
 
     @property
+    def mode_tool(self) -> bool:
+        """One of the search or code mode's own tools (not in ``_spec.json``)."""
+        return isinstance(self.http, dict) and "mode" in self.http
+
+    @property
+    def client_method(self) -> str:
+        from mcpgen.identifiers import client_method
+
+        return client_method(self.ident)
+
+    @cached_property
+    def params(self) -> list[Any]:
+        """The typed client's keyword arguments (``model.params.Param``), required first."""
+        from mcpgen.model.params import params
+
+        return params(self.input_schema)
+
+    @property
     def definition(self) -> dict[str, Json]:
         """The tool as tools/list advertises it (MCP wire names)."""
         result: dict[str, Json] = {"name": self.name}
@@ -105,6 +158,20 @@ class StaticContent:
 
 
 @dataclass(frozen=True)
+class Variable:
+    """A URI template variable (or prompt argument) and the keyword argument a handler and
+    the typed client take it as."""
+
+    name: str
+    python: str
+    optional: bool = False
+
+    @property
+    def required(self) -> bool:
+        return not self.optional
+
+
+@dataclass(frozen=True)
 class Resource:
     name: str
     title: str | None
@@ -121,10 +188,58 @@ class Resource:
     icons: tuple[Json, ...]
     ident: str
     http: Json | None = None
+    scopes: tuple[str, ...] = ()
+    input_schema: Json | None = None  # an imported resource: its operation's parameters
 
     @property
     def is_template(self) -> bool:
         return self.uri_template is not None
+
+    @property
+    def parameters(self) -> tuple[Variable, ...]:
+        """The template's variables: handler and client keyword arguments (query ones optional)."""
+        import re
+
+        from mcpgen.identifiers import kwarg
+
+        query = {
+            name.split(":")[0].rstrip("*")
+            for body in re.findall(r"\{[?&]([^}]*)\}", self.uri_template or "")
+            for name in body.split(",")
+        }
+        return tuple(Variable(v, kwarg(v), v in query) for v in self.variables)
+
+    @property
+    def client_method(self) -> str:
+        return "read_" + self.ident
+
+    @property
+    def example_uri(self) -> str:
+        """A URI this resource answers for (the tests read it): example values for the
+        template's variables, optional (query) ones left out."""
+        if self.uri_template is None:
+            return str(self.uri)
+        import re
+        from urllib.parse import quote
+
+        from mcpgen.model.examples import valid_example
+
+        example = valid_example(self.input_schema) if self.input_schema else None
+        values = example if isinstance(example, dict) else {}
+
+        def expand(match: re.Match[str]) -> str:
+            body = match.group(1)
+            operator = body[0] if body[0] in "+#./;?&" else ""
+            names = [n.split(":")[0].rstrip("*") for n in (body[1:] if operator else body).split(",")]
+            if operator in "?&" and operator:
+                return ""
+            parts = [quote(str(values.get(n, "example")), safe="" if operator in "./;" or not operator else "/") for n in names]
+            if operator == ";":
+                return "".join(f";{n}={p}" for n, p in zip(names, parts, strict=True))
+            lead = {"": "", "+": "", "#": "#", ".": ".", "/": "/"}[operator]
+            return lead + (lead if operator in "./" else ",").join(parts)
+
+        return re.sub(r"\{([^{}]+)\}", expand, self.uri_template)
 
     @property
     def has_handler(self) -> bool:
@@ -196,6 +311,19 @@ class Prompt:
     icons: tuple[Json, ...]
     ident: str
     class_name: str
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def client_method(self) -> str:
+        return "prompt_" + self.ident
+
+    @property
+    def parameters(self) -> tuple[Variable, ...]:
+        """The arguments as the typed client's keyword arguments, required ones first."""
+        from mcpgen.identifiers import kwarg
+
+        given = [Variable(a.name, kwarg(a.name), not a.required) for a in self.arguments]
+        return tuple(sorted(given, key=lambda v: v.optional))
 
     @property
     def definition(self) -> dict[str, Json]:
@@ -253,6 +381,8 @@ class HttpSettings:
     event_store_size: int  # 0 = no resumability
     shutdown_timeout: float
     env_prefix: str  # e.g. "CALCULATOR_"
+    max_sessions: int = 1000
+    session_idle_timeout: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -300,27 +430,81 @@ class Manifest:
     origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
 
     @property
+    def mode(self) -> str:
+        """How a wrapped API's operations reach clients: ``tools`` (one tool each),
+        ``search`` (search/describe/call tools) or ``code`` (search_docs and execute)."""
+        if not self.upstream:
+            return "tools"
+        return str(self.upstream.get("mode") or ("search" if self.upstream.get("metaTools") else "tools"))
+
+    @property
     def meta_tools(self) -> bool:
-        """Meta-tool mode: search/describe/call instead of one tool per operation."""
-        return bool(self.upstream and self.upstream.get("metaTools"))
+        return self.mode != "tools"
 
     @property
     def advertised_tools(self) -> tuple[Tool, ...]:
-        """The tools tools/list shows: every tool, or the three meta tools."""
-        if not self.meta_tools:
+        """The tools tools/list shows: every tool, or the declared tools and the mode's own."""
+        if self.mode == "tools":
             return self.tools
-        from mcpgen.metatools import META_TOOLS
-
-        return tuple(
+        own = mode_tools(self.mode)
+        declared = tuple(t for t in self.tools if not t.http)
+        return declared + tuple(
             Tool(
-                name=d["name"], title=d["title"], description=d["description"],
-                input_schema=d["inputSchema"], output_schema=None,
-                annotations=d["annotations"], context=False, scopes=(), timeout=None,
+                name=d["name"], title=d.get("title"), description=d.get("description"),
+                input_schema=d["inputSchema"], output_schema=d.get("outputSchema"),
+                annotations=d.get("annotations"), context=False, scopes=(), timeout=None,
                 enabled=True, icons=(), meta=None, ident=d["name"], input_model="",
-                output_model=None, http={"meta": True},
+                output_model=None, http={"mode": self.mode},
             )
-            for d in META_TOOLS
+            for d in own
         )  # fmt: skip
+
+    @property
+    def dependencies(self) -> list[str]:
+        """What the generated package imports (its runtime included), and the user's own."""
+        found = list(RUNTIME_DEPENDENCIES)
+        if self.mode == "code":
+            found.append(SANDBOX_DEPENDENCY)
+        return [*found, *self.server.dependencies]
+
+    @property
+    def test_dependencies(self) -> list[str]:
+        return list(TEST_DEPENDENCIES)
+
+    @property
+    def wiring_returns(self) -> list[str]:
+        """The return types ``server.py``'s wiring functions use."""
+        kinds = (
+            ("PromptReturn", self.handled_prompts),
+            ("ResourceReturn", self.handled_resources),
+            ("ToolReturn", self.handled_tools),
+        )
+        return [name for name, items in kinds if items]
+
+    @property
+    def client_typing(self) -> list[str]:
+        """The ``typing`` names the typed client's annotations use."""
+        import re
+
+        used = {w for t in self.tools for p in t.params for w in re.findall(r"\b(Any|Literal)\b", p.annotation)}
+        return sorted(used)
+
+    @property
+    def handled_tools(self) -> tuple[Tool, ...]:
+        """Tools whose code the user writes (not imported operations)."""
+        return tuple(t for t in self.tools if not t.http)
+
+    @property
+    def handled_resources(self) -> tuple[Resource, ...]:
+        return tuple(r for r in self.resources if r.has_handler)
+
+    @property
+    def handled_prompts(self) -> tuple[Prompt, ...]:
+        return tuple(p for p in self.prompts if p.handler)
+
+    @property
+    def handled_completions(self) -> tuple[Completion, ...]:
+        return tuple(c for c in self.completions if c.handler)
 
     @property
     def fixed_resources(self) -> tuple[Resource, ...]:

@@ -7,10 +7,12 @@ handler stubs, created once and never touched again.
 
 from __future__ import annotations
 
+import re
 import sys
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import click
@@ -34,44 +36,31 @@ class Output:
 CLIENT_TEMPLATE = "package/client.py.jinja"
 # Outputs (besides the client) of templates that lay code out as black does, checked by
 # tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
-LAID_OUT = (
-    "tests/test_generated.py",
-    "tests/test_transport_and_auth.py",
-    "tests/conftest.py",
-    "src/{pkg}/_http.py",
-    "src/{pkg}/_upstream.py",
-    "src/{pkg}/__main__.py",
-    "src/{pkg}/asgi.py",
-)
+LAID_OUT = ("tests/test_generated.py",)
 OFFLOAD_TOOLS = 200  # a client for this many tools is rendered in a worker (``render_project``)
 _FOR_WORKERS: list[Manifest] = []  # what workers forked during a build find there
 
 GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
     "README.md": "README.md.jinja",
+    ".gitignore": "gitignore.jinja",
     "src/{pkg}/__init__.py": "package/__init__.py.jinja",
     "src/{pkg}/__main__.py": "package/__main__.py.jinja",
-    "src/{pkg}/_runtime.py": "package/_runtime.py.jinja",
     "src/{pkg}/server.py": "package/server.py.jinja",
     "src/{pkg}/client.py": CLIENT_TEMPLATE,
-    "src/{pkg}/_http.py": "package/_http.py.jinja",
-    "src/{pkg}/_websocket.py": "package/_websocket.py.jinja",
-    "src/{pkg}/_stdio.py": "package/_stdio.py.jinja",
-    "src/{pkg}/asgi.py": "package/asgi.py.jinja",
     "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
     "tests/test_generated.py": "tests/test_generated.py.jinja",
     "tests/cases.json": "tests/cases.json.jinja",
-    "tests/test_transport_and_auth.py": "tests/test_transport_and_auth.py.jinja",
 }
+RUNTIME_DIR = Path(__file__).resolve().parents[1] / "runtime"
+RUNTIME_FILES = ("*.py", "*.json")
 
 
-# Templates whose output is the same for every manifest (but for the comment banner) and
-# is kept black-formatted in the repository (``tests/test_templating.py`` checks both):
-# black has nothing to do on them, so they skip it (a fifth of a small build's formatting).
-PREFORMATTED = frozenset(
-    {"package/_runtime.py.jinja", "package/_websocket.py.jinja", "package/_stdio.py.jinja"}
-)
+def runtime_files(package: str) -> dict[str, str]:
+    """The runtime, byte for byte: ``mcpgen/runtime`` as ``src/<package>/_runtime``."""
+    found = sorted(p for pattern in RUNTIME_FILES for p in RUNTIME_DIR.glob(pattern))
+    return {f"src/{package}/_runtime/{p.name}": p.read_text("utf-8") for p in found}
 
 
 def context(manifest: Manifest) -> dict[str, Any]:
@@ -116,11 +105,7 @@ def render_project(
         out = _render_templates(manifest, skip={CLIENT_TEMPLATE} if client is not None else set())
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
-    preformatted = {
-        path.format(pkg=pkg)
-        for path, template in GENERATED_TEMPLATES.items()
-        if template in PREFORMATTED
-    }
+    preformatted = set(runtime_files(pkg))
     python = {
         path: text
         for files in (out.generated, out.stubs)
@@ -134,8 +119,9 @@ def render_project(
             out.generated[client_path] = formatted[client_path]
     with timing.phase("models (datamodel-code-generator)"):
         sources = models.result()
-    ended = [(m.name, m.classes) for m in models.modules]
-    if ended != planned:  # the split failed and every model is in one module
+    # every class a part defines is re-exported (nested models too), not only the planned
+    ended = [(m.name, classes_in(sources[m.name], m.classes)) for m in models.modules]
+    if ended != planned:
         package = _models_package(manifest, ended)
         formatted.update(FormatJob(package, scope=manifest.server.package).run())
     out.generated.update({path: formatted[path] for path in package})
@@ -143,6 +129,16 @@ def render_project(
     for files in (out.generated, out.stubs):
         files.update({path: formatted[path] for path in files if path in formatted})
     return out
+
+
+_CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
+
+
+def classes_in(source: str, planned: tuple[str, ...]) -> tuple[str, ...]:
+    """The public classes (and type aliases) a generated models module defines, the
+    planned ones first, in order."""
+    found = {a or b for a, b in _CLASS.findall(source)}
+    return (*planned, *sorted(found - set(planned)))
 
 
 def _client(manifest: Manifest) -> str:
@@ -199,8 +195,7 @@ def _render_templates(manifest: Manifest, skip: set[str] | None = None) -> Outpu
             out.generated[path.format(pkg=pkg)] = render(template, **ctx)
     out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
     out.generated[f"src/{pkg}/py.typed"] = ""
-    if manifest.upstream is not None:
-        out.generated[f"src/{pkg}/_upstream.py"] = render("package/_upstream.py.jinja", **ctx)
+    out.generated.update(runtime_files(pkg))
 
     handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)

@@ -1,6 +1,7 @@
-"""The JSON data file a generated server advertises from (``_spec.json``).
+"""The data file a generated server is built from (``_spec.json``), read by its runtime.
 
 Every string from the manifest that a client will see travels here as JSON, never as code.
+The layout is what ``mcpgen/runtime/spec.py`` reads (``format`` 2).
 """
 
 from __future__ import annotations
@@ -8,68 +9,183 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpgen.check import uritemplate
-from mcpgen.model.types import Manifest
+from mcpgen.model.types import Manifest, Prompt, Resource, Tool
 
 Json = Any
+SPEC_FORMAT = 2
+READABLE_TOOLS = 200  # above this many tools, _spec.json is compact (10x faster to write)
+
+
+def _present(pairs: tuple[tuple[str, Json], ...]) -> dict[str, Json]:
+    return {key: value for key, value in pairs if value is not None}
+
+
+def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
+    entry: dict[str, Json] = {"definition": tool.definition, "ident": tool.ident}
+    if tool.scopes:
+        entry["scopes"] = list(tool.scopes)
+    if tool.timeout is not None:
+        entry["timeout"] = tool.timeout
+    if not tool.enabled:
+        entry["enabled"] = False
+    if tool.http is not None:
+        entry["http"] = tool.http
+    else:
+        entry["handler"] = f"src/{package}/handlers/tools/{tool.ident}.py"
+        if tool.strict_model_exact:
+            entry["model"] = tool.input_model
+    return entry
+
+
+def resource_entry(resource: Resource, package: str) -> dict[str, Json]:
+    entry: dict[str, Json] = {"definition": resource.definition}
+    if resource.scopes:
+        entry["scopes"] = list(resource.scopes)
+    if resource.content is not None:
+        entry["content"] = {resource.content.kind: resource.content.value}
+    if resource.http is not None:
+        entry["http"] = resource.http
+        if resource.input_schema is not None:
+            entry["input"] = resource.input_schema
+    elif resource.has_handler:
+        entry["handler"] = f"src/{package}/handlers/resources/{resource.ident}.py"
+    if resource.variables:
+        entry["variables"] = list(resource.variables)
+    return entry
+
+
+def prompt_entry(prompt: Prompt, package: str) -> dict[str, Json]:
+    entry: dict[str, Json] = {"definition": prompt.definition}
+    if prompt.scopes:
+        entry["scopes"] = list(prompt.scopes)
+    if prompt.handler:
+        entry["handler"] = f"src/{package}/handlers/prompts/{prompt.ident}.py"
+    else:
+        entry["messages"] = [m.to_data() for m in prompt.messages]
+    if not prompt.enabled:
+        entry["enabled"] = False
+    return entry
+
+
+def environment(manifest: Manifest) -> list[dict[str, Json]]:
+    """Every environment variable the server reads that a deployment may have to set."""
+    found: list[dict[str, Json]] = []
+
+    def add(name: str, description: str, *, secret: bool = False, required: bool = False, default: str | None = None) -> None:
+        found.append({"name": name, "description": description, "secret": secret, "required": required, "default": default})
+
+    prefix = manifest.http.env_prefix
+    auth = manifest.auth
+    if auth.type in ("bearer", "apiKey"):
+        add(auth.env, "the keys HTTP clients may present (comma separated)", secret=True, required=True)
+    if auth.type == "oauth":
+        if auth.introspection_url:
+            add(prefix + "INTROSPECTION_CLIENT_ID", "client id for token introspection")
+            add(prefix + "INTROSPECTION_CLIENT_SECRET", "client secret for token introspection", secret=True)
+    upstream = manifest.upstream
+    if upstream:
+        add(upstream["baseUrlEnv"], "base URL of the wrapped API", default=upstream["baseUrl"])
+        credentials = upstream.get("credentials") or {}
+        for scheme, spec in sorted(upstream.get("securitySchemes", {}).items()):
+            base = upstream["credentialEnv"].get(scheme)
+            source = (credentials.get(scheme) or {}).get("from", "env")
+            kind = spec.get("type")
+            if source == "header":
+                continue
+            if source == "tokenExchange" or kind == "oauth2":
+                what = "token exchange" if source == "tokenExchange" else "OAuth2 client credentials"
+                add(f"{base}_CLIENT_ID", f"client id for {what} ({scheme})")
+                add(f"{base}_CLIENT_SECRET", f"client secret for {what} ({scheme})", secret=True)
+            elif kind == "http" and spec.get("scheme") == "basic":
+                add(f"{base}_USERNAME", f"HTTP basic user name ({scheme})")
+                add(f"{base}_PASSWORD", f"HTTP basic password ({scheme})", secret=True)
+            elif kind in ("apiKey", "http"):
+                add(base, f"{'API key' if kind == 'apiKey' else 'bearer token'} ({scheme})", secret=True)
+    return found
 
 
 def spec_data(manifest: Manifest) -> dict[str, Json]:
     server = manifest.server
-    server_data = {
-        key: value
-        for key, value in (
-            ("name", server.name),
-            ("version", server.version),
-            ("title", server.title),
-            ("description", server.description),
-            ("instructions", server.instructions),
-            ("websiteUrl", server.website_url),
-        )
-        if value is not None
-    }
-    resources = []
-    for resource in manifest.resources:
-        entry: dict[str, Json] = {"definition": resource.definition}
-        if resource.content is not None:
-            entry["content"] = {resource.content.kind: resource.content.value}
-        if resource.http is not None:
-            entry["http"] = resource.http
-        if resource.uri_template is not None:
-            entry["pattern"] = uritemplate.to_regex(resource.uri_template)
-            entry["variables"] = list(resource.variables)
-        resources.append(entry)
-    http = [tool.http for tool in manifest.tools]
-    extra: dict[str, Json] = {}
-    if manifest.upstream is not None:
-        extra = {
-            "upstream": manifest.upstream,
-            "http": http,
-            "idents": [t.ident for t in manifest.tools],
-        }
-    if manifest.meta_tools:
-        extra["meta_tools"] = [tool.definition for tool in manifest.advertised_tools]
-    return {
-        **extra,
-        "server": server_data,
-        "tools": [tool.definition for tool in manifest.tools],
-        "resources": resources,
-        "prompts": [
-            {"definition": p.definition, "messages": [m.to_data() for m in p.messages]}
-            for p in manifest.prompts
-        ],
-        "hidden": {
-            "tools": [t.name for t in manifest.tools if not t.enabled],
-            "prompts": [p.name for p in manifest.prompts if not p.enabled],
+    caps = manifest.capabilities
+    http = manifest.http
+    auth = manifest.auth
+    data: dict[str, Json] = {
+        "format": SPEC_FORMAT,
+        "server": _present(
+            (
+                ("name", server.name),
+                ("version", server.version),
+                ("title", server.title),
+                ("description", server.description),
+                ("instructions", server.instructions),
+                ("websiteUrl", server.website_url),
+                ("package", server.package),
+                ("script", server.script),
+            )
+        ),
+        "capabilities": {
+            "toolsListChanged": caps.tools_list_changed,
+            "resourcesListChanged": caps.resources_list_changed,
+            "resourcesSubscribe": caps.resources_subscribe,
+            "promptsListChanged": caps.prompts_list_changed,
+            "logging": caps.logging,
+            "completions": caps.completions,
+            "pageSize": caps.page_size,
         },
+        "settings": {
+            "env_prefix": http.env_prefix,
+            "transport": manifest.default_transport,
+            "host": http.host,
+            "port": http.port,
+            "path": http.path,
+            "stateless": http.stateless,
+            "json_response": http.json_response,
+            "allowed_hosts": list(http.allowed_hosts),
+            "allowed_origins": list(http.allowed_origins),
+            "cors_origins": list(http.cors_origins),
+            "max_body_size": http.max_body_size,
+            "rate_limit": http.rate_limit,
+            "rate_burst": http.rate_burst,
+            "retry_interval": http.retry_interval,
+            "event_store_size": http.event_store_size,
+            "shutdown_timeout": http.shutdown_timeout,
+            "max_sessions": http.max_sessions,
+            "session_idle_timeout": http.session_idle_timeout,
+        },
+        "auth": _present(
+            (
+                ("type", auth.type),
+                ("header", auth.header),
+                ("env", auth.env if auth.type in ("bearer", "apiKey") else None),
+                ("issuer", auth.issuer),
+                ("audience", auth.audience),
+                ("jwksUrl", auth.jwks_url),
+                ("jwksFile", auth.jwks_file),
+                ("introspectionUrl", auth.introspection_url),
+                ("hideUnauthorized", auth.hide_unauthorized_tools),
+                ("algorithms", list(auth.algorithms)),
+                ("leeway", auth.leeway),
+                ("scopesSupported", list(auth.scopes_supported)),
+            )
+        ),
+        "mode": manifest.mode,
+        "environment": environment(manifest),
+        "resources": [resource_entry(r, server.package) for r in manifest.resources],
+        "prompts": [prompt_entry(p, server.package) for p in manifest.prompts],
         "completions": [
-            {"target": c.target, "ref": c.ref, "argument": c.argument, "values": list(c.values)}
+            {
+                "target": c.target,
+                "ref": c.ref,
+                "argument": c.argument,
+                **({"values": list(c.values)} if not c.handler else {"handler": True}),
+            }
             for c in manifest.completions
         ],
     }
-
-
-READABLE_TOOLS = 200  # above this many tools, _spec.json is compact (10x faster to write)
+    if manifest.upstream is not None:
+        data["upstream"] = manifest.upstream
+    data["tools"] = [tool_entry(t, server.package) for t in manifest.tools]  # last: the biggest
+    return data
 
 
 def spec_json(manifest: Manifest) -> str:
@@ -83,10 +199,7 @@ def spec_json(manifest: Manifest) -> str:
         comma = "," if index < len(data) - 1 else ""
         name = json.dumps(key)
         if isinstance(value, list) and value:
-            if key == "tools":  # each tool's JSON is made once per build (``definition_json``)
-                items = [tool.definition_json for tool in manifest.tools]
-            else:
-                items = [json.dumps(item, ensure_ascii=False) for item in value]
+            items = [json.dumps(item, ensure_ascii=False) for item in value]
             lines.append(f"{name}: [\n" + ",\n".join(items) + f"\n]{comma}")
         else:
             lines.append(f"{name}: {json.dumps(value, ensure_ascii=False)}{comma}")

@@ -13,6 +13,7 @@ import jinja2
 import jinja2.bccache
 
 from mcpgen import identifiers as names
+from mcpgen.literals import py, string_literal
 
 
 def templates_dir() -> Path:
@@ -21,31 +22,6 @@ def templates_dir() -> Path:
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "templates"
-
-
-def py(value: Any) -> str:
-    """A Python literal for a JSON-like value: the only way user text enters Python code."""
-    if isinstance(value, str):
-        return string_literal(value)
-    if value is None or isinstance(value, bool | int | float):
-        return repr(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(py(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{py(k)}: {py(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"no Python literal for {type(value).__name__}")
-
-
-def string_literal(text: str) -> str:
-    """``repr`` with black's preferred quotes: double, unless the text has a double quote.
-
-    black would change the quotes anyway; emitting its choice makes its pass over
-    thousands of generated lines about a third cheaper (it rewrites every string it
-    re-quotes)."""
-    literal = repr(text)
-    if literal.startswith("'") and '"' not in text:
-        return '"' + literal[1:-1].replace("\\'", "'") + '"'
-    return literal
 
 
 LINE_LENGTH = 100  # black's line length for generated code (``formatting.MODE``)
@@ -70,6 +46,11 @@ def dict_arg(entries: list[str]) -> DictArg:
 def entries(params: list[Any], required: bool) -> list[str]:
     """``"wire key": python_name`` dict entries for the required (or optional) ``params``."""
     return [f"{py(p.key)}: {p.name}" for p in params if p.required == required]
+
+
+def variable_dict(variables: list[Any]) -> DictArg:
+    """``{"wire name": python_name, ...}`` for template variables or prompt arguments."""
+    return DictArg([f"{py(v.name)}: {v.python}" for v in variables])
 
 
 def call(indent: int, head: str, args: list[str], tail: str = "") -> str:
@@ -199,17 +180,17 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    from mcpgen.render.examples import invalid_example, valid_example
-    from mcpgen.render.pytypes import params
+    from mcpgen.model.examples import invalid_example, valid_example
 
     env.globals["call"] = call
     env.globals["assign_call"] = assign_call
     env.filters["dict_arg"] = dict_arg
     env.filters["entries"] = entries
+    env.filters["variable_dict"] = variable_dict
+    env.filters["prompt_dict"] = variable_dict
     env.filters.update(
         valid_example=valid_example,
         invalid_example=invalid_example,
-        params=params,
         py=py,
         keywords=keywords,
         docstring=docstring,

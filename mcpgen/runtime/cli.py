@@ -46,7 +46,8 @@ def parse_args(
     add(
         "--transport",
         choices=TRANSPORTS,
-        help=f"stdio for local hosts, http (streamable HTTP), sse (legacy), websocket (default {d.transport})",
+        help="stdio for local hosts, http (streamable HTTP), sse (legacy), websocket "
+        f"(default {d.transport})",
     )
     add("--host", help=f"bind address (default {d.host}; other than localhost needs auth)")
     add("--port", type=int, help=f"port (default {d.port})")
@@ -54,7 +55,8 @@ def parse_args(
     add(
         "--stateless",
         action=argparse.BooleanOptionalAction,
-        help=f"streamable HTTP without sessions: any worker answers any request (default {d.stateless})",
+        help="streamable HTTP without sessions: any worker answers any request "
+        f"(default {d.stateless})",
     )
     add(
         "--json-response",

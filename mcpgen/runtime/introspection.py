@@ -28,7 +28,8 @@ class Introspection:
         secret = environ.get(prefix + "INTROSPECTION_CLIENT_SECRET", "")
         if bool(client_id) != bool(secret):
             raise ConfigError(
-                f"set both {prefix}INTROSPECTION_CLIENT_ID and {prefix}INTROSPECTION_CLIENT_SECRET, or neither"
+                f"set both {prefix}INTROSPECTION_CLIENT_ID and "
+                f"{prefix}INTROSPECTION_CLIENT_SECRET, or neither"
             )
         self.credentials = (client_id, secret) if client_id else None
         if self.credentials is None:

@@ -54,6 +54,7 @@ async def run_request(method: str, request: Any, call: Callable[[], Awaitable[An
         if gone is None:
             return await call()
         result: list[Any] = []
+        error: Exception | None = None
         async with anyio.create_task_group() as tg:
 
             async def watch() -> None:
@@ -62,8 +63,14 @@ async def run_request(method: str, request: Any, call: Callable[[], Awaitable[An
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)
-            result.append(await call())
-            tg.cancel_scope.cancel()
+            try:
+                result.append(await call())
+            except Exception as exc:  # re-raised as itself, not inside an exception group
+                error = exc
+            finally:
+                tg.cancel_scope.cancel()
+        if error is not None:
+            raise error
         if not result:
             raise anyio.get_cancelled_exc_class()()
         return result[0]

@@ -8,6 +8,7 @@ exactly as for a direct call. Search and describe show only what the caller may 
 from __future__ import annotations
 
 import json
+from importlib import resources
 from typing import Any
 
 import mcp_types as types
@@ -21,54 +22,9 @@ Json = Any
 SEARCH = "search_operations"
 DESCRIBE = "describe_operation"
 CALL = "call_operation"
-_READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
-META_TOOLS: list[dict[str, Json]] = [
-    {
-        "name": SEARCH,
-        "title": "Search the API's operations",
-        "description": "Find operations of the wrapped API by what they do. Answers the best "
-        "matches (name, title, summary, why it matched); describe one before calling it.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What you want to do, in words"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-        "annotations": _READ_ONLY,
-    },
-    {
-        "name": DESCRIBE,
-        "title": "Describe an operation",
-        "description": "The full definition of one operation: its description and the JSON "
-        "Schema of its arguments (and of its result).",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"name": {"type": "string"}},
-            "required": ["name"],
-            "additionalProperties": False,
-        },
-        "annotations": _READ_ONLY,
-    },
-    {
-        "name": CALL,
-        "title": "Call an operation",
-        "description": "Call one operation of the wrapped API with its arguments (as "
-        "describe_operation shows them).",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "arguments": {"type": "object", "default": {}},
-            },
-            "required": ["name"],
-            "additionalProperties": False,
-        },
-        "annotations": {"openWorldHint": True},
-    },
-]
+META_TOOLS: list[dict[str, Json]] = json.loads(
+    resources.files(__package__ or __name__).joinpath("modes.json").read_text("utf-8")
+)["search"]
 
 
 class Operations:

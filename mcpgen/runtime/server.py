@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gc
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
@@ -26,17 +27,38 @@ from .spec import scopes_of
 from .tools import ToolBinding, ToolCall, ToolTable
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+F = TypeVar("F")
 
 
 @dataclass
 class Handlers:
-    """The user's code, by name, as the generated ``server.py`` wires it."""
+    """The user's code, by name, as the generated ``server.py`` wires it (with the
+    decorators ``tool``, ``resource``, ``prompt`` and ``completion``)."""
 
-    tools: Mapping[str, ToolCall] = field(default_factory=dict)
-    resources: Mapping[str, ResourceRead] = field(default_factory=dict)  # by resource name
-    prompts: Mapping[str, PromptRender] = field(default_factory=dict)
-    completions: Mapping[tuple[str, str, str], CompleteCall] = field(default_factory=dict)
     models: Callable[[], ModuleType] | None = None  # the package's models (fast path)
+    tools: dict[str, ToolCall] = field(default_factory=dict)
+    resources: dict[str, ResourceRead] = field(default_factory=dict)  # by resource name
+    prompts: dict[str, PromptRender] = field(default_factory=dict)
+    completions: dict[tuple[str, str, str], CompleteCall] = field(default_factory=dict)
+
+    def tool(self, name: str) -> Callable[[ToolCall], ToolCall]:
+        return partial(_register, self.tools, name)
+
+    def resource(self, name: str) -> Callable[[ResourceRead], ResourceRead]:
+        return partial(_register, self.resources, name)
+
+    def prompt(self, name: str) -> Callable[[PromptRender], PromptRender]:
+        return partial(_register, self.prompts, name)
+
+    def completion(
+        self, target: str, ref: str, argument: str
+    ) -> Callable[[CompleteCall], CompleteCall]:
+        return partial(_register, self.completions, (target, ref, argument))
+
+
+def _register(table: dict[Any, F], key: Any, function: F) -> F:
+    table[key] = function
+    return function
 
 
 class GeneratedServer(Server[Any]):

@@ -35,9 +35,9 @@ from .content import (
     tool_error,
 )
 from .context import Context
+from .credentials import Credentials
 from .errors import ToolError
 from .tools import Arguments, ToolCall, plain
-from .upstream_auth import EnvCredentials
 
 logger = logging.getLogger(__name__)
 Json = Any
@@ -71,8 +71,17 @@ class Upstream:
         self.package = package
         self.prefix = settings["envPrefix"]
         self.timeout = float(os.environ.get(f"{self.prefix}_TIMEOUT", "30"))
-        self.credentials = EnvCredentials(settings)
         self._client: httpx2.AsyncClient | None = None
+        self.credentials = Credentials(
+            settings.get("securitySchemes", {}),
+            settings.get("credentials"),
+            env_prefix=self.prefix,
+            env_names=settings.get("credentialEnv"),
+            base_url=lambda: self.base_url,
+            error=ToolError,
+            http=self.client,
+            server_auth_header=settings.get("serverAuthHeader"),
+        )
 
     @property
     def retries(self) -> int:
@@ -93,32 +102,21 @@ class Upstream:
             )
         return self._client
 
-    async def authorize(self, request: Request, security: list[dict[str, list[str]]]) -> None:
-        """Credentials of the first security alternative whose secrets are set."""
-        if not security:
-            return
-        missing: list[str] = []
-        schemes = self.settings.get("securitySchemes", {})
-        for alternative in security:
-            parts: dict[str, dict[str, str]] = {"headers": {}, "query": {}, "cookies": {}}
-            complete = True
-            for name in alternative:
-                scheme = schemes.get(name, {})
-                if not await self.credentials.apply(
-                    name, scheme, parts, self.client(), self.base_url
-                ):
-                    complete = False
-                    missing.append(self.credentials.needs(name, scheme))
-            if complete:
-                for key, values in parts.items():
-                    request.parts[key].update(values)
-                request.secret_query.update(parts["query"])
-                request.secret_headers.update(parts["headers"])
-                return
-        raise ToolError("missing credentials for the upstream API: set " + " or ".join(missing))
+    async def authorize(
+        self, request: Request, security: list[dict[str, list[str]]], ctx: Context | None
+    ) -> None:
+        """The caller's credentials for the first security alternative that can be met."""
+        identity = ctx.identity if ctx is not None else None
+        inbound = ctx.headers if ctx is not None else None
+        headers, query, cookies = await self.credentials.apply(security, identity, inbound)
+        request.parts["headers"].update(headers)
+        request.parts["query"].update(query)
+        request.parts["cookies"].update(cookies)
+        request.secret_query.update(query)
+        request.secret_headers.update(headers)
 
     async def call(
-        self, operation: dict[str, Json], arguments: dict[str, Json]
+        self, operation: dict[str, Json], arguments: dict[str, Json], ctx: Context | None = None
     ) -> types.CallToolResult:
         path = operation["path"]
         request = Request(operation["method"], "")
@@ -138,7 +136,7 @@ class Upstream:
             else:
                 request.parts["cookies"][param["name"]] = wire.scalar(value)
         request.url = self.base_url + path
-        await self.authorize(request, operation["security"])
+        await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None:
             request.options = wire.body(body, arguments)
@@ -147,6 +145,10 @@ class Upstream:
         if operation.get("responseType"):
             request.parts["headers"].setdefault("Accept", operation["responseType"])
         response = await self._send(request)
+        if response.status_code == 401 and operation["security"]:
+            # a cached upstream token may have been revoked: the next call gets a new one
+            identity = ctx.identity if ctx is not None else None
+            await self.credentials.invalidate_all(operation["security"], identity)
         return _result(response, operation, request)
 
     async def _send(self, request: Request) -> httpx2.Response:
@@ -214,7 +216,7 @@ class Upstream:
             if handler is not None:
                 result: ToolReturn = await handler(arguments, ctx)
                 return result
-            return await self.call(operation, arguments)
+            return await self.call(operation, arguments, ctx)
 
         return call
 
@@ -235,7 +237,7 @@ class Upstream:
                 errors = [e.message for e in validator.iter_errors(arguments)][:5]
                 if errors:
                     raise MCPError(INVALID_PARAMS, "Invalid resource URI: " + "; ".join(errors))
-            result = await self.call(operation, arguments)
+            result = await self.call(operation, arguments, ctx)
             if result.is_error:
                 raise ToolError(
                     " ".join(c.text for c in result.content if isinstance(c, types.TextContent))

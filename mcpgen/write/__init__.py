@@ -89,12 +89,16 @@ def _obsolete(root: Path, output: Output) -> list[str]:
         base = root / folder
         if not base.is_dir():
             continue
-        for path in sorted(base.rglob("*.py")):
+        for path in sorted(base.rglob("*")):
             relative = path.relative_to(root).as_posix()
-            if relative in output.generated or relative in output.stubs or "/handlers/" in relative:
+            if not path.is_file() or relative in output.generated or relative in output.stubs:
                 continue
-            head = _read(path) or ""
-            if GENERATED_MARK in head[:300]:
+            if "/handlers/" in relative or "__pycache__" in relative:
+                continue
+            if "/_runtime/" in relative:  # mcpgen's own runtime: every file in it is ours
+                found.append(relative)
+                continue
+            if path.suffix == ".py" and GENERATED_MARK in (_read(path) or "")[:300]:
                 found.append(relative)
     return found
 

@@ -8,13 +8,14 @@ Raise ``ToolError("message")`` to answer with a tool error the model can read.
 
 from __future__ import annotations
 
-from ..._http import auth_info
-from ..._runtime import Context
+from ... import Context
 from ...models import WhoamiInput, WhoamiOutput
 
 
 async def handle(args: WhoamiInput, ctx: Context) -> WhoamiOutput:
-    info = auth_info(ctx.request.request)  # None on stdio and in memory
-    if info is None:
+    identity = ctx.identity  # the local user on stdio and in memory: no scopes to report
+    if identity.scopes is None:
         return WhoamiOutput(authenticated=False, subject="", scopes=[])
-    return WhoamiOutput(authenticated=True, subject=info["subject"], scopes=info["scopes"] or [])
+    return WhoamiOutput(
+        authenticated=True, subject=identity.subject, scopes=sorted(identity.scopes)
+    )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgen import identifiers as names
-from mcpgen.render.templates import py
+from mcpgen.literals import py
 
 Json = Any
 _SIMPLE = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
@@ -88,10 +88,10 @@ def params(schema: Json) -> list[Param]:
         return []
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or [])
-    used: set[str] = {"self"}
+    used: set[str] = set()
     result = []
     for key, prop in properties.items():
-        name = names.snake(key)
+        name = names.kwarg(key)
         while name in used:
             name += "_"
         used.add(name)
