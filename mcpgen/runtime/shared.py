@@ -29,7 +29,7 @@ import hashlib
 import hmac
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -124,6 +124,8 @@ class _Backend(Protocol):
 
     def cache(self, namespace: str) -> TTLCache: ...
 
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]: ...
+
     async def start(self) -> None: ...
 
     async def aclose(self) -> None: ...
@@ -161,6 +163,13 @@ class SharedState:
             self._caches[namespace] = self._backend.cache(namespace)
         return self._caches[namespace]
 
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run ``callback`` (synchronous, on the event loop) when this replica's event
+        subscription is back after an outage, since events raised elsewhere meanwhile may be
+        lost; never called in process. Wire ``ListenHandler.close`` to it (streams end
+        gracefully, clients re-listen and refetch). Returns an unsubscribe callable."""
+        return self._backend.on_gap(callback)
+
     def user_state(self, identity_key: str) -> BoundState:
         return BoundState(self._backend.state, identity_key)
 
@@ -195,6 +204,7 @@ def shared_state(
     limiter_outage: LimiterOutage = "local",
     state_ttl: float = 86400.0,
     retry_interval: float = 0.5,
+    liveness: float = 3.0,
     max_local_entries: int = 10000,
 ) -> SharedState:
     """Build the set: in-process when ``url`` is None or empty, else over Redis.
@@ -203,7 +213,8 @@ def shared_state(
     two servers can share one Redis). ``secret`` (optional, >= 32 characters) seals cached
     and per-user values and keys their hashes; ``request_state_security`` takes the same
     secret. ``state_ttl`` is the default lifetime of per-user values. ``retry_interval`` is
-    how often a lost Redis is tried again. ``max_local_entries`` bounds each in-process store.
+    how often a lost Redis is tried again; ``liveness`` how many quiet seconds on the
+    subscription before a PING checks that Redis still answers. ``max_local_entries`` bounds each in-process store.
     Nothing is imported from ``redis`` and no connection is made until ``start``.
     """
     if not prefix or any(c.isspace() for c in prefix):
@@ -212,8 +223,9 @@ def shared_state(
         raise SharedStateConfigError(
             f"limiter_outage must be local, open or closed: {limiter_outage!r}"
         )
-    if not (math.isfinite(retry_interval) and retry_interval > 0):
-        raise SharedStateConfigError(f"retry_interval must be positive: {retry_interval!r}")
+    for name, value in (("retry_interval", retry_interval), ("liveness", liveness)):
+        if not (math.isfinite(value) and value > 0):
+            raise SharedStateConfigError(f"{name} must be a positive number: {value!r}")
     values = ValueCodec(secret)
     backend: _Backend
     if not url:
@@ -235,6 +247,7 @@ def shared_state(
             prefix=prefix,
             state_ttl=state_ttl,
             retry_interval=retry_interval,
+            liveness=liveness,
             limiter_outage=limiter_outage,
             max_local_entries=max_local_entries,
         )

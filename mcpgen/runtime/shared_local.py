@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -149,6 +150,9 @@ class LocalBackend:
 
     def cache(self, namespace: str) -> TTLCache:
         return LocalCache(self._values, namespace, self._max)
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return lambda: None  # one process: nothing is ever missed
 
     async def start(self) -> None:
         return None

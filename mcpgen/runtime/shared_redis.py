@@ -17,6 +17,7 @@ import contextlib
 import logging
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -95,14 +96,20 @@ class RedisLink:
             exceptions.TimeoutError,
             OSError,  # and TimeoutError, which asyncio.wait_for raises
         )
+        common: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
         try:
+            # Commands: one immediate retry replaces a pooled connection that died with the
+            # server; a timeout is not retried (a stalled server would double the wait).
             self.client: Any = aioredis.Redis.from_url(
                 url,
-                socket_timeout=timeout,
-                socket_connect_timeout=timeout,
-                # One immediate retry replaces a pooled connection that died with the server.
-                retry=Retry(NoBackoff(), 1),
+                retry=Retry(NoBackoff(), 1, supported_errors=(exceptions.ConnectionError,)),
                 health_check_interval=5,
+                **common,
+            )
+            # The event subscription: no retry at all, so a reconnection is never silent
+            # (redis-py would resubscribe by itself and hide the gap in between).
+            self.subscriber: Any = aioredis.Redis.from_url(
+                url, retry=Retry(NoBackoff(), 0), **common
             )
         except ValueError as exc:
             raise SharedStateConfigError(f"bad Redis URL {self.url}: {self.scrub(exc)}") from None
@@ -289,13 +296,14 @@ class RedisBackend:
         prefix: str,
         state_ttl: float,
         retry_interval: float,
+        liveness: float,
         limiter_outage: LimiterOutage,
         max_local_entries: int,
     ) -> None:
         self.link = RedisLink(url, retry_interval=retry_interval)
         self._values = values
         self._prefix = prefix
-        self.bus = RedisBus(self.link, f"{prefix}:events")
+        self.bus = RedisBus(self.link, f"{prefix}:events", liveness=liveness)
         self.limiter = RedisRateLimiter(
             self.link, prefix, outage=limiter_outage, fallback=LocalRateLimiter(max_local_entries)
         )
@@ -303,6 +311,9 @@ class RedisBackend:
 
     def cache(self, namespace: str) -> TTLCache:
         return RedisCache(self.link, self._values, self._prefix, namespace)
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return self.bus.on_gap(callback)
 
     async def start(self) -> None:
         try:
@@ -315,8 +326,9 @@ class RedisBackend:
 
     async def aclose(self) -> None:
         await self.bus.aclose()
-        with contextlib.suppress(Exception):
-            await self.link.client.aclose()
+        for client in (self.link.client, self.link.subscriber):
+            with contextlib.suppress(Exception):
+                await client.aclose()
 
     def status(self) -> dict[str, Any]:
         return {

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["RedisBus", "decode_event", "encode_event"]
 
 logger = logging.getLogger(__name__)
+
+LIVENESS = "mcpgen-shared-liveness"
 
 _EVENT_KINDS: dict[type, str] = {
     ToolsListChanged: "tools",
@@ -85,7 +87,9 @@ class RedisBus:
     cannot deliver twice). While Redis is down, queued events wait (identical events are
     coalesced, at most ``max_pending`` kept) and are published once Redis is back and the
     other replicas had ``settle`` seconds to subscribe again. Pub/sub has no replay: what
-    another replica published while this one was cut off is not delivered here.
+    another replica published while this one alone was cut off is not delivered here; the
+    ``on_gap`` callbacks run when its subscription is back, so the runtime can end its listen
+    streams (``ListenHandler.close``: clients re-listen and refetch, as the spec has it).
     """
 
     def __init__(
@@ -96,8 +100,10 @@ class RedisBus:
         max_pending: int = 1024,
         seen_window: int = 4096,
         settle: float | None = None,
+        liveness: float = 3.0,
     ) -> None:
         self._link = link
+        self._liveness = liveness
         self.channel = channel
         self.origin = uuid.uuid4().hex
         self._local = InMemorySubscriptionBus()
@@ -111,6 +117,7 @@ class RedisBus:
         self._subscribed = asyncio.Event()
         self._recovered_at: float | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._gap_callbacks: dict[object, Callable[[], None]] = {}
         self.received = 0  # events delivered here from other replicas
         self.sent = 0  # events published to the channel
         self.dropped = 0  # queued events given up (queue full during an outage)
@@ -118,6 +125,17 @@ class RedisBus:
     def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
         """Register a local listener (``ListenHandler``'s or any other); returns unsubscribe."""
         return self._local.subscribe(listener)
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` each time the subscription is back after this replica lost it:
+        events other replicas published meanwhile may be missing here. Returns unsubscribe."""
+        token = object()
+        self._gap_callbacks[token] = callback
+
+        def unsubscribe() -> None:
+            self._gap_callbacks.pop(token, None)
+
+        return unsubscribe
 
     async def publish(self, event: ServerEvent) -> None:
         await self._local.publish(event)
@@ -168,17 +186,19 @@ class RedisBus:
     async def _listen(self) -> None:
         had_outage = False
         while True:
-            pubsub = self._link.client.pubsub(ignore_subscribe_messages=True)
+            pubsub = self._link.subscriber.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
+                self._link.succeeded()
                 if had_outage:
                     self._recovered_at = time.monotonic()
-                self._link.succeeded()
+                    for callback in list(self._gap_callbacks.values()):
+                        try:
+                            callback()
+                        except Exception:  # one bad callback must not stop the others
+                            logger.exception("shared state: a gap callback raised")
                 self._subscribed.set()
-                while True:
-                    message = await pubsub.get_message(timeout=1.0)
-                    if message is not None and message.get("type") == "message":
-                        await self._receive(message["data"])
+                await self._read(pubsub)
             except asyncio.CancelledError:
                 raise
             except self._link.outage_errors as exc:
@@ -191,6 +211,25 @@ class RedisBus:
                     await pubsub.aclose()
             had_outage = True
             await asyncio.sleep(self._link.retry_interval)
+
+    async def _read(self, pubsub: Any) -> None:
+        """Deliver messages until the connection fails. A silent server (stalled, or a
+        network that drops packets without a reset) is caught by a PING after ``liveness``
+        quiet seconds that gets no answer within three timeouts."""
+        heard = time.monotonic()
+        pinged: float | None = None
+        while True:
+            message = await pubsub.get_message(timeout=min(1.0, self._liveness))
+            now = time.monotonic()
+            if message is not None:
+                heard, pinged = now, None
+                if message.get("type") == "message":
+                    await self._receive(message["data"])
+            elif pinged is not None and now - pinged > 3 * self._link.timeout:
+                raise TimeoutError(f"no answer to PING on {self.channel} for {now - pinged:.1f} s")
+            elif pinged is None and now - heard >= self._liveness:
+                await pubsub.ping(LIVENESS)
+                pinged = now
 
     async def _receive(self, data: str | bytes) -> None:
         decoded = decode_event(data)

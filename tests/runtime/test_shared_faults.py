@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import time
+from typing import Any
 
 import anyio
 import pytest
-from mcp.server.subscriptions import ResourceUpdated, ServerEvent, ToolsListChanged
+from mcp.client import Client
+from mcp.server import Server
+from mcp.server.subscriptions import ListenHandler, ResourceUpdated, ServerEvent, ToolsListChanged
 from redis_support import RedisServer, redis_server
 
 from mcpgen.runtime.shared import SharedState, SharedStateUnavailable, shared_state
@@ -58,6 +63,9 @@ async def test_redis_killed_and_restarted(
         seen_a, seen_b = Recorder(), Recorder()
         a.bus.subscribe(seen_a)
         b.bus.subscribe(seen_b)
+        gaps = {"a": 0, "b": 0}
+        a.on_gap(lambda: gaps.__setitem__("a", gaps["a"] + 1))
+        b.on_gap(lambda: gaps.__setitem__("b", gaps["b"] + 1))
         await a.bus.publish(ResourceUpdated(uri="file:///before"))
         await seen_b.wait_for(1)
         await a.cache("c").set("k", "v", ttl=60)
@@ -94,6 +102,7 @@ async def test_redis_killed_and_restarted(
         redis_server.start()
         await wait_connected(a, b)
         assert lines(caplog, "reachable again") == 2
+        assert gaps == {"a": 1, "b": 1}
 
         # The event raised during the outage reaches b once, after recovery.
         await seen_b.wait_for(2)
@@ -150,3 +159,68 @@ async def test_limiter_outage_modes(redis_server: RedisServer, mode: str) -> Non
             True,
             False,
         ]
+
+
+async def test_a_stalled_redis_is_noticed_and_calls_do_not_hang(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SIGSTOP: the TCP connections stay open and nothing answers (a silent partition)."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    a = shared_state(redis_server.url, prefix="s", retry_interval=0.2, liveness=0.5)
+    b = shared_state(redis_server.url, prefix="s", retry_interval=0.2, liveness=0.5)
+    async with a, b:
+        seen_b = Recorder()
+        b.bus.subscribe(seen_b)
+        gaps: list[str] = []
+        b.on_gap(lambda: gaps.append("b"))
+        assert redis_server.process is not None
+        os.kill(redis_server.process.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            answers = await asyncio.gather(*(a.limiter.allow("k", 0.01, 3) for _ in range(5)))
+            first = time.monotonic() - started
+            started = time.monotonic()
+            await a.limiter.allow("k", 0.01, 3)
+            second = time.monotonic() - started
+            assert first < 2.0 and second < 0.1, (first, second)  # one timeout, then none
+            assert [ok for ok, _ in answers] == [True, True, True, False, False]  # local bucket
+            await a.bus.publish(ToolsListChanged())
+            with anyio.fail_after(8):  # liveness 0.5 s + 3 timeouts of 1 s, with slack
+                while b.status()["connected"]:
+                    await asyncio.sleep(0.05)
+        finally:
+            os.kill(redis_server.process.pid, signal.SIGCONT)
+        await wait_connected(a, b)
+        await asyncio.sleep(1.0)
+        assert gaps == ["b"]
+        assert len(seen_b.events) <= 1  # maybe lost in the gap, never twice
+        await a.bus.publish(ResourceUpdated(uri="file:///after"))
+        await seen_b.wait_for(len(seen_b.events) + 1)
+        assert seen_b.events[-1] == ResourceUpdated(uri="file:///after")
+        assert lines(caplog, "is unreachable") == 2
+
+
+async def test_gap_ends_listen_streams_so_clients_listen_again(redis_server: RedisServer) -> None:
+    a = shared_state(redis_server.url, prefix="g", retry_interval=0.2)
+    b = shared_state(redis_server.url, prefix="g", retry_interval=0.2)
+    async with a, b:
+        handler = ListenHandler(b.bus)
+        b.on_gap(handler.close)
+        server: Server[Any] = Server("b", on_subscriptions_listen=handler)
+        async with Client(server, mode="2026-07-28") as client:
+            async with client.listen(tools_list_changed=True) as subscription:
+                await a.bus.publish(ToolsListChanged())
+                got: list[ServerEvent] = []
+                with anyio.fail_after(10):
+                    async for event in subscription:
+                        got.append(event)
+                        if len(got) == 1:
+                            redis_server.kill()
+                            redis_server.start()
+                # The loop ended: a graceful close, not SubscriptionLost.
+            assert got == [ToolsListChanged()]
+            await wait_connected(a, b)
+            async with client.listen(tools_list_changed=True) as again:
+                await a.bus.publish(ToolsListChanged())
+                with anyio.fail_after(5):
+                    assert await again.__aiter__().__anext__() == ToolsListChanged()
