@@ -20,7 +20,9 @@ Faults (Redis only): unreachable at start raises ``SharedStateConfigError`` nami
 ``publish`` still reaches local listeners and holds the event for the other replicas until
 Redis returns; the limiter falls back to a per-replica bucket (``limiter_outage="local"``,
 the default; or ``"open"``/``"closed"``); the cache misses; ``state`` raises
-``SharedStateUnavailable``. The pub/sub subscription is re-established by itself.
+``SharedStateUnavailable``. The pub/sub subscription is re-established by itself; since
+pub/sub has no replay, ``on_gap`` callbacks run when it is back (wire ``ListenHandler.close``
+to it, so listen streams end gracefully and clients re-listen and refetch).
 """
 
 from __future__ import annotations

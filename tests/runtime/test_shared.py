@@ -353,3 +353,24 @@ async def test_request_state_rotation_accepts_the_previous_secret() -> None:
     a = _elicit_server(request_state_security(old))
     b = _elicit_server(request_state_security(new, previous=[old]))
     assert await _two_rounds(a, b) == "round-1: teal"
+
+
+def test_redis_is_imported_only_when_a_url_is_configured() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys\n"
+        "from mcpgen.runtime.shared import shared_state\n"
+        "async def main():\n"
+        "    async with shared_state(None) as s:\n"
+        "        await s.limiter.allow('k', 1, 1)\n"
+        "asyncio.run(main())\n"
+        "print('redis' in sys.modules, 'mcpgen.runtime.shared_redis' in sys.modules)\n"
+        "shared_state('redis://127.0.0.1:1/0')\n"
+        "print('redis' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    assert out == ["False", "False", "True"]
