@@ -11,6 +11,7 @@ import click
 
 from . import __version__
 from .cli_output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
+from .hosts.commands import add_command, bundle, call_command, dev_command, install, list_command
 from .pipeline import load_manifest
 from .validate import manifest_schema
 
@@ -200,3 +201,11 @@ def run() -> None:
     except OSError:  # stdout closed early (``mcpgen ... | head``)
         code = code or 1
     os._exit(code)
+
+
+main.add_command(install)
+main.add_command(call_command)
+main.add_command(list_command)
+main.add_command(bundle)
+main.add_command(dev_command)
+main.add_command(add_command)
