@@ -197,6 +197,8 @@ def dev(
     server: Server | None = None
     try:
         result = build(manifest, output)
+        watched = _watch_list(manifest, output)
+        times = snapshot(*watched)  # before anyone is told the server is up
         for line in result.lines if not result.ok else []:
             say("  " + line)
         if result.ok:
@@ -208,8 +210,6 @@ def dev(
             )
         else:
             say("build failed; fix the manifest (watching for changes)")
-        watched = _watch_list(manifest, output)
-        times = snapshot(*watched)
         while True:
             time.sleep(poll)
             now = snapshot(*watched)
