@@ -203,14 +203,30 @@ def _stderr_tail(log: IO[str]) -> str:
     return f" (server said: {lines[-1]})" if lines else ""
 
 
-async def _all_tools(client: Client) -> list[Any]:
-    tools, cursor = [], None
-    while True:
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
+MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
+
+
+async def _all(client: Client, kind: str) -> list[Any]:
+    """Every page of tools, prompts, resources or resource templates."""
+    method, field_name = {
+        "tools": (client.list_tools, "tools"),
+        "prompts": (client.list_prompts, "prompts"),
+        "resources": (client.list_resources, "resources"),
+        "templates": (client.list_resource_templates, "resource_templates"),
+    }[kind]
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await method(cursor=cursor)
+        items.extend(getattr(page, field_name))
         cursor = page.next_cursor
         if not cursor:
-            return tools
+            break
+    return items
+
+
+async def _all_tools(client: Client) -> list[Any]:
+    return await _all(client, "tools")
 
 
 def dump(model: Any) -> Json:
@@ -294,7 +310,10 @@ def _signature(schema: Mapping[str, Json]) -> str:
     required = set(schema.get("required") or [])
     parts = []
     for name, prop in properties.items():
-        kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
+        kind: Any = "any"
+        if isinstance(prop, dict):
+            ref = str(prop.get("$ref") or "").rsplit("/", 1)[-1]
+            kind = prop.get("type") or ref or ("enum" if "enum" in prop else "any")
         if isinstance(kind, list):
             kind = "|".join(map(str, kind))
         parts.append(f"{name}{'' if name in required else '?'}: {kind}")
@@ -312,12 +331,12 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
             async with connect(source, timeout, log) as client:
                 caps = client.server_capabilities
                 info = client.server_info
-                tools = await _all_tools(client) if caps.tools is not None else []
-                prompts = (await client.list_prompts()).prompts if caps.prompts else []
+                tools = await _all(client, "tools") if caps.tools is not None else []
+                prompts = await _all(client, "prompts") if caps.prompts is not None else []
                 resources, templates = [], []
                 if caps.resources is not None:
-                    resources = (await client.list_resources()).resources
-                    templates = (await client.list_resource_templates()).resource_templates
+                    resources = await _all(client, "resources")
+                    templates = await _all(client, "templates")
         except Exception as exc:
             raise CallError(f"{source.label}: {one_line(exc)}{_stderr_tail(log)}") from exc
     if as_json:

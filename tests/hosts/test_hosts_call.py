@@ -125,3 +125,13 @@ def test_call_and_list_over_http(calculator_http: str) -> None:
 def test_headers_are_for_urls_only(project: Path) -> None:
     done = mcpgen("call", str(project), "add", "--token", "t")
     assert done.returncode == 2 and "URLs only" in done.stderr
+
+
+def test_list_follows_every_page(tmp_path: Path) -> None:
+    travel = copy_example("travel", tmp_path)  # its manifest pages lists by 2
+    done = mcpgen("list", str(travel), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [p["name"] for p in data["prompts"]] == ["plan-vacation", "explain-map", "local-tips"]
+    assert len(data["resources"]) == 3 and len(data["resourceTemplates"]) == 2
+    assert next(t for t in data["tools"] if t["name"] == "search_flights")
