@@ -70,6 +70,9 @@ def resolve_source(
         try:
             project = describe(path)
             run = launcher(project, python=python)
+            if run.kind == "uvx" and not Path(run.command).is_absolute():
+                # no venv and no uvx: this interpreter has the SDK; try the source folder
+                run = launcher(project, python=Path(sys.executable))
         except ProjectError as exc:
             raise CallError(str(exc)) from exc
         return Source(

@@ -135,3 +135,10 @@ def test_list_follows_every_page(tmp_path: Path) -> None:
     assert [p["name"] for p in data["prompts"]] == ["plan-vacation", "explain-map", "local-tips"]
     assert len(data["resources"]) == 3 and len(data["resourceTemplates"]) == 2
     assert next(t for t in data["tools"] if t["name"] == "search_flights")
+
+
+def test_a_freshly_built_project_is_called_from_its_source(tmp_path: Path) -> None:
+    bare = copy_example("calculator", tmp_path, venv_script=False)  # no venv, no uvx
+    done = mcpgen("call", str(bare), "add", "numbers=[5,5]", PATH="/usr/bin:/bin")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"sum": 10}
