@@ -113,13 +113,16 @@ def install(
         click.echo(f"fill in before use, in {where}: {', '.join(entry.to_fill)}", err=True)
     if entry.prompted:
         click.echo(f"{spec.title} will ask for: {', '.join(entry.prompted)}", err=True)
-    if host == "claude-code" and shutil.which("claude") and not show:
-        body = json.dumps(entry.body, ensure_ascii=False)
+    if show:
+        return
+    if host == "claude-code" and shutil.which("claude"):
         click.echo(
-            "(the same with Claude Code's CLI: claude mcp add-json --scope user "
-            f"{shlex.quote(entry.name)} {shlex.quote(body)})",
+            f"(Claude Code's own CLI does the same: claude mcp add-json --scope user "
+            f"{shlex.quote(entry.name)} '<the entry>')",
             err=True,
         )
+    if outcome.changed and host != "mcp-json":
+        click.echo(f"restart {spec.title} to load it", err=True)
 
 
 def _source(

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from .project import Launcher, ProjectError, describe, find_launcher
+from .project import ProjectError, describe, find_launcher
 
 Echo = Callable[[str], None]
 PREFIX = "dev: "
@@ -156,14 +156,16 @@ def _stop(*_: Any) -> None:
 
 
 def _server_for(output: Path, transport: str, port: int, python: Path | None) -> Server:
+    """The server run from OUTPUT/src itself (PYTHONPATH first), so an edit is what runs
+    even when an older copy of the package is installed; by the project's venv when it
+    has one, else by ``python``, else by mcpgen's own interpreter."""
     project = describe(output)
-    run: Launcher | None = None
     if python is None:
-        try:
-            run = find_launcher(project, kind="venv")
-        except ProjectError:
-            python = Path(sys.executable)
-    if run is None:
+        venv_python = output / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        python = venv_python if venv_python.exists() else Path(sys.executable)
+    try:
+        run = find_launcher(project, python=python, kind="source")
+    except ProjectError:
         run = find_launcher(project, python=python)
     args = ["--transport", transport]
     if transport == "http":
@@ -246,7 +248,8 @@ def dev(
                 done = ""
             if server is not None:
                 server.stop()
-            server = _server_for(output, transport, port, python)
+            if sources or server is None:  # a rebuild may rename the package
+                server = _server_for(output, transport, port, python)
             problem = server.start()
             say(
                 f"{what} changed: {done}"
