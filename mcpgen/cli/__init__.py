@@ -12,6 +12,14 @@ import click
 from mcpgen import __version__
 from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
+from mcpgen.hosts.commands import (
+    add_command,
+    bundle,
+    call_command,
+    dev_command,
+    install,
+    list_command,
+)
 from mcpgen.pipeline import load_manifest
 
 
@@ -200,3 +208,11 @@ def run() -> None:
     except OSError:  # stdout closed early (``mcpgen ... | head``)
         code = code or 1
     os._exit(code)
+
+
+main.add_command(install)
+main.add_command(call_command)
+main.add_command(list_command)
+main.add_command(bundle)
+main.add_command(dev_command)
+main.add_command(add_command)

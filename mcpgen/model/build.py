@@ -69,7 +69,11 @@ def build_model(doc: Document) -> Manifest:
         auth=_auth(
             data.get("auth", {}),
             server,
-            {s for item in (*tools, *resources, *prompts) for s in item.scopes},
+            {
+                *(s for t in tools for s in t.scopes),
+                *(s for r in resources for s in r.scopes),
+                *(s for p in prompts for s in p.scopes),
+            },
         ),
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),

@@ -13,7 +13,7 @@ import jinja2
 import jinja2.bccache
 
 from mcpgen import identifiers as names
-from mcpgen.literals import py, string_literal
+from mcpgen.literals import py
 
 
 def templates_dir() -> Path:

@@ -1,0 +1,214 @@
+"""``mcpgen add tool|resource|prompt NAME``: a manifest -> the same manifest with one more
+skeleton entry, written in as text under its section (everything else, comments included,
+stays as it was), checked by the manifest's own validation before anything is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Json = Any
+SECTIONS = {"tool": "tools", "resource": "resources", "prompt": "prompts"}
+
+
+class AddError(Exception):
+    """Why the entry was not added (the manifest is left as it was)."""
+
+    def __init__(self, message: str, lines: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.lines = lines or []
+
+
+def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[str, Json]:
+    """A small valid entry to start from; every TODO is the author's to replace."""
+    if kind == "tool":
+        return {
+            "name": name,
+            "description": f"TODO: what {name} does, for the model that calls it.",
+            "input": {
+                "type": "object",
+                "properties": {"text": {"type": "string", "description": "TODO"}},
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+            "output": {
+                "type": "object",
+                "properties": {"result": {"type": "string"}},
+                "required": ["result"],
+            },
+        }
+    if kind == "resource":
+        entry: dict[str, Json] = {}
+        target = uri or f"{_scheme(server)}://{name}"
+        entry["uriTemplate" if "{" in target else "uri"] = target
+        entry.update(
+            {
+                "name": name,
+                "description": f"TODO: what {name} holds.",
+                "mimeType": "text/plain",
+            }
+        )
+        return entry  # no text/blob/file: a handler provides the content
+    return {
+        "name": name,
+        "description": f"TODO: what the {name} prompt asks for.",
+        "arguments": [{"name": "topic", "description": "TODO", "required": True}],
+        "messages": [{"role": "user", "text": "TODO: write the prompt about {{ topic }}."}],
+    }
+
+
+def _scheme(server: str) -> str:
+    scheme = re.sub(r"[^a-z0-9+.-]", "-", server.lower()).strip("-.+")
+    return scheme if scheme[:1].isalpha() else "server"
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, with short all-scalar lists and mappings on one line (as people write
+    manifests: ``required: [text]``, ``text: {type: string}``) and indented sequences."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _scalar(value: Json) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list[Json]) -> yaml.Node:
+    flow = bool(data) and all(_scalar(v) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+def _represent_dict(dumper: yaml.SafeDumper, data: dict[str, Json]) -> yaml.Node:
+    flow = 0 < len(data) <= 3 and all(_scalar(v) for v in data.values())
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=flow)
+
+
+_Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(dict, _represent_dict)
+
+
+def _yaml_item(entry: dict[str, Json], indent: int) -> list[str]:
+    text = yaml.dump(
+        [entry],
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100,
+    )
+    pad = " " * indent
+    return [pad + line + "\n" if line else "\n" for line in text.splitlines()]
+
+
+def _is_key(line: str, section: str) -> re.Match[str] | None:
+    return re.match(rf"^{re.escape(section)}\s*:(.*)$", line.rstrip("\r\n"))
+
+
+def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
+    """``text`` with ``entry`` appended to the top-level block sequence ``section`` (made
+    when missing; an empty ``section: []`` is opened up). Items keep the file's indentation
+    and its blank-line spacing."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    header = next((i for i, line in enumerate(lines) if _is_key(line, section)), None)
+    if header is None:
+        blank = [] if not lines or not lines[-1].strip() else ["\n"]
+        return "".join([*lines, *blank, f"{section}:\n", *_yaml_item(entry, 2)])
+    match = _is_key(lines[header], section)
+    assert match is not None
+    rest, _, comment = match.group(1).partition("#")
+    rest = rest.strip()
+    if rest in ("[]", "null", "~"):
+        lines[header] = f"{section}:" + (f"  #{comment}" if comment else "") + "\n"
+    elif rest:
+        raise AddError(
+            f"'{section}:' is written in flow style ({rest[:30]}...); write it as a block "
+            "list (one '- ' item a line) and try again"
+        )
+    end = header + 1
+    while end < len(lines):
+        line = lines[end]
+        if line.strip() and not line[0].isspace() and not line.startswith(("#", "-")):
+            break
+        end += 1
+    while end - 1 > header and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+        end -= 1  # blank lines and column-0 comments before the next key stay with it
+    body = lines[header + 1 : end]
+    items = [i for i, line in enumerate(body) if re.match(r"^\s*- ", line)]
+    indent = len(body[items[0]]) - len(body[items[0]].lstrip()) if items else 2
+    spaced = any(not body[i - 1].strip() for i in items[1:])
+    new = (["\n"] if spaced and items else []) + _yaml_item(entry, indent)
+    return "".join([*lines[:end], *new, *lines[end:]])
+
+
+def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
+    data = json.loads(text)
+    data.setdefault(section, []).append(entry)
+    indent = re.search(r"^\{\s*\n(\s+)\"", text)
+    return json.dumps(data, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False) + "\n"
+
+
+def _existing(data: Json, section: str) -> list[str]:
+    items = data.get(section) if isinstance(data, dict) else None
+    return [str(item.get("name")) for item in items or [] if isinstance(item, dict)]
+
+
+def add_entry(
+    manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
+) -> tuple[str, dict[str, Json]]:
+    """The manifest's new text (not yet written) and the entry added; ``AddError`` when the
+    name is taken or the result would not validate (with the problems, located)."""
+    from mcpgen.pipeline import load_manifest
+
+    if kind not in SECTIONS:
+        raise AddError(f"unknown kind {kind!r} (one of {', '.join(SECTIONS)})")
+    section = SECTIONS[kind]
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AddError(f"{manifest}: cannot read: {exc}") from exc
+    is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
+    try:
+        data = json.loads(text) if is_json else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise AddError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
+    if not isinstance(data, dict) or "mcpgen" not in data:
+        raise AddError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
+    if name in _existing(data, section):
+        raise AddError(f"{manifest}: there is already a {kind} named {name!r}")
+    server = str((data.get("server") or {}).get("name") or "server")
+    entry = skeleton(kind, name, server, uri)
+    if description:
+        entry["description"] = description
+    new = insert_json(text, section, entry) if is_json else insert_yaml(text, section, entry)
+    fd, temp = tempfile.mkstemp(dir=manifest.parent, prefix=".mcpgen-add-", suffix=manifest.suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(new)
+        loaded = load_manifest(Path(temp))
+    finally:
+        Path(temp).unlink(missing_ok=True)
+    if loaded.manifest is None:
+        lines = [p.format().replace(temp, str(manifest)) for p in loaded.problems.sorted()]
+        raise AddError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
+    return new, entry
+
+
+def write_text(path: Path, text: str) -> None:
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(temp, path.stat().st_mode & 0o777)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,252 @@
+"""A generated project -> an MCP Bundle (``.mcpb``: a zip with ``manifest.json``, the
+format of npm ``@anthropic-ai/mcpb`` 2.1).
+
+Two runtimes, as the bundle spec offers them for Python:
+
+- ``uv`` (default; manifest 0.4): the project's source and ``pyproject.toml``; the host
+  installs Python and the dependencies with uv on the user's machine. The MCP SDK needs
+  pydantic-core, a compiled extension, so this is the only portable choice: one bundle for
+  every platform and architecture.
+- ``python`` (manifest 0.3): the dependencies vendored into ``server/lib`` by pip for this
+  machine's platform and Python version only (the bundle says so in ``compatibility``).
+
+Both start ``server/main.py``, which puts ``src`` (and ``server/lib``) on ``sys.path`` and
+runs the package over stdio. The zip is deterministic: sorted entries, fixed timestamps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .project import STDIO, EnvVar, Project
+
+Json = Any
+RUNTIMES = ("uv", "python")
+MAIN = '''"""Start the bundled {name} MCP server over stdio (written by mcpgen bundle)."""
+
+import os
+import runpy
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+for path in (os.path.join(os.path.dirname(HERE), "src"), os.path.join(HERE, "lib")):
+    if os.path.isdir(path) and path not in sys.path:
+        sys.path.insert(0, path)
+runpy.run_module({package!r}, run_name="__main__", alter_sys=True)
+'''
+SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+class BundleError(Exception):
+    """Bad input, or the dependencies could not be vendored (one line)."""
+
+
+@dataclass(frozen=True)
+class Built:
+    path: Path
+    manifest: Json
+    sha256: str
+    files: int
+
+
+def config_key(var: EnvVar) -> str:
+    return re.sub(r"[^a-z0-9_]", "_", var.name.lower())
+
+
+def user_config(project: Project) -> dict[str, Json]:
+    """One option per variable the server needs; credentials are ``sensitive``."""
+    options: dict[str, Json] = {}
+    for var in project.needed_env("stdio"):
+        option: dict[str, Json] = {
+            "type": "string",
+            "title": var.name,
+            "description": var.description or f"the {var.name} environment variable",
+            "required": var.required,
+        }
+        if var.secret:
+            option["sensitive"] = True
+        elif var.default is not None:
+            option["default"] = var.default
+        options[config_key(var)] = option
+    return options
+
+
+_SIMPLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def prompt_text(project: Project, name: str, description: str) -> str:
+    """The prompt's text messages with ``{{ arg }}`` written as the bundle's
+    ``${arguments.arg}``; other template logic is kept as written (the server renders
+    prompts itself). A prompt its handler writes is described instead."""
+    parts = []
+    for message in project.prompt_messages.get(name, []):
+        if message.get("kind", "text") == "text" and message.get("text"):
+            parts.append(_SIMPLE.sub(r"${arguments.\1}", str(message["text"])))
+        elif message.get("kind") == "resource":
+            parts.append(f"[resource {message.get('uri')}]")
+        elif message.get("kind") in ("image", "audio"):
+            parts.append(f"[{message['kind']}]")
+    if parts:
+        return "\n\n".join(parts)
+    return description or f"The {name} prompt (written by the server)."
+
+
+def manifest(project: Project, runtime: str, platform: str | None = None) -> Json:
+    env = {var.name: "${user_config." + config_key(var) + "}" for var in project.needed_env()}
+    if runtime == "uv":
+        config: dict[str, Json] = {
+            "command": "uv",
+            "args": ["run", "--directory", "${__dirname}", "server/main.py", *STDIO],
+        }
+    else:
+        config = {"command": "python", "args": ["${__dirname}/server/main.py", *STDIO]}
+    if env:
+        config["env"] = env
+    pyproject = tomllib.loads((project.root / "pyproject.toml").read_text(encoding="utf-8"))
+    meta = pyproject.get("project") or {}
+    authors = [a.get("name") for a in meta.get("authors") or [] if isinstance(a, dict)]
+    data: dict[str, Json] = {
+        "manifest_version": "0.4" if runtime == "uv" else "0.3",
+        "name": project.name,
+        "display_name": project.title,
+        "version": project.version,
+        "description": project.description or project.title,
+    }
+    instructions = project.server.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        data["long_description"] = instructions.strip()
+    data["author"] = {"name": next((a for a in authors if a), f"{project.name} authors")}
+    if isinstance(project.server.get("websiteUrl"), str):
+        data["homepage"] = project.server["websiteUrl"]
+    data["server"] = {"type": runtime, "entry_point": "server/main.py", "mcp_config": config}
+    data["tools"] = [
+        {"name": t["name"], **({"description": t["description"]} if t.get("description") else {})}
+        for t in project.tools
+    ]
+    data["prompts"] = [
+        {
+            "name": p["name"],
+            **({"description": p["description"]} if p.get("description") else {}),
+            "arguments": [a["name"] for a in p.get("arguments") or []],
+            "text": prompt_text(project, p["name"], p.get("description", "")),
+        }
+        for p in project.prompts
+    ]
+    if isinstance(meta.get("license"), str):
+        data["license"] = meta["license"]
+    requires = str(meta.get("requires-python") or ">=3.11")
+    if runtime == "python":  # compiled wheels fit one platform and Python version
+        major, minor = sys.version_info[:2]
+        requires = f">={major}.{minor}.0 <{major}.{minor + 1}.0"
+        data["compatibility"] = {
+            "platforms": [platform or _mcpb_platform()],
+            "runtimes": {"python": requires},
+        }
+    else:
+        data["compatibility"] = {"runtimes": {"python": requires}}
+    options = user_config(project)
+    if options:
+        data["user_config"] = options
+    return data
+
+
+def _mcpb_platform() -> str:
+    if sys.platform.startswith("linux"):
+        return "linux"
+    return "win32" if sys.platform == "win32" else "darwin"
+
+
+def _project_files(project: Project) -> dict[str, bytes]:
+    """What the server needs from the project: its package source, pyproject.toml (the
+    dependencies; for uv told not to build the project itself), README and licence."""
+    files: dict[str, bytes] = {}
+    src = project.root / "src"
+    for path in sorted(src.rglob("*")):
+        relative = path.relative_to(project.root)
+        if path.is_file() and not SKIP_DIRS & set(relative.parts) and path.suffix != ".pyc":
+            files[relative.as_posix()] = path.read_bytes()
+    pyproject = (project.root / "pyproject.toml").read_text(encoding="utf-8")
+    if not re.search(r"^\[tool\.uv\]", pyproject, re.MULTILINE):
+        pyproject = (
+            pyproject.rstrip("\n")
+            + "\n\n# Added by mcpgen bundle: uv installs the dependencies only;\n"
+            + "# server/main.py runs the package from src/.\n[tool.uv]\npackage = false\n"
+        )
+    files["pyproject.toml"] = pyproject.encode()
+    for extra in ("README.md", "LICENSE", "LICENSE.txt", "LICENSE.md"):
+        if (project.root / extra).is_file():
+            files[extra] = (project.root / extra).read_bytes()
+    return files
+
+
+def _dependencies(project: Project) -> list[str]:
+    pyproject = tomllib.loads((project.root / "pyproject.toml").read_text(encoding="utf-8"))
+    return [str(d) for d in (pyproject.get("project") or {}).get("dependencies") or []]
+
+
+def _vendor(project: Project, python: str) -> dict[str, bytes]:
+    """The dependencies installed by pip into a folder, as ``server/lib/...`` entries."""
+    with tempfile.TemporaryDirectory(prefix="mcpgen-vendor-") as temp:
+        target = Path(temp) / "lib"
+        command = [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            "--target",
+            str(target),
+            *_dependencies(project),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise BundleError(f"pip could not vendor the dependencies: {tail[0]}")
+        files = {}
+        for path in sorted(target.rglob("*")):
+            relative = path.relative_to(target)
+            if path.is_file() and not SKIP_DIRS & set(relative.parts) and path.suffix != ".pyc":
+                files["server/lib/" + relative.as_posix()] = path.read_bytes()
+        return files
+
+
+def _write_zip(path: Path, files: dict[str, bytes]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(temp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # unix, so the mode below is read
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, files[name])
+    temp.replace(path)
+
+
+def build_bundle(
+    project: Project, output: Path, runtime: str = "uv", python: str | None = None
+) -> Built:
+    if runtime not in RUNTIMES:
+        raise BundleError(f"unknown runtime {runtime!r} (one of {', '.join(RUNTIMES)})")
+    data = manifest(project, runtime)
+    files = _project_files(project)
+    files["server/main.py"] = MAIN.format(name=project.name, package=project.package).encode()
+    if runtime == "python":
+        files.update(_vendor(project, python or sys.executable))
+    files["manifest.json"] = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    _write_zip(output, files)
+    digest = hashlib.sha256(output.read_bytes()).hexdigest()
+    return Built(output, data, digest, len(files))

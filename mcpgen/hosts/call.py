@@ -1,0 +1,394 @@
+"""A SOURCE (project folder, command line or URL) and a tool call -> the server's answer,
+printed for a shell, through the SDK's client (``mcp.client.Client``).
+
+Exit status: 0 ok, 1 the tool answered ``isError``, 2 bad input or no server to talk to.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
+
+from .project import ProjectError, describe, launcher
+
+if TYPE_CHECKING:
+    from mcp.client import Client
+
+Json = Any
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class CallError(Exception):
+    """Bad input or an unreachable server: one line for the user, exit status 2."""
+
+
+@dataclass
+class Source:
+    """Where the server is: ``url`` (streamable HTTP) or ``argv`` (spawned over stdio)."""
+
+    url: str | None = None
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    label: str = ""
+
+
+def resolve_source(
+    source: str | None,
+    command: str | None = None,
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    token: str | None = None,
+    python: Path | None = None,
+) -> Source:
+    """SOURCE as the user wrote it -> a ``Source``: an http(s) URL, a generated project
+    folder (started with its launcher), else a command line (``--command``, or a string
+    whose first word is an executable)."""
+    extra_env = dict(env or {})
+    all_headers = dict(headers or {})
+    if token:
+        all_headers["Authorization"] = f"Bearer {token}"
+    if command is not None:
+        return _command(command, extra_env)
+    if source is None:
+        raise CallError("give a SOURCE: a project folder, a URL or --command 'CMD ARGS'")
+    if source.startswith(("http://", "https://")):
+        return Source(url=source, headers=all_headers, label=source)
+    if all_headers:
+        raise CallError("--header and --token apply to URLs only")
+    path = Path(source)
+    if path.is_dir():
+        try:
+            project = describe(path)
+            run = launcher(project, python=python)
+            if run.kind == "uvx" and not Path(run.command).is_absolute():
+                # no venv and no uvx: this interpreter has the SDK; try the source folder
+                run = launcher(project, python=Path(sys.executable))
+        except ProjectError as exc:
+            raise CallError(str(exc)) from exc
+        return Source(
+            argv=run.argv,
+            env={**run.env, **extra_env},
+            cwd=str(project.root),
+            label=str(source),
+        )
+    return _command(source, extra_env)
+
+
+def _command(line: str, env: dict[str, str]) -> Source:
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        raise CallError(f"cannot split the command {line!r}: {exc}") from exc
+    if not argv:
+        raise CallError("empty command")
+    if shutil.which(argv[0]) is None:
+        raise CallError(f"{argv[0]!r} is neither a project folder, a URL nor a command on PATH")
+    return Source(argv=argv, env=env, label=line)
+
+
+def parse_header(pairs: Sequence[str]) -> dict[str, str]:
+    headers = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise CallError(f"--header {pair!r}: expected NAME=VALUE")
+        headers[name.strip()] = value
+    return headers
+
+
+def parse_arguments(
+    args_json: str | None, pairs: Sequence[str], schema: Mapping[str, Json] | None
+) -> dict[str, Json]:
+    """``--args JSON`` (an object) overlaid with ``key=value`` pairs. A value is JSON when
+    it parses as JSON, else a string; a property the input schema types as string alone
+    keeps the text as written (``zip=02134`` stays "02134")."""
+    arguments: dict[str, Json] = {}
+    if args_json is not None:
+        try:
+            loaded = json.loads(args_json)
+        except ValueError as exc:
+            raise CallError(f"--args is not JSON: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise CallError("--args must be a JSON object")
+        arguments.update(loaded)
+    properties = (schema or {}).get("properties") or {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise CallError(f"argument {pair!r}: expected key=value")
+        if _string_only(properties.get(key)):
+            arguments[key] = raw
+            continue
+        try:
+            arguments[key] = json.loads(raw)
+        except ValueError:
+            arguments[key] = raw
+    return arguments
+
+
+def _string_only(schema: Json) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    return kind == "string" or (isinstance(kind, list) and kind == ["string"])
+
+
+def _require_sdk() -> None:
+    try:
+        import mcp.client  # noqa: F401
+    except ImportError as exc:
+        raise CallError(
+            "talking to a server needs the MCP Python SDK: pip install 'mcp>=2.3,<2.4'"
+        ) from exc
+
+
+@asynccontextmanager
+async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncIterator[Client]:
+    """A connected ``Client`` for ``source`` (handshake or discovery done)."""
+    _require_sdk()
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    if source.url is not None:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(headers=source.headers, timeout=httpx2.Timeout(timeout))
+        async with http:
+            transport = streamable_http_client(source.url, http_client=http)
+            async with Client(transport, read_timeout_seconds=timeout) as client:
+                yield client
+        return
+    params = StdioServerParameters(
+        command=source.argv[0], args=source.argv[1:], env=source.env or None, cwd=source.cwd
+    )
+    async with _stdio_client(params, timeout, errlog) as client:
+        yield client
+
+
+@asynccontextmanager
+async def _stdio_client(params: Any, timeout: float, errlog: IO[str]) -> AsyncIterator[Client]:
+    from mcp.client import Client
+    from mcp.client.stdio import stdio_client
+
+    async with Client(
+        stdio_client(params, errlog=cast(TextIO, errlog)), read_timeout_seconds=timeout
+    ) as client:
+        yield client
+
+
+def one_line(exc: BaseException) -> str:
+    """The innermost cause of ``exc`` (task groups wrap errors in groups) as one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()
+    message = text[0] if text else ""
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _stderr_tail(log: IO[str]) -> str:
+    try:
+        log.flush()
+        log.seek(0)
+        lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    return f" (server said: {lines[-1]})" if lines else ""
+
+
+MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
+
+
+async def _all(client: Client, kind: str) -> list[Any]:
+    """Every page of tools, prompts, resources or resource templates."""
+    method, field_name = {
+        "tools": (client.list_tools, "tools"),
+        "prompts": (client.list_prompts, "prompts"),
+        "resources": (client.list_resources, "resources"),
+        "templates": (client.list_resource_templates, "resource_templates"),
+    }[kind]
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await method(cursor=cursor)
+        items.extend(getattr(page, field_name))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return items
+
+
+async def _all_tools(client: Client) -> list[Any]:
+    return await _all(client, "tools")
+
+
+def dump(model: Any) -> Json:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def format_content(blocks: Sequence[Any]) -> str:
+    """Content blocks as text: text as it is, other kinds as a one-line summary."""
+    out = []
+    for block in blocks:
+        data = dump(block)
+        kind = data.get("type")
+        if kind == "text":
+            out.append(str(data.get("text", "")))
+        elif kind in ("image", "audio"):
+            size = len(str(data.get("data", ""))) * 3 // 4
+            out.append(f"[{kind} {data.get('mimeType', '')}, about {size} bytes]")
+        elif kind == "resource_link":
+            out.append(f"[resource link {data.get('uri')}]")
+        elif kind == "resource":
+            resource = data.get("resource") or {}
+            text = resource.get("text")
+            out.append(text if text is not None else f"[resource {resource.get('uri')}]")
+        else:
+            out.append(json.dumps(data, ensure_ascii=False))
+    return "\n".join(out)
+
+
+@dataclass
+class Printed:
+    stdout: str
+    stderr: str
+    code: int
+
+
+async def call_tool(
+    source: Source,
+    tool: str,
+    args_json: str | None,
+    pairs: Sequence[str],
+    timeout: float = 30.0,
+    raw: bool = False,
+) -> Printed:
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        try:
+            # errors of our own are raised after the client has closed: raised inside,
+            # the transport's task group would wrap them in an exception group
+            problem: CallError | None = None
+            result = None
+            async with connect(source, timeout, log) as client:
+                tools = {t.name: t for t in await _all_tools(client)}
+                if tool not in tools:
+                    known = ", ".join(sorted(tools)) or "none"
+                    problem = CallError(f"{source.label}: no tool {tool!r} (tools: {known})")
+                else:
+                    try:
+                        arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
+                    except CallError as exc:
+                        problem = exc
+                    else:
+                        result = await client.call_tool(tool, arguments)
+        except Exception as exc:
+            raise CallError(f"{source.label}: {one_line(exc)}{_stderr_tail(log)}") from exc
+    if problem is not None:
+        raise problem
+    assert result is not None
+    if raw:
+        text = json.dumps(dump(result), indent=2, ensure_ascii=False)
+        return Printed(text + "\n", "", EXIT_TOOL_ERROR if result.is_error else EXIT_OK)
+    if result.is_error:
+        return Printed("", "tool error: " + format_content(result.content) + "\n", 1)
+    if result.structured_content is not None:
+        text = json.dumps(result.structured_content, indent=2, ensure_ascii=False)
+    else:
+        text = format_content(result.content)
+    return Printed(text + "\n" if text else "", "", EXIT_OK)
+
+
+def _signature(schema: Mapping[str, Json]) -> str:
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    parts = []
+    for name, prop in properties.items():
+        kind: Any = "any"
+        if isinstance(prop, dict):
+            ref = str(prop.get("$ref") or "").rsplit("/", 1)[-1]
+            kind = prop.get("type") or ref or ("enum" if "enum" in prop else "any")
+        if isinstance(kind, list):
+            kind = "|".join(map(str, kind))
+        parts.append(f"{name}{'' if name in required else '?'}: {kind}")
+    return ", ".join(parts)
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> Printed:
+    """Tools (with their arguments), prompts, resources and templates the server offers."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        try:
+            async with connect(source, timeout, log) as client:
+                caps = client.server_capabilities
+                info = client.server_info
+                tools = await _all(client, "tools") if caps.tools is not None else []
+                prompts = await _all(client, "prompts") if caps.prompts is not None else []
+                resources, templates = [], []
+                if caps.resources is not None:
+                    resources = await _all(client, "resources")
+                    templates = await _all(client, "templates")
+        except Exception as exc:
+            raise CallError(f"{source.label}: {one_line(exc)}{_stderr_tail(log)}") from exc
+    if as_json:
+        data = {
+            "server": dump(info) if info is not None else None,
+            "tools": [dump(t) for t in tools],
+            "prompts": [dump(p) for p in prompts],
+            "resources": [dump(r) for r in resources],
+            "resourceTemplates": [dump(r) for r in templates],
+        }
+        return Printed(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "", EXIT_OK)
+    lines = []
+    if info is not None:
+        lines.append(f"server {info.name} {info.version}")
+    lines.append(f"tools ({len(tools)}):")
+    for t in tools:
+        line = f"  {t.name}({_signature(t.input_schema)})"
+        summary = _first_line(t.description)
+        lines.append(line + (f"  {summary}" if summary else ""))
+    if prompts:
+        lines.append(f"prompts ({len(prompts)}):")
+        for p in prompts:
+            names = ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or [])
+            summary = _first_line(p.description)
+            lines.append(f"  {p.name}({names})" + (f"  {summary}" if summary else ""))
+    if resources or templates:
+        lines.append(f"resources ({len(resources) + len(templates)}):")
+        lines.extend(f"  {r.uri}  {r.name}" for r in resources)
+        lines.extend(f"  {r.uri_template}  {r.name}" for r in templates)
+    return Printed("\n".join(lines) + "\n", "", EXIT_OK)
+
+
+def run(coro: Any) -> Printed:
+    """Run a call/list coroutine; a CallError becomes exit status 2 and one line."""
+    import anyio
+
+    try:
+        result: Printed = anyio.run(lambda: coro)
+        return result
+    except CallError as exc:
+        return Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        return Printed("", "interrupted\n", 130)
+
+
+def emit(printed: Printed) -> int:
+    if printed.stdout:
+        sys.stdout.write(printed.stdout)
+    if printed.stderr:
+        sys.stderr.write(printed.stderr)
+    sys.stdout.flush()
+    return printed.code

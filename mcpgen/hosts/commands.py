@@ -1,0 +1,376 @@
+"""The click commands: ``install``, ``call``, ``list``, ``bundle``, ``dev`` and ``add``.
+Each parses its flags, calls one function of this package, prints, and exits
+(0 ok, 1 a tool error from ``call``, 2 bad input; never a traceback)."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from .call import Source
+
+EXIT_BAD_INPUT = 2
+HOST_IDS = ("claude-desktop", "claude-code", "cursor", "vscode", "mcp-json")
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+_python = click.option(
+    "--python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Interpreter of the venv the project is installed in (default: PROJECT/.venv).",
+)
+_timeout = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the server.",
+)
+
+
+@click.command()
+@click.argument("host", type=click.Choice(HOST_IDS))
+@click.argument("project", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--name", default=None, help="Entry name (default: the server's name).")
+@click.option("--env", "env_pairs", multiple=True, metavar="K=V", help="Set a variable.")
+@click.option("--print", "show", is_flag=True, help="Print the entry; write nothing.")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Config file to merge into (default: the host's own for this OS).",
+)
+@click.option(
+    "--launcher",
+    "kind",
+    type=click.Choice(["venv", "python", "source", "path", "uvx"]),
+    default=None,
+    help="How the host starts the server (default: the first that works).",
+)
+@_python
+def install(
+    host: str,
+    project: Path,
+    name: str | None,
+    env_pairs: tuple[str, ...],
+    show: bool,
+    config: Path | None,
+    kind: str | None,
+    python: Path | None,
+) -> None:
+    """Add PROJECT (a generated project folder) to HOST's MCP config.
+
+    The entry starts the server with an absolute command (the project's venv script, the
+    script on PATH, or uvx), with an env entry for every variable the server needs: values
+    from --env, else placeholders that the command names. The file is backed up first,
+    other servers are kept, and a second run changes nothing.
+    """
+    import json
+
+    from . import install as inst
+    from .project import ProjectError, describe, launcher
+
+    try:
+        proj = describe(project)
+        run = launcher(proj, python=python, kind=kind)
+        values = inst.parse_env(env_pairs)
+        spec = inst.HOSTS[host]
+        path = config or inst.config_path(spec)
+        existing = None
+        if not show:
+            servers = inst.read_config(path).get(spec.key)
+            if isinstance(servers, dict):
+                existing = servers.get(name or proj.name)
+        entry = inst.build_entry(spec, proj, run, name, values, existing)
+        click.echo(f"launcher: {run.kind}: {run.note}", err=True)
+        if show:
+            click.echo(json.dumps(inst.snippet(spec, entry), indent=2, ensure_ascii=False))
+        else:
+            outcome = inst.write_config(path, spec, entry)
+            if outcome.changed:
+                saved = f" (backup: {outcome.backup})" if outcome.backup else ""
+                click.echo(f"{spec.title}: wrote {entry.name!r} to {path}{saved}", err=True)
+            else:
+                click.echo(f"{spec.title}: {path} already has {entry.name!r}: unchanged", err=True)
+    except (ProjectError, inst.InstallError) as exc:
+        fail(str(exc))
+    unknown = [k for k in values if proj.env_var(k) is None]
+    if unknown:
+        click.echo(f"note: the project does not list {', '.join(unknown)}", err=True)
+    if entry.to_fill:
+        where = "the printed entry" if show else str(path)
+        click.echo(f"fill in before use, in {where}: {', '.join(entry.to_fill)}", err=True)
+    if entry.prompted:
+        click.echo(f"{spec.title} will ask for: {', '.join(entry.prompted)}", err=True)
+    if show:
+        return
+    if host == "claude-code" and shutil.which("claude"):
+        click.echo(
+            f"(Claude Code's own CLI does the same: claude mcp add-json --scope user "
+            f"{shlex.quote(entry.name)} '<the entry>')",
+            err=True,
+        )
+    if outcome.changed and host != "mcp-json":
+        click.echo(f"restart {spec.title} to load it", err=True)
+
+
+def _source(
+    source: str | None,
+    command: str | None,
+    env_pairs: tuple[str, ...],
+    headers: tuple[str, ...],
+    token: str | None,
+    python: Path | None,
+) -> Source:
+    from .call import CallError, parse_header, resolve_source
+    from .install import InstallError, parse_env
+
+    try:
+        return resolve_source(
+            source, command, parse_env(env_pairs), parse_header(headers), token, python
+        )
+    except (CallError, InstallError) as exc:
+        fail(str(exc))
+
+
+def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
+    for option in reversed(
+        [
+            click.option("--command", default=None, help="Spawn this command line over stdio."),
+            click.option(
+                "--env",
+                "env_pairs",
+                multiple=True,
+                metavar="K=V",
+                help="A variable for a spawned server.",
+            ),
+            click.option(
+                "--header",
+                "headers",
+                multiple=True,
+                metavar="K=V",
+                help="An HTTP header (URLs only).",
+            ),
+            click.option("--token", default=None, help="Bearer token (URLs only)."),
+            _python,
+            _timeout,
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+@click.command(name="call")
+@click.argument("words", nargs=-1, metavar="SOURCE TOOL [KEY=VALUE]...")
+@click.option("--args", "args_json", default=None, help="Arguments as one JSON object.")
+@click.option("--json", "raw", is_flag=True, help="Print the whole result as JSON.")
+@_connection_options
+def call_command(
+    words: tuple[str, ...],
+    args_json: str | None,
+    raw: bool,
+    command: str | None,
+    env_pairs: tuple[str, ...],
+    headers: tuple[str, ...],
+    token: str | None,
+    python: Path | None,
+    timeout: float,
+) -> None:
+    """Call TOOL on the server at SOURCE and print its result.
+
+    SOURCE is a generated project folder, a URL (streamable HTTP) or a command line; with
+    --command, give only TOOL. Values in KEY=VALUE are JSON when they parse as JSON
+    (numbers=[1,2]), else text. Exit status: 0 ok, 1 the tool answered with an error,
+    2 bad input or no server.
+    """
+    from .call import call_tool, emit, run
+
+    if command is not None:
+        source, rest = None, words
+    else:
+        source, rest = (words[0], words[1:]) if words else (None, ())
+    if not rest:
+        fail("name the TOOL to call (mcpgen list SOURCE shows them)")
+    tool, pairs = rest[0], rest[1:]
+    src = _source(source, command, env_pairs, headers, token, python)
+    sys.exit(emit(run(call_tool(src, tool, args_json, pairs, timeout, raw))))
+
+
+@click.command(name="list")
+@click.argument("source", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the listings as JSON.")
+@_connection_options
+def list_command(
+    source: str | None,
+    as_json: bool,
+    command: str | None,
+    env_pairs: tuple[str, ...],
+    headers: tuple[str, ...],
+    token: str | None,
+    python: Path | None,
+    timeout: float,
+) -> None:
+    """List the tools (with their arguments), prompts and resources of SOURCE."""
+    from .call import emit, list_server, run
+
+    src = _source(source, command, env_pairs, headers, token, python)
+    sys.exit(emit(run(list_server(src, timeout, as_json))))
+
+
+@click.command()
+@click.argument("project", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The bundle (default: ./NAME-VERSION.mcpb).",
+)
+@click.option(
+    "--runtime",
+    type=click.Choice(["uv", "python"]),
+    default="uv",
+    show_default=True,
+    help="uv: the host installs the dependencies (portable); python: vendor them for "
+    "this platform and Python version.",
+)
+@click.option("--registry-name", default=None, help="server.json name, e.g. io.github.you/x.")
+@click.option("--mcpb-url", default=None, help="Where the bundle will be released (server.json).")
+@click.option("--repository", default=None, help="Source repository URL (server.json).")
+@click.option(
+    "--server-json",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write server.json (default: beside the bundle).",
+)
+@_python
+def bundle(
+    project: Path,
+    output: Path | None,
+    runtime: str,
+    registry_name: str | None,
+    mcpb_url: str | None,
+    repository: str | None,
+    server_json: Path | None,
+    python: Path | None,
+) -> None:
+    """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json."""
+    import json
+
+    from .bundle import BundleError, build_bundle
+    from .project import ProjectError, describe
+    from .registry import PLACEHOLDER_NAMESPACE, RegistryError
+    from .registry import server_json as make_server_json
+
+    try:
+        proj = describe(project)
+        target = output or Path(f"{proj.name}-{proj.version}.mcpb")
+        built = build_bundle(proj, target, runtime, str(python) if python else None)
+        document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
+    except (ProjectError, BundleError, RegistryError) as exc:
+        fail(str(exc))
+    registry_path = server_json or target.with_name("server.json")
+    registry_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    click.echo(
+        f"wrote {target} ({built.files} files, {target.stat().st_size} bytes, "
+        f"sha256 {built.sha256}; runtime {runtime})",
+        err=True,
+    )
+    click.echo(
+        f"wrote {registry_path} (validates against the registry's 2025-12-11 schema)", err=True
+    )
+    options = built.manifest.get("user_config") or {}
+    if options:
+        click.echo(f"the host asks the user for: {', '.join(sorted(options))}", err=True)
+    if registry_name is None:
+        click.echo(
+            f"note: server.json uses the placeholder {PLACEHOLDER_NAMESPACE}/...; "
+            "pass --registry-name",
+            err=True,
+        )
+
+
+@click.command(name="dev")
+@click.argument("manifest", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output folder (default: ./<server name>).",
+)
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="http", show_default=True
+)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@_python
+def dev_command(
+    manifest: Path, output: Path | None, transport: str, port: int, python: Path | None
+) -> None:
+    """Build MANIFEST, run the server, and rebuild and restart it on every change to the
+    manifest, the files it names or the handlers (one line each; a failed build keeps
+    the last good server running). Stop with Ctrl-C."""
+    from .dev import dev
+
+    if output is None:
+        from mcpgen import identifiers as names
+        from mcpgen.pipeline import load_manifest
+
+        loaded = load_manifest(manifest)
+        if loaded.manifest is None:
+            fail(f"{manifest} does not validate; run mcpgen validate {manifest}, or give -o")
+        output = Path(names.kebab(loaded.manifest.server.name))
+    sys.exit(dev(manifest, output, transport, port, python))
+
+
+@click.command(name="add")
+@click.argument("kind", type=click.Choice(["tool", "resource", "prompt"]))
+@click.argument("name")
+@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="mcpgen.yaml")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Build the project here afterwards (writes the new stub).",
+)
+@click.option("--description", default=None, help="Its description (default: a TODO).")
+@click.option("--uri", default=None, help="resource: its URI or URI template.")
+def add_command(
+    kind: str,
+    name: str,
+    manifest: Path,
+    output: Path | None,
+    description: str | None,
+    uri: str | None,
+) -> None:
+    """Append a skeleton KIND named NAME to MANIFEST (default mcpgen.yaml), keeping the rest
+    of the file as it is; with -o, build its stub too."""
+    from .add import AddError, add_entry, write_text
+
+    try:
+        text, _ = add_entry(manifest, kind, name, uri, description)
+    except AddError as exc:
+        for line in exc.lines:
+            click.echo(line, err=True)
+        fail(str(exc))
+    write_text(manifest, text)
+    click.echo(f"{manifest}: added {kind} {name!r} (fill in its TODOs)", err=True)
+    if output is not None:
+        from mcpgen.cli.build import run_build
+
+        sys.exit(run_build(manifest, output, check=False, show_diff=False, strict=False))
+
+
+COMMANDS = [install, call_command, list_command, bundle, dev_command, add_command]

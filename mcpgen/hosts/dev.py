@@ -1,0 +1,273 @@
+"""``mcpgen dev MANIFEST``: build, run the server, and on every change rebuild (the manifest
+and the files it refers to) or restart (handler code), one line each; a failed build keeps
+the last good server running. Changes are found by polling modification times."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .project import ProjectError, describe, find_launcher
+
+Echo = Callable[[str], None]
+PREFIX = "dev: "
+
+
+def referenced_files(manifest: Path) -> list[Path]:
+    """The files ``manifest`` names (resource ``file``, ``jwksFile``, the OpenAPI
+    ``source``), relative to its folder; URLs and unreadable manifests give none."""
+    try:
+        data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("file", "jwksFile") and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data)
+    if isinstance(data, dict) and isinstance(data.get("openapi"), dict):
+        source = data["openapi"].get("source")
+        if isinstance(source, str):
+            found.append(source)
+    base = manifest.parent
+    return sorted({(base / f).resolve() for f in found if "://" not in f and (base / f).is_file()})
+
+
+def snapshot(paths: list[Path], folders: list[Path]) -> dict[Path, float]:
+    """Modification times of ``paths`` and of every ``.py`` file under ``folders``."""
+    times: dict[Path, float] = {}
+    for path in paths:
+        try:
+            times[path] = path.stat().st_mtime_ns
+        except OSError:
+            times[path] = -1
+    for folder in folders:
+        for path in folder.rglob("*.py"):
+            if "__pycache__" not in path.parts:
+                try:
+                    times[path] = path.stat().st_mtime_ns
+                except OSError:
+                    continue
+    return times
+
+
+def changed(before: dict[Path, float], after: dict[Path, float]) -> list[Path]:
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+@dataclass
+class Build:
+    ok: bool
+    seconds: float
+    lines: list[str]  # the build's own messages (located errors on failure)
+
+
+def build(manifest: Path, output: Path) -> Build:
+    """``mcpgen build MANIFEST -o OUTPUT`` in a subprocess (its own pools and exit)."""
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "build", str(manifest), "-o", str(output)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    return Build(done.returncode == 0, time.monotonic() - start, lines)
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class Server:
+    """The running server process (or none)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    transport: str
+    port: int
+    process: subprocess.Popen[bytes] | None = field(default=None)
+
+    def start(self, ready_timeout: float = 30.0) -> str | None:
+        """Start it; None when ready, else why not."""
+        env = {**os.environ, **self.env}
+        self.process = subprocess.Popen(self.argv, env=env)
+        if self.transport != "http":
+            return None
+        deadline = time.monotonic() + ready_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return f"the server exited with status {self.process.returncode}"
+            if _port_open(self.port):
+                return None
+            time.sleep(0.05)
+        return f"nothing listened on port {self.port} within {ready_timeout:.0f} s"
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if self.transport == "http":  # the next one binds the same port
+            deadline = time.monotonic() + 5
+            while _port_open(self.port) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+    @property
+    def where(self) -> str:
+        pid = self.process.pid if self.process else "-"
+        if self.transport == "http":
+            return f"http://127.0.0.1:{self.port}/mcp (pid {pid})"
+        return f"stdio (pid {pid})"
+
+
+class Stop(Exception):
+    pass
+
+
+def _stop(*_: Any) -> None:
+    raise Stop
+
+
+def _server_for(output: Path, transport: str, port: int, python: Path | None) -> Server:
+    """The server run from OUTPUT/src itself (PYTHONPATH first), so an edit is what runs
+    even when an older copy of the package is installed; by the project's venv when it
+    has one, else by ``python``, else by mcpgen's own interpreter."""
+    project = describe(output)
+    if python is None:
+        venv_python = output / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        python = venv_python if venv_python.exists() else Path(sys.executable)
+    try:
+        run = find_launcher(project, python=python, kind="source")
+    except ProjectError:
+        run = find_launcher(project, python=python)
+    args = ["--transport", transport]
+    if transport == "http":
+        args += ["--port", str(port)]
+    return Server([*run.argv, *args], dict(run.env), transport, port)
+
+
+def _relative(path: Path, *bases: Path) -> str:
+    for base in bases:
+        try:
+            return path.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(path)
+
+
+def dev(
+    manifest: Path,
+    output: Path,
+    transport: str = "http",
+    port: int = 8000,
+    python: Path | None = None,
+    echo: Echo | None = None,
+    poll: float = 0.3,
+) -> int:
+    """The loop; returns the exit status when stopped (SIGINT/SIGTERM): 0."""
+    say: Echo = echo or (lambda line: print(PREFIX + line, file=sys.stderr, flush=True))
+    manifest = manifest.resolve()
+    output = output.resolve()
+    previous = signal.signal(signal.SIGTERM, _stop)
+    server: Server | None = None
+    try:
+        result = build(manifest, output)
+        watched = _watch_list(manifest, output)
+        times = snapshot(*watched)  # before anyone is told the server is up
+        for line in result.lines if not result.ok else []:
+            say("  " + line)
+        if result.ok:
+            server = _server_for(output, transport, port, python)
+            problem = server.start()
+            say(
+                f"built {_relative(output, Path.cwd())} in {result.seconds:.1f} s; "
+                + (f"server failed: {problem}" if problem else f"serving {server.where}")
+            )
+        else:
+            say("build failed; fix the manifest (watching for changes)")
+        while True:
+            time.sleep(poll)
+            now = snapshot(*watched)
+            if now == times:
+                if server and server.process and server.process.poll() is not None:
+                    say(
+                        f"the server exited with status {server.process.returncode}; "
+                        "waiting for a change"
+                    )
+                    server.process = None
+                continue
+            time.sleep(poll)  # let an editor finish writing
+            now = snapshot(*watched)
+            files = changed(times, now)
+            times = now
+            what = ", ".join(_relative(f, manifest.parent, output) for f in files[:3])
+            what += f" and {len(files) - 3} more" if len(files) > 3 else ""
+            handlers = output / "src"
+            sources = [f for f in files if not f.resolve().is_relative_to(handlers.resolve())]
+            if sources:
+                result = build(manifest, output)
+                if not result.ok:
+                    say(
+                        f"{what} changed: build failed"
+                        + ("; the last good server keeps running:" if server else ":")
+                    )
+                    for line in result.lines:
+                        say("  " + line)
+                    continue
+                watched = _watch_list(manifest, output)
+                times = snapshot(*watched)
+                done = f"rebuilt in {result.seconds:.1f} s, "
+            else:
+                done = ""
+            if server is not None:
+                server.stop()
+            if sources or server is None:  # a rebuild may rename the package
+                server = _server_for(output, transport, port, python)
+            problem = server.start()
+            say(
+                f"{what} changed: {done}"
+                + (f"server failed: {problem}" if problem else f"restarted {server.where}")
+            )
+    except (KeyboardInterrupt, Stop):
+        return 0
+    finally:
+        if server is not None:
+            server.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _watch_list(manifest: Path, output: Path) -> tuple[list[Path], list[Path]]:
+    folders = []
+    try:
+        project = describe(output)
+        folders.append(output / "src" / project.package / "handlers")
+    except ProjectError:
+        pass
+    return [manifest, *referenced_files(manifest)], folders

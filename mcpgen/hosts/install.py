@@ -1,0 +1,264 @@
+"""A project and its launcher -> an entry merged into a host's MCP config file.
+
+Each host's documented location and format (see ``HOSTS``); the merge keeps every other
+server and unknown key, backs the file up before changing it, changes nothing when the
+entry is already there, and refuses a file that is not valid JSON (leaving it untouched).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .project import Launcher, Project
+
+Json = Any
+PLACEHOLDER = "<fill in {name}>"
+_PLACEHOLDER = re.compile(r"^<fill in [A-Za-z_][A-Za-z0-9_]*>$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class InstallError(Exception):
+    """Bad input or a config mcpgen refuses to touch (one line, exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Host:
+    id: str
+    title: str
+    key: str  # the object holding the servers: "mcpServers" or "servers"
+    stdio_type: bool  # entries carry "type": "stdio"
+    inputs: bool = False  # secrets left open become ${input:...} prompts (VS Code)
+
+
+HOSTS: dict[str, Host] = {
+    h.id: h
+    for h in (
+        # claude_desktop_config.json: {"mcpServers": {name: {command, args, env}}}
+        Host("claude-desktop", "Claude Desktop", "mcpServers", stdio_type=False),
+        # ~/.claude.json, user scope: top-level "mcpServers", entries with "type": "stdio"
+        Host("claude-code", "Claude Code", "mcpServers", stdio_type=True),
+        # ~/.cursor/mcp.json: {"mcpServers": {name: {command, args, env}}}
+        Host("cursor", "Cursor", "mcpServers", stdio_type=False),
+        # the user profile's mcp.json: {"servers": {name: {type: stdio, ...}}, "inputs": [...]}
+        Host("vscode", "VS Code", "servers", stdio_type=True, inputs=True),
+        # the common shape most hosts read
+        Host("mcp-json", "mcp.json", "mcpServers", stdio_type=False),
+    )
+}
+
+
+def _home(environ: Mapping[str, str]) -> Path:
+    return Path(environ.get("HOME") or environ.get("USERPROFILE") or Path.home())
+
+
+def config_path(
+    host: Host, platform: str | None = None, environ: Mapping[str, str] | None = None
+) -> Path:
+    """Where ``host`` keeps its user-level MCP config on ``platform`` (``sys.platform``)."""
+    platform = platform or sys.platform
+    env = os.environ if environ is None else environ
+    home = _home(env)
+    appdata = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
+    xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    if host.id == "claude-desktop":
+        if platform == "darwin":
+            base = home / "Library" / "Application Support" / "Claude"
+        elif platform == "win32":
+            base = appdata / "Claude"
+        else:
+            base = xdg / "Claude"
+        return base / "claude_desktop_config.json"
+    if host.id == "claude-code":
+        custom = env.get("CLAUDE_CONFIG_DIR")
+        return (Path(custom) if custom else home) / ".claude.json"
+    if host.id == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if host.id == "vscode":
+        if platform == "darwin":
+            base = home / "Library" / "Application Support" / "Code" / "User"
+        elif platform == "win32":
+            base = appdata / "Code" / "User"
+        else:
+            base = xdg / "Code" / "User"
+        return base / "mcp.json"
+    return Path.cwd() / "mcp.json"
+
+
+def parse_env(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not _ENV_NAME.match(name):
+            raise InstallError(f"--env {pair!r}: expected NAME=VALUE")
+        values[name] = value
+    return values
+
+
+@dataclass
+class Entry:
+    """The server's entry for one host, and what the user still has to fill in."""
+
+    name: str
+    body: dict[str, Json]
+    inputs: list[dict[str, Json]] = field(default_factory=list)  # VS Code prompts
+    to_fill: list[str] = field(default_factory=list)  # placeholders left in env
+    prompted: list[str] = field(default_factory=list)  # VS Code asks for these itself
+
+
+def _input_id(var: str) -> str:
+    return var.lower().replace("_", "-")
+
+
+def build_entry(
+    host: Host,
+    project: Project,
+    run: Launcher,
+    name: str | None = None,
+    values: Mapping[str, str] | None = None,
+    existing: Mapping[str, Json] | None = None,
+) -> Entry:
+    """The entry: absolute command, args, and an ``env`` value for every variable the
+    server needs: from ``values`` (``--env``), else the value the existing entry already
+    holds (a filled-in placeholder survives a second install), else the default, else a
+    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords)."""
+    server = name or project.name
+    given = dict(values or {})
+    old_env = existing.get("env") if isinstance(existing, Mapping) else None
+    old = {k: v for k, v in (old_env or {}).items() if isinstance(v, str)}
+    env: dict[str, str] = dict(run.env)
+    entry = Entry(server, {})
+    for var in project.needed_env("stdio"):
+        if var.name in given:
+            env[var.name] = given.pop(var.name)
+        elif var.name in old and not _PLACEHOLDER.match(old[var.name]):
+            env[var.name] = old[var.name]
+        elif var.default is not None and not var.secret:
+            env[var.name] = var.default
+        elif host.inputs:
+            ident = _input_id(var.name)
+            env[var.name] = "${input:" + ident + "}"
+            entry.inputs.append(
+                {
+                    "type": "promptString",
+                    "id": ident,
+                    "description": var.description or var.name,
+                    "password": var.secret,
+                }
+            )
+            entry.prompted.append(var.name)
+        else:
+            env[var.name] = PLACEHOLDER.format(name=var.name)
+            entry.to_fill.append(var.name)
+    env.update(given)  # extra --env variables the project does not list
+    body: dict[str, Json] = {}
+    if host.stdio_type:
+        body["type"] = "stdio"
+    body["command"] = run.command
+    body["args"] = list(run.args)
+    if env:
+        body["env"] = dict(sorted(env.items()))
+    entry.body = body
+    return entry
+
+
+def snippet(host: Host, entry: Entry) -> dict[str, Json]:
+    """What ``--print`` shows: the entry inside the host's top-level shape."""
+    data: dict[str, Json] = {host.key: {entry.name: entry.body}}
+    if entry.inputs:
+        data["inputs"] = entry.inputs
+    return data
+
+
+def read_config(path: Path) -> dict[str, Json]:
+    """The config as an object ({} when missing or empty); ``InstallError`` when it is not
+    valid JSON or not an object (a JSON-with-comments file included)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InstallError(f"{path}: cannot read: {exc}") from exc
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InstallError(
+            f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
+            "yourself (file left untouched)"
+        ) from exc
+    if not isinstance(data, dict):
+        raise InstallError(f"{path}: the top level is not a JSON object (file left untouched)")
+    return data
+
+
+def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
+    """``data`` with ``entry`` put in (other servers, inputs and keys kept, key order too)."""
+    servers = data.get(host.key, {})
+    if not isinstance(servers, dict):
+        raise InstallError(f"{host.key!r} in the config is not an object (file left untouched)")
+    merged = dict(data)
+    merged[host.key] = {**servers, entry.name: entry.body}
+    if entry.inputs:
+        inputs = data.get("inputs", [])
+        if not isinstance(inputs, list):
+            raise InstallError("'inputs' in the config is not a list (file left untouched)")
+        known = {i.get("id") for i in inputs if isinstance(i, dict)}
+        merged["inputs"] = [*inputs, *(i for i in entry.inputs if i["id"] not in known)]
+    return merged
+
+
+def backup_path(path: Path) -> Path:
+    """``NAME.bak``, or ``NAME.bak.1``, ``.2``, ... when earlier backups exist (none is
+    ever overwritten)."""
+    candidate = path.with_name(path.name + ".bak")
+    number = 0
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.name}.bak.{number}")
+    return candidate
+
+
+def render(data: Json) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    path: Path
+    changed: bool
+    backup: Path | None
+
+
+def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
+    """Merge ``entry`` into the file at ``path``: unchanged when it is already there;
+    otherwise the old file is copied to a backup first and the new one replaces it
+    atomically (same permissions)."""
+    data = read_config(path)
+    merged = merge(host, data, entry)
+    if path.exists() and merged == data:
+        return Outcome(path, False, None)
+    backup = None
+    if path.exists():
+        backup = backup_path(path)
+        backup.write_bytes(path.read_bytes())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(render(merged))
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return Outcome(path, True, backup)

@@ -1,0 +1,374 @@
+"""A generated project folder -> what a host needs to know about it (``describe``) and how
+a host starts it (``launcher``).
+
+Reads ``pyproject.toml`` (name, version, description, console script), the package's
+``_spec.json`` (server info, tools, prompts, the ``environment`` list) and, when present,
+``mcp-surface.json`` (exactly what clients see). Nothing here imports the generated package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Json = Any
+
+
+class ProjectError(Exception):
+    """The folder is not a generated project mcpgen can read (one line, for the user)."""
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One environment variable the server reads."""
+
+    name: str
+    description: str = ""
+    secret: bool = False
+    required: bool = False
+    default: str | None = None
+    # transports it matters for; empty = all of them (listener settings are http-only)
+    transports: tuple[str, ...] = ()
+
+    def applies_to(self, transport: str) -> bool:
+        return not self.transports or transport in self.transports
+
+    @property
+    def needed(self) -> bool:
+        """A host must set it: the server fails without it, or it holds a credential."""
+        return self.required or self.secret
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    distribution: str  # [project] name
+    version: str
+    description: str
+    script: str  # the console script
+    package: str  # the import package under src/
+    server: dict[str, Json]  # _spec.json "server" (name, version, title, ...)
+    tools: list[dict[str, Json]]  # tools/list as a client sees it
+    prompts: list[dict[str, Json]]  # prompts/list definitions
+    prompt_messages: dict[str, list[dict[str, Json]]]  # declarative prompt messages by name
+    resources: list[dict[str, Json]]
+    environment: list[EnvVar]
+    environment_source: str  # "spec" (the _spec.json list) or "derived" (older projects)
+    surface: bool  # tools and prompts came from mcp-surface.json
+
+    @property
+    def name(self) -> str:
+        """The server's name (what hosts key their entry by)."""
+        return str(self.server.get("name") or self.script)
+
+    @property
+    def title(self) -> str:
+        return str(self.server.get("title") or self.name)
+
+    def needed_env(self, transport: str = "stdio") -> list[EnvVar]:
+        return [v for v in self.environment if v.applies_to(transport) and v.needed]
+
+    def env_var(self, name: str) -> EnvVar | None:
+        return next((v for v in self.environment if v.name == name), None)
+
+
+def _read_json(path: Path) -> Json:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ProjectError(f"{path}: cannot read: {exc}") from exc
+
+
+def describe(path: Path) -> Project:
+    """Read a generated project folder; ``ProjectError`` when it is not one."""
+    root = Path(path).resolve()
+    pyproject_path = root / "pyproject.toml"
+    if not root.is_dir():
+        raise ProjectError(f"{path}: not a folder")
+    if not pyproject_path.is_file():
+        raise ProjectError(f"{path}: no pyproject.toml (not a generated project)")
+    try:
+        pyproject = tomllib.loads(pyproject_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ProjectError(f"{pyproject_path}: cannot read: {exc}") from exc
+    meta = pyproject.get("project") or {}
+    scripts = meta.get("scripts") or {}
+    if not scripts:
+        raise ProjectError(f"{pyproject_path}: no [project.scripts] console script")
+    script, target = next(iter(scripts.items()))
+    package = str(target).split(":")[0].split(".")[0]
+    spec_path = root / "src" / package / "_spec.json"
+    if not spec_path.is_file():
+        found = sorted((root / "src").glob("*/_spec.json"))
+        if not found:
+            raise ProjectError(f"{path}: no src/<package>/_spec.json (not a generated project)")
+        spec_path, package = found[0], found[0].parent.name
+    spec = _read_json(spec_path)
+    server = dict(spec.get("server") or {})
+    tools, prompts, resources, surface = _surface(root, spec)
+    messages = {
+        p["definition"]["name"]: list(p.get("messages") or [])
+        for p in spec.get("prompts") or []
+        if isinstance(p, dict) and isinstance(p.get("definition"), dict)
+    }
+    if isinstance(spec.get("environment"), list):
+        environment, source = _spec_environment(spec["environment"], spec_path), "spec"
+    else:
+        environment, source = _derived_environment(root, spec), "derived"
+    return Project(
+        root=root,
+        distribution=str(meta.get("name") or script),
+        version=str(meta.get("version") or server.get("version") or "0.0.0"),
+        description=str(meta.get("description") or server.get("description") or ""),
+        script=str(script),
+        package=package,
+        server=server,
+        tools=tools,
+        prompts=prompts,
+        prompt_messages=messages,
+        resources=resources,
+        environment=environment,
+        environment_source=source,
+        surface=surface,
+    )
+
+
+def _surface(
+    root: Path, spec: Json
+) -> tuple[list[dict[str, Json]], list[dict[str, Json]], list[dict[str, Json]], bool]:
+    """(tools, prompts, resources) as clients see them: from the surface lock when the
+    project has one, else from _spec.json (meta tools when they replace the operations)."""
+    lock = root / "mcp-surface.json"
+    if lock.is_file():
+        data = _read_json(lock)
+        strip = ("scopes", "size")
+        tools = [{k: v for k, v in t.items() if k not in strip} for t in data.get("tools") or []]
+        prompts = [
+            {k: v for k, v in p.items() if k not in strip} for p in data.get("prompts") or []
+        ]
+        resources = [
+            {k: v for k, v in r.items() if k not in strip}
+            for r in [*(data.get("resources") or []), *(data.get("resourceTemplates") or [])]
+        ]
+        return tools, prompts, resources, True
+    hidden = spec.get("hidden") or {}
+    hidden_tools = set(hidden.get("tools") or [])
+    hidden_prompts = set(hidden.get("prompts") or [])
+    if spec.get("meta_tools"):
+        tools = list(spec["meta_tools"])
+    else:
+        tools = [t for t in spec.get("tools") or [] if t.get("name") not in hidden_tools]
+    prompts = [
+        p["definition"]
+        for p in spec.get("prompts") or []
+        if p.get("definition", {}).get("name") not in hidden_prompts
+    ]
+    resources = [r["definition"] for r in spec.get("resources") or [] if "definition" in r]
+    return tools, prompts, resources, False
+
+
+def _spec_environment(items: list[Json], where: Path) -> list[EnvVar]:
+    out = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ProjectError(f"{where}: environment entries need a name: {item!r}")
+        default = item.get("default")
+        out.append(
+            EnvVar(
+                name=item["name"],
+                description=str(item.get("description") or ""),
+                secret=bool(item.get("secret")),
+                required=bool(item.get("required")),
+                default=None if default is None else str(default),
+                transports=tuple(item.get("transports") or ()),
+            )
+        )
+    return out
+
+
+_ROW = re.compile(r"^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|\s*(.*?)\s*\|\s*$")
+_SECRET_WORDS = re.compile(r"key|token|secret|password|credential|bearer|basic", re.IGNORECASE)
+
+
+def _readme_variables(root: Path) -> dict[str, str]:
+    """The upstream variables today's generated README lists (``| `NAME` | meaning |`` rows
+    under "The upstream API"), name -> meaning."""
+    try:
+        text = (root / "README.md").read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    section = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            section = line.strip() == "## The upstream API"
+        elif section and (match := _ROW.match(line)):
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def _derived_environment(root: Path, spec: Json) -> list[EnvVar]:
+    """What a project generated before ``environment`` existed tells about its variables:
+    the upstream API's base URL and credentials (from ``upstream`` in _spec.json, with the
+    README's descriptions). The server's own listener settings only matter over HTTP."""
+    upstream = spec.get("upstream") or {}
+    readme = _readme_variables(root)
+    out: dict[str, EnvVar] = {}
+    base_env = upstream.get("baseUrlEnv")
+    if base_env:
+        out[base_env] = EnvVar(
+            name=base_env,
+            description=readme.get(base_env, "base URL of the upstream API"),
+            default=upstream.get("baseUrl"),
+        )
+    for scheme, env in sorted((upstream.get("credentialEnv") or {}).items()):
+        out[env] = EnvVar(
+            name=env,
+            description=readme.get(env, f"credential for the upstream API ({scheme})"),
+            secret=True,
+        )
+    for name, meaning in readme.items():  # anything else the README lists
+        if name not in out:
+            default = re.search(r"\(default (?:from the document: )?([^)]*)\)", meaning)
+            out[name] = EnvVar(
+                name=name,
+                description=meaning,
+                secret=bool(_SECRET_WORDS.search(meaning)) and default is None,
+                default=default.group(1) if default else None,
+            )
+    return list(out.values())
+
+
+# ---------------------------------------------------------------------------- launchers
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """How a host starts the server over stdio."""
+
+    command: str  # absolute when it can be
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    kind: str = "venv"  # venv | python | source | path | uvx
+    note: str = ""  # one line: what was chosen and why
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.command, *self.args]
+
+
+KINDS = ("venv", "python", "source", "path", "uvx")
+
+
+def _bin(venv: Path) -> Path:
+    return venv / ("Scripts" if sys.platform == "win32" else "bin")
+
+
+def _script_in(bindir: Path, script: str) -> Path | None:
+    for name in (script, script + ".exe", script + "-script.py"):
+        candidate = bindir / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _imports(python: str, module: str, extra_path: Path | None = None) -> bool:
+    env = dict(os.environ)
+    if extra_path is not None:
+        env["PYTHONPATH"] = str(extra_path)
+    try:
+        done = subprocess.run(
+            [python, "-c", f"import {module}"],
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
+
+
+def launcher(project: Project, python: Path | None = None, kind: str | None = None) -> Launcher:
+    """See ``find_launcher``; the server is told to speak stdio whatever its default."""
+    found = find_launcher(project, python, kind)
+    return Launcher(found.command, [*found.args, *STDIO], found.env, found.kind, found.note)
+
+
+def find_launcher(
+    project: Project, python: Path | None = None, kind: str | None = None
+) -> Launcher:
+    """The command a host runs, first that works of: the venv given with ``python`` (its
+    console script, else ``python -m package`` when it is installed there, else the source
+    folder on PYTHONPATH), the project's own ``.venv``, the script on PATH, ``uvx --from``.
+    ``kind`` forces one of them; ``ProjectError`` when it cannot be used."""
+    if kind is not None and kind not in KINDS:
+        raise ProjectError(f"unknown launcher {kind!r} (one of {', '.join(KINDS)})")
+    tried: list[str] = []
+    if python is not None:
+        found = _from_python(project, Path(python), kind)
+        if found is not None:
+            return found
+        tried.append(f"{python} cannot run {project.package}")
+    if kind in (None, "venv"):
+        script = _script_in(_bin(project.root / ".venv"), project.script)
+        if script is not None:
+            return Launcher(str(script), kind="venv", note=f"the project's venv script {script}")
+        tried.append(f"no {project.root / '.venv'} script {project.script}")
+    if kind in (None, "path"):
+        on_path = shutil.which(project.script)
+        if on_path is not None:
+            absolute = str(Path(on_path).resolve())
+            return Launcher(absolute, kind="path", note=f"{project.script} on PATH: {absolute}")
+        tried.append(f"no {project.script} on PATH")
+    if kind in (None, "uvx"):
+        uvx = shutil.which("uvx")
+        note = f"uvx runs the project from {project.root} in a cached environment"
+        if uvx is None:
+            note += " (uvx is not installed here: install uv first)"
+        return Launcher(
+            str(Path(uvx).resolve()) if uvx else "uvx",
+            ["--from", str(project.root), project.script],
+            kind="uvx",
+            note=note,
+        )
+    raise ProjectError(f"no {kind} launcher for {project.root}: " + "; ".join(tried))
+
+
+def _from_python(project: Project, python: Path, kind: str | None) -> Launcher | None:
+    python = python if python.is_absolute() else Path.cwd() / python
+    if not python.exists():
+        raise ProjectError(f"{python}: no such interpreter")
+    # keep the venv's own path: resolving a venv's python follows it to the base interpreter
+    if kind in (None, "venv"):
+        script = _script_in(python.parent, project.script)
+        if script is not None:
+            return Launcher(str(script), kind="venv", note=f"the venv script {script}")
+    if kind in (None, "python") and _imports(str(python), project.package):
+        return Launcher(
+            str(python),
+            ["-m", project.package],
+            kind="python",
+            note=f"{python} -m {project.package}",
+        )
+    src = project.root / "src"
+    if kind in (None, "source") and _imports(str(python), project.package, src):
+        return Launcher(
+            str(python),
+            ["-m", project.package],
+            env={"PYTHONPATH": str(src)},
+            kind="source",
+            note=f"{python} -m {project.package} from the source folder {src}",
+        )
+    return None

@@ -1,0 +1,131 @@
+"""A project -> its ``server.json`` for the MCP Registry, checked against the registry's
+published schema (2025-12-11, vendored in ``schemas/``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .project import Project
+
+Json = Any
+SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "server.schema.json"
+NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
+PLACEHOLDER_NAMESPACE = "io.github.YOUR-GITHUB-USER"
+
+
+class RegistryError(Exception):
+    """A server.json that would not validate (one line)."""
+
+
+@cache
+def schema() -> Json:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def problems(document: Json) -> list[str]:
+    """Every way ``document`` breaks the schema, as ``path: message`` lines."""
+    import jsonschema
+
+    validator = jsonschema.Draft7Validator(schema())
+    found = []
+    for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(part) for part in error.absolute_path) or "(top)"
+        found.append(f"{where}: {error.message}")
+    return found
+
+
+def _clip(text: str, limit: int = 100) -> str:
+    """At most ``limit`` characters, cut at a word with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:. ")
+    return cut + "…"
+
+
+def _variables(project: Project) -> list[dict[str, Json]]:
+    out = []
+    for var in project.needed_env("stdio"):
+        item: dict[str, Json] = {"name": var.name, "format": "string"}
+        if var.description:
+            item["description"] = var.description
+        item["isRequired"] = var.required
+        item["isSecret"] = var.secret
+        if var.default is not None and not var.secret:
+            item["default"] = var.default
+        out.append(item)
+    return out
+
+
+def _repository(url: str) -> dict[str, str]:
+    host = urlsplit(url).hostname or ""
+    source = host.split(".")[-2] if host.count(".") >= 1 else host
+    return {"url": url, "source": source or "git"}
+
+
+def server_json(
+    project: Project,
+    name: str | None = None,
+    mcpb_url: str | None = None,
+    mcpb_sha256: str | None = None,
+    repository: str | None = None,
+) -> Json:
+    """The registry entry: the PyPI package (run with ``uvx``) and, with ``mcpb_url``, the
+    bundle released at that URL. ``name`` is the registry name (``io.github.user/server``);
+    without one a placeholder namespace is used that the publisher must replace."""
+    registry_name = name or f"{PLACEHOLDER_NAMESPACE}/{project.name}"
+    if not NAME.match(registry_name):
+        raise RegistryError(
+            f"registry name {registry_name!r} must be NAMESPACE/NAME in reverse-DNS form, "
+            "for example io.github.alice/weather"
+        )
+    variables = _variables(project)
+    stdio = {"type": "stdio"}
+    arguments = [{"type": "named", "name": "--transport", "value": "stdio"}]
+    pypi: dict[str, Json] = {
+        "registryType": "pypi",
+        "identifier": project.distribution,
+        "version": project.version,
+        "runtimeHint": "uvx",
+        "transport": stdio,
+        "packageArguments": arguments,
+    }
+    if variables:
+        pypi["environmentVariables"] = variables
+    packages = [pypi]
+    if mcpb_url is not None:
+        if not mcpb_sha256:
+            raise RegistryError("an MCPB package needs the bundle's SHA-256")
+        bundle: dict[str, Json] = {
+            "registryType": "mcpb",
+            "identifier": mcpb_url,
+            "version": project.version,
+            "fileSha256": mcpb_sha256,
+            "transport": stdio,
+        }
+        if variables:
+            bundle["environmentVariables"] = variables
+        packages.append(bundle)
+    document: dict[str, Json] = {
+        "$schema": SCHEMA_URL,
+        "name": registry_name,
+        "title": _clip(project.title),
+        "description": _clip(project.description or project.title),
+        "version": project.version,
+    }
+    website = project.server.get("websiteUrl")
+    if isinstance(website, str) and website:
+        document["websiteUrl"] = website
+    if repository:
+        document["repository"] = _repository(repository)
+    document["packages"] = packages
+    found = problems(document)
+    if found:
+        raise RegistryError("server.json would not validate: " + "; ".join(found))
+    return document

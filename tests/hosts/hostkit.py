@@ -1,0 +1,88 @@
+"""Helpers for the host tests: a generated example copied with a venv-style console script
+(what ``pip install`` leaves in ``.venv/bin``), running ``python -m mcpgen``, ports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "generated_examples"
+EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "pyproject.toml").is_file())
+MCPB_VERSION = "2.1.2"
+
+SCRIPT = """#!{python}
+# what pip writes for a console script, with the package's source folder on the path
+import sys
+sys.path.insert(0, {src!r})
+from {package}.__main__ import main
+sys.exit(main())
+"""
+
+
+def copy_example(name: str, dest: Path, venv_script: bool = True) -> Path:
+    """generated_examples/NAME copied to ``dest`` (tests stay out of the repository), with
+    ``.venv/bin/<script>`` when ``venv_script``."""
+    target = dest / name
+    shutil.copytree(
+        EXAMPLES / name, target, ignore=shutil.ignore_patterns("__pycache__", ".mypy_cache")
+    )
+    if venv_script:
+        from mcpgen.hosts.project import describe
+
+        project = describe(target)
+        bindir = target / ".venv" / "bin"
+        bindir.mkdir(parents=True)
+        script = bindir / project.script
+        script.write_text(
+            SCRIPT.format(python=sys.executable, src=str(target / "src"), package=project.package)
+        )
+        script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return target
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment ``python -m mcpgen`` runs in: this checkout first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def mcpgen(
+    *args: str, cwd: Path | None = None, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen", *args],
+        cwd=cwd,
+        env=cli_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited with status {process.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listened on port {port} within {timeout} s")

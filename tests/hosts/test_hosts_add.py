@@ -1,0 +1,123 @@
+"""``mcpgen add tool|resource|prompt NAME``: the skeleton goes in as text under its
+section, the rest of the manifest (comments too) stays as it was, the result validates and
+builds its stub; a name taken or invalid leaves the file untouched."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from hostkit import ROOT, mcpgen
+
+from mcpgen.pipeline import load_manifest
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def kept_in_order(old: str, new: str) -> bool:
+    """Every line of ``old`` is in ``new``, in the same order (nothing moved or lost)."""
+    lines = iter(new.splitlines())
+    return all(any(line == candidate for candidate in lines) for line in old.splitlines())
+
+
+def entries(path: Path, section: str) -> list[str]:
+    return [e["name"] for e in yaml.safe_load(path.read_text()).get(section) or []]
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "section"),
+    [
+        ("calculator.yaml", "tool", "tools"),
+        ("calculator.yaml", "resource", "resources"),  # no section yet: made at the end
+        ("calculator.yaml", "prompt", "prompts"),
+        ("travel.yaml", "tool", "tools"),  # a section followed by others
+        ("travel.yaml", "resource", "resources"),
+        ("travel.yaml", "prompt", "prompts"),
+    ],
+)
+def test_add_inserts_a_valid_entry_and_keeps_the_rest(
+    source: str, kind: str, section: str, tmp_path: Path
+) -> None:
+    for item in (ROOT / "manifests").iterdir():  # the manifests' assets come along
+        target = tmp_path / item.name
+        shutil.copytree(item, target) if item.is_dir() else shutil.copy(item, target)
+    manifest = tmp_path / source
+    old = manifest.read_text()
+    before = entries(manifest, section)
+    done = mcpgen("add", kind, "fresh_one", str(manifest))
+    assert done.returncode == 0, done.stderr
+    new = manifest.read_text()
+    assert kept_in_order(old, new)
+    assert sum(1 for line in old.splitlines() if line.lstrip().startswith("#")) == sum(
+        1 for line in new.splitlines() if line.lstrip().startswith("#")
+    )
+    assert entries(manifest, section) == [*before, "fresh_one"]
+    loaded = load_manifest(manifest)
+    assert loaded.manifest is not None, [p.format() for p in loaded.problems.sorted()]
+
+
+def test_add_builds_the_stub_and_the_server_lists_it(tmp_path: Path) -> None:
+    done = mcpgen("init", str(tmp_path), "--name", "demo")
+    assert done.returncode == 0, done.stderr
+    manifest = tmp_path / "mcpgen.yaml"
+    out = tmp_path / "server"
+    done = mcpgen("add", "tool", "lookup", str(manifest), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    stub = out / "src" / "demo_mcp" / "handlers" / "tools" / "lookup.py"
+    assert stub.is_file() and "def handle" in stub.read_text()
+    spec = json.loads((out / "src" / "demo_mcp" / "_spec.json").read_text())
+    assert [t["name"] for t in spec["tools"]] == ["echo", "lookup"]
+    done = mcpgen("add", "resource", "notes", str(manifest), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    spec = json.loads((out / "src" / "demo_mcp" / "_spec.json").read_text())
+    uris = [r["definition"].get("uri") for r in spec["resources"]]
+    assert uris == ["demo://about", "demo://notes"]
+    assert list((out / "src" / "demo_mcp" / "handlers").rglob("notes.py"))
+
+
+def test_empty_flow_sections_are_opened_and_comments_kept(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "# my server\nmcpgen: 1\nserver: {name: tiny, version: 0.1.0}\n"
+        "tools: []  # none yet\n# prompts come later\nprompts:\n- name: hello\n"
+        "  messages:\n  - {role: user, text: hi}\n"
+    )
+    assert mcpgen("add", "tool", "first", str(manifest)).returncode == 0
+    assert mcpgen("add", "prompt", "second", str(manifest)).returncode == 0
+    text = manifest.read_text()
+    assert text.startswith("# my server\n") and "tools:  # none yet\n  - name: first\n" in text
+    assert "# prompts come later\nprompts:\n- name: hello\n" in text
+    assert entries(manifest, "prompts") == ["hello", "second"]
+    assert "\n- name: second\n" in text  # the section's own indentation (none)
+    assert load_manifest(manifest).manifest is not None
+
+
+def test_json_manifests_too(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.json"
+    manifest.write_text(
+        json.dumps({"mcpgen": 1, "server": {"name": "j", "version": "1.0.0"}}, indent=4)
+    )
+    assert mcpgen("add", "prompt", "ask", str(manifest)).returncode == 0
+    data = json.loads(manifest.read_text())
+    assert [p["name"] for p in data["prompts"]] == ["ask"]
+    assert manifest.read_text().startswith('{\n    "mcpgen"')
+    assert load_manifest(manifest).manifest is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("add", "already a tool named 'add'"), ("bad name!", "would not validate")],
+)
+def test_refusals_leave_the_manifest_untouched(name: str, message: str, tmp_path: Path) -> None:
+    manifest = tmp_path / "calculator.yaml"
+    shutil.copy(ROOT / "manifests" / "calculator.yaml", manifest)
+    before = manifest.read_bytes()
+    done = mcpgen("add", "tool", name, str(manifest))
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    if name == "bad name!":  # the problem is located in the real file
+        assert f"{manifest}:" in done.stderr and "tools[5].name" in done.stderr
+    assert manifest.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["calculator.yaml"]  # no temp file left

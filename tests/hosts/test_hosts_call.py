@@ -1,0 +1,144 @@
+"""``mcpgen call`` and ``mcpgen list`` against the calculator example over stdio (its
+project folder, a command line) and streamable HTTP, through the real command line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from hostkit import EXAMPLES, copy_example, free_port, mcpgen
+
+pytestmark = pytest.mark.timeout(180)
+CALC_SRC = EXAMPLES / "calculator" / "src"
+COMMAND = f"{shlex.quote(sys.executable)} -m calculator_mcp"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_example("calculator", tmp_path_factory.mktemp("calc"))
+
+
+def test_call_a_project_folder_prints_structured_content(project: Path) -> None:
+    done = mcpgen("call", str(project), "add", "numbers=[1, 2, 3.5]")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"sum": 6.5}
+    assert done.stdout == '{\n  "sum": 6.5\n}\n'
+
+
+def test_call_a_command_with_args_json_and_pairs(project: Path) -> None:
+    done = mcpgen(
+        "call", "--command", COMMAND, "--env", f"PYTHONPATH={CALC_SRC}",
+        "divide", "--args", '{"a": 7, "b": 2}', "precision=2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["quotient"] == 3.5
+
+
+def test_string_typed_properties_keep_the_text(project: Path) -> None:
+    # "to" is a string in the schema: "null" is sent as the text "null", not as JSON null
+    done = mcpgen("call", str(project), "convert_units", "value=1000", "from=m", "to=null")
+    assert done.returncode == 1
+    assert "to: 'null' is not one of" in done.stderr
+    as_json = mcpgen(
+        "call", str(project), "convert_units", "--args", '{"value": 1, "from": "m", "to": null}'
+    )
+    assert as_json.returncode == 1 and "to: None is not of type 'string'" in as_json.stderr
+    ok = mcpgen("call", str(project), "convert_units", "value=1000", "from=m", "to=km")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout) == {"value": 1.0, "unit": "km"}
+
+
+def test_a_tool_error_exits_1_and_text_content_is_printed(project: Path) -> None:
+    error = mcpgen("call", str(project), "divide", "a=1", "b=0")
+    assert error.returncode == 1
+    assert error.stdout == "" and error.stderr.startswith("tool error: ")
+    assert "zero" in error.stderr
+    text = mcpgen("call", str(project), "random_fact")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.strip() and not text.stdout.lstrip().startswith("{")
+
+
+def test_json_flag_prints_the_whole_result(project: Path) -> None:
+    done = mcpgen("call", str(project), "add", "numbers=[2,2]", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["structuredContent"] == {"sum": 4} and result["isError"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "numbers=[1,2]", "--args", "[1]"], "--args must be a JSON object"),
+        (["nope"], "no tool 'nope' (tools: add, convert_units, divide"),
+        (["add", "numbers"], "expected key=value"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(project: Path, args: list[str], message: str) -> None:
+    done = mcpgen("call", str(project), *args)
+    assert done.returncode == 2, done.stdout
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_unreachable_servers_exit_2_with_one_line(tmp_path: Path) -> None:
+    port = free_port()
+    for args in (
+        [f"http://127.0.0.1:{port}/mcp", "add"],
+        ["--command", f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(3)'", "add"],
+        [str(tmp_path / "missing"), "add"],
+        [str(tmp_path), "add"],  # a folder that is not a project
+    ):
+        done = mcpgen("call", *args, "--timeout", "10")
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_list_a_project_folder(project: Path) -> None:
+    done = mcpgen("list", str(project))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "server calculator 0.1.0"
+    assert lines[1] == "tools (5):"
+    assert any(
+        line.startswith("  divide(a: number, b: number, precision?: integer)") for line in lines
+    )
+
+
+def test_call_and_list_over_http(calculator_http: str) -> None:
+    done = mcpgen("call", calculator_http, "add", "numbers=[40,2]")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"sum": 42}
+    listed = mcpgen("list", calculator_http, "--json", "--header", "X-Test=1")
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert data["server"]["name"] == "calculator"
+    assert sorted(t["name"] for t in data["tools"]) == [
+        "add", "convert_units", "divide", "random_fact", "weather_current",
+    ]  # fmt: skip
+    assert data["prompts"] == [] and data["resources"] == []
+
+
+def test_headers_are_for_urls_only(project: Path) -> None:
+    done = mcpgen("call", str(project), "add", "--token", "t")
+    assert done.returncode == 2 and "URLs only" in done.stderr
+
+
+def test_list_follows_every_page(tmp_path: Path) -> None:
+    travel = copy_example("travel", tmp_path)  # its manifest pages lists by 2
+    done = mcpgen("list", str(travel), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [p["name"] for p in data["prompts"]] == ["plan-vacation", "explain-map", "local-tips"]
+    assert len(data["resources"]) == 3 and len(data["resourceTemplates"]) == 2
+    assert next(t for t in data["tools"] if t["name"] == "search_flights")
+
+
+def test_a_freshly_built_project_is_called_from_its_source(tmp_path: Path) -> None:
+    bare = copy_example("calculator", tmp_path, venv_script=False)  # no venv, no uvx
+    done = mcpgen("call", str(bare), "add", "numbers=[5,5]", PATH="/usr/bin:/bin")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"sum": 10}

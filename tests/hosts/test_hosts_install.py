@@ -1,0 +1,220 @@
+"""``mcpgen install HOST PROJECT``: configs written into a temporary home for every host,
+checked for content, backup, idempotence and the servers already there; then a host-like
+launcher reads the written config and starts the server from it exactly as a host would."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from hostkit import copy_example
+
+from mcpgen.cli import main
+from mcpgen.hosts import install as inst
+
+pytestmark = pytest.mark.timeout(120)
+HOSTS = sorted(inst.HOSTS)
+
+
+def run_install(*args: str) -> Any:
+    return CliRunner().invoke(main, ["install", *args], catch_exceptions=False)
+
+
+def expected_path(host: str, home: Path, cwd: Path) -> Path:
+    return {
+        "claude-desktop": home / ".config" / "Claude" / "claude_desktop_config.json",
+        "claude-code": home / ".claude.json",
+        "cursor": home / ".cursor" / "mcp.json",
+        "vscode": home / ".config" / "Code" / "User" / "mcp.json",
+        "mcp-json": cwd / "mcp.json",
+    }[host]
+
+
+def test_config_locations_on_every_os(tmp_path: Path) -> None:
+    home = tmp_path / "u"
+    env = {"HOME": str(home), "APPDATA": str(home / "Roaming")}
+    where = {
+        (h, p): inst.config_path(inst.HOSTS[h], p, env)
+        for h in ("claude-desktop", "vscode", "cursor", "claude-code")
+        for p in ("darwin", "win32", "linux")
+    }
+    mac_support = home / "Library" / "Application Support"
+    assert where["claude-desktop", "darwin"] == mac_support / "Claude/claude_desktop_config.json"
+    assert where["claude-desktop", "win32"] == home / "Roaming/Claude/claude_desktop_config.json"
+    assert where["claude-desktop", "linux"] == home / ".config/Claude/claude_desktop_config.json"
+    assert where["vscode", "darwin"] == mac_support / "Code/User/mcp.json"
+    assert where["vscode", "win32"] == home / "Roaming/Code/User/mcp.json"
+    assert where["vscode", "linux"] == home / ".config/Code/User/mcp.json"
+    assert {where["cursor", p] for p in ("darwin", "win32", "linux")} == {home / ".cursor/mcp.json"}
+    assert where["claude-code", "linux"] == home / ".claude.json"
+    custom = inst.config_path(
+        inst.HOSTS["claude-code"], "linux", {**env, "CLAUDE_CONFIG_DIR": "/c"}
+    )
+    assert custom == Path("/c/.claude.json")
+    xdg = inst.config_path(inst.HOSTS["vscode"], "linux", {**env, "XDG_CONFIG_HOME": "/x"})
+    assert xdg == Path("/x/Code/User/mcp.json")
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_install_writes_merges_backs_up_and_is_idempotent(
+    host: str, home: Path, tmp_path: Path
+) -> None:
+    project = copy_example("shop", tmp_path)
+    spec = inst.HOSTS[host]
+    path = expected_path(host, home, tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = {spec.key: {"other": {"command": "/bin/other", "args": ["x"]}}, "theme": "dark"}
+    path.write_text(json.dumps(before, indent=4))
+
+    first = run_install(host, str(project))
+    assert first.exit_code == 0, first.output
+    data = json.loads(path.read_text())
+    entry = data[spec.key]["shop"]
+    script = project / ".venv" / "bin" / "shop"
+    assert entry["command"] == str(script) and Path(entry["command"]).is_absolute()
+    assert entry["args"] == ["--transport", "stdio"]
+    if host == "vscode":
+        assert entry["type"] == "stdio"
+        assert entry["env"] == {"SHOP_APIKEY": "${input:shop-apikey}"}
+        assert data["inputs"] == [
+            {
+                "type": "promptString",
+                "id": "shop-apikey",
+                "description": "API key (apiKey)",
+                "password": True,
+            }
+        ]
+        assert "will ask for: SHOP_APIKEY" in first.output
+    else:
+        assert entry["env"] == {"SHOP_APIKEY": "<fill in SHOP_APIKEY>"}
+        assert f"fill in before use, in {path}: SHOP_APIKEY" in first.output
+        assert ("type" in entry) == (host == "claude-code")
+    # what was there is kept, the old file backed up byte for byte
+    assert data[spec.key]["other"] == before[spec.key]["other"]
+    assert data["theme"] == "dark"
+    backup = path.with_name(path.name + ".bak")
+    assert json.loads(backup.read_text()) == before
+
+    written = path.read_bytes()
+    second = run_install(host, str(project))
+    assert second.exit_code == 0, second.output
+    assert "unchanged" in second.output
+    assert path.read_bytes() == written
+    assert not path.with_name(path.name + ".bak.1").exists()
+
+
+def test_values_from_env_and_filled_in_placeholders_survive(home: Path, tmp_path: Path) -> None:
+    project = copy_example("shop", tmp_path)
+    path = expected_path("cursor", home, tmp_path)
+    assert run_install("cursor", str(project)).exit_code == 0
+    data = json.loads(path.read_text())
+    data["mcpServers"]["shop"]["env"]["SHOP_APIKEY"] = "k-123"  # the user fills it in
+    path.write_text(json.dumps(data))
+    again = run_install("cursor", str(project))
+    assert again.exit_code == 0 and "unchanged" in again.output
+    assert json.loads(path.read_text())["mcpServers"]["shop"]["env"]["SHOP_APIKEY"] == "k-123"
+
+    given = run_install("cursor", str(project), "--env", "SHOP_APIKEY=k-456", "--env", "X_Y=1")
+    assert given.exit_code == 0, given.output
+    env = json.loads(path.read_text())["mcpServers"]["shop"]["env"]
+    assert env == {"SHOP_APIKEY": "k-456", "X_Y": "1"}
+    assert "does not list X_Y" in given.output
+    backup = json.loads(path.with_name("mcp.json.bak").read_text())  # the file as it was
+    assert backup["mcpServers"]["shop"]["env"]["SHOP_APIKEY"] == "k-123"
+    assert run_install("cursor", str(project), "--env", "SHOP_APIKEY=k-789").exit_code == 0
+    assert path.with_name("mcp.json.bak.1").exists()  # earlier backups are never overwritten
+    assert json.loads(path.with_name("mcp.json.bak").read_text()) == backup
+
+
+def test_invalid_json_is_refused_and_left_untouched(home: Path, tmp_path: Path) -> None:
+    project = copy_example("calculator", tmp_path)
+    path = expected_path("claude-desktop", home, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"mcpServers": {"a": 1},}  // trailing comma\n')
+    before = path.read_bytes()
+    result = run_install("claude-desktop", str(project))
+    assert result.exit_code == 2
+    assert "not valid JSON" in result.output and "Traceback" not in result.output
+    assert path.read_bytes() == before
+    assert not list(path.parent.glob("*.bak*"))
+    wrong = path.parent / "list.json"
+    wrong.write_text('{"mcpServers": []}')
+    result = run_install("claude-desktop", str(project), "--config", str(wrong))
+    assert result.exit_code == 2 and "not an object" in result.output
+    assert wrong.read_text() == '{"mcpServers": []}'
+
+
+def test_print_shows_the_entry_and_writes_nothing(home: Path, tmp_path: Path) -> None:
+    project = copy_example("calculator", tmp_path)
+    result = CliRunner().invoke(
+        main, ["install", "claude-desktop", str(project), "--print", "--name", "calc"]
+    )
+    assert result.exit_code == 0, result.stderr
+    shown = json.loads(result.stdout)
+    assert shown == {
+        "mcpServers": {
+            "calc": {
+                "command": str(project / ".venv" / "bin" / "calculator"),
+                "args": ["--transport", "stdio"],
+            }
+        }
+    }
+    assert not any(home.rglob("*.json"))
+
+
+def test_launcher_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from mcpgen.hosts.project import ProjectError, describe, launcher
+
+    bare = describe(copy_example("calculator", tmp_path / "a", venv_script=False))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    run = launcher(bare)
+    assert run.kind == "uvx" and run.command == "uvx"
+    assert run.args == ["--from", str(bare.root), "calculator", "--transport", "stdio"]
+    assert "not installed" in run.note
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "calculator").write_text("#!/bin/sh\n")
+    (bindir / "calculator").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    assert launcher(bare).argv[0] == str(bindir / "calculator")
+    source = launcher(bare, python=Path(sys.executable))
+    assert source.kind == "source" and source.env == {"PYTHONPATH": str(bare.root / "src")}
+    with pytest.raises(ProjectError):
+        launcher(bare, kind="venv")
+
+
+async def _list_tools_like_a_host(entry: dict[str, Any], cwd: Path) -> list[str]:
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=entry["command"], args=entry.get("args", []), env=entry.get("env"), cwd=cwd
+    )
+    # hosts speak the handshake era and pass only the entry's env (the SDK adds PATH/HOME)
+    async with Client(params, mode="legacy") as client:
+        return sorted(t.name for t in (await client.list_tools()).tools)
+
+
+@pytest.mark.parametrize("launch", ["venv", "source"])
+def test_a_host_starts_the_server_from_the_written_config(
+    launch: str, home: Path, tmp_path: Path
+) -> None:
+    import sys
+
+    project = copy_example("calculator", tmp_path, venv_script=launch == "venv")
+    extra = ["--python", sys.executable] if launch == "source" else []
+    assert run_install("claude-desktop", str(project), *extra).exit_code == 0
+    config = json.loads(expected_path("claude-desktop", home, tmp_path).read_text())
+    entry = config["mcpServers"]["calculator"]
+    assert (entry.get("env") or {}).get("PYTHONPATH") == (
+        str(project / "src") if launch == "source" else None
+    )
+    spec = json.loads((project / "src" / "calculator_mcp" / "_spec.json").read_text())
+    names = anyio.run(_list_tools_like_a_host, entry, home)
+    assert names == sorted(t["name"] for t in spec["tools"])
