@@ -12,6 +12,7 @@ import click
 from . import __version__
 from .cli_output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
 from .pipeline import load_manifest
+from .surface.command import diff as diff_command
 from .validate import manifest_schema
 
 
@@ -177,6 +178,9 @@ def build(
             timings=timings,
         )
     )
+
+
+main.add_command(diff_command)
 
 
 def run() -> None:

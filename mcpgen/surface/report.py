@@ -1,0 +1,99 @@
+"""``mcpgen diff`` output: text for a terminal, Markdown for a pull request, JSON for tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .diff import LEVELS, Change
+
+MARKDOWN_ROWS = 100  # per level: a PR comment holds at most 65,536 characters
+TITLES = {"breaking": "Breaking", "compatible": "Compatible", "docs": "Docs"}
+COLORS = {"breaking": "red", "compatible": "yellow", "docs": "cyan"}
+
+
+def _signed(n: int) -> str:
+    return f"+{n:,}" if n > 0 else f"{n:,}" if n < 0 else "±0"
+
+
+def _counts(summary: dict[str, int]) -> str:
+    return ", ".join(f"{summary[level]} {level}" for level in LEVELS)
+
+
+def cost_line(summary: dict[str, int], arrow: str = "->") -> str:
+    b0, b1 = summary["bytesBefore"], summary["bytesAfter"]
+    t0, t1 = summary["tokensBefore"], summary["tokensAfter"]
+    return (
+        f"tools/list {b0:,} {arrow} {b1:,} bytes ({_signed(b1 - b0)}), "
+        f"~{t0:,} {arrow} ~{t1:,} tokens ({_signed(t1 - t0)}; estimated as bytes / 4)"
+    )
+
+
+def text(changes: Sequence[Change], summary: dict[str, int], color: bool = False) -> str:
+    import click
+
+    def style(value: str, **kwargs: Any) -> str:
+        return click.style(value, **kwargs) if color else value
+
+    lines = [f"{_counts(summary)}; {cost_line(summary)}"]
+    for level in LEVELS:
+        group = [c for c in changes if c.level == level]
+        if not group:
+            continue
+        lines.append("")
+        lines.append(style(f"{level} ({len(group)})", fg=COLORS[level], bold=True))
+        for change in group:
+            where = change.item + (f" {change.path}" if change.path else "")
+            lines.append(f"  {style(where, bold=True)}: {change.change}")
+            lines.append(f"    {style(change.why, dim=True)}")
+    if not changes:
+        lines.append("no changes")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _code(value: str) -> str:
+    if not value:
+        return ""
+    ticks = "``" if "`" in value else "`"
+    pad = " " if ticks == "``" else ""
+    return f"{ticks}{pad}{_cell(value)}{pad}{ticks}"
+
+
+def markdown(changes: Sequence[Change], summary: dict[str, int]) -> str:
+    lines = [f"### MCP surface: {_counts(summary)}", "", cost_line(summary, "→"), ""]
+    if not changes:
+        lines.append("No change to what clients see.")
+    for level in LEVELS:
+        group = [c for c in changes if c.level == level]
+        if not group:
+            continue
+        fold = level == "docs"
+        if fold:
+            lines.append(f"<details><summary>{TITLES[level]} ({len(group)})</summary>")
+        else:
+            lines.append(f"#### {TITLES[level]} ({len(group)})")
+        lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
+        for change in group[:MARKDOWN_ROWS]:
+            lines.append(
+                f"| {_code(change.item)} | {_code(change.path)} | {_cell(change.change)} "
+                f"| {_cell(change.why)} |"
+            )
+        if len(group) > MARKDOWN_ROWS:
+            lines.append(
+                f"\n… and {len(group) - MARKDOWN_ROWS} more (`mcpgen diff --format json` "
+                "lists them all)"
+            )
+        lines.append("")
+        if fold:
+            lines += ["</details>", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:
+    data = {"changes": [c.to_data() for c in changes], "summary": summary}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
