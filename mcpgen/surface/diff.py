@@ -94,84 +94,76 @@ class _Out:
         return sorted(self.changes.values(), key=Change.sort_key)
 
 
+# Why a change is classified as it is: the reasons the rules give
+WHY_ADDITION = "an addition: nothing clients use is gone"
+WHY_ARGUMENT_GONE = "prompts/get refuses arguments the prompt does not declare"
+WHY_CAPABILITY_FLAG = "clients that rely on it (notifications, subscriptions) stop hearing changes"
+WHY_CLOSED_REMOVED = "extra properties are refused, so calls that send it fail"
+WHY_CONTENT_HINT = "a hint about the content"
+WHY_DEFAULT = "calls that leave this value out now get a different default"
+WHY_DESTRUCTIVE = "clients that allowed it as non-destructive may now lose data unasked"
+WHY_DOCS = "shown to people and models; no call changes"
+WHY_HIDDEN = "clients no longer see it in the list"
+WHY_HINT = "a hint, not a contract"
+WHY_INPUT_NARROWED = "the input now accepts less: calls that were valid may be refused"
+WHY_INPUT_WIDENED = "the input now accepts more: every call that was valid still is"
+WHY_MAYBE_ABSENT = "results may leave it out: clients that read it may break"
+WHY_META = "_meta is read only by clients that know its keys; check those that do"
+WHY_MIME_TYPE = "clients that parse the content by its type may fail"
+WHY_NEW_ITEM = "a new item: nothing clients use is gone"
+WHY_NOT_IDEMPOTENT = "clients that retry it after a failure may now repeat its effect"
+WHY_NOT_READ_ONLY = "clients that run read-only tools without asking may now change data unasked"
+WHY_NOT_REQUIRED = "calls that send it still work"
+WHY_NOT_VALIDATION = "not a JSON Schema validation keyword: validation is unchanged"
+WHY_NOW_EXTRA = "calls that send it are checked against additionalProperties"
+WHY_NOW_OPERATION = "tools/list does not show it; it is reachable only through the meta tools"
+WHY_NOW_PRESENT = "results still have everything clients read"
+WHY_NO_RULE = "a field mcpgen has no rule for; review it"
+WHY_OPEN_WORLD = (
+    "the tool now reaches outside systems; clients that allowed it as closed may not want that"
+)
+WHY_OPTIONAL = "calls that leave it out still work"
+WHY_OUTPUT_GONE = "clients that read it no longer get it"
+WHY_OUTPUT_NARROWED = "the output now allows less: every result still matches what clients expected"
+WHY_OUTPUT_SCHEMA_ADDED = "results now also carry described structured content"
+WHY_OUTPUT_SCHEMA_GONE = "results no longer promise structured content that clients may read"
+WHY_OUTPUT_WIDENED = "the output now allows more: clients may get results the old schema ruled out"
+WHY_READ_ONLY = "the tool now promises to change nothing"
+WHY_REQUIRED = "calls that leave it out are refused"
+WHY_RESOURCE_NAME = "resources are read by URI; the name only labels it"
+WHY_SAFER = "a safer promise"
+WHY_SCOPE_ADDED = "callers whose tokens lack the new scope are refused"
+WHY_SCOPE_REMOVED = "every caller allowed before still is"
+WHY_SERVER_NAME = "clients address a server by their own configuration, not by serverInfo.name"
+WHY_TYPE_CHANGED = "values of the old type are refused (input) or no longer produced (output)"
+WHY_UNKNOWN = "mcpgen cannot tell whether this accepts more or less, so it assumes the worst"
+WHY_UNKNOWN_FIELDS = "clients ignore output properties they do not know"
+
 # ---------------------------------------------------------------------------- schemas
 
-DOC_KEYWORDS = frozenset(
-    {
-        "title",
-        "description",
-        "examples",
-        "example",
-        "$comment",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "externalDocs",
-        "xml",
-        "discriminator",
-        "$id",
-        "$schema",
-        "$anchor",
-    }
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+DOC_KEYWORDS = _words(
+    "title description examples example $comment deprecated readOnly writeOnly "
+    "externalDocs xml discriminator $id $schema $anchor"
 )
 DEFINITIONS = frozenset({"$defs", "definitions"})  # reached through $ref only
 # keywords compared by a rule below
-HANDLED = frozenset(
-    {
-        "type",
-        "nullable",
-        "enum",
-        "const",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "multipleOf",
-        "pattern",
-        "format",
-        "uniqueItems",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "prefixItems",
-        "additionalItems",
-        "$ref",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "default",
-    }
+HANDLED = _words(
+    "type nullable enum const minimum maximum exclusiveMinimum exclusiveMaximum minLength "
+    "maxLength minItems maxItems minProperties maxProperties multipleOf pattern format "
+    "uniqueItems properties required additionalProperties items prefixItems "
+    "additionalItems $ref allOf anyOf oneOf default"
 )
 # validation keywords whose change is not analysed: reported as "changed, assumed breaking"
-OPAQUE = frozenset(
-    {
-        "not",
-        "if",
-        "then",
-        "else",
-        "dependentRequired",
-        "dependentSchemas",
-        "dependencies",
-        "patternProperties",
-        "propertyNames",
-        "contains",
-        "minContains",
-        "maxContains",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "$dynamicRef",
-        "$recursiveRef",
-        "contentMediaType",
-        "contentEncoding",
-        "contentSchema",
-    }
+OPAQUE = _words(
+    "not if then else dependentRequired dependentSchemas dependencies patternProperties "
+    "propertyNames contains minContains maxContains unevaluatedProperties "
+    "unevaluatedItems $dynamicRef $recursiveRef contentMediaType contentEncoding "
+    "contentSchema"
 )
 LOWER_COUNTS = ("minLength", "minItems", "minProperties")
 UPPER_COUNTS = ("maxLength", "maxItems", "maxProperties")
@@ -212,7 +204,12 @@ def _types(node: Mapping[str, Json]) -> frozenset[str] | None:
     raw = node.get("type")
     if raw is None:
         return None
-    types = frozenset([raw] if isinstance(raw, str) else [t for t in raw if isinstance(t, str)])
+    if isinstance(raw, str):
+        types = frozenset([raw])
+    elif isinstance(raw, list):
+        types = frozenset(t for t in raw if isinstance(t, str))
+    else:
+        return frozenset(["?" + _canon(raw)])  # not a JSON Schema type: only equal to itself
     if node.get("nullable") is True:
         types |= {"null"}
     return types
@@ -316,7 +313,7 @@ class SchemaDiff:
         self.output = output
         self.seen: set[tuple[Any, Any]] = set()  # definitions compared (reported once)
         self.active: set[tuple[Any, Any]] = set()  # pairs being compared, for recursion
-        self.alive: tuple[Any, ...] = ()  # made-up nodes whose ids are in those keys
+        self.alive: list[Any] = []  # made-up nodes whose ids are in those keys
         self._refs: dict[int, frozenset[str]] = {}
         self._dirty: set[str] | None = None
 
@@ -335,7 +332,7 @@ class SchemaDiff:
                 if isinstance(ref, str) and ref.startswith("#"):
                     found |= {ref}
             self._refs[key] = found
-            self.alive += (node,)
+            self.alive.append(node)
         return found
 
     def _stale(self, node: Json) -> bool:
@@ -370,48 +367,21 @@ class SchemaDiff:
     # -- emitting
     def narrowed(self, path: str, change: str) -> None:
         if self.output:
-            self.out.add(
-                COMPATIBLE,
-                self.item,
-                path,
-                change,
-                "the output now allows less: every result still matches what clients expected",
-            )
+            self.say(COMPATIBLE, path, change, WHY_OUTPUT_NARROWED)
         else:
-            self.out.add(
-                BREAKING,
-                self.item,
-                path,
-                change,
-                "the input now accepts less: calls that were valid may be refused",
-            )
+            self.say(BREAKING, path, change, WHY_INPUT_NARROWED)
 
     def widened(self, path: str, change: str) -> None:
         if self.output:
-            self.out.add(
-                BREAKING,
-                self.item,
-                path,
-                change,
-                "the output now allows more: clients may get results the old schema ruled out",
-            )
+            self.say(BREAKING, path, change, WHY_OUTPUT_WIDENED)
         else:
-            self.out.add(
-                COMPATIBLE,
-                self.item,
-                path,
-                change,
-                "the input now accepts more: every call that was valid still is",
-            )
+            self.say(COMPATIBLE, path, change, WHY_INPUT_WIDENED)
 
     def unknown(self, path: str, change: str) -> None:
-        self.out.add(
-            BREAKING,
-            self.item,
-            path,
-            change + " (changed, assumed breaking)",
-            "mcpgen cannot tell whether this accepts more or less, so it assumes the worst",
-        )
+        self.say(BREAKING, path, change + " (changed, assumed breaking)", WHY_UNKNOWN)
+
+    def say(self, level: str, path: str, change: str, why: str) -> None:
+        self.out.add(level, self.item, path, change, why)
 
     def docs(self, path: str, change: str) -> None:
         self.out.add(DOCS, self.item, path, change, "documentation only: validation is unchanged")
@@ -468,7 +438,7 @@ class SchemaDiff:
         if _is_false(old) and not _is_false(new):
             self.widened(path, "values are accepted now (was schema false)")
             return
-        old_ref, new_ref = old.get("$ref"), new.get("$ref")
+        old_ref, new_ref = _ref(old), _ref(new)
         if old_ref is not None or new_ref is not None:
             key = (
                 old_ref if old_ref is not None else id(old),
@@ -507,7 +477,7 @@ class SchemaDiff:
                         )
                     a = {k: v for k, v in a.items() if k != "$ref"}
                     b = {k: v for k, v in b.items() if k != "$ref"}
-                self.alive += (a, b)
+                self.alive += [a, b]
                 self.compare(a, b, path, depth + 1)
             finally:
                 self.active.discard(key)
@@ -517,7 +487,7 @@ class SchemaDiff:
             isinstance(old_all, list) and isinstance(new_all, list) and len(old_all) != len(new_all)
         ):  # composed on one side only: compare what the parts add up to
             old, new = self._flatten(old, True, depth), self._flatten(new, False, depth)
-            self.alive += (old, new)
+            self.alive += [old, new]
         self._keywords(old, new, path, depth)
 
     def _flatten(self, node: dict[str, Json], old: bool, depth: int) -> dict[str, Json]:
@@ -578,13 +548,7 @@ class SchemaDiff:
             elif key in OPAQUE:
                 self.unknown(where, _presence(key, a, b))
             else:
-                self.out.add(
-                    COMPATIBLE,
-                    self.item,
-                    where,
-                    _presence(key, a, b),
-                    "not a JSON Schema validation keyword: validation is unchanged",
-                )
+                self.say(COMPATIBLE, where, _presence(key, a, b), WHY_NOT_VALIDATION)
         if "default" in old or "default" in new:
             a, b = old.get("default"), new.get("default")
             if not (a == b and type(a) is type(b)):
@@ -592,13 +556,7 @@ class SchemaDiff:
                 if self.output:
                     self.docs(where, _presence("default", a, b))
                 else:
-                    self.out.add(
-                        COMPATIBLE,
-                        self.item,
-                        where,
-                        _presence("default", a, b),
-                        "calls that leave this value out now get a different default",
-                    )
+                    self.say(COMPATIBLE, where, _presence("default", a, b), WHY_DEFAULT)
 
     def _lift_alternatives(
         self, old: dict[str, Json], new: dict[str, Json]
@@ -636,12 +594,11 @@ class SchemaDiff:
             elif _within(a, b):
                 self.widened(where, f"type widened from {_values(a)} to {_values(b)}")
             else:
-                self.out.add(
+                self.say(
                     BREAKING,
-                    self.item,
                     where,
                     f"type changed from {_values(a)} to {_values(b)}",
-                    "values of the old type are refused (input) or no longer produced (output)",
+                    WHY_TYPE_CHANGED,
                 )
 
     def _enum(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
@@ -718,9 +675,9 @@ class SchemaDiff:
                 self.narrowed(where, f"{key} {_show(b)} added")
             elif b is None:
                 self.widened(where, f"{key} {_show(a)} removed")
-            elif key == "format" and (a, b) in WIDER_FORMATS:
+            elif key == "format" and _text_pair(a, b) in WIDER_FORMATS:
                 self.widened(where, f"format {a} -> {b}")
-            elif key == "format" and (b, a) in WIDER_FORMATS:
+            elif key == "format" and _text_pair(b, a) in WIDER_FORMATS:
                 self.narrowed(where, f"format {a} -> {b}")
             else:
                 self.out.add(
@@ -745,8 +702,7 @@ class SchemaDiff:
             return
         old_props: dict[str, Json] = _dict(old, "properties")
         new_props: dict[str, Json] = _dict(new, "properties")
-        old_req = {r for r in old.get("required", ()) if isinstance(r, str)}
-        new_req = {r for r in new.get("required", ()) if isinstance(r, str)}
+        old_req, new_req = _strings(old.get("required")), _strings(new.get("required"))
         old_extra = _extra(old.get("additionalProperties"))
         new_extra = _extra(new.get("additionalProperties"))
         for name in sorted(set(old_props) | set(new_props) | old_req | new_req):
@@ -760,86 +716,32 @@ class SchemaDiff:
             elif not in_new:  # required without a schema of its own
                 self._required(name, name in old_req, name in new_req, where)
             elif self.output:
-                self.out.add(
-                    COMPATIBLE,
-                    self.item,
-                    where,
-                    f"new property {name}",
-                    "clients ignore output properties they do not know",
-                )
+                self.say(COMPATIBLE, where, f"new property {name}", WHY_UNKNOWN_FIELDS)
             elif name in new_req:
-                self.out.add(
-                    BREAKING,
-                    self.item,
-                    where,
-                    f"new required property {name}",
-                    "calls that leave it out are refused",
-                )
+                self.say(BREAKING, where, f"new required property {name}", WHY_REQUIRED)
             else:
-                self.out.add(
-                    COMPATIBLE,
-                    self.item,
-                    where,
-                    f"new optional property {name}",
-                    "calls that leave it out still work",
-                )
+                self.say(COMPATIBLE, where, f"new optional property {name}", WHY_OPTIONAL)
         self._additional(old_extra, new_extra, f"{path}/additionalProperties", depth)
 
     def _required(self, name: str, was: bool, now: bool, where: str) -> None:
         if was == now:
             return
         if now and not self.output:
-            self.out.add(
-                BREAKING,
-                self.item,
-                where,
-                f"{name} became required",
-                "calls that leave it out are refused",
-            )
+            self.say(BREAKING, where, f"{name} became required", WHY_REQUIRED)
         elif now:
-            self.out.add(
-                COMPATIBLE,
-                self.item,
-                where,
-                f"{name} is now always present",
-                "results still have everything clients read",
-            )
+            self.say(COMPATIBLE, where, f"{name} is now always present", WHY_NOW_PRESENT)
         elif self.output:
-            self.out.add(
-                BREAKING,
-                self.item,
-                where,
-                f"{name} no longer required",
-                "results may leave it out: clients that read it may break",
-            )
+            self.say(BREAKING, where, f"{name} no longer required", WHY_MAYBE_ABSENT)
         else:
-            self.out.add(
-                COMPATIBLE,
-                self.item,
-                where,
-                f"{name} no longer required",
-                "calls that send it still work",
-            )
+            self.say(COMPATIBLE, where, f"{name} no longer required", WHY_NOT_REQUIRED)
 
     def _property_removed(
         self, name: str, schema: Json, extra: Json, where: str, depth: int
     ) -> None:
         if self.output:
-            self.out.add(
-                BREAKING,
-                self.item,
-                where,
-                f"property {name} removed",
-                "clients that read it no longer get it",
-            )
+            self.say(BREAKING, where, f"property {name} removed", WHY_OUTPUT_GONE)
         elif _is_false(extra):
-            self.out.add(
-                BREAKING,
-                self.item,
-                where,
-                f"property {name} removed",
-                "extra properties are refused, so calls that send it fail",
-            )
+            self.say(BREAKING, where, f"property {name} removed", WHY_CLOSED_REMOVED)
         elif extra == {}:
             self.out.add(
                 COMPATIBLE,
@@ -851,12 +753,11 @@ class SchemaDiff:
             )
         else:  # its values now have to match additionalProperties
             self.compare(schema, extra, where, depth + 1)
-            self.out.add(
+            self.say(
                 COMPATIBLE,
-                self.item,
                 where,
                 f"property {name} removed (now an extra property)",
-                "calls that send it are checked against additionalProperties",
+                WHY_NOW_EXTRA,
             )
 
     def _additional(self, old: Json, new: Json, where: str, depth: int) -> None:
@@ -868,13 +769,7 @@ class SchemaDiff:
             text = "extra properties " + (
                 "allowed" if new == {} else "refused" if closed_new else "constrained"
             )
-            self.out.add(
-                COMPATIBLE,
-                self.item,
-                where,
-                text,
-                "clients ignore output properties they do not know",
-            )
+            self.say(COMPATIBLE, where, text, WHY_UNKNOWN_FIELDS)
         elif closed_new:
             self.narrowed(where, "additionalProperties closed (extra properties refused)")
         elif closed_old:
@@ -968,7 +863,7 @@ def _by_type(alternatives: list[Json], indexes: list[int]) -> dict[str, list[int
         key = (
             _canon(sorted(types))
             if types is not None
-            else ("$ref:" + alt["$ref"] if isinstance(alt, dict) and "$ref" in alt else "?")
+            else (f"$ref:{_ref(alt)}" if isinstance(alt, dict) and "$ref" in alt else "?")
         )
         result.setdefault(key, []).append(i)
     return result
@@ -1105,7 +1000,7 @@ class _Differ:
     def run(self) -> list[Change]:
         self.server()
         self.capabilities()
-        new_ops = {e["name"] for e in _list(self.new, "operations")}
+        new_ops = {str(e.get("name")) for e in _list(self.new, "operations")}
         self.collection("tools", "tool", "name", self.tool, also=new_ops)
         self.collection("operations", "operation", "name", self.tool)
         self.collection("resources", "resource", "uri", self.resource)
@@ -1127,13 +1022,7 @@ class _Differ:
                 else _presence(key, a, b)
             )
             if key == "name":
-                self.add(
-                    COMPATIBLE,
-                    "server",
-                    path,
-                    text,
-                    "clients address a server by their own configuration, not by serverInfo.name",
-                )
+                self.add(COMPATIBLE, "server", path, text, WHY_SERVER_NAME)
             else:
                 self.add(DOCS, "server", path, text, "shown to people and models; no call changes")
 
@@ -1159,7 +1048,7 @@ class _Differ:
                         item,
                         f"/{escape(flag)}",
                         f"{flag} no longer supported",
-                        "clients that rely on it (notifications, subscriptions) stop hearing changes",
+                        WHY_CAPABILITY_FLAG,
                     )
                 else:
                     self.add(
@@ -1167,7 +1056,7 @@ class _Differ:
                         item,
                         f"/{escape(flag)}",
                         f"{flag} now supported",
-                        "an addition: nothing clients use is gone",
+                        WHY_ADDITION,
                     )
 
     # -- collections
@@ -1211,7 +1100,7 @@ class _Differ:
                     f"{kind}:{name}",
                     "",
                     "no longer listed (now an operation)",
-                    "tools/list does not show it; it is reachable only through the meta tools",
+                    WHY_NOW_OPERATION,
                 )
             else:
                 self.add(
@@ -1228,35 +1117,22 @@ class _Differ:
             extra = (
                 f" (~{tokens} tokens, estimated)" if tokens is not None and kind == "tool" else ""
             )
-            self.add(
-                COMPATIBLE,
-                f"{kind}:{name}",
-                "",
-                f"added{extra}",
-                "a new item: nothing clients use is gone",
-            )
+            self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
 
     def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         """title, description, icons, scopes, enabled, _meta: the same for every kind."""
         for key in ("title", "description", "icons"):
             a, b = old.get(key), new.get(key)
             if not _same_text(a, b):
-                self.add(
-                    DOCS,
-                    item,
-                    f"/{key}",
-                    _presence(key, a, b),
-                    "shown to people and models; no call changes",
-                )
-        a_s = {s for s in old.get("scopes", ()) if isinstance(s, str)}
-        b_s = {s for s in new.get("scopes", ()) if isinstance(s, str)}
+                self.add(DOCS, item, f"/{key}", _presence(key, a, b), WHY_DOCS)
+        a_s, b_s = _strings(old.get("scopes")), _strings(new.get("scopes"))
         if b_s - a_s:
             self.add(
                 BREAKING,
                 item,
                 "/scopes",
                 f"scope(s) added: {_values(b_s - a_s)}",
-                "callers whose tokens lack the new scope are refused",
+                WHY_SCOPE_ADDED,
             )
         if a_s - b_s:
             self.add(
@@ -1264,17 +1140,11 @@ class _Differ:
                 item,
                 "/scopes",
                 f"scope(s) no longer needed: {_values(a_s - b_s)}",
-                "every caller allowed before still is",
+                WHY_SCOPE_REMOVED,
             )
         was, now = old.get("enabled", True) is not False, new.get("enabled", True) is not False
         if was and not now:
-            self.add(
-                BREAKING,
-                item,
-                "/enabled",
-                "hidden (enabled: false)",
-                "clients no longer see it in the list",
-            )
+            self.add(BREAKING, item, "/enabled", "hidden (enabled: false)", WHY_HIDDEN)
         elif now and not was:
             self.add(COMPATIBLE, item, "/enabled", "listed again (enabled: true)", "an addition")
         if old.get("_meta") != new.get("_meta"):
@@ -1283,20 +1153,14 @@ class _Differ:
                 item,
                 "/_meta",
                 _presence("_meta", old.get("_meta"), new.get("_meta")),
-                "_meta is read only by clients that know its keys; check those that do",
+                WHY_META,
             )
 
     def _rest(self, item: str, old: dict[str, Json], new: dict[str, Json], known: set[str]) -> None:
         for key in sorted((set(old) | set(new)) - known - _COMMON_KEYS):
             a, b = old.get(key), new.get(key)
             if a != b:
-                self.add(
-                    COMPATIBLE,
-                    item,
-                    f"/{escape(key)}",
-                    _presence(key, a, b),
-                    "a field mcpgen has no rule for; review it",
-                )
+                self.add(COMPATIBLE, item, f"/{escape(key)}", _presence(key, a, b), WHY_NO_RULE)
 
     def tool(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
@@ -1308,19 +1172,11 @@ class _Differ:
             SchemaDiff(self.out, item, "/outputSchema", a, b, True).compare(a, b, "/outputSchema")
         elif a is not None:
             self.add(
-                BREAKING,
-                item,
-                "/outputSchema",
-                "output schema removed",
-                "results no longer promise structured content that clients may read",
+                BREAKING, item, "/outputSchema", "output schema removed", WHY_OUTPUT_SCHEMA_GONE
             )
         elif b is not None:
             self.add(
-                COMPATIBLE,
-                item,
-                "/outputSchema",
-                "output schema added",
-                "results now also carry described structured content",
+                COMPATIBLE, item, "/outputSchema", "output schema added", WHY_OUTPUT_SCHEMA_ADDED
             )
         self.annotations(item, old.get("annotations"), new.get("annotations"))
         self._rest(item, old, new, {"name", "inputSchema", "outputSchema", "annotations"})
@@ -1344,7 +1200,7 @@ class _Differ:
                 item,
                 "/annotations/readOnlyHint",
                 f"readOnlyHint true -> false{now}",
-                "clients that run read-only tools without asking may now change data unasked",
+                WHY_NOT_READ_ONLY,
             )
         elif b["readOnlyHint"] and not a["readOnlyHint"]:
             self.add(
@@ -1352,7 +1208,7 @@ class _Differ:
                 item,
                 "/annotations/readOnlyHint",
                 "readOnlyHint false -> true",
-                "the tool now promises to change nothing",
+                WHY_READ_ONLY,
             )
         elif not b["readOnlyHint"]:
             if b["destructiveHint"] and not a["destructiveHint"]:
@@ -1361,7 +1217,7 @@ class _Differ:
                     item,
                     "/annotations/destructiveHint",
                     "destructiveHint false -> true",
-                    "clients that allowed it as non-destructive may now lose data unasked",
+                    WHY_DESTRUCTIVE,
                 )
             elif a["destructiveHint"] and not b["destructiveHint"]:
                 self.add(
@@ -1369,7 +1225,7 @@ class _Differ:
                     item,
                     "/annotations/destructiveHint",
                     "destructiveHint true -> false",
-                    "a safer promise",
+                    WHY_SAFER,
                 )
             if a["idempotentHint"] and not b["idempotentHint"]:
                 self.add(
@@ -1377,7 +1233,7 @@ class _Differ:
                     item,
                     "/annotations/idempotentHint",
                     "idempotentHint true -> false",
-                    "clients that retry it after a failure may now repeat its effect",
+                    WHY_NOT_IDEMPOTENT,
                 )
             elif b["idempotentHint"] and not a["idempotentHint"]:
                 self.add(
@@ -1385,7 +1241,7 @@ class _Differ:
                     item,
                     "/annotations/idempotentHint",
                     "idempotentHint false -> true",
-                    "a safer promise",
+                    WHY_SAFER,
                 )
         if b["openWorldHint"] and not a["openWorldHint"]:
             self.add(
@@ -1393,7 +1249,7 @@ class _Differ:
                 item,
                 "/annotations/openWorldHint",
                 "openWorldHint false -> true",
-                "the tool now reaches outside systems; clients that allowed it as closed may not want that",
+                WHY_OPEN_WORLD,
             )
         elif a["openWorldHint"] and not b["openWorldHint"]:
             self.add(
@@ -1401,7 +1257,7 @@ class _Differ:
                 item,
                 "/annotations/openWorldHint",
                 "openWorldHint true -> false",
-                "a safer promise",
+                WHY_SAFER,
             )
         old_d = old if isinstance(old, dict) else {}
         new_d = new if isinstance(new, dict) else {}
@@ -1410,13 +1266,7 @@ class _Differ:
             if _same_text(x, y):
                 continue
             level = DOCS if key == "title" else COMPATIBLE
-            self.add(
-                level,
-                item,
-                f"/annotations/{escape(key)}",
-                _presence(key, x, y),
-                "a hint, not a contract",
-            )
+            self.add(level, item, f"/annotations/{escape(key)}", _presence(key, x, y), WHY_HINT)
 
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
@@ -1426,7 +1276,7 @@ class _Differ:
                 item,
                 "/name",
                 f"name {_show(old.get('name'))} -> {_show(new.get('name'))}",
-                "resources are read by URI; the name only labels it",
+                WHY_RESOURCE_NAME,
             )
         if old.get("mimeType") != new.get("mimeType"):
             self.add(
@@ -1434,7 +1284,7 @@ class _Differ:
                 item,
                 "/mimeType",
                 f"mimeType {_show(old.get('mimeType'))} -> {_show(new.get('mimeType'))}",
-                "clients that parse the content by its type may fail",
+                WHY_MIME_TYPE,
             )
         for key in ("contentSize", "annotations"):
             if old.get(key) != new.get(key):
@@ -1443,7 +1293,7 @@ class _Differ:
                     item,
                     f"/{key}",
                     _presence(key, old.get(key), new.get(key)),
-                    "a hint about the content",
+                    WHY_CONTENT_HINT,
                 )
         self._rest(
             item, old, new, {"uri", "uriTemplate", "name", "mimeType", "contentSize", "annotations"}
@@ -1451,35 +1301,17 @@ class _Differ:
 
     def prompt(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
-        a = {str(x.get("name")): x for x in old.get("arguments", ()) if isinstance(x, dict)}
-        b = {str(x.get("name")): x for x in new.get("arguments", ()) if isinstance(x, dict)}
+        a = {str(x.get("name")): x for x in _list(old, "arguments")}
+        b = {str(x.get("name")): x for x in _list(new, "arguments")}
         for name in sorted(set(a) | set(b)):
             where = f"/arguments/{escape(name)}"
             if name not in b:
-                self.add(
-                    BREAKING,
-                    item,
-                    where,
-                    f"argument {name} removed",
-                    "prompts/get refuses arguments the prompt does not declare",
-                )
+                self.add(BREAKING, item, where, f"argument {name} removed", WHY_ARGUMENT_GONE)
             elif name not in a:
                 if b[name].get("required"):
-                    self.add(
-                        BREAKING,
-                        item,
-                        where,
-                        f"new required argument {name}",
-                        "calls that leave it out are refused",
-                    )
+                    self.add(BREAKING, item, where, f"new required argument {name}", WHY_REQUIRED)
                 else:
-                    self.add(
-                        COMPATIBLE,
-                        item,
-                        where,
-                        f"new optional argument {name}",
-                        "calls that leave it out still work",
-                    )
+                    self.add(COMPATIBLE, item, where, f"new optional argument {name}", WHY_OPTIONAL)
             else:
                 was, now = bool(a[name].get("required")), bool(b[name].get("required"))
                 if now and not was:
@@ -1488,7 +1320,7 @@ class _Differ:
                         item,
                         f"{where}/required",
                         f"argument {name} became required",
-                        "calls that leave it out are refused",
+                        WHY_REQUIRED,
                     )
                 elif was and not now:
                     self.add(
@@ -1496,18 +1328,12 @@ class _Differ:
                         item,
                         f"{where}/required",
                         f"argument {name} no longer required",
-                        "calls that send it still work",
+                        WHY_NOT_REQUIRED,
                     )
                 for key in ("title", "description"):
                     x, y = a[name].get(key), b[name].get(key)
                     if not _same_text(x, y):
-                        self.add(
-                            DOCS,
-                            item,
-                            f"{where}/{key}",
-                            _presence(key, x, y),
-                            "shown to people and models; no call changes",
-                        )
+                        self.add(DOCS, item, f"{where}/{key}", _presence(key, x, y), WHY_DOCS)
         self._rest(item, old, new, {"name", "arguments"})
 
 
@@ -1534,11 +1360,7 @@ def _signature(kind: str, entry: dict[str, Json]) -> str:
     if kind in ("resource", "template"):
         return _canon([entry.get("name"), entry.get("mimeType")])
     return _canon(
-        sorted(
-            (str(a.get("name")), bool(a.get("required")))
-            for a in entry.get("arguments", ())
-            if isinstance(a, dict)
-        )
+        sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
     )
 
 
@@ -1559,6 +1381,20 @@ def _renames(
         for sig, olds in by_old.items()
         if len(olds) == 1 and len(by_new.get(sig, ())) == 1
     )
+
+
+def _text_pair(a: Json, b: Json) -> tuple[str, str] | None:
+    return (a, b) if isinstance(a, str) and isinstance(b, str) else None
+
+
+def _ref(node: Mapping[str, Json]) -> str | None:
+    """The ``$ref`` of a schema as a string (a malformed one never resolves)."""
+    ref = node.get("$ref")
+    return ref if ref is None or isinstance(ref, str) else "!" + _canon(ref)
+
+
+def _strings(value: Json) -> set[str]:
+    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
 
 
 def _list(data: Mapping[str, Json], key: str) -> list[dict[str, Json]]:

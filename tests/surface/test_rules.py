@@ -448,3 +448,32 @@ def test_summary_measures_locks_without_totals() -> None:
     result = summary([], one, two)
     assert result["bytesBefore"] == result["bytesAfter"] == len(listed)
     assert result["tokensBefore"] == -(-len(listed) // 4)
+
+
+def _mutations(value: Json, rng: Any) -> Json:
+    """``value`` with a few members replaced by values of the wrong kind."""
+    odd = [None, 0, -1.5, True, "x", [], {}, [1, "a"], {"$ref": "#/nowhere"}, {"type": 7}]
+    if isinstance(value, dict):
+        result = {}
+        for key, member in value.items():
+            if key in ("name", "uri", "uriTemplate") or rng.random() > 0.15:
+                result[key] = _mutations(member, rng)
+            else:
+                result[key] = rng.choice(odd)
+        return result
+    if isinstance(value, list):
+        return [_mutations(v, rng) if rng.random() > 0.15 else rng.choice(odd) for v in value]
+    return value
+
+
+def test_odd_values_never_crash_the_diff() -> None:
+    import random
+
+    rng = random.Random(18)
+    for _ in range(3):
+        for _, old, new, _ in CASES:
+            a, b = _mutations(old, rng), _mutations(new, rng)
+            for x, y in ((a, b), (b, a), (old, a), (b, new)):
+                for change in diff(x, y):
+                    assert change.level in (BREAKING, COMPATIBLE, DOCS)
+                    assert change.path == "" or change.path.startswith("/")
