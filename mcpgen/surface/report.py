@@ -8,7 +8,8 @@ from typing import Any
 
 from .diff import LEVELS, Change
 
-MARKDOWN_ROWS = 100  # per level: a PR comment holds at most 65,536 characters
+MARKDOWN_ROWS = 100  # per level, at most
+MARKDOWN_LIMIT = 60_000  # characters: a GitHub comment holds 65,536
 TITLES = {"breaking": "Breaking", "compatible": "Compatible", "docs": "Docs"}
 COLORS = {"breaking": "red", "compatible": "yellow", "docs": "cyan"}
 
@@ -65,6 +66,17 @@ def _code(value: str) -> str:
 
 
 def markdown(changes: Sequence[Change], summary: dict[str, int]) -> str:
+    """A pull request comment: counts, the tools/list cost, a table per level (docs folded).
+    Long lists are cut (fewer rows per level) to fit in one comment."""
+    rows = MARKDOWN_ROWS
+    while True:
+        text = _markdown(changes, summary, rows)
+        if len(text) <= MARKDOWN_LIMIT or rows <= 5:
+            return text
+        rows //= 2
+
+
+def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> str:
     lines = [f"### MCP surface: {_counts(summary)}", "", cost_line(summary, "→"), ""]
     if not changes:
         lines.append("No change to what clients see.")
@@ -78,15 +90,14 @@ def markdown(changes: Sequence[Change], summary: dict[str, int]) -> str:
         else:
             lines.append(f"#### {TITLES[level]} ({len(group)})")
         lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
-        for change in group[:MARKDOWN_ROWS]:
+        for change in group[:rows]:
             lines.append(
                 f"| {_code(change.item)} | {_code(change.path)} | {_cell(change.change)} "
                 f"| {_cell(change.why)} |"
             )
-        if len(group) > MARKDOWN_ROWS:
+        if len(group) > rows:
             lines.append(
-                f"\n… and {len(group) - MARKDOWN_ROWS} more (`mcpgen diff --format json` "
-                "lists them all)"
+                f"\n… and {len(group) - rows} more (`mcpgen diff --format json` " "lists them all)"
             )
         lines.append("")
         if fold:

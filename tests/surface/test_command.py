@@ -291,3 +291,16 @@ def test_source_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(SourceError) as caught:
         load(str(bad))
     assert "\n" not in str(caught.value) and "m.yaml" in str(caught.value)
+
+
+def test_markdown_fits_in_one_comment() -> None:
+    from mcpgen.surface import report
+    from mcpgen.surface.diff import diff, summary
+
+    old = lock(*(tool(f"tool_number_{i:04}", description="d" * 80) for i in range(1500)))
+    new = lock(*(tool(f"tool_number_{i:04}", description="e" * 80) for i in range(0, 1500, 2)))
+    changes = diff(old, new)
+    assert len(changes) == 1500
+    text = report.markdown(changes, summary(changes, old, new))
+    assert len(text) <= report.MARKDOWN_LIMIT
+    assert "#### Breaking (750)" in text and "more (`mcpgen diff --format json`" in text
