@@ -702,7 +702,7 @@ class SchemaDiff:
             return
         old_props: dict[str, Json] = _dict(old, "properties")
         new_props: dict[str, Json] = _dict(new, "properties")
-        old_req, new_req = _strings(old.get("required")), _strings(new.get("required"))
+        old_req, new_req = _string_set(old.get("required")), _string_set(new.get("required"))
         old_extra = _extra(old.get("additionalProperties"))
         new_extra = _extra(new.get("additionalProperties"))
         for name in sorted(set(old_props) | set(new_props) | old_req | new_req):
@@ -801,7 +801,7 @@ class SchemaDiff:
         self, keyword: str, old: dict[str, Json], new: dict[str, Json], path: str, depth: int
     ) -> None:
         a, b = old.get(keyword), new.get(keyword)
-        if a == b:
+        if a == b and not self._stale(a):
             return
         where = f"{path}/{keyword}"
         if (a is not None and not isinstance(a, list)) or (
@@ -1125,7 +1125,7 @@ class _Differ:
             a, b = old.get(key), new.get(key)
             if not _same_text(a, b):
                 self.add(DOCS, item, f"/{key}", _presence(key, a, b), WHY_DOCS)
-        a_s, b_s = _strings(old.get("scopes")), _strings(new.get("scopes"))
+        a_s, b_s = _string_set(old.get("scopes")), _string_set(new.get("scopes"))
         if b_s - a_s:
             self.add(
                 BREAKING,
@@ -1393,7 +1393,7 @@ def _ref(node: Mapping[str, Json]) -> str | None:
     return ref if ref is None or isinstance(ref, str) else "!" + _canon(ref)
 
 
-def _strings(value: Json) -> set[str]:
+def _string_set(value: Json) -> set[str]:
     return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
 
 

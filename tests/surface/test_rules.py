@@ -186,6 +186,12 @@ CASES: list[tuple[str, Json, Json, list[tuple[str, str, str]]]] = [
      [(BREAKING, T, "/inputSchema/$defs/B/format")]),
     ("required name without a property schema", lock(tool()), lock(tool(required=["x"])),
      [(BREAKING, T, "/inputSchema/properties/x")]),
+    ("definition changed under an unchanged anyOf",
+     lock(tool(properties={"a": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]}},
+               **{"$defs": {"A": {"enum": [1, 2]}}})),
+     lock(tool(properties={"a": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]}},
+               **{"$defs": {"A": {"enum": [1]}}})),
+     [(BREAKING, T, "/inputSchema/$defs/A/enum")]),
     ("remote $ref changed", prop({"$ref": "https://example.com/a.json"}),
      prop({"$ref": "https://example.com/b.json"}), [(BREAKING, T, A + "/$ref")]),
     # ---- anyOf / oneOf / allOf
