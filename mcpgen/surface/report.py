@@ -9,6 +9,7 @@ from typing import Any
 from .diff import LEVELS, Change
 
 MARKDOWN_ROWS = 100  # per level, at most
+MERGED_ITEMS = 3  # items named in a row that several items share
 MARKDOWN_LIMIT = 60_000  # characters: a GitHub comment holds 65,536
 TITLES = {"breaking": "Breaking", "compatible": "Compatible", "docs": "Docs"}
 COLORS = {"breaking": "red", "compatible": "yellow", "docs": "cyan"}
@@ -90,19 +91,37 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
         else:
             lines.append(f"#### {TITLES[level]} ({len(group)})")
         lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
-        for change in group[:rows]:
+        merged = _merge_rows(group)
+        for items, change in merged[:rows]:
             lines.append(
-                f"| {_code(change.item)} | {_code(change.path)} | {_cell(change.change)} "
+                f"| {_items(items)} | {_code(change.path)} | {_cell(change.change)} "
                 f"| {_cell(change.why)} |"
             )
-        if len(group) > rows:
-            lines.append(
-                f"\n… and {len(group) - rows} more (`mcpgen diff --format json` " "lists them all)"
-            )
+        if len(merged) > rows:
+            left = sum(len(items) for items, _ in merged[rows:])
+            lines.append(f"\n… and {left} more (`mcpgen diff --format json` lists them all)")
         lines.append("")
         if fold:
             lines += ["</details>", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _merge_rows(group: Sequence[Change]) -> list[tuple[list[str], Change]]:
+    """One row per (path, change, why): a definition shared by many tools changes once."""
+    rows: dict[tuple[str, str, str], tuple[list[str], Change]] = {}
+    for change in group:
+        key = (change.path, change.change, change.why)
+        if key in rows:
+            rows[key][0].append(change.item)
+        else:
+            rows[key] = ([change.item], change)
+    return list(rows.values())
+
+
+def _items(items: Sequence[str]) -> str:
+    shown = ", ".join(_code(item) for item in items[:MERGED_ITEMS])
+    more = len(items) - MERGED_ITEMS
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:

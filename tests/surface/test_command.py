@@ -297,10 +297,39 @@ def test_markdown_fits_in_one_comment() -> None:
     from mcpgen.surface import report
     from mcpgen.surface.diff import diff, summary
 
-    old = lock(*(tool(f"tool_number_{i:04}", description="d" * 80) for i in range(1500)))
-    new = lock(*(tool(f"tool_number_{i:04}", description="e" * 80) for i in range(0, 1500, 2)))
+    def many(limit: int) -> dict[str, Json]:
+        return lock(
+            *(
+                tool(f"tool_number_{i:04}", inputSchema={"type": "object", "properties": {
+                    f"argument_number_{i:04}": {"type": "string", "maxLength": limit}}})
+                for i in range(1500)
+            )
+        )  # fmt: skip
+
+    old, new = many(100), many(50)
     changes = diff(old, new)
     assert len(changes) == 1500
     text = report.markdown(changes, summary(changes, old, new))
     assert len(text) <= report.MARKDOWN_LIMIT
-    assert "#### Breaking (750)" in text and "more (`mcpgen diff --format json`" in text
+    assert "#### Breaking (1500)" in text and "more (`mcpgen diff --format json`" in text
+
+
+def test_markdown_merges_rows_that_many_items_share() -> None:
+    from mcpgen.surface import report
+    from mcpgen.surface.diff import diff, summary
+
+    def with_limit(limit: int) -> dict[str, Json]:
+        schema = {"type": "object", "properties": {"n": {"type": "string", "maxLength": limit}}}
+        return lock(*(tool(f"t{i}", inputSchema=schema) for i in range(5)))
+
+    old, new = with_limit(10), with_limit(5)
+    changes = diff(old, new)
+    assert len(changes) == 5
+    text = report.markdown(changes, summary(changes, old, new))
+    rows = [line for line in text.splitlines() if line.startswith("| `tool:")]
+    assert rows == [
+        "| `tool:t0`, `tool:t1`, `tool:t2` and 2 more | `/inputSchema/properties/n/maxLength` "
+        "| maxLength 10 -> 5 (tightened) | the input now accepts less: calls that were valid "
+        "may be refused |"
+    ]
+    assert "#### Breaking (5)" in text
