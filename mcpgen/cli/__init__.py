@@ -21,6 +21,7 @@ from mcpgen.hosts.commands import (
     list_command,
 )
 from mcpgen.pipeline import load_manifest
+from mcpgen.surface.command import diff as diff_command
 
 
 class _Group(click.Group):
@@ -185,6 +186,9 @@ def build(
             timings=timings,
         )
     )
+
+
+main.add_command(diff_command)
 
 
 def run() -> None:

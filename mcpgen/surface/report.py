@@ -1,0 +1,129 @@
+"""``mcpgen diff`` output: text for a terminal, Markdown for a pull request, JSON for tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .diff import LEVELS, Change
+
+MARKDOWN_ROWS = 100  # per level, at most
+MERGED_ITEMS = 3  # items named in a row that several items share
+MARKDOWN_LIMIT = 60_000  # characters: a GitHub comment holds 65,536
+TITLES = {"breaking": "Breaking", "compatible": "Compatible", "docs": "Docs"}
+COLORS = {"breaking": "red", "compatible": "yellow", "docs": "cyan"}
+
+
+def _signed(n: int) -> str:
+    return f"+{n:,}" if n > 0 else f"{n:,}" if n < 0 else "±0"
+
+
+def _counts(summary: dict[str, int]) -> str:
+    return ", ".join(f"{summary[level]} {level}" for level in LEVELS)
+
+
+def cost_line(summary: dict[str, int], arrow: str = "->") -> str:
+    b0, b1 = summary["bytesBefore"], summary["bytesAfter"]
+    t0, t1 = summary["tokensBefore"], summary["tokensAfter"]
+    return (
+        f"tools/list {b0:,} {arrow} {b1:,} bytes ({_signed(b1 - b0)}), "
+        f"~{t0:,} {arrow} ~{t1:,} tokens ({_signed(t1 - t0)}; estimated as bytes / 4)"
+    )
+
+
+def text(changes: Sequence[Change], summary: dict[str, int], color: bool = False) -> str:
+    import click
+
+    def style(value: str, **kwargs: Any) -> str:
+        return click.style(value, **kwargs) if color else value
+
+    lines = [f"{_counts(summary)}; {cost_line(summary)}"]
+    for level in LEVELS:
+        group = [c for c in changes if c.level == level]
+        if not group:
+            continue
+        lines.append("")
+        lines.append(style(f"{level} ({len(group)})", fg=COLORS[level], bold=True))
+        for change in group:
+            where = change.item + (f" {change.path}" if change.path else "")
+            lines.append(f"  {style(where, bold=True)}: {change.change}")
+            lines.append(f"    {style(change.why, dim=True)}")
+    if not changes:
+        lines.append("no changes")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _code(value: str) -> str:
+    if not value:
+        return ""
+    ticks = "``" if "`" in value else "`"
+    pad = " " if ticks == "``" else ""
+    return f"{ticks}{pad}{_cell(value)}{pad}{ticks}"
+
+
+def markdown(changes: Sequence[Change], summary: dict[str, int]) -> str:
+    """A pull request comment: counts, the tools/list cost, a table per level (docs folded).
+    Long lists are cut (fewer rows per level) to fit in one comment."""
+    rows = MARKDOWN_ROWS
+    while True:
+        text = _markdown(changes, summary, rows)
+        if len(text) <= MARKDOWN_LIMIT or rows <= 5:
+            return text
+        rows //= 2
+
+
+def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> str:
+    lines = [f"### MCP surface: {_counts(summary)}", "", cost_line(summary, "→"), ""]
+    if not changes:
+        lines.append("No change to what clients see.")
+    for level in LEVELS:
+        group = [c for c in changes if c.level == level]
+        if not group:
+            continue
+        fold = level == "docs"
+        if fold:
+            lines.append(f"<details><summary>{TITLES[level]} ({len(group)})</summary>")
+        else:
+            lines.append(f"#### {TITLES[level]} ({len(group)})")
+        lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
+        merged = _merge_rows(group)
+        for items, change in merged[:rows]:
+            lines.append(
+                f"| {_items(items)} | {_code(change.path)} | {_cell(change.change)} "
+                f"| {_cell(change.why)} |"
+            )
+        if len(merged) > rows:
+            left = sum(len(items) for items, _ in merged[rows:])
+            lines.append(f"\n… and {left} more (`mcpgen diff --format json` lists them all)")
+        lines.append("")
+        if fold:
+            lines += ["</details>", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _merge_rows(group: Sequence[Change]) -> list[tuple[list[str], Change]]:
+    """One row per (path, change, why): a definition shared by many tools changes once."""
+    rows: dict[tuple[str, str, str], tuple[list[str], Change]] = {}
+    for change in group:
+        key = (change.path, change.change, change.why)
+        if key in rows:
+            rows[key][0].append(change.item)
+        else:
+            rows[key] = ([change.item], change)
+    return list(rows.values())
+
+
+def _items(items: Sequence[str]) -> str:
+    shown = ", ".join(_code(item) for item in items[:MERGED_ITEMS])
+    more = len(items) - MERGED_ITEMS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:
+    data = {"changes": [c.to_data() for c in changes], "summary": summary}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

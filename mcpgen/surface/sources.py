@@ -1,0 +1,217 @@
+"""Where ``mcpgen diff`` reads OLD and NEW from: every accepted form becomes a surface lock.
+
+- a surface file: ``mcp-surface.json``, or any JSON file whose top level has ``mcpSurface``;
+- a generated project folder: its ``mcp-surface.json``;
+- ``git:REF:PATH``: the file PATH (relative to the current folder) at revision REF of the
+  repository the current folder is in, read with ``git show``; it may be a surface, a
+  manifest or an OpenAPI document (files a manifest names relative to itself are read
+  from the working tree's folder of PATH);
+- a manifest or an OpenAPI document: loaded, checked and modelled as ``mcpgen build``
+  does, then turned into its surface.
+
+Anything unusable raises :class:`SourceError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .lock import VERSION
+
+Json = Any
+LOCK_NAME = "mcp-surface.json"
+MARKER = b'"mcpSurface"'
+GIT_TIMEOUT = 60.0
+
+
+class SourceError(Exception):
+    """OLD or NEW cannot be read: the message is one line, for the user."""
+
+
+def load(spec: str, cwd: Path | None = None) -> dict[str, Json]:
+    """The surface lock that ``spec`` names (see the module docstring)."""
+    here = cwd or Path.cwd()
+    if spec.startswith("git:"):
+        return _from_git(spec, here)
+    path = Path(spec)
+    if not path.is_absolute():
+        path = here / path
+    if path.is_dir():
+        lock = path / LOCK_NAME
+        if not lock.is_file():
+            raise SourceError(
+                f"{spec}: a folder without {LOCK_NAME} (build it with mcpgen, or name a "
+                "manifest or surface file)"
+            )
+        return _from_file(lock, spec if spec.endswith("/") else spec + "/" + LOCK_NAME)
+    if not path.exists():
+        raise SourceError(f"{spec}: file not found")
+    return _from_file(path, spec)
+
+
+def _limit() -> int:
+    from mcpgen.load import MAX_DOCUMENT_BYTES
+
+    return int(MAX_DOCUMENT_BYTES)
+
+
+def _from_file(path: Path, shown: str) -> dict[str, Json]:
+    try:
+        if path.stat().st_size > _limit():
+            raise SourceError(f"{shown}: larger than the limit of {_limit()} bytes")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"{shown}: cannot read file: {exc.strerror or exc}") from None
+    lock = _as_lock(raw, shown)
+    if lock is not None:
+        return lock
+    return _from_manifest(path, shown)
+
+
+def _as_lock(raw: bytes, shown: str) -> dict[str, Json] | None:
+    """The lock in ``raw``, or None when it is not a surface file (a manifest, a spec)."""
+    if MARKER not in raw:  # cheap: a 13 MB spec is not parsed twice
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise SourceError(f"{shown}: not valid UTF-8") from None
+    except json.JSONDecodeError as exc:
+        if raw.lstrip()[:1] != b"{":
+            return None  # YAML that mentions mcpSurface: a manifest
+        raise SourceError(f"{shown}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or "mcpSurface" not in data:
+        return None
+    check(data, shown)
+    return data
+
+
+_COLLECTIONS = {
+    "tools": "name",
+    "operations": "name",
+    "resources": "uri",
+    "resourceTemplates": "uriTemplate",
+    "prompts": "name",
+}
+
+
+def check(data: dict[str, Json], shown: str) -> None:
+    """Refuse a surface file this version cannot compare (one line)."""
+    version = data.get("mcpSurface")
+    if version != VERSION or isinstance(version, bool):
+        raise SourceError(
+            f"{shown}: mcpSurface {json.dumps(version)} is not supported "
+            f"(this mcpgen reads version {VERSION})"
+        )
+    for key in ("server", "capabilities", "totals"):
+        if key in data and not isinstance(data[key], dict):
+            raise SourceError(f"{shown}: {key} must be an object")
+    for key, id_key in _COLLECTIONS.items():
+        items = data.get(key, [])
+        if not isinstance(items, list):
+            raise SourceError(f"{shown}: {key} must be a list")
+        seen: set[str] = set()
+        for index, entry in enumerate(items):
+            if not isinstance(entry, dict) or not isinstance(entry.get(id_key), str):
+                raise SourceError(f"{shown}: {key}[{index}] needs a string {id_key!r}")
+            if entry[id_key] in seen:
+                raise SourceError(f"{shown}: {key} lists {entry[id_key]!r} twice")
+            seen.add(entry[id_key])
+
+
+def _first_problem(problems: Any, shown: str) -> str:
+    errors = problems.sorted()
+    errors = [p for p in errors if p.level.value == "error"] or errors
+    if not errors:
+        return f"{shown}: cannot be loaded"
+    more = f" (and {len(errors) - 1} more; run mcpgen validate)" if len(errors) > 1 else ""
+    return str(errors[0].format()) + more
+
+
+def _from_manifest(path: Path, shown: str) -> dict[str, Json]:
+    from mcpgen.pipeline import load_manifest
+    from .lock import surface
+
+    loaded = load_manifest(path)
+    if loaded.manifest is None:
+        raise SourceError(_first_problem(loaded.problems, shown))
+    return surface(loaded.manifest)
+
+
+def _git(args: list[str], cwd: Path, spec: str) -> bytes:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, timeout=GIT_TIMEOUT, check=False
+        )
+    except FileNotFoundError:
+        raise SourceError(f"{spec}: git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise SourceError(f"{spec}: git {args[0]} took longer than {GIT_TIMEOUT:.0f} s") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = message[0] if message else f"git {args[0]} failed ({done.returncode})"
+        raise SourceError(f"{spec}: {reason.removeprefix('fatal: ')}")
+    return done.stdout
+
+
+def _from_git(spec: str, cwd: Path) -> dict[str, Json]:
+    ref, sep, name = spec[len("git:") :].partition(":")
+    if not sep or not ref or not name:
+        raise SourceError(f"{spec}: expected git:REF:PATH, e.g. git:origin/main:mcp-surface.json")
+    top = Path(_git(["rev-parse", "--show-toplevel"], cwd, spec).decode().strip())
+    wanted = Path(name) if Path(name).is_absolute() else cwd / name
+    try:
+        relative = wanted.resolve().relative_to(top.resolve())
+    except ValueError:
+        raise SourceError(f"{spec}: {name} is outside the repository at {top}") from None
+    raw = _git(["show", f"{ref}:{relative.as_posix()}"], cwd, spec)
+    if len(raw) > _limit():
+        raise SourceError(f"{spec}: larger than the limit of {_limit()} bytes")
+    lock = _as_lock(raw, spec)
+    if lock is not None:
+        return lock
+    return _manifest_at(raw, Path(name).suffix, wanted.parent, spec)
+
+
+def _manifest_at(raw: bytes, suffix: str, base_dir: Path, shown: str) -> dict[str, Json]:
+    """Load the manifest or spec in ``raw`` as if it were a file in ``base_dir``.
+
+    The same steps as :func:`mcpgen.pipeline.load_manifest`, which reads a path and takes
+    relative files from that path's folder; keep the two in step until the pipeline can
+    load text with a ``base_dir`` of its choosing.
+    """
+    from mcpgen.problems import InputError, Problems
+    from mcpgen.openapi.to_manifest import manifest_from_spec, merge_manifest_openapi
+    from mcpgen.load import load_text
+    from mcpgen.model.build import build_model
+    from mcpgen.openapi import is_openapi
+    from mcpgen.check.semantics import check_semantics
+    from mcpgen.check.structure import check_structure
+    from .lock import surface
+
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SourceError(f"{shown}: not valid UTF-8") from None
+    try:
+        doc = load_text(text, shown, base_dir, json_first=suffix.lower() == ".json")
+    except InputError as exc:
+        problems = Problems()
+        problems.extend(exc.problems)
+        raise SourceError(_first_problem(problems, shown)) from None
+    if is_openapi(doc.data):
+        synthesized, problems = manifest_from_spec(doc, False)
+        if synthesized is None:
+            raise SourceError(_first_problem(problems, shown))
+        return surface(build_model(synthesized))
+    problems = check_structure(doc)
+    if not problems.errors:
+        problems.extend(check_semantics(doc).items)
+    if not problems.errors and "openapi" in doc.data:
+        problems.extend(merge_manifest_openapi(doc, False).items)
+    if problems.has_errors():
+        raise SourceError(_first_problem(problems, shown))
+    return surface(build_model(doc))
