@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 
 import click
@@ -48,6 +49,19 @@ class Problem:
     location: Location
     field: str
     message: str
+    path: tuple[str | int, ...] | None = dataclasses.field(default=None, compare=False)
+
+    def to_data(self) -> dict[str, object]:
+        """The problem as JSON (``mcpgen validate --format json``)."""
+        loc = self.location
+        return {
+            "level": self.level.value,
+            "file": loc.file,
+            "line": loc.line,
+            "column": loc.column,
+            "field": self.field,
+            "message": self.message,
+        }
 
     def format(self, color: bool = False) -> str:
         where = printable(str(self.location))

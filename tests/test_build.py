@@ -292,7 +292,7 @@ def test_big_specs_get_compact_spec_json_with_the_same_data(
     assert compact != readable
     assert json.loads(compact) == json.loads(readable)
     assert compact.count("\n") == len(compact.splitlines())  # ends with a newline
-    assert sum(1 for line in compact.splitlines() if line.startswith('{"name": ')) == 5
+    assert sum(1 for line in compact.splitlines() if line.startswith('{"definition": ')) == 5
 
 
 def test_the_command_exits_with_its_status_after_flushing_its_output(

@@ -96,3 +96,104 @@ def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None)
     result = dict(schema)
     result["$defs"] = {**{k: needed[k] for k in sorted(needed)}, **own}
     return result
+
+
+# Every keyword of JSON Schema 2020-12 (all vocabularies), and the annotations clients use.
+KEYWORDS = frozenset(
+    [
+        "$schema",
+        "$id",
+        "$ref",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "$comment",
+        "$defs",
+        "definitions",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "prefixItems",
+        "items",
+        "contains",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+        "title",
+        "description",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "examples",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "dependencies",
+    ]
+)
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_VALUES = [
+    "not",
+    "if",
+    "then",
+    "else",
+    "items",
+    "contains",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+]
+
+
+def unknown_keywords(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+    """Keys of schema objects that are no JSON Schema keyword (``requried``), with their
+    paths; ``x-`` extensions are allowed."""
+    stack: list[tuple[Json, JsonPath]] = [(schema, path)]
+    while stack:
+        node, where = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        for key in sorted(node):
+            value = node[key]
+            if key not in KEYWORDS and not key.startswith("x-"):
+                yield (*where, key), key
+            elif key in _SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend((v, (*where, key, k)) for k, v in value.items())
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend((v, (*where, key, i)) for i, v in enumerate(value))
+            elif key in _SCHEMA_VALUES:
+                stack.append((value, (*where, key)))

@@ -1,6 +1,8 @@
 """Stage two of validation: what the schema cannot say (names, references, files, templates).
 
-Runs only on a manifest whose shape is already valid, and reports every problem it finds.
+Runs on the whole merged document together with the structural check: entries the
+structural check found malformed are left out here (their problems are already reported),
+every other entry is checked, so one run reports every problem.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import jinja2.meta
 
 from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
-from mcpgen.check.structure import dotted
+from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.load import Document, JsonPath
 from mcpgen.problems import Level, Problem, Problems
 
@@ -31,17 +33,61 @@ HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 _JINJA = jinja2.Environment(autoescape=False)
 
 
+SECTIONS = ("tools", "resources", "prompts", "completions")
+MAPPINGS = ("server", "$defs", "auth", "transports", "capabilities")
+
+
+def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
+    """The parts of ``data`` the semantic checks can read: malformed sections become empty
+    and malformed entries None (the structural check reported them)."""
+    view: dict[str, Any] = dict(data) if isinstance(data, dict) else {}
+    for key in MAPPINGS:
+        if not isinstance(view.get(key, {}), dict) or (key,) in broken:
+            view[key] = {}
+    for section in SECTIONS:
+        items = view.get(section, [])
+        if not isinstance(items, list):
+            view[section] = []
+            continue
+        view[section] = [
+            item if isinstance(item, dict) and (section, i) not in broken else None
+            for i, item in enumerate(items)
+        ]
+    return view
+
+
+def broken_entries(paths: Iterable[JsonPath]) -> set[JsonPath]:
+    """The entries (``("tools", 3)``) and sections the structural problems are inside."""
+    found: set[JsonPath] = set()
+    for path in paths:
+        if path and path[0] in SECTIONS and len(path) > 1:
+            found.add(path[:2])
+        elif path and ((path[0] in MAPPINGS and len(path) == 1) or path[0] == "server"):
+            found.add(path[:1])
+    return found
+
+
+def entries(items: list[Any]) -> Iterable[tuple[int, dict[str, Any]]]:
+    return ((i, item) for i, item in enumerate(items) if isinstance(item, dict))
+
+
 class Checker:
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, broken: set[JsonPath] | None = None) -> None:
         self.doc = doc
-        self.data: dict[str, Any] = doc.data
+        self.data: dict[str, Any] = checkable(doc.data, broken or set())
+        # names are checked on every entry that has one, malformed or not
+        self.named: dict[str, Any] = checkable(doc.data, set())
         self.problems = Problems()
 
     def error(self, path: JsonPath, message: str, key: bool = False) -> None:
-        self.problems.add(Problem(Level.ERROR, self.doc.locate(path, key), dotted(path), message))
+        self.problems.add(
+            Problem(Level.ERROR, self.doc.locate(path, key), self.doc.field(path), message)
+        )
 
     def warn(self, path: JsonPath, message: str) -> None:
-        self.problems.add(Problem(Level.WARNING, self.doc.locate(path), dotted(path), message))
+        self.problems.add(
+            Problem(Level.WARNING, self.doc.locate(path), self.doc.field(path), message)
+        )
 
     def run(self) -> Problems:
         self.check_server()
@@ -51,6 +97,7 @@ class Checker:
         prompts = self.check_prompts()
         self.check_completions(prompts, templates)
         self.check_auth()
+        self.check_python_names()
         return self.problems
 
     # -- server -----------------------------------------------------------------------
@@ -91,6 +138,12 @@ class Checker:
                         f"(use one of: {', '.join(_SCHEMA_TYPES)})"
                     )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
+        for path, word in schemas.unknown_keywords(schema):
+            self.warn(
+                (*where, *path),
+                f"{word!r} is not a JSON Schema keyword{did_you_mean(word, schemas.KEYWORDS)}; "
+                "it is ignored",
+            )
         for path, ref in schemas.refs(schema):
             if not ref.startswith("#"):
                 self.error((*where, *path), f"only local references are supported, not {ref!r}")
@@ -99,18 +152,22 @@ class Checker:
             if not found and ref.startswith(schemas.DEFS_PREFIX):
                 found = schemas.resolve_pointer(self.data, ref)[0]
             if not found:
-                self.error((*where, *path), f"reference {ref!r} does not resolve")
+                choices = [schemas.DEFS_PREFIX + n for n in self.data.get("$defs", {})]
+                self.error(
+                    (*where, *path),
+                    f"reference {ref!r} does not resolve" + did_you_mean(ref, choices),
+                )
 
     # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:
         tools = self.data.get("tools", [])
-        self.unique(tools, "name", ("tools",), "tool name")
-        self.unique_idents(tools, ("tools",), "tool", names.snake)
+        self.unique(self.named["tools"], "name", ("tools",), "tool name")
+        self.unique_idents(self.named["tools"], ("tools",), "tool", names.snake)
         # model class -> (where it came from, the Python name of the tool that made it)
         model_names: dict[str, tuple[JsonPath, str | None]] = {
             name: (("$defs", name), None) for name in self.data.get("$defs", {})
         }
-        for index, tool in enumerate(tools):
+        for index, tool in entries(tools):
             where: JsonPath = ("tools", index)
             name = tool["name"]
             if not TOOL_NAME.match(name):
@@ -158,12 +215,12 @@ class Checker:
     # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
         resources = self.data.get("resources", [])
-        self.unique(resources, "name", ("resources",), "resource name")
-        self.unique_idents(resources, ("resources",), "resource", names.snake)
+        self.unique(self.named["resources"], "name", ("resources",), "resource name")
+        self.unique_idents(self.named["resources"], ("resources",), "resource", names.snake)
         self.unique(resources, "uri", ("resources",), "resource URI")
         self.unique(resources, "uriTemplate", ("resources",), "URI template")
         templates: dict[str, list[str]] = {}
-        for index, resource in enumerate(resources):
+        for index, resource in entries(resources):
             where: JsonPath = ("resources", index)
             static = [k for k in ("text", "blob", "file") if k in resource]
             if len(static) > 1:
@@ -206,11 +263,11 @@ class Checker:
     # -- prompts ----------------------------------------------------------------------
     def check_prompts(self) -> dict[str, set[str]]:
         prompts = self.data.get("prompts", [])
-        self.unique(prompts, "name", ("prompts",), "prompt name")
-        self.unique_idents(prompts, ("prompts",), "prompt", names.snake)
-        fixed_uris = {r["uri"] for r in self.data.get("resources", []) if "uri" in r}
+        self.unique(self.named["prompts"], "name", ("prompts",), "prompt name")
+        self.unique_idents(self.named["prompts"], ("prompts",), "prompt", names.snake)
+        fixed_uris = {r["uri"] for _, r in entries(self.data.get("resources", [])) if "uri" in r}
         declared: dict[str, set[str]] = {}
-        for index, prompt in enumerate(prompts):
+        for index, prompt in entries(prompts):
             where: JsonPath = ("prompts", index)
             arguments = prompt.get("arguments", [])
             self.unique(arguments, "name", (*where, "arguments"), "argument name")
@@ -284,7 +341,7 @@ class Checker:
     ) -> None:
         completions = self.data.get("completions", [])
         seen: dict[tuple[str, str, str], int] = {}
-        for index, completion in enumerate(completions):
+        for index, completion in entries(completions):
             where: JsonPath = ("completions", index)
             argument = completion["argument"]
             if "prompt" in completion:
@@ -375,7 +432,7 @@ class Checker:
                     ("auth", "hideUnauthorizedTools"),
                     "only oauth tokens carry scopes: with other auth types every tool is listed",
                 )
-            for index, tool in enumerate(self.data.get("tools", [])):
+            for index, tool in entries(self.data.get("tools", [])):
                 if isinstance(tool, dict) and tool.get("scopes"):
                     self.warn(
                         ("tools", index, "scopes"),
@@ -390,25 +447,114 @@ class Checker:
                 "'*' lets any web page call this unauthenticated server from a browser",
             )
 
+    # -- Python names (the rules are in ``identifiers``: the model derives the same) -----
+    def check_python_names(self) -> None:
+        """Every Python name generated code derives from the manifest, checked against the
+        others in the same namespace: the typed client's methods, a resource's or prompt's
+        keyword arguments, the model classes, the completion handlers."""
+        methods: dict[str, JsonPath] = {}
+
+        def claim(table: dict[str, JsonPath], name: str, where: JsonPath, what: str) -> None:
+            first = table.setdefault(name, where)
+            if first != where:
+                self.error(
+                    where,
+                    f"{what} {name!r} is also the name of {self.doc.field(first)}; rename one",
+                )
+
+        tools = list(entries(self.named.get("tools", [])))
+        idents: dict[str, JsonPath] = {}
+        for index, tool in tools:
+            if isinstance(tool.get("name"), str):
+                ident = names.tool_ident(tool["name"])
+                if idents.setdefault(ident, ("tools", index)) != ("tools", index):
+                    continue  # two tools with one Python name: reported by unique_idents
+                method = names.client_method(ident)
+                claim(methods, method, ("tools", index, "name"), "the typed client's method")
+        for index, resource in entries(self.named.get("resources", [])):
+            if isinstance(resource.get("name"), str):
+                method = "read_" + names.snake(resource["name"])
+                claim(methods, method, ("resources", index, "name"), "the typed client's method")
+            template = resource.get("uriTemplate")
+            if isinstance(template, str):
+                variables, problem = uritemplate.parse(template)
+                if problem is None:
+                    self.distinct_kwargs(
+                        variables, ("resources", index, "uriTemplate"), "variables"
+                    )
+        classes: dict[str, JsonPath] = {
+            name: ("$defs", name) for name in self.named.get("$defs", {})
+        }
+        for index, prompt in entries(self.named.get("prompts", [])):
+            if not isinstance(prompt.get("name"), str):
+                continue
+            claim(
+                methods,
+                "prompt_" + names.snake(prompt["name"]),
+                ("prompts", index, "name"),
+                "the typed client's method",
+            )
+            claim(
+                classes,
+                names.model_class(prompt["name"], "Arguments"),
+                ("prompts", index, "name"),
+                "model class",
+            )
+            arguments = [
+                a["name"]
+                for a in prompt.get("arguments", [])
+                if isinstance(a, dict) and "name" in a
+            ]
+            self.distinct_kwargs(arguments, ("prompts", index, "arguments"), "arguments")
+        for index, tool in tools:
+            if isinstance(tool.get("name"), str):
+                classes.setdefault(
+                    names.model_class(tool["name"], "Input"), ("tools", index, "name")
+                )
+        handlers: dict[str, JsonPath] = {}
+        for index, completion in entries(self.named.get("completions", [])):
+            target = "prompt" if "prompt" in completion else "resource"
+            ref = str(completion.get(target, ""))
+            ident = names.completion_ident(target, ref, str(completion.get("argument", "")))
+            claim(handlers, ident, ("completions", index), "completion handler")
+
+    def distinct_kwargs(self, given: list[str], where: JsonPath, what: str) -> None:
+        seen: dict[str, str] = {}
+        for name in given:
+            python = names.kwarg(name)
+            other = seen.setdefault(python, name)
+            if other != name:
+                self.error(
+                    where,
+                    f"{what} {other!r} and {name!r} both become the Python argument {python!r}; rename one",
+                )
+
     # -- shared helpers ---------------------------------------------------------------
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
         first: dict[Any, int] = {}
-        for index, item in enumerate(items):
+        for index, item in entries(list(items)):
             if key not in item:
                 continue
             value = item[key]
             if value in first:
                 self.error(
                     (*where, index, key),
-                    f"duplicate {what} {value!r} (first at {dotted((*where, first[value]))})",
+                    f"duplicate {what} {value!r} (first at {self.doc.field((*where, first[value]))})"
+                    + self.rename_hint((*where, index), item),
                 )
             first.setdefault(value, index)
+
+    def rename_hint(self, path: JsonPath, item: dict[str, Any]) -> str:
+        """How to rename an entry imported from an OpenAPI document."""
+        if self.doc.overlay(path) is None:
+            return ""
+        return f" (the imported one with openapi.overrides.{item.get('name')}.name)"
 
     def unique_idents(
         self, items: Iterable[dict[str, Any]], where: JsonPath, what: str, convert: Any
     ) -> None:
         first: dict[str, tuple[int, str]] = {}
-        for index, item in enumerate(items):
+        for index, item in entries(list(items)):
             name = item.get("name")
             if not isinstance(name, str):
                 continue
@@ -417,7 +563,8 @@ class Checker:
                 other = first[ident][1]
                 self.error(
                     (*where, index, "name"),
-                    f"{what} {name!r} and {other!r} both become the Python name {ident!r}; rename one",
+                    f"{what} {name!r} and {other!r} both become the Python name {ident!r}; "
+                    "rename one" + self.rename_hint((*where, index), item),
                 )
             first.setdefault(ident, (index, name))
 
@@ -478,8 +625,8 @@ def _valid_types(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v in _SCHEMA_TYPES for v in value)
 
 
-def check_semantics(doc: Document) -> Problems:
-    return Checker(doc).run()
+def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Problems:
+    return Checker(doc, broken).run()
 
 
 def _secure_url(url: str) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -83,8 +85,9 @@ def _problems(doc: Document, error: ValidationError) -> list[Problem]:
                 Problem(
                     Level.ERROR,
                     doc.locate((*path, name), key=True),
-                    dotted((*path, name)),
-                    f"unknown field {name!r} (known fields: {known})",
+                    doc.field((*path, name)),
+                    f"unknown field {name!r}" + did_you_mean(name, allowed, known),
+                    path=(*path, name),
                 )
                 for name in extra
             ]
@@ -138,7 +141,15 @@ def _problems(doc: Document, error: ValidationError) -> list[Problem]:
         message = (
             f"{_short(instance)} must be {_BOUNDS[str(error.validator)]} {error.validator_value}"
         )
-    return [Problem(Level.ERROR, doc.locate(path, key=key), dotted(path), message)]
+    return [Problem(Level.ERROR, doc.locate(path, key=key), doc.field(path), message, path=path)]
+
+
+def did_you_mean(name: str, choices: Iterable[str], known: str | None = None) -> str:
+    """`` (did you mean 'x'?)`` for a near miss, else the known names (when given)."""
+    close = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.7)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (known fields: {known})" if known else ""
 
 
 _BOUNDS = {

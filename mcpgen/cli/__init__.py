@@ -82,9 +82,23 @@ def init(directory: Path, name: str | None, force: bool) -> None:
 @main.command()
 @click.argument("manifest", type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def validate(manifest: Path, strict: bool) -> None:
-    """Check MANIFEST and report every problem as FILE:LINE:COL: field: message."""
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    help="json: one object with every problem (for editors and CI annotations).",
+)
+def validate(manifest: Path, strict: bool, output_format: str) -> None:
+    """Check MANIFEST (or an OpenAPI document) and report every problem at once, as
+    FILE:LINE:COL: level: field: message."""
     loaded = load_manifest(manifest, strict)
+    if output_format == "json":
+        problems = [p.to_data() for p in loaded.problems.sorted()]
+        m = loaded.manifest
+        counts = {} if m is None else {"tools": len(m.tools), "resources": len(m.resources), "prompts": len(m.prompts)}
+        click.echo(json.dumps({"ok": m is not None, "problems": problems, **counts}, indent=2, ensure_ascii=False))
+        sys.exit(EXIT_BAD_INPUT if m is None else 0)
     if loaded.manifest is None:
         bad_input(loaded.problems, strict)
     report(loaded.problems)
@@ -159,6 +173,11 @@ def inspect(manifest: Path, as_json: bool) -> None:
     help="Fail when tools/list would be larger than this many bytes.",
 )
 @click.option("--timings", is_flag=True, help="Print the wall time of each build phase.")
+@click.option(
+    "--name",
+    default=None,
+    help="Server name for an OpenAPI SOURCE (default: a short name from its title or host).",
+)
 def build(
     source: Path,
     output: Path | None,
@@ -167,6 +186,7 @@ def build(
     strict: bool,
     max_context_bytes: int | None,
     timings: bool,
+    name: str | None,
 ) -> None:
     """Generate a server package (and typed client) from SOURCE into OUTPUT.
 
@@ -184,6 +204,7 @@ def build(
             strict=strict,
             max_context_bytes=max_context_bytes,
             timings=timings,
+            name=name,
         )
     )
 

@@ -21,6 +21,7 @@ from mcpgen.pipeline import load_manifest
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import models as modelgen
 from mcpgen.render import render_project
+from mcpgen.render.spec import tool_entry
 from mcpgen.write import apply, diff, plan
 
 
@@ -57,12 +58,13 @@ def run_build(
     strict: bool,
     max_context_bytes: int | None = None,
     timings: bool = False,
+    name: str | None = None,
 ) -> int:
     timing.reset()
     try:
         with Workers() as workers:
             _start_early(source, workers)
-            code = _build(source, output, check, show_diff, strict, max_context_bytes, workers)
+            code = _build(source, output, check, show_diff, strict, max_context_bytes, workers, name)
         with timing.phase("cache upkeep"):
             cache.prune()
         return code
@@ -79,9 +81,10 @@ def _build(
     strict: bool,
     max_context_bytes: int | None,
     workers: Workers,
+    name: str | None = None,
 ) -> int:
     with timing.phase("load + validate"):
-        loaded = load_manifest(source, strict)
+        loaded = load_manifest(source, strict, name)
     if loaded.manifest is None:
         report(loaded.problems, strict)
         return EXIT_BAD_INPUT
@@ -181,12 +184,14 @@ def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
         text = path.read_text("utf-8")
         start = text.find(_TOOLS_LINE)
         if start < 0:  # the indented layout of a small API
-            return {t["name"]: t for t in json.loads(text).get("tools", [])}
-        start += len(_TOOLS_LINE)
-        lines = text[start : text.index("\n]", start)].split(",\n")
-        now = {tool.definition_json for tool in manifest.tools}
-        changed = (json.loads(line) for line in lines if line not in now)
-        return {t["name"]: t for t in changed}
+            entries = json.loads(text).get("tools", [])
+        else:
+            start += len(_TOOLS_LINE)
+            lines = text[start : text.index("\n]", start)].split(",\n")
+            package = manifest.server.package
+            now = {json.dumps(tool_entry(t, package), ensure_ascii=False) for t in manifest.tools}
+            entries = [json.loads(line) for line in lines if line not in now]
+        return {e["definition"]["name"]: e["definition"] for e in entries}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 

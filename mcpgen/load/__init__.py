@@ -12,7 +12,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -143,9 +143,21 @@ class Positions:
             current = current[:-1]
 
 
+@dataclass(frozen=True)
+class Overlay:
+    """Where a part of a merged document came from: an entry imported from an OpenAPI
+    document is located at its operation in that document (``pointer`` names it)."""
+
+    locate: Callable[[], Location]
+    pointer: str
+
+
 @dataclass
 class Document:
-    """Parsed input: plain JSON-compatible data plus the position of each value."""
+    """Parsed input: plain JSON-compatible data plus the position of each value.
+
+    ``overlays`` maps the path of an entry merged in from another file (an imported tool)
+    to where it was written, so that every problem points at the file the user wrote."""
 
     file: str
     base_dir: Path
@@ -153,6 +165,25 @@ class Document:
     text: str
     _positions: Positions | None = None
     _locator: JsonLocator | None = None
+    overlays: dict[JsonPath, Overlay] = field(default_factory=dict)
+
+    def overlay(self, path: Sequence[PathPart]) -> Overlay | None:
+        if not self.overlays:
+            return None
+        current = tuple(path)
+        while current:
+            found = self.overlays.get(current)
+            if found is not None:
+                return found
+            current = current[:-1]
+        return None
+
+    def field(self, path: Sequence[PathPart]) -> str:
+        """How a problem names ``path``: its dotted name, and the JSON pointer of the
+        operation it was imported from."""
+        found = self.overlay(path)
+        name = dotted(path)
+        return f"{found.pointer} ({name})" if found is not None else name
 
     @property
     def positions(self) -> Positions:
@@ -164,6 +195,11 @@ class Document:
         return self._positions
 
     def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
+        found = self.overlay(path)
+        if found is not None:
+            return found.locate()
+        if not self.text and self._positions is None:
+            return Location(self.file, 1, 1)
         if self._positions is None:  # JSON: find this one place, not every position
             if self._locator is None:
                 self._locator = JsonLocator(self.text, self.file)

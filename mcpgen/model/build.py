@@ -39,7 +39,7 @@ def build_model(doc: Document) -> Manifest:
     server = _server(data["server"])
     index = schemas.RefIndex(shared)
     tools = tuple(_tool(t, shared, index) for t in data.get("tools", []))
-    resources = tuple(_resource(r, doc.base_dir) for r in data.get("resources", []))
+    resources = tuple(_resource(r, doc.base_dir, shared, index) for r in data.get("resources", []))
     prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
     completions = tuple(_completion(c, resources) for c in data.get("completions", []))
     caps = data.get("capabilities", {})
@@ -226,7 +226,9 @@ def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> Static
     return StaticContent("blob", base64.b64encode(data).decode("ascii"))
 
 
-def _resource(raw: dict[str, Any], base_dir: Path) -> Resource:
+def _resource(
+    raw: dict[str, Any], base_dir: Path, shared: dict[str, Any], index: schemas.RefIndex
+) -> Resource:
     content: StaticContent | None = None
     mime_type = raw.get("mimeType")
     if "text" in raw:
@@ -256,7 +258,9 @@ def _resource(raw: dict[str, Any], base_dir: Path) -> Resource:
         ident=names.snake(raw["name"]),
         http=raw.get("x-mcpgen-http"),
         scopes=tuple(raw.get("scopes", [])),
-        input_schema=raw.get("x-mcpgen-input"),
+        input_schema=(
+            schemas.bundle(raw["x-mcpgen-input"], shared, index) if "x-mcpgen-input" in raw else None
+        ),
     )
 
 

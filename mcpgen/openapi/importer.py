@@ -214,6 +214,7 @@ class _Importer:
             resource_operations=[o for _, o in resources],
             version=version,
             info=info,
+            locate=self.sources.location,
             defs={name: self.converter.defs[name] for name in sorted(used)},
         )
 
@@ -350,6 +351,7 @@ class _Importer:
             wrapped_output=wrapped,
             security=self.security(cand),
             tags=list(cand.tags),
+            origin=(cand.src, tuple(cand.path)),
         )
         tool: dict[str, Json] = {"name": name}
         summary = cand.node.get("summary")
@@ -936,6 +938,8 @@ class _Importer:
             if key in tool:
                 resource[key] = tool[key]
         resource["mimeType"] = op.response_content_type or "application/json"
+        if kind == "resourceTemplate":  # its variables are checked against these schemas
+            resource["x-mcpgen-input"] = tool["input"]
         return resource
 
     def apply_overrides(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgen.problems import Problem
+from mcpgen.problems import Location, Problem
 
 Json = Any
 
@@ -74,6 +75,7 @@ class Operation:
     wrapped_output: bool
     security: list[dict[str, list[str]]]
     tags: list[str]
+    origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,8 @@ class OpenAPIImport:
     resource_operations: list[Operation] = field(default_factory=list)
     version: str = ""  # "2.0", "3.0" or "3.1"
     info: dict[str, Json] = field(default_factory=dict)  # title, version, description
+    # where an operation was written: (file index, path) -> location (for located problems)
+    locate: Callable[[int, tuple[str | int, ...]], Location] | None = field(default=None, compare=False)
     defs: dict[str, Json] = field(default_factory=dict)
     """Every definition the tools use, by the names their ``$ref``s use (sorted).
 

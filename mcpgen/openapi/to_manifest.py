@@ -1,8 +1,11 @@
-"""OpenAPI as a source: a spec (or a manifest's ``openapi:`` section) becomes manifest data.
+"""OpenAPI as a source: a whole spec, or a manifest's ``openapi:`` section, merged into one
+raw manifest document *before* anything is checked.
 
-The importer (``mcpgen.openapi``) does the hard part; this module turns its result into
-the manifest form the rest of the pipeline already knows, attaching to each imported tool
-how to call its HTTP operation (a private ``x-mcpgen-http`` key the model picks up).
+The importer (``mcpgen.openapi``) does the hard part; this module adds its tools and
+resources to the manifest data, each with an overlay that locates it at its operation in
+the spec, so that the structural and semantic checks see every tool, whatever its source,
+and every problem points at the file the user wrote. How to call each operation travels in
+a private ``x-mcpgen-http`` key the model picks up.
 """
 
 from __future__ import annotations
@@ -11,16 +14,21 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcpgen import identifiers as names
-from mcpgen.load import MAX_DOCUMENT_BYTES, Document, Positions, load_file
+from mcpgen.load import MAX_DOCUMENT_BYTES, Document, Overlay, Positions, load_file
 from mcpgen.openapi import OpenAPIImport, Operation, import_openapi
 from mcpgen.openapi.options import OPTIONS_FILE
-from mcpgen.problems import Level, Problem, Problems
+from mcpgen.openapi.sources import pointer
+from mcpgen.problems import Level, Location, Problem, Problems
 
 Json = Any
 HTTP_KEY = "x-mcpgen-http"
+INPUT_KEY = "x-mcpgen-input"
 UPSTREAM_KEY = "x-mcpgen-upstream"
+GENERIC_HOST_WORDS = frozenset({"api", "www", "rest", "v1", "v2", "v3", "gateway", "service"})
+GENERIC_TLDS = frozenset({"com", "org", "net", "io", "dev", "ai", "co", "app", "cloud", "us", "eu"})
 
 
 def operation_data(operation: Operation) -> dict[str, Json]:
@@ -40,11 +48,18 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     return data
 
 
+def env_prefix(server_name: str) -> str:
+    """The prefix of the wrapped API's variables: ``github`` -> ``GITHUB_API`` (the server's
+    own settings use ``GITHUB_``: ``GITHUB_PORT``, ``GITHUB_API_BASE_URL``)."""
+    return names.snake(server_name).upper().strip("_") + "_API"
+
+
 def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, Json]) -> Json:
-    prefix = names.snake(server_name).upper().strip("_")
+    prefix = env_prefix(server_name)
     base_url = options.get("baseUrl")
     if base_url is None and imported.servers:
         base_url = imported.servers[0].get("url")
+    mode = options.get("mode") or ("search" if options.get("metaTools") else "auto")
     return {
         "baseUrl": base_url or "http://127.0.0.1",
         "baseUrlEnv": options.get("baseUrlEnv", f"{prefix}_BASE_URL"),
@@ -54,55 +69,86 @@ def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, 
             name: f"{prefix}_{re.sub('[^A-Za-z0-9]', '_', name).upper()}"
             for name in sorted(imported.security_schemes)
         },
-        "metaTools": bool(options.get("metaTools", False)),
+        "credentials": options.get("credentials") or {},
+        "mode": mode,
+        "contextBudget": options.get("contextBudget"),
     }
 
 
-def _server_name(info: dict[str, Json], path: Path) -> str:
-    title = str(info.get("title") or path.stem)
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", names.kebab(title)).strip("-")[:48] or "api"
+def short_name(info: dict[str, Json], servers: list[dict[str, Json]], path: Path) -> str:
+    """A short, readable server name for an imported API: a short title (``Petstore``), else
+    the API's host without its generic parts (``api.github.com`` -> ``github``), else the
+    file's name."""
+    title = str(info.get("title") or "")
+    words = names.words(re.sub(r"'s\b", "", title))
+    if 0 < len(words) <= 3 and sum(len(w) for w in words) <= 24:
+        return _valid("-".join(words))
+    for server in servers:
+        host = urlsplit(str(server.get("url") or "")).hostname or ""
+        parts = [p for p in host.split(".") if p and not p.isdigit()]
+        if len(parts) > 1 and parts[-1] in GENERIC_TLDS | {"uk", "de", "fr", "jp"}:
+            parts = parts[:-1]
+        parts = [p for p in parts if p not in GENERIC_HOST_WORDS]
+        if parts and host not in ("localhost", "127.0.0.1"):
+            return _valid(parts[-1])
+    if words:
+        return _valid("-".join(words[:3]))
+    return _valid(names.kebab(path.stem))
+
+
+def _valid(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:48] or "api"
     return name if name[0].isalpha() else f"api-{name}"
 
 
-def manifest_from_spec(doc: Document, strict: bool) -> tuple[Document | None, Problems]:
-    """A whole OpenAPI document given as the build source."""
-    imported = import_openapi(doc, {})
+def package_version(version: str) -> tuple[str, str | None]:
+    """``version`` as a PEP 440 version pip accepts, and a note when it had to change."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return str(Version(version)), None
+    except InvalidVersion:
+        pass
+    numbers = [str(int(n)) for n in re.findall(r"\d+", version)][:4]
+    fixed = ".".join(numbers) if numbers else "0.1.0"
+    return fixed, f"{version!r} is not a PEP 440 version; the package is versioned {fixed!r}"
+
+
+def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Problems]:
+    """A whole OpenAPI document given as the build source: the manifest it stands for."""
+    imported = import_openapi(spec, {})
     problems = Problems()
     problems.extend(imported.problems)
-    if problems.has_errors(strict):
-        return None, problems
-    name = _server_name(imported.info, Path(doc.file))
+    server_name = name or short_name(imported.info, imported.servers, Path(spec.file))
+    title = str(imported.info.get("title") or server_name)
     data: dict[str, Json] = {
         "mcpgen": 1,
-        "server": {
-            "name": name,
-            "version": str(imported.info.get("version") or "0.1.0"),
-            "title": str(imported.info.get("title") or name),
-        },
+        "server": {"name": server_name, "version": str(imported.info.get("version") or "0.1.0"), "title": title},
         "tools": [],
     }
     if imported.info.get("description"):
         data["server"]["description"] = str(imported.info["description"])
-    attach(data, imported, {})
-    # The synthesized manifest has no text of its own: problems are located in the spec.
-    return Document(doc.file, doc.base_dir, data, "", Positions(doc.file)), problems
+    doc = Document(spec.file, spec.base_dir, data, "", Positions(spec.file))
+    info_at = spec.locate(("info",))
+    doc.overlays[("server",)] = Overlay(lambda: info_at, "#/info")
+    attach(doc, imported, {})
+    return doc, problems
 
 
-def merge_manifest_openapi(doc: Document, strict: bool) -> Problems:
+def merge(doc: Document) -> Problems:
     """A manifest with an ``openapi:`` section: import the named document into ``doc``."""
     problems = Problems()
-    options: dict[str, Json] = doc.data["openapi"]
+    options = doc.data.get("openapi")
+    if not isinstance(options, dict) or not isinstance(options.get("source"), str):
+        return problems  # the structural check says what is wrong
     where = doc.locate(("openapi", "source"))
     source = doc.base_dir / options["source"]
     try:
-        root = doc.base_dir.resolve()
-        inside = root in source.resolve().parents
+        inside = doc.base_dir.resolve() in source.resolve().parents
     except (OSError, ValueError, RuntimeError):
         inside = False
     if not inside:
-        problems.add(
-            Problem(Level.ERROR, where, "openapi.source", "must stay inside the manifest's folder")
-        )
+        problems.add(Problem(Level.ERROR, where, "openapi.source", "must stay inside the manifest's folder"))
         return problems
     try:
         spec = load_file(source, MAX_DOCUMENT_BYTES)
@@ -112,30 +158,11 @@ def merge_manifest_openapi(doc: Document, strict: bool) -> Problems:
     imported = import_openapi(spec, options)
     for problem in imported.problems:
         if problem.location.file == OPTIONS_FILE:  # an options problem: locate it in the manifest
-            path = tuple(
-                int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", problem.field) if p
-            )
+            path = tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", problem.field) if p)
             problem = Problem(problem.level, doc.locate(path), problem.field, problem.message)
         problems.add(problem)
-    if problems.has_errors(strict):
-        return problems
-    declared = {t["name"] for t in doc.data.get("tools", [])}
-    clash = sorted(declared & {t["name"] for t in imported.tools})
-    if clash:
-        problems.add(
-            Problem(
-                Level.ERROR,
-                where,
-                "openapi",
-                f"imported tool(s) {', '.join(clash)} clash with declared tools; "
-                "rename them with openapi.overrides",
-            )
-        )
-        return problems
-    declared_defs = doc.data.get("$defs", {})
-    conflicts = sorted(
-        name for name, schema in imported.defs.items() if declared_defs.get(name, schema) != schema
-    )
+    declared_defs = doc.data.get("$defs", {}) if isinstance(doc.data.get("$defs"), dict) else {}
+    conflicts = sorted(n for n, schema in imported.defs.items() if declared_defs.get(n, schema) != schema)
     if conflicts:
         problems.add(
             Problem(
@@ -147,7 +174,9 @@ def merge_manifest_openapi(doc: Document, strict: bool) -> Problems:
             )
         )
         return problems
-    attach(doc.data, imported, options)
+    attach(doc, imported, options)
+    if not imported.tools and not imported.resources:
+        problems.add(Problem(Level.WARNING, where, "openapi.source", "no operation was imported (check include/exclude)"))
     return problems
 
 
@@ -157,21 +186,39 @@ def _without_defs(schema: Json) -> Json:
     return schema
 
 
-def attach(data: dict[str, Json], imported: OpenAPIImport, options: dict[str, Json]) -> None:
-    """Add the imported tools and resources to ``data``. The definitions the importer
-    bundled into every tool are hoisted to the manifest's shared ``$defs`` (same names):
-    each is then checked and turned into a model once, not once per tool."""
+def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> None:
+    """Add the imported tools and resources to ``doc`` (after the declared ones), each with
+    the overlay that locates it in the spec. The definitions the importer bundled into every
+    tool are hoisted to the manifest's shared ``$defs`` (same names): each is then checked
+    and turned into a model once, not once per tool."""
+    data = doc.data
     shared = data.setdefault("$defs", {})
     for name, schema in imported.defs.items():
         shared.setdefault(name, schema)
+    locate = imported.locate
+
+    def overlay(operation: Operation) -> Overlay:
+        src, path = operation.origin
+        at = pointer(path) if src == 0 else f"{pointer(path)} (file {src})"
+
+        def where() -> Location:
+            return locate(src, path) if locate is not None else Location(doc.file, 1, 1)
+
+        return Overlay(where, at)
+
     tools = data.setdefault("tools", [])
     for tool, operation in zip(imported.tools, imported.operations, strict=True):
         entry = {**tool, HTTP_KEY: operation_data(operation)}
         for key in ("input", "output"):
             if key in entry:
                 entry[key] = _without_defs(entry[key])
+        doc.overlays[("tools", len(tools))] = overlay(operation)
         tools.append(entry)
     resources = data.setdefault("resources", [])
     for resource, operation in zip(imported.resources, imported.resource_operations, strict=True):
-        resources.append({**resource, HTTP_KEY: operation_data(operation)})
-    data[UPSTREAM_KEY] = upstream_data(imported, data["server"]["name"], options)
+        entry = {**resource, HTTP_KEY: operation_data(operation)}
+        if INPUT_KEY in resource:
+            entry[INPUT_KEY] = _without_defs(resource[INPUT_KEY])
+        doc.overlays[("resources", len(resources))] = overlay(operation)
+        resources.append(entry)
+    data[UPSTREAM_KEY] = upstream_data(imported, str(data["server"]["name"]), options)

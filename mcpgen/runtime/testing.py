@@ -248,7 +248,7 @@ CALLBACKS: dict[str, Any] = {"on_elicit": decline, "on_sample": sample, "on_root
 
 def connect(
     client_class: type[Any],
-    spec: Mapping[str, Any],
+    credentials: Credentials,
     transport: str,
     mode: Mode,
     servers: Mapping[str, str],
@@ -256,18 +256,18 @@ def connect(
     **options: Any,
 ) -> AbstractAsyncContextManager[Any]:
     """A typed client over ``transport`` in protocol era ``mode``; over the network it
-    sends ``headers`` (default: the test credentials)."""
+    sends ``headers`` (default: what ``credentials`` makes the test servers accept)."""
     if transport == "memory":
         return _in_memory(client_class, mode, **options)
     if transport == "stdio":
         return client_class.stdio(env=dict(os.environ), mode=mode, **options)  # type: ignore[no-any-return]
-    sent = dict(Credentials(spec).headers() if headers is None else headers)
+    sent = dict(credentials.headers() if headers is None else headers)
     if transport == "sse":
         return client_class.sse(servers["sse"] + SSE_PATH, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     if transport == "websocket":
         url = "ws" + servers["websocket"].removeprefix("http") + WEBSOCKET_PATH
         return client_class.connect(websocket_client(url, sent), mode=mode, **options)  # type: ignore[no-any-return]
-    path = Settings.defaults(spec).path
+    path = credentials.settings.path
     return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
 
 

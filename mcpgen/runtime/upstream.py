@@ -15,7 +15,7 @@ import os
 import random
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin
 
 import anyio
 import httpx2
@@ -232,7 +232,8 @@ class Upstream:
             validator = Draft202012Validator(schema)
 
         async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-            arguments = _coerce(variables, schema or {})
+            # template variable names are percent-encoded where RFC 6570 needs it
+            arguments = _coerce({unquote(k): v for k, v in variables.items()}, schema or {})
             if validator is not None:
                 errors = [e.message for e in validator.iter_errors(arguments)][:5]
                 if errors:

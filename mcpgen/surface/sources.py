@@ -177,41 +177,16 @@ def _from_git(spec: str, cwd: Path) -> dict[str, Json]:
 
 
 def _manifest_at(raw: bytes, suffix: str, base_dir: Path, shown: str) -> dict[str, Json]:
-    """Load the manifest or spec in ``raw`` as if it were a file in ``base_dir``.
+    """Load the manifest or spec in ``raw`` as if it were a file in ``base_dir``."""
+    from mcpgen.pipeline import load_source_text
 
-    The same steps as :func:`mcpgen.pipeline.load_manifest`, which reads a path and takes
-    relative files from that path's folder; keep the two in step until the pipeline can
-    load text with a ``base_dir`` of its choosing.
-    """
-    from mcpgen.problems import InputError, Problems
-    from mcpgen.openapi.to_manifest import manifest_from_spec, merge_manifest_openapi
-    from mcpgen.load import load_text
-    from mcpgen.model.build import build_model
-    from mcpgen.openapi import is_openapi
-    from mcpgen.check.semantics import check_semantics
-    from mcpgen.check.structure import check_structure
     from .lock import surface
 
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise SourceError(f"{shown}: not valid UTF-8") from None
-    try:
-        doc = load_text(text, shown, base_dir, json_first=suffix.lower() == ".json")
-    except InputError as exc:
-        problems = Problems()
-        problems.extend(exc.problems)
-        raise SourceError(_first_problem(problems, shown)) from None
-    if is_openapi(doc.data):
-        synthesized, problems = manifest_from_spec(doc, False)
-        if synthesized is None:
-            raise SourceError(_first_problem(problems, shown))
-        return surface(build_model(synthesized))
-    problems = check_structure(doc)
-    if not problems.errors:
-        problems.extend(check_semantics(doc).items)
-    if not problems.errors and "openapi" in doc.data:
-        problems.extend(merge_manifest_openapi(doc, False).items)
-    if problems.has_errors():
-        raise SourceError(_first_problem(problems, shown))
-    return surface(build_model(doc))
+    loaded = load_source_text(text, shown + ("" if shown.endswith(suffix) else suffix), base_dir)
+    if loaded.manifest is None:
+        raise SourceError(_first_problem(loaded.problems, shown))
+    return surface(loaded.manifest)
