@@ -64,6 +64,7 @@ DOC_CHARS = 160  # characters of the line of docs per operation
 DETAIL_CHARS = 140  # characters of each parameter's description in the detailed view
 SEARCH_LIMIT = 8
 SEARCH_MAX = 20
+SETTLE_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -411,6 +412,9 @@ class CodeMode:
             pool, self._pool = self._pool, None
         if pool is not None:
             await pool.__aexit__(None, None, None)
+            # The pool's threads may still post a wake-up to this loop; one that arrives
+            # after the interpreter began to finalize aborts the process (seen with 1.4.0).
+            await anyio.sleep(SETTLE_SECONDS)
 
     async def _drive(
         self,

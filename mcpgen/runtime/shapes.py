@@ -102,7 +102,7 @@ class Shapes:
         kind = schema.get("type")
         if kind == "array":
             items = schema.get("items")
-            return f"list[{self.type(items, depth + 1)}]" if items else "list"
+            return f"list[{self.type(items, depth)}]" if items else "list"  # same depth
         if kind == "object" or (kind is None and "properties" in schema):
             return self._object(schema, depth)
         if isinstance(kind, str):
