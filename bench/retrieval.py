@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 from mcpgen.loader import load_file  # noqa: E402
 from mcpgen.openapi import import_openapi  # noqa: E402
 from mcpgen.runtime.codemode import CodeMode  # noqa: E402
-from mcpgen.runtime.search import SearchIndex, docs_from_spec  # noqa: E402
+from mcpgen.runtime.search import WEIGHTS, SearchIndex, docs_from_spec  # noqa: E402
 
 TASKS = ROOT / "bench" / "retrieval_tasks.json"
 OUT = ROOT / "bench" / "out"
@@ -61,6 +61,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no prefixes": {"prefixes": False},
     "no name precision": {"precision": 0.0},
     "plain BM25F": {"stemming": False, "synonyms": False, "prefixes": False, "precision": 0.0},
+    "without tags": {"weights": {**WEIGHTS, "tags": 0.0}},
 }
 
 
@@ -296,6 +297,78 @@ def compare_bm25s(
     }
 
 
+# -- in a generated server ------------------------------------------------------------------
+
+_IN_SERVER = r"""
+import importlib, json, shutil, sys, tempfile, time
+from pathlib import Path
+root, src, package, bm25s_dir = sys.argv[1:5]
+def rss():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmRSS'):
+            return int(line.split()[1]) / 1024
+sys.path[:0] = [src]
+out = {}
+start, base = time.perf_counter(), rss()
+server = importlib.import_module(package + ".server")  # what the server imports at start
+out["server_import_s"], out["server_mb"] = time.perf_counter() - start, rss()
+home = Path(tempfile.mkdtemp())  # the runtime as the package will have it
+shutil.copytree(Path(root) / "mcpgen" / "runtime", home / "_cm_runtime")
+sys.path[:0] = [str(home)]
+if bm25s_dir:
+    sys.path[:0] = [bm25s_dir]
+    before, start = rss(), time.perf_counter()
+    import bm25s
+    out["bm25s_import_s"], out["bm25s_import_mb"] = time.perf_counter() - start, rss() - before
+else:
+    before, start = rss(), time.perf_counter()
+    from _cm_runtime import codemode, search
+    out["import_s"] = time.perf_counter() - start
+    docs = search.docs_from_spec(server.SPEC)
+    start = time.perf_counter()
+    index = search.SearchIndex(docs)
+    out["build_s"], out["build_mb"] = time.perf_counter() - start, rss() - before
+    data = json.dumps(index.to_data())
+    del index
+    start = time.perf_counter()
+    loaded = search.SearchIndex(docs, data=json.loads(data))
+    out["load_s"] = time.perf_counter() - start
+    assert loaded.loaded
+    mode = codemode.CodeMode(loaded, None)
+    out["tools_bytes"] = len(json.dumps(mode.tools(), separators=(",", ":")).encode())
+    out["total_mb"] = rss()
+shutil.rmtree(home)
+print(json.dumps(out))
+"""
+
+
+def in_generated_server(src: str, package: str, bm25s_dir: str | None) -> dict[str, Any]:
+    """Start-up costs inside a generated server's process, median of 3 fresh processes."""
+
+    def once(extra: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", _IN_SERVER, str(ROOT), src, package, extra],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return result
+
+    ours = [once("") for _ in range(3)]
+    theirs = [once(bm25s_dir) for _ in range(3)] if bm25s_dir else []
+    row = {k: round(statistics.median(r[k] for r in ours), 3) for k in ours[0]}
+    if theirs:
+        row.update(
+            {
+                k: round(statistics.median(r[k] for r in theirs), 3)
+                for k in theirs[0]
+                if "bm25s" in k
+            }
+        )
+    return row
+
+
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -304,7 +377,31 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the small specs only")
     parser.add_argument("--compare-bm25s", metavar="DIR", help="bm25s installed with --target DIR")
     parser.add_argument("--misses", action="store_true", help="print the tasks search_docs misses")
+    parser.add_argument(
+        "--generated",
+        nargs=2,
+        metavar=("SRC", "PACKAGE"),
+        help="also measure start-up costs inside a generated server (its src/ and package)",
+    )
     args = parser.parse_args()
+    if args.generated:
+        row = in_generated_server(*args.generated, args.compare_bm25s)
+        print("\n## in the generated server " + args.generated[1] + " (median of 3 processes)\n")
+        print(
+            f"server import {row['server_import_s'] * 1000:.0f} ms, {row['server_mb']:.0f} MB; "
+            f"then search+codemode import {row['import_s'] * 1000:.0f} ms, index build "
+            f"{row['build_s'] * 1000:.0f} ms (+{row['build_mb']:.1f} MB with the import), or load "
+            f"from build-time data {row['load_s'] * 1000:.0f} ms; {row['total_mb']:.0f} MB in "
+            f"all; code mode tools/list {row['tools_bytes']} bytes"
+        )
+        if "bm25s_import_s" in row:
+            print(
+                f"bm25s import in the same place: {row['bm25s_import_s'] * 1000:.0f} ms, "
+                f"+{row['bm25s_import_mb']:.1f} MB"
+            )
+        results_generated = row
+    else:
+        results_generated = None
     specs = json.loads(TASKS.read_text())["specs"]
     results: dict[str, Any] = {}
     loaded: dict[str, dict[str, Any]] = {}
@@ -341,6 +438,8 @@ def main() -> None:
             row["bm25s"] = compare_bm25s(args.compare_bm25s, spec, tasks, key)
         results[key] = row
         print_row(key, row)
+    if results_generated:
+        results["generated_server"] = results_generated
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "retrieval.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten {OUT / 'retrieval.json'}")

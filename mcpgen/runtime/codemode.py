@@ -27,9 +27,18 @@ Limits (:class:`Limits`), and who enforces each:
 * ``output`` -- Monty for printing (``CollectString(max_bytes)``), here for the size of
   the result (its JSON);
 * ``code`` -- here (bytes of source accepted);
-* ``sleep_seconds`` -- here (``time.sleep`` is answered by the host, up to this in all).
+* ``sleep_seconds`` -- Monty (``max_total_sleep_secs``) and here (a sleep reaches the host
+  as an OS call, which waits for it within this budget and the timeout);
+* ``workers`` -- the pool (``max_processes``); a run waiting for a worker waits within
+  its timeout.
 
-``pydantic_monty`` is an optional dependency, imported when ``execute`` first runs.
+Monty cannot bound the wall clock of a run that waits on the host, count operation calls
+as such, or size the value a run returns: those three are done here. Files, the
+environment and every other OS call are refused (``resume_not_handled``: the sandbox
+sees ``PermissionError`` or "not supported"); there is no network module at all.
+
+``pydantic_monty`` (1.4.0; 1.5.0's client and runtime wheels are not published) is an
+optional dependency, imported when ``execute`` first runs.
 """
 
 from __future__ import annotations
@@ -39,9 +48,8 @@ import json
 import logging
 import math
 import re
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -214,13 +222,13 @@ class _OperationFailed(Exception):
 
 @dataclass
 class _Run:
+    """One execute: the caller, and what it has used so far."""
+
     ctx: Any
     allowed: Allowed | None
-    deadline: float
     calls: int = 0
     over_calls: bool = False
     slept: float = 0.0
-    log: list[str] = field(default_factory=list)
 
 
 class CodeMode:
@@ -322,9 +330,13 @@ class CodeMode:
         limits = self.limits
         if len(code.encode("utf-8", "replace")) > limits.code:
             return _error(f"the code is longer than {limits.code} bytes")
-        import pydantic_monty as pm
+        try:
+            import pydantic_monty as pm
+        except ImportError:
+            logger.error("code mode needs the pydantic-monty package")
+            return _error("this server cannot run code: its sandbox (pydantic-monty) is missing")
 
-        run = _Run(ctx, allowed, time.monotonic() + limits.timeout)
+        run = _Run(ctx, allowed)
         printed = pm.CollectString(max_bytes=limits.output)
         try:
             with anyio.fail_after(limits.timeout):

@@ -435,3 +435,19 @@ def test_sleep_is_served_within_its_budget() -> None:
         assert over.is_error and "TimeoutError: " in text(over) and "sleep" in text(over)
 
     run(body, Limits(timeout=20, sleep_seconds=0.3))
+
+
+def test_an_operation_may_take_longer_than_the_sandbox_cpu_limit() -> None:
+    async def slow(name: str, arguments: dict[str, Any], ctx: Any) -> types.CallToolResult:
+        await anyio.sleep(2.5)
+        return structured({"id": 1, "full_name": "o/r"})
+
+    async def main() -> types.CallToolResult:
+        mode = CodeMode(SearchIndex(DOCS), slow, Limits(timeout=20, cpu_seconds=0.5))
+        try:
+            return await mode.execute('repos_get(owner="o", repo="r")["id"]')
+        finally:
+            await mode.aclose()
+
+    result = anyio.run(main)
+    assert result.structured_content == {"stdout": "", "result": 1}, text(result)
