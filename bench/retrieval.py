@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -83,13 +84,12 @@ def spec_data(path: Path) -> dict[str, Any]:
     return {"tools": tools, "http": http}
 
 
+_SIGNATURE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\(")
+
+
 def names_in(answer: str) -> list[str]:
-    """The operations a search_docs answer lists, in order."""
-    return [
-        line.split("(", 1)[0]
-        for line in answer.splitlines()
-        if line and not line.startswith((" ", "#")) and "(" in line
-    ]
+    """The operations a search_docs answer lists, in order (each signature starts a line)."""
+    return [m.group(1) for m in map(_SIGNATURE.match, answer.splitlines()) if m]
 
 
 def substring_ranking(spec: dict[str, Any]) -> Any:

@@ -107,9 +107,18 @@ def signature(doc: OperationDoc, budget: Budget = SHORT, result: Budget = RESULT
     required = set(schema.get("required") or ())
     order = sorted(properties, key=lambda n: n not in required)
     params = []
+    optional = 0
     for name in order:
         kind = shapes.type(properties[name])
-        params.append(f"{name}: {kind}" if name in required else f"{name}: {kind} = None")
+        if name in required:
+            params.append(f"{name}: {kind}")
+            continue
+        optional += 1
+        if optional <= budget.optional:
+            params.append(f"{name}: {kind} = None")
+    if optional > budget.optional:
+        params.append(f"...  # +{optional - budget.optional} optional: search_docs({doc.name!r})")
+        return f"{doc.name}({', '.join(params)}\n) -> {result_type(doc, result)}"
     return f"{doc.name}({', '.join(params)}) -> {result_type(doc, result)}"
 
 

@@ -33,11 +33,14 @@ class Budget:
     properties: int = 8  # properties of one object before "..."
     members: int = 4  # members of a union before "..."
     literal: int = 6  # enum values shown as a Literal
+    optional: int = 8  # optional parameters in a signature before "..."
 
 
 SHORT = Budget()  # parameters in a search answer
 RESULT = Budget(depth=1)  # results in a search answer: nested objects are "dict"
-FULL = Budget(depth=2, properties=16, members=6, literal=12)  # one operation in detail
+FULL = Budget(
+    depth=2, properties=16, members=6, literal=12, optional=1000
+)  # one operation in detail
 
 
 class Shapes:

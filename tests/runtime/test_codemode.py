@@ -184,6 +184,21 @@ def test_signatures_show_parameters_and_result_shapes() -> None:
     assert "note: str | None = None" in signature(comment)
 
 
+def test_long_parameter_lists_are_cut_in_a_search_answer_not_in_detail() -> None:
+    properties = {f"p{i}": {"type": "integer"} for i in range(12)}
+    doc = OperationDoc(
+        "many",
+        input_schema={"type": "object", "properties": {"id": {"type": "string"}, **properties}},
+    )
+    short = signature(doc)
+    assert short.startswith("many(id: str = None, p0: int = None,")
+    assert "p6: int = None, ...  # +5 optional: search_docs('many')" in short
+    assert "p11" not in short
+    assert "p11: int = None" in text(
+        anyio.run(CodeMode(SearchIndex([doc]), FakeAPI()).search_docs, "many")
+    )
+
+
 def test_search_docs_answers_signatures_and_a_line_of_docs() -> None:
     async def body(mode: CodeMode, api: FakeAPI) -> None:
         answer = text(await mode.search_docs("comment on an issue", 2))
