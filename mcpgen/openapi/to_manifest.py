@@ -43,6 +43,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
         "responseType": operation.response_content_type,
         "wrapped": operation.wrapped_output,
     }
+    if operation.tags:
+        data["tags"] = list(operation.tags)
     if operation.body is not None:
         data["body"] = asdict(operation.body)
     return data

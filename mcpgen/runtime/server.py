@@ -309,11 +309,11 @@ def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str
         return tools.visible
     from .metatools import install
 
-    own = install(mode, spec, tools)
+    install(mode, spec, tools)
     operations = {e["definition"]["name"] for e in spec["tools"] if e.get("http") is not None}
 
     def listed(identity: Any) -> list[str]:
-        return [n for n in tools.visible(identity) if n not in operations or n in own]
+        return [n for n in tools.visible(identity) if n not in operations]
 
     return listed
 
