@@ -20,6 +20,7 @@ from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import models as modelgen
+from mcpgen.model.build import tools_list_bytes
 from mcpgen.render import render_project
 from mcpgen.render.spec import tool_entry
 from mcpgen.write import apply, diff, plan
@@ -33,9 +34,8 @@ def _interactive() -> bool:
 
 def context_cost(manifest: Manifest) -> tuple[int, int]:
     """(tools listed, bytes of the tools/list result) a model's context pays for."""
-    tools = [tool.definition_json for tool in manifest.advertised_tools if tool.enabled]
-    # what json.dumps({"tools": [...]}, ensure_ascii=False) gives, from each tool's JSON
-    return len(tools), len(('{"tools": [' + ", ".join(tools) + "]}").encode())
+    tools = manifest.advertised_tools
+    return sum(1 for t in tools if t.enabled), tools_list_bytes(tools)
 
 
 def _start_early(source: Path, workers: Workers) -> None:
@@ -90,6 +90,8 @@ def _build(
         return EXIT_BAD_INPUT
     manifest = loaded.manifest
     report(loaded.problems)
+    if manifest.mode_reason and not check:
+        click.echo(manifest.mode_reason, err=True)
     if max_context_bytes is not None:  # a budget is checked before any work
         with timing.phase("context cost"):
             size = context_cost(manifest)[1]

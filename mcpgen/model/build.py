@@ -78,7 +78,36 @@ def build_model(doc: Document) -> Manifest:
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),
     )
-    return replace(manifest, origins=_origins(doc, manifest))
+    manifest = replace(manifest, origins=_origins(doc, manifest))
+    if manifest.upstream and manifest.upstream.get("mode") == "auto":
+        manifest = replace(manifest, upstream=_resolve_mode(manifest))
+    return manifest
+
+
+DEFAULT_CONTEXT_BUDGET = 32 * 1024  # bytes of tools/list that mode auto accepts
+
+
+def tools_list_bytes(tools: tuple[Tool, ...]) -> int:
+    """Bytes of the tools/list result a client receives for ``tools`` (compact JSON)."""
+    return len(('{"tools":[' + ",".join(t.wire_json for t in tools if t.enabled) + "]}").encode())
+
+
+def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
+    """``mode: auto``: one tool per operation when tools/list fits the budget, else code
+    mode (two tools, whatever the API's size)."""
+    upstream = dict(manifest.upstream or {})
+    budget = int(upstream.get("contextBudget") or DEFAULT_CONTEXT_BUDGET)
+    size = tools_list_bytes(manifest.tools)
+    if size <= budget:
+        upstream["mode"] = "tools"
+        upstream["modeReason"] = f"mode auto chose tools: tools/list is {size} bytes, within the {budget}-byte budget"
+    else:
+        upstream["mode"] = "code"
+        upstream["modeReason"] = (
+            f"mode auto chose code: tools/list would be {size} bytes (about {size // 4} tokens), "
+            f"over the {budget}-byte budget (openapi.contextBudget); set openapi.mode to change it"
+        )
+    return upstream
 
 
 DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024  # the SDK's default for streamable HTTP

@@ -36,7 +36,7 @@ RUNTIME_DEPENDENCIES = (
     "pyjwt[crypto]>=2.10",
     "uritemplate>=4.1,<5",
 )
-SANDBOX_DEPENDENCY = "pydantic-monty>=1.5,<2"
+SANDBOX_DEPENDENCY = "pydantic-monty>=1.4,<2"
 TEST_DEPENDENCIES = (
     "pytest>=8",
     "pytest-timeout>=2.3",
@@ -143,6 +143,11 @@ class Tool:
         if self.meta:
             result["_meta"] = self.meta
         return result
+
+    @cached_property
+    def wire_json(self) -> str:
+        """``definition`` as compact JSON: what tools/list sends (and what it costs)."""
+        return json.dumps(self.definition, ensure_ascii=False, separators=(",", ":"))
 
     @cached_property
     def definition_json(self) -> str:
@@ -432,10 +437,15 @@ class Manifest:
     @property
     def mode(self) -> str:
         """How a wrapped API's operations reach clients: ``tools`` (one tool each),
-        ``search`` (search/describe/call tools) or ``code`` (search_docs and execute)."""
+        ``search`` (search/describe/call tools) or ``code`` (search_docs and execute);
+        ``auto`` was resolved when the model was built (``mode_reason`` says why)."""
         if not self.upstream:
             return "tools"
-        return str(self.upstream.get("mode") or ("search" if self.upstream.get("metaTools") else "tools"))
+        return str(self.upstream.get("mode") or "tools")
+
+    @property
+    def mode_reason(self) -> str | None:
+        return self.upstream.get("modeReason") if self.upstream else None
 
     @property
     def meta_tools(self) -> bool:

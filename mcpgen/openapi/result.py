@@ -105,6 +105,7 @@ class OpenAPIImport:
     # where an operation was written: (file index, path) -> location (for located problems)
     locate: Callable[[int, tuple[str | int, ...]], Location] | None = field(default=None, compare=False)
     defs: dict[str, Json] = field(default_factory=dict)
+    def_origins: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)
     """Every definition the tools use, by the names their ``$ref``s use (sorted).
 
     Tools are self-contained, so a definition used by many tools is in each one's ``$defs``.

@@ -194,19 +194,25 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
     tool are hoisted to the manifest's shared ``$defs`` (same names): each is then checked
     and turned into a model once, not once per tool."""
     data = doc.data
-    shared = data.setdefault("$defs", {})
-    for name, schema in imported.defs.items():
-        shared.setdefault(name, schema)
     locate = imported.locate
 
-    def overlay(operation: Operation) -> Overlay:
-        src, path = operation.origin
+    def overlay_at(src: int, path: tuple[str | int, ...]) -> Overlay:
         at = pointer(path) if src == 0 else f"{pointer(path)} (file {src})"
 
         def where() -> Location:
             return locate(src, path) if locate is not None else Location(doc.file, 1, 1)
 
         return Overlay(where, at)
+
+    def overlay(operation: Operation) -> Overlay:
+        return overlay_at(*operation.origin)
+
+    shared = data.setdefault("$defs", {})
+    for name, schema in imported.defs.items():
+        if name not in shared:
+            shared[name] = schema
+            src, path = imported.def_origins.get(name, (0, ()))
+            doc.overlays[("$defs", name)] = overlay_at(src, path)
 
     tools = data.setdefault("tools", [])
     for tool, operation in zip(imported.tools, imported.operations, strict=True):
