@@ -125,7 +125,7 @@ prompts:
 """
 
 TARGET_HANDLERS = {
-    "chatty": '''
+    "chatty": """
         from typing import Any
 
 
@@ -135,7 +135,7 @@ TARGET_HANDLERS = {
             await ctx.progress(1, 2)
             await ctx.progress(2, 2)
             return "done"
-    ''',
+    """,
     "measure": """
         from typing import Any
 
@@ -252,10 +252,15 @@ def tokens(workdir: Path) -> Tokens:
 def builds(workdir: Path) -> dict[str, Built]:
     """Both servers built once per session, side by side (each build is a subprocess)."""
     jobs = {
-        "target": (workdir / "target", TARGET, "target_mcp", {"target-api.yaml": TARGET_API},
-                   TARGET_HANDLERS),
+        "target": (
+            workdir / "target",
+            TARGET,
+            "target_mcp",
+            {"target-api.yaml": TARGET_API},
+            TARGET_HANDLERS,
+        ),
         "gate": (workdir / "gate", GATE, "gate_mcp", {"gate-api.yaml": GATE_API}, GATE_HANDLERS),
-    }  # fmt: skip
+    }
     with ThreadPoolExecutor(len(jobs)) as pool:
         futures = {name: pool.submit(build, *job) for name, job in jobs.items()}
         return {name: future.result() for name, future in futures.items()}
@@ -309,49 +314,67 @@ def other(elsewhere: Upstream) -> Upstream:
     return elsewhere
 
 
-@pytest.fixture(scope="module")
-def target(pool: ServerPool, target_built: Built, upstream: Upstream) -> Server:
-    """The target server, stateful streamable HTTP (the defaults)."""
-    return pool.start(target_built, env=target_env(upstream))
+@pytest.fixture(scope="session")
+def fleet(
+    builds: dict[str, Built], upstream: Upstream, tokens: Tokens
+) -> Iterator[dict[str, Server]]:
+    """The servers most attacks share, started side by side once per session."""
+    target, gate = builds["target"], builds["gate"]
+    env = gate_env(upstream, tokens)
+    servers = {
+        # stateful streamable HTTP, the defaults
+        "target": Server(target, env=target_env(upstream), wait=False),
+        # stateless, CORS for one web app, debug logs
+        "gate": Server(
+            gate,
+            "--stateless",
+            "--cors-origins",
+            "https://app.example.com",
+            "--log-level",
+            "DEBUG",
+            env=env,
+            wait=False,
+        ),
+        "gate_stateful": Server(gate, env=env, wait=False),
+        # WebSocket, messages up to 64 KiB
+        "gate_ws": Server(
+            gate, "--max-body-size", "65536", transport="websocket", env=env, wait=False
+        ),
+        # legacy HTTP+SSE
+        "gate_sse": Server(gate, transport="sse", env=env, wait=False),
+    }
+    try:
+        for server in servers.values():
+            server.wait_for_port()
+        yield servers
+    finally:
+        for server in servers.values():
+            server.stop()
 
 
-@pytest.fixture(scope="module")
-def gate(pool: ServerPool, gate_built: Built, upstream: Upstream, tokens: Tokens) -> Server:
-    """The OAuth server, stateless streamable HTTP, CORS for one web app, debug logs."""
-    return pool.start(
-        gate_built,
-        "--stateless",
-        "--cors-origins",
-        "https://app.example.com",
-        "--log-level",
-        "DEBUG",
-        env=gate_env(upstream, tokens),
-    )
+@pytest.fixture
+def target(fleet: dict[str, Server]) -> Server:
+    return fleet["target"]
 
 
-@pytest.fixture(scope="module")
-def gate_stateful(
-    pool: ServerPool, gate_built: Built, upstream: Upstream, tokens: Tokens
-) -> Server:
-    return pool.start(gate_built, env=gate_env(upstream, tokens))
+@pytest.fixture
+def gate(fleet: dict[str, Server]) -> Server:
+    return fleet["gate"]
 
 
-@pytest.fixture(scope="module")
-def gate_ws(pool: ServerPool, gate_built: Built, upstream: Upstream, tokens: Tokens) -> Server:
-    """The OAuth server over WebSocket (messages up to 64 KiB)."""
-    return pool.start(
-        gate_built,
-        "--max-body-size",
-        "65536",
-        transport="websocket",
-        env=gate_env(upstream, tokens),
-    )
+@pytest.fixture
+def gate_stateful(fleet: dict[str, Server]) -> Server:
+    return fleet["gate_stateful"]
 
 
-@pytest.fixture(scope="module")
-def gate_sse(pool: ServerPool, gate_built: Built, upstream: Upstream, tokens: Tokens) -> Server:
-    """The OAuth server over the legacy HTTP+SSE transport."""
-    return pool.start(gate_built, transport="sse", env=gate_env(upstream, tokens))
+@pytest.fixture
+def gate_ws(fleet: dict[str, Server]) -> Server:
+    return fleet["gate_ws"]
+
+
+@pytest.fixture
+def gate_sse(fleet: dict[str, Server]) -> Server:
+    return fleet["gate_sse"]
 
 
 @pytest.fixture
@@ -369,3 +392,40 @@ def spawn() -> Iterator[Callable[..., Server]]:
     finally:
         for server in started:
             server.kill()
+
+
+class Variants:
+    """Servers of one build under different flags, started once per module on demand;
+    ``take`` hands one over to a test that will stop it (SIGTERM attacks)."""
+
+    def __init__(self, built: Built, env: dict[str, str]) -> None:
+        self.built = built
+        self.env = env
+        self.running: dict[tuple[str, ...], Server] = {}
+        self.everything: list[Server] = []
+
+    def get(self, *flags: str) -> Server:
+        server = self.running.get(flags)
+        if server is None or not server.alive():
+            server = Server(self.built, *flags, env=self.env)
+            self.running[flags] = server
+            self.everything.append(server)
+        return server
+
+    def take(self, *flags: str) -> Server:
+        server = self.get(*flags)
+        del self.running[flags]
+        return server
+
+    def close(self) -> None:
+        for server in self.everything:
+            server.kill()
+
+
+@pytest.fixture(scope="module")
+def target_variants(target_built: Built, upstream: Upstream) -> Iterator[Variants]:
+    variants = Variants(target_built, target_env(upstream))
+    try:
+        yield variants
+    finally:
+        variants.close()

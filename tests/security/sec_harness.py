@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -121,6 +122,7 @@ class Server:
         transport: str = "http",
         env: Mapping[str, str] | None = None,
         log: Path | None = None,
+        wait: bool = True,
     ) -> None:
         self.built = built
         self.port = free_port()
@@ -137,20 +139,19 @@ class Server:
             stderr=self._stderr,
             start_new_session=True,
         )
-        try:
+        if wait:
             self.wait_for_port()
-        except BaseException:
-            self.kill()
-            raise
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def wait_for_port(self, timeout: float = 30) -> None:
+    def wait_for_port(self, timeout: float = 60) -> None:
+        """Return once the server listens; kill it and fail if it exits or takes too long."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                self.kill()
                 raise AssertionError(
                     f"the server exited with status {self.process.returncode}: {self.stderr()[-3000:]}"
                 )
@@ -158,6 +159,7 @@ class Server:
                 if sock.connect_ex(("127.0.0.1", self.port)) == 0:
                     return
             time.sleep(0.05)
+        self.kill()
         raise AssertionError(f"nothing listened on port {self.port} within {timeout} s")
 
     def stderr(self) -> str:
@@ -184,10 +186,8 @@ class Server:
 
     def kill(self) -> None:
         if self.process.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.process.wait(timeout=10)
         self._stderr.close()
 
@@ -271,8 +271,15 @@ class Reply:
 
 ReplyFor = Callable[[Received], Reply]
 
-REASONS = {200: "OK", 201: "Created", 204: "No Content", 302: "Found", 307: "Temporary Redirect",
-           404: "Not Found", 500: "Internal Server Error"}  # fmt: skip
+REASONS = {
+    200: "OK",
+    201: "Created",
+    204: "No Content",
+    302: "Found",
+    307: "Temporary Redirect",
+    404: "Not Found",
+    500: "Internal Server Error",
+}
 
 
 class Upstream:
@@ -343,17 +350,15 @@ class Upstream:
             writer.close()
             return
         lines = head.decode("latin-1").split("\r\n")
-        method, target, version = (lines[0].split(" ", 2) + ["", ""])[:3]
+        method, target, version = [*lines[0].split(" ", 2), "", ""][:3]
         headers = []
         for line in lines[1:]:
             if line:
                 name, _, value = line.partition(":")
                 headers.append((name, value.strip()))
         request = Received(method, target, version, headers, b"", self.port)
-        try:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, ValueError):
             request.body = await self._body(reader, request)
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-            pass
         self.received.append(request)
         reply = self._reply(request)
         if reply.delay:
@@ -411,8 +416,14 @@ class Tokens:
         import jwt
 
         now = int(time.time())
-        data: dict[str, Any] = {"iss": ISSUER, "aud": AUDIENCE, "sub": subject, "iat": now,
-                                "exp": now + 600, "scope": " ".join(scopes)}  # fmt: skip
+        data: dict[str, Any] = {
+            "iss": ISSUER,
+            "aud": AUDIENCE,
+            "sub": subject,
+            "iat": now,
+            "exp": now + 600,
+            "scope": " ".join(scopes),
+        }
         data.update(claims)
         data = {k: v for k, v in data.items() if v is not None}
         return str(jwt.encode(data, self.key, algorithm="RS256", headers={"kid": "k1"}))
@@ -435,8 +446,10 @@ class Answer:
 
     def reply(self, request_id: Json) -> Json | None:
         for message in self.messages:
-            if isinstance(message, dict) and message.get("id") == request_id and (
-                "result" in message or "error" in message
+            if (
+                isinstance(message, dict)
+                and message.get("id") == request_id
+                and ("result" in message or "error" in message)
             ):
                 return message
         return None
@@ -444,7 +457,9 @@ class Answer:
     @property
     def only(self) -> Json:
         """The response (the last message with a result or an error)."""
-        found = [m for m in self.messages if isinstance(m, dict) and ("result" in m or "error" in m)]
+        found = [
+            m for m in self.messages if isinstance(m, dict) and ("result" in m or "error" in m)
+        ]
         assert found, (self.status, self.text[:2000])
         return found[-1]
 
@@ -457,10 +472,8 @@ def parse_body(content_type: str, text: str) -> list[Json]:
                 line[5:].lstrip(" ") for line in event.split("\n") if line.startswith("data:")
             )
             if data.strip():
-                try:
+                with contextlib.suppress(ValueError):
                     messages.append(json.loads(data))
-                except ValueError:
-                    pass
         return messages
     if text.strip():
         try:
@@ -579,9 +592,16 @@ class Mcp:
         """The handshake era's initialize + initialized; keeps the session id."""
         self.era = "handshake"
         answer = self.post(
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-             "params": {"protocolVersion": HANDSHAKE, "capabilities": {},
-                        "clientInfo": {"name": "attacker", "version": "0"}}}  # fmt: skip
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": HANDSHAKE,
+                    "capabilities": {},
+                    "clientInfo": {"name": "attacker", "version": "0"},
+                },
+            }
         )
         self.session = answer.headers.get("mcp-session-id")
         if answer.status == 200:
@@ -668,10 +688,8 @@ def iter_sse(response: httpx2.Response) -> Iterator[Json]:
         if line.startswith("data:"):
             data.append(line[5:].lstrip(" "))
         elif not line and data:
-            try:
+            with contextlib.suppress(ValueError):
                 yield json.loads("\n".join(data))
-            except ValueError:
-                pass
             data = []
 
 
@@ -709,10 +727,8 @@ class LegacySse:
                             self.endpoint = data
                             self._opened.set()
                         else:
-                            try:
+                            with contextlib.suppress(ValueError):
                                 self.inbox.append(json.loads(data))
-                            except ValueError:
-                                pass
         except httpx2.HTTPError:
             pass
         finally:
@@ -737,8 +753,14 @@ class LegacySse:
         return replies[0]
 
     def initialize(self) -> Json:
-        answer = self.rpc("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
-                                         "clientInfo": {"name": "attacker", "version": "0"}})  # fmt: skip
+        answer = self.rpc(
+            "initialize",
+            {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "attacker", "version": "0"},
+            },
+        )
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer
 
@@ -782,8 +804,14 @@ class Ws:
         raise AssertionError(f"no answer to {method}")
 
     def initialize(self) -> Json:
-        answer = self.rpc("initialize", {"protocolVersion": HANDSHAKE, "capabilities": {},
-                                         "clientInfo": {"name": "attacker", "version": "0"}})  # fmt: skip
+        answer = self.rpc(
+            "initialize",
+            {
+                "protocolVersion": HANDSHAKE,
+                "capabilities": {},
+                "clientInfo": {"name": "attacker", "version": "0"},
+            },
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer
 
