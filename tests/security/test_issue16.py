@@ -23,7 +23,6 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from conftest import GATE, GATE_API, Variants, gate_env, target_env
 from sec_harness import (
     HANDSHAKE,
     WORKTREE,
@@ -40,8 +39,10 @@ from sec_harness import (
     refused,
     tool_text,
 )
+from sec_servers import GATE, GATE_API, Variants, gate_env, target_env
 
 Spawn = Callable[..., Server]
+pytestmark = pytest.mark.security
 
 
 def xfail(number: str, reason: str) -> pytest.MarkDecorator:

@@ -38,7 +38,7 @@ def resets(upstream: Upstream) -> list[str]:
     return [r.target for r in upstream.received if r.path.endswith("/reset")]
 
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.security, pytest.mark.timeout(60)]
 
 
 # -- what an API wrapper sends upstream -----------------------------------------------------
