@@ -66,12 +66,13 @@ def test_1_direct_call_without_the_scope_is_refused(
     gate_stateful: Server, api: Upstream, tokens: Tokens, era: str
 ) -> None:
     """tools/call admin_reset with a token lacking ``admin``: refused before the handler
-    (today: 403 insufficient_scope); the upstream never hears of it."""
+    (today: 403 insufficient_scope; with meta tools, "unknown tool" would be as safe); the
+    upstream never hears of it."""
     client = Mcp(gate_stateful.url, tokens.bearer(["user"]), era=era)
     if era == "handshake":
         assert client.initialize().status == 200
     answer = client.send("tools/call", {"name": "admin_reset", "arguments": {}})
-    assert answer.status == 403 or says_scope_is_missing(answer.only), answer.text
+    assert answer.status == 403 or refused(answer.only), answer.text
     assert resets(api) == []
 
 
