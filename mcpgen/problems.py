@@ -6,9 +6,9 @@ wrong with a manifest at once. The CLI prints them as ``FILE:LINE:COL: field: me
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable, Sequence
-import dataclasses
 from dataclasses import dataclass, field
 
 import click

@@ -16,11 +16,11 @@ from mcpgen import timings as timing
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
 from mcpgen.format import FormatError, cache
 from mcpgen.format.pool import Workers
+from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import models as modelgen
-from mcpgen.model.build import tools_list_bytes
 from mcpgen.render import render_project
 from mcpgen.render.spec import tool_entry
 from mcpgen.write import apply, diff, plan

@@ -8,9 +8,9 @@ never see the raw manifest.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal
 
 from mcpgen.problems import Location

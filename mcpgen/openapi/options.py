@@ -25,7 +25,7 @@ from mcpgen.problems import Level, Location, Problem, Problems
 
 OPTIONS_FILE = "<manifest openapi options>"
 KINDS = ("tool", "resource", "resourceTemplate", "exclude")
-OVERRIDE_KEYS = ("name", "title", "description", "annotations")
+OVERRIDE_KEYS = ("name", "title", "description", "annotations", "scopes")
 _RULE_KEYS = ("methods", "path", "tags", "operationId", "as")
 
 
@@ -121,6 +121,11 @@ def parse_options(raw: Any, problems: Problems) -> Options:
                 problems.add(option_problem(Level.WARNING, f"{where}.{name}", message))
             elif name == "annotations" and not isinstance(item, dict):
                 problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a mapping"))
+            elif name == "scopes":
+                if not isinstance(item, list) or not all(isinstance(s, str) and s for s in item):
+                    problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a list of scopes"))
+                else:
+                    accepted[name] = item
             elif name != "annotations" and not isinstance(item, str):
                 problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a string"))
             else:

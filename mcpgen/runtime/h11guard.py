@@ -4,7 +4,8 @@ uvicorn limits idle keep-alive connections but not a client that sends its heade
 at a time. This subclasses its ``--http h11`` implementation at the one spot it takes:
 ``GuardedH11`` arms a timer when a connection opens and after each response, and drops the
 connection if no request's headers are in when it fires. ``HEADER_TIMEOUT`` is set by the
-app factory (in each worker process too).
+app factory (in each worker process too). It also closes a connection after answering a
+request that carries both Content-Length and Transfer-Encoding (request smuggling).
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ class GuardedH11(H11Protocol):
         super().handle_events()
         if self.cycle is not before and self.cycle is not None:
             self._disarm()  # a request's headers are in
+            names = {name for name, _ in self.headers}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                # RFC 9112 6.3: a server that answers such a message must then close the
+                # connection, or what a proxy took for body is run as a second request
+                logger.warning("a request had both Content-Length and Transfer-Encoding")
+                self.cycle.keep_alive = False
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+QUIET = ("httpx2", "httpcore2", "httpx", "httpcore")
 _RECORD_FIELDS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
 
 
@@ -46,3 +47,7 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+    # The HTTP client logs every request URL at INFO: with a query-string API key that is a
+    # credential in the log. Its lines are kept for WARNING and up only.
+    for name in QUIET:
+        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))

@@ -67,16 +67,14 @@ class Operations:
         self, name: str, arguments: dict[str, Json], context: Context
     ) -> types.CallToolResult | types.InputRequiredResult:
         """One operation through the table's dispatch; unknown and forbidden ones answer
-        as tool errors (the same answer for both when unauthorized tools are hidden)."""
+        as tool errors (a forbidden one names the missing scope, so a client can ask for it)."""
         if name not in self.entries:
             raise self.unknown(name)
         try:
             return await self.table.dispatch(name, arguments, context)
         except UnknownTool:
             raise self.unknown(name) from None
-        except Forbidden as exc:
-            if self.table.policy.hide_unauthorized:
-                raise self.unknown(name) from None
+        except Forbidden as exc:  # named, as a direct call's 403 names it (step-up auth)
             raise ToolError(str(exc)) from None
 
     # -- search mode ----------------------------------------------------------------------

@@ -72,8 +72,10 @@ def render_text(source: str, arguments: dict[str, str]) -> str:
         template = _TEMPLATES[source] = environment.from_string(source)
     try:
         return str(template.render(**arguments))
-    except jinja2.TemplateError as exc:
-        logger.error("prompt template failed: %s", exc)
+    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
+        # the sandbox refuses what it must (huge ranges, unsafe attributes): the template's
+        # fault, answered as an internal error with a standard code
+        logger.error("prompt template failed: %s: %s", type(exc).__name__, exc)
         raise MCPError(
             INTERNAL_ERROR, "The prompt's template failed (see the server log)"
         ) from None

@@ -62,6 +62,19 @@ class Request:
     def shown(self, url: str | None = None) -> str:
         return f"{self.method} {wire.redact(url or self.url, self.secret_query)}"
 
+    def scrub(self, text: str) -> str:
+        """``text`` (an upstream answer shown to the client) without any credential sent."""
+        for key in self.secret_query:
+            value = self.parts["query"].get(key)
+            if isinstance(value, str) and len(value) >= 4:
+                text = text.replace(value, wire.REDACTED)
+        for key in self.secret_headers:
+            value = self.parts["headers"].get(key, "")
+            for secret in (value, value.partition(" ")[2]):
+                if len(secret) >= 4:
+                    text = text.replace(secret, wire.REDACTED)
+        return text
+
 
 class Upstream:
     """The wrapped API: base URL, credentials and the shared HTTP client."""
@@ -293,7 +306,7 @@ def _result(
     status = response.status_code
     shown = request.shown(str(response.url))
     if status >= 400:
-        excerpt = response.text[:EXCERPT]
+        excerpt = request.scrub(response.text[:EXCERPT])
         return tool_error(f"{shown} failed: HTTP {status}" + (f": {excerpt}" if excerpt else ""))
     if not response.content:
         return types.CallToolResult(content=[])

@@ -133,6 +133,7 @@ def _first_problem(problems: Any, shown: str) -> str:
 
 def _from_manifest(path: Path, shown: str) -> dict[str, Json]:
     from mcpgen.pipeline import load_manifest
+
     from .lock import surface
 
     loaded = load_manifest(path)

@@ -7,6 +7,7 @@ User-owned files are created when missing and never overwritten or deleted.
 from __future__ import annotations
 
 import difflib
+import glob
 import os
 import shutil
 import tempfile
@@ -142,6 +143,21 @@ def diff(plan: Plan) -> str:
     return "".join(chunks)
 
 
+STAGED = ".mcpgen-staged-"  # in the name of every file and folder a build stages
+
+
+def clean_leftovers(root: Path) -> None:
+    """Remove what a build that was killed while writing ``root`` staged: its sibling
+    staging folder, and files staged beside their targets (never anything else)."""
+    if root.parent.is_dir():
+        for stale in root.parent.glob(f".{glob.escape(root.name)}{STAGED}*"):
+            shutil.rmtree(stale, ignore_errors=True)
+    if root.is_dir():
+        for stale in root.rglob(f".*{STAGED}*"):
+            if stale.is_file():
+                stale.unlink(missing_ok=True)
+
+
 def apply(plan: Plan) -> None:
     """Write the plan: stage every file first, then swap them in.
 
@@ -152,9 +168,10 @@ def apply(plan: Plan) -> None:
     writes = {r: plan.output.generated[r] for r in plan.created + plan.changed}
     writes.update({r: plan.output.stubs[r] for r in plan.stubs_added})
     root = plan.root
+    clean_leftovers(root)
     if not root.exists():
         root.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{root.name}.mcpgen-", dir=root.parent))
+        staging = Path(tempfile.mkdtemp(prefix=f".{root.name}{STAGED}", dir=root.parent))
         try:
             for relative, content in sorted(writes.items()):
                 target = staging / relative
@@ -174,7 +191,7 @@ def apply(plan: Plan) -> None:
                 if not parent.exists():
                     parent.mkdir()
                     made_dirs.append(parent)
-            handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}{STAGED}", dir=target.parent)
             with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
                 stream.write(content)
             staged.append((Path(temp_name), target))

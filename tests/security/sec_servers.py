@@ -152,6 +152,18 @@ paths:
         "200":
           description: The profile
           content: {application/json: {schema: {type: object}}}
+  /admin/reset:
+    post:
+      operationId: adminReset
+      summary: Reset every account (administrators only).
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {confirm: {type: boolean}}}
+      responses:
+        "200":
+          description: Done
+          content: {application/json: {schema: {type: object}}}
 """
 
 GATE = """
@@ -164,12 +176,11 @@ auth:
   jwksFile: jwks.json
   hideUnauthorizedTools: true
   leeway: 0
-openapi: {source: gate-api.yaml, metaTools: true}
+openapi:
+  source: gate-api.yaml
+  mode: search
+  overrides: {adminReset: {scopes: [admin]}}
 tools:
-  - name: admin_reset
-    description: Reset every account (administrators only).
-    scopes: [admin]
-    input: {type: object, properties: {confirm: {type: boolean}}}
   - name: hello
     description: Say hello.
     scopes: [user]
@@ -182,21 +193,9 @@ prompts:
     messages: [{role: user, text: "Hello!"}]
 """
 
-# The administrator tool's handler calls the upstream, so an attack that reaches it shows
-# up there as POST /admin/reset.
+# admin_reset is an imported operation (POST /admin/reset) that needs the admin scope: an
+# attack that reaches it shows up at the upstream.
 GATE_HANDLERS = {
-    "admin_reset": """
-        import os
-        from typing import Any
-
-        import httpx2
-
-
-        async def handle(args: Any) -> str:
-            async with httpx2.AsyncClient() as client:
-                await client.post(os.environ["GATE_BASE_URL"] + "/admin/reset")
-            return "every account was reset"
-    """,
     "hello": """
         from typing import Any
 
@@ -209,15 +208,19 @@ GATE_HANDLERS = {
 
 def target_env(upstream: Upstream) -> dict[str, str]:
     return {
-        "TARGET_BASE_URL": upstream.url + "/api/v1",
-        "TARGET_HEADERKEY": "SECRET-HEADER-KEY",
-        "TARGET_QUERYKEY": "SECRET-QUERY-KEY",
-        "TARGET_RETRIES": "0",
+        "TARGET_API_BASE_URL": upstream.url + "/api/v1",
+        "TARGET_API_HEADERKEY": "SECRET-HEADER-KEY",
+        "TARGET_API_QUERYKEY": "SECRET-QUERY-KEY",
+        "TARGET_API_RETRIES": "0",
     }
 
 
 def gate_env(upstream: Upstream, tokens: Tokens) -> dict[str, str]:
-    return {"GATE_BASE_URL": upstream.url + "/api", "GATE_JWKS_FILE": str(tokens.jwks)}
+    return {
+        "GATE_BASE_URL": upstream.url + "/api",  # read by the admin_reset handler itself
+        "GATE_API_BASE_URL": upstream.url + "/api",
+        "GATE_JWKS_FILE": str(tokens.jwks),
+    }
 
 
 class Variants:

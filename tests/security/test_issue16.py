@@ -45,10 +45,6 @@ Spawn = Callable[..., Server]
 pytestmark = pytest.mark.security
 
 
-def xfail(number: str, reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"issue 16 #{number}: {reason}")
-
-
 def resets(upstream: Upstream) -> list[str]:
     return [r.raw_head.split("\r\n")[0] for r in upstream.received if r.path.endswith("/reset")]
 
@@ -78,7 +74,6 @@ def test_1_direct_call_without_the_scope_is_refused(
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("era", ["modern", "handshake"])
-@xfail("1", "call_operation runs admin_reset for a token without the admin scope")
 def test_1_call_operation_runs_a_tool_the_token_may_not_call(
     gate_stateful: Server, api: Upstream, tokens: Tokens, era: str
 ) -> None:
@@ -99,7 +94,6 @@ def test_1_call_operation_runs_a_tool_the_token_may_not_call(
 
 
 @pytest.mark.timeout(60)
-@xfail("1", "search_operations lists admin_reset to a token that may not call it")
 def test_1_search_operations_hides_what_the_caller_may_not_call(
     gate: Server, api: Upstream, tokens: Tokens
 ) -> None:
@@ -113,7 +107,6 @@ def test_1_search_operations_hides_what_the_caller_may_not_call(
 
 
 @pytest.mark.timeout(60)
-@xfail("1", "describe_operation shows admin_reset's schema to a token without admin")
 def test_1_describe_operation_hides_what_the_caller_may_not_call(
     gate: Server, api: Upstream, tokens: Tokens
 ) -> None:
@@ -148,7 +141,6 @@ prompts:
 
 
 @pytest.mark.timeout(120)
-@xfail("1", "the manifest rejects scopes on resources and prompts (any token reads them)")
 def test_1_resources_and_prompts_carry_scopes(workdir: Path, tokens: Tokens, spawn: Spawn) -> None:
     """A resource or prompt declared with ``scopes: [hr]``: the build accepts it; a token
     without ``hr`` gets an error on resources/read and prompts/get and does not see them
@@ -171,7 +163,6 @@ def test_1_resources_and_prompts_carry_scopes(workdir: Path, tokens: Tokens, spa
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("user_id", ["..", "."])
-@xfail("2", "a path parameter '..' or '.' is sent as a dot segment and the path collapses")
 def test_2_path_parameter_dot_segment_is_refused(
     target: Server, api: Upstream, user_id: str
 ) -> None:
@@ -186,7 +177,6 @@ def test_2_path_parameter_dot_segment_is_refused(
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("segment", ["..", "%2e%2e", "%2E."])
-@xfail("2", "a resource template variable '..' (or %2e%2e) reaches the upstream as a dot segment")
 def test_2_resource_template_variable_dot_segment_is_refused(
     target: Server, api: Upstream, segment: str
 ) -> None:
@@ -202,7 +192,6 @@ def test_2_resource_template_variable_dot_segment_is_refused(
 
 
 @pytest.mark.timeout(60)
-@xfail("3", "a redirect to another origin is followed with the X-API-Key header kept")
 def test_3_redirect_to_another_origin_gets_no_api_key(
     target: Server, api: Upstream, other: Upstream
 ) -> None:
@@ -217,7 +206,6 @@ def test_3_redirect_to_another_origin_gets_no_api_key(
 
 
 @pytest.mark.timeout(60)
-@xfail("3", "a binary result's resource uri carries ?api_key=SECRET")
 def test_3_binary_result_uri_does_not_show_the_query_key(target: Server, api: Upstream) -> None:
     """An operation authenticated by a query-string key answers a binary body: the MCP
     result embeds it as a resource whose ``uri`` must not contain the key (redacted or
@@ -234,7 +222,6 @@ def test_3_binary_result_uri_does_not_show_the_query_key(target: Server, api: Up
 
 
 @pytest.mark.timeout(60)
-@xfail("4", "a cookie parameter 'dark; admin=1' reaches the upstream as two cookies")
 def test_4_cookie_parameter_cannot_add_cookies(target: Server, api: Upstream) -> None:
     """get_prefs {"theme": "dark; admin=1"}: the upstream receives one cookie, ``theme``
     (its value encoded), or nothing at all (a tool error); never a cookie named admin."""
@@ -268,7 +255,6 @@ def _statuses(server: Server, headers: list[dict[str, str]]) -> list[int]:
 
 
 @pytest.mark.timeout(60)
-@xfail("5", "the bucket is keyed on the raw Authorization header: Bearer's case/spacing escapes it")
 def test_5_one_token_spelled_differently_shares_one_bucket(
     gate_limited: Server, tokens: Tokens
 ) -> None:
@@ -284,7 +270,6 @@ def test_5_one_token_spelled_differently_shares_one_bucket(
 
 
 @pytest.mark.timeout(60)
-@xfail("5", "each garbage token gets a fresh bucket: unauthenticated traffic is never limited")
 def test_5_garbage_tokens_are_limited_by_address(gate_limited: Server, tokens: Tokens) -> None:
     """12 requests from one address, each with a different invalid token: they are not a
     verified identity, so they share the address's bucket (burst 3) and most get 429."""
@@ -314,17 +299,14 @@ def _post_and_hang_up(server: Server, client: Mcp, body: dict, upstream: Upstrea
         pytest.param(
             ["--stateless", "--json-response"],
             "modern",
-            marks=xfail("7", "--json-response: the handler outlives its client"),
         ),
         pytest.param(
             ["--json-response"],
             "handshake",
-            marks=xfail("7", "--json-response: the handler outlives its client"),
         ),
         pytest.param(
             ["--event-store-size", "0"],
             "handshake",
-            marks=xfail("7", "stateful, not resumable: the handler outlives its client"),
         ),
         pytest.param(["--stateless"], "modern"),
     ],
@@ -357,8 +339,8 @@ def test_7_client_that_hangs_up_cancels_its_call(
 @pytest.mark.parametrize(
     "flags",
     [
-        pytest.param(["--stateless"], marks=xfail("6", "stateless SSE: SIGTERM cancels the call")),
-        pytest.param([], marks=xfail("6", "stateful SSE: SIGTERM cancels the call")),
+        pytest.param(["--stateless"]),
+        pytest.param([]),
         pytest.param(["--json-response"], id="json-response"),
     ],
     ids=["stateless-sse", "stateful-sse", "json-response"],
@@ -397,7 +379,6 @@ def test_6_sigterm_lets_the_call_in_flight_finish(
 
 
 @pytest.mark.timeout(60)
-@xfail("8", "a WebSocket connection keeps serving after its token expired")
 def test_8_websocket_stops_serving_an_expired_token(
     gate_ws: Server, api: Upstream, tokens: Tokens
 ) -> None:
@@ -427,7 +408,6 @@ def test_8_websocket_stops_serving_an_expired_token(
 
 
 @pytest.mark.timeout(90)
-@xfail("9", "stateful sessions are unbounded (no cap, no documented limit)")
 def test_9_stateful_sessions_are_capped(
     target_built: Built, upstream: Upstream, spawn: Spawn
 ) -> None:
@@ -456,7 +436,6 @@ def test_9_stateful_sessions_are_capped(
 
 
 @pytest.mark.timeout(60)
-@xfail("10", "100k nested '[' in arguments raise RecursionError in the auth middleware (500)")
 def test_10_deeply_nested_arguments_get_a_json_rpc_error(gate: Server, tokens: Tokens) -> None:
     """A valid token and ``arguments`` nested 100,000 lists deep: a careful server answers a
     JSON-RPC error (parse error or invalid request, status 4xx or 200), never a 500 with a
@@ -473,7 +452,6 @@ def test_10_deeply_nested_arguments_get_a_json_rpc_error(gate: Server, tokens: T
 
 
 @pytest.mark.timeout(60)
-@xfail("10", "a WebSocket text frame that is not JSON gets no answer")
 def test_10_websocket_parse_error_is_answered(gate_ws: Server, tokens: Tokens) -> None:
     """JSON-RPC 2.0: an unparsable message is answered with -32700 (id null), as stdio and
     HTTP already do."""
@@ -489,7 +467,6 @@ def test_10_websocket_parse_error_is_answered(gate_ws: Server, tokens: Tokens) -
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
-@xfail("10", "NaN/Infinity arguments are accepted and the structured output breaks its schema")
 def test_10_non_finite_numbers_are_refused(target: Server, number: str) -> None:
     """``{"x": NaN}`` is not JSON (RFC 8259), and 1e400 overflows to infinity: a careful
     server refuses the call (a parse error or an invalid-arguments tool error) instead of
@@ -503,7 +480,6 @@ def test_10_non_finite_numbers_are_refused(target: Server, number: str) -> None:
 
 
 @pytest.mark.timeout(60)
-@xfail("10", "a prompt whose sandboxed template fails answers JSON-RPC error code 0")
 def test_10_prompt_sandbox_error_has_a_json_rpc_code(target: Server) -> None:
     """countdown's template calls range(n); n=1000000 trips the Jinja sandbox. The answer is
     a JSON-RPC error with a standard code (-32602 invalid params or -32603 internal error),
@@ -515,7 +491,6 @@ def test_10_prompt_sandbox_error_has_a_json_rpc_code(target: Server) -> None:
 
 
 @pytest.mark.timeout(60)
-@xfail("10", "a JWT whose exp is a numeric string is accepted")
 def test_10_exp_as_a_string_is_refused(gate: Server, tokens: Tokens) -> None:
     """RFC 7519: ``exp`` is a NumericDate, a JSON number. ``"exp": "<future>"`` is a
     malformed token: 401 invalid_token (a number in the same place is accepted)."""
@@ -527,7 +502,6 @@ def test_10_exp_as_a_string_is_refused(gate: Server, tokens: Tokens) -> None:
 
 
 @pytest.mark.timeout(60)
-@xfail("10", "a client that never finishes its request headers is never timed out")
 def test_10_slowloris_connections_are_closed(target: Server) -> None:
     """One connection trickles a header byte every 0.5 s and never ends its headers;
     another opens and sends nothing. A careful server closes both within 12 s (a request
@@ -604,7 +578,6 @@ def _tree(root: Path) -> set[str]:
 
 
 @pytest.mark.timeout(180)
-@xfail("10", "SIGKILL while apply swaps files in leaves temp files the next build keeps")
 def test_10_sigkill_during_apply_leaves_nothing_behind(workdir: Path) -> None:
     """``mcpgen build`` is SIGKILLed at the moment it swaps its staged files into place,
     once for a new output folder (staged whole beside it) and once for an update (each
@@ -634,7 +607,6 @@ def test_10_sigkill_during_apply_leaves_nothing_behind(workdir: Path) -> None:
 
 
 @pytest.mark.timeout(60)
-@xfail("11", "logging/setLevel has no effect in the handshake era")
 def test_11_set_level_filters_log_messages(target: Server) -> None:
     """After logging/setLevel "error", a tool that logs at debug, info, warning and error
     sends the client only the error message (RFC 5424 order, as the spec asks)."""
@@ -650,7 +622,6 @@ def test_11_set_level_filters_log_messages(target: Server) -> None:
 
 
 @pytest.mark.timeout(60)
-@xfail("11", "the stdio writer sends several messages in one write to a slow reader")
 def test_11_stdio_writes_one_message_per_write(target_built: Built) -> None:
     """stdout is a SOCK_SEQPACKET socket, so every write the server makes arrives as one
     packet. The client sends three calls (each with two progress notifications and four
