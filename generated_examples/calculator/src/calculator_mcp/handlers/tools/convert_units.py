@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import ToolError
+from ... import ToolError
 from ...models import ConvertUnitsInput, ConvertUnitsOutput
 
 METRES = {"m": 1.0, "km": 1000.0, "mi": 1609.344, "ft": 0.3048}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import ToolError
+from ... import ToolError
 from ...models import DivideInput, DivideOutput
 
 

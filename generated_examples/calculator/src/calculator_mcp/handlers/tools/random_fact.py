@@ -6,7 +6,7 @@ import random
 
 import mcp_types as types
 
-from ..._runtime import ToolReturn
+from ... import ToolReturn
 from ...models import RandomFactInput
 
 FACTS = [

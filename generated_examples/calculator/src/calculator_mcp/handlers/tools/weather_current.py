@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..._runtime import Context
+from ... import Context
 from ...models import WeatherCurrentInput, WeatherCurrentOutput
 
 

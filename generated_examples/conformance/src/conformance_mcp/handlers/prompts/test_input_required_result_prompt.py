@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import Context, PromptReturn
+from ... import Context, PromptReturn
 from ...models import TestInputRequiredResultPromptArguments
 
 

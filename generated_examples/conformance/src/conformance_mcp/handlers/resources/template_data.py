@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..._runtime import ResourceReturn
+from ... import ResourceReturn
 
 
 async def read(id_: str) -> ResourceReturn:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_types import AudioContent
 
-from ..._runtime import ToolReturn
+from ... import ToolReturn
 from ...models import TestAudioContentInput
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import ToolReturn, embedded_text
+from ... import ToolReturn, embedded_text
 from ...models import TestEmbeddedResourceInput
 
 

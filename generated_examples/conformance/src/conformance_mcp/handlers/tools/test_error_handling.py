@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import ToolError, ToolReturn
+from ... import ToolError, ToolReturn
 from ...models import TestErrorHandlingInput
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import Context, ToolReturn
+from ... import Context, ToolReturn
 from ...models import TestInputRequiredResultElicitationInput
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import Context, ToolReturn, elicitation, roots, sampling
+from ... import Context, ToolReturn, elicitation, roots, sampling
 from ...models import TestInputRequiredResultMultipleInputsInput
 
 

@@ -6,7 +6,7 @@ that edits it gets a JSON-RPC error instead of a second round.
 
 from __future__ import annotations
 
-from ..._runtime import Context, ToolReturn
+from ... import Context, ToolReturn
 from ...models import TestInputRequiredResultTamperedStateInput
 
 

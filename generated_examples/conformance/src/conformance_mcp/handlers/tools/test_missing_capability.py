@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp.shared.exceptions import MCPError
 
-from ..._runtime import Context, ToolReturn
+from ... import Context, ToolReturn
 from ...models import TestMissingCapabilityInput
 
 

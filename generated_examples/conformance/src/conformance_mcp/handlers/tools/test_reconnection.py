@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from ..._runtime import Context, ToolReturn
+from ... import Context, ToolReturn
 from ...models import TestReconnectionInput
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..._runtime import ToolReturn
+from ... import ToolReturn
 from ...models import TestSimpleTextInput
 
 

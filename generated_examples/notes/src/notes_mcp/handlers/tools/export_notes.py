@@ -8,7 +8,7 @@ Raise ``ToolError("message")`` to answer with a tool error the model can read.
 
 from __future__ import annotations
 
-from ..._runtime import Context, ToolReturn
+from ... import Context, ToolReturn
 from ...models import ExportNotesInput
 
 

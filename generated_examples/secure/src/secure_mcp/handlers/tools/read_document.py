@@ -8,7 +8,7 @@ Raise ``ToolError("message")`` to answer with a tool error the model can read.
 
 from __future__ import annotations
 
-from ..._runtime import ToolError
+from ... import ToolError
 from ...models import ReadDocumentInput, ReadDocumentOutput
 from .. import DOCUMENTS
 

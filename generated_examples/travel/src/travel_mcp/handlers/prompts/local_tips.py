@@ -8,7 +8,7 @@ Return a string (one user message), a list of ``PromptMessage``, or a ``GetPromp
 
 from __future__ import annotations
 
-from ..._runtime import PromptReturn
+from ... import PromptReturn
 from ...models import LocalTipsArguments
 
 

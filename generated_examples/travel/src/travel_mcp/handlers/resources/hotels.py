@@ -9,7 +9,7 @@ Return text (str), binary data (bytes), or a list of resource contents; raise
 
 from __future__ import annotations
 
-from ..._runtime import ResourceReturn
+from ... import ResourceReturn
 
 
 async def read(city: str) -> ResourceReturn:

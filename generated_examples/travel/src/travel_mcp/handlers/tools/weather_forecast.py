@@ -8,7 +8,7 @@ Raise ``ToolError("message")`` to answer with a tool error the model can read.
 
 from __future__ import annotations
 
-from ..._runtime import Context
+from ... import Context
 from ...models import WeatherForecastInput, WeatherForecastOutput
 
 

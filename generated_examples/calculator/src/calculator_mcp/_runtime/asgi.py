@@ -1,0 +1,31 @@
+"""The HTTP app built from the environment alone, for uvicorn workers and process managers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .logs import configure_logging
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from .server import GeneratedServer
+
+
+def app_from_env(
+    spec: Mapping[str, Any], server_factory: Callable[..., GeneratedServer]
+) -> Starlette:
+    """A new app from ``<PREFIX>*`` environment variables (called once in each worker)."""
+    from .http_app import create_app
+    from .server import settle
+
+    settings = Settings.from_env(spec)
+    if settings.transport == "stdio":
+        settings = replace(settings, transport="http")
+    configure_logging(settings.log_level, settings.log_format)
+    app = create_app(spec, server_factory, settings)
+    settle()
+    return app

@@ -1,0 +1,95 @@
+"""Running the HTTP app with uvicorn: graceful shutdown in every mode, slow clients cut off.
+
+On SIGTERM or SIGINT the server stops accepting connections and gives the requests in
+flight ``shutdown_timeout`` seconds to finish; SSE streams are only closed once they have
+(sse-starlette would otherwise end every stream at the first signal, public switch
+``AppStatus.disable_automatic_graceful_drain``). A client that takes longer than
+``header_timeout`` to send a request's headers is disconnected (``h11guard``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import ConfigError
+from .lifecycle import INFLIGHT
+from .settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def _server_class(shutdown_timeout: float) -> type[Any]:
+    import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        """Lets in-flight requests finish before SSE streams are closed."""
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            import anyio
+
+            async def release() -> None:
+                from sse_starlette.sse import AppStatus
+
+                finished = await INFLIGHT.wait_idle(max(0.1, shutdown_timeout - 0.5))
+                if not finished:
+                    logger.warning(
+                        "shutdown: %d request(s) still running after %s s",
+                        INFLIGHT.count,
+                        shutdown_timeout,
+                    )
+                AppStatus.should_exit = True
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(release)
+                await super().shutdown(sockets)
+
+    return DrainingServer
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_config": None,
+        "log_level": settings.log_level.lower(),
+        "timeout_graceful_shutdown": math.ceil(settings.shutdown_timeout),
+        "ws_max_size": settings.max_body_size,
+        "http": f"{__package__}.h11guard:GuardedH11",
+    }
+
+
+def serve(app: Any, settings: Settings) -> None:
+    """Serve ``app`` until SIGTERM/SIGINT."""
+    import uvicorn
+    from sse_starlette.sse import AppStatus
+
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
+    config = uvicorn.Config(app, **uvicorn_options(settings))
+    logger.info(
+        "serving %s on http://%s:%d%s",
+        settings.transport,
+        settings.host,
+        settings.port,
+        settings.endpoint,
+    )
+    _server_class(settings.shutdown_timeout)(config).run()
+
+
+def serve_workers(
+    factory: str, settings: Settings, environ: Mapping[str, str] | None = None
+) -> None:
+    """Several worker processes (stateless HTTP or WebSocket), each building its app from
+    the environment with ``factory`` (``package.server:create_app``)."""
+    import uvicorn
+
+    if settings.transport == "sse" or (settings.transport == "http" and not settings.stateless):
+        raise ConfigError(
+            "several workers need stateless HTTP (--stateless) or WebSocket: "
+            "sessions live in the process that opened them"
+        )
+    os.environ.update(settings.to_env())  # each worker builds its app from these
+    uvicorn.run(factory, factory=True, workers=settings.workers, **uvicorn_options(settings))

@@ -1,0 +1,242 @@
+"""Tools: the one dispatch point every tool call passes, whichever path it comes by.
+
+``ToolTable.dispatch`` is called for a direct ``tools/call``, for a meta tool's
+``call_operation`` and for each operation code mode's ``execute`` runs: it finds the tool,
+checks the caller's scopes, validates the arguments against the input schema, runs the
+handler under its timeout and turns what happened into a result. Nothing else calls a
+handler.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import BaseModel, ValidationError
+
+from .authz import Policy
+from .content import ToolReturn, has_non_finite, to_result, tool_error
+from .context import Context, InputRequired, input_required
+from .errors import Forbidden, InvalidArguments, ToolError
+from .stubs import is_stub
+
+logger = logging.getLogger("mcp_server")
+FORBIDDEN = -32003  # JSON-RPC error code (server range): the caller lacks a scope
+Json = Any
+ModelT = TypeVar("ModelT", bound=BaseModel)
+Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the input model
+ToolCall = Callable[[Arguments, Context], Awaitable[ToolReturn]]
+MAX_ERRORS = 10
+
+
+class UnknownTool(Exception):
+    pass
+
+
+def parse(model: type[ModelT], arguments: Arguments) -> ModelT:
+    """The handler's input: the instance the fast path validated, or a fresh validation
+    (its failure is the caller's bad arguments, not the handler's fault)."""
+    if isinstance(arguments, model):
+        return arguments
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        raise InvalidArguments(model.__name__, pydantic_problems(exc)) from None
+
+
+def plain(arguments: Arguments) -> dict[str, Json]:
+    """The arguments as JSON data (what an imported operation sends)."""
+    if isinstance(arguments, dict):
+        return arguments
+    data: dict[str, Json] = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return data
+
+
+def pydantic_problems(exc: ValidationError) -> list[str]:
+    return [
+        f"{'.'.join(str(p) for p in error['loc']) or '(arguments)'}: {error['msg']}"
+        for error in exc.errors()[:MAX_ERRORS]
+    ]
+
+
+def _has_null(arguments: dict[str, Json]) -> bool:
+    """True when a null appears anywhere (the model takes null for optional properties)."""
+    stack: list[Json] = [arguments]
+    while stack:
+        node = stack.pop()
+        for value in node.values() if isinstance(node, dict) else node:
+            if value is None:
+                return True
+            if isinstance(value, dict | list):
+                stack.append(value)
+    return False
+
+
+@dataclass
+class ToolBinding:
+    definition: dict[str, Json]
+    call: ToolCall
+    handler_path: str = ""
+    timeout: float | None = None
+    # The input model, when strict validation of it implies the input schema (decided at
+    # build time): a call it accepts skips jsonschema.
+    strict_model: Callable[[], type[BaseModel]] | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.definition["name"])
+
+    @cached_property
+    def tool(self) -> types.Tool:
+        return types.Tool.model_validate(self.definition)
+
+    @cached_property
+    def size(self) -> int:
+        """Bytes of the definition as ASCII-escaped JSON (for page sizes)."""
+        return len(json.dumps(self.definition))
+
+    def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
+        """The input model, when strict validation accepts ``arguments`` (so the schema does)."""
+        if self.strict_model is None or _has_null(arguments):
+            return None
+        try:
+            return self.strict_model().model_validate(arguments, strict=True)
+        except (ValueError, TypeError, RecursionError, ImportError):
+            return None  # not accepted (or the models do not import): jsonschema decides
+
+    @cached_property
+    def validator(self) -> Any:
+        from jsonschema import Draft202012Validator
+
+        return Draft202012Validator(self.definition["inputSchema"])
+
+    def argument_errors(self, arguments: dict[str, Json]) -> list[str]:
+        if has_non_finite(arguments):
+            return ["(arguments): NaN and infinite numbers are not JSON"]
+        try:
+            errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
+        except RecursionError:
+            return ["(arguments): nested too deeply"]
+        return [
+            f"{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}: {e.message}"
+            for e in errors[:MAX_ERRORS]
+        ]
+
+
+class ToolTable:
+    def __init__(
+        self,
+        bindings: Sequence[ToolBinding],
+        policy: Policy | None = None,
+        hidden: Sequence[str] = (),
+        registry: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.by_name = {b.name: b for b in bindings}
+        self.order = [b.name for b in bindings]
+        self.policy = policy or Policy()
+        self.hidden = set(hidden)
+        self.registry: Mapping[str, Any] = registry if registry is not None else {}
+        self.events: Any = None
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        if name not in self.by_name:
+            raise KeyError(f"no tool named {name!r}")
+        if enabled:
+            self.hidden.discard(name)
+        else:
+            self.hidden.add(name)
+
+    def visible(self, context_identity: Any) -> list[str]:
+        """Names of the tools tools/list shows to this caller, in order."""
+        policy = self.policy
+        return [
+            name
+            for name in self.order
+            if name not in self.hidden and policy.visible(context_identity, "tool", name)
+        ]
+
+    def find(self, name: str) -> ToolBinding:
+        binding = self.by_name.get(name)
+        if binding is None or name in self.hidden:
+            raise UnknownTool(name)
+        return binding
+
+    def context(self, ctx: ServerRequestContext[Any, Any], params: Any = None) -> Context:
+        return Context(ctx, params, events=self.events, registry=self.registry)
+
+    async def call(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The SDK's ``tools/call`` handler."""
+        context = self.context(ctx, params)
+        try:
+            return await self.dispatch(params.name, dict(params.arguments or {}), context)
+        except UnknownTool:
+            raise MCPError(
+                INVALID_PARAMS, f"Unknown tool: {params.name}", data={"tool": params.name}
+            ) from None
+        except Forbidden as exc:
+            raise MCPError(
+                FORBIDDEN,
+                str(exc),
+                data={"requiredScopes": list(exc.required), "missingScopes": exc.missing},
+            ) from None
+
+    async def dispatch(
+        self, name: str, arguments: dict[str, Json], context: Context
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Find, authorize, validate and run one tool call (raises ``UnknownTool`` and
+        ``Forbidden``; everything the handler does becomes a result)."""
+        binding = self.find(name)
+        self.policy.check(context.identity, "tool", name)
+        validated = binding.validated(arguments)
+        if validated is None:
+            errors = binding.argument_errors(arguments)
+            if errors:
+                return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(errors))
+        given: Arguments = arguments if validated is None else validated
+        try:
+            if binding.timeout:
+                with anyio.fail_after(binding.timeout):
+                    value = await binding.call(given, context)
+            else:
+                value = await binding.call(given, context)
+        except ToolError as exc:
+            return tool_error(str(exc))
+        except InvalidArguments as exc:
+            return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(exc.problems))
+        except InputRequired as asked:
+            return input_required(asked, context)
+        except TimeoutError:
+            return tool_error(f"Tool {name!r} timed out after {binding.timeout} s")
+        except (MCPError, Forbidden, UnknownTool):
+            raise
+        except NotImplementedError as exc:
+            if is_stub(exc, binding.handler_path):
+                return tool_error(
+                    f"Tool {name!r} is not implemented yet: write its handler in "
+                    f"{binding.handler_path}"
+                )
+            logger.exception("tool %s failed", name)
+            return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
+        except ValidationError:
+            logger.exception("tool %s: its handler raised a validation error", name)
+            return tool_error(
+                f"Tool {name!r} failed: its handler built data that does not validate "
+                "(details are in the server log)"
+            )
+        except Exception:
+            logger.exception("tool %s failed", name)
+            return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
+        if isinstance(value, types.InputRequiredResult):  # a meta tool passing one on
+            return value
+        return to_result(value)

@@ -1,0 +1,351 @@
+"""Calls to the HTTP API a server wraps: one pooled client, retries, credentials, redirects.
+
+Credentials never leave for another origin: redirects are followed by hand, and one to a
+different origin (scheme, host, port) is followed without any credential. URLs shown to
+clients or written in errors have credential query values redacted. The MCP client's own
+token is never forwarded upstream.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import random
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote, urljoin
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+from . import wire
+from .content import (
+    ResourceReturn,
+    ToolReturn,
+    audio,
+    embedded_blob,
+    image,
+    structured,
+    text,
+    tool_error,
+)
+from .context import Context
+from .credentials import Credentials
+from .errors import ToolError
+from .tools import Arguments, ToolCall, plain
+
+logger = logging.getLogger(__name__)
+Json = Any
+IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
+RETRY_STATUS = {429, 502, 503, 504}
+REDIRECTS = {301, 302, 303, 307, 308}
+MAX_REDIRECTS = 5
+EXCERPT = 1000
+
+
+class Request:
+    """One upstream request being assembled: its parts and which query names are secret."""
+
+    def __init__(self, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self.parts: dict[str, dict[str, Any]] = {"headers": {}, "query": {}, "cookies": {}}
+        self.secret_query: set[str] = set()
+        self.secret_headers: set[str] = set()
+        self.options: dict[str, Json] = {}
+
+    def shown(self, url: str | None = None) -> str:
+        return f"{self.method} {wire.redact(url or self.url, self.secret_query)}"
+
+    def scrub(self, text: str) -> str:
+        """``text`` (an upstream answer shown to the client) without any credential sent."""
+        for key in self.secret_query:
+            value = self.parts["query"].get(key)
+            if isinstance(value, str) and len(value) >= 4:
+                text = text.replace(value, wire.REDACTED)
+        for key in self.secret_headers:
+            value = self.parts["headers"].get(key, "")
+            for secret in (value, value.partition(" ")[2]):
+                if len(secret) >= 4:
+                    text = text.replace(secret, wire.REDACTED)
+        return text
+
+
+class Upstream:
+    """The wrapped API: base URL, credentials and the shared HTTP client."""
+
+    def __init__(self, settings: dict[str, Json], package: str) -> None:
+        self.settings = settings
+        self.package = package
+        self.prefix = settings["envPrefix"]
+        self.timeout = float(os.environ.get(f"{self.prefix}_TIMEOUT", "30"))
+        self._client: httpx2.AsyncClient | None = None
+        self.credentials = Credentials(
+            settings.get("securitySchemes", {}),
+            settings.get("credentials"),
+            env_prefix=self.prefix,
+            env_names=settings.get("credentialEnv"),
+            base_url=lambda: self.base_url,
+            error=ToolError,
+            http=self.client,
+            server_auth_header=settings.get("serverAuthHeader"),
+        )
+
+    @property
+    def retries(self) -> int:
+        """Retries of an idempotent call; read at each call, like the base URL."""
+        return int(os.environ.get(f"{self.prefix}_RETRIES", "2"))
+
+    @property
+    def base_url(self) -> str:
+        url: str = os.environ.get(self.settings["baseUrlEnv"]) or self.settings["baseUrl"]
+        return url.rstrip("/")
+
+    def client(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self.timeout),
+                limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+                follow_redirects=False,  # followed by hand: see ``_send``
+            )
+        return self._client
+
+    async def authorize(
+        self, request: Request, security: list[dict[str, list[str]]], ctx: Context | None
+    ) -> None:
+        """The caller's credentials for the first security alternative that can be met."""
+        identity = ctx.identity if ctx is not None else None
+        inbound = ctx.headers if ctx is not None else None
+        headers, query, cookies = await self.credentials.apply(security, identity, inbound)
+        request.parts["headers"].update(headers)
+        request.parts["query"].update(query)
+        request.parts["cookies"].update(cookies)
+        request.secret_query.update(query)
+        request.secret_headers.update(headers)
+
+    async def call(
+        self, operation: dict[str, Json], arguments: dict[str, Json], ctx: Context | None = None
+    ) -> types.CallToolResult:
+        path = operation["path"]
+        request = Request(operation["method"], "")
+        for param in operation["params"]:
+            if param["argument"] not in arguments:
+                continue
+            value = arguments[param["argument"]]
+            where = param["location"]
+            if where == "path":
+                path = path.replace(
+                    "{" + param["name"] + "}", wire.path_segment(param["name"], value)
+                )
+            elif where == "query":
+                request.parts["query"][param["name"]] = wire.query_value(value, param)
+            elif where == "header":
+                request.parts["headers"][param["name"]] = wire.header_value(param["name"], value)
+            else:
+                request.parts["cookies"][param["name"]] = wire.scalar(value)
+        request.url = self.base_url + path
+        await self.authorize(request, operation["security"], ctx)
+        body = operation.get("body")
+        if body is not None:
+            request.options = wire.body(body, arguments)
+            if body.get("media_type") and body["content_type"] != "multipart/form-data":
+                request.parts["headers"].setdefault("Content-Type", body["media_type"])
+        if operation.get("responseType"):
+            request.parts["headers"].setdefault("Accept", operation["responseType"])
+        response = await self._send(request)
+        if response.status_code == 401 and operation["security"]:
+            # a cached upstream token may have been revoked: the next call gets a new one
+            identity = ctx.identity if ctx is not None else None
+            await self.credentials.invalidate_all(operation["security"], identity)
+        return _result(response, operation, request)
+
+    async def _send(self, request: Request) -> httpx2.Response:
+        attempts = 1 + (self.retries if request.method in IDEMPOTENT else 0)
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                response = await self._follow(request)
+            except httpx2.TransportError as exc:
+                if last:
+                    raise ToolError(f"{request.shown()} failed: {type(exc).__name__}") from None
+                await anyio.sleep(_backoff(attempt, None))
+                continue
+            if response.status_code in RETRY_STATUS and not last:
+                await anyio.sleep(_backoff(attempt, response.headers.get("Retry-After")))
+                continue
+            return response
+        raise AssertionError("unreachable")
+
+    async def _follow(self, request: Request) -> httpx2.Response:
+        """The request, and the redirects it answers with: same-origin ones keep the
+        credentials, one to any other origin drops every credential (and never returns to
+        a credentialed request)."""
+        method, url = request.method, request.url
+        headers = dict(request.parts["headers"])
+        query: dict[str, Any] | None = request.parts["query"]
+        cookies = dict(request.parts["cookies"])
+        options = request.options
+        home = wire.origin(url)
+        trusted = True
+        for _ in range(MAX_REDIRECTS + 1):
+            sent = dict(headers)
+            if cookies:
+                sent["Cookie"] = wire.cookie_header(cookies)
+            response = await self.client().request(
+                method, url, params=query, headers=sent, **options
+            )
+            location = response.headers.get("location")
+            if response.status_code not in REDIRECTS or not location:
+                return response
+            url = urljoin(str(response.url), location)
+            query = None  # the new location carries its own query
+            if response.status_code == 303 or (
+                response.status_code in (301, 302) and method == "POST"
+            ):
+                method, options = "GET", {}
+                headers.pop("Content-Type", None)
+            if trusted and wire.origin(url) != home:
+                trusted = False
+                headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
+                cookies = {}
+                logger.info("following a redirect to another origin without credentials")
+            await response.aclose()
+        raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
+
+    def tool_call(self, operation: dict[str, Json], ident: str) -> ToolCall:
+        """The call behind one imported tool: the user's override if one exists, else HTTP."""
+        override: list[Callable[..., Any] | None] = []
+
+        async def call(given: Arguments, ctx: Context) -> ToolReturn:
+            arguments = plain(given)
+            if not override:
+                override.append(_find_override(self.package, ident))
+            handler = override[0]
+            if handler is not None:
+                result: ToolReturn = await handler(arguments, ctx)
+                return result
+            return await self.call(operation, arguments, ctx)
+
+        return call
+
+    def resource_read(
+        self, operation: dict[str, Json], schema: dict[str, Json] | None
+    ) -> Callable[[dict[str, str], Context], Any]:
+        """The read behind an imported resource: the template's variables, checked against
+        the operation's parameter schemas, are the call's arguments."""
+        validator: Any = None
+        if schema is not None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(schema)
+
+        async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+            # template variable names are percent-encoded where RFC 6570 needs it
+            arguments = _coerce({unquote(k): v for k, v in variables.items()}, schema or {})
+            if validator is not None:
+                errors = [e.message for e in validator.iter_errors(arguments)][:5]
+                if errors:
+                    raise MCPError(INVALID_PARAMS, "Invalid resource URI: " + "; ".join(errors))
+            result = await self.call(operation, arguments, ctx)
+            if result.is_error:
+                raise ToolError(
+                    " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+                )
+            if result.structured_content is not None:
+                return json.dumps(result.structured_content, ensure_ascii=False)
+            first = result.content[0] if result.content else None
+            if isinstance(first, types.TextContent):
+                return first.text
+            if isinstance(first, types.ImageContent | types.AudioContent):
+                return base64.b64decode(first.data)
+            if isinstance(first, types.EmbeddedResource) and isinstance(
+                first.resource, types.BlobResourceContents
+            ):
+                return base64.b64decode(first.resource.blob)
+            return ""
+
+        return read
+
+
+def _coerce(variables: dict[str, str], schema: dict[str, Json]) -> dict[str, Json]:
+    """Template variables (strings) as the types their parameters declare."""
+    properties = schema.get("properties", {})
+    out: dict[str, Json] = {}
+    for name, value in variables.items():
+        kind = properties.get(name, {}).get("type")
+        try:
+            if kind == "integer":
+                out[name] = int(value)
+            elif kind == "number":
+                out[name] = float(value)
+            elif kind == "boolean" and value in ("true", "false"):
+                out[name] = value == "true"
+            elif kind == "array":
+                out[name] = [v for v in value.split(",") if v]
+            else:
+                out[name] = value
+        except ValueError:
+            out[name] = value  # the schema check says what is wrong
+    return out
+
+
+def _backoff(attempt: int, retry_after: str | None) -> float:
+    if retry_after and retry_after.isdigit():
+        return min(float(retry_after), 5.0)
+    return min(0.2 * (2.0**attempt), 2.0) + random.uniform(0, 0.1)
+
+
+def _result(
+    response: httpx2.Response, operation: dict[str, Json], request: Request
+) -> types.CallToolResult:
+    status = response.status_code
+    shown = request.shown(str(response.url))
+    if status >= 400:
+        excerpt = request.scrub(response.text[:EXCERPT])
+        return tool_error(f"{shown} failed: HTTP {status}" + (f": {excerpt}" if excerpt else ""))
+    if not response.content:
+        return types.CallToolResult(content=[])
+    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        try:
+            data: Json = response.json()
+        except ValueError:
+            return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
+        if operation.get("wrapped"):
+            data = {"result": data}
+        return structured(data)
+    if media.startswith("text/") or media in ("application/xml", "application/yaml"):
+        return types.CallToolResult(content=[text(response.text)])
+    blob = response.content
+    if media.startswith("image/"):
+        return types.CallToolResult(content=[image(blob, media)])
+    if media.startswith("audio/"):
+        return types.CallToolResult(content=[audio(blob, media)])
+    uri = wire.redact(str(response.url), request.secret_query)
+    return types.CallToolResult(
+        content=[embedded_blob(uri, blob, media or "application/octet-stream")]
+    )
+
+
+def _find_override(package: str, ident: str) -> Callable[..., Any] | None:
+    """``handlers/tools/<ident>.py`` with ``async def handle(args, ctx)``, if the user wrote one."""
+    import importlib
+    import importlib.util
+
+    name = f"{package}.handlers.tools.{ident}"
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    handle = importlib.import_module(name).handle
+
+    async def call(arguments: dict[str, Json], ctx: Context) -> Any:
+        return await handle(arguments, ctx)
+
+    return call

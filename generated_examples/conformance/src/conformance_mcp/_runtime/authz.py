@@ -1,0 +1,113 @@
+"""Who may call what: the one policy every tool call, resource read and prompt passes.
+
+The caller's identity is resolved once per request, by a server middleware that wraps
+every inbound message on every transport and in both protocol eras (``IdentityMiddleware``),
+and kept in a context variable for the request's duration. Tables (tools, resources,
+prompts) ask ``Policy`` before they run anything; meta tools and code mode reach
+operations only through the tool table's dispatch, so they pass the same check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+from .errors import Forbidden
+from .identity import LOCAL, Identity
+from .lifecycle import run_request
+
+IDENTITY_KEY = "mcpgen.identity"  # where the HTTP auth middleware puts the caller (ASGI scope)
+# A network request that did not pass the auth middleware: it may call nothing scoped.
+UNVERIFIED = Identity("unverified", frozenset())
+_CURRENT: ContextVar[Identity] = ContextVar("mcpgen_identity", default=LOCAL)
+
+Kind = str  # "tool", "resource" (fixed URI or URI template), "prompt"
+
+
+def current_identity() -> Identity:
+    """The caller of the request being handled (``LOCAL`` on stdio and in memory)."""
+    return _CURRENT.get()
+
+
+def identity_of_request(request: object, network: bool) -> Identity:
+    """The identity the transport attached to a request: the HTTP and WebSocket apps put
+    it in the ASGI scope; stdio and in-memory requests carry none and are the local user."""
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, Mapping):
+        found = scope.get(IDENTITY_KEY)
+        if isinstance(found, Identity):
+            return found
+        return UNVERIFIED
+    return UNVERIFIED if network else LOCAL
+
+
+class IdentityMiddleware:
+    """SDK server middleware: resolves the caller of every inbound message once, and runs
+    the request counted (for graceful shutdowns) and cancellable by a client disconnect."""
+
+    def __init__(self, network: bool) -> None:
+        self.network = network
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        token = _CURRENT.set(identity_of_request(ctx.request, self.network))
+        try:
+            if ctx.request_id is None:  # a notification
+                return await call_next(ctx)
+            result: HandlerResult = await run_request(
+                ctx.method, ctx.request, lambda: call_next(ctx)
+            )
+            return result
+        finally:
+            _CURRENT.reset(token)
+
+
+def principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """What a sealed ``requestState`` is bound to: the caller, so a round trip's state
+    cannot be replayed by anyone else (None for the local user)."""
+    identity = current_identity()
+    return None if identity is LOCAL else identity.key
+
+
+class Policy:
+    """The scopes each tool, resource and prompt needs, and whether discovery hides what
+    a caller may not use (``hideUnauthorizedTools``)."""
+
+    def __init__(
+        self,
+        scopes: Mapping[Kind, Mapping[str, Sequence[str]]] | None = None,
+        *,
+        hide_unauthorized: bool = False,
+    ) -> None:
+        self.scopes: dict[Kind, dict[str, tuple[str, ...]]] = {
+            kind: {name: tuple(needed) for name, needed in table.items() if needed}
+            for kind, table in (scopes or {}).items()
+        }
+        self.hide_unauthorized = hide_unauthorized
+
+    def required(self, kind: Kind, name: str) -> tuple[str, ...]:
+        return self.scopes.get(kind, {}).get(name, ())
+
+    def missing(self, identity: Identity, kind: Kind, name: str) -> list[str]:
+        return identity.missing(self.required(kind, name))
+
+    def check(self, identity: Identity, kind: Kind, name: str) -> None:
+        """Raise ``Forbidden`` unless ``identity`` holds every scope ``name`` needs."""
+        missing = self.missing(identity, kind, name)
+        if missing:
+            raise Forbidden(kind, name, self.required(kind, name), missing)
+
+    def allowed(self, identity: Identity, kind: Kind, name: str) -> bool:
+        return not self.missing(identity, kind, name)
+
+    def visible(self, identity: Identity, kind: Kind, name: str) -> bool:
+        """Whether discovery (lists, search) shows ``name`` to this caller."""
+        return not self.hide_unauthorized or self.allowed(identity, kind, name)
+
+    @property
+    def scoped(self) -> bool:
+        return any(self.scopes.values())

@@ -1,0 +1,295 @@
+"""What every generated typed client shares: connecting, calling, parsing, blocking use.
+
+The generated ``client.py`` subclasses ``BaseClient`` with one typed method per tool,
+prompt and resource, and ``BaseSyncClient`` with their blocking twins.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import cache, partial, wraps
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, Self, TypeVar, cast
+
+import mcp_types as types
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp.client import Client
+from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
+from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter
+
+Mode = Literal["auto", "legacy", "2026-07-28"]
+P = ParamSpec("P")
+R = TypeVar("R")
+ClientT = TypeVar("ClientT", bound="BaseClient")
+ProgressCallback = ProgressFnT
+Content = (
+    types.TextContent
+    | types.ImageContent
+    | types.AudioContent
+    | types.ResourceLink
+    | types.EmbeddedResource
+)
+Contents = list[types.TextResourceContents | types.BlobResourceContents]
+
+
+class ToolCallError(Exception):
+    """The server answered a tool call with a tool error (``isError``)."""
+
+    def __init__(self, tool: str, message: str, result: types.CallToolResult) -> None:
+        super().__init__(f"{tool}: {message}")
+        self.tool = tool
+        self.message = message
+        self.result = result
+
+
+@cache
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
+
+
+def parse(model: type[R], data: Any) -> R:
+    """Structured content as the tool's output type."""
+    parsed: R = _adapter(cast(Any, model)).validate_python(data)
+    return parsed
+
+
+def arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments as JSON: the required ones, and the optional ones that were given
+    (models and enums as the data they stand for)."""
+    given = {**required, **{key: value for key, value in optional.items() if value is not None}}
+    return {key: _plain(value) for key, value in given.items()}
+
+
+def _plain(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "value") and type(value).__module__ != "builtins":  # an Enum member
+        return value.value
+    return value
+
+
+def expand(template: str, values: Mapping[str, Any]) -> str:
+    """A URI from an RFC 6570 template (the ``uritemplate`` package)."""
+    import uritemplate
+
+    return str(uritemplate.expand(template, {k: v for k, v in values.items() if v is not None}))
+
+
+def error_text(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+class BaseClient:
+    """Typed access to one server; subclasses add a method per tool, prompt and resource."""
+
+    package = ""  # the server's package: what ``stdio()`` runs with ``python -m``
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(
+        cls: type[ClientT],
+        target: Any,
+        *,
+        mode: Mode = "auto",
+        on_elicit: ElicitationFnT | None = None,
+        on_sample: SamplingFnT | None = None,
+        on_roots: ListRootsFnT | None = None,
+        on_log: LoggingFnT | None = None,
+        **options: Any,
+    ) -> AsyncIterator[ClientT]:
+        """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object).
+
+        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions (in both
+        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``.
+        """
+        callbacks: dict[str, Any] = {
+            "elicitation_callback": on_elicit,
+            "sampling_callback": on_sample,
+            "list_roots_callback": on_roots,
+            "logging_callback": on_log,
+        }
+        options.update({k: v for k, v in callbacks.items() if v is not None})
+        async with Client(target, mode=mode, **options) as client:
+            yield cls(client)
+
+    @classmethod
+    @asynccontextmanager
+    async def stdio(
+        cls: type[ClientT],
+        command: str | None = None,
+        args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[ClientT]:
+        """Spawn the server as a subprocess and talk to it over stdio."""
+        from mcp.client.stdio import StdioServerParameters
+
+        parameters = StdioServerParameters(
+            command=command or sys.executable,
+            args=list(args) if args is not None else ["-m", cls.package],
+            env=dict(env) if env is not None else None,
+        )
+        async with cls.connect(parameters, mode=mode, **options) as client:
+            yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def http(
+        cls: type[ClientT],
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[ClientT]:
+        """Connect over streamable HTTP; ``token`` is sent as a bearer token."""
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        all_headers = _headers(token, headers)
+        timeout = httpx2.Timeout(30.0, read=300.0)
+        async with (
+            httpx2.AsyncClient(headers=all_headers, timeout=timeout, follow_redirects=True) as http,
+            cls.connect(
+                streamable_http_client(url, http_client=http), mode=mode, **options
+            ) as client,
+        ):
+            yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def websocket(
+        cls: type[ClientT],
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[ClientT]:
+        """Connect over WebSocket (``ws://host:port/ws``, mcpgen's own transport)."""
+        from .websocket import websocket_client
+
+        async with cls.connect(
+            websocket_client(url, _headers(token, headers)), mode=mode, **options
+        ) as client:
+            yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def sse(
+        cls: type[ClientT],
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> AsyncIterator[ClientT]:
+        """Connect over the legacy HTTP+SSE transport (``url`` ends in ``/sse``)."""
+        from mcp.client.sse import sse_client
+
+        async with cls.connect(
+            sse_client(url, headers=_headers(token, headers)), mode=mode, **options
+        ) as client:
+            yield client
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> types.CallToolResult:
+        """Call a tool by name; a tool error raises ``ToolCallError``."""
+        result = await self.client.call_tool(name, arguments, progress_callback=progress)
+        if result.is_error:
+            raise ToolCallError(name, error_text(result), result)
+        return result
+
+    async def read(self, uri: str) -> Contents:
+        """Read any resource by URI."""
+        result = await self.client.read_resource(uri)
+        return list(result.contents)
+
+    async def prompt(
+        self, name: str, arguments: dict[str, str | None]
+    ) -> list[types.PromptMessage]:
+        """Render a prompt by name (arguments that are None are left out)."""
+        given = {key: value for key, value in arguments.items() if value is not None}
+        result = await self.client.get_prompt(name, given)
+        return list(result.messages)
+
+    async def complete(
+        self, kind: Literal["prompt", "resource"], ref: str, argument: str, value: str
+    ) -> list[str]:
+        """Completions for a prompt argument or a URI template variable."""
+        reference: types.PromptReference | types.ResourceTemplateReference
+        if kind == "prompt":
+            reference = types.PromptReference(name=ref)
+        else:
+            reference = types.ResourceTemplateReference(uri=ref)
+        result = await self.client.complete(reference, {"name": argument, "value": value})
+        return list(result.completion.values)
+
+
+def _headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
+    all_headers = dict(headers or {})
+    if token is not None:
+        all_headers["Authorization"] = f"Bearer {token}"
+    return all_headers
+
+
+def blocking(
+    method: Callable[Concatenate[ClientT, P], Awaitable[R]],
+) -> Callable[Concatenate[BaseSyncClient[Any], P], R]:
+    """The blocking twin of a client method: same signature and docstring."""
+
+    @wraps(method)
+    def call(self: BaseSyncClient[Any], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.portal.call(partial(method, self.typed, *args, **kwargs))
+
+    return call
+
+
+class BaseSyncClient(Generic[ClientT]):
+    """A blocking facade over a typed client, for scripts."""
+
+    client_class: type[BaseClient] = BaseClient
+
+    def __init__(self, portal: BlockingPortal, typed: ClientT) -> None:
+        self.portal = portal
+        self.typed = typed
+
+    @classmethod
+    @contextmanager
+    def _wrap(cls, opener: Callable[[], AbstractAsyncContextManager[Any]]) -> Iterator[Self]:
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(opener()) as typed,
+        ):
+            yield cls(portal, typed)
+
+    @classmethod
+    @contextmanager
+    def stdio(cls, **options: Any) -> Iterator[Self]:
+        """Spawn the server over stdio (options as for the async client's ``stdio``)."""
+        with cls._wrap(lambda: cls.client_class.stdio(**options)) as client:
+            yield client
+
+    @classmethod
+    @contextmanager
+    def http(cls, url: str, **options: Any) -> Iterator[Self]:
+        """Connect over streamable HTTP (options as for the async client's ``http``)."""
+        with cls._wrap(lambda: cls.client_class.http(url, **options)) as client:
+            yield client

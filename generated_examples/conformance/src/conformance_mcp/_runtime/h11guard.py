@@ -1,0 +1,68 @@
+"""uvicorn's h11 protocol with a deadline for each request's headers (slow-header attacks).
+
+uvicorn limits idle keep-alive connections but not a client that sends its headers a byte
+at a time. This subclasses its ``--http h11`` implementation at the one spot it takes:
+``GuardedH11`` arms a timer when a connection opens and after each response, and drops the
+connection if no request's headers are in when it fires. ``HEADER_TIMEOUT`` is set by the
+app factory (in each worker process too). It also closes a connection after answering a
+request that carries both Content-Length and Transfer-Encoding (request smuggling).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+logger = logging.getLogger(__name__)
+HEADER_TIMEOUT = 10.0
+
+
+class GuardedH11(H11Protocol):
+    _deadline: asyncio.TimerHandle | None = None
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+            logger.warning(
+                "a client took over %s s to send request headers; dropped it", HEADER_TIMEOUT
+            )
+            self.transport.close()
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before and self.cycle is not None:
+            self._disarm()  # a request's headers are in
+            names = {name for name, _ in self.headers}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                # RFC 9112 6.3: a server that answers such a message must then close the
+                # connection, or what a proxy took for body is run as a second request
+                logger.warning("a request had both Content-Length and Transfer-Encoding")
+                self.cycle.keep_alive = False
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
+
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        self._disarm()
+        super().handle_websocket_upgrade(event)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)

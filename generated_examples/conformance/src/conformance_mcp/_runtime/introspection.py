@@ -1,0 +1,83 @@
+"""The authorization server's token introspection endpoint (RFC 7662), with a short cache."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import ConfigError
+
+logger = logging.getLogger(__name__)
+CACHE_SECONDS = 60  # an introspected token is trusted this long (or until it expires)
+CACHE_SIZE = 10_000
+
+
+class Introspection:
+    """Asks ``url`` about a token, authenticated with ``<PREFIX>INTROSPECTION_CLIENT_ID`` /
+    ``_SECRET`` (HTTP Basic). Active answers are cached by a hash of the token for
+    CACHE_SECONDS (never past ``exp``); refusals are not, so a revoked token stops working
+    within that time. An unreachable or broken endpoint raises ``ConnectionError``."""
+
+    def __init__(self, url: str, prefix: str, environ: Mapping[str, str]) -> None:
+        self.url = url
+        client_id = environ.get(prefix + "INTROSPECTION_CLIENT_ID", "")
+        secret = environ.get(prefix + "INTROSPECTION_CLIENT_SECRET", "")
+        if bool(client_id) != bool(secret):
+            raise ConfigError(
+                f"set both {prefix}INTROSPECTION_CLIENT_ID and "
+                f"{prefix}INTROSPECTION_CLIENT_SECRET, or neither"
+            )
+        self.credentials = (client_id, secret) if client_id else None
+        if self.credentials is None:
+            logger.warning("token introspection without client credentials: most servers refuse it")
+        self.cache: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._client: Any = None
+
+    async def claims(self, token: str) -> dict[str, Any]:
+        key = hashlib.sha256(token.encode()).digest()
+        now = time.monotonic()
+        cached = self.cache.get(key)
+        if cached is not None and cached[0] > now:
+            self.cache.move_to_end(key)
+            return cached[1]
+        claims = await self._ask(token)
+        expires = claims.get("exp")
+        if claims.get("active") is True:
+            keep = float(CACHE_SECONDS)
+            if isinstance(expires, int | float) and not isinstance(expires, bool):
+                keep = min(keep, max(0.0, expires - time.time()))
+            self.cache[key] = (now + keep, claims)
+            while len(self.cache) > CACHE_SIZE:
+                self.cache.popitem(last=False)
+        return claims
+
+    async def _ask(self, token: str) -> dict[str, Any]:
+        import httpx2
+
+        if self._client is None:
+            self._client = httpx2.AsyncClient(timeout=10)
+        try:
+            response = await self._client.post(
+                self.url,
+                data={"token": token, "token_type_hint": "access_token"},
+                auth=self.credentials,
+                headers={"Accept": "application/json"},
+            )
+        except httpx2.HTTPError as exc:
+            logger.error("token introspection failed: %s", type(exc).__name__)
+            raise ConnectionError("introspection") from None
+        if response.status_code != 200:
+            logger.error("token introspection answered %d", response.status_code)
+            raise ConnectionError("introspection")
+        try:
+            claims = response.json()
+        except ValueError:
+            claims = None
+        if not isinstance(claims, dict):
+            logger.error("token introspection answered something other than a JSON object")
+            raise ConnectionError("introspection")
+        return claims

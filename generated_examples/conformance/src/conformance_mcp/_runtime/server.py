@@ -1,0 +1,325 @@
+"""Building the SDK server of a generated package from its spec and its handlers."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from types import ModuleType
+from typing import Any, TypeVar
+
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.subscriptions import ListenHandler, SubscriptionBus
+from mcp.shared.exceptions import MCPDeprecationWarning
+
+from .authz import IdentityMiddleware, Policy, current_identity, principal
+from .completions import CompleteCall, CompletionBinding, CompletionTable
+from .events import Events
+from .paging import page
+from .prompts import PromptBinding, PromptRender, PromptTable
+from .resources import ResourceBinding, ResourceRead, ResourceTable
+from .spec import scopes_of
+from .tools import ToolBinding, ToolCall, ToolTable
+
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+F = TypeVar("F")
+
+
+@dataclass
+class Handlers:
+    """The user's code, by name, as the generated ``server.py`` wires it (with the
+    decorators ``tool``, ``resource``, ``prompt`` and ``completion``)."""
+
+    models: Callable[[], ModuleType] | None = None  # the package's models (fast path)
+    tools: dict[str, ToolCall] = field(default_factory=dict)
+    resources: dict[str, ResourceRead] = field(default_factory=dict)  # by resource name
+    prompts: dict[str, PromptRender] = field(default_factory=dict)
+    completions: dict[tuple[str, str, str], CompleteCall] = field(default_factory=dict)
+
+    def tool(self, name: str) -> Callable[[ToolCall], ToolCall]:
+        return partial(_register, self.tools, name)
+
+    def resource(self, name: str) -> Callable[[ResourceRead], ResourceRead]:
+        return partial(_register, self.resources, name)
+
+    def prompt(self, name: str) -> Callable[[PromptRender], PromptRender]:
+        return partial(_register, self.prompts, name)
+
+    def completion(
+        self, target: str, ref: str, argument: str
+    ) -> Callable[[CompleteCall], CompleteCall]:
+        return partial(_register, self.completions, (target, ref, argument))
+
+
+def _register(table: dict[Any, F], key: Any, function: F) -> F:
+    table[key] = function
+    return function
+
+
+class GeneratedServer(Server[Any]):
+    """A low-level SDK server that advertises listChanged on every transport and keeps the
+    tables it serves from (``tools``, ``resources``, ``prompts``)."""
+
+    notification_options = NotificationOptions()
+    tools: ToolTable
+    resources: ResourceTable
+    prompts: PromptTable
+    events: Events
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or self.notification_options,
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
+    if models is None or not name:
+        return None
+    return lambda: getattr(models(), name)
+
+
+def tool_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ToolBinding]:
+    """One binding per tool: the user's handler, or the wrapped API's operation (or the
+    user's override of it, ``handlers/tools/<tool>.py``)."""
+    upstream = None
+    bindings = []
+    for entry in spec.get("tools", []):
+        name = entry["definition"]["name"]
+        call = handlers.tools.get(name)
+        if call is None and entry.get("http") is not None:
+            if upstream is None:
+                from .upstream import Upstream
+
+                upstream = Upstream(spec["upstream"], spec["server"]["package"])
+            call = upstream.tool_call(entry["http"], entry["ident"])
+        if call is None:
+            raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
+        bindings.append(
+            ToolBinding(
+                entry["definition"],
+                call,
+                handler_path=entry.get("handler", ""),
+                timeout=entry.get("timeout"),
+                strict_model=_strict(handlers.models, entry.get("model")),
+            )
+        )
+    return bindings
+
+
+def resource_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ResourceBinding]:
+    upstream = None
+    bindings = []
+    for entry in spec.get("resources", []):
+        definition = entry["definition"]
+        read = handlers.resources.get(definition["name"])
+        if read is None and entry.get("http") is not None:
+            if upstream is None:
+                from .upstream import Upstream
+
+                upstream = Upstream(spec["upstream"], spec["server"]["package"])
+            read = upstream.resource_read(entry["http"], entry.get("input"))
+        bindings.append(
+            ResourceBinding(
+                definition,
+                read=read,
+                content=entry.get("content"),
+                handler_path=entry.get("handler", ""),
+                names=list(entry.get("variables", [])),
+            )
+        )
+    return bindings
+
+
+def build_server(
+    spec: dict[str, Any],
+    handlers: Handlers,
+    *,
+    network: bool = False,
+    bus: SubscriptionBus | None = None,
+    request_state: RequestStateSecurity | None = None,
+) -> GeneratedServer:
+    """The SDK server for ``spec``. ``network`` is true for servers behind the HTTP apps:
+    a request that did not pass their authentication then gets no scoped access."""
+    caps = spec.get("capabilities", {})
+    auth = spec.get("auth", {})
+    policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
+    events = Events(bus)
+    registry: dict[str, Any] = {}
+    tools = ToolTable(
+        tool_bindings(spec, handlers), policy, hidden=_hidden(spec["tools"]), registry=registry
+    )
+    resources = ResourceTable(resource_bindings(spec, handlers), policy)
+    prompts = PromptTable(
+        [
+            PromptBinding(
+                p["definition"],
+                p.get("messages", []),
+                render=handlers.prompts.get(p["definition"]["name"]),
+                handler_path=p.get("handler", ""),
+            )
+            for p in spec.get("prompts", [])
+        ],
+        resources,
+        policy,
+        hidden=_hidden(spec.get("prompts", [])),
+    )
+    completions = CompletionTable(
+        [
+            CompletionBinding(
+                c["target"],
+                c["ref"],
+                c["argument"],
+                values=c.get("values", []),
+                complete=handlers.completions.get((c["target"], c["ref"], c["argument"])),
+            )
+            for c in spec.get("completions", [])
+        ]
+    )
+    registry.update(tools=tools, prompts=prompts)
+    for table in (tools, resources, prompts):
+        table.events = events
+        table.registry = registry
+    listed = _listing(spec, tools)
+    size = int(caps.get("pageSize", 100))
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        names = listed(current_identity())
+        # Page first, then build the Tool objects: a big server only pays for one page.
+        shown, cursor = page(
+            names, params.cursor if params else None, size, lambda n: tools.by_name[n].size
+        )
+        return types.ListToolsResult(
+            tools=[tools.by_name[n].tool for n in shown], next_cursor=cursor
+        )
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        items, cursor = page(
+            resources.resources(current_identity()), params.cursor if params else None, size
+        )
+        return types.ListResourcesResult(resources=items, next_cursor=cursor)
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        items, cursor = page(
+            resources.resource_templates(current_identity()),
+            params.cursor if params else None,
+            size,
+        )
+        return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        items, cursor = page(
+            prompts.prompts(current_identity()), params.cursor if params else None, size
+        )
+        return types.ListPromptsResult(prompts=items, next_cursor=cursor)
+
+    options: dict[str, Any] = {}
+    if spec.get("tools") or spec.get("mode", "tools") != "tools":
+        options.update(
+            on_list_tools=list_tools,
+            on_call_tool=tools.call,
+            get_tool_input_schema=lambda name: (
+                tools.by_name[name].definition["inputSchema"] if name in tools.by_name else None
+            ),
+        )
+    if spec.get("resources"):
+        options.update(
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=resources.read,
+        )
+    if caps.get("resourcesSubscribe"):
+        options.update(
+            on_subscribe_resource=events.subscribe, on_unsubscribe_resource=events.unsubscribe
+        )
+    if spec.get("prompts"):
+        options.update(on_list_prompts=list_prompts, on_get_prompt=prompts.get)
+    if caps.get("completions"):
+        options.update(on_completion=completions.complete)
+    if caps.get("logging", True):
+        options.update(on_set_logging_level=events.set_level)
+    if any(
+        caps.get(k)
+        for k in (
+            "toolsListChanged",
+            "resourcesListChanged",
+            "promptsListChanged",
+            "resourcesSubscribe",
+        )
+    ):
+        options.update(on_subscriptions_listen=ListenHandler(events.bus))
+    info = spec["server"]
+    with warnings.catch_warnings():  # logging/setLevel is deprecated in 2026-07-28, still served
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server = GeneratedServer(
+            info["name"],
+            version=info.get("version"),
+            title=info.get("title"),
+            description=info.get("description"),
+            instructions=info.get("instructions"),
+            website_url=info.get("websiteUrl"),
+            **options,
+        )
+    server.notification_options = NotificationOptions(
+        prompts_changed=bool(caps.get("promptsListChanged")),
+        resources_changed=bool(caps.get("resourcesListChanged")),
+        tools_changed=bool(caps.get("toolsListChanged")),
+    )
+    security = request_state or RequestStateSecurity.ephemeral()
+    security.bind_principal = principal
+    server.middleware.append(IdentityMiddleware(network))
+    server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
+    server.tools, server.resources, server.prompts, server.events = (
+        tools,
+        resources,
+        prompts,
+        events,
+    )
+    return server
+
+
+def _hidden(entries: list[dict[str, Any]]) -> list[str]:
+    return [e["definition"]["name"] for e in entries if e.get("enabled") is False]
+
+
+def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str]]:
+    """What tools/list shows a caller: every tool, or (search and code mode) the declared
+    tools plus the mode's own tools, the operations being reached through them."""
+    mode = spec.get("mode", "tools")
+    if mode == "tools":
+        return tools.visible
+    from .metatools import install
+
+    install(mode, spec, tools)
+    operations = {e["definition"]["name"] for e in spec["tools"] if e.get("http") is not None}
+
+    def listed(identity: Any) -> list[str]:
+        return [n for n in tools.visible(identity) if n not in operations]
+
+    return listed
+
+
+def settle() -> None:
+    """Call once the server is built, before it serves. What start-up loaded (the tool
+    table, schemas, validators, modules) lives as long as the process, so it leaves the
+    garbage collector's generations (``gc.freeze``): a full collection no longer walks it."""
+    gc.freeze()

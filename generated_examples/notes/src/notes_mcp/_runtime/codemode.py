@@ -1,0 +1,571 @@
+"""Code mode: two tools, ``search_docs`` and ``execute``, in place of one tool per operation.
+
+``search_docs(query)`` ranks the operations (:mod:`.search`) and answers, for the best
+few, a Python signature, the shapes of parameters and result, and a line of docs: a few
+KB however large the API. ``execute(code)`` runs the model's Python in the Monty sandbox
+(``pydantic-monty``: a Rust interpreter in worker processes, no filesystem, network or
+environment), where every operation the caller may use is a function of the same name
+taking keyword arguments. Calling one suspends the sandbox; the host runs the operation
+through ``call`` (the runtime's one dispatch point, which validates the arguments and
+checks the caller's scopes) and resumes the sandbox with the result, so credentials and
+HTTP never enter it. The answer is ``{"stdout": ..., "result": ...}``: what the code printed
+and the value of its last expression.
+
+Limits (:class:`Limits`), and who enforces each:
+
+* ``cpu_seconds`` -- Monty (``max_feed_duration_secs``: execution time in the sandbox,
+  not counting time suspended while the host runs an operation); the pool's
+  ``request_timeout`` kills a worker that overruns it by ``cpu_seconds + 2``;
+* ``timeout`` -- here: the wall clock of the whole run, operations and sleeps included
+  (``anyio.fail_after``; the worker is given back or replaced);
+* ``memory`` -- Monty (``max_memory``, the sandbox heap); the sandbox is a separate
+  process, so even a crash there leaves the server's memory alone;
+* ``recursion`` -- Monty (``max_recursion_depth``);
+* ``calls`` -- here (operations per run: the one over the limit raises inside the sandbox
+  and the run fails even if the code catches it), with Monty's ``max_suspensions`` as a
+  backstop;
+* ``output`` -- Monty for printing (``CollectString(max_bytes)``), here for the size of
+  the result (its JSON);
+* ``code`` -- here (bytes of source accepted);
+* ``sleep_seconds`` -- Monty (``max_total_sleep_secs``) and here (a sleep reaches the host
+  as an OS call, which waits for it within this budget and the timeout);
+* ``workers`` -- the pool (``max_processes``); a run waiting for a worker waits within
+  its timeout.
+
+Monty cannot bound the wall clock of a run that waits on the host, count operation calls
+as such, or size the value a run returns: those three are done here. Files, the
+environment and every other OS call are refused (``resume_not_handled``: the sandbox
+sees ``PermissionError`` or "not supported"); there is no network module at all.
+
+``pydantic_monty`` (1.4.0; 1.5.0's client and runtime wheels are not published) is an
+optional dependency, imported when ``execute`` first runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import math
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+
+from .search import Hit, OperationDoc, SearchIndex
+from .shapes import FULL, RESULT, SHORT, Budget, Shapes
+
+if TYPE_CHECKING:
+    import pydantic_monty
+
+logger = logging.getLogger(__name__)
+
+Json = Any
+Call = Callable[[str, dict[str, Any], Any], Awaitable[types.CallToolResult]]
+Allowed = Callable[[str], bool]
+
+ERROR_EXCERPT = 2000  # characters of an operation's error message passed to the code
+DOC_CHARS = 160  # characters of the line of docs per operation
+DETAIL_CHARS = 140  # characters of each parameter's description in the detailed view
+SEARCH_LIMIT = 8
+SEARCH_MAX = 20
+SETTLE_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one ``execute`` may use; every field is enforced (see the module docstring)."""
+
+    timeout: float = 30.0  # wall-clock seconds for the whole run, operations included
+    cpu_seconds: float = 5.0  # seconds of execution inside the sandbox
+    memory: int = 64 * 1024 * 1024  # bytes of sandbox heap
+    recursion: int = 200  # call depth inside the sandbox
+    calls: int = 50  # operations called per run
+    output: int = 64 * 1024  # bytes printed, and bytes of the result as JSON
+    code: int = 64 * 1024  # bytes of source code
+    sleep_seconds: float = 10.0  # time.sleep in all, within the timeout
+    workers: int = 2  # sandbox processes running at once (more runs wait for one)
+
+    def describe(self) -> str:
+        return (
+            f"{self.timeout:g} s, {self.calls} operation calls, "
+            f"{self.output // 1024} KB of output, {self.memory // (1024 * 1024)} MB of memory"
+        )
+
+
+# -- search_docs ---------------------------------------------------------------------------
+
+
+def signature(doc: OperationDoc, budget: Budget = SHORT, result: Budget = RESULT) -> str:
+    """``name(a: str, b: int = None) -> {...}``: the function code mode gives the code."""
+    schema = doc.input_schema or {}
+    shapes = Shapes(schema, budget)
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    order = sorted(properties, key=lambda n: n not in required)
+    params = []
+    optional = 0
+    for name in order:
+        kind = shapes.type(properties[name])
+        if name in required:
+            params.append(f"{name}: {kind}")
+            continue
+        optional += 1
+        if optional <= budget.optional:
+            params.append(f"{name}: {kind} = None")
+    if optional > budget.optional:
+        params.append(f"...  # +{optional - budget.optional} optional: search_docs({doc.name!r})")
+        return f"{doc.name}({', '.join(params)}\n) -> {result_type(doc, result)}"
+    return f"{doc.name}({', '.join(params)}) -> {result_type(doc, result)}"
+
+
+def result_type(doc: OperationDoc, budget: Budget = RESULT) -> str:
+    """The shape of what calling the operation returns in the sandbox."""
+    schema = doc.output_schema
+    if not schema:
+        return "Any"
+    shapes = Shapes(schema, budget)
+    if doc.wrapped:
+        inner = (shapes.resolve(schema).get("properties") or {}).get("result")
+        if inner is not None:
+            return shapes.type(inner)
+    return shapes.type(schema)
+
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _doc_line(doc: OperationDoc, chars: int = DOC_CHARS) -> str:
+    line = doc.line
+    if doc.description and doc.description.strip() != line:
+        first = doc.description.strip().split("\n\n")[0].replace("\n", " ")
+        if first and first != line:
+            line = f"{line}. {first}" if line else first
+    line = " ".join(_MARKDOWN_LINK.sub(r"\1", line).split())
+    return line if len(line) <= chars else line[: chars - 3].rstrip() + "..."
+
+
+def detail(doc: OperationDoc) -> str:
+    """The full view of one operation: every parameter with its description, a deeper result."""
+    lines = [signature(doc, FULL, FULL), f"    # {_doc_line(doc, 400)}"]
+    if doc.method:
+        lines.append(f"    # {doc.method} {doc.path}")
+    schema = doc.input_schema or {}
+    shapes = Shapes(schema, FULL)
+    required = set(schema.get("required") or ())
+    for name, prop in (schema.get("properties") or {}).items():
+        described = str(shapes.resolve(prop).get("description") or "")
+        described = " ".join(_MARKDOWN_LINK.sub(r"\1", described).split())
+        if len(described) > DETAIL_CHARS:
+            described = described[: DETAIL_CHARS - 3].rstrip() + "..."
+        mark = "required" if name in required else "optional"
+        lines.append(f"    #   {name} ({mark}): {described}".rstrip())
+    return "\n".join(lines)
+
+
+def docs_answer(hits: Sequence[Hit], query: str) -> str:
+    """The text ``search_docs`` answers: one signature and one line of docs per operation."""
+    if not hits:
+        return f"No operation matches {query!r}. Try other words (what you want to do and to what)."
+    if len(hits) == 1 and hits[0].name == query.strip():
+        return detail(hits[0].doc)
+    count = f"{len(hits)} operation" + ("s" if len(hits) > 1 else "")
+    lines = [f"# {count} for {query!r}, best first; call them inside execute"]
+    for hit in hits:
+        lines.append(signature(hit.doc))
+        lines.append(f"    # {_doc_line(hit.doc)}")
+    return "\n".join(lines)
+
+
+# -- search mode (meta tools) -----------------------------------------------------------
+
+
+def search_operations(
+    index: SearchIndex, query: str, limit: int = 10, allowed: Allowed | None = None
+) -> types.CallToolResult:
+    """The answer of the ``search_operations`` meta tool: ranked, with why each matched."""
+    hits = index.search(query, max(1, min(int(limit), 50)), allowed)
+    found = [
+        {
+            "name": hit.name,
+            "title": hit.doc.title or None,
+            "summary": _doc_line(hit.doc),
+            "matched": hit.matched,
+        }
+        for hit in hits
+    ]
+    data: dict[str, Json] = {"operations": found}
+    return types.CallToolResult(
+        content=[_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")))],
+        structured_content=data,
+    )
+
+
+# -- execute --------------------------------------------------------------------------------
+
+
+class _OperationFailed(Exception):
+    """An operation answered an error: raised as RuntimeError inside the sandbox."""
+
+
+@dataclass
+class _Run:
+    """One execute: the caller, and what it has used so far."""
+
+    ctx: Any
+    allowed: Allowed | None
+    calls: int = 0
+    over_calls: bool = False
+    slept: float = 0.0
+
+
+class CodeMode:
+    """The two tools of code mode over one server's operations.
+
+    ``index`` holds the operations (:class:`~.search.SearchIndex`, built from
+    ``_spec.json``); ``call(name, arguments, ctx)`` runs one operation through the
+    runtime's dispatch point and answers its ``CallToolResult``; ``allowed(name)``, given
+    per request, says whether the caller may use an operation (None: every one).
+    """
+
+    def __init__(
+        self,
+        index: SearchIndex,
+        call: Call,
+        limits: Limits | None = None,
+        *,
+        binary_path: str | None = None,
+    ) -> None:
+        self.index = index
+        self.call = call
+        self.limits = limits or Limits()
+        self.binary_path = binary_path
+        self._pool: pydantic_monty.AsyncMonty | None = None
+        self._lock = anyio.Lock()
+        self._stubs: dict[str, Callable[..., Any]] = {}
+
+    # -- the tools' definitions ------------------------------------------------------------
+
+    def tools(self) -> list[dict[str, Json]]:
+        """``search_docs`` and ``execute`` as tools/list shows them (``modes.json``: the
+        generator reads the same file to measure and lock what clients see)."""
+        from .metatools import mode_tools
+
+        return mode_tools("code")
+
+    # -- search_docs ---------------------------------------------------------------------
+
+    async def search_docs(
+        self, query: str, limit: int = SEARCH_LIMIT, allowed: Allowed | None = None
+    ) -> types.CallToolResult:
+        limit = max(1, min(int(limit), SEARCH_MAX))
+        name = query.strip()
+        doc = self.index.get(name)
+        if doc is not None and (allowed is None or allowed(name)):
+            return types.CallToolResult(content=[_text(detail(doc))])
+        hits = self.index.search(query, limit, allowed, explain=False)
+        return types.CallToolResult(content=[_text(docs_answer(hits, query))])
+
+    # -- execute -------------------------------------------------------------------------
+
+    async def execute(
+        self, code: str, ctx: Any = None, allowed: Allowed | None = None
+    ) -> types.CallToolResult:
+        limits = self.limits
+        if len(code.encode("utf-8", "replace")) > limits.code:
+            return _error(f"the code is longer than {limits.code} bytes")
+        try:
+            import pydantic_monty as pm
+        except ImportError:
+            logger.error("code mode needs the pydantic-monty package")
+            return _error("this server cannot run code: its sandbox (pydantic-monty) is missing")
+
+        run = _Run(ctx, allowed)
+        printed = pm.CollectString(max_bytes=limits.output)
+        try:
+            with anyio.fail_after(limits.timeout):
+                pool = await self._started()
+                async with pool.checkout(
+                    script_name="main.py", limits=self._resource_limits()
+                ) as session:
+                    value = await self._drive(session, code, printed, run)
+        except TimeoutError:
+            return _error(
+                _with_output(
+                    printed.output, f"TimeoutError: the run took over {limits.timeout:g} s"
+                )
+            )
+        except pm.MontyCrashedError as exc:
+            reason = "it ran out of time" if exc.timed_out else "the sandbox process stopped"
+            return _error(_with_output(printed.output, f"the code did not finish: {reason}"))
+        except (pm.MontyRuntimeError, pm.MontySyntaxError) as exc:
+            message = exc.display("traceback")
+            if run.over_calls and "operation calls" not in message:
+                message += f"\n(more than {limits.calls} operation calls in one run)"
+            if "MemoryError" in message and f"> {limits.output} bytes" in message:
+                message += f"\n(print() output is limited to {limits.output} bytes in all)"
+            return _error(_with_output(printed.output, message))
+        except pm.MontyError as exc:
+            return _error(_with_output(printed.output, f"{type(exc).__name__}: {exc}"))
+        if run.over_calls:
+            return _error(
+                _with_output(
+                    printed.output,
+                    f"RuntimeError: more than {limits.calls} operation calls in one run",
+                )
+            )
+        stdout = printed.output
+        result = _plain(value)
+        try:
+            encoded = json.dumps(result, ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            result = repr(value)
+            encoded = json.dumps(result, ensure_ascii=False)
+        size = len(encoded.encode()) + len(stdout.encode())
+        if size > limits.output:
+            return _error(
+                _with_output(
+                    stdout[:2000],
+                    f"the result is {size} bytes, over the {limits.output}-byte limit: "
+                    "return or print less (a slice, or only the fields you need)",
+                )
+            )
+        data = {"stdout": stdout, "result": result}
+        return types.CallToolResult(
+            content=[_text(json.dumps(data, ensure_ascii=False))], structured_content=data
+        )
+
+    def _resource_limits(self) -> pydantic_monty.ResourceLimits:
+        limits = self.limits
+        return {
+            "max_feed_duration_secs": limits.cpu_seconds,
+            "max_memory": limits.memory,
+            "max_recursion_depth": limits.recursion,
+            # name lookups and OS calls suspend too; the call count itself is checked here
+            "max_suspensions": 4 * limits.calls + 100,
+            "max_total_sleep_secs": limits.sleep_seconds,
+        }
+
+    async def _started(self) -> pydantic_monty.AsyncMonty:
+        import pydantic_monty as pm
+
+        async with self._lock:
+            if self._pool is None:
+                pool = pm.AsyncMonty(
+                    binary_path=self.binary_path,
+                    min_processes=0,
+                    max_processes=self.limits.workers,
+                    request_timeout=self.limits.cpu_seconds + 2.0,
+                    max_checkouts_per_worker=100,
+                )
+                await pool.__aenter__()
+                self._pool = pool
+            return self._pool
+
+    async def aclose(self) -> None:
+        """Stop the sandbox processes (at server shutdown)."""
+        async with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.__aexit__(None, None, None)
+            # The pool's threads may still post a wake-up to this loop; one that arrives
+            # after the interpreter began to finalize aborts the process (seen with 1.4.0).
+            await anyio.sleep(SETTLE_SECONDS)
+
+    async def _drive(
+        self,
+        session: pydantic_monty.AsyncMontySession,
+        code: str,
+        printed: pydantic_monty.CollectString,
+        run: _Run,
+    ) -> Json:
+        import pydantic_monty as pm
+
+        snapshot = await session.feed_start(code, print_callback=printed)
+        while not isinstance(snapshot, pm.MontyComplete):
+            if isinstance(snapshot, pm.AsyncNameLookupSnapshot):
+                name = snapshot.variable_name
+                if self.index.get(name) is not None:
+                    snapshot = await snapshot.resume(value=self._stub(name))
+                else:
+                    snapshot = await snapshot.resume()  # NameError in the sandbox
+            elif isinstance(snapshot, pm.AsyncFunctionSnapshot):
+                if snapshot.is_os_function:
+                    snapshot = await self._os_call(snapshot, run)
+                else:
+                    answer = await self._operation(
+                        str(snapshot.function_name), snapshot.args, snapshot.kwargs, run
+                    )
+                    snapshot = await snapshot.resume(answer)
+            else:  # a future: our functions never return one
+                raise pm.MontyError("unexpected await on a pending future") from None
+        return snapshot.output
+
+    def _stub(self, name: str) -> Callable[..., Any]:
+        """A host function standing for an operation: the sandbox calls it by this name."""
+        stub = self._stubs.get(name)
+        if stub is None:
+
+            def stub(*args: Any, **kwargs: Any) -> Any:
+                raise RuntimeError("called through the sandbox only")
+
+            stub.__name__ = stub.__qualname__ = name
+            self._stubs[name] = stub
+        return stub
+
+    async def _os_call(
+        self, snapshot: pydantic_monty.AsyncFunctionSnapshot, run: _Run
+    ) -> pydantic_monty.AsyncSnapshot:
+        """Sleeps are served (within the budget); files, environment and the rest are not."""
+        if snapshot.function_name in ("time.sleep", "asyncio.sleep", "system.sleep"):
+            seconds = snapshot.args[0] if snapshot.args else 0
+            if not isinstance(seconds, int | float) or seconds < 0 or math.isnan(seconds):
+                return await snapshot.resume(
+                    {"exc_type": "ValueError", "message": "sleep length must be non-negative"}
+                )
+            if run.slept + seconds > self.limits.sleep_seconds:
+                return await snapshot.resume(
+                    {
+                        "exc_type": "TimeoutError",
+                        "message": f"more than {self.limits.sleep_seconds:g} s of sleep",
+                    }
+                )
+            run.slept += seconds
+            await anyio.sleep(seconds)
+            return await snapshot.resume({"return_value": None})
+        return await snapshot.resume_not_handled()
+
+    async def _operation(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], run: _Run
+    ) -> pydantic_monty.ExternalResult:
+        doc = self.index.get(name)
+        if doc is None:
+            return {"exc_type": "NameError", "message": f"name {name!r} is not defined"}
+        if run.allowed is not None and not run.allowed(name):
+            return {
+                "exc_type": "PermissionError",
+                "message": f"{name}: this caller may not use this operation",
+            }
+        if args:
+            return {
+                "exc_type": "TypeError",
+                "message": f"{name}() takes keyword arguments only (see search_docs)",
+            }
+        problem = _argument_problem(doc, kwargs)
+        if problem:
+            return {"exc_type": "TypeError", "message": f"{name}() {problem}"}
+        run.calls += 1
+        if run.calls > self.limits.calls:
+            run.over_calls = True
+            return {
+                "exc_type": "RuntimeError",
+                "message": f"more than {self.limits.calls} operation calls in one run",
+            }
+        arguments = _without_absent(doc, kwargs)
+        try:
+            result = await self.call(name, arguments, run.ctx)
+        except Exception as exc:  # the dispatch point refused or failed: tell the code
+            if type(exc).__name__ != "ToolError":
+                logger.exception("operation %s failed in code mode", name)
+                message = f"{name} failed ({type(exc).__name__})"
+            else:
+                message = f"{name}: {exc}"
+            return {"exc_type": "RuntimeError", "message": message[:ERROR_EXCERPT]}
+        if result.is_error:
+            message = " ".join(
+                c.text for c in result.content if isinstance(c, types.TextContent)
+            ).strip()
+            return {
+                "exc_type": "RuntimeError",
+                "message": f"{name} failed: {message or 'error'}"[:ERROR_EXCERPT],
+            }
+        return {"return_value": _result_value(doc, result)}
+
+
+def _argument_problem(doc: OperationDoc, kwargs: Mapping[str, Any]) -> str | None:
+    schema = doc.input_schema or {}
+    properties = schema.get("properties") or {}
+    if properties:
+        unknown = [k for k in kwargs if k not in properties]
+        if unknown:
+            known = ", ".join(properties) or "nothing"
+            return f"got an unexpected keyword argument {unknown[0]!r} (it takes: {known})"
+    missing = [n for n in schema.get("required") or () if n not in kwargs or kwargs[n] is None]
+    if missing:
+        return f"missing required keyword argument {missing[0]!r}"
+    return None
+
+
+def _without_absent(doc: OperationDoc, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments to send: ``None`` means left out unless the parameter accepts null."""
+    schema = doc.input_schema or {}
+    properties = schema.get("properties") or {}
+    shapes = Shapes(schema)
+    return {
+        k: v
+        for k, v in kwargs.items()
+        if v is not None or (k in properties and shapes.nullable(properties[k]))
+    }
+
+
+def _result_value(doc: OperationDoc, result: types.CallToolResult) -> Json:
+    """What the code gets back from an operation: its structured result, else its content."""
+    data = result.structured_content
+    if data is not None:
+        if doc.wrapped and isinstance(data, dict) and set(data) == {"result"}:
+            return data["result"]
+        return data
+    values: list[Json] = []
+    for item in result.content:
+        if isinstance(item, types.TextContent):
+            try:
+                values.append(json.loads(item.text))
+            except ValueError:
+                values.append(item.text)
+        elif isinstance(item, types.ImageContent | types.AudioContent):
+            values.append({"type": item.type, "mimeType": item.mime_type, "data": item.data})
+        else:
+            values.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values
+
+
+def _plain(value: Any, depth: int = 0) -> Json:
+    """The sandbox's value as JSON data (tuples and sets as lists, bytes as base64)."""
+    if depth > 64:
+        return "..."
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [_plain(v, depth + 1) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return repr(value)
+
+
+def _text(value: str) -> types.TextContent:
+    return types.TextContent(type="text", text=value)
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[_text(message)], is_error=True)
+
+
+def _with_output(stdout: str, message: str) -> str:
+    if not stdout:
+        return message
+    return f"{stdout.rstrip()}\n\n{message}"

@@ -1,0 +1,35 @@
+"""The exceptions handlers raise and the runtime answers with."""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    """Raise in a handler to answer with an error the model can read (a tool error for
+    tools, a JSON-RPC error for resources and prompts) carrying this message."""
+
+
+class ResourceNotFound(Exception):
+    """Raise in a resource handler when the requested resource does not exist."""
+
+
+class ConfigError(Exception):
+    """A setting that cannot work; the message says which one and how to fix it."""
+
+
+class Forbidden(Exception):
+    """The caller lacks a scope the tool, resource or prompt needs."""
+
+    def __init__(self, kind: str, name: str, required: tuple[str, ...], missing: list[str]):
+        super().__init__(f"Forbidden: {kind} {name!r} needs scope(s) {' '.join(missing)}")
+        self.kind = kind
+        self.name = name
+        self.required = required
+        self.missing = missing
+
+
+class InvalidArguments(Exception):
+    """The arguments of a call do not match what the tool (or prompt) declares."""
+
+    def __init__(self, name: str, problems: list[str]) -> None:
+        super().__init__(f"Invalid arguments for {name!r}: " + "; ".join(problems))
+        self.problems = problems

@@ -1,0 +1,217 @@
+"""The HTTP side of a generated server: streamable HTTP, legacy HTTP+SSE and WebSocket apps
+with ``/healthz``, Protected Resource Metadata and the middleware stack (``http_guard``)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from .auth import authenticator
+from .eventstore import MemoryEventStore
+from .http_guard import WELL_KNOWN, AuthMiddleware, HostOriginMiddleware, TokenBuckets, route_path
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.types import Receive, Scope, Send
+
+    from .server import GeneratedServer
+
+logger = logging.getLogger(__name__)
+LOCAL_HOST_HEADERS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
+LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+HEALTH_PATH = "/healthz"
+MESSAGES_PATH = "/messages/"
+ServerFactory = Callable[..., "GeneratedServer"]
+
+
+def security_lists(settings: Settings) -> tuple[list[str], list[str]]:
+    """(allowed Host headers, allowed Origins): localhost only when bound locally."""
+    hosts = list(settings.allowed_hosts)
+    origins = [*settings.allowed_origins, *settings.cors_origins]
+    if settings.local:
+        hosts += LOCAL_HOST_HEADERS
+        origins += LOCAL_ORIGINS
+    return hosts, origins
+
+
+def base_url(scope: Scope, settings: Settings) -> str:
+    """The public URL of this app's root: the configured one, else from the request."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    from starlette.datastructures import Headers
+
+    scheme = {"ws": "http", "wss": "https"}.get(
+        scope.get("scheme", "http"), scope.get("scheme", "http")
+    )
+    host = Headers(scope=scope).get("host")
+    if host is None:
+        server = scope.get("server") or (settings.host, settings.port)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scheme}://{host}{scope.get('root_path', '')}"
+
+
+def create_app(
+    spec: Mapping[str, Any],
+    server_factory: ServerFactory,
+    settings: Settings | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Starlette:
+    """The ASGI app for ``settings.transport`` (http, sse or websocket).
+
+    Mounted under a prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)``
+    inside the parent's lifespan: the streamable HTTP session manager lives there.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.middleware.cors import CORSMiddleware
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import BaseRoute, Route
+
+    settings = (settings or Settings.from_env(spec, environ)).checked()
+    if settings.transport != "stdio":
+        from . import h11guard
+
+        h11guard.HEADER_TIMEOUT = settings.header_timeout
+    server = server_factory(network=True)
+    auth = authenticator(spec, settings, environ)
+    info = spec["server"]
+    if not auth.enabled and not settings.local:
+        logger.warning(
+            "serving on %s without authentication: anyone who can reach it can call every tool",
+            settings.host,
+        )
+    hosts, origins = security_lists(settings)
+    if not settings.local and not settings.allowed_hosts:
+        logger.warning(
+            "no allowed hosts set (%sALLOWED_HOSTS): Host header checks are off",
+            settings.env_prefix,
+        )
+        hosts = []
+
+    def metadata_url(scope: Scope) -> str:
+        return base_url(scope, settings) + WELL_KNOWN + settings.endpoint
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "status": "ok",
+                "server": info["name"],
+                "version": info.get("version"),
+                "pid": os.getpid(),
+            }
+        )
+
+    async def metadata(request: Request) -> Response:
+        suffix = route_path(request.scope)[len(WELL_KNOWN) :]
+        root = request.scope.get("root_path", "")
+        if suffix not in ("", settings.endpoint, root + settings.endpoint):
+            return JSONResponse({"error": "not_found"}, status_code=404)
+        document = {
+            "resource": base_url(request.scope, settings) + settings.endpoint,
+            "authorization_servers": [settings.oauth_issuer],
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": list(spec.get("auth", {}).get("scopesSupported", [])),
+            "resource_name": info.get("title") or info["name"],
+        }
+        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+
+    routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
+    if auth.kind == "oauth":
+        routes.append(Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"]))
+    # Host/Origin checks run in HostOriginMiddleware, the same for every transport.
+    no_rebinding_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    if settings.transport == "http":
+        stateful = not settings.stateless and settings.event_store_size > 0
+        app = server.streamable_http_app(
+            streamable_http_path=settings.path,
+            json_response=settings.json_response,
+            stateless_http=settings.stateless,
+            event_store=MemoryEventStore(settings.event_store_size) if stateful else None,
+            retry_interval=(settings.retry_interval or None) if stateful else None,
+            max_request_body_size=settings.max_body_size,
+            session_idle_timeout=settings.session_idle_timeout,
+            max_sessions=settings.max_sessions,
+            transport_security=no_rebinding_check,
+            host=settings.host,
+            custom_starlette_routes=cast("list[Route]", routes),
+        )
+    else:
+        from starlette.applications import Starlette
+
+        if settings.transport == "sse":
+            routes += _sse_routes(server, settings, no_rebinding_check)
+        else:
+            from .websocket import websocket_route
+
+            routes.append(websocket_route(server))
+        app = Starlette(routes=routes)
+    # add_middleware wraps the app: the last one added runs first.
+    resumable = (
+        settings.transport == "http" and not settings.stateless and settings.event_store_size > 0
+    )
+    if settings.transport == "http" and (settings.json_response or not resumable):
+        from .lifecycle import DisconnectMiddleware
+
+        app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
+    limiter = (
+        TokenBuckets(settings.rate_limit, settings.rate_burst) if settings.rate_limit > 0 else None
+    )
+    app.add_middleware(
+        AuthMiddleware,
+        auth=auth,
+        settings=settings,
+        policy=server.tools.policy,
+        limiter=limiter,
+        metadata_url=metadata_url,
+    )
+    app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Accept",
+                "Last-Event-ID",
+                "Mcp-Session-Id",
+                "Mcp-Protocol-Version",
+                "Mcp-Method",
+                "Mcp-Name",
+                auth.header,
+            ],
+            expose_headers=[
+                "Mcp-Session-Id",
+                "Mcp-Protocol-Version",
+                "WWW-Authenticate",
+                "Retry-After",
+            ],
+            max_age=600,
+        )
+    return app
+
+
+def _sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:
+    """Legacy HTTP+SSE (protocol 2024-11-05): GET /sse opens the stream, POST /messages/."""
+    from mcp.server.sse import SseServerTransport
+    from mcp.server.transport_security import RequestBodyLimitMiddleware
+    from starlette.routing import Mount, Route
+
+    transport = SseServerTransport(MESSAGES_PATH, security_settings=security)
+
+    class Stream:
+        """GET /sse as a plain ASGI app (the transport sends the response itself)."""
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            async with transport.connect_sse(scope, receive, send) as streams:
+                await server.run(streams[0], streams[1], server.create_initialization_options())
+
+    messages = RequestBodyLimitMiddleware(transport.handle_post_message, settings.max_body_size)
+    return [Route(SSE_ROUTE, Stream(), methods=["GET"]), Mount(MESSAGES_PATH, app=messages)]
+
+
+SSE_ROUTE = "/sse"

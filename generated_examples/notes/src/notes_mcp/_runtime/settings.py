@@ -1,0 +1,171 @@
+"""How a server runs: defaults from the manifest, overridden by environment variables
+(``<PREFIX><NAME>``) and by command-line flags (``__main__``), in that order."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from .errors import ConfigError
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+SSE_PATH = "/sse"
+WEBSOCKET_PATH = "/ws"
+TRANSPORTS = ("stdio", "http", "sse", "websocket")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every run-time setting. ``env_prefix`` names the variables (``CALCULATOR_PORT``)."""
+
+    env_prefix: str = "MCP_"
+    transport: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    stateless: bool = False
+    json_response: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    cors_origins: tuple[str, ...] = ()
+    max_body_size: int = 4 * 1024 * 1024
+    rate_limit: float = 0.0  # requests per second per caller; 0 = no limit
+    rate_burst: int = 1
+    retry_interval: int = 1000  # ms before clients resume a broken SSE stream; 0 = no field
+    event_store_size: int = 1000  # 0 = no resumability
+    shutdown_timeout: float = 10.0
+    max_sessions: int = 1000  # open stateful sessions (streamable HTTP)
+    session_idle_timeout: float = 600.0  # seconds before an idle stateful session is closed
+    header_timeout: float = 10.0  # seconds a client may take to send a request's headers
+    body_timeout: float = 30.0  # seconds between two chunks of a request body
+    public_url: str | None = None
+    workers: int = 1
+    log_level: str = "INFO"
+    log_format: str = "text"
+    oauth_issuer: str | None = None
+    oauth_audience: str | None = None
+    jwks_url: str | None = None
+    jwks_file: str | None = None
+    introspection_url: str | None = None
+    redis_url: str | None = None
+    state_secret: str | None = None  # seals 2026-07-28 requestState the same on every replica
+
+    @classmethod
+    def defaults(cls, spec: Mapping[str, Any]) -> Settings:
+        """The manifest's choices (``spec["settings"]``, ``spec["auth"]``)."""
+        raw = dict(spec.get("settings", {}))
+        auth = spec.get("auth", {})
+        for key, value in (
+            ("oauth_issuer", auth.get("issuer")),
+            ("oauth_audience", auth.get("audience")),
+            ("jwks_url", auth.get("jwksUrl")),
+            ("jwks_file", auth.get("jwksFile")),
+            ("introspection_url", auth.get("introspectionUrl")),
+        ):
+            raw.setdefault(key, value)
+        base = cls()
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            if item.name not in raw:
+                continue
+            value = raw[item.name]
+            default = getattr(base, item.name)
+            if isinstance(value, list):
+                value = tuple(value)
+            elif isinstance(default, float) and isinstance(value, int):
+                value = float(value)
+            values[item.name] = value
+        return cls(**values)
+
+    @classmethod
+    def from_env(
+        cls, spec: Mapping[str, Any], environ: Mapping[str, str] | None = None
+    ) -> Settings:
+        """The defaults, overridden by any ``<PREFIX>*`` environment variables."""
+        env = os.environ if environ is None else environ
+        defaults = cls.defaults(spec)
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            if item.name == "env_prefix":
+                continue
+            raw = env.get(defaults.env_prefix + item.name.upper())
+            if raw is not None:
+                values[item.name] = _parse(
+                    defaults.env_prefix, item.name, raw, getattr(defaults, item.name)
+                )
+        if {"jwks_url", "jwks_file"} & set(values):  # keys from the environment replace both
+            values.setdefault("jwks_url", None)
+            values.setdefault("jwks_file", None)
+        return replace(defaults, **values).checked()
+
+    def to_env(self) -> dict[str, str]:
+        """Environment variables that make ``from_env`` return these settings."""
+        env: dict[str, str] = {}
+        for name, value in asdict(self).items():
+            if value is None or name == "env_prefix":
+                continue
+            key = self.env_prefix + name.upper()
+            if isinstance(value, bool):
+                env[key] = "true" if value else "false"
+            elif isinstance(value, tuple | list):
+                env[key] = ",".join(value)
+            else:
+                env[key] = str(value)
+        return env
+
+    def checked(self) -> Settings:
+        if self.transport not in TRANSPORTS:
+            raise ConfigError(f"unknown transport {self.transport!r}")
+        if not self.path.startswith("/"):
+            raise ConfigError(f"the HTTP path must start with '/': {self.path!r}")
+        if self.log_format not in ("text", "json"):
+            raise ConfigError(f"log format must be text or json, not {self.log_format!r}")
+        if (
+            self.workers < 1
+            or self.max_body_size < 1
+            or self.rate_limit < 0
+            or self.max_sessions < 1
+        ):
+            raise ConfigError(
+                "workers, max body size and max sessions must be positive, rate limit >= 0"
+            )
+        if (
+            min(
+                self.session_idle_timeout,
+                self.header_timeout,
+                self.body_timeout,
+                self.shutdown_timeout,
+            )
+            <= 0
+        ):
+            raise ConfigError("timeouts must be positive")
+        return self
+
+    @property
+    def local(self) -> bool:
+        return self.host in LOCAL_HOSTS
+
+    @property
+    def endpoint(self) -> str:
+        """The path clients connect to for the chosen transport."""
+        return {"sse": SSE_PATH, "websocket": WEBSOCKET_PATH}.get(self.transport, self.path)
+
+
+def _parse(prefix: str, name: str, raw: str, default: object) -> object:
+    try:
+        if isinstance(default, bool):
+            value = raw.strip().lower()
+            if value not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
+                raise ValueError(raw)
+            return value in ("1", "true", "yes", "on")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError:
+        raise ConfigError(f"{prefix}{name.upper()}: cannot read {raw!r}") from None
+    if isinstance(default, tuple):
+        return tuple(part.strip() for part in raw.split(",") if part.strip())
+    return raw or None

@@ -1,0 +1,340 @@
+"""The shared-state set over Redis, for replicas behind a load balancer.
+
+Imported only when a Redis URL is configured; it imports ``redis`` (redis-py, asyncio API)
+when the backend is built. The Redis objects are typed ``Any``: a generated server type-checks
+without redis-py installed.
+
+Keys (``<prefix>`` is the configured prefix, normally the server's name):
+``<prefix>:events`` (the pub/sub channel), ``<prefix>:rl:<key>`` (token buckets, a hash
+that expires once full again), ``<prefix>:cache:<namespace>:<hash>`` and
+``<prefix>:state:<identity key>:<name>`` (JSON text, sealed when a secret is set, with TTL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from .shared import (
+    LimiterOutage,
+    SharedStateConfigError,
+    SharedStateUnavailable,
+    TTLCache,
+    ValueCodec,
+    check_name,
+    redact_url,
+)
+from .shared_local import LocalRateLimiter, check_limit, check_ttl
+from .shared_redis_bus import RedisBus
+
+__all__ = ["RedisBackend", "RedisCache", "RedisLink", "RedisRateLimiter"]
+
+logger = logging.getLogger(__name__)
+
+# One token bucket, atomically, on the Redis clock (replicas' clocks never enter it).
+# KEYS[1] the bucket; ARGV rate (tokens/s), burst, cost. Returns {allowed, retry-after text}.
+TOKEN_BUCKET = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local saved = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(saved[1])
+local at = tonumber(saved[2])
+if tokens == nil or at == nil then
+  tokens = burst
+  at = now
+end
+local elapsed = now - at
+if elapsed < 0 then elapsed = 0 end
+tokens = math.min(burst, tokens + elapsed * rate)
+local allowed = 0
+local wait = '0'
+if tokens >= cost then
+  tokens = tokens - cost
+  allowed = 1
+elseif cost > burst then
+  wait = 'inf'
+else
+  wait = string.format('%.6f', (cost - tokens) / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'at', string.format('%.6f', now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return {allowed, wait}
+"""
+
+
+class RedisLink:
+    """One Redis client and what the set knows about reaching it: up or down, one warning
+    per outage, one line on recovery, and at most one probe per ``retry_interval`` while
+    down (calls in between do not wait on a dead server)."""
+
+    def __init__(self, url: str, *, retry_interval: float, timeout: float = 1.0) -> None:
+        try:
+            import redis.asyncio as aioredis
+            from redis import exceptions
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+        except ImportError:
+            raise SharedStateConfigError(
+                "a Redis URL is configured but the redis package is missing: "
+                "pip install 'redis>=8.1,<9'"
+            ) from None
+        self.url = redact_url(url)
+        self._password = urlsplit(url).password
+        self.retry_interval = retry_interval
+        self.timeout = timeout
+        self.outage_errors: tuple[type[BaseException], ...] = (
+            exceptions.ConnectionError,  # includes authentication and "loading" errors
+            exceptions.TimeoutError,
+            OSError,  # and TimeoutError, which asyncio.wait_for raises
+        )
+        common: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+        try:
+            # Commands: one immediate retry replaces a pooled connection that died with the
+            # server; a timeout is not retried (a stalled server would double the wait).
+            self.client: Any = aioredis.Redis.from_url(
+                url,
+                retry=Retry(NoBackoff(), 1, supported_errors=(exceptions.ConnectionError,)),
+                health_check_interval=5,
+                **common,
+            )
+            # The event subscription: no retry at all, so a reconnection is never silent
+            # (redis-py would resubscribe by itself and hide the gap in between).
+            self.subscriber: Any = aioredis.Redis.from_url(
+                url, retry=Retry(NoBackoff(), 0), **common
+            )
+        except ValueError as exc:
+            raise SharedStateConfigError(f"bad Redis URL {self.url}: {self.scrub(exc)}") from None
+        self.up = True
+        self.outages = 0
+        self._down_at = 0.0
+        self._next_probe = 0.0
+
+    def scrub(self, exc: BaseException) -> str:
+        text = str(exc) or type(exc).__name__
+        return text.replace(self._password, "***") if self._password else text
+
+    def usable(self) -> bool:
+        if self.up:
+            return True
+        now = time.monotonic()
+        if now >= self._next_probe:
+            self._next_probe = now + self.retry_interval
+            return True
+        return False
+
+    def failed(self, exc: BaseException) -> None:
+        self._next_probe = time.monotonic() + self.retry_interval
+        if self.up:
+            self.up = False
+            self.outages += 1
+            self._down_at = time.monotonic()
+            logger.warning(
+                "shared state: Redis at %s is unreachable (%s); serving degraded until it returns",
+                self.url,
+                self.scrub(exc),
+            )
+
+    def succeeded(self) -> None:
+        if not self.up:
+            self.up = True
+            logger.warning(
+                "shared state: Redis at %s is reachable again after %.1f s",
+                self.url,
+                time.monotonic() - self._down_at,
+            )
+
+
+class RedisRateLimiter:
+    """Token buckets in Redis (one Lua script per call, on the Redis clock), so a limit
+    holds across replicas. While Redis is unreachable: ``outage="local"`` uses a bucket in
+    this process (the limit then holds per replica), ``"open"`` allows every call,
+    ``"closed"`` refuses every call (retry after ``retry_interval``)."""
+
+    def __init__(
+        self,
+        link: RedisLink,
+        prefix: str,
+        *,
+        outage: LimiterOutage = "local",
+        fallback: LocalRateLimiter | None = None,
+    ) -> None:
+        self._link = link
+        self._prefix = f"{prefix}:rl:"
+        self._outage = outage
+        self._fallback = fallback or LocalRateLimiter()
+        self._script = link.client.register_script(TOKEN_BUCKET)
+
+    async def allow(
+        self, key: str, rate: float, burst: float, cost: float = 1.0
+    ) -> tuple[bool, float]:
+        check_limit(rate, burst, cost)
+        if self._link.usable():
+            try:
+                allowed, wait = await self._script(
+                    keys=[self._prefix + key], args=[repr(rate), repr(burst), repr(cost)]
+                )
+            except self._link.outage_errors as exc:
+                self._link.failed(exc)
+            else:
+                self._link.succeeded()
+                text = wait.decode() if isinstance(wait, bytes) else str(wait)
+                return bool(int(allowed)), float(text)
+        if self._outage == "open":
+            return True, 0.0
+        if self._outage == "closed":
+            return False, self._link.retry_interval
+        return self._fallback.take(key, rate, burst, cost)
+
+
+class RedisCache:
+    """A namespaced TTL cache in Redis: a miss (never an error) while Redis is down."""
+
+    def __init__(self, link: RedisLink, values: ValueCodec, prefix: str, namespace: str) -> None:
+        self._link = link
+        self._values = values
+        self._prefix = f"{prefix}:cache:{namespace}:"
+
+    def _key(self, key: str) -> str:
+        return self._prefix + self._values.hash_key(key)
+
+    async def get(self, key: str) -> Any | None:
+        if not self._link.usable():
+            return None
+        try:
+            stored = await self._link.client.get(self._key(key))
+        except self._link.outage_errors as exc:
+            self._link.failed(exc)
+            return None
+        self._link.succeeded()
+        return None if stored is None else self._values.load(stored)
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        check_ttl(ttl)
+        text = self._values.dump(value)
+        if not self._link.usable():
+            return
+        try:
+            await self._link.client.set(self._key(key), text, px=max(1, math.ceil(ttl * 1000)))
+        except self._link.outage_errors as exc:
+            self._link.failed(exc)
+        else:
+            self._link.succeeded()
+
+    async def delete(self, key: str) -> None:
+        if not self._link.usable():
+            return
+        try:
+            await self._link.client.delete(self._key(key))
+        except self._link.outage_errors as exc:
+            self._link.failed(exc)
+        else:
+            self._link.succeeded()
+
+
+class RedisUserState:
+    """Per-user values in Redis; ``SharedStateUnavailable`` while Redis is down (a value
+    kept in one replica's memory would disagree with the others)."""
+
+    def __init__(
+        self, link: RedisLink, values: ValueCodec, prefix: str, *, default_ttl: float
+    ) -> None:
+        check_ttl(default_ttl)
+        self._link = link
+        self._values = values
+        self._prefix = f"{prefix}:state:"
+        self._ttl = default_ttl
+
+    def _key(self, identity_key: str, name: str) -> str:
+        check_name("identity key", identity_key)
+        check_name("state name", name)
+        if ":" in identity_key:
+            raise ValueError("an identity key must not contain ':'")
+        return f"{self._prefix}{identity_key}:{name}"
+
+    async def _call(self, command: str, *args: Any, **kwargs: Any) -> Any:
+        if not self._link.usable():
+            raise SharedStateUnavailable(f"per-user state needs Redis at {self._link.url}")
+        try:
+            result = await getattr(self._link.client, command)(*args, **kwargs)
+        except self._link.outage_errors as exc:
+            self._link.failed(exc)
+            raise SharedStateUnavailable(
+                f"per-user state needs Redis at {self._link.url}"
+            ) from None
+        self._link.succeeded()
+        return result
+
+    async def get(self, identity_key: str, name: str) -> Any | None:
+        stored = await self._call("get", self._key(identity_key, name))
+        return None if stored is None else self._values.load(stored)
+
+    async def set(self, identity_key: str, name: str, value: Any, ttl: float | None = None) -> None:
+        ttl = self._ttl if ttl is None else ttl
+        check_ttl(ttl)
+        key = self._key(identity_key, name)
+        await self._call("set", key, self._values.dump(value), px=max(1, math.ceil(ttl * 1000)))
+
+    async def delete(self, identity_key: str, name: str) -> None:
+        await self._call("delete", self._key(identity_key, name))
+
+
+class RedisBackend:
+    def __init__(
+        self,
+        url: str,
+        values: ValueCodec,
+        *,
+        prefix: str,
+        state_ttl: float,
+        retry_interval: float,
+        liveness: float,
+        limiter_outage: LimiterOutage,
+        max_local_entries: int,
+    ) -> None:
+        self.link = RedisLink(url, retry_interval=retry_interval)
+        self._values = values
+        self._prefix = prefix
+        self.bus = RedisBus(self.link, f"{prefix}:events", liveness=liveness)
+        self.limiter = RedisRateLimiter(
+            self.link, prefix, outage=limiter_outage, fallback=LocalRateLimiter(max_local_entries)
+        )
+        self.state = RedisUserState(self.link, values, prefix, default_ttl=state_ttl)
+
+    def cache(self, namespace: str) -> TTLCache:
+        return RedisCache(self.link, self._values, self._prefix, namespace)
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return self.bus.on_gap(callback)
+
+    async def start(self) -> None:
+        try:
+            await asyncio.wait_for(self.link.client.ping(), 3 * self.link.timeout)
+        except self.link.outage_errors as exc:
+            raise SharedStateConfigError(
+                f"Redis at {self.link.url} is unreachable at start: {self.link.scrub(exc)}"
+            ) from None
+        await self.bus.start()
+
+    async def aclose(self) -> None:
+        await self.bus.aclose()
+        for client in (self.link.client, self.link.subscriber):
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "backend": "redis",
+            "url": self.link.url,
+            "connected": self.link.up and self.bus.subscribed,
+            "outages": self.link.outages,
+            "pendingEvents": self.bus.pending,
+        }

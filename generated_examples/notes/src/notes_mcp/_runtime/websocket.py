@@ -1,0 +1,182 @@
+"""MCP over WebSocket (the SDK 2.3 ships none): one JSON-RPC message per text frame,
+subprotocol ``mcp``, the framing of the SDK 1.x WebSocket transport.
+
+Server side: ``websocket_route`` bridges a Starlette WebSocket to ``server.run`` at
+``/ws``; the connection is closed (1008) when the caller's token expires. Client side:
+``websocket_client(url)`` is a transport for ``mcp.client.Client``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
+from pydantic import ValidationError
+
+from . import jsonrpc
+from .authz import IDENTITY_KEY
+from .identity import Identity
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from starlette.websockets import WebSocket
+
+    from .server import GeneratedServer
+
+logger = logging.getLogger(__name__)
+SUBPROTOCOL = "mcp"
+PATH = "/ws"
+MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+POLICY_VIOLATION = 1008
+
+
+def _encode(message: SessionMessage) -> str:
+    return message.message.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def websocket_route(server: GeneratedServer) -> Any:
+    from starlette.routing import WebSocketRoute
+
+    async def endpoint(websocket: WebSocket) -> None:
+        await serve_websocket(websocket, server)
+
+    return WebSocketRoute(PATH, endpoint)
+
+
+def _expiry(websocket: WebSocket) -> float | None:
+    identity = websocket.scope.get(IDENTITY_KEY)
+    if isinstance(identity, Identity) and identity.expires_at is not None:
+        return float(identity.expires_at)
+    return None
+
+
+async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None:
+    """Serve one MCP connection over ``websocket`` until either side closes it (or the
+    caller's token expires). Every message carries ``websocket`` as its request context,
+    so handlers see the handshake's headers and the caller's identity."""
+    from starlette.websockets import WebSocketDisconnect
+
+    offered = websocket.scope.get("subprotocols", [])
+    await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    metadata = ServerMessageMetadata(request_context=websocket)
+    expires = _expiry(websocket)
+    reason: list[str] = []
+
+    async def reader() -> None:
+        async with read_writer:
+            try:
+                while True:
+                    text = await websocket.receive_text()
+                    if expires is not None and time.time() >= expires:
+                        reason.append("token expired")
+                        return
+                    try:
+                        message = jsonrpc_message_adapter.validate_json(text, by_name=False)
+                    except ValidationError:
+                        answer = jsonrpc.error_for(text)
+                        if answer is not None:
+                            await websocket.send_text(answer)
+                        continue
+                    if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(text):
+                        await websocket.send_text(
+                            jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request")
+                        )
+                        continue
+                    await read_writer.send(SessionMessage(message, metadata=metadata))
+            except (WebSocketDisconnect, RuntimeError, KeyError, anyio.ClosedResourceError):
+                pass  # the client went away (or sent a binary frame, or expired): end the session
+
+    async def writer() -> None:
+        async with write_reader:
+            async for message in write_reader:
+                try:
+                    await websocket.send_text(_encode(message))
+                except (WebSocketDisconnect, RuntimeError):
+                    return
+
+    async def expire() -> None:
+        assert expires is not None
+        await anyio.sleep(max(0.0, expires - time.time()))
+        reason.append("token expired")
+        read_writer.close()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        if expires is not None:
+            tg.start_soon(expire)
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+    try:
+        if reason:
+            logger.info("closing a WebSocket connection: %s", reason[0])
+            await websocket.close(code=POLICY_VIOLATION, reason=reason[0])
+        else:
+            await websocket.close()
+    except (RuntimeError, WebSocketDisconnect):
+        pass  # the client closed it first
+
+
+@asynccontextmanager
+async def websocket_client(
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    open_timeout: float = 30,
+    max_size: int = MAX_MESSAGE_SIZE,
+) -> AsyncIterator[
+    tuple[
+        MemoryObjectReceiveStream[SessionMessage | Exception],
+        MemoryObjectSendStream[SessionMessage],
+    ]
+]:
+    """Connect to an MCP server's WebSocket endpoint (``ws://`` or ``wss://``); yields the
+    (read, write) streams that ``mcp.client.Client`` takes as a transport. ``headers`` go
+    with the handshake (for example ``Authorization``)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+    from websockets.typing import Subprotocol
+
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    async with connect(
+        url,
+        subprotocols=[Subprotocol(SUBPROTOCOL)],
+        additional_headers=dict(headers or {}),
+        open_timeout=open_timeout,
+        max_size=max_size,
+    ) as websocket:
+
+        async def reader() -> None:
+            async with read_writer:
+                try:
+                    async for frame in websocket:
+                        try:
+                            message = jsonrpc_message_adapter.validate_json(frame, by_name=False)
+                        except ValidationError as exc:
+                            await read_writer.send(exc)
+                            continue
+                        await read_writer.send(SessionMessage(message))
+                except (ConnectionClosed, anyio.ClosedResourceError):
+                    pass
+
+        async def writer() -> None:
+            async with write_reader:
+                async for message in write_reader:
+                    await websocket.send(_encode(message))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(writer)
+            try:
+                yield read_stream, write_stream
+            finally:
+                tg.cancel_scope.cancel()

@@ -1,0 +1,46 @@
+"""Who is calling: the verified identity every authorization decision and cache key uses."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A caller whose credential was verified (or the local, unrestricted caller).
+
+    ``scopes`` None means unrestricted: stdio, in-memory connections and static keys.
+    ``token`` is the inbound credential itself, kept only so that token exchange (RFC 8693)
+    can present it to the authorization server; it is never logged, never shown in a
+    ``repr`` and never sent to an upstream API.
+    """
+
+    subject: str
+    scopes: frozenset[str] | None = None
+    expires_at: int | None = None
+    client: str | None = None
+    issuer: str | None = None
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    token: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """A stable key for per-caller caches and limits (no secret in it)."""
+        raw = "\x00".join((self.issuer or "", self.client or "", self.subject))
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+    @property
+    def restricted(self) -> bool:
+        return self.scopes is not None
+
+    def missing(self, required: tuple[str, ...] | list[str]) -> list[str]:
+        """The required scopes this caller lacks ([] when it may go ahead)."""
+        if self.scopes is None:
+            return []
+        return [scope for scope in required if scope not in self.scopes]
+
+
+LOCAL = Identity("local")  # stdio and in-memory callers: the user who started the server

@@ -1,0 +1,155 @@
+"""Search and code mode: the operations of a wrapped API reached through a few tools
+instead of one tool each.
+
+* ``search``: ``search_operations`` (ranked, says why each matched), ``describe_operation``
+  and ``call_operation``;
+* ``code``: ``search_docs`` and ``execute`` (model-written Python in a sandbox, where every
+  operation is a function; ``codemode``).
+
+Every operation stays reachable only through the tool table's dispatch (scopes, argument
+validation, timeouts exactly as for a direct call), and search, describe and the sandbox
+see only what the caller may call.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import mcp_types as types
+
+from .content import structured, tool_error
+from .context import Context
+from .errors import Forbidden, ToolError
+from .tools import Arguments, ToolBinding, ToolTable, UnknownTool, plain
+
+Json = Any
+
+
+@cache
+def _modes() -> dict[str, list[dict[str, Json]]]:
+    text = resources.files(__package__ or __name__).joinpath("modes.json").read_text("utf-8")
+    data: dict[str, list[dict[str, Json]]] = json.loads(text)
+    return data
+
+
+def mode_tools(mode: str) -> list[dict[str, Json]]:
+    """The definitions of a mode's own tools (a copy)."""
+    copied: list[dict[str, Json]] = json.loads(json.dumps(_modes().get(mode, [])))
+    return copied
+
+
+class Operations:
+    """The operations reachable through a mode's tools, filtered by the caller's scopes."""
+
+    def __init__(self, spec: dict[str, Json], table: ToolTable) -> None:
+        from .search import SearchIndex, docs_from_spec
+
+        self.table = table
+        self.entries = {
+            e["definition"]["name"]: e for e in spec["tools"] if e.get("http") is not None
+        }
+        self.index = SearchIndex(docs_from_spec(spec))
+
+    def allowed(self, context: Context, name: str) -> bool:
+        return (
+            name in self.entries
+            and name not in self.table.hidden
+            and self.table.policy.visible(context.identity, "tool", name)
+        )
+
+    def unknown(self, name: str) -> ToolError:
+        return ToolError(f"no operation named {name!r}; search for one first")
+
+    async def dispatch(
+        self, name: str, arguments: dict[str, Json], context: Context
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """One operation through the table's dispatch; unknown and forbidden ones answer
+        as tool errors (a forbidden one names the missing scope, so a client can ask for it)."""
+        if name not in self.entries:
+            raise self.unknown(name)
+        try:
+            return await self.table.dispatch(name, arguments, context)
+        except UnknownTool:
+            raise self.unknown(name) from None
+        except Forbidden as exc:  # named, as a direct call's 403 names it (step-up auth)
+            raise ToolError(str(exc)) from None
+
+    # -- search mode ----------------------------------------------------------------------
+
+    async def search(self, given: Arguments, context: Context) -> types.CallToolResult:
+        from .codemode import search_operations
+
+        arguments = plain(given)
+        limit = int(arguments.get("limit", 10))
+        return search_operations(
+            self.index, str(arguments["query"]), limit, lambda n: self.allowed(context, n)
+        )
+
+    async def describe(self, given: Arguments, context: Context) -> types.CallToolResult:
+        name = str(plain(given)["name"])
+        if not self.allowed(context, name):
+            raise self.unknown(name)
+        return structured(json.loads(json.dumps(self.entries[name]["definition"])))
+
+    async def call(
+        self, given: Arguments, context: Context
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        arguments = plain(given)
+        inner = arguments.get("arguments") or {}
+        if not isinstance(inner, dict):
+            raise ToolError("arguments must be an object")
+        return await self.dispatch(str(arguments["name"]), inner, context)
+
+
+def install(mode: str, spec: dict[str, Json], table: ToolTable) -> set[str]:
+    """Add the mode's own tools to ``table``; their names."""
+    operations = Operations(spec, table)
+    if mode == "code":
+        calls = _code_mode(spec, operations)
+    else:
+        calls = {
+            "search_operations": operations.search,
+            "describe_operation": operations.describe,
+            "call_operation": operations.call,
+        }
+    for definition in mode_tools(mode):
+        binding = ToolBinding(definition, calls[definition["name"]])
+        table.by_name[binding.name] = binding
+        table.order.append(binding.name)
+    return set(calls)
+
+
+def _code_mode(spec: dict[str, Json], operations: Operations) -> dict[str, Any]:
+    from dataclasses import fields
+
+    from .codemode import CodeMode, Limits
+
+    given = spec.get("codeMode") or {}
+    limits = Limits(**{f.name: given[f.name] for f in fields(Limits) if f.name in given})
+
+    async def run(name: str, arguments: dict[str, Json], ctx: Any) -> types.CallToolResult:
+        try:
+            result = await operations.dispatch(name, arguments, ctx)
+        except ToolError as exc:
+            return tool_error(str(exc))
+        if isinstance(result, types.InputRequiredResult):
+            return tool_error(f"operation {name!r} asks the user for input, which code cannot do")
+        return result
+
+    code = CodeMode(operations.index, run, limits)
+
+    async def search_docs(given: Arguments, context: Context) -> types.CallToolResult:
+        arguments = plain(given)
+        allowed = lambda n: operations.allowed(context, n)  # noqa: E731
+        return await code.search_docs(
+            str(arguments["query"]), int(arguments.get("limit", 8)), allowed
+        )
+
+    async def execute(given: Arguments, context: Context) -> types.CallToolResult:
+        allowed = lambda n: operations.allowed(context, n)  # noqa: E731
+        return await code.execute(str(plain(given)["code"]), context, allowed)
+
+    return {"search_docs": search_docs, "execute": execute}

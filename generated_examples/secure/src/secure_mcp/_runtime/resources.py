@@ -1,0 +1,158 @@
+"""Resources and resource templates: listing, matching a URI, reading (scopes checked)."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+
+from . import uri as uris
+from .authz import Policy
+from .content import ResourceReturn
+from .context import Context, InputRequired, input_required
+from .errors import Forbidden, ResourceNotFound, ToolError
+from .stubs import is_stub
+
+logger = logging.getLogger("mcp_server")
+FORBIDDEN = -32003
+ResourceRead = Callable[[dict[str, str], Context], Awaitable[ResourceReturn]]
+DOT_SEGMENTS = frozenset({".", ".."})
+
+
+@dataclass
+class ResourceBinding:
+    definition: dict[str, Any]
+    read: ResourceRead | None = None
+    content: dict[str, str] | None = None  # static: {"text": ...} or {"blob": base64}
+    handler_path: str = ""
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The URI (fixed resources) or URI template: what scopes are declared against."""
+        return str(self.definition.get("uri") or self.definition.get("uriTemplate"))
+
+    @property
+    def is_template(self) -> bool:
+        return "uriTemplate" in self.definition
+
+    @cached_property
+    def pattern(self) -> Any:
+        return uris.to_regex(self.definition["uriTemplate"]) if self.is_template else None
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        if not self.is_template:
+            return {} if uri == self.definition.get("uri") else None
+        found = uris.match(self.pattern, self.names or uris.variables(self.key), uri)
+        if found is None or DOT_SEGMENTS & set(found.values()):
+            return None  # a variable of "." or ".." names no item: never pass it on
+        return found
+
+
+def contents(
+    value: ResourceReturn, uri: str, mime_type: str | None
+) -> list[types.TextResourceContents | types.BlobResourceContents]:
+    if isinstance(value, str):
+        return [types.TextResourceContents(uri=uri, mime_type=mime_type, text=value)]
+    if isinstance(value, bytes):
+        blob = base64.b64encode(value).decode("ascii")
+        return [types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)]
+    return list(value)
+
+
+def not_found(uri: str) -> MCPError:
+    # -32602 is what SDK 2.3 and the conformance suite expect for an unknown resource
+    return MCPError(INVALID_PARAMS, f"Resource not found: {uri}", data={"uri": uri})
+
+
+class ResourceTable:
+    def __init__(self, bindings: Sequence[ResourceBinding], policy: Policy | None = None) -> None:
+        self.fixed = [b for b in bindings if not b.is_template]
+        self.templates = [b for b in bindings if b.is_template]
+        self.policy = policy or Policy()
+        self.events: Any = None
+        self.registry: Any = {}
+
+    def _visible(self, bindings: list[ResourceBinding], identity: Any) -> list[ResourceBinding]:
+        return [b for b in bindings if self.policy.visible(identity, "resource", b.key)]
+
+    def resources(self, identity: Any) -> list[types.Resource]:
+        return [
+            types.Resource.model_validate(b.definition) for b in self._visible(self.fixed, identity)
+        ]
+
+    def resource_templates(self, identity: Any) -> list[types.ResourceTemplate]:
+        return [
+            types.ResourceTemplate.model_validate(b.definition)
+            for b in self._visible(self.templates, identity)
+        ]
+
+    def find(self, uri: str) -> tuple[ResourceBinding, dict[str, str]] | None:
+        for binding in (*self.fixed, *self.templates):
+            variables = binding.match(uri)
+            if variables is not None:
+                return binding, variables
+        return None
+
+    def static(self, uri: str) -> tuple[ResourceBinding, dict[str, str]] | None:
+        """A resource with static content (for prompts that embed one)."""
+        found = self.find(uri)
+        return found if found is not None and found[0].content is not None else None
+
+    async def read(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        uri = str(params.uri)
+        found = self.find(uri)
+        if found is None:
+            raise not_found(uri)
+        binding, variables = found
+        context = Context(ctx, params, events=self.events, registry=self.registry)
+        try:
+            self.policy.check(context.identity, "resource", binding.key)
+        except Forbidden as exc:
+            if self.policy.hide_unauthorized:
+                raise not_found(uri) from None
+            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+        mime_type = binding.definition.get("mimeType")
+        if binding.content is not None:
+            if "text" in binding.content:
+                value: ResourceReturn = binding.content["text"]
+            else:
+                value = base64.b64decode(binding.content["blob"])
+            return types.ReadResourceResult(contents=contents(value, uri, mime_type))
+        assert binding.read is not None
+        try:
+            value = await binding.read(variables, context)
+        except InputRequired as asked:
+            return input_required(asked, context)
+        except ResourceNotFound:
+            raise not_found(uri) from None
+        except ToolError as exc:
+            raise MCPError(INVALID_REQUEST, str(exc), data={"uri": uri}) from None
+        except MCPError:
+            raise
+        except NotImplementedError as exc:
+            if not is_stub(exc, binding.handler_path):
+                logger.exception("reading resource %s failed", uri)
+                raise MCPError(
+                    INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)"
+                ) from None
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"Resource {uri!r} is not implemented yet: write its handler in "
+                f"{binding.handler_path}",
+                data={"uri": uri},
+            ) from None
+        except Exception:
+            logger.exception("reading resource %s failed", uri)
+            raise MCPError(INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)") from None
+        return types.ReadResourceResult(contents=contents(value, uri, mime_type))

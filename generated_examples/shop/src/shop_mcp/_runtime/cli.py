@@ -1,0 +1,229 @@
+"""The server's command line: ``<script> --transport stdio|http|sse|websocket [options]``.
+
+Every option also has an environment variable, ``<PREFIX><OPTION>`` (``CALCULATOR_PORT``);
+a flag wins over the variable, the variable over the manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError
+from .logs import configure_logging
+from .settings import TRANSPORTS, Settings
+
+if TYPE_CHECKING:
+    from anyio import CancelScope
+
+    from .server import GeneratedServer
+
+logger = logging.getLogger(__name__)
+STDIO_SHUTDOWN_GRACE = 1.0  # seconds between a signal and the exit, even with stdin blocked
+
+
+def _csv(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def parse_args(
+    spec: Mapping[str, Any], argv: Sequence[str] | None, d: Settings
+) -> argparse.Namespace:
+    info = spec["server"]
+    parser = argparse.ArgumentParser(
+        prog=info.get("script") or info["name"],
+        description=f"{info.get('title') or info['name']} (MCP server)",
+        epilog=f"Every option also reads the environment variable {d.env_prefix}<OPTION>.",
+    )
+    add = parser.add_argument
+    add(
+        "--transport",
+        choices=TRANSPORTS,
+        help="stdio for local hosts, http (streamable HTTP), sse (legacy), websocket "
+        f"(default {d.transport})",
+    )
+    add("--host", help=f"bind address (default {d.host}; other than localhost needs auth)")
+    add("--port", type=int, help=f"port (default {d.port})")
+    add("--path", help=f"streamable HTTP endpoint path (default {d.path})")
+    add(
+        "--stateless",
+        action=argparse.BooleanOptionalAction,
+        help="streamable HTTP without sessions: any worker answers any request "
+        f"(default {d.stateless})",
+    )
+    add(
+        "--json-response",
+        action=argparse.BooleanOptionalAction,
+        help=f"answer POSTs with JSON instead of SSE streams (default {d.json_response})",
+    )
+    add("--workers", type=int, help="worker processes (stateless HTTP or websocket)")
+    add("--public-url", help="this server's public base URL, when behind a proxy")
+    add(
+        "--allowed-hosts",
+        type=_csv,
+        help="Host headers to accept, comma separated (name:* for any port)",
+    )
+    add("--allowed-origins", type=_csv, help="browser Origins to accept, comma separated")
+    add("--cors-origins", type=_csv, help="Origins allowed by CORS, comma separated ('*' for any)")
+    add(
+        "--max-body-size",
+        type=int,
+        help=f"largest request body in bytes (default {d.max_body_size})",
+    )
+    add(
+        "--rate-limit",
+        type=float,
+        help=f"requests per second per caller (0: no limit; default {d.rate_limit})",
+    )
+    add("--rate-burst", type=int, help="requests a caller may send at once")
+    add("--retry-interval", type=int, help="ms before clients resume a broken SSE stream")
+    add("--event-store-size", type=int, help="events kept for resumable streams (0: off)")
+    add(
+        "--shutdown-timeout",
+        type=float,
+        help=f"seconds requests in flight get on shutdown (default {d.shutdown_timeout})",
+    )
+    add(
+        "--max-sessions",
+        type=int,
+        help=f"open stateful sessions at most (default {d.max_sessions})",
+    )
+    add(
+        "--session-idle-timeout",
+        type=float,
+        help=f"seconds before an idle session is closed (default {d.session_idle_timeout})",
+    )
+    add(
+        "--header-timeout",
+        type=float,
+        help=f"seconds a client may take to send request headers (default {d.header_timeout})",
+    )
+    add(
+        "--body-timeout",
+        type=float,
+        help=f"seconds a client may pause inside a request body (default {d.body_timeout})",
+    )
+    add("--redis-url", help="Redis for state shared by several replicas (redis://host:6379/0)")
+    if spec.get("auth", {}).get("type") == "oauth":
+        add("--oauth-issuer", help=f"authorization server (default {d.oauth_issuer})")
+        add("--oauth-audience", help=f"audience tokens must carry (default {d.oauth_audience})")
+        add("--jwks-url", help="URL of the authorization server's signing keys")
+        add("--jwks-file", help="a JWKS file with the signing keys")
+        add("--introspection-url", help="token introspection endpoint (RFC 7662) for opaque tokens")
+    add("--log-level", help="DEBUG, INFO, WARNING, ... (default INFO)")
+    add("--log-format", choices=["text", "json"], help="log lines on stderr (default text)")
+    return parser.parse_args(argv)
+
+
+def settings_from(args: argparse.Namespace, base: Settings) -> Settings:
+    given = {key: value for key, value in vars(args).items() if value is not None}
+    if {"jwks_url", "jwks_file"} & set(given):
+        given.setdefault("jwks_url", None)
+        given.setdefault("jwks_file", None)
+    return replace(base, **given).checked()
+
+
+def main(
+    spec: Mapping[str, Any],
+    server_factory: Callable[..., GeneratedServer],
+    app_factory: str,
+    argv: Sequence[str] | None = None,
+) -> None:
+    """Run the server. ``app_factory`` (``package.server:create_app``) builds the HTTP app
+    in each worker process when there are several."""
+    prog = spec["server"].get("script") or spec["server"]["name"]
+    try:
+        base = Settings.from_env(spec)
+        settings = settings_from(parse_args(spec, argv, base), base)
+    except ConfigError as exc:
+        sys.exit(f"{prog}: {exc}")
+    configure_logging(settings.log_level, settings.log_format)
+    if settings.transport == "stdio":
+        run_stdio(server_factory)
+        return
+    try:
+        if settings.workers > 1:
+            from .serve import serve_workers
+
+            serve_workers(app_factory, settings)
+            return
+        from .http_app import create_app
+        from .serve import serve
+        from .server import settle
+
+        app = create_app(spec, server_factory, settings)
+        settle()
+        serve(app, settings)
+    except ConfigError as exc:
+        sys.exit(f"{prog}: {exc}")
+
+
+def run_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
+    """Serve on stdin/stdout until EOF, SIGTERM or SIGINT; exit status 0 in each case."""
+    import anyio
+
+    try:
+        anyio.run(_serve_stdio, server_factory)
+    except KeyboardInterrupt:
+        pass
+    except BaseExceptionGroup as group:
+        if not _only_disconnects(group):
+            raise
+        logger.info("client disconnected; exiting")  # answers were pending: nothing to serve
+        _silence_stdout()
+
+
+def _only_disconnects(error: BaseException) -> bool:
+    if isinstance(error, BaseExceptionGroup):
+        return all(_only_disconnects(inner) for inner in error.exceptions)
+    return isinstance(error, BrokenPipeError | ConnectionResetError)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so interpreter shutdown does not fail flushing a dead pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
+async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
+    import anyio
+
+    from . import stdio
+    from .server import settle
+
+    server = server_factory()
+    settle()
+    async with anyio.create_task_group() as tg:
+        if sys.platform != "win32":
+            tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        await stdio.serve(server)
+        tg.cancel_scope.cancel()
+
+
+async def _stop_on_signal(scope: CancelScope) -> None:
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            logger.info("%s: shutting down", signal.Signals(signum).name)
+            # The SDK's transport (stdin not a pipe) blocks in a read that cannot be
+            # cancelled: exit after a short grace period.
+            timer = threading.Timer(STDIO_SHUTDOWN_GRACE, _exit_now)
+            timer.daemon = True
+            timer.start()
+            scope.cancel()
+            return
+
+
+def _exit_now() -> None:
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(0)

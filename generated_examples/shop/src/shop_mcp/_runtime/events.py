@@ -1,0 +1,126 @@
+"""Telling clients that something changed, in both protocol eras, and per-connection log levels.
+
+2026-07-28 clients learn of changes through ``subscriptions/listen`` streams, fed by the
+subscription bus (in-process by default; shared across replicas when configured).
+Handshake-era clients get notifications on their connection: list changes go to the
+connection that caused them, resource updates to every connection subscribed to the URI.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Any
+
+import anyio
+from mcp.server import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    SubscriptionBus,
+    ToolsListChanged,
+)
+from mcp_types import (
+    EmptyResult,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
+
+logger = logging.getLogger(__name__)
+
+Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def connection_of(session: ServerSession) -> Any:
+    """The connection a (per-request) session object belongs to: the SDK makes a new
+    ``ServerSession`` for every request, so per-client state is keyed on this."""
+    return getattr(session, "_connection", session)
+
+
+class Events:
+    """The bus, the resource subscriptions and the log levels of one server process."""
+
+    def __init__(self, bus: SubscriptionBus | None = None) -> None:
+        self.bus: SubscriptionBus = bus or InMemorySubscriptionBus()
+        # connection -> (a session to send with, the URIs it subscribed to)
+        self._subscribed: weakref.WeakKeyDictionary[Any, tuple[ServerSession, set[str]]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    # -- resource subscriptions (handshake era) ------------------------------------------
+
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
+    ) -> EmptyResult:
+        key = connection_of(ctx.session)
+        entry = self._subscribed.get(key)
+        uris = entry[1] if entry else set()
+        uris.add(str(params.uri))
+        self._subscribed[key] = (ctx.session, uris)
+        return EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams
+    ) -> EmptyResult:
+        entry = self._subscribed.get(connection_of(ctx.session))
+        if entry is not None:
+            entry[1].discard(str(params.uri))
+        return EmptyResult()
+
+    # -- logging/setLevel (handshake era) -------------------------------------------------
+
+    async def set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
+    ) -> EmptyResult:
+        self._levels[connection_of(ctx.session)] = params.level
+        return EmptyResult()
+
+    def level_enabled(self, session: ServerSession, level: str) -> bool:
+        floor = self._levels.get(connection_of(session), "debug")
+        return LEVELS.index(level) >= LEVELS.index(floor)
+
+    # -- publishing -----------------------------------------------------------------------
+
+    async def publish(self, event: Event, session: ServerSession | None = None) -> None:
+        """Tell listeners of both eras: the bus (2026-07-28 listen streams, every replica
+        when shared), the subscribed handshake connections (resource updates) or the
+        caller's own handshake connection (list changes)."""
+        await self.bus.publish(event)
+        targets: list[ServerSession] = []
+        if isinstance(event, ResourceUpdated):
+            targets = [s for s, uris in list(self._subscribed.values()) if event.uri in uris]
+        elif session is not None and session.protocol_version not in _MODERN:
+            targets = [session]
+        for target in targets:
+            try:
+                await _send(target, event)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                self._subscribed.pop(connection_of(target), None)
+            except Exception:  # one broken client must not stop the others
+                logger.debug("could not notify a client", exc_info=True)
+
+
+async def _send(session: ServerSession, event: Event) -> None:
+    if isinstance(event, ToolsListChanged):
+        await session.send_tool_list_changed()
+    elif isinstance(event, ResourcesListChanged):
+        await session.send_resource_list_changed()
+    elif isinstance(event, PromptsListChanged):
+        await session.send_prompt_list_changed()
+    else:
+        await session.send_resource_updated(event.uri)
+
+
+def _modern() -> frozenset[str]:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return frozenset(MODERN_PROTOCOL_VERSIONS)
+
+
+_MODERN = _modern()

@@ -1,0 +1,205 @@
+"""Prompts: declared messages rendered in a Jinja sandbox, or a handler's result."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+
+from .authz import Policy
+from .content import PromptReturn, text
+from .context import Context, InputRequired, input_required
+from .errors import Forbidden, ToolError
+from .resources import ResourceTable
+from .stubs import is_stub
+
+logger = logging.getLogger("mcp_server")
+FORBIDDEN = -32003
+PromptRender = Callable[[dict[str, str], Context], Awaitable[PromptReturn]]
+Embedded = types.TextResourceContents | types.BlobResourceContents
+_TEMPLATES: dict[str, Any] = {}
+
+
+@dataclass
+class PromptBinding:
+    definition: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    render: PromptRender | None = None
+    handler_path: str = ""
+
+    @property
+    def name(self) -> str:
+        return str(self.definition["name"])
+
+    @cached_property
+    def prompt(self) -> types.Prompt:
+        return types.Prompt.model_validate(self.definition)
+
+    def check_arguments(self, arguments: dict[str, str]) -> None:
+        declared = self.definition.get("arguments", [])
+        missing = [a["name"] for a in declared if a.get("required") and a["name"] not in arguments]
+        if missing:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Missing required argument(s) for prompt {self.name!r}: " + ", ".join(missing),
+                data={"missing": missing},
+            )
+        unknown = sorted(set(arguments) - {a["name"] for a in declared})
+        if unknown:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Unknown argument(s) for prompt {self.name!r}: " + ", ".join(unknown),
+                data={"unknown": unknown},
+            )
+
+
+def render_text(source: str, arguments: dict[str, str]) -> str:
+    """A declared message's text with the arguments filled in (a sandboxed Jinja template:
+    arguments are data, never code; a template error is the server's fault)."""
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    template = _TEMPLATES.get(source)
+    if template is None:
+        environment = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
+        template = _TEMPLATES[source] = environment.from_string(source)
+    try:
+        return str(template.render(**arguments))
+    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
+        # the sandbox refuses what it must (huge ranges, unsafe attributes): the template's
+        # fault, answered as an internal error with a standard code
+        logger.error("prompt template failed: %s: %s", type(exc).__name__, exc)
+        raise MCPError(
+            INTERNAL_ERROR, "The prompt's template failed (see the server log)"
+        ) from None
+
+
+def _embedded(message: dict[str, Any], uri: str, resources: ResourceTable) -> Embedded:
+    mime = message.get("mimeType")
+    if "text" in message:
+        return types.TextResourceContents(uri=uri, mime_type=mime, text=message["text"])
+    if "blob" in message:
+        return types.BlobResourceContents(uri=uri, mime_type=mime, blob=message["blob"])
+    found = resources.static(uri)
+    if found is None or found[0].content is None:
+        raise MCPError(INTERNAL_ERROR, f"Prompt resource {uri!r} has no static content")
+    static = found[0].content
+    mime = mime or found[0].definition.get("mimeType")
+    if "text" in static:
+        return types.TextResourceContents(uri=uri, mime_type=mime, text=static["text"])
+    return types.BlobResourceContents(uri=uri, mime_type=mime, blob=static["blob"])
+
+
+def render_messages(
+    messages: list[dict[str, Any]], arguments: dict[str, str], resources: ResourceTable
+) -> list[types.PromptMessage]:
+    rendered: list[types.PromptMessage] = []
+    for message in messages:
+        kind = message["kind"]
+        content: (
+            types.TextContent | types.ImageContent | types.AudioContent | types.EmbeddedResource
+        )
+        if kind == "text":
+            content = text(render_text(message["text"], arguments))
+        elif kind == "image":
+            content = types.ImageContent(data=message["blob"], mime_type=message["mimeType"])
+        elif kind == "audio":
+            content = types.AudioContent(data=message["blob"], mime_type=message["mimeType"])
+        else:
+            uri = message["uri"]
+            if "{" in uri:
+                uri = render_text(uri, arguments)
+            content = types.EmbeddedResource(resource=_embedded(message, uri, resources))
+        rendered.append(types.PromptMessage(role=message["role"], content=content))
+    return rendered
+
+
+class PromptTable:
+    def __init__(
+        self,
+        bindings: Sequence[PromptBinding],
+        resources: ResourceTable,
+        policy: Policy | None = None,
+        hidden: Sequence[str] = (),
+    ) -> None:
+        self.by_name = {b.name: b for b in bindings}
+        self.order = [b.name for b in bindings]
+        self.resources = resources
+        self.policy = policy or Policy()
+        self.hidden = set(hidden)
+        self.events: Any = None
+        self.registry: Any = {}
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        if name not in self.by_name:
+            raise KeyError(f"no prompt named {name!r}")
+        if enabled:
+            self.hidden.discard(name)
+        else:
+            self.hidden.add(name)
+
+    def prompts(self, identity: Any) -> list[types.Prompt]:
+        return [
+            self.by_name[name].prompt
+            for name in self.order
+            if name not in self.hidden and self.policy.visible(identity, "prompt", name)
+        ]
+
+    async def get(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        binding = self.by_name.get(params.name)
+        unknown = MCPError(
+            INVALID_PARAMS, f"Unknown prompt: {params.name}", data={"prompt": params.name}
+        )
+        if binding is None or params.name in self.hidden:
+            raise unknown
+        context = Context(ctx, params, events=self.events, registry=self.registry)
+        try:
+            self.policy.check(context.identity, "prompt", params.name)
+        except Forbidden as exc:
+            if self.policy.hide_unauthorized:
+                raise unknown from None
+            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+        arguments = dict(params.arguments or {})
+        binding.check_arguments(arguments)
+        description = binding.definition.get("description")
+        if binding.render is None:
+            messages = render_messages(binding.messages, arguments, self.resources)
+            return types.GetPromptResult(description=description, messages=messages)
+        try:
+            value = await binding.render(arguments, context)
+        except InputRequired as asked:
+            return input_required(asked, context)
+        except ToolError as exc:
+            raise MCPError(INVALID_REQUEST, str(exc)) from None
+        except MCPError:
+            raise
+        except NotImplementedError as exc:
+            if not is_stub(exc, binding.handler_path):
+                logger.exception("prompt %s failed", params.name)
+                raise MCPError(
+                    INTERNAL_ERROR, f"Prompt {params.name!r} failed (see the server log)"
+                ) from None
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"Prompt {params.name!r} is not implemented yet: write its handler in "
+                f"{binding.handler_path}",
+            ) from None
+        except Exception:
+            logger.exception("prompt %s failed", params.name)
+            raise MCPError(
+                INTERNAL_ERROR, f"Prompt {params.name!r} failed (see the server log)"
+            ) from None
+        if isinstance(value, types.GetPromptResult):
+            return value
+        if isinstance(value, str):
+            value = [types.PromptMessage(role="user", content=text(value))]
+        return types.GetPromptResult(description=description, messages=list(value))

@@ -1,0 +1,164 @@
+"""The in-process shared-state set: one server process, nothing to connect to.
+
+Values are stored as the same JSON text Redis would hold, so a handler sees the same
+copy-on-read behaviour with either backend. Every store is bounded (least recently used
+entries go first).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.subscriptions import InMemorySubscriptionBus
+
+from .shared import TTLCache, ValueCodec, check_name
+
+__all__ = ["LocalBackend", "LocalCache", "LocalRateLimiter", "LocalUserState"]
+
+
+class _ExpiringMap:
+    """key -> (expires at, monotonic clock; stored text), bounded, least recently used out."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._data: OrderedDict[str, tuple[float, str]] = OrderedDict()
+        self._max = max(1, max_entries)
+
+    def get(self, key: str) -> str | None:
+        entry = self._data.get(key)
+        if entry is None:
+            return None
+        if entry[0] <= time.monotonic():
+            del self._data[key]
+            return None
+        self._data.move_to_end(key)
+        return entry[1]
+
+    def set(self, key: str, text: str, ttl: float) -> None:
+        self._data[key] = (time.monotonic() + ttl, text)
+        self._data.move_to_end(key)
+        while len(self._data) > self._max:
+            self._data.popitem(last=False)
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def check_ttl(ttl: float) -> None:
+    if not (isinstance(ttl, int | float) and math.isfinite(ttl) and ttl > 0):
+        raise ValueError(f"ttl must be a positive number of seconds: {ttl!r}")
+
+
+def check_limit(rate: float, burst: float, cost: float) -> None:
+    for name, value in (("rate", rate), ("burst", burst), ("cost", cost)):
+        if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive number: {value!r}")
+
+
+class LocalRateLimiter:
+    """Token buckets in this process (also the Redis limiter's fallback during an outage)."""
+
+    def __init__(self, max_keys: int = 10000) -> None:
+        # key -> (tokens, monotonic time of that count)
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._max = max(1, max_keys)
+
+    async def allow(
+        self, key: str, rate: float, burst: float, cost: float = 1.0
+    ) -> tuple[bool, float]:
+        return self.take(key, rate, burst, cost)
+
+    def take(self, key: str, rate: float, burst: float, cost: float = 1.0) -> tuple[bool, float]:
+        check_limit(rate, burst, cost)
+        now = time.monotonic()
+        tokens, then = self._buckets.get(key, (burst, now))
+        tokens = min(burst, tokens + max(0.0, now - then) * rate)
+        if tokens >= cost:
+            allowed, retry_after = True, 0.0
+            tokens -= cost
+        else:
+            # A cost above the burst can never be paid: say so with an infinite wait.
+            allowed = False
+            retry_after = (cost - tokens) / rate if cost <= burst else math.inf
+        self._buckets[key] = (tokens, now)
+        self._buckets.move_to_end(key)
+        while len(self._buckets) > self._max:
+            self._buckets.popitem(last=False)  # a forgotten bucket comes back full
+        return allowed, retry_after
+
+
+class LocalCache:
+    def __init__(self, values: ValueCodec, namespace: str, max_entries: int) -> None:
+        self._values = values
+        self._namespace = namespace
+        self._map = _ExpiringMap(max_entries)
+
+    def _key(self, key: str) -> str:
+        return self._values.hash_key(f"{self._namespace}\x00{key}")
+
+    async def get(self, key: str) -> Any | None:
+        text = self._map.get(self._key(key))
+        return None if text is None else self._values.load(text)
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        check_ttl(ttl)
+        self._map.set(self._key(key), self._values.dump(value), ttl)
+
+    async def delete(self, key: str) -> None:
+        self._map.delete(self._key(key))
+
+
+class LocalUserState:
+    def __init__(self, values: ValueCodec, *, default_ttl: float, max_entries: int) -> None:
+        check_ttl(default_ttl)
+        self._values = values
+        self._ttl = default_ttl
+        self._map = _ExpiringMap(max_entries)
+
+    @staticmethod
+    def _key(identity_key: str, name: str) -> str:
+        check_name("identity key", identity_key)
+        check_name("state name", name)
+        return f"{identity_key}\x00{name}"
+
+    async def get(self, identity_key: str, name: str) -> Any | None:
+        text = self._map.get(self._key(identity_key, name))
+        return None if text is None else self._values.load(text)
+
+    async def set(self, identity_key: str, name: str, value: Any, ttl: float | None = None) -> None:
+        ttl = self._ttl if ttl is None else ttl
+        check_ttl(ttl)
+        self._map.set(self._key(identity_key, name), self._values.dump(value), ttl)
+
+    async def delete(self, identity_key: str, name: str) -> None:
+        self._map.delete(self._key(identity_key, name))
+
+
+class LocalBackend:
+    def __init__(self, values: ValueCodec, *, state_ttl: float, max_entries: int) -> None:
+        self._values = values
+        self._max = max_entries
+        self.bus = InMemorySubscriptionBus()
+        self.limiter = LocalRateLimiter(max_entries)
+        self.state = LocalUserState(values, default_ttl=state_ttl, max_entries=max_entries)
+
+    def cache(self, namespace: str) -> TTLCache:
+        return LocalCache(self._values, namespace, self._max)
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return lambda: None  # one process: nothing is ever missed
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+    def status(self) -> dict[str, Any]:
+        return {"backend": "memory", "connected": True, "outages": 0}

@@ -1,0 +1,294 @@
+"""What a generated project's own tests need: test credentials, servers on free ports, and
+typed clients connected over every transport in both protocol eras.
+
+Imported by the generated ``tests/conftest.py`` only (it needs pytest); the server never
+imports it. Select transports with ``MCP_TEST_TRANSPORTS=memory,stdio`` (default: all);
+``MCP_TEST_STUBS=fail`` (or ``pytest --stubs=fail``) makes unwritten handlers fail the
+tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import mcp_types as types
+import pytest
+
+from .client import BaseClient
+from .settings import SSE_PATH, WEBSOCKET_PATH, Settings
+from .websocket import websocket_client
+
+Mode = Literal["legacy", "2026-07-28"]
+MODES: list[Mode] = ["legacy", "2026-07-28"]
+ALL_TRANSPORTS = ["memory", "stdio", "http", "http-stateless", "sse", "websocket"]
+SERVER_FLAGS = {  # no rate limit: the tests send bursts
+    "http": ["--transport", "http", "--no-stateless", "--rate-limit", "0"],
+    "http-stateless": ["--transport", "http", "--stateless", "--rate-limit", "0"],
+    "sse": ["--transport", "sse", "--rate-limit", "0"],
+    "websocket": ["--transport", "websocket", "--rate-limit", "0"],
+}
+STUB_MARK = "is not implemented yet"
+_STUBS: list[str] = []  # what ``stub`` skipped, for the summary
+
+
+def transports() -> list[str]:
+    chosen = os.environ.get("MCP_TEST_TRANSPORTS", ",".join(ALL_TRANSPORTS))
+    return [t for t in chosen.split(",") if t]
+
+
+def connections() -> list[tuple[str, Mode]]:
+    return [(t, m) for t in transports() for m in MODES]
+
+
+# -- stubs ---------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--stubs",
+        choices=["skip", "fail"],
+        default=os.environ.get("MCP_TEST_STUBS", "skip"),
+        help="what an unwritten handler does to its tests (default skip; fail for CI)",
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _STUBS:
+        unique = sorted(set(_STUBS))
+        terminalreporter.write_line(
+            f"{len(unique)} handler(s) not written yet (their tests were skipped): "
+            + ", ".join(unique)
+        )
+
+
+def stub(config: pytest.Config, what: str) -> None:
+    """An unwritten handler answered: skip (counted in the summary), or fail with --stubs=fail."""
+    if config.getoption("--stubs") == "fail":
+        pytest.fail(f"{what}: its handler is not written yet (--stubs=fail)")
+    _STUBS.append(what)
+    pytest.skip(f"{what}: handler not written yet")
+
+
+def is_stub(result: types.CallToolResult) -> bool:
+    return bool(result.is_error) and STUB_MARK in text_of(result)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+# -- credentials -----------------------------------------------------------------------
+
+
+class TokenIssuer:
+    """A stand-in authorization server: an RSA key made for this session, its JWKS, and
+    access tokens signed with it."""
+
+    def __init__(self, issuer: str, audience: str, kid: str = "test-key") -> None:
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.kid = kid
+        self.issuer = issuer
+        self.audience = audience
+
+    def jwks(self) -> dict[str, Any]:
+        from jwt.algorithms import RSAAlgorithm
+
+        jwk: dict[str, Any] = json.loads(RSAAlgorithm.to_jwk(self.key.public_key()))
+        jwk.update(kid=self.kid, alg="RS256", use="sig")
+        return {"keys": [jwk]}
+
+    def token(
+        self,
+        scopes: Sequence[str],
+        *,
+        audience: str | None = None,
+        issuer: str | None = None,
+        expires_in: int = 3600,
+        subject: str = "test-user",
+    ) -> str:
+        import jwt
+
+        now = int(time.time())
+        claims = {
+            "iss": self.issuer if issuer is None else issuer,
+            "aud": self.audience if audience is None else audience,
+            "sub": subject,
+            "iat": now,
+            "exp": now + expires_in,
+            "scope": " ".join(scopes),
+        }
+        return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": self.kid})
+
+
+class Credentials:
+    """What the test servers accept and what the test clients send, for the spec's auth."""
+
+    keys = ("old-test-key", "new-test-key")  # two static keys, as during a rotation
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.auth = spec.get("auth", {})
+        self.settings = Settings.defaults(spec)
+        self.type = self.auth.get("type", "none")
+        self.issuer: TokenIssuer | None = None
+        self.token = ""
+        if self.type == "oauth":
+            self.issuer = TokenIssuer(
+                self.settings.oauth_issuer or "", self.settings.oauth_audience or ""
+            )
+            self.token = self.issuer.token(self.auth.get("scopesSupported", []))
+
+    def server_env(self, folder: Path) -> dict[str, str]:
+        if self.issuer is not None:
+            path = folder / "jwks.json"
+            path.write_text(json.dumps(self.issuer.jwks()), "utf-8")
+            return {self.settings.env_prefix + "JWKS_FILE": str(path)}
+        if self.type in ("bearer", "apiKey"):
+            return {str(self.auth["env"]): ",".join(self.keys)}
+        return {}
+
+    def headers(self, credential: str | None = None) -> dict[str, str]:
+        header = str(self.auth.get("header") or "Authorization")
+        if self.type == "oauth":
+            return {"Authorization": f"Bearer {credential or self.token}"}
+        if self.type in ("bearer", "apiKey"):
+            key = credential or self.keys[-1]
+            return {header: f"Bearer {key}" if header.lower() == "authorization" else key}
+        return {}
+
+
+# -- servers -----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_server(
+    package: str, flags: Sequence[str], env: Mapping[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``python -m <package>`` on a free port, listening: (process, base URL)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", package, *flags, "--port", str(port)],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with status {process.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return process, f"http://127.0.0.1:{port}"
+        time.sleep(0.05)
+    stop_server(process)
+    raise RuntimeError("the server did not listen within 30 s")
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def run_servers(package: str, env: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """One running server per selected network transport: transport -> base URL."""
+    started: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    try:
+        for transport, flags in SERVER_FLAGS.items():
+            if transport in transports():
+                started[transport] = start_server(package, flags, env)
+        yield {transport: url for transport, (_, url) in started.items()}
+    finally:
+        for process, _ in started.values():
+            stop_server(process)
+
+
+# -- clients ------------------------------------------------------------------------------
+
+
+async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The test client's answer to elicitation: the user declines."""
+    return types.ElicitResult(action="decline")
+
+
+async def sample(
+    context: Any, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
+    """The test client's answer to sampling: a fixed reply."""
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(text="test reply"), model="test"
+    )
+
+
+async def no_roots(context: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[])
+
+
+CALLBACKS: dict[str, Any] = {"on_elicit": decline, "on_sample": sample, "on_roots": no_roots}
+
+
+def connect(
+    client_class: type[Any],
+    credentials: Credentials,
+    transport: str,
+    mode: Mode,
+    servers: Mapping[str, str],
+    headers: Mapping[str, str] | None = None,
+    **options: Any,
+) -> AbstractAsyncContextManager[Any]:
+    """A typed client over ``transport`` in protocol era ``mode``; over the network it
+    sends ``headers`` (default: what ``credentials`` makes the test servers accept)."""
+    if transport == "memory":
+        return _in_memory(client_class, mode, **options)
+    if transport == "stdio":
+        return client_class.stdio(env=dict(os.environ), mode=mode, **options)  # type: ignore[no-any-return]
+    sent = dict(credentials.headers() if headers is None else headers)
+    if transport == "sse":
+        return client_class.sse(servers["sse"] + SSE_PATH, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
+    if transport == "websocket":
+        url = "ws" + servers["websocket"].removeprefix("http") + WEBSOCKET_PATH
+        return client_class.connect(websocket_client(url, sent), mode=mode, **options)  # type: ignore[no-any-return]
+    path = credentials.settings.path
+    return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
+
+
+@asynccontextmanager
+async def _in_memory(
+    client_class: type[BaseClient], mode: Mode, **options: Any
+) -> AsyncIterator[Any]:
+    from importlib import import_module
+
+    server = import_module(f"{client_class.package}.server").create_server()
+    async with client_class.connect(server, mode=mode, **options) as client:
+        yield client
+
+
+async def all_pages(list_page: Any, field: str) -> list[Any]:
+    """Every item of a paginated list method (``client.list_tools``, ``"tools"``)."""
+    items: list[Any] = []
+    cursor: str | None = None
+    while True:
+        page = await list_page(cursor=cursor)
+        items.extend(getattr(page, field))
+        cursor = page.next_cursor
+        if cursor is None:
+            return items

@@ -1,0 +1,325 @@
+"""The context handed to handlers: who is calling, progress, logs, questions, notifications."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import anyio
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ValidationError
+
+from .authz import current_identity
+from .content import text
+from .errors import ToolError
+from .identity import Identity
+
+if TYPE_CHECKING:
+    from .events import Events
+
+logger = logging.getLogger("mcp_server")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+Json = Any
+InputRequest = types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest
+InputResponse = types.CreateMessageResult | types.ListRootsResult | types.ElicitResult
+_ANSWER_TYPES: dict[str, Any] = {
+    "elicitation/create": types.ElicitResult,
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+}
+
+
+class InputRequired(Exception):
+    """Internal: the 2026-07-28 era asks the client for input by returning a result."""
+
+    def __init__(self, requests: dict[str, InputRequest]) -> None:
+        super().__init__(", ".join(requests))
+        self.requests = requests
+
+
+def elicitation(message: str, schema: dict[str, Json]) -> types.ElicitRequest:
+    """An elicitation (form) request, for :meth:`Context.ask`."""
+    params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
+    return types.ElicitRequest(params=params)
+
+
+def sampling(
+    prompt: str | Sequence[types.SamplingMessage],
+    *,
+    max_tokens: int = 1000,
+    system_prompt: str | None = None,
+    temperature: float | None = None,
+) -> types.CreateMessageRequest:
+    """A sampling request, for :meth:`Context.ask`."""
+    if isinstance(prompt, str):
+        messages = [types.SamplingMessage(role="user", content=text(prompt))]
+    else:
+        messages = list(prompt)
+    params = types.CreateMessageRequestParams(
+        messages=messages,
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+        temperature=temperature,
+    )
+    return types.CreateMessageRequest(params=params)
+
+
+def roots() -> types.ListRootsRequest:
+    """A roots request, for :meth:`Context.ask`."""
+    return types.ListRootsRequest()
+
+
+@dataclass
+class Context:
+    """What a handler can do besides computing its result."""
+
+    request: ServerRequestContext[Any, Any]
+    params: Any = None
+    events: Events | None = None
+    registry: Mapping[str, Any] = field(default_factory=dict)
+    identity: Identity = field(default_factory=current_identity)
+    _asked: int = 0
+    _answers: dict[str, Json] = field(default_factory=dict)
+    _state: str | None = None
+    _new_state: str | None = None
+
+    def __post_init__(self) -> None:
+        self._answers, self._state = previous_round(self.params)
+        self._new_state = self._state
+
+    @property
+    def state(self) -> str | None:
+        """State this handler saved with :meth:`set_state` in an earlier round (2026-07-28)."""
+        return self._state
+
+    def set_state(self, value: str | None) -> None:
+        """Keep a string for the next round of an ``input_required`` exchange (sealed)."""
+        self._new_state = value
+
+    def pending_state(self) -> str:
+        return json.dumps({"a": self._answers, "s": self._new_state}, sort_keys=True)
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities | None:
+        """What the client declared it can do (sampling, elicitation, roots...)."""
+        return self.request.session.client_capabilities
+
+    @property
+    def modern(self) -> bool:
+        """True on the stateless 2026-07-28 protocol, False in the handshake era."""
+        return self.request.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """HTTP request headers (empty on stdio)."""
+        request = self.request.request
+        return cast(Mapping[str, str], getattr(request, "headers", None) or {})
+
+    async def close_sse_stream(self) -> None:
+        """Close this request's SSE stream; the client reconnects and resumes (HTTP only)."""
+        if self.request.close_sse_stream is not None:
+            await self.request.close_sse_stream()
+
+    def enable_tool(self, name: str, enabled: bool = True) -> None:
+        """Show or hide a tool in tools/list (follow with :meth:`notify_tools_changed`)."""
+        self.registry["tools"].set_enabled(name, enabled)
+
+    def enable_prompt(self, name: str, enabled: bool = True) -> None:
+        """Show or hide a prompt in prompts/list (follow with :meth:`notify_prompts_changed`)."""
+        self.registry["prompts"].set_enabled(name, enabled)
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress; a no-op when the caller did not ask for progress."""
+        await self.request.session.report_progress(progress, total, message)
+
+    async def log(
+        self, level: types.LoggingLevel, data: Json, logger_name: str | None = None
+    ) -> None:
+        """Send a log message to the client (and to the server's own log)."""
+        logger.log(logging.getLevelNamesMapping().get(level.upper(), logging.INFO), "%s", data)
+        session = self.request.session
+        if not self.modern and self.events and not self.events.level_enabled(session, level):
+            return
+        with contextlib.suppress(MCPError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await session.send_log_message(
+                level, data, logger_name, related_request_id=self.request.request_id
+            )
+
+    async def elicit(
+        self, message: str, schema: type[ModelT], *, key: str | None = None
+    ) -> ModelT | None:
+        """Ask the user to fill in ``schema``; None when they decline or cancel.
+
+        Works in both protocol eras. On 2026-07-28 the call is answered with an
+        ``input_required`` result and re-run when the client comes back with the answer,
+        so ask before doing anything with side effects.
+        """
+        answer = await self.elicit_raw(message, requested_schema(schema), key=key)
+        if answer.action != "accept":
+            return None
+        return schema.model_validate(answer.content or {})
+
+    async def elicit_raw(
+        self, message: str, requested: dict[str, Json], *, key: str | None = None
+    ) -> types.ElicitResult:
+        """Ask the user to fill in a form described by a flat JSON Schema; the raw answer."""
+        answer = await self._ask_one("elicit", elicitation(message, requested), key)
+        assert isinstance(answer, types.ElicitResult)
+        return answer
+
+    async def sample(
+        self,
+        prompt: str | Sequence[types.SamplingMessage],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        key: str | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the client's model for a completion (sampling), in both protocol eras."""
+        request = sampling(
+            prompt, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
+        )
+        answer = await self._ask_one("sample", request, key)
+        assert isinstance(answer, types.CreateMessageResult)
+        return answer
+
+    async def list_roots(self, *, key: str | None = None) -> list[types.Root]:
+        """The client's roots (folders or files it shares), in both protocol eras."""
+        answer = await self._ask_one("roots", roots(), key)
+        assert isinstance(answer, types.ListRootsResult)
+        return list(answer.roots)
+
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:
+        """Ask the client several things at once (elicitation, sampling, roots), by key.
+
+        Handshake era: each request goes over the back channel, one after the other.
+        2026-07-28: every unanswered request is returned in one ``input_required`` result
+        and the handler re-runs when the client comes back with the answers.
+        """
+        answers: dict[str, InputResponse] = {}
+        if not self.modern:
+            for key, request in requests.items():
+                try:
+                    answers[key] = await self._send(request)
+                except NoBackChannelError:
+                    raise ToolError(
+                        f"this needs to ask the client ({request.method}), which this connection "
+                        "cannot carry (stateless HTTP in the handshake era); use a stateful "
+                        "connection or the 2026-07-28 protocol"
+                    ) from None
+            return answers
+        missing: dict[str, InputRequest] = {}
+        for key, request in requests.items():
+            raw = self._answers.get(key)
+            if raw is None:
+                missing[key] = request
+                continue
+            try:
+                answers[key] = _ANSWER_TYPES[request.method].model_validate(raw)
+            except ValidationError:
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"Invalid input response for {key!r}",
+                    data={"inputResponse": key},
+                ) from None
+        if missing:
+            raise InputRequired(missing)
+        return answers
+
+    async def _send(self, request: InputRequest) -> InputResponse:
+        session = self.request.session
+        related = self.request.request_id
+        if isinstance(request, types.ElicitRequest):
+            params = request.params
+            assert isinstance(params, types.ElicitRequestFormParams)
+            return await session.elicit_form(
+                params.message, params.requested_schema, related_request_id=related
+            )
+        if isinstance(request, types.CreateMessageRequest):
+            p = request.params
+            result = await session.create_message(
+                p.messages,
+                max_tokens=p.max_tokens,
+                system_prompt=p.system_prompt,
+                temperature=p.temperature,
+                related_request_id=related,
+            )
+            return types.CreateMessageResult.model_validate(result.model_dump(by_alias=True))
+        return await session.list_roots()
+
+    async def _ask_one(self, kind: str, request: InputRequest, key: str | None) -> InputResponse:
+        if key is None:
+            key = f"{kind}-{self._asked}"
+            self._asked += 1
+        return (await self.ask({key: request}))[key]
+
+    async def notify_tools_changed(self) -> None:
+        await self._publish(ToolsListChanged())
+
+    async def notify_resources_changed(self) -> None:
+        await self._publish(ResourcesListChanged())
+
+    async def notify_prompts_changed(self) -> None:
+        await self._publish(PromptsListChanged())
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        await self._publish(ResourceUpdated(uri=uri))
+
+    async def _publish(
+        self, event: ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
+    ) -> None:
+        if self.events is not None:
+            await self.events.publish(event, self.request.session)
+
+
+def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:
+    """An elicitation schema from a model: flat properties, enums and defaults kept."""
+    requested = schema.model_json_schema()
+    requested.pop("title", None)
+    for prop in requested.get("properties", {}).values():
+        prop.pop("title", None)
+    return requested
+
+
+def previous_round(params: Any) -> tuple[dict[str, Json], str | None]:
+    """Answers gathered in earlier rounds (from the sealed request state) plus this round's."""
+    answers: dict[str, Json] = {}
+    state: str | None = None
+    raw_state = getattr(params, "request_state", None)
+    if raw_state:
+        try:
+            loaded = json.loads(raw_state)
+        except ValueError:
+            loaded = None
+        if isinstance(loaded, dict):
+            answers.update(loaded.get("a") or {})
+            state = loaded.get("s")
+    for key, response in (getattr(params, "input_responses", None) or {}).items():
+        if isinstance(response, BaseModel):
+            answers[key] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        else:
+            answers[key] = response
+    return answers, state
+
+
+def input_required(asked: InputRequired, context: Context) -> types.InputRequiredResult:
+    return types.InputRequiredResult(
+        input_requests=dict(asked.requests), request_state=context.pending_state()
+    )

@@ -1,0 +1,364 @@
+"""State that replicas share: events, rate limits, caches, per-user state, requestState keys.
+
+One server process keeps all of this in memory (``shared_state(None)``). Several replicas
+behind a load balancer share it through Redis (``shared_state("redis://...")``): the pieces
+have the same interface either way, so the rest of the runtime never asks which one it has.
+
+- ``bus``: a ``mcp.server.subscriptions.SubscriptionBus``. Give it to the SDK's
+  ``ListenHandler`` (``subscriptions/listen`` streams) and subscribe any other local listener
+  (the forwarder to handshake-era sessions); ``publish`` reaches the listeners of every
+  replica exactly once.
+- ``limiter``: a token bucket per key, ``allow(key, rate, burst) -> (allowed, retry_after)``.
+- ``cache(namespace)``: a TTL cache of JSON values (token introspection, token exchange).
+  Keys are hashed before they are stored, so a raw token may be passed as a key.
+- ``state``: per-user values for handlers (``ctx.state``), by (identity key, name), with TTL.
+- ``request_state_security(secret)``: the SDK's ``RequestStateSecurity`` under one configured
+  secret, so a round trip sealed on one replica opens on another.
+
+Faults (Redis only): unreachable at start raises ``SharedStateConfigError`` naming the URL
+(password removed). Lost while serving: one warning per outage and one line on recovery;
+``publish`` still reaches local listeners and holds the event for the other replicas until
+Redis returns; the limiter falls back to a per-replica bucket (``limiter_outage="local"``,
+the default; or ``"open"``/``"closed"``); the cache misses; ``state`` raises
+``SharedStateUnavailable``. The pub/sub subscription is re-established by itself; since
+pub/sub has no replay, ``on_gap`` callbacks run when it is back (wire ``ListenHandler.close``
+to it, so listen streams end gracefully and clients re-listen and refetch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, Literal, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from mcp.server.request_state import AESGCMRequestStateCodec, RequestStateSecurity
+from mcp.server.subscriptions import SubscriptionBus
+
+__all__ = [
+    "BoundState",
+    "RateLimiter",
+    "SharedState",
+    "SharedStateConfigError",
+    "SharedStateUnavailable",
+    "TTLCache",
+    "UserStateStore",
+    "connect",
+    "redact_url",
+    "request_state_security",
+    "shared_state",
+]
+
+LimiterOutage = Literal["local", "open", "closed"]
+
+
+class SharedStateConfigError(Exception):
+    """A shared-state setting that cannot work (bad URL, Redis unreachable at start, short
+    secret); the message names the setting and never contains a password."""
+
+
+class SharedStateUnavailable(Exception):
+    """Redis is unreachable right now and the call cannot be answered without it."""
+
+
+class RateLimiter(Protocol):
+    async def allow(
+        self, key: str, rate: float, burst: float, cost: float = 1.0
+    ) -> tuple[bool, float]:
+        """Take ``cost`` tokens from ``key``'s bucket (refilled at ``rate`` per second up to
+        ``burst``). Returns (allowed, seconds until the call would be allowed; 0 if it was)."""
+        ...
+
+
+class TTLCache(Protocol):
+    async def get(self, key: str) -> Any | None:
+        """The JSON value stored under ``key``, or None (missing, expired or unreachable)."""
+        ...
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        """Store a JSON value (not None) for ``ttl`` seconds."""
+        ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+class UserStateStore(Protocol):
+    async def get(self, identity_key: str, name: str) -> Any | None: ...
+
+    async def set(
+        self, identity_key: str, name: str, value: Any, ttl: float | None = None
+    ) -> None: ...
+
+    async def delete(self, identity_key: str, name: str) -> None: ...
+
+
+class BoundState:
+    """One caller's view of a ``UserStateStore``: what a handler sees as ``ctx.state``."""
+
+    def __init__(self, store: UserStateStore, identity_key: str) -> None:
+        self._store = store
+        self._key = identity_key
+
+    async def get(self, name: str, default: Any = None) -> Any:
+        value = await self._store.get(self._key, name)
+        return default if value is None else value
+
+    async def set(self, name: str, value: Any, ttl: float | None = None) -> None:
+        await self._store.set(self._key, name, value, ttl)
+
+    async def delete(self, name: str) -> None:
+        await self._store.delete(self._key, name)
+
+
+class _Backend(Protocol):
+    @property
+    def bus(self) -> SubscriptionBus: ...
+
+    @property
+    def limiter(self) -> RateLimiter: ...
+
+    @property
+    def state(self) -> UserStateStore: ...
+
+    def cache(self, namespace: str) -> TTLCache: ...
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]: ...
+
+    async def start(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+
+class SharedState:
+    """The whole set, built by ``shared_state`` (no I/O) and started by ``start`` or
+    ``async with``. Build it before the server (the SDK's ``ListenHandler`` takes the bus at
+    construction) and start it in the server's lifespan."""
+
+    def __init__(self, backend: _Backend, *, url: str | None) -> None:
+        self._backend = backend
+        self.url = redact_url(url) if url else None
+        self._caches: dict[str, TTLCache] = {}
+
+    @property
+    def bus(self) -> SubscriptionBus:
+        return self._backend.bus
+
+    @property
+    def limiter(self) -> RateLimiter:
+        return self._backend.limiter
+
+    @property
+    def state(self) -> UserStateStore:
+        return self._backend.state
+
+    def cache(self, namespace: str) -> TTLCache:
+        """The cache for one use (``"introspection"``, ``"exchange"``); one object per name."""
+        if not namespace or ":" in namespace:
+            raise ValueError(f"cache namespace must be a non-empty name without ':': {namespace!r}")
+        if namespace not in self._caches:
+            self._caches[namespace] = self._backend.cache(namespace)
+        return self._caches[namespace]
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run ``callback`` (synchronous, on the event loop) when this replica's event
+        subscription is back after an outage, since events raised elsewhere meanwhile may be
+        lost; never called in process. Wire ``ListenHandler.close`` to it (streams end
+        gracefully, clients re-listen and refetch). Returns an unsubscribe callable."""
+        return self._backend.on_gap(callback)
+
+    def user_state(self, identity_key: str) -> BoundState:
+        return BoundState(self._backend.state, identity_key)
+
+    def status(self) -> dict[str, Any]:
+        """For ``/healthz``: backend, redacted URL, whether Redis is reachable, outages seen."""
+        return self._backend.status()
+
+    async def start(self) -> None:
+        await self._backend.start()
+
+    async def aclose(self) -> None:
+        await self._backend.aclose()
+
+    async def __aenter__(self) -> SharedState:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def shared_state(
+    url: str | None,
+    *,
+    prefix: str = "mcp",
+    secret: str | None = None,
+    limiter_outage: LimiterOutage = "local",
+    state_ttl: float = 86400.0,
+    retry_interval: float = 0.5,
+    liveness: float = 3.0,
+    max_local_entries: int = 10000,
+) -> SharedState:
+    """Build the set: in-process when ``url`` is None or empty, else over Redis.
+
+    ``prefix`` namespaces every Redis key and the pub/sub channel (use the server's name, so
+    two servers can share one Redis). ``secret`` (optional, >= 32 characters) seals cached
+    and per-user values and keys their hashes; ``request_state_security`` takes the same
+    secret. ``state_ttl`` is the default lifetime of per-user values. ``retry_interval`` is
+    how often a lost Redis is tried again; ``liveness`` how many quiet seconds on the
+    subscription before a PING checks that Redis still answers. ``max_local_entries`` bounds each in-process store.
+    Nothing is imported from ``redis`` and no connection is made until ``start``.
+    """
+    if not prefix or any(c.isspace() for c in prefix):
+        raise SharedStateConfigError(f"shared-state prefix must be a word: {prefix!r}")
+    if limiter_outage not in ("local", "open", "closed"):
+        raise SharedStateConfigError(
+            f"limiter_outage must be local, open or closed: {limiter_outage!r}"
+        )
+    for name, value in (("retry_interval", retry_interval), ("liveness", liveness)):
+        if not (math.isfinite(value) and value > 0):
+            raise SharedStateConfigError(f"{name} must be a positive number: {value!r}")
+    values = ValueCodec(secret)
+    backend: _Backend
+    if not url:
+        from .shared_local import LocalBackend
+
+        backend = LocalBackend(values, state_ttl=state_ttl, max_entries=max_local_entries)
+    else:
+        scheme = urlsplit(url).scheme
+        if scheme not in ("redis", "rediss", "unix"):
+            raise SharedStateConfigError(
+                f"shared-state URL must start with redis://, rediss:// or unix://: "
+                f"{redact_url(url)}"
+            )
+        from .shared_redis import RedisBackend
+
+        backend = RedisBackend(
+            url,
+            values,
+            prefix=prefix,
+            state_ttl=state_ttl,
+            retry_interval=retry_interval,
+            liveness=liveness,
+            limiter_outage=limiter_outage,
+            max_local_entries=max_local_entries,
+        )
+    return SharedState(backend, url=url)
+
+
+async def connect(url: str | None, **options: Any) -> SharedState:
+    """``shared_state(url, **options)``, started: Redis checked and subscribed. Close it with
+    ``await shared.aclose()``."""
+    shared = shared_state(url, **options)
+    await shared.start()
+    return shared
+
+
+def request_state_security(
+    secret: str | None,
+    *,
+    previous: Sequence[str] = (),
+    ttl: float = 600.0,
+    audience: str | None = None,
+) -> RequestStateSecurity:
+    """The SDK's ``requestState`` protection under one configured secret (AES-256-GCM, key
+    derived by HKDF-SHA256 inside the SDK), so every replica configured alike opens what
+    another sealed. ``previous`` are older secrets still accepted (rotation). Without a
+    secret: a key held by this process only (``RequestStateSecurity.ephemeral``).
+    """
+    if secret is None:
+        if previous:
+            raise SharedStateConfigError("previous requestState secrets given without a secret")
+        return RequestStateSecurity.ephemeral(ttl=ttl, audience=audience)
+    ring = [secret, *previous]
+    for value in ring:
+        _check_secret(value)
+    try:
+        return RequestStateSecurity(keys=ring, ttl=ttl, audience=audience)
+    except ValueError as exc:  # duplicates in the ring
+        raise SharedStateConfigError(f"requestState secrets: {exc}") from None
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password (userinfo or ``?password=``), fit for logs and errors."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, host = netloc.rpartition("@")
+            user = userinfo.split(":", 1)[0]
+            netloc = f"{user}:***@{host}" if user else f"***@{host}"
+        query = urlencode(
+            [
+                (k, "***" if k.lower() == "password" else v)
+                for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            ],
+            safe="*",
+        )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:
+        return "<unparseable URL>"
+
+
+def _check_secret(secret: str) -> None:
+    if len(secret.encode()) < 32:
+        raise SharedStateConfigError(
+            "the shared secret must be at least 32 characters of randomness; generate one with: "
+            "python -c 'import secrets; print(secrets.token_hex(32))'"
+        )
+
+
+class ValueCodec:
+    """How stored values and hashed keys are made: JSON, sealed when a secret is set."""
+
+    def __init__(self, secret: str | None) -> None:
+        if secret is None:
+            self._codec: AESGCMRequestStateCodec | None = None
+            self._hash_key = b"mcpgen/shared/key-hash"
+        else:
+            _check_secret(secret)
+            # Sub-keys of the secret, distinct from the requestState key the SDK derives from it.
+            self._hash_key = _subkey(secret, "key-hash").encode()
+            self._codec = AESGCMRequestStateCodec([_subkey(secret, "value-seal")])
+
+    @property
+    def sealed(self) -> bool:
+        return self._codec is not None
+
+    def hash_key(self, key: str) -> str:
+        return hmac.new(self._hash_key, key.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+
+    def dump(self, value: Any) -> str:
+        if value is None:
+            raise ValueError("None cannot be stored: it reads back as a miss")
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return self._codec.seal(text.encode()) if self._codec is not None else text
+
+    def load(self, stored: str | bytes) -> Any | None:
+        """The stored value, or None when it cannot be read (another secret, corruption)."""
+        text = stored.decode() if isinstance(stored, bytes) else stored
+        try:
+            if self._codec is not None:
+                text = self._codec.unseal(text).decode()
+            return json.loads(text)
+        except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
+            return None
+
+
+def _subkey(secret: str, label: str) -> str:
+    return hmac.new(secret.encode(), f"mcpgen/shared/{label}".encode(), hashlib.sha256).hexdigest()
+
+
+def check_name(what: str, value: str) -> None:
+    if not isinstance(value, str) or not value or len(value) > 256:
+        raise ValueError(f"{what} must be a non-empty string of at most 256 characters")

@@ -1,0 +1,67 @@
+"""Matching a URI against an RFC 6570 template (the server side; clients expand with the
+``uritemplate`` package). Templates were validated when the server was generated."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+_EXPRESSION = re.compile(r"\{([^{}]*)\}")
+_OPERATORS = "+#./;?&"
+
+
+def _names(expression: str) -> tuple[str, list[str]]:
+    operator = expression[0] if expression[0] in _OPERATORS else ""
+    body = expression[1:] if operator else expression
+    return operator, [re.split(r"[:*]", spec, maxsplit=1)[0] for spec in body.split(",")]
+
+
+def variables(template: str) -> list[str]:
+    """The template's variable names, in order."""
+    return [name for e in _EXPRESSION.findall(template) for name in _names(e)[1]]
+
+
+def to_regex(template: str) -> re.Pattern[str]:
+    """A pattern (a named group per variable, ``v0``, ``v1``...) matching URIs made from
+    ``template``: simple ``{var}`` matches within one segment, ``{/var}`` a segment,
+    ``{+var}``/``{#var}`` anything, ``{?a,b}``/``{&a}`` optional query parameters,
+    ``{.var}`` a dotted suffix, ``{;var}`` a path parameter."""
+    index = {name: i for i, name in enumerate(variables(template))}
+    out: list[str] = []
+    position = 0
+
+    def group(name: str, body: str) -> str:
+        return f"(?P<v{index[name]}>{body})"
+
+    for match in _EXPRESSION.finditer(template):
+        out.append(re.escape(template[position : match.start()]))
+        position = match.end()
+        operator, names = _names(match.group(1))
+        if operator in ("?", "&"):
+            for i, name in enumerate(names):
+                lead = re.escape(operator) if i == 0 else "&"
+                out.append(f"(?:{lead}{re.escape(name)}={group(name, '[^&#]*')})?")
+        elif operator in ("+", "#"):
+            out.append(("#" if operator == "#" else "") + ",".join(group(n, ".*?") for n in names))
+        elif operator == ";":
+            out.extend(f";{re.escape(n)}=?{group(n, '[^/;?#]*')}" for n in names)
+        elif operator in ("/", "."):
+            body = "[^/?#.]*" if operator == "." else "[^/?#]*"
+            out.extend(re.escape(operator) + group(n, body) for n in names)
+        else:
+            out.append(",".join(group(n, "[^/?#,]+") for n in names))
+    out.append(re.escape(template[position:]))
+    return re.compile("".join(out))
+
+
+def match(pattern: re.Pattern[str], names: list[str], uri: str) -> dict[str, str] | None:
+    """The decoded variables of ``uri``, or None when it does not match. Absent optional
+    (query) variables are left out."""
+    found = pattern.fullmatch(uri)
+    if found is None:
+        return None
+    return {
+        names[int(key[1:])]: unquote(value)
+        for key, value in found.groupdict().items()
+        if value is not None
+    }
