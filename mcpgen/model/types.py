@@ -35,6 +35,7 @@ RUNTIME_DEPENDENCIES = (
     "jinja2>=3.1,<4",
     "pyjwt[crypto]>=2.10",
     "uritemplate>=4.1,<5",
+    "typing-extensions>=4.6",  # the models' TypeAliasType on Python 3.11
 )
 SANDBOX_DEPENDENCY = "pydantic-monty>=1.4,<2"
 TEST_DEPENDENCIES = (
