@@ -94,7 +94,11 @@ def test_every_import_is_declared_and_every_declaration_imported(example: Path) 
     stdlib = sys.stdlib_module_names
     problems = []
     used: set[str] = set()
-    scans = ((package, False, run), (package, True, run | test), (example / "tests", True, run | test))
+    scans = (
+        (package, False, run),
+        (package, True, run | test),
+        (example / "tests", True, run | test),
+    )
     for folder, tests, allowed in scans:
         for module in sorted(imported_modules(folder, tests)):
             if module in stdlib or module == package.name or module == "__future__":
@@ -104,7 +108,9 @@ def test_every_import_is_declared_and_every_declaration_imported(example: Path) 
             owners = distributions_of(module)
             used |= owners
             if not owners & allowed:
-                problems.append(f"{folder.name} imports {module!r}, declared by none of {sorted(owners)}")
+                problems.append(
+                    f"{folder.name} imports {module!r}, declared by none of {sorted(owners)}"
+                )
     # a distribution the package declares but never imports (mcp-types is mcp's wire types,
     # imported as mcp_types; pyjwt as jwt; cryptography by pyjwt[crypto] and the tests)
     # typing-extensions: the models import it when they need TypeAliasType (Python 3.11)

@@ -96,8 +96,16 @@ def validate(manifest: Path, strict: bool, output_format: str) -> None:
     if output_format == "json":
         problems = [p.to_data() for p in loaded.problems.sorted()]
         m = loaded.manifest
-        counts = {} if m is None else {"tools": len(m.tools), "resources": len(m.resources), "prompts": len(m.prompts)}
-        click.echo(json.dumps({"ok": m is not None, "problems": problems, **counts}, indent=2, ensure_ascii=False))
+        counts = (
+            {}
+            if m is None
+            else {"tools": len(m.tools), "resources": len(m.resources), "prompts": len(m.prompts)}
+        )
+        click.echo(
+            json.dumps(
+                {"ok": m is not None, "problems": problems, **counts}, indent=2, ensure_ascii=False
+            )
+        )
         sys.exit(EXIT_BAD_INPUT if m is None else 0)
     if loaded.manifest is None:
         bad_input(loaded.problems, strict)

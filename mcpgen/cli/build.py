@@ -64,7 +64,9 @@ def run_build(
     try:
         with Workers() as workers:
             _start_early(source, workers)
-            code = _build(source, output, check, show_diff, strict, max_context_bytes, workers, name)
+            code = _build(
+                source, output, check, show_diff, strict, max_context_bytes, workers, name
+            )
         with timing.phase("cache upkeep"):
             cache.prune()
         return code

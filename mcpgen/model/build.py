@@ -100,7 +100,9 @@ def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
     size = tools_list_bytes(manifest.tools)
     if size <= budget:
         upstream["mode"] = "tools"
-        upstream["modeReason"] = f"mode auto chose tools: tools/list is {size} bytes, within the {budget}-byte budget"
+        upstream["modeReason"] = (
+            f"mode auto chose tools: tools/list is {size} bytes, within the {budget}-byte budget"
+        )
     else:
         upstream["mode"] = "code"
         upstream["modeReason"] = (
@@ -288,7 +290,9 @@ def _resource(
         http=raw.get("x-mcpgen-http"),
         scopes=tuple(raw.get("scopes", [])),
         input_schema=(
-            schemas.bundle(raw["x-mcpgen-input"], shared, index) if "x-mcpgen-input" in raw else None
+            schemas.bundle(raw["x-mcpgen-input"], shared, index)
+            if "x-mcpgen-input" in raw
+            else None
         ),
     )
 

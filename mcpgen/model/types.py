@@ -236,10 +236,18 @@ class Resource:
         def expand(match: re.Match[str]) -> str:
             body = match.group(1)
             operator = body[0] if body[0] in "+#./;?&" else ""
-            names = [n.split(":")[0].rstrip("*") for n in (body[1:] if operator else body).split(",")]
+            names = [
+                n.split(":")[0].rstrip("*") for n in (body[1:] if operator else body).split(",")
+            ]
             if operator in "?&" and operator:
                 return ""
-            parts = [quote(str(values.get(n, "example")), safe="" if operator in "./;" or not operator else "/") for n in names]
+            parts = [
+                quote(
+                    str(values.get(n, "example")),
+                    safe="" if operator in "./;" or not operator else "/",
+                )
+                for n in names
+            ]
             if operator == ";":
                 return "".join(f";{n}={p}" for n, p in zip(names, parts, strict=True))
             lead = {"": "", "+": "", "#": "#", ".": ".", "/": "/"}[operator]
@@ -497,7 +505,12 @@ class Manifest:
         """The ``typing`` names the typed client's annotations use."""
         import re
 
-        used = {w for t in self.tools for p in t.params for w in re.findall(r"\b(Any|Literal)\b", p.annotation)}
+        used = {
+            w
+            for t in self.tools
+            for p in t.params
+            for w in re.findall(r"\b(Any|Literal)\b", p.annotation)
+        }
         return sorted(used)
 
     @property

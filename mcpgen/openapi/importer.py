@@ -216,7 +216,9 @@ class _Importer:
             info=info,
             locate=self.sources.location,
             defs={name: self.converter.defs[name] for name in sorted(used)},
-            def_origins={n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin},
+            def_origins={
+                n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin
+            },
         )
 
     def info(self) -> dict[str, Json]:

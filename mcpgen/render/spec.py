@@ -71,17 +71,40 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
     """Every environment variable the server reads that a deployment may have to set."""
     found: list[dict[str, Json]] = []
 
-    def add(name: str, description: str, *, secret: bool = False, required: bool = False, default: str | None = None) -> None:
-        found.append({"name": name, "description": description, "secret": secret, "required": required, "default": default})
+    def add(
+        name: str,
+        description: str,
+        *,
+        secret: bool = False,
+        required: bool = False,
+        default: str | None = None,
+    ) -> None:
+        found.append(
+            {
+                "name": name,
+                "description": description,
+                "secret": secret,
+                "required": required,
+                "default": default,
+            }
+        )
 
     prefix = manifest.http.env_prefix
     auth = manifest.auth
     if auth.type in ("bearer", "apiKey"):
-        add(auth.env, "the keys HTTP clients may present (comma separated)", secret=True, required=True)
-    if auth.type == "oauth":
-        if auth.introspection_url:
-            add(prefix + "INTROSPECTION_CLIENT_ID", "client id for token introspection")
-            add(prefix + "INTROSPECTION_CLIENT_SECRET", "client secret for token introspection", secret=True)
+        add(
+            auth.env,
+            "the keys HTTP clients may present (comma separated)",
+            secret=True,
+            required=True,
+        )
+    if auth.type == "oauth" and auth.introspection_url:
+        add(prefix + "INTROSPECTION_CLIENT_ID", "client id for token introspection")
+        add(
+            prefix + "INTROSPECTION_CLIENT_SECRET",
+            "client secret for token introspection",
+            secret=True,
+        )
     upstream = manifest.upstream
     if upstream:
         add(upstream["baseUrlEnv"], "base URL of the wrapped API", default=upstream["baseUrl"])
@@ -93,14 +116,20 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
             if source == "header":
                 continue
             if source == "tokenExchange" or kind == "oauth2":
-                what = "token exchange" if source == "tokenExchange" else "OAuth2 client credentials"
+                what = (
+                    "token exchange" if source == "tokenExchange" else "OAuth2 client credentials"
+                )
                 add(f"{base}_CLIENT_ID", f"client id for {what} ({scheme})")
                 add(f"{base}_CLIENT_SECRET", f"client secret for {what} ({scheme})", secret=True)
             elif kind == "http" and spec.get("scheme") == "basic":
                 add(f"{base}_USERNAME", f"HTTP basic user name ({scheme})")
                 add(f"{base}_PASSWORD", f"HTTP basic password ({scheme})", secret=True)
             elif kind in ("apiKey", "http"):
-                add(base, f"{'API key' if kind == 'apiKey' else 'bearer token'} ({scheme})", secret=True)
+                add(
+                    base,
+                    f"{'API key' if kind == 'apiKey' else 'bearer token'} ({scheme})",
+                    secret=True,
+                )
     return found
 
 

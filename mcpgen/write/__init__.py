@@ -191,7 +191,9 @@ def apply(plan: Plan) -> None:
                 if not parent.exists():
                     parent.mkdir()
                     made_dirs.append(parent)
-            handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}{STAGED}", dir=target.parent)
+            handle, temp_name = tempfile.mkstemp(
+                prefix=f".{target.name}{STAGED}", dir=target.parent
+            )
             with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
                 stream.write(content)
             staged.append((Path(temp_name), target))
