@@ -52,7 +52,17 @@ Parts = tuple[dict[str, str], dict[str, str], dict[str, str]]
 
 
 class CredentialConfigError(ValueError):
-    """The credentials configuration is unusable: raised when the server starts, not per call."""
+    """The credentials configuration is unusable: raised when the server starts, not per call.
+
+    ``scheme`` and ``option`` (when one option is at fault) say where; ``reason`` is the
+    message without the ``openapi.credentials.<scheme>:`` prefix.
+    """
+
+    def __init__(self, message: str, scheme: str = "", option: str = "", reason: str = ""):
+        super().__init__(message)
+        self.scheme = scheme
+        self.option = option
+        self.reason = reason or message
 
 
 class CredentialFailure(Exception):
@@ -112,8 +122,8 @@ def parse_source(
 ) -> SchemeSource:
     """One scheme's source from the configuration; refuses anything unsafe or unclear."""
 
-    def refuse(why: str) -> CredentialConfigError:
-        return CredentialConfigError(f"openapi.credentials.{name}: {why}")
+    def refuse(why: str, option: str = "") -> CredentialConfigError:
+        return CredentialConfigError(f"openapi.credentials.{name}: {why}", name, option, why)
 
     if spec is None:
         raise refuse("the API has no security scheme of that name")
@@ -125,44 +135,47 @@ def parse_source(
         raise refuse(f"say where the credential comes 'from': {', '.join(SOURCES)}")
     source = config["from"]
     if source not in SOURCES:
-        raise refuse(f"'from' must be one of {', '.join(SOURCES)}, not {source!r}")
+        raise refuse(f"'from' must be one of {', '.join(SOURCES)}, not {source!r}", "from")
     unknown = sorted(set(config) - _OPTIONS[source])
     if unknown:
-        raise refuse(f"unknown option(s) for from: {source}: {', '.join(unknown)}")
+        raise refuse(f"unknown option(s) for from: {source}: {', '.join(unknown)}", unknown[0])
     kind = spec.get("type")
     if source == "env":
         return SchemeSource(name, "env", spec)
     if source == "header":
         header = config.get("header")
         if not isinstance(header, str) or not TOKEN_CHARS.match(header):
-            raise refuse("'header' must be an HTTP header name")
+            raise refuse("'header' must be an HTTP header name", "header")
         lowered = header.lower()
         if lowered in forbidden or lowered.startswith(FORBIDDEN_HEADER_PREFIXES):
             raise refuse(
                 f"the {header} header cannot carry an upstream credential (the MCP access "
-                "token and transport headers are never passed through)"
+                "token and transport headers are never passed through)",
+                "header",
             )
         if kind not in TOKEN_SCHEMES:
-            raise refuse(f"security scheme type {kind!r} cannot take a header credential")
+            raise refuse(f"security scheme type {kind!r} cannot take a header credential", "from")
         return SchemeSource(name, "header", spec, header=header)
     if kind == "http" and spec.get("scheme") == "basic":
-        raise refuse("token exchange issues a token, which HTTP basic cannot carry")
+        raise refuse("token exchange issues a token, which HTTP basic cannot carry", "from")
     if kind not in TOKEN_SCHEMES:
-        raise refuse(f"security scheme type {kind!r} cannot carry an exchanged token")
+        raise refuse(f"security scheme type {kind!r} cannot carry an exchanged token", "from")
     token_url = config.get("tokenUrl")
     if not isinstance(token_url, str) or not safe_url(token_url):
-        raise refuse("'tokenUrl' must be an https URL (http only to 127.0.0.1 or localhost)")
+        raise refuse(
+            "'tokenUrl' must be an https URL (http only to 127.0.0.1 or localhost)", "tokenUrl"
+        )
     audience, resource, scope = config.get("audience"), config.get("resource"), config.get("scope")
     for option, value in (("audience", audience), ("resource", resource), ("scope", scope)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise refuse(f"'{option}' must be a non-empty string")
+            raise refuse(f"'{option}' must be a non-empty string", option)
     if audience is None and resource is None:
         raise refuse("set 'audience' (or 'resource') so the issued token is meant for the API")
     if resource is not None and not urlsplit(resource).scheme:
-        raise refuse("'resource' must be an absolute URI")
+        raise refuse("'resource' must be an absolute URI", "resource")
     client_auth = config.get("clientAuth", "basic")
     if client_auth not in CLIENT_AUTH:
-        raise refuse(f"'clientAuth' must be one of {', '.join(CLIENT_AUTH)}")
+        raise refuse(f"'clientAuth' must be one of {', '.join(CLIENT_AUTH)}", "clientAuth")
     return SchemeSource(
         name,
         "tokenExchange",
