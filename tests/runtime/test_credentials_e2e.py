@@ -299,6 +299,57 @@ def test_a_handler_gets_the_callers_credential_like_an_operation(world: World) -
     assert other["upstream"]["sub"] == "ivy" and world.auth.exchanges["ivy"] == 1
 
 
+# -- search and code mode ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mode_servers(
+    world: World, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Server]]:
+    """The same server in search mode and in code mode (built side by side)."""
+    folder = tmp_path_factory.mktemp("creds-modes")
+    manifests = {
+        mode: MANIFEST.format(auth=world.auth.url).replace("mode: tools", f"mode: {mode}")
+        for mode in ("search", "code")
+    }
+    with ThreadPoolExecutor(2) as pool:
+        jobs = {
+            mode: pool.submit(build, folder / mode, text, "creds_mcp", {"api.yaml": API}, HANDLERS)
+            for mode, text in manifests.items()
+        }
+        built = {mode: job.result() for mode, job in jobs.items()}
+    servers = {mode: Server(b, env=server_env(world.api)) for mode, b in built.items()}
+    try:
+        yield servers
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+def test_operations_reached_through_search_and_code_mode_use_the_callers_token(
+    world: World, mode_servers: dict[str, Server]
+) -> None:
+    calls = {
+        "search": ("call_operation", {"name": "whoami", "arguments": {}}),
+        "code": ("execute", {"code": "whoami()"}),
+    }
+    for mode, (tool, arguments) in calls.items():
+        users = {
+            f"{mode}-lee": inbound(world, f"{mode}-lee"),
+            f"{mode}-max": inbound(world, f"{mode}-max"),
+        }
+        mark = len(world.api.received)
+        for user, token in 2 * list(users.items()):
+            with Mcp(mode_servers[mode].url, {"Authorization": f"Bearer {token}"}) as mcp:
+                answer = mcp.call(tool, arguments)
+            found = structured(answer)
+            assert (found.get("result") or found)["sub"] == user, found
+        seen = world.upstream_since(mark, "/whoami")
+        assert sorted(claims(bearer(r))["sub"] for r in seen) == sorted(2 * list(users))
+        assert not {bearer(r) for r in seen} & set(users.values())
+        assert all(world.auth.exchanges[user] == 1 for user in users)
+
+
 # -- the header source --------------------------------------------------------------------
 
 
