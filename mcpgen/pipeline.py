@@ -75,8 +75,10 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
 def check(doc: Document) -> Problems:
     """Every problem of the whole (merged) document: structural and semantic together."""
     problems = check_structure(doc)
-    broken = broken_entries(_paths(doc, problems))
-    problems.extend(check_semantics(doc, broken).items)
+    paths = _paths(doc, problems)
+    if () in paths:  # not a manifest this mcpgen can read at all: nothing more to say
+        return problems
+    problems.extend(check_semantics(doc, broken_entries(paths)).items)
     return problems
 
 

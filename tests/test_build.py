@@ -338,7 +338,8 @@ def test_context_cost_is_the_size_of_the_tools_list_result(tmp_path: Path) -> No
     manifest = load_manifest(source, False).manifest
     assert manifest is not None
     listed = {"tools": [tool.definition for tool in manifest.tools]}
-    expected = len(json.dumps(listed, ensure_ascii=False).encode())
+    # what a client receives: compact JSON (the SDK's serialization)
+    expected = len(json.dumps(listed, ensure_ascii=False, separators=(",", ":")).encode())
     assert context_cost(manifest) == (READABLE_TOOLS + 1, expected)
     assert json.loads(spec_json(manifest)) == json.loads(json.dumps(spec_data(manifest)))
 

@@ -43,7 +43,7 @@ def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
     and malformed entries None (the structural check reported them)."""
     view: dict[str, Any] = dict(data) if isinstance(data, dict) else {}
     for key in MAPPINGS:
-        if not isinstance(view.get(key, {}), dict) or (key,) in broken:
+        if not isinstance(view.get(key), dict) or (key,) in broken:
             view[key] = {}
     for section in SECTIONS:
         items = view.get(section, [])
