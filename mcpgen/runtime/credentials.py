@@ -30,17 +30,14 @@ from typing import Any
 
 import httpx2
 
-from .credential_cache import CacheBackend as CacheBackend
-from .credential_cache import MemoryCache, TokenCache
-from .credential_config import FORBIDDEN_HEADER_PREFIXES as FORBIDDEN_HEADER_PREFIXES
-from .credential_config import FORBIDDEN_HEADERS as FORBIDDEN_HEADERS
-from .credential_config import SOURCES as SOURCES
-from .credential_config import CredentialConfigError as CredentialConfigError
+from .credential_cache import CacheBackend, MemoryCache, TokenCache
 from .credential_config import (
+    CredentialConfigError,
     CredentialFailure,
     Parts,
     Scheme,
     SchemeSource,
+    check_config,
     env_name,
     env_suffixes,
     from_header,
@@ -49,11 +46,20 @@ from .credential_config import (
     place,
     requirement_scopes,
 )
-from .credential_config import check_config as check_config
 from .identity import LOCAL, Identity
-from .token_endpoint import ACCESS_TOKEN_TYPE as ACCESS_TOKEN_TYPE
-from .token_endpoint import TOKEN_EXCHANGE_GRANT as TOKEN_EXCHANGE_GRANT
 from .token_endpoint import exchange_form, fingerprint, token_request
+
+__all__ = [
+    "SKEW",
+    "CacheBackend",
+    "Credential",
+    "CredentialConfigError",
+    "CredentialError",
+    "Credentials",
+    "MemoryCache",
+    "check_config",
+    "fingerprint",
+]
 
 logger = logging.getLogger(__name__)
 

@@ -36,12 +36,9 @@ from credkit import (
     upstream,
 )
 
-from mcpgen.runtime.credentials import (
-    ACCESS_TOKEN_TYPE,
-    TOKEN_EXCHANGE_GRANT,
-    MemoryCache,
-)
+from mcpgen.runtime.credentials import MemoryCache
 from mcpgen.runtime.identity import LOCAL, Identity
+from mcpgen.runtime.token_endpoint import ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT
 
 pytestmark = pytest.mark.timeout(60)
 FIXTURES = (auth, upstream, plain_upstream)
