@@ -168,9 +168,12 @@ def test_petstore_servers_and_security_schemes() -> None:
             "tokenUrl": "https://auth.petstore.example/token",
             "scopes": {"pets:read": "Read pets"},
         },
+        # kept for openapi.credentials (token exchange or a header), with a warning
+        "browser": {"type": "oauth2", "flows": ["authorizationCode"], "scopes": {}},
     }
     problem = find(warnings(result), "authorizationCode")  # not dropped silently
     assert problem.field == "#/components/securitySchemes/browser"
+    assert "openapi.credentials.browser" in problem.message
 
 
 def test_path_level_ref_parameter() -> None:
@@ -1039,13 +1042,17 @@ def test_security_requirements() -> None:
     ops = {o.path: o for o in result.operations}
     assert ops["/a"].security == [{"key": []}]
     assert ops["/b"].security == [{"oauth": ["read"], "key": []}, {}]
-    assert set(result.security_schemes) == {"key", "oauth"}
+    assert set(result.security_schemes) == {"key", "oauth", "oidc"}
+    assert result.security_schemes["oidc"] == {
+        "type": "openIdConnect",
+        "openIdConnectUrl": "https://x/.well-known",
+    }
     assert (
         find(warnings(result), "no security scheme named 'ghost'").field
         == "#/paths/~1c/get/security/0/ghost"
     )
     find(warnings(result), "'digest' authentication is not supported")
-    find(warnings(result), "'openIdConnect' is not supported")
+    find(warnings(result), "an openIdConnect scheme gives this server no token of its own")
 
 
 def test_path_parameters_checked_against_the_template() -> None:

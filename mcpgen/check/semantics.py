@@ -20,6 +20,7 @@ import jinja2.meta
 
 from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
+from mcpgen.check.credentials import check_credentials
 from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.load import Document, JsonPath
 from mcpgen.problems import Level, Problem, Problems
@@ -62,6 +63,8 @@ def broken_entries(paths: Iterable[JsonPath]) -> set[JsonPath]:
     for path in paths:
         if path and path[0] in SECTIONS and len(path) > 1:
             found.add(path[:2])
+        elif tuple(path[:2]) == ("openapi", "credentials"):  # an entry, or the whole section
+            found.add(tuple(path[:3]))
         elif path and ((path[0] in MAPPINGS and len(path) == 1) or path[0] == "server"):
             found.add(path[:1])
     return found
@@ -74,7 +77,8 @@ def entries(items: list[Any]) -> Iterable[tuple[int, dict[str, Any]]]:
 class Checker:
     def __init__(self, doc: Document, broken: set[JsonPath] | None = None) -> None:
         self.doc = doc
-        self.data: dict[str, Any] = checkable(doc.data, broken or set())
+        self.broken = broken or set()
+        self.data: dict[str, Any] = checkable(doc.data, self.broken)
         # names are checked on every entry that has one, malformed or not
         self.named: dict[str, Any] = checkable(doc.data, set())
         self.problems = Problems()
@@ -97,6 +101,7 @@ class Checker:
         prompts = self.check_prompts()
         self.check_completions(prompts, templates)
         self.check_auth()
+        check_credentials(self, self.broken)
         self.check_python_names()
         return self.problems
 

@@ -12,6 +12,7 @@ from mcpgen.openapi import naming
 from mcpgen.openapi.options import OVERRIDE_KEYS, Options, option_problem, parse_options
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
 from mcpgen.openapi.schema import SchemaConverter
+from mcpgen.openapi.security import SecurityImport
 from mcpgen.openapi.sources import Sources
 from mcpgen.problems import Level, Location, Problem, Problems
 
@@ -98,7 +99,7 @@ def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> Open
         return OpenAPIImport([], [], [], {}, problems.sorted())
 
 
-class _Importer:
+class _Importer(SecurityImport):
     def __init__(self, doc: Document, options: dict[str, Any] | None, problems: Problems) -> None:
         self.doc = doc
         self.raw_options = options
@@ -743,112 +744,7 @@ class _Importer:
 
     # -- security, servers ---------------------------------------------------------------
     def security(self, cand: _Candidate) -> list[dict[str, list[str]]]:
-        if "security" in cand.node:
-            src, path, raw = cand.src, (*cand.path, "security"), cand.node["security"]
-        else:
-            src, path, raw = 0, ("security",), self.data.get("security", [])
-        result: list[dict[str, list[str]]] = []
-        known = self.scheme_names()
-        for index, requirement in enumerate(self.listing(src, path, raw, "'security'")):
-            if not isinstance(requirement, dict):
-                self.error(src, (*path, index), "a security requirement must be a mapping")
-                continue
-            entry: dict[str, list[str]] = {}
-            for name, scopes in requirement.items():
-                if name not in known:
-                    self.warn(src, (*path, index, name), f"no security scheme named {name!r}")
-                scopes = scopes if isinstance(scopes, list) else []
-                entry[name] = [s for s in scopes if isinstance(s, str)]
-            result.append(entry)
-        return result
-
-    def scheme_names(self) -> set[str]:
-        raw = self.raw_schemes()[2]
-        return set(raw) if isinstance(raw, dict) else set()
-
-    def raw_schemes(self) -> tuple[int, JsonPath, Any]:
-        if self.version == "2.0":
-            return 0, ("securityDefinitions",), self.data.get("securityDefinitions")
-        components = self.data.get("components")
-        raw = components.get("securitySchemes") if isinstance(components, dict) else None
-        return 0, ("components", "securitySchemes"), raw
-
-    def security_schemes(self) -> dict[str, dict[str, Json]]:
-        src, path, raw = self.raw_schemes()
-        result: dict[str, dict[str, Json]] = {}
-        for name, value in self.mapping(src, path, raw, "security schemes").items():
-            followed = self.sources.follow(src, (*path, name), value)
-            if followed is None:
-                continue
-            ssrc, spath, scheme = followed
-            if not isinstance(scheme, dict):
-                self.error(ssrc, spath, "a security scheme must be a mapping")
-                continue
-            normalized = self.security_scheme(ssrc, spath, scheme)
-            if normalized is not None:
-                if isinstance(scheme.get("description"), str):
-                    normalized["description"] = scheme["description"]
-                result[name] = normalized
-        return result
-
-    def security_scheme(
-        self, src: int, path: JsonPath, scheme: dict[str, Any]
-    ) -> dict[str, Json] | None:
-        kind = scheme.get("type")
-        if kind == "apiKey":
-            where, name = scheme.get("in"), scheme.get("name")
-            if where not in ("query", "header", "cookie") or not isinstance(name, str):
-                self.error(
-                    src, path, "an apiKey scheme needs 'name' and 'in' (query, header, cookie)"
-                )
-                return None
-            return {"type": "apiKey", "in": where, "name": name}
-        if kind == "basic":  # Swagger 2.0
-            return {"type": "http", "scheme": "basic"}
-        if kind == "http":
-            scheme_name = str(scheme.get("scheme", "")).lower()
-            if scheme_name not in ("bearer", "basic"):
-                self.warn(
-                    src, (*path, "scheme"), f"HTTP {scheme_name!r} authentication is not supported"
-                )
-                return None
-            result: dict[str, Json] = {"type": "http", "scheme": scheme_name}
-            if scheme_name == "bearer" and isinstance(scheme.get("bearerFormat"), str):
-                result["bearerFormat"] = scheme["bearerFormat"]
-            return result
-        if kind == "oauth2":
-            flow: Any
-            if self.version == "2.0":
-                flow_name, flow = scheme.get("flow"), scheme
-                supported = flow_name == "application"
-            else:
-                flows: dict[str, Any] = scheme.get("flows") or {}
-                flows = flows if isinstance(flows, dict) else {}
-                flow_name = "clientCredentials"
-                flow = flows.get("clientCredentials")
-                supported = isinstance(flow, dict)
-                if not supported:
-                    flow_name = next(iter(flows), None)
-            if not supported or not isinstance(flow, dict):
-                self.warn(
-                    src,
-                    path,
-                    f"OAuth2 flow {flow_name!r} is not supported (only client credentials)",
-                )
-                return None
-            token_url = flow.get("tokenUrl")
-            if not isinstance(token_url, str):
-                self.error(src, path, "an OAuth2 client-credentials flow needs 'tokenUrl'")
-                return None
-            scopes: dict[str, Any] = flow.get("scopes") or {}
-            scopes = scopes if isinstance(scopes, dict) else {}
-            return {
-                "type": "oauth2",
-                "tokenUrl": token_url,
-                "scopes": {str(k): str(v) for k, v in scopes.items()},
-            }
-        self.warn(src, path, f"security scheme type {kind!r} is not supported")
-        return None
+        return self.operation_security(cand.src, cand.path, cand.node)
 
     def servers(self) -> list[dict[str, Json]]:
         if self.version == "2.0":

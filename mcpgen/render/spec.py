@@ -115,7 +115,7 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
             kind = spec.get("type")
             if source == "header":
                 continue
-            if source == "tokenExchange" or kind == "oauth2":
+            if source == "tokenExchange" or (kind == "oauth2" and spec.get("tokenUrl")):
                 what = (
                     "token exchange" if source == "tokenExchange" else "OAuth2 client credentials"
                 )
@@ -213,6 +213,9 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
     }
     if manifest.upstream is not None:
         data["upstream"] = manifest.upstream
+        if auth.enabled and auth.header.lower() != "authorization":
+            # the header this server's own callers authenticate with: never an upstream source
+            data["upstream"] = {**manifest.upstream, "serverAuthHeader": auth.header}
     data["tools"] = [tool_entry(t, server.package) for t in manifest.tools]  # last: the biggest
     return data
 

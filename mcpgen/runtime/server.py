@@ -90,19 +90,28 @@ def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
     return lambda: getattr(models(), name)
 
 
-def tool_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ToolBinding]:
+def wrapped_api(spec: dict[str, Any]) -> Any:
+    """The wrapped API of an OpenAPI server (one per server: one HTTP client, one cache of
+    upstream tokens for every tool, resource and handler), None for other servers."""
+    if not spec.get("upstream"):
+        return None
+    from .upstream import Upstream
+
+    return Upstream(spec["upstream"], spec["server"]["package"])
+
+
+def tool_bindings(
+    spec: dict[str, Any], handlers: Handlers, upstream: Any = None
+) -> list[ToolBinding]:
     """One binding per tool: the user's handler, or the wrapped API's operation (or the
     user's override of it, ``handlers/tools/<tool>.py``)."""
-    upstream = None
     bindings = []
     for entry in spec.get("tools", []):
         name = entry["definition"]["name"]
         call = handlers.tools.get(name)
         if call is None and entry.get("http") is not None:
             if upstream is None:
-                from .upstream import Upstream
-
-                upstream = Upstream(spec["upstream"], spec["server"]["package"])
+                upstream = wrapped_api(spec)
             call = upstream.tool_call(entry["http"], entry["ident"])
         if call is None:
             raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
@@ -118,17 +127,16 @@ def tool_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ToolBinding]
     return bindings
 
 
-def resource_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ResourceBinding]:
-    upstream = None
+def resource_bindings(
+    spec: dict[str, Any], handlers: Handlers, upstream: Any = None
+) -> list[ResourceBinding]:
     bindings = []
     for entry in spec.get("resources", []):
         definition = entry["definition"]
         read = handlers.resources.get(definition["name"])
         if read is None and entry.get("http") is not None:
             if upstream is None:
-                from .upstream import Upstream
-
-                upstream = Upstream(spec["upstream"], spec["server"]["package"])
+                upstream = wrapped_api(spec)
             read = upstream.resource_read(entry["http"], entry.get("input"))
         bindings.append(
             ResourceBinding(
@@ -157,10 +165,16 @@ def build_server(
     policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
     events = Events(bus)
     registry: dict[str, Any] = {}
+    upstream = wrapped_api(spec)
+    if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
+        registry["credentials"] = upstream.credentials
     tools = ToolTable(
-        tool_bindings(spec, handlers), policy, hidden=_hidden(spec["tools"]), registry=registry
+        tool_bindings(spec, handlers, upstream),
+        policy,
+        hidden=_hidden(spec["tools"]),
+        registry=registry,
     )
-    resources = ResourceTable(resource_bindings(spec, handlers), policy)
+    resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
     prompts = PromptTable(
         [
             PromptBinding(

@@ -29,6 +29,7 @@ from .errors import ToolError
 from .identity import Identity
 
 if TYPE_CHECKING:
+    from .credentials import Credential
     from .events import Events
 
 logger = logging.getLogger("mcp_server")
@@ -128,6 +129,32 @@ class Context:
         """HTTP request headers (empty on stdio)."""
         request = self.request.request
         return cast(Mapping[str, str], getattr(request, "headers", None) or {})
+
+    async def credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> Credential:
+        """The caller's credential for one security scheme of the wrapped API, from the
+        source the manifest sets for it (``openapi.credentials``), exactly as the generated
+        operations get it: the caller's own exchanged token (cached per caller), the
+        allow-listed header, or the server's environment secrets. ``.headers``, ``.query``
+        and ``.cookies`` say where to send it; ``.value`` is the secret itself.
+
+        Raises ``ToolError`` (a tool error for the caller, no upstream call) when it cannot
+        be had: the exchange was refused, the caller has no token, a variable is not set.
+        ``scopes``: the scopes to ask for when the configuration names none.
+        """
+        credentials = self.registry.get("credentials")
+        if credentials is None:
+            raise ToolError("this server wraps no API: it has no upstream credentials")
+        found: Credential = await credentials.for_scheme(
+            scheme, self.identity, self.headers, scopes=scopes
+        )
+        return found
+
+    async def forget_credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> None:
+        """Drop the caller's cached upstream token for ``scheme`` (when the API answered 401
+        with it): the next :meth:`credential` asks for a new one."""
+        credentials = self.registry.get("credentials")
+        if credentials is not None:
+            await credentials.invalidate(scheme, self.identity, scopes=scopes)
 
     async def close_sse_stream(self) -> None:
         """Close this request's SSE stream; the client reconnects and resumes (HTTP only)."""
