@@ -9,24 +9,36 @@ the same names are here too, for handlers written against mcpgen 0.1
 (``from ..._runtime import ToolError``).
 """
 
-from .api import (
-    Context,
-    Identity,
-    PromptReturn,
-    ResourceNotFound,
-    ResourceReturn,
-    ToolError,
-    ToolReturn,
-    audio,
-    elicitation,
-    embedded_blob,
-    embedded_text,
-    image,
-    resource_link,
-    roots,
-    sampling,
-    text,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import (
+        Context,
+        Identity,
+        PromptReturn,
+        ResourceNotFound,
+        ResourceReturn,
+        ToolError,
+        ToolReturn,
+        audio,
+        elicitation,
+        embedded_blob,
+        embedded_text,
+        image,
+        resource_link,
+        roots,
+        sampling,
+        text,
+    )
+else:  # imported when first used: the generator reads some runtime modules without mcp
+
+    def __getattr__(name: str) -> Any:
+        if name in __all__ and name != "RUNTIME_VERSION":
+            from . import api
+
+            return getattr(api, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 RUNTIME_VERSION = "0.2.0"  # the mcpgen version this runtime came with
 
