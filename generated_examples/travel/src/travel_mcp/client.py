@@ -27,7 +27,7 @@ from ._runtime.client import (
     parse,
 )
 
-__all__ = ["TravelClient", "TravelSyncClient", "ToolCallError"]
+__all__ = ["ToolCallError", "TravelClient", "TravelSyncClient"]
 
 
 class TravelClient(BaseClient):
