@@ -71,10 +71,16 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
     """Every environment variable the server reads that a deployment may have to set."""
     found: list[dict[str, Json]] = []
 
-    def add(name: str, description: str, *, secret: bool = False, required: bool = False, default: str | None = None) -> None:
-        found.append({"name": name, "description": description, "secret": secret, "required": required, "default": default})
+    def add(name: str, description: str, *, secret: bool = False, required: bool = False, default: str | None = None, transports: tuple[str, ...] = ()) -> None:
+        entry = {"name": name, "description": description, "secret": secret, "required": required, "default": default}
+        if transports:
+            entry["transports"] = list(transports)
+        found.append(entry)
 
     prefix = manifest.http.env_prefix
+    network = ("http", "sse", "websocket")
+    add(prefix + "REDIS_URL", "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password", default=manifest.http.redis_url, transports=network)
+    add(prefix + "STATE_SECRET", "at least 32 random characters, the same on every replica: seals requestState and shared values", secret=True, transports=network)
     auth = manifest.auth
     if auth.type in ("bearer", "apiKey"):
         add(auth.env, "the keys HTTP clients may present (comma separated)", secret=True, required=True)
@@ -151,6 +157,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             "shutdown_timeout": http.shutdown_timeout,
             "max_sessions": http.max_sessions,
             "session_idle_timeout": http.session_idle_timeout,
+            "redis_url": http.redis_url,
         },
         "auth": _present(
             (
