@@ -108,7 +108,7 @@ STORE_UNAVAILABLE = (
 class BoundState:
     """One caller's view of a ``UserStateStore``: what a handler sees as ``ctx.store``.
 
-    Values are JSON (None cannot be stored: it reads back as missing), kept for ``ttl``
+    Values are JSON (setting None deletes: it would read back as missing), kept for ``ttl``
     seconds (the store's default when None). While the store is unreachable every method
     raises ``ToolError`` (the caller reads a tool error; the server log says why once).
     """
@@ -125,6 +125,9 @@ class BoundState:
         return default if value is None else value
 
     async def set(self, name: str, value: Any, ttl: float | None = None) -> None:
+        """Keep ``value`` (JSON) under ``name``; None deletes it (it would read back as missing)."""
+        if value is None:
+            return await self.delete(name)
         try:
             await self._store.set(self._key, name, value, ttl)
         except SharedStateUnavailable:
