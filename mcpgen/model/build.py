@@ -13,6 +13,7 @@ from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import fastpath
+from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.types import (
     Auth,
     Capabilities,
@@ -78,6 +79,8 @@ def build_model(doc: Document) -> Manifest:
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),
     )
+    if "deploy" in data:
+        manifest = replace(manifest, deploy=deploy_settings(data["deploy"], manifest))
     manifest = replace(manifest, origins=_origins(doc, manifest))
     if manifest.upstream and manifest.upstream.get("mode") == "auto":
         manifest = replace(manifest, upstream=_resolve_mode(manifest))
@@ -138,6 +141,7 @@ def _http_settings(raw: dict[str, Any], server: Server) -> HttpSettings:
         env_prefix=env_prefix(server),
         max_sessions=int(raw.get("maxSessions", 1000)),
         session_idle_timeout=float(raw.get("sessionIdleTimeout", 600)),
+        redis_url=raw.get("redisUrl"),
     )
 
 

@@ -38,6 +38,7 @@ RUNTIME_DEPENDENCIES = (
     "typing-extensions>=4.6",  # the models' TypeAliasType on Python 3.11
 )
 SANDBOX_DEPENDENCY = "pydantic-monty>=1.4,<2"
+REDIS_DEPENDENCY = "redis>=8.1,<9"  # imported only with a Redis URL (runtime/shared_redis.py)
 TEST_DEPENDENCIES = (
     "pytest>=8",
     "pytest-timeout>=2.3",
@@ -397,6 +398,26 @@ class HttpSettings:
     env_prefix: str  # e.g. "CALCULATOR_"
     max_sessions: int = 1000
     session_idle_timeout: float = 600.0
+    # Redis for state replicas share (a default: <PREFIX>REDIS_URL overrides it). Never a
+    # secret: a password belongs in the environment's URL, not in the manifest.
+    redis_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Deploy:
+    """Deployment files rendered on request (``deploy:`` in the manifest): a Compose project
+    (replicas, Redis, an nginx balancer) and Kubernetes manifests, under ``deploy/``."""
+
+    compose: bool
+    kubernetes: bool
+    replicas: int  # Compose replicas; the Kubernetes Deployment's and the autoscaler's floor
+    max_replicas: int  # the autoscaler's ceiling
+    target_cpu: int  # average CPU utilization (percent of requests) the autoscaler keeps
+    image: str  # the server image (built from the generated Dockerfile)
+    redis: Literal["bundled", "external"]  # Kubernetes: a Redis of ours, or the URL in the Secret
+    hosts: tuple[str, ...]  # public host names clients use (the allowed Host headers)
+    port: int  # the balancer's port on the Compose host
+    name: str  # Kubernetes object names (RFC 1123: lowercase letters, digits, '-')
 
 
 @dataclass(frozen=True)
@@ -440,6 +461,7 @@ class Manifest:
     auth: Auth
     openapi: Json | None = None
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
+    deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
     # Where the schema behind each model class was written: for located build errors.
     origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
 
@@ -484,7 +506,20 @@ class Manifest:
         found = list(RUNTIME_DEPENDENCIES)
         if self.mode == "code":
             found.append(SANDBOX_DEPENDENCY)
+        if self.shares_state:
+            found.append(REDIS_DEPENDENCY)
         return [*found, *self.server.dependencies]
+
+    @property
+    def shares_state(self) -> bool:
+        """Replicas are planned (a Redis URL default, or deployment files): redis-py is a
+        dependency rather than the ``redis`` extra."""
+        return self.http.redis_url is not None or self.deploy is not None
+
+    @property
+    def extras(self) -> dict[str, list[str]]:
+        """Optional dependencies besides ``test``: ``redis`` for replicas sharing state."""
+        return {} if self.shares_state else {"redis": [REDIS_DEPENDENCY]}
 
     @property
     def test_dependencies(self) -> list[str]:

@@ -22,6 +22,7 @@ from mcpgen import timings as timing
 from mcpgen.format import FormatJob, format_file
 from mcpgen.format.pool import Workers
 from mcpgen.model.types import Manifest
+from mcpgen.render.deploy import deploy_context, deploy_templates
 from mcpgen.render.model_parts import ModelJob
 from mcpgen.render.spec import spec_json
 from mcpgen.render.templates import render
@@ -78,6 +79,8 @@ def context(manifest: Manifest) -> dict[str, Any]:
         "default_transport": manifest.default_transport,
         "mcpgen_version": __version__,
         "source_name": manifest.source.replace("\\", "/").rsplit("/", 1)[-1],
+        "deploy": None,
+        **deploy_context(manifest),
     }
 
 
@@ -193,6 +196,8 @@ def _render_templates(manifest: Manifest, skip: set[str] | None = None) -> Outpu
     for path, template in GENERATED_TEMPLATES.items():
         if template not in (skip or ()):
             out.generated[path.format(pkg=pkg)] = render(template, **ctx)
+    for path, template in deploy_templates(manifest).items():
+        out.generated[path] = render(template, **ctx)
     out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
     out.generated[f"src/{pkg}/py.typed"] = ""
     out.generated.update(runtime_files(pkg))

@@ -78,18 +78,33 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
         secret: bool = False,
         required: bool = False,
         default: str | None = None,
+        transports: tuple[str, ...] = (),
     ) -> None:
-        found.append(
-            {
-                "name": name,
-                "description": description,
-                "secret": secret,
-                "required": required,
-                "default": default,
-            }
-        )
+        entry = {
+            "name": name,
+            "description": description,
+            "secret": secret,
+            "required": required,
+            "default": default,
+        }
+        if transports:
+            entry["transports"] = list(transports)
+        found.append(entry)
 
     prefix = manifest.http.env_prefix
+    network = ("http", "sse", "websocket")
+    add(
+        prefix + "REDIS_URL",
+        "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
+        default=manifest.http.redis_url,
+        transports=network,
+    )
+    add(
+        prefix + "STATE_SECRET",
+        "at least 32 random characters, the same on every replica: seals requestState and shared values",
+        secret=True,
+        transports=network,
+    )
     auth = manifest.auth
     if auth.type in ("bearer", "apiKey"):
         add(
@@ -97,13 +112,19 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
             "the keys HTTP clients may present (comma separated)",
             secret=True,
             required=True,
+            transports=network,
         )
     if auth.type == "oauth" and auth.introspection_url:
-        add(prefix + "INTROSPECTION_CLIENT_ID", "client id for token introspection")
+        add(
+            prefix + "INTROSPECTION_CLIENT_ID",
+            "client id for token introspection",
+            transports=network,
+        )
         add(
             prefix + "INTROSPECTION_CLIENT_SECRET",
             "client secret for token introspection",
             secret=True,
+            transports=network,
         )
     upstream = manifest.upstream
     if upstream:
@@ -180,6 +201,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             "shutdown_timeout": http.shutdown_timeout,
             "max_sessions": http.max_sessions,
             "session_idle_timeout": http.session_idle_timeout,
+            "redis_url": http.redis_url,
         },
         "auth": _present(
             (

@@ -86,7 +86,7 @@ def _package_dirs(output: Output) -> list[Path]:
 def _obsolete(root: Path, output: Output) -> list[str]:
     """Files an earlier build generated that this build no longer produces."""
     found = []
-    for folder in ("src", "tests"):
+    for folder in ("src", "tests", "deploy"):
         base = root / folder
         if not base.is_dir():
             continue
@@ -99,7 +99,8 @@ def _obsolete(root: Path, output: Output) -> list[str]:
             if "/_runtime/" in relative:  # mcpgen's own runtime: every file in it is ours
                 found.append(relative)
                 continue
-            if path.suffix == ".py" and GENERATED_MARK in (_read(path) or "")[:300]:
+            ours = path.suffix == ".py" or folder == "deploy"  # deploy/: YAML and nginx.conf
+            if ours and GENERATED_MARK in (_read(path) or "")[:300]:
                 found.append(relative)
     return found
 
