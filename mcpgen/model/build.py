@@ -16,6 +16,7 @@ from mcpgen.model import fastpath
 from mcpgen.model.types import (
     Auth,
     Capabilities,
+    Ci,
     Completion,
     HttpSettings,
     Manifest,
@@ -77,6 +78,7 @@ def build_model(doc: Document) -> Manifest:
         ),
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),
+        ci=Ci(github=bool(data.get("ci", {}).get("github", False))),
     )
     manifest = replace(manifest, origins=_origins(doc, manifest))
     if manifest.upstream and manifest.upstream.get("mode") == "auto":

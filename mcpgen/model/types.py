@@ -415,6 +415,13 @@ class Auth:
 
 
 @dataclass(frozen=True)
+class Ci:
+    """Continuous integration files generated on request (manifest ``ci``)."""
+
+    github: bool = False  # .github/workflows/mcp.yml
+
+
+@dataclass(frozen=True)
 class Manifest:
     """The whole normalized description of one server."""
 
@@ -431,6 +438,7 @@ class Manifest:
     auth: Auth
     openapi: Json | None = None
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
+    ci: Ci = field(default_factory=Ci)
     # Where the schema behind each model class was written: for located build errors.
     origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
 
