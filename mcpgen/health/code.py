@@ -121,11 +121,10 @@ def stale_fields(
             passed = {k.arg for k in node.keywords if k.arg is not None}
             spread = any(k.arg is None for k in node.keywords) or bool(node.args)
             for name in sorted(passed & set(gone_out)):
-                findings.append(
-                    Finding(
-                        relative, node.lineno, f"passes {name}=, which {output_model} no longer has"
-                    )
+                message = (
+                    f"passes {name}=, which {output_model} no longer has: the value is dropped"
                 )
+                findings.append(Finding(relative, node.lineno, message, breaks=False))
             missing = sorted(needed - passed)
             if missing and not spread:
                 findings.append(

@@ -247,6 +247,7 @@ def test_text_is_the_standard_librarys_byte_for_byte() -> None:
         value = {"mcpSurface": 1, "tools": [_random_json(rng, 0, []) for _ in range(3)]}
         expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         assert dumps(value) == expected
+    tiny: Any
     for tiny in ({}, {"tools": []}, {"a": {"b": [1, {}]}, "tools": [{"x": []}]}, {1: "x"}):
         assert dumps(tiny) == json.dumps(tiny, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
