@@ -48,7 +48,7 @@ def steps(data: dict[Any, Any]) -> list[dict[str, Any]]:
 def test_the_workflow_parses_and_has_the_recipes_steps(tmp_path: Path) -> None:
     manifest, repo = project(tmp_path)
     data = load(repo)
-    on: dict[str, Any] = data.get("on", data.get(True))  # YAML 1.1 reads the key `on` as true
+    on = data["on"] if "on" in data else data[True]  # YAML 1.1 reads the key `on` as true
     assert set(on) == {"push", "pull_request", "workflow_dispatch"}
     assert data["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert data["env"]["MCPGEN"] == f"mcpgen=={__version__}"  # regenerates byte for byte
