@@ -231,7 +231,7 @@ def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
 
     try:
         before = json.loads((root / LOCK_FILE).read_text("utf-8"))
-        after = json.loads(rendered.generated[LOCK_FILE])
+        after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
     except (OSError, ValueError):
         return []
     if not isinstance(before, dict):

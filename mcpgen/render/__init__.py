@@ -37,6 +37,8 @@ class Output:
     # user files the server uses when they exist, never created: the overrides of imported
     # operations (``handlers/tools/<tool>.py``)
     overrides: set[str] = field(default_factory=set)
+    # the surface lock (``LOCK_FILE``) as data, for the build's summary of what changed
+    surface: dict[str, Any] | None = None
 
 
 CLIENT_TEMPLATE = "package/client.py.jinja"
@@ -122,7 +124,8 @@ def render_project(
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
     with timing.phase("surface lock"):
-        out.generated[LOCK_FILE] = surface_text(manifest)
+        out.surface = _lock(manifest)
+        out.generated[LOCK_FILE] = _lock_text(out.surface)
     preformatted = set(runtime_files(pkg))
     python = {
         path: text
@@ -147,11 +150,6 @@ def render_project(
     for files in (out.generated, out.stubs):
         files.update({path: formatted[path] for path in files if path in formatted})
     return out
-
-
-def surface_text(manifest: Manifest) -> str:
-    """``mcp-surface.json``: the surface lock's canonical text."""
-    return _lock_text(_lock(manifest))
 
 
 _CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
