@@ -139,8 +139,8 @@ def surface(manifest: Any) -> dict[str, Json]:
         "capabilities": _capabilities(manifest, bool(advertised)),
         "tools": tools,
     }
-    if manifest.meta_tools:  # search or code mode: a few tools reach every operation
-        result["operations"] = _tool_entries(manifest.tools)
+    if manifest.meta_tools:  # search or code mode: the mode's tools reach the operations
+        result["operations"] = _tool_entries(t for t in manifest.tools if t.http)
     resources = [_resource_entry(r) for r in manifest.resources]
     result["resources"] = sorted((r for r in resources if "uri" in r), key=lambda r: str(r["uri"]))
     result["resourceTemplates"] = sorted(
