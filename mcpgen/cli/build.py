@@ -228,13 +228,15 @@ def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
     """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
     counts and the first breaking changes (``mcpgen diff`` shows them all)."""
     from mcpgen.surface.diff import BREAKING, diff, summary
+    from mcpgen.surface.sources import SourceError, check
 
     try:
         before = json.loads((root / LOCK_FILE).read_text("utf-8"))
+        if not isinstance(before, dict):
+            return []
+        check(before, LOCK_FILE)  # a lock this version can compare
         after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
-    except (OSError, ValueError):
-        return []
-    if not isinstance(before, dict):
+    except (OSError, ValueError, SourceError):
         return []
     changes = diff(before, after)
     counts = summary(changes, before, after)
