@@ -17,6 +17,7 @@ from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.types import (
     Auth,
     Capabilities,
+    Ci,
     Completion,
     HttpSettings,
     Manifest,
@@ -78,6 +79,7 @@ def build_model(doc: Document) -> Manifest:
         ),
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),
+        ci=Ci(github=bool(data.get("ci", {}).get("github", False))),
     )
     if "deploy" in data:
         manifest = replace(manifest, deploy=deploy_settings(data["deploy"], manifest))

@@ -445,6 +445,13 @@ class Auth:
 
 
 @dataclass(frozen=True)
+class Ci:
+    """Continuous integration files generated on request (manifest ``ci``)."""
+
+    github: bool = False  # .github/workflows/mcp.yml
+
+
+@dataclass(frozen=True)
 class Manifest:
     """The whole normalized description of one server."""
 
@@ -462,6 +469,7 @@ class Manifest:
     openapi: Json | None = None
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
+    ci: Ci = field(default_factory=Ci)
     # Where the schema behind each model class was written: for located build errors.
     origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
 
