@@ -31,6 +31,7 @@ from .identity import Identity
 if TYPE_CHECKING:
     from .credentials import Credential
     from .events import Events
+    from .shared import BoundState, UserStateStore
 
 logger = logging.getLogger("mcp_server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -110,6 +111,20 @@ class Context:
     def set_state(self, value: str | None) -> None:
         """Keep a string for the next round of an ``input_required`` exchange (sealed)."""
         self._new_state = value
+
+    @property
+    def store(self) -> BoundState:
+        """What this caller keeps across calls, by name (opt-in; per verified identity):
+        ``await ctx.store.get(name, default)``, ``await ctx.store.set(name, value, ttl=None)``
+        (JSON values; a day unless ``ttl`` seconds say otherwise), ``await
+        ctx.store.delete(name)``. In this process on stdio and on one server; in Redis,
+        seen by every replica, when the server shares state (``<PREFIX>REDIS_URL``). Without
+        authentication every HTTP caller is the same (anonymous) user. Not :attr:`state`,
+        which belongs to one ``input_required`` exchange."""
+        from .shared import BoundState
+
+        store = self.registry.get("store") or _process_store()
+        return BoundState(store, self.identity.key)
 
     def pending_state(self) -> str:
         return json.dumps({"a": self._answers, "s": self._new_state}, sort_keys=True)
@@ -314,6 +329,18 @@ class Context:
     ) -> None:
         if self.events is not None:
             await self.events.publish(event, self.request.session)
+
+
+_STORE: list[UserStateStore] = []
+
+
+def _process_store() -> UserStateStore:
+    """One in-memory store for contexts made outside a server (tests, scripts)."""
+    if not _STORE:
+        from .shared_local import local_user_state
+
+        _STORE.append(local_user_state())
+    return _STORE[0]
 
 
 def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:
