@@ -23,6 +23,7 @@ writes the table into docs/corpus.md (between the ``bytes`` markers).
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -72,6 +73,21 @@ def pairs(records: list[dict[str, Any]], with_probes: bool = False) -> list[dict
 
 def fmt(values: tuple[float, float, float], digits: int = 0) -> str:
     return " / ".join(f"{v:,.{digits}f}" for v in values)
+
+
+def fastmcp_cause(error: str) -> str:
+    """FastMCP's parser error in short: its first pydantic message and where it points."""
+    msg = re.search(r"'msg': (?:\"([^\"]+)\"|'([^']+)')", error)
+    loc = re.search(r"'loc': \(([^)]*)\)", error)
+    if msg:
+        where = ""
+        if loc:
+            parts = [p.strip().strip("'") for p in loc.group(1).split(",") if p.strip()]
+            kept = [p for p in parts if not p.isdigit() and not p.startswith(("/", "~"))]
+            where = " at " + ".".join(kept[-3:])
+        text = msg.group(1) or msg.group(2)
+        return corpus.signature(f"invalid OpenAPI: {text}{where}")[:110]
+    return corpus.signature(error)[:110]
 
 
 def summary(records: list[dict[str, Any]]) -> str:
@@ -181,7 +197,7 @@ def table(records: list[dict[str, Any]], both: list[dict[str, Any]]) -> str:
     if failed_fastmcp:
         causes: dict[str, int] = {}
         for r in failed_fastmcp:
-            key = corpus.signature(r["fastmcp"].get("error", "?"))[:90]
+            key = fastmcp_cause(r["fastmcp"].get("error", "?"))
             causes[key] = causes.get(key, 0) + 1
         lines.append(
             "\nFastMCP's own failures (its spec parser; these specs are not in the pairs):\n"

@@ -900,6 +900,8 @@ def process(
     fastmcp: FastMCPLister | None = None,
 ) -> dict[str, Any]:
     spec = root / "sources" / entry["id"]
+    if not spec.exists() and Path(entry["id"]).exists():  # --only with a path of one's own
+        spec = Path(entry["id"]).resolve()
     record: dict[str, Any] = {"id": entry["id"], "stratum": entry["stratum"], **describe_spec(spec)}
     record["mcpgen"] = args.revision
     record["installer"] = args.installer
@@ -1133,7 +1135,7 @@ def summary_markdown(records: list[dict[str, Any]], sample_size: int) -> str:
     for label, values in (
         ("mcpgen build (succeeded)", build_ok),
         ("mcpgen build (refused or crashed)", build_no),
-        ("venv + pip install", inst),
+        ("venv + install (installer: see the text)", inst),
         ("start + initialize + full tools/list", start),
         ("whole spec", total),
     ):
@@ -1148,6 +1150,24 @@ def summary_markdown(records: list[dict[str, Any]], sample_size: int) -> str:
             f"Listed tools (`ok` specs): {sum(tools):,} tools, median {statistics.median(tools):.0f} per spec, max {max(tools):,}; "
             f"{empty} spec(s) list 0 tools; bytes per tool median {statistics.median(per_tool):,.0f} (compact JSON as listed). "
             f"Names over {HOST_NAME_LIMIT} characters (a warning): {sum(r['tools']['warnings'] for r in ok)}.\n"
+        )
+    # names the generator derived (issue 17: short, readable names for imported APIs)
+    names = sorted(
+        {
+            (len(stage["start"]["package"]), stage["start"]["package"], r["id"])
+            for r in records
+            for stage in (r, r.get("probe") or {})
+            if stage.get("start", {}).get("package")
+        }
+    )
+    if names:
+        lengths = [n for n, _, _ in names]
+        long = [item for item in names if item[0] > 30]
+        out.append(
+            f"Package names derived from the specs: median {statistics.median(lengths):.0f} characters, "
+            f"{len(long)} of {len(names)} longer than 30; the longest: "
+            + "; ".join(f"`{name}` (`{ident}`)" for _, name, ident in names[-3:][::-1])
+            + ".\n"
         )
     return "\n".join(out)
 
