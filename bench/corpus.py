@@ -5,10 +5,11 @@ For each spec of the sample (``bench/corpus_fetch.sh`` writes it):
 1. ``python -m mcpgen build SPEC -o OUT`` (exit status, first error lines, time);
 2. install OUT alone into a fresh venv: ``python -m venv --without-pip V`` then
    ``pip --python V/bin/python install --no-index --find-links WHEELHOUSE OUT`` with pip's
-   config files ignored, so nothing but the wheelhouse is used. The wheelhouse is made once
-   (``pip wheel`` of the first generated package's dependencies plus ``pip download`` of its
-   build backend) and topped up only when a generated ``pyproject.toml`` asks for a
-   requirement not seen before;
+   config files ignored, so nothing but the wheelhouse is used (``--installer uv`` does the
+   same with ``uv pip install --offline``, and a failed install is tried again with pip).
+   The wheelhouse is made once with ``pip download`` of what the first generated
+   ``pyproject.toml`` asks for (build backend + dependencies) and topped up only when a
+   later one asks for a requirement not seen before;
 3. start it over stdio (``V/bin/python -m PKG``, from an empty folder) and list its tools
    with the SDK client (``mcp.client.Client`` on ``stdio_client(StdioServerParameters)``),
    following ``nextCursor``;
