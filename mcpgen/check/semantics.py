@@ -107,6 +107,18 @@ class Checker:
 
     # -- server -----------------------------------------------------------------------
     def check_server(self) -> None:
+        version = self.data["server"].get("version")
+        if isinstance(version, str) and names.package_version(version) != version:
+            from packaging.version import InvalidVersion, Version
+
+            try:
+                Version(version)
+            except InvalidVersion:
+                self.warn(
+                    ("server", "version"),
+                    f"{version!r} is not a PEP 440 version: the package is versioned "
+                    f"{names.package_version(version)!r} (clients still see {version!r})",
+                )
         package = self.data["server"].get("package")
         if package is not None and package in names.RESERVED:
             self.error(("server", "package"), f"{package!r} is a Python keyword or builtin")
@@ -147,6 +159,8 @@ class Checker:
                         f"(use one of: {', '.join(_SCHEMA_TYPES)})"
                     )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
+        for path, message in schemas.bad_patterns(schema):
+            self.error((*where, *path), message)
         for path, word in schemas.unknown_keywords(schema):
             self.warn(
                 (*where, *path),

@@ -75,6 +75,13 @@ class Server:
     python_requires: str
     dependencies: tuple[str, ...]
 
+    @property
+    def package_version(self) -> str:
+        """The version pip sees (PEP 440); ``version`` is what clients are told."""
+        from mcpgen.identifiers import package_version
+
+        return package_version(self.version)
+
 
 @dataclass(frozen=True)
 class Capabilities:

@@ -357,10 +357,13 @@ class SchemaConverter:
                 else:
                     self._drop(src, where, "must be true or false")
             elif keyword in _STRINGS:
-                if isinstance(value, str):
-                    out[keyword] = value
-                else:
+                if not isinstance(value, str):
                     self._drop(src, where, "must be a string")
+                elif keyword == "pattern" and not _python_regex(value):
+                    # Java or .NET syntax (\p{...}, \A, \z): the server could not check it
+                    self._drop(src, where, "is not a regular expression Python can use")
+                else:
+                    out[keyword] = value
             elif keyword in _ANY:
                 out[keyword] = value
             elif keyword == "enum":
@@ -528,6 +531,17 @@ class SchemaConverter:
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result
+
+
+def _python_regex(pattern: str) -> bool:
+    """Whether the JSON Schema validators of a generated server (Python ``re``) can use it."""
+    import re
+
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def path_of(where: JsonPath) -> JsonPath:

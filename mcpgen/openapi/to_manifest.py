@@ -103,19 +103,6 @@ def _valid(name: str) -> str:
     return name if name[0].isalpha() else f"api-{name}"
 
 
-def package_version(version: str) -> tuple[str, str | None]:
-    """``version`` as a PEP 440 version pip accepts, and a note when it had to change."""
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return str(Version(version)), None
-    except InvalidVersion:
-        pass
-    numbers = [str(int(n)) for n in re.findall(r"\d+", version)][:4]
-    fixed = ".".join(numbers) if numbers else "0.1.0"
-    return fixed, f"{version!r} is not a PEP 440 version; the package is versioned {fixed!r}"
-
-
 def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Problems]:
     """A whole OpenAPI document given as the build source: the manifest it stands for."""
     imported = import_openapi(spec, {})
