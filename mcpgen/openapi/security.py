@@ -19,31 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from mcpgen.load import JsonPath
-from mcpgen.openapi.sources import Sources
+from mcpgen.openapi.parts import ImportBase
 
 Json = Any
 USER_SOURCES = ("tokenExchange", "header")  # sources that can serve a scheme with no own token
 
 
-class SecurityImport:
-    """The importer's security part (mixed into it: it supplies the attributes below)."""
-
-    data: dict[str, Any]
-    version: str
-    sources: Sources
-    raw_options: dict[str, Any] | None
-
-    def error(self, src: int, path: JsonPath, message: str) -> None:
-        raise NotImplementedError
-
-    def warn(self, src: int, path: JsonPath, message: str) -> None:
-        raise NotImplementedError
-
-    def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def listing(self, src: int, path: JsonPath, value: Any, what: str) -> list[Any]:
-        raise NotImplementedError
+class SecurityImport(ImportBase):
+    """The importer's security part."""
 
     def operation_security(
         self, src: int, path: JsonPath, node: dict[str, Any]
