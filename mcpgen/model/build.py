@@ -14,21 +14,10 @@ from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import fastpath
 from mcpgen.model.deploy import deploy_settings
-from mcpgen.model.types import (
-    Auth,
-    Capabilities,
-    Ci,
-    Completion,
-    HttpSettings,
-    Manifest,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    Resource,
-    Server,
-    StaticContent,
-    Tool,
-)
+from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
+from mcpgen.model.resources import Resource, StaticContent
+from mcpgen.model.settings import Auth, Ci, HttpSettings
+from mcpgen.model.types import Capabilities, Completion, Manifest, Server, Tool
 from mcpgen.problems import Location
 
 DEFAULT_PAGE_SIZE = 100

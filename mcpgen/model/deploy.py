@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpgen.model.types import Deploy, Manifest
+from mcpgen.model.settings import Deploy
+from mcpgen.model.types import Manifest
 
 DEFAULT_REPLICAS = 3
 DEFAULT_TARGET_CPU = 70

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpgen.model.types import Manifest, Prompt, Resource, Tool
+from mcpgen.model.prompts import Prompt
+from mcpgen.model.resources import Resource
+from mcpgen.model.types import Manifest, Tool
 
 Json = Any
 SPEC_FORMAT = 2
