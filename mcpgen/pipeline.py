@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpgen.check.semantics import broken_entries, check_semantics
+from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import check_structure
+from mcpgen.check.view import broken_entries
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
 from mcpgen.model.build import build_model
 from mcpgen.model.types import Manifest
