@@ -49,6 +49,11 @@ class EnvVar:
         return self.required or self.secret
 
 
+def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
+    """The variables a host must set to run the server over ``transport``."""
+    return [v for v in environment if v.applies_to(transport) and v.needed]
+
+
 @dataclass(frozen=True)
 class Project:
     root: Path
@@ -76,7 +81,7 @@ class Project:
         return str(self.server.get("title") or self.name)
 
     def needed_env(self, transport: str = "stdio") -> list[EnvVar]:
-        return [v for v in self.environment if v.applies_to(transport) and v.needed]
+        return needed_env(self.environment, transport)
 
     def env_var(self, name: str) -> EnvVar | None:
         return next((v for v in self.environment if v.name == name), None)
@@ -122,7 +127,7 @@ def describe(path: Path) -> Project:
         if isinstance(p, dict) and isinstance(p.get("definition"), dict)
     }
     if isinstance(spec.get("environment"), list):
-        environment, source = _spec_environment(spec["environment"], spec_path), "spec"
+        environment, source = env_vars(spec["environment"], spec_path), "spec"
     else:
         environment, source = _derived_environment(root, spec), "derived"
     return Project(
@@ -175,7 +180,8 @@ def _surface(
     return tools, definitions("prompts"), definitions("resources"), False
 
 
-def _spec_environment(items: list[Json], where: Path) -> list[EnvVar]:
+def env_vars(items: list[Json], where: Path | str) -> list[EnvVar]:
+    """The ``environment`` entries of a ``_spec.json`` (``where``: for the error)."""
     out = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):

@@ -22,10 +22,11 @@ from mcpgen import __version__
 from mcpgen import timings as timing
 from mcpgen.format import FormatJob, format_file
 from mcpgen.format.pool import Workers
+from mcpgen.hosts.install import readme_snippets
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_context, deploy_templates
 from mcpgen.render.model_parts import ModelJob
-from mcpgen.render.spec import spec_json
+from mcpgen.render.spec import environment, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
@@ -217,6 +218,9 @@ def _render_templates(
     ctx = context(manifest)
     ctx["source_path"] = source or ctx["source_name"]
     ctx["source_shell"] = shlex.quote(ctx["source_path"])
+    ctx["host_snippets"] = readme_snippets(
+        manifest.server.name, manifest.server.script, environment(manifest)
+    )
     oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
     ctx["ci_python"] = oldest.group(1) if oldest else "3.11"
     out = Output()
