@@ -47,7 +47,12 @@ SLEEP = {
     "properties": {"seconds": {"type": "number"}, "marker": {"type": "string"}},
     "required": ["seconds"],
 }
-TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+TEXT = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}},
+    "required": ["text"],
+    "additionalProperties": False,
+}
 
 
 def _tool(name: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
