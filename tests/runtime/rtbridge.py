@@ -116,7 +116,11 @@ class Bridge(httpx2.AsyncBaseTransport):
                 out.close()
 
         self._tasks.start_soon(run)
-        await started.wait()
+        try:
+            await started.wait()
+        except BaseException:  # the client gave up before the answer began: it is gone
+            gone.set()
+            raise
         if "status" not in head:
             gone.set()
             await chunks.aclose()
