@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, Literal
 
@@ -33,12 +33,14 @@ TRANSPORTS = [*LOCAL, *NETWORK]
 RTSERVE = rtkit.HERE / "rtserve.py"
 
 
-def cells(transports: list[str]) -> Any:
-    """``@cells(TRANSPORTS)``: a test runs once per (transport, era); stdio is slow."""
+def cells(transports: list[str], where: Callable[[str, Mode], bool] | None = None) -> Any:
+    """``@cells(TRANSPORTS)``: a test runs once per (transport, era), or per pair ``where``
+    accepts; stdio (a process per test) is slow."""
     params = [
         pytest.param(t, m, id=f"{t}-{m}", marks=[pytest.mark.slow] if t == "stdio" else [])
         for t in transports
         for m in MODES
+        if where is None or where(t, m)
     ]
     return pytest.mark.parametrize(("transport", "mode"), params)
 

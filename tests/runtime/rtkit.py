@@ -5,7 +5,8 @@ handlers, the test credentials and the apps built from them with ``mcpgen.runtim
 Tools: ``echo`` and ``whoami`` (open to every caller), ``read_notes`` (scope notes.read),
 ``write_note`` (notes.write), ``boom`` (raises with a secret in its message), ``slow`` and
 ``limited`` (sleep; ``limited`` has a 0.5 s timeout; a ``marker`` path records their start,
-cancellation and cleanup), ``shout`` (prints, then answers). Resources: ``fixture://public``,
+cancellation and cleanup), ``shout`` (prints, then answers), ``interview`` (progress, a log
+message, elicitation, sampling and roots) and ``gallery`` (mixed content). Resources: ``fixture://public``,
 ``fixture://secret`` (notes.read), ``fixture://notes/{id}`` (notes.read). Prompts: ``greet``
 and ``confidential`` (notes.read).
 """
@@ -19,11 +20,20 @@ import tempfile
 from dataclasses import replace
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
+import mcp_types as types
+from pydantic import BaseModel
 
-from mcpgen.runtime import Context, ToolError
+from mcpgen.runtime import (
+    Context,
+    ToolError,
+    embedded_text,
+    image,
+    resource_link,
+    text,
+)
 from mcpgen.runtime.http_app import create_app
 from mcpgen.runtime.server import GeneratedServer, Handlers, build_server
 from mcpgen.runtime.settings import Settings
@@ -52,6 +62,17 @@ TEXT = {
     "properties": {"text": {"type": "string"}},
     "required": ["text"],
     "additionalProperties": False,
+}
+
+INTERVIEW = {
+    "type": "object",
+    "properties": {
+        "color": {"type": "string"},
+        "size": {"type": "string"},
+        "model_said": {"type": "string"},
+        "roots": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["color", "size", "model_said", "roots"],
 }
 
 
@@ -93,6 +114,8 @@ BASE_SPEC: dict[str, Any] = {
         _tool("slow", SLEEP),
         _tool("limited", SLEEP, timeout=0.5),
         _tool("shout", TEXT, output=TEXT),
+        _tool("interview", OPEN, output=INTERVIEW),
+        _tool("gallery", OPEN),
     ],
     "resources": [
         {"definition": {"uri": "fixture://public", "name": "public"}, "content": {"text": "hi"}},
@@ -197,6 +220,41 @@ HANDLERS.tool("limited")(_sleep)
 async def shout(arguments: Arguments, ctx: Context) -> Any:
     print("stray output from a handler")  # must land on stderr, never on the stdio wire
     return {"text": plain(arguments)["text"].upper()}
+
+
+class Answer(BaseModel):
+    color: Literal["red", "green", "blue"] = "green"
+    size: str = "M"
+
+
+@HANDLERS.tool("interview")
+async def interview(arguments: Arguments, ctx: Context) -> Any:
+    """Asks the user (elicitation), the model (sampling) and the client (roots)."""
+    await ctx.progress(0, 3, "asking")
+    answer = await ctx.elicit("Pick a colour", Answer)
+    if answer is None:
+        raise ToolError("the user declined")
+    await ctx.log("info", "got an answer")
+    sampled = await ctx.sample("Say hi", max_tokens=10)
+    said = sampled.content.text if isinstance(sampled.content, types.TextContent) else ""
+    roots = await ctx.list_roots()
+    await ctx.progress(3, 3, "done")
+    return {
+        "color": answer.color,
+        "size": answer.size,
+        "model_said": said,
+        "roots": [str(r.uri) for r in roots],
+    }
+
+
+@HANDLERS.tool("gallery")
+async def gallery(arguments: Arguments, ctx: Context) -> Any:
+    return [
+        text("a picture"),
+        image(b"\x89PNG fake", "image/png"),
+        embedded_text("fixture://note", "embedded"),
+        resource_link("fixture://other", "other"),
+    ]
 
 
 @HANDLERS.resource("note")
