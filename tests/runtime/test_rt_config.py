@@ -21,6 +21,7 @@ from mcpgen.runtime.serve import serve_workers
 from mcpgen.runtime.settings import Settings
 
 P = rtkit.PREFIX
+pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture

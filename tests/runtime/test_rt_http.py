@@ -241,6 +241,18 @@ async def test_rate_limit_is_per_verified_caller_and_per_address_for_the_rest() 
     assert other.status_code == 401  # another address has its own bucket
 
 
+async def test_anonymous_callers_are_limited_by_address() -> None:
+    """Without auth every caller is anonymous: one bucket per client address."""
+    app = rtkit.app(rtkit.make_spec("none"), "http-json", rate_limit=0.1, rate_burst=1)
+    one, other = http_client(app, address="10.0.0.7"), http_client(app, address="10.0.0.8")
+    async with running(app), one, other:
+        statuses = [
+            (await http.post("/mcp", json=INITIALIZE, headers=POST)).status_code
+            for http in (one, other, one)
+        ]
+    assert statuses == [200, 200, 429]
+
+
 async def test_cors_for_browser_clients() -> None:
     origin = "https://app.example"
     async with serving(cors_origins=(origin,)) as http:
