@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 else:  # imported when first used: the generator reads some runtime modules without mcp
 
     def __getattr__(name: str) -> Any:
-        from . import api
+        from importlib import import_module
 
+        api = import_module(f"{__name__}.api")  # not "from . import api": that asks here
         if name in api.__all__:
             return getattr(api, name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
