@@ -215,7 +215,8 @@ def build_server(
                 complete=handlers.completions.get((c["target"], c["ref"], c["argument"])),
             )
             for c in spec.get("completions", [])
-        ]
+        ],
+        policy,
     )
     registry.update(tools=tools, prompts=prompts)
     for table in (tools, resources, prompts):
@@ -278,15 +279,21 @@ def build_server(
             on_read_resource=resources.read,
         )
     if caps.get("resourcesSubscribe"):
-        options.update(
-            on_subscribe_resource=events.subscribe, on_unsubscribe_resource=events.unsubscribe
-        )
+
+        async def subscribe(
+            ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+        ) -> types.EmptyResult:
+            resources.authorized(str(params.uri), current_identity())  # as a read would
+            return await events.subscribe(ctx, params)
+
+        options.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=events.unsubscribe)
     if spec.get("prompts"):
         options.update(on_list_prompts=list_prompts, on_get_prompt=prompts.get)
     if caps.get("completions"):
         options.update(on_completion=completions.complete)
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
+    listen: ListenHandler | None = None
     if any(
         caps.get(k)
         for k in (
@@ -297,7 +304,15 @@ def build_server(
         )
     ):
         listen = ListenHandler(events.bus)
-        options.update(on_subscriptions_listen=listen)
+
+        async def listen_authorized(
+            ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+        ) -> types.SubscriptionsListenResult:
+            for uri in params.notifications.resource_subscriptions or ():
+                resources.authorized(str(uri), current_identity())  # as a read would
+            return await listen(ctx, params)
+
+        options.update(on_subscriptions_listen=listen_authorized)
     info = spec["server"]
     with warnings.catch_warnings():  # logging/setLevel is deprecated in 2026-07-28, still served
         warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -326,7 +341,7 @@ def build_server(
         prompts,
         events,
     )
-    server.listen = options.get("on_subscriptions_listen")
+    server.listen = listen
     if shared is not None:
         shared.on_remote_event(events.forward)
         if server.listen is not None:

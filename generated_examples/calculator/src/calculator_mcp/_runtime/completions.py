@@ -1,16 +1,27 @@
-"""Completions for prompt arguments and URI template variables."""
+"""Completions for prompt arguments and URI template variables.
+
+A completion reveals what a prompt or resource holds, so the caller needs the scopes that
+prompt or resource template needs (the policy's), as for a get or a read."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+
+from .authz import Policy, current_identity
+from .errors import Forbidden, ToolError
 
 CompleteCall = Callable[[str, dict[str, str]], Awaitable[Sequence[str]]]
 MAX_COMPLETIONS = 100
+FORBIDDEN = -32003
+logger = logging.getLogger("mcp_server")
 
 
 @dataclass
@@ -23,24 +34,31 @@ class CompletionBinding:
 
 
 class CompletionTable:
-    def __init__(self, bindings: Sequence[CompletionBinding]) -> None:
+    def __init__(self, bindings: Sequence[CompletionBinding], policy: Policy | None = None) -> None:
         self.by_key = {(b.target, b.ref, b.argument): b for b in bindings}
+        self.policy = policy or Policy()
 
     async def complete(
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         ref = params.ref
         if isinstance(ref, types.PromptReference):
-            key = ("prompt", ref.name, params.argument.name)
+            kind, name = "prompt", ref.name
         else:
-            key = ("resource", str(ref.uri), params.argument.name)
-        binding = self.by_key.get(key)
+            kind, name = "resource", str(ref.uri)
+        try:
+            self.policy.check(current_identity(), kind, name)
+        except Forbidden as exc:
+            if self.policy.hide_unauthorized:  # as if there were nothing to complete
+                return types.CompleteResult(completion=types.Completion(values=[]))
+            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+        binding = self.by_key.get((kind, name, params.argument.name))
         prefix = params.argument.value
         context = dict(params.context.arguments or {}) if params.context else {}
         if binding is None:
             values: list[str] = []
         elif binding.complete is not None:
-            values = [str(v) for v in await binding.complete(prefix, context)]
+            values = await self._run(binding.complete, prefix, context, name)
         else:
             lowered = prefix.lower()
             values = [v for v in binding.values if v.lower().startswith(lowered)]
@@ -50,3 +68,17 @@ class CompletionTable:
                 values=values[:MAX_COMPLETIONS], total=total, has_more=total > MAX_COMPLETIONS
             )
         )
+
+    async def _run(
+        self, complete: CompleteCall, prefix: str, context: dict[str, str], name: str
+    ) -> list[str]:
+        """A completion handler's values; its failure is an error naming no internals."""
+        try:
+            return [str(v) for v in await complete(prefix, context)]
+        except ToolError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        except MCPError:
+            raise
+        except Exception:
+            logger.exception("completion for %s failed", name)
+            raise MCPError(INTERNAL_ERROR, "completion failed (see the server log)") from None

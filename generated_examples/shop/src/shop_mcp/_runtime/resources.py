@@ -107,21 +107,27 @@ class ResourceTable:
         found = self.find(uri)
         return found if found is not None and found[0].content is not None else None
 
-    async def read(
-        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult | types.InputRequiredResult:
-        uri = str(params.uri)
+    def authorized(self, uri: str, identity: Any) -> tuple[ResourceBinding, dict[str, str]]:
+        """The resource ``uri`` names, when ``identity`` may read it: what every read and
+        subscription passes (an MCPError otherwise: not found, or forbidden unless the
+        policy hides what a caller may not use)."""
         found = self.find(uri)
         if found is None:
             raise not_found(uri)
-        binding, variables = found
-        context = Context(ctx, params, events=self.events, registry=self.registry)
         try:
-            self.policy.check(context.identity, "resource", binding.key)
+            self.policy.check(identity, "resource", found[0].key)
         except Forbidden as exc:
             if self.policy.hide_unauthorized:
                 raise not_found(uri) from None
             raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+        return found
+
+    async def read(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        uri = str(params.uri)
+        context = Context(ctx, params, events=self.events, registry=self.registry)
+        binding, variables = self.authorized(uri, context.identity)
         mime_type = binding.definition.get("mimeType")
         if binding.content is not None:
             if "text" in binding.content:

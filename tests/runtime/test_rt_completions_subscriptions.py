@@ -1,0 +1,104 @@
+"""Completions and subscriptions pass the same scope check as reads and gets: a caller
+without a resource template's scope cannot complete its variables, subscribe to one of its
+URIs (handshake era) or listen for it (2026-07-28); a completion handler's failure is an
+error that names no internals. Every network transport, both eras."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+import pytest
+import rtkit
+from mcp.shared.exceptions import MCPError
+from rtconnect import NETWORK, Mode, cells, connect
+
+from mcpgen.runtime.tools import FORBIDDEN
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+TEMPLATE = "fixture://notes/{id}"
+NOTE = types.ResourceTemplateReference(type="ref/resource", uri=TEMPLATE)
+GREET = types.PromptReference(type="ref/prompt", name="greet")
+SECRET_IN_ERROR = "db password is hunter2"
+
+
+@rtkit.HANDLERS.completion("resource", TEMPLATE, "id")
+async def note_ids(prefix: str, context: dict[str, str]) -> list[str]:
+    if prefix == "boom":
+        raise RuntimeError(SECRET_IN_ERROR)
+    return [i for i in ("7", "71", "8") if i.startswith(prefix)]
+
+
+def spec(hide: bool = False) -> dict[str, Any]:
+    made = rtkit.make_spec(hide=hide)
+    made["capabilities"].update(completions=True, resourcesSubscribe=True)
+    made["completions"] = [
+        {"target": "resource", "ref": TEMPLATE, "argument": "id", "handler": True},
+        {"target": "prompt", "ref": "greet", "argument": "who", "values": ["Ada", "Alan"]},
+    ]
+    return made
+
+
+def refused(error: MCPError) -> None:
+    assert error.error.code == FORBIDDEN and rtkit.READ in error.error.message, error
+
+
+@cells(NETWORK)
+async def test_completing_a_scoped_template_needs_its_scope(transport: str, mode: Mode) -> None:
+    made = spec()
+    without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
+    async with connect(transport, mode, made, headers=without) as client:
+        with pytest.raises(MCPError) as error:
+            await client.complete(NOTE, {"name": "id", "value": "7"})
+        refused(error.value)
+        open_prompt = await client.complete(GREET, {"name": "who", "value": "a"})
+        assert open_prompt.completion.values == ["Ada", "Alan"]
+    with_scope = rtkit.bearer(rtkit.token([rtkit.READ]))
+    async with connect(transport, mode, made, headers=with_scope) as client:
+        done = await client.complete(NOTE, {"name": "id", "value": "7"})
+        assert done.completion.values == ["7", "71"]
+
+
+@cells(NETWORK)
+async def test_hidden_templates_complete_to_nothing(transport: str, mode: Mode) -> None:
+    without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
+    async with connect(transport, mode, spec(hide=True), headers=without) as client:
+        done = await client.complete(NOTE, {"name": "id", "value": "7"})
+        assert done.completion.values == []
+
+
+@cells(NETWORK)
+async def test_a_failing_completion_handler_leaks_nothing(transport: str, mode: Mode) -> None:
+    async with connect(transport, mode, spec()) as client:
+        with pytest.raises(MCPError) as error:
+            await client.complete(NOTE, {"name": "id", "value": "boom"})
+    assert error.value.error.code == types.INTERNAL_ERROR
+    assert SECRET_IN_ERROR not in str(error.value), error.value
+
+
+@cells(NETWORK, where=lambda transport, mode: mode == "legacy")
+async def test_subscribing_to_a_scoped_resource_needs_its_scope(transport: str, mode: Mode) -> None:
+    made = spec()
+    without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
+    async with connect(transport, mode, made, headers=without) as client:
+        for uri in ("fixture://secret", "fixture://notes/7"):
+            with pytest.raises(MCPError) as error:
+                await client.subscribe_resource(uri)
+            refused(error.value)
+        await client.subscribe_resource("fixture://public")  # open: allowed
+    async with connect(transport, mode, made, headers=rtkit.credentials(made)) as client:
+        await client.subscribe_resource("fixture://secret")
+
+
+@cells(NETWORK, where=lambda transport, mode: mode == "2026-07-28" and transport != "sse")
+async def test_listening_for_a_scoped_resource_needs_its_scope(transport: str, mode: Mode) -> None:
+    made = spec()
+    without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
+    async with connect(transport, mode, made, headers=without) as client:
+        with pytest.raises(MCPError) as error:
+            async with client.listen(resource_subscriptions=["fixture://secret"]):
+                pass
+        refused(error.value)
+        async with client.listen(resource_subscriptions=["fixture://public"]) as sub:
+            assert "fixture://public" in (sub.honored.resource_subscriptions or [])
