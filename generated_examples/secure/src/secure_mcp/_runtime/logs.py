@@ -4,12 +4,35 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any
 
 QUIET = ("httpx2", "httpcore2", "httpx", "httpcore")
 _RECORD_FIELDS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
+# Query parameters that may carry a credential (a token sent as ?access_token= is refused,
+# but the access log would still record it): their values are left out of access logs.
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&][^=&#]*(?:token|key|secret|password|passwd|auth|credential|signature|sig|code)"
+    r"[^=&#]*=)[^&#]*"
+)
+
+
+def redact_query(path: str) -> str:
+    """``path`` (with its query string) with the values of credential-like parameters
+    replaced."""
+    return _SECRET_PARAM.sub(r"\1[redacted]", path) if "?" in path else path
+
+
+class AccessLogRedaction(logging.Filter):
+    """Redacts credential-like query values in uvicorn's access log lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            record.args = (*args[:2], redact_query(args[2]), *args[3:])
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -47,6 +70,9 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, AccessLogRedaction) for f in access.filters):
+        access.addFilter(AccessLogRedaction())
     # The HTTP client logs every request URL at INFO: with a query-string API key that is a
     # credential in the log. Its lines are kept for WARNING and up only.
     for name in QUIET:
