@@ -75,6 +75,8 @@ class Operations:
         except UnknownTool:
             raise self.unknown(name) from None
         except Forbidden as exc:  # named, as a direct call's 403 names it (step-up auth)
+            if self.table.policy.hide_unauthorized:  # ... unless discovery hides it
+                raise self.unknown(name) from None
             raise ToolError(str(exc)) from None
 
     # -- search mode ----------------------------------------------------------------------

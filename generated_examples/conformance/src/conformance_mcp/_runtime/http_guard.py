@@ -158,7 +158,10 @@ class AuthMiddleware:
         self.policy = policy
         self.limiter = limiter
         self.metadata_url = metadata_url
-        self.step_up = settings.transport == "http" and policy.scoped
+        # step-up answers name the scope a call lacks: not when discovery hides the tool
+        self.step_up = (
+            settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
+        )
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, key: str) -> bool:
         if self.limiter is None or scope.get("method") == "OPTIONS":

@@ -192,6 +192,10 @@ class ToolTable:
                 INVALID_PARAMS, f"Unknown tool: {params.name}", data={"tool": params.name}
             ) from None
         except Forbidden as exc:
+            if self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
+                raise MCPError(
+                    INVALID_PARAMS, f"Unknown tool: {params.name}", data={"tool": params.name}
+                ) from None
             raise MCPError(
                 FORBIDDEN,
                 str(exc),
