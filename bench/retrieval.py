@@ -194,7 +194,7 @@ def rss():
 start_rss = rss(); start = time.perf_counter()
 import bm25s
 import_s = time.perf_counter() - start; import_mb = rss() - start_rss
-from mcpgen.runtime.search import Analyzer, _field_texts, docs_from_spec
+from mcpgen.runtime.search import Analyzer, docs_from_spec, field_texts
 spec = json.load(open(sys.argv[3])); tasks = json.load(open(sys.argv[4]))
 docs = docs_from_spec(spec); analyzer = Analyzer()
 repeat = {"name": 3, "path": 1, "summary": 3, "tags": 2, "action": 1, "params": 1, "description": 1}
@@ -202,7 +202,7 @@ start = time.perf_counter()
 corpus = []
 for doc in docs:
     tokens = []
-    for field, text in _field_texts(doc).items():
+    for field, text in field_texts(doc).items():
         tokens += analyzer.terms(text) * repeat[field]
     corpus.append(tokens)
 retriever = bm25s.BM25()
