@@ -23,7 +23,7 @@ from mcpgen.format import FormatJob, format_file
 from mcpgen.format.pool import Workers
 from mcpgen.model.types import Manifest
 from mcpgen.render.model_parts import ModelJob
-from mcpgen.render.spec import spec_json
+from mcpgen.render.spec import search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 
 
@@ -193,7 +193,11 @@ def _render_templates(manifest: Manifest, skip: set[str] | None = None) -> Outpu
     for path, template in GENERATED_TEMPLATES.items():
         if template not in (skip or ()):
             out.generated[path.format(pkg=pkg)] = render(template, **ctx)
-    out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
+    data = spec_data(manifest)
+    out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
+    index = search_json(data)
+    if index is not None:
+        out.generated[f"src/{pkg}/_search.json"] = index
     out.generated[f"src/{pkg}/py.typed"] = ""
     out.generated.update(runtime_files(pkg))
 

@@ -35,6 +35,21 @@ def _modes() -> dict[str, list[dict[str, Json]]]:
     return data
 
 
+def _index_data(spec: dict[str, Json]) -> dict[str, Json] | None:
+    """The search index the generator computed (``_search.json`` beside ``_spec.json``), or
+    None (the index is then built at start; also when the data was made for other
+    operations, which ``SearchIndex`` sees from its fingerprint)."""
+    package = (spec.get("server") or {}).get("package")
+    if not package:
+        return None
+    try:
+        text = resources.files(package).joinpath("_search.json").read_text("utf-8")
+        data = json.loads(text)
+    except (OSError, ValueError, ModuleNotFoundError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def mode_tools(mode: str) -> list[dict[str, Json]]:
     """The definitions of a mode's own tools (a copy)."""
     copied: list[dict[str, Json]] = json.loads(json.dumps(_modes().get(mode, [])))
@@ -51,7 +66,7 @@ class Operations:
         self.entries = {
             e["definition"]["name"]: e for e in spec["tools"] if e.get("http") is not None
         }
-        self.index = SearchIndex(docs_from_spec(spec))
+        self.index = SearchIndex(docs_from_spec(spec), data=_index_data(spec))
 
     def allowed(self, context: Context, name: str) -> bool:
         return (
@@ -92,7 +107,13 @@ class Operations:
         name = str(plain(given)["name"])
         if not self.allowed(context, name):
             raise self.unknown(name)
-        return structured(json.loads(json.dumps(self.entries[name]["definition"])))
+        entry = self.entries[name]
+        full = entry.get("full") or {}
+        shown = {  # the whole texts and arguments; the result's shape as tools/list has it
+            **entry["definition"],
+            **{k: full[k] for k in ("title", "description", "inputSchema") if k in full},
+        }
+        return structured(json.loads(json.dumps(shown)))
 
     async def call(
         self, given: Arguments, context: Context

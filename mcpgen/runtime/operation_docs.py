@@ -55,9 +55,10 @@ def _first_line(text: str) -> str:
 
 def docs_from_spec(spec: Mapping[str, Any]) -> list[OperationDoc]:
     """The operations of a generated server's ``_spec.json`` (format 2): every tool entry
-    with an ``http`` route (``method``, ``path``, ``wrapped``, ``tags``)."""
+    with an ``http`` route (``method``, ``path``, ``wrapped``, ``tags``), with the full
+    texts and schemas (``full``) where tools/list advertises compact ones."""
     return [
-        doc_from_tool(entry["definition"], entry["http"])
+        doc_from_tool({**entry["definition"], **(entry.get("full") or {})}, entry["http"])
         for entry in spec.get("tools") or ()
         if entry.get("http") is not None
     ]
