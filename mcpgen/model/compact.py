@@ -428,12 +428,15 @@ def relax(
         properties = node.get("properties")
         required = [r for r in node.get("required") or () if isinstance(r, str)]
         if isinstance(properties, dict) and properties:
-            names = [n for n in properties if not required_only or n in required]
+            only = required_only and level >= 0  # the wrapper's "result" stays
+            names = [n for n in properties if not only or n in required]
             if level + 1 > depth:
                 # the last level shown: only the properties' types
                 out["properties"] = {n: bare(properties[n], ()) for n in names}
             else:
                 out["properties"] = {n: visit(properties[n], level + 1, ()) for n in names}
+            if not out["properties"]:
+                del out["properties"]
         if required:
             out["required"] = required
         extra = node.get("additionalProperties")

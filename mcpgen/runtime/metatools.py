@@ -75,6 +75,15 @@ class Operations:
             and self.table.policy.visible(context.identity, "tool", name)
         )
 
+    def permitted(self, context: Context, name: str) -> bool:
+        """Whether the caller holds the operation's scopes: in code mode, what ``search_docs``
+        shows and what ``execute`` may call, whether or not tools/list hides anything."""
+        return (
+            name in self.entries
+            and name not in self.table.hidden
+            and self.table.policy.allowed(context.identity, "tool", name)
+        )
+
     def unknown(self, name: str) -> ToolError:
         return ToolError(f"no operation named {name!r}; search for one first")
 
@@ -164,13 +173,13 @@ def _code_mode(spec: dict[str, Json], operations: Operations) -> dict[str, Any]:
 
     async def search_docs(given: Arguments, context: Context) -> types.CallToolResult:
         arguments = plain(given)
-        allowed = lambda n: operations.allowed(context, n)  # noqa: E731
+        allowed = lambda n: operations.permitted(context, n)  # noqa: E731
         return await code.search_docs(
             str(arguments["query"]), int(arguments.get("limit", 8)), allowed
         )
 
     async def execute(given: Arguments, context: Context) -> types.CallToolResult:
-        allowed = lambda n: operations.allowed(context, n)  # noqa: E731
+        allowed = lambda n: operations.permitted(context, n)  # noqa: E731
         return await code.execute(str(plain(given)["code"]), context, allowed)
 
     return {"search_docs": search_docs, "execute": execute}
