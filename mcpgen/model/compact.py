@@ -30,7 +30,8 @@ from mcpgen.check.schemas import DEFS_PREFIX
 Json = Any
 
 DESCRIPTION_CHARS = 160  # a tool's description longer than this is cut
-PROPERTY_DESCRIPTION_CHARS = 60  # the same for a parameter's (or any subschema's)
+PROPERTY_DESCRIPTION_CHARS = 60  # the same for a parameter's
+NESTED_DESCRIPTION_CHARS = 0  # ... and for a field of a parameter (0: left out)
 OUTPUT_BUDGET = 100  # bytes of an advertised output schema
 OUTPUT_DESCRIPTION_CHARS = 60
 
@@ -103,6 +104,8 @@ def size(value: Json) -> int:
 
 def shorten(text: str, limit: int) -> str:
     """``text`` with Markdown links reduced to their words, cut at a word boundary."""
+    if limit <= 0:
+        return ""
     text = " ".join(_LINK.sub(r"\1", text).split())
     if len(text) <= limit:
         return text
@@ -147,39 +150,49 @@ def tool_annotations(given: Json) -> Json:
 # -- walking schemas ---------------------------------------------------------------------
 
 
+DEEPER = frozenset(("properties", "patternProperties", "additionalProperties", "$defs"))
+
+
 def _children(node: dict[str, Json], fn: Any) -> dict[str, Json]:
-    """``node`` with ``fn`` applied to each of its subschemas (data keywords kept as they are)."""
+    """``node`` with ``fn(subschema, keyword)`` applied to each of its subschemas (data
+    keywords kept as they are)."""
     out: dict[str, Json] = {}
     for key, value in node.items():
         if key in SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: fn(sub) for name, sub in value.items()}
+            out[key] = {name: fn(sub, key) for name, sub in value.items()}
         elif key in SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [fn(sub) for sub in value]
+            out[key] = [fn(sub, key) for sub in value]
         elif key in SCHEMA_VALUES and isinstance(value, dict | bool):
-            out[key] = fn(value)
+            out[key] = fn(value, key)
         elif key == "items" and isinstance(value, list):
-            out[key] = [fn(sub) for sub in value]
+            out[key] = [fn(sub, key) for sub in value]
         else:
             out[key] = value
     return out
 
 
-def strip(schema: Json, chars: int = PROPERTY_DESCRIPTION_CHARS) -> Json:
-    """``schema`` without keywords no validator reads, descriptions shortened (equivalent)."""
+def strip(
+    schema: Json,
+    chars: int = PROPERTY_DESCRIPTION_CHARS,
+    deep_chars: int = NESTED_DESCRIPTION_CHARS,
+) -> Json:
+    """``schema`` without keywords no validator reads, descriptions shortened: to ``chars``
+    for the schema and its properties, to ``deep_chars`` deeper (0: left out); equivalent."""
 
-    def visit(node: Json) -> Json:
+    def visit(node: Json, level: int) -> Json:
         if not isinstance(node, dict):
             return node
         kept = {k: v for k, v in node.items() if k not in DROPPED and not str(k).startswith("x-")}
         if isinstance(kept.get("description"), str):
-            text = shorten(kept["description"], chars)
+            text = shorten(kept["description"], chars if level <= 1 else deep_chars)
             if text:
                 kept["description"] = text
             else:
                 del kept["description"]
         if kept.get("format") in NUMERIC_FORMATS:
             del kept["format"]
-        out = _children(kept, visit)
+        out = _children(kept, lambda sub, key: visit(sub, level + (key in DEEPER)))
+        out = _flatten(out)
         properties = out.get("properties")
         if properties == {}:  # says nothing
             del out["properties"]
@@ -190,7 +203,56 @@ def strip(schema: Json, chars: int = PROPERTY_DESCRIPTION_CHARS) -> Json:
                     properties[name] = {k: v for k, v in sub.items() if k != "description"}
         return out
 
-    return visit(schema)
+    return visit(schema, 0)
+
+
+# Keywords whose meaning depends on others beside them: never merged across schemas.
+INTERACTING = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "items",
+        "prefixItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "if",
+        "then",
+        "else",
+        "$ref",
+        "$dynamicRef",
+        "$defs",
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+    }
+)
+
+
+def _flatten(node: dict[str, Json]) -> dict[str, Json]:
+    """``allOf`` members merged into ``node`` where that is equivalent: a member that shares
+    no keyword with it and neither holds a keyword that reads its neighbours
+    (``{"allOf": [{"type": "string"}, {"description": "..."}]}`` is one schema)."""
+    members = node.get("allOf")
+    if not isinstance(members, list) or not members:
+        return node
+    out = {k: v for k, v in node.items() if k != "allOf"}
+    left: list[Json] = []
+    for member in members:
+        if (
+            isinstance(member, dict)
+            and not set(member) & set(out)
+            and not (set(member) | set(out)) & INTERACTING
+        ):
+            out.update(member)
+        elif member is not True and member != {}:
+            left.append(member)
+    if left:
+        out["allOf"] = left
+    return out
 
 
 def _def_name(ref: Json) -> str | None:

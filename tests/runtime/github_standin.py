@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ OWNER, REPO = "octo", "hello"
 
 
 def _user(login: str) -> dict[str, Json]:
-    return {"login": login, "id": abs(hash(login)) % 10_000, "type": "User"}
+    return {"login": login, "id": zlib.crc32(login.encode()) % 10_000, "type": "User"}
 
 
 def _issue(number: int, title: str, state: str, created: str, labels: list[str]) -> Json:

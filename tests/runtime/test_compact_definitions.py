@@ -40,7 +40,7 @@ SPECS = sorted(p.name for p in FIXTURES.glob("*.json"))
 @cache
 def manifest(name: str) -> Manifest:
     loaded = load_manifest(FIXTURES / name)
-    assert loaded.manifest is not None, [str(p) for p in loaded.problems]
+    assert loaded.manifest is not None, [str(p) for p in loaded.problems.items]
     return loaded.manifest
 
 
@@ -180,7 +180,7 @@ def test_the_manifest_can_turn_compaction_off_or_tune_it(tmp_path: Path) -> None
             f"mcpgen: 1\nserver: {{name: travel}}\nopenapi: {{source: api.json, compact: {option}}}\n"
         )
         loaded = load_manifest(path)
-        assert loaded.manifest is not None, [str(p) for p in loaded.problems]
+        assert loaded.manifest is not None, [str(p) for p in loaded.problems.items]
         results[label] = loaded.manifest.tools
     assert all(t.definition == t.full_definition for t in results["off"])
     assert all("outputSchema" not in t.definition for t in results["tuned"])
