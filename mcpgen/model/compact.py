@@ -77,6 +77,7 @@ HINT_DEFAULTS = {
 }
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")  # HTML in API descriptions
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 FILLER = frozenset(
     ["a", "an", "the", "of", "for", "to", "this", "that", "is", "it", "its", "in", "on", "by", "be"]
@@ -106,7 +107,7 @@ def shorten(text: str, limit: int) -> str:
     """``text`` with Markdown links reduced to their words, cut at a word boundary."""
     if limit <= 0:
         return ""
-    text = " ".join(_LINK.sub(r"\1", text).split())
+    text = " ".join(_TAG.sub(" ", _LINK.sub(r"\1", text)).split())
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
@@ -120,7 +121,7 @@ def description(text: str | None, limit: int = DESCRIPTION_CHARS) -> str | None:
     """A tool's description: whole when short, else its first paragraphs within ``limit``."""
     if text is None:
         return None
-    text = _LINK.sub(r"\1", text).strip()
+    text = _TAG.sub("", _LINK.sub(r"\1", text)).strip()
     if len(text) <= limit:
         return text
     kept = ""
@@ -410,9 +411,20 @@ def _effective(
     return counts
 
 
-def compact_input(schema: Json) -> Json:
+def tidy(schema: Json) -> Json:
+    """``schema`` with the ``allOf`` members that inlining left merged (:func:`_flatten`)."""
+
+    def visit(node: Json, key: str = "") -> Json:
+        if not isinstance(node, dict):
+            return node
+        return _flatten(_children(node, visit))
+
+    return visit(schema)
+
+
+def compact_input(schema: Json, chars: int = PROPERTY_DESCRIPTION_CHARS) -> Json:
     """The advertised input schema: accepts exactly what ``schema`` accepts."""
-    return share(strip(schema))
+    return tidy(share(strip(schema, chars)))
 
 
 # -- output schemas ----------------------------------------------------------------------
@@ -606,7 +618,7 @@ def advertise(
     out: dict[str, Json] = {
         "title": None,
         "description": shown or None,
-        "inputSchema": share(strip(input_schema, options.parameter_description)),
+        "inputSchema": compact_input(input_schema, options.parameter_description),
         "annotations": tool_annotations(annotations),
     }
     if output_schema is not None:
