@@ -11,7 +11,8 @@ checks the caller's scopes) and resumes the sandbox with the result, so credenti
 HTTP never enter it. The answer is ``{"stdout": ..., "result": ...}``: what the code printed
 and the value of its last expression.
 
-Limits (:class:`Limits`), and who enforces each:
+Limits (:class:`Limits`; a manifest sets them with ``openapi.codeMode``, which reaches
+``_spec.json`` as ``codeMode``), and who enforces each:
 
 * ``cpu_seconds`` -- Monty (``max_feed_duration_secs``: execution time in the sandbox,
   not counting time suspended while the host runs an operation); the pool's
@@ -92,12 +93,6 @@ class Limits:
     code: int = 64 * 1024  # bytes of source code
     sleep_seconds: float = 10.0  # time.sleep in all, within the timeout
     workers: int = 2  # sandbox processes running at once (more runs wait for one)
-
-    def describe(self) -> str:
-        return (
-            f"{self.timeout:g} s, {self.calls} operation calls, "
-            f"{self.output // 1024} KB of output, {self.memory // (1024 * 1024)} MB of memory"
-        )
 
 
 # -- execute --------------------------------------------------------------------------------

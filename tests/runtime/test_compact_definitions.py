@@ -415,3 +415,27 @@ def test_the_spec_keeps_the_full_parts_and_search_reads_them() -> None:
     assert search_json(data) is None  # tools mode: no index to ship
     index = json.loads(search_json({**data, "mode": "code"}) or "{}")
     assert SearchIndex(docs_from_spec(data), data=index).loaded
+
+
+def test_tools_list_sends_the_compact_definitions() -> None:
+    """What a client receives is the advertised definition, byte for byte as compact JSON
+    (what ``bench/bytes_compact.py`` measures in-process)."""
+    from mcp.client import Client
+
+    from mcpgen.render.spec import spec_data
+    from mcpgen.runtime.server import Handlers, build_server
+
+    m = manifest("train-travel-3.1.json")
+    server = build_server(spec_data(m), Handlers())
+
+    async def listed() -> list[Json]:
+        async with Client(server, mode="legacy") as client:
+            page = await client.list_tools()
+            return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools]
+
+    sent = {t["name"]: t for t in anyio.run(listed)}
+    assert set(sent) == {t.name for t in m.tools}
+    for tool in m.tools:
+        assert sent[tool.name] == tool.definition
+        assert compact.size(sent[tool.name]) == compact.size(tool.definition)
+        assert compact.size(sent[tool.name]) < compact.size(tool.full_definition)
