@@ -61,7 +61,9 @@ def one(spec: str) -> None:
     start = time.monotonic()
     loaded = load_manifest(Path(spec))
     if loaded.manifest is None:
-        print(json.dumps({"ok": False, "error": str(next(iter(loaded.problems.errors()), "?"))[:300]}))
+        print(
+            json.dumps({"ok": False, "error": str(next(iter(loaded.problems.errors), "?"))[:300]})
+        )
         return
     tools = [t for t in loaded.manifest.tools if t.http is not None and t.enabled]
     print(
@@ -92,6 +94,26 @@ def ours(spec: Path, timeout: float) -> dict[str, Any]:
         return {"ok": False, "error": (done.stderr.strip().splitlines() or ["?"])[-1][:300]}
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+def skew(records: list[dict[str, Any]]) -> str:
+    """The pooled per-tool medians without the spec with the most tools (one API can hold a
+    quarter of the pooled tools)."""
+    import statistics
+
+    both = bytes_per_tool.pairs(records)
+    if len(both) < 2:
+        return ""
+    biggest = max(both, key=lambda r: r["tools"]["count"])
+    rest = [r for r in both if r is not biggest]
+    ours = statistics.median(b for r in rest for b in r["tools"]["per_tool"])
+    theirs = statistics.median(b for r in rest for b in r["fastmcp"]["per_tool"])
+    share = biggest["tools"]["count"] / sum(r["tools"]["count"] for r in both)
+    return (
+        f"\nThe spec with the most tools, `{biggest['id']}`, holds {biggest['tools']['count']:,} "
+        f"of the pooled tools ({share:.0%}). Without it the pooled median per tool is "
+        f"{ours:,.0f} bytes for mcpgen and {theirs:,.0f} for FastMCP: {ours / theirs:.2f}x.\n"
+    )
 
 
 def main() -> None:
@@ -161,7 +183,11 @@ def main() -> None:
         + "\n## mcpgen's full definitions (`openapi.compact: false`, what it advertised before)\n\n"
         + bytes_per_tool.table(records["full"], bytes_per_tool.pairs(records["full"]))
     )
+    text += skew(records["compact"])
     print(text)
+    saved = HERE / "out" / "bytes_compact.jsonl"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text("".join(json.dumps(r) + "\n" for r in records["compact"]), "utf-8")
     out = HERE / ("bytes_per_tool.md" if not args.fastmcp_from else "bytes_per_tool_all.md")
     out.write_text(text, "utf-8")
     print(f"(written to {out.relative_to(ROOT)})", file=sys.stderr)

@@ -70,7 +70,7 @@ def spec_data(path: Path) -> dict[str, Any]:
     """The ``_spec.json`` data of a spec, as ``mcpgen build`` writes it (format 2)."""
     loaded = load_manifest(path)
     if loaded.manifest is None:
-        raise SystemExit(f"{path}: {[str(p) for p in loaded.problems.errors()][:3]}")
+        raise SystemExit(f"{path}: {[str(p) for p in loaded.problems.errors][:3]}")
     return render_spec(loaded.manifest)
 
 

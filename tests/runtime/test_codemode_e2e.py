@@ -251,3 +251,19 @@ def test_a_token_without_any_scope_of_an_operation_is_refused_before_the_api(
     assert ran.is_error and "PermissionError" in tasks.text(ran)
     assert "pulls_list" in tasks.text(ran)
     assert api.requests == []
+
+
+def test_code_mode_limits_out_of_range_are_refused_at_build_time(tmp_path: Path) -> None:
+    from mcpgen.pipeline import load_manifest
+
+    for given, field in (("{calls: 0}", "calls"), ("{sandbox: 1}", "sandbox")):
+        path = write_small(tmp_path / field, SMALL.replace("{calls: 5, timeout: 20, output: 4096}", given))
+        loaded = load_manifest(path)
+        assert loaded.manifest is None
+        assert any("codeMode" in f"{p.field} {p.message}" for p in loaded.problems.errors)
+    loaded = load_manifest(write_small(tmp_path / "fine", SMALL))
+    assert loaded.manifest is not None and loaded.manifest.code_mode == {
+        "calls": 5,
+        "timeout": 20,
+        "output": 4096,
+    }
