@@ -21,6 +21,12 @@ same CPUs, so read throughput as ratios, not as capacity.
 
     python bench/replicas.py            # 3 rounds of 5 s per point, 200 fan-out samples
     python bench/replicas.py --quick    # 1 round of 3 s per point, 60 samples
+    python bench/replicas.py --generated --quick   # the same against a generated server
+
+``--generated`` replaces replica_app.py by replicas of a server mcpgen generates
+(tests/runtime/generated_support.py: ``python -m relay_mcp --transport http --stateless``,
+bearer auth, a rate limit that is never reached, so every request takes one token-bucket
+Lua call in Redis through the runtime's HTTP guard); the load calls its tool ``whoami``.
 """
 
 from __future__ import annotations
@@ -46,6 +52,9 @@ from _common import percentile  # noqa: E402
 from redis_support import RedisServer  # noqa: E402
 from replica_support import Replica, replicas  # noqa: E402
 
+GENERATED: dict[str, Any] = {}  # with --generated: {"out": the built project}
+TOKEN = "bench-token"
+
 VERSION = "2026-07-28"
 META = {
     "io.modelcontextprotocol/protocolVersion": VERSION,
@@ -54,7 +63,12 @@ META = {
 }
 
 
-def request(i: int, tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
+def request(i: int, tool: str, arguments: dict[str, Any]) -> tuple[str | bytes, dict[str, str]]:
+    if GENERATED:
+        from generated_support import call_request
+
+        made: tuple[bytes, dict[str, str]] = call_request(i, tool, arguments, TOKEN)
+        return made
     body = json.dumps(
         {
             "jsonrpc": "2.0",
@@ -87,13 +101,39 @@ def result_of(response: httpx2.Response) -> dict[str, Any]:
 LIMITED = {"bucket": "bench", "rate": 1e9, "burst": 1e9}
 
 
+def group(count: int, directory: Path, *, redis_url: str | None, prefix: str) -> Any:
+    """``count`` replicas: replica_app.py, or the generated server (``--generated``)."""
+    if not GENERATED:
+        return replicas(count, directory, redis_url=redis_url, prefix=prefix)
+    from generated_support import Plan, start
+
+    plans = [Plan(f"{prefix}-{name}") for name in "abcdefgh"[:count]]
+    return start(GENERATED["out"], plans, directory, redis_url=redis_url, tokens=[TOKEN])
+
+
+def load_tool() -> str:
+    return "whoami" if GENERATED else "limited"
+
+
+def listen_client(url: str) -> Any:
+    from mcp.client import Client
+
+    if not GENERATED:
+        return Client(url, mode=VERSION)
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http), mode=VERSION)
+
+
 async def load(
-    urls: list[str], seconds: float, concurrency: int = 50, tool: str = "limited"
+    urls: list[str], seconds: float, concurrency: int = 50, tool: str | None = None
 ) -> list[tuple[float, float, bool]]:
     """(start offset, latency, ok) of every call made by ``concurrency`` clients."""
     limits = httpx2.Limits(max_connections=concurrency * len(urls))
     counter = itertools.count()
     samples: list[tuple[float, float, bool]] = []
+    tool = tool or load_tool()
     async with httpx2.AsyncClient(limits=limits, timeout=30) as client:
         began = time.perf_counter()
 
@@ -157,12 +197,12 @@ def throughput(directory: Path, redis: RedisServer, seconds: float, rounds: int)
     The same three Redis replicas serve 1, 2 and 3 (an idle replica costs no CPU)."""
     runs: dict[str, list[dict[str, float]]] = {}
     with (
-        replicas(1, directory, redis_url=None, prefix="bench0") as alone,
-        replicas(3, directory, redis_url=redis.url, prefix="bench") as group,
+        group(1, directory, redis_url=None, prefix="bench0") as alone,
+        group(3, directory, redis_url=redis.url, prefix="bench") as three,
     ):
         configurations = {"1 in process": alone}
         for n in (1, 2, 3):
-            configurations[f"{n} on Redis"] = group[:n]
+            configurations[f"{n} on Redis"] = three[:n]
         for chosen in configurations.values():
             asyncio.run(warm([r.url for r in chosen]))
         assert redis.process is not None
@@ -185,12 +225,10 @@ def throughput(directory: Path, redis: RedisServer, seconds: float, rounds: int)
 
 
 async def fan_out(a: Replica, b: Replica, samples: int) -> dict[str, float]:
-    from mcp.client import Client
-
     delays: list[float] = []
     calls: list[float] = []
     async with (
-        Client(b.url, mode=VERSION) as on_b,
+        listen_client(b.url) as on_b,
         httpx2.AsyncClient(timeout=10) as http,
         on_b.listen(tools_list_changed=True) as subscription,
     ):
@@ -265,8 +303,8 @@ async def operations(url: str, count: int = 2000) -> dict[str, float]:
 
 
 def outage(directory: Path, redis: RedisServer) -> dict[str, Any]:
-    with replicas(2, directory, redis_url=redis.url, prefix="outage") as group:
-        urls = [r.url for r in group]
+    with group(2, directory, redis_url=redis.url, prefix="outage") as pair:
+        urls = [r.url for r in pair]
         asyncio.run(warm(urls))
 
         async def run() -> list[tuple[float, float, bool]]:
@@ -282,8 +320,10 @@ def outage(directory: Path, redis: RedisServer) -> dict[str, Any]:
             return samples
 
         samples = asyncio.run(run())
-        logs = [r.log_text() for r in group]
-        health = [r.health() for r in group]
+        logs = [r.log_text() for r in pair]
+        health = [r.health() for r in pair]
+        if GENERATED:
+            health = [h["sharedState"] for h in health]
     phases = {"before (0-2 s)": (0, 2), "Redis down (2-4 s)": (2, 4), "after (4-6 s)": (4, 6)}
     result: dict[str, Any] = {
         name: summary([s for s in samples if lo <= s[0] < hi], hi - lo)
@@ -304,6 +344,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int)
     parser.add_argument("--rounds", type=int)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--generated", action="store_true", help="replicas of a generated server")
     options = parser.parse_args()
     seconds = options.seconds or (3.0 if options.quick else 5.0)
     samples = options.samples or (60 if options.quick else 200)
@@ -311,13 +352,17 @@ def main() -> None:
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as temp:
         directory = Path(temp)
+        if options.generated:
+            from generated_support import build_relay
+
+            GENERATED["out"] = build_relay(directory, rate=1e6, burst=1_000_000)
         redis = RedisServer(directory)
         redis.start()
         try:
             figures["throughput, 50 clients, tool limited"] = throughput(
                 directory, redis, seconds, rounds
             )
-            with replicas(2, directory, redis_url=redis.url, prefix="fan") as (a, b):
+            with group(2, directory, redis_url=redis.url, prefix="fan") as (a, b):
                 figures["fan-out A to B"] = asyncio.run(fan_out(a, b, samples))
             figures["fan-out A to B"].update(asyncio.run(bus_hop(redis.url, samples)))
             print("fan-out", figures["fan-out A to B"], flush=True)

@@ -75,3 +75,15 @@ CLIENT_NAMES = frozenset(
 def client_method(ident: str) -> str:
     """The typed client's method for a tool (``read`` -> ``read_``: the base class has one)."""
     return ident + "_" if ident in CLIENT_NAMES or ident.startswith("_") else ident
+
+
+def package_version(version: str) -> str:
+    """``version`` as a PEP 440 version pip accepts: as written when it is one, else its
+    numbers (``2018-08-01`` -> ``2018.8.1``), else ``0.0.0`` (``version unknown``)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return str(Version(version))
+    except InvalidVersion:
+        numbers = [str(int(n)) for n in re.findall(r"\d+", version)][:4]
+        return ".".join(numbers) if numbers else "0.0.0"

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpgen.check.semantics import broken_entries, check_semantics
+from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import check_structure
+from mcpgen.check.view import broken_entries
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
 from mcpgen.model.build import build_model
 from mcpgen.model.types import Manifest
@@ -75,8 +76,10 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
 def check(doc: Document) -> Problems:
     """Every problem of the whole (merged) document: structural and semantic together."""
     problems = check_structure(doc)
-    broken = broken_entries(_paths(doc, problems))
-    problems.extend(check_semantics(doc, broken).items)
+    paths = _paths(doc, problems)
+    if () in paths:  # not a manifest this mcpgen can read at all: nothing more to say
+        return problems
+    problems.extend(check_semantics(doc, broken_entries(paths)).items)
     return problems
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -338,8 +339,12 @@ def test_context_cost_is_the_size_of_the_tools_list_result(tmp_path: Path) -> No
     manifest = load_manifest(source, False).manifest
     assert manifest is not None
     listed = {"tools": [tool.definition for tool in manifest.tools]}
-    expected = len(json.dumps(listed, ensure_ascii=False).encode())
+    # what tools/list sends: compact JSON, non-ASCII as UTF-8
+    expected = len(json.dumps(listed, ensure_ascii=False, separators=(",", ":")).encode())
     assert context_cost(manifest) == (READABLE_TOOLS + 1, expected)
+    from mcpgen.surface.lock import surface
+
+    assert surface(manifest)["totals"]["toolsListBytes"] == expected  # the lock says the same
     assert json.loads(spec_json(manifest)) == json.loads(json.dumps(spec_data(manifest)))
 
 
@@ -366,8 +371,8 @@ def test_signature_changes_of_a_big_api_compare_only_the_changed_tools(tmp_path:
     assert code == 0, output
     changed = [line.strip() for line in output.splitlines() if "schema changed" in line]
     assert changed == [
-        "changed: tool 't7' input schema changed (added n); check "
-        "src/big_mcp/handlers/tools/t7.py"
+        "changed: tool 't7' input schema changed (added n); "
+        f"src/big_mcp/handlers/tools/t7.py may no longer type-check: run mcpgen check {out}"
     ]
 
 
@@ -394,9 +399,9 @@ def test_a_big_client_rendered_in_a_worker_is_the_same(
     calls: list[str] = []
     original = render._render_templates
 
-    def spy(manifest: object, skip: set[str] | None = None) -> render.Output:
+    def spy(manifest: object, skip: set[str] | None = None, *rest: Any) -> render.Output:
         calls.append(",".join(sorted(skip or ())))
-        return original(manifest, skip)  # type: ignore[arg-type]
+        return original(manifest, skip, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(render, "_render_templates", spy)
     trees = []

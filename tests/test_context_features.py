@@ -40,7 +40,7 @@ from typing import Literal
 import mcp_types as types
 from pydantic import BaseModel
 
-from ..._runtime import Context
+from ... import Context
 from ...models import InterviewInput, InterviewOutput
 
 
@@ -66,7 +66,7 @@ async def handle(args: InterviewInput, ctx: Context) -> InterviewOutput:
 GALLERY = """
 from __future__ import annotations
 
-from ..._runtime import Context, ToolReturn, embedded_text, image, resource_link, text
+from ... import Context, ToolReturn, embedded_text, image, resource_link, text
 from ...models import GalleryInput
 
 

@@ -2,7 +2,7 @@
 
 ``mcpgen.fastpath.strict_model_exact`` decides at build time; a generated server then
 skips jsonschema for a call whose arguments the input model accepts in strict mode (and
-which holds no null, see ``_runtime._has_null``). The property tests below build the real
+which holds no null, see ``runtime.tools._has_null``). The property tests below build the real
 models with datamodel-code-generator (mcpgen's own ``modelgen``) and check, on arbitrary
 JSON arguments, that the server's fast path accepting implies the JSON Schema accepting,
 and that the handler receives the same model the slow path would have built.
@@ -17,7 +17,6 @@ import keyword
 import os
 import sys
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,6 @@ from mcpgen.pipeline import load_manifest
 from mcpgen.render.models import _run
 
 ROOT = Path(__file__).resolve().parent.parent
-CALCULATOR_SRC = ROOT / "generated_examples" / "calculator" / "src"
 EXAMPLES = int(os.environ.get("MCPGEN_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(
     max_examples=EXAMPLES,
@@ -396,15 +394,11 @@ def load_models(source: str) -> types.ModuleType:
 
 
 @pytest.fixture(scope="module")
-def runtime() -> Iterator[types.ModuleType]:
-    """The generated ``_runtime`` module (its ToolBinding, as a server runs it)."""
-    sys.path.insert(0, str(CALCULATOR_SRC))
-    try:
-        from calculator_mcp import _runtime
+def runtime() -> types.ModuleType:
+    """The runtime's tool module (its ToolBinding, as a generated server runs it)."""
+    from mcpgen.runtime import tools
 
-        yield _runtime
-    finally:
-        sys.path.remove(str(CALCULATOR_SRC))
+    return tools
 
 
 @pytest.fixture(scope="module")
@@ -420,11 +414,10 @@ def binding(runtime: types.ModuleType, model: type[BaseModel], schema: Any) -> A
     async def call(arguments: Any, ctx: Any) -> Any:
         raise AssertionError("not called")
 
-    tool = runtime.ToolBinding(
-        {"name": "t", "inputSchema": schema}, call, "", strict_model=model.__name__
+    # what the generated server.py hands over: a function that finds the class in models
+    return runtime.ToolBinding(
+        {"name": "t", "inputSchema": schema}, call, "", strict_model=lambda: model
     )
-    tool.__dict__["strict_class"] = model  # what the cached import would find in models
-    return tool
 
 
 def same(left: BaseModel, right: BaseModel) -> bool:

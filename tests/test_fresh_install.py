@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,3 +38,30 @@ def test_fresh_venv_install_build_and_generated_tests(tmp_path: Path) -> None:
     sh([python, "-m", "pip", "install", "-q", f"{out}[test]"], tmp_path)
     result = sh([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], out)
     assert " passed" in result and "failed" not in result
+
+
+EXAMPLES = sorted(p for p in (ROOT / "generated_examples").iterdir() if p.is_dir())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3000)
+def test_every_example_installs_alone_and_passes_its_own_tests(tmp_path: Path) -> None:
+    """What each example's own CI does: a venv *without* mcpgen, ``pip install
+    'example[test]'`` (non-editable), its generated tests. A module the package imports
+    but does not declare fails here (one venv, each example installed and removed in turn)."""
+    import shutil
+    import tomllib
+
+    venv = tmp_path / "venv"
+    sh([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    python = str(venv / "bin" / "python")
+    for example in EXAMPLES:
+        copy = tmp_path / example.name
+        shutil.copytree(example, copy, ignore=shutil.ignore_patterns(".mypy_cache", "__pycache__"))
+        sh([python, "-m", "pip", "install", "-q", f"{copy}[test]"], tmp_path)
+        found = sh([python, "-c", "import importlib.util as u; print(u.find_spec('mcpgen'))"], copy)
+        assert found.strip() == "None", "mcpgen must not be importable beside the example"
+        result = sh([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], copy)
+        assert " passed" in result and "failed" not in result, result[-2000:]
+        name = tomllib.loads((copy / "pyproject.toml").read_text("utf-8"))["project"]["name"]
+        sh([python, "-m", "pip", "uninstall", "-y", "-q", name], tmp_path)

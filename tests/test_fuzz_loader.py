@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from mcpgen import load as loader
 from mcpgen.cli import main
+from mcpgen.load import json_locator, json_scan, yaml_text
 from mcpgen.pipeline import Loaded, load_manifest
 from mcpgen.problems import InputError, Level
 from mcpgen.render.spec import spec_json
@@ -485,7 +486,7 @@ def test_json_round_trip_and_positions(data: Any, indent: int | str | None) -> N
         line, column = positions.values[path]
         assert 1 <= line <= text.count("\n") + 1 and column >= 1
     try:
-        composed = loader._compose(text, "m.json")[1]
+        composed = yaml_text._compose(text, "m.json")[1]
     except InputError:
         return  # valid JSON that is not YAML PyYAML reads (tabs, keys over 1024 characters)
     assert composed.values == positions.values
@@ -501,12 +502,12 @@ def test_the_on_demand_json_locator_agrees_with_the_full_index(
     key, and paths that do not exist, land where the full position index puts them."""
     text = json.dumps(data, indent=indent)
     assume(text.strip())
-    full = loader._json_positions(text, "m.json")
+    full = json_scan._json_positions(text, "m.json")
     for path in paths(data):
         for probe in (path, (*path, extra), (*path, 0), (*path, extra, 1)):
             for key in (False, True):
-                fresh = loader.JsonLocator(text, "m.json")  # no index yet
+                fresh = json_locator.JsonLocator(text, "m.json")  # no index yet
                 assert fresh.locate(probe, key) == full.locate(probe, key), (probe, key)
-    shared = loader.JsonLocator(text, "m.json")  # one index reused for every path
+    shared = json_locator.JsonLocator(text, "m.json")  # one index reused for every path
     for path in reversed(paths(data)):
         assert shared.locate(path, True) == full.locate(path, True)

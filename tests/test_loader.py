@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from mcpgen import load as loader
-from mcpgen.load import MAX_DEPTH, MAX_NODES, Document, load_file, load_text
+from mcpgen.load import (
+    MAX_DEPTH,
+    MAX_NODES,
+    Document,
+    load_file,
+    load_text,
+    yaml_text,
+)
 from mcpgen.problems import InputError, Level, Location, Problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +45,7 @@ def where(problem: Problem) -> tuple[int, int]:
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with libyaml's parser and with PyYAML's pure-Python fallback."""
     if request.param == "python":
-        monkeypatch.setattr(loader, "_Loader", loader._PyLoader)
+        monkeypatch.setattr(yaml_text, "_Loader", yaml_text._PyLoader)
     return str(request.param)
 
 
@@ -105,7 +112,7 @@ def test_missing_paths_locate_their_nearest_ancestor() -> None:
 
 def test_both_parsers_give_the_same_data_and_positions(monkeypatch: pytest.MonkeyPatch) -> None:
     with_c = load_file(CALCULATOR)
-    monkeypatch.setattr(loader, "_Loader", loader._PyLoader)
+    monkeypatch.setattr(yaml_text, "_Loader", yaml_text._PyLoader)
     pure = load_file(CALCULATOR)
     assert with_c.data == pure.data
     assert with_c.positions == pure.positions
@@ -125,7 +132,7 @@ def test_json_positions_match_yaml_positions() -> None:
     text = json.dumps(data, indent=2)
     from_json = load(text, "m.json")
     assert from_json.data == data
-    composed = loader._compose(text, "m.json")[1]
+    composed = yaml_text._compose(text, "m.json")[1]
     assert from_json.positions.values == composed.values
     assert from_json.positions.keys == composed.keys
 
@@ -432,7 +439,7 @@ def test_many_small_aliases_are_fine() -> None:
 
 
 def test_many_values_without_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loader, "MAX_NODES", 50)
+    monkeypatch.setattr(yaml_text, "MAX_NODES", 50)
     problem = refused("a: [" + ", ".join(["1"] * 60) + "]\n")
     assert problem.message == "expands to more than 50 values"
     assert problem.field == "a"

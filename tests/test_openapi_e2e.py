@@ -76,10 +76,10 @@ def upstream() -> Iterator[str]:
 def probe(
     project: Path, upstream: str, mode: str, key: str | None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(project / "src"), "SHOP_BASE_URL": upstream + "/api"}
-    env.pop("SHOP_APIKEY", None)
+    env = {**os.environ, "PYTHONPATH": str(project / "src"), "SHOP_API_BASE_URL": upstream + "/api"}
+    env.pop("SHOP_API_APIKEY", None)
     if key is not None:
-        env["SHOP_APIKEY"] = key
+        env["SHOP_API_APIKEY"] = key
     return subprocess.run(
         [sys.executable, "-c", PROBE, mode], env=env, capture_output=True, text=True, timeout=120
     )
@@ -107,12 +107,12 @@ def test_missing_credentials_name_the_variable(project: Path, upstream: str) -> 
         "            print(exc.message)\n"
         "anyio.run(main)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(project / "src"), "SHOP_BASE_URL": upstream + "/api"}
-    env.pop("SHOP_APIKEY", None)
+    env = {**os.environ, "PYTHONPATH": str(project / "src"), "SHOP_API_BASE_URL": upstream + "/api"}
+    env.pop("SHOP_API_APIKEY", None)
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
     )
-    assert "missing credentials" in done.stdout and "SHOP_APIKEY" in done.stdout, done.stderr[
+    assert "missing credentials" in done.stdout and "SHOP_API_APIKEY" in done.stdout, done.stderr[
         -3000:
     ]
 
@@ -171,8 +171,8 @@ def test_meta_tool_mode(tmp_path: Path, upstream: str) -> None:
     env = {
         **os.environ,
         "PYTHONPATH": str(out / "src"),
-        "SHOP_BASE_URL": upstream + "/api",
-        "SHOP_APIKEY": "secret-key",
+        "SHOP_API_BASE_URL": upstream + "/api",
+        "SHOP_API_APIKEY": "secret-key",
     }
     for mode in ("legacy", "2026-07-28"):
         done = subprocess.run(
@@ -221,7 +221,7 @@ def test_an_override_replaces_the_http_call_and_survives_rebuilds(tmp_path: Path
     assert CliRunner().invoke(main, ["build", spec, "-o", str(out)]).exit_code == 0
     assert override.read_text() == OVERRIDE
     assert CliRunner().invoke(main, ["build", spec, "-o", str(out), "--check"]).exit_code == 0
-    env = {**os.environ, "PYTHONPATH": str(out / "src"), "SHOP_BASE_URL": "http://127.0.0.1:9"}
+    env = {**os.environ, "PYTHONPATH": str(out / "src"), "SHOP_API_BASE_URL": "http://127.0.0.1:9"}
     done = subprocess.run(
         [sys.executable, "-c", OVERRIDE_PROBE], env=env, capture_output=True, text=True, timeout=60
     )
@@ -254,9 +254,9 @@ def test_multipart_binary_and_oauth2_client_credentials(tmp_path: Path, upstream
     env = {
         **os.environ,
         "PYTHONPATH": str(out / "src"),
-        "FILES_BASE_URL": upstream + "/api",
-        "FILES_OAUTH_CLIENT_ID": "app",
-        "FILES_OAUTH_CLIENT_SECRET": "s3cret",
+        "FILES_API_BASE_URL": upstream + "/api",
+        "FILES_API_OAUTH_CLIENT_ID": "app",
+        "FILES_API_OAUTH_CLIENT_SECRET": "s3cret",
     }
     done = subprocess.run(
         [sys.executable, "-c", FILES_PROBE], env=env, capture_output=True, text=True, timeout=120

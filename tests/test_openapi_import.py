@@ -168,9 +168,12 @@ def test_petstore_servers_and_security_schemes() -> None:
             "tokenUrl": "https://auth.petstore.example/token",
             "scopes": {"pets:read": "Read pets"},
         },
+        # kept for openapi.credentials (token exchange or a header), with a warning
+        "browser": {"type": "oauth2", "flows": ["authorizationCode"], "scopes": {}},
     }
     problem = find(warnings(result), "authorizationCode")  # not dropped silently
     assert problem.field == "#/components/securitySchemes/browser"
+    assert "openapi.credentials.browser" in problem.message
 
 
 def test_path_level_ref_parameter() -> None:
@@ -714,6 +717,14 @@ def test_resources() -> None:
         "title": "Get a pet",
         "description": "Get a pet",
         "mimeType": "application/json",
+        # the schemas its variables are checked against before the call is made
+        "x-mcpgen-input": {
+            "type": "object",
+            "properties": {
+                "petId": {"type": "integer", "format": "int64", "description": "The pet's id"}
+            },
+            "required": ["petId"],
+        },
     }
     assert resources["list_pets"]["uriTemplate"] == "api://pets{?limit,status}"
     assert resources["list_categories"]["uri"] == "api://categories"
@@ -1031,13 +1042,17 @@ def test_security_requirements() -> None:
     ops = {o.path: o for o in result.operations}
     assert ops["/a"].security == [{"key": []}]
     assert ops["/b"].security == [{"oauth": ["read"], "key": []}, {}]
-    assert set(result.security_schemes) == {"key", "oauth"}
+    assert set(result.security_schemes) == {"key", "oauth", "oidc"}
+    assert result.security_schemes["oidc"] == {
+        "type": "openIdConnect",
+        "openIdConnectUrl": "https://x/.well-known",
+    }
     assert (
         find(warnings(result), "no security scheme named 'ghost'").field
         == "#/paths/~1c/get/security/0/ghost"
     )
     find(warnings(result), "'digest' authentication is not supported")
-    find(warnings(result), "'openIdConnect' is not supported")
+    find(warnings(result), "an openIdConnect scheme gives this server no token of its own")
 
 
 def test_path_parameters_checked_against_the_template() -> None:

@@ -5,6 +5,7 @@ unreachable API gives."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -57,4 +58,8 @@ def test_the_big_one_builds(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["build", str(REAL / "star-trek-3.0.json"), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "tools/list: 120 tools" in result.output
+    # 120 operations are too many to list: auto mode offers them through code mode
+    assert "mode auto chose code" in result.output
+    assert "tools/list: 2 tools" in result.output
+    spec = json.loads(next((out / "src").glob("*/_spec.json")).read_text())
+    assert spec["mode"] == "code" and len(spec["tools"]) == 120

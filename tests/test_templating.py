@@ -11,17 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpgen.format import mode
-from mcpgen.render import PREFORMATTED
-from mcpgen.render.templates import (
-    assign_call,
-    call,
-    dict_arg,
-    keywords,
-    py,
-    render,
-    string_literal,
-    templates_dir,
-)
+from mcpgen.literals import py, string_literal
+from mcpgen.render.templates import assign_call, call, dict_arg, keywords
 
 
 @given(st.text())
@@ -118,17 +109,3 @@ def test_a_template_cache_that_cannot_be_written_only_costs_time(tmp_path: Path)
     cache = _QuietBytecodeCache(str(tmp_path / "missing" / "folder"))
     env = jinja2.Environment(loader=jinja2.DictLoader({"t": "hi {{ x }}"}), bytecode_cache=cache)
     assert env.get_template("t").render(x=1) == "hi 1"
-
-
-@pytest.mark.parametrize("template", sorted(PREFORMATTED))
-def test_preformatted_templates_are_constant_and_black_formatted(template: str) -> None:
-    """A template in ``render.PREFORMATTED`` skips black at build time: it must render the
-    same for every manifest (no template code but the banner) and already be formatted."""
-    source = (templates_dir() / template).read_text("utf-8")
-    banner = '{% include "_header.jinja" %}\n'
-    assert source.startswith(banner)
-    body = source[len(banner) :]
-    for syntax in ("{{", "{%", "{#"):
-        assert syntax not in body, f"{template}: template code makes its output vary"
-    text = render(template, mcpgen_version="0.0.0", source_name="x" * 200 + ".yaml")
-    assert black.format_str(text, mode=mode()) == text

@@ -398,3 +398,22 @@ def test_schema_nesting_limit(tmp_path: Path) -> None:
     assert (field, message) == ("tools[0].input", "JSON Schema nested deeper than 64 levels")
     text = body(62).splitlines()[3]
     assert (line, col) == (8, text.index("string") + 1)
+
+
+def test_a_typo_inside_a_json_schema_is_a_warning_and_an_error_under_strict(tmp_path: Path) -> None:
+    """``requried`` is no JSON Schema keyword: the field would quietly become optional."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "mcpgen: 1\nserver: {name: books}\ntools:\n  - name: add_book\n    description: Add.\n"
+        "    input:\n      type: object\n      properties: {isbn: {type: string}}\n"
+        "      requried: [isbn]\n",
+        encoding="utf-8",
+    )
+    from mcpgen.pipeline import load_manifest
+
+    loaded = load_manifest(manifest)
+    assert loaded.manifest is not None
+    [warning] = loaded.problems.warnings
+    assert (warning.location.line, warning.field) == (9, "tools[0].input.requried")
+    assert "did you mean 'required'?" in warning.message
+    assert load_manifest(manifest, strict=True).manifest is None

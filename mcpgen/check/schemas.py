@@ -23,9 +23,16 @@ def refs(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
             if isinstance(ref, str):
                 yield (*where, "$ref"), ref
             for key in sorted(node, reverse=True):
-                if key in ("const", "enum", "default", "examples"):
+                value = node[key]
+                if key in DATA_KEYWORDS:
                     continue  # data, not schema
-                stack.append((node[key], (*where, key)))
+                if key in _SCHEMA_MAPS and isinstance(value, dict):
+                    # names of properties (or definitions) are not keywords: a property
+                    # called "default" or "examples" is a schema like any other
+                    for name in sorted(value, reverse=True):
+                        stack.append((value[name], (*where, key, name)))
+                else:
+                    stack.append((value, (*where, key)))
         elif isinstance(node, list):
             for index in range(len(node) - 1, -1, -1):
                 stack.append((node[index], (*where, index)))
@@ -163,6 +170,7 @@ KEYWORDS = frozenset(
     ]
 )
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+DATA_KEYWORDS = ("const", "enum", "default", "examples")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_VALUES = [
     "not",
@@ -179,21 +187,50 @@ _SCHEMA_VALUES = [
 ]
 
 
-def unknown_keywords(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
-    """Keys of schema objects that are no JSON Schema keyword (``requried``), with their
-    paths; ``x-`` extensions are allowed."""
+def schema_nodes(schema: Json, path: JsonPath = ()) -> Iterator[tuple[dict[str, Json], JsonPath]]:
+    """Every schema object inside ``schema`` (itself included), with its path."""
     stack: list[tuple[Json, JsonPath]] = [(schema, path)]
     while stack:
         node, where = stack.pop()
         if not isinstance(node, dict):
             continue
-        for key in sorted(node):
+        yield node, where
+        for key in sorted(node, reverse=True):
             value = node[key]
-            if key not in KEYWORDS and not key.startswith("x-"):
-                yield (*where, key), key
-            elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend((v, (*where, key, k)) for k, v in value.items())
             elif key in _SCHEMA_LISTS and isinstance(value, list):
                 stack.extend((v, (*where, key, i)) for i, v in enumerate(value))
             elif key in _SCHEMA_VALUES:
                 stack.append((value, (*where, key)))
+
+
+def unknown_keywords(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+    """Keys of schema objects that are no JSON Schema keyword (``requried``), with their
+    paths; ``x-`` extensions are allowed."""
+    for node, where in schema_nodes(schema, path):
+        for key in sorted(node):
+            if key not in KEYWORDS and not key.startswith("x-"):
+                yield (*where, key), key
+
+
+def bad_patterns(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+    """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile:
+    the server validates arguments with it, so such a schema could never be checked."""
+    import re
+
+    for node, where in schema_nodes(schema, path):
+        candidates: list[tuple[JsonPath, Json]] = [(("pattern",), node.get("pattern"))]
+        props = node.get("patternProperties")
+        if isinstance(props, dict):
+            candidates += [(("patternProperties", k), k) for k in props]
+        for suffix, pattern in candidates:
+            if not isinstance(pattern, str):
+                continue
+            try:
+                re.compile(pattern)
+            except (re.error, RecursionError, OverflowError) as exc:
+                yield (
+                    *where,
+                    *suffix,
+                ), f"{pattern!r} is not a regular expression Python can use ({exc})"

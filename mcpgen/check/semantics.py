@@ -15,66 +15,30 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import jinja2
-import jinja2.meta
-
 from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
+from mcpgen.check.auth import check_auth
+from mcpgen.check.credentials import check_credentials
+from mcpgen.check.names import check_python_names
+from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean, dotted
+from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath
 from mcpgen.problems import Level, Problem, Problems
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
 _SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
-_JINJA = jinja2.Environment(autoescape=False)
-
-
-SECTIONS = ("tools", "resources", "prompts", "completions")
-MAPPINGS = ("server", "$defs", "auth", "transports", "capabilities")
-
-
-def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
-    """The parts of ``data`` the semantic checks can read: malformed sections become empty
-    and malformed entries None (the structural check reported them)."""
-    view: dict[str, Any] = dict(data) if isinstance(data, dict) else {}
-    for key in MAPPINGS:
-        if not isinstance(view.get(key, {}), dict) or (key,) in broken:
-            view[key] = {}
-    for section in SECTIONS:
-        items = view.get(section, [])
-        if not isinstance(items, list):
-            view[section] = []
-            continue
-        view[section] = [
-            item if isinstance(item, dict) and (section, i) not in broken else None
-            for i, item in enumerate(items)
-        ]
-    return view
-
-
-def broken_entries(paths: Iterable[JsonPath]) -> set[JsonPath]:
-    """The entries (``("tools", 3)``) and sections the structural problems are inside."""
-    found: set[JsonPath] = set()
-    for path in paths:
-        if path and path[0] in SECTIONS and len(path) > 1:
-            found.add(path[:2])
-        elif path and ((path[0] in MAPPINGS and len(path) == 1) or path[0] == "server"):
-            found.add(path[:1])
-    return found
-
-
-def entries(items: list[Any]) -> Iterable[tuple[int, dict[str, Any]]]:
-    return ((i, item) for i, item in enumerate(items) if isinstance(item, dict))
 
 
 class Checker:
+    """The semantic checks of one document; the parts in ``auth``, ``prompts``, ``names``
+    and ``credentials`` are functions of it."""
+
     def __init__(self, doc: Document, broken: set[JsonPath] | None = None) -> None:
         self.doc = doc
-        self.data: dict[str, Any] = checkable(doc.data, broken or set())
+        self.broken = broken or set()
+        self.data: dict[str, Any] = checkable(doc.data, self.broken)
         # names are checked on every entry that has one, malformed or not
         self.named: dict[str, Any] = checkable(doc.data, set())
         self.problems = Problems()
@@ -94,14 +58,27 @@ class Checker:
         self.check_defs()
         self.check_tools()
         templates = self.check_resources()
-        prompts = self.check_prompts()
-        self.check_completions(prompts, templates)
-        self.check_auth()
-        self.check_python_names()
+        prompts = check_prompts(self)
+        check_completions(self, prompts, templates)
+        check_auth(self)
+        check_credentials(self, self.broken)
+        check_python_names(self)
         return self.problems
 
     # -- server -----------------------------------------------------------------------
     def check_server(self) -> None:
+        version = self.data["server"].get("version")
+        if isinstance(version, str) and names.package_version(version) != version:
+            from packaging.version import InvalidVersion, Version
+
+            try:
+                Version(version)
+            except InvalidVersion:
+                self.warn(
+                    ("server", "version"),
+                    f"{version!r} is not a PEP 440 version: the package is versioned "
+                    f"{names.package_version(version)!r} (clients still see {version!r})",
+                )
         package = self.data["server"].get("package")
         if package is not None and package in names.RESERVED:
             self.error(("server", "package"), f"{package!r} is a Python keyword or builtin")
@@ -142,6 +119,8 @@ class Checker:
                         f"(use one of: {', '.join(_SCHEMA_TYPES)})"
                     )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
+        for path, message in schemas.bad_patterns(schema):
+            self.error((*where, *path), message)
         for path, word in schemas.unknown_keywords(schema):
             self.warn(
                 (*where, *path),
@@ -264,264 +243,6 @@ class Checker:
         if problem:
             self.error(where, problem)
 
-    # -- prompts ----------------------------------------------------------------------
-    def check_prompts(self) -> dict[str, set[str]]:
-        prompts = self.data.get("prompts", [])
-        self.unique(self.named["prompts"], "name", ("prompts",), "prompt name")
-        self.unique_idents(self.named["prompts"], ("prompts",), "prompt", names.snake)
-        fixed_uris = {r["uri"] for _, r in entries(self.data.get("resources", [])) if "uri" in r}
-        declared: dict[str, set[str]] = {}
-        for index, prompt in entries(prompts):
-            where: JsonPath = ("prompts", index)
-            arguments = prompt.get("arguments", [])
-            self.unique(arguments, "name", (*where, "arguments"), "argument name")
-            argument_names = {a["name"] for a in arguments}
-            declared[prompt["name"]] = argument_names
-            messages = prompt.get("messages", [])
-            if not messages and not prompt.get("handler"):
-                self.error(where, "a prompt needs 'messages', or 'handler: true' to render in code")
-            if messages and prompt.get("handler"):
-                self.warn((*where, "messages"), "ignored: the prompt renders in its handler")
-            if "description" not in prompt:
-                self.warn(where, f"prompt {prompt['name']!r} has no description")
-            for m_index, message in enumerate(messages):
-                m_where: JsonPath = (*where, "messages", m_index)
-                if "text" in message:
-                    self.check_template((*m_where, "text"), message["text"], argument_names)
-                resource = message.get("resource")
-                if resource is not None:
-                    inline = [k for k in ("text", "blob") if k in resource]
-                    if len(inline) > 1:
-                        self.error(
-                            (*m_where, "resource", "blob"), "give 'text' or 'blob', not both"
-                        )
-                    if not inline and resource["uri"] not in fixed_uris:
-                        self.error(
-                            (*m_where, "resource", "uri"),
-                            f"{resource['uri']!r} is not a declared fixed resource; declare it "
-                            "or give inline 'text' or 'blob'",
-                        )
-                    if "blob" in resource:
-                        self.check_base64((*m_where, "resource", "blob"), resource["blob"])
-                    if "{" in resource["uri"]:
-                        self.check_template(
-                            (*m_where, "resource", "uri"), resource["uri"], argument_names
-                        )
-                for media in ("image", "audio"):
-                    item = message.get(media)
-                    if item is None:
-                        continue
-                    given = [k for k in ("data", "file") if k in item]
-                    if len(given) != 1:
-                        self.error(
-                            (*m_where, media), "give exactly one of 'data' (base64) or 'file'"
-                        )
-                    elif given[0] == "data":
-                        self.check_base64((*m_where, media, "data"), item["data"])
-                    else:
-                        self.check_file((*m_where, media, "file"), item["file"])
-        return declared
-
-    def check_template(self, where: JsonPath, text: str, allowed: set[str]) -> None:
-        try:
-            used = jinja2.meta.find_undeclared_variables(_JINJA.parse(text))
-        except jinja2.TemplateSyntaxError as exc:
-            self.error(where, f"template syntax error on line {exc.lineno}: {exc.message}")
-            return
-        except RecursionError:
-            self.error(where, "template is nested too deeply")
-            return
-        unknown = sorted(used - allowed)
-        if unknown:
-            shown = ", ".join(repr(u) for u in unknown)
-            declared = ", ".join(sorted(allowed)) or "none"
-            self.error(
-                where, f"template uses undeclared argument(s) {shown} (declared: {declared})"
-            )
-
-    # -- completions ------------------------------------------------------------------
-    def check_completions(
-        self, prompts: dict[str, set[str]], templates: dict[str, list[str]]
-    ) -> None:
-        completions = self.data.get("completions", [])
-        seen: dict[tuple[str, str, str], int] = {}
-        for index, completion in entries(completions):
-            where: JsonPath = ("completions", index)
-            argument = completion["argument"]
-            if "prompt" in completion:
-                kind, target = "prompt", completion["prompt"]
-                if target not in prompts:
-                    self.error((*where, "prompt"), f"no prompt named {target!r}")
-                elif argument not in prompts[target]:
-                    self.error(
-                        (*where, "argument"), f"prompt {target!r} has no argument {argument!r}"
-                    )
-            else:
-                kind, target = "resource", completion["resource"]
-                if target not in templates:
-                    self.error(
-                        (*where, "resource"),
-                        f"no resource template with URI template or name {target!r}",
-                    )
-                elif argument not in templates[target]:
-                    self.error(
-                        (*where, "argument"),
-                        f"URI template {target!r} has no variable {argument!r}",
-                    )
-            has_values, has_handler = "values" in completion, bool(completion.get("handler"))
-            if has_values and has_handler:
-                self.error((*where, "handler"), "give 'values' or 'handler: true', not both")
-            elif not has_values and not has_handler:
-                self.error(where, "a completion needs 'values' or 'handler: true'")
-            key = (kind, target, argument)
-            if key in seen:
-                self.error(
-                    where, f"duplicate completion for {kind} {target!r} argument {argument!r}"
-                )
-            seen.setdefault(key, index)
-
-    # -- auth -------------------------------------------------------------------------
-    def check_auth(self) -> None:
-        auth = self.data.get("auth", {})
-        kind = auth.get("type", "none")
-        http = self.data.get("transports", {}).get("http", {})
-        host = http.get("host", "127.0.0.1")
-        if kind == "none" and host not in LOCAL_HOSTS:
-            self.warn(
-                ("transports", "http", "host"),
-                f"HTTP bound to {host!r} without authentication; only localhost is safe without auth",
-            )
-        if host not in LOCAL_HOSTS and "allowedHosts" not in http:
-            self.warn(
-                ("transports", "http", "host"),
-                f"HTTP bound to {host!r} without transports.http.allowedHosts: Host header "
-                "checks (DNS-rebinding protection) stay off until allowed hosts are set",
-            )
-        if "env" in auth and not ENV_NAME.fullmatch(auth["env"]):
-            self.error(("auth", "env"), f"{auth['env']!r} is not an environment variable name")
-        if "header" in auth and not HEADER_NAME.fullmatch(auth["header"]):
-            self.error(("auth", "header"), f"{auth['header']!r} is not an HTTP header name")
-        if kind == "oauth":
-            for key in ("issuer", "audience"):
-                if key not in auth:
-                    self.error(("auth",), f"oauth needs {key!r}")
-            if not {"jwksUrl", "jwksFile", "introspectionUrl"} & set(auth):
-                self.error(
-                    ("auth",),
-                    "oauth needs 'jwksUrl' or 'jwksFile' (to check JWT signatures) or "
-                    "'introspectionUrl' (to ask the authorization server about opaque tokens)",
-                )
-            for key in ("issuer", "jwksUrl", "introspectionUrl"):
-                url = auth.get(key)
-                if isinstance(url, str) and not _secure_url(url):
-                    self.error(
-                        ("auth", key), f"{key} must be an https URL (http only for localhost)"
-                    )
-            if "env" in auth:
-                self.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
-        else:
-            for key in (
-                "issuer",
-                "audience",
-                "jwksUrl",
-                "jwksFile",
-                "introspectionUrl",
-                "algorithms",
-                "leeway",
-            ):
-                if key in auth:
-                    self.warn(("auth", key), f"{key!r} is used only with auth type oauth")
-            if auth.get("hideUnauthorizedTools"):
-                self.warn(
-                    ("auth", "hideUnauthorizedTools"),
-                    "only oauth tokens carry scopes: with other auth types every tool is listed",
-                )
-            for index, tool in entries(self.data.get("tools", [])):
-                if isinstance(tool, dict) and tool.get("scopes"):
-                    self.warn(
-                        ("tools", index, "scopes"),
-                        "scopes are enforced only with auth type oauth"
-                        + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
-                    )
-                    break
-        cors = http.get("corsOrigins", [])
-        if "*" in cors and kind == "none":
-            self.warn(
-                ("transports", "http", "corsOrigins"),
-                "'*' lets any web page call this unauthenticated server from a browser",
-            )
-
-    # -- Python names (the rules are in ``identifiers``: the model derives the same) -----
-    def check_python_names(self) -> None:
-        """Every Python name generated code derives from the manifest, checked against the
-        others in the same namespace: the typed client's methods, a resource's or prompt's
-        keyword arguments, the model classes, the completion handlers."""
-        methods: dict[str, JsonPath] = {}
-
-        def claim(table: dict[str, JsonPath], name: str, where: JsonPath, what: str) -> None:
-            first = table.setdefault(name, where)
-            if first != where:
-                self.error(
-                    where,
-                    f"{what} {name!r} is also the name of {self.doc.field(first)}; rename one",
-                )
-
-        tools = list(entries(self.named.get("tools", [])))
-        idents: dict[str, JsonPath] = {}
-        for index, tool in tools:
-            if isinstance(tool.get("name"), str):
-                ident = names.tool_ident(tool["name"])
-                if idents.setdefault(ident, ("tools", index)) != ("tools", index):
-                    continue  # two tools with one Python name: reported by unique_idents
-                method = names.client_method(ident)
-                claim(methods, method, ("tools", index, "name"), "the typed client's method")
-        for index, resource in entries(self.named.get("resources", [])):
-            if isinstance(resource.get("name"), str):
-                method = "read_" + names.snake(resource["name"])
-                claim(methods, method, ("resources", index, "name"), "the typed client's method")
-            template = resource.get("uriTemplate")
-            if isinstance(template, str):
-                variables, problem = uritemplate.parse(template)
-                if problem is None:
-                    self.distinct_kwargs(
-                        variables, ("resources", index, "uriTemplate"), "variables"
-                    )
-        classes: dict[str, JsonPath] = {
-            name: ("$defs", name) for name in self.named.get("$defs", {})
-        }
-        for index, prompt in entries(self.named.get("prompts", [])):
-            if not isinstance(prompt.get("name"), str):
-                continue
-            claim(
-                methods,
-                "prompt_" + names.snake(prompt["name"]),
-                ("prompts", index, "name"),
-                "the typed client's method",
-            )
-            claim(
-                classes,
-                names.model_class(prompt["name"], "Arguments"),
-                ("prompts", index, "name"),
-                "model class",
-            )
-            arguments = [
-                a["name"]
-                for a in prompt.get("arguments", [])
-                if isinstance(a, dict) and "name" in a
-            ]
-            self.distinct_kwargs(arguments, ("prompts", index, "arguments"), "arguments")
-        for index, tool in tools:
-            if isinstance(tool.get("name"), str):
-                classes.setdefault(
-                    names.model_class(tool["name"], "Input"), ("tools", index, "name")
-                )
-        handlers: dict[str, JsonPath] = {}
-        for index, completion in entries(self.named.get("completions", [])):
-            target = "prompt" if "prompt" in completion else "resource"
-            ref = str(completion.get(target, ""))
-            ident = names.completion_ident(target, ref, str(completion.get("argument", "")))
-            claim(handlers, ident, ("completions", index), "completion handler")
-
     def distinct_kwargs(self, given: list[str], where: JsonPath, what: str) -> None:
         seen: dict[str, str] = {}
         for name in given:
@@ -631,13 +352,3 @@ def _valid_types(value: Any) -> bool:
 
 def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Problems:
     return Checker(doc, broken).run()
-
-
-def _secure_url(url: str) -> bool:
-    """https, or http to this machine (for development)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return True
-    return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS

@@ -49,6 +49,7 @@ def check_structure(doc: Document) -> Problems:
                 doc.locate(()),
                 "",
                 "a manifest is a mapping with 'mcpgen' and 'server'",
+                path=(),
             )
         )
         return problems
@@ -60,6 +61,7 @@ def check_structure(doc: Document) -> Problems:
                 doc.locate(("mcpgen",)),
                 "mcpgen",
                 f"unsupported manifest version {version}; this mcpgen reads version 1",
+                path=(),
             )
         )
         return problems

@@ -12,6 +12,7 @@ import click
 from mcpgen import __version__
 from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
+from mcpgen.health.command import check as check_command
 from mcpgen.hosts.commands import (
     add_command,
     bundle,
@@ -96,8 +97,16 @@ def validate(manifest: Path, strict: bool, output_format: str) -> None:
     if output_format == "json":
         problems = [p.to_data() for p in loaded.problems.sorted()]
         m = loaded.manifest
-        counts = {} if m is None else {"tools": len(m.tools), "resources": len(m.resources), "prompts": len(m.prompts)}
-        click.echo(json.dumps({"ok": m is not None, "problems": problems, **counts}, indent=2, ensure_ascii=False))
+        counts = (
+            {}
+            if m is None
+            else {"tools": len(m.tools), "resources": len(m.resources), "prompts": len(m.prompts)}
+        )
+        click.echo(
+            json.dumps(
+                {"ok": m is not None, "problems": problems, **counts}, indent=2, ensure_ascii=False
+            )
+        )
         sys.exit(EXIT_BAD_INPUT if m is None else 0)
     if loaded.manifest is None:
         bad_input(loaded.problems, strict)
@@ -178,6 +187,14 @@ def inspect(manifest: Path, as_json: bool) -> None:
     default=None,
     help="Server name for an OpenAPI SOURCE (default: a short name from its title or host).",
 )
+@click.option(
+    "--rename",
+    "renames",
+    multiple=True,
+    metavar="OLD=NEW",
+    help="The manifest renamed OLD to NEW: move its handler file to the new name and update "
+    "the model class names it uses (repeatable; KIND:OLD=NEW for a resource or prompt).",
+)
 def build(
     source: Path,
     output: Path | None,
@@ -187,6 +204,7 @@ def build(
     max_context_bytes: int | None,
     timings: bool,
     name: str | None,
+    renames: tuple[str, ...],
 ) -> None:
     """Generate a server package (and typed client) from SOURCE into OUTPUT.
 
@@ -205,11 +223,13 @@ def build(
             max_context_bytes=max_context_bytes,
             timings=timings,
             name=name,
+            renames=renames,
         )
     )
 
 
 main.add_command(diff_command)
+main.add_command(check_command)
 
 
 def run() -> None:

@@ -20,10 +20,13 @@ from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 from mcpgen.problems import InputError, Problems
+from mcpgen.render import LOCK_FILE, Output, render_project
 from mcpgen.render import models as modelgen
-from mcpgen.render import render_project
 from mcpgen.render.spec import tool_entry
+from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, plan
+from mcpgen.write.rename import Rename, RenameError, plan_moves
+from mcpgen.write.rename import parse as parse_renames
 
 
 def _interactive() -> bool:
@@ -36,6 +39,16 @@ def context_cost(manifest: Manifest) -> tuple[int, int]:
     """(tools listed, bytes of the tools/list result) a model's context pays for."""
     tools = manifest.advertised_tools
     return sum(1 for t in tools if t.enabled), tools_list_bytes(tools)
+
+
+def source_from(root: Path, source: Path) -> str | None:
+    """Where ``source`` is seen from the output folder ``root`` (POSIX, e.g. ``../mcpgen.yaml``)."""
+    import os
+
+    try:
+        return Path(os.path.relpath(os.path.abspath(source), os.path.abspath(root))).as_posix()
+    except ValueError:  # another drive
+        return None
 
 
 def _start_early(source: Path, workers: Workers) -> None:
@@ -59,12 +72,23 @@ def run_build(
     max_context_bytes: int | None = None,
     timings: bool = False,
     name: str | None = None,
+    renames: tuple[str, ...] = (),
 ) -> int:
     timing.reset()
     try:
+        wanted = parse_renames(renames)
+    except RenameError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    if wanted and (check or show_diff):
+        click.echo("error: --rename moves files: use it without --check and --diff", err=True)
+        return EXIT_BAD_INPUT
+    try:
         with Workers() as workers:
             _start_early(source, workers)
-            code = _build(source, output, check, show_diff, strict, max_context_bytes, workers, name)
+            code = _build(
+                source, output, check, show_diff, strict, max_context_bytes, workers, name, wanted
+            )
         with timing.phase("cache upkeep"):
             cache.prune()
         return code
@@ -82,6 +106,7 @@ def _build(
     max_context_bytes: int | None,
     workers: Workers,
     name: str | None = None,
+    renames: list[Rename] | None = None,
 ) -> int:
     with timing.phase("load + validate"):
         loaded = load_manifest(source, strict, name)
@@ -107,10 +132,25 @@ def _build(
     if root.exists() and not root.is_dir():
         click.echo(f"{root}: exists and is not a folder", err=True)
         return EXIT_BAD_INPUT
+    try:  # every rename is checked before anything is rendered or written
+        moves = plan_moves(root, manifest, renames) if renames else []
+    except RenameError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    source_path = source_from(root, source)
+    if manifest.ci.github and (source_path or "").startswith("../"):
+        click.echo(
+            f"warning: ci.github: the workflow expects {root} to be the repository root, "
+            f"but the manifest ({source_path}) is outside it; build with -o . from the "
+            "repository root",
+            err=True,
+        )
     try:
-        rendered = render_project(manifest, show_progress=_interactive(), workers=workers)
+        rendered = render_project(
+            manifest, show_progress=_interactive(), workers=workers, source=source_path
+        )
         with timing.phase("compare"):
-            the_plan = plan(root, rendered)
+            the_plan = plan(root, rendered, moves)
     except InputError as exc:
         problems = Problems()
         problems.extend(exc.problems)
@@ -125,7 +165,11 @@ def _build(
         # generator was not kept waiting for this.
         with timing.phase("context cost"):
             count, size = context_cost(manifest)
-        click.echo(f"tools/list: {count} tools, {size} bytes (about {size // 4} tokens)", err=True)
+        click.echo(
+            f"tools/list: {count} tools, {size} bytes (about {estimate_tokens(size)} tokens, "
+            "estimated)",
+            err=True,
+        )
     if show_diff:
         sys.stdout.write(diff(the_plan))
     if check or show_diff:
@@ -146,6 +190,8 @@ def _build(
         models_changed = any(p.startswith(package + "models/") for p in the_plan.changed)
         spec_changed = package + "_spec.json" in the_plan.changed
         changes = signature_changes(root, manifest) if spec_changed and models_changed else []
+    with timing.phase("surface changes"):
+        surface_changes = surface_summary(root, rendered) if LOCK_FILE in the_plan.changed else []
     try:
         with timing.phase("write"):
             apply(the_plan)
@@ -153,10 +199,14 @@ def _build(
         click.echo(f"error: cannot write {root}: {exc}", err=True)
         return EXIT_BAD_INPUT
     _summary(root, the_plan.created, the_plan.changed, the_plan.unchanged, the_plan.stubs_added)
+    for move in the_plan.moves:
+        click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
-    for line in changes:
-        click.echo(f"  changed: {line}", err=True)
+    for line in changes:  # indented lines say where a handler no longer fits its models
+        click.echo(f"  {line}" if line.startswith(" ") else f"  changed: {line}", err=True)
+    for line in surface_changes:
+        click.echo(f"  {line}", err=True)
     if loaded.problems.warnings:
         click.echo(f"  {len(loaded.problems.warnings)} warning(s)", err=True)
     return EXIT_OK
@@ -172,6 +222,34 @@ def _summary(
     )
     for relative in stubs:
         click.echo(f"  new stub: {relative}", err=True)
+
+
+def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
+    """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
+    counts and the first breaking changes (``mcpgen diff`` shows them all)."""
+    from mcpgen.surface.diff import BREAKING, diff, summary
+    from mcpgen.surface.sources import SourceError, check
+
+    try:
+        before = json.loads((root / LOCK_FILE).read_text("utf-8"))
+        if not isinstance(before, dict):
+            return []
+        check(before, LOCK_FILE)  # a lock this version can compare
+        after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
+    except (OSError, ValueError, SourceError):
+        return []
+    changes = diff(before, after)
+    counts = summary(changes, before, after)
+    lines = [
+        f"surface: {counts['breaking']} breaking, {counts['compatible']} compatible, "
+        f"{counts['docs']} docs change(s) for clients; tools/list {counts['bytesBefore']} -> "
+        f"{counts['bytesAfter']} bytes (mcpgen diff git:HEAD:{LOCK_FILE} {LOCK_FILE}, in {root})"
+    ]
+    breaking = [c for c in changes if c.level == BREAKING]
+    lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:shown]]
+    if len(breaking) > shown:
+        lines.append(f"  ... and {len(breaking) - shown} more breaking")
+    return lines
 
 
 _TOOLS_LINE = '\n"tools": [\n'  # where the compact _spec.json lists the tools, one per line
@@ -199,7 +277,10 @@ def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
 
 
 def signature_changes(root: Path, manifest: Manifest) -> list[str]:
-    """What changed in the contract of an existing handler since the last build."""
+    """What changed in the contract of an existing handler since the last build, and where
+    the handler now uses a field that is gone (it no longer type-checks)."""
+    from mcpgen.health.code import parse, stale_fields
+
     old = _old_tools(root, manifest)
     lines = []
     for tool in manifest.tools:
@@ -207,14 +288,47 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
         if before is None:
             continue
         handler = f"src/{manifest.server.package}/handlers/tools/{tool.ident}.py"
+        has_handler = (root / handler).is_file()  # an imported operation may have none
+        delta: dict[str, tuple[set[str], set[str]]] = {}
         for key, label in (("inputSchema", "input"), ("outputSchema", "output")):
             now = tool.definition.get(key)
             then = before.get(key)
             if now == then:
                 continue
+            delta[key] = _fields_delta(then, now)
             detail = _property_delta(then, now)
-            lines.append(f"tool {tool.name!r} {label} schema changed{detail}; check {handler}")
+            where = (
+                f"; {handler} may no longer type-check: run mcpgen check {root}"
+                if has_handler
+                else ""
+            )
+            lines.append(f"tool {tool.name!r} {label} schema changed{detail}{where}")
+        tree = parse(root / handler) if delta and has_handler else None
+        if tree is not None and not isinstance(tree, str):
+            found = stale_fields(
+                tree,
+                handler,
+                tool.input_model,
+                delta.get("inputSchema", (set(), set()))[0],
+                tool.output_model,
+                delta.get("outputSchema", (set(), set()))[0],
+                delta.get("outputSchema", (set(), set()))[1],
+            )
+            lines += [
+                f"  {f.path}:{f.line}: {f.message}"
+                + (": it no longer type-checks" if f.breaks else "")
+                for f in found
+            ]
     return lines
+
+
+def _fields_delta(before: Any, after: Any) -> tuple[set[str], set[str]]:
+    """(properties removed, properties newly required) at the top of a schema."""
+    old = before if isinstance(before, dict) else {}
+    new = after if isinstance(after, dict) else {}
+    removed = set(old.get("properties", {})) - set(new.get("properties", {}))
+    required = set(new.get("required", [])) - set(old.get("required", []))
+    return removed, required
 
 
 def _property_delta(before: Any, after: Any) -> str:

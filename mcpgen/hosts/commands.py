@@ -92,7 +92,9 @@ def install(
             servers = inst.read_config(path).get(spec.key)
             if isinstance(servers, dict):
                 existing = servers.get(name or proj.name)
-        entry = inst.build_entry(spec, proj, run, name, values, existing)
+        entry = inst.build_entry(
+            spec, name or proj.name, proj.needed_env("stdio"), run, values, existing
+        )
         click.echo(f"launcher: {run.kind}: {run.note}", err=True)
         if show:
             click.echo(json.dumps(inst.snippet(spec, entry), indent=2, ensure_ascii=False))

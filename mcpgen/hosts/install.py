@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .project import Launcher, Project
+from .project import EnvVar, Launcher, env_vars, needed_env
 
 Json = Any
 PLACEHOLDER = "<fill in {name}>"
@@ -119,23 +119,23 @@ def _input_id(var: str) -> str:
 
 def build_entry(
     host: Host,
-    project: Project,
+    server: str,
+    needed: list[EnvVar],
     run: Launcher,
-    name: str | None = None,
     values: Mapping[str, str] | None = None,
     existing: Mapping[str, Json] | None = None,
 ) -> Entry:
     """The entry: absolute command, args, and an ``env`` value for every variable the
     server needs: from ``values`` (``--env``), else the value the existing entry already
     holds (a filled-in placeholder survives a second install), else the default, else a
-    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords)."""
-    server = name or project.name
+    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords).
+    ``needed``: the variables a host must set for the stdio server (``needed_env``)."""
     given = dict(values or {})
     old_env = existing.get("env") if isinstance(existing, Mapping) else None
     old = {k: v for k, v in (old_env or {}).items() if isinstance(v, str)}
     env: dict[str, str] = dict(run.env)
     entry = Entry(server, {})
-    for var in project.needed_env("stdio"):
+    for var in needed:
         if var.name in given:
             env[var.name] = given.pop(var.name)
         elif var.name in old and not _PLACEHOLDER.match(old[var.name]):
@@ -167,6 +167,17 @@ def build_entry(
         body["env"] = dict(sorted(env.items()))
     entry.body = body
     return entry
+
+
+def readme_snippets(server: str, script: str, environment: list[Json]) -> dict[str, str]:
+    """The entries ``install`` writes with nothing given, for the generated README: by
+    host id, as JSON text, the command where a project venv would have it."""
+    needed = needed_env(env_vars(environment, "_spec.json"), "stdio")
+    run = Launcher(f"/ABSOLUTE/PATH/TO/.venv/bin/{script}")
+    return {
+        host: render(snippet(HOSTS[host], build_entry(HOSTS[host], server, needed, run))).strip()
+        for host in ("claude-desktop", "vscode")
+    }
 
 
 def snippet(host: Host, entry: Entry) -> dict[str, Json]:

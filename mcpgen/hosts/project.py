@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpgen.surface.lock import wire
+
 Json = Any
 
 
@@ -45,6 +47,11 @@ class EnvVar:
     def needed(self) -> bool:
         """A host must set it: the server fails without it, or it holds a credential."""
         return self.required or self.secret
+
+
+def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
+    """The variables a host must set to run the server over ``transport``."""
+    return [v for v in environment if v.applies_to(transport) and v.needed]
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ class Project:
         return str(self.server.get("title") or self.name)
 
     def needed_env(self, transport: str = "stdio") -> list[EnvVar]:
-        return [v for v in self.environment if v.applies_to(transport) and v.needed]
+        return needed_env(self.environment, transport)
 
     def env_var(self, name: str) -> EnvVar | None:
         return next((v for v in self.environment if v.name == name), None)
@@ -113,14 +120,14 @@ def describe(path: Path) -> Project:
         spec_path, package = found[0], found[0].parent.name
     spec = _read_json(spec_path)
     server = dict(spec.get("server") or {})
-    tools, prompts, resources, surface = _surface(root, spec)
+    tools, prompts, resources, surface = _surface(root, spec_path.parent, spec)
     messages = {
         p["definition"]["name"]: list(p.get("messages") or [])
         for p in spec.get("prompts") or []
         if isinstance(p, dict) and isinstance(p.get("definition"), dict)
     }
     if isinstance(spec.get("environment"), list):
-        environment, source = _spec_environment(spec["environment"], spec_path), "spec"
+        environment, source = env_vars(spec["environment"], spec_path), "spec"
     else:
         environment, source = _derived_environment(root, spec), "derived"
     return Project(
@@ -142,40 +149,39 @@ def describe(path: Path) -> Project:
 
 
 def _surface(
-    root: Path, spec: Json
+    root: Path, package: Path, spec: Json
 ) -> tuple[list[dict[str, Json]], list[dict[str, Json]], list[dict[str, Json]], bool]:
-    """(tools, prompts, resources) as clients see them: from the surface lock when the
-    project has one, else from _spec.json (meta tools when they replace the operations)."""
+    """(tools, prompts, resources) as clients see them, disabled ones left out: from the
+    surface lock when the project has one, else from ``_spec.json`` (and, in search or
+    code mode, the runtime's own tools)."""
     lock = root / "mcp-surface.json"
     if lock.is_file():
         data = _read_json(lock)
-        strip = ("scopes", "size")
-        tools = [{k: v for k, v in t.items() if k not in strip} for t in data.get("tools") or []]
-        prompts = [
-            {k: v for k, v in p.items() if k not in strip} for p in data.get("prompts") or []
-        ]
-        resources = [
-            {k: v for k, v in r.items() if k not in strip}
-            for r in [*(data.get("resources") or []), *(data.get("resourceTemplates") or [])]
-        ]
-        return tools, prompts, resources, True
-    hidden = spec.get("hidden") or {}
-    hidden_tools = set(hidden.get("tools") or [])
-    hidden_prompts = set(hidden.get("prompts") or [])
-    if spec.get("meta_tools"):
-        tools = list(spec["meta_tools"])
-    else:
-        tools = [t for t in spec.get("tools") or [] if t.get("name") not in hidden_tools]
-    prompts = [
-        p["definition"]
-        for p in spec.get("prompts") or []
-        if p.get("definition", {}).get("name") not in hidden_prompts
-    ]
-    resources = [r["definition"] for r in spec.get("resources") or [] if "definition" in r]
-    return tools, prompts, resources, False
+
+        def listed(*keys: str) -> list[dict[str, Json]]:
+            items = [e for key in keys for e in data.get(key) or [] if isinstance(e, dict)]
+            return [wire(e) for e in items if e.get("enabled", True) is not False]
+
+        tools, prompts = listed("tools"), listed("prompts")
+        return tools, prompts, listed("resources", "resourceTemplates"), True
+
+    mode = str(spec.get("mode") or "tools")
+
+    def definitions(key: str) -> list[dict[str, Json]]:
+        entries = [e for e in spec.get(key) or [] if isinstance(e, dict) and "definition" in e]
+        if key == "tools" and mode != "tools":  # the operations are reached through the mode
+            entries = [e for e in entries if "http" not in e]
+        return [e["definition"] for e in entries if e.get("enabled", True)]
+
+    tools = definitions("tools")
+    if mode != "tools":
+        modes = package / "_runtime" / "modes.json"
+        tools += _read_json(modes).get(mode, []) if modes.is_file() else []
+    return tools, definitions("prompts"), definitions("resources"), False
 
 
-def _spec_environment(items: list[Json], where: Path) -> list[EnvVar]:
+def env_vars(items: list[Json], where: Path | str) -> list[EnvVar]:
+    """The ``environment`` entries of a ``_spec.json`` (``where``: for the error)."""
     out = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):

@@ -13,20 +13,11 @@ from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import compact, fastpath
-from mcpgen.model.types import (
-    Auth,
-    Capabilities,
-    Completion,
-    HttpSettings,
-    Manifest,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    Resource,
-    Server,
-    StaticContent,
-    Tool,
-)
+from mcpgen.model.deploy import deploy_settings
+from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
+from mcpgen.model.resources import Resource, StaticContent
+from mcpgen.model.settings import Auth, Ci, HttpSettings
+from mcpgen.model.types import Capabilities, Completion, Manifest, Server, Tool
 from mcpgen.problems import Location
 
 DEFAULT_PAGE_SIZE = 100
@@ -80,7 +71,10 @@ def build_model(doc: Document) -> Manifest:
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),
         code_mode=_code_mode(options.get("codeMode")),
+        ci=Ci(github=bool(data.get("ci", {}).get("github", False))),
     )
+    if "deploy" in data:
+        manifest = replace(manifest, deploy=deploy_settings(data["deploy"], manifest))
     manifest = replace(manifest, origins=_origins(doc, manifest))
     if manifest.upstream and manifest.upstream.get("mode") == "auto":
         manifest = replace(manifest, upstream=_resolve_mode(manifest))
@@ -103,7 +97,9 @@ def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
     size = tools_list_bytes(manifest.tools)
     if size <= budget:
         upstream["mode"] = "tools"
-        upstream["modeReason"] = f"mode auto chose tools: tools/list is {size} bytes, within the {budget}-byte budget"
+        upstream["modeReason"] = (
+            f"mode auto chose tools: tools/list is {size} bytes, within the {budget}-byte budget"
+        )
     else:
         upstream["mode"] = "code"
         upstream["modeReason"] = (
@@ -139,6 +135,7 @@ def _http_settings(raw: dict[str, Any], server: Server) -> HttpSettings:
         env_prefix=env_prefix(server),
         max_sessions=int(raw.get("maxSessions", 1000)),
         session_idle_timeout=float(raw.get("sessionIdleTimeout", 600)),
+        redis_url=raw.get("redisUrl"),
     )
 
 
@@ -330,7 +327,9 @@ def _resource(
         http=raw.get("x-mcpgen-http"),
         scopes=tuple(raw.get("scopes", [])),
         input_schema=(
-            schemas.bundle(raw["x-mcpgen-input"], shared, index) if "x-mcpgen-input" in raw else None
+            schemas.bundle(raw["x-mcpgen-input"], shared, index)
+            if "x-mcpgen-input" in raw
+            else None
         ),
     )
 

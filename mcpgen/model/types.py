@@ -13,10 +13,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from mcpgen.model.prompts import Prompt
+from mcpgen.model.resources import Resource
+from mcpgen.model.settings import Auth, Ci, Deploy, HttpSettings
 from mcpgen.problems import Location
 
 Json = Any
-ContentKind = Literal["text", "blob"]
 
 
 # Every distribution a generated package imports (``mcpgen/runtime`` and the generated files;
@@ -35,8 +37,10 @@ RUNTIME_DEPENDENCIES = (
     "jinja2>=3.1,<4",
     "pyjwt[crypto]>=2.10",
     "uritemplate>=4.1,<5",
+    "typing-extensions>=4.6",  # the models' TypeAliasType on Python 3.11
 )
 SANDBOX_DEPENDENCY = "pydantic-monty>=1.4,<2"
+REDIS_DEPENDENCY = "redis>=8.1,<9"  # imported only with a Redis URL (runtime/shared_redis.py)
 TEST_DEPENDENCIES = (
     "pytest>=8",
     "pytest-timeout>=2.3",
@@ -72,6 +76,13 @@ class Server:
     class_prefix: str
     python_requires: str
     dependencies: tuple[str, ...]
+
+    @property
+    def package_version(self) -> str:
+        """The version pip sees (PEP 440); ``version`` is what clients are told."""
+        from mcpgen.identifiers import package_version
+
+        return package_version(self.version)
 
 
 @dataclass(frozen=True)
@@ -186,206 +197,6 @@ class Tool:
 
 
 @dataclass(frozen=True)
-class StaticContent:
-    kind: ContentKind
-    value: str  # text, or base64 for blobs
-
-
-@dataclass(frozen=True)
-class Variable:
-    """A URI template variable (or prompt argument) and the keyword argument a handler and
-    the typed client take it as."""
-
-    name: str
-    python: str
-    optional: bool = False
-
-    @property
-    def required(self) -> bool:
-        return not self.optional
-
-
-@dataclass(frozen=True)
-class Resource:
-    name: str
-    title: str | None
-    description: str | None
-    mime_type: str | None
-    size: int | None
-    uri: str | None
-    uri_template: str | None
-    variables: tuple[str, ...]
-    content: StaticContent | None
-    context: bool
-    subscribe: bool
-    annotations: Json | None
-    icons: tuple[Json, ...]
-    ident: str
-    http: Json | None = None
-    scopes: tuple[str, ...] = ()
-    input_schema: Json | None = None  # an imported resource: its operation's parameters
-
-    @property
-    def is_template(self) -> bool:
-        return self.uri_template is not None
-
-    @property
-    def parameters(self) -> tuple[Variable, ...]:
-        """The template's variables: handler and client keyword arguments (query ones optional)."""
-        import re
-
-        from mcpgen.identifiers import kwarg
-
-        query = {
-            name.split(":")[0].rstrip("*")
-            for body in re.findall(r"\{[?&]([^}]*)\}", self.uri_template or "")
-            for name in body.split(",")
-        }
-        return tuple(Variable(v, kwarg(v), v in query) for v in self.variables)
-
-    @property
-    def client_method(self) -> str:
-        return "read_" + self.ident
-
-    @property
-    def example_uri(self) -> str:
-        """A URI this resource answers for (the tests read it): example values for the
-        template's variables, optional (query) ones left out."""
-        if self.uri_template is None:
-            return str(self.uri)
-        import re
-        from urllib.parse import quote
-
-        from mcpgen.model.examples import valid_example
-
-        example = valid_example(self.input_schema) if self.input_schema else None
-        values = example if isinstance(example, dict) else {}
-
-        def expand(match: re.Match[str]) -> str:
-            body = match.group(1)
-            operator = body[0] if body[0] in "+#./;?&" else ""
-            names = [n.split(":")[0].rstrip("*") for n in (body[1:] if operator else body).split(",")]
-            if operator in "?&" and operator:
-                return ""
-            parts = [quote(str(values.get(n, "example")), safe="" if operator in "./;" or not operator else "/") for n in names]
-            if operator == ";":
-                return "".join(f";{n}={p}" for n, p in zip(names, parts, strict=True))
-            lead = {"": "", "+": "", "#": "#", ".": ".", "/": "/"}[operator]
-            return lead + (lead if operator in "./" else ",").join(parts)
-
-        return re.sub(r"\{([^{}]+)\}", expand, self.uri_template)
-
-    @property
-    def has_handler(self) -> bool:
-        return self.content is None and self.http is None
-
-    @property
-    def definition(self) -> dict[str, Json]:
-        """The resource (or template) as resources/list or resources/templates/list shows it."""
-        result: dict[str, Json] = {}
-        if self.uri_template is not None:
-            result["uriTemplate"] = self.uri_template
-        else:
-            result["uri"] = self.uri
-        result["name"] = self.name
-        for key, value in (
-            ("title", self.title),
-            ("description", self.description),
-            ("mimeType", self.mime_type),
-            ("size", self.size),
-            ("annotations", self.annotations),
-        ):
-            if value is not None:
-                result[key] = value
-        if self.icons:
-            result["icons"] = list(self.icons)
-        return result
-
-
-@dataclass(frozen=True)
-class PromptArgument:
-    name: str
-    title: str | None
-    description: str | None
-    required: bool
-
-
-@dataclass(frozen=True)
-class PromptMessage:
-    role: Literal["user", "assistant"]
-    kind: Literal["text", "resource", "image", "audio"]
-    text: str | None = None  # a template, for kind == "text"
-    uri: str | None = None
-    mime_type: str | None = None
-    content: StaticContent | None = None
-
-    def to_data(self) -> dict[str, Json]:
-        data: dict[str, Json] = {"role": self.role, "kind": self.kind}
-        if self.text is not None:
-            data["text"] = self.text
-        if self.uri is not None:
-            data["uri"] = self.uri
-        if self.mime_type is not None:
-            data["mimeType"] = self.mime_type
-        if self.content is not None:
-            data[self.content.kind] = self.content.value
-        return data
-
-
-@dataclass(frozen=True)
-class Prompt:
-    name: str
-    title: str | None
-    description: str | None
-    arguments: tuple[PromptArgument, ...]
-    messages: tuple[PromptMessage, ...]
-    handler: bool
-    context: bool
-    enabled: bool
-    icons: tuple[Json, ...]
-    ident: str
-    class_name: str
-    scopes: tuple[str, ...] = ()
-
-    @property
-    def client_method(self) -> str:
-        return "prompt_" + self.ident
-
-    @property
-    def parameters(self) -> tuple[Variable, ...]:
-        """The arguments as the typed client's keyword arguments, required ones first."""
-        from mcpgen.identifiers import kwarg
-
-        given = [Variable(a.name, kwarg(a.name), not a.required) for a in self.arguments]
-        return tuple(sorted(given, key=lambda v: v.optional))
-
-    @property
-    def definition(self) -> dict[str, Json]:
-        result: dict[str, Json] = {"name": self.name}
-        if self.title is not None:
-            result["title"] = self.title
-        if self.description is not None:
-            result["description"] = self.description
-        if self.arguments:
-            result["arguments"] = [
-                {
-                    k: v
-                    for k, v in (
-                        ("name", a.name),
-                        ("title", a.title),
-                        ("description", a.description),
-                        ("required", a.required),
-                    )
-                    if v is not None
-                }
-                for a in self.arguments
-            ]
-        if self.icons:
-            result["icons"] = list(self.icons)
-        return result
-
-
-@dataclass(frozen=True)
 class Completion:
     target: Literal["prompt", "resource"]
     ref: str  # prompt name or URI template
@@ -393,54 +204,6 @@ class Completion:
     values: tuple[str, ...]
     handler: bool
     ident: str
-
-
-@dataclass(frozen=True)
-class HttpSettings:
-    """Defaults for the HTTP transports; each one can be changed at run time by a flag or by
-    the environment variable ``{env_prefix}{NAME}`` (see the generated ``_http.py``)."""
-
-    host: str
-    port: int
-    path: str
-    stateless: bool
-    json_response: bool
-    allowed_hosts: tuple[str, ...]
-    allowed_origins: tuple[str, ...]
-    cors_origins: tuple[str, ...]
-    max_body_size: int
-    rate_limit: float  # requests per second per client; 0 = no limit
-    rate_burst: int
-    retry_interval: int  # milliseconds; 0 = no retry field
-    event_store_size: int  # 0 = no resumability
-    shutdown_timeout: float
-    env_prefix: str  # e.g. "CALCULATOR_"
-    max_sessions: int = 1000
-    session_idle_timeout: float = 600.0
-
-
-@dataclass(frozen=True)
-class Auth:
-    """How HTTP clients authenticate. Secrets never appear here: static keys are read from
-    the environment variable ``env``; OAuth needs only public data (issuer, audience, keys,
-    the introspection endpoint: its client secret is read from the environment)."""
-
-    type: Literal["none", "bearer", "apiKey", "oauth"]
-    header: str
-    env: str
-    issuer: str | None
-    audience: str | None
-    jwks_url: str | None
-    jwks_file: str | None
-    introspection_url: str | None
-    hide_unauthorized_tools: bool
-    algorithms: tuple[str, ...]
-    leeway: float
-    scopes_supported: tuple[str, ...]  # every scope some tool needs, sorted
-
-    @property
-    def enabled(self) -> bool:
-        return self.type != "none"
 
 
 @dataclass(frozen=True)
@@ -461,6 +224,8 @@ class Manifest:
     openapi: Json | None = None
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
     code_mode: Json | None = None  # openapi.codeMode: the sandbox's limits (runtime names)
+    deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
+    ci: Ci = field(default_factory=Ci)
     # Where the schema behind each model class was written: for located build errors.
     origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
 
@@ -505,7 +270,20 @@ class Manifest:
         found = list(RUNTIME_DEPENDENCIES)
         if self.mode == "code":
             found.append(SANDBOX_DEPENDENCY)
+        if self.shares_state:
+            found.append(REDIS_DEPENDENCY)
         return [*found, *self.server.dependencies]
+
+    @property
+    def shares_state(self) -> bool:
+        """Replicas are planned (a Redis URL default, or deployment files): redis-py is a
+        dependency rather than the ``redis`` extra."""
+        return self.http.redis_url is not None or self.deploy is not None
+
+    @property
+    def extras(self) -> dict[str, list[str]]:
+        """Optional dependencies besides ``test``: ``redis`` for replicas sharing state."""
+        return {} if self.shares_state else {"redis": [REDIS_DEPENDENCY]}
 
     @property
     def test_dependencies(self) -> list[str]:
@@ -526,7 +304,12 @@ class Manifest:
         """The ``typing`` names the typed client's annotations use."""
         import re
 
-        used = {w for t in self.tools for p in t.params for w in re.findall(r"\b(Any|Literal)\b", p.annotation)}
+        used = {
+            w
+            for t in self.tools
+            for p in t.params
+            for w in re.findall(r"\b(Any|Literal)\b", p.annotation)
+        }
         return sorted(used)
 
     @property

@@ -1,41 +1,32 @@
-"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools (see the package docstring)."""
+"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools (see the package docstring).
+
+The importer walks the document's paths (``collect``), builds each chosen operation into a
+tool (``build``; its inputs and output are ``inputs.InputImport``'s part, what Swagger 2.0
+writes differently is ``swagger2``), reads some as resources and applies the overrides
+(``resources``), and reports every problem located in the file that has it."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
-from mcpgen.openapi import naming
-from mcpgen.openapi.options import OVERRIDE_KEYS, Options, option_problem, parse_options
+from mcpgen.openapi import naming, swagger2
+from mcpgen.openapi.inputs import TEMPLATE, InputImport
+from mcpgen.openapi.media import tool_annotations
+from mcpgen.openapi.options import option_problem, parse_options
+from mcpgen.openapi.parts import Built, Candidate, Input
+from mcpgen.openapi.resources import apply_overrides, as_resource
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
 from mcpgen.openapi.schema import SchemaConverter
-from mcpgen.openapi.sources import Sources
+from mcpgen.openapi.security import SecurityImport
 from mcpgen.problems import Level, Location, Problem, Problems
 
 Json = Any
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PATH_ITEM_KEYS = frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS})
 _LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
-_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
-_TEMPLATE = re.compile(r"\{([^{}]*)\}")
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_SWAGGER_PARAM_KEYS = (
-    "type", "format", "items", "default", "maximum", "exclusiveMaximum", "minimum",
-    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
-    "uniqueItems", "enum", "multipleOf", "x-nullable",
-)  # fmt: skip
-_COLLECTION_FORMATS = {
-    "csv": ("form", False),
-    "ssv": ("spaceDelimited", False),
-    "pipes": ("pipeDelimited", False),
-    "multi": ("form", True),
-    "tsv": ("form", False),
-}
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
-_URI_VARNAME = re.compile(r"[^A-Za-z0-9_]")
 
 
 def is_openapi(data: Any) -> bool:
@@ -60,34 +51,6 @@ def _version(data: dict[str, Any]) -> tuple[str | None, str]:
     return None, ""
 
 
-@dataclass
-class _Candidate:
-    src: int
-    path: JsonPath  # of the operation object
-    method: str  # lower case
-    url: str
-    node: dict[str, Json]
-    item_params: list[tuple[int, JsonPath, Json]]
-    operation_id: str | None
-    tags: list[str]
-
-
-@dataclass
-class _Input:
-    location: str  # path, query, header, cookie, body
-    wire: str
-    schema: Json
-    required: bool
-    param: dict[str, Any] = field(default_factory=dict)  # Param fields besides names
-
-
-@dataclass
-class _Built:
-    operation: Operation
-    tool: dict[str, Json]
-    candidate: _Candidate
-
-
 def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> OpenAPIImport:
     problems = Problems()
     try:
@@ -98,39 +61,7 @@ def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> Open
         return OpenAPIImport([], [], [], {}, problems.sorted())
 
 
-class _Importer:
-    def __init__(self, doc: Document, options: dict[str, Any] | None, problems: Problems) -> None:
-        self.doc = doc
-        self.raw_options = options
-        self.problems = problems
-        self.sources = Sources(doc, problems)
-        self.data: dict[str, Any] = {}
-        self.version = ""
-        self.converter: SchemaConverter
-
-    # -- helpers -------------------------------------------------------------------------
-    def error(self, src: int, path: JsonPath, message: str) -> None:
-        self.sources.error(src, path, message)
-
-    def warn(self, src: int, path: JsonPath, message: str) -> None:
-        self.sources.warn(src, path, message)
-
-    def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            self.error(src, path, f"{what} must be a mapping")
-            return {}
-        return value
-
-    def listing(self, src: int, path: JsonPath, value: Any, what: str) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.error(src, path, f"{what} must be a list")
-            return []
-        return value
-
+class _Importer(SecurityImport, InputImport):
     def empty(self) -> OpenAPIImport:
         return OpenAPIImport([], [], [], {}, self.problems.sorted(), version=self.version)
 
@@ -167,7 +98,7 @@ class _Importer:
             self.warn(0, ("webhooks",), "webhooks are requests the API makes; not imported")
         candidates = self.collect()
         self.check_operation_ids(candidates)
-        chosen: list[tuple[_Candidate, str]] = []
+        chosen: list[tuple[Candidate, str]] = []
         for cand in candidates:
             kind = options.kind(cand.method, cand.url, cand.tags, cand.operation_id)
             if kind != "exclude":
@@ -176,7 +107,7 @@ class _Importer:
             (naming.base_name(c.method, c.url, c.operation_id), c.method, c.url) for c, _ in chosen
         ]
         tool_names = naming.unique_names(wanted)
-        tools: list[_Built] = []
+        tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
         for (cand, kind), name in zip(chosen, tool_names, strict=True):
             try:
@@ -188,12 +119,12 @@ class _Importer:
                 self.error(cand.src, cand.path, message)
                 continue
             if kind in ("resource", "resourceTemplate"):
-                resource = self.as_resource(built, kind)
+                resource = as_resource(built, kind, self.warn)
                 if resource is not None:
                     resources.append((resource, built.operation))
                     continue
             tools.append(built)
-        self.apply_overrides(options, tools, resources)
+        apply_overrides(options, tools, resources, self.problems)
         for rule in options.all_rules():
             if rule.where not in options.used:
                 self.problems.add(
@@ -216,7 +147,9 @@ class _Importer:
             info=info,
             locate=self.sources.location,
             defs={name: self.converter.defs[name] for name in sorted(used)},
-            def_origins={n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin},
+            def_origins={
+                n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin
+            },
         )
 
     def info(self) -> dict[str, Json]:
@@ -229,13 +162,13 @@ class _Importer:
         }
 
     # -- operations ----------------------------------------------------------------------
-    def collect(self) -> list[_Candidate]:
+    def collect(self) -> list[Candidate]:
         paths = self.data.get("paths")
         if paths is None:
             if self.version != "3.1":
                 self.error(0, (), "'paths' is required")
             return []
-        result: list[_Candidate] = []
+        result: list[Candidate] = []
         for url, raw_item in self.mapping(0, ("paths",), paths, "'paths'").items():
             where: JsonPath = ("paths", url)
             if url.startswith("x-"):
@@ -243,7 +176,7 @@ class _Importer:
             if not url.startswith("/"):
                 self.error(0, where, f"path {url!r} must start with '/'")
                 continue
-            stripped = _TEMPLATE.sub("", url)
+            stripped = TEMPLATE.sub("", url)
             if "{" in stripped or "}" in stripped:
                 self.error(0, where, f"path {url!r} has unbalanced '{{' or '}}'")
                 continue
@@ -277,11 +210,11 @@ class _Importer:
                     op_id = None
                 raw_tags = self.listing(src, (*opath, "tags"), node.get("tags"), "'tags'")
                 tags = [t for t in raw_tags if isinstance(t, str)]
-                result.append(_Candidate(src, opath, method, url, node, item_params, op_id, tags))
+                result.append(Candidate(src, opath, method, url, node, item_params, op_id, tags))
         return result
 
-    def check_operation_ids(self, candidates: list[_Candidate]) -> None:
-        seen: dict[str, _Candidate] = {}
+    def check_operation_ids(self, candidates: list[Candidate]) -> None:
+        seen: dict[str, Candidate] = {}
         for cand in candidates:
             if cand.operation_id is None:
                 continue
@@ -294,12 +227,12 @@ class _Importer:
                     f"(also {first.method.upper()} {first.url})",
                 )
 
-    def build(self, cand: _Candidate, name: str) -> _Built:
+    def build(self, cand: Candidate, name: str) -> Built:
         inputs, body_info = self.parameters(cand)
         deps: set[str] = set()
         for item in inputs:
             deps.update(item.param.pop("deps", ()))
-        body_inputs: list[_Input] = []
+        body_inputs: list[Input] = []
         body: Body | None = None
         if body_info is not None:
             body_inputs, body_deps = body_info.inputs, body_info.deps
@@ -368,500 +301,22 @@ class _Importer:
         tool["input"] = input_schema
         if output is not None:
             tool["output"] = output
-        tool["annotations"] = _annotations(cand.method)
+        tool["annotations"] = tool_annotations(cand.method)
         if "callbacks" in cand.node:
             self.warn(cand.src, (*cand.path, "callbacks"), "callbacks are not supported; ignored")
         if "servers" in cand.node:
             self.warn(
                 cand.src, (*cand.path, "servers"), "operation-level servers are not supported"
             )
-        return _Built(operation, tool, cand)
-
-    # -- parameters ----------------------------------------------------------------------
-    def parameters(self, cand: _Candidate) -> tuple[list[_Input], _BodyInfo | None]:
-        merged: dict[tuple[str, str], tuple[int, JsonPath, dict[str, Any]]] = {}
-        own = self.listing(
-            cand.src, (*cand.path, "parameters"), cand.node.get("parameters"), "'parameters'"
-        )
-        entries = [
-            *cand.item_params,
-            *((cand.src, (*cand.path, "parameters", i), p) for i, p in enumerate(own)),
-        ]
-        for src, path, raw in entries:
-            followed = self.sources.follow(src, path, raw)
-            if followed is None:
-                continue
-            psrc, ppath, param = followed
-            if not isinstance(param, dict):
-                self.error(psrc, ppath, "a parameter must be a mapping")
-                continue
-            name, location = param.get("name"), param.get("in")
-            if not isinstance(name, str) or not name:
-                self.error(psrc, ppath, "a parameter needs a 'name'")
-                continue
-            allowed: tuple[str, ...] = ("path", "query", "header", "cookie")
-            if self.version == "2.0":
-                allowed = ("path", "query", "header", "body", "formData")
-            if location not in allowed:
-                self.error(psrc, (*ppath, "in"), f"'in' must be one of {', '.join(allowed)}")
-                continue
-            merged[(location, name)] = (psrc, ppath, param)  # operation level wins
-        templated = _TEMPLATE.findall(cand.url)
-        inputs: list[_Input] = []
-        body_params: list[tuple[int, JsonPath, dict[str, Any]]] = []
-        form_params: list[tuple[int, JsonPath, dict[str, Any]]] = []
-        for (location, name), (psrc, ppath, param) in merged.items():
-            if location == "body":
-                body_params.append((psrc, ppath, param))
-                continue
-            if location == "formData":
-                form_params.append((psrc, ppath, param))
-                continue
-            if location == "header" and name.lower() in _IGNORED_HEADERS:
-                self.warn(
-                    psrc,
-                    ppath,
-                    f"header parameter {name!r} is ignored: mcpgen sets it "
-                    "(from the body, the response or the security scheme)",
-                )
-                continue
-            if location == "path" and name not in templated:
-                self.warn(psrc, ppath, f"path parameter {name!r} is not in the path {cand.url!r}")
-                continue
-            inputs.append(self.parameter(psrc, ppath, param, location, name))
-        declared = {name for (location, name) in merged if location == "path"}
-        for name in templated:
-            if name not in declared:
-                self.warn(
-                    cand.src,
-                    cand.path,
-                    f"path parameter {name!r} is not declared; imported as a required string",
-                )
-                inputs.append(_Input("path", name, {"type": "string"}, True, {"style": None}))
-                declared.add(name)
-        inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
-        body = self.request_body(cand, body_params, form_params)
-        return inputs, body
-
-    def parameter(
-        self,
-        src: int,
-        path: JsonPath,
-        param: dict[str, Any],
-        location: str,
-        name: str,
-    ) -> _Input:
-        required = param.get("required") is True
-        if location == "path" and not required:
-            self.warn(src, path, "a path parameter must be 'required: true'; treated as required")
-            required = True
-        extra: dict[str, Any] = {}
-        content_type: str | None = None
-        style = param.get("style") if isinstance(param.get("style"), str) else None
-        explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
-        if self.version == "2.0":
-            raw_schema = {k: param[k] for k in _SWAGGER_PARAM_KEYS if k in param}
-            raw_schema["items"] = _swagger_items(param.get("items"))
-            if raw_schema["items"] is None:
-                del raw_schema["items"]
-            fmt = param.get("collectionFormat")
-            if param.get("type") == "array":
-                fmt = fmt if isinstance(fmt, str) else "csv"
-                if fmt not in _COLLECTION_FORMATS:
-                    self.warn(src, (*path, "collectionFormat"), f"unknown collectionFormat {fmt!r}")
-                    fmt = "csv"
-                if fmt == "tsv":
-                    self.warn(
-                        src,
-                        (*path, "collectionFormat"),
-                        "tab-separated arrays are not supported; sent comma-separated",
-                    )
-                style, explode = _COLLECTION_FORMATS[fmt]
-                if location in ("path", "header"):
-                    style = "simple"
-            schema, deps = self.converter.convert(src, path, raw_schema)
-        elif "content" in param:
-            content = self.mapping(src, (*path, "content"), param["content"], "'content'")
-            if len(content) != 1:
-                self.warn(src, (*path, "content"), "a parameter's content needs one media type")
-            media, media_node = next(iter(content.items()), ("application/json", {}))
-            content_type = media
-            media_node = media_node if isinstance(media_node, dict) else {}
-            schema, deps = self.converter.convert(
-                src, (*path, "content", media, "schema"), media_node.get("schema", {})
-            )
-        elif "schema" in param:
-            schema, deps = self.converter.convert(src, (*path, "schema"), param["schema"])
-        else:
-            self.warn(src, path, "a parameter needs 'schema' or 'content'; imported as a string")
-            schema, deps = {"type": "string"}, set()
-        if param.get("allowReserved") is True:
-            self.warn(
-                src, (*path, "allowReserved"), "allowReserved is not supported; values are encoded"
-            )
-        schema = _annotate(
-            schema,
-            description=param.get("description"),
-            deprecated=param.get("deprecated"),
-            examples=_examples(param),
-        )
-        extra.update(style=style, explode=explode, content_type=content_type, deps=deps)
-        return _Input(location, name, schema, required, extra)
-
-    # -- bodies --------------------------------------------------------------------------
-    def request_body(
-        self,
-        cand: _Candidate,
-        body_params: list[tuple[int, JsonPath, dict[str, Any]]],
-        form_params: list[tuple[int, JsonPath, dict[str, Any]]],
-    ) -> _BodyInfo | None:
-        if self.version == "2.0":
-            return self.swagger_body(cand, body_params, form_params)
-        if "requestBody" not in cand.node:
-            return None
-        followed = self.sources.follow(
-            cand.src, (*cand.path, "requestBody"), cand.node["requestBody"]
-        )
-        if followed is None:
-            return None
-        src, path, node = followed
-        if not isinstance(node, dict):
-            self.error(src, path, "a request body must be a mapping")
-            return None
-        content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")
-        if not content:
-            self.error(src, path, "a request body needs 'content'")
-            return None
-        media = _choose_media(content)
-        media_node = content[media] if isinstance(content[media], dict) else {}
-        mpath = (*path, "content", media)
-        if "encoding" in media_node:
-            self.warn(
-                src, (*mpath, "encoding"), "per-part encoding is not supported; parts use defaults"
-            )
-        required = node.get("required") is True
-        description = node.get("description")
-        if "schema" in media_node:
-            schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node["schema"])
-        else:
-            schema, deps = {}, set()
-        return self.body_info(
-            src, mpath, media, required, schema, deps, description, _examples(media_node)
-        )
-
-    def swagger_body(
-        self,
-        cand: _Candidate,
-        body_params: list[tuple[int, JsonPath, dict[str, Any]]],
-        form_params: list[tuple[int, JsonPath, dict[str, Any]]],
-    ) -> _BodyInfo | None:
-        consumes = cand.node.get("consumes", self.data.get("consumes"))
-        consumes = [c for c in consumes if isinstance(c, str)] if isinstance(consumes, list) else []
-        if body_params and form_params:
-            src, path, _ = form_params[0]
-            self.error(src, path, "an operation cannot have both 'body' and 'formData' parameters")
-        if len(body_params) > 1:
-            src, path, _ = body_params[1]
-            self.error(src, path, "an operation can have only one 'body' parameter")
-        if body_params:
-            src, path, param = body_params[0]
-            media = _choose_media(dict.fromkeys(consumes)) if consumes else "application/json"
-            schema, deps = self.converter.convert(src, (*path, "schema"), param.get("schema", {}))
-            return self.body_info(
-                src,
-                path,
-                media,
-                param.get("required") is True,
-                schema,
-                deps,
-                param.get("description"),
-                [],
-            )
-        if not form_params:
-            return None
-        has_file = any(p.get("type") == "file" for _, _, p in form_params)
-        if "multipart/form-data" in consumes or has_file:
-            media = "multipart/form-data"
-        else:
-            media = "application/x-www-form-urlencoded"
-        inputs: list[_Input] = []
-        form_deps: set[str] = set()
-        for src, path, param in form_params:
-            item = self.parameter(src, path, param, "body", param["name"])
-            form_deps.update(item.param.get("deps", ()))
-            inputs.append(item)
-        return _BodyInfo(
-            inputs=inputs,
-            deps=form_deps,
-            spread=True,
-            content_type=media,
-            media_type=media,
-            required=any(i.required for i in inputs),
-        )
-
-    def body_info(
-        self,
-        src: int,
-        path: JsonPath,
-        media: str,
-        required: bool,
-        schema: Json,
-        deps: set[str],
-        description: Any,
-        examples: list[Any],
-    ) -> _BodyInfo:
-        category = _category(media)
-        if _is_xml(media):
-            self.warn(src, path, f"{media} bodies are passed as raw text, not built from data")
-        plain = isinstance(schema, dict) and schema.get("type") == "string"
-        if category in ("application/octet-stream", "text/plain") and not plain:
-            if schema not in ({}, True) and not _is_xml(media):
-                self.warn(src, path, f"the schema of a {media} body is not used: it is a string")
-            schema = {"type": "string"}
-            deps = set()
-        if category == "application/octet-stream":
-            schema = {**schema, "contentEncoding": "base64"}
-        target, name = self.converter.resolve(schema)
-        spreadable = (
-            category
-            in ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
-            and isinstance(target, dict)
-            and target.get("type", "object") == "object"
-            and isinstance(target.get("properties"), dict)
-            and target["properties"]
-            and target.get("additionalProperties", False) is False
-            and not any(
-                k in target
-                for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
-            )
-            and (required or not target.get("required"))
-        )
-        if not spreadable:
-            whole = _annotate(schema, description=description, examples=examples)
-            item = _Input("body", "body", whole, required)
-            return _BodyInfo([item], deps, False, category, media, required)
-        if name is not None:
-            deps = set(self.converter.deps.get(name, ()))
-        needed = set(target.get("required", []))
-        inputs = []
-        for prop, prop_schema in target["properties"].items():
-            resolved, _ = self.converter.resolve(prop_schema)
-            if isinstance(resolved, dict) and resolved.get("readOnly") is True:
-                continue  # the server sets it; a request must not send it
-            inputs.append(_Input("body", prop, prop_schema, required and prop in needed))
-        return _BodyInfo(inputs, deps, True, category, media, required)
-
-    # -- responses -----------------------------------------------------------------------
-    def responses(self, cand: _Candidate) -> tuple[dict[str, Json] | None, str | None, bool]:
-        responses = self.mapping(
-            cand.src, (*cand.path, "responses"), cand.node.get("responses"), "'responses'"
-        )
-        if not responses and self.version != "3.1":
-            self.warn(cand.src, cand.path, "an operation should declare its 'responses'")
-        success = sorted(
-            (c for c in responses if isinstance(c, str) and re.fullmatch(r"2\d\d", c)), key=int
-        )
-        success += [c for c in responses if isinstance(c, str) and c.upper() == "2XX"]
-        codes = success or [c for c in responses if c == "default"]
-        if not codes:
-            return None, None, False
-        chosen: tuple[str, int, JsonPath, str | None, Json] | None = None
-        for code in codes:
-            found = self.response_schema(cand, code, responses[code])
-            if found is None:
-                continue
-            src, path, media, schema_node = found
-            if chosen is None:
-                chosen = (code, src, path, media, schema_node)
-            elif schema_node != chosen[4] and media is not None and schema_node is not None:
-                self.warn(
-                    src,
-                    path,
-                    f"response {code} differs from response {chosen[0]}; "
-                    f"the output schema describes {chosen[0]} only",
-                )
-        if chosen is None:
-            return None, None, False
-        _, src, path, media, schema_node = chosen
-        if media is None or schema_node is None or _category(media) != "application/json":
-            return None, media, False
-        schema, deps = self.converter.convert(src, path, schema_node)
-        if self.converter.is_object(schema):
-            target, name = self.converter.resolve(schema)
-            root = dict(target) if isinstance(target, dict) else {}
-            if name is not None:
-                deps = set(self.converter.deps.get(name, ()))
-            root.setdefault("type", "object")
-            defs = self.converter.closure(deps)
-            if defs:
-                root["$defs"] = defs
-            return root, media, False
-        wrapped: dict[str, Json] = {
-            "type": "object",
-            "properties": {"result": schema},
-            "required": ["result"],
-        }
-        defs = self.converter.closure(deps)
-        if defs:
-            wrapped["$defs"] = defs
-        return wrapped, media, True
-
-    def response_schema(
-        self, cand: _Candidate, code: str, raw: Any
-    ) -> tuple[int, JsonPath, str | None, Json] | None:
-        """(file, path of the schema, media type, schema node) of one response."""
-        followed = self.sources.follow(cand.src, (*cand.path, "responses", code), raw)
-        if followed is None:
-            return None
-        src, path, node = followed
-        if not isinstance(node, dict):
-            self.error(src, path, "a response must be a mapping")
-            return None
-        if self.version == "2.0":
-            produces = cand.node.get("produces", self.data.get("produces"))
-            produces = (
-                [p for p in produces if isinstance(p, str)] if isinstance(produces, list) else []
-            )
-            schema = node.get("schema")
-            if schema is None:
-                return src, path, None, None
-            if isinstance(schema, dict) and schema.get("type") == "file":
-                binary = [p for p in produces if _category(p) != "application/json"]
-                return src, path, (binary or ["application/octet-stream"])[0], None
-            media = _choose_media(dict.fromkeys(produces)) if produces else "application/json"
-            return src, (*path, "schema"), media, schema
-        content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")
-        if not content:
-            return src, path, None, None
-        media = _choose_media(content)
-        media_node = content[media] if isinstance(content[media], dict) else {}
-        if "schema" not in media_node:
-            return src, (*path, "content", media), media, None
-        return src, (*path, "content", media, "schema"), media, media_node["schema"]
+        return Built(operation, tool, cand)
 
     # -- security, servers ---------------------------------------------------------------
-    def security(self, cand: _Candidate) -> list[dict[str, list[str]]]:
-        if "security" in cand.node:
-            src, path, raw = cand.src, (*cand.path, "security"), cand.node["security"]
-        else:
-            src, path, raw = 0, ("security",), self.data.get("security", [])
-        result: list[dict[str, list[str]]] = []
-        known = self.scheme_names()
-        for index, requirement in enumerate(self.listing(src, path, raw, "'security'")):
-            if not isinstance(requirement, dict):
-                self.error(src, (*path, index), "a security requirement must be a mapping")
-                continue
-            entry: dict[str, list[str]] = {}
-            for name, scopes in requirement.items():
-                if name not in known:
-                    self.warn(src, (*path, index, name), f"no security scheme named {name!r}")
-                scopes = scopes if isinstance(scopes, list) else []
-                entry[name] = [s for s in scopes if isinstance(s, str)]
-            result.append(entry)
-        return result
-
-    def scheme_names(self) -> set[str]:
-        raw = self.raw_schemes()[2]
-        return set(raw) if isinstance(raw, dict) else set()
-
-    def raw_schemes(self) -> tuple[int, JsonPath, Any]:
-        if self.version == "2.0":
-            return 0, ("securityDefinitions",), self.data.get("securityDefinitions")
-        components = self.data.get("components")
-        raw = components.get("securitySchemes") if isinstance(components, dict) else None
-        return 0, ("components", "securitySchemes"), raw
-
-    def security_schemes(self) -> dict[str, dict[str, Json]]:
-        src, path, raw = self.raw_schemes()
-        result: dict[str, dict[str, Json]] = {}
-        for name, value in self.mapping(src, path, raw, "security schemes").items():
-            followed = self.sources.follow(src, (*path, name), value)
-            if followed is None:
-                continue
-            ssrc, spath, scheme = followed
-            if not isinstance(scheme, dict):
-                self.error(ssrc, spath, "a security scheme must be a mapping")
-                continue
-            normalized = self.security_scheme(ssrc, spath, scheme)
-            if normalized is not None:
-                if isinstance(scheme.get("description"), str):
-                    normalized["description"] = scheme["description"]
-                result[name] = normalized
-        return result
-
-    def security_scheme(
-        self, src: int, path: JsonPath, scheme: dict[str, Any]
-    ) -> dict[str, Json] | None:
-        kind = scheme.get("type")
-        if kind == "apiKey":
-            where, name = scheme.get("in"), scheme.get("name")
-            if where not in ("query", "header", "cookie") or not isinstance(name, str):
-                self.error(
-                    src, path, "an apiKey scheme needs 'name' and 'in' (query, header, cookie)"
-                )
-                return None
-            return {"type": "apiKey", "in": where, "name": name}
-        if kind == "basic":  # Swagger 2.0
-            return {"type": "http", "scheme": "basic"}
-        if kind == "http":
-            scheme_name = str(scheme.get("scheme", "")).lower()
-            if scheme_name not in ("bearer", "basic"):
-                self.warn(
-                    src, (*path, "scheme"), f"HTTP {scheme_name!r} authentication is not supported"
-                )
-                return None
-            result: dict[str, Json] = {"type": "http", "scheme": scheme_name}
-            if scheme_name == "bearer" and isinstance(scheme.get("bearerFormat"), str):
-                result["bearerFormat"] = scheme["bearerFormat"]
-            return result
-        if kind == "oauth2":
-            flow: Any
-            if self.version == "2.0":
-                flow_name, flow = scheme.get("flow"), scheme
-                supported = flow_name == "application"
-            else:
-                flows: dict[str, Any] = scheme.get("flows") or {}
-                flows = flows if isinstance(flows, dict) else {}
-                flow_name = "clientCredentials"
-                flow = flows.get("clientCredentials")
-                supported = isinstance(flow, dict)
-                if not supported:
-                    flow_name = next(iter(flows), None)
-            if not supported or not isinstance(flow, dict):
-                self.warn(
-                    src,
-                    path,
-                    f"OAuth2 flow {flow_name!r} is not supported (only client credentials)",
-                )
-                return None
-            token_url = flow.get("tokenUrl")
-            if not isinstance(token_url, str):
-                self.error(src, path, "an OAuth2 client-credentials flow needs 'tokenUrl'")
-                return None
-            scopes: dict[str, Any] = flow.get("scopes") or {}
-            scopes = scopes if isinstance(scopes, dict) else {}
-            return {
-                "type": "oauth2",
-                "tokenUrl": token_url,
-                "scopes": {str(k): str(v) for k, v in scopes.items()},
-            }
-        self.warn(src, path, f"security scheme type {kind!r} is not supported")
-        return None
+    def security(self, cand: Candidate) -> list[dict[str, list[str]]]:
+        return self.operation_security(cand.src, cand.path, cand.node)
 
     def servers(self) -> list[dict[str, Json]]:
         if self.version == "2.0":
-            host, base = self.data.get("host"), self.data.get("basePath", "")
-            base = base if isinstance(base, str) else ""
-            if base and not base.startswith("/"):
-                self.warn(0, ("basePath",), "basePath must start with '/'")
-                base = "/" + base
-            if not isinstance(host, str) or not host:
-                return [{"url": base or "/"}]
-            schemes = self.data.get("schemes")
-            schemes = (
-                [s for s in schemes if s in ("http", "https")] if isinstance(schemes, list) else []
-            )
-            return [{"url": f"{s}://{host}{base}"} for s in (schemes or ["https"])]
+            return swagger2.servers(self)
         result: list[dict[str, Json]] = []
         raw = self.listing(0, ("servers",), self.data.get("servers"), "'servers'")
         for index, server in enumerate(raw):
@@ -871,7 +326,7 @@ class _Importer:
                 continue
             url = server["url"]
             variables = self.mapping(0, (*where, "variables"), server.get("variables"), "variables")
-            for var in _TEMPLATE.findall(url):
+            for var in TEMPLATE.findall(url):
                 spec = variables.get(var)
                 default = spec.get("default") if isinstance(spec, dict) else None
                 if default is None:
@@ -883,255 +338,6 @@ class _Importer:
                 entry["description"] = server["description"]
             result.append(entry)
         return result
-
-    # -- resources and overrides ---------------------------------------------------------
-    def as_resource(self, built: _Built, kind: str) -> dict[str, Json] | None:
-        """A resource entry for a GET operation, or None (warned) to keep it a tool."""
-        op, cand = built.operation, built.candidate
-        reason = None
-        if op.method != "GET":
-            reason = f"only GET operations can be resources, not {op.method}"
-        elif op.body is not None:
-            reason = "an operation with a request body cannot be a resource"
-        elif any(p.required and p.location in ("header", "cookie") for p in op.parameters):
-            reason = "an operation with required header or cookie parameters cannot be a resource"
-        if reason:
-            self.warn(cand.src, cand.path, f"{reason}; imported as a tool")
-            return None
-        dropped = [p for p in op.parameters if p.location in ("header", "cookie")]
-        for param in dropped:
-            self.warn(
-                cand.src,
-                cand.path,
-                f"{param.location} parameter {param.name!r} cannot be set "
-                "when the operation is read as a resource",
-            )
-        path_vars = [p for p in op.parameters if p.location == "path"]
-        query_vars = [p for p in op.parameters if p.location == "query"]
-        if kind == "resource" and path_vars:
-            self.warn(
-                cand.src, cand.path, "an operation with path parameters is a resource template"
-            )
-            kind = "resourceTemplate"
-        if kind == "resource" and query_vars:
-            self.warn(cand.src, cand.path, "query parameters cannot be set on a fixed resource")
-        if kind == "resourceTemplate" and not (path_vars or query_vars):
-            self.warn(cand.src, cand.path, "an operation without parameters is a fixed resource")
-            kind = "resource"
-        by_name = {p.name: p for p in path_vars}
-        uri = "api://" + _TEMPLATE.sub(
-            lambda m: (
-                "{" + _uri_var(by_name[m.group(1)].argument) + "}"
-                if kind == "resourceTemplate" and m.group(1) in by_name
-                else m.group(0)
-            ),
-            op.path.lstrip("/"),
-        )
-        tool = built.tool
-        resource: dict[str, Json] = {"name": tool["name"]}
-        if kind == "resourceTemplate":
-            if query_vars:
-                uri += "{?" + ",".join(_uri_var(p.argument) for p in query_vars) + "}"
-            resource["uriTemplate"] = uri
-        else:
-            resource["uri"] = uri
-        for key in ("title", "description"):
-            if key in tool:
-                resource[key] = tool[key]
-        resource["mimeType"] = op.response_content_type or "application/json"
-        if kind == "resourceTemplate":  # its variables are checked against these schemas
-            resource["x-mcpgen-input"] = tool["input"]
-        return resource
-
-    def apply_overrides(
-        self,
-        options: Options,
-        tools: list[_Built],
-        resources: list[tuple[dict[str, Json], Operation]],
-    ) -> None:
-        matched: set[str] = set()
-        renamed_by: dict[int, str] = {}  # entry index -> the override key that renamed it
-        entries: list[tuple[dict[str, Json], _Built | None, Operation, str]] = [
-            (b.tool, b, b.operation, "tool") for b in tools
-        ] + [(r, None, o, "resource") for r, o in resources]
-        for index, (entry, built, op, kind) in enumerate(entries):
-            original = entry["name"]
-            for key in (op.operation_id, original):  # the tool name's override wins
-                if key is None or key not in options.overrides:
-                    continue
-                matched.add(key)
-                override = options.overrides[key]
-                if "name" in override:
-                    renamed_by[index] = key
-                for field_name in OVERRIDE_KEYS:
-                    if field_name not in override:
-                        continue
-                    if field_name == "annotations":
-                        if kind == "tool":
-                            entry["annotations"] = {
-                                **entry["annotations"],
-                                **override["annotations"],
-                            }
-                    else:
-                        entry[field_name] = override[field_name]
-            if entry["name"] != original:
-                new_op = replace(op, tool=entry["name"])
-                if built is not None:
-                    built.operation = new_op
-                else:
-                    resources[index - len(tools)] = (entry, new_op)
-        for key in options.overrides:
-            if key not in matched:
-                self.problems.add(
-                    option_problem(
-                        Level.WARNING,
-                        f"openapi.overrides.{key}",
-                        f"no imported operation has the tool name or operationId {key!r}",
-                    )
-                )
-        seen: dict[str, int] = {}
-        for index, (entry, *_) in enumerate(entries):
-            name = entry["name"]
-            if index not in renamed_by:
-                seen.setdefault(names.snake(name), index)  # generated names are valid and unique
-                continue
-            where = f"openapi.overrides.{renamed_by[index]}.name"
-            if not _TOOL_NAME.match(name):
-                message = f"{name!r} is not a valid tool name (letters, digits, _ - ., at most 64)"
-                self.problems.add(option_problem(Level.ERROR, where, message))
-        for index, (entry, *_) in enumerate(entries):
-            if index not in renamed_by:
-                continue
-            name = entry["name"]
-            first = seen.setdefault(names.snake(name), index)
-            if first != index:
-                other = entries[first][2]
-                self.problems.add(
-                    option_problem(
-                        Level.ERROR,
-                        f"openapi.overrides.{renamed_by[index]}.name",
-                        f"{name!r} is also the name (or the Python name) of "
-                        f"{other.method} {other.path}",
-                    )
-                )
-
-
-@dataclass
-class _BodyInfo:
-    inputs: list[_Input]
-    deps: set[str]
-    spread: bool
-    content_type: str
-    media_type: str
-    required: bool
-
-
-# -- small helpers ---------------------------------------------------------------------------
-
-
-def _annotations(method: str) -> dict[str, bool]:
-    method = method.lower()
-    read_only = method in ("get", "head")
-    result = {"readOnlyHint": read_only}
-    if method == "delete":
-        result["destructiveHint"] = True
-    result["idempotentHint"] = method in ("get", "head", "put", "delete")
-    result["openWorldHint"] = True
-    return result
-
-
-def _category(media: str) -> str:
-    """Which of the body kinds mcpgen sends a media type as."""
-    base = media.split(";", 1)[0].strip().lower()
-    if base in ("application/json", "*/*", "application/*", "text/json") or base.endswith("+json"):
-        return "application/json"
-    if base == "application/x-www-form-urlencoded":
-        return "application/x-www-form-urlencoded"
-    if base.startswith("multipart/"):
-        return "multipart/form-data"
-    if base.startswith("text/") or _is_xml(base):
-        return "text/plain"
-    return "application/octet-stream"
-
-
-def _is_xml(media: str) -> bool:
-    base = media.split(";", 1)[0].strip().lower()
-    return base in ("application/xml", "text/xml") or base.endswith("+xml")
-
-
-_PREFERENCE = (
-    "application/json",
-    "application/x-www-form-urlencoded",
-    "multipart/form-data",
-    "text/plain",
-    "application/octet-stream",
-)
-
-
-def _choose_media(content: dict[str, Any]) -> str:
-    """The media type to use: JSON first, then forms, text (XML last), then binary."""
-
-    def rank(media: str) -> tuple[int, int, int]:
-        category = _category(media)
-        exact = 0 if media.split(";", 1)[0].strip().lower() == category else 1
-        return (_PREFERENCE.index(category), int(_is_xml(media)), exact)
-
-    medias = [m for m in content if isinstance(m, str)]
-    return min(medias, key=lambda m: (rank(m), medias.index(m)))
-
-
-def _examples(node: dict[str, Any]) -> list[Any]:
-    found: list[Any] = []
-    if "example" in node:
-        found.append(node["example"])
-    examples = node.get("examples")
-    if isinstance(examples, dict):
-        found.extend(e["value"] for e in examples.values() if isinstance(e, dict) and "value" in e)
-    return found
-
-
-def _annotate(
-    schema: Json,
-    description: Any = None,
-    deprecated: Any = None,
-    examples: list[Any] | None = None,
-) -> Json:
-    """``schema`` (not changed) with a description, deprecation and examples added."""
-    extra: dict[str, Any] = {}
-    if isinstance(description, str) and description:
-        extra["description"] = description
-    if deprecated is True:
-        extra["deprecated"] = True
-    if examples:
-        extra["examples"] = examples
-    if not extra:
-        return schema
-    if schema is True:
-        schema = {}
-    if schema is False:
-        schema = {"not": {}}
-    merged = dict(schema)
-    for key, value in extra.items():
-        if key == "examples":
-            merged[key] = [*merged.get(key, []), *value]
-        else:
-            merged.setdefault(key, value)
-    return merged
-
-
-def _swagger_items(items: Any) -> Any:
-    """A Swagger 2.0 Items Object as a schema (collection formats inside are dropped)."""
-    if not isinstance(items, dict):
-        return items
-    result = {k: items[k] for k in _SWAGGER_PARAM_KEYS if k in items}
-    if "items" in result:
-        result["items"] = _swagger_items(result["items"])
-    return result
-
-
-def _uri_var(name: str) -> str:
-    """An RFC 6570 variable name: other characters percent-encoded."""
-    return _URI_VARNAME.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), name)
 
 
 __all__ = ["import_openapi", "is_openapi"]

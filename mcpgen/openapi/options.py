@@ -123,7 +123,9 @@ def parse_options(raw: Any, problems: Problems) -> Options:
                 problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a mapping"))
             elif name == "scopes":
                 if not isinstance(item, list) or not all(isinstance(s, str) and s for s in item):
-                    problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a list of scopes"))
+                    problems.add(
+                        option_problem(Level.ERROR, f"{where}.{name}", "must be a list of scopes")
+                    )
                 else:
                     accepted[name] = item
             elif name != "annotations" and not isinstance(item, str):

@@ -103,7 +103,9 @@ class OpenAPIImport:
     version: str = ""  # "2.0", "3.0" or "3.1"
     info: dict[str, Json] = field(default_factory=dict)  # title, version, description
     # where an operation was written: (file index, path) -> location (for located problems)
-    locate: Callable[[int, tuple[str | int, ...]], Location] | None = field(default=None, compare=False)
+    locate: Callable[[int, tuple[str | int, ...]], Location] | None = field(
+        default=None, compare=False
+    )
     defs: dict[str, Json] = field(default_factory=dict)
     def_origins: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)
     """Every definition the tools use, by the names their ``$ref``s use (sorted).

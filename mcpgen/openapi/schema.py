@@ -19,82 +19,30 @@ own ``$defs``/``definitions`` are left out: what refers into them is resolved by
 keyword that 2020-12 does not know, or a keyword whose value is malformed, is left out
 with a located warning.
 
-Definition names: a component schema (``#/components/schemas/X``, Swagger
-``#/definitions/X``, or ``X`` at the top of another file) keeps its name when it is a
-PascalCase class name, else it is made one (``simple-user`` -> ``SimpleUser``). When that
-name is taken -- by a name the generated models import (``Field``, ``Any``...), or by
-another schema: the main document's components come first (names that needed no change
-before others), then other files' schemas sorted by file and pointer -- 6 hex digits of a
-hash of the file and pointer are appended (``Error69c158``). A schema referenced somewhere
-else (``#/components/schemas/Pet/properties/owner``) is named after its path plus such a
-hash (``PetPropertiesOwner3be1a2``). Names never depend on the order of the document.
+How definitions are named is in ``defnames``; keywords that hold values are in ``keywords``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
 from collections.abc import Iterable
 from typing import Any
 
-from mcpgen import identifiers as names
 from mcpgen.load import JsonPath
+from mcpgen.openapi.defnames import DefNames
+from mcpgen.openapi.keywords import (
+    IGNORED,
+    SUBSCHEMA,
+    SUBSCHEMA_LISTS,
+    SUBSCHEMA_MAPS,
+    UNSUPPORTED,
+    VALUE_KEYWORDS,
+    finish,
+    value_keyword,
+)
 from mcpgen.openapi.sources import Key, Sources
-from mcpgen.render.models import RESERVED_CLASS_NAMES
 
 Json = Any
 DEFS = "#/$defs/"
-_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
-_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
-_SUBSCHEMA = frozenset(
-    {
-        "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties", "contentSchema",
-    }
-)  # fmt: skip
-_SUBSCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
-_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_NUMBERS = frozenset({"maximum", "minimum"})
-_COUNTS = frozenset(
-    {
-        "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
-        "maxContains", "minContains",
-    }
-)  # fmt: skip
-_BOOLEANS = frozenset({"uniqueItems", "readOnly", "writeOnly", "deprecated"})
-_STRINGS = frozenset(
-    {"title", "description", "format", "pattern", "contentEncoding", "contentMediaType", "$comment"}
-)
-_ANY = frozenset({"default", "const"})
-_IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
-_UNSUPPORTED = frozenset(
-    {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
-     "$vocabulary"}
-)  # fmt: skip
-# annotations that stay outside when a nullable schema is wrapped in anyOf
-_OUTER = ("title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly")
-_COMPOSED = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "const")
-_NON_SCHEMA_COMPONENTS = frozenset(
-    {"parameters", "responses", "requestBodies", "headers", "examples", "links", "callbacks",
-     "securitySchemes", "pathItems"}
-)  # fmt: skip
-_STD_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-
-
-def short_hash(text: str, length: int = 6) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:length]
-
-
-def safe_name(raw: str) -> str:
-    """A ``$defs`` name that is also a class name the model generator keeps as it is.
-
-    ``Pet`` stays; ``simple-user`` -> ``SimpleUser``, ``v1.User`` -> ``V1User``, ``2fa`` ->
-    ``N2fa``. So the definitions can be hoisted into a manifest's shared ``$defs``.
-    """
-    if _CLASS_NAME.match(raw):
-        return raw
-    return names.pascal(raw)
 
 
 class SchemaConverter:
@@ -103,88 +51,24 @@ class SchemaConverter:
     def __init__(self, sources: Sources, version: str) -> None:
         self.sources = sources
         self.version = version
-        self.components: tuple[str, ...] = (
-            ("definitions",)
-            if version == "2.0"
-            else (
-                "components",
-                "schemas",
-            )
+        self.components: JsonPath = (
+            ("definitions",) if version == "2.0" else ("components", "schemas")
         )
-        self.names: dict[Key, str] = {}
-        self.taken: set[str] = set(RESERVED_CLASS_NAMES)  # would shadow the models' imports
+        self.naming = DefNames(sources, self.components)
         self.defs: dict[str, Json] = {}
         self.deps: dict[str, frozenset[str]] = {}
         self.origin: dict[str, Key] = {}
         self._pending: list[tuple[str, Key]] = []
         self._closures: dict[str, frozenset[str]] = {}
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
-        self._name_components()
-
-    # -- names ---------------------------------------------------------------------------
-    def _name_components(self) -> None:
-        """Name the main document's components first: they keep their names when they can."""
-        node: Any = self.sources.items[0].doc.data
-        for part in self.components:
-            node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict):
-            return
-        raws = sorted(node, key=lambda raw: (safe_name(raw) != raw, raw))
-        for raw in raws:
-            self._assign((0, (*self.components, raw)), safe_name(raw))
 
     def name_external(self, keys: Iterable[Key]) -> None:
         """Name schemas in referenced files, in a fixed order, before any is converted."""
-        wanted = {
-            key
-            for key in keys
-            if key[0] != 0 and key not in self.names and self._looks_like_schema(key[1])
-        }
-        order = sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, _path_key(k[1])))
-        for key in order:
-            self._assign(key, self._candidate(key))
-
-    def _looks_like_schema(self, path: JsonPath) -> bool:
-        if path[:1] == ("paths",) or path[:1] == ("webhooks",):
-            return False
-        if len(path) == 3 and path[0] == "components" and path[1] in _NON_SCHEMA_COMPONENTS:
-            return False
-        return not (len(path) == 2 and path[0] in ("parameters", "responses"))
-
-    def _candidate(self, key: Key) -> str:
-        src, path = key
-        if len(path) == 3 and path[:2] == ("components", "schemas"):
-            return safe_name(str(path[2]))
-        if len(path) == 2 and path[0] == "definitions":
-            return safe_name(str(path[1]))
-        if len(path) == 1:
-            return safe_name(str(path[0]))
-        if not path:
-            stem = self.sources.items[src].path.name.split(".")[0]
-            return safe_name(stem)
-        return safe_name("_".join(str(p) for p in path if p not in ("components", "schemas")))
-
-    def _assign(self, key: Key, candidate: str) -> str:
-        name = candidate
-        if name in self.taken:
-            identity = f"{self.sources.items[key[0]].relative}#{_path_key(key[1])}"
-            length = 6
-            name = f"{candidate}{short_hash(identity, length)}"
-            while name in self.taken:  # pragma: no cover - a hash collision
-                length += 2
-                name = f"{candidate}{short_hash(identity, length)}"
-        self.taken.add(name)
-        self.names[key] = name
-        return name
+        self.naming.name_external(keys)
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
-        name = self.names.get(key)
-        if name is None:
-            # not named up front: a hash of where it is keeps the name order-independent
-            candidate = self._candidate(key)
-            identity = f"{self.sources.items[key[0]].relative}#{_path_key(key[1])}"
-            name = self._assign(key, f"{candidate}{short_hash(identity)}")
+        name = self.naming.name_of(key)
         if name not in self.defs and name not in self.origin:
             self.origin[name] = key
             self._pending.append((name, key))
@@ -298,7 +182,7 @@ class SchemaConverter:
                 if keyword == "x-nullable" and value is True:
                     nullable = True
                 continue
-            if keyword in _SUBSCHEMA:
+            if keyword in SUBSCHEMA:
                 if keyword == "additionalProperties" and isinstance(value, bool):
                     out[keyword] = value
                 else:
@@ -313,152 +197,43 @@ class SchemaConverter:
             elif keyword == "additionalItems":
                 if isinstance(node.get("items"), list):
                     out["items"] = self._schema(src, where, value, deps)
-            elif keyword in _SUBSCHEMA_MAPS:
+            elif keyword in SUBSCHEMA_MAPS:
                 if isinstance(value, dict):
                     out[keyword] = {
                         k: self._schema(src, (*where, k), v, deps) for k, v in value.items()
                     }
                 else:
                     self._drop(src, where, "must be a mapping of schemas")
-            elif keyword in _SUBSCHEMA_LISTS:
+            elif keyword in SUBSCHEMA_LISTS:
                 if isinstance(value, list) and (value or keyword == "prefixItems"):
                     out[keyword] = [
                         self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)
                     ]
                 else:
                     self._drop(src, where, "must be a non-empty list of schemas")
-            elif keyword == "type":
-                self._type(src, where, value, out)
             elif keyword == "nullable":
                 if value is True:
                     nullable = True
                 elif value is not False:
                     self._drop(src, where, "must be true or false")
-            elif keyword in ("exclusiveMinimum", "exclusiveMaximum"):
-                self._exclusive(src, where, node, keyword, value, out)
-            elif keyword in _NUMBERS:
-                if not _is_number(value):
-                    self._drop(src, where, "must be a number")
-                elif node.get(f"exclusive{keyword.title()}") is not True:  # else moved there
-                    out[keyword] = value
-            elif keyword == "multipleOf":
-                if _is_number(value) and value > 0:
-                    out[keyword] = value
-                else:
-                    self._drop(src, where, "must be a number greater than 0")
-            elif keyword in _COUNTS:
-                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                    out[keyword] = value
-                else:
-                    self._drop(src, where, "must be a non-negative integer")
-            elif keyword in _BOOLEANS:
-                if isinstance(value, bool):
-                    out[keyword] = value
-                else:
-                    self._drop(src, where, "must be true or false")
-            elif keyword in _STRINGS:
-                if isinstance(value, str):
-                    out[keyword] = value
-                else:
-                    self._drop(src, where, "must be a string")
-            elif keyword in _ANY:
-                out[keyword] = value
-            elif keyword == "enum":
-                if isinstance(value, list):
-                    out[keyword] = list(value)
-                else:
-                    self._drop(src, where, "must be a list")
-            elif keyword == "example":
-                out.setdefault("examples", [])
-                out["examples"] = [*out["examples"], value]
-            elif keyword == "examples":
-                given = value if isinstance(value, list) else [value]
-                out["examples"] = [*given, *out.get("examples", [])]
-            elif keyword == "required":
-                if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                    out[keyword] = list(dict.fromkeys(value))
-                else:
-                    self._drop(src, where, "must be a list of property names")
-            elif keyword == "dependentRequired":
-                if isinstance(value, dict) and all(
-                    isinstance(v, list) and all(isinstance(s, str) for s in v)
-                    for v in value.values()
-                ):
-                    out[keyword] = value
-                else:
-                    self._drop(src, where, "must map names to lists of names")
+            elif keyword in VALUE_KEYWORDS:
+                why = value_keyword(keyword, value, node, out)
+                if why:
+                    self._drop(src, where, why)
             elif keyword == "dependencies":
                 self._dependencies(src, where, value, out, deps)
             elif keyword == "discriminator":
                 self._discriminator(src, where, node, value, out, deps)
-            elif keyword == "$schema":
-                if value != _STD_2020_12:
-                    self._drop(src, where, "only JSON Schema 2020-12 is supported")
-            elif keyword in _IGNORED:
+            elif keyword in IGNORED:
                 continue
-            elif keyword in _UNSUPPORTED:
+            elif keyword in UNSUPPORTED:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
                 self._drop(src, where, "is not a JSON Schema 2020-12 keyword")
-        if "format" in out and out["format"] == "binary":
-            del out["format"]
-            out.setdefault("contentEncoding", "base64")
-        required = out.get("required")
-        properties = out.get("properties")
-        if required and isinstance(properties, dict):
-            one_way = {
-                k
-                for k, v in properties.items()
-                if isinstance(v, dict) and (v.get("readOnly") is True or v.get("writeOnly") is True)
-            }
-            if one_way:
-                out["required"] = [r for r in required if r not in one_way]
-        if "required" in out and not out["required"]:
-            del out["required"]
-        if nullable:
-            return _nullable(out)
-        return out
+        return finish(out, nullable)
 
     def _drop(self, src: int, where: JsonPath, why: str) -> None:
         self.sources.warn(src, where, f"schema keyword {where[-1]!r} {why}; left out")
-
-    def _type(self, src: int, where: JsonPath, value: Json, out: dict[str, Json]) -> None:
-        if value == "file":  # Swagger 2.0 uploads
-            out["type"] = "string"
-            out["contentEncoding"] = "base64"
-        elif isinstance(value, str) and value in _TYPES:
-            out["type"] = value
-        elif (
-            isinstance(value, list)
-            and value
-            and all(isinstance(v, str) and v in _TYPES for v in value)
-            and len(set(value)) == len(value)
-        ):
-            out["type"] = list(value)
-        else:
-            self._drop(src, where, f"has an unknown type {value!r}")
-
-    def _exclusive(
-        self,
-        src: int,
-        where: JsonPath,
-        node: dict[str, Json],
-        keyword: str,
-        value: Json,
-        out: dict[str, Json],
-    ) -> None:
-        bound = "minimum" if keyword == "exclusiveMinimum" else "maximum"
-        if value is True:
-            if _is_number(node.get(bound)):
-                out[keyword] = node[bound]
-            else:
-                self._drop(src, where, f"is true without a numeric {bound!r}")
-        elif value is False:
-            return
-        elif _is_number(value):
-            out[keyword] = value
-        else:
-            self._drop(src, where, "must be a number (or, before 3.1, a boolean)")
 
     def _dependencies(
         self, src: int, where: JsonPath, value: Json, out: dict[str, Json], deps: set[str]
@@ -533,28 +308,3 @@ class SchemaConverter:
 def path_of(where: JsonPath) -> JsonPath:
     """The schema's own path, from the path of one of its keywords."""
     return where[:-1]
-
-
-def _nullable(out: dict[str, Json]) -> dict[str, Json]:
-    if any(k in out for k in _COMPOSED):
-        outer = {k: out.pop(k) for k in _OUTER if k in out}
-        return {**outer, "anyOf": [out, {"type": "null"}]}
-    kind = out.get("type")
-    if kind is not None:
-        kinds = [kind] if isinstance(kind, str) else list(kind)
-        out["type"] = kinds if "null" in kinds else [*kinds, "null"]
-    if "enum" in out and None not in out["enum"]:
-        out["enum"] = [*out["enum"], None]
-    return out
-
-
-def _is_number(value: Json) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, int)
-
-
-def _path_key(path: JsonPath) -> str:
-    return "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)

@@ -103,19 +103,6 @@ def _valid(name: str) -> str:
     return name if name[0].isalpha() else f"api-{name}"
 
 
-def package_version(version: str) -> tuple[str, str | None]:
-    """``version`` as a PEP 440 version pip accepts, and a note when it had to change."""
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return str(Version(version)), None
-    except InvalidVersion:
-        pass
-    numbers = [str(int(n)) for n in re.findall(r"\d+", version)][:4]
-    fixed = ".".join(numbers) if numbers else "0.1.0"
-    return fixed, f"{version!r} is not a PEP 440 version; the package is versioned {fixed!r}"
-
-
 def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Problems]:
     """A whole OpenAPI document given as the build source: the manifest it stands for."""
     imported = import_openapi(spec, {})
@@ -125,7 +112,11 @@ def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Probl
     title = str(imported.info.get("title") or server_name)
     data: dict[str, Json] = {
         "mcpgen": 1,
-        "server": {"name": server_name, "version": str(imported.info.get("version") or "0.1.0"), "title": title},
+        "server": {
+            "name": server_name,
+            "version": str(imported.info.get("version") or "0.1.0"),
+            "title": title,
+        },
         "tools": [],
     }
     if imported.info.get("description"):
@@ -150,7 +141,9 @@ def merge(doc: Document) -> Problems:
     except (OSError, ValueError, RuntimeError):
         inside = False
     if not inside:
-        problems.add(Problem(Level.ERROR, where, "openapi.source", "must stay inside the manifest's folder"))
+        problems.add(
+            Problem(Level.ERROR, where, "openapi.source", "must stay inside the manifest's folder")
+        )
         return problems
     try:
         spec = load_file(source, MAX_DOCUMENT_BYTES)
@@ -160,11 +153,15 @@ def merge(doc: Document) -> Problems:
     imported = import_openapi(spec, options)
     for problem in imported.problems:
         if problem.location.file == OPTIONS_FILE:  # an options problem: locate it in the manifest
-            path = tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", problem.field) if p)
+            path = tuple(
+                int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", problem.field) if p
+            )
             problem = Problem(problem.level, doc.locate(path), problem.field, problem.message)
         problems.add(problem)
     declared_defs = doc.data.get("$defs", {}) if isinstance(doc.data.get("$defs"), dict) else {}
-    conflicts = sorted(n for n, schema in imported.defs.items() if declared_defs.get(n, schema) != schema)
+    conflicts = sorted(
+        n for n, schema in imported.defs.items() if declared_defs.get(n, schema) != schema
+    )
     if conflicts:
         problems.add(
             Problem(
@@ -178,7 +175,14 @@ def merge(doc: Document) -> Problems:
         return problems
     attach(doc, imported, options)
     if not imported.tools and not imported.resources:
-        problems.add(Problem(Level.WARNING, where, "openapi.source", "no operation was imported (check include/exclude)"))
+        problems.add(
+            Problem(
+                Level.WARNING,
+                where,
+                "openapi.source",
+                "no operation was imported (check include/exclude)",
+            )
+        )
     return problems
 
 

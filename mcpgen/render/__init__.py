@@ -8,6 +8,7 @@ handler stubs, created once and never touched again.
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
@@ -21,16 +22,25 @@ from mcpgen import __version__
 from mcpgen import timings as timing
 from mcpgen.format import FormatJob, format_file
 from mcpgen.format.pool import Workers
+from mcpgen.hosts.install import readme_snippets
 from mcpgen.model.types import Manifest
+from mcpgen.render.deploy import deploy_context, deploy_templates
 from mcpgen.render.model_parts import ModelJob
-from mcpgen.render.spec import search_json, spec_data, spec_json
+from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
+from mcpgen.surface.lock import dumps as _lock_text
+from mcpgen.surface.lock import surface as _lock
 
 
 @dataclass
 class Output:
     generated: dict[str, str] = field(default_factory=dict)
     stubs: dict[str, str] = field(default_factory=dict)
+    # user files the server uses when they exist, never created: the overrides of imported
+    # operations (``handlers/tools/<tool>.py``)
+    overrides: set[str] = field(default_factory=set)
+    # the surface lock (``LOCK_FILE``) as data, for the build's summary of what changed
+    surface: dict[str, Any] | None = None
 
 
 CLIENT_TEMPLATE = "package/client.py.jinja"
@@ -53,6 +63,8 @@ GENERATED_TEMPLATES = {
     "tests/test_generated.py": "tests/test_generated.py.jinja",
     "tests/cases.json": "tests/cases.json.jinja",
 }
+LOCK_FILE = "mcp-surface.json"  # what clients see (``mcpgen.surface``; ``mcpgen diff``)
+CI_GITHUB = ".github/workflows/mcp.yml"  # on request: manifest ``ci: {github: true}``
 RUNTIME_DIR = Path(__file__).resolve().parents[1] / "runtime"
 RUNTIME_FILES = ("*.py", "*.json")
 
@@ -78,17 +90,26 @@ def context(manifest: Manifest) -> dict[str, Any]:
         "default_transport": manifest.default_transport,
         "mcpgen_version": __version__,
         "source_name": manifest.source.replace("\\", "/").rsplit("/", 1)[-1],
+        "deploy": None,
+        **deploy_context(manifest),
     }
 
 
 def render_project(
-    manifest: Manifest, show_progress: bool = False, workers: Workers | None = None
+    manifest: Manifest,
+    show_progress: bool = False,
+    workers: Workers | None = None,
+    source: str | None = None,
 ) -> Output:
     """Render and format every file. One process pool serves the whole build: the model
-    generator's runs start first and the formatting of the other files queues behind them."""
+    generator's runs start first and the formatting of the other files queues behind them.
+
+    ``source`` is where the manifest is, relative to the output folder (POSIX): recorded in
+    ``pyproject.toml`` (``[tool.mcpgen] source``) for ``mcpgen check``; by default the
+    manifest's file name (a manifest beside the project)."""
     if workers is None:
         with Workers() as own:
-            return render_project(manifest, show_progress, own)
+            return render_project(manifest, show_progress, own, source)
     pkg = manifest.server.package
     client_path = _client_path(pkg)
     client: Future[str | None] | None = None
@@ -102,9 +123,13 @@ def render_project(
     with timing.phase("models: cache or start"):
         models = ModelJob(manifest, workers)
     with timing.phase("render templates"):
-        out = _render_templates(manifest, skip={CLIENT_TEMPLATE} if client is not None else set())
+        skip = {CLIENT_TEMPLATE} if client is not None else set()
+        out = _render_templates(manifest, skip, source)
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
+    with timing.phase("surface lock"):
+        out.surface = _lock(manifest)
+        out.generated[LOCK_FILE] = _lock_text(out.surface)
     preformatted = set(runtime_files(pkg))
     python = {
         path: text
@@ -185,14 +210,27 @@ def _models_package(
     return files
 
 
-def _render_templates(manifest: Manifest, skip: set[str] | None = None) -> Output:
-    """Every file but the models (and the templates in ``skip``), unformatted."""
+def _render_templates(
+    manifest: Manifest, skip: set[str] | None = None, source: str | None = None
+) -> Output:
+    """Every file but the models and the lock (and the templates in ``skip``), unformatted."""
     pkg = manifest.server.package
     ctx = context(manifest)
+    ctx["source_path"] = source or ctx["source_name"]
+    ctx["source_shell"] = shlex.quote(ctx["source_path"])
+    ctx["host_snippets"] = readme_snippets(
+        manifest.server.name, manifest.server.script, environment(manifest)
+    )
+    oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
+    ctx["ci_python"] = oldest.group(1) if oldest else "3.11"
     out = Output()
     for path, template in GENERATED_TEMPLATES.items():
         if template not in (skip or ()):
             out.generated[path.format(pkg=pkg)] = render(template, **ctx)
+    for path, template in deploy_templates(manifest).items():
+        out.generated[path] = render(template, **ctx)
+    if manifest.ci.github:
+        out.generated[CI_GITHUB] = render("ci/github.yml.jinja", **ctx)
     data = spec_data(manifest)
     out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
     index = search_json(data)
@@ -222,8 +260,10 @@ def _render_templates(manifest: Manifest, skip: set[str] | None = None) -> Outpu
             if c.handler
         ],
     }
-    if any(t.http for t in manifest.tools):  # a home for overrides of imported operations
+    imported = [t for t in manifest.tools if t.http and not t.mode_tool]
+    if imported:  # a home for overrides of imported operations
         out.stubs[f"{handlers}/tools/__init__.py"] = init
+        out.overrides.update(f"{handlers}/tools/{t.ident}.py" for t in imported)
     for kind, items in kinds.items():
         if not items:
             continue

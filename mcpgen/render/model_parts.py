@@ -40,6 +40,7 @@ from mcpgen.problems import InputError
 from mcpgen.render import models as modelgen
 from mcpgen.render.models import (
     DATA_KEYWORDS,
+    SCHEMA_MAPS,
     combined_document,
     defined_names,
     generator_options,
@@ -88,15 +89,19 @@ def _def_name(ref: str) -> tuple[str, bool] | None:
     return unescape(segments[0]), len(segments) > 1
 
 
-def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
+def _externalize(node: Json, shared: set[str], used: set[str], names: bool = False) -> Json:
     """Point references to shared definitions at the shared file (imports, once mapped);
-    the names referred to are added to ``used``."""
+    the names referred to are added to ``used``. ``names``: ``node`` maps property (or
+    definition) names to schemas, none of them a keyword."""
     if isinstance(node, list):
         return [_externalize(item, shared, used) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Json] = {}
     for key, value in node.items():
+        if names:
+            out[key] = _externalize(value, shared, used)
+            continue
         target = _def_name(value) if key == "$ref" and isinstance(value, str) else None
         if target is not None and target[0] in shared:
             if target[1]:
@@ -104,7 +109,10 @@ def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
             used.add(target[0])
             out[key] = _SHARED_FILE + value
             continue
-        out[key] = value if key in DATA_KEYWORDS else _externalize(value, shared, used)
+        if key in DATA_KEYWORDS:
+            out[key] = value
+        else:
+            out[key] = _externalize(value, shared, used, key in SCHEMA_MAPS)
     return out
 
 

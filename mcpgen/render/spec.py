@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpgen.model.types import Manifest, Prompt, Resource, Tool
+from mcpgen.model.prompts import Prompt
+from mcpgen.model.resources import Resource
+from mcpgen.model.types import Manifest, Tool
 
 Json = Any
 SPEC_FORMAT = 2
@@ -74,17 +76,61 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
     """Every environment variable the server reads that a deployment may have to set."""
     found: list[dict[str, Json]] = []
 
-    def add(name: str, description: str, *, secret: bool = False, required: bool = False, default: str | None = None) -> None:
-        found.append({"name": name, "description": description, "secret": secret, "required": required, "default": default})
+    def add(
+        name: str,
+        description: str,
+        *,
+        secret: bool = False,
+        required: bool = False,
+        default: str | None = None,
+        transports: tuple[str, ...] = (),
+    ) -> None:
+        entry = {
+            "name": name,
+            "description": description,
+            "secret": secret,
+            "required": required,
+            "default": default,
+        }
+        if transports:
+            entry["transports"] = list(transports)
+        found.append(entry)
 
     prefix = manifest.http.env_prefix
+    network = ("http", "sse", "websocket")
+    add(
+        prefix + "REDIS_URL",
+        "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
+        default=manifest.http.redis_url,
+        transports=network,
+    )
+    add(
+        prefix + "STATE_SECRET",
+        "at least 32 random characters, the same on every replica: seals requestState and shared values",
+        secret=True,
+        transports=network,
+    )
     auth = manifest.auth
     if auth.type in ("bearer", "apiKey"):
-        add(auth.env, "the keys HTTP clients may present (comma separated)", secret=True, required=True)
-    if auth.type == "oauth":
-        if auth.introspection_url:
-            add(prefix + "INTROSPECTION_CLIENT_ID", "client id for token introspection")
-            add(prefix + "INTROSPECTION_CLIENT_SECRET", "client secret for token introspection", secret=True)
+        add(
+            auth.env,
+            "the keys HTTP clients may present (comma separated)",
+            secret=True,
+            required=True,
+            transports=network,
+        )
+    if auth.type == "oauth" and auth.introspection_url:
+        add(
+            prefix + "INTROSPECTION_CLIENT_ID",
+            "client id for token introspection",
+            transports=network,
+        )
+        add(
+            prefix + "INTROSPECTION_CLIENT_SECRET",
+            "client secret for token introspection",
+            secret=True,
+            transports=network,
+        )
     upstream = manifest.upstream
     if upstream:
         add(upstream["baseUrlEnv"], "base URL of the wrapped API", default=upstream["baseUrl"])
@@ -95,15 +141,21 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
             kind = spec.get("type")
             if source == "header":
                 continue
-            if source == "tokenExchange" or kind == "oauth2":
-                what = "token exchange" if source == "tokenExchange" else "OAuth2 client credentials"
+            if source == "tokenExchange" or (kind == "oauth2" and spec.get("tokenUrl")):
+                what = (
+                    "token exchange" if source == "tokenExchange" else "OAuth2 client credentials"
+                )
                 add(f"{base}_CLIENT_ID", f"client id for {what} ({scheme})")
                 add(f"{base}_CLIENT_SECRET", f"client secret for {what} ({scheme})", secret=True)
             elif kind == "http" and spec.get("scheme") == "basic":
                 add(f"{base}_USERNAME", f"HTTP basic user name ({scheme})")
                 add(f"{base}_PASSWORD", f"HTTP basic password ({scheme})", secret=True)
             elif kind in ("apiKey", "http"):
-                add(base, f"{'API key' if kind == 'apiKey' else 'bearer token'} ({scheme})", secret=True)
+                add(
+                    base,
+                    f"{'API key' if kind == 'apiKey' else 'bearer token'} ({scheme})",
+                    secret=True,
+                )
     return found
 
 
@@ -154,6 +206,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             "shutdown_timeout": http.shutdown_timeout,
             "max_sessions": http.max_sessions,
             "session_idle_timeout": http.session_idle_timeout,
+            "redis_url": http.redis_url,
         },
         "auth": _present(
             (
@@ -187,6 +240,9 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
     }
     if manifest.upstream is not None:
         data["upstream"] = manifest.upstream
+        if auth.enabled and auth.header.lower() != "authorization":
+            # the header this server's own callers authenticate with: never an upstream source
+            data["upstream"] = {**manifest.upstream, "serverAuthHeader": auth.header}
     if manifest.code_mode:
         data["codeMode"] = manifest.code_mode
     data["tools"] = [tool_entry(t, server.package) for t in manifest.tools]  # last: the biggest

@@ -7,9 +7,12 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .shared import TTLCache
 
 logger = logging.getLogger(__name__)
 CACHE_SECONDS = 60  # an introspected token is trusted this long (or until it expires)
@@ -20,9 +23,19 @@ class Introspection:
     """Asks ``url`` about a token, authenticated with ``<PREFIX>INTROSPECTION_CLIENT_ID`` /
     ``_SECRET`` (HTTP Basic). Active answers are cached by a hash of the token for
     CACHE_SECONDS (never past ``exp``); refusals are not, so a revoked token stops working
-    within that time. An unreachable or broken endpoint raises ``ConnectionError``."""
+    within that time. An unreachable or broken endpoint raises ``ConnectionError``.
 
-    def __init__(self, url: str, prefix: str, environ: Mapping[str, str]) -> None:
+    ``shared`` (a shared-state TTL cache) replaces the in-process cache, so replicas ask
+    once per token between them; it hashes the token itself, and a miss (Redis away) only
+    costs a request to the endpoint."""
+
+    def __init__(
+        self,
+        url: str,
+        prefix: str,
+        environ: Mapping[str, str],
+        shared: TTLCache | None = None,
+    ) -> None:
         self.url = url
         client_id = environ.get(prefix + "INTROSPECTION_CLIENT_ID", "")
         secret = environ.get(prefix + "INTROSPECTION_CLIENT_SECRET", "")
@@ -35,9 +48,12 @@ class Introspection:
         if self.credentials is None:
             logger.warning("token introspection without client credentials: most servers refuse it")
         self.cache: OrderedDict[bytes, tuple[float, dict[str, Any]]] = OrderedDict()
+        self.shared = shared
         self._client: Any = None
 
     async def claims(self, token: str) -> dict[str, Any]:
+        if self.shared is not None:
+            return await self._shared_claims(self.shared, token)
         key = hashlib.sha256(token.encode()).digest()
         now = time.monotonic()
         cached = self.cache.get(key)
@@ -53,6 +69,20 @@ class Introspection:
             self.cache[key] = (now + keep, claims)
             while len(self.cache) > CACHE_SIZE:
                 self.cache.popitem(last=False)
+        return claims
+
+    async def _shared_claims(self, cache: TTLCache, token: str) -> dict[str, Any]:
+        cached = await cache.get(token)
+        if isinstance(cached, dict):
+            return cached
+        claims = await self._ask(token)
+        if claims.get("active") is True:
+            keep = float(CACHE_SECONDS)
+            expires = claims.get("exp")
+            if isinstance(expires, int | float) and not isinstance(expires, bool):
+                keep = min(keep, expires - time.time())
+            if keep > 0:
+                await cache.set(token, claims, keep)
         return claims
 
     async def _ask(self, token: str) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def test_add_builds_the_stub_and_the_server_lists_it(tmp_path: Path) -> None:
     stub = out / "src" / "demo_mcp" / "handlers" / "tools" / "lookup.py"
     assert stub.is_file() and "def handle" in stub.read_text()
     spec = json.loads((out / "src" / "demo_mcp" / "_spec.json").read_text())
-    assert [t["name"] for t in spec["tools"]] == ["echo", "lookup"]
+    assert [t["definition"]["name"] for t in spec["tools"]] == ["echo", "lookup"]
     done = mcpgen("add", "resource", "notes", str(manifest), "-o", str(out))
     assert done.returncode == 0, done.stderr
     spec = json.loads((out / "src" / "demo_mcp" / "_spec.json").read_text())

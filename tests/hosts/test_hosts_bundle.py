@@ -89,12 +89,12 @@ def test_user_config_covers_the_needed_variables(tmp_path: Path) -> None:
     project = describe(EXAMPLES / "shop")
     built = build_bundle(project, tmp_path / "shop.mcpb")
     config = built.manifest["server"]["mcp_config"]
-    assert config["env"] == {"SHOP_APIKEY": "${user_config.shop_apikey}"}
+    assert config["env"] == {"SHOP_API_APIKEY": "${user_config.shop_api_apikey}"}
     assert config["args"][-2:] == ["--transport", "stdio"]
     assert built.manifest["user_config"] == {
-        "shop_apikey": {
+        "shop_api_apikey": {
             "type": "string",
-            "title": "SHOP_APIKEY",
+            "title": "SHOP_API_APIKEY",
             "description": "API key (apiKey)",
             "required": False,
             "sensitive": True,

@@ -79,19 +79,19 @@ def test_install_writes_merges_backs_up_and_is_idempotent(
     assert entry["args"] == ["--transport", "stdio"]
     if host == "vscode":
         assert entry["type"] == "stdio"
-        assert entry["env"] == {"SHOP_APIKEY": "${input:shop-apikey}"}
+        assert entry["env"] == {"SHOP_API_APIKEY": "${input:shop-api-apikey}"}
         assert data["inputs"] == [
             {
                 "type": "promptString",
-                "id": "shop-apikey",
+                "id": "shop-api-apikey",
                 "description": "API key (apiKey)",
                 "password": True,
             }
         ]
-        assert "will ask for: SHOP_APIKEY" in first.output
+        assert "will ask for: SHOP_API_APIKEY" in first.output
     else:
-        assert entry["env"] == {"SHOP_APIKEY": "<fill in SHOP_APIKEY>"}
-        assert f"fill in before use, in {path}: SHOP_APIKEY" in first.output
+        assert entry["env"] == {"SHOP_API_APIKEY": "<fill in SHOP_API_APIKEY>"}
+        assert f"fill in before use, in {path}: SHOP_API_APIKEY" in first.output
         assert ("type" in entry) == (host == "claude-code")
     # what was there is kept, the old file backed up byte for byte
     assert data[spec.key]["other"] == before[spec.key]["other"]
@@ -112,20 +112,20 @@ def test_values_from_env_and_filled_in_placeholders_survive(home: Path, tmp_path
     path = expected_path("cursor", home, tmp_path)
     assert run_install("cursor", str(project)).exit_code == 0
     data = json.loads(path.read_text())
-    data["mcpServers"]["shop"]["env"]["SHOP_APIKEY"] = "k-123"  # the user fills it in
+    data["mcpServers"]["shop"]["env"]["SHOP_API_APIKEY"] = "k-123"  # the user fills it in
     path.write_text(json.dumps(data))
     again = run_install("cursor", str(project))
     assert again.exit_code == 0 and "unchanged" in again.output
-    assert json.loads(path.read_text())["mcpServers"]["shop"]["env"]["SHOP_APIKEY"] == "k-123"
+    assert json.loads(path.read_text())["mcpServers"]["shop"]["env"]["SHOP_API_APIKEY"] == "k-123"
 
-    given = run_install("cursor", str(project), "--env", "SHOP_APIKEY=k-456", "--env", "X_Y=1")
+    given = run_install("cursor", str(project), "--env", "SHOP_API_APIKEY=k-456", "--env", "X_Y=1")
     assert given.exit_code == 0, given.output
     env = json.loads(path.read_text())["mcpServers"]["shop"]["env"]
-    assert env == {"SHOP_APIKEY": "k-456", "X_Y": "1"}
+    assert env == {"SHOP_API_APIKEY": "k-456", "X_Y": "1"}
     assert "does not list X_Y" in given.output
     backup = json.loads(path.with_name("mcp.json.bak").read_text())  # the file as it was
-    assert backup["mcpServers"]["shop"]["env"]["SHOP_APIKEY"] == "k-123"
-    assert run_install("cursor", str(project), "--env", "SHOP_APIKEY=k-789").exit_code == 0
+    assert backup["mcpServers"]["shop"]["env"]["SHOP_API_APIKEY"] == "k-123"
+    assert run_install("cursor", str(project), "--env", "SHOP_API_APIKEY=k-789").exit_code == 0
     assert path.with_name("mcp.json.bak.1").exists()  # earlier backups are never overwritten
     assert json.loads(path.with_name("mcp.json.bak").read_text()) == backup
 
@@ -217,4 +217,4 @@ def test_a_host_starts_the_server_from_the_written_config(
     )
     spec = json.loads((project / "src" / "calculator_mcp" / "_spec.json").read_text())
     names = anyio.run(_list_tools_like_a_host, entry, home)
-    assert names == sorted(t["name"] for t in spec["tools"])
+    assert names == sorted(t["definition"]["name"] for t in spec["tools"])

@@ -18,17 +18,18 @@ pytestmark = pytest.mark.timeout(60)
 def test_every_example_is_described(example: str) -> None:
     project = describe(EXAMPLES / example)
     spec = json.loads((EXAMPLES / example / "src" / project.package / "_spec.json").read_text())
+    lock = json.loads((EXAMPLES / example / "mcp-surface.json").read_text())
     assert project.name == spec["server"]["name"]
     assert (EXAMPLES / example / "src" / project.package / "__main__.py").is_file()
-    hidden = set(spec["hidden"]["tools"])  # disabled until the server enables them
-    assert [t["name"] for t in project.tools] == [
-        t["name"] for t in spec["tools"] if t["name"] not in hidden
-    ]
-    hidden = set(spec["hidden"]["prompts"])
-    assert [p["name"] for p in project.prompts] == [
-        p["definition"]["name"] for p in spec["prompts"] if p["definition"]["name"] not in hidden
-    ]
-    assert project.surface is False and project.environment_source == "derived"
+    # what clients see is the lock's, disabled entries left out (enabled later by the server)
+    listed = [t["name"] for t in lock["tools"] if t.get("enabled", True)]
+    assert [t["name"] for t in project.tools] == listed
+    declared = {t["definition"]["name"]: t for t in spec["tools"]}
+    assert all(declared[name].get("enabled", True) for name in listed if name in declared)
+    prompts = [p["name"] for p in lock.get("prompts", []) if p.get("enabled", True)]
+    assert [p["name"] for p in project.prompts] == prompts
+    assert project.surface is True and project.environment_source == "spec"
+    assert [v.name for v in project.environment] == [e["name"] for e in spec["environment"]]
 
 
 def test_calculator_facts() -> None:
@@ -36,16 +37,19 @@ def test_calculator_facts() -> None:
     assert (project.distribution, project.version, project.script, project.package) == (
         "calculator-mcp", "0.1.0", "calculator", "calculator_mcp",
     )  # fmt: skip
-    assert project.title == "Calculator" and project.environment == []
+    assert project.title == "Calculator"
+    # only settings of the network transports, none of which a host must set
+    assert project.environment and project.needed_env("stdio") == []
+    assert all(v.transports for v in project.environment)
 
 
-def test_an_older_openapi_project_derives_its_upstream_variables() -> None:
+def test_a_wrapped_api_names_its_variables() -> None:
     project = describe(EXAMPLES / "shop")
     by_name = {v.name: v for v in project.environment}
-    assert by_name["SHOP_APIKEY"] == EnvVar("SHOP_APIKEY", "API key (apiKey)", secret=True)
-    assert by_name["SHOP_BASE_URL"].default == "http://127.0.0.1:9/api"
-    assert not by_name["SHOP_BASE_URL"].needed and not by_name["SHOP_TIMEOUT"].secret
-    assert [v.name for v in project.needed_env()] == ["SHOP_APIKEY"]
+    assert by_name["SHOP_API_APIKEY"] == EnvVar("SHOP_API_APIKEY", "API key (apiKey)", secret=True)
+    assert by_name["SHOP_API_BASE_URL"].default == "http://127.0.0.1:9/api"
+    assert not by_name["SHOP_API_BASE_URL"].needed
+    assert [v.name for v in project.needed_env()] == ["SHOP_API_APIKEY"]
 
 
 def test_the_surface_lock_is_what_clients_see(tmp_path: Path) -> None:
@@ -57,29 +61,44 @@ def test_the_surface_lock_is_what_clients_see(tmp_path: Path) -> None:
         "tools": [
             {"name": "search_operations", "inputSchema": {"type": "object"}, "scopes": [],
              "size": {"bytes": 10, "tokens": 3}},
+            {"name": "off", "inputSchema": {"type": "object"}, "scopes": [], "enabled": False,
+             "size": {"bytes": 10, "tokens": 3}},
         ],
         "prompts": [{"name": "p", "arguments": [], "scopes": ["a"], "size": {"bytes": 1, "tokens": 1}}],
-        "resources": [{"uri": "x://y", "name": "y", "scopes": []}],
+        "resources": [{"uri": "x://y", "name": "y", "scopes": [], "contentSize": 12}],
+        "resourceTemplates": [{"uriTemplate": "x://{id}", "name": "t", "scopes": []}],
         "totals": {"toolsListBytes": 10, "toolsListTokens": 3},
     }  # fmt: skip
     (root / "mcp-surface.json").write_text(json.dumps(lock))
     project = describe(root)
     assert project.surface is True
+    # the lock's own keys are gone, a disabled tool is not listed, contentSize is size again
     assert project.tools == [{"name": "search_operations", "inputSchema": {"type": "object"}}]
     assert project.prompts == [{"name": "p", "arguments": []}]
-    assert project.resources == [{"uri": "x://y", "name": "y"}]
+    assert project.resources == [
+        {"uri": "x://y", "name": "y", "size": 12},
+        {"uriTemplate": "x://{id}", "name": "t"},
+    ]
 
 
-def test_hidden_and_meta_tools_without_a_lock(tmp_path: Path) -> None:
+def test_disabled_and_mode_tools_without_a_lock(tmp_path: Path) -> None:
     root = copy_example("calculator", tmp_path, venv_script=False)
+    (root / "mcp-surface.json").unlink()
     spec_path = root / "src" / "calculator_mcp" / "_spec.json"
     spec = json.loads(spec_path.read_text())
-    spec["hidden"]["tools"] = ["divide"]
+    names = [t["definition"]["name"] for t in spec["tools"]]
+    assert "divide" in names and [t["name"] for t in describe(root).tools] == names
+    for entry in spec["tools"]:
+        if entry["definition"]["name"] == "divide":
+            entry["enabled"] = False
+        if entry["definition"]["name"] == "add":
+            entry["http"] = {"method": "GET", "path": "/add"}  # as if imported
+    spec["mode"] = "code"
     spec_path.write_text(json.dumps(spec))
-    assert "divide" not in [t["name"] for t in describe(root).tools]
-    spec["meta_tools"] = [{"name": "call_operation", "inputSchema": {"type": "object"}}]
-    spec_path.write_text(json.dumps(spec))
-    assert [t["name"] for t in describe(root).tools] == ["call_operation"]
+    listed = [t["name"] for t in describe(root).tools]
+    modes = json.loads((spec_path.parent / "_runtime" / "modes.json").read_text())
+    own = [t["name"] for t in modes["code"]]
+    assert listed == [n for n in names if n not in ("divide", "add")] + own
 
 
 def test_not_a_project(tmp_path: Path) -> None:

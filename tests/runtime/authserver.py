@@ -269,15 +269,22 @@ class Received:
     def header(self, name: str) -> str | None:
         return next((v for k, v in self.headers if k.lower() == name.lower()), None)
 
+    def all(self, name: str) -> list[str]:
+        """Every value of one header, in order (a repeated header shows up twice)."""
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
 
 @dataclass
 class Upstream:
-    """The wrapped API: logs every request; checks bearer tokens when ``auth`` is given."""
+    """The wrapped API: logs every request; checks bearer tokens when ``auth`` is given
+    (everywhere but under ``open_paths``)."""
 
     auth: AuthServer | None = None
     audience: str = "https://api.test"
     url: str = ""
     received: list[Received] = field(default_factory=list)
+    open_paths: tuple[str, ...] = ()
+    """Path prefixes served without a bearer token (a token sent there is still checked)."""
 
     def app(self) -> Starlette:
         return Starlette(
@@ -308,6 +315,8 @@ class Upstream:
         subject = None
         if self.auth is not None:
             header = request.headers.get("authorization", "")
+            if not header and request.url.path.startswith(self.open_paths or ("\0",)):
+                return _json({"ok": True, "sub": None, "path": request.url.path})
             if not header.startswith("Bearer "):
                 return _json({"error": "no bearer token"}, 401)
             try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from mcpgen.surface.diff import diff, tools_list_cost
 from mcpgen.surface.lock import dumps, surface, wire
 
 pytestmark = pytest.mark.timeout(120)
+Json = Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOP_SPEC = ROOT / "manifests" / "openapi" / "shop.yaml"
@@ -147,35 +148,67 @@ def test_declared_resource_size_is_kept_apart_from_the_measure(model: Manifest) 
     assert wire(entry) == resource.definition
 
 
-def test_resource_and_prompt_scopes_are_read_when_the_model_has_them(model: Manifest) -> None:
-    scoped = [SimpleNamespace(definition=r.definition, scopes=("b", "a")) for r in model.resources]
-    fake = SimpleNamespace(
-        server=model.server, capabilities=model.capabilities, tools=model.tools,
-        advertised_tools=model.advertised_tools, meta_tools=False, resources=scoped,
-        prompts=[SimpleNamespace(definition=p.definition, scopes=("p",)) for p in model.prompts],
-    )  # fmt: skip
-    lock = surface(fake)
+def test_resource_and_prompt_scopes_come_from_the_model(model: Manifest) -> None:
+    resources = tuple(replace(r, scopes=("b", "a", "b")) for r in model.resources)
+    prompts = tuple(replace(p, scopes=("p",)) for p in model.prompts)
+    lock = surface(replace(model, resources=resources, prompts=prompts))
     assert lock["resources"][0]["scopes"] == ["a", "b"]
-    assert lock["prompts"][0]["scopes"] == ["p"]
+    assert lock["resourceTemplates"][0]["scopes"] == ["a", "b"]
+    assert [p["scopes"] for p in lock["prompts"]] == [["p"], ["p"]]
+    assert surface(model)["resources"][0]["scopes"] == []
 
 
-def test_meta_tools_list_operations(tmp_path: Path) -> None:
+def test_resource_and_prompt_scopes_from_a_manifest(tmp_path: Path) -> None:
+    path = tmp_path / "mcpgen.yaml"
+    path.write_text(
+        MANIFEST.replace("    text: hello\n", "    text: hello\n    scopes: [lab.docs]\n").replace(
+            "  - name: hello\n", "  - name: hello\n    scopes: [lab.chat, lab.a]\n"
+        ),
+        encoding="utf-8",
+    )
+    lock = surface(load(path))
+    assert lock["resources"][0]["scopes"] == ["lab.docs"]
+    assert {p["name"]: p["scopes"] for p in lock["prompts"]} == {
+        "hello": ["lab.a", "lab.chat"], "review": [],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["search", "code"])
+def test_search_and_code_mode_list_operations(tmp_path: Path, mode: str) -> None:
+    from mcpgen.cli.build import context_cost
+    from mcpgen.model.types import mode_tools
+
     (tmp_path / "shop.yaml").write_text(SHOP_SPEC.read_text())
     manifest = tmp_path / "mcpgen.yaml"
     manifest.write_text(
-        "mcpgen: 1\nserver: {name: shop}\nopenapi: {source: shop.yaml, metaTools: true}\n"
+        "mcpgen: 1\nserver: {name: shop}\n"
+        "tools:\n  - name: ping\n    description: Declared beside the API.\n"
+        f"openapi: {{source: shop.yaml, mode: {mode}}}\n"
     )
     model = load(manifest)
     lock = surface(model)
-    assert [t["name"] for t in lock["tools"]] == [
-        "call_operation", "describe_operation", "search_operations",
-    ]  # fmt: skip
-    assert sorted(t["name"] for t in lock["operations"]) == sorted(t.name for t in model.tools)
-    assert len(lock["operations"]) > 3
-    # without meta tools, the same operations are tools and there is no operations list
-    direct = surface(replace(model, upstream={**(model.upstream or {}), "metaTools": False}))
+    own = sorted(d["name"] for d in mode_tools(mode))
+    assert own and [t["name"] for t in lock["tools"]] == sorted(["ping", *own])
+    imported = sorted(t.name for t in model.tools if t.http)
+    assert len(imported) > 3
+    # what call_operation / execute reach: the imported operations (ping is a tool)
+    assert sorted(t["name"] for t in lock["operations"]) == imported
+    # the figure the build prints is the lock's total
+    assert lock["totals"]["toolsListBytes"] == context_cost(model)[1]
+    # one tool per operation: no operations list, every operation a tool
+    direct = surface(replace(model, upstream={**(model.upstream or {}), "mode": "tools"}))
     assert "operations" not in direct
-    assert [t["name"] for t in direct["tools"]] == [t["name"] for t in lock["operations"]]
+    assert [t["name"] for t in direct["tools"]] == sorted([*imported, "ping"])
+    assert direct["totals"]["toolsListBytes"] > lock["totals"]["toolsListBytes"]
+
+
+def test_totals_are_the_builds_context_cost(model: Manifest) -> None:
+    from mcpgen.cli.build import context_cost
+
+    lock = surface(model)
+    count, size = context_cost(model)
+    assert count == 2  # the hidden tool is not listed
+    assert lock["totals"] == {"toolsListBytes": size, "toolsListTokens": math.ceil(size / 4)}
 
 
 def test_canonical_text(model: Manifest) -> None:
@@ -187,17 +220,46 @@ def test_canonical_text(model: Manifest) -> None:
     assert json.loads(text) == lock
 
 
-def test_memo_gives_the_same_text(model: Manifest) -> None:
+def _random_json(rng: random.Random, depth: int, shared: list[Json]) -> Json:
+    roll = rng.random()
+    if depth > 4 or roll < 0.35:
+        return rng.choice(
+            [0, -7, 2**70, 1.5, -0.0, 1e300, 3.14159, True, False, None, "", "a", "Ünï\n\"☃",
+             "\u2028 tab\t", "\ud83d\ude00"]
+        )  # fmt: skip
+    if roll < 0.45 and shared:
+        return rng.choice(shared)  # the same object at another place (or depth)
+    if roll < 0.7:
+        value: Json = [_random_json(rng, depth + 1, shared) for _ in range(rng.randrange(4))]
+        if rng.random() < 0.2:
+            value = tuple(value)
+    else:
+        keys = ["b", "a", "é", "$defs", "Z", "", "key with space", "x/y"]
+        value = {
+            k: _random_json(rng, depth + 1, shared) for k in rng.sample(keys, rng.randrange(5))
+        }
+    shared.append(value)
+    return value
+
+
+def test_text_is_the_standard_librarys_byte_for_byte() -> None:
+    rng = random.Random(18)
+    for _ in range(300):
+        value = {"mcpSurface": 1, "tools": [_random_json(rng, 0, []) for _ in range(3)]}
+        expected = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        assert dumps(value) == expected
+    tiny: Any
+    for tiny in ({}, {"tools": []}, {"a": {"b": [1, {}]}, "tools": [{"x": []}]}, {1: "x"}):
+        assert dumps(tiny) == json.dumps(tiny, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_text_of_shared_definitions(model: Manifest) -> None:
+    """A definition embedded in many tools (one object) is written right at every depth."""
+    note = {"type": "object", "properties": {"id": {"type": "string"}}}
     lock = surface(model)
-    memo: dict[str, str] = {}
-    assert dumps(lock, memo) == dumps(lock)
-    assert len(memo) == len(lock["tools"]) + 2 + 2  # tools, resources+templates, prompts
-    assert dumps(lock, memo) == dumps(lock)  # warm
-    changed = json.loads(dumps(lock))
-    changed["tools"][0]["description"] = "new"
-    assert dumps(changed, memo) == dumps(changed)
-    for tiny in ({}, {"tools": []}, {"a": {"b": [1, {}]}, "tools": [{"x": []}]}):
-        assert dumps(tiny, {}) == dumps(tiny)
+    lock["tools"][0]["inputSchema"] = {"$defs": {"Note": note}, "properties": {"n": note}}
+    lock["tools"][1]["outputSchema"] = note
+    assert dumps(lock) == json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def test_a_model_against_itself_has_no_changes(model: Manifest) -> None:

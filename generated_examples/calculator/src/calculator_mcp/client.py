@@ -44,7 +44,8 @@ class CalculatorClient(BaseClient):
         """
         given = arguments({"numbers": numbers}, {})
         result = await self.call("add", given, progress)
-        return parse(models.AddOutput, result.structured_content)
+        output: models.AddOutput = parse(models.AddOutput, result.structured_content)
+        return output
 
     async def divide(
         self,
@@ -60,7 +61,8 @@ class CalculatorClient(BaseClient):
         """
         given = arguments({"a": a, "b": b}, {"precision": precision})
         result = await self.call("divide", given, progress)
-        return parse(models.DivideOutput, result.structured_content)
+        output: models.DivideOutput = parse(models.DivideOutput, result.structured_content)
+        return output
 
     async def convert_units(
         self,
@@ -76,7 +78,10 @@ class CalculatorClient(BaseClient):
         """
         given = arguments({"value": value, "from": from_, "to": to}, {})
         result = await self.call("convert_units", given, progress)
-        return parse(models.ConvertUnitsOutput, result.structured_content)
+        output: models.ConvertUnitsOutput = parse(
+            models.ConvertUnitsOutput, result.structured_content
+        )
+        return output
 
     async def weather_current(
         self,
@@ -91,7 +96,10 @@ class CalculatorClient(BaseClient):
         """
         given = arguments({"location": location}, {"units": units})
         result = await self.call("weather_current", given, progress)
-        return parse(models.WeatherCurrentOutput, result.structured_content)
+        output: models.WeatherCurrentOutput = parse(
+            models.WeatherCurrentOutput, result.structured_content
+        )
+        return output
 
     async def random_fact(
         self,

@@ -10,7 +10,7 @@ prompt and completion to the handler you write, with the types the models give i
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._runtime.content import ToolReturn
 from ._runtime.context import Context
@@ -65,9 +65,10 @@ async def _tool_random_fact(arguments: Arguments, ctx: Context) -> ToolReturn:
     return await handle(parse(RandomFactInput, arguments))
 
 
-def create_server(*, network: bool = False) -> GeneratedServer:
-    """A fresh SDK server; each transport (and each test) may make its own."""
-    return build_server(SPEC, HANDLERS, network=network)
+def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:
+    """A fresh SDK server; each transport (and each test) may make its own. ``options`` go
+    to ``build_server`` (the HTTP app passes its shared state and requestState keys)."""
+    return build_server(SPEC, HANDLERS, network=network, **options)
 
 
 def create_app() -> Starlette:

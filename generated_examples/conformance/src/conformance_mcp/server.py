@@ -10,7 +10,7 @@ prompt and completion to the handler you write, with the types the models give i
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._runtime.content import PromptReturn, ResourceReturn, ToolReturn
 from ._runtime.context import Context
@@ -292,9 +292,10 @@ async def _prompt_test_input_required_result_prompt(
     return await render(TestInputRequiredResultPromptArguments.model_validate(arguments), ctx)
 
 
-def create_server(*, network: bool = False) -> GeneratedServer:
-    """A fresh SDK server; each transport (and each test) may make its own."""
-    return build_server(SPEC, HANDLERS, network=network)
+def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:
+    """A fresh SDK server; each transport (and each test) may make its own. ``options`` go
+    to ``build_server`` (the HTTP app passes its shared state and requestState keys)."""
+    return build_server(SPEC, HANDLERS, network=network, **options)
 
 
 def create_app() -> Starlette:

@@ -48,7 +48,8 @@ class NotesClient(BaseClient):
         """
         given = arguments({"title": title, "body": body}, {"tags": tags})
         result = await self.call("create_note", given, progress)
-        return parse(models.Note, result.structured_content)
+        output: models.Note = parse(models.Note, result.structured_content)
+        return output
 
     async def get_note(
         self,
@@ -62,7 +63,8 @@ class NotesClient(BaseClient):
         """
         given = arguments({"id": id_}, {})
         result = await self.call("get_note", given, progress)
-        return parse(models.Note, result.structured_content)
+        output: models.Note = parse(models.Note, result.structured_content)
+        return output
 
     async def update_note(
         self,
@@ -79,7 +81,8 @@ class NotesClient(BaseClient):
         """
         given = arguments({"id": id_}, {"title": title, "body": body, "tags": tags})
         result = await self.call("update_note", given, progress)
-        return parse(models.Note, result.structured_content)
+        output: models.Note = parse(models.Note, result.structured_content)
+        return output
 
     async def delete_note(
         self,
@@ -93,7 +96,8 @@ class NotesClient(BaseClient):
         """
         given = arguments({"id": id_}, {})
         result = await self.call("delete_note", given, progress)
-        return parse(models.DeleteNoteOutput, result.structured_content)
+        output: models.DeleteNoteOutput = parse(models.DeleteNoteOutput, result.structured_content)
+        return output
 
     async def search_notes(
         self,
@@ -109,7 +113,10 @@ class NotesClient(BaseClient):
         """
         given = arguments({}, {"query": query, "tag": tag, "limit": limit})
         result = await self.call("search_notes", given, progress)
-        return parse(models.SearchNotesOutput, result.structured_content)
+        output: models.SearchNotesOutput = parse(
+            models.SearchNotesOutput, result.structured_content
+        )
+        return output
 
     async def export_notes(
         self,

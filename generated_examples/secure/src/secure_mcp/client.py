@@ -39,7 +39,10 @@ class SecureClient(BaseClient):
         """
         given = arguments({}, {})
         result = await self.call("list_documents", given, progress)
-        return parse(models.ListDocumentsOutput, result.structured_content)
+        output: models.ListDocumentsOutput = parse(
+            models.ListDocumentsOutput, result.structured_content
+        )
+        return output
 
     async def read_document(
         self,
@@ -53,7 +56,10 @@ class SecureClient(BaseClient):
         """
         given = arguments({"title": title}, {})
         result = await self.call("read_document", given, progress)
-        return parse(models.ReadDocumentOutput, result.structured_content)
+        output: models.ReadDocumentOutput = parse(
+            models.ReadDocumentOutput, result.structured_content
+        )
+        return output
 
     async def write_document(
         self,
@@ -68,7 +74,10 @@ class SecureClient(BaseClient):
         """
         given = arguments({"title": title, "text": text}, {})
         result = await self.call("write_document", given, progress)
-        return parse(models.WriteDocumentOutput, result.structured_content)
+        output: models.WriteDocumentOutput = parse(
+            models.WriteDocumentOutput, result.structured_content
+        )
+        return output
 
     async def whoami(
         self,
@@ -80,7 +89,8 @@ class SecureClient(BaseClient):
         """
         given = arguments({}, {})
         result = await self.call("whoami", given, progress)
-        return parse(models.WhoamiOutput, result.structured_content)
+        output: models.WhoamiOutput = parse(models.WhoamiOutput, result.structured_content)
+        return output
 
 
 class SecureSyncClient(BaseSyncClient[SecureClient]):

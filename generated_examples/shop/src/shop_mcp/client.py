@@ -47,7 +47,8 @@ class ShopClient(BaseClient):
         """
         given = arguments({}, {"limit": limit, "tag": tag})
         result = await self.call("list_items", given, progress)
-        return parse(models.ListItemsOutput, result.structured_content)
+        output: models.ListItemsOutput = parse(models.ListItemsOutput, result.structured_content)
+        return output
 
     async def create_item(
         self,
@@ -63,7 +64,8 @@ class ShopClient(BaseClient):
         """
         given = arguments({"name": name, "price": price}, {"tags": tags})
         result = await self.call("create_item", given, progress)
-        return parse(models.CreateItemOutput, result.structured_content)
+        output: models.CreateItemOutput = parse(models.CreateItemOutput, result.structured_content)
+        return output
 
     async def get_item(
         self,
@@ -77,7 +79,8 @@ class ShopClient(BaseClient):
         """
         given = arguments({"itemId": item_id}, {})
         result = await self.call("get_item", given, progress)
-        return parse(models.GetItemOutput, result.structured_content)
+        output: models.GetItemOutput = parse(models.GetItemOutput, result.structured_content)
+        return output
 
     async def delete_item(
         self,

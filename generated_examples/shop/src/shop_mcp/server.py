@@ -10,7 +10,7 @@ prompt and completion to the handler you write, with the types the models give i
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
@@ -22,9 +22,10 @@ SPEC = load_spec("shop_mcp")
 HANDLERS = Handlers(models=lambda: import_module(".models", "shop_mcp"))
 
 
-def create_server(*, network: bool = False) -> GeneratedServer:
-    """A fresh SDK server; each transport (and each test) may make its own."""
-    return build_server(SPEC, HANDLERS, network=network)
+def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:
+    """A fresh SDK server; each transport (and each test) may make its own. ``options`` go
+    to ``build_server`` (the HTTP app passes its shared state and requestState keys)."""
+    return build_server(SPEC, HANDLERS, network=network, **options)
 
 
 def create_app() -> Starlette:

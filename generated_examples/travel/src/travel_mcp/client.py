@@ -27,7 +27,7 @@ from ._runtime.client import (
     parse,
 )
 
-__all__ = ["TravelClient", "TravelSyncClient", "ToolCallError"]
+__all__ = ["ToolCallError", "TravelClient", "TravelSyncClient"]
 
 
 class TravelClient(BaseClient):
@@ -54,7 +54,10 @@ class TravelClient(BaseClient):
             {"cabin": cabin, "passengers": passengers},
         )
         result = await self.call("search_flights", given, progress)
-        return parse(models.SearchFlightsOutput, result.structured_content)
+        output: models.SearchFlightsOutput = parse(
+            models.SearchFlightsOutput, result.structured_content
+        )
+        return output
 
     async def weather_forecast(
         self,
@@ -69,7 +72,10 @@ class TravelClient(BaseClient):
         """
         given = arguments({"city": city}, {"days": days})
         result = await self.call("weather_forecast", given, progress)
-        return parse(models.WeatherForecastOutput, result.structured_content)
+        output: models.WeatherForecastOutput = parse(
+            models.WeatherForecastOutput, result.structured_content
+        )
+        return output
 
     async def prompt_plan_vacation(
         self,

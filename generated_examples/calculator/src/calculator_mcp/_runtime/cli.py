@@ -149,6 +149,9 @@ def main(
         run_stdio(server_factory)
         return
     try:
+        from .sharing import check_reachable
+
+        check_reachable(spec, settings)  # Redis unreachable at start: one line, exit 1
         if settings.workers > 1:
             from .serve import serve_workers
 

@@ -17,9 +17,11 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
+
+from mcp.server.subscriptions import ServerEvent
 
 from .shared import (
     LimiterOutage,
@@ -314,6 +316,11 @@ class RedisBackend:
 
     def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
         return self.bus.on_gap(callback)
+
+    def on_remote_event(
+        self, listener: Callable[[ServerEvent], Awaitable[None]]
+    ) -> Callable[[], None]:
+        return self.bus.on_remote_event(listener)
 
     async def start(self) -> None:
         try:

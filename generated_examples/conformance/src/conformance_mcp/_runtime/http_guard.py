@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +25,8 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from .shared import RateLimiter
 
 logger = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
@@ -108,27 +108,28 @@ class HostOriginMiddleware:
 
 
 class TokenBuckets:
-    """A token bucket per key (in this process): ``rate`` requests a second on average,
-    bursts of ``burst``. Keys are verified identities or client addresses; the least
-    recently used are forgotten past MAX_KEYS (a forgotten key starts with a full bucket)."""
+    """A token bucket per key: ``rate`` requests a second on average, bursts of ``burst``.
+    Keys are verified identities or client addresses. The buckets are ``limiter``'s: the
+    shared state's (in Redis, so the limit holds across replicas), else this process's,
+    where the least recently used keys are forgotten past MAX_KEYS (a forgotten key starts
+    with a full bucket)."""
 
     MAX_KEYS = 10_000
+    LONGEST_WAIT = 3600.0  # the most Retry-After ever says
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int, limiter: RateLimiter | None = None) -> None:
         self.rate = rate
         self.burst = max(1, burst)
-        self.buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        if limiter is None:
+            from .shared_local import LocalRateLimiter
+
+            limiter = LocalRateLimiter(self.MAX_KEYS)
+        self.limiter = limiter
 
     async def wait(self, key: str) -> float:
         """0 when the request may go ahead, else the seconds until it may."""
-        now = time.monotonic()
-        tokens, stamp = self.buckets.pop(key, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - stamp) * self.rate)
-        wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
-        self.buckets[key] = (tokens - 1 if wait == 0 else tokens, now)
-        while len(self.buckets) > self.MAX_KEYS:
-            self.buckets.popitem(last=False)
-        return wait
+        allowed, wait = await self.limiter.allow(key, self.rate, float(self.burst))
+        return 0.0 if allowed else min(max(wait, 1e-6), self.LONGEST_WAIT)
 
 
 def client_address(scope: Scope) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import ConfigError
@@ -49,13 +49,16 @@ class Settings:
     jwks_url: str | None = None
     jwks_file: str | None = None
     introspection_url: str | None = None
-    redis_url: str | None = None
-    state_secret: str | None = None  # seals 2026-07-28 requestState the same on every replica
+    redis_url: str | None = None  # state shared by replicas (events, limits, caches, ctx.store)
+    # Seals 2026-07-28 requestState (and shared values) alike on every replica; only ever
+    # from the environment (<PREFIX>STATE_SECRET), never a flag or the manifest.
+    state_secret: str | None = field(default=None, repr=False)
 
     @classmethod
     def defaults(cls, spec: Mapping[str, Any]) -> Settings:
         """The manifest's choices (``spec["settings"]``, ``spec["auth"]``)."""
         raw = dict(spec.get("settings", {}))
+        raw.pop("state_secret", None)  # a secret comes from the environment only
         auth = spec.get("auth", {})
         for key, value in (
             ("oauth_issuer", auth.get("issuer")),

@@ -10,14 +10,14 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
 
 from .shared import TTLCache, ValueCodec, check_name
 
-__all__ = ["LocalBackend", "LocalCache", "LocalRateLimiter", "LocalUserState"]
+__all__ = ["LocalBackend", "LocalCache", "LocalRateLimiter", "LocalUserState", "local_user_state"]
 
 
 class _ExpiringMap:
@@ -140,6 +140,11 @@ class LocalUserState:
         self._map.delete(self._key(identity_key, name))
 
 
+def local_user_state(ttl: float = 86400.0, max_entries: int = 10000) -> LocalUserState:
+    """Per-user state in this process, unsealed: ``ctx.store`` of a server without Redis."""
+    return LocalUserState(ValueCodec(None), default_ttl=ttl, max_entries=max_entries)
+
+
 class LocalBackend:
     def __init__(self, values: ValueCodec, *, state_ttl: float, max_entries: int) -> None:
         self._values = values
@@ -153,6 +158,11 @@ class LocalBackend:
 
     def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
         return lambda: None  # one process: nothing is ever missed
+
+    def on_remote_event(
+        self, listener: Callable[[ServerEvent], Awaitable[None]]
+    ) -> Callable[[], None]:
+        return lambda: None  # one process: no other replica publishes
 
     async def start(self) -> None:
         return None

@@ -29,7 +29,9 @@ from .errors import ToolError
 from .identity import Identity
 
 if TYPE_CHECKING:
+    from .credentials import Credential
     from .events import Events
+    from .shared import BoundState, UserStateStore
 
 logger = logging.getLogger("mcp_server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -110,6 +112,20 @@ class Context:
         """Keep a string for the next round of an ``input_required`` exchange (sealed)."""
         self._new_state = value
 
+    @property
+    def store(self) -> BoundState:
+        """What this caller keeps across calls, by name (opt-in; per verified identity):
+        ``await ctx.store.get(name, default)``, ``await ctx.store.set(name, value, ttl=None)``
+        (JSON values; a day unless ``ttl`` seconds say otherwise), ``await
+        ctx.store.delete(name)``. In this process on stdio and on one server; in Redis,
+        seen by every replica, when the server shares state (``<PREFIX>REDIS_URL``). Without
+        authentication every HTTP caller is the same (anonymous) user. Not :attr:`state`,
+        which belongs to one ``input_required`` exchange."""
+        from .shared import BoundState
+
+        store = self.registry.get("store") or _process_store()
+        return BoundState(store, self.identity.key)
+
     def pending_state(self) -> str:
         return json.dumps({"a": self._answers, "s": self._new_state}, sort_keys=True)
 
@@ -128,6 +144,32 @@ class Context:
         """HTTP request headers (empty on stdio)."""
         request = self.request.request
         return cast(Mapping[str, str], getattr(request, "headers", None) or {})
+
+    async def credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> Credential:
+        """The caller's credential for one security scheme of the wrapped API, from the
+        source the manifest sets for it (``openapi.credentials``), exactly as the generated
+        operations get it: the caller's own exchanged token (cached per caller), the
+        allow-listed header, or the server's environment secrets. ``.headers``, ``.query``
+        and ``.cookies`` say where to send it; ``.value`` is the secret itself.
+
+        Raises ``ToolError`` (a tool error for the caller, no upstream call) when it cannot
+        be had: the exchange was refused, the caller has no token, a variable is not set.
+        ``scopes``: the scopes to ask for when the configuration names none.
+        """
+        credentials = self.registry.get("credentials")
+        if credentials is None:
+            raise ToolError("this server wraps no API: it has no upstream credentials")
+        found: Credential = await credentials.for_scheme(
+            scheme, self.identity, self.headers, scopes=scopes
+        )
+        return found
+
+    async def forget_credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> None:
+        """Drop the caller's cached upstream token for ``scheme`` (when the API answered 401
+        with it): the next :meth:`credential` asks for a new one."""
+        credentials = self.registry.get("credentials")
+        if credentials is not None:
+            await credentials.invalidate(scheme, self.identity, scopes=scopes)
 
     async def close_sse_stream(self) -> None:
         """Close this request's SSE stream; the client reconnects and resumes (HTTP only)."""
@@ -287,6 +329,18 @@ class Context:
     ) -> None:
         if self.events is not None:
             await self.events.publish(event, self.request.session)
+
+
+_STORE: list[UserStateStore] = []
+
+
+def _process_store() -> UserStateStore:
+    """One in-memory store for contexts made outside a server (tests, scripts)."""
+    if not _STORE:
+        from .shared_local import local_user_state
+
+        _STORE.append(local_user_state())
+    return _STORE[0]
 
 
 def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:

@@ -16,7 +16,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.subscriptions import (
@@ -118,6 +118,8 @@ class RedisBus:
         self._recovered_at: float | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._gap_callbacks: dict[object, Callable[[], None]] = {}
+        self._remote: dict[object, Callable[[ServerEvent], Awaitable[None]]] = {}
+        self._forwarding: set[asyncio.Task[None]] = set()
         self.received = 0  # events delivered here from other replicas
         self.sent = 0  # events published to the channel
         self.dropped = 0  # queued events given up (queue full during an outage)
@@ -134,6 +136,19 @@ class RedisBus:
 
         def unsubscribe() -> None:
             self._gap_callbacks.pop(token, None)
+
+        return unsubscribe
+
+    def on_remote_event(
+        self, listener: Callable[[ServerEvent], Awaitable[None]]
+    ) -> Callable[[], None]:
+        """Await ``listener(event)`` in a task of its own for each event received from
+        another replica (never for this replica's own). Returns unsubscribe."""
+        token = object()
+        self._remote[token] = listener
+
+        def unsubscribe() -> None:
+            self._remote.pop(token, None)
 
         return unsubscribe
 
@@ -177,6 +192,7 @@ class RedisBus:
         while self._outbox and self.subscribed and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         tasks, self._tasks = self._tasks, []
+        tasks += list(self._forwarding)
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -244,6 +260,20 @@ class RedisBus:
             self._seen.popitem(last=False)
         self.received += 1
         await self._local.publish(event)
+        for listener in list(self._remote.values()):
+            # A slow receiver (a client's stream) must not hold up the subscription.
+            task = asyncio.create_task(self._forward(listener, event), name="shared-bus-forward")
+            self._forwarding.add(task)
+            task.add_done_callback(self._forwarding.discard)
+
+    @staticmethod
+    async def _forward(
+        listener: Callable[[ServerEvent], Awaitable[None]], event: ServerEvent
+    ) -> None:
+        try:
+            await listener(event)
+        except Exception:  # one bad receiver must not stop the others
+            logger.exception("shared state: a remote-event listener raised")
 
     async def _send(self) -> None:
         while True:

@@ -4,6 +4,10 @@
 subscription bus (in-process by default; shared across replicas when configured).
 Handshake-era clients get notifications on their connection: list changes go to the
 connection that caused them, resource updates to every connection subscribed to the URI.
+An event raised on another replica (``forward``, fed by the shared state's remote-event
+listener) goes to this replica's handshake connections: list changes to every one of them
+(none of them caused it), resource updates to those subscribed to the URI. Events raised
+here never come back through ``forward``, so no connection gets one twice.
 """
 
 from __future__ import annotations
@@ -14,12 +18,14 @@ from typing import Any
 
 import anyio
 from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     PromptsListChanged,
     ResourcesListChanged,
     ResourceUpdated,
+    ServerEvent,
     SubscriptionBus,
     ToolsListChanged,
 )
@@ -33,6 +39,7 @@ from mcp_types import (
 logger = logging.getLogger(__name__)
 
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
+SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -52,6 +59,19 @@ class Events:
             weakref.WeakKeyDictionary()
         )
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        # handshake-era connections seen on this replica: where events raised elsewhere go
+        self._handshake: weakref.WeakKeyDictionary[Any, ServerSession] = weakref.WeakKeyDictionary()
+
+    async def track(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """SDK server middleware: remembers each handshake-era connection (weakly)."""
+        session = ctx.session
+        if session is not None and ctx.protocol_version not in _MODERN:
+            key = connection_of(session)
+            if key not in self._handshake:
+                self._handshake[key] = session
+        return await call_next(ctx)
 
     # -- resource subscriptions (handshake era) ------------------------------------------
 
@@ -97,13 +117,36 @@ class Events:
             targets = [s for s, uris in list(self._subscribed.values()) if event.uri in uris]
         elif session is not None and session.protocol_version not in _MODERN:
             targets = [session]
-        for target in targets:
+        await self._notify(targets, event)
+
+    async def forward(self, event: ServerEvent) -> None:
+        """An event another replica published: to this replica's handshake connections
+        (the bus has already given it to this replica's listen streams)."""
+        if isinstance(event, ResourceUpdated):
+            targets = [s for s, uris in list(self._subscribed.values()) if event.uri in uris]
+        else:
+            targets = list(self._handshake.values())
+        await self._notify(targets, event)
+
+    async def _notify(self, targets: list[ServerSession], event: Event) -> None:
+        async def one(target: ServerSession) -> None:
             try:
-                await _send(target, event)
+                with anyio.fail_after(SEND_TIMEOUT):
+                    await _send(target, event)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 self._subscribed.pop(connection_of(target), None)
+                self._handshake.pop(connection_of(target), None)
+            except TimeoutError:  # a client not reading: it misses this one, not the others
+                logger.debug("a client took more than %s s to take a notification", SEND_TIMEOUT)
             except Exception:  # one broken client must not stop the others
                 logger.debug("could not notify a client", exc_info=True)
+
+        if len(targets) == 1:
+            await one(targets[0])
+        elif targets:
+            async with anyio.create_task_group() as group:
+                for target in targets:
+                    group.start_soon(one, target)
 
 
 async def _send(session: ServerSession, event: Event) -> None:

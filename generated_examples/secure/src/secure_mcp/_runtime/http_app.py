@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from . import sharing
 from .auth import authenticator
 from .eventstore import MemoryEventStore
 from .http_guard import WELL_KNOWN, AuthMiddleware, HostOriginMiddleware, TokenBuckets, route_path
@@ -62,7 +63,8 @@ def create_app(
     """The ASGI app for ``settings.transport`` (http, sse or websocket).
 
     Mounted under a prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)``
-    inside the parent's lifespan: the streamable HTTP session manager lives there.
+    inside the parent's lifespan: the streamable HTTP session manager and the shared state
+    (``sharing``: Redis when ``redis_url`` is set) live there.
     """
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.middleware.cors import CORSMiddleware
@@ -75,8 +77,17 @@ def create_app(
         from . import h11guard
 
         h11guard.HEADER_TIMEOUT = settings.header_timeout
-    server = server_factory(network=True)
-    auth = authenticator(spec, settings, environ)
+    shared = sharing.shared_for(spec, settings)
+    server = server_factory(
+        network=True,
+        bus=shared.bus,
+        shared=shared,
+        request_state=sharing.request_security(settings),
+    )
+    replicated = bool(settings.redis_url)
+    auth = authenticator(
+        spec, settings, environ, shared.cache("introspection") if replicated else None
+    )
     info = spec["server"]
     if not auth.enabled and not settings.local:
         logger.warning(
@@ -101,6 +112,7 @@ def create_app(
                 "server": info["name"],
                 "version": info.get("version"),
                 "pid": os.getpid(),
+                "sharedState": sharing.health(shared),
             }
         )
 
@@ -148,6 +160,7 @@ def create_app(
 
             routes.append(websocket_route(server))
         app = Starlette(routes=routes)
+    sharing.add_lifespan(app, shared)
     # add_middleware wraps the app: the last one added runs first.
     resumable = (
         settings.transport == "http" and not settings.stateless and settings.event_store_size > 0
@@ -157,7 +170,11 @@ def create_app(
 
         app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
     limiter = (
-        TokenBuckets(settings.rate_limit, settings.rate_burst) if settings.rate_limit > 0 else None
+        TokenBuckets(
+            settings.rate_limit, settings.rate_burst, shared.limiter if replicated else None
+        )
+        if settings.rate_limit > 0
+        else None
     )
     app.add_middleware(
         AuthMiddleware,

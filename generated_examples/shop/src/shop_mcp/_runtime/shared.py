@@ -31,13 +31,15 @@ import hashlib
 import hmac
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mcp.server.request_state import AESGCMRequestStateCodec, RequestStateSecurity
-from mcp.server.subscriptions import SubscriptionBus
+from mcp.server.subscriptions import ServerEvent, SubscriptionBus
+
+from .errors import ConfigError, ToolError
 
 __all__ = [
     "BoundState",
@@ -54,11 +56,13 @@ __all__ = [
 ]
 
 LimiterOutage = Literal["local", "open", "closed"]
+RemoteListener = Callable[[ServerEvent], Awaitable[None]]
 
 
-class SharedStateConfigError(Exception):
+class SharedStateConfigError(ConfigError):
     """A shared-state setting that cannot work (bad URL, Redis unreachable at start, short
-    secret); the message names the setting and never contains a password."""
+    secret); the message names the setting and never contains a password. A ``ConfigError``:
+    the server's command line reports it in one line and exits."""
 
 
 class SharedStateUnavailable(Exception):
@@ -96,22 +100,44 @@ class UserStateStore(Protocol):
     async def delete(self, identity_key: str, name: str) -> None: ...
 
 
+STORE_UNAVAILABLE = (
+    "per-user state is unavailable right now (its store cannot be reached); try again"
+)
+
+
 class BoundState:
-    """One caller's view of a ``UserStateStore``: what a handler sees as ``ctx.state``."""
+    """One caller's view of a ``UserStateStore``: what a handler sees as ``ctx.store``.
+
+    Values are JSON (setting None deletes: it would read back as missing), kept for ``ttl``
+    seconds (the store's default when None). While the store is unreachable every method
+    raises ``ToolError`` (the caller reads a tool error; the server log says why once).
+    """
 
     def __init__(self, store: UserStateStore, identity_key: str) -> None:
         self._store = store
         self._key = identity_key
 
     async def get(self, name: str, default: Any = None) -> Any:
-        value = await self._store.get(self._key, name)
+        try:
+            value = await self._store.get(self._key, name)
+        except SharedStateUnavailable:
+            raise ToolError(STORE_UNAVAILABLE) from None
         return default if value is None else value
 
     async def set(self, name: str, value: Any, ttl: float | None = None) -> None:
-        await self._store.set(self._key, name, value, ttl)
+        """Keep ``value`` (JSON) under ``name``; None deletes it (it would read back as missing)."""
+        if value is None:
+            return await self.delete(name)
+        try:
+            await self._store.set(self._key, name, value, ttl)
+        except SharedStateUnavailable:
+            raise ToolError(STORE_UNAVAILABLE) from None
 
     async def delete(self, name: str) -> None:
-        await self._store.delete(self._key, name)
+        try:
+            await self._store.delete(self._key, name)
+        except SharedStateUnavailable:
+            raise ToolError(STORE_UNAVAILABLE) from None
 
 
 class _Backend(Protocol):
@@ -127,6 +153,8 @@ class _Backend(Protocol):
     def cache(self, namespace: str) -> TTLCache: ...
 
     def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]: ...
+
+    def on_remote_event(self, listener: RemoteListener) -> Callable[[], None]: ...
 
     async def start(self) -> None: ...
 
@@ -171,6 +199,13 @@ class SharedState:
         lost; never called in process. Wire ``ListenHandler.close`` to it (streams end
         gracefully, clients re-listen and refetch). Returns an unsubscribe callable."""
         return self._backend.on_gap(callback)
+
+    def on_remote_event(self, listener: RemoteListener) -> Callable[[], None]:
+        """Await ``listener(event)`` for each event another replica published (never for
+        one published here: the bus's own listeners have it at once), in a task of its own,
+        once per event. The runtime forwards them to its handshake-era sessions. Never
+        called in process. Returns an unsubscribe callable."""
+        return self._backend.on_remote_event(listener)
 
     def user_state(self, identity_key: str) -> BoundState:
         return BoundState(self._backend.state, identity_key)

@@ -35,7 +35,7 @@ from .content import (
     tool_error,
 )
 from .context import Context
-from .credentials import Credentials
+from .credentials import CacheBackend, Credentials
 from .errors import ToolError
 from .tools import Arguments, ToolCall, plain
 
@@ -79,7 +79,9 @@ class Request:
 class Upstream:
     """The wrapped API: base URL, credentials and the shared HTTP client."""
 
-    def __init__(self, settings: dict[str, Json], package: str) -> None:
+    def __init__(
+        self, settings: dict[str, Json], package: str, cache: CacheBackend | None = None
+    ) -> None:
         self.settings = settings
         self.package = package
         self.prefix = settings["envPrefix"]
@@ -94,6 +96,7 @@ class Upstream:
             error=ToolError,
             http=self.client,
             server_auth_header=settings.get("serverAuthHeader"),
+            cache=cache,
         )
 
     @property

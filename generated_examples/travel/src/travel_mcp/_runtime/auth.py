@@ -11,13 +11,16 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .auth_keys import KeySource, keys_from
 from .errors import ConfigError
 from .identity import Identity
 from .introspection import Introspection
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .shared import TTLCache
 
 logger = logging.getLogger(__name__)
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
@@ -127,7 +130,11 @@ class OAuthTokens(Authenticator):
     kind = "oauth"
 
     def __init__(
-        self, config: Mapping[str, Any], settings: Settings, environ: Mapping[str, str]
+        self,
+        config: Mapping[str, Any],
+        settings: Settings,
+        environ: Mapping[str, str],
+        cache: TTLCache | None = None,
     ) -> None:
         super().__init__(config)
         if not settings.oauth_issuer or not settings.oauth_audience:
@@ -140,7 +147,7 @@ class OAuthTokens(Authenticator):
         self.introspection: Introspection | None = None
         if settings.introspection_url:
             self.introspection = Introspection(
-                settings.introspection_url, settings.env_prefix, environ
+                settings.introspection_url, settings.env_prefix, environ, shared=cache
             )
         if self.keys is None and self.introspection is None:
             prefix = settings.env_prefix
@@ -228,13 +235,18 @@ class OAuthTokens(Authenticator):
 
 
 def authenticator(
-    spec: Mapping[str, Any], settings: Settings, environ: Mapping[str, str] | None = None
+    spec: Mapping[str, Any],
+    settings: Settings,
+    environ: Mapping[str, str] | None = None,
+    introspection_cache: TTLCache | None = None,
 ) -> Authenticator:
+    """The authenticator the manifest declares; ``introspection_cache`` (shared by replicas)
+    keeps token introspection answers instead of this process."""
     config = spec.get("auth", {})
     env = os.environ if environ is None else environ
     kind = config.get("type", "none")
     if kind == "oauth":
-        return OAuthTokens(config, settings, env)
+        return OAuthTokens(config, settings, env, introspection_cache)
     if kind in ("bearer", "apiKey"):
         return StaticKeys(config, env)
     return Authenticator(config)

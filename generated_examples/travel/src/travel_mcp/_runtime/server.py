@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
@@ -25,6 +25,10 @@ from .prompts import PromptBinding, PromptRender, PromptTable
 from .resources import ResourceBinding, ResourceRead, ResourceTable
 from .spec import scopes_of
 from .tools import ToolBinding, ToolCall, ToolTable
+
+if TYPE_CHECKING:
+    from .credentials import CacheBackend
+    from .shared import SharedState
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 F = TypeVar("F")
@@ -70,6 +74,7 @@ class GeneratedServer(Server[Any]):
     resources: ResourceTable
     prompts: PromptTable
     events: Events
+    listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
 
     def create_initialization_options(
         self,
@@ -90,19 +95,29 @@ def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
     return lambda: getattr(models(), name)
 
 
-def tool_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ToolBinding]:
+def wrapped_api(spec: dict[str, Any], cache: CacheBackend | None = None) -> Any:
+    """The wrapped API of an OpenAPI server (one per server: one HTTP client, one cache of
+    upstream tokens for every tool, resource and handler; ``cache`` shared by replicas when
+    given), None for other servers."""
+    if not spec.get("upstream"):
+        return None
+    from .upstream import Upstream
+
+    return Upstream(spec["upstream"], spec["server"]["package"], cache)
+
+
+def tool_bindings(
+    spec: dict[str, Any], handlers: Handlers, upstream: Any = None
+) -> list[ToolBinding]:
     """One binding per tool: the user's handler, or the wrapped API's operation (or the
     user's override of it, ``handlers/tools/<tool>.py``)."""
-    upstream = None
     bindings = []
     for entry in spec.get("tools", []):
         name = entry["definition"]["name"]
         call = handlers.tools.get(name)
         if call is None and entry.get("http") is not None:
             if upstream is None:
-                from .upstream import Upstream
-
-                upstream = Upstream(spec["upstream"], spec["server"]["package"])
+                upstream = wrapped_api(spec)
             call = upstream.tool_call(entry["http"], entry["ident"])
         if call is None:
             raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
@@ -118,17 +133,16 @@ def tool_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ToolBinding]
     return bindings
 
 
-def resource_bindings(spec: dict[str, Any], handlers: Handlers) -> list[ResourceBinding]:
-    upstream = None
+def resource_bindings(
+    spec: dict[str, Any], handlers: Handlers, upstream: Any = None
+) -> list[ResourceBinding]:
     bindings = []
     for entry in spec.get("resources", []):
         definition = entry["definition"]
         read = handlers.resources.get(definition["name"])
         if read is None and entry.get("http") is not None:
             if upstream is None:
-                from .upstream import Upstream
-
-                upstream = Upstream(spec["upstream"], spec["server"]["package"])
+                upstream = wrapped_api(spec)
             read = upstream.resource_read(entry["http"], entry.get("input"))
         bindings.append(
             ResourceBinding(
@@ -149,18 +163,34 @@ def build_server(
     network: bool = False,
     bus: SubscriptionBus | None = None,
     request_state: RequestStateSecurity | None = None,
+    shared: SharedState | None = None,
 ) -> GeneratedServer:
     """The SDK server for ``spec``. ``network`` is true for servers behind the HTTP apps:
-    a request that did not pass their authentication then gets no scoped access."""
+    a request that did not pass their authentication then gets no scoped access.
+
+    ``shared`` (``runtime.shared``, built by the HTTP app) is what replicas share: its bus
+    (unless ``bus`` is given) feeds listen streams, events other replicas raise reach this
+    server's handshake connections, ``ctx.store`` and upstream tokens live in it, and a gap
+    in its subscription ends listen streams gracefully. Without it all of that stays in this
+    process. ``request_state`` seals 2026-07-28 ``requestState`` (a key of this process
+    when None)."""
     caps = spec.get("capabilities", {})
     auth = spec.get("auth", {})
     policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
+    if bus is None and shared is not None:
+        bus = shared.bus
     events = Events(bus)
-    registry: dict[str, Any] = {}
+    registry: dict[str, Any] = {"store": _store(shared)}
+    upstream = wrapped_api(spec, shared.cache("credentials") if shared is not None else None)
+    if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
+        registry["credentials"] = upstream.credentials
     tools = ToolTable(
-        tool_bindings(spec, handlers), policy, hidden=_hidden(spec["tools"]), registry=registry
+        tool_bindings(spec, handlers, upstream),
+        policy,
+        hidden=_hidden(spec["tools"]),
+        registry=registry,
     )
-    resources = ResourceTable(resource_bindings(spec, handlers), policy)
+    resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
     prompts = PromptTable(
         [
             PromptBinding(
@@ -266,7 +296,8 @@ def build_server(
             "resourcesSubscribe",
         )
     ):
-        options.update(on_subscriptions_listen=ListenHandler(events.bus))
+        listen = ListenHandler(events.bus)
+        options.update(on_subscriptions_listen=listen)
     info = spec["server"]
     with warnings.catch_warnings():  # logging/setLevel is deprecated in 2026-07-28, still served
         warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -287,6 +318,7 @@ def build_server(
     security = request_state or RequestStateSecurity.ephemeral()
     security.bind_principal = principal
     server.middleware.append(IdentityMiddleware(network))
+    server.middleware.append(events.track)
     server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
     server.tools, server.resources, server.prompts, server.events = (
         tools,
@@ -294,7 +326,21 @@ def build_server(
         prompts,
         events,
     )
+    server.listen = options.get("on_subscriptions_listen")
+    if shared is not None:
+        shared.on_remote_event(events.forward)
+        if server.listen is not None:
+            shared.on_gap(server.listen.close)
     return server
+
+
+def _store(shared: SharedState | None) -> Any:
+    """Where ``ctx.store`` keeps per-user values: the shared state's, or this process's."""
+    if shared is not None:
+        return shared.state
+    from .shared_local import local_user_state
+
+    return local_user_state()
 
 
 def _hidden(entries: list[dict[str, Any]]) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -126,6 +127,9 @@ class ToolBinding:
             errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
         except RecursionError:
             return ["(arguments): nested too deeply"]
+        except re.error:  # a pattern Python cannot use (refused at build time since 0.2)
+            logger.error("tool %s: its input schema has a pattern Python cannot use", self.name)
+            return ["(arguments): this tool's schema cannot be checked (see the server log)"]
         return [
             f"{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}: {e.message}"
             for e in errors[:MAX_ERRORS]

@@ -1,29 +1,22 @@
-"""Paging of the generated servers' lists (``_runtime.page``): by count, and for tools also
-by size, so a page of a big API's tools stays under the SDK client's 1 MiB event limit."""
+"""Paging of the generated servers' lists (``runtime.paging.page``): by count, and for tools
+also by size, so a page of a big API's tools stays under the SDK client's 1 MiB event limit;
+a cursor the server did not make is invalid params."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp.shared.exceptions import MCPError
 
-CALCULATOR_SRC = Path(__file__).resolve().parent.parent / "generated_examples/calculator/src"
+from mcpgen.runtime import paging
 
 
 @pytest.fixture(scope="module")
-def runtime() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(CALCULATOR_SRC))
-    try:
-        from calculator_mcp import _runtime
-
-        yield _runtime
-    finally:
-        sys.path.remove(str(CALCULATOR_SRC))
+def runtime() -> ModuleType:
+    return paging
 
 
 def _pages(runtime: ModuleType, weights: list[int], size: int) -> list[list[int]]:
@@ -53,3 +46,10 @@ def test_big_tools_are_listed_in_more_pages(runtime: ModuleType) -> None:
     assert [len(p) for p in _pages(runtime, weights, 100)] == [1, 1, 1, 1, 1]
     assert [len(p) for p in _pages(runtime, [1_000] * 250, 100)] == [100, 100, 50]
     assert runtime.PAGE_BYTES * 2 <= 1024 * 1024  # the SDK client's limit per event
+
+
+@pytest.mark.parametrize("cursor", ["x", "LTE=", "OTk5", "A" * 40, "\u00e9", "MS4w"])
+def test_a_cursor_the_server_did_not_make_is_invalid_params(cursor: str) -> None:
+    with pytest.raises(MCPError) as caught:
+        paging.page(list(range(10)), cursor, 3)
+    assert caught.value.error.code == -32602

@@ -1,0 +1,96 @@
+"""The server's own authentication and exposure checked: what an HTTP server bound beyond
+this machine needs, and settings that only one auth type reads."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from mcpgen.check.view import entries
+from mcpgen.runtime.settings import LOCAL_HOSTS  # the same hosts the server treats as local
+
+if TYPE_CHECKING:
+    from mcpgen.check.semantics import Checker
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+
+
+def check_auth(checker: Checker) -> None:
+    auth = checker.data.get("auth", {})
+    kind = auth.get("type", "none")
+    http = checker.data.get("transports", {}).get("http", {})
+    host = http.get("host", "127.0.0.1")
+    if kind == "none" and host not in LOCAL_HOSTS:
+        checker.warn(
+            ("transports", "http", "host"),
+            f"HTTP bound to {host!r} without authentication; only localhost is safe without auth",
+        )
+    if host not in LOCAL_HOSTS and "allowedHosts" not in http:
+        checker.warn(
+            ("transports", "http", "host"),
+            f"HTTP bound to {host!r} without transports.http.allowedHosts: Host header "
+            "checks (DNS-rebinding protection) stay off until allowed hosts are set",
+        )
+    if "env" in auth and not ENV_NAME.fullmatch(auth["env"]):
+        checker.error(("auth", "env"), f"{auth['env']!r} is not an environment variable name")
+    if "header" in auth and not HEADER_NAME.fullmatch(auth["header"]):
+        checker.error(("auth", "header"), f"{auth['header']!r} is not an HTTP header name")
+    if kind == "oauth":
+        for key in ("issuer", "audience"):
+            if key not in auth:
+                checker.error(("auth",), f"oauth needs {key!r}")
+        if not {"jwksUrl", "jwksFile", "introspectionUrl"} & set(auth):
+            checker.error(
+                ("auth",),
+                "oauth needs 'jwksUrl' or 'jwksFile' (to check JWT signatures) or "
+                "'introspectionUrl' (to ask the authorization server about opaque tokens)",
+            )
+        for key in ("issuer", "jwksUrl", "introspectionUrl"):
+            url = auth.get(key)
+            if isinstance(url, str) and not secure_url(url):
+                checker.error(
+                    ("auth", key), f"{key} must be an https URL (http only for localhost)"
+                )
+        if "env" in auth:
+            checker.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
+    else:
+        for key in (
+            "issuer",
+            "audience",
+            "jwksUrl",
+            "jwksFile",
+            "introspectionUrl",
+            "algorithms",
+            "leeway",
+        ):
+            if key in auth:
+                checker.warn(("auth", key), f"{key!r} is used only with auth type oauth")
+        if auth.get("hideUnauthorizedTools"):
+            checker.warn(
+                ("auth", "hideUnauthorizedTools"),
+                "only oauth tokens carry scopes: with other auth types every tool is listed",
+            )
+        for index, tool in entries(checker.data.get("tools", [])):
+            if isinstance(tool, dict) and tool.get("scopes"):
+                checker.warn(
+                    ("tools", index, "scopes"),
+                    "scopes are enforced only with auth type oauth"
+                    + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
+                )
+                break
+    cors = http.get("corsOrigins", [])
+    if "*" in cors and kind == "none":
+        checker.warn(
+            ("transports", "http", "corsOrigins"),
+            "'*' lets any web page call this unauthenticated server from a browser",
+        )
+
+
+def secure_url(url: str) -> bool:
+    """https, or http to this machine (for development)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return True
+    return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS

@@ -1,0 +1,80 @@
+"""``openapi.credentials`` checked at build time, against the imported document and the
+server's own authentication, each problem located at the scheme's entry in the manifest.
+
+The rules are the runtime's own (``mcpgen.runtime.credential_config``, the same code the
+server runs when it starts), so what the build accepts the server accepts. On top of them:
+every named scheme must be a security scheme of the document, and token exchange is
+pointless without verified inbound tokens (auth type oauth).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcpgen.check.structure import did_you_mean
+from mcpgen.load import JsonPath
+from mcpgen.runtime.credential_config import (
+    CredentialConfigError,
+    forbidden_headers,
+    parse_source,
+)
+
+if TYPE_CHECKING:
+    from mcpgen.check.semantics import Checker
+
+UPSTREAM_KEY = "x-mcpgen-upstream"
+SECTION: JsonPath = ("openapi", "credentials")
+DEFAULT_HEADERS = {"apiKey": "X-API-Key", "bearer": "Authorization", "oauth": "Authorization"}
+
+
+def server_auth_header(auth: dict[str, Any]) -> str | None:
+    """The header this server's own callers authenticate with (None without auth)."""
+    kind = auth.get("type", "none")
+    if kind not in DEFAULT_HEADERS:
+        return None
+    header = auth.get("header")
+    return header if isinstance(header, str) else DEFAULT_HEADERS[kind]
+
+
+def check_credentials(checker: Checker, broken: set[JsonPath]) -> None:
+    """Every entry of ``openapi.credentials`` (malformed ones were reported by the
+    structural check and are left out: ``broken`` holds their paths)."""
+    data = checker.doc.data if isinstance(checker.doc.data, dict) else {}
+    options = data.get("openapi")
+    if not isinstance(options, dict) or SECTION in broken:
+        return
+    config = options.get("credentials")
+    upstream = data.get(UPSTREAM_KEY)
+    if not isinstance(config, dict) or not config or not isinstance(upstream, dict):
+        return  # nothing configured, or the document did not import (already reported)
+    schemes: dict[str, Any] = upstream.get("securitySchemes") or {}
+    source = str(options.get("source", "the OpenAPI document"))
+    auth = checker.data.get("auth", {})
+    kind = auth.get("type", "none")
+    forbidden = forbidden_headers(server_auth_header(auth))
+    for name, entry in config.items():
+        where: JsonPath = (*SECTION, name)
+        if where in broken:
+            continue
+        if name not in schemes:
+            known = ", ".join(sorted(schemes)) or "none"
+            checker.error(
+                where,
+                f"{source} has no security scheme {name!r}{did_you_mean(name, schemes)}; "
+                f"its schemes: {known}",
+                key=True,
+            )
+            continue
+        try:
+            parsed = parse_source(name, schemes[name], entry, forbidden)
+        except CredentialConfigError as exc:
+            at = (*where, exc.option) if exc.option and exc.option in entry else where
+            checker.error(at, exc.reason)
+            continue
+        if parsed.source == "tokenExchange" and kind != "oauth":
+            checker.warn(
+                (*where, "from"),
+                f"token exchange needs each caller's verified access token, which only auth "
+                f"type oauth gives (auth type here: {kind!r}): every call that needs {name!r} "
+                "fails, and on stdio too",
+            )

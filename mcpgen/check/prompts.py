@@ -1,0 +1,132 @@
+"""Prompts and completions checked against what they refer to: template variables against
+declared arguments, embedded resources against declared ones, completion targets against
+prompts and URI templates."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jinja2
+import jinja2.meta
+
+from mcpgen import identifiers as names
+from mcpgen.check.view import entries
+from mcpgen.load import JsonPath
+
+if TYPE_CHECKING:
+    from mcpgen.check.semantics import Checker
+
+_JINJA = jinja2.Environment(autoescape=False)
+
+
+def check_prompts(checker: Checker) -> dict[str, set[str]]:
+    prompts = checker.data.get("prompts", [])
+    checker.unique(checker.named["prompts"], "name", ("prompts",), "prompt name")
+    checker.unique_idents(checker.named["prompts"], ("prompts",), "prompt", names.snake)
+    fixed_uris = {r["uri"] for _, r in entries(checker.data.get("resources", [])) if "uri" in r}
+    declared: dict[str, set[str]] = {}
+    for index, prompt in entries(prompts):
+        where: JsonPath = ("prompts", index)
+        arguments = prompt.get("arguments", [])
+        checker.unique(arguments, "name", (*where, "arguments"), "argument name")
+        argument_names = {a["name"] for a in arguments}
+        declared[prompt["name"]] = argument_names
+        messages = prompt.get("messages", [])
+        if not messages and not prompt.get("handler"):
+            checker.error(where, "a prompt needs 'messages', or 'handler: true' to render in code")
+        if messages and prompt.get("handler"):
+            checker.warn((*where, "messages"), "ignored: the prompt renders in its handler")
+        if "description" not in prompt:
+            checker.warn(where, f"prompt {prompt['name']!r} has no description")
+        for m_index, message in enumerate(messages):
+            m_where: JsonPath = (*where, "messages", m_index)
+            if "text" in message:
+                check_template(checker, (*m_where, "text"), message["text"], argument_names)
+            resource = message.get("resource")
+            if resource is not None:
+                inline = [k for k in ("text", "blob") if k in resource]
+                if len(inline) > 1:
+                    checker.error((*m_where, "resource", "blob"), "give 'text' or 'blob', not both")
+                if not inline and resource["uri"] not in fixed_uris:
+                    checker.error(
+                        (*m_where, "resource", "uri"),
+                        f"{resource['uri']!r} is not a declared fixed resource; declare it "
+                        "or give inline 'text' or 'blob'",
+                    )
+                if "blob" in resource:
+                    checker.check_base64((*m_where, "resource", "blob"), resource["blob"])
+                if "{" in resource["uri"]:
+                    check_template(
+                        checker, (*m_where, "resource", "uri"), resource["uri"], argument_names
+                    )
+            for media in ("image", "audio"):
+                item = message.get(media)
+                if item is None:
+                    continue
+                given = [k for k in ("data", "file") if k in item]
+                if len(given) != 1:
+                    checker.error(
+                        (*m_where, media), "give exactly one of 'data' (base64) or 'file'"
+                    )
+                elif given[0] == "data":
+                    checker.check_base64((*m_where, media, "data"), item["data"])
+                else:
+                    checker.check_file((*m_where, media, "file"), item["file"])
+    return declared
+
+
+def check_template(checker: Checker, where: JsonPath, text: str, allowed: set[str]) -> None:
+    try:
+        used = jinja2.meta.find_undeclared_variables(_JINJA.parse(text))
+    except jinja2.TemplateSyntaxError as exc:
+        checker.error(where, f"template syntax error on line {exc.lineno}: {exc.message}")
+        return
+    except RecursionError:
+        checker.error(where, "template is nested too deeply")
+        return
+    unknown = sorted(used - allowed)
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown)
+        declared = ", ".join(sorted(allowed)) or "none"
+        checker.error(where, f"template uses undeclared argument(s) {shown} (declared: {declared})")
+
+
+def check_completions(
+    checker: Checker, prompts: dict[str, set[str]], templates: dict[str, list[str]]
+) -> None:
+    completions = checker.data.get("completions", [])
+    seen: dict[tuple[str, str, str], int] = {}
+    for index, completion in entries(completions):
+        where: JsonPath = ("completions", index)
+        argument = completion["argument"]
+        if "prompt" in completion:
+            kind, target = "prompt", completion["prompt"]
+            if target not in prompts:
+                checker.error((*where, "prompt"), f"no prompt named {target!r}")
+            elif argument not in prompts[target]:
+                checker.error(
+                    (*where, "argument"), f"prompt {target!r} has no argument {argument!r}"
+                )
+        else:
+            kind, target = "resource", completion["resource"]
+            if target not in templates:
+                checker.error(
+                    (*where, "resource"),
+                    f"no resource template with URI template or name {target!r}",
+                )
+            elif argument not in templates[target]:
+                checker.error(
+                    (*where, "argument"),
+                    f"URI template {target!r} has no variable {argument!r}",
+                )
+        has_values, has_handler = "values" in completion, bool(completion.get("handler"))
+        if has_values and has_handler:
+            checker.error((*where, "handler"), "give 'values' or 'handler: true', not both")
+        elif not has_values and not has_handler:
+            checker.error(where, "a completion needs 'values' or 'handler: true'")
+        key = (kind, target, argument)
+        if key in seen:
+            checker.error(
+                where, f"duplicate completion for {kind} {target!r} argument {argument!r}"
+            )
+        seen.setdefault(key, index)

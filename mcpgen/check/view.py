@@ -1,0 +1,48 @@
+"""The view of the merged document the semantic checks read: sections and entries the
+structural check found malformed are blanked (their problems are already reported)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mcpgen.load import JsonPath
+
+SECTIONS = ("tools", "resources", "prompts", "completions")
+MAPPINGS = ("server", "$defs", "auth", "transports", "capabilities")
+
+
+def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
+    """The parts of ``data`` the semantic checks can read: malformed sections become empty
+    and malformed entries None (the structural check reported them)."""
+    view: dict[str, Any] = dict(data) if isinstance(data, dict) else {}
+    for key in MAPPINGS:
+        if not isinstance(view.get(key), dict) or (key,) in broken:
+            view[key] = {}
+    for section in SECTIONS:
+        items = view.get(section, [])
+        if not isinstance(items, list):
+            view[section] = []
+            continue
+        view[section] = [
+            item if isinstance(item, dict) and (section, i) not in broken else None
+            for i, item in enumerate(items)
+        ]
+    return view
+
+
+def broken_entries(paths: Iterable[JsonPath]) -> set[JsonPath]:
+    """The entries (``("tools", 3)``) and sections the structural problems are inside."""
+    found: set[JsonPath] = set()
+    for path in paths:
+        if path and path[0] in SECTIONS and len(path) > 1:
+            found.add(path[:2])
+        elif tuple(path[:2]) == ("openapi", "credentials"):  # an entry, or the whole section
+            found.add(tuple(path[:3]))
+        elif path and ((path[0] in MAPPINGS and len(path) == 1) or path[0] == "server"):
+            found.add(path[:1])
+    return found
+
+
+def entries(items: list[Any]) -> Iterable[tuple[int, dict[str, Any]]]:
+    return ((i, item) for i, item in enumerate(items) if isinstance(item, dict))

@@ -1,0 +1,127 @@
+"""Handler health: ``mcpgen check DIR``, what ``build --check`` cannot see.
+
+``build --check`` compares generated files; the user's handlers are not generated, so a
+handler that no longer fits its models, a stub nobody wrote, or a handler left behind by a
+removed tool pass it. :func:`check` runs four checks on a generated project:
+
+- ``drift``: the generated files differ from what the manifest renders (as ``build
+  --check``; needs the manifest: given, or recorded in ``pyproject.toml``);
+- ``stubs``: handlers whose function still only raises ``NotImplementedError`` (and
+  handler files that do not parse or lack their function);
+- ``orphans``: handler files no manifest item names and no handler imports
+  (:mod:`mcpgen.write.handlers`);
+- ``types``: ``mypy --strict`` on the handlers with the project's configuration.
+
+Modules: :mod:`.project` (the folder, its manifest, drift), :mod:`.code` (reading
+handlers with ``ast``), :mod:`.typecheck` (mypy), :mod:`.command` (the command line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+CHECKS = ("drift", "stubs", "orphans", "types")
+
+
+@dataclass(frozen=True)
+class Problem:
+    check: str  # one of CHECKS
+    path: str  # relative to the project ("" for the project itself)
+    line: int  # 0: the file as a whole
+    message: str
+
+    def to_data(self) -> dict[str, object]:
+        return {"check": self.check, "path": self.path, "line": self.line, "message": self.message}
+
+
+@dataclass
+class Report:
+    root: Path
+    manifest: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # check -> why
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def counts(self) -> dict[str, int]:
+        return {c: sum(1 for p in self.problems if p.check == c) for c in CHECKS}
+
+
+def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = frozenset()) -> Report:
+    """Every check on the project in ``root`` (raises :class:`.project.BadInput`)."""
+    from mcpgen.write.handlers import orphans as find_orphans
+
+    from . import project, typecheck
+
+    found = project.open_project(root, manifest)
+    report = Report(root, found.manifest.as_posix() if found.manifest else None)
+    if "drift" in skip:
+        report.skipped["drift"] = "--skip drift"
+    if found.manifest is not None and "drift" not in skip:
+        project.check_drift(found)
+        if found.drift:
+            command = f"mcpgen build {found.manifest} -o {root}"
+            report.problems += [
+                Problem("drift", p, 0, f"out of date with {found.manifest} (run: {command})")
+                for p in found.drift
+            ]
+    else:
+        if "drift" not in skip:
+            report.skipped["drift"] = found.manifest_note
+        project.named_from_spec(found)
+    if "stubs" in skip:
+        report.skipped["stubs"] = "--skip stubs"
+    else:
+        report.problems += _stubs(root, found.named)
+    if "orphans" in skip:
+        report.skipped["orphans"] = "--skip orphans"
+    else:
+        report.problems += [
+            Problem("orphans", p, 0, "no manifest item uses it and no handler imports it (kept)")
+            for p in find_orphans(root, found.package_dir, found.named)
+        ]
+    if "types" in skip:
+        report.skipped["types"] = "--skip types"
+    else:
+        result = typecheck.run(root, found.package)
+        if result.skipped:
+            report.skipped["types"] = result.skipped
+        report.problems += [Problem("types", e.path, e.line, e.message) for e in result.errors]
+        report.problems += [
+            Problem("types", e.path, e.line, f"{e.message} (in code the handlers import)")
+            for e in result.elsewhere
+        ]
+    return report
+
+
+def _stubs(root: Path, named: set[str]) -> list[Problem]:
+    from .code import ENTRY_POINTS, entry_point, parse, unimplemented
+
+    problems = []
+    for relative in sorted(named):
+        parts = PurePosixPath(relative).parts
+        if len(parts) != 5 or parts[-1] == "__init__.py" or not (root / relative).is_file():
+            continue  # src/<pkg>/handlers/<kind>/<name>.py only
+        function = ENTRY_POINTS.get(parts[3])
+        if function is None:
+            continue
+        tree = parse(root / relative)
+        if isinstance(tree, str):
+            problems.append(Problem("stubs", relative, 0, tree))
+            continue
+        node = entry_point(tree, function)
+        if node is None:
+            problems.append(Problem("stubs", relative, 0, f"defines no {function}() function"))
+        elif unimplemented(node):
+            problems.append(
+                Problem(
+                    "stubs",
+                    relative,
+                    node.lineno,
+                    f"{function}() still raises NotImplementedError: write the handler",
+                )
+            )
+    return problems

@@ -1,0 +1,137 @@
+"""What the source of a handler says, read with ``ast`` (never imported or run).
+
+- :func:`unimplemented`: the handler function's body still only raises
+  ``NotImplementedError`` (what every stub starts as);
+- :func:`stale_fields`: places where a handler uses a model field that a schema change
+  removed (``args.title`` after ``title`` left the input), or builds an output without a
+  field that became required: code that no longer type-checks, found without running
+  mypy; and ``NoteOutput(title=...)`` after ``title`` left the output (it type-checks: the
+  models ignore unknown fields, so the value is silently dropped).
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+from dataclasses import dataclass
+from pathlib import Path
+
+# the function each kind of handler file defines (see templates/stubs)
+ENTRY_POINTS = {
+    "tools": "handle",
+    "resources": "read",
+    "prompts": "render",
+    "completions": "complete",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str  # relative to the project
+    line: int
+    message: str
+    breaks: bool = True  # mypy reports it (False: the code runs, but not as meant)
+
+
+def parse(path: Path) -> ast.Module | str:
+    """The module, or why it cannot be read (one line)."""
+    try:
+        return ast.parse(path.read_text("utf-8"), str(path))
+    except SyntaxError as exc:
+        return f"does not parse: {exc.msg} (line {exc.lineno})"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"cannot be read: {exc}"
+
+
+def entry_point(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level function ``name`` (the last definition wins, as at import)."""
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            found = node
+    return found
+
+
+def _is_not_implemented(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.Raise) or node.exc is None:
+        return False
+    target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return isinstance(target, ast.Name) and target.id == "NotImplementedError"
+
+
+def unimplemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The body is ``raise NotImplementedError`` and nothing else (a docstring, ``pass``
+    and ``...`` aside)."""
+    body = [
+        node
+        for node in function.body
+        if not (isinstance(node, ast.Pass))
+        and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+    ]
+    return len(body) == 1 and _is_not_implemented(body[0])
+
+
+def field_name(prop: str) -> str | None:
+    """The model field a JSON property becomes, when that is certain (the name is a valid,
+    non-reserved identifier); None otherwise."""
+    if prop.isidentifier() and not keyword.iskeyword(prop) and not prop.startswith("_"):
+        return prop
+    return None
+
+
+def stale_fields(
+    tree: ast.Module,
+    relative: str,
+    input_model: str | None,
+    removed_input: set[str],
+    output_model: str | None,
+    removed_output: set[str],
+    required_output: set[str],
+) -> list[Finding]:
+    """Uses of removed fields (and output constructions missing new required ones)."""
+    findings: list[Finding] = []
+    handle = entry_point(tree, "handle")
+    gone_in = {f: p for p, f in ((p, field_name(p)) for p in removed_input) if f}
+    gone_out = {f: p for p, f in ((p, field_name(p)) for p in removed_output) if f}
+    needed = {f for f in (field_name(p) for p in required_output) if f}
+    params: set[str] = set()
+    if handle is not None and handle.args.args:
+        params.add(handle.args.args[0].arg)  # ``args``, whatever the user called it
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in params
+            and node.attr in gone_in
+        ):
+            findings.append(
+                Finding(
+                    relative,
+                    node.lineno,
+                    f"reads {node.value.id}.{node.attr}, which {input_model or 'the input'} "
+                    "no longer has",
+                )
+            )
+        if (
+            output_model
+            and isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == output_model
+        ):
+            passed = {k.arg for k in node.keywords if k.arg is not None}
+            spread = any(k.arg is None for k in node.keywords) or bool(node.args)
+            for name in sorted(passed & set(gone_out)):
+                message = (
+                    f"passes {name}=, which {output_model} no longer has: the value is dropped"
+                )
+                findings.append(Finding(relative, node.lineno, message, breaks=False))
+            missing = sorted(needed - passed)
+            if missing and not spread:
+                findings.append(
+                    Finding(
+                        relative,
+                        node.lineno,
+                        f"does not pass {', '.join(missing)}, now required by {output_model}",
+                    )
+                )
+    return sorted(findings, key=lambda f: (f.line, f.message))

@@ -1,0 +1,145 @@
+"""A generated project as ``mcpgen check`` sees it: its package, the manifest it records,
+the drift of its generated files, and the handler files it names.
+
+The manifest is the one given, else the one the project records: ``pyproject.toml``,
+``[tool.mcpgen] source``, relative to the project (written by every build).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpgen import identifiers as names
+
+
+class BadInput(Exception):
+    """The folder or the manifest cannot be checked; the message is one line."""
+
+
+@dataclass
+class Project:
+    root: Path
+    package: str
+    spec: dict[str, Any]
+    manifest: Path | None = None  # None: no drift check
+    manifest_note: str = ""  # why there is none
+    drift: list[str] = field(default_factory=list)
+    named: set[str] = field(default_factory=set)  # handler files the build names
+    overrides: set[str] = field(default_factory=set)
+
+    @property
+    def package_dir(self) -> str:
+        return f"src/{self.package}"
+
+
+def open_project(root: Path, manifest: Path | None) -> Project:
+    if not root.is_dir():
+        raise BadInput(f"{root}: not a folder")
+    found = sorted(root.glob("src/*/_spec.json"))
+    if not found:
+        raise BadInput(f"{root}: not a project mcpgen generated (no src/<package>/_spec.json)")
+    if len(found) > 1:
+        raise BadInput(f"{root}: more than one generated package under src/")
+    try:
+        spec = json.loads(found[0].read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{found[0]}: cannot be read: {exc}") from None
+    if not isinstance(spec, dict):
+        raise BadInput(f"{found[0]}: not an mcpgen spec")
+    project = Project(root, found[0].parent.name, spec)
+    if manifest is not None:
+        if not manifest.is_file():
+            raise BadInput(f"{manifest}: file not found")
+        project.manifest = manifest
+    else:
+        project.manifest, project.manifest_note = _recorded(root)
+    return project
+
+
+def _recorded(root: Path) -> tuple[Path | None, str]:
+    """The manifest ``pyproject.toml`` records, or why there is none to use."""
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None, "pyproject.toml cannot be read; pass --manifest"
+    source = data.get("tool", {}).get("mcpgen", {}).get("source")
+    if not isinstance(source, str) or not source:
+        return None, "pyproject.toml records no [tool.mcpgen] source; pass --manifest"
+    path = root / source
+    if not path.is_file():
+        raise BadInput(
+            f"{root}: the manifest it was built from, {source} (pyproject.toml, "
+            "[tool.mcpgen] source), is not there; pass --manifest"
+        )
+    return path, ""
+
+
+def check_drift(project: Project) -> None:
+    """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the files the build names."""
+    from mcpgen.cli.build import source_from
+    from mcpgen.pipeline import load_manifest
+    from mcpgen.problems import InputError
+    from mcpgen.render import render_project
+    from mcpgen.surface.sources import _first_problem
+    from mcpgen.write import plan
+
+    assert project.manifest is not None
+    server = project.spec.get("server", {})
+    name = server.get("name") if isinstance(server, dict) else None
+    loaded = load_manifest(project.manifest, False, name if isinstance(name, str) else None)
+    if loaded.manifest is None:
+        raise BadInput(_first_problem(loaded.problems, str(project.manifest)))
+    try:
+        output = render_project(loaded.manifest, source=source_from(project.root, project.manifest))
+        the_plan = plan(project.root, output)
+    except InputError as exc:
+        raise BadInput(f"{project.manifest}: {exc}") from None
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if loaded.manifest.server.package != project.package:
+        raise BadInput(
+            f"{project.manifest} builds package {loaded.manifest.server.package}, "
+            f"{project.root} holds {project.package}: not this project's manifest"
+        )
+    project.drift = the_plan.drift
+    project.named = set(output.stubs) | output.overrides
+    project.overrides = set(output.overrides)
+
+
+def named_from_spec(project: Project) -> None:
+    """Without a manifest: the handler files the project's ``_spec.json`` names."""
+    handlers = f"{project.package_dir}/handlers"
+    named = {f"{handlers}/__init__.py"}
+    for tool in _entries(project.spec, "tools"):
+        if isinstance(tool.get("handler"), str):
+            named.add(tool["handler"])
+        elif "http" in tool and isinstance(tool.get("ident"), str):
+            path = f"{handlers}/tools/{tool['ident']}.py"
+            named.add(path)
+            project.overrides.add(path)
+    for kind in ("resources", "prompts"):
+        named.update(
+            e["handler"] for e in _entries(project.spec, kind) if isinstance(e.get("handler"), str)
+        )
+    for completion in _entries(project.spec, "completions"):
+        if completion.get("handler") is True:
+            ident = names.completion_ident(
+                str(completion.get("target")),
+                str(completion.get("ref")),
+                str(completion.get("argument")),
+            )
+            named.add(f"{handlers}/completions/{ident}.py")
+    for path in list(named):  # each kind's package
+        parts = path.split("/")
+        if len(parts) > 4:
+            named.add("/".join(parts[:4]) + "/__init__.py")
+    project.named = named
+
+
+def _entries(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = spec.get(key)
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []

@@ -1,0 +1,90 @@
+"""Do the user's handlers still type-check against the generated models? ``mypy --strict``
+on ``src/<package>/handlers`` with the project's own configuration (``pyproject.toml``:
+strict, the pydantic plugin), run in the interpreter running mcpgen.
+
+mypy follows the handlers' imports into the generated package; an error there (or a
+package the project needs that is not installed) is reported too, apart from the handlers'.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class TypeProblem:
+    path: str  # relative to the project, POSIX
+    line: int
+    message: str  # with its error code, as mypy prints it
+
+
+@dataclass(frozen=True)
+class Result:
+    errors: list[TypeProblem]  # in the handlers
+    elsewhere: list[TypeProblem]  # in what they import (generated code, missing packages)
+    skipped: str = ""  # why mypy did not run
+
+
+def available() -> bool:
+    return importlib.util.find_spec("mypy") is not None
+
+
+def run(root: Path, package: str) -> Result:
+    if not available():
+        return Result([], [], "mypy is not installed in this environment (pip install mypy)")
+    handlers = f"src/{package}/handlers"
+    if not (root / handlers).is_dir():
+        return Result([], [], f"{handlers} does not exist")
+    command = [sys.executable, "-m", "mypy", "--strict", "--output", "json", "--no-error-summary"]
+    if (root / "pyproject.toml").is_file():
+        command += ["--config-file", "pyproject.toml"]
+    try:
+        done = subprocess.run(
+            [*command, handlers],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Result([], [], f"mypy took longer than {TIMEOUT:.0f} s")
+    except OSError as exc:
+        return Result([], [], f"mypy could not be started: {exc}")
+    found, unparsed = _parse(done.stdout)
+    if done.returncode not in (0, 1) or (done.returncode == 1 and not found):
+        detail = (done.stderr.strip() or "\n".join(unparsed)).splitlines()
+        reason = detail[-1] if detail else f"exit status {done.returncode}"
+        return Result([], [], f"mypy failed: {reason}")
+    inside = [e for e in found if e.path.startswith(handlers + "/")]
+    return Result(inside, [e for e in found if e not in inside])
+
+
+def _parse(stdout: str) -> tuple[list[TypeProblem], list[str]]:
+    errors: list[TypeProblem] = []
+    unparsed: list[str] = []
+    for line in stdout.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            if line.strip():
+                unparsed.append(line)
+            continue
+        if not isinstance(entry, dict) or entry.get("severity") != "error":
+            continue
+        code = f"  [{entry['code']}]" if entry.get("code") else ""
+        path = Path(str(entry.get("file", "?"))).as_posix()
+        line_no = entry.get("line")
+        errors.append(
+            TypeProblem(
+                path, line_no if isinstance(line_no, int) else 0, f"{entry.get('message')}{code}"
+            )
+        )
+    return errors, unparsed

@@ -1,0 +1,142 @@
+"""Parsed input with the position of every value, and how problems name a place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpgen.problems import InputError, Location
+
+PathPart = str | int
+JsonPath = tuple[PathPart, ...]
+
+
+def dotted(path: Sequence[PathPart]) -> str:
+    """``tools[0].input.properties.x``: how a field is named in messages."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + printable(part)
+    return out
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (and lone surrogates) escaped, for one-line messages."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
+def _short_field(path: Sequence[PathPart], keep: int = 6) -> str:
+    """A dotted field name cut short: deep paths would fill the terminal."""
+    if len(path) <= keep:
+        return dotted(path)
+    return dotted(path[:keep]) + "..."
+
+
+@dataclass
+class Positions:
+    """Where each value (and each mapping key) of a document stood in its file."""
+
+    file: str
+    values: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
+        """The location of ``path``, or of its nearest ancestor that has one."""
+        current = tuple(path)
+        table = self.keys if key else self.values
+        while True:
+            found = table.get(current) or self.values.get(current)
+            if found:
+                return Location(self.file, found[0], found[1])
+            if not current:
+                return Location(self.file, 1, 1)
+            current = current[:-1]
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Where a part of a merged document came from: an entry imported from an OpenAPI
+    document is located at its operation in that document (``pointer`` names it)."""
+
+    locate: Callable[[], Location]
+    pointer: str
+
+
+@dataclass
+class Document:
+    """Parsed input: plain JSON-compatible data plus the position of each value.
+
+    ``overlays`` maps the path of an entry merged in from another file (an imported tool)
+    to where it was written, so that every problem points at the file the user wrote."""
+
+    file: str
+    base_dir: Path
+    data: Any
+    text: str
+    _positions: Positions | None = None
+    _locator: Any = None  # a JsonLocator, made when first needed
+    overlays: dict[JsonPath, Overlay] = field(default_factory=dict)
+
+    def overlay(self, path: Sequence[PathPart]) -> Overlay | None:
+        if not self.overlays:
+            return None
+        current = tuple(path)
+        while current:
+            found = self.overlays.get(current)
+            if found is not None:
+                return found
+            current = current[:-1]
+        return None
+
+    def field(self, path: Sequence[PathPart]) -> str:
+        """How a problem names ``path``: its dotted name, and the JSON pointer of the
+        operation it was imported from."""
+        found = self.overlay(path)
+        name = dotted(path)
+        return f"{found.pointer} ({name})" if found is not None else name
+
+    @property
+    def positions(self) -> Positions:
+        if self._positions is None:  # JSON is parsed fast; positions only when asked
+            from mcpgen.load.json_scan import _json_positions, _ScanError
+
+            try:
+                self._positions = _json_positions(self.text, self.file)
+            except (_ScanError, InputError):  # pragma: no cover - the text parsed as JSON
+                self._positions = Positions(self.file)
+        return self._positions
+
+    def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
+        found = self.overlay(path)
+        if found is not None:
+            return found.locate()
+        if not self.text and self._positions is None:
+            return Location(self.file, 1, 1)
+        if self._positions is None:  # JSON: find this one place, not every position
+            if self._locator is None:
+                from mcpgen.load.json_locator import JsonLocator
+
+                self._locator = JsonLocator(self.text, self.file)
+            found_at: Location = self._locator.locate(path, key)
+            return found_at
+        return self._positions.locate(path, key)
+
+
+def display_path(path: Path) -> str:
+    """A path as the user should see it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return str(path)
+
+
+def _clip(text: str, limit: int = 20) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,128 @@
+"""Every position of a JSON text (what YAML's composer gives for free), scanned once."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+
+from mcpgen.load.document import JsonPath, Positions, _short_field, dotted
+from mcpgen.load.limits import MAX_DEPTH
+from mcpgen.problems import fail
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_ATOM = re.compile(r"[^\s,:\[\]{}\"]+")
+
+
+class _ScanError(Exception):
+    """The text is not the JSON the scanner expected."""
+
+
+def _json_positions(text: str, file: str) -> Positions:
+    """Positions of every value and key of a JSON text (without recursion).
+
+    Also reports duplicate keys and nesting deeper than MAX_DEPTH, located.
+    """
+    positions = Positions(file)
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def where(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(line_starts, offset)
+        return line, offset - line_starts[line - 1] + 1
+
+    def skip(offset: int) -> int:
+        return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]
+
+    def char(offset: int) -> str:
+        if offset >= len(text):
+            raise _ScanError("unexpected end")
+        return text[offset]
+
+    # a frame: [path of the container, keys seen (objects) or None (arrays), next index]
+    stack: list[tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]] = []
+
+    def read_key(
+        offset: int, frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]
+    ) -> tuple[int, JsonPath]:
+        match = _JSON_STRING.match(text, offset)
+        if not match:
+            raise _ScanError("expected a key")
+        raw = match.group()
+        key = raw[1:-1] if "\\" not in raw else json.loads(raw)  # most keys have no escapes
+        container, seen, _ = frame
+        if seen is None:  # pragma: no cover - only objects have keys
+            raise _ScanError("a key outside an object")
+        child = (*container, key)
+        line, col = where(offset)
+        if key in seen:
+            first = seen[key]
+            raise fail(
+                file,
+                f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
+                line,
+                col,
+                dotted(child),
+            )
+        seen[key] = (line, col)
+        positions.keys[child] = (line, col)
+        offset = skip(match.end())
+        if char(offset) != ":":
+            raise _ScanError("expected ':'")
+        return skip(offset + 1), child
+
+    path: JsonPath = ()
+    offset = skip(0)
+    while True:
+        positions.values.setdefault(path, where(offset))
+        if len(path) > MAX_DEPTH:
+            line, col = where(offset)
+            raise fail(
+                file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path)
+            )
+        ch = char(offset)
+        if ch in "{[":
+            offset = skip(offset + 1)
+            close = "}" if ch == "{" else "]"
+            if char(offset) == close:
+                offset = skip(offset + 1)
+            else:
+                frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]] = (
+                    path,
+                    {} if ch == "{" else None,
+                    [0],
+                )
+                stack.append(frame)
+                if ch == "{":
+                    offset, path = read_key(offset, frame)
+                else:
+                    path = (*path, 0)
+                continue
+        else:
+            match = (
+                _JSON_STRING.match(text, offset) if ch == '"' else _JSON_ATOM.match(text, offset)
+            )
+            if not match:
+                raise _ScanError("expected a value")
+            offset = skip(match.end())
+        # a value ended: move on to the next one, closing containers on the way
+        while stack:
+            frame = stack[-1]
+            ch = char(offset)
+            if ch == ",":
+                offset = skip(offset + 1)
+                if frame[1] is None:
+                    frame[2][0] += 1
+                    path = (*frame[0], frame[2][0])
+                else:
+                    offset, path = read_key(offset, frame)
+                break
+            if ch != ("]" if frame[1] is None else "}"):
+                raise _ScanError("expected ',' or a closing bracket")
+            offset = skip(offset + 1)
+            stack.pop()
+        else:
+            return positions
+
+
+# -- YAML ---------------------------------------------------------------------------------

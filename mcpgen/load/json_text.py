@@ -1,0 +1,164 @@
+"""JSON input: duplicate keys, huge numbers, non-finite values and lone surrogates refused,
+located."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from mcpgen.load.document import JsonPath, _clip, dotted
+from mcpgen.load.json_scan import _json_positions, _ScanError
+from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS
+from mcpgen.problems import Location, fail
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+class _HugeInt(str):
+    """An integer with too many digits, kept as text until it is reported with its place."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    """Whether a string parsed from ``text`` can hold a lone surrogate: written as an
+    escape, or already in the text (which UTF-8 cannot encode)."""
+    if _SURROGATE_ESCAPE.search(text):
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class _NumberWatch:
+    """Parse hooks that note NaN, Infinity and numbers too big (the C parser calls them for
+    numbers only, so the data need not be walked for them afterwards)."""
+
+    def __init__(self) -> None:
+        self.suspicious = False
+
+    def integer(self, text: str) -> int | _HugeInt:
+        if len(text) > MAX_INT_DIGITS:
+            self.suspicious = True
+            return _HugeInt(text)
+        return int(text)
+
+    def real(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            self.suspicious = True
+        return value
+
+    def constant(self, text: str) -> float:
+        self.suspicious = True
+        return float(text)
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether containers nest deeper than MAX_DEPTH (a walk level by level)."""
+    level, depth = [data], 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return True
+        deeper: list[Any] = []
+        for container in level:
+            values = container.values() if type(container) is dict else container
+            deeper.extend([v for v in values if type(v) is dict or type(v) is list])
+        level = deeper
+    return False
+
+
+def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> None:
+    """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
+    nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
+    located report comes from the slower pass that tracks paths."""
+    deep = isinstance(data, dict | list) and _too_deep(data)
+    surrogates = _may_hold_surrogates(text) and _holds_surrogates(data)
+    if watch.suspicious or deep or surrogates:
+        _locate_json_value_problem(data, file, text)
+
+
+def _holds_surrogates(data: Any) -> bool:
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if any(_SURROGATE.search(k) for k in value):
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            return True
+    return False
+
+
+def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
+    stack: list[tuple[Any, JsonPath]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            _json_positions(text, file)  # raises the located error
+            raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", 1, 1)  # pragma: no cover
+        if isinstance(value, dict):
+            for key in value:
+                if _SURROGATE.search(key):
+                    _surrogate_error(text, file, path)
+            stack.extend((v, (*path, k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(value))
+        elif isinstance(value, str) and not isinstance(value, _HugeInt):
+            if _SURROGATE.search(value):
+                _surrogate_error(text, file, path)
+        elif isinstance(value, _HugeInt) or (isinstance(value, float) and not math.isfinite(value)):
+            try:
+                where = _json_positions(text, file).locate(path)
+            except _ScanError:  # pragma: no cover - the text parsed as JSON
+                where = Location(file, 1, 1)
+            number = _json_number_at(text, where)
+            message = "NaN and Infinity are not JSON values"
+            if isinstance(value, _HugeInt) or number:
+                message = f"number {_clip(number)} is too large"
+            raise fail(file, message, where.line, where.column, dotted(path))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_error(text: str, file: str, path: JsonPath) -> None:
+    try:
+        where = _json_positions(text, file).locate(path)
+    except _ScanError:  # pragma: no cover - the text parsed as JSON
+        where = Location(file, 1, 1)
+    message = "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
+    raise fail(file, message, where.line, where.column, dotted(path))
+
+
+def _json_number_at(text: str, where: Location) -> str:
+    """The JSON number written at ``where``, or "" (NaN and Infinity are not numbers)."""
+    lines = text.split("\n")
+    if not 0 < where.line <= len(lines):
+        return ""
+    match = re.match(r"-?[0-9][0-9.eE+-]*", lines[where.line - 1][where.column - 1 :])
+    return match.group() if match else ""
+
+
+# -- JSON positions -----------------------------------------------------------------------

@@ -1,0 +1,350 @@
+"""YAML input, composed safely: YAML 1.1 surprises, alias bombs, deep nesting and custom
+tags refused, every problem located."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, cast
+
+import yaml
+from yaml.events import (
+    CollectionEndEvent,
+    CollectionStartEvent,
+    MappingStartEvent,
+    NodeEvent,
+    ScalarEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from mcpgen.load.document import JsonPath, PathPart, Positions, _clip, _short_field, dotted
+from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES
+from mcpgen.problems import InputError, fail
+
+_TAG = "tag:yaml.org,2002:"
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+
+
+class _Resolver(yaml.resolver.BaseResolver):
+    """YAML 1.2 core-schema scalars: only true/false are booleans; no dates, no sexagesimal."""
+
+
+_Resolver.add_implicit_resolver(_TAG + "bool", _BOOL, list("tTfF"))
+_Resolver.add_implicit_resolver(_TAG + "int", _INT, list("-+0123456789"))
+_Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, list("-+0123456789."))
+_Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
+
+
+class _PyLoader(
+    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer, _Resolver
+):
+    """Pure-Python parsing, for PyYAML builds without libyaml."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _Resolver.__init__(self)
+
+
+try:  # the C parser is much faster on big documents; fall back to pure Python
+    from yaml._yaml import CParser
+
+    class _CLoader(CParser, _Resolver):
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _Resolver.__init__(self)
+
+    _Loader: type[_CLoader] | type[_PyLoader] = _CLoader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = _PyLoader
+
+
+# Scalar tags we accept (implicit or explicit, as in ``!!str 1``), with the text each allows.
+_SCALAR_TAGS: dict[str, re.Pattern[str] | None] = {
+    _TAG + "str": None,
+    _TAG + "int": _INT,
+    _TAG + "float": _FLOAT,
+    _TAG + "bool": _BOOL,
+    _TAG + "null": _NULL,
+}
+
+
+def _mark(node: Node) -> tuple[int, int]:
+    return (node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _compose(text: str, file: str) -> tuple[Any, Positions]:
+    positions = Positions(file)
+    try:
+        loader = _Loader(text)
+        try:
+            root = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        raise _yaml_error(exc, file, text) from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, file, text) from None
+    except yaml.YAMLError as exc:
+        raise fail(file, f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise _depth_error(text, file) from None
+    if root is None or (
+        isinstance(root, ScalarNode) and root.tag == _TAG + "null" and not root.value
+    ):
+        raise fail(file, "file is empty", 1, 1)
+    _check_expansion(root, file)
+    data = _convert(root, (), positions, file)
+    return data, positions
+
+
+def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+    problem = (exc.problem or "").strip()
+    context = (exc.context or "").strip()
+    if "maximum nesting depth" in problem:  # libyaml stops at 1000 levels; we stop earlier
+        return _depth_error(text, file)
+    found = _char_at(text, line, col)
+    if found == "\t" and ("cannot start any token" in problem or "tab" in problem):
+        return fail(
+            file, "invalid YAML: a tab character is not allowed here; use spaces", line, col
+        )
+    if problem == "found character that cannot start any token" and found:
+        problem = f"found character {found!r} that cannot start any token"  # as pure-Python says
+    elif problem == "found undefined alias" and found == "*":
+        name = re.match(r"\*([^\s,\[\]{}]*)", _YAML_LINE_BREAK.split(text)[line - 1][col - 1 :])
+        problem += f" {name.group(1)!r}" if name else ""
+    if "expected a single document" in context or "expected a single document" in problem:
+        return fail(file, "invalid YAML: the file holds more than one YAML document", line, col)
+    message = problem or context
+    if problem and context:
+        context_mark = exc.context_mark
+        if context_mark is not None and context_mark is not mark:
+            at = f"line {context_mark.line + 1}, column {context_mark.column + 1}"
+            message = f"{problem} ({context} at {at})"
+        else:
+            message = f"{problem} ({context})"
+    return fail(file, f"invalid YAML: {message}", line, col)
+
+
+def _reader_error(exc: yaml.reader.ReaderError, file: str, text: str) -> InputError:
+    """A character YAML does not allow (control characters, U+FFFE, ...), located."""
+    code = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or "?")
+    index = text.find(chr(code))  # the first one is the one the reader stopped at
+    if index < 0:  # pragma: no cover - the reader found it in this text
+        index = min(exc.position, len(text))
+    before = _YAML_LINE_BREAK.split(text[:index])
+    line, column = len(before), len(before[-1]) + 1
+    message = f"invalid YAML: character {chr(code)!r} (U+{code:04X}) is not allowed"
+    return fail(file, message, line, column)
+
+
+_YAML_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # as YAML counts lines
+
+
+def _char_at(text: str, line: int, col: int) -> str:
+    lines = _YAML_LINE_BREAK.split(text)
+    if 0 < line <= len(lines) and 0 < col <= len(lines[line - 1]):
+        return lines[line - 1][col - 1]
+    return ""
+
+
+def _depth_error(text: str, file: str) -> InputError:
+    """The composer ran out of stack: find the first node nested too deeply, from events."""
+    message = f"nesting deeper than {MAX_DEPTH} levels"
+    frames: list[_Frame] = []
+    loader = _PyLoader(text)  # libyaml scans far ahead in flow style and fails at 1000 levels
+    try:
+        while True:
+            event = loader.get_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, StreamEndEvent):
+                break
+            if isinstance(event, CollectionEndEvent):
+                frames.pop()
+                continue
+            if not isinstance(event, NodeEvent):
+                continue
+            top = frames[-1] if frames else None
+            if top is not None and top.mapping and top.want_key:
+                top.key = event.value if isinstance(event, ScalarEvent) else "?"
+                top.want_key = False
+                if isinstance(event, CollectionStartEvent):  # a complex key; rejected later
+                    frames.append(_Frame((*top.path, "?"), isinstance(event, MappingStartEvent)))
+                continue
+            path: JsonPath = ()
+            if top is not None and top.mapping:
+                path = (*top.path, top.key)
+                top.want_key = True
+            elif top is not None:
+                path = (*top.path, top.index)
+                top.index += 1
+            if len(path) > MAX_DEPTH and event.start_mark is not None:
+                line, col = event.start_mark.line + 1, event.start_mark.column + 1
+                return fail(file, message, line, col, _short_field(path))
+            if isinstance(event, CollectionStartEvent):
+                frames.append(_Frame(path, isinstance(event, MappingStartEvent)))
+    except (yaml.YAMLError, RecursionError, IndexError):  # pragma: no cover - best effort
+        pass
+    finally:
+        loader.dispose()
+    return fail(file, message)  # pragma: no cover
+
+
+@dataclass
+class _Frame:
+    """An open collection while scanning events."""
+
+    path: JsonPath
+    mapping: bool
+    index: int = 0
+    key: PathPart = ""
+    want_key: bool = True
+
+
+def _children(node: Node) -> list[tuple[PathPart, Node]]:
+    if isinstance(node, SequenceNode):
+        return list(enumerate(node.value))
+    if isinstance(node, MappingNode):
+        return [(str(key.value), value) for key, value in node.value]
+    return []
+
+
+def _check_expansion(root: Node, file: str) -> None:
+    """Refuse documents whose aliases expand to too many values, or refer to themselves.
+
+    Sizes are computed once per distinct node, so a billion-laughs document costs no more
+    to check than its text; the error points at the outermost field that expands too far.
+    """
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[Node, bool, JsonPath]] = [(root, False, ())]
+    while stack:
+        node, done, path = stack.pop()
+        ident = id(node)
+        if done:
+            active.discard(ident)
+            sizes[ident] = 1 + sum(sizes[id(child)] for _, child in _children(node))
+            continue
+        if ident in sizes:
+            continue
+        if ident in active:
+            line, col = _mark(node)
+            message = (
+                "this alias refers to a collection that contains it, so it would expand forever"
+            )
+            raise fail(file, message, line, col, _short_field(path))
+        active.add(ident)
+        stack.append((node, True, path))
+        stack.extend(
+            (child, False, (*path, part))
+            for part, child in _children(node)
+            if id(child) not in sizes
+        )
+    if sizes[id(root)] <= MAX_NODES:
+        return
+    node, path = root, cast(JsonPath, ())
+    while True:
+        big = [(part, child) for part, child in _children(node) if sizes[id(child)] > MAX_NODES]
+        if not big:
+            break
+        path = (*path, big[0][0])
+        node = big[0][1]
+    line, col = _mark(node)
+    hint = " (YAML alias bomb?)" if len(sizes) <= MAX_NODES else ""
+    message = f"expands to more than {MAX_NODES} values{hint}"
+    if not path:
+        message = "document " + message
+    raise fail(file, message, line, col, _short_field(path))
+
+
+def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any:
+    """Plain data from a node (recursion is bounded by MAX_DEPTH)."""
+    if len(path) > MAX_DEPTH:
+        line, col = _mark(node)
+        raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path))
+    positions.values.setdefault(path, _mark(node))
+    if isinstance(node, ScalarNode):
+        return _scalar(node, file, path)
+    if isinstance(node, SequenceNode):
+        if node.tag != _TAG + "seq":
+            raise _bad_tag(node, file, path)
+        return [
+            _convert(item, (*path, index), positions, file) for index, item in enumerate(node.value)
+        ]
+    if isinstance(node, MappingNode):
+        if node.tag != _TAG + "map":
+            raise _bad_tag(node, file, path)
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            line, col = _mark(key_node)
+            if not isinstance(key_node, ScalarNode):
+                raise fail(file, "mapping keys must be plain scalars", line, col, dotted(path))
+            if key_node.tag == _TAG + "merge" or (key_node.value == "<<" and not key_node.style):
+                raise fail(file, "YAML merge keys (<<) are not supported", line, col, dotted(path))
+            if key_node.tag not in _SCALAR_TAGS:
+                raise _bad_tag(key_node, file, path)
+            key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
+            child = (*path, key)
+            if key in result:
+                first = positions.keys[child]
+                raise fail(
+                    file,
+                    f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
+                    line,
+                    col,
+                    dotted(child),
+                )
+            positions.keys[child] = (line, col)
+            result[key] = _convert(value_node, child, positions, file)
+        return result
+    raise _bad_tag(node, file, path)  # pragma: no cover
+
+
+def _bad_tag(node: Node, file: str, path: JsonPath) -> InputError:
+    line, col = _mark(node)
+    tag = "!!" + node.tag[len(_TAG) :] if node.tag.startswith(_TAG) else node.tag
+    return fail(file, f"unsupported YAML tag {tag!r}", line, col, _short_field(path))
+
+
+def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
+    tag = node.tag
+    if tag not in _SCALAR_TAGS:
+        raise _bad_tag(node, file, path)
+    value: str = node.value
+    pattern = _SCALAR_TAGS[tag]
+    if pattern is None:
+        return value
+    if not pattern.match(value):
+        line, col = _mark(node)
+        raise fail(
+            file, f"{value!r} is not a valid !!{tag[len(_TAG) :]}", line, col, _short_field(path)
+        )
+    if tag == _TAG + "bool":
+        return value.lower() == "true"
+    if tag == _TAG + "null":
+        return None
+    if tag == _TAG + "int" and len(value) > MAX_INT_DIGITS:
+        line, col = _mark(node)
+        raise fail(file, f"number {_clip(value)} is too large", line, col, _short_field(path))
+    if tag == _TAG + "int":
+        if value.startswith("0o"):
+            return int(value[2:], 8)
+        return int(value, 16) if value.startswith("0x") else int(value)
+    line, col = _mark(node)
+    if "inf" in value.lower() or "nan" in value.lower():
+        raise fail(file, "NaN and Infinity are not JSON values", line, col, _short_field(path))
+    number = float(value)
+    if not math.isfinite(number):
+        raise fail(file, f"number {_clip(value)} is too large", line, col, _short_field(path))
+    return number

@@ -1,0 +1,135 @@
+"""Resources in the model: fixed ones (static content, a handler, an imported GET) and
+URI templates, with their variables as keyword arguments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Json = Any
+ContentKind = Literal["text", "blob"]
+
+
+@dataclass(frozen=True)
+class StaticContent:
+    kind: ContentKind
+    value: str  # text, or base64 for blobs
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A URI template variable (or prompt argument) and the keyword argument a handler and
+    the typed client take it as."""
+
+    name: str
+    python: str
+    optional: bool = False
+
+    @property
+    def required(self) -> bool:
+        return not self.optional
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    size: int | None
+    uri: str | None
+    uri_template: str | None
+    variables: tuple[str, ...]
+    content: StaticContent | None
+    context: bool
+    subscribe: bool
+    annotations: Json | None
+    icons: tuple[Json, ...]
+    ident: str
+    http: Json | None = None
+    scopes: tuple[str, ...] = ()
+    input_schema: Json | None = None  # an imported resource: its operation's parameters
+
+    @property
+    def is_template(self) -> bool:
+        return self.uri_template is not None
+
+    @property
+    def parameters(self) -> tuple[Variable, ...]:
+        """The template's variables: handler and client keyword arguments (query ones optional)."""
+        import re
+
+        from mcpgen.identifiers import kwarg
+
+        query = {
+            name.split(":")[0].rstrip("*")
+            for body in re.findall(r"\{[?&]([^}]*)\}", self.uri_template or "")
+            for name in body.split(",")
+        }
+        return tuple(Variable(v, kwarg(v), v in query) for v in self.variables)
+
+    @property
+    def client_method(self) -> str:
+        return "read_" + self.ident
+
+    @property
+    def example_uri(self) -> str:
+        """A URI this resource answers for (the tests read it): example values for the
+        template's variables, optional (query) ones left out."""
+        if self.uri_template is None:
+            return str(self.uri)
+        import re
+        from urllib.parse import quote
+
+        from mcpgen.model.examples import valid_example
+
+        example = valid_example(self.input_schema) if self.input_schema else None
+        values = example if isinstance(example, dict) else {}
+
+        def expand(match: re.Match[str]) -> str:
+            body = match.group(1)
+            operator = body[0] if body[0] in "+#./;?&" else ""
+            names = [
+                n.split(":")[0].rstrip("*") for n in (body[1:] if operator else body).split(",")
+            ]
+            if operator in "?&" and operator:
+                return ""
+            parts = [
+                quote(
+                    str(values.get(n, "example")),
+                    safe="" if operator in "./;" or not operator else "/",
+                )
+                for n in names
+            ]
+            if operator == ";":
+                return "".join(f";{n}={p}" for n, p in zip(names, parts, strict=True))
+            lead = {"": "", "+": "", "#": "#", ".": ".", "/": "/"}[operator]
+            return lead + (lead if operator in "./" else ",").join(parts)
+
+        return re.sub(r"\{([^{}]+)\}", expand, self.uri_template)
+
+    @property
+    def has_handler(self) -> bool:
+        return self.content is None and self.http is None
+
+    @property
+    def definition(self) -> dict[str, Json]:
+        """The resource (or template) as resources/list or resources/templates/list shows it."""
+        result: dict[str, Json] = {}
+        if self.uri_template is not None:
+            result["uriTemplate"] = self.uri_template
+        else:
+            result["uri"] = self.uri
+        result["name"] = self.name
+        for key, value in (
+            ("title", self.title),
+            ("description", self.description),
+            ("mimeType", self.mime_type),
+            ("size", self.size),
+            ("annotations", self.annotations),
+        ):
+            if value is not None:
+                result[key] = value
+        if self.icons:
+            result["icons"] = list(self.icons)
+        return result

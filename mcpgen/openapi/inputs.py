@@ -1,0 +1,305 @@
+"""An operation's inputs and output: its parameters, its request body (one argument or
+its properties spread) and the schema of its success response."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mcpgen.load import JsonPath
+from mcpgen.openapi import swagger2
+from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
+from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
+from mcpgen.openapi.schema import SchemaConverter
+
+Json = Any
+Located = swagger2.Located
+TEMPLATE = re.compile(r"\{([^{}]*)\}")
+_LOCATIONS = ("path", "query", "header", "cookie")
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+
+
+class InputImport(ImportBase):
+    """The importer's part that reads what an operation takes and returns."""
+
+    converter: SchemaConverter
+
+    def parameters(self, cand: Candidate) -> tuple[list[Input], BodyInfo | None]:
+        merged: dict[tuple[str, str], Located] = {}
+        own = self.listing(
+            cand.src, (*cand.path, "parameters"), cand.node.get("parameters"), "'parameters'"
+        )
+        entries = [
+            *cand.item_params,
+            *((cand.src, (*cand.path, "parameters", i), p) for i, p in enumerate(own)),
+        ]
+        for src, path, raw in entries:
+            followed = self.sources.follow(src, path, raw)
+            if followed is None:
+                continue
+            psrc, ppath, param = followed
+            if not isinstance(param, dict):
+                self.error(psrc, ppath, "a parameter must be a mapping")
+                continue
+            name, location = param.get("name"), param.get("in")
+            if not isinstance(name, str) or not name:
+                self.error(psrc, ppath, "a parameter needs a 'name'")
+                continue
+            allowed: tuple[str, ...] = swagger2.LOCATIONS if self.version == "2.0" else _LOCATIONS
+            if location not in allowed:
+                self.error(psrc, (*ppath, "in"), f"'in' must be one of {', '.join(allowed)}")
+                continue
+            merged[(location, name)] = (psrc, ppath, param)  # operation level wins
+        templated = TEMPLATE.findall(cand.url)
+        inputs: list[Input] = []
+        body_params: list[Located] = []
+        form_params: list[Located] = []
+        for (location, name), (psrc, ppath, param) in merged.items():
+            if location == "body":
+                body_params.append((psrc, ppath, param))
+                continue
+            if location == "formData":
+                form_params.append((psrc, ppath, param))
+                continue
+            if location == "header" and name.lower() in _IGNORED_HEADERS:
+                self.warn(
+                    psrc,
+                    ppath,
+                    f"header parameter {name!r} is ignored: mcpgen sets it "
+                    "(from the body, the response or the security scheme)",
+                )
+                continue
+            if location == "path" and name not in templated:
+                self.warn(psrc, ppath, f"path parameter {name!r} is not in the path {cand.url!r}")
+                continue
+            inputs.append(self.parameter(psrc, ppath, param, location, name))
+        declared = {name for (location, name) in merged if location == "path"}
+        for name in templated:
+            if name not in declared:
+                self.warn(
+                    cand.src,
+                    cand.path,
+                    f"path parameter {name!r} is not declared; imported as a required string",
+                )
+                inputs.append(Input("path", name, {"type": "string"}, True, {"style": None}))
+                declared.add(name)
+        inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
+        body = self.request_body(cand, body_params, form_params)
+        return inputs, body
+
+    def parameter(
+        self,
+        src: int,
+        path: JsonPath,
+        param: dict[str, Any],
+        location: str,
+        name: str,
+    ) -> Input:
+        required = param.get("required") is True
+        if location == "path" and not required:
+            self.warn(src, path, "a path parameter must be 'required: true'; treated as required")
+            required = True
+        extra: dict[str, Any] = {}
+        content_type: str | None = None
+        style = param.get("style") if isinstance(param.get("style"), str) else None
+        explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
+        if self.version == "2.0":
+            schema, deps, styled = swagger2.parameter_schema(self, src, path, param, location)
+            if styled is not None:
+                style, explode = styled
+        elif "content" in param:
+            content = self.mapping(src, (*path, "content"), param["content"], "'content'")
+            if len(content) != 1:
+                self.warn(src, (*path, "content"), "a parameter's content needs one media type")
+            media, media_node = next(iter(content.items()), ("application/json", {}))
+            content_type = media
+            media_node = media_node if isinstance(media_node, dict) else {}
+            schema, deps = self.converter.convert(
+                src, (*path, "content", media, "schema"), media_node.get("schema", {})
+            )
+        elif "schema" in param:
+            schema, deps = self.converter.convert(src, (*path, "schema"), param["schema"])
+        else:
+            self.warn(src, path, "a parameter needs 'schema' or 'content'; imported as a string")
+            schema, deps = {"type": "string"}, set()
+        if param.get("allowReserved") is True:
+            self.warn(
+                src, (*path, "allowReserved"), "allowReserved is not supported; values are encoded"
+            )
+        schema = annotate(
+            schema,
+            description=param.get("description"),
+            deprecated=param.get("deprecated"),
+            examples=examples_of(param),
+        )
+        extra.update(style=style, explode=explode, content_type=content_type, deps=deps)
+        return Input(location, name, schema, required, extra)
+
+    # -- bodies --------------------------------------------------------------------------
+    def request_body(
+        self,
+        cand: Candidate,
+        body_params: list[Located],
+        form_params: list[Located],
+    ) -> BodyInfo | None:
+        if self.version == "2.0":
+            return swagger2.request_body(self, cand, body_params, form_params)
+        if "requestBody" not in cand.node:
+            return None
+        followed = self.sources.follow(
+            cand.src, (*cand.path, "requestBody"), cand.node["requestBody"]
+        )
+        if followed is None:
+            return None
+        src, path, node = followed
+        if not isinstance(node, dict):
+            self.error(src, path, "a request body must be a mapping")
+            return None
+        content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")
+        if not content:
+            self.error(src, path, "a request body needs 'content'")
+            return None
+        media = choose_media(content)
+        media_node = content[media] if isinstance(content[media], dict) else {}
+        mpath = (*path, "content", media)
+        if "encoding" in media_node:
+            self.warn(
+                src, (*mpath, "encoding"), "per-part encoding is not supported; parts use defaults"
+            )
+        required = node.get("required") is True
+        description = node.get("description")
+        if "schema" in media_node:
+            schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node["schema"])
+        else:
+            schema, deps = {}, set()
+        return self.body_info(
+            src, mpath, media, required, schema, deps, description, examples_of(media_node)
+        )
+
+    def body_info(
+        self,
+        src: int,
+        path: JsonPath,
+        media: str,
+        required: bool,
+        schema: Json,
+        deps: set[str],
+        description: Any,
+        examples: list[Any],
+    ) -> BodyInfo:
+        kind = category(media)
+        if is_xml(media):
+            self.warn(src, path, f"{media} bodies are passed as raw text, not built from data")
+        plain = isinstance(schema, dict) and schema.get("type") == "string"
+        if kind in ("application/octet-stream", "text/plain") and not plain:
+            if schema not in ({}, True) and not is_xml(media):
+                self.warn(src, path, f"the schema of a {media} body is not used: it is a string")
+            schema = {"type": "string"}
+            deps = set()
+        if kind == "application/octet-stream":
+            schema = {**schema, "contentEncoding": "base64"}
+        target, name = self.converter.resolve(schema)
+        spreadable = (
+            kind in ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
+            and isinstance(target, dict)
+            and target.get("type", "object") == "object"
+            and isinstance(target.get("properties"), dict)
+            and target["properties"]
+            and target.get("additionalProperties", False) is False
+            and not any(
+                k in target
+                for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
+            )
+            and (required or not target.get("required"))
+        )
+        if not spreadable:
+            whole = annotate(schema, description=description, examples=examples)
+            item = Input("body", "body", whole, required)
+            return BodyInfo([item], deps, False, kind, media, required)
+        if name is not None:
+            deps = set(self.converter.deps.get(name, ()))
+        needed = set(target.get("required", []))
+        inputs = []
+        for prop, prop_schema in target["properties"].items():
+            resolved, _ = self.converter.resolve(prop_schema)
+            if isinstance(resolved, dict) and resolved.get("readOnly") is True:
+                continue  # the server sets it; a request must not send it
+            inputs.append(Input("body", prop, prop_schema, required and prop in needed))
+        return BodyInfo(inputs, deps, True, kind, media, required)
+
+    # -- responses -----------------------------------------------------------------------
+    def responses(self, cand: Candidate) -> tuple[dict[str, Json] | None, str | None, bool]:
+        responses = self.mapping(
+            cand.src, (*cand.path, "responses"), cand.node.get("responses"), "'responses'"
+        )
+        if not responses and self.version != "3.1":
+            self.warn(cand.src, cand.path, "an operation should declare its 'responses'")
+        success = sorted(
+            (c for c in responses if isinstance(c, str) and re.fullmatch(r"2\d\d", c)), key=int
+        )
+        success += [c for c in responses if isinstance(c, str) and c.upper() == "2XX"]
+        codes = success or [c for c in responses if c == "default"]
+        if not codes:
+            return None, None, False
+        chosen: tuple[str, int, JsonPath, str | None, Json] | None = None
+        for code in codes:
+            found = self.response_schema(cand, code, responses[code])
+            if found is None:
+                continue
+            src, path, media, schema_node = found
+            if chosen is None:
+                chosen = (code, src, path, media, schema_node)
+            elif schema_node != chosen[4] and media is not None and schema_node is not None:
+                self.warn(
+                    src,
+                    path,
+                    f"response {code} differs from response {chosen[0]}; "
+                    f"the output schema describes {chosen[0]} only",
+                )
+        if chosen is None:
+            return None, None, False
+        _, src, path, media, schema_node = chosen
+        if media is None or schema_node is None or category(media) != "application/json":
+            return None, media, False
+        schema, deps = self.converter.convert(src, path, schema_node)
+        if self.converter.is_object(schema):
+            target, name = self.converter.resolve(schema)
+            root = dict(target) if isinstance(target, dict) else {}
+            if name is not None:
+                deps = set(self.converter.deps.get(name, ()))
+            root.setdefault("type", "object")
+            defs = self.converter.closure(deps)
+            if defs:
+                root["$defs"] = defs
+            return root, media, False
+        wrapped: dict[str, Json] = {
+            "type": "object",
+            "properties": {"result": schema},
+            "required": ["result"],
+        }
+        defs = self.converter.closure(deps)
+        if defs:
+            wrapped["$defs"] = defs
+        return wrapped, media, True
+
+    def response_schema(
+        self, cand: Candidate, code: str, raw: Any
+    ) -> tuple[int, JsonPath, str | None, Json] | None:
+        """(file, path of the schema, media type, schema node) of one response."""
+        followed = self.sources.follow(cand.src, (*cand.path, "responses", code), raw)
+        if followed is None:
+            return None
+        src, path, node = followed
+        if not isinstance(node, dict):
+            self.error(src, path, "a response must be a mapping")
+            return None
+        if self.version == "2.0":
+            return swagger2.response_schema(self, cand, src, path, node)
+        content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")
+        if not content:
+            return src, path, None, None
+        media = choose_media(content)
+        media_node = content[media] if isinstance(content[media], dict) else {}
+        if "schema" not in media_node:
+            return src, (*path, "content", media), media, None
+        return src, (*path, "content", media, "schema"), media, media_node["schema"]

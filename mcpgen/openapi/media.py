@@ -1,0 +1,97 @@
+"""Media types, examples and annotations: small rules the importer's parts share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Json = Any
+
+_PREFERENCE = (
+    "application/json",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data",
+    "text/plain",
+    "application/octet-stream",
+)
+
+
+def category(media: str) -> str:
+    """Which of the body kinds mcpgen sends a media type as."""
+    base = media.split(";", 1)[0].strip().lower()
+    if base in ("application/json", "*/*", "application/*", "text/json") or base.endswith("+json"):
+        return "application/json"
+    if base == "application/x-www-form-urlencoded":
+        return "application/x-www-form-urlencoded"
+    if base.startswith("multipart/"):
+        return "multipart/form-data"
+    if base.startswith("text/") or is_xml(base):
+        return "text/plain"
+    return "application/octet-stream"
+
+
+def is_xml(media: str) -> bool:
+    base = media.split(";", 1)[0].strip().lower()
+    return base in ("application/xml", "text/xml") or base.endswith("+xml")
+
+
+def choose_media(content: dict[str, Any]) -> str:
+    """The media type to use: JSON first, then forms, text (XML last), then binary."""
+
+    def rank(media: str) -> tuple[int, int, int]:
+        kind = category(media)
+        exact = 0 if media.split(";", 1)[0].strip().lower() == kind else 1
+        return (_PREFERENCE.index(kind), int(is_xml(media)), exact)
+
+    medias = [m for m in content if isinstance(m, str)]
+    return min(medias, key=lambda m: (rank(m), medias.index(m)))
+
+
+def examples_of(node: dict[str, Any]) -> list[Any]:
+    """The ``example`` and ``examples`` values of a parameter or media type object."""
+    found: list[Any] = []
+    if "example" in node:
+        found.append(node["example"])
+    examples = node.get("examples")
+    if isinstance(examples, dict):
+        found.extend(e["value"] for e in examples.values() if isinstance(e, dict) and "value" in e)
+    return found
+
+
+def annotate(
+    schema: Json,
+    description: Any = None,
+    deprecated: Any = None,
+    examples: list[Any] | None = None,
+) -> Json:
+    """``schema`` (not changed) with a description, deprecation and examples added."""
+    extra: dict[str, Any] = {}
+    if isinstance(description, str) and description:
+        extra["description"] = description
+    if deprecated is True:
+        extra["deprecated"] = True
+    if examples:
+        extra["examples"] = examples
+    if not extra:
+        return schema
+    if schema is True:
+        schema = {}
+    if schema is False:
+        schema = {"not": {}}
+    merged = dict(schema)
+    for key, value in extra.items():
+        if key == "examples":
+            merged[key] = [*merged.get(key, []), *value]
+        else:
+            merged.setdefault(key, value)
+    return merged
+
+
+def tool_annotations(method: str) -> dict[str, bool]:
+    """The MCP tool hints an HTTP method implies."""
+    method = method.lower()
+    result = {"readOnlyHint": method in ("get", "head")}
+    if method == "delete":
+        result["destructiveHint"] = True
+    result["idempotentHint"] = method in ("get", "head", "put", "delete")
+    result["openWorldHint"] = True
+    return result

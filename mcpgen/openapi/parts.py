@@ -1,0 +1,94 @@
+"""What the importer's parts share: the operations it found, their inputs, and the base
+class with the located-problem helpers (the importer and its parts subclass it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpgen.load import Document, JsonPath
+from mcpgen.openapi.result import Operation
+from mcpgen.openapi.sources import Sources
+from mcpgen.problems import Problems
+
+Json = Any
+
+
+@dataclass
+class Candidate:
+    """One operation of the document, before it is built."""
+
+    src: int
+    path: JsonPath  # of the operation object
+    method: str  # lower case
+    url: str
+    node: dict[str, Json]
+    item_params: list[tuple[int, JsonPath, Json]]
+    operation_id: str | None
+    tags: list[str]
+
+
+@dataclass
+class Input:
+    """One input of an operation (a parameter or a body property) as a tool argument."""
+
+    location: str  # path, query, header, cookie, body
+    wire: str
+    schema: Json
+    required: bool
+    param: dict[str, Any] = field(default_factory=dict)  # Param fields besides names
+
+
+@dataclass
+class BodyInfo:
+    """An operation's request body: one argument, or its properties spread."""
+
+    inputs: list[Input]
+    deps: set[str]
+    spread: bool
+    content_type: str
+    media_type: str
+    required: bool
+
+
+@dataclass
+class Built:
+    """An operation built: how to call it and the tool entry that offers it."""
+
+    operation: Operation
+    tool: dict[str, Json]
+    candidate: Candidate
+
+
+class ImportBase:
+    """The document being imported and the located-problem helpers every part uses."""
+
+    def __init__(self, doc: Document, options: dict[str, Any] | None, problems: Problems) -> None:
+        self.doc = doc
+        self.raw_options = options
+        self.problems = problems
+        self.sources = Sources(doc, problems)
+        self.data: dict[str, Any] = {}
+        self.version = ""  # "2.0", "3.0" or "3.1" once known
+
+    def error(self, src: int, path: JsonPath, message: str) -> None:
+        self.sources.error(src, path, message)
+
+    def warn(self, src: int, path: JsonPath, message: str) -> None:
+        self.sources.warn(src, path, message)
+
+    def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.error(src, path, f"{what} must be a mapping")
+            return {}
+        return value
+
+    def listing(self, src: int, path: JsonPath, value: Any, what: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.error(src, path, f"{what} must be a list")
+            return []
+        return value

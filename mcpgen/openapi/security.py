@@ -1,0 +1,173 @@
+"""The security schemes of an OpenAPI document and each operation's requirements.
+
+Every scheme the generated server can send a credential for is kept, normalized:
+
+- ``apiKey`` (header, query, cookie) and ``http`` basic or bearer;
+- ``oauth2`` with a client-credentials flow: ``{"type": "oauth2", "tokenUrl", "scopes"}``
+  (the server can get its own token from its environment's client id and secret);
+- ``oauth2`` with only user flows (authorization code, implicit, password) and
+  ``openIdConnect``: kept as ``{"type": "oauth2", "flows": [...], "scopes"}`` and
+  ``{"type": "openIdConnect", "openIdConnectUrl"}`` so that ``openapi.credentials`` can
+  serve them (``from: tokenExchange`` or ``from: header``); a warning says so when the
+  manifest does not.
+
+Other schemes (HTTP digest, mutual TLS...) are dropped with a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpgen.load import JsonPath
+from mcpgen.openapi.parts import ImportBase
+
+Json = Any
+USER_SOURCES = ("tokenExchange", "header")  # sources that can serve a scheme with no own token
+
+
+class SecurityImport(ImportBase):
+    """The importer's security part."""
+
+    def operation_security(
+        self, src: int, path: JsonPath, node: dict[str, Any]
+    ) -> list[dict[str, list[str]]]:
+        """An operation's security alternatives (its own ``security``, else the document's)."""
+        if "security" in node:
+            path, raw = (*path, "security"), node["security"]
+        else:
+            src, path, raw = 0, ("security",), self.data.get("security", [])
+        result: list[dict[str, list[str]]] = []
+        known = self.scheme_names()
+        for index, requirement in enumerate(self.listing(src, path, raw, "'security'")):
+            if not isinstance(requirement, dict):
+                self.error(src, (*path, index), "a security requirement must be a mapping")
+                continue
+            entry: dict[str, list[str]] = {}
+            for name, scopes in requirement.items():
+                if name not in known:
+                    self.warn(src, (*path, index, name), f"no security scheme named {name!r}")
+                scopes = scopes if isinstance(scopes, list) else []
+                entry[name] = [s for s in scopes if isinstance(s, str)]
+            result.append(entry)
+        return result
+
+    def scheme_names(self) -> set[str]:
+        raw = self.raw_schemes()[2]
+        return set(raw) if isinstance(raw, dict) else set()
+
+    def raw_schemes(self) -> tuple[int, JsonPath, Any]:
+        if self.version == "2.0":
+            return 0, ("securityDefinitions",), self.data.get("securityDefinitions")
+        components = self.data.get("components")
+        raw = components.get("securitySchemes") if isinstance(components, dict) else None
+        return 0, ("components", "securitySchemes"), raw
+
+    def security_schemes(self) -> dict[str, dict[str, Json]]:
+        src, path, raw = self.raw_schemes()
+        result: dict[str, dict[str, Json]] = {}
+        for name, value in self.mapping(src, path, raw, "security schemes").items():
+            followed = self.sources.follow(src, (*path, name), value)
+            if followed is None:
+                continue
+            ssrc, spath, scheme = followed
+            if not isinstance(scheme, dict):
+                self.error(ssrc, spath, "a security scheme must be a mapping")
+                continue
+            normalized = self.security_scheme(ssrc, spath, scheme, str(name))
+            if normalized is not None:
+                if isinstance(scheme.get("description"), str):
+                    normalized["description"] = scheme["description"]
+                result[name] = normalized
+        return result
+
+    def configured_source(self, name: str) -> str:
+        """Where ``openapi.credentials`` says the scheme's credential comes from."""
+        credentials = (self.raw_options or {}).get("credentials")
+        entry = credentials.get(name) if isinstance(credentials, dict) else None
+        source = entry.get("from") if isinstance(entry, dict) else None
+        return source if isinstance(source, str) else "env"
+
+    def no_own_token(self, src: int, path: JsonPath, name: str, what: str) -> None:
+        """Warn that the server cannot get a token of its own for ``name`` (unless the
+        manifest gives the scheme a source that can)."""
+        if self.configured_source(name) in USER_SOURCES:
+            return
+        self.warn(
+            src,
+            path,
+            f"{what} gives this server no token of its own (only client credentials does): "
+            f"operations that need {name!r} fail until openapi.credentials.{name} sets "
+            "from: tokenExchange (each caller's token, exchanged) or from: header",
+        )
+
+    def security_scheme(
+        self, src: int, path: JsonPath, scheme: dict[str, Any], name: str
+    ) -> dict[str, Json] | None:
+        kind = scheme.get("type")
+        if kind == "apiKey":
+            where, key = scheme.get("in"), scheme.get("name")
+            if where not in ("query", "header", "cookie") or not isinstance(key, str):
+                self.error(
+                    src, path, "an apiKey scheme needs 'name' and 'in' (query, header, cookie)"
+                )
+                return None
+            return {"type": "apiKey", "in": where, "name": key}
+        if kind == "basic":  # Swagger 2.0
+            return {"type": "http", "scheme": "basic"}
+        if kind == "http":
+            scheme_name = str(scheme.get("scheme", "")).lower()
+            if scheme_name not in ("bearer", "basic"):
+                self.warn(
+                    src, (*path, "scheme"), f"HTTP {scheme_name!r} authentication is not supported"
+                )
+                return None
+            result: dict[str, Json] = {"type": "http", "scheme": scheme_name}
+            if scheme_name == "bearer" and isinstance(scheme.get("bearerFormat"), str):
+                result["bearerFormat"] = scheme["bearerFormat"]
+            return result
+        if kind == "oauth2":
+            return self.oauth2(src, path, scheme, name)
+        if kind == "openIdConnect":
+            self.no_own_token(src, path, name, "an openIdConnect scheme")
+            url = scheme.get("openIdConnectUrl")
+            return {
+                "type": "openIdConnect",
+                **({"openIdConnectUrl": url} if isinstance(url, str) else {}),
+            }
+        self.warn(src, path, f"security scheme type {kind!r} is not supported")
+        return None
+
+    def oauth2(
+        self, src: int, path: JsonPath, scheme: dict[str, Any], name: str
+    ) -> dict[str, Json] | None:
+        flows: dict[str, Any]
+        if self.version == "2.0":
+            flow_name = scheme.get("flow")
+            flows = {flow_name: scheme} if isinstance(flow_name, str) else {}
+            own = "application"
+        else:
+            raw = scheme.get("flows")
+            flows = raw if isinstance(raw, dict) else {}
+            own = "clientCredentials"
+        flow = flows.get(own)
+        if isinstance(flow, dict):  # the server can get a token of its own
+            token_url = flow.get("tokenUrl")
+            if not isinstance(token_url, str):
+                self.error(src, path, "an OAuth2 client-credentials flow needs 'tokenUrl'")
+                return None
+            return {"type": "oauth2", "tokenUrl": token_url, "scopes": _scopes(flow)}
+        names = sorted(str(n) for n, f in flows.items() if isinstance(f, dict))
+        if not names:
+            self.warn(src, path, "an OAuth2 scheme needs at least one flow")
+            return None
+        listed = ", ".join(repr(n) for n in names)
+        self.no_own_token(src, path, name, f"OAuth2 flow {listed}")
+        scopes: dict[str, str] = {}
+        for flow_name in names:
+            scopes.update(_scopes(flows[flow_name]))
+        return {"type": "oauth2", "flows": names, "scopes": scopes}
+
+
+def _scopes(flow: dict[str, Any]) -> dict[str, str]:
+    scopes = flow.get("scopes") or {}
+    return {str(k): str(v) for k, v in scopes.items()} if isinstance(scopes, dict) else {}

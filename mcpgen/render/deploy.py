@@ -1,0 +1,111 @@
+"""Deployment files for replicas (``deploy:`` in the manifest): what the templates under
+``templates/deploy/`` print, computed here, and which files they become.
+
+Every value a template prints comes from the model or from this module as data; strings
+are printed as JSON (a JSON string is a YAML string), so no manifest text can change the
+structure of a YAML file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcpgen.model.types import Manifest
+from mcpgen.render.spec import environment
+
+NETWORK = "http"
+COMPOSE_FILES = {
+    "deploy/compose.yaml": "deploy/compose.yaml.jinja",
+    "deploy/nginx.conf": "deploy/nginx.conf.jinja",
+}
+KUBERNETES_FILES = {
+    "deploy/kubernetes/deployment.yaml": "deploy/kubernetes/deployment.yaml.jinja",
+    "deploy/kubernetes/service.yaml": "deploy/kubernetes/service.yaml.jinja",
+    "deploy/kubernetes/hpa.yaml": "deploy/kubernetes/hpa.yaml.jinja",
+    "deploy/kubernetes/secret.yaml": "deploy/kubernetes/secret.yaml.jinja",
+}
+REDIS_FILE = {"deploy/kubernetes/redis.yaml": "deploy/kubernetes/redis.yaml.jinja"}
+COMPOSE_REDIS = "redis://redis:6379/0"
+
+
+@dataclass(frozen=True)
+class SecretVar:
+    name: str
+    required: bool  # the server does not start without it (Compose refuses an empty one)
+    description: str
+
+
+@dataclass(frozen=True)
+class DeployData:
+    """What the deployment templates print besides the model."""
+
+    secrets: tuple[SecretVar, ...]  # from the environment (Compose) or the Secret (Kubernetes)
+    compose_env: tuple[tuple[str, str], ...]  # fixed settings of every Compose replica
+    kubernetes_env: tuple[tuple[str, str], ...]  # fixed settings of every pod
+    redis_service: str  # the bundled Redis's Kubernetes Service name
+    secret_name: str
+    probe_path: str
+
+
+def deploy_data(manifest: Manifest) -> DeployData:
+    deploy = manifest.deploy
+    assert deploy is not None
+    prefix = manifest.http.env_prefix
+    secrets: list[SecretVar] = []
+    for item in environment(manifest):
+        name = item["name"]
+        transports = item.get("transports") or [NETWORK]
+        if NETWORK not in transports or name == prefix + "REDIS_URL":
+            continue
+        if item["secret"] or item["default"] is None:  # secrets, and client ids
+            # replicas need the shared secret: a round trip must open on any of them
+            required = bool(item["required"]) or name == prefix + "STATE_SECRET"
+            secrets.append(SecretVar(name, required, item["description"]))
+    redis_service = f"{deploy.name}-redis"
+    if deploy.redis == "external":
+        secrets.append(SecretVar(prefix + "REDIS_URL", True, "the managed Redis (rediss:// ...)"))
+    secrets.sort(key=lambda s: s.name)
+    port = str(manifest.http.port)
+    common: list[tuple[str, str]] = [
+        (prefix + "TRANSPORT", "http"),
+        (prefix + "HOST", "0.0.0.0"),
+        (prefix + "PORT", port),
+        (prefix + "STATELESS", "true"),
+        (prefix + "LOG_FORMAT", "json"),
+    ]
+    compose_hosts = ",".join([*deploy.hosts, "localhost:*", "127.0.0.1:*"])
+    kubernetes_hosts = ",".join([*deploy.hosts, deploy.name, f"{deploy.name}:*"])
+    compose_env = [*common, (prefix + "REDIS_URL", COMPOSE_REDIS)]
+    compose_env.append((prefix + "ALLOWED_HOSTS", compose_hosts))
+    kubernetes_env = list(common)
+    if deploy.redis == "bundled":
+        kubernetes_env.append((prefix + "REDIS_URL", f"redis://{redis_service}:6379/0"))
+    kubernetes_env.append((prefix + "ALLOWED_HOSTS", kubernetes_hosts))
+    return DeployData(
+        secrets=tuple(secrets),
+        compose_env=tuple(compose_env),
+        kubernetes_env=tuple(kubernetes_env),
+        redis_service=redis_service,
+        secret_name=f"{deploy.name}-secrets",
+        probe_path="/healthz",
+    )
+
+
+def deploy_templates(manifest: Manifest) -> dict[str, str]:
+    """Output path -> template, for the files ``deploy:`` asks for (none without it)."""
+    deploy = manifest.deploy
+    if deploy is None:
+        return {}
+    files: dict[str, str] = {}
+    if deploy.compose:
+        files.update(COMPOSE_FILES)
+    if deploy.kubernetes:
+        files.update(KUBERNETES_FILES)
+        if deploy.redis == "bundled":
+            files.update(REDIS_FILE)
+    return files
+
+
+def deploy_context(manifest: Manifest) -> dict[str, Any]:
+    return {"deploy": manifest.deploy, "d": deploy_data(manifest)} if manifest.deploy else {}

@@ -1,0 +1,356 @@
+"""The items of two locks compared: server, capabilities, and each collection (tools,
+operations, resources, templates, prompts) with its removals, additions and renames."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .changes import (
+    BREAKING,
+    COMPATIBLE,
+    DOCS,
+    WHY_ADDITION,
+    WHY_ARGUMENT_GONE,
+    WHY_CAPABILITY_FLAG,
+    WHY_CONTENT_HINT,
+    WHY_DOCS,
+    WHY_HIDDEN,
+    WHY_META,
+    WHY_MIME_TYPE,
+    WHY_NEW_ITEM,
+    WHY_NO_RULE,
+    WHY_NOT_REQUIRED,
+    WHY_NOW_OPERATION,
+    WHY_OPTIONAL,
+    WHY_OUTPUT_SCHEMA_ADDED,
+    WHY_OUTPUT_SCHEMA_GONE,
+    WHY_REQUIRED,
+    WHY_RESOURCE_NAME,
+    WHY_SCOPE_ADDED,
+    WHY_SCOPE_REMOVED,
+    WHY_SERVER_NAME,
+    Change,
+    _canon,
+    _dict,
+    _list,
+    _Out,
+    _presence,
+    _same_text,
+    _show,
+    _string_set,
+    _tokens,
+    _values,
+    escape,
+)
+from .hints import compare_annotations
+from .schema_diff import SchemaDiff
+
+Json = Any
+
+
+class _Differ:
+    def __init__(self, old: Mapping[str, Json], new: Mapping[str, Json]) -> None:
+        self.old, self.new = old, new
+        self.out = _Out()
+
+    def add(self, level: str, item: str, path: str, change: str, why: str) -> None:
+        self.out.add(level, item, path, change, why)
+
+    def run(self) -> list[Change]:
+        self.server()
+        self.capabilities()
+        new_ops = {str(e.get("name")) for e in _list(self.new, "operations")}
+        self.collection("tools", "tool", "name", self.tool, also=new_ops)
+        self.collection("operations", "operation", "name", self.tool)
+        self.collection("resources", "resource", "uri", self.resource)
+        self.collection("resourceTemplates", "template", "uriTemplate", self.resource)
+        self.collection("prompts", "prompt", "name", self.prompt)
+        return self.out.sorted()
+
+    # -- server and capabilities
+    def server(self) -> None:
+        old, new = _dict(self.old, "server"), _dict(self.new, "server")
+        for key in sorted(set(old) | set(new)):
+            a, b = old.get(key), new.get(key)
+            if _same_text(a, b):
+                continue
+            path = f"/{escape(key)}"
+            text = (
+                f"{key} {_show(a)} -> {_show(b)}"
+                if key in ("name", "version")
+                else _presence(key, a, b)
+            )
+            if key == "name":
+                self.add(COMPATIBLE, "server", path, text, WHY_SERVER_NAME)
+            else:
+                self.add(DOCS, "server", path, text, "shown to people and models; no call changes")
+
+    def capabilities(self) -> None:
+        old, new = _dict(self.old, "capabilities"), _dict(self.new, "capabilities")
+        for kind in sorted(set(old) | set(new)):
+            item = f"capability:{kind}"
+            if kind not in new:
+                self.add(BREAKING, item, "", "capability removed", "clients that use it get errors")
+                continue
+            if kind not in old:
+                self.add(COMPATIBLE, item, "", "capability added", "nothing clients use is gone")
+                continue
+            a = old[kind] if isinstance(old[kind], dict) else {}
+            b = new[kind] if isinstance(new[kind], dict) else {}
+            for flag in sorted(set(a) | set(b)):
+                was, now = a.get(flag) is True, b.get(flag) is True
+                if was == now:
+                    continue
+                if was:
+                    self.add(
+                        BREAKING,
+                        item,
+                        f"/{escape(flag)}",
+                        f"{flag} no longer supported",
+                        WHY_CAPABILITY_FLAG,
+                    )
+                else:
+                    self.add(
+                        COMPATIBLE,
+                        item,
+                        f"/{escape(flag)}",
+                        f"{flag} now supported",
+                        WHY_ADDITION,
+                    )
+
+    # -- collections
+    def collection(
+        self,
+        key: str,
+        kind: str,
+        id_key: str,
+        compare: Callable[[str, dict[str, Json], dict[str, Json]], None],
+        also: set[str] | None = None,
+    ) -> None:
+        old = {str(e.get(id_key)): e for e in _list(self.old, key)}
+        new = {str(e.get(id_key)): e for e in _list(self.new, key)}
+        for name in sorted(old.keys() & new.keys()):
+            if old[name] != new[name]:
+                compare(f"{kind}:{name}", old[name], new[name])
+        removed = sorted(old.keys() - new.keys())
+        added = sorted(new.keys() - old.keys())
+        moved = also or set()  # listed no more, but still an operation: not renamed
+        renames = _renames(
+            kind, {n: old[n] for n in removed if n not in moved}, {n: new[n] for n in added}
+        )
+        for before, after in renames:
+            self.add(
+                BREAKING,
+                f"{kind}:{before}",
+                "",
+                f"renamed to {after}",
+                f"no {_NOUN[kind]} is called {before} any more; {after} has the same "
+                f"{_SAME[kind]}: clients that use {before} fail",
+            )
+            compare(f"{kind}:{after}", old[before], new[after])
+        renamed_old = {b for b, _ in renames}
+        renamed_new = {a for _, a in renames}
+        for name in removed:
+            if name in renamed_old:
+                continue
+            if also and name in also:
+                self.add(
+                    BREAKING,
+                    f"{kind}:{name}",
+                    "",
+                    "no longer listed (now an operation)",
+                    WHY_NOW_OPERATION,
+                )
+            else:
+                self.add(
+                    BREAKING,
+                    f"{kind}:{name}",
+                    "",
+                    "removed",
+                    f"clients that use this {_NOUN[kind]} get an error",
+                )
+        for name in added:
+            if name in renamed_new:
+                continue
+            tokens = _tokens(new[name])
+            extra = (
+                f" (~{tokens} tokens, estimated)" if tokens is not None and kind == "tool" else ""
+            )
+            self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
+
+    def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        """title, description, icons, scopes, enabled, _meta: the same for every kind."""
+        for key in ("title", "description", "icons"):
+            a, b = old.get(key), new.get(key)
+            if not _same_text(a, b):
+                self.add(DOCS, item, f"/{key}", _presence(key, a, b), WHY_DOCS)
+        a_s, b_s = _string_set(old.get("scopes")), _string_set(new.get("scopes"))
+        if b_s - a_s:
+            self.add(
+                BREAKING,
+                item,
+                "/scopes",
+                f"scope(s) added: {_values(b_s - a_s)}",
+                WHY_SCOPE_ADDED,
+            )
+        if a_s - b_s:
+            self.add(
+                COMPATIBLE,
+                item,
+                "/scopes",
+                f"scope(s) no longer needed: {_values(a_s - b_s)}",
+                WHY_SCOPE_REMOVED,
+            )
+        was, now = old.get("enabled", True) is not False, new.get("enabled", True) is not False
+        if was and not now:
+            self.add(BREAKING, item, "/enabled", "hidden (enabled: false)", WHY_HIDDEN)
+        elif now and not was:
+            self.add(COMPATIBLE, item, "/enabled", "listed again (enabled: true)", "an addition")
+        if old.get("_meta") != new.get("_meta"):
+            self.add(
+                COMPATIBLE,
+                item,
+                "/_meta",
+                _presence("_meta", old.get("_meta"), new.get("_meta")),
+                WHY_META,
+            )
+
+    def _rest(self, item: str, old: dict[str, Json], new: dict[str, Json], known: set[str]) -> None:
+        for key in sorted((set(old) | set(new)) - known - _COMMON_KEYS):
+            a, b = old.get(key), new.get(key)
+            if a != b:
+                self.add(COMPATIBLE, item, f"/{escape(key)}", _presence(key, a, b), WHY_NO_RULE)
+
+    def tool(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        self._common(item, old, new)
+        SchemaDiff(
+            self.out, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
+        ).compare(old.get("inputSchema", {}), new.get("inputSchema", {}), "/inputSchema")
+        a, b = old.get("outputSchema"), new.get("outputSchema")
+        if a is not None and b is not None:
+            SchemaDiff(self.out, item, "/outputSchema", a, b, True).compare(a, b, "/outputSchema")
+        elif a is not None:
+            self.add(
+                BREAKING, item, "/outputSchema", "output schema removed", WHY_OUTPUT_SCHEMA_GONE
+            )
+        elif b is not None:
+            self.add(
+                COMPATIBLE, item, "/outputSchema", "output schema added", WHY_OUTPUT_SCHEMA_ADDED
+            )
+        compare_annotations(self.add, item, old.get("annotations"), new.get("annotations"))
+        self._rest(item, old, new, {"name", "inputSchema", "outputSchema", "annotations"})
+
+    def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        self._common(item, old, new)
+        if old.get("name") != new.get("name"):
+            self.add(
+                COMPATIBLE,
+                item,
+                "/name",
+                f"name {_show(old.get('name'))} -> {_show(new.get('name'))}",
+                WHY_RESOURCE_NAME,
+            )
+        if old.get("mimeType") != new.get("mimeType"):
+            self.add(
+                BREAKING,
+                item,
+                "/mimeType",
+                f"mimeType {_show(old.get('mimeType'))} -> {_show(new.get('mimeType'))}",
+                WHY_MIME_TYPE,
+            )
+        for key in ("contentSize", "annotations"):
+            if old.get(key) != new.get(key):
+                self.add(
+                    DOCS,
+                    item,
+                    f"/{key}",
+                    _presence(key, old.get(key), new.get(key)),
+                    WHY_CONTENT_HINT,
+                )
+        self._rest(
+            item, old, new, {"uri", "uriTemplate", "name", "mimeType", "contentSize", "annotations"}
+        )
+
+    def prompt(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        self._common(item, old, new)
+        a = {str(x.get("name")): x for x in _list(old, "arguments")}
+        b = {str(x.get("name")): x for x in _list(new, "arguments")}
+        for name in sorted(set(a) | set(b)):
+            where = f"/arguments/{escape(name)}"
+            if name not in b:
+                self.add(BREAKING, item, where, f"argument {name} removed", WHY_ARGUMENT_GONE)
+            elif name not in a:
+                if b[name].get("required"):
+                    self.add(BREAKING, item, where, f"new required argument {name}", WHY_REQUIRED)
+                else:
+                    self.add(COMPATIBLE, item, where, f"new optional argument {name}", WHY_OPTIONAL)
+            else:
+                was, now = bool(a[name].get("required")), bool(b[name].get("required"))
+                if now and not was:
+                    self.add(
+                        BREAKING,
+                        item,
+                        f"{where}/required",
+                        f"argument {name} became required",
+                        WHY_REQUIRED,
+                    )
+                elif was and not now:
+                    self.add(
+                        COMPATIBLE,
+                        item,
+                        f"{where}/required",
+                        f"argument {name} no longer required",
+                        WHY_NOT_REQUIRED,
+                    )
+                for key in ("title", "description"):
+                    x, y = a[name].get(key), b[name].get(key)
+                    if not _same_text(x, y):
+                        self.add(DOCS, item, f"{where}/{key}", _presence(key, x, y), WHY_DOCS)
+        self._rest(item, old, new, {"name", "arguments"})
+
+
+_COMMON_KEYS = frozenset({"title", "description", "icons", "scopes", "enabled", "_meta", "size"})
+_NOUN = {
+    "tool": "tool",
+    "operation": "operation",
+    "resource": "resource",
+    "template": "resource template",
+    "prompt": "prompt",
+}
+_SAME = {
+    "tool": "input and output schemas",
+    "operation": "input and output schemas",
+    "resource": "name and mimeType",
+    "template": "name and mimeType",
+    "prompt": "arguments",
+}
+
+
+def _signature(kind: str, entry: dict[str, Json]) -> str:
+    if kind in ("tool", "operation"):
+        return _canon([entry.get("inputSchema"), entry.get("outputSchema")])
+    if kind in ("resource", "template"):
+        return _canon([entry.get("name"), entry.get("mimeType")])
+    return _canon(
+        sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
+    )
+
+
+def _renames(
+    kind: str, removed: dict[str, dict[str, Json]], added: dict[str, dict[str, Json]]
+) -> list[tuple[str, str]]:
+    """Pairs (old name, new name) whose signatures match one to one."""
+    if not removed or not added:
+        return []
+    by_old: dict[str, list[str]] = {}
+    by_new: dict[str, list[str]] = {}
+    for name, entry in removed.items():
+        by_old.setdefault(_signature(kind, entry), []).append(name)
+    for name, entry in added.items():
+        by_new.setdefault(_signature(kind, entry), []).append(name)
+    return sorted(
+        (olds[0], by_new[sig][0])
+        for sig, olds in by_old.items()
+        if len(olds) == 1 and len(by_new.get(sig, ())) == 1
+    )

@@ -1,0 +1,286 @@
+"""The first half of :class:`.schema_diff.SchemaDiff`: state, local ``$ref`` resolution,
+emitting changes, and the rules for single keywords (type, enum, bounds, strings)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .changes import (
+    BREAKING,
+    COMPATIBLE,
+    DOCS,
+    WHY_INPUT_NARROWED,
+    WHY_INPUT_WIDENED,
+    WHY_OUTPUT_NARROWED,
+    WHY_OUTPUT_WIDENED,
+    WHY_TYPE_CHANGED,
+    WHY_UNKNOWN,
+    _Out,
+    _show,
+    _unescape,
+    _values,
+)
+from .schema_rules import (
+    LOWER_COUNTS,
+    UPPER_COUNTS,
+    WIDER_FORMATS,
+    _bound,
+    _bound_text,
+    _count,
+    _covers,
+    _enum,
+    _num,
+    _number,
+    _schema,
+    _text_pair,
+    _tighter,
+    _types,
+    _within,
+)
+
+Json = Any
+
+
+class SchemaBase:
+    """Compares two schemas of one item (both roots for local ``$ref``)."""
+
+    def __init__(
+        self, out: _Out, item: str, root_path: str, old: Json, new: Json, output: bool
+    ) -> None:
+        self.out = out
+        self.item = item
+        self.root_path = root_path
+        self.old_root = old
+        self.new_root = new
+        self.output = output
+        self.seen: set[tuple[Any, Any]] = set()  # definitions compared (reported once)
+        self.active: set[tuple[Any, Any]] = set()  # pairs being compared, for recursion
+        self.alive: list[Any] = []  # made-up nodes whose ids are in those keys
+        self._refs: dict[int, frozenset[str]] = {}
+        self._dirty: set[str] | None = None
+
+    # -- equal text, different meaning: a local $ref whose target changed
+    def _refs_in(self, node: Json) -> frozenset[str]:
+        """The local references in ``node`` (cached by identity: nodes of the two roots)."""
+        if not isinstance(node, dict | list):
+            return frozenset()
+        key = id(node)
+        found = self._refs.get(key)
+        if found is None:
+            values = node.values() if isinstance(node, dict) else node
+            found = frozenset().union(*(self._refs_in(v) for v in values))
+            if isinstance(node, dict):
+                ref = node.get("$ref")
+                if isinstance(ref, str) and ref.startswith("#"):
+                    found |= {ref}
+            self._refs[key] = found
+            self.alive.append(node)
+        return found
+
+    def _stale(self, node: Json) -> bool:
+        """``node`` is the same text on both sides but refers to a definition that is not."""
+        return any(self._changed(ref) for ref in self._refs_in(node))
+
+    def _changed(self, ref: str) -> bool:
+        if self._dirty is None:
+            self._dirty = self._changed_refs()
+        return ref in self._dirty
+
+    def _changed_refs(self) -> set[str]:
+        """Every local reference whose target differs, directly or through its own references."""
+        targets: dict[str, tuple[Json, Json]] = {}
+        todo = list(self._refs_in(self.old_root) | self._refs_in(self.new_root))
+        while todo:
+            ref = todo.pop()
+            if ref in targets:
+                continue
+            pair = targets[ref] = (self._resolve(ref, True), self._resolve(ref, False))
+            todo += [r for side in pair for r in self._refs_in(side) if r not in targets]
+        dirty = {r for r, (a, b) in targets.items() if a != b}
+        grew = True
+        while grew:  # a definition that refers to a changed one has changed too
+            grew = False
+            for ref, (a, b) in targets.items():
+                if ref not in dirty and (self._refs_in(a) | self._refs_in(b)) & dirty:
+                    dirty.add(ref)
+                    grew = True
+        return dirty
+
+    # -- emitting
+    def narrowed(self, path: str, change: str) -> None:
+        if self.output:
+            self.say(COMPATIBLE, path, change, WHY_OUTPUT_NARROWED)
+        else:
+            self.say(BREAKING, path, change, WHY_INPUT_NARROWED)
+
+    def widened(self, path: str, change: str) -> None:
+        if self.output:
+            self.say(BREAKING, path, change, WHY_OUTPUT_WIDENED)
+        else:
+            self.say(COMPATIBLE, path, change, WHY_INPUT_WIDENED)
+
+    def unknown(self, path: str, change: str) -> None:
+        self.say(BREAKING, path, change + " (changed, assumed breaking)", WHY_UNKNOWN)
+
+    def say(self, level: str, path: str, change: str, why: str) -> None:
+        self.out.add(level, self.item, path, change, why)
+
+    def docs(self, path: str, change: str) -> None:
+        self.out.add(DOCS, self.item, path, change, "documentation only: validation is unchanged")
+
+    # -- $ref
+    def _resolve(self, ref: Json, old: bool) -> Json | None:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return None
+        node: Json = self.old_root if old else self.new_root
+        fragment = ref[1:]
+        if not fragment:
+            return node
+        if not fragment.startswith("/"):
+            return None
+        from urllib.parse import unquote
+
+        for token in fragment[1:].split("/"):
+            token = _unescape(unquote(token))
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                return None
+        return node
+
+    def _deref(self, node: dict[str, Json], old: bool) -> Json:
+        """``node`` with its local ``$ref`` replaced by the target (sibling keywords kept)."""
+        target = self._resolve(node["$ref"], old)
+        if target is None:
+            return node
+        target = _schema(target)
+        if not isinstance(target, dict):
+            return node
+        merged = dict(target)
+        merged.update({k: v for k, v in node.items() if k != "$ref"})
+        return merged
+
+    def _type(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
+        a, b = _types(old), _types(new)
+        if a == b:
+            return
+        where = f"{path}/type"
+        if a is None and b is not None:
+            self.narrowed(where, f"type restricted to {_values(b)}")
+        elif b is None and a is not None:
+            self.widened(where, f"type no longer restricted (was {_values(a)})")
+        elif a is not None and b is not None:
+            if _within(a, b) and _within(b, a):
+                return  # e.g. [integer, number] vs number
+            if _within(b, a):
+                gone = {t for t in a if not _covers(b, t)} or a - b
+                self.narrowed(
+                    where,
+                    f"type narrowed from {_values(a)} to {_values(b)} ({_values(gone)} removed)",
+                )
+            elif _within(a, b):
+                self.widened(where, f"type widened from {_values(a)} to {_values(b)}")
+            else:
+                self.say(
+                    BREAKING,
+                    where,
+                    f"type changed from {_values(a)} to {_values(b)}",
+                    WHY_TYPE_CHANGED,
+                )
+
+    def _enum(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
+        a, b = _enum(old), _enum(new)
+        if a is None and b is None:
+            return
+        if a is not None and b is not None and a[1] == b[1]:
+            return
+        if b is not None and a is None:
+            self.narrowed(f"{path}/{b[0]}", f"{b[0]} added: only {_values(b[1])}")
+        elif a is not None and b is None:
+            self.widened(f"{path}/{a[0]}", f"{a[0]} removed (was {_values(a[1])})")
+        elif a is not None and b is not None:
+            removed, added = a[1] - b[1], b[1] - a[1]
+            where = f"{path}/{b[0]}"
+            if removed:
+                self.narrowed(where, f"enum value(s) removed: {_values(removed)}")
+            if added:
+                self.widened(where, f"enum value(s) added: {_values(added)}")
+
+    def _bounds(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
+        for lower in (True, False):
+            a, b = _bound(old, lower), _bound(new, lower)
+            if a is None and b is None:
+                continue
+            if a is not None and b is not None and a[:2] == b[:2]:
+                continue
+            name = "minimum" if lower else "maximum"
+            if a is None and b is not None:
+                self.narrowed(f"{path}/{b[2]}", f"{b[2]} {_num(b[0])} added")
+            elif b is None and a is not None:
+                self.widened(f"{path}/{a[2]}", f"{a[2]} {_num(a[0])} removed")
+            elif a is not None and b is not None:
+                text = f"{name} {_bound_text(a)} -> {_bound_text(b)}"
+                if _tighter(b, a, lower):
+                    self.narrowed(f"{path}/{b[2]}", f"{text} (tightened)")
+                else:
+                    self.widened(f"{path}/{b[2]}", f"{text} (loosened)")
+        for key in LOWER_COUNTS + UPPER_COUNTS:
+            a_n, b_n = _count(old, key), _count(new, key)
+            if a_n == b_n:
+                continue
+            where = f"{path}/{key}"
+            lower = key in LOWER_COUNTS
+            if a_n is None:
+                self.narrowed(where, f"{key} {b_n} added")
+            elif b_n is None:
+                self.widened(where, f"{key} {a_n} removed")
+            elif (b_n > a_n) == lower:
+                self.narrowed(where, f"{key} {a_n} -> {b_n} (tightened)")
+            else:
+                self.widened(where, f"{key} {a_n} -> {b_n} (loosened)")
+        a_m, b_m = _number(old.get("multipleOf")), _number(new.get("multipleOf"))
+        if a_m != b_m:
+            where = f"{path}/multipleOf"
+            if a_m is None:
+                self.narrowed(where, f"multipleOf {_num(b_m)} added")
+            elif b_m is None:
+                self.widened(where, f"multipleOf {_num(a_m)} removed")
+            elif b_m != 0 and a_m != 0 and (b_m / a_m).denominator == 1:
+                self.narrowed(where, f"multipleOf {_num(a_m)} -> {_num(b_m)} (tightened)")
+            elif b_m != 0 and a_m != 0 and (a_m / b_m).denominator == 1:
+                self.widened(where, f"multipleOf {_num(a_m)} -> {_num(b_m)} (loosened)")
+            else:
+                self.unknown(where, f"multipleOf {_num(a_m)} -> {_num(b_m)}")
+
+    def _strings(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
+        for key in ("pattern", "format"):
+            a, b = old.get(key), new.get(key)
+            if a == b:
+                continue
+            where = f"{path}/{key}"
+            if a is None:
+                self.narrowed(where, f"{key} {_show(b)} added")
+            elif b is None:
+                self.widened(where, f"{key} {_show(a)} removed")
+            elif key == "format" and _text_pair(a, b) in WIDER_FORMATS:
+                self.widened(where, f"format {a} -> {b}")
+            elif key == "format" and _text_pair(b, a) in WIDER_FORMATS:
+                self.narrowed(where, f"format {a} -> {b}")
+            else:
+                self.out.add(
+                    BREAKING,
+                    self.item,
+                    where,
+                    f"{key} changed from {_show(a)} to {_show(b)}",
+                    "values that matched the old one may not match the new one"
+                    + ("" if self.output else ": calls may be refused"),
+                )
+        a_u, b_u = old.get("uniqueItems") is True, new.get("uniqueItems") is True
+        if a_u != b_u:
+            where = f"{path}/uniqueItems"
+            if b_u:
+                self.narrowed(where, "items must now be unique")
+            else:
+                self.widened(where, "items no longer need to be unique")

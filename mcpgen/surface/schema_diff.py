@@ -1,0 +1,362 @@
+"""Two schemas of one item compared by what they accept (see the module :mod:`.diff`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .changes import (
+    BREAKING,
+    COMPATIBLE,
+    WHY_CLOSED_REMOVED,
+    WHY_DEFAULT,
+    WHY_MAYBE_ABSENT,
+    WHY_NOT_REQUIRED,
+    WHY_NOT_VALIDATION,
+    WHY_NOW_EXTRA,
+    WHY_NOW_PRESENT,
+    WHY_OPTIONAL,
+    WHY_OUTPUT_GONE,
+    WHY_REQUIRED,
+    WHY_UNKNOWN_FIELDS,
+    _dict,
+    _presence,
+    _same_text,
+    _show,
+    _string_set,
+    escape,
+)
+from .schema_base import SchemaBase
+from .schema_rules import (
+    DEFINITIONS,
+    DOC_KEYWORDS,
+    HANDLED,
+    MAX_DEPTH,
+    OPAQUE,
+    _alternatives,
+    _by_type,
+    _collapse_enums,
+    _extra,
+    _is_false,
+    _merge_into,
+    _ref,
+    _schema,
+    _tuple,
+    _validation_part,
+)
+
+Json = Any
+
+
+class SchemaDiff(SchemaBase):
+    """Compares two schemas of one item (both roots for local ``$ref``)."""
+
+    # -- the walk
+    def compare(self, old: Json, new: Json, path: str, depth: int = 0) -> None:
+        if old == new and type(old) is type(new) and not self._stale(old):
+            return
+        if depth > MAX_DEPTH:
+            self.unknown(path, "schema nested too deeply to compare")
+            return
+        old, new = _schema(old), _schema(new)
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            if old != new:
+                self.unknown(path, "schema changed")
+            return
+        if _is_false(new) and not _is_false(old):
+            self.narrowed(path, "no value is accepted any more (schema false)")
+            return
+        if _is_false(old) and not _is_false(new):
+            self.widened(path, "values are accepted now (was schema false)")
+            return
+        old_ref, new_ref = _ref(old), _ref(new)
+        if old_ref is not None or new_ref is not None:
+            key = (
+                old_ref if old_ref is not None else id(old),
+                new_ref if new_ref is not None else id(new),
+            )
+            if old_ref == new_ref and isinstance(old_ref, str) and old_ref.startswith("#"):
+                # the same definition: compare it once, where it is written
+                if key not in self.seen:
+                    self.seen.add(key)
+                    target = self.root_path + old_ref[1:]
+                    a, b = self._resolve(old_ref, True), self._resolve(new_ref, False)
+                    if a is None or b is None:
+                        if (a is None) != (b is None):
+                            self.unknown(
+                                path + "/$ref",
+                                f"$ref {_show(old_ref)} no longer resolves the same way",
+                            )
+                    else:
+                        self.compare(a, b, target, depth + 1)
+                rest_old = {k: v for k, v in old.items() if k != "$ref"}
+                rest_new = {k: v for k, v in new.items() if k != "$ref"}
+                self._keywords(rest_old, rest_new, path, depth)
+                return
+            if key in self.active:  # a recursive schema met again inside itself
+                return
+            self.active.add(key)
+            try:
+                a = self._deref(old, True) if old_ref is not None else old
+                b = self._deref(new, False) if new_ref is not None else new
+                if (a is old and old_ref is not None) or (b is new and new_ref is not None):
+                    # a reference that does not resolve here (remote, or broken)
+                    if old_ref != new_ref:
+                        self.unknown(
+                            path + "/$ref",
+                            f"$ref changed from {_show(old_ref)} to {_show(new_ref)}",
+                        )
+                    a = {k: v for k, v in a.items() if k != "$ref"}
+                    b = {k: v for k, v in b.items() if k != "$ref"}
+                self.alive += [a, b]
+                self.compare(a, b, path, depth + 1)
+            finally:
+                self.active.discard(key)
+            return
+        old_all, new_all = old.get("allOf"), new.get("allOf")
+        if (old_all is None) != (new_all is None) or (
+            isinstance(old_all, list) and isinstance(new_all, list) and len(old_all) != len(new_all)
+        ):  # composed on one side only: compare what the parts add up to
+            old, new = self._flatten(old, True, depth), self._flatten(new, False, depth)
+            self.alive += [old, new]
+        self._keywords(old, new, path, depth)
+
+    def _flatten(self, node: dict[str, Json], old: bool, depth: int) -> dict[str, Json]:
+        """``{allOf: [A, B]}`` as one schema with the keywords of A and B, when that is the
+        same thing (no keyword in two parts with different values, no additionalProperties
+        that would see other parts' properties); else ``node`` itself."""
+        parts = node.get("allOf")
+        if not isinstance(parts, list) or depth > MAX_DEPTH:
+            return node
+        merged: dict[str, Json] = {}
+        objects = 0
+        pieces: list[dict[str, Json]] = [{k: v for k, v in node.items() if k != "allOf"}]
+        for part in parts:
+            part = _schema(part)
+            for _ in range(16):  # follow a chain of references
+                if not isinstance(part, dict) or "$ref" not in part:
+                    break
+                target = self._deref(part, old)
+                if target is part:
+                    return node
+                part = target
+            if not isinstance(part, dict) or "$ref" in part:
+                return node
+            pieces.append(self._flatten(part, old, depth + 1))
+        for piece in pieces:
+            if {"unevaluatedProperties", "unevaluatedItems"} & set(piece):
+                return node
+            if {"properties", "patternProperties", "additionalProperties"} & set(piece):
+                objects += 1
+        closed = any(_extra(p.get("additionalProperties")) != {} for p in pieces)
+        if closed and objects > 1:
+            return node
+        for piece in pieces:
+            if not _merge_into(merged, piece):
+                return node
+        return merged
+
+    def _keywords(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
+        old, new = _collapse_enums(old), _collapse_enums(new)
+        old, new = self._lift_alternatives(old, new)
+        self._type(old, new, path)
+        self._enum(old, new, path)
+        self._bounds(old, new, path)
+        self._strings(old, new, path)
+        self._object(old, new, path, depth)
+        self._array(old, new, path, depth)
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            self._applicator(keyword, old, new, path, depth)
+        for key in sorted(set(old) | set(new)):
+            if key in HANDLED or key in DEFINITIONS:
+                continue
+            a, b = old.get(key), new.get(key)
+            if _same_text(a, b):
+                continue
+            where = f"{path}/{escape(key)}"
+            if key in DOC_KEYWORDS or key.startswith("x-"):
+                self.docs(where, _presence(key, a, b))
+            elif key in OPAQUE:
+                self.unknown(where, _presence(key, a, b))
+            else:
+                self.say(COMPATIBLE, where, _presence(key, a, b), WHY_NOT_VALIDATION)
+        if "default" in old or "default" in new:
+            a, b = old.get("default"), new.get("default")
+            if not (a == b and type(a) is type(b)):
+                where = f"{path}/default"
+                if self.output:
+                    self.docs(where, _presence("default", a, b))
+                else:
+                    self.say(COMPATIBLE, where, _presence("default", a, b), WHY_DEFAULT)
+
+    def _lift_alternatives(
+        self, old: dict[str, Json], new: dict[str, Json]
+    ) -> tuple[dict[str, Json], dict[str, Json]]:
+        """``X`` against ``{anyOf: [X, Y]}``: compare X as the one alternative it is."""
+        for keyword in ("anyOf", "oneOf"):
+            for a, b, flip in ((old, new, False), (new, old, True)):
+                if keyword in b and not {"anyOf", "oneOf", "allOf", "$ref"} & set(a):
+                    rest_b = _validation_part(b)
+                    rest_a = _validation_part(a)
+                    if set(rest_b) == {keyword} and rest_a:
+                        lifted = {k: v for k, v in a.items() if k not in rest_a}
+                        lifted[keyword] = _alternatives(rest_a)
+                        return (b, lifted) if flip else (lifted, b)
+        return old, new
+
+    def _object(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
+        keys = ("properties", "required", "additionalProperties")
+        if not any(k in old or k in new for k in keys):
+            return
+        old_props: dict[str, Json] = _dict(old, "properties")
+        new_props: dict[str, Json] = _dict(new, "properties")
+        old_req, new_req = _string_set(old.get("required")), _string_set(new.get("required"))
+        old_extra = _extra(old.get("additionalProperties"))
+        new_extra = _extra(new.get("additionalProperties"))
+        for name in sorted(set(old_props) | set(new_props) | old_req | new_req):
+            where = f"{path}/properties/{escape(name)}"
+            in_old, in_new = name in old_props, name in new_props
+            if in_old and in_new:
+                self.compare(old_props[name], new_props[name], where, depth + 1)
+                self._required(name, name in old_req, name in new_req, where)
+            elif in_old:
+                self._property_removed(name, old_props[name], new_extra, where, depth)
+            elif not in_new:  # required without a schema of its own
+                self._required(name, name in old_req, name in new_req, where)
+            elif self.output:
+                self.say(COMPATIBLE, where, f"new property {name}", WHY_UNKNOWN_FIELDS)
+            elif name in new_req:
+                self.say(BREAKING, where, f"new required property {name}", WHY_REQUIRED)
+            else:
+                self.say(COMPATIBLE, where, f"new optional property {name}", WHY_OPTIONAL)
+        self._additional(old_extra, new_extra, f"{path}/additionalProperties", depth)
+
+    def _required(self, name: str, was: bool, now: bool, where: str) -> None:
+        if was == now:
+            return
+        if now and not self.output:
+            self.say(BREAKING, where, f"{name} became required", WHY_REQUIRED)
+        elif now:
+            self.say(COMPATIBLE, where, f"{name} is now always present", WHY_NOW_PRESENT)
+        elif self.output:
+            self.say(BREAKING, where, f"{name} no longer required", WHY_MAYBE_ABSENT)
+        else:
+            self.say(COMPATIBLE, where, f"{name} no longer required", WHY_NOT_REQUIRED)
+
+    def _property_removed(
+        self, name: str, schema: Json, extra: Json, where: str, depth: int
+    ) -> None:
+        if self.output:
+            self.say(BREAKING, where, f"property {name} removed", WHY_OUTPUT_GONE)
+        elif _is_false(extra):
+            self.say(BREAKING, where, f"property {name} removed", WHY_CLOSED_REMOVED)
+        elif extra == {}:
+            self.out.add(
+                COMPATIBLE,
+                self.item,
+                where,
+                f"property {name} removed",
+                "extra properties are allowed, so calls that send it are still accepted "
+                "(the server no longer declares it)",
+            )
+        else:  # its values now have to match additionalProperties
+            self.compare(schema, extra, where, depth + 1)
+            self.say(
+                COMPATIBLE,
+                where,
+                f"property {name} removed (now an extra property)",
+                WHY_NOW_EXTRA,
+            )
+
+    def _additional(self, old: Json, new: Json, where: str, depth: int) -> None:
+        if old == new:
+            self.compare(old, new, where, depth + 1)
+            return
+        closed_old, closed_new = _is_false(old), _is_false(new)
+        if self.output and (old == {} or new == {} or closed_old or closed_new):
+            text = "extra properties " + (
+                "allowed" if new == {} else "refused" if closed_new else "constrained"
+            )
+            self.say(COMPATIBLE, where, text, WHY_UNKNOWN_FIELDS)
+        elif closed_new:
+            self.narrowed(where, "additionalProperties closed (extra properties refused)")
+        elif closed_old:
+            self.widened(where, "additionalProperties opened (extra properties allowed)")
+        elif old == {}:
+            self.narrowed(where, "extra properties must now match a schema")
+        elif new == {}:
+            self.widened(where, "extra properties no longer need to match a schema")
+        else:
+            self.compare(old, new, where, depth + 1)
+
+    def _array(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
+        keys = ("items", "prefixItems", "additionalItems")
+        if not any(k in old or k in new for k in keys):
+            return
+        old_prefix, old_rest = _tuple(old)
+        new_prefix, new_rest = _tuple(new)
+        for index in range(max(len(old_prefix), len(new_prefix))):
+            where = f"{path}/prefixItems/{index}"
+            if index < len(old_prefix) and index < len(new_prefix):
+                self.compare(old_prefix[index], new_prefix[index], where, depth + 1)
+            elif index < len(new_prefix):
+                self.compare(old_rest, new_prefix[index], where, depth + 1)
+            else:
+                self.compare(old_prefix[index], new_rest, where, depth + 1)
+        self.compare(old_rest, new_rest, f"{path}/items", depth + 1)
+
+    def _applicator(
+        self, keyword: str, old: dict[str, Json], new: dict[str, Json], path: str, depth: int
+    ) -> None:
+        a, b = old.get(keyword), new.get(keyword)
+        if a == b and not self._stale(a):
+            return
+        where = f"{path}/{keyword}"
+        if (a is not None and not isinstance(a, list)) or (
+            b is not None and not isinstance(b, list)
+        ):
+            self.unknown(where, f"{keyword} changed")
+            return
+        old_list, new_list = list(a or []), list(b or [])
+        unmatched_new = list(range(len(new_list)))
+        unmatched_old: list[int] = []
+        for i, alt in enumerate(old_list):
+            for j in unmatched_new:
+                if alt == new_list[j]:
+                    unmatched_new.remove(j)
+                    self.compare(alt, new_list[j], f"{where}/{j}", depth + 1)
+                    break
+            else:
+                unmatched_old.append(i)
+        # pair what is left: one each, or by the same type where that is unique
+        pairs: list[tuple[int, int]] = []
+        if len(unmatched_old) == 1 and len(unmatched_new) == 1:
+            pairs = [(unmatched_old[0], unmatched_new[0])]
+        else:
+            by_type_old = _by_type(old_list, unmatched_old)
+            by_type_new = _by_type(new_list, unmatched_new)
+            for t, olds in by_type_old.items():
+                news = by_type_new.get(t, [])
+                if len(olds) == 1 and len(news) == 1:
+                    pairs.append((olds[0], news[0]))
+        for i, j in pairs:
+            unmatched_old.remove(i)
+            unmatched_new.remove(j)
+            self.compare(old_list[i], new_list[j], f"{where}/{j}", depth + 1)
+        if not unmatched_old and not unmatched_new:
+            return
+        # for allOf every element is one more constraint; for anyOf/oneOf one more choice
+        more_choice = keyword != "allOf"
+        if a is None or b is None:
+            text = f"{keyword} {'added' if a is None else 'removed'}"
+            (self.narrowed if a is None else self.widened)(where, text)
+        elif unmatched_new and not unmatched_old:
+            text = f"{keyword}: {len(unmatched_new)} alternative(s) added"
+            (self.widened if more_choice else self.narrowed)(where, text)
+        elif unmatched_old and not unmatched_new:
+            text = f"{keyword}: {len(unmatched_old)} alternative(s) removed"
+            (self.narrowed if more_choice else self.widened)(where, text)
+        else:
+            self.unknown(
+                where,
+                f"{keyword}: {len(unmatched_old)} alternative(s) replaced by {len(unmatched_new)}",
+            )

@@ -1,0 +1,288 @@
+"""Pure helpers of the schema comparison: keyword classes, types, enums, bounds, allOf merging."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Any
+
+from .changes import _canon
+
+Json = Any
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+DOC_KEYWORDS = _words(
+    "title description examples example $comment deprecated readOnly writeOnly "
+    "externalDocs xml discriminator $id $schema $anchor"
+)
+DEFINITIONS = frozenset({"$defs", "definitions"})  # reached through $ref only
+# keywords compared by a rule below
+HANDLED = _words(
+    "type nullable enum const minimum maximum exclusiveMinimum exclusiveMaximum minLength "
+    "maxLength minItems maxItems minProperties maxProperties multipleOf pattern format "
+    "uniqueItems properties required additionalProperties items prefixItems "
+    "additionalItems $ref allOf anyOf oneOf default"
+)
+# validation keywords whose change is not analysed: reported as "changed, assumed breaking"
+OPAQUE = _words(
+    "not if then else dependentRequired dependentSchemas dependencies patternProperties "
+    "propertyNames contains minContains maxContains unevaluatedProperties "
+    "unevaluatedItems $dynamicRef $recursiveRef contentMediaType contentEncoding "
+    "contentSchema"
+)
+LOWER_COUNTS = ("minLength", "minItems", "minProperties")
+UPPER_COUNTS = ("maxLength", "maxItems", "maxProperties")
+# format pairs where the second accepts everything the first does
+WIDER_FORMATS = frozenset({("int32", "int64"), ("float", "double")})
+# keywords that only constrain values of one JSON type (for splitting `type: [a, b]`)
+TYPE_KEYWORDS = {
+    "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
+    "number": frozenset(
+        {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}
+    ),
+    "array": frozenset({"items", "prefixItems", "minItems", "maxItems", "uniqueItems"}),
+    "object": frozenset(
+        {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
+    ),
+}
+TYPE_KEYWORDS["integer"] = TYPE_KEYWORDS["number"]
+ALL_TYPE_KEYWORDS = frozenset().union(*TYPE_KEYWORDS.values())
+MAX_DEPTH = 200
+
+FALSE_SCHEMA: dict[str, Json] = {"not": {}}
+
+
+def _schema(value: Json) -> Json:
+    """Boolean schemas as objects: ``true`` accepts anything, ``false`` nothing."""
+    if value is True:
+        return {}
+    if value is False:
+        return FALSE_SCHEMA
+    return value
+
+
+def _is_false(node: Json) -> bool:
+    return isinstance(node, dict) and node.get("not") == {} and len(node) == 1
+
+
+def _types(node: Mapping[str, Json]) -> frozenset[str] | None:
+    raw = node.get("type")
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        types = frozenset([raw])
+    elif isinstance(raw, list):
+        types = frozenset(t for t in raw if isinstance(t, str))
+    else:
+        return frozenset(["?" + _canon(raw)])  # not a JSON Schema type: only equal to itself
+    if node.get("nullable") is True:
+        types |= {"null"}
+    return types
+
+
+def _covers(types: frozenset[str], t: str) -> bool:
+    return t in types or (t == "integer" and "number" in types)
+
+
+def _within(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Every value of a type in ``a`` has a type in ``b``."""
+    return all(_covers(b, t) for t in a)
+
+
+def _enum(node: Mapping[str, Json]) -> tuple[str, frozenset[str]] | None:
+    if "const" in node:
+        return "const", frozenset([_canon(node["const"])])
+    if isinstance(node.get("enum"), list):
+        return "enum", frozenset(_canon(v) for v in node["enum"])
+    return None
+
+
+def _number(value: Json) -> Fraction | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return Fraction(Decimal(repr(value))) if isinstance(value, float) else Fraction(value)
+    except (InvalidOperation, ValueError, OverflowError):
+        return None
+
+
+def _bound(node: Mapping[str, Json], lower: bool) -> tuple[Fraction, bool, str] | None:
+    """(value, exclusive, keyword) of the tightest lower (or upper) bound."""
+    plain, exclusive = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
+    found: list[tuple[Fraction, bool, str]] = []
+    value = _number(node.get(plain))
+    flag = node.get(exclusive)
+    if value is not None:
+        found.append((value, flag is True, plain))  # draft 4: a boolean beside the bound
+    other = _number(flag)
+    if other is not None:
+        found.append((other, True, exclusive))
+    if not found:
+        return None
+    if lower:
+        return max(found, key=lambda b: (b[0], b[1]))
+    return min(found, key=lambda b: (b[0], not b[1]))
+
+
+def _tighter(a: tuple[Fraction, bool, str], b: tuple[Fraction, bool, str], lower: bool) -> bool:
+    """``a`` accepts strictly less than ``b``."""
+    if a[0] != b[0]:
+        return a[0] > b[0] if lower else a[0] < b[0]
+    return a[1] and not b[1]
+
+
+def _count(node: Mapping[str, Json], key: str) -> int | None:
+    value = node.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    if key.startswith("min") and value == 0:
+        return None  # minLength: 0 says nothing
+    return value
+
+
+def _validation_part(node: Mapping[str, Json]) -> dict[str, Json]:
+    return {k: v for k, v in node.items() if k not in DOC_KEYWORDS and k != "default"}
+
+
+def _alternatives(rest: dict[str, Json]) -> list[Json]:
+    """A schema without anyOf/oneOf as a list of alternatives: itself, or one per type of a
+    ``type`` list (with the keywords that apply to that type)."""
+    types = rest.get("type")
+    if isinstance(types, list) and len(types) > 1 and "nullable" not in rest:
+        return [
+            {
+                **{
+                    k: v
+                    for k, v in rest.items()
+                    if k != "type"
+                    and (k not in ALL_TYPE_KEYWORDS or k in TYPE_KEYWORDS.get(t, frozenset()))
+                },
+                "type": t,
+            }
+            for t in types
+        ]
+    return [rest]
+
+
+def _by_type(alternatives: list[Json], indexes: list[int]) -> dict[str, list[int]]:
+    result: dict[str, list[int]] = {}
+    for i in indexes:
+        alt = alternatives[i]
+        types = _types(alt) if isinstance(alt, dict) else None
+        key = (
+            _canon(sorted(types))
+            if types is not None
+            else (f"$ref:{_ref(alt)}" if isinstance(alt, dict) and "$ref" in alt else "?")
+        )
+        result.setdefault(key, []).append(i)
+    return result
+
+
+def _merge_into(merged: dict[str, Json], piece: dict[str, Json]) -> bool:
+    """Add the keywords of one allOf part; False when they clash with what is there."""
+    for key, value in piece.items():
+        if key not in merged:
+            if key == "properties" and isinstance(value, dict):
+                merged[key] = dict(value)  # never change the lock's own objects
+            elif key == "required" and isinstance(value, list):
+                merged[key] = list(value)
+            else:
+                merged[key] = value
+        elif key in DOC_KEYWORDS or key.startswith("x-"):
+            continue  # the first description wins
+        elif key == "properties" and isinstance(value, dict):
+            into = merged[key]
+            for name, schema in value.items():
+                if name in into and into[name] != schema:
+                    into[name] = {"allOf": [into[name], schema]}
+                else:
+                    into[name] = schema
+        elif key == "required" and isinstance(value, list):
+            merged[key] += [r for r in value if r not in merged[key]]
+        elif key == "type":
+            if _types({"type": merged[key]}) != _types({"type": value}):
+                return False
+        elif merged[key] != value:
+            return False
+    return True
+
+
+def _collapse_enums(node: dict[str, Json]) -> dict[str, Json]:
+    """``oneOf: [{const: a}, {enum: [b]}]`` (alternatives that are only values of one type)
+    as ``enum: [a, b]``."""
+    for keyword in ("anyOf", "oneOf"):
+        alternatives = node.get(keyword)
+        if not isinstance(alternatives, list) or not alternatives:
+            continue
+        if "enum" in node or "const" in node:
+            continue
+        values: set[str] = set()
+        count = 0
+        types: set[str] = set()
+        for alt in alternatives:
+            if not isinstance(alt, dict) or set(alt) - _VALUE_ONLY:
+                break
+            found = _enum(alt)
+            if found is None:
+                break
+            values |= found[1]
+            count += len(found[1])
+            types.add(_canon(sorted(_types(alt) or ())))
+        else:
+            if len(types) != 1 or (keyword == "oneOf" and count != len(values)):
+                continue
+            only = json.loads(types.pop())
+            if "type" in node and _types(node) != frozenset(only):
+                continue
+            collapsed = {k: v for k, v in node.items() if k != keyword}
+            if only:
+                collapsed["type"] = only[0] if len(only) == 1 else only
+            collapsed["enum"] = [json.loads(v) for v in sorted(values)]
+            return collapsed
+    return node
+
+
+_VALUE_ONLY = frozenset({"type", "enum", "const", "title", "description"})
+
+
+def _extra(value: Json) -> Json:
+    if value is None or value is True:
+        return {}
+    return _schema(value)
+
+
+def _tuple(node: Mapping[str, Json]) -> tuple[list[Json], Json]:
+    """(prefix schemas, schema of the other items) of an array schema, in any draft."""
+    items = node.get("items")
+    if isinstance(items, list):  # draft 4-7 tuple form
+        return items, _extra(node.get("additionalItems"))
+    prefix = node.get("prefixItems")
+    return (prefix if isinstance(prefix, list) else []), _extra(items)
+
+
+def _num(value: Fraction | None) -> str:
+    if value is None:
+        return "?"
+    if value.denominator == 1:
+        return str(value.numerator)
+    return str(float(value))
+
+
+def _bound_text(bound: tuple[Fraction, bool, str]) -> str:
+    return ("exclusive " if bound[1] else "") + _num(bound[0])
+
+
+def _text_pair(a: Json, b: Json) -> tuple[str, str] | None:
+    return (a, b) if isinstance(a, str) and isinstance(b, str) else None
+
+
+def _ref(node: Mapping[str, Json]) -> str | None:
+    """The ``$ref`` of a schema as a string (a malformed one never resolves)."""
+    ref = node.get("$ref")
+    return ref if ref is None or isinstance(ref, str) else "!" + _canon(ref)

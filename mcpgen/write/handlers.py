@@ -1,0 +1,99 @@
+"""The user's files under ``src/<package>/handlers``: which ones the manifest names, which
+are helpers those import, and which are orphans (kept, and reported).
+
+A file is *named* when the build would create it (a handler stub) or the server would use
+it if present (the override of an imported operation, ``handlers/tools/<tool>.py``). A
+*helper* is a module that no manifest item names but that a named file imports, directly
+or through another helper (``from ._common import client``). Anything else is an orphan:
+what a tool, resource or prompt that left the manifest used to run. Imports are read with
+``ast``; nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
+
+
+def python_files(root: Path, package_dir: str) -> list[str]:
+    """Every ``.py`` file under ``<package_dir>/handlers``, relative to ``root`` (POSIX)."""
+    handlers = root / package_dir / "handlers"
+    if not handlers.is_dir():
+        return []
+    return sorted(
+        path.relative_to(root).as_posix()
+        for path in handlers.rglob("*.py")
+        if "__pycache__" not in path.parts and path.is_file()
+    )
+
+
+def orphans(
+    root: Path, package_dir: str, named: Iterable[str], gone: Iterable[str] = ()
+) -> list[str]:
+    """Handler files no manifest item names and no named file imports (``__init__.py``
+    files are never reported). ``gone`` are files about to be removed (renamed away)."""
+    files = [f for f in python_files(root, package_dir) if f not in set(gone)]
+    present = set(files)
+    live = reachable(root, package_dir, [f for f in named if f in present], present)
+    return [f for f in files if f not in live and PurePosixPath(f).name != "__init__.py"]
+
+
+def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[str]) -> set[str]:
+    """``start`` and every file of ``present`` that they import, transitively."""
+    src = PurePosixPath(package_dir).parent  # "src"
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        relative = todo.pop()
+        if relative in seen:
+            continue
+        seen.add(relative)
+        for module in imported_modules(root / relative, _module_of(relative, src)):
+            for candidate in _files_of(module, src):
+                if candidate in present and candidate not in seen:
+                    todo.append(candidate)
+    return seen
+
+
+def imported_modules(path: Path, module: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """Dotted names (as tuples) that the file of ``module`` may import: every ``import``
+    and ``from ... import`` target, relative ones resolved, and ``from m import n`` also as
+    ``m.n`` (``n`` may be a submodule). An unreadable or broken file imports nothing."""
+    try:
+        tree = ast.parse(path.read_text("utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return set()
+    is_package = path.name == "__init__.py"
+    found: set[tuple[str, ...]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(tuple(alias.name.split(".")) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module if is_package else module[:-1]
+                if node.level > 1:
+                    base = base[: len(base) - (node.level - 1)]
+            else:
+                base = ()
+            target = base + tuple((node.module or "").split(".")) if node.module else base
+            if target:
+                found.add(target)
+                found.update((*target, alias.name) for alias in node.names if alias.name != "*")
+    # importing a.b.c runs a/__init__ and a/b/__init__ too
+    return {name[:n] for name in found for n in range(1, len(name) + 1)}
+
+
+def _module_of(relative: str, src: PurePosixPath) -> tuple[str, ...]:
+    parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _files_of(module: tuple[str, ...], src: PurePosixPath) -> list[str]:
+    base = src.joinpath(*module)
+    return [f"{base}.py", f"{base}/__init__.py"]
+
+
+def named_files(stubs: Mapping[str, str], overrides: Iterable[str]) -> set[str]:
+    """The handler files a build names: its stubs and the overrides it would use."""
+    return set(stubs) | set(overrides)

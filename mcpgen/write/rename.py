@@ -1,0 +1,173 @@
+"""``mcpgen build --rename OLD=NEW``: the user's handler follows an item the manifest renamed.
+
+The file ``handlers/<kind>/<old>.py`` moves to ``<new>.py`` and its mechanical references
+are updated: the model classes mcpgen derived from the old name (``OldInput``,
+``OldOutput``, a prompt's ``OldArguments``) become the new item's, wherever the file uses
+them as Python names, and the stub's first docstring line names the new item. Nothing else
+in the file changes. Every rename is checked before anything is written: the new name must
+be an item of the manifest with a handler (or an imported operation, for an override), the
+old name must no longer be one, the old file must exist and the new one must not.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcpgen import identifiers as names
+from mcpgen.model.types import Manifest
+from mcpgen.write import Move
+
+KINDS = ("tool", "resource", "prompt")
+
+
+class RenameError(Exception):
+    """A rename that cannot be done; the message is one line, for the user."""
+
+
+@dataclass(frozen=True)
+class Rename:
+    old: str
+    new: str
+    kind: str | None = None  # tool | resource | prompt; None: whichever has a file
+
+
+def parse(values: Iterable[str]) -> list[Rename]:
+    """``old=new`` or ``kind:old=new`` (kind: tool, resource, prompt)."""
+    found = []
+    for value in values:
+        head, sep, new = value.partition("=")
+        kind, colon, old = head.partition(":")
+        if not colon:
+            kind, old = "", head
+        if not sep or not old.strip() or not new.strip() or (colon and kind not in KINDS):
+            raise RenameError(
+                f"--rename {value!r}: expected OLD=NEW or KIND:OLD=NEW (KIND: tool, resource, "
+                "prompt), e.g. --rename export_notes=export_all_notes"
+            )
+        found.append(Rename(old.strip(), new.strip(), kind or None))
+    return found
+
+
+def _handled(manifest: Manifest, kind: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """name -> (file ident, {model class derived from the name: the new item's class})."""
+    if kind == "tool":
+        return {
+            t.name: (t.ident, {"Input": t.input_model, "Output": t.output_model or ""})
+            for t in manifest.tools
+            if not t.mode_tool
+        }
+    if kind == "resource":
+        return {r.name: (r.ident, {}) for r in manifest.resources if r.has_handler}
+    return {p.name: (p.ident, {"Arguments": p.class_name}) for p in manifest.prompts if p.handler}
+
+
+def _folder(kind: str) -> str:
+    return {"tool": "tools", "resource": "resources", "prompt": "prompts"}[kind]
+
+
+def plan_moves(root: Path, manifest: Manifest, renames: list[Rename]) -> list[Move]:
+    """The moves for ``renames``, or :class:`RenameError` naming the first that cannot be."""
+    handlers = f"src/{manifest.server.package}/handlers"
+    moves: list[Move] = []
+    for rename in renames:
+        kinds = [rename.kind] if rename.kind else list(KINDS)
+        candidates = []
+        for kind in kinds:
+            items = _handled(manifest, kind)
+            if rename.new not in items:
+                continue
+            if rename.old in items:
+                raise RenameError(
+                    f"--rename {rename.old}={rename.new}: {rename.old!r} is still a {kind} of "
+                    "the manifest (rename it there first)"
+                )
+            ident, classes = items[rename.new]
+            old = f"{handlers}/{_folder(kind)}/{names.snake(rename.old)}.py"
+            new = f"{handlers}/{_folder(kind)}/{ident}.py"
+            candidates.append((kind, old, new, classes))
+        if not candidates:
+            what = rename.kind or "tool, resource or prompt"
+            raise RenameError(
+                f"--rename {rename.old}={rename.new}: the manifest has no {what} {rename.new!r} "
+                "with a handler"
+            )
+        existing = [c for c in candidates if (root / c[1]).is_file()]
+        if len(existing) > 1:
+            raise RenameError(
+                f"--rename {rename.old}={rename.new}: both a {existing[0][0]} and a "
+                f"{existing[1][0]} have that name; say which, e.g. --rename "
+                f"{existing[0][0]}:{rename.old}={rename.new}"
+            )
+        kind, old, new, classes = (existing or candidates)[0]
+        if not existing:
+            raise RenameError(f"--rename {rename.old}={rename.new}: {old} does not exist")
+        if old == new:
+            raise RenameError(
+                f"--rename {rename.old}={rename.new}: both names have the file {new}; "
+                "nothing to move"
+            )
+        if (root / new).exists() or any(m.new == new for m in moves):
+            raise RenameError(
+                f"--rename {rename.old}={rename.new}: {new} exists already (move or delete "
+                "it first)"
+            )
+        if any(m.old == old for m in moves):
+            raise RenameError(f"--rename: {old} is renamed twice")
+        try:
+            text = (root / old).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RenameError(
+                f"--rename {rename.old}={rename.new}: cannot read {old}: {exc}"
+            ) from None
+        mapping = {
+            names.pascal(rename.old) + suffix: target
+            for suffix, target in classes.items()
+            if target and target != names.pascal(rename.old) + suffix
+        }
+        text = rename_names(text, mapping)
+        text = _retitle(text, kind, rename.old, rename.new)
+        moves.append(Move(old, new, text))
+    return moves
+
+
+def rename_names(source: str, mapping: dict[str, str]) -> str:
+    """``source`` with every Python name in ``mapping`` replaced (names only: strings,
+    comments and attributes of other objects keep their text). Source that does not
+    tokenize is returned unchanged."""
+    if not mapping:
+        return source
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []
+    previous = ""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.NAME and token.string in mapping and previous != ".":
+                (row, col), (_, end) = token.start, token.end
+                edits.append((row, col, end, mapping[token.string]))
+            if token.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = token.string
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    for row, col, end, text in sorted(edits, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + text + line[end:]
+    return "".join(lines)
+
+
+_TITLES = {
+    "tool": "Handler for the {} tool.",
+    "resource": "Content of the {} resource",
+    "prompt": "Renders the {} prompt.",
+}
+
+
+def _retitle(source: str, kind: str, old: str, new: str) -> str:
+    """The stub's first docstring line, if the user kept it, names the new item."""
+    before = '"""' + _TITLES[kind].format(old)
+    if source.startswith(before):
+        return '"""' + _TITLES[kind].format(new) + source[len(before) :]
+    return source
