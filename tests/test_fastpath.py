@@ -1,9 +1,9 @@
 """The strict-model fast path: which schemas qualify, and why that is sound.
 
-``mcpgen.fastpath.strict_model_exact`` decides at build time; a generated server then
-skips jsonschema for a call whose arguments the input model accepts in strict mode (and
-which holds no null, see ``runtime.tools._has_null``). The property tests below build the real
-models with datamodel-code-generator (mcpgen's own ``modelgen``) and check, on arbitrary
+``mcpgen.model.fastpath.strict_model_exact`` decides at build time; a generated server
+then skips jsonschema for a call whose arguments the input model accepts in strict mode
+(and which hold no null and no NaN, see ``runtime.tools._fast_path_may_take``). The
+property tests below build the real models with datamodel-code-generator (mcpgen's own ``modelgen``) and check, on arbitrary
 JSON arguments, that the server's fast path accepting implies the JSON Schema accepting,
 and that the handler receives the same model the slow path would have built.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+import math
 import os
 import sys
 import types
@@ -532,7 +533,7 @@ def test_the_property_has_teeth(
     assert not strict_model_exact(schema) or name == "OptionalInput"
     model = getattr(load_models(_run({name: schema}, {})), name)
     if name == "OptionalInput":
-        monkeypatch.setattr(runtime, "_has_null", lambda arguments: False)
+        monkeypatch.setattr(runtime, "_fast_path_may_take", lambda arguments: True)
     strategy = _near(schema, {})
     found = find(
         strategy,
@@ -542,12 +543,15 @@ def test_the_property_has_teeth(
     assert not Draft202012Validator(schema).is_valid(found)
 
 
-def test_has_null(runtime: types.ModuleType) -> None:
-    assert not runtime._has_null({"a": [1, {"b": "c"}], "d": {}})
-    assert runtime._has_null({"a": None})
-    assert runtime._has_null({"a": [1, [2, None]]})
-    assert runtime._has_null({"a": {"b": {"c": None}}})
+def test_fast_path_guard(runtime: types.ModuleType) -> None:
+    may_take = runtime._fast_path_may_take
+    assert may_take({"a": [1, {"b": "c"}], "d": {}, "e": 1.5})
+    assert not may_take({"a": None})
+    assert not may_take({"a": [1, [2, None]]})
+    assert not may_take({"a": {"b": {"c": None}}})
+    for bad in (math.nan, math.inf, -math.inf):  # the strict model takes them; JSON cannot
+        assert not may_take({"a": bad}) and not may_take({"a": [{"b": bad}]})
     deep: Any = []
     for _ in range(5000):
         deep = [deep]
-    assert not runtime._has_null({"a": deep})  # iterative: no recursion limit
+    assert may_take({"a": deep})  # iterative: no recursion limit

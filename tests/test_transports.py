@@ -1,5 +1,7 @@
-"""The calculator example over real HTTP transports (streamable HTTP and legacy SSE), both
-protocol eras, through the generated typed client and the SDK's Client."""
+"""The calculator example's generated typed client against its real server process over
+streamable HTTP and legacy SSE, in both protocol eras (the typed client connects by URL,
+with its own HTTP client). Every transport and era of the runtime itself is tested in
+process in tests/runtime (rtconnect's matrix)."""
 
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, int, dict[str,
         yield transport, port, env
 
 
+@pytest.mark.slow
 def test_typed_client_over_http_transports(server: tuple[str, int, dict[str, str]]) -> None:
     transport, port, env = server
     done = subprocess.run(

@@ -56,8 +56,10 @@ def main() -> None:
     """Generate typed Model Context Protocol servers and clients from a manifest.
 
     Write a manifest (``mcpgen init``), check it (``mcpgen validate``), then build a
-    server package from it (``mcpgen build``). Exit status: 0 ok, 1 drift found by
-    ``build --check``, 2 bad input.
+    server package from it (``mcpgen build``). Exit status: 0 ok; 1 drift found by
+    ``build --check``, a breaking change found by ``diff``, or problems found by
+    ``check``; 2 bad input; 70 an internal error (a bug in mcpgen: ``MCPGEN_DEBUG=1``
+    shows its traceback).
     """
 
 

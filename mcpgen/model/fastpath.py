@@ -10,7 +10,7 @@ strict validation fails.
 One gap is closed at run time rather than here: datamodel-code-generator makes every
 optional property ``T | None = None``, so the model takes an explicit ``null`` the
 schema may refuse. The server therefore takes the fast path only for arguments that
-contain no ``null`` anywhere (``_runtime._has_null``).
+contain no ``null`` and no NaN or infinity anywhere (``runtime.tools._fast_path_may_take``).
 
 The whitelist is deliberately small; anything not clearly covered is refused (False):
 

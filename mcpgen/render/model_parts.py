@@ -55,9 +55,8 @@ from mcpgen.render.models import (
 Json = Any
 SHARED = "_shared"
 # Tool/prompt models per part, on average. Each generator run re-reads the shared schemas
-# its part uses, so fewer, bigger parts cost less in all (GitHub cold, A/B: 40 -> 80 per
-# part 12.9 -> 11.5 s, 160: 11.3 s); a changed schema regenerates one part, 0.5 s at 80,
-# still hidden behind the rest of the rebuild (1.8 s either way), not at 160 (2.0 s).
+# its part uses, so fewer, bigger parts cost less in all; a changed schema regenerates one
+# part, which must stay small enough to hide behind the rest of a rebuild (bench/README.md).
 PART_SIZE = 80
 BACKGROUND_MODELS = 1  # models still to generate before the process pool is used
 ONE_TASK_MODELS = 200  # fewer models still to generate than this: one pool task for all

@@ -140,7 +140,7 @@ def markdown_inline(text: str | None) -> str:
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates kept in the build cache: compiling them is ~0.3 s of every build.
+    """Compiled templates kept in the build cache: compiling them is a fixed cost of every build.
     (jinja keys each entry by the template's name and source, so an edited template is
     compiled again.)"""
     from mcpgen.format import cache

@@ -477,6 +477,12 @@ def test_10_non_finite_numbers_are_refused(target: Server, number: str) -> None:
     answer = client.post(body, raw=raw.encode())
     response = answer.only
     assert refused(response), answer.text[:400]
+    # refused as bad input, before measure runs: not an internal error, not code 0
+    if "error" in response:
+        assert response["error"]["code"] in (-32700, -32600, -32602), response
+    else:
+        message = response["result"]["content"][0]["text"]
+        assert "Invalid arguments" in message and "NaN" in message, message
 
 
 @pytest.mark.timeout(60)

@@ -12,52 +12,16 @@ the same names are here too, for handlers written against mcpgen 0.1
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .api import (
-        Context,
-        Identity,
-        PromptReturn,
-        ResourceNotFound,
-        ResourceReturn,
-        ToolError,
-        ToolReturn,
-        audio,
-        elicitation,
-        embedded_blob,
-        embedded_text,
-        image,
-        resource_link,
-        roots,
-        sampling,
-        text,
-    )
+    from .api import *  # noqa: F403 (the names of api.__all__, re-exported)
 else:  # imported when first used: the generator reads some runtime modules without mcp
 
     def __getattr__(name: str) -> Any:
-        if name in __all__ and name != "RUNTIME_VERSION":
-            from . import api
+        from importlib import import_module
 
+        api = import_module(f"{__name__}.api")  # not "from . import api": that asks here
+        if name in api.__all__:
             return getattr(api, name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 RUNTIME_VERSION = "0.2.0"  # the mcpgen version this runtime came with
-
-__all__ = [
-    "RUNTIME_VERSION",
-    "Context",
-    "Identity",
-    "PromptReturn",
-    "ResourceNotFound",
-    "ResourceReturn",
-    "ToolError",
-    "ToolReturn",
-    "audio",
-    "elicitation",
-    "embedded_blob",
-    "embedded_text",
-    "image",
-    "resource_link",
-    "roots",
-    "sampling",
-    "text",
-]

@@ -8,10 +8,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from mcp.shared.exceptions import MCPError
 
 logger = logging.getLogger(__name__)
 DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
 LONG_LIVED = frozenset({"subscriptions/listen"})
+# The answer to a request whose client went away (LSP's RequestCancelled, as the SDK's
+# streamable HTTP transport uses): nobody reads it, but the session carries on.
+REQUEST_CANCELLED = -32800
 
 
 class Inflight:
@@ -72,7 +76,9 @@ async def run_request(method: str, request: Any, call: Callable[[], Awaitable[An
         if error is not None:
             raise error
         if not result:
-            raise anyio.get_cancelled_exc_class()()
+            # An error, not a bare CancelledError: the SDK's dispatcher takes one of those
+            # for its own shutdown and ends the whole (stateful) session with it.
+            raise MCPError(REQUEST_CANCELLED, "Request cancelled: the client disconnected")
         return result[0]
     finally:
         INFLIGHT.leave()

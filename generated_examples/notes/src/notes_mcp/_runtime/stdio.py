@@ -1,8 +1,8 @@
 """MCP over stdin and stdout, served from the event loop.
 
 The SDK's ``stdio_server`` reads and writes through anyio's file wrappers, so every line
-read, every write and every flush is a round trip to a worker thread: about 0.6 ms of a
-0.9 ms call. When both descriptors are pipes or sockets (what hosts give the servers they
+read, every write and every flush is a round trip to a worker thread, most of the cost of a
+small call (``bench/calls.py`` measures both). When both descriptors are pipes or sockets (what hosts give the servers they
 spawn), ``serve`` reads and writes them with asyncio pipe transports instead and feeds the
 SDK's server the same messages; anything else (a terminal, a file, Windows, the trio
 backend) goes to the SDK's transport. The protocol itself stays the SDK's: this module only

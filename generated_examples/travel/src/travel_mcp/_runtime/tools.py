@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -69,17 +70,19 @@ def pydantic_problems(exc: ValidationError) -> list[str]:
     ]
 
 
-def _has_null(arguments: dict[str, Json]) -> bool:
-    """True when a null appears anywhere (the model takes null for optional properties)."""
+def _fast_path_may_take(arguments: dict[str, Json]) -> bool:
+    """False when a null (the model takes null for optional properties) or a number JSON
+    cannot carry (NaN, an infinity: the strict model takes them) appears anywhere: such
+    arguments go to jsonschema and its checks."""
     stack: list[Json] = [arguments]
     while stack:
         node = stack.pop()
         for value in node.values() if isinstance(node, dict) else node:
-            if value is None:
-                return True
+            if value is None or (isinstance(value, float) and not math.isfinite(value)):
+                return False
             if isinstance(value, dict | list):
                 stack.append(value)
-    return False
+    return True
 
 
 @dataclass
@@ -107,7 +110,7 @@ class ToolBinding:
 
     def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
         """The input model, when strict validation accepts ``arguments`` (so the schema does)."""
-        if self.strict_model is None or _has_null(arguments):
+        if self.strict_model is None or not _fast_path_may_take(arguments):
             return None
         try:
             return self.strict_model().model_validate(arguments, strict=True)
@@ -243,4 +246,8 @@ class ToolTable:
             return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
         if isinstance(value, types.InputRequiredResult):  # a meta tool passing one on
             return value
-        return to_result(value)
+        try:
+            return to_result(value)
+        except Exception:  # what the handler returned cannot be sent (NaN, a wrong type)
+            logger.exception("tool %s returned a result that cannot be sent", name)
+            return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")

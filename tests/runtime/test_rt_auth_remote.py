@@ -1,0 +1,248 @@
+"""OAuth against a real authorization server's endpoints: signing keys from a JWKS URL
+(cached, fetched again for a new key id, at most every 30 s) and opaque tokens checked by
+token introspection (RFC 7662: client credentials, a cache for active answers, 503 when the
+endpoint fails). The endpoints run under uvicorn in a thread; the MCP app in this process."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import rtkit
+from authserver import serve
+from rtbridge import http_client, running
+from rtconnect import client_over
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpgen.runtime.errors import ConfigError
+from mcpgen.runtime.testing import TokenIssuer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+POST = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+CLIENT_ID, CLIENT_SECRET = "rs", "s3cret"
+
+
+class Endpoints:
+    """A JWKS document and an introspection endpoint, counting what they are asked."""
+
+    def __init__(self) -> None:
+        self.keys: list[dict[str, Any]] = []
+        self.tokens: dict[str, dict[str, Any]] = {}
+        self.jwks_fetches = 0
+        self.asked: Counter[str] = Counter()
+        self.basic = "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+
+    async def jwks(self, request: Request) -> Response:
+        self.jwks_fetches += 1
+        return JSONResponse({"keys": self.keys})
+
+    async def introspect(self, request: Request) -> Response:
+        form = await request.form()
+        token = str(form.get("token", ""))
+        self.asked[token] += 1
+        if request.headers.get("authorization") != self.basic:
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        if token == "broken":
+            return JSONResponse({"error": "server_error"}, status_code=500)
+        return JSONResponse(self.tokens.get(token, {"active": False}))
+
+    def app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/jwks.json", self.jwks),
+                Route("/introspect", self.introspect, methods=["POST"]),
+            ]
+        )
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[tuple[Endpoints, str]]:
+    endpoints = Endpoints()
+    with serve(endpoints.app()) as url:
+        yield endpoints, url
+
+
+@pytest.fixture
+def endpoints(remote: tuple[Endpoints, str]) -> Endpoints:
+    endpoints = remote[0]
+    endpoints.keys, endpoints.tokens = [], {}
+    endpoints.jwks_fetches = 0
+    endpoints.asked.clear()
+    return endpoints
+
+
+@pytest.fixture
+def url(remote: tuple[Endpoints, str]) -> str:
+    return remote[1]
+
+
+async def statuses(app: Any, tokens: list[str]) -> list[tuple[int, str]]:
+    """(status, error description) of an initialize POST with each token."""
+    found = []
+    async with http_client(app) as http:
+        for token in tokens:
+            response = await http.post(
+                "/mcp", json=INITIALIZE, headers={**POST, **rtkit.bearer(token)}
+            )
+            description = (
+                "" if response.status_code == 200 else response.json()["error_description"]
+            )
+            found.append((response.status_code, description))
+    return found
+
+
+def issuer(kid: str) -> TokenIssuer:
+    return TokenIssuer(rtkit.ISSUER, rtkit.AUDIENCE, kid=kid)
+
+
+async def test_keys_from_a_jwks_url_are_cached_and_rotate(endpoints: Endpoints, url: str) -> None:
+    first, second, third = issuer("k1"), issuer("k2"), issuer("k3")
+    endpoints.keys = first.jwks()["keys"]
+    app = rtkit.app(transport="http-json", jwks_file=None, jwks_url=url + "/jwks.json")
+    async with running(app):
+        before = await statuses(app, [first.token(rtkit.SCOPES), first.token([rtkit.READ])])
+        assert before == [(200, ""), (200, "")]
+        assert endpoints.jwks_fetches == 1  # cached
+        endpoints.keys = first.jwks()["keys"] + second.jwks()["keys"]  # the server rotates
+        after = await statuses(app, [second.token(rtkit.SCOPES), first.token(rtkit.SCOPES)])
+        assert after == [(200, ""), (200, "")]
+        assert endpoints.jwks_fetches == 2  # a new key id fetched the keys again
+        unknown = await statuses(app, [third.token(rtkit.SCOPES)])
+        assert unknown == [(401, "token signed with an unknown key")]
+        assert endpoints.jwks_fetches == 2  # not again within 30 s: bad tokens cannot flood it
+        async with client_over(
+            app, "http-json", "legacy", rtkit.bearer(second.token([rtkit.READ]))
+        ) as client:
+            notes = await client.call_tool("read_notes", {})
+    assert notes.structured_content == {"notes": ["first", "second"]}
+
+
+async def test_an_unreachable_jwks_url_answers_503(url: str) -> None:
+    app = rtkit.app(transport="http-json", jwks_file=None, jwks_url="http://127.0.0.1:9/jwks.json")
+    async with running(app):
+        found = await statuses(app, [issuer("k1").token(rtkit.SCOPES)])
+    assert found == [(503, "signing keys unavailable")]
+
+
+def introspected(endpoints: Endpoints) -> None:
+    now = int(time.time())
+    good = {"active": True, "iss": rtkit.ISSUER, "client_id": "app1", "aud": [rtkit.AUDIENCE],
+            "exp": now + 600, "sub": "alice"}  # fmt: skip
+    endpoints.tokens = {
+        "reader": {**good, "scope": rtkit.READ},
+        "writer": {**good, "scope": " ".join(rtkit.SCOPES), "sub": "bob"},
+        "inactive": {"active": False},
+        "no-audience": {k: v for k, v in good.items() if k != "aud"},
+        "other-audience": {**good, "aud": "https://other.example/mcp"},
+        "other-issuer": {**good, "iss": "https://evil.example"},
+        "expired": {**good, "exp": now - 600},
+        "exp-a-string": {**good, "exp": str(now + 600)},
+    }
+
+
+def introspecting(url: str, **changes: Any) -> Any:
+    environ = {"FIXTURE_INTROSPECTION_CLIENT_ID": CLIENT_ID,
+               "FIXTURE_INTROSPECTION_CLIENT_SECRET": CLIENT_SECRET}  # fmt: skip
+    changes.setdefault("jwks_file", None)
+    return rtkit.app(
+        transport="http-json", environ_=environ, introspection_url=url + "/introspect", **changes
+    )
+
+
+async def test_opaque_tokens_are_introspected_and_cached(endpoints: Endpoints, url: str) -> None:
+    introspected(endpoints)
+    app = introspecting(url)
+    async with running(app):
+        for _ in range(2):  # the second session's check comes from the cache
+            async with client_over(app, "http-json", "legacy", rtkit.bearer("reader")) as client:
+                who = await client.call_tool("whoami", {})
+                assert who.structured_content == {"subject": "alice", "scopes": [rtkit.READ]}
+                notes = await client.call_tool("read_notes", {})
+                assert notes.structured_content == {"notes": ["first", "second"]}
+        async with client_over(app, "http-json", "legacy", rtkit.bearer("writer")) as client:
+            written = await client.call_tool("write_note", {"text": "hello"})
+    assert written.structured_content == {"written": 5}
+    assert endpoints.asked["reader"] == 1
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["inactive", "no-audience", "other-audience", "other-issuer", "expired", "exp-a-string",
+     "unknown"],
+)  # fmt: skip
+async def test_introspection_refusals_answer_401(
+    endpoints: Endpoints, url: str, token: str
+) -> None:
+    introspected(endpoints)
+    app = introspecting(url)
+    async with running(app), http_client(app) as http:
+        for _ in range(2):
+            response = await http.post(
+                "/mcp", json=INITIALIZE, headers={**POST, **rtkit.bearer(token)}
+            )
+            assert response.status_code == 401, response.text
+            assert 'error="invalid_token"' in response.headers["www-authenticate"]
+    # an inactive answer is never cached (a revoked token stops at once); an active one
+    # is, even when its claims are refused here, and they are checked again on every use
+    if token in ("inactive", "unknown", "expired"):
+        assert endpoints.asked[token] == 2
+    else:
+        assert endpoints.asked[token] == 1
+
+
+async def test_a_failing_introspection_endpoint_answers_503(endpoints: Endpoints, url: str) -> None:
+    app = introspecting(url)
+    async with running(app):
+        assert await statuses(app, ["broken"]) == [(503, "token introspection unavailable")]
+    down = introspecting("http://127.0.0.1:9")
+    async with running(down):
+        assert await statuses(down, ["reader"]) == [(503, "token introspection unavailable")]
+
+
+async def test_wrong_client_credentials_are_a_failure_not_a_refusal(
+    endpoints: Endpoints, url: str
+) -> None:
+    """The endpoint refusing the resource server itself (401) is its failure: 503."""
+    introspected(endpoints)
+    environ = {"FIXTURE_INTROSPECTION_CLIENT_ID": CLIENT_ID,
+               "FIXTURE_INTROSPECTION_CLIENT_SECRET": "wrong"}  # fmt: skip
+    app = rtkit.app(transport="http-json", environ_=environ, jwks_file=None,
+                    introspection_url=url + "/introspect")  # fmt: skip
+    async with running(app):
+        assert await statuses(app, ["reader"]) == [(503, "token introspection unavailable")]
+
+
+async def test_jwts_are_checked_locally_when_keys_are_set_too(
+    endpoints: Endpoints, url: str
+) -> None:
+    introspected(endpoints)
+    app = introspecting(url, jwks_file=rtkit.jwks_file())
+    async with running(app):
+        found = await statuses(app, [rtkit.token(), "reader"])
+    assert found == [(200, ""), (200, "")]
+    assert sum(endpoints.asked.values()) == 1  # only the opaque token was asked about
+
+
+def test_introspection_credentials_come_in_pairs(url: str) -> None:
+    environ = {"FIXTURE_INTROSPECTION_CLIENT_ID": CLIENT_ID}
+    with pytest.raises(ConfigError, match="INTROSPECTION_CLIENT_SECRET"):
+        rtkit.app(transport="http", environ_=environ, jwks_file=None,
+                  introspection_url=url + "/introspect")  # fmt: skip

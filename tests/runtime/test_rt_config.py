@@ -1,0 +1,217 @@
+"""Settings (manifest, then ``FIXTURE_*`` environment variables, then flags), the errors a
+bad setting gets, the warnings a risky one gets, and the server's log lines."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import rtkit
+from rtbridge import http_client, running
+
+from mcpgen.runtime import cli
+from mcpgen.runtime.errors import ConfigError
+from mcpgen.runtime.logs import JsonFormatter, configure_logging
+from mcpgen.runtime.serve import serve_workers
+from mcpgen.runtime.settings import Settings
+
+P = rtkit.PREFIX
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """``configure_logging`` replaces the root handlers: put pytest's back afterwards."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
+def test_settings_travel_through_the_environment() -> None:
+    spec = rtkit.make_spec()
+    settings = replace(
+        Settings.defaults(spec),
+        transport="http",
+        stateless=True,
+        workers=3,
+        cors_origins=("https://a.example", "https://b.example"),
+        rate_limit=2.5,
+        public_url="https://mcp.example.com",
+        jwks_file="/keys/jwks.json",
+    )
+    assert Settings.from_env(spec, settings.to_env()) == settings
+
+
+def test_the_environment_overrides_the_manifest_and_flags_the_environment() -> None:
+    spec = rtkit.make_spec(port=8123, rate_limit=3, allowed_hosts=["a.example"])
+    defaults = Settings.defaults(spec)
+    assert (defaults.port, defaults.rate_limit, defaults.allowed_hosts) == (
+        8123,
+        3.0,
+        ("a.example",),
+    )
+    env = Settings.from_env(spec, {P + "PORT": "9001", P + "ALLOWED_HOSTS": "b.example, c:*"})
+    assert env.port == 9001 and env.allowed_hosts == ("b.example", "c:*")
+    assert env.rate_limit == 3.0  # untouched settings keep the manifest's value
+    flags = cli.settings_from(cli.parse_args(spec, ["--port", "9002", "--stateless"], env), env)
+    assert (flags.port, flags.stateless, flags.allowed_hosts) == (9002, True, ("b.example", "c:*"))
+
+
+def test_keys_from_the_environment_replace_the_manifests() -> None:
+    spec = rtkit.make_spec()
+    spec["auth"]["jwksUrl"] = "https://auth.fixture.test/jwks.json"
+    settings = Settings.from_env(spec, {P + "JWKS_FILE": "/k.json"})
+    assert (settings.jwks_file, settings.jwks_url) == ("/k.json", None)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("STATELESS", "perhaps", "FIXTURE_STATELESS: cannot read 'perhaps'"),
+        ("PORT", "eighty", "FIXTURE_PORT: cannot read 'eighty'"),
+        ("RATE_LIMIT", "fast", "FIXTURE_RATE_LIMIT: cannot read 'fast'"),
+        ("TRANSPORT", "pigeon", "unknown transport 'pigeon'"),
+        ("PATH", "mcp", "must start with '/'"),
+        ("LOG_FORMAT", "xml", "log format must be text or json"),
+        ("WORKERS", "0", "must be positive"),
+        ("MAX_BODY_SIZE", "0", "must be positive"),
+        ("RATE_LIMIT", "-1", "rate limit >= 0"),
+        ("BODY_TIMEOUT", "0", "timeouts must be positive"),
+    ],
+)
+def test_bad_settings_are_reported(name: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        Settings.from_env(rtkit.make_spec(), {P + name: value})
+    assert message in str(error.value)
+
+
+def test_a_bad_setting_stops_the_command_line_with_its_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(P + "PORT", "eighty")
+    spec = rtkit.make_spec()
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", ["--transport", "http"])
+    assert stopped.value.code == "fixture: FIXTURE_PORT: cannot read 'eighty'"
+
+
+def test_missing_keys_stop_the_command_line(
+    monkeypatch: pytest.MonkeyPatch, root_logging: None
+) -> None:
+    monkeypatch.delenv(rtkit.KEYS_ENV, raising=False)
+    spec = rtkit.make_spec("bearer")
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", ["--transport", "http"])
+    assert f"set {rtkit.KEYS_ENV}" in str(stopped.value.code)
+
+
+@pytest.mark.parametrize("flags", [["--no-stateless"], ["--transport", "sse"]])
+def test_several_workers_need_stateless_http(flags: list[str], root_logging: None) -> None:
+    spec = rtkit.make_spec("none")
+    argv = ["--transport", "http", *flags, "--workers", "2"]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert "several workers need stateless HTTP" in str(stopped.value.code)
+    with pytest.raises(ConfigError, match="stateless"):
+        serve_workers("rtserve:create_app", rtkit.settings(spec, "http", workers=2))
+
+
+def test_oauth_flags_only_for_oauth_servers() -> None:
+    oauth, bearer = rtkit.make_spec(), rtkit.make_spec("bearer")
+    parsed = cli.parse_args(oauth, ["--jwks-url", "https://k"], Settings.defaults(oauth))
+    assert parsed.jwks_url == "https://k"
+    with pytest.raises(SystemExit):
+        cli.parse_args(bearer, ["--jwks-url", "https://k"], Settings.defaults(bearer))
+
+
+def test_json_log_lines() -> None:
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "refused %s", ("it",), None)
+    record.path = "/mcp"
+    data = json.loads(JsonFormatter().format(record))
+    assert data["level"] == "warning" and data["logger"] == "x"
+    assert data["message"] == "refused it"
+    assert data["path"] == "/mcp"
+    assert data["time"].endswith("Z")
+
+
+def test_json_log_lines_of_uvicorn_access_and_exceptions() -> None:
+    args = ("127.0.0.1:5000", "POST", "/mcp", "1.1", 200)
+    access = logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, "%s %s %s %s %d", args, None
+    )
+    data = json.loads(JsonFormatter().format(access))
+    assert (data["method"], data["path"], data["status"]) == ("POST", "/mcp", 200)
+    try:
+        raise ValueError("bad")
+    except ValueError:
+        failed = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    assert "ValueError: bad" in json.loads(JsonFormatter().format(failed))["exception"]
+
+
+def test_configure_logging_writes_json_to_stderr(
+    root_logging: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging("info", "json")
+    logging.getLogger("mcpgen.test").info("hello %s", "there", extra={"who": "me"})
+    logging.getLogger("httpx2").info("GET https://api.example/?key=secret")  # kept quiet
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = [json.loads(line) for line in captured.err.splitlines()]
+    assert [(line["message"], line["who"]) for line in lines] == [("hello there", "me")]
+
+
+def test_no_auth_off_localhost_logs_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        rtkit.app(rtkit.make_spec("none"), host="0.0.0.0")
+    assert "without authentication" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        rtkit.app(rtkit.make_spec("none"))
+    assert "without authentication" not in caplog.text
+
+
+def test_no_allowed_hosts_off_localhost_logs_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        rtkit.app(host="0.0.0.0")
+    assert "FIXTURE_ALLOWED_HOSTS" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_allowed_hosts_off_localhost() -> None:
+    """Bound to every interface with allowed hosts: only those Host headers are served
+    (localhost is no longer implied)."""
+    app = rtkit.app(
+        transport="http-json", host="0.0.0.0", allowed_hosts=("mcp.example.com", "edge:*")
+    )
+    statuses: dict[str, int] = {}
+    async with running(app), http_client(app) as http:
+        for host in ("mcp.example.com", "edge:8443", "localhost:8000", "edge:x", "evil.example"):
+            headers: dict[str, Any] = {"Host": host, **rtkit.credentials(rtkit.make_spec())}
+            response = await http.post("/mcp", json=INIT, headers={**POST, **headers})
+            statuses[host] = response.status_code
+    assert statuses == {
+        "mcp.example.com": 200,
+        "edge:8443": 200,
+        "localhost:8000": 421,
+        "edge:x": 421,
+        "evil.example": 421,
+    }
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "0"}},
+}  # fmt: skip
+POST = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

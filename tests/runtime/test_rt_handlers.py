@@ -1,0 +1,212 @@
+"""What happens around a handler, at the one dispatch point: each failure is reported for
+what it is (bad arguments, a handler that built bad data, a stub not written yet, a
+timeout, an internal error whose details stay in the server log), and a handler whose HTTP
+client hung up is cancelled while later calls go on."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+import rtkit
+from pydantic import BaseModel
+from rtbridge import http_client, running
+from rtconnect import NETWORK, Mode, cells, connect
+from rtstdio import cleaned_up
+
+from mcpgen.runtime.context import Context
+from mcpgen.runtime.errors import ToolError
+from mcpgen.runtime.tools import ToolBinding, ToolTable, parse
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+IN_PROCESS = ["memory", *NETWORK]
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+@cells(IN_PROCESS)
+async def test_a_raising_handler_leaks_nothing_to_the_client(
+    transport: str, mode: Mode, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with connect(transport, mode) as client:
+        result = await client.call_tool("boom", {})
+        assert (await client.call_tool("echo", {"text": "on"})).structured_content == {"text": "on"}
+    assert result.is_error
+    shown = result.model_dump_json()
+    assert rtkit.SECRET not in shown and "Traceback" not in shown and "RuntimeError" not in shown
+    assert "failed with an internal error" in text_of(result)
+    logged = [r for r in caplog.records if r.getMessage() == "tool boom failed"]
+    assert logged and logged[0].exc_info and rtkit.SECRET in str(logged[0].exc_info[1])
+
+
+@cells(["memory", "http-json", "websocket"])
+async def test_a_tool_timeout_answers_in_time_and_cancels_the_handler(
+    transport: str, mode: Mode, tmp_path: Path
+) -> None:
+    marker = tmp_path / "limited"
+    async with connect(transport, mode) as client:
+        with anyio.fail_after(4):
+            result = await client.call_tool("limited", {"seconds": 30, "marker": str(marker)})
+    assert result.is_error and "timed out after 0.5 s" in text_of(result)
+    assert marker.with_suffix(".cancelled").exists() and marker.read_text() == "cleanup"
+
+
+# -- failures, each named for what it is ----------------------------------------------------
+
+
+class Point(BaseModel):
+    x: int
+
+
+async def _bad_output(arguments: Any, ctx: Context) -> Any:
+    return Point.model_validate({"x": "not a number"})  # the handler's own mistake
+
+
+async def _parsed(arguments: Any, ctx: Context) -> Any:
+    return {"x": parse(Point, arguments).x}
+
+
+async def _refuses(arguments: Any, ctx: Context) -> Any:
+    raise ToolError("the answer is no")
+
+
+async def _library_not_implemented(arguments: Any, ctx: Context) -> Any:
+    def deep() -> None:
+        raise NotImplementedError("a library's missing feature")
+
+    deep()
+
+
+def _table(**calls: Any) -> ToolTable:
+    schema = {"type": "object"}
+    return ToolTable([ToolBinding({"name": n, "inputSchema": schema}, c) for n, c in calls.items()])
+
+
+async def answer(table: ToolTable, name: str, arguments: dict[str, Any]) -> str:
+    result = await table.dispatch(name, arguments, Context(request=None))  # type: ignore[arg-type]
+    assert isinstance(result, types.CallToolResult) and result.is_error, result
+    return text_of(result)
+
+
+async def test_failures_are_reported_for_what_they_are() -> None:
+    table = _table(
+        bad_output=_bad_output,
+        parsed=_parsed,
+        refuses=_refuses,
+        library=_library_not_implemented,
+    )
+    assert "does not validate" in await answer(table, "bad_output", {})
+    assert "Invalid arguments" not in await answer(table, "bad_output", {})
+    assert (await answer(table, "parsed", {"x": "y"})).startswith(
+        "Invalid arguments for tool 'parsed': x:"
+    )
+    assert await answer(table, "refuses", {}) == "the answer is no"
+    assert "internal error" in await answer(table, "library", {})
+
+
+async def test_an_unwritten_stub_says_where_to_write_it(tmp_path: Path) -> None:
+    """A ``raise NotImplementedError`` in the stub mcpgen wrote is "not implemented yet";
+    the same error raised by anything the handler calls is an internal error."""
+    folder = tmp_path / "demo_mcp" / "handlers" / "tools"
+    folder.mkdir(parents=True)
+    path = folder / "todo.py"
+    path.write_text(
+        "async def handle(arguments, ctx):\n    raise NotImplementedError\n", encoding="utf-8"
+    )
+    loader = importlib.util.spec_from_file_location("demo_stub_todo", path)
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    handler_path = "src/demo_mcp/handlers/tools/todo.py"
+    schema = {"type": "object"}
+    table = ToolTable(
+        [
+            ToolBinding({"name": "todo", "inputSchema": schema}, module.handle, handler_path),
+            ToolBinding(
+                {"name": "deep", "inputSchema": schema}, _library_not_implemented, handler_path
+            ),
+        ]
+    )
+    assert await answer(table, "todo", {}) == (
+        "Tool 'todo' is not implemented yet: write its handler in " + handler_path
+    )
+    assert "internal error" in await answer(table, "deep", {})
+
+
+# -- clients that hang up mid-call -------------------------------------------------------------
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+ERAS = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
+DROP_ARMS = {  # arms whose answer nobody can resume: the call is cancelled
+    "http-stateless": {},
+    "http-json": {},
+    "http": {"event_store_size": 0},
+}
+
+
+def _call(id_: int, name: str, arguments: dict[str, Any], era: str) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if era != "legacy":
+        params["_meta"] = {
+            types.PROTOCOL_VERSION_META_KEY: ERAS[era],
+            types.CLIENT_INFO_META_KEY: {"name": "t", "version": "0"},
+            types.CLIENT_CAPABILITIES_META_KEY: {},
+        }
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
+
+
+# 2026-07-28 has no sessions: its requests go to the stateless arms
+DROPS = [(a, e) for a in DROP_ARMS for e in ERAS if a != "http" or e == "legacy"]
+
+
+@pytest.mark.parametrize(("arm", "era"), DROPS, ids=[f"{a}-{e}" for a, e in DROPS])
+async def test_http_clients_that_hang_up_cancel_their_calls(
+    arm: str, era: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nobody can receive the answer any more (no resumable stream): the handler is
+    cancelled, and the server (and a stateful session) goes on serving."""
+    spec = rtkit.make_spec("none")
+    app = rtkit.app(spec, arm, **DROP_ARMS[arm])
+    headers = {**HEADERS, "MCP-Protocol-Version": ERAS[era]}
+    if era != "legacy":
+        headers.update({"Mcp-Method": "tools/call", "Mcp-Name": "slow"})
+    async with running(app), http_client(app) as http:
+        if arm == "http":
+            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": ERAS[era], "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+            opened = await http.post("/mcp", json=init, headers=headers)
+            headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+
+        async def drop(i: int) -> None:
+            marker = tmp_path / f"drop{i}"
+            body = _call(i, "slow", {"seconds": 60, "marker": str(marker)}, era)
+            with anyio.move_on_after(30) as waited:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(lambda: http.post("/mcp", json=body, headers=headers))
+                    while not marker.with_suffix(".started").exists():
+                        await anyio.sleep(0.01)
+                    tg.cancel_scope.cancel()  # the client closes its connection mid-call
+            assert not waited.cancelled_caught
+
+        async with anyio.create_task_group() as tg:
+            for i in range(5):
+                tg.start_soon(drop, i)
+        for i in range(5):  # each dropped call's handler is cancelled and cleans up
+            await anyio.to_thread.run_sync(cleaned_up, tmp_path / f"drop{i}", 10.0)
+            assert (tmp_path / f"drop{i}.cancelled").exists()
+        for i in range(5):
+            later = _call(100 + i, "echo", {"text": f"t{i}"}, era)
+            named = {**headers, "Mcp-Name": "echo"} if era != "legacy" else headers
+            response = await http.post("/mcp", json=later, headers=named)
+            assert f'"t{i}"' in response.text, response.text
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [json.dumps(r.getMessage()) for r in errors]

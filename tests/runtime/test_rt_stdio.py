@@ -1,0 +1,158 @@
+"""The stdio transport's life: the fixture server process ends with status 0 at end of
+input, on SIGTERM, and when its client vanishes mid-call; it holds back when the client
+does not read; it serves socket pairs (what Node hosts give) and falls back to the SDK's
+transport for a regular file."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from rtstdio import INITIALIZE, INITIALIZED, Stdio, call, cleaned_up, lines, popen, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes and signals")
+
+
+def test_stdio_exits_cleanly_at_end_of_input() -> None:
+    process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate(lines([INITIALIZE]), timeout=60)
+    assert process.returncode == 0, err.decode()[-3000:]
+    assert json.loads(out.splitlines()[0])["id"] == 0
+    assert b"Traceback" not in err
+
+
+@POSIX
+def test_stdio_exits_cleanly_on_sigterm() -> None:
+    process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(lines([INITIALIZE]))
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 0  # serving, stdin still open
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stdin.close()
+        process.stdout.close()
+
+
+def test_stdio_client_that_disconnects_mid_call(tmp_path: Path) -> None:
+    """stdin closed while a handler sleeps: the server cancels it, runs its cleanup and
+    exits 0 without a traceback."""
+    server = Stdio()
+    try:
+        server.initialize()
+        marker = tmp_path / "gone"
+        server.send(call(7, "slow", {"seconds": 60, "marker": str(marker)}))
+        wait_for(marker.with_suffix(".started"))
+        started = time.monotonic()
+        assert server.close() == 0, server.stderr.decode()[-3000:]
+        assert time.monotonic() - started < 10
+        assert b"Traceback" not in server.stderr, server.stderr.decode()[-3000:]
+        assert cleaned_up(marker, 5)
+    finally:
+        server.kill()
+
+
+def test_stdio_client_that_vanishes_with_answers_pending(tmp_path: Path) -> None:
+    """Both pipes closed (the client process died) while answers are still to be written:
+    the server exits by itself, without a traceback."""
+    process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdin and process.stdout and process.stderr
+    try:
+        process.stdin.write(lines([INITIALIZE]))
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 0
+        slow = [
+            call(i, "slow", {"seconds": 0.3, "marker": str(tmp_path / f"m{i}")}) for i in range(5)
+        ]
+        process.stdin.write(lines([INITIALIZED, *slow]))
+        process.stdin.flush()
+        wait_for(tmp_path / "m4.started")
+        process.stdout.close()
+        process.stdin.close()
+        process.wait(timeout=20)
+        err = process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err.decode()[-3000:]
+    assert b"Traceback" not in err, err.decode()[-3000:]
+
+
+@POSIX
+def test_stdio_holds_back_when_the_client_does_not_read() -> None:
+    """6 MB of answers to a client that reads nothing for a second (the pipe holds 64 KiB):
+    the server's writes wait for the pipe, nothing fails, every answer arrives whole."""
+    process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin and process.stdout
+    text = "x" * 20_000
+    calls = [call(i, "echo", {"text": text}) for i in range(1, 301)]
+    stdin = process.stdin
+    feeding = threading.Thread(
+        target=lambda: stdin.write(lines([INITIALIZE, INITIALIZED, *calls])), daemon=True
+    )
+    try:
+        feeding.start()
+        time.sleep(1.0)
+        # stdin stays open until the last answer: end of input cancels calls in flight
+        answers = [json.loads(process.stdout.readline()) for _ in range(301)]
+        feeding.join(timeout=30)
+        stdin.close()
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    results = {a["id"]: a["result"] for a in answers if a["id"] != 0}
+    assert sorted(results) == list(range(1, 301))
+    assert all(r["structuredContent"] == {"text": text} for r in results.values())
+
+
+@POSIX
+def test_stdio_over_sockets() -> None:
+    """Hosts written in Node (libuv) give a child socket pairs, not pipes, as stdin and
+    stdout: the event-loop transport serves them too."""
+    ours_in, theirs_in = socket.socketpair()
+    ours_out, theirs_out = socket.socketpair()
+    process = popen(stdin=theirs_in.fileno(), stdout=theirs_out.fileno(), stderr=subprocess.DEVNULL)
+    theirs_in.close()
+    theirs_out.close()
+    try:
+        ours_in.sendall(lines([INITIALIZE, call(1, "echo", {"text": "hi"})]))
+        ours_in.shutdown(socket.SHUT_WR)
+        with ours_out.makefile("rb") as wire:
+            answers = [json.loads(line) for line in wire]
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        ours_in.close()
+        ours_out.close()
+    assert [a["id"] for a in answers] == [0, 1]
+    assert answers[1]["result"]["structuredContent"] == {"text": "hi"}
+
+
+def test_stdio_from_a_file_falls_back_to_the_sdk_transport(tmp_path: Path) -> None:
+    """A regular file cannot be read by an asyncio pipe transport: the SDK's transport
+    serves it. (End of input comes at once and cancels calls in flight: only the
+    handshake, answered before the next line is read, is sure to be answered.)"""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(lines([INITIALIZE]))
+    with requests.open("rb") as stdin:
+        process = popen(stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err.decode()[-3000:]
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert [a["id"] for a in answers] == [0]
+    assert answers[0]["result"]["serverInfo"]["name"] == "fixture"

@@ -1,0 +1,172 @@
+"""What the stdio transport (``runtime.stdio``) answers, line by line, on one fixture server
+process shared by the module: hostile JSON-RPC, an oversized line, handlers that raise,
+time out, are cancelled or print. At the end the server must exit 0 at end of input.
+
+SDK 2.3's own stdio transport drops a line it cannot read; the runtime's answers -32700 or
+-32600 as JSON-RPC 2.0 (section 5.1) asks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rtkit
+from rtstdio import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Stdio,
+    call,
+    cleaned_up,
+    wait_for,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+@pytest.fixture(scope="module")
+def stdio() -> Iterator[Stdio]:
+    server = Stdio()
+    try:
+        server.initialize()
+        yield server
+        assert server.close() == 0, server.stderr.decode()[-3000:]
+    finally:
+        server.kill()
+
+
+# (line, what the server answers: None = nothing, an error code, or "tool error")
+CASES: list[tuple[str, bytes, Any]] = [
+    ("malformed JSON", b"{not json", PARSE_ERROR),
+    ("invalid UTF-8", b'{"jsonrpc":"2.0","id":1,"method":"ping"\xff}', PARSE_ERROR),
+    ("truncated", b'{"jsonrpc":"2.0","id":1,"meth', PARSE_ERROR),
+    ("empty batch", b"[]", INVALID_REQUEST),
+    ("batch of numbers", b"[1,2]", INVALID_REQUEST),
+    ("a string", b'"hello"', INVALID_REQUEST),
+    ("null", b"null", INVALID_REQUEST),
+    ("missing method", b'{"jsonrpc":"2.0","id":2}', INVALID_REQUEST),
+    ("missing jsonrpc", b'{"id":3,"method":"tools/list"}', INVALID_REQUEST),
+    ("jsonrpc 1.0", b'{"jsonrpc":"1.0","id":4,"method":"tools/list"}', INVALID_REQUEST),
+    ("method a number", b'{"jsonrpc":"2.0","id":5,"method":5}', INVALID_REQUEST),
+    ("id an object", b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', INVALID_REQUEST),
+    ("id a boolean", b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', INVALID_REQUEST),
+    ("id null", b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', INVALID_REQUEST),
+    ("params a string", b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"x"}',
+     INVALID_REQUEST),
+    ("unknown method", b'{"jsonrpc":"2.0","id":7,"method":"no/such"}', METHOD_NOT_FOUND),
+    ("arguments a string",
+     b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":"s"}}',
+     INVALID_PARAMS),
+    ("name a number", b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}',
+     INVALID_PARAMS),
+    ("no name", b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{}}', INVALID_PARAMS),
+    ("unknown tool", b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"nope"}}',
+     INVALID_PARAMS),
+    ("arguments break the schema",
+     b'{"jsonrpc":"2.0","id":12,"method":"tools/call",'
+     b'"params":{"name":"echo","arguments":{"text":5,"extra":1}}}', "tool error"),
+    ("bad cursor", b'{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{"cursor":"!!"}}',
+     INVALID_PARAMS),
+    ("a response nobody asked for", b'{"jsonrpc":"2.0","id":14,"result":{}}', None),
+    ("an unknown notification", b'{"jsonrpc":"2.0","method":"notifications/nope"}', None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_hostile_json_rpc(stdio: Stdio, line: bytes, expected: Any) -> None:
+    seen = stdio.exchange(line)
+    if expected is None:
+        assert seen == []
+        return
+    assert len(seen) == 1, seen
+    answer = seen[0]
+    assert "Traceback" not in json.dumps(answer)
+    if expected == "tool error":
+        assert answer["result"]["isError"] is True, answer
+        return
+    assert answer["error"]["code"] == expected, answer
+    if expected in (PARSE_ERROR, INVALID_REQUEST):
+        assert answer["id"] is None or isinstance(answer["id"], int | str), answer
+    assert stdio.process.poll() is None
+    stdio.echo_works()
+
+
+def test_a_parse_error_is_answered_exactly(stdio: Stdio) -> None:
+    assert stdio.exchange(b"{not json") == [
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    ]
+
+
+def test_an_invalid_request_keeps_its_id(stdio: Stdio) -> None:
+    seen = stdio.exchange(b'{"jsonrpc":"2.0","id":2}')
+    assert seen and seen[0]["error"]["code"] == INVALID_REQUEST and seen[0]["id"] == 2
+
+
+def test_an_oversized_line_is_answered(stdio: Stdio) -> None:
+    """stdio has no size limit (the peer is the local host that started the server): a
+    6 MiB request is read and answered like any other, and the server keeps serving."""
+    answer = stdio.call(call("big", "echo", {"text": "x", "padding": "x" * (6 << 20)}), 60)
+    assert answer["result"]["isError"] is True  # additionalProperties: false
+    assert "padding" in answer["result"]["content"][0]["text"]
+    assert len(json.dumps(answer)) < 10_000, "the error must not echo the 6 MiB back"
+    stdio.echo_works()
+
+
+def test_a_raising_handler_leaks_nothing_to_the_client(stdio: Stdio) -> None:
+    answer = stdio.call(call(1, "boom", {}))
+    result = answer["result"]
+    assert result["isError"] is True
+    text = json.dumps(answer)
+    assert rtkit.SECRET not in text and "Traceback" not in text and "RuntimeError" not in text
+    assert "internal error" in result["content"][0]["text"]
+    stdio.echo_works()
+    # the operator sees it all in the server's log
+    wait_until(lambda: f"RuntimeError: {rtkit.SECRET}".encode() in stdio.stderr)
+    assert b"Traceback (most recent call last)" in stdio.stderr
+
+
+def test_a_tool_timeout_answers_in_time_and_cancels_the_handler(
+    stdio: Stdio, tmp_path: Path
+) -> None:
+    marker = tmp_path / "limited"
+    started = time.monotonic()
+    answer = stdio.call(call(2, "limited", {"seconds": 5, "marker": str(marker)}))
+    elapsed = time.monotonic() - started
+    result = answer["result"]
+    assert result["isError"] is True and "timed out" in result["content"][0]["text"], answer
+    assert 0.45 <= elapsed < 4, elapsed
+    assert cleaned_up(marker) and marker.with_suffix(".cancelled").exists()
+    stdio.echo_works()
+
+
+def test_client_cancellation_cancels_the_handler(stdio: Stdio, tmp_path: Path) -> None:
+    marker = tmp_path / "slow"
+    stdio.send(call(41, "slow", {"seconds": 60, "marker": str(marker)}))
+    wait_for(marker.with_suffix(".started"))
+    stdio.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled",
+         "params": {"requestId": 41, "reason": "user pressed stop"}}
+    )  # fmt: skip
+    assert wait_for(marker.with_suffix(".cancelled"), 10) < 10
+    assert cleaned_up(marker)
+    # no answer to the cancelled request (MCP: the receiver should not respond), and
+    # cancelling requests that are unknown or done is harmless
+    for request_id in (41, "never-sent"):
+        stdio.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": request_id}})  # fmt: skip
+    seen = stdio.exchange(json.dumps(call(42, "echo", {"text": "x"})).encode())
+    assert [m.get("id") for m in seen] == [42], seen
+
+
+def test_a_handler_that_prints_does_not_corrupt_the_wire(stdio: Stdio) -> None:
+    """fd 1 points at stderr while serving: the wire carries JSON-RPC only."""
+    answer = stdio.call(call(43, "shout", {"text": "hi"}))
+    assert answer["result"]["structuredContent"] == {"text": "HI"}
+    wait_until(lambda: b"stray output from a handler" in stdio.stderr)
