@@ -2,10 +2,10 @@
 
 The tasks (``bench/retrieval_tasks.json``) are requests phrased as a user would make them,
 each with the operation(s) that do it; any of them in the top k counts as found. For each
-spec the script imports it the way ``mcpgen build`` does (``mcpgen.openapi.import_openapi``:
-the same tool names), lays the operations out as ``_spec.json`` has them (tools plus their
-``http`` entries, with each operation's OpenAPI tags added), builds the runtime's search
-index from that (``mcpgen.runtime.search.docs_from_spec``) and asks code mode's
+spec the script builds the ``_spec.json`` data ``mcpgen build`` writes (``mcpgen.pipeline.
+load_manifest`` then ``mcpgen.render.spec.spec_data``: the same tool names, routes, tags and
+full texts), builds the runtime's search index from that
+(``mcpgen.runtime.search.docs_from_spec``) and asks code mode's
 ``search_docs`` with ``limit=5``; the names are read back from the answer's text, i.e. what
 a model would see. In the same run:
 
@@ -47,8 +47,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mcpgen.loader import load_file  # noqa: E402
-from mcpgen.openapi import import_openapi  # noqa: E402
+from mcpgen.pipeline import load_manifest  # noqa: E402
+from mcpgen.render.spec import spec_data as render_spec  # noqa: E402
 from mcpgen.runtime.codemode import CodeMode  # noqa: E402
 from mcpgen.runtime.search import WEIGHTS, SearchIndex, docs_from_spec  # noqa: E402
 
@@ -67,21 +67,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 
 
 def spec_data(path: Path) -> dict[str, Any]:
-    """The operations of a spec as ``_spec.json`` lays them out (plus each one's tags)."""
-    imported = import_openapi(load_file(path, max_bytes=1 << 30), {})
-    tools, http = [], []
-    for tool, op in zip(imported.tools, imported.operations, strict=True):
-        definition = {"name": tool["name"], "inputSchema": tool.get("input") or {}}
-        for key, target in (("title", "title"), ("description", "description")):
-            if tool.get(key):
-                definition[target] = tool[key]
-        if tool.get("output"):
-            definition["outputSchema"] = tool["output"]
-        tools.append(definition)
-        http.append(
-            {"method": op.method, "path": op.path, "tags": op.tags, "wrapped": op.wrapped_output}
-        )
-    return {"tools": tools, "http": http}
+    """The ``_spec.json`` data of a spec, as ``mcpgen build`` writes it (format 2)."""
+    loaded = load_manifest(path)
+    if loaded.manifest is None:
+        raise SystemExit(f"{path}: {[str(p) for p in loaded.problems.errors][:3]}")
+    return render_spec(loaded.manifest)
 
 
 _SIGNATURE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\(")
@@ -94,17 +84,13 @@ def names_in(answer: str) -> list[str]:
 
 def substring_ranking(spec: dict[str, Any]) -> Any:
     """Today's meta-tool search, as meta_bindings computes it."""
-    index = [
-        (
-            d["name"],
-            " ".join(
-                str(part).lower()
-                for part in (d["name"], d.get("title"), d.get("description"), h.get("path"))
-                if part
-            ),
-        )
-        for d, h in zip(spec["tools"], spec["http"], strict=True)
-    ]
+    index = []
+    for entry in spec["tools"]:
+        if entry.get("http") is None:
+            continue
+        d = {**entry["definition"], **entry.get("full", {})}
+        parts = (d["name"], d.get("title"), d.get("description"), entry["http"].get("path"))
+        index.append((d["name"], " ".join(str(part).lower() for part in parts if part)))
 
     def rank(query: str, limit: int) -> list[str]:
         words = [w for w in query.lower().split() if w]
@@ -194,7 +180,7 @@ def rss():
 start_rss = rss(); start = time.perf_counter()
 import bm25s
 import_s = time.perf_counter() - start; import_mb = rss() - start_rss
-from mcpgen.runtime.search import Analyzer, _field_texts, docs_from_spec
+from mcpgen.runtime.search import Analyzer, docs_from_spec, field_texts
 spec = json.load(open(sys.argv[3])); tasks = json.load(open(sys.argv[4]))
 docs = docs_from_spec(spec); analyzer = Analyzer()
 repeat = {"name": 3, "path": 1, "summary": 3, "tags": 2, "action": 1, "params": 1, "description": 1}
@@ -202,7 +188,7 @@ start = time.perf_counter()
 corpus = []
 for doc in docs:
     tokens = []
-    for field, text in _field_texts(doc).items():
+    for field, text in field_texts(doc).items():
         tokens += analyzer.terms(text) * repeat[field]
     corpus.append(tokens)
 retriever = bm25s.BM25()

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
-from mcpgen.model import fastpath
+from mcpgen.model import compact, fastpath
 from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.resources import Resource, StaticContent
@@ -29,7 +29,9 @@ def build_model(doc: Document) -> Manifest:
     shared: dict[str, Any] = data.get("$defs", {})
     server = _server(data["server"])
     index = schemas.RefIndex(shared)
-    tools = tuple(_tool(t, shared, index) for t in data.get("tools", []))
+    options: dict[str, Any] = data["openapi"] if isinstance(data.get("openapi"), dict) else {}
+    diet = compact.CompactOptions.from_manifest(options.get("compact"))
+    tools = tuple(_tool(t, shared, index, diet) for t in data.get("tools", []))
     resources = tuple(_resource(r, doc.base_dir, shared, index) for r in data.get("resources", []))
     prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
     completions = tuple(_completion(c, resources) for c in data.get("completions", []))
@@ -68,6 +70,7 @@ def build_model(doc: Document) -> Manifest:
         ),
         openapi=data.get("openapi"),
         upstream=data.get("x-mcpgen-upstream"),
+        code_mode=_code_mode(options.get("codeMode")),
         ci=Ci(github=bool(data.get("ci", {}).get("github", False))),
     )
     if "deploy" in data:
@@ -214,30 +217,69 @@ def _resolve_root(schema: Any, shared: dict[str, Any]) -> tuple[Any, str | None]
     return {**shared[name], **extra}, name
 
 
-def _tool(raw: dict[str, Any], shared: dict[str, Any], index: schemas.RefIndex) -> Tool:
+CODE_MODE_KEYS = {  # openapi.codeMode -> the runtime's code mode Limits
+    "timeout": "timeout",
+    "cpuSeconds": "cpu_seconds",
+    "memory": "memory",
+    "recursion": "recursion",
+    "calls": "calls",
+    "output": "output",
+    "code": "code",
+    "sleepSeconds": "sleep_seconds",
+    "workers": "workers",
+}
+
+
+def _code_mode(raw: Any) -> dict[str, Any] | None:
+    """``openapi.codeMode`` as the runtime's limits (snake_case), only the ones given."""
+    if not isinstance(raw, dict):
+        return None
+    return {CODE_MODE_KEYS[k]: v for k, v in raw.items() if k in CODE_MODE_KEYS}
+
+
+def _tool(
+    raw: dict[str, Any],
+    shared: dict[str, Any],
+    index: schemas.RefIndex,
+    diet: compact.CompactOptions | None = None,
+) -> Tool:
     name = raw["name"]
     base = names.pascal(name)
     input_schema, input_model = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
     output, output_model = _resolve_root(raw.get("output"), shared)
     bundled = schemas.bundle(input_schema, shared, index)
+    bundled_output = None if output is None else schemas.bundle(output, shared, index)
+    http = raw.get("x-mcpgen-http")
+    advertised = None
+    if http is not None and diet is not None and diet.enabled:  # an imported operation
+        advertised = compact.advertise(
+            raw.get("title"),
+            raw.get("description"),
+            bundled,
+            bundled_output,
+            raw.get("annotations") or None,
+            wrapped=bool(http.get("wrapped")),
+            options=diet,
+        )
     return Tool(
         name=name,
         title=raw.get("title"),
         description=raw.get("description"),
         input_schema=bundled,
-        output_schema=None if output is None else schemas.bundle(output, shared, index),
+        output_schema=bundled_output,
         annotations=raw.get("annotations") or None,
         context=bool(raw.get("context", False)),
         scopes=tuple(raw.get("scopes", [])),
         timeout=raw.get("timeout"),
         enabled=bool(raw.get("enabled", True)),
-        http=raw.get("x-mcpgen-http"),
+        http=http,
         icons=tuple(raw.get("icons", [])),
         meta=raw.get("meta"),
         ident=names.snake(name),
         input_model=input_model or f"{base}Input",
         output_model=None if output is None else (output_model or f"{base}Output"),
         strict_model_exact=fastpath.strict_model_exact(bundled, shared),
+        advertised=advertised,
     )
 
 

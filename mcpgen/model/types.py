@@ -117,6 +117,9 @@ class Tool:
     # Strict validation of the input model implies the input schema (see ``fastpath``): the
     # server may skip jsonschema when the strict model accepts a call's arguments.
     strict_model_exact: bool = False
+    # What tools/list shows instead of the full parts (``model.compact.advertise``; a key
+    # with the value None is left out); validation keeps the full schemas.
+    advertised: Json | None = None
 
     @property
     def mode_tool(self) -> bool:
@@ -136,9 +139,9 @@ class Tool:
 
         return params(self.input_schema)
 
-    @property
-    def definition(self) -> dict[str, Json]:
-        """The tool as tools/list advertises it (MCP wire names)."""
+    @cached_property
+    def full_definition(self) -> dict[str, Json]:
+        """The tool with its full schemas and texts (what validation uses)."""
         result: dict[str, Json] = {"name": self.name}
         if self.title is not None:
             result["title"] = self.title
@@ -154,6 +157,32 @@ class Tool:
         if self.meta:
             result["_meta"] = self.meta
         return result
+
+    @cached_property
+    def definition(self) -> dict[str, Json]:
+        """The tool as tools/list advertises it (MCP wire names): compact for an imported
+        operation (``advertised``), else as written."""
+        if not self.advertised:
+            return self.full_definition
+        full = self.full_definition
+        result: dict[str, Json] = {}
+        for key in ("name", "title", "description", "inputSchema", "outputSchema", *full):
+            value = self.advertised.get(key, full.get(key)) if key != "name" else self.name
+            if value is not None and key not in result:
+                result[key] = value
+        return result
+
+    @property
+    def full_parts(self) -> dict[str, Json]:
+        """The parts of ``full_definition`` the advertised definition shows otherwise (the
+        server validates with these schemas, and searches these texts)."""
+        shown = self.definition
+        return {
+            key: value
+            for key, value in self.full_definition.items()
+            if key in ("title", "description", "inputSchema", "outputSchema")
+            and shown.get(key) != value
+        }
 
     @cached_property
     def wire_json(self) -> str:
@@ -194,6 +223,7 @@ class Manifest:
     auth: Auth
     openapi: Json | None = None
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
+    code_mode: Json | None = None  # openapi.codeMode: the sandbox's limits (runtime names)
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
     ci: Ci = field(default_factory=Ci)
     # Where the schema behind each model class was written: for located build errors.

@@ -26,7 +26,7 @@ from mcpgen.hosts.install import readme_snippets
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_context, deploy_templates
 from mcpgen.render.model_parts import ModelJob
-from mcpgen.render.spec import environment, spec_json
+from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
@@ -231,7 +231,11 @@ def _render_templates(
         out.generated[path] = render(template, **ctx)
     if manifest.ci.github:
         out.generated[CI_GITHUB] = render("ci/github.yml.jinja", **ctx)
-    out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest)
+    data = spec_data(manifest)
+    out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
+    index = search_json(data)
+    if index is not None:
+        out.generated[f"src/{pkg}/_search.json"] = index
     out.generated[f"src/{pkg}/py.typed"] = ""
     out.generated.update(runtime_files(pkg))
 

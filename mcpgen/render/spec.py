@@ -24,6 +24,9 @@ def _present(pairs: tuple[tuple[str, Json], ...]) -> dict[str, Json]:
 
 def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
     entry: dict[str, Json] = {"definition": tool.definition, "ident": tool.ident}
+    full = tool.full_parts
+    if full:  # advertised compact: the server validates (and searches) with the full parts
+        entry["full"] = full
     if tool.scopes:
         entry["scopes"] = list(tool.scopes)
     if tool.timeout is not None:
@@ -240,14 +243,29 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
         if auth.enabled and auth.header.lower() != "authorization":
             # the header this server's own callers authenticate with: never an upstream source
             data["upstream"] = {**manifest.upstream, "serverAuthHeader": auth.header}
+    if manifest.code_mode:
+        data["codeMode"] = manifest.code_mode
     data["tools"] = [tool_entry(t, server.package) for t in manifest.tools]  # last: the biggest
     return data
 
 
-def spec_json(manifest: Manifest) -> str:
+def search_json(data: dict[str, Json]) -> str | None:
+    """The search index of a server in search or code mode (``_search.json``), computed here
+    so that the server loads it at start instead of building it: the runtime's own
+    ``SearchIndex.to_data`` over the operations of ``_spec.json`` data. It carries a
+    fingerprint of what it was made from; a server whose operations differ builds its own."""
+    if data.get("mode") not in ("search", "code"):
+        return None
+    from mcpgen.runtime.search import SearchIndex, docs_from_spec
+
+    index = SearchIndex(docs_from_spec(data))
+    return json.dumps(index.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def spec_json(manifest: Manifest, data: dict[str, Json] | None = None) -> str:
     """Indented for a readable diff; an API with thousands of operations gets compact JSON
     (Python's fast encoder does not indent) with one tool per line."""
-    data = spec_data(manifest)
+    data = spec_data(manifest) if data is None else data
     if len(manifest.tools) <= READABLE_TOOLS:
         return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     lines = []

@@ -108,7 +108,7 @@ def _obsolete(root: Path, output: Output) -> list[str]:
                 continue
             if "/handlers/" in relative or "__pycache__" in relative:
                 continue
-            if "/_runtime/" in relative:  # mcpgen's own runtime: every file in it is ours
+            if "/_runtime/" in relative or path.name == "_search.json":  # ours (runtime, index)
                 found.append(relative)
                 continue
             ours = path.suffix == ".py" or folder == "deploy"  # deploy/: YAML and nginx.conf

@@ -261,7 +261,10 @@ def test_the_two_tools_fit_in_two_kilobytes() -> None:
     assert [t["name"] for t in tools] == ["search_docs", "execute"]
     listed = json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
     assert len(listed.encode()) <= 2048
-    assert "30 s, 50 operation calls" in tools[1]["description"]
+    # static data (modes.json, which the generator reads too): the limits are configurable
+    # per server, so the description names them and an error says which one a run hit
+    assert "limited" in tools[1]["description"]
+    assert tools[1]["outputSchema"]["required"] == ["stdout", "result"]
 
 
 # -- execute ----------------------------------------------------------------------------

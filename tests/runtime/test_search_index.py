@@ -173,31 +173,33 @@ def test_data_for_other_operations_or_settings_is_not_loaded() -> None:
 
 
 def test_docs_from_a_generated_spec() -> None:
+    """``_spec.json`` format 2: every tool entry with an ``http`` route is an operation;
+    declared tools (a handler, no route) are not."""
     spec = {
         "tools": [
             {
-                "name": "issues_create",
-                "title": "Create an issue",
-                "description": "Creates an issue.\n\nMore text.",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {"title": {"type": "string", "description": "Its title"}},
+                "definition": {
+                    "name": "issues_create",
+                    "title": "Create an issue",
+                    "description": "Creates an issue.\n\nMore text.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"title": {"type": "string", "description": "Its title"}},
+                    },
+                    "outputSchema": {"type": "object"},
                 },
-                "outputSchema": {"type": "object"},
+                "http": {"method": "POST", "path": "/issues", "tags": ["issues"], "wrapped": False},
             },
-            {"name": "local_tool", "description": "A declared tool\nsecond line"},
-        ],
-        "http": [
-            {"method": "POST", "path": "/issues", "tags": ["issues"], "wrapped": False},
-            None,
+            {"definition": {"name": "local_tool", "description": "A declared tool\nsecond line"}},
         ],
     }
     docs = docs_from_spec(spec)
+    assert [d.name for d in docs] == ["issues_create"]
     assert docs[0].summary == "Create an issue"
     assert docs[0].parameters == (("title", "Its title"),)
     assert docs[0].tags == ("issues",)
     assert docs[0].method == "POST" and docs[0].path == "/issues"
-    assert docs[1].summary == "A declared tool" and docs[1].method == ""
+    assert doc_from_tool({"name": "x", "description": "A tool\nsecond line"}).line == "A tool"
     assert doc_from_tool({"name": "x"}).line == ""
     index = SearchIndex(docs)
     assert index.search("make an issue", 1)[0].name == "issues_create"

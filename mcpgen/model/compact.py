@@ -1,0 +1,252 @@
+"""Tool definitions that cost less context, while validation keeps the full schemas.
+
+What tools/list advertises for an imported operation is made here from the full, bundled
+schemas the model holds (``Tool.input_schema``/``output_schema``); the server still
+validates arguments and results against the full ones (``_spec.json`` keeps both).
+
+* Input schemas stay **equivalent** (they accept exactly the same arguments): annotations
+  that no validator reads are left out (``title``, ``examples``, ``x-`` keys, ...), long
+  descriptions are cut at a word boundary and lose their Markdown link targets, and a
+  definition of ``$defs`` is inlined where it is used once (or where inlining is smaller),
+  kept and referenced where it is shared (:func:`share`).
+* Output schemas become a **relaxation** within a per-tool byte budget: every result the
+  full schema accepts, the advertised one accepts too (so a client that validates against
+  it never rejects a valid result). When the equivalent form is over the budget, nesting
+  deeper than a few levels becomes the bare type of the value (``{"type": "object"}``),
+  descriptions go, and at worst only the top-level fields' types stay (:func:`relax`).
+* Annotations equal to MCP's defaults are left out (``openWorldHint: true``, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcpgen.model.relax import OUTPUT_DESCRIPTION_CHARS, relax
+from mcpgen.model.schema_walk import ANNOTATIONS, DEEPER, LINK, TAG, children, shorten, size
+from mcpgen.model.share import flatten, share, tidy
+
+Json = Any
+
+DESCRIPTION_CHARS = 160  # a tool's description longer than this is cut
+PROPERTY_DESCRIPTION_CHARS = 60  # the same for a parameter's
+NESTED_DESCRIPTION_CHARS = 0  # ... and for a field of a parameter (0: left out)
+OUTPUT_BUDGET = 100  # bytes of an advertised output schema
+
+# Keywords no validator reads that a model does not need either.
+DROPPED = frozenset(
+    {
+        "title",
+        "examples",
+        "example",
+        "$comment",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        "externalDocs",
+        "xml",
+        "discriminator",
+        "$schema",
+    }
+)
+
+# MCP's defaults for tool annotations: a hint equal to its default says nothing.
+HINT_DEFAULTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+FILLER = frozenset(
+    ["a", "an", "the", "of", "for", "to", "this", "that", "is", "it", "its", "in", "on", "by", "be"]
+)
+# OpenAPI's numeric formats: the type says as much, and no validator reads them.
+NUMERIC_FORMATS = frozenset({"int32", "int64", "float", "double"})
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)} - FILLER
+
+
+def restates(text: str, name: str) -> bool:
+    """The description only says the name again ("User Name" for ``UserName``)."""
+    said = _words(text)
+    return bool(said) and said <= _words(name)
+
+
+# -- text --------------------------------------------------------------------------------
+
+
+def description(text: str | None, limit: int = DESCRIPTION_CHARS) -> str | None:
+    """A tool's description: whole when short, else its first paragraphs within ``limit``."""
+    if text is None:
+        return None
+    text = TAG.sub("", LINK.sub(r"\1", text)).strip()
+    if len(text) <= limit:
+        return text
+    kept = ""
+    for paragraph in text.split("\n\n"):
+        joined = f"{kept}\n\n{paragraph}" if kept else paragraph
+        if len(joined) > limit:
+            break
+        kept = joined
+    return kept if len(kept) >= limit // 2 else shorten(text, limit)
+
+
+def tool_annotations(given: Json) -> Json:
+    """Tool annotations without hints equal to MCP's defaults (a read-only tool's destructive
+    and idempotent hints mean nothing either); None when nothing is left."""
+    if not isinstance(given, dict):
+        return given
+    read_only = given.get("readOnlyHint") is True
+    kept = {
+        key: value
+        for key, value in given.items()
+        if not (key in HINT_DEFAULTS and value == HINT_DEFAULTS[key])
+        and not (read_only and key in ("destructiveHint", "idempotentHint"))
+    }
+    return kept or None
+
+
+def strip(
+    schema: Json,
+    chars: int = PROPERTY_DESCRIPTION_CHARS,
+    deep_chars: int = NESTED_DESCRIPTION_CHARS,
+) -> Json:
+    """``schema`` without keywords no validator reads, descriptions shortened: to ``chars``
+    for the schema and its properties, to ``deep_chars`` deeper (0: left out); equivalent."""
+
+    def visit(node: Json, level: int) -> Json:
+        if not isinstance(node, dict):
+            return node
+        kept = {k: v for k, v in node.items() if k not in DROPPED and not str(k).startswith("x-")}
+        if isinstance(kept.get("description"), str):
+            text = shorten(kept["description"], chars if level <= 1 else deep_chars)
+            if text:
+                kept["description"] = text
+            else:
+                del kept["description"]
+        if kept.get("format") in NUMERIC_FORMATS:
+            del kept["format"]
+        out = children(kept, lambda sub, key: visit(sub, level + (key in DEEPER)))
+        out = flatten(out)
+        properties = out.get("properties")
+        if properties == {}:  # says nothing
+            del out["properties"]
+        elif isinstance(properties, dict):
+            for name, sub in properties.items():
+                note = sub.get("description") if isinstance(sub, dict) else None
+                if isinstance(note, str) and restates(note, name):
+                    properties[name] = {k: v for k, v in sub.items() if k != "description"}
+        return out
+
+    return visit(schema, 0)
+
+
+def compact_input(schema: Json, chars: int = PROPERTY_DESCRIPTION_CHARS) -> Json:
+    """The advertised input schema: accepts exactly what ``schema`` accepts."""
+    return tidy(share(strip(schema, chars)))
+
+
+def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = False) -> Json:
+    """The advertised output schema: the full one made equivalent-but-smaller when that fits
+    ``budget`` bytes, else the first relaxation that fits (fewer levels, no descriptions; at
+    depth 0 the types of the top-level fields, then only of the required ones); at worst the
+    bare type of the value."""
+    if not isinstance(schema, dict):
+        return schema
+    stripped = strip(schema, OUTPUT_DESCRIPTION_CHARS)
+    if size(stripped) <= 8 * budget:  # else sharing cannot bring it under the budget
+        equivalent = share(stripped)
+        if size(equivalent) <= budget:
+            return equivalent
+    chars = OUTPUT_DESCRIPTION_CHARS
+    for depth, shown, required_only in (
+        (2, chars, False),
+        (2, 0, False),
+        (1, chars, False),
+        (1, 0, False),
+        (0, chars, False),
+        (0, 0, False),
+        (0, 0, True),
+    ):
+        relaxed = relax(stripped, depth, wrapped=wrapped, chars=shown, required_only=required_only)
+        if size(relaxed) <= budget:
+            return relaxed
+    return relax(stripped, -1, wrapped=wrapped)
+
+
+# -- a tool's advertised definition ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompactOptions:
+    """``openapi.compact`` of the manifest: ``false`` advertises the full schemas."""
+
+    enabled: bool = True
+    description: int = DESCRIPTION_CHARS
+    parameter_description: int = PROPERTY_DESCRIPTION_CHARS
+    output_schema: int = OUTPUT_BUDGET  # bytes; 0: no output schema advertised
+
+    @classmethod
+    def from_manifest(cls, raw: Json) -> CompactOptions:
+        if raw is False:
+            return cls(enabled=False)
+        if not isinstance(raw, dict):
+            return cls()
+        return cls(
+            description=int(raw.get("description", DESCRIPTION_CHARS)),
+            parameter_description=int(raw.get("parameterDescription", PROPERTY_DESCRIPTION_CHARS)),
+            output_schema=int(raw.get("outputSchema", OUTPUT_BUDGET)),
+        )
+
+
+def advertise(
+    title: str | None,
+    text: str | None,
+    input_schema: Json,
+    output_schema: Json | None,
+    annotations: Json | None,
+    *,
+    wrapped: bool = False,
+    options: CompactOptions | None = None,
+) -> dict[str, Json]:
+    """The parts of an imported tool's definition that tools/list shows instead of the full
+    ones (a key whose value is None is left out of the definition)."""
+    options = options or CompactOptions()
+    given = (text or "").strip()
+    if title and not given.startswith(title.rstrip(".")):
+        given = f"{title.rstrip('.')}. {given}" if given else title  # one text says both
+    shown = description(given, options.description) if given else None
+    out: dict[str, Json] = {
+        "title": None,
+        "description": shown or None,
+        "inputSchema": compact_input(input_schema, options.parameter_description),
+        "annotations": tool_annotations(annotations),
+    }
+    if output_schema is not None:
+        relaxed = (
+            compact_output(output_schema, options.output_schema, wrapped)
+            if options.output_schema > 0
+            else None
+        )
+        out["outputSchema"] = None if relaxed in (None, {}, {"type": "object"}) else relaxed
+    return out
+
+
+__all__ = [
+    "ANNOTATIONS",
+    "OUTPUT_DESCRIPTION_CHARS",
+    "CompactOptions",
+    "advertise",
+    "compact_input",
+    "compact_output",
+    "relax",
+    "share",
+    "size",
+    "strip",
+    "tidy",
+]

@@ -1,0 +1,126 @@
+"""Output schemas within a byte budget: relaxations that accept every result the full
+schema accepts (the server still checks results against the full one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpgen.model.schema_walk import def_name, shorten, size
+
+Json = Any
+OUTPUT_DESCRIPTION_CHARS = 60
+
+KEPT_KEYWORDS = ("type", "const", "format")  # copied from a node the relaxation keeps
+ENUM_BYTES = 120  # an enum (a constraint) kept when it is this small, else left out
+
+
+def relax(
+    schema: Json,
+    depth: int,
+    *,
+    wrapped: bool = False,
+    chars: int = 0,
+    required_only: bool = False,
+) -> Json:
+    """A schema that accepts everything ``schema`` accepts: objects nested deeper than
+    ``depth`` levels become their bare type, constraints beyond types, enums, ``required``
+    and the properties' names are left out, ``oneOf`` becomes ``anyOf``; descriptions of the
+    top two levels are kept within ``chars`` (0: none). ``wrapped``: the root is
+    ``{"result": value}`` around a value that is not an object, and levels count from it."""
+    defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+    if not isinstance(defs, dict):
+        defs = {}
+
+    def resolve(node: Json, seen: tuple[str, ...]) -> tuple[Json, tuple[str, ...]]:
+        while isinstance(node, dict) and "$ref" in node:
+            name = def_name(node["$ref"])
+            if name is None or name not in defs or name in seen:
+                return True, seen  # unresolvable or a cycle: anything
+            seen = (*seen, name)
+            note = node.get("description")
+            node = defs[name]
+            if note is not None and isinstance(node, dict) and "description" not in node:
+                node = {**node, "description": note}
+        return node, seen
+
+    def bare(node: Json, seen: tuple[str, ...]) -> Json:
+        node, seen = resolve(node, seen)
+        if not isinstance(node, dict):
+            return {}
+        if "type" in node:
+            return {"type": node["type"]}
+        for key in ("anyOf", "oneOf"):
+            members = node.get(key)
+            if isinstance(members, list) and members:
+                kinds: list[str] = []
+                for member in members:
+                    kind = bare(member, seen).get("type")
+                    if kind is None:
+                        return {}
+                    for k in kind if isinstance(kind, list) else [kind]:
+                        if k not in kinds:
+                            kinds.append(k)
+                return {"type": kinds[0] if len(kinds) == 1 else kinds}
+        for member in node.get("allOf") or ():
+            found = bare(member, seen)
+            if found:
+                return found
+        return {}
+
+    def visit(node: Json, level: int, seen: tuple[str, ...]) -> Json:
+        if level > depth:
+            return bare(node, seen)
+        node, seen = resolve(node, seen)
+        if not isinstance(node, dict):
+            return {} if node is True or node is None else node
+        out: dict[str, Json] = {k: node[k] for k in KEPT_KEYWORDS if k in node}
+        if "enum" in node and size(node["enum"]) <= ENUM_BYTES:
+            out["enum"] = node["enum"]
+        if chars and level <= 1 and isinstance(node.get("description"), str):
+            text = shorten(node["description"], chars)
+            if text:
+                out["description"] = text
+        properties = node.get("properties")
+        required = [r for r in node.get("required") or () if isinstance(r, str)]
+        if isinstance(properties, dict) and properties:
+            only = required_only and level >= 0  # the wrapper's "result" stays
+            names = [n for n in properties if not only or n in required]
+            if level + 1 > depth:
+                # the last level shown: only the properties' types
+                out["properties"] = {n: bare(properties[n], ()) for n in names}
+            else:
+                out["properties"] = {n: visit(properties[n], level + 1, ()) for n in names}
+            if not out["properties"]:
+                del out["properties"]
+        if required:
+            out["required"] = required
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) and extra:
+            out["additionalProperties"] = visit(extra, level + 1, ())
+        items = node.get("items")
+        if isinstance(items, dict | bool):
+            relaxed = visit(items, level, seen)
+            if relaxed not in ({}, True):
+                out["items"] = relaxed
+        for key in ("allOf", "anyOf", "oneOf"):
+            members = node.get(key)
+            if not isinstance(members, list) or not members:
+                continue
+            relaxed_members: list[Json] = []
+            for member in members:
+                relaxed = visit(member, level, seen)
+                if relaxed not in relaxed_members:
+                    relaxed_members.append(relaxed)
+            if key == "allOf":
+                relaxed_members = [m for m in relaxed_members if m not in ({}, True)]
+                if relaxed_members:
+                    out["allOf"] = relaxed_members
+            elif all(m not in ({}, True) for m in relaxed_members):
+                target = "anyOf" if "anyOf" not in out else "allOf"
+                if target == "allOf":
+                    out.setdefault("allOf", []).append({"anyOf": relaxed_members})
+                else:
+                    out["anyOf"] = relaxed_members
+        return out
+
+    return visit(schema, -1 if wrapped else 0, ())

@@ -1,0 +1,198 @@
+"""Equivalent rewrites of a JSON Schema's ``$defs``: a definition inlined where that is
+smaller (used once, or small), kept and referenced where it is shared or recursive; and
+``allOf`` members merged into their schema where nothing can tell the difference."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from mcpgen.check.schemas import DEFS_PREFIX
+from mcpgen.model.schema_walk import ANNOTATIONS, children, def_name, refs, size
+
+Json = Any
+
+INTERACTING = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "items",
+        "prefixItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "if",
+        "then",
+        "else",
+        "$ref",
+        "$dynamicRef",
+        "$defs",
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+    }
+)
+
+
+def flatten(node: dict[str, Json]) -> dict[str, Json]:
+    """``allOf`` members merged into ``node`` where that is equivalent: a member that shares
+    no keyword with it and neither holds a keyword that reads its neighbours
+    (``{"allOf": [{"type": "string"}, {"description": "..."}]}`` is one schema)."""
+    members = node.get("allOf")
+    if not isinstance(members, list) or not members:
+        return node
+    out = {k: v for k, v in node.items() if k != "allOf"}
+    left: list[Json] = []
+    for member in members:
+        if (
+            isinstance(member, dict)
+            and not set(member) & set(out)
+            and not (set(member) | set(out)) & INTERACTING
+        ):
+            out.update(member)
+        elif member is not True and member != {}:
+            left.append(member)
+    if left:
+        out["allOf"] = left
+    return out
+
+
+def _recursive(defs: dict[str, Json], uses: dict[str, Counter[str]]) -> set[str]:
+    """The definitions that reach themselves through references."""
+    found = set()
+    for start in defs:
+        stack, seen = list(uses[start]), set()
+        while stack:
+            name = stack.pop()
+            if name == start:
+                found.add(start)
+                break
+            if name in seen or name not in uses:
+                continue
+            seen.add(name)
+            stack.extend(uses[name])
+    return found
+
+
+def _merge(body: Json, siblings: dict[str, Json]) -> Json:
+    """A reference's target in its place (``{"$ref": ..., **siblings}``), equivalently."""
+    if not siblings:
+        return body
+    if (
+        isinstance(body, dict)
+        and set(siblings) <= ANNOTATIONS
+        and not set(siblings) & (set(body) - ANNOTATIONS)
+    ):
+        return {**body, **siblings}
+    return {"allOf": [body], **siblings}
+
+
+def share(schema: Json) -> Json:
+    """``schema`` with each ``$defs`` entry inlined where that is smaller (used once, or
+    small), kept and referenced where it is shared or recursive; unused ones left out."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+        return schema
+    defs: dict[str, Json] = schema["$defs"]
+    root = {k: v for k, v in schema.items() if k != "$defs"}
+    uses = {name: refs(body) for name, body in defs.items()}
+    kept = _recursive(defs, uses)
+    bodies = {name: size(body) for name, body in defs.items()}
+    while True:
+        counts = _effective(root, defs, uses, kept)
+        more = {
+            name
+            for name, count in counts.items()
+            if name not in kept and name in defs and count > 1 and _worth(name, count, bodies)
+        }
+        if not more:
+            break
+        kept |= more
+    memo: dict[str, Json] = {}
+
+    def visit(node: Json) -> Json:
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        name = def_name(node.get("$ref"))
+        if name is not None and name in defs and name not in kept:
+            if name not in memo:
+                memo[name] = visit(defs[name])
+            siblings = {k: visit_child(k, v) for k, v in node.items() if k != "$ref"}
+            return _merge(memo[name], siblings)
+        return {k: visit_child(k, v) for k, v in node.items()}
+
+    def visit_child(key: str, value: Json) -> Json:
+        if key in ("const", "enum", "default", "examples"):
+            return value
+        return visit(value)
+
+    out = visit(root)
+    reached = _effective(root, defs, uses, kept)
+    shared = {name: visit(defs[name]) for name in defs if name in kept and reached[name] > 0}
+    if shared:
+        out["$defs"] = shared
+    return out
+
+
+def _worth(name: str, count: int, bodies: dict[str, int]) -> bool:
+    ref = len(DEFS_PREFIX) + len(name) + 12  # {"$ref":"#/$defs/Name"}
+    return bodies[name] + len(name) + 3 + count * ref < count * bodies[name]
+
+
+def _effective(
+    root: Json, defs: dict[str, Json], uses: dict[str, Counter[str]], kept: set[str]
+) -> Counter[str]:
+    """How often each definition would appear with every definition not in ``kept`` inlined."""
+    counts: Counter[str] = Counter()
+    memo: dict[str, Counter[str]] = {}
+
+    def expanded(name: str, stack: tuple[str, ...]) -> Counter[str]:
+        """The kept references an inlined copy of ``name`` contributes (itself not counted)."""
+        if name in memo:
+            return memo[name]
+        found: Counter[str] = Counter()
+        for other, times in uses.get(name, Counter()).items():
+            found[other] += times
+            if other in defs and other not in kept and other not in stack:
+                for deeper, more in expanded(other, (*stack, other)).items():
+                    found[deeper] += times * more
+        memo[name] = found
+        return found
+
+    for name, times in refs(root).items():
+        counts[name] += times
+        if name in defs and name not in kept:
+            for deeper, more in expanded(name, (name,)).items():
+                counts[deeper] += times * more
+    pending = [n for n in counts if n in kept]
+    done: set[str] = set()
+    while pending:  # a kept definition's body appears once, wherever it is used from
+        name = pending.pop()
+        if name in done:
+            continue
+        done.add(name)
+        inner = Counter(uses[name])
+        for other, times in uses[name].items():
+            if other in defs and other not in kept:
+                for deeper, more in expanded(other, (other,)).items():
+                    inner[deeper] += times * more
+        for other, times in inner.items():
+            counts[other] += times
+            if other in kept and other not in done:
+                pending.append(other)
+    return counts
+
+
+def tidy(schema: Json) -> Json:
+    """``schema`` with the ``allOf`` members that inlining left merged (:func:`_flatten`)."""
+
+    def visit(node: Json, key: str = "") -> Json:
+        if not isinstance(node, dict):
+            return node
+        return flatten(children(node, visit))
+
+    return visit(schema)
