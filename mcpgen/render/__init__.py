@@ -75,8 +75,11 @@ def runtime_files(package: str) -> dict[str, str]:
     return {f"src/{package}/_runtime/{p.name}": p.read_text("utf-8") for p in found}
 
 
-def context(manifest: Manifest) -> dict[str, Any]:
-    """Everything a template may see: the model's parts, by name."""
+def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
+    """Everything a template may see: the model's parts, by name. ``source``: where the
+    manifest is, relative to the output folder (default: its file name, beside it)."""
+    source_name = manifest.source.replace("\\", "/").rsplit("/", 1)[-1]
+    source_path = source or source_name
     return {
         "m": manifest,
         "server": manifest.server,
@@ -89,7 +92,12 @@ def context(manifest: Manifest) -> dict[str, Any]:
         "auth": manifest.auth,
         "default_transport": manifest.default_transport,
         "mcpgen_version": __version__,
-        "source_name": manifest.source.replace("\\", "/").rsplit("/", 1)[-1],
+        "source_name": source_name,
+        "source_path": source_path,
+        "source_shell": shlex.quote(source_path),
+        "host_snippets": readme_snippets(
+            manifest.server.name, manifest.server.script, environment(manifest)
+        ),
         "deploy": None,
         **deploy_context(manifest),
     }
@@ -215,12 +223,7 @@ def _render_templates(
 ) -> Output:
     """Every file but the models and the lock (and the templates in ``skip``), unformatted."""
     pkg = manifest.server.package
-    ctx = context(manifest)
-    ctx["source_path"] = source or ctx["source_name"]
-    ctx["source_shell"] = shlex.quote(ctx["source_path"])
-    ctx["host_snippets"] = readme_snippets(
-        manifest.server.name, manifest.server.script, environment(manifest)
-    )
+    ctx = context(manifest, source)
     oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
     ctx["ci_python"] = oldest.group(1) if oldest else "3.11"
     out = Output()

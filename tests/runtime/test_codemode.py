@@ -18,7 +18,7 @@ from mcpgen.runtime.codemode import (
 )
 from mcpgen.runtime.search import OperationDoc, SearchIndex
 
-pytest.importorskip("pydantic_monty")
+import pydantic_monty  # noqa: E402, F401 (a test dependency: never skipped)
 pytestmark = pytest.mark.timeout(120)
 
 USER = {"type": "object", "properties": {"login": {"type": "string"}}, "required": ["login"]}

@@ -20,7 +20,7 @@ import codemode_tasks as tasks
 from e2e_support import ERAS, GITHUB_SPEC, Built, build, connect, http_server
 from github_standin import SMALL_SPEC, StandIn, standin
 
-pytest.importorskip("pydantic_monty")
+import pydantic_monty  # noqa: E402, F401 (a test dependency: never skipped)
 pytestmark = pytest.mark.timeout(600)
 
 SMALL = """

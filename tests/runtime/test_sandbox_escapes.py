@@ -25,7 +25,7 @@ import pytest
 from mcpgen.runtime.codemode import CodeMode, Limits
 from mcpgen.runtime.search import OperationDoc, SearchIndex
 
-pytest.importorskip("pydantic_monty")
+import pydantic_monty  # noqa: E402, F401 (a test dependency: never skipped)
 pytestmark = pytest.mark.timeout(120)
 
 SECRET = "codemode-secret-" + uuid.uuid4().hex

@@ -94,10 +94,28 @@ class ToolBinding:
     # The input model, when strict validation of it implies the input schema (decided at
     # build time): a call it accepts skips jsonschema.
     strict_model: Callable[[], type[BaseModel]] | None = None
+    # The full parts where ``definition`` advertises compact ones (``_spec.json`` ``full``):
+    # arguments and results are checked against these schemas.
+    full_schemas: Mapping[str, Json] | None = None
+    # A result that does not match the output schema is a tool error (the user's handler
+    # built it); else (the wrapped API answered it) it is logged and passed on.
+    strict_output: bool = False
 
     @property
     def name(self) -> str:
         return str(self.definition["name"])
+
+    @property
+    def input_schema(self) -> Json:
+        """The schema arguments are validated against."""
+        full = self.full_schemas or {}
+        return full.get("inputSchema", self.definition.get("inputSchema"))
+
+    @property
+    def output_schema(self) -> Json:
+        """The schema structured results are checked against (None: no check)."""
+        full = self.full_schemas or {}
+        return full.get("outputSchema", self.definition.get("outputSchema"))
 
     @cached_property
     def tool(self) -> types.Tool:
@@ -121,7 +139,28 @@ class ToolBinding:
     def validator(self) -> Any:
         from jsonschema import Draft202012Validator
 
-        return Draft202012Validator(self.definition["inputSchema"])
+        return Draft202012Validator(self.input_schema)
+
+    @cached_property
+    def output_validator(self) -> Any:
+        from jsonschema import Draft202012Validator
+
+        schema = self.output_schema
+        return None if schema is None else Draft202012Validator(schema)
+
+    def result_errors(self, result: types.CallToolResult) -> list[str]:
+        """Where a structured result departs from the output schema (the full one)."""
+        validator = self.output_validator
+        if validator is None or result.is_error or result.structured_content is None:
+            return []
+        try:
+            errors = list(validator.iter_errors(result.structured_content))[:MAX_ERRORS]
+        except RecursionError:
+            return ["(result): nested too deeply"]
+        return [
+            f"{'.'.join(str(p) for p in e.absolute_path) or '(result)'}: {e.message[:200]}"
+            for e in errors
+        ]
 
     def argument_errors(self, arguments: dict[str, Json]) -> list[str]:
         if has_non_finite(arguments):
@@ -153,6 +192,7 @@ class ToolTable:
         self.hidden = set(hidden)
         self.registry: Mapping[str, Any] = registry if registry is not None else {}
         self.events: Any = None
+        self._warned: set[str] = set()
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         if name not in self.by_name:
@@ -251,7 +291,29 @@ class ToolTable:
         if isinstance(value, types.InputRequiredResult):  # a meta tool passing one on
             return value
         try:
-            return to_result(value)
+            result = to_result(value)
         except Exception:  # what the handler returned cannot be sent (NaN, a wrong type)
             logger.exception("tool %s returned a result that cannot be sent", name)
             return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
+        return self._checked(binding, result)
+
+    def _checked(self, binding: ToolBinding, result: types.CallToolResult) -> types.CallToolResult:
+        problems = binding.result_errors(result)
+        if not problems:
+            return result
+        if binding.strict_output:
+            logger.error(
+                "tool %s built a result its output schema refuses: %s", binding.name, problems
+            )
+            return tool_error(
+                f"Tool {binding.name!r} failed: its result does not match its output schema "
+                f"({problems[0]})"
+            )
+        if binding.name not in self._warned:
+            self._warned.add(binding.name)
+            logger.warning(
+                "tool %s: the API answered data its output schema refuses (passed on): %s",
+                binding.name,
+                "; ".join(problems[:3]),
+            )
+        return result

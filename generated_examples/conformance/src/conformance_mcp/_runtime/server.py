@@ -128,6 +128,8 @@ def tool_bindings(
                 handler_path=entry.get("handler", ""),
                 timeout=entry.get("timeout"),
                 strict_model=_strict(handlers.models, entry.get("model")),
+                full_schemas=entry.get("full"),
+                strict_output=name in handlers.tools,
             )
         )
     return bindings
@@ -269,7 +271,7 @@ def build_server(
             on_list_tools=list_tools,
             on_call_tool=tools.call,
             get_tool_input_schema=lambda name: (
-                tools.by_name[name].definition["inputSchema"] if name in tools.by_name else None
+                tools.by_name[name].input_schema if name in tools.by_name else None
             ),
         )
     if spec.get("resources"):

@@ -35,6 +35,21 @@ def _modes() -> dict[str, list[dict[str, Json]]]:
     return data
 
 
+def _index_data(spec: dict[str, Json]) -> dict[str, Json] | None:
+    """The search index the generator computed (``_search.json`` beside ``_spec.json``), or
+    None (the index is then built at start; also when the data was made for other
+    operations, which ``SearchIndex`` sees from its fingerprint)."""
+    package = (spec.get("server") or {}).get("package")
+    if not package:
+        return None
+    try:
+        text = resources.files(package).joinpath("_search.json").read_text("utf-8")
+        data = json.loads(text)
+    except (OSError, ValueError, ModuleNotFoundError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def mode_tools(mode: str) -> list[dict[str, Json]]:
     """The definitions of a mode's own tools (a copy)."""
     copied: list[dict[str, Json]] = json.loads(json.dumps(_modes().get(mode, [])))
@@ -51,13 +66,22 @@ class Operations:
         self.entries = {
             e["definition"]["name"]: e for e in spec["tools"] if e.get("http") is not None
         }
-        self.index = SearchIndex(docs_from_spec(spec))
+        self.index = SearchIndex(docs_from_spec(spec), data=_index_data(spec))
 
     def allowed(self, context: Context, name: str) -> bool:
         return (
             name in self.entries
             and name not in self.table.hidden
             and self.table.policy.visible(context.identity, "tool", name)
+        )
+
+    def permitted(self, context: Context, name: str) -> bool:
+        """Whether the caller holds the operation's scopes: in code mode, what ``search_docs``
+        shows and what ``execute`` may call, whether or not tools/list hides anything."""
+        return (
+            name in self.entries
+            and name not in self.table.hidden
+            and self.table.policy.allowed(context.identity, "tool", name)
         )
 
     def unknown(self, name: str) -> ToolError:
@@ -94,7 +118,13 @@ class Operations:
         name = str(plain(given)["name"])
         if not self.allowed(context, name):
             raise self.unknown(name)
-        return structured(json.loads(json.dumps(self.entries[name]["definition"])))
+        entry = self.entries[name]
+        full = entry.get("full") or {}
+        shown = {  # the whole texts and arguments; the result's shape as tools/list has it
+            **entry["definition"],
+            **{k: full[k] for k in ("title", "description", "inputSchema") if k in full},
+        }
+        return structured(json.loads(json.dumps(shown)))
 
     async def call(
         self, given: Arguments, context: Context
@@ -145,13 +175,13 @@ def _code_mode(spec: dict[str, Json], operations: Operations) -> dict[str, Any]:
 
     async def search_docs(given: Arguments, context: Context) -> types.CallToolResult:
         arguments = plain(given)
-        allowed = lambda n: operations.allowed(context, n)  # noqa: E731
+        allowed = lambda n: operations.permitted(context, n)  # noqa: E731
         return await code.search_docs(
             str(arguments["query"]), int(arguments.get("limit", 8)), allowed
         )
 
     async def execute(given: Arguments, context: Context) -> types.CallToolResult:
-        allowed = lambda n: operations.allowed(context, n)  # noqa: E731
+        allowed = lambda n: operations.permitted(context, n)  # noqa: E731
         return await code.execute(str(plain(given)["code"]), context, allowed)
 
     return {"search_docs": search_docs, "execute": execute}

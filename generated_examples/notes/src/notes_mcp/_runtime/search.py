@@ -1,6 +1,7 @@
 """Ranked search over a server's operations: BM25F over weighted fields, with the reasons.
 
-Each operation is an :class:`OperationDoc`; :class:`SearchIndex` ranks them for a
+Each operation is an :class:`OperationDoc` (:mod:`.operation_docs`; the words and the
+query's widening are :mod:`.search_words`); :class:`SearchIndex` ranks them for a
 natural-language query with BM25F (field-weighted BM25): the operation's name, path,
 summary, tags, the CRUD verb its HTTP method implies ("action"), its parameters and its
 description are separate fields, each with its own weight and length normalisation. Names
@@ -43,7 +44,6 @@ import base64
 import bisect
 import hashlib
 import math
-import re
 import sys
 from array import array
 from collections import Counter
@@ -51,7 +51,28 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-FIELDS = ("name", "path", "summary", "tags", "action", "params", "description")
+from .operation_docs import (
+    DESCRIPTION_CHARS,
+    FIELDS,
+    PARAM_DESCRIPTION_CHARS,
+    OperationDoc,
+    doc_from_tool,
+    docs_from_spec,
+    field_texts,
+)
+from .search_words import ANALYZER_VERSION, Analyzer, Expander, Group
+
+__all__ = [
+    "FIELDS",
+    "WEIGHTS",
+    "Analyzer",
+    "Hit",
+    "OperationDoc",
+    "SearchIndex",
+    "doc_from_tool",
+    "docs_from_spec",
+    "field_texts",
+]
 
 # BM25F weights and length normalisation (b) per field; k1 saturates the combined frequency.
 WEIGHTS: dict[str, float] = {
@@ -74,316 +95,8 @@ B: dict[str, float] = {
 }
 K1 = 1.2
 PRECISION = 3.0  # how much the share of the name's words the query says multiplies it
-DESCRIPTION_CHARS = 800  # the start of a description says what the operation does
-PARAM_DESCRIPTION_CHARS = 120
-SYNONYM_WEIGHT = 0.6
-PREFIX_WEIGHT = 0.5  # "review" finds "reviewers", "follow" finds "followers"
-PREFIX_MIN = 5
 DATA_FORMAT = "mcpgen-search-1"
 TF_SCALE = 20000.0  # saturated term frequencies (0 to K1 + 1) kept as 16-bit integers
-ANALYZER_VERSION = 1  # bump when the analyzer changes what it makes of a text
-
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-
-_STOPWORD_TEXT = (
-    "a about after again also am an and any are as at be been before being both but by can "
-    "could did do does doing each for from further given had has have having he her here "
-    "hers him his how i if in into is it its itself just let me mine more most my myself "
-    "no nor not now of off on once one only or other our ours out over own please same "
-    "she should so some such than that the their theirs them then there these they this "
-    "those through to too under until up us very via want was way we were what when "
-    "where while whom whose why will with would yet you your yours"
-)
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-# The caller themself: APIs say "the authenticated user" or "the current user".
-SELF_WORDS = frozenset(("i", "me", "my", "mine", "myself", "own"))
-SELF_TERMS = (("authenticated", 0.6), ("current", 0.6))
-
-# Phrases of a request that one word of an API says (matched on whole words).
-PHRASES: tuple[tuple[str, str], ...] = (
-    ("set up", "create"),
-    ("sign up", "register"),
-    ("logged in", "authenticated"),
-    ("log in", "authenticated"),
-    ("signed in", "authenticated"),
-    ("sign in", "authenticated"),
-    ("look up", "get"),
-    ("how many", "count"),
-    ("change the name", "rename"),
-    ("change name", "rename"),
-    ("turn on", "enable"),
-    ("turn off", "disable"),
-    ("switch on", "enable"),
-    ("switch off", "disable"),
-    ("get rid of", "delete"),
-)
-
-# Abbreviations mean the same thing: searched at full weight.
-ABBREVIATIONS: dict[str, tuple[str, ...]] = {
-    "repo": ("repository",),
-    "repos": ("repository",),
-    "org": ("organization",),
-    "orgs": ("organization",),
-    "pr": ("pull", "request"),
-    "prs": ("pull", "request"),
-    "config": ("configuration",),
-    "info": ("information",),
-    "env": ("environment",),
-    "app": ("application",),
-    "dir": ("directory",),
-    "msg": ("message",),
-    "stats": ("statistic",),
-    "admin": ("administrator",),
-    "auth": ("authentication",),
-    "ref": ("reference",),
-    "doc": ("document",),
-    "docs": ("document",),
-    "param": ("parameter",),
-    "params": ("parameter",),
-    "pic": ("picture",),
-    "img": ("image",),
-    "id": ("identifier",),
-    "ci": ("workflow",),
-}
-
-# Words that often stand for one another in requests to an API: searched at a lower weight.
-# The first five are the verbs of CRUD, which the "action" field derives from the method.
-SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("delete", "remove", "destroy", "erase", "drop", "discard", "purge"),
-    (
-        "create",
-        "add",
-        "new",
-        "make",
-        "insert",
-        "register",
-        "post",
-        "submit",
-        "publish",
-        "share",
-        "leave",
-        "put",
-        "give",
-        "grant",
-        "open",
-    ),
-    ("update", "edit", "change", "modify", "alter", "patch", "set", "close", "rename"),
-    ("list", "all", "browse", "enumerate", "every", "show", "which", "see"),
-    (
-        "get",
-        "fetch",
-        "retrieve",
-        "read",
-        "show",
-        "view",
-        "display",
-        "detail",
-        "see",
-        "look",
-        "inspect",
-        "check",
-        "what",
-    ),
-    ("search", "find", "query", "lookup", "filter", "mention", "containing"),
-    ("user", "account", "person", "people", "profile", "who", "someone", "somebody"),
-    ("issue", "bug", "ticket"),
-    ("comment", "reply", "remark"),
-    ("cancel", "stop", "abort", "terminate", "halt"),
-    ("run", "execute", "trigger", "start", "launch", "dispatch"),
-    ("download", "fetch", "export"),
-    ("upload", "attach", "import"),
-    ("permission", "access", "privilege", "right", "role"),
-    ("reserve", "reservation", "booking", "book"),
-    ("pay", "payment", "charge", "purchase"),
-    ("release", "version"),
-    ("member", "membership", "teammate", "collaborator", "colleague"),
-    ("message", "mail", "email"),
-    ("image", "picture", "photo"),
-    ("log", "output"),
-    ("error", "failure", "fail", "failed"),
-    ("setting", "configuration", "preference", "option"),
-    ("key", "credential"),
-    ("count", "number", "total", "statistic", "traffic"),
-    ("ask", "request", "invite"),
-    ("remaining", "left", "quota", "limit"),
-    ("recent", "latest", "newest", "last"),
-    ("convert", "render", "transform", "turn"),
-    ("follow", "follower", "following"),
-    ("star", "favorite", "stargazer"),
-    ("notify", "notification", "alert", "webhook"),
-    ("merge", "combine"),
-    ("protect", "protection", "restrict"),
-    ("language", "programming"),
-    ("secret", "token", "password"),
-)
-
-# What the HTTP method says the operation does (the "action" field).
-_ACTIONS = {"POST": "create", "PUT": "update", "PATCH": "update", "DELETE": "delete"}
-
-
-# -- words -------------------------------------------------------------------------------
-
-
-def _stem(word: str) -> str:
-    """A light suffix stemmer for English API vocabulary (plural, -ed, -ing, final e)."""
-    if len(word) <= 3 or word.isdigit():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) >= 6:
-        word = _undouble(word[:-3])
-    elif word.endswith("ed") and len(word) >= 5:
-        word = _undouble(word[:-2])
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
-
-
-def _undouble(word: str) -> str:
-    if len(word) >= 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-        return word[:-1]
-    return word
-
-
-class _Terms(dict[str, str]):
-    """Word to term, computed on first use (a spec has a few thousand distinct words)."""
-
-    def __init__(self, stemming: bool) -> None:
-        super().__init__((word, "") for word in STOPWORDS)
-        self.stemming = stemming
-
-    def __missing__(self, word: str) -> str:
-        term = _stem(word) if self.stemming else word
-        self[word] = term
-        return term
-
-
-class Analyzer:
-    """Text to terms: split (camelCase, snake_case, paths), lower-case, stop words, stems."""
-
-    def __init__(self, stemming: bool = True) -> None:
-        self.stemming = stemming
-        self._terms = _Terms(stemming)
-
-    def term(self, word: str) -> str:
-        """The term of one lower-case word ("" for a stop word)."""
-        return self._terms[word]
-
-    def words(self, text: str) -> list[str]:
-        """The lower-case words of a text, split where identifiers join words."""
-        return " ".join(_WORD.findall(text)).lower().split()
-
-    def terms(self, text: str) -> list[str]:
-        """The terms of a text, stop words left out."""
-        return [t for t in map(self._terms.__getitem__, self.words(text)) if t]
-
-
-# -- documents ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OperationDoc:
-    """What search and code mode know about one operation (one tool of the server).
-
-    ``title`` is the display title, ``summary`` the one-line summary (OpenAPI's
-    ``summary``; defaults to the title, else the description's first line), ``description``
-    the long text. ``parameters`` lists (name, description) of every argument the tool
-    takes; ``input_schema``/``output_schema`` are the tool's JSON Schemas. ``wrapped`` says
-    that the tool's structured result is ``{"result": value}`` around a value that is not an
-    object (code mode hands the code the value itself).
-    """
-
-    name: str
-    title: str = ""
-    summary: str = ""
-    description: str = ""
-    tags: Sequence[str] = ()
-    method: str = ""
-    path: str = ""
-    parameters: Sequence[tuple[str, str]] = ()
-    input_schema: Mapping[str, Any] | None = None
-    output_schema: Mapping[str, Any] | None = None
-    wrapped: bool = False
-
-    @property
-    def line(self) -> str:
-        """One line saying what the operation does."""
-        text = self.summary or self.title or _first_line(self.description)
-        return text.strip()
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
-def docs_from_spec(spec: Mapping[str, Any]) -> list[OperationDoc]:
-    """The operations of a generated server's ``_spec.json`` (format 2): every tool entry
-    with an ``http`` route (``method``, ``path``, ``wrapped``, ``tags``)."""
-    return [
-        doc_from_tool(entry["definition"], entry["http"])
-        for entry in spec.get("tools") or ()
-        if entry.get("http") is not None
-    ]
-
-
-def doc_from_tool(tool: Mapping[str, Any], route: Mapping[str, Any] | None = None) -> OperationDoc:
-    """One :class:`OperationDoc` from a tool definition (as tools/list shows it) and its route."""
-    route = route or {}
-    schema = tool.get("inputSchema") or {}
-    properties = schema.get("properties") or {}
-    parameters = [
-        (str(name), str(prop.get("description") or "") if isinstance(prop, Mapping) else "")
-        for name, prop in properties.items()
-    ]
-    title = str(tool.get("title") or "")
-    description = str(tool.get("description") or "")
-    return OperationDoc(
-        name=str(tool["name"]),
-        title=title,
-        summary=title or _first_line(description),
-        description=description,
-        tags=tuple(str(t) for t in route.get("tags") or ()),
-        method=str(route.get("method") or ""),
-        path=str(route.get("path") or ""),
-        parameters=tuple(parameters),
-        input_schema=schema,
-        output_schema=tool.get("outputSchema"),
-        wrapped=bool(route.get("wrapped")),
-    )
-
-
-def _field_texts(doc: OperationDoc) -> dict[str, str]:
-    params = " ".join(
-        f"{name} {description[:PARAM_DESCRIPTION_CHARS]}" for name, description in doc.parameters
-    )
-    summary = doc.summary or doc.title
-    if doc.title and doc.title != summary:
-        summary = f"{summary} {doc.title}"
-    return {
-        "name": doc.name,
-        "path": doc.path,
-        "summary": summary,
-        "tags": " ".join(doc.tags),
-        "action": _action(doc),
-        "params": params,
-        "description": doc.description[:DESCRIPTION_CHARS],
-    }
-
-
-def _action(doc: OperationDoc) -> str:
-    """The CRUD verb the method implies: a GET of one item "get", of a collection "list"."""
-    method = doc.method.upper()
-    if method == "GET":
-        return "get" if doc.path.rstrip("/").endswith("}") else "list"
-    return _ACTIONS.get(method, "")
 
 
 def _pack(values: array[int]) -> str:
@@ -421,14 +134,6 @@ class Hit:
         return "; ".join(f"{f}: {', '.join(words)}" for f, words in self.matched.items())
 
 
-@dataclass(frozen=True)
-class _Group:
-    """One query word and the terms that stand for it, each with its weight."""
-
-    word: str
-    terms: tuple[tuple[str, float, str], ...]  # (term, weight, how it is shown)
-
-
 _Posting = tuple["array[int]", "array[int]"]  # documents, saturated tf times TF_SCALE
 
 
@@ -458,13 +163,10 @@ class SearchIndex:
         self.prefixes = prefixes
         self.precision = precision
         self._names: list[frozenset[str]] = []
-        self._synonyms = self._synonym_table() if synonyms else {}
         self._postings: dict[str, _Posting] = {}
         self._idf: dict[str, float] = {}
         self._vocabulary: list[str] | None = None
-        self._phrases = [
-            (re.compile(r"\b" + re.escape(phrase) + r"\b"), word) for phrase, word in PHRASES
-        ]
+        self.expander = Expander(self.analyzer, synonyms, self._prefixed if prefixes else None)
         self.loaded = data is not None and self._load(data)
         if not self.loaded:
             self._build()
@@ -486,7 +188,7 @@ class SearchIndex:
         counted: list[list[tuple[Counter[str], int]]] = []
         totals = dict.fromkeys(fields, 0)
         for doc in self.docs:
-            texts = _field_texts(doc)
+            texts = field_texts(doc)
             row = []
             for name in fields:
                 found = terms(texts[name])
@@ -571,22 +273,6 @@ class SearchIndex:
         self._set_idf()
         return True
 
-    def _synonym_table(self) -> dict[str, list[tuple[str, float, str]]]:
-        term = self.analyzer.term
-        table: dict[str, list[tuple[str, float, str]]] = {}
-        for short, long in ABBREVIATIONS.items():
-            if len(long) == 1:
-                table.setdefault(term(short), []).append((term(long[0]), 1.0, long[0]))
-                table.setdefault(term(long[0]), []).append((term(short), 1.0, short))
-        for group in SYNONYM_GROUPS:
-            for word in group:
-                for other in group:
-                    if other != word and term(other) != term(word) and term(other):
-                        table.setdefault(term(word), []).append(
-                            (term(other), SYNONYM_WEIGHT, other)
-                        )
-        return table
-
     def _prefixed(self, term: str) -> list[str]:
         """The indexed terms that start with ``term`` and are longer."""
         if self._vocabulary is None:
@@ -601,50 +287,6 @@ class SearchIndex:
 
     # -- querying ------------------------------------------------------------------------
 
-    def _groups(self, query: str) -> list[_Group]:
-        analyzer = self.analyzer
-        text = query.lower()
-        if self.synonyms:
-            for pattern, word in self._phrases:
-                text = pattern.sub(word, text)
-        groups: list[_Group] = []
-        seen: set[str] = set()
-        for word in analyzer.words(text):
-            if word in SELF_WORDS and self.synonyms:
-                if "\x00self" not in seen:
-                    seen.add("\x00self")
-                    terms = tuple((analyzer.term(t), w, t) for t, w in SELF_TERMS)
-                    groups.append(_Group(word, terms))
-                continue
-            if word in STOPWORDS:
-                continue
-            expansion = ABBREVIATIONS.get(word) if self.synonyms else None
-            spelled = [word] if expansion is None or len(expansion) == 1 else list(expansion)
-            for part in spelled:
-                main = analyzer.term(part)
-                if not main or main in seen:
-                    continue
-                merged = False
-                for at, earlier in enumerate(groups):  # "make a new": one word, said twice
-                    if any(t == main for t, _w, _s in earlier.terms):
-                        terms = tuple((t, 1.0 if t == main else w, s) for t, w, s in earlier.terms)
-                        groups[at] = _Group(earlier.word, terms)
-                        merged = True
-                        break
-                seen.add(main)
-                if merged:
-                    continue
-                variants: dict[str, tuple[float, str]] = {main: (1.0, part)}
-                for other, weight, shown in self._synonyms.get(main, ()):
-                    if variants.get(other, (0.0, ""))[0] < weight:
-                        variants[other] = (weight, shown)
-                if self.prefixes and len(main) >= PREFIX_MIN:
-                    for longer in self._prefixed(main):
-                        if longer not in variants:
-                            variants[longer] = (PREFIX_WEIGHT, longer)
-                groups.append(_Group(part, tuple((t, w, s) for t, (w, s) in variants.items())))
-        return groups
-
     def search(
         self,
         query: str,
@@ -656,7 +298,7 @@ class SearchIndex:
 
         A query that is exactly an operation's name ranks that operation first.
         """
-        groups = self._groups(query)
+        groups = self.expander.groups(query)
         scores: dict[int, float] = {}
         for group in groups:
             # A stand-in never counts for more than the word itself would: rare synonyms
@@ -699,10 +341,10 @@ class SearchIndex:
                 break
         return hits
 
-    def explain(self, doc: OperationDoc, groups: Sequence[_Group]) -> dict[str, list[str]]:
+    def explain(self, doc: OperationDoc, groups: Sequence[Group]) -> dict[str, list[str]]:
         """The query words found in each field of ``doc`` (a stand-in shown as ``word~term``)."""
         matched: dict[str, list[str]] = {}
-        for name, text in _field_texts(doc).items():
+        for name, text in field_texts(doc).items():
             if self.weights.get(name, 0.0) <= 0 or not text:
                 continue
             present = set(self.analyzer.terms(text))

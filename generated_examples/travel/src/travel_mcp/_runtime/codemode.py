@@ -11,7 +11,8 @@ checks the caller's scopes) and resumes the sandbox with the result, so credenti
 HTTP never enter it. The answer is ``{"stdout": ..., "result": ...}``: what the code printed
 and the value of its last expression.
 
-Limits (:class:`Limits`), and who enforces each:
+Limits (:class:`Limits`; a manifest sets them with ``openapi.codeMode``, which reaches
+``_spec.json`` as ``codeMode``), and who enforces each:
 
 * ``cpu_seconds`` -- Monty (``max_feed_duration_secs``: execution time in the sandbox,
   not counting time suspended while the host runs an operation); the pool's
@@ -43,20 +44,26 @@ optional dependency, imported when ``execute`` first runs.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import math
-import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
 
-from .search import Hit, OperationDoc, SearchIndex
-from .shapes import FULL, RESULT, SHORT, Budget, Shapes
+from .code_docs import detail, docs_answer, result_type, search_operations, signature, text
+from .code_values import (
+    argument_problem,
+    error,
+    plain_value,
+    result_value,
+    with_output,
+    without_absent,
+)
+from .search import SearchIndex
 
 if TYPE_CHECKING:
     import pydantic_monty
@@ -68,8 +75,6 @@ Call = Callable[[str, dict[str, Any], Any], Awaitable[types.CallToolResult]]
 Allowed = Callable[[str], bool]
 
 ERROR_EXCERPT = 2000  # characters of an operation's error message passed to the code
-DOC_CHARS = 160  # characters of the line of docs per operation
-DETAIL_CHARS = 140  # characters of each parameter's description in the detailed view
 SEARCH_LIMIT = 8
 SEARCH_MAX = 20
 SETTLE_SECONDS = 0.2
@@ -89,126 +94,8 @@ class Limits:
     sleep_seconds: float = 10.0  # time.sleep in all, within the timeout
     workers: int = 2  # sandbox processes running at once (more runs wait for one)
 
-    def describe(self) -> str:
-        return (
-            f"{self.timeout:g} s, {self.calls} operation calls, "
-            f"{self.output // 1024} KB of output, {self.memory // (1024 * 1024)} MB of memory"
-        )
-
-
-# -- search_docs ---------------------------------------------------------------------------
-
-
-def signature(doc: OperationDoc, budget: Budget = SHORT, result: Budget = RESULT) -> str:
-    """``name(a: str, b: int = None) -> {...}``: the function code mode gives the code."""
-    schema = doc.input_schema or {}
-    shapes = Shapes(schema, budget)
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    order = sorted(properties, key=lambda n: n not in required)
-    params = []
-    optional = 0
-    for name in order:
-        kind = shapes.type(properties[name])
-        if name in required:
-            params.append(f"{name}: {kind}")
-            continue
-        optional += 1
-        if optional <= budget.optional:
-            params.append(f"{name}: {kind} = None")
-    if optional > budget.optional:
-        params.append(f"...  # +{optional - budget.optional} optional: search_docs({doc.name!r})")
-        return f"{doc.name}({', '.join(params)}\n) -> {result_type(doc, result)}"
-    return f"{doc.name}({', '.join(params)}) -> {result_type(doc, result)}"
-
-
-def result_type(doc: OperationDoc, budget: Budget = RESULT) -> str:
-    """The shape of what calling the operation returns in the sandbox."""
-    schema = doc.output_schema
-    if not schema:
-        return "Any"
-    shapes = Shapes(schema, budget)
-    if doc.wrapped:
-        inner = (shapes.resolve(schema).get("properties") or {}).get("result")
-        if inner is not None:
-            return shapes.type(inner)
-    return shapes.type(schema)
-
-
-_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-
-
-def _doc_line(doc: OperationDoc, chars: int = DOC_CHARS) -> str:
-    line = doc.line
-    if doc.description and doc.description.strip() != line:
-        first = doc.description.strip().split("\n\n")[0].replace("\n", " ")
-        if first and first != line:
-            line = f"{line}. {first}" if line else first
-    line = " ".join(_MARKDOWN_LINK.sub(r"\1", line).split())
-    return line if len(line) <= chars else line[: chars - 3].rstrip() + "..."
-
-
-def detail(doc: OperationDoc) -> str:
-    """The full view of one operation: every parameter with its description, a deeper result."""
-    lines = [signature(doc, FULL, FULL), f"    # {_doc_line(doc, 400)}"]
-    if doc.method:
-        lines.append(f"    # {doc.method} {doc.path}")
-    schema = doc.input_schema or {}
-    shapes = Shapes(schema, FULL)
-    required = set(schema.get("required") or ())
-    for name, prop in (schema.get("properties") or {}).items():
-        described = str(shapes.resolve(prop).get("description") or "")
-        described = " ".join(_MARKDOWN_LINK.sub(r"\1", described).split())
-        if len(described) > DETAIL_CHARS:
-            described = described[: DETAIL_CHARS - 3].rstrip() + "..."
-        mark = "required" if name in required else "optional"
-        lines.append(f"    #   {name} ({mark}): {described}".rstrip())
-    return "\n".join(lines)
-
-
-def docs_answer(hits: Sequence[Hit], query: str) -> str:
-    """The text ``search_docs`` answers: one signature and one line of docs per operation."""
-    if not hits:
-        return f"No operation matches {query!r}. Try other words (what you want to do and to what)."
-    if len(hits) == 1 and hits[0].name == query.strip():
-        return detail(hits[0].doc)
-    count = f"{len(hits)} operation" + ("s" if len(hits) > 1 else "")
-    lines = [f"# {count} for {query!r}, best first; call them inside execute"]
-    for hit in hits:
-        lines.append(signature(hit.doc))
-        lines.append(f"    # {_doc_line(hit.doc)}")
-    return "\n".join(lines)
-
-
-# -- search mode (meta tools) -----------------------------------------------------------
-
-
-def search_operations(
-    index: SearchIndex, query: str, limit: int = 10, allowed: Allowed | None = None
-) -> types.CallToolResult:
-    """The answer of the ``search_operations`` meta tool: ranked, with why each matched."""
-    hits = index.search(query, max(1, min(int(limit), 50)), allowed)
-    found = [
-        {
-            "name": hit.name,
-            "title": hit.doc.title or None,
-            "summary": _doc_line(hit.doc),
-            "matched": hit.matched,
-        }
-        for hit in hits
-    ]
-    data: dict[str, Json] = {"operations": found}
-    return types.CallToolResult(
-        content=[_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")))],
-        structured_content=data,
-    )
-
 
 # -- execute --------------------------------------------------------------------------------
-
-
-class _OperationFailed(Exception):
-    """An operation answered an error: raised as RuntimeError inside the sandbox."""
 
 
 @dataclass
@@ -265,9 +152,9 @@ class CodeMode:
         name = query.strip()
         doc = self.index.get(name)
         if doc is not None and (allowed is None or allowed(name)):
-            return types.CallToolResult(content=[_text(detail(doc))])
+            return types.CallToolResult(content=[text(detail(doc))])
         hits = self.index.search(query, limit, allowed, explain=False)
-        return types.CallToolResult(content=[_text(docs_answer(hits, query))])
+        return types.CallToolResult(content=[text(docs_answer(hits, query))])
 
     # -- execute -------------------------------------------------------------------------
 
@@ -276,12 +163,12 @@ class CodeMode:
     ) -> types.CallToolResult:
         limits = self.limits
         if len(code.encode("utf-8", "replace")) > limits.code:
-            return _error(f"the code is longer than {limits.code} bytes")
+            return error(f"the code is longer than {limits.code} bytes")
         try:
             import pydantic_monty as pm
         except ImportError:
             logger.error("code mode needs the pydantic-monty package")
-            return _error("this server cannot run code: its sandbox (pydantic-monty) is missing")
+            return error("this server cannot run code: its sandbox (pydantic-monty) is missing")
 
         run = _Run(ctx, allowed)
         printed = pm.CollectString(max_bytes=limits.output)
@@ -293,32 +180,30 @@ class CodeMode:
                 ) as session:
                     value = await self._drive(session, code, printed, run)
         except TimeoutError:
-            return _error(
-                _with_output(
-                    printed.output, f"TimeoutError: the run took over {limits.timeout:g} s"
-                )
+            return error(
+                with_output(printed.output, f"TimeoutError: the run took over {limits.timeout:g} s")
             )
         except pm.MontyCrashedError as exc:
             reason = "it ran out of time" if exc.timed_out else "the sandbox process stopped"
-            return _error(_with_output(printed.output, f"the code did not finish: {reason}"))
+            return error(with_output(printed.output, f"the code did not finish: {reason}"))
         except (pm.MontyRuntimeError, pm.MontySyntaxError) as exc:
             message = exc.display("traceback")
             if run.over_calls and "operation calls" not in message:
                 message += f"\n(more than {limits.calls} operation calls in one run)"
             if "MemoryError" in message and f"> {limits.output} bytes" in message:
                 message += f"\n(print() output is limited to {limits.output} bytes in all)"
-            return _error(_with_output(printed.output, message))
+            return error(with_output(printed.output, message))
         except pm.MontyError as exc:
-            return _error(_with_output(printed.output, f"{type(exc).__name__}: {exc}"))
+            return error(with_output(printed.output, f"{type(exc).__name__}: {exc}"))
         if run.over_calls:
-            return _error(
-                _with_output(
+            return error(
+                with_output(
                     printed.output,
                     f"RuntimeError: more than {limits.calls} operation calls in one run",
                 )
             )
         stdout = printed.output
-        result = _plain(value)
+        result = plain_value(value)
         try:
             encoded = json.dumps(result, ensure_ascii=False, allow_nan=False)
         except ValueError:
@@ -326,8 +211,8 @@ class CodeMode:
             encoded = json.dumps(result, ensure_ascii=False)
         size = len(encoded.encode()) + len(stdout.encode())
         if size > limits.output:
-            return _error(
-                _with_output(
+            return error(
+                with_output(
                     stdout[:2000],
                     f"the result is {size} bytes, over the {limits.output}-byte limit: "
                     "return or print less (a slice, or only the fields you need)",
@@ -335,7 +220,7 @@ class CodeMode:
             )
         data = {"stdout": stdout, "result": result}
         return types.CallToolResult(
-            content=[_text(json.dumps(data, ensure_ascii=False))], structured_content=data
+            content=[text(json.dumps(data, ensure_ascii=False))], structured_content=data
         )
 
     def _resource_limits(self) -> pydantic_monty.ResourceLimits:
@@ -454,7 +339,7 @@ class CodeMode:
                 "exc_type": "TypeError",
                 "message": f"{name}() takes keyword arguments only (see search_docs)",
             }
-        problem = _argument_problem(doc, kwargs)
+        problem = argument_problem(doc, kwargs)
         if problem:
             return {"exc_type": "TypeError", "message": f"{name}() {problem}"}
         run.calls += 1
@@ -464,7 +349,7 @@ class CodeMode:
                 "exc_type": "RuntimeError",
                 "message": f"more than {self.limits.calls} operation calls in one run",
             }
-        arguments = _without_absent(doc, kwargs)
+        arguments = without_absent(doc, kwargs)
         try:
             result = await self.call(name, arguments, run.ctx)
         except Exception as exc:  # the dispatch point refused or failed: tell the code
@@ -482,90 +367,15 @@ class CodeMode:
                 "exc_type": "RuntimeError",
                 "message": f"{name} failed: {message or 'error'}"[:ERROR_EXCERPT],
             }
-        return {"return_value": _result_value(doc, result)}
+        return {"return_value": result_value(doc, result)}
 
 
-def _argument_problem(doc: OperationDoc, kwargs: Mapping[str, Any]) -> str | None:
-    schema = doc.input_schema or {}
-    properties = schema.get("properties") or {}
-    if properties:
-        unknown = [k for k in kwargs if k not in properties]
-        if unknown:
-            known = ", ".join(properties) or "nothing"
-            return f"got an unexpected keyword argument {unknown[0]!r} (it takes: {known})"
-    missing = [n for n in schema.get("required") or () if n not in kwargs or kwargs[n] is None]
-    if missing:
-        return f"missing required keyword argument {missing[0]!r}"
-    return None
-
-
-def _without_absent(doc: OperationDoc, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments to send: ``None`` means left out unless the parameter accepts null."""
-    schema = doc.input_schema or {}
-    properties = schema.get("properties") or {}
-    shapes = Shapes(schema)
-    return {
-        k: v
-        for k, v in kwargs.items()
-        if v is not None or (k in properties and shapes.nullable(properties[k]))
-    }
-
-
-def _result_value(doc: OperationDoc, result: types.CallToolResult) -> Json:
-    """What the code gets back from an operation: its structured result, else its content."""
-    data = result.structured_content
-    if data is not None:
-        if doc.wrapped and isinstance(data, dict) and set(data) == {"result"}:
-            return data["result"]
-        return data
-    values: list[Json] = []
-    for item in result.content:
-        if isinstance(item, types.TextContent):
-            try:
-                values.append(json.loads(item.text))
-            except ValueError:
-                values.append(item.text)
-        elif isinstance(item, types.ImageContent | types.AudioContent):
-            values.append({"type": item.type, "mimeType": item.mime_type, "data": item.data})
-        else:
-            values.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
-    if not values:
-        return None
-    return values[0] if len(values) == 1 else values
-
-
-def _plain(value: Any, depth: int = 0) -> Json:
-    """The sandbox's value as JSON data (tuples and sets as lists, bytes as base64)."""
-    if depth > 64:
-        return "..."
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v, depth + 1) for v in value]
-    if isinstance(value, set | frozenset):
-        items = [_plain(v, depth + 1) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return items
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    return repr(value)
-
-
-def _text(value: str) -> types.TextContent:
-    return types.TextContent(type="text", text=value)
-
-
-def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[_text(message)], is_error=True)
-
-
-def _with_output(stdout: str, message: str) -> str:
-    if not stdout:
-        return message
-    return f"{stdout.rstrip()}\n\n{message}"
+__all__ = [
+    "CodeMode",
+    "Limits",
+    "detail",
+    "docs_answer",
+    "result_type",
+    "search_operations",
+    "signature",
+]
