@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic_monty  # noqa: F401 (a test dependency: never skipped)
 import pytest
 
 from mcpgen.runtime.codemode import (
@@ -18,7 +19,6 @@ from mcpgen.runtime.codemode import (
 )
 from mcpgen.runtime.search import OperationDoc, SearchIndex
 
-import pydantic_monty  # noqa: E402, F401 (a test dependency: never skipped)
 pytestmark = pytest.mark.timeout(120)
 
 USER = {"type": "object", "properties": {"login": {"type": "string"}}, "required": ["login"]}

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-
 import codemode_tasks as tasks
+import pydantic_monty  # noqa: F401 (a test dependency: never skipped)
+import pytest
 from e2e_support import ERAS, GITHUB_SPEC, Built, build, connect, http_server
 from github_standin import SMALL_SPEC, StandIn, standin
 
-import pydantic_monty  # noqa: E402, F401 (a test dependency: never skipped)
 pytestmark = pytest.mark.timeout(600)
 
 SMALL = """

@@ -20,12 +20,12 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic_monty  # noqa: F401 (a test dependency: never skipped)
 import pytest
 
 from mcpgen.runtime.codemode import CodeMode, Limits
 from mcpgen.runtime.search import OperationDoc, SearchIndex
 
-import pydantic_monty  # noqa: E402, F401 (a test dependency: never skipped)
 pytestmark = pytest.mark.timeout(120)
 
 SECRET = "codemode-secret-" + uuid.uuid4().hex
