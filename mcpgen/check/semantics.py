@@ -29,6 +29,7 @@ MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is
 _SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema allows
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 _JINJA = jinja2.Environment(autoescape=False)
@@ -127,6 +128,8 @@ class Checker:
     def check_defs(self) -> None:
         shared = self.data.get("$defs", {})
         for name in sorted(shared):
+            if DEF_NAME.match(name) and not names.kept_class_name(name):  # else: structure
+                self.error(("$defs", name), _class_name_problem(name), key=True)
             self.check_schema(("$defs", name), shared[name], None)
 
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
@@ -614,6 +617,18 @@ def static_file_problem(base_dir: Path, relative: str) -> str | None:
 def _clip(text: str, limit: int = 60) -> str:
     shown = repr(text)
     return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
+def _class_name_problem(name: str) -> str:
+    """Why a shared definition's name cannot be its model class's name, and a better one."""
+    better = names.pascal(name)
+    if not names.kept_class_name(better):
+        better += "Model"
+    if name in names.RESERVED_CLASS_NAMES:
+        why = "is a Python keyword or a name the models module imports"
+    else:
+        why = "is not a class name in PascalCase (a capital letter, then letters and digits)"
+    return f"shared definition {name!r} {why}: its model class would get another name; call it {better!r}"
 
 
 def _tool_name_problem(name: str) -> str:

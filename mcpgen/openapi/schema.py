@@ -34,18 +34,15 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from mcpgen import identifiers as names
 from mcpgen.load import JsonPath
 from mcpgen.openapi.sources import Key, Sources
-from mcpgen.render.models import RESERVED_CLASS_NAMES
 
 Json = Any
 DEFS = "#/$defs/"
-_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 _SUBSCHEMA = frozenset(
     {
@@ -92,7 +89,7 @@ def safe_name(raw: str) -> str:
     ``Pet`` stays; ``simple-user`` -> ``SimpleUser``, ``v1.User`` -> ``V1User``, ``2fa`` ->
     ``N2fa``. So the definitions can be hoisted into a manifest's shared ``$defs``.
     """
-    if _CLASS_NAME.match(raw):
+    if names.CLASS_NAME.match(raw):
         return raw
     return names.pascal(raw)
 
@@ -112,7 +109,7 @@ class SchemaConverter:
             )
         )
         self.names: dict[Key, str] = {}
-        self.taken: set[str] = set(RESERVED_CLASS_NAMES)  # would shadow the models' imports
+        self.taken: set[str] = set(names.RESERVED_CLASS_NAMES)  # would shadow the models' imports
         self.defs: dict[str, Json] = {}
         self.deps: dict[str, frozenset[str]] = {}
         self.origin: dict[str, Key] = {}
