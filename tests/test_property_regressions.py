@@ -93,3 +93,28 @@ def test_openapi_components_named_like_keywords_build(tmp_path: Path) -> None:
     shared = (built.out / "src" / built.package / "models" / "_shared.py").read_text("utf-8")
     classes = [line.split("(")[0][6:] for line in shared.splitlines() if line.startswith("class ")]
     assert len(classes) == 3 and not {"True", "Field", "None"} & set(classes), classes
+
+
+# -- 2. a client without tools imported what only tool methods use ------------------------
+# A server of prompts or resources only: client.py imported ProgressCallback and arguments
+# unused, so the generated project failed its own `ruff check` (F401).
+@pytest.mark.parametrize(
+    "entries",
+    [
+        {
+            "prompts": [
+                {"name": "p", "description": "d", "messages": [{"role": "user", "text": "hi"}]}
+            ]
+        },
+        {"resources": [{"name": "r", "uri": "app://x", "description": "d", "text": "hi"}]},
+        {"resources": [{"name": "r", "uriTemplate": "app://x/{id}", "description": "d"}]},
+    ],
+    ids=["prompt", "resource", "template"],
+)
+def test_client_without_tools_imports_only_what_it_uses(
+    tmp_path: Path, entries: dict[str, object]
+) -> None:
+    manifest = {"mcpgen": 1, "server": {"name": "notools"}, **entries}
+    built = harness.build(_case(tmp_path, manifest))  # ruff --select F on the project
+    client = (built.out / "src" / built.package / "client.py").read_text("utf-8")
+    assert "ProgressCallback" not in client and "arguments" not in client
