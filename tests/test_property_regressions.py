@@ -5,12 +5,15 @@ each minimised to a plain case: validate refuses it with a located error, or the
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import property_harness as harness
 import pytest
+import yaml
 
 pytestmark = pytest.mark.timeout(300)
+MYPY_CACHE = Path(tempfile.gettempdir()) / "mcpgen-property-mypy-cache"
 
 
 def _case(tmp_path: Path, manifest: dict[str, object], api: object = None) -> Path:
@@ -24,6 +27,17 @@ def _errors(folder: Path) -> list[dict[str, object]]:
     code, out, _ = harness._cli(folder, "validate", "--format", "json", harness.MANIFEST)
     assert code == 2
     return [p for p in json.loads(out)["problems"] if p["level"] == "error"]
+
+
+def _value_line(folder: Path, *path: str | int) -> int:
+    """The line of the YAML value at ``path`` (as a YAML parser sees it)."""
+    node = yaml.compose((folder / harness.MANIFEST).read_text("utf-8"))
+    for part in path:
+        if isinstance(part, int):
+            node = node.value[part]
+        else:
+            node = next(v for k, v in node.value if k.value == part)
+    return int(node.start_mark.line) + 1
 
 
 def _line_of(folder: Path, text: str, file: str = harness.MANIFEST) -> int:
@@ -118,3 +132,56 @@ def test_client_without_tools_imports_only_what_it_uses(
     built = harness.build(_case(tmp_path, manifest))  # ruff --select F on the project
     client = (built.out / "src" / built.package / "client.py").read_text("utf-8")
     assert "ProgressCallback" not in client and "arguments" not in client
+
+
+# -- 3. defaults their own schema rejects -----------------------------------------------
+# `{type: array, items: {type: number}, default: ["x"]}` validated, and the model said
+# `list[float] | None = ["x"]`: mypy --strict failed (list-item); a scalar of the wrong type
+# or outside the enum gave handlers a value of another type than the annotation says.
+@pytest.mark.parametrize(
+    ("schema", "says"),
+    [
+        ({"type": "array", "items": {"type": "number"}, "default": ["x"]}, "not of type"),
+        ({"type": "string", "enum": ["a", "b"], "default": "c"}, "is not one of"),
+        ({"type": "integer", "default": "7"}, "not of type"),
+        ({"$ref": "#/$defs/Count", "default": -1}, "less than the minimum"),
+    ],
+    ids=["list-item", "enum", "scalar", "ref"],
+)
+def test_defaults_that_do_not_match_their_schema_are_refused(
+    tmp_path: Path, schema: dict[str, object], says: str
+) -> None:
+    tool = {
+        "name": "t",
+        "description": "A tool.",
+        "input": {"type": "object", "properties": {"v": schema}},
+    }
+    defs = {"Count": {"type": "integer", "minimum": 0}}
+    manifest = {"mcpgen": 1, "server": {"name": "defaults"}, "$defs": defs, "tools": [tool]}
+    folder = _case(tmp_path, manifest)
+    (error,) = _errors(folder)
+    assert error["field"] == "tools[0].input.properties.v.default"
+    where = ("tools", 0, "input", "properties", "v", "default")
+    assert error["line"] == _value_line(folder, *where)
+    assert says in str(error["message"])
+
+
+def test_defaults_that_match_their_schema_build_and_type_check(tmp_path: Path) -> None:
+    properties = {
+        "numbers": {"type": "array", "items": {"type": "number"}, "default": [1, 2.5]},
+        "kind": {"type": "string", "enum": ["a", "b"], "default": "b"},
+        "count": {"$ref": "#/$defs/Count", "default": 3},
+        "maybe": {"type": ["string", "null"], "default": None},
+        "tags": {"type": "array", "items": {"$ref": "#/$defs/Count"}, "default": [0]},
+    }
+    tool = {
+        "name": "t",
+        "description": "A tool.",
+        "input": {"type": "object", "properties": properties},
+    }
+    defs = {"Count": {"type": "integer", "minimum": 0}}
+    manifest = {"mcpgen": 1, "server": {"name": "gooddefaults"}, "$defs": defs, "tools": [tool]}
+    folder = _case(tmp_path / "case", manifest)
+    assert harness.validate(folder) is None
+    built = harness.build(folder)
+    assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}

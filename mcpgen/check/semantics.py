@@ -164,6 +164,12 @@ class Checker:
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
         for path, message in schemas.bad_patterns(schema):
             self.error((*where, *path), message)
+        if not imported and not violations:
+            root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
+            for path, message in schemas.bad_defaults(
+                schema, root or {"$defs": self.data["$defs"]}
+            ):
+                self.error((*where, *path), message)
         for path, word in schemas.unknown_keywords(schema):
             self.warn(
                 (*where, *path),
