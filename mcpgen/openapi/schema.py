@@ -33,6 +33,7 @@ hash (``PetPropertiesOwner3be1a2``). Names never depend on the order of the docu
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -415,9 +416,11 @@ class SchemaConverter:
                 out["required"] = [r for r in required if r not in one_way]
         if "required" in out and not out["required"]:
             del out["required"]
-        if nullable:
-            return _nullable(out)
-        return out
+        result = _nullable(out) if nullable else out
+        if "default" in result and not _default_fits(result):
+            del result["default"]  # the model would not type-check (list[int] = ["x"])
+            self._drop(src, (*path, "default"), "does not match its schema")
+        return result
 
     def _drop(self, src: int, where: JsonPath, why: str) -> None:
         self.sources.warn(src, where, f"schema keyword {where[-1]!r} {why}; left out")
@@ -557,6 +560,21 @@ def _nullable(out: dict[str, Json]) -> dict[str, Json]:
     if "enum" in out and None not in out["enum"]:
         out["enum"] = [*out["enum"], None]
     return out
+
+
+def _default_fits(schema: dict[str, Json]) -> bool:
+    """Whether ``default`` is valid under the rest of ``schema`` (True when that depends on
+    a reference: those are resolved later)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    rest = {k: v for k, v in schema.items() if k != "default"}
+    if '"$ref"' in json.dumps(rest):
+        return True
+    try:
+        return bool(Draft202012Validator(rest).is_valid(schema["default"]))
+    except (SchemaError, RecursionError, ValueError):
+        return True
 
 
 def _is_number(value: Json) -> bool:
