@@ -212,3 +212,17 @@ def test_openapi_defaults_that_do_not_match_are_left_out_with_a_warning(tmp_path
     assert all("'default' does not match its schema; left out" in w for w in warnings)
     built = harness.build(folder)
     assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}  # was: list-item
+
+
+def test_a_default_under_a_pattern_python_cannot_compile_is_refused_once(tmp_path: Path) -> None:
+    """Checking the default compiled the pattern: an internal error (exit 70) instead of the
+    pattern's own located error."""
+    schema = {"type": "string", "pattern": "[", "default": "x"}
+    tool = {
+        "name": "t",
+        "description": "A tool.",
+        "input": {"type": "object", "properties": {"v": schema}},
+    }
+    manifest = {"mcpgen": 1, "server": {"name": "pattern"}, "tools": [tool]}
+    (error,) = _errors(_case(tmp_path, manifest))
+    assert error["field"] == "tools[0].input.properties.v.pattern"

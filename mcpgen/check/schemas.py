@@ -241,6 +241,7 @@ def bad_defaults(schema: Json, root: Json, path: JsonPath = ()) -> Iterator[tupl
     the model would hand a handler a value of another type, and its code would not
     type-check (``list[int] = ["x"]``)."""
     import json
+    import re
 
     from jsonschema.exceptions import SchemaError
     from referencing.exceptions import Unresolvable
@@ -252,8 +253,8 @@ def bad_defaults(schema: Json, root: Json, path: JsonPath = ()) -> Iterator[tupl
         rest = {k: v for k, v in node.items() if k != "default"}
         try:
             error = next(validator.evolve(schema=rest).iter_errors(node["default"]), None)
-        except (Unresolvable, SchemaError, RecursionError):
-            continue  # a reference the other checks report, or nothing to say
+        except (Unresolvable, SchemaError, RecursionError, re.error):
+            continue  # a reference or pattern the other checks report, or nothing to say
         if error is not None:
             shown = json.dumps(node["default"], ensure_ascii=False)
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
