@@ -11,7 +11,7 @@ so that most of them build and the generated code gets exercised.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
 from manifest_strategies import (
@@ -31,7 +31,23 @@ from manifest_strategies import (
 from mcpgen import identifiers
 
 Json = Any
+
+
+class Case(NamedTuple):
+    manifest: Json
+    api: Json | None  # the OpenAPI document the manifest includes (api.yaml)
+    wild: bool  # may hold what mcpgen must refuse
+
+
 DEF_NAMES = ("Any", "BaseModel", "Field", "Literal", "Model", "Enum", "Optional", "str", "None")
+# maps (a dict of one type of value): a model of its own, or an alias of dict[str, X]
+MAPS = st.sampled_from(
+    [
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        {"type": "object", "additionalProperties": {"type": "string"}, "properties": {}},
+        {"type": "object", "additionalProperties": True},
+    ]
+)
 ODD_PROPERTIES = ("", "a b", "$ref", "default", "type", "1", "properties", "-", "_")
 
 
@@ -41,6 +57,15 @@ def openapi_document(draw: st.DrawFn, pool: list[tuple[str, ...]], scope: Scope)
     they clash with its tools, and their parameters with each other."""
     paths: dict[str, Json] = {}
     plain = Scope(scope.props, (), scope.wild)
+    component = st.one_of(
+        spelled(pool, ("", "_", "-", "."), scope.wild), st.sampled_from(DEF_NAMES)
+    )
+    components = {
+        name: draw(st.one_of(object_schema(plain, leaf_schema(plain)), leaf_schema(plain), MAPS))
+        for name in draw(st.lists(component, max_size=3, unique=True))
+    }
+    refs = [f"#/components/schemas/{name}" for name in components]
+    answers = ["none", "object", "array", "string", "map"] + (["ref", "refs"] if refs else [])
     for index in range(draw(st.integers(1, 3))):
         param = draw(spelled(pool, ("", "_", "-"), scope.wild))
         path = draw(st.sampled_from((f"/r{index}", f"/r{index}/{{{param}}}")))
@@ -60,17 +85,27 @@ def openapi_document(draw: st.DrawFn, pool: list[tuple[str, ...]], scope: Scope)
         if method in ("post", "put") and draw(st.booleans()):
             body = draw(object_schema(plain, leaf_schema(plain)))
             operation["requestBody"] = {"content": {"application/json": {"schema": body}}}
-        returned = draw(st.sampled_from(("none", "object", "array", "string")))
+        returned = draw(st.sampled_from(answers))
         if returned != "none":
+            ref = {"$ref": draw(st.sampled_from(refs))} if refs else {}
             schema = {
                 "object": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
                 "array": {"type": "array", "items": {"type": "string"}},
                 "string": {"type": "string"},
+                "map": draw(MAPS),
+                "ref": ref,
+                "refs": {"type": "array", "items": ref},
             }[returned]
             operation["responses"]["200"]["content"] = {"application/json": {"schema": schema}}
+        if method in ("post", "put") and refs and draw(st.integers(0, 3)) == 0:
+            schema = {"$ref": draw(st.sampled_from(refs))}
+            operation["requestBody"] = {"content": {"application/json": {"schema": schema}}}
         paths.setdefault(path, {})[method] = operation
     version = draw(st.sampled_from(("3.0.3", "3.1.0")))
-    return {"openapi": version, "info": {"title": "Api", "version": "1"}, "paths": paths}
+    document = {"openapi": version, "info": {"title": "Api", "version": "1"}, "paths": paths}
+    if components:
+        document["components"] = {"schemas": components}
+    return document
 
 
 def _tool_key(name: str) -> tuple[str, str]:
@@ -78,7 +113,7 @@ def _tool_key(name: str) -> tuple[str, str]:
 
 
 @st.composite
-def manifests(draw: st.DrawFn) -> tuple[Json, Json | None]:
+def manifests(draw: st.DrawFn) -> Case:
     wild = draw(st.booleans())
     pool = draw(word_pool())
     names = spelled(pool, SEPARATORS, wild)
@@ -151,7 +186,7 @@ def manifests(draw: st.DrawFn) -> tuple[Json, Json | None]:
         manifest["openapi"] = section
     if not tool_names and not resources and not prompts and api is None:
         manifest["tools"] = [{"name": "only", "description": "A tool."}]
-    return manifest, api
+    return Case(manifest, api, wild)
 
 
 def _is_object(schema: Json) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from mcpgen import identifiers
 
@@ -170,12 +171,10 @@ def leaf_schema(draw: st.DrawFn, scope: Scope) -> Json:
             schema["minimum"] = draw(st.integers(-5, 5))
         if draw(st.integers(0, 2)) == 0:
             schema["maximum"] = draw(st.integers(-5, 100))
-    if draw(st.integers(0, 2)) == 0:  # a default: mostly of the type, in wild ones not always
+    if draw(st.integers(0, 2)) == 0:  # a default: in tame manifests a valid one
         right, wrong = DEFAULTS[base]
-        choices = right + wrong if scope.wild or kind == "nullable" else right
-        if kind == "nullable":
-            choices = [*right, None]
-        schema["default"] = draw(st.sampled_from(choices))
+        choices = [*right, None] if kind == "nullable" else right + wrong
+        _default(draw, schema, choices, scope.wild)
     if draw(st.integers(0, 3)) == 0:
         schema["description"] = draw(st.sampled_from(("A value.", 'Quotes "\'""" and \\', "é")))
     return schema
@@ -187,7 +186,9 @@ def schema_strategy(scope: Scope, depth: int = 3) -> st.SearchStrategy[Json]:
     if depth <= 0:
         return leaf
     inner = schema_strategy(scope, depth - 1)
-    return st.one_of(leaf, leaf, object_schema(scope, inner), array_schema(inner), union(inner))
+    return st.one_of(
+        leaf, leaf, object_schema(scope, inner), array_schema(inner, scope.wild), union(inner)
+    )
 
 
 @st.composite
@@ -209,13 +210,24 @@ def object_schema(draw: st.DrawFn, scope: Scope, inner: Any) -> Json:
 
 
 @st.composite
-def array_schema(draw: st.DrawFn, inner: Any) -> Json:
+def array_schema(draw: st.DrawFn, inner: Any, wild: bool) -> Json:
     schema: dict[str, Json] = {"type": "array", "items": draw(inner)}
     if draw(st.booleans()):
         schema["minItems"] = draw(st.integers(0, 2))
     if draw(st.integers(0, 3)) == 0:
-        schema["default"] = draw(st.sampled_from(([], ["x"], [1, 2])))
+        _default(draw, schema, [[], ["x"], [1, 2]], wild)
     return schema
+
+
+def _default(draw: st.DrawFn, schema: dict[str, Json], choices: list[Json], wild: bool) -> None:
+    """A default from ``choices``: any in a wild manifest, one its schema accepts in a tame."""
+    value = draw(st.sampled_from(choices))
+    try:
+        fits = Draft202012Validator(schema).is_valid(value)
+    except Exception:  # a reference: resolvable only in the whole manifest
+        fits = False
+    if wild or fits:
+        schema["default"] = value
 
 
 @st.composite

@@ -207,6 +207,7 @@ class Survey:
     """Every case of a run and what became of it."""
 
     cases: int = 0
+    wild: int = 0  # cases drawn from the wild half (may hold what must be refused)
     refused: Counter[str] = field(default_factory=Counter)  # error kind -> cases
     refused_cases: int = 0
     built: list[Built] = field(default_factory=list)
@@ -215,6 +216,7 @@ class Survey:
     def summary(self, sound: int) -> dict[str, Any]:
         return {
             "cases": self.cases,
+            "wild": self.wild,
             "refused": self.refused_cases,
             "built": len(self.built),
             "built_sound": sound,

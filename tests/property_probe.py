@@ -34,8 +34,17 @@ def _expected(lock: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     ]
 
 
+def _normal(kind: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The lock's spelling of a listed item: a prompt always has its (maybe empty)
+    arguments, each one saying whether it is required (the wire may leave both out)."""
+    if kind == "prompts":
+        arguments = [{"required": False, **a} for a in item.get("arguments") or []]
+        item = {**item, "arguments": arguments}
+    return item
+
+
 def _same(kind: str, key: str, listed: list[Any], lock: dict[str, Any]) -> None:
-    got = sorted((_wire(x) for x in listed), key=lambda d: str(d[key]))
+    got = sorted((_normal(kind, _wire(x)) for x in listed), key=lambda d: str(d[key]))
     want = sorted(_expected(lock, kind), key=lambda d: str(d[key]))
     if [g[key] for g in got] != [w[key] for w in want]:
         raise AssertionError(
@@ -72,7 +81,13 @@ async def check(package: str, project: Path) -> None:
     async with classes[0].connect(server.create_server()) as typed:
         client = typed.client
         caps = lock.get("capabilities", {})
-        _same("tools", "name", await testing.all_pages(client.list_tools, "tools"), lock)
+        served = _wire(client.server_capabilities)
+        if sorted(served) != sorted(caps) or any(served[k] != caps[k] for k in caps):
+            raise AssertionError(f"capabilities served {served}, lock {caps}")
+        if "tools" in caps:
+            _same("tools", "name", await testing.all_pages(client.list_tools, "tools"), lock)
+        elif lock.get("tools"):
+            raise AssertionError("the lock lists tools but no tools capability")
         if "resources" in caps:
             listed = await testing.all_pages(client.list_resources, "resources")
             _same("resources", "uri", listed, lock)

@@ -25,7 +25,7 @@ from pathlib import Path
 import property_harness as harness
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
-from manifest_cases import manifests
+from manifest_cases import Case, manifests
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("MCPGEN_PROPERTY_EXAMPLES", "20"))
@@ -59,9 +59,10 @@ def test_promise_on_random_manifests(tmp_path: Path) -> None:
     )
     @given(case=manifests())
     @seed(int(SEED or 0))
-    def one(case: tuple[dict[str, object], dict[str, object] | None]) -> None:
-        manifest, api = case
+    def one(case: Case) -> None:
+        manifest, api, wild = case
         survey.cases += 1
+        survey.wild += wild
         folder = tmp_path / f"case{survey.cases:05d}"
         manifest["server"] = {**manifest["server"], "name": _case_name(survey.cases, manifest)}  # type: ignore[dict-item]
         harness.write_case(folder, manifest, api)

@@ -5,6 +5,9 @@ each minimised to a plain case: validate refuses it with a located error, or the
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -226,3 +229,53 @@ def test_a_default_under_a_pattern_python_cannot_compile_is_refused_once(tmp_pat
     manifest = {"mcpgen": 1, "server": {"name": "pattern"}, "tools": [tool]}
     (error,) = _errors(_case(tmp_path, manifest))
     assert error["field"] == "tools[0].input.properties.v.pattern"
+
+
+# -- 4. tool models that are type aliases -------------------------------------------------
+# An input or output without properties of its own (a map: `additionalProperties: {type:
+# integer}`) is a type alias in the models, not a class: the server's `parse` called
+# isinstance() on it (every call an internal error, the handler never ran) and mypy
+# --strict rejected `parse(models.TallyOutput, ...)` in the client and the server.
+HANDLER = """
+from __future__ import annotations
+
+from ...models import TallyInput, TallyOutput
+
+
+async def handle(args: TallyInput) -> TallyOutput:
+    return {key: value * 2 for key, value in args.items()}
+"""
+CALL = """
+import asyncio, json
+from tally_mcp import server
+from tally_mcp.client import TallyClient
+
+async def main() -> None:
+    async with TallyClient.connect(server.create_server()) as typed:
+        result = await typed.client.call_tool("tally", {"a": 1, "b": 4})
+        print(json.dumps([result.is_error, result.structured_content]))
+        result = await typed.client.call_tool("tally", {"a": "x"})
+        print(json.dumps([result.is_error, result.content[0].text]))
+        print(json.dumps(await typed.tally()))
+
+asyncio.run(main())
+"""
+
+
+def test_map_inputs_and_outputs_reach_the_handler_and_type_check(tmp_path: Path) -> None:
+    counts = {"type": "object", "properties": {}, "additionalProperties": {"type": "integer"}}
+    tool = {"name": "tally", "description": "Doubles counts.", "input": counts, "output": counts}
+    manifest = {"mcpgen": 1, "server": {"name": "tally"}, "tools": [tool]}
+    built = harness.build(_case(tmp_path / "case", manifest))
+    handler = built.out / "src" / built.package / "handlers" / "tools" / "tally.py"
+    handler.write_text(HANDLER, encoding="utf-8")
+    assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}
+    env = {**os.environ, "PYTHONPATH": str(built.out / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", CALL], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    doubled, refused, empty = (json.loads(line) for line in done.stdout.splitlines())
+    assert doubled == [False, {"a": 2, "b": 8}]
+    assert refused[0] is True and "is not of type 'integer'" in refused[1]
+    assert empty == {}

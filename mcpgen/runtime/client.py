@@ -10,7 +10,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from functools import cache, partial, wraps
-from typing import Any, Concatenate, Generic, Literal, ParamSpec, Self, TypeVar, cast
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, Self, TypeVar, overload
 
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -49,10 +49,20 @@ def _adapter(model: Any) -> TypeAdapter[Any]:
     return TypeAdapter(model)
 
 
-def parse(model: type[R], data: Any) -> R:
+@overload
+def parse(model: type[R], data: Any) -> R: ...
+
+
+# A type alias (a map, a union: what the model generator makes of an output schema without
+# properties of its own) has no type to write here: R is the type the call site expects,
+# the method's return type, which the generated client spells as that alias.
+@overload
+def parse(model: object, data: Any) -> R: ...  # type: ignore[type-var]
+
+
+def parse(model: Any, data: Any) -> Any:
     """Structured content as the tool's output type."""
-    parsed: R = _adapter(cast(Any, model)).validate_python(data)
-    return parsed
+    return _adapter(model).validate_python(data)
 
 
 def arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
