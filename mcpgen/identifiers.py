@@ -35,6 +35,26 @@ def pascal(name: str) -> str:
     return result
 
 
+# What a generated models module imports, and the keywords spelled like class names: a
+# shared definition (``$defs``) named one of these would shadow an import, or not be Python.
+RESERVED_CLASS_NAMES = frozenset(
+    {
+        "Annotated", "Any", "AnyUrl", "McpgenBaseModel", "AwareDatetime", "BaseModel", "ConfigDict", "Field",
+        "Literal", "Optional", "RootModel", "TypeAliasType", "Union", "date", "datetime",
+        "time", "timedelta", "UUID", "Decimal", "Base64Str", "NaiveDatetime", "AnyHttpUrl",
+        "None", "True", "False",
+    }
+)  # fmt: skip
+CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def kept_class_name(name: str) -> bool:
+    """Whether a shared definition's name is a class name the model generator keeps as it
+    is: it capitalises (``foo`` -> ``Foo``), drops underscores (``Foo_bar`` -> ``FooBar``,
+    ``_x`` -> ``FieldX``) and renames keywords and what the module imports."""
+    return bool(CLASS_NAME.match(name)) and name not in RESERVED_CLASS_NAMES
+
+
 def kebab(name: str) -> str:
     return "-".join(words(name)) or "x"
 

@@ -78,3 +78,18 @@ def check_python_names(checker: Checker) -> None:
         ref = str(completion.get(target, ""))
         ident = names.completion_ident(target, ref, str(completion.get("argument", "")))
         claim(handlers, ident, ("completions", index), "completion handler")
+
+
+def class_name_problem(name: str) -> str:
+    """Why a shared definition's name cannot be its model class's name, and a better one."""
+    better = names.pascal(name)
+    if not names.kept_class_name(better):
+        better += "Model"
+    if name in names.RESERVED_CLASS_NAMES:
+        why = "is a Python keyword or a name the models module imports"
+    else:
+        why = "is not a class name in PascalCase (a capital letter, then letters and digits)"
+    return (
+        f"shared definition {name!r} {why}: its model class would get another name; "
+        f"call it {better!r}"
+    )

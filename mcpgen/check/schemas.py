@@ -234,3 +234,28 @@ def bad_patterns(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, 
                     *where,
                     *suffix,
                 ), f"{pattern!r} is not a regular expression Python can use ({exc})"
+
+
+def bad_defaults(schema: Json, root: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+    """``default`` values that their own schema rejects (references resolve in ``root``):
+    the model would hand a handler a value of another type, and its code would not
+    type-check (``list[int] = ["x"]``)."""
+    import json
+    import re
+
+    from jsonschema.exceptions import SchemaError
+    from referencing.exceptions import Unresolvable
+
+    validator = Draft202012Validator(root if isinstance(root, dict) else {})
+    for node, where in schema_nodes(schema, path):
+        if "default" not in node:
+            continue
+        rest = {k: v for k, v in node.items() if k != "default"}
+        try:
+            error = next(validator.evolve(schema=rest).iter_errors(node["default"]), None)
+        except (Unresolvable, SchemaError, RecursionError, re.error):
+            continue  # a reference or pattern the other checks report, or nothing to say
+        if error is not None:
+            shown = json.dumps(node["default"], ensure_ascii=False)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            yield (*where, "default"), f"default {shown} does not match its schema: {error.message}"

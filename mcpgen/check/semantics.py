@@ -19,7 +19,7 @@ from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
 from mcpgen.check.auth import check_auth
 from mcpgen.check.credentials import check_credentials
-from mcpgen.check.names import check_python_names
+from mcpgen.check.names import check_python_names, class_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.check.view import checkable, entries
@@ -29,6 +29,7 @@ from mcpgen.problems import Level, Problem, Problems
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
 _SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema allows
 
 
 class Checker:
@@ -87,6 +88,8 @@ class Checker:
     def check_defs(self) -> None:
         shared = self.data.get("$defs", {})
         for name in sorted(shared):
+            if DEF_NAME.match(name) and not names.kept_class_name(name):  # else: structure
+                self.error(("$defs", name), class_name_problem(name), key=True)
             self.check_schema(("$defs", name), shared[name], None)
 
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
@@ -121,6 +124,12 @@ class Checker:
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
         for path, message in schemas.bad_patterns(schema):
             self.error((*where, *path), message)
+        if not imported and not violations:
+            root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
+            for path, message in schemas.bad_defaults(
+                schema, root or {"$defs": self.data["$defs"]}
+            ):
+                self.error((*where, *path), message)
         for path, word in schemas.unknown_keywords(schema):
             self.warn(
                 (*where, *path),

@@ -14,16 +14,12 @@ appended (``Error69c158``). A schema referenced somewhere else
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from mcpgen import identifiers as names
 from mcpgen.load import JsonPath
 from mcpgen.openapi.sources import Key, Sources
-from mcpgen.render.models import RESERVED_CLASS_NAMES
-
-_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _NON_SCHEMA_COMPONENTS = frozenset(
     {"parameters", "responses", "requestBodies", "headers", "examples", "links", "callbacks",
      "securitySchemes", "pathItems"}
@@ -40,7 +36,7 @@ def safe_name(raw: str) -> str:
     ``Pet`` stays; ``simple-user`` -> ``SimpleUser``, ``v1.User`` -> ``V1User``, ``2fa`` ->
     ``N2fa``. So the definitions can be hoisted into a manifest's shared ``$defs``.
     """
-    if _CLASS_NAME.match(raw):
+    if names.CLASS_NAME.match(raw):
         return raw
     return names.pascal(raw)
 
@@ -52,7 +48,7 @@ class DefNames:
         self.sources = sources
         self.components = components  # where the main document keeps its schemas
         self.names: dict[Key, str] = {}
-        self.taken: set[str] = set(RESERVED_CLASS_NAMES)  # would shadow the models' imports
+        self.taken: set[str] = set(names.RESERVED_CLASS_NAMES)  # would shadow the models' imports
         self._name_components()
 
     def _name_components(self) -> None:

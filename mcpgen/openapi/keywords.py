@@ -5,6 +5,7 @@ Keywords that hold schemas are the converter's (``schema.SchemaConverter``)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -170,6 +171,21 @@ def _nullable(out: dict[str, Json]) -> dict[str, Json]:
 
 def _names(value: Json) -> bool:
     return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def default_fits(schema: dict[str, Json]) -> bool:
+    """Whether ``default`` is valid under the rest of ``schema`` (True when that depends on
+    a reference: those are resolved later)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    rest = {k: v for k, v in schema.items() if k != "default"}
+    if '"$ref"' in json.dumps(rest):
+        return True
+    try:
+        return bool(Draft202012Validator(rest).is_valid(schema["default"]))
+    except (SchemaError, RecursionError, ValueError):
+        return True
 
 
 def _is_number(value: Json) -> bool:

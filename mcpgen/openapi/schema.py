@@ -36,6 +36,7 @@ from mcpgen.openapi.keywords import (
     SUBSCHEMA_MAPS,
     UNSUPPORTED,
     VALUE_KEYWORDS,
+    default_fits,
     finish,
     value_keyword,
 )
@@ -230,7 +231,11 @@ class SchemaConverter:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
                 self._drop(src, where, "is not a JSON Schema 2020-12 keyword")
-        return finish(out, nullable)
+        result = finish(out, nullable)
+        if "default" in result and not default_fits(result):
+            del result["default"]  # the model would not type-check (list[int] = ["x"])
+            self._drop(src, (*path, "default"), "does not match its schema")
+        return result
 
     def _drop(self, src: int, where: JsonPath, why: str) -> None:
         self.sources.warn(src, where, f"schema keyword {where[-1]!r} {why}; left out")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from mcpgen.identifiers import RESERVED_CLASS_NAMES
 from mcpgen.model.types import Manifest
 from mcpgen.problems import Level, Location, Problem
 
@@ -29,14 +30,6 @@ DATA_KEYWORDS = frozenset({"default", "examples", "example", "const", "enum"})
 SCHEMA_MAPS = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 )
-# Names the generated module imports; a definition with one of these names would shadow it.
-RESERVED_CLASS_NAMES = frozenset(
-    {
-        "Annotated", "Any", "AnyUrl", "McpgenBaseModel", "AwareDatetime", "BaseModel", "ConfigDict", "Field",
-        "Literal", "Optional", "RootModel", "TypeAliasType", "Union", "date", "datetime",
-        "time", "timedelta", "UUID", "Decimal", "Base64Str", "NaiveDatetime", "AnyHttpUrl",
-    }
-)  # fmt: skip
 
 
 def model_schemas(manifest: Manifest) -> dict[str, Json]:
