@@ -49,8 +49,10 @@ def resets(upstream: Upstream) -> list[str]:
     return [r.raw_head.split("\r\n")[0] for r in upstream.received if r.path.endswith("/reset")]
 
 
-def says_scope_is_missing(response: dict) -> bool:
-    return refused(response) and ("scope" in tool_text(response).lower())
+def hides_it(response: dict) -> bool:
+    """With ``hideUnauthorizedTools`` a forbidden operation is one that does not exist for
+    the caller: refused as unknown, so the answer does not confirm it is there."""
+    return refused(response) and "no operation named" in tool_text(response)
 
 
 # -- 1. meta tools bypass scopes -------------------------------------------------------------
@@ -78,8 +80,10 @@ def test_1_call_operation_runs_a_tool_the_token_may_not_call(
     gate_stateful: Server, api: Upstream, tokens: Tokens, era: str
 ) -> None:
     """call_operation {"name": "admin_reset"} is a tools/call by another road: a careful
-    server checks scopes at the one dispatch point, so it answers with an error saying the
-    scope is missing (a JSON-RPC error or a tool error), and the upstream gets nothing."""
+    server checks scopes at the one dispatch point, so it refuses (this server hides what a
+    caller may not call: "no operation named", as for one that does not exist; without
+    ``hideUnauthorizedTools`` the error says the scope is missing), and the upstream gets
+    nothing."""
     admin = Mcp(gate_stateful.url, tokens.bearer(["admin"]), era=era)
     user = Mcp(gate_stateful.url, tokens.bearer(["user"]), era=era)
     if era == "handshake":
@@ -89,7 +93,7 @@ def test_1_call_operation_runs_a_tool_the_token_may_not_call(
     assert not refused(allowed) and len(resets(api)) == 1, allowed  # the road works
     api.received.clear()
     answer = user.call("call_operation", {"name": "admin_reset", "arguments": {}})
-    assert says_scope_is_missing(answer), answer
+    assert hides_it(answer), answer
     assert resets(api) == [], "the upstream received POST /admin/reset from a user token"
 
 
