@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.model.params import annotation
+from mcpgen.model.params import Param, annotation
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,22 @@ from mcpgen.model.params import annotation
 )
 def test_annotation(schema: Any, expected: str) -> None:
     assert annotation(schema) == expected
+
+
+@pytest.mark.parametrize(
+    ("annotation", "optional"),
+    [
+        ("int", "int | None"),
+        ("int | None", "int | None"),
+        ("Any", "Any"),
+        # found by the property test: a list of optional items is itself not optional
+        ("list[int | None]", "list[int | None] | None"),
+        ("dict[str, int | None] | str", "dict[str, int | None] | str | None"),
+        ("list[int] | None", "list[int] | None"),
+    ],
+)
+def test_optional_annotation_looks_only_at_the_top_level_union(
+    annotation: str, optional: str
+) -> None:
+    param = Param("x", "x", annotation, required=False, description=None)
+    assert param.optional_annotation == optional

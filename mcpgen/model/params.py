@@ -76,10 +76,25 @@ class Param:
     @property
     def optional_annotation(self) -> str:
         """The annotation of an optional keyword argument (``None`` when left out)."""
-        parts = [p.strip() for p in self.annotation.split("|")]
-        if self.annotation == "Any" or "None" in parts:
+        if self.annotation == "Any" or "None" in _top_level_union(self.annotation):
             return self.annotation
         return f"{self.annotation} | None"
+
+
+def _top_level_union(annotation: str) -> list[str]:
+    """The members of a union annotation, not those inside brackets: ``list[int | None]`` is
+    one member (a list is not None)."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(annotation):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(annotation[start:index].strip())
+            start = index + 1
+    parts.append(annotation[start:].strip())
+    return parts
 
 
 def params(schema: Json) -> list[Param]:
