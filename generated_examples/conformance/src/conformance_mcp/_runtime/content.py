@@ -26,7 +26,11 @@ CONTENT_TYPES = (
     types.ResourceLink,
     types.EmbeddedResource,
 )
-ToolReturn = str | ContentBlock | Sequence[ContentBlock] | types.CallToolResult | BaseModel
+# a dict is structured content: what a handler returns for an output that is a type alias
+# (a map), as the models give no class for it
+ToolReturn = (
+    str | ContentBlock | Sequence[ContentBlock] | types.CallToolResult | BaseModel | dict[str, Json]
+)
 ResourceReturn = str | bytes | Sequence[types.TextResourceContents | types.BlobResourceContents]
 PromptReturn = str | Sequence[types.PromptMessage] | types.GetPromptResult
 

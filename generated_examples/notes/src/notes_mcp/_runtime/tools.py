@@ -15,15 +15,15 @@ import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, TypeVar
+from functools import cache, cached_property
+from typing import Any, TypeVar, overload
 
 import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .authz import Policy
 from .content import ToolReturn, has_non_finite, to_result, tool_error
@@ -44,15 +44,36 @@ class UnknownTool(Exception):
     pass
 
 
-def parse(model: type[ModelT], arguments: Arguments) -> ModelT:
+@overload
+def parse(model: type[ModelT], arguments: Arguments) -> ModelT: ...
+
+
+@overload
+def parse(model: object, arguments: Arguments) -> Any: ...
+
+
+def parse(model: Any, arguments: Arguments) -> Any:
     """The handler's input: the instance the fast path validated, or a fresh validation
-    (its failure is the caller's bad arguments, not the handler's fault)."""
-    if isinstance(arguments, model):
+    (its failure is the caller's bad arguments, not the handler's fault). ``model`` may be
+    a type alias, what the model generator makes of a schema without properties of its own
+    (a map, a union): an adapter validates it."""
+    if not isinstance(model, type):
+        try:
+            return _adapter(model).validate_python(plain(arguments))
+        except ValidationError as exc:
+            raise InvalidArguments(str(model), pydantic_problems(exc)) from None
+    cls: type[BaseModel] = model
+    if isinstance(arguments, cls):
         return arguments
     try:
-        return model.model_validate(arguments)
+        return cls.model_validate(arguments)
     except ValidationError as exc:
-        raise InvalidArguments(model.__name__, pydantic_problems(exc)) from None
+        raise InvalidArguments(cls.__name__, pydantic_problems(exc)) from None
+
+
+@cache
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
 
 
 def plain(arguments: Arguments) -> dict[str, Json]:
