@@ -260,6 +260,12 @@ def mcpgen_env(args: argparse.Namespace, cache: Path, debug: bool = False) -> di
     return env
 
 
+def mcpgen_cwd(args: argparse.Namespace) -> Path:
+    """Where builds run: ``python -m`` puts the working folder before PYTHONPATH, so a build
+    run from this checkout would import its mcpgen, not the one --mcpgen-path names."""
+    return Path(args.mcpgen_path).resolve()
+
+
 def git_revision(path: Path) -> str:
     try:
         # the last commit that changed the generator (commits to bench/ or docs/ do not count)
@@ -320,7 +326,11 @@ def signature(line: str) -> str:
 def build(spec: Path, out: Path, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
     command = [*mcpgen_command(args), "build", str(spec), "-o", str(out)]
     status, stdout, stderr, seconds = run(
-        command, args.build_timeout, env=mcpgen_env(args, cache), cwd=ROOT, memory_mb=args.memory_mb
+        command,
+        args.build_timeout,
+        env=mcpgen_env(args, cache),
+        cwd=mcpgen_cwd(args),
+        memory_mb=args.memory_mb,
     )
     text = stderr + stdout
     record: dict[str, Any] = {"status": status, "seconds": round(seconds, 2)}
@@ -345,7 +355,7 @@ def crash_detail(spec: Path, out: Path, cache: Path, args: argparse.Namespace) -
         command,
         args.build_timeout,
         env=mcpgen_env(args, cache, debug=True),
-        cwd=ROOT,
+        cwd=mcpgen_cwd(args),
         memory_mb=args.memory_mb,
     )
     lines = (stderr + stdout).splitlines()

@@ -49,18 +49,18 @@ async def two(url: str | None) -> AsyncIterator[list[SharedState]]:
 
 
 class FakeSession:
-    """A handshake-era connection that records the notifications sent to it."""
+    """A handshake-era connection (its own session object) that records the notifications
+    sent on its standalone channel, ``outbound``."""
 
     protocol_version = "2025-11-25"
 
     def __init__(self) -> None:
         self.sent: list[str] = []
+        self.outbound = self
 
-    async def send_tool_list_changed(self) -> None:
-        self.sent.append("tools")
-
-    async def send_resource_updated(self, uri: str) -> None:
-        self.sent.append(uri)
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        names = {"notifications/tools/list_changed": "tools"}
+        self.sent.append(names.get(method) or (params or {})["uri"])
 
 
 class FakeRequest:
@@ -90,7 +90,7 @@ async def test_events_from_another_replica_reach_handshake_connections_once(
             await seen(events, session)
         subscribed = FakeSession()
         await seen(on_b, subscribed)
-        on_b._subscribed[subscribed] = (subscribed, {"file:///x"})  # type: ignore[assignment]
+        on_b._subscribed[subscribed] = {"file:///x"}
 
         await on_a.publish(ToolsListChanged(), caller)  # type: ignore[arg-type]
         await on_a.publish(ResourceUpdated(uri="file:///x"))

@@ -17,6 +17,7 @@ import weakref
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.session import ServerSession
@@ -50,17 +51,22 @@ def connection_of(session: ServerSession) -> Any:
 
 
 class Events:
-    """The bus, the resource subscriptions and the log levels of one server process."""
+    """The bus, the resource subscriptions and the log levels of one server process.
+
+    Per-client state is keyed weakly on the SDK's ``Connection`` and holds nothing that
+    refers back to it: a request's session object refers to its connection (and to the
+    whole request), so a value holding one would keep every connection alive for good (a
+    stateless server leaked ~20 kB a request that way). Notifications outside a request go
+    on the connection's own standalone channel, ``Connection.outbound``.
+    """
 
     def __init__(self, bus: SubscriptionBus | None = None) -> None:
         self.bus: SubscriptionBus = bus or InMemorySubscriptionBus()
-        # connection -> (a session to send with, the URIs it subscribed to)
-        self._subscribed: weakref.WeakKeyDictionary[Any, tuple[ServerSession, set[str]]] = (
-            weakref.WeakKeyDictionary()
-        )
+        # connection -> the URIs it subscribed to
+        self._subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         # handshake-era connections seen on this replica: where events raised elsewhere go
-        self._handshake: weakref.WeakKeyDictionary[Any, ServerSession] = weakref.WeakKeyDictionary()
+        self._handshake: weakref.WeakSet[Any] = weakref.WeakSet()
 
     async def track(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -68,9 +74,7 @@ class Events:
         """SDK server middleware: remembers each handshake-era connection (weakly)."""
         session = ctx.session
         if session is not None and ctx.protocol_version not in _MODERN:
-            key = connection_of(session)
-            if key not in self._handshake:
-                self._handshake[key] = session
+            self._handshake.add(connection_of(session))
         return await call_next(ctx)
 
     # -- resource subscriptions (handshake era) ------------------------------------------
@@ -78,19 +82,15 @@ class Events:
     async def subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
     ) -> EmptyResult:
-        key = connection_of(ctx.session)
-        entry = self._subscribed.get(key)
-        uris = entry[1] if entry else set()
-        uris.add(str(params.uri))
-        self._subscribed[key] = (ctx.session, uris)
+        self._subscribed.setdefault(connection_of(ctx.session), set()).add(str(params.uri))
         return EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams
     ) -> EmptyResult:
-        entry = self._subscribed.get(connection_of(ctx.session))
-        if entry is not None:
-            entry[1].discard(str(params.uri))
+        uris = self._subscribed.get(connection_of(ctx.session))
+        if uris is not None:
+            uris.discard(str(params.uri))
         return EmptyResult()
 
     # -- logging/setLevel (handshake era) -------------------------------------------------
@@ -112,30 +112,33 @@ class Events:
         when shared), the subscribed handshake connections (resource updates) or the
         caller's own handshake connection (list changes)."""
         await self.bus.publish(event)
-        targets: list[ServerSession] = []
+        targets: list[Any] = []
         if isinstance(event, ResourceUpdated):
-            targets = [s for s, uris in list(self._subscribed.values()) if event.uri in uris]
+            targets = self._subscribers(event.uri)
         elif session is not None and session.protocol_version not in _MODERN:
-            targets = [session]
+            targets = [connection_of(session)]
         await self._notify(targets, event)
 
     async def forward(self, event: ServerEvent) -> None:
         """An event another replica published: to this replica's handshake connections
         (the bus has already given it to this replica's listen streams)."""
         if isinstance(event, ResourceUpdated):
-            targets = [s for s, uris in list(self._subscribed.values()) if event.uri in uris]
+            targets = self._subscribers(event.uri)
         else:
-            targets = list(self._handshake.values())
+            targets = list(self._handshake)
         await self._notify(targets, event)
 
-    async def _notify(self, targets: list[ServerSession], event: Event) -> None:
-        async def one(target: ServerSession) -> None:
+    def _subscribers(self, uri: str) -> list[Any]:
+        return [c for c, uris in list(self._subscribed.items()) if uri in uris]
+
+    async def _notify(self, targets: list[Any], event: Event) -> None:
+        async def one(target: Any) -> None:
             try:
                 with anyio.fail_after(SEND_TIMEOUT):
                     await _send(target, event)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-                self._subscribed.pop(connection_of(target), None)
-                self._handshake.pop(connection_of(target), None)
+                self._subscribed.pop(target, None)
+                self._handshake.discard(target)
             except TimeoutError:  # a client not reading: it misses this one, not the others
                 logger.debug("a client took more than %s s to take a notification", SEND_TIMEOUT)
             except Exception:  # one broken client must not stop the others
@@ -149,15 +152,22 @@ class Events:
                     group.start_soon(one, target)
 
 
-async def _send(session: ServerSession, event: Event) -> None:
+async def _send(connection: Any, event: Event) -> None:
+    """One notification on the connection's standalone channel (what a session's
+    ``send_*_list_changed`` and ``send_resource_updated`` use outside a request)."""
+    notification: types.ServerNotification
     if isinstance(event, ToolsListChanged):
-        await session.send_tool_list_changed()
+        notification = types.ToolListChangedNotification()
     elif isinstance(event, ResourcesListChanged):
-        await session.send_resource_list_changed()
+        notification = types.ResourceListChangedNotification()
     elif isinstance(event, PromptsListChanged):
-        await session.send_prompt_list_changed()
+        notification = types.PromptListChangedNotification()
     else:
-        await session.send_resource_updated(event.uri)
+        notification = types.ResourceUpdatedNotification(
+            params=types.ResourceUpdatedNotificationParams(uri=event.uri)
+        )
+    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+    await connection.outbound.notify(data["method"], data.get("params"))
 
 
 def _modern() -> frozenset[str]:
