@@ -3,7 +3,7 @@ into the unit tier), and each file is in one list only."""
 
 from __future__ import annotations
 
-from conftest import E2E, EXTERNAL, TESTS, tier
+from tiers import E2E, EXTERNAL, TESTS, tier
 
 
 def test_every_listed_file_exists_and_has_one_tier() -> None:
