@@ -130,7 +130,9 @@ def build(folder: Path) -> Built:
 # -- the batch: mypy --strict once over every build, then import and list -----------------
 def _mypy_config(builds: list[Built], cache: Path) -> str:
     """One mypy config holding each project's own settings (they differ only per module)."""
-    sections = [f"[mypy]\ncache_dir = {cache}\n"]
+    # one section per module pattern: mypy ignores the later sections of a file that
+    # repeats one (every project has the same section for the runtime's optional extras)
+    sections: dict[str, str] = {}
     globals_seen: set[str] = set()
     for item in builds:
         settings = tomllib.loads((item.out / "pyproject.toml").read_text("utf-8"))["tool"]["mypy"]
@@ -139,12 +141,15 @@ def _mypy_config(builds: list[Built], cache: Path) -> str:
         for override in overrides:
             modules = ",".join(override.pop("module"))
             body = "".join(f"{k} = {_ini(v)}\n" for k, v in override.items())
-            sections.append(f"[mypy-{modules}]\n{body}")
+            if sections.setdefault(modules, body) != body:
+                raise Broken(f"the projects' mypy settings for {modules} differ")
     if len(globals_seen) != 1:
         raise Broken(f"the projects' mypy settings differ: {sorted(globals_seen)}")
     shared = json.loads(globals_seen.pop())
-    sections[0] += "".join(f"{k} = {_ini(v)}\n" for k, v in shared.items())
-    return "\n".join(sections)
+    head = f"[mypy]\ncache_dir = {cache}\n" + "".join(
+        f"{k} = {_ini(v)}\n" for k, v in shared.items()
+    )
+    return "\n".join([head, *(f"[mypy-{m}]\n{body}" for m, body in sections.items())])
 
 
 def _ini(value: Any) -> str:
