@@ -20,6 +20,15 @@ EXTERNAL = {
     "runtime/test_sharing.py",
     "surface/test_ci.py",
 }
+# hypothesis and fuzzers: many generated inputs each (seconds to a minute and a half a file)
+FUZZ = {
+    "test_fastpath.py",
+    "test_fuzz_loader.py",
+    "test_fuzz_openapi.py",
+    "test_hostile_input.py",
+    "test_preformatted.py",
+    "test_reliability_generator.py",
+}
 E2E = {
     "test_auth_transports.py",
     "test_build.py",
@@ -47,6 +56,7 @@ E2E = {
     "runtime/test_sandbox_escapes.py",
     "security/test_issue16.py",
     "security/test_seams.py",
+    "surface/test_check.py",
 }
 
 
@@ -54,4 +64,6 @@ def tier(path: Path) -> str:
     name = path.resolve().relative_to(TESTS).as_posix()
     if name in EXTERNAL:
         return "external"
+    if name in FUZZ:
+        return "fuzz"
     return "e2e" if name in E2E else "unit"
