@@ -1242,3 +1242,38 @@ def test_mutated_documents(name: str) -> None:
                     assert not list(meta.iter_errors(without_defs(tool[part]))), tool["name"]
         for definition in result.defs.values():
             assert not list(meta.iter_errors(definition))
+
+
+def test_a_component_named_like_a_tools_model_class_gets_another_name(tmp_path: Path) -> None:
+    """A component ``TopicSentimentOutput`` beside the operation ``topicSentiment`` (whose
+    output model is ``TopicSentimentOutput``): the component yields, so the import builds
+    (found in the corpus: the spec was refused with "model class ... collides with $defs")."""
+    output = {"type": "object", "properties": {"score": {"type": "number"}}}
+    listing = {"type": "array", "items": {"$ref": "#/components/schemas/TopicSentimentOutput"}}
+    data = doc30(
+        {
+            "/sentiment": {
+                "get": {
+                    "operationId": "topicSentiment",
+                    "responses": {
+                        "200": ok(schema={"type": "object", "properties": {"items": listing}})
+                    },
+                }
+            }
+        },
+        {"TopicSentimentOutput": output},
+    )
+    result = inline(data)
+    assert errors(result) == []
+    (tool,) = result.tools
+    (name,) = tool["output"]["$defs"]
+    assert name.startswith("TopicSentimentOutput") and name != "TopicSentimentOutput"
+    manifest = tmp_path / "mcpgen.yaml"
+    (tmp_path / "api.json").write_text(json.dumps(data), encoding="utf-8")
+    manifest.write_text("mcpgen: 1\nserver: {name: s}\nopenapi: {source: api.json}\n", "utf-8")
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    done = CliRunner().invoke(main, ["validate", str(manifest)])
+    assert done.exit_code == 0, done.output

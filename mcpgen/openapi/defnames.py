@@ -20,6 +20,7 @@ from typing import Any
 from mcpgen import identifiers as names
 from mcpgen.load import JsonPath
 from mcpgen.openapi.sources import Key, Sources
+
 _NON_SCHEMA_COMPONENTS = frozenset(
     {"parameters", "responses", "requestBodies", "headers", "examples", "links", "callbacks",
      "securitySchemes", "pathItems"}
@@ -44,11 +45,15 @@ def safe_name(raw: str) -> str:
 class DefNames:
     """The names given so far, by the schema's (file, pointer)."""
 
-    def __init__(self, sources: Sources, components: JsonPath) -> None:
+    def __init__(
+        self, sources: Sources, components: JsonPath, reserved: Iterable[str] = ()
+    ) -> None:
         self.sources = sources
         self.components = components  # where the main document keeps its schemas
         self.names: dict[Key, str] = {}
-        self.taken: set[str] = set(names.RESERVED_CLASS_NAMES)  # would shadow the models' imports
+        # names that would shadow the models' imports, and the ones ``reserved`` (the tools'
+        # model classes): a component named so gets a suffixed name
+        self.taken: set[str] = {*names.RESERVED_CLASS_NAMES, *reserved}
         self._name_components()
 
     def _name_components(self) -> None:

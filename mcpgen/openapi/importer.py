@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import TEMPLATE, InputImport
@@ -90,9 +91,6 @@ class _Importer(SecurityImport, InputImport):
         dialect = data.get("jsonSchemaDialect")
         if dialect is not None and dialect != _STD_DIALECT:
             self.warn(0, ("jsonSchemaDialect",), "schemas are read as JSON Schema 2020-12")
-        self.converter = SchemaConverter(self.sources, version)
-        if self.sources.may_have_external_refs():
-            self.converter.name_external(self.sources.scan_refs())
         options = parse_options(self.raw_options, self.problems)
         if "webhooks" in data:
             self.warn(0, ("webhooks",), "webhooks are requests the API makes; not imported")
@@ -107,6 +105,11 @@ class _Importer(SecurityImport, InputImport):
             (naming.base_name(c.method, c.url, c.operation_id), c.method, c.url) for c, _ in chosen
         ]
         tool_names = naming.unique_names(wanted)
+        # the tools' own model classes (``ListItemsInput``) are not for components to take
+        models = {names.model_class(n, part) for n in tool_names for part in ("Input", "Output")}
+        self.converter = SchemaConverter(self.sources, version, models)
+        if self.sources.may_have_external_refs():
+            self.converter.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
         for (cand, kind), name in zip(chosen, tool_names, strict=True):

@@ -49,13 +49,13 @@ DEFS = "#/$defs/"
 class SchemaConverter:
     """Converts schemas, naming and caching each referenced definition once."""
 
-    def __init__(self, sources: Sources, version: str) -> None:
+    def __init__(self, sources: Sources, version: str, reserved: Iterable[str] = ()) -> None:
         self.sources = sources
         self.version = version
         self.components: JsonPath = (
             ("definitions",) if version == "2.0" else ("components", "schemas")
         )
-        self.naming = DefNames(sources, self.components)
+        self.naming = DefNames(sources, self.components, reserved)
         self.defs: dict[str, Json] = {}
         self.deps: dict[str, frozenset[str]] = {}
         self.origin: dict[str, Key] = {}
