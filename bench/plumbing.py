@@ -80,19 +80,30 @@ def baseline(source: Path, scratch: Path) -> dict[str, Any]:
 
 
 def variant_run(
-    source: Path, scratch: Path, tree: Path, extra: dict[str, str], cases: tuple[str, ...]
+    source: Path,
+    scratch: Path,
+    tree: Path,
+    extra: dict[str, str],
+    cases: tuple[str, ...],
+    cold_from: Path | None = None,
 ) -> dict[str, dict[str, Any]]:
+    """The variant's builds in ``scratch``; with ``cold_from``, the rebuilds start from a
+    copy of that folder (a cold build already made there) instead of a cold build."""
     copy = scratch / source.name
-    shutil.copyfile(source, copy)
     out = scratch / "out"
     command = [sys.executable, "-m", "mcpgen", "build", str(copy), "-o", str(out)]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["MCPGEN_CACHE_DIR"] = str(scratch / "cache")
     env.update(extra)
-    result = {"cold": bench.timed(command, scratch, env)}
-    if not result["cold"]["ok"] or cases == ("cold",):
-        return result
+    result: dict[str, dict[str, Any]] = {}
+    if cold_from is None:
+        shutil.copyfile(source, copy)
+        result["cold"] = bench.timed(command, scratch, env)
+        if not result["cold"]["ok"] or cases == ("cold",):
+            return result
+    else:
+        shutil.copytree(cold_from, scratch, dirs_exist_ok=True)
     data = bench.load(copy)
     bench.touch_one(data, " (touched by bench/plumbing.py)")
     bench.dump(data, copy)
@@ -101,6 +112,18 @@ def variant_run(
     bench.dump(data, copy)
     result["schema"] = bench.timed(command, scratch, env)
     return result
+
+
+def report(source: Path, run: int, name: str, steps: dict[str, dict[str, Any]], table: Any) -> None:
+    for case, r in steps.items():
+        status = "" if r["ok"] else "  FAILED: " + r["output"].strip()[-300:]
+        print(
+            f"{source.name} run {run + 1} {name:16} {case:8} wall {r['wall_s']:6.2f} s"
+            f"  cpu {r['cpu_s']:6.2f} s{status}",
+            flush=True,
+        )
+        if r["ok"]:
+            table.setdefault(name, {}).setdefault(case, []).append((r["wall_s"], r["cpu_s"]))
 
 
 def spread(values: list[float]) -> str:
@@ -117,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", nargs="+", type=Path, help="manifests or OpenAPI specs")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cold-only", action="store_true", help="only the cold build")
+    parser.add_argument(
+        "--shared-cold",
+        action="store_true",
+        help="rebuilds only: each run makes one cold build (the first variant's) and every "
+        "variant rebuilds a copy of it (for variants whose cache entries are the same)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
     args = parser.parse_args(argv)
     variants = args.variant or [parse_variant("current=.")]
@@ -143,20 +172,18 @@ def main(argv: list[str] | None = None) -> int:
                     (r["wall_s"], r["cpu_s"])
                 )
                 print(f"{source.name} run {run + 1} dcg {r['wall_s']:.2f} s", flush=True)
-            for name, tree, extra in order:
-                with tempfile.TemporaryDirectory(prefix="mcpgen-plumbing-") as folder:
-                    steps = variant_run(source, Path(folder), tree, extra, cases)
-                for case, r in steps.items():
-                    status = "" if r["ok"] else "  FAILED: " + r["output"].strip()[-300:]
-                    print(
-                        f"{source.name} run {run + 1} {name:16} {case:8} wall {r['wall_s']:6.2f} s"
-                        f"  cpu {r['cpu_s']:6.2f} s{status}",
-                        flush=True,
-                    )
-                    if r["ok"]:
-                        table.setdefault(name, {}).setdefault(case, []).append(
-                            (r["wall_s"], r["cpu_s"])
-                        )
+            with tempfile.TemporaryDirectory(prefix="mcpgen-plumbing-") as base:
+                if args.shared_cold:  # one cold build (the first variant's) for every rebuild
+                    name, tree, extra = variants[0]
+                    steps = variant_run(source, Path(base), tree, extra, ("cold",))
+                    report(source, run, name, steps, table)
+                    if not steps["cold"]["ok"]:
+                        continue
+                for name, tree, extra in order:
+                    with tempfile.TemporaryDirectory(prefix="mcpgen-plumbing-") as folder:
+                        start = Path(base) if args.shared_cold else None
+                        steps = variant_run(source, Path(folder), tree, extra, cases, start)
+                    report(source, run, name, steps, table)
     print(f"\nload now {os.getloadavg()[0]:.2f}; median s (spread) [ratio of medians to DCG]")
     for source, table in results.items():
         for index, metric in enumerate(("wall", "CPU")):
@@ -169,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                 cells = []
                 for case in cases:
                     values = [m[index] for m in table.get(name, {}).get(case, [])]
+                    if not values and case == "cold" and args.shared_cold:
+                        cells.append("-")
+                        continue
                     median = statistics.median(values) if values else None
                     cells.append(
                         f"{median:.2f} ({spread(values)}) [{median / dcg:.2f}x]"
