@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 import threading
 import time
@@ -44,12 +43,6 @@ class Workers:
     @property
     def parallel(self) -> bool:
         return self.jobs > 1
-
-    @property
-    def forks_later(self) -> bool:
-        """Whether the workers are still to be forked from this process (the pool has not
-        started, and starts processes by forking): they will hold what it holds now."""
-        return self.parallel and self._pool is None and _forks()
 
     def submit(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Run in the pool (when there is more than one core), else here and now."""
@@ -94,10 +87,6 @@ def _started(jobs: int, warmups: tuple[Callable[[], object], ...]) -> ProcessPoo
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(warmups,))
     pool.submit(_nothing)
     return pool
-
-
-def _forks() -> bool:
-    return multiprocessing.get_start_method(allow_none=False) == "fork"
 
 
 def _nothing() -> None:
