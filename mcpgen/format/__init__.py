@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from mcpgen.format import cache
 from mcpgen.format.chunking import Piece, join, split
 from mcpgen.format.pool import Workers
+from mcpgen.format.preformatted import looks_formatted
 
 if TYPE_CHECKING:
     from black.mode import Mode
@@ -108,7 +109,9 @@ class FormatJob:
     piece formatted once and glued back; cached whole files are not cut at all. Formatted
     pieces are kept per file (one "pack" per path and ``scope``, keyed by piece content),
     so a rebuild reads one cache file per big file, not thousands. ``units`` is how many
-    pieces need black, for a progress bar.
+    pieces need black, for a progress bar. ``laid_out`` names files rendered by templates
+    that lay code out the way black does: their pieces that ``preformatted`` recognises as
+    black's output skip black.
 
     ``start`` hands the work to a process pool (``workers``) when there is enough of it;
     ``run`` waits for it (or formats here) and returns the formatted files."""
@@ -118,6 +121,7 @@ class FormatJob:
         sources: Mapping[str, str],
         workers: Workers | None = None,
         scope: str = "",
+        laid_out: Collection[str] = (),
     ) -> None:
         self.store = cache.cache_dir()
         self.workers = workers
@@ -132,7 +136,9 @@ class FormatJob:
             if whole is not None:
                 self.done[path] = whole
                 continue
-            pieces = split(source) if source.count("\n") >= CHUNK_LINES else None
+            # laid-out files are cut even when short: their recognised pieces skip black
+            cut = source.count("\n") >= CHUNK_LINES or path in laid_out
+            pieces = split(source) if cut else None
             units = [source] if pieces is None else [p.text for p in pieces]
             self.files[path] = _File(source, pieces, units)
             pack = self._pack(path) if pieces is not None else {}
@@ -143,6 +149,8 @@ class FormatJob:
                 cached = pack.get(key)
                 if isinstance(cached, str):
                     self.cached_units[key] = cached
+                elif pieces is not None and path in laid_out and looks_formatted(text):
+                    self.cached_units[key] = text  # black would leave it as it is
                 else:
                     self.todo[key] = text
         self.units = len(self.todo)
@@ -215,9 +223,10 @@ class FormatJob:
         cache.write(self._pack_file(path), json.dumps(pack, ensure_ascii=False))
 
 
-def format_file(source: str, path: str, scope: str = "") -> str:
-    """One file, formatted here (piece by piece when big, with the cache)."""
-    return FormatJob({path: source}, scope=scope).run()[path]
+def format_file(source: str, path: str, scope: str = "", laid_out: bool = False) -> str:
+    """One file, formatted here (piece by piece when big, with the cache); ``laid_out``:
+    see ``FormatJob``."""
+    return FormatJob({path: source}, scope=scope, laid_out={path} if laid_out else ()).run()[path]
 
 
 def _batches(items: list[tuple[str, str]], count: int) -> list[list[tuple[str, str]]]:

@@ -42,6 +42,9 @@ class Output:
 
 
 CLIENT_TEMPLATE = "package/client.py.jinja"
+# Outputs (besides the client) of templates that lay code out as black does, checked by
+# tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
+LAID_OUT = ("tests/test_generated.py",)
 
 GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
@@ -121,12 +124,12 @@ def render_project(
     with timing.phase("surface lock"):
         out.surface = _lock(manifest)
         out.generated[LOCK_FILE] = _lock_text(out.surface)
-    verbatim = set(runtime_files(pkg))  # kept formatted in mcpgen/runtime
+    preformatted = set(runtime_files(pkg))
     python = {
         path: text
         for files in (out.generated, out.stubs)
         for path, text in files.items()
-        if path.endswith(".py") and path not in verbatim
+        if path.endswith(".py") and path not in preformatted
     }
     with timing.phase("format"):
         formatted = _format({**python, **package}, workers, manifest, show_progress)
@@ -152,6 +155,10 @@ def classes_in(source: str, planned: tuple[str, ...]) -> tuple[str, ...]:
     planned ones first, in order."""
     found = {a or b for a, b in _CLASS.findall(source)}
     return (*planned, *sorted(found - set(planned)))
+
+
+def _client_path(pkg: str) -> str:
+    return f"src/{pkg}/client.py"
 
 
 def _models_package(
@@ -231,7 +238,10 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
 def _format(
     python: dict[str, str], workers: Workers, manifest: Manifest, show_progress: bool
 ) -> dict[str, str]:
-    job = FormatJob(python, workers, scope=manifest.server.package).start()
+    # These templates lay code out as black does: only their pieces with long lines need it.
+    pkg = manifest.server.package
+    laid_out = {_client_path(pkg), *(path.format(pkg=pkg) for path in LAID_OUT)}
+    job = FormatJob(python, workers, scope=pkg, laid_out=laid_out).start()
     # A bar on a terminal (big builds spend most of their time here); nothing when piped.
     with click.progressbar(
         length=job.units,
