@@ -1,5 +1,5 @@
 """python -m mcpgen"""
 
-from mcpgen.cli import run
+from mcpgen.launch import run
 
 run()

@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcpgen.format.pool import Workers
 
 _MARK = "mcpgen_test_warm_mark"
@@ -52,6 +54,117 @@ def test_one_core_runs_tasks_here_without_warm_ups() -> None:
     assert pid == os.getpid() and mark is None
 
 
+class _Recorder:
+    """Stands in for Workers: what ``build._start_early`` asked of it."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def start(self, *warmups: object) -> None:
+        self.calls.append("pool")
+
+    def start_spare(self, *warmups: object) -> None:
+        self.calls.append("spare")
+
+
+def _early(build: object, source: Path) -> list[str]:
+    recorder = _Recorder()
+    build._start_early(source, recorder)  # type: ignore[attr-defined]
+    return recorder.calls
+
+
+def test_a_big_build_starts_workers_before_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first build of a big source starts the whole pool; a rebuild (models cached) only
+    a spare worker for the models of what changed; a small source neither."""
+    from mcpgen import early
+    from mcpgen.cli import build
+
+    big = tmp_path / "spec.json"
+    big.write_text(" " * early.PRESTART_SOURCE_BYTES + "{}")
+    small = tmp_path / "m.yaml"
+    small.write_text("mcpgen: 1\n")
+    store = tmp_path / "cache"
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store))
+    assert _early(build, big) == ["pool"]  # no cache folder yet
+    store.mkdir()
+    (store / "pieces-0.json").write_text("{}")
+    assert _early(build, big) == ["pool"]  # a cache, but no models in it
+    assert _early(build, small) == []
+    assert _early(build, tmp_path / "missing.json") == []
+    (store / "models-v4-0.py").write_text("")
+    assert _early(build, big) == ["spare"]  # a rebuild: models are cached
+    assert _early(build, small) == []  # in this process; the mcpgen command forks one
+    assert early.plan(small, small=True) == "spare"
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    assert _early(build, big) == ["pool"]  # caching off: every build is a first one
+
+
+def test_the_spare_worker_is_forked_at_once_and_takes_spare_tasks() -> None:
+    with Workers(jobs=2) as workers:
+        workers.start_spare(_set_mark)
+        assert workers._spare is not None and workers._pool is None
+        assert len(workers._spare._processes) == 1  # forked already, before any task
+        pid, mark, frozen = workers.submit_spare(_state).result()
+        assert mark == pid and pid != os.getpid() and frozen
+        other, _, _ = workers.submit(_state).result()  # other tasks go to the pool
+        assert workers._pool is not None and other != pid
+    assert workers._spare is None and workers._pool is None
+
+
+def test_without_a_spare_spare_tasks_go_to_the_pool() -> None:
+    with Workers(jobs=2) as workers:
+        pid, _, _ = workers.submit_spare(_state).result()
+        assert workers._pool is not None and pid != os.getpid()
+    with Workers(jobs=1) as workers:
+        workers.start_spare(_set_mark)
+        pid, mark, _ = workers.submit_spare(_state).result()
+    assert pid == os.getpid() and mark is None  # one core: here, no warm-up
+
+
+def test_a_started_pool_has_its_workers_running_before_any_task() -> None:
+    with Workers(jobs=2) as workers:
+        workers.start(_set_mark)
+        assert workers._pool is not None
+        assert len(workers._pool._processes) == 2  # forked already
+        pid, mark, frozen = workers.submit(_state).result()
+    assert mark == pid and frozen
+
+
+@pytest.mark.parametrize(
+    ("argv", "source"),
+    [
+        (["build", "m.yaml"], "m.yaml"),
+        (["build", "-o", "out", "--strict", "m.yaml", "--check"], "m.yaml"),
+        (["build", "--output", "out", "--max-context-bytes", "9", "spec.json"], "spec.json"),
+        (["build", "--timings", "--", "-odd.yaml"], "-odd.yaml"),
+        (["build", "--help"], None),
+        (["build"], None),
+        (["validate", "m.yaml"], None),
+        ([], None),
+    ],
+)
+def test_the_command_finds_what_it_will_build(argv: list[str], source: str | None) -> None:
+    from mcpgen.launch import _build_source
+
+    found = _build_source(argv)
+    assert (str(found) if found else None) == source
+
+
+def test_a_spare_forked_before_the_build_is_adopted_and_stopped() -> None:
+    from mcpgen.format import pool as module
+
+    module.fork_spare(_set_mark)
+    assert len(module._forked) == 1
+    with Workers(jobs=2) as workers:
+        assert workers._spare is not None and not module._forked  # adopted
+        processes = list(workers._spare._processes.values())
+        pid, mark, _ = workers.submit_spare(_state).result()
+        assert mark == pid
+    assert all(not p.is_alive() for p in processes)  # stopped with the build
+
+
 def test_workers_leave_when_their_build_dies(tmp_path: Path) -> None:
     """A build killed (or leaving with os._exit) before closing its pool: the workers
     notice within a second and exit instead of waiting for work forever."""
@@ -62,8 +175,8 @@ def test_workers_leave_when_their_build_dies(tmp_path: Path) -> None:
         "import os, sys\n"
         "from mcpgen.format.pool import Workers\n"
         "workers = Workers(jobs=2)\n"
-        "ran = {workers.submit(os.getpid).result() for _ in range(4)}\n"
-        "print(*sorted(ran | set(workers._pool._processes)))\n"
+        "workers.start_spare()\n"
+        "print(workers.submit_spare(os.getpid).result(), workers.submit(os.getpid).result())\n"
         "sys.stdout.flush()\n"
         "os._exit(0)\n"
     )
@@ -71,7 +184,7 @@ def test_workers_leave_when_their_build_dies(tmp_path: Path) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     pids = [int(pid) for pid in done.stdout.split()]
-    assert pids and done.returncode == 0, done.stdout + done.stderr
+    assert len(pids) == 2, done.stdout + done.stderr
     deadline = time.monotonic() + 10
     while any(Path(f"/proc/{pid}").exists() for pid in pids):
         assert time.monotonic() < deadline, "a worker outlived its build"

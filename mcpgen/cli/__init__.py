@@ -235,7 +235,7 @@ main.add_command(check_command)
 
 
 def run() -> None:
-    """The ``mcpgen`` command (console script and ``python -m mcpgen``):
+    """The ``mcpgen`` command (console script and ``python -m mcpgen``, through ``launch``):
     ``main``, then an immediate exit. A big build leaves millions of objects (the loaded spec) whose orderly
     teardown costs a tenth of a second or more and does nothing useful; like mypy, skip it
     once the output is flushed. Everything that must be written is closed by then (files

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from mcpgen import early
+from mcpgen import format as formatting
 from mcpgen import identifiers as names
 from mcpgen import timings as timing
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
@@ -19,6 +21,7 @@ from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, render_project
+from mcpgen.render import models as modelgen
 from mcpgen.render.spec import tool_entry
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, plan
@@ -48,6 +51,17 @@ def source_from(root: Path, source: Path) -> str | None:
         return None
 
 
+def _start_early(source: Path, workers: Workers) -> None:
+    """Put the core that loading the source leaves idle to work (``early``): a first build
+    of a big API starts the whole pool now, a rebuild a spare worker for the models of
+    what changed (unless the ``mcpgen`` command forked it already)."""
+    start = early.plan(source)
+    if start == "pool":
+        workers.start(modelgen.warm, formatting.warm)
+    elif start == "spare":
+        workers.start_spare(early.load_generator)
+
+
 def run_build(
     source: Path,
     output: Path | None,
@@ -71,6 +85,7 @@ def run_build(
         return EXIT_BAD_INPUT
     try:
         with Workers() as workers:
+            _start_early(source, workers)
             code = _build(
                 source, output, check, show_diff, strict, max_context_bytes, workers, name, wanted
             )

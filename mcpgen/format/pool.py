@@ -9,12 +9,20 @@ Each worker starts by running the pool's warm-ups (importing black, the model ge
 and then freezes what they left behind (``gc.freeze``): the garbage collector's full
 passes would otherwise walk those hundreds of thousands of objects again and again while
 black and the generator allocate, about a tenth of their time.
+
+A build can also fork one *spare* worker at the very start (``early``), which loads the
+model generator on the core that loading the source leaves idle; the few models a changed
+operation or a small manifest needs are then generated there at once, instead of waiting
+for a pool worker to load the generator (a third of a second) after the source is loaded.
+The ``mcpgen`` command forks it before importing the rest of mcpgen (``fork_spare``); the
+build's ``Workers`` adopts it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing
 import os
 import threading
 import time
@@ -32,6 +40,7 @@ class Workers:
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = jobs or os.cpu_count() or 1
         self._pool: ProcessPoolExecutor | None = None
+        self._spare: ProcessPoolExecutor | None = _take_forked_spare() if self.parallel else None
         self._warmups: list[Callable[[], object]] = []
         self._frozen = False
 
@@ -44,6 +53,28 @@ class Workers:
     def parallel(self) -> bool:
         return self.jobs > 1
 
+    def start(self, *warmups: Callable[[], object]) -> None:
+        """Start the pool now (before there is work for it), its workers warming up with
+        ``warmups`` while this process gets on with loading."""
+        self.warm(*warmups)
+        if self.parallel and self._pool is None:
+            self._pool = _started(self.jobs, tuple(self._warmups))
+
+    def start_spare(self, *warmups: Callable[[], object]) -> None:
+        """Fork one extra worker now, to run ``warmups`` while this process loads, and then
+        whatever ``submit_spare`` sends it."""
+        if self.parallel and self._spare is None and _forks():
+            self._spare = _started(1, warmups)
+
+    def submit_spare(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        """Run in the spare worker if there is one, else like ``submit``."""
+        if self._spare is not None:
+            try:
+                return self._spare.submit(fn, *args, **kwargs)
+            except BrokenProcessPool:
+                self._spare = None
+        return self.submit(fn, *args, **kwargs)
+
     def submit(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Run in the pool (when there is more than one core), else here and now."""
         if not self.parallel:
@@ -54,8 +85,8 @@ class Workers:
             # forked from here.
             gc.freeze()
             self._frozen = True
-        if self._pool is None:
-            self._pool = _started(self.jobs, tuple(self._warmups))
+        self.start()
+        assert self._pool is not None
         try:
             return self._pool.submit(fn, *args, **kwargs)
         except BrokenProcessPool:  # a worker died (out of memory?): the rest runs here
@@ -64,7 +95,12 @@ class Workers:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
-        self._pool = None
+        if self._spare is not None:
+            # an unused spare may still be loading the generator: stop it rather than wait
+            for process in list(getattr(self._spare, "_processes", {}).values()):
+                process.terminate()
+            self._spare.shutdown(cancel_futures=True)
+        self._pool = self._spare = None
         if self._frozen:
             gc.unfreeze()
             self._frozen = False
@@ -81,12 +117,30 @@ class Workers:
         self.close()
 
 
+_forked: list[ProcessPoolExecutor] = []  # a spare forked before there was a Workers
+
+
+def fork_spare(*warmups: Callable[[], object]) -> None:
+    """Fork the spare worker now, before the build's ``Workers`` exists (which adopts it).
+    Only on a machine with more than one core, where workers fork."""
+    if (os.cpu_count() or 1) > 1 and _forks() and not _forked:
+        _forked.append(_started(1, warmups))
+
+
+def _take_forked_spare() -> ProcessPoolExecutor | None:
+    return _forked.pop() if _forked else None
+
+
 def _started(jobs: int, warmups: tuple[Callable[[], object], ...]) -> ProcessPoolExecutor:
     """A pool of ``jobs`` workers, forked now (processes start on the first task, all of
     them), each running ``warmups`` first."""
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(warmups,))
     pool.submit(_nothing)
     return pool
+
+
+def _forks() -> bool:
+    return multiprocessing.get_start_method(allow_none=False) == "fork"
 
 
 def _nothing() -> None:

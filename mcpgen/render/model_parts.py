@@ -295,7 +295,9 @@ class ModelJob:
             # every worker will run the generator only when there are enough tasks
             pool.warm(*([modelgen.warm] if len(tasks) >= pool.jobs else []), format_warm)
         for task in tasks:
-            if pool is not None:
+            if pool is not None and len(tasks) == 1:
+                future = pool.submit_spare(_generate_many, task, self.package)
+            elif pool is not None:
                 future = pool.submit(_generate_many, task, self.package)
             else:
                 future = done(_generate_many, task, self.package)
