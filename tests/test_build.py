@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -374,49 +373,3 @@ def test_signature_changes_of_a_big_api_compare_only_the_changed_tools(tmp_path:
         "changed: tool 't7' input schema changed (added n); "
         f"src/big_mcp/handlers/tools/t7.py may no longer type-check: run mcpgen check {out}"
     ]
-
-
-def _not_forked() -> None:
-    return None  # what a worker started another way (no manifest inherited) answers
-
-
-def test_a_big_client_rendered_in_a_worker_is_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Over ``OFFLOAD_TOOLS`` tools the typed client is rendered and formatted in a pool
-    worker forked after loading (or here, when the worker has no manifest): same bytes."""
-    from mcpgen import render
-
-    tools = "".join(
-        f"  - name: tool_{i}\n    description: 'Tool number {i}.'\n"
-        "    input: {type: object, properties: {q: {type: string}, n: {type: integer}}, "
-        "required: [q]}\n"
-        for i in range(12)
-    )
-    source = tmp_path / "m.yaml"
-    source.write_text(f"mcpgen: 1\nserver: {{name: wide}}\ntools:\n{tools}", "utf-8")
-    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
-    calls: list[str] = []
-    original = render._render_templates
-
-    def spy(manifest: object, skip: set[str] | None = None, *rest: Any) -> render.Output:
-        calls.append(",".join(sorted(skip or ())))
-        return original(manifest, skip, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(render, "_render_templates", spy)
-    trees = []
-    for name, threshold, worker in (
-        ("here", 10**9, None),
-        ("worker", 10, None),
-        ("fallback", 10, _not_forked),
-    ):
-        monkeypatch.setattr(render, "OFFLOAD_TOOLS", threshold)
-        if worker is not None:
-            monkeypatch.setattr(render, "_client_in_worker", worker)
-        calls.clear()
-        code, output = build(str(source), "-o", str(tmp_path / name))
-        assert code == 0, output
-        assert calls == ["" if name == "here" else render.CLIENT_TEMPLATE]
-        trees.append(tree(tmp_path / name))
-    assert trees[0] == trees[1] == trees[2]
-    assert any(path.endswith("client.py") for path in trees[0])

@@ -78,8 +78,11 @@ def test_a_big_build_starts_workers_before_loading(
 ) -> None:
     """A first build of a big source starts the whole pool; a rebuild (models cached) only
     a spare worker for the models of what changed; a small source neither."""
+    import importlib
+
     from mcpgen import early
-    from mcpgen.cli import build
+
+    build = importlib.import_module("mcpgen.cli.build")  # the module, not the click command
 
     big = tmp_path / "spec.json"
     big.write_text(" " * early.PRESTART_SOURCE_BYTES + "{}")

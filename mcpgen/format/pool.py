@@ -53,12 +53,6 @@ class Workers:
     def parallel(self) -> bool:
         return self.jobs > 1
 
-    @property
-    def forks_later(self) -> bool:
-        """Whether the workers are still to be forked from this process (the pool has not
-        started, and starts processes by forking): they will hold what it holds now."""
-        return self.parallel and self._pool is None and _forks()
-
     def start(self, *warmups: Callable[[], object]) -> None:
         """Start the pool now (before there is work for it), its workers warming up with
         ``warmups`` while this process gets on with loading."""

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ import click
 
 from mcpgen import __version__
 from mcpgen import timings as timing
-from mcpgen.format import FormatJob, format_file
+from mcpgen.format import FormatJob
 from mcpgen.format.pool import Workers
 from mcpgen.hosts.install import readme_snippets
 from mcpgen.model.types import Manifest
@@ -47,8 +45,6 @@ CLIENT_TEMPLATE = "package/client.py.jinja"
 # Outputs (besides the client) of templates that lay code out as black does, checked by
 # tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
 LAID_OUT = ("tests/test_generated.py",)
-OFFLOAD_TOOLS = 200  # a client for this many tools is rendered in a worker (``render_project``)
-_FOR_WORKERS: list[Manifest] = []  # what workers forked during a build find there
 
 GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
@@ -119,20 +115,10 @@ def render_project(
         with Workers() as own:
             return render_project(manifest, show_progress, own, source)
     pkg = manifest.server.package
-    client_path = _client_path(pkg)
-    client: Future[str | None] | None = None
-    if len(manifest.tools) >= OFFLOAD_TOOLS and workers.forks_later:
-        # A big API's typed client (a third of the rendering, and cutting it into pieces)
-        # is rendered and formatted in a worker forked now, while this process plans the
-        # models and renders the rest.
-        _FOR_WORKERS[:] = [manifest]
-        client = workers.submit(_client_in_worker)
-        _FOR_WORKERS.clear()
     with timing.phase("models: cache or start"):
         models = ModelJob(manifest, workers)
     with timing.phase("render templates"):
-        skip = {CLIENT_TEMPLATE} if client is not None else set()
-        out = _render_templates(manifest, skip, source)
+        out = _render_templates(manifest, source)
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
     with timing.phase("surface lock"):
@@ -147,9 +133,6 @@ def render_project(
     }
     with timing.phase("format"):
         formatted = _format({**python, **package}, workers, manifest, show_progress)
-        if client is not None:
-            formatted[client_path] = _client_result(client, manifest)
-            out.generated[client_path] = formatted[client_path]
     with timing.phase("models (datamodel-code-generator)"):
         sources = models.result()
     # every class a part defines is re-exported (nested models too), not only the planned
@@ -174,29 +157,8 @@ def classes_in(source: str, planned: tuple[str, ...]) -> tuple[str, ...]:
     return (*planned, *sorted(found - set(planned)))
 
 
-def _client(manifest: Manifest) -> str:
-    """The typed client, rendered and formatted."""
-    pkg = manifest.server.package
-    text = render(CLIENT_TEMPLATE, **context(manifest))
-    return format_file(text, _client_path(pkg), pkg, laid_out=True)
-
-
 def _client_path(pkg: str) -> str:
     return f"src/{pkg}/client.py"
-
-
-def _client_in_worker() -> str | None:
-    """``_client`` in a pool worker forked from the build (None in a worker that was not: it
-    has no manifest)."""
-    return _client(_FOR_WORKERS[0]) if _FOR_WORKERS else None
-
-
-def _client_result(client: Future[str | None], manifest: Manifest) -> str:
-    try:
-        text = client.result()
-    except BrokenProcessPool:  # the worker died (out of memory?): do it here
-        text = None
-    return _client(manifest) if text is None else text
 
 
 def _models_package(
@@ -218,18 +180,15 @@ def _models_package(
     return files
 
 
-def _render_templates(
-    manifest: Manifest, skip: set[str] | None = None, source: str | None = None
-) -> Output:
-    """Every file but the models and the lock (and the templates in ``skip``), unformatted."""
+def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
+    """Every file but the models and the lock, unformatted."""
     pkg = manifest.server.package
     ctx = context(manifest, source)
     oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
     ctx["ci_python"] = oldest.group(1) if oldest else "3.11"
     out = Output()
     for path, template in GENERATED_TEMPLATES.items():
-        if template not in (skip or ()):
-            out.generated[path.format(pkg=pkg)] = render(template, **ctx)
+        out.generated[path.format(pkg=pkg)] = render(template, **ctx)
     for path, template in deploy_templates(manifest).items():
         out.generated[path] = render(template, **ctx)
     if manifest.ci.github:
