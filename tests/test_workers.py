@@ -192,3 +192,19 @@ def test_workers_leave_when_their_build_dies(tmp_path: Path) -> None:
     while any(Path(f"/proc/{pid}").exists() for pid in pids):
         assert time.monotonic() < deadline, "a worker outlived its build"
         time.sleep(0.1)
+
+
+def test_a_worker_started_after_its_build_died_leaves_at_once() -> None:
+    """The build's pid is handed to the worker: one forked as the build exits (its parent
+    already init) compares against the build's pid, not init's, and leaves instead of
+    waiting forever (it kept the test's pipes open for minutes under load)."""
+    import subprocess
+
+    script = (
+        "import os\n"
+        "from mcpgen.format.pool import _leave_with\n"
+        "_leave_with(os.getppid() + 1_000_000)\n"  # a build that is not this parent
+        "raise SystemExit(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=30)
+    assert done.returncode == 0, done.stderr

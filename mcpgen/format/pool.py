@@ -134,7 +134,9 @@ def _take_forked_spare() -> ProcessPoolExecutor | None:
 def _started(jobs: int, warmups: tuple[Callable[[], object], ...]) -> ProcessPoolExecutor:
     """A pool of ``jobs`` workers, forked now (processes start on the first task, all of
     them), each running ``warmups`` first."""
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(warmups,))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, initializer=_start_worker, initargs=(os.getpid(), warmups)
+    )
     pool.submit(_nothing)
     return pool
 
@@ -147,9 +149,11 @@ def _nothing() -> None:
     pass
 
 
-def _start_worker(warmups: tuple[Callable[[], object], ...]) -> None:
-    # a worker whose build is gone (killed, or exited without closing its pool) leaves too
-    threading.Thread(target=_leave_with, args=(os.getppid(),), daemon=True).start()
+def _start_worker(build: int, warmups: tuple[Callable[[], object], ...]) -> None:
+    # a worker whose build is gone (killed, or exited without closing its pool) leaves too;
+    # the build's pid comes from the build: a worker forked as the build exits would read
+    # its new parent's (init's) as its own, and wait for it forever
+    threading.Thread(target=_leave_with, args=(build,), daemon=True).start()
     for warmup in warmups:
         # a warm-up that fails only costs time: the task needing it fails (or not) itself
         with contextlib.suppress(Exception):
