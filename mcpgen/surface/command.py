@@ -42,11 +42,10 @@ def diff(old: str, new: str, output_format: str, fail_on: str) -> None:
     from . import report
     from .diff import RANK, summary
     from .diff import diff as compare
-    from .sources import SourceError, load
+    from .sources import SourceError, load_both
 
     try:
-        before = load(old)
-        after = load(new)
+        before, after = load_both(old, new)
     except SourceError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

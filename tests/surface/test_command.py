@@ -333,3 +333,21 @@ def test_markdown_merges_rows_that_many_items_share() -> None:
         "may be refused |"
     ]
     assert "#### Breaking (5)" in text
+
+
+def test_two_manifests_load_side_by_side_as_they_would_one_after_the_other(
+    tmp_path: Path,
+) -> None:
+    """``load_both`` loads OLD in a forked process when neither is a lock: the same surfaces
+    as loading each here, and a bad OLD is the same one-line error."""
+    from mcpgen.surface.sources import load_both
+
+    manifests = ROOT / "manifests"
+    old, new = str(manifests / "calculator.yaml"), str(manifests / "notes.yaml")
+    assert load_both(old, new) == (load(old), load(new))
+    broken = write(tmp_path / "m.yaml", "mcpgen: 1\nserver: {}\ntools: 3\n")
+    with pytest.raises(SourceError) as side_by_side:
+        load_both(str(broken), new)
+    with pytest.raises(SourceError) as alone:
+        load(str(broken))
+    assert str(side_by_side.value) == str(alone.value)
