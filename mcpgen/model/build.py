@@ -17,8 +17,7 @@ from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.resources import Resource, StaticContent
 from mcpgen.model.settings import Auth, Ci, HttpSettings
-from mcpgen.model.types import Capabilities, Completion, Manifest, Server, Tool
-from mcpgen.problems import Location
+from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
 
 DEFAULT_PAGE_SIZE = 100
 EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
@@ -162,19 +161,20 @@ def _auth(raw: dict[str, Any], server: Server, scopes: set[str]) -> Auth:
     )
 
 
-def _origins(doc: Document, manifest: Manifest) -> dict[str, tuple[str, Location]]:
-    """Model class name -> (field path, location) of the schema it is generated from."""
-    origins: dict[str, tuple[str, Location]] = {}
+def _origins(doc: Document, manifest: Manifest) -> Origins:
+    """Model class name -> (field path, path in the document) of the schema it is generated
+    from; located only when a build error asks (a big spec's locations cost more than its
+    model)."""
+    paths: dict[str, tuple[str, tuple[str | int, ...]]] = {}
     for name in manifest.shared_defs:
-        origins[name] = (f"$defs.{name}", doc.locate(("$defs", name)))
+        paths[name] = (f"$defs.{name}", ("$defs", name))
     for index, tool in enumerate(manifest.tools):
         for part, model in (("input", tool.input_model), ("output", tool.output_model)):
-            if model and model not in origins:
-                origins[model] = (f"tools[{index}].{part}", doc.locate(("tools", index, part)))
+            if model and model not in paths:
+                paths[model] = (f"tools[{index}].{part}", ("tools", index, part))
     for index, prompt in enumerate(manifest.prompts):
-        where = ("prompts", index, "arguments")
-        origins[prompt.class_name] = (f"prompts[{index}].arguments", doc.locate(where))
-    return origins
+        paths[prompt.class_name] = (f"prompts[{index}].arguments", ("prompts", index, "arguments"))
+    return Origins(paths, doc.locate)
 
 
 def _server(raw: dict[str, Any]) -> Server:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgen.model.relax import OUTPUT_DESCRIPTION_CHARS, relax
+from mcpgen.model.relax import OUTPUT_DESCRIPTION_CHARS, floor, relax
 from mcpgen.model.schema_walk import ANNOTATIONS, DEEPER, LINK, TAG, children, shorten, size
 from mcpgen.model.share import flatten, share, tidy
 
@@ -163,19 +163,20 @@ def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = Fa
         equivalent = share(stripped)
         if size(equivalent) <= budget:
             return equivalent
-    chars = OUTPUT_DESCRIPTION_CHARS
-    for depth, shown, required_only in (
-        (2, chars, False),
-        (2, 0, False),
-        (1, chars, False),
-        (1, 0, False),
-        (0, chars, False),
-        (0, 0, False),
-        (0, 0, True),
-    ):
-        relaxed = relax(stripped, depth, wrapped=wrapped, chars=shown, required_only=required_only)
-        if size(relaxed) <= budget:
-            return relaxed
+    # Each rung of the ladder is tried from the top: depths 2, 1 and 0 with descriptions,
+    # then without, then the required fields' types. Cheap shortcuts that pick the same
+    # rung: what every rung holds (``floor``) over the budget skips the rungs, and a rung
+    # without descriptions over the budget rules out the same depth with them (it only adds).
+    if floor(stripped, wrapped=wrapped) <= budget:
+        for depth in (2, 1, 0):
+            plain = relax(stripped, depth, wrapped=wrapped)
+            if size(plain) <= budget:
+                described = relax(stripped, depth, wrapped=wrapped, chars=OUTPUT_DESCRIPTION_CHARS)
+                return described if size(described) <= budget else plain
+    if floor(stripped, wrapped=wrapped, required_only=True) <= budget:
+        required = relax(stripped, 0, wrapped=wrapped, required_only=True)
+        if size(required) <= budget:
+            return required
     return relax(stripped, -1, wrapped=wrapped)
 
 

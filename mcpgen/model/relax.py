@@ -14,6 +14,40 @@ KEPT_KEYWORDS = ("type", "const", "format")  # copied from a node the relaxation
 ENUM_BYTES = 120  # an enum (a constraint) kept when it is this small, else left out
 
 
+def floor(schema: Json, *, wrapped: bool = False, required_only: bool = False) -> int:
+    """Bytes that every relaxation of ``schema`` to a depth of 0 or more holds: its top-level
+    ``required`` list and the names of its top-level fields (only the required ones, with
+    ``required_only``), of the wrapped value if ``wrapped``. When they are over the budget,
+    no such relaxation fits."""
+    defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+    defs = defs if isinstance(defs, dict) else {}
+    node = _resolved(schema, defs)
+    if wrapped and isinstance(node, dict) and isinstance(node.get("properties"), dict):
+        node = _resolved(node["properties"].get("result"), defs)
+    if not isinstance(node, dict):
+        return 0
+    required = [r for r in node.get("required") or () if isinstance(r, str)]
+    properties = node.get("properties")
+    kept: dict[str, Json] = {"required": required} if required else {}
+    if isinstance(properties, dict):
+        names = [n for n in properties if not required_only or n in required]
+        if names:
+            kept["properties"] = {name: {} for name in names}
+    return size(kept)
+
+
+def _resolved(node: Json, defs: dict[str, Json]) -> Json:
+    """``node`` with its ``$ref`` chain followed as :func:`relax` does (None: unresolvable)."""
+    seen: set[str] = set()
+    while isinstance(node, dict) and "$ref" in node:
+        name = def_name(node["$ref"])
+        if name is None or name not in defs or name in seen:
+            return None
+        seen.add(name)
+        node = defs[name]
+    return node
+
+
 def relax(
     schema: Json,
     depth: int,

@@ -8,6 +8,7 @@ never see the raw manifest.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -19,6 +20,28 @@ from mcpgen.model.settings import Auth, Ci, Deploy, HttpSettings
 from mcpgen.problems import Location
 
 Json = Any
+
+
+class Origins:
+    """Where the schema behind each model class was written, for located build errors:
+    model class name -> (field path, path in the source document), located on first use."""
+
+    def __init__(
+        self,
+        paths: dict[str, tuple[str, tuple[str | int, ...]]],
+        locate: Callable[[tuple[str | int, ...]], Location] | None = None,
+    ) -> None:
+        self.paths = paths
+        self.locate = locate
+
+    def get(self, name: str) -> tuple[str, Location] | None:
+        found = self.paths.get(name)
+        if found is None or self.locate is None:
+            return None
+        return found[0], self.locate(found[1])
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Origins:
+        return self  # read-only; holds the source document, which is not copied
 
 
 # Every distribution a generated package imports (``mcpgen/runtime`` and the generated files;
@@ -227,7 +250,7 @@ class Manifest:
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
     ci: Ci = field(default_factory=Ci)
     # Where the schema behind each model class was written: for located build errors.
-    origins: dict[str, tuple[str, Location]] = field(default_factory=dict, compare=False)
+    origins: Origins = field(default_factory=lambda: Origins({}), compare=False)
 
     @property
     def mode(self) -> str:

@@ -319,7 +319,7 @@ def locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) 
                 exc = one
     problems = []
     for name in culprits or [""]:
-        field_path, location = manifest.origins.get(name, ("", Location(manifest.source)))
+        field_path, location = manifest.origins.get(name) or ("", Location(manifest.source))
         problems.append(
             Problem(
                 Level.ERROR,

@@ -324,6 +324,36 @@ def test_output_schemas_fit_their_budget_and_keep_the_top_level_types() -> None:
     assert compact.compact_output({"type": "object"}, 100) == {"type": "object"}
 
 
+def every_rung(schema: Json, budget: int, wrapped: bool) -> Json:
+    """``compact_output`` without its shortcuts: each relaxation tried in order."""
+    stripped = compact.strip(schema, compact.OUTPUT_DESCRIPTION_CHARS)
+    equivalent = compact.share(stripped)
+    if compact.size(equivalent) <= budget:
+        return equivalent
+    chars = compact.OUTPUT_DESCRIPTION_CHARS
+    for depth, shown, required_only in (
+        *((depth, shown, False) for depth in (2, 1, 0) for shown in (chars, 0)),
+        (0, 0, True),
+    ):
+        relaxed = compact.relax(
+            stripped, depth, wrapped=wrapped, chars=shown, required_only=required_only
+        )
+        if compact.size(relaxed) <= budget:
+            return relaxed
+    return compact.relax(stripped, -1, wrapped=wrapped)
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_the_output_budget_shortcuts_pick_the_rung_trying_every_one_would(name: str) -> None:
+    """``compact_output`` skips rungs that cannot fit (``relax.floor``; a rung with
+    descriptions when the same depth without them is over): the result is the same."""
+    outputs = [t.output_schema for t in manifest(name).tools if isinstance(t.output_schema, dict)]
+    wrappers = [{"type": "object", "properties": {"result": s}, "required": ["result"]} for s in outputs]
+    for budget in (40, 100, 300, 1000):
+        for schema, wrapped in [*((s, False) for s in outputs), *((w, True) for w in wrappers)]:
+            assert compact.compact_output(schema, budget, wrapped) == every_rung(schema, budget, wrapped)
+
+
 def test_annotations_equal_to_mcp_defaults_are_left_out() -> None:
     assert compact.tool_annotations({"readOnlyHint": False, "idempotentHint": False, "openWorldHint": True}) is None
     assert compact.tool_annotations({"readOnlyHint": True, "idempotentHint": True, "openWorldHint": True}) == {"readOnlyHint": True}
