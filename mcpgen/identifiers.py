@@ -27,6 +27,12 @@ def snake(name: str) -> str:
     return result
 
 
+def env_base(name: str) -> str:
+    """The base of a server's environment variables: ``my-server`` -> ``MY_SERVER`` (its own
+    settings are ``MY_SERVER_PORT``, ...; a wrapped API's ``MY_SERVER_API_...``)."""
+    return snake(name).strip("_").upper()
+
+
 def pascal(name: str) -> str:
     """A valid class name in PascalCase (never empty, never starting with a digit)."""
     result = "".join(w[:1].upper() + w[1:] for w in words(name)) or "X"

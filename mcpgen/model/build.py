@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import math
 import mimetypes
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +15,7 @@ from mcpgen.model import compact, fastpath
 from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.resources import Resource, StaticContent
-from mcpgen.model.settings import Auth, Ci, HttpSettings
+from mcpgen.model.settings import Ci, auth_settings, http_settings
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
 
 DEFAULT_PAGE_SIZE = 100
@@ -57,10 +56,10 @@ def build_model(doc: Document) -> Manifest:
         completions=completions,
         shared_defs={k: shared[k] for k in sorted(shared)},
         default_transport=transports.get("default", "stdio"),
-        http=_http_settings(transports.get("http", {}), server),
-        auth=_auth(
+        http=http_settings(transports.get("http", {}), server.env_prefix),
+        auth=auth_settings(
             data.get("auth", {}),
-            server,
+            server.env_prefix,
             {
                 *(s for t in tools for s in t.scopes),
                 *(s for r in resources for s in r.scopes),
@@ -106,59 +105,6 @@ def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
             f"over the {budget}-byte budget (openapi.contextBudget); set openapi.mode to change it"
         )
     return upstream
-
-
-DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024  # the SDK's default for streamable HTTP
-DEFAULT_RETRY_INTERVAL_MS = 1000
-DEFAULT_EVENT_STORE_SIZE = 1000
-DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
-
-
-def _http_settings(raw: dict[str, Any], server: Server) -> HttpSettings:
-    rate = raw.get("rateLimit", {})
-    return HttpSettings(
-        host=raw.get("host", "127.0.0.1"),
-        port=int(raw.get("port", 8000)),
-        path=raw.get("path", "/mcp"),
-        stateless=bool(raw.get("stateless", False)),
-        json_response=bool(raw.get("jsonResponse", False)),
-        allowed_hosts=tuple(raw.get("allowedHosts", [])),
-        allowed_origins=tuple(raw.get("allowedOrigins", [])),
-        cors_origins=tuple(raw.get("corsOrigins", [])),
-        max_body_size=int(raw.get("maxBodySize", DEFAULT_MAX_BODY_SIZE)),
-        rate_limit=float(rate.get("requestsPerSecond", 0)),
-        rate_burst=int(rate.get("burst", max(1, math.ceil(2 * rate.get("requestsPerSecond", 0))))),
-        retry_interval=int(raw.get("retryInterval", DEFAULT_RETRY_INTERVAL_MS)),
-        event_store_size=int(raw.get("eventStoreSize", DEFAULT_EVENT_STORE_SIZE)),
-        shutdown_timeout=float(raw.get("shutdownTimeout", 10)),
-        env_prefix=env_prefix(server),
-        max_sessions=int(raw.get("maxSessions", 1000)),
-        session_idle_timeout=float(raw.get("sessionIdleTimeout", 600)),
-        redis_url=raw.get("redisUrl"),
-    )
-
-
-def env_prefix(server: Server) -> str:
-    """The prefix of the run-time environment variables: ``my-server`` -> ``MY_SERVER_``."""
-    return names.snake(server.name).strip("_").upper() + "_"
-
-
-def _auth(raw: dict[str, Any], server: Server, scopes: set[str]) -> Auth:
-    kind = raw.get("type", "none")
-    return Auth(
-        type=kind,
-        header=raw.get("header", "X-API-Key" if kind == "apiKey" else "Authorization"),
-        env=raw.get("env", f"{env_prefix(server)}TOKENS"),
-        issuer=raw.get("issuer"),
-        audience=raw.get("audience"),
-        jwks_url=raw.get("jwksUrl"),
-        jwks_file=raw.get("jwksFile"),
-        introspection_url=raw.get("introspectionUrl"),
-        hide_unauthorized_tools=bool(raw.get("hideUnauthorizedTools", False)),
-        algorithms=tuple(raw.get("algorithms", DEFAULT_ALGORITHMS)),
-        leeway=float(raw.get("leeway", 30)),
-        scopes_supported=tuple(sorted(scopes)),
-    )
 
 
 def _origins(doc: Document, manifest: Manifest) -> Origins:

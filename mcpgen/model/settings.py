@@ -1,10 +1,11 @@
 """Server-wide settings in the model: the HTTP transports, authentication, deployment
-files and CI files."""
+files and CI files, and how they are read from the manifest (defaults filled in)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -80,3 +81,53 @@ class Ci:
     """Continuous integration files generated on request (manifest ``ci``)."""
 
     github: bool = False  # .github/workflows/mcp.yml
+
+
+DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024  # the SDK's default for streamable HTTP
+DEFAULT_RETRY_INTERVAL_MS = 1000
+DEFAULT_EVENT_STORE_SIZE = 1000
+DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
+
+
+def http_settings(raw: dict[str, Any], env_prefix: str) -> HttpSettings:
+    """``transports.http`` of the manifest."""
+    rate = raw.get("rateLimit", {})
+    return HttpSettings(
+        host=raw.get("host", "127.0.0.1"),
+        port=int(raw.get("port", 8000)),
+        path=raw.get("path", "/mcp"),
+        stateless=bool(raw.get("stateless", False)),
+        json_response=bool(raw.get("jsonResponse", False)),
+        allowed_hosts=tuple(raw.get("allowedHosts", [])),
+        allowed_origins=tuple(raw.get("allowedOrigins", [])),
+        cors_origins=tuple(raw.get("corsOrigins", [])),
+        max_body_size=int(raw.get("maxBodySize", DEFAULT_MAX_BODY_SIZE)),
+        rate_limit=float(rate.get("requestsPerSecond", 0)),
+        rate_burst=int(rate.get("burst", max(1, math.ceil(2 * rate.get("requestsPerSecond", 0))))),
+        retry_interval=int(raw.get("retryInterval", DEFAULT_RETRY_INTERVAL_MS)),
+        event_store_size=int(raw.get("eventStoreSize", DEFAULT_EVENT_STORE_SIZE)),
+        shutdown_timeout=float(raw.get("shutdownTimeout", 10)),
+        env_prefix=env_prefix,
+        max_sessions=int(raw.get("maxSessions", 1000)),
+        session_idle_timeout=float(raw.get("sessionIdleTimeout", 600)),
+        redis_url=raw.get("redisUrl"),
+    )
+
+
+def auth_settings(raw: dict[str, Any], env_prefix: str, scopes: set[str]) -> Auth:
+    """``auth`` of the manifest; ``scopes``: every scope a tool, resource or prompt needs."""
+    kind = raw.get("type", "none")
+    return Auth(
+        type=kind,
+        header=raw.get("header", "X-API-Key" if kind == "apiKey" else "Authorization"),
+        env=raw.get("env", f"{env_prefix}TOKENS"),
+        issuer=raw.get("issuer"),
+        audience=raw.get("audience"),
+        jwks_url=raw.get("jwksUrl"),
+        jwks_file=raw.get("jwksFile"),
+        introspection_url=raw.get("introspectionUrl"),
+        hide_unauthorized_tools=bool(raw.get("hideUnauthorizedTools", False)),
+        algorithms=tuple(raw.get("algorithms", DEFAULT_ALGORITHMS)),
+        leeway=float(raw.get("leeway", 30)),
+        scopes_supported=tuple(sorted(scopes)),
+    )

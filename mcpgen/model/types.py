@@ -107,6 +107,13 @@ class Server:
 
         return package_version(self.version)
 
+    @property
+    def env_prefix(self) -> str:
+        """The prefix of the run-time environment variables: ``my-server`` -> ``MY_SERVER_``."""
+        from mcpgen.identifiers import env_base
+
+        return env_base(self.name) + "_"
+
 
 @dataclass(frozen=True)
 class Capabilities:

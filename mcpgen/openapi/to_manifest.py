@@ -50,14 +50,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     return data
 
 
-def env_prefix(server_name: str) -> str:
-    """The prefix of the wrapped API's variables: ``github`` -> ``GITHUB_API`` (the server's
-    own settings use ``GITHUB_``: ``GITHUB_PORT``, ``GITHUB_API_BASE_URL``)."""
-    return names.snake(server_name).upper().strip("_") + "_API"
-
-
 def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, Json]) -> Json:
-    prefix = env_prefix(server_name)
+    prefix = names.env_base(server_name) + "_API"  # GITHUB_API_BASE_URL beside GITHUB_PORT
     base_url = options.get("baseUrl")
     if base_url is None and imported.servers:
         base_url = imported.servers[0].get("url")

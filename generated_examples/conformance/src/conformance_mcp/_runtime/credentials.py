@@ -12,15 +12,14 @@ scheme is not named):
   server) sends in one allow-listed request header; never the MCP access token.
 
 Secrets are never logged: at most a short fingerprint (``fingerprint``) of a token is.
-The configuration is parsed in ``credential_config``, tokens are requested in
-``token_endpoint`` and kept in ``credential_cache``; this module puts them together.
+The configuration is parsed in ``credential_config``, OAuth tokens are got by
+``upstream_tokens`` (requested in ``token_endpoint``, kept in ``credential_cache``); this
+module puts them together.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
-import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +29,7 @@ from typing import Any
 
 import httpx2
 
-from .credential_cache import CacheBackend, MemoryCache, TokenCache
+from .credential_cache import CacheBackend, MemoryCache
 from .credential_config import (
     CredentialConfigError,
     CredentialFailure,
@@ -47,7 +46,8 @@ from .credential_config import (
     requirement_scopes,
 )
 from .identity import LOCAL, Identity
-from .token_endpoint import exchange_form, fingerprint, token_request
+from .token_endpoint import fingerprint
+from .upstream_tokens import UpstreamTokens
 
 __all__ = [
     "SKEW",
@@ -61,7 +61,6 @@ __all__ = [
     "fingerprint",
 ]
 
-logger = logging.getLogger(__name__)
 
 SKEW = 30.0
 """Seconds before an upstream token's end at which a cached copy is no longer used."""
@@ -123,16 +122,12 @@ class Credentials:
         self.schemes = dict(schemes)
         self.env_prefix = env_prefix
         self.env_names = dict(env_names or {})
-        self._base_url = base_url
         self._error = error
         self.cache: CacheBackend = cache if cache is not None else MemoryCache()
-        self._tokens = TokenCache(self.cache)
-        self._http = http
-        self._own_http: httpx2.AsyncClient | None = None
-        self.timeout = timeout
-        self.skew = skew
+        self.tokens = UpstreamTokens(
+            self.cache, http=http, base_url=base_url, timeout=timeout, skew=skew, clock=clock
+        )
         self._environ = environ
-        self._clock = clock
         self.sources = parse_sources(self.schemes, config, server_auth_header)
 
     # -- public --------------------------------------------------------------------------
@@ -213,16 +208,16 @@ class Credentials:
         if source is None:
             return
         who = identity or LOCAL
+        client_id = self._env(name, "_CLIENT_ID")
         if source.source == "tokenExchange" and who.token:
-            key = self._exchange_key(source, who, self._scope(source, scopes))
-        elif source.source == "env" and source.spec.get("type") == "oauth2":
-            client_id = self._env(name, "_CLIENT_ID")
-            if client_id is None:
-                return
-            key = self._client_key(source, client_id)
+            key = self.tokens.exchange_key(
+                source, who, self._scope(source, scopes), client_id or ""
+            )
+        elif source.source == "env" and source.spec.get("type") == "oauth2" and client_id:
+            key = self.tokens.client_key(source, client_id)
         else:
             return
-        await self._tokens.forget(key)
+        await self.tokens.forget(key)
 
     async def invalidate_all(
         self, security: Sequence[Requirement], identity: Identity | None = None
@@ -252,9 +247,7 @@ class Credentials:
 
     async def aclose(self) -> None:
         """Close the HTTP client this object made itself (never one it was given)."""
-        if self._own_http is not None:
-            await self._own_http.aclose()
-            self._own_http = None
+        await self.tokens.aclose()
 
     # -- availability --------------------------------------------------------------------
 
@@ -282,145 +275,28 @@ class Credentials:
             assert user is not None and password is not None
             return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         if kind == "oauth2":
-            return await self._client_credentials(source)
+            client_id, secret = self._client_secret(name)
+            return await self.tokens.client_credentials(source, client_id, secret)
         value = self._env(name)
         assert value is not None
         return value
 
-    async def _client_credentials(self, source: SchemeSource) -> str:
-        """The server's own OAuth2 token (client credentials), cached until near its end."""
-        name = source.scheme
-        client_id, secret = self._env(name, "_CLIENT_ID"), self._env(name, "_CLIENT_SECRET")
+    def _client_secret(self, scheme: str) -> tuple[str, str]:
+        """The OAuth2 client of a scheme (``_unavailable`` has checked that both are set)."""
+        client_id, secret = self._env(scheme, "_CLIENT_ID"), self._env(scheme, "_CLIENT_SECRET")
         assert client_id is not None and secret is not None
-        key = self._client_key(source, client_id)
-        form = {"grant_type": "client_credentials"}
-        scopes = source.spec.get("scopes") or {}
-        if scopes:
-            form["scope"] = " ".join(sorted(scopes))
-
-        async def request() -> tuple[str, float]:
-            token, lifetime = await token_request(
-                self._client(),
-                name,
-                self._token_url(source),
-                form,
-                client_id,
-                secret,
-                "post",
-                what="token",
-                timeout=self.timeout,
-            )
-            logger.info(
-                "client credentials for %s: upstream token %s, expires in %.0f s",
-                name,
-                fingerprint(token),
-                lifetime,
-            )
-            return token, self._ttl(lifetime, None)
-
-        return await self._tokens.token(key, request, owner="server", subject="")
-
-    def _client_key(self, source: SchemeSource, client_id: str) -> str:
-        tag = _digest(self._token_url(source), client_id)
-        return f"mcpgen:credentials:{source.scheme}:client:{tag}"
-
-    def _token_url(self, source: SchemeSource) -> str:
-        url = str(source.token_url or source.spec.get("tokenUrl") or "")
-        if url.startswith("/"):  # relative to the API's origin
-            base = self._base_url() if callable(self._base_url) else self._base_url
-            origin = httpx2.URL(base)
-            url = str(origin.copy_with(path=url, query=None))
-        return url
+        return client_id, secret
 
     # -- token exchange ------------------------------------------------------------------
+
+    async def _exchanged(
+        self, source: SchemeSource, identity: Identity, scopes: Sequence[str]
+    ) -> str:
+        client_id, secret = self._client_secret(source.scheme)
+        scope = self._scope(source, scopes)
+        return await self.tokens.exchanged(source, identity, scope, client_id, secret)
 
     def _scope(self, source: SchemeSource, scopes: Sequence[str]) -> str | None:
         if source.scope is not None:
             return source.scope
         return requirement_scopes(scopes)
-
-    def _exchange_key(self, source: SchemeSource, identity: Identity, scope: str | None) -> str:
-        assert identity.token
-        config = _digest(
-            source.token_url or "",
-            source.audience or "",
-            source.resource or "",
-            scope or "",
-            self._env(source.scheme, "_CLIENT_ID") or "",
-        )
-        subject = _digest(identity.token)
-        return f"mcpgen:credentials:{source.scheme}:{config}:{identity.key}:{subject}"
-
-    async def _exchanged(
-        self, source: SchemeSource, identity: Identity, scopes: Sequence[str]
-    ) -> str:
-        """The caller's upstream token: from the cache, or exchanged (one request per key)."""
-        name = source.scheme
-        inbound = identity.token
-        assert inbound
-        client_id, secret = self._env(name, "_CLIENT_ID"), self._env(name, "_CLIENT_SECRET")
-        assert client_id is not None and secret is not None
-        scope = self._scope(source, scopes)
-        key = self._exchange_key(source, identity, scope)
-        form = exchange_form(inbound, source.audience, source.resource, scope)
-
-        async def request() -> tuple[str, float]:
-            assert source.token_url is not None
-            try:
-                token, lifetime = await token_request(
-                    self._client(),
-                    name,
-                    source.token_url,
-                    form,
-                    client_id,
-                    secret,
-                    source.client_auth,
-                    what="token exchange",
-                    timeout=self.timeout,
-                    hidden=(inbound,),
-                )
-            except CredentialFailure as exc:
-                logger.warning(
-                    "token exchange for %s failed for caller %s (inbound %s): %s",
-                    name,
-                    identity.key[:12],
-                    fingerprint(inbound),
-                    exc,
-                )
-                raise
-            if token == inbound:
-                raise CredentialFailure(
-                    f"the authorization server answered the token exchange for {name} with "
-                    "the caller's own token; it is never passed to the upstream API"
-                )
-            logger.info(
-                "token exchange for %s: caller %s, inbound %s -> upstream %s, expires in %.0f s",
-                name,
-                identity.key[:12],
-                fingerprint(inbound),
-                fingerprint(token),
-                lifetime,
-            )
-            return token, self._ttl(lifetime, identity.expires_at)
-
-        return await self._tokens.token(key, request, owner=identity.key, subject=_digest(inbound))
-
-    def _ttl(self, lifetime: float, ends_at: int | None) -> float:
-        """How long to keep a token: until shortly before it (or the inbound token) ends."""
-        ttl = lifetime - min(self.skew, lifetime / 4)
-        if ends_at is not None:
-            ttl = min(ttl, ends_at - self._clock())
-        return ttl
-
-    def _client(self) -> httpx2.AsyncClient:
-        if isinstance(self._http, httpx2.AsyncClient):
-            return self._http
-        if self._http is not None:
-            return self._http()
-        if self._own_http is None:
-            self._own_http = httpx2.AsyncClient(timeout=httpx2.Timeout(self.timeout))
-        return self._own_http
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
