@@ -9,6 +9,9 @@ becomes the model.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +31,24 @@ class Loaded:
     manifest: Manifest | None
     problems: Problems
     document: Document | None = None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """For a command that loads a big document and keeps what it made to its end (build,
+    diff): the garbage collector is off while the front half runs (millions of objects for
+    a big API, no reference cycles), and what is alive afterwards is frozen, so the full
+    collections of the rest of the command no longer walk it. GitHub's spec, one
+    description changed: the rebuild 8.9 -> 5.5 s, +18 MB. The command calls
+    ``gc.unfreeze()`` when it ends (tests run commands in one long process)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def load_manifest(path: Path, strict: bool = False, name: str | None = None) -> Loaded:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from mcpgen.format import FormatError, cache
 from mcpgen.format.pool import Workers
 from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
-from mcpgen.pipeline import load_manifest
+from mcpgen.pipeline import collector_paused, load_manifest
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, render_project
 from mcpgen.render import models as modelgen
@@ -93,6 +94,7 @@ def run_build(
             cache.prune()
         return code
     finally:
+        gc.unfreeze()  # what the load froze (collector_paused)
         if timings:
             click.echo(timing.report(), err=True)
 
@@ -108,7 +110,7 @@ def _build(
     name: str | None = None,
     renames: list[Rename] | None = None,
 ) -> int:
-    with timing.phase("load + validate"):
+    with timing.phase("load + validate"), collector_paused():
         loaded = load_manifest(source, strict, name)
     if loaded.manifest is None:
         report(loaded.problems, strict)
