@@ -56,7 +56,7 @@ Json = Any
 SHARED = "_shared"
 # Tool/prompt models per part, on average. Each generator run re-reads the shared schemas
 # its part uses, so fewer, bigger parts cost less in all; a changed schema regenerates one
-# part, which must stay small enough to hide behind the rest of a rebuild (bench/README.md).
+# part, which must stay small enough to hide behind the rest of a rebuild (bench/HISTORY.md).
 PART_SIZE = 80
 BACKGROUND_MODELS = 1  # models still to generate before the process pool is used
 ONE_TASK_MODELS = 200  # fewer models still to generate than this: one pool task for all

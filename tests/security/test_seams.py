@@ -406,6 +406,74 @@ def test_tokens_outside_their_lifetime_in_both_eras(
     assert answer.status == 401, answer.text[:200]
 
 
+def _unsigned(claims: dict[str, object]) -> str:
+    """A JWT with ``alg: none`` and no signature."""
+
+    def part(data: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    return part({"alg": "none", "typ": "JWT", "kid": "k1"}) + "." + part(claims) + "."
+
+
+def _forgeries(tokens: Tokens) -> dict[str, str]:
+    """Tokens a careful resource server refuses, each wrong in one way only."""
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    good = jwt.decode(tokens.token(["user"]), options={"verify_signature": False})
+    public_pem = tokens.key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return {
+        "audience of another server": tokens.token(["user"], aud="https://other.example.com/mcp"),
+        "no audience": tokens.token(["user"], aud=None),
+        "another issuer": tokens.token(["user"], iss="https://evil.example.com"),
+        "no issuer": tokens.token(["user"], iss=None),
+        "alg none": _unsigned(good),
+        # the RSA public key used as an HMAC secret: the classic algorithm confusion
+        "HS256 keyed with the public key": _hs256(good, public_pem),
+        "another key, same kid": str(
+            jwt.encode(good, stranger, algorithm="RS256", headers={"kid": "k1"})
+        ),
+        "unknown kid": str(jwt.encode(good, tokens.key, algorithm="RS256", headers={"kid": "k9"})),
+    }
+
+
+def _hs256(claims: dict[str, object], secret: bytes) -> str:
+    """HS256 by hand (PyJWT refuses a PEM key as an HMAC secret, which is the point)."""
+    import hashlib
+    import hmac
+
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    head = part(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "k1"}).encode())
+    body = part(json.dumps(claims).encode())
+    signature = hmac.new(secret, f"{head}.{body}".encode(), hashlib.sha256).digest()
+    return f"{head}.{body}.{part(signature)}"
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_tokens_for_someone_else_or_forged_are_refused_over_the_wire(
+    gate_stateful: Server, tokens: Tokens, era: str
+) -> None:
+    """Against a generated OAuth server: a token for another audience or from another
+    issuer, unsigned (``alg: none``), HMAC-signed with the public key, signed by a stranger
+    under the right key id, or naming an unknown key id: 401 with a ``WWW-Authenticate``
+    challenge, no result, in both eras. The same claims, properly signed, are served."""
+    for what, token in _forgeries(tokens).items():
+        client = Mcp(gate_stateful.url, {"Authorization": "Bearer " + token}, era=era)
+        answer = client.initialize() if era == "handshake" else client.send("tools/list")
+        assert answer.status == 401, (what, answer.status, answer.text[:200])
+        assert "invalid_token" in answer.headers.get("www-authenticate", ""), what
+        assert '"tools"' not in answer.text, what
+    client = Mcp(gate_stateful.url, tokens.bearer(["user"]), era=era)
+    answer = client.initialize() if era == "handshake" else client.send("tools/list")
+    assert answer.status == 200, answer.text[:200]
+
+
 def test_token_in_the_query_string_is_not_accepted(gate: Server, tokens: Tokens) -> None:
     """``?access_token=`` (RFC 6750 §2.3, which MCP forbids): 401; only the header counts."""
     token = tokens.token(["user"])
