@@ -24,3 +24,13 @@ def test_ruff() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_module_of_mcpgen_is_over_400_lines() -> None:
+    """Modules stay small and split by responsibility (docs/architecture.md)."""
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in (ROOT / "mcpgen").rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert not long, long
