@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mcpgen.format import mode
 from mcpgen.literals import py, string_literal
-from mcpgen.render.templates import assign_call, call, dict_arg, keywords
+from mcpgen.render.templates import assign_call, call, dict_arg, docstring, keywords
 
 
 @given(st.text())
@@ -109,3 +109,25 @@ def test_a_template_cache_that_cannot_be_written_only_costs_time(tmp_path: Path)
     cache = _QuietBytecodeCache(str(tmp_path / "missing" / "folder"))
     env = jinja2.Environment(loader=jinja2.DictLoader({"t": "hi {{ x }}"}), bytecode_cache=cache)
     assert env.get_template("t").render(x=1) == "hi 1"
+
+
+def escaped_char_by_char(text: str) -> str:
+    """``docstring`` without its fast path: every character looked at."""
+    out = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch in "\n\t" or ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out).strip()
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_docstring_text_is_escaped_like_char_by_char(text: str) -> None:
+    """The fast path (nothing to escape) gives what the character loop gives, and the
+    result is a docstring Python reads back."""
+    assert docstring(text) == escaped_char_by_char(text)
+    ast.parse(f'def f():\n    """{docstring(text)} """\n')

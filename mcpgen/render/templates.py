@@ -99,6 +99,8 @@ def docstring(text: str | None) -> str:
     """Text made safe inside a triple-quoted docstring (no escapes or quotes end it early)."""
     if not text:
         return ""
+    if '"' not in text and "\\" not in text and _printable(text):
+        return text.strip()  # nothing to escape (most texts; the loop below is slow)
     out = []
     for ch in text:
         if ch == "\\":
@@ -112,6 +114,11 @@ def docstring(text: str | None) -> str:
         else:
             out.append(ch)
     return "".join(out).strip()
+
+
+def _printable(text: str) -> bool:
+    """Every character printable, line breaks and tabs aside."""
+    return text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()
 
 
 def comment(text: str | None) -> str:
