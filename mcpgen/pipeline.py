@@ -38,9 +38,9 @@ def collector_paused() -> Iterator[None]:
     """For a command that loads a big document and keeps what it made to its end (build,
     diff): the garbage collector is off while the front half runs (millions of objects for
     a big API, no reference cycles), and what is alive afterwards is frozen, so the full
-    collections of the rest of the command no longer walk it. GitHub's spec, one
-    description changed: the rebuild 8.9 -> 5.5 s, +18 MB. The command calls
-    ``gc.unfreeze()`` when it ends (tests run commands in one long process)."""
+    collections of the rest of the command no longer walk it (a third of a big rebuild;
+    bench/README.md). The command calls ``gc.unfreeze()`` when it ends (tests run
+    commands in one long process)."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -55,7 +55,7 @@ def load(spec: str, cwd: Path | None = None) -> dict[str, Json]:
 def load_both(old: str, new: str) -> tuple[dict[str, Json], dict[str, Json]]:
     """The surfaces of OLD and NEW. Where processes fork and there is a second core, OLD
     loads in a forked process while this one loads NEW: a manifest or an OpenAPI document
-    goes through the whole pipeline (GitHub's spec: about 4 s of CPU each)."""
+    goes through the whole pipeline, a lock does not."""
     import multiprocessing
     import os
     from concurrent.futures import ProcessPoolExecutor

@@ -15,27 +15,13 @@ how much of the operation's name the query covers ("name precision"): among oper
 that match, ``repos_list_for_user`` beats ``packages_..._owned_by_user`` for "list the
 repositories of a user". Every hit says why it matched: the query words found per field.
 
-Measured with ``bench/retrieval.py`` (60 GitHub tasks, 30 held-out GitHub tasks written
-after tuning, 10 Train Travel, 12 STAPI; recall@5): this ranking 0.93 / 0.87 / 1.00 / 0.92;
-plain BM25F on the same fields 0.67 / 0.73 / 0.60 / 0.92; without synonyms 0.70 on GitHub,
-without name precision 0.75, without stemming 0.88, without prefixes 0.92; today's
-substring search 0.05 / 0.10 / 0.90 / 0.58.
+Our own code and not the ``bm25s`` package: bm25s has no fields (weighting means repeating
+tokens), no synonyms, prefixes or re-ranking, cannot say which field a word matched in, and
+importing it (numpy) costs more than building this index. Recall of each part of the
+ranking, against plain BM25F and bm25s, and the start-up costs: ``bench/retrieval.md``.
 
-Why our own code and not the ``bm25s`` package (GitHub, 1,223 operations, 2 shared and
-busy cores, so times are high; ``bench/retrieval.py --compare-bm25s --generated``):
-
-* inside the generated GitHub server (109 MB after its own imports), importing this
-  module and code mode costs ~80 ms; building the index 0.22 s of CPU (0.5 s wall on the
-  loaded machine) and +6 MB, or ~20-40 ms from data computed at build time
-  (:meth:`SearchIndex.to_data`, 0.43 MB of JSON); ``import bm25s`` alone costs 0.34-0.54 s
-  and +12.7 MB there (numpy), +21 MB in a fresh process, before any indexing;
-* bm25s has no fields (weighting means repeating tokens), no synonyms, prefixes or
-  re-ranking, and cannot say which field a word matched in; on the same tokens and
-  repeated fields it reaches recall@5 0.62 on GitHub, where plain BM25F here reaches
-  0.67, and everything that lifts ours to 0.93 would have to be built around it anyway.
-
-Queries take a few milliseconds. This module is part of the runtime copied verbatim into
-every generated server: standard library only.
+This module is part of the runtime copied verbatim into every generated server: standard
+library only.
 """
 
 from __future__ import annotations
