@@ -160,6 +160,32 @@ def test_mutated_json_manifest(workdir: Path, mutations: list[tuple[str, int, in
     load_bytes(workdir, text.encode("utf-8", "surrogatepass"), "m.json")
 
 
+# Pieces of JSON string literals as written: backslash runs next to surrogate escapes
+# (paired, lone, reversed) or before text that only looks like one, and text that ``json.dumps`` escapes itself.
+RAW_PIECES = st.sampled_from(
+    ["a", "\\\\", "\\ud83d", "\\uDE00", "\\ud83d\\ude00", "\\udbff", "\\udc00", "\\u00e9", "\\n", "ud83d", "ude00"]
+)
+LITERALS = st.lists(RAW_PIECES, max_size=8).map(lambda p: '"' + "".join(p) + '"') | st.text().map(
+    json.dumps
+)
+
+
+@FUZZ
+@given(keys=st.lists(LITERALS, max_size=3), values=st.lists(LITERALS, max_size=4))
+def test_the_text_check_for_lone_surrogates_agrees_with_the_parsed_strings(
+    keys: list[str], values: list[str]
+) -> None:
+    """The loader decides from the JSON text alone whether a parsed string (key or value)
+    holds a lone surrogate; it must agree with the strings the parser makes."""
+    from mcpgen.load.json_text import _lone_surrogates
+
+    text = "[{" + ", ".join(f"{k}: 1" for k in keys) + "}, " + ", ".join(["0", *values]) + "]"
+    parsed = json.loads(text)
+    strings = [*parsed[0], *parsed[1:]]
+    held = any(isinstance(v, str) and re.search("[\ud800-\udfff]", v) for v in strings)
+    assert _lone_surrogates(text) == held
+
+
 def test_cli_never_prints_a_traceback(tmp_path: Path) -> None:
     rng = random.Random(20240601)
     codes = set()

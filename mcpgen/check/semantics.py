@@ -337,6 +337,11 @@ def _tool_name_problem(name: str) -> str:
 
 def _deeper_than(value: Any, limit: int) -> JsonPath | None:
     """The path of the first value (in document order) more than ``limit`` levels down."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):  # first the containers level by level, without paths (cheap)
+        level = [c for n in level for c in _values(n) if isinstance(c, dict | list)]
+    if not any(level):  # no container ``limit`` levels down holds a value
+        return None
     stack: list[tuple[Any, JsonPath]] = [(value, ())]
     while stack:
         node, path = stack.pop()
@@ -347,6 +352,10 @@ def _deeper_than(value: Any, limit: int) -> JsonPath | None:
         elif isinstance(node, list):
             stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
     return None
+
+
+def _values(node: dict[Any, Any] | list[Any]) -> Any:
+    return node.values() if isinstance(node, dict) else node
 
 
 def _pointer(path: JsonPath) -> str:

@@ -32,18 +32,29 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A backslash escape, consumed left to right: an escaped backslash (so the parity of a run
+# of backslashes is right) or the escape of a UTF-16 surrogate (group 1).
+_ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
 
 
-def _may_hold_surrogates(text: str) -> bool:
-    """Whether a string parsed from ``text`` can hold a lone surrogate: written as an
-    escape, or already in the text (which UTF-8 cannot encode)."""
-    if _SURROGATE_ESCAPE.search(text):
-        return True
+def _lone_surrogates(text: str) -> bool:
+    """Whether a string parsed from the JSON ``text`` holds a lone surrogate: the escape of
+    one that is not a high surrogate followed at once by a low one (the parser joins those
+    pairs), or a surrogate already in the text (which UTF-8 cannot encode)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return True
+    escapes = [(m.start(), m.end(), m[1][1] in "89abAB") for m in _ESCAPE.finditer(text) if m[1]]
+    i = 0
+    while i < len(escapes):
+        _, end, high = escapes[i]
+        if not high:
+            return True
+        following = escapes[i + 1] if i + 1 < len(escapes) else None
+        if following is None or following[0] != end or following[2]:
+            return True
+        i += 2
     return False
 
 
@@ -91,24 +102,8 @@ def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> 
     nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
     located report comes from the slower pass that tracks paths."""
     deep = isinstance(data, dict | list) and _too_deep(data)
-    surrogates = _may_hold_surrogates(text) and _holds_surrogates(data)
-    if watch.suspicious or deep or surrogates:
+    if watch.suspicious or deep or _lone_surrogates(text):
         _locate_json_value_problem(data, file, text)
-
-
-def _holds_surrogates(data: Any) -> bool:
-    stack = [data]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            if any(_SURROGATE.search(k) for k in value):
-                return True
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-        elif isinstance(value, str) and _SURROGATE.search(value):
-            return True
-    return False
 
 
 def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
