@@ -3,6 +3,7 @@ most one look an hour, and it never breaks a build."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -104,3 +105,53 @@ def test_a_build_keeps_the_cache_under_its_limit(
     assert again.exit_code == 0, again.output
     written = {p.name for p in fresh.iterdir() if not p.name.startswith(".")}
     assert written and written <= {p.name for p in store.iterdir()}
+
+
+# -- advertised definitions (``model.remembered``) ----------------------------------------
+
+SPEC = Path(__file__).resolve().parent / "fixtures" / "openapi-real" / "train-travel-3.1.json"
+
+
+def _advertised(source: Path = SPEC) -> list[str]:
+    from mcpgen.pipeline import load_manifest
+
+    loaded = load_manifest(source)
+    assert loaded.manifest is not None, loaded.problems.format()
+    # serialized: key order is part of what tools/list shows
+    return [json.dumps(tool.advertised) for tool in loaded.manifest.tools]
+
+
+def _entries(store: Path) -> list[Path]:
+    from mcpgen.model.remembered import PREFIX
+
+    return sorted(store.glob(f"{PREFIX}*.json"))
+
+
+def test_advertised_definitions_read_from_the_cache_are_the_ones_computed(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _advertised()  # computed, and kept
+    entries = _entries(store)
+    assert entries and len(entries) <= len(first)
+    assert _advertised() == first  # read back
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    assert _advertised() == first  # no cache at all
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store))
+    for entry in entries:  # unreadable entries are computed again, and written again
+        entry.write_text("{not json", "utf-8")
+    assert _advertised() == first
+    assert all(json.loads(entry.read_text("utf-8")) for entry in entries)
+    # the entries are what the build uses: one replaced shows in the model
+    entries[0].write_text('{"description": "from the cache"}', "utf-8")
+    assert sum('"from the cache"' in text for text in _advertised()) >= 1
+
+
+def test_an_advertised_definition_is_kept_per_options_and_per_compacting_code(
+    monkeypatch: pytest.MonkeyPatch, store: Path
+) -> None:
+    from mcpgen.model import compact, remembered
+
+    salt = remembered.Advertised(compact.CompactOptions()).salt
+    assert remembered.Advertised(compact.CompactOptions(description=40)).salt != salt
+    monkeypatch.setattr(remembered, "_CODE", (*remembered._CODE[:-1], cache))
+    assert remembered.Advertised(compact.CompactOptions()).salt != salt

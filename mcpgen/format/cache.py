@@ -1,4 +1,5 @@
-"""The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (formatted pieces, models).
+"""The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (formatted pieces, models,
+advertised tool definitions).
 
 Entries are written atomically and never trusted to exist: a missing, unreadable or
 unwritable cache only costs time. The folder is safe to delete at any time.

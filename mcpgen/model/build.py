@@ -14,6 +14,7 @@ from mcpgen.load import Document
 from mcpgen.model import compact, fastpath
 from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
+from mcpgen.model.remembered import Advertised
 from mcpgen.model.resources import Resource, StaticContent
 from mcpgen.model.settings import Ci, auth_settings, http_settings
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
@@ -29,7 +30,8 @@ def build_model(doc: Document) -> Manifest:
     index = schemas.RefIndex(shared)
     options: dict[str, Any] = data["openapi"] if isinstance(data.get("openapi"), dict) else {}
     diet = compact.CompactOptions.from_manifest(options.get("compact"))
-    tools = tuple(_tool(t, shared, index, diet) for t in data.get("tools", []))
+    advertise = Advertised(diet) if diet.enabled else None
+    tools = tuple(_tool(t, shared, index, advertise) for t in data.get("tools", []))
     resources = tuple(_resource(r, doc.base_dir, shared, index) for r in data.get("resources", []))
     prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
     completions = tuple(_completion(c, resources) for c in data.get("completions", []))
@@ -187,7 +189,7 @@ def _tool(
     raw: dict[str, Any],
     shared: dict[str, Any],
     index: schemas.RefIndex,
-    diet: compact.CompactOptions | None = None,
+    advertise: Advertised | None = None,
 ) -> Tool:
     name = raw["name"]
     base = names.pascal(name)
@@ -197,15 +199,14 @@ def _tool(
     bundled_output = None if output is None else schemas.bundle(output, shared, index)
     http = raw.get("x-mcpgen-http")
     advertised = None
-    if http is not None and diet is not None and diet.enabled:  # an imported operation
-        advertised = compact.advertise(
+    if http is not None and advertise is not None:  # an imported operation
+        advertised = advertise(
             raw.get("title"),
             raw.get("description"),
             bundled,
             bundled_output,
             raw.get("annotations") or None,
-            wrapped=bool(http.get("wrapped")),
-            options=diet,
+            bool(http.get("wrapped")),
         )
     return Tool(
         name=name,
