@@ -121,29 +121,50 @@ def _advertised(source: Path = SPEC) -> list[str]:
     return [json.dumps(tool.advertised) for tool in loaded.manifest.tools]
 
 
-def _entries(store: Path) -> list[Path]:
+def _pack(store: Path) -> Path:
     from mcpgen.model.remembered import PREFIX
 
-    return sorted(store.glob(f"{PREFIX}*.json"))
+    packs = list(store.glob(f"{PREFIX}*.json"))
+    assert len(packs) == 1, packs  # one file per server, not one per tool
+    return packs[0]
 
 
 def test_advertised_definitions_read_from_the_cache_are_the_ones_computed(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = _advertised()  # computed, and kept
-    entries = _entries(store)
-    assert entries and len(entries) <= len(first)
+    pack = _pack(store)
+    entries = json.loads(pack.read_text("utf-8"))
+    assert 0 < len(entries) <= len(first)
     assert _advertised() == first  # read back
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     assert _advertised() == first  # no cache at all
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store))
-    for entry in entries:  # unreadable entries are computed again, and written again
-        entry.write_text("{not json", "utf-8")
+    pack.write_text("{not json", "utf-8")  # an unreadable pack: computed again, written again
     assert _advertised() == first
-    assert all(json.loads(entry.read_text("utf-8")) for entry in entries)
-    # the entries are what the build uses: one replaced shows in the model
-    entries[0].write_text('{"description": "from the cache"}', "utf-8")
+    assert json.loads(pack.read_text("utf-8")) == entries
+    # the pack is what the build uses: an entry replaced shows in the model
+    key = next(iter(entries))
+    pack.write_text(json.dumps({**entries, key: {"description": "from the cache"}}), "utf-8")
     assert sum('"from the cache"' in text for text in _advertised()) >= 1
+
+
+def test_a_pack_keeps_the_last_build_and_as_many_older_results(store: Path, tmp_path: Path) -> None:
+    """Two versions of a spec built in turn (``mcpgen diff``) both find their results."""
+    first = _advertised()
+    entries = json.loads(_pack(store).read_text("utf-8"))
+    data = json.loads(SPEC.read_text("utf-8"))
+    for item in data["paths"].values():
+        for operation in item.values():
+            if isinstance(operation, dict) and "summary" in operation:
+                operation["summary"] += " (changed)"
+    changed = tmp_path / SPEC.name
+    changed.write_text(json.dumps(data), "utf-8")
+    second = _advertised(changed)
+    assert second != first
+    both = json.loads(_pack(store).read_text("utf-8"))
+    assert set(entries) <= set(both) and len(both) <= 2 * len(second)
+    assert _advertised() == first and _advertised(changed) == second
 
 
 def test_an_advertised_definition_is_kept_per_options_and_per_compacting_code(
@@ -151,7 +172,7 @@ def test_an_advertised_definition_is_kept_per_options_and_per_compacting_code(
 ) -> None:
     from mcpgen.model import compact, remembered
 
-    salt = remembered.Advertised(compact.CompactOptions()).salt
-    assert remembered.Advertised(compact.CompactOptions(description=40)).salt != salt
+    salt = remembered.Advertised(compact.CompactOptions(), "p").salt
+    assert remembered.Advertised(compact.CompactOptions(description=40), "p").salt != salt
     monkeypatch.setattr(remembered, "_CODE", (*remembered._CODE[:-1], cache))
-    assert remembered.Advertised(compact.CompactOptions()).salt != salt
+    assert remembered.Advertised(compact.CompactOptions(), "p").salt != salt

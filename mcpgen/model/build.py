@@ -30,8 +30,10 @@ def build_model(doc: Document) -> Manifest:
     index = schemas.RefIndex(shared)
     options: dict[str, Any] = data["openapi"] if isinstance(data.get("openapi"), dict) else {}
     diet = compact.CompactOptions.from_manifest(options.get("compact"))
-    advertise = Advertised(diet) if diet.enabled else None
+    advertise = Advertised(diet, server.package) if diet.enabled else None
     tools = tuple(_tool(t, shared, index, advertise) for t in data.get("tools", []))
+    if advertise is not None:
+        advertise.save()
     resources = tuple(_resource(r, doc.base_dir, shared, index) for r in data.get("resources", []))
     prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
     completions = tuple(_completion(c, resources) for c in data.get("completions", []))

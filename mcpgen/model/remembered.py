@@ -4,8 +4,13 @@ Compacting an imported operation's schemas (``compact.advertise``) is most of th
 stage for a big API: about a second for GitHub's 1,223 operations, redone for all of them
 when one operation changed. Each result is kept under a key made of everything it is made
 from: the operation's texts, its bundled schemas, the ``openapi.compact`` options and the
-source of the code that compacts (so an edited mcpgen never reads an older result). A
-missing or unreadable entry is computed again (``format.cache``); entries are JSON.
+source of the code that compacts (so an edited mcpgen never reads an older result).
+
+A server's results are kept together in one "pack" (like the formatted pieces of a file,
+``format.FormatJob``): one read and at most one write per build, where a file per tool
+would cost a second to create for a big API on a slow file system. A pack holds the
+results of the last build and, up to as many again, older ones (``mcpgen diff`` builds two
+versions of a spec side by side). A missing or unreadable pack only costs time.
 """
 
 from __future__ import annotations
@@ -25,12 +30,17 @@ _CODE = (compact, relax, share, schema_walk)  # the modules whose code makes the
 
 
 class Advertised:
-    """``compact.advertise`` for one build's options, through the build cache."""
+    """``compact.advertise`` with one build's options, for the server ``scope``, through
+    the build cache; ``save`` writes what the build made when it computed anything."""
 
-    def __init__(self, options: compact.CompactOptions) -> None:
+    def __init__(self, options: compact.CompactOptions, scope: str) -> None:
         self.options = options
-        self.store = cache.cache_dir()
-        self.salt = _salt(options) if self.store is not None else ""
+        store = cache.cache_dir()
+        self.path = None if store is None else store / f"{PREFIX}{_hash(scope)}.json"
+        self.salt = _salt(options) if self.path is not None else ""
+        self.kept = _read(self.path)
+        self.used: dict[str, Json] = {}
+        self.computed = 0
         self._digests: dict[int, tuple[Json, str]] = {}
 
     def __call__(
@@ -42,33 +52,42 @@ class Advertised:
         annotations: Json | None,
         wrapped: bool,
     ) -> dict[str, Json]:
-        def make() -> dict[str, Json]:
-            return compact.advertise(
-                title,
-                text,
-                input_schema,
-                output_schema,
-                annotations,
-                wrapped=wrapped,
-                options=self.options,
-            )
-
-        if self.store is None:
-            return make()
+        if self.path is None:
+            return self._make(title, text, input_schema, output_schema, annotations, wrapped)
         given = [self.salt, title, text, self._part(input_schema)]
         given += [self._part(output_schema), annotations, wrapped]
-        path = self.store / f"{PREFIX}{_hash(_dumps(given))}.json"
-        kept = cache.read(path)
-        if kept is not None:
-            try:
-                found = json.loads(kept)
-            except ValueError:
-                found = None
-            if isinstance(found, dict):
-                return found
-        made = make()
-        cache.write(path, _dumps(made))
-        return made
+        key = _hash(_dumps(given))
+        found = self.used.get(key, self.kept.get(key))
+        if not isinstance(found, dict):
+            found = self._make(title, text, input_schema, output_schema, annotations, wrapped)
+            self.computed += 1
+        self.used[key] = found
+        return found
+
+    def save(self) -> None:
+        if self.path is None or not self.computed:
+            return
+        older = [key for key in self.kept if key not in self.used][: len(self.used)]
+        cache.write(self.path, _dumps({**self.used, **{key: self.kept[key] for key in older}}))
+
+    def _make(
+        self,
+        title: str | None,
+        text: str | None,
+        input_schema: Json,
+        output_schema: Json | None,
+        annotations: Json | None,
+        wrapped: bool,
+    ) -> dict[str, Json]:
+        return compact.advertise(
+            title,
+            text,
+            input_schema,
+            output_schema,
+            annotations,
+            wrapped=wrapped,
+            options=self.options,
+        )
 
     def _part(self, schema: Json) -> Json:
         """A bundled schema for the key: each definition by its digest (the same objects
@@ -85,6 +104,15 @@ class Advertised:
         digest = _hash(_dumps(body))
         self._digests[id(body)] = (body, digest)
         return digest
+
+
+def _read(path: Path | None) -> dict[str, Json]:
+    text = cache.read(path)
+    try:
+        pack = json.loads(text) if text is not None else {}
+    except ValueError:
+        return {}
+    return pack if isinstance(pack, dict) else {}
 
 
 def _hash(text: str) -> str:
