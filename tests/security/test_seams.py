@@ -406,13 +406,14 @@ def test_tokens_outside_their_lifetime_in_both_eras(
     assert answer.status == 401, answer.text[:200]
 
 
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
 def _unsigned(claims: dict[str, object]) -> str:
     """A JWT with ``alg: none`` and no signature."""
-
-    def part(data: object) -> str:
-        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
-
-    return part({"alg": "none", "typ": "JWT", "kid": "k1"}) + "." + part(claims) + "."
+    head = _b64url(json.dumps({"alg": "none", "typ": "JWT", "kid": "k1"}).encode())
+    return f"{head}.{_b64url(json.dumps(claims).encode())}."
 
 
 def _forgeries(tokens: Tokens) -> dict[str, str]:
@@ -446,13 +447,10 @@ def _hs256(claims: dict[str, object], secret: bytes) -> str:
     import hashlib
     import hmac
 
-    def part(data: bytes) -> str:
-        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-    head = part(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "k1"}).encode())
-    body = part(json.dumps(claims).encode())
+    head = _b64url(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "k1"}).encode())
+    body = _b64url(json.dumps(claims).encode())
     signature = hmac.new(secret, f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{part(signature)}"
+    return f"{head}.{body}.{_b64url(signature)}"
 
 
 @pytest.mark.parametrize("era", ["modern", "handshake"])
