@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import astuple
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +53,15 @@ class Advertised:
         annotations: Json | None,
         wrapped: bool,
     ) -> dict[str, Json]:
+        given = [title, text, input_schema, output_schema, annotations]
+        make = partial(compact.advertise, *given, wrapped=wrapped, options=self.options)
         if self.path is None:
-            return self._make(title, text, input_schema, output_schema, annotations, wrapped)
-        given = [self.salt, title, text, self._part(input_schema)]
-        given += [self._part(output_schema), annotations, wrapped]
-        key = _hash(_dumps(given))
+            return make()
+        parts = [self.salt, title, text, self._part(input_schema)]
+        key = _hash(_dumps([*parts, self._part(output_schema), annotations, wrapped]))
         found = self.used.get(key, self.kept.get(key))
         if not isinstance(found, dict):
-            found = self._make(title, text, input_schema, output_schema, annotations, wrapped)
+            found = make()
             self.computed += 1
         self.used[key] = found
         return found
@@ -69,25 +71,6 @@ class Advertised:
             return
         older = [key for key in self.kept if key not in self.used][: len(self.used)]
         cache.write(self.path, _dumps({**self.used, **{key: self.kept[key] for key in older}}))
-
-    def _make(
-        self,
-        title: str | None,
-        text: str | None,
-        input_schema: Json,
-        output_schema: Json | None,
-        annotations: Json | None,
-        wrapped: bool,
-    ) -> dict[str, Json]:
-        return compact.advertise(
-            title,
-            text,
-            input_schema,
-            output_schema,
-            annotations,
-            wrapped=wrapped,
-            options=self.options,
-        )
 
     def _part(self, schema: Json) -> Json:
         """A bundled schema for the key: each definition by its digest (the same objects
