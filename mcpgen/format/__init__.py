@@ -212,12 +212,7 @@ class FormatJob:
         return self.store / f"pieces-{name}.json"
 
     def _pack(self, path: str) -> dict[str, Any]:
-        text = cache.read(self._pack_file(path))
-        try:
-            pack = json.loads(text) if text is not None else {}
-        except ValueError:
-            return {}
-        return pack if isinstance(pack, dict) else {}
+        return cache.read_pack(self._pack_file(path))
 
     def _save_pack(self, path: str, pack: dict[str, str]) -> None:
         cache.write(self._pack_file(path), json.dumps(pack, ensure_ascii=False))

@@ -14,9 +14,11 @@ an entry marks it used) until it is at four fifths of it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 MODELS_PREFIX = "models-v4-"  # generated model modules (``modelmodules``), by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
@@ -58,6 +60,17 @@ def read(path: Path | None) -> str | None:
     with contextlib.suppress(OSError):  # used now (a read-only cache stays as it is)
         os.utime(path)
     return text
+
+
+def read_pack(path: Path | None) -> dict[str, Any]:
+    """A JSON object kept in the cache (a pack of results by key); empty when missing or
+    unreadable."""
+    text = read(path)
+    try:
+        pack = json.loads(text) if text is not None else {}
+    except ValueError:
+        return {}
+    return pack if isinstance(pack, dict) else {}
 
 
 def write(path: Path | None, text: str) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import astuple
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +38,19 @@ class Advertised:
         self.options = options
         store = cache.cache_dir()
         self.path = None if store is None else store / f"{PREFIX}{_hash(scope)}.json"
-        self.salt = _salt(options) if self.path is not None else ""
-        self.kept = _read(self.path)
         self.used: dict[str, Json] = {}
         self.computed = 0
         self._digests: dict[int, tuple[Json, str]] = {}
+
+    @cached_property
+    def salt(self) -> str:
+        """The compacting code and the options: part of every key."""
+        return _salt(self.options)
+
+    @cached_property
+    def kept(self) -> dict[str, Json]:
+        """The pack of earlier builds, read when the first imported operation needs it."""
+        return cache.read_pack(self.path)
 
     def __call__(
         self,
@@ -87,15 +95,6 @@ class Advertised:
         digest = _hash(_dumps(body))
         self._digests[id(body)] = (body, digest)
         return digest
-
-
-def _read(path: Path | None) -> dict[str, Json]:
-    text = cache.read(path)
-    try:
-        pack = json.loads(text) if text is not None else {}
-    except ValueError:
-        return {}
-    return pack if isinstance(pack, dict) else {}
 
 
 def _hash(text: str) -> str:
