@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import re
 
@@ -17,6 +18,7 @@ def words(name: str) -> list[str]:
     return [w.lower() for w in _NON_WORD.split(spaced) if w]
 
 
+@functools.cache  # the same names are derived by the importer, the checks and the model
 def snake(name: str) -> str:
     """A valid, non-reserved Python identifier in snake case (never empty)."""
     result = "_".join(words(name)) or "x"
@@ -33,6 +35,7 @@ def env_base(name: str) -> str:
     return snake(name).strip("_").upper()
 
 
+@functools.cache
 def pascal(name: str) -> str:
     """A valid class name in PascalCase (never empty, never starting with a digit)."""
     result = "".join(w[:1].upper() + w[1:] for w in words(name)) or "X"

@@ -36,11 +36,15 @@ class Loaded:
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """For a command that loads a big document and keeps what it made to its end (build,
-    diff): the garbage collector is off while the front half runs (millions of objects for
-    a big API, no reference cycles), and what is alive afterwards is frozen, so the full
-    collections of the rest of the command no longer walk it (a third of a big rebuild;
-    bench/README.md). The command calls ``gc.unfreeze()`` when it ends (tests run
-    commands in one long process)."""
+    diff): the garbage collector is off while it runs (millions of objects for a big API,
+    few reference cycles), and what is alive afterwards is frozen, so the collections of
+    what the command does next no longer walk it. ``mcpgen build`` runs whole inside it
+    (its rendering and parsing make millions of short-lived objects too; the collector's
+    passes over them were a tenth of a big rebuild); ``mcpgen diff`` loads its two
+    versions inside it. Work that makes cyclic garbage (black, the model generator) runs
+    in workers, which collect as usual, or, on one core, with the collector on
+    (``pool.done``). The command calls ``gc.unfreeze()`` when it ends (tests run commands
+    in one long process)."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -54,6 +54,24 @@ def test_one_core_runs_tasks_here_without_warm_ups() -> None:
     assert pid == os.getpid() and mark is None
 
 
+def _collecting() -> bool:
+    return gc.isenabled()
+
+
+@pytest.mark.parametrize("jobs", [2, 1])
+def test_tasks_collect_garbage_while_the_build_pauses_the_collector(jobs: int) -> None:
+    """A build runs with the collector off (``collector_paused``); black and the model
+    generator make cyclic garbage, so their tasks run with it on: in a worker forked
+    during the pause, and here on one core (after which it is off again)."""
+    from mcpgen.pipeline import collector_paused
+
+    with Workers(jobs=jobs) as workers, collector_paused():
+        assert workers.submit(_collecting).result()
+        assert not gc.isenabled()
+    gc.unfreeze()
+    assert gc.isenabled()
+
+
 class _Recorder:
     """Stands in for Workers: what ``build._start_early`` asked of it."""
 

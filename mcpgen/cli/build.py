@@ -85,7 +85,7 @@ def run_build(
         click.echo("error: --rename moves files: use it without --check and --diff", err=True)
         return EXIT_BAD_INPUT
     try:
-        with Workers() as workers:
+        with Workers() as workers, collector_paused():
             _start_early(source, workers)
             code = _build(
                 source, output, check, show_diff, strict, max_context_bytes, workers, name, wanted
@@ -94,7 +94,7 @@ def run_build(
             cache.prune()
         return code
     finally:
-        gc.unfreeze()  # what the load froze (collector_paused)
+        gc.unfreeze()  # what the build froze (collector_paused)
         if timings:
             click.echo(timing.report(), err=True)
 
@@ -110,7 +110,7 @@ def _build(
     name: str | None = None,
     renames: list[Rename] | None = None,
 ) -> int:
-    with timing.phase("load + validate"), collector_paused():
+    with timing.phase("load + validate"):
         loaded = load_manifest(source, strict, name)
     if loaded.manifest is None:
         report(loaded.problems, strict)

@@ -160,6 +160,7 @@ def _start_worker(build: int, warmups: tuple[Callable[[], object], ...]) -> None
             warmup()
     gc.collect()
     gc.freeze()
+    gc.enable()  # a worker forked by a build that paused the collector collects as usual
 
 
 def _leave_with(parent: int) -> None:
@@ -169,10 +170,17 @@ def _leave_with(parent: int) -> None:
 
 
 def done(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
-    """A future already holding ``fn``'s result (or exception), computed here."""
+    """A future already holding ``fn``'s result (or exception), computed here, with the
+    garbage collector on as in a worker (a build pauses it: ``collector_paused``)."""
     future: Future[T] = Future()
+    paused = not gc.isenabled()
+    if paused:
+        gc.enable()
     try:
         future.set_result(fn(*args, **kwargs))
     except Exception as exc:
         future.set_exception(exc)
+    finally:
+        if paused:
+            gc.disable()
     return future
