@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpgen.cli import main
 from mcpgen.pipeline import Loaded, load_manifest
@@ -417,3 +420,30 @@ def test_a_typo_inside_a_json_schema_is_a_warning_and_an_error_under_strict(tmp_
     assert (warning.location.line, warning.field) == (9, "tools[0].input.requried")
     assert "did you mean 'required'?" in warning.message
     assert load_manifest(manifest, strict=True).manifest is None
+
+
+_KEYS = ["properties", "items", "allOf", "anyOf", "$defs", "patternProperties", "not", "enum",
+         "default", "const", "examples", "pattern", "$ref", "type", "x-note", "requried",
+         "discriminator", "a(", "[x", "name"]  # fmt: skip
+_LEAVES = st.sampled_from(
+    ["#/$defs/A", "#/nowhere", "http://x/s.json", "a(", "[x", "^a+$", 1, None]
+)
+_JSON = st.recursive(
+    _LEAVES,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_the_checks_first_pass_finds_what_their_located_pass_reports(schema: Any) -> None:
+    """The schema checks make paths only for a schema with a problem: their path-free first
+    pass must see exactly what the located pass reports."""
+    from mcpgen.check import schemas
+
+    nodes = schemas.objects(schema)
+    assert schemas.has_unknown_keywords(nodes) == any(schemas.unknown_keywords(schema))
+    assert schemas.has_bad_patterns(nodes) == any(schemas.bad_patterns(schema))
+    assert schemas.ref_strings(schema) == {ref for _, ref in schemas.refs(schema)}

@@ -205,6 +205,74 @@ def schema_nodes(schema: Json, path: JsonPath = ()) -> Iterator[tuple[dict[str, 
                 stack.append((value, (*where, key)))
 
 
+def objects(schema: Json) -> list[dict[str, Json]]:
+    """The schema objects ``schema_nodes`` yields, without their paths: a first pass for
+    the checks, which make paths only to report a problem."""
+    found: list[dict[str, Json]] = []
+    stack: list[Json] = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        found.append(node)
+        for key, value in node.items():
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend(value.values())
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend(value)
+            elif key in _SCHEMA_VALUES:
+                stack.append(value)
+    return found
+
+
+def has_unknown_keywords(found: list[dict[str, Json]]) -> bool:
+    """Whether ``unknown_keywords`` has anything to say about the schema of ``objects``."""
+    return any(k not in KEYWORDS and not k.startswith("x-") for node in found for k in node)
+
+
+def has_bad_patterns(found: list[dict[str, Json]]) -> bool:
+    """Whether ``bad_patterns`` has anything to say about the schema of ``objects``."""
+    for node in found:
+        props = node.get("patternProperties")
+        candidates = [node.get("pattern"), *(props if isinstance(props, dict) else ())]
+        for pattern in candidates:
+            if isinstance(pattern, str) and not _compiles(pattern):
+                return True
+    return False
+
+
+def _compiles(pattern: str) -> bool:
+    import re
+
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def ref_strings(schema: Json) -> set[str]:
+    """The ``$ref`` strings ``refs`` yields, without their paths."""
+    found: set[str] = set()
+    stack: list[Json] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                found.add(ref)
+            for key, value in node.items():
+                if key in DATA_KEYWORDS:
+                    continue
+                if key in _SCHEMA_MAPS and isinstance(value, dict):
+                    stack.extend(value.values())
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
 def unknown_keywords(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
     """Keys of schema objects that are no JSON Schema keyword (``requried``), with their
     paths; ``x-`` extensions are allowed."""

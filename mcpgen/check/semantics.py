@@ -122,7 +122,10 @@ class Checker:
                         f"(use one of: {', '.join(_SCHEMA_TYPES)})"
                     )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
-        for path, message in schemas.bad_patterns(schema):
+        nodes = schemas.objects(schema)  # paths are made only for a schema with a problem
+        for path, message in (
+            schemas.bad_patterns(schema) if schemas.has_bad_patterns(nodes) else ()
+        ):
             self.error((*where, *path), message)
         if not imported and not violations:
             root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
@@ -130,25 +133,33 @@ class Checker:
                 schema, root or {"$defs": self.data["$defs"]}
             ):
                 self.error((*where, *path), message)
-        for path, word in schemas.unknown_keywords(schema):
+        unknown = schemas.unknown_keywords(schema) if schemas.has_unknown_keywords(nodes) else ()
+        for path, word in unknown:
             self.warn(
                 (*where, *path),
                 f"{word!r} is not a JSON Schema keyword{did_you_mean(word, schemas.KEYWORDS)}; "
                 "it is ignored",
             )
-        for path, ref in schemas.refs(schema):
+        bad = {r for r in schemas.ref_strings(schema) if not self.resolves(r, own_root)}
+        for path, ref in schemas.refs(schema) if bad else ():
+            if ref not in bad:
+                continue
             if not ref.startswith("#"):
                 self.error((*where, *path), f"only local references are supported, not {ref!r}")
                 continue
-            found = own_root is not None and schemas.resolve_pointer(own_root, ref)[0]
-            if not found and ref.startswith(schemas.DEFS_PREFIX):
-                found = schemas.resolve_pointer(self.data, ref)[0]
-            if not found:
-                choices = [schemas.DEFS_PREFIX + n for n in self.data.get("$defs", {})]
-                self.error(
-                    (*where, *path),
-                    f"reference {ref!r} does not resolve" + did_you_mean(ref, choices),
-                )
+            choices = [schemas.DEFS_PREFIX + n for n in self.data.get("$defs", {})]
+            self.error(
+                (*where, *path),
+                f"reference {ref!r} does not resolve" + did_you_mean(ref, choices),
+            )
+
+    def resolves(self, ref: str, own_root: Any) -> bool:
+        """Whether a local ``$ref`` of a schema resolves, in its own root or in ``$defs``."""
+        if not ref.startswith("#"):
+            return False
+        if own_root is not None and schemas.resolve_pointer(own_root, ref)[0]:
+            return True
+        return ref.startswith(schemas.DEFS_PREFIX) and schemas.resolve_pointer(self.data, ref)[0]
 
     # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:
@@ -340,6 +351,8 @@ def _deeper_than(value: Any, limit: int) -> JsonPath | None:
     level = [value] if isinstance(value, dict | list) else []
     for _ in range(limit):  # first the containers level by level, without paths (cheap)
         level = [c for n in level for c in _values(n) if isinstance(c, dict | list)]
+        if not level:
+            return None
     if not any(level):  # no container ``limit`` levels down holds a value
         return None
     stack: list[tuple[Any, JsonPath]] = [(value, ())]
