@@ -226,3 +226,48 @@ def test_a_worker_started_after_its_build_died_leaves_at_once() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=30)
     assert done.returncode == 0, done.stderr
+
+
+_SEEN: list[str] = []  # set here after the fork: a forked child does not see it
+
+
+def _child_view(extra: str) -> tuple[int, list[str], str]:
+    return os.getpid(), list(_SEEN), extra
+
+
+def _raises() -> None:
+    raise ValueError("from the child")
+
+
+def _dies() -> int:
+    if os.getpid() != _PARENT[0]:
+        os._exit(3)  # the child dies without a word: the result is computed here
+    return 7
+
+
+_PARENT: list[int] = []
+
+
+def test_forked_runs_in_a_child_that_sees_this_process_as_it_was() -> None:
+    from mcpgen.format.pool import forked
+
+    big = ["x" * 1000] * 1000  # seen by the child without being sent to it
+    _SEEN[:] = ["before"]
+    result = forked(_child_view, str(len(big)))
+    _SEEN[:] = ["after"]
+    pid, seen, extra = result()
+    assert pid != os.getpid() and seen == ["before"] and extra == "1000"
+    with pytest.raises(ValueError, match="from the child"):
+        forked(_raises)()
+    _PARENT[:] = [os.getpid()]
+    assert forked(_dies)() == 7
+
+
+def test_forked_runs_here_on_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpgen.format import pool
+
+    monkeypatch.setattr(pool.os, "cpu_count", lambda: 1)
+    _SEEN[:] = ["before"]
+    result = pool.forked(_child_view, "x")
+    _SEEN[:] = ["after"]
+    assert result() == (os.getpid(), ["after"], "x")

@@ -21,6 +21,7 @@ build's ``Workers`` adopts it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import multiprocessing
 import os
@@ -29,8 +30,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection
 from types import TracebackType
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -167,6 +169,44 @@ def _leave_with(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(0)
+
+
+def forked(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Callable[[], T]:
+    """Start ``fn(*args, **kwargs)`` in a child forked now, which sees this process's
+    objects as they are: nothing is pickled but the result. Call what this returns for the
+    result (the child's exception is raised here; a child that died is made up for by
+    computing here). Without fork, or on one core, ``fn`` runs here when the result is
+    asked for."""
+    if (os.cpu_count() or 1) < 2 or not _forks():
+        return functools.partial(fn, *args, **kwargs)
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_send_result, args=(send, fn, args, kwargs), daemon=True)
+    child.start()
+    send.close()
+
+    def result() -> T:
+        try:
+            ok, value = receive.recv()
+        except EOFError:  # the child died (out of memory?): compute here
+            ok, value = True, fn(*args, **kwargs)
+        finally:
+            receive.close()
+            child.join()
+        if not ok:
+            raise value
+        return cast(T, value)
+
+    return result
+
+
+def _send_result(send: Connection, fn: Callable[..., object], args: Any, kwargs: Any) -> None:
+    try:
+        outcome: tuple[bool, object] = (True, fn(*args, **kwargs))
+    except Exception as exc:
+        outcome = (False, exc)
+    send.send(outcome)
+    send.close()
 
 
 def done(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:

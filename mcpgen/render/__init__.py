@@ -7,6 +7,7 @@ handler stubs, created once and never touched again.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import sys
@@ -19,12 +20,12 @@ import click
 from mcpgen import __version__
 from mcpgen import timings as timing
 from mcpgen.format import FormatJob
-from mcpgen.format.pool import Workers
+from mcpgen.format.pool import Workers, forked
 from mcpgen.hosts.install import readme_snippets
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_context, deploy_templates
 from mcpgen.render.model_parts import ModelJob
-from mcpgen.render.spec import environment, search_json, spec_data, spec_json
+from mcpgen.render.spec import READABLE_TOOLS, environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
@@ -115,6 +116,10 @@ def render_project(
         with Workers() as own:
             return render_project(manifest, show_progress, own, source)
     pkg = manifest.server.package
+    # A big API's _spec.json and search index (half a second) are written by a child while
+    # this process plans the models, renders the other files and formats them.
+    big = len(manifest.tools) > READABLE_TOOLS
+    specs = forked(spec_files, manifest) if big else functools.partial(spec_files, manifest)
     with timing.phase("models: cache or start"):
         models = ModelJob(manifest, workers)
     with timing.phase("render templates"):
@@ -133,6 +138,8 @@ def render_project(
     }
     with timing.phase("format"):
         formatted = _format({**python, **package}, workers, manifest, show_progress)
+    with timing.phase("spec (child)"):
+        out.generated.update(specs())
     with timing.phase("models (datamodel-code-generator)"):
         sources = models.result()
     # every class a part defines is re-exported (nested models too), not only the planned
@@ -180,8 +187,19 @@ def _models_package(
     return files
 
 
+def spec_files(manifest: Manifest) -> dict[str, str]:
+    """``_spec.json``, and ``_search.json`` in search and code modes."""
+    pkg = manifest.server.package
+    data = spec_data(manifest)
+    files = {f"src/{pkg}/_spec.json": spec_json(manifest, data)}
+    index = search_json(data)
+    if index is not None:
+        files[f"src/{pkg}/_search.json"] = index
+    return files
+
+
 def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
-    """Every file but the models and the lock, unformatted."""
+    """Every file but the models, the lock and the spec files, unformatted."""
     pkg = manifest.server.package
     ctx = context(manifest, source)
     oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
@@ -193,11 +211,6 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
         out.generated[path] = render(template, **ctx)
     if manifest.ci.github:
         out.generated[CI_GITHUB] = render("ci/github.yml.jinja", **ctx)
-    data = spec_data(manifest)
-    out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
-    index = search_json(data)
-    if index is not None:
-        out.generated[f"src/{pkg}/_search.json"] = index
     out.generated[f"src/{pkg}/py.typed"] = ""
     out.generated.update(runtime_files(pkg))
 
