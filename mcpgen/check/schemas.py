@@ -73,7 +73,7 @@ class RefIndex:
     def of(self, name: str) -> list[str]:
         found = self._refs.get(name)
         if found is None:
-            found = [ref for _, ref in refs(self.shared[name])]
+            found = list(ref_strings(self.shared[name]))
             self._refs[name] = found
         return found
 
@@ -88,7 +88,7 @@ def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None)
         return schema
     own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
     needed: dict[str, Json] = {}
-    pending = [ref for _, ref in refs(schema)]
+    pending = list(ref_strings(schema))  # the closure's order does not matter: sorted below
     while pending:
         ref = pending.pop()
         if not ref.startswith(DEFS_PREFIX):
@@ -97,7 +97,7 @@ def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None)
         if name in own or name in needed or name not in shared:
             continue
         needed[name] = shared[name]
-        pending.extend(index.of(name) if index is not None else (r for _, r in refs(shared[name])))
+        pending.extend(index.of(name) if index is not None else ref_strings(shared[name]))
     if not needed:
         return schema
     result = dict(schema)

@@ -116,19 +116,19 @@ def render_project(
         with Workers() as own:
             return render_project(manifest, show_progress, own, source)
     pkg = manifest.server.package
-    # A big API's _spec.json and search index (half a second) are written by a child while
-    # this process plans the models, renders the other files and formats them.
+    with timing.phase("surface lock"):
+        surface = _lock(manifest)
+    # A big API's JSON files (half a second) are written by a child while this process
+    # plans the models, renders the other files and formats them.
     big = len(manifest.tools) > READABLE_TOOLS
-    specs = forked(spec_files, manifest) if big else functools.partial(spec_files, manifest)
+    json_files = (forked if big else functools.partial)(_json_files, manifest, surface)
     with timing.phase("models: cache or start"):
         models = ModelJob(manifest, workers)
     with timing.phase("render templates"):
         out = _render_templates(manifest, source)
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
-    with timing.phase("surface lock"):
-        out.surface = _lock(manifest)
-        out.generated[LOCK_FILE] = _lock_text(out.surface)
+    out.surface = surface
     preformatted = set(runtime_files(pkg))
     python = {
         path: text
@@ -138,8 +138,8 @@ def render_project(
     }
     with timing.phase("format"):
         formatted = _format({**python, **package}, workers, manifest, show_progress)
-    with timing.phase("spec (child)"):
-        out.generated.update(specs())
+    with timing.phase("JSON files (child)"):
+        out.generated.update(json_files())
     with timing.phase("models (datamodel-code-generator)"):
         sources = models.result()
     # every class a part defines is re-exported (nested models too), not only the planned
@@ -187,14 +187,15 @@ def _models_package(
     return files
 
 
-def spec_files(manifest: Manifest) -> dict[str, str]:
-    """``_spec.json``, and ``_search.json`` in search and code modes."""
+def _json_files(manifest: Manifest, surface: dict[str, Any]) -> dict[str, str]:
+    """``_spec.json``, ``_search.json`` (search and code modes) and the surface lock."""
     pkg = manifest.server.package
     data = spec_data(manifest)
     files = {f"src/{pkg}/_spec.json": spec_json(manifest, data)}
     index = search_json(data)
     if index is not None:
         files[f"src/{pkg}/_search.json"] = index
+    files[LOCK_FILE] = _lock_text(surface)
     return files
 
 

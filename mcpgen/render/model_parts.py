@@ -31,7 +31,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mcpgen.check.schemas import refs
+from mcpgen.check.schemas import ref_strings
 from mcpgen.format import cache, format_file
 from mcpgen.format import warm as format_warm
 from mcpgen.format.pool import Workers, done
@@ -117,7 +117,7 @@ def _externalize(node: Json, shared: set[str], used: set[str], names: bool = Fal
 
 def _references(schema: Json) -> set[str]:
     """Names of the definitions ``schema`` refers to (``#/$defs/NAME...``)."""
-    return {target[0] for _, ref in refs(schema) if (target := _def_name(ref)) is not None}
+    return {target[0] for ref in ref_strings(schema) if (target := _def_name(ref)) is not None}
 
 
 def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
