@@ -15,6 +15,8 @@ from pathlib import Path
 
 import black
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpgen.format import FormatJob, chunking, mode
 
@@ -118,9 +120,84 @@ def test_a_changed_method_is_the_only_piece_formatted_again(
 
     assert FormatJob({"client.py": source}).units == 0  # the whole file is cached
     changed = source.replace("value + 7\n", "value * 7\n")
-    again = FormatJob({"client.py": changed})
+    # cut from how the last version was cut (the pack keeps it), without parsing it whole
+    with monkeypatch.context() as patch:
+        patch.setattr("mcpgen.format.split", _no_whole_parse)
+        again = FormatJob({"client.py": changed})
     assert again.units == 1
     assert again.run()["client.py"] == _black(changed)
+
+
+def _no_whole_parse(source: str) -> None:
+    raise AssertionError("parsed whole")
+
+
+def _client_source() -> str:
+    path = next(ROOT.glob("generated_examples/conformance/src/*/client.py"))
+    return path.read_text("utf-8")
+
+
+def _edits(source: str) -> dict[str, str]:
+    """Edits a rebuild makes to a typed client (the methods are class members)."""
+    methods = [i for i in range(len(source)) if source.startswith("\n    async def ", i)]
+    first, second, third = methods[2], methods[3], methods[4]
+    doc = source.index('"""', first) + 3
+    return {
+        "a description changed": source[:doc] + "Changed. " + source[doc:],
+        "a method removed": source[:first] + source[second:],
+        "a method added": source[:second] + source[first:second] + source[second:],
+        "two methods changed": source[:doc] + "x" + source[doc:third] + "\n" + source[third:],
+    }
+
+
+@pytest.mark.parametrize("edit", ["a description changed", "a method removed", "a method added",
+                                  "two methods changed"])  # fmt: skip
+def test_a_new_version_is_cut_from_the_last_cut(edit: str) -> None:
+    old = _client_source()
+    new = _edits(old)[edit]
+    pieces = chunking.split(old, member_threshold=0)
+    assert pieces is not None
+    again = chunking.resplit(new, old, pieces, member_threshold=0)
+    assert again is not None
+    assert again == chunking.split(new, member_threshold=0)
+
+
+_SNIPPETS = [
+    "",
+    "\n",
+    "    # a comment\n",
+    '    """a bare string"""\n',
+    "    x = 1\n",
+    "    def f(self): ...\n",
+    "    @property\n    def g(self) -> int:\n        return 1\n",
+    "x = 1\n",
+    "class Other:\n    y = 2\n",
+    "        indented = 1\n",
+    '    """open\n',
+    "    def h(self):\n",
+    "# fmt: off\n",
+    "    else:\n        pass\n",
+    "\\\n",
+    "    async def k(\n        self,\n    ) -> None:\n        pass\n\n",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_cut_from_the_last_cut_is_the_whole_cut_or_none(data: st.DataObject) -> None:
+    """Whatever the edit (a line range replaced by code, comments, strings, broken code), a
+    cut made from the last one is exactly the cut of the whole new source, or None."""
+    old = _client_source()
+    lines = old.splitlines(keepends=True)
+    start = data.draw(st.integers(0, len(lines)))
+    end = data.draw(st.integers(start, min(len(lines), start + 12)))
+    inserted = data.draw(st.lists(st.sampled_from(_SNIPPETS), max_size=3))
+    new = "".join(lines[:start] + inserted + lines[end:])
+    pieces = chunking.split(old, member_threshold=0)
+    assert pieces is not None
+    again = chunking.resplit(new, old, pieces, member_threshold=0)
+    if again is not None:
+        assert again == chunking.split(new, member_threshold=0)
 
 
 def test_unparsable_code_is_reported_with_its_file(

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpgen.format import cache
-from mcpgen.format.chunking import Piece, join, split
+from mcpgen.format.chunking import WRAPPER, Piece, join, resplit, split
 from mcpgen.format.pool import Workers
 from mcpgen.format.preformatted import looks_formatted
 
@@ -138,10 +138,10 @@ class FormatJob:
                 continue
             # laid-out files are cut even when short: their recognised pieces skip black
             cut = source.count("\n") >= CHUNK_LINES or path in laid_out
-            pieces = split(source) if cut else None
+            pack = self._pack(path) if cut else {}
+            pieces = _cut(source, pack.get(LAYOUT)) if cut else None
             units = [source] if pieces is None else [p.text for p in pieces]
             self.files[path] = _File(source, pieces, units)
-            pack = self._pack(path) if pieces is not None else {}
             for text in units:
                 key = _key(text)
                 if key in self.cached_units or key in self.todo:
@@ -198,7 +198,9 @@ class FormatJob:
             else:
                 texts = [results[_key(t)] for t in file.units]
                 self.done[path] = join(file.pieces, texts)
-                self._save_pack(path, {_key(t): f for t, f in zip(file.units, texts, strict=True)})
+                pack: dict[str, Any] = dict(zip(map(_key, file.units), texts, strict=True))
+                pack[LAYOUT] = _layout(file.source, file.pieces)
+                self._save_pack(path, pack)
             _save(self.store, file.source, self.done[path])
         return self.done
 
@@ -214,8 +216,39 @@ class FormatJob:
     def _pack(self, path: str) -> dict[str, Any]:
         return cache.read_pack(self._pack_file(path))
 
-    def _save_pack(self, path: str, pack: dict[str, str]) -> None:
+    def _save_pack(self, path: str, pack: dict[str, Any]) -> None:
         cache.write(self._pack_file(path), json.dumps(pack, ensure_ascii=False))
+
+
+LAYOUT = "layout"  # in a file's pack: its last source and how it was cut (``_layout``)
+
+
+def _cut(source: str, layout: Any) -> list[Piece] | None:
+    """The pieces of ``source``: from how its last version was cut, when only members of
+    one class changed (``chunking.resplit``), else by parsing it whole."""
+    last = _from_layout(layout)
+    return (last is not None and resplit(source, *last)) or split(source)
+
+
+def _layout(source: str, pieces: list[Piece]) -> dict[str, Any]:
+    rows = [[p.blank_before, p.first, p.after, p.member, p.start, p.end] for p in pieces]
+    return {"source": source, "pieces": rows}
+
+
+def _from_layout(layout: Any) -> tuple[str, list[Piece]] | None:
+    """The source and pieces ``_layout`` kept; None unless they tile the source."""
+    try:
+        source, rows = layout["source"], layout["pieces"]
+        pieces, at = [], 0
+        for blank, first, after, member, start, end in rows:
+            if not (isinstance(source, str) and at <= start <= end <= len(source)):
+                return None
+            text = (WRAPPER if member else "") + source[start:end]
+            pieces.append(Piece(text, int(blank), str(first), str(after), bool(member), start, end))
+            at = end
+    except (KeyError, TypeError, ValueError):
+        return None
+    return source, pieces
 
 
 def format_file(source: str, path: str, scope: str = "", laid_out: bool = False) -> str:

@@ -15,9 +15,11 @@ every generated example.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 
 WRAPPER = "class _mcpgen_piece:\n"
+_MEMBER_INDENT = "    "  # how black indents the members of a class
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -28,6 +30,8 @@ class Piece:
     first: str  # kind of its first statement (see ``_kind``)
     after: str  # kind of the statement before it at the same depth ("" for the first)
     member: bool  # a class member: formatted inside WRAPPER, which is then removed
+    start: int  # where its own text (without WRAPPER) is in the source: offsets
+    end: int
 
 
 def _kind(node: ast.stmt, lines: list[str]) -> str:
@@ -122,6 +126,7 @@ def split(source: str, member_threshold: int = 400) -> list[Piece] | None:
     spans = _statements(lines, tree.body, 1, len(lines)) if tree.body else None
     if spans is None:
         return None
+    at = _offsets(lines)
     pieces: list[Piece] = []
     after = ""
     for index, (start, end, node, last) in enumerate(spans):
@@ -133,21 +138,32 @@ def split(source: str, member_threshold: int = 400) -> list[Piece] | None:
             and end - start > member_threshold
             and len(node.body) > 1
         ):
-            members = _members(lines, node, start, end)
+            members = _members(lines, at, node, start, end)
             if members is not None:
-                pieces.append(Piece(members[0], blank, first, after, False))
+                head, head_end = members[0]
+                pieces.append(Piece(head, blank, first, after, False, at[start - 1], head_end))
                 pieces.extend(members[1])
                 after = "def"
                 continue
-        pieces.append(Piece("".join(lines[start - 1 : end]), blank, first, after, False))
+        text = "".join(lines[start - 1 : end])
+        pieces.append(Piece(text, blank, first, after, False, at[start - 1], at[end]))
         after = _kind(last, lines)
     return pieces
 
 
+def _offsets(lines: list[str], base: int = 0) -> list[int]:
+    """Where each line starts (and, last, where the text ends)."""
+    at = [base]
+    for line in lines:
+        at.append(at[-1] + len(line))
+    return at
+
+
 def _members(
-    lines: list[str], node: ast.ClassDef, start: int, end: int
-) -> tuple[str, list[Piece]] | None:
-    """The class with its first member, then each other member as a wrapped piece."""
+    lines: list[str], at: list[int], node: ast.ClassDef, start: int, end: int
+) -> tuple[tuple[str, int], list[Piece]] | None:
+    """The class with its first member (and where it ends), then each other member as a
+    wrapped piece."""
     first_member = _start(node.body[0])
     if first_member <= _start(node):
         return None  # `class X: a = 1` on one line
@@ -156,13 +172,113 @@ def _members(
         return None
     head = "".join(lines[start - 1 : spans[0][1]])
     after = _kind(spans[0][3], lines)
-    rest = []
-    for member_start, member_end, member, last in spans[1:]:
+    return (head, at[spans[0][1]]), _member_pieces(lines, at, spans[1:], after, 0)[0]
+
+
+def _member_pieces(
+    lines: list[str],
+    at: list[int],
+    spans: list[tuple[int, int, ast.stmt, ast.stmt]],
+    after: str,
+    shift: int,
+) -> tuple[list[Piece], str]:
+    """Wrapped pieces of class members (offsets moved by ``shift``), and the kind of the
+    last statement."""
+    pieces = []
+    for member_start, member_end, member, last in spans:
         text = WRAPPER + "".join(lines[member_start - 1 : member_end])
         blank = _blank_before(lines, _start(member))
-        rest.append(Piece(text, blank, _kind(member, lines), after, True))
+        span = at[member_start - 1] + shift, at[member_end] + shift
+        pieces.append(Piece(text, blank, _kind(member, lines), after, True, *span))
         after = _kind(last, lines)
-    return head, rest
+    return pieces, after
+
+
+def resplit(
+    source: str, old: str, pieces: list[Piece], member_threshold: int = 400
+) -> list[Piece] | None:
+    """``split(source)``, made from ``pieces``, the split of an earlier version ``old``: the
+    pieces before and after what changed are kept and only the members between them are
+    parsed (a rebuild after one operation changed parses one method of the typed client,
+    not the whole file). None when what changed is not inside one class's members."""
+    if "fmt:" in source or not pieces:
+        return None
+    prefix = _common_prefix(old, source)
+    suffix = _common_suffix(old, source, min(len(old), len(source)) - prefix)
+    count = len(pieces)
+    a = next((i for i, p in enumerate(pieces) if p.end > prefix), count)
+    if a == count:
+        return pieces if source == old else None
+    b = next((i for i in range(a, count) if pieces[i].start >= len(old) - suffix), count)
+    if a == 0 or b == count or not all(p.member for p in pieces[a : b + 1]):
+        return None
+    delta = len(source) - len(old)
+    begin, stop = pieces[a - 1].end, pieces[b].start + delta
+    middle = _changed_members(source[begin:stop], begin, pieces[a].after)
+    if middle is None:
+        return None
+    new, after, blank = middle
+    kept = [dataclasses.replace(p, start=p.start + delta, end=p.end + delta) for p in pieces[b:]]
+    kept[0] = dataclasses.replace(kept[0], after=after, blank_before=blank)
+    result = [*pieces[:a], *new, *kept]
+    # the class must still be one split into members (over the threshold)
+    head = next(i for i in range(a - 1, -1, -1) if not result[i].member)
+    last = next((i for i in range(head + 1, len(result)) if not result[i].member), len(result))
+    if source.count("\n", result[head].start, result[last - 1].end) - 1 <= member_threshold:
+        return None
+    return result
+
+
+def _changed_members(text: str, offset: int, after: str) -> tuple[list[Piece], str, int] | None:
+    """The pieces of class members ``text`` (at ``offset`` in the source; ``after``: the
+    kind of the statement before), the kind of their last statement and the blank lines
+    after them. None when the text is not whole members that split cleanly from their
+    neighbours (a comment or a bare string at either end is glued to the neighbour)."""
+    lines = (WRAPPER + text).splitlines(keepends=True)
+    if not text.strip():
+        return [], after, len(lines) - 1
+    try:
+        tree = ast.parse(WRAPPER + text)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.ClassDef):
+        return None
+    body = tree.body[0].body
+    if body[0].col_offset != len(_MEMBER_INDENT):
+        return None  # deeper lines go on the statement before: not members of their own
+    first, last = _start(body[0]), body[-1].end_lineno or body[-1].lineno
+    if any(line.strip() for line in lines[1 : first - 1] + lines[last:]):
+        return None  # comments before or after
+    if _is_string(body[0]) or _is_string(body[-1]):
+        return None
+    spans = _statements(lines, body, first, last)
+    if spans is None:
+        return None
+    at = _offsets(lines)
+    pieces, after = _member_pieces(lines, at, spans, after, offset - len(WRAPPER))
+    return pieces, after, len(lines) - last
+
+
+def _common_prefix(old: str, new: str) -> int:
+    low, high = 0, min(len(old), len(new))
+    while low < high:  # old[:low] == new[:low]
+        middle = (low + high + 1) // 2
+        if new.startswith(old[low:middle], low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(old: str, new: str, limit: int) -> int:
+    low, high = 0, limit
+    while low < high:  # the last ``low`` characters are the same
+        middle = (low + high + 1) // 2
+        if new.startswith(old[len(old) - middle : len(old) - low], len(new) - middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def unwrap(formatted: str) -> str:
