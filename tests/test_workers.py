@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -248,6 +249,11 @@ def _dies() -> int:
 _PARENT: list[int] = []
 
 
+def _unpicklable() -> Callable[[], int]:
+    pid = os.getpid()
+    return lambda: pid
+
+
 def test_forked_runs_in_a_child_that_sees_this_process_as_it_was() -> None:
     from mcpgen.format.pool import forked
 
@@ -261,6 +267,7 @@ def test_forked_runs_in_a_child_that_sees_this_process_as_it_was() -> None:
         forked(_raises)()
     _PARENT[:] = [os.getpid()]
     assert forked(_dies)() == 7
+    assert forked(_unpicklable)()() == os.getpid()  # computed here instead
 
 
 def test_forked_runs_here_on_one_core(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -205,7 +205,10 @@ def _send_result(send: Connection, fn: Callable[..., object], args: Any, kwargs:
         outcome: tuple[bool, object] = (True, fn(*args, **kwargs))
     except Exception as exc:
         outcome = (False, exc)
-    send.send(outcome)
+    # A result that cannot be pickled, or a build gone (a failed build does not ask):
+    # nothing to say here; the build computes it itself if it asks.
+    with contextlib.suppress(Exception):
+        send.send(outcome)
     send.close()
 
 
