@@ -236,12 +236,13 @@ def has_bad_patterns(found: list[dict[str, Json]]) -> bool:
         props = node.get("patternProperties")
         candidates = [node.get("pattern"), *(props if isinstance(props, dict) else ())]
         for pattern in candidates:
-            if isinstance(pattern, str) and not _compiles(pattern):
+            if isinstance(pattern, str) and not python_regex(pattern):
                 return True
     return False
 
 
-def _compiles(pattern: str) -> bool:
+def python_regex(pattern: str) -> bool:
+    """Whether the JSON Schema validators of a generated server (Python ``re``) can use it."""
     import re
 
     try:

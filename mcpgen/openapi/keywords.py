@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
+
+from mcpgen.check.schemas import python_regex
 
 Json = Any
 STD_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -74,7 +75,7 @@ def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[st
     elif keyword in _STRINGS:
         if not isinstance(value, str):
             return "must be a string"
-        if keyword == "pattern" and not _python_regex(value):
+        if keyword == "pattern" and not python_regex(value):
             # Java or .NET syntax (\p{...}, \A, \z): the server could not check it
             return "is not a regular expression Python can use"
         out[keyword] = value
@@ -194,12 +195,3 @@ def _is_number(value: Json) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     return isinstance(value, int)
-
-
-def _python_regex(pattern: str) -> bool:
-    """Whether the JSON Schema validators of a generated server (Python ``re``) can use it."""
-    try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return False
-    return True
