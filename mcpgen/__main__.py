@@ -1,5 +1,5 @@
 """python -m mcpgen"""
 
-from mcpgen.launch import run
+from mcpgen.cli import run
 
 run()

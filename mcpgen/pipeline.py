@@ -1,5 +1,6 @@
-"""The front half of the pipeline, the same for every source:
-file -> raw document (an OpenAPI document merged in first) -> checked as a whole -> model.
+"""The pipeline, the same for every source. The front half: file -> raw document (an
+OpenAPI document merged in first) -> checked as a whole -> model. The back half
+(``render_files``): model -> rendered files -> formatted.
 
 A bare OpenAPI document becomes the manifest it stands for; a manifest's ``openapi:``
 section is imported into it. Then structure and semantics are checked together on the
@@ -9,12 +10,11 @@ becomes the model.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from mcpgen import timings as timing
 from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import check_structure
 from mcpgen.check.view import broken_entries
@@ -25,34 +25,16 @@ from mcpgen.openapi import is_openapi
 from mcpgen.openapi.to_manifest import merge, synthesize
 from mcpgen.problems import InputError, Level, Problem, Problems
 
+if TYPE_CHECKING:
+    from mcpgen.format import Engine
+    from mcpgen.render import Output
+
 
 @dataclass
 class Loaded:
     manifest: Manifest | None
     problems: Problems
     document: Document | None = None
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """For a command that loads a big document and keeps what it made to its end (build,
-    diff): the garbage collector is off while it runs (millions of objects for a big API,
-    few reference cycles), and what is alive afterwards is frozen, so the collections of
-    what the command does next no longer walk it. ``mcpgen build`` runs whole inside it
-    (its rendering and parsing make millions of short-lived objects too; the collector's
-    passes over them were a tenth of a big rebuild); ``mcpgen diff`` loads its two
-    versions inside it. Work that makes cyclic garbage (black, the model generator) runs
-    in workers, which collect as usual, or, on one core, with the collector on
-    (``pool.done``). The command calls ``gc.unfreeze()`` when it ends (tests run commands
-    in one long process)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def load_manifest(path: Path, strict: bool = False, name: str | None = None) -> Loaded:
@@ -116,3 +98,21 @@ def _failed(exc: InputError) -> Loaded:
     problems = Problems()
     problems.extend(exc.problems)
     return Loaded(None, problems)
+
+
+def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ruff") -> Output:
+    """The back half: the project's files, formatted. Model modules come from the build
+    cache or are generated over the machine's cores; then rendering (``render_project``,
+    pure) and one formatter pass."""
+    import os
+
+    from mcpgen.format import format_output
+    from mcpgen.render import render_project
+    from mcpgen.render.model_parts import generate_models
+
+    with timing.phase("models (datamodel-code-generator)"):
+        models = generate_models(manifest, cached=True, jobs=os.cpu_count() or 1)
+    rendered = render_project(manifest, source, models)
+    with timing.phase("format"):
+        format_output(rendered, formatter)
+    return rendered

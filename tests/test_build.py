@@ -174,7 +174,7 @@ def test_a_schema_the_model_generator_rejects_is_a_located_error(tmp_path: Path)
 
 
 def test_cached_rebuild_gives_the_same_bytes(manifest: Path, tmp_path: Path) -> None:
-    """The format/model cache is keyed by content: a cached build equals an uncached one."""
+    """The model cache is keyed by content: a cached build equals an uncached one."""
     outputs = []
     for name, cache in (
         ("cold", ""),
@@ -193,46 +193,37 @@ def test_cached_rebuild_gives_the_same_bytes(manifest: Path, tmp_path: Path) -> 
     assert any((tmp_path / "cache").iterdir())
 
 
-def test_big_builds_generate_models_in_a_pool_with_the_same_result(
+def test_models_generated_over_processes_are_the_same_and_errors_located(
     manifest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Over ``BACKGROUND_MODELS`` models the generator runs in a process pool beside the
-    formatting; the output is the same, and its errors are still located problems."""
-    from mcpgen.format import pool as workers
-    from mcpgen.render import model_parts as modelmodules
+    """With more than one module to generate, the generator runs over the machine's cores:
+    the modules are the same as generated here, and its errors are still located problems."""
+    from mcpgen.pipeline import load_manifest
+    from mcpgen.render import model_parts
+
+    monkeypatch.setattr(model_parts, "PART_SIZE", 2)
+    loaded = load_manifest(manifest)
+    assert loaded.manifest is not None
+    here = model_parts.generate_models(loaded.manifest, jobs=1)
+    spread = model_parts.generate_models(loaded.manifest, jobs=2)
+    assert len(here.modules) > 2
+    assert here == spread
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
-    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 10**9)
-    monkeypatch.setattr("mcpgen.format.PARALLEL_THRESHOLD", 10**9)
-    code, _ = build(str(manifest), "-o", str(tmp_path / "inline"))
-    assert code == 0
-    monkeypatch.undo()
-    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
-    pools: list[int] = []
-    original = workers.ProcessPoolExecutor
-
-    def spy(*args: object, **kwargs: object) -> object:
-        pools.append(1)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 1)
-    monkeypatch.setattr(workers, "ProcessPoolExecutor", spy)
-    code, output = build(str(manifest), "--timings", "-o", str(tmp_path / "pool"))
-    assert code == 0, output
-    assert pools == [1]
-    assert "models (datamodel-code-generator)" in output  # the --timings report
-    assert tree(tmp_path / "inline") == tree(tmp_path / "pool")
-
     source = tmp_path / "bad.yaml"
     source.write_text(
         "mcpgen: 1\nserver: {name: bad}\ntools:\n"
         "  - name: broken\n    description: unsatisfiable property\n"
         "    input:\n      type: object\n      properties:\n        x: {anyOf: [false]}\n"
+        + "".join(
+            f"  - name: fine{i}\n    description: d\n"
+            f"    input: {{type: object, properties: {{a{i}: {{type: string}}}}}}\n"
+            for i in range(4)
+        )
     )
     code, output = build(str(source), "-o", str(tmp_path / "bad"))
     assert code == 2
     assert f"{source}:7:7: error: tools[0].input: cannot generate a typed model" in output
-    assert pools == [1, 1]
 
 
 def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
@@ -244,7 +235,6 @@ def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(modelmodules, "PART_SIZE", 4)
-    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 10**9)  # here, where the spy sees it
     tools = "".join(
         f"  - name: tool_{i}\n    description: tool {i}\n"
         f"    input: {{type: object, properties: {{who: {{$ref: '#/$defs/Person'}}, k{i}: {{}}}}}}\n"
@@ -298,8 +288,7 @@ def test_big_specs_get_compact_spec_json_with_the_same_data(
 def test_the_command_exits_with_its_status_after_flushing_its_output(
     manifest: Path, tmp_path: Path
 ) -> None:
-    """``python -m mcpgen`` leaves with ``os._exit`` (no heap teardown): the exit status
-    and everything printed must still come out, over pipes."""
+    """``python -m mcpgen``: the exit status and everything printed come out, over pipes."""
 
     def command(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

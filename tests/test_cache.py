@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpgen.cli import main
-from mcpgen.format import cache
+from mcpgen import cache
 
 MB = 1024 * 1024
 

@@ -90,7 +90,6 @@ def test_a_dead_pool_worker_falls_back_to_generating_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
-    monkeypatch.setattr(modelmodules, "BACKGROUND_MODELS", 1)
     monkeypatch.setattr(modelmodules, "_generate_checked", _dies_in_a_worker)
     source = tmp_path / "m.yaml"
     source.write_text(

@@ -26,13 +26,12 @@ FUZZ = {
     "test_fuzz_loader.py",
     "test_fuzz_openapi.py",
     "test_hostile_input.py",
-    "test_preformatted.py",
     "test_reliability_generator.py",
 }
 E2E = {
     "test_auth_transports.py",
     "test_build.py",
-    "test_chunking.py",
+    "test_format.py",
     "test_client_typing.py",
     "test_context_features.py",
     "test_corpus_regressions.py",

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +24,9 @@ from mcpgen.hosts.commands import (
 )
 from mcpgen.pipeline import load_manifest
 from mcpgen.surface.command import diff as diff_command
+
+if TYPE_CHECKING:
+    from mcpgen.format import Engine
 
 
 class _Group(click.Group):
@@ -197,6 +201,13 @@ def inspect(manifest: Path, as_json: bool) -> None:
     help="The manifest renamed OLD to NEW: move its handler file to the new name and update "
     "the model class names it uses (repeatable; KIND:OLD=NEW for a resource or prompt).",
 )
+@click.option(
+    "--formatter",
+    type=click.Choice(["ruff", "black"]),
+    default="ruff",
+    show_default=True,
+    help="What formats the generated Python: ruff format (set to write black's bytes) or black.",
+)
 def build(
     source: Path,
     output: Path | None,
@@ -207,6 +218,7 @@ def build(
     timings: bool,
     name: str | None,
     renames: tuple[str, ...],
+    formatter: Engine,
 ) -> None:
     """Generate a server package (and typed client) from SOURCE into OUTPUT.
 
@@ -226,6 +238,7 @@ def build(
             timings=timings,
             name=name,
             renames=renames,
+            formatter=formatter,
         )
     )
 
@@ -235,26 +248,12 @@ main.add_command(check_command)
 
 
 def run() -> None:
-    """The ``mcpgen`` command (console script and ``python -m mcpgen``, through ``launch``):
-    ``main``, then an immediate exit. A big build leaves millions of objects (the loaded spec) whose orderly
-    teardown costs a tenth of a second or more and does nothing useful; like mypy, skip it
-    once the output is flushed. Everything that must be written is closed by then (files
-    are written with ``with``, the process pool is shut down by its ``with`` block)."""
+    """The ``mcpgen`` command (console script and ``python -m mcpgen``)."""
     try:
         main()
-        code = 0
-    except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            code = exc.code or 0
-        else:  # sys.exit("message")
-            print(exc.code, file=sys.stderr)
-            code = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # stdout closed early (``mcpgen ... | head``)
-        code = code or 1
-    os._exit(code)
+    except BrokenPipeError:  # stdout closed early (``mcpgen ... | head``)
+        sys.stderr.close()
+        sys.exit(1)
 
 
 main.add_command(install)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from pathlib import Path
@@ -10,30 +9,20 @@ from typing import Any
 
 import click
 
-from mcpgen import early
-from mcpgen import format as formatting
+from mcpgen import cache
 from mcpgen import identifiers as names
 from mcpgen import timings as timing
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
-from mcpgen.format import FormatError, cache
-from mcpgen.format.pool import Workers
+from mcpgen.format import Engine, FormatError
 from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
-from mcpgen.pipeline import collector_paused, load_manifest
+from mcpgen.pipeline import load_manifest, render_files
 from mcpgen.problems import InputError, Problems
-from mcpgen.render import LOCK_FILE, Output, render_project
-from mcpgen.render import models as modelgen
-from mcpgen.render.spec import tool_entry
+from mcpgen.render import LOCK_FILE, Output
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, plan
 from mcpgen.write.rename import Rename, RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
-
-
-def _interactive() -> bool:
-    import os
-
-    return sys.stderr.isatty() and not os.environ.get("CI")
 
 
 def context_cost(manifest: Manifest) -> tuple[int, int]:
@@ -52,17 +41,6 @@ def source_from(root: Path, source: Path) -> str | None:
         return None
 
 
-def _start_early(source: Path, workers: Workers) -> None:
-    """Put the core that loading the source leaves idle to work (``early``): a first build
-    of a big API starts the whole pool now, a rebuild a spare worker for the models of
-    what changed (unless the ``mcpgen`` command forked it already)."""
-    start = early.plan(source)
-    if start == "pool":
-        workers.start(modelgen.warm, formatting.warm)
-    elif start == "spare":
-        workers.start_spare(early.load_generator)
-
-
 def run_build(
     source: Path,
     output: Path | None,
@@ -74,6 +52,7 @@ def run_build(
     timings: bool = False,
     name: str | None = None,
     renames: tuple[str, ...] = (),
+    formatter: Engine = "ruff",
 ) -> int:
     timing.reset()
     try:
@@ -85,16 +64,13 @@ def run_build(
         click.echo("error: --rename moves files: use it without --check and --diff", err=True)
         return EXIT_BAD_INPUT
     try:
-        with Workers() as workers, collector_paused():
-            _start_early(source, workers)
-            code = _build(
-                source, output, check, show_diff, strict, max_context_bytes, workers, name, wanted
-            )
+        code = _build(
+            source, output, check, show_diff, strict, max_context_bytes, formatter, name, wanted
+        )
         with timing.phase("cache upkeep"):
             cache.prune()
         return code
     finally:
-        gc.unfreeze()  # what the build froze (collector_paused)
         if timings:
             click.echo(timing.report(), err=True)
 
@@ -106,7 +82,7 @@ def _build(
     show_diff: bool,
     strict: bool,
     max_context_bytes: int | None,
-    workers: Workers,
+    formatter: Engine,
     name: str | None = None,
     renames: list[Rename] | None = None,
 ) -> int:
@@ -148,9 +124,7 @@ def _build(
             err=True,
         )
     try:
-        rendered = render_project(
-            manifest, show_progress=_interactive(), workers=workers, source=source_path
-        )
+        rendered = render_files(manifest, source_path, formatter)
         with timing.phase("compare"):
             the_plan = plan(root, rendered, moves)
     except InputError as exc:
@@ -254,25 +228,11 @@ def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
     return lines
 
 
-_TOOLS_LINE = '\n"tools": [\n'  # where the compact _spec.json lists the tools, one per line
-
-
 def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
-    """The last build's tool definitions (from its ``_spec.json``) that differ from the new
-    ones, by name. A big API's compact ``_spec.json`` (megabytes) has one tool per line:
-    only the lines that are not a new tool's JSON exactly are parsed."""
+    """The last build's tool definitions (from its ``_spec.json``), by name."""
     path = root / "src" / manifest.server.package / "_spec.json"
     try:
-        text = path.read_text("utf-8")
-        start = text.find(_TOOLS_LINE)
-        if start < 0:  # the indented layout of a small API
-            entries = json.loads(text).get("tools", [])
-        else:
-            start += len(_TOOLS_LINE)
-            lines = text[start : text.index("\n]", start)].split(",\n")
-            package = manifest.server.package
-            now = {json.dumps(tool_entry(t, package), ensure_ascii=False) for t in manifest.tools}
-            entries = [json.loads(line) for line in lines if line not in now]
+        entries = json.loads(path.read_text("utf-8")).get("tools", [])
         return {e["definition"]["name"]: e["definition"] for e in entries}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}

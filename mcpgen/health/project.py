@@ -81,9 +81,9 @@ def _recorded(root: Path) -> tuple[Path | None, str]:
 def check_drift(project: Project) -> None:
     """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the files the build names."""
     from mcpgen.cli.build import source_from
-    from mcpgen.pipeline import load_manifest
+    from mcpgen.format import FormatError
+    from mcpgen.pipeline import load_manifest, render_files
     from mcpgen.problems import InputError
-    from mcpgen.render import render_project
     from mcpgen.surface.sources import _first_problem
     from mcpgen.write import plan
 
@@ -94,11 +94,11 @@ def check_drift(project: Project) -> None:
     if loaded.manifest is None:
         raise BadInput(_first_problem(loaded.problems, str(project.manifest)))
     try:
-        output = render_project(loaded.manifest, source=source_from(project.root, project.manifest))
+        output = render_files(loaded.manifest, source_from(project.root, project.manifest))
         the_plan = plan(project.root, output)
     except InputError as exc:
         raise BadInput(f"{project.manifest}: {exc}") from None
-    except ValueError as exc:
+    except (FormatError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     if loaded.manifest.server.package != project.package:
         raise BadInput(

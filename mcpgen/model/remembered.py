@@ -22,7 +22,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from mcpgen.format import cache
+from mcpgen import cache
 from mcpgen.model import compact, relax, schema_walk, share
 
 Json = Any

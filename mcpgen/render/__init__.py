@@ -1,31 +1,26 @@
 """The core of the generator: a pure function from the model to ``{path: contents}``.
 
-Writing, ``--check`` and ``--diff`` are thin wrappers over this map (see ``writer``).
+Formatting (``mcpgen.format``), writing, ``--check`` and ``--diff`` follow in the build
+command (``mcpgen.cli.build``), over this map (``mcpgen.write``).
 Two kinds of files come out: generated files, rewritten on every build, and user-owned
 handler stubs, created once and never touched again.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import shlex
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
-
 from mcpgen import __version__
 from mcpgen import timings as timing
-from mcpgen.format import FormatJob
-from mcpgen.format.pool import Workers, forked
 from mcpgen.hosts.install import readme_snippets
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_context, deploy_templates
-from mcpgen.render.model_parts import ModelJob
-from mcpgen.render.spec import READABLE_TOOLS, environment, search_json, spec_data, spec_json
+from mcpgen.render.model_parts import Models, generate_models
+from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
@@ -43,9 +38,6 @@ class Output:
 
 
 CLIENT_TEMPLATE = "package/client.py.jinja"
-# Outputs (besides the client) of templates that lay code out as black does, checked by
-# tests/test_preformatted.py: their pieces ``preformatted`` recognises skip black.
-LAID_OUT = ("tests/test_generated.py",)
 
 GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
@@ -101,56 +93,31 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
 
 
 def render_project(
-    manifest: Manifest,
-    show_progress: bool = False,
-    workers: Workers | None = None,
-    source: str | None = None,
+    manifest: Manifest, source: str | None = None, models: Models | None = None
 ) -> Output:
-    """Render and format every file. One process pool serves the whole build: the model
-    generator's runs start first and the formatting of the other files queues behind them.
+    """Every file of the project, its Python not yet formatted (``mcpgen.format``).
 
     ``source`` is where the manifest is, relative to the output folder (POSIX): recorded in
     ``pyproject.toml`` (``[tool.mcpgen] source``) for ``mcpgen check``; by default the
-    manifest's file name (a manifest beside the project)."""
-    if workers is None:
-        with Workers() as own:
-            return render_project(manifest, show_progress, own, source)
+    manifest's file name (a manifest beside the project). ``models``: the models package's
+    modules, when the caller generated them (the build command, with its cache); else they
+    are generated here."""
     pkg = manifest.server.package
+    if models is None:
+        models = generate_models(manifest)
     with timing.phase("surface lock"):
         surface = _lock(manifest)
-    # A big API's JSON files (half a second) are written by a child while this process
-    # plans the models, renders the other files and formats them.
-    big = len(manifest.tools) > READABLE_TOOLS
-    json_files = (forked if big else functools.partial)(_json_files, manifest, surface)
-    with timing.phase("models: cache or start"):
-        models = ModelJob(manifest, workers)
     with timing.phase("render templates"):
         out = _render_templates(manifest, source)
-        planned = [(m.name, m.classes) for m in models.modules]
-        package = _models_package(manifest, planned)
     out.surface = surface
-    preformatted = set(runtime_files(pkg))
-    python = {
-        path: text
-        for files in (out.generated, out.stubs)
-        for path, text in files.items()
-        if path.endswith(".py") and path not in preformatted
-    }
-    with timing.phase("format"):
-        formatted = _format({**python, **package}, workers, manifest, show_progress)
-    with timing.phase("JSON files (child)"):
-        out.generated.update(json_files())
-    with timing.phase("models (datamodel-code-generator)"):
-        sources = models.result()
+    with timing.phase("JSON files"):
+        out.generated.update(_json_files(manifest, surface))
     # every class a part defines is re-exported (nested models too), not only the planned
-    ended = [(m.name, classes_in(sources[m.name], m.classes)) for m in models.modules]
-    if ended != planned:
-        package = _models_package(manifest, ended)
-        formatted.update(FormatJob(package, scope=manifest.server.package).run())
-    out.generated.update({path: formatted[path] for path in package})
-    out.generated.update({f"src/{pkg}/models/{name}.py": text for name, text in sources.items()})
-    for files in (out.generated, out.stubs):
-        files.update({path: formatted[path] for path in files if path in formatted})
+    ended = [(m.name, classes_in(models.sources[m.name], m.classes)) for m in models.modules]
+    out.generated.update(_models_package(manifest, ended))
+    out.generated.update(
+        {f"src/{pkg}/models/{name}.py": text for name, text in models.sources.items()}
+    )
     return out
 
 
@@ -162,10 +129,6 @@ def classes_in(source: str, planned: tuple[str, ...]) -> tuple[str, ...]:
     planned ones first, in order."""
     found = {a or b for a, b in _CLASS.findall(source)}
     return (*planned, *sorted(found - set(planned)))
-
-
-def _client_path(pkg: str) -> str:
-    return f"src/{pkg}/client.py"
 
 
 def _models_package(
@@ -248,19 +211,3 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
             out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
     return out
 
-
-def _format(
-    python: dict[str, str], workers: Workers, manifest: Manifest, show_progress: bool
-) -> dict[str, str]:
-    # These templates lay code out as black does: only their pieces with long lines need it.
-    pkg = manifest.server.package
-    laid_out = {_client_path(pkg), *(path.format(pkg=pkg) for path in LAID_OUT)}
-    job = FormatJob(python, workers, scope=pkg, laid_out=laid_out).start()
-    # A bar on a terminal (big builds spend most of their time here); nothing when piped.
-    with click.progressbar(
-        length=job.units,
-        label="formatting",
-        file=sys.stderr,
-        hidden=not show_progress or not job.units,
-    ) as bar:
-        return job.run(progress=bar.update)

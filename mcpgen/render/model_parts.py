@@ -10,11 +10,11 @@ datamodel-code-generator runs once per module, not once per build:
 * tools with the same schema share a class (the others subclass the first, in the same
   part), and a tool schema that copies a shared class subclasses it (``modelgen``).
 
-Each module is cached by the schemas it is made from, so a rebuild after one operation
-changed runs the generator on one part. Modules still to generate go to the build's process
-pool (``workers``): generating and black-formatting a module is one task, beside the
-formatting of the other files. ``models/__init__.py`` imports a part when one of its
-names is first used: a server loads a tool's models when the tool is first called.
+The build command keeps each module in its cache, by the schemas it is made from, so a
+rebuild after one operation changed runs the generator on one part; modules still to
+generate run over the machine's cores (``generate_models``). ``models/__init__.py``
+imports a part when one of its names is first used: a server loads a tool's models when
+the tool is first called.
 """
 
 from __future__ import annotations
@@ -23,21 +23,16 @@ import hashlib
 import json
 import os
 import tempfile
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import cache as cache_result
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from mcpgen import cache
 from mcpgen.check.schemas import ref_strings
-from mcpgen.format import cache, format_file
-from mcpgen.format import warm as format_warm
-from mcpgen.format.pool import Workers, done
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
-from mcpgen.render import models as modelgen
 from mcpgen.render.models import (
     DATA_KEYWORDS,
     SCHEMA_MAPS,
@@ -58,8 +53,6 @@ SHARED = "_shared"
 # its part uses, so fewer, bigger parts cost less in all; a changed schema regenerates one
 # part, which must stay small enough to hide behind the rest of a rebuild (bench/HISTORY.md).
 PART_SIZE = 80
-BACKGROUND_MODELS = 1  # models still to generate before the process pool is used
-ONE_TASK_MODELS = 200  # fewer models still to generate than this: one pool task for all
 _SHARED_FILE = "__mcpgen_shared__.json"  # where a part's references to shared schemas point
 
 
@@ -202,7 +195,7 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
     key = _digest([_settings(package), module.document])
     if module.shared is not None:
         key = _digest([key, module.shared_key])
-    return store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
+    return store / f"{cache.MODELS_PREFIX}{key}.py"  # as the generator wrote it
 
 
 @cache_result
@@ -249,9 +242,7 @@ def generate_module(module: ModelModule, package: str) -> str:
 
 
 def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | None]:
-    """(formatted source, None) or ("", the generator's error); errors are located by the
-    caller. Runs in a pool worker for big builds: generating and formatting a module is one
-    task, so the build process never handles the unformatted text."""
+    """(source, None) or ("", the generator's error); errors are located by the caller."""
     try:
         source = generate_module(module, package)
     except Exception as exc:
@@ -259,90 +250,68 @@ def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | Non
     missing = sorted(set(module.classes) - defined_names(source))
     if missing:
         return "", f"model generation produced no class for {', '.join(missing)}"
-    path = f"src/{package}/models/{module.name}.py"
-    return format_file(source, path, scope=package), None
+    return source, None
 
 
-def _generate_many(modules: list[ModelModule], package: str) -> list[tuple[str, str | None]]:
-    return [_generate_checked(module, package) for module in modules]
+@dataclass(frozen=True)
+class Models:
+    """The models package's modules and the generator's source of each (unformatted)."""
+
+    modules: list[ModelModule]
+    sources: dict[str, str]
 
 
-class ModelJob:
-    """Generation of every module of the models package, formatted: cached ones are read at
-    once, the others generated here (small builds) or in the build's process pool, beside
-    the formatting of the other files (``result`` waits)."""
+def generate_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Models:
+    """Every module of the models package. ``cached``: modules are read from and kept in
+    the build cache, by the schemas they are made from (a rebuild after one operation
+    changed runs the generator on one part). ``jobs``: processes for the generator when
+    more than one module is still to generate. InputError with located problems when the
+    schemas cannot be generated."""
+    package = manifest.server.package
+    modules = plan(manifest)
+    sources: dict[str, str] = {}
+    todo = []
+    for module in modules:
+        found = cache.read(_cache_file(module, package)) if cached else None
+        if found is None:
+            todo.append(module)
+        else:
+            sources[module.name] = found
+    failed: str | None = None
+    for module, (source, error) in zip(todo, _generate_all(todo, package, jobs), strict=True):
+        if error is not None:
+            failed = failed or error
+            continue
+        if cached:
+            cache.write(_cache_file(module, package), source)
+        sources[module.name] = source
+    if failed is None:
+        return Models(modules, {m.name: sources[m.name] for m in modules})
+    # A part the generator rejects may only be a limit of the split (references across
+    # modules): every model as one module; if that fails too, the schemas are at fault.
+    if [m.name for m in modules] != ["_part00"] or modules[0].shared is not None:
+        whole = whole_module(manifest)
+        source, error = _generate_checked(whole, package)
+        if error is None:
+            return Models([whole], {whole.name: source})
+    raise InputError(locate_failure(manifest, model_schemas(manifest), Exception(failed)))
 
-    def __init__(self, manifest: Manifest, workers: Workers | None = None) -> None:
-        self.manifest = manifest
-        self.package = manifest.server.package
-        self.modules = plan(manifest)
-        self.sources: dict[str, str] = {}
-        self.pending: dict[str, tuple[Future[list[tuple[str, str | None]]], int]] = {}
-        todo = []
-        for module in self.modules:
-            cached = cache.read(_cache_file(module, self.package))
-            if cached is None:
-                todo.append(module)
-            else:
-                self.sources[module.name] = cached
-        count = sum(len(m.classes) for m in todo)
-        pool = workers if workers is not None and count >= BACKGROUND_MODELS else None
-        # biggest first, so the longest run does not start last; few models are one task
-        # (one worker loads the generator while the other formats)
-        todo.sort(key=lambda m: -len(m.classes))
-        tasks = [todo] if todo and count < ONE_TASK_MODELS else [[m] for m in todo]
-        if pool is not None:
-            # every worker will run the generator only when there are enough tasks
-            pool.warm(*([modelgen.warm] if len(tasks) >= pool.jobs else []), format_warm)
-        for task in tasks:
-            if pool is not None and len(tasks) == 1:
-                future = pool.submit_spare(_generate_many, task, self.package)
-            elif pool is not None:
-                future = pool.submit(_generate_many, task, self.package)
-            else:
-                future = done(_generate_many, task, self.package)
-            for index, module in enumerate(task):
-                self.pending[module.name] = (future, index)
 
-    def result(self) -> dict[str, str]:
-        """Module name -> formatted source; InputError with located problems."""
-        failed: str | None = None
-        for module in self.modules:
-            if module.name not in self.pending:
-                continue
-            future, index = self.pending[module.name]
-            try:
-                source, error = future.result()[index]
-            except BrokenProcessPool:  # a worker died (out of memory?): try here
-                source, error = _generate_checked(module, self.package)
-            if error is not None:
-                failed = failed or error
-                continue
-            cache.write(_cache_file(module, self.package), source)
-            self.sources[module.name] = source
-        if failed is not None:
-            self._all_in_one(failed)
-        return {m.name: self.sources[m.name] for m in self.modules}
+def _generate_all(
+    todo: list[ModelModule], package: str, jobs: int
+) -> list[tuple[str, str | None]]:
+    """The generator over ``todo``: here, or over ``jobs`` processes when there is more
+    than one module (biggest first)."""
+    jobs = min(jobs, len(todo))
+    if jobs <= 1:
+        return [_generate_checked(module, package) for module in todo]
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    def _all_in_one(self, error: str) -> None:
-        """A part the generator rejects may only be a limit of the split (references across
-        modules): generate every model as one module instead; if that fails too, the
-        schemas really are at fault, and ``_fail`` says which."""
-        if [m.name for m in self.modules] != ["_part00"] or self.modules[0].shared is not None:
-            whole = whole_module(self.manifest)
-            source = cache.read(_cache_file(whole, self.package))
-            if source is None:
-                source, error_whole = _generate_checked(whole, self.package)
-                if error_whole is None:
-                    cache.write(_cache_file(whole, self.package), source)
-            else:
-                error_whole = None
-            if error_whole is None:
-                self.modules, self.sources = [whole], {whole.name: source}
-                return
-        self._fail(error)
-
-    def _fail(self, error: str) -> None:
-        """Say which schemas the generator rejects, and where they are."""
-        models = model_schemas(self.manifest)
-        raise InputError(locate_failure(self.manifest, models, Exception(error)))
+    order = sorted(range(len(todo)), key=lambda i: -len(todo[i].classes))
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = {i: pool.submit(_generate_checked, todo[i], package) for i in order}
+        try:
+            return [futures[i].result() for i in range(len(todo))]
+        except BrokenProcessPool:  # a worker died (out of memory?): generate here
+            return [_generate_checked(module, package) for module in todo]

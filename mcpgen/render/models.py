@@ -256,28 +256,6 @@ def generator_options(base_module: str | None = None) -> dict[str, Any]:
     }
 
 
-_WARM_DOCUMENT: dict[str, Json] = {
-    "$defs": {
-        "Base": {"type": "object", "properties": {"id": {"type": "integer", "minimum": 0}}},
-        "Kind": {"type": "string", "enum": ["a", "b"]},
-    },
-    "type": "object",
-    "properties": {
-        "child": {"allOf": [{"$ref": "#/$defs/Base"}], "description": "x"},
-        "kind": {"$ref": "#/$defs/Kind"},
-        "when": {"type": ["string", "null"], "format": "date-time"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["kind"],
-}
-
-
-def warm() -> None:
-    """Load what the generator loads on its first run (about a quarter of a second of
-    imports), in a pool worker before it is given a module."""
-    run_generator(_WARM_DOCUMENT, generator_options())
-
-
 def run_generator(document: dict[str, Json], options: dict[str, Any]) -> str:
     """One datamodel-code-generator run on ``document``; raises what the generator raises.
     Relative ``$ref`` files resolve from the working directory."""

@@ -5,7 +5,6 @@ Exit status: 0 no change at or above ``--fail-on``, 1 such a change, 2 bad input
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
@@ -40,21 +39,16 @@ def diff(old: str, new: str, output_format: str, fail_on: str) -> None:
     repository, e.g. git:origin/main:mcp-surface.json). Changes are breaking, compatible
     or docs; docs/surface.md lists the rules.
     """
-    from mcpgen.pipeline import collector_paused
-
     from . import report
     from .diff import RANK, summary
     from .diff import diff as compare
     from .sources import SourceError, load_both
 
     try:
-        with collector_paused():
-            before, after = load_both(old, new)
+        before, after = load_both(old, new)
     except SourceError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    finally:
-        gc.unfreeze()  # what the load froze
     changes = compare(before, after)
     counts = summary(changes, before, after)
     if output_format == "json":

@@ -230,7 +230,19 @@ async def test_completion_answers(
 # One typed call per tool with example arguments: mypy checks each against the client.
 RoundTrip = Callable[[TravelClient], Awaitable[object]]
 ROUND_TRIPS: dict[str, RoundTrip] = {}
-ROUND_TRIPS["weather_forecast"] = lambda typed: typed.weather_forecast(city="xxxxxxx")
+
+
+def round_trip(name: str) -> Callable[[RoundTrip], RoundTrip]:
+    def register(call: RoundTrip) -> RoundTrip:
+        ROUND_TRIPS[name] = call
+        return call
+
+    return register
+
+
+@round_trip("weather_forecast")
+async def round_trip_weather_forecast(typed: TravelClient) -> object:
+    return await typed.weather_forecast(city="xxxxxxx")
 
 
 @pytest.mark.parametrize("name", list(ROUND_TRIPS))

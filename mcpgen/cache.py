@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-MODELS_PREFIX = "models-v4-"  # generated model modules (``modelmodules``), by format version
+MODELS_PREFIX = "models-v5-"  # generated model modules (``modelmodules``), by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
 PRUNE_EVERY = 3600.0  # seconds between two looks at the folder
@@ -35,7 +35,7 @@ def cache_dir() -> Path | None:
     if configured:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mcpgen" / "format"
+    return Path(base) / "mcpgen"
 
 
 def holds_models() -> bool:

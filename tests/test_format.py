@@ -1,0 +1,54 @@
+"""The formatting stage: ruff format writes black's bytes, and black agrees with every
+generated example."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpgen.format import FormatError, format_files
+from mcpgen.pipeline import load_manifest
+from mcpgen.render import render_project
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted(p.stem for p in (ROOT / "manifests").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_ruff_writes_blacks_bytes(name: str) -> None:
+    """Every rendered Python file of an example, formatted by each engine: the same text."""
+    loaded = load_manifest(ROOT / "manifests" / f"{name}.yaml")
+    assert loaded.manifest is not None
+    out = render_project(loaded.manifest)
+    python = {
+        path: text
+        for files in (out.generated, out.stubs)
+        for path, text in files.items()
+        if path.endswith(".py") and "/_runtime/" not in path
+    }
+    by_ruff = format_files(python, "ruff")
+    by_black = format_files(python, "black")
+    different = [path for path in python if by_ruff[path] != by_black[path]]
+    assert not different, different
+    assert any(by_ruff[path] != python[path] for path in python)  # there was work to do
+
+
+def test_black_check_passes_on_the_generated_examples() -> None:
+    """The contract users see: ``black --check`` (the project's settings) over the output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "black", "--check", "-q", "-l", "100", "-t", "py311", "."],
+        cwd=ROOT / "generated_examples",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("engine", ["ruff", "black"])
+def test_code_that_does_not_parse_is_an_error_naming_the_file(engine: str) -> None:
+    with pytest.raises(FormatError, match=r"src/pkg/broken\.py"):
+        format_files({"src/pkg/ok.py": "x = 1\n", "src/pkg/broken.py": "def f(:\n"}, engine)  # type: ignore[arg-type]
