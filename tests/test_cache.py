@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mcpgen.cli import main
 from mcpgen import cache
+from mcpgen.cli import main
 
 MB = 1024 * 1024
 

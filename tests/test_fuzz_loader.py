@@ -163,7 +163,19 @@ def test_mutated_json_manifest(workdir: Path, mutations: list[tuple[str, int, in
 # Pieces of JSON string literals as written: backslash runs next to surrogate escapes
 # (paired, lone, reversed) or before text that only looks like one, and text that ``json.dumps`` escapes itself.
 RAW_PIECES = st.sampled_from(
-    ["a", "\\\\", "\\ud83d", "\\uDE00", "\\ud83d\\ude00", "\\udbff", "\\udc00", "\\u00e9", "\\n", "ud83d", "ude00"]
+    [
+        "a",
+        "\\\\",
+        "\\ud83d",
+        "\\uDE00",
+        "\\ud83d\\ude00",
+        "\\udbff",
+        "\\udc00",
+        "\\u00e9",
+        "\\n",
+        "ud83d",
+        "ude00",
+    ]
 )
 LITERALS = st.lists(RAW_PIECES, max_size=8).map(lambda p: '"' + "".join(p) + '"') | st.text().map(
     json.dumps

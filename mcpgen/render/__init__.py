@@ -210,4 +210,3 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
         for template, ident, extra in items:
             out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
     return out
-

@@ -297,9 +297,7 @@ def generate_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> 
     raise InputError(locate_failure(manifest, model_schemas(manifest), Exception(failed)))
 
 
-def _generate_all(
-    todo: list[ModelModule], package: str, jobs: int
-) -> list[tuple[str, str | None]]:
+def _generate_all(todo: list[ModelModule], package: str, jobs: int) -> list[tuple[str, str | None]]:
     """The generator over ``todo``: here, or over ``jobs`` processes when there is more
     than one module (biggest first)."""
     jobs = min(jobs, len(todo))

@@ -121,9 +121,7 @@ def test_github_builds_in_code_mode_by_itself(github: Built) -> None:
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_small_spec_tasks_over_http(
-    small: Built, api: StandIn, era: str, tmp_path: Path
-) -> None:
+def test_small_spec_tasks_over_http(small: Built, api: StandIn, era: str, tmp_path: Path) -> None:
     env = {"GITHUB_API_BASE_URL": api.url}
     with http_server(small, env, tmp_path / "server.log") as url:
         used = finish(api, url, era, {})
@@ -256,7 +254,9 @@ def test_code_mode_limits_out_of_range_are_refused_at_build_time(tmp_path: Path)
     from mcpgen.pipeline import load_manifest
 
     for given, field in (("{calls: 0}", "calls"), ("{sandbox: 1}", "sandbox")):
-        path = write_small(tmp_path / field, SMALL.replace("{calls: 5, timeout: 20, output: 4096}", given))
+        path = write_small(
+            tmp_path / field, SMALL.replace("{calls: 5, timeout: 20, output: 4096}", given)
+        )
         loaded = load_manifest(path)
         assert loaded.manifest is None
         assert any("codeMode" in f"{p.field} {p.message}" for p in loaded.problems.errors)

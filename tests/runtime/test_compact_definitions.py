@@ -211,7 +211,11 @@ def test_sharing_inlines_single_uses_and_keeps_shared_and_recursive_definitions(
         },
     }
     shared = compact.share(schema)
-    assert shared["properties"]["once"] == {"type": "string", "minLength": 2, "description": "used once"}
+    assert shared["properties"]["once"] == {
+        "type": "string",
+        "minLength": 2,
+        "description": "used once",
+    }
     assert set(shared["$defs"]) == {"Big", "Node", "Nodes"}
     values = [
         {"once": "ab", "a": {"field1": "x"}, "b": [{"field2": "y"}], "tree": {"children": [{}]}},
@@ -241,7 +245,11 @@ def test_strip_keeps_validation_and_drops_what_no_validator_reads() -> None:
         "properties": {
             "title": {"type": "string", "title": "Title", "examples": ["x"], "x-internal": 1},
             "count": {"type": "integer", "format": "int64", "description": "Count"},
-            "url": {"type": "string", "format": "uri", "description": "See [the docs](https://x.example/very/long)."},
+            "url": {
+                "type": "string",
+                "format": "uri",
+                "description": "See [the docs](https://x.example/very/long).",
+            },
         },
         "required": ["title"],
     }
@@ -265,19 +273,27 @@ def test_relaxation_never_refuses_what_the_full_schema_accepts() -> None:
     schema = {
         "type": "object",
         "properties": {
-            "kind": {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "minLength": 2}]},
+            "kind": {
+                "oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "minLength": 2}]
+            },
             "closed": {
                 "type": "object",
                 "properties": {"a": {"type": "object", "properties": {"b": {"type": "integer"}}}},
                 "additionalProperties": False,
             },
-            "unless": {"not": {"type": "object", "properties": {"x": {"const": 1}}, "required": ["x"]}},
+            "unless": {
+                "not": {"type": "object", "properties": {"x": {"const": 1}}, "required": ["x"]}
+            },
             "cond": {
                 "if": {"properties": {"t": {"const": "a"}}},
                 "then": {"required": ["a"]},
                 "else": {"required": ["b"]},
             },
-            "tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}, "maxItems": 2},
+            "tags": {
+                "type": "array",
+                "items": {"type": "string", "pattern": "^[a-z]+$"},
+                "maxItems": 2,
+            },
             "loop": {"$ref": "#/$defs/Loop"},
             "map": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
         },
@@ -348,16 +364,29 @@ def test_the_output_budget_shortcuts_pick_the_rung_trying_every_one_would(name: 
     """``compact_output`` skips rungs that cannot fit (``relax.floor``; a rung with
     descriptions when the same depth without them is over): the result is the same."""
     outputs = [t.output_schema for t in manifest(name).tools if isinstance(t.output_schema, dict)]
-    wrappers = [{"type": "object", "properties": {"result": s}, "required": ["result"]} for s in outputs]
+    wrappers = [
+        {"type": "object", "properties": {"result": s}, "required": ["result"]} for s in outputs
+    ]
     for budget in (40, 100, 300, 1000):
         for schema, wrapped in [*((s, False) for s in outputs), *((w, True) for w in wrappers)]:
-            assert compact.compact_output(schema, budget, wrapped) == every_rung(schema, budget, wrapped)
+            assert compact.compact_output(schema, budget, wrapped) == every_rung(
+                schema, budget, wrapped
+            )
 
 
 def test_annotations_equal_to_mcp_defaults_are_left_out() -> None:
-    assert compact.tool_annotations({"readOnlyHint": False, "idempotentHint": False, "openWorldHint": True}) is None
-    assert compact.tool_annotations({"readOnlyHint": True, "idempotentHint": True, "openWorldHint": True}) == {"readOnlyHint": True}
-    assert compact.tool_annotations({"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}) == {"idempotentHint": True}
+    assert (
+        compact.tool_annotations(
+            {"readOnlyHint": False, "idempotentHint": False, "openWorldHint": True}
+        )
+        is None
+    )
+    assert compact.tool_annotations(
+        {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": True}
+    ) == {"readOnlyHint": True}
+    assert compact.tool_annotations(
+        {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}
+    ) == {"idempotentHint": True}
     assert compact.tool_annotations({"openWorldHint": False}) == {"openWorldHint": False}
 
 
@@ -417,7 +446,9 @@ def test_arguments_are_validated_against_the_full_input_schema() -> None:
     assert not dispatch(binding({"items": [1]}, False), {"n": 2}).is_error
 
 
-def test_results_are_checked_against_the_full_output_schema(caplog: pytest.LogCaptureFixture) -> None:
+def test_results_are_checked_against_the_full_output_schema(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     wrong = {"items": ["not a number"]}
     refused = dispatch(binding(wrong, True), {"n": 1})
     assert refused.is_error and "output schema" in refused.content[0].text  # type: ignore[union-attr]

@@ -173,6 +173,7 @@ def test_kubernetes_objects_reference_each_other() -> None:
 
 def test_kubernetes_objects_validate_against_the_api_schemas() -> None:
     import kubernetes_validate as validate  # a test dependency: never skipped
+
     for extra in ("deploy: {}\n", "deploy: {redis: external, compose: false}\n"):
         for doc in k8s(rendered(load(extra))).values():
             validate.validate(doc, validate.latest_version(), strict=True)  # raises if not
