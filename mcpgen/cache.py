@@ -1,4 +1,4 @@
-"""The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (formatted pieces, models,
+"""The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (model modules,
 advertised tool definitions).
 
 Entries are written atomically and never trusted to exist: a missing, unreadable or
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-MODELS_PREFIX = "models-v5-"  # generated model modules (``modelmodules``), by format version
+MODELS_PREFIX = "models-v5-"  # generated model modules (``render.model_parts``), by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
 PRUNE_EVERY = 3600.0  # seconds between two looks at the folder

@@ -717,14 +717,14 @@ def test_resources() -> None:
         "title": "Get a pet",
         "description": "Get a pet",
         "mimeType": "application/json",
-        # the schemas its variables are checked against before the call is made
-        "x-mcpgen-input": {
-            "type": "object",
-            "properties": {
-                "petId": {"type": "integer", "format": "int64", "description": "The pet's id"}
-            },
-            "required": ["petId"],
+    }
+    # the schemas its variables are checked against before the call is made
+    assert result.resource_inputs[list(resources).index("get_pet")] == {
+        "type": "object",
+        "properties": {
+            "petId": {"type": "integer", "format": "int64", "description": "The pet's id"}
         },
+        "required": ["petId"],
     }
     assert resources["list_pets"]["uriTemplate"] == "api://pets{?limit,status}"
     assert resources["list_categories"]["uri"] == "api://categories"

@@ -22,7 +22,6 @@ from mcpgen.runtime.credential_config import (
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
 
-UPSTREAM_KEY = "x-mcpgen-upstream"
 SECTION: JsonPath = ("openapi", "credentials")
 DEFAULT_HEADERS = {"apiKey": "X-API-Key", "bearer": "Authorization", "oauth": "Authorization"}
 
@@ -44,7 +43,8 @@ def check_credentials(checker: Checker, broken: set[JsonPath]) -> None:
     if not isinstance(options, dict) or SECTION in broken:
         return
     config = options.get("credentials")
-    upstream = data.get(UPSTREAM_KEY)
+    imported = checker.doc.imported
+    upstream = imported.upstream if imported is not None else None
     if not isinstance(config, dict) or not config or not isinstance(upstream, dict):
         return  # nothing configured, or the document did not import (already reported)
     schemes: dict[str, Any] = upstream.get("securitySchemes") or {}

@@ -147,7 +147,7 @@ def inspect(manifest: Path, as_json: bool) -> None:
     for tool in m.tools:
         out = f" -> {tool.output_model}" if tool.output_model else ""
         where = (
-            f"{tool.http['method']} {tool.http['path']}"
+            f"{tool.http.method} {tool.http.path}"
             if tool.http
             else f"handlers/tools/{tool.ident}.py"
         )
@@ -157,7 +157,7 @@ def inspect(manifest: Path, as_json: bool) -> None:
     for resource in m.resources:
         kind = "template" if resource.is_template else "resource"
         if resource.http:
-            source = f"{resource.http['method']} {resource.http['path']}"
+            source = f"{resource.http.method} {resource.http.path}"
         else:
             source = "handler" if resource.has_handler else "static"
         click.echo(f"  {kind} {resource.uri_template or resource.uri} ({source})")

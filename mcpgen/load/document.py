@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpgen.problems import InputError, Location
+
+if TYPE_CHECKING:
+    from mcpgen.openapi.result import Merged
 
 PathPart = str | int
 JsonPath = tuple[PathPart, ...]
@@ -84,6 +87,8 @@ class Document:
     _positions: Positions | None = None
     _locator: Any = None  # a JsonLocator, made when first needed
     overlays: dict[JsonPath, Overlay] = field(default_factory=dict)
+    # what an OpenAPI import adds beside the data (``openapi.to_manifest``)
+    imported: Merged | None = None
 
     def overlay(self, path: Sequence[PathPart]) -> Overlay | None:
         if not self.overlays:

@@ -18,6 +18,7 @@ from mcpgen.model.remembered import Advertised
 from mcpgen.model.resources import Resource, StaticContent
 from mcpgen.model.settings import Ci, auth_settings, http_settings
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
+from mcpgen.openapi.result import Merged, Operation
 
 DEFAULT_PAGE_SIZE = 100
 EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
@@ -31,10 +32,19 @@ def build_model(doc: Document) -> Manifest:
     options: dict[str, Any] = data["openapi"] if isinstance(data.get("openapi"), dict) else {}
     diet = compact.CompactOptions.from_manifest(options.get("compact"))
     advertise = Advertised(diet, server.package) if diet.enabled else None
-    tools = tuple(_tool(t, shared, index, advertise) for t in data.get("tools", []))
+    merged = doc.imported or Merged()
+    tools = tuple(
+        _tool(t, shared, index, advertise, merged.tools.get(i))
+        for i, t in enumerate(data.get("tools", []))
+    )
     if advertise is not None:
         advertise.save()
-    resources = tuple(_resource(r, doc.base_dir, shared, index) for r in data.get("resources", []))
+    resources = tuple(
+        _resource(
+            r, doc.base_dir, shared, index, merged.resources.get(i), merged.resource_inputs.get(i)
+        )
+        for i, r in enumerate(data.get("resources", []))
+    )
     prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
     completions = tuple(_completion(c, resources) for c in data.get("completions", []))
     caps = data.get("capabilities", {})
@@ -70,8 +80,7 @@ def build_model(doc: Document) -> Manifest:
                 *(s for p in prompts for s in p.scopes),
             },
         ),
-        openapi=data.get("openapi"),
-        upstream=data.get("x-mcpgen-upstream"),
+        upstream=merged.upstream,
         code_mode=_code_mode(options.get("codeMode")),
         ci=Ci(github=bool(data.get("ci", {}).get("github", False))),
     )
@@ -192,6 +201,7 @@ def _tool(
     shared: dict[str, Any],
     index: schemas.RefIndex,
     advertise: Advertised | None = None,
+    http: Operation | None = None,
 ) -> Tool:
     name = raw["name"]
     base = names.pascal(name)
@@ -199,7 +209,6 @@ def _tool(
     output, output_model = _resolve_root(raw.get("output"), shared)
     bundled = schemas.bundle(input_schema, shared, index)
     bundled_output = None if output is None else schemas.bundle(output, shared, index)
-    http = raw.get("x-mcpgen-http")
     advertised = None
     if http is not None and advertise is not None:  # an imported operation
         advertised = advertise(
@@ -208,7 +217,7 @@ def _tool(
             bundled,
             bundled_output,
             raw.get("annotations") or None,
-            bool(http.get("wrapped")),
+            http.wrapped_output,
         )
     return Tool(
         name=name,
@@ -244,7 +253,12 @@ def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> Static
 
 
 def _resource(
-    raw: dict[str, Any], base_dir: Path, shared: dict[str, Any], index: schemas.RefIndex
+    raw: dict[str, Any],
+    base_dir: Path,
+    shared: dict[str, Any],
+    index: schemas.RefIndex,
+    http: Operation | None = None,
+    imported_input: Any = None,
 ) -> Resource:
     content: StaticContent | None = None
     mime_type = raw.get("mimeType")
@@ -273,12 +287,10 @@ def _resource(
         annotations=raw.get("annotations"),
         icons=tuple(raw.get("icons", [])),
         ident=names.snake(raw["name"]),
-        http=raw.get("x-mcpgen-http"),
+        http=http,
         scopes=tuple(raw.get("scopes", [])),
         input_schema=(
-            schemas.bundle(raw["x-mcpgen-input"], shared, index)
-            if "x-mcpgen-input" in raw
-            else None
+            None if imported_input is None else schemas.bundle(imported_input, shared, index)
         ),
     )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpgen.openapi.result import Operation
+
 Json = Any
 ContentKind = Literal["text", "blob"]
 
@@ -46,7 +48,7 @@ class Resource:
     annotations: Json | None
     icons: tuple[Json, ...]
     ident: str
-    http: Json | None = None
+    http: Operation | None = None  # the GET operation behind it (OpenAPI resources)
     scopes: tuple[str, ...] = ()
     input_schema: Json | None = None  # an imported resource: its operation's parameters
 

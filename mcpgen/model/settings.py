@@ -11,7 +11,8 @@ from typing import Any, Literal
 @dataclass(frozen=True)
 class HttpSettings:
     """Defaults for the HTTP transports; each one can be changed at run time by a flag or by
-    the environment variable ``{env_prefix}{NAME}`` (see the generated ``_http.py``)."""
+    the environment variable ``{env_prefix}{NAME}`` (read by the runtime, ``runtime/settings.py``).
+    """
 
     host: str
     port: int

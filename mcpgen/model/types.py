@@ -1,6 +1,6 @@
 """The intermediate model: what every later stage (render, write) sees.
 
-Built once from a validated manifest by ``normalize``. Immutable and normalized: defaults
+Built once from a validated manifest by ``model.build``. Immutable and normalized: defaults
 are filled in, Python names are derived once, JSON Schemas are self-contained. Templates
 never see the raw manifest.
 """
@@ -17,6 +17,7 @@ from typing import Any, Literal
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
 from mcpgen.model.settings import Auth, Ci, Deploy, HttpSettings
+from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
 
 Json = Any
@@ -143,7 +144,8 @@ class Tool:
     ident: str
     input_model: str
     output_model: str | None
-    http: Json | None = None  # how to call the upstream operation (OpenAPI tools)
+    http: Operation | None = None  # how to call the upstream operation (OpenAPI tools)
+    mode: str | None = None  # the search or code mode whose own tool this is
     # Strict validation of the input model implies the input schema (see ``fastpath``): the
     # server may skip jsonschema when the strict model accepts a call's arguments.
     strict_model_exact: bool = False
@@ -154,7 +156,7 @@ class Tool:
     @property
     def mode_tool(self) -> bool:
         """One of the search or code mode's own tools (not in ``_spec.json``)."""
-        return isinstance(self.http, dict) and "mode" in self.http
+        return self.mode is not None
 
     @property
     def client_method(self) -> str:
@@ -251,7 +253,6 @@ class Manifest:
     default_transport: str
     http: HttpSettings
     auth: Auth
-    openapi: Json | None = None
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
     code_mode: Json | None = None  # openapi.codeMode: the sandbox's limits (runtime names)
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
@@ -289,7 +290,7 @@ class Manifest:
                 input_schema=d["inputSchema"], output_schema=d.get("outputSchema"),
                 annotations=d.get("annotations"), context=False, scopes=(), timeout=None,
                 enabled=True, icons=(), meta=None, ident=d["name"], input_model="",
-                output_model=None, http={"mode": self.mode},
+                output_model=None, mode=self.mode,
             )
             for d in own
         )  # fmt: skip

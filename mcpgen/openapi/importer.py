@@ -144,8 +144,9 @@ class _Importer(SecurityImport, InputImport):
             servers=servers,
             security_schemes=schemes,
             problems=self.problems.sorted(),  # last: everything above may add problems
-            resources=[r for r, _ in resources],
+            resources=[{k: v for k, v in r.items() if k != "input"} for r, _ in resources],
             resource_operations=[o for _, o in resources],
+            resource_inputs=[r.get("input") for r, _ in resources],
             version=version,
             info=info,
             locate=self.sources.location,

@@ -75,7 +75,7 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
             resource[key] = tool[key]
     resource["mimeType"] = op.response_content_type or "application/json"
     if kind == "resourceTemplate":  # its variables are checked against these schemas
-        resource["x-mcpgen-input"] = tool["input"]
+        resource["input"] = tool["input"]  # not a manifest key: the importer moves it out
     return resource
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mcpgen.problems import Location, Problem
@@ -78,6 +78,39 @@ class Operation:
     origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
 
 
+def operation_data(operation: Operation) -> dict[str, Json]:
+    """How the generated server makes the call, as JSON for ``_spec.json``."""
+    data: dict[str, Json] = {
+        "method": operation.method,
+        "path": operation.path,
+        "params": [
+            {k: v for k, v in asdict(p).items() if v is not None} for p in operation.parameters
+        ],
+        "security": operation.security,
+        "responseType": operation.response_content_type,
+        "wrapped": operation.wrapped_output,
+    }
+    if operation.tags:
+        data["tags"] = list(operation.tags)
+    if operation.body is not None:
+        data["body"] = asdict(operation.body)
+    return data
+
+
+@dataclass
+class Merged:
+    """What an OpenAPI import adds to a manifest besides its tool and resource entries, kept
+    beside the raw document (never inside it: the manifest's schema has no private keys).
+    ``tools[i]``: the operation behind the document's ``tools[i]``; likewise ``resources``;
+    ``resource_inputs[i]``: the schemas a resource template's variables are checked against;
+    ``upstream``: the wrapped API (base URL, security schemes, credentials, mode)."""
+
+    tools: dict[int, Operation] = field(default_factory=dict)
+    resources: dict[int, Operation] = field(default_factory=dict)
+    resource_inputs: dict[int, Json] = field(default_factory=dict)
+    upstream: Json | None = None
+
+
 @dataclass(frozen=True)
 class OpenAPIImport:
     """Everything imported from one OpenAPI document.
@@ -100,6 +133,8 @@ class OpenAPIImport:
     problems: list[Problem]
     resources: list[dict[str, Json]] = field(default_factory=list)
     resource_operations: list[Operation] = field(default_factory=list)
+    # a resource template's input schema (its variables are checked against it), or None
+    resource_inputs: list[Json | None] = field(default_factory=list)
     version: str = ""  # "2.0", "3.0" or "3.1"
     info: dict[str, Json] = field(default_factory=dict)  # title, version, description
     # where an operation was written: (file index, path) -> location (for located problems)

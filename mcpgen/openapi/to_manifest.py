@@ -4,14 +4,14 @@ raw manifest document *before* anything is checked.
 The importer (``mcpgen.openapi``) does the hard part; this module adds its tools and
 resources to the manifest data, each with an overlay that locates it at its operation in
 the spec, so that the structural and semantic checks see every tool, whatever its source,
-and every problem points at the file the user wrote. How to call each operation travels in
-a private ``x-mcpgen-http`` key the model picks up.
+and every problem points at the file the user wrote. How to call each operation, and the
+wrapped API, travel beside the document (``Document.imported``, a ``Merged``), never as
+keys inside it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,34 +20,13 @@ from mcpgen import identifiers as names
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, Overlay, Positions, load_file
 from mcpgen.openapi import OpenAPIImport, Operation, import_openapi
 from mcpgen.openapi.options import OPTIONS_FILE
+from mcpgen.openapi.result import Merged
 from mcpgen.openapi.sources import pointer
 from mcpgen.problems import Level, Location, Problem, Problems
 
 Json = Any
-HTTP_KEY = "x-mcpgen-http"
-INPUT_KEY = "x-mcpgen-input"
-UPSTREAM_KEY = "x-mcpgen-upstream"
 GENERIC_HOST_WORDS = frozenset({"api", "www", "rest", "v1", "v2", "v3", "gateway", "service"})
 GENERIC_TLDS = frozenset({"com", "org", "net", "io", "dev", "ai", "co", "app", "cloud", "us", "eu"})
-
-
-def operation_data(operation: Operation) -> dict[str, Json]:
-    """How the generated server makes the call, as JSON for ``_spec.json``."""
-    data: dict[str, Json] = {
-        "method": operation.method,
-        "path": operation.path,
-        "params": [
-            {k: v for k, v in asdict(p).items() if v is not None} for p in operation.parameters
-        ],
-        "security": operation.security,
-        "responseType": operation.response_content_type,
-        "wrapped": operation.wrapped_output,
-    }
-    if operation.tags:
-        data["tags"] = list(operation.tags)
-    if operation.body is not None:
-        data["body"] = asdict(operation.body)
-    return data
 
 
 def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, Json]) -> Json:
@@ -212,19 +191,24 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
             src, path = imported.def_origins.get(name, (0, ()))
             doc.overlays[("$defs", name)] = overlay_at(src, path)
 
+    merged = doc.imported = Merged()
     tools = data.setdefault("tools", [])
     for tool, operation in zip(imported.tools, imported.operations, strict=True):
-        entry = {**tool, HTTP_KEY: operation_data(operation)}
+        entry = dict(tool)
         for key in ("input", "output"):
             if key in entry:
                 entry[key] = _without_defs(entry[key])
         doc.overlays[("tools", len(tools))] = overlay(operation)
+        merged.tools[len(tools)] = operation
         tools.append(entry)
     resources = data.setdefault("resources", [])
-    for resource, operation in zip(imported.resources, imported.resource_operations, strict=True):
-        entry = {**resource, HTTP_KEY: operation_data(operation)}
-        if INPUT_KEY in resource:
-            entry[INPUT_KEY] = _without_defs(resource[INPUT_KEY])
+    for resource, operation, schema in zip(
+        imported.resources, imported.resource_operations, imported.resource_inputs, strict=True
+    ):
+        entry = dict(resource)
+        if schema is not None:
+            merged.resource_inputs[len(resources)] = _without_defs(schema)
         doc.overlays[("resources", len(resources))] = overlay(operation)
+        merged.resources[len(resources)] = operation
         resources.append(entry)
-    data[UPSTREAM_KEY] = upstream_data(imported, str(data["server"]["name"]), options)
+    merged.upstream = upstream_data(imported, str(data["server"]["name"]), options)

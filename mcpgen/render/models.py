@@ -3,7 +3,7 @@
 datamodel-code-generator is given JSON Schema documents whose ``$defs`` hold shared
 definitions and tools' schemas under the class names the model chose
 (``WeatherCurrentInput``...). Tool-local ``$defs`` are hoisted with the owner's name as a
-prefix, and references rewritten to match. ``modelmodules`` decides which documents (the
+prefix, and references rewritten to match. ``model_parts`` decides which documents (the
 modules of the ``models`` package); this module makes them and runs the generator.
 """
 

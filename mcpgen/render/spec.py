@@ -12,6 +12,7 @@ from typing import Any
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
 from mcpgen.model.types import Manifest, Tool
+from mcpgen.openapi.result import operation_data
 
 Json = Any
 SPEC_FORMAT = 2
@@ -34,7 +35,7 @@ def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
     if not tool.enabled:
         entry["enabled"] = False
     if tool.http is not None:
-        entry["http"] = tool.http
+        entry["http"] = operation_data(tool.http)
     else:
         entry["handler"] = f"src/{package}/handlers/tools/{tool.ident}.py"
         if tool.strict_model_exact:
@@ -49,7 +50,7 @@ def resource_entry(resource: Resource, package: str) -> dict[str, Json]:
     if resource.content is not None:
         entry["content"] = {resource.content.kind: resource.content.value}
     if resource.http is not None:
-        entry["http"] = resource.http
+        entry["http"] = operation_data(resource.http)
         if resource.input_schema is not None:
             entry["input"] = resource.input_schema
     elif resource.has_handler:

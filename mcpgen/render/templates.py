@@ -33,7 +33,7 @@ def variable_dict(variables: list[Any]) -> str:
 
 
 def keywords(params: list[Any], values: dict[str, Any]) -> list[str]:
-    """``name=literal`` call arguments for the ``params`` (``pytypes.params``) that
+    """``name=literal`` call arguments for the ``params`` (``model.params``) that
     ``values`` (wire keys) has."""
     return [f"{p.name}={py(values[p.key])}" for p in params if p.key in values]
 
