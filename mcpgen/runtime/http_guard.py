@@ -151,6 +151,7 @@ class AuthMiddleware:
         policy: Policy,
         limiter: Any = None,
         metadata_url: Any = None,
+        realm: str = "mcp",
     ) -> None:
         self.app = app
         self.auth = auth
@@ -158,6 +159,7 @@ class AuthMiddleware:
         self.policy = policy
         self.limiter = limiter
         self.metadata_url = metadata_url
+        self.realm = realm
         # step-up answers name the scope a call lacks: not when discovery hides the tool
         self.step_up = (
             settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
@@ -179,7 +181,10 @@ class AuthMiddleware:
         return True
 
     def challenge(self, scope: Scope, failure: AuthError | None) -> str:
-        params: list[str] = []
+        """The ``WWW-Authenticate`` value of a 401: always a scheme and at least the realm
+        (RFC 6750 section 3; a bare ``Bearer `` is not a valid header value and h11 drops
+        the connection instead of sending it)."""
+        params = [f'realm="{quote_param(self.realm)}"']
         if self.auth.kind == "oauth" and self.metadata_url is not None:
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         elif self.auth.kind == "apiKey":
