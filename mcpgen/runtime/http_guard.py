@@ -292,7 +292,8 @@ class AuthMiddleware:
 def sdk_user(identity: Identity) -> Any:
     """The caller as the SDK sees it (``scope["user"]``): its streamable HTTP and SSE
     transports bind every session to the caller that opened it (client, issuer, subject),
-    so a session id presented by anyone else is answered 404."""
+    so a session id presented by anyone else is answered 404. The subject given is the
+    identity's key, so a client and a user of one name hold different sessions."""
     from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
     from mcp.server.auth.provider import AccessToken
 
@@ -301,7 +302,7 @@ def sdk_user(identity: Identity) -> Any:
         client_id=identity.client or identity.subject,
         scopes=sorted(identity.scopes or ()),
         expires_at=identity.expires_at,
-        subject=identity.subject,
+        subject=identity.key,  # issuer, client, subject and its kind: callers never merge
         claims={"iss": identity.issuer} if identity.issuer else None,
     )
     return AuthenticatedUser(token)

@@ -42,22 +42,16 @@ HELLO = """
     description: Say hello.
     input: {type: object, properties: {}}
 """
-KEYED = (
-    """
+KEYED = """
 mcpgen: 1
 server: {name: keyed, version: 0.1.0, package: keyed_mcp, description: Keys.}
 auth: {type: bearer, env: KEYED_KEYS}
-tools:"""
-    + HELLO
-)
-APIKEYED = (
-    """
+tools:""" + HELLO
+APIKEYED = """
 mcpgen: 1
 server: {name: apikeyed, version: 0.1.0, package: apikeyed_mcp, description: Keys.}
 auth: {type: apiKey, header: X-API-Key, env: APIKEYED_KEYS}
-tools:"""
-    + HELLO
-)
+tools:""" + HELLO
 VAULT = """
 mcpgen: 1
 server: {name: vault, version: 0.1.0, package: vault_mcp, description: A vault.}
@@ -308,9 +302,13 @@ def test_14_a_session_of_the_client_is_not_the_users(
 ) -> None:
     """A stateful session opened by client ``carol`` answers 404 to user ``carol``."""
     url = servers["vault-http"].url
-    client = Mcp(url, {"Authorization": "Bearer " + tokens.token([], subject=None, client_id="carol")})
+    client = Mcp(
+        url, {"Authorization": "Bearer " + tokens.token([], subject=None, client_id="carol")}
+    )
     assert client.initialize().status == 200 and client.session
-    user = Mcp(url, {"Authorization": "Bearer " + tokens.token([], subject="carol", client_id="carol")})
+    user = Mcp(
+        url, {"Authorization": "Bearer " + tokens.token([], subject="carol", client_id="carol")}
+    )
     user.era, user.session = "handshake", client.session
     assert user.send("tools/list").status == 404
     assert client.send("tools/list").status == 200
