@@ -138,6 +138,49 @@ def test_11_bundle_leaves_out_secrets_and_links_out_of_the_project(
         assert name in warned, (name, warned)
 
 
+def docker_context(root: Path) -> list[str]:
+    """The files ``docker build`` would send from ``root``: those no line of its
+    ``.dockerignore`` excludes (``**`` any folders, ``*`` and ``?`` within one name; a
+    folder excluded excludes what is in it; no ``!`` exceptions are used here)."""
+    import re
+
+    def regex(pattern: str) -> re.Pattern[str]:
+        out = ""
+        for part in re.split(r"(\*\*/|\*\*|\*|\?)", pattern.strip("/")):
+            out += {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(
+                part, re.escape(part)
+            )
+        return re.compile(out + "$")
+
+    lines = (root / ".dockerignore").read_text().splitlines()
+    patterns = [regex(line) for line in lines if line.strip() and not line.startswith("#")]
+    sent = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        prefixes = ["/".join(relative.split("/")[: i + 1]) for i in range(relative.count("/") + 1)]
+        if path.is_file() and not any(p.match(x) for p in patterns for x in prefixes):
+            sent.append(relative)
+    return sent
+
+
+def test_11_docker_build_context_leaves_out_dot_files(target_built: Built, tmp_path: Path) -> None:
+    """The generated Dockerfile copies ``src/`` whole: the generated ``.dockerignore`` keeps
+    ``.env``, ``.git/`` and other dot files out of the build context (so out of the image),
+    and the ``.gitignore`` keeps ``.env`` files out of git."""
+    project = tmp_path / "project"
+    shutil.copytree(target_built.root, project, ignore=shutil.ignore_patterns("__pycache__"))
+    package = project / "src" / target_built.package
+    for name in (".env", ".env.local", ".git/config", ".netrc", "handlers/.pypirc"):
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(SECRET)
+    (project / ".env").write_text(SECRET)
+    sent = docker_context(project)
+    assert f"src/{target_built.package}/server.py" in sent and "pyproject.toml" in sent
+    assert [name for name in sent if "/." in "/" + name] == [], sent
+    ignored = (project / ".gitignore").read_text().splitlines()
+    assert ".env" in ignored and ".env.*" in ignored
+
+
 # -- 14. the Redis password in the process list ---------------------------------------------
 
 
