@@ -445,7 +445,9 @@ def test_a_rename_that_fails_leaves_no_staged_files_behind(
     monkeypatch.setattr(writer.os, "replace", flaky)
     code, output = build(str(source), "-o", str(out))
     assert code == 2, output
-    leftovers = [p for p in out.rglob(".*") if p.is_file() and p.name != ".gitignore"]
+    leftovers = [
+        p for p in out.rglob(".*") if p.is_file() and p.name not in (".gitignore", ".dockerignore")
+    ]
     assert not leftovers, leftovers
 
 

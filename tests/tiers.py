@@ -54,6 +54,8 @@ E2E = {
     "runtime/test_rt_stdio_wire.py",
     "runtime/test_sandbox_escapes.py",
     "security/test_issue16.py",
+    "security/test_issue30_auth.py",
+    "security/test_issue30_hosts.py",
     "security/test_seams.py",
     "surface/test_check.py",
 }

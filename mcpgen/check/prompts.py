@@ -23,7 +23,9 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
     prompts = checker.data.get("prompts", [])
     checker.unique(checker.named["prompts"], "name", ("prompts",), "prompt name")
     checker.unique_idents(checker.named["prompts"], ("prompts",), "prompt", names.snake)
-    fixed_uris = {r["uri"] for _, r in entries(checker.data.get("resources", [])) if "uri" in r}
+    fixed = [r for _, r in entries(checker.data.get("resources", [])) if "uri" in r]
+    fixed_uris = {r["uri"] for r in fixed}
+    scoped = {r["uri"]: list(r.get("scopes") or []) for r in fixed if r.get("scopes")}
     declared: dict[str, set[str]] = {}
     for index, prompt in entries(prompts):
         where: JsonPath = ("prompts", index)
@@ -55,6 +57,16 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
                     )
                 if "blob" in resource:
                     checker.check_base64((*m_where, "resource", "blob"), resource["blob"])
+                uncovered = sorted(
+                    set(scoped.get(resource["uri"], ())) - set(prompt.get("scopes") or ())
+                )
+                if uncovered:
+                    checker.warn(
+                        (*m_where, "resource", "uri"),
+                        f"embeds {resource['uri']!r}, which needs scope(s) "
+                        f"{' '.join(uncovered)} the prompt does not: callers without them "
+                        f"are refused the prompt; give it 'scopes: [{', '.join(uncovered)}]'",
+                    )
                 if "{" in resource["uri"]:
                     check_template(
                         checker, (*m_where, "resource", "uri"), resource["uri"], argument_names

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -58,6 +59,7 @@ class Built:
     manifest: Json
     sha256: str
     files: int
+    skipped: tuple[str, ...] = ()  # what was left out of the project, and why
 
 
 def config_key(var: EnvVar) -> str:
@@ -167,15 +169,57 @@ def _mcpb_platform() -> str:
     return "win32" if sys.platform == "win32" else "darwin"
 
 
-def _project_files(project: Project) -> dict[str, bytes]:
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, links resolved, is ``root`` or below it."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def _source_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
+    """The files under ``src/``, leaving out (and naming in ``skipped``) dot files and
+    folders (``.env``, ``.git/``, ``.netrc``...: secrets and VCS data, never needed to run
+    a package) and links: a linked folder is not followed, a linked file that leaves the
+    project is not read."""
+    root = project.root
+    src = root / "src"
+    if not _inside(src, root):
+        raise BundleError(f"{src} is a link that leaves the project: refusing to pack it")
+    files: dict[str, bytes] = {}
+    for folder, dirs, names in os.walk(src):  # links to folders are listed, never entered
+        base = Path(folder)
+        kept = []
+        for name in sorted(dirs):
+            relative = (base / name).relative_to(root).as_posix()
+            if name in SKIP_DIRS:
+                continue
+            if name.startswith("."):
+                skipped.append(f"{relative}/ (a dot folder: secrets or VCS data)")
+            elif (base / name).is_symlink():
+                skipped.append(f"{relative}/ (a linked folder: not followed)")
+            else:
+                kept.append(name)
+        dirs[:] = kept
+        for name in sorted(names):
+            path = base / name
+            relative = path.relative_to(root).as_posix()
+            if name.endswith(".pyc"):
+                continue
+            if name.startswith("."):
+                skipped.append(f"{relative} (a dot file: may hold secrets)")
+            elif path.is_symlink() and not _inside(path, root):
+                skipped.append(f"{relative} (a link to outside the project)")
+            elif path.is_file():
+                files[relative] = path.read_bytes()
+    return files
+
+
+def _project_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
     """What the server needs from the project: its package source, pyproject.toml (the
     dependencies; for uv told not to build the project itself), README and licence."""
-    files: dict[str, bytes] = {}
-    src = project.root / "src"
-    for path in sorted(src.rglob("*")):
-        relative = path.relative_to(project.root)
-        if path.is_file() and not SKIP_DIRS & set(relative.parts) and path.suffix != ".pyc":
-            files[relative.as_posix()] = path.read_bytes()
+    files = _source_files(project, skipped)
     pyproject = (project.root / "pyproject.toml").read_text(encoding="utf-8")
     if not re.search(r"^\[tool\.uv\]", pyproject, re.MULTILINE):
         pyproject = (
@@ -185,8 +229,11 @@ def _project_files(project: Project) -> dict[str, bytes]:
         )
     files["pyproject.toml"] = pyproject.encode()
     for extra in ("README.md", "LICENSE", "LICENSE.txt", "LICENSE.md"):
-        if (project.root / extra).is_file():
-            files[extra] = (project.root / extra).read_bytes()
+        path = project.root / extra
+        if path.is_symlink() and not _inside(path, project.root):
+            skipped.append(f"{extra} (a link to outside the project)")
+        elif path.is_file():
+            files[extra] = path.read_bytes()
     return files
 
 
@@ -242,11 +289,12 @@ def build_bundle(
     if runtime not in RUNTIMES:
         raise BundleError(f"unknown runtime {runtime!r} (one of {', '.join(RUNTIMES)})")
     data = manifest(project, runtime)
-    files = _project_files(project)
+    skipped: list[str] = []
+    files = _project_files(project, skipped)
     files["server/main.py"] = MAIN.format(name=project.name, package=project.package).encode()
     if runtime == "python":
         files.update(_vendor(project, python or sys.executable))
     files["manifest.json"] = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
     _write_zip(output, files)
     digest = hashlib.sha256(output.read_bytes()).hexdigest()
-    return Built(output, data, digest, len(files))
+    return Built(output, data, digest, len(files), tuple(skipped))

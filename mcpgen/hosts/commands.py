@@ -58,6 +58,11 @@ _timeout = click.option(
     default=None,
     help="How the host starts the server (default: the first that works).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an entry of that name that runs something else (its env is dropped).",
+)
 @_python
 def install(
     host: str,
@@ -67,6 +72,7 @@ def install(
     show: bool,
     config: Path | None,
     kind: str | None,
+    force: bool,
     python: Path | None,
 ) -> None:
     """Add PROJECT (a generated project folder) to HOST's MCP config.
@@ -74,7 +80,9 @@ def install(
     The entry starts the server with an absolute command (the project's venv script, the
     script on PATH, or uvx), with an env entry for every variable the server needs: values
     from --env, else placeholders that the command names. The file is backed up first,
-    other servers are kept, and a second run changes nothing.
+    other servers are kept, and a second run changes nothing. An entry of the same name
+    that runs another command or project is refused unless --force, and its env (which
+    may hold that server's secrets) is never carried over.
     """
     import json
 
@@ -91,7 +99,8 @@ def install(
         if not show:
             servers = inst.read_config(path).get(spec.key)
             if isinstance(servers, dict):
-                existing = servers.get(name or proj.name)
+                found = servers.get(name or proj.name)
+                existing = inst.replaceable(path, name or proj.name, found, run, force)
         entry = inst.build_entry(
             spec, name or proj.name, proj.needed_env("stdio"), run, values, existing
         )
@@ -282,6 +291,8 @@ def bundle(
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
     except (ProjectError, BundleError, RegistryError) as exc:
         fail(str(exc))
+    for left_out in built.skipped:
+        click.echo(f"warning: left out of the bundle: {left_out}", err=True)
     registry_path = server_json or target.with_name("server.json")
     registry_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
     click.echo(

@@ -169,6 +169,46 @@ def build_entry(
     return entry
 
 
+def runs_same(existing: Json, run: Launcher) -> bool:
+    """Whether the config's entry ``existing`` starts what ``run`` starts (same command,
+    arguments and launcher variables such as PYTHONPATH): only then is it this project's
+    entry, to update in place and whose filled-in ``env`` values may be kept."""
+    if not isinstance(existing, Mapping):
+        return False
+    found = existing.get("env")
+    env: Mapping[str, Json] = found if isinstance(found, Mapping) else {}
+    return (
+        existing.get("command") == run.command
+        and existing.get("args", []) == list(run.args)
+        and all(env.get(name) == value for name, value in run.env.items())
+    )
+
+
+def replaceable(path: Path, name: str, existing: Json, run: Launcher, force: bool) -> Json:
+    """The entry ``name`` already in the config at ``path``, when it is this project's
+    (to update in place); None when ``--force`` replaces another program's entry (whose
+    env, maybe that program's secrets, is dropped); ``InstallError`` without ``--force``."""
+    if existing is None or runs_same(existing, run):
+        return existing
+    if not force:
+        raise InstallError(
+            f"{path}: {name!r} already runs {describe_entry(existing)!r}, not this project; "
+            "use --name for another entry, or --force to replace it (its env is not kept)"
+        )
+    return None
+
+
+def describe_entry(existing: Json) -> str:
+    """One line naming what an entry runs (never its env: it may hold secrets)."""
+    if not isinstance(existing, Mapping):
+        return "a non-object entry"
+    if "command" not in existing:
+        return "an entry without a command" + (" (a URL)" if "url" in existing else "")
+    args = existing.get("args")
+    shown = [str(existing["command"]), *(map(str, args) if isinstance(args, list) else [])]
+    return " ".join(shown)[:200]
+
+
 def readme_snippets(server: str, script: str, environment: list[Json]) -> dict[str, str]:
     """The entries ``install`` writes with nothing given, for the generated README: by
     host id, as JSON text, the command where a project venv would have it."""

@@ -43,6 +43,7 @@ GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
     "README.md": "README.md.jinja",
     ".gitignore": "gitignore.jinja",
+    ".dockerignore": "dockerignore.jinja",
     "src/{pkg}/__init__.py": "package/__init__.py.jinja",
     "src/{pkg}/__main__.py": "package/__main__.py.jinja",
     "src/{pkg}/server.py": "package/server.py.jinja",

@@ -149,8 +149,43 @@ class PromptTable:
         return [
             self.by_name[name].prompt
             for name in self.order
-            if name not in self.hidden and self.policy.visible(identity, "prompt", name)
+            if name not in self.hidden
+            and self.policy.visible(identity, "prompt", name)
+            and (not self.policy.hide_unauthorized or self._may_embed(identity, name))
         ]
+
+    def _may_embed(self, identity: Any, name: str) -> bool:
+        """Whether ``identity`` may read every resource the prompt's declared messages
+        embed by a fixed URI (templated URIs are checked once rendered, at get time)."""
+        for message in self.by_name[name].messages:
+            uri = message.get("uri") if message.get("kind") == "resource" else None
+            found = self.resources.find(uri) if uri and "{" not in uri else None
+            if found is not None and not self.policy.allowed(identity, "resource", found[0].key):
+                return False
+        return True
+
+    def _check_embedded(
+        self, identity: Any, messages: Sequence[types.PromptMessage], unknown: MCPError
+    ) -> None:
+        """Refuse a prompt whose messages embed a resource the caller may not read, as
+        reading it would be refused (a prompt must not serve a scoped resource's text)."""
+        for message in messages:
+            if not isinstance(message.content, types.EmbeddedResource):
+                continue
+            found = self.resources.find(str(message.content.resource.uri))
+            if found is None:
+                continue
+            try:
+                self.policy.check(identity, "resource", found[0].key)
+            except Forbidden as exc:
+                if self.policy.hide_unauthorized:
+                    raise unknown from None
+                raise MCPError(
+                    FORBIDDEN,
+                    f"Forbidden: prompt embeds a resource that needs scope(s) "
+                    f"{' '.join(exc.missing)}",
+                    data={"missingScopes": exc.missing},
+                ) from None
 
     async def get(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
@@ -173,6 +208,7 @@ class PromptTable:
         description = binding.definition.get("description")
         if binding.render is None:
             messages = render_messages(binding.messages, arguments, self.resources)
+            self._check_embedded(context.identity, messages, unknown)
             return types.GetPromptResult(description=description, messages=messages)
         try:
             value = await binding.render(arguments, context)
@@ -199,7 +235,9 @@ class PromptTable:
                 INTERNAL_ERROR, f"Prompt {params.name!r} failed (see the server log)"
             ) from None
         if isinstance(value, types.GetPromptResult):
+            self._check_embedded(context.identity, value.messages, unknown)
             return value
         if isinstance(value, str):
             value = [types.PromptMessage(role="user", content=text(value))]
+        self._check_embedded(context.identity, list(value), unknown)
         return types.GetPromptResult(description=description, messages=list(value))

@@ -155,6 +155,8 @@ def introspected(endpoints: Endpoints) -> None:
         "other-issuer": {**good, "iss": "https://evil.example"},
         "expired": {**good, "exp": now - 600},
         "exp-a-string": {**good, "exp": str(now + 600)},
+        # names nobody (issue 30 item 5: such tokens would all be one caller)
+        "nobody": {k: v for k, v in good.items() if k not in ("sub", "client_id")},
     }
 
 
@@ -186,7 +188,7 @@ async def test_opaque_tokens_are_introspected_and_cached(endpoints: Endpoints, u
 @pytest.mark.parametrize(
     "token",
     ["inactive", "no-audience", "other-audience", "other-issuer", "expired", "exp-a-string",
-     "unknown"],
+     "unknown", "nobody"],
 )  # fmt: skip
 async def test_introspection_refusals_answer_401(
     endpoints: Endpoints, url: str, token: str

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+IDENTITY_CLAIMS = ("sub", "client_id", "username")  # the first one present names the caller
+IDENTITY_KINDS = {"sub": "subject", "client_id": "client", "username": "username"}
 
 
 class AuthError(Exception):
@@ -187,9 +189,14 @@ class OAuthTokens(Authenticator):
 
     def _identity(self, claims: Mapping[str, Any], credential: str) -> Identity:
         expires = _time_claim(claims, "exp")
-        subject = (
-            claims.get("sub") or claims.get("client_id") or claims.get("username") or "unknown"
+        # Who the token speaks for, and by which claim: a client-credentials token of
+        # client "carol" (no sub) and a user "carol" are two callers (``Identity.kind``).
+        # A token naming nobody has no identity to key state, sessions and limits on.
+        kind, subject = next(
+            ((name, claims[name]) for name in IDENTITY_CLAIMS if claims.get(name)), ("", None)
         )
+        if subject is None:
+            raise AuthError("token names no subject (sub, client_id or username)")
         client = claims.get("client_id") or claims.get("azp")
         return Identity(
             str(subject),
@@ -199,6 +206,7 @@ class OAuthTokens(Authenticator):
             issuer=self.issuer,
             claims=dict(claims),
             token=credential,
+            kind=IDENTITY_KINDS[kind],
         )
 
     async def _jwt_claims(self, credential: str, keys: KeySource) -> dict[str, Any]:

@@ -25,12 +25,17 @@ class Identity:
     issuer: str | None = None
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     token: str | None = field(default=None, repr=False, compare=False)
+    # which claim named the caller: "subject" (``sub``), "client" (a client-credentials
+    # token's ``client_id``) or "username"; names of different kinds never meet
+    kind: str = "subject"
 
     @property
     def key(self) -> str:
-        """A stable key for per-caller caches and limits (no secret in it)."""
-        raw = "\x00".join((self.issuer or "", self.client or "", self.subject))
-        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+        """A stable key for per-caller caches, limits and sessions (no secret in it)."""
+        parts = [self.issuer or "", self.client or "", self.subject]
+        if self.kind != "subject":  # keys of ``sub`` identities stay what they were
+            parts.append(self.kind)
+        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
 
     @property
     def restricted(self) -> bool:

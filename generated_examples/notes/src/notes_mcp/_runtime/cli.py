@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .logs import configure_logging
@@ -110,7 +111,11 @@ def parse_args(
         type=float,
         help=f"seconds a client may pause inside a request body (default {d.body_timeout})",
     )
-    add("--redis-url", help="Redis for state shared by several replicas (redis://host:6379/0)")
+    add(
+        "--redis-url",
+        help="Redis for state shared by several replicas (redis://host:6379/0); a password "
+        f"only in {d.env_prefix}REDIS_URL, never on the command line",
+    )
     if spec.get("auth", {}).get("type") == "oauth":
         add("--oauth-issuer", help=f"authorization server (default {d.oauth_issuer})")
         add("--oauth-audience", help=f"audience tokens must carry (default {d.oauth_audience})")
@@ -124,6 +129,14 @@ def parse_args(
 
 def settings_from(args: argparse.Namespace, base: Settings) -> Settings:
     given = {key: value for key, value in vars(args).items() if value is not None}
+    for name in ("redis_url", "jwks_url", "introspection_url", "public_url"):
+        if isinstance(given.get(name), str) and urlsplit(given[name]).password:
+            # every user of the machine reads a command line (ps, /proc/PID/cmdline)
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"{flag} carries a password, which the process list shows to every user: "
+                f"set {base.env_prefix}{name.upper()} in the environment instead"
+            )
     if {"jwks_url", "jwks_file"} & set(given):
         given.setdefault("jwks_url", None)
         given.setdefault("jwks_file", None)

@@ -151,6 +151,7 @@ class AuthMiddleware:
         policy: Policy,
         limiter: Any = None,
         metadata_url: Any = None,
+        realm: str = "mcp",
     ) -> None:
         self.app = app
         self.auth = auth
@@ -158,6 +159,7 @@ class AuthMiddleware:
         self.policy = policy
         self.limiter = limiter
         self.metadata_url = metadata_url
+        self.realm = realm
         # step-up answers name the scope a call lacks: not when discovery hides the tool
         self.step_up = (
             settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
@@ -179,7 +181,10 @@ class AuthMiddleware:
         return True
 
     def challenge(self, scope: Scope, failure: AuthError | None) -> str:
-        params: list[str] = []
+        """The ``WWW-Authenticate`` value of a 401: always a scheme and at least the realm
+        (RFC 6750 section 3; a bare ``Bearer `` is not a valid header value and h11 drops
+        the connection instead of sending it)."""
+        params = [f'realm="{quote_param(self.realm)}"']
         if self.auth.kind == "oauth" and self.metadata_url is not None:
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         elif self.auth.kind == "apiKey":
@@ -287,7 +292,8 @@ class AuthMiddleware:
 def sdk_user(identity: Identity) -> Any:
     """The caller as the SDK sees it (``scope["user"]``): its streamable HTTP and SSE
     transports bind every session to the caller that opened it (client, issuer, subject),
-    so a session id presented by anyone else is answered 404."""
+    so a session id presented by anyone else is answered 404. The subject given is the
+    identity's key, so a client and a user of one name hold different sessions."""
     from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
     from mcp.server.auth.provider import AccessToken
 
@@ -296,7 +302,7 @@ def sdk_user(identity: Identity) -> Any:
         client_id=identity.client or identity.subject,
         scopes=sorted(identity.scopes or ()),
         expires_at=identity.expires_at,
-        subject=identity.subject,
+        subject=identity.key,  # issuer, client, subject and its kind: callers never merge
         claims={"iss": identity.issuer} if identity.issuer else None,
     )
     return AuthenticatedUser(token)

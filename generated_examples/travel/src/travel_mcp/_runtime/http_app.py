@@ -183,6 +183,7 @@ def create_app(
         policy=server.tools.policy,
         limiter=limiter,
         metadata_url=metadata_url,
+        realm=str(info["name"]),
     )
     app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
     if settings.cors_origins:
