@@ -150,6 +150,8 @@ def create_app(
             host=settings.host,
             custom_starlette_routes=cast("list[Route]", routes),
         )
+        if not settings.stateless:
+            cap_sessions_per_caller(server.session_manager, settings.sessions_per_caller)
     else:
         from starlette.applications import Starlette
 
@@ -210,6 +212,24 @@ def create_app(
             max_age=600,
         )
     return app
+
+
+def cap_sessions_per_caller(manager: Any, cap: int) -> None:
+    """At most ``cap`` open sessions per verified caller: the SDK's session manager caps
+    sessions in all (``max_sessions``) and binds each to its caller, but one token could
+    open every slot. A caller at its cap gets the same 503 as a full server. Anonymous
+    callers (no authentication) share the overall cap only. Wraps the manager's admission
+    step (``mcp`` 2.3's ``_admit_session``, checked by the security tests)."""
+    admit = manager._admit_session
+    owners: dict[str, Any] = manager._session_owners
+
+    def admit_capped(requestor: Any) -> Any:
+        if requestor is not None and sum(o == requestor for o in owners.values()) >= cap:
+            logger.warning("refused a new session: its caller already has %d open", cap)
+            return None
+        return admit(requestor)
+
+    manager._admit_session = admit_capped
 
 
 def _sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:

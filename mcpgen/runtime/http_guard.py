@@ -112,7 +112,8 @@ class TokenBuckets:
     Keys are verified identities or client addresses. The buckets are ``limiter``'s: the
     shared state's (in Redis, so the limit holds across replicas), else this process's,
     where the least recently used keys are forgotten past MAX_KEYS (a forgotten key starts
-    with a full bucket)."""
+    with a full bucket). Verified callers and addresses keep their buckets apart, so a
+    flood of refused requests from many addresses never pushes out a caller's bucket."""
 
     MAX_KEYS = 10_000
     LONGEST_WAIT = 3600.0  # the most Retry-After ever says
@@ -124,11 +125,15 @@ class TokenBuckets:
             from .shared_local import LocalRateLimiter
 
             limiter = LocalRateLimiter(self.MAX_KEYS)
+            self.addresses: RateLimiter = LocalRateLimiter(self.MAX_KEYS)
+        else:
+            self.addresses = limiter
         self.limiter = limiter
 
     async def wait(self, key: str) -> float:
         """0 when the request may go ahead, else the seconds until it may."""
-        allowed, wait = await self.limiter.allow(key, self.rate, float(self.burst))
+        limiter = self.addresses if key.startswith("ip:") else self.limiter
+        allowed, wait = await limiter.allow(key, self.rate, float(self.burst))
         return 0.0 if allowed else min(max(wait, 1e-6), self.LONGEST_WAIT)
 
 
