@@ -55,6 +55,7 @@ E2E = {
     "runtime/test_rt_stdio_wire.py",
     "runtime/test_sandbox_escapes.py",
     "security/test_issue16.py",
+    "security/test_issue30_limits.py",
     "security/test_seams.py",
     "surface/test_check.py",
 }
