@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -246,6 +247,8 @@ class AuthMiddleware:
             denied = self._denied(body, identity)
             if denied is not None:
                 return await self._insufficient(scope, receive, send, denied)
+        if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
+            return await until_expiry(self.app, scope, receive, send, identity.expires_at)
         await self.app(scope, receive, send)
 
     def _denied(self, body: bytes, identity: Identity) -> dict[str, Any] | None:
@@ -287,6 +290,29 @@ class AuthMiddleware:
         logger.warning("refused a tool call: %s", denied["error"]["message"])
         headers = {"WWW-Authenticate": "Bearer " + ", ".join(params)}
         await JSONResponse(denied, status_code=403, headers=headers)(scope, receive, send)
+
+
+async def until_expiry(
+    app: ASGIApp, scope: Scope, receive: Receive, send: Send, expires_at: float
+) -> None:
+    """A GET (streamable HTTP's standalone stream, the legacy SSE stream) served until the
+    caller's token expires, then ended: updates stop with the credential, and the client
+    reconnects with a fresh one (WebSocket closes with 1008 the same way)."""
+    state = {"started": False, "done": False}
+
+    async def tracked(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            state["started"] = True
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            state["done"] = True
+        await send(message)
+
+    with anyio.move_on_after(max(0.0, expires_at - time.time())) as deadline:
+        await app(scope, receive, tracked)
+    if deadline.cancelled_caught:
+        logger.info("ended a stream: its caller's token expired")
+        if state["started"] and not state["done"]:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def sdk_user(identity: Identity) -> Any:

@@ -18,7 +18,17 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from sec_harness import Built, Mcp, Server, Tokens, Upstream, build, refused, tool_text
+from sec_harness import (
+    Built,
+    LegacySse,
+    Mcp,
+    Server,
+    Tokens,
+    Upstream,
+    build,
+    refused,
+    tool_text,
+)
 from sec_servers import gate_env
 
 Spawn = Callable[..., Server]
@@ -344,3 +354,49 @@ def test_7_one_caller_cannot_take_every_session(
     bob = Mcp(server.url, tokens.bearer(["user"], subject="bob"), http=http).initialize()
     http.close()
     assert bob.status == 200, bob.status
+
+
+def _expiring(tokens: Tokens, seconds: int = 3) -> dict[str, str]:
+    return tokens.bearer(["user"], subject="erin", exp=int(time.time()) + seconds)
+
+
+def test_12_a_stateful_get_stream_ends_when_the_token_expires(
+    gate_stateful: Server, tokens: Tokens
+) -> None:
+    """A session's GET stream opened with a token valid for 3 more seconds is ended by the
+    server once the token expires (the client reconnects with a fresh one)."""
+    headers = _expiring(tokens)
+    client = Mcp(gate_stateful.url, headers)
+    assert client.initialize().status == 200
+    stream_headers = {
+        **headers,
+        "Accept": "text/event-stream",
+        "Mcp-Session-Id": client.session or "",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    ended = threading.Event()
+
+    def listen() -> None:
+        timeout = httpx2.Timeout(10, read=None)
+        with (
+            httpx2.Client(timeout=timeout) as http,
+            http.stream("GET", gate_stateful.url + "/mcp", headers=stream_headers) as response,
+        ):
+            assert response.status_code == 200
+            for _ in response.iter_bytes():
+                pass
+        ended.set()
+
+    threading.Thread(target=listen, daemon=True).start()
+    assert ended.wait(10), "the GET stream outlived its token"
+    client.close()
+
+
+def test_12_a_legacy_sse_stream_ends_when_the_token_expires(
+    gate_sse: Server, tokens: Tokens
+) -> None:
+    """The legacy ``GET /sse`` stream of a token valid for 3 more seconds ends after it."""
+    stream = LegacySse(gate_sse.url, _expiring(tokens))
+    assert stream.endpoint, stream.status
+    stream._thread.join(10)
+    assert not stream._thread.is_alive(), "the SSE stream outlived its token"
