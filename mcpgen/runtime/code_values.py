@@ -159,13 +159,15 @@ def result_text(result: types.CallToolResult) -> str:
 
 
 def bounded(message: str, limit: int) -> str:
-    """``message`` cut to ``limit`` bytes of UTF-8 (a note says how much was left out)."""
+    """``message`` cut to ``limit`` bytes of UTF-8: its start and its end (where the
+    exception's last line is), with a note of what was left out between them."""
     data = message.encode()
     if len(data) <= limit:
         return message
-    note = f"\n... ({len(data)} bytes in all, cut to {limit})"
-    kept = data[: max(0, limit - len(note.encode()))].decode("utf-8", "ignore")
-    return kept + note
+    note = f"\n... ({len(data)} bytes in all, the middle left out) ...\n".encode()
+    room = max(0, limit - len(note))
+    head, tail = data[: room // 2], data[len(data) - (room - room // 2) :] if room else b""
+    return (head + note + tail).decode("utf-8", "ignore")
 
 
 def expired(ctx: Any) -> bool:
