@@ -25,6 +25,7 @@ from sec_harness import (
     Server,
     Tokens,
     Upstream,
+    Ws,
     build,
     refused,
     tool_text,
@@ -400,3 +401,25 @@ def test_12_a_legacy_sse_stream_ends_when_the_token_expires(
     assert stream.endpoint, stream.status
     stream._thread.join(10)
     assert not stream._thread.is_alive(), "the SSE stream outlived its token"
+
+
+def test_7_legacy_sse_and_websocket_sessions_are_capped_per_caller(
+    gate_built: Built, upstream: Upstream, tokens: Tokens, spawn: Spawn
+) -> None:
+    """The sibling transports: ``GATE_MAX_SESSIONS=4`` over legacy SSE and WebSocket,
+    mallory holds at most 2 streams or connections (503 past it), bob still gets one."""
+    env = {**gate_env(upstream, tokens), "GATE_MAX_SESSIONS": "4"}
+    mallory = tokens.bearer(["user"], subject="mallory")
+    bob = tokens.bearer(["user"], subject="bob")
+    sse = spawn(gate_built, transport="sse", env=env)
+    streams = [LegacySse(sse.url, mallory) for _ in range(3)]
+    assert [s.status for s in streams] == [200, 200, 503]
+    assert LegacySse(sse.url, bob).status == 200
+    ws = spawn(gate_built, transport="websocket", env=env)
+    opened = [Ws(ws.port, mallory) for _ in range(2)]
+    with pytest.raises(Exception, match="503"):
+        Ws(ws.port, mallory)
+    other = Ws(ws.port, bob)
+    assert "result" in other.initialize()
+    for connection in [*opened, other]:
+        connection.close()
