@@ -35,7 +35,9 @@ class Limits:
 class CallerTurns:
     """At most ``size`` runs of one caller (by its identity's key) at once: a caller's
     extra runs wait for its own earlier ones, within their timeout, and never hold a worker
-    meanwhile, so one caller's slow runs cannot make another caller wait."""
+    meanwhile, so one caller's slow runs cannot make another caller wait. Callers without a
+    verified identity (stdio's local user, every client of a server without authentication)
+    cannot be told apart: they share the workers as they come."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -43,7 +45,11 @@ class CallerTurns:
 
     @asynccontextmanager
     async def turn(self, ctx: Any) -> AsyncIterator[None]:
-        key = str(getattr(getattr(ctx, "identity", None), "key", ""))
+        identity = getattr(ctx, "identity", None)
+        if getattr(identity, "issuer", None) is None:  # local or anonymous
+            yield
+            return
+        key = str(getattr(identity, "key", ""))
         gate = self._gates.get(key)
         if gate is None:
             gate = self._gates[key] = anyio.Semaphore(self.size)
