@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ import anyio
 
 from .auth import Authenticator, AuthError
 from .authz import IDENTITY_KEY, Policy
+from .http_streams import metered, until_expiry
 from .identity import Identity
 from .settings import Settings
 
@@ -207,6 +207,7 @@ class AuthMiddleware:
             if await self._limited(scope, receive, send, client_address(scope)):
                 return
             scope[IDENTITY_KEY] = Identity("anonymous", None)
+            receive = metered(scope, receive, self.limiter, client_address(scope))
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
         from starlette.datastructures import Headers
 
@@ -237,6 +238,7 @@ class AuthMiddleware:
             return
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
+        receive = metered(scope, receive, self.limiter, "id:" + identity.key)
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
             body, receive = await _read_body(receive, self.settings.max_body_size)
@@ -290,29 +292,6 @@ class AuthMiddleware:
         logger.warning("refused a tool call: %s", denied["error"]["message"])
         headers = {"WWW-Authenticate": "Bearer " + ", ".join(params)}
         await JSONResponse(denied, status_code=403, headers=headers)(scope, receive, send)
-
-
-async def until_expiry(
-    app: ASGIApp, scope: Scope, receive: Receive, send: Send, expires_at: float
-) -> None:
-    """A GET (streamable HTTP's standalone stream, the legacy SSE stream) served until the
-    caller's token expires, then ended: updates stop with the credential, and the client
-    reconnects with a fresh one (WebSocket closes with 1008 the same way)."""
-    state = {"started": False, "done": False}
-
-    async def tracked(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            state["started"] = True
-        elif message["type"] == "http.response.body" and not message.get("more_body"):
-            state["done"] = True
-        await send(message)
-
-    with anyio.move_on_after(max(0.0, expires_at - time.time())) as deadline:
-        await app(scope, receive, tracked)
-    if deadline.cancelled_caught:
-        logger.info("ended a stream: its caller's token expired")
-        if state["started"] and not state["done"]:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def sdk_user(identity: Identity) -> Any:

@@ -423,3 +423,28 @@ def test_7_legacy_sse_and_websocket_sessions_are_capped_per_caller(
     assert "result" in other.initialize()
     for connection in [*opened, other]:
         connection.close()
+
+
+def test_6_websocket_messages_are_charged_to_the_rate_limit(
+    gate_built: Built, upstream: Upstream, tokens: Tokens, spawn: Spawn
+) -> None:
+    """The sibling on WebSocket: one request a second, bursts of 2. The handshake and
+    initialize take the burst; four more requests on the same connection are answered no
+    faster than the rate (about 4 s), not at once."""
+    server = spawn(
+        gate_built,
+        "--rate-limit",
+        "1",
+        "--rate-burst",
+        "2",
+        transport="websocket",
+        env=gate_env(upstream, tokens),
+    )
+    ws = Ws(server.port, tokens.bearer(["user"], subject="carol"))
+    ws.initialize()
+    started = time.monotonic()
+    answers = [ws.rpc("tools/list", timeout=20) for _ in range(4)]
+    elapsed = time.monotonic() - started
+    ws.close()
+    assert all("result" in a for a in answers), answers
+    assert elapsed >= 2.5, f"4 requests past the burst answered in {elapsed:.1f} s"
