@@ -56,6 +56,7 @@ E2E = {
     "security/test_issue16.py",
     "security/test_issue30_auth.py",
     "security/test_issue30_hosts.py",
+    "security/test_issue30_limits.py",
     "security/test_seams.py",
     "surface/test_check.py",
 }

@@ -186,6 +186,8 @@ CODE_MODE_KEYS = {  # openapi.codeMode -> the runtime's code mode Limits
     "code": "code",
     "sleepSeconds": "sleep_seconds",
     "workers": "workers",
+    "perCaller": "per_caller",
+    "arguments": "arguments",
 }
 
 

@@ -84,6 +84,13 @@ class Operations:
             and self.table.policy.allowed(context.identity, "tool", name)
         )
 
+    def known(self, context: Context, name: str) -> bool:
+        """Whether the operation exists for this caller: a hidden one (``hideUnauthorizedTools``
+        and a caller without its scopes) is as unknown as a name that was never there."""
+        if name not in self.entries or name in self.table.hidden:
+            return False
+        return not self.table.policy.hide_unauthorized or self.permitted(context, name)
+
     def unknown(self, name: str) -> ToolError:
         return ToolError(f"no operation named {name!r}; search for one first")
 
@@ -182,6 +189,7 @@ def _code_mode(spec: dict[str, Json], operations: Operations) -> dict[str, Any]:
 
     async def execute(given: Arguments, context: Context) -> types.CallToolResult:
         allowed = lambda n: operations.permitted(context, n)  # noqa: E731
-        return await code.execute(str(plain(given)["code"]), context, allowed)
+        known = lambda n: operations.known(context, n)  # noqa: E731
+        return await code.execute(str(plain(given)["code"]), context, allowed, known)
 
     return {"search_docs": search_docs, "execute": execute}

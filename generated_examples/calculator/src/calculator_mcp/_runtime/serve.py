@@ -59,6 +59,10 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "timeout_graceful_shutdown": math.ceil(settings.shutdown_timeout),
         "ws_max_size": settings.max_body_size,
         "http": f"{__package__}.h11guard:GuardedH11",
+        # X-Forwarded-For decides the client address (and so the rate limit of anonymous
+        # and refused requests): believed only from the proxies the operator names
+        "proxy_headers": bool(settings.trusted_proxies),
+        "forwarded_allow_ips": list(settings.trusted_proxies) or None,
     }
 
 

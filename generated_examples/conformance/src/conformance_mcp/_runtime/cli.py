@@ -97,6 +97,18 @@ def parse_args(
         help=f"open stateful sessions at most (default {d.max_sessions})",
     )
     add(
+        "--max-sessions-per-caller",
+        type=int,
+        help="open sessions one verified caller may hold (default: half of --max-sessions, "
+        "at most 50)",
+    )
+    add(
+        "--trusted-proxies",
+        type=_csv,
+        help="proxy addresses or CIDR ranges whose X-Forwarded-For is believed, comma "
+        "separated (default none)",
+    )
+    add(
         "--session-idle-timeout",
         type=float,
         help=f"seconds before an idle session is closed (default {d.session_idle_timeout})",

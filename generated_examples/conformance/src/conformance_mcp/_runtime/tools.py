@@ -29,6 +29,7 @@ from .authz import Policy
 from .content import ToolReturn, has_non_finite, to_result, tool_error
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, InvalidArguments, ToolError
+from .patterns import validator as schema_validator
 from .stubs import is_stub
 
 logger = logging.getLogger("mcp_server")
@@ -158,16 +159,12 @@ class ToolBinding:
 
     @cached_property
     def validator(self) -> Any:
-        from jsonschema import Draft202012Validator
-
-        return Draft202012Validator(self.input_schema)
+        return schema_validator(self.input_schema)
 
     @cached_property
     def output_validator(self) -> Any:
-        from jsonschema import Draft202012Validator
-
         schema = self.output_schema
-        return None if schema is None else Draft202012Validator(schema)
+        return None if schema is None else schema_validator(schema)
 
     def result_errors(self, result: types.CallToolResult) -> list[str]:
         """Where a structured result departs from the output schema (the full one)."""

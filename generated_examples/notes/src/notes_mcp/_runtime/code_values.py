@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,27 +69,79 @@ def result_value(doc: OperationDoc, result: types.CallToolResult) -> Json:
     return values[0] if len(values) == 1 else values
 
 
-def plain_value(value: Any, depth: int = 0) -> Json:
-    """The sandbox's value as JSON data (tuples and sets as lists, bytes as base64)."""
+class TooBig(ValueError):
+    """A value whose JSON passes a byte limit, found while it was being converted (so an
+    aliased value, ``[a] * 1000`` with ``a`` large, is never copied out in full)."""
+
+
+class _Meter:
+    """Bytes of JSON (``ensure_ascii=False``, default separators) spent so far."""
+
+    def __init__(self, limit: float) -> None:
+        self.left = limit
+
+    def take(self, size: float) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise TooBig
+
+
+def plain_value(value: Any, limit: float = math.inf) -> Json:
+    """The sandbox's value as JSON data (tuples and sets as lists, bytes as base64, an
+    instance of a sandbox class as its attributes); raises :class:`TooBig` as soon as its
+    JSON would take more than ``limit`` bytes."""
+    return _plain(value, _Meter(limit), 0)
+
+
+def _plain(value: Any, meter: _Meter, depth: int) -> Json:
     if depth > 64:
+        meter.take(5)
         return "..."
-    if value is None or isinstance(value, bool | int | str):
+    if value is None or isinstance(value, bool):
+        meter.take(5 if value is False else 4)
+        return value
+    if isinstance(value, int):
+        meter.take(value.bit_length() // 4)  # a lower bound of its digits, before str()
+        try:
+            meter.take(len(str(value)) - value.bit_length() // 4)
+        except ValueError:  # more digits than Python converts
+            raise TooBig from None
+        return value
+    if isinstance(value, str):
+        meter.take(len(value) + 2)  # a lower bound, before encoding
+        meter.take(len(json.dumps(value, ensure_ascii=False).encode()) - len(value) - 2)
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, Mapping):
-        return {str(k): plain_value(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_value(v, depth + 1) for v in value]
-    if isinstance(value, set | frozenset):
-        items = [plain_value(v, depth + 1) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return items
+        if math.isfinite(value):
+            meter.take(len(repr(value)))
+            return value
+        meter.take(len(repr(value)) + 2)
+        return repr(value)
+    attributes: Any = getattr(value, "attributes", None)  # a dataclass or class made in there
+    if isinstance(value, Mapping) or isinstance(attributes, Mapping):
+        fields: Mapping[Any, Any] = value if isinstance(value, Mapping) else attributes
+        meter.take(2 * max(len(fields), 1))  # braces and separators
+        out = {}
+        for k, v in fields.items():
+            key = str(k)
+            meter.take(len(key) + 4)
+            out[key] = _plain(v, meter, depth + 1)
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
+        meter.take(2 * max(len(value), 1))
+        items = [_plain(v, meter, depth + 1) for v in value]
+        if isinstance(value, set | frozenset):
+            try:
+                return sorted(items)
+            except TypeError:
+                pass
+        return items
     if isinstance(value, bytes | bytearray):
+        meter.take(len(value) * 4 // 3 + 2)
         return base64.b64encode(bytes(value)).decode("ascii")
-    return repr(value)
+    shown = repr(value)
+    meter.take(len(shown) + 2)
+    return shown
 
 
 def error(message: str) -> types.CallToolResult:
@@ -99,3 +152,26 @@ def with_output(stdout: str, message: str) -> str:
     if not stdout:
         return message
     return f"{stdout.rstrip()}\n\n{message}"
+
+
+def result_text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def bounded(message: str, limit: int) -> str:
+    """``message`` cut to ``limit`` bytes of UTF-8: its start and its end (where the
+    exception's last line is), with a note of what was left out between them."""
+    data = message.encode()
+    if len(data) <= limit:
+        return message
+    note = f"\n... ({len(data)} bytes in all, the middle left out) ...\n".encode()
+    room = max(0, limit - len(note))
+    head, tail = data[: room // 2], data[len(data) - (room - room // 2) :] if room else b""
+    return (head + note + tail).decode("utf-8", "ignore")
+
+
+def expired(ctx: Any) -> bool:
+    """Whether the caller's token expired since the request came in (runs outlive it)."""
+    identity = getattr(ctx, "identity", None)
+    expires_at = getattr(identity, "expires_at", None)
+    return isinstance(expires_at, int | float) and time.time() >= expires_at

@@ -55,10 +55,14 @@ import anyio
 import mcp_types as types
 
 from .code_docs import detail, docs_answer, result_type, search_operations, signature, text
+from .code_limits import CallerTurns, Limits
 from .code_values import (
     argument_problem,
+    bounded,
     error,
+    expired,
     plain_value,
+    result_text,
     result_value,
     with_output,
     without_absent,
@@ -80,21 +84,6 @@ SEARCH_MAX = 20
 SETTLE_SECONDS = 0.2
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one ``execute`` may use; every field is enforced (see the module docstring)."""
-
-    timeout: float = 30.0  # wall-clock seconds for the whole run, operations included
-    cpu_seconds: float = 5.0  # seconds of execution inside the sandbox
-    memory: int = 64 * 1024 * 1024  # bytes of sandbox heap
-    recursion: int = 200  # call depth inside the sandbox
-    calls: int = 50  # operations called per run
-    output: int = 64 * 1024  # bytes printed, and bytes of the result as JSON
-    code: int = 64 * 1024  # bytes of source code
-    sleep_seconds: float = 10.0  # time.sleep in all, within the timeout
-    workers: int = 2  # sandbox processes running at once (more runs wait for one)
-
-
 # -- execute --------------------------------------------------------------------------------
 
 
@@ -104,6 +93,7 @@ class _Run:
 
     ctx: Any
     allowed: Allowed | None
+    known: Allowed | None = None  # the names the code may see (None: every operation)
     calls: int = 0
     over_calls: bool = False
     slept: float = 0.0
@@ -133,6 +123,7 @@ class CodeMode:
         self._pool: pydantic_monty.AsyncMonty | None = None
         self._lock = anyio.Lock()
         self._stubs: dict[str, Callable[..., Any]] = {}
+        self._turns = CallerTurns(self.limits.runs_per_caller)
 
     # -- the tools' definitions ------------------------------------------------------------
 
@@ -159,8 +150,21 @@ class CodeMode:
     # -- execute -------------------------------------------------------------------------
 
     async def execute(
-        self, code: str, ctx: Any = None, allowed: Allowed | None = None
+        self,
+        code: str,
+        ctx: Any = None,
+        allowed: Allowed | None = None,
+        known: Allowed | None = None,
     ) -> types.CallToolResult:
+        """Run ``code``; ``allowed(name)`` says which operations the caller may call,
+        ``known(name)`` which names exist for it (None: all; a hidden one is a NameError).
+        A failure's message is cut to the output limit, however it was made."""
+        result = await self._execute(code, _Run(ctx, allowed, known))
+        if result.is_error:
+            return error(bounded(result_text(result), self.limits.output))
+        return result
+
+    async def _execute(self, code: str, run: _Run) -> types.CallToolResult:
         limits = self.limits
         if len(code.encode("utf-8", "replace")) > limits.code:
             return error(f"the code is longer than {limits.code} bytes")
@@ -170,15 +174,15 @@ class CodeMode:
             logger.error("code mode needs the pydantic-monty package")
             return error("this server cannot run code: its sandbox (pydantic-monty) is missing")
 
-        run = _Run(ctx, allowed)
         printed = pm.CollectString(max_bytes=limits.output)
         try:
             with anyio.fail_after(limits.timeout):
-                pool = await self._started()
-                async with pool.checkout(
-                    script_name="main.py", limits=self._resource_limits()
-                ) as session:
-                    value = await self._drive(session, code, printed, run)
+                async with self._turns.turn(run.ctx):
+                    pool = await self._started()
+                    async with pool.checkout(
+                        script_name="main.py", limits=self._resource_limits()
+                    ) as session:
+                        value = await self._drive(session, code, printed, run)
         except TimeoutError:
             return error(
                 with_output(printed.output, f"TimeoutError: the run took over {limits.timeout:g} s")
@@ -203,21 +207,17 @@ class CodeMode:
                 )
             )
         stdout = printed.output
-        result = plain_value(value)
-        try:
+        too_big = (
+            f"the result is over the {limits.output}-byte limit (with what was printed): "
+            "return or print less (a slice, or only the fields you need)"
+        )
+        try:  # measured while it is converted: an aliased value is never copied in full
+            result = plain_value(value, limits.output - len(stdout.encode()))
             encoded = json.dumps(result, ensure_ascii=False, allow_nan=False)
-        except ValueError:
-            result = repr(value)
-            encoded = json.dumps(result, ensure_ascii=False)
-        size = len(encoded.encode()) + len(stdout.encode())
-        if size > limits.output:
-            return error(
-                with_output(
-                    stdout[:2000],
-                    f"the result is {size} bytes, over the {limits.output}-byte limit: "
-                    "return or print less (a slice, or only the fields you need)",
-                )
-            )
+        except ValueError:  # TooBig
+            return error(with_output(stdout[:2000], too_big))
+        if len(encoded.encode()) + len(stdout.encode()) > limits.output:
+            return error(with_output(stdout[:2000], too_big))
         data = {"stdout": stdout, "result": result}
         return types.CallToolResult(
             content=[text(json.dumps(data, ensure_ascii=False))], structured_content=data
@@ -273,7 +273,7 @@ class CodeMode:
         while not isinstance(snapshot, pm.MontyComplete):
             if isinstance(snapshot, pm.AsyncNameLookupSnapshot):
                 name = snapshot.variable_name
-                if self.index.get(name) is not None:
+                if self._known(name, run):
                     snapshot = await snapshot.resume(value=self._stub(name))
                 else:
                     snapshot = await snapshot.resume()  # NameError in the sandbox
@@ -288,6 +288,9 @@ class CodeMode:
             else:  # a future: our functions never return one
                 raise pm.MontyError("unexpected await on a pending future") from None
         return snapshot.output
+
+    def _known(self, name: str, run: _Run) -> bool:
+        return self.index.get(name) is not None and (run.known is None or run.known(name))
 
     def _stub(self, name: str) -> Callable[..., Any]:
         """A host function standing for an operation: the sandbox calls it by this name."""
@@ -327,7 +330,7 @@ class CodeMode:
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], run: _Run
     ) -> pydantic_monty.ExternalResult:
         doc = self.index.get(name)
-        if doc is None:
+        if doc is None or not self._known(name, run):
             return {"exc_type": "NameError", "message": f"name {name!r} is not defined"}
         if run.allowed is not None and not run.allowed(name):
             return {
@@ -348,6 +351,15 @@ class CodeMode:
             return {
                 "exc_type": "RuntimeError",
                 "message": f"more than {self.limits.calls} operation calls in one run",
+            }
+        if expired(run.ctx):
+            return {"exc_type": "PermissionError", "message": "the caller's token has expired"}
+        try:  # measured while converted: an aliased argument is never copied out in full
+            plain_value(kwargs, self.limits.arguments)
+        except ValueError:  # TooBig
+            return {
+                "exc_type": "ValueError",
+                "message": f"{name}(): the arguments are over {self.limits.arguments} bytes",
             }
         arguments = without_absent(doc, kwargs)
         try:

@@ -37,6 +37,11 @@ class Settings:
     event_store_size: int = 1000  # 0 = no resumability
     shutdown_timeout: float = 10.0
     max_sessions: int = 1000  # open stateful sessions (streamable HTTP)
+    # sessions one verified caller may hold open (0: half of max_sessions, at most 50)
+    max_sessions_per_caller: int = 0
+    # proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or CIDR
+    # ranges, '*' for any); none by default: the rate limit keys on the peer address
+    trusted_proxies: tuple[str, ...] = ()
     session_idle_timeout: float = 600.0  # seconds before an idle stateful session is closed
     header_timeout: float = 10.0  # seconds a client may take to send a request's headers
     body_timeout: float = 30.0  # seconds between two chunks of a request body
@@ -130,6 +135,7 @@ class Settings:
             or self.max_body_size < 1
             or self.rate_limit < 0
             or self.max_sessions < 1
+            or self.max_sessions_per_caller < 0
         ):
             raise ConfigError(
                 "workers, max body size and max sessions must be positive, rate limit >= 0"
@@ -145,6 +151,11 @@ class Settings:
         ):
             raise ConfigError("timeouts must be positive")
         return self
+
+    @property
+    def sessions_per_caller(self) -> int:
+        """Open sessions one verified caller may hold (never every slot when there are two)."""
+        return self.max_sessions_per_caller or max(1, min(50, self.max_sessions // 2))
 
     @property
     def local(self) -> bool:

@@ -20,6 +20,7 @@ import anyio
 
 from .auth import Authenticator, AuthError
 from .authz import IDENTITY_KEY, Policy
+from .http_streams import metered, until_expiry
 from .identity import Identity
 from .settings import Settings
 
@@ -112,7 +113,8 @@ class TokenBuckets:
     Keys are verified identities or client addresses. The buckets are ``limiter``'s: the
     shared state's (in Redis, so the limit holds across replicas), else this process's,
     where the least recently used keys are forgotten past MAX_KEYS (a forgotten key starts
-    with a full bucket)."""
+    with a full bucket). Verified callers and addresses keep their buckets apart, so a
+    flood of refused requests from many addresses never pushes out a caller's bucket."""
 
     MAX_KEYS = 10_000
     LONGEST_WAIT = 3600.0  # the most Retry-After ever says
@@ -124,11 +126,15 @@ class TokenBuckets:
             from .shared_local import LocalRateLimiter
 
             limiter = LocalRateLimiter(self.MAX_KEYS)
+            self.addresses: RateLimiter = LocalRateLimiter(self.MAX_KEYS)
+        else:
+            self.addresses = limiter
         self.limiter = limiter
 
     async def wait(self, key: str) -> float:
         """0 when the request may go ahead, else the seconds until it may."""
-        allowed, wait = await self.limiter.allow(key, self.rate, float(self.burst))
+        limiter = self.addresses if key.startswith("ip:") else self.limiter
+        allowed, wait = await limiter.allow(key, self.rate, float(self.burst))
         return 0.0 if allowed else min(max(wait, 1e-6), self.LONGEST_WAIT)
 
 
@@ -206,6 +212,7 @@ class AuthMiddleware:
             if await self._limited(scope, receive, send, client_address(scope)):
                 return
             scope[IDENTITY_KEY] = Identity("anonymous", None)
+            receive = metered(scope, receive, self.limiter, client_address(scope))
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
         from starlette.datastructures import Headers
 
@@ -236,6 +243,7 @@ class AuthMiddleware:
             return
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
+        receive = metered(scope, receive, self.limiter, "id:" + identity.key)
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
             body, receive = await _read_body(receive, self.settings.max_body_size)
@@ -246,6 +254,8 @@ class AuthMiddleware:
             denied = self._denied(body, identity)
             if denied is not None:
                 return await self._insufficient(scope, receive, send, denied)
+        if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
+            return await until_expiry(self.app, scope, receive, send, identity.expires_at)
         await self.app(scope, receive, send)
 
     def _denied(self, body: bytes, identity: Identity) -> dict[str, Any] | None:

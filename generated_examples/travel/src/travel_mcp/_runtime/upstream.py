@@ -243,9 +243,9 @@ class Upstream:
         the operation's parameter schemas, are the call's arguments."""
         validator: Any = None
         if schema is not None:
-            from jsonschema import Draft202012Validator
+            from .patterns import validator as schema_validator
 
-            validator = Draft202012Validator(schema)
+            validator = schema_validator(schema)
 
         async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
             # template variable names are percent-encoded where RFC 6570 needs it
