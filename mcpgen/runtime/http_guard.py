@@ -151,6 +151,7 @@ class AuthMiddleware:
         policy: Policy,
         limiter: Any = None,
         metadata_url: Any = None,
+        public_paths: tuple[str, ...] = (),
     ) -> None:
         self.app = app
         self.auth = auth
@@ -158,6 +159,7 @@ class AuthMiddleware:
         self.policy = policy
         self.limiter = limiter
         self.metadata_url = metadata_url
+        self.public_paths = public_paths  # served without a credential (GET /metrics if public)
         # step-up answers name the scope a call lacks: not when discovery hides the tool
         self.step_up = (
             settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
@@ -195,7 +197,7 @@ class AuthMiddleware:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         path = route_path(scope)
-        if path == HEALTH_PATH or path.startswith(WELL_KNOWN):
+        if path == HEALTH_PATH or path.startswith(WELL_KNOWN) or path in self.public_paths:
             return await self.app(scope, receive, send)
         if scope.get("method") == "OPTIONS" or not self.auth.enabled:
             if await self._limited(scope, receive, send, client_address(scope)):
