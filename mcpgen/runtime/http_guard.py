@@ -191,7 +191,8 @@ class AuthMiddleware:
                 'error="invalid_token"',
                 f'error_description="{quote_param(failure.description)}"',
             ]
-        return ("ApiKey " if self.auth.kind == "apiKey" else "Bearer ") + ", ".join(params)
+        scheme = "ApiKey" if self.auth.kind == "apiKey" else "Bearer"
+        return f"{scheme} {', '.join(params)}" if params else scheme  # "Bearer " is no header
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):

@@ -27,12 +27,29 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-SIGNALS = {"traces": "span", "metrics": "metric", "logs": "log"}
+# methods a metric may name (any other becomes "_OTHER": a client cannot grow the label set)
 METHODS = frozenset(
-    """initialize ping server/discover tools/list tools/call resources/list resources/read
-    resources/templates/list resources/subscribe resources/unsubscribe prompts/list prompts/get
-    completion/complete logging/setLevel subscriptions/listen notifications/initialized
-    notifications/cancelled notifications/progress notifications/roots/list_changed""".split()
+    (
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "subscriptions/listen",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+    )
 )
 _SESSION_KEY = "mcpgen.telemetry.session"
 
@@ -93,9 +110,9 @@ class Telemetry:
 
     def middleware(self) -> Any:
         """A server middleware: runs inside the SDK's span of each inbound message."""
+        from mcp.shared.exceptions import MCPError
         from mcp_types import INVALID_PARAMS, CallToolResult
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-        from mcp.shared.exceptions import MCPError
         from opentelemetry.trace import get_current_span
         from pydantic import ValidationError
 
@@ -129,18 +146,11 @@ class Telemetry:
                 error = type(exc).__qualname__
                 raise
             else:
-                if ctx.method == "tools/call" and (
-                    isinstance(result, CallToolResult)
-                    and result.is_error
-                    or isinstance(result, dict)
-                    and result.get("isError") is True
-                ):
+                if ctx.method == "tools/call" and _tool_error(result, CallToolResult):
                     error = "tool_error"
                 return result
             finally:
-                operations.record(
-                    time.perf_counter() - start, self._labels(ctx, version, error)
-                )
+                operations.record(time.perf_counter() - start, self._labels(ctx, version, error))
 
         return observe
 
@@ -220,6 +230,13 @@ class Telemetry:
                 span.set_attribute("error.type", str(status))
                 span.set_status(StatusCode.ERROR)
             return response
+
+
+def _tool_error(result: Any, model: type[Any]) -> bool:
+    """Whether a tools/call result goes out as a tool error (as the SDK's span decides)."""
+    if isinstance(result, model):
+        return bool(result.is_error)
+    return isinstance(result, dict) and result.get("isError") is True
 
 
 ACTIVE: Telemetry | None = None

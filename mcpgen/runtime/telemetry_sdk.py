@@ -102,7 +102,9 @@ def exporters(signal: str, environ: Mapping[str, str]) -> list[Any]:
         points = entry_points(group=f"opentelemetry_{signal}_exporter", name=name)
         if not points:
             hint = " (pip install opentelemetry-exporter-otlp-proto-grpc)" if "grpc" in name else ""
-            logger.warning("no %s exporter %r is installed%s: %s not exported", signal, name, hint, signal)
+            logger.warning(
+                "no %s exporter %r is installed%s: %s not exported", signal, name, hint, signal
+            )
             continue
         found.append(next(iter(points)).load()())
     return found

@@ -42,8 +42,10 @@ def shop_spec(auth: str = "none", metrics: str | None = None) -> dict[str, Any]:
 class _Recorder(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        super().__init__(("127.0.0.1", 0), handler)
+    def __init__(
+        self, handler: type[BaseHTTPRequestHandler], address: tuple[str, int] = ("127.0.0.1", 0)
+    ) -> None:
+        super().__init__(address, handler)
         self.received: list[tuple[str, dict[str, str], bytes]] = []
         self.connections = 0
         self.lock = threading.Lock()
@@ -95,8 +97,10 @@ class _Upstream(_Handler):
 
 
 @contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[_Recorder]:
-    server = _Recorder(handler)
+def serving(
+    handler: type[BaseHTTPRequestHandler], address: tuple[str, int] = ("127.0.0.1", 0)
+) -> Iterator[_Recorder]:
+    server = _Recorder(handler, address)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -179,7 +183,9 @@ def _attributes(items: Any) -> dict[str, Any]:
 
 
 SERVE = """
-import json, sys
+import json, os, sys
+if os.environ.get("HIDE_OTEL_SDK"):
+    sys.modules["opentelemetry.sdk"] = None  # as if the otel extra were not installed
 from mcpgen.runtime import cli
 from mcpgen.runtime.server import Handlers, build_server
 spec = json.loads(sys.argv[1])
@@ -228,7 +234,11 @@ def reply(response: httpx2.Response) -> dict[str, Any]:
 
 def handshake_session(client: httpx2.Client, url: str, headers: dict[str, str]) -> dict[str, str]:
     """Initialize a 2025-11-25 session; the headers its requests carry."""
-    params = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    params = {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    }
     response = rpc(client, url, "initialize", params, headers, 0)
     assert response.status_code == 200, response.text
     session = {**headers, "mcp-protocol-version": HANDSHAKE}
@@ -239,7 +249,12 @@ def handshake_session(client: httpx2.Client, url: str, headers: dict[str, str]) 
 
 
 def modern_call(
-    client: httpx2.Client, url: str, name: str, arguments: dict[str, Any], headers: dict[str, str], meta: dict[str, Any]
+    client: httpx2.Client,
+    url: str,
+    name: str,
+    arguments: dict[str, Any],
+    headers: dict[str, str],
+    meta: dict[str, Any],
 ) -> dict[str, Any]:
     """One 2026-07-28 tools/call (no session, the envelope in ``_meta``)."""
     full_meta = {
