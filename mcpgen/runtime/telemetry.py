@@ -55,11 +55,11 @@ _SESSION_KEY = "mcpgen.telemetry.session"
 
 
 def configured(environ: Mapping[str, str]) -> bool:
-    """Whether the deployment asks for telemetry: any ``OTEL_*`` variable, unless
-    ``OTEL_SDK_DISABLED`` is true."""
+    """Whether the deployment asks for telemetry: any non-empty ``OTEL_*`` variable (a
+    compose file's ``${OTEL_...:-}`` is not a request), unless ``OTEL_SDK_DISABLED`` is true."""
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
-    return any(key.startswith("OTEL_") for key in environ)
+    return any(key.startswith("OTEL_") and value.strip() for key, value in environ.items())
 
 
 def installed() -> bool:
@@ -252,6 +252,8 @@ def setup(
     if ACTIVE is not None:
         return ACTIVE
     environ = os.environ if environ is None else environ
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None  # everything off, GET /metrics included
     exporting = configured(environ)
     local_metrics = transport != "stdio"
     if not exporting and not local_metrics:

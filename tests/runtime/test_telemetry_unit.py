@@ -24,6 +24,7 @@ pytestmark = pytest.mark.timeout(30)
 def test_on_only_when_an_otel_variable_is_set_and_the_sdk_is_not_disabled() -> None:
     assert not configured({"PATH": "/bin", "SHOP_PORT": "1"})
     assert configured({"OTEL_SERVICE_NAME": "x"})
+    assert not configured({"OTEL_EXPORTER_OTLP_ENDPOINT": ""})  # compose's ${VAR:-}
     assert not configured(
         {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"}
     )

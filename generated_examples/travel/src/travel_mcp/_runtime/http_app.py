@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from . import sharing
+from . import sharing, telemetry
 from .auth import authenticator
 from .eventstore import MemoryEventStore
 from .http_guard import WELL_KNOWN, AuthMiddleware, HostOriginMiddleware, TokenBuckets, route_path
@@ -77,6 +77,7 @@ def create_app(
         from . import h11guard
 
         h11guard.HEADER_TIMEOUT = settings.header_timeout
+    observed = telemetry.setup(spec, settings.transport, environ)
     shared = sharing.shared_for(spec, settings)
     server = server_factory(
         network=True,
@@ -131,6 +132,13 @@ def create_app(
         return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
 
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
+    public: tuple[str, ...] = ()
+    if observed is not None and observed.reader is not None:
+        from .prometheus import METRICS_PATH, metrics_route
+
+        routes.append(metrics_route(observed.reader))
+        if spec.get("observability", {}).get("metrics") == "public":
+            public = (METRICS_PATH,)
     if auth.kind == "oauth":
         routes.append(Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"]))
     # Host/Origin checks run in HostOriginMiddleware, the same for every transport.
@@ -161,6 +169,8 @@ def create_app(
             routes.append(websocket_route(server))
         app = Starlette(routes=routes)
     sharing.add_lifespan(app, shared)
+    if observed is not None:
+        telemetry.flush_on_shutdown(app)
     # add_middleware wraps the app: the last one added runs first.
     resumable = (
         settings.transport == "http" and not settings.stateless and settings.event_store_size > 0
@@ -183,6 +193,7 @@ def create_app(
         policy=server.tools.policy,
         limiter=limiter,
         metadata_url=metadata_url,
+        public_paths=public,
     )
     app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
     if settings.cors_origins:
