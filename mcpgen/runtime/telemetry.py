@@ -188,6 +188,27 @@ class Telemetry:
 
         connection.exit_stack.callback(closed)
 
+    async def operation_span(self, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        """One operation run by search mode's ``call_operation`` or code mode's ``execute``
+        (inside that tool's span): an INTERNAL span ``execute_tool <operation>``."""
+        from opentelemetry.trace import StatusCode
+
+        assert self.tracer is not None
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        with self.tracer.start_as_current_span(
+            f"execute_tool {name}", attributes=attributes, record_exception=False
+        ) as span:
+            try:
+                result = await call()
+            except Exception as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.set_status(StatusCode.ERROR)
+                raise
+            if getattr(result, "is_error", False):
+                span.set_attribute("error.type", "tool_error")
+                span.set_status(StatusCode.ERROR)
+            return result
+
     async def upstream_span(
         self,
         send: Callable[[dict[str, str]], Awaitable[Any]],

@@ -127,3 +127,42 @@ def _model(text: str, load_document: Any) -> Any:
     loaded = load_document(load_text(text, "m.yaml", Path(".")), strict=True)
     assert loaded.manifest is not None, loaded.problems
     return loaded.manifest
+
+
+def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import anyio
+    import mcp_types as types
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcpgen.runtime.metatools import Operations
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    made, _ = telemetry_for([])
+    made.tracing, made.tracer = True, provider.get_tracer("test")
+    monkeypatch.setattr(telemetry, "ACTIVE", made)
+
+    async def dispatch(name: str, arguments: Any, context: Any) -> types.CallToolResult:
+        failed = name == "repos_delete"
+        return types.CallToolResult(content=[], is_error=failed)
+
+    operations = Operations.__new__(Operations)
+    operations.entries = {"repos_get": {}, "repos_delete": {}}
+    operations.table = SimpleNamespace(dispatch=dispatch)  # type: ignore[assignment]
+
+    async def execute() -> None:
+        with made.tracer.start_as_current_span("tools/call execute"):
+            await operations.dispatch("repos_get", {}, SimpleNamespace())  # type: ignore[arg-type]
+            await operations.dispatch("repos_delete", {}, SimpleNamespace())  # type: ignore[arg-type]
+
+    anyio.run(execute)
+    spans = {s.name: s for s in exported.get_finished_spans()}
+    outer = spans["tools/call execute"]
+    got, deleted = spans["execute_tool repos_get"], spans["execute_tool repos_delete"]
+    assert got.parent is not None and got.parent.span_id == outer.context.span_id
+    assert got.attributes is not None and got.attributes["gen_ai.tool.name"] == "repos_get"
+    assert deleted.attributes is not None and deleted.attributes["error.type"] == "tool_error"
