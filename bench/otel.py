@@ -45,6 +45,54 @@ class _Sink(BaseHTTPRequestHandler):
         pass
 
 
+IN_PROCESS = """
+import os, sys, time, anyio
+from types import SimpleNamespace
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcpgen.runtime import telemetry
+made = telemetry.setup({"server": {"name": "x"}, "tools": [{"definition": {"name": "add"}}]}, sys.argv[1])
+sdk, mine = OpenTelemetryMiddleware(), made.middleware() if made else None
+ctx = SimpleNamespace(method="tools/call", params={"name": "add"}, protocol_version="2025-11-25",
+                      request_id=1, meta=None, session=SimpleNamespace())
+async def leaf(c): return {"content": []}
+async def inner(c): return await (mine(c, leaf) if mine else leaf(c))
+async def main():
+    for _ in range(300): await sdk(ctx, inner)
+    start = time.process_time()
+    for _ in range(int(sys.argv[2])): await sdk(ctx, inner)
+    return (time.process_time() - start) / int(sys.argv[2]) * 1e6
+print(f"{anyio.run(main):.1f}")
+if made: made.flush()
+"""
+
+
+def in_process(sink_url: str, base: dict[str, str], n: int) -> None:
+    """CPU per message of the SDK's span middleware and mcpgen's, in one process (all its
+    threads: batching and encoding included), without transport noise."""
+    import subprocess
+
+    cases = (
+        ("stdio, no OTEL_*", "stdio", base),
+        ("HTTP, no OTEL_* (GET /metrics)", "http", base),
+        ("exporting", "http", {**base, "OTEL_EXPORTER_OTLP_ENDPOINT": sink_url}),
+    )
+    print("\n| in process | CPU µs per message (median of 3) |\n| --- | --- |")
+    for label, transport, env in cases:
+        runs = [
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", IN_PROCESS, transport, str(n)],
+                    env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.split()[0]
+            )
+            for _ in range(3)
+        ]
+        print(f"| {label} | {statistics.median(runs):.1f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=2000)
@@ -86,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"  server CPU/call {point['cpu']:5.0f} µs  errors {point['errors']}",
                     flush=True,
                 )
+    in_process(f"http://127.0.0.1:{sink.server_address[1]}", base, args.n * 2)
     sink.shutdown()
     print(
         "\n| mode | p50 µs disabled / default / export | default/disabled | export/disabled "
