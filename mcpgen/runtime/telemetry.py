@@ -130,6 +130,7 @@ class Telemetry:
                         span.set_attribute("network.protocol.name", "http")
                     if session_id:
                         span.set_attribute("mcp.session.id", session_id)
+                    _link_http_context(span, ctx.request)
             version = ctx.protocol_version
             if connection is not None and version not in MODERN_PROTOCOL_VERSIONS:
                 self._track_session(connection, session_id, version)
@@ -251,6 +252,20 @@ class Telemetry:
                 span.set_attribute("error.type", str(status))
                 span.set_status(StatusCode.ERROR)
             return response
+
+
+def _link_http_context(span: Any, request: Any) -> None:
+    """The HTTP request's own ``traceparent`` (a proxy's, say) as a link of the MCP span,
+    whose parent is the one in ``params._meta`` (as the conventions say)."""
+    headers = getattr(request, "headers", None)
+    if headers is None or "traceparent" not in headers:
+        return
+    from opentelemetry.propagate import extract
+    from opentelemetry.trace import get_current_span
+
+    linked = get_current_span(extract(dict(headers))).get_span_context()
+    if linked.is_valid:
+        span.add_link(linked)
 
 
 def _tool_error(result: Any, model: type[Any]) -> bool:

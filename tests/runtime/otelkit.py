@@ -142,6 +142,7 @@ def spans(receiver: _Recorder) -> list[dict[str, Any]]:
                             "parent": span.parent_span_id.hex(),
                             "attributes": _attributes(span.attributes),
                             "status": span.status.code,
+                            "links": [link.trace_id.hex() for link in span.links],
                             "resource": resource,
                         }
                     )

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.timeout(90)
 TRACE_1 = "0af7651916cd43dd8448eb211c80319c"
 TRACE_2 = "1af7651916cd43dd8448eb211c80319c"
 PARENT_1, PARENT_2 = "b7ad6b7169203331", "c7ad6b7169203331"
+PROXY_TRACE = "2af7651916cd43dd8448eb211c80319c"  # the HTTP request's own context
 JSON = {"content-type": "application/json", "accept": k.ACCEPT}
 
 
@@ -73,7 +74,8 @@ def traced() -> Iterator[dict[str, Any]]:
                     "arguments": {"limit": 3},
                     "_meta": {"traceparent": f"00-{TRACE_1}-{PARENT_1}-01"},
                 }
-                first = k.reply(k.rpc(client, url, "tools/call", params, session, 5))
+                proxied = {**session, "traceparent": f"00-{PROXY_TRACE}-{PARENT_2}-01"}
+                first = k.reply(k.rpc(client, url, "tools/call", params, proxied, 5))
                 meta = {"traceparent": f"00-{TRACE_2}-{PARENT_2}-01"}
                 second = k.modern_call(client, url, "get_item", {"itemId": 99}, JSON, meta)
         finally:
@@ -99,6 +101,7 @@ def test_a_trace_runs_from_the_callers_meta_to_the_upstream_in_both_eras(
     spans = k.spans(traced["receiver"])
     server = by_name(spans, "tools/call list_items", TRACE_1)
     assert server["kind"] == 2 and server["parent"] == PARENT_1  # SERVER, on _meta
+    assert server["links"] == [PROXY_TRACE]  # the HTTP request's context: a link
     attributes = server["attributes"]
     assert attributes["mcp.method.name"] == "tools/call"
     assert attributes["gen_ai.tool.name"] == "list_items"
