@@ -25,6 +25,7 @@ TRACE_2 = "1af7651916cd43dd8448eb211c80319c"
 PARENT_1, PARENT_2 = "b7ad6b7169203331", "c7ad6b7169203331"
 PROXY_TRACE = "2af7651916cd43dd8448eb211c80319c"  # the HTTP request's own context
 JSON = {"content-type": "application/json", "accept": k.ACCEPT}
+AUTHORIZED = {**JSON, "Authorization": f"Bearer {k.KEY}"}
 
 
 def free_port() -> int:
@@ -35,8 +36,9 @@ def free_port() -> int:
 
 
 def query_key_spec(**options: Any) -> dict[str, Any]:
-    """The shop with its upstream key sent in the query (so url.full must redact it)."""
-    spec = k.shop_spec(**options)
+    """The shop with its upstream key sent in the query (so url.full must redact it), its
+    own callers authenticated with a bearer key."""
+    spec = k.shop_spec(auth="bearer", **options)
     scheme = {"type": "apiKey", "in": "query", "name": "api_key"}
     spec["upstream"]["securitySchemes"] = {"apiKey": scheme}
     return spec
@@ -62,13 +64,14 @@ def traced() -> Iterator[dict[str, Any]]:
             "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment.name=test",
             "SHOP_API_BASE_URL": upstream.url + "/api",
             "SHOP_API_APIKEY": k.UPSTREAM_KEY,
+            k.KEYS_ENV: k.KEY,
         }
         args = ["--transport", "http", "--port", str(port), "--log-format", "json"]
         process = k.start(query_key_spec(), args, env)
         try:
             url = k.wait_ready(process, port) + "/mcp"
             with httpx2.Client(timeout=30) as client:
-                session = k.handshake_session(client, url, JSON)
+                session = k.handshake_session(client, url, AUTHORIZED)
                 params = {
                     "name": "list_items",
                     "arguments": {"limit": 3},
@@ -77,7 +80,7 @@ def traced() -> Iterator[dict[str, Any]]:
                 proxied = {**session, "traceparent": f"00-{PROXY_TRACE}-{PARENT_2}-01"}
                 first = k.reply(k.rpc(client, url, "tools/call", params, proxied, 5))
                 meta = {"traceparent": f"00-{TRACE_2}-{PARENT_2}-01"}
-                second = k.modern_call(client, url, "get_item", {"itemId": 99}, JSON, meta)
+                second = k.modern_call(client, url, "get_item", {"itemId": 99}, AUTHORIZED, meta)
         finally:
             log = stop(process)
         yield {
@@ -148,9 +151,10 @@ def test_metrics_are_flushed_on_sigterm_with_the_convention_buckets(
 
 def test_no_secret_in_any_span_metric_or_log_line(traced: dict[str, Any]) -> None:
     exported = b"".join(body for _, _, body in traced["receiver"].received)
-    assert exported and k.UPSTREAM_KEY.encode() not in exported
+    for secret in (k.UPSTREAM_KEY, k.KEY):  # the API's key, the MCP caller's key
+        assert exported and secret.encode() not in exported
+        assert secret not in traced["log"]
     log = traced["log"]
-    assert k.UPSTREAM_KEY not in log
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     assert lines and all("message" in line for line in lines)
 
@@ -216,7 +220,7 @@ def test_get_metrics_is_behind_the_mcp_authentication_unless_public(access: str)
         process = k.start(spec, ["--transport", "http", "--port", str(port)], env)
         try:
             base = k.wait_ready(process, port)
-            authorized = {**JSON, "Authorization": f"Bearer {k.KEY}"}
+            authorized = AUTHORIZED
             with httpx2.Client(timeout=30) as client:
                 k.modern_call(client, base + "/mcp", "list_items", {}, authorized, {})
                 anonymous = client.get(base + "/metrics")
