@@ -112,7 +112,7 @@ class Telemetry:
         """A server middleware: runs inside the SDK's span of each inbound message."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import INVALID_PARAMS, CallToolResult
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
         from opentelemetry.trace import get_current_span
         from pydantic import ValidationError
 
@@ -132,6 +132,8 @@ class Telemetry:
                         span.set_attribute("mcp.session.id", session_id)
                     _link_http_context(span, ctx.request)
             version = ctx.protocol_version
+            if version not in SUPPORTED_PROTOCOL_VERSIONS:
+                version = "_OTHER"  # a label, bounded like the method
             if connection is not None and version not in MODERN_PROTOCOL_VERSIONS:
                 self._track_session(connection, session_id, version)
             error: str | None = None
