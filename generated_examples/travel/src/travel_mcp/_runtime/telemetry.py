@@ -112,7 +112,7 @@ class Telemetry:
         """A server middleware: runs inside the SDK's span of each inbound message."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import INVALID_PARAMS, CallToolResult
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
         from opentelemetry.trace import get_current_span
         from pydantic import ValidationError
 
@@ -130,7 +130,10 @@ class Telemetry:
                         span.set_attribute("network.protocol.name", "http")
                     if session_id:
                         span.set_attribute("mcp.session.id", session_id)
+                    _link_http_context(span, ctx.request)
             version = ctx.protocol_version
+            if version not in SUPPORTED_PROTOCOL_VERSIONS:
+                version = "_OTHER"  # a label, bounded like the method
             if connection is not None and version not in MODERN_PROTOCOL_VERSIONS:
                 self._track_session(connection, session_id, version)
             error: str | None = None
@@ -188,6 +191,27 @@ class Telemetry:
 
         connection.exit_stack.callback(closed)
 
+    async def operation_span(self, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        """One operation run by search mode's ``call_operation`` or code mode's ``execute``
+        (inside that tool's span): an INTERNAL span ``execute_tool <operation>``."""
+        from opentelemetry.trace import StatusCode
+
+        assert self.tracer is not None
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        with self.tracer.start_as_current_span(
+            f"execute_tool {name}", attributes=attributes, record_exception=False
+        ) as span:
+            try:
+                result = await call()
+            except Exception as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.set_status(StatusCode.ERROR)
+                raise
+            if getattr(result, "is_error", False):
+                span.set_attribute("error.type", "tool_error")
+                span.set_status(StatusCode.ERROR)
+            return result
+
     async def upstream_span(
         self,
         send: Callable[[dict[str, str]], Awaitable[Any]],
@@ -230,6 +254,20 @@ class Telemetry:
                 span.set_attribute("error.type", str(status))
                 span.set_status(StatusCode.ERROR)
             return response
+
+
+def _link_http_context(span: Any, request: Any) -> None:
+    """The HTTP request's own ``traceparent`` (a proxy's, say) as a link of the MCP span,
+    whose parent is the one in ``params._meta`` (as the conventions say)."""
+    headers = getattr(request, "headers", None)
+    if headers is None or "traceparent" not in headers:
+        return
+    from opentelemetry.propagate import extract
+    from opentelemetry.trace import get_current_span
+
+    linked = get_current_span(extract(dict(headers))).get_span_context()
+    if linked.is_valid:
+        span.add_link(linked)
 
 
 def _tool_error(result: Any, model: type[Any]) -> bool:
