@@ -53,6 +53,7 @@ E2E = {
     "runtime/test_rt_stdio.py",
     "runtime/test_rt_stdio_wire.py",
     "runtime/test_sandbox_escapes.py",
+    "runtime/test_telemetry.py",
     "security/test_issue16.py",
     "security/test_issue30_auth.py",
     "security/test_issue30_hosts.py",

@@ -16,7 +16,7 @@ from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised
 from mcpgen.model.resources import Resource, StaticContent
-from mcpgen.model.settings import Ci, auth_settings, http_settings
+from mcpgen.model.settings import Ci, Observability, auth_settings, http_settings
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
 from mcpgen.openapi.result import Merged, Operation
 
@@ -83,6 +83,9 @@ def build_model(doc: Document) -> Manifest:
         upstream=merged.upstream,
         code_mode=_code_mode(options.get("codeMode")),
         ci=Ci(github=bool(data.get("ci", {}).get("github", False))),
+        observability=Observability(
+            metrics=str(data.get("observability", {}).get("metrics", "protected"))
+        ),
     )
     if "deploy" in data:
         manifest = replace(manifest, deploy=deploy_settings(data["deploy"], manifest))

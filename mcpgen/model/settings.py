@@ -84,6 +84,13 @@ class Ci:
     github: bool = False  # .github/workflows/mcp.yml
 
 
+@dataclass(frozen=True)
+class Observability:
+    """Telemetry settings of the manifest (``observability``); the rest is ``OTEL_*``."""
+
+    metrics: str = "protected"  # GET /metrics behind the MCP endpoint's auth, or "public"
+
+
 DEFAULT_MAX_BODY_SIZE = 4 * 1024 * 1024  # the SDK's default for streamable HTTP
 DEFAULT_RETRY_INTERVAL_MS = 1000
 DEFAULT_EVENT_STORE_SIZE = 1000

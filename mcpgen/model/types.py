@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
-from mcpgen.model.settings import Auth, Ci, Deploy, HttpSettings
+from mcpgen.model.settings import Auth, Ci, Deploy, HttpSettings, Observability
 from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
 
@@ -64,6 +64,11 @@ RUNTIME_DEPENDENCIES = (
     "typing-extensions>=4.6",  # the models' TypeAliasType on Python 3.11
 )
 SANDBOX_DEPENDENCY = "pydantic-monty>=1.4,<2"
+# the ``otel`` extra: imported only when OTEL_* is set or for GET /metrics (runtime/telemetry*.py)
+OTEL_DEPENDENCIES = (
+    "opentelemetry-sdk>=1.45,<2",
+    "opentelemetry-exporter-otlp-proto-http>=1.45,<2",
+)
 REDIS_DEPENDENCY = "redis>=8.1,<9"  # imported only with a Redis URL (runtime/shared_redis.py)
 TEST_DEPENDENCIES = (
     "pytest>=8",
@@ -257,6 +262,7 @@ class Manifest:
     code_mode: Json | None = None  # openapi.codeMode: the sandbox's limits (runtime names)
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
     ci: Ci = field(default_factory=Ci)
+    observability: Observability = field(default_factory=Observability)
     # Where the schema behind each model class was written: for located build errors.
     origins: Origins = field(default_factory=lambda: Origins({}), compare=False)
 
@@ -313,8 +319,10 @@ class Manifest:
 
     @property
     def extras(self) -> dict[str, list[str]]:
-        """Optional dependencies besides ``test``: ``redis`` for replicas sharing state."""
-        return {} if self.shares_state else {"redis": [REDIS_DEPENDENCY]}
+        """Optional dependencies besides ``test``: ``redis`` for replicas sharing state,
+        ``otel`` for OpenTelemetry traces and metrics."""
+        found = {} if self.shares_state else {"redis": [REDIS_DEPENDENCY]}
+        return {**found, "otel": list(OTEL_DEPENDENCIES)}
 
     @property
     def test_dependencies(self) -> list[str]:

@@ -246,6 +246,8 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             data["upstream"] = {**manifest.upstream, "serverAuthHeader": auth.header}
     if manifest.code_mode:
         data["codeMode"] = manifest.code_mode
+    if manifest.observability.metrics != "protected":
+        data["observability"] = {"metrics": manifest.observability.metrics}
     data["tools"] = [tool_entry(t, server.package) for t in manifest.tools]  # last: the biggest
     return data
 

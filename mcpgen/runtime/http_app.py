@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from . import sharing
+from . import sharing, telemetry
 from .auth import authenticator
 from .authz import IDENTITY_KEY
 from .eventstore import MemoryEventStore
@@ -87,6 +87,7 @@ def create_app(
         from . import h11guard
 
         h11guard.HEADER_TIMEOUT = settings.header_timeout
+    observed = telemetry.setup(spec, settings.transport, environ)
     shared = sharing.shared_for(spec, settings)
     server = server_factory(
         network=True,
@@ -141,6 +142,13 @@ def create_app(
         return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
 
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
+    public: tuple[str, ...] = ()
+    if observed is not None and observed.reader is not None:
+        from .prometheus import METRICS_PATH, metrics_route
+
+        routes.append(metrics_route(observed.reader))
+        if spec.get("observability", {}).get("metrics") == "public":
+            public = (METRICS_PATH,)
     if auth.kind == "oauth":
         routes.append(Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"]))
     # Host/Origin checks run in HostOriginMiddleware, the same for every transport.
@@ -173,6 +181,8 @@ def create_app(
             routes.append(websocket_route(server))
         app = Starlette(routes=routes)
     sharing.add_lifespan(app, shared)
+    if observed is not None:
+        telemetry.flush_on_shutdown(app)
     # add_middleware wraps the app: the last one added runs first.
     resumable = (
         settings.transport == "http" and not settings.stateless and settings.event_store_size > 0
@@ -198,6 +208,7 @@ def create_app(
         limiter=limiter,
         metadata_url=metadata_url,
         realm=str(info["name"]),
+        public_paths=public,
     )
     app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
     if settings.cors_origins:

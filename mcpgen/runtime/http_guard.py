@@ -158,6 +158,7 @@ class AuthMiddleware:
         limiter: Any = None,
         metadata_url: Any = None,
         realm: str = "mcp",
+        public_paths: tuple[str, ...] = (),
     ) -> None:
         self.app = app
         self.auth = auth
@@ -166,6 +167,7 @@ class AuthMiddleware:
         self.limiter = limiter
         self.metadata_url = metadata_url
         self.realm = realm
+        self.public_paths = public_paths  # served without a credential (GET /metrics if public)
         # step-up answers name the scope a call lacks: not when discovery hides the tool
         self.step_up = (
             settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
@@ -200,13 +202,14 @@ class AuthMiddleware:
                 'error="invalid_token"',
                 f'error_description="{quote_param(failure.description)}"',
             ]
-        return ("ApiKey " if self.auth.kind == "apiKey" else "Bearer ") + ", ".join(params)
+        scheme = "ApiKey" if self.auth.kind == "apiKey" else "Bearer"
+        return f"{scheme} {', '.join(params)}" if params else scheme  # "Bearer " is no header
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         path = route_path(scope)
-        if path == HEALTH_PATH or path.startswith(WELL_KNOWN):
+        if path == HEALTH_PATH or path.startswith(WELL_KNOWN) or path in self.public_paths:
             return await self.app(scope, receive, send)
         if scope.get("method") == "OPTIONS" or not self.auth.enabled:
             if await self._limited(scope, receive, send, client_address(scope)):

@@ -102,6 +102,9 @@ def test_compose_runs_replicas_redis_and_a_balancer() -> None:
         == "${RELAY_STATE_SECRET:?set RELAY_STATE_SECRET in the environment}"
     )
     assert env["RELAY_KEYS"].startswith("${RELAY_KEYS:?")
+    # a collector by variable: empty (telemetry off) unless the shell sets it
+    assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "${OTEL_EXPORTER_OTLP_ENDPOINT:-}"
+    assert "pip install '.[otel]'" in files["Dockerfile"]
     for name, service in services.items():
         for needed, condition in service.get("depends_on", {}).items():
             assert needed in services, (name, needed)
@@ -149,6 +152,8 @@ def test_kubernetes_objects_reference_each_other() -> None:
     assert env["RELAY_STATELESS"]["value"] == "true"
     assert env["RELAY_ALLOWED_HOSTS"]["value"].split(",")[0] == "mcp.example.com"
     secret = objects[("Secret", f"{name}-secrets")]
+    collector = env.pop("OTEL_EXPORTER_OTLP_ENDPOINT")["valueFrom"]["configMapKeyRef"]
+    assert collector == {"name": f"{name}-otel", "key": "endpoint", "optional": True}
     refs = {n: e["valueFrom"]["secretKeyRef"] for n, e in env.items() if "valueFrom" in e}
     assert set(refs) == {"RELAY_KEYS", "RELAY_STATE_SECRET"} == set(secret["stringData"])
     for variable, ref in refs.items():
@@ -208,8 +213,9 @@ def test_redis_is_a_dependency_with_deploy_and_an_extra_without() -> None:
     plain, deployed = load(), load("deploy: {kubernetes: false}\n")
     assert not deploy_templates(plain)
     assert not any(d.startswith("redis") for d in plain.dependencies)
-    assert plain.extras == {"redis": ["redis>=8.1,<9"]}
-    assert "redis>=8.1,<9" in deployed.dependencies and deployed.extras == {}
+    assert plain.extras["redis"] == ["redis>=8.1,<9"]
+    assert "redis>=8.1,<9" in deployed.dependencies and "redis" not in deployed.extras
+    assert sorted(plain.extras["otel"]) == sorted(deployed.extras["otel"])
     assert sorted(deploy_templates(deployed)) == ["deploy/compose.yaml", "deploy/nginx.conf"]
     pyproject = render(GENERATED_TEMPLATES["pyproject.toml"], **context(plain))
     assert 'redis = [\n    "redis>=8.1,<9",\n]' in pyproject

@@ -20,6 +20,7 @@ from typing import Any
 
 import mcp_types as types
 
+from . import telemetry
 from .content import structured, tool_error
 from .context import Context
 from .errors import Forbidden, ToolError
@@ -101,6 +102,19 @@ class Operations:
         as tool errors (a forbidden one names the missing scope, so a client can ask for it)."""
         if name not in self.entries:
             raise self.unknown(name)
+        observed = telemetry.ACTIVE
+        if observed is not None and observed.tracing:
+            result: types.CallToolResult | types.InputRequiredResult = (
+                await observed.operation_span(
+                    name, lambda: self._dispatch(name, arguments, context)
+                )
+            )
+            return result
+        return await self._dispatch(name, arguments, context)
+
+    async def _dispatch(
+        self, name: str, arguments: dict[str, Json], context: Context
+    ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             return await self.table.dispatch(name, arguments, context)
         except UnknownTool:

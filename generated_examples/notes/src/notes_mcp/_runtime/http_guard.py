@@ -20,7 +20,6 @@ import anyio
 
 from .auth import Authenticator, AuthError
 from .authz import IDENTITY_KEY, Policy
-from .http_streams import metered, until_expiry
 from .identity import Identity
 from .settings import Settings
 
@@ -113,8 +112,7 @@ class TokenBuckets:
     Keys are verified identities or client addresses. The buckets are ``limiter``'s: the
     shared state's (in Redis, so the limit holds across replicas), else this process's,
     where the least recently used keys are forgotten past MAX_KEYS (a forgotten key starts
-    with a full bucket). Verified callers and addresses keep their buckets apart, so a
-    flood of refused requests from many addresses never pushes out a caller's bucket."""
+    with a full bucket)."""
 
     MAX_KEYS = 10_000
     LONGEST_WAIT = 3600.0  # the most Retry-After ever says
@@ -126,15 +124,11 @@ class TokenBuckets:
             from .shared_local import LocalRateLimiter
 
             limiter = LocalRateLimiter(self.MAX_KEYS)
-            self.addresses: RateLimiter = LocalRateLimiter(self.MAX_KEYS)
-        else:
-            self.addresses = limiter
         self.limiter = limiter
 
     async def wait(self, key: str) -> float:
         """0 when the request may go ahead, else the seconds until it may."""
-        limiter = self.addresses if key.startswith("ip:") else self.limiter
-        allowed, wait = await limiter.allow(key, self.rate, float(self.burst))
+        allowed, wait = await self.limiter.allow(key, self.rate, float(self.burst))
         return 0.0 if allowed else min(max(wait, 1e-6), self.LONGEST_WAIT)
 
 
@@ -157,7 +151,7 @@ class AuthMiddleware:
         policy: Policy,
         limiter: Any = None,
         metadata_url: Any = None,
-        realm: str = "mcp",
+        public_paths: tuple[str, ...] = (),
     ) -> None:
         self.app = app
         self.auth = auth
@@ -165,7 +159,7 @@ class AuthMiddleware:
         self.policy = policy
         self.limiter = limiter
         self.metadata_url = metadata_url
-        self.realm = realm
+        self.public_paths = public_paths  # served without a credential (GET /metrics if public)
         # step-up answers name the scope a call lacks: not when discovery hides the tool
         self.step_up = (
             settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
@@ -187,10 +181,7 @@ class AuthMiddleware:
         return True
 
     def challenge(self, scope: Scope, failure: AuthError | None) -> str:
-        """The ``WWW-Authenticate`` value of a 401: always a scheme and at least the realm
-        (RFC 6750 section 3; a bare ``Bearer `` is not a valid header value and h11 drops
-        the connection instead of sending it)."""
-        params = [f'realm="{quote_param(self.realm)}"']
+        params: list[str] = []
         if self.auth.kind == "oauth" and self.metadata_url is not None:
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         elif self.auth.kind == "apiKey":
@@ -200,19 +191,19 @@ class AuthMiddleware:
                 'error="invalid_token"',
                 f'error_description="{quote_param(failure.description)}"',
             ]
-        return ("ApiKey " if self.auth.kind == "apiKey" else "Bearer ") + ", ".join(params)
+        scheme = "ApiKey" if self.auth.kind == "apiKey" else "Bearer"
+        return f"{scheme} {', '.join(params)}" if params else scheme  # "Bearer " is no header
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         path = route_path(scope)
-        if path == HEALTH_PATH or path.startswith(WELL_KNOWN):
+        if path == HEALTH_PATH or path.startswith(WELL_KNOWN) or path in self.public_paths:
             return await self.app(scope, receive, send)
         if scope.get("method") == "OPTIONS" or not self.auth.enabled:
             if await self._limited(scope, receive, send, client_address(scope)):
                 return
             scope[IDENTITY_KEY] = Identity("anonymous", None)
-            receive = metered(scope, receive, self.limiter, client_address(scope))
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
         from starlette.datastructures import Headers
 
@@ -243,7 +234,6 @@ class AuthMiddleware:
             return
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
-        receive = metered(scope, receive, self.limiter, "id:" + identity.key)
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
             body, receive = await _read_body(receive, self.settings.max_body_size)
@@ -254,8 +244,6 @@ class AuthMiddleware:
             denied = self._denied(body, identity)
             if denied is not None:
                 return await self._insufficient(scope, receive, send, denied)
-        if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
-            return await until_expiry(self.app, scope, receive, send, identity.expires_at)
         await self.app(scope, receive, send)
 
     def _denied(self, body: bytes, identity: Identity) -> dict[str, Any] | None:
@@ -302,8 +290,7 @@ class AuthMiddleware:
 def sdk_user(identity: Identity) -> Any:
     """The caller as the SDK sees it (``scope["user"]``): its streamable HTTP and SSE
     transports bind every session to the caller that opened it (client, issuer, subject),
-    so a session id presented by anyone else is answered 404. The subject given is the
-    identity's key, so a client and a user of one name hold different sessions."""
+    so a session id presented by anyone else is answered 404."""
     from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
     from mcp.server.auth.provider import AccessToken
 
@@ -312,7 +299,7 @@ def sdk_user(identity: Identity) -> Any:
         client_id=identity.client or identity.subject,
         scopes=sorted(identity.scopes or ()),
         expires_at=identity.expires_at,
-        subject=identity.key,  # issuer, client, subject and its kind: callers never merge
+        subject=identity.subject,
         claims={"iss": identity.issuer} if identity.issuer else None,
     )
     return AuthenticatedUser(token)

@@ -17,6 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from . import telemetry
 from .authz import IdentityMiddleware, Policy, current_identity, principal
 from .completions import CompleteCall, CompletionBinding, CompletionTable
 from .events import Events
@@ -344,6 +345,7 @@ def build_server(
         events,
     )
     server.listen = listen
+    telemetry.install(server)
     if shared is not None:
         shared.on_remote_event(events.forward)
         if server.listen is not None:

@@ -8,25 +8,15 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from . import sharing
+from . import sharing, telemetry
 from .auth import authenticator
-from .authz import IDENTITY_KEY
 from .eventstore import MemoryEventStore
-from .http_guard import (
-    WELL_KNOWN,
-    AuthMiddleware,
-    HostOriginMiddleware,
-    TokenBuckets,
-    error,
-    respond,
-    route_path,
-)
-from .identity import Identity
+from .http_guard import WELL_KNOWN, AuthMiddleware, HostOriginMiddleware, TokenBuckets, route_path
 from .settings import Settings
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import Receive, Scope, Send
 
     from .server import GeneratedServer
 
@@ -87,6 +77,7 @@ def create_app(
         from . import h11guard
 
         h11guard.HEADER_TIMEOUT = settings.header_timeout
+    observed = telemetry.setup(spec, settings.transport, environ)
     shared = sharing.shared_for(spec, settings)
     server = server_factory(
         network=True,
@@ -141,6 +132,13 @@ def create_app(
         return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
 
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
+    public: tuple[str, ...] = ()
+    if observed is not None and observed.reader is not None:
+        from .prometheus import METRICS_PATH, metrics_route
+
+        routes.append(metrics_route(observed.reader))
+        if spec.get("observability", {}).get("metrics") == "public":
+            public = (METRICS_PATH,)
     if auth.kind == "oauth":
         routes.append(Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"]))
     # Host/Origin checks run in HostOriginMiddleware, the same for every transport.
@@ -160,8 +158,6 @@ def create_app(
             host=settings.host,
             custom_starlette_routes=cast("list[Route]", routes),
         )
-        if not settings.stateless:
-            cap_sessions_per_caller(server.session_manager, settings.sessions_per_caller)
     else:
         from starlette.applications import Starlette
 
@@ -173,6 +169,8 @@ def create_app(
             routes.append(websocket_route(server))
         app = Starlette(routes=routes)
     sharing.add_lifespan(app, shared)
+    if observed is not None:
+        telemetry.flush_on_shutdown(app)
     # add_middleware wraps the app: the last one added runs first.
     resumable = (
         settings.transport == "http" and not settings.stateless and settings.event_store_size > 0
@@ -181,8 +179,6 @@ def create_app(
         from .lifecycle import DisconnectMiddleware
 
         app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
-    if settings.transport in ("sse", "websocket"):
-        app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
     limiter = (
         TokenBuckets(
             settings.rate_limit, settings.rate_burst, shared.limiter if replicated else None
@@ -197,7 +193,7 @@ def create_app(
         policy=server.tools.policy,
         limiter=limiter,
         metadata_url=metadata_url,
-        realm=str(info["name"]),
+        public_paths=public,
     )
     app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
     if settings.cors_origins:
@@ -225,67 +221,6 @@ def create_app(
             max_age=600,
         )
     return app
-
-
-class SessionSlots:
-    """Legacy SSE streams and WebSocket connections are sessions too: at most
-    ``max_sessions`` open at once, and ``sessions_per_caller`` of one verified caller, as
-    for streamable HTTP (503 past either)."""
-
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
-        self.app = app
-        self.total = settings.max_sessions
-        self.per_caller = settings.sessions_per_caller
-        self.open = 0
-        self.by_caller: dict[str, int] = {}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        opening = scope["type"] == "websocket" or (
-            scope["type"] == "http"
-            and scope.get("method") == "GET"
-            and route_path(scope) == SSE_ROUTE
-        )
-        if not opening:
-            return await self.app(scope, receive, send)
-        identity = scope.get(IDENTITY_KEY)
-        key: str | None = None  # verified callers only; anonymous ones share the total
-        if isinstance(identity, Identity) and scope.get("user") is not None:
-            key = identity.key
-        if self.open >= self.total or (
-            key is not None and self.by_caller.get(key, 0) >= self.per_caller
-        ):
-            logger.warning("refused a new session: too many open")
-            refusal = error(503, "too_many_sessions", "Too many open sessions")
-            return await respond(scope, receive, send, refusal)
-        self.open += 1
-        if key is not None:
-            self.by_caller[key] = self.by_caller.get(key, 0) + 1
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.open -= 1
-            if key is not None:
-                self.by_caller[key] -= 1
-                if not self.by_caller[key]:
-                    del self.by_caller[key]
-
-
-def cap_sessions_per_caller(manager: Any, cap: int) -> None:
-    """At most ``cap`` open sessions per verified caller: the SDK's session manager caps
-    sessions in all (``max_sessions``) and binds each to its caller, but one token could
-    open every slot. A caller at its cap gets the same 503 as a full server. Anonymous
-    callers (no authentication) share the overall cap only. Wraps the manager's admission
-    step (``mcp`` 2.3's ``_admit_session``, checked by the security tests)."""
-    admit = manager._admit_session
-    owners: dict[str, Any] = manager._session_owners
-
-    def admit_capped(requestor: Any) -> Any:
-        if requestor is not None and sum(o == requestor for o in owners.values()) >= cap:
-            logger.warning("refused a new session: its caller already has %d open", cap)
-            return None
-        return admit(requestor)
-
-    manager._admit_session = admit_capped
 
 
 def _sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:

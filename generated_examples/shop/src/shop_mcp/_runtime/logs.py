@@ -9,6 +9,8 @@ import sys
 import time
 from typing import Any
 
+from . import telemetry
+
 QUIET = ("httpx2", "httpcore2", "httpx", "httpcore")
 _RECORD_FIELDS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
 # Query parameters that may carry a credential (a token sent as ?access_token= is refused,
@@ -53,6 +55,8 @@ class JsonFormatter(logging.Formatter):
         for key, value in vars(record).items():
             if key not in _RECORD_FIELDS and not key.startswith("_"):
                 data[key] = value
+        if telemetry.ACTIVE is not None:
+            data.update(telemetry.trace_ids())
         if record.exc_info:
             data["exception"] = self.formatException(record.exc_info)
         return json.dumps(data, default=str, ensure_ascii=False)

@@ -171,6 +171,9 @@ def main(
         sys.exit(f"{prog}: {exc}")
     configure_logging(settings.log_level, settings.log_format)
     if settings.transport == "stdio":
+        from .telemetry import setup
+
+        setup(spec, "stdio")
         run_stdio(server_factory)
         return
     try:
@@ -232,7 +235,13 @@ async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
     async with anyio.create_task_group() as tg:
         if sys.platform != "win32":
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
-        await stdio.serve(server)
+        try:
+            await stdio.serve(server)
+        finally:
+            from .telemetry import flush
+
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(flush)
         tg.cancel_scope.cancel()
 
 

@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import wire
+from . import telemetry, wire
 from .content import (
     ResourceReturn,
     ToolReturn,
@@ -199,9 +199,13 @@ class Upstream:
             sent = dict(headers)
             if cookies:
                 sent["Cookie"] = wire.cookie_header(cookies)
-            response = await self.client().request(
-                method, url, params=query, headers=sent, **options
-            )
+            tracer = telemetry.ACTIVE
+            if tracer is None or not tracer.tracing:
+                response = await self.client().request(
+                    method, url, params=query, headers=sent, **options
+                )
+            else:
+                response = await self._traced(tracer, request, method, url, query, sent, options)
             location = response.headers.get("location")
             if response.status_code not in REDIRECTS or not location:
                 return response
@@ -219,6 +223,25 @@ class Upstream:
                 logger.info("following a redirect to another origin without credentials")
             await response.aclose()
         raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
+
+    async def _traced(
+        self,
+        tracer: telemetry.Telemetry,
+        request: Request,
+        method: str,
+        url: str,
+        query: dict[str, Any] | None,
+        headers: dict[str, str],
+        options: dict[str, Json],
+    ) -> httpx2.Response:
+        """One attempt in its CLIENT span, ``traceparent`` injected inside it."""
+        full = wire.redact(str(httpx2.URL(url, params=query)), request.secret_query)
+
+        async def send(sent: dict[str, str]) -> httpx2.Response:
+            return await self.client().request(method, url, params=query, headers=sent, **options)
+
+        response: httpx2.Response = await tracer.upstream_span(send, method, full, headers)
+        return response
 
     def tool_call(self, operation: dict[str, Json], ident: str) -> ToolCall:
         """The call behind one imported tool: the user's override if one exists, else HTTP."""

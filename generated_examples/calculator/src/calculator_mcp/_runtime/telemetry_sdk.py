@@ -1,0 +1,124 @@
+"""The OpenTelemetry SDK's providers for ``telemetry.setup``: imported only when telemetry is
+on and the ``otel`` extra is installed.
+
+Exporters are found by name the way the SDK's own auto-configuration finds them (the
+``opentelemetry_<signal>_exporter`` entry points), each configured by the SDK from its
+``OTEL_*`` variables. ``otlp`` means OTLP/HTTP (protobuf) unless ``..._PROTOCOL=grpc``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from typing import Any
+
+from .telemetry import Telemetry
+
+logger = logging.getLogger(__name__)
+
+
+def build(
+    spec: Mapping[str, Any], transport: str, environ: Mapping[str, str], exporting: bool
+) -> Telemetry:
+    from opentelemetry import trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import (
+        InMemoryMetricReader,
+        PeriodicExportingMetricReader,
+    )
+
+    resource = _resource(spec)
+    readers: list[Any] = []
+    local = None
+    if transport != "stdio":
+        local = InMemoryMetricReader()  # what GET /metrics shows
+        readers.append(local)
+    if exporting:
+        readers += [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    flushers: list[Any] = [meter_provider.force_flush]
+    tracing = False
+    if exporting:
+        current = trace.get_tracer_provider()
+        if isinstance(current, trace.ProxyTracerProvider):
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+            tracer_provider = TracerProvider(resource=resource)  # sampler: OTEL_TRACES_SAMPLER
+            for exporter in exporters("traces", environ):
+                tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+            trace.set_tracer_provider(tracer_provider)
+            current = tracer_provider
+        # else: the process already has one (opentelemetry-instrument): spans go there
+        tracing = True
+        if hasattr(current, "force_flush"):
+            flushers.append(current.force_flush)
+        if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
+            flushers.append(_logs(resource, environ))
+    telemetry = Telemetry(meter_provider, local, tracing, transport)
+    telemetry.flushers = flushers
+    logger.info(
+        "OpenTelemetry on: %s%s",
+        "traces and metrics exported" if exporting else "no exporter",
+        ", GET /metrics" if local is not None else "",
+    )
+    return telemetry
+
+
+def _resource(spec: Mapping[str, Any]) -> Any:
+    """The SDK's resource (``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_SERVICE_NAME``), with the
+    server's name and version where those leave them unset."""
+    from opentelemetry.sdk.resources import Resource
+
+    base = Resource.create()
+    info = spec["server"]
+    defaults: dict[str, str] = {}
+    if str(base.attributes.get("service.name", "")).startswith("unknown_service"):
+        defaults["service.name"] = info["name"]
+    if "service.version" not in base.attributes and info.get("version"):
+        defaults["service.version"] = str(info["version"])
+    return base.merge(Resource(defaults)) if defaults else base
+
+
+def exporters(signal: str, environ: Mapping[str, str]) -> list[Any]:
+    """The exporters ``OTEL_<SIGNAL>_EXPORTER`` names (default ``otlp``; ``none`` for none)."""
+    upper = signal.upper()
+    default = "none" if signal == "logs" else "otlp"
+    names = [n.strip() for n in environ.get(f"OTEL_{upper}_EXPORTER", default).split(",")]
+    found = []
+    for name in names:
+        if name in ("", "none"):
+            continue
+        if name == "otlp":
+            protocol = (
+                environ.get(f"OTEL_EXPORTER_OTLP_{upper}_PROTOCOL")
+                or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+                or "http/protobuf"
+            ).strip()
+            if protocol not in ("grpc", "http/protobuf"):
+                logger.warning("OTLP protocol %r is not supported: using http/protobuf", protocol)
+            name = "otlp_proto_grpc" if protocol == "grpc" else "otlp_proto_http"
+        points = entry_points(group=f"opentelemetry_{signal}_exporter", name=name)
+        if not points:
+            hint = " (pip install opentelemetry-exporter-otlp-proto-grpc)" if "grpc" in name else ""
+            logger.warning(
+                "no %s exporter %r is installed%s: %s not exported", signal, name, hint, signal
+            )
+            continue
+        found.append(next(iter(points)).load()())
+    return found
+
+
+def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
+    """Log records exported as well (``OTEL_LOGS_EXPORTER`` set): a handler on the root
+    logger, the lines on stderr unchanged. Returns the provider's flush."""
+    from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+    provider = LoggerProvider(resource=resource)
+    for exporter in exporters("logs", environ):
+        provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
+    root = logging.getLogger()
+    root.addHandler(LoggingHandler(level=root.level, logger_provider=provider))
+    return provider.force_flush

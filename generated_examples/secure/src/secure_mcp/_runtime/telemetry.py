@@ -1,0 +1,358 @@
+"""OpenTelemetry: traces, metrics and (optionally) logs, on the MCP semantic conventions.
+
+Off unless an ``OTEL_*`` variable is set (``OTEL_SDK_DISABLED=true`` keeps it off): then
+nothing is imported, no exporter is made and no connection is opened. Set, the SDK's own
+environment handling configures the exporters (``OTEL_EXPORTER_OTLP_ENDPOINT``, headers,
+``OTEL_BSP_SCHEDULE_DELAY``, ``OTEL_METRIC_EXPORT_INTERVAL``, ``OTEL_TRACES_SAMPLER``,
+``OTEL_RESOURCE_ATTRIBUTES``, ...); ``OTEL_SERVICE_NAME`` defaults to the server's name.
+The packages come with the generated package's ``otel`` extra; without it the server runs
+as before and says once what to install.
+
+On an HTTP transport with the extra installed, metrics are also kept in this process for
+``GET /metrics`` (Prometheus text), with or without ``OTEL_*``: still no exporter then.
+
+The SDK's own middleware makes the SERVER span of each message (name, method, tool, error
+type, parent from ``params._meta``); ``Telemetry.middleware`` adds ``mcp.session.id`` and
+``network.transport`` to it and records ``mcp.server.operation.duration`` and
+``mcp.server.session.duration``. ``upstream_span`` wraps one upstream HTTP attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+logger = logging.getLogger(__name__)
+BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+# methods a metric may name (any other becomes "_OTHER": a client cannot grow the label set)
+METHODS = frozenset(
+    (
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "subscriptions/listen",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+    )
+)
+_SESSION_KEY = "mcpgen.telemetry.session"
+
+
+def configured(environ: Mapping[str, str]) -> bool:
+    """Whether the deployment asks for telemetry: any non-empty ``OTEL_*`` variable (a
+    compose file's ``${OTEL_...:-}`` is not a request), unless ``OTEL_SDK_DISABLED`` is true."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return any(key.startswith("OTEL_") and value.strip() for key, value in environ.items())
+
+
+def installed() -> bool:
+    """Whether the ``otel`` extra (the OpenTelemetry SDK) is installed, without importing it."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("opentelemetry.sdk") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+class Telemetry:
+    """The providers of this process and the instruments a generated server records."""
+
+    def __init__(self, meter_provider: Any, reader: Any, tracing: bool, transport: str) -> None:
+        from opentelemetry import trace
+
+        self.meter_provider = meter_provider
+        self.reader = reader  # in-process metrics for GET /metrics (None on stdio)
+        self.tracing = tracing
+        self.tracer = trace.get_tracer(__name__) if tracing else None
+        self.transport = transport
+        self.network = "pipe" if transport == "stdio" else "tcp"
+        self.flushers: list[Callable[[], Any]] = []
+        meter = meter_provider.get_meter(__name__)
+        self.operations = meter.create_histogram(
+            "mcp.server.operation.duration",
+            unit="s",
+            description="Duration of an MCP request or notification as the server saw it",
+            explicit_bucket_boundaries_advisory=list(BUCKETS),
+        )
+        self.sessions = meter.create_histogram(
+            "mcp.server.session.duration",
+            unit="s",
+            description="Duration of an MCP session as the server saw it",
+            explicit_bucket_boundaries_advisory=list(BUCKETS),
+        )
+        self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
+
+    def flush(self) -> None:
+        """Export what is pending (spans, metrics, logs): on shutdown, before exit."""
+        for flush in self.flushers:
+            try:
+                flush()
+            except Exception as exc:  # a collector away must not stop a shutdown
+                logger.warning("telemetry flush failed: %s", type(exc).__name__)
+
+    def middleware(self) -> Any:
+        """A server middleware: runs inside the SDK's span of each inbound message."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import INVALID_PARAMS, CallToolResult
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
+        from opentelemetry.trace import get_current_span
+        from pydantic import ValidationError
+
+        operations, network, tracing = self.operations, self.network, self.tracing
+
+        async def observe(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+            start = time.perf_counter()
+            connection = getattr(ctx.session, "_connection", None)
+            session_id = getattr(connection, "session_id", None)
+            if tracing:
+                span = get_current_span()
+                if span.is_recording():
+                    span.set_attribute("network.transport", network)
+                    if network == "tcp":
+                        span.set_attribute("network.protocol.name", "http")
+                    if session_id:
+                        span.set_attribute("mcp.session.id", session_id)
+                    _link_http_context(span, ctx.request)
+            version = ctx.protocol_version
+            if version not in SUPPORTED_PROTOCOL_VERSIONS:
+                version = "_OTHER"  # a label, bounded like the method
+            if connection is not None and version not in MODERN_PROTOCOL_VERSIONS:
+                self._track_session(connection, session_id, version)
+            error: str | None = None
+            try:
+                result = await call_next(ctx)
+            except MCPError as exc:
+                error = str(exc.error.code)
+                raise
+            except ValidationError:
+                error = str(INVALID_PARAMS)
+                raise
+            except Exception as exc:
+                error = type(exc).__qualname__
+                raise
+            else:
+                if ctx.method == "tools/call" and _tool_error(result, CallToolResult):
+                    error = "tool_error"
+                return result
+            finally:
+                operations.record(time.perf_counter() - start, self._labels(ctx, version, error))
+
+        return observe
+
+    def _labels(self, ctx: Any, version: str, error: str | None) -> dict[str, str]:
+        """Metric attributes: bounded values only (a method or tool name a client made up
+        becomes ``_OTHER`` or is left out), never a session id."""
+        method = ctx.method if ctx.method in METHODS else "_OTHER"
+        labels = {
+            "mcp.method.name": method,
+            "mcp.protocol.version": version,
+            "network.transport": self.network,
+        }
+        name = ctx.params.get("name") if ctx.params else None
+        if isinstance(name, str) and name in self.names:
+            labels["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = name
+        if error is not None:
+            labels["error.type"] = error
+            if error.lstrip("-").isdigit():
+                labels["rpc.response.status_code"] = error
+        return labels
+
+    def _track_session(self, connection: Any, session_id: str | None, version: str) -> None:
+        """Time a connection from its first message to its close (a handshake-era
+        session; a stateless HTTP POST is no session)."""
+        state = getattr(connection, "state", None)
+        if state is None or _SESSION_KEY in state:
+            return
+        if self.transport == "http" and not session_id:
+            return
+        state[_SESSION_KEY] = started = time.perf_counter()
+        labels = {"mcp.protocol.version": version, "network.transport": self.network}
+
+        def closed() -> None:
+            self.sessions.record(time.perf_counter() - started, labels)
+
+        connection.exit_stack.callback(closed)
+
+    async def operation_span(self, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        """One operation run by search mode's ``call_operation`` or code mode's ``execute``
+        (inside that tool's span): an INTERNAL span ``execute_tool <operation>``."""
+        from opentelemetry.trace import StatusCode
+
+        assert self.tracer is not None
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        with self.tracer.start_as_current_span(
+            f"execute_tool {name}", attributes=attributes, record_exception=False
+        ) as span:
+            try:
+                result = await call()
+            except Exception as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.set_status(StatusCode.ERROR)
+                raise
+            if getattr(result, "is_error", False):
+                span.set_attribute("error.type", "tool_error")
+                span.set_status(StatusCode.ERROR)
+            return result
+
+    async def upstream_span(
+        self,
+        send: Callable[[dict[str, str]], Awaitable[Any]],
+        method: str,
+        url: str,
+        headers: dict[str, str],
+    ) -> Any:
+        """One upstream HTTP attempt in a CLIENT span (``url`` already without credentials),
+        with ``traceparent`` injected into ``headers`` inside it."""
+        from urllib.parse import urlsplit
+
+        from opentelemetry.propagate import inject
+        from opentelemetry.trace import SpanKind, StatusCode
+
+        from .logs import redact_query
+
+        assert self.tracer is not None
+        parts = urlsplit(url)
+        attributes: dict[str, Any] = {
+            "http.request.method": method,
+            "url.full": redact_query(url),
+            "server.address": parts.hostname or "",
+        }
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+        if port:
+            attributes["server.port"] = port
+        with self.tracer.start_as_current_span(
+            method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
+        ) as span:
+            inject(headers)
+            try:
+                response = await send(headers)
+            except Exception as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.set_status(StatusCode.ERROR)
+                raise
+            status = int(response.status_code)
+            span.set_attribute("http.response.status_code", status)
+            if status >= 400:
+                span.set_attribute("error.type", str(status))
+                span.set_status(StatusCode.ERROR)
+            return response
+
+
+def _link_http_context(span: Any, request: Any) -> None:
+    """The HTTP request's own ``traceparent`` (a proxy's, say) as a link of the MCP span,
+    whose parent is the one in ``params._meta`` (as the conventions say)."""
+    headers = getattr(request, "headers", None)
+    if headers is None or "traceparent" not in headers:
+        return
+    from opentelemetry.propagate import extract
+    from opentelemetry.trace import get_current_span
+
+    linked = get_current_span(extract(dict(headers))).get_span_context()
+    if linked.is_valid:
+        span.add_link(linked)
+
+
+def _tool_error(result: Any, model: type[Any]) -> bool:
+    """Whether a tools/call result goes out as a tool error (as the SDK's span decides)."""
+    if isinstance(result, model):
+        return bool(result.is_error)
+    return isinstance(result, dict) and result.get("isError") is True
+
+
+ACTIVE: Telemetry | None = None
+_WARNED: list[bool] = []
+
+
+def setup(
+    spec: Mapping[str, Any], transport: str, environ: Mapping[str, str] | None = None
+) -> Telemetry | None:
+    """Telemetry for this process, made once (None when off). ``transport`` decides
+    ``network.transport`` and whether ``GET /metrics`` keeps metrics in process."""
+    global ACTIVE
+    if ACTIVE is not None:
+        return ACTIVE
+    environ = os.environ if environ is None else environ
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None  # everything off, GET /metrics included
+    exporting = configured(environ)
+    local_metrics = transport != "stdio"
+    if not exporting and not local_metrics:
+        return None
+    if not installed():
+        if exporting and not _WARNED:
+            _WARNED.append(True)
+            logger.warning(
+                "OTEL_* variables are set but OpenTelemetry is not installed: no telemetry. "
+                "Install this package's 'otel' extra (pip install '<package>[otel]'), that is "
+                "opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http"
+            )
+        return None
+    from .telemetry_sdk import build
+
+    ACTIVE = build(spec, transport, environ, exporting)
+    names = [t["definition"]["name"] for t in spec.get("tools", [])]
+    names += [p["definition"]["name"] for p in spec.get("prompts", [])]
+    ACTIVE.names = frozenset(names)
+    return ACTIVE
+
+
+def install(server: Any) -> None:
+    """Add the metrics and span attributes to ``server`` when telemetry is on (right after
+    the SDK's own tracing middleware, so its span is current)."""
+    if ACTIVE is not None:
+        server.middleware.insert(1, ACTIVE.middleware())
+
+
+def flush() -> None:
+    if ACTIVE is not None:
+        ACTIVE.flush()
+
+
+def flush_on_shutdown(app: Any) -> None:
+    """Flush spans and metrics when the app's lifespan ends: uvicorn re-raises SIGTERM
+    after its graceful stop, so the SDK's own exit hooks never run."""
+    from contextlib import asynccontextmanager
+
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application: Any) -> Any:
+        try:
+            async with inner(application) as state:
+                yield state
+        finally:
+            import anyio
+
+            await anyio.to_thread.run_sync(flush)
+
+    app.router.lifespan_context = lifespan
+
+
+def trace_ids() -> dict[str, str]:
+    """``trace_id`` and ``span_id`` of the current span for a log line ({} when none)."""
+    if ACTIVE is None or not ACTIVE.tracing:
+        return {}
+    from opentelemetry.trace import get_current_span
+
+    context = get_current_span().get_span_context()
+    if not context.is_valid:
+        return {}
+    return {"trace_id": f"{context.trace_id:032x}", "span_id": f"{context.span_id:016x}"}

@@ -1,0 +1,168 @@
+"""Telemetry pieces in process: when it is on, which exporters the ``OTEL_*`` variables name,
+bounded metric labels, the Prometheus text, trace ids in JSON log lines, and the manifest's
+``observability`` reaching ``_spec.json`` and the generated ``otel`` extra."""
+
+from __future__ import annotations
+
+import json
+import logging
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+
+from mcpgen.runtime import logs, prometheus, telemetry
+from mcpgen.runtime.telemetry import Telemetry, configured
+from mcpgen.runtime.telemetry_sdk import exporters
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def test_on_only_when_an_otel_variable_is_set_and_the_sdk_is_not_disabled() -> None:
+    assert not configured({"PATH": "/bin", "SHOP_PORT": "1"})
+    assert configured({"OTEL_SERVICE_NAME": "x"})
+    assert not configured({"OTEL_EXPORTER_OTLP_ENDPOINT": ""})  # compose's ${VAR:-}
+    assert not configured(
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"}
+    )
+
+
+def test_stdio_without_otel_builds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
+    assert telemetry.setup({"server": {"name": "s"}}, "stdio", {}) is None
+    assert telemetry.ACTIVE is None
+
+
+def test_exporters_follow_the_otel_variables(caplog: pytest.LogCaptureFixture) -> None:
+    [otlp] = exporters("traces", {})
+    assert type(otlp).__module__.startswith("opentelemetry.exporter.otlp.proto.http")
+    assert exporters("traces", {"OTEL_TRACES_EXPORTER": "none"}) == []
+    assert exporters("logs", {}) == []  # logs only when OTEL_LOGS_EXPORTER asks
+    kinds = exporters("metrics", {"OTEL_METRICS_EXPORTER": "console,otlp"})
+    assert [type(e).__name__ for e in kinds] == ["ConsoleMetricExporter", "OTLPMetricExporter"]
+    with caplog.at_level(logging.WARNING):
+        grpc = {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}
+        if not exporters("traces", grpc):  # the gRPC exporter is not an otel extra
+            assert "opentelemetry-exporter-otlp-proto-grpc" in caplog.text
+
+
+def telemetry_for(names: list[str]) -> tuple[Telemetry, InMemoryMetricReader]:
+    reader = InMemoryMetricReader()
+    made = Telemetry(MeterProvider(metric_readers=[reader]), reader, False, "http")
+    made.names = frozenset(names)
+    return made, reader
+
+
+def test_metric_labels_stay_bounded_whatever_a_client_sends() -> None:
+    made, _ = telemetry_for(["add"])
+    call = SimpleNamespace(method="tools/call", params={"name": "add"})
+    assert made._labels(call, "2025-11-25", None)["gen_ai.tool.name"] == "add"
+    invented = SimpleNamespace(method="tools/call", params={"name": "x" * 40})
+    assert "gen_ai.tool.name" not in made._labels(invented, "2025-11-25", "-32602")
+    odd = SimpleNamespace(method="made/up-" + "y" * 30, params=None)
+    labels = made._labels(odd, "2025-11-25", "-32601")
+    assert labels["mcp.method.name"] == "_OTHER"
+    assert labels["error.type"] == labels["rpc.response.status_code"] == "-32601"
+
+
+def test_prometheus_text_of_a_histogram() -> None:
+    made, reader = telemetry_for([])
+    attributes = {"mcp.method.name": "tools/call", "network.transport": "tcp"}
+    made.operations.record(0.03, attributes)
+    made.operations.record(7, attributes)
+    text = prometheus.render(reader)
+    name = "mcp_server_operation_duration_seconds"
+    assert f"# TYPE {name} histogram" in text
+    labels = 'mcp_method_name="tools/call",network_transport="tcp"'
+    assert f'{name}_bucket{{{labels},le="0.02"}} 0' in text
+    assert f'{name}_bucket{{{labels},le="0.05"}} 1' in text
+    assert f'{name}_bucket{{{labels},le="10"}} 2' in text
+    assert f'{name}_bucket{{{labels},le="+Inf"}} 2' in text
+    assert f"{name}_count{{{labels}}} 2" in text
+    assert f"{name}_sum{{{labels}}} 7.03" in text
+    assert text.endswith("\n")
+
+
+def test_prometheus_label_values_are_escaped() -> None:
+    assert prometheus._labels({"a.b": 'x"y\\z\nw'}) == '{a_b="x\\"y\\\\z\\nw"}'
+
+
+def test_json_log_lines_carry_the_current_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(telemetry, "ACTIVE", SimpleNamespace(tracing=True))
+    formatter = logs.JsonFormatter()
+    record = logging.LogRecord("t", logging.INFO, __file__, 1, "hello", None, None)
+    assert "trace_id" not in json.loads(formatter.format(record))  # no span current
+    tracer = TracerProvider().get_tracer("test")  # not the global provider
+    with tracer.start_as_current_span("work") as span:
+        line: dict[str, Any] = json.loads(formatter.format(record))
+    context = span.get_span_context()
+    assert line["trace_id"] == f"{context.trace_id:032x}"
+    assert line["span_id"] == f"{context.span_id:016x}"
+
+
+def test_the_manifest_says_who_reads_metrics_and_the_package_has_an_otel_extra() -> None:
+    from mcpgen.pipeline import load_document
+    from mcpgen.render.spec import spec_data
+
+    text = "mcpgen: 1\nserver: {name: watched}\nobservability: {metrics: public}\n"
+    manifest = _model(text, load_document)
+    assert manifest.observability.metrics == "public"
+    assert spec_data(manifest)["observability"] == {"metrics": "public"}
+    assert [r.split(">")[0] for r in manifest.extras["otel"]] == [
+        "opentelemetry-sdk",
+        "opentelemetry-exporter-otlp-proto-http",
+    ]
+    default = _model("mcpgen: 1\nserver: {name: watched}\n", load_document)
+    assert "observability" not in spec_data(default)  # protected: nothing written
+
+
+def _model(text: str, load_document: Any) -> Any:
+    from pathlib import Path
+
+    from mcpgen.load import load_text
+
+    loaded = load_document(load_text(text, "m.yaml", Path(".")), strict=True)
+    assert loaded.manifest is not None, loaded.problems
+    return loaded.manifest
+
+
+def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import anyio
+    import mcp_types as types
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcpgen.runtime.metatools import Operations
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    made, _ = telemetry_for([])
+    made.tracing, made.tracer = True, provider.get_tracer("test")
+    monkeypatch.setattr(telemetry, "ACTIVE", made)
+
+    async def dispatch(name: str, arguments: Any, context: Any) -> types.CallToolResult:
+        failed = name == "repos_delete"
+        return types.CallToolResult(content=[], is_error=failed)
+
+    operations = Operations.__new__(Operations)
+    operations.entries = {"repos_get": {}, "repos_delete": {}}
+    operations.table = SimpleNamespace(dispatch=dispatch)  # type: ignore[assignment]
+
+    async def execute() -> None:
+        with made.tracer.start_as_current_span("tools/call execute"):
+            await operations.dispatch("repos_get", {}, SimpleNamespace())  # type: ignore[arg-type]
+            await operations.dispatch("repos_delete", {}, SimpleNamespace())  # type: ignore[arg-type]
+
+    anyio.run(execute)
+    spans = {s.name: s for s in exported.get_finished_spans()}
+    outer = spans["tools/call execute"]
+    got, deleted = spans["execute_tool repos_get"], spans["execute_tool repos_delete"]
+    assert got.parent is not None and got.parent.span_id == outer.context.span_id
+    assert got.attributes is not None and got.attributes["gen_ai.tool.name"] == "repos_get"
+    assert deleted.attributes is not None and deleted.attributes["error.type"] == "tool_error"
