@@ -10,13 +10,23 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import sharing, telemetry
 from .auth import authenticator
+from .authz import IDENTITY_KEY
 from .eventstore import MemoryEventStore
-from .http_guard import WELL_KNOWN, AuthMiddleware, HostOriginMiddleware, TokenBuckets, route_path
+from .http_guard import (
+    WELL_KNOWN,
+    AuthMiddleware,
+    HostOriginMiddleware,
+    TokenBuckets,
+    error,
+    respond,
+    route_path,
+)
+from .identity import Identity
 from .settings import Settings
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
     from .server import GeneratedServer
 
@@ -158,6 +168,8 @@ def create_app(
             host=settings.host,
             custom_starlette_routes=cast("list[Route]", routes),
         )
+        if not settings.stateless:
+            cap_sessions_per_caller(server.session_manager, settings.sessions_per_caller)
     else:
         from starlette.applications import Starlette
 
@@ -179,6 +191,8 @@ def create_app(
         from .lifecycle import DisconnectMiddleware
 
         app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
+    if settings.transport in ("sse", "websocket"):
+        app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
     limiter = (
         TokenBuckets(
             settings.rate_limit, settings.rate_burst, shared.limiter if replicated else None
@@ -193,6 +207,7 @@ def create_app(
         policy=server.tools.policy,
         limiter=limiter,
         metadata_url=metadata_url,
+        realm=str(info["name"]),
         public_paths=public,
     )
     app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
@@ -221,6 +236,67 @@ def create_app(
             max_age=600,
         )
     return app
+
+
+class SessionSlots:
+    """Legacy SSE streams and WebSocket connections are sessions too: at most
+    ``max_sessions`` open at once, and ``sessions_per_caller`` of one verified caller, as
+    for streamable HTTP (503 past either)."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.total = settings.max_sessions
+        self.per_caller = settings.sessions_per_caller
+        self.open = 0
+        self.by_caller: dict[str, int] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        opening = scope["type"] == "websocket" or (
+            scope["type"] == "http"
+            and scope.get("method") == "GET"
+            and route_path(scope) == SSE_ROUTE
+        )
+        if not opening:
+            return await self.app(scope, receive, send)
+        identity = scope.get(IDENTITY_KEY)
+        key: str | None = None  # verified callers only; anonymous ones share the total
+        if isinstance(identity, Identity) and scope.get("user") is not None:
+            key = identity.key
+        if self.open >= self.total or (
+            key is not None and self.by_caller.get(key, 0) >= self.per_caller
+        ):
+            logger.warning("refused a new session: too many open")
+            refusal = error(503, "too_many_sessions", "Too many open sessions")
+            return await respond(scope, receive, send, refusal)
+        self.open += 1
+        if key is not None:
+            self.by_caller[key] = self.by_caller.get(key, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open -= 1
+            if key is not None:
+                self.by_caller[key] -= 1
+                if not self.by_caller[key]:
+                    del self.by_caller[key]
+
+
+def cap_sessions_per_caller(manager: Any, cap: int) -> None:
+    """At most ``cap`` open sessions per verified caller: the SDK's session manager caps
+    sessions in all (``max_sessions``) and binds each to its caller, but one token could
+    open every slot. A caller at its cap gets the same 503 as a full server. Anonymous
+    callers (no authentication) share the overall cap only. Wraps the manager's admission
+    step (``mcp`` 2.3's ``_admit_session``, checked by the security tests)."""
+    admit = manager._admit_session
+    owners: dict[str, Any] = manager._session_owners
+
+    def admit_capped(requestor: Any) -> Any:
+        if requestor is not None and sum(o == requestor for o in owners.values()) >= cap:
+            logger.warning("refused a new session: its caller already has %d open", cap)
+            return None
+        return admit(requestor)
+
+    manager._admit_session = admit_capped
 
 
 def _sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:

@@ -20,6 +20,7 @@ import anyio
 
 from .auth import Authenticator, AuthError
 from .authz import IDENTITY_KEY, Policy
+from .http_streams import metered, until_expiry
 from .identity import Identity
 from .settings import Settings
 
@@ -112,7 +113,8 @@ class TokenBuckets:
     Keys are verified identities or client addresses. The buckets are ``limiter``'s: the
     shared state's (in Redis, so the limit holds across replicas), else this process's,
     where the least recently used keys are forgotten past MAX_KEYS (a forgotten key starts
-    with a full bucket)."""
+    with a full bucket). Verified callers and addresses keep their buckets apart, so a
+    flood of refused requests from many addresses never pushes out a caller's bucket."""
 
     MAX_KEYS = 10_000
     LONGEST_WAIT = 3600.0  # the most Retry-After ever says
@@ -124,11 +126,15 @@ class TokenBuckets:
             from .shared_local import LocalRateLimiter
 
             limiter = LocalRateLimiter(self.MAX_KEYS)
+            self.addresses: RateLimiter = LocalRateLimiter(self.MAX_KEYS)
+        else:
+            self.addresses = limiter
         self.limiter = limiter
 
     async def wait(self, key: str) -> float:
         """0 when the request may go ahead, else the seconds until it may."""
-        allowed, wait = await self.limiter.allow(key, self.rate, float(self.burst))
+        limiter = self.addresses if key.startswith("ip:") else self.limiter
+        allowed, wait = await limiter.allow(key, self.rate, float(self.burst))
         return 0.0 if allowed else min(max(wait, 1e-6), self.LONGEST_WAIT)
 
 
@@ -151,6 +157,7 @@ class AuthMiddleware:
         policy: Policy,
         limiter: Any = None,
         metadata_url: Any = None,
+        realm: str = "mcp",
         public_paths: tuple[str, ...] = (),
     ) -> None:
         self.app = app
@@ -159,6 +166,7 @@ class AuthMiddleware:
         self.policy = policy
         self.limiter = limiter
         self.metadata_url = metadata_url
+        self.realm = realm
         self.public_paths = public_paths  # served without a credential (GET /metrics if public)
         # step-up answers name the scope a call lacks: not when discovery hides the tool
         self.step_up = (
@@ -181,7 +189,10 @@ class AuthMiddleware:
         return True
 
     def challenge(self, scope: Scope, failure: AuthError | None) -> str:
-        params: list[str] = []
+        """The ``WWW-Authenticate`` value of a 401: always a scheme and at least the realm
+        (RFC 6750 section 3; a bare ``Bearer `` is not a valid header value and h11 drops
+        the connection instead of sending it)."""
+        params = [f'realm="{quote_param(self.realm)}"']
         if self.auth.kind == "oauth" and self.metadata_url is not None:
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         elif self.auth.kind == "apiKey":
@@ -204,6 +215,7 @@ class AuthMiddleware:
             if await self._limited(scope, receive, send, client_address(scope)):
                 return
             scope[IDENTITY_KEY] = Identity("anonymous", None)
+            receive = metered(scope, receive, self.limiter, client_address(scope))
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
         from starlette.datastructures import Headers
 
@@ -234,6 +246,7 @@ class AuthMiddleware:
             return
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
+        receive = metered(scope, receive, self.limiter, "id:" + identity.key)
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
             body, receive = await _read_body(receive, self.settings.max_body_size)
@@ -244,6 +257,8 @@ class AuthMiddleware:
             denied = self._denied(body, identity)
             if denied is not None:
                 return await self._insufficient(scope, receive, send, denied)
+        if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
+            return await until_expiry(self.app, scope, receive, send, identity.expires_at)
         await self.app(scope, receive, send)
 
     def _denied(self, body: bytes, identity: Identity) -> dict[str, Any] | None:
@@ -290,7 +305,8 @@ class AuthMiddleware:
 def sdk_user(identity: Identity) -> Any:
     """The caller as the SDK sees it (``scope["user"]``): its streamable HTTP and SSE
     transports bind every session to the caller that opened it (client, issuer, subject),
-    so a session id presented by anyone else is answered 404."""
+    so a session id presented by anyone else is answered 404. The subject given is the
+    identity's key, so a client and a user of one name hold different sessions."""
     from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
     from mcp.server.auth.provider import AccessToken
 
@@ -299,7 +315,7 @@ def sdk_user(identity: Identity) -> Any:
         client_id=identity.client or identity.subject,
         scopes=sorted(identity.scopes or ()),
         expires_at=identity.expires_at,
-        subject=identity.subject,
+        subject=identity.key,  # issuer, client, subject and its kind: callers never merge
         claims={"iss": identity.issuer} if identity.issuer else None,
     )
     return AuthenticatedUser(token)
