@@ -11,12 +11,14 @@ from mcpgen.openapi import swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
+from mcpgen.runtime.wire import RESERVED_HEADERS
 
 Json = Any
 Located = swagger2.Located
 TEMPLATE = re.compile(r"\{([^{}]*)\}")
 _LOCATIONS = ("path", "query", "header", "cookie")
-_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_SET_BY_MCPGEN = frozenset({"accept", "content-type", "authorization"})
+_ENCODING_KEYS = ("contentType", "style", "explode")
 
 
 class InputImport(ImportBase):
@@ -61,12 +63,16 @@ class InputImport(ImportBase):
             if location == "formData":
                 form_params.append((psrc, ppath, param))
                 continue
-            if location == "header" and name.lower() in _IGNORED_HEADERS:
+            if location == "header" and name.lower() in RESERVED_HEADERS:
                 self.warn(
                     psrc,
                     ppath,
-                    f"header parameter {name!r} is ignored: mcpgen sets it "
-                    "(from the body, the response or the security scheme)",
+                    (
+                        f"header parameter {name!r} is ignored: mcpgen sets it "
+                        "(from the body, the response or the security scheme)"
+                        if name.lower() in _SET_BY_MCPGEN
+                        else f"header parameter {name!r} is ignored: the HTTP client sets it"
+                    ),
                 )
                 continue
             if location == "path" and name not in templated:
@@ -162,19 +168,26 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        if "encoding" in media_node:
-            self.warn(
-                src, (*mpath, "encoding"), "per-part encoding is not supported; parts use defaults"
-            )
+        encoding = self.mapping(src, (*mpath, "encoding"), media_node.get("encoding"), "'encoding'")
         required = node.get("required") is True
         description = node.get("description")
         if "schema" in media_node:
             schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node["schema"])
         else:
             schema, deps = {}, set()
-        return self.body_info(
+        info = self.body_info(
             src, mpath, media, required, schema, deps, description, examples_of(media_node)
         )
+        for prop, how in encoding.items():
+            if isinstance(how, dict) and info.content_type != "application/json":
+                given = {k: how[k] for k in _ENCODING_KEYS if k in how}
+                if "headers" in how:
+                    self.warn(
+                        src, (*mpath, "encoding", prop, "headers"), "part headers are not sent"
+                    )
+                if given:
+                    info.parts[prop] = {**info.parts.get(prop, {}), **given}
+        return info
 
     def body_info(
         self,
@@ -199,6 +212,7 @@ class InputImport(ImportBase):
         if kind == "application/octet-stream":
             schema = {**schema, "contentEncoding": "base64"}
         target, name = self.converter.resolve(schema)
+        parts = self.files(target) if kind == "multipart/form-data" else {}
         spreadable = (
             kind in ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
             and isinstance(target, dict)
@@ -215,7 +229,7 @@ class InputImport(ImportBase):
         if not spreadable:
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
-            return BodyInfo([item], deps, False, kind, media, required)
+            return BodyInfo([item], deps, False, kind, media, required, parts)
         if name is not None:
             deps = set(self.converter.deps.get(name, ()))
         needed = set(target.get("required", []))
@@ -225,7 +239,19 @@ class InputImport(ImportBase):
             if isinstance(resolved, dict) and resolved.get("readOnly") is True:
                 continue  # the server sets it; a request must not send it
             inputs.append(Input("body", prop, prop_schema, required and prop in needed))
-        return BodyInfo(inputs, deps, True, kind, media, required)
+        return BodyInfo(inputs, deps, True, kind, media, required, parts)
+
+    def files(self, target: Json) -> dict[str, dict[str, Json]]:
+        """The multipart properties that are files: base64 arguments sent as bytes."""
+        properties = target.get("properties") if isinstance(target, dict) else None
+        found: dict[str, dict[str, Json]] = {}
+        for prop, prop_schema in (properties or {}).items():
+            resolved, _ = self.converter.resolve(prop_schema)
+            if isinstance(resolved, dict) and resolved.get("type") == "array":
+                resolved, _ = self.converter.resolve(resolved.get("items"))
+            if isinstance(resolved, dict) and resolved.get("contentEncoding") == "base64":
+                found[prop] = {"file": True}
+        return found
 
     # -- responses -----------------------------------------------------------------------
     def responses(self, cand: Candidate) -> tuple[dict[str, Json] | None, str | None, bool]:

@@ -46,7 +46,7 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     if operation.tags:
         data["tags"] = list(operation.tags)
     if operation.body is not None:
-        data["body"] = asdict(operation.body)
+        data["body"] = {k: v for k, v in asdict(operation.body).items() if k != "parts" or v}
     return data
 
 

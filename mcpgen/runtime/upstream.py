@@ -148,6 +148,8 @@ class Upstream:
             elif where == "query":
                 request.parts["query"][param["name"]] = wire.query_value(value, param)
             elif where == "header":
+                if param["name"].lower() in wire.RESERVED_HEADERS:
+                    continue  # framing and credentials are never the caller's to set
                 request.parts["headers"][param["name"]] = wire.header_value(param["name"], value)
             else:
                 request.parts["cookies"][param["name"]] = wire.scalar(value)
@@ -156,8 +158,9 @@ class Upstream:
         body = operation.get("body")
         if body is not None:
             request.options = wire.body(body, arguments)
-            if body.get("media_type") and body["content_type"] != "multipart/form-data":
-                request.parts["headers"].setdefault("Content-Type", body["media_type"])
+            if request.options and body["content_type"] != "multipart/form-data":
+                media = body.get("media_type") or body["content_type"]
+                request.parts["headers"].setdefault("Content-Type", media)
         if operation.get("responseType"):
             request.parts["headers"].setdefault("Accept", operation["responseType"])
         response = await self._send(request)

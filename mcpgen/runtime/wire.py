@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from .errors import ToolError
 
@@ -19,6 +19,15 @@ DOT_SEGMENTS = frozenset({".", ".."})
 # RFC 6265 cookie-octet: visible ASCII but for DQUOTE, comma, semicolon and backslash
 _COOKIE_SAFE = "!#$%&'()*+-./:<=>?@[]^_`{|}~"
 REDACTED = "REDACTED"
+# headers no argument may set: the HTTP client computes them (framing, connection) or
+# mcpgen does (body and response types, credentials); OpenAPI says to ignore the last three
+RESERVED_HEADERS = frozenset(
+    {
+        "accept", "authorization", "connection", "content-length", "content-type", "cookie",
+        "expect", "host", "keep-alive", "proxy-authorization", "proxy-connection", "te",
+        "trailer", "transfer-encoding", "upgrade",
+    }
+)  # fmt: skip
 
 
 def scalar(value: Json) -> str:
@@ -66,7 +75,13 @@ def query_value(value: Json, param: dict[str, Json]) -> Json:
 
 
 def body(spec: dict[str, Json], arguments: dict[str, Json]) -> dict[str, Json]:
-    """The request options (``content``/``data``/``files``) for an operation's body."""
+    """The request options (``content``/``files``) for an operation's body.
+
+    Form and multipart bodies follow OpenAPI's defaults (``style: form``, ``explode: true``:
+    one field per array item) and the document's ``encoding`` (``spec["parts"]``: content
+    type, style, explode per property); a file property (``file``) and an
+    ``application/octet-stream`` body are base64 arguments sent as their bytes.
+    """
     if spec["argument"] is not None:
         value = arguments.get(spec["argument"])
     else:
@@ -78,20 +93,80 @@ def body(spec: dict[str, Json], arguments: dict[str, Json]) -> dict[str, Json]:
     if value is None:
         return {}
     kind = spec["content_type"]
+    parts: dict[str, dict[str, Json]] = spec.get("parts") or {}
     if kind == "application/json":
         return {"content": json.dumps(value).encode()}
-    if kind == "application/x-www-form-urlencoded":
-        return {"data": {k: scalar(v) for k, v in value.items()}}
-    if kind == "multipart/form-data":
-        return {"files": {k: (None, scalar(v)) for k, v in value.items()}}
+    if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
+        pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
+        return {"content": urlencode(pairs).encode()}
+    if kind == "multipart/form-data" and isinstance(value, dict):
+        return {
+            "files": [
+                item for k, v in value.items() for item in multipart_parts(k, v, parts.get(k) or {})
+            ]
+        }
     if kind == "application/octet-stream":
+        return {"content": decode_file("body", value)}
+    return {"content": (value if isinstance(value, str) else scalar(value)).encode()}
+
+
+def decode_file(name: str, value: Json) -> bytes:
+    """A file argument (base64, standard or URL-safe alphabet, line breaks allowed) as bytes."""
+    if not isinstance(value, str):
+        raise ToolError(f"{name!r} must be a base64 string")
+    packed = "".join(value.split())
+    packed += "=" * (-len(packed) % 4)
+    for altchars in (None, b"-_"):
         try:
-            return {
-                "content": base64.b64decode(value, validate=True) if isinstance(value, str) else b""
-            }
+            return base64.b64decode(packed, altchars=altchars, validate=True)
         except ValueError:
-            raise ToolError("the body must be base64") from None
-    return {"content": str(value).encode()}
+            continue
+    raise ToolError(f"{name!r} must be base64 (the file's bytes, base64-encoded)")
+
+
+def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str, str]]:
+    """One form property as ``(field, text)`` pairs (OpenAPI ``style``/``explode``)."""
+    if value is None:
+        return []
+    if "json" in str(part.get("contentType", "")):
+        return [(name, json.dumps(value, separators=(",", ":")))]
+    style = part.get("style") or "form"
+    explode = part.get("explode", style == "form")
+    if isinstance(value, list):
+        if style in ("spaceDelimited", "pipeDelimited") or not explode:
+            separator = {"pipeDelimited": "|", "spaceDelimited": " "}.get(style, ",")
+            return [(name, separator.join(scalar(v) for v in value))]
+        return [(name, scalar(v)) for v in value]
+    if isinstance(value, dict):
+        if style == "deepObject":
+            return [(f"{name}[{k}]", scalar(v)) for k, v in value.items()]
+        if explode:
+            return [(k, scalar(v)) for k, v in value.items()]
+        return [(name, ",".join(f"{k},{scalar(v)}" for k, v in value.items()))]
+    return [(name, scalar(value))]
+
+
+def multipart_parts(
+    name: str, value: Json, part: dict[str, Json]
+) -> list[tuple[str, tuple[str | None, str | bytes, str | None]]]:
+    """One multipart property as parts: one per array item unless ``explode`` is false,
+    files as their bytes, objects as JSON."""
+    if value is None:
+        return []
+    media = part.get("contentType")
+    media = media.split(",")[0].strip() if isinstance(media, str) else None
+    if isinstance(value, list) and part.get("explode", True) and "json" not in str(media):
+        return [item for v in value for item in multipart_parts(name, v, part)]
+    if part.get("file"):
+        if isinstance(value, list):
+            raise ToolError(f"{name!r} must be one base64 string")
+        blob = decode_file(name, value)
+        return [(name, (name, blob, media or "application/octet-stream"))]
+    if isinstance(value, dict) or (isinstance(value, list) and "json" in str(media)):
+        return [(name, (None, json.dumps(value), media or "application/json"))]
+    if isinstance(value, list):
+        return [(name, (None, ",".join(scalar(v) for v in value), media))]
+    return [(name, (None, scalar(value), media))]
 
 
 def redact(url: str, secret_params: set[str]) -> str:
