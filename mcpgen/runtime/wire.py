@@ -49,6 +49,8 @@ def header_value(name: str, value: Json) -> str:
     text = scalar(value)
     if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in text):
         raise ToolError(f"header parameter {name!r} may not contain control characters")
+    if not text.isascii():
+        raise ToolError(f"header parameter {name!r} must be ASCII (HTTP headers carry no other)")
     return text
 
 

@@ -11,6 +11,8 @@ from urllib.parse import parse_qsl
 import pytest
 from wirekit import imported, multipart, operations, part_name, recorder, upstream
 
+from mcpgen.runtime.errors import ToolError
+
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00binary\xff"
 
@@ -92,7 +94,7 @@ async def test_a_multipart_array_with_explode_false_is_one_part() -> None:
 
 async def test_a_file_argument_that_is_not_base64_is_a_tool_error() -> None:
     with recorder() as rec:
-        with pytest.raises(Exception, match="'file' must be base64"):
+        with pytest.raises(ToolError, match="'file' must be base64"):
             await upstream(rec.url).call(
                 operations(doc("multipart/form-data", UPLOAD))["send"], {"file": "not base64!"}
             )
@@ -218,3 +220,12 @@ async def test_reserved_headers_are_not_arguments_and_never_forwarded() -> None:
     assert seen.headers["x-trace"] == "t-1"
     assert "transfer-encoding" not in seen.headers and "te" not in seen.headers
     assert seen.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+async def test_a_header_value_the_client_cannot_send_is_a_tool_error() -> None:
+    params = [{"name": "X-Name", "in": "header", "schema": {"type": "string"}}]
+    operation = operations(doc("application/json", {"type": "object"}, params=params))["send"]
+    with recorder() as rec:
+        with pytest.raises(ToolError, match="'X-Name' must be ASCII"):  # not "internal error"
+            await upstream(rec.url).call(operation, {"X-Name": "caf\u00e9"})
+        assert rec.seen == []
