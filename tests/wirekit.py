@@ -8,6 +8,7 @@ so what a test asserts is the bytes on the wire. ``answer`` sets what it replies
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +49,7 @@ def recorder() -> Iterator[Recorder]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # else each answer waits for a delayed ACK
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -66,7 +68,13 @@ def recorder() -> Iterator[Recorder]:
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_one
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a client that hung up (a refused request) is the test's to judge
+
+    server = Server(("127.0.0.1", 0), Handler)
     box.append(Recorder(f"http://127.0.0.1:{server.server_address[1]}"))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -92,6 +100,10 @@ def operations(data: Any) -> dict[str, dict[str, Any]]:
 
 
 def upstream(url: str, schemes: dict[str, Any] | None = None) -> Upstream:
+    for name in schemes or {}:  # the server's own secrets (test values)
+        base = "MCPGEN_TEST_WIRE_API_" + "".join(c if c.isalnum() else "_" for c in name).upper()
+        for suffix in ("", "_USERNAME", "_PASSWORD"):
+            os.environ.setdefault(base + suffix, f"secret-{name}{suffix}")
     settings = {
         "baseUrl": url,
         "baseUrlEnv": "MCPGEN_TEST_UNSET_BASE_URL",
