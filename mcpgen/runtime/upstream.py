@@ -139,16 +139,21 @@ class Upstream:
             where = param["location"]
             if where == "path":
                 path = path.replace(
-                    "{" + param["name"] + "}", wire.path_segment(param["name"], value)
+                    "{" + param["name"] + "}", wire.path_segment(param["name"], value, param)
                 )
             elif where == "query":
-                request.parts["query"][param["name"]] = wire.query_value(value, param)
+                query = request.parts["query"]
+                for key, text in wire.query_pairs(param["name"], value, param):
+                    held = query.get(key)
+                    query[key] = text if held is None else [*wire.as_list(held), text]
             elif where == "header":
                 if param["name"].lower() in wire.RESERVED_HEADERS:
                     continue  # framing and credentials are never the caller's to set
-                request.parts["headers"][param["name"]] = wire.header_value(param["name"], value)
+                request.parts["headers"][param["name"]] = wire.header_value(
+                    param["name"], value, param
+                )
             else:
-                request.parts["cookies"][param["name"]] = wire.scalar(value)
+                request.parts["cookies"][param["name"]] = wire.simple(value, False)
         request.url = self.base_url + path
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")

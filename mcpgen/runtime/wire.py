@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -38,15 +39,54 @@ def scalar(value: Json) -> str:
     return str(value)
 
 
-def path_segment(name: str, value: Json) -> str:
-    text = scalar(value)
-    if text in DOT_SEGMENTS or not text:
-        raise ToolError(f"path parameter {name!r} may not be {text!r}")
+def simple(value: Json, explode: bool, encode: Callable[[str], str] = str) -> str:
+    """OpenAPI ``style: simple``: array items and object members comma-separated."""
+    if isinstance(value, list):
+        return ",".join(encode(scalar(v)) for v in value)
+    if isinstance(value, dict):
+        pairs = [(encode(str(k)), encode(scalar(v))) for k, v in value.items()]
+        return ",".join(f"{k}={v}" if explode else f"{k},{v}" for k, v in pairs)
+    return encode(scalar(value))
+
+
+def _segment(text: str) -> str:
     return quote(text, safe="")
 
 
-def header_value(name: str, value: Json) -> str:
-    text = scalar(value)
+def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -> str:
+    """A path parameter's value in its style (simple, label or matrix), percent-encoded."""
+    param = param or {}
+    style, explode = param.get("style") or "simple", bool(param.get("explode"))
+    if param.get("content_type"):
+        text = _segment(json.dumps(value, separators=(",", ":")))
+    elif style == "label":
+        if isinstance(value, dict) and explode:
+            text = "".join(f".{_segment(str(k))}={_segment(scalar(v))}" for k, v in value.items())
+        elif isinstance(value, list) and explode:
+            text = "".join("." + _segment(scalar(v)) for v in value)
+        else:
+            text = "." + simple(value, False, _segment)
+    elif style == "matrix":
+        key = _segment(name)
+        if isinstance(value, dict) and explode:
+            text = "".join(f";{_segment(str(k))}={_segment(scalar(v))}" for k, v in value.items())
+        elif isinstance(value, list) and explode:
+            text = "".join(f";{key}={_segment(scalar(v))}" for v in value)
+        else:
+            text = f";{key}=" + simple(value, False, _segment)
+    else:
+        text = simple(value, explode, _segment)
+    if text in DOT_SEGMENTS or not text:
+        raise ToolError(f"path parameter {name!r} may not be {text!r}")
+    return text
+
+
+def header_value(name: str, value: Json, param: dict[str, Json] | None = None) -> str:
+    param = param or {}
+    if param.get("content_type"):
+        text = json.dumps(value, separators=(",", ":"))
+    else:
+        text = simple(value, bool(param.get("explode")))
     if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in text):
         raise ToolError(f"header parameter {name!r} may not contain control characters")
     if not text.isascii():
@@ -64,16 +104,17 @@ def cookie_header(cookies: dict[str, str]) -> str:
     )
 
 
-def query_value(value: Json, param: dict[str, Json]) -> Json:
+def query_pairs(name: str, value: Json, param: dict[str, Json]) -> list[tuple[str, str]]:
+    """A query parameter as ``(name, value)`` pairs in its style (form, spaceDelimited,
+    pipeDelimited, deepObject), or as JSON when the document gives it a ``content`` type."""
     if param.get("content_type"):
-        return json.dumps(value, separators=(",", ":"))
-    if isinstance(value, list):
-        style = param.get("style") or ""
-        if param.get("explode", True) is False or style in ("pipeDelimited", "spaceDelimited"):
-            separator = {"pipeDelimited": "|", "spaceDelimited": " "}.get(style, ",")
-            return separator.join(scalar(v) for v in value)
-        return [scalar(v) for v in value]
-    return scalar(value)
+        return [(name, json.dumps(value, separators=(",", ":")))]
+    how = {k: param[k] for k in ("style", "explode") if param.get(k) is not None}
+    return form_fields(name, value, how)
+
+
+def as_list(value: Json) -> list[Json]:
+    return value if isinstance(value, list) else [value]
 
 
 def body(spec: dict[str, Json], arguments: dict[str, Json]) -> dict[str, Json]:

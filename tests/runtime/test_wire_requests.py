@@ -229,3 +229,65 @@ async def test_a_header_value_the_client_cannot_send_is_a_tool_error() -> None:
         with pytest.raises(ToolError, match="'X-Name' must be ASCII"):  # not "internal error"
             await upstream(rec.url).call(operation, {"X-Name": "caf\u00e9"})
         assert rec.seen == []
+
+
+def param(name: str, where: str, schema: Any, **how: Any) -> dict[str, Any]:
+    return {"name": name, "in": where, "required": where == "path", "schema": schema, **how}
+
+
+ARRAY = {"type": "array", "items": {"type": "string"}}
+OBJECT = {"type": "object", "properties": {"r": {"type": "integer"}, "g": {"type": "integer"}}}
+
+
+async def test_parameter_styles_on_the_wire() -> None:
+    params = [
+        param("s", "path", ARRAY),
+        param("l", "path", ARRAY, style="label", explode=True),
+        param("m", "path", OBJECT, style="matrix", explode=False),
+        param("form", "query", ARRAY),
+        param("csv", "query", ARRAY, explode=False),
+        param("space", "query", ARRAY, style="spaceDelimited", explode=False),
+        param("color", "query", OBJECT),
+        param("deep", "query", OBJECT, style="deepObject", explode=True),
+        param("X-Ids", "header", ARRAY),
+        param("X-Pt", "header", OBJECT, explode=True),
+        param("c", "cookie", ARRAY),
+    ]
+    op = {
+        "operationId": "send",
+        "parameters": params,
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x/{s}/{l}/{m}": {"get": op}},
+    }
+    arguments = {
+        "s": ["a/b", "c"],
+        "l": ["d", "e"],
+        "m": {"r": 1, "g": 2},
+        "form": ["f", "g h"],
+        "csv": ["i", "j"],
+        "space": ["k", "l"],
+        "color": {"r": 3, "g": 4},
+        "deep": {"r": 5, "g": 6},
+        "X-Ids": ["m", "n"],
+        "X-Pt": {"r": 7, "g": 8},
+        "c": ["o", "p"],
+    }
+    seen = await send(data, arguments)
+    path, _, query = seen.target.partition("?")
+    assert path == "/x/a%2Fb,c/.d.e/;m=r,1,g,2"
+    assert parse_qsl(query) == [
+        ("form", "f"),
+        ("form", "g h"),
+        ("csv", "i,j"),
+        ("space", "k l"),
+        ("r", "3"),
+        ("g", "4"),
+        ("deep[r]", "5"),
+        ("deep[g]", "6"),
+    ]
+    assert (seen.headers["x-ids"], seen.headers["x-pt"]) == ("m,n", "r=7,g=8")
+    assert seen.headers["cookie"] == "c=o%2Cp"  # a comma is no cookie-octet (RFC 6265)
