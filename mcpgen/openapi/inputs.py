@@ -18,7 +18,7 @@ Located = swagger2.Located
 TEMPLATE = re.compile(r"\{([^{}]*)\}")
 _LOCATIONS = ("path", "query", "header", "cookie")
 _SET_BY_MCPGEN = frozenset({"accept", "content-type", "authorization"})
-_ENCODING_KEYS = ("contentType", "style", "explode")
+_ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}
 
 
 class InputImport(ImportBase):
@@ -168,7 +168,7 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        encoding = self.mapping(src, (*mpath, "encoding"), media_node.get("encoding"), "'encoding'")
+        encoding = media_node.get("encoding")
         required = node.get("required") is True
         description = node.get("description")
         if "schema" in media_node:
@@ -178,16 +178,29 @@ class InputImport(ImportBase):
         info = self.body_info(
             src, mpath, media, required, schema, deps, description, examples_of(media_node)
         )
-        for prop, how in encoding.items():
-            if isinstance(how, dict) and info.content_type != "application/json":
-                given = {k: how[k] for k in _ENCODING_KEYS if k in how}
-                if "headers" in how:
-                    self.warn(
-                        src, (*mpath, "encoding", prop, "headers"), "part headers are not sent"
-                    )
-                if given:
-                    info.parts[prop] = {**info.parts.get(prop, {}), **given}
+        if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            self.encoding(src, (*mpath, "encoding"), encoding, info)
         return info
+
+    def encoding(self, src: int, path: JsonPath, encoding: Any, info: BodyInfo) -> None:
+        """A form or multipart body's ``encoding`` into ``info.parts`` (what is malformed
+        is left out, with a warning: the defaults apply)."""
+        if encoding is None:
+            return
+        if not isinstance(encoding, dict):
+            self.warn(src, path, "'encoding' must be a mapping; the defaults apply")
+            return
+        for prop, how in encoding.items():
+            if not isinstance(how, dict):
+                self.warn(src, (*path, prop), "an encoding must be a mapping; the defaults apply")
+                continue
+            given = {k: how[k] for k in _ENCODING_KEYS if isinstance(how.get(k), _ENCODING_KEYS[k])}
+            for key in set(_ENCODING_KEYS).intersection(how).difference(given):
+                self.warn(src, (*path, prop, key), f"{key!r} is malformed; the default applies")
+            if "headers" in how:
+                self.warn(src, (*path, prop, "headers"), "part headers are not sent")
+            if given:
+                info.parts[prop] = {**info.parts.get(prop, {}), **given}
 
     def body_info(
         self,
