@@ -236,17 +236,25 @@ def _message(error: BaseException) -> str:
     return " <- ".join(f"{type(e).__name__}: {e}"[:300] for e in causes)
 
 
-def calls(path: Path) -> list[Outcome]:
-    """One call per tool of the document at ``path``, each checked by openapi-core."""
-    doc = load_file(path, max_bytes=MAX_DOCUMENT_BYTES)
-    imported = import_openapi(doc, {})
-    raw = json.loads(path.read_text(encoding="utf-8"))
+def validator(path: Path) -> tuple[OpenAPI, str, str]:
+    """openapi-core for the document at ``path``, the origin and the base path of its first
+    server (a recorder stands in for that server at the same base path)."""
+    text = path.read_text(encoding="utf-8")
+    raw = json.loads(text)
     # openapi-core reads application/json only: tell it the document's other JSON types
-    jsons = set(re.findall(r'"(application/[\w.+-]+\+json)"', path.read_text(encoding="utf-8")))
+    jsons = set(re.findall(r'"(application/[\w.+-]+\+json)"', text))
     api = OpenAPI.from_dict(
         raw, config=Config(extra_media_type_deserializers=dict.fromkeys(jsons, json.loads))
     )
     origin, prefix = base_path((raw.get("servers") or [{"url": "/"}])[0]["url"])
+    return api, origin, prefix
+
+
+def calls(path: Path) -> list[Outcome]:
+    """One call per tool of the document at ``path``, each checked by openapi-core."""
+    doc = load_file(path, max_bytes=MAX_DOCUMENT_BYTES)
+    imported = import_openapi(doc, {})
+    api, origin, prefix = validator(path)
     schemes = imported.security_schemes
     # an OAuth2 authorization-code or OpenID token comes from the caller, not from here
     from_caller = {n for n, s in schemes.items() if s.get("type") in ("oauth2", "openIdConnect")}
