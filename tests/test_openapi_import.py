@@ -429,6 +429,37 @@ def body_op(schema: Any, required: bool = True, media: str = "application/json")
     }
 
 
+def test_form_and_multipart_encoding_objects() -> None:
+    props = {
+        "f": {"type": "string", "format": "binary"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "n": {"type": "integer"},
+    }
+    schema = {"type": "object", "properties": props}
+    multipart = body_op(schema, media="multipart/form-data")
+    content = multipart["post"]["requestBody"]["content"]["multipart/form-data"]
+    content["encoding"] = {
+        "f": {"contentType": "image/png", "headers": {"X-Part": {"schema": {}}}},
+        "tags": {"style": "form", "explode": "no"},
+        "n": "text/plain",
+    }
+    form = body_op(schema, media="application/x-www-form-urlencoded")
+    form["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]["encoding"] = [1]
+    result = inline(doc30({"/m": multipart, "/f": form}))
+    assert errors(result) == []
+    bodies = {op.path: op.body for op in result.operations}
+    assert bodies["/m"] is not None and bodies["/m"].parts == {
+        "f": {"file": True, "contentType": "image/png"},
+        "tags": {"style": "form"},
+    }
+    assert bodies["/f"] is not None and bodies["/f"].parts == {}
+    at = "#/paths/~1m/post/requestBody/content/multipart~1form-data/encoding"
+    assert find(warnings(result), "part headers").field == at + "/f/headers"
+    assert find(warnings(result), "'explode' is malformed").field == at + "/tags/explode"
+    assert find(warnings(result), "an encoding must be a mapping").field == at + "/n"
+    find(warnings(result), "'encoding' must be a mapping")
+
+
 def test_when_bodies_are_spread() -> None:
     obj = {"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}}
     cases = {
@@ -797,6 +828,7 @@ def test_swagger_conversion() -> None:
         ["file", "note"],
         ["file", "note"],
         "multipart/form-data",
+        {"file": {"file": True}},  # a base64 argument sent as bytes
     )
     assert tool["input"]["properties"]["file"] == {"type": "string", "contentEncoding": "base64"}
     assert tool["input"]["required"] == ["orderId", "file"]
@@ -876,8 +908,8 @@ def test_openapi_31() -> None:
     tool, op = tools["animals_create"]
     assert op.body is not None and op.body.content_type == "multipart/form-data"
     assert op.response_content_type == "text/plain" and "output" not in tool
+    assert op.body.parts == {"photo": {"file": True, "contentType": "image/png"}}
     find(warnings(result), "webhooks")
-    find(warnings(result), "per-part encoding")
 
 
 # -- every schema is valid -------------------------------------------------------------------

@@ -35,6 +35,7 @@ E2E = {
     "test_client_typing.py",
     "test_context_features.py",
     "test_corpus_regressions.py",
+    "test_fidelity.py",
     "test_generated_examples.py",
     "test_openapi_e2e.py",
     "test_openapi_real.py",

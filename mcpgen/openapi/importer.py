@@ -270,6 +270,7 @@ class _Importer(SecurityImport, InputImport):
                 properties=[i.wire for i in body_inputs] if spread else [],
                 arguments=list(body_arguments) if spread else [],
                 media_type=body_info.media_type,
+                parts=body_info.parts,
             )
         input_schema: dict[str, Json] = {"type": "object", "properties": properties}
         if required:

@@ -11,12 +11,14 @@ from mcpgen.openapi import swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
+from mcpgen.runtime.wire import RESERVED_HEADERS
 
 Json = Any
 Located = swagger2.Located
 TEMPLATE = re.compile(r"\{([^{}]*)\}")
 _LOCATIONS = ("path", "query", "header", "cookie")
-_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_SET_BY_MCPGEN = frozenset({"accept", "content-type", "authorization"})
+_ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}
 
 
 class InputImport(ImportBase):
@@ -61,12 +63,16 @@ class InputImport(ImportBase):
             if location == "formData":
                 form_params.append((psrc, ppath, param))
                 continue
-            if location == "header" and name.lower() in _IGNORED_HEADERS:
+            if location == "header" and name.lower() in RESERVED_HEADERS:
                 self.warn(
                     psrc,
                     ppath,
-                    f"header parameter {name!r} is ignored: mcpgen sets it "
-                    "(from the body, the response or the security scheme)",
+                    (
+                        f"header parameter {name!r} is ignored: mcpgen sets it "
+                        "(from the body, the response or the security scheme)"
+                        if name.lower() in _SET_BY_MCPGEN
+                        else f"header parameter {name!r} is ignored: the HTTP client sets it"
+                    ),
                 )
                 continue
             if location == "path" and name not in templated:
@@ -162,19 +168,39 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        if "encoding" in media_node:
-            self.warn(
-                src, (*mpath, "encoding"), "per-part encoding is not supported; parts use defaults"
-            )
+        encoding = media_node.get("encoding")
         required = node.get("required") is True
         description = node.get("description")
         if "schema" in media_node:
             schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node["schema"])
         else:
             schema, deps = {}, set()
-        return self.body_info(
+        info = self.body_info(
             src, mpath, media, required, schema, deps, description, examples_of(media_node)
         )
+        if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            self.encoding(src, (*mpath, "encoding"), encoding, info)
+        return info
+
+    def encoding(self, src: int, path: JsonPath, encoding: Any, info: BodyInfo) -> None:
+        """A form or multipart body's ``encoding`` into ``info.parts`` (what is malformed
+        is left out, with a warning: the defaults apply)."""
+        if encoding is None:
+            return
+        if not isinstance(encoding, dict):
+            self.warn(src, path, "'encoding' must be a mapping; the defaults apply")
+            return
+        for prop, how in encoding.items():
+            if not isinstance(how, dict):
+                self.warn(src, (*path, prop), "an encoding must be a mapping; the defaults apply")
+                continue
+            given = {k: how[k] for k in _ENCODING_KEYS if isinstance(how.get(k), _ENCODING_KEYS[k])}
+            for key in set(_ENCODING_KEYS).intersection(how).difference(given):
+                self.warn(src, (*path, prop, key), f"{key!r} is malformed; the default applies")
+            if "headers" in how:
+                self.warn(src, (*path, prop, "headers"), "part headers are not sent")
+            if given:
+                info.parts[prop] = {**info.parts.get(prop, {}), **given}
 
     def body_info(
         self,
@@ -199,6 +225,7 @@ class InputImport(ImportBase):
         if kind == "application/octet-stream":
             schema = {**schema, "contentEncoding": "base64"}
         target, name = self.converter.resolve(schema)
+        parts = self.files(target) if kind == "multipart/form-data" else {}
         spreadable = (
             kind in ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
             and isinstance(target, dict)
@@ -215,7 +242,7 @@ class InputImport(ImportBase):
         if not spreadable:
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
-            return BodyInfo([item], deps, False, kind, media, required)
+            return BodyInfo([item], deps, False, kind, media, required, parts)
         if name is not None:
             deps = set(self.converter.deps.get(name, ()))
         needed = set(target.get("required", []))
@@ -225,7 +252,19 @@ class InputImport(ImportBase):
             if isinstance(resolved, dict) and resolved.get("readOnly") is True:
                 continue  # the server sets it; a request must not send it
             inputs.append(Input("body", prop, prop_schema, required and prop in needed))
-        return BodyInfo(inputs, deps, True, kind, media, required)
+        return BodyInfo(inputs, deps, True, kind, media, required, parts)
+
+    def files(self, target: Json) -> dict[str, dict[str, Json]]:
+        """The multipart properties that are files: base64 arguments sent as bytes."""
+        properties = target.get("properties") if isinstance(target, dict) else None
+        found: dict[str, dict[str, Json]] = {}
+        for prop, prop_schema in (properties or {}).items():
+            resolved, _ = self.converter.resolve(prop_schema)
+            if isinstance(resolved, dict) and resolved.get("type") == "array":
+                resolved, _ = self.converter.resolve(resolved.get("items"))
+            if isinstance(resolved, dict) and resolved.get("contentEncoding") == "base64":
+                found[prop] = {"file": True}
+        return found
 
     # -- responses -----------------------------------------------------------------------
     def responses(self, cand: Candidate) -> tuple[dict[str, Json] | None, str | None, bool]:

@@ -49,6 +49,7 @@ class BodyInfo:
     content_type: str
     media_type: str
     required: bool
+    parts: dict[str, dict[str, Json]] = field(default_factory=dict)  # Body.parts
 
 
 @dataclass

@@ -50,7 +50,9 @@ class Body:
     holding each, in the same order); otherwise it is the input property holding the whole
     body. ``content_type`` is one of :data:`BODY_CONTENT_TYPES`; ``media_type`` is the media
     type as the document wrote it (``application/vnd.github+json``...), to send as
-    ``Content-Type``.
+    ``Content-Type``. ``parts`` says how form and multipart properties are sent, by wire
+    name: ``file`` (a base64 argument sent as bytes) and the document's ``encoding``
+    (``contentType``, ``style``, ``explode``); a property not named uses the defaults.
     """
 
     argument: str | None
@@ -59,6 +61,7 @@ class Body:
     properties: list[str] = field(default_factory=list)
     arguments: list[str] = field(default_factory=list)
     media_type: str = ""
+    parts: dict[str, dict[str, Json]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     if operation.tags:
         data["tags"] = list(operation.tags)
     if operation.body is not None:
-        data["body"] = asdict(operation.body)
+        data["body"] = {k: v for k, v in asdict(operation.body).items() if k != "parts" or v}
     return data
 
 

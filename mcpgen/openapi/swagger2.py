@@ -86,12 +86,18 @@ def request_body(
         media = "application/x-www-form-urlencoded"
     inputs: list[Input] = []
     form_deps: set[str] = set()
+    parts: dict[str, dict[str, Json]] = {}
     for src, path, param in form_params:
         item = imp.parameter(src, path, param, "body", param["name"])
         form_deps.update(item.param.get("deps", ()))
         inputs.append(item)
+        how = {k: item.param[k] for k in ("style", "explode") if item.param.get(k) is not None}
+        if media == "multipart/form-data" and param.get("type") == "file":
+            how["file"] = True
+        if how:
+            parts[item.wire] = how
     required = any(i.required for i in inputs)
-    return BodyInfo(inputs, form_deps, True, media, media, required)
+    return BodyInfo(inputs, form_deps, True, media, media, required, parts)
 
 
 def response_schema(

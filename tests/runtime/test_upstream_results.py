@@ -1,13 +1,20 @@
-"""How an upstream answer becomes a tool result (``runtime.upstream._result``): empty
-answers are empty results, errors name the method and the URL requested with credentials
-redacted, JSON is structured (wrapped when the output schema wraps it)."""
+"""How an upstream answer becomes a tool result (``runtime.answers.result``): empty
+answers are empty results, errors name the method, the path template, the status and the
+URL requested with credentials redacted, then the body made readable (problem documents,
+HTML as text); JSON is structured (wrapped when the output schema wraps it); binary answers
+are image, audio or embedded-resource content, bounded in size (issue 33)."""
 
 from __future__ import annotations
 
+import base64
+from collections.abc import AsyncIterator
+
 import httpx2
 import pytest
+import wirekit
 
-from mcpgen.runtime import upstream
+from mcpgen.runtime import answers
+from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.upstream import Request
 
 pytestmark = pytest.mark.timeout(30)
@@ -30,25 +37,155 @@ def request() -> Request:
 
 @pytest.mark.parametrize("status", [200, 202, 204])
 def test_an_empty_answer_is_an_empty_result(status: int) -> None:
-    result = upstream._result(answer(status), {}, request())
+    result = answers.result(answer(status), {}, request())
     assert result.content == [] and not result.is_error
     assert result.structured_content is None  # not the text "null"
 
 
 def test_an_error_names_the_method_and_url_without_the_credential() -> None:
     body = b'{"error": "bad key s3cret-key"}'
-    result = upstream._result(answer(403, body, "application/json"), {}, request())
+    result = answers.result(answer(403, body, "application/json"), {}, request())
     assert result.is_error
     message = result.content[0].text  # type: ignore[union-attr]
-    assert message.startswith("DELETE https://api.example.test/items/7?")
-    assert "HTTP 403" in message and "page=2" in message
+    assert message.startswith(
+        "DELETE failed: HTTP 403 Forbidden (DELETE https://api.example.test/items/7?"
+    )
+    assert "page=2" in message and message.endswith('{"error":"bad key REDACTED"}')
     assert "s3cret-key" not in message
 
 
 def test_json_is_structured_and_wrapped_when_the_schema_wraps_it() -> None:
-    plain = upstream._result(answer(200, b'{"id": 7}', "application/json"), {}, request())
+    plain = answers.result(answer(200, b'{"id": 7}', "application/json"), {}, request())
     assert plain.structured_content == {"id": 7}
-    wrapped = upstream._result(
+    wrapped = answers.result(
         answer(200, b"[1, 2]", "application/json"), {"wrapped": True}, request()
     )
     assert wrapped.structured_content == {"result": [1, 2]}
+
+
+ITEM = {"path": "/items/{id}"}
+
+
+def error_of(status: int, body: bytes, media: str) -> str:
+    result = answers.result(answer(status, body, media), ITEM, request())
+    assert result.is_error and result.structured_content is None
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_problem_document_is_rendered_readably() -> None:
+    body = (
+        b'{"type": "https://example.test/probs/out-of-credit", "title": "You do not have'
+        b' enough credit.", "status": 403, "detail": "Your balance is 30, but that costs 50.",'
+        b' "instance": "/account/12345/msgs/abc", "balance": 30}'
+    )
+    message = error_of(403, body, "application/problem+json")
+    assert message.startswith("DELETE /items/{id} failed: HTTP 403 Forbidden (DELETE https://")
+    assert message.endswith(
+        ": You do not have enough credit.: Your balance is 30, but that costs 50."
+        ' (type https://example.test/probs/out-of-credit) {"balance":30}'
+    )
+
+
+def test_html_is_reduced_to_its_text_and_long_bodies_are_cut() -> None:
+    page = (
+        b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>p {color: red}"
+        b"</style><script>var x = '<p>';</script></head><body><h1>Bad&nbsp;Gateway</h1>"
+        b"<p>The proxy got an invalid\n   answer &amp; gave up.</p></body></html>"
+    )
+    message = error_of(502, page, "text/html")
+    assert message.endswith(
+        "HTTP 502 Bad Gateway (DELETE https://api.example.test/items/7?api_key=REDACTED&page=2):"
+        " 502 Bad Gateway / Bad Gateway / The proxy got an invalid answer & gave up."
+    )
+    long = error_of(500, b"x" * 5000, "text/plain")
+    assert long.endswith(": " + "x" * answers.EXCERPT + "\u2026")
+
+
+def test_a_binary_error_body_is_described_not_dumped() -> None:
+    assert error_of(500, b"\x00\xff" * 50, "application/pdf").endswith(
+        ": (100 bytes of application/pdf)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("media", "kind"),
+    [
+        ("image/png", "image"),
+        ("audio/wav", "audio"),
+        ("application/pdf", "resource"),
+        ("application/octet-stream", "resource"),
+    ],
+)
+def test_binary_answers_are_media_content(media: str, kind: str) -> None:
+    blob = bytes(range(256))
+    result = answers.result(answer(200, blob, media), {}, request())
+    (item,) = result.content
+    assert item.type == kind
+    if kind == "resource":
+        assert item.resource.mime_type == media  # type: ignore[union-attr]
+        assert base64.b64decode(item.resource.blob) == blob  # type: ignore[union-attr]
+        assert "s3cret" not in str(item.resource.uri)  # type: ignore[union-attr]
+    else:
+        assert item.mime_type == media  # type: ignore[union-attr]
+        assert base64.b64decode(item.data) == blob  # type: ignore[union-attr]
+
+
+GET_FILE = {
+    "openapi": "3.0.3",
+    "info": {"title": "t", "version": "1"},
+    "paths": {
+        "/files/{id}": {
+            "get": {
+                "operationId": "send",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.anyio
+async def test_through_a_local_upstream_errors_binary_and_the_size_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    operation = wirekit.operations(GET_FILE)["send"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream(rec.url)
+        rec.answer(404, "application/problem+json", b'{"title": "No such file", "status": 404}')
+        missing = await api.call(operation, {"id": "a b"})
+        assert missing.is_error
+        assert missing.content[0].text == (  # type: ignore[union-attr]
+            f"GET /files/{{id}} failed: HTTP 404 Not Found (GET {rec.url}/files/a%20b):"
+            " No such file"
+        )
+        rec.answer(200, "image/png", b"\x89PNG" + b"\x00" * 2000)
+        picture = await api.call(operation, {"id": "p"})
+        assert picture.content[0].type == "image"
+        assert base64.b64decode(picture.content[0].data) == rec.reply  # type: ignore[union-attr]
+        monkeypatch.setenv("MCPGEN_TEST_WIRE_API_MAX_RESPONSE_BYTES", "1000")
+        with pytest.raises(ToolError) as refused:  # a tool error once dispatched
+            await api.call(operation, {"id": "p"})
+    assert str(refused.value) == (
+        f"GET {rec.url}/files/p: the answer is larger than 1000 bytes, the most this server"
+        " reads (setting MCPGEN_TEST_WIRE_API_MAX_RESPONSE_BYTES)"
+    )
+
+
+@pytest.mark.anyio
+async def test_an_answer_without_a_length_is_cut_at_the_limit() -> None:
+    sent: list[int] = []
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(100):
+            sent.append(1)
+            yield b"x" * 100
+
+    streamed = httpx2.Response(200, content=chunks(), request=httpx2.Request("GET", URL))
+    with pytest.raises(ToolError, match="too big"):
+        await answers.read(streamed, 1000, "too big")
+    assert len(sent) == 11  # read no further than the limit
+    whole = httpx2.Response(200, content=chunks(), request=httpx2.Request("GET", URL))
+    assert (await answers.read(whole, 10_000, "too big")).content == b"x" * 10_000

@@ -23,17 +23,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import telemetry, wire
-from .content import (
-    ResourceReturn,
-    ToolReturn,
-    audio,
-    embedded_blob,
-    image,
-    structured,
-    text,
-    tool_error,
-)
+from . import answers, wire
+from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
 from .errors import ToolError
@@ -45,7 +36,6 @@ IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
 RETRY_STATUS = {429, 502, 503, 504}
 REDIRECTS = {301, 302, 303, 307, 308}
 MAX_REDIRECTS = 5
-EXCERPT = 1000
 
 
 class Request:
@@ -105,6 +95,12 @@ class Upstream:
         return int(os.environ.get(f"{self.prefix}_RETRIES", "2"))
 
     @property
+    def max_response(self) -> int:
+        """The most bytes of an answer this server reads (a tool error past it)."""
+        value = os.environ.get(f"{self.prefix}_MAX_RESPONSE_BYTES", "")
+        return int(value) if value.isdigit() else answers.MAX_RESPONSE_BYTES
+
+    @property
     def base_url(self) -> str:
         url: str = os.environ.get(self.settings["baseUrlEnv"]) or self.settings["baseUrl"]
         return url.rstrip("/")
@@ -143,21 +139,29 @@ class Upstream:
             where = param["location"]
             if where == "path":
                 path = path.replace(
-                    "{" + param["name"] + "}", wire.path_segment(param["name"], value)
+                    "{" + param["name"] + "}", wire.path_segment(param["name"], value, param)
                 )
             elif where == "query":
-                request.parts["query"][param["name"]] = wire.query_value(value, param)
+                query = request.parts["query"]
+                for key, text in wire.query_pairs(param["name"], value, param):
+                    held = query.get(key)
+                    query[key] = text if held is None else [*wire.as_list(held), text]
             elif where == "header":
-                request.parts["headers"][param["name"]] = wire.header_value(param["name"], value)
+                if param["name"].lower() in wire.RESERVED_HEADERS:
+                    continue  # framing and credentials are never the caller's to set
+                request.parts["headers"][param["name"]] = wire.header_value(
+                    param["name"], value, param
+                )
             else:
-                request.parts["cookies"][param["name"]] = wire.scalar(value)
+                request.parts["cookies"][param["name"]] = wire.simple(value, False)
         request.url = self.base_url + path
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None:
             request.options = wire.body(body, arguments)
-            if body.get("media_type") and body["content_type"] != "multipart/form-data":
-                request.parts["headers"].setdefault("Content-Type", body["media_type"])
+            if request.options and body["content_type"] != "multipart/form-data":
+                media = body.get("media_type") or body["content_type"]
+                request.parts["headers"].setdefault("Content-Type", media)
         if operation.get("responseType"):
             request.parts["headers"].setdefault("Accept", operation["responseType"])
         response = await self._send(request)
@@ -165,7 +169,7 @@ class Upstream:
             # a cached upstream token may have been revoked: the next call gets a new one
             identity = ctx.identity if ctx is not None else None
             await self.credentials.invalidate_all(operation["security"], identity)
-        return _result(response, operation, request)
+        return answers.result(response, operation, request)
 
     async def _send(self, request: Request) -> httpx2.Response:
         attempts = 1 + (self.retries if request.method in IDEMPOTENT else 0)
@@ -174,10 +178,12 @@ class Upstream:
             try:
                 response = await self._follow(request)
             except httpx2.TransportError as exc:
-                if last:
+                if last or isinstance(exc, httpx2.LocalProtocolError | httpx2.UnsupportedProtocol):
                     raise ToolError(f"{request.shown()} failed: {type(exc).__name__}") from None
                 await anyio.sleep(_backoff(attempt, None))
                 continue
+            except (httpx2.HTTPError, httpx2.InvalidURL) as exc:  # never "internal error"
+                raise ToolError(f"{request.shown()} failed: {type(exc).__name__}") from None
             if response.status_code in RETRY_STATUS and not last:
                 await anyio.sleep(_backoff(attempt, response.headers.get("Retry-After")))
                 continue
@@ -199,16 +205,17 @@ class Upstream:
             sent = dict(headers)
             if cookies:
                 sent["Cookie"] = wire.cookie_header(cookies)
-            tracer = telemetry.ACTIVE
-            if tracer is None or not tracer.tracing:
-                response = await self.client().request(
-                    method, url, params=query, headers=sent, **options
-                )
-            else:
-                response = await self._traced(tracer, request, method, url, query, sent, options)
+            client = self.client()
+            outgoing = client.build_request(method, url, params=query, headers=sent, **options)
+            response = await client.send(outgoing, stream=True)
             location = response.headers.get("location")
             if response.status_code not in REDIRECTS or not location:
-                return response
+                limit = self.max_response
+                refused = (
+                    f"{request.shown(url)}: the answer is larger than {limit} bytes, the most "
+                    f"this server reads (setting {self.prefix}_MAX_RESPONSE_BYTES)"
+                )
+                return await answers.read(response, limit, refused)
             url = urljoin(str(response.url), location)
             query = None  # the new location carries its own query
             if response.status_code == 303 or (
@@ -223,25 +230,6 @@ class Upstream:
                 logger.info("following a redirect to another origin without credentials")
             await response.aclose()
         raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
-
-    async def _traced(
-        self,
-        tracer: telemetry.Telemetry,
-        request: Request,
-        method: str,
-        url: str,
-        query: dict[str, Any] | None,
-        headers: dict[str, str],
-        options: dict[str, Json],
-    ) -> httpx2.Response:
-        """One attempt in its CLIENT span, ``traceparent`` injected inside it."""
-        full = wire.redact(str(httpx2.URL(url, params=query)), request.secret_query)
-
-        async def send(sent: dict[str, str]) -> httpx2.Response:
-            return await self.client().request(method, url, params=query, headers=sent, **options)
-
-        response: httpx2.Response = await tracer.upstream_span(send, method, full, headers)
-        return response
 
     def tool_call(self, operation: dict[str, Json], ident: str) -> ToolCall:
         """The call behind one imported tool: the user's override if one exists, else HTTP."""
@@ -266,9 +254,9 @@ class Upstream:
         the operation's parameter schemas, are the call's arguments."""
         validator: Any = None
         if schema is not None:
-            from .patterns import validator as schema_validator
+            from jsonschema import Draft202012Validator
 
-            validator = schema_validator(schema)
+            validator = Draft202012Validator(schema)
 
         async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
             # template variable names are percent-encoded where RFC 6570 needs it
@@ -324,38 +312,6 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
     if retry_after and retry_after.isdigit():
         return min(float(retry_after), 5.0)
     return min(0.2 * (2.0**attempt), 2.0) + random.uniform(0, 0.1)
-
-
-def _result(
-    response: httpx2.Response, operation: dict[str, Json], request: Request
-) -> types.CallToolResult:
-    status = response.status_code
-    shown = request.shown(str(response.url))
-    if status >= 400:
-        excerpt = request.scrub(response.text[:EXCERPT])
-        return tool_error(f"{shown} failed: HTTP {status}" + (f": {excerpt}" if excerpt else ""))
-    if not response.content:
-        return types.CallToolResult(content=[])
-    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media == "application/json" or media.endswith("+json"):
-        try:
-            data: Json = response.json()
-        except ValueError:
-            return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
-        if operation.get("wrapped"):
-            data = {"result": data}
-        return structured(data)
-    if media.startswith("text/") or media in ("application/xml", "application/yaml"):
-        return types.CallToolResult(content=[text(response.text)])
-    blob = response.content
-    if media.startswith("image/"):
-        return types.CallToolResult(content=[image(blob, media)])
-    if media.startswith("audio/"):
-        return types.CallToolResult(content=[audio(blob, media)])
-    uri = wire.redact(str(response.url), request.secret_query)
-    return types.CallToolResult(
-        content=[embedded_blob(uri, blob, media or "application/octet-stream")]
-    )
 
 
 def _find_override(package: str, ident: str) -> Callable[..., Any] | None:

@@ -1,0 +1,300 @@
+"""The fidelity suite's parts: arguments for a tool made from its input schema, and a check
+of what a local upstream received against the OpenAPI document with ``openapi-core`` (an
+independent validator: it parses the query, headers, cookies and form, multipart and JSON
+bodies the way the document describes them).
+
+``calls(document)`` imports the document, makes one schema-valid argument object per tool
+(every property filled, two items per array, files as base64 of known bytes), sends each
+through the runtime's ``Upstream`` to a recorder on 127.0.0.1 and returns what each call
+became: accepted, or the validator's errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import anyio
+from jsonschema import Draft202012Validator, FormatChecker
+from openapi_core import Config, OpenAPI
+from openapi_core.testing import MockRequest
+from wirekit import Seen, multipart, part_name, recorder, upstream
+
+from mcpgen.check.schemas import resolve_pointer
+from mcpgen.load import MAX_DOCUMENT_BYTES, load_file
+from mcpgen.model.examples import valid_example
+from mcpgen.openapi import import_openapi
+from mcpgen.openapi.to_manifest import operation_data
+
+Json = Any
+FILE_BYTES = b"%PDF-1.4\n\x00\x01\xfe\xff fidelity"
+_FORMATS = {
+    "date": "2024-01-31",
+    "date-time": "2024-01-31T12:00:00Z",
+    "email": "user@example.com",
+    "uri": "https://example.com/x",
+    "url": "https://example.com/x",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "ipv4": "192.0.2.1",
+    "byte": base64.b64encode(b"bytes").decode(),
+}
+_MISSING = object()
+FORMATS = FormatChecker()
+
+
+@dataclass
+class Outcome:
+    tool: str
+    arguments: Json
+    errors: list[str]
+
+
+def fill(schema: Json, root: Json, depth: int = 0) -> Json:
+    """A value for ``schema`` using every property it declares (or ``_MISSING``)."""
+    if depth > 8 or not isinstance(schema, dict):
+        return "x" if schema is True or schema == {} else _MISSING
+    if isinstance(schema.get("$ref"), str):
+        found, target = resolve_pointer(root, schema["$ref"])
+        return fill(target, root, depth + 1) if found else _MISSING
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for example in schema.get("examples") or []:  # a document's examples can be wrong
+        if _accepts(schema, root, example):
+            return example
+    for key in ("oneOf", "anyOf"):
+        for option in schema.get(key) or []:
+            value = fill(option, root, depth + 1)
+            if value is not _MISSING and _accepts(schema, root, value):
+                return value
+    if isinstance(schema.get("allOf"), list):
+        merged: dict[str, Json] = {}
+        for part in schema["allOf"]:
+            value = fill(part, root, depth + 1)
+            if isinstance(value, dict):
+                merged.update(value)
+        return merged
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        result = {}
+        for name, prop in (schema.get("properties") or {}).items():
+            value = fill(prop, root, depth + 1)
+            if value is not _MISSING and not (isinstance(prop, dict) and prop.get("readOnly")):
+                result[name] = value
+        return result
+    if kind == "array":
+        count = 1 if schema.get("uniqueItems") else 2
+        count = max(int(schema.get("minItems", 0)), min(count, int(schema.get("maxItems", 2))))
+        items = [fill(schema.get("items", {}), root, depth + 1) for _ in range(count)]
+        return _MISSING if _MISSING in items else items
+    if kind == "string":
+        if schema.get("contentEncoding") == "base64":
+            return base64.b64encode(FILE_BYTES).decode()
+        text = _FORMATS.get(schema.get("format", ""), "abc")
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and not re.search(pattern, text):
+            text = next((c for c in ("1", "a", "A", "abc-1") if re.search(pattern, c)), text)
+        text = text + "x" * max(0, int(schema.get("minLength", 0)) - len(text))
+        return text[: int(schema.get("maxLength", len(text)))]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 1))
+        value = low + 1 if "exclusiveMinimum" in schema else low
+        return int(value) if kind == "integer" else float(value) + 0.5
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return _MISSING
+
+
+def _accepts(schema: Json, root: Json, value: Json) -> bool:
+    """``schema`` (a part of ``root``, whose ``$defs`` it may use) accepts ``value``."""
+    whole = {**schema, "$defs": root.get("$defs", {})}
+    return bool(Draft202012Validator(whole, format_checker=FORMATS).is_valid(value))
+
+
+def arguments(schema: Json) -> Json:
+    """Arguments the tool's input schema accepts: filled out if they validate, else the
+    build's own minimal example."""
+    value = fill(schema, schema)
+    if value is not _MISSING and _accepts(schema, schema, value):
+        return value
+    return valid_example(schema)
+
+
+def base_path(url: str) -> tuple[str, str]:
+    """(origin, path) of a server URL, its variables at their defaults' stand-ins."""
+    parts = urlsplit(re.sub(r"\{[^}]*\}", "https", url, count=1) if "://" in url else url)
+    if not parts.scheme:  # a relative server URL
+        return "http://localhost", parts.path.rstrip("/")
+    return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+
+
+def check(api: OpenAPI, origin: str, seen: Seen, sent: Json = None) -> list[str]:
+    """What openapi-core finds wrong with the request the upstream received, and where
+    what it read differs from ``sent``, the body the caller meant (files as their bytes,
+    one item per array item)."""
+    target = urlsplit(seen.target)
+    cookies = SimpleCookie(seen.headers.get("cookie", ""))
+    request = MockRequest(
+        origin,
+        seen.method,
+        target.path,
+        args=parse_qsl(target.query, keep_blank_values=True),  # type: ignore[arg-type]
+        headers=seen.headers,
+        cookies={k: v.value for k, v in cookies.items()},
+        data=seen.body,
+        content_type=seen.headers.get("content-type", ""),
+    )
+    form = "multipart/form-data" in seen.headers.get("content-type", "")
+    errors = [
+        _message(e) for e in api.iter_request_errors(request) if not (form and _only_text_parts(e))
+    ]
+    if errors or not isinstance(sent, dict):
+        return errors
+    read = _fields(seen)
+    if read is None:  # a JSON body: openapi-core checked it whole
+        return []
+    return [
+        f"body property {name!r}: sent {value!r}, received {read.get(name)!r}"
+        for name, value in sent.items()
+        if not isinstance(value, dict) and not _same(value, read.get(name, []))
+    ]
+
+
+def _fields(seen: Seen) -> dict[str, list[bytes]] | None:
+    """The fields of a form or multipart body by name (None for another body)."""
+    media = seen.headers.get("content-type", "")
+    found: dict[str, list[bytes]] = {}
+    if media.startswith("multipart/"):
+        for headers, content in multipart(seen):
+            found.setdefault(part_name(headers), []).append(content)
+    elif media.startswith("application/x-www-form-urlencoded"):
+        for key, value in parse_qsl(seen.body.decode(), keep_blank_values=True):
+            found.setdefault(key, []).append(value.encode())
+    else:
+        return None
+    return found
+
+
+def _same(sent: Json, read: list[bytes]) -> bool:
+    """A file argument arrived as its bytes, an array as one field per item."""
+    if sent == base64.b64encode(FILE_BYTES).decode():
+        return read == [FILE_BYTES]
+    if isinstance(sent, list) and sent and sent[0] == base64.b64encode(FILE_BYTES).decode():
+        return read == [FILE_BYTES] * len(sent)
+    if isinstance(sent, list):  # one field per item, or one joined (explode: false)
+        items = [json.dumps(v) if not isinstance(v, str) else v for v in sent]
+        joined = [sep.join(items).lower().encode() for sep in (",", "|", " ")]
+        return len(read) == len(sent) or (len(read) == 1 and read[0] in joined)
+    return len(read) == 1
+
+
+def _only_text_parts(error: BaseException) -> bool:
+    """openapi-core reads every multipart part as a string: a part ``1`` for an integer
+    property is a type error to it, though OpenAPI sends primitives as text/plain parts.
+    True when those are the only errors (each string is the number or boolean wanted)."""
+    found = list(getattr(error.__cause__, "schema_errors", None) or [])
+    return bool(found) and all(
+        e.validator == "type"
+        and isinstance(e.instance, str)
+        and _parses(e.instance, e.validator_value)
+        for e in found
+    )
+
+
+def _parses(text: str, kinds: Any) -> bool:
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        try:
+            if kind == "integer" and str(int(text)) == text:
+                return True
+            if kind == "number" and float(text) == float(text):
+                return True
+        except ValueError:
+            continue
+        if kind == "boolean" and text in ("true", "false"):
+            return True
+    return False
+
+
+def _message(error: BaseException) -> str:
+    causes = [error, *(getattr(error, "schema_errors", None) or [])]
+    inner = error.__cause__
+    if inner is not None:
+        causes.append(inner)
+        causes += list(getattr(inner, "schema_errors", None) or [])
+    return " <- ".join(f"{type(e).__name__}: {e}"[:300] for e in causes)
+
+
+def validator(path: Path) -> tuple[OpenAPI, str, str]:
+    """openapi-core for the document at ``path``, the origin and the base path of its first
+    server (a recorder stands in for that server at the same base path)."""
+    text = path.read_text(encoding="utf-8")
+    raw = json.loads(text)
+    # openapi-core reads application/json only: tell it the document's other JSON types
+    jsons = set(re.findall(r'"(application/[\w.+-]+\+json)"', text))
+    api = OpenAPI.from_dict(
+        raw, config=Config(extra_media_type_deserializers=dict.fromkeys(jsons, json.loads))
+    )
+    origin, prefix = base_path((raw.get("servers") or [{"url": "/"}])[0]["url"])
+    return api, origin, prefix
+
+
+def calls(path: Path) -> list[Outcome]:
+    """One call per tool of the document at ``path``, each checked by openapi-core."""
+    doc = load_file(path, max_bytes=MAX_DOCUMENT_BYTES)
+    imported = import_openapi(doc, {})
+    api, origin, prefix = validator(path)
+    schemes = imported.security_schemes
+    # an OAuth2 authorization-code or OpenID token comes from the caller, not from here
+    from_caller = {n for n, s in schemes.items() if s.get("type") in ("oauth2", "openIdConnect")}
+    outcomes: list[Outcome] = []
+
+    async def run() -> None:
+        with recorder() as rec:
+            api_client = upstream(rec.url + prefix, schemes)
+            for tool, operation in zip(imported.tools, imported.operations, strict=True):
+                given = arguments(tool["input"])
+                if given is None:
+                    outcomes.append(Outcome(tool["name"], None, ["no valid arguments found"]))
+                    continue
+                before = len(rec.seen)
+                data = operation_data(operation)
+                data["security"] = [
+                    alternative
+                    for alternative in data["security"]
+                    if not from_caller.intersection(alternative)
+                ]
+                try:
+                    result = await api_client.call(data, given)
+                except Exception as exc:  # what a server would answer as "internal error"
+                    outcomes.append(Outcome(tool["name"], given, [f"raised {exc!r}"]))
+                    continue
+                if len(rec.seen) != before + 1 or result.is_error:
+                    outcomes.append(Outcome(tool["name"], given, [f"not sent: {result}"]))
+                    continue
+                body = data.get("body") or {}
+                sent = {
+                    wire: given[arg]
+                    for wire, arg in zip(
+                        body.get("properties", []), body.get("arguments", []), strict=True
+                    )
+                    if arg in given
+                }
+                errors = check(api, origin, rec.seen[-1], sent or None)
+                if data["security"] != operation.security:
+                    errors = [e for e in errors if not e.startswith("SecurityNotFound")]
+                outcomes.append(Outcome(tool["name"], given, errors))
+
+    anyio.run(run)
+    return outcomes

@@ -1,0 +1,293 @@
+"""What an imported operation puts on the wire, read back as bytes by a local upstream:
+files from base64 arguments, arrays in form and multipart bodies (OpenAPI's ``style``/
+``explode`` and ``encoding``), and reserved headers that no argument may set (issue 33)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+from urllib.parse import parse_qsl
+
+import pytest
+from wirekit import imported, multipart, operations, part_name, recorder, upstream
+
+from mcpgen.runtime.errors import ToolError
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00binary\xff"
+
+
+def doc(media: str, schema: Any, encoding: Any = None, params: Any = None) -> Any:
+    content: dict[str, Any] = {"schema": schema}
+    if encoding:
+        content["encoding"] = encoding
+    op: dict[str, Any] = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: content}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    if params:
+        op["parameters"] = params
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+
+
+async def send(data: Any, arguments: dict[str, Any]) -> Any:
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], arguments)
+        assert not result.is_error, result.content
+        assert len(rec.seen) == 1
+        return rec.seen[0]
+
+
+UPLOAD = {
+    "type": "object",
+    "required": ["file"],
+    "properties": {
+        "file": {"type": "string", "format": "binary"},
+        "pages": {"type": "array", "items": {"type": "string", "format": "binary"}},
+        "note": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "meta": {"type": "object", "properties": {"a": {"type": "integer"}}},
+    },
+}
+
+
+async def test_multipart_files_are_bytes_and_arrays_are_one_part_per_item() -> None:
+    seen = await send(
+        doc("multipart/form-data", UPLOAD, {"file": {"contentType": "image/png"}}),
+        {
+            "file": base64.b64encode(PNG).decode(),
+            # a MIME-style base64 with a line break, and the URL-safe alphabet
+            "pages": ["aGVs\nbG8=", base64.urlsafe_b64encode(b"\xfb\xff").decode()],
+            "note": "hi",
+            "tags": ["a", "b"],
+            "meta": {"a": 1},
+        },
+    )
+    parts = [(part_name(h), h.get("content-type"), body) for h, body in multipart(seen)]
+    assert parts == [
+        ("file", "image/png", PNG),
+        ("pages", "application/octet-stream", b"hello"),
+        ("pages", "application/octet-stream", b"\xfb\xff"),
+        ("note", None, b"hi"),
+        ("tags", None, b"a"),
+        ("tags", None, b"b"),
+        ("meta", "application/json", b'{"a": 1}'),
+    ]
+    assert 'filename="file"' in multipart(seen)[0][0]["content-disposition"]
+
+
+async def test_a_multipart_array_with_explode_false_is_one_part() -> None:
+    seen = await send(
+        doc("multipart/form-data", UPLOAD, {"tags": {"explode": False}}),
+        {"file": "aGk=", "tags": ["a", "b"]},
+    )
+    assert [(part_name(h), body) for h, body in multipart(seen)] == [
+        ("file", b"hi"),
+        ("tags", b"a,b"),
+    ]
+
+
+async def test_a_file_argument_that_is_not_base64_is_a_tool_error() -> None:
+    with recorder() as rec:
+        with pytest.raises(ToolError, match="'file' must be base64"):
+            await upstream(rec.url).call(
+                operations(doc("multipart/form-data", UPLOAD))["send"], {"file": "not base64!"}
+            )
+        assert rec.seen == []
+
+
+@pytest.mark.parametrize("media", ["application/octet-stream", "application/pdf"])
+async def test_a_binary_body_is_its_bytes(media: str) -> None:
+    seen = await send(
+        doc(media, {"type": "string", "format": "binary"}),
+        {"body": base64.encodebytes(PNG * 20).decode()},  # line breaks every 76 characters
+    )
+    assert seen.body == PNG * 20
+    assert seen.headers["content-type"] == media
+
+
+FORM = {
+    "type": "object",
+    "properties": {
+        "ids": {"type": "array", "items": {"type": "integer"}},
+        "csv": {"type": "array", "items": {"type": "string"}},
+        "pipes": {"type": "array", "items": {"type": "string"}},
+        "filter": {"type": "object", "properties": {"x": {"type": "string"}}},
+        "flat": {"type": "object", "properties": {"y": {"type": "string"}}},
+        "doc": {"type": "object", "properties": {"z": {"type": "boolean"}}},
+    },
+}
+
+
+async def test_form_arrays_are_one_field_per_item_and_encoding_is_honoured() -> None:
+    encoding = {
+        "csv": {"style": "form", "explode": False},
+        "pipes": {"style": "pipeDelimited"},
+        "filter": {"style": "deepObject", "explode": True},
+        "doc": {"contentType": "application/json"},
+    }
+    seen = await send(
+        doc("application/x-www-form-urlencoded", FORM, encoding),
+        {
+            "ids": [1, 2],
+            "csv": ["a", "b"],
+            "pipes": ["c", "d"],
+            "filter": {"x": "1 2"},
+            "flat": {"y": "&"},
+            "doc": {"z": True},
+        },
+    )
+    assert seen.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert parse_qsl(seen.body.decode()) == [
+        ("ids", "1"),
+        ("ids", "2"),
+        ("csv", "a,b"),
+        ("pipes", "c|d"),
+        ("filter[x]", "1 2"),
+        ("y", "&"),
+        ("doc", '{"z":true}'),
+    ]
+
+
+async def test_swagger_form_data_files_and_collection_formats() -> None:
+    data = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/x": {
+                "post": {
+                    "operationId": "send",
+                    "consumes": ["multipart/form-data"],
+                    "parameters": [
+                        {"name": "upload", "in": "formData", "type": "file", "required": True},
+                        {
+                            "name": "multi",
+                            "in": "formData",
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "collectionFormat": "multi",
+                        },
+                        {
+                            "name": "csv",
+                            "in": "formData",
+                            "type": "array",
+                            "items": {"type": "string"},
+                        },
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    seen = await send(data, {"upload": "aGk=", "multi": ["a", "b"], "csv": ["c", "d"]})
+    assert [(part_name(h), body) for h, body in multipart(seen)] == [
+        ("upload", b"hi"),
+        ("multi", b"a"),
+        ("multi", b"b"),
+        ("csv", b"c,d"),
+    ]
+
+
+RESERVED = ["Content-Length", "Host", "Transfer-Encoding", "Connection", "Keep-Alive", "TE"]
+
+
+async def test_reserved_headers_are_not_arguments_and_never_forwarded() -> None:
+    params = [{"name": n, "in": "header", "schema": {"type": "string"}} for n in RESERVED]
+    params.append({"name": "X-Trace", "in": "header", "schema": {"type": "string"}})
+    data = doc("application/json", {"type": "object"}, params=params)
+    result = imported(data)
+    assert list(result.tools[0]["input"]["properties"]) == ["X-Trace", "body"]
+    ignored = [p.message for p in result.problems if "the HTTP client sets it" in p.message]
+    assert len(ignored) == len(RESERVED)
+    operation = operations(data)["send"]
+    # a spec written before these were refused still carries them: the runtime drops them
+    operation["params"] += [
+        {"name": n, "location": "header", "argument": n, "required": False} for n in RESERVED
+    ]
+    arguments = {n: "1" for n in RESERVED} | {"X-Trace": "t-1", "body": {"hello": "world"}}
+    with recorder() as rec:
+        outcome = await upstream(rec.url).call(operation, arguments)
+        assert not outcome.is_error, outcome.content
+        (seen,) = rec.seen
+    assert seen.body == b'{"hello": "world"}'
+    assert seen.headers["content-length"] == str(len(seen.body))
+    assert seen.headers["host"] == rec.url.removeprefix("http://")
+    assert seen.headers["x-trace"] == "t-1"
+    assert "transfer-encoding" not in seen.headers and "te" not in seen.headers
+    assert seen.headers.get("connection", "keep-alive") == "keep-alive"
+
+
+async def test_a_header_value_the_client_cannot_send_is_a_tool_error() -> None:
+    params = [{"name": "X-Name", "in": "header", "schema": {"type": "string"}}]
+    operation = operations(doc("application/json", {"type": "object"}, params=params))["send"]
+    with recorder() as rec:
+        with pytest.raises(ToolError, match="'X-Name' must be ASCII"):  # not "internal error"
+            await upstream(rec.url).call(operation, {"X-Name": "caf\u00e9"})
+        assert rec.seen == []
+
+
+def param(name: str, where: str, schema: Any, **how: Any) -> dict[str, Any]:
+    return {"name": name, "in": where, "required": where == "path", "schema": schema, **how}
+
+
+ARRAY = {"type": "array", "items": {"type": "string"}}
+OBJECT = {"type": "object", "properties": {"r": {"type": "integer"}, "g": {"type": "integer"}}}
+
+
+async def test_parameter_styles_on_the_wire() -> None:
+    params = [
+        param("s", "path", ARRAY),
+        param("l", "path", ARRAY, style="label", explode=True),
+        param("m", "path", OBJECT, style="matrix", explode=False),
+        param("form", "query", ARRAY),
+        param("csv", "query", ARRAY, explode=False),
+        param("space", "query", ARRAY, style="spaceDelimited", explode=False),
+        param("color", "query", OBJECT),
+        param("deep", "query", OBJECT, style="deepObject", explode=True),
+        param("X-Ids", "header", ARRAY),
+        param("X-Pt", "header", OBJECT, explode=True),
+        param("c", "cookie", ARRAY),
+    ]
+    op = {
+        "operationId": "send",
+        "parameters": params,
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x/{s}/{l}/{m}": {"get": op}},
+    }
+    arguments = {
+        "s": ["a/b", "c"],
+        "l": ["d", "e"],
+        "m": {"r": 1, "g": 2},
+        "form": ["f", "g h"],
+        "csv": ["i", "j"],
+        "space": ["k", "l"],
+        "color": {"r": 3, "g": 4},
+        "deep": {"r": 5, "g": 6},
+        "X-Ids": ["m", "n"],
+        "X-Pt": {"r": 7, "g": 8},
+        "c": ["o", "p"],
+    }
+    seen = await send(data, arguments)
+    path, _, query = seen.target.partition("?")
+    assert path == "/x/a%2Fb,c/.d.e/;m=r,1,g,2"
+    assert parse_qsl(query) == [
+        ("form", "f"),
+        ("form", "g h"),
+        ("csv", "i,j"),
+        ("space", "k l"),
+        ("r", "3"),
+        ("g", "4"),
+        ("deep[r]", "5"),
+        ("deep[g]", "6"),
+    ]
+    assert (seen.headers["x-ids"], seen.headers["x-pt"]) == ("m,n", "r=7,g=8")
+    assert seen.headers["cookie"] == "c=o%2Cp"  # a comma is no cookie-octet (RFC 6265)
