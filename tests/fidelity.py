@@ -30,7 +30,7 @@ from mcpgen.check.schemas import resolve_pointer
 from mcpgen.load import MAX_DOCUMENT_BYTES, load_file
 from mcpgen.model.examples import valid_example
 from mcpgen.openapi import import_openapi
-from mcpgen.openapi.to_manifest import operation_data
+from mcpgen.openapi.result import operation_data
 
 Json = Any
 FILE_BYTES = b"%PDF-1.4\n\x00\x01\xfe\xff fidelity"

@@ -19,7 +19,7 @@ from typing import Any
 
 from mcpgen.load import load_text
 from mcpgen.openapi import OpenAPIImport, import_openapi
-from mcpgen.openapi.to_manifest import operation_data
+from mcpgen.openapi.result import operation_data
 from mcpgen.runtime.upstream import Upstream
 
 

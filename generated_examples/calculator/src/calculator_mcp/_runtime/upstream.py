@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import answers, wire
+from . import answers, telemetry, wire
 from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
@@ -205,9 +205,11 @@ class Upstream:
             sent = dict(headers)
             if cookies:
                 sent["Cookie"] = wire.cookie_header(cookies)
-            client = self.client()
-            outgoing = client.build_request(method, url, params=query, headers=sent, **options)
-            response = await client.send(outgoing, stream=True)
+            tracer = telemetry.ACTIVE
+            if tracer is None or not tracer.tracing:
+                response = await self._attempt(method, url, query, sent, options)
+            else:
+                response = await self._traced(tracer, request, method, url, query, sent, options)
             location = response.headers.get("location")
             if response.status_code not in REDIRECTS or not location:
                 limit = self.max_response
@@ -230,6 +232,38 @@ class Upstream:
                 logger.info("following a redirect to another origin without credentials")
             await response.aclose()
         raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
+
+    async def _attempt(
+        self,
+        method: str,
+        url: str,
+        query: dict[str, Any] | None,
+        headers: dict[str, str],
+        options: dict[str, Json],
+    ) -> httpx2.Response:
+        """One attempt; its answer is streamed (``answers.read`` reads it up to the limit)."""
+        client = self.client()
+        outgoing = client.build_request(method, url, params=query, headers=headers, **options)
+        return await client.send(outgoing, stream=True)
+
+    async def _traced(
+        self,
+        tracer: telemetry.Telemetry,
+        request: Request,
+        method: str,
+        url: str,
+        query: dict[str, Any] | None,
+        headers: dict[str, str],
+        options: dict[str, Json],
+    ) -> httpx2.Response:
+        """One attempt in its CLIENT span, ``traceparent`` injected inside it."""
+        full = wire.redact(str(httpx2.URL(url, params=query)), request.secret_query)
+
+        async def send(sent: dict[str, str]) -> httpx2.Response:
+            return await self._attempt(method, url, query, sent, options)
+
+        response: httpx2.Response = await tracer.upstream_span(send, method, full, headers)
+        return response
 
     def tool_call(self, operation: dict[str, Json], ident: str) -> ToolCall:
         """The call behind one imported tool: the user's override if one exists, else HTTP."""
@@ -254,9 +288,9 @@ class Upstream:
         the operation's parameter schemas, are the call's arguments."""
         validator: Any = None
         if schema is not None:
-            from jsonschema import Draft202012Validator
+            from .patterns import validator as schema_validator
 
-            validator = Draft202012Validator(schema)
+            validator = schema_validator(schema)
 
         async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
             # template variable names are percent-encoded where RFC 6570 needs it
