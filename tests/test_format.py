@@ -52,3 +52,48 @@ def test_black_check_passes_on_the_generated_examples() -> None:
 def test_code_that_does_not_parse_is_an_error_naming_the_file(engine: str) -> None:
     with pytest.raises(FormatError, match=r"src/pkg/broken\.py"):
         format_files({"src/pkg/ok.py": "x = 1\n", "src/pkg/broken.py": "def f(:\n"}, engine)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_spec_json_shares_definitions_and_the_runtime_restores_them(name: str) -> None:
+    """``_spec.json`` keeps each definition once; what the runtime loads is, key for key and
+    in order, the self-contained spec (so tools/list sends the same bytes)."""
+    import json
+
+    from mcpgen.render.spec import spec_data, spec_json
+    from mcpgen.runtime.spec import unshare_defs
+
+    loaded = load_manifest(ROOT / "manifests" / f"{name}.yaml")
+    assert loaded.manifest is not None
+    whole = spec_data(loaded.manifest)
+    written = json.loads(spec_json(loaded.manifest))
+    assert json.dumps(unshare_defs(written)) == json.dumps(whole)
+
+
+def test_definitions_with_one_name_and_two_contents_stay_apart() -> None:
+    import json
+
+    from mcpgen.runtime.spec import share_defs, unshare_defs
+
+    def tool(number: int, node: object) -> dict[str, object]:
+        schema = {
+            "type": "object",
+            "properties": {"n": {"$ref": "#/$defs/N"}},
+            "$defs": {"N": node},
+        }
+        return {"definition": {"name": f"t{number}", "inputSchema": schema}}
+
+    spec = {
+        "format": 3,
+        "tools": [
+            tool(1, {"type": "string"}),
+            tool(2, {"type": "integer"}),
+            tool(3, {"type": "string"}),
+        ],
+        "resources": [],
+    }
+    shared = share_defs(spec)
+    assert shared["$defs"] == {"N": {"type": "string"}}
+    assert "$defsOwn" in shared["tools"][1]["definition"]["inputSchema"]  # the other content
+    assert "$defsOwn" not in shared["tools"][2]["definition"]["inputSchema"]
+    assert json.dumps(unshare_defs(json.loads(json.dumps(shared)))) == json.dumps(spec)

@@ -26,7 +26,11 @@ from mcpgen.render import RUNTIME_DIR, runtime_files
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p for p in (ROOT / "generated_examples").iterdir() if p.is_dir())
 # Imported only by features a manifest turns on, declared as optional extras then.
-OPTIONAL = {"redis": "redis", "pydantic_monty": "pydantic-monty", "opentelemetry": "opentelemetry-sdk"}
+OPTIONAL = {
+    "redis": "redis",
+    "pydantic_monty": "pydantic-monty",
+    "opentelemetry": "opentelemetry-sdk",
+}
 
 
 def package_of(example: Path) -> Path:

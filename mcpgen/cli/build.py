@@ -19,6 +19,7 @@ from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest, render_files
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output
+from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, plan
 from mcpgen.write.rename import Rename, RenameError, plan_moves
@@ -232,7 +233,7 @@ def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
     """The last build's tool definitions (from its ``_spec.json``), by name."""
     path = root / "src" / manifest.server.package / "_spec.json"
     try:
-        entries = json.loads(path.read_text("utf-8")).get("tools", [])
+        entries = unshare_defs(json.loads(path.read_text("utf-8"))).get("tools", [])
         return {e["definition"]["name"]: e["definition"] for e in entries}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}

@@ -1,7 +1,8 @@
 """The data file a generated server is built from (``_spec.json``), read by its runtime.
 
 Every string from the manifest that a client will see travels here as JSON, never as code.
-The layout is what ``mcpgen/runtime/spec.py`` reads (``format`` 2).
+The layout is what ``mcpgen/runtime/spec.py`` reads (``format`` 3): schemas share their
+definitions through one top-level ``$defs`` (``share_defs``; the runtime undoes it at load).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
 from mcpgen.model.types import Manifest, Tool
 from mcpgen.openapi.result import operation_data
+from mcpgen.runtime.spec import SPEC_FORMAT, share_defs
 
 Json = Any
-SPEC_FORMAT = 2
 READABLE_TOOLS = 200  # above this many tools, _spec.json is compact (10x faster to write)
 
 
@@ -268,7 +269,7 @@ def search_json(data: dict[str, Json]) -> str | None:
 def spec_json(manifest: Manifest, data: dict[str, Json] | None = None) -> str:
     """Indented for a readable diff; an API with thousands of operations gets compact JSON
     (Python's fast encoder does not indent) with one tool per line."""
-    data = spec_data(manifest) if data is None else data
+    data = share_defs(spec_data(manifest) if data is None else data)
     if len(manifest.tools) <= READABLE_TOOLS:
         return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     lines = []

@@ -6,7 +6,11 @@ import json
 from importlib import resources
 from typing import Any
 
-SPEC_FORMAT = 2
+SPEC_FORMAT = 3
+SHARED_DEFS = "$defs"  # in _spec.json: the definitions its schemas share, each once
+SHARED_NAMES = "$defsShared"  # in a schema there, where its ``$defs`` was: their names
+OWN_DEFS = "$defsOwn"  # and those whose name another schema uses for other content
+SCHEMA_KEYS = ("inputSchema", "outputSchema")
 
 
 def load_spec(package: str) -> dict[str, Any]:
@@ -18,6 +22,79 @@ def load_spec(package: str) -> dict[str, Any]:
             f"{package}/_spec.json has format {spec.get('format')!r}, this runtime reads "
             f"{SPEC_FORMAT}: rebuild the package with the same mcpgen"
         )
+    return unshare_defs(spec)
+
+
+def share_defs(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with every schema's ``$defs`` kept once in ``spec["$defs"]`` (the generator
+    writes this: a big API's tools each carried the same definitions). A schema keeps the
+    names of its definitions (``$defsShared``, where ``$defs`` was) and, under ``$defsOwn``,
+    any whose name another schema uses for other content. ``spec`` is not changed."""
+    table: dict[str, Any] = {}
+
+    def shared(schema: Any) -> Any:
+        defs = schema.get("$defs") if isinstance(schema, dict) else None
+        if not isinstance(defs, dict) or not defs:
+            return schema
+        own = {n: v for n, v in defs.items() if table.setdefault(n, v) != v}
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key != "$defs":
+                out[key] = value
+                continue
+            out[SHARED_NAMES] = list(defs)
+            if own:
+                out[OWN_DEFS] = own
+        return out
+
+    tools = []
+    for tool in spec.get("tools", []):
+        tool = dict(tool)
+        for part in ("definition", "full"):
+            if isinstance(tool.get(part), dict):
+                tool[part] = {
+                    k: shared(v) if k in SCHEMA_KEYS else v for k, v in tool[part].items()
+                }
+        tools.append(tool)
+    resources = [
+        {**r, "input": shared(r["input"])} if isinstance(r.get("input"), dict) else r
+        for r in spec.get("resources", [])
+    ]
+    out = {**spec, "tools": tools, "resources": resources}
+    if table:
+        out[SHARED_DEFS] = table
+    return out
+
+
+def unshare_defs(spec: dict[str, Any]) -> dict[str, Any]:
+    """What ``share_defs`` was given: every schema self-contained again (the definitions
+    are the same objects, shared in memory)."""
+    table = spec.pop(SHARED_DEFS, None)
+    if not isinstance(table, dict):
+        return spec
+
+    def whole(schema: Any) -> Any:
+        names = schema.get(SHARED_NAMES) if isinstance(schema, dict) else None
+        if names is None:
+            return schema
+        own = schema.get(OWN_DEFS, {})
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key == SHARED_NAMES:
+                out["$defs"] = {n: own[n] if n in own else table[n] for n in names}
+            elif key != OWN_DEFS:
+                out[key] = value
+        return out
+
+    for tool in spec.get("tools", []):
+        for part in ("definition", "full"):
+            if isinstance(tool.get(part), dict):
+                for key in SCHEMA_KEYS:
+                    if key in tool[part]:
+                        tool[part][key] = whole(tool[part][key])
+    for resource in spec.get("resources", []):
+        if "input" in resource:
+            resource["input"] = whole(resource["input"])
     return spec
 
 
