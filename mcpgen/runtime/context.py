@@ -98,6 +98,7 @@ class Context:
     _answers: dict[str, Json] = field(default_factory=dict)
     _state: str | None = None
     _new_state: str | None = None
+    task: Any = None  # running as an MCP task: progress goes to its status (runtime/tasks.py)
 
     def __post_init__(self) -> None:
         self._answers, self._state = previous_round(self.params)
@@ -187,8 +188,14 @@ class Context:
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress; a no-op when the caller did not ask for progress."""
-        await self.request.session.report_progress(progress, total, message)
+        """Report progress; a no-op when the caller did not ask for progress. During a task
+        it is also the task's ``statusMessage`` (``message``, or ``progress/total``)."""
+        if self.task is None:
+            await self.request.session.report_progress(progress, total, message)
+            return
+        await self.task(progress, total, message)
+        with contextlib.suppress(Exception):  # the request that started the task may be gone
+            await self.request.session.report_progress(progress, total, message)
 
     async def log(
         self, level: types.LoggingLevel, data: Json, logger_name: str | None = None
