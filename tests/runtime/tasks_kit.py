@@ -17,13 +17,13 @@ from typing import Any
 import anyio
 import httpx2
 import rtkit
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from mcpgen.runtime import Context, ToolError
 from mcpgen.runtime.http_app import create_app
 from mcpgen.runtime.server import Handlers, build_server
 from mcpgen.runtime.tools import Arguments, plain
-from mcp.shared.exceptions import MCPError
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -171,6 +171,11 @@ class Rpc:
         if notify:
             return {}
         # 2026-07-28 answers some errors with an HTTP status too (-32601: 404)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            for line in response.text.splitlines():
+                if line.startswith("data:") and '"id"' in line:
+                    found: dict[str, Any] = json.loads(line[5:])
+                    return found
         assert response.headers.get("content-type", "").startswith("application/json"), (
             response.status_code,
             response.text[:300],
