@@ -1,0 +1,61 @@
+"""The typed client's task methods (``runtime/client.py``, ``runtime/tasks_client.py``)
+against the tasks fixture server, in memory, in both protocol eras (docs/tasks.md)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+import tasks_kit as kit
+from mcp.shared.exceptions import MCPError
+
+from mcpgen.runtime.client import BaseClient, ToolCallError
+from mcpgen.runtime.server import build_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+MODES = ["legacy", "2026-07-28"]
+
+
+@pytest.fixture(params=MODES)
+async def typed(request: pytest.FixtureRequest) -> AsyncIterator[BaseClient]:
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    async with BaseClient.connect(server, mode=request.param) as client:
+        yield client
+
+
+async def test_start_watch_and_wait(typed: BaseClient) -> None:
+    task = await typed.start_task("report", {"steps": 3, "delay": 0.1})
+    assert task["status"] == "working"
+    seen: list[Any] = []
+
+    async def on_status(status: dict[str, Any]) -> None:
+        seen.append(status.get("statusMessage"))
+
+    result = await typed.wait_task(task["taskId"], on_status)
+    assert result.content[0].text == "report of 3 steps"  # type: ignore[union-attr]
+    assert "step 3 of 3" in seen
+    assert (await typed.task_status(task["taskId"]))["status"] == "completed"
+
+
+async def test_required_tool_runs_as_a_task_through_call(typed: BaseClient) -> None:
+    result = await typed.call("export", {"seconds": 0.1})
+    assert result.content[0].text == "exported"  # type: ignore[union-attr]
+
+
+async def test_errors_and_cancel(typed: BaseClient) -> None:
+    failing = await typed.start_task("report", {"steps": 0, "fail": "tool"})
+    with pytest.raises(ToolCallError, match="could not be built"):
+        await typed.wait_task(failing["taskId"])
+    refused = await typed.start_task("report", {"steps": 0, "fail": "protocol"})
+    with pytest.raises(MCPError) as caught:
+        await typed.wait_task(refused["taskId"])
+    assert caught.value.code == -32010
+    long = await typed.start_task("export", {"seconds": 30})
+    await typed.cancel_task(long["taskId"])
+    with anyio.fail_after(5):
+        while (await typed.task_status(long["taskId"]))["status"] != "cancelled":
+            await anyio.sleep(0.05)
+    with pytest.raises(MCPError):
+        await typed.wait_task(long["taskId"])
