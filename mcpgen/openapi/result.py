@@ -76,6 +76,8 @@ class Operation:
     security: list[dict[str, list[str]]]
     tags: list[str]
     origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
+    # 202 + Location: poll the Location (``interval``, ``timeout`` in seconds; docs/tasks.md)
+    poll: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
         data["tags"] = list(operation.tags)
     if operation.body is not None:
         data["body"] = asdict(operation.body)
+    if operation.poll:
+        data["poll"] = dict(operation.poll)
     return data
 
 
