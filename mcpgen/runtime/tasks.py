@@ -60,6 +60,7 @@ MISSING_CAPABILITY = -32021  # 2026-07-28: the request did not declare a needed 
 DEFAULT_TTL_MS = 3_600_000  # a task (and its result) is kept an hour unless asked otherwise
 MAX_TTL_MS = 86_400_000
 POLL_MS = 1000
+MAX_RUNNING = 100  # tasks one caller may have running (or waiting for input) on one server
 
 
 class TaskParams(types.RequestParams):
@@ -103,6 +104,7 @@ class Tasks:
         self.running: dict[str, asyncio.Task[None]] = {}
         self.waiting: dict[str, Any] = {}  # input_required (2026): what a re-run needs
         self.done: dict[str, asyncio.Event] = {}
+        self.owners: dict[str, str] = {}  # task id -> owner, while it runs or waits here
         self.stamp: Any = dict
         self._watcher: asyncio.Task[None] | None = None
 
@@ -167,6 +169,13 @@ class Tasks:
         params = types.CallToolRequestParams.model_validate(dict(ctx.params or {}), by_name=False)
         asked = params.task.ttl if params.task is not None else None
         ttl = DEFAULT_TTL_MS if asked is None or modern else max(1, min(int(asked), MAX_TTL_MS))
+        owner = current_identity().key
+        if sum(1 for o in self.owners.values() if o == owner) >= MAX_RUNNING:
+            raise MCPError(
+                INVALID_REQUEST,
+                f"Too many tasks running for this caller (at most {MAX_RUNNING} on a server): "
+                "wait for one to end, or cancel one",
+            )
         stamp = now_iso()
         record: Record = {
             "taskId": secrets.token_urlsafe(24),
@@ -175,7 +184,7 @@ class Tasks:
             "lastUpdatedAt": stamp,
             "ttl": ttl,
             "pollInterval": POLL_MS,
-            "owner": current_identity().key,
+            "owner": owner,
             "replica": self.replica,
             "expiresAt": time.time() + ttl / 1000,
             "modern": modern,
@@ -183,6 +192,7 @@ class Tasks:
         await self.store.beat(self.replica)
         await self.store.create(record)
         context = self.tools.context(ctx, params)
+        self.owners[record["taskId"]] = owner
         self._start(record["taskId"], name, dict(params.arguments or {}), context)
         if modern:
             return {"resultType": "task", **flat_view(record), "_meta": self._meta()}
@@ -226,7 +236,9 @@ class Tasks:
                 await self._end(task_id, "completed", None, result=dumped)
         finally:
             self.running.pop(task_id, None)
-            self.done.get(task_id, asyncio.Event()).set()
+            if task_id not in self.waiting:
+                self.owners.pop(task_id, None)
+            self.done.pop(task_id, asyncio.Event()).set()  # who waits holds the event
 
     async def _end(self, task_id: str, status: str, message: str | None, **fields: Any) -> None:
         changes: Record = {"status": status, **fields}
@@ -336,7 +348,8 @@ class Tasks:
         job = self.running.get(record["taskId"])
         if job is not None:
             job.cancel()
-        self.waiting.pop(record["taskId"], None)
+        if self.waiting.pop(record["taskId"], None) is not None:
+            self.owners.pop(record["taskId"], None)
         return {} if modern else task_view(record)
 
     async def update(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:

@@ -202,3 +202,22 @@ async def test_modern_input_required_then_update(http: Any) -> None:
     assert "error" not in updated
     done = await rpc.until(task_id, "completed")
     assert done["result"]["content"][0]["text"] == "picked red"
+
+
+async def test_running_tasks_per_caller_are_bounded(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "MAX_RUNNING", 2)
+    alice, bob = await legacy(http), await legacy(http, kit.BOB)
+    first = await alice.task("export", {"seconds": 30})
+    await alice.task("export", {"seconds": 30})
+    refused = await alice.call("export", {"seconds": 30}, task={})
+    assert error_code(refused) == -32600 and "Too many tasks" in refused["error"]["message"]
+    await bob.task("export", {"seconds": 30})  # another caller is not held back
+    await alice.send("tasks/cancel", {"taskId": first})
+    await alice.until(first, "cancelled")
+    with anyio.fail_after(5):
+        while "error" in await alice.call("export", {"seconds": 30}, task={}):
+            await anyio.sleep(0.05)
