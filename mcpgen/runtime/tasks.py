@@ -41,6 +41,7 @@ from .tasks_store import (
     HEARTBEAT_EVERY,
     PAGE,
     TERMINAL,
+    Progress,
     Record,
     TaskStore,
     first_text,
@@ -104,6 +105,7 @@ class Tasks:
         self.running: dict[str, asyncio.Task[None]] = {}
         self.waiting: dict[str, Any] = {}  # input_required (2026): what a re-run needs
         self.done: dict[str, asyncio.Event] = {}
+        self.listing = True  # tasks/list: not for anonymous callers (they are all one)
         self.owners: dict[str, str] = {}  # task id -> owner, while it runs or waits here
         self.stamp: Any = dict
         self._watcher: asyncio.Task[None] | None = None
@@ -128,7 +130,7 @@ class Tasks:
             extensions = {**(caps.extensions or {}), EXTENSION: {}}
             return caps.model_copy(update={"extensions": extensions})
         tasks = types.ServerTasksCapability(
-            list=types.TasksListCapability(),
+            list=types.TasksListCapability() if self.listing else None,
             cancel=types.TasksCancelCapability(),
             requests=types.ServerTasksRequestsCapability(
                 tools=types.TasksToolsCapability(call=types.TasksCallCapability())
@@ -199,7 +201,7 @@ class Tasks:
         return {"task": task_view(record)}
 
     def _start(self, task_id: str, name: str, arguments: dict[str, Any], context: Any) -> None:
-        context.task = _Progress(self.store, task_id)
+        context.task = Progress(self.store, task_id)
         self.done.setdefault(task_id, asyncio.Event())
         job = asyncio.get_running_loop().create_task(self._run(task_id, name, arguments, context))
         self.running[task_id] = job
@@ -323,8 +325,11 @@ class Tasks:
     async def list(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
         if self._era(ctx, "tasks/list"):
             raise MCPError(METHOD_NOT_FOUND, "tasks/list is not part of the tasks extension")
+        identity = current_identity()
+        if identity.subject == "anonymous" and identity.issuer is None:  # auth: none
+            raise MCPError(METHOD_NOT_FOUND, "tasks/list needs authenticated callers")
         start = offset(params.cursor)
-        owned = await self.store.owned(current_identity().key)
+        owned = await self.store.owned(identity.key)
         records = [r for r in [await self.store.get(i) for i, _ in owned] if r is not None]
         shown = records[start : start + PAGE]
         result: dict[str, Any] = {"tasks": [task_view(r) for r in shown]}
@@ -367,17 +372,6 @@ class Tasks:
         return {}
 
 
-class _Progress:
-    """``Context.task``: progress during a task becomes its ``statusMessage``."""
-
-    def __init__(self, store: TaskStore, task_id: str) -> None:
-        self.store, self.task_id = store, task_id
-
-    async def __call__(self, done: float, total: float | None, message: str | None) -> None:
-        text = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
-        await self.store.update(self.task_id, {"statusMessage": text})
-
-
 class _Round:
     """The params of a re-run after tasks/update: the answers and the state kept."""
 
@@ -389,6 +383,7 @@ def install_tasks(server: Any, spec: Mapping[str, Any], cache: Any = None) -> Ta
     """Serve tasks on ``server`` for the tools whose ``_spec.json`` entry has ``task``."""
     support = {e["definition"]["name"]: e["task"] for e in spec.get("tools", []) if e.get("task")}
     server.tasks = tasks = Tasks(server.tools, support, cache)
+    tasks.listing = spec.get("auth", {}).get("type", "none") != "none"
     tasks.install(server)
     return tasks
 

@@ -131,3 +131,14 @@ def first_text(result: Mapping[str, Any]) -> str:
 
 def why(record: Record) -> str:
     return str(record.get("statusMessage") or f"ended {record['status']}: it has no result")
+
+
+class Progress:
+    """``Context.task``: progress during a task becomes its ``statusMessage``."""
+
+    def __init__(self, store: TaskStore, task_id: str) -> None:
+        self.store, self.task_id = store, task_id
+
+    async def __call__(self, done: float, total: float | None, message: str | None) -> None:
+        text = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
+        await self.store.update(self.task_id, {"statusMessage": text})

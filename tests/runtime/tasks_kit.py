@@ -143,6 +143,8 @@ class Rpc:
             headers.update({"MCP-Protocol-Version": MODERN, "Mcp-Method": method})
             if method == "tools/call":
                 headers["Mcp-Name"] = params["name"]
+            elif method.startswith("tasks/") and "taskId" in params:  # routing (extension)
+                headers["Mcp-Name"] = params["taskId"]
         elif self.session:
             headers.update({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": LEGACY})
         return headers

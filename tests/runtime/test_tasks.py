@@ -221,3 +221,15 @@ async def test_running_tasks_per_caller_are_bounded(
     with anyio.fail_after(5):
         while "error" in await alice.call("export", {"seconds": 30}, task={}):
             await anyio.sleep(0.05)
+
+
+async def test_anonymous_callers_cannot_list_tasks() -> None:
+    spec = kit.make_spec()
+    spec["auth"] = {"type": "none"}
+    async with running(kit.app(spec)) as app, http_client(app) as http:
+        rpc = kit.Rpc(http, "ignored")
+        opened = await rpc.open()
+        assert "list" not in opened["result"]["capabilities"]["tasks"]
+        task_id = await rpc.task("report", {"steps": 0})
+        assert (await rpc.until(task_id, "completed"))["status"] == "completed"
+        assert error_code(await rpc.send("tasks/list", {})) == -32601
