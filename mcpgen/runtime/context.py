@@ -265,8 +265,11 @@ class Context:
         answers: dict[str, InputResponse] = {}
         if not self.modern:
             for key, request in requests.items():
-                try:
-                    answers[key] = await self._send(request)
+                try:  # a task asks on a tasks/result request (input_required meanwhile)
+                    via = await self.task.channel() if self.task is not None else None
+                    answers[key] = await self._send(request, via)
+                    if self.task is not None:
+                        await self.task.asking(False)
                 except NoBackChannelError:
                     raise ToolError(
                         f"this needs to ask the client ({request.method}), which this connection "
@@ -292,9 +295,9 @@ class Context:
             raise InputRequired(missing)
         return answers
 
-    async def _send(self, request: InputRequest) -> InputResponse:
-        session = self.request.session
-        related = self.request.request_id
+    async def _send(self, request: InputRequest, via: Any = None) -> InputResponse:
+        channel = via or self.request  # the request it travels on
+        session, related = channel.session, channel.request_id
         if isinstance(request, types.ElicitRequest):
             params = request.params
             assert isinstance(params, types.ElicitRequestFormParams)

@@ -33,65 +33,38 @@ from mcp.server.context import CallNext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_INFO_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ConfigDict
 
 from .authz import current_identity
 from .content import tool_error
 from .tasks_store import (
     HEARTBEAT_EVERY,
-    PAGE,
     TERMINAL,
     Progress,
     Record,
     TaskStore,
-    first_text,
-    flat_view,
     local_cache,
     now_iso,
+)
+from .tasks_wire import (
+    EXTENSION,
+    PAGE,
+    RELATED,
+    TaskParams,
+    declared,
+    first_text,
+    flat_view,
+    missing_extension,
     offset,
     task_view,
+    unknown,
     why,
 )
 
 logger = logging.getLogger("mcp_server")
-EXTENSION = "io.modelcontextprotocol/tasks"
-RELATED = "io.modelcontextprotocol/related-task"
-CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-MISSING_CAPABILITY = -32021  # 2026-07-28: the request did not declare a needed capability
 DEFAULT_TTL_MS = 3_600_000  # a task (and its result) is kept an hour unless asked otherwise
 MAX_TTL_MS = 86_400_000
 POLL_MS = 1000
 MAX_RUNNING = 100  # tasks one caller may have running (or waiting for input) on one server
-
-
-class TaskParams(types.RequestParams):
-    """Params of tasks/* (checked by hand: a bad id is -32602 like an unknown one)."""
-
-    model_config = ConfigDict(extra="allow")
-    taskId: Any = None
-    cursor: Any = None
-    inputResponses: Any = None
-
-
-def declared(params: Any) -> bool:
-    """True when a 2026-07-28 request declares the tasks extension in its ``_meta``."""
-    meta = params.get("_meta") if isinstance(params, Mapping) else None
-    caps = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
-    extensions = caps.get("extensions") if isinstance(caps, Mapping) else None
-    return isinstance(extensions, Mapping) and EXTENSION in extensions
-
-
-def missing_extension(what: str) -> MCPError:
-    return MCPError(
-        MISSING_CAPABILITY,
-        f"{what} needs the {EXTENSION} extension: declare it in the request's _meta "
-        f"{CLIENT_CAPABILITIES}.extensions",
-        data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-    )
-
-
-def unknown(task_id: Any) -> MCPError:
-    return MCPError(INVALID_PARAMS, f"Unknown task: {task_id}", data={"taskId": task_id})
 
 
 class Tasks:
@@ -106,7 +79,10 @@ class Tasks:
         self.waiting: dict[str, Any] = {}  # input_required (2026): what a re-run needs
         self.done: dict[str, asyncio.Event] = {}
         self.listing = True  # tasks/list: not for anonymous callers (they are all one)
-        self.owners: dict[str, str] = {}  # task id -> owner, while it runs or waits here
+        self.owners: dict[str, str] = {}
+        self.channels: dict[str, list[Any]] = (
+            {}
+        )  # task id -> its tasks/result requests  # task id -> owner, while it runs or waits here
         self.stamp: Any = dict
         self._watcher: asyncio.Task[None] | None = None
 
@@ -201,7 +177,7 @@ class Tasks:
         return {"task": task_view(record)}
 
     def _start(self, task_id: str, name: str, arguments: dict[str, Any], context: Any) -> None:
-        context.task = Progress(self.store, task_id)
+        context.task = _Hooks(self, task_id)
         self.done.setdefault(task_id, asyncio.Event())
         job = asyncio.get_running_loop().create_task(self._run(task_id, name, arguments, context))
         self.running[task_id] = job
@@ -309,11 +285,18 @@ class Tasks:
         if self._era(ctx, "tasks/result"):
             raise MCPError(METHOD_NOT_FOUND, "tasks/result is not part of the tasks extension")
         record = await self._owned(params.taskId)
-        while record["status"] not in TERMINAL:
-            event = self.done.get(record["taskId"])
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)
-            record = await self._owned(params.taskId)
+        channels = self.channels.setdefault(record["taskId"], [])
+        channels.append(ctx)  # the handler's questions travel on this request meanwhile
+        try:
+            while record["status"] not in TERMINAL:
+                event = self.done.get(record["taskId"])
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)
+                record = await self._owned(params.taskId)
+        finally:
+            channels.remove(ctx)
+            if not channels:
+                self.channels.pop(record["taskId"], None)
         related = {RELATED: {"taskId": record["taskId"]}}
         if "result" in record:
             return {**record["result"], "_meta": {**record["result"].get("_meta", {}), **related}}
@@ -370,6 +353,22 @@ class Tasks:
         await self.store.update(record["taskId"], {"status": "working", "inputRequests": None})
         self._start(record["taskId"], name, arguments, rerun)
         return {}
+
+
+class _Hooks(Progress):
+    """``Context.task``: progress, and the request a handshake-era question travels on."""
+
+    def __init__(self, tasks: Tasks, task_id: str) -> None:
+        super().__init__(tasks.store, task_id)
+        self.channels = tasks.channels
+
+    async def channel(self) -> Any:
+        """A tasks/result request of this task in flight (the task reads input_required
+        until the client sends one, as the handshake era's tasks specify)."""
+        await self.asking(True)
+        while not self.channels.get(self.task_id):
+            await asyncio.sleep(0.05)
+        return self.channels[self.task_id][-1]
 
 
 class _Round:

@@ -23,7 +23,8 @@ from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, TypeAdapter
 
-EXTENSION = "io.modelcontextprotocol/tasks"
+from .tasks_wire import EXTENSION
+
 TERMINAL = ("completed", "failed", "cancelled")
 StatusCallback = Callable[[dict[str, Any]], Awaitable[None]]
 _ANY: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
@@ -110,6 +111,8 @@ async def wait_task(
             await on_status(task)
         if task.get("status") in TERMINAL:
             break
+        if task.get("status") == "input_required" and not modern(session):
+            break  # tasks/result carries the server's questions, then the result
         interval = task.get("pollIntervalMs", task.get("pollInterval")) or 500
         await anyio.sleep(min(delay, float(interval) / 1000, MAX_POLL))
         delay *= 2

@@ -15,14 +15,9 @@ ends ``failed``.
 
 from __future__ import annotations
 
-import base64
 import time
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
 
 if TYPE_CHECKING:
     from .shared import TTLCache
@@ -32,8 +27,6 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTBEAT_EVERY)
 HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
-PAGE = 50  # tasks/list page size
-VIEW = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt")
 
 
 def now_iso() -> str:
@@ -96,43 +89,6 @@ class TaskStore:
         return await self.cache.get("r:" + replica) is not None
 
 
-def task_view(record: Record) -> dict[str, Any]:
-    """The Task of the handshake era."""
-    view = {k: record[k] for k in VIEW if record.get(k) is not None}
-    view.update(ttl=record["ttl"], pollInterval=record["pollInterval"])
-    return view
-
-
-def flat_view(record: Record) -> dict[str, Any]:
-    """The task fields of 2026-07-28 (``ttlMs``, ``pollIntervalMs``)."""
-    view = {k: record[k] for k in VIEW if record.get(k) is not None}
-    view.update(ttlMs=record["ttl"], pollIntervalMs=record["pollInterval"])
-    return view
-
-
-def offset(cursor: Any) -> int:
-    if cursor is None:
-        return 0
-    try:
-        value = int(base64.urlsafe_b64decode(str(cursor).encode()).decode())
-    except (ValueError, UnicodeDecodeError):
-        value = -1
-    if value < 0:
-        raise MCPError(INVALID_PARAMS, "Invalid cursor", data={"cursor": cursor})
-    return value
-
-
-def first_text(result: Mapping[str, Any]) -> str:
-    for block in result.get("content") or []:
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            return str(block.get("text", ""))
-    return "the tool reported an error"
-
-
-def why(record: Record) -> str:
-    return str(record.get("statusMessage") or f"ended {record['status']}: it has no result")
-
-
 class Progress:
     """``Context.task``: progress during a task becomes its ``statusMessage``."""
 
@@ -142,3 +98,9 @@ class Progress:
     async def __call__(self, done: float, total: float | None, message: str | None) -> None:
         text = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
         await self.store.update(self.task_id, {"statusMessage": text})
+
+    async def asking(self, waiting: bool) -> None:
+        """The handler waits for the client's answer (handshake era: over the back channel)."""
+        await self.store.update(
+            self.task_id, {"status": "input_required" if waiting else "working"}
+        )

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 import tasks_kit as kit
 from mcp.shared.exceptions import MCPError
@@ -59,3 +60,28 @@ async def test_errors_and_cancel(typed: BaseClient) -> None:
             await anyio.sleep(0.05)
     with pytest.raises(MCPError):
         await typed.wait_task(long["taskId"])
+
+
+async def test_handshake_question_travels_on_tasks_result() -> None:
+    """A task's handler asking the client (elicitation, handshake era) reads
+    ``input_required`` until the client calls tasks/result; the question travels on that
+    request, then the result."""
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"colour": "red"})
+
+    async with (
+        BaseClient.connect(server, mode="legacy", on_elicit=on_elicit) as asking,
+        BaseClient.connect(server, mode="legacy") as watching,
+    ):
+        task = await asking.start_task("pick", {})
+        with anyio.fail_after(5):
+            while (await watching.task_status(task["taskId"]))["status"] != "input_required":
+                await anyio.sleep(0.02)
+        assert asked == []
+        result = await asking.wait_task(task["taskId"])
+        assert result.content[0].text == "picked red"  # type: ignore[union-attr]
+        assert asked == ["Which colour?"]
