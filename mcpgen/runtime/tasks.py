@@ -64,7 +64,7 @@ logger = logging.getLogger("mcp_server")
 DEFAULT_TTL_MS = 3_600_000  # a task (and its result) is kept an hour unless asked otherwise
 MAX_TTL_MS = 86_400_000
 POLL_MS = 1000
-MAX_RUNNING = 100  # tasks one caller may have running (or waiting for input) on one server
+MAX_RUNNING = 100  # tasks one caller may have running on one server
 
 
 class Tasks:
@@ -76,7 +76,6 @@ class Tasks:
         self.store = TaskStore(cache if cache is not None else local_cache())
         self.replica = secrets.token_hex(8)
         self.running: dict[str, asyncio.Task[None]] = {}
-        self.waiting: dict[str, Any] = {}  # input_required (2026): what a re-run needs
         self.done: dict[str, asyncio.Event] = {}
         self.listing = True  # tasks/list: not for anonymous callers (they are all one)
         self.owners: dict[str, str] = {}
@@ -200,12 +199,11 @@ class Tasks:
                 logger.exception("task %s (tool %s) failed", task_id, name)
                 result = tool_error(f"Tool {name!r} failed with an internal error")
             if isinstance(result, types.InputRequiredResult):
+                # 2026-07-28: any replica may take the answers (tasks/update) and run it again
                 requests = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-                self.waiting[task_id] = (name, arguments, context, result.request_state)
-                await self.store.update(
-                    task_id,
-                    {"status": "input_required", "inputRequests": requests["inputRequests"]},
-                )
+                call = {"name": name, "arguments": arguments, "state": result.request_state}
+                changes = {"inputRequests": requests["inputRequests"], "call": call}
+                await self.store.update(task_id, {"status": "input_required", **changes})
                 return
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             if result.is_error and not modern:
@@ -214,8 +212,7 @@ class Tasks:
                 await self._end(task_id, "completed", None, result=dumped)
         finally:
             self.running.pop(task_id, None)
-            if task_id not in self.waiting:
-                self.owners.pop(task_id, None)
+            self.owners.pop(task_id, None)
             self.done.pop(task_id, asyncio.Event()).set()  # who waits holds the event
 
     async def _end(self, task_id: str, status: str, message: str | None, **fields: Any) -> None:
@@ -250,6 +247,7 @@ class Tasks:
             raise unknown(task_id)
         if (
             record["status"] not in TERMINAL
+            and not record.get("call")  # a 2026 task waiting for answers runs nowhere
             and record.get("replica") != self.replica
             and not await self.store.alive(record["replica"])
         ):
@@ -336,22 +334,22 @@ class Tasks:
         job = self.running.get(record["taskId"])
         if job is not None:
             job.cancel()
-        if self.waiting.pop(record["taskId"], None) is not None:
-            self.owners.pop(record["taskId"], None)
         return {} if modern else task_view(record)
 
     async def update(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
         if not self._era(ctx, "tasks/update"):
             raise MCPError(METHOD_NOT_FOUND, "Method not found", data="tasks/update")
         record = await self._owned(params.taskId)
-        waiting = self.waiting.pop(record["taskId"], None)
-        if record["status"] != "input_required" or waiting is None:
-            return {}  # nothing asked here (or the answer came already): acknowledged
-        name, arguments, context, state = waiting
+        call = record.get("call")
+        if record["status"] != "input_required" or not call:
+            return {}  # nothing is asked (or the answer came already): acknowledged
         answers = params.inputResponses if isinstance(params.inputResponses, dict) else {}
-        rerun = self.tools.context(context.request, _Round(answers, state))
-        await self.store.update(record["taskId"], {"status": "working", "inputRequests": None})
-        self._start(record["taskId"], name, arguments, rerun)
+        changes = {"status": "working", "inputRequests": None, "call": None}
+        if not await self.store.update(record["taskId"], {**changes, "replica": self.replica}):
+            return {}
+        rerun = self.tools.context(ctx, _Round(answers, call["state"]))
+        self.owners[record["taskId"]] = record["owner"]
+        self._start(record["taskId"], call["name"], call["arguments"], rerun)
         return {}
 
 

@@ -6,7 +6,8 @@ A record is a JSON object: the task as clients see it (``taskId``, ``status``,
 ``statusMessage``, ``createdAt``, ``lastUpdatedAt``, ``ttl`` and ``pollInterval`` in ms)
 plus what the server keeps: ``owner`` (the verified caller's key), ``replica`` (who runs
 it), ``expiresAt`` (epoch seconds), ``modern`` (the era it was created in), ``result`` or
-``error`` once it ends, ``inputRequests`` while it waits for input (2026-07-28).
+``error`` once it ends, ``inputRequests`` and ``call`` (tool, arguments, the round's
+state: what any replica needs to run it again) while it waits for input (2026-07-28).
 
 Each caller's task ids are kept in one index entry (newest last, bounded). Replicas that
 run tasks keep a heartbeat entry alive; a ``working`` task whose replica's heartbeat is gone

@@ -12,6 +12,7 @@ import pytest
 import tasks_kit as kit
 from mcp.shared.exceptions import MCPError
 
+from mcpgen.runtime import tasks_client
 from mcpgen.runtime.client import BaseClient, ToolCallError
 from mcpgen.runtime.server import build_server
 
@@ -85,3 +86,38 @@ async def test_handshake_question_travels_on_tasks_result() -> None:
         result = await asking.wait_task(task["taskId"])
         assert result.content[0].text == "picked red"  # type: ignore[union-attr]
         assert asked == ["Which colour?"]
+
+
+async def test_a_task_waiting_for_input_is_answered_on_another_replica(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two servers sharing one task store (as replicas share Redis): a 2026 task waiting
+    for input on A, whose heartbeat has lapsed, is answered on B (tasks/update), runs again
+    on B and completes there."""
+    from mcpgen.runtime import tasks, tasks_store
+
+    monkeypatch.setattr(tasks_store, "HEARTBEAT_TTL", 0.3)
+    monkeypatch.setattr(tasks, "HEARTBEAT_EVERY", 0.05)
+    shared = tasks_store.local_cache()
+    a, b = (build_server(kit.make_spec(), kit.HANDLERS) for _ in range(2))
+    a.tasks.store = b.tasks.store = tasks_store.TaskStore(shared)
+    async with (
+        BaseClient.connect(a, mode="2026-07-28") as on_a,
+        BaseClient.connect(b, mode="2026-07-28") as on_b,
+    ):
+        task = await on_a.start_task("pick", {})
+        with anyio.fail_after(5):
+            while (status := await on_a.task_status(task["taskId"]))["status"] != (
+                "input_required"
+            ):
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.8)
+        assert (await on_b.task_status(task["taskId"]))["status"] == "input_required"
+        (key,) = status["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"colour": "blue"}}}
+        session = on_b.client.session
+        await tasks_client.request(
+            session, "tasks/update", {"taskId": task["taskId"], "inputResponses": answer}
+        )
+        result = await on_b.wait_task(task["taskId"])
+        assert result.content[0].text == "picked blue"  # type: ignore[union-attr]
