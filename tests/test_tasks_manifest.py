@@ -68,3 +68,9 @@ def test_diff_making_a_tool_required_is_breaking(tmp_path: Path) -> None:
         if c["path"].startswith("/execution")
     ]
     assert found == [("breaking", "tool:report", "/execution/taskSupport")], result.output
+
+
+def test_inspect_shows_task_support() -> None:
+    result = CliRunner().invoke(main, ["inspect", str(SOURCE)])
+    assert "tool report: handlers/tools/report.py (ReportInput, task optional)" in result.output
+    assert "tool quick: handlers/tools/quick.py (QuickInput)\n" in result.output
