@@ -226,10 +226,10 @@ class BaseClient:
         try:
             result = await self.client.call_tool(name, arguments, progress_callback=progress)
         except MCPError as exc:
-            from .tasks_client import call_as_task, needs_task
-
             if not needs_task(exc):
                 raise
+            from .tasks_client import call_as_task
+
             result = await call_as_task(self.client.session, name, arguments)
         if result.is_error:
             raise ToolCallError(name, error_text(result), result)
@@ -296,6 +296,12 @@ class BaseClient:
             reference = types.ResourceTemplateReference(uri=ref)
         result = await self.client.complete(reference, {"name": argument, "value": value})
         return list(result.completion.values)
+
+
+def needs_task(error: MCPError) -> bool:
+    """The server refused a plain call because the tool runs only as a task."""
+    data = error.error.data
+    return error.code == -32601 and isinstance(data, dict) and data.get("taskSupport") == "required"
 
 
 def _extensions() -> list[Any]:

@@ -140,12 +140,6 @@ async def call_as_task(
     return await wait_task(session, task["taskId"], on_status)
 
 
-def needs_task(error: MCPError) -> bool:
-    """The server refused a plain call because the tool runs only as a task."""
-    data = error.error.data
-    return error.code == -32601 and isinstance(data, dict) and data.get("taskSupport") == "required"
-
-
 class TasksExtension(ClientExtension):
     """Declares the 2026-07-28 tasks extension; a call that becomes a task is waited for."""
 

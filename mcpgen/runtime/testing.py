@@ -24,7 +24,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from .client import BaseClient
+from .client import BaseClient, needs_task
 from .settings import SSE_PATH, WEBSOCKET_PATH, Settings
 from .websocket import websocket_client
 
@@ -289,10 +289,10 @@ async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.
     try:
         result: types.CallToolResult = await client.call_tool(name, arguments)
     except MCPError as exc:
-        from .tasks_client import call_as_task, needs_task
-
         if not needs_task(exc):
             raise
+        from .tasks_client import call_as_task
+
         result = await call_as_task(client.session, name, arguments)
     return result
 

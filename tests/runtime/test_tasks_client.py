@@ -121,3 +121,20 @@ async def test_a_task_waiting_for_input_is_answered_on_another_replica(
         )
         result = await on_b.wait_task(task["taskId"])
         assert result.content[0].text == "picked blue"  # type: ignore[union-attr]
+
+
+async def test_without_the_tasks_modules_the_client_still_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A package whose build did not vendor ``tasks_client`` (no tool runs as a task): the
+    typed client connects without the extension and passes protocol errors on."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcpgen.runtime.tasks_client", None)  # import fails
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    async with BaseClient.connect(server, mode="2026-07-28") as typed:
+        plain = await typed.call("report", {"steps": 1})  # no extension: a plain call
+        assert plain.content[0].text == "report of 1 steps"  # type: ignore[union-attr]
+        with pytest.raises(MCPError) as caught:
+            await typed.call("report", {"steps": 0, "fail": "protocol"})
+        assert caught.value.code == -32010
