@@ -17,6 +17,8 @@ EXTERNAL = {
     "runtime/test_shared.py",
     "runtime/test_shared_faults.py",
     "runtime/test_shared_replicas.py",
+    "runtime/test_tasks_replicas.py",
+    "runtime/test_tasks_typescript.py",
     "runtime/test_sharing.py",
     "surface/test_ci.py",
 }
@@ -55,6 +57,7 @@ E2E = {
     "runtime/test_rt_stdio_wire.py",
     "runtime/test_sandbox_escapes.py",
     "runtime/test_telemetry.py",
+    "runtime/test_tasks_generated.py",
     "security/test_issue16.py",
     "security/test_issue30_auth.py",
     "security/test_issue30_hosts.py",

@@ -151,7 +151,8 @@ def inspect(manifest: Path, as_json: bool) -> None:
             if tool.http
             else f"handlers/tools/{tool.ident}.py"
         )
-        click.echo(f"  tool {tool.name}: {where} ({tool.input_model}{out})")
+        task = f", task {tool.task}" if tool.task else ""
+        click.echo(f"  tool {tool.name}: {where} ({tool.input_model}{out}{task})")
     if m.meta_tools:
         click.echo("  meta-tool mode: tools/list shows search/describe/call_operation")
     for resource in m.resources:

@@ -243,6 +243,7 @@ def _tool(
         output_model=None if output is None else (output_model or f"{base}Output"),
         strict_model_exact=fastpath.strict_model_exact(bundled, shared),
         advertised=advertised,
+        task=raw.get("task"),
     )
 
 

@@ -157,6 +157,8 @@ class Tool:
     # What tools/list shows instead of the full parts (``model.compact.advertise``; a key
     # with the value None is left out); validation keeps the full schemas.
     advertised: Json | None = None
+    # ``optional`` or ``required``: the tool runs as an MCP task when asked (docs/tasks.md)
+    task: str | None = None
 
     @property
     def mode_tool(self) -> bool:
@@ -193,6 +195,8 @@ class Tool:
             result["icons"] = list(self.icons)
         if self.meta:
             result["_meta"] = self.meta
+        if self.task:
+            result["execution"] = {"taskSupport": self.task}
         return result
 
     @cached_property

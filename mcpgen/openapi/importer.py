@@ -30,6 +30,10 @@ _LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
 
 
+OK = ("200", "201", "203", "204")  # final answers: their schema is the result's
+POLL_DEFAULTS = {"interval": 2.0, "timeout": 600.0}  # seconds (docs/tasks.md)
+
+
 def is_openapi(data: Any) -> bool:
     """Whether ``data`` is an OpenAPI 3.x or Swagger 2.0 document (by its top-level field)."""
     return isinstance(data, dict) and _version(data)[0] is not None
@@ -279,6 +283,9 @@ class _Importer(SecurityImport, InputImport):
         if defs:
             input_schema["$defs"] = defs
         output, content_type, wrapped = self.responses(cand)
+        poll = self.polling(cand)
+        if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
+            output = None  # the schema described the 202 answer, not the result polled for
         operation = Operation(
             tool=name,
             method=cand.method.upper(),
@@ -291,6 +298,7 @@ class _Importer(SecurityImport, InputImport):
             security=self.security(cand),
             tags=list(cand.tags),
             origin=(cand.src, tuple(cand.path)),
+            poll=poll,
         )
         tool: dict[str, Json] = {"name": name}
         summary = cand.node.get("summary")
@@ -307,6 +315,8 @@ class _Importer(SecurityImport, InputImport):
         if output is not None:
             tool["output"] = output
         tool["annotations"] = tool_annotations(cand.method)
+        if poll is not None:
+            tool["task"] = "optional"
         if "callbacks" in cand.node:
             self.warn(cand.src, (*cand.path, "callbacks"), "callbacks are not supported; ignored")
         if "servers" in cand.node:
@@ -314,6 +324,18 @@ class _Importer(SecurityImport, InputImport):
                 cand.src, (*cand.path, "servers"), "operation-level servers are not supported"
             )
         return Built(operation, tool, cand)
+
+    def polling(self, cand: Candidate) -> dict[str, float] | None:
+        """How to poll an asynchronous operation (a 202 response with a Location header):
+        the defaults, which ``openapi.overrides`` may change; None for other operations."""
+        responses = cand.node.get("responses")
+        raw = responses.get("202") if isinstance(responses, dict) else None
+        followed = self.sources.follow(cand.src, (*cand.path, "responses", "202"), raw)
+        node = followed[2] if followed is not None else None
+        headers = node.get("headers") if isinstance(node, dict) else None
+        if not isinstance(headers, dict) or "location" not in {str(h).lower() for h in headers}:
+            return None
+        return dict(POLL_DEFAULTS)
 
     # -- security, servers ---------------------------------------------------------------
     def security(self, cand: Candidate) -> list[dict[str, list[str]]]:

@@ -25,7 +25,7 @@ from mcpgen.problems import Level, Location, Problem, Problems
 
 OPTIONS_FILE = "<manifest openapi options>"
 KINDS = ("tool", "resource", "resourceTemplate", "exclude")
-OVERRIDE_KEYS = ("name", "title", "description", "annotations", "scopes")
+OVERRIDE_KEYS = ("name", "title", "description", "annotations", "scopes", "task", "poll")
 _RULE_KEYS = ("methods", "path", "tags", "operationId", "as")
 
 
@@ -128,12 +128,33 @@ def parse_options(raw: Any, problems: Problems) -> Options:
                     )
                 else:
                     accepted[name] = item
+            elif name in ("task", "poll"):
+                problem = _async_problem(name, item)
+                if problem:
+                    problems.add(option_problem(Level.ERROR, f"{where}.{name}", problem))
+                else:
+                    accepted[name] = item
             elif name != "annotations" and not isinstance(item, str):
                 problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a string"))
             else:
                 accepted[name] = item
         options.overrides[str(key)] = accepted
     return options
+
+
+def _async_problem(name: str, item: Any) -> str | None:
+    """What is wrong with a ``task`` or ``poll`` override (docs/tasks.md), or None."""
+    if name == "task":
+        ok = item is False or item in ("optional", "required")
+        return None if ok else "must be optional, required or false"
+    if item is False:
+        return None
+    if not isinstance(item, dict) or set(item) - {"interval", "timeout"}:
+        return "must be false or a mapping with interval and timeout (seconds)"
+    for key, value in item.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            return f"{key} must be a positive number of seconds"
+    return None
 
 
 def _rule(item: Any, where: str, problems: Problems) -> Rule | None:

@@ -104,7 +104,18 @@ def apply_overrides(
             for field_name in OVERRIDE_KEYS:
                 if field_name not in override:
                     continue
-                if field_name == "annotations":
+                if field_name == "poll":  # how to call: the operation's, not the tool's
+                    op = replace(op, poll=override["poll"] or None)
+                    if built is not None:
+                        built.operation = op
+                    if override["poll"] is False:
+                        entry.pop("task", None)
+                elif field_name == "task":
+                    if override["task"] is False:
+                        entry.pop("task", None)
+                    else:
+                        entry["task"] = override["task"]
+                elif field_name == "annotations":
                     if kind == "tool":
                         entry["annotations"] = {
                             **entry["annotations"],

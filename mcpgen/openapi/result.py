@@ -79,6 +79,8 @@ class Operation:
     security: list[dict[str, list[str]]]
     tags: list[str]
     origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
+    # 202 + Location: poll the Location (``interval``, ``timeout`` in seconds; docs/tasks.md)
+    poll: dict[str, float] | None = None
 
 
 def operation_data(operation: Operation) -> dict[str, Json]:
@@ -97,6 +99,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
         data["tags"] = list(operation.tags)
     if operation.body is not None:
         data["body"] = {k: v for k, v in asdict(operation.body).items() if k != "parts" or v}
+    if operation.poll:
+        data["poll"] = dict(operation.poll)
     return data
 
 

@@ -33,6 +33,8 @@ def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
         entry["scopes"] = list(tool.scopes)
     if tool.timeout is not None:
         entry["timeout"] = tool.timeout
+    if tool.task:
+        entry["task"] = tool.task
     if not tool.enabled:
         entry["enabled"] = False
     if tool.http is not None:

@@ -76,6 +76,13 @@ class GeneratedServer(Server[Any]):
     prompts: PromptTable
     events: Events
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
+    tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
+
+    def get_capabilities(self, *args: Any, **options: Any) -> types.ServerCapabilities:
+        caps = super().get_capabilities(*args, **options)
+        if self.tasks is not None:
+            caps = self.tasks.capabilities(caps, options.get("protocol_version"))
+        return caps
 
     def create_initialization_options(
         self,
@@ -345,6 +352,10 @@ def build_server(
         events,
     )
     server.listen = listen
+    if any(entry.get("task") for entry in spec.get("tools", [])):  # MCP tasks (tasks.py)
+        from .tasks import install_tasks
+
+        install_tasks(server, spec, shared.cache("tasks") if shared is not None else None)
     telemetry.install(server)
     if shared is not None:
         shared.on_remote_event(events.forward)

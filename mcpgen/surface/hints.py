@@ -127,3 +127,28 @@ def compare_annotations(add: Add, item: str, old: Json, new: Json) -> None:
             continue
         level = DOCS if key == "title" else COMPATIBLE
         add(level, item, f"/annotations/{escape(key)}", _presence(key, x, y), WHY_HINT)
+
+
+TASK_SUPPORT = ("forbidden", "optional", "required")  # execution.taskSupport, MCP 2025-11-25
+
+
+def _task_support(execution: Json) -> str:
+    value = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return value if value in TASK_SUPPORT else "forbidden"
+
+
+def compare_execution(add: Add, item: str, old: Json, new: Json) -> None:
+    """``execution.taskSupport`` (``task:`` in the manifest, docs/tasks.md): a tool that now
+    needs a task refuses plain calls, and one that no longer offers tasks refuses task calls."""
+    a, b = _task_support(old), _task_support(new)
+    if a == b:
+        if old != new:
+            add(COMPATIBLE, item, "/execution", _presence("execution", old, new), WHY_HINT)
+        return
+    path, change = "/execution/taskSupport", f"taskSupport {a} -> {b}"
+    if b == "required":
+        add(BREAKING, item, path, change, "plain tools/call requests are now refused")
+    elif b == "forbidden":
+        add(BREAKING, item, path, change, "task-augmented calls are now refused")
+    else:
+        add(COMPATIBLE, item, path, change, "every call that worked still does")

@@ -43,7 +43,7 @@ from .changes import (
     _values,
     escape,
 )
-from .hints import compare_annotations
+from .hints import compare_annotations, compare_execution
 from .schema_diff import SchemaDiff
 
 Json = Any
@@ -239,7 +239,9 @@ class _Differ:
                 COMPATIBLE, item, "/outputSchema", "output schema added", WHY_OUTPUT_SCHEMA_ADDED
             )
         compare_annotations(self.add, item, old.get("annotations"), new.get("annotations"))
-        self._rest(item, old, new, {"name", "inputSchema", "outputSchema", "annotations"})
+        compare_execution(self.add, item, old.get("execution"), new.get("execution"))
+        known = {"name", "inputSchema", "outputSchema", "annotations", "execution"}
+        self._rest(item, old, new, known)
 
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)

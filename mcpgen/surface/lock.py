@@ -104,6 +104,8 @@ def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
         result["completions"] = {}
     if caps.logging:
         result["logging"] = {}
+    if any(tool.task for tool in manifest.advertised_tools):  # docs/tasks.md
+        result["tasks"] = {"cancel": {}, "list": {}, "requests": {"tools": {"call": {}}}}
     return result
 
 

@@ -17,7 +17,6 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from . import telemetry
 from .authz import IdentityMiddleware, Policy, current_identity, principal
 from .completions import CompleteCall, CompletionBinding, CompletionTable
 from .events import Events
@@ -76,6 +75,13 @@ class GeneratedServer(Server[Any]):
     prompts: PromptTable
     events: Events
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
+    tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
+
+    def get_capabilities(self, *args: Any, **options: Any) -> types.ServerCapabilities:
+        caps = super().get_capabilities(*args, **options)
+        if self.tasks is not None:
+            caps = self.tasks.capabilities(caps, options.get("protocol_version"))
+        return caps
 
     def create_initialization_options(
         self,
@@ -345,7 +351,10 @@ def build_server(
         events,
     )
     server.listen = listen
-    telemetry.install(server)
+    if any(entry.get("task") for entry in spec.get("tools", [])):  # MCP tasks (tasks.py)
+        from .tasks import install_tasks
+
+        install_tasks(server, spec, shared.cache("tasks") if shared is not None else None)
     if shared is not None:
         shared.on_remote_event(events.forward)
         if server.listen is not None:

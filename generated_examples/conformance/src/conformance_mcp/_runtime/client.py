@@ -17,6 +17,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
@@ -128,6 +129,7 @@ class BaseClient:
             "logging_callback": on_log,
         }
         options.update({k: v for k, v in callbacks.items() if v is not None})
+        options.setdefault("extensions", _extensions())
         async with Client(target, mode=mode, **options) as client:
             yield cls(client)
 
@@ -219,11 +221,56 @@ class BaseClient:
     async def call(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
     ) -> types.CallToolResult:
-        """Call a tool by name; a tool error raises ``ToolCallError``."""
-        result = await self.client.call_tool(name, arguments, progress_callback=progress)
+        """Call a tool by name; a tool error raises ``ToolCallError``. A tool that runs only
+        as an MCP task (``task: required``) is started as one and waited for."""
+        try:
+            result = await self.client.call_tool(name, arguments, progress_callback=progress)
+        except MCPError as exc:
+            if not needs_task(exc):
+                raise
+            from .tasks_client import call_as_task
+
+            result = await call_as_task(self.client.session, name, arguments)
         if result.is_error:
             raise ToolCallError(name, error_text(result), result)
         return result
+
+    # MCP tasks (docs/tasks.md), in both protocol eras
+    async def start_task(
+        self, name: str, arguments: dict[str, Any], *, ttl_ms: int | None = None
+    ) -> dict[str, Any]:
+        """Start a tool call as a task: the task (``taskId``, ``status``...), at once."""
+        from .tasks_client import start_task
+
+        return await start_task(self.client.session, name, arguments, ttl_ms=ttl_ms)
+
+    async def task_status(self, task_id: str) -> dict[str, Any]:
+        """The task now: ``status`` (working, input_required, completed, failed, cancelled),
+        ``statusMessage`` (the handler's last progress message)..."""
+        from .tasks_client import get_task
+
+        return await get_task(self.client.session, task_id)
+
+    async def wait_task(
+        self,
+        task_id: str,
+        on_status: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> types.CallToolResult:
+        """Wait for the task to end; its tool result. ``on_status`` sees each new status
+        and message (progress); a tool error raises ``ToolCallError``, a failure that is a
+        protocol error or a cancellation ``MCPError``."""
+        from .tasks_client import wait_task
+
+        result = await wait_task(self.client.session, task_id, on_status)
+        if result.is_error:
+            raise ToolCallError(task_id, error_text(result), result)
+        return result
+
+    async def cancel_task(self, task_id: str) -> None:
+        """Cancel the task (its handler is cancelled; the task reads ``cancelled``)."""
+        from .tasks_client import cancel_task
+
+        await cancel_task(self.client.session, task_id)
 
     async def read(self, uri: str) -> Contents:
         """Read any resource by URI."""
@@ -249,6 +296,22 @@ class BaseClient:
             reference = types.ResourceTemplateReference(uri=ref)
         result = await self.client.complete(reference, {"name": argument, "value": value})
         return list(result.completion.values)
+
+
+def needs_task(error: MCPError) -> bool:
+    """The server refused a plain call because the tool runs only as a task."""
+    data = error.error.data
+    return error.code == -32601 and isinstance(data, dict) and data.get("taskSupport") == "required"
+
+
+def _extensions() -> list[Any]:
+    """The tasks extension when this package serves tasks (``tasks_client`` is then part
+    of its runtime), else none."""
+    try:
+        from .tasks_client import TasksExtension
+    except ImportError:
+        return []
+    return [TasksExtension()]
 
 
 def _headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:

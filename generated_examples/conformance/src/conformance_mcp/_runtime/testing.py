@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 import mcp_types as types
 import pytest
+from mcp.shared.exceptions import MCPError
 
-from .client import BaseClient
+from .client import BaseClient, needs_task
 from .settings import SSE_PATH, WEBSOCKET_PATH, Settings
 from .websocket import websocket_client
 
@@ -280,6 +281,20 @@ async def _in_memory(
     server = import_module(f"{client_class.package}.server").create_server()
     async with client_class.connect(server, mode=mode, **options) as client:
         yield client
+
+
+async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """``client.call_tool``; a tool that runs only as an MCP task is started as one and its
+    result awaited (the 2026-07-28 extension does that by itself)."""
+    try:
+        result: types.CallToolResult = await client.call_tool(name, arguments)
+    except MCPError as exc:
+        if not needs_task(exc):
+            raise
+        from .tasks_client import call_as_task
+
+        result = await call_as_task(client.session, name, arguments)
+    return result
 
 
 async def all_pages(list_page: Any, field: str) -> list[Any]:

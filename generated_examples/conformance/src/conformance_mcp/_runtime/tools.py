@@ -9,11 +9,12 @@ handler.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any, TypeVar, overload
@@ -243,16 +244,20 @@ class ToolTable:
     ) -> types.CallToolResult | types.InputRequiredResult:
         """The SDK's ``tools/call`` handler."""
         context = self.context(ctx, params)
-        try:
+        with self.protocol_errors(params.name):
             return await self.dispatch(params.name, dict(params.arguments or {}), context)
+
+    @contextlib.contextmanager
+    def protocol_errors(self, name: str) -> Iterator[None]:
+        """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets."""
+        try:
+            yield
         except UnknownTool:
-            raise MCPError(
-                INVALID_PARAMS, f"Unknown tool: {params.name}", data={"tool": params.name}
-            ) from None
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name}) from None
         except Forbidden as exc:
             if self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
                 raise MCPError(
-                    INVALID_PARAMS, f"Unknown tool: {params.name}", data={"tool": params.name}
+                    INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name}
                 ) from None
             raise MCPError(
                 FORBIDDEN,

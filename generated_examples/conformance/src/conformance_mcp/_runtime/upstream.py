@@ -165,6 +165,10 @@ class Upstream:
         if operation.get("responseType"):
             request.parts["headers"].setdefault("Accept", operation["responseType"])
         response = await self._send(request)
+        if response.status_code == 202 and operation.get("poll"):  # docs/tasks.md
+            from .upstream_poll import poll
+
+            response = await poll(self, request, response, operation["poll"], ctx)
         if response.status_code == 401 and operation["security"]:
             # a cached upstream token may have been revoked: the next call gets a new one
             identity = ctx.identity if ctx is not None else None

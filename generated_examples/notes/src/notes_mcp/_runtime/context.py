@@ -98,6 +98,7 @@ class Context:
     _answers: dict[str, Json] = field(default_factory=dict)
     _state: str | None = None
     _new_state: str | None = None
+    task: Any = None  # running as an MCP task: progress goes to its status (runtime/tasks.py)
 
     def __post_init__(self) -> None:
         self._answers, self._state = previous_round(self.params)
@@ -187,8 +188,14 @@ class Context:
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress; a no-op when the caller did not ask for progress."""
-        await self.request.session.report_progress(progress, total, message)
+        """Report progress; a no-op when the caller did not ask for progress. During a task
+        it is also the task's ``statusMessage`` (``message``, or ``progress/total``)."""
+        if self.task is None:
+            await self.request.session.report_progress(progress, total, message)
+            return
+        await self.task(progress, total, message)
+        with contextlib.suppress(Exception):  # the request that started the task may be gone
+            await self.request.session.report_progress(progress, total, message)
 
     async def log(
         self, level: types.LoggingLevel, data: Json, logger_name: str | None = None
@@ -258,8 +265,11 @@ class Context:
         answers: dict[str, InputResponse] = {}
         if not self.modern:
             for key, request in requests.items():
-                try:
-                    answers[key] = await self._send(request)
+                try:  # a task asks on a tasks/result request (input_required meanwhile)
+                    via = await self.task.channel() if self.task is not None else None
+                    answers[key] = await self._send(request, via)
+                    if self.task is not None:
+                        await self.task.asking(False)
                 except NoBackChannelError:
                     raise ToolError(
                         f"this needs to ask the client ({request.method}), which this connection "
@@ -285,9 +295,9 @@ class Context:
             raise InputRequired(missing)
         return answers
 
-    async def _send(self, request: InputRequest) -> InputResponse:
-        session = self.request.session
-        related = self.request.request_id
+    async def _send(self, request: InputRequest, via: Any = None) -> InputResponse:
+        channel = via or self.request  # the request it travels on
+        session, related = channel.session, channel.request_id
         if isinstance(request, types.ElicitRequest):
             params = request.params
             assert isinstance(params, types.ElicitRequestFormParams)

@@ -1,0 +1,388 @@
+"""Long-running tool calls as MCP tasks (manifest ``tools[].task``; docs/tasks.md).
+
+Handshake era (2025-11-25): the ``tasks`` capability, ``execution.taskSupport`` in
+tools/list, a ``tools/call`` with ``params.task`` answered at once with ``{task}``, then
+``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel``.
+2026-07-28: the extension ``io.modelcontextprotocol/tasks``: a call from a request that
+declares it is answered with a flat ``resultType: "task"`` result, ``tasks/get`` carries the
+result (or error, or input requests), ``tasks/update`` answers input requests,
+``tasks/cancel`` acknowledges; ``tasks/result`` is -32601 and a request without the
+extension gets -32021.
+
+The handler runs in the background (its own asyncio task, so the request that created it
+can end) through ``ToolTable.dispatch``, the one dispatch point, with the same ``Context``
+a plain call gets: ``ctx.progress`` sets the task's ``statusMessage``. Tasks belong to the
+verified caller (``Identity.key``): another caller's task id is unknown (-32602). Records
+live in ``tasks_store`` (this process, or Redis shared by replicas).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_INFO_META_KEY
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .authz import current_identity
+from .content import tool_error
+from .tasks_store import (
+    HEARTBEAT_EVERY,
+    TERMINAL,
+    Progress,
+    Record,
+    TaskStore,
+    local_cache,
+    now_iso,
+)
+from .tasks_wire import (
+    EXTENSION,
+    PAGE,
+    RELATED,
+    TaskParams,
+    declared,
+    first_text,
+    flat_view,
+    missing_extension,
+    offset,
+    task_view,
+    unknown,
+    why,
+)
+
+logger = logging.getLogger("mcp_server")
+DEFAULT_TTL_MS = 3_600_000  # a task (and its result) is kept an hour unless asked otherwise
+MAX_TTL_MS = 86_400_000
+POLL_MS = 1000
+MAX_RUNNING = 100  # tasks one caller may have running on one server
+
+
+class Tasks:
+    """The tasks of one server: the ``tools/call`` middleware and the tasks/* handlers."""
+
+    def __init__(self, tools: Any, support: Mapping[str, str], cache: Any = None) -> None:
+        self.tools = tools
+        self.support = dict(support)  # tool name -> optional | required
+        self.store = TaskStore(cache if cache is not None else local_cache())
+        self.replica = secrets.token_hex(8)
+        self.running: dict[str, asyncio.Task[None]] = {}
+        self.done: dict[str, asyncio.Event] = {}
+        self.listing = True  # tasks/list: not for anonymous callers (they are all one)
+        self.owners: dict[str, str] = {}
+        self.channels: dict[str, list[Any]] = (
+            {}
+        )  # task id -> its tasks/result requests  # task id -> owner, while it runs or waits here
+        self.stamp: Any = dict
+        self._watcher: asyncio.Task[None] | None = None
+
+    def install(self, server: Any) -> None:
+        server.middleware.append(self)
+        self.stamp = lambda: server.server_info_stamp
+        for method, handler in (
+            ("tasks/get", self.get),
+            ("tasks/result", self.result),
+            ("tasks/list", self.list),
+            ("tasks/cancel", self.cancel),
+            ("tasks/update", self.update),
+        ):
+            server.add_request_handler(method, TaskParams, handler)
+
+    def capabilities(
+        self, caps: types.ServerCapabilities, version: Any
+    ) -> types.ServerCapabilities:
+        """The tasks capability (handshake era) or the extension (2026-07-28) added."""
+        if version in MODERN_PROTOCOL_VERSIONS:
+            extensions = {**(caps.extensions or {}), EXTENSION: {}}
+            return caps.model_copy(update={"extensions": extensions})
+        tasks = types.ServerTasksCapability(
+            list=types.TasksListCapability() if self.listing else None,
+            cancel=types.TasksCancelCapability(),
+            requests=types.ServerTasksRequestsCapability(
+                tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+            ),
+        )
+        return caps.model_copy(update={"tasks": tasks})
+
+    # -- tools/call ----------------------------------------------------------------------
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        params = ctx.params
+        if ctx.method != "tools/call" or not isinstance(params, Mapping):
+            return await call_next(ctx)
+        name = params.get("name")
+        support = self.support.get(name) if isinstance(name, str) else None
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        wants = declared(params) if modern else isinstance(params.get("task"), Mapping)
+        if support is None:
+            if wants and not modern:  # taskSupport forbidden (absent)
+                raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} does not run as a task")
+            return await call_next(ctx)
+        assert isinstance(name, str)
+        with self.tools.protocol_errors(name):  # unknown, hidden, not allowed: as a call
+            self.tools.find(name)
+            self.tools.policy.check(current_identity(), "tool", name)
+        if wants:
+            return await self.create(ctx, name, modern)
+        if support == "required":
+            if modern:
+                raise missing_extension(f"Tool {name!r} runs only as a task: it")
+            raise MCPError(
+                METHOD_NOT_FOUND,
+                f"Tool {name!r} runs only as a task: call it with params.task",
+                data={"taskSupport": "required"},
+            )
+        return await call_next(ctx)
+
+    async def create(self, ctx: ServerRequestContext[Any, Any], name: str, modern: bool) -> Any:
+        params = types.CallToolRequestParams.model_validate(dict(ctx.params or {}), by_name=False)
+        asked = params.task.ttl if params.task is not None else None
+        ttl = DEFAULT_TTL_MS if asked is None or modern else max(1, min(int(asked), MAX_TTL_MS))
+        owner = current_identity().key
+        if sum(1 for o in self.owners.values() if o == owner) >= MAX_RUNNING:
+            raise MCPError(
+                INVALID_REQUEST,
+                f"Too many tasks running for this caller (at most {MAX_RUNNING} on a server): "
+                "wait for one to end, or cancel one",
+            )
+        stamp = now_iso()
+        record: Record = {
+            "taskId": secrets.token_urlsafe(24),
+            "status": "working",
+            "createdAt": stamp,
+            "lastUpdatedAt": stamp,
+            "ttl": ttl,
+            "pollInterval": POLL_MS,
+            "owner": owner,
+            "replica": self.replica,
+            "expiresAt": time.time() + ttl / 1000,
+            "modern": modern,
+        }
+        await self.store.beat(self.replica)
+        await self.store.create(record)
+        context = self.tools.context(ctx, params)
+        self.owners[record["taskId"]] = owner
+        self._start(record["taskId"], name, dict(params.arguments or {}), context)
+        if modern:
+            return {"resultType": "task", **flat_view(record), "_meta": self._meta()}
+        return {"task": task_view(record)}
+
+    def _start(self, task_id: str, name: str, arguments: dict[str, Any], context: Any) -> None:
+        context.task = _Hooks(self, task_id)
+        self.done.setdefault(task_id, asyncio.Event())
+        job = asyncio.get_running_loop().create_task(self._run(task_id, name, arguments, context))
+        self.running[task_id] = job
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _run(self, task_id: str, name: str, arguments: dict[str, Any], context: Any) -> None:
+        modern = context.modern
+        try:
+            try:
+                result = await self.tools.dispatch(name, arguments, context)
+            except asyncio.CancelledError:
+                await self.store.update(task_id, {"status": "cancelled"})
+                return
+            except MCPError as exc:
+                error = exc.error.model_dump(by_alias=True, mode="json", exclude_none=True)
+                await self._end(task_id, "failed", exc.error.message, error=error)
+                return
+            except Exception:  # UnknownTool, Forbidden (checked before it started), a bug
+                logger.exception("task %s (tool %s) failed", task_id, name)
+                result = tool_error(f"Tool {name!r} failed with an internal error")
+            if isinstance(result, types.InputRequiredResult):
+                # 2026-07-28: any replica may take the answers (tasks/update) and run it again
+                requests = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+                call = {"name": name, "arguments": arguments, "state": result.request_state}
+                changes = {"inputRequests": requests["inputRequests"], "call": call}
+                await self.store.update(task_id, {"status": "input_required", **changes})
+                return
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if result.is_error and not modern:
+                await self._end(task_id, "failed", first_text(dumped), result=dumped)
+            else:
+                await self._end(task_id, "completed", None, result=dumped)
+        finally:
+            self.running.pop(task_id, None)
+            self.owners.pop(task_id, None)
+            self.done.pop(task_id, asyncio.Event()).set()  # who waits holds the event
+
+    async def _end(self, task_id: str, status: str, message: str | None, **fields: Any) -> None:
+        changes: Record = {"status": status, **fields}
+        if message:
+            changes["statusMessage"] = message[:500]
+        await self.store.update(task_id, changes)
+
+    async def _watch(self) -> None:
+        """While tasks run here: the heartbeat, and cancellations or expiries seen elsewhere."""
+        while self.running:
+            await self.store.beat(self.replica)
+            for task_id, job in list(self.running.items()):
+                record = await self.store.get(task_id)
+                if record is None or record["status"] == "cancelled":
+                    job.cancel()
+            await asyncio.sleep(HEARTBEAT_EVERY)
+
+    # -- tasks/* -------------------------------------------------------------------------
+    def _era(self, ctx: ServerRequestContext[Any, Any], method: str) -> bool:
+        """True on 2026-07-28 (whose requests must declare the extension)."""
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and not declared(ctx.params):
+            raise missing_extension(method)
+        return modern
+
+    async def _owned(self, task_id: Any) -> Record:
+        if not isinstance(task_id, str) or not task_id or len(task_id) > 200:
+            raise unknown(task_id)
+        record = await self.store.get(task_id)
+        if record is None or record.get("owner") != current_identity().key:
+            raise unknown(task_id)
+        if (
+            record["status"] not in TERMINAL
+            and not record.get("call")  # a 2026 task waiting for answers runs nowhere
+            and record.get("replica") != self.replica
+            and not await self.store.alive(record["replica"])
+        ):
+            message = "the server replica running this task stopped before it finished"
+            record = await self.store.update(
+                task_id, {"status": "failed", "statusMessage": message}
+            )
+            record = record or await self.store.get(task_id)
+            if record is None:
+                raise unknown(task_id)
+        return record
+
+    def _meta(self) -> dict[str, Any]:
+        return {SERVER_INFO_META_KEY: self.stamp()}
+
+    async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
+        modern = self._era(ctx, "tasks/get")
+        record = await self._owned(params.taskId)
+        if not modern:
+            return task_view(record)
+        view: dict[str, Any] = {"resultType": "complete", **flat_view(record)}
+        status = record["status"]
+        if status == "completed" and "result" in record:
+            view["result"] = record["result"]
+        elif status == "failed":
+            error = record.get("error") or {"code": -32603, "message": why(record)}
+            view["error"] = error
+        elif status == "input_required":
+            view["inputRequests"] = record.get("inputRequests", {})
+        return view
+
+    async def result(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
+        if self._era(ctx, "tasks/result"):
+            raise MCPError(METHOD_NOT_FOUND, "tasks/result is not part of the tasks extension")
+        record = await self._owned(params.taskId)
+        channels = self.channels.setdefault(record["taskId"], [])
+        channels.append(ctx)  # the handler's questions travel on this request meanwhile
+        try:
+            while record["status"] not in TERMINAL:
+                event = self.done.get(record["taskId"])
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)
+                record = await self._owned(params.taskId)
+        finally:
+            channels.remove(ctx)
+            if not channels:
+                self.channels.pop(record["taskId"], None)
+        related = {RELATED: {"taskId": record["taskId"]}}
+        if "result" in record:
+            return {**record["result"], "_meta": {**record["result"].get("_meta", {}), **related}}
+        if record.get("error"):
+            error = record["error"]
+            raise MCPError(error["code"], error["message"], data=error.get("data"))
+        raise MCPError(INVALID_REQUEST, f"Task {record['taskId']} {why(record)}")
+
+    async def list(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
+        if self._era(ctx, "tasks/list"):
+            raise MCPError(METHOD_NOT_FOUND, "tasks/list is not part of the tasks extension")
+        identity = current_identity()
+        if identity.subject == "anonymous" and identity.issuer is None:  # auth: none
+            raise MCPError(METHOD_NOT_FOUND, "tasks/list needs authenticated callers")
+        start = offset(params.cursor)
+        owned = await self.store.owned(identity.key)
+        records = [r for r in [await self.store.get(i) for i, _ in owned] if r is not None]
+        shown = records[start : start + PAGE]
+        result: dict[str, Any] = {"tasks": [task_view(r) for r in shown]}
+        if start + PAGE < len(records):
+            result["nextCursor"] = base64.urlsafe_b64encode(str(start + PAGE).encode()).decode()
+        return result
+
+    async def cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
+        modern = self._era(ctx, "tasks/cancel")
+        record = await self._owned(params.taskId)
+        if record["status"] in TERMINAL:
+            if modern:
+                return {}
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Task {record['taskId']} has already ended ({record['status']})",
+                data={"taskId": record["taskId"], "status": record["status"]},
+            )
+        changes = {"status": "cancelled", "statusMessage": "cancelled by the client"}
+        record = await self.store.update(record["taskId"], changes) or record
+        job = self.running.get(record["taskId"])
+        if job is not None:
+            job.cancel()
+        return {} if modern else task_view(record)
+
+    async def update(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
+        if not self._era(ctx, "tasks/update"):
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", data="tasks/update")
+        record = await self._owned(params.taskId)
+        call = record.get("call")
+        if record["status"] != "input_required" or not call:
+            return {}  # nothing is asked (or the answer came already): acknowledged
+        answers = params.inputResponses if isinstance(params.inputResponses, dict) else {}
+        changes = {"status": "working", "inputRequests": None, "call": None}
+        if not await self.store.update(record["taskId"], {**changes, "replica": self.replica}):
+            return {}
+        rerun = self.tools.context(ctx, _Round(answers, call["state"]))
+        self.owners[record["taskId"]] = record["owner"]
+        self._start(record["taskId"], call["name"], call["arguments"], rerun)
+        return {}
+
+
+class _Hooks(Progress):
+    """``Context.task``: progress, and the request a handshake-era question travels on."""
+
+    def __init__(self, tasks: Tasks, task_id: str) -> None:
+        super().__init__(tasks.store, task_id)
+        self.channels = tasks.channels
+
+    async def channel(self) -> Any:
+        """A tasks/result request of this task in flight (the task reads input_required
+        until the client sends one, as the handshake era's tasks specify)."""
+        await self.asking(True)
+        while not self.channels.get(self.task_id):
+            await asyncio.sleep(0.05)
+        return self.channels[self.task_id][-1]
+
+
+class _Round:
+    """The params of a re-run after tasks/update: the answers and the state kept."""
+
+    def __init__(self, answers: dict[str, Any], state: str | None) -> None:
+        self.input_responses, self.request_state = answers, state
+
+
+def install_tasks(server: Any, spec: Mapping[str, Any], cache: Any = None) -> Tasks:
+    """Serve tasks on ``server`` for the tools whose ``_spec.json`` entry has ``task``."""
+    support = {e["definition"]["name"]: e["task"] for e in spec.get("tools", []) if e.get("task")}
+    server.tasks = tasks = Tasks(server.tools, support, cache)
+    tasks.listing = spec.get("auth", {}).get("type", "none") != "none"
+    tasks.install(server)
+    return tasks
+
+
+__all__ = ["EXTENSION", "Tasks", "install_tasks"]

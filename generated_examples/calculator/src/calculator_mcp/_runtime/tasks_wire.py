@@ -1,0 +1,88 @@
+"""The tasks wire (docs/tasks.md): names, params, the views of a task record in each era,
+and the errors clients get."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import ConfigDict
+
+Record = dict[str, Any]
+EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED = "io.modelcontextprotocol/related-task"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+MISSING_CAPABILITY = -32021  # 2026-07-28: the request did not declare a needed capability
+PAGE = 50  # tasks/list page size
+VIEW = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt")
+
+
+class TaskParams(types.RequestParams):
+    """Params of tasks/* (checked by hand: a bad id is -32602 like an unknown one)."""
+
+    model_config = ConfigDict(extra="allow")
+    taskId: Any = None
+    cursor: Any = None
+    inputResponses: Any = None
+
+
+def declared(params: Any) -> bool:
+    """True when a 2026-07-28 request declares the tasks extension in its ``_meta``."""
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    caps = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
+    extensions = caps.get("extensions") if isinstance(caps, Mapping) else None
+    return isinstance(extensions, Mapping) and EXTENSION in extensions
+
+
+def missing_extension(what: str) -> MCPError:
+    return MCPError(
+        MISSING_CAPABILITY,
+        f"{what} needs the {EXTENSION} extension: declare it in the request's _meta "
+        f"{CLIENT_CAPABILITIES}.extensions",
+        data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
+def unknown(task_id: Any) -> MCPError:
+    return MCPError(INVALID_PARAMS, f"Unknown task: {task_id}", data={"taskId": task_id})
+
+
+def task_view(record: Record) -> dict[str, Any]:
+    """The Task of the handshake era."""
+    view = {k: record[k] for k in VIEW if record.get(k) is not None}
+    view.update(ttl=record["ttl"], pollInterval=record["pollInterval"])
+    return view
+
+
+def flat_view(record: Record) -> dict[str, Any]:
+    """The task fields of 2026-07-28 (``ttlMs``, ``pollIntervalMs``)."""
+    view = {k: record[k] for k in VIEW if record.get(k) is not None}
+    view.update(ttlMs=record["ttl"], pollIntervalMs=record["pollInterval"])
+    return view
+
+
+def offset(cursor: Any) -> int:
+    if cursor is None:
+        return 0
+    try:
+        value = int(base64.urlsafe_b64decode(str(cursor).encode()).decode())
+    except (ValueError, UnicodeDecodeError):
+        value = -1
+    if value < 0:
+        raise MCPError(INVALID_PARAMS, "Invalid cursor", data={"cursor": cursor})
+    return value
+
+
+def first_text(result: Mapping[str, Any]) -> str:
+    for block in result.get("content") or []:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            return str(block.get("text", ""))
+    return "the tool reported an error"
+
+
+def why(record: Record) -> str:
+    return str(record.get("statusMessage") or f"ended {record['status']}: it has no result")

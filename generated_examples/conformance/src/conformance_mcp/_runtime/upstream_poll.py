@@ -1,0 +1,105 @@
+"""Asynchronous upstream operations (docs/tasks.md): an operation that answers
+``202 Accepted`` with a ``Location`` is polled there until it ends.
+
+While the answer is 202, or 200 with a JSON ``status`` of queued, pending, running or
+in_progress (any case), the next poll waits ``Retry-After`` seconds (capped) or the
+operation's ``interval``; a 303 leads to the result (followed like any redirect, so a
+Location on another origin gets no credentials); any other answer is the result (an
+error status ends the call with its status and the start of its body). Each poll's
+status reaches ``ctx.progress``: the task's ``statusMessage`` when the call is a task.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+import anyio
+
+from . import wire
+from .errors import ToolError
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from .context import Context
+    from .upstream import Request, Upstream
+
+RUNNING = frozenset({"queued", "pending", "running", "in_progress", "accepted", "processing"})
+MAX_WAIT = 60.0  # seconds one Retry-After may make a poll wait at most
+
+
+def still_running(response: httpx2.Response) -> bool:
+    if response.status_code == 202:
+        return True
+    if response.status_code != 200:
+        return False
+    try:
+        data = response.json()
+    except ValueError:
+        return False
+    status = data.get("status") if isinstance(data, dict) else None
+    return isinstance(status, str) and status.lower() in RUNNING
+
+
+def wait_for(response: httpx2.Response, interval: float) -> float:
+    """Seconds before the next poll: the answer's ``Retry-After`` (seconds), else ``interval``."""
+    given = response.headers.get("retry-after", "").strip()
+    if given.isdigit():
+        return min(float(given), MAX_WAIT)
+    return interval
+
+
+def _status(response: httpx2.Response) -> str:
+    if response.status_code == 200:
+        try:
+            return str(response.json().get("status"))
+        except (ValueError, AttributeError):
+            pass
+    return f"HTTP {response.status_code}"
+
+
+async def poll(
+    upstream: Upstream,
+    request: Request,
+    response: httpx2.Response,
+    settings: dict[str, Any],
+    ctx: Context | None,
+) -> httpx2.Response:
+    """The final answer of an operation that answered ``response`` (202 + Location)."""
+    from .upstream import Request
+
+    interval = float(settings.get("interval", 2.0))
+    timeout = float(settings.get("timeout", 600.0))
+    location = response.headers.get("location")
+    if not location:
+        return response
+    url = urljoin(str(response.url), location)
+    polls = 0
+    with anyio.move_on_after(timeout) as scope:
+        while still_running(response):
+            location = response.headers.get("location")
+            if location and response.status_code == 202:
+                url = urljoin(str(response.url), location)
+            await anyio.sleep(wait_for(response, interval))
+            await response.aclose()
+            follow = Request("GET", url)
+            if wire.origin(url) == wire.origin(request.url):  # credentials stay home
+                follow.parts["headers"] = dict(request.parts["headers"])
+                follow.parts["cookies"] = dict(request.parts["cookies"])
+                follow.parts["query"] = {k: request.parts["query"][k] for k in request.secret_query}
+                follow.secret_headers = set(request.secret_headers)
+                follow.secret_query = set(request.secret_query)
+            else:
+                headers = request.parts["headers"]
+                follow.parts["headers"] = {
+                    k: v for k, v in headers.items() if k not in request.secret_headers
+                }
+            follow.parts["headers"].pop("Content-Type", None)
+            response = await upstream._send(follow)
+            polls += 1
+            if ctx is not None:
+                await ctx.progress(polls, None, f"upstream: {_status(response)}")
+    if scope.cancelled_caught:
+        raise ToolError(f"{request.shown()} was still running after {timeout:g} s")
+    return response

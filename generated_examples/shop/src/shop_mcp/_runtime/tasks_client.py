@@ -1,0 +1,152 @@
+"""The client side of MCP tasks (docs/tasks.md), for the typed client and the generated
+tests: start a tool call as a task, read its status, wait for it (with its status
+messages), cancel it, list tasks; in both protocol eras.
+
+The SDK (2.3) has no tasks client (python-sdk #3226). Handshake era: a task-augmented
+``tools/call`` answers ``{task}``, which the SDK's result check for tools/call refuses, so
+that one request goes through the session's dispatcher as raw JSON; tasks/* go through
+``ClientSession.send_request``. 2026-07-28: ``TasksExtension`` declares the extension
+(``Client(extensions=[...])``) and claims the ``resultType: "task"`` result: a plain
+``call_tool`` then waits for the task and returns its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ConfigDict, TypeAdapter
+
+from .tasks_wire import EXTENSION
+
+TERMINAL = ("completed", "failed", "cancelled")
+StatusCallback = Callable[[dict[str, Any]], Awaitable[None]]
+_ANY: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+MAX_POLL = 2.0  # seconds between two tasks/get at most (the server's pollInterval if less)
+
+
+class TaskCreated(types.Result):
+    """The 2026-07-28 answer to a call that became a task (``resultType: "task"``)."""
+
+    model_config = ConfigDict(extra="allow")
+    result_type: Literal["task"] = "task"
+    task_id: str
+    status: str
+
+
+class _Raw(types.Request):  # type: ignore[type-arg]
+    method: str
+    params: dict[str, Any] | None = None
+
+
+def modern(session: Any) -> bool:
+    return session.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def request(session: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One tasks/* request; its result as JSON data (a JSON-RPC error raises MCPError)."""
+    answer: dict[str, Any] = await session.send_request(_Raw(method=method, params=params), _ANY)
+    return answer
+
+
+async def start_task(
+    session: Any, name: str, arguments: dict[str, Any], *, ttl_ms: int | None = None
+) -> dict[str, Any]:
+    """Call ``name`` as a task; the task (``taskId``, ``status``...), at once."""
+    if modern(session):
+        result = await session.call_tool(name, arguments, allow_claimed=True)
+        if not isinstance(result, TaskCreated):
+            raise MCPError(INVALID_REQUEST, f"tool {name!r} did not run as a task")
+        created: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return created
+    params = {
+        "name": name,
+        "arguments": arguments,
+        "task": {} if ttl_ms is None else {"ttl": ttl_ms},
+    }
+    # The SDK checks tools/call results against CallToolResult: this answer is {task}.
+    raw = await session._dispatcher.send_raw_request("tools/call", params, {})
+    task: dict[str, Any] = raw["task"]
+    return task
+
+
+async def get_task(session: Any, task_id: str) -> dict[str, Any]:
+    """The task now (2026-07-28: with ``result`` or ``error`` once it has ended)."""
+    return await request(session, "tasks/get", {"taskId": task_id})
+
+
+async def cancel_task(session: Any, task_id: str) -> None:
+    await request(session, "tasks/cancel", {"taskId": task_id})
+
+
+async def list_tasks(session: Any) -> list[dict[str, Any]]:
+    """The caller's tasks (handshake era; the 2026 extension has no tasks/list)."""
+    found: list[dict[str, Any]] = []
+    params: dict[str, Any] = {}
+    while True:
+        page = await request(session, "tasks/list", params)
+        found.extend(page.get("tasks", []))
+        if not page.get("nextCursor"):
+            return found
+        params = {"cursor": page["nextCursor"]}
+
+
+async def wait_task(
+    session: Any, task_id: str, on_status: StatusCallback | None = None
+) -> types.CallToolResult:
+    """Poll until the task ends; its tool result (a failure that is a JSON-RPC error, or a
+    cancellation, raises MCPError). ``on_status`` sees each new status (and message)."""
+    seen: tuple[Any, Any] | None = None
+    delay = 0.02  # quick first polls (short tasks), then the server's pollInterval
+    while True:
+        task = await get_task(session, task_id)
+        if on_status is not None and (task.get("status"), task.get("statusMessage")) != seen:
+            seen = (task.get("status"), task.get("statusMessage"))
+            await on_status(task)
+        if task.get("status") in TERMINAL:
+            break
+        if task.get("status") == "input_required" and not modern(session):
+            break  # tasks/result carries the server's questions, then the result
+        interval = task.get("pollIntervalMs", task.get("pollInterval")) or 500
+        await anyio.sleep(min(delay, float(interval) / 1000, MAX_POLL))
+        delay *= 2
+    if not modern(session):
+        result = await request(session, "tasks/result", {"taskId": task_id})
+        return types.CallToolResult.model_validate(result)
+    if task.get("result") is not None:
+        return types.CallToolResult.model_validate(task["result"])
+    error = task.get("error") or {}
+    raise MCPError(
+        int(error.get("code", INVALID_REQUEST)),
+        str(error.get("message") or task.get("statusMessage") or f"task {task['status']}"),
+        data=error.get("data"),
+    )
+
+
+async def call_as_task(
+    session: Any,
+    name: str,
+    arguments: dict[str, Any],
+    on_status: StatusCallback | None = None,
+) -> types.CallToolResult:
+    """Start ``name`` as a task and wait for its result."""
+    task = await start_task(session, name, arguments)
+    return await wait_task(session, task["taskId"], on_status)
+
+
+class TasksExtension(ClientExtension):
+    """Declares the 2026-07-28 tasks extension; a call that becomes a task is waited for."""
+
+    identifier = EXTENSION
+
+    def claims(self) -> list[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=TaskCreated, resolve=self._resolve)]
+
+    async def _resolve(self, created: TaskCreated, context: ClaimContext) -> types.CallToolResult:
+        return await wait_task(context.session, created.task_id)

@@ -1,0 +1,235 @@
+"""MCP tasks over the wire, raw JSON-RPC over streamable HTTP (docs/tasks.md): the
+handshake era's core tasks (2025-11-25) and the 2026-07-28 extension."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+import tasks_kit as kit
+from rtbridge import http_client, running
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[Any]:
+    async with running(kit.app()) as app, http_client(app) as client:
+        yield client
+
+
+async def legacy(http: Any, key: str = kit.ALICE) -> kit.Rpc:
+    rpc = kit.Rpc(http, key)
+    await rpc.open()
+    return rpc
+
+
+def error_code(answer: dict[str, Any]) -> int:
+    assert "error" in answer, answer
+    code: int = answer["error"]["code"]
+    return code
+
+
+# -- 2025-11-25 ------------------------------------------------------------------------------
+
+
+async def test_capability_and_task_support_are_advertised(http: Any) -> None:
+    rpc = kit.Rpc(http, kit.ALICE)
+    opened = await rpc.open()
+    assert opened["result"]["capabilities"]["tasks"] == {
+        "list": {},
+        "cancel": {},
+        "requests": {"tools": {"call": {}}},
+    }
+    tools = {t["name"]: t for t in (await rpc.send("tools/list", {}))["result"]["tools"]}
+    assert tools["report"]["execution"] == {"taskSupport": "optional"}
+    assert tools["export"]["execution"] == {"taskSupport": "required"}
+    assert "execution" not in tools["quick"]
+
+
+async def test_a_task_answers_at_once_then_reports_progress_and_its_result(http: Any) -> None:
+    rpc = await legacy(http)
+    started = time.monotonic()
+    answer = await rpc.call("report", {"steps": 3, "delay": 0.4}, task={"ttl": 60000})
+    assert time.monotonic() - started < 1.0
+    task = answer["result"]["task"]
+    assert task["status"] == "working" and task["ttl"] == 60000
+    assert {"createdAt", "lastUpdatedAt", "pollInterval"} <= set(task)
+    assert len(task["taskId"]) >= 32
+    seen = await rpc.until(task["taskId"], "working")
+    with anyio.fail_after(5):
+        while seen.get("statusMessage") not in ("step 2 of 3", "step 3 of 3"):
+            seen = (await rpc.get(task["taskId"]))["result"]
+    result = (await rpc.send("tasks/result", {"taskId": task["taskId"]}))["result"]
+    assert result["content"] == [{"type": "text", "text": "report of 3 steps"}]
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
+    assert (await rpc.get(task["taskId"]))["result"]["status"] == "completed"
+
+
+async def test_optional_runs_plainly_required_and_forbidden_refuse_the_wrong_way(
+    http: Any,
+) -> None:
+    rpc = await legacy(http)
+    plain = await rpc.call("report", {"steps": 1})
+    assert plain["result"]["content"][0]["text"] == "report of 1 steps"
+    assert error_code(await rpc.call("export", {"seconds": 0})) == -32601
+    assert error_code(await rpc.call("quick", {}, task={})) == -32601
+    assert error_code(await rpc.call("nope", {}, task={})) == -32601  # not a task tool either
+
+
+async def test_tool_error_fails_the_task_and_result_is_the_error_result(http: Any) -> None:
+    rpc = await legacy(http)
+    task_id = await rpc.task("report", {"steps": 0, "fail": "tool"})
+    task = await rpc.until(task_id, "failed", "completed")
+    assert task["status"] == "failed"
+    assert "could not be built" in task["statusMessage"]
+    result = (await rpc.send("tasks/result", {"taskId": task_id}))["result"]
+    assert result["isError"] is True
+
+
+async def test_protocol_error_fails_the_task_and_result_is_that_error(http: Any) -> None:
+    rpc = await legacy(http)
+    task_id = await rpc.task("report", {"steps": 0, "fail": "protocol"})
+    assert (await rpc.until(task_id, "failed", "completed"))["status"] == "failed"
+    answer = await rpc.send("tasks/result", {"taskId": task_id})
+    assert answer["error"]["code"] == -32010
+    assert "refused" in answer["error"]["message"]
+
+
+async def test_cancel_stops_the_handler_and_stays_cancelled(http: Any) -> None:
+    rpc = await legacy(http)
+    kit.EVENTS.clear()
+    task_id = await rpc.task("export", {"seconds": 30})
+    with anyio.fail_after(5):
+        while "export started" not in kit.EVENTS:
+            await anyio.sleep(0.02)
+    cancelled = await rpc.send("tasks/cancel", {"taskId": task_id})
+    assert cancelled["result"]["status"] == "cancelled"
+    with anyio.fail_after(5):
+        while "export cancelled" not in kit.EVENTS:
+            await anyio.sleep(0.02)
+    await anyio.sleep(0.2)
+    assert (await rpc.get(task_id))["result"]["status"] == "cancelled"
+    assert error_code(await rpc.send("tasks/cancel", {"taskId": task_id})) == -32602
+    assert error_code(await rpc.send("tasks/result", {"taskId": task_id})) == -32600
+
+
+async def test_tasks_belong_to_the_caller_not_the_session(http: Any) -> None:
+    alice, bob = await legacy(http), await legacy(http, kit.BOB)
+    task_id = await alice.task("export", {"seconds": 30})
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        answer = await bob.send(method, {"taskId": task_id})
+        assert error_code(answer) == -32602, method
+        assert answer["error"]["message"] == f"Unknown task: {task_id}"
+    assert (await bob.send("tasks/list", {}))["result"]["tasks"] == []
+    again = await legacy(http)  # a new session, the same key
+    listed = (await again.send("tasks/list", {}))["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == [task_id]
+    assert (await again.send("tasks/cancel", {"taskId": task_id}))["result"]["status"] == (
+        "cancelled"
+    )
+    assert error_code(await again.send("tasks/list", {"cursor": "bad!"})) == -32602
+    assert error_code(await again.get("no-such-task")) == -32602
+
+
+async def test_ttl_is_honoured(http: Any) -> None:
+    rpc = await legacy(http)
+    task_id = await rpc.task("report", {"steps": 0}, ttl=600)
+    assert (await rpc.until(task_id, "completed"))["ttl"] == 600
+    await anyio.sleep(0.8)
+    assert error_code(await rpc.get(task_id)) == -32602
+    ids = {await rpc.task("report", {"steps": 0}) for _ in range(5)}
+    assert len(ids) == 5
+
+
+# -- 2026-07-28 ------------------------------------------------------------------------------
+
+
+async def test_modern_extension_flat_result_and_get_carries_the_result(http: Any) -> None:
+    rpc = kit.Rpc(http, kit.ALICE, kit.MODERN)
+    discovered = await rpc.send("server/discover", {})
+    assert kit.EXTENSION in discovered["result"]["capabilities"]["extensions"]
+    answer = (await rpc.call("report", {"steps": 2, "delay": 0.1}))["result"]
+    assert answer["resultType"] == "task" and answer["status"] == "working"
+    assert {"taskId", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(answer)
+    done = await rpc.until(answer["taskId"], "completed")
+    assert done["resultType"] == "complete"
+    assert done["result"]["content"] == [{"type": "text", "text": "report of 2 steps"}]
+    assert error_code(await rpc.send("tasks/result", {"taskId": answer["taskId"]})) == -32601
+    assert error_code(await rpc.send("tasks/list", {})) == -32601
+
+
+async def test_modern_errors_and_cancel(http: Any) -> None:
+    rpc = kit.Rpc(http, kit.ALICE, kit.MODERN)
+    tool_error = await rpc.task("report", {"steps": 0, "fail": "tool"})
+    done = await rpc.until(tool_error, "completed", "failed")
+    assert done["status"] == "completed" and done["result"]["isError"] is True
+    protocol = await rpc.task("report", {"steps": 0, "fail": "protocol"})
+    failed = await rpc.until(protocol, "completed", "failed")
+    assert failed["status"] == "failed" and failed["error"]["code"] == -32010
+    kit.EVENTS.clear()
+    long = await rpc.task("export", {"seconds": 30})
+    ack = (await rpc.send("tasks/cancel", {"taskId": long}))["result"]
+    assert ack["resultType"] == "complete" and set(ack) <= {"resultType", "_meta"}
+    assert (await rpc.until(long, "cancelled", timeout=5))["status"] == "cancelled"
+    bob = kit.Rpc(http, kit.BOB, kit.MODERN)
+    assert error_code(await bob.get(long)) == -32602
+
+
+async def test_modern_without_the_extension(http: Any) -> None:
+    rpc = kit.Rpc(http, kit.ALICE, kit.MODERN)
+    task_id = await rpc.task("report", {"steps": 0})
+    rpc.declare = False
+    plain = (await rpc.call("report", {"steps": 1}))["result"]
+    assert plain["content"][0]["text"] == "report of 1 steps"
+    refused = await rpc.call("export", {})
+    assert error_code(refused) == -32021
+    assert refused["error"]["data"] == {"requiredCapabilities": {"extensions": {kit.EXTENSION: {}}}}
+    assert error_code(await rpc.get(task_id)) == -32021
+
+
+async def test_modern_input_required_then_update(http: Any) -> None:
+    rpc = kit.Rpc(http, kit.ALICE, kit.MODERN)
+    task_id = await rpc.task("pick", {})
+    asked = await rpc.until(task_id, "input_required")
+    (key,) = asked["inputRequests"]
+    assert asked["inputRequests"][key]["method"] == "elicitation/create"
+    answer = {key: {"action": "accept", "content": {"colour": "red"}}}
+    updated = await rpc.send("tasks/update", {"taskId": task_id, "inputResponses": answer})
+    assert "error" not in updated
+    done = await rpc.until(task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "picked red"
+
+
+async def test_running_tasks_per_caller_are_bounded(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "MAX_RUNNING", 2)
+    alice, bob = await legacy(http), await legacy(http, kit.BOB)
+    first = await alice.task("export", {"seconds": 30})
+    await alice.task("export", {"seconds": 30})
+    refused = await alice.call("export", {"seconds": 30}, task={})
+    assert error_code(refused) == -32600 and "Too many tasks" in refused["error"]["message"]
+    await bob.task("export", {"seconds": 30})  # another caller is not held back
+    await alice.send("tasks/cancel", {"taskId": first})
+    await alice.until(first, "cancelled")
+    with anyio.fail_after(5):
+        while "error" in await alice.call("export", {"seconds": 30}, task={}):
+            await anyio.sleep(0.05)
+
+
+async def test_anonymous_callers_cannot_list_tasks() -> None:
+    spec = kit.make_spec()
+    spec["auth"] = {"type": "none"}
+    async with running(kit.app(spec)) as app, http_client(app) as http:
+        rpc = kit.Rpc(http, "ignored")
+        opened = await rpc.open()
+        assert "list" not in opened["result"]["capabilities"]["tasks"]
+        task_id = await rpc.task("report", {"steps": 0})
+        assert (await rpc.until(task_id, "completed"))["status"] == "completed"
+        assert error_code(await rpc.send("tasks/list", {})) == -32601

@@ -1,0 +1,140 @@
+"""The typed client's task methods (``runtime/client.py``, ``runtime/tasks_client.py``)
+against the tasks fixture server, in memory, in both protocol eras (docs/tasks.md)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+import tasks_kit as kit
+from mcp.shared.exceptions import MCPError
+
+from mcpgen.runtime import tasks_client
+from mcpgen.runtime.client import BaseClient, ToolCallError
+from mcpgen.runtime.server import build_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+MODES = ["legacy", "2026-07-28"]
+
+
+@pytest.fixture(params=MODES)
+async def typed(request: pytest.FixtureRequest) -> AsyncIterator[BaseClient]:
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    async with BaseClient.connect(server, mode=request.param) as client:
+        yield client
+
+
+async def test_start_watch_and_wait(typed: BaseClient) -> None:
+    task = await typed.start_task("report", {"steps": 3, "delay": 0.1})
+    assert task["status"] == "working"
+    seen: list[Any] = []
+
+    async def on_status(status: dict[str, Any]) -> None:
+        seen.append(status.get("statusMessage"))
+
+    result = await typed.wait_task(task["taskId"], on_status)
+    assert result.content[0].text == "report of 3 steps"  # type: ignore[union-attr]
+    assert "step 3 of 3" in seen
+    assert (await typed.task_status(task["taskId"]))["status"] == "completed"
+
+
+async def test_required_tool_runs_as_a_task_through_call(typed: BaseClient) -> None:
+    result = await typed.call("export", {"seconds": 0.1})
+    assert result.content[0].text == "exported"  # type: ignore[union-attr]
+
+
+async def test_errors_and_cancel(typed: BaseClient) -> None:
+    failing = await typed.start_task("report", {"steps": 0, "fail": "tool"})
+    with pytest.raises(ToolCallError, match="could not be built"):
+        await typed.wait_task(failing["taskId"])
+    refused = await typed.start_task("report", {"steps": 0, "fail": "protocol"})
+    with pytest.raises(MCPError) as caught:
+        await typed.wait_task(refused["taskId"])
+    assert caught.value.code == -32010
+    long = await typed.start_task("export", {"seconds": 30})
+    await typed.cancel_task(long["taskId"])
+    with anyio.fail_after(5):
+        while (await typed.task_status(long["taskId"]))["status"] != "cancelled":
+            await anyio.sleep(0.05)
+    with pytest.raises(MCPError):
+        await typed.wait_task(long["taskId"])
+
+
+async def test_handshake_question_travels_on_tasks_result() -> None:
+    """A task's handler asking the client (elicitation, handshake era) reads
+    ``input_required`` until the client calls tasks/result; the question travels on that
+    request, then the result."""
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"colour": "red"})
+
+    async with (
+        BaseClient.connect(server, mode="legacy", on_elicit=on_elicit) as asking,
+        BaseClient.connect(server, mode="legacy") as watching,
+    ):
+        task = await asking.start_task("pick", {})
+        with anyio.fail_after(5):
+            while (await watching.task_status(task["taskId"]))["status"] != "input_required":
+                await anyio.sleep(0.02)
+        assert asked == []
+        result = await asking.wait_task(task["taskId"])
+        assert result.content[0].text == "picked red"  # type: ignore[union-attr]
+        assert asked == ["Which colour?"]
+
+
+async def test_a_task_waiting_for_input_is_answered_on_another_replica(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two servers sharing one task store (as replicas share Redis): a 2026 task waiting
+    for input on A, whose heartbeat has lapsed, is answered on B (tasks/update), runs again
+    on B and completes there."""
+    from mcpgen.runtime import tasks, tasks_store
+
+    monkeypatch.setattr(tasks_store, "HEARTBEAT_TTL", 0.3)
+    monkeypatch.setattr(tasks, "HEARTBEAT_EVERY", 0.05)
+    shared = tasks_store.local_cache()
+    a, b = (build_server(kit.make_spec(), kit.HANDLERS) for _ in range(2))
+    a.tasks.store = b.tasks.store = tasks_store.TaskStore(shared)
+    async with (
+        BaseClient.connect(a, mode="2026-07-28") as on_a,
+        BaseClient.connect(b, mode="2026-07-28") as on_b,
+    ):
+        task = await on_a.start_task("pick", {})
+        with anyio.fail_after(5):
+            while (status := await on_a.task_status(task["taskId"]))["status"] != (
+                "input_required"
+            ):
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.8)
+        assert (await on_b.task_status(task["taskId"]))["status"] == "input_required"
+        (key,) = status["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"colour": "blue"}}}
+        session = on_b.client.session
+        await tasks_client.request(
+            session, "tasks/update", {"taskId": task["taskId"], "inputResponses": answer}
+        )
+        result = await on_b.wait_task(task["taskId"])
+        assert result.content[0].text == "picked blue"  # type: ignore[union-attr]
+
+
+async def test_without_the_tasks_modules_the_client_still_works(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A package whose build did not vendor ``tasks_client`` (no tool runs as a task): the
+    typed client connects without the extension and passes protocol errors on."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcpgen.runtime.tasks_client", None)  # import fails
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    async with BaseClient.connect(server, mode="2026-07-28") as typed:
+        plain = await typed.call("report", {"steps": 1})  # no extension: a plain call
+        assert plain.content[0].text == "report of 1 steps"  # type: ignore[union-attr]
+        with pytest.raises(MCPError) as caught:
+            await typed.call("report", {"steps": 0, "fail": "protocol"})
+        assert caught.value.code == -32010
