@@ -48,6 +48,7 @@ E2E = {
     "hosts/test_hosts_call.py",
     "hosts/test_hosts_dev.py",
     "hosts/test_hosts_project.py",
+    "hosts/test_hosts_quickstart.py",
     "runtime/test_codemode_e2e.py",
     "runtime/test_compact_definitions.py",
     "runtime/test_credentials_e2e.py",

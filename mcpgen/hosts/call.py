@@ -71,8 +71,9 @@ def resolve_source(
             project = describe(path)
             run = launcher(project, python=python)
             if run.kind == "uvx" and not Path(run.command).is_absolute():
-                # no venv and no uvx: this interpreter has the SDK; try the source folder
-                run = launcher(project, python=Path(sys.executable))
+                # no venv and no uvx: this interpreter runs the project's own source folder
+                # (a package of the same name installed here may be another project's)
+                run = launcher(project, python=Path(sys.executable), kind="source")
         except ProjectError as exc:
             raise CallError(str(exc)) from exc
         return Source(
