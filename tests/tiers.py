@@ -47,6 +47,7 @@ E2E = {
     "test_vendored_runtime.py",
     "hosts/test_hosts_call.py",
     "hosts/test_hosts_dev.py",
+    "hosts/test_hosts_first_steps.py",
     "hosts/test_hosts_project.py",
     "hosts/test_hosts_quickstart.py",
     "runtime/test_codemode_e2e.py",

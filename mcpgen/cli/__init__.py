@@ -170,7 +170,8 @@ def inspect(manifest: Path, as_json: bool) -> None:
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Output folder (default: ./<server name>).",
+    help="Output folder (default: the project built from SOURCE here or beside it, "
+    "else ./<server name>).",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUTPUT differs.")
 @click.option(

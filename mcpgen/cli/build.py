@@ -52,6 +52,29 @@ def source_from(root: Path, source: Path) -> str | None:
         return None
 
 
+def default_output(source: Path, server_name: str) -> Path:
+    """The output folder when none is given: a project already built from ``source`` (a
+    folder here or beside it whose ``[tool.mcpgen] source`` names it, as ``mcpgen init``'s
+    ``-o server`` leaves), else ``./<server name>``. ``build`` and ``dev`` agree on it."""
+    import tomllib
+
+    wanted = source.resolve()
+    for base in dict.fromkeys([Path("."), source.parent]):
+        try:
+            children = sorted(p for p in base.iterdir() if (p / "pyproject.toml").is_file())
+        except OSError:
+            continue
+        for child in children:
+            try:
+                data = tomllib.loads((child / "pyproject.toml").read_text("utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            recorded = data.get("tool", {}).get("mcpgen", {}).get("source")
+            if isinstance(recorded, str) and (child / recorded).resolve() == wanted:
+                return child
+    return Path(names.kebab(server_name))
+
+
 def _start_early(source: Path, workers: Workers) -> None:
     """Put the core that loading the source leaves idle to work (``early``): a first build
     of a big API starts the whole pool now, a rebuild a spare worker for the models of
@@ -130,7 +153,7 @@ def _build(
                 err=True,
             )
             return EXIT_BAD_INPUT
-    root = output or Path(names.kebab(manifest.server.name))
+    root = output or default_output(source, manifest.server.name)
     if root.exists() and not root.is_dir():
         click.echo(f"{root}: exists and is not a folder", err=True)
         return EXIT_BAD_INPUT
