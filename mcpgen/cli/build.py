@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import sys
@@ -15,13 +16,14 @@ from mcpgen import format as formatting
 from mcpgen import identifiers as names
 from mcpgen import timings as timing
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
+from mcpgen.cli.starter import default_output
 from mcpgen.format import FormatError, cache
 from mcpgen.format.pool import Workers
 from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import collector_paused, load_manifest
 from mcpgen.problems import InputError, Problems
-from mcpgen.render import LOCK_FILE, Output, render_project
+from mcpgen.render import LOCK_FILE, Output, handler_stub, render_project
 from mcpgen.render import models as modelgen
 from mcpgen.render.spec import tool_entry
 from mcpgen.surface.lock import estimate_tokens
@@ -50,29 +52,6 @@ def source_from(root: Path, source: Path) -> str | None:
         return Path(os.path.relpath(os.path.abspath(source), os.path.abspath(root))).as_posix()
     except ValueError:  # another drive
         return None
-
-
-def default_output(source: Path, server_name: str) -> Path:
-    """The output folder when none is given: a project already built from ``source`` (a
-    folder here or beside it whose ``[tool.mcpgen] source`` names it, as ``mcpgen init``'s
-    ``-o server`` leaves), else ``./<server name>``. ``build`` and ``dev`` agree on it."""
-    import tomllib
-
-    wanted = source.resolve()
-    for base in dict.fromkeys([Path("."), source.parent]):
-        try:
-            children = sorted(p for p in base.iterdir() if (p / "pyproject.toml").is_file())
-        except OSError:
-            continue
-        for child in children:
-            try:
-                data = tomllib.loads((child / "pyproject.toml").read_text("utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
-            recorded = data.get("tool", {}).get("mcpgen", {}).get("source")
-            if isinstance(recorded, str) and (child / recorded).resolve() == wanted:
-                return child
-    return Path(names.kebab(server_name))
 
 
 def _start_early(source: Path, workers: Workers) -> None:
@@ -158,7 +137,8 @@ def _build(
         click.echo(f"{root}: exists and is not a folder", err=True)
         return EXIT_BAD_INPUT
     try:  # every rename is checked before anything is rendered or written
-        moves = plan_moves(root, manifest, renames) if renames else []
+        stub = functools.partial(handler_stub, manifest)
+        moves = plan_moves(root, manifest, renames, stub) if renames else []
     except RenameError as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_BAD_INPUT
@@ -216,7 +196,9 @@ def _build(
         spec_changed = package + "_spec.json" in the_plan.changed
         changes = signature_changes(root, manifest) if spec_changed and models_changed else []
     with timing.phase("surface changes"):
-        surface_changes = surface_summary(root, rendered) if LOCK_FILE in the_plan.changed else []
+        surface_changes, renamed = (
+            surface_summary(root, rendered) if LOCK_FILE in the_plan.changed else ([], [])
+        )
     try:
         with timing.phase("write"):
             apply(the_plan)
@@ -228,6 +210,14 @@ def _build(
         click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
+    for kind, before, after in renamed:  # a forgotten --rename: the handler was left behind
+        stem = f"/handlers/{kind}s/{names.snake(before)}.py"
+        if any(p.endswith(stem) for p in the_plan.orphaned):
+            click.echo(
+                f"  hint: {kind} {before} was renamed to {after}; move its handler to the new "
+                f"stub with: mcpgen build {source} -o {root} --rename {before}={after}",
+                err=True,
+            )
     for line in changes:  # indented lines say where a handler no longer fits its models
         click.echo(f"  {line}" if line.startswith(" ") else f"  changed: {line}", err=True)
     for line in surface_changes:
@@ -249,20 +239,23 @@ def _summary(
         click.echo(f"  new stub: {relative}", err=True)
 
 
-def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
+def surface_summary(
+    root: Path, rendered: Output, shown: int = 5
+) -> tuple[list[str], list[tuple[str, str, str]]]:
     """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
-    counts and the first breaking changes (``mcpgen diff`` shows them all)."""
+    counts and the first breaking changes (``mcpgen diff`` shows them all); and the items
+    renamed, as (kind, old name, new name)."""
     from mcpgen.surface.diff import BREAKING, diff, summary
     from mcpgen.surface.sources import SourceError, check
 
     try:
         before = json.loads((root / LOCK_FILE).read_text("utf-8"))
         if not isinstance(before, dict):
-            return []
+            return [], []
         check(before, LOCK_FILE)  # a lock this version can compare
         after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
     except (OSError, ValueError, SourceError):
-        return []
+        return [], []
     changes = diff(before, after)
     counts = summary(changes, before, after)
     lines = [
@@ -274,7 +267,15 @@ def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
     lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:shown]]
     if len(breaking) > shown:
         lines.append(f"  ... and {len(breaking) - shown} more breaking")
-    return lines
+    renamed = [
+        (c.item.partition(":")[0], c.item.partition(":")[2], c.change[len(RENAMED) :])
+        for c in breaking
+        if c.change.startswith(RENAMED) and not c.path
+    ]
+    return lines, renamed
+
+
+RENAMED = "renamed to "
 
 
 _TOOLS_LINE = '\n"tools": [\n'  # where the compact _spec.json lists the tools, one per line

@@ -1,8 +1,10 @@
-"""The manifest ``mcpgen init`` writes: small, valid, and showing each kind of thing."""
+"""The manifest ``mcpgen init`` writes: small, valid, and showing each kind of thing; and
+where a build goes when no ``-o`` is given."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from mcpgen import identifiers as names
 
@@ -51,3 +53,26 @@ prompts:
       - role: user
         text: "Summarize this in one paragraph: {{{{ text }}}}"
 """
+
+
+def default_output(source: Path, server_name: str) -> Path:
+    """The output folder when none is given: a project already built from ``source`` (a
+    folder here or beside it whose ``[tool.mcpgen] source`` names it, as ``mcpgen init``'s
+    ``-o server`` leaves), else ``./<server name>``. ``build`` and ``dev`` agree on it."""
+    import tomllib
+
+    wanted = source.resolve()
+    for base in dict.fromkeys([Path("."), source.parent]):
+        try:
+            children = sorted(p for p in base.iterdir() if (p / "pyproject.toml").is_file())
+        except OSError:
+            continue
+        for child in children:
+            try:
+                data = tomllib.loads((child / "pyproject.toml").read_text("utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            recorded = data.get("tool", {}).get("mcpgen", {}).get("source")
+            if isinstance(recorded, str) and (child / recorded).resolve() == wanted:
+                return child
+    return Path(names.kebab(server_name))

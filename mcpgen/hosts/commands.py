@@ -327,7 +327,7 @@ def dev_command(
     from .dev import dev
 
     if output is None:
-        from mcpgen.cli.build import default_output
+        from mcpgen.cli.starter import default_output
         from mcpgen.pipeline import load_manifest
 
         loaded = load_manifest(manifest)

@@ -218,24 +218,7 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
     handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)
     out.stubs[f"{handlers}/__init__.py"] = init
-    kinds: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
-        "tools": [
-            ("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools if not t.http
-        ],
-        "resources": [
-            ("stubs/resource.py.jinja", r.ident, {"resource": r})
-            for r in manifest.resources
-            if r.has_handler
-        ],
-        "prompts": [
-            ("stubs/prompt.py.jinja", p.ident, {"prompt": p}) for p in manifest.prompts if p.handler
-        ],
-        "completions": [
-            ("stubs/completion.py.jinja", c.ident, {"completion": c})
-            for c in manifest.completions
-            if c.handler
-        ],
-    }
+    kinds = _stub_kinds(manifest)
     imported = [t for t in manifest.tools if t.http and not t.mode_tool]
     if imported:  # a home for overrides of imported operations
         out.stubs[f"{handlers}/tools/__init__.py"] = init
@@ -264,3 +247,41 @@ def _format(
         hidden=not show_progress or not job.units,
     ) as bar:
         return job.run(progress=bar.update)
+
+
+Stubs = dict[str, list[tuple[str, str, dict[str, Any]]]]
+
+
+def _stub_kinds(manifest: Manifest) -> Stubs:
+    """Handler folder -> (stub template, file ident, what the template is given) each."""
+    return {
+        "tools": [
+            ("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools if not t.http
+        ],
+        "resources": [
+            ("stubs/resource.py.jinja", r.ident, {"resource": r})
+            for r in manifest.resources
+            if r.has_handler
+        ],
+        "prompts": [
+            ("stubs/prompt.py.jinja", p.ident, {"prompt": p}) for p in manifest.prompts if p.handler
+        ],
+        "completions": [
+            ("stubs/completion.py.jinja", c.ident, {"completion": c})
+            for c in manifest.completions
+            if c.handler
+        ],
+    }
+
+
+def handler_stub(manifest: Manifest, relative: str) -> str | None:
+    """The stub a build writes at ``relative`` (``src/<pkg>/handlers/<kind>/<ident>.py``),
+    formatted as on disk; None when it writes none there."""
+    from mcpgen.format import format_python
+
+    for kind, items in _stub_kinds(manifest).items():
+        for template, ident, extra in items:
+            if relative == f"src/{manifest.server.package}/handlers/{kind}/{ident}.py":
+                text = render(template, **context(manifest), **extra)
+                return format_python(text, relative)
+    return None
