@@ -26,7 +26,7 @@ def test_fresh_venv_install_build_and_generated_tests(tmp_path: Path) -> None:
     sh([python, "-m", "pip", "install", "-q", str(ROOT)], tmp_path)
     mcpgen = str(venv / "bin" / "mcpgen")
     sh([mcpgen, "init", str(tmp_path / "starter")], tmp_path)
-    assert "ok (1 tools" in sh(
+    assert "ok (1 tool, 1 resource, 1 prompt, 0 warnings)" in sh(
         [mcpgen, "validate", str(tmp_path / "starter" / "mcpgen.yaml")], tmp_path
     )
     out = tmp_path / "calculator"

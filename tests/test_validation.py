@@ -339,7 +339,7 @@ def test_cli_strict_mode_turns_warnings_into_failure(tmp_path: Path) -> None:
     path.write_text(HEADER + WARNS)
     code, out, err = validate(str(path))
     assert code == 0
-    assert out == f"{path}: ok (1 tools, 0 resources, 0 prompts, 1 warnings)\n"
+    assert out == f"{path}: ok (1 tool, 0 resources, 0 prompts, 1 warning)\n"
     assert err.count("warning:") == 1 and "error(s)" not in err
     code, out, err = validate(str(path), "--strict")
     assert code == 2

@@ -11,7 +11,7 @@ import click
 
 from mcpgen import __version__
 from mcpgen.check.structure import manifest_schema
-from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
+from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
 from mcpgen.health.command import check as check_command
 from mcpgen.hosts.commands import (
     add_command,
@@ -115,8 +115,9 @@ def validate(manifest: Path, strict: bool, output_format: str) -> None:
     report(loaded.problems)
     m = loaded.manifest
     click.echo(
-        f"{manifest}: ok ({len(m.tools)} tools, {len(m.resources)} resources, "
-        f"{len(m.prompts)} prompts, {len(loaded.problems.warnings)} warnings)"
+        f"{manifest}: ok ({counted(len(m.tools), 'tool')}, "
+        f"{counted(len(m.resources), 'resource')}, {counted(len(m.prompts), 'prompt')}, "
+        f"{counted(len(loaded.problems.warnings), 'warning')})"
     )
 
 

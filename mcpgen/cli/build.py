@@ -15,7 +15,7 @@ from mcpgen import early
 from mcpgen import format as formatting
 from mcpgen import identifiers as names
 from mcpgen import timings as timing
-from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
+from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, counted, report
 from mcpgen.cli.starter import default_output
 from mcpgen.format import FormatError, cache
 from mcpgen.format.pool import Workers
@@ -171,7 +171,7 @@ def _build(
         with timing.phase("context cost"):
             count, size = context_cost(manifest)
         click.echo(
-            f"tools/list: {count} tools, {size} bytes (about {estimate_tokens(size)} tokens, "
+            f"tools/list: {counted(count, 'tool')}, {size} bytes (about {estimate_tokens(size)} tokens, "
             "estimated)",
             err=True,
         )

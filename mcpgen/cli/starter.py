@@ -9,9 +9,16 @@ from pathlib import Path
 from mcpgen import identifiers as names
 
 
+def schema_path() -> Path:
+    """The manifest's JSON Schema as installed with mcpgen (what ``mcpgen schema`` prints)."""
+    from importlib import resources
+
+    return Path(str(resources.files("mcpgen").joinpath("schema/manifest.schema.json")))
+
+
 def starter_manifest(server_name: str) -> str:
     name = names.kebab(server_name) or "my-server"
-    return f"""# yaml-language-server: $schema=https://mcpgen.dev/schema/manifest-1.json
+    return f"""# yaml-language-server: $schema={schema_path().as_posix()}
 # An MCP server described for mcpgen. Build it with: mcpgen build mcpgen.yaml -o server
 mcpgen: 1
 server:

@@ -104,3 +104,30 @@ def test_build_and_dev_without_o_use_the_project_init_suggested(
     assert runner.invoke(main, ["dev", "mcpgen.yaml"]).exit_code == 0
     assert seen == [Path("server")]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mcpgen.yaml", "server"]
+
+
+def test_init_writes_a_schema_reference_that_resolves(tmp_path: Path) -> None:
+    import json
+
+    assert CliRunner().invoke(main, ["init", str(tmp_path)]).exit_code == 0
+    first = (tmp_path / "mcpgen.yaml").read_text("utf-8").splitlines()[0]
+    prefix = "# yaml-language-server: $schema="
+    assert first.startswith(prefix)
+    schema = Path(first[len(prefix) :])
+    assert schema.is_file(), schema
+    printed = CliRunner().invoke(main, ["schema"]).output
+    assert json.loads(schema.read_text("utf-8")) == json.loads(printed)
+
+
+def test_a_bundle_shows_prompt_text_without_template_logic(tmp_path: Path) -> None:
+    from mcpgen.hosts.bundle import manifest
+    from mcpgen.hosts.project import describe
+
+    project = describe(copy_example("travel", tmp_path, venv_script=False))
+    prompts = {p["name"]: p["text"] for p in manifest(project, "uv")["prompts"]}
+    text = prompts["plan-vacation"]
+    assert text.startswith(
+        "Plan a ${arguments.days}-day trip to ${arguments.destination} in a "
+        "${arguments.style} style."
+    )
+    assert "{%" not in text and "{{" not in text
