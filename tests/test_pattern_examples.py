@@ -46,6 +46,18 @@ def test_length_bounds_and_the_format_are_kept() -> None:
     assert pattern_example(r"^[A-Z]{3}$", 0, 2) is None  # no string fits
     assert pattern_example(r"^\d{4}-", 0, None, "2024-01-01") == "2024-01-01"
     assert pattern_example("(unclosed") is None
+    long = pattern_example(r"^[a-z]+$", 100)
+    assert long is not None and len(long) == 100
+
+
+def test_nested_repetition_does_not_keep_the_build_waiting() -> None:
+    import time
+
+    start = time.monotonic()
+    for pattern in (r"^(a+)+$", r"^((a+)+)+b$", r"^(a|aa)+$", r"^(\w+\s?)+$"):
+        found = pattern_example(pattern, 100)
+        assert found is None or (len(found) >= 100 and re.search(pattern, found))
+    assert time.monotonic() - start < 10  # without the length cap: hours
 
 
 SCHEMA = {

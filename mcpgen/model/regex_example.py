@@ -29,6 +29,9 @@ CATEGORIES: dict[str, Callable[[str], bool]] = {
     "CATEGORY_NOT_LINEBREAK": lambda c: c != "\n",
 }
 GROWTH = (0, 1, 2, 3, 5, 8, 16, 32, 64)
+# no longer candidate: a pattern with nested repetition (``(a+)+``) could backtrack for
+# ages on a long text it rejects, and the build would wait
+LONGEST = 256
 
 
 class _Unsupported(Exception):
@@ -93,9 +96,10 @@ class _Writer:
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             low, high, body = arg
             count = low + self.grow if high == _parser.MAXREPEAT else min(high, low + self.grow)
-            if count > 10_000:
-                raise _Unsupported("a huge repetition")
-            return "".join(self.sequence(body) for _ in range(count))
+            text = self.sequence(body) * count if count else ""
+            if len(text) > LONGEST:
+                raise _Unsupported("too long")
+            return text
         if name == "SUBPATTERN":
             group, _, _, body = arg
             text = self.sequence(body)
@@ -138,9 +142,10 @@ def pattern_example(
             return None
         if fits(text):
             return text
-        padded = text + "x" * (min_length - len(text))  # an unanchored end takes padding
-        if fits(padded):
-            return padded
+        if len(text) <= 16 and min_length <= LONGEST:  # an unanchored end takes padding
+            padded = text + "x" * (min_length - len(text))
+            if fits(padded):
+                return padded
         if max_length is not None and len(text) > max_length:
             break
     return None
