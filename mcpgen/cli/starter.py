@@ -63,9 +63,10 @@ prompts:
 
 
 def default_output(source: Path, server_name: str) -> Path:
-    """The output folder when none is given: a project already built from ``source`` (a
-    folder here or beside it whose ``[tool.mcpgen] source`` names it, as ``mcpgen init``'s
-    ``-o server`` leaves), else ``./<server name>``. ``build`` and ``dev`` agree on it."""
+    """The output folder when none is given: a project already built from ``source`` (this
+    folder, or a folder in it or beside ``source``, whose ``[tool.mcpgen] source`` names it:
+    ``mcpgen init``'s ``-o server``, a CI build's ``-o .``), else ``./<server name>``.
+    ``build`` and ``dev`` agree on it."""
     import tomllib
 
     wanted = source.resolve()
@@ -74,7 +75,7 @@ def default_output(source: Path, server_name: str) -> Path:
             children = sorted(p for p in base.iterdir() if (p / "pyproject.toml").is_file())
         except OSError:
             continue
-        for child in children:
+        for child in [base, *children] if (base / "pyproject.toml").is_file() else children:
             try:
                 data = tomllib.loads((child / "pyproject.toml").read_text("utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

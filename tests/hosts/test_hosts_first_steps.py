@@ -131,3 +131,14 @@ def test_a_bundle_shows_prompt_text_without_template_logic(tmp_path: Path) -> No
         "${arguments.style} style."
     )
     assert "{%" not in text and "{{" not in text
+
+
+def test_without_o_a_project_built_with_o_dot_is_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(main, ["init", "."]).exit_code == 0
+    assert runner.invoke(main, ["build", "mcpgen.yaml", "-o", "."]).exit_code == 0
+    again = runner.invoke(main, ["build", "mcpgen.yaml", "--check"])
+    assert again.exit_code == 0 and "up to date" in again.output, again.output
