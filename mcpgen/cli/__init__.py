@@ -80,6 +80,7 @@ def init(directory: Path, name: str | None, force: bool) -> None:
     target.write_text(starter_manifest(server_name), encoding="utf-8")
     click.echo(f"wrote {target}")
     click.echo(f"next: mcpgen validate {target} && mcpgen build {target} -o {directory / 'server'}")
+    click.echo(f"then: mcpgen dev {target} (serves that project, rebuilds it on every change)")
 
 
 @main.command()

@@ -95,8 +95,13 @@ def test_build_and_dev_without_o_use_the_project_init_suggested(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    assert runner.invoke(main, ["init", "."]).exit_code == 0
-    assert runner.invoke(main, ["build", "mcpgen.yaml", "-o", "server"]).exit_code == 0
+    init = runner.invoke(main, ["init", "."])
+    assert init.exit_code == 0
+    hint = next(line for line in init.output.splitlines() if line.startswith("next: "))
+    build = hint.split(" && ")[1].split()  # what init tells the user to run
+    assert build[:2] == ["mcpgen", "build"] and build[-2:] == ["-o", "server"], hint
+    assert runner.invoke(main, build[1:]).exit_code == 0
+    assert "then: mcpgen dev mcpgen.yaml" in init.output
     again = runner.invoke(main, ["build", "mcpgen.yaml", "--check"])
     assert again.exit_code == 0, again.output  # ./server is up to date: nothing elsewhere
     seen: list[Path] = []
