@@ -39,6 +39,7 @@ Spec = dict[str, Any]
 # Arguments each tool should accept and reject (data, not code: big APIs have thousands)
 CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
 TOOL_NAMES: list[str] = CASES["tools"]
+HANDLER_MODULES = "notes_mcp.handlers.tools"
 # tool -> (module, input model, output model, takes a context)
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "create_note": ("create_note", "CreateNoteInput", "Note", False),
@@ -82,7 +83,7 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
 async def test_invalid_arguments_are_rejected(client: Client, name: str) -> None:
     arguments = CASES["invalid"][name]
     if arguments is None:
-        pytest.skip("every object is valid input for this tool")
+        pytest.skip("no arguments this tool rejects could be derived from its input schema")
     result = await client.call_tool(name, arguments)
     assert result.is_error
     assert "Invalid arguments" in testing.text_of(result)
@@ -94,6 +95,8 @@ async def test_tool_answers(
 ) -> None:
     arguments = CASES["valid"][name]
     if arguments is None:
+        if name in HANDLERS and testing.unwritten(f"{HANDLER_MODULES}.{HANDLERS[name][0]}"):
+            testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:
         result = await client.call_tool(name, arguments)
@@ -192,6 +195,9 @@ async def test_completion_answers(
 RoundTrip = Callable[[NotesClient], Awaitable[object]]
 ROUND_TRIPS: dict[str, RoundTrip] = {}
 ROUND_TRIPS["create_note"] = lambda typed: typed.create_note(title="xxxxxxx", body="xxxxxxx")
+ROUND_TRIPS["get_note"] = lambda typed: typed.get_note(id_="n0")
+ROUND_TRIPS["update_note"] = lambda typed: typed.update_note(id_="n0")
+ROUND_TRIPS["delete_note"] = lambda typed: typed.delete_note(id_="n0")
 ROUND_TRIPS["search_notes"] = lambda typed: typed.search_notes()
 ROUND_TRIPS["export_notes"] = lambda typed: typed.export_notes()
 

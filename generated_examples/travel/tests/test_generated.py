@@ -39,6 +39,7 @@ Spec = dict[str, Any]
 # Arguments each tool should accept and reject (data, not code: big APIs have thousands)
 CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
 TOOL_NAMES: list[str] = CASES["tools"]
+HANDLER_MODULES = "travel_mcp.handlers.tools"
 # tool -> (module, input model, output model, takes a context)
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "search_flights": ("search_flights", "SearchFlightsInput", "SearchFlightsOutput", False),
@@ -78,7 +79,7 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
 async def test_invalid_arguments_are_rejected(client: Client, name: str) -> None:
     arguments = CASES["invalid"][name]
     if arguments is None:
-        pytest.skip("every object is valid input for this tool")
+        pytest.skip("no arguments this tool rejects could be derived from its input schema")
     result = await client.call_tool(name, arguments)
     assert result.is_error
     assert "Invalid arguments" in testing.text_of(result)
@@ -90,6 +91,8 @@ async def test_tool_answers(
 ) -> None:
     arguments = CASES["valid"][name]
     if arguments is None:
+        if name in HANDLERS and testing.unwritten(f"{HANDLER_MODULES}.{HANDLERS[name][0]}"):
+            testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:
         result = await client.call_tool(name, arguments)
@@ -230,6 +233,9 @@ async def test_completion_answers(
 # One typed call per tool with example arguments: mypy checks each against the client.
 RoundTrip = Callable[[TravelClient], Awaitable[object]]
 ROUND_TRIPS: dict[str, RoundTrip] = {}
+ROUND_TRIPS["search_flights"] = lambda typed: typed.search_flights(
+    origin="AAA", destination="AAA", date="2024-01-01"
+)
 ROUND_TRIPS["weather_forecast"] = lambda typed: typed.weather_forecast(city="xxxxxxx")
 
 
@@ -254,7 +260,7 @@ def test_sync_client_over_stdio() -> None:
     with TravelSyncClient.stdio(env=dict(os.environ)) as client:
         assert client.typed.client.protocol_version is not None
         try:
-            client.weather_forecast(city="xxxxxxx")
+            client.search_flights(origin="AAA", destination="AAA", date="2024-01-01")
         except ToolCallError as exc:
             assert INTERNAL not in exc.message, exc.message
 
