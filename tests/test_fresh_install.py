@@ -26,7 +26,7 @@ def test_fresh_venv_install_build_and_generated_tests(tmp_path: Path) -> None:
     sh([python, "-m", "pip", "install", "-q", str(ROOT)], tmp_path)
     mcpgen = str(venv / "bin" / "mcpgen")
     sh([mcpgen, "init", str(tmp_path / "starter")], tmp_path)
-    assert "ok (1 tools" in sh(
+    assert "ok (1 tool, 1 resource, 1 prompt, 0 warnings)" in sh(
         [mcpgen, "validate", str(tmp_path / "starter" / "mcpgen.yaml")], tmp_path
     )
     out = tmp_path / "calculator"
@@ -35,6 +35,17 @@ def test_fresh_venv_install_build_and_generated_tests(tmp_path: Path) -> None:
         [mcpgen, "build", str(tmp_path / "starter" / "mcpgen.yaml"), "-o", str(tmp_path / "s")],
         tmp_path,
     )
+    # list and call a project folder with only mcpgen installed (no uvx, nothing on PATH)
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    listed = subprocess.run(
+        [mcpgen, "list", str(out)], env=bare, capture_output=True, text=True, check=False
+    )
+    assert listed.returncode == 0 and "tools (5):" in listed.stdout, listed.stderr
+    called = subprocess.run(
+        [mcpgen, "call", str(out), "add", "numbers=[1,2]"],
+        env=bare, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert called.returncode == 1 and "is not implemented yet" in called.stderr, called.stderr
     sh([python, "-m", "pip", "install", "-q", f"{out}[test]"], tmp_path)
     result = sh([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], out)
     assert " passed" in result and "failed" not in result

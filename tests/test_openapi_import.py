@@ -114,7 +114,7 @@ def test_is_openapi() -> None:
 
 
 def test_petstore_tools_and_operations() -> None:
-    result = fixture("petstore.yaml")
+    result = fixture("petstore.yaml", {"deprecated": True})
     assert result.version == "3.0"
     assert result.info["title"] == "Petstore"
     assert errors(result) == []
@@ -146,6 +146,12 @@ def test_petstore_tools_and_operations() -> None:
     assert tools["delete_pet"][0]["annotations"]["destructiveHint"] is True
     assert tools["delete_pet"][0]["description"].startswith("Deprecated.")
     assert tools["delete_pet"][1].security == []  # operation-level `security: []`
+    # by default an operation marked deprecated is left out
+    assert "delete_pet" not in by_name(fixture("petstore.yaml"))
+    assert (
+        "must be true or false"
+        in errors(fixture("petstore.yaml", {"deprecated": "yes"}))[0].message
+    )
     assert tools["create_pet"][0]["annotations"]["idempotentHint"] is False
     assert tools["replace_pet"][0]["annotations"]["idempotentHint"] is True
     for tool, _ in tools.values():
@@ -657,7 +663,6 @@ def test_include_exclude_and_rules() -> None:
         "create_pet",
         "get_pet",
         "replace_pet",
-        "delete_pet",
     ]
     only_reads = fixture(
         "petstore.yaml",
@@ -723,7 +728,7 @@ def test_bad_overrides_and_options_are_errors() -> None:
         "openapi.rules[2]",
         "openapi.overrides",
     }
-    assert len(broken.tools) == 10  # the document itself still imports
+    assert len(broken.tools) == 9  # the document itself still imports (not deletePet: deprecated)
     assert "options must be a mapping" in errors(fixture("petstore.yaml", ["x"]))[0].message  # type: ignore[arg-type]
 
 
@@ -1035,7 +1040,7 @@ def test_unexpected_failures_become_problems(monkeypatch: pytest.MonkeyPatch) ->
     result = fixture("petstore.yaml")
     problem = find(errors(result), "boom")
     assert problem.field == "#/paths/~1stats/get" and problem.location.line > 0
-    assert len(result.tools) == 9  # the others are imported
+    assert len(result.tools) == 8  # the others are imported (not deletePet: deprecated)
 
     def broken_run(self: Any) -> Any:
         raise KeyError("worse")

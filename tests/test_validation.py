@@ -339,7 +339,7 @@ def test_cli_strict_mode_turns_warnings_into_failure(tmp_path: Path) -> None:
     path.write_text(HEADER + WARNS)
     code, out, err = validate(str(path))
     assert code == 0
-    assert out == f"{path}: ok (1 tools, 0 resources, 0 prompts, 1 warnings)\n"
+    assert out == f"{path}: ok (1 tool, 0 resources, 0 prompts, 1 warning)\n"
     assert err.count("warning:") == 1 and "error(s)" not in err
     code, out, err = validate(str(path), "--strict")
     assert code == 2
@@ -403,30 +403,82 @@ def test_schema_nesting_limit(tmp_path: Path) -> None:
     assert (line, col) == (8, text.index("string") + 1)
 
 
-def test_a_typo_inside_a_json_schema_is_a_warning_and_an_error_under_strict(tmp_path: Path) -> None:
-    """``requried`` is no JSON Schema keyword: the field would quietly become optional."""
+def _validate(tmp_path: Path, schema_lines: str, *args: str) -> tuple[int, list[str]]:
+    """``mcpgen validate`` of a one-tool manifest whose input is ``schema_lines``."""
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
     manifest = tmp_path / "m.yaml"
     manifest.write_text(
         "mcpgen: 1\nserver: {name: books}\ntools:\n  - name: add_book\n    description: Add.\n"
-        "    input:\n      type: object\n      properties: {isbn: {type: string}}\n"
-        "      requried: [isbn]\n",
+        "    input:\n      type: object\n" + schema_lines,
         encoding="utf-8",
     )
-    from mcpgen.pipeline import load_manifest
+    done = CliRunner().invoke(main, ["validate", str(manifest), *args])
+    return done.exit_code, [line.split(": ", 1)[1] for line in done.output.splitlines()[:-1]]
 
-    loaded = load_manifest(manifest)
-    assert loaded.manifest is not None
-    [warning] = loaded.problems.warnings
-    assert (warning.location.line, warning.field) == (9, "tools[0].input.requried")
-    assert "did you mean 'required'?" in warning.message
-    assert load_manifest(manifest, strict=True).manifest is None
+
+def test_a_near_miss_of_a_keyword_inside_a_json_schema_is_an_error(tmp_path: Path) -> None:
+    """``requried`` or ``propeties`` is no JSON Schema keyword: the field would quietly
+    become optional, or (with additionalProperties false) the tool would accept nothing."""
+    code, lines = _validate(tmp_path, "      properties: {isbn: {type: string}}\n"
+                            "      requried: [isbn]\n")  # fmt: skip
+    assert code == 2 and lines == [
+        "error: tools[0].input.requried: 'requried' is not a JSON Schema keyword "
+        "(did you mean 'required'?)"
+    ]
+    code, lines = _validate(tmp_path, "      propeties: {isbn: {type: string}}\n"
+                            "      additionalProperties: false\n")  # fmt: skip
+    assert code == 2 and lines == [
+        "error: tools[0].input.propeties: 'propeties' is not a JSON Schema keyword "
+        "(did you mean 'properties'?)"
+    ]
+    code, lines = _validate(tmp_path, "      additionalProperties: false\n      fields: {}\n")
+    assert code == 2 and lines == [
+        "error: tools[0].input.fields: 'fields' is not a JSON Schema keyword: with "
+        "additionalProperties false and no properties, only an empty object is valid"
+    ]
+
+
+def test_an_unknown_word_far_from_any_keyword_is_a_warning_and_an_error_under_strict(
+    tmp_path: Path,
+) -> None:
+    schema = "      properties: {isbn: {type: string}}\n      example: {isbn: x}\n"
+    code, lines = _validate(tmp_path, schema)
+    assert code == 0 and lines == [
+        "warning: tools[0].input.example: 'example' is not a JSON Schema keyword; it is ignored"
+    ]
+    assert _validate(tmp_path, schema, "--strict")[0] == 2
+
+
+def test_required_names_an_undeclared_property(tmp_path: Path) -> None:
+    schema = "      properties: {color: {type: string}}\n      required: [color, colour]\n"
+    code, lines = _validate(tmp_path, schema)
+    assert code == 0 and lines == [
+        "warning: tools[0].input.required[1]: required property 'colour' is not declared in "
+        "properties (did you mean 'color'?)"
+    ]
+    assert _validate(tmp_path, schema, "--strict")[0] == 2
+    code, lines = _validate(tmp_path, schema + "      additionalProperties: false\n")
+    assert code == 2 and lines == [
+        "error: tools[0].input.required[1]: required property 'colour' is not declared in "
+        "properties and additionalProperties is false: no value can be valid "
+        "(did you mean 'color'?)"
+    ]
+    # declared by a pattern, or by another part of an allOf: nothing to say
+    code, lines = _validate(tmp_path, "      patternProperties: {'^c': {}}\n"
+                            "      properties: {a: {}}\n      required: [colour]\n")  # fmt: skip
+    assert (code, lines) == (0, [])
+    code, lines = _validate(tmp_path, "      allOf: [{properties: {a: {}}}, {required: [a]}]\n")
+    assert (code, lines) == (0, [])
 
 
 _KEYS = ["properties", "items", "allOf", "anyOf", "$defs", "patternProperties", "not", "enum",
          "default", "const", "examples", "pattern", "$ref", "type", "x-note", "requried",
-         "discriminator", "a(", "[x", "name"]  # fmt: skip
+         "discriminator", "a(", "[x", "name", "required", "additionalProperties"]  # fmt: skip
 _LEAVES = st.sampled_from(
-    ["#/$defs/A", "#/nowhere", "http://x/s.json", "a(", "[x", "^a+$", 1, None]
+    ["#/$defs/A", "#/nowhere", "http://x/s.json", "a(", "[x", "^a+$", 1, None, False]
 )
 _JSON = st.recursive(
     _LEAVES,
@@ -444,6 +496,8 @@ def test_the_checks_first_pass_finds_what_their_located_pass_reports(schema: Any
     from mcpgen.check import schemas
 
     nodes = schemas.objects(schema)
-    assert schemas.has_unknown_keywords(nodes) == any(schemas.unknown_keywords(schema))
+    for lenient in (False, True):
+        found = any(schemas.keyword_problems(schema, lenient))
+        assert schemas.has_keyword_problems(nodes, lenient) == found
     assert schemas.has_bad_patterns(nodes) == any(schemas.bad_patterns(schema))
     assert schemas.ref_strings(schema) == {ref for _, ref in schemas.refs(schema)}

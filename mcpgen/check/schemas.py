@@ -230,6 +230,73 @@ def has_unknown_keywords(found: list[dict[str, Json]]) -> bool:
     return any(k not in KEYWORDS and not k.startswith("x-") for node in found for k in node)
 
 
+# OpenAPI's own schema words: ignored by JSON Schema 2020-12, but no typo of its keywords
+OPENAPI_WORDS = frozenset({"example", "nullable", "discriminator", "xml", "externalDocs"})
+_SORTED = sorted(KEYWORDS)
+
+
+def has_keyword_problems(found: list[dict[str, Json]], lenient: bool = False) -> bool:
+    """Whether ``keyword_problems`` has anything to say about the schema of ``objects``."""
+    return has_unknown_keywords(found) or (not lenient and any(map(_undeclared, found)))
+
+
+def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[JsonPath, str, bool]]:
+    """What makes a schema mean other than its author meant, as (path, message, whether it
+    is an error): a key that is no keyword (an error for a near miss of one, ``propeties``,
+    or where ``additionalProperties: false`` leaves no property; else a warning: ignored),
+    and a ``required`` name no property declares (an error when ``additionalProperties:
+    false`` forbids it, else a warning). ``lenient``: warnings only, keys alone (schemas
+    imported from an OpenAPI document, checked as they were converted)."""
+    import difflib
+
+    for node, where in schema_nodes(schema):
+        closed = node.get("additionalProperties") is False
+        for key in sorted(node):
+            if key in KEYWORDS or key.startswith("x-"):
+                continue
+            near = [] if key in OPENAPI_WORDS else difflib.get_close_matches(key, _SORTED, 1, 0.7)
+            message = f"{key!r} is not a JSON Schema keyword"
+            if near and not lenient:
+                yield (*where, key), f"{message} (did you mean {near[0]!r}?)", True
+            elif closed and not {"properties", "patternProperties"} & set(node) and not lenient:
+                yield (*where, key), (
+                    f"{message}: with additionalProperties false and no properties, "
+                    "only an empty object is valid"
+                ), True  # fmt: skip
+            else:
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                yield (*where, key), f"{message}{hint}; it is ignored", False
+        for index, name in [] if lenient else _undeclared(node):
+            message = f"required property {name!r} is not declared in properties"
+            if closed:
+                message += " and additionalProperties is false: no value can be valid"
+            near = difflib.get_close_matches(name, list(node.get("properties") or {}), 1, 0.7)
+            message += f" (did you mean {near[0]!r}?)" if near else ""
+            yield (*where, "required", index), message, closed
+
+
+def _undeclared(node: dict[str, Json]) -> list[tuple[int, str]]:
+    """``required`` names of an object schema that declares its properties (or forbids
+    others) that none of them, nor a ``patternProperties`` pattern, matches."""
+    import re
+
+    required, properties = node.get("required"), node.get("properties") or {}
+    closed = node.get("additionalProperties") is False
+    if not isinstance(required, list) or not isinstance(properties, dict):
+        return []
+    if not properties and not closed:
+        return []
+    patterns = node.get("patternProperties")
+    patterns = [p for p in patterns if python_regex(p)] if isinstance(patterns, dict) else []
+    return [
+        (index, name)
+        for index, name in enumerate(required)
+        if isinstance(name, str)
+        and name not in properties
+        and not any(re.search(p, name) for p in patterns)
+    ]
+
+
 def has_bad_patterns(found: list[dict[str, Json]]) -> bool:
     """Whether ``bad_patterns`` has anything to say about the schema of ``objects``."""
     for node in found:
@@ -272,15 +339,6 @@ def ref_strings(schema: Json) -> set[str]:
         elif isinstance(node, list):
             stack.extend(node)
     return found
-
-
-def unknown_keywords(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
-    """Keys of schema objects that are no JSON Schema keyword (``requried``), with their
-    paths; ``x-`` extensions are allowed."""
-    for node, where in schema_nodes(schema, path):
-        for key in sorted(node):
-            if key not in KEYWORDS and not key.startswith("x-"):
-                yield (*where, key), key
 
 
 def bad_patterns(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:

@@ -133,13 +133,9 @@ class Checker:
                 schema, root or {"$defs": self.data["$defs"]}
             ):
                 self.error((*where, *path), message)
-        unknown = schemas.unknown_keywords(schema) if schemas.has_unknown_keywords(nodes) else ()
-        for path, word in unknown:
-            self.warn(
-                (*where, *path),
-                f"{word!r} is not a JSON Schema keyword{did_you_mean(word, schemas.KEYWORDS)}; "
-                "it is ignored",
-            )
+        problems = schemas.has_keyword_problems(nodes, imported)
+        for path, message, fatal in schemas.keyword_problems(schema, imported) if problems else ():
+            (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if not self.resolves(r, own_root)}
         for path, ref in schemas.refs(schema) if bad else ():
             if ref not in bad:

@@ -12,7 +12,7 @@ import click
 
 from mcpgen import __version__
 from mcpgen.check.structure import manifest_schema
-from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
+from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
 from mcpgen.health.command import check as check_command
 from mcpgen.hosts.commands import (
     add_command,
@@ -84,6 +84,7 @@ def init(directory: Path, name: str | None, force: bool) -> None:
     target.write_text(starter_manifest(server_name), encoding="utf-8")
     click.echo(f"wrote {target}")
     click.echo(f"next: mcpgen validate {target} && mcpgen build {target} -o {directory / 'server'}")
+    click.echo(f"then: mcpgen dev {target} (serves that project, rebuilds it on every change)")
 
 
 @main.command()
@@ -119,8 +120,9 @@ def validate(manifest: Path, strict: bool, output_format: str) -> None:
     report(loaded.problems)
     m = loaded.manifest
     click.echo(
-        f"{manifest}: ok ({len(m.tools)} tools, {len(m.resources)} resources, "
-        f"{len(m.prompts)} prompts, {len(loaded.problems.warnings)} warnings)"
+        f"{manifest}: ok ({counted(len(m.tools), 'tool')}, "
+        f"{counted(len(m.resources), 'resource')}, {counted(len(m.prompts), 'prompt')}, "
+        f"{counted(len(loaded.problems.warnings), 'warning')})"
     )
 
 
@@ -175,7 +177,8 @@ def inspect(manifest: Path, as_json: bool) -> None:
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Output folder (default: ./<server name>).",
+    help="Output folder (default: the project built from SOURCE here or beside it, "
+    "else ./<server name>).",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUTPUT differs.")
 @click.option(

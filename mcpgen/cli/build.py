@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -12,13 +13,14 @@ import click
 from mcpgen import cache
 from mcpgen import identifiers as names
 from mcpgen import timings as timing
-from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, report
+from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, counted, report
+from mcpgen.cli.starter import default_output
 from mcpgen.format import Engine, FormatError
 from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest, render_files
 from mcpgen.problems import InputError, Problems
-from mcpgen.render import LOCK_FILE, Output
+from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, plan
@@ -107,12 +109,13 @@ def _build(
                 err=True,
             )
             return EXIT_BAD_INPUT
-    root = output or Path(names.kebab(manifest.server.name))
+    root = output or default_output(source, manifest.server.name)
     if root.exists() and not root.is_dir():
         click.echo(f"{root}: exists and is not a folder", err=True)
         return EXIT_BAD_INPUT
     try:  # every rename is checked before anything is rendered or written
-        moves = plan_moves(root, manifest, renames) if renames else []
+        stub = functools.partial(handler_stub, manifest)
+        moves = plan_moves(root, manifest, renames, stub) if renames else []
     except RenameError as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_BAD_INPUT
@@ -143,7 +146,7 @@ def _build(
         with timing.phase("context cost"):
             count, size = context_cost(manifest)
         click.echo(
-            f"tools/list: {count} tools, {size} bytes (about {estimate_tokens(size)} tokens, "
+            f"tools/list: {counted(count, 'tool')}, {size} bytes (about {estimate_tokens(size)} tokens, "
             "estimated)",
             err=True,
         )
@@ -168,7 +171,9 @@ def _build(
         spec_changed = package + "_spec.json" in the_plan.changed
         changes = signature_changes(root, manifest) if spec_changed and models_changed else []
     with timing.phase("surface changes"):
-        surface_changes = surface_summary(root, rendered) if LOCK_FILE in the_plan.changed else []
+        surface_changes, renamed = (
+            surface_summary(root, rendered) if LOCK_FILE in the_plan.changed else ([], [])
+        )
     try:
         with timing.phase("write"):
             apply(the_plan)
@@ -180,6 +185,14 @@ def _build(
         click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
+    for kind, before, after in renamed:  # a forgotten --rename: the handler was left behind
+        stem = f"/handlers/{kind}s/{names.snake(before)}.py"
+        if any(p.endswith(stem) for p in the_plan.orphaned):
+            click.echo(
+                f"  hint: {kind} {before} was renamed to {after}; move its handler to the new "
+                f"stub with: mcpgen build {source} -o {root} --rename {before}={after}",
+                err=True,
+            )
     for line in changes:  # indented lines say where a handler no longer fits its models
         click.echo(f"  {line}" if line.startswith(" ") else f"  changed: {line}", err=True)
     for line in surface_changes:
@@ -201,20 +214,23 @@ def _summary(
         click.echo(f"  new stub: {relative}", err=True)
 
 
-def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
+def surface_summary(
+    root: Path, rendered: Output, shown: int = 5
+) -> tuple[list[str], list[tuple[str, str, str]]]:
     """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
-    counts and the first breaking changes (``mcpgen diff`` shows them all)."""
+    counts and the first breaking changes (``mcpgen diff`` shows them all); and the items
+    renamed, as (kind, old name, new name)."""
     from mcpgen.surface.diff import BREAKING, diff, summary
     from mcpgen.surface.sources import SourceError, check
 
     try:
         before = json.loads((root / LOCK_FILE).read_text("utf-8"))
         if not isinstance(before, dict):
-            return []
+            return [], []
         check(before, LOCK_FILE)  # a lock this version can compare
         after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
     except (OSError, ValueError, SourceError):
-        return []
+        return [], []
     changes = diff(before, after)
     counts = summary(changes, before, after)
     lines = [
@@ -226,7 +242,15 @@ def surface_summary(root: Path, rendered: Output, shown: int = 5) -> list[str]:
     lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:shown]]
     if len(breaking) > shown:
         lines.append(f"  ... and {len(breaking) - shown} more breaking")
-    return lines
+    renamed = [
+        (c.item.partition(":")[0], c.item.partition(":")[2], c.change[len(RENAMED) :])
+        for c in breaking
+        if c.change.startswith(RENAMED) and not c.path
+    ]
+    return lines, renamed
+
+
+RENAMED = "renamed to "
 
 
 def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:

@@ -13,6 +13,11 @@ from mcpgen.problems import Problems
 EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 70
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 tool``, ``2 tools``, ``0 tools``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _color() -> bool:
     return sys.stderr.isatty() and not os.environ.get("NO_COLOR") and not os.environ.get("CI")
 

@@ -1,15 +1,24 @@
-"""The manifest ``mcpgen init`` writes: small, valid, and showing each kind of thing."""
+"""The manifest ``mcpgen init`` writes: small, valid, and showing each kind of thing; and
+where a build goes when no ``-o`` is given."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from mcpgen import identifiers as names
 
 
+def schema_path() -> Path:
+    """The manifest's JSON Schema as installed with mcpgen (what ``mcpgen schema`` prints)."""
+    from importlib import resources
+
+    return Path(str(resources.files("mcpgen").joinpath("schema/manifest.schema.json")))
+
+
 def starter_manifest(server_name: str) -> str:
     name = names.kebab(server_name) or "my-server"
-    return f"""# yaml-language-server: $schema=https://mcpgen.dev/schema/manifest-1.json
+    return f"""# yaml-language-server: $schema={schema_path().as_posix()}
 # An MCP server described for mcpgen. Build it with: mcpgen build mcpgen.yaml -o server
 mcpgen: 1
 server:
@@ -51,3 +60,27 @@ prompts:
       - role: user
         text: "Summarize this in one paragraph: {{{{ text }}}}"
 """
+
+
+def default_output(source: Path, server_name: str) -> Path:
+    """The output folder when none is given: a project already built from ``source`` (this
+    folder, or a folder in it or beside ``source``, whose ``[tool.mcpgen] source`` names it:
+    ``mcpgen init``'s ``-o server``, a CI build's ``-o .``), else ``./<server name>``.
+    ``build`` and ``dev`` agree on it."""
+    import tomllib
+
+    wanted = source.resolve()
+    for base in dict.fromkeys([Path("."), source.parent]):
+        try:
+            children = sorted(p for p in base.iterdir() if (p / "pyproject.toml").is_file())
+        except OSError:
+            continue
+        for child in [base, *children] if (base / "pyproject.toml").is_file() else children:
+            try:
+                data = tomllib.loads((child / "pyproject.toml").read_text("utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            recorded = data.get("tool", {}).get("mcpgen", {}).get("source")
+            if isinstance(recorded, str) and (child / recorded).resolve() == wanted:
+                return child
+    return Path(names.kebab(server_name))

@@ -87,14 +87,48 @@ def user_config(project: Project) -> dict[str, Json]:
 _SIMPLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
+def _display(text: str, arguments: set[str]) -> str:
+    """A Jinja message as a host shows it: ``{{ arg }}`` (also ``{{ arg or 3 }}``) becomes
+    the bundle's ``${arguments.arg}``; tags (``{% if %}``) and comments are dropped, the
+    text between them kept. Text that does not lex keeps only the simple substitution."""
+    import jinja2
+
+    try:
+        tokens = list(jinja2.Environment().lex(text))
+    except jinja2.TemplateSyntaxError:
+        return _SIMPLE.sub(r"${arguments.\1}", text)
+    out: list[str] = []
+    expression: list[tuple[str, str]] | None = None
+    for _, kind, value in tokens:
+        if kind == "data":
+            out.append(value)
+        elif kind == "variable_begin":
+            expression = []
+        elif kind == "variable_end" and expression is not None:
+            name = next((v for k, v in expression if k == "name"), None)
+            shown = "".join(v for _, v in expression).strip()
+            out.append(f"${{arguments.{name}}}" if name in arguments else shown)
+            expression = None
+        elif expression is not None:
+            expression.append((kind, value))
+    return "".join(out)
+
+
 def prompt_text(project: Project, name: str, description: str) -> str:
-    """The prompt's text messages with ``{{ arg }}`` written as the bundle's
-    ``${arguments.arg}``; other template logic is kept as written (the server renders
-    prompts itself). A prompt its handler writes is described instead."""
+    """The prompt's text messages as a host shows them (``_display``: the bundle's
+    ``${arguments.arg}`` for ``{{ arg }}``, no template logic; the server renders prompts
+    itself). A prompt its handler writes is described instead."""
     parts = []
+    arguments = {
+        str(a.get("name"))
+        for p in project.prompts
+        if p.get("name") == name
+        for a in p.get("arguments") or []
+        if isinstance(a, dict)
+    }
     for message in project.prompt_messages.get(name, []):
         if message.get("kind", "text") == "text" and message.get("text"):
-            parts.append(_SIMPLE.sub(r"${arguments.\1}", str(message["text"])))
+            parts.append(_display(str(message["text"]), arguments))
         elif message.get("kind") == "resource":
             parts.append(f"[resource {message.get('uri')}]")
         elif message.get("kind") in ("image", "audio"):

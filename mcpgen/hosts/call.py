@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
-from .project import ProjectError, describe, launcher
+from .project import ProjectError, describe, launcher, source_launcher
 
 if TYPE_CHECKING:
     from mcp.client import Client
@@ -71,8 +71,9 @@ def resolve_source(
             project = describe(path)
             run = launcher(project, python=python)
             if run.kind == "uvx" and not Path(run.command).is_absolute():
-                # no venv and no uvx: this interpreter has the SDK; try the source folder
-                run = launcher(project, python=Path(sys.executable))
+                # no venv and no uvx: this interpreter runs the project's own source folder
+                # (a package of the same name installed here may be another project's)
+                run = source_launcher(project, Path(sys.executable))
         except ProjectError as exc:
             raise CallError(str(exc)) from exc
         return Source(
@@ -148,7 +149,7 @@ def _require_sdk() -> None:
         import mcp.client  # noqa: F401
     except ImportError as exc:
         raise CallError(
-            "talking to a server needs the MCP Python SDK: pip install 'mcp>=2.3,<2.4'"
+            f"talking to a server needs the MCP Python SDK ({exc}): pip install 'mcp>=2.3,<2.4'"
         ) from exc
 
 
@@ -228,10 +229,6 @@ async def _all(client: Client, kind: str) -> list[Any]:
     return items
 
 
-async def _all_tools(client: Client) -> list[Any]:
-    return await _all(client, "tools")
-
-
 def dump(model: Any) -> Json:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -280,7 +277,7 @@ async def call_tool(
             problem: CallError | None = None
             result = None
             async with connect(source, timeout, log) as client:
-                tools = {t.name: t for t in await _all_tools(client)}
+                tools = {t.name: t for t in await _all(client, "tools")}
                 if tool not in tools:
                     known = ", ".join(sorted(tools)) or "none"
                     problem = CallError(f"{source.label}: no tool {tool!r} (tools: {known})")
@@ -374,6 +371,11 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
 
 def run(coro: Any) -> Printed:
     """Run a call/list coroutine; a CallError becomes exit status 2 and one line."""
+    try:
+        _require_sdk()  # before anyio, which comes with it
+    except CallError as exc:
+        coro.close()
+        return Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
     import anyio
 
     try:

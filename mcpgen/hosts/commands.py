@@ -321,7 +321,8 @@ def bundle(
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Output folder (default: ./<server name>).",
+    help="Output folder (default: the project built from MANIFEST here or beside it, "
+    "else ./<server name>).",
 )
 @click.option(
     "--transport", type=click.Choice(["stdio", "http"]), default="http", show_default=True
@@ -337,13 +338,13 @@ def dev_command(
     from .dev import dev
 
     if output is None:
-        from mcpgen import identifiers as names
+        from mcpgen.cli.starter import default_output
         from mcpgen.pipeline import load_manifest
 
         loaded = load_manifest(manifest)
         if loaded.manifest is None:
             fail(f"{manifest} does not validate; run mcpgen validate {manifest}, or give -o")
-        output = Path(names.kebab(loaded.manifest.server.name))
+        output = default_output(manifest, loaded.manifest.server.name)
     sys.exit(dev(manifest, output, transport, port, python))
 
 

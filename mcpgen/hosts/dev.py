@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from .project import ProjectError, describe, find_launcher
+from .project import ProjectError, describe, find_launcher, source_launcher
 
 Echo = Callable[[str], None]
 PREFIX = "dev: "
@@ -164,9 +164,11 @@ def _server_for(output: Path, transport: str, port: int, python: Path | None) ->
         venv_python = output / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         python = venv_python if venv_python.exists() else Path(sys.executable)
     try:
-        run = find_launcher(project, python=python, kind="source")
-    except ProjectError:
+        run = source_launcher(project, python, stdio=False)
+    except ProjectError as why:
         run = find_launcher(project, python=python)
+        if run.kind == "uvx" and not Path(run.command).is_absolute():
+            raise why from None  # no uvx either: say what to install
     args = ["--transport", transport]
     if transport == "http":
         args += ["--port", str(port)]
@@ -257,6 +259,9 @@ def dev(
             )
     except (KeyboardInterrupt, Stop):
         return 0
+    except ProjectError as exc:
+        say(f"cannot run the server: {exc}")
+        return 2
     finally:
         if server is not None:
             server.stop()

@@ -286,7 +286,8 @@ def _script_in(bindir: Path, script: str) -> Path | None:
     return None
 
 
-def _imports(python: str, module: str, extra_path: Path | None = None) -> bool:
+def _import_error(python: str, module: str, extra_path: Path | None = None) -> str | None:
+    """None when ``python`` imports ``module``, else the last line of its error."""
     env = dict(os.environ)
     if extra_path is not None:
         env["PYTHONPATH"] = str(extra_path)
@@ -295,12 +296,14 @@ def _imports(python: str, module: str, extra_path: Path | None = None) -> bool:
             [python, "-c", f"import {module}"],
             env=env,
             capture_output=True,
+            text=True,
             timeout=60,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    lines = done.stderr.strip().splitlines()
+    return None if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
 
 
 STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
@@ -324,9 +327,9 @@ def find_launcher(
     tried: list[str] = []
     if python is not None:
         found = _from_python(project, Path(python), kind)
-        if found is not None:
+        if isinstance(found, Launcher):
             return found
-        tried.append(f"{python} cannot run {project.package}")
+        tried.append(f"{python} cannot run {project.package} ({found})")
     if kind in (None, "venv"):
         script = _script_in(_bin(project.root / ".venv"), project.script)
         if script is not None:
@@ -352,7 +355,20 @@ def find_launcher(
     raise ProjectError(f"no {kind} launcher for {project.root}: " + "; ".join(tried))
 
 
-def _from_python(project: Project, python: Path, kind: str | None) -> Launcher | None:
+def source_launcher(project: Project, python: Path, stdio: bool = True) -> Launcher:
+    """``python -m package`` with the project's ``src`` first on the path (told to speak
+    stdio unless ``stdio`` is false); ``ProjectError`` saying what to install when
+    ``python`` lacks what the project imports."""
+    try:
+        return (launcher if stdio else find_launcher)(project, python, "source")
+    except ProjectError as exc:
+        raise ProjectError(
+            f"{exc}: install the project (pip install -e {project.root}) or uv (for uvx)"
+        ) from None
+
+
+def _from_python(project: Project, python: Path, kind: str | None) -> Launcher | str:
+    """How ``python`` runs the project, or why it cannot."""
     python = python if python.is_absolute() else Path.cwd() / python
     if not python.exists():
         raise ProjectError(f"{python}: no such interpreter")
@@ -361,7 +377,8 @@ def _from_python(project: Project, python: Path, kind: str | None) -> Launcher |
         script = _script_in(python.parent, project.script)
         if script is not None:
             return Launcher(str(script), kind="venv", note=f"the venv script {script}")
-    if kind in (None, "python") and _imports(str(python), project.package):
+    why: str | None = "not tried"
+    if kind in (None, "python") and not (why := _import_error(str(python), project.package)):
         return Launcher(
             str(python),
             ["-m", project.package],
@@ -369,7 +386,7 @@ def _from_python(project: Project, python: Path, kind: str | None) -> Launcher |
             note=f"{python} -m {project.package}",
         )
     src = project.root / "src"
-    if kind in (None, "source") and _imports(str(python), project.package, src):
+    if kind in (None, "source") and not (why := _import_error(str(python), project.package, src)):
         return Launcher(
             str(python),
             ["-m", project.package],
@@ -377,4 +394,4 @@ def _from_python(project: Project, python: Path, kind: str | None) -> Launcher |
             kind="source",
             note=f"{python} -m {project.package} from the source folder {src}",
         )
-    return None
+    return why or "not tried"

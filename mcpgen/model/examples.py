@@ -11,6 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from mcpgen.check.schemas import resolve_pointer
+from mcpgen.model.regex_example import pattern_example
 
 Json = Any
 _MISSING = object()
@@ -61,15 +62,7 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
         items = [_valid(schema.get("items", {}), root, depth + 1) for _ in range(count)]
         return _MISSING if _MISSING in items else items
     if kind == "string":
-        length = int(schema.get("minLength", 0))
-        formats = {
-            "date": "2024-01-01",
-            "date-time": "2024-01-01T00:00:00Z",
-            "email": "user@example.com",
-            "uri": "https://example.com",
-            "uuid": "00000000-0000-0000-0000-000000000000",
-        }
-        return formats.get(schema.get("format", ""), "x" * max(length, 7))[: max(length, 64)]
+        return _string(schema)
     if kind in ("integer", "number"):
         low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
         if not isinstance(low, int | float):
@@ -81,6 +74,28 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
     if kind == "null":
         return None
     return _MISSING
+
+
+FORMATS = {
+    "date": "2024-01-01",
+    "date-time": "2024-01-01T00:00:00Z",
+    "email": "user@example.com",
+    "uri": "https://example.com",
+    "uuid": "00000000-0000-0000-0000-000000000000",
+}
+
+
+def _string(schema: dict[str, Json]) -> Json:
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    if not isinstance(low, int) or not isinstance(high, int | None):
+        return _MISSING
+    known = FORMATS.get(schema.get("format", ""))
+    if isinstance(schema.get("pattern"), str):
+        found = pattern_example(schema["pattern"], low, high, known)
+        return _MISSING if found is None else found
+    if known is not None:
+        return known
+    return "x" * max(low, min(7, 64 if high is None else high))
 
 
 _MEMO: dict[int, tuple[Json, Json | None]] = {}  # id(schema) -> (schema, example)

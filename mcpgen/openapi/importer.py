@@ -102,6 +102,8 @@ class _Importer(SecurityImport, InputImport):
         self.check_operation_ids(candidates)
         chosen: list[tuple[Candidate, str]] = []
         for cand in candidates:
+            if cand.node.get("deprecated") is True and not options.deprecated:
+                continue  # on its way out: not offered to models (openapi.deprecated: true)
             kind = options.kind(cand.method, cand.url, cand.tags, cand.operation_id)
             if kind != "exclude":
                 chosen.append((cand, kind))

@@ -57,6 +57,7 @@ class Options:
     rules: list[Rule] = field(default_factory=list)
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
+    deprecated: bool = False  # import operations the document marks deprecated
 
     def kind(self, method: str, path: str, tags: list[str], operation_id: str | None) -> str:
         """``tool``, ``resource``, ``resourceTemplate`` or ``exclude`` for one operation."""
@@ -104,6 +105,11 @@ def parse_options(raw: Any, problems: Problems) -> Options:
             if (rule := _rule(item, f"openapi.{section}[{index}]", problems)) is not None
         ]
         setattr(options, section, parsed)
+    deprecated = raw.get("deprecated", False)
+    if isinstance(deprecated, bool):
+        options.deprecated = deprecated
+    else:
+        problems.add(option_problem(Level.ERROR, "openapi.deprecated", "must be true or false"))
     overrides = raw.get("overrides", {})
     if not isinstance(overrides, dict):
         problems.add(option_problem(Level.ERROR, "openapi.overrides", "must be a mapping"))

@@ -29,8 +29,26 @@ GENERIC_HOST_WORDS = frozenset({"api", "www", "rest", "v1", "v2", "v3", "gateway
 GENERIC_TLDS = frozenset({"com", "org", "net", "io", "dev", "ai", "co", "app", "cloud", "us", "eu"})
 
 
+def upstream_prefix(base: str, schemes: dict[str, Json]) -> str:
+    """What the wrapped API's variables start with: ``GITHUB_API`` (``GITHUB_API_BASE_URL``
+    beside the server's own ``GITHUB_PORT``); a server whose name ends in "api" keeps its
+    name (``SPACE_TRADERS_API_BASE_URL``, not ``..._API_API_...``) unless a variable of the
+    API would then be one of the server's own settings."""
+    if not (base == "API" or base.endswith("_API")):
+        return base + "_API"
+    from dataclasses import fields
+
+    from mcpgen.runtime.settings import Settings
+
+    own = {f.name.upper() for f in fields(Settings)} | {"TOKENS"}
+    suffixes = {"BASE_URL", "TIMEOUT", "RETRIES"}
+    suffixes |= {re.sub("[^A-Za-z0-9]", "_", name).upper() for name in schemes}
+    clash = any(s == o or o.startswith(s + "_") for s in suffixes for o in own)
+    return base + "_API" if clash else base
+
+
 def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, Json]) -> Json:
-    prefix = names.env_base(server_name) + "_API"  # GITHUB_API_BASE_URL beside GITHUB_PORT
+    prefix = upstream_prefix(names.env_base(server_name), imported.security_schemes)
     base_url = options.get("baseUrl")
     if base_url is None and imported.servers:
         base_url = imported.servers[0].get("url")

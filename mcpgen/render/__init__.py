@@ -182,7 +182,26 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
     handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)
     out.stubs[f"{handlers}/__init__.py"] = init
-    kinds: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
+    kinds = _stub_kinds(manifest)
+    imported = [t for t in manifest.tools if t.http and not t.mode_tool]
+    if imported:  # a home for overrides of imported operations
+        out.stubs[f"{handlers}/tools/__init__.py"] = init
+        out.overrides.update(f"{handlers}/tools/{t.ident}.py" for t in imported)
+    for kind, items in kinds.items():
+        if not items:
+            continue
+        out.stubs[f"{handlers}/{kind}/__init__.py"] = init
+        for template, ident, extra in items:
+            out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
+    return out
+
+
+Stubs = dict[str, list[tuple[str, str, dict[str, Any]]]]
+
+
+def _stub_kinds(manifest: Manifest) -> Stubs:
+    """Handler folder -> (stub template, file ident, what the template is given) each."""
+    return {
         "tools": [
             ("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools if not t.http
         ],
@@ -200,14 +219,16 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
             if c.handler
         ],
     }
-    imported = [t for t in manifest.tools if t.http and not t.mode_tool]
-    if imported:  # a home for overrides of imported operations
-        out.stubs[f"{handlers}/tools/__init__.py"] = init
-        out.overrides.update(f"{handlers}/tools/{t.ident}.py" for t in imported)
-    for kind, items in kinds.items():
-        if not items:
-            continue
-        out.stubs[f"{handlers}/{kind}/__init__.py"] = init
+
+
+def handler_stub(manifest: Manifest, relative: str) -> str | None:
+    """The stub a build writes at ``relative`` (``src/<pkg>/handlers/<kind>/<ident>.py``),
+    formatted as on disk; None when it writes none there."""
+    from mcpgen.format import format_files
+
+    for kind, items in _stub_kinds(manifest).items():
         for template, ident, extra in items:
-            out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
-    return out
+            if relative == f"src/{manifest.server.package}/handlers/{kind}/{ident}.py":
+                text = render(template, **context(manifest), **extra)
+                return format_files({relative: text})[relative]
+    return None

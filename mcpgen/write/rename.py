@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,8 +69,15 @@ def _folder(kind: str) -> str:
     return {"tool": "tools", "resource": "resources", "prompt": "prompts"}[kind]
 
 
-def plan_moves(root: Path, manifest: Manifest, renames: list[Rename]) -> list[Move]:
-    """The moves for ``renames``, or :class:`RenameError` naming the first that cannot be."""
+def plan_moves(
+    root: Path,
+    manifest: Manifest,
+    renames: list[Rename],
+    stub: Callable[[str], str | None] = lambda relative: None,
+) -> list[Move]:
+    """The moves for ``renames``, or :class:`RenameError` naming the first that cannot be.
+    ``stub(relative)``: the stub a build writes there; a target that is still exactly that
+    stub (a build without ``--rename`` made it) is replaced by the moved handler."""
     handlers = f"src/{manifest.server.package}/handlers"
     moves: list[Move] = []
     for rename in renames:
@@ -110,10 +117,11 @@ def plan_moves(root: Path, manifest: Manifest, renames: list[Rename]) -> list[Mo
                 f"--rename {rename.old}={rename.new}: both names have the file {new}; "
                 "nothing to move"
             )
-        if (root / new).exists() or any(m.new == new for m in moves):
+        untouched = (root / new).is_file() and _read(root / new) == stub(new)
+        if ((root / new).exists() and not untouched) or any(m.new == new for m in moves):
             raise RenameError(
-                f"--rename {rename.old}={rename.new}: {new} exists already (move or delete "
-                "it first)"
+                f"--rename {rename.old}={rename.new}: {new} exists already and is not the "
+                "untouched stub (move or delete it first)"
             )
         if any(m.old == old for m in moves):
             raise RenameError(f"--rename: {old} is renamed twice")
@@ -132,6 +140,13 @@ def plan_moves(root: Path, manifest: Manifest, renames: list[Rename]) -> list[Mo
         text = _retitle(text, kind, rename.old, rename.new)
         moves.append(Move(old, new, text))
     return moves
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def rename_names(source: str, mapping: dict[str, str]) -> str:

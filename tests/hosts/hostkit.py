@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import stat
@@ -45,6 +46,37 @@ def copy_example(name: str, dest: Path, venv_script: bool = True) -> Path:
         )
         script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return target
+
+
+def private_copy(dest: Path, package: str = "calc_copy_mcp", script: str = "calc-copy") -> Path:
+    """The calculator example copied under a package and console script no interpreter has
+    installed: a test of which launcher wins must not depend on a ``calculator`` that the
+    README's quickstart installed into the venv running the tests."""
+    target = copy_example("calculator", dest, venv_script=False)
+    for path in target.rglob("*"):
+        if path.is_file() and path.suffix in {".py", ".json", ".toml", ".md"}:
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text.replace("calculator_mcp", package), encoding="utf-8")
+    (target / "src" / "calculator_mcp").rename(target / "src" / package)
+    pyproject = target / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace('"calculator" = ', f'"{script}" = '), encoding="utf-8")
+    return target
+
+
+def fake_venv(where: Path, scripts: tuple[str, ...] = ()) -> Path:
+    """A venv's python (this interpreter, through a wrapper) with ``scripts`` beside it, as
+    ``pip install`` of another project leaves them: each prints to stderr and exits 3."""
+    bindir = where / "bin"
+    bindir.mkdir(parents=True)
+    python = bindir / "python"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    python.chmod(0o755)
+    for name in scripts:
+        script = bindir / name
+        script.write_text("#!/bin/sh\necho another project >&2\nexit 3\n")
+        script.chmod(0o755)
+    return python
 
 
 def cli_env(**extra: str) -> dict[str, str]:

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hostkit import EXAMPLES, copy_example, free_port, mcpgen
+from hostkit import EXAMPLES, copy_example, fake_venv, free_port, mcpgen
+
+from mcpgen.hosts.call import resolve_source
 
 pytestmark = pytest.mark.timeout(180)
 CALC_SRC = EXAMPLES / "calculator" / "src"
@@ -142,3 +144,17 @@ def test_a_freshly_built_project_is_called_from_its_source(tmp_path: Path) -> No
     done = mcpgen("call", str(bare), "add", "numbers=[5,5]", PATH="/usr/bin:/bin")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"sum": 10}
+
+
+def test_a_project_is_run_from_its_folder_not_from_a_copy_installed_beside_mcpgen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the README's quickstart installs a stub calculator-mcp into the venv mcpgen runs in;
+    # without a project venv or uvx, `mcpgen call FOLDER` must run FOLDER's own code
+    bare = copy_example("calculator", tmp_path, venv_script=False)
+    python = fake_venv(tmp_path / "venv", scripts=("calculator",))
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    source = resolve_source(str(bare))
+    assert source.argv == [str(python), "-m", "calculator_mcp", "--transport", "stdio"]
+    assert source.env == {"PYTHONPATH": str(bare / "src")}

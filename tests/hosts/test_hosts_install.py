@@ -11,10 +11,11 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
-from hostkit import copy_example
+from hostkit import copy_example, private_copy
 
 from mcpgen.cli import main
 from mcpgen.hosts import install as inst
+from mcpgen.hosts.project import describe
 
 pytestmark = pytest.mark.timeout(120)
 HOSTS = sorted(inst.HOSTS)
@@ -169,20 +170,20 @@ def test_print_shows_the_entry_and_writes_nothing(home: Path, tmp_path: Path) ->
 def test_launcher_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from mcpgen.hosts.project import ProjectError, describe, launcher
+    from mcpgen.hosts.project import ProjectError, launcher
 
-    bare = describe(copy_example("calculator", tmp_path / "a", venv_script=False))
+    bare = describe(private_copy(tmp_path / "a"))  # not installed in this interpreter
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     run = launcher(bare)
     assert run.kind == "uvx" and run.command == "uvx"
-    assert run.args == ["--from", str(bare.root), "calculator", "--transport", "stdio"]
+    assert run.args == ["--from", str(bare.root), "calc-copy", "--transport", "stdio"]
     assert "not installed" in run.note
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (bindir / "calculator").write_text("#!/bin/sh\n")
-    (bindir / "calculator").chmod(0o755)
+    (bindir / "calc-copy").write_text("#!/bin/sh\n")
+    (bindir / "calc-copy").chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))
-    assert launcher(bare).argv[0] == str(bindir / "calculator")
+    assert launcher(bare).argv[0] == str(bindir / "calc-copy")
     source = launcher(bare, python=Path(sys.executable))
     assert source.kind == "source" and source.env == {"PYTHONPATH": str(bare.root / "src")}
     with pytest.raises(ProjectError):
@@ -207,7 +208,9 @@ def test_a_host_starts_the_server_from_the_written_config(
 ) -> None:
     import sys
 
-    project = copy_example("calculator", tmp_path, venv_script=launch == "venv")
+    # "source": a package this interpreter does not have, whatever the venv running the
+    # tests has installed (the README's quickstart installs calculator-mcp into it)
+    project = copy_example("calculator", tmp_path) if launch == "venv" else private_copy(tmp_path)
     extra = ["--python", sys.executable] if launch == "source" else []
     assert run_install("claude-desktop", str(project), *extra).exit_code == 0
     config = json.loads(expected_path("claude-desktop", home, tmp_path).read_text())
@@ -215,6 +218,6 @@ def test_a_host_starts_the_server_from_the_written_config(
     assert (entry.get("env") or {}).get("PYTHONPATH") == (
         str(project / "src") if launch == "source" else None
     )
-    spec = json.loads((project / "src" / "calculator_mcp" / "_spec.json").read_text())
+    spec = json.loads((project / "src" / describe(project).package / "_spec.json").read_text())
     names = anyio.run(_list_tools_like_a_host, entry, home)
     assert names == sorted(t["definition"]["name"] for t in spec["tools"])

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from mcpgen.runtime import (
     Context,
+    ResourceNotFound,
     ToolError,
     embedded_text,
     image,
@@ -259,6 +260,8 @@ async def gallery(arguments: Arguments, ctx: Context) -> Any:
 
 @HANDLERS.resource("note")
 async def note(variables: dict[str, str], ctx: Context) -> Any:
+    if variables["id"] == "gone":
+        raise ResourceNotFound("note gone was deleted yesterday")
     return f"note {variables['id']}"
 
 

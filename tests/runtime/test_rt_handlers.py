@@ -210,3 +210,16 @@ async def test_http_clients_that_hang_up_cancel_their_calls(
             assert f'"t{i}"' in response.text, response.text
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, [json.dumps(r.getMessage()) for r in errors]
+
+
+@cells(["memory", "http-json"])
+async def test_a_handlers_resource_not_found_keeps_its_message(transport: str, mode: Mode) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with connect(transport, mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("fixture://notes/gone")
+    assert caught.value.code == types.INVALID_PARAMS
+    assert caught.value.error.message == (
+        "Resource not found: fixture://notes/gone: note gone was deleted yesterday"
+    )

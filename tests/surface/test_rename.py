@@ -52,6 +52,26 @@ def test_without_rename_the_old_handler_is_an_orphan_and_the_new_one_a_stub(
     assert f"orphaned (kept, no longer in the manifest): {HANDLERS}/tools/add_book.py" in output
 
 
+def test_a_forgotten_rename_is_hinted_and_can_be_done_later(tmp_path: Path) -> None:
+    manifest, project = shelf(tmp_path)
+    written = (project / HANDLERS / "tools/add_book.py").read_text()
+    edit(manifest, "- name: add_book", "- name: shelve_book")
+    output = build(manifest, project)  # --rename forgotten
+    assert "breaking: tool:add_book: renamed to shelve_book" in output
+    assert (
+        "hint: tool add_book was renamed to shelve_book; move its handler to the new stub "
+        f"with: mcpgen build {manifest} -o {project} --rename add_book=shelve_book"
+    ) in output
+    # the new stub is untouched: the rename is done now, the stub replaced by the handler
+    later = build(manifest, project, "--rename", "add_book=shelve_book")
+    assert f"renamed: {HANDLERS}/tools/add_book.py -> {HANDLERS}/tools/shelve_book.py" in later
+    moved = (project / HANDLERS / "tools/shelve_book.py").read_text()
+    assert "args.title.strip()" in moved and "ShelveBookInput" in moved and "AddBook" not in moved
+    assert moved.startswith('"""Handler for the shelve_book tool.')
+    assert not (project / HANDLERS / "tools/add_book.py").exists()
+    assert written != moved and "orphaned" not in later
+
+
 def test_prompt_and_resource_renames(tmp_path: Path) -> None:
     manifest, project = shelf(tmp_path)
     edit(manifest, "- name: review", "- name: critique")
@@ -93,10 +113,12 @@ def test_refusals_write_nothing(tmp_path: Path, renames: list[str], message: str
 def test_the_target_exists(tmp_path: Path) -> None:
     manifest, project = shelf(tmp_path)
     edit(manifest, "- name: add_book", "- name: shelve_book")
-    (project / HANDLERS / "tools/shelve_book.py").write_text("# mine\n")
+    build(manifest, project)  # the new stub is written; then the user starts on it
+    stub = project / HANDLERS / "tools/shelve_book.py"
+    stub.write_text(stub.read_text() + "# mine\n")
     before = tree(project)
     code, output = cli("build", manifest, "-o", project, "--rename", "add_book=shelve_book")
-    assert code == 2 and "shelve_book.py exists already" in output
+    assert code == 2 and "shelve_book.py exists already and is not the untouched stub" in output
     assert tree(project) == before
 
 

@@ -39,6 +39,7 @@ Spec = dict[str, Any]
 # Arguments each tool should accept and reject (data, not code: big APIs have thousands)
 CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
 TOOL_NAMES: list[str] = CASES["tools"]
+HANDLER_MODULES = "notes_mcp.handlers.tools"
 # tool -> (module, input model, output model, takes a context)
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "create_note": ("create_note", "CreateNoteInput", "Note", False),
@@ -75,8 +76,6 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
     declared = _definitions(spec)
     for name in TOOL_NAMES:
         for key, value in declared[name].items():
-            if key == "execution" and client.protocol_version == "2026-07-28":
-                continue  # tasks are an extension there: its Tool has no execution
             assert listed[name].get(key) == value, (name, key)
 
 
@@ -84,8 +83,8 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
 async def test_invalid_arguments_are_rejected(client: Client, name: str) -> None:
     arguments = CASES["invalid"][name]
     if arguments is None:
-        pytest.skip("every object is valid input for this tool")
-    result = await testing.call_tool(client, name, arguments)
+        pytest.skip("no arguments this tool rejects could be derived from its input schema")
+    result = await client.call_tool(name, arguments)
     assert result.is_error
     assert "Invalid arguments" in testing.text_of(result)
 
@@ -96,9 +95,11 @@ async def test_tool_answers(
 ) -> None:
     arguments = CASES["valid"][name]
     if arguments is None:
+        if name in HANDLERS and testing.unwritten(f"{HANDLER_MODULES}.{HANDLERS[name][0]}"):
+            testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:
-        result = await testing.call_tool(client, name, arguments)
+        result = await client.call_tool(name, arguments)
     except MCPError as exc:  # a handler may answer with a deliberate protocol error
         assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
         return
@@ -193,29 +194,12 @@ async def test_completion_answers(
 # One typed call per tool with example arguments: mypy checks each against the client.
 RoundTrip = Callable[[NotesClient], Awaitable[object]]
 ROUND_TRIPS: dict[str, RoundTrip] = {}
-
-
-def round_trip(name: str) -> Callable[[RoundTrip], RoundTrip]:
-    def register(call: RoundTrip) -> RoundTrip:
-        ROUND_TRIPS[name] = call
-        return call
-
-    return register
-
-
-@round_trip("create_note")
-async def round_trip_create_note(typed: NotesClient) -> object:
-    return await typed.create_note(title="xxxxxxx", body="xxxxxxx")
-
-
-@round_trip("search_notes")
-async def round_trip_search_notes(typed: NotesClient) -> object:
-    return await typed.search_notes()
-
-
-@round_trip("export_notes")
-async def round_trip_export_notes(typed: NotesClient) -> object:
-    return await typed.export_notes()
+ROUND_TRIPS["create_note"] = lambda typed: typed.create_note(title="xxxxxxx", body="xxxxxxx")
+ROUND_TRIPS["get_note"] = lambda typed: typed.get_note(id_="n0")
+ROUND_TRIPS["update_note"] = lambda typed: typed.update_note(id_="n0")
+ROUND_TRIPS["delete_note"] = lambda typed: typed.delete_note(id_="n0")
+ROUND_TRIPS["search_notes"] = lambda typed: typed.search_notes()
+ROUND_TRIPS["export_notes"] = lambda typed: typed.export_notes()
 
 
 @pytest.mark.parametrize("name", list(ROUND_TRIPS))

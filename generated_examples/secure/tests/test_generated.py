@@ -38,6 +38,7 @@ Spec = dict[str, Any]
 # Arguments each tool should accept and reject (data, not code: big APIs have thousands)
 CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
 TOOL_NAMES: list[str] = CASES["tools"]
+HANDLER_MODULES = "secure_mcp.handlers.tools"
 # tool -> (module, input model, output model, takes a context)
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "list_documents": ("list_documents", "ListDocumentsInput", "ListDocumentsOutput", False),
@@ -72,8 +73,6 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
     declared = _definitions(spec)
     for name in TOOL_NAMES:
         for key, value in declared[name].items():
-            if key == "execution" and client.protocol_version == "2026-07-28":
-                continue  # tasks are an extension there: its Tool has no execution
             assert listed[name].get(key) == value, (name, key)
 
 
@@ -81,8 +80,8 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
 async def test_invalid_arguments_are_rejected(client: Client, name: str) -> None:
     arguments = CASES["invalid"][name]
     if arguments is None:
-        pytest.skip("every object is valid input for this tool")
-    result = await testing.call_tool(client, name, arguments)
+        pytest.skip("no arguments this tool rejects could be derived from its input schema")
+    result = await client.call_tool(name, arguments)
     assert result.is_error
     assert "Invalid arguments" in testing.text_of(result)
 
@@ -93,9 +92,11 @@ async def test_tool_answers(
 ) -> None:
     arguments = CASES["valid"][name]
     if arguments is None:
+        if name in HANDLERS and testing.unwritten(f"{HANDLER_MODULES}.{HANDLERS[name][0]}"):
+            testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:
-        result = await testing.call_tool(client, name, arguments)
+        result = await client.call_tool(name, arguments)
     except MCPError as exc:  # a handler may answer with a deliberate protocol error
         assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
         return
@@ -130,34 +131,10 @@ async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
 # One typed call per tool with example arguments: mypy checks each against the client.
 RoundTrip = Callable[[SecureClient], Awaitable[object]]
 ROUND_TRIPS: dict[str, RoundTrip] = {}
-
-
-def round_trip(name: str) -> Callable[[RoundTrip], RoundTrip]:
-    def register(call: RoundTrip) -> RoundTrip:
-        ROUND_TRIPS[name] = call
-        return call
-
-    return register
-
-
-@round_trip("list_documents")
-async def round_trip_list_documents(typed: SecureClient) -> object:
-    return await typed.list_documents()
-
-
-@round_trip("read_document")
-async def round_trip_read_document(typed: SecureClient) -> object:
-    return await typed.read_document(title="xxxxxxx")
-
-
-@round_trip("write_document")
-async def round_trip_write_document(typed: SecureClient) -> object:
-    return await typed.write_document(title="xxxxxxx", text="xxxxxxx")
-
-
-@round_trip("whoami")
-async def round_trip_whoami(typed: SecureClient) -> object:
-    return await typed.whoami()
+ROUND_TRIPS["list_documents"] = lambda typed: typed.list_documents()
+ROUND_TRIPS["read_document"] = lambda typed: typed.read_document(title="xxxxxxx")
+ROUND_TRIPS["write_document"] = lambda typed: typed.write_document(title="xxxxxxx", text="xxxxxxx")
+ROUND_TRIPS["whoami"] = lambda typed: typed.whoami()
 
 
 @pytest.mark.parametrize("name", list(ROUND_TRIPS))

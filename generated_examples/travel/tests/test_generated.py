@@ -39,6 +39,7 @@ Spec = dict[str, Any]
 # Arguments each tool should accept and reject (data, not code: big APIs have thousands)
 CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
 TOOL_NAMES: list[str] = CASES["tools"]
+HANDLER_MODULES = "travel_mcp.handlers.tools"
 # tool -> (module, input model, output model, takes a context)
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "search_flights": ("search_flights", "SearchFlightsInput", "SearchFlightsOutput", False),
@@ -71,8 +72,6 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
     declared = _definitions(spec)
     for name in TOOL_NAMES:
         for key, value in declared[name].items():
-            if key == "execution" and client.protocol_version == "2026-07-28":
-                continue  # tasks are an extension there: its Tool has no execution
             assert listed[name].get(key) == value, (name, key)
 
 
@@ -80,8 +79,8 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
 async def test_invalid_arguments_are_rejected(client: Client, name: str) -> None:
     arguments = CASES["invalid"][name]
     if arguments is None:
-        pytest.skip("every object is valid input for this tool")
-    result = await testing.call_tool(client, name, arguments)
+        pytest.skip("no arguments this tool rejects could be derived from its input schema")
+    result = await client.call_tool(name, arguments)
     assert result.is_error
     assert "Invalid arguments" in testing.text_of(result)
 
@@ -92,9 +91,11 @@ async def test_tool_answers(
 ) -> None:
     arguments = CASES["valid"][name]
     if arguments is None:
+        if name in HANDLERS and testing.unwritten(f"{HANDLER_MODULES}.{HANDLERS[name][0]}"):
+            testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:
-        result = await testing.call_tool(client, name, arguments)
+        result = await client.call_tool(name, arguments)
     except MCPError as exc:  # a handler may answer with a deliberate protocol error
         assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
         return
@@ -232,19 +233,10 @@ async def test_completion_answers(
 # One typed call per tool with example arguments: mypy checks each against the client.
 RoundTrip = Callable[[TravelClient], Awaitable[object]]
 ROUND_TRIPS: dict[str, RoundTrip] = {}
-
-
-def round_trip(name: str) -> Callable[[RoundTrip], RoundTrip]:
-    def register(call: RoundTrip) -> RoundTrip:
-        ROUND_TRIPS[name] = call
-        return call
-
-    return register
-
-
-@round_trip("weather_forecast")
-async def round_trip_weather_forecast(typed: TravelClient) -> object:
-    return await typed.weather_forecast(city="xxxxxxx")
+ROUND_TRIPS["search_flights"] = lambda typed: typed.search_flights(
+    origin="AAA", destination="AAA", date="2024-01-01"
+)
+ROUND_TRIPS["weather_forecast"] = lambda typed: typed.weather_forecast(city="xxxxxxx")
 
 
 @pytest.mark.parametrize("name", list(ROUND_TRIPS))
@@ -268,7 +260,7 @@ def test_sync_client_over_stdio() -> None:
     with TravelSyncClient.stdio(env=dict(os.environ)) as client:
         assert client.typed.client.protocol_version is not None
         try:
-            client.weather_forecast(city="xxxxxxx")
+            client.search_flights(origin="AAA", destination="AAA", date="2024-01-01")
         except ToolCallError as exc:
             assert INTERNAL not in exc.message, exc.message
 

@@ -68,9 +68,11 @@ def contents(
     return list(value)
 
 
-def not_found(uri: str) -> MCPError:
-    # -32602 is what SDK 2.3 and the conformance suite expect for an unknown resource
-    return MCPError(INVALID_PARAMS, f"Resource not found: {uri}", data={"uri": uri})
+def not_found(uri: str, why: str = "") -> MCPError:
+    """-32602 (what SDK 2.3 and the conformance suite expect for an unknown resource);
+    ``why``: the handler's own words, kept after the standard message."""
+    message = f"Resource not found: {uri}" + (f": {why}" if why else "")
+    return MCPError(INVALID_PARAMS, message, data={"uri": uri})
 
 
 class ResourceTable:
@@ -140,8 +142,8 @@ class ResourceTable:
             value = await binding.read(variables, context)
         except InputRequired as asked:
             return input_required(asked, context)
-        except ResourceNotFound:
-            raise not_found(uri) from None
+        except ResourceNotFound as exc:
+            raise not_found(uri, str(exc)) from None
         except ToolError as exc:
             raise MCPError(INVALID_REQUEST, str(exc), data={"uri": uri}) from None
         except MCPError:

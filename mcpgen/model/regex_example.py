@@ -1,0 +1,151 @@
+"""A string that a JSON Schema ``pattern`` accepts, for the generated tests' example
+arguments: the pattern parsed by Python's own regular expression parser, each piece
+replaced by the plainest text it matches (a literal, the first character of a class, the
+fewest repetitions), then checked with ``re.search`` as the server's validator does.
+
+Deterministic: the same pattern always gives the same string. ``None`` when the pattern
+uses what this cannot satisfy by construction (look-arounds that reject the plain text,
+conditionals) or when no candidate meets ``minLength``/``maxLength``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from re import _parser  # type: ignore[attr-defined]  # the stdlib's regex parser
+from typing import Any
+
+Node = Any
+# characters tried, in order, for a class or "anything but" (printable, unremarkable)
+CANDIDATES = "a0A_ -.x1bZ9:/@,"
+CATEGORIES: dict[str, Callable[[str], bool]] = {
+    "CATEGORY_DIGIT": str.isdigit,
+    "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
+    "CATEGORY_SPACE": str.isspace,
+    "CATEGORY_NOT_SPACE": lambda c: not c.isspace(),
+    "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
+    "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_"),
+    "CATEGORY_LINEBREAK": lambda c: c == "\n",
+    "CATEGORY_NOT_LINEBREAK": lambda c: c != "\n",
+}
+GROWTH = (0, 1, 2, 3, 5, 8, 16, 32, 64)
+# no longer candidate: a pattern with nested repetition (``(a+)+``) could backtrack for
+# ages on a long text it rejects, and the build would wait
+LONGEST = 256
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _in_class(char: str, items: list[tuple[Node, Node]]) -> bool:
+    negate = False
+    found = False
+    for op, arg in items:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            found = found or char == chr(arg)
+        elif name == "RANGE":
+            found = found or arg[0] <= ord(char) <= arg[1]
+        elif name == "CATEGORY":
+            test = CATEGORIES.get(str(arg).replace("_UNI_", "_").replace("_LOC_", "_"))
+            if test is None:
+                raise _Unsupported(str(arg))
+            found = found or test(char)
+        else:
+            raise _Unsupported(name)
+    return found != negate
+
+
+def _class_char(items: list[tuple[Node, Node]]) -> str:
+    if items and str(items[0][0]) != "NEGATE":  # a positive class: its first member
+        op, arg = items[0]
+        if str(op) == "LITERAL":
+            return chr(arg)
+        if str(op) == "RANGE":
+            for char in CANDIDATES:  # "a" rather than "!" for [!-~]
+                if arg[0] <= ord(char) <= arg[1]:
+                    return char
+            return chr(arg[0])
+    for char in CANDIDATES + "".join(map(chr, range(33, 127))):
+        if _in_class(char, items):
+            return char
+    raise _Unsupported("an empty class")
+
+
+class _Writer:
+    def __init__(self, grow: int) -> None:
+        self.grow = grow
+        self.groups: dict[int, str] = {}
+
+    def sequence(self, nodes: Node) -> str:
+        return "".join(self.node(op, arg) for op, arg in nodes)
+
+    def node(self, op: Node, arg: Node) -> str:
+        name = str(op)
+        if name == "LITERAL":
+            return chr(arg)
+        if name == "NOT_LITERAL":
+            return next(c for c in CANDIDATES if c != chr(arg))
+        if name == "ANY":
+            return "a"
+        if name == "IN":
+            return _class_char(arg)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, body = arg
+            count = low + self.grow if high == _parser.MAXREPEAT else min(high, low + self.grow)
+            text = self.sequence(body) * count if count else ""
+            if len(text) > LONGEST:
+                raise _Unsupported("too long")
+            return text
+        if name == "SUBPATTERN":
+            group, _, _, body = arg
+            text = self.sequence(body)
+            if group is not None:
+                self.groups[group] = text
+            return text
+        if name == "ATOMIC_GROUP":
+            return self.sequence(arg)
+        if name == "BRANCH":
+            return self.sequence(arg[1][0])  # the first alternative
+        if name == "GROUPREF":
+            return self.groups.get(arg, "")
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+            return ""  # anchors match the plain text; look-arounds are checked at the end
+        raise _Unsupported(name)
+
+
+def pattern_example(
+    pattern: str, min_length: int = 0, max_length: int | None = None, first: str | None = None
+) -> str | None:
+    """A string ``pattern`` matches (``re.search``) within the length bounds, or None.
+    ``first``: a value to prefer when it already fits (an example for the ``format``)."""
+    try:
+        compiled = re.compile(pattern)
+        parsed = _parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+
+    def fits(text: str) -> bool:
+        if len(text) < min_length or (max_length is not None and len(text) > max_length):
+            return False
+        return compiled.search(text) is not None
+
+    if first is not None and fits(first):
+        return first
+    for grow in GROWTH:
+        try:
+            text = _Writer(grow).sequence(parsed)
+        except (_Unsupported, StopIteration, RecursionError):
+            return None
+        if fits(text):
+            return text
+        if len(text) <= 16 and min_length <= LONGEST:  # an unanchored end takes padding
+            padded = text + "x" * (min_length - len(text))
+            if fits(padded):
+                return padded
+        if max_length is not None and len(text) > max_length:
+            break
+    return None
