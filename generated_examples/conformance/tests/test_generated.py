@@ -179,6 +179,8 @@ async def test_tools_advertised_as_declared(client: Client, spec: Spec) -> None:
     declared = _definitions(spec)
     for name in TOOL_NAMES:
         for key, value in declared[name].items():
+            if key == "execution" and client.protocol_version == "2026-07-28":
+                continue  # tasks are an extension there: its Tool has no execution
             assert listed[name].get(key) == value, (name, key)
 
 
@@ -187,7 +189,7 @@ async def test_invalid_arguments_are_rejected(client: Client, name: str) -> None
     arguments = CASES["invalid"][name]
     if arguments is None:
         pytest.skip("no arguments this tool rejects could be derived from its input schema")
-    result = await client.call_tool(name, arguments)
+    result = await testing.call_tool(client, name, arguments)
     assert result.is_error
     assert "Invalid arguments" in testing.text_of(result)
 
@@ -202,7 +204,7 @@ async def test_tool_answers(
             testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:
-        result = await client.call_tool(name, arguments)
+        result = await testing.call_tool(client, name, arguments)
     except MCPError as exc:  # a handler may answer with a deliberate protocol error
         assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
         return
@@ -340,51 +342,169 @@ async def test_completion_answers(
 # One typed call per tool with example arguments: mypy checks each against the client.
 RoundTrip = Callable[[McpConformanceTestServerClient], Awaitable[object]]
 ROUND_TRIPS: dict[str, RoundTrip] = {}
-ROUND_TRIPS["test_simple_text"] = lambda typed: typed.test_simple_text()
-ROUND_TRIPS["test_image_content"] = lambda typed: typed.test_image_content()
-ROUND_TRIPS["test_audio_content"] = lambda typed: typed.test_audio_content()
-ROUND_TRIPS["test_embedded_resource"] = lambda typed: typed.test_embedded_resource()
-ROUND_TRIPS["test_multiple_content_types"] = lambda typed: typed.test_multiple_content_types()
-ROUND_TRIPS["test_error_handling"] = lambda typed: typed.test_error_handling()
-ROUND_TRIPS["test_tool_with_logging"] = lambda typed: typed.test_tool_with_logging()
-ROUND_TRIPS["test_tool_with_progress"] = lambda typed: typed.test_tool_with_progress()
-ROUND_TRIPS["test_sampling"] = lambda typed: typed.test_sampling(prompt="xxxxxxx")
-ROUND_TRIPS["test_elicitation"] = lambda typed: typed.test_elicitation(message="xxxxxxx")
-ROUND_TRIPS["test_elicitation_sep1034_defaults"] = (
-    lambda typed: typed.test_elicitation_sep1034_defaults()
-)
-ROUND_TRIPS["test_elicitation_sep1330_enums"] = lambda typed: typed.test_elicitation_sep1330_enums()
-ROUND_TRIPS["test_reconnection"] = lambda typed: typed.test_reconnection()
-ROUND_TRIPS["test_missing_capability"] = lambda typed: typed.test_missing_capability()
-ROUND_TRIPS["test_streaming_elicitation"] = lambda typed: typed.test_streaming_elicitation()
-ROUND_TRIPS["test_logging_tool"] = lambda typed: typed.test_logging_tool()
-ROUND_TRIPS["test_trigger_tool_change"] = lambda typed: typed.test_trigger_tool_change()
-ROUND_TRIPS["test_trigger_prompt_change"] = lambda typed: typed.test_trigger_prompt_change()
-ROUND_TRIPS["test_x_mcp_header"] = lambda typed: typed.test_x_mcp_header()
-ROUND_TRIPS["test_input_required_result_elicitation"] = (
-    lambda typed: typed.test_input_required_result_elicitation()
-)
-ROUND_TRIPS["test_input_required_result_sampling"] = (
-    lambda typed: typed.test_input_required_result_sampling()
-)
-ROUND_TRIPS["test_input_required_result_list_roots"] = (
-    lambda typed: typed.test_input_required_result_list_roots()
-)
-ROUND_TRIPS["test_input_required_result_request_state"] = (
-    lambda typed: typed.test_input_required_result_request_state()
-)
-ROUND_TRIPS["test_input_required_result_multiple_inputs"] = (
-    lambda typed: typed.test_input_required_result_multiple_inputs()
-)
-ROUND_TRIPS["test_input_required_result_multi_round"] = (
-    lambda typed: typed.test_input_required_result_multi_round()
-)
-ROUND_TRIPS["test_input_required_result_tampered_state"] = (
-    lambda typed: typed.test_input_required_result_tampered_state()
-)
-ROUND_TRIPS["test_input_required_result_capabilities"] = (
-    lambda typed: typed.test_input_required_result_capabilities()
-)
+
+
+def round_trip(name: str) -> Callable[[RoundTrip], RoundTrip]:
+    def register(call: RoundTrip) -> RoundTrip:
+        ROUND_TRIPS[name] = call
+        return call
+
+    return register
+
+
+@round_trip("test_simple_text")
+async def round_trip_test_simple_text(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_simple_text()
+
+
+@round_trip("test_image_content")
+async def round_trip_test_image_content(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_image_content()
+
+
+@round_trip("test_audio_content")
+async def round_trip_test_audio_content(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_audio_content()
+
+
+@round_trip("test_embedded_resource")
+async def round_trip_test_embedded_resource(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_embedded_resource()
+
+
+@round_trip("test_multiple_content_types")
+async def round_trip_test_multiple_content_types(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_multiple_content_types()
+
+
+@round_trip("test_error_handling")
+async def round_trip_test_error_handling(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_error_handling()
+
+
+@round_trip("test_tool_with_logging")
+async def round_trip_test_tool_with_logging(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_tool_with_logging()
+
+
+@round_trip("test_tool_with_progress")
+async def round_trip_test_tool_with_progress(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_tool_with_progress()
+
+
+@round_trip("test_sampling")
+async def round_trip_test_sampling(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_sampling(prompt="xxxxxxx")
+
+
+@round_trip("test_elicitation")
+async def round_trip_test_elicitation(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_elicitation(message="xxxxxxx")
+
+
+@round_trip("test_elicitation_sep1034_defaults")
+async def round_trip_test_elicitation_sep1034_defaults(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_elicitation_sep1034_defaults()
+
+
+@round_trip("test_elicitation_sep1330_enums")
+async def round_trip_test_elicitation_sep1330_enums(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_elicitation_sep1330_enums()
+
+
+@round_trip("test_reconnection")
+async def round_trip_test_reconnection(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_reconnection()
+
+
+@round_trip("test_missing_capability")
+async def round_trip_test_missing_capability(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_missing_capability()
+
+
+@round_trip("test_streaming_elicitation")
+async def round_trip_test_streaming_elicitation(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_streaming_elicitation()
+
+
+@round_trip("test_logging_tool")
+async def round_trip_test_logging_tool(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_logging_tool()
+
+
+@round_trip("test_trigger_tool_change")
+async def round_trip_test_trigger_tool_change(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_trigger_tool_change()
+
+
+@round_trip("test_trigger_prompt_change")
+async def round_trip_test_trigger_prompt_change(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_trigger_prompt_change()
+
+
+@round_trip("test_x_mcp_header")
+async def round_trip_test_x_mcp_header(typed: McpConformanceTestServerClient) -> object:
+    return await typed.test_x_mcp_header()
+
+
+@round_trip("test_input_required_result_elicitation")
+async def round_trip_test_input_required_result_elicitation(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_elicitation()
+
+
+@round_trip("test_input_required_result_sampling")
+async def round_trip_test_input_required_result_sampling(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_sampling()
+
+
+@round_trip("test_input_required_result_list_roots")
+async def round_trip_test_input_required_result_list_roots(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_list_roots()
+
+
+@round_trip("test_input_required_result_request_state")
+async def round_trip_test_input_required_result_request_state(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_request_state()
+
+
+@round_trip("test_input_required_result_multiple_inputs")
+async def round_trip_test_input_required_result_multiple_inputs(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_multiple_inputs()
+
+
+@round_trip("test_input_required_result_multi_round")
+async def round_trip_test_input_required_result_multi_round(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_multi_round()
+
+
+@round_trip("test_input_required_result_tampered_state")
+async def round_trip_test_input_required_result_tampered_state(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_tampered_state()
+
+
+@round_trip("test_input_required_result_capabilities")
+async def round_trip_test_input_required_result_capabilities(
+    typed: McpConformanceTestServerClient,
+) -> object:
+    return await typed.test_input_required_result_capabilities()
 
 
 @pytest.mark.parametrize("name", list(ROUND_TRIPS))

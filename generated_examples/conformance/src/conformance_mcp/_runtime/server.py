@@ -17,6 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from . import telemetry
 from .authz import IdentityMiddleware, Policy, current_identity, principal
 from .completions import CompleteCall, CompletionBinding, CompletionTable
 from .events import Events
@@ -355,6 +356,7 @@ def build_server(
         from .tasks import install_tasks
 
         install_tasks(server, spec, shared.cache("tasks") if shared is not None else None)
+    telemetry.install(server)
     if shared is not None:
         shared.on_remote_event(events.forward)
         if server.listen is not None:
