@@ -17,7 +17,7 @@ from mcpgen.cli import main
 pytestmark = pytest.mark.timeout(180)
 NO_SDK = (
     "import sys; sys.modules['mcp'] = sys.modules['anyio'] = None; "
-    "from mcpgen.launch import run; sys.argv[0] = 'mcpgen'; run()"
+    "from mcpgen.cli import run; sys.argv[0] = 'mcpgen'; run()"
 )
 
 
