@@ -378,9 +378,11 @@ def test_the_header_source_passes_only_the_allow_listed_header(world: World) -> 
     mark = len(world.api.received)
     missing = world.call(token, "partner_data")
     assert refused(missing) and "send the X-Partner-Key header" in tool_text(missing)
-    own = world.call(token, "partner_data", **{"X-Partner-Key": token})
-    assert refused(own) and "carries the MCP access token" in tool_text(own)
-    assert token not in tool_text(own)
+    # the caller's own MCP token, in any spelling (issue 30 item 10), never goes upstream
+    for spelling in (token, f"Bearer {token}", f"bearer  {token}", f"{token},", f'"{token}"'):
+        own = world.call(token, "partner_data", **{"X-Partner-Key": spelling})
+        assert refused(own) and "carries the MCP access token" in tool_text(own), spelling
+        assert token not in tool_text(own)
     assert world.upstream_since(mark) == []
 
 

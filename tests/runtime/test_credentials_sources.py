@@ -106,6 +106,26 @@ def test_a_header_carrying_the_mcp_token_is_refused(
     assert plain_upstream.received == []
 
 
+def test_a_server_key_in_any_spelling_is_refused_as_an_upstream_credential(
+    plain_upstream: Upstream,
+) -> None:
+    """A static-key server (``auth: bearer``): its own key, passed back in the header a
+    ``header`` source reads, never goes upstream (issue 30 item 10)."""
+    from mcpgen.runtime.auth import StaticKeys
+
+    keys = StaticKeys({"type": "bearer", "env": "KEYS"}, {"KEYS": "server-key-1234"})
+    who = run(lambda: keys.verify("server-key-1234"))
+    creds = make({"partnerKey": {"from": "header", "header": "X-Partner-Key"}})
+    for given in ("server-key-1234", "Bearer server-key-1234", "server-key-1234,"):
+        with pytest.raises(ToolFailure, match="carries the MCP access token"):
+            run(
+                lambda g=given: call(
+                    creds, plain_upstream, [{"partnerKey": []}], who, {"X-Partner-Key": g}
+                )
+            )
+    assert plain_upstream.received == []
+
+
 def test_a_missing_or_doubled_header_is_refused(plain_upstream: Upstream) -> None:
     from starlette.datastructures import Headers
 

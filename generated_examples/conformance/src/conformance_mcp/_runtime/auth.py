@@ -90,7 +90,8 @@ class StaticKeys(Authenticator):
                 found = key
         if not credential or found is None:
             raise AuthError("unknown key")
-        return Identity(fingerprint(found), None, issuer="static")
+        # the key is kept (never logged) so that a header credential source can refuse it
+        return Identity(fingerprint(found), None, issuer="static", token=credential)
 
 
 def fingerprint(key: bytes) -> str:

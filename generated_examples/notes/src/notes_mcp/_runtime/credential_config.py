@@ -241,7 +241,7 @@ def from_header(source: SchemeSource, inbound: Mapping[str, str] | None, mcp_tok
             value = value[len(word) + 1 :].strip()
     if not value:
         raise CredentialFailure(f"{source.scheme}: the {source.header} header is empty")
-    if mcp_token and value == mcp_token:
+    if mcp_token and mcp_token.strip() in value:  # in any spelling: "Bearer T", "T,", ...
         raise CredentialFailure(
             f"{source.scheme}: the {source.header} header carries the MCP access token, "
             "which is never passed to the upstream API"
