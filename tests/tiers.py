@@ -26,6 +26,7 @@ FUZZ = {
     "test_fuzz_loader.py",
     "test_fuzz_openapi.py",
     "test_hostile_input.py",
+    "test_names.py",
     "test_preformatted.py",
     "test_reliability_generator.py",
 }

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from mcpgen import __version__
+from mcpgen import __version__, identifiers
 from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, report
 from mcpgen.health.command import check as check_command
@@ -145,7 +145,7 @@ def inspect(manifest: Path, as_json: bool) -> None:
         where = (
             f"{tool.http['method']} {tool.http['path']}"
             if tool.http
-            else f"handlers/tools/{tool.ident}.py"
+            else identifiers.handler_path("tools", tool.ident)
         )
         click.echo(f"  tool {tool.name}: {where} ({tool.input_model}{out})")
     if m.meta_tools:

@@ -22,6 +22,7 @@ from mcpgen import timings as timing
 from mcpgen.format import FormatJob
 from mcpgen.format.pool import Workers, forked
 from mcpgen.hosts.install import readme_snippets
+from mcpgen.identifiers import handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_context, deploy_templates
 from mcpgen.render.model_parts import ModelJob
@@ -239,13 +240,13 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
     imported = [t for t in manifest.tools if t.http and not t.mode_tool]
     if imported:  # a home for overrides of imported operations
         out.stubs[f"{handlers}/tools/__init__.py"] = init
-        out.overrides.update(f"{handlers}/tools/{t.ident}.py" for t in imported)
+        out.overrides.update(f"src/{pkg}/{handler_path('tools', t.ident)}" for t in imported)
     for kind, items in kinds.items():
         if not items:
             continue
         out.stubs[f"{handlers}/{kind}/__init__.py"] = init
         for template, ident, extra in items:
-            out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
+            out.stubs[f"src/{pkg}/{handler_path(kind, ident)}"] = render(template, **ctx, **extra)
     return out
 
 

@@ -237,12 +237,12 @@ class Credentials:
             {
                 "name": self.env_name(scheme) + suffix,
                 "description": f"{meaning} ({scheme})",
-                "secret": True,
+                "secret": secret,
                 "required": False,
                 "default": None,
             }
             for scheme, source in self.sources.items()
-            for suffix, meaning in env_suffixes(source)
+            for suffix, meaning, secret in env_suffixes(source)
         ]
 
     async def aclose(self) -> None:
