@@ -12,7 +12,6 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import click
@@ -30,6 +29,7 @@ from mcpgen.render.spec import READABLE_TOOLS, environment, search_json, spec_da
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
+from mcpgen.vendoring import runtime_files
 
 
 @dataclass
@@ -63,16 +63,6 @@ GENERATED_TEMPLATES = {
 }
 LOCK_FILE = "mcp-surface.json"  # what clients see (``mcpgen.surface``; ``mcpgen diff``)
 CI_GITHUB = ".github/workflows/mcp.yml"  # on request: manifest ``ci: {github: true}``
-RUNTIME_DIR = Path(__file__).resolve().parents[1] / "runtime"
-RUNTIME_FILES = ("*.py", "*.json")
-
-
-def runtime_files(package: str) -> dict[str, str]:
-    """The runtime, byte for byte: ``mcpgen/runtime`` as ``src/<package>/_runtime``."""
-    found = sorted(p for pattern in RUNTIME_FILES for p in RUNTIME_DIR.glob(pattern))
-    return {f"src/{package}/_runtime/{p.name}": p.read_text("utf-8") for p in found}
-
-
 def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
     """Everything a template may see: the model's parts, by name. ``source``: where the
     manifest is, relative to the output folder (default: its file name, beside it)."""
@@ -130,7 +120,7 @@ def render_project(
         planned = [(m.name, m.classes) for m in models.modules]
         package = _models_package(manifest, planned)
     out.surface = surface
-    preformatted = set(runtime_files(pkg))
+    preformatted = set(runtime_files(manifest))
     python = {
         path: text
         for files in (out.generated, out.stubs)
@@ -214,7 +204,7 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
     if manifest.ci.github:
         out.generated[CI_GITHUB] = render("ci/github.yml.jinja", **ctx)
     out.generated[f"src/{pkg}/py.typed"] = ""
-    out.generated.update(runtime_files(pkg))
+    out.generated.update(runtime_files(manifest))
 
     handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)

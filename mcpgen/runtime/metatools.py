@@ -106,7 +106,7 @@ class Operations:
     # -- search mode ----------------------------------------------------------------------
 
     async def search(self, given: Arguments, context: Context) -> types.CallToolResult:
-        from .codemode import search_operations
+        from .code_docs import search_operations
 
         arguments = plain(given)
         limit = int(arguments.get("limit", 10))

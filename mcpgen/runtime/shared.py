@@ -276,8 +276,15 @@ def shared_state(
                 f"shared-state URL must start with redis://, rediss:// or unix://: "
                 f"{redact_url(url)}"
             )
-        from .shared_redis import RedisBackend
-
+        try:
+            from .shared_redis import RedisBackend
+        except ModuleNotFoundError as exc:  # a package built for one process lacks it
+            if exc.name != f"{__package__}.shared_redis":
+                raise
+            raise SharedStateConfigError(
+                "this server was built without state shared through Redis: give its "
+                "manifest transports.http.redisUrl or a deploy section and rebuild it"
+            ) from None
         backend = RedisBackend(
             url,
             values,
