@@ -32,6 +32,8 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
     "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
+    "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
+    "introspection": lambda m: m.auth.type == "oauth",  # OAuth: opaque tokens
 }
 DATA = {"modes.json": "metatools"}  # a data file, carried with the module that reads it
 HEADER = (
@@ -63,22 +65,45 @@ GENERATED_REQUIREMENTS = ("typing-extensions>=4.6",)
 
 
 @functools.cache
-def imports(module: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(runtime modules, top-level names of other libraries) a runtime module imports."""
+def imports(module: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(runtime modules, the ones of those imported when the module is, top-level names of
+    other libraries) a runtime module imports."""
     tree = ast.parse((RUNTIME_DIR / f"{module}.py").read_text("utf-8"))
+    eager = {id(n) for n in _run_at_import(tree.body)}
     runtime: set[str] = set()
+    at_import: set[str] = set()
     libraries: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             names = [node.module] if node.module else [a.name for a in node.names]
             runtime.update(n.split(".")[0] for n in names)
+            if id(node) in eager:
+                at_import.update(n.split(".")[0] for n in names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             libraries.add(node.module.split(".")[0])
         elif isinstance(node, ast.Import):
             libraries.update(a.name.split(".")[0] for a in node.names)
-    runtime = {n for n in runtime if (RUNTIME_DIR / f"{n}.py").is_file()}
+    modules = frozenset(n for n in runtime if (RUNTIME_DIR / f"{n}.py").is_file())
     libraries -= {*sys.stdlib_module_names, "__future__"}
-    return frozenset(runtime), frozenset(libraries)
+    return modules, modules & at_import, frozenset(libraries)
+
+
+def _run_at_import(body: list[ast.stmt]) -> list[ast.ImportFrom]:
+    """The imports among statements that run when the module is imported (not those in a
+    function or under ``if TYPE_CHECKING``)."""
+    found: list[ast.ImportFrom] = []
+    for stmt in body:
+        if isinstance(stmt, ast.ImportFrom):
+            found.append(stmt)
+        elif isinstance(stmt, ast.If):
+            checking = isinstance(stmt.test, ast.Name) and stmt.test.id == "TYPE_CHECKING"
+            found += _run_at_import(stmt.orelse) + ([] if checking else _run_at_import(stmt.body))
+        elif isinstance(stmt, ast.Try | ast.With | ast.ClassDef):
+            for part in ("body", "orelse", "finalbody"):
+                found += _run_at_import(getattr(stmt, part, []))
+            for handler in getattr(stmt, "handlers", []):
+                found += _run_at_import(handler.body)
+    return found
 
 
 def carried(manifest: Manifest, entry: tuple[str, ...] = ENTRY + ENTRY_TESTS) -> set[str]:
@@ -88,9 +113,13 @@ def carried(manifest: Manifest, entry: tuple[str, ...] = ENTRY + ENTRY_TESTS) ->
     todo = [name for name in entry if name not in unused]
     while todo:
         name = todo.pop()
-        if name not in found:
-            found.add(name)
-            todo += [n for n in imports(name)[0] if n not in unused]
+        if name in found:
+            continue
+        found.add(name)
+        modules, at_import, _ = imports(name)
+        if at_import & unused:  # only a function (or TYPE_CHECKING) may import a feature's
+            raise AssertionError(f"runtime/{name}.py imports {sorted(at_import & unused)}")
+        todo += [n for n in modules if n not in unused]
     return found
 
 
@@ -121,7 +150,7 @@ def runtime_files(manifest: Manifest) -> dict[str, str]:
 def requirements(manifest: Manifest) -> list[str]:
     """The distributions the package's modules import (its generated files and the runtime
     it carries; what only its tests import is the ``test`` extra)."""
-    libraries = {lib for name in carried(manifest, ENTRY) for lib in imports(name)[1]}
+    libraries = {lib for name in carried(manifest, ENTRY) for lib in imports(name)[2]}
     unknown = libraries - set(REQUIREMENTS)
     if unknown:  # a runtime module imports a library no entry names: a bug of mcpgen
         raise AssertionError(f"the runtime imports undeclared libraries: {sorted(unknown)}")

@@ -100,12 +100,13 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
 
     prefix = manifest.http.env_prefix
     network = ("http", "sse", "websocket")
-    add(
-        prefix + "REDIS_URL",
-        "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
-        default=manifest.http.redis_url,
-        transports=network,
-    )
+    if manifest.shares_state:  # the package carries the Redis backend
+        add(
+            prefix + "REDIS_URL",
+            "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
+            default=manifest.http.redis_url,
+            transports=network,
+        )
     add(
         prefix + "STATE_SECRET",
         "at least 32 random characters, the same on every replica: seals requestState and shared values",
