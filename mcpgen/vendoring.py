@@ -32,6 +32,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
     "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
+    "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
     "introspection": lambda m: m.auth.type == "oauth",  # OAuth: opaque tokens
 }
@@ -62,6 +63,18 @@ REQUIREMENTS = {
 # What the generated models import besides what the runtime does: on Python 3.11,
 # typing_extensions' TypeAliasType.
 GENERATED_REQUIREMENTS = ("typing-extensions>=4.6",)
+
+
+def _fetches_tokens(manifest: Manifest) -> bool:
+    """A credential of the wrapped API comes from an authorization server."""
+    from mcpgen.runtime.credential_config import fetches_tokens, parse_sources
+
+    upstream = manifest.upstream
+    if upstream is None:
+        return False
+    schemes = upstream.get("securitySchemes") or {}
+    sources = parse_sources(schemes, upstream.get("credentials"), None)
+    return any(fetches_tokens(source) for source in sources.values())
 
 
 @functools.cache

@@ -4,6 +4,7 @@ use needs; the carried set imports on its own."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import itertools
 import sys
@@ -18,12 +19,21 @@ from mcpgen import vendoring
 MODES = ("tools", "search", "code")
 
 
+API_KEY = {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}}
+
+
 def fake(
-    upstream: bool = False, mode: str = "tools", oauth: bool = False, redis: bool = False
+    upstream: bool = False,
+    mode: str = "tools",
+    oauth: bool = False,
+    redis: bool = False,
+    schemes: dict[str, Any] = API_KEY,
+    credentials: dict[str, Any] | None = None,
 ) -> Any:
     """What ``vendoring`` reads of a manifest."""
+    wrapped = {"mode": mode, "securitySchemes": schemes, "credentials": credentials or {}}
     return SimpleNamespace(
-        upstream={"mode": mode} if upstream else None,
+        upstream=wrapped if upstream else None,
         mode=mode if upstream else "tools",
         shares_state=redis,
         auth=SimpleNamespace(type="oauth" if oauth else "none"),
@@ -60,6 +70,17 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     )
 
 
+def test_authorization_server_tokens_only_for_the_sources_that_fetch_them() -> None:
+    oauth2 = {"o": {"type": "oauth2", "tokenUrl": "https://idp.example/token"}}
+    exchange = {"key": {"from": "tokenExchange", "tokenUrl": "https://idp/t", "audience": "api"}}
+    assert "upstream_tokens" not in vendoring.carried(fake(True))
+    assert {"upstream_tokens", "token_endpoint"} <= vendoring.carried(fake(True, schemes=oauth2))
+    exchanged = fake(
+        True, schemes={"key": {"type": "http", "scheme": "bearer"}}, credentials=exchange
+    )
+    assert "upstream_tokens" in vendoring.carried(exchanged)
+
+
 def test_the_files_carry_a_header_and_the_source(tmp_path: Path) -> None:
     files = vendoring.runtime_files(fake())
     text = files["src/pkg_mcp/_runtime/tools.py"]
@@ -71,19 +92,26 @@ def test_the_files_carry_a_header_and_the_source(tmp_path: Path) -> None:
     assert "src/pkg_mcp/_runtime/modes.json" in vendoring.runtime_files(fake(True, "search"))
 
 
-def test_the_carried_runtime_imports_on_its_own(tmp_path: Path) -> None:
-    """A plain package's runtime, alone: every module imports, and a Redis URL is refused
-    with a message that says how to get the backend (not an ImportError)."""
-    for path, text in vendoring.runtime_files(fake()).items():
+@pytest.mark.parametrize("upstream", [False, True], ids=["plain", "api-key"])
+def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) -> None:
+    """A plain package's runtime (or one wrapping an API with a key), alone: every module
+    imports, credentials work without the token modules, and a Redis URL is refused with a
+    message that says how to get the backend (not an ImportError)."""
+    manifest = fake(upstream)
+    for path, text in vendoring.runtime_files(manifest).items():
         target = tmp_path / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, "utf-8")
     (tmp_path / "src/pkg_mcp/__init__.py").write_text("", "utf-8")
     sys.path.insert(0, str(tmp_path / "src"))
     try:
-        for name in sorted(vendoring.carried(fake())):
+        for name in sorted(vendoring.carried(manifest)):
             if name != "testing":  # pytest's plugin module: imported by the tests only
                 importlib.import_module(f"pkg_mcp._runtime.{name}")
+        if upstream:
+            credentials = importlib.import_module("pkg_mcp._runtime.credentials")
+            made = credentials.Credentials(API_KEY, env_prefix="X", environ={"X_KEY": "k"})
+            asyncio.run(made.aclose())
         shared = importlib.import_module("pkg_mcp._runtime.shared")
         with pytest.raises(shared.SharedStateConfigError, match="built without state shared"):
             shared.shared_state("redis://127.0.0.1:1/0")

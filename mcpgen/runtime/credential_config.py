@@ -7,6 +7,7 @@ discovered per call.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -270,6 +271,20 @@ def env_suffixes(source: SchemeSource) -> list[tuple[str, str, bool]]:
     if kind == "http":
         return [("", "bearer token", True)]
     return []  # oauth2 without a client-credentials flow, openIdConnect: nothing to read
+
+
+def fingerprint(secret: str) -> str:
+    """A short, non-reversible tag for a secret, the most any log line shows of one."""
+    return hashlib.sha256(secret.encode()).hexdigest()[:8]
+
+
+def fetches_tokens(source: SchemeSource) -> bool:
+    """Whether a source's credential comes from an authorization server (token exchange,
+    OAuth2 client credentials): only then are ``upstream_tokens`` and ``token_endpoint``
+    needed."""
+    return source.source == "tokenExchange" or (
+        source.source == "env" and source.spec.get("type") == "oauth2"
+    )
 
 
 def env_name(scheme: str) -> str:
