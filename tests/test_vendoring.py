@@ -113,7 +113,10 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
             made = credentials.Credentials(API_KEY, env_prefix="X", environ={"X_KEY": "k"})
             asyncio.run(made.aclose())
         shared = importlib.import_module("pkg_mcp._runtime.shared")
-        with pytest.raises(shared.SharedStateConfigError, match="built without state shared"):
+        with pytest.raises(
+            shared.SharedStateConfigError,
+            match="built without Redis: the manifest plans no replicas",
+        ):
             shared.shared_state("redis://127.0.0.1:1/0")
     finally:
         sys.path.remove(str(tmp_path / "src"))
