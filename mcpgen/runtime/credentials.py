@@ -297,7 +297,8 @@ class Credentials:
             return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         if kind == "oauth2":
             client_id, secret = self._client_secret(name)
-            return await self.tokens.client_credentials(source, client_id, secret)
+            token: str = await self.tokens.client_credentials(source, client_id, secret)
+            return token  # typed here: a package without token modules sees them as Any
         value = self._env(name)
         assert value is not None
         return value
@@ -315,7 +316,8 @@ class Credentials:
     ) -> str:
         client_id, secret = self._client_secret(source.scheme)
         scope = self._scope(source, scopes)
-        return await self.tokens.exchanged(source, identity, scope, client_id, secret)
+        token: str = await self.tokens.exchanged(source, identity, scope, client_id, secret)
+        return token
 
     def _scope(self, source: SchemeSource, scopes: Sequence[str]) -> str | None:
         if source.scope is not None:
