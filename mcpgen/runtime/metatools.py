@@ -176,12 +176,16 @@ def _code_mode(spec: dict[str, Json], operations: Operations) -> dict[str, Any]:
     async def search_docs(given: Arguments, context: Context) -> types.CallToolResult:
         arguments = plain(given)
         allowed = lambda n: operations.permitted(context, n)  # noqa: E731
-        return await code.search_docs(
-            str(arguments["query"]), int(arguments.get("limit", 8)), allowed
-        )
+        query, limit = str(arguments["query"]), int(arguments.get("limit", 8))
+        # typed here: a package in search mode does not carry codemode (mypy sees Any)
+        found: types.CallToolResult = await code.search_docs(query, limit, allowed)
+        return found
 
     async def execute(given: Arguments, context: Context) -> types.CallToolResult:
         allowed = lambda n: operations.permitted(context, n)  # noqa: E731
-        return await code.execute(str(plain(given)["code"]), context, allowed)
+        result: types.CallToolResult = await code.execute(
+            str(plain(given)["code"]), context, allowed
+        )
+        return result
 
     return {"search_docs": search_docs, "execute": execute}
