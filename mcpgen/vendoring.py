@@ -33,6 +33,8 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
     "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
+    "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
+    "completions": lambda m: m.capabilities.completions,
     "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
     "introspection": lambda m: m.auth.type == "oauth",  # OAuth: opaque tokens
 }

@@ -36,6 +36,8 @@ def fake(
         upstream=wrapped if upstream else None,
         mode=mode if upstream else "tools",
         shares_state=redis,
+        prompts=(),
+        capabilities=SimpleNamespace(completions=False),
         auth=SimpleNamespace(type="oauth" if oauth else "none"),
         server=SimpleNamespace(package="pkg_mcp"),
     )
@@ -61,12 +63,23 @@ def test_every_combination_of_features_carries_what_it_imports(
     assert ("redis>=" in requirements) == bool(redis)
 
 
+def test_prompts_and_completions_only_when_declared() -> None:
+    plain = fake()
+    assert not {"prompts", "completions"} & vendoring.carried(plain)
+    assert not any(r.startswith("jinja2") for r in vendoring.requirements(plain))
+    both = fake()
+    both.prompts, both.capabilities.completions = ("p",), True
+    assert {"prompts", "completions", "resources"} <= vendoring.carried(both)
+    assert any(r.startswith("jinja2") for r in vendoring.requirements(both))
+
+
 def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     found = vendoring.carried(fake())
     left = {"upstream", "credentials", "token_endpoint", "metatools", "search", "codemode"}
     assert not found & (left | {"search_words", "shared_redis", "auth_keys", "introspection"})
     assert vendoring.left_out(fake()) == sorted(
         {"auth_keys", "credentials", "introspection", "metatools", "shared_redis", "upstream"}
+        | {"completions", "prompts"}
     )
 
 
