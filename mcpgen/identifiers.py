@@ -106,6 +106,22 @@ def client_method(ident: str) -> str:
     return ident + "_" if ident in CLIENT_NAMES or ident.startswith("_") else ident
 
 
+def resource_method(ident: str) -> str:
+    """The typed client's method that reads a resource (``read_`` + its identifier)."""
+    return "read_" + ident
+
+
+def prompt_method(ident: str) -> str:
+    """The typed client's method that gets a prompt (``prompt_`` + its identifier)."""
+    return "prompt_" + ident
+
+
+def handler_path(kind: str, ident: str) -> str:
+    """A handler's file in its package: ``handlers/tools/add.py`` (``kind``: tools,
+    resources, prompts or completions)."""
+    return f"handlers/{kind}/{ident}.py"
+
+
 def package_version(version: str) -> str:
     """``version`` as a PEP 440 version pip accepts: as written when it is one, else its
     numbers (``2018-08-01`` -> ``2018.8.1``), else ``0.0.0`` (``version unknown``)."""

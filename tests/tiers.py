@@ -28,6 +28,7 @@ FUZZ = {
     "test_fuzz_loader.py",
     "test_fuzz_openapi.py",
     "test_hostile_input.py",
+    "test_names.py",
     "test_reliability_generator.py",
 }
 E2E = {

@@ -1,5 +1,5 @@
-"""Python names checked: every name generated code derives from the manifest (the rules
-are in ``mcpgen.identifiers``; the model derives the same) against the others in its
+"""Python names checked: every name generated code derives from the manifest, as
+``mcpgen.model.names.assign`` gives them to the model, against the others in its
 namespace."""
 
 from __future__ import annotations
@@ -8,76 +8,73 @@ from typing import TYPE_CHECKING
 
 from mcpgen import identifiers as names
 from mcpgen.check import uritemplate
-from mcpgen.check.view import entries
+from mcpgen.check.structure import dotted
 from mcpgen.load import JsonPath
+from mcpgen.model.names import Names
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
 
 
 def check_python_names(checker: Checker) -> None:
-    """Every Python name generated code derives from the manifest, checked against the
-    others in the same namespace: the typed client's methods, a resource's or prompt's
-    keyword arguments, the model classes, the completion handlers."""
-    methods: dict[str, JsonPath] = {}
+    """Every Python name generated code derives from the manifest (as the model assigns
+    them: ``checker.assigned``), checked against the others in the same namespace: the
+    typed client's methods, a resource's or prompt's keyword arguments, the model classes.
+    A completion's identifier is unique by construction."""
+    assigned = checker.assigned
 
-    def claim(table: dict[str, JsonPath], name: str, where: JsonPath, what: str) -> None:
+    def claim(table: dict[str, JsonPath], name: str, where: JsonPath, message: str) -> None:
         first = table.setdefault(name, where)
         if first != where:
-            checker.error(
-                where,
-                f"{what} {name!r} is also the name of {checker.doc.field(first)}; rename one",
-            )
+            checker.error(where, message.format(name=name, first=checker.doc.field(first)))
 
-    tools = list(entries(checker.named.get("tools", [])))
-    idents: dict[str, JsonPath] = {}
-    for index, tool in tools:
-        if isinstance(tool.get("name"), str):
-            ident = names.tool_ident(tool["name"])
-            if idents.setdefault(ident, ("tools", index)) != ("tools", index):
-                continue  # two tools with one Python name: reported by unique_idents
-            method = names.client_method(ident)
-            claim(methods, method, ("tools", index, "name"), "the typed client's method")
-    for index, resource in entries(checker.named.get("resources", [])):
-        if isinstance(resource.get("name"), str):
-            method = "read_" + names.snake(resource["name"])
-            claim(methods, method, ("resources", index, "name"), "the typed client's method")
-        template = resource.get("uriTemplate")
+    method = "the typed client's method {name!r} is also the name of {first}; rename one"
+    methods: dict[str, JsonPath] = {}
+    idents: set[str] = set()
+    for found in assigned.tools.values():
+        if found.ident not in idents:  # two tools with one Python name: see unique_idents
+            idents.add(found.ident)
+            claim(methods, str(found.method), (*found.path, "name"), method)
+    for index, found in assigned.resources.items():
+        claim(methods, str(found.method), (*found.path, "name"), method)
+        template = checker.named["resources"][index].get("uriTemplate")
         if isinstance(template, str):
             variables, problem = uritemplate.parse(template)
             if problem is None:
                 checker.distinct_kwargs(variables, ("resources", index, "uriTemplate"), "variables")
-    classes: dict[str, JsonPath] = {
-        name: ("$defs", name) for name in checker.named.get("$defs", {})
-    }
-    for index, prompt in entries(checker.named.get("prompts", [])):
-        if not isinstance(prompt.get("name"), str):
-            continue
-        claim(
-            methods,
-            "prompt_" + names.snake(prompt["name"]),
-            ("prompts", index, "name"),
-            "the typed client's method",
-        )
-        claim(
-            classes,
-            names.model_class(prompt["name"], "Arguments"),
-            ("prompts", index, "name"),
-            "model class",
-        )
+    for index, found in assigned.prompts.items():
+        claim(methods, str(found.method), (*found.path, "name"), method)
+        prompt = checker.named["prompts"][index]
         arguments = [
             a["name"] for a in prompt.get("arguments", []) if isinstance(a, dict) and "name" in a
         ]
         checker.distinct_kwargs(arguments, ("prompts", index, "arguments"), "arguments")
-    for index, tool in tools:
-        if isinstance(tool.get("name"), str):
-            classes.setdefault(names.model_class(tool["name"], "Input"), ("tools", index, "name"))
-    handlers: dict[str, JsonPath] = {}
-    for index, completion in entries(checker.named.get("completions", [])):
-        target = "prompt" if "prompt" in completion else "resource"
-        ref = str(completion.get(target, ""))
-        ident = names.completion_ident(target, ref, str(completion.get("argument", "")))
-        claim(handlers, ident, ("completions", index), "completion handler")
+    check_classes(checker, assigned)
+
+
+def check_classes(checker: Checker, assigned: Names) -> None:
+    """Every model class generated for a tool or prompt against the shared definitions' and
+    each other's (two tools with one Python name are reported once, by ``unique_idents``)."""
+    classes: dict[str, tuple[JsonPath, str | None]] = {
+        name: (("$defs", name), None) for name in checker.named.get("$defs", {})
+    }
+    for found in (*assigned.tools.values(), *assigned.prompts.values()):
+        where: JsonPath = (*found.path, "name")
+        section, index = found.path
+        name = checker.named[str(section)][index]["name"]
+        for model in found.classes:
+            key = f"{section}:{found.ident}"
+            first, other = classes.setdefault(model, (where, key))
+            if first == where or other == key:
+                continue
+            if section == "tools":
+                message = f"model class {model!r} for tool {name!r} collides with {dotted(first)}"
+            else:
+                message = (
+                    f"model class {model!r} is also the name of {checker.doc.field(first)}; "
+                    "rename one"
+                )
+            checker.error(where, message)
 
 
 def class_name_problem(name: str) -> str:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 import jinja2
 import jinja2.meta
 
-from mcpgen import identifiers as names
 from mcpgen.check.view import entries
 from mcpgen.load import JsonPath
 
@@ -22,7 +21,9 @@ _JINJA = jinja2.Environment(autoescape=False)
 def check_prompts(checker: Checker) -> dict[str, set[str]]:
     prompts = checker.data.get("prompts", [])
     checker.unique(checker.named["prompts"], "name", ("prompts",), "prompt name")
-    checker.unique_idents(checker.named["prompts"], ("prompts",), "prompt", names.snake)
+    checker.unique_idents(
+        checker.named["prompts"], ("prompts",), "prompt", checker.assigned.prompts
+    )
     fixed = [r for _, r in entries(checker.data.get("resources", [])) if "uri" in r]
     fixed_uris = {r["uri"] for r in fixed}
     scoped = {r["uri"]: list(r.get("scopes") or []) for r in fixed if r.get("scopes")}

@@ -24,6 +24,7 @@ from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath
+from mcpgen.model.names import Assigned, assign
 from mcpgen.problems import Level, Problem, Problems
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
@@ -42,6 +43,7 @@ class Checker:
         self.data: dict[str, Any] = checkable(doc.data, self.broken)
         # names are checked on every entry that has one, malformed or not
         self.named: dict[str, Any] = checkable(doc.data, set())
+        self.assigned = assign(self.named)  # the Python names the model will have
         self.problems = Problems()
 
     def error(self, path: JsonPath, message: str, key: bool = False) -> None:
@@ -161,11 +163,7 @@ class Checker:
     def check_tools(self) -> None:
         tools = self.data.get("tools", [])
         self.unique(self.named["tools"], "name", ("tools",), "tool name")
-        self.unique_idents(self.named["tools"], ("tools",), "tool", names.snake)
-        # model class -> (where it came from, the Python name of the tool that made it)
-        model_names: dict[str, tuple[JsonPath, str | None]] = {
-            name: (("$defs", name), None) for name in self.data.get("$defs", {})
-        }
+        self.unique_idents(self.named["tools"], ("tools",), "tool", self.assigned.tools)
         for index, tool in entries(tools):
             where: JsonPath = ("tools", index)
             name = tool["name"]
@@ -186,19 +184,6 @@ class Checker:
                         at = (*at, "type")
                         message += f", not {json.dumps(schema['type'], ensure_ascii=False)}"
                     self.error(at, message)
-            base, ident = names.pascal(name), names.snake(name)
-            for suffix, present in (("Input", True), ("Output", "output" in tool)):
-                model = base + suffix
-                if not present:
-                    continue
-                # a tool with the same Python name was reported above (duplicate or collision)
-                if model in model_names and model_names[model][1] != ident:
-                    self.error(
-                        (*where, "name"),
-                        f"model class {model!r} for tool {name!r} collides with "
-                        f"{dotted(model_names[model][0])}",
-                    )
-                model_names.setdefault(model, ((*where, "name"), ident))
             annotations = tool.get("annotations", {})
             if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
                 self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
@@ -215,7 +200,9 @@ class Checker:
     def check_resources(self) -> dict[str, list[str]]:
         resources = self.data.get("resources", [])
         self.unique(self.named["resources"], "name", ("resources",), "resource name")
-        self.unique_idents(self.named["resources"], ("resources",), "resource", names.snake)
+        self.unique_idents(
+            self.named["resources"], ("resources",), "resource", self.assigned.resources
+        )
         self.unique(resources, "uri", ("resources",), "resource URI")
         self.unique(resources, "uriTemplate", ("resources",), "URI template")
         templates: dict[str, list[str]] = {}
@@ -292,14 +279,18 @@ class Checker:
         return f" (the imported one with openapi.overrides.{item.get('name')}.name)"
 
     def unique_idents(
-        self, items: Iterable[dict[str, Any]], where: JsonPath, what: str, convert: Any
+        self,
+        items: Iterable[dict[str, Any]],
+        where: JsonPath,
+        what: str,
+        assigned: dict[int, Assigned],
     ) -> None:
         first: dict[str, tuple[int, str]] = {}
         for index, item in entries(list(items)):
             name = item.get("name")
-            if not isinstance(name, str):
+            if index not in assigned or not isinstance(name, str):
                 continue
-            ident = convert(name)
+            ident = assigned[index].ident
             if ident in first and first[ident][1] != name:
                 other = first[ident][1]
                 self.error(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mcpgen import __version__
+from mcpgen import __version__, identifiers
 from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
 from mcpgen.health.command import check as check_command
@@ -151,7 +151,7 @@ def inspect(manifest: Path, as_json: bool) -> None:
         where = (
             f"{tool.http.method} {tool.http.path}"
             if tool.http
-            else f"handlers/tools/{tool.ident}.py"
+            else identifiers.handler_path("tools", tool.ident)
         )
         task = f", task {tool.task}" if tool.task else ""
         click.echo(f"  tool {tool.name}: {where} ({tool.input_model}{out}{task})")

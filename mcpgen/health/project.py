@@ -126,7 +126,9 @@ def named_from_spec(project: Project) -> None:
             e["handler"] for e in _entries(project.spec, kind) if isinstance(e.get("handler"), str)
         )
     for completion in _entries(project.spec, "completions"):
-        if completion.get("handler") is True:
+        if isinstance(completion.get("handler"), str):
+            named.add(completion["handler"])
+        elif completion.get("handler") is True:  # a package built by an older mcpgen
             ident = names.completion_ident(
                 str(completion.get("target")),
                 str(completion.get("ref")),

@@ -12,6 +12,7 @@ from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import compact, fastpath
+from mcpgen.model import names as assigned
 from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised
@@ -33,20 +34,31 @@ def build_model(doc: Document) -> Manifest:
     diet = compact.CompactOptions.from_manifest(options.get("compact"))
     advertise = Advertised(diet, server.package) if diet.enabled else None
     merged = doc.imported or Merged()
+    given = assigned.assign(data)
     tools = tuple(
-        _tool(t, shared, index, advertise, merged.tools.get(i))
+        _tool(t, given.tools[i], shared, index, advertise, merged.tools.get(i))
         for i, t in enumerate(data.get("tools", []))
     )
     if advertise is not None:
         advertise.save()
     resources = tuple(
         _resource(
-            r, doc.base_dir, shared, index, merged.resources.get(i), merged.resource_inputs.get(i)
+            r,
+            given.resources[i],
+            doc.base_dir,
+            shared,
+            index,
+            merged.resources.get(i),
+            merged.resource_inputs.get(i),
         )
         for i, r in enumerate(data.get("resources", []))
     )
-    prompts = tuple(_prompt(p, doc.base_dir, resources) for p in data.get("prompts", []))
-    completions = tuple(_completion(c, resources) for c in data.get("completions", []))
+    prompts = tuple(
+        _prompt(p, given.prompts[i], doc.base_dir) for i, p in enumerate(data.get("prompts", []))
+    )
+    completions = tuple(
+        _completion(c, given.completions[i]) for i, c in enumerate(data.get("completions", []))
+    )
     caps = data.get("capabilities", {})
     capabilities = Capabilities(
         tools_list_changed=bool(caps.get("tools", {}).get("listChanged", False)),
@@ -158,21 +170,9 @@ def _server(raw: dict[str, Any]) -> Server:
     )
 
 
-def _root_ref(schema: Any, shared: dict[str, Any]) -> str | None:
-    """The shared definition a schema is only a reference to (``{$ref: '#/$defs/Note'}``)."""
-    if not isinstance(schema, dict) or set(schema) - {"$ref", "description", "title"}:
-        return None
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith(schemas.DEFS_PREFIX):
-        name = ref[len(schemas.DEFS_PREFIX) :]
-        if name in shared and isinstance(shared[name], dict):
-            return name
-    return None
-
-
 def _resolve_root(schema: Any, shared: dict[str, Any]) -> tuple[Any, str | None]:
     """Inline a root-level reference, so clients see an object schema at the top."""
-    name = _root_ref(schema, shared)
+    name = assigned.root_ref(schema, shared)
     if name is None:
         return schema, None
     extra = {k: v for k, v in schema.items() if k != "$ref"}
@@ -203,15 +203,15 @@ def _code_mode(raw: Any) -> dict[str, Any] | None:
 
 def _tool(
     raw: dict[str, Any],
+    named: assigned.Assigned,
     shared: dict[str, Any],
     index: schemas.RefIndex,
     advertise: Advertised | None = None,
     http: Operation | None = None,
 ) -> Tool:
     name = raw["name"]
-    base = names.pascal(name)
-    input_schema, input_model = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
-    output, output_model = _resolve_root(raw.get("output"), shared)
+    input_schema, _ = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
+    output, _ = _resolve_root(raw.get("output"), shared)
     bundled = schemas.bundle(input_schema, shared, index)
     bundled_output = None if output is None else schemas.bundle(output, shared, index)
     advertised = None
@@ -238,9 +238,9 @@ def _tool(
         http=http,
         icons=tuple(raw.get("icons", [])),
         meta=raw.get("meta"),
-        ident=names.snake(name),
-        input_model=input_model or f"{base}Input",
-        output_model=None if output is None else (output_model or f"{base}Output"),
+        ident=named.ident,
+        input_model=named.models[0],
+        output_model=named.models[1],
         strict_model_exact=fastpath.strict_model_exact(bundled, shared),
         advertised=advertised,
         task=raw.get("task"),
@@ -260,6 +260,7 @@ def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> Static
 
 def _resource(
     raw: dict[str, Any],
+    named: assigned.Assigned,
     base_dir: Path,
     shared: dict[str, Any],
     index: schemas.RefIndex,
@@ -292,7 +293,7 @@ def _resource(
         subscribe=bool(raw.get("subscribe", False)),
         annotations=raw.get("annotations"),
         icons=tuple(raw.get("icons", [])),
-        ident=names.snake(raw["name"]),
+        ident=named.ident,
         http=http,
         scopes=tuple(raw.get("scopes", [])),
         input_schema=(
@@ -301,7 +302,7 @@ def _resource(
     )
 
 
-def _prompt(raw: dict[str, Any], base_dir: Path, resources: tuple[Resource, ...]) -> Prompt:
+def _prompt(raw: dict[str, Any], named: assigned.Assigned, base_dir: Path) -> Prompt:
     handler = bool(raw.get("handler", False))
     messages = () if handler else tuple(_message(m, base_dir) for m in raw.get("messages", []))
     return Prompt(
@@ -322,8 +323,8 @@ def _prompt(raw: dict[str, Any], base_dir: Path, resources: tuple[Resource, ...]
         context=bool(raw.get("context", False)),
         enabled=bool(raw.get("enabled", True)),
         icons=tuple(raw.get("icons", [])),
-        ident=names.snake(raw["name"]),
-        class_name=f"{names.pascal(raw['name'])}Arguments",
+        ident=named.ident,
+        class_name=named.classes[0],
         scopes=tuple(raw.get("scopes", [])),
     )
 
@@ -357,20 +358,12 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
     )
 
 
-def _completion(raw: dict[str, Any], resources: tuple[Resource, ...]) -> Completion:
-    if "prompt" in raw:
-        target, ref = "prompt", raw["prompt"]
-    else:
-        target, ref = "resource", raw["resource"]
-        for resource in resources:  # a template may be named by its name or its URI template
-            if resource.is_template and ref in (resource.name, resource.uri_template):
-                ref = resource.uri_template or ref
-                break
+def _completion(raw: dict[str, Any], named: assigned.Assigned) -> Completion:
     return Completion(
-        target=target,  # type: ignore[arg-type]
-        ref=ref,
+        target="prompt" if "prompt" in raw else "resource",
+        ref=named.ref,
         argument=raw["argument"],
         values=tuple(raw.get("values", [])),
         handler=bool(raw.get("handler", False)),
-        ident=names.snake(f"{target}_{ref}_{raw['argument']}"),
+        ident=named.ident,
     )

@@ -57,7 +57,9 @@ class Prompt:
 
     @property
     def client_method(self) -> str:
-        return "prompt_" + self.ident
+        from mcpgen.identifiers import prompt_method
+
+        return prompt_method(self.ident)
 
     @property
     def parameters(self) -> tuple[Variable, ...]:

@@ -72,7 +72,9 @@ class Resource:
 
     @property
     def client_method(self) -> str:
-        return "read_" + self.ident
+        from mcpgen.identifiers import resource_method
+
+        return resource_method(self.ident)
 
     @property
     def example_uri(self) -> str:

@@ -45,31 +45,11 @@ class Origins:
         return self  # read-only; holds the source document, which is not copied
 
 
-# Every distribution a generated package imports (``mcpgen/runtime`` and the generated files;
-# tests/test_dependencies.py scans the imports of every example against these).
-RUNTIME_DEPENDENCIES = (
-    "mcp>=2.3,<2.4",
-    "mcp-types>=2.3,<2.4",
-    "pydantic>=2.11,<3",
-    "jsonschema>=4.23,<5",
-    "anyio>=4.5,<5",
-    "httpx2>=2.16,<3",
-    "starlette>=0.40",
-    "sse-starlette>=2.1",
-    "uvicorn>=0.30",
-    "websockets>=13",
-    "jinja2>=3.1,<4",
-    "pyjwt[crypto]>=2.10",
-    "uritemplate>=4.1,<5",
-    "typing-extensions>=4.6",  # the models' TypeAliasType on Python 3.11
-)
-SANDBOX_DEPENDENCY = "pydantic-monty>=1.4,<2"
 # the ``otel`` extra: imported only when OTEL_* is set or for GET /metrics (runtime/telemetry*.py)
 OTEL_DEPENDENCIES = (
     "opentelemetry-sdk>=1.45,<2",
     "opentelemetry-exporter-otlp-proto-http>=1.45,<2",
 )
-REDIS_DEPENDENCY = "redis>=8.1,<9"  # imported only with a Redis URL (runtime/shared_redis.py)
 TEST_DEPENDENCIES = (
     "pytest>=8",
     "pytest-timeout>=2.3",
@@ -307,26 +287,30 @@ class Manifest:
 
     @property
     def dependencies(self) -> list[str]:
-        """What the generated package imports (its runtime included), and the user's own."""
-        found = list(RUNTIME_DEPENDENCIES)
-        if self.mode == "code":
-            found.append(SANDBOX_DEPENDENCY)
-        if self.shares_state:
-            found.append(REDIS_DEPENDENCY)
-        return [*found, *self.server.dependencies]
+        """What the generated package imports (the runtime it carries included), and the
+        user's own."""
+        from mcpgen.vendoring import requirements
+
+        return [*requirements(self), *self.server.dependencies]
 
     @property
     def shares_state(self) -> bool:
-        """Replicas are planned (a Redis URL default, or deployment files): redis-py is a
-        dependency rather than the ``redis`` extra."""
+        """Replicas are planned (a Redis URL default, or deployment files): the package
+        carries the Redis backend and depends on redis-py."""
         return self.http.redis_url is not None or self.deploy is not None
 
     @property
     def extras(self) -> dict[str, list[str]]:
-        """Optional dependencies besides ``test``: ``redis`` for replicas sharing state,
-        ``otel`` for OpenTelemetry traces and metrics."""
-        found = {} if self.shares_state else {"redis": [REDIS_DEPENDENCY]}
-        return {**found, "otel": list(OTEL_DEPENDENCIES)}
+        """Optional dependencies besides ``test``: ``otel`` for OpenTelemetry traces and
+        metrics (the runtime imports them only when telemetry is on)."""
+        return {"otel": list(OTEL_DEPENDENCIES)}
+
+    @property
+    def runtime_left_out(self) -> list[str]:
+        """The runtime modules the package does not carry that a carried one imports."""
+        from mcpgen.vendoring import left_out
+
+        return left_out(self)
 
     @property
     def test_dependencies(self) -> list[str]:

@@ -23,6 +23,7 @@ from mcpgen.openapi.options import OPTIONS_FILE
 from mcpgen.openapi.result import Merged
 from mcpgen.openapi.sources import pointer
 from mcpgen.problems import Level, Location, Problem, Problems
+from mcpgen.runtime.credential_config import env_name
 
 Json = Any
 GENERIC_HOST_WORDS = frozenset({"api", "www", "rest", "v1", "v2", "v3", "gateway", "service"})
@@ -59,8 +60,7 @@ def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, 
         "envPrefix": prefix,
         "securitySchemes": imported.security_schemes,
         "credentialEnv": {
-            name: f"{prefix}_{re.sub('[^A-Za-z0-9]', '_', name).upper()}"
-            for name in sorted(imported.security_schemes)
+            name: f"{prefix}_{env_name(name)}" for name in sorted(imported.security_schemes)
         },
         "credentials": options.get("credentials") or {},
         "mode": mode,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mcpgen import __version__
 from mcpgen import timings as timing
 from mcpgen.hosts.install import readme_snippets
+from mcpgen.identifiers import handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_context, deploy_templates
 from mcpgen.render.model_parts import Models, generate_models
@@ -24,6 +24,7 @@ from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
+from mcpgen.vendoring import runtime_files
 
 
 @dataclass
@@ -55,14 +56,6 @@ GENERATED_TEMPLATES = {
 }
 LOCK_FILE = "mcp-surface.json"  # what clients see (``mcpgen.surface``; ``mcpgen diff``)
 CI_GITHUB = ".github/workflows/mcp.yml"  # on request: manifest ``ci: {github: true}``
-RUNTIME_DIR = Path(__file__).resolve().parents[1] / "runtime"
-RUNTIME_FILES = ("*.py", "*.json")
-
-
-def runtime_files(package: str) -> dict[str, str]:
-    """The runtime, byte for byte: ``mcpgen/runtime`` as ``src/<package>/_runtime``."""
-    found = sorted(p for pattern in RUNTIME_FILES for p in RUNTIME_DIR.glob(pattern))
-    return {f"src/{package}/_runtime/{p.name}": p.read_text("utf-8") for p in found}
 
 
 def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
@@ -177,7 +170,7 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
     if manifest.ci.github:
         out.generated[CI_GITHUB] = render("ci/github.yml.jinja", **ctx)
     out.generated[f"src/{pkg}/py.typed"] = ""
-    out.generated.update(runtime_files(pkg))
+    out.generated.update(runtime_files(manifest))
 
     handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)
@@ -186,13 +179,13 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
     imported = [t for t in manifest.tools if t.http and not t.mode_tool]
     if imported:  # a home for overrides of imported operations
         out.stubs[f"{handlers}/tools/__init__.py"] = init
-        out.overrides.update(f"{handlers}/tools/{t.ident}.py" for t in imported)
+        out.overrides.update(f"src/{pkg}/{handler_path('tools', t.ident)}" for t in imported)
     for kind, items in kinds.items():
         if not items:
             continue
         out.stubs[f"{handlers}/{kind}/__init__.py"] = init
         for template, ident, extra in items:
-            out.stubs[f"{handlers}/{kind}/{ident}.py"] = render(template, **ctx, **extra)
+            out.stubs[f"src/{pkg}/{handler_path(kind, ident)}"] = render(template, **ctx, **extra)
     return out
 
 
@@ -228,7 +221,7 @@ def handler_stub(manifest: Manifest, relative: str) -> str | None:
 
     for kind, items in _stub_kinds(manifest).items():
         for template, ident, extra in items:
-            if relative == f"src/{manifest.server.package}/handlers/{kind}/{ident}.py":
+            if relative == f"src/{manifest.server.package}/{handler_path(kind, ident)}":
                 text = render(template, **context(manifest), **extra)
                 return format_files({relative: text})[relative]
     return None

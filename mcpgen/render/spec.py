@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcpgen.identifiers import handler_path
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
 from mcpgen.model.types import Manifest, Tool
 from mcpgen.openapi.result import operation_data
+from mcpgen.runtime.credential_config import env_suffixes, parse_sources
 from mcpgen.runtime.spec import SPEC_FORMAT, share_defs
 
 Json = Any
@@ -40,7 +42,7 @@ def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
     if tool.http is not None:
         entry["http"] = operation_data(tool.http)
     else:
-        entry["handler"] = f"src/{package}/handlers/tools/{tool.ident}.py"
+        entry["handler"] = f"src/{package}/{handler_path('tools', tool.ident)}"
         if tool.strict_model_exact:
             entry["model"] = tool.input_model
     return entry
@@ -57,7 +59,7 @@ def resource_entry(resource: Resource, package: str) -> dict[str, Json]:
         if resource.input_schema is not None:
             entry["input"] = resource.input_schema
     elif resource.has_handler:
-        entry["handler"] = f"src/{package}/handlers/resources/{resource.ident}.py"
+        entry["handler"] = f"src/{package}/{handler_path('resources', resource.ident)}"
     if resource.variables:
         entry["variables"] = list(resource.variables)
     return entry
@@ -68,7 +70,7 @@ def prompt_entry(prompt: Prompt, package: str) -> dict[str, Json]:
     if prompt.scopes:
         entry["scopes"] = list(prompt.scopes)
     if prompt.handler:
-        entry["handler"] = f"src/{package}/handlers/prompts/{prompt.ident}.py"
+        entry["handler"] = f"src/{package}/{handler_path('prompts', prompt.ident)}"
     else:
         entry["messages"] = [m.to_data() for m in prompt.messages]
     if not prompt.enabled:
@@ -102,12 +104,13 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
 
     prefix = manifest.http.env_prefix
     network = ("http", "sse", "websocket")
-    add(
-        prefix + "REDIS_URL",
-        "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
-        default=manifest.http.redis_url,
-        transports=network,
-    )
+    if manifest.shares_state:  # the package carries the Redis backend
+        add(
+            prefix + "REDIS_URL",
+            "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
+            default=manifest.http.redis_url,
+            transports=network,
+        )
     add(
         prefix + "STATE_SECRET",
         "at least 32 random characters, the same on every replica: seals requestState and shared values",
@@ -138,28 +141,12 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
     upstream = manifest.upstream
     if upstream:
         add(upstream["baseUrlEnv"], "base URL of the wrapped API", default=upstream["baseUrl"])
-        credentials = upstream.get("credentials") or {}
-        for scheme, spec in sorted(upstream.get("securitySchemes", {}).items()):
-            base = upstream["credentialEnv"].get(scheme)
-            source = (credentials.get(scheme) or {}).get("from", "env")
-            kind = spec.get("type")
-            if source == "header":
-                continue
-            if source == "tokenExchange" or (kind == "oauth2" and spec.get("tokenUrl")):
-                what = (
-                    "token exchange" if source == "tokenExchange" else "OAuth2 client credentials"
-                )
-                add(f"{base}_CLIENT_ID", f"client id for {what} ({scheme})")
-                add(f"{base}_CLIENT_SECRET", f"client secret for {what} ({scheme})", secret=True)
-            elif kind == "http" and spec.get("scheme") == "basic":
-                add(f"{base}_USERNAME", f"HTTP basic user name ({scheme})")
-                add(f"{base}_PASSWORD", f"HTTP basic password ({scheme})", secret=True)
-            elif kind in ("apiKey", "http"):
-                add(
-                    base,
-                    f"{'API key' if kind == 'apiKey' else 'bearer token'} ({scheme})",
-                    secret=True,
-                )
+        schemes = upstream.get("securitySchemes", {})
+        sources = parse_sources(schemes, upstream.get("credentials"), None)
+        for scheme, source in sources.items():
+            base = upstream["credentialEnv"][scheme]
+            for suffix, meaning, secret in env_suffixes(source):
+                add(base + suffix, f"{meaning} ({scheme})", secret=secret)
     return found
 
 
@@ -237,7 +224,11 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
                 "target": c.target,
                 "ref": c.ref,
                 "argument": c.argument,
-                **({"values": list(c.values)} if not c.handler else {"handler": True}),
+                **(
+                    {"handler": f"src/{server.package}/{handler_path('completions', c.ident)}"}
+                    if c.handler
+                    else {"values": list(c.values)}
+                ),
             }
             for c in manifest.completions
         ],

@@ -13,13 +13,13 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .auth_keys import KeySource, keys_from
 from .errors import ConfigError
 from .identity import Identity
-from .introspection import Introspection
 from .settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # OAuth's modules: a package without OAuth does not carry them
+    from .auth_keys import KeySource
+    from .introspection import Introspection
     from .shared import TTLCache
 
 logger = logging.getLogger(__name__)
@@ -139,6 +139,9 @@ class OAuthTokens(Authenticator):
         environ: Mapping[str, str],
         cache: TTLCache | None = None,
     ) -> None:
+        from .auth_keys import keys_from
+        from .introspection import Introspection
+
         super().__init__(config)
         if not settings.oauth_issuer or not settings.oauth_audience:
             raise ConfigError("auth oauth: the issuer and the audience must be set")

@@ -183,7 +183,10 @@ class Context:
 
     def enable_prompt(self, name: str, enabled: bool = True) -> None:
         """Show or hide a prompt in prompts/list (follow with :meth:`notify_prompts_changed`)."""
-        self.registry["prompts"].set_enabled(name, enabled)
+        prompts = self.registry.get("prompts")  # None: the server declares no prompt
+        if prompts is None:
+            raise KeyError(f"no prompt named {name!r}")
+        prompts.set_enabled(name, enabled)
 
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None

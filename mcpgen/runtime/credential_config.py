@@ -7,6 +7,7 @@ discovered per call.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -249,32 +250,48 @@ def from_header(source: SchemeSource, inbound: Mapping[str, str] | None, mcp_tok
     return value
 
 
-def env_suffixes(source: SchemeSource) -> list[tuple[str, str]]:
-    """The variables (suffix of the scheme's base name, meaning) a source reads."""
+def env_suffixes(source: SchemeSource) -> list[tuple[str, str, bool]]:
+    """The variables a source reads: (suffix of the scheme's base name, meaning, secret)."""
     kind = source.spec.get("type")
-    if source.source == "tokenExchange":
-        return [
-            ("_CLIENT_ID", "client id for token exchange"),
-            ("_CLIENT_SECRET", "client secret for token exchange"),
-        ]
     if source.source == "header":
         return []
+    if source.source == "tokenExchange" or (kind == "oauth2" and source.spec.get("tokenUrl")):
+        what = "token exchange" if source.source == "tokenExchange" else "OAuth2 client credentials"
+        return [
+            ("_CLIENT_ID", f"client id for {what}", False),
+            ("_CLIENT_SECRET", f"client secret for {what}", True),
+        ]
     if kind == "http" and source.spec.get("scheme") == "basic":
-        return [("_USERNAME", "HTTP basic user name"), ("_PASSWORD", "HTTP basic password")]
-    if kind == "oauth2":
-        if not source.spec.get("tokenUrl"):  # no client-credentials flow: nothing to read
-            return []
-        return [("_CLIENT_ID", "OAuth2 client id"), ("_CLIENT_SECRET", "OAuth2 client secret")]
+        return [
+            ("_USERNAME", "HTTP basic user name", False),
+            ("_PASSWORD", "HTTP basic password", True),
+        ]
     if kind == "apiKey":
-        return [("", "API key")]
+        return [("", "API key", True)]
     if kind == "http":
-        return [("", "bearer token")]
-    return []
+        return [("", "bearer token", True)]
+    return []  # oauth2 without a client-credentials flow, openIdConnect: nothing to read
+
+
+def fingerprint(secret: str) -> str:
+    """A short, non-reversible tag for a secret, the most any log line shows of one."""
+    return hashlib.sha256(secret.encode()).hexdigest()[:8]
+
+
+def fetches_tokens(source: SchemeSource) -> bool:
+    """Whether a source's credential comes from an authorization server (token exchange,
+    OAuth2 client credentials): only then are ``upstream_tokens`` and ``token_endpoint``
+    needed."""
+    return source.source == "tokenExchange" or (
+        source.source == "env" and source.spec.get("type") == "oauth2"
+    )
 
 
 def env_name(scheme: str) -> str:
-    """A scheme's name as part of an environment variable name."""
-    return "".join(ch if ch.isalnum() else "_" for ch in scheme).upper()
+    """A scheme's name as part of an environment variable name (``api-key`` -> ``API_KEY``):
+    the build names each scheme's variable with it (``credentialEnv``), and so does a
+    server whose spec does not."""
+    return re.sub("[^A-Za-z0-9]", "_", scheme).upper()
 
 
 def requirement_scopes(scopes: Sequence[str]) -> str | None:

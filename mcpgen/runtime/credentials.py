@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -39,6 +39,7 @@ from .credential_config import (
     check_config,
     env_name,
     env_suffixes,
+    fingerprint,
     from_header,
     missing,
     parse_sources,
@@ -46,8 +47,9 @@ from .credential_config import (
     requirement_scopes,
 )
 from .identity import LOCAL, Identity
-from .token_endpoint import fingerprint
-from .upstream_tokens import UpstreamTokens
+
+if TYPE_CHECKING:  # made only when a source needs tokens (not carried otherwise)
+    from .upstream_tokens import UpstreamTokens
 
 __all__ = [
     "SKEW",
@@ -124,9 +126,9 @@ class Credentials:
         self.env_names = dict(env_names or {})
         self._error = error
         self.cache: CacheBackend = cache if cache is not None else MemoryCache()
-        self.tokens = UpstreamTokens(
-            self.cache, http=http, base_url=base_url, timeout=timeout, skew=skew, clock=clock
-        )
+        self._http, self._base_url, self._timeout = http, base_url, timeout
+        self._skew, self._clock = skew, clock
+        self._tokens: UpstreamTokens | None = None
         self._environ = environ
         self.sources = parse_sources(self.schemes, config, server_auth_header)
 
@@ -237,17 +239,36 @@ class Credentials:
             {
                 "name": self.env_name(scheme) + suffix,
                 "description": f"{meaning} ({scheme})",
-                "secret": True,
+                "secret": secret,
                 "required": False,
                 "default": None,
             }
             for scheme, source in self.sources.items()
-            for suffix, meaning in env_suffixes(source)
+            for suffix, meaning, secret in env_suffixes(source)
         ]
+
+    @property
+    def tokens(self) -> UpstreamTokens:
+        """Tokens from an authorization server (token exchange, OAuth2 client credentials),
+        made when a source first needs one: a package whose sources need none does not
+        carry ``upstream_tokens``."""
+        if self._tokens is None:
+            from .upstream_tokens import UpstreamTokens
+
+            self._tokens = UpstreamTokens(
+                self.cache,
+                http=self._http,
+                base_url=self._base_url,
+                timeout=self._timeout,
+                skew=self._skew,
+                clock=self._clock,
+            )
+        return self._tokens
 
     async def aclose(self) -> None:
         """Close the HTTP client this object made itself (never one it was given)."""
-        await self.tokens.aclose()
+        if self._tokens is not None:
+            await self._tokens.aclose()
 
     # -- availability --------------------------------------------------------------------
 
@@ -276,7 +297,8 @@ class Credentials:
             return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         if kind == "oauth2":
             client_id, secret = self._client_secret(name)
-            return await self.tokens.client_credentials(source, client_id, secret)
+            token: str = await self.tokens.client_credentials(source, client_id, secret)
+            return token  # typed here: a package without token modules sees them as Any
         value = self._env(name)
         assert value is not None
         return value
@@ -294,7 +316,8 @@ class Credentials:
     ) -> str:
         client_id, secret = self._client_secret(source.scheme)
         scope = self._scope(source, scopes)
-        return await self.tokens.exchanged(source, identity, scope, client_id, secret)
+        token: str = await self.tokens.exchanged(source, identity, scope, client_id, secret)
+        return token
 
     def _scope(self, source: SchemeSource, scopes: Sequence[str]) -> str | None:
         if source.scope is not None:

@@ -127,7 +127,7 @@ class Operations:
     # -- search mode ----------------------------------------------------------------------
 
     async def search(self, given: Arguments, context: Context) -> types.CallToolResult:
-        from .codemode import search_operations
+        from .code_docs import search_operations
 
         arguments = plain(given)
         limit = int(arguments.get("limit", 10))
@@ -197,13 +197,17 @@ def _code_mode(spec: dict[str, Json], operations: Operations) -> dict[str, Any]:
     async def search_docs(given: Arguments, context: Context) -> types.CallToolResult:
         arguments = plain(given)
         allowed = lambda n: operations.permitted(context, n)  # noqa: E731
-        return await code.search_docs(
-            str(arguments["query"]), int(arguments.get("limit", 8)), allowed
-        )
+        query, limit = str(arguments["query"]), int(arguments.get("limit", 8))
+        # typed here: a package in search mode does not carry codemode (mypy sees Any)
+        found: types.CallToolResult = await code.search_docs(query, limit, allowed)
+        return found
 
     async def execute(given: Arguments, context: Context) -> types.CallToolResult:
         allowed = lambda n: operations.permitted(context, n)  # noqa: E731
         known = lambda n: operations.known(context, n)  # noqa: E731
-        return await code.execute(str(plain(given)["code"]), context, allowed, known)
+        result: types.CallToolResult = await code.execute(
+            str(plain(given)["code"]), context, allowed, known
+        )
+        return result
 
     return {"search_docs": search_docs, "execute": execute}

@@ -19,16 +19,16 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
 from .authz import IdentityMiddleware, Policy, current_identity, principal
-from .completions import CompleteCall, CompletionBinding, CompletionTable
 from .events import Events
 from .paging import page
-from .prompts import PromptBinding, PromptRender, PromptTable
 from .resources import ResourceBinding, ResourceRead, ResourceTable
 from .spec import scopes_of
 from .tools import ToolBinding, ToolCall, ToolTable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # prompts, completions and credentials: only packages that use them
+    from .completions import CompleteCall, CompletionTable
     from .credentials import CacheBackend
+    from .prompts import PromptRender, PromptTable
     from .shared import SharedState
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -73,7 +73,7 @@ class GeneratedServer(Server[Any]):
     notification_options = NotificationOptions()
     tools: ToolTable
     resources: ResourceTable
-    prompts: PromptTable
+    prompts: PromptTable | None  # None: the manifest declares no prompt
     events: Events
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
     tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
@@ -201,37 +201,12 @@ def build_server(
         registry=registry,
     )
     resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
-    prompts = PromptTable(
-        [
-            PromptBinding(
-                p["definition"],
-                p.get("messages", []),
-                render=handlers.prompts.get(p["definition"]["name"]),
-                handler_path=p.get("handler", ""),
-            )
-            for p in spec.get("prompts", [])
-        ],
-        resources,
-        policy,
-        hidden=_hidden(spec.get("prompts", [])),
-    )
-    completions = CompletionTable(
-        [
-            CompletionBinding(
-                c["target"],
-                c["ref"],
-                c["argument"],
-                values=c.get("values", []),
-                complete=handlers.completions.get((c["target"], c["ref"], c["argument"])),
-            )
-            for c in spec.get("completions", [])
-        ],
-        policy,
-    )
+    prompts = _prompts(spec, handlers, resources, policy) if spec.get("prompts") else None
     registry.update(tools=tools, prompts=prompts)
     for table in (tools, resources, prompts):
-        table.events = events
-        table.registry = registry
+        if table is not None:
+            table.events = events
+            table.registry = registry
     listed = _listing(spec, tools)
     size = int(caps.get("pageSize", 100))
 
@@ -265,14 +240,6 @@ def build_server(
         )
         return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
 
-    async def list_prompts(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        items, cursor = page(
-            prompts.prompts(current_identity()), params.cursor if params else None, size
-        )
-        return types.ListPromptsResult(prompts=items, next_cursor=cursor)
-
     options: dict[str, Any] = {}
     if spec.get("tools") or spec.get("mode", "tools") != "tools":
         options.update(
@@ -297,10 +264,10 @@ def build_server(
             return await events.subscribe(ctx, params)
 
         options.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=events.unsubscribe)
-    if spec.get("prompts"):
-        options.update(on_list_prompts=list_prompts, on_get_prompt=prompts.get)
+    if prompts is not None:
+        options.update(on_list_prompts=_list_prompts(prompts, size), on_get_prompt=prompts.get)
     if caps.get("completions"):
-        options.update(on_completion=completions.complete)
+        options.update(on_completion=_completions(spec, handlers, policy).complete)
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
@@ -362,6 +329,51 @@ def build_server(
         if server.listen is not None:
             shared.on_gap(server.listen.close)
     return server
+
+
+def _list_prompts(prompts: PromptTable, size: int) -> Any:
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        items, cursor = page(
+            prompts.prompts(current_identity()), params.cursor if params else None, size
+        )
+        return types.ListPromptsResult(prompts=items, next_cursor=cursor)
+
+    return list_prompts
+
+
+def _prompts(
+    spec: dict[str, Any], handlers: Handlers, resources: ResourceTable, policy: Policy
+) -> PromptTable:
+    from .prompts import PromptBinding, PromptTable
+
+    bindings = [
+        PromptBinding(
+            p["definition"],
+            p.get("messages", []),
+            render=handlers.prompts.get(p["definition"]["name"]),
+            handler_path=p.get("handler", ""),
+        )
+        for p in spec["prompts"]
+    ]
+    return PromptTable(bindings, resources, policy, hidden=_hidden(spec["prompts"]))
+
+
+def _completions(spec: dict[str, Any], handlers: Handlers, policy: Policy) -> CompletionTable:
+    from .completions import CompletionBinding, CompletionTable
+
+    bindings = [
+        CompletionBinding(
+            c["target"],
+            c["ref"],
+            c["argument"],
+            values=c.get("values", []),
+            complete=handlers.completions.get((c["target"], c["ref"], c["argument"])),
+        )
+        for c in spec.get("completions", [])
+    ]
+    return CompletionTable(bindings, policy)
 
 
 def _store(shared: SharedState | None) -> Any:

@@ -1,13 +1,12 @@
 """State that replicas share: events, rate limits, caches, per-user state, requestState keys.
 
-One server process keeps all of this in memory (``shared_state(None)``). Several replicas
-behind a load balancer share it through Redis (``shared_state("redis://...")``): the pieces
-have the same interface either way, so the rest of the runtime never asks which one it has.
+One server process keeps all of this in memory (``shared_state(None)``); replicas share it
+through Redis (``shared_state("redis://...")``, in a package that carries the backend): the
+pieces have one interface either way, so the rest of the runtime never asks which it has.
 
-- ``bus``: a ``mcp.server.subscriptions.SubscriptionBus``. Give it to the SDK's
-  ``ListenHandler`` (``subscriptions/listen`` streams) and subscribe any other local listener
-  (the forwarder to handshake-era sessions); ``publish`` reaches the listeners of every
-  replica exactly once.
+- ``bus``: a ``mcp.server.subscriptions.SubscriptionBus`` for the SDK's ``ListenHandler``
+  (``subscriptions/listen``) and any local listener (the forwarder to handshake-era
+  sessions); ``publish`` reaches the listeners of every replica exactly once.
 - ``limiter``: a token bucket per key, ``allow(key, rate, burst) -> (allowed, retry_after)``.
 - ``cache(namespace)``: a TTL cache of JSON values (token introspection, token exchange).
   Keys are hashed before they are stored, so a raw token may be passed as a key.
@@ -32,6 +31,7 @@ import hmac
 import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
+from importlib.util import find_spec
 from types import TracebackType
 from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -244,16 +244,14 @@ def shared_state(
     liveness: float = 3.0,
     max_local_entries: int = 10000,
 ) -> SharedState:
-    """Build the set: in-process when ``url`` is None or empty, else over Redis.
-
-    ``prefix`` namespaces every Redis key and the pub/sub channel (use the server's name, so
-    two servers can share one Redis). ``secret`` (optional, >= 32 characters) seals cached
-    and per-user values and keys their hashes; ``request_state_security`` takes the same
-    secret. ``state_ttl`` is the default lifetime of per-user values. ``retry_interval`` is
-    how often a lost Redis is tried again; ``liveness`` how many quiet seconds on the
-    subscription before a PING checks that Redis still answers. ``max_local_entries`` bounds each in-process store.
-    Nothing is imported from ``redis`` and no connection is made until ``start``.
-    """
+    """Build the set: in-process when ``url`` is empty, else over Redis (nothing imported
+    from ``redis``, no connection made until ``start``). ``prefix`` namespaces every Redis
+    key and the pub/sub channel (the server's name: two servers can share one Redis);
+    ``secret`` (optional, >= 32 characters) seals cached and per-user values and keys their
+    hashes (``request_state_security`` takes the same); ``state_ttl``: per-user values'
+    default lifetime; ``retry_interval``: how often a lost Redis is tried again;
+    ``liveness``: quiet seconds on the subscription before a PING checks Redis still
+    answers; ``max_local_entries`` bounds each in-process store."""
     if not prefix or any(c.isspace() for c in prefix):
         raise SharedStateConfigError(f"shared-state prefix must be a word: {prefix!r}")
     if limiter_outage not in ("local", "open", "closed"):
@@ -276,6 +274,8 @@ def shared_state(
                 f"shared-state URL must start with redis://, rediss:// or unix://: "
                 f"{redact_url(url)}"
             )
+        if find_spec(f"{__package__}.shared_redis") is None:  # a manifest without replicas
+            raise SharedStateConfigError("built without Redis: the manifest plans no replicas")
         from .shared_redis import RedisBackend
 
         backend = RedisBackend(

@@ -8,7 +8,6 @@ what went wrong, with the secrets of the request taken out of anything the serve
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote_plus
@@ -21,11 +20,6 @@ TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 DEFAULT_LIFETIME = 60.0
 """How long a token is cached when the authorization server gives no ``expires_in``."""
-
-
-def fingerprint(secret: str) -> str:
-    """A short, non-reversible tag for a secret, the most any log line shows of one."""
-    return hashlib.sha256(secret.encode()).hexdigest()[:8]
 
 
 def exchange_form(

@@ -17,9 +17,9 @@ from collections.abc import Callable
 import httpx2
 
 from .credential_cache import CacheBackend, TokenCache
-from .credential_config import CredentialFailure, SchemeSource
+from .credential_config import CredentialFailure, SchemeSource, fingerprint
 from .identity import Identity
-from .token_endpoint import exchange_form, fingerprint, token_request
+from .token_endpoint import exchange_form, token_request
 
 logger = logging.getLogger(__name__)
 

@@ -36,6 +36,7 @@ transports:
     rateLimit: {{requestsPerSecond: {rate}, burst: {burst}}}
 auth:
   type: bearer
+deploy: {{kubernetes: false}}  # replicas planned: the package carries the Redis backend
 tools:
   - {{name: whoami, description: The replica's name., context: true, input: {{type: object}}}}
   - {{name: touch, description: Raise tools list_changed., context: true, input: {{type: object}}}}

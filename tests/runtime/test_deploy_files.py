@@ -209,16 +209,17 @@ def test_readme_says_when_affinity_is_needed() -> None:
     assert "`deploy/kubernetes/`" in readme
 
 
-def test_redis_is_a_dependency_with_deploy_and_an_extra_without() -> None:
+def test_redis_is_carried_and_a_dependency_with_deploy_only() -> None:
     plain, deployed = load(), load("deploy: {kubernetes: false}\n")
     assert not deploy_templates(plain)
     assert not any(d.startswith("redis") for d in plain.dependencies)
-    assert plain.extras["redis"] == ["redis>=8.1,<9"]
-    assert "redis>=8.1,<9" in deployed.dependencies and "redis" not in deployed.extras
-    assert sorted(plain.extras["otel"]) == sorted(deployed.extras["otel"])
+    assert not any("shared_redis" in path for path in runtime_files(plain))
+    assert "redis>=8.1,<9" in deployed.dependencies
+    assert any(path.endswith("_runtime/shared_redis.py") for path in runtime_files(deployed))
+    assert plain.extras == deployed.extras and "otel" in plain.extras
     assert sorted(deploy_templates(deployed)) == ["deploy/compose.yaml", "deploy/nginx.conf"]
     pyproject = render(GENERATED_TEMPLATES["pyproject.toml"], **context(plain))
-    assert 'redis = [\n    "redis>=8.1,<9",\n]' in pyproject
+    assert "redis" not in pyproject.split("[project.scripts]")[0]
 
 
 def test_spec_lists_the_shared_state_variables_for_network_transports() -> None:
@@ -269,7 +270,7 @@ def test_a_rebuild_without_deploy_removes_the_files(tmp_path: Path) -> None:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
 
-    obsolete = _obsolete(tmp_path, Output(generated=runtime_files(manifest.server.package)))
+    obsolete = _obsolete(tmp_path, Output(generated=runtime_files(manifest)))
     assert sorted(p for p in obsolete if p.startswith("deploy/")) == sorted(
         deploy_templates(manifest)
     )

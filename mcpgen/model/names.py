@@ -1,0 +1,149 @@
+"""Every Python name generated code derives from the manifest, assigned once.
+
+``assign(data)`` reads the (merged) raw document, entries the structural check found
+malformed left out, and gives each tool, resource, prompt and completion its names with
+the rules of ``mcpgen.identifiers``: its identifier (module, wiring function), the typed
+client's method and the model classes it generates (its handler file follows from its
+identifier: ``identifiers.handler_path``). ``build_model``
+copies these names into the model; ``check.names`` looks for clashes among the same
+``Assigned`` values, so what validates is what the templates print.
+
+A completion's identifier is made unique here: two templates that differ only in
+punctuation (``travel://activities/{city}``, ``travel:activities:{city}``) would give one
+name, so the later one gets ``_2`` (the next number no other completion uses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcpgen import identifiers as ids
+from mcpgen.check import schemas
+from mcpgen.load import JsonPath
+
+SECTIONS = {"tools": "tool", "resources": "resource", "prompts": "prompt"}
+
+
+@dataclass(frozen=True)
+class Assigned:
+    """The names of one entry of the manifest."""
+
+    path: JsonPath  # the entry in the document: ("tools", 3)
+    ident: str  # its module and wiring function (``add``, ``resource_x_city``)
+    method: str | None = None  # the typed client's method
+    classes: tuple[str, ...] = ()  # the model classes generated for it
+    models: tuple[str, str | None] = ("", None)  # a tool's input and output model classes
+    ref: str = ""  # a completion: the prompt's name or the resource's URI template
+
+
+@dataclass(frozen=True)
+class Names:
+    tools: dict[int, Assigned]
+    resources: dict[int, Assigned]
+    prompts: dict[int, Assigned]
+    completions: dict[int, Assigned]
+
+
+def root_ref(schema: Any, shared: dict[str, Any]) -> str | None:
+    """The shared definition a schema is only a reference to (``{$ref: '#/$defs/Note'}``)."""
+    if not isinstance(schema, dict) or set(schema) - {"$ref", "description", "title"}:
+        return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(schemas.DEFS_PREFIX):
+        name = ref[len(schemas.DEFS_PREFIX) :]
+        if name in shared and isinstance(shared[name], dict):
+            return name
+    return None
+
+
+def assign(data: dict[str, Any]) -> Names:
+    """The names of every well-formed entry of ``data`` (by its index in its section)."""
+    shared = data.get("$defs")
+    shared = shared if isinstance(shared, dict) else {}
+    named = {section: list(_named(data, section)) for section in SECTIONS}
+    tools = {i: _tool(i, raw, shared) for i, raw in named["tools"]}
+    resources = {
+        i: Assigned(
+            ("resources", i),
+            ids.snake(raw["name"]),
+            ids.resource_method(ids.snake(raw["name"])),
+        )
+        for i, raw in named["resources"]
+    }
+    prompts = {
+        i: Assigned(
+            ("prompts", i),
+            ids.snake(raw["name"]),
+            ids.prompt_method(ids.snake(raw["name"])),
+            (ids.model_class(raw["name"], "Arguments"),),
+        )
+        for i, raw in named["prompts"]
+    }
+    return Names(tools, resources, prompts, _completions(data, [r for _, r in named["resources"]]))
+
+
+def _named(data: dict[str, Any], section: str) -> list[tuple[int, dict[str, Any]]]:
+    items = data.get(section)
+    if not isinstance(items, list):
+        return []
+    return [
+        (i, item)
+        for i, item in enumerate(items)
+        if isinstance(item, dict) and isinstance(item.get("name"), str)
+    ]
+
+
+def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
+    name, ident = raw["name"], ids.snake(raw["name"])
+    given_input = root_ref(raw.get("input"), shared)
+    input_model = given_input or ids.model_class(name, "Input")
+    output_model: str | None = None
+    given_output = None
+    if "output" in raw:
+        given_output = root_ref(raw["output"], shared)
+        output_model = given_output or ids.model_class(name, "Output")
+    classes = tuple(
+        model
+        for model, given in ((input_model, given_input), (output_model, given_output))
+        if model is not None and given is None  # a shared definition's class is not its own
+    )
+    return Assigned(
+        ("tools", index),
+        ident,
+        ids.client_method(ident),
+        classes,
+        (input_model, output_model),
+    )
+
+
+def _completions(data: dict[str, Any], resources: list[dict[str, Any]]) -> dict[int, Assigned]:
+    items = data.get("completions")
+    found: dict[int, tuple[str, str, str]] = {}
+    for index, raw in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(raw, dict):
+            continue
+        target = "prompt" if "prompt" in raw else "resource"
+        ref = raw.get(target)
+        if not isinstance(ref, str) or not isinstance(raw.get("argument"), str):
+            continue
+        if target == "resource":  # a template may be named by its name or its URI template
+            for resource in resources:
+                template = resource.get("uriTemplate")
+                if isinstance(template, str) and ref in (resource["name"], template):
+                    ref = template
+                    break
+        found[index] = (target, ref, ids.completion_ident(target, ref, raw["argument"]))
+    taken = {ident for _, _, ident in found.values()}
+    used: set[str] = set()
+    assigned: dict[int, Assigned] = {}
+    for index, (_target, ref, ident) in found.items():
+        if ident in used:
+            number = 2
+            while f"{ident}_{number}" in taken:
+                number += 1
+            ident = f"{ident}_{number}"
+            taken.add(ident)
+        used.add(ident)
+        assigned[index] = Assigned(("completions", index), ident, ref=ref)
+    return assigned

@@ -1,0 +1,156 @@
+"""Names assigned once (issue 29, item 3): what validates builds without two definitions of
+one Python name. The model's names come from ``mcpgen.model.names.assign``, and the check
+looks for clashes among those same names."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter
+from pathlib import Path
+
+import property_harness as harness
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from manifest_cases import Case, manifests
+
+from mcpgen.cli import main
+from mcpgen.identifiers import handler_path
+from mcpgen.model.types import Manifest
+from mcpgen.pipeline import load_manifest
+
+TRAVEL = {
+    "mcpgen": 1,
+    "server": {"name": "travel"},
+    "tools": [{"name": "ping", "description": "ping"}],
+    "resources": [
+        {"name": "activities", "uriTemplate": "travel://activities/{city}", "description": "a"},
+        {"name": "outings", "uriTemplate": "travel:activities:{city}", "description": "b"},
+    ],
+}
+
+
+def duplicates(names: list[str]) -> list[str]:
+    return sorted(name for name, count in Counter(names).items() if count > 1)
+
+
+def defined(tree: ast.AST) -> list[str]:
+    """The names a module (or class body) binds with def, class or an assignment."""
+    body = tree.body if isinstance(tree, ast.Module | ast.ClassDef) else []
+    found: list[str] = []
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append(node.name)
+        elif isinstance(node, ast.Assign):
+            found += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return found
+
+
+def test_two_templates_with_one_completion_name_each_build_sound_code(tmp_path: Path) -> None:
+    """``travel://activities/{city}`` and ``travel:activities:{city}``: one completion each,
+    named by the resource's name or by its template, validate and build; every completion
+    gets its own wiring function and handler file."""
+    for by in ("name", "uriTemplate"):
+        manifest = dict(TRAVEL)
+        manifest["completions"] = [
+            {"resource": r[by], "argument": "city", "handler": True} for r in TRAVEL["resources"]
+        ]
+        folder = tmp_path / by
+        folder.mkdir()
+        (folder / "m.yaml").write_text(yaml.safe_dump(manifest), "utf-8")
+        out = folder / "out"
+        result = CliRunner().invoke(main, ["build", str(folder / "m.yaml"), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        package = out / "src" / "travel_mcp"
+        server = ast.parse((package / "server.py").read_text("utf-8"))
+        completes = [n for n in defined(server) if n.startswith("_complete_")]
+        assert len(completes) == 2 and duplicates(completes) == []
+        spec = json.loads((package / "_spec.json").read_text("utf-8"))
+        handlers = [c["handler"] for c in spec["completions"]]
+        assert len(set(handlers)) == 2
+        assert all((out / h).is_file() for h in handlers)
+
+
+def namespaces(manifest: Manifest) -> dict[str, list[str]]:
+    """Each namespace of generated code and the names the model puts in it."""
+    classes = [*manifest.shared_defs, *(p.class_name for p in manifest.prompts)]
+    for tool in manifest.tools:
+        for model in (tool.input_model, tool.output_model):
+            if model is not None and model not in manifest.shared_defs:
+                classes.append(model)
+    return {
+        "server.py": [
+            *(f"_tool_{t.ident}" for t in manifest.tools),
+            *(f"_resource_{r.ident}" for r in manifest.resources if r.has_handler),
+            *(f"_prompt_{p.ident}" for p in manifest.prompts if p.handler),
+            *(f"_complete_{c.ident}" for c in manifest.handled_completions),
+        ],
+        "client": [
+            *(t.client_method for t in manifest.tools),
+            *(r.client_method for r in manifest.resources),
+            *(p.client_method for p in manifest.prompts),
+        ],
+        "models": classes,
+        "handlers": [
+            *(handler_path("tools", t.ident) for t in manifest.tools),
+            *(handler_path("resources", r.ident) for r in manifest.resources if r.has_handler),
+            *(handler_path("prompts", p.ident) for p in manifest.prompts if p.handler),
+            *(handler_path("completions", c.ident) for c in manifest.handled_completions),
+        ],
+    }
+
+
+def assert_sound(folder: Path, manifest: object, api: object | None) -> None:
+    harness.write_case(folder, manifest, api)
+    loaded = load_manifest(folder / harness.MANIFEST)
+    if loaded.manifest is None:
+        assert loaded.problems.errors
+        return
+    for namespace, names in namespaces(loaded.manifest).items():
+        assert duplicates(names) == [], (namespace, manifest)
+
+
+SCHEMES = ("travel://", "travel:", "travel://x/")
+SEPARATORS = ("/", ":", "-", "_", ".")
+
+
+@st.composite
+def punctuated(draw: st.DrawFn) -> dict[str, object]:
+    """Templates that differ only in punctuation, with completions by name or template."""
+    template = st.builds(
+        "{}activities{}{{city}}".format, st.sampled_from(SCHEMES), st.sampled_from(SEPARATORS)
+    )
+    templates = draw(st.lists(template, min_size=2, max_size=4, unique=True))
+    resources = [{"name": f"r{i}", "uriTemplate": t} for i, t in enumerate(templates)]
+    completions = [
+        {"resource": r[draw(st.sampled_from(("name", "uriTemplate")))], "argument": "city"}
+        | ({"values": ["x"]} if draw(st.integers(0, 3)) == 0 else {"handler": True})
+        for r in resources
+    ]
+    return {**TRAVEL, "resources": resources, "completions": completions}
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True)
+@given(manifest=punctuated())
+def test_templates_differing_in_punctuation_get_distinct_names(manifest: dict[str, object]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        assert_sound(Path(folder), manifest, None)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(case=manifests())
+def test_what_validates_has_one_definition_per_name(case: Case) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        assert_sound(Path(folder), case.manifest, case.api)
