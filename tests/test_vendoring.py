@@ -40,6 +40,7 @@ def fake(
         capabilities=SimpleNamespace(completions=False),
         auth=SimpleNamespace(type="oauth" if oauth else "none"),
         server=SimpleNamespace(package="pkg_mcp"),
+        tools=(),
     )
 
 
@@ -63,6 +64,14 @@ def test_every_combination_of_features_carries_what_it_imports(
     assert ("redis>=" in requirements) == bool(redis)
 
 
+def test_tasks_only_when_a_tool_runs_as_one() -> None:
+    plain = fake()
+    assert not {"tasks", "tasks_client", "tasks_store", "upstream_poll"} & vendoring.carried(plain)
+    tasked = fake()
+    tasked.tools = (SimpleNamespace(task="optional", http=None),)
+    assert {"tasks", "tasks_client", "tasks_store", "tasks_wire"} <= vendoring.carried(tasked)
+
+
 def test_prompts_and_completions_only_when_declared() -> None:
     plain = fake()
     assert not {"prompts", "completions"} & vendoring.carried(plain)
@@ -79,7 +88,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     assert not found & (left | {"search_words", "shared_redis", "auth_keys", "introspection"})
     assert vendoring.left_out(fake()) == sorted(
         {"auth_keys", "credentials", "introspection", "metatools", "shared_redis", "upstream"}
-        | {"completions", "prompts"}
+        | {"completions", "prompts", "tasks", "tasks_client"}
     )
 
 

@@ -105,9 +105,8 @@ def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
 
 
 def wrapped_api(spec: dict[str, Any], cache: CacheBackend | None = None) -> Any:
-    """The wrapped API of an OpenAPI server (one per server: one HTTP client, one cache of
-    upstream tokens for every tool, resource and handler; ``cache`` shared by replicas when
-    given), None for other servers."""
+    """The wrapped API of an OpenAPI server (one HTTP client and token cache per server;
+    ``cache`` shared by replicas), None for other servers."""
     if not spec.get("upstream"):
         return None
     from .upstream import Upstream
@@ -176,15 +175,10 @@ def build_server(
     request_state: RequestStateSecurity | None = None,
     shared: SharedState | None = None,
 ) -> GeneratedServer:
-    """The SDK server for ``spec``. ``network`` is true for servers behind the HTTP apps:
-    a request that did not pass their authentication then gets no scoped access.
-
-    ``shared`` (``runtime.shared``, built by the HTTP app) is what replicas share: its bus
-    (unless ``bus`` is given) feeds listen streams, events other replicas raise reach this
-    server's handshake connections, ``ctx.store`` and upstream tokens live in it, and a gap
-    in its subscription ends listen streams gracefully. Without it all of that stays in this
-    process. ``request_state`` seals 2026-07-28 ``requestState`` (a key of this process
-    when None)."""
+    """The SDK server for ``spec``. ``network``: behind the HTTP apps (an unauthenticated
+    request gets no scoped access). ``shared`` (``runtime.shared``): what replicas share
+    (bus, events, ``ctx.store``, upstream tokens, tasks); without it, this process only.
+    ``request_state`` seals 2026-07-28 ``requestState`` (a key of this process if None)."""
     caps = spec.get("capabilities", {})
     auth = spec.get("auth", {})
     policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
@@ -313,12 +307,8 @@ def build_server(
     server.middleware.append(IdentityMiddleware(network))
     server.middleware.append(events.track)
     server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
-    server.tools, server.resources, server.prompts, server.events = (
-        tools,
-        resources,
-        prompts,
-        events,
-    )
+    server.tools, server.resources = tools, resources
+    server.prompts, server.events = prompts, events
     server.listen = listen
     if any(entry.get("task") for entry in spec.get("tools", [])):  # MCP tasks (tasks.py)
         from .tasks import install_tasks
@@ -391,8 +381,8 @@ def _hidden(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str]]:
-    """What tools/list shows a caller: every tool, or (search and code mode) the declared
-    tools plus the mode's own tools, the operations being reached through them."""
+    """What tools/list shows a caller: every tool, or the declared tools plus the mode's own
+    (search and code mode)."""
     mode = spec.get("mode", "tools")
     if mode == "tools":
         return tools.visible
@@ -408,7 +398,6 @@ def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str
 
 
 def settle() -> None:
-    """Call once the server is built, before it serves. What start-up loaded (the tool
-    table, schemas, validators, modules) lives as long as the process, so it leaves the
-    garbage collector's generations (``gc.freeze``): a full collection no longer walks it."""
+    """Once built, before serving: what start-up loaded lives as long as the process, so it
+    leaves the collector's generations (``gc.freeze``)."""
     gc.freeze()
