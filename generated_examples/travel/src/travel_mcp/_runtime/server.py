@@ -38,8 +38,7 @@ F = TypeVar("F")
 
 @dataclass
 class Handlers:
-    """The user's code, by name, as the generated ``server.py`` wires it (with the
-    decorators ``tool``, ``resource``, ``prompt`` and ``completion``)."""
+    """The user's code, by name, as the generated ``server.py`` wires it (decorators)."""
 
     models: Callable[[], ModuleType] | None = None  # the package's models (fast path)
     tools: dict[str, ToolCall] = field(default_factory=dict)
@@ -68,8 +67,7 @@ def _register(table: dict[Any, F], key: Any, function: F) -> F:
 
 
 class GeneratedServer(Server[Any]):
-    """A low-level SDK server that advertises listChanged on every transport and keeps the
-    tables it serves from (``tools``, ``resources``, ``prompts``)."""
+    """A low-level SDK server that advertises listChanged and keeps the tables it serves."""
 
     notification_options = NotificationOptions()
     tools: ToolTable
@@ -381,8 +379,7 @@ def _hidden(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str]]:
-    """What tools/list shows a caller: every tool, or the declared tools plus the mode's own
-    (search and code mode)."""
+    """What tools/list shows: every tool, or the declared ones and the mode's own."""
     mode = spec.get("mode", "tools")
     if mode == "tools":
         return tools.visible
