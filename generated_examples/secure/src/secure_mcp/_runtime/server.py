@@ -23,7 +23,7 @@ from .authz import IdentityMiddleware, Policy, current_identity, principal
 from .events import Events
 from .paging import page
 from .resources import ResourceBinding, ResourceRead, ResourceTable
-from .spec import scopes_of
+from .spec import scopes_of, unshare_defs
 from .tools import ToolBinding, ToolCall, ToolTable
 
 if TYPE_CHECKING:  # prompts, completions and credentials: only packages that use them
@@ -177,6 +177,7 @@ def build_server(
     request gets no scoped access). ``shared`` (``runtime.shared``): what replicas share
     (bus, events, ``ctx.store``, upstream tokens, tasks); without it, this process only.
     ``request_state`` seals 2026-07-28 ``requestState`` (a key of this process if None)."""
+    unshare_defs(spec)  # a spec read without ``load_spec`` (tests, tools) is made whole too
     caps = spec.get("capabilities", {})
     auth = spec.get("auth", {})
     policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
