@@ -95,6 +95,9 @@ def test_disabled_and_mode_tools_without_a_lock(tmp_path: Path) -> None:
             entry["http"] = {"method": "GET", "path": "/add"}  # as if imported
     spec["mode"] = "code"
     spec_path.write_text(json.dumps(spec))
+    # a code-mode build carries the modes' own tools (the calculator, built plain, does not)
+    runtime_modes = Path(__file__).resolve().parents[2] / "mcpgen" / "runtime" / "modes.json"
+    (spec_path.parent / "_runtime" / "modes.json").write_text(runtime_modes.read_text())
     listed = [t["name"] for t in describe(root).tools]
     modes = json.loads((spec_path.parent / "_runtime" / "modes.json").read_text())
     own = [t["name"] for t in modes["code"]]
