@@ -94,7 +94,10 @@ def build_model(doc: Document) -> Manifest:
         ),
         upstream=merged.upstream,
         code_mode=_code_mode(options.get("codeMode")),
-        ci=Ci(github=bool(data.get("ci", {}).get("github", False))),
+        ci=Ci(
+            github=bool(data.get("ci", {}).get("github", False)),
+            mcpgen=data.get("ci", {}).get("mcpgen"),
+        ),
         observability=Observability(
             metrics=str(data.get("observability", {}).get("metrics", "protected"))
         ),

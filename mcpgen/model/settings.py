@@ -82,6 +82,7 @@ class Ci:
     """Continuous integration files generated on request (manifest ``ci``)."""
 
     github: bool = False  # .github/workflows/mcp.yml
+    mcpgen: str | None = None  # what that workflow installs mcpgen from (default: this version)
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,32 @@ def test_the_workflow_parses_and_has_the_recipes_steps(tmp_path: Path) -> None:
     assert cli("build", manifest, "-o", repo, "--check")[0] == 0
 
 
+def test_the_manifest_says_where_mcpgen_comes_from(tmp_path: Path) -> None:
+    """``ci.mcpgen``: a package index may not have this version (a fork, a checkout): the
+    workflow installs what the manifest names, and ``build --check`` still passes."""
+    source = "git+https://example.invalid/team/mcpgen@v1"
+    manifest, repo = project(tmp_path, SHELF + f"ci: {{github: true, mcpgen: '{source}'}}\n")
+    assert load(repo)["env"]["MCPGEN"] == source
+    assert cli("build", manifest, "-o", repo, "--check")[0] == 0
+
+
+def test_the_install_step_runs_against_a_local_checkout(tmp_path: Path) -> None:
+    """The workflow's own install and check steps, in a fresh venv, with mcpgen from this
+    checkout (``ci.mcpgen`` a path): what a team without a package index runs."""
+    manifest, repo = project(tmp_path, SHELF + f"ci: {{github: true, mcpgen: '{ROOT}'}}\n")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    env["MCPGEN"] = load(repo)["env"]["MCPGEN"]
+    shell = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"]  # as GitHub runs it
+    for step in steps(load(repo))[2:4]:  # install; generated files match the manifest
+        done = subprocess.run(
+            [*shell, step["run"]], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
 def test_only_on_request_and_removed_when_no_longer_requested(tmp_path: Path) -> None:
     manifest, repo = project(tmp_path, SHELF)
     assert not (repo / WORKFLOW).exists()
