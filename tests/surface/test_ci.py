@@ -89,7 +89,7 @@ def test_the_manifest_says_where_mcpgen_comes_from(tmp_path: Path) -> None:
 def test_the_install_step_runs_against_a_local_checkout(tmp_path: Path) -> None:
     """The workflow's own install and check steps, in a fresh venv, with mcpgen from this
     checkout (``ci.mcpgen`` a path): what a team without a package index runs."""
-    manifest, repo = project(tmp_path, SHELF + f"ci: {{github: true, mcpgen: '{ROOT}'}}\n")
+    _manifest, repo = project(tmp_path, SHELF + f"ci: {{github: true, mcpgen: '{ROOT}'}}\n")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
