@@ -39,14 +39,17 @@ class EnvVar:
     default: str | None = None
     # transports it matters for; empty = all of them (listener settings are http-only)
     transports: tuple[str, ...] = ()
+    credential: bool = (
+        False  # a credential of the wrapped API (a client id too, not only its secret)
+    )
 
     def applies_to(self, transport: str) -> bool:
         return not self.transports or transport in self.transports
 
     @property
     def needed(self) -> bool:
-        """A host must set it: the server fails without it, or it holds a credential."""
-        return self.required or self.secret
+        """A host must set it: the server fails without it, or it is (part of) a credential."""
+        return self.required or self.secret or self.credential
 
 
 def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
@@ -195,6 +198,7 @@ def env_vars(items: list[Json], where: Path | str) -> list[EnvVar]:
                 required=bool(item.get("required")),
                 default=None if default is None else str(default),
                 transports=tuple(item.get("transports") or ()),
+                credential=bool(item.get("credential")),
             )
         )
     return out

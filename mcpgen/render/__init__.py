@@ -62,6 +62,7 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
     """Everything a template may see: the model's parts, by name. ``source``: where the
     manifest is, relative to the output folder (default: its file name, beside it)."""
     source_name = manifest.source.replace("\\", "/").rsplit("/", 1)[-1]
+    env = environment(manifest)
     source_path = source or source_name
     return {
         "m": manifest,
@@ -78,9 +79,8 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
         "source_name": source_name,
         "source_path": source_path,
         "source_shell": shlex.quote(source_path),
-        "host_snippets": readme_snippets(
-            manifest.server.name, manifest.server.script, environment(manifest)
-        ),
+        "host_snippets": readme_snippets(manifest.server.name, manifest.server.script, env),
+        "credential_env": [e for e in env if e.get("credential")],
         "deploy": None,
         **deploy_context(manifest),
     }

@@ -90,6 +90,7 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
         required: bool = False,
         default: str | None = None,
         transports: tuple[str, ...] = (),
+        credential: bool = False,
     ) -> None:
         entry = {
             "name": name,
@@ -98,6 +99,8 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
             "required": required,
             "default": default,
         }
+        if credential:  # of the wrapped API: a host sets it with its pair (id and secret)
+            entry["credential"] = True
         if transports:
             entry["transports"] = list(transports)
         found.append(entry)
@@ -146,7 +149,7 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
         for scheme, source in sources.items():
             base = upstream["credentialEnv"][scheme]
             for suffix, meaning, secret in env_suffixes(source):
-                add(base + suffix, f"{meaning} ({scheme})", secret=secret)
+                add(base + suffix, f"{meaning} ({scheme})", secret=secret, credential=True)
     return found
 
 

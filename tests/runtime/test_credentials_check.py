@@ -185,3 +185,12 @@ def test_the_build_lists_only_variables_the_sources_read(tmp_path: Path) -> None
     # an authorization-code scheme left on env, and the header source, read no variable
     assert not [n for n in names if "USEROAUTH" in n or "OIDC" in n]
     assert spec["upstream"]["credentials"]["oidc"] == {"from": "header", "header": "X-Id"}
+    # issue 34 item 8: what a user configures token exchange with, in every place it is told
+    pair = ["T_API_BEARERAUTH_CLIENT_ID", "T_API_BEARERAUTH_CLIENT_SECRET"]
+    readme = (out / "README.md").read_text()
+    assert all(f"| `{name}` |" in readme for name in pair)
+    assert "| `T_API_BEARERAUTH` |" not in readme  # no static token variable for it
+    from mcpgen.hosts.project import describe
+
+    needed = {v.name for v in describe(out).needed_env()}
+    assert set(pair) <= needed  # host snippets and ``mcpgen install`` carry both
