@@ -246,8 +246,20 @@ def dev(
                 watched = _watch_list(manifest, output)
                 times = snapshot(*watched)
                 done = f"rebuilt in {result.seconds:.1f} s, "
+                for line in result.lines:  # what build says: breaking changes, stubs, ...
+                    if not line.startswith(("tools/list:", "built ")):
+                        say("  " + line.strip())
             else:
                 done = ""
+            broken = _syntax_errors(files, manifest.parent, output)
+            if broken:
+                say(
+                    f"{what} changed: not restarted"
+                    + ("; the last good server keeps running:" if server else ":")
+                )
+                for line in broken:
+                    say("  " + line)
+                continue
             if server is not None:
                 server.stop()
             if sources or server is None:  # a rebuild may rename the package
@@ -266,6 +278,21 @@ def dev(
         if server is not None:
             server.stop()
         signal.signal(signal.SIGTERM, previous)
+
+
+def _syntax_errors(files: list[Path], *bases: Path) -> list[str]:
+    """``FILE:LINE: message`` for each changed Python file that does not compile (a server
+    started with it would fail on the first call)."""
+    found = []
+    for path in files:
+        if path.suffix != ".py" or not path.is_file():
+            continue
+        try:
+            compile(path.read_text("utf-8"), str(path), "exec")
+        except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+            line = getattr(exc, "lineno", None) or 1
+            found.append(f"{_relative(path, *bases)}:{line}: {getattr(exc, 'msg', exc)}")
+    return found
 
 
 def _watch_list(manifest: Path, output: Path) -> tuple[list[Path], list[Path]]:

@@ -123,11 +123,22 @@ def test_dev_picks_up_a_handler_edit_and_a_manifest_edit(
 
     text = manifest.read_text()
     _touch_later(manifest, text.replace("\ntools:\n", "\ntools:\n" + NEW_TOOL, 1))
-    line = running.expect("restarted")[-1]
-    assert line.startswith("calculator.yaml changed: rebuilt in ")
+    seen = running.expect("restarted")
+    assert seen[-1].startswith("calculator.yaml changed: rebuilt in ")
+    # what build says is shown too (issue 34 item 6)
+    assert any("new stub: src/calculator_mcp/handlers/tools/negate.py" in s for s in seen), seen
     assert "negate" in anyio.run(_tools, url)
     assert (output / "src/calculator_mcp/handlers/tools/negate.py").is_file()
     assert anyio.run(_call, url, "add", {"numbers": [1, 2]}) == {"sum": 103}  # kept
+
+    # a handler that does not compile: located, and the last good server keeps running
+    _touch_later(handler, "async def handle(args:\n")
+    kept = running.expect("not restarted")
+    assert kept[-1].endswith("changed: not restarted; the last good server keeps running:")
+    assert re.search(r"handlers/tools/add\.py:1: ", running.expect("add.py:")[-1])
+    assert anyio.run(_call, url, "add", {"numbers": [1, 2]}) == {"sum": 103}
+    _touch_later(handler, HANDLER.format(bonus=100))
+    running.expect("restarted")
 
     _touch_later(manifest, manifest.read_text() + "broken: [\n")
     failed = running.expect("build failed")
