@@ -243,14 +243,16 @@ class BaseClient:
         """Start a tool call as a task: the task (``taskId``, ``status``...), at once."""
         from .tasks_client import start_task
 
-        return await start_task(self.client.session, name, arguments, ttl_ms=ttl_ms)
+        task: dict[str, Any] = await start_task(self.client.session, name, arguments, ttl_ms=ttl_ms)
+        return task
 
     async def task_status(self, task_id: str) -> dict[str, Any]:
         """The task now: ``status`` (working, input_required, completed, failed, cancelled),
         ``statusMessage`` (the handler's last progress message)..."""
         from .tasks_client import get_task
 
-        return await get_task(self.client.session, task_id)
+        task: dict[str, Any] = await get_task(self.client.session, task_id)
+        return task
 
     async def wait_task(
         self,
@@ -262,7 +264,7 @@ class BaseClient:
         protocol error or a cancellation ``MCPError``."""
         from .tasks_client import wait_task
 
-        result = await wait_task(self.client.session, task_id, on_status)
+        result: types.CallToolResult = await wait_task(self.client.session, task_id, on_status)
         if result.is_error:
             raise ToolCallError(task_id, error_text(result), result)
         return result
