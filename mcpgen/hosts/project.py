@@ -39,9 +39,7 @@ class EnvVar:
     default: str | None = None
     # transports it matters for; empty = all of them (listener settings are http-only)
     transports: tuple[str, ...] = ()
-    credential: bool = (
-        False  # a credential of the wrapped API (a client id too, not only its secret)
-    )
+    credential: bool = False  # of the wrapped API (a client id too, not only a secret)
 
     def applies_to(self, transport: str) -> bool:
         return not self.transports or transport in self.transports
