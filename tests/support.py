@@ -7,6 +7,7 @@ import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -47,3 +48,29 @@ def running(
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+TS_CLIENT = Path(__file__).resolve().parent / "ts_client"
+
+
+def ts_node() -> str:
+    """``node``, with the TypeScript SDK installed in ``tests/ts_client`` (npm, once);
+    the test skips where Node is missing."""
+    import shutil
+
+    import pytest
+
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the TypeScript SDK client")
+    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund"],
+            cwd=TS_CLIENT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return node

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,29 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import free_port, running
+from support import TS_CLIENT, free_port, running, ts_node
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "generated_examples" / "calculator"
-TS_CLIENT = Path(__file__).resolve().parent / "ts_client"
 
 
 @pytest.fixture(scope="module")
 def node() -> str:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed for the TypeScript SDK client")
-    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund"],
-            cwd=TS_CLIENT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return node
+    return ts_node()
 
 
 def env() -> dict[str, str]:

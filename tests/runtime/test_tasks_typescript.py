@@ -5,7 +5,6 @@ Installs the SDK into tests/ts_client/node_modules when it is missing."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,31 +12,14 @@ from typing import Any
 import pytest
 import tasks_kit as kit
 from e2e_support import http_server
+from support import TS_CLIENT, ts_node
 from test_tasks_generated import KEYS, build_jobs
 
 pytestmark = pytest.mark.timeout(600)
-TS_CLIENT = Path(__file__).resolve().parent.parent / "ts_client"
-
-
-def node() -> str:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed for the TypeScript SDK client")
-    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund"],
-            cwd=TS_CLIENT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return node
 
 
 def test_typescript_tasks_client(tmp_path: Path) -> None:
-    runner = node()
+    runner = ts_node()
     built = build_jobs(tmp_path)
     with http_server(built, KEYS, tmp_path / "server.log") as url:
         done = subprocess.run(
