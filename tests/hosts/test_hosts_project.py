@@ -46,7 +46,9 @@ def test_calculator_facts() -> None:
 def test_a_wrapped_api_names_its_variables() -> None:
     project = describe(EXAMPLES / "shop")
     by_name = {v.name: v for v in project.environment}
-    assert by_name["SHOP_API_APIKEY"] == EnvVar("SHOP_API_APIKEY", "API key (apiKey)", secret=True)
+    assert by_name["SHOP_API_APIKEY"] == EnvVar(
+        "SHOP_API_APIKEY", "API key (apiKey)", secret=True, credential=True
+    )
     assert by_name["SHOP_API_BASE_URL"].default == "http://127.0.0.1:9/api"
     assert not by_name["SHOP_API_BASE_URL"].needed
     assert [v.name for v in project.needed_env()] == ["SHOP_API_APIKEY"]
