@@ -6,13 +6,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from mcpgen import __version__, identifiers
 from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
+from mcpgen.format import ENGINES, Engine
 from mcpgen.health.command import check as check_command
 from mcpgen.hosts.commands import (
     add_command,
@@ -24,9 +24,6 @@ from mcpgen.hosts.commands import (
 )
 from mcpgen.pipeline import load_manifest
 from mcpgen.surface.command import diff as diff_command
-
-if TYPE_CHECKING:
-    from mcpgen.format import Engine
 
 
 class _Group(click.Group):
@@ -207,7 +204,7 @@ def inspect(manifest: Path, as_json: bool) -> None:
 )
 @click.option(
     "--formatter",
-    type=click.Choice(["ruff", "black"]),
+    type=click.Choice(ENGINES),
     default="ruff",
     show_default=True,
     help="What formats the generated Python: ruff format (set to write black's bytes) or black.",
