@@ -102,17 +102,18 @@ def _failed(exc: InputError) -> Loaded:
 
 def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ruff") -> Output:
     """The back half: the project's files, formatted. Model modules come from the build
-    cache or are generated over the machine's cores; then rendering (``render_project``,
-    pure) and one formatter pass."""
+    cache or are generated in worker processes while the rest is rendered
+    (``render_project``'s two halves, pure); then one formatter pass."""
     import os
 
     from mcpgen.format import format_output
-    from mcpgen.render import render_project
-    from mcpgen.render.model_parts import generate_models
+    from mcpgen.render import add_models, render_without_models
+    from mcpgen.render.model_parts import start_models
 
-    with timing.phase("models (datamodel-code-generator)"):
-        models = generate_models(manifest, cached=True, jobs=os.cpu_count() or 1)
-    rendered = render_project(manifest, source, models)
+    models = start_models(manifest, cached=True, jobs=os.cpu_count() or 1)
+    rendered = render_without_models(manifest, source)
+    with timing.phase("models (datamodel-code-generator, waited for)"):
+        add_models(rendered, manifest, models())
     with timing.phase("format"):
         format_output(rendered, formatter)
     return rendered

@@ -252,16 +252,18 @@ def test_models_are_split_in_parts_and_one_changed_tool_regenerates_one_part(
     assert "class Person(McpgenBaseModel)" in (package / "_shared.py").read_text()
     assert "from many_mcp.models._shared import Person" in (package / parts[0]).read_text()
 
-    generated: list[str] = []
+    log = tmp_path / "generated.txt"  # the generator may run in a (forked) worker process
     original = modelmodules.generate_module
 
     def spy(module: modelmodules.ModelModule, package_name: str) -> str:
-        generated.append(module.name)
+        with log.open("a") as fh:
+            fh.write(module.name + "\n")
         return original(module, package_name)
 
     monkeypatch.setattr(modelmodules, "generate_module", spy)
     source.write_text(head + tools.replace("n3: {type: integer}", "n3: {type: string}"))
     assert build(str(source), "-o", str(out))[0] == 0
+    generated = log.read_text().split()
     assert len(generated) == 1 and generated[0].startswith("_part")
     assert "n3: str | None" in "".join(p.read_text() for p in package.glob("_part*.py"))
 

@@ -96,9 +96,13 @@ def render_project(
     manifest's file name (a manifest beside the project). ``models``: the models package's
     modules, when the caller generated them (the build command, with its cache); else they
     are generated here."""
-    pkg = manifest.server.package
-    if models is None:
-        models = generate_models(manifest)
+    out = render_without_models(manifest, source)
+    add_models(out, manifest, models if models is not None else generate_models(manifest))
+    return out
+
+
+def render_without_models(manifest: Manifest, source: str | None = None) -> Output:
+    """Every file of the project but the models package (``add_models``)."""
     with timing.phase("surface lock"):
         surface = _lock(manifest)
     with timing.phase("render templates"):
@@ -106,13 +110,18 @@ def render_project(
     out.surface = surface
     with timing.phase("JSON files"):
         out.generated.update(_json_files(manifest, surface))
+    return out
+
+
+def add_models(out: Output, manifest: Manifest, models: Models) -> None:
+    """The models package's files, into ``out``."""
+    pkg = manifest.server.package
     # every class a part defines is re-exported (nested models too), not only the planned
     ended = [(m.name, classes_in(models.sources[m.name], m.classes)) for m in models.modules]
     out.generated.update(_models_package(manifest, ended))
     out.generated.update(
         {f"src/{pkg}/models/{name}.py": text for name, text in models.sources.items()}
     )
-    return out
 
 
 _CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)

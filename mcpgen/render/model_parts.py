@@ -23,6 +23,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import cache as cache_result
 from importlib import metadata
@@ -262,11 +265,18 @@ class Models:
 
 
 def generate_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Models:
-    """Every module of the models package. ``cached``: modules are read from and kept in
-    the build cache, by the schemas they are made from (a rebuild after one operation
-    changed runs the generator on one part). ``jobs``: processes for the generator when
-    more than one module is still to generate. InputError with located problems when the
-    schemas cannot be generated."""
+    """Every module of the models package (``start_models``, waited for)."""
+    return start_models(manifest, cached, jobs)()
+
+
+def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Callable[[], Models]:
+    """Start making every module of the models package; the returned function waits for
+    them. ``cached``: modules are read from and kept in the build cache, by the schemas
+    they are made from (a rebuild after one operation changed runs the generator on one
+    part). ``jobs`` > 1: the modules still to generate run in worker processes (at most
+    ``jobs``, one per ``PART_SIZE`` models: a worker first pays the generator's import,
+    ~0.7 s), so the caller renders the rest of the project meanwhile. The function raises
+    InputError with located problems when the schemas cannot be generated."""
     package = manifest.server.package
     modules = plan(manifest)
     sources: dict[str, str] = {}
@@ -277,39 +287,55 @@ def generate_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> 
             todo.append(module)
         else:
             sources[module.name] = found
-    failed: str | None = None
-    for module, (source, error) in zip(todo, _generate_all(todo, package, jobs), strict=True):
-        if error is not None:
-            failed = failed or error
-            continue
-        if cached:
-            cache.write(_cache_file(module, package), source)
-        sources[module.name] = source
-    if failed is None:
-        return Models(modules, {m.name: sources[m.name] for m in modules})
-    # A part the generator rejects may only be a limit of the split (references across
-    # modules): every model as one module; if that fails too, the schemas are at fault.
-    if [m.name for m in modules] != ["_part00"] or modules[0].shared is not None:
-        whole = whole_module(manifest)
-        source, error = _generate_checked(whole, package)
-        if error is None:
-            return Models([whole], {whole.name: source})
-    raise InputError(locate_failure(manifest, model_schemas(manifest), Exception(failed)))
+    workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
+    pending = _submit(todo, package, max(1, workers)) if jobs > 1 and todo else None
+
+    def finish() -> Models:
+        if pending is None:
+            results = [_generate_checked(module, package) for module in todo]
+        else:
+            results = _gather(pending, todo, package)
+        failed: str | None = None
+        for module, (source, error) in zip(todo, results, strict=True):
+            if error is not None:
+                failed = failed or error
+                continue
+            if cached:
+                cache.write(_cache_file(module, package), source)
+            sources[module.name] = source
+        if failed is None:
+            return Models(modules, {m.name: sources[m.name] for m in modules})
+        # A part the generator rejects may only be a limit of the split (references
+        # across modules): every model as one module; if that fails too, the schemas are
+        # at fault.
+        if [m.name for m in modules] != ["_part00"] or modules[0].shared is not None:
+            whole = whole_module(manifest)
+            source, error = _generate_checked(whole, package)
+            if error is None:
+                return Models([whole], {whole.name: source})
+        raise InputError(locate_failure(manifest, model_schemas(manifest), Exception(failed)))
+
+    return finish
 
 
-def _generate_all(todo: list[ModelModule], package: str, jobs: int) -> list[tuple[str, str | None]]:
-    """The generator over ``todo``: here, or over ``jobs`` processes when there is more
-    than one module (biggest first)."""
-    jobs = min(jobs, len(todo))
-    if jobs <= 1:
-        return [_generate_checked(module, package) for module in todo]
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+Pending = tuple[ProcessPoolExecutor, list[Future[tuple[str, str | None]]]]
 
+
+def _submit(todo: list[ModelModule], package: str, workers: int) -> Pending:
+    """The generator over ``todo`` in ``workers`` processes, biggest module first."""
+    pool = ProcessPoolExecutor(workers)
     order = sorted(range(len(todo)), key=lambda i: -len(todo[i].classes))
-    with ProcessPoolExecutor(jobs) as pool:
-        futures = {i: pool.submit(_generate_checked, todo[i], package) for i in order}
-        try:
-            return [futures[i].result() for i in range(len(todo))]
-        except BrokenProcessPool:  # a worker died (out of memory?): generate here
-            return [_generate_checked(module, package) for module in todo]
+    futures = {i: pool.submit(_generate_checked, todo[i], package) for i in order}
+    return pool, [futures[i] for i in range(len(todo))]
+
+
+def _gather(
+    pending: Pending, todo: list[ModelModule], package: str
+) -> list[tuple[str, str | None]]:
+    pool, futures = pending
+    try:
+        return [future.result() for future in futures]
+    except BrokenProcessPool:  # a worker died (out of memory?): generate here
+        return [_generate_checked(module, package) for module in todo]
+    finally:
+        pool.shutdown(cancel_futures=True)
