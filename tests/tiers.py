@@ -8,6 +8,7 @@ TESTS = Path(__file__).resolve().parent
 
 EXTERNAL = {
     "test_conformance.py",
+    "test_format_big.py",
     "test_fresh_install.py",
     "test_typescript_client.py",
     "hosts/test_hosts_bundle.py",

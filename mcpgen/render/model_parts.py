@@ -273,9 +273,11 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     """Start making every module of the models package; the returned function waits for
     them. ``cached``: modules are read from and kept in the build cache, by the schemas
     they are made from (a rebuild after one operation changed runs the generator on one
-    part). ``jobs`` > 1: the modules still to generate run in worker processes (at most
-    ``jobs``, one per ``PART_SIZE`` models: a worker first pays the generator's import,
-    ~0.7 s), so the caller renders the rest of the project meanwhile. The function raises
+    part). ``jobs`` > 1: when there are more than ``PART_SIZE`` models to generate, they
+    run in worker processes (at most ``jobs``, one per ``PART_SIZE`` models: a worker first
+    pays the generator's import, ~0.7 s, and a process forked from a big build copies the
+    memory its collector walks) while the caller renders the rest of the project; else
+    they are generated when the returned function is called. That function raises
     InputError with located problems when the schemas cannot be generated."""
     package = manifest.server.package
     modules = plan(manifest)
@@ -288,7 +290,7 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
         else:
             sources[module.name] = found
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
-    pending = _submit(todo, package, max(1, workers)) if jobs > 1 and todo else None
+    pending = _submit(todo, package, workers) if workers > 1 else None
 
     def finish() -> Models:
         if pending is None:
