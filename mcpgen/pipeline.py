@@ -19,6 +19,7 @@ from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import check_structure
 from mcpgen.check.view import broken_entries
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
+from mcpgen.model import remembered
 from mcpgen.model.build import build_model
 from mcpgen.model.types import Manifest
 from mcpgen.openapi import is_openapi
@@ -77,7 +78,13 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
     problems.extend(check(doc).items)
     if problems.has_errors(strict):
         return Loaded(None, problems, doc)
-    return Loaded(build_model(doc), problems, doc)
+    if doc.imported is None:  # only imported operations are compacted
+        return Loaded(build_model(doc), problems, doc)
+    server = doc.data["server"]
+    pack = remembered.open_pack(str(server.get("package") or server["name"]))
+    manifest = build_model(doc, pack)
+    remembered.save_pack(pack)
+    return Loaded(manifest, problems, doc)
 
 
 def check(doc: Document) -> Problems:

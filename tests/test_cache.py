@@ -172,7 +172,7 @@ def test_an_advertised_definition_is_kept_per_options_and_per_compacting_code(
 ) -> None:
     from mcpgen.model import compact, remembered
 
-    salt = remembered.Advertised(compact.CompactOptions(), "p").salt
-    assert remembered.Advertised(compact.CompactOptions(description=40), "p").salt != salt
+    salt = remembered.Advertised(compact.CompactOptions(), None).salt
+    assert remembered.Advertised(compact.CompactOptions(description=40), None).salt != salt
     monkeypatch.setattr(remembered, "_CODE", (*remembered._CODE[:-1], cache))
-    assert remembered.Advertised(compact.CompactOptions(), "p").salt != salt
+    assert remembered.Advertised(compact.CompactOptions(), None).salt != salt

@@ -15,7 +15,7 @@ from mcpgen.model import compact, fastpath
 from mcpgen.model import names as assigned
 from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
-from mcpgen.model.remembered import Advertised
+from mcpgen.model.remembered import Advertised, Pack
 from mcpgen.model.resources import Resource, StaticContent
 from mcpgen.model.settings import Ci, Observability, auth_settings, http_settings
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
@@ -25,22 +25,22 @@ DEFAULT_PAGE_SIZE = 100
 EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
-def build_model(doc: Document) -> Manifest:
+def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
+    """The model of a checked document. ``pack``: results of earlier builds to reuse (the
+    build cache's, read and written by the caller)."""
     data: dict[str, Any] = doc.data
     shared: dict[str, Any] = data.get("$defs", {})
     server = _server(data["server"])
     index = schemas.RefIndex(shared)
     options: dict[str, Any] = data["openapi"] if isinstance(data.get("openapi"), dict) else {}
     diet = compact.CompactOptions.from_manifest(options.get("compact"))
-    advertise = Advertised(diet, server.package) if diet.enabled else None
+    advertise = Advertised(diet, pack) if diet.enabled else None
     merged = doc.imported or Merged()
     given = assigned.assign(data)
     tools = tuple(
         _tool(t, given.tools[i], shared, index, advertise, merged.tools.get(i))
         for i, t in enumerate(data.get("tools", []))
     )
-    if advertise is not None:
-        advertise.save()
     resources = tuple(
         _resource(
             r,

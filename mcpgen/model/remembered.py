@@ -6,8 +6,9 @@ when one operation changed. Each result is kept under a key made of everything i
 from: the operation's texts, its bundled schemas, the ``openapi.compact`` options and the
 source of the code that compacts (so an edited mcpgen never reads an older result).
 
-A server's results are kept together in one "pack" (like the formatted pieces of a file,
-``format.FormatJob``): one read and at most one write per build, where a file per tool
+A server's results are kept together in one "pack", read and written by the build
+command around the model stage (``pipeline.load_document``): one read and at most one
+write per build, where a file per tool
 would cost a second to create for a big API on a slow file system. A pack holds the
 results of the last build and, up to as many again, older ones (``mcpgen diff`` builds two
 versions of a spec side by side). A missing or unreadable pack only costs time.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import astuple
+from dataclasses import astuple, dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
@@ -30,27 +31,44 @@ PREFIX = "advertised-v1-"
 _CODE = (compact, relax, share, schema_walk)  # the modules whose code makes the result
 
 
-class Advertised:
-    """``compact.advertise`` with one build's options, for the server ``scope``, through
-    the build cache; ``save`` writes what the build made when it computed anything."""
+@dataclass
+class Pack:
+    """One server's results in the build cache: read and written by the build command
+    (``open_pack``, ``save_pack``), looked up and added to by the model stage."""
 
-    def __init__(self, options: compact.CompactOptions, scope: str) -> None:
+    path: Path | None
+    kept: dict[str, Json]  # what earlier builds left
+    used: dict[str, Json] = field(default_factory=dict)  # what this build used
+    computed: int = 0  # how many of those were not kept
+
+
+def open_pack(scope: str) -> Pack:
+    store = cache.cache_dir()
+    path = None if store is None else store / f"{PREFIX}{_hash(scope)}.json"
+    return Pack(path, cache.read_pack(path))
+
+
+def save_pack(pack: Pack) -> None:
+    """Keep the build's results, and up to as many older ones, when it computed any."""
+    if pack.path is None or not pack.computed:
+        return
+    older = [key for key in pack.kept if key not in pack.used][: len(pack.used)]
+    cache.write(pack.path, _dumps({**pack.used, **{key: pack.kept[key] for key in older}}))
+
+
+class Advertised:
+    """``compact.advertise`` with one build's options, through the results in ``pack``
+    (None: computed every time)."""
+
+    def __init__(self, options: compact.CompactOptions, pack: Pack | None) -> None:
         self.options = options
-        store = cache.cache_dir()
-        self.path = None if store is None else store / f"{PREFIX}{_hash(scope)}.json"
-        self.used: dict[str, Json] = {}
-        self.computed = 0
+        self.pack = pack
         self._digests: dict[int, tuple[Json, str]] = {}
 
     @cached_property
     def salt(self) -> str:
         """The compacting code and the options: part of every key."""
         return _salt(self.options)
-
-    @cached_property
-    def kept(self) -> dict[str, Json]:
-        """The pack of earlier builds, read when the first imported operation needs it."""
-        return cache.read_pack(self.path)
 
     def __call__(
         self,
@@ -63,22 +81,17 @@ class Advertised:
     ) -> dict[str, Json]:
         given = [title, text, input_schema, output_schema, annotations]
         make = partial(compact.advertise, *given, wrapped=wrapped, options=self.options)
-        if self.path is None:
+        pack = self.pack
+        if pack is None:
             return make()
         parts = [self.salt, title, text, self._part(input_schema)]
         key = _hash(_dumps([*parts, self._part(output_schema), annotations, wrapped]))
-        found = self.used.get(key, self.kept.get(key))
+        found = pack.used.get(key, pack.kept.get(key))
         if not isinstance(found, dict):
             found = make()
-            self.computed += 1
-        self.used[key] = found
+            pack.computed += 1
+        pack.used[key] = found
         return found
-
-    def save(self) -> None:
-        if self.path is None or not self.computed:
-            return
-        older = [key for key in self.kept if key not in self.used][: len(self.used)]
-        cache.write(self.path, _dumps({**self.used, **{key: self.kept[key] for key in older}}))
 
     def _part(self, schema: Json) -> Json:
         """A bundled schema for the key: each definition by its digest (the same objects
