@@ -8,7 +8,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -188,15 +188,7 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
 @click.option("--json", "raw", is_flag=True, help="Print the whole result as JSON.")
 @_connection_options
 def call_command(
-    words: tuple[str, ...],
-    args_json: str | None,
-    raw: bool,
-    command: str | None,
-    env_pairs: tuple[str, ...],
-    headers: tuple[str, ...],
-    token: str | None,
-    python: Path | None,
-    timeout: float,
+    words: tuple[str, ...], args_json: str | None, raw: bool, timeout: float, **connection: Any
 ) -> None:
     """Call TOOL on the server at SOURCE and print its result.
 
@@ -207,14 +199,14 @@ def call_command(
     """
     from .call import call_tool, emit, run
 
-    if command is not None:
+    if connection["command"] is not None:
         source, rest = None, words
     else:
         source, rest = (words[0], words[1:]) if words else (None, ())
     if not rest:
         fail("name the TOOL to call (mcpgen list SOURCE shows them)")
     tool, pairs = rest[0], rest[1:]
-    src = _source(source, command, env_pairs, headers, token, python)
+    src = _source(source, **connection)
     sys.exit(emit(run(call_tool(src, tool, args_json, pairs, timeout, raw))))
 
 
@@ -222,20 +214,11 @@ def call_command(
 @click.argument("source", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the listings as JSON.")
 @_connection_options
-def list_command(
-    source: str | None,
-    as_json: bool,
-    command: str | None,
-    env_pairs: tuple[str, ...],
-    headers: tuple[str, ...],
-    token: str | None,
-    python: Path | None,
-    timeout: float,
-) -> None:
+def list_command(source: str | None, as_json: bool, timeout: float, **connection: Any) -> None:
     """List the tools (with their arguments), prompts and resources of SOURCE."""
     from .call import emit, list_server, run
 
-    src = _source(source, command, env_pairs, headers, token, python)
+    src = _source(source, **connection)
     sys.exit(emit(run(list_server(src, timeout, as_json))))
 
 
