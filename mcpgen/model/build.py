@@ -182,26 +182,13 @@ def _resolve_root(schema: Any, shared: dict[str, Any]) -> tuple[Any, str | None]
     return {**shared[name], **extra}, name
 
 
-CODE_MODE_KEYS = {  # openapi.codeMode -> the runtime's code mode Limits
-    "timeout": "timeout",
-    "cpuSeconds": "cpu_seconds",
-    "memory": "memory",
-    "recursion": "recursion",
-    "calls": "calls",
-    "output": "output",
-    "code": "code",
-    "sleepSeconds": "sleep_seconds",
-    "workers": "workers",
-    "perCaller": "per_caller",
-    "arguments": "arguments",
-}
-
-
 def _code_mode(raw: Any) -> dict[str, Any] | None:
-    """``openapi.codeMode`` as the runtime's limits (snake_case), only the ones given."""
+    """``openapi.codeMode`` as the runtime's code mode ``Limits``, only the ones given: its
+    field names are the manifest's in snake_case (``cpuSeconds`` -> ``cpu_seconds``; the
+    manifest schema allows no other key)."""
     if not isinstance(raw, dict):
         return None
-    return {CODE_MODE_KEYS[k]: v for k, v in raw.items() if k in CODE_MODE_KEYS}
+    return {names.snake(k): v for k, v in raw.items()}
 
 
 def _tool(
