@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -115,7 +116,12 @@ DEFAULT_CONTEXT_BUDGET = 32 * 1024  # bytes of tools/list that mode auto accepts
 
 def tools_list_bytes(tools: tuple[Tool, ...]) -> int:
     """Bytes of the tools/list result a client receives for ``tools`` (compact JSON)."""
-    return len(('{"tools":[' + ",".join(t.wire_json for t in tools if t.enabled) + "]}").encode())
+    return tools_list_size(t.wire_json for t in tools if t.enabled)
+
+
+def tools_list_size(definitions: Iterable[str]) -> int:
+    """UTF-8 bytes of the ``{"tools":[...]}`` result made of these compact definitions."""
+    return len(('{"tools":[' + ",".join(definitions) + "]}").encode())
 
 
 def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
