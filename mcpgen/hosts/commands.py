@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from .install import HOSTS
+
 if TYPE_CHECKING:
     from .call import Source
 
 EXIT_BAD_INPUT = 2
-HOST_IDS = ("claude-desktop", "claude-code", "cursor", "vscode", "mcp-json")
 
 
 def fail(message: str) -> NoReturn:
@@ -40,7 +41,7 @@ _timeout = click.option(
 
 
 @click.command()
-@click.argument("host", type=click.Choice(HOST_IDS))
+@click.argument("host", type=click.Choice(list(HOSTS)))
 @click.argument("project", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--name", default=None, help="Entry name (default: the server's name).")
 @click.option("--env", "env_pairs", multiple=True, metavar="K=V", help="Set a variable.")
