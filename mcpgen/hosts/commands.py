@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from .bundle import RUNTIMES
 from .install import HOSTS
+from .project import KINDS
 
 if TYPE_CHECKING:
     from .call import Source
@@ -55,7 +57,7 @@ _timeout = click.option(
 @click.option(
     "--launcher",
     "kind",
-    type=click.Choice(["venv", "python", "source", "path", "uvx"]),
+    type=click.Choice(KINDS),
     default=None,
     help="How the host starts the server (default: the first that works).",
 )
@@ -234,7 +236,7 @@ def list_command(source: str | None, as_json: bool, timeout: float, **connection
 )
 @click.option(
     "--runtime",
-    type=click.Choice(["uv", "python"]),
+    type=click.Choice(RUNTIMES),
     default="uv",
     show_default=True,
     help="uv: the host installs the dependencies (portable); python: vendor them for "
