@@ -38,18 +38,6 @@ def cache_dir() -> Path | None:
     return Path(base) / "mcpgen"
 
 
-def holds_models() -> bool:
-    """Whether the cache holds any generated model module (of this cache format)."""
-    store = cache_dir()
-    if store is None:
-        return False
-    try:
-        with os.scandir(store) as entries:
-            return any(entry.name.startswith(MODELS_PREFIX) for entry in entries)
-    except OSError:
-        return False
-
-
 def read(path: Path | None) -> str | None:
     if path is None:
         return None

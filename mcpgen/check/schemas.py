@@ -26,7 +26,7 @@ def refs(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
                 value = node[key]
                 if key in DATA_KEYWORDS:
                     continue  # data, not schema
-                if key in _SCHEMA_MAPS and isinstance(value, dict):
+                if key in SCHEMA_MAPS and isinstance(value, dict):
                     # names of properties (or definitions) are not keywords: a property
                     # called "default" or "examples" is a schema like any other
                     for name in sorted(value, reverse=True):
@@ -169,10 +169,10 @@ KEYWORDS = frozenset(
         "dependencies",
     ]
 )
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 DATA_KEYWORDS = ("const", "enum", "default", "examples")
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SCHEMA_VALUES = [
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+SCHEMA_VALUES = (
     "not",
     "if",
     "then",
@@ -184,7 +184,7 @@ _SCHEMA_VALUES = [
     "unevaluatedItems",
     "unevaluatedProperties",
     "contentSchema",
-]
+)
 
 
 def schema_nodes(schema: Json, path: JsonPath = ()) -> Iterator[tuple[dict[str, Json], JsonPath]]:
@@ -197,11 +197,11 @@ def schema_nodes(schema: Json, path: JsonPath = ()) -> Iterator[tuple[dict[str, 
         yield node, where
         for key in sorted(node, reverse=True):
             value = node[key]
-            if key in _SCHEMA_MAPS and isinstance(value, dict):
+            if key in SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend((v, (*where, key, k)) for k, v in value.items())
-            elif key in _SCHEMA_LISTS and isinstance(value, list):
+            elif key in SCHEMA_LISTS and isinstance(value, list):
                 stack.extend((v, (*where, key, i)) for i, v in enumerate(value))
-            elif key in _SCHEMA_VALUES:
+            elif key in SCHEMA_VALUES:
                 stack.append((value, (*where, key)))
 
 
@@ -216,11 +216,11 @@ def objects(schema: Json) -> list[dict[str, Json]]:
             continue
         found.append(node)
         for key, value in node.items():
-            if key in _SCHEMA_MAPS and isinstance(value, dict):
+            if key in SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend(value.values())
-            elif key in _SCHEMA_LISTS and isinstance(value, list):
+            elif key in SCHEMA_LISTS and isinstance(value, list):
                 stack.extend(value)
-            elif key in _SCHEMA_VALUES:
+            elif key in SCHEMA_VALUES:
                 stack.append(value)
     return found
 
@@ -332,7 +332,7 @@ def ref_strings(schema: Json) -> set[str]:
             for key, value in node.items():
                 if key in DATA_KEYWORDS:
                     continue
-                if key in _SCHEMA_MAPS and isinstance(value, dict):
+                if key in SCHEMA_MAPS and isinstance(value, dict):
                     stack.extend(value.values())
                 else:
                     stack.append(value)

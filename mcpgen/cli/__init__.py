@@ -6,22 +6,16 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from mcpgen import __version__, identifiers
 from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
-from mcpgen.format import ENGINES, Engine
+from mcpgen.format import ENGINES
 from mcpgen.health.command import check as check_command
-from mcpgen.hosts.commands import (
-    add_command,
-    bundle,
-    call_command,
-    dev_command,
-    install,
-    list_command,
-)
+from mcpgen.hosts.commands import COMMANDS as HOST_COMMANDS
 from mcpgen.pipeline import load_manifest
 from mcpgen.surface.command import diff as diff_command
 
@@ -209,18 +203,7 @@ def inspect(manifest: Path, as_json: bool) -> None:
     show_default=True,
     help="What formats the generated Python: ruff format (set to write black's bytes) or black.",
 )
-def build(
-    source: Path,
-    output: Path | None,
-    check: bool,
-    show_diff: bool,
-    strict: bool,
-    max_context_bytes: int | None,
-    timings: bool,
-    name: str | None,
-    renames: tuple[str, ...],
-    formatter: Engine,
-) -> None:
+def build(source: Path, output: Path | None, **options: Any) -> None:
     """Generate a server package (and typed client) from SOURCE into OUTPUT.
 
     SOURCE is a manifest, or an OpenAPI 3.0 / 3.1 or Swagger 2.0 document (YAML or JSON)
@@ -228,24 +211,11 @@ def build(
     """
     from mcpgen.cli.build import run_build
 
-    sys.exit(
-        run_build(
-            source,
-            output,
-            check=check,
-            show_diff=show_diff,
-            strict=strict,
-            max_context_bytes=max_context_bytes,
-            timings=timings,
-            name=name,
-            renames=renames,
-            formatter=formatter,
-        )
-    )
+    sys.exit(run_build(source, output, **options))
 
 
-main.add_command(diff_command)
-main.add_command(check_command)
+for command in (diff_command, check_command, *HOST_COMMANDS):
+    main.add_command(command)
 
 
 def run() -> None:
@@ -255,11 +225,3 @@ def run() -> None:
     except BrokenPipeError:  # stdout closed early (``mcpgen ... | head``)
         sys.stderr.close()
         sys.exit(1)
-
-
-main.add_command(install)
-main.add_command(call_command)
-main.add_command(list_command)
-main.add_command(bundle)
-main.add_command(dev_command)
-main.add_command(add_command)

@@ -186,7 +186,7 @@ def _build(
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
     for kind, before, after in renamed:  # a forgotten --rename: the handler was left behind
-        stem = f"/handlers/{kind}s/{names.snake(before)}.py"
+        stem = "/" + names.handler_path(f"{kind}s", names.snake(before))
         if any(p.endswith(stem) for p in the_plan.orphaned):
             click.echo(
                 f"  hint: {kind} {before} was renamed to {after}; move its handler to the new "
@@ -274,7 +274,7 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
         before = old.get(tool.name)
         if before is None:
             continue
-        handler = f"src/{manifest.server.package}/handlers/tools/{tool.ident}.py"
+        handler = f"src/{manifest.server.package}/" + names.handler_path("tools", tool.ident)
         has_handler = (root / handler).is_file()  # an imported operation may have none
         delta: dict[str, tuple[set[str], set[str]]] = {}
         for key, label in (("inputSchema", "input"), ("outputSchema", "output")):

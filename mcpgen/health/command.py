@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-CHECK_NAMES = ("drift", "stubs", "orphans", "types")
+from mcpgen.health import CHECKS
 
 
 @click.command("check")
@@ -36,7 +36,7 @@ CHECK_NAMES = ("drift", "stubs", "orphans", "types")
 )
 @click.option(
     "--skip",
-    type=click.Choice(CHECK_NAMES),
+    type=click.Choice(CHECKS),
     multiple=True,
     help="Leave a check out (repeatable), e.g. --skip stubs while handlers are being written.",
 )
@@ -77,7 +77,7 @@ def check(
             click.echo(f"{directory}: {name} skipped: {reason}", err=True)
         counts = report.counts()
         if report.ok:
-            ran = [c for c in CHECK_NAMES if c not in report.skipped]
+            ran = [c for c in CHECKS if c not in report.skipped]
             click.echo(f"{directory}: ok ({', '.join(ran) or 'nothing'} checked)", err=True)
         else:
             detail = ", ".join(f"{n} {c}" for c, n in counts.items() if n)

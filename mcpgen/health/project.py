@@ -118,7 +118,7 @@ def named_from_spec(project: Project) -> None:
         if isinstance(tool.get("handler"), str):
             named.add(tool["handler"])
         elif "http" in tool and isinstance(tool.get("ident"), str):
-            path = f"{handlers}/tools/{tool['ident']}.py"
+            path = f"{project.package_dir}/" + names.handler_path("tools", tool["ident"])
             named.add(path)
             project.overrides.add(path)
     for kind in ("resources", "prompts"):
@@ -134,7 +134,7 @@ def named_from_spec(project: Project) -> None:
                 str(completion.get("ref")),
                 str(completion.get("argument")),
             )
-            named.add(f"{handlers}/completions/{ident}.py")
+            named.add(f"{project.package_dir}/" + names.handler_path("completions", ident))
     for path in list(named):  # each kind's package
         parts = path.split("/")
         if len(parts) > 4:

@@ -8,15 +8,18 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+from .bundle import RUNTIMES
+from .install import HOSTS
+from .project import KINDS
 
 if TYPE_CHECKING:
     from .call import Source
 
 EXIT_BAD_INPUT = 2
-HOST_IDS = ("claude-desktop", "claude-code", "cursor", "vscode", "mcp-json")
 
 
 def fail(message: str) -> NoReturn:
@@ -40,7 +43,7 @@ _timeout = click.option(
 
 
 @click.command()
-@click.argument("host", type=click.Choice(HOST_IDS))
+@click.argument("host", type=click.Choice(list(HOSTS)))
 @click.argument("project", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--name", default=None, help="Entry name (default: the server's name).")
 @click.option("--env", "env_pairs", multiple=True, metavar="K=V", help="Set a variable.")
@@ -54,7 +57,7 @@ _timeout = click.option(
 @click.option(
     "--launcher",
     "kind",
-    type=click.Choice(["venv", "python", "source", "path", "uvx"]),
+    type=click.Choice(KINDS),
     default=None,
     help="How the host starts the server (default: the first that works).",
 )
@@ -188,15 +191,7 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
 @click.option("--json", "raw", is_flag=True, help="Print the whole result as JSON.")
 @_connection_options
 def call_command(
-    words: tuple[str, ...],
-    args_json: str | None,
-    raw: bool,
-    command: str | None,
-    env_pairs: tuple[str, ...],
-    headers: tuple[str, ...],
-    token: str | None,
-    python: Path | None,
-    timeout: float,
+    words: tuple[str, ...], args_json: str | None, raw: bool, timeout: float, **connection: Any
 ) -> None:
     """Call TOOL on the server at SOURCE and print its result.
 
@@ -207,14 +202,14 @@ def call_command(
     """
     from .call import call_tool, emit, run
 
-    if command is not None:
+    if connection["command"] is not None:
         source, rest = None, words
     else:
         source, rest = (words[0], words[1:]) if words else (None, ())
     if not rest:
         fail("name the TOOL to call (mcpgen list SOURCE shows them)")
     tool, pairs = rest[0], rest[1:]
-    src = _source(source, command, env_pairs, headers, token, python)
+    src = _source(source, **connection)
     sys.exit(emit(run(call_tool(src, tool, args_json, pairs, timeout, raw))))
 
 
@@ -222,20 +217,11 @@ def call_command(
 @click.argument("source", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the listings as JSON.")
 @_connection_options
-def list_command(
-    source: str | None,
-    as_json: bool,
-    command: str | None,
-    env_pairs: tuple[str, ...],
-    headers: tuple[str, ...],
-    token: str | None,
-    python: Path | None,
-    timeout: float,
-) -> None:
+def list_command(source: str | None, as_json: bool, timeout: float, **connection: Any) -> None:
     """List the tools (with their arguments), prompts and resources of SOURCE."""
     from .call import emit, list_server, run
 
-    src = _source(source, command, env_pairs, headers, token, python)
+    src = _source(source, **connection)
     sys.exit(emit(run(list_server(src, timeout, as_json))))
 
 
@@ -250,7 +236,7 @@ def list_command(
 )
 @click.option(
     "--runtime",
-    type=click.Choice(["uv", "python"]),
+    type=click.Choice(RUNTIMES),
     default="uv",
     show_default=True,
     help="uv: the host installs the dependencies (portable); python: vendor them for "

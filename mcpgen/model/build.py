@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -115,7 +116,12 @@ DEFAULT_CONTEXT_BUDGET = 32 * 1024  # bytes of tools/list that mode auto accepts
 
 def tools_list_bytes(tools: tuple[Tool, ...]) -> int:
     """Bytes of the tools/list result a client receives for ``tools`` (compact JSON)."""
-    return len(('{"tools":[' + ",".join(t.wire_json for t in tools if t.enabled) + "]}").encode())
+    return tools_list_size(t.wire_json for t in tools if t.enabled)
+
+
+def tools_list_size(definitions: Iterable[str]) -> int:
+    """UTF-8 bytes of the ``{"tools":[...]}`` result made of these compact definitions."""
+    return len(('{"tools":[' + ",".join(definitions) + "]}").encode())
 
 
 def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
@@ -182,26 +188,13 @@ def _resolve_root(schema: Any, shared: dict[str, Any]) -> tuple[Any, str | None]
     return {**shared[name], **extra}, name
 
 
-CODE_MODE_KEYS = {  # openapi.codeMode -> the runtime's code mode Limits
-    "timeout": "timeout",
-    "cpuSeconds": "cpu_seconds",
-    "memory": "memory",
-    "recursion": "recursion",
-    "calls": "calls",
-    "output": "output",
-    "code": "code",
-    "sleepSeconds": "sleep_seconds",
-    "workers": "workers",
-    "perCaller": "per_caller",
-    "arguments": "arguments",
-}
-
-
 def _code_mode(raw: Any) -> dict[str, Any] | None:
-    """``openapi.codeMode`` as the runtime's limits (snake_case), only the ones given."""
+    """``openapi.codeMode`` as the runtime's code mode ``Limits``, only the ones given: its
+    field names are the manifest's in snake_case (``cpuSeconds`` -> ``cpu_seconds``; the
+    manifest schema allows no other key)."""
     if not isinstance(raw, dict):
         return None
-    return {CODE_MODE_KEYS[k]: v for k, v in raw.items() if k in CODE_MODE_KEYS}
+    return {names.snake(k): v for k, v in raw.items()}
 
 
 def _tool(

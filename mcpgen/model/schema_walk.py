@@ -8,27 +8,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from mcpgen.check.schemas import DEFS_PREFIX
+from mcpgen.check import schemas
+from mcpgen.check.schemas import DEFS_PREFIX, SCHEMA_LISTS, SCHEMA_MAPS
 
 Json = Any
 
 ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated"})
-SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-SCHEMA_VALUES = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "items",
-    "additionalItems",
-    "contains",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
+SCHEMA_VALUES = (*schemas.SCHEMA_VALUES, "additionalItems")
 
 
 def size(value: Json) -> int:

@@ -66,11 +66,6 @@ def mode_tools(mode: str) -> list[dict[str, Json]]:
     return data.get(mode, [])
 
 
-def canonical_json(value: Json) -> str:
-    """Compact, key-sorted JSON: the form used for hashing and drift detection."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 @dataclass(frozen=True)
 class Server:
     name: str
@@ -209,12 +204,6 @@ class Tool:
     def wire_json(self) -> str:
         """``definition`` as compact JSON: what tools/list sends (and what it costs)."""
         return json.dumps(self.definition, ensure_ascii=False, separators=(",", ":"))
-
-    @cached_property
-    def definition_json(self) -> str:
-        """``definition`` as JSON (``json.dumps`` separators, non-ASCII kept), made once per
-        build for both the context cost and ``_spec.json``: a big API's tools are megabytes."""
-        return json.dumps(self.definition, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -355,10 +344,6 @@ class Manifest:
     @property
     def handled_completions(self) -> tuple[Completion, ...]:
         return tuple(c for c in self.completions if c.handler)
-
-    @property
-    def fixed_resources(self) -> tuple[Resource, ...]:
-        return tuple(r for r in self.resources if not r.is_template)
 
     @property
     def resource_templates(self) -> tuple[Resource, ...]:

@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import cache
-from mcpgen.check.schemas import ref_strings
+from mcpgen.check.schemas import SCHEMA_MAPS, ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
 from mcpgen.render.models import (
     DATA_KEYWORDS,
-    SCHEMA_MAPS,
     combined_document,
     defined_names,
     generator_options,

@@ -22,6 +22,10 @@ Json = Any
 READABLE_TOOLS = 200  # above this many tools, _spec.json is compact (10x faster to write)
 
 
+def _json(value: Json) -> Json:
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _present(pairs: tuple[tuple[str, Json], ...]) -> dict[str, Json]:
     return {key: value for key, value in pairs if value is not None}
 
@@ -181,26 +185,11 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             "completions": caps.completions,
             "pageSize": caps.page_size,
         },
+        # the runtime's Settings defaults, by field name: the model's names are the same
         "settings": {
             "env_prefix": http.env_prefix,
             "transport": manifest.default_transport,
-            "host": http.host,
-            "port": http.port,
-            "path": http.path,
-            "stateless": http.stateless,
-            "json_response": http.json_response,
-            "allowed_hosts": list(http.allowed_hosts),
-            "allowed_origins": list(http.allowed_origins),
-            "cors_origins": list(http.cors_origins),
-            "max_body_size": http.max_body_size,
-            "rate_limit": http.rate_limit,
-            "rate_burst": http.rate_burst,
-            "retry_interval": http.retry_interval,
-            "event_store_size": http.event_store_size,
-            "shutdown_timeout": http.shutdown_timeout,
-            "max_sessions": http.max_sessions,
-            "session_idle_timeout": http.session_idle_timeout,
-            "redis_url": http.redis_url,
+            **{k: _json(v) for k, v in vars(http).items() if k != "env_prefix"},
         },
         "auth": _present(
             (

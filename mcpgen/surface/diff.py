@@ -18,7 +18,7 @@ from typing import Any
 
 from .changes import BREAKING, COMPATIBLE, DOCS, LEVELS, RANK, Change, _list
 from .items import _Differ
-from .lock import compact, estimate_tokens, tools_list_size, wire
+from .lock import compact, estimate_tokens, wire
 
 Json = Any
 __all__ = [
@@ -47,6 +47,8 @@ def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
         tokens = totals.get("toolsListTokens")
         return n, int(tokens) if isinstance(tokens, int) else estimate_tokens(n)
     listed = [compact(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False]
+    from mcpgen.model.build import tools_list_size
+
     n = tools_list_size(listed)
     return n, estimate_tokens(n)
 

@@ -37,13 +37,6 @@ def size_of(text: str) -> dict[str, int]:
     return {"bytes": n, "tokens": estimate_tokens(n)}
 
 
-def tools_list_size(definitions: Iterable[str]) -> int:
-    """UTF-8 bytes of the ``{"tools":[...]}`` result made of these compact definitions."""
-    parts = list(definitions)
-    # '{"tools":[' + ','.join(parts) + ']}' without building the string
-    return 12 + sum(len(p.encode()) for p in parts) + max(len(parts) - 1, 0)
-
-
 def wire(entry: Mapping[str, Json]) -> dict[str, Json]:
     """A lock entry without the keys the lock adds: the definition as clients receive it.
     (A resource's declared ``contentSize`` goes back to its wire name ``size``.)"""

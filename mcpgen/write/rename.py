@@ -65,10 +65,6 @@ def _handled(manifest: Manifest, kind: str) -> dict[str, tuple[str, dict[str, st
     return {p.name: (p.ident, {"Arguments": p.class_name}) for p in manifest.prompts if p.handler}
 
 
-def _folder(kind: str) -> str:
-    return {"tool": "tools", "resource": "resources", "prompt": "prompts"}[kind]
-
-
 def plan_moves(
     root: Path,
     manifest: Manifest,
@@ -78,7 +74,7 @@ def plan_moves(
     """The moves for ``renames``, or :class:`RenameError` naming the first that cannot be.
     ``stub(relative)``: the stub a build writes there; a target that is still exactly that
     stub (a build without ``--rename`` made it) is replaced by the moved handler."""
-    handlers = f"src/{manifest.server.package}/handlers"
+    package = f"src/{manifest.server.package}/"
     moves: list[Move] = []
     for rename in renames:
         kinds = [rename.kind] if rename.kind else list(KINDS)
@@ -93,8 +89,8 @@ def plan_moves(
                     "the manifest (rename it there first)"
                 )
             ident, classes = items[rename.new]
-            old = f"{handlers}/{_folder(kind)}/{names.snake(rename.old)}.py"
-            new = f"{handlers}/{_folder(kind)}/{ident}.py"
+            old = package + names.handler_path(f"{kind}s", names.snake(rename.old))
+            new = package + names.handler_path(f"{kind}s", ident)
             candidates.append((kind, old, new, classes))
         if not candidates:
             what = rename.kind or "tool, resource or prompt"
