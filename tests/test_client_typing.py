@@ -46,10 +46,10 @@ def blocking() -> None:
 """
 
 
-def mypy(source: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def mypy(source: str, tmp_path: Path, src: Path = SRC) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "script.py"
     script.write_text(source)
-    env = {**os.environ, "MYPYPATH": str(SRC)}
+    env = {**os.environ, "MYPYPATH": str(src)}
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(script)],
         cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
@@ -74,3 +74,90 @@ def test_wrong_argument_types_are_rejected(tmp_path: Path) -> None:
     # the blocking client has the same signatures (and return types) as the async one
     assert 'Argument "b" has incompatible type "str"; expected "float"' in done.stdout
     assert 'expression has type "DivideOutput", variable has type "str"' in done.stdout
+
+
+MANIFEST = """\
+mcpgen: 1
+server: {name: booking}
+$defs:
+  Address:
+    type: object
+    properties:
+      street: {type: string}
+      city: {type: string}
+    required: [street]
+  Code:
+    type: string
+    pattern: "^[A-Z]{3}$"
+tools:
+  - name: book
+    description: Book a trip.
+    input:
+      type: object
+      properties:
+        address: {$ref: "#/$defs/Address"}
+        stops: {type: array, items: {$ref: "#/$defs/Address"}}
+        code: {$ref: "#/$defs/Code"}
+        passengers: {type: integer, minimum: 1, default: 1}
+        cabin: {type: string, enum: [economy, first], default: economy}
+        note: {type: string}
+      required: [address, code]
+    output:
+      type: object
+      properties: {id: {type: string}}
+      required: [id]
+"""
+
+BOOKING_GOOD = """
+from booking_mcp.client import BookingClient
+from booking_mcp.models import Address
+
+
+async def main() -> str:
+    async with BookingClient.stdio() as client:
+        one = await client.book(address=Address(street="Main St 1"), code="CDG", passengers=2)
+        two = await client.book(address={"street": "Quai 2"}, code="ORY", stops=[Address(street="x")])
+        return one.id + two.id
+"""
+
+BOOKING_BAD = """
+from booking_mcp.client import BookingClient
+
+
+async def main() -> None:
+    async with BookingClient.stdio() as client:
+        await client.book(address=3, code="CDG")
+        await client.book(address={"street": "x"}, code="CDG", passengers=None)
+"""
+
+
+def test_ref_parameters_are_their_models_and_defaults_are_typed(tmp_path: Path) -> None:
+    """A user's manifest with shared definitions and defaults: the generated client types
+    a ``$ref`` parameter as its model (or the dict it stands for) and a defaulted one as
+    its type with the default, not ``Any`` and ``X | None``."""
+    (tmp_path / "mcpgen.yaml").write_text(MANIFEST)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    built = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "build", "mcpgen.yaml", "-o", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    client = (tmp_path / "out" / "src" / "booking_mcp" / "client.py").read_text()
+    assert "        address: models.Address | dict[str, Any],\n" in client
+    assert "        code: models.Code,\n" in client
+    assert "        stops: list[models.Address | dict[str, Any]] | None = None,\n" in client
+    assert "        passengers: int = 1,\n" in client
+    assert '        cabin: Literal["economy", "first"] = "economy",\n' in client
+    assert "        note: str | None = None,\n" in client
+    src = tmp_path / "out" / "src"
+    out = tmp_path / "out"  # its pyproject.toml names the runtime modules left out
+    good = mypy(BOOKING_GOOD, out, src)
+    assert good.returncode == 0, good.stdout
+    bad = mypy(BOOKING_BAD, out, src)
+    assert bad.returncode == 1
+    assert 'Argument "address" to "book" of "BookingClient" has incompatible type "int"' in (
+        bad.stdout
+    )
+    assert 'Argument "passengers" to "book" of "BookingClient" has incompatible type "None"' in (
+        bad.stdout
+    )

@@ -50,6 +50,7 @@ E2E = {
     "test_transports.py",
     "test_vendored_runtime.py",
     "hosts/test_hosts_call.py",
+    "hosts/test_hosts_call_env.py",
     "hosts/test_hosts_dev.py",
     "hosts/test_hosts_first_steps.py",
     "hosts/test_hosts_project.py",

@@ -7,6 +7,7 @@ Exit status: 0 ok, 1 the tool answered ``isError``, 2 bad input or no server to 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from .project import ProjectError, describe, launcher, source_launcher
+from .shown import dump, format_content, listing
 
 if TYPE_CHECKING:
     from mcp.client import Client
@@ -40,6 +42,7 @@ class Source:
     cwd: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     label: str = ""
+    refused: list[int] = field(default_factory=list)  # 401/403 answers of a URL's server
 
 
 def resolve_source(
@@ -164,14 +167,27 @@ async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncItera
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        http = httpx2.AsyncClient(headers=source.headers, timeout=httpx2.Timeout(timeout))
+        async def seen(response: httpx2.Response) -> None:
+            if response.status_code in (401, 403):
+                source.refused.append(response.status_code)
+
+        http = httpx2.AsyncClient(
+            headers=source.headers,
+            timeout=httpx2.Timeout(timeout),
+            event_hooks={"response": [seen]},
+        )
         async with http:
             transport = streamable_http_client(source.url, http_client=http)
             async with Client(transport, read_timeout_seconds=timeout) as client:
                 yield client
         return
+    # the server inherits this shell's environment (the user's own variables: an API's
+    # token, a base URL), with --env (and a project's PYTHONPATH) over it
     params = StdioServerParameters(
-        command=source.argv[0], args=source.argv[1:], env=source.env or None, cwd=source.cwd
+        command=source.argv[0],
+        args=source.argv[1:],
+        env={**os.environ, **source.env},
+        cwd=source.cwd,
     )
     async with _stdio_client(params, timeout, errlog) as client:
         yield client
@@ -195,6 +211,21 @@ def one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     message = text[0] if text else ""
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def failure(source: Source, exc: BaseException, log: IO[str]) -> CallError:
+    """Why talking to ``source`` failed, in one line; a 401 or 403 says what to do."""
+    text = f"{source.label}: {one_line(exc)}{_stderr_tail(log)}"
+    if 401 in source.refused:
+        given = "Authorization" in source.headers or "authorization" in source.headers
+        text += (
+            " (HTTP 401: the server refused the token given; check --token)"
+            if given
+            else " (HTTP 401: the server wants a token: --token TOKEN)"
+        )
+    elif 403 in source.refused:
+        text += " (HTTP 403: the token given lacks a scope or the origin is not allowed)"
+    return CallError(text)
 
 
 def _stderr_tail(log: IO[str]) -> str:
@@ -227,32 +258,6 @@ async def _all(client: Client, kind: str) -> list[Any]:
         if not cursor:
             break
     return items
-
-
-def dump(model: Any) -> Json:
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def format_content(blocks: Sequence[Any]) -> str:
-    """Content blocks as text: text as it is, other kinds as a one-line summary."""
-    out = []
-    for block in blocks:
-        data = dump(block)
-        kind = data.get("type")
-        if kind == "text":
-            out.append(str(data.get("text", "")))
-        elif kind in ("image", "audio"):
-            size = len(str(data.get("data", ""))) * 3 // 4
-            out.append(f"[{kind} {data.get('mimeType', '')}, about {size} bytes]")
-        elif kind == "resource_link":
-            out.append(f"[resource link {data.get('uri')}]")
-        elif kind == "resource":
-            resource = data.get("resource") or {}
-            text = resource.get("text")
-            out.append(text if text is not None else f"[resource {resource.get('uri')}]")
-        else:
-            out.append(json.dumps(data, ensure_ascii=False))
-    return "\n".join(out)
 
 
 @dataclass
@@ -289,7 +294,7 @@ async def call_tool(
                     else:
                         result = await client.call_tool(tool, arguments)
         except Exception as exc:
-            raise CallError(f"{source.label}: {one_line(exc)}{_stderr_tail(log)}") from exc
+            raise failure(source, exc, log) from exc
     if problem is not None:
         raise problem
     assert result is not None
@@ -303,25 +308,6 @@ async def call_tool(
     else:
         text = format_content(result.content)
     return Printed(text + "\n" if text else "", "", EXIT_OK)
-
-
-def _signature(schema: Mapping[str, Json]) -> str:
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
-    parts = []
-    for name, prop in properties.items():
-        kind: Any = "any"
-        if isinstance(prop, dict):
-            ref = str(prop.get("$ref") or "").rsplit("/", 1)[-1]
-            kind = prop.get("type") or ref or ("enum" if "enum" in prop else "any")
-        if isinstance(kind, list):
-            kind = "|".join(map(str, kind))
-        parts.append(f"{name}{'' if name in required else '?'}: {kind}")
-    return ", ".join(parts)
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
 async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> Printed:
@@ -338,35 +324,8 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
                     resources = await _all(client, "resources")
                     templates = await _all(client, "templates")
         except Exception as exc:
-            raise CallError(f"{source.label}: {one_line(exc)}{_stderr_tail(log)}") from exc
-    if as_json:
-        data = {
-            "server": dump(info) if info is not None else None,
-            "tools": [dump(t) for t in tools],
-            "prompts": [dump(p) for p in prompts],
-            "resources": [dump(r) for r in resources],
-            "resourceTemplates": [dump(r) for r in templates],
-        }
-        return Printed(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "", EXIT_OK)
-    lines = []
-    if info is not None:
-        lines.append(f"server {info.name} {info.version}")
-    lines.append(f"tools ({len(tools)}):")
-    for t in tools:
-        line = f"  {t.name}({_signature(t.input_schema)})"
-        summary = _first_line(t.description)
-        lines.append(line + (f"  {summary}" if summary else ""))
-    if prompts:
-        lines.append(f"prompts ({len(prompts)}):")
-        for p in prompts:
-            names = ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or [])
-            summary = _first_line(p.description)
-            lines.append(f"  {p.name}({names})" + (f"  {summary}" if summary else ""))
-    if resources or templates:
-        lines.append(f"resources ({len(resources) + len(templates)}):")
-        lines.extend(f"  {r.uri}  {r.name}" for r in resources)
-        lines.extend(f"  {r.uri_template}  {r.name}" for r in templates)
-    return Printed("\n".join(lines) + "\n", "", EXIT_OK)
+            raise failure(source, exc, log) from exc
+    return Printed(listing(info, tools, prompts, resources, templates, as_json), "", EXIT_OK)
 
 
 def run(coro: Any) -> Printed:

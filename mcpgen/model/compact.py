@@ -31,8 +31,9 @@ Json = Any
 
 DESCRIPTION_CHARS = 160  # a tool's description longer than this is cut
 PROPERTY_DESCRIPTION_CHARS = 60  # the same for a parameter's
-NESTED_DESCRIPTION_CHARS = 0  # ... and for a field of a parameter (0: left out)
-OUTPUT_BUDGET = 100  # bytes of an advertised output schema
+NESTED_DESCRIPTION_CHARS = 60  # ... and for a field of a parameter (0: left out) ...
+NESTED_DESCRIPTION_BUDGET = 600  # ... while they hold this many characters, shallowest first
+OUTPUT_BUDGET = 400  # bytes of an advertised output schema
 
 # Keywords no validator reads that a model does not need either.
 DROPPED = frozenset(
@@ -111,20 +112,55 @@ def tool_annotations(given: Json) -> Json:
     return kept or None
 
 
+def _nested_kept(schema: Json, chars: int, budget: int) -> set[int]:
+    """The nodes below the properties (fields of a parameter, a definition's fields) whose
+    descriptions, cut to ``chars``, fit ``budget`` characters in all, shallowest first."""
+    if chars <= 0 or budget <= 0:
+        return set()
+    found: list[tuple[int, int, int, int]] = []  # level, order, node id, characters
+    seen: set[int] = set()
+    stack: list[tuple[Json, int]] = [(schema, 0)]
+    while stack:
+        node, level = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        text = node.get("description")
+        if level >= 2 and isinstance(text, str):
+            found.append((level, len(found), id(node), len(shorten(text, chars))))
+        later: list[tuple[Json, int]] = []
+
+        def note(sub: Json, key: str, at: int = level, to: list[Any] = later) -> None:
+            to.append((sub, at + (key in DEEPER)))
+
+        children(node, note)
+        stack.extend(reversed(later))
+    kept: set[int] = set()
+    for _, _, node_id, cost in sorted(found):
+        if cost <= budget:
+            kept.add(node_id)
+            budget -= cost
+    return kept
+
+
 def strip(
     schema: Json,
     chars: int = PROPERTY_DESCRIPTION_CHARS,
     deep_chars: int = NESTED_DESCRIPTION_CHARS,
+    deep_budget: int = 0,
 ) -> Json:
     """``schema`` without keywords no validator reads, descriptions shortened: to ``chars``
-    for the schema and its properties, to ``deep_chars`` deeper (0: left out); equivalent."""
+    for the schema and its properties, to ``deep_chars`` deeper while they fit
+    ``deep_budget`` characters in all (shallowest first; 0: left out); equivalent."""
+    deep = _nested_kept(schema, deep_chars, deep_budget)
 
     def visit(node: Json, level: int) -> Json:
         if not isinstance(node, dict):
             return node
         kept = {k: v for k, v in node.items() if k not in DROPPED and not str(k).startswith("x-")}
         if isinstance(kept.get("description"), str):
-            text = shorten(kept["description"], chars if level <= 1 else deep_chars)
+            limit = chars if level <= 1 else deep_chars if id(node) in deep else 0
+            text = shorten(kept["description"], limit)
             if text:
                 kept["description"] = text
             else:
@@ -147,8 +183,11 @@ def strip(
 
 
 def compact_input(schema: Json, chars: int = PROPERTY_DESCRIPTION_CHARS) -> Json:
-    """The advertised input schema: accepts exactly what ``schema`` accepts."""
-    return tidy(share(strip(schema, chars)))
+    """The advertised input schema: accepts exactly what ``schema`` accepts. The fields of
+    a parameter (an object body's nested fields, a definition's) keep their descriptions
+    within ``NESTED_DESCRIPTION_BUDGET`` characters."""
+    nested = min(chars, NESTED_DESCRIPTION_CHARS)
+    return tidy(share(strip(schema, chars, nested, NESTED_DESCRIPTION_BUDGET)))
 
 
 def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = False) -> Json:

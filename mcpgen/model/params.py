@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +26,14 @@ def _literal_values(schema: Json) -> list[Json] | None:
     return None
 
 
-def _union(options: list[Json], depth: int) -> str:
+def _union(options: list[Json], depth: int, classes: Mapping[str, str]) -> str:
     """``A | B``, with every literal option merged into one ``Literal[...]`` (ruff PYI030)."""
     parts: list[str] = []
     values: list[Json] = []
     for option in options:
         literal = _literal_values(option)
         if literal is None:
-            parts.append(annotation(option, depth + 1))
+            parts.append(annotation(option, depth + 1, classes))
             continue
         if not values:
             parts.append("")  # where the merged Literal goes
@@ -42,26 +44,31 @@ def _union(options: list[Json], depth: int) -> str:
     return "Any" if "Any" in unique else " | ".join(unique)
 
 
-def annotation(schema: Json, depth: int = 0) -> str:
-    """A Python annotation for values valid under ``schema`` (``Any`` when unsure)."""
+def annotation(schema: Json, depth: int = 0, classes: Mapping[str, str] | None = None) -> str:
+    """A Python annotation for values valid under ``schema`` (``Any`` when unsure).
+    ``classes``: the model class of each ``#/$defs/`` reference (``models.Name``)."""
+    classes = classes or {}
     if not isinstance(schema, dict) or depth > 4:
         return "Any"
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return classes.get(ref, "Any")
     literal = _literal_values(schema)
     if literal is not None:
         return f"Literal[{', '.join(py(v) for v in literal)}]"
     kind = schema.get("type")
     if isinstance(kind, list):
-        return _union([{**schema, "type": k} for k in kind], depth)
+        return _union([{**schema, "type": k} for k in kind], depth, classes)
     if kind in _SIMPLE:
         return _SIMPLE[kind]
     if kind == "array":
-        return f"list[{annotation(schema.get('items', {}), depth + 1)}]"
+        return f"list[{annotation(schema.get('items', {}), depth + 1, classes)}]"
     if kind == "object":
         return "dict[str, Any]"
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            return _union(options, depth)
+            return _union(options, depth, classes)
     return "Any"
 
 
@@ -72,6 +79,7 @@ class Param:
     annotation: str
     required: bool
     description: str | None
+    default: str | None = None  # the schema's default as a Python literal, when it fits
 
     @property
     def optional_annotation(self) -> str:
@@ -97,10 +105,60 @@ def _top_level_union(annotation: str) -> list[str]:
     return parts
 
 
-def params(schema: Json) -> list[Param]:
-    """Keyword parameters for a tool's input schema: required first, in schema order."""
+def _default(schema: Json) -> str | None:
+    """A property's scalar ``default`` as a Python literal, if its annotation takes it."""
+    if not isinstance(schema, dict) or "default" not in schema or "$ref" in schema:
+        return None
+    value = schema["default"]
+    if not isinstance(value, str | int | float) or (
+        isinstance(value, float) and not math.isfinite(value)
+    ):
+        return None  # None, and mutable values, stay defaults of the server alone
+    literal = _literal_values(schema)
+    if literal is not None:
+        fits = any(value == v and type(value) is type(v) for v in literal)
+        return py(value) if fits else None
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if isinstance(value, bool):
+        fits = "boolean" in kinds
+    elif isinstance(value, int):
+        fits = "integer" in kinds or "number" in kinds
+    elif isinstance(value, float):
+        fits = "number" in kinds
+    else:
+        fits = "string" in kinds and "format" not in schema  # a date is not its text
+    return py(value) if fits else None
+
+
+def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
+    """``#/$defs/Name`` -> the annotation of the model generated for it (``render.models``
+    names it: a shared definition by its own name, a tool's own one prefixed with the
+    tool's model). A model class also takes the plain dict it stands for."""
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    found: dict[str, str] = {}
+    for name, body in defs.items() if isinstance(defs, dict) else ():
+        cls = name if name in shared else owner + name[:1].upper() + name[1:]
+        if not names.kept_class_name(cls):
+            continue
+        ref = "#/$defs/" + name.replace("~", "~0").replace("/", "~1")
+        if not isinstance(body, dict) or any(
+            k in body for k in ("$ref", "allOf", "anyOf", "oneOf")
+        ):
+            continue  # a union or an alias of an alias: left as Any
+        if body.get("type") == "object" or "properties" in body:
+            found[ref] = f"models.{cls} | dict[str, Any]"
+        elif body.get("type") in _SIMPLE or _literal_values(body) is not None:
+            found[ref] = f"models.{cls}"  # an alias of a constrained scalar or a Literal
+    return found
+
+
+def params(schema: Json, owner: str = "", shared: frozenset[str] = frozenset()) -> list[Param]:
+    """Keyword parameters for a tool's input schema: required first, in schema order.
+    ``owner``: the input model's class; ``shared``: the manifest's shared definitions."""
     if not isinstance(schema, dict):
         return []
+    refs = classes(schema, owner, shared) if owner else {}
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or [])
     used: set[str] = set()
@@ -111,5 +169,8 @@ def params(schema: Json) -> list[Param]:
             name += "_"
         used.add(name)
         description = prop.get("description") if isinstance(prop, dict) else None
-        result.append(Param(name, key, annotation(prop), key in required, description))
+        kind = annotation(prop, classes=refs)
+        required_ = key in required
+        default = None if required_ else _default(prop)
+        result.append(Param(name, key, kind, required_, description, default))
     return sorted(result, key=lambda p: not p.required)

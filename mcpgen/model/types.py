@@ -146,12 +146,6 @@ class Tool:
 
         return client_method(self.ident)
 
-    @cached_property
-    def params(self) -> list[Any]:
-        """The typed client's keyword arguments (``model.params.Param``), required first."""
-        from mcpgen.model.params import params
-
-        return params(self.input_schema)
 
     @cached_property
     def full_definition(self) -> dict[str, Json]:
@@ -315,6 +309,13 @@ class Manifest:
         )
         return [name for name, items in kinds if items]
 
+    def client_params(self, tool: Tool) -> list[Any]:
+        """The typed client's keyword arguments for ``tool`` (``model.params.Param``),
+        required first; a ``$ref`` is typed as its model class."""
+        from mcpgen.model.params import params
+
+        return params(tool.input_schema, tool.input_model, frozenset(self.shared_defs or ()))
+
     @property
     def client_typing(self) -> list[str]:
         """The ``typing`` names the typed client's annotations use."""
@@ -323,10 +324,18 @@ class Manifest:
         used = {
             w
             for t in self.tools
-            for p in t.params
+            for p in self.client_params(t)
             for w in re.findall(r"\b(Any|Literal)\b", p.annotation)
         }
         return sorted(used)
+
+    @property
+    def client_models(self) -> bool:
+        """Whether the typed client names the ``models`` module (outputs, ``$ref`` inputs)."""
+        return any(
+            t.output_model or any("models." in p.annotation for p in self.client_params(t))
+            for t in self.tools
+        )
 
     @property
     def handled_tools(self) -> tuple[Tool, ...]:

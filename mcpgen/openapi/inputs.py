@@ -237,7 +237,6 @@ class InputImport(ImportBase):
                 k in target
                 for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
             )
-            and (required or not target.get("required"))
         )
         if not spreadable:
             whole = annotate(schema, description=description, examples=examples)
@@ -252,7 +251,9 @@ class InputImport(ImportBase):
             if isinstance(resolved, dict) and resolved.get("readOnly") is True:
                 continue  # the server sets it; a request must not send it
             inputs.append(Input("body", prop, prop_schema, required and prop in needed))
-        return BodyInfo(inputs, deps, True, kind, media, required, parts)
+        # an optional body's required properties: each one given asks for the others
+        together = [] if required else [i.wire for i in inputs if i.wire in needed]
+        return BodyInfo(inputs, deps, True, kind, media, required, parts, together)
 
     def files(self, target: Json) -> dict[str, dict[str, Json]]:
         """The multipart properties that are files: base64 arguments sent as bytes."""

@@ -50,6 +50,8 @@ class BodyInfo:
     media_type: str
     required: bool
     parts: dict[str, dict[str, Json]] = field(default_factory=dict)  # Body.parts
+    # an optional body spread: the properties it requires, all given or none
+    together: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -7,6 +7,11 @@ default 10 MiB): past it the call is a tool error saying so. An HTTP error (4xx/
 tool error naming the method, the operation's path template, the status and the URL
 requested (credentials redacted), then the start of the body made readable: an RFC 9457
 problem document as its title and detail, HTML as its text.
+
+A tool that advertises an output schema promises structured content, and a client checks
+it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
+not JSON (an HTML page where JSON was documented), or JSON the advertised schema refuses,
+is a tool error naming the status, the content type and what was expected.
 """
 
 from __future__ import annotations
@@ -63,22 +68,34 @@ async def read(response: httpx2.Response, limit: int, refused: str) -> httpx2.Re
 
 
 def result(
-    response: httpx2.Response, operation: dict[str, Json], request: Request
+    response: httpx2.Response,
+    operation: dict[str, Json],
+    request: Request,
+    output: Any = None,
 ) -> types.CallToolResult:
+    """The answer as a tool result; ``output``: a validator of the tool's advertised output
+    schema (None: the tool advertises none, any answer goes)."""
     status = response.status_code
     shown = request.shown(str(response.url))
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if status >= 400:
         return tool_error(error_text(response, operation, request, media))
+    json_answer = media == "application/json" or media.endswith("+json")
+    if output is not None and status != 204 and not (json_answer and response.content):
+        return tool_error(unexpected(response, operation, request, media))
     if not response.content:
         return types.CallToolResult(content=[])
-    if media == "application/json" or media.endswith("+json"):
+    if json_answer:
         try:
             data: Json = response.json()
         except ValueError:
             return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
         if operation.get("wrapped"):
             data = {"result": data}
+        if output is not None:
+            refused = _first_error(output, data)
+            if refused:
+                return tool_error(mismatch(response, operation, request, refused))
         return structured(data)
     if media.startswith("text/") or media in ("application/xml", "application/yaml"):
         return types.CallToolResult(content=[text(response.text)])
@@ -97,18 +114,64 @@ def error_text(
     response: httpx2.Response, operation: dict[str, Json], request: Request, media: str
 ) -> str:
     """``POST /pets/{id} failed: HTTP 404 Not Found (POST https://...)``, then the body."""
+    head = _head(response, operation, request, "failed:")
+    head += f" ({request.shown(str(response.url))})"
+    body = readable(response, media)
+    if len(body) > EXCERPT:
+        body = body[:EXCERPT] + "…"
+    return request.scrub(f"{head}: {body}" if body else head)
+
+
+def _head(
+    response: httpx2.Response, operation: dict[str, Json], request: Request, verb: str = "answered"
+) -> str:
+    """``GET /pets/{id} answered HTTP 200 OK`` (the operation, ``verb`` and the status)."""
     status = response.status_code
     try:
         reason = HTTPStatus(status).phrase
     except ValueError:
         reason = ""
     where = f"{request.method} {operation.get('path') or ''}".rstrip()
-    head = f"{where} failed: HTTP {status} {reason}".rstrip()
-    head += f" ({request.shown(str(response.url))})"
-    body = readable(response, media)
-    if len(body) > EXCERPT:
-        body = body[:EXCERPT] + "…"
+    return f"{where} {verb} HTTP {status} {reason}".rstrip()
+
+
+def unexpected(
+    response: httpx2.Response, operation: dict[str, Json], request: Request, media: str
+) -> str:
+    """A success answer that is not the JSON the tool's output schema describes."""
+    expected = operation.get("responseType") or "application/json"
+    if not response.content:
+        got = "an empty body"
+    else:
+        got = f"{media or 'a body without a content type'} ({len(response.content)} bytes)"
+    head = f"{_head(response, operation, request)} with {got} where {expected} was expected"
+    head += f" (the tool's output schema describes JSON; {request.shown(str(response.url))})"
+    body = readable(response, media) if response.content else ""
+    if len(body) > EXCERPT // 4:
+        body = body[: EXCERPT // 4] + "…"
     return request.scrub(f"{head}: {body}" if body else head)
+
+
+def mismatch(
+    response: httpx2.Response, operation: dict[str, Json], request: Request, refused: str
+) -> str:
+    """A JSON success answer that the tool's advertised output schema refuses."""
+    return request.scrub(
+        f"{_head(response, operation, request)} with JSON that does not match the tool's "
+        f"output schema: {refused} ({request.shown(str(response.url))})"
+    )
+
+
+def _first_error(validator: Any, data: Json) -> str:
+    """Where ``data`` departs from the schema, in one line ("" when it does not)."""
+    try:
+        error = next(iter(validator.iter_errors(data)), None)
+    except RecursionError:
+        return "(result): nested too deeply"
+    if error is None:
+        return ""
+    where = ".".join(str(p) for p in error.absolute_path) or "(result)"
+    return f"{where}: {error.message[:200]}"
 
 
 def readable(response: httpx2.Response, media: str) -> str:

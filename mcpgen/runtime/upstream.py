@@ -128,8 +128,14 @@ class Upstream:
         request.secret_headers.update(headers)
 
     async def call(
-        self, operation: dict[str, Json], arguments: dict[str, Json], ctx: Context | None = None
+        self,
+        operation: dict[str, Json],
+        arguments: dict[str, Json],
+        ctx: Context | None = None,
+        output: Any = None,
     ) -> types.CallToolResult:
+        """The operation called with ``arguments``; ``output``: a validator of the tool's
+        advertised output schema, which a success answer must meet (``answers.result``)."""
         path = operation["path"]
         request = Request(operation["method"], "")
         for param in operation["params"]:
@@ -157,7 +163,7 @@ class Upstream:
         request.url = self.base_url + path
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
-        if body is not None:
+        if body is not None and _sent(body, arguments):
             request.options = wire.body(body, arguments)
             if request.options and body["content_type"] != "multipart/form-data":
                 media = body.get("media_type") or body["content_type"]
@@ -173,7 +179,7 @@ class Upstream:
             # a cached upstream token may have been revoked: the next call gets a new one
             identity = ctx.identity if ctx is not None else None
             await self.credentials.invalidate_all(operation["security"], identity)
-        return answers.result(response, operation, request)
+        return answers.result(response, operation, request, output)
 
     async def _send(self, request: Request) -> httpx2.Response:
         attempts = 1 + (self.retries if request.method in IDEMPOTENT else 0)
@@ -269,9 +275,13 @@ class Upstream:
         response: httpx2.Response = await tracer.upstream_span(send, method, full, headers)
         return response
 
-    def tool_call(self, operation: dict[str, Json], ident: str) -> ToolCall:
-        """The call behind one imported tool: the user's override if one exists, else HTTP."""
+    def tool_call(
+        self, operation: dict[str, Json], ident: str, output_schema: Json = None
+    ) -> ToolCall:
+        """The call behind one imported tool: the user's override if one exists, else HTTP.
+        ``output_schema``: the one the tool advertises (what clients check results with)."""
         override: list[Callable[..., Any] | None] = []
+        checker: list[Any] = []
 
         async def call(given: Arguments, ctx: Context) -> ToolReturn:
             arguments = plain(given)
@@ -281,7 +291,11 @@ class Upstream:
             if handler is not None:
                 result: ToolReturn = await handler(arguments, ctx)
                 return result
-            return await self.call(operation, arguments, ctx)
+            if output_schema is not None and not checker:
+                from .patterns import validator
+
+                checker.append(validator(output_schema))
+            return await self.call(operation, arguments, ctx, checker[0] if checker else None)
 
         return call
 
@@ -322,6 +336,14 @@ class Upstream:
             return ""
 
         return read
+
+
+def _sent(body: dict[str, Json], arguments: dict[str, Json]) -> bool:
+    """Whether the call sends the body: an optional body spread into its properties is sent
+    when one of them is given."""
+    if body.get("argument") is not None or body.get("required"):
+        return True
+    return any(argument in arguments for argument in body.get("arguments") or ())
 
 
 def _coerce(variables: dict[str, str], schema: dict[str, Json]) -> dict[str, Json]:

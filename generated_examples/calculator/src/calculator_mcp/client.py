@@ -10,7 +10,7 @@ Importable on its own (it needs ``mcp`` and pydantic, not the handler code)::
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from . import models
 from ._runtime.client import (
@@ -35,7 +35,7 @@ class CalculatorClient(BaseClient):
     async def add(
         self,
         *,
-        numbers: list[Any],
+        numbers: list[models.Number],
         progress: ProgressCallback | None = None,
     ) -> models.AddOutput:
         """Add numbers
@@ -52,7 +52,7 @@ class CalculatorClient(BaseClient):
         *,
         a: float,
         b: float,
-        precision: int | None = None,
+        precision: int = 6,
         progress: ProgressCallback | None = None,
     ) -> models.DivideOutput:
         """Divide
@@ -87,7 +87,7 @@ class CalculatorClient(BaseClient):
         self,
         *,
         location: str,
-        units: Literal["metric", "imperial", "kelvin"] | None = None,
+        units: Literal["metric", "imperial", "kelvin"] = "metric",
         progress: ProgressCallback | None = None,
     ) -> models.WeatherCurrentOutput:
         """Weather Information

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import mcp_types as types
 
+from . import models
 from ._runtime.client import (
     BaseClient,
     BaseSyncClient,
@@ -186,7 +187,7 @@ class McpConformanceTestServerClient(BaseClient):
         self,
         *,
         name: str | None = None,
-        address: Any = None,
+        address: models.JsonSchema202012ToolInputAddress | dict[str, Any] | None = None,
         contact_method: Literal["phone", "email"] | None = None,
         phone: str | None = None,
         email: str | None = None,
@@ -296,7 +297,7 @@ class McpConformanceTestServerClient(BaseClient):
     async def test_x_mcp_header(
         self,
         *,
-        region: str | None = None,
+        region: str = "<none>",
         progress: ProgressCallback | None = None,
     ) -> list[Content]:
         """test_x_mcp_header

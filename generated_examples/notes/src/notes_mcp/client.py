@@ -10,8 +10,6 @@ Importable on its own (it needs ``mcp`` and pydantic, not the handler code)::
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import models
 from ._runtime.client import (
     BaseClient,
@@ -54,7 +52,7 @@ class NotesClient(BaseClient):
     async def get_note(
         self,
         *,
-        id_: Any,
+        id_: models.NoteId,
         progress: ProgressCallback | None = None,
     ) -> models.Note:
         """Get a note
@@ -69,7 +67,7 @@ class NotesClient(BaseClient):
     async def update_note(
         self,
         *,
-        id_: Any,
+        id_: models.NoteId,
         title: str | None = None,
         body: str | None = None,
         tags: list[str] | None = None,
@@ -87,7 +85,7 @@ class NotesClient(BaseClient):
     async def delete_note(
         self,
         *,
-        id_: Any,
+        id_: models.NoteId,
         progress: ProgressCallback | None = None,
     ) -> models.DeleteNoteOutput:
         """Delete a note
@@ -104,7 +102,7 @@ class NotesClient(BaseClient):
         *,
         query: str | None = None,
         tag: str | None = None,
-        limit: int | None = None,
+        limit: int = 20,
         progress: ProgressCallback | None = None,
     ) -> models.SearchNotesOutput:
         """Search notes

@@ -10,7 +10,7 @@ Importable on its own (it needs ``mcp`` and pydantic, not the handler code)::
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import mcp_types as types
 
@@ -38,11 +38,11 @@ class TravelClient(BaseClient):
     async def search_flights(
         self,
         *,
-        origin: Any,
-        destination: Any,
+        origin: models.Airport,
+        destination: models.Airport,
         date: str,
-        cabin: Literal["economy", "premium", "business", "first"] | None = None,
-        passengers: int | None = None,
+        cabin: Literal["economy", "premium", "business", "first"] = "economy",
+        passengers: int = 1,
         progress: ProgressCallback | None = None,
     ) -> models.SearchFlightsOutput:
         """Search flights
@@ -63,7 +63,7 @@ class TravelClient(BaseClient):
         self,
         *,
         city: str,
-        days: int | None = None,
+        days: int = 3,
         progress: ProgressCallback | None = None,
     ) -> models.WeatherForecastOutput:
         """Weather forecast
