@@ -29,6 +29,8 @@ def fake(
     redis: bool = False,
     schemes: dict[str, Any] = API_KEY,
     credentials: dict[str, Any] | None = None,
+    transports: tuple[str, ...] = ("stdio", "http"),
+    auth: str | None = None,
 ) -> Any:
     """What ``vendoring`` reads of a manifest."""
     wrapped = {"mode": mode, "securitySchemes": schemes, "credentials": credentials or {}}
@@ -38,9 +40,10 @@ def fake(
         shares_state=redis,
         prompts=(),
         capabilities=SimpleNamespace(completions=False),
-        auth=SimpleNamespace(type="oauth" if oauth else "none"),
+        auth=SimpleNamespace(type=auth or ("oauth" if oauth else "none")),
         server=SimpleNamespace(package="pkg_mcp"),
         tools=(),
+        transports=transports,
     )
 
 
@@ -87,9 +90,37 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     left = {"upstream", "credentials", "token_endpoint", "metatools", "search", "codemode"}
     assert not found & (left | {"search_words", "shared_redis", "auth_keys", "introspection"})
     assert vendoring.left_out(fake()) == sorted(
-        {"auth_keys", "credentials", "introspection", "metatools", "shared_redis", "upstream"}
-        | {"completions", "prompts", "tasks", "tasks_client"}
+        {"credentials", "metatools", "shared_redis", "upstream", "completions", "prompts"}
+        | {"tasks", "tasks_client", "testing_oauth", "auth", "http_legacy", "websocket"}
     )
+
+
+HTTP_STACK = {"http_app", "http_guard", "http_streams", "h11guard", "serve", "sharing"}
+
+
+@pytest.mark.parametrize(
+    "transports",
+    [("stdio",), ("http",), ("stdio", "http"), ("stdio", "sse"), ("stdio", "http", "websocket")],
+)
+@pytest.mark.parametrize("auth", ["none", "bearer", "oauth"])
+def test_transports_and_auth_carry_only_what_is_offered(
+    transports: tuple[str, ...], auth: str
+) -> None:
+    """``transports.offer`` decides the HTTP stack, legacy SSE and WebSocket; ``auth`` the
+    credential checks (only behind a network transport)."""
+    manifest = fake(transports=transports, auth=auth)
+    found = vendoring.carried(manifest)
+    for name in found:
+        assert vendoring.imports(name)[1] <= found
+    network = transports != ("stdio",)
+    assert (found >= HTTP_STACK) == network and (HTTP_STACK & found == set()) != network
+    assert ("websocket" in found) == ("websocket" in transports)
+    assert ("http_legacy" in found) == bool({"sse", "websocket"} & set(transports))
+    assert ("auth" in found) == (network and auth != "none")
+    assert ("testing_oauth" in found) == (auth == "oauth")
+    requirements = " ".join(vendoring.requirements(manifest))
+    assert ("websockets" in requirements) == ("websocket" in transports)
+    assert ("uvicorn" in requirements) == network
 
 
 def test_authorization_server_tokens_only_for_the_sources_that_fetch_them() -> None:

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .auth import Authenticator, AuthError
 from .authz import IDENTITY_KEY, Policy
 from .http_streams import metered, until_expiry
-from .identity import Identity
+from .identity import Authenticator, AuthError, Identity
 from .settings import Settings
 
 if TYPE_CHECKING:
