@@ -32,6 +32,8 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
     "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
+    "shared": lambda m: m.shares_state,  # (one process needs only ``sealing``)
+    "sharing": lambda m: m.shares_state,
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
     "completions": lambda m: m.capabilities.completions,
@@ -43,7 +45,6 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     # transports (``transports.offer``): the HTTP stack only with a network transport
     "http_app": lambda m: _network(m),
     "serve": lambda m: _network(m),
-    "sharing": lambda m: _network(m),
     "http_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "websocket": lambda m: "websocket" in m.transports,
     "auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials

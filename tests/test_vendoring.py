@@ -60,7 +60,7 @@ def test_every_combination_of_features_carries_what_it_imports(
     assert ("upstream" in found) == upstream
     assert ("metatools" in found) == (upstream and mode != "tools")
     assert ("codemode" in found) == (upstream and mode == "code")
-    assert ("shared_redis" in found) == bool(redis)
+    assert ("shared_redis" in found) == ("shared" in found) == ("sharing" in found) == bool(redis)
     assert ("introspection" in found) == bool(oauth)
     requirements = " ".join(vendoring.requirements(manifest))
     assert ("pydantic-monty" in requirements) == (upstream and mode == "code")
@@ -90,12 +90,13 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     left = {"upstream", "credentials", "token_endpoint", "metatools", "search", "codemode"}
     assert not found & (left | {"search_words", "shared_redis", "auth_keys", "introspection"})
     assert vendoring.left_out(fake()) == sorted(
-        {"credentials", "metatools", "shared_redis", "upstream", "completions", "prompts"}
+        {"credentials", "metatools", "upstream", "completions", "prompts"}
         | {"tasks", "tasks_client", "testing_oauth", "auth", "http_legacy", "websocket"}
+        | {"shared", "sharing"}
     )
 
 
-HTTP_STACK = {"http_app", "http_guard", "http_streams", "h11guard", "serve", "sharing"}
+HTTP_STACK = {"http_app", "http_guard", "http_streams", "h11guard", "serve"}
 
 
 @pytest.mark.parametrize(
@@ -149,7 +150,7 @@ def test_the_files_carry_a_header_and_the_source(tmp_path: Path) -> None:
 def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) -> None:
     """A plain package's runtime (or one wrapping an API with a key), alone: every module
     imports, credentials work without the token modules, and a Redis URL is refused with a
-    message that says how to get the backend (not an ImportError)."""
+    message that says how to get the replicas' modules (not an ImportError)."""
     manifest = fake(upstream)
     for path, text in vendoring.runtime_files(manifest).items():
         target = tmp_path / path
@@ -165,12 +166,13 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
             credentials = importlib.import_module("pkg_mcp._runtime.credentials")
             made = credentials.Credentials(API_KEY, env_prefix="X", environ={"X_KEY": "k"})
             asyncio.run(made.aclose())
-        shared = importlib.import_module("pkg_mcp._runtime.shared")
+        assert "shared" not in vendoring.carried(manifest)  # one process: sealing.py only
+        http_app = importlib.import_module("pkg_mcp._runtime.http_app")
+        errors = importlib.import_module("pkg_mcp._runtime.errors")
         with pytest.raises(
-            shared.SharedStateConfigError,
-            match="built without Redis: the manifest plans no replicas",
+            errors.ConfigError, match="built without Redis: the manifest plans no replicas"
         ):
-            shared.shared_state("redis://127.0.0.1:1/0")
+            http_app.require_sharing()
     finally:
         sys.path.remove(str(tmp_path / "src"))
         for module in [m for m in sys.modules if m == "pkg_mcp" or m.startswith("pkg_mcp.")]:

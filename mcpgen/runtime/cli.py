@@ -182,9 +182,13 @@ def main(
         run_stdio(server_factory)
         return
     try:
-        from .sharing import check_reachable
+        if settings.redis_url:
+            from .http_app import require_sharing
 
-        check_reachable(spec, settings)  # Redis unreachable at start: one line, exit 1
+            require_sharing()
+            from .sharing import check_reachable
+
+            check_reachable(spec, settings)  # Redis unreachable at start: one line, exit 1
         if settings.workers > 1:
             from .serve import serve_workers
 

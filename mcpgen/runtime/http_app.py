@@ -6,9 +6,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
 
-from . import sharing, telemetry
+from . import telemetry
+from .errors import ConfigError
 from .eventstore import MemoryEventStore
 from .http_guard import (
     WELL_KNOWN,
@@ -18,13 +20,16 @@ from .http_guard import (
     route_path,
 )
 from .identity import Authenticator
+from .sealing import request_security
 from .settings import Settings
+from .shared_local import LOCAL_STATUS
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.types import Scope
 
     from .server import GeneratedServer
+    from .shared import SharedState
 
 logger = logging.getLogger(__name__)
 LOCAL_HOST_HEADERS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
@@ -59,6 +64,16 @@ def base_url(scope: Scope, settings: Settings) -> str:
     return f"{scheme}://{host}{scope.get('root_path', '')}"
 
 
+def require_sharing() -> None:
+    """A Redis URL given to a package built without replicas (no ``sharing`` module): a
+    ``ConfigError`` that says how to get them."""
+    if find_spec(f"{__package__}.sharing") is None:
+        raise ConfigError(
+            "built without Redis: the manifest plans no replicas (give it "
+            "transports.http.redisUrl or a deploy: section, then rebuild)"
+        )
+
+
 def create_app(
     spec: Mapping[str, Any],
     server_factory: ServerFactory,
@@ -83,19 +98,23 @@ def create_app(
 
         h11guard.HEADER_TIMEOUT = settings.header_timeout
     observed = telemetry.setup(spec, settings.transport, environ)
-    shared = sharing.shared_for(spec, settings)
+    shared: SharedState | None = None  # this process only, without a Redis URL
+    if settings.redis_url:
+        require_sharing()
+        from .sharing import shared_for
+
+        shared = shared_for(spec, settings)
     server = server_factory(
         network=True,
-        bus=shared.bus,
+        bus=shared.bus if shared is not None else None,
         shared=shared,
-        request_state=sharing.request_security(settings),
+        request_state=request_security(settings),
     )
-    replicated = bool(settings.redis_url)
     auth = Authenticator(spec.get("auth", {}))
     if auth.config.get("type", "none") != "none":  # the package carries auth.py
         from .auth import authenticator
 
-        cache = shared.cache("introspection") if replicated else None
+        cache = shared.cache("introspection") if shared is not None else None
         auth = authenticator(spec, settings, environ, cache)
     info = spec["server"]
     if not auth.enabled and not settings.local:
@@ -115,13 +134,15 @@ def create_app(
         return base_url(scope, settings) + WELL_KNOWN + settings.endpoint
 
     async def healthz(request: Request) -> Response:
+        # 200 while Redis is away: the replica still serves (degraded), and a balancer that
+        # dropped every replica at once would turn an outage of Redis into one of the service
         return JSONResponse(
             {
                 "status": "ok",
                 "server": info["name"],
                 "version": info.get("version"),
                 "pid": os.getpid(),
-                "sharedState": sharing.health(shared),
+                "sharedState": LOCAL_STATUS if shared is None else shared.status(),
             }
         )
 
@@ -181,7 +202,10 @@ def create_app(
             routes.append(websocket_route(server))
         app = Starlette(routes=routes)
         app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
-    sharing.add_lifespan(app, shared)
+    if shared is not None:
+        from .sharing import add_lifespan
+
+        add_lifespan(app, shared)
     if observed is not None:
         telemetry.flush_on_shutdown(app)
     # add_middleware wraps the app: the last one added runs first.
@@ -194,7 +218,7 @@ def create_app(
         app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
     limiter = (
         TokenBuckets(
-            settings.rate_limit, settings.rate_burst, shared.limiter if replicated else None
+            settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None
         )
         if settings.rate_limit > 0
         else None
