@@ -48,6 +48,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "http_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "websocket": lambda m: "websocket" in m.transports,
     "auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
+    "http_auth": lambda m: m.auth.type != "none" and _network(m),
     "testing_oauth": lambda m: m.auth.type == "oauth",  # the tests' authorization server
 }
 # Libraries of an extra of the generated package, imported only when it is installed and

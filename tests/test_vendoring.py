@@ -91,12 +91,21 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     assert not found & (left | {"search_words", "shared_redis", "auth_keys", "introspection"})
     assert vendoring.left_out(fake()) == sorted(
         {"credentials", "metatools", "upstream", "completions", "prompts"}
-        | {"tasks", "tasks_client", "testing_oauth", "auth", "http_legacy", "websocket"}
+        | {
+            "tasks",
+            "tasks_client",
+            "testing_oauth",
+            "auth",
+            "http_auth",
+            "http_legacy",
+            "websocket",
+        }
         | {"shared", "sharing"}
     )
 
 
 HTTP_STACK = {"http_app", "http_guard", "http_streams", "h11guard", "serve"}
+VERIFYING = {"auth", "http_auth"}  # checking credentials
 
 
 @pytest.mark.parametrize(
@@ -114,10 +123,10 @@ def test_transports_and_auth_carry_only_what_is_offered(
     for name in found:
         assert vendoring.imports(name)[1] <= found
     network = transports != ("stdio",)
-    assert (found >= HTTP_STACK) == network and (HTTP_STACK & found == set()) != network
+    assert found & HTTP_STACK == (HTTP_STACK if network else set())
     assert ("websocket" in found) == ("websocket" in transports)
     assert ("http_legacy" in found) == bool({"sse", "websocket"} & set(transports))
-    assert ("auth" in found) == (network and auth != "none")
+    assert found & VERIFYING == (VERIFYING if network and auth != "none" else set())
     assert ("testing_oauth" in found) == (auth == "oauth")
     requirements = " ".join(vendoring.requirements(manifest))
     assert ("websockets" in requirements) == ("websocket" in transports)

@@ -223,8 +223,13 @@ def create_app(
         if settings.rate_limit > 0
         else None
     )
+    middleware = AuthMiddleware
+    if auth.enabled:  # the package carries http_auth.py
+        from .http_auth import VerifyingMiddleware
+
+        middleware = VerifyingMiddleware
     app.add_middleware(
-        AuthMiddleware,
+        middleware,
         auth=auth,
         settings=settings,
         policy=server.tools.policy,
