@@ -37,6 +37,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
     "completions": lambda m: m.capabilities.completions,
+    "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
     "introspection": lambda m: m.auth.type == "oauth",  # OAuth: opaque tokens
     "tasks": lambda m: _has_tasks(m),  # long-running calls as MCP tasks (docs/tasks.md)

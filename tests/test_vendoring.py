@@ -39,6 +39,7 @@ def fake(
         mode=mode if upstream else "tools",
         shares_state=redis,
         prompts=(),
+        resources=(),
         capabilities=SimpleNamespace(completions=False),
         auth=SimpleNamespace(type=auth or ("oauth" if oauth else "none")),
         server=SimpleNamespace(package="pkg_mcp"),
@@ -85,6 +86,14 @@ def test_prompts_and_completions_only_when_declared() -> None:
     assert any(r.startswith("jinja2") for r in vendoring.requirements(both))
 
 
+def test_uri_templates_only_with_a_templated_resource() -> None:
+    fixed, templated = fake(), fake()
+    fixed.resources = (SimpleNamespace(is_template=False),)
+    templated.resources = (*fixed.resources, SimpleNamespace(is_template=True))
+    assert "resources" in vendoring.carried(fixed) and "uri" not in vendoring.carried(fixed)
+    assert "uri" in vendoring.carried(templated)
+
+
 def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     found = vendoring.carried(fake())
     left = {"upstream", "credentials", "token_endpoint", "metatools", "search", "codemode"}
@@ -100,7 +109,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_legacy",
             "websocket",
         }
-        | {"shared", "sharing"}
+        | {"shared", "sharing", "uri"}
     )
 
 

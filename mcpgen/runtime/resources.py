@@ -14,7 +14,6 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
-from . import uri as uris
 from .authz import Policy
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
@@ -46,11 +45,15 @@ class ResourceBinding:
 
     @cached_property
     def pattern(self) -> Any:
+        from . import uri as uris  # carried only by a package with a resource template
+
         return uris.to_regex(self.definition["uriTemplate"]) if self.is_template else None
 
     def match(self, uri: str) -> dict[str, str] | None:
         if not self.is_template:
             return {} if uri == self.definition.get("uri") else None
+        from . import uri as uris
+
         found = uris.match(self.pattern, self.names or uris.variables(self.key), uri)
         if found is None or DOT_SEGMENTS & set(found.values()):
             return None  # a variable of "." or ".." names no item: never pass it on
