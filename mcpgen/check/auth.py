@@ -110,6 +110,7 @@ def check_transports(checker: Checker) -> None:
     if (
         default in known
         and isinstance(offer, list | tuple)
+        and offer
         and set(offer) <= known
         and default not in offer
     ):
