@@ -93,3 +93,56 @@ def test_a_transport_not_offered_is_refused(transport: str) -> None:
     )
     assert variable.returncode == 1 and "Traceback" not in variable.stderr, variable.stderr
     assert f"CALCULATOR_TRANSPORT: this server does not offer '{transport}'" in variable.stderr
+
+
+SOLO = """\
+mcpgen: 1
+server: {name: solo, description: A desktop-only server.}
+transports: {offer: [stdio]}
+tools:
+  - name: ping
+    description: Reply.
+    input: {type: object, properties: {}}
+"""
+PONG = """\
+from __future__ import annotations
+
+from ... import ToolReturn
+from ...models import PingInput
+
+
+async def handle(args: PingInput) -> ToolReturn:
+    return "pong"
+"""
+
+
+@pytest.mark.slow
+def test_a_stdio_only_package_carries_no_http_stack_and_passes_its_tests(tmp_path: Path) -> None:
+    """``offer: [stdio]``: no HTTP module nor uvicorn, ``--transport http`` refused, and the
+    project's own tests (memory and stdio) pass."""
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    (tmp_path / "m.yaml").write_text(SOLO, "utf-8")
+    out = tmp_path / "out"
+    built = CliRunner().invoke(main, ["build", str(tmp_path / "m.yaml"), "-o", str(out)])
+    assert built.exit_code == 0, built.output
+    runtime = {p.stem for p in (out / "src" / "solo_mcp" / "_runtime").glob("*.py")}
+    assert {"server", "stdio", "cli"} <= runtime
+    assert not runtime & {"http_app", "http_guard", "serve", "h11guard", "websocket", "auth"}
+    assert "uvicorn" not in (out / "pyproject.toml").read_text("utf-8")
+    (out / "src" / "solo_mcp" / "handlers" / "tools" / "ping.py").write_text(PONG, "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(out / "src")}
+    refused = subprocess.run(
+        [sys.executable, "-m", "solo_mcp", "--transport", "http"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "invalid choice: 'http'" in refused.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--stubs=fail", "tests",
+         "-k", "not type_checks"],
+        cwd=out, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout, done.stdout[-2000:]

@@ -30,6 +30,6 @@ def app_from_env(
             raise ConfigError("this server offers no HTTP transport (transports.offer)")
         settings = replace(settings, transport=network[0])
     configure_logging(settings.log_level, settings.log_format)
-    app = create_app(spec, server_factory, settings)
+    app: Starlette = create_app(spec, server_factory, settings)
     settle()
     return app

@@ -45,16 +45,18 @@ class ResourceBinding:
 
     @cached_property
     def pattern(self) -> Any:
-        from . import uri as uris  # carried only by a package with a resource template
+        if not self.is_template:
+            return None
+        from .uri import to_regex  # carried only by a package with a resource template
 
-        return uris.to_regex(self.definition["uriTemplate"]) if self.is_template else None
+        return to_regex(self.definition["uriTemplate"])
 
     def match(self, uri: str) -> dict[str, str] | None:
         if not self.is_template:
             return {} if uri == self.definition.get("uri") else None
-        from . import uri as uris
+        from .uri import match, variables
 
-        found = uris.match(self.pattern, self.names or uris.variables(self.key), uri)
+        found: dict[str, str] | None = match(self.pattern, self.names or variables(self.key), uri)
         if found is None or DOT_SEGMENTS & set(found.values()):
             return None  # a variable of "." or ".." names no item: never pass it on
         return found
