@@ -32,14 +32,25 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
     "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
+    "shared": lambda m: m.shares_state,  # (one process needs only ``sealing``)
+    "sharing": lambda m: m.shares_state,
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
     "completions": lambda m: m.capabilities.completions,
+    "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
     "introspection": lambda m: m.auth.type == "oauth",  # OAuth: opaque tokens
     "tasks": lambda m: _has_tasks(m),  # long-running calls as MCP tasks (docs/tasks.md)
     "tasks_client": lambda m: _has_tasks(m),  # the typed client's side of them
     "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
+    # transports (``transports.offer``): the HTTP stack only with a network transport
+    "http_app": lambda m: _network(m),
+    "serve": lambda m: _network(m),
+    "http_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
+    "websocket": lambda m: "websocket" in m.transports,
+    "auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
+    "http_auth": lambda m: m.auth.type != "none" and _network(m),
+    "testing_oauth": lambda m: m.auth.type == "oauth",  # the tests' authorization server
 }
 # Libraries of an extra of the generated package, imported only when it is installed and
 # turned on: ``otel`` (OpenTelemetry, runtime/telemetry_sdk.py); ``Manifest.extras``.
@@ -71,6 +82,11 @@ REQUIREMENTS = {
 # What the generated models import besides what the runtime does: on Python 3.11,
 # typing_extensions' TypeAliasType.
 GENERATED_REQUIREMENTS = ("typing-extensions>=4.6",)
+
+
+def _network(manifest: Manifest) -> bool:
+    """A transport over the network is offered (HTTP, legacy SSE or WebSocket)."""
+    return any(transport != "stdio" for transport in manifest.transports)
 
 
 def _has_tasks(manifest: Manifest) -> bool:

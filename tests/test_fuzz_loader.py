@@ -433,6 +433,7 @@ def manifests(chaos: bool) -> st.SearchStrategy[dict[str, Any]]:
             {},
             optional={
                 "default": pick(["stdio", "http", "sse", "websocket"], ["tcp"], chaos),
+                "offer": st.lists(pick(["stdio", "http", "sse", "websocket"], ["tcp"], chaos)),
                 "http": st.fixed_dictionaries(
                     {},
                     optional={

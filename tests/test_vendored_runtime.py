@@ -64,7 +64,7 @@ def test_the_runtime_it_uses_is_copied_under_a_header(example: Path) -> None:
         assert "shared_redis" not in modules
 
 
-TEST_SUPPORT = "_runtime/testing.py"  # what the generated tests import: test dependencies
+TEST_SUPPORT = ("_runtime/testing.py", "_runtime/testing_oauth.py")  # test dependencies
 
 
 def imported_modules(folder: Path, tests: bool) -> set[str]:

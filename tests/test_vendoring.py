@@ -29,6 +29,8 @@ def fake(
     redis: bool = False,
     schemes: dict[str, Any] = API_KEY,
     credentials: dict[str, Any] | None = None,
+    transports: tuple[str, ...] = ("stdio", "http"),
+    auth: str | None = None,
 ) -> Any:
     """What ``vendoring`` reads of a manifest."""
     wrapped = {"mode": mode, "securitySchemes": schemes, "credentials": credentials or {}}
@@ -37,10 +39,12 @@ def fake(
         mode=mode if upstream else "tools",
         shares_state=redis,
         prompts=(),
+        resources=(),
         capabilities=SimpleNamespace(completions=False),
-        auth=SimpleNamespace(type="oauth" if oauth else "none"),
+        auth=SimpleNamespace(type=auth or ("oauth" if oauth else "none")),
         server=SimpleNamespace(package="pkg_mcp"),
         tools=(),
+        transports=transports,
     )
 
 
@@ -57,7 +61,7 @@ def test_every_combination_of_features_carries_what_it_imports(
     assert ("upstream" in found) == upstream
     assert ("metatools" in found) == (upstream and mode != "tools")
     assert ("codemode" in found) == (upstream and mode == "code")
-    assert ("shared_redis" in found) == bool(redis)
+    assert ("shared_redis" in found) == ("shared" in found) == ("sharing" in found) == bool(redis)
     assert ("introspection" in found) == bool(oauth)
     requirements = " ".join(vendoring.requirements(manifest))
     assert ("pydantic-monty" in requirements) == (upstream and mode == "code")
@@ -82,14 +86,60 @@ def test_prompts_and_completions_only_when_declared() -> None:
     assert any(r.startswith("jinja2") for r in vendoring.requirements(both))
 
 
+def test_uri_templates_only_with_a_templated_resource() -> None:
+    fixed, templated = fake(), fake()
+    fixed.resources = (SimpleNamespace(is_template=False),)
+    templated.resources = (*fixed.resources, SimpleNamespace(is_template=True))
+    assert "resources" in vendoring.carried(fixed) and "uri" not in vendoring.carried(fixed)
+    assert "uri" in vendoring.carried(templated)
+
+
 def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     found = vendoring.carried(fake())
     left = {"upstream", "credentials", "token_endpoint", "metatools", "search", "codemode"}
     assert not found & (left | {"search_words", "shared_redis", "auth_keys", "introspection"})
     assert vendoring.left_out(fake()) == sorted(
-        {"auth_keys", "credentials", "introspection", "metatools", "shared_redis", "upstream"}
-        | {"completions", "prompts", "tasks", "tasks_client"}
+        {"credentials", "metatools", "upstream", "completions", "prompts"}
+        | {
+            "tasks",
+            "tasks_client",
+            "testing_oauth",
+            "auth",
+            "http_auth",
+            "http_legacy",
+            "websocket",
+        }
+        | {"shared", "sharing", "uri"}
     )
+
+
+HTTP_STACK = {"http_app", "http_guard", "http_streams", "h11guard", "serve"}
+VERIFYING = {"auth", "http_auth"}  # checking credentials
+
+
+@pytest.mark.parametrize(
+    "transports",
+    [("stdio",), ("http",), ("stdio", "http"), ("stdio", "sse"), ("stdio", "http", "websocket")],
+)
+@pytest.mark.parametrize("auth", ["none", "bearer", "oauth"])
+def test_transports_and_auth_carry_only_what_is_offered(
+    transports: tuple[str, ...], auth: str
+) -> None:
+    """``transports.offer`` decides the HTTP stack, legacy SSE and WebSocket; ``auth`` the
+    credential checks (only behind a network transport)."""
+    manifest = fake(transports=transports, auth=auth)
+    found = vendoring.carried(manifest)
+    for name in found:
+        assert vendoring.imports(name)[1] <= found
+    network = transports != ("stdio",)
+    assert found & HTTP_STACK == (HTTP_STACK if network else set())
+    assert ("websocket" in found) == ("websocket" in transports)
+    assert ("http_legacy" in found) == bool({"sse", "websocket"} & set(transports))
+    assert found & VERIFYING == (VERIFYING if network and auth != "none" else set())
+    assert ("testing_oauth" in found) == (auth == "oauth")
+    requirements = " ".join(vendoring.requirements(manifest))
+    assert ("websockets" in requirements) == ("websocket" in transports)
+    assert ("uvicorn" in requirements) == network
 
 
 def test_authorization_server_tokens_only_for_the_sources_that_fetch_them() -> None:
@@ -118,7 +168,7 @@ def test_the_files_carry_a_header_and_the_source(tmp_path: Path) -> None:
 def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) -> None:
     """A plain package's runtime (or one wrapping an API with a key), alone: every module
     imports, credentials work without the token modules, and a Redis URL is refused with a
-    message that says how to get the backend (not an ImportError)."""
+    message that says how to get the replicas' modules (not an ImportError)."""
     manifest = fake(upstream)
     for path, text in vendoring.runtime_files(manifest).items():
         target = tmp_path / path
@@ -134,12 +184,13 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
             credentials = importlib.import_module("pkg_mcp._runtime.credentials")
             made = credentials.Credentials(API_KEY, env_prefix="X", environ={"X_KEY": "k"})
             asyncio.run(made.aclose())
-        shared = importlib.import_module("pkg_mcp._runtime.shared")
+        assert "shared" not in vendoring.carried(manifest)  # one process: sealing.py only
+        http_app = importlib.import_module("pkg_mcp._runtime.http_app")
+        errors = importlib.import_module("pkg_mcp._runtime.errors")
         with pytest.raises(
-            shared.SharedStateConfigError,
-            match="built without Redis: the manifest plans no replicas",
+            errors.ConfigError, match="built without Redis: the manifest plans no replicas"
         ):
-            shared.shared_state("redis://127.0.0.1:1/0")
+            http_app.require_sharing()
     finally:
         sys.path.remove(str(tmp_path / "src"))
         for module in [m for m in sys.modules if m == "pkg_mcp" or m.startswith("pkg_mcp.")]:

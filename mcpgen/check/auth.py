@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from mcpgen.check.view import entries
-from mcpgen.runtime.settings import LOCAL_HOSTS  # the same hosts the server treats as local
+from mcpgen.model.settings import OFFERED_TRANSPORTS
+from mcpgen.runtime.settings import (  # the same hosts the server treats as local
+    LOCAL_HOSTS,
+    TRANSPORTS,
+)
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
@@ -18,6 +22,7 @@ HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 
 
 def check_auth(checker: Checker) -> None:
+    check_transports(checker)
     auth = checker.data.get("auth", {})
     kind = auth.get("type", "none")
     http = checker.data.get("transports", {}).get("http", {})
@@ -94,3 +99,24 @@ def secure_url(url: str) -> bool:
     if parts.scheme == "https" and parts.hostname:
         return True
     return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS
+
+
+def check_transports(checker: Checker) -> None:
+    """The default transport is one the server offers (the package carries only those)."""
+    transports = checker.data.get("transports", {})
+    offer = transports.get("offer", OFFERED_TRANSPORTS)
+    default = transports.get("default", "stdio")
+    known = set(TRANSPORTS)  # anything else is the structural check's to report
+    if (
+        default in known
+        and isinstance(offer, list | tuple)
+        and offer
+        and set(offer) <= known
+        and default not in offer
+    ):
+        where = ("transports", "default") if "default" in transports else ("transports",)
+        checker.error(
+            where,
+            f"the default transport {default!r} is not offered: add it to transports.offer "
+            f"({', '.join(map(str, offer))})",
+        )

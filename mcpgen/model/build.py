@@ -18,7 +18,13 @@ from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised, Pack
 from mcpgen.model.resources import Resource, StaticContent
-from mcpgen.model.settings import Ci, Observability, auth_settings, http_settings
+from mcpgen.model.settings import (
+    OFFERED_TRANSPORTS,
+    Ci,
+    Observability,
+    auth_settings,
+    http_settings,
+)
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
 from mcpgen.openapi.result import Merged, Operation
 
@@ -83,6 +89,7 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         completions=completions,
         shared_defs={k: shared[k] for k in sorted(shared)},
         default_transport=transports.get("default", "stdio"),
+        transports=tuple(transports.get("offer", OFFERED_TRANSPORTS)),
         http=http_settings(transports.get("http", {}), server.env_prefix),
         auth=auth_settings(
             data.get("auth", {}),

@@ -7,6 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# ``transports.offer`` by default: the two standard MCP transports.
+OFFERED_TRANSPORTS = ("stdio", "http")
+
 
 @dataclass(frozen=True)
 class HttpSettings:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
-from mcpgen.model.settings import Auth, Ci, Deploy, HttpSettings, Observability
+from mcpgen.model.settings import OFFERED_TRANSPORTS, Auth, Ci, Deploy, HttpSettings, Observability
 from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
 
@@ -226,6 +226,8 @@ class Manifest:
     http: HttpSettings
     auth: Auth
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
+    # ``transports.offer``: what ``--transport`` accepts (the package carries only these)
+    transports: tuple[str, ...] = OFFERED_TRANSPORTS
     code_mode: Json | None = None  # openapi.codeMode: the sandbox's limits (runtime names)
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
     ci: Ci = field(default_factory=Ci)
@@ -297,7 +299,9 @@ class Manifest:
 
     @property
     def test_dependencies(self) -> list[str]:
-        return list(TEST_DEPENDENCIES)
+        """The ``test`` extra (cryptography: the tests' OAuth keys, ``testing_oauth``)."""
+        oauth = self.auth.type == "oauth"
+        return [d for d in TEST_DEPENDENCIES if oauth or not d.startswith("cryptography")]
 
     @property
     def wiring_returns(self) -> list[str]:

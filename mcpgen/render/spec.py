@@ -110,7 +110,8 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
         found.append(entry)
 
     prefix = manifest.http.env_prefix
-    network = ("http", "sse", "websocket")
+    # the variables of the offered network transports (none when only stdio is offered)
+    network = tuple(t for t in manifest.transports if t != "stdio")
     if manifest.shares_state:  # the package carries the Redis backend
         add(
             prefix + "REDIS_URL",
@@ -118,33 +119,34 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
             default=manifest.http.redis_url,
             transports=network,
         )
-    add(
-        prefix + "STATE_SECRET",
-        "at least 32 random characters, the same on every replica: seals requestState and shared values",
-        secret=True,
-        transports=network,
-    )
-    auth = manifest.auth
-    if auth.type in ("bearer", "apiKey"):
+    if network:  # what only the network transports read
         add(
-            auth.env,
-            "the keys HTTP clients may present (comma separated)",
-            secret=True,
-            required=True,
-            transports=network,
-        )
-    if auth.type == "oauth" and auth.introspection_url:
-        add(
-            prefix + "INTROSPECTION_CLIENT_ID",
-            "client id for token introspection",
-            transports=network,
-        )
-        add(
-            prefix + "INTROSPECTION_CLIENT_SECRET",
-            "client secret for token introspection",
+            prefix + "STATE_SECRET",
+            "at least 32 random characters, the same on every replica: seals requestState and shared values",
             secret=True,
             transports=network,
         )
+        auth = manifest.auth
+        if auth.type in ("bearer", "apiKey"):
+            add(
+                auth.env,
+                "the keys HTTP clients may present (comma separated)",
+                secret=True,
+                required=True,
+                transports=network,
+            )
+        if auth.type == "oauth" and auth.introspection_url:
+            add(
+                prefix + "INTROSPECTION_CLIENT_ID",
+                "client id for token introspection",
+                transports=network,
+            )
+            add(
+                prefix + "INTROSPECTION_CLIENT_SECRET",
+                "client secret for token introspection",
+                secret=True,
+                transports=network,
+            )
     upstream = manifest.upstream
     if upstream:
         add(upstream["baseUrlEnv"], "base URL of the wrapped API", default=upstream["baseUrl"])
@@ -191,6 +193,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             "transport": manifest.default_transport,
             **{k: _json(v) for k, v in vars(http).items() if k != "env_prefix"},
         },
+        "transports": list(manifest.transports),
         "auth": _present(
             (
                 ("type", auth.type),

@@ -1,6 +1,8 @@
 """Checking the credential an HTTP or WebSocket request presents: static keys, or OAuth 2.1
 access tokens (JWTs against the issuer's keys, opaque tokens by introspection, RFC 7662).
-A verified credential becomes an ``Identity``; nothing here forwards it anywhere."""
+A verified credential becomes an ``Identity``; nothing here forwards it anywhere. Carried
+only by a package whose manifest configures ``auth`` (``identity.Authenticator`` is the
+no-authentication case)."""
 
 from __future__ import annotations
 
@@ -14,52 +16,19 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .identity import Identity
+from .identity import Authenticator, AuthError, Identity
 from .settings import Settings
 
 if TYPE_CHECKING:  # OAuth's modules: a package without OAuth does not carry them
     from .auth_keys import KeySource
     from .introspection import Introspection
-    from .shared import TTLCache
+    from .sealing import TTLCache
 
 logger = logging.getLogger(__name__)
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 IDENTITY_CLAIMS = ("sub", "client_id", "username")  # the first one present names the caller
 IDENTITY_KINDS = {"sub": "subject", "client_id": "client", "username": "username"}
-
-
-class AuthError(Exception):
-    """A credential was refused (status 401), or could not be checked (503)."""
-
-    def __init__(self, description: str, status: int = 401) -> None:
-        super().__init__(description)
-        self.description = description
-        self.status = status
-
-
-class Authenticator:
-    """No authentication (``auth: none``): every request passes as the anonymous caller."""
-
-    enabled = False
-    kind = "none"
-
-    def __init__(self, config: Mapping[str, Any]) -> None:
-        self.config = config
-        self.header = str(config.get("header") or "Authorization")
-
-    def credential(self, headers: Mapping[str, str]) -> str | None:
-        """The credential a request presents, "" for a malformed one, None for none."""
-        value = headers.get(self.header.lower())
-        if value is None:
-            return None
-        if self.header.lower() == "authorization":
-            scheme, _, token = value.strip().partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else ""
-        return value.strip()
-
-    async def verify(self, credential: str) -> Identity:
-        return Identity("anonymous")
 
 
 class StaticKeys(Authenticator):

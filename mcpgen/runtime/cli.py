@@ -1,4 +1,4 @@
-"""The server's command line: ``<script> --transport stdio|http|sse|websocket [options]``.
+"""The server's command line: ``<script> --transport T [options]``, T one the server offers.
 
 Every option also has an environment variable, ``<PREFIX><OPTION>`` (``CALCULATOR_PORT``);
 a flag wins over the variable, the variable over the manifest.
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .logs import configure_logging
-from .settings import TRANSPORTS, Settings
+from .settings import Settings, offered
 
 if TYPE_CHECKING:
     from anyio import CancelScope
@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 STDIO_SHUTDOWN_GRACE = 1.0  # seconds between a signal and the exit, even with stdin blocked
+TRANSPORT_HELP = {
+    "stdio": "stdio for local hosts",
+    "http": "http (streamable HTTP)",
+    "sse": "sse (legacy HTTP+SSE)",
+    "websocket": "websocket",
+}
 
 
 def _csv(value: str) -> tuple[str, ...]:
@@ -46,9 +52,8 @@ def parse_args(
     add = parser.add_argument
     add(
         "--transport",
-        choices=TRANSPORTS,
-        help="stdio for local hosts, http (streamable HTTP), sse (legacy), websocket "
-        f"(default {d.transport})",
+        choices=offered(spec),
+        help=", ".join(TRANSPORT_HELP[t] for t in offered(spec)) + f" (default {d.transport})",
     )
     add("--host", help=f"bind address (default {d.host}; other than localhost needs auth)")
     add("--port", type=int, help=f"port (default {d.port})")
@@ -177,9 +182,13 @@ def main(
         run_stdio(server_factory)
         return
     try:
-        from .sharing import check_reachable
+        if settings.redis_url:
+            from .http_app import require_sharing
 
-        check_reachable(spec, settings)  # Redis unreachable at start: one line, exit 1
+            require_sharing()
+            from .sharing import check_reachable
+
+            check_reachable(spec, settings)  # Redis unreachable at start: one line, exit 1
         if settings.workers > 1:
             from .serve import serve_workers
 

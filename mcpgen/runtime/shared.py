@@ -26,20 +26,24 @@ to it, so listen streams end gracefully and clients re-listen and refetch).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from importlib.util import find_spec
 from types import TracebackType
 from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from mcp.server.request_state import AESGCMRequestStateCodec, RequestStateSecurity
 from mcp.server.subscriptions import ServerEvent, SubscriptionBus
 
-from .errors import ConfigError, ToolError
+from .sealing import (
+    BoundState,
+    SharedStateConfigError,
+    SharedStateUnavailable,
+    TTLCache,
+    UserStateStore,
+    ValueCodec,
+    request_state_security,
+)
 
 __all__ = [
     "BoundState",
@@ -49,6 +53,7 @@ __all__ = [
     "SharedStateUnavailable",
     "TTLCache",
     "UserStateStore",
+    "ValueCodec",
     "connect",
     "redact_url",
     "request_state_security",
@@ -59,16 +64,6 @@ LimiterOutage = Literal["local", "open", "closed"]
 RemoteListener = Callable[[ServerEvent], Awaitable[None]]
 
 
-class SharedStateConfigError(ConfigError):
-    """A shared-state setting that cannot work (bad URL, Redis unreachable at start, short
-    secret); the message names the setting and never contains a password. A ``ConfigError``:
-    the server's command line reports it in one line and exits."""
-
-
-class SharedStateUnavailable(Exception):
-    """Redis is unreachable right now and the call cannot be answered without it."""
-
-
 class RateLimiter(Protocol):
     async def allow(
         self, key: str, rate: float, burst: float, cost: float = 1.0
@@ -76,68 +71,6 @@ class RateLimiter(Protocol):
         """Take ``cost`` tokens from ``key``'s bucket (refilled at ``rate`` per second up to
         ``burst``). Returns (allowed, seconds until the call would be allowed; 0 if it was)."""
         ...
-
-
-class TTLCache(Protocol):
-    async def get(self, key: str) -> Any | None:
-        """The JSON value stored under ``key``, or None (missing, expired or unreachable)."""
-        ...
-
-    async def set(self, key: str, value: Any, ttl: float) -> None:
-        """Store a JSON value (not None) for ``ttl`` seconds."""
-        ...
-
-    async def delete(self, key: str) -> None: ...
-
-
-class UserStateStore(Protocol):
-    async def get(self, identity_key: str, name: str) -> Any | None: ...
-
-    async def set(
-        self, identity_key: str, name: str, value: Any, ttl: float | None = None
-    ) -> None: ...
-
-    async def delete(self, identity_key: str, name: str) -> None: ...
-
-
-STORE_UNAVAILABLE = (
-    "per-user state is unavailable right now (its store cannot be reached); try again"
-)
-
-
-class BoundState:
-    """One caller's view of a ``UserStateStore``: what a handler sees as ``ctx.store``.
-
-    Values are JSON (setting None deletes: it would read back as missing), kept for ``ttl``
-    seconds (the store's default when None). While the store is unreachable every method
-    raises ``ToolError`` (the caller reads a tool error; the server log says why once).
-    """
-
-    def __init__(self, store: UserStateStore, identity_key: str) -> None:
-        self._store = store
-        self._key = identity_key
-
-    async def get(self, name: str, default: Any = None) -> Any:
-        try:
-            value = await self._store.get(self._key, name)
-        except SharedStateUnavailable:
-            raise ToolError(STORE_UNAVAILABLE) from None
-        return default if value is None else value
-
-    async def set(self, name: str, value: Any, ttl: float | None = None) -> None:
-        """Keep ``value`` (JSON) under ``name``; None deletes it (it would read back as missing)."""
-        if value is None:
-            return await self.delete(name)
-        try:
-            await self._store.set(self._key, name, value, ttl)
-        except SharedStateUnavailable:
-            raise ToolError(STORE_UNAVAILABLE) from None
-
-    async def delete(self, name: str) -> None:
-        try:
-            await self._store.delete(self._key, name)
-        except SharedStateUnavailable:
-            raise ToolError(STORE_UNAVAILABLE) from None
 
 
 class _Backend(Protocol):
@@ -299,31 +232,6 @@ async def connect(url: str | None, **options: Any) -> SharedState:
     return shared
 
 
-def request_state_security(
-    secret: str | None,
-    *,
-    previous: Sequence[str] = (),
-    ttl: float = 600.0,
-    audience: str | None = None,
-) -> RequestStateSecurity:
-    """The SDK's ``requestState`` protection under one configured secret (AES-256-GCM, key
-    derived by HKDF-SHA256 inside the SDK), so every replica configured alike opens what
-    another sealed. ``previous`` are older secrets still accepted (rotation). Without a
-    secret: a key held by this process only (``RequestStateSecurity.ephemeral``).
-    """
-    if secret is None:
-        if previous:
-            raise SharedStateConfigError("previous requestState secrets given without a secret")
-        return RequestStateSecurity.ephemeral(ttl=ttl, audience=audience)
-    ring = [secret, *previous]
-    for value in ring:
-        _check_secret(value)
-    try:
-        return RequestStateSecurity(keys=ring, ttl=ttl, audience=audience)
-    except ValueError as exc:  # duplicates in the ring
-        raise SharedStateConfigError(f"requestState secrets: {exc}") from None
-
-
 def redact_url(url: str) -> str:
     """``url`` without its password (userinfo or ``?password=``), fit for logs and errors."""
     try:
@@ -343,57 +251,3 @@ def redact_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     except ValueError:
         return "<unparseable URL>"
-
-
-def _check_secret(secret: str) -> None:
-    if len(secret.encode()) < 32:
-        raise SharedStateConfigError(
-            "the shared secret must be at least 32 characters of randomness; generate one with: "
-            "python -c 'import secrets; print(secrets.token_hex(32))'"
-        )
-
-
-class ValueCodec:
-    """How stored values and hashed keys are made: JSON, sealed when a secret is set."""
-
-    def __init__(self, secret: str | None) -> None:
-        if secret is None:
-            self._codec: AESGCMRequestStateCodec | None = None
-            self._hash_key = b"mcpgen/shared/key-hash"
-        else:
-            _check_secret(secret)
-            # Sub-keys of the secret, distinct from the requestState key the SDK derives from it.
-            self._hash_key = _subkey(secret, "key-hash").encode()
-            self._codec = AESGCMRequestStateCodec([_subkey(secret, "value-seal")])
-
-    @property
-    def sealed(self) -> bool:
-        return self._codec is not None
-
-    def hash_key(self, key: str) -> str:
-        return hmac.new(self._hash_key, key.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
-
-    def dump(self, value: Any) -> str:
-        if value is None:
-            raise ValueError("None cannot be stored: it reads back as a miss")
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return self._codec.seal(text.encode()) if self._codec is not None else text
-
-    def load(self, stored: str | bytes) -> Any | None:
-        """The stored value, or None when it cannot be read (another secret, corruption)."""
-        text = stored.decode() if isinstance(stored, bytes) else stored
-        try:
-            if self._codec is not None:
-                text = self._codec.unseal(text).decode()
-            return json.loads(text)
-        except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
-            return None
-
-
-def _subkey(secret: str, label: str) -> str:
-    return hmac.new(secret.encode(), f"mcpgen/shared/{label}".encode(), hashlib.sha256).hexdigest()
-
-
-def check_name(what: str, value: str) -> None:
-    if not isinstance(value, str) or not value or len(value) > 256:
-        raise ValueError(f"{what} must be a non-empty string of at most 256 characters")

@@ -15,9 +15,12 @@ from typing import Any
 
 from mcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
 
-from .shared import TTLCache, ValueCodec, check_name
+from .sealing import TTLCache, ValueCodec, check_name
 
 __all__ = ["LocalBackend", "LocalCache", "LocalRateLimiter", "LocalUserState", "local_user_state"]
+
+
+LOCAL_STATUS = {"backend": "memory", "connected": True, "outages": 0}  # for /healthz
 
 
 class _ExpiringMap:
@@ -171,4 +174,4 @@ class LocalBackend:
         return None
 
     def status(self) -> dict[str, Any]:
-        return {"backend": "memory", "connected": True, "outages": 0}
+        return dict(LOCAL_STATUS)

@@ -23,15 +23,14 @@ from urllib.parse import urlsplit
 
 from mcp.server.subscriptions import ServerEvent
 
-from .shared import (
-    LimiterOutage,
+from .sealing import (
     SharedStateConfigError,
     SharedStateUnavailable,
     TTLCache,
     ValueCodec,
     check_name,
-    redact_url,
 )
+from .shared import LimiterOutage, redact_url
 from .shared_local import LocalRateLimiter, check_limit, check_ttl
 from .shared_redis_bus import RedisBus
 

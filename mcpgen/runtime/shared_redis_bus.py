@@ -28,7 +28,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
-from .shared import SharedStateConfigError
+from .sealing import SharedStateConfigError
 
 if TYPE_CHECKING:
     from .shared_redis import RedisLink

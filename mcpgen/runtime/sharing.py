@@ -17,10 +17,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from .settings import Settings
-from .shared import SharedState, request_state_security, shared_state
+from .shared import SharedState, shared_state
 
 if TYPE_CHECKING:
-    from mcp.server.request_state import RequestStateSecurity
     from starlette.applications import Starlette
 
 logger = logging.getLogger(__name__)
@@ -37,20 +36,6 @@ def key_prefix(spec: Mapping[str, Any]) -> str:
 def shared_for(spec: Mapping[str, Any], settings: Settings) -> SharedState:
     """The set for these settings (no I/O yet): Redis when ``redis_url`` is set."""
     return shared_state(settings.redis_url, prefix=key_prefix(spec), secret=settings.state_secret)
-
-
-def request_security(settings: Settings) -> RequestStateSecurity | None:
-    """``requestState`` sealing under the configured secret; None (a key of this process
-    only) without one, with a warning when other replicas or workers could not open it."""
-    if settings.state_secret:
-        return request_state_security(settings.state_secret)
-    if settings.redis_url or settings.workers > 1:
-        logger.warning(
-            "%sSTATE_SECRET is not set: a 2026-07-28 input_required round trip whose next "
-            "round reaches another replica or worker fails; set the same secret on every one",
-            settings.env_prefix,
-        )
-    return None
 
 
 def check_reachable(spec: Mapping[str, Any], settings: Settings) -> None:
@@ -80,10 +65,3 @@ def add_lifespan(app: Starlette, shared: SharedState) -> None:
             yield state
 
     app.router.lifespan_context = lifespan
-
-
-def health(shared: SharedState) -> dict[str, Any]:
-    """What ``/healthz`` says of the shared state. The answer stays 200 while Redis is away:
-    the replica still serves (degraded), and a balancer that dropped every replica at once
-    would turn an outage of Redis into an outage of the service."""
-    return shared.status()

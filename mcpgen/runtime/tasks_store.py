@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .shared import TTLCache
+    from .sealing import TTLCache
 
 Record = dict[str, Any]
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -35,7 +35,7 @@ def now_iso() -> str:
 
 
 def local_cache() -> TTLCache:
-    from .shared import ValueCodec
+    from .sealing import ValueCodec
     from .shared_local import LocalCache
 
     return LocalCache(ValueCodec(None), "tasks", 100_000)

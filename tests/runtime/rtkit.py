@@ -38,7 +38,7 @@ from mcpgen.runtime import (
 from mcpgen.runtime.http_app import create_app
 from mcpgen.runtime.server import GeneratedServer, Handlers, build_server
 from mcpgen.runtime.settings import Settings
-from mcpgen.runtime.testing import TokenIssuer
+from mcpgen.runtime.testing_oauth import TokenIssuer
 from mcpgen.runtime.tools import Arguments, plain
 
 HERE = Path(__file__).resolve().parent

@@ -184,7 +184,7 @@ def test_the_manifest_sets_the_per_run_limits(small: Built, api: StandIn) -> Non
 
 @pytest.fixture(scope="module")
 def scoped(tmp_path_factory: pytest.TempPathFactory, api: StandIn) -> Iterator[tuple[str, Any]]:
-    from mcpgen.runtime.testing import TokenIssuer
+    from mcpgen.runtime.testing_oauth import TokenIssuer
 
     folder = tmp_path_factory.mktemp("scoped")
     built = build(write_small(folder, SCOPED), folder / "out", "scoped_mcp")

@@ -15,7 +15,7 @@ from rtconnect import client_over
 
 from mcpgen.runtime.errors import ConfigError
 from mcpgen.runtime.http_guard import WELL_KNOWN
-from mcpgen.runtime.testing import TokenIssuer
+from mcpgen.runtime.testing_oauth import TokenIssuer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpgen.runtime.errors import ConfigError
-from mcpgen.runtime.testing import TokenIssuer
+from mcpgen.runtime.testing_oauth import TokenIssuer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

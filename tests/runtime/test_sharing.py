@@ -15,7 +15,7 @@ import pytest
 from mcp.server.subscriptions import ResourceUpdated, ToolsListChanged
 from redis_support import RedisServer, redis_server
 
-from mcpgen.runtime import sharing
+from mcpgen.runtime import sealing, sharing
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import ConfigError, ToolError
 from mcpgen.runtime.events import Events
@@ -197,5 +197,5 @@ def test_redis_unreachable_at_start_is_a_config_error_without_the_password() -> 
 
 def test_a_short_state_secret_is_refused() -> None:
     with pytest.raises(ConfigError, match="32 characters"):
-        sharing.request_security(Settings(state_secret="short"))
+        sealing.request_security(Settings(state_secret="short"))
     assert sharing.key_prefix(SPEC) == "relay-test"

@@ -83,6 +83,7 @@ components:
 TARGET = """
 mcpgen: 1
 server: {name: target, version: 0.1.0, package: target_mcp, description: The target.}
+transports: {offer: [stdio, http, sse, websocket]}  # attacked over each
 capabilities: {pageSize: 2}
 openapi:
   source: target-api.yaml
@@ -169,6 +170,7 @@ paths:
 GATE = """
 mcpgen: 1
 server: {name: gate, version: 0.1.0, package: gate_mcp, description: A guarded server.}
+transports: {offer: [stdio, http, sse, websocket]}  # attacked over each
 auth:
   type: oauth
   issuer: https://auth.example.com

@@ -127,6 +127,7 @@ def test_1_describe_operation_hides_what_the_caller_may_not_call(
 RP_MANIFEST = """
 mcpgen: 1
 server: {name: rp, version: 0.1.0, package: rp_mcp}
+transports: {offer: [stdio, http, sse, websocket]}  # attacked over each
 auth:
   type: oauth
   issuer: https://auth.example.com

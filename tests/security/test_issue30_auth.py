@@ -45,16 +45,19 @@ HELLO = """
 KEYED = """
 mcpgen: 1
 server: {name: keyed, version: 0.1.0, package: keyed_mcp, description: Keys.}
+transports: {offer: [stdio, http, sse, websocket]}  # attacked over each
 auth: {type: bearer, env: KEYED_KEYS}
 tools:""" + HELLO
 APIKEYED = """
 mcpgen: 1
 server: {name: apikeyed, version: 0.1.0, package: apikeyed_mcp, description: Keys.}
+transports: {offer: [stdio, http, sse, websocket]}  # attacked over each
 auth: {type: apiKey, header: X-API-Key, env: APIKEYED_KEYS}
 tools:""" + HELLO
 VAULT = """
 mcpgen: 1
 server: {name: vault, version: 0.1.0, package: vault_mcp, description: A vault.}
+transports: {offer: [stdio, http, sse, websocket]}  # attacked over each
 auth:
   type: oauth
   issuer: https://auth.example.com

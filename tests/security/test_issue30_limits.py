@@ -68,6 +68,7 @@ paths:
 VAULT = """
 mcpgen: 1
 server: {name: vault, version: 0.1.0, package: vault_mcp, description: A code-mode server.}
+transports: {offer: [stdio, http, sse, websocket]}  # attacked over each
 auth:
   type: oauth
   issuer: https://auth.example.com

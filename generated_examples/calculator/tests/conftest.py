@@ -2,10 +2,10 @@
 # Source: calculator.yaml. Your code goes in the handlers/ package.
 """Fixtures for the generated tests: every transport, both protocol eras.
 
-``typed`` (and ``client``, its SDK client) is connected once per module for each
-(transport, era); HTTP, SSE and WebSocket servers run as subprocesses on free ports,
+``typed`` (and ``client``, its SDK client) is connected once per module for each offered
+(transport, era); network servers run as subprocesses on free ports,
 started once per session.
-Select transports with ``MCP_TEST_TRANSPORTS=memory,stdio`` (default: all); make
+Select transports with ``MCP_TEST_TRANSPORTS=memory,stdio`` (default: all offered); make
 unwritten handlers fail instead of skip with ``pytest --stubs=fail``.
 """
 
@@ -41,10 +41,10 @@ def spec() -> dict[str, Any]:
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """One running server per network transport: transport -> base URL."""
     folder: Path = tmp_path_factory.mktemp("credentials")
-    yield from testing.run_servers("calculator_mcp", CREDENTIALS.server_env(folder))
+    yield from testing.run_servers("calculator_mcp", CREDENTIALS.server_env(folder), SPEC)
 
 
-@pytest.fixture(scope="module", params=testing.connections(), ids=lambda c: "-".join(c))
+@pytest.fixture(scope="module", params=testing.connections(SPEC), ids=lambda c: "-".join(c))
 async def typed(
     request: pytest.FixtureRequest, servers: dict[str, str]
 ) -> AsyncIterator[CalculatorClient]:

@@ -16,9 +16,12 @@ from typing import Any
 
 from mcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
 
-from .shared import TTLCache, ValueCodec, check_name
+from .sealing import TTLCache, ValueCodec, check_name
 
 __all__ = ["LocalBackend", "LocalCache", "LocalRateLimiter", "LocalUserState", "local_user_state"]
+
+
+LOCAL_STATUS = {"backend": "memory", "connected": True, "outages": 0}  # for /healthz
 
 
 class _ExpiringMap:
@@ -172,4 +175,4 @@ class LocalBackend:
         return None
 
     def status(self) -> dict[str, Any]:
-        return {"backend": "memory", "connected": True, "outages": 0}
+        return dict(LOCAL_STATUS)

@@ -7,35 +7,35 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
 
-from . import sharing, telemetry
-from .auth import authenticator
-from .authz import IDENTITY_KEY
+from . import telemetry
+from .errors import ConfigError
 from .eventstore import MemoryEventStore
 from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,
     HostOriginMiddleware,
     TokenBuckets,
-    error,
-    respond,
     route_path,
 )
-from .identity import Identity
+from .identity import Authenticator
+from .sealing import request_security
 from .settings import Settings
+from .shared_local import LOCAL_STATUS
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import Scope
 
     from .server import GeneratedServer
+    from .shared import SharedState
 
 logger = logging.getLogger(__name__)
 LOCAL_HOST_HEADERS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 HEALTH_PATH = "/healthz"
-MESSAGES_PATH = "/messages/"
 ServerFactory = Callable[..., "GeneratedServer"]
 
 
@@ -65,6 +65,16 @@ def base_url(scope: Scope, settings: Settings) -> str:
     return f"{scheme}://{host}{scope.get('root_path', '')}"
 
 
+def require_sharing() -> None:
+    """A Redis URL given to a package built without replicas (no ``sharing`` module): a
+    ``ConfigError`` that says how to get them."""
+    if find_spec(f"{__package__}.sharing") is None:
+        raise ConfigError(
+            "built without Redis: the manifest plans no replicas (give it "
+            "transports.http.redisUrl or a deploy: section, then rebuild)"
+        )
+
+
 def create_app(
     spec: Mapping[str, Any],
     server_factory: ServerFactory,
@@ -89,17 +99,24 @@ def create_app(
 
         h11guard.HEADER_TIMEOUT = settings.header_timeout
     observed = telemetry.setup(spec, settings.transport, environ)
-    shared = sharing.shared_for(spec, settings)
+    shared: SharedState | None = None  # this process only, without a Redis URL
+    if settings.redis_url:
+        require_sharing()
+        from .sharing import shared_for
+
+        shared = shared_for(spec, settings)
     server = server_factory(
         network=True,
-        bus=shared.bus,
+        bus=shared.bus if shared is not None else None,
         shared=shared,
-        request_state=sharing.request_security(settings),
+        request_state=request_security(settings),
     )
-    replicated = bool(settings.redis_url)
-    auth = authenticator(
-        spec, settings, environ, shared.cache("introspection") if replicated else None
-    )
+    auth = Authenticator(spec.get("auth", {}))
+    if auth.config.get("type", "none") != "none":  # the package carries auth.py
+        from .auth import authenticator
+
+        cache = shared.cache("introspection") if shared is not None else None
+        auth = authenticator(spec, settings, environ, cache)
     info = spec["server"]
     if not auth.enabled and not settings.local:
         logger.warning(
@@ -118,13 +135,15 @@ def create_app(
         return base_url(scope, settings) + WELL_KNOWN + settings.endpoint
 
     async def healthz(request: Request) -> Response:
+        # 200 while Redis is away: the replica still serves (degraded), and a balancer that
+        # dropped every replica at once would turn an outage of Redis into one of the service
         return JSONResponse(
             {
                 "status": "ok",
                 "server": info["name"],
                 "version": info.get("version"),
                 "pid": os.getpid(),
-                "sharedState": sharing.health(shared),
+                "sharedState": LOCAL_STATUS if shared is None else shared.status(),
             }
         )
 
@@ -174,14 +193,20 @@ def create_app(
     else:
         from starlette.applications import Starlette
 
+        from .http_legacy import SessionSlots, sse_routes
+
         if settings.transport == "sse":
-            routes += _sse_routes(server, settings, no_rebinding_check)
+            routes += sse_routes(server, settings, no_rebinding_check)
         else:
             from .websocket import websocket_route
 
             routes.append(websocket_route(server))
         app = Starlette(routes=routes)
-    sharing.add_lifespan(app, shared)
+        app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
+    if shared is not None:
+        from .sharing import add_lifespan
+
+        add_lifespan(app, shared)
     if observed is not None:
         telemetry.flush_on_shutdown(app)
     # add_middleware wraps the app: the last one added runs first.
@@ -192,17 +217,20 @@ def create_app(
         from .lifecycle import DisconnectMiddleware
 
         app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
-    if settings.transport in ("sse", "websocket"):
-        app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
     limiter = (
         TokenBuckets(
-            settings.rate_limit, settings.rate_burst, shared.limiter if replicated else None
+            settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None
         )
         if settings.rate_limit > 0
         else None
     )
+    middleware = AuthMiddleware
+    if auth.enabled:  # the package carries http_auth.py
+        from .http_auth import VerifyingMiddleware
+
+        middleware = VerifyingMiddleware
     app.add_middleware(
-        AuthMiddleware,
+        middleware,
         auth=auth,
         settings=settings,
         policy=server.tools.policy,
@@ -239,49 +267,6 @@ def create_app(
     return app
 
 
-class SessionSlots:
-    """Legacy SSE streams and WebSocket connections are sessions too: at most
-    ``max_sessions`` open at once, and ``sessions_per_caller`` of one verified caller, as
-    for streamable HTTP (503 past either)."""
-
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
-        self.app = app
-        self.total = settings.max_sessions
-        self.per_caller = settings.sessions_per_caller
-        self.open = 0
-        self.by_caller: dict[str, int] = {}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        opening = scope["type"] == "websocket" or (
-            scope["type"] == "http"
-            and scope.get("method") == "GET"
-            and route_path(scope) == SSE_ROUTE
-        )
-        if not opening:
-            return await self.app(scope, receive, send)
-        identity = scope.get(IDENTITY_KEY)
-        key: str | None = None  # verified callers only; anonymous ones share the total
-        if isinstance(identity, Identity) and scope.get("user") is not None:
-            key = identity.key
-        if self.open >= self.total or (
-            key is not None and self.by_caller.get(key, 0) >= self.per_caller
-        ):
-            logger.warning("refused a new session: too many open")
-            refusal = error(503, "too_many_sessions", "Too many open sessions")
-            return await respond(scope, receive, send, refusal)
-        self.open += 1
-        if key is not None:
-            self.by_caller[key] = self.by_caller.get(key, 0) + 1
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.open -= 1
-            if key is not None:
-                self.by_caller[key] -= 1
-                if not self.by_caller[key]:
-                    del self.by_caller[key]
-
-
 def cap_sessions_per_caller(manager: Any, cap: int) -> None:
     """At most ``cap`` open sessions per verified caller: the SDK's session manager caps
     sessions in all (``max_sessions``) and binds each to its caller, but one token could
@@ -298,25 +283,3 @@ def cap_sessions_per_caller(manager: Any, cap: int) -> None:
         return admit(requestor)
 
     manager._admit_session = admit_capped
-
-
-def _sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:
-    """Legacy HTTP+SSE (protocol 2024-11-05): GET /sse opens the stream, POST /messages/."""
-    from mcp.server.sse import SseServerTransport
-    from mcp.server.transport_security import RequestBodyLimitMiddleware
-    from starlette.routing import Mount, Route
-
-    transport = SseServerTransport(MESSAGES_PATH, security_settings=security)
-
-    class Stream:
-        """GET /sse as a plain ASGI app (the transport sends the response itself)."""
-
-        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            async with transport.connect_sse(scope, receive, send) as streams:
-                await server.run(streams[0], streams[1], server.create_initialization_options())
-
-    messages = RequestBodyLimitMiddleware(transport.handle_post_message, settings.max_body_size)
-    return [Route(SSE_ROUTE, Stream(), methods=["GET"]), Mount(MESSAGES_PATH, app=messages)]
-
-
-SSE_ROUTE = "/sse"

@@ -2,16 +2,13 @@
 """The ASGI middleware in front of every HTTP and WebSocket transport.
 
 Order, outermost first: Host/Origin checks (DNS rebinding), then authentication, which
-puts the verified caller in the scope and charges its rate limit (the verified identity
-when there is one, the client address for anonymous and refused requests). Scope checks
-themselves happen at dispatch (``authz``); here a ``tools/call`` that the caller may not
-make only gets the HTTP 403 ``insufficient_scope`` answer MCP clients use for step-up
-authorization.
+puts the caller in the scope and charges its rate limit (the verified identity when there
+is one, the client address for anonymous and refused requests). Checking credentials is
+``http_auth.py``, carried by a server with ``auth``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Iterable, Sequence
@@ -19,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .auth import Authenticator, AuthError
 from .authz import IDENTITY_KEY, Policy
-from .http_streams import metered, until_expiry
-from .identity import Identity
+from .http_streams import metered
+from .identity import Authenticator, Identity
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -33,7 +29,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
-FORBIDDEN = -32003
 
 
 def route_path(scope: Scope) -> str:
@@ -145,10 +140,10 @@ def client_address(scope: Scope) -> str:
 
 
 class AuthMiddleware:
-    """Checks the credential of every request except health checks, metadata and CORS
-    preflights, and puts the caller in ``scope[IDENTITY_KEY]`` (and ``scope["user"]`` for
-    the SDK, which binds sessions to it). Also: the rate limit, and a time limit between
-    the chunks of a request body (a client that stalls mid-body is cut off)."""
+    """Puts the caller of every request except health checks, metadata and CORS preflights
+    in ``scope[IDENTITY_KEY]``: anonymous here, verified by ``http_auth.VerifyingMiddleware``
+    (a server with ``auth``). Also: the rate limit, and a time limit between the chunks of a
+    request body (a client that stalls mid-body is cut off)."""
 
     def __init__(
         self,
@@ -169,10 +164,6 @@ class AuthMiddleware:
         self.metadata_url = metadata_url
         self.realm = realm
         self.public_paths = public_paths  # served without a credential (GET /metrics if public)
-        # step-up answers name the scope a call lacks: not when discovery hides the tool
-        self.step_up = (
-            settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
-        )
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, key: str) -> bool:
         if self.limiter is None or scope.get("method") == "OPTIONS":
@@ -189,23 +180,6 @@ class AuthMiddleware:
         )
         return True
 
-    def challenge(self, scope: Scope, failure: AuthError | None) -> str:
-        """The ``WWW-Authenticate`` value of a 401: always a scheme and at least the realm
-        (RFC 6750 section 3; a bare ``Bearer `` is not a valid header value and h11 drops
-        the connection instead of sending it)."""
-        params = [f'realm="{quote_param(self.realm)}"']
-        if self.auth.kind == "oauth" and self.metadata_url is not None:
-            params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
-        elif self.auth.kind == "apiKey":
-            params.append(f'header="{quote_param(self.auth.header)}"')
-        if failure is not None:
-            params += [
-                'error="invalid_token"',
-                f'error_description="{quote_param(failure.description)}"',
-            ]
-        scheme = "ApiKey" if self.auth.kind == "apiKey" else "Bearer"
-        return f"{scheme} {', '.join(params)}" if params else scheme  # "Bearer " is no header
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
@@ -218,108 +192,11 @@ class AuthMiddleware:
             scope[IDENTITY_KEY] = Identity("anonymous", None)
             receive = metered(scope, receive, self.limiter, client_address(scope))
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
-        from starlette.datastructures import Headers
+        await self.verified(scope, receive, send, path)
 
-        credential = self.auth.credential(Headers(scope=scope))
-        failure: AuthError | None = None
-        identity: Identity | None = None
-        if credential is not None:
-            try:
-                identity = await self.auth.verify(credential)
-            except AuthError as exc:
-                failure = exc
-        if identity is None:
-            # refused or anonymous requests are limited by address, before any answer
-            if await self._limited(scope, receive, send, client_address(scope)):
-                return
-            if failure is not None:
-                logger.warning(
-                    "refused a credential: %s", failure.description, extra={"path": path}
-                )
-            status = failure.status if failure else 401
-            headers = (
-                {"WWW-Authenticate": self.challenge(scope, failure)} if status == 401 else None
-            )
-            description = failure.description if failure else "Authentication required"
-            code = "invalid_token" if failure else "unauthorized"
-            return await respond(scope, receive, send, error(status, code, description, headers))
-        if await self._limited(scope, receive, send, "id:" + identity.key):
-            return
-        scope[IDENTITY_KEY] = identity
-        scope["user"] = sdk_user(identity)
-        receive = metered(scope, receive, self.limiter, "id:" + identity.key)
-        receive = timed(scope, receive, self.settings.body_timeout)
-        if self.step_up and scope.get("method") == "POST" and identity.restricted:
-            body, receive = await _read_body(receive, self.settings.max_body_size)
-            if body is None:
-                return await respond(
-                    scope, receive, send, error(413, "too_large", "Request body too large")
-                )
-            denied = self._denied(body, identity)
-            if denied is not None:
-                return await self._insufficient(scope, receive, send, denied)
-        if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
-            return await until_expiry(self.app, scope, receive, send, identity.expires_at)
-        await self.app(scope, receive, send)
-
-    def _denied(self, body: bytes, identity: Identity) -> dict[str, Any] | None:
-        """The error for the first ``tools/call`` in the body the caller may not make."""
-        try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):
-            return None  # the transport answers the parse error
-        for message in data if isinstance(data, list) else [data]:
-            if not isinstance(message, dict) or message.get("method") != "tools/call":
-                continue
-            params = message.get("params")
-            name = params.get("name") if isinstance(params, dict) else None
-            if not isinstance(name, str) or "id" not in message:
-                continue
-            missing = self.policy.missing(identity, "tool", name)
-            if missing:
-                needed = list(self.policy.required("tool", name))
-                return {
-                    "jsonrpc": "2.0",
-                    "id": message["id"],
-                    "error": {
-                        "code": FORBIDDEN,
-                        "message": f"Forbidden: tool {name!r} needs scope(s) {' '.join(missing)}",
-                        "data": {"requiredScopes": needed, "missingScopes": missing},
-                    },
-                }
-        return None
-
-    async def _insufficient(
-        self, scope: Scope, receive: Receive, send: Send, denied: dict[str, Any]
-    ) -> None:
-        from starlette.responses import JSONResponse
-
-        missing = " ".join(denied["error"]["data"]["missingScopes"])
-        params = ['error="insufficient_scope"', f'scope="{quote_param(missing)}"']
-        if self.auth.kind == "oauth" and self.metadata_url is not None:
-            params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
-        logger.warning("refused a tool call: %s", denied["error"]["message"])
-        headers = {"WWW-Authenticate": "Bearer " + ", ".join(params)}
-        await JSONResponse(denied, status_code=403, headers=headers)(scope, receive, send)
-
-
-def sdk_user(identity: Identity) -> Any:
-    """The caller as the SDK sees it (``scope["user"]``): its streamable HTTP and SSE
-    transports bind every session to the caller that opened it (client, issuer, subject),
-    so a session id presented by anyone else is answered 404. The subject given is the
-    identity's key, so a client and a user of one name hold different sessions."""
-    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-    from mcp.server.auth.provider import AccessToken
-
-    token = AccessToken(
-        token=identity.key,  # never the credential itself
-        client_id=identity.client or identity.subject,
-        scopes=sorted(identity.scopes or ()),
-        expires_at=identity.expires_at,
-        subject=identity.key,  # issuer, client, subject and its kind: callers never merge
-        claims={"iss": identity.issuer} if identity.issuer else None,
-    )
-    return AuthenticatedUser(token)
+    async def verified(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
+        """A request to a server with authentication: ``http_auth.VerifyingMiddleware``."""
+        raise AssertionError("an enabled authenticator needs http_auth.VerifyingMiddleware")
 
 
 def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
@@ -346,31 +223,3 @@ def _timed(receive: Receive, seconds: float) -> Receive:
         return message
 
     return timed
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
-    """The whole request body (None past ``limit``), and a ``receive`` that replays it."""
-    chunks: list[bytes] = []
-    size = 0
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None, receive
-        chunks.append(chunk)
-        more = message.get("more_body", False)
-    body = b"".join(chunks)
-    replayed = False
-
-    async def replay() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return body, replay

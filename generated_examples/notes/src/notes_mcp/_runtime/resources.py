@@ -15,7 +15,6 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
-from . import uri as uris
 from .authz import Policy
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
@@ -47,12 +46,18 @@ class ResourceBinding:
 
     @cached_property
     def pattern(self) -> Any:
-        return uris.to_regex(self.definition["uriTemplate"]) if self.is_template else None
+        if not self.is_template:
+            return None
+        from .uri import to_regex  # carried only by a package with a resource template
+
+        return to_regex(self.definition["uriTemplate"])
 
     def match(self, uri: str) -> dict[str, str] | None:
         if not self.is_template:
             return {} if uri == self.definition.get("uri") else None
-        found = uris.match(self.pattern, self.names or uris.variables(self.key), uri)
+        from .uri import match, variables
+
+        found: dict[str, str] | None = match(self.pattern, self.names or variables(self.key), uri)
         if found is None or DOT_SEGMENTS & set(found.values()):
             return None  # a variable of "." or ".." names no item: never pass it on
         return found

@@ -30,8 +30,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from .client import BaseClient, needs_task
-from .settings import SSE_PATH, WEBSOCKET_PATH, Settings
-from .websocket import websocket_client
+from .settings import SSE_PATH, WEBSOCKET_PATH, Settings, offered
 
 Mode = Literal["legacy", "2026-07-28"]
 MODES: list[Mode] = ["legacy", "2026-07-28"]
@@ -46,13 +45,15 @@ STUB_MARK = "is not implemented yet"
 _STUBS: list[str] = []  # what ``stub`` skipped, for the summary
 
 
-def transports() -> list[str]:
+def transports(spec: Mapping[str, Any] | None = None) -> list[str]:
+    """The selected transports among those the server offers (``memory`` always)."""
     chosen = os.environ.get("MCP_TEST_TRANSPORTS", ",".join(ALL_TRANSPORTS))
-    return [t for t in chosen.split(",") if t]
+    served = ("memory", *offered(spec or {}))
+    return [t for t in chosen.split(",") if t and t.removesuffix("-stateless") in served]
 
 
-def connections() -> list[tuple[str, Mode]]:
-    return [(t, m) for t in transports() for m in MODES]
+def connections(spec: Mapping[str, Any] | None = None) -> list[tuple[str, Mode]]:
+    return [(t, m) for t in transports(spec) for m in MODES]
 
 
 # -- stubs ---------------------------------------------------------------------------------
@@ -115,48 +116,6 @@ def text_of(result: types.CallToolResult) -> str:
 # -- credentials -----------------------------------------------------------------------
 
 
-class TokenIssuer:
-    """A stand-in authorization server: an RSA key made for this session, its JWKS, and
-    access tokens signed with it."""
-
-    def __init__(self, issuer: str, audience: str, kid: str = "test-key") -> None:
-        from cryptography.hazmat.primitives.asymmetric import rsa
-
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.kid = kid
-        self.issuer = issuer
-        self.audience = audience
-
-    def jwks(self) -> dict[str, Any]:
-        from jwt.algorithms import RSAAlgorithm
-
-        jwk: dict[str, Any] = json.loads(RSAAlgorithm.to_jwk(self.key.public_key()))
-        jwk.update(kid=self.kid, alg="RS256", use="sig")
-        return {"keys": [jwk]}
-
-    def token(
-        self,
-        scopes: Sequence[str],
-        *,
-        audience: str | None = None,
-        issuer: str | None = None,
-        expires_in: int = 3600,
-        subject: str = "test-user",
-    ) -> str:
-        import jwt
-
-        now = int(time.time())
-        claims = {
-            "iss": self.issuer if issuer is None else issuer,
-            "aud": self.audience if audience is None else audience,
-            "sub": subject,
-            "iat": now,
-            "exp": now + expires_in,
-            "scope": " ".join(scopes),
-        }
-        return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": self.kid})
-
-
 class Credentials:
     """What the test servers accept and what the test clients send, for the spec's auth."""
 
@@ -166,9 +125,11 @@ class Credentials:
         self.auth = spec.get("auth", {})
         self.settings = Settings.defaults(spec)
         self.type = self.auth.get("type", "none")
-        self.issuer: TokenIssuer | None = None
+        self.issuer: Any = None  # testing_oauth.TokenIssuer
         self.token = ""
         if self.type == "oauth":
+            from .testing_oauth import TokenIssuer
+
             self.issuer = TokenIssuer(
                 self.settings.oauth_issuer or "", self.settings.oauth_audience or ""
             )
@@ -235,12 +196,14 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
 
 
-def run_servers(package: str, env: Mapping[str, str]) -> Iterator[dict[str, str]]:
+def run_servers(
+    package: str, env: Mapping[str, str], spec: Mapping[str, Any] | None = None
+) -> Iterator[dict[str, str]]:
     """One running server per selected network transport: transport -> base URL."""
     started: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
         for transport, flags in SERVER_FLAGS.items():
-            if transport in transports():
+            if transport in transports(spec):
                 started[transport] = start_server(package, flags, env)
         yield {transport: url for transport, (_, url) in started.items()}
     finally:
@@ -291,6 +254,8 @@ def connect(
     if transport == "sse":
         return client_class.sse(servers["sse"] + SSE_PATH, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     if transport == "websocket":
+        from .websocket import websocket_client
+
         url = "ws" + servers["websocket"].removeprefix("http") + WEBSOCKET_PATH
         return client_class.connect(websocket_client(url, sent), mode=mode, **options)  # type: ignore[no-any-return]
     path = credentials.settings.path

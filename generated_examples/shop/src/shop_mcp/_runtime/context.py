@@ -32,7 +32,7 @@ from .identity import Identity
 if TYPE_CHECKING:
     from .credentials import Credential
     from .events import Events
-    from .shared import BoundState, UserStateStore
+    from .sealing import BoundState, UserStateStore
 
 logger = logging.getLogger("mcp_server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -123,7 +123,7 @@ class Context:
         seen by every replica, when the server shares state (``<PREFIX>REDIS_URL``). Without
         authentication every HTTP caller is the same (anonymous) user. Not :attr:`state`,
         which belongs to one ``input_required`` exchange."""
-        from .shared import BoundState
+        from .sealing import BoundState
 
         store = self.registry.get("store") or _process_store()
         return BoundState(store, self.identity.key)

@@ -17,6 +17,11 @@ WEBSOCKET_PATH = "/ws"
 TRANSPORTS = ("stdio", "http", "sse", "websocket")
 
 
+def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """The transports this server offers (``transports.offer``; a spec without it: all)."""
+    return tuple(spec.get("transports", TRANSPORTS))
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every run-time setting. ``env_prefix`` names the variables (``CALCULATOR_PORT``)."""
@@ -107,6 +112,12 @@ class Settings:
         if {"jwks_url", "jwks_file"} & set(values):  # keys from the environment replace both
             values.setdefault("jwks_url", None)
             values.setdefault("jwks_file", None)
+        chosen = values.get("transport", defaults.transport)
+        if chosen in TRANSPORTS and chosen not in offered(spec):
+            raise ConfigError(
+                f"{defaults.env_prefix}TRANSPORT: this server does not offer {chosen!r} "
+                f"(it offers {', '.join(offered(spec))})"
+            )
         return replace(defaults, **values).checked()
 
     def to_env(self) -> dict[str, str]:

@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .errors import ConfigError
 from .logs import configure_logging
-from .settings import Settings
+from .settings import Settings, offered
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -24,9 +25,12 @@ def app_from_env(
     from .server import settle
 
     settings = Settings.from_env(spec)
-    if settings.transport == "stdio":
-        settings = replace(settings, transport="http")
+    if settings.transport == "stdio":  # the first network transport the server offers
+        network = [t for t in offered(spec) if t != "stdio"]
+        if not network:
+            raise ConfigError("this server offers no HTTP transport (transports.offer)")
+        settings = replace(settings, transport=network[0])
     configure_logging(settings.log_level, settings.log_format)
-    app = create_app(spec, server_factory, settings)
+    app: Starlette = create_app(spec, server_factory, settings)
     settle()
     return app

@@ -1,0 +1,189 @@
+"""What one server process needs of the shared-state interface (``shared.py`` is the rest,
+carried only when the manifest plans replicas): values sealed under the configured secret
+(``ValueCodec``), a caller's view of per-user state (``BoundState``, ``ctx.store``), the
+stores' interfaces, and ``requestState`` sealed under ``<PREFIX>STATE_SECRET`` so that every
+worker or replica opens what another sealed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp.server.request_state import AESGCMRequestStateCodec, RequestStateSecurity
+
+from .errors import ConfigError, ToolError
+
+if TYPE_CHECKING:
+    from .settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class SharedStateConfigError(ConfigError):
+    """A shared-state setting that cannot work (bad URL, Redis unreachable at start, short
+    secret); the message names the setting and never contains a password. A ``ConfigError``:
+    the server's command line reports it in one line and exits."""
+
+
+class SharedStateUnavailable(Exception):
+    """Redis is unreachable right now and the call cannot be answered without it."""
+
+
+class TTLCache(Protocol):
+    async def get(self, key: str) -> Any | None:
+        """The JSON value stored under ``key``, or None (missing, expired or unreachable)."""
+        ...
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        """Store a JSON value (not None) for ``ttl`` seconds."""
+        ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+class UserStateStore(Protocol):
+    async def get(self, identity_key: str, name: str) -> Any | None: ...
+
+    async def set(
+        self, identity_key: str, name: str, value: Any, ttl: float | None = None
+    ) -> None: ...
+
+    async def delete(self, identity_key: str, name: str) -> None: ...
+
+
+STORE_UNAVAILABLE = (
+    "per-user state is unavailable right now (its store cannot be reached); try again"
+)
+
+
+class BoundState:
+    """One caller's view of a ``UserStateStore``: what a handler sees as ``ctx.store``.
+
+    Values are JSON (setting None deletes: it would read back as missing), kept for ``ttl``
+    seconds (the store's default when None). While the store is unreachable every method
+    raises ``ToolError`` (the caller reads a tool error; the server log says why once).
+    """
+
+    def __init__(self, store: UserStateStore, identity_key: str) -> None:
+        self._store = store
+        self._key = identity_key
+
+    async def get(self, name: str, default: Any = None) -> Any:
+        try:
+            value = await self._store.get(self._key, name)
+        except SharedStateUnavailable:
+            raise ToolError(STORE_UNAVAILABLE) from None
+        return default if value is None else value
+
+    async def set(self, name: str, value: Any, ttl: float | None = None) -> None:
+        """Keep ``value`` (JSON) under ``name``; None deletes it (it would read back as missing)."""
+        if value is None:
+            return await self.delete(name)
+        try:
+            await self._store.set(self._key, name, value, ttl)
+        except SharedStateUnavailable:
+            raise ToolError(STORE_UNAVAILABLE) from None
+
+    async def delete(self, name: str) -> None:
+        try:
+            await self._store.delete(self._key, name)
+        except SharedStateUnavailable:
+            raise ToolError(STORE_UNAVAILABLE) from None
+
+
+def request_state_security(
+    secret: str | None,
+    *,
+    previous: Sequence[str] = (),
+    ttl: float = 600.0,
+    audience: str | None = None,
+) -> RequestStateSecurity:
+    """The SDK's ``requestState`` protection under one configured secret (AES-256-GCM, key
+    derived by HKDF-SHA256 inside the SDK), so every replica configured alike opens what
+    another sealed. ``previous`` are older secrets still accepted (rotation). Without a
+    secret: a key held by this process only (``RequestStateSecurity.ephemeral``).
+    """
+    if secret is None:
+        if previous:
+            raise SharedStateConfigError("previous requestState secrets given without a secret")
+        return RequestStateSecurity.ephemeral(ttl=ttl, audience=audience)
+    ring = [secret, *previous]
+    for value in ring:
+        _check_secret(value)
+    try:
+        return RequestStateSecurity(keys=ring, ttl=ttl, audience=audience)
+    except ValueError as exc:  # duplicates in the ring
+        raise SharedStateConfigError(f"requestState secrets: {exc}") from None
+
+
+def request_security(settings: Settings) -> RequestStateSecurity | None:
+    """``requestState`` sealing under the configured secret; None (a key of this process
+    only) without one, with a warning when other replicas or workers could not open it."""
+    if settings.state_secret:
+        return request_state_security(settings.state_secret)
+    if settings.redis_url or settings.workers > 1:
+        logger.warning(
+            "%sSTATE_SECRET is not set: a 2026-07-28 input_required round trip whose next "
+            "round reaches another replica or worker fails; set the same secret on every one",
+            settings.env_prefix,
+        )
+    return None
+
+
+def _check_secret(secret: str) -> None:
+    if len(secret.encode()) < 32:
+        raise SharedStateConfigError(
+            "the shared secret must be at least 32 characters of randomness; generate one with: "
+            "python -c 'import secrets; print(secrets.token_hex(32))'"
+        )
+
+
+class ValueCodec:
+    """How stored values and hashed keys are made: JSON, sealed when a secret is set."""
+
+    def __init__(self, secret: str | None) -> None:
+        if secret is None:
+            self._codec: AESGCMRequestStateCodec | None = None
+            self._hash_key = b"mcpgen/shared/key-hash"
+        else:
+            _check_secret(secret)
+            # Sub-keys of the secret, distinct from the requestState key the SDK derives from it.
+            self._hash_key = _subkey(secret, "key-hash").encode()
+            self._codec = AESGCMRequestStateCodec([_subkey(secret, "value-seal")])
+
+    @property
+    def sealed(self) -> bool:
+        return self._codec is not None
+
+    def hash_key(self, key: str) -> str:
+        return hmac.new(self._hash_key, key.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+
+    def dump(self, value: Any) -> str:
+        if value is None:
+            raise ValueError("None cannot be stored: it reads back as a miss")
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return self._codec.seal(text.encode()) if self._codec is not None else text
+
+    def load(self, stored: str | bytes) -> Any | None:
+        """The stored value, or None when it cannot be read (another secret, corruption)."""
+        text = stored.decode() if isinstance(stored, bytes) else stored
+        try:
+            if self._codec is not None:
+                text = self._codec.unseal(text).decode()
+            return json.loads(text)
+        except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
+            return None
+
+
+def _subkey(secret: str, label: str) -> str:
+    return hmac.new(secret.encode(), f"mcpgen/shared/{label}".encode(), hashlib.sha256).hexdigest()
+
+
+def check_name(what: str, value: str) -> None:
+    if not isinstance(value, str) or not value or len(value) > 256:
+        raise ValueError(f"{what} must be a non-empty string of at most 256 characters")
