@@ -28,7 +28,7 @@ def test_black_check_passes_on_a_github_sized_build(tmp_path: Path) -> None:
     )
     assert built.returncode == 0, built.stderr[-3000:]
     python = list(out.rglob("*.py"))
-    assert len(python) > 100 and sum(p.stat().st_size for p in python) > 5_000_000
+    assert len(python) > 50 and sum(p.stat().st_size for p in python) > 5_000_000  # ~250k lines
     checked = subprocess.run(
         [sys.executable, "-m", "black", "--check", "-q", "-l", "100", "-t", "py311", "."],
         cwd=out,
