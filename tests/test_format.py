@@ -3,6 +3,7 @@ generated example."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,29 @@ def test_ruff_writes_blacks_bytes(name: str) -> None:
     different = [path for path in python if by_ruff[path] != by_black[path]]
     assert not different, different
     assert any(by_ruff[path] != python[path] for path in python)  # there was work to do
+
+
+def test_ruff_writes_blacks_bytes_for_long_client_parameters(tmp_path: Path) -> None:
+    """Black (not ruff format) parenthesizes a union annotation that makes a parameter
+    line too long; the typed client writes them so. Unions with and without a default,
+    short and long, near the line length, with brackets and bars inside the strings."""
+    values = ["success", "dismissed", "inactive", "full_name", "internal", "a]|b", 'q"|[']
+    props = {
+        f"p{'x' * n}": {"enum": values[: 3 + n % 5]} | ({"default": "success"} if n % 3 else {})
+        for n in range(0, 40, 3)
+    }
+    props["ref_like"] = {"type": ["string", "integer", "null"]}
+    manifest = tmp_path / "long.yaml"
+    manifest.write_text(
+        "mcpgen: 1\nserver: {name: long}\ntools:\n  - name: t\n    description: d\n"
+        f"    input: {json.dumps({'type': 'object', 'properties': props, 'required': ['p']})}\n"
+    )
+    loaded = load_manifest(manifest)
+    assert loaded.manifest is not None, loaded.problems.format()
+    client = {"c.py": render_project(loaded.manifest).generated["src/long_mcp/client.py"]}
+    by_ruff = format_files(client, "ruff")["c.py"]
+    assert by_ruff == format_files(client, "black")["c.py"]
+    assert ": (\n" in by_ruff  # a parenthesized annotation was written
 
 
 def test_black_check_passes_on_the_generated_examples() -> None:

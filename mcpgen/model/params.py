@@ -88,13 +88,43 @@ class Param:
             return self.annotation
         return f"{self.annotation} | None"
 
+    @property
+    def declaration(self) -> str:
+        """``name: annotation = default`` as the client's signature lists it. Black (unlike
+        ruff format, which keeps them) puts a union annotation that makes the line too
+        long in parentheses of its own: written so here, the two engines agree."""
+        if self.required:
+            hint, tail = self.annotation, ""
+        elif self.default is not None:
+            hint, tail = self.annotation, f" = {self.default}"
+        else:
+            hint, tail = self.optional_annotation, " = None"
+        too_long = SIGNATURE_INDENT + len(f"{self.name}: {hint}{tail},") > LINE_LENGTH
+        if too_long and len(_top_level_union(hint)) > 1:
+            hint = f"({hint})"
+        return f"{self.name}: {hint}{tail}"
+
+
+# Where the client's keyword arguments sit: 8 spaces deep, lines of at most 100 characters.
+SIGNATURE_INDENT = 8
+LINE_LENGTH = 100
+
 
 def _top_level_union(annotation: str) -> list[str]:
     """The members of a union annotation, not those inside brackets: ``list[int | None]`` is
     one member (a list is not None)."""
-    parts, depth, start = [], 0, 0
+    parts, depth, start, quote, escaped = [], 0, 0, "", False
     for index, char in enumerate(annotation):
-        if char == "[":
+        if quote:  # inside a string of a Literal
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "[":
             depth += 1
         elif char == "]":
             depth -= 1
