@@ -50,6 +50,7 @@ class BodyInfo:
     media_type: str
     required: bool
     parts: dict[str, dict[str, Json]] = field(default_factory=dict)  # Body.parts
+    headers: list[Input] = field(default_factory=list)  # multipart part headers (files.py)
 
 
 @dataclass
