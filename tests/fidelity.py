@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import anyio
+import yaml
 from fidelity_declared import exploded, part_headers, query_items
 from jsonschema import Draft202012Validator, FormatChecker
 from openapi_core import Config, OpenAPI
@@ -137,9 +138,16 @@ def arguments(schema: Json) -> Json:
     return valid_example(schema)
 
 
-def base_path(url: str) -> tuple[str, str]:
-    """(origin, path) of a server URL, its variables at their defaults' stand-ins."""
-    parts = urlsplit(re.sub(r"\{[^}]*\}", "https", url, count=1) if "://" in url else url)
+def base_path(server: Json) -> tuple[str, str]:
+    """(origin, path) of a server object's URL, its variables at their defaults (a
+    scheme-relative ``//host`` as https, a relative URL on ``http://localhost``)."""
+    url = str(server.get("url") or "/")
+    for name, variable in (server.get("variables") or {}).items():
+        if isinstance(variable, dict):
+            url = url.replace("{" + name + "}", str(variable.get("default", "x")))
+    url = re.sub(r"\{[^}]*\}", "https", url, count=1) if url.startswith("{") else url
+    url = "https:" + url if url.startswith("//") else url
+    parts = urlsplit(re.sub(r"\{[^}]*\}", "x", url))
     if not parts.scheme:  # a relative server URL
         return "http://localhost", parts.path.rstrip("/")
     return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
@@ -250,15 +258,20 @@ def _message(error: BaseException) -> str:
     return " <- ".join(f"{type(e).__name__}: {e}"[:300] for e in causes)
 
 
+def read_document(path: Path) -> Json:
+    """A JSON or YAML document as data."""
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+
+
 def validator(path: Path) -> tuple[OpenAPI, str, str]:
     """openapi-core for the document at ``path``, the origin and the base path of its first
     server (a recorder stands in for that server at the same base path). A Swagger 2.0
     document is checked against its OpenAPI 3 conversion (:func:`converted`)."""
-    text = path.read_text(encoding="utf-8")
-    raw = json.loads(text)
+    raw = read_document(path)
     if "swagger" in raw:
         raw = converted(path, raw)
-        text = json.dumps(raw)
+    text = json.dumps(raw)
     # openapi-core reads application/json only: tell it the document's other JSON types
     jsons = set(re.findall(r'"(application/[\w.+-]+\+json)"', text))
     api = OpenAPI.from_dict(
@@ -274,7 +287,7 @@ def validator(path: Path) -> tuple[OpenAPI, str, str]:
         if isinstance(param, dict) and param.get("in") == "query"
         if param.get("style") == "spaceDelimited"
     }
-    origin, prefix = base_path((raw.get("servers") or [{"url": "/"}])[0]["url"])
+    origin, prefix = base_path((raw.get("servers") or [{"url": "/"}])[0])
     return api, origin, prefix
 
 
@@ -320,7 +333,7 @@ def calls(path: Path) -> list[Outcome]:
     doc = load_file(path, max_bytes=MAX_DOCUMENT_BYTES)
     imported = import_openapi(doc, {})
     api, origin, prefix = validator(path)
-    declared = exploded(json.loads(path.read_text(encoding="utf-8")))
+    declared = exploded(read_document(path))
     schemes = imported.security_schemes
     # an OAuth2 authorization-code or OpenID token comes from the caller, not from here
     from_caller = {n for n, s in schemes.items() if s.get("type") in ("oauth2", "openIdConnect")}

@@ -71,7 +71,8 @@ def simple(value: Json, explode: bool, encode: Callable[[str], str] = str) -> st
 
 
 def _segment(text: str) -> str:
-    return quote(text, safe="")
+    # ":" and "@" are path characters (RFC 3986 pchar) that some validators do not decode
+    return quote(text, safe=":@")
 
 
 def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -> str:

@@ -291,3 +291,12 @@ async def test_parameter_styles_on_the_wire() -> None:
     ]
     assert (seen.headers["x-ids"], seen.headers["x-pt"]) == ("m,n", "r=7,g=8")
     assert seen.headers["cookie"] == "c=o%2Cp"  # a comma is no cookie-octet (RFC 6265)
+
+
+def test_path_values_keep_colons_and_at_signs_and_encode_the_rest() -> None:
+    """``:`` and ``@`` are path characters: an ARN stays readable to a validator that does
+    not decode path parameters (openapi-core); a slash or space never passes."""
+    from mcpgen.runtime.wire import path_segment
+
+    assert path_segment("arn", "arn:aws:s3:::b/k@v 1") == "arn:aws:s3:::b%2Fk@v%201"
+    assert path_segment("ids", ["a:1", "b,c"]) == "a:1,b%2Cc"
