@@ -271,6 +271,8 @@ def validator(path: Path) -> tuple[OpenAPI, str, str]:
     raw = read_document(path)
     if "swagger" in raw:
         raw = converted(path, raw)
+    origin, prefix = base_path((raw.get("servers") or [{"url": "/"}])[0])
+    raw = ignoring(raw, origin + prefix)
     text = json.dumps(raw)
     # openapi-core reads application/json only: tell it the document's other JSON types
     jsons = set(re.findall(r'"(application/[\w.+-]+\+json)"', text))
@@ -287,8 +289,41 @@ def validator(path: Path) -> tuple[OpenAPI, str, str]:
         if isinstance(param, dict) and param.get("in") == "query"
         if param.get("style") == "spaceDelimited"
     }
-    origin, prefix = base_path((raw.get("servers") or [{"url": "/"}])[0])
     return api, origin, prefix
+
+
+def ignoring(raw: Json, server: str) -> Json:
+    """``raw`` as openapi-core should read it: its server the URL the recorder stands in
+    for (openapi-core matches no scheme-relative ``//host`` URL), and without the header
+    parameters OpenAPI says to ignore (``Accept``, ``Content-Type``, ``Authorization``),
+    which openapi-core requires all the same."""
+    paths = {
+        url: (
+            {key: _without(node) for key, node in _without(item).items()}
+            if isinstance(item, dict)
+            else item
+        )
+        for url, item in (raw.get("paths") or {}).items()
+    }
+    return {**raw, "servers": [{"url": server}], "paths": paths}
+
+
+def _without(node: Json) -> Json:
+    """A path item or operation without the header parameters OpenAPI ignores."""
+    if not (isinstance(node, dict) and isinstance(node.get("parameters"), list)):
+        return node
+    kept = [
+        p for p in node["parameters"] if not _named(p, ("accept", "content-type", "authorization"))
+    ]
+    return {**node, "parameters": kept}
+
+
+def _named(param: Json, names: tuple[str, ...]) -> bool:
+    return (
+        isinstance(param, dict)
+        and param.get("in") == "header"
+        and str(param.get("name", "")).lower() in names
+    )
 
 
 def converted(path: Path, original: Json) -> Json:
