@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 Json = Any
 FILE_NOTE = (
-    "The file's bytes, base64-encoded; or the URI of a resource of this server that holds "
-    "them (a URI has a scheme and a colon, base64 has none)."
+    "The file's bytes, base64-encoded; or a URI: of a resource of this server that holds "
+    "them, or a data: URI (a URI has a scheme and a colon, base64 has none)."
 )
 
 

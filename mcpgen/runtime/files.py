@@ -4,13 +4,14 @@ A file argument of an imported operation (a multipart file part, an
 ``application/octet-stream`` body) is the file's bytes in base64, or the URI of a resource
 of this server: base64 never holds a colon, a URI always does (``scheme:``). A URI is read
 in-process, as ``resources/read`` would read it for the same caller (scopes checked), and
-its bytes are sent. MCP has no request by which a server reads a resource the *client*
+its bytes are sent; a ``data:`` URI carries its bytes itself. MCP has no request by which a server reads a resource the *client*
 exposes, so any other URI is a tool error that names the forms accepted.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from mcp.shared.exceptions import MCPError
 
@@ -37,8 +38,11 @@ async def resolve(
 
 
 async def read(table: Any, uri: str, name: str, ctx: Any, limit: int) -> wire.Blob:
-    """The resource ``uri`` of this server as a file argument ``name`` (a tool error when
-    it is none of this server's, cannot be read or is larger than ``limit``)."""
+    """The resource ``uri`` of this server (or a ``data:`` URI) as a file argument ``name``
+    (a tool error when it is none of this server's, cannot be read or is larger than
+    ``limit``)."""
+    if uri[:5].lower() == "data:":
+        return data_uri(uri, name, limit)
     if table is None or table.find(uri) is None:
         raise ToolError(
             f"{name!r} names {uri!r}, which is not a resource of this server. A file argument "
@@ -55,3 +59,18 @@ async def read(table: Any, uri: str, name: str, ctx: Any, limit: int) -> wire.Bl
     if len(data) > limit:
         raise wire.too_big(name, len(data), limit)
     return wire.Blob(data, media)
+
+
+def data_uri(uri: str, name: str, limit: int) -> wire.Blob:
+    """An RFC 2397 ``data:[media][;base64],...`` URI as the bytes it carries."""
+    head, comma, payload = uri[5:].partition(",")
+    if not comma:
+        raise ToolError(f"{name!r}: a data: URI needs a ',' before its content")
+    media, _, flags = head.partition(";")
+    if flags.split(";")[-1].lower() == "base64":
+        data = wire.decode_file(name, payload, limit)
+    else:
+        data = unquote_to_bytes(payload)
+        if len(data) > limit:
+            raise wire.too_big(name, len(data), limit)
+    return wire.Blob(data, media or None)

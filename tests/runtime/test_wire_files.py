@@ -135,6 +135,17 @@ async def test_a_file_argument_may_be_a_resource_of_the_server(
     assert not result.is_error, result.content
     assert seen[0].body == PDF + b"q3"  # read through the resource's handler
 
+    given = "data:image/jpeg;base64," + base64.b64encode(JPEG).decode()
+    result, seen = await call(built, monkeypatch, "upload_photo", {"photo": given})
+    assert not result.is_error, result.content
+    assert parts(seen[0])["photo"] == (
+        {
+            "content-disposition": 'form-data; name="photo"; filename="photo"',
+            "content-type": "image/jpeg",
+        },
+        JPEG,
+    )
+
 
 async def test_a_uri_the_server_cannot_read_is_a_tool_error_naming_the_forms(
     built: dict[str, Any], monkeypatch: pytest.MonkeyPatch
@@ -165,7 +176,7 @@ async def test_part_headers_are_arguments_sent_on_their_part(
     properties = tool["definition"]["inputSchema"]["properties"]
     assert set(properties) == {"X-Checksum", "photo", "caption"}  # Content-Type is not one
     assert "multipart part 'photo'" in properties["X-Checksum"]["description"]
-    assert "URI of a resource" in properties["photo"]["description"]
+    assert "URI: of a resource" in properties["photo"]["description"]
     arguments = {"photo": base64.b64encode(JPEG).decode(), "caption": "c", "X-Checksum": "ab12"}
     result, seen = await call(built, monkeypatch, "upload_photo", arguments)
     assert not result.is_error, result.content
