@@ -299,7 +299,7 @@ def ignoring(raw: Json, server: str) -> Json:
     which openapi-core requires all the same."""
     paths = {
         url: (
-            {key: _without(node) for key, node in _without(item).items()}
+            {key: _without(raw, node) for key, node in _without(raw, item).items()}
             if isinstance(item, dict)
             else item
         )
@@ -308,14 +308,20 @@ def ignoring(raw: Json, server: str) -> Json:
     return {**raw, "servers": [{"url": server}], "paths": paths}
 
 
-def _without(node: Json) -> Json:
+def _without(raw: Json, node: Json) -> Json:
     """A path item or operation without the header parameters OpenAPI ignores."""
     if not (isinstance(node, dict) and isinstance(node.get("parameters"), list)):
         return node
-    kept = [
-        p for p in node["parameters"] if not _named(p, ("accept", "content-type", "authorization"))
-    ]
+    ignored = ("accept", "content-type", "authorization")
+    kept = [p for p in node["parameters"] if not _named(_follow(raw, p), ignored)]
     return {**node, "parameters": kept}
+
+
+def _follow(raw: Json, node: Json) -> Json:
+    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        found, target = resolve_pointer(raw, node["$ref"])
+        return target if found else node
+    return node
 
 
 def _named(param: Json, names: tuple[str, ...]) -> bool:
