@@ -71,8 +71,8 @@ def simple(value: Json, explode: bool, encode: Callable[[str], str] = str) -> st
 
 
 def _segment(text: str) -> str:
-    # ":" and "@" are path characters (RFC 3986 pchar) that some validators do not decode
-    return quote(text, safe=":@")
+    # ":", "@" and "$" are path characters (RFC 3986 pchar) some validators do not decode
+    return quote(text, safe=":@$")
 
 
 def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -> str:
@@ -249,7 +249,9 @@ def multipart_parts(
     limit: int = MAX_FILE_BYTES,
 ) -> list[tuple[str, tuple[str | None, str | bytes, str | None, dict[str, str]]]]:
     """One multipart property as parts: one per array item unless ``explode`` is false,
-    files as their bytes, objects as JSON; each part carries ``headers``. A part's
+    files as their bytes, objects as JSON unless the encoding gives a ``style`` (OpenAPI
+    3.1 applies it to multipart: the parts are then the fields a form would have); each
+    part carries ``headers``. A part's
     ``Content-Type`` is one of those ``encoding.contentType`` lists (wildcards allowed):
     the file's own type when listed (a resource's, or what its first bytes say), else the
     first listed that is not a wildcard."""
@@ -267,6 +269,8 @@ def multipart_parts(
         kind = part_type(listed, own or sniff(blob)) or "application/octet-stream"
         return [(name, (name, blob, kind, extra))]
     media = part_type(listed, None)
+    if part.get("style") and "json" not in str(media):  # a style the document gives (3.1)
+        return [(key, (None, text, media, extra)) for key, text in form_fields(name, value, part)]
     if isinstance(value, dict) or (isinstance(value, list) and "json" in str(media)):
         return [(name, (None, json.dumps(value), media or "application/json", extra))]
     if isinstance(value, list):
