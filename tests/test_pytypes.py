@@ -50,3 +50,12 @@ def test_optional_annotation_looks_only_at_the_top_level_union(
 ) -> None:
     param = Param("x", "x", annotation, required=False, description=None)
     assert param.optional_annotation == optional
+
+
+def test_a_definition_with_a_list_of_types_is_no_scalar_alias() -> None:
+    """``type: [string, "null"]`` (GitHub's nullable fields in OpenAPI 3.1) is not a named
+    scalar alias of the client; it was a crash (an unhashable list looked up in a dict)."""
+    from mcpgen.model.params import classes
+
+    schema = {"$defs": {"Maybe": {"type": ["string", "null"]}, "Code": {"type": "string"}}}
+    assert classes(schema, "TInput", frozenset()) == {"#/$defs/Code": "models.TInputCode"}

@@ -178,7 +178,9 @@ def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
             continue  # a union or an alias of an alias: left as Any
         if body.get("type") == "object" or "properties" in body:
             found[ref] = f"models.{cls} | dict[str, Any]"
-        elif body.get("type") in _SIMPLE or _literal_values(body) is not None:
+        elif _literal_values(body) is not None or (
+            isinstance(kind := body.get("type"), str) and kind in _SIMPLE
+        ):
             found[ref] = f"models.{cls}"  # an alias of a constrained scalar or a Literal
     return found
 
