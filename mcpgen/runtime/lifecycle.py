@@ -24,23 +24,24 @@ class Inflight:
 
     def __init__(self) -> None:
         self.count = 0
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._idle: anyio.Event | None = None  # made by a shutdown that waits, not per request
 
     def enter(self) -> None:
-        if self.count == 0:
-            self._idle = anyio.Event()
         self.count += 1
 
     def leave(self) -> None:
         self.count -= 1
-        if self.count == 0:
+        if self.count == 0 and self._idle is not None:
             self._idle.set()
+            self._idle = None
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
         with anyio.move_on_after(timeout):
-            await self._idle.wait()
+            while self.count:
+                if self._idle is None:
+                    self._idle = anyio.Event()
+                await self._idle.wait()
             return True
         return False
 
