@@ -191,7 +191,8 @@ def create_app(
     if settings.transport == "http" and (settings.json_response or not resumable):
         from .lifecycle import DisconnectMiddleware
 
-        app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
+        # a call whose client left cannot be resumed
+        app.add_middleware(DisconnectMiddleware, json_response=settings.json_response)
     if settings.transport in ("sse", "websocket"):
         app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
     limiter = (
