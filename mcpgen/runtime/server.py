@@ -123,8 +123,7 @@ def tool_bindings(
         if call is None and entry.get("http") is not None:
             if upstream is None:
                 upstream = wrapped_api(spec)
-            output = entry["definition"].get("outputSchema")
-            call = upstream.tool_call(entry["http"], entry["ident"], output)
+            call = upstream.tool_call(entry["http"], entry["ident"], entry["definition"])
         if call is None:
             raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
         bindings.append(

@@ -99,6 +99,7 @@ class Telemetry:
             explicit_bucket_boundaries_advisory=list(BUCKETS),
         )
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
+        self._made: dict[tuple[str, str, str | None, str | None], dict[str, str]] = {}
 
     def flush(self) -> None:
         """Export what is pending (spans, metrics, logs): on shutdown, before exit."""
@@ -159,15 +160,29 @@ class Telemetry:
 
     def _labels(self, ctx: Any, version: str, error: str | None) -> dict[str, str]:
         """Metric attributes: bounded values only (a method or tool name a client made up
-        becomes ``_OTHER`` or is left out), never a session id."""
+        becomes ``_OTHER`` or is left out), never a session id. Made once per combination
+        (the values are bounded, so are the combinations)."""
         method = ctx.method if ctx.method in METHODS else "_OTHER"
+        name = ctx.params.get("name") if ctx.params else None
+        if not isinstance(name, str) or name not in self.names:
+            name = None
+        key = (method, version, name, error)
+        labels = self._made.get(key)
+        if labels is None:
+            labels = self._make_labels(method, version, name, error)
+            if len(self._made) < 1024:  # an error code an upstream made up is not kept
+                self._made[key] = labels
+        return labels
+
+    def _make_labels(
+        self, method: str, version: str, name: str | None, error: str | None
+    ) -> dict[str, str]:
         labels = {
             "mcp.method.name": method,
             "mcp.protocol.version": version,
             "network.transport": self.network,
         }
-        name = ctx.params.get("name") if ctx.params else None
-        if isinstance(name, str) and name in self.names:
+        if name is not None:
             labels["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = name
         if error is not None:
             labels["error.type"] = error

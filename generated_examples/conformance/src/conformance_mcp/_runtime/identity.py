@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -31,7 +32,7 @@ class Identity:
     # token's ``client_id``) or "username"; names of different kinds never meet
     kind: str = "subject"
 
-    @property
+    @cached_property  # a request reads it up to four times (limit, session, state)
     def key(self) -> str:
         """A stable key for per-caller caches, limits and sessions (no secret in it)."""
         parts = [self.issuer or "", self.client or "", self.subject]

@@ -216,7 +216,8 @@ def create_app(
     if settings.transport == "http" and (settings.json_response or not resumable):
         from .lifecycle import DisconnectMiddleware
 
-        app.add_middleware(DisconnectMiddleware)  # a call whose client left cannot be resumed
+        # a call whose client left cannot be resumed
+        app.add_middleware(DisconnectMiddleware, json_response=settings.json_response)
     limiter = (
         TokenBuckets(
             settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None

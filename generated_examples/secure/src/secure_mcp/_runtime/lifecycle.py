@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 
 logger = logging.getLogger(__name__)
 DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
@@ -24,23 +25,24 @@ class Inflight:
 
     def __init__(self) -> None:
         self.count = 0
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._idle: anyio.Event | None = None  # made by a shutdown that waits, not per request
 
     def enter(self) -> None:
-        if self.count == 0:
-            self._idle = anyio.Event()
         self.count += 1
 
     def leave(self) -> None:
         self.count -= 1
-        if self.count == 0:
+        if self.count == 0 and self._idle is not None:
             self._idle.set()
+            self._idle = None
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
         with anyio.move_on_after(timeout):
-            await self._idle.wait()
+            while self.count:
+                if self._idle is None:
+                    self._idle = anyio.Event()
+                await self._idle.wait()
             return True
         return False
 
@@ -58,46 +60,58 @@ async def run_request(method: str, request: Any, call: Callable[[], Awaitable[An
     try:
         if gone is None:
             return await call()
-        result: list[Any] = []
-        error: Exception | None = None
-        async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                await gone.wait()
-                logger.info("the client of a %s request disconnected: cancelling it", method)
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch)
+        with anyio.CancelScope() as cancel:  # no task of its own: the middleware's cancels it
+            gone.cancels(cancel, method)
             try:
-                result.append(await call())
-            except Exception as exc:  # re-raised as itself, not inside an exception group
-                error = exc
+                return await call()
             finally:
-                tg.cancel_scope.cancel()
-        if error is not None:
-            raise error
-        if not result:
-            # An error, not a bare CancelledError: the SDK's dispatcher takes one of those
-            # for its own shutdown and ends the whole (stateful) session with it.
-            raise MCPError(REQUEST_CANCELLED, "Request cancelled: the client disconnected")
-        return result[0]
+                gone.release(cancel)
+        # An error, not a bare CancelledError: the SDK's dispatcher takes one of those for
+        # its own shutdown and ends the whole (stateful) session with it.
+        raise MCPError(REQUEST_CANCELLED, "Request cancelled: the client disconnected")
     finally:
         INFLIGHT.leave()
+
+
+class Disconnected:
+    """Whether the client of a POST went away; cancels the requests it carries when it does."""
+
+    def __init__(self) -> None:
+        self.gone = False
+        self.scopes: dict[anyio.CancelScope, str] = {}
+
+    def set(self) -> None:
+        if self.gone:
+            return
+        self.gone = True
+        for cancel, method in self.scopes.items():
+            logger.info("the client of a %s request disconnected: cancelling it", method)
+            cancel.cancel()
+
+    def cancels(self, cancel: anyio.CancelScope, method: str) -> None:
+        self.scopes[cancel] = method
+        if self.gone:
+            cancel.cancel()
+
+    def release(self, cancel: anyio.CancelScope) -> None:
+        self.scopes.pop(cancel, None)
 
 
 class DisconnectMiddleware:
     """ASGI middleware for POSTs: once the request body has been read, watches for the
     client's disconnect and sets ``scope[DISCONNECTED_KEY]`` (the SDK keeps running a
-    handler whose client left in JSON-response and stateful modes)."""
+    handler whose client left in JSON-response and stateful modes). A 2026-07-28 POST
+    answered as a stream is left alone: the SDK watches that one itself."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, json_response: bool = False) -> None:
         self.app = app
+        self.json_response = json_response
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
+        if scope["type"] != "http" or scope.get("method") != "POST" or self._watched(scope):
             await self.app(scope, receive, send)
             return
-        gone = anyio.Event()
+        gone = Disconnected()
         scope[DISCONNECTED_KEY] = gone
         queue_send, queue_receive = anyio.create_memory_object_stream[Any](1)
         body_done = anyio.Event()
@@ -126,3 +140,12 @@ class DisconnectMiddleware:
                 await self.app(scope, wrapped, send)
             finally:
                 tg.cancel_scope.cancel()
+
+    def _watched(self, scope: Any) -> bool:
+        """Whether the SDK cancels this POST's handler itself when its client goes: a
+        2026-07-28 request (routed by its ``MCP-Protocol-Version`` header, as the SDK's
+        session manager does) answered as an event stream."""
+        if self.json_response:
+            return False
+        version = next((v for k, v in scope["headers"] if k == b"mcp-protocol-version"), None)
+        return version is not None and version.decode("latin-1") not in HANDSHAKE_VERSIONS

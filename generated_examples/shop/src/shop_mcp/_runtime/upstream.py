@@ -284,10 +284,11 @@ class Upstream:
         return response
 
     def tool_call(
-        self, operation: dict[str, Json], ident: str, output_schema: Json = None
+        self, operation: dict[str, Json], ident: str, definition: Json = None
     ) -> ToolCall:
         """The call behind one imported tool: the user's override if one exists, else HTTP.
-        ``output_schema``: the one the tool advertises (what clients check results with)."""
+        ``definition``: the tool's as advertised (clients check results with its schema)."""
+        output_schema = (definition or {}).get("outputSchema")
         override: list[Callable[..., Any] | None] = []
         checker: list[Any] = []
 
@@ -384,7 +385,6 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
 
 def _find_override(package: str, ident: str) -> Callable[..., Any] | None:
     """``handlers/tools/<ident>.py`` with ``async def handle(args, ctx)``, if the user wrote one."""
-    import importlib
     import importlib.util
 
     name = f"{package}.handlers.tools.{ident}"

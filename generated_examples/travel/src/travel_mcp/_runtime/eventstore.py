@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
-from uuid import uuid4
 
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp_types import JSONRPCMessage
@@ -19,7 +19,7 @@ class MemoryEventStore(EventStore):
         self.events: OrderedDict[EventId, tuple[StreamId, JSONRPCMessage | None]] = OrderedDict()
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
-        event_id = uuid4().hex
+        event_id = os.urandom(16).hex()  # as random as uuid4().hex, without the UUID object
         self.events[event_id] = (stream_id, message)
         while len(self.events) > self.max_events:
             self.events.popitem(last=False)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
+ANONYMOUS = Identity("anonymous", None)  # every caller when authentication is off
 
 
 def route_path(scope: Scope) -> str:
@@ -86,22 +87,31 @@ class HostOriginMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket") and route_path(scope) != HEALTH_PATH:
-            from starlette.datastructures import Headers
-
-            headers = Headers(scope=scope)
-            host = headers.get("host", "")
+            host, origin = _host_and_origin(scope["headers"])
             if self.hosts and not _header_matches(host, self.hosts):
                 logger.warning("refused a request for host %r", host[:100])
                 return await respond(
                     scope, receive, send, error(421, "invalid_host", "Invalid Host header")
                 )
-            origin = headers.get("origin")
             if origin and not self.any_origin and not _header_matches(origin, self.origins):
                 logger.warning("refused a request from origin %r", origin[:100])
                 return await respond(
                     scope, receive, send, error(403, "invalid_origin", "Invalid Origin header")
                 )
         await self.app(scope, receive, send)
+
+
+def _host_and_origin(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, str | None]:
+    """The first Host and Origin of raw ASGI headers (names come lower-cased), as
+    starlette's ``Headers`` reads them: latin-1, the host "" when absent."""
+    host: str | None = None
+    origin: str | None = None
+    for name, value in headers:
+        if name == b"host" and host is None:
+            host = value.decode("latin-1")
+        elif name == b"origin" and origin is None:
+            origin = value.decode("latin-1")
+    return host or "", origin
 
 
 class TokenBuckets:
@@ -187,10 +197,12 @@ class AuthMiddleware:
         if path == HEALTH_PATH or path.startswith(WELL_KNOWN) or path in self.public_paths:
             return await self.app(scope, receive, send)
         if scope.get("method") == "OPTIONS" or not self.auth.enabled:
-            if await self._limited(scope, receive, send, client_address(scope)):
-                return
-            scope[IDENTITY_KEY] = Identity("anonymous", None)
-            receive = metered(scope, receive, self.limiter, client_address(scope))
+            if self.limiter is not None:
+                address = client_address(scope)
+                if await self._limited(scope, receive, send, address):
+                    return
+                receive = metered(scope, receive, self.limiter, address)
+            scope[IDENTITY_KEY] = ANONYMOUS
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
         await self.verified(scope, receive, send, path)
 
