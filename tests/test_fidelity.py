@@ -3,10 +3,14 @@ own document accepts? For each document, one schema-valid argument object per to
 through the runtime's ``Upstream`` to a local upstream on 127.0.0.1, and ``openapi-core``
 (an independent validator) checks what arrived against the document; the fields of form
 and multipart bodies must also be what the caller meant (files as their bytes, one field
-per array item). The parts are in ``fidelity.py``; the documents are the OpenAPI 3 ones of
-``fixtures/openapi-real`` and ``fixtures/openapi-fidelity/wire-kinds-3.0.json`` (every body
-and parameter kind, with ``encoding`` objects and reserved header parameters).
-Swagger 2.0 is left out: openapi-core reads OpenAPI 3 only.
+per array item, part headers on their parts). The parts are in ``fidelity.py``; the
+documents are those of ``fixtures/openapi-real`` and ``fixtures/openapi-fidelity``:
+``wire-kinds-3.0.json`` (every body and parameter kind, with ``encoding`` objects, part
+headers and reserved header parameters) and ``wire-kinds-swagger-2.0.json`` (``formData``
+in form and multipart bodies, ``file`` parameters, every ``collectionFormat``). mcpgen
+imports a Swagger 2.0 document as written; openapi-core reads OpenAPI 3 only, so it checks
+the requests against the document's conversion by ``swagger2openapi``
+(``fixtures/openapi-fidelity/converted``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from fidelity import calls
 
 pytestmark = pytest.mark.timeout(120)
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-DOCUMENTS = sorted((FIXTURES / "openapi-real").glob("*-3.*.json")) + sorted(
+DOCUMENTS = sorted((FIXTURES / "openapi-real").glob("*-[23].*.json")) + sorted(
     (FIXTURES / "openapi-fidelity").glob("*.json")
 )
 

@@ -28,6 +28,7 @@ from mcpgen.openapi import (
     sources,
 )
 from mcpgen.openapi import importer as importer_module
+from mcpgen.openapi.files import FILE_NOTE
 from mcpgen.problems import Level, Problem
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openapi"
@@ -460,7 +461,8 @@ def test_form_and_multipart_encoding_objects() -> None:
     }
     assert bodies["/f"] is not None and bodies["/f"].parts == {}
     at = "#/paths/~1m/post/requestBody/content/multipart~1form-data/encoding"
-    assert find(warnings(result), "part headers").field == at + "/f/headers"
+    parts_headers = [(p.name, p.location, p.part) for p in result.operations[0].parameters]
+    assert parts_headers == [("X-Part", "header", "f")]  # an argument sent on the part
     assert find(warnings(result), "'explode' is malformed").field == at + "/tags/explode"
     assert find(warnings(result), "an encoding must be a mapping").field == at + "/n"
     find(warnings(result), "'encoding' must be a mapping")
@@ -503,6 +505,7 @@ def test_when_bodies_are_spread() -> None:
     assert binary[0]["input"]["properties"]["body"] == {
         "type": "string",
         "contentEncoding": "base64",
+        "description": FILE_NOTE,  # base64, or a resource URI (docs/openapi.md, "Files")
     }
 
 
@@ -835,7 +838,11 @@ def test_swagger_conversion() -> None:
         "multipart/form-data",
         {"file": {"file": True}},  # a base64 argument sent as bytes
     )
-    assert tool["input"]["properties"]["file"] == {"type": "string", "contentEncoding": "base64"}
+    assert tool["input"]["properties"]["file"] == {
+        "type": "string",
+        "contentEncoding": "base64",
+        "description": FILE_NOTE,
+    }
     assert tool["input"]["required"] == ["orderId", "file"]
     assert op.response_content_type == "application/pdf" and "output" not in tool
 

@@ -64,9 +64,11 @@ def recorder() -> Iterator[Recorder]:
             self.send_header("Content-Type", rec.media)
             self.send_header("Content-Length", str(len(rec.reply)))
             self.end_headers()
-            self.wfile.write(rec.reply)
+            if self.command != "HEAD":  # a HEAD answer has headers only
+                self.wfile.write(rec.reply)
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_one
+        do_HEAD = do_OPTIONS = do_TRACE = handle_one
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True

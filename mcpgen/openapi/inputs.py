@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from mcpgen.load import JsonPath
-from mcpgen.openapi import swagger2
+from mcpgen.openapi import files, swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
@@ -91,7 +91,7 @@ class InputImport(ImportBase):
                 declared.add(name)
         inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
         body = self.request_body(cand, body_params, form_params)
-        return inputs, body
+        return [*inputs, *(body.headers if body is not None else [])], body
 
     def parameter(
         self,
@@ -149,7 +149,7 @@ class InputImport(ImportBase):
         form_params: list[Located],
     ) -> BodyInfo | None:
         if self.version == "2.0":
-            return swagger2.request_body(self, cand, body_params, form_params)
+            return files.described(swagger2.request_body(self, cand, body_params, form_params))
         if "requestBody" not in cand.node:
             return None
         followed = self.sources.follow(
@@ -180,7 +180,7 @@ class InputImport(ImportBase):
         )
         if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             self.encoding(src, (*mpath, "encoding"), encoding, info)
-        return info
+        return files.described(info)
 
     def encoding(self, src: int, path: JsonPath, encoding: Any, info: BodyInfo) -> None:
         """A form or multipart body's ``encoding`` into ``info.parts`` (what is malformed
@@ -197,8 +197,12 @@ class InputImport(ImportBase):
             given = {k: how[k] for k in _ENCODING_KEYS if isinstance(how.get(k), _ENCODING_KEYS[k])}
             for key in set(_ENCODING_KEYS).intersection(how).difference(given):
                 self.warn(src, (*path, prop, key), f"{key!r} is malformed; the default applies")
-            if "headers" in how:
-                self.warn(src, (*path, prop, "headers"), "part headers are not sent")
+            if "headers" in how and info.content_type == "multipart/form-data":
+                info.headers += files.part_headers(
+                    self, src, (*path, prop, "headers"), prop, how["headers"]
+                )
+            elif "headers" in how:
+                self.warn(src, (*path, prop, "headers"), "part headers apply to multipart only")
             if given:
                 info.parts[prop] = {**info.parts.get(prop, {}), **given}
 

@@ -52,6 +52,7 @@ class BodyInfo:
     parts: dict[str, dict[str, Json]] = field(default_factory=dict)  # Body.parts
     # an optional body spread: the properties it requires, all given or none
     together: list[str] = field(default_factory=list)
+    headers: list[Input] = field(default_factory=list)  # multipart part headers (files.py)
 
 
 @dataclass

@@ -29,7 +29,8 @@ class Param:
     ``style``/``explode`` are as written (Swagger 2.0 ``collectionFormat`` converted), None
     for the OpenAPI default of the location. ``content_type`` is set for a parameter
     described by ``content`` instead of ``schema``: its value is serialized in that media
-    type (usually JSON) rather than by style.
+    type (usually JSON) rather than by style. ``part`` is set for a header the document's
+    ``encoding`` declares for the parts of a multipart body property: it is sent on them.
     """
 
     name: str
@@ -39,6 +40,7 @@ class Param:
     style: str | None = None
     explode: bool | None = None
     content_type: str | None = None
+    part: str | None = None  # a header of this multipart body property's parts
 
 
 @dataclass(frozen=True)

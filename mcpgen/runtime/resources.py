@@ -73,6 +73,11 @@ def contents(
     return list(value)
 
 
+def static_value(content: dict[str, str]) -> ResourceReturn:
+    """A static resource's content: ``{"text": ...}`` or ``{"blob": base64}``."""
+    return content["text"] if "text" in content else base64.b64decode(content["blob"])
+
+
 def not_found(uri: str, why: str = "") -> MCPError:
     """-32602 (what SDK 2.3 and the conformance suite expect for an unknown resource);
     ``why``: the handler's own words, kept after the standard message."""
@@ -129,6 +134,25 @@ class ResourceTable:
             raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
         return found
 
+    async def data(self, uri: str, context: Context) -> tuple[bytes, str | None]:
+        """What reading ``uri`` gives, as bytes and a media type (scopes checked as for
+        ``resources/read``): a tool's file argument may name one of this server's resources
+        (``runtime/files.py``)."""
+        binding, variables = self.authorized(uri, context.identity)
+        mime_type = binding.definition.get("mimeType")
+        if binding.content is not None:
+            value: ResourceReturn = static_value(binding.content)
+        else:
+            assert binding.read is not None
+            value = await binding.read(variables, context)
+        found = contents(value, uri, mime_type)
+        if not found:
+            return b"", mime_type
+        first = found[0]
+        if isinstance(first, types.BlobResourceContents):
+            return base64.b64decode(first.blob), first.mime_type or mime_type
+        return first.text.encode(), first.mime_type or mime_type
+
     async def read(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult | types.InputRequiredResult:
@@ -137,10 +161,7 @@ class ResourceTable:
         binding, variables = self.authorized(uri, context.identity)
         mime_type = binding.definition.get("mimeType")
         if binding.content is not None:
-            if "text" in binding.content:
-                value: ResourceReturn = binding.content["text"]
-            else:
-                value = base64.b64decode(binding.content["blob"])
+            value: ResourceReturn = static_value(binding.content)
             return types.ReadResourceResult(contents=contents(value, uri, mime_type))
         assert binding.read is not None
         try:

@@ -196,7 +196,7 @@ def build_server(
     )
     resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
     prompts = _prompts(spec, handlers, resources, policy) if spec.get("prompts") else None
-    registry.update(tools=tools, prompts=prompts)
+    registry.update(tools=tools, prompts=prompts, resources=resources)
     for table in (tools, resources, prompts):
         if table is not None:
             table.events = events

@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import answers, telemetry, wire
+from . import answers, files, telemetry, wire
 from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
@@ -101,6 +101,12 @@ class Upstream:
         return int(value) if value.isdigit() else answers.MAX_RESPONSE_BYTES
 
     @property
+    def max_file(self) -> int:
+        """The most bytes of one file argument (a tool error past it)."""
+        value = os.environ.get(f"{self.prefix}_MAX_FILE_BYTES", "")
+        return int(value) if value.isdigit() else wire.MAX_FILE_BYTES
+
+    @property
     def base_url(self) -> str:
         url: str = os.environ.get(self.settings["baseUrlEnv"]) or self.settings["baseUrl"]
         return url.rstrip("/")
@@ -138,6 +144,7 @@ class Upstream:
         advertised output schema, which a success answer must meet (``answers.result``)."""
         path = operation["path"]
         request = Request(operation["method"], "")
+        part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
             if param["argument"] not in arguments:
                 continue
@@ -155,16 +162,17 @@ class Upstream:
             elif where == "header":
                 if param["name"].lower() in wire.RESERVED_HEADERS:
                     continue  # framing and credentials are never the caller's to set
-                request.parts["headers"][param["name"]] = wire.header_value(
-                    param["name"], value, param
-                )
+                text = wire.header_value(param["name"], value, param)
+                held = part_headers.setdefault(param["part"], {}) if "part" in param else None
+                (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
                 request.parts["cookies"][param["name"]] = wire.simple(value, False)
         request.url = self.base_url + path
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None and _sent(body, arguments):
-            request.options = wire.body(body, arguments)
+            arguments = await files.resolve(body, arguments, ctx, self.max_file)
+            request.options = wire.body(body, arguments, part_headers, self.max_file)
             if request.options and body["content_type"] != "multipart/form-data":
                 media = body.get("media_type") or body["content_type"]
                 request.parts["headers"].setdefault("Content-Type", media)

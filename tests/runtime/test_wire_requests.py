@@ -291,3 +291,35 @@ async def test_parameter_styles_on_the_wire() -> None:
     ]
     assert (seen.headers["x-ids"], seen.headers["x-pt"]) == ("m,n", "r=7,g=8")
     assert seen.headers["cookie"] == "c=o%2Cp"  # a comma is no cookie-octet (RFC 6265)
+
+
+def test_path_values_keep_colons_and_at_signs_and_encode_the_rest() -> None:
+    """``:`` and ``@`` are path characters: an ARN stays readable to a validator that does
+    not decode path parameters (openapi-core); a slash or space never passes."""
+    from mcpgen.runtime.wire import path_segment
+
+    assert path_segment("arn", "arn:aws:s3:::b/k@v 1") == "arn:aws:s3:::b%2Fk@v%201"
+    assert path_segment("config", "$default") == "$default"
+    assert path_segment("ids", ["a:1", "b,c"]) == "a:1,b%2Cc"
+
+
+async def test_a_multipart_style_the_document_gives_makes_form_fields() -> None:
+    """OpenAPI 3.1 applies ``encoding.style`` to multipart too: an object with ``style:
+    form`` is its members as parts, not one JSON part (which stays the default)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "object": {"type": "object", "properties": {"foo": {"type": "string"}}},
+            "plain": {"type": "object", "properties": {"foo": {"type": "string"}}},
+            "codes": {"type": "array", "items": {"type": "integer"}},
+        },
+    }
+    encoding = {"object": {"style": "form"}, "codes": {"style": "pipeDelimited", "explode": False}}
+    given = {"object": {"foo": "a", "bar": "b"}, "plain": {"foo": "c"}, "codes": [1, 2]}
+    seen = await send(doc("multipart/form-data", schema, encoding), given)
+    assert [(part_name(h), c) for h, c in multipart(seen)] == [
+        ("foo", b"a"),
+        ("bar", b"b"),
+        ("plain", b'{"foo": "c"}'),
+        ("codes", b"1|2"),
+    ]
