@@ -384,7 +384,6 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
 
 def _find_override(package: str, ident: str) -> Callable[..., Any] | None:
     """``handlers/tools/<ident>.py`` with ``async def handle(args, ctx)``, if the user wrote one."""
-    import importlib
     import importlib.util
 
     name = f"{package}.handlers.tools.{ident}"
