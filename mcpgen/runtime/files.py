@@ -10,6 +10,7 @@ exposes, so any other URI is a tool error that names the forms accepted.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -20,6 +21,7 @@ from .errors import ResourceNotFound, ToolError
 from .stubs import is_stub
 
 Json = Any
+MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
 MAX_READS = 64  # resource URIs one call may name as files (each read runs a handler)
 
 
@@ -91,6 +93,8 @@ def data_uri(uri: str, name: str, limit: int) -> wire.Blob:
     if not comma:
         raise ToolError(f"{name!r}: a data: URI needs a ',' before its content")
     media, _, flags = head.partition(";")
+    if media and not MEDIA_TYPE.fullmatch(media):
+        raise ToolError(f"{name!r}: {media[:40]!r} is not a media type (type/subtype)")
     if flags.split(";")[-1].lower() == "base64":
         data = wire.decode_file(name, payload, limit)
     else:

@@ -19,6 +19,7 @@ from mcpgen.runtime.authz import Policy
 from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.identity import Identity
 from mcpgen.runtime.resources import ResourceBinding, ResourceTable
+from mcpgen.runtime.wire import Blob
 
 pytestmark = [pytest.mark.anyio]
 ALICE = Identity("alice", frozenset({"secret"}))
@@ -117,3 +118,15 @@ async def test_an_unwritten_resource_stub_names_its_file(tmp_path: Path) -> None
     resources = ResourceTable([draft])
     text = await refusal(resources, ALICE, "vault://draft")
     assert "not implemented yet" in text and path in text, text
+
+
+@pytest.mark.parametrize(
+    "media", ["text/plain\r\nX-Evil: 1", 'text/plain"', "text", "text/plain\n\n--b"]
+)
+def test_a_data_uri_media_type_is_checked(media: str) -> None:
+    """It becomes a multipart part's Content-Type: a malformed one is a tool error naming
+    the argument (a line break made an internal error of the HTTP client)."""
+    with pytest.raises(ToolError, match=r"'photo': .* is not a media type"):
+        files.data_uri(f"data:{media};base64,aGk=", "photo", 100)
+    blob = files.data_uri("data:image/svg+xml;charset=utf-8,%3Csvg%2F%3E", "photo", 100)
+    assert blob == Blob(b"<svg/>", "image/svg+xml")
