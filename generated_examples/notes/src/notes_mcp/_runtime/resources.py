@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -58,8 +59,8 @@ class ResourceBinding:
         from .uri import match, variables
 
         found: dict[str, str] | None = match(self.pattern, self.names or variables(self.key), uri)
-        if found is None or DOT_SEGMENTS & set(found.values()):
-            return None  # a variable of "." or ".." names no item: never pass it on
+        if found is None or any(DOT_SEGMENTS & set(re.split(r"[/\\]", v)) for v in found.values()):
+            return None  # a "." or ".." segment (even from %2F) names no item: never passed on
         return found
 
 
@@ -72,6 +73,11 @@ def contents(
         blob = base64.b64encode(value).decode("ascii")
         return [types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)]
     return list(value)
+
+
+def static_value(content: dict[str, str]) -> ResourceReturn:
+    """A static resource's content: ``{"text": ...}`` or ``{"blob": base64}``."""
+    return content["text"] if "text" in content else base64.b64decode(content["blob"])
 
 
 def not_found(uri: str, why: str = "") -> MCPError:
@@ -130,6 +136,25 @@ class ResourceTable:
             raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
         return found
 
+    async def data(self, uri: str, context: Context) -> tuple[bytes, str | None]:
+        """What reading ``uri`` gives, as bytes and a media type (scopes checked as for
+        ``resources/read``): a tool's file argument may name one of this server's resources
+        (``runtime/files.py``)."""
+        binding, variables = self.authorized(uri, context.identity)
+        mime_type = binding.definition.get("mimeType")
+        if binding.content is not None:
+            value: ResourceReturn = static_value(binding.content)
+        else:
+            assert binding.read is not None
+            value = await binding.read(variables, context)
+        found = contents(value, uri, mime_type)
+        if not found:
+            return b"", mime_type
+        first = found[0]
+        if isinstance(first, types.BlobResourceContents):
+            return base64.b64decode(first.blob), first.mime_type or mime_type
+        return first.text.encode(), first.mime_type or mime_type
+
     async def read(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult | types.InputRequiredResult:
@@ -138,10 +163,7 @@ class ResourceTable:
         binding, variables = self.authorized(uri, context.identity)
         mime_type = binding.definition.get("mimeType")
         if binding.content is not None:
-            if "text" in binding.content:
-                value: ResourceReturn = binding.content["text"]
-            else:
-                value = base64.b64decode(binding.content["blob"])
+            value: ResourceReturn = static_value(binding.content)
             return types.ReadResourceResult(contents=contents(value, uri, mime_type))
         assert binding.read is not None
         try:

@@ -24,7 +24,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import answers, telemetry, wire
+from . import answers, files, telemetry, wire
 from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
@@ -48,6 +48,7 @@ class Request:
         self.parts: dict[str, dict[str, Any]] = {"headers": {}, "query": {}, "cookies": {}}
         self.secret_query: set[str] = set()
         self.secret_headers: set[str] = set()
+        self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
         self.options: dict[str, Json] = {}
 
     def shown(self, url: str | None = None) -> str:
@@ -55,15 +56,8 @@ class Request:
 
     def scrub(self, text: str) -> str:
         """``text`` (an upstream answer shown to the client) without any credential sent."""
-        for key in self.secret_query:
-            value = self.parts["query"].get(key)
-            if isinstance(value, str) and len(value) >= 4:
-                text = text.replace(value, wire.REDACTED)
-        for key in self.secret_headers:
-            value = self.parts["headers"].get(key, "")
-            for secret in (value, value.partition(" ")[2]):
-                if len(secret) >= 4:
-                    text = text.replace(secret, wire.REDACTED)
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, wire.REDACTED) if len(secret) >= 4 else text
         return text
 
 
@@ -102,6 +96,12 @@ class Upstream:
         return int(value) if value.isdigit() else answers.MAX_RESPONSE_BYTES
 
     @property
+    def max_file(self) -> int:
+        """The most bytes of one file argument (a tool error past it)."""
+        value = os.environ.get(f"{self.prefix}_MAX_FILE_BYTES", "")
+        return int(value) if value.isdigit() else wire.MAX_FILE_BYTES
+
+    @property
     def base_url(self) -> str:
         url: str = os.environ.get(self.settings["baseUrlEnv"]) or self.settings["baseUrl"]
         return url.rstrip("/")
@@ -127,6 +127,8 @@ class Upstream:
         request.parts["cookies"].update(cookies)
         request.secret_query.update(query)
         request.secret_headers.update(headers)
+        for value in (*headers.values(), *query.values(), *cookies.values()):
+            request.secrets.update((str(value), str(value).partition(" ")[2]))  # "Bearer x": x
 
     async def call(
         self,
@@ -139,6 +141,7 @@ class Upstream:
         advertised output schema, which a success answer must meet (``answers.result``)."""
         path = operation["path"]
         request = Request(operation["method"], "")
+        part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
             if param["argument"] not in arguments:
                 continue
@@ -156,16 +159,17 @@ class Upstream:
             elif where == "header":
                 if param["name"].lower() in wire.RESERVED_HEADERS:
                     continue  # framing and credentials are never the caller's to set
-                request.parts["headers"][param["name"]] = wire.header_value(
-                    param["name"], value, param
-                )
+                text = wire.header_value(param["name"], value, param)
+                held = part_headers.setdefault(param["part"], {}) if "part" in param else None
+                (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
                 request.parts["cookies"][param["name"]] = wire.simple(value, False)
         request.url = self.base_url + path
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None and _sent(body, arguments):
-            request.options = wire.body(body, arguments)
+            arguments = await files.resolve(body, arguments, ctx, self.max_file)
+            request.options = wire.body(body, arguments, part_headers, self.max_file)
             if request.options and body["content_type"] != "multipart/form-data":
                 media = body.get("media_type") or body["content_type"]
                 request.parts["headers"].setdefault("Content-Type", media)
@@ -377,7 +381,6 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
 
 def _find_override(package: str, ident: str) -> Callable[..., Any] | None:
     """``handlers/tools/<ident>.py`` with ``async def handle(args, ctx)``, if the user wrote one."""
-    import importlib
     import importlib.util
 
     name = f"{package}.handlers.tools.{ident}"
