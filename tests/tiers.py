@@ -53,6 +53,7 @@ E2E = {
     "hosts/test_hosts_call_env.py",
     "hosts/test_hosts_dev.py",
     "hosts/test_hosts_first_steps.py",
+    "hosts/test_hosts_offer.py",
     "hosts/test_hosts_project.py",
     "hosts/test_hosts_quickstart.py",
     "runtime/test_codemode_e2e.py",

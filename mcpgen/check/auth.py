@@ -38,6 +38,14 @@ def check_auth(checker: Checker) -> None:
             f"HTTP bound to {host!r} without transports.http.allowedHosts: Host header "
             "checks (DNS-rebinding protection) stay off until allowed hosts are set",
         )
+    offer = checker.data.get("transports", {}).get("offer", OFFERED_TRANSPORTS)
+    if kind != "none" and offer == ["stdio"]:
+        checker.warn(
+            ("auth", "type") if "type" in auth else ("auth",),
+            "auth is checked on network transports only, and this server offers only stdio "
+            "(whose caller is the local user, with every scope): add a network transport to "
+            "transports.offer, or drop auth",
+        )
     if "env" in auth and not ENV_NAME.fullmatch(auth["env"]):
         checker.error(("auth", "env"), f"{auth['env']!r} is not an environment variable name")
     if "header" in auth and not HEADER_NAME.fullmatch(auth["header"]):

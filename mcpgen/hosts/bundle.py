@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .project import STDIO, EnvVar, Project
+from .project import STDIO, EnvVar, Project, require_stdio
 
 Json = Any
 RUNTIMES = ("uv", "python")
@@ -322,6 +322,7 @@ def build_bundle(
 ) -> Built:
     if runtime not in RUNTIMES:
         raise BundleError(f"unknown runtime {runtime!r} (one of {', '.join(RUNTIMES)})")
+    require_stdio(project)  # a bundle's host starts it over stdio
     data = manifest(project, runtime)
     skipped: list[str] = []
     files = _project_files(project, skipped)

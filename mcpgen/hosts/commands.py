@@ -311,12 +311,15 @@ def bundle(
     "else ./<server name>).",
 )
 @click.option(
-    "--transport", type=click.Choice(["stdio", "http"]), default="http", show_default=True
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default=None,
+    help="[default: http when the server offers it, else stdio]",
 )
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @_python
 def dev_command(
-    manifest: Path, output: Path | None, transport: str, port: int, python: Path | None
+    manifest: Path, output: Path | None, transport: str | None, port: int, python: Path | None
 ) -> None:
     """Build MANIFEST, run the server, and rebuild and restart it on every change to the
     manifest, the files it names or the handlers (one line each; a failed build keeps

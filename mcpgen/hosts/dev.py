@@ -155,11 +155,16 @@ def _stop(*_: Any) -> None:
     raise Stop
 
 
-def _server_for(output: Path, transport: str, port: int, python: Path | None) -> Server:
+def _server_for(output: Path, transport: str | None, port: int, python: Path | None) -> Server:
     """The server run from OUTPUT/src itself (PYTHONPATH first), so an edit is what runs
     even when an older copy of the package is installed; by the project's venv when it
-    has one, else by ``python``, else by mcpgen's own interpreter."""
+    has one, else by ``python``, else by mcpgen's own interpreter. ``transport`` None:
+    http when the server offers it, else stdio."""
     project = describe(output)
+    offer = project.transports
+    transport = transport or ("http" if "http" in offer else "stdio")
+    if transport not in offer:
+        raise ProjectError(f"the server does not offer {transport} (it offers {', '.join(offer)})")
     if python is None:
         venv_python = output / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         python = venv_python if venv_python.exists() else Path(sys.executable)
@@ -187,7 +192,7 @@ def _relative(path: Path, *bases: Path) -> str:
 def dev(
     manifest: Path,
     output: Path,
-    transport: str = "http",
+    transport: str | None = None,
     port: int = 8000,
     python: Path | None = None,
     echo: Echo | None = None,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpgen.runtime.settings import TRANSPORTS, offered
 from mcpgen.surface.lock import wire
 
 Json = Any
@@ -71,6 +71,7 @@ class Project:
     environment: list[EnvVar]
     environment_source: str  # "spec" (the _spec.json list) or "derived" (older projects)
     surface: bool  # tools and prompts came from mcp-surface.json
+    transports: tuple[str, ...] = TRANSPORTS  # what it offers (``transports.offer``)
 
     @property
     def name(self) -> str:
@@ -130,7 +131,9 @@ def describe(path: Path) -> Project:
     if isinstance(spec.get("environment"), list):
         environment, source = env_vars(spec["environment"], spec_path), "spec"
     else:
-        environment, source = _derived_environment(root, spec), "derived"
+        from .derived import derived_environment  # projects generated before the list
+
+        environment, source = derived_environment(root, spec), "derived"
     return Project(
         root=root,
         distribution=str(meta.get("name") or script),
@@ -146,6 +149,7 @@ def describe(path: Path) -> Project:
         environment=environment,
         environment_source=source,
         surface=surface,
+        transports=offered(spec),
     )
 
 
@@ -200,59 +204,6 @@ def env_vars(items: list[Json], where: Path | str) -> list[EnvVar]:
             )
         )
     return out
-
-
-_ROW = re.compile(r"^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|\s*(.*?)\s*\|\s*$")
-_SECRET_WORDS = re.compile(r"key|token|secret|password|credential|bearer|basic", re.IGNORECASE)
-
-
-def _readme_variables(root: Path) -> dict[str, str]:
-    """The upstream variables today's generated README lists (``| `NAME` | meaning |`` rows
-    under "The upstream API"), name -> meaning."""
-    try:
-        text = (root / "README.md").read_text(encoding="utf-8")
-    except OSError:
-        return {}
-    found: dict[str, str] = {}
-    section = False
-    for line in text.splitlines():
-        if line.startswith("## "):
-            section = line.strip() == "## The upstream API"
-        elif section and (match := _ROW.match(line)):
-            found[match.group(1)] = match.group(2)
-    return found
-
-
-def _derived_environment(root: Path, spec: Json) -> list[EnvVar]:
-    """What a project generated before ``environment`` existed tells about its variables:
-    the upstream API's base URL and credentials (from ``upstream`` in _spec.json, with the
-    README's descriptions). The server's own listener settings only matter over HTTP."""
-    upstream = spec.get("upstream") or {}
-    readme = _readme_variables(root)
-    out: dict[str, EnvVar] = {}
-    base_env = upstream.get("baseUrlEnv")
-    if base_env:
-        out[base_env] = EnvVar(
-            name=base_env,
-            description=readme.get(base_env, "base URL of the upstream API"),
-            default=upstream.get("baseUrl"),
-        )
-    for scheme, env in sorted((upstream.get("credentialEnv") or {}).items()):
-        out[env] = EnvVar(
-            name=env,
-            description=readme.get(env, f"credential for the upstream API ({scheme})"),
-            secret=True,
-        )
-    for name, meaning in readme.items():  # anything else the README lists
-        if name not in out:
-            default = re.search(r"\(default (?:from the document: )?([^)]*)\)", meaning)
-            out[name] = EnvVar(
-                name=name,
-                description=meaning,
-                secret=bool(_SECRET_WORDS.search(meaning)) and default is None,
-                default=default.group(1) if default else None,
-            )
-    return list(out.values())
 
 
 # ---------------------------------------------------------------------------- launchers
@@ -312,9 +263,21 @@ STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
 
 
 def launcher(project: Project, python: Path | None = None, kind: str | None = None) -> Launcher:
-    """See ``find_launcher``; the server is told to speak stdio whatever its default."""
+    """See ``find_launcher``; the server is told to speak stdio whatever its default (a
+    ``ProjectError`` when it offers no stdio)."""
+    require_stdio(project)
     found = find_launcher(project, python, kind)
     return Launcher(found.command, [*found.args, *STDIO], found.env, found.kind, found.note)
+
+
+def require_stdio(project: Project) -> None:
+    """A ``ProjectError`` when the server offers no stdio, what hosts start it over."""
+    if "stdio" not in project.transports:
+        offer = project.transports
+        raise ProjectError(
+            f"{project.root}: the server offers no stdio transport, only {', '.join(offer)}: "
+            f"start it ({project.script} --transport {offer[0]}) and use its URL"
+        )
 
 
 def find_launcher(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -116,9 +117,7 @@ def error_text(
     """``POST /pets/{id} failed: HTTP 404 Not Found (POST https://...)``, then the body."""
     head = _head(response, operation, request, "failed:")
     head += f" ({request.shown(str(response.url))})"
-    body = readable(response, media)
-    if len(body) > EXCERPT:
-        body = body[:EXCERPT] + "…"
+    body = _excerpt(request, readable(response, media, request.scrub), EXCERPT)
     return request.scrub(f"{head}: {body}" if body else head)
 
 
@@ -146,9 +145,7 @@ def unexpected(
         got = f"{media or 'a body without a content type'} ({len(response.content)} bytes)"
     head = f"{_head(response, operation, request)} with {got} where {expected} was expected"
     head += f" (the tool's output schema describes JSON; {request.shown(str(response.url))})"
-    body = readable(response, media) if response.content else ""
-    if len(body) > EXCERPT // 4:
-        body = body[: EXCERPT // 4] + "…"
+    body = _excerpt(request, readable(response, media, request.scrub), EXCERPT // 4)
     return request.scrub(f"{head}: {body}" if body else head)
 
 
@@ -158,8 +155,16 @@ def mismatch(
     """A JSON success answer that the tool's advertised output schema refuses."""
     return request.scrub(
         f"{_head(response, operation, request)} with JSON that does not match the tool's "
-        f"output schema: {refused} ({request.shown(str(response.url))})"
+        f"output schema: {_excerpt(request, refused, EXCERPT // 4)} "
+        f"({request.shown(str(response.url))})"
     )
+
+
+def _excerpt(request: Request, text: str, size: int) -> str:
+    """The start of ``text`` (from the upstream), credentials taken out *before* it is cut:
+    a credential the cut runs through would otherwise be shown in part."""
+    text = request.scrub(text)
+    return text[:size] + "…" if len(text) > size else text
 
 
 def _first_error(validator: Any, data: Json) -> str:
@@ -171,23 +176,24 @@ def _first_error(validator: Any, data: Json) -> str:
     if error is None:
         return ""
     where = ".".join(str(p) for p in error.absolute_path) or "(result)"
-    return f"{where}: {error.message[:200]}"
+    return f"{where}: {error.message}"
 
 
-def readable(response: httpx2.Response, media: str) -> str:
-    """The start of an error body as text a model can read."""
+def readable(response: httpx2.Response, media: str, scrub: Callable[[str], str] = str) -> str:
+    """The start of an error body as text a model can read; ``scrub`` takes the credentials
+    out of the text before any of it is cut."""
     if not response.content:
         return ""
     if media == "application/json" or media.endswith("+json"):
         try:
             data = response.json()
         except ValueError:
-            return _squeeze(response.text[: EXCERPT * 2])
+            return _squeeze(scrub(response.text)[: EXCERPT * 2])
         return problem(data) if isinstance(data, dict) else _compact(data)
     if media in ("text/html", "application/xhtml+xml"):
-        return html_text(response.text[: EXCERPT * 20])
+        return html_text(scrub(response.text)[: EXCERPT * 20])
     if media.startswith("text/") or media in ("", "application/xml", "application/yaml"):
-        return _squeeze(response.text[: EXCERPT * 2])
+        return _squeeze(scrub(response.text)[: EXCERPT * 2])
     return f"({len(response.content)} bytes of {media})"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -57,8 +58,8 @@ class ResourceBinding:
         from .uri import match, variables
 
         found: dict[str, str] | None = match(self.pattern, self.names or variables(self.key), uri)
-        if found is None or DOT_SEGMENTS & set(found.values()):
-            return None  # a variable of "." or ".." names no item: never pass it on
+        if found is None or any(DOT_SEGMENTS & set(re.split(r"[/\\]", v)) for v in found.values()):
+            return None  # a "." or ".." segment (even from %2F) names no item: never passed on
         return found
 
 

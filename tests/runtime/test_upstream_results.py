@@ -32,6 +32,7 @@ def request() -> Request:
     sent = Request("DELETE", URL)
     sent.parts["query"]["api_key"] = "s3cret-key"
     sent.secret_query.add("api_key")
+    sent.secrets.add("s3cret-key")
     return sent
 
 
@@ -189,3 +190,60 @@ async def test_an_answer_without_a_length_is_cut_at_the_limit() -> None:
     assert len(sent) == 11  # read no further than the limit
     whole = httpx2.Response(200, content=chunks(), request=httpx2.Request("GET", URL))
     assert (await answers.read(whole, 10_000, "too big")).content == b"x" * 10_000
+
+
+@pytest.mark.parametrize("media", ["text/plain", "text/html", "application/json", ""])
+def test_a_credential_the_excerpt_cuts_through_is_not_shown_in_part(media: str) -> None:
+    """The API echoes the key where the excerpt ends (an error page, a 2xx answer that is
+    not the advertised JSON, JSON the output schema refuses): no prefix of it is shown."""
+    from mcpgen.runtime.patterns import validator
+
+    for cut in (answers.EXCERPT, answers.EXCERPT // 4):
+        body = ("x" * (cut - 6) + " s3cret-key trailing").encode()
+        for status, output in ((500, None), (200, validator({"type": "object"}))):
+            result = answers.result(answer(status, body, media), {}, request(), output)
+            message = result.content[0].text  # type: ignore[union-attr]
+            assert result.is_error and "s3cr" not in message, message[-80:]
+    refused = ("x" * (answers.EXCERPT // 4 - 6) + " s3cret-key").encode()
+    strict = validator({"type": "object", "properties": {"id": {"type": "integer"}}})
+    mismatch = answers.result(
+        answer(200, b'{"id": "' + refused + b'"}', "application/json"), {}, request(), strict
+    )
+    message = mismatch.content[0].text  # type: ignore[union-attr]
+    assert mismatch.is_error and "s3cr" not in message, message[-120:]
+
+
+SCHEMES = {
+    "jar": {"type": "apiKey", "in": "cookie", "name": "session"},
+    "key": {"type": "apiKey", "in": "query", "name": "api_key"},
+    "token": {"type": "http", "scheme": "bearer"},
+}
+JAR = {
+    "openapi": "3.0.3",
+    "info": {"title": "Jar", "version": "1"},
+    "components": {"securitySchemes": SCHEMES},
+    "paths": {
+        "/x": {
+            "get": {
+                "operationId": "getX",
+                "security": [{"jar": [], "key": [], "token": []}],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.anyio
+async def test_every_credential_echoed_in_an_error_is_redacted() -> None:
+    """A cookie credential too (it was shown as the API echoed it)."""
+    operation = wirekit.operations(JAR)["get_x"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream(rec.url, SCHEMES)
+        rec.answer(500, "text/plain", b"bad secret-jar, secret-key, secret-token")
+        result = await api.call(operation, {})
+    (seen,) = rec.seen
+    assert "session=secret-jar" in seen.headers["cookie"]  # all three were sent
+    assert "api_key=secret-key" in seen.target and "secret-token" in seen.headers["authorization"]
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and message.endswith("bad REDACTED, REDACTED, REDACTED"), message

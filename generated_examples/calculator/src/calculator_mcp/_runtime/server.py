@@ -189,10 +189,7 @@ def build_server(
     if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
         registry["credentials"] = upstream.credentials
     tools = ToolTable(
-        tool_bindings(spec, handlers, upstream),
-        policy,
-        hidden=_hidden(spec["tools"]),
-        registry=registry,
+        tool_bindings(spec, handlers, upstream), policy, hidden=_hidden(spec["tools"])
     )
     resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
     prompts = _prompts(spec, handlers, resources, policy) if spec.get("prompts") else None

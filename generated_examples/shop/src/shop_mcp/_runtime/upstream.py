@@ -48,6 +48,7 @@ class Request:
         self.parts: dict[str, dict[str, Any]] = {"headers": {}, "query": {}, "cookies": {}}
         self.secret_query: set[str] = set()
         self.secret_headers: set[str] = set()
+        self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
         self.options: dict[str, Json] = {}
 
     def shown(self, url: str | None = None) -> str:
@@ -55,15 +56,8 @@ class Request:
 
     def scrub(self, text: str) -> str:
         """``text`` (an upstream answer shown to the client) without any credential sent."""
-        for key in self.secret_query:
-            value = self.parts["query"].get(key)
-            if isinstance(value, str) and len(value) >= 4:
-                text = text.replace(value, wire.REDACTED)
-        for key in self.secret_headers:
-            value = self.parts["headers"].get(key, "")
-            for secret in (value, value.partition(" ")[2]):
-                if len(secret) >= 4:
-                    text = text.replace(secret, wire.REDACTED)
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, wire.REDACTED) if len(secret) >= 4 else text
         return text
 
 
@@ -133,6 +127,8 @@ class Upstream:
         request.parts["cookies"].update(cookies)
         request.secret_query.update(query)
         request.secret_headers.update(headers)
+        for value in (*headers.values(), *query.values(), *cookies.values()):
+            request.secrets.update((str(value), str(value).partition(" ")[2]))  # "Bearer x": x
 
     async def call(
         self,
