@@ -257,14 +257,44 @@ def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
     if not isinstance(servers, dict):
         raise InstallError(f"{host.key!r} in the config is not an object (file left untouched)")
     merged = dict(data)
-    merged[host.key] = {**servers, entry.name: entry.body}
-    if entry.inputs:
+    body, prompts = _own_prompts(servers, entry)
+    merged[host.key] = {**servers, entry.name: body}
+    if prompts:
         inputs = data.get("inputs", [])
         if not isinstance(inputs, list):
             raise InstallError("'inputs' in the config is not a list (file left untouched)")
         known = {i.get("id") for i in inputs if isinstance(i, dict)}
-        merged["inputs"] = [*inputs, *(i for i in entry.inputs if i["id"] not in known)]
+        merged["inputs"] = [*inputs, *(i for i in prompts if i["id"] not in known)]
     return merged
+
+
+_INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
+
+
+def _own_prompts(servers: dict[str, Json], entry: Entry) -> tuple[Json, list[dict[str, Json]]]:
+    """The entry's body and prompts, a prompt renamed ``<server>-<id>`` when another
+    server's entry already uses its id (two installs of one project under two names must
+    not share a secret: VS Code asks once per id)."""
+    taken = {
+        ref
+        for name, other in servers.items()
+        if name != entry.name and isinstance(other, dict) and isinstance(other.get("env"), dict)
+        for value in other["env"].values()
+        if isinstance(value, str)
+        for ref in _INPUT_REF.findall(value)
+    }
+    env = dict(entry.body.get("env") or {})
+    prompts = []
+    for prompt in entry.inputs:
+        ident = prompt["id"]
+        if ident in taken:
+            ident = _input_id(f"{entry.name}-{ident}")
+            env = {
+                k: v.replace(f"${{input:{prompt['id']}}}", f"${{input:{ident}}}")
+                for k, v in env.items()
+            }
+        prompts.append({**prompt, "id": ident})
+    return ({**entry.body, "env": env} if env else entry.body), prompts
 
 
 def backup_path(path: Path) -> Path:

@@ -1,0 +1,30 @@
+"""VS Code prompts (``inputs``) of two entries: one project installed under two names
+must not share a secret, since VS Code asks once per input id."""
+
+from __future__ import annotations
+
+from mcpgen.hosts import install as inst
+
+
+def _entry(name: str) -> inst.Entry:
+    body = {"type": "stdio", "command": "/p/shop", "env": {"SHOP_API_KEY": "${input:shop-api-key}"}}
+    prompt = {"type": "promptString", "id": "shop-api-key", "description": "k", "password": True}
+    return inst.Entry(name, body, [prompt], prompted=["SHOP_API_KEY"])
+
+
+def test_a_second_install_under_another_name_gets_its_own_prompt() -> None:
+    host = inst.HOSTS["vscode"]
+    first = inst.merge(host, {}, _entry("shop"))
+    both = inst.merge(host, first, _entry("shop-staging"))
+    servers = both["servers"]
+    assert servers["shop"]["env"] == {"SHOP_API_KEY": "${input:shop-api-key}"}
+    assert servers["shop-staging"]["env"] == {"SHOP_API_KEY": "${input:shop-staging-shop-api-key}"}
+    assert [i["id"] for i in both["inputs"]] == ["shop-api-key", "shop-staging-shop-api-key"]
+
+
+def test_reinstalling_one_entry_keeps_its_prompt() -> None:
+    host = inst.HOSTS["vscode"]
+    first = inst.merge(host, {}, _entry("shop"))
+    again = inst.merge(host, first, _entry("shop"))
+    assert again["servers"]["shop"]["env"] == {"SHOP_API_KEY": "${input:shop-api-key}"}
+    assert [i["id"] for i in again["inputs"]] == ["shop-api-key"]
