@@ -6,11 +6,12 @@ checks themselves happen at dispatch, ``authz``)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .authz import IDENTITY_KEY, Policy
+from .authz import IDENTITY_KEY
 from .http_guard import (
     AuthMiddleware,
     client_address,
@@ -20,11 +21,10 @@ from .http_guard import (
     timed,
 )
 from .http_streams import metered, until_expiry
-from .identity import Authenticator, AuthError, Identity
-from .settings import Settings
+from .identity import AuthError, Identity
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
 FORBIDDEN = -32003  # the JSON-RPC error of a call the caller lacks the scopes for
@@ -34,22 +34,12 @@ class VerifyingMiddleware(AuthMiddleware):
     """``AuthMiddleware`` that checks credentials: puts the verified caller in
     ``scope[IDENTITY_KEY]`` and ``scope["user"]`` (the SDK binds sessions to it)."""
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        auth: Authenticator,
-        settings: Settings,
-        policy: Policy,
-        limiter: Any = None,
-        metadata_url: Any = None,
-        realm: str = "mcp",
-        public_paths: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(app, auth, settings, policy, limiter, metadata_url, realm, public_paths)
-        # step-up answers name the scope a call lacks: not when discovery hides the tool
-        self.step_up = (
-            settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
-        )
+    @functools.cached_property
+    def step_up(self) -> bool:
+        """Whether a call the caller lacks scopes for is answered HTTP 403 naming them (not
+        when discovery hides the tool)."""
+        policy = self.policy
+        return self.settings.transport == "http" and policy.scoped and not policy.hide_unauthorized
 
     def challenge(self, scope: Scope, failure: AuthError | None) -> str:
         """The ``WWW-Authenticate`` value of a 401: always a scheme and at least the realm
