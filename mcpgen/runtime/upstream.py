@@ -282,7 +282,7 @@ class Upstream:
         self, operation: dict[str, Json], ident: str, definition: Json = None
     ) -> ToolCall:
         """The call behind one imported tool: the user's override if one exists, else HTTP.
-        ``definition``: the tool's as advertised (clients check results with its schema)."""
+        ``definition``: the tool's as listed (clients check results with its output schema)."""
         output_schema = (definition or {}).get("outputSchema")
         override: list[Callable[..., Any] | None] = []
         checker: list[Any] = []

@@ -124,7 +124,9 @@ def tool_bindings(
         if call is None and entry.get("http") is not None:
             if upstream is None:
                 upstream = wrapped_api(spec)
-            call = upstream.tool_call(entry["http"], entry["ident"], entry["definition"])
+            # listed tools' results are checked by clients against their output schema
+            listed = entry["definition"] if spec.get("mode", "tools") == "tools" else None
+            call = upstream.tool_call(entry["http"], entry["ident"], listed)
         if call is None:
             raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
         bindings.append(
