@@ -43,7 +43,7 @@ async def main():
         assert label[0].text == "ITEM 1 [fr]", label
         themed = await shop.item_label(item_id=1, theme="dark")  # a cookie parameter
         assert themed[0].text == "ITEM 1 [en] (dark)", themed
-        thanks = await shop.send_feedback(body={"message": "great", "stars": 5})
+        thanks = await shop.send_feedback(message="great", stars=5)  # an optional body, flat
         assert thanks.received == "great" and thanks.stars == 5, thanks
         try:
             await shop.client.call_tool("create_item", {"name": "", "price": -1})

@@ -21,13 +21,14 @@ PACKAGE = {"http": "calculator_mcp", "sse": "conformance_mcp"}
 
 PROBE = """
 import anyio, sys
-from calculator_mcp.client import CalculatorClient
 from mcp.client import Client
 from mcp.client.sse import sse_client
 
 async def main(transport, port):
     for mode in ("legacy", "2026-07-28"):
-        if transport == "http":
+        if transport == "http":  # only the calculator is on PYTHONPATH
+            from calculator_mcp.client import CalculatorClient
+
             async with CalculatorClient.http(f"http://127.0.0.1:{port}/mcp", mode=mode) as c:
                 assert (await c.add(numbers=[1.5, 2.5])).sum == 4.0
                 assert (await c.divide(a=7, b=2)).quotient == 3.5
