@@ -335,6 +335,20 @@ def _base64(name: str, packed: str) -> bytes:
     )
 
 
+def credential_forms(value: str) -> tuple[str, ...]:
+    """The forms in which a credential sent as ``value`` may come back in an answer:
+    itself, its token (``Bearer x``: ``x``) and, for HTTP basic, ``user:password`` and the
+    password decoded."""
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "basic":
+        return value, token
+    try:
+        pair = base64.b64decode(token, validate=True).decode()
+    except ValueError:  # binascii.Error and UnicodeDecodeError are both ValueErrors
+        return value, token
+    return value, token, pair, pair.partition(":")[2]
+
+
 def redact(url: str, secret_params: set[str]) -> str:
     """``url`` as it may be shown: no user info, credential query values replaced."""
     parts = urlsplit(url)

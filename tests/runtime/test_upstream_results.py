@@ -247,3 +247,23 @@ async def test_every_credential_echoed_in_an_error_is_redacted() -> None:
     assert "api_key=secret-key" in seen.target and "secret-token" in seen.headers["authorization"]
     message = result.content[0].text  # type: ignore[union-attr]
     assert result.is_error and message.endswith("bad REDACTED, REDACTED, REDACTED"), message
+
+
+BASIC = {"basic": {"type": "http", "scheme": "basic"}}
+
+
+@pytest.mark.anyio
+async def test_a_basic_password_echoed_raw_is_redacted() -> None:
+    """An API that echoes the decoded password (not the base64 sent) gets it redacted too."""
+    spec = {**JAR, "components": {"securitySchemes": BASIC}}
+    spec["paths"] = {"/x": {"get": {**JAR["paths"]["/x"]["get"], "security": [{"basic": []}]}}}
+    operation = wirekit.operations(spec)["get_x"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream(rec.url, BASIC)
+        rec.answer(401, "text/plain", b"user secret-basic_USERNAME: wrong secret-basic_PASSWORD")
+        result = await api.call(operation, {})
+    (seen,) = rec.seen
+    assert seen.headers["authorization"].startswith("Basic ")
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "secret-basic_PASSWORD" not in message, message
+    assert message.endswith("wrong REDACTED"), message

@@ -128,7 +128,7 @@ class Upstream:
         request.secret_query.update(query)
         request.secret_headers.update(headers)
         for value in (*headers.values(), *query.values(), *cookies.values()):
-            request.secrets.update((str(value), str(value).partition(" ")[2]))  # "Bearer x": x
+            request.secrets.update(wire.credential_forms(str(value)))
 
     async def call(
         self,
