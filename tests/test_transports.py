@@ -92,7 +92,7 @@ def test_a_transport_not_offered_is_refused(transport: str) -> None:
         text=True,
         timeout=60,
     )
-    assert variable.returncode == 1 and "Traceback" not in variable.stderr, variable.stderr
+    assert variable.returncode == 2 and "Traceback" not in variable.stderr, variable.stderr
     assert f"CALCULATOR_TRANSPORT: this server does not offer '{transport}'" in variable.stderr
 
 

@@ -95,13 +95,15 @@ def test_bad_settings_are_reported(name: str, value: str, message: str) -> None:
 
 
 def test_a_bad_setting_stops_the_command_line_with_its_name(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Exit status 2, as for a bad flag (argparse): bad input, one line."""
     monkeypatch.setenv(P + "PORT", "eighty")
     spec = rtkit.make_spec()
     with pytest.raises(SystemExit) as stopped:
         cli.main(spec, rtkit.factory(spec), "rtserve:create_app", ["--transport", "http"])
-    assert stopped.value.code == "fixture: FIXTURE_PORT: cannot read 'eighty'"
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == "fixture: FIXTURE_PORT: cannot read 'eighty'\n"
 
 
 def test_missing_keys_stop_the_command_line(

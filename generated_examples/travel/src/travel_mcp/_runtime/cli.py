@@ -173,8 +173,9 @@ def main(
     try:
         base = Settings.from_env(spec)
         settings = settings_from(parse_args(spec, argv, base), base)
-    except ConfigError as exc:
-        sys.exit(f"{prog}: {exc}")
+    except ConfigError as exc:  # a bad setting, by flag or variable: exit 2 as argparse does
+        print(f"{prog}: {exc}", file=sys.stderr)
+        sys.exit(2)
     configure_logging(settings.log_level, settings.log_format)
     if settings.transport == "stdio":
         from .telemetry import setup
