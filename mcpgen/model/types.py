@@ -146,7 +146,6 @@ class Tool:
 
         return client_method(self.ident)
 
-
     @cached_property
     def full_definition(self) -> dict[str, Json]:
         """The tool with its full schemas and texts (what validation uses)."""
