@@ -1,4 +1,4 @@
-"""mcpgen's own code stays ruff-clean and passes mypy --strict."""
+"""mcpgen's own code stays ruff-clean, black-formatted and passes mypy --strict."""
 
 from __future__ import annotations
 
@@ -19,6 +19,16 @@ def test_mypy_strict() -> None:
 def test_ruff() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "mcpgen", "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_black() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "black", "--check", "--quiet", "mcpgen", "tests"],
         cwd=ROOT,
         capture_output=True,
         text=True,
