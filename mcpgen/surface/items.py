@@ -100,24 +100,13 @@ class _Differ:
             b = new[kind] if isinstance(new[kind], dict) else {}
             for flag in sorted(set(a) | set(b)):
                 was, now = a.get(flag) is True, b.get(flag) is True
-                if was == now:
-                    continue
-                if was:
-                    self.add(
-                        BREAKING,
-                        item,
-                        f"/{escape(flag)}",
-                        f"{flag} no longer supported",
-                        WHY_CAPABILITY_FLAG,
+                if was != now:
+                    level, text, why = (
+                        (BREAKING, "no longer supported", WHY_CAPABILITY_FLAG)
+                        if was
+                        else (COMPATIBLE, "now supported", WHY_ADDITION)
                     )
-                else:
-                    self.add(
-                        COMPATIBLE,
-                        item,
-                        f"/{escape(flag)}",
-                        f"{flag} now supported",
-                        WHY_ADDITION,
-                    )
+                    self.add(level, item, f"/{escape(flag)}", f"{flag} {text}", why)
 
     # -- collections
     def collection(
@@ -145,31 +134,18 @@ class _Differ:
                 f"{kind}:{before}",
                 "",
                 f"renamed to {after}",
-                f"no {_NOUN[kind]} is called {before} any more; {after} has the same "
-                f"{_SAME[kind]}: clients that use {before} fail",
+                f"no {_KINDS[kind][0]} is called {before} any more; {after} has the same "
+                f"{_KINDS[kind][1]}: clients that use {before} fail",
             )
             compare(f"{kind}:{after}", old[before], new[after])
         renamed_old = {b for b, _ in renames}
         renamed_new = {a for _, a in renames}
         for name in removed:
-            if name in renamed_old:
-                continue
-            if also and name in also:
-                self.add(
-                    BREAKING,
-                    f"{kind}:{name}",
-                    "",
-                    "no longer listed (now an operation)",
-                    WHY_NOW_OPERATION,
-                )
-            else:
-                self.add(
-                    BREAKING,
-                    f"{kind}:{name}",
-                    "",
-                    "removed",
-                    f"clients that use this {_NOUN[kind]} get an error",
-                )
+            if name in moved:
+                self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
+            elif name not in renamed_old:
+                why = f"clients that use this {_KINDS[kind][0]} get an error"
+                self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
         for name in added:
             if name in renamed_new:
                 continue
@@ -186,35 +162,20 @@ class _Differ:
             if not _same_text(a, b):
                 self.add(DOCS, item, f"/{key}", _presence(key, a, b), WHY_DOCS)
         a_s, b_s = _string_set(old.get("scopes")), _string_set(new.get("scopes"))
-        if b_s - a_s:
-            self.add(
-                BREAKING,
-                item,
-                "/scopes",
-                f"scope(s) added: {_values(b_s - a_s)}",
-                WHY_SCOPE_ADDED,
-            )
-        if a_s - b_s:
-            self.add(
-                COMPATIBLE,
-                item,
-                "/scopes",
-                f"scope(s) no longer needed: {_values(a_s - b_s)}",
-                WHY_SCOPE_REMOVED,
-            )
+        for level, scopes, text, why in (
+            (BREAKING, b_s - a_s, "scope(s) added", WHY_SCOPE_ADDED),
+            (COMPATIBLE, a_s - b_s, "scope(s) no longer needed", WHY_SCOPE_REMOVED),
+        ):
+            if scopes:
+                self.add(level, item, "/scopes", f"{text}: {_values(scopes)}", why)
         was, now = old.get("enabled", True) is not False, new.get("enabled", True) is not False
         if was and not now:
             self.add(BREAKING, item, "/enabled", "hidden (enabled: false)", WHY_HIDDEN)
         elif now and not was:
             self.add(COMPATIBLE, item, "/enabled", "listed again (enabled: true)", "an addition")
-        if old.get("_meta") != new.get("_meta"):
-            self.add(
-                COMPATIBLE,
-                item,
-                "/_meta",
-                _presence("_meta", old.get("_meta"), new.get("_meta")),
-                WHY_META,
-            )
+        a, b = old.get("_meta"), new.get("_meta")
+        if a != b:
+            self.add(COMPATIBLE, item, "/_meta", _presence("_meta", a, b), WHY_META)
 
     def _rest(self, item: str, old: dict[str, Json], new: dict[str, Json], known: set[str]) -> None:
         for key in sorted((set(old) | set(new)) - known - _COMMON_KEYS):
@@ -245,31 +206,16 @@ class _Differ:
 
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
-        if old.get("name") != new.get("name"):
-            self.add(
-                COMPATIBLE,
-                item,
-                "/name",
-                f"name {_show(old.get('name'))} -> {_show(new.get('name'))}",
-                WHY_RESOURCE_NAME,
-            )
-        if old.get("mimeType") != new.get("mimeType"):
-            self.add(
-                BREAKING,
-                item,
-                "/mimeType",
-                f"mimeType {_show(old.get('mimeType'))} -> {_show(new.get('mimeType'))}",
-                WHY_MIME_TYPE,
-            )
-        for key in ("contentSize", "annotations"):
-            if old.get(key) != new.get(key):
-                self.add(
-                    DOCS,
-                    item,
-                    f"/{key}",
-                    _presence(key, old.get(key), new.get(key)),
-                    WHY_CONTENT_HINT,
-                )
+        for key, level, why in (
+            ("name", COMPATIBLE, WHY_RESOURCE_NAME),
+            ("mimeType", BREAKING, WHY_MIME_TYPE),
+            ("contentSize", DOCS, WHY_CONTENT_HINT),
+            ("annotations", DOCS, WHY_CONTENT_HINT),
+        ):
+            a, b = old.get(key), new.get(key)
+            if a != b:
+                text = _presence(key, a, b) if level == DOCS else f"{key} {_show(a)} -> {_show(b)}"
+                self.add(level, item, f"/{key}", text, why)
         self._rest(
             item, old, new, {"uri", "uriTemplate", "name", "mimeType", "contentSize", "annotations"}
         )
@@ -289,22 +235,10 @@ class _Differ:
                     self.add(COMPATIBLE, item, where, f"new optional argument {name}", WHY_OPTIONAL)
             else:
                 was, now = bool(a[name].get("required")), bool(b[name].get("required"))
-                if now and not was:
-                    self.add(
-                        BREAKING,
-                        item,
-                        f"{where}/required",
-                        f"argument {name} became required",
-                        WHY_REQUIRED,
-                    )
-                elif was and not now:
-                    self.add(
-                        COMPATIBLE,
-                        item,
-                        f"{where}/required",
-                        f"argument {name} no longer required",
-                        WHY_NOT_REQUIRED,
-                    )
+                if was != now:
+                    level, why = (BREAKING, WHY_REQUIRED) if now else (COMPATIBLE, WHY_NOT_REQUIRED)
+                    text = "became required" if now else "no longer required"
+                    self.add(level, item, f"{where}/required", f"argument {name} {text}", why)
                 for key in ("title", "description"):
                     x, y = a[name].get(key), b[name].get(key)
                     if not _same_text(x, y):
@@ -312,28 +246,24 @@ class _Differ:
         self._rest(item, old, new, {"name", "arguments"})
 
 
+MOVED = "no longer listed (now an operation)"
 _COMMON_KEYS = frozenset({"title", "description", "icons", "scopes", "enabled", "_meta", "size"})
-_NOUN = {
-    "tool": "tool",
-    "operation": "operation",
-    "resource": "resource",
-    "template": "resource template",
-    "prompt": "prompt",
-}
-_SAME = {
-    "tool": "input and output schemas",
-    "operation": "input and output schemas",
-    "resource": "name and mimeType",
-    "template": "name and mimeType",
-    "prompt": "arguments",
+_SCHEMAS = ("input and output schemas", ("inputSchema", "outputSchema"))
+_NAMED = ("name and mimeType", ("name", "mimeType"))
+# each kind: its noun, and what a renamed one keeps (in words, and the keys it is made of)
+_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "tool": ("tool", *_SCHEMAS),
+    "operation": ("operation", *_SCHEMAS),
+    "resource": ("resource", *_NAMED),
+    "template": ("resource template", *_NAMED),
+    "prompt": ("prompt", "arguments", ()),
 }
 
 
 def _signature(kind: str, entry: dict[str, Json]) -> str:
-    if kind in ("tool", "operation"):
-        return _canon([entry.get("inputSchema"), entry.get("outputSchema")])
-    if kind in ("resource", "template"):
-        return _canon([entry.get("name"), entry.get("mimeType")])
+    keys = _KINDS[kind][2]
+    if keys:
+        return _canon([entry.get(key) for key in keys])
     return _canon(
         sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
     )
