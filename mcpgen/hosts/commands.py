@@ -360,7 +360,8 @@ def add_command(
 ) -> None:
     """Append a skeleton KIND named NAME to MANIFEST (default mcpgen.yaml), keeping the rest
     of the file as it is; with -o, build its stub too."""
-    from .add import AddError, add_entry, write_text
+    from .add import AddError, add_entry
+    from .install import write_atomic
 
     try:
         text, _ = add_entry(manifest, kind, name, uri, description)
@@ -368,7 +369,7 @@ def add_command(
         for line in exc.lines:
             click.echo(line, err=True)
         fail(str(exc))
-    write_text(manifest, text)
+    write_atomic(manifest, text)
     click.echo(f"{manifest}: added {kind} {name!r} (fill in its TODOs)", err=True)
     if output is not None:
         from mcpgen.cli.build import run_build
