@@ -342,21 +342,14 @@ def _from_python(project: Project, python: Path, kind: str | None) -> Launcher |
         script = _script_in(python.parent, project.script)
         if script is not None:
             return Launcher(str(script), kind="venv", note=f"the venv script {script}")
-    why: str | None = "not tried"
-    if kind in (None, "python") and not (why := _import_error(str(python), project.package)):
-        return Launcher(
-            str(python),
-            ["-m", project.package],
-            kind="python",
-            note=f"{python} -m {project.package}",
-        )
+    why = "not tried"
     src = project.root / "src"
-    if kind in (None, "source") and not (why := _import_error(str(python), project.package, src)):
-        return Launcher(
-            str(python),
-            ["-m", project.package],
-            env={"PYTHONPATH": str(src)},
-            kind="source",
-            note=f"{python} -m {project.package} from the source folder {src}",
-        )
-    return why or "not tried"
+    for option, path in (("python", None), ("source", src)):  # installed, else the source
+        if kind in (None, option):
+            why = _import_error(str(python), project.package, path) or ""
+            if not why:
+                env = {"PYTHONPATH": str(src)} if path else {}
+                where = f" from the source folder {src}" if path else ""
+                note = f"{python} -m {project.package}{where}"
+                return Launcher(str(python), ["-m", project.package], env, option, note)
+    return why
