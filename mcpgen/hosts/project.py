@@ -72,6 +72,7 @@ class Project:
     environment_source: str  # "spec" (the _spec.json list) or "derived" (older projects)
     surface: bool  # tools and prompts came from mcp-surface.json
     transports: tuple[str, ...] = TRANSPORTS  # what it offers (``transports.offer``)
+    meta: dict[str, Json] = field(default_factory=dict)  # pyproject.toml's [project]
 
     @property
     def name(self) -> str:
@@ -150,6 +151,7 @@ def describe(path: Path) -> Project:
         environment_source=source,
         surface=surface,
         transports=offered(spec),
+        meta=meta,
     )
 
 
