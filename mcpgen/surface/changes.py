@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 Json = Any
@@ -27,13 +27,7 @@ class Change:
     why: str
 
     def to_data(self) -> dict[str, str]:
-        return {
-            "level": self.level,
-            "item": self.item,
-            "path": self.path,
-            "change": self.change,
-            "why": self.why,
-        }
+        return asdict(self)
 
     def sort_key(self) -> tuple[int, str, str, str]:
         return (RANK[self.level], self.item, self.path, self.change)
