@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,9 +91,9 @@ class Project:
         return next((v for v in self.environment if v.name == name), None)
 
 
-def _read_json(path: Path) -> Json:
+def _read(path: Path, parse: Callable[[str], Json] = json.loads) -> Json:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ProjectError(f"{path}: cannot read: {exc}") from exc
 
@@ -105,11 +106,7 @@ def describe(path: Path) -> Project:
         raise ProjectError(f"{path}: not a folder")
     if not pyproject_path.is_file():
         raise ProjectError(f"{path}: no pyproject.toml (not a generated project)")
-    try:
-        pyproject = tomllib.loads(pyproject_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ProjectError(f"{pyproject_path}: cannot read: {exc}") from exc
-    meta = pyproject.get("project") or {}
+    meta = _read(pyproject_path, tomllib.loads).get("project") or {}
     scripts = meta.get("scripts") or {}
     if not scripts:
         raise ProjectError(f"{pyproject_path}: no [project.scripts] console script")
@@ -121,7 +118,7 @@ def describe(path: Path) -> Project:
         if not found:
             raise ProjectError(f"{path}: no src/<package>/_spec.json (not a generated project)")
         spec_path, package = found[0], found[0].parent.name
-    spec = _read_json(spec_path)
+    spec = _read(spec_path)
     server = dict(spec.get("server") or {})
     tools, prompts, resources, surface = _surface(root, spec_path.parent, spec)
     messages = {
@@ -163,7 +160,7 @@ def _surface(
     code mode, the runtime's own tools)."""
     lock = root / "mcp-surface.json"
     if lock.is_file():
-        data = _read_json(lock)
+        data = _read(lock)
 
         def listed(*keys: str) -> list[dict[str, Json]]:
             items = [e for key in keys for e in data.get(key) or [] if isinstance(e, dict)]
@@ -183,7 +180,7 @@ def _surface(
     tools = definitions("tools")
     if mode != "tools":
         modes = package / "_runtime" / "modes.json"
-        tools += _read_json(modes).get(mode, []) if modes.is_file() else []
+        tools += _read(modes).get(mode, []) if modes.is_file() else []
     return tools, definitions("prompts"), definitions("resources"), False
 
 
