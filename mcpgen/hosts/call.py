@@ -141,10 +141,7 @@ def parse_arguments(
 
 
 def _string_only(schema: Json) -> bool:
-    if not isinstance(schema, dict):
-        return False
-    kind = schema.get("type")
-    return kind == "string" or (isinstance(kind, list) and kind == ["string"])
+    return isinstance(schema, dict) and schema.get("type") in ("string", ["string"])
 
 
 def _require_sdk() -> None:
