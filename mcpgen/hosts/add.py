@@ -164,6 +164,7 @@ def add_entry(
 ) -> tuple[str, dict[str, Json]]:
     """The manifest's new text (not yet written) and the entry added; ``AddError`` when the
     name is taken or the result would not validate (with the problems, located)."""
+    from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
 
     if kind not in SECTIONS:
@@ -187,7 +188,7 @@ def add_entry(
     if description:
         entry["description"] = description
     new = insert_json(text, section, entry) if is_json else insert_yaml(text, section, entry)
-    loaded = load_source_text(new, str(manifest), manifest.parent)
+    loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
         lines = [p.format() for p in loaded.problems.sorted()]
         raise AddError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
