@@ -5,9 +5,7 @@ stays as it was), checked by the manifest's own validation before anything is wr
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +164,8 @@ def add_entry(
 ) -> tuple[str, dict[str, Json]]:
     """The manifest's new text (not yet written) and the entry added; ``AddError`` when the
     name is taken or the result would not validate (with the problems, located)."""
-    from mcpgen.pipeline import load_manifest
+    from mcpgen.load.document import display_path
+    from mcpgen.pipeline import load_source_text
 
     if kind not in SECTIONS:
         raise AddError(f"unknown kind {kind!r} (one of {', '.join(SECTIONS)})")
@@ -189,26 +188,8 @@ def add_entry(
     if description:
         entry["description"] = description
     new = insert_json(text, section, entry) if is_json else insert_yaml(text, section, entry)
-    fd, temp = tempfile.mkstemp(dir=manifest.parent, prefix=".mcpgen-add-", suffix=manifest.suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(new)
-        loaded = load_manifest(Path(temp))
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
-        lines = [p.format().replace(temp, str(manifest)) for p in loaded.problems.sorted()]
+        lines = [p.format() for p in loaded.problems.sorted()]
         raise AddError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
     return new, entry
-
-
-def write_text(path: Path, text: str) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temp, path.stat().st_mode & 0o777)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -23,7 +23,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,8 +148,7 @@ def manifest(project: Project, runtime: str, platform: str | None = None) -> Jso
         config = {"command": "python", "args": ["${__dirname}/server/main.py", *STDIO]}
     if env:
         config["env"] = env
-    pyproject = tomllib.loads((project.root / "pyproject.toml").read_text(encoding="utf-8"))
-    meta = pyproject.get("project") or {}
+    meta = project.meta
     authors = [a.get("name") for a in meta.get("authors") or [] if isinstance(a, dict)]
     data: dict[str, Json] = {
         "manifest_version": "0.4" if runtime == "uv" else "0.3",
@@ -271,11 +269,6 @@ def _project_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
     return files
 
 
-def _dependencies(project: Project) -> list[str]:
-    pyproject = tomllib.loads((project.root / "pyproject.toml").read_text(encoding="utf-8"))
-    return [str(d) for d in (pyproject.get("project") or {}).get("dependencies") or []]
-
-
 def _vendor(project: Project, python: str) -> dict[str, bytes]:
     """The dependencies installed by pip into a folder, as ``server/lib/...`` entries."""
     with tempfile.TemporaryDirectory(prefix="mcpgen-vendor-") as temp:
@@ -290,7 +283,7 @@ def _vendor(project: Project, python: str) -> dict[str, bytes]:
             "--no-compile",
             "--target",
             str(target),
-            *_dependencies(project),
+            *map(str, project.meta.get("dependencies") or []),
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:

@@ -141,10 +141,7 @@ def parse_arguments(
 
 
 def _string_only(schema: Json) -> bool:
-    if not isinstance(schema, dict):
-        return False
-    kind = schema.get("type")
-    return kind == "string" or (isinstance(kind, list) and kind == ["string"])
+    return isinstance(schema, dict) and schema.get("type") in ("string", ["string"])
 
 
 def _require_sdk() -> None:
@@ -157,11 +154,23 @@ def _require_sdk() -> None:
 
 
 @asynccontextmanager
+async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
+    """A connected ``Client`` for ``source``; a failure to talk to it is one ``CallError``
+    (with the last line a spawned server wrote to stderr)."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        try:
+            async with connect(source, timeout, log) as client:
+                yield client
+        except Exception as exc:
+            raise failure(source, exc, log) from exc
+
+
+@asynccontextmanager
 async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``source`` (handshake or discovery done)."""
     _require_sdk()
     from mcp.client import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     if source.url is not None:
         import httpx2
@@ -189,18 +198,8 @@ async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncItera
         env={**os.environ, **source.env},
         cwd=source.cwd,
     )
-    async with _stdio_client(params, timeout, errlog) as client:
-        yield client
-
-
-@asynccontextmanager
-async def _stdio_client(params: Any, timeout: float, errlog: IO[str]) -> AsyncIterator[Client]:
-    from mcp.client import Client
-    from mcp.client.stdio import stdio_client
-
-    async with Client(
-        stdio_client(params, errlog=cast(TextIO, errlog)), read_timeout_seconds=timeout
-    ) as client:
+    transport = stdio_client(params, errlog=cast(TextIO, errlog))
+    async with Client(transport, read_timeout_seconds=timeout) as client:
         yield client
 
 
@@ -275,26 +274,22 @@ async def call_tool(
     timeout: float = 30.0,
     raw: bool = False,
 ) -> Printed:
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
-        try:
-            # errors of our own are raised after the client has closed: raised inside,
-            # the transport's task group would wrap them in an exception group
-            problem: CallError | None = None
-            result = None
-            async with connect(source, timeout, log) as client:
-                tools = {t.name: t for t in await _all(client, "tools")}
-                if tool not in tools:
-                    known = ", ".join(sorted(tools)) or "none"
-                    problem = CallError(f"{source.label}: no tool {tool!r} (tools: {known})")
-                else:
-                    try:
-                        arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
-                    except CallError as exc:
-                        problem = exc
-                    else:
-                        result = await client.call_tool(tool, arguments)
-        except Exception as exc:
-            raise failure(source, exc, log) from exc
+    # errors of our own are raised after the client has closed: raised inside, the
+    # transport's task group would wrap them in an exception group
+    problem: CallError | None = None
+    result = None
+    async with session(source, timeout) as client:
+        tools = {t.name: t for t in await _all(client, "tools")}
+        if tool not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            problem = CallError(f"{source.label}: no tool {tool!r} (tools: {known})")
+        else:
+            try:
+                arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
+            except CallError as exc:
+                problem = exc
+            else:
+                result = await client.call_tool(tool, arguments)
     if problem is not None:
         raise problem
     assert result is not None
@@ -312,19 +307,14 @@ async def call_tool(
 
 async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> Printed:
     """Tools (with their arguments), prompts, resources and templates the server offers."""
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
-        try:
-            async with connect(source, timeout, log) as client:
-                caps = client.server_capabilities
-                info = client.server_info
-                tools = await _all(client, "tools") if caps.tools is not None else []
-                prompts = await _all(client, "prompts") if caps.prompts is not None else []
-                resources, templates = [], []
-                if caps.resources is not None:
-                    resources = await _all(client, "resources")
-                    templates = await _all(client, "templates")
-        except Exception as exc:
-            raise failure(source, exc, log) from exc
+    async with session(source, timeout) as client:
+        caps, info = client.server_capabilities, client.server_info
+        tools = await _all(client, "tools") if caps.tools is not None else []
+        prompts = await _all(client, "prompts") if caps.prompts is not None else []
+        resources, templates = [], []
+        if caps.resources is not None:
+            resources = await _all(client, "resources")
+            templates = await _all(client, "templates")
     return Printed(listing(info, tools, prompts, resources, templates, as_json), "", EXIT_OK)
 
 

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from .call import Source
 
 EXIT_BAD_INPUT = 2
+FILE = click.Path(dir_okay=False, path_type=Path)
+FOLDER = click.Path(file_okay=False, path_type=Path)
 
 
 def fail(message: str) -> NoReturn:
@@ -29,8 +31,7 @@ def fail(message: str) -> NoReturn:
 
 _python = click.option(
     "--python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    type=FILE,
     help="Interpreter of the venv the project is installed in (default: PROJECT/.venv).",
 )
 _timeout = click.option(
@@ -44,21 +45,19 @@ _timeout = click.option(
 
 @click.command()
 @click.argument("host", type=click.Choice(list(HOSTS)))
-@click.argument("project", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--name", default=None, help="Entry name (default: the server's name).")
+@click.argument("project", type=FOLDER)
+@click.option("--name", help="Entry name (default: the server's name).")
 @click.option("--env", "env_pairs", multiple=True, metavar="K=V", help="Set a variable.")
 @click.option("--print", "show", is_flag=True, help="Print the entry; write nothing.")
 @click.option(
     "--config",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    type=FILE,
     help="Config file to merge into (default: the host's own for this OS).",
 )
 @click.option(
     "--launcher",
     "kind",
     type=click.Choice(KINDS),
-    default=None,
     help="How the host starts the server (default: the first that works).",
 )
 @click.option(
@@ -161,7 +160,7 @@ def _source(
 def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
     for option in reversed(
         [
-            click.option("--command", default=None, help="Spawn this command line over stdio."),
+            click.option("--command", help="Spawn this command line over stdio."),
             click.option(
                 "--env",
                 "env_pairs",
@@ -176,7 +175,7 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
                 metavar="K=V",
                 help="An HTTP header (URLs only).",
             ),
-            click.option("--token", default=None, help="Bearer token (URLs only)."),
+            click.option("--token", help="Bearer token (URLs only)."),
             _python,
             _timeout,
         ]
@@ -226,14 +225,8 @@ def list_command(source: str | None, as_json: bool, timeout: float, **connection
 
 
 @click.command()
-@click.argument("project", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="The bundle (default: ./NAME-VERSION.mcpb).",
-)
+@click.argument("project", type=FOLDER)
+@click.option("-o", "--output", type=FILE, help="The bundle (default: ./NAME-VERSION.mcpb).")
 @click.option(
     "--runtime",
     type=click.Choice(RUNTIMES),
@@ -242,13 +235,12 @@ def list_command(source: str | None, as_json: bool, timeout: float, **connection
     help="uv: the host installs the dependencies (portable); python: vendor them for "
     "this platform and Python version.",
 )
-@click.option("--registry-name", default=None, help="server.json name, e.g. io.github.you/x.")
-@click.option("--mcpb-url", default=None, help="Where the bundle will be released (server.json).")
-@click.option("--repository", default=None, help="Source repository URL (server.json).")
+@click.option("--registry-name", help="server.json name, e.g. io.github.you/x.")
+@click.option("--mcpb-url", help="Where the bundle will be released (server.json).")
+@click.option("--repository", help="Source repository URL (server.json).")
 @click.option(
     "--server-json",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    type=FILE,
     help="Where to write server.json (default: beside the bundle).",
 )
 @_python
@@ -305,15 +297,13 @@ def bundle(
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
+    type=FOLDER,
     help="Output folder (default: the project built from MANIFEST here or beside it, "
     "else ./<server name>).",
 )
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
-    default=None,
     help="[default: http when the server offers it, else stdio]",
 )
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
@@ -340,16 +330,15 @@ def dev_command(
 @click.command(name="add")
 @click.argument("kind", type=click.Choice(["tool", "resource", "prompt"]))
 @click.argument("name")
-@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="mcpgen.yaml")
+@click.argument("manifest", type=FILE, default="mcpgen.yaml")
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
+    type=FOLDER,
     help="Build the project here afterwards (writes the new stub).",
 )
-@click.option("--description", default=None, help="Its description (default: a TODO).")
-@click.option("--uri", default=None, help="resource: its URI or URI template.")
+@click.option("--description", help="Its description (default: a TODO).")
+@click.option("--uri", help="resource: its URI or URI template.")
 def add_command(
     kind: str,
     name: str,
@@ -360,7 +349,8 @@ def add_command(
 ) -> None:
     """Append a skeleton KIND named NAME to MANIFEST (default mcpgen.yaml), keeping the rest
     of the file as it is; with -o, build its stub too."""
-    from .add import AddError, add_entry, write_text
+    from .add import AddError, add_entry
+    from .install import write_atomic
 
     try:
         text, _ = add_entry(manifest, kind, name, uri, description)
@@ -368,7 +358,7 @@ def add_command(
         for line in exc.lines:
             click.echo(line, err=True)
         fail(str(exc))
-    write_text(manifest, text)
+    write_atomic(manifest, text)
     click.echo(f"{manifest}: added {kind} {name!r} (fill in its TODOs)", err=True)
     if output is not None:
         from mcpgen.cli.build import run_build

@@ -139,6 +139,11 @@ class Server:
             while _port_open(self.port) and time.monotonic() < deadline:
                 time.sleep(0.05)
 
+    def launch(self, verb: str) -> str:
+        """Start it; "VERB WHERE", or why it failed."""
+        problem = self.start()
+        return f"server failed: {problem}" if problem else f"{verb} {self.where}"
+
     @property
     def where(self) -> str:
         pid = self.process.pid if self.process else "-"
@@ -204,6 +209,16 @@ def dev(
     output = output.resolve()
     previous = signal.signal(signal.SIGTERM, _stop)
     server: Server | None = None
+
+    def kept(what: str, failed: str, lines: list[str]) -> None:
+        """A change that did not reach the server (the last good one, if any, runs on)."""
+        say(
+            f"{what} changed: {failed}"
+            + ("; the last good server keeps running:" if server else ":")
+        )
+        for line in lines:
+            say("  " + line)
+
     try:
         result = build(manifest, output)
         watched = _watch_list(manifest, output)
@@ -212,10 +227,9 @@ def dev(
             say("  " + line)
         if result.ok:
             server = _server_for(output, transport, port, python)
-            problem = server.start()
             say(
                 f"built {_relative(output, Path.cwd())} in {result.seconds:.1f} s; "
-                + (f"server failed: {problem}" if problem else f"serving {server.where}")
+                + server.launch("serving")
             )
         else:
             say("build failed; fix the manifest (watching for changes)")
@@ -238,15 +252,11 @@ def dev(
             what += f" and {len(files) - 3} more" if len(files) > 3 else ""
             handlers = output / "src"
             sources = [f for f in files if not f.resolve().is_relative_to(handlers.resolve())]
+            done = ""
             if sources:
                 result = build(manifest, output)
                 if not result.ok:
-                    say(
-                        f"{what} changed: build failed"
-                        + ("; the last good server keeps running:" if server else ":")
-                    )
-                    for line in result.lines:
-                        say("  " + line)
+                    kept(what, "build failed", result.lines)
                     continue
                 watched = _watch_list(manifest, output)
                 times = snapshot(*watched)
@@ -254,26 +264,15 @@ def dev(
                 for line in result.lines:  # what build says: breaking changes, stubs, ...
                     if not line.startswith(("tools/list:", "built ")):
                         say("  " + line.strip())
-            else:
-                done = ""
             broken = _syntax_errors(files, manifest.parent, output)
             if broken:
-                say(
-                    f"{what} changed: not restarted"
-                    + ("; the last good server keeps running:" if server else ":")
-                )
-                for line in broken:
-                    say("  " + line)
+                kept(what, "not restarted", broken)
                 continue
             if server is not None:
                 server.stop()
             if sources or server is None:  # a rebuild may rename the package
                 server = _server_for(output, transport, port, python)
-            problem = server.start()
-            say(
-                f"{what} changed: {done}"
-                + (f"server failed: {problem}" if problem else f"restarted {server.where}")
-            )
+            say(f"{what} changed: {done}" + server.launch("restarted"))
     except (KeyboardInterrupt, Stop):
         return 0
     except ProjectError as exc:

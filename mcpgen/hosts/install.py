@@ -68,27 +68,17 @@ def config_path(
     home = _home(env)
     appdata = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
     xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    # the desktop apps keep it in the OS's folder of per-user application data
+    apps = {"darwin": home / "Library" / "Application Support", "win32": appdata}.get(platform, xdg)
     if host.id == "claude-desktop":
-        if platform == "darwin":
-            base = home / "Library" / "Application Support" / "Claude"
-        elif platform == "win32":
-            base = appdata / "Claude"
-        else:
-            base = xdg / "Claude"
-        return base / "claude_desktop_config.json"
+        return apps / "Claude" / "claude_desktop_config.json"
+    if host.id == "vscode":
+        return apps / "Code" / "User" / "mcp.json"
     if host.id == "claude-code":
         custom = env.get("CLAUDE_CONFIG_DIR")
         return (Path(custom) if custom else home) / ".claude.json"
     if host.id == "cursor":
         return home / ".cursor" / "mcp.json"
-    if host.id == "vscode":
-        if platform == "darwin":
-            base = home / "Library" / "Application Support" / "Code" / "User"
-        elif platform == "win32":
-            base = appdata / "Code" / "User"
-        else:
-            base = xdg / "Code" / "User"
-        return base / "mcp.json"
     return Path.cwd() / "mcp.json"
 
 
@@ -332,14 +322,20 @@ def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
         backup = backup_path(path)
         backup.write_bytes(path.read_bytes())
     path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, render(merged))
+    return Outcome(path, True, backup)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace the file at ``path`` with ``text`` atomically, keeping its permissions (a
+    new file is private to the user: it may hold secrets)."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(render(merged))
+            handle.write(text)
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return Outcome(path, True, backup)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ class Project:
     environment_source: str  # "spec" (the _spec.json list) or "derived" (older projects)
     surface: bool  # tools and prompts came from mcp-surface.json
     transports: tuple[str, ...] = TRANSPORTS  # what it offers (``transports.offer``)
+    meta: dict[str, Json] = field(default_factory=dict)  # pyproject.toml's [project]
 
     @property
     def name(self) -> str:
@@ -89,9 +91,9 @@ class Project:
         return next((v for v in self.environment if v.name == name), None)
 
 
-def _read_json(path: Path) -> Json:
+def _read(path: Path, parse: Callable[[str], Json] = json.loads) -> Json:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ProjectError(f"{path}: cannot read: {exc}") from exc
 
@@ -104,11 +106,7 @@ def describe(path: Path) -> Project:
         raise ProjectError(f"{path}: not a folder")
     if not pyproject_path.is_file():
         raise ProjectError(f"{path}: no pyproject.toml (not a generated project)")
-    try:
-        pyproject = tomllib.loads(pyproject_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ProjectError(f"{pyproject_path}: cannot read: {exc}") from exc
-    meta = pyproject.get("project") or {}
+    meta = _read(pyproject_path, tomllib.loads).get("project") or {}
     scripts = meta.get("scripts") or {}
     if not scripts:
         raise ProjectError(f"{pyproject_path}: no [project.scripts] console script")
@@ -120,7 +118,7 @@ def describe(path: Path) -> Project:
         if not found:
             raise ProjectError(f"{path}: no src/<package>/_spec.json (not a generated project)")
         spec_path, package = found[0], found[0].parent.name
-    spec = _read_json(spec_path)
+    spec = _read(spec_path)
     server = dict(spec.get("server") or {})
     tools, prompts, resources, surface = _surface(root, spec_path.parent, spec)
     messages = {
@@ -150,6 +148,7 @@ def describe(path: Path) -> Project:
         environment_source=source,
         surface=surface,
         transports=offered(spec),
+        meta=meta,
     )
 
 
@@ -161,7 +160,7 @@ def _surface(
     code mode, the runtime's own tools)."""
     lock = root / "mcp-surface.json"
     if lock.is_file():
-        data = _read_json(lock)
+        data = _read(lock)
 
         def listed(*keys: str) -> list[dict[str, Json]]:
             items = [e for key in keys for e in data.get(key) or [] if isinstance(e, dict)]
@@ -181,7 +180,7 @@ def _surface(
     tools = definitions("tools")
     if mode != "tools":
         modes = package / "_runtime" / "modes.json"
-        tools += _read_json(modes).get(mode, []) if modes.is_file() else []
+        tools += _read(modes).get(mode, []) if modes.is_file() else []
     return tools, definitions("prompts"), definitions("resources"), False
 
 
@@ -342,21 +341,14 @@ def _from_python(project: Project, python: Path, kind: str | None) -> Launcher |
         script = _script_in(python.parent, project.script)
         if script is not None:
             return Launcher(str(script), kind="venv", note=f"the venv script {script}")
-    why: str | None = "not tried"
-    if kind in (None, "python") and not (why := _import_error(str(python), project.package)):
-        return Launcher(
-            str(python),
-            ["-m", project.package],
-            kind="python",
-            note=f"{python} -m {project.package}",
-        )
+    why = "not tried"
     src = project.root / "src"
-    if kind in (None, "source") and not (why := _import_error(str(python), project.package, src)):
-        return Launcher(
-            str(python),
-            ["-m", project.package],
-            env={"PYTHONPATH": str(src)},
-            kind="source",
-            note=f"{python} -m {project.package} from the source folder {src}",
-        )
-    return why or "not tried"
+    for option, path in (("python", None), ("source", src)):  # installed, else the source
+        if kind in (None, option):
+            why = _import_error(str(python), project.package, path) or ""
+            if not why:
+                env = {"PYTHONPATH": str(src)} if path else {}
+                where = f" from the source folder {src}" if path else ""
+                note = f"{python} -m {project.package}{where}"
+                return Launcher(str(python), ["-m", project.package], env, option, note)
+    return why

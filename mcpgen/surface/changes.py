@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 Json = Any
@@ -27,13 +27,7 @@ class Change:
     why: str
 
     def to_data(self) -> dict[str, str]:
-        return {
-            "level": self.level,
-            "item": self.item,
-            "path": self.path,
-            "change": self.change,
-            "why": self.why,
-        }
+        return asdict(self)
 
     def sort_key(self) -> tuple[int, str, str, str]:
         return (RANK[self.level], self.item, self.path, self.change)
@@ -90,7 +84,6 @@ WHY_CAPABILITY_FLAG = "clients that rely on it (notifications, subscriptions) st
 WHY_CLOSED_REMOVED = "extra properties are refused, so calls that send it fail"
 WHY_CONTENT_HINT = "a hint about the content"
 WHY_DEFAULT = "calls that leave this value out now get a different default"
-WHY_DESTRUCTIVE = "clients that allowed it as non-destructive may now lose data unasked"
 WHY_DOCS = "shown to people and models; no call changes"
 WHY_HIDDEN = "clients no longer see it in the list"
 WHY_HINT = "a hint, not a contract"
@@ -100,27 +93,20 @@ WHY_MAYBE_ABSENT = "results may leave it out: clients that read it may break"
 WHY_META = "_meta is read only by clients that know its keys; check those that do"
 WHY_MIME_TYPE = "clients that parse the content by its type may fail"
 WHY_NEW_ITEM = "a new item: nothing clients use is gone"
-WHY_NOT_IDEMPOTENT = "clients that retry it after a failure may now repeat its effect"
-WHY_NOT_READ_ONLY = "clients that run read-only tools without asking may now change data unasked"
 WHY_NOT_REQUIRED = "calls that send it still work"
 WHY_NOT_VALIDATION = "not a JSON Schema validation keyword: validation is unchanged"
 WHY_NOW_EXTRA = "calls that send it are checked against additionalProperties"
 WHY_NOW_OPERATION = "tools/list does not show it; it is reachable only through the meta tools"
 WHY_NOW_PRESENT = "results still have everything clients read"
 WHY_NO_RULE = "a field mcpgen has no rule for; review it"
-WHY_OPEN_WORLD = (
-    "the tool now reaches outside systems; clients that allowed it as closed may not want that"
-)
 WHY_OPTIONAL = "calls that leave it out still work"
 WHY_OUTPUT_GONE = "clients that read it no longer get it"
 WHY_OUTPUT_NARROWED = "the output now allows less: every result still matches what clients expected"
 WHY_OUTPUT_SCHEMA_ADDED = "results now also carry described structured content"
 WHY_OUTPUT_SCHEMA_GONE = "results no longer promise structured content that clients may read"
 WHY_OUTPUT_WIDENED = "the output now allows more: clients may get results the old schema ruled out"
-WHY_READ_ONLY = "the tool now promises to change nothing"
 WHY_REQUIRED = "calls that leave it out are refused"
 WHY_RESOURCE_NAME = "resources are read by URI; the name only labels it"
-WHY_SAFER = "a safer promise"
 WHY_SCOPE_ADDED = "callers whose tokens lack the new scope are refused"
 WHY_SCOPE_REMOVED = "every caller allowed before still is"
 WHY_SERVER_NAME = "clients address a server by their own configuration, not by serverInfo.name"

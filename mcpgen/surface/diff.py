@@ -13,12 +13,51 @@ Where the direction cannot be told cheaply the change is reported as breaking ("
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .changes import BREAKING, COMPATIBLE, DOCS, LEVELS, RANK, Change, _list
-from .items import _Differ
+from .changes import (
+    BREAKING,
+    COMPATIBLE,
+    DOCS,
+    LEVELS,
+    RANK,
+    WHY_ADDITION,
+    WHY_ARGUMENT_GONE,
+    WHY_CAPABILITY_FLAG,
+    WHY_CONTENT_HINT,
+    WHY_DOCS,
+    WHY_HIDDEN,
+    WHY_META,
+    WHY_MIME_TYPE,
+    WHY_NEW_ITEM,
+    WHY_NO_RULE,
+    WHY_NOT_REQUIRED,
+    WHY_NOW_OPERATION,
+    WHY_OPTIONAL,
+    WHY_OUTPUT_SCHEMA_ADDED,
+    WHY_OUTPUT_SCHEMA_GONE,
+    WHY_REQUIRED,
+    WHY_RESOURCE_NAME,
+    WHY_SCOPE_ADDED,
+    WHY_SCOPE_REMOVED,
+    WHY_SERVER_NAME,
+    Change,
+    _canon,
+    _dict,
+    _list,
+    _Out,
+    _presence,
+    _same_text,
+    _show,
+    _string_set,
+    _tokens,
+    _values,
+    escape,
+)
+from .hints import compare_annotations, compare_execution
 from .lock import compact, estimate_tokens, wire
+from .schema_diff import SchemaDiff
 
 Json = Any
 __all__ = [
@@ -67,3 +106,246 @@ def summary(
         "bytesBefore": before[0],
         "bytesAfter": after[0],
     }
+
+
+# -- the items of two locks compared: server, capabilities, and each collection (tools,
+# operations, resources, templates, prompts) with its removals, additions and renames
+
+
+class _Differ:
+    def __init__(self, old: Mapping[str, Json], new: Mapping[str, Json]) -> None:
+        self.old, self.new = old, new
+        self.out = _Out()
+
+    def add(self, level: str, item: str, path: str, change: str, why: str) -> None:
+        self.out.add(level, item, path, change, why)
+
+    def run(self) -> list[Change]:
+        self.server()
+        self.capabilities()
+        new_ops = {str(e.get("name")) for e in _list(self.new, "operations")}
+        self.collection("tools", "tool", "name", self.tool, also=new_ops)
+        self.collection("operations", "operation", "name", self.tool)
+        self.collection("resources", "resource", "uri", self.resource)
+        self.collection("resourceTemplates", "template", "uriTemplate", self.resource)
+        self.collection("prompts", "prompt", "name", self.prompt)
+        return self.out.sorted()
+
+    # -- server and capabilities
+    def server(self) -> None:
+        old, new = _dict(self.old, "server"), _dict(self.new, "server")
+        for key in sorted(set(old) | set(new)):
+            a, b = old.get(key), new.get(key)
+            if _same_text(a, b):
+                continue
+            path = f"/{escape(key)}"
+            text = (
+                f"{key} {_show(a)} -> {_show(b)}"
+                if key in ("name", "version")
+                else _presence(key, a, b)
+            )
+            if key == "name":
+                self.add(COMPATIBLE, "server", path, text, WHY_SERVER_NAME)
+            else:
+                self.add(DOCS, "server", path, text, "shown to people and models; no call changes")
+
+    def capabilities(self) -> None:
+        old, new = _dict(self.old, "capabilities"), _dict(self.new, "capabilities")
+        for kind in sorted(set(old) | set(new)):
+            item = f"capability:{kind}"
+            if kind not in new:
+                self.add(BREAKING, item, "", "capability removed", "clients that use it get errors")
+                continue
+            if kind not in old:
+                self.add(COMPATIBLE, item, "", "capability added", "nothing clients use is gone")
+                continue
+            a = old[kind] if isinstance(old[kind], dict) else {}
+            b = new[kind] if isinstance(new[kind], dict) else {}
+            for flag in sorted(set(a) | set(b)):
+                was, now = a.get(flag) is True, b.get(flag) is True
+                if was != now:
+                    level, text, why = (
+                        (BREAKING, "no longer supported", WHY_CAPABILITY_FLAG)
+                        if was
+                        else (COMPATIBLE, "now supported", WHY_ADDITION)
+                    )
+                    self.add(level, item, f"/{escape(flag)}", f"{flag} {text}", why)
+
+    # -- collections
+    def collection(
+        self,
+        key: str,
+        kind: str,
+        id_key: str,
+        compare: Callable[[str, dict[str, Json], dict[str, Json]], None],
+        also: set[str] | None = None,
+    ) -> None:
+        old = {str(e.get(id_key)): e for e in _list(self.old, key)}
+        new = {str(e.get(id_key)): e for e in _list(self.new, key)}
+        for name in sorted(old.keys() & new.keys()):
+            if old[name] != new[name]:
+                compare(f"{kind}:{name}", old[name], new[name])
+        removed = sorted(old.keys() - new.keys())
+        added = sorted(new.keys() - old.keys())
+        moved = also or set()  # listed no more, but still an operation: not renamed
+        renames = _renames(
+            kind, {n: old[n] for n in removed if n not in moved}, {n: new[n] for n in added}
+        )
+        for before, after in renames:
+            self.add(
+                BREAKING,
+                f"{kind}:{before}",
+                "",
+                f"renamed to {after}",
+                f"no {_KINDS[kind][0]} is called {before} any more; {after} has the same "
+                f"{_KINDS[kind][1]}: clients that use {before} fail",
+            )
+            compare(f"{kind}:{after}", old[before], new[after])
+        renamed_old = {b for b, _ in renames}
+        renamed_new = {a for _, a in renames}
+        for name in removed:
+            if name in moved:
+                self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
+            elif name not in renamed_old:
+                why = f"clients that use this {_KINDS[kind][0]} get an error"
+                self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
+        for name in added:
+            if name in renamed_new:
+                continue
+            tokens = _tokens(new[name])
+            extra = (
+                f" (~{tokens} tokens, estimated)" if tokens is not None and kind == "tool" else ""
+            )
+            self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
+
+    def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        """title, description, icons, scopes, enabled, _meta: the same for every kind."""
+        for key in ("title", "description", "icons"):
+            a, b = old.get(key), new.get(key)
+            if not _same_text(a, b):
+                self.add(DOCS, item, f"/{key}", _presence(key, a, b), WHY_DOCS)
+        a_s, b_s = _string_set(old.get("scopes")), _string_set(new.get("scopes"))
+        for level, scopes, text, why in (
+            (BREAKING, b_s - a_s, "scope(s) added", WHY_SCOPE_ADDED),
+            (COMPATIBLE, a_s - b_s, "scope(s) no longer needed", WHY_SCOPE_REMOVED),
+        ):
+            if scopes:
+                self.add(level, item, "/scopes", f"{text}: {_values(scopes)}", why)
+        was, now = old.get("enabled", True) is not False, new.get("enabled", True) is not False
+        if was and not now:
+            self.add(BREAKING, item, "/enabled", "hidden (enabled: false)", WHY_HIDDEN)
+        elif now and not was:
+            self.add(COMPATIBLE, item, "/enabled", "listed again (enabled: true)", "an addition")
+        a, b = old.get("_meta"), new.get("_meta")
+        if a != b:
+            self.add(COMPATIBLE, item, "/_meta", _presence("_meta", a, b), WHY_META)
+
+    def _rest(self, item: str, old: dict[str, Json], new: dict[str, Json], known: set[str]) -> None:
+        for key in sorted((set(old) | set(new)) - known - _COMMON_KEYS):
+            a, b = old.get(key), new.get(key)
+            if a != b:
+                self.add(COMPATIBLE, item, f"/{escape(key)}", _presence(key, a, b), WHY_NO_RULE)
+
+    def tool(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        self._common(item, old, new)
+        SchemaDiff(
+            self.out, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
+        ).compare(old.get("inputSchema", {}), new.get("inputSchema", {}), "/inputSchema")
+        a, b = old.get("outputSchema"), new.get("outputSchema")
+        if a is not None and b is not None:
+            SchemaDiff(self.out, item, "/outputSchema", a, b, True).compare(a, b, "/outputSchema")
+        elif a is not None:
+            self.add(
+                BREAKING, item, "/outputSchema", "output schema removed", WHY_OUTPUT_SCHEMA_GONE
+            )
+        elif b is not None:
+            self.add(
+                COMPATIBLE, item, "/outputSchema", "output schema added", WHY_OUTPUT_SCHEMA_ADDED
+            )
+        compare_annotations(self.add, item, old.get("annotations"), new.get("annotations"))
+        compare_execution(self.add, item, old.get("execution"), new.get("execution"))
+        known = {"name", "inputSchema", "outputSchema", "annotations", "execution"}
+        self._rest(item, old, new, known)
+
+    def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        self._common(item, old, new)
+        for key, level, why in (
+            ("name", COMPATIBLE, WHY_RESOURCE_NAME),
+            ("mimeType", BREAKING, WHY_MIME_TYPE),
+            ("contentSize", DOCS, WHY_CONTENT_HINT),
+            ("annotations", DOCS, WHY_CONTENT_HINT),
+        ):
+            a, b = old.get(key), new.get(key)
+            if a != b:
+                text = _presence(key, a, b) if level == DOCS else f"{key} {_show(a)} -> {_show(b)}"
+                self.add(level, item, f"/{key}", text, why)
+        self._rest(
+            item, old, new, {"uri", "uriTemplate", "name", "mimeType", "contentSize", "annotations"}
+        )
+
+    def prompt(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
+        self._common(item, old, new)
+        a = {str(x.get("name")): x for x in _list(old, "arguments")}
+        b = {str(x.get("name")): x for x in _list(new, "arguments")}
+        for name in sorted(set(a) | set(b)):
+            where = f"/arguments/{escape(name)}"
+            if name not in b:
+                self.add(BREAKING, item, where, f"argument {name} removed", WHY_ARGUMENT_GONE)
+            elif name not in a:
+                if b[name].get("required"):
+                    self.add(BREAKING, item, where, f"new required argument {name}", WHY_REQUIRED)
+                else:
+                    self.add(COMPATIBLE, item, where, f"new optional argument {name}", WHY_OPTIONAL)
+            else:
+                was, now = bool(a[name].get("required")), bool(b[name].get("required"))
+                if was != now:
+                    level, why = (BREAKING, WHY_REQUIRED) if now else (COMPATIBLE, WHY_NOT_REQUIRED)
+                    text = "became required" if now else "no longer required"
+                    self.add(level, item, f"{where}/required", f"argument {name} {text}", why)
+                for key in ("title", "description"):
+                    x, y = a[name].get(key), b[name].get(key)
+                    if not _same_text(x, y):
+                        self.add(DOCS, item, f"{where}/{key}", _presence(key, x, y), WHY_DOCS)
+        self._rest(item, old, new, {"name", "arguments"})
+
+
+MOVED = "no longer listed (now an operation)"
+_COMMON_KEYS = frozenset({"title", "description", "icons", "scopes", "enabled", "_meta", "size"})
+_SCHEMAS = ("input and output schemas", ("inputSchema", "outputSchema"))
+_NAMED = ("name and mimeType", ("name", "mimeType"))
+# each kind: its noun, and what a renamed one keeps (in words, and the keys it is made of)
+_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "tool": ("tool", *_SCHEMAS),
+    "operation": ("operation", *_SCHEMAS),
+    "resource": ("resource", *_NAMED),
+    "template": ("resource template", *_NAMED),
+    "prompt": ("prompt", "arguments", ()),
+}
+
+
+def _signature(kind: str, entry: dict[str, Json]) -> str:
+    keys = _KINDS[kind][2]
+    if keys:
+        return _canon([entry.get(key) for key in keys])
+    return _canon(
+        sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
+    )
+
+
+def _renames(
+    kind: str, removed: dict[str, dict[str, Json]], added: dict[str, dict[str, Json]]
+) -> list[tuple[str, str]]:
+    """Pairs (old name, new name) whose signatures match one to one."""
+    if not removed or not added:
+        return []
+    by_old: dict[str, list[str]] = {}
+    by_new: dict[str, list[str]] = {}
+    for name, entry in removed.items():
+        by_old.setdefault(_signature(kind, entry), []).append(name)
+    for name, entry in added.items():
+        by_new.setdefault(_signature(kind, entry), []).append(name)
+    return sorted(
+        (olds[0], by_new[sig][0])
+        for sig, olds in by_old.items()
+        if len(olds) == 1 and len(by_new.get(sig, ())) == 1
+    )

@@ -5,21 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .changes import (
-    BREAKING,
-    COMPATIBLE,
-    DOCS,
-    WHY_DESTRUCTIVE,
-    WHY_HINT,
-    WHY_NOT_IDEMPOTENT,
-    WHY_NOT_READ_ONLY,
-    WHY_OPEN_WORLD,
-    WHY_READ_ONLY,
-    WHY_SAFER,
-    _presence,
-    _same_text,
-    escape,
-)
+from .changes import BREAKING, COMPATIBLE, DOCS, WHY_HINT, _presence, _same_text, escape
 
 Json = Any
 Add = Callable[[str, str, str, str, str], None]
@@ -30,12 +16,29 @@ HINT_DEFAULTS = {
     "idempotentHint": False,
     "openWorldHint": True,
 }
+# each hint: its safe value, and why turning away from it breaks clients
+RISKS = {
+    "readOnlyHint": (
+        True,
+        "clients that run read-only tools without asking may now change data unasked",
+    ),
+    "destructiveHint": (
+        False,
+        "clients that allowed it as non-destructive may now lose data unasked",
+    ),
+    "idempotentHint": (True, "clients that retry it after a failure may now repeat its effect"),
+    "openWorldHint": (
+        False,
+        "the tool now reaches outside systems; clients that allowed it as closed may not want that",
+    ),
+}
+WRITES = ("destructiveHint", "idempotentHint")  # meaningful only for tools that write
 
 
 def _hints(annotations: Json) -> dict[str, bool]:
     data = annotations if isinstance(annotations, dict) else {}
     hints = {k: bool(data.get(k, default)) for k, default in HINT_DEFAULTS.items()}
-    if hints["readOnlyHint"]:  # the other two mean something only for tools that write
+    if hints["readOnlyHint"]:
         hints["destructiveHint"], hints["idempotentHint"] = False, True
     return hints
 
@@ -45,80 +48,26 @@ def compare_annotations(add: Add, item: str, old: Json, new: Json) -> None:
     if old == new:
         return
     a, b = _hints(old), _hints(new)
-    if a["readOnlyHint"] and not b["readOnlyHint"]:
-        effects = [
-            text
-            for text, on in (
-                ("destructive", b["destructiveHint"]),
-                ("not idempotent", not b["idempotentHint"]),
-            )
-            if on
-        ]
-        now = f" (now {' and '.join(effects)})" if effects else ""
-        add(
-            BREAKING,
-            item,
-            "/annotations/readOnlyHint",
-            f"readOnlyHint true -> false{now}",
-            WHY_NOT_READ_ONLY,
-        )
-    elif b["readOnlyHint"] and not a["readOnlyHint"]:
-        add(
-            COMPATIBLE,
-            item,
-            "/annotations/readOnlyHint",
-            "readOnlyHint false -> true",
-            WHY_READ_ONLY,
-        )
-    elif not b["readOnlyHint"]:
-        if b["destructiveHint"] and not a["destructiveHint"]:
-            add(
-                BREAKING,
-                item,
-                "/annotations/destructiveHint",
-                "destructiveHint false -> true",
-                WHY_DESTRUCTIVE,
-            )
-        elif a["destructiveHint"] and not b["destructiveHint"]:
-            add(
-                COMPATIBLE,
-                item,
-                "/annotations/destructiveHint",
-                "destructiveHint true -> false",
-                WHY_SAFER,
-            )
-        if a["idempotentHint"] and not b["idempotentHint"]:
-            add(
-                BREAKING,
-                item,
-                "/annotations/idempotentHint",
-                "idempotentHint true -> false",
-                WHY_NOT_IDEMPOTENT,
-            )
-        elif b["idempotentHint"] and not a["idempotentHint"]:
-            add(
-                COMPATIBLE,
-                item,
-                "/annotations/idempotentHint",
-                "idempotentHint false -> true",
-                WHY_SAFER,
-            )
-    if b["openWorldHint"] and not a["openWorldHint"]:
-        add(
-            BREAKING,
-            item,
-            "/annotations/openWorldHint",
-            "openWorldHint false -> true",
-            WHY_OPEN_WORLD,
-        )
-    elif a["openWorldHint"] and not b["openWorldHint"]:
-        add(
-            COMPATIBLE,
-            item,
-            "/annotations/openWorldHint",
-            "openWorldHint true -> false",
-            WHY_SAFER,
-        )
+    for hint, (safe, why) in RISKS.items():
+        if a[hint] == b[hint] or (hint in WRITES and a["readOnlyHint"] != b["readOnlyHint"]):
+            continue  # a tool that starts or stops writing: readOnlyHint says it all
+        where = f"/annotations/{hint}"
+        change = f"{hint} {str(a[hint]).lower()} -> {str(b[hint]).lower()}"
+        if b[hint] == safe:
+            promise = "the tool now promises to change nothing" if hint == "readOnlyHint" else ""
+            add(COMPATIBLE, item, where, change, promise or "a safer promise")
+            continue
+        if hint == "readOnlyHint":
+            effects = [
+                h
+                for h, on in (
+                    ("destructive", b["destructiveHint"]),
+                    ("not idempotent", not b["idempotentHint"]),
+                )
+                if on
+            ]
+            change += f" (now {' and '.join(effects)})" if effects else ""
+        add(BREAKING, item, where, change, why)
     old_d = old if isinstance(old, dict) else {}
     new_d = new if isinstance(new, dict) else {}
     for key in sorted((set(old_d) | set(new_d)) - set(HINT_DEFAULTS)):

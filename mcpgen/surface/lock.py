@@ -11,7 +11,7 @@ more than building the lock): do not mutate it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 Json = Any
@@ -32,11 +32,6 @@ def estimate_tokens(n_bytes: int) -> int:
     return -(-n_bytes // 4)
 
 
-def size_of(text: str) -> dict[str, int]:
-    n = len(text.encode())
-    return {"bytes": n, "tokens": estimate_tokens(n)}
-
-
 def wire(entry: Mapping[str, Json]) -> dict[str, Json]:
     """A lock entry without the keys the lock adds: the definition as clients receive it.
     (A resource's declared ``contentSize`` goes back to its wire name ``size``.)"""
@@ -52,7 +47,8 @@ def _entry(
     """``definition`` with the keys the lock adds; ``text`` is its compact JSON if known."""
     entry = dict(definition)
     entry["scopes"] = sorted(set(scopes))
-    entry["size"] = size_of(compact(definition) if text is None else text)
+    n = len((compact(definition) if text is None else text).encode())
+    entry["size"] = {"bytes": n, "tokens": estimate_tokens(n)}
     return entry
 
 
@@ -150,60 +146,5 @@ def surface(manifest: Any) -> dict[str, Json]:
 
 
 def dumps(lock: Mapping[str, Json]) -> str:
-    """The canonical text of a lock, what ``mcp-surface.json`` holds byte for byte:
-    ``json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"``.
-
-    Written by :func:`_text`, which gives the same bytes faster: the standard library
-    indents in pure Python, and a big API's tools embed the same definitions (``$defs``)
-    many times, shared objects whose text is made once per depth.
-    """
-    return _text(lock, "\n", {}) + "\n"
-
-
-_STRING: Callable[[str], str] = json.encoder.encode_basestring  # in C, non-ASCII kept
-
-
-def _text(value: Json, newline: str, memo: dict[tuple[int, int], str]) -> str:
-    """``value`` as ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`` writes it
-    at the depth where each new line starts with ``newline``. ``memo`` holds the text of
-    containers already written, by identity and depth: valid only during one call, while
-    every object of ``value`` is alive and unchanged."""
-    kind = type(value)
-    if kind is str:
-        return _STRING(value)
-    if kind is dict:
-        if not value:
-            return "{}"
-        key = (id(value), len(newline))
-        done = memo.get(key)
-        if done is None:
-            inner = newline + "  "
-            try:
-                parts = [_STRING(k) + ": " + _text(value[k], inner, memo) for k in sorted(value)]
-            except TypeError:  # a key that is not a string: the standard library's rules
-                done = _indented(value, newline)
-            else:
-                done = "{" + inner + ("," + inner).join(parts) + newline + "}"
-            memo[key] = done
-        return done
-    if kind is list or kind is tuple:
-        if not value:
-            return "[]"
-        inner = newline + "  "
-        return (
-            "[" + inner + ("," + inner).join([_text(v, inner, memo) for v in value]) + newline + "]"
-        )
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    if kind is int:
-        return int.__repr__(value)
-    return _indented(value, newline)  # floats (and anything else): the standard library
-
-
-def _indented(value: Json, newline: str) -> str:
-    # JSON text has no raw newline inside strings: every one is indentation
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).replace("\n", newline)
+    """The canonical text of a lock, what ``mcp-surface.json`` holds byte for byte."""
+    return json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

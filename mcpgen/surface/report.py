@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .diff import LEVELS, Change
+from .changes import LEVELS, Change
 
 MARKDOWN_ROWS = 100  # per level, at most
 MERGED_ITEMS = 3  # items named in a row that several items share

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +99,9 @@ def _from_file(path: Path, shown: str) -> dict[str, Json]:
         raw = path.read_bytes()
     except OSError as exc:
         raise SourceError(f"{shown}: cannot read file: {exc.strerror or exc}") from None
-    lock = _as_lock(raw, shown)
-    if lock is not None:
-        return lock
-    return _from_manifest(path, shown)
+    from mcpgen.pipeline import load_manifest
+
+    return _as_lock(raw, shown) or _surface_of(lambda: load_manifest(path), shown)
 
 
 def _as_lock(raw: bytes, shown: str) -> dict[str, Json] | None:
@@ -155,6 +155,16 @@ def check(data: dict[str, Json], shown: str) -> None:
             seen.add(entry[id_key])
 
 
+def _surface_of(load: Callable[[], Any], shown: str) -> dict[str, Json]:
+    """The surface of the manifest or spec ``load`` models; its first error otherwise."""
+    from .lock import surface
+
+    loaded = load()
+    if loaded.manifest is None:
+        raise SourceError(_first_problem(loaded.problems, shown))
+    return surface(loaded.manifest)
+
+
 def _first_problem(problems: Any, shown: str) -> str:
     errors = problems.sorted()
     errors = [p for p in errors if p.level.value == "error"] or errors
@@ -162,17 +172,6 @@ def _first_problem(problems: Any, shown: str) -> str:
         return f"{shown}: cannot be loaded"
     more = f" (and {len(errors) - 1} more; run mcpgen validate)" if len(errors) > 1 else ""
     return str(errors[0].format()) + more
-
-
-def _from_manifest(path: Path, shown: str) -> dict[str, Json]:
-    from mcpgen.pipeline import load_manifest
-
-    from .lock import surface
-
-    loaded = load_manifest(path)
-    if loaded.manifest is None:
-        raise SourceError(_first_problem(loaded.problems, shown))
-    return surface(loaded.manifest)
 
 
 def _git(args: list[str], cwd: Path, spec: str) -> bytes:
@@ -207,20 +206,12 @@ def _from_git(spec: str, cwd: Path) -> dict[str, Json]:
     lock = _as_lock(raw, spec)
     if lock is not None:
         return lock
-    return _manifest_at(raw, Path(name).suffix, wanted.parent, spec)
-
-
-def _manifest_at(raw: bytes, suffix: str, base_dir: Path, shown: str) -> dict[str, Json]:
-    """Load the manifest or spec in ``raw`` as if it were a file in ``base_dir``."""
     from mcpgen.pipeline import load_source_text
 
-    from .lock import surface
-
-    try:
+    try:  # the manifest or spec, as if it were a file in the working tree's folder
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise SourceError(f"{shown}: not valid UTF-8") from None
-    loaded = load_source_text(text, shown + ("" if shown.endswith(suffix) else suffix), base_dir)
-    if loaded.manifest is None:
-        raise SourceError(_first_problem(loaded.problems, shown))
-    return surface(loaded.manifest)
+        raise SourceError(f"{spec}: not valid UTF-8") from None
+    suffix = Path(name).suffix
+    file = spec + ("" if spec.endswith(suffix) else suffix)
+    return _surface_of(lambda: load_source_text(text, file, wanted.parent), spec)
