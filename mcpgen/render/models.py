@@ -266,44 +266,31 @@ def run_generator(document: dict[str, Json], options: dict[str, Any]) -> str:
     return source
 
 
-def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
-    """One generator call on the combined document (one module, no base class)."""
-    return run_generator(combined_document(models, shared), generator_options())
-
-
-def _first_line(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 def locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) -> list[Problem]:
     """Find which schemas the model generator rejects (one at a time) and say where they are."""
-    culprits: list[str] = []
-    shared = manifest.shared_defs
-    for name in sorted(shared):
+
+    def fails(models: dict[str, Json]) -> Exception | None:
         try:
-            _run({}, {name: shared[name]} | {k: v for k, v in shared.items() if k != name})
-        except Exception:
+            run_generator(combined_document(models, shared), generator_options())
+        except Exception as failure:
+            return failure
+        return None
+
+    shared = manifest.shared_defs
+    # shared definitions depend on each other: when they fail, the first is pointed at
+    culprits = [min(shared)] if shared and fails({}) else []
+    for name in sorted(models) if not culprits else ():
+        failure = fails({name: models[name]})
+        if failure is not None:
             culprits.append(name)
-            break  # shared definitions depend on each other; one is enough to point at
-    if not culprits:
-        for name in sorted(models):
-            try:
-                _run({name: models[name]}, shared)
-            except Exception as one:
-                culprits.append(name)
-                exc = one
+            exc = failure
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 300 else text[:297] + "..."
     problems = []
     for name in culprits or [""]:
         field_path, location = manifest.origins.get(name) or ("", Location(manifest.source))
-        problems.append(
-            Problem(
-                Level.ERROR,
-                location,
-                field_path,
-                f"cannot generate a typed model from this schema: {_first_line(exc)}",
-            )
-        )
+        message = f"cannot generate a typed model from this schema: {text}"
+        problems.append(Problem(Level.ERROR, location, field_path, message))
     return problems
 
 
