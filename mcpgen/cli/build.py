@@ -180,7 +180,13 @@ def _build(
     except OSError as exc:
         click.echo(f"error: cannot write {root}: {exc}", err=True)
         return EXIT_BAD_INPUT
-    _summary(root, the_plan.created, the_plan.changed, the_plan.unchanged, the_plan.stubs_added)
+    click.echo(
+        f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
+        f"{len(the_plan.unchanged)} unchanged, {len(the_plan.stubs_added)} handler stub(s) added",
+        err=True,
+    )
+    for relative in the_plan.stubs_added:
+        click.echo(f"  new stub: {relative}", err=True)
     for move in the_plan.moves:
         click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
     for relative in the_plan.orphaned:
@@ -200,18 +206,6 @@ def _build(
     if loaded.problems.warnings:
         click.echo(f"  {len(loaded.problems.warnings)} warning(s)", err=True)
     return EXIT_OK
-
-
-def _summary(
-    root: Path, created: list[str], changed: list[str], unchanged: list[str], stubs: list[str]
-) -> None:
-    click.echo(
-        f"built {root}: {len(created)} written, {len(changed)} updated, "
-        f"{len(unchanged)} unchanged, {len(stubs)} handler stub(s) added",
-        err=True,
-    )
-    for relative in stubs:
-        click.echo(f"  new stub: {relative}", err=True)
 
 
 def surface_summary(
@@ -276,30 +270,31 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
             continue
         handler = f"src/{manifest.server.package}/" + names.handler_path("tools", tool.ident)
         has_handler = (root / handler).is_file()  # an imported operation may have none
-        delta: dict[str, tuple[set[str], set[str]]] = {}
+        removed: dict[str, set[str]] = {}  # properties gone from the input, the output
+        required: set[str] = set()  # newly required output properties
         for key, label in (("inputSchema", "input"), ("outputSchema", "output")):
             now = tool.definition.get(key)
             then = before.get(key)
             if now == then:
                 continue
-            delta[key] = _fields_delta(then, now)
+            removed[key], newly_required = _fields_delta(then, now)
+            if key == "outputSchema":
+                required = newly_required
             detail = _property_delta(then, now)
-            where = (
-                f"; {handler} may no longer type-check: run mcpgen check {root}"
-                if has_handler
-                else ""
+            where = f"; {handler} may no longer type-check: run mcpgen check {root}"
+            lines.append(
+                f"tool {tool.name!r} {label} schema changed{detail}{where if has_handler else ''}"
             )
-            lines.append(f"tool {tool.name!r} {label} schema changed{detail}{where}")
-        tree = parse(root / handler) if delta and has_handler else None
+        tree = parse(root / handler) if removed and has_handler else None
         if tree is not None and not isinstance(tree, str):
             found = stale_fields(
                 tree,
                 handler,
                 tool.input_model,
-                delta.get("inputSchema", (set(), set()))[0],
+                removed.get("inputSchema", set()),
                 tool.output_model,
-                delta.get("outputSchema", (set(), set()))[0],
-                delta.get("outputSchema", (set(), set()))[1],
+                removed.get("outputSchema", set()),
+                required,
             )
             lines += [
                 f"  {f.path}:{f.line}: {f.message}"

@@ -12,7 +12,7 @@ what a tool, resource or prompt that left the manifest used to run. Imports are 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 
@@ -92,8 +92,3 @@ def _module_of(relative: str, src: PurePosixPath) -> tuple[str, ...]:
 def _files_of(module: tuple[str, ...], src: PurePosixPath) -> list[str]:
     base = src.joinpath(*module)
     return [f"{base}.py", f"{base}/__init__.py"]
-
-
-def named_files(stubs: Mapping[str, str], overrides: Iterable[str]) -> set[str]:
-    """The handler files a build names: its stubs and the overrides it would use."""
-    return set(stubs) | set(overrides)
