@@ -33,16 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import cache
-from mcpgen.check.schemas import SCHEMA_MAPS, ref_strings
+from mcpgen.check.schemas import ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
 from mcpgen.render.models import (
-    DATA_KEYWORDS,
     combined_document,
     defined_names,
     generator_options,
     generator_settings,
     locate_failure,
+    map_refs,
     model_schemas,
     run_generator,
     share_duplicates,
@@ -83,31 +83,20 @@ def _def_name(ref: str) -> tuple[str, bool] | None:
     return unescape(segments[0]), len(segments) > 1
 
 
-def _externalize(node: Json, shared: set[str], used: set[str], names: bool = False) -> Json:
+def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
     """Point references to shared definitions at the shared file (imports, once mapped);
-    the names referred to are added to ``used``. ``names``: ``node`` maps property (or
-    definition) names to schemas, none of them a keyword."""
-    if isinstance(node, list):
-        return [_externalize(item, shared, used) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Json] = {}
-    for key, value in node.items():
-        if names:
-            out[key] = _externalize(value, shared, used)
-            continue
-        target = _def_name(value) if key == "$ref" and isinstance(value, str) else None
-        if target is not None and target[0] in shared:
-            if target[1]:
-                raise _NotSplittable(value)
-            used.add(target[0])
-            out[key] = _SHARED_FILE + value
-            continue
-        if key in DATA_KEYWORDS:
-            out[key] = value
-        else:
-            out[key] = _externalize(value, shared, used, key in SCHEMA_MAPS)
-    return out
+    the names referred to are added to ``used``."""
+
+    def point(ref: str) -> str:
+        target = _def_name(ref)
+        if target is None or target[0] not in shared:
+            return ref
+        if target[1]:
+            raise _NotSplittable(ref)
+        used.add(target[0])
+        return _SHARED_FILE + ref
+
+    return map_refs(node, point)
 
 
 def _references(schema: Json) -> set[str]:

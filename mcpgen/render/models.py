@@ -16,6 +16,7 @@ import json
 import tempfile
 import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -134,24 +135,29 @@ def _rewrite_ref(ref: str, owner: str, local: dict[str, str]) -> str:
     return f"#/$defs/{_escape(owner)}{pointer}"
 
 
-def _rewrite(node: Json, owner: str, local: dict[str, str], names: bool = False) -> Json:
-    """``node`` with its local references rewritten; ``names``: ``node`` maps names to
-    schemas (``properties``), so a property called ``default`` is a schema, not data."""
+def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
+    """``node`` with every ``$ref`` replaced by ``fn(ref)``; ``names``: ``node`` maps names
+    to schemas (``properties``), so a property called ``default`` is a schema, not data."""
     if isinstance(node, list):
-        return [_rewrite(item, owner, local) for item in node]
+        return [map_refs(item, fn) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Json] = {}
     for key, value in node.items():
         if names:
-            out[key] = _rewrite(value, owner, local)
+            out[key] = map_refs(value, fn)
         elif key in DATA_KEYWORDS:
             out[key] = copy.deepcopy(value)
-        elif key == "$ref" and isinstance(value, str) and value.startswith("#"):
-            out[key] = _rewrite_ref(value, owner, local)
+        elif key == "$ref" and isinstance(value, str):
+            out[key] = fn(value)
         else:
-            out[key] = _rewrite(value, owner, local, key in SCHEMA_MAPS)
+            out[key] = map_refs(value, fn, key in SCHEMA_MAPS)
     return out
+
+
+def _rewrite(node: Json, owner: str, local: dict[str, str]) -> Json:
+    """``node`` with its local references rewritten."""
+    return map_refs(node, lambda ref: _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref)
 
 
 def combined_document(
