@@ -37,10 +37,10 @@ from mcpgen.check.schemas import ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
 from mcpgen.render.models import (
+    SETTINGS,
     combined_document,
     defined_names,
     generator_options,
-    generator_settings,
     locate_failure,
     map_refs,
     model_schemas,
@@ -192,9 +192,8 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
 @cache_result
 def _settings(package: str) -> str:
     """The generator's version and settings, part of every module's cache key."""
-    settings = generator_settings(base_module=f"{package}.models._base")
-    version = metadata.version("datamodel-code-generator")
-    return version + json.dumps(settings, sort_keys=True)
+    settings = {"base_module": f"{package}.models._base", **SETTINGS}
+    return metadata.version("datamodel-code-generator") + json.dumps(settings, sort_keys=True)
 
 
 def _subset_digest(names: list[str], defs: dict[str, Json], digests: dict[str, str]) -> str:

@@ -223,14 +223,8 @@ _PLAIN_OPTIONS: dict[str, Any] = {
 _FORMATTERS = [("format", "Formatter", "BUILTIN")]
 
 
-def generator_settings(base_module: str | None = None) -> dict[str, Any]:
-    """The settings as plain data (for cache keys): what ``generator_options`` builds."""
-    return {
-        "base_module": base_module,
-        "enums": _ENUM_OPTIONS,
-        "plain": _PLAIN_OPTIONS,
-        "formatters": _FORMATTERS,
-    }
+# the settings as plain data (for cache keys): what ``generator_options`` builds
+SETTINGS = {"enums": _ENUM_OPTIONS, "plain": _PLAIN_OPTIONS, "formatters": _FORMATTERS}
 
 
 def generator_options(base_module: str | None = None) -> dict[str, Any]:
