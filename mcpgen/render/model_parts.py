@@ -24,7 +24,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import cache as cache_result
@@ -277,13 +277,22 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
         else:
             sources[module.name] = found
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
-    pending = _submit(todo, package, workers) if workers > 1 else None
+    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    biggest_first = sorted(todo, key=lambda m: -len(m.classes))
+    futures = (
+        {m.name: pool.submit(_generate_checked, m, package) for m in biggest_first} if pool else {}
+    )
 
     def finish() -> Models:
-        if pending is None:
+        try:
+            results = [
+                futures[m.name].result() if pool else _generate_checked(m, package) for m in todo
+            ]
+        except BrokenProcessPool:  # a worker died (out of memory?): generate here
             results = [_generate_checked(module, package) for module in todo]
-        else:
-            results = _gather(pending, todo, package)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
         failed: str | None = None
         for module, (source, error) in zip(todo, results, strict=True):
             if error is not None:
@@ -305,26 +314,3 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
         raise InputError(locate_failure(manifest, model_schemas(manifest), Exception(failed)))
 
     return finish
-
-
-Pending = tuple[ProcessPoolExecutor, list[Future[tuple[str, str | None]]]]
-
-
-def _submit(todo: list[ModelModule], package: str, workers: int) -> Pending:
-    """The generator over ``todo`` in ``workers`` processes, biggest module first."""
-    pool = ProcessPoolExecutor(workers)
-    order = sorted(range(len(todo)), key=lambda i: -len(todo[i].classes))
-    futures = {i: pool.submit(_generate_checked, todo[i], package) for i in order}
-    return pool, [futures[i] for i in range(len(todo))]
-
-
-def _gather(
-    pending: Pending, todo: list[ModelModule], package: str
-) -> list[tuple[str, str | None]]:
-    pool, futures = pending
-    try:
-        return [future.result() for future in futures]
-    except BrokenProcessPool:  # a worker died (out of memory?): generate here
-        return [_generate_checked(module, package) for module in todo]
-    finally:
-        pool.shutdown(cancel_futures=True)
