@@ -38,8 +38,6 @@ class Output:
     surface: dict[str, Any] | None = None
 
 
-CLIENT_TEMPLATE = "package/client.py.jinja"
-
 GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
     "README.md": "README.md.jinja",
@@ -48,7 +46,7 @@ GENERATED_TEMPLATES = {
     "src/{pkg}/__init__.py": "package/__init__.py.jinja",
     "src/{pkg}/__main__.py": "package/__main__.py.jinja",
     "src/{pkg}/server.py": "package/server.py.jinja",
-    "src/{pkg}/client.py": CLIENT_TEMPLATE,
+    "src/{pkg}/client.py": "package/client.py.jinja",
     "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
     "tests/test_generated.py": "tests/test_generated.py.jinja",
