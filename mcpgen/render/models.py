@@ -15,7 +15,6 @@ import hashlib
 import json
 import tempfile
 import warnings
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -227,9 +226,9 @@ _FORMATTERS = [("format", "Formatter", "BUILTIN")]
 SETTINGS = {"enums": _ENUM_OPTIONS, "plain": _PLAIN_OPTIONS, "formatters": _FORMATTERS}
 
 
-def generator_options(base_module: str | None = None) -> dict[str, Any]:
-    """datamodel-code-generator's settings. With ``base_module`` (``PKG.models._base``) every
-    class derives from its ``BASE_CLASS`` instead of repeating the same ``model_config``."""
+def generator_options(base_module: str) -> dict[str, Any]:
+    """datamodel-code-generator's settings: every class derives from the ``BASE_CLASS`` of
+    ``base_module`` (``PKG.models._base``) instead of repeating the same ``model_config``."""
     import importlib
 
     def member(spec: tuple[str, str, str]) -> Any:
@@ -237,17 +236,8 @@ def generator_options(base_module: str | None = None) -> dict[str, Any]:
         found = importlib.import_module(f"datamodel_code_generator.{module}")
         return getattr(getattr(found, enum), name)
 
-    if base_module is not None:
-        config: dict[str, Any] = {"base_class": f"{base_module}.{BASE_CLASS}"}
-    else:
-        config = {
-            "allow_population_by_field_name": True,
-            "extra_template_data": defaultdict(
-                dict, {"#all#": {"config": {"protected_namespaces": ()}}}
-            ),
-        }
     return {
-        **config,
+        "base_class": f"{base_module}.{BASE_CLASS}",
         **{key: member(spec) for key, spec in _ENUM_OPTIONS.items()},
         **_PLAIN_OPTIONS,
         "formatters": [member(spec) for spec in _FORMATTERS],
@@ -271,12 +261,13 @@ def locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) 
 
     def fails(models: dict[str, Json]) -> Exception | None:
         try:
-            run_generator(combined_document(models, shared), generator_options())
+            run_generator(combined_document(models, shared), generator_options(base))
         except Exception as failure:
             return failure
         return None
 
     shared = manifest.shared_defs
+    base = f"{manifest.server.package}.models._base"
     # shared definitions depend on each other: when they fail, the first is pointed at
     culprits = [min(shared)] if shared and fails({}) else []
     for name in sorted(models) if not culprits else ():
