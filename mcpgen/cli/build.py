@@ -24,7 +24,7 @@ from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, plan
-from mcpgen.write.rename import Rename, RenameError, plan_moves
+from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
 
 
@@ -44,32 +44,12 @@ def source_from(root: Path, source: Path) -> str | None:
         return None
 
 
-def run_build(
-    source: Path,
-    output: Path | None,
-    *,
-    check: bool,
-    show_diff: bool,
-    strict: bool,
-    max_context_bytes: int | None = None,
-    timings: bool = False,
-    name: str | None = None,
-    renames: tuple[str, ...] = (),
-    formatter: Engine = "ruff",
-) -> int:
+def run_build(source: Path, output: Path | None, *, timings: bool = False, **options: Any) -> int:
+    """``mcpgen build`` (``options``: those of ``_build``); ``timings``: print the wall
+    time of each phase."""
     timing.reset()
     try:
-        wanted = parse_renames(renames)
-    except RenameError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_BAD_INPUT
-    if wanted and (check or show_diff):
-        click.echo("error: --rename moves files: use it without --check and --diff", err=True)
-        return EXIT_BAD_INPUT
-    try:
-        code = _build(
-            source, output, check, show_diff, strict, max_context_bytes, formatter, name, wanted
-        )
+        code = _build(source, output, **options)
         with timing.phase("cache upkeep"):
             cache.prune()
         return code
@@ -81,14 +61,23 @@ def run_build(
 def _build(
     source: Path,
     output: Path | None,
+    *,
     check: bool,
     show_diff: bool,
     strict: bool,
-    max_context_bytes: int | None,
-    formatter: Engine,
+    max_context_bytes: int | None = None,
     name: str | None = None,
-    renames: list[Rename] | None = None,
+    renames: tuple[str, ...] = (),
+    formatter: Engine = "ruff",
 ) -> int:
+    try:
+        wanted = parse_renames(renames)
+    except RenameError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    if wanted and (check or show_diff):
+        click.echo("error: --rename moves files: use it without --check and --diff", err=True)
+        return EXIT_BAD_INPUT
     with timing.phase("load + validate"):
         loaded = load_manifest(source, strict, name)
     if loaded.manifest is None:
@@ -115,7 +104,7 @@ def _build(
         return EXIT_BAD_INPUT
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
-        moves = plan_moves(root, manifest, renames, stub) if renames else []
+        moves = plan_moves(root, manifest, wanted, stub) if wanted else []
     except RenameError as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_BAD_INPUT
