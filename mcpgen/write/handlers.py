@@ -16,24 +16,20 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 
-def python_files(root: Path, package_dir: str) -> list[str]:
-    """Every ``.py`` file under ``<package_dir>/handlers``, relative to ``root`` (POSIX)."""
-    handlers = root / package_dir / "handlers"
-    if not handlers.is_dir():
-        return []
-    return sorted(
-        path.relative_to(root).as_posix()
-        for path in handlers.rglob("*.py")
-        if "__pycache__" not in path.parts and path.is_file()
-    )
-
-
 def orphans(
     root: Path, package_dir: str, named: Iterable[str], gone: Iterable[str] = ()
 ) -> list[str]:
     """Handler files no manifest item names and no named file imports (``__init__.py``
     files are never reported). ``gone`` are files about to be removed (renamed away)."""
-    files = [f for f in python_files(root, package_dir) if f not in set(gone)]
+    handlers = root / package_dir / "handlers"
+    found = handlers.rglob("*.py") if handlers.is_dir() else ()
+    leaving = set(gone)
+    files = sorted(
+        path.relative_to(root).as_posix()
+        for path in found
+        if "__pycache__" not in path.parts and path.is_file()
+    )
+    files = [f for f in files if f not in leaving]
     present = set(files)
     live = reachable(root, package_dir, [f for f in named if f in present], present)
     return [f for f in files if f not in live and PurePosixPath(f).name != "__init__.py"]
@@ -50,7 +46,8 @@ def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[s
             continue
         seen.add(relative)
         for module in imported_modules(root / relative, _module_of(relative, src)):
-            for candidate in _files_of(module, src):
+            base = src.joinpath(*module)
+            for candidate in (f"{base}.py", f"{base}/__init__.py"):
                 if candidate in present and candidate not in seen:
                     todo.append(candidate)
     return seen
@@ -87,8 +84,3 @@ def imported_modules(path: Path, module: tuple[str, ...]) -> set[tuple[str, ...]
 def _module_of(relative: str, src: PurePosixPath) -> tuple[str, ...]:
     parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
     return parts[:-1] if parts[-1] == "__init__" else parts
-
-
-def _files_of(module: tuple[str, ...], src: PurePosixPath) -> list[str]:
-    base = src.joinpath(*module)
-    return [f"{base}.py", f"{base}/__init__.py"]
