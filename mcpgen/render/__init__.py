@@ -101,13 +101,19 @@ def render_project(
 
 def render_without_models(manifest: Manifest, source: str | None = None) -> Output:
     """Every file of the project but the models package (``add_models``)."""
+    pkg = manifest.server.package
     with timing.phase("surface lock"):
         surface = _lock(manifest)
     with timing.phase("render templates"):
         out = _render_templates(manifest, source)
     out.surface = surface
-    with timing.phase("JSON files"):
-        out.generated.update(_json_files(manifest, surface))
+    with timing.phase("JSON files"):  # _spec.json, _search.json (search and code modes), lock
+        data = spec_data(manifest)
+        out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
+        index = search_json(data)
+        if index is not None:
+            out.generated[f"src/{pkg}/_search.json"] = index
+        out.generated[LOCK_FILE] = _lock_text(surface)
     return out
 
 
@@ -136,18 +142,6 @@ def classes_in(source: str, planned: tuple[str, ...]) -> list[str]:
     planned ones first, in order."""
     found = {a or b for a, b in _CLASS.findall(source)}
     return [*planned, *sorted(found - set(planned))]
-
-
-def _json_files(manifest: Manifest, surface: dict[str, Any]) -> dict[str, str]:
-    """``_spec.json``, ``_search.json`` (search and code modes) and the surface lock."""
-    pkg = manifest.server.package
-    data = spec_data(manifest)
-    files = {f"src/{pkg}/_spec.json": spec_json(manifest, data)}
-    index = search_json(data)
-    if index is not None:
-        files[f"src/{pkg}/_search.json"] = index
-    files[LOCK_FILE] = _lock_text(surface)
-    return files
 
 
 def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
