@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 import click
 
 
-def printable(text: str) -> str:
-    """``text`` with control characters (and lone surrogates) escaped: a problem is one line,
-    and text from the input must not drive the terminal."""
-    if text.isprintable():
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with control characters (and lone surrogates) escaped, but those in ``keep``:
+    a problem is one line, and text from the input must not drive the terminal."""
+    if text.isprintable() or (keep and text.translate(dict.fromkeys(map(ord, keep))).isprintable()):
         return text
     return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+        c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii")
+        for c in text
     )
 
 

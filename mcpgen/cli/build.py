@@ -24,7 +24,7 @@ from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, plan
-from mcpgen.write.rename import Rename, RenameError, plan_moves
+from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
 
 
@@ -44,32 +44,12 @@ def source_from(root: Path, source: Path) -> str | None:
         return None
 
 
-def run_build(
-    source: Path,
-    output: Path | None,
-    *,
-    check: bool,
-    show_diff: bool,
-    strict: bool,
-    max_context_bytes: int | None = None,
-    timings: bool = False,
-    name: str | None = None,
-    renames: tuple[str, ...] = (),
-    formatter: Engine = "ruff",
-) -> int:
+def run_build(source: Path, output: Path | None, *, timings: bool = False, **options: Any) -> int:
+    """``mcpgen build`` (``options``: those of ``_build``); ``timings``: print the wall
+    time of each phase."""
     timing.reset()
     try:
-        wanted = parse_renames(renames)
-    except RenameError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_BAD_INPUT
-    if wanted and (check or show_diff):
-        click.echo("error: --rename moves files: use it without --check and --diff", err=True)
-        return EXIT_BAD_INPUT
-    try:
-        code = _build(
-            source, output, check, show_diff, strict, max_context_bytes, formatter, name, wanted
-        )
+        code = _build(source, output, **options)
         with timing.phase("cache upkeep"):
             cache.prune()
         return code
@@ -81,14 +61,23 @@ def run_build(
 def _build(
     source: Path,
     output: Path | None,
+    *,
     check: bool,
     show_diff: bool,
     strict: bool,
-    max_context_bytes: int | None,
-    formatter: Engine,
+    max_context_bytes: int | None = None,
     name: str | None = None,
-    renames: list[Rename] | None = None,
+    renames: tuple[str, ...] = (),
+    formatter: Engine = "ruff",
 ) -> int:
+    try:
+        wanted = parse_renames(renames)
+    except RenameError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    if wanted and (check or show_diff):
+        click.echo("error: --rename moves files: use it without --check and --diff", err=True)
+        return EXIT_BAD_INPUT
     with timing.phase("load + validate"):
         loaded = load_manifest(source, strict, name)
     if loaded.manifest is None:
@@ -115,7 +104,7 @@ def _build(
         return EXIT_BAD_INPUT
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
-        moves = plan_moves(root, manifest, renames, stub) if renames else []
+        moves = plan_moves(root, manifest, wanted, stub) if wanted else []
     except RenameError as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_BAD_INPUT
@@ -180,7 +169,13 @@ def _build(
     except OSError as exc:
         click.echo(f"error: cannot write {root}: {exc}", err=True)
         return EXIT_BAD_INPUT
-    _summary(root, the_plan.created, the_plan.changed, the_plan.unchanged, the_plan.stubs_added)
+    click.echo(
+        f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
+        f"{len(the_plan.unchanged)} unchanged, {len(the_plan.stubs_added)} handler stub(s) added",
+        err=True,
+    )
+    for relative in the_plan.stubs_added:
+        click.echo(f"  new stub: {relative}", err=True)
     for move in the_plan.moves:
         click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
     for relative in the_plan.orphaned:
@@ -200,18 +195,6 @@ def _build(
     if loaded.problems.warnings:
         click.echo(f"  {len(loaded.problems.warnings)} warning(s)", err=True)
     return EXIT_OK
-
-
-def _summary(
-    root: Path, created: list[str], changed: list[str], unchanged: list[str], stubs: list[str]
-) -> None:
-    click.echo(
-        f"built {root}: {len(created)} written, {len(changed)} updated, "
-        f"{len(unchanged)} unchanged, {len(stubs)} handler stub(s) added",
-        err=True,
-    )
-    for relative in stubs:
-        click.echo(f"  new stub: {relative}", err=True)
 
 
 def surface_summary(
@@ -276,30 +259,31 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
             continue
         handler = f"src/{manifest.server.package}/" + names.handler_path("tools", tool.ident)
         has_handler = (root / handler).is_file()  # an imported operation may have none
-        delta: dict[str, tuple[set[str], set[str]]] = {}
+        removed: dict[str, set[str]] = {}  # properties gone from the input, the output
+        required: set[str] = set()  # newly required output properties
         for key, label in (("inputSchema", "input"), ("outputSchema", "output")):
             now = tool.definition.get(key)
             then = before.get(key)
             if now == then:
                 continue
-            delta[key] = _fields_delta(then, now)
+            removed[key], newly_required = _fields_delta(then, now)
+            if key == "outputSchema":
+                required = newly_required
             detail = _property_delta(then, now)
-            where = (
-                f"; {handler} may no longer type-check: run mcpgen check {root}"
-                if has_handler
-                else ""
+            where = f"; {handler} may no longer type-check: run mcpgen check {root}"
+            lines.append(
+                f"tool {tool.name!r} {label} schema changed{detail}{where if has_handler else ''}"
             )
-            lines.append(f"tool {tool.name!r} {label} schema changed{detail}{where}")
-        tree = parse(root / handler) if delta and has_handler else None
+        tree = parse(root / handler) if removed and has_handler else None
         if tree is not None and not isinstance(tree, str):
             found = stale_fields(
                 tree,
                 handler,
                 tool.input_model,
-                delta.get("inputSchema", (set(), set()))[0],
+                removed.get("inputSchema", set()),
                 tool.output_model,
-                delta.get("outputSchema", (set(), set()))[0],
-                delta.get("outputSchema", (set(), set()))[1],
+                removed.get("outputSchema", set()),
+                required,
             )
             lines += [
                 f"  {f.path}:{f.line}: {f.message}"

@@ -18,12 +18,8 @@ def counted(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _color() -> bool:
-    return sys.stderr.isatty() and not os.environ.get("NO_COLOR") and not os.environ.get("CI")
-
-
 def report(problems: Problems, strict: bool = False) -> None:
-    color = _color()
+    color = sys.stderr.isatty() and not os.environ.get("NO_COLOR") and not os.environ.get("CI")
     for problem in problems.sorted():
         click.echo(problem.format(color), err=True)
     errors, warnings = len(problems.errors), len(problems.warnings)

@@ -52,48 +52,31 @@ class Report:
 
 def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = frozenset()) -> Report:
     """Every check on the project in ``root`` (raises :class:`.project.BadInput`)."""
-    from mcpgen.write.handlers import orphans as find_orphans
+    from mcpgen.write.handlers import orphans
 
     from . import project, typecheck
 
     found = project.open_project(root, manifest)
     report = Report(root, found.manifest.as_posix() if found.manifest else None)
-    if "drift" in skip:
-        report.skipped["drift"] = "--skip drift"
-    if found.manifest is not None and "drift" not in skip:
-        project.check_drift(found)
-        if found.drift:
-            command = f"mcpgen build {found.manifest} -o {root}"
-            report.problems += [
-                Problem("drift", p, 0, f"out of date with {found.manifest} (run: {command})")
-                for p in found.drift
-            ]
-    else:
-        if "drift" not in skip:
-            report.skipped["drift"] = found.manifest_note
+    skipped = {name: f"--skip {name}" for name in skip}
+    if found.manifest is None or "drift" in skip:
+        skipped.setdefault("drift", found.manifest_note)
         project.named_from_spec(found)
-    if "stubs" in skip:
-        report.skipped["stubs"] = "--skip stubs"
     else:
+        project.check_drift(found)
+        command = f"mcpgen build {found.manifest} -o {root}"
+        message = f"out of date with {found.manifest} (run: {command})"
+        report.problems += [Problem("drift", p, 0, message) for p in found.drift]
+    if "stubs" not in skip:
         report.problems += _stubs(root, found.named)
-    if "orphans" in skip:
-        report.skipped["orphans"] = "--skip orphans"
-    else:
-        report.problems += [
-            Problem("orphans", p, 0, "no manifest item uses it and no handler imports it (kept)")
-            for p in find_orphans(root, found.package_dir, found.named)
-        ]
-    if "types" in skip:
-        report.skipped["types"] = "--skip types"
-    else:
-        result = typecheck.run(root, found.package)
-        if result.skipped:
-            report.skipped["types"] = result.skipped
-        report.problems += [Problem("types", e.path, e.line, e.message) for e in result.errors]
-        report.problems += [
-            Problem("types", e.path, e.line, f"{e.message} (in code the handlers import)")
-            for e in result.elsewhere
-        ]
+    if "orphans" not in skip:
+        message = "no manifest item uses it and no handler imports it (kept)"
+        named = orphans(root, found.package_dir, found.named)
+        report.problems += [Problem("orphans", p, 0, message) for p in named]
+    if "types" not in skip:
+        problems, skipped["types"] = typecheck.run(root, found.package)
+        report.problems += problems
+    report.skipped = {name: skipped[name] for name in CHECKS if skipped.get(name)}
     return report
 
 

@@ -91,27 +91,22 @@ def stale_fields(
     """Uses of removed fields (and output constructions missing new required ones)."""
     findings: list[Finding] = []
     handle = entry_point(tree, "handle")
-    gone_in = {f: p for p, f in ((p, field_name(p)) for p in removed_input) if f}
-    gone_out = {f: p for p, f in ((p, field_name(p)) for p in removed_output) if f}
-    needed = {f for f in (field_name(p) for p in required_output) if f}
-    params: set[str] = set()
-    if handle is not None and handle.args.args:
-        params.add(handle.args.args[0].arg)  # ``args``, whatever the user called it
+    gone_in = {f for p in removed_input if (f := field_name(p))}
+    gone_out = {f for p in removed_output if (f := field_name(p))}
+    needed = {f for p in required_output if (f := field_name(p))}
+    # ``args``, whatever the user called it
+    params = {handle.args.args[0].arg} if handle is not None and handle.args.args else set()
     for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
             and node.value.id in params
             and node.attr in gone_in
         ):
-            findings.append(
-                Finding(
-                    relative,
-                    node.lineno,
-                    f"reads {node.value.id}.{node.attr}, which {input_model or 'the input'} "
-                    "no longer has",
-                )
-            )
+            model = input_model or "the input"
+            message = f"reads {node.value.id}.{node.attr}, which {model} no longer has"
+            findings.append(Finding(relative, line, message))
         if (
             output_model
             and isinstance(node, ast.Call)
@@ -120,18 +115,13 @@ def stale_fields(
         ):
             passed = {k.arg for k in node.keywords if k.arg is not None}
             spread = any(k.arg is None for k in node.keywords) or bool(node.args)
-            for name in sorted(passed & set(gone_out)):
+            for name in sorted(passed & gone_out):
                 message = (
                     f"passes {name}=, which {output_model} no longer has: the value is dropped"
                 )
-                findings.append(Finding(relative, node.lineno, message, breaks=False))
+                findings.append(Finding(relative, line, message, breaks=False))
             missing = sorted(needed - passed)
             if missing and not spread:
-                findings.append(
-                    Finding(
-                        relative,
-                        node.lineno,
-                        f"does not pass {', '.join(missing)}, now required by {output_model}",
-                    )
-                )
+                message = f"does not pass {', '.join(missing)}, now required by {output_model}"
+                findings.append(Finding(relative, line, message))
     return sorted(findings, key=lambda f: (f.line, f.message))

@@ -29,7 +29,6 @@ class Project:
     manifest_note: str = ""  # why there is none
     drift: list[str] = field(default_factory=list)
     named: set[str] = field(default_factory=set)  # handler files the build names
-    overrides: set[str] = field(default_factory=set)
 
     @property
     def package_dir(self) -> str:
@@ -107,34 +106,24 @@ def check_drift(project: Project) -> None:
         )
     project.drift = the_plan.drift
     project.named = set(output.stubs) | output.overrides
-    project.overrides = set(output.overrides)
 
 
 def named_from_spec(project: Project) -> None:
     """Without a manifest: the handler files the project's ``_spec.json`` names."""
     handlers = f"{project.package_dir}/handlers"
     named = {f"{handlers}/__init__.py"}
-    for tool in _entries(project.spec, "tools"):
-        if isinstance(tool.get("handler"), str):
-            named.add(tool["handler"])
-        elif "http" in tool and isinstance(tool.get("ident"), str):
-            path = f"{project.package_dir}/" + names.handler_path("tools", tool["ident"])
-            named.add(path)
-            project.overrides.add(path)
-    for kind in ("resources", "prompts"):
-        named.update(
-            e["handler"] for e in _entries(project.spec, kind) if isinstance(e.get("handler"), str)
-        )
-    for completion in _entries(project.spec, "completions"):
-        if isinstance(completion.get("handler"), str):
-            named.add(completion["handler"])
-        elif completion.get("handler") is True:  # a package built by an older mcpgen
-            ident = names.completion_ident(
-                str(completion.get("target")),
-                str(completion.get("ref")),
-                str(completion.get("argument")),
-            )
-            named.add(f"{project.package_dir}/" + names.handler_path("completions", ident))
+    for kind in ("tools", "resources", "prompts", "completions"):
+        for entry in _entries(project.spec, kind):
+            handler = entry.get("handler")
+            if isinstance(handler, str):
+                named.add(handler)
+            elif kind == "tools" and "http" in entry and isinstance(entry.get("ident"), str):
+                named.add(f"{project.package_dir}/{names.handler_path(kind, entry['ident'])}")
+            elif kind == "completions" and handler is True:  # built by an older mcpgen
+                ident = names.completion_ident(
+                    *(str(entry.get(k)) for k in ("target", "ref", "argument"))
+                )
+                named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
     for path in list(named):  # each kind's package
         parts = path.split("/")
         if len(parts) > 4:

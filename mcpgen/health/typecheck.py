@@ -12,36 +12,25 @@ import importlib.util
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from mcpgen.health import Problem
+
 TIMEOUT = 600.0
-
-
-@dataclass(frozen=True)
-class TypeProblem:
-    path: str  # relative to the project, POSIX
-    line: int
-    message: str  # with its error code, as mypy prints it
-
-
-@dataclass(frozen=True)
-class Result:
-    errors: list[TypeProblem]  # in the handlers
-    elsewhere: list[TypeProblem]  # in what they import (generated code, missing packages)
-    skipped: str = ""  # why mypy did not run
 
 
 def available() -> bool:
     return importlib.util.find_spec("mypy") is not None
 
 
-def run(root: Path, package: str) -> Result:
+def run(root: Path, package: str) -> tuple[list[Problem], str]:
+    """The errors mypy finds (in the handlers, then in what they import), or why it did not
+    run."""
     if not available():
-        return Result([], [], "mypy is not installed in this environment (pip install mypy)")
+        return [], "mypy is not installed in this environment (pip install mypy)"
     handlers = f"src/{package}/handlers"
     if not (root / handlers).is_dir():
-        return Result([], [], f"{handlers} does not exist")
+        return [], f"{handlers} does not exist"
     command = [sys.executable, "-m", "mypy", "--strict", "--output", "json", "--no-error-summary"]
     if (root / "pyproject.toml").is_file():
         command += ["--config-file", "pyproject.toml"]
@@ -55,20 +44,25 @@ def run(root: Path, package: str) -> Result:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return Result([], [], f"mypy took longer than {TIMEOUT:.0f} s")
+        return [], f"mypy took longer than {TIMEOUT:.0f} s"
     except OSError as exc:
-        return Result([], [], f"mypy could not be started: {exc}")
+        return [], f"mypy could not be started: {exc}"
     found, unparsed = _parse(done.stdout)
     if done.returncode not in (0, 1) or (done.returncode == 1 and not found):
         detail = (done.stderr.strip() or "\n".join(unparsed)).splitlines()
         reason = detail[-1] if detail else f"exit status {done.returncode}"
-        return Result([], [], f"mypy failed: {reason}")
+        return [], f"mypy failed: {reason}"
     inside = [e for e in found if e.path.startswith(handlers + "/")]
-    return Result(inside, [e for e in found if e not in inside])
+    elsewhere = [
+        Problem("types", e.path, e.line, f"{e.message} (in code the handlers import)")
+        for e in found
+        if e not in inside
+    ]
+    return inside + elsewhere, ""
 
 
-def _parse(stdout: str) -> tuple[list[TypeProblem], list[str]]:
-    errors: list[TypeProblem] = []
+def _parse(stdout: str) -> tuple[list[Problem], list[str]]:
+    errors: list[Problem] = []
     unparsed: list[str] = []
     for line in stdout.splitlines():
         try:
@@ -82,9 +76,6 @@ def _parse(stdout: str) -> tuple[list[TypeProblem], list[str]]:
         code = f"  [{entry['code']}]" if entry.get("code") else ""
         path = Path(str(entry.get("file", "?"))).as_posix()
         line_no = entry.get("line")
-        errors.append(
-            TypeProblem(
-                path, line_no if isinstance(line_no, int) else 0, f"{entry.get('message')}{code}"
-            )
-        )
+        line_no = line_no if isinstance(line_no, int) else 0
+        errors.append(Problem("types", path, line_no, f"{entry.get('message')}{code}"))
     return errors, unparsed

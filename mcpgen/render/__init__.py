@@ -38,8 +38,6 @@ class Output:
     surface: dict[str, Any] | None = None
 
 
-CLIENT_TEMPLATE = "package/client.py.jinja"
-
 GENERATED_TEMPLATES = {
     "pyproject.toml": "pyproject.toml.jinja",
     "README.md": "README.md.jinja",
@@ -48,7 +46,7 @@ GENERATED_TEMPLATES = {
     "src/{pkg}/__init__.py": "package/__init__.py.jinja",
     "src/{pkg}/__main__.py": "package/__main__.py.jinja",
     "src/{pkg}/server.py": "package/server.py.jinja",
-    "src/{pkg}/client.py": CLIENT_TEMPLATE,
+    "src/{pkg}/client.py": "package/client.py.jinja",
     "Dockerfile": "Dockerfile.jinja",
     "tests/conftest.py": "tests/conftest.py.jinja",
     "tests/test_generated.py": "tests/test_generated.py.jinja",
@@ -103,22 +101,34 @@ def render_project(
 
 def render_without_models(manifest: Manifest, source: str | None = None) -> Output:
     """Every file of the project but the models package (``add_models``)."""
+    pkg = manifest.server.package
     with timing.phase("surface lock"):
         surface = _lock(manifest)
     with timing.phase("render templates"):
         out = _render_templates(manifest, source)
     out.surface = surface
-    with timing.phase("JSON files"):
-        out.generated.update(_json_files(manifest, surface))
+    with timing.phase("JSON files"):  # _spec.json, _search.json (search and code modes), lock
+        data = spec_data(manifest)
+        out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
+        index = search_json(data)
+        if index is not None:
+            out.generated[f"src/{pkg}/_search.json"] = index
+        out.generated[LOCK_FILE] = _lock_text(surface)
     return out
 
 
 def add_models(out: Output, manifest: Manifest, models: Models) -> None:
-    """The models package's files, into ``out``."""
+    """The models package's files, into ``out``: ``__init__`` (lists the modules, each with
+    every class it defines, nested models too, the planned ones first), ``_base`` and the
+    modules."""
     pkg = manifest.server.package
-    # every class a part defines is re-exported (nested models too), not only the planned
-    ended = [(m.name, classes_in(models.sources[m.name], m.classes)) for m in models.modules]
-    out.generated.update(_models_package(manifest, ended))
+    classes = {m.name: classes_in(models.sources[m.name], m.classes) for m in models.modules}
+    ctx = context(manifest)
+    out.generated[f"src/{pkg}/models/__init__.py"] = render(
+        "package/models_init.py.jinja", **ctx, model_modules=classes
+    )
+    if classes:
+        out.generated[f"src/{pkg}/models/_base.py"] = render("package/models_base.py.jinja", **ctx)
     out.generated.update(
         {f"src/{pkg}/models/{name}.py": text for name, text in models.sources.items()}
     )
@@ -127,42 +137,11 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
 _CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
 
 
-def classes_in(source: str, planned: tuple[str, ...]) -> tuple[str, ...]:
+def classes_in(source: str, planned: tuple[str, ...]) -> list[str]:
     """The public classes (and type aliases) a generated models module defines, the
     planned ones first, in order."""
     found = {a or b for a, b in _CLASS.findall(source)}
-    return (*planned, *sorted(found - set(planned)))
-
-
-def _models_package(
-    manifest: Manifest, modules: list[tuple[str, tuple[str, ...]]]
-) -> dict[str, str]:
-    """The models package's own files: ``__init__`` (lists the modules) and ``_base``."""
-    pkg = manifest.server.package
-    files = {
-        f"src/{pkg}/models/__init__.py": render(
-            "package/models_init.py.jinja",
-            **context(manifest),
-            model_modules={name: list(classes) for name, classes in modules},
-        )
-    }
-    if modules:
-        files[f"src/{pkg}/models/_base.py"] = render(
-            "package/models_base.py.jinja", **context(manifest)
-        )
-    return files
-
-
-def _json_files(manifest: Manifest, surface: dict[str, Any]) -> dict[str, str]:
-    """``_spec.json``, ``_search.json`` (search and code modes) and the surface lock."""
-    pkg = manifest.server.package
-    data = spec_data(manifest)
-    files = {f"src/{pkg}/_spec.json": spec_json(manifest, data)}
-    index = search_json(data)
-    if index is not None:
-        files[f"src/{pkg}/_search.json"] = index
-    files[LOCK_FILE] = _lock_text(surface)
-    return files
+    return [*planned, *sorted(found - set(planned))]
 
 
 def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
@@ -181,46 +160,36 @@ def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
     out.generated[f"src/{pkg}/py.typed"] = ""
     out.generated.update(runtime_files(manifest))
 
-    handlers = f"src/{pkg}/handlers"
     init = render("stubs/__init__.py.jinja", **ctx)
-    out.stubs[f"{handlers}/__init__.py"] = init
-    kinds = _stub_kinds(manifest)
+    out.stubs[f"src/{pkg}/handlers/__init__.py"] = init
     imported = [t for t in manifest.tools if t.http and not t.mode_tool]
     if imported:  # a home for overrides of imported operations
-        out.stubs[f"{handlers}/tools/__init__.py"] = init
+        out.stubs[f"src/{pkg}/handlers/tools/__init__.py"] = init
         out.overrides.update(f"src/{pkg}/{handler_path('tools', t.ident)}" for t in imported)
-    for kind, items in kinds.items():
-        if not items:
-            continue
-        out.stubs[f"{handlers}/{kind}/__init__.py"] = init
-        for template, ident, extra in items:
-            out.stubs[f"src/{pkg}/{handler_path(kind, ident)}"] = render(template, **ctx, **extra)
+    for kind, items in _handled(manifest).items():
+        if items:
+            out.stubs[f"src/{pkg}/handlers/{kind}/__init__.py"] = init
+        for item in items:
+            out.stubs[_stub_path(manifest, kind, item)] = _stub(kind, item, ctx)
     return out
 
 
-Stubs = dict[str, list[tuple[str, str, dict[str, Any]]]]
-
-
-def _stub_kinds(manifest: Manifest) -> Stubs:
-    """Handler folder -> (stub template, file ident, what the template is given) each."""
+def _handled(manifest: Manifest) -> dict[str, tuple[Any, ...]]:
+    """Handler folder -> the items that get a stub there (its template: the kind, singular)."""
     return {
-        "tools": [
-            ("stubs/tool.py.jinja", t.ident, {"tool": t}) for t in manifest.tools if not t.http
-        ],
-        "resources": [
-            ("stubs/resource.py.jinja", r.ident, {"resource": r})
-            for r in manifest.resources
-            if r.has_handler
-        ],
-        "prompts": [
-            ("stubs/prompt.py.jinja", p.ident, {"prompt": p}) for p in manifest.prompts if p.handler
-        ],
-        "completions": [
-            ("stubs/completion.py.jinja", c.ident, {"completion": c})
-            for c in manifest.completions
-            if c.handler
-        ],
+        "tools": manifest.handled_tools,
+        "resources": manifest.handled_resources,
+        "prompts": manifest.handled_prompts,
+        "completions": manifest.handled_completions,
     }
+
+
+def _stub_path(manifest: Manifest, kind: str, item: Any) -> str:
+    return f"src/{manifest.server.package}/{handler_path(kind, item.ident)}"
+
+
+def _stub(kind: str, item: Any, ctx: dict[str, Any]) -> str:
+    return render(f"stubs/{kind[:-1]}.py.jinja", **ctx, **{kind[:-1]: item})
 
 
 def handler_stub(manifest: Manifest, relative: str) -> str | None:
@@ -228,9 +197,9 @@ def handler_stub(manifest: Manifest, relative: str) -> str | None:
     formatted as on disk; None when it writes none there."""
     from mcpgen.format import format_files
 
-    for kind, items in _stub_kinds(manifest).items():
-        for template, ident, extra in items:
-            if relative == f"src/{manifest.server.package}/{handler_path(kind, ident)}":
-                text = render(template, **context(manifest), **extra)
+    for kind, items in _handled(manifest).items():
+        for item in items:
+            if relative == _stub_path(manifest, kind, item):
+                text = _stub(kind, item, context(manifest))
                 return format_files({relative: text})[relative]
     return None

@@ -15,17 +15,11 @@ from mcpgen.model.types import Manifest
 from mcpgen.render.spec import environment
 
 NETWORK = "http"
-COMPOSE_FILES = {
-    "deploy/compose.yaml": "deploy/compose.yaml.jinja",
-    "deploy/nginx.conf": "deploy/nginx.conf.jinja",
-}
-KUBERNETES_FILES = {
-    "deploy/kubernetes/deployment.yaml": "deploy/kubernetes/deployment.yaml.jinja",
-    "deploy/kubernetes/service.yaml": "deploy/kubernetes/service.yaml.jinja",
-    "deploy/kubernetes/hpa.yaml": "deploy/kubernetes/hpa.yaml.jinja",
-    "deploy/kubernetes/secret.yaml": "deploy/kubernetes/secret.yaml.jinja",
-}
-REDIS_FILE = {"deploy/kubernetes/redis.yaml": "deploy/kubernetes/redis.yaml.jinja"}
+# the files of each kind, each printed by the template of its path + ``.jinja``
+COMPOSE_FILES = ("deploy/compose.yaml", "deploy/nginx.conf")
+KUBERNETES = ("deployment.yaml", "service.yaml", "hpa.yaml", "secret.yaml")
+KUBERNETES_FILES = tuple(f"deploy/kubernetes/{name}" for name in KUBERNETES)
+REDIS_FILE = "deploy/kubernetes/redis.yaml"
 COMPOSE_REDIS = "redis://redis:6379/0"
 
 
@@ -97,14 +91,12 @@ def deploy_templates(manifest: Manifest) -> dict[str, str]:
     deploy = manifest.deploy
     if deploy is None:
         return {}
-    files: dict[str, str] = {}
-    if deploy.compose:
-        files.update(COMPOSE_FILES)
-    if deploy.kubernetes:
-        files.update(KUBERNETES_FILES)
-        if deploy.redis == "bundled":
-            files.update(REDIS_FILE)
-    return files
+    files = [
+        *(COMPOSE_FILES if deploy.compose else ()),
+        *(KUBERNETES_FILES if deploy.kubernetes else ()),
+        *([REDIS_FILE] if deploy.kubernetes and deploy.redis == "bundled" else ()),
+    ]
+    return {path: path + ".jinja" for path in files}
 
 
 def deploy_context(manifest: Manifest) -> dict[str, Any]:

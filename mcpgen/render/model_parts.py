@@ -24,7 +24,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import cache as cache_result
@@ -33,16 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import cache
-from mcpgen.check.schemas import SCHEMA_MAPS, ref_strings
+from mcpgen.check.schemas import ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
 from mcpgen.render.models import (
-    DATA_KEYWORDS,
+    SETTINGS,
     combined_document,
     defined_names,
     generator_options,
-    generator_settings,
     locate_failure,
+    map_refs,
     model_schemas,
     run_generator,
     share_duplicates,
@@ -83,31 +83,20 @@ def _def_name(ref: str) -> tuple[str, bool] | None:
     return unescape(segments[0]), len(segments) > 1
 
 
-def _externalize(node: Json, shared: set[str], used: set[str], names: bool = False) -> Json:
+def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
     """Point references to shared definitions at the shared file (imports, once mapped);
-    the names referred to are added to ``used``. ``names``: ``node`` maps property (or
-    definition) names to schemas, none of them a keyword."""
-    if isinstance(node, list):
-        return [_externalize(item, shared, used) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Json] = {}
-    for key, value in node.items():
-        if names:
-            out[key] = _externalize(value, shared, used)
-            continue
-        target = _def_name(value) if key == "$ref" and isinstance(value, str) else None
-        if target is not None and target[0] in shared:
-            if target[1]:
-                raise _NotSplittable(value)
-            used.add(target[0])
-            out[key] = _SHARED_FILE + value
-            continue
-        if key in DATA_KEYWORDS:
-            out[key] = value
-        else:
-            out[key] = _externalize(value, shared, used, key in SCHEMA_MAPS)
-    return out
+    the names referred to are added to ``used``."""
+
+    def point(ref: str) -> str:
+        target = _def_name(ref)
+        if target is None or target[0] not in shared:
+            return ref
+        if target[1]:
+            raise _NotSplittable(ref)
+        used.add(target[0])
+        return _SHARED_FILE + ref
+
+    return map_refs(node, point)
 
 
 def _references(schema: Json) -> set[str]:
@@ -203,9 +192,8 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
 @cache_result
 def _settings(package: str) -> str:
     """The generator's version and settings, part of every module's cache key."""
-    settings = generator_settings(base_module=f"{package}.models._base")
-    version = metadata.version("datamodel-code-generator")
-    return version + json.dumps(settings, sort_keys=True)
+    settings = {"base_module": f"{package}.models._base", **SETTINGS}
+    return metadata.version("datamodel-code-generator") + json.dumps(settings, sort_keys=True)
 
 
 def _subset_digest(names: list[str], defs: dict[str, Json], digests: dict[str, str]) -> str:
@@ -289,13 +277,22 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
         else:
             sources[module.name] = found
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
-    pending = _submit(todo, package, workers) if workers > 1 else None
+    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    biggest_first = sorted(todo, key=lambda m: -len(m.classes))
+    futures = (
+        {m.name: pool.submit(_generate_checked, m, package) for m in biggest_first} if pool else {}
+    )
 
     def finish() -> Models:
-        if pending is None:
+        try:
+            results = [
+                futures[m.name].result() if pool else _generate_checked(m, package) for m in todo
+            ]
+        except BrokenProcessPool:  # a worker died (out of memory?): generate here
             results = [_generate_checked(module, package) for module in todo]
-        else:
-            results = _gather(pending, todo, package)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
         failed: str | None = None
         for module, (source, error) in zip(todo, results, strict=True):
             if error is not None:
@@ -317,26 +314,3 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
         raise InputError(locate_failure(manifest, model_schemas(manifest), Exception(failed)))
 
     return finish
-
-
-Pending = tuple[ProcessPoolExecutor, list[Future[tuple[str, str | None]]]]
-
-
-def _submit(todo: list[ModelModule], package: str, workers: int) -> Pending:
-    """The generator over ``todo`` in ``workers`` processes, biggest module first."""
-    pool = ProcessPoolExecutor(workers)
-    order = sorted(range(len(todo)), key=lambda i: -len(todo[i].classes))
-    futures = {i: pool.submit(_generate_checked, todo[i], package) for i in order}
-    return pool, [futures[i] for i in range(len(todo))]
-
-
-def _gather(
-    pending: Pending, todo: list[ModelModule], package: str
-) -> list[tuple[str, str | None]]:
-    pool, futures = pending
-    try:
-        return [future.result() for future in futures]
-    except BrokenProcessPool:  # a worker died (out of memory?): generate here
-        return [_generate_checked(module, package) for module in todo]
-    finally:
-        pool.shutdown(cancel_futures=True)

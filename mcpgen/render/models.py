@@ -15,7 +15,7 @@ import hashlib
 import json
 import tempfile
 import warnings
-from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -134,24 +134,29 @@ def _rewrite_ref(ref: str, owner: str, local: dict[str, str]) -> str:
     return f"#/$defs/{_escape(owner)}{pointer}"
 
 
-def _rewrite(node: Json, owner: str, local: dict[str, str], names: bool = False) -> Json:
-    """``node`` with its local references rewritten; ``names``: ``node`` maps names to
-    schemas (``properties``), so a property called ``default`` is a schema, not data."""
+def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
+    """``node`` with every ``$ref`` replaced by ``fn(ref)``; ``names``: ``node`` maps names
+    to schemas (``properties``), so a property called ``default`` is a schema, not data."""
     if isinstance(node, list):
-        return [_rewrite(item, owner, local) for item in node]
+        return [map_refs(item, fn) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Json] = {}
     for key, value in node.items():
         if names:
-            out[key] = _rewrite(value, owner, local)
+            out[key] = map_refs(value, fn)
         elif key in DATA_KEYWORDS:
             out[key] = copy.deepcopy(value)
-        elif key == "$ref" and isinstance(value, str) and value.startswith("#"):
-            out[key] = _rewrite_ref(value, owner, local)
+        elif key == "$ref" and isinstance(value, str):
+            out[key] = fn(value)
         else:
-            out[key] = _rewrite(value, owner, local, key in SCHEMA_MAPS)
+            out[key] = map_refs(value, fn, key in SCHEMA_MAPS)
     return out
+
+
+def _rewrite(node: Json, owner: str, local: dict[str, str]) -> Json:
+    """``node`` with its local references rewritten."""
+    return map_refs(node, lambda ref: _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref)
 
 
 def combined_document(
@@ -217,19 +222,13 @@ _PLAIN_OPTIONS: dict[str, Any] = {
 _FORMATTERS = [("format", "Formatter", "BUILTIN")]
 
 
-def generator_settings(base_module: str | None = None) -> dict[str, Any]:
-    """The settings as plain data (for cache keys): what ``generator_options`` builds."""
-    return {
-        "base_module": base_module,
-        "enums": _ENUM_OPTIONS,
-        "plain": _PLAIN_OPTIONS,
-        "formatters": _FORMATTERS,
-    }
+# the settings as plain data (for cache keys): what ``generator_options`` builds
+SETTINGS = {"enums": _ENUM_OPTIONS, "plain": _PLAIN_OPTIONS, "formatters": _FORMATTERS}
 
 
-def generator_options(base_module: str | None = None) -> dict[str, Any]:
-    """datamodel-code-generator's settings. With ``base_module`` (``PKG.models._base``) every
-    class derives from its ``BASE_CLASS`` instead of repeating the same ``model_config``."""
+def generator_options(base_module: str) -> dict[str, Any]:
+    """datamodel-code-generator's settings: every class derives from the ``BASE_CLASS`` of
+    ``base_module`` (``PKG.models._base``) instead of repeating the same ``model_config``."""
     import importlib
 
     def member(spec: tuple[str, str, str]) -> Any:
@@ -237,17 +236,8 @@ def generator_options(base_module: str | None = None) -> dict[str, Any]:
         found = importlib.import_module(f"datamodel_code_generator.{module}")
         return getattr(getattr(found, enum), name)
 
-    if base_module is not None:
-        config: dict[str, Any] = {"base_class": f"{base_module}.{BASE_CLASS}"}
-    else:
-        config = {
-            "allow_population_by_field_name": True,
-            "extra_template_data": defaultdict(
-                dict, {"#all#": {"config": {"protected_namespaces": ()}}}
-            ),
-        }
     return {
-        **config,
+        "base_class": f"{base_module}.{BASE_CLASS}",
         **{key: member(spec) for key, spec in _ENUM_OPTIONS.items()},
         **_PLAIN_OPTIONS,
         "formatters": [member(spec) for spec in _FORMATTERS],
@@ -266,44 +256,32 @@ def run_generator(document: dict[str, Json], options: dict[str, Any]) -> str:
     return source
 
 
-def _run(models: dict[str, Json], shared: dict[str, Json]) -> str:
-    """One generator call on the combined document (one module, no base class)."""
-    return run_generator(combined_document(models, shared), generator_options())
-
-
-def _first_line(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 def locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) -> list[Problem]:
     """Find which schemas the model generator rejects (one at a time) and say where they are."""
-    culprits: list[str] = []
-    shared = manifest.shared_defs
-    for name in sorted(shared):
+
+    def fails(models: dict[str, Json]) -> Exception | None:
         try:
-            _run({}, {name: shared[name]} | {k: v for k, v in shared.items() if k != name})
-        except Exception:
+            run_generator(combined_document(models, shared), generator_options(base))
+        except Exception as failure:
+            return failure
+        return None
+
+    shared = manifest.shared_defs
+    base = f"{manifest.server.package}.models._base"
+    # shared definitions depend on each other: when they fail, the first is pointed at
+    culprits = [min(shared)] if shared and fails({}) else []
+    for name in sorted(models) if not culprits else ():
+        failure = fails({name: models[name]})
+        if failure is not None:
             culprits.append(name)
-            break  # shared definitions depend on each other; one is enough to point at
-    if not culprits:
-        for name in sorted(models):
-            try:
-                _run({name: models[name]}, shared)
-            except Exception as one:
-                culprits.append(name)
-                exc = one
+            exc = failure
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 300 else text[:297] + "..."
     problems = []
     for name in culprits or [""]:
         field_path, location = manifest.origins.get(name) or ("", Location(manifest.source))
-        problems.append(
-            Problem(
-                Level.ERROR,
-                location,
-                field_path,
-                f"cannot generate a typed model from this schema: {_first_line(exc)}",
-            )
-        )
+        message = f"cannot generate a typed model from this schema: {text}"
+        problems.append(Problem(Level.ERROR, location, field_path, message))
     return problems
 
 

@@ -26,10 +26,6 @@ def _json(value: Json) -> Json:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _present(pairs: tuple[tuple[str, Json], ...]) -> dict[str, Json]:
-    return {key: value for key, value in pairs if value is not None}
-
-
 def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
     entry: dict[str, Json] = {"definition": tool.definition, "ident": tool.ident}
     full = tool.full_parts
@@ -82,81 +78,78 @@ def prompt_entry(prompt: Prompt, package: str) -> dict[str, Json]:
     return entry
 
 
+def _variable(
+    name: str,
+    description: str,
+    secret: bool = False,
+    required: bool = False,
+    default: str | None = None,
+    **more: Json,
+) -> dict[str, Json]:
+    """One entry of ``environment``; ``more``: ``transports`` (only these read it) or
+    ``credential`` (of the wrapped API: a host sets it with its pair, id and secret)."""
+    entry = {"name": name, "description": description, "secret": secret, "required": required}
+    return {**entry, "default": default, **more}
+
+
 def environment(manifest: Manifest) -> list[dict[str, Json]]:
     """Every environment variable the server reads that a deployment may have to set."""
     found: list[dict[str, Json]] = []
-
-    def add(
-        name: str,
-        description: str,
-        *,
-        secret: bool = False,
-        required: bool = False,
-        default: str | None = None,
-        transports: tuple[str, ...] = (),
-        credential: bool = False,
-    ) -> None:
-        entry = {
-            "name": name,
-            "description": description,
-            "secret": secret,
-            "required": required,
-            "default": default,
-        }
-        if credential:  # of the wrapped API: a host sets it with its pair (id and secret)
-            entry["credential"] = True
-        if transports:
-            entry["transports"] = list(transports)
-        found.append(entry)
-
     prefix = manifest.http.env_prefix
     # the variables of the offered network transports (none when only stdio is offered)
-    network = tuple(t for t in manifest.transports if t != "stdio")
+    network = [t for t in manifest.transports if t != "stdio"]
+    where: dict[str, Json] = {"transports": network} if network else {}
     if manifest.shares_state:  # the package carries the Redis backend
-        add(
-            prefix + "REDIS_URL",
-            "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
-            default=manifest.http.redis_url,
-            transports=network,
+        found.append(
+            _variable(
+                prefix + "REDIS_URL",
+                "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
+                default=manifest.http.redis_url,
+                **where,
+            )
         )
     if network:  # what only the network transports read
-        add(
-            prefix + "STATE_SECRET",
-            "at least 32 random characters, the same on every replica: seals requestState and shared values",
-            secret=True,
-            transports=network,
+        found.append(
+            _variable(
+                prefix + "STATE_SECRET",
+                "at least 32 random characters, the same on every replica: seals requestState and shared values",
+                secret=True,
+                **where,
+            )
         )
         auth = manifest.auth
         if auth.type in ("bearer", "apiKey"):
-            add(
-                auth.env,
-                "the keys HTTP clients may present (comma separated)",
-                secret=True,
-                required=True,
-                transports=network,
-            )
+            keys = "the keys HTTP clients may present (comma separated)"
+            found.append(_variable(auth.env, keys, secret=True, required=True, **where))
         if auth.type == "oauth" and auth.introspection_url:
-            add(
-                prefix + "INTROSPECTION_CLIENT_ID",
-                "client id for token introspection",
-                transports=network,
-            )
-            add(
-                prefix + "INTROSPECTION_CLIENT_SECRET",
-                "client secret for token introspection",
-                secret=True,
-                transports=network,
-            )
+            what = "client id for token introspection"
+            found.append(_variable(prefix + "INTROSPECTION_CLIENT_ID", what, **where))
+            what = "client secret for token introspection"
+            found.append(_variable(prefix + "INTROSPECTION_CLIENT_SECRET", what, True, **where))
     upstream = manifest.upstream
     if upstream:
-        add(upstream["baseUrlEnv"], "base URL of the wrapped API", default=upstream["baseUrl"])
+        url = "base URL of the wrapped API"
+        found.append(_variable(upstream["baseUrlEnv"], url, default=upstream["baseUrl"]))
         schemes = upstream.get("securitySchemes", {})
         sources = parse_sources(schemes, upstream.get("credentials"), None)
         for scheme, source in sources.items():
             base = upstream["credentialEnv"][scheme]
             for suffix, meaning, secret in env_suffixes(source):
-                add(base + suffix, f"{meaning} ({scheme})", secret=secret, credential=True)
+                entry = _variable(base + suffix, f"{meaning} ({scheme})", secret, credential=True)
+                found.append(entry)
     return found
+
+
+def _camel(obj: Any, names: str, **renamed: str) -> dict[str, Json]:
+    """The attributes ``names`` (space separated) of a model part as JSON: camelCase keys
+    (or the ``renamed`` ones), tuples as lists, None left out."""
+    data = {}
+    for name in names.split():
+        value = getattr(obj, name)
+        if value is not None:
+            head, *rest = name.split("_")
+            data[renamed.get(name, head + "".join(w.title() for w in rest))] = _json(value)
+    return data
 
 
 def spec_data(manifest: Manifest) -> dict[str, Json]:
@@ -166,27 +159,14 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
     auth = manifest.auth
     data: dict[str, Json] = {
         "format": SPEC_FORMAT,
-        "server": _present(
-            (
-                ("name", server.name),
-                ("version", server.version),
-                ("title", server.title),
-                ("description", server.description),
-                ("instructions", server.instructions),
-                ("websiteUrl", server.website_url),
-                ("package", server.package),
-                ("script", server.script),
-            )
+        "server": _camel(
+            server, "name version title description instructions website_url package script"
         ),
-        "capabilities": {
-            "toolsListChanged": caps.tools_list_changed,
-            "resourcesListChanged": caps.resources_list_changed,
-            "resourcesSubscribe": caps.resources_subscribe,
-            "promptsListChanged": caps.prompts_list_changed,
-            "logging": caps.logging,
-            "completions": caps.completions,
-            "pageSize": caps.page_size,
-        },
+        "capabilities": _camel(
+            caps,
+            "tools_list_changed resources_list_changed resources_subscribe "
+            "prompts_list_changed logging completions page_size",
+        ),
         # the runtime's Settings defaults, by field name: the model's names are the same
         "settings": {
             "env_prefix": http.env_prefix,
@@ -194,21 +174,11 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             **{k: _json(v) for k, v in vars(http).items() if k != "env_prefix"},
         },
         "transports": list(manifest.transports),
-        "auth": _present(
-            (
-                ("type", auth.type),
-                ("header", auth.header),
-                ("env", auth.env if auth.type in ("bearer", "apiKey") else None),
-                ("issuer", auth.issuer),
-                ("audience", auth.audience),
-                ("jwksUrl", auth.jwks_url),
-                ("jwksFile", auth.jwks_file),
-                ("introspectionUrl", auth.introspection_url),
-                ("hideUnauthorized", auth.hide_unauthorized_tools),
-                ("algorithms", list(auth.algorithms)),
-                ("leeway", auth.leeway),
-                ("scopesSupported", list(auth.scopes_supported)),
-            )
+        "auth": _camel(
+            auth,
+            "type header env issuer audience jwks_url jwks_file introspection_url "
+            "hide_unauthorized_tools algorithms leeway scopes_supported",
+            hide_unauthorized_tools="hideUnauthorized",
         ),
         "mode": manifest.mode,
         "environment": environment(manifest),
@@ -228,6 +198,8 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             for c in manifest.completions
         ],
     }
+    if auth.type not in ("bearer", "apiKey"):
+        del data["auth"]["env"]  # the keys of other types are not in the environment
     if manifest.upstream is not None:
         data["upstream"] = manifest.upstream
         if auth.enabled and auth.header.lower() != "authorization":

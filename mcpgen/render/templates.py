@@ -10,8 +10,8 @@ from typing import Any
 
 import jinja2
 
-from mcpgen import identifiers as names
 from mcpgen.literals import py
+from mcpgen.problems import printable
 
 
 def templates_dir() -> Path:
@@ -39,29 +39,9 @@ def keywords(params: list[Any], values: dict[str, Any]) -> list[str]:
 
 
 def docstring(text: str | None) -> str:
-    """Text made safe inside a triple-quoted docstring (no escapes or quotes end it early)."""
-    if not text:
-        return ""
-    if '"' not in text and "\\" not in text and _printable(text):
-        return text.strip()  # nothing to escape (most texts; the loop below is slow)
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch in "\n\t":
-            out.append(ch)
-        elif not ch.isprintable():
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out).strip()
-
-
-def _printable(text: str) -> bool:
-    """Every character printable, line breaks and tabs aside."""
-    return text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()
+    """Text made safe inside a triple-quoted docstring: backslashes and quotes escaped (no
+    escape or quote ends it early), unprintable characters but line breaks and tabs too."""
+    return printable((text or "").replace("\\", "\\\\").replace('"', '\\"'), "\n\t").strip()
 
 
 def comment(text: str | None) -> str:
@@ -101,9 +81,9 @@ def environment() -> jinja2.Environment:
     )
     from mcpgen.model.examples import invalid_example, valid_example
 
-    env.filters["entries"] = entries
-    env.filters["variable_dict"] = variable_dict
     env.filters.update(
+        entries=entries,
+        variable_dict=variable_dict,
         valid_example=valid_example,
         invalid_example=invalid_example,
         py=py,
@@ -113,8 +93,6 @@ def environment() -> jinja2.Environment:
         toml=toml_string,
         oneline=oneline,
         md=markdown_inline,
-        snake=names.snake,
-        pascal=names.pascal,
         json=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False),
     )
     return env

@@ -91,10 +91,6 @@ def plan(root: Path, output: Output, moves: list[Move] | None = None) -> Plan:
     return result
 
 
-def _package_dirs(output: Output) -> list[Path]:
-    return sorted({Path(p).parent for p in output.generated if p.startswith("src/")})
-
-
 def _obsolete(root: Path, output: Output) -> list[str]:
     """Files an earlier build generated that this build no longer produces."""
     found = []
@@ -125,35 +121,25 @@ def _obsolete(root: Path, output: Output) -> list[str]:
 def _orphaned(root: Path, output: Output, moves: list[Move]) -> list[str]:
     """Handler files whose tool/resource/prompt left the manifest (kept, and reported); an
     active override and a helper module a handler imports are not orphans."""
-    named = handlers.named_files(output.stubs, output.overrides) | {m.new for m in moves}
+    named = set(output.stubs) | output.overrides | {m.new for m in moves}
+    packages = {PurePosixPath(p).parent for p in output.generated if p.startswith("src/")}
     found: list[str] = []
-    for package in _package_dirs(output):
-        if PurePosixPath(package).parent.as_posix() != "src":
-            continue
+    for package in sorted(p for p in packages if p.parent.as_posix() == "src"):
         found += handlers.orphans(root, package.as_posix(), named, gone={m.old for m in moves})
     return found
 
 
 def diff(plan: Plan) -> str:
+    after = {**plan.output.generated, **{r: plan.output.stubs[r] for r in plan.stubs_added}}
     chunks: list[str] = []
-    files = {**plan.output.generated}
-    for relative in plan.stubs_added:
-        files[relative] = plan.output.stubs[relative]
-    for relative in sorted(plan.changed + plan.created + plan.stubs_added):
+    for relative in sorted(plan.changed + plan.created + plan.stubs_added) + plan.obsolete:
         before = _read(plan.root / relative) or ""
         chunks.extend(
             difflib.unified_diff(
                 before.splitlines(keepends=True),
-                files[relative].splitlines(keepends=True),
+                after[relative].splitlines(keepends=True) if relative in after else [],
                 fromfile=f"a/{relative}",
-                tofile=f"b/{relative}",
-            )
-        )
-    for relative in plan.obsolete:
-        before = _read(plan.root / relative) or ""
-        chunks.extend(
-            difflib.unified_diff(
-                before.splitlines(keepends=True), [], fromfile=f"a/{relative}", tofile="/dev/null"
+                tofile=f"b/{relative}" if relative in after else "/dev/null",
             )
         )
     return "".join(chunks)

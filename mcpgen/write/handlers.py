@@ -12,20 +12,8 @@ what a tool, resource or prompt that left the manifest used to run. Imports are 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-
-
-def python_files(root: Path, package_dir: str) -> list[str]:
-    """Every ``.py`` file under ``<package_dir>/handlers``, relative to ``root`` (POSIX)."""
-    handlers = root / package_dir / "handlers"
-    if not handlers.is_dir():
-        return []
-    return sorted(
-        path.relative_to(root).as_posix()
-        for path in handlers.rglob("*.py")
-        if "__pycache__" not in path.parts and path.is_file()
-    )
 
 
 def orphans(
@@ -33,7 +21,15 @@ def orphans(
 ) -> list[str]:
     """Handler files no manifest item names and no named file imports (``__init__.py``
     files are never reported). ``gone`` are files about to be removed (renamed away)."""
-    files = [f for f in python_files(root, package_dir) if f not in set(gone)]
+    handlers = root / package_dir / "handlers"
+    found = handlers.rglob("*.py") if handlers.is_dir() else ()
+    leaving = set(gone)
+    files = sorted(
+        path.relative_to(root).as_posix()
+        for path in found
+        if "__pycache__" not in path.parts and path.is_file()
+    )
+    files = [f for f in files if f not in leaving]
     present = set(files)
     live = reachable(root, package_dir, [f for f in named if f in present], present)
     return [f for f in files if f not in live and PurePosixPath(f).name != "__init__.py"]
@@ -50,7 +46,8 @@ def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[s
             continue
         seen.add(relative)
         for module in imported_modules(root / relative, _module_of(relative, src)):
-            for candidate in _files_of(module, src):
+            base = src.joinpath(*module)
+            for candidate in (f"{base}.py", f"{base}/__init__.py"):
                 if candidate in present and candidate not in seen:
                     todo.append(candidate)
     return seen
@@ -87,13 +84,3 @@ def imported_modules(path: Path, module: tuple[str, ...]) -> set[tuple[str, ...]
 def _module_of(relative: str, src: PurePosixPath) -> tuple[str, ...]:
     parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
     return parts[:-1] if parts[-1] == "__init__" else parts
-
-
-def _files_of(module: tuple[str, ...], src: PurePosixPath) -> list[str]:
-    base = src.joinpath(*module)
-    return [f"{base}.py", f"{base}/__init__.py"]
-
-
-def named_files(stubs: Mapping[str, str], overrides: Iterable[str]) -> set[str]:
-    """The handler files a build names: its stubs and the overrides it would use."""
-    return set(stubs) | set(overrides)

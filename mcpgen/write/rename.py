@@ -113,7 +113,10 @@ def plan_moves(
                 f"--rename {rename.old}={rename.new}: both names have the file {new}; "
                 "nothing to move"
             )
-        untouched = (root / new).is_file() and _read(root / new) == stub(new)
+        try:
+            untouched = (root / new).read_text("utf-8") == stub(new)
+        except (OSError, UnicodeDecodeError):
+            untouched = False
         if ((root / new).exists() and not untouched) or any(m.new == new for m in moves):
             raise RenameError(
                 f"--rename {rename.old}={rename.new}: {new} exists already and is not the "
@@ -136,13 +139,6 @@ def plan_moves(
         text = _retitle(text, kind, rename.old, rename.new)
         moves.append(Move(old, new, text))
     return moves
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def rename_names(source: str, mapping: dict[str, str]) -> str:
