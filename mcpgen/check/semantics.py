@@ -124,10 +124,7 @@ class Checker:
                         f"(use one of: {', '.join(_SCHEMA_TYPES)})"
                     )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
-        nodes = schemas.objects(schema)  # paths are made only for a schema with a problem
-        for path, message in (
-            schemas.bad_patterns(schema) if schemas.has_bad_patterns(nodes) else ()
-        ):
+        for path, message in schemas.bad_patterns(schema):
             self.error((*where, *path), message)
         if not imported and not violations:
             root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
@@ -135,8 +132,7 @@ class Checker:
                 schema, root or {"$defs": self.data["$defs"]}
             ):
                 self.error((*where, *path), message)
-        problems = schemas.has_keyword_problems(nodes, imported)
-        for path, message, fatal in schemas.keyword_problems(schema, imported) if problems else ():
+        for path, message, fatal in schemas.keyword_problems(schema, imported):
             (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if not self.resolves(r, own_root)}
         for path, ref in schemas.refs(schema) if bad else ():
