@@ -12,6 +12,11 @@ Json = Any
 ContentKind = Literal["text", "blob"]
 
 
+def given(*fields: tuple[str, Json]) -> dict[str, Json]:
+    """A definition's fields whose value is not None, in order."""
+    return {key: value for key, value in fields if value is not None}
+
+
 @dataclass(frozen=True)
 class StaticContent:
     kind: ContentKind
@@ -119,21 +124,14 @@ class Resource:
     @property
     def definition(self) -> dict[str, Json]:
         """The resource (or template) as resources/list or resources/templates/list shows it."""
-        result: dict[str, Json] = {}
-        if self.uri_template is not None:
-            result["uriTemplate"] = self.uri_template
-        else:
-            result["uri"] = self.uri
-        result["name"] = self.name
-        for key, value in (
+        return given(
+            ("uriTemplate", self.uri_template),
+            ("uri", self.uri),
+            ("name", self.name),
             ("title", self.title),
             ("description", self.description),
             ("mimeType", self.mime_type),
             ("size", self.size),
             ("annotations", self.annotations),
-        ):
-            if value is not None:
-                result[key] = value
-        if self.icons:
-            result["icons"] = list(self.icons)
-        return result
+            ("icons", list(self.icons) or None),
+        )

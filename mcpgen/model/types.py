@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcpgen.model.prompts import Prompt
-from mcpgen.model.resources import Resource
+from mcpgen.model.resources import Resource, given
 from mcpgen.model.settings import OFFERED_TRANSPORTS, Auth, Ci, Deploy, HttpSettings, Observability
 from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
@@ -146,27 +146,20 @@ class Tool:
 
         return client_method(self.ident)
 
-
     @cached_property
     def full_definition(self) -> dict[str, Json]:
         """The tool with its full schemas and texts (what validation uses)."""
-        result: dict[str, Json] = {"name": self.name}
-        if self.title is not None:
-            result["title"] = self.title
-        if self.description is not None:
-            result["description"] = self.description
-        result["inputSchema"] = self.input_schema
-        if self.output_schema is not None:
-            result["outputSchema"] = self.output_schema
-        if self.annotations:
-            result["annotations"] = self.annotations
-        if self.icons:
-            result["icons"] = list(self.icons)
-        if self.meta:
-            result["_meta"] = self.meta
-        if self.task:
-            result["execution"] = {"taskSupport": self.task}
-        return result
+        return given(
+            ("name", self.name),
+            ("title", self.title),
+            ("description", self.description),
+            ("inputSchema", self.input_schema),
+            ("outputSchema", self.output_schema),
+            ("annotations", self.annotations or None),
+            ("icons", list(self.icons) or None),
+            ("_meta", self.meta or None),
+            ("execution", {"taskSupport": self.task} if self.task else None),
+        )
 
     @cached_property
     def definition(self) -> dict[str, Json]:
