@@ -14,7 +14,6 @@ from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import compact, fastpath
 from mcpgen.model import names as assigned
-from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised, Pack
 from mcpgen.model.resources import Resource, StaticContent
@@ -23,7 +22,9 @@ from mcpgen.model.settings import (
     Ci,
     Observability,
     auth_settings,
+    deploy_settings,
     http_settings,
+    read,
 )
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
 from mcpgen.openapi.result import Merged, Operation
@@ -102,16 +103,14 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         ),
         upstream=merged.upstream,
         code_mode=_code_mode(options.get("codeMode")),
-        ci=Ci(
-            github=bool(data.get("ci", {}).get("github", False)),
-            mcpgen=data.get("ci", {}).get("mcpgen"),
+        deploy=(
+            deploy_settings(data["deploy"], server.distribution, server.version)
+            if "deploy" in data
+            else None
         ),
-        observability=Observability(
-            metrics=str(data.get("observability", {}).get("metrics", "protected"))
-        ),
+        ci=read(Ci, data.get("ci", {})),
+        observability=read(Observability, data.get("observability", {})),
     )
-    if "deploy" in data:
-        manifest = replace(manifest, deploy=deploy_settings(data["deploy"], manifest))
     manifest = replace(manifest, origins=_origins(doc, manifest))
     if manifest.upstream and manifest.upstream.get("mode") == "auto":
         manifest = replace(manifest, upstream=_resolve_mode(manifest))
