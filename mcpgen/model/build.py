@@ -168,20 +168,13 @@ def _origins(doc: Document, manifest: Manifest) -> Origins:
 
 def _server(raw: dict[str, Any]) -> Server:
     name = raw["name"]
-    package = raw.get("package") or f"{names.snake(name).rstrip('_')}_mcp"
-    return Server(
-        name=name,
-        version=raw.get("version", "0.1.0"),
-        title=raw.get("title"),
-        description=raw.get("description"),
-        instructions=raw.get("instructions"),
-        website_url=raw.get("websiteUrl"),
-        package=package,
+    return read(
+        Server,
+        raw,
+        package=raw.get("package") or f"{names.snake(name).rstrip('_')}_mcp",
         distribution=raw.get("distribution") or f"{names.kebab(name)}-mcp",
         script=raw.get("script") or names.kebab(name),
         class_prefix=names.pascal(name),
-        python_requires=raw.get("pythonRequires", ">=3.11"),
-        dependencies=tuple(raw.get("dependencies", [])),
     )
 
 
@@ -211,7 +204,6 @@ def _tool(
     advertise: Advertised | None = None,
     http: Operation | None = None,
 ) -> Tool:
-    name = raw["name"]
     input_schema, _ = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
     output, _ = _resolve_root(raw.get("output"), shared)
     bundled = schemas.bundle(input_schema, shared, index)
@@ -226,26 +218,18 @@ def _tool(
             raw.get("annotations") or None,
             http.wrapped_output,
         )
-    return Tool(
-        name=name,
-        title=raw.get("title"),
-        description=raw.get("description"),
+    return read(
+        Tool,
+        raw,
         input_schema=bundled,
         output_schema=bundled_output,
         annotations=raw.get("annotations") or None,
-        context=bool(raw.get("context", False)),
-        scopes=tuple(raw.get("scopes", [])),
-        timeout=raw.get("timeout"),
-        enabled=bool(raw.get("enabled", True)),
         http=http,
-        icons=tuple(raw.get("icons", [])),
-        meta=raw.get("meta"),
         ident=named.ident,
         input_model=named.models[0],
         output_model=named.models[1],
         strict_model_exact=fastpath.strict_model_exact(bundled, shared),
         advertised=advertised,
-        task=raw.get("task"),
     )
 
 
@@ -281,23 +265,14 @@ def _resource(
     variables: tuple[str, ...] = ()
     if "uriTemplate" in raw:
         variables = tuple(uritemplate.parse(raw["uriTemplate"])[0])
-    return Resource(
-        name=raw["name"],
-        title=raw.get("title"),
-        description=raw.get("description"),
+    return read(
+        Resource,
+        raw,
         mime_type=mime_type or ("text/plain" if content and content.kind == "text" else None),
-        size=raw.get("size"),
-        uri=raw.get("uri"),
-        uri_template=raw.get("uriTemplate"),
         variables=variables,
         content=content,
-        context=bool(raw.get("context", False)),
-        subscribe=bool(raw.get("subscribe", False)),
-        annotations=raw.get("annotations"),
-        icons=tuple(raw.get("icons", [])),
         ident=named.ident,
         http=http,
-        scopes=tuple(raw.get("scopes", [])),
         input_schema=(
             None if imported_input is None else schemas.bundle(imported_input, shared, index)
         ),
@@ -307,27 +282,13 @@ def _resource(
 def _prompt(raw: dict[str, Any], named: assigned.Assigned, base_dir: Path) -> Prompt:
     handler = bool(raw.get("handler", False))
     messages = () if handler else tuple(_message(m, base_dir) for m in raw.get("messages", []))
-    return Prompt(
-        name=raw["name"],
-        title=raw.get("title"),
-        description=raw.get("description"),
-        arguments=tuple(
-            PromptArgument(
-                name=a["name"],
-                title=a.get("title"),
-                description=a.get("description"),
-                required=bool(a.get("required", False)),
-            )
-            for a in raw.get("arguments", [])
-        ),
+    return read(
+        Prompt,
+        raw,
+        arguments=tuple(read(PromptArgument, a) for a in raw.get("arguments", [])),
         messages=messages,
-        handler=handler,
-        context=bool(raw.get("context", False)),
-        enabled=bool(raw.get("enabled", True)),
-        icons=tuple(raw.get("icons", [])),
         ident=named.ident,
         class_name=named.classes[0],
-        scopes=tuple(raw.get("scopes", [])),
     )
 
 
@@ -361,11 +322,5 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
 
 
 def _completion(raw: dict[str, Any], named: assigned.Assigned) -> Completion:
-    return Completion(
-        target="prompt" if "prompt" in raw else "resource",
-        ref=named.ref,
-        argument=raw["argument"],
-        values=tuple(raw.get("values", [])),
-        handler=bool(raw.get("handler", False)),
-        ident=named.ident,
-    )
+    target = "prompt" if "prompt" in raw else "resource"
+    return read(Completion, raw, target=target, ref=named.ref, ident=named.ident)

@@ -13,9 +13,9 @@ Json = Any
 @dataclass(frozen=True)
 class PromptArgument:
     name: str
-    title: str | None
-    description: str | None
-    required: bool
+    title: str | None = None
+    description: str | None = None
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,17 +39,17 @@ class PromptMessage:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prompt:
     name: str
-    title: str | None
-    description: str | None
+    title: str | None = None
+    description: str | None = None
     arguments: tuple[PromptArgument, ...]
     messages: tuple[PromptMessage, ...]
-    handler: bool
-    context: bool
-    enabled: bool
-    icons: tuple[Json, ...]
+    handler: bool = False
+    context: bool = False
+    enabled: bool = True
+    icons: tuple[Json, ...] = ()
     ident: str
     class_name: str
     scopes: tuple[str, ...] = ()

@@ -37,21 +37,21 @@ class Variable:
         return not self.optional
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Resource:
     name: str
-    title: str | None
-    description: str | None
+    title: str | None = None
+    description: str | None = None
     mime_type: str | None
-    size: int | None
-    uri: str | None
-    uri_template: str | None
+    size: int | None = None
+    uri: str | None = None
+    uri_template: str | None = None
     variables: tuple[str, ...]
     content: StaticContent | None
-    context: bool
-    subscribe: bool
-    annotations: Json | None
-    icons: tuple[Json, ...]
+    context: bool = False
+    subscribe: bool = False
+    annotations: Json | None = None
+    icons: tuple[Json, ...] = ()
     ident: str
     http: Operation | None = None  # the GET operation behind it (OpenAPI resources)
     scopes: tuple[str, ...] = ()

@@ -1,5 +1,6 @@
 """Server-wide settings in the model: the HTTP transports, authentication, deployment
-files and CI files, and how they are read from the manifest (defaults filled in)."""
+files and CI files; and ``read``, which makes a dataclass of the model (these, and a tool,
+resource or prompt) from its section of the manifest, defaults filled in."""
 
 from __future__ import annotations
 
