@@ -331,27 +331,16 @@ def _tool_name_problem(name: str) -> str:
 
 def _deeper_than(value: Any, limit: int) -> JsonPath | None:
     """The path of the first value (in document order) more than ``limit`` levels down."""
-    level = [value] if isinstance(value, dict | list) else []
-    for _ in range(limit):  # first the containers level by level, without paths (cheap)
-        level = [c for n in level for c in _values(n) if isinstance(c, dict | list)]
-        if not level:
-            return None
-    if not any(level):  # no container ``limit`` levels down holds a value
-        return None
-    stack: list[tuple[Any, JsonPath]] = [(value, ())]
+    stack: list[tuple[Any, int, Any]] = [(value, 0, (None,))]
     while stack:
-        node, path = stack.pop()
-        if len(path) > limit:
-            return path
+        node, level, trail = stack.pop()
+        if level > limit:
+            return schemas.located(trail)
         if isinstance(node, dict):
-            stack.extend((node[k], (*path, k)) for k in reversed(list(node)))
+            stack.extend((node[k], level + 1, (trail, k)) for k in reversed(list(node)))
         elif isinstance(node, list):
-            stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
+            stack.extend((node[i], level + 1, (trail, i)) for i in range(len(node) - 1, -1, -1))
     return None
-
-
-def _values(node: dict[Any, Any] | list[Any]) -> Any:
-    return node.values() if isinstance(node, dict) else node
 
 
 def _pointer(path: JsonPath) -> str:

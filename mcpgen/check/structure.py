@@ -166,20 +166,13 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
+# JSON's type of a Python value, bool before int (a bool is an int)
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    found = (name for kind, name in _JSON_TYPES.items() if isinstance(value, kind))
+    return "null" if value is None else next(found, "object")
 
 
 def _short(value: Any) -> str:
