@@ -24,7 +24,7 @@ from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath
-from mcpgen.model.names import Assigned, assign
+from mcpgen.model.names import Assigned, assign, root_ref
 from mcpgen.problems import Level, Problem, Problems
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
@@ -172,7 +172,8 @@ class Checker:
                     self.check_schema((*where, part), tool[part], tool[part])
             for part in ("input", "output"):
                 given = tool.get(part, {"type": "object"})
-                schema = self.root_schema(given)
+                shared = root_ref(given, self.data["$defs"])  # what the model inlines
+                schema = given if shared is None else self.data["$defs"][shared]
                 if not isinstance(schema, dict) or schema.get("type") != "object":
                     at: JsonPath = (*where, part)
                     message = f"a tool's {part} schema must have 'type: object'"
@@ -183,14 +184,6 @@ class Checker:
             annotations = tool.get("annotations", {})
             if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
                 self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
-
-    def root_schema(self, schema: Any) -> Any:
-        """Follow a schema that is only a reference to a shared definition."""
-        if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-            found, target = schemas.resolve_pointer(self.data, schema["$ref"])
-            if found and not (set(schema) - {"$ref", "description", "title"}):
-                return target
-        return schema
 
     # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:

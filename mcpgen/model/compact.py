@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgen.model.relax import OUTPUT_DESCRIPTION_CHARS, floor, relax
-from mcpgen.model.schema_walk import ANNOTATIONS, DEEPER, LINK, TAG, children, shorten, size
+from mcpgen.model.schema_walk import DEEPER, LINK, TAG, children, shorten, size
 from mcpgen.model.share import flatten, share, tidy
 
 Json = Any
@@ -276,17 +276,3 @@ def advertise(
         out["outputSchema"] = None if relaxed in (None, {}, {"type": "object"}) else relaxed
     return out
 
-
-__all__ = [
-    "ANNOTATIONS",
-    "OUTPUT_DESCRIPTION_CHARS",
-    "CompactOptions",
-    "advertise",
-    "compact_input",
-    "compact_output",
-    "relax",
-    "share",
-    "size",
-    "strip",
-    "tidy",
-]
