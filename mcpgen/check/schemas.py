@@ -3,7 +3,8 @@ self-contained."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -284,3 +285,49 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
                 *located(trail),
                 "default",
             ), f"default {shown} does not match its schema: {error.message}"
+
+
+def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str, Json]:
+    """``node`` with ``fn(subschema, keyword)`` applied to each of its subschemas (data
+    keywords kept as they are)."""
+    out: dict[str, Json] = {}
+    for key, value in node.items():
+        if key in SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: fn(sub, key) for name, sub in value.items()}
+        elif key in SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [fn(sub, key) for sub in value]
+        elif key in (*SCHEMA_VALUES, "additionalItems") and isinstance(value, dict | bool):
+            out[key] = fn(value, key)
+        elif key == "items" and isinstance(value, list):
+            out[key] = [fn(sub, key) for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
+def def_name(ref: Json) -> str | None:
+    if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
+        name = ref[len(DEFS_PREFIX) :]
+        if "/" not in name:
+            return name.replace("~1", "/").replace("~0", "~")
+    return None
+
+
+def def_refs(node: Json) -> Counter[str]:
+    """The ``#/$defs/Name`` references in ``node`` (not inside a nested ``$defs``)."""
+    found: Counter[str] = Counter()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            name = def_name(current.get("$ref"))
+            if name is not None:
+                found[name] += 1
+            for key, value in current.items():
+                if key in ("const", "enum", "default", "examples", "$defs"):
+                    continue
+                if isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(current, list):
+            stack.extend(current)
+    return found

@@ -23,8 +23,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgen.model.relax import OUTPUT_DESCRIPTION_CHARS, floor, relax
-from mcpgen.model.schema_walk import DEEPER, LINK, TAG, children, shorten, size
+from mcpgen.check.schemas import children
+from mcpgen.model.relax import (
+    DEEPER,
+    LINK,
+    OUTPUT_DESCRIPTION_CHARS,
+    TAG,
+    floor,
+    relax,
+    shorten,
+    size,
+)
 from mcpgen.model.share import flatten, share, tidy
 
 Json = Any
@@ -275,4 +284,3 @@ def advertise(
         )
         out["outputSchema"] = None if relaxed in (None, {}, {"type": "object"}) else relaxed
     return out
-

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import cache
-from mcpgen.model import compact, relax, schema_walk, share
+from mcpgen.check import schemas
+from mcpgen.model import compact, relax, share
 
 Json = Any
 PREFIX = "advertised-v1-"
-_CODE = (compact, relax, share, schema_walk)  # the modules whose code makes the result
+_CODE = (compact, relax, share, schemas)  # the modules whose code makes the result
 
 
 @dataclass
