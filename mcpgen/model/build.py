@@ -16,7 +16,7 @@ from mcpgen.model import compact, fastpath
 from mcpgen.model import names as assigned
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised, Pack
-from mcpgen.model.resources import Resource, StaticContent
+from mcpgen.model.resources import ContentKind, Resource, StaticContent
 from mcpgen.model.settings import (
     OFFERED_TRANSPORTS,
     Ci,
@@ -233,6 +233,12 @@ def _tool(
     )
 
 
+def _inline(raw: dict[str, Any]) -> StaticContent | None:
+    """The ``text`` or ``blob`` (base64) content written in the manifest, if any."""
+    kinds: tuple[ContentKind, ...] = ("text", "blob")
+    return next((StaticContent(kind, raw[kind]) for kind in kinds if kind in raw), None)
+
+
 def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> StaticContent:
     data = (base_dir / relative).read_bytes()
     guessed = mime_type or mimetypes.guess_type(relative)[0] or "application/octet-stream"
@@ -253,13 +259,9 @@ def _resource(
     http: Operation | None = None,
     imported_input: Any = None,
 ) -> Resource:
-    content: StaticContent | None = None
+    content = _inline(raw)
     mime_type = raw.get("mimeType")
-    if "text" in raw:
-        content = StaticContent("text", raw["text"])
-    elif "blob" in raw:
-        content = StaticContent("blob", raw["blob"])
-    elif "file" in raw:
+    if "file" in raw:
         content = _read_static(base_dir, raw["file"], mime_type)
         mime_type = mime_type or mimetypes.guess_type(raw["file"])[0]
     variables: tuple[str, ...] = ()
@@ -298,17 +300,12 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
         return PromptMessage(role=role, kind="text", text=raw["text"])
     if "resource" in raw:
         item = raw["resource"]
-        inline: StaticContent | None = None
-        if "text" in item:
-            inline = StaticContent("text", item["text"])
-        elif "blob" in item:
-            inline = StaticContent("blob", item["blob"])
         return PromptMessage(
             role=role,
             kind="resource",
             uri=item["uri"],
             mime_type=item.get("mimeType"),
-            content=inline,
+            content=_inline(item),
         )
     kind: Literal["image", "audio"] = "image" if "image" in raw else "audio"
     item = raw[kind]
