@@ -136,9 +136,16 @@ def http_settings(raw: dict[str, Any], env_prefix: str) -> HttpSettings:
 
 def auth_settings(raw: dict[str, Any], env_prefix: str, scopes: set[str]) -> Auth:
     """``auth`` of the manifest; ``scopes``: every scope a tool, resource or prompt needs."""
-    header = raw.get("header", "X-API-Key" if raw.get("type") == "apiKey" else "Authorization")
     env = raw.get("env", f"{env_prefix}TOKENS")
-    return read(Auth, raw, header=header, env=env, scopes_supported=tuple(sorted(scopes)))
+    return read(Auth, raw, header=auth_header(raw), env=env, scopes_supported=tuple(sorted(scopes)))
+
+
+def auth_header(raw: dict[str, Any]) -> str:
+    """The header callers authenticate with: ``auth.header``, else the type's default."""
+    header = raw.get("header")
+    if isinstance(header, str):
+        return header
+    return "X-API-Key" if raw.get("type") == "apiKey" else "Authorization"
 
 
 def k8s_name(distribution: str) -> str:
