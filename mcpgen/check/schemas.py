@@ -3,6 +3,7 @@ self-contained."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -42,10 +43,25 @@ def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
 
 
 def metaschema_errors(schema: Json) -> Iterator[tuple[JsonPath, str]]:
-    """Violations of the 2020-12 metaschema, as (path inside the schema, message)."""
+    """Violations of the 2020-12 metaschema, as (path inside the schema, message); a
+    ``type`` that names no JSON Schema type is told which ones there are."""
     validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
     for error in sorted(validator.iter_errors(schema), key=lambda e: list(map(str, e.path))):
-        yield tuple(error.absolute_path), error.message
+        path, kind = tuple(error.absolute_path), error.instance
+        if path and path[-1] == "type" and not _schema_types(kind):
+            shown = json.dumps(kind, ensure_ascii=False)
+            yield path, f"{shown} is not a JSON Schema type (use one of: {', '.join(TYPES)})"
+        else:
+            yield path, error.message
+
+
+TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
+def _schema_types(value: Json) -> bool:
+    if isinstance(value, str):
+        value = [value]
+    return isinstance(value, list) and all(isinstance(v, str) and v in TYPES for v in value)
 
 
 class RefIndex:
@@ -263,7 +279,6 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
     """``default`` values that their own schema rejects (references resolve in ``root``):
     the model would hand a handler a value of another type, and its code would not
     type-check (``list[int] = ["x"]``)."""
-    import json
     import re
 
     from jsonschema.exceptions import SchemaError

@@ -28,7 +28,6 @@ from mcpgen.model.names import Assigned, assign, root_ref
 from mcpgen.problems import Level, Problem, Problems
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
-_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema allows
 
@@ -116,13 +115,6 @@ class Checker:
             self.error(where, "JSON Schema nested too deeply to check")
             return
         for path, message in violations:
-            if path and path[-1] == "type":
-                found, value = schemas.resolve_pointer(schema, _pointer(path))
-                if found and not _valid_types(value):
-                    message = (
-                        f"{json.dumps(value, ensure_ascii=False)} is not a JSON Schema type "
-                        f"(use one of: {', '.join(_SCHEMA_TYPES)})"
-                    )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
         for path, message in schemas.bad_patterns(schema):
             self.error((*where, *path), message)
@@ -334,16 +326,6 @@ def _deeper_than(value: Any, limit: int) -> JsonPath | None:
         elif isinstance(node, list):
             stack.extend((node[i], level + 1, (trail, i)) for i in range(len(node) - 1, -1, -1))
     return None
-
-
-def _pointer(path: JsonPath) -> str:
-    return "#/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _valid_types(value: Any) -> bool:
-    if isinstance(value, str):
-        return value in _SCHEMA_TYPES
-    return isinstance(value, list) and all(isinstance(v, str) and v in _SCHEMA_TYPES for v in value)
 
 
 def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Problems:
