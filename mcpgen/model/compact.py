@@ -34,6 +34,7 @@ from mcpgen.model.relax import (
     shorten,
     size,
 )
+from mcpgen.model.settings import read
 from mcpgen.model.share import flatten, share, tidy
 
 Json = Any
@@ -242,15 +243,7 @@ class CompactOptions:
 
     @classmethod
     def from_manifest(cls, raw: Json) -> CompactOptions:
-        if raw is False:
-            return cls(enabled=False)
-        if not isinstance(raw, dict):
-            return cls()
-        return cls(
-            description=int(raw.get("description", DESCRIPTION_CHARS)),
-            parameter_description=int(raw.get("parameterDescription", PROPERTY_DESCRIPTION_CHARS)),
-            output_schema=int(raw.get("outputSchema", OUTPUT_BUDGET)),
-        )
+        return read(cls, raw) if isinstance(raw, dict) else cls(enabled=raw is not False)
 
 
 def advertise(
