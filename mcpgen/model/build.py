@@ -226,6 +226,7 @@ def _tool(
         annotations=raw.get("annotations") or None,
         http=http,
         ident=named.ident,
+        client_method=str(named.method),
         input_model=named.models[0],
         output_model=named.models[1],
         strict_model_exact=fastpath.strict_model_exact(bundled, shared),
@@ -274,6 +275,7 @@ def _resource(
         variables=variables,
         content=content,
         ident=named.ident,
+        client_method=str(named.method),
         http=http,
         input_schema=(
             None if imported_input is None else schemas.bundle(imported_input, shared, index)
@@ -290,6 +292,7 @@ def _prompt(raw: dict[str, Any], named: assigned.Assigned, base_dir: Path) -> Pr
         arguments=tuple(read(PromptArgument, a) for a in raw.get("arguments", [])),
         messages=messages,
         ident=named.ident,
+        client_method=str(named.method),
         class_name=named.classes[0],
     )
 

@@ -51,14 +51,9 @@ class Prompt:
     enabled: bool = True
     icons: tuple[Json, ...] = ()
     ident: str
+    client_method: str
     class_name: str
     scopes: tuple[str, ...] = ()
-
-    @property
-    def client_method(self) -> str:
-        from mcpgen.identifiers import prompt_method
-
-        return prompt_method(self.ident)
 
     @property
     def parameters(self) -> tuple[Variable, ...]:

@@ -53,6 +53,7 @@ class Resource:
     annotations: Json | None = None
     icons: tuple[Json, ...] = ()
     ident: str
+    client_method: str
     http: Operation | None = None  # the GET operation behind it (OpenAPI resources)
     scopes: tuple[str, ...] = ()
     input_schema: Json | None = None  # an imported resource: its operation's parameters
@@ -74,12 +75,6 @@ class Resource:
             for name in body.split(",")
         }
         return tuple(Variable(v, kwarg(v), v in query) for v in self.variables)
-
-    @property
-    def client_method(self) -> str:
-        from mcpgen.identifiers import resource_method
-
-        return resource_method(self.ident)
 
     @property
     def example_uri(self) -> str:

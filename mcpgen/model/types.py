@@ -122,6 +122,7 @@ class Tool:
     icons: tuple[Json, ...] = ()
     meta: Json | None = None
     ident: str
+    client_method: str = ""  # the typed client's method (a mode's own tool has none)
     input_model: str = ""
     output_model: str | None = None
     http: Operation | None = None  # how to call the upstream operation (OpenAPI tools)
@@ -139,12 +140,6 @@ class Tool:
     def mode_tool(self) -> bool:
         """One of the search or code mode's own tools (not in ``_spec.json``)."""
         return self.mode is not None
-
-    @property
-    def client_method(self) -> str:
-        from mcpgen.identifiers import client_method
-
-        return client_method(self.ident)
 
     @cached_property
     def full_definition(self) -> dict[str, Json]:
