@@ -490,14 +490,26 @@ _JSON = st.recursive(
 
 @settings(max_examples=400, deadline=None)
 @given(_JSON)
-def test_the_checks_first_pass_finds_what_their_located_pass_reports(schema: Any) -> None:
-    """The schema checks make paths only for a schema with a problem: their path-free first
-    pass must see exactly what the located pass reports."""
+def test_the_checks_locate_what_they_report(schema: Any) -> None:
+    """The schema checks make a path only for a node with a problem (``schemas.located``):
+    each path they report leads to what it reports on."""
     from mcpgen.check import schemas
 
-    nodes = schemas.objects(schema)
+    def at(path: tuple[Any, ...]) -> Any:
+        node = schema
+        for part in path:
+            assert isinstance(node, dict | list) and (
+                part in node if isinstance(node, dict) else part < len(node)
+            )
+            node = node[part]
+        return node
+
     for lenient in (False, True):
-        found = any(schemas.keyword_problems(schema, lenient))
-        assert schemas.has_keyword_problems(nodes, lenient) == found
-    assert schemas.has_bad_patterns(nodes) == any(schemas.bad_patterns(schema))
+        for path, _, _ in schemas.keyword_problems(schema, lenient):
+            at(path)
+    for path, message in schemas.bad_patterns(schema):
+        key = path[-1] if path[-2:-1] == ("patternProperties",) else at(path)
+        assert repr(key) in message
+    for path, ref in schemas.refs(schema):
+        assert at(path) == ref
     assert schemas.ref_strings(schema) == {ref for _, ref in schemas.refs(schema)}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpgen.check.structure import did_you_mean
 from mcpgen.load import JsonPath
+from mcpgen.model.settings import auth_header
 from mcpgen.runtime.credential_config import (
     CredentialConfigError,
     forbidden_headers,
@@ -23,16 +24,7 @@ if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
 
 SECTION: JsonPath = ("openapi", "credentials")
-DEFAULT_HEADERS = {"apiKey": "X-API-Key", "bearer": "Authorization", "oauth": "Authorization"}
-
-
-def server_auth_header(auth: dict[str, Any]) -> str | None:
-    """The header this server's own callers authenticate with (None without auth)."""
-    kind = auth.get("type", "none")
-    if kind not in DEFAULT_HEADERS:
-        return None
-    header = auth.get("header")
-    return header if isinstance(header, str) else DEFAULT_HEADERS[kind]
+AUTH_TYPES = ("apiKey", "bearer", "oauth")
 
 
 def check_credentials(checker: Checker, broken: set[JsonPath]) -> None:
@@ -51,7 +43,8 @@ def check_credentials(checker: Checker, broken: set[JsonPath]) -> None:
     source = str(options.get("source", "the OpenAPI document"))
     auth = checker.data.get("auth", {})
     kind = auth.get("type", "none")
-    forbidden = forbidden_headers(server_auth_header(auth))
+    # the header this server's own callers authenticate with (none without auth)
+    forbidden = forbidden_headers(auth_header(auth) if kind in AUTH_TYPES else None)
     for name, entry in config.items():
         where: JsonPath = (*SECTION, name)
         if where in broken:

@@ -1,11 +1,15 @@
-"""JSON Schema helpers: reference checking and making tool schemas self-contained."""
+"""JSON Schema helpers: walking schemas, checking them, and making tool schemas
+self-contained."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
 from mcpgen.load import JsonPath
 
@@ -13,29 +17,11 @@ Json = Any
 DEFS_PREFIX = "#/$defs/"
 
 
-def refs(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+def refs(schema: Json) -> Iterator[tuple[JsonPath, str]]:
     """Every ``$ref`` string in a schema, with its path relative to the schema."""
-    stack: list[tuple[Json, JsonPath]] = [(schema, path)]
-    while stack:
-        node, where = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                yield (*where, "$ref"), ref
-            for key in sorted(node, reverse=True):
-                value = node[key]
-                if key in DATA_KEYWORDS:
-                    continue  # data, not schema
-                if key in SCHEMA_MAPS and isinstance(value, dict):
-                    # names of properties (or definitions) are not keywords: a property
-                    # called "default" or "examples" is a schema like any other
-                    for name in sorted(value, reverse=True):
-                        stack.append((value[name], (*where, key, name)))
-                else:
-                    stack.append((value, (*where, key)))
-        elif isinstance(node, list):
-            for index in range(len(node) - 1, -1, -1):
-                stack.append((node[index], (*where, index)))
+    for node, trail in schema_nodes(schema, everything=True):
+        if isinstance(node.get("$ref"), str):
+            yield (*located(trail), "$ref"), node["$ref"]
 
 
 def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
@@ -57,10 +43,25 @@ def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
 
 
 def metaschema_errors(schema: Json) -> Iterator[tuple[JsonPath, str]]:
-    """Violations of the 2020-12 metaschema, as (path inside the schema, message)."""
+    """Violations of the 2020-12 metaschema, as (path inside the schema, message); a
+    ``type`` that names no JSON Schema type is told which ones there are."""
     validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
     for error in sorted(validator.iter_errors(schema), key=lambda e: list(map(str, e.path))):
-        yield tuple(error.absolute_path), error.message
+        path, kind = tuple(error.absolute_path), error.instance
+        if path and path[-1] == "type" and not _schema_types(kind):
+            shown = json.dumps(kind, ensure_ascii=False)
+            yield path, f"{shown} is not a JSON Schema type (use one of: {', '.join(TYPES)})"
+        else:
+            yield path, error.message
+
+
+TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
+def _schema_types(value: Json) -> bool:
+    if isinstance(value, str):
+        value = [value]
+    return isinstance(value, list) and all(isinstance(v, str) and v in TYPES for v in value)
 
 
 class RefIndex:
@@ -105,69 +106,16 @@ def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None)
     return result
 
 
-# Every keyword of JSON Schema 2020-12 (all vocabularies), and the annotations clients use.
+# Every keyword of JSON Schema 2020-12 (all vocabularies), and the annotations clients use;
+# and two of earlier drafts that its metaschema still describes.
 KEYWORDS = frozenset(
-    [
-        "$schema",
-        "$id",
-        "$ref",
-        "$anchor",
-        "$dynamicRef",
-        "$dynamicAnchor",
-        "$vocabulary",
-        "$comment",
-        "$defs",
-        "definitions",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "dependentSchemas",
-        "prefixItems",
-        "items",
-        "contains",
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "type",
-        "enum",
-        "const",
-        "multipleOf",
-        "maximum",
-        "exclusiveMaximum",
-        "minimum",
-        "exclusiveMinimum",
-        "maxLength",
-        "minLength",
-        "pattern",
-        "maxItems",
-        "minItems",
-        "uniqueItems",
-        "maxContains",
-        "minContains",
-        "maxProperties",
-        "minProperties",
-        "required",
-        "dependentRequired",
-        "title",
-        "description",
-        "default",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "examples",
-        "format",
-        "contentEncoding",
-        "contentMediaType",
-        "contentSchema",
-        "dependencies",
-    ]
+    {
+        keyword
+        for uri, resource in REGISTRY.items()
+        if uri.startswith("https://json-schema.org/draft/2020-12/meta/")
+        for keyword in resource.contents["properties"]
+    }
+    | {"definitions", "dependencies"}
 )
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 DATA_KEYWORDS = ("const", "enum", "default", "examples")
@@ -187,57 +135,45 @@ SCHEMA_VALUES = (
 )
 
 
-def schema_nodes(schema: Json, path: JsonPath = ()) -> Iterator[tuple[dict[str, Json], JsonPath]]:
-    """Every schema object inside ``schema`` (itself included), with its path."""
-    stack: list[tuple[Json, JsonPath]] = [(schema, path)]
-    while stack:
-        node, where = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        yield node, where
-        for key in sorted(node, reverse=True):
-            value = node[key]
-            if key in SCHEMA_MAPS and isinstance(value, dict):
-                stack.extend((v, (*where, key, k)) for k, v in value.items())
-            elif key in SCHEMA_LISTS and isinstance(value, list):
-                stack.extend((v, (*where, key, i)) for i, v in enumerate(value))
-            elif key in SCHEMA_VALUES:
-                stack.append((value, (*where, key)))
+Trail = Any  # a node's place: (its parent's trail, *keys); (None,) at the root
 
 
-def objects(schema: Json) -> list[dict[str, Json]]:
-    """The schema objects ``schema_nodes`` yields, without their paths: a first pass for
-    the checks, which make paths only to report a problem."""
-    found: list[dict[str, Json]] = []
-    stack: list[Json] = [schema]
+def schema_nodes(schema: Json, everything: bool = False) -> Iterator[tuple[dict[str, Json], Trail]]:
+    """Every schema object inside ``schema`` (itself included) with its trail, which
+    ``located`` makes a path of (only for a node with a problem: a big spec's paths cost
+    more than its checks). ``everything``: every object not inside data (what a ``$ref``
+    may sit in), not only the subschemas of keywords."""
+    stack: list[tuple[Json, Trail]] = [(schema, (None,))]
     while stack:
-        node = stack.pop()
+        node, trail = stack.pop()
+        if everything and isinstance(node, list):
+            stack.extend((v, (trail, i)) for i, v in enumerate(node))
         if not isinstance(node, dict):
             continue
-        found.append(node)
+        yield node, trail
         for key, value in node.items():
             if key in SCHEMA_MAPS and isinstance(value, dict):
-                stack.extend(value.values())
+                # names of properties (or definitions) are not keywords: a property
+                # called "default" or "examples" is a schema like any other
+                stack.extend((v, (trail, key, k)) for k, v in value.items())
             elif key in SCHEMA_LISTS and isinstance(value, list):
-                stack.extend(value)
-            elif key in SCHEMA_VALUES:
-                stack.append(value)
-    return found
+                stack.extend((v, (trail, key, i)) for i, v in enumerate(value))
+            elif key in SCHEMA_VALUES or (everything and key not in DATA_KEYWORDS):
+                stack.append((value, (trail, key)))
 
 
-def has_unknown_keywords(found: list[dict[str, Json]]) -> bool:
-    """Whether ``unknown_keywords`` has anything to say about the schema of ``objects``."""
-    return any(k not in KEYWORDS and not k.startswith("x-") for node in found for k in node)
+def located(trail: Trail) -> JsonPath:
+    """The path of the node ``schema_nodes`` gave ``trail``."""
+    parts: list[str | int] = []
+    while trail is not None:
+        parts[:0] = trail[1:]
+        trail = trail[0]
+    return tuple(parts)
 
 
 # OpenAPI's own schema words: ignored by JSON Schema 2020-12, but no typo of its keywords
 OPENAPI_WORDS = frozenset({"example", "nullable", "discriminator", "xml", "externalDocs"})
 _SORTED = sorted(KEYWORDS)
-
-
-def has_keyword_problems(found: list[dict[str, Json]], lenient: bool = False) -> bool:
-    """Whether ``keyword_problems`` has anything to say about the schema of ``objects``."""
-    return has_unknown_keywords(found) or (not lenient and any(map(_undeclared, found)))
 
 
 def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[JsonPath, str, bool]]:
@@ -249,30 +185,31 @@ def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[Json
     imported from an OpenAPI document, checked as they were converted)."""
     import difflib
 
-    for node, where in schema_nodes(schema):
+    for node, trail in schema_nodes(schema):
         closed = node.get("additionalProperties") is False
-        for key in sorted(node):
+        for key in node:
             if key in KEYWORDS or key.startswith("x-"):
                 continue
+            where = (*located(trail), key)
             near = [] if key in OPENAPI_WORDS else difflib.get_close_matches(key, _SORTED, 1, 0.7)
             message = f"{key!r} is not a JSON Schema keyword"
             if near and not lenient:
-                yield (*where, key), f"{message} (did you mean {near[0]!r}?)", True
+                yield where, f"{message} (did you mean {near[0]!r}?)", True
             elif closed and not {"properties", "patternProperties"} & set(node) and not lenient:
-                yield (*where, key), (
+                yield where, (
                     f"{message}: with additionalProperties false and no properties, "
                     "only an empty object is valid"
                 ), True  # fmt: skip
             else:
                 hint = f" (did you mean {near[0]!r}?)" if near else ""
-                yield (*where, key), f"{message}{hint}; it is ignored", False
+                yield where, f"{message}{hint}; it is ignored", False
         for index, name in [] if lenient else _undeclared(node):
             message = f"required property {name!r} is not declared in properties"
             if closed:
                 message += " and additionalProperties is false: no value can be valid"
             near = difflib.get_close_matches(name, list(node.get("properties") or {}), 1, 0.7)
             message += f" (did you mean {near[0]!r}?)" if near else ""
-            yield (*where, "required", index), message, closed
+            yield (*located(trail), "required", index), message, closed
 
 
 def _undeclared(node: dict[str, Json]) -> list[tuple[int, str]]:
@@ -297,17 +234,6 @@ def _undeclared(node: dict[str, Json]) -> list[tuple[int, str]]:
     ]
 
 
-def has_bad_patterns(found: list[dict[str, Json]]) -> bool:
-    """Whether ``bad_patterns`` has anything to say about the schema of ``objects``."""
-    for node in found:
-        props = node.get("patternProperties")
-        candidates = [node.get("pattern"), *(props if isinstance(props, dict) else ())]
-        for pattern in candidates:
-            if isinstance(pattern, str) and not python_regex(pattern):
-                return True
-    return False
-
-
 def python_regex(pattern: str) -> bool:
     """Whether the JSON Schema validators of a generated server (Python ``re``) can use it."""
     import re
@@ -321,60 +247,45 @@ def python_regex(pattern: str) -> bool:
 
 def ref_strings(schema: Json) -> set[str]:
     """The ``$ref`` strings ``refs`` yields, without their paths."""
-    found: set[str] = set()
-    stack: list[Json] = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                found.add(ref)
-            for key, value in node.items():
-                if key in DATA_KEYWORDS:
-                    continue
-                if key in SCHEMA_MAPS and isinstance(value, dict):
-                    stack.extend(value.values())
-                else:
-                    stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
+    return {
+        n["$ref"]
+        for n, _ in schema_nodes(schema, everything=True)
+        if isinstance(n.get("$ref"), str)
+    }
 
 
-def bad_patterns(schema: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+def bad_patterns(schema: Json) -> Iterator[tuple[JsonPath, str]]:
     """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile:
     the server validates arguments with it, so such a schema could never be checked."""
     import re
 
-    for node, where in schema_nodes(schema, path):
-        candidates: list[tuple[JsonPath, Json]] = [(("pattern",), node.get("pattern"))]
+    for node, trail in schema_nodes(schema):
         props = node.get("patternProperties")
-        if isinstance(props, dict):
-            candidates += [(("patternProperties", k), k) for k in props]
+        candidates: list[tuple[JsonPath, Json]] = [(("pattern",), node.get("pattern"))]
+        candidates += (
+            [(("patternProperties", k), k) for k in props or ()] if isinstance(props, dict) else []
+        )
         for suffix, pattern in candidates:
             if not isinstance(pattern, str):
                 continue
             try:
                 re.compile(pattern)
             except (re.error, RecursionError, OverflowError) as exc:
-                yield (
-                    *where,
-                    *suffix,
-                ), f"{pattern!r} is not a regular expression Python can use ({exc})"
+                message = f"{pattern!r} is not a regular expression Python can use ({exc})"
+                yield (*located(trail), *suffix), message
 
 
-def bad_defaults(schema: Json, root: Json, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
     """``default`` values that their own schema rejects (references resolve in ``root``):
     the model would hand a handler a value of another type, and its code would not
     type-check (``list[int] = ["x"]``)."""
-    import json
     import re
 
     from jsonschema.exceptions import SchemaError
     from referencing.exceptions import Unresolvable
 
     validator = Draft202012Validator(root if isinstance(root, dict) else {})
-    for node, where in schema_nodes(schema, path):
+    for node, trail in schema_nodes(schema):
         if "default" not in node:
             continue
         rest = {k: v for k, v in node.items() if k != "default"}
@@ -385,4 +296,53 @@ def bad_defaults(schema: Json, root: Json, path: JsonPath = ()) -> Iterator[tupl
         if error is not None:
             shown = json.dumps(node["default"], ensure_ascii=False)
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
-            yield (*where, "default"), f"default {shown} does not match its schema: {error.message}"
+            yield (
+                *located(trail),
+                "default",
+            ), f"default {shown} does not match its schema: {error.message}"
+
+
+def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str, Json]:
+    """``node`` with ``fn(subschema, keyword)`` applied to each of its subschemas (data
+    keywords kept as they are)."""
+    out: dict[str, Json] = {}
+    for key, value in node.items():
+        if key in SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: fn(sub, key) for name, sub in value.items()}
+        elif key in SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [fn(sub, key) for sub in value]
+        elif key in (*SCHEMA_VALUES, "additionalItems") and isinstance(value, dict | bool):
+            out[key] = fn(value, key)
+        elif key == "items" and isinstance(value, list):
+            out[key] = [fn(sub, key) for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
+def def_name(ref: Json) -> str | None:
+    if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
+        name = ref[len(DEFS_PREFIX) :]
+        if "/" not in name:
+            return name.replace("~1", "/").replace("~0", "~")
+    return None
+
+
+def def_refs(node: Json) -> Counter[str]:
+    """The ``#/$defs/Name`` references in ``node`` (not inside a nested ``$defs``)."""
+    found: Counter[str] = Counter()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            name = def_name(current.get("$ref"))
+            if name is not None:
+                found[name] += 1
+            for key, value in current.items():
+                if key in ("const", "enum", "default", "examples", "$defs"):
+                    continue
+                if isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(current, list):
+            stack.extend(current)
+    return found

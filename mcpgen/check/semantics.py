@@ -24,11 +24,10 @@ from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath
-from mcpgen.model.names import Assigned, assign
+from mcpgen.model.names import Assigned, assign, root_ref
 from mcpgen.problems import Level, Problem, Problems
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
-_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema allows
 
@@ -116,18 +115,8 @@ class Checker:
             self.error(where, "JSON Schema nested too deeply to check")
             return
         for path, message in violations:
-            if path and path[-1] == "type":
-                found, value = schemas.resolve_pointer(schema, _pointer(path))
-                if found and not _valid_types(value):
-                    message = (
-                        f"{json.dumps(value, ensure_ascii=False)} is not a JSON Schema type "
-                        f"(use one of: {', '.join(_SCHEMA_TYPES)})"
-                    )
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
-        nodes = schemas.objects(schema)  # paths are made only for a schema with a problem
-        for path, message in (
-            schemas.bad_patterns(schema) if schemas.has_bad_patterns(nodes) else ()
-        ):
+        for path, message in schemas.bad_patterns(schema):
             self.error((*where, *path), message)
         if not imported and not violations:
             root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
@@ -135,8 +124,7 @@ class Checker:
                 schema, root or {"$defs": self.data["$defs"]}
             ):
                 self.error((*where, *path), message)
-        problems = schemas.has_keyword_problems(nodes, imported)
-        for path, message, fatal in schemas.keyword_problems(schema, imported) if problems else ():
+        for path, message, fatal in schemas.keyword_problems(schema, imported):
             (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if not self.resolves(r, own_root)}
         for path, ref in schemas.refs(schema) if bad else ():
@@ -176,7 +164,8 @@ class Checker:
                     self.check_schema((*where, part), tool[part], tool[part])
             for part in ("input", "output"):
                 given = tool.get(part, {"type": "object"})
-                schema = self.root_schema(given)
+                shared = root_ref(given, self.data["$defs"])  # what the model inlines
+                schema = given if shared is None else self.data["$defs"][shared]
                 if not isinstance(schema, dict) or schema.get("type") != "object":
                     at: JsonPath = (*where, part)
                     message = f"a tool's {part} schema must have 'type: object'"
@@ -187,14 +176,6 @@ class Checker:
             annotations = tool.get("annotations", {})
             if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
                 self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
-
-    def root_schema(self, schema: Any) -> Any:
-        """Follow a schema that is only a reference to a shared definition."""
-        if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-            found, target = schemas.resolve_pointer(self.data, schema["$ref"])
-            if found and not (set(schema) - {"$ref", "description", "title"}):
-                return target
-        return schema
 
     # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
@@ -335,37 +316,16 @@ def _tool_name_problem(name: str) -> str:
 
 def _deeper_than(value: Any, limit: int) -> JsonPath | None:
     """The path of the first value (in document order) more than ``limit`` levels down."""
-    level = [value] if isinstance(value, dict | list) else []
-    for _ in range(limit):  # first the containers level by level, without paths (cheap)
-        level = [c for n in level for c in _values(n) if isinstance(c, dict | list)]
-        if not level:
-            return None
-    if not any(level):  # no container ``limit`` levels down holds a value
-        return None
-    stack: list[tuple[Any, JsonPath]] = [(value, ())]
+    stack: list[tuple[Any, int, Any]] = [(value, 0, (None,))]
     while stack:
-        node, path = stack.pop()
-        if len(path) > limit:
-            return path
+        node, level, trail = stack.pop()
+        if level > limit:
+            return schemas.located(trail)
         if isinstance(node, dict):
-            stack.extend((node[k], (*path, k)) for k in reversed(list(node)))
+            stack.extend((node[k], level + 1, (trail, k)) for k in reversed(list(node)))
         elif isinstance(node, list):
-            stack.extend((node[i], (*path, i)) for i in range(len(node) - 1, -1, -1))
+            stack.extend((node[i], level + 1, (trail, i)) for i in range(len(node) - 1, -1, -1))
     return None
-
-
-def _values(node: dict[Any, Any] | list[Any]) -> Any:
-    return node.values() if isinstance(node, dict) else node
-
-
-def _pointer(path: JsonPath) -> str:
-    return "#/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _valid_types(value: Any) -> bool:
-    if isinstance(value, str):
-        return value in _SCHEMA_TYPES
-    return isinstance(value, list) and all(isinstance(v, str) and v in _SCHEMA_TYPES for v in value)
 
 
 def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Problems:

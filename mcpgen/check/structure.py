@@ -43,27 +43,12 @@ def check_structure(doc: Document) -> Problems:
     problems = Problems()
     data = doc.data
     if not isinstance(data, dict):
-        problems.add(
-            Problem(
-                Level.ERROR,
-                doc.locate(()),
-                "",
-                "a manifest is a mapping with 'mcpgen' and 'server'",
-                path=(),
-            )
-        )
+        problems.add(_error(doc, (), "a manifest is a mapping with 'mcpgen' and 'server'"))
         return problems
     version = data.get("mcpgen")
     if isinstance(version, int) and not isinstance(version, bool) and version != 1:
-        problems.add(
-            Problem(
-                Level.ERROR,
-                doc.locate(("mcpgen",)),
-                "mcpgen",
-                f"unsupported manifest version {version}; this mcpgen reads version 1",
-                path=(),
-            )
-        )
+        message = f"unsupported manifest version {version}; this mcpgen reads version 1"
+        problems.add(_error(doc, ("mcpgen",), message, path=()))  # (): nothing more to say
         return problems
     errors = sorted(_validator().iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:
@@ -84,12 +69,11 @@ def _problems(doc: Document, error: ValidationError) -> list[Problem]:
         if extra:
             known = ", ".join(sorted(allowed))
             return [
-                Problem(
-                    Level.ERROR,
-                    doc.locate((*path, name), key=True),
-                    doc.field((*path, name)),
+                _error(
+                    doc,
+                    (*path, name),
                     f"unknown field {name!r}" + did_you_mean(name, allowed, known),
-                    path=(*path, name),
+                    key=True,
                 )
                 for name in extra
             ]
@@ -143,7 +127,18 @@ def _problems(doc: Document, error: ValidationError) -> list[Problem]:
         message = (
             f"{_short(instance)} must be {_BOUNDS[str(error.validator)]} {error.validator_value}"
         )
-    return [Problem(Level.ERROR, doc.locate(path, key=key), doc.field(path), message, path=path)]
+    return [_error(doc, path, message, key)]
+
+
+def _error(
+    doc: Document, where: JsonPath, message: str, key: bool = False, path: JsonPath | None = None
+) -> Problem:
+    """An error at ``where`` (``key``: at the key itself); ``path``: what the pipeline is told
+    (``where`` unless given)."""
+    located = doc.locate(where, key=key)
+    return Problem(
+        Level.ERROR, located, doc.field(where), message, path=where if path is None else path
+    )
 
 
 def did_you_mean(name: str, choices: Iterable[str], known: str | None = None) -> str:
@@ -166,20 +161,13 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
+# JSON's type of a Python value, bool before int (a bool is an int)
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    found = (name for kind, name in _JSON_TYPES.items() if isinstance(value, kind))
+    return "null" if value is None else next(found, "object")
 
 
 def _short(value: Any) -> str:

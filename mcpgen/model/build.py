@@ -14,16 +14,17 @@ from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import compact, fastpath
 from mcpgen.model import names as assigned
-from mcpgen.model.deploy import deploy_settings
 from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised, Pack
-from mcpgen.model.resources import Resource, StaticContent
+from mcpgen.model.resources import ContentKind, Resource, StaticContent
 from mcpgen.model.settings import (
     OFFERED_TRANSPORTS,
     Ci,
     Observability,
     auth_settings,
+    deploy_settings,
     http_settings,
+    read,
 )
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
 from mcpgen.openapi.result import Merged, Operation
@@ -102,16 +103,14 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         ),
         upstream=merged.upstream,
         code_mode=_code_mode(options.get("codeMode")),
-        ci=Ci(
-            github=bool(data.get("ci", {}).get("github", False)),
-            mcpgen=data.get("ci", {}).get("mcpgen"),
+        deploy=(
+            deploy_settings(data["deploy"], server.distribution, server.version)
+            if "deploy" in data
+            else None
         ),
-        observability=Observability(
-            metrics=str(data.get("observability", {}).get("metrics", "protected"))
-        ),
+        ci=read(Ci, data.get("ci", {})),
+        observability=read(Observability, data.get("observability", {})),
     )
-    if "deploy" in data:
-        manifest = replace(manifest, deploy=deploy_settings(data["deploy"], manifest))
     manifest = replace(manifest, origins=_origins(doc, manifest))
     if manifest.upstream and manifest.upstream.get("mode") == "auto":
         manifest = replace(manifest, upstream=_resolve_mode(manifest))
@@ -169,20 +168,13 @@ def _origins(doc: Document, manifest: Manifest) -> Origins:
 
 def _server(raw: dict[str, Any]) -> Server:
     name = raw["name"]
-    package = raw.get("package") or f"{names.snake(name).rstrip('_')}_mcp"
-    return Server(
-        name=name,
-        version=raw.get("version", "0.1.0"),
-        title=raw.get("title"),
-        description=raw.get("description"),
-        instructions=raw.get("instructions"),
-        website_url=raw.get("websiteUrl"),
-        package=package,
+    return read(
+        Server,
+        raw,
+        package=raw.get("package") or f"{names.snake(name).rstrip('_')}_mcp",
         distribution=raw.get("distribution") or f"{names.kebab(name)}-mcp",
         script=raw.get("script") or names.kebab(name),
         class_prefix=names.pascal(name),
-        python_requires=raw.get("pythonRequires", ">=3.11"),
-        dependencies=tuple(raw.get("dependencies", [])),
     )
 
 
@@ -212,7 +204,6 @@ def _tool(
     advertise: Advertised | None = None,
     http: Operation | None = None,
 ) -> Tool:
-    name = raw["name"]
     input_schema, _ = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
     output, _ = _resolve_root(raw.get("output"), shared)
     bundled = schemas.bundle(input_schema, shared, index)
@@ -227,27 +218,26 @@ def _tool(
             raw.get("annotations") or None,
             http.wrapped_output,
         )
-    return Tool(
-        name=name,
-        title=raw.get("title"),
-        description=raw.get("description"),
+    return read(
+        Tool,
+        raw,
         input_schema=bundled,
         output_schema=bundled_output,
         annotations=raw.get("annotations") or None,
-        context=bool(raw.get("context", False)),
-        scopes=tuple(raw.get("scopes", [])),
-        timeout=raw.get("timeout"),
-        enabled=bool(raw.get("enabled", True)),
         http=http,
-        icons=tuple(raw.get("icons", [])),
-        meta=raw.get("meta"),
         ident=named.ident,
+        client_method=str(named.method),
         input_model=named.models[0],
         output_model=named.models[1],
         strict_model_exact=fastpath.strict_model_exact(bundled, shared),
         advertised=advertised,
-        task=raw.get("task"),
     )
+
+
+def _inline(raw: dict[str, Any]) -> StaticContent | None:
+    """The ``text`` or ``blob`` (base64) content written in the manifest, if any."""
+    kinds: tuple[ContentKind, ...] = ("text", "blob")
+    return next((StaticContent(kind, raw[kind]) for kind in kinds if kind in raw), None)
 
 
 def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> StaticContent:
@@ -270,35 +260,23 @@ def _resource(
     http: Operation | None = None,
     imported_input: Any = None,
 ) -> Resource:
-    content: StaticContent | None = None
+    content = _inline(raw)
     mime_type = raw.get("mimeType")
-    if "text" in raw:
-        content = StaticContent("text", raw["text"])
-    elif "blob" in raw:
-        content = StaticContent("blob", raw["blob"])
-    elif "file" in raw:
+    if "file" in raw:
         content = _read_static(base_dir, raw["file"], mime_type)
         mime_type = mime_type or mimetypes.guess_type(raw["file"])[0]
     variables: tuple[str, ...] = ()
     if "uriTemplate" in raw:
         variables = tuple(uritemplate.parse(raw["uriTemplate"])[0])
-    return Resource(
-        name=raw["name"],
-        title=raw.get("title"),
-        description=raw.get("description"),
+    return read(
+        Resource,
+        raw,
         mime_type=mime_type or ("text/plain" if content and content.kind == "text" else None),
-        size=raw.get("size"),
-        uri=raw.get("uri"),
-        uri_template=raw.get("uriTemplate"),
         variables=variables,
         content=content,
-        context=bool(raw.get("context", False)),
-        subscribe=bool(raw.get("subscribe", False)),
-        annotations=raw.get("annotations"),
-        icons=tuple(raw.get("icons", [])),
         ident=named.ident,
+        client_method=str(named.method),
         http=http,
-        scopes=tuple(raw.get("scopes", [])),
         input_schema=(
             None if imported_input is None else schemas.bundle(imported_input, shared, index)
         ),
@@ -308,27 +286,14 @@ def _resource(
 def _prompt(raw: dict[str, Any], named: assigned.Assigned, base_dir: Path) -> Prompt:
     handler = bool(raw.get("handler", False))
     messages = () if handler else tuple(_message(m, base_dir) for m in raw.get("messages", []))
-    return Prompt(
-        name=raw["name"],
-        title=raw.get("title"),
-        description=raw.get("description"),
-        arguments=tuple(
-            PromptArgument(
-                name=a["name"],
-                title=a.get("title"),
-                description=a.get("description"),
-                required=bool(a.get("required", False)),
-            )
-            for a in raw.get("arguments", [])
-        ),
+    return read(
+        Prompt,
+        raw,
+        arguments=tuple(read(PromptArgument, a) for a in raw.get("arguments", [])),
         messages=messages,
-        handler=handler,
-        context=bool(raw.get("context", False)),
-        enabled=bool(raw.get("enabled", True)),
-        icons=tuple(raw.get("icons", [])),
         ident=named.ident,
+        client_method=str(named.method),
         class_name=named.classes[0],
-        scopes=tuple(raw.get("scopes", [])),
     )
 
 
@@ -338,17 +303,12 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
         return PromptMessage(role=role, kind="text", text=raw["text"])
     if "resource" in raw:
         item = raw["resource"]
-        inline: StaticContent | None = None
-        if "text" in item:
-            inline = StaticContent("text", item["text"])
-        elif "blob" in item:
-            inline = StaticContent("blob", item["blob"])
         return PromptMessage(
             role=role,
             kind="resource",
             uri=item["uri"],
             mime_type=item.get("mimeType"),
-            content=inline,
+            content=_inline(item),
         )
     kind: Literal["image", "audio"] = "image" if "image" in raw else "audio"
     item = raw[kind]
@@ -362,11 +322,5 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
 
 
 def _completion(raw: dict[str, Any], named: assigned.Assigned) -> Completion:
-    return Completion(
-        target="prompt" if "prompt" in raw else "resource",
-        ref=named.ref,
-        argument=raw["argument"],
-        values=tuple(raw.get("values", [])),
-        handler=bool(raw.get("handler", False)),
-        ident=named.ident,
-    )
+    target = "prompt" if "prompt" in raw else "resource"
+    return read(Completion, raw, target=target, ref=named.ref, ident=named.ident)

@@ -23,8 +23,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgen.model.relax import OUTPUT_DESCRIPTION_CHARS, floor, relax
-from mcpgen.model.schema_walk import ANNOTATIONS, DEEPER, LINK, TAG, children, shorten, size
+from mcpgen.check.schemas import children
+from mcpgen.model.relax import (
+    DEEPER,
+    LINK,
+    OUTPUT_DESCRIPTION_CHARS,
+    TAG,
+    floor,
+    relax,
+    shorten,
+    size,
+)
+from mcpgen.model.settings import read
 from mcpgen.model.share import flatten, share, tidy
 
 Json = Any
@@ -233,15 +243,7 @@ class CompactOptions:
 
     @classmethod
     def from_manifest(cls, raw: Json) -> CompactOptions:
-        if raw is False:
-            return cls(enabled=False)
-        if not isinstance(raw, dict):
-            return cls()
-        return cls(
-            description=int(raw.get("description", DESCRIPTION_CHARS)),
-            parameter_description=int(raw.get("parameterDescription", PROPERTY_DESCRIPTION_CHARS)),
-            output_schema=int(raw.get("outputSchema", OUTPUT_BUDGET)),
-        )
+        return read(cls, raw) if isinstance(raw, dict) else cls(enabled=raw is not False)
 
 
 def advertise(
@@ -275,18 +277,3 @@ def advertise(
         )
         out["outputSchema"] = None if relaxed in (None, {}, {"type": "object"}) else relaxed
     return out
-
-
-__all__ = [
-    "ANNOTATIONS",
-    "OUTPUT_DESCRIPTION_CHARS",
-    "CompactOptions",
-    "advertise",
-    "compact_input",
-    "compact_output",
-    "relax",
-    "share",
-    "size",
-    "strip",
-    "tidy",
-]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -84,7 +85,8 @@ class Param:
     @property
     def optional_annotation(self) -> str:
         """The annotation of an optional keyword argument (``None`` when left out)."""
-        if self.annotation == "Any" or "None" in _top_level_union(self.annotation):
+        members = _top_level_union(self.annotation)
+        if self.annotation == "Any" or any(ast.unparse(m) == "None" for m in members):
             return self.annotation
         return f"{self.annotation} | None"
 
@@ -110,29 +112,14 @@ SIGNATURE_INDENT = 8
 LINE_LENGTH = 100
 
 
-def _top_level_union(annotation: str) -> list[str]:
+def _top_level_union(annotation: str) -> list[ast.expr]:
     """The members of a union annotation, not those inside brackets: ``list[int | None]`` is
     one member (a list is not None)."""
-    parts, depth, start, quote, escaped = [], 0, 0, "", False
-    for index, char in enumerate(annotation):
-        if quote:  # inside a string of a Literal
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(annotation[start:index].strip())
-            start = index + 1
-    parts.append(annotation[start:].strip())
-    return parts
+    node, members = ast.parse(annotation, mode="eval").body, list[ast.expr]()
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        members.insert(0, node.right)
+        node = node.left
+    return [node, *members]
 
 
 def _default(schema: Json) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcpgen.model.resources import StaticContent, Variable
+from mcpgen.model.resources import StaticContent, Variable, given
 
 Json = Any
 
@@ -13,9 +13,9 @@ Json = Any
 @dataclass(frozen=True)
 class PromptArgument:
     name: str
-    title: str | None
-    description: str | None
-    required: bool
+    title: str | None = None
+    description: str | None = None
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -28,38 +28,32 @@ class PromptMessage:
     content: StaticContent | None = None
 
     def to_data(self) -> dict[str, Json]:
-        data: dict[str, Json] = {"role": self.role, "kind": self.kind}
-        if self.text is not None:
-            data["text"] = self.text
-        if self.uri is not None:
-            data["uri"] = self.uri
-        if self.mime_type is not None:
-            data["mimeType"] = self.mime_type
-        if self.content is not None:
-            data[self.content.kind] = self.content.value
-        return data
+        content = self.content
+        return given(
+            ("role", self.role),
+            ("kind", self.kind),
+            ("text", self.text),
+            ("uri", self.uri),
+            ("mimeType", self.mime_type),
+            *([(content.kind, content.value)] if content is not None else []),
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prompt:
     name: str
-    title: str | None
-    description: str | None
+    title: str | None = None
+    description: str | None = None
     arguments: tuple[PromptArgument, ...]
     messages: tuple[PromptMessage, ...]
-    handler: bool
-    context: bool
-    enabled: bool
-    icons: tuple[Json, ...]
+    handler: bool = False
+    context: bool = False
+    enabled: bool = True
+    icons: tuple[Json, ...] = ()
     ident: str
+    client_method: str
     class_name: str
     scopes: tuple[str, ...] = ()
-
-    @property
-    def client_method(self) -> str:
-        from mcpgen.identifiers import prompt_method
-
-        return prompt_method(self.ident)
 
     @property
     def parameters(self) -> tuple[Variable, ...]:
@@ -71,25 +65,19 @@ class Prompt:
 
     @property
     def definition(self) -> dict[str, Json]:
-        result: dict[str, Json] = {"name": self.name}
-        if self.title is not None:
-            result["title"] = self.title
-        if self.description is not None:
-            result["description"] = self.description
-        if self.arguments:
-            result["arguments"] = [
-                {
-                    k: v
-                    for k, v in (
-                        ("name", a.name),
-                        ("title", a.title),
-                        ("description", a.description),
-                        ("required", a.required),
-                    )
-                    if v is not None
-                }
-                for a in self.arguments
-            ]
-        if self.icons:
-            result["icons"] = list(self.icons)
-        return result
+        arguments = [
+            given(
+                ("name", a.name),
+                ("title", a.title),
+                ("description", a.description),
+                ("required", a.required),
+            )
+            for a in self.arguments
+        ]
+        return given(
+            ("name", self.name),
+            ("title", self.title),
+            ("description", self.description),
+            ("arguments", arguments or None),
+            ("icons", list(self.icons) or None),
+        )

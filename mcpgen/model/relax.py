@@ -1,17 +1,44 @@
 """Output schemas within a byte budget: relaxations that accept every result the full
-schema accepts (the server still checks results against the full one)."""
+schema accepts (the server still checks results against the full one). Also what the
+compact definitions share: sizes, shortened descriptions, the annotation keywords."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
-from mcpgen.model.schema_walk import def_name, shorten, size
+from mcpgen.check.schemas import def_name
 
 Json = Any
 OUTPUT_DESCRIPTION_CHARS = 60
 
 KEPT_KEYWORDS = ("type", "const", "format")  # copied from a node the relaxation keeps
 ENUM_BYTES = 120  # an enum (a constraint) kept when it is this small, else left out
+ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated"})
+# keywords whose subschemas are a level deeper (a parameter's fields, a definition's)
+DEEPER = frozenset(("properties", "patternProperties", "additionalProperties", "$defs"))
+LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")  # HTML in API descriptions
+
+
+def size(value: Json) -> int:
+    """Bytes of ``value`` as compact JSON (what a client receives)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` with Markdown links reduced to their words, cut at a word boundary."""
+    if limit <= 0:
+        return ""
+    text = " ".join(TAG.sub(" ", LINK.sub(r"\1", text)).split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    at = cut.rfind(" ")
+    if at > limit // 2:
+        cut = cut[:at]
+    return cut.rstrip(" ,;:.") + "…"
 
 
 def floor(schema: Json, *, wrapped: bool = False, required_only: bool = False) -> int:

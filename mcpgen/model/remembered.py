@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import cache
-from mcpgen.model import compact, relax, schema_walk, share
+from mcpgen.check import schemas
+from mcpgen.model import compact, relax, share
 
 Json = Any
 PREFIX = "advertised-v1-"
-_CODE = (compact, relax, share, schema_walk)  # the modules whose code makes the result
+_CODE = (compact, relax, share, schemas)  # the modules whose code makes the result
 
 
 @dataclass
@@ -68,7 +69,10 @@ class Advertised:
     @cached_property
     def salt(self) -> str:
         """The compacting code and the options: part of every key."""
-        return _salt(self.options)
+        code = hashlib.blake2b(digest_size=20)
+        for module in _CODE:
+            code.update(Path(str(module.__file__)).read_bytes())
+        return code.hexdigest() + _dumps(astuple(self.options))
 
     def __call__(
         self,
@@ -112,13 +116,6 @@ class Advertised:
 
 def _hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
-
-
-def _salt(options: compact.CompactOptions) -> str:
-    code = hashlib.blake2b(digest_size=20)
-    for module in _CODE:
-        code.update(Path(str(module.__file__)).read_bytes())
-    return code.hexdigest() + _dumps(astuple(options))
 
 
 def _dumps(value: Json) -> str:

@@ -12,6 +12,11 @@ Json = Any
 ContentKind = Literal["text", "blob"]
 
 
+def given(*fields: tuple[str, Json]) -> dict[str, Json]:
+    """A definition's fields whose value is not None, in order."""
+    return {key: value for key, value in fields if value is not None}
+
+
 @dataclass(frozen=True)
 class StaticContent:
     kind: ContentKind
@@ -32,22 +37,23 @@ class Variable:
         return not self.optional
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Resource:
     name: str
-    title: str | None
-    description: str | None
+    title: str | None = None
+    description: str | None = None
     mime_type: str | None
-    size: int | None
-    uri: str | None
-    uri_template: str | None
+    size: int | None = None
+    uri: str | None = None
+    uri_template: str | None = None
     variables: tuple[str, ...]
     content: StaticContent | None
-    context: bool
-    subscribe: bool
-    annotations: Json | None
-    icons: tuple[Json, ...]
+    context: bool = False
+    subscribe: bool = False
+    annotations: Json | None = None
+    icons: tuple[Json, ...] = ()
     ident: str
+    client_method: str
     http: Operation | None = None  # the GET operation behind it (OpenAPI resources)
     scopes: tuple[str, ...] = ()
     input_schema: Json | None = None  # an imported resource: its operation's parameters
@@ -69,12 +75,6 @@ class Resource:
             for name in body.split(",")
         }
         return tuple(Variable(v, kwarg(v), v in query) for v in self.variables)
-
-    @property
-    def client_method(self) -> str:
-        from mcpgen.identifiers import resource_method
-
-        return resource_method(self.ident)
 
     @property
     def example_uri(self) -> str:
@@ -119,21 +119,14 @@ class Resource:
     @property
     def definition(self) -> dict[str, Json]:
         """The resource (or template) as resources/list or resources/templates/list shows it."""
-        result: dict[str, Json] = {}
-        if self.uri_template is not None:
-            result["uriTemplate"] = self.uri_template
-        else:
-            result["uri"] = self.uri
-        result["name"] = self.name
-        for key, value in (
+        return given(
+            ("uriTemplate", self.uri_template),
+            ("uri", self.uri),
+            ("name", self.name),
             ("title", self.title),
             ("description", self.description),
             ("mimeType", self.mime_type),
             ("size", self.size),
             ("annotations", self.annotations),
-        ):
-            if value is not None:
-                result[key] = value
-        if self.icons:
-            result["icons"] = list(self.icons)
-        return result
+            ("icons", list(self.icons) or None),
+        )

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from mcpgen.check.schemas import DEFS_PREFIX
-from mcpgen.model.schema_walk import ANNOTATIONS, children, def_name, refs, size
+from mcpgen.check.schemas import DEFS_PREFIX, children, def_name, def_refs
+from mcpgen.model.relax import ANNOTATIONS, size
 
 Json = Any
 
@@ -97,7 +97,7 @@ def share(schema: Json) -> Json:
         return schema
     defs: dict[str, Json] = schema["$defs"]
     root = {k: v for k, v in schema.items() if k != "$defs"}
-    uses = {name: refs(body) for name, body in defs.items()}
+    uses = {name: def_refs(body) for name, body in defs.items()}
     kept = _recursive(defs, uses)
     bodies = {name: size(body) for name, body in defs.items()}
     while True:
@@ -163,7 +163,7 @@ def _effective(
         memo[name] = found
         return found
 
-    for name, times in refs(root).items():
+    for name, times in def_refs(root).items():
         counts[name] += times
         if name in defs and name not in kept:
             for deeper, more in expanded(name, (name,)).items():

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcpgen.model.prompts import Prompt
-from mcpgen.model.resources import Resource
+from mcpgen.model.resources import Resource, given
 from mcpgen.model.settings import OFFERED_TRANSPORTS, Auth, Ci, Deploy, HttpSettings, Observability
 from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
@@ -66,20 +66,20 @@ def mode_tools(mode: str) -> list[dict[str, Json]]:
     return data.get(mode, [])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Server:
     name: str
-    version: str
-    title: str | None
-    description: str | None
-    instructions: str | None
-    website_url: str | None
+    version: str = "0.1.0"
+    title: str | None = None
+    description: str | None = None
+    instructions: str | None = None
+    website_url: str | None = None
     package: str
     distribution: str
     script: str
     class_prefix: str
-    python_requires: str
-    dependencies: tuple[str, ...]
+    python_requires: str = ">=3.11"
+    dependencies: tuple[str, ...] = ()
 
     @property
     def package_version(self) -> str:
@@ -107,23 +107,24 @@ class Capabilities:
     page_size: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tool:
     name: str
-    title: str | None
-    description: str | None
+    title: str | None = None
+    description: str | None = None
     input_schema: Json
-    output_schema: Json | None
-    annotations: Json | None
-    context: bool
-    scopes: tuple[str, ...]
-    timeout: float | None
-    enabled: bool
-    icons: tuple[Json, ...]
-    meta: Json | None
+    output_schema: Json | None = None
+    annotations: Json | None = None
+    context: bool = False
+    scopes: tuple[str, ...] = ()
+    timeout: float | None = None
+    enabled: bool = True
+    icons: tuple[Json, ...] = ()
+    meta: Json | None = None
     ident: str
-    input_model: str
-    output_model: str | None
+    client_method: str = ""  # the typed client's method (a mode's own tool has none)
+    input_model: str = ""
+    output_model: str | None = None
     http: Operation | None = None  # how to call the upstream operation (OpenAPI tools)
     mode: str | None = None  # the search or code mode whose own tool this is
     # Strict validation of the input model implies the input schema (see ``fastpath``): the
@@ -140,32 +141,20 @@ class Tool:
         """One of the search or code mode's own tools (not in ``_spec.json``)."""
         return self.mode is not None
 
-    @property
-    def client_method(self) -> str:
-        from mcpgen.identifiers import client_method
-
-        return client_method(self.ident)
-
     @cached_property
     def full_definition(self) -> dict[str, Json]:
         """The tool with its full schemas and texts (what validation uses)."""
-        result: dict[str, Json] = {"name": self.name}
-        if self.title is not None:
-            result["title"] = self.title
-        if self.description is not None:
-            result["description"] = self.description
-        result["inputSchema"] = self.input_schema
-        if self.output_schema is not None:
-            result["outputSchema"] = self.output_schema
-        if self.annotations:
-            result["annotations"] = self.annotations
-        if self.icons:
-            result["icons"] = list(self.icons)
-        if self.meta:
-            result["_meta"] = self.meta
-        if self.task:
-            result["execution"] = {"taskSupport": self.task}
-        return result
+        return given(
+            ("name", self.name),
+            ("title", self.title),
+            ("description", self.description),
+            ("inputSchema", self.input_schema),
+            ("outputSchema", self.output_schema),
+            ("annotations", self.annotations or None),
+            ("icons", list(self.icons) or None),
+            ("_meta", self.meta or None),
+            ("execution", {"taskSupport": self.task} if self.task else None),
+        )
 
     @cached_property
     def definition(self) -> dict[str, Json]:
@@ -199,13 +188,13 @@ class Tool:
         return json.dumps(self.definition, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Completion:
     target: Literal["prompt", "resource"]
     ref: str  # prompt name or URI template
     argument: str
-    values: tuple[str, ...]
-    handler: bool
+    values: tuple[str, ...] = ()
+    handler: bool = False
     ident: str
 
 
@@ -260,14 +249,17 @@ class Manifest:
         declared = tuple(t for t in self.tools if not t.http)
         return declared + tuple(
             Tool(
-                name=d["name"], title=d.get("title"), description=d.get("description"),
-                input_schema=d["inputSchema"], output_schema=d.get("outputSchema"),
-                annotations=d.get("annotations"), context=False, scopes=(), timeout=None,
-                enabled=True, icons=(), meta=None, ident=d["name"], input_model="",
-                output_model=None, mode=self.mode,
+                name=d["name"],
+                title=d.get("title"),
+                description=d.get("description"),
+                input_schema=d["inputSchema"],
+                output_schema=d.get("outputSchema"),
+                annotations=d.get("annotations"),
+                ident=d["name"],
+                mode=self.mode,
             )
             for d in own
-        )  # fmt: skip
+        )
 
     @property
     def dependencies(self) -> list[str]:
