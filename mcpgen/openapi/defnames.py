@@ -19,7 +19,7 @@ from typing import Any
 
 from mcpgen import identifiers as names
 from mcpgen.load import JsonPath
-from mcpgen.openapi.sources import Key, Sources
+from mcpgen.openapi.sources import Key, Sources, pointer
 
 _NON_SCHEMA_COMPONENTS = frozenset(
     {"parameters", "responses", "requestBodies", "headers", "examples", "links", "callbacks",
@@ -74,7 +74,7 @@ class DefNames:
             for key in keys
             if key[0] != 0 and key not in self.names and _looks_like_schema(key[1])
         }
-        order = sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, _path_key(k[1])))
+        order = sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, pointer(k[1])))
         for key in order:
             self._assign(key, self._candidate(key))
 
@@ -113,7 +113,7 @@ class DefNames:
         return name
 
     def _identity(self, key: Key) -> str:
-        return f"{self.sources.items[key[0]].relative}#{_path_key(key[1])}"
+        return f"{self.sources.items[key[0]].relative}#{pointer(key[1])[2:]}"
 
 
 def _looks_like_schema(path: JsonPath) -> bool:
@@ -122,7 +122,3 @@ def _looks_like_schema(path: JsonPath) -> bool:
     if len(path) == 3 and path[0] == "components" and path[1] in _NON_SCHEMA_COMPONENTS:
         return False
     return not (len(path) == 2 and path[0] in ("parameters", "responses"))
-
-
-def _path_key(path: JsonPath) -> str:
-    return "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)

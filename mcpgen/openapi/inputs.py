@@ -306,25 +306,19 @@ class InputImport(ImportBase):
         if media is None or schema_node is None or category(media) != "application/json":
             return None, media, False
         schema, deps = self.converter.convert(src, path, schema_node)
-        if self.converter.is_object(schema):
+        wrapped = not self.converter.is_object(schema)
+        output: dict[str, Json]
+        if wrapped:
+            output = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+        else:  # the object itself (a reference followed): its definitions are the target's
             target, name = self.converter.resolve(schema)
-            root = dict(target) if isinstance(target, dict) else {}
+            output = {**target, "type": target.get("type", "object")}
             if name is not None:
                 deps = set(self.converter.deps.get(name, ()))
-            root.setdefault("type", "object")
-            defs = self.converter.closure(deps)
-            if defs:
-                root["$defs"] = defs
-            return root, media, False
-        wrapped: dict[str, Json] = {
-            "type": "object",
-            "properties": {"result": schema},
-            "required": ["result"],
-        }
         defs = self.converter.closure(deps)
         if defs:
-            wrapped["$defs"] = defs
-        return wrapped, media, True
+            output["$defs"] = defs
+        return output, media, wrapped
 
     def response_schema(
         self, cand: Candidate, code: str, raw: Any

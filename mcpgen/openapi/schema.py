@@ -63,10 +63,6 @@ class SchemaConverter:
         self._closures: dict[str, frozenset[str]] = {}
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
 
-    def name_external(self, keys: Iterable[Key]) -> None:
-        """Name schemas in referenced files, in a fixed order, before any is converted."""
-        self.naming.name_external(keys)
-
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
         name = self.naming.name_of(key)
@@ -299,7 +295,7 @@ class SchemaConverter:
             for index, branch in enumerate(branches):
                 if not (isinstance(branch, dict) and isinstance(branch.get("$ref"), str)):
                     continue
-                key = self.sources.parse_ref(src, (*path_of(where), keyword, index), branch["$ref"])
+                key = self.sources.parse_ref(src, (*where[:-1], keyword, index), branch["$ref"])
                 if key is None or not key[1]:
                     continue
                 name = self.def_name(key)
@@ -308,8 +304,3 @@ class SchemaConverter:
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result
-
-
-def path_of(where: JsonPath) -> JsonPath:
-    """The schema's own path, from the path of one of its keywords."""
-    return where[:-1]
