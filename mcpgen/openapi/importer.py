@@ -13,8 +13,9 @@ from typing import Any
 from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
-from mcpgen.openapi.inputs import TEMPLATE, InputImport
+from mcpgen.openapi.inputs import InputImport
 from mcpgen.openapi.media import tool_annotations
+from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.options import option_problem, parse_options
 from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.resources import apply_overrides, as_resource

@@ -9,13 +9,13 @@ from typing import Any
 from mcpgen.load import JsonPath
 from mcpgen.openapi import files, swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
+from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.runtime.wire import RESERVED_HEADERS
 
 Json = Any
 Located = swagger2.Located
-TEMPLATE = re.compile(r"\{([^{}]*)\}")
 _LOCATIONS = ("path", "query", "header", "cookie")
 _SET_BY_MCPGEN = frozenset({"accept", "content-type", "authorization"})
 _ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}

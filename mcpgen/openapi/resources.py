@@ -10,7 +10,7 @@ from typing import Any
 
 from mcpgen import identifiers as names
 from mcpgen.load import JsonPath
-from mcpgen.openapi.inputs import TEMPLATE
+from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.options import OVERRIDE_KEYS, Options, option_problem
 from mcpgen.openapi.parts import Built
 from mcpgen.openapi.result import Operation

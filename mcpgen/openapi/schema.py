@@ -19,7 +19,7 @@ own ``$defs``/``definitions`` are left out: what refers into them is resolved by
 keyword that 2020-12 does not know, or a keyword whose value is malformed, is left out
 with a located warning.
 
-How definitions are named is in ``defnames``; keywords that hold values are in ``keywords``.
+How definitions are named is in ``naming``; keywords that hold values are in ``keywords``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from mcpgen.load import JsonPath
-from mcpgen.openapi.defnames import DefNames
 from mcpgen.openapi.keywords import (
     IGNORED,
     SUBSCHEMA,
@@ -40,6 +39,7 @@ from mcpgen.openapi.keywords import (
     finish,
     value_keyword,
 )
+from mcpgen.openapi.naming import DefNames
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
