@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from mcpgen.load import Document, Positions
 from mcpgen.problems import Level, Location, Problem, Problems
 
 OPTIONS_FILE = "<manifest openapi options>"
-KINDS = ("tool", "resource", "resourceTemplate", "exclude")
 OVERRIDE_KEYS = ("name", "title", "description", "annotations", "scopes", "task", "poll")
-_RULE_KEYS = ("methods", "path", "tags", "operationId", "as")
 
 
 @dataclass(frozen=True)
@@ -94,30 +94,25 @@ def parse_options(raw: Any, problems: Problems) -> Options:
     if not isinstance(raw, dict):
         problems.add(option_problem(Level.ERROR, "openapi", "options must be a mapping"))
         return options
+    malformed = _shape_problems(raw, problems)
     for section in ("include", "exclude", "rules"):
-        items = raw.get(section, [])
-        if not isinstance(items, list):
-            problems.add(option_problem(Level.ERROR, f"openapi.{section}", "must be a list"))
-            continue
-        parsed = [
-            rule
-            for index, item in enumerate(items)
-            if (rule := _rule(item, f"openapi.{section}[{index}]", problems)) is not None
-        ]
-        setattr(options, section, parsed)
+        if ("openapi", section) not in malformed:
+            rules = [
+                _rule(f"openapi.{section}[{index}]", item)
+                for index, item in enumerate(raw.get(section, []))
+                if ("openapi", section, index) not in malformed
+            ]
+            setattr(options, section, rules)
     deprecated = raw.get("deprecated", False)
     if isinstance(deprecated, bool):
         options.deprecated = deprecated
     else:
         problems.add(option_problem(Level.ERROR, "openapi.deprecated", "must be true or false"))
-    overrides = raw.get("overrides", {})
-    if not isinstance(overrides, dict):
-        problems.add(option_problem(Level.ERROR, "openapi.overrides", "must be a mapping"))
+    if ("openapi", "overrides") in malformed:
         return options
-    for key, value in overrides.items():
+    for key, value in raw.get("overrides", {}).items():
         where = f"openapi.overrides.{key}"
-        if not isinstance(value, dict):
-            problems.add(option_problem(Level.ERROR, where, "an override must be a mapping"))
+        if ("openapi", "overrides", key) in malformed:
             continue
         accepted: dict[str, Any] = {}
         for name, item in value.items():
@@ -163,48 +158,35 @@ def _async_problem(name: str, item: Any) -> str | None:
     return None
 
 
-def _rule(item: Any, where: str, problems: Problems) -> Rule | None:
-    if not isinstance(item, dict):
-        problems.add(option_problem(Level.ERROR, where, "a rule must be a mapping"))
-        return None
-    bad = False
-    for key in item:
-        if key not in _RULE_KEYS:
-            message = f"unknown rule key {key!r} (known: {', '.join(_RULE_KEYS)})"
-            problems.add(option_problem(Level.ERROR, f"{where}.{key}", message))
-            bad = True
-    methods = _strings(item, "methods", where, problems)
-    tags = _strings(item, "tags", where, problems)
-    values: dict[str, str | None] = {}
-    for key in ("path", "operationId", "as"):
-        value = item.get(key)
-        if value is not None and not isinstance(value, str):
-            problems.add(option_problem(Level.ERROR, f"{where}.{key}", "must be a string"))
-            bad = True
-            value = None
-        values[key] = value
-    if values["as"] is not None and values["as"] not in KINDS:
-        message = f"'as' must be one of {', '.join(KINDS)}, not {values['as']!r}"
-        problems.add(option_problem(Level.ERROR, f"{where}.as", message))
-        bad = True
-    if bad or methods is False or tags is False:
-        return None
+def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, ...]]:
+    """The sections read here checked by the manifest schema's own rules (the problems are
+    the structural check's, word for word); the paths found malformed, cut to a rule."""
+    from jsonschema import Draft202012Validator
+
+    from mcpgen.check.structure import _problems, manifest_schema
+
+    schema = manifest_schema()
+    known = schema["$defs"]["openapi"]["properties"]
+    sections = {k: known[k] for k in ("include", "exclude", "rules", "overrides")}
+    validator = Draft202012Validator(
+        {"properties": {"openapi": {"properties": sections}}, "$defs": schema["$defs"]}
+    )
+    doc = Document(OPTIONS_FILE, Path(), {"openapi": raw}, "", Positions(OPTIONS_FILE))
+    malformed: set[tuple[Any, ...]] = set()
+    for error in validator.iter_errors(doc.data):
+        problems.extend(_problems(doc, error))
+        malformed.add(tuple(error.absolute_path)[:3])
+    return malformed
+
+
+def _rule(where: str, item: dict[str, Any]) -> Rule:
+    """A rule the manifest schema accepts."""
+    methods, tags = item.get("methods"), item.get("tags")
     return Rule(
         where=where,
         methods=None if methods is None else frozenset(m.lower() for m in methods),
-        path=values["path"],
+        path=item.get("path"),
         tags=None if tags is None else frozenset(tags),
-        operation_id=values["operationId"],
-        kind=values["as"],
+        operation_id=item.get("operationId"),
+        kind=item.get("as"),
     )
-
-
-def _strings(item: dict[str, Any], key: str, where: str, problems: Problems) -> Any:
-    """The list of strings at ``key``, None when absent, False (reported) when malformed."""
-    value = item.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.add(option_problem(Level.ERROR, f"{where}.{key}", "must be a list of strings"))
-        return False
-    return value
