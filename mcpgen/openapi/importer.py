@@ -3,7 +3,7 @@
 The importer walks the document's paths (``collect``), builds each chosen operation into a
 tool (``build``; its inputs and output are ``inputs.InputImport``'s part, what Swagger 2.0
 writes differently is ``swagger2``), reads some as resources and applies the overrides
-(``resources``), and reports every problem located in the file that has it."""
+(``options``), and reports every problem located in the file that has it."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
 from mcpgen.openapi.media import tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
-from mcpgen.openapi.options import option_problem, parse_options
+from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
 from mcpgen.openapi.parts import Built, Candidate
-from mcpgen.openapi.resources import apply_overrides, as_resource
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.openapi.security import SecurityImport
