@@ -57,23 +57,16 @@ class InputImport(ImportBase):
         body_params: list[Located] = []
         form_params: list[Located] = []
         for (location, name), (psrc, ppath, param) in merged.items():
-            if location == "body":
-                body_params.append((psrc, ppath, param))
-                continue
-            if location == "formData":
-                form_params.append((psrc, ppath, param))
+            if location in ("body", "formData"):  # Swagger 2.0: the request body
+                (body_params if location == "body" else form_params).append((psrc, ppath, param))
                 continue
             if location == "header" and name.lower() in RESERVED_HEADERS:
-                self.warn(
-                    psrc,
-                    ppath,
-                    (
-                        f"header parameter {name!r} is ignored: mcpgen sets it "
-                        "(from the body, the response or the security scheme)"
-                        if name.lower() in _SET_BY_MCPGEN
-                        else f"header parameter {name!r} is ignored: the HTTP client sets it"
-                    ),
+                who = (
+                    "mcpgen sets it (from the body, the response or the security scheme)"
+                    if name.lower() in _SET_BY_MCPGEN
+                    else "the HTTP client sets it"
                 )
+                self.warn(psrc, ppath, f"header parameter {name!r} is ignored: {who}")
                 continue
             if location == "path" and name not in templated:
                 self.warn(psrc, ppath, f"path parameter {name!r} is not in the path {cand.url!r}")
@@ -105,7 +98,6 @@ class InputImport(ImportBase):
         if location == "path" and not required:
             self.warn(src, path, "a path parameter must be 'required: true'; treated as required")
             required = True
-        extra: dict[str, Any] = {}
         content_type: str | None = None
         style = param.get("style") if isinstance(param.get("style"), str) else None
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
@@ -138,7 +130,7 @@ class InputImport(ImportBase):
             deprecated=param.get("deprecated"),
             examples=examples_of(param),
         )
-        extra.update(style=style, explode=explode, content_type=content_type, deps=deps)
+        extra = {"style": style, "explode": explode, "content_type": content_type, "deps": deps}
         return Input(location, name, schema, required, extra)
 
     # -- bodies --------------------------------------------------------------------------
@@ -168,18 +160,13 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        encoding = media_node.get("encoding")
-        required = node.get("required") is True
-        description = node.get("description")
-        if "schema" in media_node:
-            schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node["schema"])
-        else:
-            schema, deps = {}, set()
+        schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node.get("schema", {}))
+        required, description = node.get("required") is True, node.get("description")
         info = self.body_info(
             src, mpath, media, required, schema, deps, description, examples_of(media_node)
         )
         if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            self.encoding(src, (*mpath, "encoding"), encoding, info)
+            self.encoding(src, (*mpath, "encoding"), media_node.get("encoding"), info)
         return files.described(info)
 
     def encoding(self, src: int, path: JsonPath, encoding: Any, info: BodyInfo) -> None:
