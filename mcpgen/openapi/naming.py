@@ -114,15 +114,10 @@ class DefNames:
 
     def _candidate(self, key: Key) -> str:
         src, path = key
-        if len(path) == 3 and path[:2] == ("components", "schemas"):
-            return safe_name(str(path[2]))
-        if len(path) == 2 and path[0] == "definitions":
-            return safe_name(str(path[1]))
-        if len(path) == 1:
-            return safe_name(str(path[0]))
-        if not path:
-            stem = self.sources.items[src].path.name.split(".")[0]
-            return safe_name(stem)
+        if not path:  # a whole file: its name
+            return safe_name(self.sources.items[src].path.name.split(".")[0])
+        if path in (("components", "schemas", path[-1]), ("definitions", path[-1]), path[-1:]):
+            return safe_name(str(path[-1]))  # a component: its own name
         return safe_name("_".join(str(p) for p in path if p not in ("components", "schemas")))
 
     def _assign(self, key: Key, candidate: str) -> str:

@@ -180,10 +180,7 @@ class SchemaConverter:
                     nullable = True
                 continue
             if keyword in SUBSCHEMA:
-                if keyword == "additionalProperties" and isinstance(value, bool):
-                    out[keyword] = value
-                else:
-                    out[keyword] = self._schema(src, where, value, deps)
+                out[keyword] = self._schema(src, where, value, deps)
             elif keyword == "items":
                 if isinstance(value, list):  # the draft-4 tuple form
                     out["prefixItems"] = [
