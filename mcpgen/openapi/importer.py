@@ -3,7 +3,7 @@
 The importer walks the document's paths (``collect``), builds each chosen operation into a
 tool (``build``; its inputs and output are ``inputs.InputImport``'s part, what Swagger 2.0
 writes differently is ``swagger2``), reads some as resources and applies the overrides
-(``resources``), and reports every problem located in the file that has it."""
+(``options``), and reports every problem located in the file that has it."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import Any
 from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
-from mcpgen.openapi.inputs import TEMPLATE, InputImport
+from mcpgen.openapi.inputs import InputImport
 from mcpgen.openapi.media import tool_annotations
-from mcpgen.openapi.options import option_problem, parse_options
-from mcpgen.openapi.parts import Built, Candidate, Input
-from mcpgen.openapi.resources import apply_overrides, as_resource
+from mcpgen.openapi.naming import TEMPLATE
+from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
+from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.openapi.security import SecurityImport
@@ -115,7 +115,7 @@ class _Importer(SecurityImport, InputImport):
         models = {names.model_class(n, part) for n in tool_names for part in ("Input", "Output")}
         self.converter = SchemaConverter(self.sources, version, models)
         if self.sources.may_have_external_refs():
-            self.converter.name_external(self.sources.scan_refs())
+            self.converter.naming.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
         for (cand, kind), name in zip(chosen, tool_names, strict=True):
@@ -239,14 +239,11 @@ class _Importer(SecurityImport, InputImport):
 
     def build(self, cand: Candidate, name: str) -> Built:
         inputs, body_info = self.parameters(cand)
-        deps: set[str] = set()
+        deps = set(body_info.deps) if body_info is not None else set()
         for item in inputs:
             deps.update(item.param.pop("deps", ()))
-        body_inputs: list[Input] = []
+        body_inputs = body_info.inputs if body_info is not None else []
         body: Body | None = None
-        if body_info is not None:
-            body_inputs, body_deps = body_info.inputs, body_info.deps
-            deps.update(body_deps)
         all_inputs = [*sorted(inputs, key=lambda i: _LOCATION_ORDER[i.location]), *body_inputs]
         arguments = naming.argument_names([(i.location, i.wire) for i in all_inputs])
         properties: dict[str, Json] = {}
@@ -305,7 +302,7 @@ class _Importer(SecurityImport, InputImport):
             body=body,
             response_content_type=content_type,
             wrapped_output=wrapped,
-            security=self.security(cand),
+            security=self.operation_security(cand.src, cand.path, cand.node),
             tags=list(cand.tags),
             origin=(cand.src, tuple(cand.path)),
             poll=poll,
@@ -347,10 +344,7 @@ class _Importer(SecurityImport, InputImport):
             return None
         return dict(POLL_DEFAULTS)
 
-    # -- security, servers ---------------------------------------------------------------
-    def security(self, cand: Candidate) -> list[dict[str, list[str]]]:
-        return self.operation_security(cand.src, cand.path, cand.node)
-
+    # -- servers -------------------------------------------------------------------------
     def servers(self) -> list[dict[str, Json]]:
         if self.version == "2.0":
             return swagger2.servers(self)

@@ -9,13 +9,13 @@ from typing import Any
 from mcpgen.load import JsonPath
 from mcpgen.openapi import files, swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
+from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.runtime.wire import RESERVED_HEADERS
 
 Json = Any
 Located = swagger2.Located
-TEMPLATE = re.compile(r"\{([^{}]*)\}")
 _LOCATIONS = ("path", "query", "header", "cookie")
 _SET_BY_MCPGEN = frozenset({"accept", "content-type", "authorization"})
 _ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}
@@ -57,23 +57,16 @@ class InputImport(ImportBase):
         body_params: list[Located] = []
         form_params: list[Located] = []
         for (location, name), (psrc, ppath, param) in merged.items():
-            if location == "body":
-                body_params.append((psrc, ppath, param))
-                continue
-            if location == "formData":
-                form_params.append((psrc, ppath, param))
+            if location in ("body", "formData"):  # Swagger 2.0: the request body
+                (body_params if location == "body" else form_params).append((psrc, ppath, param))
                 continue
             if location == "header" and name.lower() in RESERVED_HEADERS:
-                self.warn(
-                    psrc,
-                    ppath,
-                    (
-                        f"header parameter {name!r} is ignored: mcpgen sets it "
-                        "(from the body, the response or the security scheme)"
-                        if name.lower() in _SET_BY_MCPGEN
-                        else f"header parameter {name!r} is ignored: the HTTP client sets it"
-                    ),
+                who = (
+                    "mcpgen sets it (from the body, the response or the security scheme)"
+                    if name.lower() in _SET_BY_MCPGEN
+                    else "the HTTP client sets it"
                 )
+                self.warn(psrc, ppath, f"header parameter {name!r} is ignored: {who}")
                 continue
             if location == "path" and name not in templated:
                 self.warn(psrc, ppath, f"path parameter {name!r} is not in the path {cand.url!r}")
@@ -105,7 +98,6 @@ class InputImport(ImportBase):
         if location == "path" and not required:
             self.warn(src, path, "a path parameter must be 'required: true'; treated as required")
             required = True
-        extra: dict[str, Any] = {}
         content_type: str | None = None
         style = param.get("style") if isinstance(param.get("style"), str) else None
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
@@ -138,7 +130,7 @@ class InputImport(ImportBase):
             deprecated=param.get("deprecated"),
             examples=examples_of(param),
         )
-        extra.update(style=style, explode=explode, content_type=content_type, deps=deps)
+        extra = {"style": style, "explode": explode, "content_type": content_type, "deps": deps}
         return Input(location, name, schema, required, extra)
 
     # -- bodies --------------------------------------------------------------------------
@@ -168,18 +160,13 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        encoding = media_node.get("encoding")
-        required = node.get("required") is True
-        description = node.get("description")
-        if "schema" in media_node:
-            schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node["schema"])
-        else:
-            schema, deps = {}, set()
+        schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node.get("schema", {}))
+        required, description = node.get("required") is True, node.get("description")
         info = self.body_info(
             src, mpath, media, required, schema, deps, description, examples_of(media_node)
         )
         if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            self.encoding(src, (*mpath, "encoding"), encoding, info)
+            self.encoding(src, (*mpath, "encoding"), media_node.get("encoding"), info)
         return files.described(info)
 
     def encoding(self, src: int, path: JsonPath, encoding: Any, info: BodyInfo) -> None:
@@ -306,25 +293,19 @@ class InputImport(ImportBase):
         if media is None or schema_node is None or category(media) != "application/json":
             return None, media, False
         schema, deps = self.converter.convert(src, path, schema_node)
-        if self.converter.is_object(schema):
+        wrapped = not self.converter.is_object(schema)
+        output: dict[str, Json]
+        if wrapped:
+            output = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+        else:  # the object itself (a reference followed): its definitions are the target's
             target, name = self.converter.resolve(schema)
-            root = dict(target) if isinstance(target, dict) else {}
+            output = {**target, "type": target.get("type", "object")}
             if name is not None:
                 deps = set(self.converter.deps.get(name, ()))
-            root.setdefault("type", "object")
-            defs = self.converter.closure(deps)
-            if defs:
-                root["$defs"] = defs
-            return root, media, False
-        wrapped: dict[str, Json] = {
-            "type": "object",
-            "properties": {"result": schema},
-            "required": ["result"],
-        }
         defs = self.converter.closure(deps)
         if defs:
-            wrapped["$defs"] = defs
-        return wrapped, media, True
+            output["$defs"] = defs
+        return output, media, wrapped
 
     def response_schema(
         self, cand: Candidate, code: str, raw: Any

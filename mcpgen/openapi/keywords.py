@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
-from mcpgen.check.schemas import python_regex
+from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, python_regex
 
 Json = Any
 STD_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-SUBSCHEMA = frozenset(
-    {
-        "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties", "contentSchema",
-    }
-)  # fmt: skip
-SUBSCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
-SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+SUBSCHEMA = frozenset(SCHEMA_VALUES) - {"items"}  # ``items`` may be the draft-4 tuple form
+SUBSCHEMA_MAPS = frozenset(SCHEMA_MAPS) - {"$defs", "definitions"}
+SUBSCHEMA_LISTS = frozenset(SCHEMA_LISTS)
 IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
 UNSUPPORTED = frozenset(
     {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
@@ -38,15 +34,45 @@ _BOOLEANS = frozenset({"uniqueItems", "readOnly", "writeOnly", "deprecated"})
 _STRINGS = frozenset(
     {"title", "description", "format", "pattern", "contentEncoding", "contentMediaType", "$comment"}
 )
-_ANY = frozenset({"default", "const"})
-_OTHERS = frozenset(
-    {"type", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "enum", "example",
-     "examples", "required", "dependentRequired", "$schema"}
-)  # fmt: skip
-VALUE_KEYWORDS = _NUMBERS | _COUNTS | _BOOLEANS | _STRINGS | _ANY | _OTHERS
 # annotations that stay outside when a nullable schema is wrapped in anyOf
 _OUTER = ("title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly")
 _COMPOSED = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "const")
+
+
+def _is_number(value: Json) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int)
+
+
+def _names(value: Json) -> bool:
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def _count(value: Json) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+# what a well-formed value of a keyword is, and why one that is not is left out
+_VALID: dict[str, tuple[Callable[[Json], bool], str]] = {
+    **dict.fromkeys(_NUMBERS, (_is_number, "must be a number")),
+    **dict.fromkeys(_COUNTS, (_count, "must be a non-negative integer")),
+    **dict.fromkeys(_BOOLEANS, (lambda v: isinstance(v, bool), "must be true or false")),
+    **dict.fromkeys(_STRINGS, (lambda v: isinstance(v, str), "must be a string")),
+    "multipleOf": (lambda v: _is_number(v) and v > 0, "must be a number greater than 0"),
+    "enum": (lambda v: isinstance(v, list), "must be a list"),
+    "required": (_names, "must be a list of property names"),
+    "dependentRequired": (
+        lambda v: isinstance(v, dict) and all(_names(n) for n in v.values()),
+        "must map names to lists of names",
+    ),
+}
+VALUE_KEYWORDS = frozenset(_VALID) | {
+    "type", "exclusiveMinimum", "exclusiveMaximum", "default", "const", "example", "examples",
+    "$schema",
+}  # fmt: skip
 
 
 def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[str, Json]) -> str:
@@ -55,51 +81,28 @@ def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[st
         return _type(value, out)
     if keyword in ("exclusiveMinimum", "exclusiveMaximum"):
         return _exclusive(node, keyword, value, out)
+    valid, why = _VALID.get(keyword, (None, ""))
+    if valid is not None and not valid(value):
+        return why
+    if keyword == "pattern" and not python_regex(value):
+        # Java or .NET syntax (\p{...}, \A, \z): the server could not check it
+        return "is not a regular expression Python can use"
     if keyword in _NUMBERS:
-        if not _is_number(value):
-            return "must be a number"
         if node.get(f"exclusive{keyword.title()}") is not True:  # else moved there
             out[keyword] = value
-    elif keyword == "multipleOf":
-        if not (_is_number(value) and value > 0):
-            return "must be a number greater than 0"
-        out[keyword] = value
-    elif keyword in _COUNTS:
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-            return "must be a non-negative integer"
-        out[keyword] = value
-    elif keyword in _BOOLEANS:
-        if not isinstance(value, bool):
-            return "must be true or false"
-        out[keyword] = value
-    elif keyword in _STRINGS:
-        if not isinstance(value, str):
-            return "must be a string"
-        if keyword == "pattern" and not python_regex(value):
-            # Java or .NET syntax (\p{...}, \A, \z): the server could not check it
-            return "is not a regular expression Python can use"
-        out[keyword] = value
-    elif keyword in _ANY:
-        out[keyword] = value
-    elif keyword == "enum":
-        if not isinstance(value, list):
-            return "must be a list"
-        out[keyword] = list(value)
     elif keyword == "example":
         out["examples"] = [*out.get("examples", []), value]
     elif keyword == "examples":
         given = value if isinstance(value, list) else [value]
         out["examples"] = [*given, *out.get("examples", [])]
+    elif keyword == "enum":
+        out[keyword] = list(value)
     elif keyword == "required":
-        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            return "must be a list of property names"
         out[keyword] = list(dict.fromkeys(value))
-    elif keyword == "dependentRequired":
-        if not (isinstance(value, dict) and all(_names(v) for v in value.values())):
-            return "must map names to lists of names"
+    elif keyword == "$schema":
+        return "" if value == STD_2020_12 else "only JSON Schema 2020-12 is supported"
+    else:
         out[keyword] = value
-    elif keyword == "$schema" and value != STD_2020_12:
-        return "only JSON Schema 2020-12 is supported"
     return ""
 
 
@@ -170,10 +173,6 @@ def _nullable(out: dict[str, Json]) -> dict[str, Json]:
     return out
 
 
-def _names(value: Json) -> bool:
-    return isinstance(value, list) and all(isinstance(s, str) for s in value)
-
-
 def default_fits(schema: dict[str, Json]) -> bool:
     """Whether ``default`` is valid under the rest of ``schema`` (True when that depends on
     a reference: those are resolved later)."""
@@ -187,11 +186,3 @@ def default_fits(schema: dict[str, Json]) -> bool:
         return bool(Draft202012Validator(rest).is_valid(schema["default"]))
     except (SchemaError, RecursionError, ValueError):
         return True
-
-
-def _is_number(value: Json) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, int)

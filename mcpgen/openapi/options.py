@@ -1,4 +1,5 @@
-"""The manifest's ``openapi:`` options: which operations become what, and per-tool overrides.
+"""The manifest's ``openapi:`` options: which operations become what (a tool, a resource or
+nothing), and per-tool overrides (``openapi.overrides``), applied to what was imported.
 
 A rule (``include``, ``exclude`` and ``rules`` entries) matches an operation when every
 criterion it gives matches: ``methods`` (any of them, case-insensitive), ``path`` (a glob on
@@ -18,15 +19,25 @@ and the location :data:`OPTIONS_FILE`: the caller knows where the manifest wrote
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+from mcpgen import identifiers as names
+from mcpgen.check.semantics import TOOL_NAME
+from mcpgen.load import Document, JsonPath, Positions
+from mcpgen.openapi.naming import TEMPLATE
+from mcpgen.openapi.parts import Built
+from mcpgen.openapi.result import Operation
 from mcpgen.problems import Level, Location, Problem, Problems
 
+Json = Any
+Warn = Callable[[int, JsonPath, str], None]
 OPTIONS_FILE = "<manifest openapi options>"
-KINDS = ("tool", "resource", "resourceTemplate", "exclude")
 OVERRIDE_KEYS = ("name", "title", "description", "annotations", "scopes", "task", "poll")
-_RULE_KEYS = ("methods", "path", "tags", "operationId", "as")
+_URI_VARNAME = re.compile(r"[^A-Za-z0-9_]")
 
 
 @dataclass(frozen=True)
@@ -94,30 +105,25 @@ def parse_options(raw: Any, problems: Problems) -> Options:
     if not isinstance(raw, dict):
         problems.add(option_problem(Level.ERROR, "openapi", "options must be a mapping"))
         return options
+    malformed = _shape_problems(raw, problems)
     for section in ("include", "exclude", "rules"):
-        items = raw.get(section, [])
-        if not isinstance(items, list):
-            problems.add(option_problem(Level.ERROR, f"openapi.{section}", "must be a list"))
-            continue
-        parsed = [
-            rule
-            for index, item in enumerate(items)
-            if (rule := _rule(item, f"openapi.{section}[{index}]", problems)) is not None
-        ]
-        setattr(options, section, parsed)
+        if ("openapi", section) not in malformed:
+            rules = [
+                _rule(f"openapi.{section}[{index}]", item)
+                for index, item in enumerate(raw.get(section, []))
+                if ("openapi", section, index) not in malformed
+            ]
+            setattr(options, section, rules)
     deprecated = raw.get("deprecated", False)
     if isinstance(deprecated, bool):
         options.deprecated = deprecated
     else:
         problems.add(option_problem(Level.ERROR, "openapi.deprecated", "must be true or false"))
-    overrides = raw.get("overrides", {})
-    if not isinstance(overrides, dict):
-        problems.add(option_problem(Level.ERROR, "openapi.overrides", "must be a mapping"))
+    if ("openapi", "overrides") in malformed:
         return options
-    for key, value in overrides.items():
+    for key, value in raw.get("overrides", {}).items():
         where = f"openapi.overrides.{key}"
-        if not isinstance(value, dict):
-            problems.add(option_problem(Level.ERROR, where, "an override must be a mapping"))
+        if ("openapi", "overrides", key) in malformed:
             continue
         accepted: dict[str, Any] = {}
         for name, item in value.items():
@@ -163,48 +169,185 @@ def _async_problem(name: str, item: Any) -> str | None:
     return None
 
 
-def _rule(item: Any, where: str, problems: Problems) -> Rule | None:
-    if not isinstance(item, dict):
-        problems.add(option_problem(Level.ERROR, where, "a rule must be a mapping"))
-        return None
-    bad = False
-    for key in item:
-        if key not in _RULE_KEYS:
-            message = f"unknown rule key {key!r} (known: {', '.join(_RULE_KEYS)})"
-            problems.add(option_problem(Level.ERROR, f"{where}.{key}", message))
-            bad = True
-    methods = _strings(item, "methods", where, problems)
-    tags = _strings(item, "tags", where, problems)
-    values: dict[str, str | None] = {}
-    for key in ("path", "operationId", "as"):
-        value = item.get(key)
-        if value is not None and not isinstance(value, str):
-            problems.add(option_problem(Level.ERROR, f"{where}.{key}", "must be a string"))
-            bad = True
-            value = None
-        values[key] = value
-    if values["as"] is not None and values["as"] not in KINDS:
-        message = f"'as' must be one of {', '.join(KINDS)}, not {values['as']!r}"
-        problems.add(option_problem(Level.ERROR, f"{where}.as", message))
-        bad = True
-    if bad or methods is False or tags is False:
-        return None
+def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, ...]]:
+    """The sections read here checked by the manifest schema's own rules (the problems are
+    the structural check's, word for word); the paths found malformed, cut to a rule."""
+    from jsonschema import Draft202012Validator
+
+    from mcpgen.check.structure import _problems, manifest_schema
+
+    schema = manifest_schema()
+    known = schema["$defs"]["openapi"]["properties"]
+    sections = {k: known[k] for k in ("include", "exclude", "rules", "overrides")}
+    validator = Draft202012Validator(
+        {"properties": {"openapi": {"properties": sections}}, "$defs": schema["$defs"]}
+    )
+    doc = Document(OPTIONS_FILE, Path(), {"openapi": raw}, "", Positions(OPTIONS_FILE))
+    malformed: set[tuple[Any, ...]] = set()
+    for error in validator.iter_errors(doc.data):
+        problems.extend(_problems(doc, error))
+        malformed.add(tuple(error.absolute_path)[:3])
+    return malformed
+
+
+def _rule(where: str, item: dict[str, Any]) -> Rule:
+    """A rule the manifest schema accepts."""
+    methods, tags = item.get("methods"), item.get("tags")
     return Rule(
         where=where,
         methods=None if methods is None else frozenset(m.lower() for m in methods),
-        path=values["path"],
+        path=item.get("path"),
         tags=None if tags is None else frozenset(tags),
-        operation_id=values["operationId"],
-        kind=values["as"],
+        operation_id=item.get("operationId"),
+        kind=item.get("as"),
     )
 
 
-def _strings(item: dict[str, Any], key: str, where: str, problems: Problems) -> Any:
-    """The list of strings at ``key``, None when absent, False (reported) when malformed."""
-    value = item.get(key)
-    if value is None:
+# -- applied to the imported operations ----------------------------------------------------
+def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
+    """A resource entry for a GET operation (``as: resource`` or ``resourceTemplate``), or
+    None (warned) to keep it a tool."""
+    op, cand = built.operation, built.candidate
+    reason = None
+    if op.method != "GET":
+        reason = f"only GET operations can be resources, not {op.method}"
+    elif op.body is not None:
+        reason = "an operation with a request body cannot be a resource"
+    elif any(p.required and p.location in ("header", "cookie") for p in op.parameters):
+        reason = "an operation with required header or cookie parameters cannot be a resource"
+    if reason:
+        warn(cand.src, cand.path, f"{reason}; imported as a tool")
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.add(option_problem(Level.ERROR, f"{where}.{key}", "must be a list of strings"))
-        return False
-    return value
+    dropped = [p for p in op.parameters if p.location in ("header", "cookie")]
+    for param in dropped:
+        warn(
+            cand.src,
+            cand.path,
+            f"{param.location} parameter {param.name!r} cannot be set "
+            "when the operation is read as a resource",
+        )
+    path_vars = [p for p in op.parameters if p.location == "path"]
+    query_vars = [p for p in op.parameters if p.location == "query"]
+    if kind == "resource" and path_vars:
+        warn(cand.src, cand.path, "an operation with path parameters is a resource template")
+        kind = "resourceTemplate"
+    if kind == "resource" and query_vars:
+        warn(cand.src, cand.path, "query parameters cannot be set on a fixed resource")
+    if kind == "resourceTemplate" and not (path_vars or query_vars):
+        warn(cand.src, cand.path, "an operation without parameters is a fixed resource")
+        kind = "resource"
+    by_name = {p.name: p for p in path_vars}
+    uri = "api://" + TEMPLATE.sub(
+        lambda m: (
+            "{" + _uri_var(by_name[m.group(1)].argument) + "}"
+            if kind == "resourceTemplate" and m.group(1) in by_name
+            else m.group(0)
+        ),
+        op.path.lstrip("/"),
+    )
+    tool = built.tool
+    resource: dict[str, Json] = {"name": tool["name"]}
+    if kind == "resourceTemplate":
+        if query_vars:
+            uri += "{?" + ",".join(_uri_var(p.argument) for p in query_vars) + "}"
+        resource["uriTemplate"] = uri
+    else:
+        resource["uri"] = uri
+    for key in ("title", "description"):
+        if key in tool:
+            resource[key] = tool[key]
+    resource["mimeType"] = op.response_content_type or "application/json"
+    if kind == "resourceTemplate":  # its variables are checked against these schemas
+        resource["input"] = tool["input"]  # not a manifest key: the importer moves it out
+    return resource
+
+
+def apply_overrides(
+    options: Options,
+    tools: list[Built],
+    resources: list[tuple[dict[str, Json], Operation]],
+    problems: Problems,
+) -> None:
+    """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
+    tools and resources; renamed entries must stay valid and unique."""
+    matched: set[str] = set()
+    renamed_by: dict[int, str] = {}  # entry index -> the override key that renamed it
+    entries: list[tuple[dict[str, Json], Built | None, Operation, str]] = [
+        (b.tool, b, b.operation, "tool") for b in tools
+    ] + [(r, None, o, "resource") for r, o in resources]
+    for index, (entry, built, op, kind) in enumerate(entries):
+        original = entry["name"]
+        for key in (op.operation_id, original):  # the tool name's override wins
+            if key is None or key not in options.overrides:
+                continue
+            matched.add(key)
+            override = options.overrides[key]
+            if "name" in override:
+                renamed_by[index] = key
+            for field_name in OVERRIDE_KEYS:
+                if field_name not in override:
+                    continue
+                if field_name == "poll":  # how to call: the operation's, not the tool's
+                    op = replace(op, poll=override["poll"] or None)
+                    if built is not None:
+                        built.operation = op
+                    if override["poll"] is False:
+                        entry.pop("task", None)
+                elif field_name == "task":
+                    if override["task"] is False:
+                        entry.pop("task", None)
+                    else:
+                        entry["task"] = override["task"]
+                elif field_name == "annotations":
+                    if kind == "tool":
+                        entry["annotations"] = {
+                            **entry["annotations"],
+                            **override["annotations"],
+                        }
+                else:
+                    entry[field_name] = override[field_name]
+        if entry["name"] != original:
+            new_op = replace(op, tool=entry["name"])
+            if built is not None:
+                built.operation = new_op
+            else:
+                resources[index - len(tools)] = (entry, new_op)
+    for key in options.overrides:
+        if key not in matched:
+            problems.add(
+                option_problem(
+                    Level.WARNING,
+                    f"openapi.overrides.{key}",
+                    f"no imported operation has the tool name or operationId {key!r}",
+                )
+            )
+    seen: dict[str, int] = {}
+    for index, (entry, *_) in enumerate(entries):
+        name = entry["name"]
+        if index not in renamed_by:
+            seen.setdefault(names.snake(name), index)  # generated names are valid and unique
+            continue
+        where = f"openapi.overrides.{renamed_by[index]}.name"
+        if not TOOL_NAME.match(name):
+            message = f"{name!r} is not a valid tool name (letters, digits, _ - ., at most 64)"
+            problems.add(option_problem(Level.ERROR, where, message))
+    for index, (entry, *_) in enumerate(entries):
+        if index not in renamed_by:
+            continue
+        name = entry["name"]
+        first = seen.setdefault(names.snake(name), index)
+        if first != index:
+            other = entries[first][2]
+            problems.add(
+                option_problem(
+                    Level.ERROR,
+                    f"openapi.overrides.{renamed_by[index]}.name",
+                    f"{name!r} is also the name (or the Python name) of "
+                    f"{other.method} {other.path}",
+                )
+            )
+
+
+def _uri_var(name: str) -> str:
+    """An RFC 6570 variable name: other characters percent-encoded."""
+    return _URI_VARNAME.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), name)

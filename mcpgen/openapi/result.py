@@ -10,7 +10,6 @@ from mcpgen.problems import Location, Problem
 
 Json = Any
 
-PARAM_LOCATIONS = ("path", "query", "header", "cookie")
 BODY_CONTENT_TYPES = (
     "application/json",
     "application/x-www-form-urlencoded",

@@ -19,7 +19,7 @@ own ``$defs``/``definitions`` are left out: what refers into them is resolved by
 keyword that 2020-12 does not know, or a keyword whose value is malformed, is left out
 with a located warning.
 
-How definitions are named is in ``defnames``; keywords that hold values are in ``keywords``.
+How definitions are named is in ``naming``; keywords that hold values are in ``keywords``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from mcpgen.load import JsonPath
-from mcpgen.openapi.defnames import DefNames
 from mcpgen.openapi.keywords import (
     IGNORED,
     SUBSCHEMA,
@@ -40,6 +39,7 @@ from mcpgen.openapi.keywords import (
     finish,
     value_keyword,
 )
+from mcpgen.openapi.naming import DefNames
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
@@ -62,10 +62,6 @@ class SchemaConverter:
         self._pending: list[tuple[str, Key]] = []
         self._closures: dict[str, frozenset[str]] = {}
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
-
-    def name_external(self, keys: Iterable[Key]) -> None:
-        """Name schemas in referenced files, in a fixed order, before any is converted."""
-        self.naming.name_external(keys)
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -184,10 +180,7 @@ class SchemaConverter:
                     nullable = True
                 continue
             if keyword in SUBSCHEMA:
-                if keyword == "additionalProperties" and isinstance(value, bool):
-                    out[keyword] = value
-                else:
-                    out[keyword] = self._schema(src, where, value, deps)
+                out[keyword] = self._schema(src, where, value, deps)
             elif keyword == "items":
                 if isinstance(value, list):  # the draft-4 tuple form
                     out["prefixItems"] = [
@@ -299,7 +292,7 @@ class SchemaConverter:
             for index, branch in enumerate(branches):
                 if not (isinstance(branch, dict) and isinstance(branch.get("$ref"), str)):
                     continue
-                key = self.sources.parse_ref(src, (*path_of(where), keyword, index), branch["$ref"])
+                key = self.sources.parse_ref(src, (*where[:-1], keyword, index), branch["$ref"])
                 if key is None or not key[1]:
                     continue
                 name = self.def_name(key)
@@ -308,8 +301,3 @@ class SchemaConverter:
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result
-
-
-def path_of(where: JsonPath) -> JsonPath:
-    """The schema's own path, from the path of one of its keywords."""
-    return where[:-1]

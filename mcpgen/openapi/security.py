@@ -37,7 +37,8 @@ class SecurityImport(ImportBase):
         else:
             src, path, raw = 0, ("security",), self.data.get("security", [])
         result: list[dict[str, list[str]]] = []
-        known = self.scheme_names()
+        schemes = self.raw_schemes()[2]
+        known = set(schemes) if isinstance(schemes, dict) else set()
         for index, requirement in enumerate(self.listing(src, path, raw, "'security'")):
             if not isinstance(requirement, dict):
                 self.error(src, (*path, index), "a security requirement must be a mapping")
@@ -50,10 +51,6 @@ class SecurityImport(ImportBase):
                 entry[name] = [s for s in scopes if isinstance(s, str)]
             result.append(entry)
         return result
-
-    def scheme_names(self) -> set[str]:
-        raw = self.raw_schemes()[2]
-        return set(raw) if isinstance(raw, dict) else set()
 
     def raw_schemes(self) -> tuple[int, JsonPath, Any]:
         if self.version == "2.0":
@@ -80,17 +77,12 @@ class SecurityImport(ImportBase):
                 result[name] = normalized
         return result
 
-    def configured_source(self, name: str) -> str:
-        """Where ``openapi.credentials`` says the scheme's credential comes from."""
+    def no_own_token(self, src: int, path: JsonPath, name: str, what: str) -> None:
+        """Warn that the server cannot get a token of its own for ``name`` (unless
+        ``openapi.credentials`` gives the scheme a source that can)."""
         credentials = (self.raw_options or {}).get("credentials")
         entry = credentials.get(name) if isinstance(credentials, dict) else None
-        source = entry.get("from") if isinstance(entry, dict) else None
-        return source if isinstance(source, str) else "env"
-
-    def no_own_token(self, src: int, path: JsonPath, name: str, what: str) -> None:
-        """Warn that the server cannot get a token of its own for ``name`` (unless the
-        manifest gives the scheme a source that can)."""
-        if self.configured_source(name) in USER_SOURCES:
+        if isinstance(entry, dict) and entry.get("from") in USER_SOURCES:
             return
         self.warn(
             src,

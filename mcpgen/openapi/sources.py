@@ -62,13 +62,9 @@ class Sources:
         self.quiet = False  # while scanning: problems are reported where references are used
 
     # -- problems ------------------------------------------------------------------------
-    def report(
-        self, level: Level, src: int, path: Sequence[str | int], message: str, key: bool = False
-    ) -> None:
-        if self.quiet:
-            return
-        doc = self.items[src].doc
-        self.problems.add(Problem(level, doc.locate(tuple(path), key), pointer(path), message))
+    def report(self, level: Level, src: int, path: Sequence[str | int], message: str) -> None:
+        if not self.quiet:
+            self.problems.add(Problem(level, self.location(src, path), pointer(path), message))
 
     def error(self, src: int, path: Sequence[str | int], message: str) -> None:
         self.report(Level.ERROR, src, path, message)

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from mcpgen import identifiers as names
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, Overlay, Positions, load_file
-from mcpgen.openapi import OpenAPIImport, Operation, import_openapi
+from mcpgen.openapi import OpenAPIImport, import_openapi
 from mcpgen.openapi.options import OPTIONS_FILE
 from mcpgen.openapi.result import Merged
 from mcpgen.openapi.sources import pointer
@@ -199,9 +199,6 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
 
         return Overlay(where, at)
 
-    def overlay(operation: Operation) -> Overlay:
-        return overlay_at(*operation.origin)
-
     shared = data.setdefault("$defs", {})
     for name, schema in imported.defs.items():
         if name not in shared:
@@ -216,7 +213,7 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
         for key in ("input", "output"):
             if key in entry:
                 entry[key] = _without_defs(entry[key])
-        doc.overlays[("tools", len(tools))] = overlay(operation)
+        doc.overlays[("tools", len(tools))] = overlay_at(*operation.origin)
         merged.tools[len(tools)] = operation
         tools.append(entry)
     resources = data.setdefault("resources", [])
@@ -226,7 +223,7 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
         entry = dict(resource)
         if schema is not None:
             merged.resource_inputs[len(resources)] = _without_defs(schema)
-        doc.overlays[("resources", len(resources))] = overlay(operation)
+        doc.overlays[("resources", len(resources))] = overlay_at(*operation.origin)
         merged.resources[len(resources)] = operation
         resources.append(entry)
     merged.upstream = upstream_data(imported, str(data["server"]["name"]), options)
