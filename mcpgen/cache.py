@@ -1,5 +1,5 @@
 """The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (model modules,
-advertised tool definitions).
+advertised tool definitions, compiled templates).
 
 Entries are written atomically and never trusted to exist: a missing, unreadable or
 unwritable cache only costs time. The folder is safe to delete at any time.
@@ -18,7 +18,10 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 MODELS_PREFIX = "models-v5-"  # generated model modules (``render.model_parts``), by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
@@ -71,6 +74,30 @@ def write(path: Path | None, text: str) -> None:
         os.replace(temp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
+
+
+def template_cache() -> jinja2.BytecodeCache | None:
+    """Jinja's compiled templates, kept in the cache (checked against each template's
+    source, so an edited template is compiled again)."""
+    import jinja2
+
+    class Compiled(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # unreadable or damaged: compiled again
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    store = cache_dir()
+    if store is None:
+        return None
+    with contextlib.suppress(OSError):
+        store.mkdir(parents=True, exist_ok=True)
+    return Compiled(str(store), "jinja-%s.cache") if store.is_dir() else None
 
 
 def size_limit() -> int:
