@@ -110,8 +110,8 @@ def _failed(exc: InputError) -> Loaded:
 def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ruff") -> Output:
     """The back half: the project's files, formatted. Model modules come from the build
     cache or are generated in worker processes while the rest is rendered
-    (``render_project``'s two halves, pure; compiled templates are kept in the build
-    cache too); then one formatter pass."""
+    (``render_project``'s two halves, pure; compiled templates and the runtime's imports
+    are kept in the build cache too); then one formatter pass."""
     import os
 
     from mcpgen import cache
@@ -122,7 +122,8 @@ def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ru
 
     models = start_models(manifest, cached=True, jobs=os.cpu_count() or 1)
     environment().bytecode_cache = cache.template_cache()
-    rendered = render_without_models(manifest, source)
+    with cache.runtime_imports():
+        rendered = render_without_models(manifest, source)
     with timing.phase("models (datamodel-code-generator, waited for)"):
         add_models(rendered, manifest, models())
     with timing.phase("format"):

@@ -14,12 +14,10 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcpgen.model.types import Manifest
@@ -109,51 +107,30 @@ def _fetches_tokens(manifest: Manifest) -> bool:
 
 
 Imports = tuple[frozenset[str], frozenset[str], frozenset[str]]
+# What is known of the runtime's imports, module -> its ``imports`` as lists: what this
+# process parsed, and what the build command read from its cache (``runtime_digest``).
+KNOWN: dict[str, Any] = {}
 
 
-@functools.cache
 def imports(module: str) -> Imports:
     """(runtime modules, the ones of those imported when the module is, top-level names of
-    other libraries) a runtime module imports. Read from the build cache when an earlier
-    build of this runtime found them (parsing the modules a package carries takes ~0.1 s)."""
-    table = _table()
+    other libraries) a runtime module imports."""
     try:
-        runtime, eager, libraries = table.found[module]
+        runtime, eager, libraries = KNOWN[module]
         return frozenset(runtime), frozenset(eager), frozenset(libraries)
     except (KeyError, TypeError, ValueError):  # not known yet (or a damaged entry)
         found = _read_imports(module)
-        table.found[module] = [sorted(names) for names in found]
-        table.changed = True
+        KNOWN[module] = [sorted(names) for names in found]
         return found
 
 
-@dataclass
-class _Table:
-    path: Path | None
-    found: dict[str, list[list[str]]]
-    changed: bool = False
-
-
 @functools.cache
-def _table() -> _Table:
-    """What is known of the runtime's imports, kept under the digest of its sources."""
-    from mcpgen import cache
-
+def runtime_digest() -> str:
+    """The digest of the runtime's sources: what ``KNOWN`` is true of."""
     digest = hashlib.sha256()
     for source in sorted(RUNTIME_DIR.glob("*.py")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
-    store = cache.cache_dir()
-    path = store / f"runtime-imports-{digest.hexdigest()}.json" if store else None
-    return _Table(path, cache.read_pack(path))
-
-
-def _keep_table() -> None:
-    table = _table()
-    if table.changed:
-        from mcpgen import cache
-
-        cache.write(table.path, json.dumps(table.found, sort_keys=True))
-        table.changed = False
+    return digest.hexdigest()
 
 
 def _read_imports(module: str) -> Imports:
@@ -209,7 +186,6 @@ def carried(manifest: Manifest, entry: tuple[str, ...] = ENTRY + ENTRY_TESTS) ->
         if at_import & unused:  # only a function (or TYPE_CHECKING) may import a feature's
             raise AssertionError(f"runtime/{name}.py imports {sorted(at_import & unused)}")
         todo += [n for n in modules if n not in unused]
-    _keep_table()
     return found
 
 
