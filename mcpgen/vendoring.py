@@ -15,7 +15,7 @@ import ast
 import functools
 import hashlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -139,7 +139,7 @@ def _read_imports(module: str) -> Imports:
     runtime: set[str] = set()
     at_import: set[str] = set()
     libraries: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             names = [node.module] if node.module else [a.name for a in node.names]
             runtime.update(n.split(".")[0] for n in names)
@@ -152,6 +152,15 @@ def _read_imports(module: str) -> Imports:
     modules = frozenset(n for n in runtime if (RUNTIME_DIR / f"{n}.py").is_file())
     libraries -= {*sys.stdlib_module_names, "__future__"}
     return modules, modules & at_import, frozenset(libraries)
+
+
+def _statements(body: list[Any]) -> Iterator[Any]:
+    """Every statement of ``body``, nested ones too (imports are statements: the
+    expressions, nine nodes in ten, need no visit)."""
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            yield from _statements(getattr(stmt, field, []))
 
 
 def _run_at_import(body: list[ast.stmt]) -> list[ast.ImportFrom]:
