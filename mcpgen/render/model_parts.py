@@ -277,8 +277,8 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     ``PART_SIZE`` models: a worker first pays the generator's import, ~0.3-0.7 s, and a
     process forked from a big build copies the memory its collector walks) while the
     caller renders the rest of the project; else they are generated when the returned
-    function is called. That function raises
-    InputError with located problems when the schemas cannot be generated."""
+    function is called. That function raises InputError with located problems when the
+    schemas cannot be generated."""
     package = manifest.server.package
     modules = plan(manifest)
     sources: dict[str, str] = {}
