@@ -1,5 +1,5 @@
 """The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (model modules,
-advertised tool definitions).
+advertised tool definitions, compiled templates, the runtime's imports).
 
 Entries are written atomically and never trusted to exist: a missing, unreadable or
 unwritable cache only costs time. The folder is safe to delete at any time.
@@ -17,8 +17,12 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 MODELS_PREFIX = "models-v5-"  # generated model modules (``render.model_parts``), by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
@@ -71,6 +75,45 @@ def write(path: Path | None, text: str) -> None:
         os.replace(temp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
+
+
+def template_cache() -> jinja2.BytecodeCache | None:
+    """Jinja's compiled templates, kept in the cache (checked against each template's
+    source, so an edited template is compiled again)."""
+    import jinja2
+
+    class Compiled(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # unreadable or damaged: compiled again
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    store = cache_dir()
+    if store is None:
+        return None
+    with contextlib.suppress(OSError):
+        store.mkdir(parents=True, exist_ok=True)
+    return Compiled(str(store), "jinja-%s.cache") if store.is_dir() else None
+
+
+@contextlib.contextmanager
+def runtime_imports() -> Iterator[None]:
+    """What is known of the runtime's imports (``vendoring.KNOWN``) read from the cache
+    before, and kept after (parsing the modules a package carries takes ~0.1 s)."""
+    from mcpgen import vendoring
+
+    store = cache_dir()
+    path = store / f"runtime-imports-{vendoring.runtime_digest()}.json" if store else None
+    kept = read_pack(path)
+    vendoring.KNOWN.update({**kept, **vendoring.KNOWN})
+    yield
+    if kept != vendoring.KNOWN:  # something parsed (or a damaged entry parsed again)
+        write(path, json.dumps(vendoring.KNOWN, sort_keys=True))
 
 
 def size_limit() -> int:

@@ -110,15 +110,20 @@ def _failed(exc: InputError) -> Loaded:
 def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ruff") -> Output:
     """The back half: the project's files, formatted. Model modules come from the build
     cache or are generated in worker processes while the rest is rendered
-    (``render_project``'s two halves, pure); then one formatter pass."""
+    (``render_project``'s two halves, pure; compiled templates and the runtime's imports
+    are kept in the build cache too); then one formatter pass."""
     import os
 
+    from mcpgen import cache
     from mcpgen.format import format_output
     from mcpgen.render import add_models, render_without_models
     from mcpgen.render.model_parts import start_models
+    from mcpgen.render.templates import environment
 
     models = start_models(manifest, cached=True, jobs=os.cpu_count() or 1)
-    rendered = render_without_models(manifest, source)
+    environment().bytecode_cache = cache.template_cache()
+    with cache.runtime_imports():
+        rendered = render_without_models(manifest, source)
     with timing.phase("models (datamodel-code-generator, waited for)"):
         add_models(rendered, manifest, models())
     with timing.phase("format"):

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcpgen.model.types import Manifest
@@ -105,16 +106,40 @@ def _fetches_tokens(manifest: Manifest) -> bool:
     return any(fetches_tokens(source) for source in sources.values())
 
 
-@functools.cache
-def imports(module: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+Imports = tuple[frozenset[str], frozenset[str], frozenset[str]]
+# What is known of the runtime's imports, module -> its ``imports`` as lists: what this
+# process parsed, and what the build command read from its cache (``runtime_digest``).
+KNOWN: dict[str, Any] = {}
+
+
+def imports(module: str) -> Imports:
     """(runtime modules, the ones of those imported when the module is, top-level names of
     other libraries) a runtime module imports."""
+    try:
+        runtime, eager, libraries = KNOWN[module]
+        return frozenset(runtime), frozenset(eager), frozenset(libraries)
+    except (KeyError, TypeError, ValueError):  # not known yet (or a damaged entry)
+        found = _read_imports(module)
+        KNOWN[module] = [sorted(names) for names in found]
+        return found
+
+
+@functools.cache
+def runtime_digest() -> str:
+    """The digest of the runtime's sources: what ``KNOWN`` is true of."""
+    digest = hashlib.sha256()
+    for source in sorted(RUNTIME_DIR.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _read_imports(module: str) -> Imports:
     tree = ast.parse((RUNTIME_DIR / f"{module}.py").read_text("utf-8"))
     eager = {id(n) for n in _run_at_import(tree.body)}
     runtime: set[str] = set()
     at_import: set[str] = set()
     libraries: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             names = [node.module] if node.module else [a.name for a in node.names]
             runtime.update(n.split(".")[0] for n in names)
@@ -127,6 +152,15 @@ def imports(module: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]
     modules = frozenset(n for n in runtime if (RUNTIME_DIR / f"{n}.py").is_file())
     libraries -= {*sys.stdlib_module_names, "__future__"}
     return modules, modules & at_import, frozenset(libraries)
+
+
+def _statements(body: list[Any]) -> Iterator[Any]:
+    """Every statement of ``body``, nested ones too (imports are statements: the
+    expressions, nine nodes in ten, need no visit)."""
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            yield from _statements(getattr(stmt, field, []))
 
 
 def _run_at_import(body: list[ast.stmt]) -> list[ast.ImportFrom]:

@@ -176,3 +176,32 @@ def test_an_advertised_definition_is_kept_per_options_and_per_compacting_code(
     assert remembered.Advertised(compact.CompactOptions(description=40), None).salt != salt
     monkeypatch.setattr(remembered, "_CODE", (*remembered._CODE[:-1], cache))
     assert remembered.Advertised(compact.CompactOptions(), None).salt != salt
+
+
+def test_damaged_compiled_templates_and_runtime_imports_change_nothing(tmp_path: Path) -> None:
+    """A warm build reads compiled templates and the runtime's imports from the cache; a
+    damaged entry is made again and the output stays the same bytes."""
+    import subprocess
+    import sys
+
+    manifest = Path(__file__).resolve().parent.parent / "manifests" / "calculator.yaml"
+    store = tmp_path / "cache"
+
+    def built(name: str) -> dict[str, bytes]:
+        out = tmp_path / name
+        subprocess.run(
+            [sys.executable, "-m", "mcpgen", "build", str(manifest), "-o", str(out)],
+            check=True,
+            env={**os.environ, "MCPGEN_CACHE_DIR": str(store)},
+            capture_output=True,
+        )
+        return {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    cold = built("cold")
+    kept = [*store.glob("jinja-*.cache"), *store.glob("runtime-imports-*.json")]
+    assert {p.name.split("-")[0] for p in kept} == {"jinja", "runtime"}
+    assert built("warm") == cold
+    for path in kept:
+        path.write_bytes(b"\x00damaged")
+    assert built("damaged") == cold
+    assert json.loads(next(store.glob("runtime-imports-*.json")).read_text())  # made again

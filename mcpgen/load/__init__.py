@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 
 from mcpgen.load.document import (
@@ -53,6 +54,9 @@ __all__ = [
 ]
 
 
+_JSON_START = re.compile(r"\s*\{")  # what looks like JSON is parsed as JSON first
+
+
 def load_file(path: Path, max_bytes: int = MAX_MANIFEST_BYTES) -> Document:
     """Read and parse ``path``; raise InputError with a located message on any problem."""
     shown = display_path(path)
@@ -79,9 +83,9 @@ def load_file(path: Path, max_bytes: int = MAX_MANIFEST_BYTES) -> Document:
 
 def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) -> Document:
     """Parse ``text``: JSON when it is (fast), YAML otherwise. A ``.json`` file must be JSON."""
-    if not text.strip():
+    if not text or text.isspace():  # (no copy of a big text)
         raise fail(file, "file is empty", 1, 1)
-    if json_first or text.lstrip().startswith("{"):
+    if json_first or _JSON_START.match(text):
         try:
             watch = _NumberWatch()
             data = json.loads(

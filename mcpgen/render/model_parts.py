@@ -260,12 +260,13 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     """Start making every module of the models package; the returned function waits for
     them. ``cached``: modules are read from and kept in the build cache, by the schemas
     they are made from (a rebuild after one operation changed runs the generator on one
-    part). ``jobs`` > 1: when there are more than ``PART_SIZE`` models to generate, they
-    run in worker processes (at most ``jobs``, one per ``PART_SIZE`` models: a worker first
-    pays the generator's import, ~0.7 s, and a process forked from a big build copies the
-    memory its collector walks) while the caller renders the rest of the project; else
-    they are generated when the returned function is called. That function raises
-    InputError with located problems when the schemas cannot be generated."""
+    part). ``jobs`` > 1: when there are more than ``PART_SIZE`` models to generate, or the
+    build has at most that many, they run in worker processes (at most ``jobs``, one per
+    ``PART_SIZE`` models: a worker first pays the generator's import, ~0.3-0.7 s, and a
+    process forked from a big build copies the memory its collector walks) while the
+    caller renders the rest of the project; else they are generated when the returned
+    function is called. That function raises InputError with located problems when the
+    schemas cannot be generated."""
     package = manifest.server.package
     modules = plan(manifest)
     sources: dict[str, str] = {}
@@ -277,7 +278,10 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
         else:
             sources[module.name] = found
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
-    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    # A small build (one part) forks one worker too: its heap is small, so the fork is
+    # cheap, and the generator's import runs beside the rendering of the rest.
+    small = jobs > 1 and bool(todo) and sum(len(m.classes) for m in modules) <= PART_SIZE
+    pool = ProcessPoolExecutor(max(workers, 1)) if workers > 1 or small else None
     biggest_first = sorted(todo, key=lambda m: -len(m.classes))
     futures = (
         {m.name: pool.submit(_generate_checked, m, package) for m in biggest_first} if pool else {}
