@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 # What the templates import from ``_runtime`` (templates/package, templates/tests).
-ENTRY = ("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec")
+ENTRY = (
+    *("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec"),
+    *("tasks_client", "uri"),  # the typed client of a server with tasks, resource templates
+)
 ENTRY_TESTS = ("testing",)  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it.
 FEATURES: dict[str, Callable[[Manifest], bool]] = {
@@ -36,6 +39,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "sharing": lambda m: m.shares_state,
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
+    "resources": lambda m: _reads_resources(m),  # resources (prompts may embed one)
     "completions": lambda m: m.capabilities.completions,
     "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
@@ -87,6 +91,14 @@ GENERATED_REQUIREMENTS = ("typing-extensions>=4.6",)
 def _network(manifest: Manifest) -> bool:
     """A transport over the network is offered (HTTP, legacy SSE or WebSocket)."""
     return any(transport != "stdio" for transport in manifest.transports)
+
+
+def _reads_resources(manifest: Manifest) -> bool:
+    """A resource, a prompt (which may embed one) or resource subscriptions are declared
+    (``server._resources``)."""
+    return bool(manifest.resources or manifest.prompts) or bool(
+        manifest.capabilities.resources_subscribe
+    )
 
 
 def _has_tasks(manifest: Manifest) -> bool:

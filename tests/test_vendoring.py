@@ -40,7 +40,7 @@ def fake(
         shares_state=redis,
         prompts=(),
         resources=(),
-        capabilities=SimpleNamespace(completions=False),
+        capabilities=SimpleNamespace(completions=False, resources_subscribe=False),
         auth=SimpleNamespace(type=auth or ("oauth" if oauth else "none")),
         server=SimpleNamespace(package="pkg_mcp"),
         tools=(),
@@ -86,6 +86,18 @@ def test_prompts_and_completions_only_when_declared() -> None:
     assert any(r.startswith("jinja2") for r in vendoring.requirements(both))
 
 
+def test_resources_only_when_something_reads_one() -> None:
+    """A resource, a prompt (which may embed one) or resource subscriptions carry
+    ``resources``; a tools-only package does not, and its server still builds."""
+    assert "resources" not in vendoring.carried(fake())
+    declared, prompted, subscribed = fake(), fake(), fake()
+    declared.resources = (SimpleNamespace(is_template=False),)
+    prompted.prompts = ("p",)
+    subscribed.capabilities.resources_subscribe = True
+    for manifest in (declared, prompted, subscribed):
+        assert "resources" in vendoring.carried(manifest)
+
+
 def test_uri_templates_only_with_a_templated_resource() -> None:
     fixed, templated = fake(), fake()
     fixed.resources = (SimpleNamespace(is_template=False),)
@@ -109,7 +121,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_legacy",
             "websocket",
         }
-        | {"shared", "sharing", "uri"}
+        | {"shared", "sharing", "resources"}
     )
 
 
