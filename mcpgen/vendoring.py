@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +38,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
     "shared": lambda m: m.shares_state,  # (one process needs only ``sealing``)
     "sharing": lambda m: m.shares_state,
+    "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
     "resources": lambda m: _reads_resources(m),  # resources (prompts may embed one)
@@ -47,6 +49,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "tasks": lambda m: _has_tasks(m),  # long-running calls as MCP tasks (docs/tasks.md)
     "tasks_client": lambda m: _has_tasks(m),  # the typed client's side of them
     "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
+    "patterns": lambda m: _has_patterns(m),  # linear-time ``pattern`` (runtime/schemas.py)
     # transports (``transports.offer``): the HTTP stack only with a network transport
     "http_app": lambda m: _network(m),
     "serve": lambda m: _network(m),
@@ -99,6 +102,17 @@ def _reads_resources(manifest: Manifest) -> bool:
     return bool(manifest.resources or manifest.prompts) or bool(
         manifest.capabilities.resources_subscribe
     )
+
+
+def _has_patterns(manifest: Manifest) -> bool:
+    """A tool's schema may hold ``pattern`` or ``patternProperties`` (what makes
+    ``schemas.validator`` import ``patterns``; read from the text, so a superset), or the
+    server checks a wrapped API's schemas."""
+    if manifest.upstream is not None:
+        return True
+    schemas = [(t.input_schema, t.output_schema) for t in manifest.tools]
+    text = json.dumps([schemas, getattr(manifest, "shared_defs", None)])
+    return '"pattern"' in text or '"patternProperties"' in text
 
 
 def _has_tasks(manifest: Manifest) -> bool:

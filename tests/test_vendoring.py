@@ -48,6 +48,12 @@ def fake(
     )
 
 
+def tool(task: str | None = None, schema: Any = None) -> Any:
+    """What ``vendoring`` reads of a tool."""
+    schema = schema or {"type": "object"}
+    return SimpleNamespace(task=task, http=None, input_schema=schema, output_schema=None)
+
+
 @pytest.mark.parametrize(
     "upstream, mode, oauth, redis", list(itertools.product((False, True), MODES, *[(0, 1)] * 2))
 )
@@ -72,7 +78,7 @@ def test_tasks_only_when_a_tool_runs_as_one() -> None:
     plain = fake()
     assert not {"tasks", "tasks_client", "tasks_store", "upstream_poll"} & vendoring.carried(plain)
     tasked = fake()
-    tasked.tools = (SimpleNamespace(task="optional", http=None),)
+    tasked.tools = (tool(task="optional"),)
     assert {"tasks", "tasks_client", "tasks_store", "tasks_wire"} <= vendoring.carried(tasked)
 
 
@@ -98,6 +104,20 @@ def test_resources_only_when_something_reads_one() -> None:
         assert "resources" in vendoring.carried(manifest)
 
 
+def test_the_pattern_matcher_only_when_a_schema_names_a_pattern() -> None:
+    """``patterns`` (linear-time ``pattern``) with a tool schema that has one, in a shared
+    definition too, or with a wrapped API (whose schemas the server checks)."""
+    plain = fake()
+    plain.tools = (tool(schema={"type": "object", "properties": {"a": {"type": "string"}}}),)
+    assert "patterns" not in vendoring.carried(plain) and "schemas" in vendoring.carried(plain)
+    direct, shared = fake(), fake()
+    direct.tools = (tool(schema={"properties": {"a": {"type": "string", "pattern": "^a"}}}),)
+    shared.tools = (tool(schema={"properties": {"a": {"$ref": "#/$defs/A"}}}),)
+    shared.shared_defs = {"A": {"type": "object", "patternProperties": {"^x": {}}}}
+    for manifest in (direct, shared, fake(upstream=True)):
+        assert "patterns" in vendoring.carried(manifest)
+
+
 def test_uri_templates_only_with_a_templated_resource() -> None:
     fixed, templated = fake(), fake()
     fixed.resources = (SimpleNamespace(is_template=False),)
@@ -121,7 +141,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_legacy",
             "websocket",
         }
-        | {"shared", "sharing", "resources"}
+        | {"shared", "sharing", "resources", "patterns"}
     )
 
 
