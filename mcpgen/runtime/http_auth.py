@@ -8,15 +8,18 @@ from __future__ import annotations
 import functools
 import json
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .authz import IDENTITY_KEY
 from .http_guard import (
+    WELL_KNOWN,
     AuthMiddleware,
     client_address,
     error,
     quote_param,
     respond,
+    route_path,
     timed,
 )
 from .http_streams import metered, until_expiry
@@ -24,6 +27,8 @@ from .identity import AuthError, Identity
 
 if TYPE_CHECKING:
     from starlette.types import Message, Receive, Scope, Send
+
+    from .settings import Settings
 
 logger = logging.getLogger(__name__)
 FORBIDDEN = -32003  # the JSON-RPC error of a call the caller lacks the scopes for
@@ -188,3 +193,50 @@ async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, Receiv
         return await receive()
 
     return body, replay
+
+
+def metadata_route(spec: Mapping[str, Any], settings: Settings) -> Any:
+    """The Protected Resource Metadata route (RFC 9728) of a server with OAuth: where its
+    clients find the authorization server."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from .http_app import base_url
+
+    info = spec["server"]
+
+    async def metadata(request: Request) -> Response:
+        suffix = route_path(request.scope)[len(WELL_KNOWN) :]
+        root = request.scope.get("root_path", "")
+        if suffix not in ("", settings.endpoint, root + settings.endpoint):
+            return JSONResponse({"error": "not_found"}, status_code=404)
+        document = {
+            "resource": base_url(request.scope, settings) + settings.endpoint,
+            "authorization_servers": [settings.oauth_issuer],
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": list(spec.get("auth", {}).get("scopesSupported", [])),
+            "resource_name": info.get("title") or info["name"],
+        }
+        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+
+    return Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"])
+
+
+def cap_sessions_per_caller(manager: Any, cap: int) -> None:
+    """At most ``cap`` open sessions per verified caller: the SDK's session manager caps
+    sessions in all (``max_sessions``) and binds each to its caller, but one token could
+    open every slot. A caller at its cap gets the same 503 as a full server. Anonymous
+    callers (no authentication: the SDK binds their sessions to no one) share the overall
+    cap only, so only a server with ``auth`` wraps the manager's admission step (``mcp``
+    2.3's ``_admit_session``, checked by the security tests)."""
+    admit = manager._admit_session
+    owners: dict[str, Any] = manager._session_owners
+
+    def admit_capped(requestor: Any) -> Any:
+        if requestor is not None and sum(o == requestor for o in owners.values()) >= cap:
+            logger.warning("refused a new session: its caller already has %d open", cap)
+            return None
+        return admit(requestor)
+
+    manager._admit_session = admit_capped
