@@ -217,6 +217,8 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
             made = credentials.Credentials(API_KEY, env_prefix="X", environ={"X_KEY": "k"})
             asyncio.run(made.aclose())
         assert "shared" not in vendoring.carried(manifest)  # one process: sealing.py only
+        if not upstream:
+            asyncio.run(_serves_a_tool(importlib.import_module("pkg_mcp._runtime.server")))
         http_app = importlib.import_module("pkg_mcp._runtime.http_app")
         errors = importlib.import_module("pkg_mcp._runtime.errors")
         with pytest.raises(
@@ -227,3 +229,42 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
         sys.path.remove(str(tmp_path / "src"))
         for module in [m for m in sys.modules if m == "pkg_mcp" or m.startswith("pkg_mcp.")]:
             del sys.modules[module]
+
+
+async def _serves_a_tool(server: Any) -> None:
+    """A tools-only server built from the carried runtime alone (no ``resources``, no
+    ``patterns``) lists and calls its tool, validating the arguments."""
+    from mcp.client import Client
+
+    schema = {"type": "object", "properties": {"n": {"$ref": "#/$defs/N"}}, "$defs": {"N": {}}}
+    definition = {"name": "echo", "inputSchema": {**schema, "required": ["n"]}}
+    server_info = {"name": "t", "version": "1"}
+    spec = {"server": server_info, "tools": [{"definition": definition}], "capabilities": {}}
+    handlers = server.Handlers()
+
+    @handlers.tool("echo")
+    async def echo(arguments: Any, ctx: Any) -> str:
+        return str(arguments["n"])
+
+    built = server.build_server(spec, handlers)
+    assert built.resources is None and built.prompts is None
+    async with Client(built, mode="legacy") as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+        result = await client.call_tool("echo", {"n": 7})
+        assert not result.is_error and result.content[0].text == "7"
+        refused = await client.call_tool("echo", {})
+        assert refused.is_error and "Invalid arguments" in refused.content[0].text
+
+
+def test_the_calculator_carries_no_feature_it_lacks() -> None:
+    """The calculator (tools only: no resource, prompt, pattern, task, auth or replicas)."""
+    from mcpgen.pipeline import load_manifest
+
+    root = Path(__file__).resolve().parent.parent / "manifests"
+    calculator = load_manifest(root / "calculator.yaml").manifest
+    found = vendoring.carried(calculator)
+    unused = {"resources", "prompts", "completions", "uri", "patterns", "tasks_client"}
+    assert not found & (unused | {"local_cache", "auth", "http_auth", "shared"})
+    assert not any(r.startswith("uritemplate") for r in vendoring.requirements(calculator))
+    travel = load_manifest(root / "travel.yaml").manifest  # resources, prompts, templates
+    assert {"resources", "prompts", "uri"} <= vendoring.carried(travel)
