@@ -145,7 +145,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     )
 
 
-HTTP_STACK = {"http_app", "http_guard", "http_streams", "h11guard", "serve"}
+HTTP_STACK = {"http_app", "http_guard", "h11guard", "serve"}
 VERIFYING = {"auth", "http_auth"}  # checking credentials
 
 

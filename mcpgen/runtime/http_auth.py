@@ -1,15 +1,19 @@
 """The HTTP front door of a server with ``auth`` (carried only then): every request's
-credential checked, the verified caller bound to its sessions, 401 challenges, and the
-HTTP 403 ``insufficient_scope`` answer MCP clients use for step-up authorization (scope
-checks themselves happen at dispatch, ``authz``)."""
+credential checked, the verified caller bound to its sessions, 401 challenges, the HTTP
+403 ``insufficient_scope`` answer MCP clients use for step-up authorization (scope checks
+themselves happen at dispatch, ``authz``), and GET streams that end with the caller's
+token (``until_expiry``)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from .authz import IDENTITY_KEY
 from .http_guard import (
@@ -17,16 +21,16 @@ from .http_guard import (
     AuthMiddleware,
     client_address,
     error,
+    metered,
     quote_param,
     respond,
     route_path,
     timed,
 )
-from .http_streams import metered, until_expiry
 from .identity import AuthError, Identity
 
 if TYPE_CHECKING:
-    from starlette.types import Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from .settings import Settings
 
@@ -240,3 +244,26 @@ def cap_sessions_per_caller(manager: Any, cap: int) -> None:
         return admit(requestor)
 
     manager._admit_session = admit_capped
+
+
+async def until_expiry(
+    app: ASGIApp, scope: Scope, receive: Receive, send: Send, expires_at: float
+) -> None:
+    """A GET (streamable HTTP's standalone stream, the legacy SSE stream) served until the
+    caller's token expires, then ended: updates stop with the credential, and the client
+    reconnects with a fresh one (WebSocket closes with 1008 the same way)."""
+    state = {"started": False, "done": False}
+
+    async def tracked(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            state["started"] = True
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            state["done"] = True
+        await send(message)
+
+    with anyio.move_on_after(max(0.0, expires_at - time.time())) as deadline:
+        await app(scope, receive, tracked)
+    if deadline.cancelled_caught:
+        logger.info("ended a stream: its caller's token expired")
+        if state["started"] and not state["done"]:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
