@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 # What the templates import from ``_runtime`` (templates/package, templates/tests).
-ENTRY = ("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec")
+ENTRY = (
+    *("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec"),
+    *("tasks_client", "uri"),  # the typed client of a server with tasks, resource templates
+)
 ENTRY_TESTS = ("testing",)  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it.
 FEATURES: dict[str, Callable[[Manifest], bool]] = {
@@ -35,8 +39,10 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
     "shared": lambda m: m.shares_state,  # (one process needs only ``sealing``)
     "sharing": lambda m: m.shares_state,
+    "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
+    "resources": lambda m: _reads_resources(m),  # resources (prompts may embed one)
     "completions": lambda m: m.capabilities.completions,
     "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
@@ -44,6 +50,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "tasks": lambda m: _has_tasks(m),  # long-running calls as MCP tasks (docs/tasks.md)
     "tasks_client": lambda m: _has_tasks(m),  # the typed client's side of them
     "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
+    "patterns": lambda m: _has_patterns(m),  # linear-time ``pattern`` (runtime/schemas.py)
     # transports (``transports.offer``): the HTTP stack only with a network transport
     "http_app": lambda m: _network(m),
     "serve": lambda m: _network(m),
@@ -88,6 +95,25 @@ GENERATED_REQUIREMENTS = ("typing-extensions>=4.6",)
 def _network(manifest: Manifest) -> bool:
     """A transport over the network is offered (HTTP, legacy SSE or WebSocket)."""
     return any(transport != "stdio" for transport in manifest.transports)
+
+
+def _reads_resources(manifest: Manifest) -> bool:
+    """A resource, a prompt (which may embed one) or resource subscriptions are declared
+    (``server._resources``)."""
+    return bool(manifest.resources or manifest.prompts) or bool(
+        manifest.capabilities.resources_subscribe
+    )
+
+
+def _has_patterns(manifest: Manifest) -> bool:
+    """A tool's schema may hold ``pattern`` or ``patternProperties`` (what makes
+    ``schemas.validator`` import ``patterns``; read from the text, so a superset), or the
+    server checks a wrapped API's schemas."""
+    if manifest.upstream is not None:
+        return True
+    schemas = [(t.input_schema, t.output_schema) for t in manifest.tools]
+    text = json.dumps([schemas, getattr(manifest, "shared_defs", None)])
+    return '"pattern"' in text or '"patternProperties"' in text
 
 
 def _has_tasks(manifest: Manifest) -> bool:

@@ -73,7 +73,7 @@ async def check(package: str, project: Path) -> None:
     classes = [
         v
         for v in vars(client_module).values()
-        if isinstance(v, type) and issubclass(v, base) and v is not base
+        if isinstance(v, type) and issubclass(v, base) and v.__module__ == client_module.__name__
     ]
     if len(classes) != 1:
         raise AssertionError(f"expected one typed client class, found {classes}")

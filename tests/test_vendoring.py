@@ -40,12 +40,18 @@ def fake(
         shares_state=redis,
         prompts=(),
         resources=(),
-        capabilities=SimpleNamespace(completions=False),
+        capabilities=SimpleNamespace(completions=False, resources_subscribe=False),
         auth=SimpleNamespace(type=auth or ("oauth" if oauth else "none")),
         server=SimpleNamespace(package="pkg_mcp"),
         tools=(),
         transports=transports,
     )
+
+
+def tool(task: str | None = None, schema: Any = None) -> Any:
+    """What ``vendoring`` reads of a tool."""
+    schema = schema or {"type": "object"}
+    return SimpleNamespace(task=task, http=None, input_schema=schema, output_schema=None)
 
 
 @pytest.mark.parametrize(
@@ -72,7 +78,7 @@ def test_tasks_only_when_a_tool_runs_as_one() -> None:
     plain = fake()
     assert not {"tasks", "tasks_client", "tasks_store", "upstream_poll"} & vendoring.carried(plain)
     tasked = fake()
-    tasked.tools = (SimpleNamespace(task="optional", http=None),)
+    tasked.tools = (tool(task="optional"),)
     assert {"tasks", "tasks_client", "tasks_store", "tasks_wire"} <= vendoring.carried(tasked)
 
 
@@ -84,6 +90,32 @@ def test_prompts_and_completions_only_when_declared() -> None:
     both.prompts, both.capabilities.completions = ("p",), True
     assert {"prompts", "completions", "resources"} <= vendoring.carried(both)
     assert any(r.startswith("jinja2") for r in vendoring.requirements(both))
+
+
+def test_resources_only_when_something_reads_one() -> None:
+    """A resource, a prompt (which may embed one) or resource subscriptions carry
+    ``resources``; a tools-only package does not, and its server still builds."""
+    assert "resources" not in vendoring.carried(fake())
+    declared, prompted, subscribed = fake(), fake(), fake()
+    declared.resources = (SimpleNamespace(is_template=False),)
+    prompted.prompts = ("p",)
+    subscribed.capabilities.resources_subscribe = True
+    for manifest in (declared, prompted, subscribed):
+        assert "resources" in vendoring.carried(manifest)
+
+
+def test_the_pattern_matcher_only_when_a_schema_names_a_pattern() -> None:
+    """``patterns`` (linear-time ``pattern``) with a tool schema that has one, in a shared
+    definition too, or with a wrapped API (whose schemas the server checks)."""
+    plain = fake()
+    plain.tools = (tool(schema={"type": "object", "properties": {"a": {"type": "string"}}}),)
+    assert "patterns" not in vendoring.carried(plain) and "schemas" in vendoring.carried(plain)
+    direct, shared = fake(), fake()
+    direct.tools = (tool(schema={"properties": {"a": {"type": "string", "pattern": "^a"}}}),)
+    shared.tools = (tool(schema={"properties": {"a": {"$ref": "#/$defs/A"}}}),)
+    shared.shared_defs = {"A": {"type": "object", "patternProperties": {"^x": {}}}}
+    for manifest in (direct, shared, fake(upstream=True)):
+        assert "patterns" in vendoring.carried(manifest)
 
 
 def test_uri_templates_only_with_a_templated_resource() -> None:
@@ -109,11 +141,11 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_legacy",
             "websocket",
         }
-        | {"shared", "sharing", "uri"}
+        | {"shared", "sharing", "resources", "patterns"}
     )
 
 
-HTTP_STACK = {"http_app", "http_guard", "http_streams", "h11guard", "serve"}
+HTTP_STACK = {"http_app", "http_guard", "h11guard", "serve"}
 VERIFYING = {"auth", "http_auth"}  # checking credentials
 
 
@@ -185,6 +217,8 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
             made = credentials.Credentials(API_KEY, env_prefix="X", environ={"X_KEY": "k"})
             asyncio.run(made.aclose())
         assert "shared" not in vendoring.carried(manifest)  # one process: sealing.py only
+        if not upstream:
+            asyncio.run(_serves_a_tool(importlib.import_module("pkg_mcp._runtime.server")))
         http_app = importlib.import_module("pkg_mcp._runtime.http_app")
         errors = importlib.import_module("pkg_mcp._runtime.errors")
         with pytest.raises(
@@ -195,3 +229,42 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
         sys.path.remove(str(tmp_path / "src"))
         for module in [m for m in sys.modules if m == "pkg_mcp" or m.startswith("pkg_mcp.")]:
             del sys.modules[module]
+
+
+async def _serves_a_tool(server: Any) -> None:
+    """A tools-only server built from the carried runtime alone (no ``resources``, no
+    ``patterns``) lists and calls its tool, validating the arguments."""
+    from mcp.client import Client
+
+    schema = {"type": "object", "properties": {"n": {"$ref": "#/$defs/N"}}, "$defs": {"N": {}}}
+    definition = {"name": "echo", "inputSchema": {**schema, "required": ["n"]}}
+    server_info = {"name": "t", "version": "1"}
+    spec = {"server": server_info, "tools": [{"definition": definition}], "capabilities": {}}
+    handlers = server.Handlers()
+
+    @handlers.tool("echo")
+    async def echo(arguments: Any, ctx: Any) -> str:
+        return str(arguments["n"])
+
+    built = server.build_server(spec, handlers)
+    assert built.resources is None and built.prompts is None
+    async with Client(built, mode="legacy") as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+        result = await client.call_tool("echo", {"n": 7})
+        assert not result.is_error and result.content[0].text == "7"
+        refused = await client.call_tool("echo", {})
+        assert refused.is_error and "Invalid arguments" in refused.content[0].text
+
+
+def test_the_calculator_carries_no_feature_it_lacks() -> None:
+    """The calculator (tools only: no resource, prompt, pattern, task, auth or replicas)."""
+    from mcpgen.pipeline import load_manifest
+
+    root = Path(__file__).resolve().parent.parent / "manifests"
+    calculator = load_manifest(root / "calculator.yaml").manifest
+    found = vendoring.carried(calculator)
+    unused = {"resources", "prompts", "completions", "uri", "patterns", "tasks_client"}
+    assert not found & (unused | {"local_cache", "auth", "http_auth", "shared"})
+    assert not any(r.startswith("uritemplate") for r in vendoring.requirements(calculator))
+    travel = load_manifest(root / "travel.yaml").manifest  # resources, prompts, templates
+    assert {"resources", "prompts", "uri"} <= vendoring.carried(travel)

@@ -1,7 +1,8 @@
 """What every generated typed client shares: connecting, calling, parsing, blocking use.
 
-The generated ``client.py`` subclasses ``BaseClient`` with one typed method per tool,
-prompt and resource, and ``BaseSyncClient`` with their blocking twins.
+The generated ``client.py`` subclasses ``BaseClient`` (``tasks_client.TaskClient`` when a
+tool runs as an MCP task) with one typed method per tool, prompt and resource, and
+``BaseSyncClient`` with their blocking twins.
 """
 
 from __future__ import annotations
@@ -83,13 +84,6 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "value") and type(value).__module__ != "builtins":  # an Enum member
         return value.value
     return value
-
-
-def expand(template: str, values: Mapping[str, Any]) -> str:
-    """A URI from an RFC 6570 template (the ``uritemplate`` package)."""
-    import uritemplate
-
-    return str(uritemplate.expand(template, {k: v for k, v in values.items() if v is not None}))
 
 
 def error_text(result: types.CallToolResult) -> str:
@@ -234,45 +228,6 @@ class BaseClient:
         if result.is_error:
             raise ToolCallError(name, error_text(result), result)
         return result
-
-    # MCP tasks (docs/tasks.md), in both protocol eras
-    async def start_task(
-        self, name: str, arguments: dict[str, Any], *, ttl_ms: int | None = None
-    ) -> dict[str, Any]:
-        """Start a tool call as a task: the task (``taskId``, ``status``...), at once."""
-        from .tasks_client import start_task
-
-        task: dict[str, Any] = await start_task(self.client.session, name, arguments, ttl_ms=ttl_ms)
-        return task
-
-    async def task_status(self, task_id: str) -> dict[str, Any]:
-        """The task now: ``status`` (working, input_required, completed, failed, cancelled),
-        ``statusMessage`` (the handler's last progress message)..."""
-        from .tasks_client import get_task
-
-        task: dict[str, Any] = await get_task(self.client.session, task_id)
-        return task
-
-    async def wait_task(
-        self,
-        task_id: str,
-        on_status: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
-    ) -> types.CallToolResult:
-        """Wait for the task to end; its tool result. ``on_status`` sees each new status
-        and message (progress); a tool error raises ``ToolCallError``, a failure that is a
-        protocol error or a cancellation ``MCPError``."""
-        from .tasks_client import wait_task
-
-        result: types.CallToolResult = await wait_task(self.client.session, task_id, on_status)
-        if result.is_error:
-            raise ToolCallError(task_id, error_text(result), result)
-        return result
-
-    async def cancel_task(self, task_id: str) -> None:
-        """Cancel the task (its handler is cancelled; the task reads ``cancelled``)."""
-        from .tasks_client import cancel_task
-
-        await cancel_task(self.client.session, task_id)
 
     async def read(self, uri: str) -> Contents:
         """Read any resource by URI."""

@@ -1,29 +1,38 @@
 """The HTTP front door of a server with ``auth`` (carried only then): every request's
-credential checked, the verified caller bound to its sessions, 401 challenges, and the
-HTTP 403 ``insufficient_scope`` answer MCP clients use for step-up authorization (scope
-checks themselves happen at dispatch, ``authz``)."""
+credential checked, the verified caller bound to its sessions, 401 challenges, the HTTP
+403 ``insufficient_scope`` answer MCP clients use for step-up authorization (scope checks
+themselves happen at dispatch, ``authz``), and GET streams that end with the caller's
+token (``until_expiry``)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import logging
+import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from .authz import IDENTITY_KEY
 from .http_guard import (
+    WELL_KNOWN,
     AuthMiddleware,
     client_address,
     error,
+    metered,
     quote_param,
     respond,
+    route_path,
     timed,
 )
-from .http_streams import metered, until_expiry
 from .identity import AuthError, Identity
 
 if TYPE_CHECKING:
-    from starlette.types import Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from .settings import Settings
 
 logger = logging.getLogger(__name__)
 FORBIDDEN = -32003  # the JSON-RPC error of a call the caller lacks the scopes for
@@ -188,3 +197,73 @@ async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, Receiv
         return await receive()
 
     return body, replay
+
+
+def metadata_route(spec: Mapping[str, Any], settings: Settings) -> Any:
+    """The Protected Resource Metadata route (RFC 9728) of a server with OAuth: where its
+    clients find the authorization server."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from .http_app import base_url
+
+    info = spec["server"]
+
+    async def metadata(request: Request) -> Response:
+        suffix = route_path(request.scope)[len(WELL_KNOWN) :]
+        root = request.scope.get("root_path", "")
+        if suffix not in ("", settings.endpoint, root + settings.endpoint):
+            return JSONResponse({"error": "not_found"}, status_code=404)
+        document = {
+            "resource": base_url(request.scope, settings) + settings.endpoint,
+            "authorization_servers": [settings.oauth_issuer],
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": list(spec.get("auth", {}).get("scopesSupported", [])),
+            "resource_name": info.get("title") or info["name"],
+        }
+        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+
+    return Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"])
+
+
+def cap_sessions_per_caller(manager: Any, cap: int) -> None:
+    """At most ``cap`` open sessions per verified caller: the SDK's session manager caps
+    sessions in all (``max_sessions``) and binds each to its caller, but one token could
+    open every slot. A caller at its cap gets the same 503 as a full server. Anonymous
+    callers (no authentication: the SDK binds their sessions to no one) share the overall
+    cap only, so only a server with ``auth`` wraps the manager's admission step (``mcp``
+    2.3's ``_admit_session``, checked by the security tests)."""
+    admit = manager._admit_session
+    owners: dict[str, Any] = manager._session_owners
+
+    def admit_capped(requestor: Any) -> Any:
+        if requestor is not None and sum(o == requestor for o in owners.values()) >= cap:
+            logger.warning("refused a new session: its caller already has %d open", cap)
+            return None
+        return admit(requestor)
+
+    manager._admit_session = admit_capped
+
+
+async def until_expiry(
+    app: ASGIApp, scope: Scope, receive: Receive, send: Send, expires_at: float
+) -> None:
+    """A GET (streamable HTTP's standalone stream, the legacy SSE stream) served until the
+    caller's token expires, then ended: updates stop with the credential, and the client
+    reconnects with a fresh one (WebSocket closes with 1008 the same way)."""
+    state = {"started": False, "done": False}
+
+    async def tracked(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            state["started"] = True
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            state["done"] = True
+        await send(message)
+
+    with anyio.move_on_after(max(0.0, expires_at - time.time())) as deadline:
+        await app(scope, receive, tracked)
+    if deadline.cancelled_caught:
+        logger.info("ended a stream: its caller's token expired")
+        if state["started"] and not state["done"]:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})

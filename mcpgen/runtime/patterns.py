@@ -1,4 +1,5 @@
-"""JSON Schema validation whose ``pattern`` cannot stall the server.
+"""JSON Schema validation whose ``pattern`` cannot stall the server: what
+``schemas.validator`` uses for a schema with a pattern (carried by a package with one).
 
 jsonschema matches ``pattern``, ``patternProperties`` (and the properties
 ``additionalProperties`` leaves to them) with Python's backtracking ``re``: a spec pattern
@@ -104,83 +105,6 @@ def _validator_class() -> Any:
 
 def validator(schema: Json) -> Any:
     """A JSON Schema 2020-12 validator of ``schema`` with linear-time patterns."""
+    from .schemas import inline_refs
+
     return _validator_class()(inline_refs(schema))
-
-
-# Keywords whose value is a schema, a list of schemas or a map of names to schemas: the
-# only places ``inline_refs`` looks (never ``const``, ``enum``, ``default``: data).
-ONE_SCHEMA = frozenset(
-    (
-        "additionalProperties",
-        "additionalItems",
-        "contains",
-        "contentSchema",
-        "else",
-        "if",
-        "items",
-        "not",
-        "propertyNames",
-        "then",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    )
-)
-SCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems", "items"))
-SCHEMA_MAPS = frozenset(("properties", "patternProperties", "dependentSchemas"))
-BASE_CHANGERS = frozenset(("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef"))
-
-
-def inline_refs(schema: Json) -> Json:
-    """``schema`` with each ``$ref`` to one of its own ``$defs`` replaced by the definition
-    (a ref beside other keywords becomes an ``allOf`` of it): the same verdicts and
-    messages, without resolving a reference on every call (most of jsonschema's time on a
-    small schema). A definition is inlined once and shared by all its uses; a recursive one
-    stays a ``$ref``, and so does any ref of a schema that changes its base (``$id``)."""
-    defs = schema.get("$defs") if isinstance(schema, dict) else None
-    if not isinstance(defs, dict) or not defs or _changes_base(schema):
-        return schema
-    done: dict[str, Json] = {}
-    active: set[str] = set()
-
-    def target(node: dict[str, Json]) -> str | None:
-        ref = node["$ref"]
-        if not isinstance(ref, str) or not ref.startswith("#/$defs/") or "allOf" in node:
-            return None  # beside an allOf of its own: left as it is (the same error order)
-        name = ref[len("#/$defs/") :]
-        if set(name) & set("/~%"):  # a longer or escaped JSON pointer: jsonschema resolves it
-            return None
-        return name if name in defs and name not in active else None
-
-    def walk(node: Json) -> Json:
-        if not isinstance(node, dict):
-            return node
-        out: dict[str, Json] = {}
-        for key, value in node.items():
-            name = target(node) if key == "$ref" else None
-            if name is not None:
-                if name not in done:
-                    active.add(name)
-                    done[name] = walk(defs[name])
-                    active.discard(name)
-                if len(node) == 1:
-                    return done[name]
-                out["allOf"] = [done[name]]  # where the $ref was: errors in the same order
-            elif key in SCHEMA_MAPS and isinstance(value, dict):
-                out[key] = {k: walk(v) for k, v in value.items()}
-            elif key in SCHEMA_LISTS and isinstance(value, list):
-                out[key] = [walk(v) for v in value]
-            elif key in ONE_SCHEMA:
-                out[key] = walk(value)
-            else:
-                out[key] = value
-        return out
-
-    return walk(schema)
-
-
-def _changes_base(node: Json) -> bool:
-    if isinstance(node, dict):
-        return any(k in BASE_CHANGERS or _changes_base(v) for k, v in node.items())
-    if isinstance(node, list):
-        return any(_changes_base(v) for v in node)
-    return False

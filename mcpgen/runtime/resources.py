@@ -1,4 +1,6 @@
-"""Resources and resource templates: listing, matching a URI, reading (scopes checked)."""
+"""Resources and resource templates: listing, matching a URI, reading (scopes checked),
+subscribing. Carried by a package whose manifest declares a resource or a prompt (which
+may embed one)."""
 
 from __future__ import annotations
 
@@ -8,18 +10,22 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 
-from .authz import Policy
+from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, ResourceNotFound, ToolError
+from .errors import Forbidden, ResourceNotFound, ToolError, not_found
+from .paging import page
 from .stubs import is_stub
+
+if TYPE_CHECKING:
+    from .events import Events
 
 logger = logging.getLogger("mcp_server")
 FORBIDDEN = -32003
@@ -77,13 +83,6 @@ def contents(
 def static_value(content: dict[str, str]) -> ResourceReturn:
     """A static resource's content: ``{"text": ...}`` or ``{"blob": base64}``."""
     return content["text"] if "text" in content else base64.b64decode(content["blob"])
-
-
-def not_found(uri: str, why: str = "") -> MCPError:
-    """-32602 (what SDK 2.3 and the conformance suite expect for an unknown resource);
-    ``why``: the handler's own words, kept after the standard message."""
-    message = f"Resource not found: {uri}" + (f": {why}" if why else "")
-    return MCPError(INVALID_PARAMS, message, data={"uri": uri})
 
 
 class ResourceTable:
@@ -191,3 +190,72 @@ class ResourceTable:
             logger.exception("reading resource %s failed", uri)
             raise MCPError(INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)") from None
         return types.ReadResourceResult(contents=contents(value, uri, mime_type))
+
+
+def resource_bindings(
+    spec: dict[str, Any], handlers: Any, upstream: Any = None
+) -> list[ResourceBinding]:
+    """One binding per resource: the user's handler, its static content, or the wrapped
+    API's operation. ``handlers``: the generated ``server.py``'s ``Handlers``."""
+    bindings = []
+    for entry in spec.get("resources", []):
+        definition = entry["definition"]
+        read = handlers.resources.get(definition["name"])
+        if read is None and entry.get("http") is not None:
+            if upstream is None:
+                from .server import wrapped_api
+
+                upstream = wrapped_api(spec)
+            read = upstream.resource_read(entry["http"], entry.get("input"))
+        bindings.append(
+            ResourceBinding(
+                definition,
+                read=read,
+                content=entry.get("content"),
+                handler_path=entry.get("handler", ""),
+                names=list(entry.get("variables", [])),
+            )
+        )
+    return bindings
+
+
+def resource_handlers(
+    spec: dict[str, Any], resources: ResourceTable, events: Events, size: int
+) -> dict[str, Any]:
+    """The SDK server's resource callbacks: lists (paged by ``size``) and reads when the
+    spec declares resources, subscriptions when it offers them."""
+    options: dict[str, Any] = {}
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        items, cursor = page(
+            resources.resources(current_identity()), params.cursor if params else None, size
+        )
+        return types.ListResourcesResult(resources=items, next_cursor=cursor)
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        items, cursor = page(
+            resources.resource_templates(current_identity()),
+            params.cursor if params else None,
+            size,
+        )
+        return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        resources.authorized(str(params.uri), current_identity())  # as a read would
+        return await events.subscribe(ctx, params)
+
+    if spec.get("resources"):
+        options.update(
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=resources.read,
+        )
+    if spec.get("capabilities", {}).get("resourcesSubscribe"):
+        options.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=events.unsubscribe)
+    return options

@@ -197,7 +197,7 @@ def shared_state(
     values = ValueCodec(secret)
     backend: _Backend
     if not url:
-        from .shared_local import LocalBackend
+        from .local_cache import LocalBackend
 
         backend = LocalBackend(values, state_ttl=state_ttl, max_entries=max_local_entries)
     else:

@@ -1,4 +1,6 @@
-"""The in-process shared-state set: one server process, nothing to connect to.
+"""What one server process keeps in memory: rate-limit buckets and per-user state
+(``ctx.store``); ``local_cache.py`` has the caches of tasks and of the in-process shared
+state.
 
 Values are stored as the same JSON text Redis would hold, so a handler sees the same
 copy-on-read behaviour with either backend. Every store is bounded (least recently used
@@ -10,20 +12,17 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
+from .sealing import ValueCodec, check_name
 
-from .sealing import TTLCache, ValueCodec, check_name
-
-__all__ = ["LocalBackend", "LocalCache", "LocalRateLimiter", "LocalUserState", "local_user_state"]
+__all__ = ["LocalRateLimiter", "LocalUserState", "local_user_state"]
 
 
 LOCAL_STATUS = {"backend": "memory", "connected": True, "outages": 0}  # for /healthz
 
 
-class _ExpiringMap:
+class ExpiringMap:
     """key -> (expires at, monotonic clock; stored text), bounded, least recently used out."""
 
     def __init__(self, max_entries: int) -> None:
@@ -96,33 +95,12 @@ class LocalRateLimiter:
         return allowed, retry_after
 
 
-class LocalCache:
-    def __init__(self, values: ValueCodec, namespace: str, max_entries: int) -> None:
-        self._values = values
-        self._namespace = namespace
-        self._map = _ExpiringMap(max_entries)
-
-    def _key(self, key: str) -> str:
-        return self._values.hash_key(f"{self._namespace}\x00{key}")
-
-    async def get(self, key: str) -> Any | None:
-        text = self._map.get(self._key(key))
-        return None if text is None else self._values.load(text)
-
-    async def set(self, key: str, value: Any, ttl: float) -> None:
-        check_ttl(ttl)
-        self._map.set(self._key(key), self._values.dump(value), ttl)
-
-    async def delete(self, key: str) -> None:
-        self._map.delete(self._key(key))
-
-
 class LocalUserState:
     def __init__(self, values: ValueCodec, *, default_ttl: float, max_entries: int) -> None:
         check_ttl(default_ttl)
         self._values = values
         self._ttl = default_ttl
-        self._map = _ExpiringMap(max_entries)
+        self._map = ExpiringMap(max_entries)
 
     @staticmethod
     def _key(identity_key: str, name: str) -> str:
@@ -146,32 +124,3 @@ class LocalUserState:
 def local_user_state(ttl: float = 86400.0, max_entries: int = 10000) -> LocalUserState:
     """Per-user state in this process, unsealed: ``ctx.store`` of a server without Redis."""
     return LocalUserState(ValueCodec(None), default_ttl=ttl, max_entries=max_entries)
-
-
-class LocalBackend:
-    def __init__(self, values: ValueCodec, *, state_ttl: float, max_entries: int) -> None:
-        self._values = values
-        self._max = max_entries
-        self.bus = InMemorySubscriptionBus()
-        self.limiter = LocalRateLimiter(max_entries)
-        self.state = LocalUserState(values, default_ttl=state_ttl, max_entries=max_entries)
-
-    def cache(self, namespace: str) -> TTLCache:
-        return LocalCache(self._values, namespace, self._max)
-
-    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
-        return lambda: None  # one process: nothing is ever missed
-
-    def on_remote_event(
-        self, listener: Callable[[ServerEvent], Awaitable[None]]
-    ) -> Callable[[], None]:
-        return lambda: None  # one process: no other replica publishes
-
-    async def start(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
-
-    def status(self) -> dict[str, Any]:
-        return dict(LOCAL_STATUS)

@@ -23,6 +23,7 @@ from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, TypeAdapter
 
+from .client import BaseClient, ToolCallError, error_text
 from .tasks_wire import EXTENSION
 
 TERMINAL = ("completed", "failed", "cancelled")
@@ -150,3 +151,38 @@ class TasksExtension(ClientExtension):
 
     async def _resolve(self, created: TaskCreated, context: ClaimContext) -> types.CallToolResult:
         return await wait_task(context.session, created.task_id)
+
+
+class TaskClient(BaseClient):
+    """The typed client of a server with a tool that runs as an MCP task (docs/tasks.md):
+    ``BaseClient`` and the task methods, in both protocol eras."""
+
+    async def start_task(
+        self, name: str, arguments: dict[str, Any], *, ttl_ms: int | None = None
+    ) -> dict[str, Any]:
+        """Start a tool call as a task: the task (``taskId``, ``status``...), at once."""
+        task: dict[str, Any] = await start_task(self.client.session, name, arguments, ttl_ms=ttl_ms)
+        return task
+
+    async def task_status(self, task_id: str) -> dict[str, Any]:
+        """The task now: ``status`` (working, input_required, completed, failed, cancelled),
+        ``statusMessage`` (the handler's last progress message)..."""
+        task: dict[str, Any] = await get_task(self.client.session, task_id)
+        return task
+
+    async def wait_task(
+        self,
+        task_id: str,
+        on_status: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> types.CallToolResult:
+        """Wait for the task to end; its tool result. ``on_status`` sees each new status
+        and message (progress); a tool error raises ``ToolCallError``, a failure that is a
+        protocol error or a cancellation ``MCPError``."""
+        result: types.CallToolResult = await wait_task(self.client.session, task_id, on_status)
+        if result.is_error:
+            raise ToolCallError(task_id, error_text(result), result)
+        return result
+
+    async def cancel_task(self, task_id: str) -> None:
+        """Cancel the task (its handler is cancelled; the task reads ``cancelled``)."""
+        await cancel_task(self.client.session, task_id)

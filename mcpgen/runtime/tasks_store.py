@@ -1,5 +1,5 @@
 """Where MCP tasks live (``runtime/tasks.py``): records in a TTL cache, this process's
-(``shared_local.LocalCache``) or Redis's when replicas share state (``--redis-url``), so a
+(``local_cache.LocalCache``) or Redis's when replicas share state (``--redis-url``), so a
 task created on one replica is read, awaited and cancelled on another.
 
 A record is a JSON object: the task as clients see it (``taskId``, ``status``,
@@ -35,8 +35,8 @@ def now_iso() -> str:
 
 
 def local_cache() -> TTLCache:
+    from .local_cache import LocalCache
     from .sealing import ValueCodec
-    from .shared_local import LocalCache
 
     return LocalCache(ValueCodec(None), "tasks", 100_000)
 

@@ -1,9 +1,12 @@
-"""Matching a URI against an RFC 6570 template (the server side; clients expand with the
-``uritemplate`` package). Templates were validated when the server was generated."""
+"""Matching a URI against an RFC 6570 template (the server side) and expanding one (the
+typed client, with the ``uritemplate`` package). Templates were validated when the server
+was generated."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import unquote
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
@@ -65,3 +68,10 @@ def match(pattern: re.Pattern[str], names: list[str], uri: str) -> dict[str, str
         for key, value in found.groupdict().items()
         if value is not None
     }
+
+
+def expand(template: str, values: Mapping[str, Any]) -> str:
+    """A URI from an RFC 6570 template (the ``uritemplate`` package)."""
+    import uritemplate
+
+    return str(uritemplate.expand(template, {k: v for k, v in values.items() if v is not None}))

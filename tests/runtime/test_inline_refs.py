@@ -1,4 +1,4 @@
-"""``patterns.inline_refs``: a tool's schema with its local ``$ref``s resolved once, at
+"""``schemas.inline_refs``: a tool's schema with its local ``$ref``s resolved once, at
 build time, so that checking a call does not resolve them again. The validator built from
 the inlined schema must give the same errors, in the same order, as jsonschema on the
 schema as written: a differential test over arbitrary JSON instances."""
@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime.patterns import _validator_class, inline_refs, validator
+from mcpgen.runtime import schemas
+from mcpgen.runtime.patterns import _validator_class, validator
+from mcpgen.runtime.schemas import inline_refs
 
 NUMBER = {"type": "number", "description": "A finite decimal number."}
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -91,6 +93,22 @@ def test_inlined_validator_gives_the_same_errors(name: str, instance: Any) -> No
     schema = SCHEMAS[name]
     as_written = _validator_class()(schema)
     assert errors(validator(schema), instance) == errors(as_written, instance)
+    # what a tool gets: jsonschema's own matching when the schema has no pattern
+    assert errors(schemas.validator(schema), instance) == errors(as_written, instance)
+
+
+def test_the_linear_time_matcher_only_for_a_schema_with_a_pattern() -> None:
+    """``schemas.validator`` imports ``patterns`` (which a package carries only when a
+    schema of its tools names a pattern) for such a schema, and only then."""
+    plain = {"type": "object", "properties": {"a": {"$ref": "#/$defs/N"}}, "$defs": {"N": {}}}
+    assert not schemas.uses_patterns(plain)
+    assert type(schemas.validator(plain)).__name__ == "Draft202012Validator"
+    nested = {"$defs": {"S": {"type": "string", "pattern": "^a+$"}}, "$ref": "#/$defs/S"}
+    assert schemas.uses_patterns(nested)
+    assert type(schemas.validator(nested)) is _validator_class()
+    keyed = {"type": "object", "patternProperties": {"^x": {}}, "additionalProperties": False}
+    assert schemas.uses_patterns({"anyOf": [keyed]})
+    assert list(schemas.validator(keyed).iter_errors({"xa": 1, "y": 2}))
 
 
 def test_refs_to_own_definitions_are_resolved_once() -> None:

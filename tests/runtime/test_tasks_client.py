@@ -13,21 +13,22 @@ import tasks_kit as kit
 from mcp.shared.exceptions import MCPError
 
 from mcpgen.runtime import tasks_client
-from mcpgen.runtime.client import BaseClient, ToolCallError
+from mcpgen.runtime.client import ToolCallError
 from mcpgen.runtime.server import build_server
+from mcpgen.runtime.tasks_client import TaskClient
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 MODES = ["legacy", "2026-07-28"]
 
 
 @pytest.fixture(params=MODES)
-async def typed(request: pytest.FixtureRequest) -> AsyncIterator[BaseClient]:
+async def typed(request: pytest.FixtureRequest) -> AsyncIterator[TaskClient]:
     server = build_server(kit.make_spec(), kit.HANDLERS)
-    async with BaseClient.connect(server, mode=request.param) as client:
+    async with TaskClient.connect(server, mode=request.param) as client:
         yield client
 
 
-async def test_start_watch_and_wait(typed: BaseClient) -> None:
+async def test_start_watch_and_wait(typed: TaskClient) -> None:
     task = await typed.start_task("report", {"steps": 3, "delay": 0.1})
     assert task["status"] == "working"
     seen: list[Any] = []
@@ -41,12 +42,12 @@ async def test_start_watch_and_wait(typed: BaseClient) -> None:
     assert (await typed.task_status(task["taskId"]))["status"] == "completed"
 
 
-async def test_required_tool_runs_as_a_task_through_call(typed: BaseClient) -> None:
+async def test_required_tool_runs_as_a_task_through_call(typed: TaskClient) -> None:
     result = await typed.call("export", {"seconds": 0.1})
     assert result.content[0].text == "exported"  # type: ignore[union-attr]
 
 
-async def test_errors_and_cancel(typed: BaseClient) -> None:
+async def test_errors_and_cancel(typed: TaskClient) -> None:
     failing = await typed.start_task("report", {"steps": 0, "fail": "tool"})
     with pytest.raises(ToolCallError, match="could not be built"):
         await typed.wait_task(failing["taskId"])
@@ -75,8 +76,8 @@ async def test_handshake_question_travels_on_tasks_result() -> None:
         return types.ElicitResult(action="accept", content={"colour": "red"})
 
     async with (
-        BaseClient.connect(server, mode="legacy", on_elicit=on_elicit) as asking,
-        BaseClient.connect(server, mode="legacy") as watching,
+        TaskClient.connect(server, mode="legacy", on_elicit=on_elicit) as asking,
+        TaskClient.connect(server, mode="legacy") as watching,
     ):
         task = await asking.start_task("pick", {})
         with anyio.fail_after(5):
@@ -102,8 +103,8 @@ async def test_a_task_waiting_for_input_is_answered_on_another_replica(
     a, b = (build_server(kit.make_spec(), kit.HANDLERS) for _ in range(2))
     a.tasks.store = b.tasks.store = tasks_store.TaskStore(shared)
     async with (
-        BaseClient.connect(a, mode="2026-07-28") as on_a,
-        BaseClient.connect(b, mode="2026-07-28") as on_b,
+        TaskClient.connect(a, mode="2026-07-28") as on_a,
+        TaskClient.connect(b, mode="2026-07-28") as on_b,
     ):
         task = await on_a.start_task("pick", {})
         with anyio.fail_after(5):
@@ -132,7 +133,7 @@ async def test_without_the_tasks_modules_the_client_still_works(
 
     monkeypatch.setitem(sys.modules, "mcpgen.runtime.tasks_client", None)  # import fails
     server = build_server(kit.make_spec(), kit.HANDLERS)
-    async with BaseClient.connect(server, mode="2026-07-28") as typed:
+    async with TaskClient.connect(server, mode="2026-07-28") as typed:
         plain = await typed.call("report", {"steps": 1})  # no extension: a plain call
         assert plain.content[0].text == "report of 1 steps"  # type: ignore[union-attr]
         with pytest.raises(MCPError) as caught:

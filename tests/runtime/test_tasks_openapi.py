@@ -18,8 +18,8 @@ from mcp.client import Client
 
 from mcpgen.pipeline import load_manifest
 from mcpgen.render.spec import spec_data
-from mcpgen.runtime.client import BaseClient
 from mcpgen.runtime.server import Handlers, build_server
+from mcpgen.runtime.tasks_client import TaskClient
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -163,7 +163,7 @@ async def test_polled_as_a_task_to_the_result(
     tools_of(loaded := manifest(tmp_path, {"startExport": {"poll": {"interval": 0.05}}}))
     spec = spec_data(loaded.manifest)
     monkeypatch.setenv(spec["upstream"]["baseUrlEnv"], api)
-    async with BaseClient.connect(build_server(spec, Handlers()), mode=mode) as typed:
+    async with TaskClient.connect(build_server(spec, Handlers()), mode=mode) as typed:
         task = await typed.start_task("start_export", {})
         statuses: list[Any] = []
 

@@ -1,0 +1,71 @@
+"""The in-process caches: the tasks' store of one process (``tasks_store.local_cache``) and
+the backend of ``shared.py`` without Redis (``LocalBackend``). Carried with tasks or with
+shared state; stored values are the JSON text Redis would hold, bounded like
+``shared_local``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
+
+from .sealing import TTLCache, ValueCodec
+from .shared_local import (
+    LOCAL_STATUS,
+    ExpiringMap,
+    LocalRateLimiter,
+    LocalUserState,
+    check_ttl,
+)
+
+
+class LocalCache:
+    def __init__(self, values: ValueCodec, namespace: str, max_entries: int) -> None:
+        self._values = values
+        self._namespace = namespace
+        self._map = ExpiringMap(max_entries)
+
+    def _key(self, key: str) -> str:
+        return self._values.hash_key(f"{self._namespace}\x00{key}")
+
+    async def get(self, key: str) -> Any | None:
+        text = self._map.get(self._key(key))
+        return None if text is None else self._values.load(text)
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        check_ttl(ttl)
+        self._map.set(self._key(key), self._values.dump(value), ttl)
+
+    async def delete(self, key: str) -> None:
+        self._map.delete(self._key(key))
+
+
+class LocalBackend:
+    def __init__(self, values: ValueCodec, *, state_ttl: float, max_entries: int) -> None:
+        self._values = values
+        self._max = max_entries
+        self.bus = InMemorySubscriptionBus()
+        self.limiter = LocalRateLimiter(max_entries)
+        self.state = LocalUserState(values, default_ttl=state_ttl, max_entries=max_entries)
+
+    def cache(self, namespace: str) -> TTLCache:
+        return LocalCache(self._values, namespace, self._max)
+
+    def on_gap(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return lambda: None  # one process: nothing is ever missed
+
+    def on_remote_event(
+        self, listener: Callable[[ServerEvent], Awaitable[None]]
+    ) -> Callable[[], None]:
+        return lambda: None  # one process: no other replica publishes
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+    def status(self) -> dict[str, Any]:
+        return dict(LOCAL_STATUS)

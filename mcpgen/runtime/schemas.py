@@ -1,0 +1,112 @@
+"""The JSON Schema validators of tool arguments and results: 2020-12, with the schema's own
+``$defs`` inlined once (``inline_refs``), and the linear-time matching of ``patterns.py``
+when the schema has a ``pattern`` (a package carries that module only then).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Json = Any
+PATTERN_KEYWORDS = frozenset(("pattern", "patternProperties"))
+
+
+def validator(schema: Json) -> Any:
+    """A JSON Schema 2020-12 validator of ``schema`` whose patterns run in linear time."""
+    if uses_patterns(schema):
+        from .patterns import validator as linear
+
+        return linear(schema)
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(inline_refs(schema))
+
+
+def uses_patterns(node: Json) -> bool:
+    """``pattern`` or ``patternProperties`` is a key somewhere in ``node`` (a property so
+    named counts too: it only costs the matcher of ``patterns.py``). mcpgen carries that
+    module when the text of a tool's schemas holds either word (``vendoring``)."""
+    if isinstance(node, dict):
+        return any(key in PATTERN_KEYWORDS or uses_patterns(v) for key, v in node.items())
+    if isinstance(node, list):
+        return any(uses_patterns(v) for v in node)
+    return False
+
+
+# Keywords whose value is a schema, a list of schemas or a map of names to schemas: the
+# only places ``inline_refs`` looks (never ``const``, ``enum``, ``default``: data).
+ONE_SCHEMA = frozenset(
+    (
+        "additionalProperties",
+        "additionalItems",
+        "contains",
+        "contentSchema",
+        "else",
+        "if",
+        "items",
+        "not",
+        "propertyNames",
+        "then",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    )
+)
+SCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems", "items"))
+SCHEMA_MAPS = frozenset(("properties", "patternProperties", "dependentSchemas"))
+BASE_CHANGERS = frozenset(("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef"))
+
+
+def inline_refs(schema: Json) -> Json:
+    """``schema`` with each ``$ref`` to one of its own ``$defs`` replaced by the definition
+    (a ref beside other keywords becomes an ``allOf`` of it): the same verdicts and
+    messages, without resolving a reference on every call (most of jsonschema's time on a
+    small schema). A definition is inlined once and shared by all its uses; a recursive one
+    stays a ``$ref``, and so does any ref of a schema that changes its base (``$id``)."""
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    if not isinstance(defs, dict) or not defs or _changes_base(schema):
+        return schema
+    done: dict[str, Json] = {}
+    active: set[str] = set()
+
+    def target(node: dict[str, Json]) -> str | None:
+        ref = node["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#/$defs/") or "allOf" in node:
+            return None  # beside an allOf of its own: left as it is (the same error order)
+        name = ref[len("#/$defs/") :]
+        if set(name) & set("/~%"):  # a longer or escaped JSON pointer: jsonschema resolves it
+            return None
+        return name if name in defs and name not in active else None
+
+    def walk(node: Json) -> Json:
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Json] = {}
+        for key, value in node.items():
+            name = target(node) if key == "$ref" else None
+            if name is not None:
+                if name not in done:
+                    active.add(name)
+                    done[name] = walk(defs[name])
+                    active.discard(name)
+                if len(node) == 1:
+                    return done[name]
+                out["allOf"] = [done[name]]  # where the $ref was: errors in the same order
+            elif key in SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {k: walk(v) for k, v in value.items()}
+            elif key in SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [walk(v) for v in value]
+            elif key in ONE_SCHEMA:
+                out[key] = walk(value)
+            else:
+                out[key] = value
+        return out
+
+    return walk(schema)
+
+
+def _changes_base(node: Json) -> bool:
+    if isinstance(node, dict):
+        return any(k in BASE_CHANGERS or _changes_base(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(_changes_base(v) for v in node)
+    return False
