@@ -24,8 +24,8 @@ from ._runtime.client import (
     ToolCallError,
     arguments,
     blocking,
-    expand,
 )
+from ._runtime.uri import expand
 
 __all__ = ["McpConformanceTestServerClient", "McpConformanceTestServerSyncClient", "ToolCallError"]
 

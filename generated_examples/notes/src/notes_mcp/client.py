@@ -20,9 +20,9 @@ from ._runtime.client import (
     ToolCallError,
     arguments,
     blocking,
-    expand,
     parse,
 )
+from ._runtime.uri import expand
 
 __all__ = ["NotesClient", "NotesSyncClient", "ToolCallError"]
 

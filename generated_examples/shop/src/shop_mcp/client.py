@@ -22,9 +22,9 @@ from ._runtime.client import (
     ToolCallError,
     arguments,
     blocking,
-    expand,
     parse,
 )
+from ._runtime.uri import expand
 
 __all__ = ["ShopClient", "ShopSyncClient", "ToolCallError"]
 

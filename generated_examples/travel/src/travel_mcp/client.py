@@ -23,9 +23,9 @@ from ._runtime.client import (
     ToolCallError,
     arguments,
     blocking,
-    expand,
     parse,
 )
+from ._runtime.uri import expand
 
 __all__ = ["ToolCallError", "TravelClient", "TravelSyncClient"]
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
 
 class ToolError(Exception):
     """Raise in a handler to answer with an error the model can read (a tool error for
@@ -34,3 +37,10 @@ class InvalidArguments(Exception):
     def __init__(self, name: str, problems: list[str]) -> None:
         super().__init__(f"Invalid arguments for {name!r}: " + "; ".join(problems))
         self.problems = problems
+
+
+def not_found(uri: str, why: str = "") -> MCPError:
+    """-32602 (what SDK 2.3 and the conformance suite expect for an unknown resource);
+    ``why``: the handler's own words, kept after the standard message."""
+    message = f"Resource not found: {uri}" + (f": {why}" if why else "")
+    return MCPError(INVALID_PARAMS, message, data={"uri": uri})

@@ -14,10 +14,11 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
-from .authz import Policy
+from .authz import Policy, current_identity
 from .content import PromptReturn, text
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, ToolError
+from .paging import page
 from .resources import ResourceTable
 from .stubs import is_stub
 
@@ -242,3 +243,37 @@ class PromptTable:
             value = [types.PromptMessage(role="user", content=text(value))]
         self._check_embedded(context.identity, list(value), unknown)
         return types.GetPromptResult(description=description, messages=list(value))
+
+
+def prompt_table(
+    spec: dict[str, Any],
+    handlers: Any,
+    resources: ResourceTable,
+    policy: Policy,
+    hidden: Sequence[str] = (),
+) -> PromptTable:
+    """The spec's prompts bound to the generated ``server.py``'s handlers (``Handlers``)."""
+    bindings = [
+        PromptBinding(
+            p["definition"],
+            p.get("messages", []),
+            render=handlers.prompts.get(p["definition"]["name"]),
+            handler_path=p.get("handler", ""),
+        )
+        for p in spec["prompts"]
+    ]
+    return PromptTable(bindings, resources, policy, hidden=hidden)
+
+
+def list_prompts(prompts: PromptTable, size: int) -> Any:
+    """The SDK server's prompts/list callback (paged by ``size``)."""
+
+    async def list_page(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        items, cursor = page(
+            prompts.prompts(current_identity()), params.cursor if params else None, size
+        )
+        return types.ListPromptsResult(prompts=items, next_cursor=cursor)
+
+    return list_page

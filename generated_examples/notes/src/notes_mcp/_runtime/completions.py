@@ -83,3 +83,18 @@ class CompletionTable:
         except Exception:
             logger.exception("completion for %s failed", name)
             raise MCPError(INTERNAL_ERROR, "completion failed (see the server log)") from None
+
+
+def completion_table(spec: dict[str, Any], handlers: Any, policy: Policy) -> CompletionTable:
+    """The spec's completions bound to the generated ``server.py``'s handlers."""
+    bindings = [
+        CompletionBinding(
+            c["target"],
+            c["ref"],
+            c["argument"],
+            values=c.get("values", []),
+            complete=handlers.completions.get((c["target"], c["ref"], c["argument"])),
+        )
+        for c in spec.get("completions", [])
+    ]
+    return CompletionTable(bindings, policy)

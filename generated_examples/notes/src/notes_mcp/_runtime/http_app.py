@@ -18,7 +18,6 @@ from .http_guard import (
     AuthMiddleware,
     HostOriginMiddleware,
     TokenBuckets,
-    route_path,
 )
 from .identity import Authenticator
 from .sealing import request_security
@@ -147,20 +146,6 @@ def create_app(
             }
         )
 
-    async def metadata(request: Request) -> Response:
-        suffix = route_path(request.scope)[len(WELL_KNOWN) :]
-        root = request.scope.get("root_path", "")
-        if suffix not in ("", settings.endpoint, root + settings.endpoint):
-            return JSONResponse({"error": "not_found"}, status_code=404)
-        document = {
-            "resource": base_url(request.scope, settings) + settings.endpoint,
-            "authorization_servers": [settings.oauth_issuer],
-            "bearer_methods_supported": ["header"],
-            "scopes_supported": list(spec.get("auth", {}).get("scopesSupported", [])),
-            "resource_name": info.get("title") or info["name"],
-        }
-        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
-
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
     public: tuple[str, ...] = ()
     if observed is not None and observed.reader is not None:
@@ -169,8 +154,10 @@ def create_app(
         routes.append(metrics_route(observed.reader))
         if spec.get("observability", {}).get("metrics") == "public":
             public = (METRICS_PATH,)
-    if auth.kind == "oauth":
-        routes.append(Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"]))
+    if auth.kind == "oauth":  # the package carries http_auth.py
+        from .http_auth import metadata_route
+
+        routes.append(metadata_route(spec, settings))
     # Host/Origin checks run in HostOriginMiddleware, the same for every transport.
     no_rebinding_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     if settings.transport == "http":
@@ -188,7 +175,9 @@ def create_app(
             host=settings.host,
             custom_starlette_routes=cast("list[Route]", routes),
         )
-        if not settings.stateless:
+        if not settings.stateless and auth.enabled:  # sessions of verified callers
+            from .http_auth import cap_sessions_per_caller
+
             cap_sessions_per_caller(server.session_manager, settings.sessions_per_caller)
     else:
         from starlette.applications import Starlette
@@ -266,21 +255,3 @@ def create_app(
             max_age=600,
         )
     return app
-
-
-def cap_sessions_per_caller(manager: Any, cap: int) -> None:
-    """At most ``cap`` open sessions per verified caller: the SDK's session manager caps
-    sessions in all (``max_sessions``) and binds each to its caller, but one token could
-    open every slot. A caller at its cap gets the same 503 as a full server. Anonymous
-    callers (no authentication) share the overall cap only. Wraps the manager's admission
-    step (``mcp`` 2.3's ``_admit_session``, checked by the security tests)."""
-    admit = manager._admit_session
-    owners: dict[str, Any] = manager._session_owners
-
-    def admit_capped(requestor: Any) -> Any:
-        if requestor is not None and sum(o == requestor for o in owners.values()) >= cap:
-            logger.warning("refused a new session: its caller already has %d open", cap)
-            return None
-        return admit(requestor)
-
-    manager._admit_session = admit_capped

@@ -20,16 +20,17 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
 from .authz import IdentityMiddleware, Policy, current_identity, principal
+from .errors import not_found
 from .events import Events
 from .paging import page
-from .resources import ResourceBinding, ResourceRead, ResourceTable
 from .spec import scopes_of, unshare_defs
 from .tools import ToolBinding, ToolCall, ToolTable
 
-if TYPE_CHECKING:  # prompts, completions and credentials: only packages that use them
-    from .completions import CompleteCall, CompletionTable
+if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that use them
+    from .completions import CompleteCall
     from .credentials import CacheBackend
     from .prompts import PromptRender, PromptTable
+    from .resources import ResourceRead, ResourceTable
     from .shared import SharedState
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -71,7 +72,7 @@ class GeneratedServer(Server[Any]):
 
     notification_options = NotificationOptions()
     tools: ToolTable
-    resources: ResourceTable
+    resources: ResourceTable | None  # None: the manifest declares no resource nor prompt
     prompts: PromptTable | None  # None: the manifest declares no prompt
     events: Events
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
@@ -143,29 +144,6 @@ def tool_bindings(
     return bindings
 
 
-def resource_bindings(
-    spec: dict[str, Any], handlers: Handlers, upstream: Any = None
-) -> list[ResourceBinding]:
-    bindings = []
-    for entry in spec.get("resources", []):
-        definition = entry["definition"]
-        read = handlers.resources.get(definition["name"])
-        if read is None and entry.get("http") is not None:
-            if upstream is None:
-                upstream = wrapped_api(spec)
-            read = upstream.resource_read(entry["http"], entry.get("input"))
-        bindings.append(
-            ResourceBinding(
-                definition,
-                read=read,
-                content=entry.get("content"),
-                handler_path=entry.get("handler", ""),
-                names=list(entry.get("variables", [])),
-            )
-        )
-    return bindings
-
-
 def build_server(
     spec: dict[str, Any],
     handlers: Handlers,
@@ -193,8 +171,12 @@ def build_server(
     tools = ToolTable(
         tool_bindings(spec, handlers, upstream), policy, hidden=_hidden(spec["tools"])
     )
-    resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
-    prompts = _prompts(spec, handlers, resources, policy) if spec.get("prompts") else None
+    resources = _resources(spec, handlers, upstream, policy)
+    prompts = None
+    if resources is not None and spec.get("prompts"):
+        from .prompts import prompt_table
+
+        prompts = prompt_table(spec, handlers, resources, policy, _hidden(spec["prompts"]))
     registry.update(tools=tools, prompts=prompts, resources=resources)
     for table in (tools, resources, prompts):
         if table is not None:
@@ -215,24 +197,6 @@ def build_server(
             tools=[tools.by_name[n].tool for n in shown], next_cursor=cursor
         )
 
-    async def list_resources(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        items, cursor = page(
-            resources.resources(current_identity()), params.cursor if params else None, size
-        )
-        return types.ListResourcesResult(resources=items, next_cursor=cursor)
-
-    async def list_templates(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        items, cursor = page(
-            resources.resource_templates(current_identity()),
-            params.cursor if params else None,
-            size,
-        )
-        return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
-
     options: dict[str, Any] = {}
     if spec.get("tools") or spec.get("mode", "tools") != "tools":
         options.update(
@@ -242,25 +206,18 @@ def build_server(
                 tools.by_name[name].input_schema if name in tools.by_name else None
             ),
         )
-    if spec.get("resources"):
-        options.update(
-            on_list_resources=list_resources,
-            on_list_resource_templates=list_templates,
-            on_read_resource=resources.read,
-        )
-    if caps.get("resourcesSubscribe"):
+    if resources is not None:
+        from .resources import resource_handlers
 
-        async def subscribe(
-            ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
-        ) -> types.EmptyResult:
-            resources.authorized(str(params.uri), current_identity())  # as a read would
-            return await events.subscribe(ctx, params)
-
-        options.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=events.unsubscribe)
+        options.update(resource_handlers(spec, resources, events, size))
     if prompts is not None:
-        options.update(on_list_prompts=_list_prompts(prompts, size), on_get_prompt=prompts.get)
+        from .prompts import list_prompts
+
+        options.update(on_list_prompts=list_prompts(prompts, size), on_get_prompt=prompts.get)
     if caps.get("completions"):
-        options.update(on_completion=_completions(spec, handlers, policy).complete)
+        from .completions import completion_table
+
+        options.update(on_completion=completion_table(spec, handlers, policy).complete)
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
@@ -279,6 +236,8 @@ def build_server(
             ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
         ) -> types.SubscriptionsListenResult:
             for uri in params.notifications.resource_subscriptions or ():
+                if resources is None:
+                    raise not_found(str(uri))
                 resources.authorized(str(uri), current_identity())  # as a read would
             return await listen(ctx, params)
 
@@ -320,49 +279,20 @@ def build_server(
     return server
 
 
-def _list_prompts(prompts: PromptTable, size: int) -> Any:
-    async def list_prompts(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        items, cursor = page(
-            prompts.prompts(current_identity()), params.cursor if params else None, size
-        )
-        return types.ListPromptsResult(prompts=items, next_cursor=cursor)
+def _resources(
+    spec: dict[str, Any], handlers: Handlers, upstream: Any, policy: Policy
+) -> ResourceTable | None:
+    """The resource table: None when nothing reads a resource (no resource, no prompt
+    that could embed one, no subscription capability)."""
+    if not (
+        spec.get("resources")
+        or spec.get("prompts")
+        or spec.get("capabilities", {}).get("resourcesSubscribe")
+    ):
+        return None
+    from .resources import ResourceTable, resource_bindings
 
-    return list_prompts
-
-
-def _prompts(
-    spec: dict[str, Any], handlers: Handlers, resources: ResourceTable, policy: Policy
-) -> PromptTable:
-    from .prompts import PromptBinding, PromptTable
-
-    bindings = [
-        PromptBinding(
-            p["definition"],
-            p.get("messages", []),
-            render=handlers.prompts.get(p["definition"]["name"]),
-            handler_path=p.get("handler", ""),
-        )
-        for p in spec["prompts"]
-    ]
-    return PromptTable(bindings, resources, policy, hidden=_hidden(spec["prompts"]))
-
-
-def _completions(spec: dict[str, Any], handlers: Handlers, policy: Policy) -> CompletionTable:
-    from .completions import CompletionBinding, CompletionTable
-
-    bindings = [
-        CompletionBinding(
-            c["target"],
-            c["ref"],
-            c["argument"],
-            values=c.get("values", []),
-            complete=handlers.completions.get((c["target"], c["ref"], c["argument"])),
-        )
-        for c in spec.get("completions", [])
-    ]
-    return CompletionTable(bindings, policy)
+    return ResourceTable(resource_bindings(spec, handlers, upstream), policy)
 
 
 def _store(shared: SharedState | None) -> Any:

@@ -297,7 +297,7 @@ class Upstream:
                 result: ToolReturn = await handler(arguments, ctx)
                 return result
             if output_schema is not None and not checker:
-                from .patterns import validator
+                from .schemas import validator
 
                 checker.append(validator(output_schema))
             return await self.call(operation, arguments, ctx, checker[0] if checker else None)
@@ -311,7 +311,7 @@ class Upstream:
         the operation's parameter schemas, are the call's arguments."""
         validator: Any = None
         if schema is not None:
-            from .patterns import validator as schema_validator
+            from .schemas import validator as schema_validator
 
             validator = schema_validator(schema)
 

@@ -3,8 +3,9 @@
 
 Order, outermost first: Host/Origin checks (DNS rebinding), then authentication, which
 puts the caller in the scope and charges its rate limit (the verified identity when there
-is one, the client address for anonymous and refused requests). Checking credentials is
-``http_auth.py``, carried by a server with ``auth``.
+is one, the client address for anonymous and refused requests; a WebSocket's messages
+one by one, ``metered``). Checking credentials is ``http_auth.py``, carried by a server
+with ``auth``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .authz import IDENTITY_KEY, Policy
-from .http_streams import metered
 from .identity import Authenticator, Identity
 from .settings import Settings
 
@@ -235,3 +235,20 @@ def _timed(receive: Receive, seconds: float) -> Receive:
         return message
 
     return timed
+
+
+def metered(scope: Scope, receive: Receive, limiter: Any, key: str) -> Receive:
+    """A WebSocket's ``receive`` that charges every message to ``key``'s bucket (the
+    handshake was charged like any request): past the rate, the next message is read only
+    when the bucket allows it, so one connection cannot send more than the rate limit."""
+    if limiter is None or scope["type"] != "websocket":
+        return receive
+
+    async def throttled() -> Message:
+        message = await receive()
+        if message.get("type") == "websocket.receive":
+            while (wait := await limiter.wait(key)) > 0:
+                await anyio.sleep(wait)
+        return message
+
+    return throttled

@@ -31,7 +31,7 @@ from .authz import Policy
 from .content import ToolReturn, has_non_finite, to_result, tool_error
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, InvalidArguments, ToolError
-from .patterns import validator as schema_validator
+from .schemas import validator as schema_validator
 from .stubs import is_stub
 
 logger = logging.getLogger("mcp_server")
