@@ -29,9 +29,23 @@ from pydantic import BaseModel
 
 from mcpgen.model.fastpath import plain_field_name, strict_model_exact
 from mcpgen.pipeline import load_manifest
-from mcpgen.render.models import _run
+from mcpgen.render.models import combined_document, generator_options, run_generator
 
 ROOT = Path(__file__).resolve().parent.parent
+BASE = "fastpath_base"  # the generated package's models/_base.py, as a module of its own
+
+
+def _run(models: dict[str, Any], shared: dict[str, Any]) -> str:
+    """The models' source as a build generates it, deriving from the package's base class
+    (the template's own text, loaded as module ``fastpath_base``)."""
+    if BASE not in sys.modules:
+        text = (ROOT / "templates/package/models_base.py.jinja").read_text()
+        base = types.ModuleType(BASE)
+        exec(text.split("\n", 1)[1], base.__dict__)  # less the header include
+        sys.modules[BASE] = base
+    return run_generator(combined_document(models, shared), generator_options(BASE))
+
+
 EXAMPLES = int(os.environ.get("MCPGEN_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(
     max_examples=EXAMPLES,
