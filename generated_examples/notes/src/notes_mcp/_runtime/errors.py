@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # mcpgen's own commands import this module, which must not need the SDK
+    from mcp.shared.exceptions import MCPError
 
 
 class ToolError(Exception):
@@ -42,5 +44,8 @@ class InvalidArguments(Exception):
 def not_found(uri: str, why: str = "") -> MCPError:
     """-32602 (what SDK 2.3 and the conformance suite expect for an unknown resource);
     ``why``: the handler's own words, kept after the standard message."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
     message = f"Resource not found: {uri}" + (f": {why}" if why else "")
     return MCPError(INVALID_PARAMS, message, data={"uri": uri})
