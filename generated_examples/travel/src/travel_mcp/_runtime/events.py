@@ -75,7 +75,9 @@ class Events:
         """SDK server middleware: remembers each handshake-era connection (weakly)."""
         session = ctx.session
         if session is not None and ctx.protocol_version not in _MODERN:
-            self._handshake.add(connection_of(session))
+            connection = connection_of(session)
+            if connection not in self._handshake:  # adding makes a new weak reference
+                self._handshake.add(connection)
         return await call_next(ctx)
 
     # -- resource subscriptions (handshake era) ------------------------------------------

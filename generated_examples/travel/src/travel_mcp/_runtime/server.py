@@ -7,7 +7,7 @@ import gc
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -98,9 +98,10 @@ class GeneratedServer(Server[Any]):
 
 
 def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
+    """The input model class, looked up on first use (the models import lazily) and kept."""
     if models is None or not name:
         return None
-    return lambda: getattr(models(), name)
+    return cache(lambda: getattr(models(), name))
 
 
 def wrapped_api(spec: dict[str, Any], cache: CacheBackend | None = None) -> Any:
