@@ -174,7 +174,7 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
     the structural check's, word for word); the paths found malformed, cut to a rule."""
     from jsonschema import Draft202012Validator
 
-    from mcpgen.check.structure import _problems, manifest_schema
+    from mcpgen.check.structure import manifest_schema, schema_problems
 
     schema = manifest_schema()
     known = schema["$defs"]["openapi"]["properties"]
@@ -185,7 +185,7 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
     doc = Document(OPTIONS_FILE, Path(), {"openapi": raw}, "", Positions(OPTIONS_FILE))
     malformed: set[tuple[Any, ...]] = set()
     for error in validator.iter_errors(doc.data):
-        problems.extend(_problems(doc, error))
+        problems.extend(schema_problems(doc, error))
         malformed.add(tuple(error.absolute_path)[:3])
     return malformed
 
