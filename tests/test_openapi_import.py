@@ -150,7 +150,7 @@ def test_petstore_tools_and_operations() -> None:
     # by default an operation marked deprecated is left out
     assert "delete_pet" not in by_name(fixture("petstore.yaml"))
     assert (
-        "must be true or false"
+        'expected boolean, got string "yes"'
         in errors(fixture("petstore.yaml", {"deprecated": "yes"}))[0].message
     )
     assert tools["create_pet"][0]["annotations"]["idempotentHint"] is False

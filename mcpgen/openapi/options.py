@@ -114,59 +114,20 @@ def parse_options(raw: Any, problems: Problems) -> Options:
                 if ("openapi", section, index) not in malformed
             ]
             setattr(options, section, rules)
-    deprecated = raw.get("deprecated", False)
-    if isinstance(deprecated, bool):
-        options.deprecated = deprecated
-    else:
-        problems.add(option_problem(Level.ERROR, "openapi.deprecated", "must be true or false"))
+    options.deprecated = raw.get("deprecated") is True  # the manifest schema checks it
     if ("openapi", "overrides") in malformed:
         return options
     for key, value in raw.get("overrides", {}).items():
-        where = f"openapi.overrides.{key}"
         if ("openapi", "overrides", key) in malformed:
-            continue
-        accepted: dict[str, Any] = {}
-        for name, item in value.items():
+            continue  # the manifest schema's problems say what is wrong
+        for name in value:
             if name not in OVERRIDE_KEYS:
                 known = ", ".join(OVERRIDE_KEYS)
                 message = f"unknown override {name!r} ignored (known: {known})"
-                problems.add(option_problem(Level.WARNING, f"{where}.{name}", message))
-            elif name == "annotations" and not isinstance(item, dict):
-                problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a mapping"))
-            elif name == "scopes":
-                if not isinstance(item, list) or not all(isinstance(s, str) and s for s in item):
-                    problems.add(
-                        option_problem(Level.ERROR, f"{where}.{name}", "must be a list of scopes")
-                    )
-                else:
-                    accepted[name] = item
-            elif name in ("task", "poll"):
-                problem = _async_problem(name, item)
-                if problem:
-                    problems.add(option_problem(Level.ERROR, f"{where}.{name}", problem))
-                else:
-                    accepted[name] = item
-            elif name != "annotations" and not isinstance(item, str):
-                problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a string"))
-            else:
-                accepted[name] = item
-        options.overrides[str(key)] = accepted
+                where = f"openapi.overrides.{key}.{name}"
+                problems.add(option_problem(Level.WARNING, where, message))
+        options.overrides[str(key)] = {k: v for k, v in value.items() if k in OVERRIDE_KEYS}
     return options
-
-
-def _async_problem(name: str, item: Any) -> str | None:
-    """What is wrong with a ``task`` or ``poll`` override (docs/tasks.md), or None."""
-    if name == "task":
-        ok = item is False or item in ("optional", "required")
-        return None if ok else "must be optional, required or false"
-    if item is False:
-        return None
-    if not isinstance(item, dict) or set(item) - {"interval", "timeout"}:
-        return "must be false or a mapping with interval and timeout (seconds)"
-    for key, value in item.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            return f"{key} must be a positive number of seconds"
-    return None
 
 
 def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, ...]]:
@@ -178,7 +139,7 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
 
     schema = manifest_schema()
     known = schema["$defs"]["openapi"]["properties"]
-    sections = {k: known[k] for k in ("include", "exclude", "rules", "overrides")}
+    sections = {k: known[k] for k in ("include", "exclude", "rules", "overrides", "deprecated")}
     validator = Draft202012Validator(
         {"properties": {"openapi": {"properties": sections}}, "$defs": schema["$defs"]}
     )

@@ -143,6 +143,8 @@ def merge(doc: Document) -> Problems:
         return problems
     imported = import_openapi(spec, options)
     for problem in imported.problems:
+        if problem.location.file == OPTIONS_FILE and problem.path is not None:
+            continue  # the manifest schema's: the structural check reports it in the manifest
         if problem.location.file == OPTIONS_FILE:  # an options problem: locate it in the manifest
             path = tuple(
                 int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", problem.field) if p
