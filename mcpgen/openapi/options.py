@@ -25,8 +25,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcpgen import identifiers as names
-from mcpgen.check.semantics import TOOL_NAME
 from mcpgen.load import Document, JsonPath, Positions
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.parts import Built
@@ -228,9 +226,10 @@ def apply_overrides(
     tools: list[Built],
     resources: list[tuple[dict[str, Json], Operation]],
     problems: Problems,
-) -> None:
+) -> dict[int, str]:
     """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
-    tools and resources; renamed entries must stay valid and unique."""
+    tools and resources; the override key that renamed each entry, by its index among the
+    tools then the resources (the manifest's checks blame the rename for a bad name)."""
     matched: set[str] = set()
     renamed_by: dict[int, str] = {}  # entry index -> the override key that renamed it
     entries: list[tuple[dict[str, Json], Built | None, Operation, str]] = [
@@ -282,31 +281,7 @@ def apply_overrides(
                     f"no imported operation has the tool name or operationId {key!r}",
                 )
             )
-    seen: dict[str, int] = {}
-    for index, (entry, *_) in enumerate(entries):
-        name = entry["name"]
-        if index not in renamed_by:
-            seen.setdefault(names.snake(name), index)  # generated names are valid and unique
-            continue
-        where = f"openapi.overrides.{renamed_by[index]}.name"
-        if not TOOL_NAME.match(name):
-            message = f"{name!r} is not a valid tool name (letters, digits, _ - ., at most 64)"
-            problems.add(option_problem(Level.ERROR, where, message))
-    for index, (entry, *_) in enumerate(entries):
-        if index not in renamed_by:
-            continue
-        name = entry["name"]
-        first = seen.setdefault(names.snake(name), index)
-        if first != index:
-            other = entries[first][2]
-            problems.add(
-                option_problem(
-                    Level.ERROR,
-                    f"openapi.overrides.{renamed_by[index]}.name",
-                    f"{name!r} is also the name (or the Python name) of "
-                    f"{other.method} {other.path}",
-                )
-            )
+    return renamed_by
 
 
 def _uri_var(name: str) -> str:
