@@ -241,7 +241,7 @@ class Checker:
     # -- shared helpers ---------------------------------------------------------------
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
         first: dict[Any, int] = {}
-        for index, item in entries(list(items)):
+        for index, item in self.renamed_last(where, items):
             if key not in item:
                 continue
             value = item[key]
@@ -253,10 +253,21 @@ class Checker:
                 )
             first.setdefault(value, index)
 
+    def renamed(self, path: JsonPath) -> bool:
+        """Whether ``openapi.overrides`` named this imported entry (its name is located there)."""
+        overlay = self.doc.overlays.get((*path, "name"))
+        return overlay is not None and overlay.field is not None
+
+    def renamed_last(
+        self, where: JsonPath, items: Iterable[dict[str, Any]]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The entries, those renamed by an override last: a clash is blamed on the rename."""
+        return sorted(entries(list(items)), key=lambda e: self.renamed((*where, e[0])))
+
     def rename_hint(self, path: JsonPath, item: dict[str, Any]) -> str:
         """How to rename an entry imported from an OpenAPI document."""
-        if self.doc.overlay(path) is None:
-            return ""
+        if self.doc.overlay(path) is None or self.renamed(path):
+            return ""  # written in the manifest, or renamed there (the problem is at the rename)
         return f" (the imported one with openapi.overrides.{item.get('name')}.name)"
 
     def unique_idents(
@@ -267,7 +278,7 @@ class Checker:
         assigned: dict[int, Assigned],
     ) -> None:
         first: dict[str, tuple[int, str]] = {}
-        for index, item in entries(list(items)):
+        for index, item in self.renamed_last(where, items):
             name = item.get("name")
             if index not in assigned or not isinstance(name, str):
                 continue

@@ -15,7 +15,7 @@ from jsonschema.exceptions import ValidationError
 from mcpgen.load import Document, JsonPath, dotted
 from mcpgen.problems import Level, Problem, Problems
 
-__all__ = ["check_structure", "dotted", "manifest_schema"]
+__all__ = ["check_structure", "dotted", "manifest_schema", "schema_problems"]
 
 _ONE_OF_HINTS = {
     ("uri", "uriTemplate"): "give exactly one of 'uri' (a fixed resource) or 'uriTemplate'",
@@ -52,11 +52,11 @@ def check_structure(doc: Document) -> Problems:
         return problems
     errors = sorted(_validator().iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:
-        problems.extend(_problems(doc, error))
+        problems.extend(schema_problems(doc, error))
     return problems
 
 
-def _problems(doc: Document, error: ValidationError) -> list[Problem]:
+def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
     """Located, readable problems for one schema violation (usually exactly one)."""
     path: JsonPath = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}

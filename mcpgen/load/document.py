@@ -67,10 +67,12 @@ class Positions:
 @dataclass(frozen=True)
 class Overlay:
     """Where a part of a merged document came from: an entry imported from an OpenAPI
-    document is located at its operation in that document (``pointer`` names it)."""
+    document is located at its operation in that document (``pointer`` names it). The name
+    an ``openapi.overrides`` entry gave it is that entry's (``field``: how problems name it)."""
 
     locate: Callable[[], Location]
     pointer: str
+    field: str | None = None
 
 
 @dataclass
@@ -105,6 +107,8 @@ class Document:
         """How a problem names ``path``: its dotted name, and the JSON pointer of the
         operation it was imported from."""
         found = self.overlay(path)
+        if found is not None and found.field is not None:
+            return found.field
         name = dotted(path)
         return f"{found.pointer} ({name})" if found is not None else name
 

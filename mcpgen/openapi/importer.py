@@ -133,7 +133,7 @@ class _Importer(SecurityImport, InputImport):
                     resources.append((resource, built.operation))
                     continue
             tools.append(built)
-        apply_overrides(options, tools, resources, self.problems)
+        renamed = apply_overrides(options, tools, resources, self.problems)
         for rule in options.all_rules():
             if rule.where not in options.used:
                 self.problems.add(
@@ -156,6 +156,10 @@ class _Importer(SecurityImport, InputImport):
             version=version,
             info=info,
             locate=self.sources.location,
+            renamed={
+                ("tools", i) if i < len(tools) else ("resources", i - len(tools)): key
+                for i, key in renamed.items()
+            },
             defs={name: self.converter.defs[name] for name in sorted(used)},
             def_origins={
                 n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcpgen import identifiers as names
-from mcpgen.check.semantics import TOOL_NAME
 from mcpgen.load import Document, JsonPath, Positions
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.parts import Built
@@ -114,59 +112,20 @@ def parse_options(raw: Any, problems: Problems) -> Options:
                 if ("openapi", section, index) not in malformed
             ]
             setattr(options, section, rules)
-    deprecated = raw.get("deprecated", False)
-    if isinstance(deprecated, bool):
-        options.deprecated = deprecated
-    else:
-        problems.add(option_problem(Level.ERROR, "openapi.deprecated", "must be true or false"))
+    options.deprecated = raw.get("deprecated") is True  # the manifest schema checks it
     if ("openapi", "overrides") in malformed:
         return options
     for key, value in raw.get("overrides", {}).items():
-        where = f"openapi.overrides.{key}"
         if ("openapi", "overrides", key) in malformed:
-            continue
-        accepted: dict[str, Any] = {}
-        for name, item in value.items():
+            continue  # the manifest schema's problems say what is wrong
+        for name in value:
             if name not in OVERRIDE_KEYS:
                 known = ", ".join(OVERRIDE_KEYS)
                 message = f"unknown override {name!r} ignored (known: {known})"
-                problems.add(option_problem(Level.WARNING, f"{where}.{name}", message))
-            elif name == "annotations" and not isinstance(item, dict):
-                problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a mapping"))
-            elif name == "scopes":
-                if not isinstance(item, list) or not all(isinstance(s, str) and s for s in item):
-                    problems.add(
-                        option_problem(Level.ERROR, f"{where}.{name}", "must be a list of scopes")
-                    )
-                else:
-                    accepted[name] = item
-            elif name in ("task", "poll"):
-                problem = _async_problem(name, item)
-                if problem:
-                    problems.add(option_problem(Level.ERROR, f"{where}.{name}", problem))
-                else:
-                    accepted[name] = item
-            elif name != "annotations" and not isinstance(item, str):
-                problems.add(option_problem(Level.ERROR, f"{where}.{name}", "must be a string"))
-            else:
-                accepted[name] = item
-        options.overrides[str(key)] = accepted
+                where = f"openapi.overrides.{key}.{name}"
+                problems.add(option_problem(Level.WARNING, where, message))
+        options.overrides[str(key)] = {k: v for k, v in value.items() if k in OVERRIDE_KEYS}
     return options
-
-
-def _async_problem(name: str, item: Any) -> str | None:
-    """What is wrong with a ``task`` or ``poll`` override (docs/tasks.md), or None."""
-    if name == "task":
-        ok = item is False or item in ("optional", "required")
-        return None if ok else "must be optional, required or false"
-    if item is False:
-        return None
-    if not isinstance(item, dict) or set(item) - {"interval", "timeout"}:
-        return "must be false or a mapping with interval and timeout (seconds)"
-    for key, value in item.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            return f"{key} must be a positive number of seconds"
-    return None
 
 
 def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, ...]]:
@@ -174,18 +133,18 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
     the structural check's, word for word); the paths found malformed, cut to a rule."""
     from jsonschema import Draft202012Validator
 
-    from mcpgen.check.structure import _problems, manifest_schema
+    from mcpgen.check.structure import manifest_schema, schema_problems
 
     schema = manifest_schema()
     known = schema["$defs"]["openapi"]["properties"]
-    sections = {k: known[k] for k in ("include", "exclude", "rules", "overrides")}
+    sections = {k: known[k] for k in ("include", "exclude", "rules", "overrides", "deprecated")}
     validator = Draft202012Validator(
         {"properties": {"openapi": {"properties": sections}}, "$defs": schema["$defs"]}
     )
     doc = Document(OPTIONS_FILE, Path(), {"openapi": raw}, "", Positions(OPTIONS_FILE))
     malformed: set[tuple[Any, ...]] = set()
     for error in validator.iter_errors(doc.data):
-        problems.extend(_problems(doc, error))
+        problems.extend(schema_problems(doc, error))
         malformed.add(tuple(error.absolute_path)[:3])
     return malformed
 
@@ -267,9 +226,10 @@ def apply_overrides(
     tools: list[Built],
     resources: list[tuple[dict[str, Json], Operation]],
     problems: Problems,
-) -> None:
+) -> dict[int, str]:
     """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
-    tools and resources; renamed entries must stay valid and unique."""
+    tools and resources; the override key that renamed each entry, by its index among the
+    tools then the resources (the manifest's checks blame the rename for a bad name)."""
     matched: set[str] = set()
     renamed_by: dict[int, str] = {}  # entry index -> the override key that renamed it
     entries: list[tuple[dict[str, Json], Built | None, Operation, str]] = [
@@ -321,31 +281,7 @@ def apply_overrides(
                     f"no imported operation has the tool name or operationId {key!r}",
                 )
             )
-    seen: dict[str, int] = {}
-    for index, (entry, *_) in enumerate(entries):
-        name = entry["name"]
-        if index not in renamed_by:
-            seen.setdefault(names.snake(name), index)  # generated names are valid and unique
-            continue
-        where = f"openapi.overrides.{renamed_by[index]}.name"
-        if not TOOL_NAME.match(name):
-            message = f"{name!r} is not a valid tool name (letters, digits, _ - ., at most 64)"
-            problems.add(option_problem(Level.ERROR, where, message))
-    for index, (entry, *_) in enumerate(entries):
-        if index not in renamed_by:
-            continue
-        name = entry["name"]
-        first = seen.setdefault(names.snake(name), index)
-        if first != index:
-            other = entries[first][2]
-            problems.add(
-                option_problem(
-                    Level.ERROR,
-                    f"openapi.overrides.{renamed_by[index]}.name",
-                    f"{name!r} is also the name (or the Python name) of "
-                    f"{other.method} {other.path}",
-                )
-            )
+    return renamed_by
 
 
 def _uri_var(name: str) -> str:

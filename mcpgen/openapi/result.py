@@ -149,6 +149,9 @@ class OpenAPIImport:
     locate: Callable[[int, tuple[str | int, ...]], Location] | None = field(
         default=None, compare=False
     )
+    # the override key (``openapi.overrides.<key>.name``) that renamed a tool or resource:
+    # ("tools", index) or ("resources", index) -> key; the checks blame the rename
+    renamed: dict[tuple[str, int], str] = field(default_factory=dict)
     defs: dict[str, Json] = field(default_factory=dict)
     def_origins: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)
     """Every definition the tools use, by the names their ``$ref``s use (sorted).

@@ -11,13 +11,22 @@ keys inside it.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from mcpgen import identifiers as names
-from mcpgen.load import MAX_DOCUMENT_BYTES, Document, Overlay, Positions, load_file
+from mcpgen.load import (
+    MAX_DOCUMENT_BYTES,
+    Document,
+    JsonPath,
+    Overlay,
+    Positions,
+    dotted,
+    load_file,
+)
 from mcpgen.openapi import OpenAPIImport, import_openapi
 from mcpgen.openapi.options import OPTIONS_FILE
 from mcpgen.openapi.result import Merged
@@ -143,6 +152,8 @@ def merge(doc: Document) -> Problems:
         return problems
     imported = import_openapi(spec, options)
     for problem in imported.problems:
+        if problem.location.file == OPTIONS_FILE and problem.path is not None:
+            continue  # the manifest schema's: the structural check reports it in the manifest
         if problem.location.file == OPTIONS_FILE:  # an options problem: locate it in the manifest
             path = tuple(
                 int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", problem.field) if p
@@ -226,4 +237,10 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
         doc.overlays[("resources", len(resources))] = overlay_at(*operation.origin)
         merged.resources[len(resources)] = operation
         resources.append(entry)
+    for (kind, index), key in imported.renamed.items():  # a bad name is the rename's
+        at: JsonPath = ("openapi", "overrides", key, "name")
+        start = len(data[kind]) - len(imported.tools if kind == "tools" else imported.resources)
+        doc.overlays[(kind, start + index, "name")] = Overlay(
+            functools.partial(doc.locate, at), "", dotted(at)
+        )
     merged.upstream = upstream_data(imported, str(data["server"]["name"]), options)

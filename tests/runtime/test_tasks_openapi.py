@@ -149,10 +149,10 @@ def test_overrides_tune_or_switch_it_off(tmp_path: Path) -> None:
     bad = manifest(tmp_path, {"startExport": {"task": "yes", "poll": {"interval": -1}}})
     messages = [p.format() for p in bad.problems.items]
     assert bad.manifest is None
-    assert any(
-        "overrides.startExport.task" in m and "optional, required or false" in m for m in messages
-    )
-    assert any("overrides.startExport.poll" in m and "positive" in m for m in messages)
+    task = [m for m in messages if "overrides.startExport.task" in m]
+    assert len(task) == 1 and '"yes" is not one of "optional", "required", false' in task[0]
+    poll = [m for m in messages if "overrides.startExport.poll" in m]
+    assert len(poll) == 1 and "poll.interval: -1 must be greater than 0" in poll[0]
 
 
 @pytest.mark.anyio
