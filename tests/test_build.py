@@ -364,3 +364,30 @@ def test_signature_changes_of_a_big_api_compare_only_the_changed_tools(tmp_path:
         "changed: tool 't7' input schema changed (added n); "
         f"src/big_mcp/handlers/tools/t7.py may no longer type-check: run mcpgen check {out}"
     ]
+
+
+def test_a_package_without_tools_passes_its_own_tests(tmp_path: Path) -> None:
+    """A server of prompts only does not serve tools/list: its generated tests do not ask
+    for it (they did, and failed with "Method not found")."""
+    source = tmp_path / "m.yaml"
+    source.write_text(
+        "mcpgen: 1\n"
+        "server: {name: onlyprompts, version: 1.0.0, description: Prompts only.}\n"
+        "transports: {offer: [stdio]}\n"
+        "prompts:\n"
+        "  - name: hello\n"
+        "    description: Say hello.\n"
+        "    messages: [{role: user, text: Hello.}]\n"
+    )
+    out = tmp_path / "out"
+    assert build(str(source), "-o", str(out))[0] == 0
+    env = {**os.environ, "PYTHONPATH": str(out / "src")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
