@@ -364,3 +364,35 @@ def test_signature_changes_of_a_big_api_compare_only_the_changed_tools(tmp_path:
         "changed: tool 't7' input schema changed (added n); "
         f"src/big_mcp/handlers/tools/t7.py may no longer type-check: run mcpgen check {out}"
     ]
+
+
+PROMPTS_ONLY = (
+    "transports: {offer: [stdio]}\n"
+    "prompts: [{name: hello, description: Say hello., messages: [{role: user, text: Hi.}]}]\n"
+)
+NO_STDIO = (
+    "transports: {offer: [websocket], default: websocket}\n"
+    "tools: [{name: ping, description: Ping., input: {type: object, properties: {}}}]\n"
+)
+
+
+@pytest.mark.parametrize("body", [PROMPTS_ONLY, NO_STDIO], ids=["prompts-only", "no-stdio"])
+def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: str) -> None:
+    """A server of prompts only does not serve tools/list, one without stdio refuses
+    ``--transport stdio``: its generated tests ask for neither (they did, and failed)."""
+    source = tmp_path / "m.yaml"
+    source.write_text(
+        "mcpgen: 1\nserver: {name: lacking, version: 1.0.0, description: A.}\n" + body
+    )
+    out = tmp_path / "out"
+    assert build(str(source), "-o", str(out))[0] == 0
+    env = {**os.environ, "PYTHONPATH": str(out / "src")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
