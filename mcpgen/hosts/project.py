@@ -68,10 +68,7 @@ class Project:
     tools: list[dict[str, Json]]  # tools/list as a client sees it
     prompts: list[dict[str, Json]]  # prompts/list definitions
     prompt_messages: dict[str, list[dict[str, Json]]]  # declarative prompt messages by name
-    resources: list[dict[str, Json]]
     environment: list[EnvVar]
-    environment_source: str  # "spec" (the _spec.json list) or "derived" (older projects)
-    surface: bool  # tools and prompts came from mcp-surface.json
     transports: tuple[str, ...] = TRANSPORTS  # what it offers (``transports.offer``)
     meta: dict[str, Json] = field(default_factory=dict)  # pyproject.toml's [project]
 
@@ -120,18 +117,12 @@ def describe(path: Path) -> Project:
         spec_path, package = found[0], found[0].parent.name
     spec = _read(spec_path)
     server = dict(spec.get("server") or {})
-    tools, prompts, resources, surface = _surface(root, spec_path.parent, spec)
+    tools, prompts = _surface(root, spec_path.parent, spec)
     messages = {
         p["definition"]["name"]: list(p.get("messages") or [])
         for p in spec.get("prompts") or []
         if isinstance(p, dict) and isinstance(p.get("definition"), dict)
     }
-    if isinstance(spec.get("environment"), list):
-        environment, source = env_vars(spec["environment"], spec_path), "spec"
-    else:
-        from .derived import derived_environment  # projects generated before the list
-
-        environment, source = derived_environment(root, spec), "derived"
     return Project(
         root=root,
         distribution=str(meta.get("name") or script),
@@ -143,10 +134,7 @@ def describe(path: Path) -> Project:
         tools=tools,
         prompts=prompts,
         prompt_messages=messages,
-        resources=resources,
-        environment=environment,
-        environment_source=source,
-        surface=surface,
+        environment=env_vars(spec.get("environment"), spec_path),
         transports=offered(spec),
         meta=meta,
     )
@@ -154,20 +142,19 @@ def describe(path: Path) -> Project:
 
 def _surface(
     root: Path, package: Path, spec: Json
-) -> tuple[list[dict[str, Json]], list[dict[str, Json]], list[dict[str, Json]], bool]:
-    """(tools, prompts, resources) as clients see them, disabled ones left out: from the
-    surface lock when the project has one, else from ``_spec.json`` (and, in search or
-    code mode, the runtime's own tools)."""
+) -> tuple[list[dict[str, Json]], list[dict[str, Json]]]:
+    """(tools, prompts) as clients see them, disabled ones left out: from the surface lock
+    when the project has one, else from ``_spec.json`` (and, in search or code mode, the
+    runtime's own tools)."""
     lock = root / "mcp-surface.json"
     if lock.is_file():
         data = _read(lock)
 
-        def listed(*keys: str) -> list[dict[str, Json]]:
-            items = [e for key in keys for e in data.get(key) or [] if isinstance(e, dict)]
+        def listed(key: str) -> list[dict[str, Json]]:
+            items = [e for e in data.get(key) or [] if isinstance(e, dict)]
             return [wire(e) for e in items if e.get("enabled", True) is not False]
 
-        tools, prompts = listed("tools"), listed("prompts")
-        return tools, prompts, listed("resources", "resourceTemplates"), True
+        return listed("tools"), listed("prompts")
 
     mode = str(spec.get("mode") or "tools")
 
@@ -181,11 +168,13 @@ def _surface(
     if mode != "tools":
         modes = package / "_runtime" / "modes.json"
         tools += _read(modes).get(mode, []) if modes.is_file() else []
-    return tools, definitions("prompts"), definitions("resources"), False
+    return tools, definitions("prompts")
 
 
-def env_vars(items: list[Json], where: Path | str) -> list[EnvVar]:
+def env_vars(items: Json, where: Path | str) -> list[EnvVar]:
     """The ``environment`` entries of a ``_spec.json`` (``where``: for the error)."""
+    if not isinstance(items, list):  # spec format 1, before the list
+        raise ProjectError(f"{where}: no environment list: built by an older mcpgen, rebuild it")
     out = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
