@@ -4,9 +4,11 @@ Each parses its flags, calls one function of this package, prints, and exits
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -29,6 +31,23 @@ def fail(message: str) -> NoReturn:
     sys.exit(EXIT_BAD_INPUT)
 
 
+def _pairs(names: str) -> Callable[[click.Context, click.Parameter, Any], dict[str, str]]:
+    """A callback for a repeated ``NAME=VALUE`` option: a dict, each NAME matching ``names``."""
+    pattern = re.compile(names)
+
+    def parse(ctx: click.Context, param: click.Parameter, pairs: Any) -> dict[str, str]:
+        values = {}
+        for pair in pairs:
+            name, sep, value = pair.partition("=")
+            if not sep or not pattern.fullmatch(name.strip()):
+                raise click.BadParameter(f"{pair!r}: expected NAME=VALUE", ctx, param)
+            values[name.strip()] = value
+        return values
+
+    return parse
+
+
+ENV_NAMES = _pairs(r"[A-Za-z_][A-Za-z0-9_]*")
 _python = click.option(
     "--python",
     type=FILE,
@@ -47,7 +66,9 @@ _timeout = click.option(
 @click.argument("host", type=click.Choice(list(HOSTS)))
 @click.argument("project", type=FOLDER)
 @click.option("--name", help="Entry name (default: the server's name).")
-@click.option("--env", "env_pairs", multiple=True, metavar="K=V", help="Set a variable.")
+@click.option(
+    "--env", "values", multiple=True, metavar="K=V", callback=ENV_NAMES, help="Set a variable."
+)
 @click.option("--print", "show", is_flag=True, help="Print the entry; write nothing.")
 @click.option(
     "--config",
@@ -70,7 +91,7 @@ def install(
     host: str,
     project: Path,
     name: str | None,
-    env_pairs: tuple[str, ...],
+    values: dict[str, str],
     show: bool,
     config: Path | None,
     kind: str | None,
@@ -94,7 +115,6 @@ def install(
     try:
         proj = describe(project)
         run = launcher(proj, python=python, kind=kind)
-        values = inst.parse_env(env_pairs)
         spec = inst.HOSTS[host]
         path = config or inst.config_path(spec)
         existing = None
@@ -141,19 +161,16 @@ def install(
 def _source(
     source: str | None,
     command: str | None,
-    env_pairs: tuple[str, ...],
-    headers: tuple[str, ...],
+    env: dict[str, str],
+    headers: dict[str, str],
     token: str | None,
     python: Path | None,
 ) -> Source:
-    from .call import CallError, parse_header, resolve_source
-    from .install import InstallError, parse_env
+    from .call import CallError, resolve_source
 
     try:
-        return resolve_source(
-            source, command, parse_env(env_pairs), parse_header(headers), token, python
-        )
-    except (CallError, InstallError) as exc:
+        return resolve_source(source, command, env, headers, token, python)
+    except CallError as exc:
         fail(str(exc))
 
 
@@ -163,9 +180,10 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
             click.option("--command", help="Spawn this command line over stdio."),
             click.option(
                 "--env",
-                "env_pairs",
+                "env",
                 multiple=True,
                 metavar="K=V",
+                callback=ENV_NAMES,
                 help="A variable for a spawned server.",
             ),
             click.option(
@@ -173,6 +191,7 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
                 "headers",
                 multiple=True,
                 metavar="K=V",
+                callback=_pairs(r".+"),
                 help="An HTTP header (URLs only).",
             ),
             click.option("--token", help="Bearer token (URLs only)."),
@@ -199,7 +218,7 @@ def call_command(
     (numbers=[1,2]), else text. Exit status: 0 ok, 1 the tool answered with an error,
     2 bad input or no server.
     """
-    from .call import call_tool, emit, run
+    from .call import call_tool, run
 
     if connection["command"] is not None:
         source, rest = None, words
@@ -209,7 +228,7 @@ def call_command(
         fail("name the TOOL to call (mcpgen list SOURCE shows them)")
     tool, pairs = rest[0], rest[1:]
     src = _source(source, **connection)
-    sys.exit(emit(run(call_tool(src, tool, args_json, pairs, timeout, raw))))
+    sys.exit(run(call_tool, src, tool, args_json, pairs, timeout, raw))
 
 
 @click.command(name="list")
@@ -218,10 +237,10 @@ def call_command(
 @_connection_options
 def list_command(source: str | None, as_json: bool, timeout: float, **connection: Any) -> None:
     """List the tools (with their arguments), prompts and resources of SOURCE."""
-    from .call import emit, list_server, run
+    from .call import list_server, run
 
     src = _source(source, **connection)
-    sys.exit(emit(run(list_server(src, timeout, as_json))))
+    sys.exit(run(list_server, src, timeout, as_json))
 
 
 @click.command()

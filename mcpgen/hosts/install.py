@@ -22,7 +22,6 @@ from .project import EnvVar, Launcher, env_vars, needed_env
 Json = Any
 PLACEHOLDER = "<fill in {name}>"
 _PLACEHOLDER = re.compile(r"^<fill in [A-Za-z_][A-Za-z0-9_]*>$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class InstallError(Exception):
@@ -80,16 +79,6 @@ def config_path(
     if host.id == "cursor":
         return home / ".cursor" / "mcp.json"
     return Path.cwd() / "mcp.json"
-
-
-def parse_env(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not _ENV_NAME.match(name):
-            raise InstallError(f"--env {pair!r}: expected NAME=VALUE")
-        values[name] = value
-    return values
 
 
 @dataclass
