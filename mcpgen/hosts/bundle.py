@@ -113,18 +113,13 @@ def _display(text: str, arguments: set[str]) -> str:
     return "".join(out)
 
 
-def prompt_text(project: Project, name: str, description: str) -> str:
+def prompt_text(project: Project, prompt: Json) -> str:
     """The prompt's text messages as a host shows them (``_display``: the bundle's
     ``${arguments.arg}`` for ``{{ arg }}``, no template logic; the server renders prompts
     itself). A prompt its handler writes is described instead."""
     parts = []
-    arguments = {
-        str(a.get("name"))
-        for p in project.prompts
-        if p.get("name") == name
-        for a in p.get("arguments") or []
-        if isinstance(a, dict)
-    }
+    name = prompt["name"]
+    arguments = {str(a.get("name")) for a in prompt.get("arguments") or [] if isinstance(a, dict)}
     for message in project.prompt_messages.get(name, []):
         if message.get("kind", "text") == "text" and message.get("text"):
             parts.append(_display(str(message["text"]), arguments))
@@ -134,7 +129,7 @@ def prompt_text(project: Project, name: str, description: str) -> str:
             parts.append(f"[{message['kind']}]")
     if parts:
         return "\n\n".join(parts)
-    return description or f"The {name} prompt (written by the server)."
+    return prompt.get("description") or f"The {name} prompt (written by the server)."
 
 
 def manifest(project: Project, runtime: str, platform: str | None = None) -> Json:
@@ -173,7 +168,7 @@ def manifest(project: Project, runtime: str, platform: str | None = None) -> Jso
             "name": p["name"],
             **({"description": p["description"]} if p.get("description") else {}),
             "arguments": [a["name"] for a in p.get("arguments") or []],
-            "text": prompt_text(project, p["name"], p.get("description", "")),
+            "text": prompt_text(project, p),
         }
         for p in project.prompts
     ]
