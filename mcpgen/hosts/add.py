@@ -42,17 +42,13 @@ def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[
             },
         }
     if kind == "resource":
-        entry: dict[str, Json] = {}
         target = uri or f"{_scheme(server)}://{name}"
-        entry["uriTemplate" if "{" in target else "uri"] = target
-        entry.update(
-            {
-                "name": name,
-                "description": f"TODO: what {name} holds.",
-                "mimeType": "text/plain",
-            }
-        )
-        return entry  # no text/blob/file: a handler provides the content
+        return {  # no text/blob/file: a handler provides the content
+            "uriTemplate" if "{" in target else "uri": target,
+            "name": name,
+            "description": f"TODO: what {name} holds.",
+            "mimeType": "text/plain",
+        }
     return {
         "name": name,
         "description": f"TODO: what the {name} prompt asks for.",

@@ -45,6 +45,7 @@ for path in (os.path.join(os.path.dirname(HERE), "src"), os.path.join(HERE, "lib
 runpy.run_module({package!r}, run_name="__main__", alter_sys=True)
 '''
 SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+PIP_INSTALL = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
@@ -268,18 +269,8 @@ def _vendor(project: Project, python: str) -> dict[str, bytes]:
     """The dependencies installed by pip into a folder, as ``server/lib/...`` entries."""
     with tempfile.TemporaryDirectory(prefix="mcpgen-vendor-") as temp:
         target = Path(temp) / "lib"
-        command = [
-            python,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-compile",
-            "--target",
-            str(target),
-            *map(str, project.meta.get("dependencies") or []),
-        ]
+        dependencies = map(str, project.meta.get("dependencies") or [])
+        command = [python, *PIP_INSTALL, "--target", str(target), *dependencies]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]

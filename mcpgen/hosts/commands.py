@@ -107,13 +107,12 @@ def install(
     that runs another command or project is refused unless --force, and its env (which
     may hold that server's secrets) is never carried over.
     """
-    import json
-
     from . import install as inst
     from .project import ProjectError, describe, launcher
 
     try:
         proj = describe(project)
+        name = name or proj.name
         run = launcher(proj, python=python, kind=kind)
         spec = inst.HOSTS[host]
         path = config or inst.config_path(spec)
@@ -121,14 +120,11 @@ def install(
         if not show:
             servers = inst.read_config(path).get(spec.key)
             if isinstance(servers, dict):
-                found = servers.get(name or proj.name)
-                existing = inst.replaceable(path, name or proj.name, found, run, force)
-        entry = inst.build_entry(
-            spec, name or proj.name, proj.needed_env("stdio"), run, values, existing
-        )
+                existing = inst.replaceable(path, name, servers.get(name), run, force)
+        entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, values, existing)
         click.echo(f"launcher: {run.kind}: {run.note}", err=True)
         if show:
-            click.echo(json.dumps(inst.snippet(spec, entry), indent=2, ensure_ascii=False))
+            click.echo(inst.render(inst.snippet(spec, entry)), nl=False)
         else:
             outcome = inst.write_config(path, spec, entry)
             if outcome.changed:
@@ -138,7 +134,7 @@ def install(
                 click.echo(f"{spec.title}: {path} already has {entry.name!r}: unchanged", err=True)
     except (ProjectError, inst.InstallError) as exc:
         fail(str(exc))
-    unknown = [k for k in values if proj.env_var(k) is None]
+    unknown = sorted(values.keys() - {v.name for v in proj.environment})
     if unknown:
         click.echo(f"note: the project does not list {', '.join(unknown)}", err=True)
     if entry.to_fill:

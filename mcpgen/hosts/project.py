@@ -84,9 +84,6 @@ class Project:
     def needed_env(self, transport: str = "stdio") -> list[EnvVar]:
         return needed_env(self.environment, transport)
 
-    def env_var(self, name: str) -> EnvVar | None:
-        return next((v for v in self.environment if v.name == name), None)
-
 
 def _read(path: Path, parse: Callable[[str], Json] = json.loads) -> Json:
     try:
