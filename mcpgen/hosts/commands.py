@@ -47,7 +47,13 @@ def _pairs(names: str) -> Callable[[click.Context, click.Parameter, Any], dict[s
     return parse
 
 
-ENV_NAMES = _pairs(r"[A-Za-z_][A-Za-z0-9_]*")
+_env = click.option(
+    "--env",
+    multiple=True,
+    metavar="K=V",
+    callback=_pairs(r"[A-Za-z_][A-Za-z0-9_]*"),
+    help="A variable for the server (repeatable).",
+)
 _python = click.option(
     "--python",
     type=FILE,
@@ -66,9 +72,7 @@ _timeout = click.option(
 @click.argument("host", type=click.Choice(list(HOSTS)))
 @click.argument("project", type=FOLDER)
 @click.option("--name", help="Entry name (default: the server's name).")
-@click.option(
-    "--env", "values", multiple=True, metavar="K=V", callback=ENV_NAMES, help="Set a variable."
-)
+@_env
 @click.option("--print", "show", is_flag=True, help="Print the entry; write nothing.")
 @click.option(
     "--config",
@@ -91,7 +95,7 @@ def install(
     host: str,
     project: Path,
     name: str | None,
-    values: dict[str, str],
+    env: dict[str, str],
     show: bool,
     config: Path | None,
     kind: str | None,
@@ -121,7 +125,7 @@ def install(
             servers = inst.read_config(path).get(spec.key)
             if isinstance(servers, dict):
                 existing = inst.replaceable(path, name, servers.get(name), run, force)
-        entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, values, existing)
+        entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         click.echo(f"launcher: {run.kind}: {run.note}", err=True)
         if show:
             click.echo(inst.render(inst.snippet(spec, entry)), nl=False)
@@ -134,7 +138,7 @@ def install(
                 click.echo(f"{spec.title}: {path} already has {entry.name!r}: unchanged", err=True)
     except (ProjectError, inst.InstallError) as exc:
         fail(str(exc))
-    unknown = sorted(values.keys() - {v.name for v in proj.environment})
+    unknown = sorted(env.keys() - {v.name for v in proj.environment})
     if unknown:
         click.echo(f"note: the project does not list {', '.join(unknown)}", err=True)
     if entry.to_fill:
@@ -174,14 +178,7 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
     for option in reversed(
         [
             click.option("--command", help="Spawn this command line over stdio."),
-            click.option(
-                "--env",
-                "env",
-                multiple=True,
-                metavar="K=V",
-                callback=ENV_NAMES,
-                help="A variable for a spawned server.",
-            ),
+            _env,
             click.option(
                 "--header",
                 "headers",

@@ -135,14 +135,6 @@ class Server:
                 time.sleep(0.05)
 
 
-class Stop(Exception):
-    pass
-
-
-def _stop(*_: Any) -> None:
-    raise Stop
-
-
 def _server_for(output: Path, transport: str | None, port: int, python: Path | None) -> Server:
     """The server run from OUTPUT/src itself (PYTHONPATH first), so an edit is what runs
     even when an older copy of the package is installed; by the project's venv when it
@@ -181,7 +173,7 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
     """The loop; returns the exit status when stopped (SIGINT/SIGTERM): 0."""
     manifest = manifest.resolve()
     output = output.resolve()
-    previous = signal.signal(signal.SIGTERM, _stop)
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C
     server: Server | None = None
 
     def kept(what: str, failed: str, lines: list[str]) -> None:
@@ -247,7 +239,7 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
             if sources or server is None:  # a rebuild may rename the package
                 server = _server_for(output, transport, port, python)
             say(f"{what} changed: {done}" + server.launch("restarted"))
-    except (KeyboardInterrupt, Stop):
+    except KeyboardInterrupt:
         return 0
     except ProjectError as exc:
         say(f"cannot run the server: {exc}")
@@ -274,10 +266,5 @@ def _syntax_errors(files: list[Path], *bases: Path) -> list[str]:
 
 
 def _watch_list(manifest: Path, output: Path) -> tuple[list[Path], list[Path]]:
-    folders = []
-    try:
-        project = describe(output)
-        folders.append(output / "src" / project.package / "handlers")
-    except ProjectError:
-        pass
-    return [manifest, *referenced_files(manifest)], folders
+    """The manifest, the files it names, and the package's handlers folder."""
+    return [manifest, *referenced_files(manifest)], sorted((output / "src").glob("*/handlers"))
