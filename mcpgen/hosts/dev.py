@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .project import ProjectError, describe, find_launcher, source_launcher
+from .project import ProjectError, describe, launcher, source_launcher
 
 POLL = 0.3  # seconds between two looks at the modification times
 
@@ -151,7 +151,7 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
     try:
         run = source_launcher(project, python, stdio=False)
     except ProjectError as why:
-        run = find_launcher(project, python=python)
+        run = launcher(project, python, stdio=False)
         if run.kind == "uvx" and not Path(run.command).is_absolute():
             raise why from None  # no uvx either: say what to install
     args = ["--transport", transport]

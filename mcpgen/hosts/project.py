@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -247,14 +247,6 @@ def _import_error(python: str, module: str, extra_path: Path | None = None) -> s
 STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
 
 
-def launcher(project: Project, python: Path | None = None, kind: str | None = None) -> Launcher:
-    """See ``find_launcher``; the server is told to speak stdio whatever its default (a
-    ``ProjectError`` when it offers no stdio)."""
-    require_stdio(project)
-    found = find_launcher(project, python, kind)
-    return Launcher(found.command, [*found.args, *STDIO], found.env, found.kind, found.note)
-
-
 def require_stdio(project: Project) -> None:
     """A ``ProjectError`` when the server offers no stdio, what hosts start it over."""
     if "stdio" not in project.transports:
@@ -265,15 +257,19 @@ def require_stdio(project: Project) -> None:
         )
 
 
-def find_launcher(
-    project: Project, python: Path | None = None, kind: str | None = None
+def launcher(
+    project: Project, python: Path | None = None, kind: str | None = None, stdio: bool = True
 ) -> Launcher:
     """The command a host runs, first that works of: the venv given with ``python`` (its
     console script, else ``python -m package`` when it is installed there, else the source
     folder on PYTHONPATH), the project's own ``.venv``, the script on PATH, ``uvx --from``.
-    ``kind`` forces one of them; ``ProjectError`` when it cannot be used."""
-    if kind is not None and kind not in KINDS:
-        raise ProjectError(f"unknown launcher {kind!r} (one of {', '.join(KINDS)})")
+    ``kind`` (one of ``KINDS``) forces one of them; ``ProjectError`` when it cannot be used.
+    The server is told to speak stdio whatever its default unless ``stdio`` is false (a
+    ``ProjectError`` when it offers no stdio)."""
+    if stdio:
+        require_stdio(project)
+        chosen = launcher(project, python, kind, stdio=False)
+        return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
     if python is not None:
         found = _from_python(project, Path(python), kind)
@@ -310,7 +306,7 @@ def source_launcher(project: Project, python: Path, stdio: bool = True) -> Launc
     stdio unless ``stdio`` is false); ``ProjectError`` saying what to install when
     ``python`` lacks what the project imports."""
     try:
-        return (launcher if stdio else find_launcher)(project, python, "source")
+        return launcher(project, python, "source", stdio)
     except ProjectError as exc:
         raise ProjectError(
             f"{exc}: install the project (pip install -e {project.root}) or uv (for uvx)"
