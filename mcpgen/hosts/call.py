@@ -302,14 +302,20 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
     return Printed(listing(info, tools, prompts, resources, templates, as_json), "", EXIT_OK)
 
 
-def run(func: Callable[..., Awaitable[Printed]], *args: Any) -> int:
-    """Run ``call_tool`` or ``list_server`` and print what it returns; the exit status. A
-    CallError is exit status 2 and one line."""
+def run(
+    func: Callable[..., Awaitable[Printed]],
+    source: str | None,
+    connection: Mapping[str, Any],
+    *args: Any,
+) -> int:
+    """Run ``call_tool`` or ``list_server`` on SOURCE (``resolve_source`` with the options
+    in ``connection``) and print what it returns; the exit status. A CallError is exit
+    status 2 and one line."""
     try:
         _require_sdk()  # before anyio, which comes with it
         import anyio
 
-        printed = anyio.run(func, *args)
+        printed = anyio.run(func, resolve_source(source, **connection), *args)
     except CallError as exc:
         printed = Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
     except KeyboardInterrupt:

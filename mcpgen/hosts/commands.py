@@ -10,16 +10,13 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from .bundle import RUNTIMES
 from .install import HOSTS
 from .project import KINDS
-
-if TYPE_CHECKING:
-    from .call import Source
 
 EXIT_BAD_INPUT = 2
 FILE = click.Path(dir_okay=False, path_type=Path)
@@ -158,22 +155,6 @@ def install(
         click.echo(f"restart {spec.title} to load it", err=True)
 
 
-def _source(
-    source: str | None,
-    command: str | None,
-    env: dict[str, str],
-    headers: dict[str, str],
-    token: str | None,
-    python: Path | None,
-) -> Source:
-    from .call import CallError, resolve_source
-
-    try:
-        return resolve_source(source, command, env, headers, token, python)
-    except CallError as exc:
-        fail(str(exc))
-
-
 def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
     for option in reversed(
         [
@@ -219,9 +200,7 @@ def call_command(
         source, rest = (words[0], words[1:]) if words else (None, ())
     if not rest:
         fail("name the TOOL to call (mcpgen list SOURCE shows them)")
-    tool, pairs = rest[0], rest[1:]
-    src = _source(source, **connection)
-    sys.exit(run(call_tool, src, tool, args_json, pairs, timeout, raw))
+    sys.exit(run(call_tool, source, connection, rest[0], args_json, rest[1:], timeout, raw))
 
 
 @click.command(name="list")
@@ -232,8 +211,7 @@ def list_command(source: str | None, as_json: bool, timeout: float, **connection
     """List the tools (with their arguments), prompts and resources of SOURCE."""
     from .call import list_server, run
 
-    src = _source(source, **connection)
-    sys.exit(run(list_server, src, timeout, as_json))
+    sys.exit(run(list_server, source, connection, timeout, as_json))
 
 
 @click.command()
