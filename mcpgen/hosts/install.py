@@ -244,16 +244,10 @@ _INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
 
 def _own_prompts(servers: dict[str, Json], entry: Entry) -> tuple[Json, list[dict[str, Json]]]:
     """The entry's body and prompts, a prompt renamed ``<server>-<id>`` when another
-    server's entry already uses its id (two installs of one project under two names must
-    not share a secret: VS Code asks once per id)."""
-    taken = {
-        ref
-        for name, other in servers.items()
-        if name != entry.name and isinstance(other, dict) and isinstance(other.get("env"), dict)
-        for value in other["env"].values()
-        if isinstance(value, str)
-        for ref in _INPUT_REF.findall(value)
-    }
+    server's entry already uses its id anywhere (two installs of one project under two
+    names must not share a secret: VS Code asks once per id)."""
+    others = {name: other for name, other in servers.items() if name != entry.name}
+    taken = set(_INPUT_REF.findall(json.dumps(others)))
     env = dict(entry.body.get("env") or {})
     prompts = []
     for prompt in entry.inputs:

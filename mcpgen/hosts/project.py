@@ -42,9 +42,6 @@ class EnvVar:
     transports: tuple[str, ...] = ()
     credential: bool = False  # of the wrapped API (a client id too, not only a secret)
 
-    def applies_to(self, transport: str) -> bool:
-        return not self.transports or transport in self.transports
-
     @property
     def needed(self) -> bool:
         """A host must set it: the server fails without it, or it is (part of) a credential."""
@@ -53,7 +50,7 @@ class EnvVar:
 
 def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
     """The variables a host must set to run the server over ``transport``."""
-    return [v for v in environment if v.applies_to(transport) and v.needed]
+    return [v for v in environment if v.needed and (not v.transports or transport in v.transports)]
 
 
 @dataclass(frozen=True)
