@@ -133,7 +133,7 @@ def prompt_text(project: Project, prompt: Json) -> str:
     return prompt.get("description") or f"The {name} prompt (written by the server)."
 
 
-def manifest(project: Project, runtime: str, platform: str | None = None) -> Json:
+def manifest(project: Project, runtime: str) -> Json:
     env = {var.name: "${user_config." + config_key(var) + "}" for var in project.needed_env()}
     if runtime == "uv":
         config: dict[str, Json] = {
@@ -176,15 +176,12 @@ def manifest(project: Project, runtime: str, platform: str | None = None) -> Jso
     if isinstance(meta.get("license"), str):
         data["license"] = meta["license"]
     requires = str(meta.get("requires-python") or ">=3.11")
+    compatibility: dict[str, Json] = {}
     if runtime == "python":  # compiled wheels fit one platform and Python version
         major, minor = sys.version_info[:2]
         requires = f">={major}.{minor}.0 <{major}.{minor + 1}.0"
-        data["compatibility"] = {
-            "platforms": [platform or _mcpb_platform()],
-            "runtimes": {"python": requires},
-        }
-    else:
-        data["compatibility"] = {"runtimes": {"python": requires}}
+        compatibility["platforms"] = [_mcpb_platform()]
+    data["compatibility"] = {**compatibility, "runtimes": {"python": requires}}
     options = user_config(project)
     if options:
         data["user_config"] = options
