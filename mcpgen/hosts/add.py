@@ -163,8 +163,6 @@ def add_entry(
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
 
-    if kind not in SECTIONS:
-        raise AddError(f"unknown kind {kind!r} (one of {', '.join(SECTIONS)})")
     section = SECTIONS[kind]
     try:
         text = manifest.read_text(encoding="utf-8")

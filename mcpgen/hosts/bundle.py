@@ -296,8 +296,6 @@ def _write_zip(path: Path, files: dict[str, bytes]) -> None:
 def build_bundle(
     project: Project, output: Path, runtime: str = "uv", python: str | None = None
 ) -> Built:
-    if runtime not in RUNTIMES:
-        raise BundleError(f"unknown runtime {runtime!r} (one of {', '.join(RUNTIMES)})")
     require_stdio(project)  # a bundle's host starts it over stdio
     data = manifest(project, runtime)
     skipped: list[str] = []

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
+from .add import SECTIONS
 from .bundle import RUNTIMES
 from .install import HOSTS
 from .project import KINDS
@@ -245,9 +246,8 @@ def bundle(
     python: Path | None,
 ) -> None:
     """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json."""
-    import json
-
     from .bundle import BundleError, build_bundle
+    from .install import render
     from .project import ProjectError, describe
     from .registry import PLACEHOLDER_NAMESPACE, RegistryError
     from .registry import server_json as make_server_json
@@ -262,7 +262,7 @@ def bundle(
     for left_out in built.skipped:
         click.echo(f"warning: left out of the bundle: {left_out}", err=True)
     registry_path = server_json or target.with_name("server.json")
-    registry_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    registry_path.write_text(render(document), "utf-8")
     click.echo(
         f"wrote {target} ({built.files} files, {target.stat().st_size} bytes, "
         f"sha256 {built.sha256}; runtime {runtime})",
@@ -318,7 +318,7 @@ def dev_command(
 
 
 @click.command(name="add")
-@click.argument("kind", type=click.Choice(["tool", "resource", "prompt"]))
+@click.argument("kind", type=click.Choice(list(SECTIONS)))
 @click.argument("name")
 @click.argument("manifest", type=FILE, default="mcpgen.yaml")
 @click.option(
