@@ -150,11 +150,6 @@ def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
     return json.dumps(data, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False) + "\n"
 
 
-def _existing(data: Json, section: str) -> list[str]:
-    items = data.get(section) if isinstance(data, dict) else None
-    return [str(item.get("name")) for item in items or [] if isinstance(item, dict)]
-
-
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
 ) -> tuple[str, dict[str, Json]]:
@@ -175,7 +170,7 @@ def add_entry(
         raise AddError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict) or "mcpgen" not in data:
         raise AddError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
-    if name in _existing(data, section):
+    if name in [str(i.get("name")) for i in data.get(section) or [] if isinstance(i, dict)]:
         raise AddError(f"{manifest}: there is already a {kind} named {name!r}")
     server = str((data.get("server") or {}).get("name") or "server")
     entry = skeleton(kind, name, server, uri)

@@ -281,7 +281,7 @@ async def call_tool(
         text = json.dumps(dump(result), indent=2, ensure_ascii=False)
         return Printed(text + "\n", "", EXIT_TOOL_ERROR if result.is_error else EXIT_OK)
     if result.is_error:
-        return Printed("", "tool error: " + format_content(result.content) + "\n", 1)
+        return Printed("", "tool error: " + format_content(result.content) + "\n", EXIT_TOOL_ERROR)
     if result.structured_content is not None:
         text = json.dumps(result.structured_content, indent=2, ensure_ascii=False)
     else:
@@ -316,10 +316,8 @@ def run(
         import anyio
 
         printed = anyio.run(func, resolve_source(source, **connection), *args)
-    except CallError as exc:
+    except CallError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
         printed = Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
-    except KeyboardInterrupt:
-        printed = Printed("", "interrupted\n", 130)
     sys.stdout.write(printed.stdout)
     sys.stderr.write(printed.stderr)
     sys.stdout.flush()

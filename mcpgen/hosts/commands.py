@@ -16,10 +16,10 @@ import click
 
 from .add import SECTIONS
 from .bundle import RUNTIMES
+from .call import EXIT_BAD_INPUT
 from .install import HOSTS
 from .project import KINDS
 
-EXIT_BAD_INPUT = 2
 FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 
@@ -56,13 +56,6 @@ _python = click.option(
     "--python",
     type=FILE,
     help="Interpreter of the venv the project is installed in (default: PROJECT/.venv).",
-)
-_timeout = click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds to wait for the server.",
 )
 
 
@@ -171,7 +164,13 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
             ),
             click.option("--token", help="Bearer token (URLs only)."),
             _python,
-            _timeout,
+            click.option(
+                "--timeout",
+                type=click.FloatRange(min=0.1),
+                default=30.0,
+                show_default=True,
+                help="Seconds to wait for the server.",
+            ),
         ]
     ):
         f = option(f)

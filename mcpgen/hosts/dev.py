@@ -67,10 +67,6 @@ def snapshot(paths: list[Path], folders: list[Path]) -> dict[Path, int]:
     return times
 
 
-def changed(before: dict[Path, int], after: dict[Path, int]) -> list[Path]:
-    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
-
-
 @dataclass
 class Build:
     ok: bool
@@ -212,7 +208,7 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
                 continue
             time.sleep(POLL)  # let an editor finish writing
             now = snapshot(*watched)
-            files = changed(times, now)
+            files = sorted(p for p in times.keys() | now.keys() if times.get(p) != now.get(p))
             times = now
             what = ", ".join(_relative(f, manifest.parent, output) for f in files[:3])
             what += f" and {len(files) - 3} more" if len(files) > 3 else ""
