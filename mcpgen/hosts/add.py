@@ -112,12 +112,11 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    header = next((i for i, line in enumerate(lines) if _is_key(line, section)), None)
-    if header is None:
+    found = next(((i, m) for i, line in enumerate(lines) if (m := _is_key(line, section))), None)
+    if found is None:
         blank = [] if not lines or not lines[-1].strip() else ["\n"]
         return "".join([*lines, *blank, f"{section}:\n", *_yaml_item(entry, 2)])
-    match = _is_key(lines[header], section)
-    assert match is not None
+    header, match = found
     rest, _, comment = match.group(1).partition("#")
     rest = rest.strip()
     if rest in ("[]", "null", "~"):
