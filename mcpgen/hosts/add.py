@@ -42,17 +42,13 @@ def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[
             },
         }
     if kind == "resource":
-        entry: dict[str, Json] = {}
         target = uri or f"{_scheme(server)}://{name}"
-        entry["uriTemplate" if "{" in target else "uri"] = target
-        entry.update(
-            {
-                "name": name,
-                "description": f"TODO: what {name} holds.",
-                "mimeType": "text/plain",
-            }
-        )
-        return entry  # no text/blob/file: a handler provides the content
+        return {  # no text/blob/file: a handler provides the content
+            "uriTemplate" if "{" in target else "uri": target,
+            "name": name,
+            "description": f"TODO: what {name} holds.",
+            "mimeType": "text/plain",
+        }
     return {
         "name": name,
         "description": f"TODO: what the {name} prompt asks for.",
@@ -116,12 +112,11 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    header = next((i for i, line in enumerate(lines) if _is_key(line, section)), None)
-    if header is None:
+    found = next(((i, m) for i, line in enumerate(lines) if (m := _is_key(line, section))), None)
+    if found is None:
         blank = [] if not lines or not lines[-1].strip() else ["\n"]
         return "".join([*lines, *blank, f"{section}:\n", *_yaml_item(entry, 2)])
-    match = _is_key(lines[header], section)
-    assert match is not None
+    header, match = found
     rest, _, comment = match.group(1).partition("#")
     rest = rest.strip()
     if rest in ("[]", "null", "~"):
@@ -154,11 +149,6 @@ def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
     return json.dumps(data, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False) + "\n"
 
 
-def _existing(data: Json, section: str) -> list[str]:
-    items = data.get(section) if isinstance(data, dict) else None
-    return [str(item.get("name")) for item in items or [] if isinstance(item, dict)]
-
-
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
 ) -> tuple[str, dict[str, Json]]:
@@ -167,8 +157,6 @@ def add_entry(
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
 
-    if kind not in SECTIONS:
-        raise AddError(f"unknown kind {kind!r} (one of {', '.join(SECTIONS)})")
     section = SECTIONS[kind]
     try:
         text = manifest.read_text(encoding="utf-8")
@@ -181,7 +169,7 @@ def add_entry(
         raise AddError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict) or "mcpgen" not in data:
         raise AddError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
-    if name in _existing(data, section):
+    if name in [str(i.get("name")) for i in data.get(section) or [] if isinstance(i, dict)]:
         raise AddError(f"{manifest}: there is already a {kind} named {name!r}")
     server = str((data.get("server") or {}).get("name") or "server")
     entry = skeleton(kind, name, server, uri)

@@ -45,6 +45,7 @@ for path in (os.path.join(os.path.dirname(HERE), "src"), os.path.join(HERE, "lib
 runpy.run_module({package!r}, run_name="__main__", alter_sys=True)
 '''
 SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+PIP_INSTALL = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
@@ -113,18 +114,13 @@ def _display(text: str, arguments: set[str]) -> str:
     return "".join(out)
 
 
-def prompt_text(project: Project, name: str, description: str) -> str:
+def prompt_text(project: Project, prompt: Json) -> str:
     """The prompt's text messages as a host shows them (``_display``: the bundle's
     ``${arguments.arg}`` for ``{{ arg }}``, no template logic; the server renders prompts
     itself). A prompt its handler writes is described instead."""
     parts = []
-    arguments = {
-        str(a.get("name"))
-        for p in project.prompts
-        if p.get("name") == name
-        for a in p.get("arguments") or []
-        if isinstance(a, dict)
-    }
+    name = prompt["name"]
+    arguments = {str(a.get("name")) for a in prompt.get("arguments") or [] if isinstance(a, dict)}
     for message in project.prompt_messages.get(name, []):
         if message.get("kind", "text") == "text" and message.get("text"):
             parts.append(_display(str(message["text"]), arguments))
@@ -134,10 +130,10 @@ def prompt_text(project: Project, name: str, description: str) -> str:
             parts.append(f"[{message['kind']}]")
     if parts:
         return "\n\n".join(parts)
-    return description or f"The {name} prompt (written by the server)."
+    return prompt.get("description") or f"The {name} prompt (written by the server)."
 
 
-def manifest(project: Project, runtime: str, platform: str | None = None) -> Json:
+def manifest(project: Project, runtime: str) -> Json:
     env = {var.name: "${user_config." + config_key(var) + "}" for var in project.needed_env()}
     if runtime == "uv":
         config: dict[str, Json] = {
@@ -173,22 +169,19 @@ def manifest(project: Project, runtime: str, platform: str | None = None) -> Jso
             "name": p["name"],
             **({"description": p["description"]} if p.get("description") else {}),
             "arguments": [a["name"] for a in p.get("arguments") or []],
-            "text": prompt_text(project, p["name"], p.get("description", "")),
+            "text": prompt_text(project, p),
         }
         for p in project.prompts
     ]
     if isinstance(meta.get("license"), str):
         data["license"] = meta["license"]
     requires = str(meta.get("requires-python") or ">=3.11")
+    compatibility: dict[str, Json] = {}
     if runtime == "python":  # compiled wheels fit one platform and Python version
         major, minor = sys.version_info[:2]
         requires = f">={major}.{minor}.0 <{major}.{minor + 1}.0"
-        data["compatibility"] = {
-            "platforms": [platform or _mcpb_platform()],
-            "runtimes": {"python": requires},
-        }
-    else:
-        data["compatibility"] = {"runtimes": {"python": requires}}
+        compatibility["platforms"] = [_mcpb_platform()]
+    data["compatibility"] = {**compatibility, "runtimes": {"python": requires}}
     options = user_config(project)
     if options:
         data["user_config"] = options
@@ -273,18 +266,8 @@ def _vendor(project: Project, python: str) -> dict[str, bytes]:
     """The dependencies installed by pip into a folder, as ``server/lib/...`` entries."""
     with tempfile.TemporaryDirectory(prefix="mcpgen-vendor-") as temp:
         target = Path(temp) / "lib"
-        command = [
-            python,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-compile",
-            "--target",
-            str(target),
-            *map(str, project.meta.get("dependencies") or []),
-        ]
+        dependencies = map(str, project.meta.get("dependencies") or [])
+        command = [python, *PIP_INSTALL, "--target", str(target), *dependencies]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -313,8 +296,6 @@ def _write_zip(path: Path, files: dict[str, bytes]) -> None:
 def build_bundle(
     project: Project, output: Path, runtime: str = "uv", python: str | None = None
 ) -> Built:
-    if runtime not in RUNTIMES:
-        raise BundleError(f"unknown runtime {runtime!r} (one of {', '.join(RUNTIMES)})")
     require_stdio(project)  # a bundle's host starts it over stdio
     data = manifest(project, runtime)
     skipped: list[str] = []

@@ -12,7 +12,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,16 +100,6 @@ def _command(line: str, env: dict[str, str]) -> Source:
     return Source(argv=argv, env=env, label=line)
 
 
-def parse_header(pairs: Sequence[str]) -> dict[str, str]:
-    headers = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise CallError(f"--header {pair!r}: expected NAME=VALUE")
-        headers[name.strip()] = value
-    return headers
-
-
 def parse_arguments(
     args_json: str | None, pairs: Sequence[str], schema: Mapping[str, Json] | None
 ) -> dict[str, Json]:
@@ -168,7 +158,6 @@ async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
 @asynccontextmanager
 async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``source`` (handshake or discovery done)."""
-    _require_sdk()
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -241,18 +230,13 @@ MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
 
 
 async def _all(client: Client, kind: str) -> list[Any]:
-    """Every page of tools, prompts, resources or resource templates."""
-    method, field_name = {
-        "tools": (client.list_tools, "tools"),
-        "prompts": (client.list_prompts, "prompts"),
-        "resources": (client.list_resources, "resources"),
-        "templates": (client.list_resource_templates, "resource_templates"),
-    }[kind]
+    """Every page of ``kind``: tools, prompts, resources or resource_templates (the name
+    of the client's ``list_KIND`` and of the page's field)."""
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
-        page = await method(cursor=cursor)
-        items.extend(getattr(page, field_name))
+        page = await getattr(client, f"list_{kind}")(cursor=cursor)
+        items.extend(getattr(page, kind))
         cursor = page.next_cursor
         if not cursor:
             break
@@ -297,7 +281,7 @@ async def call_tool(
         text = json.dumps(dump(result), indent=2, ensure_ascii=False)
         return Printed(text + "\n", "", EXIT_TOOL_ERROR if result.is_error else EXIT_OK)
     if result.is_error:
-        return Printed("", "tool error: " + format_content(result.content) + "\n", 1)
+        return Printed("", "tool error: " + format_content(result.content) + "\n", EXIT_TOOL_ERROR)
     if result.structured_content is not None:
         text = json.dumps(result.structured_content, indent=2, ensure_ascii=False)
     else:
@@ -314,32 +298,27 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
         resources, templates = [], []
         if caps.resources is not None:
             resources = await _all(client, "resources")
-            templates = await _all(client, "templates")
+            templates = await _all(client, "resource_templates")
     return Printed(listing(info, tools, prompts, resources, templates, as_json), "", EXIT_OK)
 
 
-def run(coro: Any) -> Printed:
-    """Run a call/list coroutine; a CallError becomes exit status 2 and one line."""
+def run(
+    func: Callable[..., Awaitable[Printed]],
+    source: str | None,
+    connection: Mapping[str, Any],
+    *args: Any,
+) -> int:
+    """Run ``call_tool`` or ``list_server`` on SOURCE (``resolve_source`` with the options
+    in ``connection``) and print what it returns; the exit status. A CallError is exit
+    status 2 and one line."""
     try:
         _require_sdk()  # before anyio, which comes with it
-    except CallError as exc:
-        coro.close()
-        return Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
-    import anyio
+        import anyio
 
-    try:
-        result: Printed = anyio.run(lambda: coro)
-        return result
-    except CallError as exc:
-        return Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
-    except KeyboardInterrupt:
-        return Printed("", "interrupted\n", 130)
-
-
-def emit(printed: Printed) -> int:
-    if printed.stdout:
-        sys.stdout.write(printed.stdout)
-    if printed.stderr:
-        sys.stderr.write(printed.stderr)
+        printed = anyio.run(func, resolve_source(source, **connection), *args)
+    except CallError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
+        printed = Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
+    sys.stdout.write(printed.stdout)
+    sys.stderr.write(printed.stderr)
     sys.stdout.flush()
     return printed.code

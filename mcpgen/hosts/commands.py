@@ -4,22 +4,22 @@ Each parses its flags, calls one function of this package, prints, and exits
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
+from .add import SECTIONS
 from .bundle import RUNTIMES
+from .call import EXIT_BAD_INPUT
 from .install import HOSTS
 from .project import KINDS
 
-if TYPE_CHECKING:
-    from .call import Source
-
-EXIT_BAD_INPUT = 2
 FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 
@@ -29,17 +29,33 @@ def fail(message: str) -> NoReturn:
     sys.exit(EXIT_BAD_INPUT)
 
 
+def _pairs(names: str) -> Callable[[click.Context, click.Parameter, Any], dict[str, str]]:
+    """A callback for a repeated ``NAME=VALUE`` option: a dict, each NAME matching ``names``."""
+    pattern = re.compile(names)
+
+    def parse(ctx: click.Context, param: click.Parameter, pairs: Any) -> dict[str, str]:
+        values = {}
+        for pair in pairs:
+            name, sep, value = pair.partition("=")
+            if not sep or not pattern.fullmatch(name.strip()):
+                raise click.BadParameter(f"{pair!r}: expected NAME=VALUE", ctx, param)
+            values[name.strip()] = value
+        return values
+
+    return parse
+
+
+_env = click.option(
+    "--env",
+    multiple=True,
+    metavar="K=V",
+    callback=_pairs(r"[A-Za-z_][A-Za-z0-9_]*"),
+    help="A variable for the server (repeatable).",
+)
 _python = click.option(
     "--python",
     type=FILE,
     help="Interpreter of the venv the project is installed in (default: PROJECT/.venv).",
-)
-_timeout = click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds to wait for the server.",
 )
 
 
@@ -47,7 +63,7 @@ _timeout = click.option(
 @click.argument("host", type=click.Choice(list(HOSTS)))
 @click.argument("project", type=FOLDER)
 @click.option("--name", help="Entry name (default: the server's name).")
-@click.option("--env", "env_pairs", multiple=True, metavar="K=V", help="Set a variable.")
+@_env
 @click.option("--print", "show", is_flag=True, help="Print the entry; write nothing.")
 @click.option(
     "--config",
@@ -70,7 +86,7 @@ def install(
     host: str,
     project: Path,
     name: str | None,
-    env_pairs: tuple[str, ...],
+    env: dict[str, str],
     show: bool,
     config: Path | None,
     kind: str | None,
@@ -86,29 +102,24 @@ def install(
     that runs another command or project is refused unless --force, and its env (which
     may hold that server's secrets) is never carried over.
     """
-    import json
-
     from . import install as inst
     from .project import ProjectError, describe, launcher
 
     try:
         proj = describe(project)
+        name = name or proj.name
         run = launcher(proj, python=python, kind=kind)
-        values = inst.parse_env(env_pairs)
         spec = inst.HOSTS[host]
         path = config or inst.config_path(spec)
         existing = None
         if not show:
             servers = inst.read_config(path).get(spec.key)
             if isinstance(servers, dict):
-                found = servers.get(name or proj.name)
-                existing = inst.replaceable(path, name or proj.name, found, run, force)
-        entry = inst.build_entry(
-            spec, name or proj.name, proj.needed_env("stdio"), run, values, existing
-        )
+                existing = inst.replaceable(path, name, servers.get(name), run, force)
+        entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         click.echo(f"launcher: {run.kind}: {run.note}", err=True)
         if show:
-            click.echo(json.dumps(inst.snippet(spec, entry), indent=2, ensure_ascii=False))
+            click.echo(inst.render(inst.snippet(spec, entry)), nl=False)
         else:
             outcome = inst.write_config(path, spec, entry)
             if outcome.changed:
@@ -118,7 +129,7 @@ def install(
                 click.echo(f"{spec.title}: {path} already has {entry.name!r}: unchanged", err=True)
     except (ProjectError, inst.InstallError) as exc:
         fail(str(exc))
-    unknown = [k for k in values if proj.env_var(k) is None]
+    unknown = sorted(env.keys() - {v.name for v in proj.environment})
     if unknown:
         click.echo(f"note: the project does not list {', '.join(unknown)}", err=True)
     if entry.to_fill:
@@ -138,46 +149,28 @@ def install(
         click.echo(f"restart {spec.title} to load it", err=True)
 
 
-def _source(
-    source: str | None,
-    command: str | None,
-    env_pairs: tuple[str, ...],
-    headers: tuple[str, ...],
-    token: str | None,
-    python: Path | None,
-) -> Source:
-    from .call import CallError, parse_header, resolve_source
-    from .install import InstallError, parse_env
-
-    try:
-        return resolve_source(
-            source, command, parse_env(env_pairs), parse_header(headers), token, python
-        )
-    except (CallError, InstallError) as exc:
-        fail(str(exc))
-
-
 def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
     for option in reversed(
         [
             click.option("--command", help="Spawn this command line over stdio."),
-            click.option(
-                "--env",
-                "env_pairs",
-                multiple=True,
-                metavar="K=V",
-                help="A variable for a spawned server.",
-            ),
+            _env,
             click.option(
                 "--header",
                 "headers",
                 multiple=True,
                 metavar="K=V",
+                callback=_pairs(r".+"),
                 help="An HTTP header (URLs only).",
             ),
             click.option("--token", help="Bearer token (URLs only)."),
             _python,
-            _timeout,
+            click.option(
+                "--timeout",
+                type=click.FloatRange(min=0.1),
+                default=30.0,
+                show_default=True,
+                help="Seconds to wait for the server.",
+            ),
         ]
     ):
         f = option(f)
@@ -199,7 +192,7 @@ def call_command(
     (numbers=[1,2]), else text. Exit status: 0 ok, 1 the tool answered with an error,
     2 bad input or no server.
     """
-    from .call import call_tool, emit, run
+    from .call import call_tool, run
 
     if connection["command"] is not None:
         source, rest = None, words
@@ -207,9 +200,7 @@ def call_command(
         source, rest = (words[0], words[1:]) if words else (None, ())
     if not rest:
         fail("name the TOOL to call (mcpgen list SOURCE shows them)")
-    tool, pairs = rest[0], rest[1:]
-    src = _source(source, **connection)
-    sys.exit(emit(run(call_tool(src, tool, args_json, pairs, timeout, raw))))
+    sys.exit(run(call_tool, source, connection, rest[0], args_json, rest[1:], timeout, raw))
 
 
 @click.command(name="list")
@@ -218,10 +209,9 @@ def call_command(
 @_connection_options
 def list_command(source: str | None, as_json: bool, timeout: float, **connection: Any) -> None:
     """List the tools (with their arguments), prompts and resources of SOURCE."""
-    from .call import emit, list_server, run
+    from .call import list_server, run
 
-    src = _source(source, **connection)
-    sys.exit(emit(run(list_server(src, timeout, as_json))))
+    sys.exit(run(list_server, source, connection, timeout, as_json))
 
 
 @click.command()
@@ -255,9 +245,8 @@ def bundle(
     python: Path | None,
 ) -> None:
     """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json."""
-    import json
-
     from .bundle import BundleError, build_bundle
+    from .install import render
     from .project import ProjectError, describe
     from .registry import PLACEHOLDER_NAMESPACE, RegistryError
     from .registry import server_json as make_server_json
@@ -272,7 +261,7 @@ def bundle(
     for left_out in built.skipped:
         click.echo(f"warning: left out of the bundle: {left_out}", err=True)
     registry_path = server_json or target.with_name("server.json")
-    registry_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    registry_path.write_text(render(document), "utf-8")
     click.echo(
         f"wrote {target} ({built.files} files, {target.stat().st_size} bytes, "
         f"sha256 {built.sha256}; runtime {runtime})",
@@ -328,7 +317,7 @@ def dev_command(
 
 
 @click.command(name="add")
-@click.argument("kind", type=click.Choice(["tool", "resource", "prompt"]))
+@click.argument("kind", type=click.Choice(list(SECTIONS)))
 @click.argument("name")
 @click.argument("manifest", type=FILE, default="mcpgen.yaml")
 @click.option(

@@ -10,17 +10,19 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .project import ProjectError, describe, find_launcher, source_launcher
+from .project import ProjectError, describe, launcher, source_launcher
 
-Echo = Callable[[str], None]
-PREFIX = "dev: "
+POLL = 0.3  # seconds between two looks at the modification times
+
+
+def say(line: str) -> None:
+    print("dev: " + line, file=sys.stderr, flush=True)
 
 
 def referenced_files(manifest: Path) -> list[Path]:
@@ -52,26 +54,17 @@ def referenced_files(manifest: Path) -> list[Path]:
     return sorted({(base / f).resolve() for f in found if "://" not in f and (base / f).is_file()})
 
 
-def snapshot(paths: list[Path], folders: list[Path]) -> dict[Path, float]:
-    """Modification times of ``paths`` and of every ``.py`` file under ``folders``."""
-    times: dict[Path, float] = {}
-    for path in paths:
+def snapshot(paths: list[Path], folders: list[Path]) -> dict[Path, int]:
+    """Modification times of ``paths`` and of every ``.py`` file under ``folders`` (-1: a
+    file that is not there)."""
+    code = [p for folder in folders for p in folder.rglob("*.py") if "__pycache__" not in p.parts]
+    times: dict[Path, int] = {}
+    for path in [*paths, *code]:
         try:
             times[path] = path.stat().st_mtime_ns
         except OSError:
             times[path] = -1
-    for folder in folders:
-        for path in folder.rglob("*.py"):
-            if "__pycache__" not in path.parts:
-                try:
-                    times[path] = path.stat().st_mtime_ns
-                except OSError:
-                    continue
     return times
-
-
-def changed(before: dict[Path, float], after: dict[Path, float]) -> list[Path]:
-    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
 
 
 @dataclass
@@ -109,20 +102,18 @@ class Server:
     port: int
     process: subprocess.Popen[bytes] | None = field(default=None)
 
-    def start(self, ready_timeout: float = 30.0) -> str | None:
-        """Start it; None when ready, else why not."""
-        env = {**os.environ, **self.env}
-        self.process = subprocess.Popen(self.argv, env=env)
-        if self.transport != "http":
-            return None
-        deadline = time.monotonic() + ready_timeout
-        while time.monotonic() < deadline:
+    def launch(self, verb: str) -> str:
+        """Start it; "VERB WHERE" once it is ready, or why it failed."""
+        self.process = subprocess.Popen(self.argv, env={**os.environ, **self.env})
+        deadline = time.monotonic() + 30
+        while self.transport == "http" and not _port_open(self.port):
             if self.process.poll() is not None:
-                return f"the server exited with status {self.process.returncode}"
-            if _port_open(self.port):
-                return None
+                return f"server failed: the server exited with status {self.process.returncode}"
+            if time.monotonic() > deadline:
+                return f"server failed: nothing listened on port {self.port} within 30 s"
             time.sleep(0.05)
-        return f"nothing listened on port {self.port} within {ready_timeout:.0f} s"
+        where = f"http://127.0.0.1:{self.port}/mcp" if self.transport == "http" else "stdio"
+        return f"{verb} {where} (pid {self.process.pid})"
 
     def stop(self) -> None:
         process, self.process = self.process, None
@@ -138,26 +129,6 @@ class Server:
             deadline = time.monotonic() + 5
             while _port_open(self.port) and time.monotonic() < deadline:
                 time.sleep(0.05)
-
-    def launch(self, verb: str) -> str:
-        """Start it; "VERB WHERE", or why it failed."""
-        problem = self.start()
-        return f"server failed: {problem}" if problem else f"{verb} {self.where}"
-
-    @property
-    def where(self) -> str:
-        pid = self.process.pid if self.process else "-"
-        if self.transport == "http":
-            return f"http://127.0.0.1:{self.port}/mcp (pid {pid})"
-        return f"stdio (pid {pid})"
-
-
-class Stop(Exception):
-    pass
-
-
-def _stop(*_: Any) -> None:
-    raise Stop
 
 
 def _server_for(output: Path, transport: str | None, port: int, python: Path | None) -> Server:
@@ -176,7 +147,7 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
     try:
         run = source_launcher(project, python, stdio=False)
     except ProjectError as why:
-        run = find_launcher(project, python=python)
+        run = launcher(project, python, stdio=False)
         if run.kind == "uvx" and not Path(run.command).is_absolute():
             raise why from None  # no uvx either: say what to install
     args = ["--transport", transport]
@@ -194,20 +165,11 @@ def _relative(path: Path, *bases: Path) -> str:
     return str(path)
 
 
-def dev(
-    manifest: Path,
-    output: Path,
-    transport: str | None = None,
-    port: int = 8000,
-    python: Path | None = None,
-    echo: Echo | None = None,
-    poll: float = 0.3,
-) -> int:
+def dev(manifest: Path, output: Path, transport: str | None, port: int, python: Path | None) -> int:
     """The loop; returns the exit status when stopped (SIGINT/SIGTERM): 0."""
-    say: Echo = echo or (lambda line: print(PREFIX + line, file=sys.stderr, flush=True))
     manifest = manifest.resolve()
     output = output.resolve()
-    previous = signal.signal(signal.SIGTERM, _stop)
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C
     server: Server | None = None
 
     def kept(what: str, failed: str, lines: list[str]) -> None:
@@ -234,7 +196,7 @@ def dev(
         else:
             say("build failed; fix the manifest (watching for changes)")
         while True:
-            time.sleep(poll)
+            time.sleep(POLL)
             now = snapshot(*watched)
             if now == times:
                 if server and server.process and server.process.poll() is not None:
@@ -244,9 +206,9 @@ def dev(
                     )
                     server.process = None
                 continue
-            time.sleep(poll)  # let an editor finish writing
+            time.sleep(POLL)  # let an editor finish writing
             now = snapshot(*watched)
-            files = changed(times, now)
+            files = sorted(p for p in times.keys() | now.keys() if times.get(p) != now.get(p))
             times = now
             what = ", ".join(_relative(f, manifest.parent, output) for f in files[:3])
             what += f" and {len(files) - 3} more" if len(files) > 3 else ""
@@ -273,7 +235,7 @@ def dev(
             if sources or server is None:  # a rebuild may rename the package
                 server = _server_for(output, transport, port, python)
             say(f"{what} changed: {done}" + server.launch("restarted"))
-    except (KeyboardInterrupt, Stop):
+    except KeyboardInterrupt:
         return 0
     except ProjectError as exc:
         say(f"cannot run the server: {exc}")
@@ -300,10 +262,5 @@ def _syntax_errors(files: list[Path], *bases: Path) -> list[str]:
 
 
 def _watch_list(manifest: Path, output: Path) -> tuple[list[Path], list[Path]]:
-    folders = []
-    try:
-        project = describe(output)
-        folders.append(output / "src" / project.package / "handlers")
-    except ProjectError:
-        pass
-    return [manifest, *referenced_files(manifest)], folders
+    """The manifest, the files it names, and the package's handlers folder."""
+    return [manifest, *referenced_files(manifest)], sorted((output / "src").glob("*/handlers"))

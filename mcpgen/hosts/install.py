@@ -22,7 +22,6 @@ from .project import EnvVar, Launcher, env_vars, needed_env
 Json = Any
 PLACEHOLDER = "<fill in {name}>"
 _PLACEHOLDER = re.compile(r"^<fill in [A-Za-z_][A-Za-z0-9_]*>$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class InstallError(Exception):
@@ -55,41 +54,23 @@ HOSTS: dict[str, Host] = {
 }
 
 
-def _home(environ: Mapping[str, str]) -> Path:
-    return Path(environ.get("HOME") or environ.get("USERPROFILE") or Path.home())
-
-
 def config_path(
     host: Host, platform: str | None = None, environ: Mapping[str, str] | None = None
 ) -> Path:
     """Where ``host`` keeps its user-level MCP config on ``platform`` (``sys.platform``)."""
     platform = platform or sys.platform
     env = os.environ if environ is None else environ
-    home = _home(env)
+    home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
     appdata = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
     xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
     # the desktop apps keep it in the OS's folder of per-user application data
     apps = {"darwin": home / "Library" / "Application Support", "win32": appdata}.get(platform, xdg)
-    if host.id == "claude-desktop":
-        return apps / "Claude" / "claude_desktop_config.json"
-    if host.id == "vscode":
-        return apps / "Code" / "User" / "mcp.json"
-    if host.id == "claude-code":
-        custom = env.get("CLAUDE_CONFIG_DIR")
-        return (Path(custom) if custom else home) / ".claude.json"
-    if host.id == "cursor":
-        return home / ".cursor" / "mcp.json"
-    return Path.cwd() / "mcp.json"
-
-
-def parse_env(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not _ENV_NAME.match(name):
-            raise InstallError(f"--env {pair!r}: expected NAME=VALUE")
-        values[name] = value
-    return values
+    return {
+        "claude-desktop": apps / "Claude" / "claude_desktop_config.json",
+        "vscode": apps / "Code" / "User" / "mcp.json",
+        "claude-code": Path(env.get("CLAUDE_CONFIG_DIR") or home) / ".claude.json",
+        "cursor": home / ".cursor" / "mcp.json",
+    }.get(host.id, Path.cwd() / "mcp.json")
 
 
 @dataclass
@@ -263,16 +244,10 @@ _INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
 
 def _own_prompts(servers: dict[str, Json], entry: Entry) -> tuple[Json, list[dict[str, Json]]]:
     """The entry's body and prompts, a prompt renamed ``<server>-<id>`` when another
-    server's entry already uses its id (two installs of one project under two names must
-    not share a secret: VS Code asks once per id)."""
-    taken = {
-        ref
-        for name, other in servers.items()
-        if name != entry.name and isinstance(other, dict) and isinstance(other.get("env"), dict)
-        for value in other["env"].values()
-        if isinstance(value, str)
-        for ref in _INPUT_REF.findall(value)
-    }
+    server's entry already uses its id anywhere (two installs of one project under two
+    names must not share a secret: VS Code asks once per id)."""
+    others = {name: other for name, other in servers.items() if name != entry.name}
+    taken = set(_INPUT_REF.findall(json.dumps(others)))
     env = dict(entry.body.get("env") or {})
     prompts = []
     for prompt in entry.inputs:
@@ -304,7 +279,6 @@ def render(data: Json) -> str:
 
 @dataclass(frozen=True)
 class Outcome:
-    path: Path
     changed: bool
     backup: Path | None
 
@@ -316,14 +290,14 @@ def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
     data = read_config(path)
     merged = merge(host, data, entry)
     if path.exists() and merged == data:
-        return Outcome(path, False, None)
+        return Outcome(False, None)
     backup = None
     if path.exists():
         backup = backup_path(path)
         backup.write_bytes(path.read_bytes())
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, render(merged))
-    return Outcome(path, True, backup)
+    return Outcome(True, backup)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +42,6 @@ class EnvVar:
     transports: tuple[str, ...] = ()
     credential: bool = False  # of the wrapped API (a client id too, not only a secret)
 
-    def applies_to(self, transport: str) -> bool:
-        return not self.transports or transport in self.transports
-
     @property
     def needed(self) -> bool:
         """A host must set it: the server fails without it, or it is (part of) a credential."""
@@ -53,7 +50,7 @@ class EnvVar:
 
 def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
     """The variables a host must set to run the server over ``transport``."""
-    return [v for v in environment if v.applies_to(transport) and v.needed]
+    return [v for v in environment if v.needed and (not v.transports or transport in v.transports)]
 
 
 @dataclass(frozen=True)
@@ -68,10 +65,7 @@ class Project:
     tools: list[dict[str, Json]]  # tools/list as a client sees it
     prompts: list[dict[str, Json]]  # prompts/list definitions
     prompt_messages: dict[str, list[dict[str, Json]]]  # declarative prompt messages by name
-    resources: list[dict[str, Json]]
     environment: list[EnvVar]
-    environment_source: str  # "spec" (the _spec.json list) or "derived" (older projects)
-    surface: bool  # tools and prompts came from mcp-surface.json
     transports: tuple[str, ...] = TRANSPORTS  # what it offers (``transports.offer``)
     meta: dict[str, Json] = field(default_factory=dict)  # pyproject.toml's [project]
 
@@ -86,9 +80,6 @@ class Project:
 
     def needed_env(self, transport: str = "stdio") -> list[EnvVar]:
         return needed_env(self.environment, transport)
-
-    def env_var(self, name: str) -> EnvVar | None:
-        return next((v for v in self.environment if v.name == name), None)
 
 
 def _read(path: Path, parse: Callable[[str], Json] = json.loads) -> Json:
@@ -120,18 +111,12 @@ def describe(path: Path) -> Project:
         spec_path, package = found[0], found[0].parent.name
     spec = _read(spec_path)
     server = dict(spec.get("server") or {})
-    tools, prompts, resources, surface = _surface(root, spec_path.parent, spec)
+    tools, prompts = _surface(root, spec_path.parent, spec)
     messages = {
         p["definition"]["name"]: list(p.get("messages") or [])
         for p in spec.get("prompts") or []
         if isinstance(p, dict) and isinstance(p.get("definition"), dict)
     }
-    if isinstance(spec.get("environment"), list):
-        environment, source = env_vars(spec["environment"], spec_path), "spec"
-    else:
-        from .derived import derived_environment  # projects generated before the list
-
-        environment, source = derived_environment(root, spec), "derived"
     return Project(
         root=root,
         distribution=str(meta.get("name") or script),
@@ -143,10 +128,7 @@ def describe(path: Path) -> Project:
         tools=tools,
         prompts=prompts,
         prompt_messages=messages,
-        resources=resources,
-        environment=environment,
-        environment_source=source,
-        surface=surface,
+        environment=env_vars(spec.get("environment"), spec_path),
         transports=offered(spec),
         meta=meta,
     )
@@ -154,20 +136,19 @@ def describe(path: Path) -> Project:
 
 def _surface(
     root: Path, package: Path, spec: Json
-) -> tuple[list[dict[str, Json]], list[dict[str, Json]], list[dict[str, Json]], bool]:
-    """(tools, prompts, resources) as clients see them, disabled ones left out: from the
-    surface lock when the project has one, else from ``_spec.json`` (and, in search or
-    code mode, the runtime's own tools)."""
+) -> tuple[list[dict[str, Json]], list[dict[str, Json]]]:
+    """(tools, prompts) as clients see them, disabled ones left out: from the surface lock
+    when the project has one, else from ``_spec.json`` (and, in search or code mode, the
+    runtime's own tools)."""
     lock = root / "mcp-surface.json"
     if lock.is_file():
         data = _read(lock)
 
-        def listed(*keys: str) -> list[dict[str, Json]]:
-            items = [e for key in keys for e in data.get(key) or [] if isinstance(e, dict)]
+        def listed(key: str) -> list[dict[str, Json]]:
+            items = [e for e in data.get(key) or [] if isinstance(e, dict)]
             return [wire(e) for e in items if e.get("enabled", True) is not False]
 
-        tools, prompts = listed("tools"), listed("prompts")
-        return tools, prompts, listed("resources", "resourceTemplates"), True
+        return listed("tools"), listed("prompts")
 
     mode = str(spec.get("mode") or "tools")
 
@@ -181,11 +162,13 @@ def _surface(
     if mode != "tools":
         modes = package / "_runtime" / "modes.json"
         tools += _read(modes).get(mode, []) if modes.is_file() else []
-    return tools, definitions("prompts"), definitions("resources"), False
+    return tools, definitions("prompts")
 
 
-def env_vars(items: list[Json], where: Path | str) -> list[EnvVar]:
+def env_vars(items: Json, where: Path | str) -> list[EnvVar]:
     """The ``environment`` entries of a ``_spec.json`` (``where``: for the error)."""
+    if not isinstance(items, list):  # spec format 1, before the list
+        raise ProjectError(f"{where}: no environment list: built by an older mcpgen, rebuild it")
     out = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
@@ -261,14 +244,6 @@ def _import_error(python: str, module: str, extra_path: Path | None = None) -> s
 STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
 
 
-def launcher(project: Project, python: Path | None = None, kind: str | None = None) -> Launcher:
-    """See ``find_launcher``; the server is told to speak stdio whatever its default (a
-    ``ProjectError`` when it offers no stdio)."""
-    require_stdio(project)
-    found = find_launcher(project, python, kind)
-    return Launcher(found.command, [*found.args, *STDIO], found.env, found.kind, found.note)
-
-
 def require_stdio(project: Project) -> None:
     """A ``ProjectError`` when the server offers no stdio, what hosts start it over."""
     if "stdio" not in project.transports:
@@ -279,15 +254,19 @@ def require_stdio(project: Project) -> None:
         )
 
 
-def find_launcher(
-    project: Project, python: Path | None = None, kind: str | None = None
+def launcher(
+    project: Project, python: Path | None = None, kind: str | None = None, stdio: bool = True
 ) -> Launcher:
     """The command a host runs, first that works of: the venv given with ``python`` (its
     console script, else ``python -m package`` when it is installed there, else the source
     folder on PYTHONPATH), the project's own ``.venv``, the script on PATH, ``uvx --from``.
-    ``kind`` forces one of them; ``ProjectError`` when it cannot be used."""
-    if kind is not None and kind not in KINDS:
-        raise ProjectError(f"unknown launcher {kind!r} (one of {', '.join(KINDS)})")
+    ``kind`` (one of ``KINDS``) forces one of them; ``ProjectError`` when it cannot be used.
+    The server is told to speak stdio whatever its default unless ``stdio`` is false (a
+    ``ProjectError`` when it offers no stdio)."""
+    if stdio:
+        require_stdio(project)
+        chosen = launcher(project, python, kind, stdio=False)
+        return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
     if python is not None:
         found = _from_python(project, Path(python), kind)
@@ -324,7 +303,7 @@ def source_launcher(project: Project, python: Path, stdio: bool = True) -> Launc
     stdio unless ``stdio`` is false); ``ProjectError`` saying what to install when
     ``python`` lacks what the project imports."""
     try:
-        return (launcher if stdio else find_launcher)(project, python, "source")
+        return launcher(project, python, "source", stdio)
     except ProjectError as exc:
         raise ProjectError(
             f"{exc}: install the project (pip install -e {project.root}) or uv (for uvx)"

@@ -85,33 +85,25 @@ def server_json(
             f"registry name {registry_name!r} must be NAMESPACE/NAME in reverse-DNS form, "
             "for example io.github.alice/weather"
         )
+    common: dict[str, Json] = {"version": project.version, "transport": {"type": "stdio"}}
     variables = _variables(project)
-    stdio = {"type": "stdio"}
-    arguments = [{"type": "named", "name": "--transport", "value": "stdio"}]
-    pypi: dict[str, Json] = {
-        "registryType": "pypi",
-        "identifier": project.distribution,
-        "version": project.version,
-        "runtimeHint": "uvx",
-        "transport": stdio,
-        "packageArguments": arguments,
-    }
     if variables:
-        pypi["environmentVariables"] = variables
-    packages = [pypi]
+        common["environmentVariables"] = variables
+    arguments = [{"type": "named", "name": "--transport", "value": "stdio"}]
+    packages = [
+        {
+            "registryType": "pypi",
+            "identifier": project.distribution,
+            "runtimeHint": "uvx",
+            "packageArguments": arguments,
+            **common,
+        }
+    ]
     if mcpb_url is not None:
         if not mcpb_sha256:
             raise RegistryError("an MCPB package needs the bundle's SHA-256")
-        bundle: dict[str, Json] = {
-            "registryType": "mcpb",
-            "identifier": mcpb_url,
-            "version": project.version,
-            "fileSha256": mcpb_sha256,
-            "transport": stdio,
-        }
-        if variables:
-            bundle["environmentVariables"] = variables
-        packages.append(bundle)
+        bundle = {"registryType": "mcpb", "identifier": mcpb_url, "fileSha256": mcpb_sha256}
+        packages.append({**bundle, **common})
     document: dict[str, Json] = {
         "$schema": SCHEMA_URL,
         "name": registry_name,

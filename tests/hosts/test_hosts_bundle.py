@@ -120,7 +120,6 @@ def test_variables_from_the_environment_list(tmp_path: Path) -> None:
     ]  # fmt: skip
     spec_path.write_text(json.dumps(spec))
     project = describe(root)
-    assert project.environment_source == "spec"
     assert [v.name for v in project.needed_env()] == ["CALC_TOKEN", "CALC_REGION"]
     built = build_bundle(project, tmp_path / "c.mcpb")
     options = built.manifest["user_config"]

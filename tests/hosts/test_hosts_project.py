@@ -1,5 +1,5 @@
 """``project.describe``: what a generated project folder tells a host (pyproject, _spec.json,
-the environment list or what older projects let derive, the surface lock)."""
+the environment list, the surface lock)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ def test_every_example_is_described(example: str) -> None:
     assert all(declared[name].get("enabled", True) for name in listed if name in declared)
     prompts = [p["name"] for p in lock.get("prompts", []) if p.get("enabled", True)]
     assert [p["name"] for p in project.prompts] == prompts
-    assert project.surface is True and project.environment_source == "spec"
     assert [v.name for v in project.environment] == [e["name"] for e in spec["environment"]]
 
 
@@ -67,20 +66,13 @@ def test_the_surface_lock_is_what_clients_see(tmp_path: Path) -> None:
              "size": {"bytes": 10, "tokens": 3}},
         ],
         "prompts": [{"name": "p", "arguments": [], "scopes": ["a"], "size": {"bytes": 1, "tokens": 1}}],
-        "resources": [{"uri": "x://y", "name": "y", "scopes": [], "contentSize": 12}],
-        "resourceTemplates": [{"uriTemplate": "x://{id}", "name": "t", "scopes": []}],
         "totals": {"toolsListBytes": 10, "toolsListTokens": 3},
     }  # fmt: skip
     (root / "mcp-surface.json").write_text(json.dumps(lock))
     project = describe(root)
-    assert project.surface is True
-    # the lock's own keys are gone, a disabled tool is not listed, contentSize is size again
+    # the lock's own keys are gone, a disabled tool is not listed
     assert project.tools == [{"name": "search_operations", "inputSchema": {"type": "object"}}]
     assert project.prompts == [{"name": "p", "arguments": []}]
-    assert project.resources == [
-        {"uri": "x://y", "name": "y", "size": 12},
-        {"uriTemplate": "x://{id}", "name": "t"},
-    ]
 
 
 def test_disabled_and_mode_tools_without_a_lock(tmp_path: Path) -> None:
@@ -120,4 +112,8 @@ def test_not_a_project(tmp_path: Path) -> None:
     (tmp_path / "src" / "x").mkdir(parents=True)
     (tmp_path / "src" / "x" / "_spec.json").write_text("{broken")
     with pytest.raises(ProjectError, match="cannot read"):
+        describe(tmp_path)
+    # spec format 1 had no environment list: what a host must set is unknown
+    (tmp_path / "src" / "x" / "_spec.json").write_text('{"server": {"name": "x"}}')
+    with pytest.raises(ProjectError, match=r"_spec\.json: no environment list.*rebuild it"):
         describe(tmp_path)
