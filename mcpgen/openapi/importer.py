@@ -194,13 +194,10 @@ class _Importer(SecurityImport, InputImport):
             if "{" in stripped or "}" in stripped:
                 self.error(0, where, f"path {url!r} has unbalanced '{{' or '}}'")
                 continue
-            followed = self.sources.follow(0, where, raw_item)
+            followed = self.follow_mapping(0, where, raw_item, "a path item")
             if followed is None:
                 continue
             src, ipath, item = followed
-            if not isinstance(item, dict):
-                self.error(src, ipath, "a path item must be a mapping")
-                continue
             for key in item:
                 if key not in _PATH_ITEM_KEYS and not key.startswith("x-"):
                     self.warn(src, (*ipath, key), f"{key!r} is not an operation mcpgen imports")

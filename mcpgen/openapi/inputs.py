@@ -36,13 +36,10 @@ class InputImport(ImportBase):
             *((cand.src, (*cand.path, "parameters", i), p) for i, p in enumerate(own)),
         ]
         for src, path, raw in entries:
-            followed = self.sources.follow(src, path, raw)
+            followed = self.follow_mapping(src, path, raw, "a parameter")
             if followed is None:
                 continue
             psrc, ppath, param = followed
-            if not isinstance(param, dict):
-                self.error(psrc, ppath, "a parameter must be a mapping")
-                continue
             name, location = param.get("name"), param.get("in")
             if not isinstance(name, str) or not name:
                 self.error(psrc, ppath, "a parameter needs a 'name'")
@@ -144,15 +141,11 @@ class InputImport(ImportBase):
             return files.described(swagger2.request_body(self, cand, body_params, form_params))
         if "requestBody" not in cand.node:
             return None
-        followed = self.sources.follow(
-            cand.src, (*cand.path, "requestBody"), cand.node["requestBody"]
-        )
+        where = (*cand.path, "requestBody")
+        followed = self.follow_mapping(cand.src, where, cand.node["requestBody"], "a request body")
         if followed is None:
             return None
         src, path, node = followed
-        if not isinstance(node, dict):
-            self.error(src, path, "a request body must be a mapping")
-            return None
         content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")
         if not content:
             self.error(src, path, "a request body needs 'content'")
@@ -311,13 +304,10 @@ class InputImport(ImportBase):
         self, cand: Candidate, code: str, raw: Any
     ) -> tuple[int, JsonPath, str | None, Json] | None:
         """(file, path of the schema, media type, schema node) of one response."""
-        followed = self.sources.follow(cand.src, (*cand.path, "responses", code), raw)
+        followed = self.follow_mapping(cand.src, (*cand.path, "responses", code), raw, "a response")
         if followed is None:
             return None
         src, path, node = followed
-        if not isinstance(node, dict):
-            self.error(src, path, "a response must be a mapping")
-            return None
         if self.version == "2.0":
             return swagger2.response_schema(self, cand, src, path, node)
         content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")

@@ -232,10 +232,8 @@ def apply_overrides(
     tools then the resources (the manifest's checks blame the rename for a bad name)."""
     matched: set[str] = set()
     renamed_by: dict[int, str] = {}  # entry index -> the override key that renamed it
-    entries: list[tuple[dict[str, Json], Built | None, Operation, str]] = [
-        (b.tool, b, b.operation, "tool") for b in tools
-    ] + [(r, None, o, "resource") for r, o in resources]
-    for index, (entry, built, op, kind) in enumerate(entries):
+    entries: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
+    for index, (entry, op) in enumerate([*entries, *resources]):
         original = entry["name"]
         for key in (op.operation_id, original):  # the tool name's override wins
             if key is None or key not in options.overrides:
@@ -244,34 +242,25 @@ def apply_overrides(
             override = options.overrides[key]
             if "name" in override:
                 renamed_by[index] = key
-            for field_name in OVERRIDE_KEYS:
-                if field_name not in override:
-                    continue
-                if field_name == "poll":  # how to call: the operation's, not the tool's
-                    op = replace(op, poll=override["poll"] or None)
-                    if built is not None:
-                        built.operation = op
-                    if override["poll"] is False:
-                        entry.pop("task", None)
-                elif field_name == "task":
-                    if override["task"] is False:
-                        entry.pop("task", None)
-                    else:
-                        entry["task"] = override["task"]
-                elif field_name == "annotations":
-                    if kind == "tool":
-                        entry["annotations"] = {
-                            **entry["annotations"],
-                            **override["annotations"],
-                        }
-                else:
-                    entry[field_name] = override[field_name]
+            entry.update(
+                {k: override[k] for k in ("name", "title", "description") if k in override}
+            )
+            if "annotations" in override and index < len(tools):
+                entry["annotations"] = {**entry["annotations"], **override["annotations"]}
+            if "scopes" in override:
+                entry["scopes"] = override["scopes"]
+            if "poll" in override:  # how to call: the operation's, not the tool's
+                op = replace(op, poll=override["poll"] or None)
+            if override.get("task") is False or override.get("poll") is False:
+                entry.pop("task", None)
+            elif "task" in override:
+                entry["task"] = override["task"]
         if entry["name"] != original:
-            new_op = replace(op, tool=entry["name"])
-            if built is not None:
-                built.operation = new_op
-            else:
-                resources[index - len(tools)] = (entry, new_op)
+            op = replace(op, tool=entry["name"])
+        if index < len(tools):
+            tools[index].operation = op
+        else:
+            resources[index - len(tools)] = (entry, op)
     for key in options.overrides:
         if key not in matched:
             problems.add(
