@@ -14,7 +14,7 @@ from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
-from mcpgen.openapi.media import tool_annotations
+from mcpgen.openapi.media import text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
 from mcpgen.openapi.parts import Built, Candidate
@@ -244,7 +244,6 @@ class _Importer(SecurityImport, InputImport):
         for item in inputs:
             deps.update(item.param.pop("deps", ()))
         body_inputs = body_info.inputs if body_info is not None else []
-        body: Body | None = None
         all_inputs = [*sorted(inputs, key=lambda i: _LOCATION_ORDER[i.location]), *body_inputs]
         arguments = naming.argument_names([(i.location, i.wire) for i in all_inputs])
         properties: dict[str, Json] = {}
@@ -264,6 +263,10 @@ class _Importer(SecurityImport, InputImport):
                         **item.param,
                     )
                 )
+        input_schema: dict[str, Json] = {"type": "object", "properties": properties}
+        if required:
+            input_schema["required"] = required
+        body: Body | None = None
         if body_info is not None:
             body_arguments = arguments[len(inputs) :]
             spread = body_info.spread
@@ -276,9 +279,6 @@ class _Importer(SecurityImport, InputImport):
                 media_type=body_info.media_type,
                 parts=body_info.parts,
             )
-        input_schema: dict[str, Json] = {"type": "object", "properties": properties}
-        if required:
-            input_schema["required"] = required
         if body is not None and body_info is not None and body_info.together:
             # an optional body spread: any of its properties given sends it, and then the
             # properties it requires must all be there
@@ -309,16 +309,15 @@ class _Importer(SecurityImport, InputImport):
             poll=poll,
         )
         tool: dict[str, Json] = {"name": name}
-        summary = cand.node.get("summary")
-        description = cand.node.get("description")
-        if isinstance(summary, str) and summary.strip():
-            tool["title"] = summary.strip()
-        text = description if isinstance(description, str) and description.strip() else summary
-        if not (isinstance(text, str) and text.strip()):
-            text = f"{cand.method.upper()} {cand.url}"
-        if cand.node.get("deprecated") is True:
-            text = f"Deprecated. {text.strip()}"
-        tool["description"] = text.strip()
+        summary, description = (
+            text_of(cand.node.get("summary")),
+            text_of(cand.node.get("description")),
+        )
+        if summary:
+            tool["title"] = summary
+        text = description or summary or f"{cand.method.upper()} {cand.url}"
+        deprecated = cand.node.get("deprecated") is True
+        tool["description"] = f"Deprecated. {text}" if deprecated else text
         tool["input"] = input_schema
         if output is not None:
             tool["output"] = output

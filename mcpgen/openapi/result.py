@@ -10,6 +10,7 @@ from mcpgen.problems import Location, Problem
 
 Json = Any
 
+# the body kinds mcpgen sends, in the order a media type is preferred (``media.choose_media``)
 BODY_CONTENT_TYPES = (
     "application/json",
     "application/x-www-form-urlencoded",
