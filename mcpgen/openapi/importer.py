@@ -156,10 +156,7 @@ class _Importer(SecurityImport, InputImport):
             version=version,
             info=info,
             locate=self.sources.location,
-            renamed={
-                ("tools", i) if i < len(tools) else ("resources", i - len(tools)): key
-                for i, key in renamed.items()
-            },
+            renamed=renamed,
             defs={name: self.converter.defs[name] for name in sorted(used)},
             def_origins={
                 n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin

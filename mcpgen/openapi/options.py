@@ -226,12 +226,12 @@ def apply_overrides(
     tools: list[Built],
     resources: list[tuple[dict[str, Json], Operation]],
     problems: Problems,
-) -> dict[int, str]:
+) -> dict[tuple[str, int], str]:
     """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
-    tools and resources; the override key that renamed each entry, by its index among the
-    tools then the resources (the manifest's checks blame the rename for a bad name)."""
+    tools and resources; the override key that renamed each entry, by ``("tools", index)``
+    or ``("resources", index)`` (the manifest's checks blame the rename for a bad name)."""
     matched: set[str] = set()
-    renamed_by: dict[int, str] = {}  # entry index -> the override key that renamed it
+    renamed_by: dict[tuple[str, int], str] = {}
     entries: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
     for index, (entry, op) in enumerate([*entries, *resources]):
         original = entry["name"]
@@ -241,7 +241,8 @@ def apply_overrides(
             matched.add(key)
             override = options.overrides[key]
             if "name" in override:
-                renamed_by[index] = key
+                at = ("tools", index) if index < len(tools) else ("resources", index - len(tools))
+                renamed_by[at] = key
             entry.update(
                 {k: override[k] for k in ("name", "title", "description") if k in override}
             )
