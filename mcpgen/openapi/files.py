@@ -73,6 +73,5 @@ def part_headers(
         text = text_of(node.get("description"))
         about = f"The {name} header of the multipart part {prop!r}." + (f" {text}" if text else "")
         schema = annotate(schema, about, node.get("deprecated"), examples_of(node))
-        how = {"style": None, "explode": None, "content_type": None, "deps": deps, "part": prop}
-        found.append(Input("header", name, schema, False, how))
+        found.append(Input("header", name, schema, False, {"part": prop}, deps))
     return found

@@ -239,7 +239,7 @@ class _Importer(SecurityImport, InputImport):
         inputs, body_info = self.parameters(cand)
         deps = set(body_info.deps) if body_info is not None else set()
         for item in inputs:
-            deps.update(item.param.pop("deps", ()))
+            deps.update(item.deps)
         body_inputs = body_info.inputs if body_info is not None else []
         all_inputs = [*sorted(inputs, key=lambda i: _LOCATION_ORDER[i.location]), *body_inputs]
         arguments = naming.argument_names([(i.location, i.wire) for i in all_inputs])

@@ -77,7 +77,7 @@ class InputImport(ImportBase):
                     cand.path,
                     f"path parameter {name!r} is not declared; imported as a required string",
                 )
-                inputs.append(Input("path", name, {"type": "string"}, True, {"style": None}))
+                inputs.append(Input("path", name, {"type": "string"}, True))
                 declared.add(name)
         inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
         body = self.request_body(cand, body_params, form_params)
@@ -127,8 +127,8 @@ class InputImport(ImportBase):
             deprecated=param.get("deprecated"),
             examples=examples_of(param),
         )
-        extra = {"style": style, "explode": explode, "content_type": content_type, "deps": deps}
-        return Input(location, name, schema, required, extra)
+        extra = {"style": style, "explode": explode, "content_type": content_type}
+        return Input(location, name, schema, required, extra, deps)
 
     # -- bodies --------------------------------------------------------------------------
     def request_body(

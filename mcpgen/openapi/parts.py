@@ -37,6 +37,7 @@ class Input:
     schema: Json
     required: bool
     param: dict[str, Any] = field(default_factory=dict)  # Param fields besides names
+    deps: set[str] = field(default_factory=set)  # the definitions its schema refers to
 
 
 @dataclass
