@@ -224,10 +224,7 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
     merged = doc.imported = Merged()
     tools = data.setdefault("tools", [])
     for tool, operation in zip(imported.tools, imported.operations, strict=True):
-        entry = dict(tool)
-        for key in ("input", "output"):
-            if key in entry:
-                entry[key] = _without_defs(entry[key])
+        entry = {k: _without_defs(v) if k in ("input", "output") else v for k, v in tool.items()}
         doc.overlays[("tools", len(tools))] = overlay_at(*operation.origin)
         merged.tools[len(tools)] = operation
         tools.append(entry)
