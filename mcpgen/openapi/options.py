@@ -232,8 +232,8 @@ def apply_overrides(
     or ``("resources", index)`` (the manifest's checks blame the rename for a bad name)."""
     matched: set[str] = set()
     renamed_by: dict[tuple[str, int], str] = {}
-    entries: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
-    for index, (entry, op) in enumerate([*entries, *resources]):
+    offered: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
+    for index, (entry, op) in enumerate([*offered, *resources]):
         original = entry["name"]
         for key in (op.operation_id, original):  # the tool name's override wins
             if key is None or key not in options.overrides:
@@ -243,13 +243,10 @@ def apply_overrides(
             if "name" in override:
                 at = ("tools", index) if index < len(tools) else ("resources", index - len(tools))
                 renamed_by[at] = key
-            entry.update(
-                {k: override[k] for k in ("name", "title", "description") if k in override}
-            )
-            if "annotations" in override and index < len(tools):
+            replaced = ("name", "title", "description", "scopes")
+            entry.update({k: override[k] for k in replaced if k in override})
+            if "annotations" in override and index < len(tools):  # a resource has none
                 entry["annotations"] = {**entry["annotations"], **override["annotations"]}
-            if "scopes" in override:
-                entry["scopes"] = override["scopes"]
             if "poll" in override:  # how to call: the operation's, not the tool's
                 op = replace(op, poll=override["poll"] or None)
             if override.get("task") is False or override.get("poll") is False:
