@@ -712,6 +712,21 @@ def test_overrides() -> None:
     assert errors(result) == []
 
 
+def test_a_poll_override_applies_to_a_resource_too() -> None:
+    """A GET answered 202 + Location read as a resource: ``poll`` overrides its operation
+    as it would a tool's, renamed or not."""
+    later = {"description": "later", "headers": {"Location": {"schema": {"type": "string"}}}}
+    get = {"operationId": "getReport", "responses": {"202": later}}
+    data = doc30({"/report": {"get": get}})
+    rules = [{"operationId": "getReport", "as": "resource"}]
+    for override in ({"poll": False}, {"poll": False, "name": "report"}):
+        result = inline(data, {"rules": rules, "overrides": {"getReport": override}})
+        assert [o.poll for o in result.resource_operations] == [None], override
+    tuned = {"getReport": {"poll": {"interval": 1, "timeout": 5}}}
+    result = inline(data, {"rules": rules, "overrides": tuned})
+    assert result.resource_operations[0].poll == {"interval": 1, "timeout": 5}
+
+
 def validate_overrides(tmp_path: Path, overrides: str) -> tuple[int, list[str]]:
     """``mcpgen validate`` on a manifest that imports the petstore with these overrides:
     the exit status and the error lines."""

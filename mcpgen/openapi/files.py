@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpgen.load import JsonPath
-from mcpgen.openapi.media import annotate, examples_of
+from mcpgen.openapi.media import annotate, examples_of, text_of
 from mcpgen.openapi.parts import BodyInfo, Input
 from mcpgen.runtime.wire import PART_RESERVED
 
@@ -70,11 +70,8 @@ def part_headers(
             imp.warn(hsrc, hpath, "a header must be a mapping; ignored")
             continue
         schema, deps = imp.converter.convert(hsrc, (*hpath, "schema"), node.get("schema", {}))
-        text = node.get("description")
-        about = f"The {name} header of the multipart part {prop!r}." + (
-            f" {text.strip()}" if isinstance(text, str) and text.strip() else ""
-        )
+        text = text_of(node.get("description"))
+        about = f"The {name} header of the multipart part {prop!r}." + (f" {text}" if text else "")
         schema = annotate(schema, about, node.get("deprecated"), examples_of(node))
-        how = {"style": None, "explode": None, "content_type": None, "deps": deps, "part": prop}
-        found.append(Input("header", name, schema, False, how))
+        found.append(Input("header", name, schema, False, {"part": prop}, deps))
     return found

@@ -14,7 +14,7 @@ from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
-from mcpgen.openapi.media import tool_annotations
+from mcpgen.openapi.media import text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
 from mcpgen.openapi.parts import Built, Candidate
@@ -156,10 +156,7 @@ class _Importer(SecurityImport, InputImport):
             version=version,
             info=info,
             locate=self.sources.location,
-            renamed={
-                ("tools", i) if i < len(tools) else ("resources", i - len(tools)): key
-                for i, key in renamed.items()
-            },
+            renamed=renamed,
             defs={name: self.converter.defs[name] for name in sorted(used)},
             def_origins={
                 n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin
@@ -194,13 +191,10 @@ class _Importer(SecurityImport, InputImport):
             if "{" in stripped or "}" in stripped:
                 self.error(0, where, f"path {url!r} has unbalanced '{{' or '}}'")
                 continue
-            followed = self.sources.follow(0, where, raw_item)
+            followed = self.follow_mapping(0, where, raw_item, "a path item")
             if followed is None:
                 continue
             src, ipath, item = followed
-            if not isinstance(item, dict):
-                self.error(src, ipath, "a path item must be a mapping")
-                continue
             for key in item:
                 if key not in _PATH_ITEM_KEYS and not key.startswith("x-"):
                     self.warn(src, (*ipath, key), f"{key!r} is not an operation mcpgen imports")
@@ -245,9 +239,8 @@ class _Importer(SecurityImport, InputImport):
         inputs, body_info = self.parameters(cand)
         deps = set(body_info.deps) if body_info is not None else set()
         for item in inputs:
-            deps.update(item.param.pop("deps", ()))
+            deps.update(item.deps)
         body_inputs = body_info.inputs if body_info is not None else []
-        body: Body | None = None
         all_inputs = [*sorted(inputs, key=lambda i: _LOCATION_ORDER[i.location]), *body_inputs]
         arguments = naming.argument_names([(i.location, i.wire) for i in all_inputs])
         properties: dict[str, Json] = {}
@@ -267,6 +260,10 @@ class _Importer(SecurityImport, InputImport):
                         **item.param,
                     )
                 )
+        input_schema: dict[str, Json] = {"type": "object", "properties": properties}
+        if required:
+            input_schema["required"] = required
+        body: Body | None = None
         if body_info is not None:
             body_arguments = arguments[len(inputs) :]
             spread = body_info.spread
@@ -279,9 +276,6 @@ class _Importer(SecurityImport, InputImport):
                 media_type=body_info.media_type,
                 parts=body_info.parts,
             )
-        input_schema: dict[str, Json] = {"type": "object", "properties": properties}
-        if required:
-            input_schema["required"] = required
         if body is not None and body_info is not None and body_info.together:
             # an optional body spread: any of its properties given sends it, and then the
             # properties it requires must all be there
@@ -312,16 +306,15 @@ class _Importer(SecurityImport, InputImport):
             poll=poll,
         )
         tool: dict[str, Json] = {"name": name}
-        summary = cand.node.get("summary")
-        description = cand.node.get("description")
-        if isinstance(summary, str) and summary.strip():
-            tool["title"] = summary.strip()
-        text = description if isinstance(description, str) and description.strip() else summary
-        if not (isinstance(text, str) and text.strip()):
-            text = f"{cand.method.upper()} {cand.url}"
-        if cand.node.get("deprecated") is True:
-            text = f"Deprecated. {text.strip()}"
-        tool["description"] = text.strip()
+        summary, description = (
+            text_of(cand.node.get("summary")),
+            text_of(cand.node.get("description")),
+        )
+        if summary:
+            tool["title"] = summary
+        text = description or summary or f"{cand.method.upper()} {cand.url}"
+        deprecated = cand.node.get("deprecated") is True
+        tool["description"] = f"Deprecated. {text}" if deprecated else text
         tool["input"] = input_schema
         if output is not None:
             tool["output"] = output

@@ -36,13 +36,10 @@ class InputImport(ImportBase):
             *((cand.src, (*cand.path, "parameters", i), p) for i, p in enumerate(own)),
         ]
         for src, path, raw in entries:
-            followed = self.sources.follow(src, path, raw)
+            followed = self.follow_mapping(src, path, raw, "a parameter")
             if followed is None:
                 continue
             psrc, ppath, param = followed
-            if not isinstance(param, dict):
-                self.error(psrc, ppath, "a parameter must be a mapping")
-                continue
             name, location = param.get("name"), param.get("in")
             if not isinstance(name, str) or not name:
                 self.error(psrc, ppath, "a parameter needs a 'name'")
@@ -80,7 +77,7 @@ class InputImport(ImportBase):
                     cand.path,
                     f"path parameter {name!r} is not declared; imported as a required string",
                 )
-                inputs.append(Input("path", name, {"type": "string"}, True, {"style": None}))
+                inputs.append(Input("path", name, {"type": "string"}, True))
                 declared.add(name)
         inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
         body = self.request_body(cand, body_params, form_params)
@@ -130,8 +127,8 @@ class InputImport(ImportBase):
             deprecated=param.get("deprecated"),
             examples=examples_of(param),
         )
-        extra = {"style": style, "explode": explode, "content_type": content_type, "deps": deps}
-        return Input(location, name, schema, required, extra)
+        extra = {"style": style, "explode": explode, "content_type": content_type}
+        return Input(location, name, schema, required, extra, deps)
 
     # -- bodies --------------------------------------------------------------------------
     def request_body(
@@ -144,15 +141,11 @@ class InputImport(ImportBase):
             return files.described(swagger2.request_body(self, cand, body_params, form_params))
         if "requestBody" not in cand.node:
             return None
-        followed = self.sources.follow(
-            cand.src, (*cand.path, "requestBody"), cand.node["requestBody"]
-        )
+        where = (*cand.path, "requestBody")
+        followed = self.follow_mapping(cand.src, where, cand.node["requestBody"], "a request body")
         if followed is None:
             return None
         src, path, node = followed
-        if not isinstance(node, dict):
-            self.error(src, path, "a request body must be a mapping")
-            return None
         content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")
         if not content:
             self.error(src, path, "a request body needs 'content'")
@@ -311,13 +304,10 @@ class InputImport(ImportBase):
         self, cand: Candidate, code: str, raw: Any
     ) -> tuple[int, JsonPath, str | None, Json] | None:
         """(file, path of the schema, media type, schema node) of one response."""
-        followed = self.sources.follow(cand.src, (*cand.path, "responses", code), raw)
+        followed = self.follow_mapping(cand.src, (*cand.path, "responses", code), raw, "a response")
         if followed is None:
             return None
         src, path, node = followed
-        if not isinstance(node, dict):
-            self.error(src, path, "a response must be a mapping")
-            return None
         if self.version == "2.0":
             return swagger2.response_schema(self, cand, src, path, node)
         content = self.mapping(src, (*path, "content"), node.get("content"), "'content'")

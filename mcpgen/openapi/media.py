@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-Json = Any
+from mcpgen.openapi.result import BODY_CONTENT_TYPES
 
-_PREFERENCE = (
-    "application/json",
-    "application/x-www-form-urlencoded",
-    "multipart/form-data",
-    "text/plain",
-    "application/octet-stream",
-)
+Json = Any
 
 
 def category(media: str) -> str:
@@ -40,10 +34,15 @@ def choose_media(content: dict[str, Any]) -> str:
     def rank(media: str) -> tuple[int, int, int]:
         kind = category(media)
         exact = 0 if media.split(";", 1)[0].strip().lower() == kind else 1
-        return (_PREFERENCE.index(kind), int(is_xml(media)), exact)
+        return (BODY_CONTENT_TYPES.index(kind), int(is_xml(media)), exact)
 
     medias = [m for m in content if isinstance(m, str)]
     return min(medias, key=lambda m: (rank(m), medias.index(m)))
+
+
+def text_of(value: Any) -> str:
+    """A string value stripped; "" for anything else."""
+    return value.strip() if isinstance(value, str) else ""
 
 
 def examples_of(node: dict[str, Any]) -> list[Any]:

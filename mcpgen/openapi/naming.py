@@ -35,7 +35,6 @@ Definition names
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -171,7 +170,6 @@ def fit(name: str, suffix: str = "") -> str:
     return f"{name[:keep].rstrip('_-')}_{short_hash(name, 8)}{suffix}"
 
 
-@functools.lru_cache(maxsize=65536)
 def _idents(name: str) -> tuple[str, str]:
     """The Python identifier and class name a tool name becomes: both must be unique."""
     return names.snake(name), names.pascal(name)

@@ -226,16 +226,14 @@ def apply_overrides(
     tools: list[Built],
     resources: list[tuple[dict[str, Json], Operation]],
     problems: Problems,
-) -> dict[int, str]:
+) -> dict[tuple[str, int], str]:
     """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
-    tools and resources; the override key that renamed each entry, by its index among the
-    tools then the resources (the manifest's checks blame the rename for a bad name)."""
+    tools and resources; the override key that renamed each entry, by ``("tools", index)``
+    or ``("resources", index)`` (the manifest's checks blame the rename for a bad name)."""
     matched: set[str] = set()
-    renamed_by: dict[int, str] = {}  # entry index -> the override key that renamed it
-    entries: list[tuple[dict[str, Json], Built | None, Operation, str]] = [
-        (b.tool, b, b.operation, "tool") for b in tools
-    ] + [(r, None, o, "resource") for r, o in resources]
-    for index, (entry, built, op, kind) in enumerate(entries):
+    renamed_by: dict[tuple[str, int], str] = {}
+    offered: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
+    for index, (entry, op) in enumerate([*offered, *resources]):
         original = entry["name"]
         for key in (op.operation_id, original):  # the tool name's override wins
             if key is None or key not in options.overrides:
@@ -243,35 +241,24 @@ def apply_overrides(
             matched.add(key)
             override = options.overrides[key]
             if "name" in override:
-                renamed_by[index] = key
-            for field_name in OVERRIDE_KEYS:
-                if field_name not in override:
-                    continue
-                if field_name == "poll":  # how to call: the operation's, not the tool's
-                    op = replace(op, poll=override["poll"] or None)
-                    if built is not None:
-                        built.operation = op
-                    if override["poll"] is False:
-                        entry.pop("task", None)
-                elif field_name == "task":
-                    if override["task"] is False:
-                        entry.pop("task", None)
-                    else:
-                        entry["task"] = override["task"]
-                elif field_name == "annotations":
-                    if kind == "tool":
-                        entry["annotations"] = {
-                            **entry["annotations"],
-                            **override["annotations"],
-                        }
-                else:
-                    entry[field_name] = override[field_name]
+                at = ("tools", index) if index < len(tools) else ("resources", index - len(tools))
+                renamed_by[at] = key
+            replaced = ("name", "title", "description", "scopes")
+            entry.update({k: override[k] for k in replaced if k in override})
+            if "annotations" in override and index < len(tools):  # a resource has none
+                entry["annotations"] = {**entry["annotations"], **override["annotations"]}
+            if "poll" in override:  # how to call: the operation's, not the tool's
+                op = replace(op, poll=override["poll"] or None)
+            if override.get("task") is False or override.get("poll") is False:
+                entry.pop("task", None)
+            elif "task" in override:
+                entry["task"] = override["task"]
         if entry["name"] != original:
-            new_op = replace(op, tool=entry["name"])
-            if built is not None:
-                built.operation = new_op
-            else:
-                resources[index - len(tools)] = (entry, new_op)
+            op = replace(op, tool=entry["name"])
+        if index < len(tools):
+            tools[index].operation = op
+        else:
+            resources[index - len(tools)] = (entry, op)
     for key in options.overrides:
         if key not in matched:
             problems.add(

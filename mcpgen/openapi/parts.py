@@ -37,6 +37,7 @@ class Input:
     schema: Json
     required: bool
     param: dict[str, Any] = field(default_factory=dict)  # Param fields besides names
+    deps: set[str] = field(default_factory=set)  # the definitions its schema refers to
 
 
 @dataclass
@@ -80,6 +81,17 @@ class ImportBase:
 
     def warn(self, src: int, path: JsonPath, message: str) -> None:
         self.sources.warn(src, path, message)
+
+    def follow_mapping(
+        self, src: int, path: JsonPath, node: Any, what: str
+    ) -> tuple[int, JsonPath, dict[str, Any]] | None:
+        """Follow ``node``'s ``$ref``s to the mapping they end at (file, path, mapping); None
+        when they do not resolve or end at something else ("<what> must be a mapping")."""
+        followed = self.sources.follow(src, path, node)
+        if followed is not None and not isinstance(followed[2], dict):
+            self.error(followed[0], followed[1], f"{what} must be a mapping")
+            return None
+        return followed
 
     def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
         if value is None:

@@ -10,6 +10,7 @@ from mcpgen.problems import Location, Problem
 
 Json = Any
 
+# the body kinds mcpgen sends, in the order a media type is preferred (``media.choose_media``)
 BODY_CONTENT_TYPES = (
     "application/json",
     "application/x-www-form-urlencoded",
@@ -153,7 +154,6 @@ class OpenAPIImport:
     # ("tools", index) or ("resources", index) -> key; the checks blame the rename
     renamed: dict[tuple[str, int], str] = field(default_factory=dict)
     defs: dict[str, Json] = field(default_factory=dict)
-    def_origins: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)
     """Every definition the tools use, by the names their ``$ref``s use (sorted).
 
     Tools are self-contained, so a definition used by many tools is in each one's ``$defs``.
@@ -161,3 +161,5 @@ class OpenAPIImport:
     shared ``$defs`` and drop the tools' own ``$defs``: the references (``#/$defs/Name``)
     then point at the shared ones, and each definition is handled once.
     """
+    # where each of ``defs`` was written: (file index, path), to locate its problems
+    def_origins: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)

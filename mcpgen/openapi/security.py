@@ -63,13 +63,10 @@ class SecurityImport(ImportBase):
         src, path, raw = self.raw_schemes()
         result: dict[str, dict[str, Json]] = {}
         for name, value in self.mapping(src, path, raw, "security schemes").items():
-            followed = self.sources.follow(src, (*path, name), value)
+            followed = self.follow_mapping(src, (*path, name), value, "a security scheme")
             if followed is None:
                 continue
             ssrc, spath, scheme = followed
-            if not isinstance(scheme, dict):
-                self.error(ssrc, spath, "a security scheme must be a mapping")
-                continue
             normalized = self.security_scheme(ssrc, spath, scheme, str(name))
             if normalized is not None:
                 if isinstance(scheme.get("description"), str):

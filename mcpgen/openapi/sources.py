@@ -43,10 +43,11 @@ class Source:
 
 @dataclass(frozen=True)
 class _Failure:
-    """Why a reference does not resolve, and problems inside a file it names."""
+    """Why a reference does not resolve (or a file does not load), and problems located
+    inside a file it names."""
 
     message: str
-    inside: list[Problem]
+    inside: tuple[Problem, ...] = ()
 
 
 class Sources:
@@ -56,8 +57,7 @@ class Sources:
         main_path = _resolve(main.base_dir / Path(main.file).name)
         first = Source(0, main, main_path, main_path.name)
         self.items: list[Source] = [first]
-        self.by_path: dict[Path, Source | None] = {main_path: first}
-        self._failed: dict[Path, tuple[str, list[Problem]]] = {}
+        self.by_path: dict[Path, Source | _Failure] = {main_path: first}
         self._refs: dict[tuple[int, str], Key | _Failure] = {}
         self.quiet = False  # while scanning: problems are reported where references are used
 
@@ -89,10 +89,7 @@ class Sources:
             return None
         cached = self._refs.get((src, ref))
         if cached is None:
-            inside: list[Problem] = []
-            found = self._parse_ref(src, ref, inside)
-            cached = _Failure(found, inside) if isinstance(found, str) else found
-            self._refs[(src, ref)] = cached
+            cached = self._refs[(src, ref)] = self._parse_ref(src, ref)
         if isinstance(cached, _Failure):
             self.error(src, where, cached.message)
             if not self.quiet:
@@ -100,20 +97,20 @@ class Sources:
             return None
         return cached
 
-    def _parse_ref(self, src: int, ref: str, inside: list[Problem]) -> Key | str:
+    def _parse_ref(self, src: int, ref: str) -> Key | _Failure:
         file_part, _, fragment = ref.partition("#")
         target = src
         if file_part:
             if _URL.match(file_part) or file_part.startswith("//"):
-                return (
-                    f"remote reference {_clip(ref)} is not supported; bundle it into a local file"
-                )
-            loaded = self._load(src, unquote(file_part), inside)
-            if isinstance(loaded, str):
+                why = f"remote reference {_clip(ref)} is not supported; bundle it into a local file"
+                return _Failure(why)
+            loaded = self._load(src, unquote(file_part))
+            if isinstance(loaded, _Failure):
                 return loaded
             target = loaded.index
         if fragment and not fragment.startswith("/"):
-            return f"reference {_clip(ref)}: only JSON-pointer fragments (#/...) are supported"
+            why = f"reference {_clip(ref)}: only JSON-pointer fragments (#/...) are supported"
+            return _Failure(why)
         node = self.items[target].doc.data
         path: list[str | int] = []
         for raw in fragment.split("/")[1:] if fragment else []:
@@ -125,42 +122,33 @@ class Sources:
                 node = node[int(part)]
                 path.append(int(part))
             else:
-                return f"reference {_clip(ref)} does not resolve"
+                return _Failure(f"reference {_clip(ref)} does not resolve")
         return target, tuple(path)
 
-    def _load(self, src: int, relative: str, inside: list[Problem]) -> Source | str:
-        """The file at ``relative`` (to file ``src``), loaded once; or why it cannot be.
-
-        Problems located inside a file that does not load go to ``inside``.
-        """
+    def _load(self, src: int, relative: str) -> Source | _Failure:
+        """The file at ``relative`` (to file ``src``), loaded once; or why it cannot be."""
         shown = _clip(relative)
         try:
             if "\0" in relative or Path(relative).is_absolute():
-                return f"reference to {shown}: only paths relative to the document are supported"
+                why = f"reference to {shown}: only paths relative to the document are supported"
+                return _Failure(why)
             resolved = _resolve(self.items[src].path.parent / relative)
         except (OSError, ValueError, RuntimeError) as exc:
-            return f"cannot use file {shown}: {exc}"
+            return _Failure(f"cannot use file {shown}: {exc}")
         if resolved != self.root and self.root not in resolved.parents:
-            return f"reference to {shown} points outside the OpenAPI document's folder"
+            return _Failure(f"reference to {shown} points outside the OpenAPI document's folder")
         if resolved in self.by_path:
-            found = self.by_path[resolved]
-            if found is not None:
-                return found
-            message, located = self._failed[resolved]
-            inside.extend(located)
-            return message
+            return self.by_path[resolved]
         if len(self.items) >= MAX_FILES:
-            return f"more than {MAX_FILES} referenced files"
+            return _Failure(f"more than {MAX_FILES} referenced files")
         try:
             doc = load_file(resolved, max_bytes=MAX_DOCUMENT_BYTES)
         except InputError as exc:
-            located = [p for p in exc.problems if p.location.line]
-            inside.extend(located)  # an error inside the file, where it is
+            located = tuple(p for p in exc.problems if p.location.line)  # where they are
             reasons = "; ".join(p.message for p in exc.problems if p not in located)
             message = f"cannot load referenced file {shown}" + (f": {reasons}" if reasons else "")
-            self._failed[resolved] = (message, located)
-            self.by_path[resolved] = None
-            return message
+            failure = self.by_path[resolved] = _Failure(message, located)
+            return failure
         source = Source(len(self.items), doc, resolved, resolved.relative_to(self.root).as_posix())
         self.items.append(source)
         self.by_path[resolved] = source

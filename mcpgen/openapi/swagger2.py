@@ -89,7 +89,7 @@ def request_body(
     parts: dict[str, dict[str, Json]] = {}
     for src, path, param in form_params:
         item = imp.parameter(src, path, param, "body", param["name"])
-        form_deps.update(item.param.get("deps", ()))
+        form_deps.update(item.deps)
         inputs.append(item)
         how = {k: item.param[k] for k in ("style", "explode") if item.param.get(k) is not None}
         if media == "multipart/form-data" and param.get("type") == "file":

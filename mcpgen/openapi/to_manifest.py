@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -194,21 +195,24 @@ def _without_defs(schema: Json) -> Json:
     return schema
 
 
+def _fixed(location: Location) -> Callable[[], Location]:
+    return lambda: location
+
+
 def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> None:
     """Add the imported tools and resources to ``doc`` (after the declared ones), each with
     the overlay that locates it in the spec. The definitions the importer bundled into every
     tool are hoisted to the manifest's shared ``$defs`` (same names): each is then checked
     and turned into a model once, not once per tool."""
     data = doc.data
-    locate = imported.locate
+    file = doc.file
+    locate = imported.locate or (lambda src, path: Location(file, 1, 1))
 
     def overlay_at(src: int, path: tuple[str | int, ...]) -> Overlay:
         at = pointer(path) if src == 0 else f"{pointer(path)} (file {src})"
-
-        def where() -> Location:
-            return locate(src, path) if locate is not None else Location(doc.file, 1, 1)
-
-        return Overlay(where, at)
+        # located when asked (most never are); holding no reference to ``doc``, whose
+        # overlays hold this: a cycle would keep the whole spec alive for the collector
+        return Overlay(functools.partial(locate, src, path), at)
 
     shared = data.setdefault("$defs", {})
     for name, schema in imported.defs.items():
@@ -220,10 +224,7 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
     merged = doc.imported = Merged()
     tools = data.setdefault("tools", [])
     for tool, operation in zip(imported.tools, imported.operations, strict=True):
-        entry = dict(tool)
-        for key in ("input", "output"):
-            if key in entry:
-                entry[key] = _without_defs(entry[key])
+        entry = {k: _without_defs(v) if k in ("input", "output") else v for k, v in tool.items()}
         doc.overlays[("tools", len(tools))] = overlay_at(*operation.origin)
         merged.tools[len(tools)] = operation
         tools.append(entry)
@@ -240,7 +241,6 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
     for (kind, index), key in imported.renamed.items():  # a bad name is the rename's
         at: JsonPath = ("openapi", "overrides", key, "name")
         start = len(data[kind]) - len(imported.tools if kind == "tools" else imported.resources)
-        doc.overlays[(kind, start + index, "name")] = Overlay(
-            functools.partial(doc.locate, at), "", dotted(at)
-        )
+        where = _fixed(doc.locate(at))  # located now: a closure over ``doc`` is a cycle
+        doc.overlays[(kind, start + index, "name")] = Overlay(where, "", dotted(at))
     merged.upstream = upstream_data(imported, str(data["server"]["name"]), options)
