@@ -32,10 +32,6 @@ class Variable:
     python: str
     optional: bool = False
 
-    @property
-    def required(self) -> bool:
-        return not self.optional
-
 
 @dataclass(frozen=True, kw_only=True)
 class Resource:

@@ -16,7 +16,15 @@ from typing import Any, Literal
 
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource, given
-from mcpgen.model.settings import OFFERED_TRANSPORTS, Auth, Ci, Deploy, HttpSettings, Observability
+from mcpgen.model.settings import (
+    OFFERED_TRANSPORTS,
+    Auth,
+    Ci,
+    Deploy,
+    HttpSettings,
+    Observability,
+    read,
+)
 from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
 
@@ -245,21 +253,8 @@ class Manifest:
         """The tools tools/list shows: every tool, or the declared tools and the mode's own."""
         if self.mode == "tools":
             return self.tools
-        own = mode_tools(self.mode)
-        declared = tuple(t for t in self.tools if not t.http)
-        return declared + tuple(
-            Tool(
-                name=d["name"],
-                title=d.get("title"),
-                description=d.get("description"),
-                input_schema=d["inputSchema"],
-                output_schema=d.get("outputSchema"),
-                annotations=d.get("annotations"),
-                ident=d["name"],
-                mode=self.mode,
-            )
-            for d in own
-        )
+        own = (read(Tool, d, ident=d["name"], mode=self.mode) for d in mode_tools(self.mode))
+        return self.handled_tools + tuple(own)
 
     @property
     def dependencies(self) -> list[str]:
