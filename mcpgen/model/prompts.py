@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcpgen.model.resources import StaticContent, Variable, given
+from mcpgen.model.resources import StaticContent, Variable, wire
 
 Json = Any
 
@@ -28,15 +28,8 @@ class PromptMessage:
     content: StaticContent | None = None
 
     def to_data(self) -> dict[str, Json]:
-        content = self.content
-        return given(
-            ("role", self.role),
-            ("kind", self.kind),
-            ("text", self.text),
-            ("uri", self.uri),
-            ("mimeType", self.mime_type),
-            *([(content.kind, content.value)] if content is not None else []),
-        )
+        content = {} if self.content is None else {self.content.kind: self.content.value}
+        return wire(self, "role kind text uri mime_type") | content
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,19 +58,5 @@ class Prompt:
 
     @property
     def definition(self) -> dict[str, Json]:
-        arguments = [
-            given(
-                ("name", a.name),
-                ("title", a.title),
-                ("description", a.description),
-                ("required", a.required),
-            )
-            for a in self.arguments
-        ]
-        return given(
-            ("name", self.name),
-            ("title", self.title),
-            ("description", self.description),
-            ("arguments", arguments or None),
-            ("icons", list(self.icons) or None),
-        )
+        arguments = [wire(a, "name title description required") for a in self.arguments]
+        return wire(self, "name title description arguments icons", arguments=arguments)

@@ -6,15 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpgen.model.settings import camel
 from mcpgen.openapi.result import Operation
 
 Json = Any
 ContentKind = Literal["text", "blob"]
+EMPTY: tuple[Json, ...] = (None, (), [])  # what a definition leaves out ({} is a value)
 
 
-def given(*fields: tuple[str, Json]) -> dict[str, Json]:
-    """A definition's fields whose value is not None, in order."""
-    return {key: value for key, value in fields if value is not None}
+def wire(item: object, names: str, **values: Json) -> dict[str, Json]:
+    """A definition as MCP shows it: the fields ``names`` of ``item`` (or ``values``, which
+    take their place) under their camelCase names, in order; None, () and [] left out."""
+    found = ((n, values[n] if n in values else getattr(item, n)) for n in names.split())
+    return {camel(n): list(v) if type(v) is tuple else v for n, v in found if v not in EMPTY}
 
 
 @dataclass(frozen=True)
@@ -115,14 +119,5 @@ class Resource:
     @property
     def definition(self) -> dict[str, Json]:
         """The resource (or template) as resources/list or resources/templates/list shows it."""
-        return given(
-            ("uriTemplate", self.uri_template),
-            ("uri", self.uri),
-            ("name", self.name),
-            ("title", self.title),
-            ("description", self.description),
-            ("mimeType", self.mime_type),
-            ("size", self.size),
-            ("annotations", self.annotations),
-            ("icons", list(self.icons) or None),
-        )
+        names = "uri_template uri name title description mime_type size annotations icons"
+        return wire(self, names)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcpgen.model.prompts import Prompt
-from mcpgen.model.resources import Resource, given
+from mcpgen.model.resources import Resource, wire
 from mcpgen.model.settings import (
     OFFERED_TRANSPORTS,
     Auth,
@@ -152,17 +152,13 @@ class Tool:
     @cached_property
     def full_definition(self) -> dict[str, Json]:
         """The tool with its full schemas and texts (what validation uses)."""
-        return given(
-            ("name", self.name),
-            ("title", self.title),
-            ("description", self.description),
-            ("inputSchema", self.input_schema),
-            ("outputSchema", self.output_schema),
-            ("annotations", self.annotations or None),
-            ("icons", list(self.icons) or None),
-            ("_meta", self.meta or None),
-            ("execution", {"taskSupport": self.task} if self.task else None),
-        )
+        names = "name title description input_schema output_schema annotations icons"
+        definition = wire(self, names)
+        if self.meta:
+            definition["_meta"] = self.meta
+        if self.task:
+            definition["execution"] = {"taskSupport": self.task}
+        return definition
 
     @cached_property
     def definition(self) -> dict[str, Json]:
