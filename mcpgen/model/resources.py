@@ -93,21 +93,14 @@ class Resource:
         def expand(match: re.Match[str]) -> str:
             body = match.group(1)
             operator = body[0] if body[0] in "+#./;?&" else ""
-            names = [
-                n.split(":")[0].rstrip("*") for n in (body[1:] if operator else body).split(",")
-            ]
-            if operator in "?&" and operator:
-                return ""
-            parts = [
-                quote(
-                    str(values.get(n, "example")),
-                    safe="" if operator in "./;" or not operator else "/",
-                )
-                for n in names
-            ]
+            if operator in ("?", "&"):
+                return ""  # optional: left out
+            names = [n.split(":")[0].rstrip("*") for n in body[len(operator) :].split(",")]
+            safe = "/" if operator in ("+", "#") else ""
+            parts = [quote(str(values.get(n, "example")), safe=safe) for n in names]
             if operator == ";":
                 return "".join(f";{n}={p}" for n, p in zip(names, parts, strict=True))
-            lead = {"": "", "+": "", "#": "#", ".": ".", "/": "/"}[operator]
+            lead = "" if operator == "+" else operator
             return lead + (lead if operator in "./" else ",").join(parts)
 
         return re.sub(r"\{([^{}]+)\}", expand, self.uri_template)
