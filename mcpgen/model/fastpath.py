@@ -41,16 +41,10 @@ from mcpgen.check.schemas import def_name
 Json = Any
 ANNOTATIONS = frozenset(
     {
-        "description",
-        "title",
-        "default",
-        "examples",
-        "$comment",
-        "deprecated",
-        "readOnly",
+        "description", "title", "default", "examples", "$comment", "deprecated", "readOnly",
         "writeOnly",
     }
-)
+)  # fmt: skip
 OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})

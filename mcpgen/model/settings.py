@@ -74,15 +74,8 @@ class Auth:
     introspection_url: str | None = None
     hide_unauthorized_tools: bool = False
     algorithms: tuple[str, ...] = (
-        "RS256",
-        "RS384",
-        "RS512",
-        "PS256",
-        "PS384",
-        "PS512",
-        "ES256",
-        "ES384",
-    )
+        "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384",
+    )  # fmt: skip
     leeway: float = 30.0
     scopes_supported: tuple[str, ...]  # every scope some tool needs, sorted
 

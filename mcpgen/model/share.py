@@ -14,27 +14,11 @@ Json = Any
 
 INTERACTING = frozenset(
     {
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "items",
-        "prefixItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "if",
-        "then",
-        "else",
-        "$ref",
-        "$dynamicRef",
-        "$defs",
-        "$id",
-        "$anchor",
-        "$dynamicAnchor",
+        "properties", "patternProperties", "additionalProperties", "unevaluatedProperties",
+        "unevaluatedItems", "items", "prefixItems", "contains", "minContains", "maxContains",
+        "if", "then", "else", "$ref", "$dynamicRef", "$defs", "$id", "$anchor", "$dynamicAnchor",
     }
-)
+)  # fmt: skip
 
 
 def flatten(node: dict[str, Json]) -> dict[str, Json]:
