@@ -95,11 +95,7 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         auth=auth_settings(
             data.get("auth", {}),
             server.env_prefix,
-            {
-                *(s for t in tools for s in t.scopes),
-                *(s for r in resources for s in r.scopes),
-                *(s for p in prompts for s in p.scopes),
-            },
+            {s for part in (tools, resources, prompts) for item in part for s in item.scopes},
         ),
         upstream=merged.upstream,
         code_mode=_code_mode(options.get("codeMode")),

@@ -28,10 +28,9 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
     for key in ("const", "default"):
         if key in schema:
             return schema[key]
-    if isinstance(schema.get("examples"), list) and schema["examples"]:
-        return schema["examples"][0]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
+    for key in ("examples", "enum"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key][0]
     for key in ("oneOf", "anyOf"):
         if isinstance(schema.get(key), list):
             for option in schema[key]:
