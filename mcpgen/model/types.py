@@ -31,26 +31,19 @@ from mcpgen.problems import Location
 Json = Any
 
 
+@dataclass(frozen=True, eq=False)
 class Origins:
     """Where the schema behind each model class was written, for located build errors:
     model class name -> (field path, path in the source document), located on first use."""
 
-    def __init__(
-        self,
-        paths: dict[str, tuple[str, tuple[str | int, ...]]],
-        locate: Callable[[tuple[str | int, ...]], Location] | None = None,
-    ) -> None:
-        self.paths = paths
-        self.locate = locate
+    paths: dict[str, tuple[str, tuple[str | int, ...]]] = field(default_factory=dict)
+    locate: Callable[[tuple[str | int, ...]], Location] | None = None
 
     def get(self, name: str) -> tuple[str, Location] | None:
         found = self.paths.get(name)
         if found is None or self.locate is None:
             return None
         return found[0], self.locate(found[1])
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Origins:
-        return self  # read-only; holds the source document, which is not copied
 
 
 # the ``otel`` extra: imported only when OTEL_* is set or for GET /metrics (runtime/telemetry*.py)
@@ -225,7 +218,7 @@ class Manifest:
     ci: Ci = field(default_factory=Ci)
     observability: Observability = field(default_factory=Observability)
     # Where the schema behind each model class was written: for located build errors.
-    origins: Origins = field(default_factory=lambda: Origins({}), compare=False)
+    origins: Origins = field(default_factory=Origins, compare=False)
 
     @property
     def mode(self) -> str:
@@ -346,8 +339,8 @@ class Manifest:
 
     def to_data(self) -> dict[str, Json]:
         """A JSON-ready view of the model (``mcpgen inspect --json``)."""
-        from dataclasses import asdict
+        from dataclasses import asdict, replace
 
-        data = asdict(self)
+        data = asdict(replace(self, origins=Origins()))  # the source document is not copied
         data.pop("origins")
         return data
