@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpgen.identifiers import kwarg
 from mcpgen.model.resources import StaticContent, Variable, wire
 
 Json = Any
@@ -51,8 +52,6 @@ class Prompt:
     @property
     def parameters(self) -> tuple[Variable, ...]:
         """The arguments as the typed client's keyword arguments, required ones first."""
-        from mcpgen.identifiers import kwarg
-
         given = [Variable(a.name, kwarg(a.name), not a.required) for a in self.arguments]
         return tuple(sorted(given, key=lambda v: v.optional))
 

@@ -3,9 +3,13 @@ URI templates, with their variables as keyword arguments."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import quote
 
+from mcpgen.identifiers import kwarg
+from mcpgen.model.examples import valid_example
 from mcpgen.model.settings import camel
 from mcpgen.openapi.result import Operation
 
@@ -65,10 +69,6 @@ class Resource:
     @property
     def parameters(self) -> tuple[Variable, ...]:
         """The template's variables: handler and client keyword arguments (query ones optional)."""
-        import re
-
-        from mcpgen.identifiers import kwarg
-
         query = {
             name.split(":")[0].rstrip("*")
             for body in re.findall(r"\{[?&]([^}]*)\}", self.uri_template or "")
@@ -82,11 +82,6 @@ class Resource:
         template's variables, optional (query) ones left out."""
         if self.uri_template is None:
             return str(self.uri)
-        import re
-        from urllib.parse import quote
-
-        from mcpgen.model.examples import valid_example
-
         example = valid_example(self.input_schema) if self.input_schema else None
         values = example if isinstance(example, dict) else {}
 

@@ -8,12 +8,15 @@ never see the raw manifest.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from mcpgen import identifiers
+from mcpgen.model.params import Param, params
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource, wire
 from mcpgen.model.settings import (
@@ -85,16 +88,12 @@ class Server:
     @property
     def package_version(self) -> str:
         """The version pip sees (PEP 440); ``version`` is what clients are told."""
-        from mcpgen.identifiers import package_version
-
-        return package_version(self.version)
+        return identifiers.package_version(self.version)
 
     @property
     def env_prefix(self) -> str:
         """The prefix of the run-time environment variables: ``my-server`` -> ``MY_SERVER_``."""
-        from mcpgen.identifiers import env_base
-
-        return env_base(self.name) + "_"
+        return identifiers.env_base(self.name) + "_"
 
 
 @dataclass(frozen=True)
@@ -288,18 +287,14 @@ class Manifest:
         )
         return [name for name, items in kinds if items]
 
-    def client_params(self, tool: Tool) -> list[Any]:
-        """The typed client's keyword arguments for ``tool`` (``model.params.Param``),
-        required first; a ``$ref`` is typed as its model class."""
-        from mcpgen.model.params import params
-
+    def client_params(self, tool: Tool) -> list[Param]:
+        """The typed client's keyword arguments for ``tool``, required first; a ``$ref`` is
+        typed as its model class."""
         return params(tool.input_schema, tool.input_model, frozenset(self.shared_defs or ()))
 
     @property
     def client_typing(self) -> list[str]:
         """The ``typing`` names the typed client's annotations use."""
-        import re
-
         used = {
             w
             for t in self.tools
