@@ -131,27 +131,25 @@ def _effective(
     root: Json, defs: dict[str, Json], uses: dict[str, Counter[str]], kept: set[str]
 ) -> Counter[str]:
     """How often each definition would appear with every definition not in ``kept`` inlined."""
-    counts: Counter[str] = Counter()
     memo: dict[str, Counter[str]] = {}
+
+    def inlined(direct: Counter[str], stack: tuple[str, ...] = ()) -> Counter[str]:
+        """The references ``direct`` makes, with what the inlined copy of each definition
+        not kept (nor on ``stack``) holds."""
+        found = Counter(direct)
+        for name, times in direct.items():
+            if name in defs and name not in kept and name not in stack:
+                for deeper, more in expanded(name, (*stack, name)).items():
+                    found[deeper] += times * more
+        return found
 
     def expanded(name: str, stack: tuple[str, ...]) -> Counter[str]:
         """The kept references an inlined copy of ``name`` contributes (itself not counted)."""
-        if name in memo:
-            return memo[name]
-        found: Counter[str] = Counter()
-        for other, times in uses.get(name, Counter()).items():
-            found[other] += times
-            if other in defs and other not in kept and other not in stack:
-                for deeper, more in expanded(other, (*stack, other)).items():
-                    found[deeper] += times * more
-        memo[name] = found
-        return found
+        if name not in memo:
+            memo[name] = inlined(uses.get(name, Counter()), stack)
+        return memo[name]
 
-    for name, times in def_refs(root).items():
-        counts[name] += times
-        if name in defs and name not in kept:
-            for deeper, more in expanded(name, (name,)).items():
-                counts[deeper] += times * more
+    counts = inlined(def_refs(root))
     pending = [n for n in counts if n in kept]
     done: set[str] = set()
     while pending:  # a kept definition's body appears once, wherever it is used from
@@ -159,12 +157,7 @@ def _effective(
         if name in done:
             continue
         done.add(name)
-        inner = Counter(uses[name])
-        for other, times in uses[name].items():
-            if other in defs and other not in kept:
-                for deeper, more in expanded(other, (other,)).items():
-                    inner[deeper] += times * more
-        for other, times in inner.items():
+        for other, times in inlined(uses[name]).items():
             counts[other] += times
             if other in kept and other not in done:
                 pending.append(other)
@@ -172,7 +165,7 @@ def _effective(
 
 
 def tidy(schema: Json) -> Json:
-    """``schema`` with the ``allOf`` members that inlining left merged (:func:`_flatten`)."""
+    """``schema`` with the ``allOf`` members that inlining left merged (:func:`flatten`)."""
 
     def visit(node: Json, key: str = "") -> Json:
         if not isinstance(node, dict):
