@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from mcpgen.check.schemas import DEFS_PREFIX, children, def_name, def_refs
+from mcpgen.check.schemas import DATA_KEYWORDS, DEFS_PREFIX, children, def_name, def_refs
 from mcpgen.model.relax import ANNOTATIONS, size
 
 Json = Any
@@ -101,18 +101,13 @@ def share(schema: Json) -> Json:
             return [visit(item) for item in node]
         if not isinstance(node, dict):
             return node
+        out = {k: v if k in DATA_KEYWORDS else visit(v) for k, v in node.items()}
         name = def_name(node.get("$ref"))
-        if name is not None and name in defs and name not in kept:
-            if name not in memo:
-                memo[name] = visit(defs[name])
-            siblings = {k: visit_child(k, v) for k, v in node.items() if k != "$ref"}
-            return _merge(memo[name], siblings)
-        return {k: visit_child(k, v) for k, v in node.items()}
-
-    def visit_child(key: str, value: Json) -> Json:
-        if key in ("const", "enum", "default", "examples"):
-            return value
-        return visit(value)
+        if name is None or name not in defs or name in kept:
+            return out
+        if name not in memo:
+            memo[name] = visit(defs[name])
+        return _merge(memo[name], {k: v for k, v in out.items() if k != "$ref"})  # inlined
 
     out = visit(root)
     reached = _effective(root, defs, uses, kept)
