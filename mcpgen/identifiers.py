@@ -74,11 +74,6 @@ def kebab(name: str) -> str:
 GENERATED_NAMES = frozenset({"ctx", "self", "cls", "progress", "args", "arguments", "variables"})
 
 
-def tool_ident(name: str) -> str:
-    """A tool's module, handler wiring and typed-client method name."""
-    return snake(name)
-
-
 def model_class(name: str, suffix: str) -> str:
     """``weather-current`` + ``Input`` -> ``WeatherCurrentInput``."""
     return pascal(name) + suffix

@@ -54,15 +54,8 @@ class Problem:
 
     def to_data(self) -> dict[str, object]:
         """The problem as JSON (``mcpgen validate --format json``)."""
-        loc = self.location
-        return {
-            "level": self.level.value,
-            "file": loc.file,
-            "line": loc.line,
-            "column": loc.column,
-            "field": self.field,
-            "message": self.message,
-        }
+        location = dataclasses.asdict(self.location)  # file, line, column
+        return {"level": self.level.value, **location, "field": self.field, "message": self.message}
 
     def format(self, color: bool = False) -> str:
         where = printable(str(self.location))
@@ -73,10 +66,6 @@ class Problem:
             where = click.style(where, bold=True)
             label = click.style(label, fg=fg, bold=True)
         return f"{where}: {label}: {field_part}{printable(self.message)}"
-
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        loc = self.location
-        return (loc.file, loc.line, loc.column, self.field, self.message)
 
 
 @dataclass
@@ -102,7 +91,7 @@ class Problems:
         return [p for p in self.items if p.level is Level.WARNING]
 
     def sorted(self) -> list[Problem]:
-        return sorted(self.items, key=Problem.sort_key)
+        return sorted(self.items, key=lambda p: (p.location, p.field, p.message))
 
     def has_errors(self, strict: bool = False) -> bool:
         return bool(self.errors) or (strict and bool(self.warnings))

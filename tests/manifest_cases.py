@@ -109,7 +109,7 @@ def openapi_document(draw: st.DrawFn, pool: list[tuple[str, ...]], scope: Scope)
 
 
 def _tool_key(name: str) -> tuple[str, str]:
-    return identifiers.tool_ident(name), identifiers.pascal(name)
+    return identifiers.snake(name), identifiers.pascal(name)
 
 
 @st.composite

@@ -95,11 +95,7 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         auth=auth_settings(
             data.get("auth", {}),
             server.env_prefix,
-            {
-                *(s for t in tools for s in t.scopes),
-                *(s for r in resources for s in r.scopes),
-                *(s for p in prompts for s in p.scopes),
-            },
+            {s for part in (tools, resources, prompts) for item in part for s in item.scopes},
         ),
         upstream=merged.upstream,
         code_mode=_code_mode(options.get("codeMode")),
@@ -178,13 +174,12 @@ def _server(raw: dict[str, Any]) -> Server:
     )
 
 
-def _resolve_root(schema: Any, shared: dict[str, Any]) -> tuple[Any, str | None]:
+def _resolve_root(schema: Any, shared: dict[str, Any]) -> Any:
     """Inline a root-level reference, so clients see an object schema at the top."""
     name = assigned.root_ref(schema, shared)
     if name is None:
-        return schema, None
-    extra = {k: v for k, v in schema.items() if k != "$ref"}
-    return {**shared[name], **extra}, name
+        return schema
+    return {**shared[name], **{k: v for k, v in schema.items() if k != "$ref"}}
 
 
 def _code_mode(raw: Any) -> dict[str, Any] | None:
@@ -204,8 +199,8 @@ def _tool(
     advertise: Advertised | None = None,
     http: Operation | None = None,
 ) -> Tool:
-    input_schema, _ = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
-    output, _ = _resolve_root(raw.get("output"), shared)
+    input_schema = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
+    output = _resolve_root(raw.get("output"), shared)
     bundled = schemas.bundle(input_schema, shared, index)
     bundled_output = None if output is None else schemas.bundle(output, shared, index)
     advertised = None

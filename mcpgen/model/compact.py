@@ -48,19 +48,10 @@ OUTPUT_BUDGET = 400  # bytes of an advertised output schema
 # Keywords no validator reads that a model does not need either.
 DROPPED = frozenset(
     {
-        "title",
-        "examples",
-        "example",
-        "$comment",
-        "readOnly",
-        "writeOnly",
-        "deprecated",
-        "externalDocs",
-        "xml",
-        "discriminator",
-        "$schema",
+        "title", "examples", "example", "$comment", "readOnly", "writeOnly", "deprecated",
+        "externalDocs", "xml", "discriminator", "$schema",
     }
-)
+)  # fmt: skip
 
 # MCP's defaults for tool annotations: a hint equal to its default says nothing.
 HINT_DEFAULTS = {

@@ -28,10 +28,9 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
     for key in ("const", "default"):
         if key in schema:
             return schema[key]
-    if isinstance(schema.get("examples"), list) and schema["examples"]:
-        return schema["examples"][0]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
+    for key in ("examples", "enum"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key][0]
     for key in ("oneOf", "anyOf"):
         if isinstance(schema.get(key), list):
             for option in schema[key]:
@@ -109,21 +108,14 @@ def valid_example(schema: Json) -> Json | None:
         return memo[1]
     if len(_MEMO) > 20_000:
         _MEMO.clear()
-    example = _valid_example(schema)
+    example = _valid(schema, schema, 0)
+    try:
+        if example is _MISSING or not Draft202012Validator(schema).is_valid(example):
+            example = None
+    except Exception:
+        example = None
     _MEMO[id(schema)] = (schema, example)
     return example
-
-
-def _valid_example(schema: Json) -> Json | None:
-    value = _valid(schema, schema, 0)
-    if value is _MISSING:
-        return None
-    try:
-        if not Draft202012Validator(schema).is_valid(value):
-            return None
-    except Exception:
-        return None
-    return value
 
 
 def invalid_example(schema: Json) -> Json | None:
@@ -138,14 +130,10 @@ def invalid_example(schema: Json) -> Json | None:
         for name in required:
             candidates.append({k: v for k, v in base.items() if k != name})
         for name, prop in properties.items():
-            if isinstance(prop, dict) and prop.get("type") in (
-                "string",
-                "array",
-                "object",
-                "boolean",
-            ):
+            kind = prop.get("type") if isinstance(prop, dict) else None
+            if kind in ("string", "array", "object", "boolean"):
                 candidates.append({**base, name: 12345})
-            elif isinstance(prop, dict) and prop.get("type") in ("integer", "number"):
+            elif kind in ("integer", "number"):
                 candidates.append({**base, name: "not a number"})
         candidates.append({**base, "__unexpected__": 1})
     validator = Draft202012Validator(schema)

@@ -36,20 +36,15 @@ import keyword
 import re
 from typing import Any
 
+from mcpgen.check.schemas import def_name
+
 Json = Any
-DEFS_PREFIX = "#/$defs/"
 ANNOTATIONS = frozenset(
     {
-        "description",
-        "title",
-        "default",
-        "examples",
-        "$comment",
-        "deprecated",
-        "readOnly",
+        "description", "title", "default", "examples", "$comment", "deprecated", "readOnly",
         "writeOnly",
     }
-)
+)  # fmt: skip
 OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
@@ -106,10 +101,8 @@ class _Checker:
         self.visiting: set[str] = set()
 
     def ref(self, ref: Json) -> bool:
-        if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
-            return False
-        name = ref[len(DEFS_PREFIX) :]
-        if "/" in name or "~" in name or "%" in name or name not in self.defs:
+        name = def_name(ref)  # None for any other reference, or a nested one
+        if name is None or "~" in ref or "%" in name or name not in self.defs:
             return False
         if name in self.visiting:
             return False  # a cycle: recursive models are not on the fast path

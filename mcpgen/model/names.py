@@ -22,8 +22,6 @@ from mcpgen import identifiers as ids
 from mcpgen.check import schemas
 from mcpgen.load import JsonPath
 
-SECTIONS = {"tools": "tool", "resources": "resource", "prompts": "prompt"}
-
 
 @dataclass(frozen=True)
 class Assigned:
@@ -61,26 +59,17 @@ def assign(data: dict[str, Any]) -> Names:
     """The names of every well-formed entry of ``data`` (by its index in its section)."""
     shared = data.get("$defs")
     shared = shared if isinstance(shared, dict) else {}
-    named = {section: list(_named(data, section)) for section in SECTIONS}
-    tools = {i: _tool(i, raw, shared) for i, raw in named["tools"]}
-    resources = {
-        i: Assigned(
-            ("resources", i),
-            ids.snake(raw["name"]),
-            ids.resource_method(ids.snake(raw["name"])),
-        )
-        for i, raw in named["resources"]
-    }
-    prompts = {
-        i: Assigned(
-            ("prompts", i),
-            ids.snake(raw["name"]),
-            ids.prompt_method(ids.snake(raw["name"])),
-            (ids.model_class(raw["name"], "Arguments"),),
-        )
-        for i, raw in named["prompts"]
-    }
-    return Names(tools, resources, prompts, _completions(data, [r for _, r in named["resources"]]))
+    tools = {i: _tool(i, raw, shared) for i, raw in _named(data, "tools")}
+    resources: dict[int, Assigned] = {}
+    for i, raw in _named(data, "resources"):
+        ident = ids.snake(raw["name"])
+        resources[i] = Assigned(("resources", i), ident, ids.resource_method(ident))
+    prompts: dict[int, Assigned] = {}
+    for i, raw in _named(data, "prompts"):
+        ident, classes = ids.snake(raw["name"]), (ids.model_class(raw["name"], "Arguments"),)
+        prompts[i] = Assigned(("prompts", i), ident, ids.prompt_method(ident), classes)
+    declared = [raw for _, raw in _named(data, "resources")]
+    return Names(tools, resources, prompts, _completions(data, declared))
 
 
 def _named(data: dict[str, Any], section: str) -> list[tuple[int, dict[str, Any]]]:
@@ -97,23 +86,13 @@ def _named(data: dict[str, Any], section: str) -> list[tuple[int, dict[str, Any]
 def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
     name, ident = raw["name"], ids.snake(raw["name"])
     given_input = root_ref(raw.get("input"), shared)
+    given_output = root_ref(raw.get("output"), shared)
     input_model = given_input or ids.model_class(name, "Input")
-    output_model: str | None = None
-    given_output = None
-    if "output" in raw:
-        given_output = root_ref(raw["output"], shared)
-        output_model = given_output or ids.model_class(name, "Output")
-    classes = tuple(
-        model
-        for model, given in ((input_model, given_input), (output_model, given_output))
-        if model is not None and given is None  # a shared definition's class is not its own
-    )
+    output_model = (given_output or ids.model_class(name, "Output")) if "output" in raw else None
+    own = ((input_model, given_input), (output_model, given_output))
+    classes = tuple(m for m, given in own if m and not given)  # not a shared definition's class
     return Assigned(
-        ("tools", index),
-        ident,
-        ids.client_method(ident),
-        classes,
-        (input_model, output_model),
+        ("tools", index), ident, ids.client_method(ident), classes, (input_model, output_model)
     )
 
 

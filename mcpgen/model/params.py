@@ -159,9 +159,7 @@ def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
         if not names.kept_class_name(cls):
             continue
         ref = "#/$defs/" + name.replace("~", "~0").replace("/", "~1")
-        if not isinstance(body, dict) or any(
-            k in body for k in ("$ref", "allOf", "anyOf", "oneOf")
-        ):
+        if not isinstance(body, dict) or {"$ref", "allOf", "anyOf", "oneOf"} & body.keys():
             continue  # a union or an alias of an alias: left as Any
         if body.get("type") == "object" or "properties" in body:
             found[ref] = f"models.{cls} | dict[str, Any]"

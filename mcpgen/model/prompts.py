@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcpgen.model.resources import StaticContent, Variable, given
+from mcpgen.identifiers import kwarg
+from mcpgen.model.resources import StaticContent, Variable, wire
 
 Json = Any
 
@@ -28,15 +29,8 @@ class PromptMessage:
     content: StaticContent | None = None
 
     def to_data(self) -> dict[str, Json]:
-        content = self.content
-        return given(
-            ("role", self.role),
-            ("kind", self.kind),
-            ("text", self.text),
-            ("uri", self.uri),
-            ("mimeType", self.mime_type),
-            *([(content.kind, content.value)] if content is not None else []),
-        )
+        content = {} if self.content is None else {self.content.kind: self.content.value}
+        return wire(self, "role kind text uri mime_type") | content
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,26 +52,10 @@ class Prompt:
     @property
     def parameters(self) -> tuple[Variable, ...]:
         """The arguments as the typed client's keyword arguments, required ones first."""
-        from mcpgen.identifiers import kwarg
-
         given = [Variable(a.name, kwarg(a.name), not a.required) for a in self.arguments]
         return tuple(sorted(given, key=lambda v: v.optional))
 
     @property
     def definition(self) -> dict[str, Json]:
-        arguments = [
-            given(
-                ("name", a.name),
-                ("title", a.title),
-                ("description", a.description),
-                ("required", a.required),
-            )
-            for a in self.arguments
-        ]
-        return given(
-            ("name", self.name),
-            ("title", self.title),
-            ("description", self.description),
-            ("arguments", arguments or None),
-            ("icons", list(self.icons) or None),
-        )
+        arguments = [wire(a, "name title description required") for a in self.arguments]
+        return wire(self, "name title description arguments icons", arguments=arguments)

@@ -177,8 +177,7 @@ def relax(
                 if relaxed_members:
                     out["allOf"] = relaxed_members
             elif all(m not in ({}, True) for m in relaxed_members):
-                target = "anyOf" if "anyOf" not in out else "allOf"
-                if target == "allOf":
+                if "anyOf" in out:  # a oneOf next to an anyOf: both hold
                     out.setdefault("allOf", []).append({"anyOf": relaxed_members})
                 else:
                     out["anyOf"] = relaxed_members

@@ -3,18 +3,26 @@ URI templates, with their variables as keyword arguments."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import quote
 
+from mcpgen.identifiers import kwarg
+from mcpgen.model.examples import valid_example
+from mcpgen.model.settings import camel
 from mcpgen.openapi.result import Operation
 
 Json = Any
 ContentKind = Literal["text", "blob"]
+EMPTY: tuple[Json, ...] = (None, (), [])  # what a definition leaves out ({} is a value)
 
 
-def given(*fields: tuple[str, Json]) -> dict[str, Json]:
-    """A definition's fields whose value is not None, in order."""
-    return {key: value for key, value in fields if value is not None}
+def wire(item: object, names: str, **values: Json) -> dict[str, Json]:
+    """A definition as MCP shows it: the fields ``names`` of ``item`` (or ``values``, which
+    take their place) under their camelCase names, in order; None, () and [] left out."""
+    found = ((n, values[n] if n in values else getattr(item, n)) for n in names.split())
+    return {camel(n): list(v) if type(v) is tuple else v for n, v in found if v not in EMPTY}
 
 
 @dataclass(frozen=True)
@@ -31,10 +39,6 @@ class Variable:
     name: str
     python: str
     optional: bool = False
-
-    @property
-    def required(self) -> bool:
-        return not self.optional
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,10 +69,6 @@ class Resource:
     @property
     def parameters(self) -> tuple[Variable, ...]:
         """The template's variables: handler and client keyword arguments (query ones optional)."""
-        import re
-
-        from mcpgen.identifiers import kwarg
-
         query = {
             name.split(":")[0].rstrip("*")
             for body in re.findall(r"\{[?&]([^}]*)\}", self.uri_template or "")
@@ -82,32 +82,20 @@ class Resource:
         template's variables, optional (query) ones left out."""
         if self.uri_template is None:
             return str(self.uri)
-        import re
-        from urllib.parse import quote
-
-        from mcpgen.model.examples import valid_example
-
         example = valid_example(self.input_schema) if self.input_schema else None
         values = example if isinstance(example, dict) else {}
 
         def expand(match: re.Match[str]) -> str:
             body = match.group(1)
             operator = body[0] if body[0] in "+#./;?&" else ""
-            names = [
-                n.split(":")[0].rstrip("*") for n in (body[1:] if operator else body).split(",")
-            ]
-            if operator in "?&" and operator:
-                return ""
-            parts = [
-                quote(
-                    str(values.get(n, "example")),
-                    safe="" if operator in "./;" or not operator else "/",
-                )
-                for n in names
-            ]
+            if operator in ("?", "&"):
+                return ""  # optional: left out
+            names = [n.split(":")[0].rstrip("*") for n in body[len(operator) :].split(",")]
+            safe = "/" if operator in ("+", "#") else ""
+            parts = [quote(str(values.get(n, "example")), safe=safe) for n in names]
             if operator == ";":
                 return "".join(f";{n}={p}" for n, p in zip(names, parts, strict=True))
-            lead = {"": "", "+": "", "#": "#", ".": ".", "/": "/"}[operator]
+            lead = "" if operator == "+" else operator
             return lead + (lead if operator in "./" else ",").join(parts)
 
         return re.sub(r"\{([^{}]+)\}", expand, self.uri_template)
@@ -119,14 +107,5 @@ class Resource:
     @property
     def definition(self) -> dict[str, Json]:
         """The resource (or template) as resources/list or resources/templates/list shows it."""
-        return given(
-            ("uriTemplate", self.uri_template),
-            ("uri", self.uri),
-            ("name", self.name),
-            ("title", self.title),
-            ("description", self.description),
-            ("mimeType", self.mime_type),
-            ("size", self.size),
-            ("annotations", self.annotations),
-            ("icons", list(self.icons) or None),
-        )
+        names = "uri_template uri name title description mime_type size annotations icons"
+        return wire(self, names)

@@ -74,15 +74,8 @@ class Auth:
     introspection_url: str | None = None
     hide_unauthorized_tools: bool = False
     algorithms: tuple[str, ...] = (
-        "RS256",
-        "RS384",
-        "RS512",
-        "PS256",
-        "PS384",
-        "PS512",
-        "ES256",
-        "ES384",
-    )
+        "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384",
+    )  # fmt: skip
     leeway: float = 30.0
     scopes_supported: tuple[str, ...]  # every scope some tool needs, sorted
 
@@ -109,13 +102,18 @@ class Observability:
 Section = TypeVar("Section")
 
 
+def camel(name: str) -> str:
+    """A model field's name in the manifest and on the wire: ``mime_type`` -> ``mimeType``."""
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+
+
 def read(cls: type[Section], raw: dict[str, Any], **known: Any) -> Section:
     """A manifest section (the schema checked its shape) as the dataclass ``cls``: each
     field not ``known`` from the camelCase key of its name (a list as a tuple, a number as
     the field's type: ``shutdownTimeout: 10`` is 10.0), else the field's default."""
     values = dict(known)
     for item in fields(cls):  # type: ignore[arg-type]
-        key = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), item.name)
+        key = camel(item.name)
         if item.name in known or key not in raw:
             continue
         value = raw[key]

@@ -7,34 +7,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from mcpgen.check.schemas import DEFS_PREFIX, children, def_name, def_refs
+from mcpgen.check.schemas import DATA_KEYWORDS, DEFS_PREFIX, children, def_name, def_refs
 from mcpgen.model.relax import ANNOTATIONS, size
 
 Json = Any
 
 INTERACTING = frozenset(
     {
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "items",
-        "prefixItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "if",
-        "then",
-        "else",
-        "$ref",
-        "$dynamicRef",
-        "$defs",
-        "$id",
-        "$anchor",
-        "$dynamicAnchor",
+        "properties", "patternProperties", "additionalProperties", "unevaluatedProperties",
+        "unevaluatedItems", "items", "prefixItems", "contains", "minContains", "maxContains",
+        "if", "then", "else", "$ref", "$dynamicRef", "$defs", "$id", "$anchor", "$dynamicAnchor",
     }
-)
+)  # fmt: skip
 
 
 def flatten(node: dict[str, Json]) -> dict[str, Json]:
@@ -117,18 +101,13 @@ def share(schema: Json) -> Json:
             return [visit(item) for item in node]
         if not isinstance(node, dict):
             return node
+        out = {k: v if k in DATA_KEYWORDS else visit(v) for k, v in node.items()}
         name = def_name(node.get("$ref"))
-        if name is not None and name in defs and name not in kept:
-            if name not in memo:
-                memo[name] = visit(defs[name])
-            siblings = {k: visit_child(k, v) for k, v in node.items() if k != "$ref"}
-            return _merge(memo[name], siblings)
-        return {k: visit_child(k, v) for k, v in node.items()}
-
-    def visit_child(key: str, value: Json) -> Json:
-        if key in ("const", "enum", "default", "examples"):
-            return value
-        return visit(value)
+        if name is None or name not in defs or name in kept:
+            return out
+        if name not in memo:
+            memo[name] = visit(defs[name])
+        return _merge(memo[name], {k: v for k, v in out.items() if k != "$ref"})  # inlined
 
     out = visit(root)
     reached = _effective(root, defs, uses, kept)
@@ -147,27 +126,25 @@ def _effective(
     root: Json, defs: dict[str, Json], uses: dict[str, Counter[str]], kept: set[str]
 ) -> Counter[str]:
     """How often each definition would appear with every definition not in ``kept`` inlined."""
-    counts: Counter[str] = Counter()
     memo: dict[str, Counter[str]] = {}
+
+    def inlined(direct: Counter[str], stack: tuple[str, ...] = ()) -> Counter[str]:
+        """The references ``direct`` makes, with what the inlined copy of each definition
+        not kept (nor on ``stack``) holds."""
+        found = Counter(direct)
+        for name, times in direct.items():
+            if name in defs and name not in kept and name not in stack:
+                for deeper, more in expanded(name, (*stack, name)).items():
+                    found[deeper] += times * more
+        return found
 
     def expanded(name: str, stack: tuple[str, ...]) -> Counter[str]:
         """The kept references an inlined copy of ``name`` contributes (itself not counted)."""
-        if name in memo:
-            return memo[name]
-        found: Counter[str] = Counter()
-        for other, times in uses.get(name, Counter()).items():
-            found[other] += times
-            if other in defs and other not in kept and other not in stack:
-                for deeper, more in expanded(other, (*stack, other)).items():
-                    found[deeper] += times * more
-        memo[name] = found
-        return found
+        if name not in memo:
+            memo[name] = inlined(uses.get(name, Counter()), stack)
+        return memo[name]
 
-    for name, times in def_refs(root).items():
-        counts[name] += times
-        if name in defs and name not in kept:
-            for deeper, more in expanded(name, (name,)).items():
-                counts[deeper] += times * more
+    counts = inlined(def_refs(root))
     pending = [n for n in counts if n in kept]
     done: set[str] = set()
     while pending:  # a kept definition's body appears once, wherever it is used from
@@ -175,12 +152,7 @@ def _effective(
         if name in done:
             continue
         done.add(name)
-        inner = Counter(uses[name])
-        for other, times in uses[name].items():
-            if other in defs and other not in kept:
-                for deeper, more in expanded(other, (other,)).items():
-                    inner[deeper] += times * more
-        for other, times in inner.items():
+        for other, times in inlined(uses[name]).items():
             counts[other] += times
             if other in kept and other not in done:
                 pending.append(other)
@@ -188,7 +160,7 @@ def _effective(
 
 
 def tidy(schema: Json) -> Json:
-    """``schema`` with the ``allOf`` members that inlining left merged (:func:`_flatten`)."""
+    """``schema`` with the ``allOf`` members that inlining left merged (:func:`flatten`)."""
 
     def visit(node: Json, key: str = "") -> Json:
         if not isinstance(node, dict):

@@ -8,41 +8,45 @@ never see the raw manifest.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from mcpgen import identifiers
+from mcpgen.model.params import Param, params
 from mcpgen.model.prompts import Prompt
-from mcpgen.model.resources import Resource, given
-from mcpgen.model.settings import OFFERED_TRANSPORTS, Auth, Ci, Deploy, HttpSettings, Observability
+from mcpgen.model.resources import Resource, wire
+from mcpgen.model.settings import (
+    OFFERED_TRANSPORTS,
+    Auth,
+    Ci,
+    Deploy,
+    HttpSettings,
+    Observability,
+    read,
+)
 from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
 
 Json = Any
 
 
+@dataclass(frozen=True, eq=False)
 class Origins:
     """Where the schema behind each model class was written, for located build errors:
     model class name -> (field path, path in the source document), located on first use."""
 
-    def __init__(
-        self,
-        paths: dict[str, tuple[str, tuple[str | int, ...]]],
-        locate: Callable[[tuple[str | int, ...]], Location] | None = None,
-    ) -> None:
-        self.paths = paths
-        self.locate = locate
+    paths: dict[str, tuple[str, tuple[str | int, ...]]] = field(default_factory=dict)
+    locate: Callable[[tuple[str | int, ...]], Location] | None = None
 
     def get(self, name: str) -> tuple[str, Location] | None:
         found = self.paths.get(name)
         if found is None or self.locate is None:
             return None
         return found[0], self.locate(found[1])
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Origins:
-        return self  # read-only; holds the source document, which is not copied
 
 
 # the ``otel`` extra: imported only when OTEL_* is set or for GET /metrics (runtime/telemetry*.py)
@@ -84,16 +88,12 @@ class Server:
     @property
     def package_version(self) -> str:
         """The version pip sees (PEP 440); ``version`` is what clients are told."""
-        from mcpgen.identifiers import package_version
-
-        return package_version(self.version)
+        return identifiers.package_version(self.version)
 
     @property
     def env_prefix(self) -> str:
         """The prefix of the run-time environment variables: ``my-server`` -> ``MY_SERVER_``."""
-        from mcpgen.identifiers import env_base
-
-        return env_base(self.name) + "_"
+        return identifiers.env_base(self.name) + "_"
 
 
 @dataclass(frozen=True)
@@ -144,17 +144,13 @@ class Tool:
     @cached_property
     def full_definition(self) -> dict[str, Json]:
         """The tool with its full schemas and texts (what validation uses)."""
-        return given(
-            ("name", self.name),
-            ("title", self.title),
-            ("description", self.description),
-            ("inputSchema", self.input_schema),
-            ("outputSchema", self.output_schema),
-            ("annotations", self.annotations or None),
-            ("icons", list(self.icons) or None),
-            ("_meta", self.meta or None),
-            ("execution", {"taskSupport": self.task} if self.task else None),
-        )
+        names = "name title description input_schema output_schema annotations icons"
+        definition = wire(self, names)
+        if self.meta:
+            definition["_meta"] = self.meta
+        if self.task:
+            definition["execution"] = {"taskSupport": self.task}
+        return definition
 
     @cached_property
     def definition(self) -> dict[str, Json]:
@@ -221,7 +217,7 @@ class Manifest:
     ci: Ci = field(default_factory=Ci)
     observability: Observability = field(default_factory=Observability)
     # Where the schema behind each model class was written: for located build errors.
-    origins: Origins = field(default_factory=lambda: Origins({}), compare=False)
+    origins: Origins = field(default_factory=Origins, compare=False)
 
     @property
     def mode(self) -> str:
@@ -245,21 +241,8 @@ class Manifest:
         """The tools tools/list shows: every tool, or the declared tools and the mode's own."""
         if self.mode == "tools":
             return self.tools
-        own = mode_tools(self.mode)
-        declared = tuple(t for t in self.tools if not t.http)
-        return declared + tuple(
-            Tool(
-                name=d["name"],
-                title=d.get("title"),
-                description=d.get("description"),
-                input_schema=d["inputSchema"],
-                output_schema=d.get("outputSchema"),
-                annotations=d.get("annotations"),
-                ident=d["name"],
-                mode=self.mode,
-            )
-            for d in own
-        )
+        own = (read(Tool, d, ident=d["name"], mode=self.mode) for d in mode_tools(self.mode))
+        return self.handled_tools + tuple(own)
 
     @property
     def dependencies(self) -> list[str]:
@@ -304,18 +287,14 @@ class Manifest:
         )
         return [name for name, items in kinds if items]
 
-    def client_params(self, tool: Tool) -> list[Any]:
-        """The typed client's keyword arguments for ``tool`` (``model.params.Param``),
-        required first; a ``$ref`` is typed as its model class."""
-        from mcpgen.model.params import params
-
+    def client_params(self, tool: Tool) -> list[Param]:
+        """The typed client's keyword arguments for ``tool``, required first; a ``$ref`` is
+        typed as its model class."""
         return params(tool.input_schema, tool.input_model, frozenset(self.shared_defs or ()))
 
     @property
     def client_typing(self) -> list[str]:
         """The ``typing`` names the typed client's annotations use."""
-        import re
-
         used = {
             w
             for t in self.tools
@@ -355,8 +334,8 @@ class Manifest:
 
     def to_data(self) -> dict[str, Json]:
         """A JSON-ready view of the model (``mcpgen inspect --json``)."""
-        from dataclasses import asdict
+        from dataclasses import asdict, replace
 
-        data = asdict(self)
+        data = asdict(replace(self, origins=Origins()))  # the source document is not copied
         data.pop("origins")
         return data
