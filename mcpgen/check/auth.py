@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+# the auth settings only type oauth reads (a warning with any other type)
+OAUTH = ("issuer", "audience", "jwksUrl", "jwksFile", "introspectionUrl", "algorithms", "leeway")
 
 
 def check_auth(checker: Checker) -> None:
@@ -69,15 +71,7 @@ def check_auth(checker: Checker) -> None:
         if "env" in auth:
             checker.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
     else:
-        for key in (
-            "issuer",
-            "audience",
-            "jwksUrl",
-            "jwksFile",
-            "introspectionUrl",
-            "algorithms",
-            "leeway",
-        ):
+        for key in OAUTH:
             if key in auth:
                 checker.warn(("auth", key), f"{key!r} is used only with auth type oauth")
         if auth.get("hideUnauthorizedTools"):
@@ -86,7 +80,7 @@ def check_auth(checker: Checker) -> None:
                 "only oauth tokens carry scopes: with other auth types every tool is listed",
             )
         for index, tool in entries(checker.data.get("tools", [])):
-            if isinstance(tool, dict) and tool.get("scopes"):
+            if tool.get("scopes"):
                 checker.warn(
                     ("tools", index, "scopes"),
                     "scopes are enforced only with auth type oauth"

@@ -173,7 +173,6 @@ def located(trail: Trail) -> JsonPath:
 
 # OpenAPI's own schema words: ignored by JSON Schema 2020-12, but no typo of its keywords
 OPENAPI_WORDS = frozenset({"example", "nullable", "discriminator", "xml", "externalDocs"})
-_SORTED = sorted(KEYWORDS)
 
 
 def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[JsonPath, str, bool]]:
@@ -183,7 +182,7 @@ def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[Json
     and a ``required`` name no property declares (an error when ``additionalProperties:
     false`` forbids it, else a warning). ``lenient``: warnings only, keys alone (schemas
     imported from an OpenAPI document, checked as they were converted)."""
-    import difflib
+    from mcpgen.check.structure import did_you_mean
 
     for node, trail in schema_nodes(schema):
         closed = node.get("additionalProperties") is False
@@ -191,24 +190,22 @@ def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[Json
             if key in KEYWORDS or key.startswith("x-"):
                 continue
             where = (*located(trail), key)
-            near = [] if key in OPENAPI_WORDS else difflib.get_close_matches(key, _SORTED, 1, 0.7)
+            hint = "" if key in OPENAPI_WORDS else did_you_mean(key, KEYWORDS)
             message = f"{key!r} is not a JSON Schema keyword"
-            if near and not lenient:
-                yield where, f"{message} (did you mean {near[0]!r}?)", True
+            if hint and not lenient:
+                yield where, message + hint, True
             elif closed and not {"properties", "patternProperties"} & set(node) and not lenient:
                 yield where, (
                     f"{message}: with additionalProperties false and no properties, "
                     "only an empty object is valid"
                 ), True  # fmt: skip
             else:
-                hint = f" (did you mean {near[0]!r}?)" if near else ""
                 yield where, f"{message}{hint}; it is ignored", False
         for index, name in [] if lenient else _undeclared(node):
             message = f"required property {name!r} is not declared in properties"
             if closed:
                 message += " and additionalProperties is false: no value can be valid"
-            near = difflib.get_close_matches(name, list(node.get("properties") or {}), 1, 0.7)
-            message += f" (did you mean {near[0]!r}?)" if near else ""
+            message += did_you_mean(name, node.get("properties") or {})
             yield (*located(trail), "required", index), message, closed
 
 
@@ -284,6 +281,8 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
     from jsonschema.exceptions import SchemaError
     from referencing.exceptions import Unresolvable
 
+    from mcpgen.check.structure import short
+
     validator = Draft202012Validator(root if isinstance(root, dict) else {})
     for node, trail in schema_nodes(schema):
         if "default" not in node:
@@ -294,12 +293,8 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
         except (Unresolvable, SchemaError, RecursionError, re.error):
             continue  # a reference or pattern the other checks report, or nothing to say
         if error is not None:
-            shown = json.dumps(node["default"], ensure_ascii=False)
-            shown = shown if len(shown) <= 40 else shown[:37] + "..."
-            yield (
-                *located(trail),
-                "default",
-            ), f"default {shown} does not match its schema: {error.message}"
+            message = f"default {short(node['default'])} does not match its schema: {error.message}"
+            yield (*located(trail), "default"), message
 
 
 def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str, Json]:
