@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from mcpgen.check.view import entries
 from mcpgen.model.settings import OFFERED_TRANSPORTS
-from mcpgen.runtime.settings import (  # the same hosts the server treats as local
-    LOCAL_HOSTS,
-    TRANSPORTS,
-)
+from mcpgen.runtime.credential_config import safe_url  # https, or http to this machine
+from mcpgen.runtime.settings import LOCAL_HOSTS, TRANSPORTS  # the server's own
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
@@ -64,7 +61,7 @@ def check_auth(checker: Checker) -> None:
             )
         for key in ("issuer", "jwksUrl", "introspectionUrl"):
             url = auth.get(key)
-            if isinstance(url, str) and not secure_url(url):
+            if isinstance(url, str) and not safe_url(url):
                 checker.error(
                     ("auth", key), f"{key} must be an https URL (http only for localhost)"
                 )
@@ -93,14 +90,6 @@ def check_auth(checker: Checker) -> None:
             ("transports", "http", "corsOrigins"),
             "'*' lets any web page call this unauthenticated server from a browser",
         )
-
-
-def secure_url(url: str) -> bool:
-    """https, or http to this machine (for development)."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return True
-    return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS
 
 
 def check_transports(checker: Checker) -> None:
