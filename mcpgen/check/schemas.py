@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
@@ -24,15 +25,16 @@ def refs(schema: Json) -> Iterator[tuple[JsonPath, str]]:
             yield (*located(trail), "$ref"), node["$ref"]
 
 
-def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
-    """Resolve a local JSON pointer like ``#/$defs/Name``; (found, value)."""
+def resolve_pointer(document: Json, pointer: str, percent: bool = False) -> tuple[bool, Json]:
+    """Resolve a local JSON pointer like ``#/$defs/Name``; (found, value). ``percent``: its
+    tokens are percent-decoded first, as a URI fragment's are."""
     if pointer == "#":
         return True, document
     if not pointer.startswith("#/"):
         return False, None
     node = document
     for raw in pointer[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
+        part = (unquote(raw) if percent else raw).replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
