@@ -37,6 +37,7 @@ from .schema_rules import (
     _tighter,
     _types,
     _within,
+    _without,
 )
 
 Json = Any
@@ -106,7 +107,7 @@ class SchemaBase:
         self.out.add(level, self.item, path, change, why)
 
     def docs(self, path: str, change: str) -> None:
-        self.out.add(DOCS, self.item, path, change, "documentation only: validation is unchanged")
+        self.say(DOCS, path, change, "documentation only: validation is unchanged")
 
     # -- $ref
     def _resolve(self, ref: Json, old: bool) -> Json | None:
@@ -123,7 +124,7 @@ class SchemaBase:
         if not isinstance(target, dict):
             return node
         merged = dict(target)
-        merged.update({k: v for k, v in node.items() if k != "$ref"})
+        merged.update(_without(node, "$ref"))
         return merged
 
     def _type(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
@@ -233,14 +234,9 @@ class SchemaBase:
             elif key == "format" and _text_pair(b, a) in WIDER_FORMATS:
                 self.narrowed(where, f"format {a} -> {b}")
             else:
-                self.out.add(
-                    BREAKING,
-                    self.item,
-                    where,
-                    f"{key} changed from {_show(a)} to {_show(b)}",
-                    "values that matched the old one may not match the new one"
-                    + ("" if self.output else ": calls may be refused"),
-                )
+                why = "values that matched the old one may not match the new one"
+                why += "" if self.output else ": calls may be refused"
+                self.say(BREAKING, where, f"{key} changed from {_show(a)} to {_show(b)}", why)
         a_u, b_u = old.get("uniqueItems") is True, new.get("uniqueItems") is True
         if a_u != b_u:
             where = f"{path}/uniqueItems"
