@@ -306,12 +306,10 @@ def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str
     for key, value in node.items():
         if key in SCHEMA_MAPS and isinstance(value, dict):
             out[key] = {name: fn(sub, key) for name, sub in value.items()}
-        elif key in SCHEMA_LISTS and isinstance(value, list):
+        elif key in (*SCHEMA_LISTS, "items") and isinstance(value, list):  # items: draft 4-7
             out[key] = [fn(sub, key) for sub in value]
         elif key in (*SCHEMA_VALUES, "additionalItems") and isinstance(value, dict | bool):
             out[key] = fn(value, key)
-        elif key == "items" and isinstance(value, list):
-            out[key] = [fn(sub, key) for sub in value]
         else:
             out[key] = value
     return out
@@ -336,7 +334,7 @@ def def_refs(node: Json) -> Counter[str]:
             if name is not None:
                 found[name] += 1
             for key, value in current.items():
-                if key in ("const", "enum", "default", "examples", "$defs"):
+                if key in DATA_KEYWORDS or key == "$defs":
                     continue
                 if isinstance(value, dict | list):
                     stack.append(value)
