@@ -81,13 +81,10 @@ class SchemaDiff(SchemaBase):
                     self.seen.add(key)
                     target = self.root_path + old_ref[1:]
                     a, b = self._resolve(old_ref, True), self._resolve(new_ref, False)
-                    if a is None or b is None:
-                        if (a is None) != (b is None):
-                            self.unknown(
-                                path + "/$ref",
-                                f"$ref {_show(old_ref)} no longer resolves the same way",
-                            )
-                    else:
+                    if (a is None) != (b is None):
+                        text = f"$ref {_show(old_ref)} no longer resolves the same way"
+                        self.unknown(path + "/$ref", text)
+                    elif a is not None:
                         self.compare(a, b, target, depth + 1)
                 self._keywords(_without(old, "$ref"), _without(new, "$ref"), path, depth)
                 return
