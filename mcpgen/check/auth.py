@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from mcpgen.check.view import entries
 from mcpgen.model.settings import OFFERED_TRANSPORTS
-from mcpgen.runtime.settings import (  # the same hosts the server treats as local
-    LOCAL_HOSTS,
-    TRANSPORTS,
-)
+from mcpgen.runtime.credential_config import safe_url  # https, or http to this machine
+from mcpgen.runtime.settings import LOCAL_HOSTS, TRANSPORTS  # the server's own
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+# the auth settings only type oauth reads (a warning with any other type)
+OAUTH = ("issuer", "audience", "jwksUrl", "jwksFile", "introspectionUrl", "algorithms", "leeway")
 
 
 def check_auth(checker: Checker) -> None:
@@ -62,22 +61,14 @@ def check_auth(checker: Checker) -> None:
             )
         for key in ("issuer", "jwksUrl", "introspectionUrl"):
             url = auth.get(key)
-            if isinstance(url, str) and not secure_url(url):
+            if isinstance(url, str) and not safe_url(url):
                 checker.error(
                     ("auth", key), f"{key} must be an https URL (http only for localhost)"
                 )
         if "env" in auth:
             checker.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
     else:
-        for key in (
-            "issuer",
-            "audience",
-            "jwksUrl",
-            "jwksFile",
-            "introspectionUrl",
-            "algorithms",
-            "leeway",
-        ):
+        for key in OAUTH:
             if key in auth:
                 checker.warn(("auth", key), f"{key!r} is used only with auth type oauth")
         if auth.get("hideUnauthorizedTools"):
@@ -86,7 +77,7 @@ def check_auth(checker: Checker) -> None:
                 "only oauth tokens carry scopes: with other auth types every tool is listed",
             )
         for index, tool in entries(checker.data.get("tools", [])):
-            if isinstance(tool, dict) and tool.get("scopes"):
+            if tool.get("scopes"):
                 checker.warn(
                     ("tools", index, "scopes"),
                     "scopes are enforced only with auth type oauth"
@@ -99,14 +90,6 @@ def check_auth(checker: Checker) -> None:
             ("transports", "http", "corsOrigins"),
             "'*' lets any web page call this unauthenticated server from a browser",
         )
-
-
-def secure_url(url: str) -> bool:
-    """https, or http to this machine (for development)."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return True
-    return parts.scheme == "http" and parts.hostname in LOCAL_HOSTS
 
 
 def check_transports(checker: Checker) -> None:

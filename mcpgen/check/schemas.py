@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
@@ -24,15 +25,16 @@ def refs(schema: Json) -> Iterator[tuple[JsonPath, str]]:
             yield (*located(trail), "$ref"), node["$ref"]
 
 
-def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
-    """Resolve a local JSON pointer like ``#/$defs/Name``; (found, value)."""
+def resolve_pointer(document: Json, pointer: str, percent: bool = False) -> tuple[bool, Json]:
+    """Resolve a local JSON pointer like ``#/$defs/Name``; (found, value). ``percent``: its
+    tokens are percent-decoded first, as a URI fragment's are."""
     if pointer == "#":
         return True, document
     if not pointer.startswith("#/"):
         return False, None
     node = document
     for raw in pointer[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
+        part = (unquote(raw) if percent else raw).replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -173,7 +175,6 @@ def located(trail: Trail) -> JsonPath:
 
 # OpenAPI's own schema words: ignored by JSON Schema 2020-12, but no typo of its keywords
 OPENAPI_WORDS = frozenset({"example", "nullable", "discriminator", "xml", "externalDocs"})
-_SORTED = sorted(KEYWORDS)
 
 
 def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[JsonPath, str, bool]]:
@@ -183,7 +184,7 @@ def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[Json
     and a ``required`` name no property declares (an error when ``additionalProperties:
     false`` forbids it, else a warning). ``lenient``: warnings only, keys alone (schemas
     imported from an OpenAPI document, checked as they were converted)."""
-    import difflib
+    from mcpgen.check.structure import did_you_mean
 
     for node, trail in schema_nodes(schema):
         closed = node.get("additionalProperties") is False
@@ -191,24 +192,22 @@ def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[Json
             if key in KEYWORDS or key.startswith("x-"):
                 continue
             where = (*located(trail), key)
-            near = [] if key in OPENAPI_WORDS else difflib.get_close_matches(key, _SORTED, 1, 0.7)
+            hint = "" if key in OPENAPI_WORDS else did_you_mean(key, KEYWORDS)
             message = f"{key!r} is not a JSON Schema keyword"
-            if near and not lenient:
-                yield where, f"{message} (did you mean {near[0]!r}?)", True
+            if hint and not lenient:
+                yield where, message + hint, True
             elif closed and not {"properties", "patternProperties"} & set(node) and not lenient:
                 yield where, (
                     f"{message}: with additionalProperties false and no properties, "
                     "only an empty object is valid"
                 ), True  # fmt: skip
             else:
-                hint = f" (did you mean {near[0]!r}?)" if near else ""
                 yield where, f"{message}{hint}; it is ignored", False
         for index, name in [] if lenient else _undeclared(node):
             message = f"required property {name!r} is not declared in properties"
             if closed:
                 message += " and additionalProperties is false: no value can be valid"
-            near = difflib.get_close_matches(name, list(node.get("properties") or {}), 1, 0.7)
-            message += f" (did you mean {near[0]!r}?)" if near else ""
+            message += did_you_mean(name, node.get("properties") or {})
             yield (*located(trail), "required", index), message, closed
 
 
@@ -284,6 +283,8 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
     from jsonschema.exceptions import SchemaError
     from referencing.exceptions import Unresolvable
 
+    from mcpgen.check.structure import short
+
     validator = Draft202012Validator(root if isinstance(root, dict) else {})
     for node, trail in schema_nodes(schema):
         if "default" not in node:
@@ -294,12 +295,8 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
         except (Unresolvable, SchemaError, RecursionError, re.error):
             continue  # a reference or pattern the other checks report, or nothing to say
         if error is not None:
-            shown = json.dumps(node["default"], ensure_ascii=False)
-            shown = shown if len(shown) <= 40 else shown[:37] + "..."
-            yield (
-                *located(trail),
-                "default",
-            ), f"default {shown} does not match its schema: {error.message}"
+            message = f"default {short(node['default'])} does not match its schema: {error.message}"
+            yield (*located(trail), "default"), message
 
 
 def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str, Json]:
@@ -309,12 +306,10 @@ def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str
     for key, value in node.items():
         if key in SCHEMA_MAPS and isinstance(value, dict):
             out[key] = {name: fn(sub, key) for name, sub in value.items()}
-        elif key in SCHEMA_LISTS and isinstance(value, list):
+        elif key in (*SCHEMA_LISTS, "items") and isinstance(value, list):  # items: draft 4-7
             out[key] = [fn(sub, key) for sub in value]
         elif key in (*SCHEMA_VALUES, "additionalItems") and isinstance(value, dict | bool):
             out[key] = fn(value, key)
-        elif key == "items" and isinstance(value, list):
-            out[key] = [fn(sub, key) for sub in value]
         else:
             out[key] = value
     return out
@@ -339,7 +334,7 @@ def def_refs(node: Json) -> Counter[str]:
             if name is not None:
                 found[name] += 1
             for key, value in current.items():
-                if key in ("const", "enum", "default", "examples", "$defs"):
+                if key in DATA_KEYWORDS or key == "$defs":
                     continue
                 if isinstance(value, dict | list):
                     stack.append(value)

@@ -15,7 +15,7 @@ from jsonschema.exceptions import ValidationError
 from mcpgen.load import Document, JsonPath, dotted
 from mcpgen.problems import Level, Problem, Problems
 
-__all__ = ["check_structure", "dotted", "manifest_schema", "schema_problems"]
+__all__ = ["check_structure", "dotted", "manifest_schema", "schema_problems", "short"]
 
 _ONE_OF_HINTS = {
     ("uri", "uriTemplate"): "give exactly one of 'uri' (a fixed resource) or 'uriTemplate'",
@@ -80,7 +80,7 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
     elif "propertyNames" in error.absolute_schema_path and isinstance(instance, str):
         path = (*path, instance)
         key = True
-        message = f"name {_short(instance)} must match the pattern {error.validator_value}"
+        message = f"name {short(instance)} must match the pattern {error.validator_value}"
     elif error.validator == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else error.message
         message = f"missing required field {missing!r}"
@@ -102,30 +102,30 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
         shown = " or ".join(expected) if isinstance(expected, list) else expected
         got = _json_type(instance)
         message = f"expected {shown}, got {got}" + (
-            "" if instance is None else f" {_short(instance)}"
+            "" if instance is None else f" {short(instance)}"
         )
         if expected == "string" and got in ("integer", "number", "boolean"):
             message += " (put it in quotes to make it a string)"
     elif error.validator in ("enum", "const"):
         if error.validator == "const":
-            message = f"must be {_short(error.validator_value)}, not {_short(instance)}"
+            message = f"must be {short(error.validator_value)}, not {short(instance)}"
         else:
-            choices = ", ".join(map(_short, _list(error.validator_value)))
-            message = f"{_short(instance)} is not one of {choices}"
+            choices = ", ".join(map(short, _list(error.validator_value)))
+            message = f"{short(instance)} is not one of {choices}"
     elif error.validator == "pattern":
-        message = f"{_short(instance)} does not match the pattern {error.validator_value}"
+        message = f"{short(instance)} does not match the pattern {error.validator_value}"
     elif error.validator == "minLength" and error.validator_value == 1:
         message = "must not be empty"
     elif error.validator in ("minLength", "maxLength"):
         most = "most" if error.validator == "maxLength" else "least"
-        message = f"{_short(instance)} must be at {most} {error.validator_value} characters long"
+        message = f"{short(instance)} must be at {most} {error.validator_value} characters long"
     elif error.validator in ("minItems", "maxItems", "minProperties", "maxProperties"):
         most = "most" if error.validator.startswith("max") else "least"
         what = "items" if error.validator.endswith("Items") else "fields"
         message = f"must have at {most} {error.validator_value} {what}"
     elif error.validator in _BOUNDS:
         message = (
-            f"{_short(instance)} must be {_BOUNDS[str(error.validator)]} {error.validator_value}"
+            f"{short(instance)} must be {_BOUNDS[str(error.validator)]} {error.validator_value}"
         )
     return [_error(doc, path, message, key)]
 
@@ -170,6 +170,6 @@ def _json_type(value: Any) -> str:
     return "null" if value is None else next(found, "object")
 
 
-def _short(value: Any) -> str:
+def short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 40 else text[:37] + "..."

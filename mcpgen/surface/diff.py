@@ -116,9 +116,7 @@ class _Differ:
     def __init__(self, old: Mapping[str, Json], new: Mapping[str, Json]) -> None:
         self.old, self.new = old, new
         self.out = _Out()
-
-    def add(self, level: str, item: str, path: str, change: str, why: str) -> None:
-        self.out.add(level, item, path, change, why)
+        self.add = self.out.add
 
     def run(self) -> list[Change]:
         self.server()
@@ -147,7 +145,7 @@ class _Differ:
             if key == "name":
                 self.add(COMPATIBLE, "server", path, text, WHY_SERVER_NAME)
             else:
-                self.add(DOCS, "server", path, text, "shown to people and models; no call changes")
+                self.add(DOCS, "server", path, text, WHY_DOCS)
 
     def capabilities(self) -> None:
         old, new = _dict(self.old, "capabilities"), _dict(self.new, "capabilities")

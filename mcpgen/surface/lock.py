@@ -41,27 +41,22 @@ def wire(entry: Mapping[str, Json]) -> dict[str, Json]:
     return result
 
 
-def _entry(
-    definition: dict[str, Json], scopes: Iterable[str], text: str | None = None
-) -> dict[str, Json]:
-    """``definition`` with the keys the lock adds; ``text`` is its compact JSON if known."""
+def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
+    """A tool's, resource's or prompt's definition with the keys the lock adds; ``text`` is
+    its compact JSON if known."""
+    definition = item.definition
     entry = dict(definition)
-    entry["scopes"] = sorted(set(scopes))
+    entry["scopes"] = sorted(set(item.scopes))
     n = len((compact(definition) if text is None else text).encode())
     entry["size"] = {"bytes": n, "tokens": estimate_tokens(n)}
+    if not getattr(item, "enabled", True):  # a resource is always listed
+        entry["enabled"] = False
     return entry
 
 
 def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Json]]:
     """Lock entries of tools, sorted by name."""
-    entries: list[dict[str, Json]] = []
-    for tool in tools:
-        entry = _entry(tool.definition, tool.scopes, tool.wire_json)
-        if not tool.enabled:
-            entry["enabled"] = False
-        entries.append(entry)
-    entries.sort(key=lambda e: e["name"])
-    return entries
+    return sorted((_entry(tool, tool.wire_json) for tool in tools), key=lambda e: e["name"])
 
 
 def _server(server: Any) -> dict[str, Json]:
@@ -99,22 +94,19 @@ def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
 
 
 def _resource_entry(resource: Any) -> dict[str, Json]:
+    entry = _entry(resource)
     definition = resource.definition
-    entry = _entry(definition, resource.scopes)
     if "size" in definition:  # the declared content size; ``size`` is the lock's measure
         entry["contentSize"] = definition["size"]
     return entry
 
 
 def _prompt_entry(prompt: Any) -> dict[str, Json]:
-    definition = prompt.definition
-    entry = _entry(definition, prompt.scopes)
+    entry = _entry(prompt)
     entry["arguments"] = [
         {**argument, "required": bool(argument.get("required", False))}
-        for argument in definition.get("arguments", ())
+        for argument in prompt.definition.get("arguments", ())
     ]
-    if not getattr(prompt, "enabled", True):
-        entry["enabled"] = False
     return entry
 
 

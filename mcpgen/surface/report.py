@@ -11,7 +11,6 @@ from .changes import LEVELS, Change
 MARKDOWN_ROWS = 100  # per level, at most
 MERGED_ITEMS = 3  # items named in a row that several items share
 MARKDOWN_LIMIT = 60_000  # characters: a GitHub comment holds 65,536
-TITLES = {"breaking": "Breaking", "compatible": "Compatible", "docs": "Docs"}
 COLORS = {"breaking": "red", "compatible": "yellow", "docs": "cyan"}
 
 
@@ -87,9 +86,9 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
             continue
         fold = level == "docs"
         if fold:
-            lines.append(f"<details><summary>{TITLES[level]} ({len(group)})</summary>")
+            lines.append(f"<details><summary>{level.capitalize()} ({len(group)})</summary>")
         else:
-            lines.append(f"#### {TITLES[level]} ({len(group)})")
+            lines.append(f"#### {level.capitalize()} ({len(group)})")
         lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
         merged = _merge_rows(group)
         for items, change in merged[:rows]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpgen.check.schemas import ref_strings, resolve_pointer
+
 from .changes import (
     BREAKING,
     COMPATIBLE,
@@ -17,7 +19,6 @@ from .changes import (
     WHY_UNKNOWN,
     _Out,
     _show,
-    _unescape,
     _values,
 )
 from .schema_rules import (
@@ -36,6 +37,7 @@ from .schema_rules import (
     _tighter,
     _types,
     _within,
+    _without,
 )
 
 Json = Any
@@ -56,52 +58,31 @@ class SchemaBase:
         self.seen: set[tuple[Any, Any]] = set()  # definitions compared (reported once)
         self.active: set[tuple[Any, Any]] = set()  # pairs being compared, for recursion
         self.alive: list[Any] = []  # made-up nodes whose ids are in those keys
-        self._refs: dict[int, frozenset[str]] = {}
         self._dirty: set[str] | None = None
 
     # -- equal text, different meaning: a local $ref whose target changed
-    def _refs_in(self, node: Json) -> frozenset[str]:
-        """The local references in ``node`` (cached by identity: nodes of the two roots)."""
-        if not isinstance(node, dict | list):
-            return frozenset()
-        key = id(node)
-        found = self._refs.get(key)
-        if found is None:
-            values = node.values() if isinstance(node, dict) else node
-            found = frozenset().union(*(self._refs_in(v) for v in values))
-            if isinstance(node, dict):
-                ref = node.get("$ref")
-                if isinstance(ref, str) and ref.startswith("#"):
-                    found |= {ref}
-            self._refs[key] = found
-            self.alive.append(node)
-        return found
-
     def _stale(self, node: Json) -> bool:
         """``node`` is the same text on both sides but refers to a definition that is not."""
-        return any(self._changed(ref) for ref in self._refs_in(node))
-
-    def _changed(self, ref: str) -> bool:
         if self._dirty is None:
             self._dirty = self._changed_refs()
-        return ref in self._dirty
+        return bool(self._dirty) and not self._dirty.isdisjoint(ref_strings(node))
 
     def _changed_refs(self) -> set[str]:
         """Every local reference whose target differs, directly or through its own references."""
         targets: dict[str, tuple[Json, Json]] = {}
-        todo = list(self._refs_in(self.old_root) | self._refs_in(self.new_root))
+        uses: dict[str, set[str]] = {}  # the references in each target, on either side
+        todo = ref_strings(self.old_root) | ref_strings(self.new_root)
         while todo:
             ref = todo.pop()
-            if ref in targets:
-                continue
             pair = targets[ref] = (self._resolve(ref, True), self._resolve(ref, False))
-            todo += [r for side in pair for r in self._refs_in(side) if r not in targets]
+            uses[ref] = ref_strings(pair[0]) | ref_strings(pair[1])
+            todo |= uses[ref] - targets.keys()
         dirty = {r for r, (a, b) in targets.items() if a != b}
         grew = True
         while grew:  # a definition that refers to a changed one has changed too
             grew = False
-            for ref, (a, b) in targets.items():
-                if ref not in dirty and (self._refs_in(a) | self._refs_in(b)) & dirty:
+            for ref in targets.keys() - dirty:
+                if uses[ref] & dirty:
                     dirty.add(ref)
                     grew = True
         return dirty
@@ -126,29 +107,13 @@ class SchemaBase:
         self.out.add(level, self.item, path, change, why)
 
     def docs(self, path: str, change: str) -> None:
-        self.out.add(DOCS, self.item, path, change, "documentation only: validation is unchanged")
+        self.say(DOCS, path, change, "documentation only: validation is unchanged")
 
     # -- $ref
     def _resolve(self, ref: Json, old: bool) -> Json | None:
-        if not isinstance(ref, str) or not ref.startswith("#"):
+        if not isinstance(ref, str):
             return None
-        node: Json = self.old_root if old else self.new_root
-        fragment = ref[1:]
-        if not fragment:
-            return node
-        if not fragment.startswith("/"):
-            return None
-        from urllib.parse import unquote
-
-        for token in fragment[1:].split("/"):
-            token = _unescape(unquote(token))
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                return None
-        return node
+        return resolve_pointer(self.old_root if old else self.new_root, ref, percent=True)[1]
 
     def _deref(self, node: dict[str, Json], old: bool) -> Json:
         """``node`` with its local ``$ref`` replaced by the target (sibling keywords kept)."""
@@ -159,7 +124,7 @@ class SchemaBase:
         if not isinstance(target, dict):
             return node
         merged = dict(target)
-        merged.update({k: v for k, v in node.items() if k != "$ref"})
+        merged.update(_without(node, "$ref"))
         return merged
 
     def _type(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
@@ -269,14 +234,9 @@ class SchemaBase:
             elif key == "format" and _text_pair(b, a) in WIDER_FORMATS:
                 self.narrowed(where, f"format {a} -> {b}")
             else:
-                self.out.add(
-                    BREAKING,
-                    self.item,
-                    where,
-                    f"{key} changed from {_show(a)} to {_show(b)}",
-                    "values that matched the old one may not match the new one"
-                    + ("" if self.output else ": calls may be refused"),
-                )
+                why = "values that matched the old one may not match the new one"
+                why += "" if self.output else ": calls may be refused"
+                self.say(BREAKING, where, f"{key} changed from {_show(a)} to {_show(b)}", why)
         a_u, b_u = old.get("uniqueItems") is True, new.get("uniqueItems") is True
         if a_u != b_u:
             where = f"{path}/uniqueItems"

@@ -42,6 +42,7 @@ from .schema_rules import (
     _schema,
     _tuple,
     _validation_part,
+    _without,
 )
 
 Json = Any
@@ -80,17 +81,12 @@ class SchemaDiff(SchemaBase):
                     self.seen.add(key)
                     target = self.root_path + old_ref[1:]
                     a, b = self._resolve(old_ref, True), self._resolve(new_ref, False)
-                    if a is None or b is None:
-                        if (a is None) != (b is None):
-                            self.unknown(
-                                path + "/$ref",
-                                f"$ref {_show(old_ref)} no longer resolves the same way",
-                            )
-                    else:
+                    if (a is None) != (b is None):
+                        text = f"$ref {_show(old_ref)} no longer resolves the same way"
+                        self.unknown(path + "/$ref", text)
+                    elif a is not None:
                         self.compare(a, b, target, depth + 1)
-                rest_old = {k: v for k, v in old.items() if k != "$ref"}
-                rest_new = {k: v for k, v in new.items() if k != "$ref"}
-                self._keywords(rest_old, rest_new, path, depth)
+                self._keywords(_without(old, "$ref"), _without(new, "$ref"), path, depth)
                 return
             if key in self.active:  # a recursive schema met again inside itself
                 return
@@ -105,8 +101,7 @@ class SchemaDiff(SchemaBase):
                             path + "/$ref",
                             f"$ref changed from {_show(old_ref)} to {_show(new_ref)}",
                         )
-                    a = {k: v for k, v in a.items() if k != "$ref"}
-                    b = {k: v for k, v in b.items() if k != "$ref"}
+                    a, b = _without(a, "$ref"), _without(b, "$ref")
                 self.alive += [a, b]
                 self.compare(a, b, path, depth + 1)
             finally:
@@ -129,7 +124,7 @@ class SchemaDiff(SchemaBase):
             return node
         merged: dict[str, Json] = {}
         objects = 0
-        pieces: list[dict[str, Json]] = [{k: v for k, v in node.items() if k != "allOf"}]
+        pieces: list[dict[str, Json]] = [_without(node, "allOf")]
         for part in parts:
             part = _schema(part)
             for _ in range(16):  # follow a chain of references
@@ -250,9 +245,8 @@ class SchemaDiff(SchemaBase):
         elif _is_false(extra):
             self.say(BREAKING, where, f"property {name} removed", WHY_CLOSED_REMOVED)
         elif extra == {}:
-            self.out.add(
+            self.say(
                 COMPATIBLE,
-                self.item,
                 where,
                 f"property {name} removed",
                 "extra properties are allowed, so calls that send it are still accepted "

@@ -146,6 +146,10 @@ def _count(node: Mapping[str, Json], key: str) -> int | None:
     return value
 
 
+def _without(node: Mapping[str, Json], *keys: str) -> dict[str, Json]:
+    return {k: v for k, v in node.items() if k not in keys}
+
+
 def _validation_part(node: Mapping[str, Json]) -> dict[str, Json]:
     return {k: v for k, v in node.items() if k not in DOC_KEYWORDS and k != "default"}
 
@@ -240,7 +244,7 @@ def _collapse_enums(node: dict[str, Json]) -> dict[str, Json]:
             only = json.loads(types.pop())
             if "type" in node and _types(node) != frozenset(only):
                 continue
-            collapsed = {k: v for k, v in node.items() if k != keyword}
+            collapsed = _without(node, keyword)
             if only:
                 collapsed["type"] = only[0] if len(only) == 1 else only
             collapsed["enum"] = [json.loads(v) for v in sorted(values)]
