@@ -19,17 +19,30 @@ class _ScanError(Exception):
     """The text is not the JSON the scanner expected."""
 
 
+def _key(quoted: str) -> str:
+    """The text of a quoted key (most keys have no escapes: no JSON parse)."""
+    return quoted[1:-1] if "\\" not in quoted else str(json.loads(quoted))
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _line_column(line_starts: list[int], offset: int) -> tuple[int, int]:
+    line = bisect.bisect_right(line_starts, offset)
+    return line, offset - line_starts[line - 1] + 1
+
+
 def _json_positions(text: str, file: str) -> Positions:
     """Positions of every value and key of a JSON text (without recursion).
 
     Also reports duplicate keys and nesting deeper than MAX_DEPTH, located.
     """
     positions = Positions(file)
-    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    line_starts = _line_starts(text)
 
     def where(offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(line_starts, offset)
-        return line, offset - line_starts[line - 1] + 1
+        return _line_column(line_starts, offset)
 
     def skip(offset: int) -> int:
         return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]
@@ -48,8 +61,7 @@ def _json_positions(text: str, file: str) -> Positions:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
-        raw = match.group()
-        key = raw[1:-1] if "\\" not in raw else json.loads(raw)  # most keys have no escapes
+        key = _key(match.group())
         container, seen, _ = frame
         if seen is None:  # pragma: no cover - only objects have keys
             raise _ScanError("a key outside an object")
@@ -123,6 +135,3 @@ def _json_positions(text: str, file: str) -> Positions:
             stack.pop()
         else:
             return positions
-
-
-# -- YAML ---------------------------------------------------------------------------------

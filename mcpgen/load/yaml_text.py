@@ -43,26 +43,16 @@ _Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, list("-+0123456789."))
 _Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
 
 
-class _PyLoader(
-    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer, _Resolver
-):
-    """Pure-Python parsing, for PyYAML builds without libyaml."""
-
-    def __init__(self, stream: str) -> None:
-        yaml.reader.Reader.__init__(self, stream)
-        yaml.scanner.Scanner.__init__(self)
-        yaml.parser.Parser.__init__(self)
-        yaml.composer.Composer.__init__(self)
-        _Resolver.__init__(self)
+class _PyLoader(yaml.BaseLoader, _Resolver):
+    """Pure-Python parsing, for PyYAML builds without libyaml (composing only: nodes are
+    turned into data by ``_convert``, never by a constructor)."""
 
 
 try:  # the C parser is much faster on big documents; fall back to pure Python
-    from yaml._yaml import CParser
+    from yaml import CBaseLoader
 
-    class _CLoader(CParser, _Resolver):
-        def __init__(self, stream: str) -> None:
-            CParser.__init__(self, stream)
-            _Resolver.__init__(self)
+    class _CLoader(CBaseLoader, _Resolver):
+        pass
 
     _Loader: type[_CLoader] | type[_PyLoader] = _CLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
