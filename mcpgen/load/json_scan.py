@@ -15,6 +15,10 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _JSON_ATOM = re.compile(r"[^\s,:\[\]{}\"]+")
 
 
+# An open container: its path, the keys seen (objects) or None (arrays), the next index.
+_Frame = tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]
+
+
 class _ScanError(Exception):
     """The text is not the JSON the scanner expected."""
 
@@ -52,12 +56,9 @@ def _json_positions(text: str, file: str) -> Positions:
             raise _ScanError("unexpected end")
         return text[offset]
 
-    # a frame: [path of the container, keys seen (objects) or None (arrays), next index]
-    stack: list[tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]] = []
+    stack: list[_Frame] = []
 
-    def read_key(
-        offset: int, frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]
-    ) -> tuple[int, JsonPath]:
+    def read_key(offset: int, frame: _Frame) -> tuple[int, JsonPath]:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
@@ -99,11 +100,7 @@ def _json_positions(text: str, file: str) -> Positions:
             if char(offset) == close:
                 offset = skip(offset + 1)
             else:
-                frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]] = (
-                    path,
-                    {} if ch == "{" else None,
-                    [0],
-                )
+                frame: _Frame = (path, {} if ch == "{" else None, [0])
                 stack.append(frame)
                 if ch == "{":
                     offset, path = read_key(offset, frame)
