@@ -90,15 +90,11 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
 def check(doc: Document) -> Problems:
     """Every problem of the whole (merged) document: structural and semantic together."""
     problems = check_structure(doc)
-    paths = _paths(doc, problems)
+    paths = [tuple(p.path) for p in problems.errors if p.path is not None]
     if () in paths:  # not a manifest this mcpgen can read at all: nothing more to say
         return problems
     problems.extend(check_semantics(doc, broken_entries(paths)).items)
     return problems
-
-
-def _paths(doc: Document, problems: Problems) -> list[tuple[str | int, ...]]:
-    return [tuple(p.path) for p in problems.items if p.level is Level.ERROR and p.path is not None]
 
 
 def _failed(exc: InputError) -> Loaded:

@@ -161,15 +161,14 @@ def runtime_digest() -> str:
 
 def _read_imports(module: str) -> Imports:
     tree = ast.parse((RUNTIME_DIR / f"{module}.py").read_text("utf-8"))
-    eager = {id(n) for n in _run_at_import(tree.body)}
     runtime: set[str] = set()
     at_import: set[str] = set()
     libraries: set[str] = set()
-    for node in _statements(tree.body):
+    for node, eager in _statements(tree.body):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             names = [node.module] if node.module else [a.name for a in node.names]
             runtime.update(n.split(".")[0] for n in names)
-            if id(node) in eager:
+            if eager:
                 at_import.update(n.split(".")[0] for n in names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             libraries.add(node.module.split(".")[0])
@@ -180,31 +179,17 @@ def _read_imports(module: str) -> Imports:
     return modules, modules & at_import, frozenset(libraries)
 
 
-def _statements(body: list[Any]) -> Iterator[Any]:
+def _statements(body: list[Any], eager: bool = True) -> Iterator[tuple[Any, bool]]:
     """Every statement of ``body``, nested ones too (imports are statements: the
-    expressions, nine nodes in ten, need no visit)."""
+    expressions, nine nodes in ten, need no visit), and whether it runs when the module is
+    imported (not in a function, not under ``if TYPE_CHECKING``)."""
     for stmt in body:
-        yield stmt
+        yield stmt, eager
+        inside = eager and not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+        checking = isinstance(stmt, ast.If) and getattr(stmt.test, "id", "") == "TYPE_CHECKING"
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            yield from _statements(getattr(stmt, field, []))
-
-
-def _run_at_import(body: list[ast.stmt]) -> list[ast.ImportFrom]:
-    """The imports among statements that run when the module is imported (not those in a
-    function or under ``if TYPE_CHECKING``)."""
-    found: list[ast.ImportFrom] = []
-    for stmt in body:
-        if isinstance(stmt, ast.ImportFrom):
-            found.append(stmt)
-        elif isinstance(stmt, ast.If):
-            checking = isinstance(stmt.test, ast.Name) and stmt.test.id == "TYPE_CHECKING"
-            found += _run_at_import(stmt.orelse) + ([] if checking else _run_at_import(stmt.body))
-        elif isinstance(stmt, ast.Try | ast.With | ast.ClassDef):
-            for part in ("body", "orelse", "finalbody"):
-                found += _run_at_import(getattr(stmt, part, []))
-            for handler in getattr(stmt, "handlers", []):
-                found += _run_at_import(handler.body)
-    return found
+            nested = getattr(stmt, field, [])
+            yield from _statements(nested, inside and not (checking and field == "body"))
 
 
 def carried(manifest: Manifest, entry: tuple[str, ...] = ENTRY + ENTRY_TESTS) -> set[str]:

@@ -13,6 +13,7 @@ from mcpgen.load import (
     MAX_DEPTH,
     MAX_NODES,
     Document,
+    json_scan,
     load_file,
     load_text,
     yaml_text,
@@ -133,8 +134,9 @@ def test_json_positions_match_yaml_positions() -> None:
     from_json = load(text, "m.json")
     assert from_json.data == data
     composed = yaml_text._compose(text, "m.json")[1]
-    assert from_json.positions.values == composed.values
-    assert from_json.positions.keys == composed.keys
+    scanned = json_scan._json_positions(from_json.text, from_json.file)
+    assert scanned.values == composed.values
+    assert scanned.keys == composed.keys
 
 
 def test_json_positions_with_tabs_escapes_and_long_keys() -> None:

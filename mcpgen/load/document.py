@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.problems import InputError, Location
+from mcpgen.problems import Location
 
 if TYPE_CHECKING:
     from mcpgen.openapi.result import Merged
@@ -86,7 +86,9 @@ class Document:
     base_dir: Path
     data: Any
     text: str
-    _positions: Positions | None = None
+    # YAML: every position, from the composer. JSON (parsed fast, without positions):
+    # None, and a path is found on demand in the text (``JsonLocator``).
+    positions: Positions | None = None
     _locator: Any = None  # a JsonLocator, made when first needed
     overlays: dict[JsonPath, Overlay] = field(default_factory=dict)
     # what an OpenAPI import adds beside the data (``openapi.to_manifest``)
@@ -112,31 +114,20 @@ class Document:
         name = dotted(path)
         return f"{found.pointer} ({name})" if found is not None else name
 
-    @property
-    def positions(self) -> Positions:
-        if self._positions is None:  # JSON is parsed fast; positions only when asked
-            from mcpgen.load.json_scan import _json_positions, _ScanError
-
-            try:
-                self._positions = _json_positions(self.text, self.file)
-            except (_ScanError, InputError):  # pragma: no cover - the text parsed as JSON
-                self._positions = Positions(self.file)
-        return self._positions
-
     def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
         found = self.overlay(path)
         if found is not None:
             return found.locate()
-        if not self.text and self._positions is None:
+        if self.positions is not None:
+            return self.positions.locate(path, key)
+        if not self.text:
             return Location(self.file, 1, 1)
-        if self._positions is None:  # JSON: find this one place, not every position
-            if self._locator is None:
-                from mcpgen.load.json_locator import JsonLocator
+        if self._locator is None:  # JSON: find this one place, not every position
+            from mcpgen.load.json_locator import JsonLocator
 
-                self._locator = JsonLocator(self.text, self.file)
-            found_at: Location = self._locator.locate(path, key)
-            return found_at
-        return self._positions.locate(path, key)
+            self._locator = JsonLocator(self.text, self.file)
+        found_at: Location = self._locator.locate(path, key)
+        return found_at
 
 
 def display_path(path: Path) -> str:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections.abc import Sequence
 
 from mcpgen.load.document import JsonPath, PathPart
-from mcpgen.load.json_scan import _JSON_STRING, _JSON_WS
+from mcpgen.load.json_scan import _JSON_STRING, _JSON_WS, _key, _line_column, _line_starts
 from mcpgen.problems import Location
 
 _INDENT = re.compile(r"[ \t]*")
@@ -125,8 +124,7 @@ class JsonLocator:
             if is_object:
                 match = _JSON_STRING.match(text, offset)
                 assert match is not None
-                raw = match.group()
-                part = raw[1:-1] if "\\" not in raw else json.loads(raw)
+                part = _key(match.group())
                 key_offset = offset
                 offset = self._skip(self._skip(match.end()) + 1)  # past the ':'
             members[part] = (key_offset, offset)
@@ -148,9 +146,8 @@ class JsonLocator:
             self.counted = offset, line
             return line, offset - self.text.rfind("\n", 0, offset)
         if self.line_starts is None:
-            self.line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
-        line = bisect.bisect_right(self.line_starts, offset)
-        return line, offset - self.line_starts[line - 1] + 1
+            self.line_starts = _line_starts(self.text)
+        return _line_column(self.line_starts, offset)
 
     def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
         """The location of ``path``, or of its nearest ancestor that has one."""

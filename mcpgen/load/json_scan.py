@@ -15,8 +15,26 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _JSON_ATOM = re.compile(r"[^\s,:\[\]{}\"]+")
 
 
+# An open container: its path, the keys seen (objects) or None (arrays), the next index.
+_Frame = tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]
+
+
 class _ScanError(Exception):
     """The text is not the JSON the scanner expected."""
+
+
+def _key(quoted: str) -> str:
+    """The text of a quoted key (most keys have no escapes: no JSON parse)."""
+    return quoted[1:-1] if "\\" not in quoted else str(json.loads(quoted))
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _line_column(line_starts: list[int], offset: int) -> tuple[int, int]:
+    line = bisect.bisect_right(line_starts, offset)
+    return line, offset - line_starts[line - 1] + 1
 
 
 def _json_positions(text: str, file: str) -> Positions:
@@ -25,11 +43,10 @@ def _json_positions(text: str, file: str) -> Positions:
     Also reports duplicate keys and nesting deeper than MAX_DEPTH, located.
     """
     positions = Positions(file)
-    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    line_starts = _line_starts(text)
 
     def where(offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(line_starts, offset)
-        return line, offset - line_starts[line - 1] + 1
+        return _line_column(line_starts, offset)
 
     def skip(offset: int) -> int:
         return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]
@@ -39,17 +56,13 @@ def _json_positions(text: str, file: str) -> Positions:
             raise _ScanError("unexpected end")
         return text[offset]
 
-    # a frame: [path of the container, keys seen (objects) or None (arrays), next index]
-    stack: list[tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]] = []
+    stack: list[_Frame] = []
 
-    def read_key(
-        offset: int, frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]
-    ) -> tuple[int, JsonPath]:
+    def read_key(offset: int, frame: _Frame) -> tuple[int, JsonPath]:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
-        raw = match.group()
-        key = raw[1:-1] if "\\" not in raw else json.loads(raw)  # most keys have no escapes
+        key = _key(match.group())
         container, seen, _ = frame
         if seen is None:  # pragma: no cover - only objects have keys
             raise _ScanError("a key outside an object")
@@ -87,11 +100,7 @@ def _json_positions(text: str, file: str) -> Positions:
             if char(offset) == close:
                 offset = skip(offset + 1)
             else:
-                frame: tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]] = (
-                    path,
-                    {} if ch == "{" else None,
-                    [0],
-                )
+                frame: _Frame = (path, {} if ch == "{" else None, [0])
                 stack.append(frame)
                 if ch == "{":
                     offset, path = read_key(offset, frame)
@@ -123,6 +132,3 @@ def _json_positions(text: str, file: str) -> Positions:
             stack.pop()
         else:
             return positions
-
-
-# -- YAML ---------------------------------------------------------------------------------

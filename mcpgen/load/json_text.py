@@ -8,7 +8,8 @@ import re
 from typing import Any
 
 from mcpgen.load.document import JsonPath, _clip, dotted
-from mcpgen.load.json_scan import _json_positions, _ScanError
+from mcpgen.load.json_locator import JsonLocator
+from mcpgen.load.json_scan import _json_positions
 from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS
 from mcpgen.problems import Location, fail
 
@@ -106,6 +107,10 @@ def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> 
         _locate_json_value_problem(data, file, text)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_MESSAGE = "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
+
+
 def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
     stack: list[tuple[Any, JsonPath]] = [(data, ())]
     while stack:
@@ -113,38 +118,23 @@ def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
         if len(path) > MAX_DEPTH:
             _json_positions(text, file)  # raises the located error
             raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", 1, 1)  # pragma: no cover
+        message = ""
         if isinstance(value, dict):
-            for key in value:
-                if _SURROGATE.search(key):
-                    _surrogate_error(text, file, path)
+            if any(_SURROGATE.search(key) for key in value):  # located at the object
+                message = _SURROGATE_MESSAGE
             stack.extend((v, (*path, k)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
-        elif isinstance(value, str) and not isinstance(value, _HugeInt):
-            if _SURROGATE.search(value):
-                _surrogate_error(text, file, path)
         elif isinstance(value, _HugeInt) or (isinstance(value, float) and not math.isfinite(value)):
-            try:
-                where = _json_positions(text, file).locate(path)
-            except _ScanError:  # pragma: no cover - the text parsed as JSON
-                where = Location(file, 1, 1)
-            number = _json_number_at(text, where)
             message = "NaN and Infinity are not JSON values"
-            if isinstance(value, _HugeInt) or number:
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            message = _SURROGATE_MESSAGE
+        if message:
+            where = JsonLocator(text, file).locate(path)
+            number = "" if message is _SURROGATE_MESSAGE else _json_number_at(text, where)
+            if number:  # a number too big for a float (NaN and Infinity are not numbers)
                 message = f"number {_clip(number)} is too large"
             raise fail(file, message, where.line, where.column, dotted(path))
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _surrogate_error(text: str, file: str, path: JsonPath) -> None:
-    try:
-        where = _json_positions(text, file).locate(path)
-    except _ScanError:  # pragma: no cover - the text parsed as JSON
-        where = Location(file, 1, 1)
-    message = "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
-    raise fail(file, message, where.line, where.column, dotted(path))
 
 
 def _json_number_at(text: str, where: Location) -> str:
@@ -154,6 +144,3 @@ def _json_number_at(text: str, where: Location) -> str:
         return ""
     match = re.match(r"-?[0-9][0-9.eE+-]*", lines[where.line - 1][where.column - 1 :])
     return match.group() if match else ""
-
-
-# -- JSON positions -----------------------------------------------------------------------

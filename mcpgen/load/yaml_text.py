@@ -5,18 +5,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, cast
 
 import yaml
-from yaml.events import (
-    CollectionEndEvent,
-    CollectionStartEvent,
-    MappingStartEvent,
-    NodeEvent,
-    ScalarEvent,
-    StreamEndEvent,
-)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from mcpgen.load.document import JsonPath, PathPart, Positions, _clip, _short_field, dotted
@@ -43,26 +34,16 @@ _Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, list("-+0123456789."))
 _Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
 
 
-class _PyLoader(
-    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer, _Resolver
-):
-    """Pure-Python parsing, for PyYAML builds without libyaml."""
-
-    def __init__(self, stream: str) -> None:
-        yaml.reader.Reader.__init__(self, stream)
-        yaml.scanner.Scanner.__init__(self)
-        yaml.parser.Parser.__init__(self)
-        yaml.composer.Composer.__init__(self)
-        _Resolver.__init__(self)
+class _PyLoader(yaml.BaseLoader, _Resolver):
+    """Pure-Python parsing, for PyYAML builds without libyaml (composing only: nodes are
+    turned into data by ``_convert``, never by a constructor)."""
 
 
 try:  # the C parser is much faster on big documents; fall back to pure Python
-    from yaml._yaml import CParser
+    from yaml import CBaseLoader
 
-    class _CLoader(CParser, _Resolver):
-        def __init__(self, stream: str) -> None:
-            CParser.__init__(self, stream)
-            _Resolver.__init__(self)
+    class _CLoader(CBaseLoader, _Resolver):
+        pass
 
     _Loader: type[_CLoader] | type[_PyLoader] = _CLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
@@ -160,56 +141,48 @@ def _char_at(text: str, line: int, col: int) -> str:
     return ""
 
 
+class _DepthFinder(_PyLoader):
+    """Composes (pure Python: libyaml scans far ahead in flow style and fails at 1000
+    levels) until the first node nested deeper than MAX_DEPTH, and refuses it, located."""
+
+    def __init__(self, stream: str, file: str) -> None:
+        super().__init__(stream)
+        self.file = file
+        self.path: list[PathPart] = []
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if parent is None:  # the root
+            return super().compose_node(parent, index)
+        if index is None:  # a mapping key: not itself a value, but what a complex one holds is
+            part: PathPart = "?"
+        elif isinstance(index, Node):  # a mapping value, by its key
+            part = index.value if isinstance(index, ScalarNode) else "?"
+        else:  # an item of a sequence
+            part = index
+        self.path.append(part)
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        if index is not None and len(self.path) > MAX_DEPTH and mark is not None:
+            message = f"nesting deeper than {MAX_DEPTH} levels"
+            line, col = mark.line + 1, mark.column + 1
+            raise fail(self.file, message, line, col, _short_field(tuple(self.path)))
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.path.pop()
+
+
 def _depth_error(text: str, file: str) -> InputError:
-    """The composer ran out of stack: find the first node nested too deeply, from events."""
-    message = f"nesting deeper than {MAX_DEPTH} levels"
-    frames: list[_Frame] = []
-    loader = _PyLoader(text)  # libyaml scans far ahead in flow style and fails at 1000 levels
+    """The composer ran out of stack: the first node nested too deeply, located."""
+    loader = _DepthFinder(text, file)
     try:
-        while True:
-            event = loader.get_event()  # type: ignore[no-untyped-call]
-            if isinstance(event, StreamEndEvent):
-                break
-            if isinstance(event, CollectionEndEvent):
-                frames.pop()
-                continue
-            if not isinstance(event, NodeEvent):
-                continue
-            top = frames[-1] if frames else None
-            if top is not None and top.mapping and top.want_key:
-                top.key = event.value if isinstance(event, ScalarEvent) else "?"
-                top.want_key = False
-                if isinstance(event, CollectionStartEvent):  # a complex key; rejected later
-                    frames.append(_Frame((*top.path, "?"), isinstance(event, MappingStartEvent)))
-                continue
-            path: JsonPath = ()
-            if top is not None and top.mapping:
-                path = (*top.path, top.key)
-                top.want_key = True
-            elif top is not None:
-                path = (*top.path, top.index)
-                top.index += 1
-            if len(path) > MAX_DEPTH and event.start_mark is not None:
-                line, col = event.start_mark.line + 1, event.start_mark.column + 1
-                return fail(file, message, line, col, _short_field(path))
-            if isinstance(event, CollectionStartEvent):
-                frames.append(_Frame(path, isinstance(event, MappingStartEvent)))
+        loader.get_single_node()
+    except InputError as exc:
+        return exc
     except (yaml.YAMLError, RecursionError, IndexError):  # pragma: no cover - best effort
         pass
     finally:
         loader.dispose()
-    return fail(file, message)  # pragma: no cover
-
-
-@dataclass
-class _Frame:
-    """An open collection while scanning events."""
-
-    path: JsonPath
-    mapping: bool
-    index: int = 0
-    key: PathPart = ""
-    want_key: bool = True
+    return fail(file, f"nesting deeper than {MAX_DEPTH} levels")  # pragma: no cover
 
 
 def _children(node: Node) -> list[tuple[PathPart, Node]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from importlib.util import resolve_name
 from pathlib import Path, PurePosixPath
 
 
@@ -61,22 +62,19 @@ def imported_modules(path: Path, module: tuple[str, ...]) -> set[tuple[str, ...]
         tree = ast.parse(path.read_text("utf-8"), str(path))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return set()
-    is_package = path.name == "__init__.py"
+    package = module if path.name == "__init__.py" else module[:-1]
     found: set[tuple[str, ...]] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(tuple(alias.name.split(".")) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = module if is_package else module[:-1]
-                if node.level > 1:
-                    base = base[: len(base) - (node.level - 1)]
-            else:
-                base = ()
-            target = base + tuple((node.module or "").split(".")) if node.module else base
-            if target:
-                found.add(target)
-                found.update((*target, alias.name) for alias in node.names if alias.name != "*")
+            relative = "." * node.level + (node.module or "")
+            try:
+                target = tuple(resolve_name(relative, ".".join(package)).split("."))
+            except (ImportError, ValueError):  # beyond the top-level package
+                continue
+            found.add(target)
+            found.update((*target, alias.name) for alias in node.names if alias.name != "*")
     # importing a.b.c runs a/__init__ and a/b/__init__ too
     return {name[:n] for name in found for n in range(1, len(name) + 1)}
 
