@@ -40,6 +40,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "shared": lambda m: m.shares_state,  # (one process needs only ``sealing``)
     "sharing": lambda m: m.shares_state,
     "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
+    "telemetry_spans": lambda m: m.upstream is not None or m.mode in ("search", "code"),
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
     "resources": lambda m: _reads_resources(m),  # resources (prompts may embed one)

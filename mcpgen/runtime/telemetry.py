@@ -14,7 +14,8 @@ On an HTTP transport with the extra installed, metrics are also kept in this pro
 The SDK's own middleware makes the SERVER span of each message (name, method, tool, error
 type, parent from ``params._meta``); ``Telemetry.middleware`` adds ``mcp.session.id`` and
 ``network.transport`` to it and records ``mcp.server.operation.duration`` and
-``mcp.server.session.duration``. ``upstream_span`` wraps one upstream HTTP attempt.
+``mcp.server.session.duration``. A server wrapping an HTTP API adds its own spans
+(``telemetry_spans.py``).
 """
 
 from __future__ import annotations
@@ -205,70 +206,6 @@ class Telemetry:
             self.sessions.record(time.perf_counter() - started, labels)
 
         connection.exit_stack.callback(closed)
-
-    async def operation_span(self, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
-        """One operation run by search mode's ``call_operation`` or code mode's ``execute``
-        (inside that tool's span): an INTERNAL span ``execute_tool <operation>``."""
-        from opentelemetry.trace import StatusCode
-
-        assert self.tracer is not None
-        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
-        with self.tracer.start_as_current_span(
-            f"execute_tool {name}", attributes=attributes, record_exception=False
-        ) as span:
-            try:
-                result = await call()
-            except Exception as exc:
-                span.set_attribute("error.type", type(exc).__qualname__)
-                span.set_status(StatusCode.ERROR)
-                raise
-            if getattr(result, "is_error", False):
-                span.set_attribute("error.type", "tool_error")
-                span.set_status(StatusCode.ERROR)
-            return result
-
-    async def upstream_span(
-        self,
-        send: Callable[[dict[str, str]], Awaitable[Any]],
-        method: str,
-        url: str,
-        headers: dict[str, str],
-    ) -> Any:
-        """One upstream HTTP attempt in a CLIENT span (``url`` already without credentials),
-        with ``traceparent`` injected into ``headers`` inside it."""
-        from urllib.parse import urlsplit
-
-        from opentelemetry.propagate import inject
-        from opentelemetry.trace import SpanKind, StatusCode
-
-        from .logs import redact_query
-
-        assert self.tracer is not None
-        parts = urlsplit(url)
-        attributes: dict[str, Any] = {
-            "http.request.method": method,
-            "url.full": redact_query(url),
-            "server.address": parts.hostname or "",
-        }
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-        if port:
-            attributes["server.port"] = port
-        with self.tracer.start_as_current_span(
-            method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
-        ) as span:
-            inject(headers)
-            try:
-                response = await send(headers)
-            except Exception as exc:
-                span.set_attribute("error.type", type(exc).__qualname__)
-                span.set_status(StatusCode.ERROR)
-                raise
-            status = int(response.status_code)
-            span.set_attribute("http.response.status_code", status)
-            if status >= 400:
-                span.set_attribute("error.type", str(status))
-                span.set_status(StatusCode.ERROR)
-            return response
 
 
 def _link_http_context(span: Any, request: Any) -> None:
