@@ -28,6 +28,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 ENTRY = (
     *("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec"),
     *("tasks_client", "uri"),  # the typed client of a server with tasks, resource templates
+    "client_legacy",  # ... of a server with the legacy transports
 )
 ENTRY_TESTS = ("testing",)  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it.
@@ -57,6 +58,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "serve": lambda m: _network(m),
     "http_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "websocket": lambda m: "websocket" in m.transports,
+    "client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
     "http_auth": lambda m: m.auth.type != "none" and _network(m),
     "testing_oauth": lambda m: m.auth.type == "oauth",  # the tests' authorization server
