@@ -28,30 +28,6 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-# methods a metric may name (any other becomes "_OTHER": a client cannot grow the label set)
-METHODS = frozenset(
-    (
-        "initialize",
-        "ping",
-        "server/discover",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "logging/setLevel",
-        "subscriptions/listen",
-        "notifications/initialized",
-        "notifications/cancelled",
-        "notifications/progress",
-        "notifications/roots/list_changed",
-    )
-)
 _SESSION_KEY = "mcpgen.telemetry.session"
 
 
@@ -77,6 +53,7 @@ class Telemetry:
     """The providers of this process and the instruments a generated server records."""
 
     def __init__(self, meter_provider: Any, reader: Any, tracing: bool, transport: str) -> None:
+        from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
         from opentelemetry import trace
 
         self.meter_provider = meter_provider
@@ -100,6 +77,9 @@ class Telemetry:
             explicit_bucket_boundaries_advisory=list(BUCKETS),
         )
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
+        # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
+        # grow the label set)
+        self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS
         self._made: dict[tuple[str, str, str | None, str | None], dict[str, str]] = {}
 
     def flush(self) -> None:
@@ -163,7 +143,7 @@ class Telemetry:
         """Metric attributes: bounded values only (a method or tool name a client made up
         becomes ``_OTHER`` or is left out), never a session id. Made once per combination
         (the values are bounded, so are the combinations)."""
-        method = ctx.method if ctx.method in METHODS else "_OTHER"
+        method = ctx.method if ctx.method in self.methods else "_OTHER"
         name = ctx.params.get("name") if ctx.params else None
         if not isinstance(name, str) or name not in self.names:
             name = None
