@@ -32,11 +32,13 @@ from mcp_types import (
     SubscribeRequestParams,
     UnsubscribeRequestParams,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 logger = logging.getLogger(__name__)
 
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
+_MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -147,12 +149,3 @@ async def _send(connection: Any, event: Event) -> None:
         )
     data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
     await connection.outbound.notify(data["method"], data.get("params"))
-
-
-def _modern() -> frozenset[str]:
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    return frozenset(MODERN_PROTOCOL_VERSIONS)
-
-
-_MODERN = _modern()
