@@ -28,6 +28,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 ENTRY = (
     *("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec"),
     *("tasks_client", "uri"),  # the typed client of a server with tasks, resource templates
+    "client_legacy",  # ... of a server with the legacy transports
 )
 ENTRY_TESTS = ("testing",)  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it.
@@ -40,6 +41,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "shared": lambda m: m.shares_state,  # (one process needs only ``sealing``)
     "sharing": lambda m: m.shares_state,
     "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
+    "telemetry_spans": lambda m: m.upstream is not None or m.mode in ("search", "code"),
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
     "resources": lambda m: _reads_resources(m),  # resources (prompts may embed one)
@@ -56,6 +58,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "serve": lambda m: _network(m),
     "http_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "websocket": lambda m: "websocket" in m.transports,
+    "client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
     "http_auth": lambda m: m.auth.type != "none" and _network(m),
     "testing_oauth": lambda m: m.auth.type == "oauth",  # the tests' authorization server

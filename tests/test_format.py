@@ -97,7 +97,8 @@ def test_spec_json_shares_definitions_and_the_runtime_restores_them(name: str) -
 def test_definitions_with_one_name_and_two_contents_stay_apart() -> None:
     import json
 
-    from mcpgen.runtime.spec import share_defs, unshare_defs
+    from mcpgen.render.spec import share_defs
+    from mcpgen.runtime.spec import unshare_defs
 
     def tool(number: int, node: object) -> dict[str, object]:
         schema = {

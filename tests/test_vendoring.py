@@ -166,7 +166,9 @@ def test_transports_and_auth_carry_only_what_is_offered(
     network = transports != ("stdio",)
     assert found & HTTP_STACK == (HTTP_STACK if network else set())
     assert ("websocket" in found) == ("websocket" in transports)
-    assert ("http_legacy" in found) == bool({"sse", "websocket"} & set(transports))
+    legacy = bool({"sse", "websocket"} & set(transports))
+    assert ("http_legacy" in found) == legacy
+    assert ("client_legacy" in found) == legacy  # the typed client's .sse() and .websocket()
     assert found & VERIFYING == (VERIFYING if network and auth != "none" else set())
     assert ("testing_oauth" in found) == (auth == "oauth")
     requirements = " ".join(vendoring.requirements(manifest))
@@ -265,6 +267,9 @@ def test_the_calculator_carries_no_feature_it_lacks() -> None:
     found = vendoring.carried(calculator)
     unused = {"resources", "prompts", "completions", "uri", "patterns", "tasks_client"}
     assert not found & (unused | {"local_cache", "auth", "http_auth", "shared"})
+    # nor the spans of an upstream API, the legacy transports' client, the replicas' events
+    assert not found & {"telemetry_spans", "client_legacy", "sharing"}
+    assert "telemetry_spans" in vendoring.carried(fake(True))
     assert not any(r.startswith("uritemplate") for r in vendoring.requirements(calculator))
     travel = load_manifest(root / "travel.yaml").manifest  # resources, prompts, templates
     assert {"resources", "prompts", "uri"} <= vendoring.carried(travel)

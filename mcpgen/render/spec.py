@@ -16,7 +16,7 @@ from mcpgen.model.resources import Resource
 from mcpgen.model.types import Manifest, Tool
 from mcpgen.openapi.result import operation_data
 from mcpgen.runtime.credential_config import env_suffixes, parse_sources
-from mcpgen.runtime.spec import SPEC_FORMAT, share_defs
+from mcpgen.runtime.spec import OWN_DEFS, SCHEMA_KEYS, SHARED_DEFS, SHARED_NAMES, SPEC_FORMAT
 
 Json = Any
 READABLE_TOOLS = 200  # above this many tools, _spec.json is compact (10x faster to write)
@@ -224,6 +224,48 @@ def search_json(data: dict[str, Json]) -> str | None:
 
     index = SearchIndex(docs_from_spec(data))
     return json.dumps(index.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def share_defs(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with every schema's ``$defs`` kept once in ``spec["$defs"]`` (the generator
+    writes this: a big API's tools each carried the same definitions; the runtime's
+    ``unshare_defs`` undoes it at load). A schema keeps the
+    names of its definitions (``$defsShared``, where ``$defs`` was) and, under ``$defsOwn``,
+    any whose name another schema uses for other content. ``spec`` is not changed."""
+    table: dict[str, Any] = {}
+
+    def shared(schema: Any) -> Any:
+        defs = schema.get("$defs") if isinstance(schema, dict) else None
+        if not isinstance(defs, dict) or not defs:
+            return schema
+        own = {n: v for n, v in defs.items() if table.setdefault(n, v) != v}
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key != "$defs":
+                out[key] = value
+                continue
+            out[SHARED_NAMES] = list(defs)
+            if own:
+                out[OWN_DEFS] = own
+        return out
+
+    tools = []
+    for tool in spec.get("tools", []):
+        tool = dict(tool)
+        for part in ("definition", "full"):
+            if isinstance(tool.get(part), dict):
+                tool[part] = {
+                    k: shared(v) if k in SCHEMA_KEYS else v for k, v in tool[part].items()
+                }
+        tools.append(tool)
+    resources = [
+        {**r, "input": shared(r["input"])} if isinstance(r.get("input"), dict) else r
+        for r in spec.get("resources", [])
+    ]
+    out = {**spec, "tools": tools, "resources": resources}
+    if table:
+        out[SHARED_DEFS] = table
+    return out
 
 
 def spec_json(manifest: Manifest, data: dict[str, Json] | None = None) -> str:

@@ -6,19 +6,62 @@ shared state; stored values are the JSON text Redis would hold, bounded like
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
+from mcp.server.request_state import AESGCMRequestStateCodec
 from mcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
 
-from .sealing import TTLCache, ValueCodec
+from .sealing import check_secret
 from .shared_local import (
     LOCAL_STATUS,
     ExpiringMap,
+    JsonValues,
     LocalRateLimiter,
     LocalUserState,
     check_ttl,
 )
+
+
+class TTLCache(Protocol):
+    async def get(self, key: str) -> Any | None:
+        """The JSON value stored under ``key``, or None (missing, expired or unreachable)."""
+        ...
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        """Store a JSON value (not None) for ``ttl`` seconds."""
+        ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+class ValueCodec(JsonValues):
+    """How stored values and hashed keys are made: JSON, sealed when a secret is set."""
+
+    def __init__(self, secret: str | None) -> None:
+        if secret is None:
+            self._codec: AESGCMRequestStateCodec | None = None
+            self._hash_key = b"mcpgen/shared/key-hash"
+        else:
+            check_secret(secret)
+            # Sub-keys of the secret, distinct from the requestState key the SDK derives from it.
+            self._hash_key = _subkey(secret, "key-hash").encode()
+            self._codec = AESGCMRequestStateCodec([_subkey(secret, "value-seal")])
+
+    def hash_key(self, key: str) -> str:
+        return hmac.new(self._hash_key, key.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+
+    def seal(self, text: str) -> str:
+        return self._codec.seal(text.encode()) if self._codec is not None else text
+
+    def unseal(self, text: str) -> str:
+        return self._codec.unseal(text).decode() if self._codec is not None else text
+
+
+def _subkey(secret: str, label: str) -> str:
+    return hmac.new(secret.encode(), f"mcpgen/shared/{label}".encode(), hashlib.sha256).hexdigest()
 
 
 class LocalCache:

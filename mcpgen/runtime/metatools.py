@@ -104,10 +104,10 @@ class Operations:
             raise self.unknown(name)
         observed = telemetry.ACTIVE
         if observed is not None and observed.tracing:
-            result: types.CallToolResult | types.InputRequiredResult = (
-                await observed.operation_span(
-                    name, lambda: self._dispatch(name, arguments, context)
-                )
+            from .telemetry_spans import operation_span
+
+            result: types.CallToolResult | types.InputRequiredResult = await operation_span(
+                observed.tracer, name, lambda: self._dispatch(name, arguments, context)
             )
             return result
         return await self._dispatch(name, arguments, context)

@@ -1,20 +1,17 @@
 """What one server process needs of the shared-state interface (``shared.py`` is the rest,
-carried only when the manifest plans replicas): values sealed under the configured secret
-(``ValueCodec``), a caller's view of per-user state (``BoundState``, ``ctx.store``), the
-stores' interfaces, and ``requestState`` sealed under ``<PREFIX>STATE_SECRET`` so that every
-worker or replica opens what another sealed.
+carried only when the manifest plans replicas, and ``local_cache.py`` the caches and values
+sealed under the configured secret): a caller's view of per-user state (``BoundState``,
+``ctx.store``), its store's interface, and ``requestState`` sealed under
+``<PREFIX>STATE_SECRET`` so that every worker or replica opens what another sealed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp.server.request_state import AESGCMRequestStateCodec, RequestStateSecurity
+from mcp.server.request_state import RequestStateSecurity
 
 from .errors import ConfigError, ToolError
 
@@ -32,18 +29,6 @@ class SharedStateConfigError(ConfigError):
 
 class SharedStateUnavailable(Exception):
     """Redis is unreachable right now and the call cannot be answered without it."""
-
-
-class TTLCache(Protocol):
-    async def get(self, key: str) -> Any | None:
-        """The JSON value stored under ``key``, or None (missing, expired or unreachable)."""
-        ...
-
-    async def set(self, key: str, value: Any, ttl: float) -> None:
-        """Store a JSON value (not None) for ``ttl`` seconds."""
-        ...
-
-    async def delete(self, key: str) -> None: ...
 
 
 class UserStateStore(Protocol):
@@ -114,7 +99,7 @@ def request_state_security(
         return RequestStateSecurity.ephemeral(ttl=ttl, audience=audience)
     ring = [secret, *previous]
     for value in ring:
-        _check_secret(value)
+        check_secret(value)
     try:
         return RequestStateSecurity(keys=ring, ttl=ttl, audience=audience)
     except ValueError as exc:  # duplicates in the ring
@@ -135,53 +120,13 @@ def request_security(settings: Settings) -> RequestStateSecurity | None:
     return None
 
 
-def _check_secret(secret: str) -> None:
+def check_secret(secret: str) -> None:
+    """A secret to seal with: at least 32 bytes."""
     if len(secret.encode()) < 32:
         raise SharedStateConfigError(
             "the shared secret must be at least 32 characters of randomness; generate one with: "
             "python -c 'import secrets; print(secrets.token_hex(32))'"
         )
-
-
-class ValueCodec:
-    """How stored values and hashed keys are made: JSON, sealed when a secret is set."""
-
-    def __init__(self, secret: str | None) -> None:
-        if secret is None:
-            self._codec: AESGCMRequestStateCodec | None = None
-            self._hash_key = b"mcpgen/shared/key-hash"
-        else:
-            _check_secret(secret)
-            # Sub-keys of the secret, distinct from the requestState key the SDK derives from it.
-            self._hash_key = _subkey(secret, "key-hash").encode()
-            self._codec = AESGCMRequestStateCodec([_subkey(secret, "value-seal")])
-
-    @property
-    def sealed(self) -> bool:
-        return self._codec is not None
-
-    def hash_key(self, key: str) -> str:
-        return hmac.new(self._hash_key, key.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
-
-    def dump(self, value: Any) -> str:
-        if value is None:
-            raise ValueError("None cannot be stored: it reads back as a miss")
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return self._codec.seal(text.encode()) if self._codec is not None else text
-
-    def load(self, stored: str | bytes) -> Any | None:
-        """The stored value, or None when it cannot be read (another secret, corruption)."""
-        text = stored.decode() if isinstance(stored, bytes) else stored
-        try:
-            if self._codec is not None:
-                text = self._codec.unseal(text).decode()
-            return json.loads(text)
-        except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
-            return None
-
-
-def _subkey(secret: str, label: str) -> str:
-    return hmac.new(secret.encode(), f"mcpgen/shared/{label}".encode(), hashlib.sha256).hexdigest()
 
 
 def check_name(what: str, value: str) -> None:

@@ -35,13 +35,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mcp.server.subscriptions import ServerEvent, SubscriptionBus
 
+from .local_cache import TTLCache, ValueCodec
 from .sealing import (
     BoundState,
     SharedStateConfigError,
     SharedStateUnavailable,
-    TTLCache,
     UserStateStore,
-    ValueCodec,
     request_state_security,
 )
 

@@ -23,13 +23,8 @@ from urllib.parse import urlsplit
 
 from mcp.server.subscriptions import ServerEvent
 
-from .sealing import (
-    SharedStateConfigError,
-    SharedStateUnavailable,
-    TTLCache,
-    ValueCodec,
-    check_name,
-)
+from .local_cache import TTLCache, ValueCodec
+from .sealing import SharedStateConfigError, SharedStateUnavailable, check_name
 from .shared import LimiterOutage, redact_url
 from .shared_local import LocalRateLimiter, check_limit, check_ttl
 from .shared_redis_bus import RedisBus

@@ -12,10 +12,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.subscriptions import ResourceUpdated, ServerEvent, SubscriptionBus
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .events import Events, connection_of
 from .settings import Settings
 from .shared import SharedState, shared_state
 
@@ -65,3 +72,40 @@ def add_lifespan(app: Starlette, shared: SharedState) -> None:
             yield state
 
     app.router.lifespan_context = lifespan
+
+
+class ReplicaEvents(Events):
+    """The events of one replica among several: an event raised on another replica
+    (``forward``, fed by the shared state's remote-event listener) goes to this replica's
+    handshake-era connections: list changes to every one of them (none of them caused it),
+    resource updates to those subscribed to the URI. Events raised here never come back
+    through ``forward``, so no connection gets one twice."""
+
+    def __init__(self, bus: SubscriptionBus | None = None) -> None:
+        super().__init__(bus)
+        # handshake-era connections seen on this replica: where events raised elsewhere go
+        self._handshake: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    async def track(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """SDK server middleware: remembers each handshake-era connection (weakly)."""
+        session = ctx.session
+        if session is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            connection = connection_of(session)
+            if connection not in self._handshake:  # adding makes a new weak reference
+                self._handshake.add(connection)
+        return await call_next(ctx)
+
+    async def forward(self, event: ServerEvent) -> None:
+        """An event another replica published: to this replica's handshake connections
+        (the bus has already given it to this replica's listen streams)."""
+        if isinstance(event, ResourceUpdated):
+            targets = self._subscribers(event.uri)
+        else:
+            targets = list(self._handshake)
+        await self._notify(targets, event)
+
+    def forget(self, connection: Any) -> None:
+        super().forget(connection)
+        self._handshake.discard(connection)

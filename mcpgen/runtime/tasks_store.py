@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .sealing import TTLCache
+    from .local_cache import TTLCache
 
 Record = dict[str, Any]
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -35,8 +35,7 @@ def now_iso() -> str:
 
 
 def local_cache() -> TTLCache:
-    from .local_cache import LocalCache
-    from .sealing import ValueCodec
+    from .local_cache import LocalCache, ValueCodec
 
     return LocalCache(ValueCodec(None), "tasks", 100_000)
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp_types import SetLevelRequestParams, SubscribeRequestParams
 
-from mcpgen.runtime.events import Events
+from mcpgen.runtime.sharing import ReplicaEvents
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +40,7 @@ async def test_connections_that_went_away_are_forgotten() -> None:
     """Per-connection state holds nothing that refers back to the connection: a stateless
     server makes a connection a request, and kept every one of them (with its request and
     transport) alive before (its memory grew ~20 kB a call under load)."""
-    events = Events()
+    events = ReplicaEvents()
     kept = _Connection()
     for connection in (kept, *(_Connection() for _ in range(50))):
         request: Any = _Request(_RequestSession(connection))

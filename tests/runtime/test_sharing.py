@@ -18,7 +18,6 @@ from redis_support import RedisServer, redis_server
 from mcpgen.runtime import sealing, sharing
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import ConfigError, ToolError
-from mcpgen.runtime.events import Events
 from mcpgen.runtime.http_guard import TokenBuckets
 from mcpgen.runtime.introspection import Introspection
 from mcpgen.runtime.settings import Settings
@@ -69,7 +68,7 @@ class FakeRequest:
         self.protocol_version = session.protocol_version
 
 
-async def seen(events: Events, session: FakeSession) -> None:
+async def seen(events: sharing.ReplicaEvents, session: FakeSession) -> None:
     """``session`` makes a request (through the tracking middleware)."""
 
     async def call_next(ctx: Any) -> None:
@@ -82,7 +81,7 @@ async def test_events_from_another_replica_reach_handshake_connections_once(
     redis_server: RedisServer,
 ) -> None:
     async with two(redis_server.url) as (a, b):
-        on_a, on_b = Events(a.bus), Events(b.bus)
+        on_a, on_b = sharing.ReplicaEvents(a.bus), sharing.ReplicaEvents(b.bus)
         a.on_remote_event(on_a.forward)
         b.on_remote_event(on_b.forward)
         caller, bystander_a, bystander_b = FakeSession(), FakeSession(), FakeSession()
@@ -105,7 +104,7 @@ async def test_events_from_another_replica_reach_handshake_connections_once(
 
 
 async def test_a_modern_session_is_not_tracked() -> None:
-    events = Events()
+    events = sharing.ReplicaEvents()
     modern = FakeSession()
     modern.protocol_version = "2026-07-28"
     await seen(events, modern)

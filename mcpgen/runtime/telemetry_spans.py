@@ -1,0 +1,73 @@
+"""The spans of a server that wraps an HTTP API (``telemetry.py`` has the rest): a CLIENT
+span around each upstream HTTP attempt, and an INTERNAL span around each operation that
+search mode's ``call_operation`` or code mode's ``execute`` runs. Carried only by a package
+with an upstream API."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+
+async def operation_span(tracer: Any, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    """One operation run by search mode's ``call_operation`` or code mode's ``execute``
+    (inside that tool's span): an INTERNAL span ``execute_tool <operation>``."""
+    from opentelemetry.trace import StatusCode
+
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    with tracer.start_as_current_span(
+        f"execute_tool {name}", attributes=attributes, record_exception=False
+    ) as span:
+        try:
+            result = await call()
+        except Exception as exc:
+            span.set_attribute("error.type", type(exc).__qualname__)
+            span.set_status(StatusCode.ERROR)
+            raise
+        if getattr(result, "is_error", False):
+            span.set_attribute("error.type", "tool_error")
+            span.set_status(StatusCode.ERROR)
+        return result
+
+
+async def upstream_span(
+    tracer: Any,
+    send: Callable[[dict[str, str]], Awaitable[Any]],
+    method: str,
+    url: str,
+    headers: dict[str, str],
+) -> Any:
+    """One upstream HTTP attempt in a CLIENT span (``url`` already without credentials),
+    with ``traceparent`` injected into ``headers`` inside it."""
+    from urllib.parse import urlsplit
+
+    from opentelemetry.propagate import inject
+    from opentelemetry.trace import SpanKind, StatusCode
+
+    from .logs import redact_query
+
+    parts = urlsplit(url)
+    attributes: dict[str, Any] = {
+        "http.request.method": method,
+        "url.full": redact_query(url),
+        "server.address": parts.hostname or "",
+    }
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    if port:
+        attributes["server.port"] = port
+    with tracer.start_as_current_span(
+        method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
+    ) as span:
+        inject(headers)
+        try:
+            response = await send(headers)
+        except Exception as exc:
+            span.set_attribute("error.type", type(exc).__qualname__)
+            span.set_status(StatusCode.ERROR)
+            raise
+        status = int(response.status_code)
+        span.set_attribute("http.response.status_code", status)
+        if status >= 400:
+            span.set_attribute("error.type", str(status))
+            span.set_status(StatusCode.ERROR)
+        return response
