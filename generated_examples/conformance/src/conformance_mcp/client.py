@@ -16,7 +16,6 @@ import mcp_types as types
 
 from . import models
 from ._runtime.client import (
-    BaseClient,
     BaseSyncClient,
     Content,
     Contents,
@@ -25,12 +24,13 @@ from ._runtime.client import (
     arguments,
     blocking,
 )
+from ._runtime.client_legacy import LegacyClient
 from ._runtime.uri import expand
 
 __all__ = ["McpConformanceTestServerClient", "McpConformanceTestServerSyncClient", "ToolCallError"]
 
 
-class McpConformanceTestServerClient(BaseClient):
+class McpConformanceTestServerClient(LegacyClient):
     """Typed access to every tool, prompt and resource of the mcp-conformance-test-server server."""
 
     package = "conformance_mcp"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from . import models
 from ._runtime.client import (
-    BaseClient,
     BaseSyncClient,
     ProgressCallback,
     ToolCallError,
@@ -20,11 +19,12 @@ from ._runtime.client import (
     blocking,
     parse,
 )
+from ._runtime.client_legacy import LegacyClient
 
 __all__ = ["SecureClient", "SecureSyncClient", "ToolCallError"]
 
 
-class SecureClient(BaseClient):
+class SecureClient(LegacyClient):
     """Typed access to every tool, prompt and resource of the secure server."""
 
     package = "secure_mcp"

@@ -14,6 +14,7 @@ from . import telemetry
 from .errors import ConfigError
 from .eventstore import MemoryEventStore
 from .http_guard import (
+    HEALTH_PATH,
     WELL_KNOWN,
     AuthMiddleware,
     HostOriginMiddleware,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 LOCAL_HOST_HEADERS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-HEALTH_PATH = "/healthz"
 ServerFactory = Callable[..., "GeneratedServer"]
 
 

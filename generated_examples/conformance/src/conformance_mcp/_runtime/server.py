@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that
     from .prompts import PromptRender, PromptTable
     from .resources import ResourceRead, ResourceTable
     from .shared import SharedState
+    from .sharing import ReplicaEvents
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 F = TypeVar("F")
@@ -162,9 +163,12 @@ def build_server(
     caps = spec.get("capabilities", {})
     auth = spec.get("auth", {})
     policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
-    if bus is None and shared is not None:
-        bus = shared.bus
-    events = Events(bus)
+    replica: ReplicaEvents | None = None
+    if shared is not None:  # events raised on another replica reach this one's connections
+        from .sharing import ReplicaEvents
+
+        replica = ReplicaEvents(bus or shared.bus)
+    events = replica or Events(bus)
     registry: dict[str, Any] = {"store": _store(shared)}
     upstream = wrapped_api(spec, shared.cache("credentials") if shared is not None else None)
     if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
@@ -263,7 +267,8 @@ def build_server(
     security = request_state or RequestStateSecurity.ephemeral()
     security.bind_principal = principal
     server.middleware.append(IdentityMiddleware(network))
-    server.middleware.append(events.track)
+    if replica is not None:
+        server.middleware.append(replica.track)
     server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
     server.tools, server.resources = tools, resources
     server.prompts, server.events = prompts, events
@@ -273,8 +278,8 @@ def build_server(
 
         install_tasks(server, spec, shared.cache("tasks") if shared is not None else None)
     telemetry.install(server)
-    if shared is not None:
-        shared.on_remote_event(events.forward)
+    if shared is not None and replica is not None:
+        shared.on_remote_event(replica.forward)
         if server.listen is not None:
             shared.on_gap(server.listen.close)
     return server

@@ -30,12 +30,11 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from .authz import Policy
 from .content import ToolReturn, has_non_finite, to_result, tool_error
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, InvalidArguments, ToolError
+from .errors import FORBIDDEN, Forbidden, InvalidArguments, ToolError
 from .schemas import validator as schema_validator
 from .stubs import is_stub
 
 logger = logging.getLogger("mcp_server")
-FORBIDDEN = -32003  # JSON-RPC error code (server range): the caller lacks a scope
 Json = Any
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the input model

@@ -17,11 +17,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from .authz import Policy, current_identity
-from .errors import Forbidden, ToolError
+from .errors import FORBIDDEN, Forbidden, ToolError
 
 CompleteCall = Callable[[str, dict[str, str]], Awaitable[Sequence[str]]]
 MAX_COMPLETIONS = 100
-FORBIDDEN = -32003
 logger = logging.getLogger("mcp_server")
 
 

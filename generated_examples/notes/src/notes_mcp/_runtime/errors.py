@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # mcpgen's own commands import this module, which must not need the SDK
     from mcp.shared.exceptions import MCPError
 
+FORBIDDEN = -32003  # JSON-RPC error code (server range): the caller lacks a scope
+
 
 class ToolError(Exception):
     """Raise in a handler to answer with an error the model can read (a tool error for

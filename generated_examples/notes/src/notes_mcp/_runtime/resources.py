@@ -21,7 +21,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, ResourceNotFound, ToolError, not_found
+from .errors import FORBIDDEN, Forbidden, ResourceNotFound, ToolError, not_found
 from .paging import page
 from .stubs import is_stub
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .events import Events
 
 logger = logging.getLogger("mcp_server")
-FORBIDDEN = -32003
 ResourceRead = Callable[[dict[str, str], Context], Awaitable[ResourceReturn]]
 DOT_SEGMENTS = frozenset({".", ".."})
 

@@ -10,17 +10,43 @@ entries go first).
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections import OrderedDict
 from typing import Any
 
-from .sealing import ValueCodec, check_name
+from .sealing import check_name
 
 __all__ = ["LocalRateLimiter", "LocalUserState", "local_user_state"]
 
 
 LOCAL_STATUS = {"backend": "memory", "connected": True, "outages": 0}  # for /healthz
+
+
+class JsonValues:
+    """How stored values are kept: the JSON text Redis would hold (``local_cache.ValueCodec``
+    also seals it under the configured secret)."""
+
+    def dump(self, value: Any) -> str:
+        if value is None:
+            raise ValueError("None cannot be stored: it reads back as a miss")
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return self.seal(text)
+
+    def load(self, stored: str | bytes) -> Any | None:
+        """The stored value, or None when it cannot be read (another secret, corruption)."""
+        text = stored.decode() if isinstance(stored, bytes) else stored
+        try:
+            return json.loads(self.unseal(text))
+        except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
+            return None
+
+    def seal(self, text: str) -> str:
+        return text
+
+    def unseal(self, text: str) -> str:
+        return text
 
 
 class ExpiringMap:
@@ -97,7 +123,7 @@ class LocalRateLimiter:
 
 
 class LocalUserState:
-    def __init__(self, values: ValueCodec, *, default_ttl: float, max_entries: int) -> None:
+    def __init__(self, values: JsonValues, *, default_ttl: float, max_entries: int) -> None:
         check_ttl(default_ttl)
         self._values = values
         self._ttl = default_ttl
@@ -124,4 +150,4 @@ class LocalUserState:
 
 def local_user_state(ttl: float = 86400.0, max_entries: int = 10000) -> LocalUserState:
     """Per-user state in this process, unsealed: ``ctx.store`` of a server without Redis."""
-    return LocalUserState(ValueCodec(None), default_ttl=ttl, max_entries=max_entries)
+    return LocalUserState(JsonValues(), default_ttl=ttl, max_entries=max_entries)

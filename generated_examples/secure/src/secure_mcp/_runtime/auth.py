@@ -23,7 +23,7 @@ from .settings import Settings
 if TYPE_CHECKING:  # OAuth's modules: a package without OAuth does not carry them
     from .auth_keys import KeySource
     from .introspection import Introspection
-    from .sealing import TTLCache
+    from .local_cache import TTLCache
 
 logger = logging.getLogger(__name__)
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")

@@ -2,8 +2,9 @@
 """What every generated typed client shares: connecting, calling, parsing, blocking use.
 
 The generated ``client.py`` subclasses ``BaseClient`` (``tasks_client.TaskClient`` when a
-tool runs as an MCP task) with one typed method per tool, prompt and resource, and
-``BaseSyncClient`` with their blocking twins.
+tool runs as an MCP task, ``client_legacy.LegacyClient`` when the server offers the legacy
+transports) with one typed method per tool, prompt and resource, and ``BaseSyncClient``
+with their blocking twins.
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ class BaseClient:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        all_headers = _headers(token, headers)
+        all_headers = headers_with(token, headers)
         timeout = httpx2.Timeout(30.0, read=300.0)
         async with (
             httpx2.AsyncClient(headers=all_headers, timeout=timeout, follow_redirects=True) as http,
@@ -173,44 +174,6 @@ class BaseClient:
                 streamable_http_client(url, http_client=http), mode=mode, **options
             ) as client,
         ):
-            yield client
-
-    @classmethod
-    @asynccontextmanager
-    async def websocket(
-        cls: type[ClientT],
-        url: str,
-        *,
-        token: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        mode: Mode = "auto",
-        **options: Any,
-    ) -> AsyncIterator[ClientT]:
-        """Connect over WebSocket (``ws://host:port/ws``, mcpgen's own transport)."""
-        from .websocket import websocket_client
-
-        async with cls.connect(
-            websocket_client(url, _headers(token, headers)), mode=mode, **options
-        ) as client:
-            yield client
-
-    @classmethod
-    @asynccontextmanager
-    async def sse(
-        cls: type[ClientT],
-        url: str,
-        *,
-        token: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        mode: Mode = "auto",
-        **options: Any,
-    ) -> AsyncIterator[ClientT]:
-        """Connect over the legacy HTTP+SSE transport (``url`` ends in ``/sse``)."""
-        from mcp.client.sse import sse_client
-
-        async with cls.connect(
-            sse_client(url, headers=_headers(token, headers)), mode=mode, **options
-        ) as client:
             yield client
 
     async def call(
@@ -272,7 +235,7 @@ def _extensions() -> list[Any]:
     return [TasksExtension()]
 
 
-def _headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
+def headers_with(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
     all_headers = dict(headers or {})
     if token is not None:
         all_headers["Authorization"] = f"Bearer {token}"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .authz import IDENTITY_KEY
+from .errors import FORBIDDEN
 from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 logger = logging.getLogger(__name__)
-FORBIDDEN = -32003  # the JSON-RPC error of a call the caller lacks the scopes for
 
 
 class VerifyingMiddleware(AuthMiddleware):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from .sealing import TTLCache
+    from .local_cache import TTLCache
 
 logger = logging.getLogger(__name__)
 CACHE_SECONDS = 60  # an introspected token is trusted this long (or until it expires)

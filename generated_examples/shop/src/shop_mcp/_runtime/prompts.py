@@ -17,13 +17,12 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from .authz import Policy, current_identity
 from .content import PromptReturn, text
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, ToolError
+from .errors import FORBIDDEN, Forbidden, ToolError
 from .paging import page
 from .resources import ResourceTable
 from .stubs import is_stub
 
 logger = logging.getLogger("mcp_server")
-FORBIDDEN = -32003
 PromptRender = Callable[[dict[str, str], Context], Awaitable[PromptReturn]]
 Embedded = types.TextResourceContents | types.BlobResourceContents
 _TEMPLATES: dict[str, Any] = {}

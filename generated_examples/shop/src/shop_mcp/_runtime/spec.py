@@ -26,50 +26,9 @@ def load_spec(package: str) -> dict[str, Any]:
     return unshare_defs(spec)
 
 
-def share_defs(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` with every schema's ``$defs`` kept once in ``spec["$defs"]`` (the generator
-    writes this: a big API's tools each carried the same definitions). A schema keeps the
-    names of its definitions (``$defsShared``, where ``$defs`` was) and, under ``$defsOwn``,
-    any whose name another schema uses for other content. ``spec`` is not changed."""
-    table: dict[str, Any] = {}
-
-    def shared(schema: Any) -> Any:
-        defs = schema.get("$defs") if isinstance(schema, dict) else None
-        if not isinstance(defs, dict) or not defs:
-            return schema
-        own = {n: v for n, v in defs.items() if table.setdefault(n, v) != v}
-        out: dict[str, Any] = {}
-        for key, value in schema.items():
-            if key != "$defs":
-                out[key] = value
-                continue
-            out[SHARED_NAMES] = list(defs)
-            if own:
-                out[OWN_DEFS] = own
-        return out
-
-    tools = []
-    for tool in spec.get("tools", []):
-        tool = dict(tool)
-        for part in ("definition", "full"):
-            if isinstance(tool.get(part), dict):
-                tool[part] = {
-                    k: shared(v) if k in SCHEMA_KEYS else v for k, v in tool[part].items()
-                }
-        tools.append(tool)
-    resources = [
-        {**r, "input": shared(r["input"])} if isinstance(r.get("input"), dict) else r
-        for r in spec.get("resources", [])
-    ]
-    out = {**spec, "tools": tools, "resources": resources}
-    if table:
-        out[SHARED_DEFS] = table
-    return out
-
-
 def unshare_defs(spec: dict[str, Any]) -> dict[str, Any]:
-    """What ``share_defs`` was given: every schema self-contained again (the definitions
-    are the same objects, shared in memory)."""
+    """What the generator's ``share_defs`` (``mcpgen/render/spec.py``) was given: every
+    schema self-contained again (the definitions are the same objects, shared in memory)."""
     table = spec.pop(SHARED_DEFS, None)
     if not isinstance(table, dict):
         return spec

@@ -15,7 +15,8 @@ On an HTTP transport with the extra installed, metrics are also kept in this pro
 The SDK's own middleware makes the SERVER span of each message (name, method, tool, error
 type, parent from ``params._meta``); ``Telemetry.middleware`` adds ``mcp.session.id`` and
 ``network.transport`` to it and records ``mcp.server.operation.duration`` and
-``mcp.server.session.duration``. ``upstream_span`` wraps one upstream HTTP attempt.
+``mcp.server.session.duration``. A server wrapping an HTTP API adds its own spans
+(``telemetry_spans.py``).
 """
 
 from __future__ import annotations
@@ -28,30 +29,6 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-# methods a metric may name (any other becomes "_OTHER": a client cannot grow the label set)
-METHODS = frozenset(
-    (
-        "initialize",
-        "ping",
-        "server/discover",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "logging/setLevel",
-        "subscriptions/listen",
-        "notifications/initialized",
-        "notifications/cancelled",
-        "notifications/progress",
-        "notifications/roots/list_changed",
-    )
-)
 _SESSION_KEY = "mcpgen.telemetry.session"
 
 
@@ -77,6 +54,7 @@ class Telemetry:
     """The providers of this process and the instruments a generated server records."""
 
     def __init__(self, meter_provider: Any, reader: Any, tracing: bool, transport: str) -> None:
+        from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
         from opentelemetry import trace
 
         self.meter_provider = meter_provider
@@ -100,6 +78,9 @@ class Telemetry:
             explicit_bucket_boundaries_advisory=list(BUCKETS),
         )
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
+        # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
+        # grow the label set)
+        self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS
         self._made: dict[tuple[str, str, str | None, str | None], dict[str, str]] = {}
 
     def flush(self) -> None:
@@ -163,7 +144,7 @@ class Telemetry:
         """Metric attributes: bounded values only (a method or tool name a client made up
         becomes ``_OTHER`` or is left out), never a session id. Made once per combination
         (the values are bounded, so are the combinations)."""
-        method = ctx.method if ctx.method in METHODS else "_OTHER"
+        method = ctx.method if ctx.method in self.methods else "_OTHER"
         name = ctx.params.get("name") if ctx.params else None
         if not isinstance(name, str) or name not in self.names:
             name = None
@@ -206,70 +187,6 @@ class Telemetry:
             self.sessions.record(time.perf_counter() - started, labels)
 
         connection.exit_stack.callback(closed)
-
-    async def operation_span(self, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
-        """One operation run by search mode's ``call_operation`` or code mode's ``execute``
-        (inside that tool's span): an INTERNAL span ``execute_tool <operation>``."""
-        from opentelemetry.trace import StatusCode
-
-        assert self.tracer is not None
-        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
-        with self.tracer.start_as_current_span(
-            f"execute_tool {name}", attributes=attributes, record_exception=False
-        ) as span:
-            try:
-                result = await call()
-            except Exception as exc:
-                span.set_attribute("error.type", type(exc).__qualname__)
-                span.set_status(StatusCode.ERROR)
-                raise
-            if getattr(result, "is_error", False):
-                span.set_attribute("error.type", "tool_error")
-                span.set_status(StatusCode.ERROR)
-            return result
-
-    async def upstream_span(
-        self,
-        send: Callable[[dict[str, str]], Awaitable[Any]],
-        method: str,
-        url: str,
-        headers: dict[str, str],
-    ) -> Any:
-        """One upstream HTTP attempt in a CLIENT span (``url`` already without credentials),
-        with ``traceparent`` injected into ``headers`` inside it."""
-        from urllib.parse import urlsplit
-
-        from opentelemetry.propagate import inject
-        from opentelemetry.trace import SpanKind, StatusCode
-
-        from .logs import redact_query
-
-        assert self.tracer is not None
-        parts = urlsplit(url)
-        attributes: dict[str, Any] = {
-            "http.request.method": method,
-            "url.full": redact_query(url),
-            "server.address": parts.hostname or "",
-        }
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-        if port:
-            attributes["server.port"] = port
-        with self.tracer.start_as_current_span(
-            method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
-        ) as span:
-            inject(headers)
-            try:
-                response = await send(headers)
-            except Exception as exc:
-                span.set_attribute("error.type", type(exc).__qualname__)
-                span.set_status(StatusCode.ERROR)
-                raise
-            status = int(response.status_code)
-            span.set_attribute("http.response.status_code", status)
-            if status >= 400:
-                span.set_attribute("error.type", str(status))
-                span.set_status(StatusCode.ERROR)
-            return response
 
 
 def _link_http_context(span: Any, request: Any) -> None:

@@ -29,6 +29,7 @@ from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
 from .errors import ToolError
+from .telemetry_spans import upstream_span
 from .tools import Arguments, ToolCall, plain
 
 logger = logging.getLogger(__name__)
@@ -276,7 +277,7 @@ class Upstream:
         async def send(sent: dict[str, str]) -> httpx2.Response:
             return await self._attempt(method, url, query, sent, options)
 
-        response: httpx2.Response = await tracer.upstream_span(send, method, full, headers)
+        response: httpx2.Response = await upstream_span(tracer.tracer, send, method, full, headers)
         return response
 
     def tool_call(

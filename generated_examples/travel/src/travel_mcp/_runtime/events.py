@@ -5,10 +5,8 @@
 subscription bus (in-process by default; shared across replicas when configured).
 Handshake-era clients get notifications on their connection: list changes go to the
 connection that caused them, resource updates to every connection subscribed to the URI.
-An event raised on another replica (``forward``, fed by the shared state's remote-event
-listener) goes to this replica's handshake connections: list changes to every one of them
-(none of them caused it), resource updates to those subscribed to the URI. Events raised
-here never come back through ``forward``, so no connection gets one twice.
+Replicas that share state also pass on what another replica raised
+(``sharing.ReplicaEvents``).
 """
 
 from __future__ import annotations
@@ -20,14 +18,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     PromptsListChanged,
     ResourcesListChanged,
     ResourceUpdated,
-    ServerEvent,
     SubscriptionBus,
     ToolsListChanged,
 )
@@ -37,11 +33,13 @@ from mcp_types import (
     SubscribeRequestParams,
     UnsubscribeRequestParams,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 logger = logging.getLogger(__name__)
 
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
+_MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -66,19 +64,6 @@ class Events:
         # connection -> the URIs it subscribed to
         self._subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-        # handshake-era connections seen on this replica: where events raised elsewhere go
-        self._handshake: weakref.WeakSet[Any] = weakref.WeakSet()
-
-    async def track(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        """SDK server middleware: remembers each handshake-era connection (weakly)."""
-        session = ctx.session
-        if session is not None and ctx.protocol_version not in _MODERN:
-            connection = connection_of(session)
-            if connection not in self._handshake:  # adding makes a new weak reference
-                self._handshake.add(connection)
-        return await call_next(ctx)
 
     # -- resource subscriptions (handshake era) ------------------------------------------
 
@@ -122,17 +107,12 @@ class Events:
             targets = [connection_of(session)]
         await self._notify(targets, event)
 
-    async def forward(self, event: ServerEvent) -> None:
-        """An event another replica published: to this replica's handshake connections
-        (the bus has already given it to this replica's listen streams)."""
-        if isinstance(event, ResourceUpdated):
-            targets = self._subscribers(event.uri)
-        else:
-            targets = list(self._handshake)
-        await self._notify(targets, event)
-
     def _subscribers(self, uri: str) -> list[Any]:
         return [c for c, uris in list(self._subscribed.items()) if uri in uris]
+
+    def forget(self, connection: Any) -> None:
+        """A connection that is gone: no more events for it."""
+        self._subscribed.pop(connection, None)
 
     async def _notify(self, targets: list[Any], event: Event) -> None:
         async def one(target: Any) -> None:
@@ -140,8 +120,7 @@ class Events:
                 with anyio.fail_after(SEND_TIMEOUT):
                     await _send(target, event)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-                self._subscribed.pop(target, None)
-                self._handshake.discard(target)
+                self.forget(target)
             except TimeoutError:  # a client not reading: it misses this one, not the others
                 logger.debug("a client took more than %s s to take a notification", SEND_TIMEOUT)
             except Exception:  # one broken client must not stop the others
@@ -171,12 +150,3 @@ async def _send(connection: Any, event: Event) -> None:
         )
     data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
     await connection.outbound.notify(data["method"], data.get("params"))
-
-
-def _modern() -> frozenset[str]:
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    return frozenset(MODERN_PROTOCOL_VERSIONS)
-
-
-_MODERN = _modern()

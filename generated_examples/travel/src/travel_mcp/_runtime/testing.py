@@ -29,7 +29,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from .client import BaseClient, needs_task
+from .client import BaseClient, error_text, needs_task
 from .settings import SSE_PATH, WEBSOCKET_PATH, Settings, offered
 
 Mode = Literal["legacy", "2026-07-28"]
@@ -109,8 +109,7 @@ def is_stub(result: types.CallToolResult) -> bool:
     return bool(result.is_error) and STUB_MARK in text_of(result)
 
 
-def text_of(result: types.CallToolResult) -> str:
-    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+text_of = error_text  # the text blocks of a result, joined
 
 
 # -- credentials -----------------------------------------------------------------------
