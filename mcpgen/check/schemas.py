@@ -324,20 +324,6 @@ def def_name(ref: Json) -> str | None:
 
 
 def def_refs(node: Json) -> Counter[str]:
-    """The ``#/$defs/Name`` references in ``node`` (not inside a nested ``$defs``)."""
-    found: Counter[str] = Counter()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, dict):
-            name = def_name(current.get("$ref"))
-            if name is not None:
-                found[name] += 1
-            for key, value in current.items():
-                if key in DATA_KEYWORDS or key == "$defs":
-                    continue
-                if isinstance(value, dict | list):
-                    stack.append(value)
-        elif isinstance(current, list):
-            stack.extend(current)
-    return found
+    """The ``#/$defs/Name`` references in ``node`` (every one :func:`refs` finds)."""
+    names = (def_name(found.get("$ref")) for found, _ in schema_nodes(node, everything=True))
+    return Counter(name for name in names if name is not None)

@@ -96,7 +96,7 @@ class Resource:
             if operator == ";":
                 return "".join(f";{n}={p}" for n, p in zip(names, parts, strict=True))
             lead = "" if operator == "+" else operator
-            return lead + (lead if operator in "./" else ",").join(parts)
+            return lead + (lead if operator in (".", "/") else ",").join(parts)
 
         return re.sub(r"\{([^{}]+)\}", expand, self.uri_template)
 

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, DEFS_PREFIX, children, def_name, def_refs
+from mcpgen.check.schemas import (
+    DATA_KEYWORDS,
+    DEFS_PREFIX,
+    SCHEMA_MAPS,
+    children,
+    def_name,
+    def_refs,
+)
 from mcpgen.model.relax import ANNOTATIONS, size
 
 Json = Any
@@ -96,12 +103,15 @@ def share(schema: Json) -> Json:
         kept |= more
     memo: dict[str, Json] = {}
 
-    def visit(node: Json) -> Json:
+    def visit(node: Json, names: bool = False) -> Json:
+        """``names``: ``node`` maps names (of properties, definitions) to schemas."""
         if isinstance(node, list):
             return [visit(item) for item in node]
         if not isinstance(node, dict):
             return node
-        out = {k: v if k in DATA_KEYWORDS else visit(v) for k, v in node.items()}
+        if names:  # a property called "default" is a schema like any other
+            return {k: visit(v) for k, v in node.items()}
+        out = {k: v if k in DATA_KEYWORDS else visit(v, k in SCHEMA_MAPS) for k, v in node.items()}
         name = def_name(node.get("$ref"))
         if name is None or name not in defs or name in kept:
             return out

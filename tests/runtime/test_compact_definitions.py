@@ -23,7 +23,7 @@ import mcp_types as types
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcpgen.check.schemas import resolve_pointer
+from mcpgen.check.schemas import refs, resolve_pointer
 from mcpgen.model import compact
 from mcpgen.model.examples import invalid_example, valid_example
 from mcpgen.model.types import Manifest
@@ -236,6 +236,21 @@ def test_a_reference_with_constraints_beside_it_is_inlined_without_losing_them()
     shared = compact.share(schema)
     assert "$defs" not in shared
     agree(schema, shared, [{"n": 0}, {"n": 1}, {"n": 5}, {"n": 6}, {"n": "1"}])
+
+
+@pytest.mark.parametrize("word", ["default", "enum", "const", "examples"])
+def test_a_property_named_like_a_data_keyword_is_a_schema_like_any_other(word: str) -> None:
+    big = {"type": "object", "properties": {f"field{i}": {"type": "string"} for i in range(6)}}
+    for names in ([word], [word, "other"]):  # used once: inlined; twice: kept
+        schema = {
+            "type": "object",
+            "properties": {name: {"$ref": "#/$defs/Big"} for name in names},
+            "$defs": {"Big": big},
+        }
+        shared = compact.share(schema)
+        assert ("$defs" in shared) == (len(names) == 2), shared
+        assert all(resolve_pointer(shared, ref)[0] for _, ref in refs(shared)), shared
+        agree(schema, shared, [{word: {"field1": "x"}}, {word: {"field1": 1}}, {"other": 2}])
 
 
 def test_strip_keeps_validation_and_drops_what_no_validator_reads() -> None:
@@ -500,3 +515,49 @@ def test_tools_list_sends_the_compact_definitions() -> None:
         assert sent[tool.name] == tool.definition
         assert compact.size(sent[tool.name]) == compact.size(tool.definition)
         assert compact.size(sent[tool.name]) < compact.size(tool.full_definition)
+
+
+def test_a_property_named_default_keeps_its_definition_from_build_to_tools_list(
+    tmp_path: Path,
+) -> None:
+    """An imported body property called ``default`` that ``$ref``s a component: the package
+    builds, and the schemas its ``_spec.json`` holds and tools/list sends all resolve."""
+    from click.testing import CliRunner
+    from mcp.client import Client
+
+    from mcpgen.cli import main
+    from mcpgen.runtime.server import Handlers, build_server
+    from mcpgen.runtime.spec import unshare_defs
+
+    body = {"type": "object", "properties": {"default": {"$ref": "#/components/schemas/C"}}}
+    operation = {
+        "operationId": "pick",
+        "requestBody": {"content": {"application/json": {"schema": body}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    api = {
+        "openapi": "3.1.0",
+        "info": {"title": "Picker", "version": "1"},
+        "servers": [{"url": "https://picker.example"}],
+        "paths": {"/pick": {"post": operation}},
+        "components": {"schemas": {"C": {"type": "string", "minLength": 1}}},
+    }
+    (tmp_path / "api.json").write_text(json.dumps(api))
+    manifest_file = tmp_path / "mcpgen.yaml"
+    manifest_file.write_text(
+        "mcpgen: 1\nserver: {name: picker, version: 0.1.0}\nopenapi: {source: api.json}\n"
+    )
+    built = CliRunner().invoke(main, ["build", str(manifest_file), "-o", str(tmp_path / "out")])
+    assert built.exit_code == 0, built.output
+    spec = unshare_defs(json.loads(next(tmp_path.glob("out/src/*/_spec.json")).read_text()))
+
+    async def listed() -> list[Json]:
+        async with Client(build_server(spec, Handlers()), mode="legacy") as client:
+            page = await client.list_tools()
+            return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools]
+
+    (sent,) = anyio.run(listed)
+    for schema in (sent["inputSchema"], spec["tools"][0]["full"]["inputSchema"]):
+        assert all(resolve_pointer(schema, ref)[0] for _, ref in refs(schema)), schema
+        check = Draft202012Validator(schema)
+        assert check.is_valid({"default": "a"}) and not check.is_valid({"default": ""})
