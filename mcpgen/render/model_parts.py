@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import cache
-from mcpgen.check.schemas import ref_strings
+from mcpgen.check.schemas import def_target, ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
 from mcpgen.render.models import (
@@ -46,7 +46,6 @@ from mcpgen.render.models import (
     model_schemas,
     run_generator,
     share_duplicates,
-    unescape,
 )
 
 Json = Any
@@ -75,20 +74,12 @@ def _bucket(name: str, parts: int) -> int:
     return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
 
 
-def _def_name(ref: str) -> tuple[str, bool] | None:
-    """(definition name, whether the reference points inside it) for ``#/$defs/...``."""
-    if not ref.startswith("#/$defs/"):
-        return None
-    segments = ref[len("#/$defs/") :].split("/")
-    return unescape(segments[0]), len(segments) > 1
-
-
 def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
     """Point references to shared definitions at the shared file (imports, once mapped);
     the names referred to are added to ``used``."""
 
     def point(ref: str) -> str:
-        target = _def_name(ref)
+        target = def_target(ref)
         if target is None or target[0] not in shared:
             return ref
         if target[1]:
@@ -101,7 +92,7 @@ def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
 
 def _references(schema: Json) -> set[str]:
     """Names of the definitions ``schema`` refers to (``#/$defs/NAME...``)."""
-    return {target[0] for ref in ref_strings(schema) if (target := _def_name(ref)) is not None}
+    return {target[0] for ref in ref_strings(schema) if (target := def_target(ref)) is not None}
 
 
 def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:

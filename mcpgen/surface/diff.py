@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mcpgen.check.schemas import escape
+
 from .changes import (
     BREAKING,
     COMPATIBLE,
@@ -53,7 +55,6 @@ from .changes import (
     _string_set,
     _tokens,
     _values,
-    escape,
 )
 from .hints import compare_annotations, compare_execution
 from .lock import compact, estimate_tokens, wire
