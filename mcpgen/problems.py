@@ -25,6 +25,11 @@ def printable(text: str, keep: str = "") -> str:
     )
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ``...`` marking the cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def clip(text: str, limit: int = 60) -> str:
     """``text`` as a Python string literal, cut to ``limit`` characters (input quoted in a
     message)."""
