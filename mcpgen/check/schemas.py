@@ -348,6 +348,11 @@ def def_target(ref: Json) -> tuple[str, bool] | None:
     return unescape(name), bool(inside)
 
 
+def def_ref(name: str) -> str:
+    """``#/$defs/Name``: the reference to a definition."""
+    return DEFS_PREFIX + escape(name)
+
+
 def def_name(ref: Json) -> str | None:
     """The definition a ``#/$defs/Name`` reference names (None if it points inside one)."""
     target = def_target(ref)

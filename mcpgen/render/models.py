@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpgen.check.schemas import SCHEMA_MAPS, escape, unescape
+from mcpgen.check.schemas import SCHEMA_MAPS, def_ref, unescape
 from mcpgen.identifiers import RESERVED_CLASS_NAMES
 from mcpgen.model.types import Manifest
 from mcpgen.problems import Level, Location, Problem
@@ -95,7 +95,7 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
         for name in names:
             group_of[name] = key
         for name in names[1:]:
-            result[name] = {"allOf": [{"$ref": f"#/$defs/{escape(names[0])}"}]}
+            result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
 
 
@@ -109,19 +109,19 @@ def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
     name = copies.get(_root_key(schema))
     if name is None:
         return schema
-    return {"allOf": [{"$ref": f"#/$defs/{escape(name)}"}]}
+    return {"allOf": [{"$ref": def_ref(name)}]}
 
 
 def _rewrite_ref(ref: str, owner: str, local: dict[str, str]) -> str:
     pointer = ref[1:]
     if pointer in ("", "/"):
-        return f"#/$defs/{escape(owner)}"
+        return def_ref(owner)
     parts = pointer.split("/")[1:]
     if len(parts) >= 2 and parts[0] in ("$defs", "definitions"):
         name = unescape(parts[1])
         rest = "/".join(parts[2:])
-        return f"#/$defs/{escape(local.get(name, name))}" + (f"/{rest}" if rest else "")
-    return f"#/$defs/{escape(owner)}{pointer}"
+        return def_ref(local.get(name, name)) + (f"/{rest}" if rest else "")
+    return def_ref(owner) + pointer
 
 
 def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
