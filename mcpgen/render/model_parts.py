@@ -40,6 +40,7 @@ from mcpgen.render.models import (
     SETTINGS,
     combined_document,
     defined_names,
+    digest,
     generator_options,
     locate_failure,
     map_refs,
@@ -174,9 +175,9 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
         return None
     # A part's output can depend on the shared schemas it extends (allOf), so the ones it
     # uses are part of its key: changing a shared definition regenerates the parts using it.
-    key = _digest([_settings(package), module.document])
+    key = digest([_settings(package), module.document])
     if module.shared is not None:
-        key = _digest([key, module.shared_key])
+        key = digest([key, module.shared_key])
     return store / f"{cache.MODELS_PREFIX}{key}.py"  # as the generator wrote it
 
 
@@ -192,13 +193,8 @@ def _subset_digest(names: list[str], defs: dict[str, Json], digests: dict[str, s
     build however many parts use it."""
     for name in names:
         if name not in digests:
-            digests[name] = _digest(defs[name])
-    return _digest([[name, digests[name]] for name in names])
-
-
-def _digest(value: Json) -> str:
-    text = json.dumps(value, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            digests[name] = digest(defs[name])
+    return digest([[name, digests[name]] for name in names])
 
 
 def generate_module(module: ModelModule, package: str) -> str:

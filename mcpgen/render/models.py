@@ -83,10 +83,7 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     groups: dict[str, list[str]] = {}
     for name in sorted(models):
         if _makes_class(models[name]):
-            text = json.dumps(models[name], sort_keys=True)
-            groups.setdefault(
-                hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), []
-            ).append(name)
+            groups.setdefault(digest(models[name]), []).append(name)
     result = dict(models)
     group_of: dict[str, str] = {}
     for key, names in groups.items():
@@ -97,6 +94,12 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
         for name in names[1:]:
             result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
+
+
+def digest(value: Json) -> str:
+    """A digest of JSON data that does not depend on its key order."""
+    text = json.dumps(value, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:

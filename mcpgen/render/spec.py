@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from mcpgen.identifiers import handler_path
+from mcpgen.literals import compact_json
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
 from mcpgen.model.settings import camel
@@ -219,7 +220,7 @@ def search_json(data: dict[str, Json]) -> str | None:
     from mcpgen.runtime.search import SearchIndex, docs_from_spec
 
     index = SearchIndex(docs_from_spec(data))
-    return json.dumps(index.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    return compact_json(index.to_data()) + "\n"
 
 
 def share_defs(spec: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mcpgen.check.schemas import escape
+from mcpgen.literals import compact_json
 
 from .changes import (
     BREAKING,
@@ -57,7 +58,7 @@ from .changes import (
     _values,
 )
 from .hints import compare_annotations, compare_execution
-from .lock import compact, estimate_tokens, wire
+from .lock import estimate_tokens, wire
 from .schema_diff import SchemaDiff
 
 Json = Any
@@ -86,7 +87,9 @@ def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
         n = int(totals["toolsListBytes"])
         tokens = totals.get("toolsListTokens")
         return n, int(tokens) if isinstance(tokens, int) else estimate_tokens(n)
-    listed = [compact(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False]
+    listed = [
+        compact_json(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False
+    ]
     from mcpgen.model.build import tools_list_size
 
     n = tools_list_size(listed)
