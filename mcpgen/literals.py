@@ -1,7 +1,9 @@
-"""Python literals for JSON-like values: the only way user text enters generated code."""
+"""Literals for JSON-like values: Python ones (the only way user text enters generated
+code), and compact JSON."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -16,6 +18,11 @@ def py(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{py(k)}: {py(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"no Python literal for {type(value).__name__}")
+
+
+def compact_json(value: Any) -> str:
+    """JSON as sent on the wire: compact separators, non-ASCII kept, key order kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def string_literal(text: str) -> str:

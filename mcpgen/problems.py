@@ -25,6 +25,18 @@ def printable(text: str, keep: str = "") -> str:
     )
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ``...`` marking the cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """``text`` as a Python string literal, cut to ``limit`` characters (input quoted in a
+    message)."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
 class Level(enum.Enum):
     ERROR = "error"
     WARNING = "warning"

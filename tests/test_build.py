@@ -173,6 +173,31 @@ def test_a_schema_the_model_generator_rejects_is_a_located_error(tmp_path: Path)
     assert not out.exists()
 
 
+def test_a_percent_encoded_reference_is_checked_as_it_is_built(tmp_path: Path) -> None:
+    """A ``$ref`` is a URI fragment: the check percent-decodes it as the model generator
+    does, so what resolves for one resolves for the other (``a%25b`` names ``a%b``)."""
+    source = tmp_path / "pct.yaml"
+    tool = "tools:\n  - name: echo\n    description: Echo.\n    input:\n      type: object\n"
+    source.write_text(
+        "mcpgen: 1\nserver: {name: pct}\n$defs:\n  Thing: {type: string}\n"
+        + tool
+        + "      properties:\n        'a b': {type: string}\n"
+        "        c: {$ref: '#/properties/a%20b'}\n        d: {$ref: '#/$defs/Th%69ng'}\n"
+    )
+    code, output = build(str(source), "-o", str(tmp_path / "out"))
+    assert code == 0, output
+    models = (tmp_path / "out/src/pct_mcp/models/_part00.py").read_text()
+    assert "c: A20b | None" in models and "d: Thing | None" in models
+    source.write_text(
+        "mcpgen: 1\nserver: {name: pct}\n" + tool + "      properties:\n"
+        "        'a%25b': {type: string}\n        c: {$ref: '#/properties/a%25b'}\n"
+    )
+    code, output = build(str(source), "-o", str(tmp_path / "out2"))
+    assert code == 2
+    error = "tools[0].input.properties.c.$ref: reference '#/properties/a%25b' does not resolve"
+    assert f"{source}:10:19: error: {error}" in output
+
+
 def test_cached_rebuild_gives_the_same_bytes(manifest: Path, tmp_path: Path) -> None:
     """The model cache is keyed by content: a cached build equals an uncached one."""
     outputs = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -25,23 +25,47 @@ def refs(schema: Json) -> Iterator[tuple[JsonPath, str]]:
             yield (*located(trail), "$ref"), node["$ref"]
 
 
-def resolve_pointer(document: Json, pointer: str, percent: bool = False) -> tuple[bool, Json]:
-    """Resolve a local JSON pointer like ``#/$defs/Name``; (found, value). ``percent``: its
-    tokens are percent-decoded first, as a URI fragment's are."""
+def escape(token: str | int) -> str:
+    """One JSON pointer token (RFC 6901): ``~`` as ``~0``, ``/`` as ``~1``."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def unescape(token: str) -> str:
+    """One token of a JSON pointer in a URI fragment (a ``$ref``): percent-decoded, then
+    ``~1`` and ``~0`` undone."""
+    return unquote(token).replace("~1", "/").replace("~0", "~")
+
+
+def pointer(path: Iterable[str | int]) -> str:
+    """``#/paths/~1pets/get``: a path as a JSON pointer in a URI fragment."""
+    return "#" + "".join("/" + escape(part) for part in path)
+
+
+def pointer_target(document: Json, pointer: str) -> tuple[JsonPath, Json] | None:
+    """(path, value) of what a local JSON pointer like ``#/$defs/Name`` names in
+    ``document``; None if it names nothing there."""
     if pointer == "#":
-        return True, document
+        return (), document
     if not pointer.startswith("#/"):
-        return False, None
+        return None
     node = document
-    for raw in pointer[2:].split("/"):
-        part = (unquote(raw) if percent else raw).replace("~1", "/").replace("~0", "~")
+    path: list[str | int] = []
+    for part in map(unescape, pointer[2:].split("/")):
         if isinstance(node, dict) and part in node:
             node = node[part]
+            path.append(part)
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
+            path.append(int(part))
         else:
-            return False, None
-    return True, node
+            return None
+    return tuple(path), node
+
+
+def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
+    """Resolve a local JSON pointer like ``#/$defs/Name``; (found, value)."""
+    target = pointer_target(document, pointer)
+    return (False, None) if target is None else (True, target[1])
 
 
 def metaschema_errors(schema: Json) -> Iterator[tuple[JsonPath, str]]:
@@ -93,10 +117,10 @@ def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None)
     needed: dict[str, Json] = {}
     pending = list(ref_strings(schema))  # the closure's order does not matter: sorted below
     while pending:
-        ref = pending.pop()
-        if not ref.startswith(DEFS_PREFIX):
+        target = def_target(pending.pop())
+        if target is None:
             continue
-        name = ref[len(DEFS_PREFIX) :].split("/", 1)[0]
+        name = target[0]
         if name in own or name in needed or name not in shared:
             continue
         needed[name] = shared[name]
@@ -315,12 +339,24 @@ def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str
     return out
 
 
+def def_target(ref: Json) -> tuple[str, bool] | None:
+    """(definition name, whether the reference points inside it) for ``#/$defs/...``;
+    None for any other reference."""
+    if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
+        return None
+    name, inside, _ = ref[len(DEFS_PREFIX) :].partition("/")
+    return unescape(name), bool(inside)
+
+
+def def_ref(name: str) -> str:
+    """``#/$defs/Name``: the reference to a definition."""
+    return DEFS_PREFIX + escape(name)
+
+
 def def_name(ref: Json) -> str | None:
-    if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
-        name = ref[len(DEFS_PREFIX) :]
-        if "/" not in name:
-            return name.replace("~1", "/").replace("~0", "~")
-    return None
+    """The definition a ``#/$defs/Name`` reference names (None if it points inside one)."""
+    target = def_target(ref)
+    return target[0] if target is not None and not target[1] else None
 
 
 def def_refs(node: Json) -> Counter[str]:

@@ -25,7 +25,7 @@ from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath
 from mcpgen.model.names import Assigned, assign, root_ref
-from mcpgen.problems import Level, Problem, Problems
+from mcpgen.problems import Level, Problem, Problems, clip
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -303,18 +303,13 @@ def static_file_problem(base_dir: Path, relative: str) -> str | None:
         root = base_dir.resolve()
         target = (base_dir / relative).resolve()
         if root != target and root not in target.parents:
-            return f"{_clip(relative)} points outside the manifest's folder"
+            return f"{clip(relative)} points outside the manifest's folder"
         if not target.is_file():
-            return f"file {_clip(relative)} not found next to the manifest"
+            return f"file {clip(relative)} not found next to the manifest"
     except (OSError, ValueError, RuntimeError) as exc:  # too long, a symlink loop, ...
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return f"cannot use file {_clip(relative)}: {reason}"
+        return f"cannot use file {clip(relative)}: {reason}"
     return None
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 def _tool_name_problem(name: str) -> str:

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from mcpgen.load import Document, JsonPath, dotted
-from mcpgen.problems import Level, Problem, Problems
+from mcpgen.problems import Level, Problem, Problems, cut
 
 __all__ = ["check_structure", "dotted", "manifest_schema", "schema_problems", "short"]
 
@@ -171,5 +171,4 @@ def _json_type(value: Any) -> str:
 
 
 def short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return cut(json.dumps(value, ensure_ascii=False), 40)

@@ -136,7 +136,3 @@ def display_path(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
         return str(path)
-
-
-def _clip(text: str, limit: int = 20) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."

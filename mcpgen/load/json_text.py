@@ -7,11 +7,11 @@ import math
 import re
 from typing import Any
 
-from mcpgen.load.document import JsonPath, _clip, dotted
+from mcpgen.load.document import JsonPath, dotted
 from mcpgen.load.json_locator import JsonLocator
 from mcpgen.load.json_scan import _json_positions
 from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS
-from mcpgen.problems import Location, fail
+from mcpgen.problems import Location, cut, fail
 
 
 class _DuplicateKey(Exception):
@@ -133,7 +133,7 @@ def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
             where = JsonLocator(text, file).locate(path)
             number = "" if message is _SURROGATE_MESSAGE else _json_number_at(text, where)
             if number:  # a number too big for a float (NaN and Infinity are not numbers)
-                message = f"number {_clip(number)} is too large"
+                message = f"number {cut(number, 20)} is too large"
             raise fail(file, message, where.line, where.column, dotted(path))
 
 

@@ -10,9 +10,9 @@ from typing import Any, cast
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from mcpgen.load.document import JsonPath, PathPart, Positions, _clip, _short_field, dotted
+from mcpgen.load.document import JsonPath, PathPart, Positions, _short_field, dotted
 from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES
-from mcpgen.problems import InputError, fail
+from mcpgen.problems import InputError, cut, fail
 
 _TAG = "tag:yaml.org,2002:"
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
@@ -309,7 +309,7 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
         return None
     if tag == _TAG + "int" and len(value) > MAX_INT_DIGITS:
         line, col = _mark(node)
-        raise fail(file, f"number {_clip(value)} is too large", line, col, _short_field(path))
+        raise fail(file, f"number {cut(value, 20)} is too large", line, col, _short_field(path))
     if tag == _TAG + "int":
         if value.startswith("0o"):
             return int(value[2:], 8)
@@ -319,5 +319,5 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
         raise fail(file, "NaN and Infinity are not JSON values", line, col, _short_field(path))
     number = float(value)
     if not math.isfinite(number):
-        raise fail(file, f"number {_clip(value)} is too large", line, col, _short_field(path))
+        raise fail(file, f"number {cut(value, 20)} is too large", line, col, _short_field(path))
     return number

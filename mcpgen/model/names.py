@@ -47,12 +47,8 @@ def root_ref(schema: Any, shared: dict[str, Any]) -> str | None:
     """The shared definition a schema is only a reference to (``{$ref: '#/$defs/Note'}``)."""
     if not isinstance(schema, dict) or set(schema) - {"$ref", "description", "title"}:
         return None
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith(schemas.DEFS_PREFIX):
-        name = ref[len(schemas.DEFS_PREFIX) :]
-        if name in shared and isinstance(shared[name], dict):
-            return name
-    return None
+    name = schemas.def_name(schema.get("$ref"))
+    return name if name is not None and isinstance(shared.get(name), dict) else None
 
 
 def assign(data: dict[str, Any]) -> Names:

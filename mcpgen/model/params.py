@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgen import identifiers as names
+from mcpgen.check.schemas import def_ref
 from mcpgen.literals import py
 
 Json = Any
@@ -158,7 +159,7 @@ def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
         cls = name if name in shared else owner + name[:1].upper() + name[1:]
         if not names.kept_class_name(cls):
             continue
-        ref = "#/$defs/" + name.replace("~", "~0").replace("/", "~1")
+        ref = def_ref(name)
         if not isinstance(body, dict) or {"$ref", "allOf", "anyOf", "oneOf"} & body.keys():
             continue  # a union or an alias of an alias: left as Any
         if body.get("type") == "object" or "properties" in body:

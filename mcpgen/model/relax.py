@@ -4,11 +4,11 @@ compact definitions share: sizes, shortened descriptions, the annotation keyword
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from mcpgen.check.schemas import def_name
+from mcpgen.literals import compact_json
 
 Json = Any
 OUTPUT_DESCRIPTION_CHARS = 60
@@ -24,7 +24,7 @@ TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")  # HTML in API desc
 
 def size(value: Json) -> int:
     """Bytes of ``value`` as compact JSON (what a client receives)."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    return len(compact_json(value).encode())
 
 
 def shorten(text: str, limit: int) -> str:

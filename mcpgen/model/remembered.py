@@ -17,7 +17,6 @@ versions of a spec side by side). A missing or unreadable pack only costs time.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import astuple, dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from mcpgen import cache
 from mcpgen.check import schemas
+from mcpgen.literals import compact_json  # key order kept: it is part of what is advertised
 from mcpgen.model import compact, relax, share
 
 Json = Any
@@ -54,7 +54,7 @@ def save_pack(pack: Pack) -> None:
     if pack.path is None or not pack.computed:
         return
     older = [key for key in pack.kept if key not in pack.used][: len(pack.used)]
-    cache.write(pack.path, _dumps({**pack.used, **{key: pack.kept[key] for key in older}}))
+    cache.write(pack.path, compact_json({**pack.used, **{key: pack.kept[key] for key in older}}))
 
 
 class Advertised:
@@ -72,7 +72,7 @@ class Advertised:
         code = hashlib.blake2b(digest_size=20)
         for module in _CODE:
             code.update(Path(str(module.__file__)).read_bytes())
-        return code.hexdigest() + _dumps(astuple(self.options))
+        return code.hexdigest() + compact_json(astuple(self.options))
 
     def __call__(
         self,
@@ -89,7 +89,7 @@ class Advertised:
         if pack is None:
             return make()
         parts = [self.salt, title, text, self._part(input_schema)]
-        key = _hash(_dumps([*parts, self._part(output_schema), annotations, wrapped]))
+        key = _hash(compact_json([*parts, self._part(output_schema), annotations, wrapped]))
         found = pack.used.get(key, pack.kept.get(key))
         if not isinstance(found, dict):
             found = make()
@@ -109,15 +109,10 @@ class Advertised:
         kept = self._digests.get(id(body))
         if kept is not None and kept[0] is body:
             return kept[1]
-        digest = _hash(_dumps(body))
+        digest = _hash(compact_json(body))
         self._digests[id(body)] = (body, digest)
         return digest
 
 
 def _hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
-
-
-def _dumps(value: Json) -> str:
-    # key order is kept (it is part of what is advertised); 1, 1.0 and true stay apart
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

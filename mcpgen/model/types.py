@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcpgen import identifiers
+from mcpgen.literals import compact_json
 from mcpgen.model.params import Param, params
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource, wire
@@ -181,7 +182,7 @@ class Tool:
     @cached_property
     def wire_json(self) -> str:
         """``definition`` as compact JSON: what tools/list sends (and what it costs)."""
-        return json.dumps(self.definition, ensure_ascii=False, separators=(",", ":"))
+        return compact_json(self.definition)
 
 
 @dataclass(frozen=True, kw_only=True)

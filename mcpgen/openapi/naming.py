@@ -41,8 +41,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcpgen import identifiers as names
+from mcpgen.check.schemas import pointer
 from mcpgen.load import JsonPath
-from mcpgen.openapi.sources import Key, Sources, pointer
+from mcpgen.openapi.sources import Key, Sources
 
 MAX_TOOL_NAME = 64
 TEMPLATE = re.compile(r"\{([^{}]*)\}")  # a path template's parameter

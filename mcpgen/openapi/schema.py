@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgen.check.schemas import def_name, def_ref
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import (
     IGNORED,
@@ -43,7 +44,6 @@ from mcpgen.openapi.naming import DefNames
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
-DEFS = "#/$defs/"
 
 
 class SchemaConverter:
@@ -127,10 +127,10 @@ class SchemaConverter:
         while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
             if set(schema) - {"$ref", "description", "title"}:
                 break
-            ref = schema["$ref"]
-            if not ref.startswith(DEFS) or ref[len(DEFS) :] not in self.defs:
+            target = def_name(schema["$ref"])
+            if target is None or target not in self.defs:
                 break
-            name = ref[len(DEFS) :]
+            name = target
             if name in seen:
                 key = self.origin.get(name)
                 if key is not None:
@@ -169,7 +169,7 @@ class SchemaConverter:
             if key is not None:
                 name = self.def_name(key)
                 deps.add(name)
-                out["$ref"] = DEFS + name
+                out["$ref"] = def_ref(name)
         nullable = False
         for keyword, value in node.items():
             where = (*path, keyword)
@@ -283,7 +283,7 @@ class SchemaConverter:
             if key is not None:
                 name = self.def_name(key)
                 deps.add(name)
-                mapping[tag] = DEFS + name
+                mapping[tag] = def_ref(name)
         mapped = set(mapping.values())
         for keyword in ("oneOf", "anyOf"):
             branches = node.get(keyword)
@@ -296,8 +296,8 @@ class SchemaConverter:
                 if key is None or not key[1]:
                     continue
                 name = self.def_name(key)
-                if DEFS + name not in mapped:
-                    mapping.setdefault(str(key[1][-1]), DEFS + name)
+                if def_ref(name) not in mapped:
+                    mapping.setdefault(str(key[1][-1]), def_ref(name))
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result

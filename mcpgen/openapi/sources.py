@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from mcpgen.check.schemas import pointer, pointer_target
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, JsonPath, load_file
-from mcpgen.problems import InputError, Level, Location, Problem, Problems
+from mcpgen.problems import InputError, Level, Location, Problem, Problems, clip
 
 Key = tuple[int, JsonPath]
 MAX_FILES = 256
@@ -26,11 +27,6 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _EXTERNAL_REF = re.compile(r"""\$ref["']?\s*:\s*["']?(?![#"'\s])\S""")
 _DATA_KEYS = frozenset({"example", "examples", "default", "const", "enum"})
 _NAME_MAPS = frozenset({"properties", "patternProperties"})  # keys there are names, not keywords
-
-
-def pointer(path: Sequence[str | int]) -> str:
-    """``#/paths/~1pets/get``: a path as a JSON pointer in a URI fragment."""
-    return "#" + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 @dataclass
@@ -102,32 +98,23 @@ class Sources:
         target = src
         if file_part:
             if _URL.match(file_part) or file_part.startswith("//"):
-                why = f"remote reference {_clip(ref)} is not supported; bundle it into a local file"
+                why = f"remote reference {clip(ref, 80)} is not supported; bundle it into a local file"
                 return _Failure(why)
             loaded = self._load(src, unquote(file_part))
             if isinstance(loaded, _Failure):
                 return loaded
             target = loaded.index
         if fragment and not fragment.startswith("/"):
-            why = f"reference {_clip(ref)}: only JSON-pointer fragments (#/...) are supported"
+            why = f"reference {clip(ref, 80)}: only JSON-pointer fragments (#/...) are supported"
             return _Failure(why)
-        node = self.items[target].doc.data
-        path: list[str | int] = []
-        for raw in fragment.split("/")[1:] if fragment else []:
-            part = unquote(raw).replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-                path.append(part)
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-                path.append(int(part))
-            else:
-                return _Failure(f"reference {_clip(ref)} does not resolve")
-        return target, tuple(path)
+        found = pointer_target(self.items[target].doc.data, "#" + fragment)
+        if found is None:
+            return _Failure(f"reference {clip(ref, 80)} does not resolve")
+        return target, found[0]
 
     def _load(self, src: int, relative: str) -> Source | _Failure:
         """The file at ``relative`` (to file ``src``), loaded once; or why it cannot be."""
-        shown = _clip(relative)
+        shown = clip(relative, 80)
         try:
             if "\0" in relative or Path(relative).is_absolute():
                 why = f"reference to {shown}: only paths relative to the document are supported"
@@ -219,8 +206,3 @@ def _resolve(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # pragma: no cover - a symlink loop
         return path.absolute()
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpgen import identifiers as names
+from mcpgen.check.schemas import pointer
 from mcpgen.load import (
     MAX_DOCUMENT_BYTES,
     Document,
@@ -31,7 +32,6 @@ from mcpgen.load import (
 from mcpgen.openapi import OpenAPIImport, import_openapi
 from mcpgen.openapi.options import OPTIONS_FILE
 from mcpgen.openapi.result import Merged
-from mcpgen.openapi.sources import pointer
 from mcpgen.problems import Level, Location, Problem, Problems
 from mcpgen.runtime.credential_config import env_name
 

@@ -33,20 +33,20 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import cache
-from mcpgen.check.schemas import ref_strings
+from mcpgen.check.schemas import def_target, ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
 from mcpgen.render.models import (
     SETTINGS,
     combined_document,
     defined_names,
+    digest,
     generator_options,
     locate_failure,
     map_refs,
     model_schemas,
     run_generator,
     share_duplicates,
-    unescape,
 )
 
 Json = Any
@@ -75,20 +75,12 @@ def _bucket(name: str, parts: int) -> int:
     return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
 
 
-def _def_name(ref: str) -> tuple[str, bool] | None:
-    """(definition name, whether the reference points inside it) for ``#/$defs/...``."""
-    if not ref.startswith("#/$defs/"):
-        return None
-    segments = ref[len("#/$defs/") :].split("/")
-    return unescape(segments[0]), len(segments) > 1
-
-
 def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
     """Point references to shared definitions at the shared file (imports, once mapped);
     the names referred to are added to ``used``."""
 
     def point(ref: str) -> str:
-        target = _def_name(ref)
+        target = def_target(ref)
         if target is None or target[0] not in shared:
             return ref
         if target[1]:
@@ -101,7 +93,7 @@ def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
 
 def _references(schema: Json) -> set[str]:
     """Names of the definitions ``schema`` refers to (``#/$defs/NAME...``)."""
-    return {target[0] for ref in ref_strings(schema) if (target := _def_name(ref)) is not None}
+    return {target[0] for ref in ref_strings(schema) if (target := def_target(ref)) is not None}
 
 
 def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
@@ -183,9 +175,9 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
         return None
     # A part's output can depend on the shared schemas it extends (allOf), so the ones it
     # uses are part of its key: changing a shared definition regenerates the parts using it.
-    key = _digest([_settings(package), module.document])
+    key = digest([_settings(package), module.document])
     if module.shared is not None:
-        key = _digest([key, module.shared_key])
+        key = digest([key, module.shared_key])
     return store / f"{cache.MODELS_PREFIX}{key}.py"  # as the generator wrote it
 
 
@@ -201,13 +193,8 @@ def _subset_digest(names: list[str], defs: dict[str, Json], digests: dict[str, s
     build however many parts use it."""
     for name in names:
         if name not in digests:
-            digests[name] = _digest(defs[name])
-    return _digest([[name, digests[name]] for name in names])
-
-
-def _digest(value: Json) -> str:
-    text = json.dumps(value, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            digests[name] = digest(defs[name])
+    return digest([[name, digests[name]] for name in names])
 
 
 def generate_module(module: ModelModule, package: str) -> str:

@@ -18,9 +18,8 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
-from mcpgen.check.schemas import SCHEMA_MAPS
+from mcpgen.check.schemas import SCHEMA_MAPS, def_ref, unescape
 from mcpgen.identifiers import RESERVED_CLASS_NAMES
 from mcpgen.model.types import Manifest
 from mcpgen.problems import Level, Location, Problem
@@ -84,10 +83,7 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     groups: dict[str, list[str]] = {}
     for name in sorted(models):
         if _makes_class(models[name]):
-            text = json.dumps(models[name], sort_keys=True)
-            groups.setdefault(
-                hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), []
-            ).append(name)
+            groups.setdefault(digest(models[name]), []).append(name)
     result = dict(models)
     group_of: dict[str, str] = {}
     for key, names in groups.items():
@@ -96,8 +92,14 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
         for name in names:
             group_of[name] = key
         for name in names[1:]:
-            result[name] = {"allOf": [{"$ref": f"#/$defs/{_escape(names[0])}"}]}
+            result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
+
+
+def digest(value: Json) -> str:
+    """A digest of JSON data that does not depend on its key order."""
+    text = json.dumps(value, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
@@ -110,28 +112,19 @@ def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
     name = copies.get(_root_key(schema))
     if name is None:
         return schema
-    return {"allOf": [{"$ref": f"#/$defs/{_escape(name)}"}]}
-
-
-def unescape(segment: str) -> str:
-    """A ``$defs`` name from one segment of a JSON pointer (URL- and ~-escaped)."""
-    return unquote(segment).replace("~1", "/").replace("~0", "~")
-
-
-def _escape(segment: str) -> str:
-    return segment.replace("~", "~0").replace("/", "~1")
+    return {"allOf": [{"$ref": def_ref(name)}]}
 
 
 def _rewrite_ref(ref: str, owner: str, local: dict[str, str]) -> str:
     pointer = ref[1:]
     if pointer in ("", "/"):
-        return f"#/$defs/{_escape(owner)}"
+        return def_ref(owner)
     parts = pointer.split("/")[1:]
     if len(parts) >= 2 and parts[0] in ("$defs", "definitions"):
         name = unescape(parts[1])
         rest = "/".join(parts[2:])
-        return f"#/$defs/{_escape(local.get(name, name))}" + (f"/{rest}" if rest else "")
-    return f"#/$defs/{_escape(owner)}{pointer}"
+        return def_ref(local.get(name, name)) + (f"/{rest}" if rest else "")
+    return def_ref(owner) + pointer
 
 
 def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:

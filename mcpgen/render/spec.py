@@ -11,8 +11,10 @@ import json
 from typing import Any
 
 from mcpgen.identifiers import handler_path
+from mcpgen.literals import compact_json
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
+from mcpgen.model.settings import camel
 from mcpgen.model.types import Manifest, Tool
 from mcpgen.openapi.result import operation_data
 from mcpgen.runtime.credential_config import env_suffixes, parse_sources
@@ -143,13 +145,8 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
 def _camel(obj: Any, names: str, **renamed: str) -> dict[str, Json]:
     """The attributes ``names`` (space separated) of a model part as JSON: camelCase keys
     (or the ``renamed`` ones), tuples as lists, None left out."""
-    data = {}
-    for name in names.split():
-        value = getattr(obj, name)
-        if value is not None:
-            head, *rest = name.split("_")
-            data[renamed.get(name, head + "".join(w.title() for w in rest))] = _json(value)
-    return data
+    found = ((name, getattr(obj, name)) for name in names.split())
+    return {renamed.get(n, camel(n)): _json(v) for n, v in found if v is not None}
 
 
 def spec_data(manifest: Manifest) -> dict[str, Json]:
@@ -223,7 +220,7 @@ def search_json(data: dict[str, Json]) -> str | None:
     from mcpgen.runtime.search import SearchIndex, docs_from_spec
 
     index = SearchIndex(docs_from_spec(data))
-    return json.dumps(index.to_data(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    return compact_json(index.to_data()) + "\n"
 
 
 def share_defs(spec: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 
 from mcpgen.literals import py
-from mcpgen.problems import printable
+from mcpgen.problems import cut, printable
 
 
 def templates_dir() -> Path:
@@ -57,8 +57,7 @@ def toml_string(value: str) -> str:
 
 def oneline(text: str | None, limit: int = 200) -> str:
     """Whitespace folded to single spaces and cut to ``limit`` characters (package summaries)."""
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    return cut(" ".join((text or "").split()), limit)
 
 
 def markdown_inline(text: str | None) -> str:

@@ -33,11 +33,6 @@ class Change:
         return (RANK[self.level], self.item, self.path, self.change)
 
 
-def escape(token: str) -> str:
-    """One JSON pointer token."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
 def _canon(value: Json) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

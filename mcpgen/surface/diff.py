@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mcpgen.check.schemas import escape
+from mcpgen.literals import compact_json
+
 from .changes import (
     BREAKING,
     COMPATIBLE,
@@ -53,10 +56,9 @@ from .changes import (
     _string_set,
     _tokens,
     _values,
-    escape,
 )
 from .hints import compare_annotations, compare_execution
-from .lock import compact, estimate_tokens, wire
+from .lock import estimate_tokens, wire
 from .schema_diff import SchemaDiff
 
 Json = Any
@@ -85,7 +87,9 @@ def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
         n = int(totals["toolsListBytes"])
         tokens = totals.get("toolsListTokens")
         return n, int(tokens) if isinstance(tokens, int) else estimate_tokens(n)
-    listed = [compact(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False]
+    listed = [
+        compact_json(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False
+    ]
     from mcpgen.model.build import tools_list_size
 
     n = tools_list_size(listed)

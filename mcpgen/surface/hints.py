@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .changes import BREAKING, COMPATIBLE, DOCS, WHY_HINT, _presence, _same_text, escape
+from mcpgen.check.schemas import escape
+
+from .changes import BREAKING, COMPATIBLE, DOCS, WHY_HINT, _presence, _same_text
 
 Json = Any
 Add = Callable[[str, str, str, str, str], None]

@@ -14,16 +14,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mcpgen.literals import compact_json
+
 Json = Any
 
 VERSION = 1
 #: Keys the lock adds to an item's wire definition; they are not part of what is sent.
 EXTRA_KEYS = frozenset({"scopes", "size", "enabled"})
-
-
-def compact(value: Json) -> str:
-    """JSON as sent on the wire, for sizes: compact separators, non-ASCII kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def estimate_tokens(n_bytes: int) -> int:
@@ -47,7 +44,7 @@ def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
     definition = item.definition
     entry = dict(definition)
     entry["scopes"] = sorted(set(item.scopes))
-    n = len((compact(definition) if text is None else text).encode())
+    n = len((compact_json(definition) if text is None else text).encode())
     entry["size"] = {"bytes": n, "tokens": estimate_tokens(n)}
     if not getattr(item, "enabled", True):  # a resource is always listed
         entry["enabled"] = False

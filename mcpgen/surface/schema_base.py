@@ -113,7 +113,7 @@ class SchemaBase:
     def _resolve(self, ref: Json, old: bool) -> Json | None:
         if not isinstance(ref, str):
             return None
-        return resolve_pointer(self.old_root if old else self.new_root, ref, percent=True)[1]
+        return resolve_pointer(self.old_root if old else self.new_root, ref)[1]
 
     def _deref(self, node: dict[str, Json], old: bool) -> Json:
         """``node`` with its local ``$ref`` replaced by the target (sibling keywords kept)."""

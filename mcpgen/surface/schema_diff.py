@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpgen.check.schemas import escape
+
 from .changes import (
     BREAKING,
     COMPATIBLE,
@@ -23,7 +25,6 @@ from .changes import (
     _same_text,
     _show,
     _string_set,
-    escape,
 )
 from .schema_base import SchemaBase
 from .schema_rules import (
