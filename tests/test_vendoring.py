@@ -204,16 +204,8 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
     imports, credentials work without the token modules, and a Redis URL is refused with a
     message that says how to get the replicas' modules (not an ImportError)."""
     manifest = fake(upstream)
-    for path, text in vendoring.runtime_files(manifest).items():
-        target = tmp_path / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, "utf-8")
-    (tmp_path / "src/pkg_mcp/__init__.py").write_text("", "utf-8")
-    sys.path.insert(0, str(tmp_path / "src"))
     try:
-        for name in sorted(vendoring.carried(manifest)):
-            if name != "testing":  # pytest's plugin module: imported by the tests only
-                importlib.import_module(f"pkg_mcp._runtime.{name}")
+        _import_carried(manifest, tmp_path)
         if upstream:
             credentials = importlib.import_module("pkg_mcp._runtime.credentials")
             made = credentials.Credentials(API_KEY, env_prefix="X", environ={"X_KEY": "k"})
@@ -228,9 +220,86 @@ def test_the_carried_runtime_imports_on_its_own(tmp_path: Path, upstream: bool) 
         ):
             http_app.require_sharing()
     finally:
-        sys.path.remove(str(tmp_path / "src"))
-        for module in [m for m in sys.modules if m == "pkg_mcp" or m.startswith("pkg_mcp.")]:
-            del sys.modules[module]
+        _forget(tmp_path)
+
+
+def _import_carried(manifest: Any, tmp_path: Path) -> None:
+    """Write the runtime ``manifest`` carries under ``tmp_path/src/pkg_mcp`` and import every
+    module of it with only that on the path (``_forget`` undoes it)."""
+    for path, text in vendoring.runtime_files(manifest).items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, "utf-8")
+    (tmp_path / "src/pkg_mcp/__init__.py").write_text("", "utf-8")
+    sys.path.insert(0, str(tmp_path / "src"))
+    for name in sorted(vendoring.carried(manifest)):
+        if name != "testing":  # pytest's plugin module: imported by the tests only
+            importlib.import_module(f"pkg_mcp._runtime.{name}")
+
+
+def _forget(tmp_path: Path) -> None:
+    sys.path.remove(str(tmp_path / "src"))
+    for module in [m for m in sys.modules if m == "pkg_mcp" or m.startswith("pkg_mcp.")]:
+        del sys.modules[module]
+
+
+def _combo(features: str, **options: Any) -> Any:
+    """A fake manifest with the features named in ``features`` (space separated)."""
+    manifest = fake(**options)
+    on = set(features.split())
+    manifest.tools = (
+        tool(
+            task="optional" if "tasks" in on else None,
+            schema=PATTERNED if "pattern" in on else None,
+        ),
+    )
+    manifest.prompts = ("p",) if "prompts" in on else ()
+    templated = "template" in on
+    manifest.resources = (SimpleNamespace(is_template=templated),) if templated else ()
+    manifest.capabilities.completions = "completions" in on
+    if "poll" in on:
+        manifest.tools[0].http = SimpleNamespace(poll=True)
+    return manifest
+
+
+PATTERNED = {"properties": {"a": {"type": "string", "pattern": "^a"}}}
+OAUTH2 = {"o": {"type": "oauth2", "tokenUrl": "https://idp.example/token"}}
+COMBOS = {  # between them, every ``vendoring.FEATURES`` key on in one and off in another
+    "stdio-only": _combo("", transports=("stdio",)),
+    "tasks-without-replicas": _combo("tasks", transports=("http",), auth="bearer"),
+    "replicas-without-tasks": _combo("", redis=True),
+    "tasks-and-replicas": _combo("tasks pattern", redis=True, auth="apiKey"),
+    "sse-only": _combo("prompts", transports=("sse",)),
+    "websocket-only": _combo("template completions", transports=("websocket",)),
+    "oauth": _combo("", oauth=True),
+    "api-tools": _combo("poll", upstream=True, schemes=OAUTH2),
+    "api-search": _combo("", upstream=True, mode="search", transports=("stdio",)),
+    "api-code": _combo("tasks", upstream=True, mode="code", redis=True),
+}
+
+
+def test_the_combinations_turn_every_feature_on_and_off() -> None:
+    for name, uses in vendoring.FEATURES.items():
+        assert {uses(m) for m in COMBOS.values()} == {True, False}, name
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=str)
+def test_every_carried_module_imports_and_its_lazy_parts_are_there(
+    tmp_path: Path, combo: str
+) -> None:
+    """Every module a combination of features carries imports with only the carried runtime
+    on the path, and what a carried module reaches only when it runs (a function's import,
+    a data file) is carried too: the task store's cache, search and code mode's modes."""
+    manifest = COMBOS[combo]
+    found = vendoring.carried(manifest)
+    try:
+        _import_carried(manifest, tmp_path)
+        if "tasks_store" in found:
+            importlib.import_module("pkg_mcp._runtime.tasks_store").local_cache()
+        if "metatools" in found:
+            assert importlib.import_module("pkg_mcp._runtime.metatools")._modes()
+    finally:
+        _forget(tmp_path)
 
 
 async def _serves_a_tool(server: Any) -> None:
