@@ -106,8 +106,9 @@ def check_transports(checker: Checker) -> None:
         and default not in offer
     ):
         where = ("transports", "default") if "default" in transports else ("transports",)
+        offered = ", ".join(map(str, offer))
         checker.error(
             where,
             f"the default transport {default!r} is not offered: add it to transports.offer "
-            f"({', '.join(map(str, offer))})",
+            f"({offered}), or set transports.default to one of those",
         )
