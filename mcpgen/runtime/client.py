@@ -178,19 +178,26 @@ class BaseClient:
     async def call(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
     ) -> types.CallToolResult:
-        """Call a tool by name; a tool error raises ``ToolCallError``. A tool that runs only
-        as an MCP task (``task: required``) is started as one and waited for."""
+        """Call a tool by name; a tool error raises ``ToolCallError``."""
+        result = await self.call_result(name, arguments, progress)
+        if result.is_error:
+            raise ToolCallError(name, error_text(result), result)
+        return result
+
+    async def call_result(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> types.CallToolResult:
+        """The result of a tool call, a tool error too. A tool that runs only as an MCP task
+        (``task: required``) is started as one and waited for."""
         try:
-            result = await self.client.call_tool(name, arguments, progress_callback=progress)
+            return await self.client.call_tool(name, arguments, progress_callback=progress)
         except MCPError as exc:
             if not needs_task(exc):
                 raise
             from .tasks_client import call_as_task
 
-            result = await call_as_task(self.client.session, name, arguments)
-        if result.is_error:
-            raise ToolCallError(name, error_text(result), result)
-        return result
+            result: types.CallToolResult = await call_as_task(self.client.session, name, arguments)
+            return result
 
     async def read(self, uri: str) -> Contents:
         """Read any resource by URI."""
