@@ -18,7 +18,9 @@ from mcp.server.subscriptions import (
     ResourceUpdated,
     ToolsListChanged,
 )
+from mcp.server.validation import validate_tool_use_result_messages
 from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
@@ -299,25 +301,16 @@ class Context:
         return answers
 
     async def _send(self, request: InputRequest, via: Any = None) -> InputResponse:
-        channel = via or self.request  # the request it travels on
-        session, related = channel.session, channel.request_id
-        if isinstance(request, types.ElicitRequest):
-            params = request.params
-            assert isinstance(params, types.ElicitRequestFormParams)
-            return await session.elicit_form(
-                params.message, params.requested_schema, related_request_id=related
-            )
+        channel = via or self.request  # the request it travels on (roots: the connection)
         if isinstance(request, types.CreateMessageRequest):
-            p = request.params
-            result = await session.create_message(
-                p.messages,
-                max_tokens=p.max_tokens,
-                system_prompt=p.system_prompt,
-                temperature=p.temperature,
-                related_request_id=related,
-            )
-            return types.CreateMessageResult.model_validate(result.model_dump(by_alias=True))
-        return await session.list_roots()
+            validate_tool_use_result_messages(request.params.messages)
+        related = None if isinstance(request, types.ListRootsRequest) else channel.request_id
+        answer: InputResponse = await channel.session.send_request(
+            request,
+            _ANSWER_TYPES[request.method],
+            metadata=ServerMessageMetadata(related_request_id=related),
+        )
+        return answer
 
     async def _ask_one(self, kind: str, request: InputRequest, key: str | None) -> InputResponse:
         if key is None:
