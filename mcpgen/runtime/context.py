@@ -117,13 +117,10 @@ class Context:
 
     @property
     def store(self) -> BoundState:
-        """What this caller keeps across calls, by name (opt-in; per verified identity):
-        ``await ctx.store.get(name, default)``, ``await ctx.store.set(name, value, ttl=None)``
-        (JSON values; a day unless ``ttl`` seconds say otherwise), ``await
-        ctx.store.delete(name)``. In this process on stdio and on one server; in Redis,
-        seen by every replica, when the server shares state (``<PREFIX>REDIS_URL``). Without
-        authentication every HTTP caller is the same (anonymous) user. Not :attr:`state`,
-        which belongs to one ``input_required`` exchange."""
+        """What this caller (its verified identity) keeps across calls, by name: ``get(name,
+        default)``, ``set(name, value, ttl=None)`` (JSON; a day by default), ``delete(name)``,
+        all awaited. In this process, or in Redis when replicas share state. Without
+        authentication every HTTP caller is the same anonymous user. Not :attr:`state`."""
         from .sealing import BoundState
 
         store = self.registry.get("store") or _process_store()
@@ -149,16 +146,11 @@ class Context:
         return cast(Mapping[str, str], getattr(request, "headers", None) or {})
 
     async def credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> Credential:
-        """The caller's credential for one security scheme of the wrapped API, from the
-        source the manifest sets for it (``openapi.credentials``), exactly as the generated
-        operations get it: the caller's own exchanged token (cached per caller), the
-        allow-listed header, or the server's environment secrets. ``.headers``, ``.query``
-        and ``.cookies`` say where to send it; ``.value`` is the secret itself.
-
-        Raises ``ToolError`` (a tool error for the caller, no upstream call) when it cannot
-        be had: the exchange was refused, the caller has no token, a variable is not set.
-        ``scopes``: the scopes to ask for when the configuration names none.
-        """
+        """The caller's credential for one security scheme of the wrapped API, as the
+        generated operations get it (``openapi.credentials``: the caller's exchanged token,
+        an allowed header or the server's secrets). ``.headers``, ``.query`` and ``.cookies``
+        say where to send it, ``.value`` is the secret; ``scopes`` what to ask for when the
+        configuration names none. ``ToolError`` when it cannot be had."""
         credentials = self.registry.get("credentials")
         if credentials is None:
             raise ToolError("this server wraps no API: it has no upstream credentials")
@@ -218,12 +210,8 @@ class Context:
     async def elicit(
         self, message: str, schema: type[ModelT], *, key: str | None = None
     ) -> ModelT | None:
-        """Ask the user to fill in ``schema``; None when they decline or cancel.
-
-        Works in both protocol eras. On 2026-07-28 the call is answered with an
-        ``input_required`` result and re-run when the client comes back with the answer,
-        so ask before doing anything with side effects.
-        """
+        """Ask the user to fill in ``schema``; None when they decline or cancel. On
+        2026-07-28 the handler re-runs once the client answers: ask before side effects."""
         answer = await self.elicit_raw(message, requested_schema(schema), key=key)
         if answer.action != "accept":
             return None
@@ -261,12 +249,9 @@ class Context:
         return list(answer.roots)
 
     async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:
-        """Ask the client several things at once (elicitation, sampling, roots), by key.
-
-        Handshake era: each request goes over the back channel, one after the other.
-        2026-07-28: every unanswered request is returned in one ``input_required`` result
-        and the handler re-runs when the client comes back with the answers.
-        """
+        """Ask the client several things at once (elicitation, sampling, roots), by key:
+        one after the other over the back channel (handshake era), or all unanswered ones
+        in one ``input_required`` result, the handler re-run with the answers (2026-07-28)."""
         answers: dict[str, InputResponse] = {}
         if not self.modern:
             for key, request in requests.items():

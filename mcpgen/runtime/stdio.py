@@ -1,19 +1,15 @@
 """MCP over stdin and stdout, served from the event loop.
 
-The SDK's ``stdio_server`` reads and writes through anyio's file wrappers, so every line
-read, every write and every flush is a round trip to a worker thread, most of the cost of a
-small call (``bench/calls.py`` measures both). When both descriptors are pipes or sockets (what hosts give the servers they
-spawn), ``serve`` reads and writes them with asyncio pipe transports instead and feeds the
-SDK's server the same messages; anything else (a terminal, a file, Windows, the trio
-backend) goes to the SDK's transport. The protocol itself stays the SDK's: this module only
-frames lines (one JSON-RPC message per line, UTF-8) like the SDK does.
+The SDK's ``stdio_server`` makes every read, write and flush a round trip to a worker
+thread, most of the cost of a small call (``bench/calls.py``). When both descriptors are
+pipes or sockets (what hosts give the servers they spawn), ``serve`` uses asyncio pipe
+transports instead and feeds the SDK's server the same messages, one JSON-RPC message per
+UTF-8 line; anything else (a terminal, a file, Windows, trio) goes to the SDK's transport.
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr, so a stray ``print``
 in a handler cannot corrupt the wire; both are restored afterwards (as the SDK does).
-
-Unlike SDK 2.3, a line that is not JSON is answered with -32700 (Parse error) and a value
-that is not a JSON-RPC message with -32600 (Invalid Request), as JSON-RPC 2.0 asks, instead
-of being dropped without an answer.
+Unlike SDK 2.3, a line that is not JSON is answered with -32700 and one that is not a
+JSON-RPC message with -32600, as JSON-RPC 2.0 asks (``jsonrpc.py``).
 """
 
 from __future__ import annotations
