@@ -70,21 +70,10 @@ def arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, A
     """A tool's arguments as JSON: the required ones, and the optional ones that were given
     (models and enums as the data they stand for)."""
     given = {**required, **{key: value for key, value in optional.items() if value is not None}}
-    return {key: _plain(value) for key, value in given.items()}
-
-
-def _plain(value: Any) -> Any:
-    from pydantic import BaseModel
-
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if hasattr(value, "value") and type(value).__module__ != "builtins":  # an Enum member
-        return value.value
-    return value
+    data: dict[str, Any] = _adapter(Any).dump_python(
+        given, mode="json", by_alias=True, exclude_unset=True
+    )
+    return data
 
 
 def error_text(result: types.CallToolResult) -> str:
