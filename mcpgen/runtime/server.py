@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 F = TypeVar("F")
+# The capabilities whose events ``subscriptions/listen`` (2026-07-28) carries.
+LISTENED = ("toolsListChanged", "resourcesListChanged", "promptsListChanged", "resourcesSubscribe")
 
 
 @dataclass
@@ -225,15 +227,7 @@ def build_server(
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
-    if any(
-        caps.get(k)
-        for k in (
-            "toolsListChanged",
-            "resourcesListChanged",
-            "promptsListChanged",
-            "resourcesSubscribe",
-        )
-    ):
+    if any(caps.get(k) for k in LISTENED):
         listen = ListenHandler(events.bus)
 
         async def listen_authorized(
