@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -322,16 +323,12 @@ class Context:
             await self.events.publish(event, self.request.session)
 
 
-_STORE: list[UserStateStore] = []
-
-
+@functools.cache
 def _process_store() -> UserStateStore:
     """One in-memory store for contexts made outside a server (tests, scripts)."""
-    if not _STORE:
-        from .shared_local import local_user_state
+    from .shared_local import local_user_state
 
-        _STORE.append(local_user_state())
-    return _STORE[0]
+    return local_user_state()
 
 
 def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:

@@ -237,18 +237,17 @@ class ToolTable:
         """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets."""
         try:
             yield
+            return
         except UnknownTool:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name}) from None
+            pass
         except Forbidden as exc:
-            if self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
+            if not self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
                 raise MCPError(
-                    INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name}
+                    FORBIDDEN,
+                    str(exc),
+                    data={"requiredScopes": list(exc.required), "missingScopes": exc.missing},
                 ) from None
-            raise MCPError(
-                FORBIDDEN,
-                str(exc),
-                data={"requiredScopes": list(exc.required), "missingScopes": exc.missing},
-            ) from None
+        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name})
 
     async def dispatch(
         self, name: str, arguments: dict[str, Json], context: Context
