@@ -173,6 +173,11 @@ class Settings:
         return self.max_sessions_per_caller or max(1, min(50, self.max_sessions // 2))
 
     @property
+    def resumable(self) -> bool:
+        """Streamable HTTP keeps events for clients whose SSE stream broke (stateful only)."""
+        return self.transport == "http" and not self.stateless and self.event_store_size > 0
+
+    @property
     def local(self) -> bool:
         return self.host in LOCAL_HOSTS
 
