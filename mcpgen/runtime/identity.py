@@ -1,5 +1,6 @@
 """Who is calling: the verified identity every authorization decision and cache key uses,
-and the authenticator of a server without authentication (``auth.py`` has the others)."""
+and the authenticator of a server without authentication (``auth.py`` has the others, and
+``http_auth.py`` reads the credential a request presents)."""
 
 from __future__ import annotations
 
@@ -53,15 +54,6 @@ class Identity:
 LOCAL = Identity("local")  # stdio and in-memory callers: the user who started the server
 
 
-class AuthError(Exception):
-    """A credential was refused (status 401), or could not be checked (503)."""
-
-    def __init__(self, description: str, status: int = 401) -> None:
-        super().__init__(description)
-        self.description = description
-        self.status = status
-
-
 class Authenticator:
     """No authentication (``auth: none``): every request passes as the anonymous caller."""
 
@@ -71,16 +63,6 @@ class Authenticator:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.config = config
         self.header = str(config.get("header") or "Authorization")
-
-    def credential(self, headers: Mapping[str, str]) -> str | None:
-        """The credential a request presents, "" for a malformed one, None for none."""
-        value = headers.get(self.header.lower())
-        if value is None:
-            return None
-        if self.header.lower() == "authorization":
-            scheme, _, token = value.strip().partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else ""
-        return value.strip()
 
     async def verify(self, credential: str) -> Identity:
         return Identity("anonymous")
