@@ -14,6 +14,7 @@ see only what the caller may call.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -157,8 +158,9 @@ class Operations:
         return await self.dispatch(str(arguments["name"]), inner, context)
 
 
-def install(mode: str, spec: dict[str, Json], table: ToolTable) -> set[str]:
-    """Add the mode's own tools to ``table``; their names."""
+def install(mode: str, spec: dict[str, Json], table: ToolTable) -> Callable[[Any], list[str]]:
+    """Add the mode's own tools to ``table``; what tools/list then shows a caller: what
+    ``table`` shows but the operations, reached through the mode's tools."""
     operations = Operations(spec, table)
     if mode == "code":
         calls = _code_mode(spec, operations)
@@ -172,7 +174,12 @@ def install(mode: str, spec: dict[str, Json], table: ToolTable) -> set[str]:
         binding = ToolBinding(definition, calls[definition["name"]])
         table.by_name[binding.name] = binding
         table.order.append(binding.name)
-    return set(calls)
+    wrapped = {e["definition"]["name"] for e in spec["tools"] if e.get("http") is not None}
+
+    def listed(identity: Any) -> list[str]:
+        return [n for n in table.visible(identity) if n not in wrapped]
+
+    return listed
 
 
 def _code_mode(spec: dict[str, Json], operations: Operations) -> dict[str, Any]:

@@ -314,12 +314,7 @@ def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str
         return tools.visible
     from .metatools import install
 
-    install(mode, spec, tools)
-    operations = {e["definition"]["name"] for e in spec["tools"] if e.get("http") is not None}
-
-    def listed(identity: Any) -> list[str]:
-        return [n for n in tools.visible(identity) if n not in operations]
-
+    listed: Callable[[Any], list[str]] = install(mode, spec, tools)  # (absent: Any)
     return listed
 
 
