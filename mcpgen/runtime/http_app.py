@@ -179,18 +179,9 @@ def create_app(
 
             cap_sessions_per_caller(server.session_manager, settings.sessions_per_caller)
     else:
-        from starlette.applications import Starlette
+        from .http_legacy import legacy_app
 
-        from .http_legacy import SessionSlots, sse_routes
-
-        if settings.transport == "sse":
-            routes += sse_routes(server, settings, no_rebinding_check)
-        else:
-            from .websocket import websocket_route
-
-            routes.append(websocket_route(server))
-        app = Starlette(routes=routes)
-        app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
+        app = legacy_app(server, settings, routes, no_rebinding_check)
     if shared is not None:
         from .sharing import add_lifespan
 
