@@ -251,10 +251,8 @@ def connect(
     if transport == "sse":
         return client_class.sse(servers["sse"] + SSE_PATH, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     if transport == "websocket":
-        from .websocket import websocket_client
-
         url = "ws" + servers["websocket"].removeprefix("http") + WEBSOCKET_PATH
-        return client_class.connect(websocket_client(url, sent), mode=mode, **options)  # type: ignore[no-any-return]
+        return client_class.websocket(url, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     path = credentials.settings.path
     return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
 
