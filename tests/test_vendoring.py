@@ -139,7 +139,6 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "auth",
             "http_auth",
             "http_legacy",
-            "websocket",
         }
         | {"shared", "sharing", "resources", "patterns"}
     )
