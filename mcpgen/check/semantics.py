@@ -187,6 +187,7 @@ class Checker:
         self.unique(resources, "uri", ("resources",), "resource URI")
         self.unique(resources, "uriTemplate", ("resources",), "URI template")
         templates: dict[str, list[str]] = {}
+        shapes: dict[str, tuple[str, JsonPath]] = {}
         for index, resource in entries(resources):
             where: JsonPath = ("resources", index)
             static = [k for k in ("text", "blob", "file") if k in resource]
@@ -197,6 +198,7 @@ class Checker:
                 if problem:
                     self.error((*where, "uriTemplate"), problem)
                 else:
+                    self.reachable(resource["uriTemplate"], (*where, "uriTemplate"), shapes)
                     templates[resource["uriTemplate"]] = variables
                     templates.setdefault(resource["name"], variables)
                 if static:
@@ -239,6 +241,20 @@ class Checker:
                 )
 
     # -- shared helpers ---------------------------------------------------------------
+    def reachable(
+        self, template: str, where: JsonPath, shapes: dict[str, tuple[str, JsonPath]]
+    ) -> None:
+        """Refuse a URI template that matches exactly the URIs of an earlier one: reads
+        never reach it (an identical template is reported as a duplicate instead)."""
+        other, first = shapes.setdefault(uritemplate.shape(template), (template, where))
+        if other != template:
+            self.error(
+                where,
+                f"URI template {template!r} matches the same URIs as {other!r} "
+                f"({self.doc.field(first[:-1])}), so no read would ever reach it; "
+                "make the two differ by more than their variable names",
+            )
+
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
         first: dict[Any, int] = {}
         for index, item in self.renamed_last(where, items):
