@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
+from mcp_types import (
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from . import jsonrpc
@@ -40,8 +47,13 @@ if TYPE_CHECKING:
     from .server import GeneratedServer
 
 logger = logging.getLogger(__name__)
+CANCELLED = "notifications/cancelled"
 
 READ_SIZE = 1 << 16  # bytes per read from stdin
+# seconds the requests read before stdin ended get to be answered (a client that writes its
+# requests and closes stdin, `printf ... | server`, still reads every answer), short: a
+# host closes stdin to stop the server, and the handlers still running are then cancelled
+EOF_GRACE = 2.0
 
 
 async def serve(server: GeneratedServer) -> None:
@@ -129,6 +141,8 @@ class Wire:
         self.output = _Output()
         self.transports: list[asyncio.BaseTransport] = []
         self.out: asyncio.WriteTransport | None = None
+        self.unanswered: set[RequestId] = set()  # ids of requests read, not yet answered
+        self.answered = anyio.Event()
 
     @classmethod
     @asynccontextmanager
@@ -183,6 +197,8 @@ class Wire:
         before the result that follows it."""
         async with messages:
             async for message in messages:
+                if isinstance(message.message, JSONRPCResponse | JSONRPCError):
+                    self.answer(message.message.id)
                 text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                 self.send(_encode(text))
                 await self.output.drain()
@@ -213,7 +229,22 @@ class Wire:
                     self.send(_encode(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request")))
                     await self.output.drain()
                     continue
+                if isinstance(message, JSONRPCRequest):
+                    self.unanswered.add(message.id)
+                elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
+                    self.answer((message.params or {}).get("requestId"))  # never answered
                 await messages.send(SessionMessage(message))
+            # stdin ended: the SDK cancels every request still in flight once its read
+            # stream closes, so keep it open until those read so far are answered
+            with anyio.move_on_after(EOF_GRACE):
+                while self.unanswered and self.output.lost is None:
+                    await self.answered.wait()
+                    self.answered = anyio.Event()
+
+    def answer(self, request_id: object) -> None:
+        if isinstance(request_id, int | str):  # not a list or dict a client sent
+            self.unanswered.discard(request_id)
+            self.answered.set()
 
     async def lines(self) -> AsyncIterator[str]:
         """stdin's lines, decoded as the SDK does (UTF-8, bad bytes replaced), any length."""

@@ -29,6 +29,21 @@ def test_stdio_exits_cleanly_at_end_of_input() -> None:
     assert b"Traceback" not in err
 
 
+def test_stdio_answers_what_it_read_before_end_of_input(tmp_path: Path) -> None:
+    """Requests written all at once and stdin closed (``printf ... | server``): every one is
+    answered before the server exits (the SDK cancels what is in flight at end of input)."""
+    slow = call(1, "slow", {"seconds": 0.5, "marker": str(tmp_path / "m")})
+    echoes = [call(i, "echo", {"text": str(i)}) for i in range(2, 12)]
+    listing = {"jsonrpc": "2.0", "id": 12, "method": "tools/list"}
+    process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate(
+        lines([INITIALIZE, INITIALIZED, slow, *echoes, listing]), timeout=60
+    )
+    assert process.returncode == 0, err.decode()[-3000:]
+    answered = {json.loads(line)["id"] for line in out.splitlines()}
+    assert answered == set(range(13)), err.decode()[-3000:]
+
+
 @POSIX
 def test_stdio_exits_cleanly_on_sigterm() -> None:
     process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
