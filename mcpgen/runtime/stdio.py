@@ -124,25 +124,28 @@ async def _answering(
     reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, writes = anyio.create_memory_object_stream[SessionMessage](0)
 
+    reading = anyio.CancelScope()
+
     async def read() -> None:
-        async with reads, sdk_reads:
-            async for message in sdk_reads:
-                if not isinstance(message, Exception):
-                    pending.read(message.message)
-                await reads.send(message)
-            await pending.drained()
+        with reading:
+            async with reads, sdk_reads:
+                async for message in sdk_reads:
+                    if not isinstance(message, Exception):
+                        pending.read(message.message)
+                    await reads.send(message)
+                await pending.drained()
 
     async def write() -> None:
         async with writes, sdk_writes:
             async for message in writes:
-                pending.wrote(message.message)
                 await sdk_writes.send(message)
+                pending.wrote(message.message)  # handed over: nothing cancels it now
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read)
         tg.start_soon(write)
         await server.run(read_stream, write_stream, options)
-        tg.cancel_scope.cancel()
+        reading.cancel()  # the writer ends once it has handed everything over
 
 
 def on_pipes() -> bool:
