@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import identifiers as names
-from mcpgen.check import schemas, uritemplate
+from mcpgen.check import refcycles, schemas, uritemplate
 from mcpgen.check.auth import check_auth
 from mcpgen.check.credentials import check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem
@@ -92,6 +92,13 @@ class Checker:
             if DEF_NAME.match(name) and not names.kept_class_name(name):  # else: structure
                 self.error(("$defs", name), class_name_problem(name), key=True)
             self.check_schema(("$defs", name), shared[name], None)
+        for name, path, target in refcycles.unguarded_cycles(shared):
+            self.error(
+                ("$defs", name, *path),
+                f"'{name}' refers back to itself through {target!r} without describing any "
+                "value (no properties or items in between): no value could be checked "
+                "against it",
+            )
 
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
         deep = _deeper_than(schema, MAX_SCHEMA_DEPTH)
