@@ -92,13 +92,7 @@ class Checker:
             if DEF_NAME.match(name) and not names.kept_class_name(name):  # else: structure
                 self.error(("$defs", name), class_name_problem(name), key=True)
             self.check_schema(("$defs", name), shared[name], None)
-        for name, path, target in refcycles.unguarded_cycles(shared):
-            self.error(
-                ("$defs", name, *path),
-                f"'{name}' refers back to itself through {target!r} without describing any "
-                "value (no properties or items in between): no value could be checked "
-                "against it",
-            )
+            self.ref_cycles(("$defs", name), shared[name], None)
 
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
         deep = _deeper_than(schema, MAX_SCHEMA_DEPTH)
@@ -146,6 +140,21 @@ class Checker:
                 f"reference {ref!r} does not resolve" + did_you_mean(ref, choices),
             )
 
+    def ref_cycles(self, where: JsonPath, schema: Any, own_root: Any) -> None:
+        def resolve(ref: str) -> Any:  # as ``resolves`` does: own root, then $defs
+            found = schemas.pointer_target(own_root, ref) if own_root is not None else None
+            if found is None and ref.startswith(schemas.DEFS_PREFIX):
+                found = schemas.pointer_target(self.data, ref)
+            return None if found is None else found[1]
+
+        for path, ref in refcycles.unguarded_cycles(schema, resolve):
+            self.error(
+                (*where, *path),
+                f"{ref!r} leads back to this reference with no properties or items in "
+                "between: the schema never describes a value (nothing could be checked "
+                "against it)",
+            )
+
     def resolves(self, ref: str, own_root: Any) -> bool:
         """Whether a local ``$ref`` of a schema resolves, in its own root or in ``$defs``."""
         if not ref.startswith("#"):
@@ -169,6 +178,8 @@ class Checker:
             for part in ("input", "output"):
                 if part in tool:
                     self.check_schema((*where, part), tool[part], tool[part])
+                    if self.doc.overlay((*where, part)) is None:  # imported: in $defs
+                        self.ref_cycles((*where, part), tool[part], tool[part])
             for part in ("input", "output"):
                 given = tool.get(part, {"type": "object"})
                 shared = root_ref(given, self.data["$defs"])  # what the model inlines
