@@ -22,7 +22,7 @@ from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
 from mcpgen.model import remembered
 from mcpgen.model.build import build_model
 from mcpgen.model.types import Manifest
-from mcpgen.openapi import is_openapi
+from mcpgen.openapi import import_openapi, is_openapi
 from mcpgen.openapi.to_manifest import merge, synthesize
 from mcpgen.problems import InputError, Level, Problem, Problems
 
@@ -60,6 +60,9 @@ def load_source_text(text: str, file: str, base_dir: Path, strict: bool = False)
 
 def load_document(doc: Document, strict: bool = False, name: str | None = None) -> Loaded:
     problems = Problems()
+    if _other_openapi(doc.data):  # the importer says which version it reads
+        problems.extend(import_openapi(doc).problems)
+        return Loaded(None, problems, doc)
     if is_openapi(doc.data):
         doc, imported = synthesize(doc, name)
         problems.extend(imported.items)
@@ -85,6 +88,15 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
     manifest = build_model(doc, pack)
     remembered.save_pack(pack)
     return Loaded(manifest, problems, doc)
+
+
+def _other_openapi(data: object) -> bool:
+    """An OpenAPI or Swagger document of a version mcpgen does not read (``openapi: 4.0``),
+    not a manifest with an ``openapi:`` section (an object) to be checked as one."""
+    if not isinstance(data, dict) or "mcpgen" in data or is_openapi(data):
+        return False
+    version = data.get("openapi", data.get("swagger"))
+    return isinstance(version, str | int | float) and str(version)[:1].isdigit()
 
 
 def check(doc: Document) -> Problems:

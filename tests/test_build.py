@@ -152,6 +152,30 @@ def test_a_failing_build_leaves_the_output_untouched(manifest: Path, tmp_path: P
     assert not missing.exists()
 
 
+def test_a_first_build_replaces_none_of_the_folders_own_files(
+    manifest: Path, tmp_path: Path
+) -> None:
+    """``build -o .`` in a repository with its own README and pyproject.toml: exit 2 naming
+    them, nothing written; once they are moved away the build runs, and rebuilds replace
+    its own files as ever."""
+    out = tmp_path / "repo"
+    out.mkdir()
+    (out / "README.md").write_text("# my project\n")
+    (out / "pyproject.toml").write_text("[project]\nname = 'mine'\n")
+    before = tree(out)
+    code, output = build(str(manifest), "-o", str(out))
+    assert code == 2, output
+    for name in ("README.md", "pyproject.toml"):
+        assert f"{out / name}: error: exists and was not written by mcpgen" in output
+    assert tree(out) == before
+    (out / "README.md").unlink()
+    (out / "pyproject.toml").unlink()
+    assert build(str(manifest), "-o", str(out))[0] == 0
+    manifest.write_text(manifest.read_text().replace("Calculator", "Calculator two"))
+    assert build(str(manifest), "-o", str(out))[0] == 0
+    assert "Calculator two" in (out / "README.md").read_text()
+
+
 def test_bad_source_is_exit_2(tmp_path: Path) -> None:
     code, output = build(str(tmp_path / "missing.yaml"))
     assert code == 2

@@ -90,13 +90,20 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
 
 def check_template(checker: Checker, where: JsonPath, text: str, allowed: set[str]) -> None:
     try:
-        used = jinja2.meta.find_undeclared_variables(_JINJA.parse(text))
+        tree = _JINJA.parse(text)
+        used = jinja2.meta.find_undeclared_variables(tree)
     except jinja2.TemplateSyntaxError as exc:
         checker.error(where, f"template syntax error on line {exc.lineno}: {exc.message}")
         return
     except RecursionError:
         checker.error(where, "template is nested too deeply")
         return
+    if any(name.name == "self" for name in tree.find_all(jinja2.nodes.Name)):
+        checker.error(
+            where,
+            "'self' in a template is Jinja's own name for the template, never an argument: "
+            "name the argument otherwise",
+        )
     unknown = sorted(used - allowed)
     if unknown:
         shown = ", ".join(repr(u) for u in unknown)

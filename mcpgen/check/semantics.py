@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import identifiers as names
-from mcpgen.check import schemas, uritemplate
+from mcpgen.check import refcycles, schemas, uritemplate
 from mcpgen.check.auth import check_auth
 from mcpgen.check.credentials import check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem
@@ -92,6 +92,7 @@ class Checker:
             if DEF_NAME.match(name) and not names.kept_class_name(name):  # else: structure
                 self.error(("$defs", name), class_name_problem(name), key=True)
             self.check_schema(("$defs", name), shared[name], None)
+            self.ref_cycles(("$defs", name), shared[name], None)
 
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
         deep = _deeper_than(schema, MAX_SCHEMA_DEPTH)
@@ -139,6 +140,21 @@ class Checker:
                 f"reference {ref!r} does not resolve" + did_you_mean(ref, choices),
             )
 
+    def ref_cycles(self, where: JsonPath, schema: Any, own_root: Any) -> None:
+        def resolve(ref: str) -> Any:  # as ``resolves`` does: own root, then $defs
+            found = schemas.pointer_target(own_root, ref) if own_root is not None else None
+            if found is None and ref.startswith(schemas.DEFS_PREFIX):
+                found = schemas.pointer_target(self.data, ref)
+            return None if found is None else found[1]
+
+        for path, ref in refcycles.unguarded_cycles(schema, resolve):
+            self.error(
+                (*where, *path),
+                f"{ref!r} leads back to this reference with no properties or items in "
+                "between: the schema never describes a value (nothing could be checked "
+                "against it)",
+            )
+
     def resolves(self, ref: str, own_root: Any) -> bool:
         """Whether a local ``$ref`` of a schema resolves, in its own root or in ``$defs``."""
         if not ref.startswith("#"):
@@ -162,6 +178,8 @@ class Checker:
             for part in ("input", "output"):
                 if part in tool:
                     self.check_schema((*where, part), tool[part], tool[part])
+                    if self.doc.overlay((*where, part)) is None:  # imported: in $defs
+                        self.ref_cycles((*where, part), tool[part], tool[part])
             for part in ("input", "output"):
                 given = tool.get(part, {"type": "object"})
                 shared = root_ref(given, self.data["$defs"])  # what the model inlines
@@ -187,6 +205,7 @@ class Checker:
         self.unique(resources, "uri", ("resources",), "resource URI")
         self.unique(resources, "uriTemplate", ("resources",), "URI template")
         templates: dict[str, list[str]] = {}
+        shapes: dict[str, tuple[str, JsonPath]] = {}
         for index, resource in entries(resources):
             where: JsonPath = ("resources", index)
             static = [k for k in ("text", "blob", "file") if k in resource]
@@ -197,6 +216,7 @@ class Checker:
                 if problem:
                     self.error((*where, "uriTemplate"), problem)
                 else:
+                    self.reachable(resource["uriTemplate"], (*where, "uriTemplate"), shapes)
                     templates[resource["uriTemplate"]] = variables
                     templates.setdefault(resource["name"], variables)
                 if static:
@@ -239,6 +259,20 @@ class Checker:
                 )
 
     # -- shared helpers ---------------------------------------------------------------
+    def reachable(
+        self, template: str, where: JsonPath, shapes: dict[str, tuple[str, JsonPath]]
+    ) -> None:
+        """Refuse a URI template that matches exactly the URIs of an earlier one: reads
+        never reach it (an identical template is reported as a duplicate instead)."""
+        other, first = shapes.setdefault(uritemplate.shape(template), (template, where))
+        if other != template:
+            self.error(
+                where,
+                f"URI template {template!r} matches the same URIs as {other!r} "
+                f"({self.doc.field(first[:-1])}), so no read would ever reach it; "
+                "make the two differ by more than their variable names",
+            )
+
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
         first: dict[Any, int] = {}
         for index, item in self.renamed_last(where, items):

@@ -38,6 +38,19 @@ def parse(template: str) -> tuple[list[str], str | None]:
     return names, None
 
 
+def shape(template: str) -> str:
+    """The template with its variable names left out: two templates of one shape match
+    exactly the same URIs, so a read only ever reaches the first."""
+
+    def blank(match: re.Match[str]) -> str:
+        expression = match.group(1)
+        operator = expression[0] if expression[:1] in _OPERATORS else ""
+        specs = expression[len(operator) :].split(",")
+        return "{" + operator + ",".join(re.sub(r"^[^:*]+", "", spec) for spec in specs) + "}"
+
+    return _EXPRESSION.sub(blank, template)
+
+
 def check_uri(uri: str) -> str | None:
     """Error message for a fixed resource URI, or None when it is acceptable."""
     if not _SCHEME.match(uri):

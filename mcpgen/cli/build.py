@@ -23,7 +23,7 @@ from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
-from mcpgen.write import apply, diff, plan
+from mcpgen.write import apply, diff, foreign, plan
 from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
 
@@ -129,6 +129,15 @@ def _build(
         click.echo(f"error: {exc}", err=True)
         return EXIT_BAD_INPUT
 
+    theirs = [] if check or show_diff else foreign(the_plan)
+    for relative in theirs:
+        click.echo(
+            f"{root / relative}: error: exists and was not written by mcpgen; a build "
+            "replaces only its own files: move it away or build into another folder",
+            err=True,
+        )
+    if theirs:
+        return EXIT_BAD_INPUT
     if not check:
         # After rendering, which made each tool's JSON (for _spec.json): the model
         # generator was not kept waiting for this.

@@ -146,6 +146,15 @@ def merge(doc: Document) -> Problems:
             Problem(Level.ERROR, where, "openapi.source", "must stay inside the manifest's folder")
         )
         return problems
+    if not source.is_file():  # located here, at the manifest's line, like a resource's file
+        name = repr(options["source"])
+        message = (
+            f"{name} is a folder, not a file"
+            if source.is_dir()
+            else f"file {name} not found next to the manifest"
+        )
+        problems.add(Problem(Level.ERROR, where, "openapi.source", message))
+        return problems
     try:
         spec = load_file(source, MAX_DOCUMENT_BYTES)
     except Exception as exc:  # InputError: already located in the spec file

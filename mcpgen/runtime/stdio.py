@@ -19,13 +19,20 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
+from mcp_types import (
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from . import jsonrpc
@@ -36,8 +43,13 @@ if TYPE_CHECKING:
     from .server import GeneratedServer
 
 logger = logging.getLogger(__name__)
+CANCELLED = "notifications/cancelled"
 
 READ_SIZE = 1 << 16  # bytes per read from stdin
+# seconds the requests read before stdin ended get to be answered (a client that writes its
+# requests and closes stdin, `printf ... | server`, still reads every answer), short: a
+# host closes stdin to stop the server, and the handlers still running are then cancelled
+EOF_GRACE = 2.0
 
 
 async def serve(server: GeneratedServer) -> None:
@@ -46,8 +58,8 @@ async def serve(server: GeneratedServer) -> None:
     if not on_pipes():
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, options)
+        async with stdio_server() as (sdk_reads, sdk_writes):
+            await _answering(server, options, sdk_reads, sdk_writes)
         return
     async with Wire.claim() as wire:
         reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -65,6 +77,71 @@ async def serve(server: GeneratedServer) -> None:
             # The server closed its write stream: the writer ends once it has written
             # everything; the reader is only waiting for input nobody will answer.
             reading.cancel()
+
+
+class Pending:
+    """Requests read and not yet answered: at end of input the SDK cancels what is still in
+    flight, so the read stream is held open until these are answered (``EOF_GRACE``)."""
+
+    def __init__(self) -> None:
+        self.ids: set[RequestId] = set()
+        self.changed = anyio.Event()
+
+    def read(self, message: object) -> None:
+        if isinstance(message, JSONRPCRequest):
+            self.ids.add(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
+            self.answered((message.params or {}).get("requestId"))  # never answered
+
+    def wrote(self, message: object) -> None:
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self.answered(message.id)
+
+    def answered(self, request_id: object) -> None:
+        if isinstance(request_id, int | str):  # not a list or dict a client sent
+            self.ids.discard(request_id)
+            self.changed.set()
+
+    async def drained(self, gone: Callable[[], bool] = lambda: False) -> None:
+        with anyio.move_on_after(EOF_GRACE):
+            while self.ids and not gone():
+                await self.changed.wait()
+                self.changed = anyio.Event()
+
+
+async def _answering(
+    server: GeneratedServer,
+    options: Any,
+    sdk_reads: MemoryObjectReceiveStream[SessionMessage | Exception],
+    sdk_writes: MemoryObjectSendStream[SessionMessage],
+) -> None:
+    """The SDK's transport (stdin a file or a terminal), its last requests answered."""
+    pending = Pending()
+    reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, writes = anyio.create_memory_object_stream[SessionMessage](0)
+
+    reading = anyio.CancelScope()
+
+    async def read() -> None:
+        with reading:
+            async with reads, sdk_reads:
+                async for message in sdk_reads:
+                    if not isinstance(message, Exception):
+                        pending.read(message.message)
+                    await reads.send(message)
+                await pending.drained()
+
+    async def write() -> None:
+        async with writes, sdk_writes:
+            async for message in writes:
+                await sdk_writes.send(message)
+                pending.wrote(message.message)  # handed over: nothing cancels it now
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        tg.start_soon(write)
+        await server.run(read_stream, write_stream, options)
+        reading.cancel()  # the writer ends once it has handed everything over
 
 
 def on_pipes() -> bool:
@@ -125,6 +202,7 @@ class Wire:
         self.output = _Output()
         self.transports: list[asyncio.BaseTransport] = []
         self.out: asyncio.WriteTransport | None = None
+        self.pending = Pending()
 
     @classmethod
     @asynccontextmanager
@@ -179,6 +257,7 @@ class Wire:
         before the result that follows it."""
         async with messages:
             async for message in messages:
+                self.pending.wrote(message.message)
                 text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                 self.send(_encode(text))
                 await self.output.drain()
@@ -209,7 +288,9 @@ class Wire:
                     self.send(_encode(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request")))
                     await self.output.drain()
                     continue
+                self.pending.read(message)
                 await messages.send(SessionMessage(message))
+            await self.pending.drained(lambda: self.output.lost is not None)
 
     async def lines(self) -> AsyncIterator[str]:
         """stdin's lines, decoded as the SDK does (UTF-8, bad bytes replaced), any length."""

@@ -300,6 +300,12 @@ class ToolTable:
         try:
             result = to_result(value)
         except Exception:  # what the handler returned cannot be sent (NaN, a wrong type)
+            if _non_finite(value):  # data, not a bug: the arguments may have overflowed
+                logger.error("tool %s returned a NaN or infinite number", name)
+                return tool_error(
+                    f"Tool {name!r} failed: its result holds a NaN or infinite number, which "
+                    "JSON cannot carry"
+                )
             logger.exception("tool %s returned a result that cannot be sent", name)
             return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
         return self._checked(binding, result)
@@ -324,3 +330,12 @@ class ToolTable:
                 "; ".join(problems[:3]),
             )
         return result
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether a handler's return value holds a NaN or an infinity (which JSON refuses)."""
+    try:
+        data = value.model_dump(mode="python") if isinstance(value, BaseModel) else value
+        return has_non_finite(data)
+    except Exception:
+        return False

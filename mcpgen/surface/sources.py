@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..problems import printable
 from .lock import VERSION
 
 Json = Any
@@ -171,7 +172,9 @@ def _first_problem(problems: Any, shown: str) -> str:
     if not errors:
         return f"{shown}: cannot be loaded"
     more = f" (and {len(errors) - 1} more; run mcpgen validate)" if len(errors) > 1 else ""
-    return str(errors[0].format()) + more
+    first = errors[0]  # the command says "error: " once, so not the problem's own level
+    field = f"{printable(first.field)}: " if first.field else ""
+    return f"{printable(str(first.location))}: {field}{printable(first.message)}{more}"
 
 
 def _git(args: list[str], cwd: Path, spec: str) -> bytes:

@@ -21,6 +21,7 @@ TEMPLATE = "fixture://notes/{id}"
 NOTE = types.ResourceTemplateReference(type="ref/resource", uri=TEMPLATE)
 GREET = types.PromptReference(type="ref/prompt", name="greet")
 SECRET_IN_ERROR = "db password is hunter2"
+ARG = {"name": "x", "value": ""}
 
 
 @rtkit.HANDLERS.completion("resource", TEMPLATE, "id")
@@ -60,12 +61,36 @@ async def test_completing_a_scoped_template_needs_its_scope(transport: str, mode
         assert done.completion.values == ["7", "71"]
 
 
+def unknown(error: MCPError, what: str) -> None:
+    assert error.error.code == types.INVALID_PARAMS, error
+    assert error.error.message == f"Unknown {what}", error
+
+
 @cells(NETWORK)
-async def test_hidden_templates_complete_to_nothing(transport: str, mode: Mode) -> None:
+async def test_hidden_templates_are_as_unknown_as_missing_ones(transport: str, mode: Mode) -> None:
     without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
     async with connect(transport, mode, spec(hide=True), headers=without) as client:
-        done = await client.complete(NOTE, {"name": "id", "value": "7"})
-        assert done.completion.values == []
+        with pytest.raises(MCPError) as error:
+            await client.complete(NOTE, {"name": "id", "value": "7"})
+        unknown(error.value, f"resource template: {TEMPLATE}")
+
+
+@cells(NETWORK)
+async def test_completing_an_unknown_prompt_or_template_is_invalid_params(
+    transport: str, mode: Mode
+) -> None:
+    """As prompts/get answers (the spec's "Invalid prompt name: -32602"), not an empty list
+    that hides a misspelt name."""
+    missing = types.ResourceTemplateReference(type="ref/resource", uri="fixture://nope/{id}")
+    async with connect(transport, mode, spec()) as client:
+        with pytest.raises(MCPError) as error:
+            await client.complete(types.PromptReference(type="ref/prompt", name="nope"), ARG)
+        unknown(error.value, "prompt: nope")
+        with pytest.raises(MCPError) as error:
+            await client.complete(missing, ARG)
+        unknown(error.value, "resource template: fixture://nope/{id}")
+        known = await client.complete(GREET, {"name": "nobody", "value": ""})
+        assert known.completion.values == []  # a known prompt, an argument without values
 
 
 @cells(NETWORK)

@@ -85,6 +85,14 @@ async def _library_not_implemented(arguments: Any, ctx: Context) -> Any:
     deep()
 
 
+class Total(BaseModel):
+    total: float
+
+
+async def _overflows(arguments: Any, ctx: Context) -> Any:
+    return Total(total=1e308 * 10)  # finite arguments, an infinite sum
+
+
 def _table(**calls: Any) -> ToolTable:
     schema = {"type": "object"}
     return ToolTable([ToolBinding({"name": n, "inputSchema": schema}, c) for n, c in calls.items()])
@@ -110,6 +118,23 @@ async def test_failures_are_reported_for_what_they_are() -> None:
     )
     assert await answer(table, "refuses", {}) == "the answer is no"
     assert "internal error" in await answer(table, "library", {})
+
+
+async def test_a_non_finite_result_is_named_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A sum that overflowed: the client reads why, the log has one line (no traceback a
+    caller could fill the log with)."""
+    with caplog.at_level(logging.ERROR):
+        said = await answer(_table(overflows=_overflows), "overflows", {})
+    assert said == (
+        "Tool 'overflows' failed: its result holds a NaN or infinite number, which JSON "
+        "cannot carry"
+    )
+    assert [r.getMessage() for r in caplog.records] == [
+        "tool overflows returned a NaN or infinite number"
+    ]
+    assert not any(r.exc_info for r in caplog.records)
 
 
 async def test_an_unwritten_stub_says_where_to_write_it(tmp_path: Path) -> None:

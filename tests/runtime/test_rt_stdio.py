@@ -29,6 +29,28 @@ def test_stdio_exits_cleanly_at_end_of_input() -> None:
     assert b"Traceback" not in err
 
 
+@pytest.mark.parametrize("stdin", ["pipe", "file"])
+def test_stdio_answers_what_it_read_before_end_of_input(tmp_path: Path, stdin: str) -> None:
+    """Requests written all at once and stdin closed (``printf ... | server``, or
+    ``server < requests.jsonl``, which the SDK's transport serves): every one is answered
+    before the server exits (the SDK cancels what is in flight at end of input)."""
+    slow = call(1, "slow", {"seconds": 0.5, "marker": str(tmp_path / "m")})
+    echoes = [call(i, "echo", {"text": str(i)}) for i in range(2, 12)]
+    listing = {"jsonrpc": "2.0", "id": 12, "method": "tools/list"}
+    requests = lines([INITIALIZE, INITIALIZED, slow, *echoes, listing])
+    if stdin == "pipe":
+        process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = process.communicate(requests, timeout=60)
+    else:
+        (tmp_path / "requests.jsonl").write_bytes(requests)
+        with (tmp_path / "requests.jsonl").open("rb") as file:
+            process = popen(stdin=file, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err.decode()[-3000:]
+    answered = {json.loads(line)["id"] for line in out.splitlines()}
+    assert answered == set(range(13)), err.decode()[-3000:]
+
+
 @POSIX
 def test_stdio_exits_cleanly_on_sigterm() -> None:
     process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -145,8 +167,7 @@ def test_stdio_over_sockets() -> None:
 
 def test_stdio_from_a_file_falls_back_to_the_sdk_transport(tmp_path: Path) -> None:
     """A regular file cannot be read by an asyncio pipe transport: the SDK's transport
-    serves it. (End of input comes at once and cancels calls in flight: only the
-    handshake, answered before the next line is read, is sure to be answered.)"""
+    serves it."""
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(lines([INITIALIZE]))
     with requests.open("rb") as stdin:

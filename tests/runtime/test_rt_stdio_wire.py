@@ -104,6 +104,24 @@ def test_a_parse_error_is_answered_exactly(stdio: Stdio) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("params", "field", "why"),
+    [
+        ({"arguments": {}}, "params.name", "Field required"),
+        ({"name": "echo", "arguments": [1]}, "params.arguments", "valid dictionary"),
+        ({"name": 5}, "params.name", "valid string"),
+    ],
+)
+def test_invalid_params_name_the_field(stdio: Stdio, params: Any, field: str, why: str) -> None:
+    """The SDK says only "Invalid request parameters"; the answer names the field and why,
+    and echoes no value."""
+    seen = stdio.exchange(json.dumps({**call(3, "echo", {}), "params": params}).encode())
+    error = seen[0]["error"]
+    assert error["code"] == INVALID_PARAMS, error
+    assert error["message"].startswith(f"Invalid request parameters: {field}: "), error
+    assert why in error["message"] and error["data"]["fields"][0] == field, error
+
+
 def test_an_invalid_request_keeps_its_id(stdio: Stdio) -> None:
     seen = stdio.exchange(b'{"jsonrpc":"2.0","id":2}')
     assert seen and seen[0]["error"]["code"] == INVALID_REQUEST and seen[0]["id"] == 2

@@ -105,6 +105,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, pair: dict[str, Path]) 
         assert result.stdout == "", name
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), (name, result.stderr)
+        assert lines[0].count("error:") == 1, (name, result.stderr)  # not "error: m:1:1: error:"
     assert "mcpSurface 2 is not supported" in run(pair["base"], cases["future version"]).stderr
     assert run(pair["base"], pair["base"], "--format", "yaml").exit_code == 2  # click usage
 

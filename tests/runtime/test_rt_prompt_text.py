@@ -1,0 +1,24 @@
+"""A declared prompt's text is a sandboxed Jinja template filled with the caller's
+arguments, whatever they are named."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from mcpgen.runtime.prompts import render_text
+
+
+def test_an_argument_may_be_named_self() -> None:
+    """``render(**arguments)`` took an argument named ``self`` for its own: every get of such
+    a prompt failed as an internal error, though the manifest validated and built. (A
+    template cannot print it: ``{{ self }}`` is Jinja's, and validation refuses it.)"""
+    arguments = {"self": "me", "class": "first", "source": "s"}
+    assert render_text("{{ class }} {{ source }}", arguments) == "first s"
+    assert render_text("no arguments used", arguments) == "no arguments used"
+
+
+def test_a_failing_template_is_the_servers_fault() -> None:
+    with pytest.raises(MCPError) as error:
+        render_text("{{ n + 1 }}", {"n": "x"})
+    assert error.value.error.code == -32603
