@@ -143,21 +143,25 @@ KEYWORDS = frozenset(
     }
     | {"definitions", "dependencies"}
 )
-SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-DATA_KEYWORDS = ("const", "enum", "default", "examples")
-SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-SCHEMA_VALUES = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "items",
-    "contains",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
+SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+SCHEMA_VALUES = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "items",
+        "contains",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
 )
 
 
