@@ -24,6 +24,7 @@ from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath
+from mcpgen.load.json_text import too_deep
 from mcpgen.model.names import Assigned, assign, root_ref
 from mcpgen.problems import Level, Problem, Problems, clip
 
@@ -322,6 +323,8 @@ def _tool_name_problem(name: str) -> str:
 
 def _deeper_than(value: Any, limit: int) -> JsonPath | None:
     """The path of the first value (in document order) more than ``limit`` levels down."""
+    if not isinstance(value, dict | list) or not too_deep(value, limit):
+        return None  # no container ``limit`` levels down: no value below it (the usual case)
     stack: list[tuple[Any, int, Any]] = [(value, 0, (None,))]
     while stack:
         node, level, trail = stack.pop()
