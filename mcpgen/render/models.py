@@ -147,16 +147,27 @@ def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
     return out
 
 
-def _rewrite(node: Json, owner: str, local: dict[str, str]) -> Json:
-    """``node`` with its local references rewritten."""
-    return map_refs(node, lambda ref: _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref)
+def _rewrite(
+    node: Json, owner: str, local: dict[str, str], then: Callable[[str], str] | None = None
+) -> Json:
+    """``node`` with its local references rewritten (and each then given to ``then``)."""
+
+    def rewrite(ref: str) -> str:
+        ref = _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref
+        return ref if then is None else then(ref)
+
+    return map_refs(node, rewrite)
 
 
 def combined_document(
-    models: dict[str, Json], shared: dict[str, Json], include_shared: bool = True
+    models: dict[str, Json],
+    shared: dict[str, Json],
+    include_shared: bool = True,
+    then: Callable[[str], str] | None = None,
 ) -> dict[str, Json]:
     """One document: shared definitions (unless ``include_shared`` is false: refer to them
-    elsewhere) and each model's schema, with its local ``$defs`` hoisted."""
+    elsewhere) and each model's schema, with its local ``$defs`` hoisted. ``then``: what
+    each reference becomes once rewritten (in the same copy)."""
     defs: dict[str, Json] = {}
 
     def put(name: str, schema: Json) -> None:
@@ -165,7 +176,7 @@ def combined_document(
         defs[name] = schema
 
     for name in sorted(shared) if include_shared else ():
-        put(name, _rewrite(shared[name], name, {}))
+        put(name, _rewrite(shared[name], name, {}, then))
     for owner in sorted(models):
         schema = models[owner]
         if not isinstance(schema, dict):
@@ -178,8 +189,8 @@ def combined_document(
         for name in sorted(local_defs):
             if name in shared:
                 continue  # a shared definition bundled into the tool schema
-            put(local[name], _rewrite(local_defs[name], owner, local))
-        put(owner, _rewrite(schema, owner, local))
+            put(local[name], _rewrite(local_defs[name], owner, local, then))
+        put(owner, _rewrite(schema, owner, local, then))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
 
