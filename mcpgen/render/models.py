@@ -81,19 +81,36 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     others subclass it. Returns the models and, for each name in such a group, the group's
     key (a digest of the schema) so that the whole group lands in one module."""
     groups: dict[str, list[str]] = {}
+    digests: dict[int, tuple[Json, str]] = {}
     for name in sorted(models):
         if _makes_class(models[name]):
-            groups.setdefault(digest(models[name]), []).append(name)
+            groups.setdefault(_same_key(models[name], digests), []).append(name)
     result = dict(models)
     group_of: dict[str, str] = {}
-    for key, names in groups.items():
+    for names in groups.values():
         if len(names) < 2:
             continue
+        key = digest(models[names[0]])
         for name in names:
             group_of[name] = key
         for name in names[1:]:
             result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
+
+
+def _same_key(schema: dict[str, Json], digests: dict[int, tuple[Json, str]]) -> str:
+    """Text that equal schemas share, each bundled definition in it by its digest: the same
+    definitions are bundled into many tools' schemas, and each is serialized once."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict):
+        return json.dumps(schema, sort_keys=True)
+    named = {}
+    for name, body in defs.items():
+        kept = digests.get(id(body))
+        if kept is None or kept[0] is not body:
+            kept = digests[id(body)] = (body, digest(body))
+        named[name] = ["digest", kept[1]]
+    return json.dumps({**schema, "$defs": named}, sort_keys=True)
 
 
 def digest(value: Json) -> str:
