@@ -273,12 +273,26 @@ def python_regex(pattern: str) -> bool:
 
 
 def ref_strings(schema: Json) -> set[str]:
-    """The ``$ref`` strings ``refs`` yields, without their paths."""
-    return {
-        n["$ref"]
-        for n, _ in schema_nodes(schema, everything=True)
-        if isinstance(n.get("$ref"), str)
-    }
+    """The ``$ref`` strings ``refs`` yields, without their paths: the same walk as
+    ``schema_nodes(schema, everything=True)``, keeping no trails (the check, the model and
+    the models package each ask for every schema's references)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            found.add(ref)
+        for key, value in node.items():
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend(value.values())
+            elif key not in DATA_KEYWORDS:  # SCHEMA_LISTS and SCHEMA_VALUES included
+                stack.append(value)
+    return found
 
 
 def bad_patterns(schema: Json) -> Iterator[tuple[JsonPath, str]]:
