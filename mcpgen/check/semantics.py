@@ -117,7 +117,8 @@ class Checker:
             return
         for path, message in violations:
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
-        for path, message in schemas.bad_patterns(schema):
+        nodes = list(schemas.schema_nodes(schema))  # one walk for both checks of its nodes
+        for path, message in schemas.bad_patterns(schema, nodes):
             self.error((*where, *path), message)
         if not imported and not violations:
             root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
@@ -125,7 +126,7 @@ class Checker:
                 schema, root or {"$defs": self.data["$defs"]}
             ):
                 self.error((*where, *path), message)
-        for path, message, fatal in schemas.keyword_problems(schema, imported):
+        for path, message, fatal in schemas.keyword_problems(schema, imported, nodes):
             (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if not self.resolves(r, own_root)}
         for path, ref in schemas.refs(schema) if bad else ():
