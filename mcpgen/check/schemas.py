@@ -143,21 +143,25 @@ KEYWORDS = frozenset(
     }
     | {"definitions", "dependencies"}
 )
-SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-DATA_KEYWORDS = ("const", "enum", "default", "examples")
-SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-SCHEMA_VALUES = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "items",
-    "contains",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
+SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+SCHEMA_VALUES = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "items",
+        "contains",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
 )
 
 
@@ -201,16 +205,22 @@ def located(trail: Trail) -> JsonPath:
 OPENAPI_WORDS = frozenset({"example", "nullable", "discriminator", "xml", "externalDocs"})
 
 
-def keyword_problems(schema: Json, lenient: bool = False) -> Iterator[tuple[JsonPath, str, bool]]:
+Nodes = list[tuple[dict[str, Json], Trail]]  # ``schema_nodes``, walked once for several checks
+
+
+def keyword_problems(
+    schema: Json, lenient: bool = False, nodes: Nodes | None = None
+) -> Iterator[tuple[JsonPath, str, bool]]:
     """What makes a schema mean other than its author meant, as (path, message, whether it
     is an error): a key that is no keyword (an error for a near miss of one, ``propeties``,
     or where ``additionalProperties: false`` leaves no property; else a warning: ignored),
     and a ``required`` name no property declares (an error when ``additionalProperties:
     false`` forbids it, else a warning). ``lenient``: warnings only, keys alone (schemas
-    imported from an OpenAPI document, checked as they were converted)."""
+    imported from an OpenAPI document, checked as they were converted). ``nodes``: the
+    schema's ``schema_nodes``, when the caller has them."""
     from mcpgen.check.structure import did_you_mean
 
-    for node, trail in schema_nodes(schema):
+    for node, trail in schema_nodes(schema) if nodes is None else nodes:
         closed = node.get("additionalProperties") is False
         for key in node:
             if key in KEYWORDS or key.startswith("x-"):
@@ -269,20 +279,35 @@ def python_regex(pattern: str) -> bool:
 
 
 def ref_strings(schema: Json) -> set[str]:
-    """The ``$ref`` strings ``refs`` yields, without their paths."""
-    return {
-        n["$ref"]
-        for n, _ in schema_nodes(schema, everything=True)
-        if isinstance(n.get("$ref"), str)
-    }
+    """The ``$ref`` strings ``refs`` yields, without their paths: the same walk as
+    ``schema_nodes(schema, everything=True)``, keeping no trails (the check, the model and
+    the models package each ask for every schema's references)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            found.add(ref)
+        for key, value in node.items():
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend(value.values())
+            elif key not in DATA_KEYWORDS:  # SCHEMA_LISTS and SCHEMA_VALUES included
+                stack.append(value)
+    return found
 
 
-def bad_patterns(schema: Json) -> Iterator[tuple[JsonPath, str]]:
+def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[JsonPath, str]]:
     """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile:
-    the server validates arguments with it, so such a schema could never be checked."""
+    the server validates arguments with it, so such a schema could never be checked.
+    ``nodes``: the schema's ``schema_nodes``, when the caller has them."""
     import re
 
-    for node, trail in schema_nodes(schema):
+    for node, trail in schema_nodes(schema) if nodes is None else nodes:
         props = node.get("patternProperties")
         candidates: list[tuple[JsonPath, Json]] = [(("pattern",), node.get("pattern"))]
         candidates += (

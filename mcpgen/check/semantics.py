@@ -24,6 +24,7 @@ from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean, dotted
 from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath
+from mcpgen.load.json_text import too_deep
 from mcpgen.model.names import Assigned, assign, root_ref
 from mcpgen.problems import Level, Problem, Problems, clip
 
@@ -117,7 +118,8 @@ class Checker:
             return
         for path, message in violations:
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
-        for path, message in schemas.bad_patterns(schema):
+        nodes = list(schemas.schema_nodes(schema))  # one walk for both checks of its nodes
+        for path, message in schemas.bad_patterns(schema, nodes):
             self.error((*where, *path), message)
         if not imported and not violations:
             root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
@@ -125,7 +127,7 @@ class Checker:
                 schema, root or {"$defs": self.data["$defs"]}
             ):
                 self.error((*where, *path), message)
-        for path, message, fatal in schemas.keyword_problems(schema, imported):
+        for path, message, fatal in schemas.keyword_problems(schema, imported, nodes):
             (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if not self.resolves(r, own_root)}
         for path, ref in schemas.refs(schema) if bad else ():
@@ -356,6 +358,8 @@ def _tool_name_problem(name: str) -> str:
 
 def _deeper_than(value: Any, limit: int) -> JsonPath | None:
     """The path of the first value (in document order) more than ``limit`` levels down."""
+    if not isinstance(value, dict | list) or not too_deep(value, limit):
+        return None  # no container ``limit`` levels down: no value below it (the usual case)
     stack: list[tuple[Any, int, Any]] = [(value, 0, (None,))]
     while stack:
         node, level, trail = stack.pop()

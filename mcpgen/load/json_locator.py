@@ -19,7 +19,10 @@ class JsonLocator:
     scanner. Locating a few warnings in a 13 MB spec costs a fraction of indexing it all.
     Same answers as ``Positions.locate`` (the fuzz tests compare them)."""
 
-    _decoder = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str)
+    # skips values (their end is all it is asked for): no number or object is made of them
+    _decoder = json.JSONDecoder(
+        parse_int=str, parse_float=str, parse_constant=str, object_pairs_hook=lambda _: None
+    )
 
     def __init__(self, text: str, file: str) -> None:
         self.text = text

@@ -83,12 +83,13 @@ class _NumberWatch:
         return float(text)
 
 
-def _too_deep(data: Any) -> bool:
-    """Whether containers nest deeper than MAX_DEPTH (a walk level by level)."""
+def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether the containers of ``data`` (one itself) nest deeper than ``limit`` levels (a
+    walk level by level, no paths kept)."""
     level, depth = [data], 0
     while level:
         depth += 1
-        if depth > MAX_DEPTH:
+        if depth > limit:
             return True
         deeper: list[Any] = []
         for container in level:
@@ -102,7 +103,7 @@ def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> 
     """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
     nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
     located report comes from the slower pass that tracks paths."""
-    deep = isinstance(data, dict | list) and _too_deep(data)
+    deep = isinstance(data, dict | list) and too_deep(data)
     if watch.suspicious or deep or _lone_surrogates(text):
         _locate_json_value_problem(data, file, text)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, fields
+from functools import cache
 from typing import Any, Literal, TypeVar
 
 # ``transports.offer`` by default: the two standard MCP transports.
@@ -102,6 +103,7 @@ class Observability:
 Section = TypeVar("Section")
 
 
+@cache  # a few dozen field names, asked for once per field of every tool
 def camel(name: str) -> str:
     """A model field's name in the manifest and on the wire: ``mime_type`` -> ``mimeType``."""
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)

@@ -290,8 +290,17 @@ class Manifest:
 
     def client_params(self, tool: Tool) -> list[Param]:
         """The typed client's keyword arguments for ``tool``, required first; a ``$ref`` is
-        typed as its model class."""
-        return params(tool.input_schema, tool.input_model, frozenset(self.shared_defs or ()))
+        typed as its model class (made once per tool: the client, its tests and the imports
+        all read them)."""
+        found = self._client_params.get(tool.name)
+        if found is None or found[0] is not tool:
+            return params(tool.input_schema, tool.input_model, frozenset(self.shared_defs or ()))
+        return found[1]
+
+    @cached_property
+    def _client_params(self) -> dict[str, tuple[Tool, list[Param]]]:
+        shared = frozenset(self.shared_defs or ())
+        return {t.name: (t, params(t.input_schema, t.input_model, shared)) for t in self.tools}
 
     @property
     def client_typing(self) -> list[str]:

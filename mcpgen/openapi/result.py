@@ -90,8 +90,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     data: dict[str, Json] = {
         "method": operation.method,
         "path": operation.path,
-        "params": [
-            {k: v for k, v in asdict(p).items() if v is not None} for p in operation.parameters
+        "params": [  # its fields are strings, booleans or None: nothing to copy deeply
+            {k: v for k, v in vars(p).items() if v is not None} for p in operation.parameters
         ],
         "security": operation.security,
         "responseType": operation.response_content_type,

@@ -43,7 +43,6 @@ from mcpgen.render.models import (
     digest,
     generator_options,
     locate_failure,
-    map_refs,
     model_schemas,
     run_generator,
     share_duplicates,
@@ -75,9 +74,9 @@ def _bucket(name: str, parts: int) -> int:
     return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
 
 
-def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
-    """Point references to shared definitions at the shared file (imports, once mapped);
-    the names referred to are added to ``used``."""
+def _externalize(shared: set[str], used: set[str]) -> Callable[[str], str]:
+    """What a reference becomes when it points to a shared definition: a reference into the
+    shared file (imports, once mapped); the names referred to are added to ``used``."""
 
     def point(ref: str) -> str:
         target = def_target(ref)
@@ -88,7 +87,7 @@ def _externalize(node: Json, shared: set[str], used: set[str]) -> Json:
         used.add(target[0])
         return _SHARED_FILE + ref
 
-    return map_refs(node, point)
+    return point
 
 
 def _references(schema: Json) -> set[str]:
@@ -136,15 +135,12 @@ def plan(manifest: Manifest) -> list[ModelModule]:
         for index, bucket in enumerate(buckets):
             if not bucket:
                 continue
-            document = combined_document(bucket, shared, include_shared=False)
+            used: set[str] = set()
+            point = _externalize(shared_names, used) if shared else None
+            document = combined_document(bucket, shared, include_shared=False, then=point)
             subset: dict[str, Json] | None = None
             needed: list[str] = []
             if shared:
-                used: set[str] = set()
-                document = {
-                    **document,
-                    "$defs": _externalize(document["$defs"], shared_names, used),
-                }
                 needed = _closure(used, deps)
                 subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
             name = f"_part{index:0{width}d}"

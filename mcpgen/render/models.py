@@ -81,19 +81,36 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     others subclass it. Returns the models and, for each name in such a group, the group's
     key (a digest of the schema) so that the whole group lands in one module."""
     groups: dict[str, list[str]] = {}
+    digests: dict[int, tuple[Json, str]] = {}
     for name in sorted(models):
         if _makes_class(models[name]):
-            groups.setdefault(digest(models[name]), []).append(name)
+            groups.setdefault(_same_key(models[name], digests), []).append(name)
     result = dict(models)
     group_of: dict[str, str] = {}
-    for key, names in groups.items():
+    for names in groups.values():
         if len(names) < 2:
             continue
+        key = digest(models[names[0]])
         for name in names:
             group_of[name] = key
         for name in names[1:]:
             result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
+
+
+def _same_key(schema: dict[str, Json], digests: dict[int, tuple[Json, str]]) -> str:
+    """Text that equal schemas share, each bundled definition in it by its digest: the same
+    definitions are bundled into many tools' schemas, and each is serialized once."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict):
+        return json.dumps(schema, sort_keys=True)
+    named = {}
+    for name, body in defs.items():
+        kept = digests.get(id(body))
+        if kept is None or kept[0] is not body:
+            kept = digests[id(body)] = (body, digest(body))
+        named[name] = ["digest", kept[1]]
+    return json.dumps({**schema, "$defs": named}, sort_keys=True)
 
 
 def digest(value: Json) -> str:
@@ -147,16 +164,27 @@ def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
     return out
 
 
-def _rewrite(node: Json, owner: str, local: dict[str, str]) -> Json:
-    """``node`` with its local references rewritten."""
-    return map_refs(node, lambda ref: _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref)
+def _rewrite(
+    node: Json, owner: str, local: dict[str, str], then: Callable[[str], str] | None = None
+) -> Json:
+    """``node`` with its local references rewritten (and each then given to ``then``)."""
+
+    def rewrite(ref: str) -> str:
+        ref = _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref
+        return ref if then is None else then(ref)
+
+    return map_refs(node, rewrite)
 
 
 def combined_document(
-    models: dict[str, Json], shared: dict[str, Json], include_shared: bool = True
+    models: dict[str, Json],
+    shared: dict[str, Json],
+    include_shared: bool = True,
+    then: Callable[[str], str] | None = None,
 ) -> dict[str, Json]:
     """One document: shared definitions (unless ``include_shared`` is false: refer to them
-    elsewhere) and each model's schema, with its local ``$defs`` hoisted."""
+    elsewhere) and each model's schema, with its local ``$defs`` hoisted. ``then``: what
+    each reference becomes once rewritten (in the same copy)."""
     defs: dict[str, Json] = {}
 
     def put(name: str, schema: Json) -> None:
@@ -165,7 +193,7 @@ def combined_document(
         defs[name] = schema
 
     for name in sorted(shared) if include_shared else ():
-        put(name, _rewrite(shared[name], name, {}))
+        put(name, _rewrite(shared[name], name, {}, then))
     for owner in sorted(models):
         schema = models[owner]
         if not isinstance(schema, dict):
@@ -178,8 +206,8 @@ def combined_document(
         for name in sorted(local_defs):
             if name in shared:
                 continue  # a shared definition bundled into the tool schema
-            put(local[name], _rewrite(local_defs[name], owner, local))
-        put(owner, _rewrite(schema, owner, local))
+            put(local[name], _rewrite(local_defs[name], owner, local, then))
+        put(owner, _rewrite(schema, owner, local, then))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
 
