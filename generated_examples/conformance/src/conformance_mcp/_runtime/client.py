@@ -71,21 +71,10 @@ def arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, A
     """A tool's arguments as JSON: the required ones, and the optional ones that were given
     (models and enums as the data they stand for)."""
     given = {**required, **{key: value for key, value in optional.items() if value is not None}}
-    return {key: _plain(value) for key, value in given.items()}
-
-
-def _plain(value: Any) -> Any:
-    from pydantic import BaseModel
-
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if hasattr(value, "value") and type(value).__module__ != "builtins":  # an Enum member
-        return value.value
-    return value
+    data: dict[str, Any] = _adapter(Any).dump_python(
+        given, mode="json", by_alias=True, exclude_unset=True
+    )
+    return data
 
 
 def error_text(result: types.CallToolResult) -> str:
@@ -179,19 +168,26 @@ class BaseClient:
     async def call(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
     ) -> types.CallToolResult:
-        """Call a tool by name; a tool error raises ``ToolCallError``. A tool that runs only
-        as an MCP task (``task: required``) is started as one and waited for."""
+        """Call a tool by name; a tool error raises ``ToolCallError``."""
+        result = await self.call_result(name, arguments, progress)
+        if result.is_error:
+            raise ToolCallError(name, error_text(result), result)
+        return result
+
+    async def call_result(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> types.CallToolResult:
+        """The result of a tool call, a tool error too. A tool that runs only as an MCP task
+        (``task: required``) is started as one and waited for."""
         try:
-            result = await self.client.call_tool(name, arguments, progress_callback=progress)
+            return await self.client.call_tool(name, arguments, progress_callback=progress)
         except MCPError as exc:
             if not needs_task(exc):
                 raise
             from .tasks_client import call_as_task
 
-            result = await call_as_task(self.client.session, name, arguments)
-        if result.is_error:
-            raise ToolCallError(name, error_text(result), result)
-        return result
+            result: types.CallToolResult = await call_as_task(self.client.session, name, arguments)
+            return result
 
     async def read(self, uri: str) -> Contents:
         """Read any resource by URI."""

@@ -13,6 +13,7 @@ from .identity import Identity
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from .server import GeneratedServer
@@ -63,6 +64,24 @@ class SessionSlots:
                 self.by_caller[key] -= 1
                 if not self.by_caller[key]:
                     del self.by_caller[key]
+
+
+def legacy_app(
+    server: GeneratedServer, settings: Settings, routes: list[Any], security: Any
+) -> Starlette:
+    """The app of legacy HTTP+SSE or WebSocket: ``routes`` and the transport's, its sessions
+    counted (``SessionSlots``, inside authentication: it knows the caller)."""
+    from starlette.applications import Starlette
+
+    if settings.transport == "sse":
+        routes = [*routes, *sse_routes(server, settings, security)]
+    else:
+        from .websocket import websocket_route
+
+        routes = [*routes, websocket_route(server)]
+    app = Starlette(routes=routes)
+    app.add_middleware(SessionSlots, settings=settings)
+    return app
 
 
 def sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:

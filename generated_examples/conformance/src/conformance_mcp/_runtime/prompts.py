@@ -72,7 +72,7 @@ def render_text(source: str, arguments: dict[str, str]) -> str:
         environment = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
         template = _TEMPLATES[source] = environment.from_string(source)
     try:
-        return str(template.render(**arguments))
+        return str(template.render(arguments))  # a dict: an argument may be named "self"
     except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
         # the sandbox refuses what it must (huge ranges, unsafe attributes): the template's
         # fault, answered as an internal error with a standard code

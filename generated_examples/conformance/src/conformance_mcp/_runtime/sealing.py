@@ -9,7 +9,8 @@ sealed under the configured secret): a caller's view of per-user state (``BoundS
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.request_state import RequestStateSecurity
@@ -60,26 +61,29 @@ class BoundState:
         self._key = identity_key
 
     async def get(self, name: str, default: Any = None) -> Any:
-        try:
+        with _reachable():
             value = await self._store.get(self._key, name)
-        except SharedStateUnavailable:
-            raise ToolError(STORE_UNAVAILABLE) from None
         return default if value is None else value
 
     async def set(self, name: str, value: Any, ttl: float | None = None) -> None:
         """Keep ``value`` (JSON) under ``name``; None deletes it (it would read back as missing)."""
         if value is None:
             return await self.delete(name)
-        try:
+        with _reachable():
             await self._store.set(self._key, name, value, ttl)
-        except SharedStateUnavailable:
-            raise ToolError(STORE_UNAVAILABLE) from None
 
     async def delete(self, name: str) -> None:
-        try:
+        with _reachable():
             await self._store.delete(self._key, name)
-        except SharedStateUnavailable:
-            raise ToolError(STORE_UNAVAILABLE) from None
+
+
+@contextmanager
+def _reachable() -> Iterator[None]:
+    """The store unreachable: a ``ToolError`` for the caller."""
+    try:
+        yield
+    except SharedStateUnavailable:
+        raise ToolError(STORE_UNAVAILABLE) from None
 
 
 def request_state_security(

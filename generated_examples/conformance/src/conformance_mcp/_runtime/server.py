@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 F = TypeVar("F")
+# The capabilities whose events ``subscriptions/listen`` (2026-07-28) carries.
+LISTENED = ("toolsListChanged", "resourcesListChanged", "promptsListChanged", "resourcesSubscribe")
 
 
 @dataclass
@@ -226,15 +228,7 @@ def build_server(
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
-    if any(
-        caps.get(k)
-        for k in (
-            "toolsListChanged",
-            "resourcesListChanged",
-            "promptsListChanged",
-            "resourcesSubscribe",
-        )
-    ):
+    if any(caps.get(k) for k in LISTENED):
         listen = ListenHandler(events.bus)
 
         async def listen_authorized(
@@ -321,12 +315,7 @@ def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str
         return tools.visible
     from .metatools import install
 
-    install(mode, spec, tools)
-    operations = {e["definition"]["name"] for e in spec["tools"] if e.get("http") is not None}
-
-    def listed(identity: Any) -> list[str]:
-        return [n for n in tools.visible(identity) if n not in operations]
-
+    listed: Callable[[Any], list[str]] = install(mode, spec, tools)  # (absent: Any)
     return listed
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -19,7 +20,9 @@ from mcp.server.subscriptions import (
     ResourceUpdated,
     ToolsListChanged,
 )
+from mcp.server.validation import validate_tool_use_result_messages
 from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
@@ -116,13 +119,10 @@ class Context:
 
     @property
     def store(self) -> BoundState:
-        """What this caller keeps across calls, by name (opt-in; per verified identity):
-        ``await ctx.store.get(name, default)``, ``await ctx.store.set(name, value, ttl=None)``
-        (JSON values; a day unless ``ttl`` seconds say otherwise), ``await
-        ctx.store.delete(name)``. In this process on stdio and on one server; in Redis,
-        seen by every replica, when the server shares state (``<PREFIX>REDIS_URL``). Without
-        authentication every HTTP caller is the same (anonymous) user. Not :attr:`state`,
-        which belongs to one ``input_required`` exchange."""
+        """What this caller (its verified identity) keeps across calls, by name: ``get(name,
+        default)``, ``set(name, value, ttl=None)`` (JSON; a day by default), ``delete(name)``,
+        all awaited. In this process, or in Redis when replicas share state. Without
+        authentication every HTTP caller is the same anonymous user. Not :attr:`state`."""
         from .sealing import BoundState
 
         store = self.registry.get("store") or _process_store()
@@ -148,16 +148,11 @@ class Context:
         return cast(Mapping[str, str], getattr(request, "headers", None) or {})
 
     async def credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> Credential:
-        """The caller's credential for one security scheme of the wrapped API, from the
-        source the manifest sets for it (``openapi.credentials``), exactly as the generated
-        operations get it: the caller's own exchanged token (cached per caller), the
-        allow-listed header, or the server's environment secrets. ``.headers``, ``.query``
-        and ``.cookies`` say where to send it; ``.value`` is the secret itself.
-
-        Raises ``ToolError`` (a tool error for the caller, no upstream call) when it cannot
-        be had: the exchange was refused, the caller has no token, a variable is not set.
-        ``scopes``: the scopes to ask for when the configuration names none.
-        """
+        """The caller's credential for one security scheme of the wrapped API, as the
+        generated operations get it (``openapi.credentials``: the caller's exchanged token,
+        an allowed header or the server's secrets). ``.headers``, ``.query`` and ``.cookies``
+        say where to send it, ``.value`` is the secret; ``scopes`` what to ask for when the
+        configuration names none. ``ToolError`` when it cannot be had."""
         credentials = self.registry.get("credentials")
         if credentials is None:
             raise ToolError("this server wraps no API: it has no upstream credentials")
@@ -217,12 +212,8 @@ class Context:
     async def elicit(
         self, message: str, schema: type[ModelT], *, key: str | None = None
     ) -> ModelT | None:
-        """Ask the user to fill in ``schema``; None when they decline or cancel.
-
-        Works in both protocol eras. On 2026-07-28 the call is answered with an
-        ``input_required`` result and re-run when the client comes back with the answer,
-        so ask before doing anything with side effects.
-        """
+        """Ask the user to fill in ``schema``; None when they decline or cancel. On
+        2026-07-28 the handler re-runs once the client answers: ask before side effects."""
         answer = await self.elicit_raw(message, requested_schema(schema), key=key)
         if answer.action != "accept":
             return None
@@ -260,12 +251,9 @@ class Context:
         return list(answer.roots)
 
     async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:
-        """Ask the client several things at once (elicitation, sampling, roots), by key.
-
-        Handshake era: each request goes over the back channel, one after the other.
-        2026-07-28: every unanswered request is returned in one ``input_required`` result
-        and the handler re-runs when the client comes back with the answers.
-        """
+        """Ask the client several things at once (elicitation, sampling, roots), by key:
+        one after the other over the back channel (handshake era), or all unanswered ones
+        in one ``input_required`` result, the handler re-run with the answers (2026-07-28)."""
         answers: dict[str, InputResponse] = {}
         if not self.modern:
             for key, request in requests.items():
@@ -300,25 +288,16 @@ class Context:
         return answers
 
     async def _send(self, request: InputRequest, via: Any = None) -> InputResponse:
-        channel = via or self.request  # the request it travels on
-        session, related = channel.session, channel.request_id
-        if isinstance(request, types.ElicitRequest):
-            params = request.params
-            assert isinstance(params, types.ElicitRequestFormParams)
-            return await session.elicit_form(
-                params.message, params.requested_schema, related_request_id=related
-            )
+        channel = via or self.request  # the request it travels on (roots: the connection)
         if isinstance(request, types.CreateMessageRequest):
-            p = request.params
-            result = await session.create_message(
-                p.messages,
-                max_tokens=p.max_tokens,
-                system_prompt=p.system_prompt,
-                temperature=p.temperature,
-                related_request_id=related,
-            )
-            return types.CreateMessageResult.model_validate(result.model_dump(by_alias=True))
-        return await session.list_roots()
+            validate_tool_use_result_messages(request.params.messages)
+        related = None if isinstance(request, types.ListRootsRequest) else channel.request_id
+        answer: InputResponse = await channel.session.send_request(
+            request,
+            _ANSWER_TYPES[request.method],
+            metadata=ServerMessageMetadata(related_request_id=related),
+        )
+        return answer
 
     async def _ask_one(self, kind: str, request: InputRequest, key: str | None) -> InputResponse:
         if key is None:
@@ -345,16 +324,12 @@ class Context:
             await self.events.publish(event, self.request.session)
 
 
-_STORE: list[UserStateStore] = []
-
-
+@functools.cache
 def _process_store() -> UserStateStore:
     """One in-memory store for contexts made outside a server (tests, scripts)."""
-    if not _STORE:
-        from .shared_local import local_user_state
+    from .shared_local import local_user_state
 
-        _STORE.append(local_user_state())
-    return _STORE[0]
+    return local_user_state()
 
 
 def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:

@@ -27,10 +27,15 @@ def uses_patterns(node: Json) -> bool:
     """``pattern`` or ``patternProperties`` is a key somewhere in ``node`` (a property so
     named counts too: it only costs the matcher of ``patterns.py``). mcpgen carries that
     module when the text of a tool's schemas holds either word (``vendoring``)."""
+    return _has_key(node, PATTERN_KEYWORDS)
+
+
+def _has_key(node: Json, keys: frozenset[str]) -> bool:
+    """One of ``keys`` is a key somewhere in ``node``."""
     if isinstance(node, dict):
-        return any(key in PATTERN_KEYWORDS or uses_patterns(v) for key, v in node.items())
+        return any(key in keys or _has_key(v, keys) for key, v in node.items())
     if isinstance(node, list):
-        return any(uses_patterns(v) for v in node)
+        return any(_has_key(v, keys) for v in node)
     return False
 
 
@@ -64,7 +69,7 @@ def inline_refs(schema: Json) -> Json:
     small schema). A definition is inlined once and shared by all its uses; a recursive one
     stays a ``$ref``, and so does any ref of a schema that changes its base (``$id``)."""
     defs = schema.get("$defs") if isinstance(schema, dict) else None
-    if not isinstance(defs, dict) or not defs or _changes_base(schema):
+    if not isinstance(defs, dict) or not defs or _has_key(schema, BASE_CHANGERS):
         return schema
     done: dict[str, Json] = {}
     active: set[str] = set()
@@ -103,11 +108,3 @@ def inline_refs(schema: Json) -> Json:
         return out
 
     return walk(schema)
-
-
-def _changes_base(node: Json) -> bool:
-    if isinstance(node, dict):
-        return any(k in BASE_CHANGERS or _changes_base(v) for k, v in node.items())
-    if isinstance(node, list):
-        return any(_changes_base(v) for v in node)
-    return False

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .identity import Authenticator, AuthError, Identity
+from .identity import Authenticator, Identity
 from .settings import Settings
 
 if TYPE_CHECKING:  # OAuth's modules: a package without OAuth does not carry them
@@ -30,6 +30,15 @@ DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES2
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 IDENTITY_CLAIMS = ("sub", "client_id", "username")  # the first one present names the caller
 IDENTITY_KINDS = {"sub": "subject", "client_id": "client", "username": "username"}
+
+
+class AuthError(Exception):
+    """A credential was refused (status 401), or could not be checked (503)."""
+
+    def __init__(self, description: str, status: int = 401) -> None:
+        super().__init__(description)
+        self.description = description
+        self.status = status
 
 
 class StaticKeys(Authenticator):

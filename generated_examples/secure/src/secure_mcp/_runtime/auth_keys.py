@@ -31,7 +31,7 @@ def _pick(keys: Sequence[Any], kid: str | None) -> Any | None:
 
 
 def _unknown() -> Exception:
-    from .identity import AuthError
+    from .auth import AuthError
 
     return AuthError("token signed with an unknown key")
 
@@ -81,7 +81,7 @@ class UrlKeys(KeySource):
         import anyio
         import jwt
 
-        from .identity import AuthError
+        from .auth import AuthError
 
         try:
             found = await anyio.to_thread.run_sync(self.client.get_jwk_set, refresh)

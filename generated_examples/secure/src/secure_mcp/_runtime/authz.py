@@ -14,7 +14,11 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+import mcp_types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import ValidationError
 
 from .errors import Forbidden
 from .identity import LOCAL, Identity
@@ -63,8 +67,28 @@ class IdentityMiddleware:
                 ctx.method, ctx.request, lambda: call_next(ctx)
             )
             return result
+        except ValidationError as exc:
+            if not _request_model(exc.title):  # not the SDK's check of a request's params
+                raise
+            raise invalid_params(exc) from None
         finally:
             _CURRENT.reset(token)
+
+
+def _request_model(title: str) -> bool:
+    """Whether a validation error's model is one of the SDK's requests or their params."""
+    return title.endswith(("Request", "RequestParams")) and hasattr(mcp_types, title)
+
+
+def invalid_params(exc: ValidationError) -> MCPError:
+    """The SDK answers params that fail its model with a bare "Invalid request parameters":
+    say which field and why, as a tool's invalid arguments do (no input values echoed)."""
+    errors = exc.errors(include_url=False, include_input=False)
+    paths = [[str(part) for part in e["loc"]] for e in errors]
+    fields = [".".join(p if p[:1] == ["params"] else ["params", *p]) for p in paths]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    message = f"Invalid request parameters: {fields[0]}: {errors[0]['msg']}{more}"
+    return MCPError(INVALID_PARAMS, message, data={"fields": fields})
 
 
 def principal(ctx: ServerRequestContext[Any, Any]) -> str | None:

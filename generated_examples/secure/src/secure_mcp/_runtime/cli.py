@@ -14,13 +14,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .logs import configure_logging
-from .settings import Settings, offered
+from .settings import Settings, csv, offered
 
 if TYPE_CHECKING:
     from anyio import CancelScope
@@ -37,8 +36,51 @@ TRANSPORT_HELP = {
 }
 
 
-def _csv(value: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in value.split(",") if part.strip())
+# Each flag sets the ``Settings`` field of its name; its type follows the field's default.
+# ``{d}`` is the settings without flags (manifest and environment).
+HELP = {
+    "host": "bind address (default {d.host}; other than localhost needs auth)",
+    "port": "port (default {d.port})",
+    "path": "streamable HTTP endpoint path (default {d.path})",
+    "stateless": "streamable HTTP without sessions: any worker answers any request "
+    "(default {d.stateless})",
+    "json_response": "answer POSTs with JSON instead of SSE streams (default {d.json_response})",
+    "workers": "worker processes (stateless HTTP or websocket)",
+    "public_url": "this server's public base URL, when behind a proxy",
+    "allowed_hosts": "Host headers to accept, comma separated (name:* for any port)",
+    "allowed_origins": "browser Origins to accept, comma separated",
+    "cors_origins": "Origins allowed by CORS, comma separated ('*' for any)",
+    "max_body_size": "largest request body in bytes (default {d.max_body_size})",
+    "rate_limit": "requests per second per caller (0: no limit; default {d.rate_limit})",
+    "rate_burst": "requests a caller may send at once",
+    "retry_interval": "ms before clients resume a broken SSE stream",
+    "event_store_size": "events kept for resumable streams (0: off)",
+    "shutdown_timeout": "seconds requests in flight get on shutdown (default {d.shutdown_timeout})",
+    "max_sessions": "open stateful sessions at most (default {d.max_sessions})",
+    "max_sessions_per_caller": "open sessions one verified caller may hold (default: half of "
+    "--max-sessions, at most 50)",
+    "trusted_proxies": "proxy addresses or CIDR ranges whose X-Forwarded-For is believed, "
+    "comma separated (default none)",
+    "session_idle_timeout": "seconds before an idle session is closed "
+    "(default {d.session_idle_timeout})",
+    "header_timeout": "seconds a client may take to send request headers "
+    "(default {d.header_timeout})",
+    "body_timeout": "seconds a client may pause inside a request body (default {d.body_timeout})",
+    "redis_url": "Redis for state shared by several replicas (redis://host:6379/0); a password "
+    "only in {d.env_prefix}REDIS_URL, never on the command line",
+}
+OAUTH_HELP = {  # only a server with OAuth has these flags
+    "oauth_issuer": "authorization server (default {d.oauth_issuer})",
+    "oauth_audience": "audience tokens must carry (default {d.oauth_audience})",
+    "jwks_url": "URL of the authorization server's signing keys",
+    "jwks_file": "a JWKS file with the signing keys",
+    "introspection_url": "token introspection endpoint (RFC 7662) for opaque tokens",
+}
+LOG_HELP = {
+    "log_level": "DEBUG, INFO, WARNING, ... (default INFO)",
+    "log_format": "log lines on stderr (default text)",
+}
+CHOICES = {"log_format": ["text", "json"]}
 
 
 def parse_args(
@@ -50,98 +92,22 @@ def parse_args(
         description=f"{info.get('title') or info['name']} (MCP server)",
         epilog=f"Every option also reads the environment variable {d.env_prefix}<OPTION>.",
     )
-    add = parser.add_argument
-    add(
+    parser.add_argument(
         "--transport",
         choices=offered(spec),
         help=", ".join(TRANSPORT_HELP[t] for t in offered(spec)) + f" (default {d.transport})",
     )
-    add("--host", help=f"bind address (default {d.host}; other than localhost needs auth)")
-    add("--port", type=int, help=f"port (default {d.port})")
-    add("--path", help=f"streamable HTTP endpoint path (default {d.path})")
-    add(
-        "--stateless",
-        action=argparse.BooleanOptionalAction,
-        help="streamable HTTP without sessions: any worker answers any request "
-        f"(default {d.stateless})",
-    )
-    add(
-        "--json-response",
-        action=argparse.BooleanOptionalAction,
-        help=f"answer POSTs with JSON instead of SSE streams (default {d.json_response})",
-    )
-    add("--workers", type=int, help="worker processes (stateless HTTP or websocket)")
-    add("--public-url", help="this server's public base URL, when behind a proxy")
-    add(
-        "--allowed-hosts",
-        type=_csv,
-        help="Host headers to accept, comma separated (name:* for any port)",
-    )
-    add("--allowed-origins", type=_csv, help="browser Origins to accept, comma separated")
-    add("--cors-origins", type=_csv, help="Origins allowed by CORS, comma separated ('*' for any)")
-    add(
-        "--max-body-size",
-        type=int,
-        help=f"largest request body in bytes (default {d.max_body_size})",
-    )
-    add(
-        "--rate-limit",
-        type=float,
-        help=f"requests per second per caller (0: no limit; default {d.rate_limit})",
-    )
-    add("--rate-burst", type=int, help="requests a caller may send at once")
-    add("--retry-interval", type=int, help="ms before clients resume a broken SSE stream")
-    add("--event-store-size", type=int, help="events kept for resumable streams (0: off)")
-    add(
-        "--shutdown-timeout",
-        type=float,
-        help=f"seconds requests in flight get on shutdown (default {d.shutdown_timeout})",
-    )
-    add(
-        "--max-sessions",
-        type=int,
-        help=f"open stateful sessions at most (default {d.max_sessions})",
-    )
-    add(
-        "--max-sessions-per-caller",
-        type=int,
-        help="open sessions one verified caller may hold (default: half of --max-sessions, "
-        "at most 50)",
-    )
-    add(
-        "--trusted-proxies",
-        type=_csv,
-        help="proxy addresses or CIDR ranges whose X-Forwarded-For is believed, comma "
-        "separated (default none)",
-    )
-    add(
-        "--session-idle-timeout",
-        type=float,
-        help=f"seconds before an idle session is closed (default {d.session_idle_timeout})",
-    )
-    add(
-        "--header-timeout",
-        type=float,
-        help=f"seconds a client may take to send request headers (default {d.header_timeout})",
-    )
-    add(
-        "--body-timeout",
-        type=float,
-        help=f"seconds a client may pause inside a request body (default {d.body_timeout})",
-    )
-    add(
-        "--redis-url",
-        help="Redis for state shared by several replicas (redis://host:6379/0); a password "
-        f"only in {d.env_prefix}REDIS_URL, never on the command line",
-    )
-    if spec.get("auth", {}).get("type") == "oauth":
-        add("--oauth-issuer", help=f"authorization server (default {d.oauth_issuer})")
-        add("--oauth-audience", help=f"audience tokens must carry (default {d.oauth_audience})")
-        add("--jwks-url", help="URL of the authorization server's signing keys")
-        add("--jwks-file", help="a JWKS file with the signing keys")
-        add("--introspection-url", help="token introspection endpoint (RFC 7662) for opaque tokens")
-    add("--log-level", help="DEBUG, INFO, WARNING, ... (default INFO)")
-    add("--log-format", choices=["text", "json"], help="log lines on stderr (default text)")
+    helps = {**HELP, **(OAUTH_HELP if spec.get("auth", {}).get("type") == "oauth" else {})}
+    for name, text in {**helps, **LOG_HELP}.items():
+        default = getattr(Settings, name)
+        options: dict[str, Any] = {"help": text.format(d=d), "choices": CHOICES.get(name)}
+        if isinstance(default, bool):
+            options["action"] = argparse.BooleanOptionalAction
+        elif isinstance(default, int | float):
+            options["type"] = type(default)
+        elif isinstance(default, tuple):
+            options["type"] = csv
+        parser.add_argument("--" + name.replace("_", "-"), **options)
     return parser.parse_args(argv)
 
 
@@ -155,10 +121,7 @@ def settings_from(args: argparse.Namespace, base: Settings) -> Settings:
                 f"{flag} carries a password, which the process list shows to every user: "
                 f"set {base.env_prefix}{name.upper()} in the environment instead"
             )
-    if {"jwks_url", "jwks_file"} & set(given):
-        given.setdefault("jwks_url", None)
-        given.setdefault("jwks_file", None)
-    return replace(base, **given).checked()
+    return base.updated(given)
 
 
 def main(

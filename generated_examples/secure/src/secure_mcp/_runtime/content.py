@@ -100,15 +100,17 @@ def to_result(value: ToolReturn) -> types.CallToolResult:
     return types.CallToolResult(content=[value])
 
 
-def has_non_finite(value: Json) -> bool:
-    """True when a number that JSON cannot carry (NaN, an infinity) appears anywhere."""
+def has_non_finite(value: Json, or_null: bool = False) -> bool:
+    """True when a number JSON cannot carry (NaN, an infinity) appears anywhere inside
+    ``value`` (a dict or a list), or with ``or_null`` a null."""
     stack: list[Json] = [value]
     while stack:
         node = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
-            return True
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+        for item in node.values() if isinstance(node, dict) else node:
+            if isinstance(item, dict | list):
+                stack.append(item)
+            elif (item is None and or_null) or (
+                isinstance(item, float) and not math.isfinite(item)
+            ):
+                return True
     return False

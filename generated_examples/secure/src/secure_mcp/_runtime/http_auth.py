@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .auth import AuthError
 from .authz import IDENTITY_KEY
 from .errors import FORBIDDEN
 from .http_guard import (
@@ -24,12 +25,11 @@ from .http_guard import (
     client_address,
     error,
     metered,
-    quote_param,
     respond,
     route_path,
     timed,
 )
-from .identity import AuthError, Identity
+from .identity import Identity
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -37,6 +37,21 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 logger = logging.getLogger(__name__)
+
+
+def presented(header: str, headers: Mapping[str, str]) -> str | None:
+    """The credential a request presents in ``header``, "" for a malformed one, None for none."""
+    value = headers.get(header.lower())
+    if value is None:
+        return None
+    if header.lower() == "authorization":
+        scheme, _, token = value.strip().partition(" ")
+        return token.strip() if scheme.lower() == "bearer" else ""
+    return value.strip()
+
+
+def quote_param(value: str) -> str:
+    return "".join(c for c in value if c.isprintable()).replace("\\", "\\\\").replace('"', "'")
 
 
 class VerifyingMiddleware(AuthMiddleware):
@@ -70,7 +85,7 @@ class VerifyingMiddleware(AuthMiddleware):
     async def verified(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
         from starlette.datastructures import Headers
 
-        credential = self.auth.credential(Headers(scope=scope))
+        credential = presented(self.auth.header, Headers(scope=scope))
         failure: AuthError | None = None
         identity: Identity | None = None
         if credential is not None:

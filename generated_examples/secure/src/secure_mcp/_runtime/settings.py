@@ -109,16 +109,20 @@ class Settings:
                 values[item.name] = _parse(
                     defaults.env_prefix, item.name, raw, getattr(defaults, item.name)
                 )
-        if {"jwks_url", "jwks_file"} & set(values):  # keys from the environment replace both
-            values.setdefault("jwks_url", None)
-            values.setdefault("jwks_file", None)
         chosen = values.get("transport", defaults.transport)
         if chosen in TRANSPORTS and chosen not in offered(spec):
             raise ConfigError(
                 f"{defaults.env_prefix}TRANSPORT: this server does not offer {chosen!r} "
                 f"(it offers {', '.join(offered(spec))})"
             )
-        return replace(defaults, **values).checked()
+        return defaults.updated(values)
+
+    def updated(self, values: Mapping[str, Any]) -> Settings:
+        """These settings with ``values``, checked; signing keys given one way (URL or file)
+        replace both."""
+        if {"jwks_url", "jwks_file"} & set(values):
+            values = {"jwks_url": None, "jwks_file": None, **values}
+        return replace(self, **values).checked()
 
     def to_env(self) -> dict[str, str]:
         """Environment variables that make ``from_env`` return these settings."""
@@ -170,6 +174,11 @@ class Settings:
         return self.max_sessions_per_caller or max(1, min(50, self.max_sessions // 2))
 
     @property
+    def resumable(self) -> bool:
+        """Streamable HTTP keeps events for clients whose SSE stream broke (stateful only)."""
+        return self.transport == "http" and not self.stateless and self.event_store_size > 0
+
+    @property
     def local(self) -> bool:
         return self.host in LOCAL_HOSTS
 
@@ -193,5 +202,10 @@ def _parse(prefix: str, name: str, raw: str, default: object) -> object:
     except ValueError:
         raise ConfigError(f"{prefix}{name.upper()}: cannot read {raw!r}") from None
     if isinstance(default, tuple):
-        return tuple(part.strip() for part in raw.split(",") if part.strip())
+        return csv(raw)
     return raw or None
+
+
+def csv(value: str) -> tuple[str, ...]:
+    """A comma-separated list (a flag's or a variable's)."""
+    return tuple(part.strip() for part in value.split(",") if part.strip())

@@ -27,9 +27,8 @@ from typing import Any, Literal
 
 import mcp_types as types
 import pytest
-from mcp.shared.exceptions import MCPError
 
-from .client import BaseClient, error_text, needs_task
+from .client import BaseClient, error_text
 from .settings import SSE_PATH, WEBSOCKET_PATH, Settings, offered
 
 Mode = Literal["legacy", "2026-07-28"]
@@ -253,10 +252,8 @@ def connect(
     if transport == "sse":
         return client_class.sse(servers["sse"] + SSE_PATH, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     if transport == "websocket":
-        from .websocket import websocket_client
-
         url = "ws" + servers["websocket"].removeprefix("http") + WEBSOCKET_PATH
-        return client_class.connect(websocket_client(url, sent), mode=mode, **options)  # type: ignore[no-any-return]
+        return client_class.websocket(url, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     path = credentials.settings.path
     return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
 
@@ -273,17 +270,8 @@ async def _in_memory(
 
 
 async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    """``client.call_tool``; a tool that runs only as an MCP task is started as one and its
-    result awaited (the 2026-07-28 extension does that by itself)."""
-    try:
-        result: types.CallToolResult = await client.call_tool(name, arguments)
-    except MCPError as exc:
-        if not needs_task(exc):
-            raise
-        from .tasks_client import call_as_task
-
-        result = await call_as_task(client.session, name, arguments)
-    return result
+    """``client.call_tool`` (an ``mcp`` client), a tool that runs only as a task as one."""
+    return await BaseClient(client).call_result(name, arguments)
 
 
 async def all_pages(list_page: Any, field: str) -> list[Any]:

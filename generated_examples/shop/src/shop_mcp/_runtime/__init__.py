@@ -23,6 +23,3 @@ else:  # imported when first used: the generator reads some runtime modules with
         if name in api.__all__:
             return getattr(api, name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-RUNTIME_VERSION = "0.2.0"  # the mcpgen version this runtime came with

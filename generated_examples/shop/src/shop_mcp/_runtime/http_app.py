@@ -161,13 +161,13 @@ def create_app(
     # Host/Origin checks run in HostOriginMiddleware, the same for every transport.
     no_rebinding_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     if settings.transport == "http":
-        stateful = not settings.stateless and settings.event_store_size > 0
+        resumable = settings.resumable
         app = server.streamable_http_app(
             streamable_http_path=settings.path,
             json_response=settings.json_response,
             stateless_http=settings.stateless,
-            event_store=MemoryEventStore(settings.event_store_size) if stateful else None,
-            retry_interval=(settings.retry_interval or None) if stateful else None,
+            event_store=MemoryEventStore(settings.event_store_size) if resumable else None,
+            retry_interval=(settings.retry_interval or None) if resumable else None,
             max_request_body_size=settings.max_body_size,
             session_idle_timeout=settings.session_idle_timeout,
             max_sessions=settings.max_sessions,
@@ -180,18 +180,9 @@ def create_app(
 
             cap_sessions_per_caller(server.session_manager, settings.sessions_per_caller)
     else:
-        from starlette.applications import Starlette
+        from .http_legacy import legacy_app
 
-        from .http_legacy import SessionSlots, sse_routes
-
-        if settings.transport == "sse":
-            routes += sse_routes(server, settings, no_rebinding_check)
-        else:
-            from .websocket import websocket_route
-
-            routes.append(websocket_route(server))
-        app = Starlette(routes=routes)
-        app.add_middleware(SessionSlots, settings=settings)  # inside auth: knows the caller
+        app = legacy_app(server, settings, routes, no_rebinding_check)
     if shared is not None:
         from .sharing import add_lifespan
 
@@ -199,10 +190,7 @@ def create_app(
     if observed is not None:
         telemetry.flush_on_shutdown(app)
     # add_middleware wraps the app: the last one added runs first.
-    resumable = (
-        settings.transport == "http" and not settings.stateless and settings.event_store_size > 0
-    )
-    if settings.transport == "http" and (settings.json_response or not resumable):
+    if settings.transport == "http" and (settings.json_response or not settings.resumable):
         from .lifecycle import DisconnectMiddleware
 
         # a call whose client left cannot be resumed

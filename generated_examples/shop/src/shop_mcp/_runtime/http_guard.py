@@ -39,10 +39,6 @@ def route_path(scope: Scope) -> str:
     return path[len(root) :] if root and path.startswith(root) else path
 
 
-def quote_param(value: str) -> str:
-    return "".join(c for c in value if c.isprintable()).replace("\\", "\\\\").replace('"', "'")
-
-
 def error(status: int, code: str, description: str, headers: dict[str, str] | None = None) -> Any:
     from starlette.responses import JSONResponse
 

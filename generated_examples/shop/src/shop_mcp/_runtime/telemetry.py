@@ -2,21 +2,15 @@
 """OpenTelemetry: traces, metrics and (optionally) logs, on the MCP semantic conventions.
 
 Off unless an ``OTEL_*`` variable is set (``OTEL_SDK_DISABLED=true`` keeps it off): then
-nothing is imported, no exporter is made and no connection is opened. Set, the SDK's own
-environment handling configures the exporters (``OTEL_EXPORTER_OTLP_ENDPOINT``, headers,
-``OTEL_BSP_SCHEDULE_DELAY``, ``OTEL_METRIC_EXPORT_INTERVAL``, ``OTEL_TRACES_SAMPLER``,
-``OTEL_RESOURCE_ATTRIBUTES``, ...); ``OTEL_SERVICE_NAME`` defaults to the server's name.
-The packages come with the generated package's ``otel`` extra; without it the server runs
-as before and says once what to install.
+nothing is imported and no connection is opened. Set, the OpenTelemetry SDK configures the
+exporters from the ``OTEL_*`` variables; ``OTEL_SERVICE_NAME`` defaults to the server's
+name. The packages are the generated package's ``otel`` extra; without it the server says
+once what to install. On HTTP with the extra installed, ``GET /metrics`` shows the metrics
+kept in this process, with or without ``OTEL_*``.
 
-On an HTTP transport with the extra installed, metrics are also kept in this process for
-``GET /metrics`` (Prometheus text), with or without ``OTEL_*``: still no exporter then.
-
-The SDK's own middleware makes the SERVER span of each message (name, method, tool, error
-type, parent from ``params._meta``); ``Telemetry.middleware`` adds ``mcp.session.id`` and
-``network.transport`` to it and records ``mcp.server.operation.duration`` and
-``mcp.server.session.duration``. A server wrapping an HTTP API adds its own spans
-(``telemetry_spans.py``).
+The MCP SDK's middleware makes the SERVER span of each message; ``Telemetry.middleware``
+adds ``mcp.session.id`` and ``network.transport`` to it and records
+``mcp.server.operation.duration`` and ``mcp.server.session.duration``.
 """
 
 from __future__ import annotations

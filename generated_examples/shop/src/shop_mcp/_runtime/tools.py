@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any, TypeVar, overload
@@ -87,25 +86,18 @@ def plain(arguments: Arguments) -> dict[str, Json]:
 
 
 def pydantic_problems(exc: ValidationError) -> list[str]:
-    return [
-        f"{'.'.join(str(p) for p in error['loc']) or '(arguments)'}: {error['msg']}"
-        for error in exc.errors()[:MAX_ERRORS]
-    ]
+    return [located(e["loc"], e["msg"]) for e in exc.errors()[:MAX_ERRORS]]
+
+
+def located(path: Iterable[Any], message: str, root: str = "(arguments)") -> str:
+    """``a.0.b: message``, ``root`` naming the top."""
+    return f"{'.'.join(str(p) for p in path) or root}: {message}"
 
 
 def _fast_path_may_take(arguments: dict[str, Json]) -> bool:
     """False when a null (the model takes null for optional properties) or a number JSON
-    cannot carry (NaN, an infinity: the strict model takes them) appears anywhere: such
-    arguments go to jsonschema and its checks."""
-    stack: list[Json] = [arguments]
-    while stack:
-        node = stack.pop()
-        for value in node.values() if isinstance(node, dict) else node:
-            if value is None or (isinstance(value, float) and not math.isfinite(value)):
-                return False
-            if isinstance(value, dict | list):
-                stack.append(value)
-    return True
+    cannot carry (the strict model takes NaN) appears: jsonschema then decides."""
+    return not has_non_finite(arguments, or_null=True)
 
 
 @dataclass
@@ -176,10 +168,7 @@ class ToolBinding:
             errors = list(validator.iter_errors(result.structured_content))[:MAX_ERRORS]
         except RecursionError:
             return ["(result): nested too deeply"]
-        return [
-            f"{'.'.join(str(p) for p in e.absolute_path) or '(result)'}: {e.message[:200]}"
-            for e in errors
-        ]
+        return [located(e.absolute_path, e.message[:200], "(result)") for e in errors]
 
     def argument_errors(self, arguments: dict[str, Json]) -> list[str]:
         if has_non_finite(arguments):
@@ -191,10 +180,7 @@ class ToolBinding:
         except re.error:  # a pattern Python cannot use (refused at build time since 0.2)
             logger.error("tool %s: its input schema has a pattern Python cannot use", self.name)
             return ["(arguments): this tool's schema cannot be checked (see the server log)"]
-        return [
-            f"{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}: {e.message}"
-            for e in errors[:MAX_ERRORS]
-        ]
+        return [located(e.absolute_path, e.message) for e in errors[:MAX_ERRORS]]
 
 
 class ToolTable:
@@ -252,18 +238,17 @@ class ToolTable:
         """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets."""
         try:
             yield
+            return
         except UnknownTool:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name}) from None
+            pass
         except Forbidden as exc:
-            if self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
+            if not self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
                 raise MCPError(
-                    INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name}
+                    FORBIDDEN,
+                    str(exc),
+                    data={"requiredScopes": list(exc.required), "missingScopes": exc.missing},
                 ) from None
-            raise MCPError(
-                FORBIDDEN,
-                str(exc),
-                data={"requiredScopes": list(exc.required), "missingScopes": exc.missing},
-            ) from None
+        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name})
 
     async def dispatch(
         self, name: str, arguments: dict[str, Json], context: Context
@@ -316,6 +301,12 @@ class ToolTable:
         try:
             result = to_result(value)
         except Exception:  # what the handler returned cannot be sent (NaN, a wrong type)
+            if _non_finite(value):  # data, not a bug: the arguments may have overflowed
+                logger.error("tool %s returned a NaN or infinite number", name)
+                return tool_error(
+                    f"Tool {name!r} failed: its result holds a NaN or infinite number, which "
+                    "JSON cannot carry"
+                )
             logger.exception("tool %s returned a result that cannot be sent", name)
             return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
         return self._checked(binding, result)
@@ -340,3 +331,12 @@ class ToolTable:
                 "; ".join(problems[:3]),
             )
         return result
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether a handler's return value holds a NaN or an infinity (which JSON refuses)."""
+    try:
+        data = value.model_dump(mode="python") if isinstance(value, BaseModel) else value
+        return has_non_finite(data)
+    except Exception:
+        return False

@@ -7,7 +7,7 @@ prompt or resource template needs (the policy's), as for a get or a read."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +34,16 @@ class CompletionBinding:
 
 
 class CompletionTable:
-    def __init__(self, bindings: Sequence[CompletionBinding], policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        bindings: Sequence[CompletionBinding],
+        policy: Policy | None = None,
+        known: Collection[tuple[str, str]] | None = None,
+    ) -> None:
         self.by_key = {(b.target, b.ref, b.argument): b for b in bindings}
         self.policy = policy or Policy()
+        # (target, ref) of every prompt and URI template; None: those of the bindings
+        self.known = {(b.target, b.ref) for b in bindings} if known is None else set(known)
 
     async def complete(
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
@@ -46,11 +53,17 @@ class CompletionTable:
             kind, name = "prompt", ref.name
         else:
             kind, name = "resource", str(ref.uri)
+        # As prompts/get and resources/read answer: an unknown prompt or template is invalid
+        # params, and so is a hidden one (a caller cannot tell the two apart).
+        what = "prompt" if kind == "prompt" else "resource template"
+        unknown = MCPError(INVALID_PARAMS, f"Unknown {what}: {name}", data={kind: name})
+        if (kind, name) not in self.known:
+            raise unknown
         try:
             self.policy.check(current_identity(), kind, name)
         except Forbidden as exc:
-            if self.policy.hide_unauthorized:  # as if there were nothing to complete
-                return types.CompleteResult(completion=types.Completion(values=[]))
+            if self.policy.hide_unauthorized:
+                raise unknown from None
             raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
         binding = self.by_key.get((kind, name, params.argument.name))
         prefix = params.argument.value
@@ -96,4 +109,10 @@ def completion_table(spec: dict[str, Any], handlers: Any, policy: Policy) -> Com
         )
         for c in spec.get("completions", [])
     ]
-    return CompletionTable(bindings, policy)
+    known = [("prompt", p["definition"]["name"]) for p in spec.get("prompts", [])]
+    known += [
+        ("resource", r["definition"]["uriTemplate"])
+        for r in spec.get("resources", [])
+        if "uriTemplate" in r["definition"]
+    ]
+    return CompletionTable(bindings, policy, known)
