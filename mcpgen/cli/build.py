@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import sys
 from pathlib import Path
@@ -54,6 +55,7 @@ def run_build(source: Path, output: Path | None, *, timings: bool = False, **opt
             cache.prune()
         return code
     finally:
+        gc.unfreeze()  # what the load froze is the collector's again (a caller lives on)
         if timings:
             click.echo(timing.report(), err=True)
 
@@ -79,7 +81,18 @@ def _build(
         click.echo("error: --rename moves files: use it without --check and --diff", err=True)
         return EXIT_BAD_INPUT
     with timing.phase("load + validate"):
-        loaded = load_manifest(source, strict, name)
+        # The document, its import and its model are millions of objects that live until
+        # the build ends: the collector's passes over them would free nothing (GitHub,
+        # one description changed: ~0.2 s of a 2.3 s rebuild). Paused while they are
+        # made, then frozen out of its passes.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            loaded = load_manifest(source, strict, name)
+        finally:
+            gc.freeze()
+            if collecting:
+                gc.enable()
     if loaded.manifest is None:
         report(loaded.problems, strict)
         return EXIT_BAD_INPUT
