@@ -195,7 +195,7 @@ def create_app(
 
         # a call whose client left cannot be resumed
         app.add_middleware(DisconnectMiddleware, json_response=settings.json_response)
-    if settings.transport == "http":  # a batch: the JSON-RPC error stdio gives
+    if settings.transport == "http":  # a batch, a body not sent as JSON: JSON-RPC errors
         app.add_middleware(PostGuard, path=settings.path)
     limiter = (
         TokenBuckets(

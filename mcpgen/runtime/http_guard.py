@@ -254,7 +254,8 @@ class PostGuard:
     """A POST to the MCP endpoint that is no JSON-RPC message, answered with the JSON-RPC
     error stdio gives (``jsonrpc.py``, id null) where SDK 2.3 answers otherwise: a body
     that is a JSON array (a batch; MCP has none since 2025-06-18) 400 -32600, not -32602
-    with pydantic's report. Only the body's first chunk is read."""
+    with pydantic's report; a Content-Type other than JSON 415, not a plain-text 400 (the
+    SDK's own test: ``application/json`` first). Only the body's first chunk is read."""
 
     def __init__(self, app: ASGIApp, path: str) -> None:
         self.app = app
@@ -263,6 +264,10 @@ class PostGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or route_path(scope) != self.path:
             return await self.app(scope, receive, send)
+        kind = next((v for k, v in scope["headers"] if k == b"content-type"), b"")
+        if not kind.lower().startswith(b"application/json"):
+            error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
+            return await _answer(scope, receive, send, 415, error)
         first = await receive()
         if first.get("body", b"").lstrip(b" \t\r\n")[:1] == b"[":
             error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request")
