@@ -17,6 +17,7 @@ from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,
     HostOriginMiddleware,
+    PostGuard,
     TokenBuckets,
 )
 from .identity import Authenticator
@@ -194,6 +195,8 @@ def create_app(
 
         # a call whose client left cannot be resumed
         app.add_middleware(DisconnectMiddleware, json_response=settings.json_response)
+    if settings.transport == "http":  # a batch, a body not sent as JSON: JSON-RPC errors
+        app.add_middleware(PostGuard, path=settings.path)
     limiter = (
         TokenBuckets(
             settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None

@@ -93,6 +93,49 @@ async def test_completing_an_unknown_prompt_or_template_is_invalid_params(
         assert known.completion.values == []  # a known prompt, an argument without values
 
 
+RETIRED = types.PromptReference(type="ref/prompt", name="retired")
+CONFIDENTIAL = types.PromptReference(type="ref/prompt", name="confidential")
+
+
+async def refusals(client: Any, name: str) -> tuple[Any, Any]:
+    """The errors prompts/get and completion/complete answer for prompt ``name``."""
+    ref = types.PromptReference(type="ref/prompt", name=name)
+    answers = []
+    for ask in (client.get_prompt(name, {"who": "x"}), client.complete(ref, ARG)):
+        with pytest.raises(MCPError) as error:
+            await ask
+        answers.append(error.value.error.model_dump())
+    return answers[0], answers[1]
+
+
+@cells(NETWORK)
+@pytest.mark.parametrize("hide", [False, True], ids=["shown", "hidden"])
+async def test_a_prompt_the_caller_cannot_get_cannot_be_completed(
+    transport: str, mode: Mode, hide: bool
+) -> None:
+    """Disabled (``enabled: false``) or out of the caller's scopes: completion/complete
+    answers what prompts/get answers (unknown, or forbidden when the policy hides nothing)."""
+    made = spec(hide=hide)
+    made["prompts"].append(
+        {
+            "definition": {"name": "retired", "arguments": [{"name": "who"}]},
+            "messages": [{"role": "user", "kind": "text", "text": "gone"}],
+            "enabled": False,
+        }
+    )
+    made["completions"] += [
+        {"target": "prompt", "ref": "retired", "argument": "who", "values": ["Ada"]},
+        {"target": "prompt", "ref": "confidential", "argument": "x", "values": ["y"]},
+    ]
+    without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
+    async with connect(transport, mode, made, headers=without) as client:
+        got, completed = await refusals(client, "retired")
+        assert got == completed and got["message"] == "Unknown prompt: retired", completed
+        got, completed = await refusals(client, "confidential")
+        assert got == completed, completed
+        assert got["code"] == (types.INVALID_PARAMS if hide else FORBIDDEN), got
+
+
 @cells(NETWORK)
 async def test_a_failing_completion_handler_leaks_nothing(transport: str, mode: Mode) -> None:
     async with connect(transport, mode, spec()) as client:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
@@ -49,8 +50,10 @@ def messages(response: httpx2.Response) -> list[dict[str, Any]]:
     ]
 
 
-async def post(http: httpx2.AsyncClient, body: bytes) -> httpx2.Response:
-    return await http.post("/mcp", content=body, headers=HEADERS)
+async def post(
+    http: httpx2.AsyncClient, body: bytes, headers: dict[str, str] | None = None
+) -> httpx2.Response:
+    return await http.post("/mcp", content=body, headers=headers or HEADERS)
 
 
 # (body, HTTP status and JSON-RPC error SDK 2.3 answers, what JSON-RPC 2.0 asks for)
@@ -58,7 +61,7 @@ CASES: list[tuple[str, bytes, tuple[int, Any], Any]] = [
     ("malformed JSON", b"{not json", (400, PARSE_ERROR), None),
     ("invalid UTF-8", b"\xff\xfe", (400, PARSE_ERROR), None),
     ("empty body", b"", (400, PARSE_ERROR), None),
-    ("empty batch", b"[]", (400, INVALID_PARAMS), INVALID_REQUEST),
+    ("empty batch", b"[]", (400, INVALID_REQUEST), None),
     ("a string", b'"hello"', (400, INVALID_PARAMS), INVALID_REQUEST),
     ("missing method", b'{"jsonrpc":"2.0","id":2}', (400, INVALID_PARAMS), INVALID_REQUEST),
     ("missing jsonrpc", b'{"id":3,"method":"tools/list"}', (400, INVALID_PARAMS), INVALID_REQUEST),
@@ -137,3 +140,54 @@ async def test_http_answers_a_request_with_a_bad_id(http: httpx2.AsyncClient) ->
     response = await post(http, b'{"jsonrpc":"2.0","id":{},"method":"ping"}')
     found = messages(response)
     assert found and found[0]["error"]["code"] == INVALID_REQUEST, response.status_code
+
+
+# what stdio answers to a JSON array (test_rt_stdio_wire.py), and so HTTP
+BATCH_ANSWER = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "Invalid Request"}}  # fmt: skip
+
+
+ERAS = pytest.mark.parametrize(
+    ("arm", "version"),
+    [(a, v) for a in ("http", "http-stateless", "http-json") for v in ("2025-11-25", "2026-07-28")],
+)
+
+
+@asynccontextmanager
+async def era(arm: str, version: str) -> AsyncIterator[tuple[httpx2.AsyncClient, dict[str, str], bytes]]:  # fmt: skip
+    """A client of ``arm``, the headers of a request in ``version``'s era (after a handshake
+    where that opens a session) and the body of an echo call in that era."""
+    headers = {**HEADERS, "MCP-Protocol-Version": version}
+    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+    call = json.dumps({**ADD, "params": {**ADD["params"], "_meta": meta}}).encode()
+    async with running(rtkit.app(rtkit.make_spec("none"), arm)) as app, http_client(app) as http:
+        if version == "2026-07-28":  # the request metadata headers of the call
+            headers.update({"Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+        elif arm == "http":
+            params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}  # fmt: skip
+            opened = await post(http, json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}).encode(), headers)  # fmt: skip
+            headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+        yield http, headers, call
+        ok = await post(http, call, headers)  # and the server still answers
+        assert messages(ok)[0]["result"]["structuredContent"] == {"text": "ok"}, ok.text
+
+
+@ERAS
+async def test_a_batch_gets_the_invalid_request_stdio_gives(arm: str, version: str) -> None:
+    """A JSON array (batching left MCP in 2025-06-18): 400 and the -32600 stdio answers, in
+    both eras (SDK 2.3: -32602 with pydantic's report in the handshake era, its own
+    message in 2026-07-28's)."""
+    async with era(arm, version) as (http, headers, call):
+        batch = await post(http, b"[" + call + b"]", headers)
+    assert (batch.status_code, messages(batch)) == (400, [BATCH_ANSWER]), batch.text
+
+
+@ERAS
+async def test_a_body_not_sent_as_json_gets_415_and_a_json_rpc_error(
+    arm: str, version: str
+) -> None:
+    """A call posted as text/plain: 415 Unsupported Media Type with a JSON-RPC error of id
+    null (SDK 2.3: a plain-text 400), in both eras."""
+    async with era(arm, version) as (http, headers, call):
+        as_text = await post(http, call, {**headers, "Content-Type": "text/plain"})
+    assert as_text.status_code == 415, as_text.text
+    assert [(m["id"], m["error"]["code"]) for m in messages(as_text)] == [(None, INVALID_REQUEST)]

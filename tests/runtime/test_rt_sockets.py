@@ -4,6 +4,7 @@ HTTP status uvicorn's denial responses carry."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -57,3 +58,44 @@ async def test_refused_handshakes_carry_their_status(
         async with websocket_client(ws_url, headers):
             pass
     assert refused.value.response.status_code == status
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("first", [False, True], ids=["after-a-message", "first-frame"])
+async def test_a_binary_frame_closes_with_unsupported_data(
+    ws_url: str, mode: Mode, first: bool
+) -> None:
+    """MCP over WebSocket is one JSON-RPC message per text frame: a binary frame ends the
+    connection with 1003 (RFC 6455 "unsupported data"), not a normal closure."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+    from websockets.typing import Subprotocol
+
+    if mode == "legacy":
+        method, params = (
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        )
+    else:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": mode,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        method, params = "server/discover", {"_meta": meta}
+    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = rtkit.bearer(rtkit.token([rtkit.READ]))
+    async with connect(
+        ws_url, subprotocols=[Subprotocol("mcp")], additional_headers=headers
+    ) as websocket:
+        if not first:
+            await websocket.send(json.dumps(request))
+            answer = json.loads(await websocket.recv())
+            assert answer["id"] == 1 and "result" in answer, answer
+        await websocket.send(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
+        with pytest.raises(ConnectionClosed) as closed:
+            await websocket.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1003, closed.value
