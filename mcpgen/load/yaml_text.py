@@ -307,14 +307,13 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
         return value.lower() == "true"
     if tag == _TAG + "null":
         return None
+    line, col = _mark(node)
     if tag == _TAG + "int" and len(value) > MAX_INT_DIGITS:
-        line, col = _mark(node)
         raise fail(file, f"number {cut(value, 20)} is too large", line, col, _short_field(path))
     if tag == _TAG + "int":
         if value.startswith("0o"):
             return int(value[2:], 8)
         return int(value, 16) if value.startswith("0x") else int(value)
-    line, col = _mark(node)
     if "inf" in value.lower() or "nan" in value.lower():
         raise fail(file, "NaN and Infinity are not JSON values", line, col, _short_field(path))
     number = float(value)

@@ -276,14 +276,14 @@ class _Importer(SecurityImport, InputImport):
                 media_type=body_info.media_type,
                 parts=body_info.parts,
             )
-        if body is not None and body_info is not None and body_info.together:
-            # an optional body spread: any of its properties given sends it, and then the
-            # properties it requires must all be there
-            pairs = zip(body_inputs, body.arguments, strict=True)
-            wanted = [a for i, a in pairs if i.wire in body_info.together]
-            input_schema["dependentRequired"] = {
-                a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
-            }
+            if body_info.together:
+                # an optional body spread: any of its properties given sends it, and then the
+                # properties it requires must all be there
+                pairs = zip(body_inputs, body.arguments, strict=True)
+                wanted = [a for i, a in pairs if i.wire in body_info.together]
+                input_schema["dependentRequired"] = {
+                    a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
+                }
         defs = self.converter.closure(deps)
         if defs:
             input_schema["$defs"] = defs
@@ -367,5 +367,3 @@ class _Importer(SecurityImport, InputImport):
             result.append(entry)
         return result
 
-
-__all__ = ["import_openapi", "is_openapi"]
