@@ -137,4 +137,3 @@ def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
         if message:
             where = JsonLocator(text, file).locate(path)
             raise fail(file, message, where.line, where.column, dotted(path))
-
