@@ -609,6 +609,30 @@ def test_collisions_resolved_by_method_and_path() -> None:
     assert naming.unique_names([("v2x", "get", "/a"), ("v_2x", "get", "/b")]) == ["v2x", "v_2x_2"]
 
 
+def test_a_repeated_operation_id_is_warned_about_where_it_repeats() -> None:
+    op = {"responses": {"200": ok()}}
+    paths = {
+        "/a": {"get": {**op, "operationId": "same"}, "post": {**op, "operationId": "same"}},
+        "/b": {"get": {**op, "operationId": "same"}, "put": {**op, "operationId": 12}},
+    }
+    result = inline(doc30(paths))
+    found = sorted((p.level.value, p.field, p.message) for p in result.problems)
+    assert found == [
+        ("error", "#/paths/~1b/put/operationId", "operationId must be a string"),
+        (
+            "warning",
+            "#/paths/~1a/post/operationId",
+            "operationId 'same' is not unique (also GET /a)",
+        ),
+        (
+            "warning",
+            "#/paths/~1b/get/operationId",
+            "operationId 'same' is not unique (also GET /a)",
+        ),
+    ]
+    assert len(result.tools) == 4  # each is still imported, under a name of its own
+
+
 def shuffled(data: Any, seed: int) -> Any:
     rnd = random.Random(seed)
 

@@ -20,7 +20,6 @@ from mcpgen.load.document import (
     Positions,
     display_path,
     dotted,
-    printable,
 )
 from mcpgen.load.json_scan import _json_positions, _ScanError
 from mcpgen.load.json_text import _check_json_values, _DuplicateKey, _no_duplicates, _NumberWatch
@@ -50,7 +49,6 @@ __all__ = [
     "dotted",
     "load_file",
     "load_text",
-    "printable",
 ]
 
 

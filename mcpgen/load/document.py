@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.problems import Location
+from mcpgen.problems import Location, printable
 
 if TYPE_CHECKING:
     from mcpgen.openapi.result import Merged
@@ -25,15 +25,6 @@ def dotted(path: Sequence[PathPart]) -> str:
         else:
             out += ("." if out else "") + printable(part)
     return out
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters (and lone surrogates) escaped, for one-line messages."""
-    if text.isprintable():
-        return text
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
-    )
 
 
 def _short_field(path: Sequence[PathPart], keep: int = 6) -> str:

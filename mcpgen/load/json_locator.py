@@ -98,19 +98,12 @@ class JsonLocator:
                 return None
             line = text.rfind("\n", 0, start) + 1
             outer = text[line : _INDENT.match(text, line).end()]  # type: ignore[union-attr]
-            inner = self._indent_before(self._skip(start + 1))
-            if inner is None or len(inner) <= len(outer) or not inner.startswith(outer):
+            first = self._skip(start + 1)  # the first member's line starts with its indentation
+            inner = text[text.rfind("\n", 0, first) + 1 : first]
+            if inner.strip(" \t") or len(inner) <= len(outer) or not inner.startswith(outer):
                 return None  # on one line, or not indented step by step
             self.spans[path] = start, outer, inner
         return self.spans[path]
-
-    def _indent_before(self, offset: int) -> str | None:
-        """The whitespace that starts the line ``offset`` is on (None: something else does)."""
-        line = self.text.rfind("\n", 0, offset) + 1
-        prefix = self.text[line:offset]
-        if prefix.strip(" \t"):
-            return None
-        return prefix
 
     def _members(self, path: JsonPath) -> dict[PathPart, tuple[int, int]] | None:
         if path in self.members:

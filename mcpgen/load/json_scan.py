@@ -15,8 +15,8 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _JSON_ATOM = re.compile(r"[^\s,:\[\]{}\"]+")
 
 
-# An open container: its path, the keys seen (objects) or None (arrays), the next index.
-_Frame = tuple[JsonPath, dict[str, tuple[int, int]] | None, list[int]]
+# An open container: its path, whether it is an object, the next index (arrays).
+_Frame = tuple[JsonPath, bool, list[int]]
 
 
 class _ScanError(Exception):
@@ -62,22 +62,17 @@ def _json_positions(text: str, file: str) -> Positions:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
-        key = _key(match.group())
-        container, seen, _ = frame
-        if seen is None:  # pragma: no cover - only objects have keys
-            raise _ScanError("a key outside an object")
-        child = (*container, key)
+        child = (*frame[0], _key(match.group()))
         line, col = where(offset)
-        if key in seen:
-            first = seen[key]
+        if child in positions.keys:  # (a path is one object's until the first duplicate)
+            first = positions.keys[child]
             raise fail(
                 file,
-                f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
+                f"duplicate key {child[-1]!r} (first at line {first[0]}, column {first[1]})",
                 line,
                 col,
                 dotted(child),
             )
-        seen[key] = (line, col)
         positions.keys[child] = (line, col)
         offset = skip(match.end())
         if char(offset) != ":":
@@ -100,7 +95,7 @@ def _json_positions(text: str, file: str) -> Positions:
             if char(offset) == close:
                 offset = skip(offset + 1)
             else:
-                frame: _Frame = (path, {} if ch == "{" else None, [0])
+                frame: _Frame = (path, ch == "{", [0])
                 stack.append(frame)
                 if ch == "{":
                     offset, path = read_key(offset, frame)
@@ -120,13 +115,13 @@ def _json_positions(text: str, file: str) -> Positions:
             ch = char(offset)
             if ch == ",":
                 offset = skip(offset + 1)
-                if frame[1] is None:
+                if not frame[1]:
                     frame[2][0] += 1
                     path = (*frame[0], frame[2][0])
                 else:
                     offset, path = read_key(offset, frame)
                 break
-            if ch != ("]" if frame[1] is None else "}"):
+            if ch != ("}" if frame[1] else "]"):
                 raise _ScanError("expected ',' or a closing bracket")
             offset = skip(offset + 1)
             stack.pop()

@@ -11,7 +11,7 @@ from mcpgen.load.document import JsonPath, dotted
 from mcpgen.load.json_locator import JsonLocator
 from mcpgen.load.json_scan import _json_positions
 from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS
-from mcpgen.problems import Location, cut, fail
+from mcpgen.problems import cut, fail
 
 
 class _DuplicateKey(Exception):
@@ -19,7 +19,8 @@ class _DuplicateKey(Exception):
 
 
 class _HugeInt(str):
-    """An integer with too many digits, kept as text until it is reported with its place."""
+    """A number too big (too many digits, or beyond a float), kept as text until it is
+    reported with its place."""
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -72,10 +73,11 @@ class _NumberWatch:
             return _HugeInt(text)
         return int(text)
 
-    def real(self, text: str) -> float:
+    def real(self, text: str) -> float | _HugeInt:
         value = float(text)
         if not math.isfinite(value):
             self.suspicious = True
+            return _HugeInt(text)
         return value
 
     def constant(self, text: str) -> float:
@@ -126,22 +128,12 @@ def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
             stack.extend((v, (*path, k)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
-        elif isinstance(value, _HugeInt) or (isinstance(value, float) and not math.isfinite(value)):
+        elif isinstance(value, _HugeInt):
+            message = f"number {cut(value, 20)} is too large"
+        elif isinstance(value, float) and not math.isfinite(value):
             message = "NaN and Infinity are not JSON values"
         elif isinstance(value, str) and _SURROGATE.search(value):
             message = _SURROGATE_MESSAGE
         if message:
             where = JsonLocator(text, file).locate(path)
-            number = "" if message is _SURROGATE_MESSAGE else _json_number_at(text, where)
-            if number:  # a number too big for a float (NaN and Infinity are not numbers)
-                message = f"number {cut(number, 20)} is too large"
             raise fail(file, message, where.line, where.column, dotted(path))
-
-
-def _json_number_at(text: str, where: Location) -> str:
-    """The JSON number written at ``where``, or "" (NaN and Infinity are not numbers)."""
-    lines = text.split("\n")
-    if not 0 < where.line <= len(lines):
-        return ""
-    match = re.match(r"-?[0-9][0-9.eE+-]*", lines[where.line - 1][where.column - 1 :])
-    return match.group() if match else ""

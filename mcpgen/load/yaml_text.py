@@ -96,7 +96,9 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
     context = (exc.context or "").strip()
     if "maximum nesting depth" in problem:  # libyaml stops at 1000 levels; we stop earlier
         return _depth_error(text, file)
-    found = _char_at(text, line, col)
+    lines = _YAML_LINE_BREAK.split(text)
+    in_line = lines[line - 1][col - 1 :] if 0 < line <= len(lines) and col > 0 else ""
+    found = in_line[:1]
     if found == "\t" and ("cannot start any token" in problem or "tab" in problem):
         return fail(
             file, "invalid YAML: a tab character is not allowed here; use spaces", line, col
@@ -104,7 +106,7 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
     if problem == "found character that cannot start any token" and found:
         problem = f"found character {found!r} that cannot start any token"  # as pure-Python says
     elif problem == "found undefined alias" and found == "*":
-        name = re.match(r"\*([^\s,\[\]{}]*)", _YAML_LINE_BREAK.split(text)[line - 1][col - 1 :])
+        name = re.match(r"\*([^\s,\[\]{}]*)", in_line)
         problem += f" {name.group(1)!r}" if name else ""
     if "expected a single document" in context or "expected a single document" in problem:
         return fail(file, "invalid YAML: the file holds more than one YAML document", line, col)
@@ -132,13 +134,6 @@ def _reader_error(exc: yaml.reader.ReaderError, file: str, text: str) -> InputEr
 
 
 _YAML_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # as YAML counts lines
-
-
-def _char_at(text: str, line: int, col: int) -> str:
-    lines = _YAML_LINE_BREAK.split(text)
-    if 0 < line <= len(lines) and 0 < col <= len(lines[line - 1]):
-        return lines[line - 1][col - 1]
-    return ""
 
 
 class _DepthFinder(_PyLoader):
@@ -307,14 +302,13 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
         return value.lower() == "true"
     if tag == _TAG + "null":
         return None
+    line, col = _mark(node)
     if tag == _TAG + "int" and len(value) > MAX_INT_DIGITS:
-        line, col = _mark(node)
         raise fail(file, f"number {cut(value, 20)} is too large", line, col, _short_field(path))
     if tag == _TAG + "int":
         if value.startswith("0o"):
             return int(value[2:], 8)
         return int(value, 16) if value.startswith("0x") else int(value)
-    line, col = _mark(node)
     if "inf" in value.lower() or "nan" in value.lower():
         raise fail(file, "NaN and Infinity are not JSON values", line, col, _short_field(path))
     number = float(value)

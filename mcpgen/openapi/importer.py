@@ -99,7 +99,6 @@ class _Importer(SecurityImport, InputImport):
         if "webhooks" in data:
             self.warn(0, ("webhooks",), "webhooks are requests the API makes; not imported")
         candidates = self.collect()
-        self.check_operation_ids(candidates)
         chosen: list[tuple[Candidate, str]] = []
         for cand in candidates:
             if cand.node.get("deprecated") is True and not options.deprecated:
@@ -134,7 +133,7 @@ class _Importer(SecurityImport, InputImport):
                     continue
             tools.append(built)
         renamed = apply_overrides(options, tools, resources, self.problems)
-        for rule in options.all_rules():
+        for rule in [*options.include, *options.exclude, *options.rules]:
             if rule.where not in options.used:
                 self.problems.add(
                     option_problem(Level.WARNING, rule.where, "this rule matches no operation")
@@ -180,6 +179,7 @@ class _Importer(SecurityImport, InputImport):
                 self.error(0, (), "'paths' is required")
             return []
         result: list[Candidate] = []
+        seen: dict[str, str] = {}  # operationId -> the first operation that has it
         for url, raw_item in self.mapping(0, ("paths",), paths, "'paths'").items():
             where: JsonPath = ("paths", url)
             if url.startswith("x-"):
@@ -216,24 +216,15 @@ class _Importer(SecurityImport, InputImport):
                 if op_id is not None and not isinstance(op_id, str):
                     self.error(src, (*opath, "operationId"), "operationId must be a string")
                     op_id = None
+                elif op_id is not None:
+                    first = seen.setdefault(op_id, f"{method.upper()} {url}")
+                    if first != f"{method.upper()} {url}":
+                        message = f"operationId {op_id!r} is not unique (also {first})"
+                        self.warn(src, (*opath, "operationId"), message)
                 raw_tags = self.listing(src, (*opath, "tags"), node.get("tags"), "'tags'")
                 tags = [t for t in raw_tags if isinstance(t, str)]
                 result.append(Candidate(src, opath, method, url, node, item_params, op_id, tags))
         return result
-
-    def check_operation_ids(self, candidates: list[Candidate]) -> None:
-        seen: dict[str, Candidate] = {}
-        for cand in candidates:
-            if cand.operation_id is None:
-                continue
-            first = seen.setdefault(cand.operation_id, cand)
-            if first is not cand:
-                self.warn(
-                    cand.src,
-                    (*cand.path, "operationId"),
-                    f"operationId {cand.operation_id!r} is not unique "
-                    f"(also {first.method.upper()} {first.url})",
-                )
 
     def build(self, cand: Candidate, name: str) -> Built:
         inputs, body_info = self.parameters(cand)
@@ -276,14 +267,14 @@ class _Importer(SecurityImport, InputImport):
                 media_type=body_info.media_type,
                 parts=body_info.parts,
             )
-        if body is not None and body_info is not None and body_info.together:
-            # an optional body spread: any of its properties given sends it, and then the
-            # properties it requires must all be there
-            pairs = zip(body_inputs, body.arguments, strict=True)
-            wanted = [a for i, a in pairs if i.wire in body_info.together]
-            input_schema["dependentRequired"] = {
-                a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
-            }
+            if body_info.together:
+                # an optional body spread: any of its properties given sends it, and then the
+                # properties it requires must all be there
+                pairs = zip(body_inputs, body.arguments, strict=True)
+                wanted = [a for i, a in pairs if i.wire in body_info.together]
+                input_schema["dependentRequired"] = {
+                    a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
+                }
         defs = self.converter.closure(deps)
         if defs:
             input_schema["$defs"] = defs
@@ -366,6 +357,3 @@ class _Importer(SecurityImport, InputImport):
                 entry["description"] = server["description"]
             result.append(entry)
         return result
-
-
-__all__ = ["import_openapi", "is_openapi"]

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, python_regex
+from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, TYPES, python_regex
 
 Json = Any
 STD_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -22,7 +22,6 @@ UNSUPPORTED = frozenset(
     {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
      "$vocabulary"}
 )  # fmt: skip
-_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 _NUMBERS = frozenset({"maximum", "minimum"})
 _COUNTS = frozenset(
     {
@@ -131,12 +130,12 @@ def _type(value: Json, out: dict[str, Json]) -> str:
     if value == "file":  # Swagger 2.0 uploads
         out["type"] = "string"
         out["contentEncoding"] = "base64"
-    elif isinstance(value, str) and value in _TYPES:
+    elif isinstance(value, str) and value in TYPES:
         out["type"] = value
     elif (
         isinstance(value, list)
         and value
-        and all(isinstance(v, str) and v in _TYPES for v in value)
+        and all(isinstance(v, str) and v in TYPES for v in value)
         and len(set(value)) == len(value)
     ):
         out["type"] = list(value)

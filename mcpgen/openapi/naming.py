@@ -151,16 +151,9 @@ def base_name(method: str, path: str, operation_id: str | None) -> str:
         words = names.words(operation_id)
         if words:
             return fit("_".join(words))
-    words = [method.lower()]
-    for segment in path.split("/"):
-        spaced = TEMPLATE.sub(lambda m: f" by {m.group(1)} ", segment)
-        parts = re.split(r"\s+", spaced)
-        for part in parts:
-            if part == "by":
-                words.append("by")
-            else:
-                words.extend(names.words(part))
-    return fit("_".join(words))
+    segments = path.split("/")  # (a parameter is within one segment)
+    spaced = " ".join(TEMPLATE.sub(lambda m: f" by {m.group(1)} ", s) for s in segments)
+    return fit("_".join([method.lower(), *names.words(spaced)]))
 
 
 def fit(name: str, suffix: str = "") -> str:

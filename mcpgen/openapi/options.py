@@ -88,9 +88,6 @@ class Options:
                 return rule.kind
         return "tool"
 
-    def all_rules(self) -> list[Rule]:
-        return [*self.include, *self.exclude, *self.rules]
-
 
 def option_problem(level: Level, where: str, message: str) -> Problem:
     return Problem(level, Location(OPTIONS_FILE), where, message)

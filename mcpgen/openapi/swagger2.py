@@ -36,10 +36,7 @@ def parameter_schema(
 ) -> tuple[Json, set[str], tuple[str, bool] | None]:
     """(schema, definitions it uses, (style, explode) of an array) of a 2.0 non-body
     parameter."""
-    raw_schema = {k: param[k] for k in _PARAM_KEYS if k in param}
-    raw_schema["items"] = _items(param.get("items"))
-    if raw_schema["items"] is None:
-        del raw_schema["items"]
+    raw_schema = _items({k: v for k, v in param.items() if k != "items" or v is not None})
     styled: tuple[str, bool] | None = None
     if param.get("type") == "array":
         fmt = param.get("collectionFormat")

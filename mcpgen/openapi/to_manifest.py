@@ -53,7 +53,7 @@ def upstream_prefix(base: str, schemes: dict[str, Json]) -> str:
 
     own = {f.name.upper() for f in fields(Settings)} | {"TOKENS"}
     suffixes = {"BASE_URL", "TIMEOUT", "RETRIES"}
-    suffixes |= {re.sub("[^A-Za-z0-9]", "_", name).upper() for name in schemes}
+    suffixes |= {env_name(name) for name in schemes}
     clash = any(s == o or o.startswith(s + "_") for s in suffixes for o in own)
     return base + "_API" if clash else base
 
