@@ -64,6 +64,8 @@ class TaskStore:
         key = "o:" + record["owner"]
         owned = await self.owned(record["owner"])
         owned.append([record["taskId"], record["expiresAt"]])
+        for dropped, _ in owned[:-MAX_OWNED]:  # out of the index: out of memory too
+            await self.cache.delete("t:" + dropped)
         await self.cache.set(key, owned[-MAX_OWNED:], max(e for _, e in owned) - time.time())
 
     async def owned(self, owner: str) -> list[list[Any]]:

@@ -77,7 +77,7 @@ async def test_optional_runs_plainly_required_and_forbidden_refuse_the_wrong_way
     assert plain["result"]["content"][0]["text"] == "report of 1 steps"
     assert error_code(await rpc.call("export", {"seconds": 0})) == -32601
     assert error_code(await rpc.call("quick", {}, task={})) == -32601
-    assert error_code(await rpc.call("nope", {}, task={})) == -32601  # not a task tool either
+    assert error_code(await rpc.call("nope", {}, task={})) == -32602  # unknown, as a call
 
 
 async def test_tool_error_fails_the_task_and_result_is_the_error_result(http: Any) -> None:
