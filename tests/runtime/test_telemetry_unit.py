@@ -166,3 +166,16 @@ def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
     assert got.parent is not None and got.parent.span_id == outer.context.span_id
     assert got.attributes is not None and got.attributes["gen_ai.tool.name"] == "repos_get"
     assert deleted.attributes is not None and deleted.attributes["error.type"] == "tool_error"
+
+
+def test_task_methods_are_labelled_and_only_calls_and_prompts_name_a_target() -> None:
+    made, _ = telemetry_for(["add"])
+    for method in ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"):
+        task = SimpleNamespace(method=method, params={"taskId": "t" * 32})
+        assert made._labels(task, "2025-11-25", None)["mcp.method.name"] == method
+    named = SimpleNamespace(method="made/up", params={"name": "add"})
+    assert set(made._labels(named, "2025-11-25", None)) == {
+        "mcp.method.name",
+        "mcp.protocol.version",
+        "network.transport",
+    }
