@@ -204,7 +204,10 @@ class Tasks:
                 changes = {"inputRequests": requests["inputRequests"], "call": call}
                 await self.store.update(task_id, {"status": "input_required", **changes})
                 return
-            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            legacy = None if modern else {"result_type"}  # the plain call has none there
+            dumped = result.model_dump(
+                by_alias=True, mode="json", exclude_none=True, exclude=legacy
+            )
             if result.is_error and not modern:
                 await self._end(task_id, "failed", first_text(dumped), result=dumped)
             else:

@@ -233,3 +233,13 @@ async def test_anonymous_callers_cannot_list_tasks() -> None:
         task_id = await rpc.task("report", {"steps": 0})
         assert (await rpc.until(task_id, "completed"))["status"] == "completed"
         assert error_code(await rpc.send("tasks/list", {})) == -32601
+
+
+async def test_legacy_task_result_is_what_the_plain_call_answers(http: Any) -> None:
+    rpc = await legacy(http)
+    plain = (await rpc.call("report", {"steps": 1}))["result"]
+    task_id = await rpc.task("report", {"steps": 1})
+    await rpc.until(task_id, "completed")
+    result = (await rpc.send("tasks/result", {"taskId": task_id}))["result"]
+    assert result.pop("_meta") == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+    assert result == {k: v for k, v in plain.items() if k != "_meta"}  # no 2026 resultType
