@@ -337,11 +337,13 @@ class Tasks:
                 data={"taskId": record["taskId"], "status": record["status"]},
             )
         changes = {"status": "cancelled", "statusMessage": "cancelled by the client"}
-        record = await self.store.update(record["taskId"], changes) or record
+        cancelled = await self.store.update(record["taskId"], changes)
+        if cancelled is None:  # it ended meanwhile: answered as an ended task
+            return await self.cancel(ctx, params)
         job = self.running.get(record["taskId"])
         if job is not None:
             job.cancel()
-        return {} if modern else task_view(record)
+        return {} if modern else task_view(cancelled)
 
     async def update(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
         if not self._era(ctx, "tasks/update"):

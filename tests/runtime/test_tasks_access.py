@@ -96,3 +96,23 @@ async def test_the_tasks_kept_for_one_caller_are_bounded(
     assert [t["taskId"] for t in listed] == ids[1:]
     dropped = await alice.get(ids[0])  # the oldest is gone, not only left out of the list
     assert dropped.get("error", {}).get("code") == -32602, dropped
+
+
+async def test_cancel_of_a_task_that_ends_meanwhile_says_it_ended(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen.runtime.tasks_store import TaskStore
+
+    original = TaskStore.update
+
+    async def racing(self: TaskStore, task_id: str, changes: Any, **options: Any) -> Any:
+        if changes.get("statusMessage") == "cancelled by the client":  # it ends first
+            await original(self, task_id, {"status": "completed", "result": {"content": []}})
+        return await original(self, task_id, changes, **options)
+
+    monkeypatch.setattr(TaskStore, "update", racing)
+    alice = await caller(http, [rtkit.READ])
+    task_id = await alice.task("export", {"seconds": 30})
+    answer = await alice.send("tasks/cancel", {"taskId": task_id})
+    assert answer.get("error", {}).get("code") == -32602, answer  # not a "working" task
+    assert (await alice.get(task_id))["result"]["status"] == "completed"
