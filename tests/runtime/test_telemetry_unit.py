@@ -179,3 +179,34 @@ def test_task_methods_are_labelled_and_only_calls_and_prompts_name_a_target() ->
         "mcp.protocol.version",
         "network.transport",
     }
+
+
+def test_a_client_cannot_make_the_spans_kept_for_export_huge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK names a span after the method and tool a client sends and records its request
+    id: each up to the 4 MB a request may hold, kept in the export queue (2048 spans)."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcpgen.runtime import telemetry_sdk
+
+    made: list[Any] = []
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
+    monkeypatch.setattr(trace, "set_tracer_provider", made.append)
+    environ = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
+    telemetry_sdk.build({"server": {"name": "s"}}, "stdio", environ, True)
+    exported = InMemorySpanExporter()
+    made[0].add_span_processor(SimpleSpanProcessor(exported))
+    huge = "x" * 100_000
+    attributes = {"gen_ai.tool.name": huge, "jsonrpc.request.id": huge}
+    with (
+        made[0]
+        .get_tracer("mcp-python-sdk")
+        .start_as_current_span("tools/call " + huge, attributes=attributes)
+    ):
+        pass
+    [span] = exported.get_finished_spans()
+    assert len(span.name) <= 256 and span.name.startswith("tools/call x")
+    assert all(len(str(value)) <= 4096 for value in (span.attributes or {}).values())
