@@ -122,6 +122,8 @@ class Telemetry:
                 result = await call_next(ctx)
             except MCPError as exc:
                 error = str(exc.error.code)
+                if tracing and len(exc.error.message) > 1024:  # the span keeps it as its status
+                    exc.error.message = exc.error.message[:1024] + "..."  # ("Unknown tool: ")
                 raise
             except ValidationError:
                 error = str(INVALID_PARAMS)

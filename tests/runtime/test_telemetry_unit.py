@@ -210,3 +210,25 @@ def test_a_client_cannot_make_the_spans_kept_for_export_huge(
     [span] = exported.get_finished_spans()
     assert len(span.name) <= 256 and span.name.startswith("tools/call x")
     assert all(len(str(value)) <= 4096 for value in (span.attributes or {}).values())
+
+
+def test_an_error_that_echoes_a_clients_text_is_cut_before_the_span_keeps_it() -> None:
+    """The SDK's span takes an MCPError's message as its status: "Unknown tool: <name>"
+    repeats up to the 4 MB a request may hold."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    made, _ = telemetry_for([])
+    made.tracing = True
+    ctx = SimpleNamespace(
+        session=None, request=None, method="tools/call", params={}, protocol_version="2025-11-25"
+    )
+
+    async def unknown(ctx: Any) -> Any:
+        raise MCPError(-32602, "Unknown tool: " + "x" * 100_000)
+
+    with pytest.raises(MCPError) as raised:
+        anyio.run(made.middleware(), ctx, unknown)
+    assert raised.value.error.code == -32602
+    assert raised.value.error.message.startswith("Unknown tool: xxx")
+    assert len(raised.value.error.message) <= 1100
