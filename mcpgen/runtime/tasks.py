@@ -204,10 +204,7 @@ class Tasks:
                 changes = {"inputRequests": requests["inputRequests"], "call": call}
                 await self.store.update(task_id, {"status": "input_required", **changes})
                 return
-            legacy = None if modern else {"result_type"}  # the plain call has none there
-            dumped = result.model_dump(
-                by_alias=True, mode="json", exclude_none=True, exclude=legacy
-            )
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             if result.is_error and not modern:
                 await self._end(task_id, "failed", first_text(dumped), result=dumped)
             else:
@@ -301,8 +298,9 @@ class Tasks:
             if not channels:
                 self.channels.pop(record["taskId"], None)
         related = {RELATED: {"taskId": record["taskId"]}}
-        if "result" in record:
-            return {**record["result"], "_meta": {**record["result"].get("_meta", {}), **related}}
+        if "result" in record:  # as the plain call answers: no 2026 resultType
+            shown = {k: v for k, v in record["result"].items() if k != "resultType"}
+            return {**shown, "_meta": {**shown.get("_meta", {}), **related}}
         if record.get("error"):
             error = record["error"]
             raise MCPError(error["code"], error["message"], data=error.get("data"))
