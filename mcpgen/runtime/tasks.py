@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import logging
 import secrets
 import time
@@ -218,7 +219,8 @@ class Tasks:
         changes: Record = {"status": status, **fields}
         if message:
             changes["statusMessage"] = message[:500]
-        await self.store.update(task_id, changes)
+        if await self.store.update(task_id, changes) and task_id in self.owners:
+            await self.store.ended(self.owners[task_id], task_id, len(json.dumps(fields)))
 
     async def _watch(self) -> None:
         """While tasks run here: the heartbeat, and cancellations or expiries seen elsewhere."""
@@ -314,7 +316,7 @@ class Tasks:
             raise MCPError(METHOD_NOT_FOUND, "tasks/list needs authenticated callers")
         start = offset(params.cursor)
         owned = await self.store.owned(identity.key)
-        records = [r for r in [await self.store.get(i) for i, _ in owned] if r is not None]
+        records = [r for r in [await self.store.get(e[0]) for e in owned] if r is not None]
         allowed = self.tools.policy.allowed
         records = [r for r in records if allowed(identity, "tool", r.get("tool", ""))]
         shown = records[start : start + PAGE]

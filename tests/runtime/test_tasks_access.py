@@ -116,3 +116,26 @@ async def test_cancel_of_a_task_that_ends_meanwhile_says_it_ended(
     answer = await alice.send("tasks/cancel", {"taskId": task_id})
     assert answer.get("error", {}).get("code") == -32602, answer  # not a "working" task
     assert (await alice.get(task_id))["result"]["status"] == "completed"
+
+
+async def test_the_result_bytes_kept_for_one_caller_are_bounded(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand kept results of 10 MB each would be 10 GB: past the byte budget the
+    caller's oldest tasks go (never the one that just ended)."""
+    from mcpgen.runtime import tasks_store
+
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 250)  # a result is ~100 bytes here
+    alice = await caller(http, [rtkit.READ])
+    ids: list[str] = []
+    for _ in range(4):
+        ids.append(await alice.task("report", {"steps": 0}))
+        await alice.until(ids[-1], "completed")
+    listed = (await alice.send("tasks/list", {}))["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == ids[2:]
+    assert (await alice.get(ids[0])).get("error", {}).get("code") == -32602
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 10)  # one result over the budget
+    last = await alice.task("report", {"steps": 0})
+    assert (await alice.until(last, "completed"))["status"] == "completed"
+    listed = (await alice.send("tasks/list", {}))["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == [last]
