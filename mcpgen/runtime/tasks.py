@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import logging
 import secrets
 import time
@@ -78,10 +79,8 @@ class Tasks:
         self.running: dict[str, asyncio.Task[None]] = {}
         self.done: dict[str, asyncio.Event] = {}
         self.listing = True  # tasks/list: not for anonymous callers (they are all one)
-        self.owners: dict[str, str] = {}
-        self.channels: dict[str, list[Any]] = (
-            {}
-        )  # task id -> its tasks/result requests  # task id -> owner, while it runs or waits here
+        self.owners: dict[str, str] = {}  # task id -> owner, while it runs here
+        self.channels: dict[str, list[Any]] = {}  # task id -> its tasks/result requests
         self.stamp: Any = dict
         self._watcher: asyncio.Task[None] | None = None
 
@@ -122,14 +121,14 @@ class Tasks:
         support = self.support.get(name) if isinstance(name, str) else None
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         wants = declared(params) if modern else isinstance(params.get("task"), Mapping)
-        if support is None:
-            if wants and not modern:  # taskSupport forbidden (absent)
-                raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} does not run as a task")
+        if support is None and not (wants and not modern):
             return await call_next(ctx)
+        with self.tools.protocol_errors(str(name)):  # unknown, hidden, not allowed: as a call
+            self.tools.find(str(name))
+            self.tools.policy.check(current_identity(), "tool", str(name))
+        if support is None:  # taskSupport forbidden (absent)
+            raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} does not run as a task")
         assert isinstance(name, str)
-        with self.tools.protocol_errors(name):  # unknown, hidden, not allowed: as a call
-            self.tools.find(name)
-            self.tools.policy.check(current_identity(), "tool", name)
         if wants:
             return await self.create(ctx, name, modern)
         if support == "required":
@@ -165,6 +164,7 @@ class Tasks:
             "replica": self.replica,
             "expiresAt": time.time() + ttl / 1000,
             "modern": modern,
+            "tool": name,  # its scopes guard the task as they guarded the call
         }
         await self.store.beat(self.replica)
         await self.store.create(record)
@@ -219,7 +219,8 @@ class Tasks:
         changes: Record = {"status": status, **fields}
         if message:
             changes["statusMessage"] = message[:500]
-        await self.store.update(task_id, changes)
+        if await self.store.update(task_id, changes) and task_id in self.owners:
+            await self.store.ended(self.owners[task_id], task_id, len(json.dumps(fields)))
 
     async def _watch(self) -> None:
         """While tasks run here: the heartbeat, and cancellations or expiries seen elsewhere."""
@@ -245,6 +246,9 @@ class Tasks:
         record = await self.store.get(task_id)
         if record is None or record.get("owner") != current_identity().key:
             raise unknown(task_id)
+        if "tool" in record:  # a caller that lost the tool's scopes lost its tasks too
+            with self.tools.protocol_errors(record["tool"]):
+                self.tools.policy.check(current_identity(), "tool", record["tool"])
         if (
             record["status"] not in TERMINAL
             and not record.get("call")  # a 2026 task waiting for answers runs nowhere
@@ -296,8 +300,9 @@ class Tasks:
             if not channels:
                 self.channels.pop(record["taskId"], None)
         related = {RELATED: {"taskId": record["taskId"]}}
-        if "result" in record:
-            return {**record["result"], "_meta": {**record["result"].get("_meta", {}), **related}}
+        if "result" in record:  # as the plain call answers: no 2026 resultType
+            shown = {k: v for k, v in record["result"].items() if k != "resultType"}
+            return {**shown, "_meta": {**shown.get("_meta", {}), **related}}
         if record.get("error"):
             error = record["error"]
             raise MCPError(error["code"], error["message"], data=error.get("data"))
@@ -311,7 +316,9 @@ class Tasks:
             raise MCPError(METHOD_NOT_FOUND, "tasks/list needs authenticated callers")
         start = offset(params.cursor)
         owned = await self.store.owned(identity.key)
-        records = [r for r in [await self.store.get(i) for i, _ in owned] if r is not None]
+        records = [r for r in [await self.store.get(e[0]) for e in owned] if r is not None]
+        allowed = self.tools.policy.allowed
+        records = [r for r in records if allowed(identity, "tool", r.get("tool", ""))]
         shown = records[start : start + PAGE]
         result: dict[str, Any] = {"tasks": [task_view(r) for r in shown]}
         if start + PAGE < len(records):
@@ -330,11 +337,13 @@ class Tasks:
                 data={"taskId": record["taskId"], "status": record["status"]},
             )
         changes = {"status": "cancelled", "statusMessage": "cancelled by the client"}
-        record = await self.store.update(record["taskId"], changes) or record
+        cancelled = await self.store.update(record["taskId"], changes)
+        if cancelled is None:  # it ended meanwhile: answered as an ended task
+            return await self.cancel(ctx, params)
         job = self.running.get(record["taskId"])
         if job is not None:
             job.cancel()
-        return {} if modern else task_view(record)
+        return {} if modern else task_view(cancelled)
 
     async def update(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
         if not self._era(ctx, "tasks/update"):

@@ -28,6 +28,7 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTBEAT_EVERY)
 HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
+MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their results
 
 
 def now_iso() -> str:
@@ -61,13 +62,32 @@ class TaskStore:
 
     async def create(self, record: Record) -> None:
         await self.put(record)
-        key = "o:" + record["owner"]
         owned = await self.owned(record["owner"])
         owned.append([record["taskId"], record["expiresAt"]])
-        await self.cache.set(key, owned[-MAX_OWNED:], max(e for _, e in owned) - time.time())
+        await self._keep(record["owner"], owned, len(owned) - MAX_OWNED)
+
+    async def ended(self, owner: str, task_id: str, size: int) -> None:
+        """Count the ``size`` bytes of ``task_id``'s result; past the caller's budget its
+        oldest tasks go (never this one)."""
+        owned = await self.owned(owner)
+        sizes = [size if e[0] == task_id else sum(e[2:3]) for e in owned]
+        owned = [[*e[:2], n] for e, n in zip(owned, sizes, strict=True)]
+        drop, total = 0, sum(sizes)
+        while total > MAX_OWNED_BYTES and drop < len(owned) and owned[drop][0] != task_id:
+            total, drop = total - sizes[drop], drop + 1
+        await self._keep(owner, owned, drop)
+
+    async def _keep(self, owner: str, owned: list[list[Any]], drop: int) -> None:
+        """The caller's index without its ``drop`` oldest tasks, which are deleted."""
+        for dropped in owned[: max(drop, 0)]:  # out of the index: out of memory too
+            await self.cache.delete("t:" + dropped[0])
+        kept = owned[max(drop, 0) :]
+        if kept:
+            await self.cache.set("o:" + owner, kept, max(e[1] for e in kept) - time.time())
 
     async def owned(self, owner: str) -> list[list[Any]]:
-        """``[task id, expires at]`` of the caller's tasks, oldest first (expired ones out)."""
+        """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first
+        (expired ones out)."""
         entries = await self.cache.get("o:" + owner)
         now = time.time()
         return [list(e) for e in entries or [] if isinstance(e, list) and e[1] > now]

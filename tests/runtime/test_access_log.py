@@ -37,3 +37,18 @@ def test_the_filter_is_installed_once() -> None:
 def test_paths_without_a_query_are_untouched() -> None:
     assert logs.redact_query("/mcp") == "/mcp"
     assert logs.redact_query("/r?uri=notes%3A%2F%2F1") == "/r?uri=notes%3A%2F%2F1"
+
+
+def test_a_clients_text_cannot_forge_a_log_line_nor_flood_the_log() -> None:
+    """A client's malformed ``traceparent``/``baggage`` in ``params._meta`` made the
+    OpenTelemetry propagators log its bytes (newlines included) on every request."""
+    from opentelemetry.propagate import extract
+
+    logs.configure_logging("INFO", "text")
+    stream = io.StringIO()
+    logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
+    forged = "x\n2026-12-04 12:00:00,000 INFO mcp_server: admin logged in"
+    extract({"traceparent": forged + "y" * 600, "baggage": forged})
+    logging.getLogger("mcp_server").warning("refused %s", forged)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("refused " + forged.replace("\n", "\\n"))

@@ -77,7 +77,7 @@ async def test_optional_runs_plainly_required_and_forbidden_refuse_the_wrong_way
     assert plain["result"]["content"][0]["text"] == "report of 1 steps"
     assert error_code(await rpc.call("export", {"seconds": 0})) == -32601
     assert error_code(await rpc.call("quick", {}, task={})) == -32601
-    assert error_code(await rpc.call("nope", {}, task={})) == -32601  # not a task tool either
+    assert error_code(await rpc.call("nope", {}, task={})) == -32602  # unknown, as a call
 
 
 async def test_tool_error_fails_the_task_and_result_is_the_error_result(http: Any) -> None:
@@ -233,3 +233,13 @@ async def test_anonymous_callers_cannot_list_tasks() -> None:
         task_id = await rpc.task("report", {"steps": 0})
         assert (await rpc.until(task_id, "completed"))["status"] == "completed"
         assert error_code(await rpc.send("tasks/list", {})) == -32601
+
+
+async def test_legacy_task_result_is_what_the_plain_call_answers(http: Any) -> None:
+    rpc = await legacy(http)
+    plain = (await rpc.call("report", {"steps": 1}))["result"]
+    task_id = await rpc.task("report", {"steps": 1})
+    await rpc.until(task_id, "completed")
+    result = (await rpc.send("tasks/result", {"taskId": task_id}))["result"]
+    assert result.pop("_meta") == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+    assert result == {k: v for k, v in plain.items() if k != "_meta"}  # no 2026 resultType

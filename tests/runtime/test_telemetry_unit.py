@@ -166,3 +166,69 @@ def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
     assert got.parent is not None and got.parent.span_id == outer.context.span_id
     assert got.attributes is not None and got.attributes["gen_ai.tool.name"] == "repos_get"
     assert deleted.attributes is not None and deleted.attributes["error.type"] == "tool_error"
+
+
+def test_task_methods_are_labelled_and_only_calls_and_prompts_name_a_target() -> None:
+    made, _ = telemetry_for(["add"])
+    for method in ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"):
+        task = SimpleNamespace(method=method, params={"taskId": "t" * 32})
+        assert made._labels(task, "2025-11-25", None)["mcp.method.name"] == method
+    named = SimpleNamespace(method="made/up", params={"name": "add"})
+    assert set(made._labels(named, "2025-11-25", None)) == {
+        "mcp.method.name",
+        "mcp.protocol.version",
+        "network.transport",
+    }
+
+
+def test_a_client_cannot_make_the_spans_kept_for_export_huge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK names a span after the method and tool a client sends and records its request
+    id: each up to the 4 MB a request may hold, kept in the export queue (2048 spans)."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcpgen.runtime import telemetry_sdk
+
+    made: list[Any] = []
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
+    monkeypatch.setattr(trace, "set_tracer_provider", made.append)
+    environ = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
+    telemetry_sdk.build({"server": {"name": "s"}}, "stdio", environ, True)
+    exported = InMemorySpanExporter()
+    made[0].add_span_processor(SimpleSpanProcessor(exported))
+    huge = "x" * 100_000
+    attributes = {"gen_ai.tool.name": huge, "jsonrpc.request.id": huge}
+    with (
+        made[0]
+        .get_tracer("mcp-python-sdk")
+        .start_as_current_span("tools/call " + huge, attributes=attributes)
+    ):
+        pass
+    [span] = exported.get_finished_spans()
+    assert len(span.name) <= 256 and span.name.startswith("tools/call x")
+    assert all(len(str(value)) <= 4096 for value in (span.attributes or {}).values())
+
+
+def test_an_error_that_echoes_a_clients_text_is_cut_before_the_span_keeps_it() -> None:
+    """The SDK's span takes an MCPError's message as its status: "Unknown tool: <name>"
+    repeats up to the 4 MB a request may hold."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    made, _ = telemetry_for([])
+    made.tracing = True
+    ctx = SimpleNamespace(
+        session=None, request=None, method="tools/call", params={}, protocol_version="2025-11-25"
+    )
+
+    async def unknown(ctx: Any) -> Any:
+        raise MCPError(-32602, "Unknown tool: " + "x" * 100_000)
+
+    with pytest.raises(MCPError) as raised:
+        anyio.run(made.middleware(), ctx, unknown)
+    assert raised.value.error.code == -32602
+    assert raised.value.error.message.startswith("Unknown tool: xxx")
+    assert len(raised.value.error.message) <= 1100

@@ -1,0 +1,48 @@
+"""``GET /metrics`` x scopes: with ``hideUnauthorizedTools`` the metrics name tools (and
+prompts) a caller without their scopes must not learn of, so only a caller that may see
+every tool and prompt reads them; without the flag any authenticated caller does."""
+
+from __future__ import annotations
+
+import pytest
+import rtkit
+from rtbridge import http_client, running
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+MODERN = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "0"},
+}
+
+
+async def metrics_seen_by(hide: bool, scopes: list[str]) -> tuple[int, str]:
+    spec = rtkit.make_spec("oauth", hide=hide)
+    async with running(rtkit.app(spec, json_response=True)) as app, http_client(app) as http:
+        headers = {
+            **rtkit.bearer(rtkit.token(rtkit.SCOPES)),
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "read_notes",
+        }
+        params = {"name": "read_notes", "arguments": {}, "_meta": MODERN}
+        called = await http.post("/mcp", json={**CALL, "params": params}, headers=headers)
+        assert called.status_code == 200 and "first" in called.text, called.text
+        shown = await http.get("/metrics", headers=rtkit.bearer(rtkit.token(scopes)))
+        return shown.status_code, shown.text
+
+
+async def test_metrics_name_hidden_tools_only_to_a_caller_that_sees_them_all() -> None:
+    status, text = await metrics_seen_by(True, [])
+    assert status == 403 and "read_notes" not in text, (status, text[:300])
+    status, text = await metrics_seen_by(True, [rtkit.READ])  # write_note is still hidden
+    assert status == 403 and "read_notes" not in text
+    status, text = await metrics_seen_by(True, rtkit.SCOPES)
+    assert status == 200 and 'gen_ai_tool_name="read_notes"' in text
+
+
+async def test_without_hiding_any_authenticated_caller_reads_the_metrics() -> None:
+    status, text = await metrics_seen_by(False, [])
+    assert status == 200 and 'gen_ai_tool_name="read_notes"' in text

@@ -1,0 +1,141 @@
+"""MCP tasks x scopes and limits, raw JSON-RPC over streamable HTTP (docs/tasks.md): a task
+stays behind its tool's scopes after it was created, hidden tools stay hidden from a
+task-augmented call, and one caller's kept tasks are bounded."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Any
+
+import pytest
+import rtkit
+import tasks_kit as kit
+from rtbridge import http_client, running
+
+from mcpgen.runtime.http_app import create_app
+from mcpgen.runtime.server import build_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+SCOPED = ("report", "quick")  # a task tool and a plain tool that need notes.read
+
+
+def oauth_spec(*, hide: bool) -> dict[str, Any]:
+    spec = kit.make_spec()
+    spec["auth"] = copy.deepcopy(rtkit.make_spec("oauth", hide=hide)["auth"])
+    for entry in spec["tools"]:
+        if entry["ident"] in SCOPED:
+            entry["scopes"] = [rtkit.READ]
+    return spec
+
+
+def oauth_app(spec: dict[str, Any]) -> Any:
+    settings = rtkit.settings(spec, "http", json_response=True)
+    return create_app(
+        spec, partial(build_server, spec, kit.HANDLERS), settings, rtkit.environ(spec)
+    )
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[Any]:
+    async with running(oauth_app(oauth_spec(hide=False))) as app, http_client(app) as client:
+        yield client
+
+
+async def caller(http: Any, scopes: list[str], era: str = kit.LEGACY) -> kit.Rpc:
+    rpc = kit.Rpc(http, rtkit.token(scopes, subject="alice"), era)
+    if era == kit.LEGACY:
+        await rpc.open()
+    return rpc
+
+
+async def test_a_task_is_refused_once_its_caller_lost_the_tools_scope(http: Any) -> None:
+    full = await caller(http, [rtkit.READ])
+    task_id = await full.task("report", {"steps": 0})
+    assert (await full.until(task_id, "completed"))["status"] == "completed"
+    bare = await caller(http, [])  # the same subject, a token without notes.read
+    assert bare.key != full.key
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        answer = await bare.send(method, {"taskId": task_id})
+        assert answer.get("error", {}).get("code") == -32003, (method, answer)
+    assert (await bare.send("tasks/list", {}))["result"]["tasks"] == []
+    modern = await caller(http, [], kit.MODERN)
+    assert (await modern.get(task_id))["error"]["code"] == -32003
+    listed = (await full.send("tasks/list", {}))["result"]["tasks"]  # the scope back: all there
+    assert [t["taskId"] for t in listed] == [task_id]
+    assert (await full.get(task_id))["result"]["status"] == "completed"
+
+
+async def test_a_task_augmented_call_does_not_tell_hidden_tools_from_unknown_ones() -> None:
+    async with running(oauth_app(oauth_spec(hide=True))) as app, http_client(app) as http:
+        bare = await caller(http, [])
+        answers = {
+            name: (await bare.call(name, {"steps": 0}, task={}))["error"]
+            for name in (*SCOPED, "no_such_tool")
+        }
+        plain = (await bare.call("no_such_tool", {}))["error"]
+        for name, error in answers.items():
+            assert (error["code"], error["message"]) == (plain["code"], f"Unknown tool: {name}")
+        visible = await caller(http, [rtkit.READ])  # a tool it sees that runs no task
+        assert (await visible.call("quick", {}, task={}))["error"]["code"] == -32601
+
+
+async def test_the_tasks_kept_for_one_caller_are_bounded(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen.runtime import tasks_store
+
+    monkeypatch.setattr(tasks_store, "MAX_OWNED", 2)
+    alice = await caller(http, [rtkit.READ])
+    ids: list[str] = []
+    for _ in range(3):
+        ids.append(await alice.task("report", {"steps": 0}))
+        await alice.until(ids[-1], "completed")
+    listed = (await alice.send("tasks/list", {}))["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == ids[1:]
+    dropped = await alice.get(ids[0])  # the oldest is gone, not only left out of the list
+    assert dropped.get("error", {}).get("code") == -32602, dropped
+
+
+async def test_cancel_of_a_task_that_ends_meanwhile_says_it_ended(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen.runtime.tasks_store import TaskStore
+
+    original = TaskStore.update
+
+    async def racing(self: TaskStore, task_id: str, changes: Any, **options: Any) -> Any:
+        if changes.get("statusMessage") == "cancelled by the client":  # it ends first
+            await original(self, task_id, {"status": "completed", "result": {"content": []}})
+        return await original(self, task_id, changes, **options)
+
+    monkeypatch.setattr(TaskStore, "update", racing)
+    alice = await caller(http, [rtkit.READ])
+    task_id = await alice.task("export", {"seconds": 30})
+    answer = await alice.send("tasks/cancel", {"taskId": task_id})
+    assert answer.get("error", {}).get("code") == -32602, answer  # not a "working" task
+    assert (await alice.get(task_id))["result"]["status"] == "completed"
+
+
+async def test_the_result_bytes_kept_for_one_caller_are_bounded(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand kept results of 10 MB each would be 10 GB: past the byte budget the
+    caller's oldest tasks go (never the one that just ended)."""
+    from mcpgen.runtime import tasks_store
+
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 250)  # a result is ~100 bytes here
+    alice = await caller(http, [rtkit.READ])
+    ids: list[str] = []
+    for _ in range(4):
+        ids.append(await alice.task("report", {"steps": 0}))
+        await alice.until(ids[-1], "completed")
+    listed = (await alice.send("tasks/list", {}))["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == ids[2:]
+    assert (await alice.get(ids[0])).get("error", {}).get("code") == -32602
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 10)  # one result over the budget
+    last = await alice.task("report", {"steps": 0})
+    assert (await alice.until(last, "completed"))["status"] == "completed"
+    listed = (await alice.send("tasks/list", {}))["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == [last]
