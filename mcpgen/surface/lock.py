@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mcpgen.literals import compact_json
+from mcpgen.model.resources import wire as wire_fields
 
 Json = Any
 
@@ -54,19 +55,6 @@ def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
 def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Json]]:
     """Lock entries of tools, sorted by name."""
     return sorted((_entry(tool, tool.wire_json) for tool in tools), key=lambda e: e["name"])
-
-
-def _server(server: Any) -> dict[str, Json]:
-    result: dict[str, Json] = {"name": server.name, "version": server.version}
-    for key, value in (
-        ("title", server.title),
-        ("description", server.description),
-        ("instructions", server.instructions),
-        ("websiteUrl", server.website_url),
-    ):
-        if value is not None:
-            result[key] = value
-    return result
 
 
 def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
@@ -115,7 +103,9 @@ def surface(manifest: Any) -> dict[str, Json]:
     tools = _tool_entries(advertised)
     result: dict[str, Json] = {
         "mcpSurface": VERSION,
-        "server": _server(manifest.server),
+        "server": wire_fields(
+            manifest.server, "name version title description instructions website_url"
+        ),
         "capabilities": _capabilities(manifest, bool(advertised)),
         "tools": tools,
     }
