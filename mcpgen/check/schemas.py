@@ -279,10 +279,14 @@ def python_regex(pattern: str) -> bool:
 
 
 def ref_strings(schema: Json) -> set[str]:
-    """The ``$ref`` strings ``refs`` yields, without their paths: the same walk as
-    ``schema_nodes(schema, everything=True)``, keeping no trails (the check, the model and
+    """The ``$ref`` strings ``refs`` yields, without their paths (the check, the model and
     the models package each ask for every schema's references)."""
-    found: set[str] = set()
+    return set(_ref_values(schema))
+
+
+def _ref_values(schema: Json) -> Iterator[str]:
+    """Each ``$ref`` string ``refs`` yields, in no particular order: the same walk as
+    ``schema_nodes(schema, everything=True)``, keeping no trails."""
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -292,13 +296,12 @@ def ref_strings(schema: Json) -> set[str]:
             continue
         ref = node.get("$ref")
         if isinstance(ref, str):
-            found.add(ref)
+            yield ref
         for key, value in node.items():
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend(value.values())
             elif key not in DATA_KEYWORDS:  # SCHEMA_LISTS and SCHEMA_VALUES included
                 stack.append(value)
-    return found
 
 
 def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[JsonPath, str]]:
@@ -386,5 +389,4 @@ def def_name(ref: Json) -> str | None:
 
 def def_refs(node: Json) -> Counter[str]:
     """The ``#/$defs/Name`` references in ``node`` (every one :func:`refs` finds)."""
-    names = (def_name(found.get("$ref")) for found, _ in schema_nodes(node, everything=True))
-    return Counter(name for name in names if name is not None)
+    return Counter(name for name in map(def_name, _ref_values(node)) if name is not None)
