@@ -158,15 +158,11 @@ class SchemaBase:
 
     def _enum(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         a, b = _enum(old), _enum(new)
-        if a is None and b is None:
-            return
-        if a is not None and b is not None and a[1] == b[1]:
-            return
         if b is not None and a is None:
             self.narrowed(f"{path}/{b[0]}", f"{b[0]} added: only {_values(b[1])}")
         elif a is not None and b is None:
             self.widened(f"{path}/{a[0]}", f"{a[0]} removed (was {_values(a[1])})")
-        elif a is not None and b is not None:
+        elif a is not None and b is not None and a[1] != b[1]:
             removed, added = a[1] - b[1], b[1] - a[1]
             where = f"{path}/{b[0]}"
             if removed:
