@@ -90,18 +90,15 @@ def _schema_types(value: Json) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v in TYPES for v in value)
 
 
-class RefIndex:
-    """The ``#/$defs/Name`` references of each shared definition, walked once per name."""
+class RefIndex(dict[str, set[str]]):
+    """The references of each shared definition (by name), walked once per name."""
 
     def __init__(self, shared: dict[str, Json]) -> None:
+        super().__init__()
         self.shared = shared
-        self._refs: dict[str, list[str]] = {}
 
-    def of(self, name: str) -> list[str]:
-        found = self._refs.get(name)
-        if found is None:
-            found = list(ref_strings(self.shared[name]))
-            self._refs[name] = found
+    def __missing__(self, name: str) -> set[str]:
+        found = self[name] = ref_strings(self.shared[name])
         return found
 
 
@@ -124,7 +121,7 @@ def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None)
         if name in own or name in needed or name not in shared:
             continue
         needed[name] = shared[name]
-        pending.extend(index.of(name) if index is not None else ref_strings(shared[name]))
+        pending.extend(index[name] if index is not None else ref_strings(shared[name]))
     if not needed:
         return schema
     result = dict(schema)
