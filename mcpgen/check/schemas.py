@@ -91,7 +91,8 @@ def _schema_types(value: Json) -> bool:
 
 
 class RefIndex(dict[str, set[str]]):
-    """The references of each shared definition (by name), walked once per name."""
+    """The shared definitions (``$defs``) and, by name, the references of each, walked once
+    per name: what :meth:`bundle` follows."""
 
     def __init__(self, shared: dict[str, Json]) -> None:
         super().__init__()
@@ -101,32 +102,32 @@ class RefIndex(dict[str, set[str]]):
         found = self[name] = ref_strings(self.shared[name])
         return found
 
+    def bundle(self, schema: Json) -> Json:
+        """Copy ``schema`` with the shared definitions it uses (transitively) added to
+        ``$defs``.
 
-def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None) -> Json:
-    """Copy ``schema`` with the shared definitions it uses (transitively) added to ``$defs``.
-
-    References keep their ``#/$defs/Name`` form, so the advertised schema reads the way the
-    author wrote it and is self-contained.
-    """
-    if not isinstance(schema, dict):
-        return schema
-    own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
-    needed: dict[str, Json] = {}
-    pending = list(ref_strings(schema))  # the closure's order does not matter: sorted below
-    while pending:
-        target = def_target(pending.pop())
-        if target is None:
-            continue
-        name = target[0]
-        if name in own or name in needed or name not in shared:
-            continue
-        needed[name] = shared[name]
-        pending.extend(index[name] if index is not None else ref_strings(shared[name]))
-    if not needed:
-        return schema
-    result = dict(schema)
-    result["$defs"] = {**{k: needed[k] for k in sorted(needed)}, **own}
-    return result
+        References keep their ``#/$defs/Name`` form, so the advertised schema reads the way
+        the author wrote it and is self-contained.
+        """
+        if not isinstance(schema, dict):
+            return schema
+        own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
+        needed: dict[str, Json] = {}
+        pending = list(ref_strings(schema))  # the closure's order does not matter: sorted below
+        while pending:
+            target = def_target(pending.pop())
+            if target is None:
+                continue
+            name = target[0]
+            if name in own or name in needed or name not in self.shared:
+                continue
+            needed[name] = self.shared[name]
+            pending.extend(self[name])
+        if not needed:
+            return schema
+        result = dict(schema)
+        result["$defs"] = {**{k: needed[k] for k in sorted(needed)}, **own}
+        return result
 
 
 # Every keyword of JSON Schema 2020-12 (all vocabularies), and the annotations clients use;

@@ -122,7 +122,9 @@ class Checker:
         for path, message in schemas.bad_patterns(schema, nodes):
             self.error((*where, *path), message)
         if not imported and not violations:
-            root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
+            root = (
+                schemas.RefIndex(self.data.get("$defs", {})).bundle(own_root) if own_root else None
+            )
             for path, message in schemas.bad_defaults(
                 schema, root or {"$defs": self.data["$defs"]}
             ):
