@@ -44,6 +44,8 @@ def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
     its compact JSON if known."""
     definition = item.definition
     entry = dict(definition)
+    if "size" in definition:  # a resource's declared content size; ``size`` is the lock's measure
+        entry["contentSize"] = definition["size"]
     entry["scopes"] = sorted(set(item.scopes))
     n = len((compact_json(definition) if text is None else text).encode())
     entry["size"] = {"bytes": n, "tokens": estimate_tokens(n)}
@@ -78,14 +80,6 @@ def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
     return result
 
 
-def _resource_entry(resource: Any) -> dict[str, Json]:
-    entry = _entry(resource)
-    definition = resource.definition
-    if "size" in definition:  # the declared content size; ``size`` is the lock's measure
-        entry["contentSize"] = definition["size"]
-    return entry
-
-
 def _prompt_entry(prompt: Any) -> dict[str, Json]:
     entry = _entry(prompt)
     entry["arguments"] = [
@@ -111,7 +105,7 @@ def surface(manifest: Any) -> dict[str, Json]:
     }
     if manifest.meta_tools:  # search or code mode: the mode's tools reach the operations
         result["operations"] = _tool_entries(t for t in manifest.tools if t.http)
-    resources = [_resource_entry(r) for r in manifest.resources]
+    resources = [_entry(r) for r in manifest.resources]
     result["resources"] = sorted((r for r in resources if "uri" in r), key=lambda r: str(r["uri"]))
     result["resourceTemplates"] = sorted(
         (r for r in resources if "uriTemplate" in r), key=lambda r: str(r["uriTemplate"])
