@@ -90,46 +90,44 @@ def _schema_types(value: Json) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v in TYPES for v in value)
 
 
-class RefIndex:
-    """The ``#/$defs/Name`` references of each shared definition, walked once per name."""
+class RefIndex(dict[str, set[str]]):
+    """The shared definitions (``$defs``) and, by name, the references of each, walked once
+    per name: what :meth:`bundle` follows."""
 
     def __init__(self, shared: dict[str, Json]) -> None:
+        super().__init__()
         self.shared = shared
-        self._refs: dict[str, list[str]] = {}
 
-    def of(self, name: str) -> list[str]:
-        found = self._refs.get(name)
-        if found is None:
-            found = list(ref_strings(self.shared[name]))
-            self._refs[name] = found
+    def __missing__(self, name: str) -> set[str]:
+        found = self[name] = ref_strings(self.shared[name])
         return found
 
+    def bundle(self, schema: Json) -> Json:
+        """Copy ``schema`` with the shared definitions it uses (transitively) added to
+        ``$defs``.
 
-def bundle(schema: Json, shared: dict[str, Json], index: RefIndex | None = None) -> Json:
-    """Copy ``schema`` with the shared definitions it uses (transitively) added to ``$defs``.
-
-    References keep their ``#/$defs/Name`` form, so the advertised schema reads the way the
-    author wrote it and is self-contained.
-    """
-    if not isinstance(schema, dict):
-        return schema
-    own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
-    needed: dict[str, Json] = {}
-    pending = list(ref_strings(schema))  # the closure's order does not matter: sorted below
-    while pending:
-        target = def_target(pending.pop())
-        if target is None:
-            continue
-        name = target[0]
-        if name in own or name in needed or name not in shared:
-            continue
-        needed[name] = shared[name]
-        pending.extend(index.of(name) if index is not None else ref_strings(shared[name]))
-    if not needed:
-        return schema
-    result = dict(schema)
-    result["$defs"] = {**{k: needed[k] for k in sorted(needed)}, **own}
-    return result
+        References keep their ``#/$defs/Name`` form, so the advertised schema reads the way
+        the author wrote it and is self-contained.
+        """
+        if not isinstance(schema, dict):
+            return schema
+        own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
+        needed: dict[str, Json] = {}
+        pending = list(ref_strings(schema))  # the closure's order does not matter: sorted below
+        while pending:
+            target = def_target(pending.pop())
+            if target is None:
+                continue
+            name = target[0]
+            if name in own or name in needed or name not in self.shared:
+                continue
+            needed[name] = self.shared[name]
+            pending.extend(self[name])
+        if not needed:
+            return schema
+        result = dict(schema)
+        result["$defs"] = {**{k: needed[k] for k in sorted(needed)}, **own}
+        return result
 
 
 # Every keyword of JSON Schema 2020-12 (all vocabularies), and the annotations clients use;
@@ -279,10 +277,14 @@ def python_regex(pattern: str) -> bool:
 
 
 def ref_strings(schema: Json) -> set[str]:
-    """The ``$ref`` strings ``refs`` yields, without their paths: the same walk as
-    ``schema_nodes(schema, everything=True)``, keeping no trails (the check, the model and
+    """The ``$ref`` strings ``refs`` yields, without their paths (the check, the model and
     the models package each ask for every schema's references)."""
-    found: set[str] = set()
+    return set(_ref_values(schema))
+
+
+def _ref_values(schema: Json) -> Iterator[str]:
+    """Each ``$ref`` string ``refs`` yields, in no particular order: the same walk as
+    ``schema_nodes(schema, everything=True)``, keeping no trails."""
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -292,13 +294,12 @@ def ref_strings(schema: Json) -> set[str]:
             continue
         ref = node.get("$ref")
         if isinstance(ref, str):
-            found.add(ref)
+            yield ref
         for key, value in node.items():
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend(value.values())
             elif key not in DATA_KEYWORDS:  # SCHEMA_LISTS and SCHEMA_VALUES included
                 stack.append(value)
-    return found
 
 
 def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[JsonPath, str]]:
@@ -386,5 +387,4 @@ def def_name(ref: Json) -> str | None:
 
 def def_refs(node: Json) -> Counter[str]:
     """The ``#/$defs/Name`` references in ``node`` (every one :func:`refs` finds)."""
-    names = (def_name(found.get("$ref")) for found, _ in schema_nodes(node, everything=True))
-    return Counter(name for name in names if name is not None)
+    return Counter(name for name in map(def_name, _ref_values(node)) if name is not None)

@@ -122,14 +122,16 @@ class Checker:
         for path, message in schemas.bad_patterns(schema, nodes):
             self.error((*where, *path), message)
         if not imported and not violations:
-            root = schemas.bundle(own_root, self.data.get("$defs", {})) if own_root else None
+            root = (
+                schemas.RefIndex(self.data.get("$defs", {})).bundle(own_root) if own_root else None
+            )
             for path, message in schemas.bad_defaults(
                 schema, root or {"$defs": self.data["$defs"]}
             ):
                 self.error((*where, *path), message)
         for path, message, fatal in schemas.keyword_problems(schema, imported, nodes):
             (self.error if fatal else self.warn)((*where, *path), message)
-        bad = {r for r in schemas.ref_strings(schema) if not self.resolves(r, own_root)}
+        bad = {r for r in schemas.ref_strings(schema) if self.target(r, own_root) is None}
         for path, ref in schemas.refs(schema) if bad else ():
             if ref not in bad:
                 continue
@@ -143,10 +145,8 @@ class Checker:
             )
 
     def ref_cycles(self, where: JsonPath, schema: Any, own_root: Any) -> None:
-        def resolve(ref: str) -> Any:  # as ``resolves`` does: own root, then $defs
-            found = schemas.pointer_target(own_root, ref) if own_root is not None else None
-            if found is None and ref.startswith(schemas.DEFS_PREFIX):
-                found = schemas.pointer_target(self.data, ref)
+        def resolve(ref: str) -> Any:
+            found = self.target(ref, own_root)
             return None if found is None else found[1]
 
         for path, ref in refcycles.unguarded_cycles(schema, resolve):
@@ -157,13 +157,13 @@ class Checker:
                 "against it)",
             )
 
-    def resolves(self, ref: str, own_root: Any) -> bool:
-        """Whether a local ``$ref`` of a schema resolves, in its own root or in ``$defs``."""
-        if not ref.startswith("#"):
-            return False
-        if own_root is not None and schemas.resolve_pointer(own_root, ref)[0]:
-            return True
-        return ref.startswith(schemas.DEFS_PREFIX) and schemas.resolve_pointer(self.data, ref)[0]
+    def target(self, ref: str, own_root: Any) -> tuple[JsonPath, Any] | None:
+        """What a local ``$ref`` of a schema names, in its own root or else in ``$defs``
+        (None: nothing, or not a local reference)."""
+        found = schemas.pointer_target(own_root, ref) if own_root is not None else None
+        if found is None and ref.startswith(schemas.DEFS_PREFIX):
+            found = schemas.pointer_target(self.data, ref)
+        return found
 
     # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:

@@ -46,7 +46,7 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
     merged = doc.imported or Merged()
     given = assigned.assign(data)
     tools = tuple(
-        _tool(t, given.tools[i], shared, index, advertise, merged.tools.get(i))
+        _tool(t, given.tools[i], index, advertise, merged.tools.get(i))
         for i, t in enumerate(data.get("tools", []))
     )
     resources = tuple(
@@ -54,7 +54,6 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
             r,
             given.resources[i],
             doc.base_dir,
-            shared,
             index,
             merged.resources.get(i),
             merged.resource_inputs.get(i),
@@ -194,15 +193,13 @@ def _code_mode(raw: Any) -> dict[str, Any] | None:
 def _tool(
     raw: dict[str, Any],
     named: assigned.Assigned,
-    shared: dict[str, Any],
     index: schemas.RefIndex,
     advertise: Advertised | None = None,
     http: Operation | None = None,
 ) -> Tool:
-    input_schema = _resolve_root(raw.get("input", EMPTY_INPUT), shared)
-    output = _resolve_root(raw.get("output"), shared)
-    bundled = schemas.bundle(input_schema, shared, index)
-    bundled_output = None if output is None else schemas.bundle(output, shared, index)
+    input_schema = _resolve_root(raw.get("input", EMPTY_INPUT), index.shared)
+    bundled = index.bundle(input_schema)
+    bundled_output = index.bundle(_resolve_root(raw.get("output"), index.shared))
     advertised = None
     if http is not None and advertise is not None:  # an imported operation
         advertised = advertise(
@@ -224,7 +221,7 @@ def _tool(
         client_method=str(named.method),
         input_model=named.models[0],
         output_model=named.models[1],
-        strict_model_exact=fastpath.strict_model_exact(bundled, shared),
+        strict_model_exact=fastpath.strict_model_exact(bundled, index.shared),
         advertised=advertised,
     )
 
@@ -250,7 +247,6 @@ def _resource(
     raw: dict[str, Any],
     named: assigned.Assigned,
     base_dir: Path,
-    shared: dict[str, Any],
     index: schemas.RefIndex,
     http: Operation | None = None,
     imported_input: Any = None,
@@ -272,9 +268,7 @@ def _resource(
         ident=named.ident,
         client_method=str(named.method),
         http=http,
-        input_schema=(
-            None if imported_input is None else schemas.bundle(imported_input, shared, index)
-        ),
+        input_schema=index.bundle(imported_input),
     )
 
 

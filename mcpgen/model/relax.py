@@ -46,11 +46,10 @@ def floor(schema: Json, *, wrapped: bool = False, required_only: bool = False) -
     ``required`` list and the names of its top-level fields (only the required ones, with
     ``required_only``), of the wrapped value if ``wrapped``. When they are over the budget,
     no such relaxation fits."""
-    defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
-    defs = defs if isinstance(defs, dict) else {}
-    node = _resolved(schema, defs)
+    defs = _defs(schema)
+    node = _follow(schema, defs, ())[0]
     if wrapped and isinstance(node, dict) and isinstance(node.get("properties"), dict):
-        node = _resolved(node["properties"].get("result"), defs)
+        node = _follow(node["properties"].get("result"), defs, ())[0]
     if not isinstance(node, dict):
         return 0
     required = [r for r in node.get("required") or () if isinstance(r, str)]
@@ -63,16 +62,27 @@ def floor(schema: Json, *, wrapped: bool = False, required_only: bool = False) -
     return size(kept)
 
 
-def _resolved(node: Json, defs: dict[str, Json]) -> Json:
-    """``node`` with its ``$ref`` chain followed as :func:`relax` does (None: unresolvable)."""
-    seen: set[str] = set()
+def _defs(schema: Json) -> dict[str, Json]:
+    defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+    return defs if isinstance(defs, dict) else {}
+
+
+def _follow(
+    node: Json, defs: dict[str, Json], seen: tuple[str, ...]
+) -> tuple[Json, tuple[str, ...]]:
+    """``node`` with its ``$ref`` chain followed through ``defs`` (a reference's description
+    kept), and the definitions passed (``seen``, to stop at a cycle); ``True`` (anything)
+    for a reference that does not resolve or leads back."""
     while isinstance(node, dict) and "$ref" in node:
         name = def_name(node["$ref"])
         if name is None or name not in defs or name in seen:
-            return None
-        seen.add(name)
+            return True, seen
+        seen = (*seen, name)
+        note = node.get("description")
         node = defs[name]
-    return node
+        if note is not None and isinstance(node, dict) and "description" not in node:
+            node = {**node, "description": note}
+    return node, seen
 
 
 def relax(
@@ -88,24 +98,10 @@ def relax(
     and the properties' names are left out, ``oneOf`` becomes ``anyOf``; descriptions of the
     top two levels are kept within ``chars`` (0: none). ``wrapped``: the root is
     ``{"result": value}`` around a value that is not an object, and levels count from it."""
-    defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
-    if not isinstance(defs, dict):
-        defs = {}
-
-    def resolve(node: Json, seen: tuple[str, ...]) -> tuple[Json, tuple[str, ...]]:
-        while isinstance(node, dict) and "$ref" in node:
-            name = def_name(node["$ref"])
-            if name is None or name not in defs or name in seen:
-                return True, seen  # unresolvable or a cycle: anything
-            seen = (*seen, name)
-            note = node.get("description")
-            node = defs[name]
-            if note is not None and isinstance(node, dict) and "description" not in node:
-                node = {**node, "description": note}
-        return node, seen
+    defs = _defs(schema)
 
     def bare(node: Json, seen: tuple[str, ...]) -> Json:
-        node, seen = resolve(node, seen)
+        node, seen = _follow(node, defs, seen)
         if not isinstance(node, dict):
             return {}
         if "type" in node:
@@ -131,7 +127,7 @@ def relax(
     def visit(node: Json, level: int, seen: tuple[str, ...]) -> Json:
         if level > depth:
             return bare(node, seen)
-        node, seen = resolve(node, seen)
+        node, seen = _follow(node, defs, seen)
         if not isinstance(node, dict):
             return {} if node is True or node is None else node
         out: dict[str, Json] = {k: node[k] for k in KEPT_KEYWORDS if k in node}

@@ -292,15 +292,12 @@ class Manifest:
         """The typed client's keyword arguments for ``tool``, required first; a ``$ref`` is
         typed as its model class (made once per tool: the client, its tests and the imports
         all read them)."""
-        found = self._client_params.get(tool.name)
-        if found is None or found[0] is not tool:
-            return params(tool.input_schema, tool.input_model, frozenset(self.shared_defs or ()))
-        return found[1]
+        return self._client_params[tool.name]
 
     @cached_property
-    def _client_params(self) -> dict[str, tuple[Tool, list[Param]]]:
+    def _client_params(self) -> dict[str, list[Param]]:
         shared = frozenset(self.shared_defs or ())
-        return {t.name: (t, params(t.input_schema, t.input_model, shared)) for t in self.tools}
+        return {t.name: params(t.input_schema, t.input_model, shared) for t in self.tools}
 
     @property
     def client_typing(self) -> list[str]:

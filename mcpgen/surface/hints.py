@@ -6,18 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpgen.check.schemas import escape
+from mcpgen.model.compact import HINT_DEFAULTS  # MCP's defaults for tool annotations
 
 from .changes import BREAKING, COMPATIBLE, DOCS, WHY_HINT, _presence, _same_text
 
 Json = Any
 Add = Callable[[str, str, str, str, str], None]
 
-HINT_DEFAULTS = {
-    "readOnlyHint": False,
-    "destructiveHint": True,
-    "idempotentHint": False,
-    "openWorldHint": True,
-}
 # each hint: its safe value, and why turning away from it breaks clients
 RISKS = {
     "readOnlyHint": (

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mcpgen.literals import compact_json
+from mcpgen.model.resources import wire as wire_fields
 
 Json = Any
 
@@ -43,6 +44,8 @@ def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
     its compact JSON if known."""
     definition = item.definition
     entry = dict(definition)
+    if "size" in definition:  # a resource's declared content size; ``size`` is the lock's measure
+        entry["contentSize"] = definition["size"]
     entry["scopes"] = sorted(set(item.scopes))
     n = len((compact_json(definition) if text is None else text).encode())
     entry["size"] = {"bytes": n, "tokens": estimate_tokens(n)}
@@ -54,19 +57,6 @@ def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
 def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Json]]:
     """Lock entries of tools, sorted by name."""
     return sorted((_entry(tool, tool.wire_json) for tool in tools), key=lambda e: e["name"])
-
-
-def _server(server: Any) -> dict[str, Json]:
-    result: dict[str, Json] = {"name": server.name, "version": server.version}
-    for key, value in (
-        ("title", server.title),
-        ("description", server.description),
-        ("instructions", server.instructions),
-        ("websiteUrl", server.website_url),
-    ):
-        if value is not None:
-            result[key] = value
-    return result
 
 
 def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
@@ -90,14 +80,6 @@ def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
     return result
 
 
-def _resource_entry(resource: Any) -> dict[str, Json]:
-    entry = _entry(resource)
-    definition = resource.definition
-    if "size" in definition:  # the declared content size; ``size`` is the lock's measure
-        entry["contentSize"] = definition["size"]
-    return entry
-
-
 def _prompt_entry(prompt: Any) -> dict[str, Json]:
     entry = _entry(prompt)
     entry["arguments"] = [
@@ -115,13 +97,15 @@ def surface(manifest: Any) -> dict[str, Json]:
     tools = _tool_entries(advertised)
     result: dict[str, Json] = {
         "mcpSurface": VERSION,
-        "server": _server(manifest.server),
+        "server": wire_fields(
+            manifest.server, "name version title description instructions website_url"
+        ),
         "capabilities": _capabilities(manifest, bool(advertised)),
         "tools": tools,
     }
     if manifest.meta_tools:  # search or code mode: the mode's tools reach the operations
         result["operations"] = _tool_entries(t for t in manifest.tools if t.http)
-    resources = [_resource_entry(r) for r in manifest.resources]
+    resources = [_entry(r) for r in manifest.resources]
     result["resources"] = sorted((r for r in resources if "uri" in r), key=lambda r: str(r["uri"]))
     result["resourceTemplates"] = sorted(
         (r for r in resources if "uriTemplate" in r), key=lambda r: str(r["uriTemplate"])

@@ -3,6 +3,7 @@ emitting changes, and the rules for single keywords (type, enum, bounds, strings
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from mcpgen.check.schemas import ref_strings, resolve_pointer
@@ -157,15 +158,11 @@ class SchemaBase:
 
     def _enum(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         a, b = _enum(old), _enum(new)
-        if a is None and b is None:
-            return
-        if a is not None and b is not None and a[1] == b[1]:
-            return
         if b is not None and a is None:
             self.narrowed(f"{path}/{b[0]}", f"{b[0]} added: only {_values(b[1])}")
         elif a is not None and b is None:
             self.widened(f"{path}/{a[0]}", f"{a[0]} removed (was {_values(a[1])})")
-        elif a is not None and b is not None:
+        elif a is not None and b is not None and a[1] != b[1]:
             removed, added = a[1] - b[1], b[1] - a[1]
             where = f"{path}/{b[0]}"
             if removed:
@@ -176,48 +173,41 @@ class SchemaBase:
     def _bounds(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         for lower in (True, False):
             a, b = _bound(old, lower), _bound(new, lower)
-            if a is None and b is None:
-                continue
-            if a is not None and b is not None and a[:2] == b[:2]:
-                continue
-            name = "minimum" if lower else "maximum"
             if a is None and b is not None:
                 self.narrowed(f"{path}/{b[2]}", f"{b[2]} {_num(b[0])} added")
             elif b is None and a is not None:
                 self.widened(f"{path}/{a[2]}", f"{a[2]} {_num(a[0])} removed")
-            elif a is not None and b is not None:
-                text = f"{name} {_bound_text(a)} -> {_bound_text(b)}"
-                if _tighter(b, a, lower):
-                    self.narrowed(f"{path}/{b[2]}", f"{text} (tightened)")
-                else:
-                    self.widened(f"{path}/{b[2]}", f"{text} (loosened)")
-        for key in LOWER_COUNTS + UPPER_COUNTS:
-            a_n, b_n = _count(old, key), _count(new, key)
+            elif a is not None and b is not None and a[:2] != b[:2]:
+                text = f"{'minimum' if lower else 'maximum'} {_bound_text(a)} -> {_bound_text(b)}"
+                self.moved(f"{path}/{b[2]}", text, _tighter(b, a, lower))
+        for key in (*LOWER_COUNTS, *UPPER_COUNTS, "multipleOf"):
+            a_n, b_n = (
+                (_number(old.get(key)), _number(new.get(key)))
+                if key == "multipleOf"
+                else (_count(old, key), _count(new, key))
+            )
             if a_n == b_n:
                 continue
-            where = f"{path}/{key}"
-            lower = key in LOWER_COUNTS
+            where, text = f"{path}/{key}", f"{key} {_num(a_n)} -> {_num(b_n)}"
             if a_n is None:
-                self.narrowed(where, f"{key} {b_n} added")
+                self.narrowed(where, f"{key} {_num(b_n)} added")
             elif b_n is None:
-                self.widened(where, f"{key} {a_n} removed")
-            elif (b_n > a_n) == lower:
-                self.narrowed(where, f"{key} {a_n} -> {b_n} (tightened)")
+                self.widened(where, f"{key} {_num(a_n)} removed")
+            elif key != "multipleOf":
+                self.moved(where, text, (b_n > a_n) == (key in LOWER_COUNTS))
+            elif a_n and b_n and Fraction(b_n, a_n).denominator == 1:
+                self.moved(where, text, True)
+            elif a_n and b_n and Fraction(a_n, b_n).denominator == 1:
+                self.moved(where, text, False)
             else:
-                self.widened(where, f"{key} {a_n} -> {b_n} (loosened)")
-        a_m, b_m = _number(old.get("multipleOf")), _number(new.get("multipleOf"))
-        if a_m != b_m:
-            where = f"{path}/multipleOf"
-            if a_m is None:
-                self.narrowed(where, f"multipleOf {_num(b_m)} added")
-            elif b_m is None:
-                self.widened(where, f"multipleOf {_num(a_m)} removed")
-            elif b_m != 0 and a_m != 0 and (b_m / a_m).denominator == 1:
-                self.narrowed(where, f"multipleOf {_num(a_m)} -> {_num(b_m)} (tightened)")
-            elif b_m != 0 and a_m != 0 and (a_m / b_m).denominator == 1:
-                self.widened(where, f"multipleOf {_num(a_m)} -> {_num(b_m)} (loosened)")
-            else:
-                self.unknown(where, f"multipleOf {_num(a_m)} -> {_num(b_m)}")
+                self.unknown(where, text)
+
+    def moved(self, where: str, text: str, tighter: bool) -> None:
+        """A bound, count or multiple changed value: what is accepted narrowed or widened."""
+        if tighter:
+            self.narrowed(where, f"{text} (tightened)")
+        else:
+            self.widened(where, f"{text} (loosened)")
 
     def _strings(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         for key in ("pattern", "format"):

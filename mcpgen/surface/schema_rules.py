@@ -270,7 +270,7 @@ def _tuple(node: Mapping[str, Json]) -> tuple[list[Json], Json]:
     return (prefix if isinstance(prefix, list) else []), _extra(items)
 
 
-def _num(value: Fraction | None) -> str:
+def _num(value: Fraction | int | None) -> str:
     if value is None:
         return "?"
     if value.denominator == 1:
