@@ -57,6 +57,12 @@ RESERVED_CLASS_NAMES = frozenset(
 CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
+def own_def_class(owner: str, name: str) -> str:
+    """The model class of a tool's own definition ``name`` (not a shared one): prefixed with
+    the tool's model class ``owner`` (``AddInput`` + ``unit`` -> ``AddInputUnit``)."""
+    return owner + name[:1].upper() + name[1:]
+
+
 def kept_class_name(name: str) -> bool:
     """Whether a shared definition's name is a class name the model generator keeps as it
     is: it capitalises (``foo`` -> ``Foo``), drops underscores (``Foo_bar`` -> ``FooBar``,

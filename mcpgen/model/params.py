@@ -156,7 +156,7 @@ def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
     defs = schema.get("$defs") if isinstance(schema, dict) else None
     found: dict[str, str] = {}
     for name, body in defs.items() if isinstance(defs, dict) else ():
-        cls = name if name in shared else owner + name[:1].upper() + name[1:]
+        cls = name if name in shared else names.own_def_class(owner, name)
         if not names.kept_class_name(cls):
             continue
         ref = def_ref(name)

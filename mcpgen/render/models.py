@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen.check.schemas import SCHEMA_MAPS, def_ref, unescape
-from mcpgen.identifiers import RESERVED_CLASS_NAMES
+from mcpgen.identifiers import RESERVED_CLASS_NAMES, own_def_class
 from mcpgen.model.types import Manifest
 from mcpgen.problems import Level, Location, Problem
 
@@ -200,9 +200,7 @@ def combined_document(
             schema = {}
         schema = {k: v for k, v in schema.items() if k not in ("$schema", "$id", "title")}
         local_defs = {**schema.pop("definitions", {}), **schema.pop("$defs", {})}
-        local = {
-            name: owner + name[:1].upper() + name[1:] for name in local_defs if name not in shared
-        }
+        local = {name: own_def_class(owner, name) for name in local_defs if name not in shared}
         for name in sorted(local_defs):
             if name in shared:
                 continue  # a shared definition bundled into the tool schema
