@@ -180,18 +180,13 @@ def manifest(project: Project, runtime: str) -> Json:
     if runtime == "python":  # compiled wheels fit one platform and Python version
         major, minor = sys.version_info[:2]
         requires = f">={major}.{minor}.0 <{major}.{minor + 1}.0"
-        compatibility["platforms"] = [_mcpb_platform()]
+        platform = "win32" if sys.platform == "win32" else "darwin"
+        compatibility["platforms"] = ["linux" if sys.platform.startswith("linux") else platform]
     data["compatibility"] = {**compatibility, "runtimes": {"python": requires}}
     options = user_config(project)
     if options:
         data["user_config"] = options
     return data
-
-
-def _mcpb_platform() -> str:
-    if sys.platform.startswith("linux"):
-        return "linux"
-    return "win32" if sys.platform == "win32" else "darwin"
 
 
 def _inside(path: Path, root: Path) -> bool:

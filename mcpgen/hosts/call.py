@@ -6,6 +6,7 @@ Exit status: 0 ok, 1 the tool answered ``isError``, 2 bad input or no server to 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -120,18 +121,12 @@ def parse_arguments(
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise CallError(f"argument {pair!r}: expected key=value")
-        if _string_only(properties.get(key)):
-            arguments[key] = raw
-            continue
-        try:
-            arguments[key] = json.loads(raw)
-        except ValueError:
-            arguments[key] = raw
+        prop = properties.get(key)
+        arguments[key] = raw
+        if not (isinstance(prop, dict) and prop.get("type") in ("string", ["string"])):
+            with contextlib.suppress(ValueError):
+                arguments[key] = json.loads(raw)
     return arguments
-
-
-def _string_only(schema: Json) -> bool:
-    return isinstance(schema, dict) and schema.get("type") in ("string", ["string"])
 
 
 def _require_sdk() -> None:

@@ -129,14 +129,10 @@ def build_entry(
             env[var.name] = PLACEHOLDER.format(name=var.name)
             entry.to_fill.append(var.name)
     env.update(given)  # extra --env variables the project does not list
-    body: dict[str, Json] = {}
-    if host.stdio_type:
-        body["type"] = "stdio"
-    body["command"] = run.command
-    body["args"] = list(run.args)
+    entry.body = {"type": "stdio"} if host.stdio_type else {}
+    entry.body.update(command=run.command, args=list(run.args))
     if env:
-        body["env"] = dict(sorted(env.items()))
-    entry.body = body
+        entry.body["env"] = dict(sorted(env.items()))
     return entry
 
 
