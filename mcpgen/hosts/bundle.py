@@ -192,10 +192,9 @@ def manifest(project: Project, runtime: str) -> Json:
 def _inside(path: Path, root: Path) -> bool:
     """Whether ``path``, links resolved, is ``root`` or below it."""
     try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError, RuntimeError):
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
         return False
-    return True
 
 
 def _source_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
