@@ -32,12 +32,9 @@ def problems(document: Json) -> list[str]:
     """Every way ``document`` breaks the schema, as ``path: message`` lines."""
     import jsonschema
 
-    validator = jsonschema.Draft7Validator(schema())
-    found = []
-    for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(part) for part in error.absolute_path) or "(top)"
-        found.append(f"{where}: {error.message}")
-    return found
+    errors = jsonschema.Draft7Validator(schema()).iter_errors(document)
+    ordered = sorted(errors, key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in ordered]
 
 
 def _clip(text: str, limit: int = 100) -> str:
