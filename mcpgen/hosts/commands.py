@@ -111,11 +111,7 @@ def install(
         run = launcher(proj, python=python, kind=kind)
         spec = inst.HOSTS[host]
         path = config or inst.config_path(spec)
-        existing = None
-        if not show:
-            servers = inst.read_config(path).get(spec.key)
-            if isinstance(servers, dict):
-                existing = inst.replaceable(path, name, servers.get(name), run, force)
+        existing = None if show else inst.replaceable(path, spec, name, run, force)
         entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         click.echo(f"launcher: {run.kind}: {run.note}", err=True)
         if show:

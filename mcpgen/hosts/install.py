@@ -151,10 +151,13 @@ def runs_same(existing: Json, run: Launcher) -> bool:
     )
 
 
-def replaceable(path: Path, name: str, existing: Json, run: Launcher, force: bool) -> Json:
-    """The entry ``name`` already in the config at ``path``, when it is this project's
-    (to update in place); None when ``--force`` replaces another program's entry (whose
-    env, maybe that program's secrets, is dropped); ``InstallError`` without ``--force``."""
+def replaceable(path: Path, host: Host, name: str, run: Launcher, force: bool) -> Json:
+    """The entry ``name`` already in ``host``'s config at ``path``, when it is this
+    project's (to update in place); None when there is none, or when ``--force`` replaces
+    another program's entry (whose env, maybe that program's secrets, is dropped);
+    ``InstallError`` without ``--force``."""
+    servers = read_config(path).get(host.key)
+    existing = servers.get(name) if isinstance(servers, dict) else None
     if existing is None or runs_same(existing, run):
         return existing
     if not force:
