@@ -123,7 +123,7 @@ def install(
                 click.echo(f"{spec.title}: wrote {entry.name!r} to {path}{saved}", err=True)
             else:
                 click.echo(f"{spec.title}: {path} already has {entry.name!r}: unchanged", err=True)
-    except (ProjectError, inst.InstallError) as exc:
+    except ProjectError as exc:
         fail(str(exc))
     unknown = sorted(env.keys() - {v.name for v in proj.environment})
     if unknown:
@@ -241,10 +241,10 @@ def bundle(
     python: Path | None,
 ) -> None:
     """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json."""
-    from .bundle import BundleError, build_bundle
+    from .bundle import build_bundle
     from .install import render
     from .project import ProjectError, describe
-    from .registry import PLACEHOLDER_NAMESPACE, RegistryError
+    from .registry import PLACEHOLDER_NAMESPACE
     from .registry import server_json as make_server_json
 
     try:
@@ -252,7 +252,7 @@ def bundle(
         target = output or Path(f"{proj.name}-{proj.version}.mcpb")
         built = build_bundle(proj, target, runtime, str(python) if python else None)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
-    except (ProjectError, BundleError, RegistryError) as exc:
+    except ProjectError as exc:
         fail(str(exc))
     for left_out in built.skipped:
         click.echo(f"warning: left out of the bundle: {left_out}", err=True)
