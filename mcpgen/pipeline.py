@@ -67,15 +67,11 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
         doc, imported = synthesize(doc, name)
         problems.extend(imported.items)
         if not doc.data["tools"] and not doc.data.get("resources"):
-            problems.add(
-                Problem(
-                    Level.ERROR,
-                    doc.locate(("server",)),
-                    "paths",
-                    "the document has no operation to serve (webhooks and callbacks are not "
-                    "imported): there would be no tools",
-                )
+            message = (
+                "the document has no operation to serve (webhooks and callbacks are not "
+                "imported): there would be no tools"
             )
+            problems.add(Problem(Level.ERROR, doc.locate(("server",)), "paths", message))
     elif isinstance(doc.data, dict) and "openapi" in doc.data:
         problems.extend(merge(doc).items)
     problems.extend(check(doc).items)

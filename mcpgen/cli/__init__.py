@@ -92,24 +92,16 @@ def validate(manifest: Path, strict: bool, output_format: str) -> None:
     """Check MANIFEST (or an OpenAPI document) and report every problem at once, as
     FILE:LINE:COL: level: field: message."""
     loaded = load_manifest(manifest, strict)
+    m = loaded.manifest
     if output_format == "json":
-        problems = [p.to_data() for p in loaded.problems.sorted()]
-        m = loaded.manifest
-        counts = (
-            {}
-            if m is None
-            else {"tools": len(m.tools), "resources": len(m.resources), "prompts": len(m.prompts)}
-        )
-        click.echo(
-            json.dumps(
-                {"ok": m is not None, "problems": problems, **counts}, indent=2, ensure_ascii=False
-            )
-        )
+        data = {"ok": m is not None, "problems": [p.to_data() for p in loaded.problems.sorted()]}
+        if m is not None:
+            data.update(tools=len(m.tools), resources=len(m.resources), prompts=len(m.prompts))
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         sys.exit(EXIT_BAD_INPUT if m is None else 0)
-    if loaded.manifest is None:
+    if m is None:
         bad_input(loaded.problems, strict)
     report(loaded.problems)
-    m = loaded.manifest
     click.echo(
         f"{manifest}: ok ({counted(len(m.tools), 'tool')}, "
         f"{counted(len(m.resources), 'resource')}, {counted(len(m.prompts), 'prompt')}, "

@@ -288,10 +288,9 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
             then = before.get(key)
             if now == then:
                 continue
-            removed[key], newly_required = _fields_delta(then, now)
+            removed[key], newly_required, detail = _schema_delta(then, now)
             if key == "outputSchema":
                 required = newly_required
-            detail = _property_delta(then, now)
             where = f"; {handler} may no longer type-check: run mcpgen check {root}"
             lines.append(
                 f"tool {tool.name!r} {label} schema changed{detail}{where if has_handler else ''}"
@@ -315,20 +314,17 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
     return lines
 
 
-def _fields_delta(before: Any, after: Any) -> tuple[set[str], set[str]]:
-    """(properties removed, properties newly required) at the top of a schema."""
-    old = before if isinstance(before, dict) else {}
-    new = after if isinstance(after, dict) else {}
-    removed = set(old.get("properties", {})) - set(new.get("properties", {}))
-    required = set(new.get("required", [])) - set(old.get("required", []))
-    return removed, required
-
-
-def _property_delta(before: Any, after: Any) -> str:
+def _schema_delta(before: Any, after: Any) -> tuple[set[str], set[str], str]:
+    """(properties removed, properties newly required, the change in words) at the top of
+    a schema."""
+    old_schema = before if isinstance(before, dict) else {}
+    new_schema = after if isinstance(after, dict) else {}
+    old = set(old_schema.get("properties", {}))
+    new = set(new_schema.get("properties", {}))
+    required = set(new_schema.get("required", [])) - set(old_schema.get("required", []))
     if not isinstance(before, dict) or not isinstance(after, dict):
-        return " (added)" if before is None else (" (removed)" if after is None else "")
-    old = set(before.get("properties", {}))
-    new = set(after.get("properties", {}))
+        detail = " (added)" if before is None else (" (removed)" if after is None else "")
+        return old - new, required, detail
     parts = []
     if new - old:
         parts.append("added " + ", ".join(sorted(new - old)))
@@ -339,4 +335,4 @@ def _property_delta(before: Any, after: Any) -> str:
         parts.append("changed " + ", ".join(changed))
     if before.get("required") != after.get("required"):
         parts.append("required fields changed")
-    return f" ({'; '.join(parts)})" if parts else ""
+    return old - new, required, f" ({'; '.join(parts)})" if parts else ""

@@ -99,12 +99,6 @@ def _stubs(root: Path, named: set[str]) -> list[Problem]:
         if node is None:
             problems.append(Problem("stubs", relative, 0, f"defines no {function}() function"))
         elif unimplemented(node):
-            problems.append(
-                Problem(
-                    "stubs",
-                    relative,
-                    node.lineno,
-                    f"{function}() still raises NotImplementedError: write the handler",
-                )
-            )
+            message = f"{function}() still raises NotImplementedError: write the handler"
+            problems.append(Problem("stubs", relative, node.lineno, message))
     return problems

@@ -45,11 +45,8 @@ def parse(path: Path) -> ast.Module | str:
 
 def entry_point(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The module-level function ``name`` (the last definition wins, as at import)."""
-    found = None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
-            found = node
-    return found
+    functions = (n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    return next((n for n in reversed(list(functions)) if n.name == name), None)
 
 
 def _is_not_implemented(node: ast.stmt) -> bool:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .project import STDIO, EnvVar, Project, require_stdio
+from .project import STDIO, EnvVar, Project, ProjectError, require_stdio
 
 Json = Any
 RUNTIMES = ("uv", "python")
@@ -47,10 +47,6 @@ runpy.run_module({package!r}, run_name="__main__", alter_sys=True)
 SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 PIP_INSTALL = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-
-
-class BundleError(Exception):
-    """Bad input, or the dependencies could not be vendored (one line)."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +176,8 @@ def manifest(project: Project, runtime: str) -> Json:
     if runtime == "python":  # compiled wheels fit one platform and Python version
         major, minor = sys.version_info[:2]
         requires = f">={major}.{minor}.0 <{major}.{minor + 1}.0"
-        compatibility["platforms"] = [_mcpb_platform()]
+        platform = "win32" if sys.platform == "win32" else "darwin"
+        compatibility["platforms"] = ["linux" if sys.platform.startswith("linux") else platform]
     data["compatibility"] = {**compatibility, "runtimes": {"python": requires}}
     options = user_config(project)
     if options:
@@ -188,19 +185,12 @@ def manifest(project: Project, runtime: str) -> Json:
     return data
 
 
-def _mcpb_platform() -> str:
-    if sys.platform.startswith("linux"):
-        return "linux"
-    return "win32" if sys.platform == "win32" else "darwin"
-
-
 def _inside(path: Path, root: Path) -> bool:
     """Whether ``path``, links resolved, is ``root`` or below it."""
     try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError, RuntimeError):
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
         return False
-    return True
 
 
 def _source_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
@@ -211,7 +201,7 @@ def _source_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
     root = project.root
     src = root / "src"
     if not _inside(src, root):
-        raise BundleError(f"{src} is a link that leaves the project: refusing to pack it")
+        raise ProjectError(f"{src} is a link that leaves the project: refusing to pack it")
     files: dict[str, bytes] = {}
     for folder, dirs, names in os.walk(src):  # links to folders are listed, never entered
         base = Path(folder)
@@ -271,7 +261,7 @@ def _vendor(project: Project, python: str) -> dict[str, bytes]:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise BundleError(f"pip could not vendor the dependencies: {tail[0]}")
+            raise ProjectError(f"pip could not vendor the dependencies: {tail[0]}")
         files = {}
         for path in sorted(target.rglob("*")):
             relative = path.relative_to(target)

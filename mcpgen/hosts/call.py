@@ -6,6 +6,7 @@ Exit status: 0 ok, 1 the tool answered ``isError``, 2 bad input or no server to 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -120,18 +121,12 @@ def parse_arguments(
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise CallError(f"argument {pair!r}: expected key=value")
-        if _string_only(properties.get(key)):
-            arguments[key] = raw
-            continue
-        try:
-            arguments[key] = json.loads(raw)
-        except ValueError:
-            arguments[key] = raw
+        prop = properties.get(key)
+        arguments[key] = raw
+        if not (isinstance(prop, dict) and prop.get("type") in ("string", ["string"])):
+            with contextlib.suppress(ValueError):
+                arguments[key] = json.loads(raw)
     return arguments
-
-
-def _string_only(schema: Json) -> bool:
-    return isinstance(schema, dict) and schema.get("type") in ("string", ["string"])
 
 
 def _require_sdk() -> None:
@@ -161,35 +156,31 @@ async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncItera
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    if source.url is not None:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
+    async with contextlib.AsyncExitStack() as stack:
+        if source.url is not None:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
 
-        async def seen(response: httpx2.Response) -> None:
-            if response.status_code in (401, 403):
-                source.refused.append(response.status_code)
+            async def seen(response: httpx2.Response) -> None:
+                if response.status_code in (401, 403):
+                    source.refused.append(response.status_code)
 
-        http = httpx2.AsyncClient(
-            headers=source.headers,
-            timeout=httpx2.Timeout(timeout),
-            event_hooks={"response": [seen]},
-        )
-        async with http:
+            hooks = {"response": [seen]}
+            http = httpx2.AsyncClient(
+                headers=source.headers, timeout=httpx2.Timeout(timeout), event_hooks=hooks
+            )
+            await stack.enter_async_context(http)
             transport = streamable_http_client(source.url, http_client=http)
-            async with Client(transport, read_timeout_seconds=timeout) as client:
-                yield client
-        return
-    # the server inherits this shell's environment (the user's own variables: an API's
-    # token, a base URL), with --env (and a project's PYTHONPATH) over it
-    params = StdioServerParameters(
-        command=source.argv[0],
-        args=source.argv[1:],
-        env={**os.environ, **source.env},
-        cwd=source.cwd,
-    )
-    transport = stdio_client(params, errlog=cast(TextIO, errlog))
-    async with Client(transport, read_timeout_seconds=timeout) as client:
-        yield client
+        else:
+            # the server inherits this shell's environment (the user's own variables: an
+            # API's token, a base URL), with --env (and a project's PYTHONPATH) over it
+            env = {**os.environ, **source.env}
+            params = StdioServerParameters(
+                command=source.argv[0], args=source.argv[1:], env=env, cwd=source.cwd
+            )
+            transport = stdio_client(params, errlog=cast(TextIO, errlog))
+        async with Client(transport, read_timeout_seconds=timeout) as client:
+            yield client
 
 
 def one_line(exc: BaseException) -> str:

@@ -111,11 +111,7 @@ def install(
         run = launcher(proj, python=python, kind=kind)
         spec = inst.HOSTS[host]
         path = config or inst.config_path(spec)
-        existing = None
-        if not show:
-            servers = inst.read_config(path).get(spec.key)
-            if isinstance(servers, dict):
-                existing = inst.replaceable(path, name, servers.get(name), run, force)
+        existing = None if show else inst.replaceable(path, spec, name, run, force)
         entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         click.echo(f"launcher: {run.kind}: {run.note}", err=True)
         if show:
@@ -127,7 +123,7 @@ def install(
                 click.echo(f"{spec.title}: wrote {entry.name!r} to {path}{saved}", err=True)
             else:
                 click.echo(f"{spec.title}: {path} already has {entry.name!r}: unchanged", err=True)
-    except (ProjectError, inst.InstallError) as exc:
+    except ProjectError as exc:
         fail(str(exc))
     unknown = sorted(env.keys() - {v.name for v in proj.environment})
     if unknown:
@@ -245,10 +241,10 @@ def bundle(
     python: Path | None,
 ) -> None:
     """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json."""
-    from .bundle import BundleError, build_bundle
+    from .bundle import build_bundle
     from .install import render
     from .project import ProjectError, describe
-    from .registry import PLACEHOLDER_NAMESPACE, RegistryError
+    from .registry import PLACEHOLDER_NAMESPACE
     from .registry import server_json as make_server_json
 
     try:
@@ -256,7 +252,7 @@ def bundle(
         target = output or Path(f"{proj.name}-{proj.version}.mcpb")
         built = build_bundle(proj, target, runtime, str(python) if python else None)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
-    except (ProjectError, BundleError, RegistryError) as exc:
+    except ProjectError as exc:
         fail(str(exc))
     for left_out in built.skipped:
         click.echo(f"warning: left out of the bundle: {left_out}", err=True)

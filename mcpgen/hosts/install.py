@@ -17,15 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .project import EnvVar, Launcher, env_vars, needed_env
+from .project import EnvVar, Launcher, ProjectError, env_vars, needed_env
 
 Json = Any
 PLACEHOLDER = "<fill in {name}>"
 _PLACEHOLDER = re.compile(r"^<fill in [A-Za-z_][A-Za-z0-9_]*>$")
-
-
-class InstallError(Exception):
-    """Bad input or a config mcpgen refuses to touch (one line, exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -129,14 +125,10 @@ def build_entry(
             env[var.name] = PLACEHOLDER.format(name=var.name)
             entry.to_fill.append(var.name)
     env.update(given)  # extra --env variables the project does not list
-    body: dict[str, Json] = {}
-    if host.stdio_type:
-        body["type"] = "stdio"
-    body["command"] = run.command
-    body["args"] = list(run.args)
+    entry.body = {"type": "stdio"} if host.stdio_type else {}
+    entry.body.update(command=run.command, args=list(run.args))
     if env:
-        body["env"] = dict(sorted(env.items()))
-    entry.body = body
+        entry.body["env"] = dict(sorted(env.items()))
     return entry
 
 
@@ -155,14 +147,17 @@ def runs_same(existing: Json, run: Launcher) -> bool:
     )
 
 
-def replaceable(path: Path, name: str, existing: Json, run: Launcher, force: bool) -> Json:
-    """The entry ``name`` already in the config at ``path``, when it is this project's
-    (to update in place); None when ``--force`` replaces another program's entry (whose
-    env, maybe that program's secrets, is dropped); ``InstallError`` without ``--force``."""
+def replaceable(path: Path, host: Host, name: str, run: Launcher, force: bool) -> Json:
+    """The entry ``name`` already in ``host``'s config at ``path``, when it is this
+    project's (to update in place); None when there is none, or when ``--force`` replaces
+    another program's entry (whose env, maybe that program's secrets, is dropped);
+    ``ProjectError`` without ``--force``."""
+    servers = read_config(path).get(host.key)
+    existing = servers.get(name) if isinstance(servers, dict) else None
     if existing is None or runs_same(existing, run):
         return existing
     if not force:
-        raise InstallError(
+        raise ProjectError(
             f"{path}: {name!r} already runs {describe_entry(existing)!r}, not this project; "
             "use --name for another entry, or --force to replace it (its env is not kept)"
         )
@@ -200,25 +195,25 @@ def snippet(host: Host, entry: Entry) -> dict[str, Json]:
 
 
 def read_config(path: Path) -> dict[str, Json]:
-    """The config as an object ({} when missing or empty); ``InstallError`` when it is not
+    """The config as an object ({} when missing or empty); ``ProjectError`` when it is not
     valid JSON or not an object (a JSON-with-comments file included)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise InstallError(f"{path}: cannot read: {exc}") from exc
+        raise ProjectError(f"{path}: cannot read: {exc}") from exc
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise InstallError(
+        raise ProjectError(
             f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
             "yourself (file left untouched)"
         ) from exc
     if not isinstance(data, dict):
-        raise InstallError(f"{path}: the top level is not a JSON object (file left untouched)")
+        raise ProjectError(f"{path}: the top level is not a JSON object (file left untouched)")
     return data
 
 
@@ -226,14 +221,14 @@ def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
     """``data`` with ``entry`` put in (other servers, inputs and keys kept, key order too)."""
     servers = data.get(host.key, {})
     if not isinstance(servers, dict):
-        raise InstallError(f"{host.key!r} in the config is not an object (file left untouched)")
+        raise ProjectError(f"{host.key!r} in the config is not an object (file left untouched)")
     merged = dict(data)
     body, prompts = _own_prompts(servers, entry)
     merged[host.key] = {**servers, entry.name: body}
     if prompts:
         inputs = data.get("inputs", [])
         if not isinstance(inputs, list):
-            raise InstallError("'inputs' in the config is not a list (file left untouched)")
+            raise ProjectError("'inputs' in the config is not a list (file left untouched)")
         known = {i.get("id") for i in inputs if isinstance(i, dict)}
         merged["inputs"] = [*inputs, *(i for i in prompts if i["id"] not in known)]
     return merged

@@ -26,7 +26,9 @@ Json = Any
 
 
 class ProjectError(Exception):
-    """The folder is not a generated project mcpgen can read (one line, for the user)."""
+    """Bad input to a host command, one line for the user (exit status 2): a folder that is
+    not a generated project mcpgen can read, a host config it refuses to touch, a bundle or
+    a server.json that cannot be made."""
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .project import Project
+from .project import Project, ProjectError
 
 Json = Any
 SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "server.schema.json"
 NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
 PLACEHOLDER_NAMESPACE = "io.github.YOUR-GITHUB-USER"
-
-
-class RegistryError(Exception):
-    """A server.json that would not validate (one line)."""
 
 
 @cache
@@ -32,12 +28,9 @@ def problems(document: Json) -> list[str]:
     """Every way ``document`` breaks the schema, as ``path: message`` lines."""
     import jsonschema
 
-    validator = jsonschema.Draft7Validator(schema())
-    found = []
-    for error in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(part) for part in error.absolute_path) or "(top)"
-        found.append(f"{where}: {error.message}")
-    return found
+    errors = jsonschema.Draft7Validator(schema()).iter_errors(document)
+    ordered = sorted(errors, key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in ordered]
 
 
 def _clip(text: str, limit: int = 100) -> str:
@@ -81,7 +74,7 @@ def server_json(
     without one a placeholder namespace is used that the publisher must replace."""
     registry_name = name or f"{PLACEHOLDER_NAMESPACE}/{project.name}"
     if not NAME.match(registry_name):
-        raise RegistryError(
+        raise ProjectError(
             f"registry name {registry_name!r} must be NAMESPACE/NAME in reverse-DNS form, "
             "for example io.github.alice/weather"
         )
@@ -101,7 +94,7 @@ def server_json(
     ]
     if mcpb_url is not None:
         if not mcpb_sha256:
-            raise RegistryError("an MCPB package needs the bundle's SHA-256")
+            raise ProjectError("an MCPB package needs the bundle's SHA-256")
         bundle = {"registryType": "mcpb", "identifier": mcpb_url, "fileSha256": mcpb_sha256}
         packages.append({**bundle, **common})
     document: dict[str, Json] = {
@@ -119,5 +112,5 @@ def server_json(
     document["packages"] = packages
     found = problems(document)
     if found:
-        raise RegistryError("server.json would not validate: " + "; ".join(found))
+        raise ProjectError("server.json would not validate: " + "; ".join(found))
     return document

@@ -51,8 +51,10 @@ def _signature(schema: Mapping[str, Json]) -> str:
     return ", ".join(parts)
 
 
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+def _summary(text: str | None) -> str:
+    """The first line of ``text`` after two spaces; nothing when there is none."""
+    lines = (text or "").strip().splitlines()
+    return f"  {lines[0]}" if lines else ""
 
 
 def listing(
@@ -78,15 +80,12 @@ def listing(
         lines.append(f"server {info.name} {info.version}")
     lines.append(f"tools ({len(tools)}):")
     for t in tools:
-        line = f"  {t.name}({_signature(t.input_schema)})"
-        summary = _first_line(t.description)
-        lines.append(line + (f"  {summary}" if summary else ""))
+        lines.append(f"  {t.name}({_signature(t.input_schema)})" + _summary(t.description))
     if prompts:
         lines.append(f"prompts ({len(prompts)}):")
         for p in prompts:
             names = ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or [])
-            summary = _first_line(p.description)
-            lines.append(f"  {p.name}({names})" + (f"  {summary}" if summary else ""))
+            lines.append(f"  {p.name}({names})" + _summary(p.description))
     if resources or templates:
         lines.append(f"resources ({len(resources) + len(templates)}):")
         lines.extend(f"  {r.uri}  {r.name}" for r in resources)

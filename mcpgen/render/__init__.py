@@ -84,18 +84,15 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
     }
 
 
-def render_project(
-    manifest: Manifest, source: str | None = None, models: Models | None = None
-) -> Output:
+def render_project(manifest: Manifest, source: str | None = None) -> Output:
     """Every file of the project, its Python not yet formatted (``mcpgen.format``).
 
     ``source`` is where the manifest is, relative to the output folder (POSIX): recorded in
     ``pyproject.toml`` (``[tool.mcpgen] source``) for ``mcpgen check``; by default the
-    manifest's file name (a manifest beside the project). ``models``: the models package's
-    modules, when the caller generated them (the build command, with its cache); else they
-    are generated here."""
+    manifest's file name (a manifest beside the project). The build command makes the
+    models itself, with its cache (``pipeline.render_files``)."""
     out = render_without_models(manifest, source)
-    add_models(out, manifest, models if models is not None else generate_models(manifest))
+    add_models(out, manifest, generate_models(manifest))
     return out
 
 

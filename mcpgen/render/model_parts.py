@@ -139,20 +139,13 @@ def plan(manifest: Manifest) -> list[ModelModule]:
             point = _externalize(shared_names, used) if shared else None
             document = combined_document(bucket, shared, include_shared=False, then=point)
             subset: dict[str, Json] | None = None
-            needed: list[str] = []
+            key = ""
             if shared:
                 needed = _closure(used, deps)
                 subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
+                key = _subset_digest(needed, shared_defs, digests)
             name = f"_part{index:0{width}d}"
-            parts.append(
-                ModelModule(
-                    name,
-                    tuple(sorted(bucket)),
-                    document,
-                    subset,
-                    _subset_digest(needed, shared_defs, digests) if subset is not None else "",
-                )
-            )
+            parts.append(ModelModule(name, tuple(sorted(bucket)), document, subset, key))
     except _NotSplittable:
         return [whole_module(manifest)]
     return parts

@@ -271,13 +271,11 @@ def spec_json(manifest: Manifest, data: dict[str, Json] | None = None) -> str:
     data = share_defs(spec_data(manifest) if data is None else data)
     if len(manifest.tools) <= READABLE_TOOLS:
         return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-    lines = []
-    for index, (key, value) in enumerate(data.items()):
-        comma = "," if index < len(data) - 1 else ""
-        name = json.dumps(key)
+    entries = []
+    for key, value in data.items():
         if isinstance(value, list) and value:
-            items = [json.dumps(item, ensure_ascii=False) for item in value]
-            lines.append(f"{name}: [\n" + ",\n".join(items) + f"\n]{comma}")
+            items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in value)
+            entries.append(f"{json.dumps(key)}: [\n{items}\n]")
         else:
-            lines.append(f"{name}: {json.dumps(value, ensure_ascii=False)}{comma}")
-    return "{\n" + "\n".join(lines) + "\n}\n"
+            entries.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(entries) + "\n}\n"

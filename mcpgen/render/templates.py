@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -62,10 +63,7 @@ def oneline(text: str | None, limit: int = 200) -> str:
 
 def markdown_inline(text: str | None) -> str:
     """Text safe inside Markdown prose: one line, no HTML, no code fences."""
-    flat = " ".join((text or "").split())
-    for ch in "\\`*_[]<>|#":
-        flat = flat.replace(ch, "\\" + ch)
-    return flat
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", " ".join((text or "").split()))
 
 
 @cache

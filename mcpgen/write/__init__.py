@@ -63,9 +63,7 @@ def safe_join(root: Path, relative: str) -> Path:
     if candidate.is_absolute() or ".." in candidate.parts:
         raise ValueError(f"refusing to write outside the output folder: {relative!r}")
     target = root / candidate
-    resolved_root = root.resolve()
-    parent = target.parent.resolve()
-    if parent != resolved_root and resolved_root not in parent.parents:
+    if not target.parent.resolve().is_relative_to(root.resolve()):
         raise ValueError(
             f"refusing to write through a link outside the output folder: {relative!r}"
         )

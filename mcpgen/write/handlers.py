@@ -24,14 +24,12 @@ def orphans(
     files are never reported). ``gone`` are files about to be removed (renamed away)."""
     handlers = root / package_dir / "handlers"
     found = handlers.rglob("*.py") if handlers.is_dir() else ()
-    leaving = set(gone)
-    files = sorted(
+    present = {
         path.relative_to(root).as_posix()
         for path in found
         if "__pycache__" not in path.parts and path.is_file()
-    )
-    files = [f for f in files if f not in leaving]
-    present = set(files)
+    } - set(gone)
+    files = sorted(present)
     live = reachable(root, package_dir, [f for f in named if f in present], present)
     return [f for f in files if f not in live and PurePosixPath(f).name != "__init__.py"]
 
