@@ -162,6 +162,21 @@ async def test_a_ttl_too_short_to_poll_is_raised_to_the_minimum(http: Any, asked
     assert result["content"][0]["text"] == "report of 1 steps"
 
 
+async def test_a_question_on_a_json_answered_session_says_what_the_session_is(
+    http: Any,
+) -> None:
+    rpc = await legacy(http)  # the kit's app: a stateful session, json_response on
+    task_id = await rpc.task("pick", {})
+    await rpc.until(task_id, "input_required")
+    with anyio.fail_after(10):
+        result = (await rpc.send("tasks/result", {"taskId": task_id}))["result"]
+    text = result["content"][0]["text"]
+    assert result["isError"] is True
+    assert "answered with JSON" in text and "--no-json-response" in text, text
+    assert "stateless" not in text
+    assert (await rpc.get(task_id))["result"]["statusMessage"] == text
+
+
 # -- 2026-07-28 ------------------------------------------------------------------------------
 
 
