@@ -24,6 +24,8 @@ from .shared_local import (
     check_ttl,
 )
 
+Edit = Callable[[Any | None], tuple[Any, float] | None]  # TTLCache.change: old -> (new, ttl)
+
 
 class TTLCache(Protocol):
     async def get(self, key: str) -> Any | None:
@@ -35,6 +37,11 @@ class TTLCache(Protocol):
         ...
 
     async def delete(self, key: str) -> None: ...
+
+    async def change(self, key: str, edit: Edit) -> None:
+        """Replace the value of ``key`` by ``edit(value or None)`` as one atomic step:
+        ``(value, ttl)`` is stored, None deletes it. ``edit`` may run more than once."""
+        ...
 
 
 class ValueCodec(JsonValues):
@@ -83,6 +90,13 @@ class LocalCache:
 
     async def delete(self, key: str) -> None:
         self._map.delete(self._key(key))
+
+    async def change(self, key: str, edit: Edit) -> None:
+        changed = edit(await self.get(key))  # one process, nothing awaited between: atomic
+        if changed is None:
+            await self.delete(key)
+        else:
+            await self.set(key, *changed)
 
 
 class LocalBackend:

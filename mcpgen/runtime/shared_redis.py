@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from mcp.server.subscriptions import ServerEvent
 
-from .local_cache import TTLCache, ValueCodec
+from .local_cache import Edit, TTLCache, ValueCodec
 from .sealing import SharedStateConfigError, SharedStateUnavailable, check_name
 from .shared import LimiterOutage, redact_url
 from .shared_local import LocalRateLimiter, check_limit, check_ttl
@@ -92,6 +92,7 @@ class RedisLink:
             exceptions.TimeoutError,
             OSError,  # and TimeoutError, which asyncio.wait_for raises
         )
+        self.watch_error: type[BaseException] = exceptions.WatchError
         common: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
         try:
             # Commands: one immediate retry replaces a pooled connection that died with the
@@ -230,6 +231,35 @@ class RedisCache:
             return
         try:
             await self._link.client.delete(self._key(key))
+        except self._link.outage_errors as exc:
+            self._link.failed(exc)
+        else:
+            self._link.succeeded()
+
+    async def change(self, key: str, edit: Edit) -> None:
+        """WATCH, GET, then MULTI/EXEC the new value: retried while another client changed
+        the key in between (one of them always succeeds)."""
+        if not self._link.usable():
+            return
+        name = self._key(key)
+        try:
+            async with self._link.client.pipeline(transaction=True) as pipe:
+                while True:
+                    try:
+                        await pipe.watch(name)
+                        stored = await pipe.get(name)
+                        changed = edit(None if stored is None else self._values.load(stored))
+                        pipe.multi()
+                        if changed is None:
+                            pipe.delete(name)
+                        else:
+                            check_ttl(changed[1])
+                            text = self._values.dump(changed[0])
+                            pipe.set(name, text, px=max(1, math.ceil(changed[1] * 1000)))
+                        await pipe.execute()
+                        break
+                    except self._link.watch_error:
+                        continue
         except self._link.outage_errors as exc:
             self._link.failed(exc)
         else:

@@ -64,6 +64,7 @@ from .tasks_wire import (
 logger = logging.getLogger("mcp_server")
 DEFAULT_TTL_MS = 3_600_000  # a task (and its result) is kept an hour unless asked otherwise
 MAX_TTL_MS = 86_400_000
+MIN_TTL_MS = 60_000  # a shorter ttl (0, negative) would forget the task before a poll
 POLL_MS = 1000
 MAX_RUNNING = 100  # tasks one caller may have running on one server
 
@@ -144,7 +145,8 @@ class Tasks:
     async def create(self, ctx: ServerRequestContext[Any, Any], name: str, modern: bool) -> Any:
         params = types.CallToolRequestParams.model_validate(dict(ctx.params or {}), by_name=False)
         asked = params.task.ttl if params.task is not None else None
-        ttl = DEFAULT_TTL_MS if asked is None or modern else max(1, min(int(asked), MAX_TTL_MS))
+        ttl = DEFAULT_TTL_MS if asked is None or modern else min(int(asked), MAX_TTL_MS)
+        ttl = max(ttl, MIN_TTL_MS)  # the spec lets a server override the ttl; it reports it
         owner = current_identity().key
         if sum(1 for o in self.owners.values() if o == owner) >= MAX_RUNNING:
             raise MCPError(

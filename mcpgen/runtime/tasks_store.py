@@ -9,7 +9,8 @@ it), ``expiresAt`` (epoch seconds), ``modern`` (the era it was created in), ``re
 ``error`` once it ends, ``inputRequests`` and ``call`` (tool, arguments, the round's
 state: what any replica needs to run it again) while it waits for input (2026-07-28).
 
-Each caller's task ids are kept in one index entry (newest last, bounded). Replicas that
+Each caller's task ids are kept in one index entry (newest last, bounded), changed in one
+atomic step of the cache (``TTLCache.change``: a Redis transaction). Replicas that
 run tasks keep a heartbeat entry alive; a ``working`` task whose replica's heartbeat is gone
 ends ``failed``.
 """
@@ -17,6 +18,7 @@ ends ``failed``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +43,12 @@ def local_cache() -> TTLCache:
     return LocalCache(ValueCodec(None), "tasks", 100_000)
 
 
+def live(entries: Any) -> list[list[Any]]:
+    """The entries of a caller's index that have not expired."""
+    now = time.time()
+    return [list(e) for e in entries or [] if isinstance(e, list) and e[1] > now]
+
+
 class TaskStore:
     def __init__(self, cache: TTLCache) -> None:
         self.cache = cache
@@ -62,35 +70,47 @@ class TaskStore:
 
     async def create(self, record: Record) -> None:
         await self.put(record)
-        owned = await self.owned(record["owner"])
-        owned.append([record["taskId"], record["expiresAt"]])
-        await self._keep(record["owner"], owned, len(owned) - MAX_OWNED)
+        entry = [record["taskId"], record["expiresAt"]]
+        await self._edit(
+            record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
+        )
 
     async def ended(self, owner: str, task_id: str, size: int) -> None:
         """Count the ``size`` bytes of ``task_id``'s result; past the caller's budget its
         oldest tasks go (never this one)."""
-        owned = await self.owned(owner)
-        sizes = [size if e[0] == task_id else sum(e[2:3]) for e in owned]
-        owned = [[*e[:2], n] for e, n in zip(owned, sizes, strict=True)]
-        drop, total = 0, sum(sizes)
-        while total > MAX_OWNED_BYTES and drop < len(owned) and owned[drop][0] != task_id:
-            total, drop = total - sizes[drop], drop + 1
-        await self._keep(owner, owned, drop)
 
-    async def _keep(self, owner: str, owned: list[list[Any]], drop: int) -> None:
-        """The caller's index without its ``drop`` oldest tasks, which are deleted."""
-        for dropped in owned[: max(drop, 0)]:  # out of the index: out of memory too
-            await self.cache.delete("t:" + dropped[0])
-        kept = owned[max(drop, 0) :]
-        if kept:
-            await self.cache.set("o:" + owner, kept, max(e[1] for e in kept) - time.time())
+        def count(owned: list[list[Any]]) -> tuple[list[list[Any]], int]:
+            sizes = [size if e[0] == task_id else sum(e[2:3]) for e in owned]
+            owned = [[*e[:2], n] for e, n in zip(owned, sizes, strict=True)]
+            drop, total = 0, sum(sizes)
+            while total > MAX_OWNED_BYTES and drop < len(owned) and owned[drop][0] != task_id:
+                total, drop = total - sizes[drop], drop + 1
+            return owned, drop
+
+        await self._edit(owner, count)
+
+    async def _edit(
+        self, owner: str, edit: Callable[[list[list[Any]]], tuple[list[list[Any]], int]]
+    ) -> None:
+        """The caller's index changed by ``edit`` (the entries, how many of the oldest to
+        drop) in one atomic step of the cache (Redis: a transaction), so concurrent creates
+        and completions lose no entry; the dropped tasks are deleted after it."""
+        dropped: list[list[Any]] = []
+
+        def apply(stored: Any) -> tuple[Any, float] | None:
+            owned, drop = edit(live(stored))
+            dropped[:] = owned[: max(drop, 0)]  # out of the index: out of memory too
+            kept = owned[max(drop, 0) :]
+            return (kept, max(max(e[1] for e in kept) - time.time(), 0.001)) if kept else None
+
+        await self.cache.change("o:" + owner, apply)
+        for entry in dropped:
+            await self.cache.delete("t:" + entry[0])
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first
         (expired ones out)."""
-        entries = await self.cache.get("o:" + owner)
-        now = time.time()
-        return [list(e) for e in entries or [] if isinstance(e, list) and e[1] > now]
+        return live(await self.cache.get("o:" + owner))
 
     async def update(self, task_id: str, changes: Record, *, force: bool = False) -> Record | None:
         """The record with ``changes``, written unless it has ended (or expired): None then.

@@ -135,7 +135,10 @@ async def test_tasks_belong_to_the_caller_not_the_session(http: Any) -> None:
     assert error_code(await again.get("no-such-task")) == -32602
 
 
-async def test_ttl_is_honoured(http: Any) -> None:
+async def test_ttl_is_honoured(http: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "MIN_TTL_MS", 500)
     rpc = await legacy(http)
     task_id = await rpc.task("report", {"steps": 0}, ttl=600)
     assert (await rpc.until(task_id, "completed"))["ttl"] == 600
@@ -143,6 +146,35 @@ async def test_ttl_is_honoured(http: Any) -> None:
     assert error_code(await rpc.get(task_id)) == -32602
     ids = {await rpc.task("report", {"steps": 0}) for _ in range(5)}
     assert len(ids) == 5
+
+
+@pytest.mark.parametrize("asked", [0, -5, 1])
+async def test_a_ttl_too_short_to_poll_is_raised_to_the_minimum(http: Any, asked: int) -> None:
+    from mcpgen.runtime.tasks import MIN_TTL_MS
+
+    rpc = await legacy(http)
+    answer = await rpc.call("report", {"steps": 1, "delay": 1.2}, task={"ttl": asked})
+    task = answer["result"]["task"]
+    assert task["ttl"] == MIN_TTL_MS  # the ttl kept, as the specification asks
+    done = await rpc.until(task["taskId"], "completed")  # not cancelled, not forgotten
+    assert done["ttl"] == MIN_TTL_MS
+    result = (await rpc.send("tasks/result", {"taskId": task["taskId"]}))["result"]
+    assert result["content"][0]["text"] == "report of 1 steps"
+
+
+async def test_a_question_on_a_json_answered_session_says_what_the_session_is(
+    http: Any,
+) -> None:
+    rpc = await legacy(http)  # the kit's app: a stateful session, json_response on
+    task_id = await rpc.task("pick", {})
+    await rpc.until(task_id, "input_required")
+    with anyio.fail_after(10):
+        result = (await rpc.send("tasks/result", {"taskId": task_id}))["result"]
+    text = result["content"][0]["text"]
+    assert result["isError"] is True
+    assert "answered with JSON" in text and "--no-json-response" in text, text
+    assert "stateless" not in text
+    assert (await rpc.get(task_id))["result"]["statusMessage"] == text
 
 
 # -- 2026-07-28 ------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""runtime/tasks_store.py: one caller's task index under concurrent creates and
+completions, in this process and in Redis shared by two replicas (docs/tasks.md, "Who sees
+a task"): no entry is lost, so the per-caller count and byte caps hold."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from redis_support import REDIS_SERVER, SKIP_REASON, RedisServer
+from test_shared import replicas
+
+from mcpgen.runtime import tasks_store
+from mcpgen.runtime.tasks_store import TaskStore
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+N = 20
+
+
+def record(n: int) -> dict[str, Any]:
+    return {
+        "taskId": f"task-{n}",
+        "owner": "alice",
+        "status": "working",
+        "expiresAt": time.time() + 60,
+    }
+
+
+@pytest.fixture(params=["local", "redis"])
+async def stores(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    """Two stores on one backend: two replicas (Redis) or two users of one process."""
+    if request.param == "local":
+        cache = tasks_store.local_cache()
+        yield TaskStore(cache), TaskStore(cache)
+        return
+    if REDIS_SERVER is None:
+        pytest.skip(SKIP_REASON)
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        async with replicas(server.url, n=2) as (a, b):
+            yield TaskStore(a.cache("tasks")), TaskStore(b.cache("tasks"))
+    finally:
+        server.stop()
+
+
+async def test_concurrent_creates_lose_no_index_entry(stores: Any) -> None:
+    a, b = stores
+    await asyncio.gather(*((a if n % 2 else b).create(record(n)) for n in range(N)))
+    assert sorted(e[0] for e in await a.owned("alice")) == sorted(f"task-{n}" for n in range(N))
+
+
+async def test_concurrent_completions_all_count_their_bytes(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = stores
+    for n in range(N):
+        await a.create(record(n))
+    await asyncio.gather(*((a if n % 2 else b).ended("alice", f"task-{n}", 10) for n in range(N)))
+    assert [e[2:] for e in await a.owned("alice")] == [[10]] * N
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 10 * N - 1)  # one byte over: one goes
+    await b.ended("alice", f"task-{N - 1}", 10)
+    assert [e[0] for e in await a.owned("alice")] == [f"task-{n}" for n in range(1, N)]
+    assert await a.get("task-0") is None
