@@ -38,6 +38,7 @@ class Recorder:
     status: int = 200
     media: str = "application/json"
     reply: bytes = b"{}"
+    headers: list[tuple[str, str]] = field(default_factory=list)  # more answer headers
 
     def answer(self, status: int, media: str, reply: bytes) -> None:
         self.status, self.media, self.reply = status, media, reply
@@ -63,6 +64,8 @@ def recorder() -> Iterator[Recorder]:
             self.send_response(rec.status)
             self.send_header("Content-Type", rec.media)
             self.send_header("Content-Length", str(len(rec.reply)))
+            for name, value in rec.headers:
+                self.send_header(name, value)
             self.end_headers()
             if self.command != "HEAD":  # a HEAD answer has headers only
                 self.wfile.write(rec.reply)

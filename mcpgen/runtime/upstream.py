@@ -1,7 +1,8 @@
 """Calls to the HTTP API a server wraps: one pooled client, retries, credentials, redirects.
 
 Credentials never leave for another origin: redirects are followed by hand, and one to a
-different origin (scheme, host, port) is followed without any credential. URLs shown to
+different origin (scheme, host, port) is followed without any credential. Cookies an
+answer sets are not kept: every caller's later calls would carry them. URLs shown to
 clients or written in errors have credential query values redacted. The MCP client's own
 token is never forwarded upstream.
 """
@@ -14,6 +15,7 @@ import logging
 import os
 import random
 from collections.abc import Callable
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 from urllib.parse import unquote, urljoin
 
@@ -112,6 +114,7 @@ class Upstream:
                 timeout=httpx2.Timeout(self.timeout),
                 limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
                 follow_redirects=False,  # followed by hand: see ``_send``
+                cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
             )
         return self._client
 
