@@ -145,10 +145,9 @@ class Upstream:
         request = Request(operation["method"], "")
         part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
-            if param["argument"] not in arguments:
-                continue
-            value = arguments[param["argument"]]
-            where = param["location"]
+            value, where = arguments.get(param["argument"]), param["location"]
+            if value is None and (where != "path" or param["argument"] not in arguments):
+                continue  # null is absent (a null path value is refused below)
             if where == "path":
                 path = path.replace(
                     "{" + param["name"] + "}", wire.path_segment(param["name"], value, param)

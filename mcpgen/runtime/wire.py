@@ -53,8 +53,14 @@ class Blob:
 
 
 def scalar(value: Json) -> str:
+    """One value as text: JSON's ``true``/``false``, ``null`` empty, ``1.0`` as ``1`` (JSON
+    does not tell them apart, and an API parsing an integer refuses ``1.0``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
     if isinstance(value, dict | list):
         return json.dumps(value, separators=(",", ":"))
     return str(value)

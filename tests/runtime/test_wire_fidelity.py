@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from wirekit import operations, recorder, upstream
 
+from mcpgen.runtime.errors import ToolError
+
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
 
@@ -36,3 +38,50 @@ async def test_a_cookie_the_upstream_sets_is_never_sent_again() -> None:
         rec.headers = []
         assert not (await api.call(operations(data)["send"], {})).is_error
         assert [seen.headers.get("cookie") for seen in rec.seen] == [None, None]
+
+
+NULLABLE = {"type": "string", "nullable": True}
+
+
+async def test_null_is_never_sent_as_python_none() -> None:
+    """A ``null`` header, cookie or query value is left out (an absent optional
+    parameter); a ``null`` array item is empty; a ``null`` path value is refused."""
+    params = [
+        param("q", "query", NULLABLE),
+        param("X-N", "header", NULLABLE),
+        param("c", "cookie", NULLABLE),
+        param("items", "query", {"type": "array", "items": NULLABLE}),
+        param("X-Items", "header", {"type": "array", "items": NULLABLE}),
+    ]
+    given = {"q": None, "X-N": None, "c": None, "items": ["a", None], "X-Items": [None, "b"]}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(document("/x", params))["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?items=a&items="
+    assert (seen.headers.get("x-n"), seen.headers.get("cookie")) == (None, None)
+    assert seen.headers["x-items"] == ",b"
+    with recorder() as rec:
+        op = operations(document("/x/{p}", [param("p", "path", NULLABLE)]))["send"]
+        with pytest.raises(ToolError, match="'p' may not be ''"):
+            await upstream(rec.url).call(op, {"p": None})
+        assert rec.seen == []
+
+
+async def test_an_integral_number_is_sent_without_a_fraction() -> None:
+    """JSON does not tell ``1`` from ``1.0``, and JSON Schema's ``integer`` accepts both: a
+    parameter sends ``1`` (an API parsing an integer refuses ``1.0``)."""
+    params = [
+        param("p", "path", {"type": "integer"}),
+        param("q", "query", {"type": "integer"}),
+        param("r", "query", {"type": "number"}),
+        param("X-I", "header", {"type": "array", "items": {"type": "integer"}}),
+    ]
+    given = {"p": 1.0, "q": -2.0, "r": 2.5, "X-I": [3.0, 4]}
+    with recorder() as rec:
+        op = operations(document("/x/{p}", params))["send"]
+        result = await upstream(rec.url).call(op, given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x/1?q=-2&r=2.5"
+    assert seen.headers["x-i"] == "3,4"
