@@ -29,6 +29,7 @@ class Seen:
     target: str
     headers: dict[str, str]  # lower-case names
     body: bytes
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)  # as sent, in order
 
 
 @dataclass
@@ -60,7 +61,8 @@ def recorder() -> Iterator[Recorder]:
             body = self.rfile.read(length) if length else b""
             rec = box[0]
             headers = {k.lower(): v for k, v in self.headers.items()}
-            rec.seen.append(Seen(self.command, self.path, headers, body))
+            raw = list(self.headers.items())
+            rec.seen.append(Seen(self.command, self.path, headers, body, raw))
             self.send_response(rec.status)
             self.send_header("Content-Type", rec.media)
             self.send_header("Content-Length", str(len(rec.reply)))

@@ -125,7 +125,7 @@ class Upstream:
         identity = ctx.identity if ctx is not None else None
         inbound = ctx.headers if ctx is not None else None
         headers, query, cookies = await self.credentials.apply(security, identity, inbound)
-        request.parts["headers"].update(headers)
+        wire.set_headers(request.parts["headers"], headers)
         request.parts["query"].update(query)
         request.parts["cookies"].update(cookies)
         request.secret_query.update(query)

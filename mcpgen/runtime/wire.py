@@ -122,6 +122,14 @@ def header_value(name: str, value: Json, param: dict[str, Json] | None = None) -
     return text
 
 
+def set_headers(held: dict[str, str], given: dict[str, str]) -> None:
+    """``given`` set in ``held``, replacing a header of the same name in any case."""
+    names = {name.lower() for name in given}
+    for name in [name for name in held if name.lower() in names]:
+        del held[name]
+    held.update(given)
+
+
 def cookie_value(value: Json) -> str:
     return quote(scalar(value), safe=_COOKIE_SAFE.replace("%", ""))
 

@@ -85,3 +85,20 @@ async def test_an_integral_number_is_sent_without_a_fraction() -> None:
         (seen,) = rec.seen
     assert seen.target == "/x/1?q=-2&r=2.5"
     assert seen.headers["x-i"] == "3,4"
+
+
+async def test_a_header_parameter_named_like_the_credential_header_does_not_ride_along() -> None:
+    """Header names are case-insensitive: a declared ``x-key`` parameter and the ``X-Key``
+    credential are one header, and the credential's value is the one sent (as when the
+    parameter is spelled the same), not both (an upstream reading the first header would
+    take the caller's)."""
+    schemes = {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}}
+    data = document("/x", [param("x-key", "header", {"type": "string"})])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/x"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        result = await upstream(rec.url, schemes).call(operations(data)["send"], {"x-key": "mine"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.raw_headers.count(("X-Key", "secret-key")) == 1
+    assert [name for name, _ in seen.raw_headers if name.lower() == "x-key"] == ["X-Key"]
