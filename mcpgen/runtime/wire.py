@@ -241,17 +241,18 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
         return [(name, json.dumps(value, separators=(",", ":")))]
     style = part.get("style") or "form"
     explode = part.get("explode", style == "form")
+    separator = {"pipeDelimited": "|", "spaceDelimited": " "}.get(style, ",")
     if isinstance(value, list):
         if style in ("spaceDelimited", "pipeDelimited") or not explode:
-            separator = {"pipeDelimited": "|", "spaceDelimited": " "}.get(style, ",")
             return [(name, separator.join(scalar(v) for v in value))]
         return [(name, scalar(v)) for v in value]
     if isinstance(value, dict):
         if style == "deepObject":
             return [(f"{name}[{k}]", scalar(v)) for k, v in value.items()]
-        if explode:
+        if explode and style == "form":
             return [(k, scalar(v)) for k, v in value.items()]
-        return [(name, ",".join(f"{k},{scalar(v)}" for k, v in value.items()))]
+        members = (f"{k}{separator}{scalar(v)}" for k, v in value.items())
+        return [(name, separator.join(members))]
     return [(name, scalar(value))]
 
 

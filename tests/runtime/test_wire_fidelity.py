@@ -102,3 +102,19 @@ async def test_a_header_parameter_named_like_the_credential_header_does_not_ride
         (seen,) = rec.seen
     assert seen.raw_headers.count(("X-Key", "secret-key")) == 1
     assert [name for name, _ in seen.raw_headers if name.lower() == "x-key"] == ["X-Key"]
+
+
+async def test_a_delimited_object_is_its_members_joined_by_the_delimiter() -> None:
+    """OpenAPI's style table: ``spaceDelimited`` and ``pipeDelimited`` objects are
+    ``color=R%20100%20G%20200`` and ``color=R|100|G|200`` (not comma-separated)."""
+    color = {"type": "object", "properties": {"R": {"type": "integer"}, "G": {"type": "integer"}}}
+    params = [
+        {**param("space", "query", color), "style": "spaceDelimited", "explode": False},
+        {**param("pipe", "query", color), "style": "pipeDelimited", "explode": False},
+    ]
+    given = {"space": {"R": 100, "G": 200}, "pipe": {"R": 1, "G": 2}}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(document("/x", params))["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?space=R+100+G+200&pipe=R%7C1%7CG%7C2"  # httpx writes a space +
