@@ -14,7 +14,7 @@ from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
-from mcpgen.openapi.media import text_of, tool_annotations
+from mcpgen.openapi.media import sent_type, text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
 from mcpgen.openapi.parts import Built, Candidate
@@ -273,7 +273,7 @@ class _Importer(SecurityImport, InputImport):
                 required=body_info.required,
                 properties=[i.wire for i in body_inputs] if spread else [],
                 arguments=list(body_arguments) if spread else [],
-                media_type=body_info.media_type,
+                media_type=sent_type(body_info.media_type),
                 parts=body_info.parts,
             )
         if body is not None and body_info is not None and body_info.together:

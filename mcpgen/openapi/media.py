@@ -23,6 +23,12 @@ def category(media: str) -> str:
     return "application/octet-stream"
 
 
+def sent_type(media: str) -> str:
+    """``media`` as a request's ``Content-Type``: a media range (``*/*``, ``image/*``) names
+    no type (RFC 9110), so the kind the body is sent as does."""
+    return category(media) if "*" in media.split(";", 1)[0] else media
+
+
 def is_xml(media: str) -> bool:
     base = media.split(";", 1)[0].strip().lower()
     return base in ("application/xml", "text/xml") or base.endswith("+xml")

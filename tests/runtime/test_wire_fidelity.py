@@ -118,3 +118,35 @@ async def test_a_delimited_object_is_its_members_joined_by_the_delimiter() -> No
         assert not result.is_error, result.content
         (seen,) = rec.seen
     assert seen.target == "/x?space=R+100+G+200&pipe=R%7C1%7CG%7C2"  # httpx writes a space +
+
+
+@pytest.mark.parametrize(
+    ("media", "schema", "given", "sent"),
+    [
+        ("*/*", {"type": "object"}, {"a": 1}, "application/json"),
+        ("application/*", {"type": "object"}, {"a": 1}, "application/json"),
+        ("text/*", {"type": "string"}, "hi", "text/plain"),
+        ("image/*", {"type": "string", "format": "binary"}, "aGk=", "application/octet-stream"),
+        ("text/csv; charset=utf-8", {"type": "string"}, "a,b", "text/csv; charset=utf-8"),
+    ],
+)
+async def test_a_media_range_is_never_sent_as_the_content_type(
+    media: str, schema: Any, given: Any, sent: str
+) -> None:
+    """A body the document lists under ``*/*`` or ``image/*`` is sent with the type it is
+    sent as: a media range names no type (RFC 9110) and an API may refuse it (415)."""
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], {"body": given})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.headers["content-type"] == sent
