@@ -141,7 +141,7 @@ class Upstream:
         output: Any = None,
     ) -> types.CallToolResult:
         """The operation called; ``output`` validates a success answer (``answers.result``)."""
-        path = operation["path"]
+        path, arguments = operation["path"], wire.integral(arguments)
         request = Request(operation["method"], "")
         part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:

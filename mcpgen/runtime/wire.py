@@ -52,15 +52,24 @@ class Blob:
     media: str | None = None
 
 
+def integral(value: Json) -> Json:
+    """``value`` with every integral float an int: JSON does not tell ``1.0`` from ``1``,
+    and an API parsing an integer (Go, serde, a route pattern) refuses ``1.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, list):
+        return [integral(item) for item in value]
+    if isinstance(value, dict):
+        return {key: integral(item) for key, item in value.items()}
+    return value
+
+
 def scalar(value: Json) -> str:
-    """One value as text: JSON's ``true``/``false``, ``null`` empty, ``1.0`` as ``1`` (JSON
-    does not tell them apart, and an API parsing an integer refuses ``1.0``)."""
+    """One value as text: JSON's ``true``/``false``, ``null`` empty."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return ""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
     if isinstance(value, dict | list):
         return json.dumps(value, separators=(",", ":"))
     return str(value)

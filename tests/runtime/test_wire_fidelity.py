@@ -4,7 +4,9 @@ sets (the request carries the operation's parameters and credential, nothing els
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import quote_plus
 
 import pytest
 from wirekit import operations, recorder, upstream
@@ -150,3 +152,30 @@ async def test_a_media_range_is_never_sent_as_the_content_type(
         assert not result.is_error, result.content
         (seen,) = rec.seen
     assert seen.headers["content-type"] == sent
+
+
+async def test_an_integral_number_in_a_json_body_or_json_parameter_has_no_fraction() -> None:
+    """A strictly typed API (Go's ``encoding/json``, serde) refuses ``1.0`` for an integer;
+    JSON means the same by ``1``."""
+    item = {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}}
+    op = {
+        "operationId": "send",
+        "parameters": [
+            {"name": "f", "in": "query", "content": {"application/json": {"schema": item}}}
+        ],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": item}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    given = {"f": {"n": 2.0, "x": 0.5}, "n": 1.0, "x": 1.5}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert json.loads(seen.body) == {"n": 1, "x": 1.5}
+    assert b'"n": 1,' in seen.body
+    assert seen.target == "/x?f=" + quote_plus('{"n":2,"x":0.5}')
