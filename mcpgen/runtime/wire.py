@@ -206,7 +206,15 @@ def body(
         }
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
-    return {"content": (value if isinstance(value, str) else scalar(value)).encode()}
+    text = value if isinstance(value, str) else scalar(value)
+    charset = re.search(r"charset=\"?([\w.:-]+)", spec.get("media_type") or "", re.I)
+    try:
+        return {"content": text.encode(charset.group(1) if charset else "utf-8")}
+    except LookupError:  # a charset Python does not know: UTF-8, as the document may mean
+        return {"content": text.encode()}
+    except UnicodeEncodeError as exc:
+        lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
+        raise ToolError(lacks) from None
 
 
 def is_uri(value: Json) -> bool:

@@ -127,7 +127,7 @@ async def test_a_delimited_object_is_its_members_joined_by_the_delimiter() -> No
     [
         ("*/*", {"type": "object"}, {"a": 1}, "application/json"),
         ("application/*", {"type": "object"}, {"a": 1}, "application/json"),
-        ("text/*", {"type": "string"}, "hi", "text/plain"),
+        ("text/*", {"type": "string"}, "hi", "text/plain; charset=utf-8"),
         ("image/*", {"type": "string", "format": "binary"}, "aGk=", "application/octet-stream"),
         ("text/csv; charset=utf-8", {"type": "string"}, "a,b", "text/csv; charset=utf-8"),
     ],
@@ -179,3 +179,54 @@ async def test_an_integral_number_in_a_json_body_or_json_parameter_has_no_fracti
     assert json.loads(seen.body) == {"n": 1, "x": 1.5}
     assert b'"n": 1,' in seen.body
     assert seen.target == "/x?f=" + quote_plus('{"n":2,"x":0.5}')
+
+
+@pytest.mark.parametrize(
+    ("media", "sent"),
+    [
+        ("text/plain", "text/plain; charset=utf-8"),
+        ("text/csv", "text/csv; charset=utf-8"),
+        ("text/plain; charset=ISO-8859-1", "text/plain; charset=ISO-8859-1"),
+        ("application/xml", "application/xml"),
+    ],
+)
+async def test_a_text_body_is_in_the_charset_its_content_type_names(media: str, sent: str) -> None:
+    """A text body goes out as UTF-8 and says so (without a ``charset`` a server may read
+    it as ISO-8859-1, Spring's default for ``text/plain``: ``é`` arrives as ``Ã©``), or in
+    the charset the document names."""
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": {"type": "string"}}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], {"body": "café"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    charset = "latin-1" if "8859" in media else "utf-8"
+    assert (seen.headers["content-type"], seen.body) == (sent, "café".encode(charset))
+
+
+async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
+    op = {
+        "operationId": "send",
+        "requestBody": {
+            "required": True,
+            "content": {"text/plain; charset=us-ascii": {"schema": {"type": "string"}}},
+        },
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    with recorder() as rec:
+        with pytest.raises(ToolError, match="'é', which ascii lacks"):
+            await upstream(rec.url).call(operations(data)["send"], {"body": "café"})
+        assert rec.seen == []
