@@ -230,3 +230,23 @@ async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
         with pytest.raises(ToolError, match="'é', which ascii lacks"):
             await upstream(rec.url).call(operations(data)["send"], {"body": "café"})
         assert rec.seen == []
+
+
+async def test_a_credential_a_success_answer_echoes_is_redacted() -> None:
+    """APIs keyed by a query parameter echo it in the links they answer (NASA's
+    ``links.next``: ``...?page=2&api_key=...``): the caller of the MCP server never sees
+    the operator's key, in a success no more than in an error."""
+    schemes = {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    data = document("/x", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/x"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        api = upstream(rec.url, schemes)
+        link = rec.url + "/x?page=2&api_key=secret-key"
+        rec.answer(200, "application/json", json.dumps({"links": {"next": link}}).encode())
+        result = await api.call(operations(data)["send"], {})
+        rec.answer(200, "text/plain", b"next: " + link.encode())
+        text = await api.call(operations(data)["send"], {})
+    assert rec.seen[0].target == "/x?api_key=secret-key"
+    assert result.structured_content == {"links": {"next": link.replace("secret-key", "REDACTED")}}
+    assert "secret-key" not in str(result.content) + str(text.content)
