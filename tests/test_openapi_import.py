@@ -1372,3 +1372,19 @@ def test_a_component_named_like_a_tools_model_class_gets_another_name(tmp_path: 
 
     done = CliRunner().invoke(main, ["validate", str(manifest)])
     assert done.exit_code == 0, done.output
+
+
+def test_a_relative_server_url_is_a_warning_unless_the_manifest_gives_the_base_url() -> None:
+    """``servers: [{url: /api}]`` (or Swagger 2.0 without ``host``) names no host: the
+    generated server's calls fail ("UnsupportedProtocol") until a base URL is set."""
+    paths = {"/x": {"get": {"operationId": "getX", "responses": {"200": ok()}}}}
+    relative = inline(doc30(paths, servers=[{"url": "/api"}, {"url": "https://a.example"}]))
+    problem = find(warnings(relative), "relative")
+    assert problem.field == "#/servers/0/url" and "'/api'" in problem.message
+    swagger = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": paths}
+    find(warnings(inline(swagger)), "relative")
+    for fine in (
+        inline(doc30(paths, servers=[{"url": "/api"}]), {"baseUrl": "https://a.example"}),
+        inline(doc30(paths, servers=[{"url": "https://a.example/api"}])),
+    ):
+        assert not [p for p in fine.problems if "relative" in p.message]

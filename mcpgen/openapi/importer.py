@@ -140,6 +140,13 @@ class _Importer(SecurityImport, InputImport):
                     option_problem(Level.WARNING, rule.where, "this rule matches no operation")
                 )
         servers, schemes, info = self.servers(), self.security_schemes(), self.info()
+        if servers and "://" not in servers[0]["url"] and "baseUrl" not in (self.raw_options or {}):
+            self.warn(
+                0,
+                ("servers", 0, "url") if version != "2.0" else (),
+                f"the server URL {servers[0]['url']!r} is relative: the generated server calls "
+                "nothing until a base URL is set (openapi.baseUrl, or <NAME>_API_BASE_URL)",
+            )
         used: set[str] = set()
         for built in tools:
             for part in ("input", "output"):
