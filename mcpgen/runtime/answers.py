@@ -89,7 +89,7 @@ def result(
         return types.CallToolResult(content=[])
     if json_answer:
         try:
-            data: Json = response.json()
+            data: Json = response.json(parse_constant=_not_json)  # NaN, Infinity
         except ValueError:
             return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
@@ -112,6 +112,10 @@ def result(
     return types.CallToolResult(
         content=[embedded_blob(uri, blob, media or "application/octet-stream")]
     )
+
+
+def _not_json(constant: str) -> Json:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def scrubbed(data: Json, scrub: Callable[[str], str]) -> Json:

@@ -250,3 +250,14 @@ async def test_a_credential_a_success_answer_echoes_is_redacted() -> None:
     assert rec.seen[0].target == "/x?api_key=secret-key"
     assert result.structured_content == {"links": {"next": link.replace("secret-key", "REDACTED")}}
     assert "secret-key" not in str(result.content) + str(text.content)
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"-Infinity"])
+async def test_an_answer_with_nan_is_invalid_json_not_an_internal_error(number: bytes) -> None:
+    """Python's ``json.dumps`` writes ``NaN`` (a pandas-backed API answers it): it is not
+    JSON, and a result cannot carry it; the caller is told so, as for any invalid JSON."""
+    with recorder() as rec:
+        rec.answer(200, "application/json", b'{"mean": ' + number + b"}")
+        result = await upstream(rec.url).call(operations(document("/x", []))["send"], {})
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "invalid JSON (HTTP 200)" in message, message
