@@ -10,7 +10,8 @@ or ``anyOf [..., {type: null}]`` when the schema has no plain type; boolean
 ``type: file`` and ``format: binary`` -> base64 strings (``contentEncoding``); Swagger's
 string ``discriminator`` -> ``{propertyName}``. A discriminator is kept as an annotation,
 its ``mapping`` rewritten to ``#/$defs`` references (the implicit mapping of
-``oneOf``/``anyOf`` references is made explicit). Properties marked ``readOnly`` or
+``oneOf``/``anyOf`` references is made explicit), and its ``oneOf`` read as ``anyOf``: the
+tag picks the branch, so branches that overlap (open objects) must not refuse every value. Properties marked ``readOnly`` or
 ``writeOnly`` are not ``required`` (OpenAPI requires them in one direction only).
 Keywords next to a ``$ref`` are kept (2020-12 applies them alongside; OpenAPI 3.0 would
 ignore them, but ``nullable`` or ``description`` there is what authors mean). A schema's
@@ -224,6 +225,8 @@ class SchemaConverter:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
                 self._drop(src, where, "is not a JSON Schema 2020-12 keyword")
+        if "discriminator" in out and "oneOf" in out and "anyOf" not in out:
+            out["anyOf"] = out.pop("oneOf")  # the tag picks the branch: overlapping is fine
         result = finish(out, nullable)
         if "default" in result and not default_fits(result):
             del result["default"]  # the model would not type-check (list[int] = ["x"])
