@@ -124,6 +124,7 @@ def header_value(name: str, value: Json, param: dict[str, Json] | None = None) -
         text = json.dumps(value, separators=(",", ":"))
     else:
         text = simple(value, bool(param.get("explode")))
+    text = text.strip(" \t")  # what HTTP reads of it (RFC 9110 5.5); h11 refuses to send more
     if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in text):
         raise ToolError(f"header parameter {name!r} may not contain control characters")
     if not text.isascii():

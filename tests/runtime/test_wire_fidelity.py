@@ -261,3 +261,15 @@ async def test_an_answer_with_nan_is_invalid_json_not_an_internal_error(number: 
         result = await upstream(rec.url).call(operations(document("/x", []))["send"], {})
     message = result.content[0].text  # type: ignore[union-attr]
     assert result.is_error and "invalid JSON (HTTP 200)" in message, message
+
+
+async def test_a_header_value_with_outer_spaces_is_sent_as_http_reads_it() -> None:
+    """HTTP drops the spaces and tabs around a header value (RFC 9110 5.5), and h11 refuses
+    to send them: the call was "failed: LocalProtocolError". The value goes out as any
+    server would read it."""
+    data = document("/x", [param("X-V", "header", {"type": "string"})])
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], {"X-V": " a b\t"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert ("X-V", "a b") in seen.raw_headers
