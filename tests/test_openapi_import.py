@@ -292,8 +292,19 @@ def test_external_file_refs(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_discriminator_kept_with_explicit_mapping() -> None:
     tool, _ = by_name(fixture("petstore.yaml"))["create_pet"]
     pet = tool["input"]["properties"]["pet"]
-    # read as anyOf: the tag picks the branch (see the discriminated oneOf test below)
-    assert pet["anyOf"] == [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]
+    # each branch told apart by its tags (see the discriminated oneOf test below)
+    assert pet["oneOf"] == [
+        {
+            "$ref": "#/$defs/Cat",
+            "properties": {"petType": {"enum": ["Cat"]}},
+            "required": ["petType"],
+        },
+        {
+            "$ref": "#/$defs/Dog",
+            "properties": {"petType": {"enum": ["dog"]}},
+            "required": ["petType"],
+        },
+    ]
     assert pet["discriminator"] == {
         "propertyName": "petType",
         "mapping": {"dog": "#/$defs/Dog", "Cat": "#/$defs/Cat"},
@@ -1395,7 +1406,7 @@ def test_a_discriminated_one_of_accepts_a_value_its_open_branches_share() -> Non
     """OpenAPI's own example: ``oneOf: [Cat, Dog]`` with a ``petType`` discriminator, each
     branch an open object. Every Cat is also a valid Dog, so JSON Schema's ``oneOf`` refused
     every body ("valid under each of"); the discriminator is what picks the branch, and the
-    input schema accepts a value any branch accepts (``anyOf``)."""
+    input schema asks each branch for its tag."""
     pet = {"type": "object", "required": ["petType"], "properties": {"petType": {"type": "string"}}}
     schemas = {
         "Pet": {**pet, "discriminator": {"propertyName": "petType"}},
@@ -1416,4 +1427,5 @@ def test_a_discriminated_one_of_accepts_a_value_its_open_branches_share() -> Non
     validator = Draft202012Validator(tool["input"])
     for pet_body in ({"petType": "Cat", "name": "Tom"}, {"petType": "Dog", "bark": True}):
         assert [e.message for e in validator.iter_errors({"body": pet_body})] == []
-    assert list(validator.iter_errors({"body": {"name": "no tag"}}))
+    for wrong in ({"name": "no tag"}, {"petType": "Cow"}):
+        assert list(validator.iter_errors({"body": wrong}))
