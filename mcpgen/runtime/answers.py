@@ -80,7 +80,7 @@ def result(
     status = response.status_code
     shown = request.shown(str(response.url))
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if status >= 400:
+    if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = media == "application/json" or media.endswith("+json")
     if output is not None and status != 204 and not (json_answer and response.content):

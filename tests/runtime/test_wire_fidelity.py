@@ -273,3 +273,14 @@ async def test_a_header_value_with_outer_spaces_is_sent_as_http_reads_it() -> No
         assert not result.is_error, result.content
         (seen,) = rec.seen
     assert ("X-V", "a b") in seen.raw_headers
+
+
+@pytest.mark.parametrize("status", [300, 302, 307])
+async def test_a_redirect_that_cannot_be_followed_is_an_error_not_a_result(status: int) -> None:
+    """A 3xx without a ``Location`` (or a 300 Multiple Choices) is no answer to the call:
+    its body was the tool's result, as if the operation had succeeded."""
+    with recorder() as rec:
+        rec.answer(status, "application/json", b'{"choices": ["a", "b"]}')
+        result = await upstream(rec.url).call(operations(document("/x", []))["send"], {})
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and f"HTTP {status}" in message, message
