@@ -292,7 +292,19 @@ def test_external_file_refs(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_discriminator_kept_with_explicit_mapping() -> None:
     tool, _ = by_name(fixture("petstore.yaml"))["create_pet"]
     pet = tool["input"]["properties"]["pet"]
-    assert pet["oneOf"] == [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]
+    # each branch told apart by its tags (see the discriminated oneOf test below)
+    assert pet["oneOf"] == [
+        {
+            "$ref": "#/$defs/Cat",
+            "properties": {"petType": {"enum": ["Cat"]}},
+            "required": ["petType"],
+        },
+        {
+            "$ref": "#/$defs/Dog",
+            "properties": {"petType": {"enum": ["dog"]}},
+            "required": ["petType"],
+        },
+    ]
     assert pet["discriminator"] == {
         "propertyName": "petType",
         "mapping": {"dog": "#/$defs/Dog", "Cat": "#/$defs/Cat"},
@@ -1396,3 +1408,48 @@ def test_a_component_named_like_a_tools_model_class_gets_another_name(tmp_path: 
 
     done = CliRunner().invoke(main, ["validate", str(manifest)])
     assert done.exit_code == 0, done.output
+
+
+def test_a_relative_server_url_is_a_warning_unless_the_manifest_gives_the_base_url() -> None:
+    """``servers: [{url: /api}]`` (or Swagger 2.0 without ``host``) names no host: the
+    generated server's calls fail ("UnsupportedProtocol") until a base URL is set."""
+    paths = {"/x": {"get": {"operationId": "getX", "responses": {"200": ok()}}}}
+    relative = inline(doc30(paths, servers=[{"url": "/api"}, {"url": "https://a.example"}]))
+    problem = find(warnings(relative), "relative")
+    assert problem.field == "#/servers/0/url" and "'/api'" in problem.message
+    swagger = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": paths}
+    find(warnings(inline(swagger)), "relative")
+    for fine in (
+        inline(doc30(paths, servers=[{"url": "/api"}]), {"baseUrl": "https://a.example"}),
+        inline(doc30(paths, servers=[{"url": "https://a.example/api"}])),
+    ):
+        assert not [p for p in fine.problems if "relative" in p.message]
+
+
+def test_a_discriminated_one_of_accepts_a_value_its_open_branches_share() -> None:
+    """OpenAPI's own example: ``oneOf: [Cat, Dog]`` with a ``petType`` discriminator, each
+    branch an open object. Every Cat is also a valid Dog, so JSON Schema's ``oneOf`` refused
+    every body ("valid under each of"); the discriminator is what picks the branch, and the
+    input schema asks each branch for its tag."""
+    pet = {"type": "object", "required": ["petType"], "properties": {"petType": {"type": "string"}}}
+    schemas = {
+        "Pet": {**pet, "discriminator": {"propertyName": "petType"}},
+        "Cat": {"allOf": [{"$ref": "#/components/schemas/Pet"}, {"properties": {"name": {}}}]},
+        "Dog": {"allOf": [{"$ref": "#/components/schemas/Pet"}, {"properties": {"bark": {}}}]},
+    }
+    body = {
+        "oneOf": [{"$ref": "#/components/schemas/Cat"}, {"$ref": "#/components/schemas/Dog"}],
+        "discriminator": {"propertyName": "petType"},
+    }
+    content = {"application/json": {"schema": body}}
+    operation = {
+        "operationId": "addPet",
+        "requestBody": {"required": True, "content": content},
+        "responses": {"200": ok()},
+    }
+    tool, _ = by_name(inline(doc30({"/pets": {"post": operation}}, schemas)))["add_pet"]
+    validator = Draft202012Validator(tool["input"])
+    for pet_body in ({"petType": "Cat", "name": "Tom"}, {"petType": "Dog", "bark": True}):
+        assert [e.message for e in validator.iter_errors({"body": pet_body})] == []
+    for wrong in ({"name": "no tag"}, {"petType": "Cow"}):
+        assert list(validator.iter_errors({"body": wrong}))

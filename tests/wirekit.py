@@ -29,6 +29,7 @@ class Seen:
     target: str
     headers: dict[str, str]  # lower-case names
     body: bytes
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)  # as sent, in order
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Recorder:
     status: int = 200
     media: str = "application/json"
     reply: bytes = b"{}"
+    headers: list[tuple[str, str]] = field(default_factory=list)  # more answer headers
 
     def answer(self, status: int, media: str, reply: bytes) -> None:
         self.status, self.media, self.reply = status, media, reply
@@ -59,10 +61,13 @@ def recorder() -> Iterator[Recorder]:
             body = self.rfile.read(length) if length else b""
             rec = box[0]
             headers = {k.lower(): v for k, v in self.headers.items()}
-            rec.seen.append(Seen(self.command, self.path, headers, body))
+            raw = list(self.headers.items())
+            rec.seen.append(Seen(self.command, self.path, headers, body, raw))
             self.send_response(rec.status)
             self.send_header("Content-Type", rec.media)
             self.send_header("Content-Length", str(len(rec.reply)))
+            for name, value in rec.headers:
+                self.send_header(name, value)
             self.end_headers()
             if self.command != "HEAD":  # a HEAD answer has headers only
                 self.wfile.write(rec.reply)

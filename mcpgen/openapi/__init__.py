@@ -29,7 +29,8 @@ become ``api://<path>`` resources; path parameters become template variables (na
 their argument, percent-encoded where RFC 6570 needs it) and query parameters a
 ``{?a,b}`` expansion. Anything else stays a tool, with a warning.
 
-Warned about (located WARNING): callbacks; path- and operation-level ``servers``;
+Warned about (located WARNING): callbacks; path- and operation-level ``servers``; a
+relative first server URL (no host: Swagger 2.0 without ``host``) unless ``baseUrl`` is given;
 ``webhooks``; header parameters ``Accept``/``Content-Type``/``Authorization``;
 ``allowReserved``; Swagger ``tsv`` arrays; path parameters not in the path, not declared,
 or not ``required``; multipart ``encoding``; XML bodies (sent as raw text); a text or

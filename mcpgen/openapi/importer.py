@@ -14,7 +14,7 @@ from mcpgen import identifiers as names
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
-from mcpgen.openapi.media import text_of, tool_annotations
+from mcpgen.openapi.media import sent_type, text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
 from mcpgen.openapi.parts import Built, Candidate
@@ -139,6 +139,13 @@ class _Importer(SecurityImport, InputImport):
                     option_problem(Level.WARNING, rule.where, "this rule matches no operation")
                 )
         servers, schemes, info = self.servers(), self.security_schemes(), self.info()
+        if servers and "://" not in servers[0]["url"] and "baseUrl" not in (self.raw_options or {}):
+            self.warn(
+                0,
+                ("servers", 0, "url") if version != "2.0" else (),
+                f"the server URL {servers[0]['url']!r} is relative: the generated server calls "
+                "nothing until a base URL is set (openapi.baseUrl, or <NAME>_API_BASE_URL)",
+            )
         used: set[str] = set()
         for built in tools:
             for part in ("input", "output"):
@@ -264,7 +271,7 @@ class _Importer(SecurityImport, InputImport):
                 required=body_info.required,
                 properties=[i.wire for i in body_inputs] if spread else [],
                 arguments=list(body_arguments) if spread else [],
-                media_type=body_info.media_type,
+                media_type=sent_type(body_info.media_type),
                 parts=body_info.parts,
             )
             if body_info.together:

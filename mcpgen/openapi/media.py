@@ -23,6 +23,18 @@ def category(media: str) -> str:
     return "application/octet-stream"
 
 
+def sent_type(media: str) -> str:
+    """``media`` as a request's ``Content-Type``: a media range (``*/*``, ``image/*``) names
+    no type (RFC 9110), so the kind the body is sent as does; text without a ``charset``
+    says UTF-8 (a server may otherwise read it as ISO-8859-1)."""
+    base, _, given = media.partition(";")
+    if "*" in base:
+        return sent_type(category(media))
+    if base.strip().lower().startswith("text/") and "charset=" not in given.lower():
+        return media.rstrip("; ") + "; charset=utf-8"
+    return media
+
+
 def is_xml(media: str) -> bool:
     base = media.split(";", 1)[0].strip().lower()
     return base in ("application/xml", "text/xml") or base.endswith("+xml")

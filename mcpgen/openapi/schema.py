@@ -10,7 +10,9 @@ or ``anyOf [..., {type: null}]`` when the schema has no plain type; boolean
 ``type: file`` and ``format: binary`` -> base64 strings (``contentEncoding``); Swagger's
 string ``discriminator`` -> ``{propertyName}``. A discriminator is kept as an annotation,
 its ``mapping`` rewritten to ``#/$defs`` references (the implicit mapping of
-``oneOf``/``anyOf`` references is made explicit). Properties marked ``readOnly`` or
+``oneOf``/``anyOf`` references is made explicit), and each referenced branch told apart by
+the tags that pick it (``oneOf: [Cat, Dog]`` with open objects refused every value as
+"valid under each of"). Properties marked ``readOnly`` or
 ``writeOnly`` are not ``required`` (OpenAPI requires them in one direction only).
 Keywords next to a ``$ref`` are kept (2020-12 applies them alongside; OpenAPI 3.0 would
 ignore them, but ``nullable`` or ``description`` there is what authors mean). A schema's
@@ -224,6 +226,11 @@ class SchemaConverter:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
                 self._drop(src, where, "is not a JSON Schema 2020-12 keyword")
+        picked: dict[str, Json] = out.get("discriminator") or {}
+        for keyword in ("oneOf", "anyOf") if picked.get("mapping") else ():
+            if isinstance(out.get(keyword), list):
+                tags, name = picked["mapping"], picked["propertyName"]
+                out[keyword] = [tagged(branch, name, tags) for branch in out[keyword]]
         result = finish(out, nullable)
         if "default" in result and not default_fits(result):
             del result["default"]  # the model would not type-check (list[int] = ["x"])
@@ -301,3 +308,14 @@ class SchemaConverter:
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result
+
+
+def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:
+    """A ``oneOf``/``anyOf`` branch that is a reference, with the discriminator values that
+    pick it (``mapping``: tag -> reference) required of property ``name``."""
+    if not isinstance(branch, dict) or set(branch) != {"$ref"}:
+        return branch
+    tags = [tag for tag, ref in mapping.items() if ref == branch["$ref"]]
+    if not tags:
+        return branch
+    return {**branch, "properties": {name: {"enum": tags}}, "required": [name]}

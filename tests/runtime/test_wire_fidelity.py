@@ -1,0 +1,286 @@
+"""What an imported operation sends, attacked value by value against a local upstream
+that records the raw request: JSON ``null``, integral numbers, and cookies the upstream
+sets (the request carries the operation's parameters and credential, nothing else)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote_plus
+
+import pytest
+from wirekit import operations, recorder, upstream
+
+from mcpgen.runtime.errors import ToolError
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+
+def document(path: str, params: list[dict[str, Any]]) -> Any:
+    op = {"operationId": "send", "parameters": params, "responses": {"200": {"description": "ok"}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {path: {"get": op}},
+    }
+
+
+def param(name: str, where: str, schema: Any) -> dict[str, Any]:
+    return {"name": name, "in": where, "required": where == "path", "schema": schema}
+
+
+async def test_a_cookie_the_upstream_sets_is_never_sent_again() -> None:
+    """The server's one HTTP client serves every caller: a session cookie one call
+    received must not ride along on the next call (another caller's, maybe)."""
+    data = document("/x", [])
+    with recorder() as rec:
+        api = upstream(rec.url)
+        rec.headers = [("Set-Cookie", "session=caller-a; Path=/")]
+        assert not (await api.call(operations(data)["send"], {})).is_error
+        rec.headers = []
+        assert not (await api.call(operations(data)["send"], {})).is_error
+        assert [seen.headers.get("cookie") for seen in rec.seen] == [None, None]
+
+
+NULLABLE = {"type": "string", "nullable": True}
+
+
+async def test_null_is_never_sent_as_python_none() -> None:
+    """A ``null`` header, cookie or query value is left out (an absent optional
+    parameter); a ``null`` array item is empty; a ``null`` path value is refused."""
+    params = [
+        param("q", "query", NULLABLE),
+        param("X-N", "header", NULLABLE),
+        param("c", "cookie", NULLABLE),
+        param("items", "query", {"type": "array", "items": NULLABLE}),
+        param("X-Items", "header", {"type": "array", "items": NULLABLE}),
+    ]
+    given = {"q": None, "X-N": None, "c": None, "items": ["a", None], "X-Items": [None, "b"]}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(document("/x", params))["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?items=a&items="
+    assert (seen.headers.get("x-n"), seen.headers.get("cookie")) == (None, None)
+    assert seen.headers["x-items"] == ",b"
+    with recorder() as rec:
+        op = operations(document("/x/{p}", [param("p", "path", NULLABLE)]))["send"]
+        with pytest.raises(ToolError, match="'p' may not be ''"):
+            await upstream(rec.url).call(op, {"p": None})
+        assert rec.seen == []
+
+
+async def test_an_integral_number_is_sent_without_a_fraction() -> None:
+    """JSON does not tell ``1`` from ``1.0``, and JSON Schema's ``integer`` accepts both: a
+    parameter sends ``1`` (an API parsing an integer refuses ``1.0``)."""
+    params = [
+        param("p", "path", {"type": "integer"}),
+        param("q", "query", {"type": "integer"}),
+        param("r", "query", {"type": "number"}),
+        param("X-I", "header", {"type": "array", "items": {"type": "integer"}}),
+    ]
+    given = {"p": 1.0, "q": -2.0, "r": 2.5, "X-I": [3.0, 4]}
+    with recorder() as rec:
+        op = operations(document("/x/{p}", params))["send"]
+        result = await upstream(rec.url).call(op, given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x/1?q=-2&r=2.5"
+    assert seen.headers["x-i"] == "3,4"
+
+
+async def test_a_header_parameter_named_like_the_credential_header_does_not_ride_along() -> None:
+    """Header names are case-insensitive: a declared ``x-key`` parameter and the ``X-Key``
+    credential are one header, and the credential's value is the one sent (as when the
+    parameter is spelled the same), not both (an upstream reading the first header would
+    take the caller's)."""
+    schemes = {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}}
+    data = document("/x", [param("x-key", "header", {"type": "string"})])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/x"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        result = await upstream(rec.url, schemes).call(operations(data)["send"], {"x-key": "mine"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.raw_headers.count(("X-Key", "secret-key")) == 1
+    assert [name for name, _ in seen.raw_headers if name.lower() == "x-key"] == ["X-Key"]
+
+
+async def test_a_delimited_object_is_its_members_joined_by_the_delimiter() -> None:
+    """OpenAPI's style table: ``spaceDelimited`` and ``pipeDelimited`` objects are
+    ``color=R%20100%20G%20200`` and ``color=R|100|G|200`` (not comma-separated)."""
+    color = {"type": "object", "properties": {"R": {"type": "integer"}, "G": {"type": "integer"}}}
+    params = [
+        {**param("space", "query", color), "style": "spaceDelimited", "explode": False},
+        {**param("pipe", "query", color), "style": "pipeDelimited", "explode": False},
+    ]
+    given = {"space": {"R": 100, "G": 200}, "pipe": {"R": 1, "G": 2}}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(document("/x", params))["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?space=R+100+G+200&pipe=R%7C1%7CG%7C2"  # httpx writes a space +
+
+
+@pytest.mark.parametrize(
+    ("media", "schema", "given", "sent"),
+    [
+        ("*/*", {"type": "object"}, {"a": 1}, "application/json"),
+        ("application/*", {"type": "object"}, {"a": 1}, "application/json"),
+        ("text/*", {"type": "string"}, "hi", "text/plain; charset=utf-8"),
+        ("image/*", {"type": "string", "format": "binary"}, "aGk=", "application/octet-stream"),
+        ("text/csv; charset=utf-8", {"type": "string"}, "a,b", "text/csv; charset=utf-8"),
+    ],
+)
+async def test_a_media_range_is_never_sent_as_the_content_type(
+    media: str, schema: Any, given: Any, sent: str
+) -> None:
+    """A body the document lists under ``*/*`` or ``image/*`` is sent with the type it is
+    sent as: a media range names no type (RFC 9110) and an API may refuse it (415)."""
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], {"body": given})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.headers["content-type"] == sent
+
+
+async def test_an_integral_number_in_a_json_body_or_json_parameter_has_no_fraction() -> None:
+    """A strictly typed API (Go's ``encoding/json``, serde) refuses ``1.0`` for an integer;
+    JSON means the same by ``1``."""
+    item = {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}}
+    op = {
+        "operationId": "send",
+        "parameters": [
+            {"name": "f", "in": "query", "content": {"application/json": {"schema": item}}}
+        ],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": item}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    given = {"f": {"n": 2.0, "x": 0.5}, "n": 1.0, "x": 1.5}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert json.loads(seen.body) == {"n": 1, "x": 1.5}
+    assert b'"n": 1,' in seen.body
+    assert seen.target == "/x?f=" + quote_plus('{"n":2,"x":0.5}')
+
+
+@pytest.mark.parametrize(
+    ("media", "sent"),
+    [
+        ("text/plain", "text/plain; charset=utf-8"),
+        ("text/csv", "text/csv; charset=utf-8"),
+        ("text/plain; charset=ISO-8859-1", "text/plain; charset=ISO-8859-1"),
+        ("application/xml", "application/xml"),
+    ],
+)
+async def test_a_text_body_is_in_the_charset_its_content_type_names(media: str, sent: str) -> None:
+    """A text body goes out as UTF-8 and says so (without a ``charset`` a server may read
+    it as ISO-8859-1, Spring's default for ``text/plain``: ``é`` arrives as ``Ã©``), or in
+    the charset the document names."""
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": {"type": "string"}}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], {"body": "café"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    charset = "latin-1" if "8859" in media else "utf-8"
+    assert (seen.headers["content-type"], seen.body) == (sent, "café".encode(charset))
+
+
+async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
+    op = {
+        "operationId": "send",
+        "requestBody": {
+            "required": True,
+            "content": {"text/plain; charset=us-ascii": {"schema": {"type": "string"}}},
+        },
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+    with recorder() as rec:
+        with pytest.raises(ToolError, match="'é', which ascii lacks"):
+            await upstream(rec.url).call(operations(data)["send"], {"body": "café"})
+        assert rec.seen == []
+
+
+async def test_a_credential_a_success_answer_echoes_is_redacted() -> None:
+    """APIs keyed by a query parameter echo it in the links they answer (NASA's
+    ``links.next``: ``...?page=2&api_key=...``): the caller of the MCP server never sees
+    the operator's key, in a success no more than in an error."""
+    schemes = {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    data = document("/x", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/x"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        api = upstream(rec.url, schemes)
+        link = rec.url + "/x?page=2&api_key=secret-key"
+        rec.answer(200, "application/json", json.dumps({"links": {"next": link}}).encode())
+        result = await api.call(operations(data)["send"], {})
+        rec.answer(200, "text/plain", b"next: " + link.encode())
+        text = await api.call(operations(data)["send"], {})
+    assert rec.seen[0].target == "/x?api_key=secret-key"
+    assert result.structured_content == {"links": {"next": link.replace("secret-key", "REDACTED")}}
+    assert "secret-key" not in str(result.content) + str(text.content)
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"-Infinity"])
+async def test_an_answer_with_nan_is_invalid_json_not_an_internal_error(number: bytes) -> None:
+    """Python's ``json.dumps`` writes ``NaN`` (a pandas-backed API answers it): it is not
+    JSON, and a result cannot carry it; the caller is told so, as for any invalid JSON."""
+    with recorder() as rec:
+        rec.answer(200, "application/json", b'{"mean": ' + number + b"}")
+        result = await upstream(rec.url).call(operations(document("/x", []))["send"], {})
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "invalid JSON (HTTP 200)" in message, message
+
+
+async def test_a_header_value_with_outer_spaces_is_sent_as_http_reads_it() -> None:
+    """HTTP drops the spaces and tabs around a header value (RFC 9110 5.5), and h11 refuses
+    to send them: the call was "failed: LocalProtocolError". The value goes out as any
+    server would read it."""
+    data = document("/x", [param("X-V", "header", {"type": "string"})])
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], {"X-V": " a b\t"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert ("X-V", "a b") in seen.raw_headers
+
+
+@pytest.mark.parametrize("status", [300, 302, 307])
+async def test_a_redirect_that_cannot_be_followed_is_an_error_not_a_result(status: int) -> None:
+    """A 3xx without a ``Location`` (or a 300 Multiple Choices) is no answer to the call:
+    its body was the tool's result, as if the operation had succeeded."""
+    with recorder() as rec:
+        rec.answer(status, "application/json", b'{"choices": ["a", "b"]}')
+        result = await upstream(rec.url).call(operations(document("/x", []))["send"], {})
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and f"HTTP {status}" in message, message
