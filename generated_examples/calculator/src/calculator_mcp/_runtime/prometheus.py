@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -38,13 +39,17 @@ def _number(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
 
 
-def metrics_route(reader: Any) -> Any:
-    """The ``GET /metrics`` route (behind the app's authentication unless made public)."""
+def metrics_route(reader: Any, allowed: Callable[[Any], bool] = lambda scope: True) -> Any:
+    """The ``GET /metrics`` route (behind the app's authentication unless made public;
+    ``allowed(ASGI scope)`` says whether this caller may read them)."""
     from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Route
 
     async def metrics(request: Request) -> Response:
+        if not allowed(request.scope):
+            refused = "Forbidden: the metrics name tools or prompts hidden from this caller\n"
+            return Response(refused, status_code=403, media_type="text/plain")
         return Response(render(reader), media_type=CONTENT_TYPE)
 
     return Route(METRICS_PATH, metrics, methods=["GET"])

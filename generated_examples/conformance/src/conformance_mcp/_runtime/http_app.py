@@ -18,6 +18,7 @@ from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,
     HostOriginMiddleware,
+    PostGuard,
     TokenBuckets,
 )
 from .identity import Authenticator
@@ -149,9 +150,11 @@ def create_app(
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
     public: tuple[str, ...] = ()
     if observed is not None and observed.reader is not None:
+        from .authz import IDENTITY_KEY
         from .prometheus import METRICS_PATH, metrics_route
 
-        routes.append(metrics_route(observed.reader))
+        hides = server.tools.policy.hides_from  # labels name tools: not for whom some are hidden
+        routes.append(metrics_route(observed.reader, lambda s: not hides(s.get(IDENTITY_KEY))))
         if spec.get("observability", {}).get("metrics") == "public":
             public = (METRICS_PATH,)
     if auth.kind == "oauth":  # the package carries http_auth.py
@@ -195,6 +198,8 @@ def create_app(
 
         # a call whose client left cannot be resumed
         app.add_middleware(DisconnectMiddleware, json_response=settings.json_response)
+    if settings.transport == "http":  # a batch, a body not sent as JSON: JSON-RPC errors
+        app.add_middleware(PostGuard, path=settings.path)
     limiter = (
         TokenBuckets(
             settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None

@@ -24,6 +24,11 @@ from typing import Any
 logger = logging.getLogger(__name__)
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 _SESSION_KEY = "mcpgen.telemetry.session"
+# served with MCP tasks (tasks.py), absent from the SDK's method maps
+TASK_METHODS = frozenset(
+    ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update")
+)
+NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or prompt
 
 
 def configured(environ: Mapping[str, str]) -> bool:
@@ -74,7 +79,7 @@ class Telemetry:
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
         # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
         # grow the label set)
-        self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS
+        self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS | TASK_METHODS
         self._made: dict[tuple[str, str, str | None, str | None], dict[str, str]] = {}
 
     def flush(self) -> None:
@@ -118,6 +123,8 @@ class Telemetry:
                 result = await call_next(ctx)
             except MCPError as exc:
                 error = str(exc.error.code)
+                if tracing and len(exc.error.message) > 1024:  # the span keeps it as its status
+                    exc.error.message = exc.error.message[:1024] + "..."  # ("Unknown tool: ")
                 raise
             except ValidationError:
                 error = str(INVALID_PARAMS)
@@ -139,7 +146,7 @@ class Telemetry:
         becomes ``_OTHER`` or is left out), never a session id. Made once per combination
         (the values are bounded, so are the combinations)."""
         method = ctx.method if ctx.method in self.methods else "_OTHER"
-        name = ctx.params.get("name") if ctx.params else None
+        name = ctx.params.get("name") if ctx.params and method in NAMED else None
         if not isinstance(name, str) or name not in self.names:
             name = None
         key = (method, version, name, error)

@@ -133,6 +133,12 @@ class Policy:
         """Whether discovery (lists, search) shows ``name`` to this caller."""
         return not self.hide_unauthorized or self.allowed(identity, kind, name)
 
+    def hides_from(self, identity: Identity | None) -> bool:
+        """Whether discovery hides anything from ``identity`` (a scope it lacks)."""
+        if not self.hide_unauthorized or identity is None:
+            return False
+        return any(self.missing(identity, k, n) for k, t in self.scopes.items() for n in t)
+
     @property
     def scoped(self) -> bool:
         return any(self.scopes.values())

@@ -257,16 +257,16 @@ class Context:
         answers: dict[str, InputResponse] = {}
         if not self.modern:
             for key, request in requests.items():
-                try:  # a task asks on a tasks/result request (input_required meanwhile)
-                    via = await self.task.channel() if self.task is not None else None
+                # a task asks on a tasks/result request (input_required meanwhile)
+                via = await self.task.channel() if self.task is not None else self.request
+                try:
                     answers[key] = await self._send(request, via)
                     if self.task is not None:
                         await self.task.asking(False)
                 except NoBackChannelError:
                     raise ToolError(
                         f"this needs to ask the client ({request.method}), which this connection "
-                        "cannot carry (stateless HTTP in the handshake era); use a stateful "
-                        "connection or the 2026-07-28 protocol"
+                        f"cannot carry {_no_channel(via)}"
                     ) from None
             return answers
         missing: dict[str, InputRequest] = {}
@@ -322,6 +322,20 @@ class Context:
     ) -> None:
         if self.events is not None:
             await self.events.publish(event, self.request.session)
+
+
+def _no_channel(channel: Any) -> str:
+    """Why a handshake-era request cannot carry a question to the client, and the way out."""
+    headers = getattr(channel.request, "headers", None) or {}
+    if "mcp-session-id" in headers:  # a stateful session: its POSTs are answered with JSON
+        return (
+            "(a session whose requests are answered with JSON, not SSE streams); serve SSE "
+            "responses (--no-json-response), use stdio or the 2026-07-28 protocol"
+        )
+    return (
+        "(stateless HTTP in the handshake era); use a stateful connection or the 2026-07-28 "
+        "protocol"
+    )
 
 
 @functools.cache

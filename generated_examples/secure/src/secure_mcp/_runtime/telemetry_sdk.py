@@ -14,9 +14,14 @@ from collections.abc import Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
+from opentelemetry.sdk.trace import SpanProcessor
+
 from .telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
+# What a client chooses (the method and tool name in a span's name, the request id) stays
+# this short in the spans kept for export (unless OTEL_*ATTRIBUTE_VALUE_LENGTH_LIMIT says)
+NAME_LIMIT, VALUE_LIMIT = 256, 4096
 
 
 def build(
@@ -43,10 +48,14 @@ def build(
     if exporting:
         current = trace.get_tracer_provider()
         if isinstance(current, trace.ProxyTracerProvider):
-            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace import SpanLimits, TracerProvider
             from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-            tracer_provider = TracerProvider(resource=resource)  # sampler: OTEL_TRACES_SAMPLER
+            given = any(k.endswith("ATTRIBUTE_VALUE_LENGTH_LIMIT") for k in environ)
+            limits = SpanLimits(max_attribute_length=None if given else VALUE_LIMIT)
+            # sampler: OTEL_TRACES_SAMPLER
+            tracer_provider = TracerProvider(resource=resource, span_limits=limits)
+            tracer_provider.add_span_processor(_ShortNames())
             for exporter in exporters("traces", environ):
                 tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
             trace.set_tracer_provider(tracer_provider)
@@ -123,3 +132,11 @@ def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
     root = logging.getLogger()
     root.addHandler(LoggingHandler(level=root.level, logger_provider=provider))
     return provider.force_flush
+
+
+class _ShortNames(SpanProcessor):
+    """Cuts a span's name to ``NAME_LIMIT`` characters as the span starts."""
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        if len(span.name) > NAME_LIMIT:
+            span.update_name(span.name[:NAME_LIMIT])

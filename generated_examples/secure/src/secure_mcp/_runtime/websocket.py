@@ -3,7 +3,8 @@
 subprotocol ``mcp``, the framing of the SDK 1.x WebSocket transport.
 
 Server side: ``websocket_route`` bridges a Starlette WebSocket to ``server.run`` at
-``/ws``; the connection is closed (1008) when the caller's token expires. Client side:
+``/ws``; the connection is closed (1008) when the caller's token expires, and (1003,
+"unsupported data", RFC 6455) on a binary frame. Client side:
 ``websocket_client(url)`` is a transport for ``mcp.client.Client``.
 """
 
@@ -35,6 +36,7 @@ SUBPROTOCOL = "mcp"
 PATH = "/ws"
 MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 POLICY_VIOLATION = 1008
+UNSUPPORTED_DATA = 1003
 
 
 def _encode(message: SessionMessage) -> str:
@@ -69,15 +71,21 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     metadata = ServerMessageMetadata(request_context=websocket)
     expires = _expiry(websocket)
-    reason: list[str] = []
+    closing: list[tuple[int, str]] = []  # (close code, reason) when the server ends it
 
     async def reader() -> None:
         async with read_writer:
             try:
                 while True:
-                    text = await websocket.receive_text()
+                    frame = await websocket.receive()
+                    if frame["type"] == "websocket.disconnect":
+                        return
                     if expires is not None and time.time() >= expires:
-                        reason.append("token expired")
+                        closing.append((POLICY_VIOLATION, "token expired"))
+                        return
+                    text = frame.get("text")
+                    if text is None:  # MCP is one JSON-RPC message per text frame
+                        closing.append((UNSUPPORTED_DATA, "binary frames are not MCP"))
                         return
                     try:
                         message = jsonrpc_message_adapter.validate_json(text, by_name=False)
@@ -92,8 +100,8 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
                         )
                         continue
                     await read_writer.send(SessionMessage(message, metadata=metadata))
-            except (WebSocketDisconnect, RuntimeError, KeyError, anyio.ClosedResourceError):
-                pass  # the client went away (or sent a binary frame, or expired): end the session
+            except (WebSocketDisconnect, RuntimeError, anyio.ClosedResourceError):
+                pass  # the client went away (or expired): end the session
 
     async def writer() -> None:
         async with write_reader:
@@ -106,7 +114,7 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
     async def expire() -> None:
         assert expires is not None
         await anyio.sleep(max(0.0, expires - time.time()))
-        reason.append("token expired")
+        closing.append((POLICY_VIOLATION, "token expired"))
         read_writer.close()
 
     async with anyio.create_task_group() as tg:
@@ -117,9 +125,9 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()
     try:
-        if reason:
-            logger.info("closing a WebSocket connection: %s", reason[0])
-            await websocket.close(code=POLICY_VIOLATION, reason=reason[0])
+        if closing:
+            logger.info("closing a WebSocket connection: %s", closing[0][1])
+            await websocket.close(code=closing[0][0], reason=closing[0][1])
         else:
             await websocket.close()
     except (RuntimeError, WebSocketDisconnect):

@@ -7,7 +7,8 @@ a text dump of bytes. An answer is read up to a size limit (``<NAME>_API_MAX_RES
 default 10 MiB): past it the call is a tool error saying so. An HTTP error (4xx/5xx) is a
 tool error naming the method, the operation's path template, the status and the URL
 requested (credentials redacted), then the start of the body made readable: an RFC 9457
-problem document as its title and detail, HTML as its text.
+problem document as its title and detail, HTML as its text. A credential the request
+sent is redacted from errors, text and JSON answers alike (``links.next`` echoing a key).
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -80,7 +81,7 @@ def result(
     status = response.status_code
     shown = request.shown(str(response.url))
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if status >= 400:
+    if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = media == "application/json" or media.endswith("+json")
     if output is not None and status != 204 and not (json_answer and response.content):
@@ -89,9 +90,11 @@ def result(
         return types.CallToolResult(content=[])
     if json_answer:
         try:
-            data: Json = response.json()
+            data: Json = response.json(parse_constant=_not_json)  # NaN, Infinity
         except ValueError:
             return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
+        if request.secrets:  # an echoed credential (a query key in ``links.next``)
+            data = scrubbed(data, request.scrub)
         if operation.get("wrapped"):
             data = {"result": data}
         if output is not None:
@@ -100,7 +103,7 @@ def result(
                 return tool_error(mismatch(response, operation, request, refused))
         return structured(data)
     if media.startswith("text/") or media in ("application/xml", "application/yaml"):
-        return types.CallToolResult(content=[text(response.text)])
+        return types.CallToolResult(content=[text(request.scrub(response.text))])
     blob = response.content
     if media.startswith("image/"):
         return types.CallToolResult(content=[image(blob, media)])
@@ -110,6 +113,21 @@ def result(
     return types.CallToolResult(
         content=[embedded_blob(uri, blob, media or "application/octet-stream")]
     )
+
+
+def _not_json(constant: str) -> Json:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def scrubbed(data: Json, scrub: Callable[[str], str]) -> Json:
+    """``data`` with every credential sent removed from its strings."""
+    if isinstance(data, str):
+        return scrub(data)
+    if isinstance(data, list):
+        return [scrubbed(item, scrub) for item in data]
+    if isinstance(data, dict):
+        return {scrub(key): scrubbed(item, scrub) for key, item in data.items()}
+    return data
 
 
 def error_text(

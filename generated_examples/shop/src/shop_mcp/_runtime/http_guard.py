@@ -4,8 +4,8 @@
 Order, outermost first: Host/Origin checks (DNS rebinding), then authentication, which
 puts the caller in the scope and charges its rate limit (the verified identity when there
 is one, the client address for anonymous and refused requests; a WebSocket's messages
-one by one, ``metered``). Checking credentials is ``http_auth.py``, carried by a server
-with ``auth``.
+one by one, ``metered``), then (streamable HTTP) ``PostGuard``. Checking credentials is
+``http_auth.py``, carried by a server with ``auth``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from . import jsonrpc
 from .authz import IDENTITY_KEY, Policy
 from .identity import Authenticator, Identity
 from .settings import Settings
@@ -248,3 +249,39 @@ def metered(scope: Scope, receive: Receive, limiter: Any, key: str) -> Receive:
         return message
 
     return throttled
+
+
+class PostGuard:
+    """A POST to the MCP endpoint that is no JSON-RPC message, answered with the JSON-RPC
+    error stdio gives (``jsonrpc.py``, id null) where SDK 2.3 answers otherwise: a body
+    that is a JSON array (a batch; MCP has none since 2025-06-18) 400 -32600, not -32602
+    with pydantic's report; a Content-Type other than JSON 415, not a plain-text 400 (the
+    SDK's own test: ``application/json`` first). Only the body's first chunk is read."""
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or route_path(scope) != self.path:
+            return await self.app(scope, receive, send)
+        kind = next((v for k, v in scope["headers"] if k == b"content-type"), b"")
+        if not kind.lower().startswith(b"application/json"):
+            error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
+            return await _answer(scope, receive, send, 415, error)
+        first = await receive()
+        if first.get("body", b"").lstrip(b" \t\r\n")[:1] == b"[":
+            error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request")
+            return await _answer(scope, receive, send, 400, error)
+        pending = [first]
+
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _answer(scope: Scope, receive: Receive, send: Send, status: int, body: str) -> None:
+    from starlette.responses import Response
+
+    await Response(body, status, media_type="application/json")(scope, receive, send)

@@ -13,6 +13,9 @@ from typing import Any
 from . import telemetry
 
 QUIET = ("httpx2", "httpcore2", "httpx", "httpcore")
+# A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
+# its bytes: once per request, so for ERROR and up only.
+UNTRUSTED = ("opentelemetry.baggage.propagation", "opentelemetry.trace.propagation.tracecontext")
 _RECORD_FIELDS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
 # Query parameters that may carry a credential (a token sent as ?access_token= is refused,
 # but the access log would still record it): their values are left out of access logs.
@@ -63,12 +66,19 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(data, default=str, ensure_ascii=False)
 
 
+class TextFormatter(logging.Formatter):
+    """One line per record: a newline in a message (a client's text) cannot forge a line."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return super().formatMessage(record).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     handler = logging.StreamHandler(sys.stderr)
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
@@ -82,3 +92,5 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     # credential in the log. Its lines are kept for WARNING and up only.
     for name in QUIET:
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
+    for name in UNTRUSTED:
+        logging.getLogger(name).setLevel(max(logging.ERROR, root.level))

@@ -61,6 +61,11 @@ class PromptBinding:
             )
 
 
+def unknown_prompt(name: str) -> MCPError:
+    """What prompts/get and completion/complete answer for a prompt the caller cannot see."""
+    return MCPError(INVALID_PARAMS, f"Unknown prompt: {name}", data={"prompt": name})
+
+
 def render_text(source: str, arguments: dict[str, str]) -> str:
     """A declared message's text with the arguments filled in (a sandboxed Jinja template:
     arguments are data, never code; a template error is the server's fault)."""
@@ -147,13 +152,28 @@ class PromptTable:
             self.hidden.add(name)
 
     def prompts(self, identity: Any) -> list[types.Prompt]:
-        return [
-            self.by_name[name].prompt
-            for name in self.order
-            if name not in self.hidden
+        return [self.by_name[name].prompt for name in self.order if self.visible(identity, name)]
+
+    def visible(self, identity: Any, name: str) -> bool:
+        """Whether prompts/list shows ``name`` to ``identity``; prompts/get and
+        completion/complete take a prompt it does not show for an unknown one."""
+        return (
+            name in self.by_name
+            and name not in self.hidden
             and self.policy.visible(identity, "prompt", name)
             and (not self.policy.hide_unauthorized or self._may_embed(identity, name))
-        ]
+        )
+
+    def authorized(self, name: str, identity: Any) -> PromptBinding:
+        """The prompt ``name`` when ``identity`` may get it (or complete its arguments): an
+        MCPError otherwise, unknown as for a missing prompt, or forbidden."""
+        if not self.visible(identity, name):
+            raise unknown_prompt(name)
+        try:
+            self.policy.check(identity, "prompt", name)
+        except Forbidden as exc:  # shown (the policy hides nothing), not allowed
+            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+        return self.by_name[name]
 
     def _may_embed(self, identity: Any, name: str) -> bool:
         """Whether ``identity`` may read every resource the prompt's declared messages
@@ -166,7 +186,7 @@ class PromptTable:
         return True
 
     def _check_embedded(
-        self, identity: Any, messages: Sequence[types.PromptMessage], unknown: MCPError
+        self, identity: Any, messages: Sequence[types.PromptMessage], name: str
     ) -> None:
         """Refuse a prompt whose messages embed a resource the caller may not read, as
         reading it would be refused (a prompt must not serve a scoped resource's text)."""
@@ -180,7 +200,7 @@ class PromptTable:
                 self.policy.check(identity, "resource", found[0].key)
             except Forbidden as exc:
                 if self.policy.hide_unauthorized:
-                    raise unknown from None
+                    raise unknown_prompt(name) from None
                 raise MCPError(
                     FORBIDDEN,
                     f"Forbidden: prompt embeds a resource that needs scope(s) "
@@ -191,25 +211,14 @@ class PromptTable:
     async def get(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        binding = self.by_name.get(params.name)
-        unknown = MCPError(
-            INVALID_PARAMS, f"Unknown prompt: {params.name}", data={"prompt": params.name}
-        )
-        if binding is None or params.name in self.hidden:
-            raise unknown
         context = Context(ctx, params, events=self.events, registry=self.registry)
-        try:
-            self.policy.check(context.identity, "prompt", params.name)
-        except Forbidden as exc:
-            if self.policy.hide_unauthorized:
-                raise unknown from None
-            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+        binding = self.authorized(params.name, context.identity)
         arguments = dict(params.arguments or {})
         binding.check_arguments(arguments)
         description = binding.definition.get("description")
         if binding.render is None:
             messages = render_messages(binding.messages, arguments, self.resources)
-            self._check_embedded(context.identity, messages, unknown)
+            self._check_embedded(context.identity, messages, params.name)
             return types.GetPromptResult(description=description, messages=messages)
         try:
             value = await binding.render(arguments, context)
@@ -236,11 +245,11 @@ class PromptTable:
                 INTERNAL_ERROR, f"Prompt {params.name!r} failed (see the server log)"
             ) from None
         if isinstance(value, types.GetPromptResult):
-            self._check_embedded(context.identity, value.messages, unknown)
+            self._check_embedded(context.identity, value.messages, params.name)
             return value
         if isinstance(value, str):
             value = [types.PromptMessage(role="user", content=text(value))]
-        self._check_embedded(context.identity, list(value), unknown)
+        self._check_embedded(context.identity, list(value), params.name)
         return types.GetPromptResult(description=description, messages=list(value))
 
 

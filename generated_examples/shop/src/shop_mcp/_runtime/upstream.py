@@ -2,7 +2,8 @@
 """Calls to the HTTP API a server wraps: one pooled client, retries, credentials, redirects.
 
 Credentials never leave for another origin: redirects are followed by hand, and one to a
-different origin (scheme, host, port) is followed without any credential. URLs shown to
+different origin (scheme, host, port) is followed without any credential. Cookies an
+answer sets are not kept: every caller's later calls would carry them. URLs shown to
 clients or written in errors have credential query values redacted. The MCP client's own
 token is never forwarded upstream.
 """
@@ -15,6 +16,7 @@ import logging
 import os
 import random
 from collections.abc import Callable
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 from urllib.parse import unquote, urljoin
 
@@ -113,6 +115,7 @@ class Upstream:
                 timeout=httpx2.Timeout(self.timeout),
                 limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
                 follow_redirects=False,  # followed by hand: see ``_send``
+                cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
             )
         return self._client
 
@@ -123,7 +126,7 @@ class Upstream:
         identity = ctx.identity if ctx is not None else None
         inbound = ctx.headers if ctx is not None else None
         headers, query, cookies = await self.credentials.apply(security, identity, inbound)
-        request.parts["headers"].update(headers)
+        wire.set_headers(request.parts["headers"], headers)
         request.parts["query"].update(query)
         request.parts["cookies"].update(cookies)
         request.secret_query.update(query)
@@ -139,14 +142,13 @@ class Upstream:
         output: Any = None,
     ) -> types.CallToolResult:
         """The operation called; ``output`` validates a success answer (``answers.result``)."""
-        path = operation["path"]
+        path, arguments = operation["path"], wire.integral(arguments)
         request = Request(operation["method"], "")
         part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
-            if param["argument"] not in arguments:
-                continue
-            value = arguments[param["argument"]]
-            where = param["location"]
+            value, where = arguments.get(param["argument"]), param["location"]
+            if value is None and (where != "path" or param["argument"] not in arguments):
+                continue  # null is absent (a null path value is refused below)
             if where == "path":
                 path = path.replace(
                     "{" + param["name"] + "}", wire.path_segment(param["name"], value, param)

@@ -53,9 +53,24 @@ class Blob:
     media: str | None = None
 
 
+def integral(value: Json) -> Json:
+    """``value`` with every integral float an int: JSON does not tell ``1.0`` from ``1``,
+    and an API parsing an integer (Go, serde, a route pattern) refuses ``1.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, list):
+        return [integral(item) for item in value]
+    if isinstance(value, dict):
+        return {key: integral(item) for key, item in value.items()}
+    return value
+
+
 def scalar(value: Json) -> str:
+    """One value as text: JSON's ``true``/``false``, ``null`` empty."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return ""
     if isinstance(value, dict | list):
         return json.dumps(value, separators=(",", ":"))
     return str(value)
@@ -110,11 +125,20 @@ def header_value(name: str, value: Json, param: dict[str, Json] | None = None) -
         text = json.dumps(value, separators=(",", ":"))
     else:
         text = simple(value, bool(param.get("explode")))
+    text = text.strip(" \t")  # what HTTP reads of it (RFC 9110 5.5); h11 refuses to send more
     if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in text):
         raise ToolError(f"header parameter {name!r} may not contain control characters")
     if not text.isascii():
         raise ToolError(f"header parameter {name!r} must be ASCII (HTTP headers carry no other)")
     return text
+
+
+def set_headers(held: dict[str, str], given: dict[str, str]) -> None:
+    """``given`` set in ``held``, replacing a header of the same name in any case."""
+    names = {name.lower() for name in given}
+    for name in [name for name in held if name.lower() in names]:
+        del held[name]
+    held.update(given)
 
 
 def cookie_value(value: Json) -> str:
@@ -184,7 +208,15 @@ def body(
         }
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
-    return {"content": (value if isinstance(value, str) else scalar(value)).encode()}
+    text = value if isinstance(value, str) else scalar(value)
+    charset = re.search(r"charset=\"?([\w.:-]+)", spec.get("media_type") or "", re.I)
+    try:
+        return {"content": text.encode(charset.group(1) if charset else "utf-8")}
+    except LookupError:  # a charset Python does not know: UTF-8, as the document may mean
+        return {"content": text.encode()}
+    except UnicodeEncodeError as exc:
+        lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
+        raise ToolError(lacks) from None
 
 
 def is_uri(value: Json) -> bool:
@@ -228,17 +260,18 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
         return [(name, json.dumps(value, separators=(",", ":")))]
     style = part.get("style") or "form"
     explode = part.get("explode", style == "form")
+    separator = {"pipeDelimited": "|", "spaceDelimited": " "}.get(style, ",")
     if isinstance(value, list):
         if style in ("spaceDelimited", "pipeDelimited") or not explode:
-            separator = {"pipeDelimited": "|", "spaceDelimited": " "}.get(style, ",")
             return [(name, separator.join(scalar(v) for v in value))]
         return [(name, scalar(v)) for v in value]
     if isinstance(value, dict):
         if style == "deepObject":
             return [(f"{name}[{k}]", scalar(v)) for k, v in value.items()]
-        if explode:
+        if explode and style == "form":
             return [(k, scalar(v)) for k, v in value.items()]
-        return [(name, ",".join(f"{k},{scalar(v)}" for k, v in value.items()))]
+        members = (f"{k}{separator}{scalar(v)}" for k, v in value.items())
+        return [(name, separator.join(members))]
     return [(name, scalar(value))]
 
 

@@ -2,14 +2,15 @@
 """Completions for prompt arguments and URI template variables.
 
 A completion reveals what a prompt or resource holds, so the caller needs the scopes that
-prompt or resource template needs (the policy's), as for a get or a read."""
+prompt or resource template needs (the policy's), as for a get or a read; a prompt the
+caller cannot get (``PromptTable.authorized``) it cannot complete either."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
@@ -18,6 +19,9 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from .authz import Policy, current_identity
 from .errors import FORBIDDEN, Forbidden, ToolError
+
+if TYPE_CHECKING:
+    from .prompts import PromptTable
 
 CompleteCall = Callable[[str, dict[str, str]], Awaitable[Sequence[str]]]
 MAX_COMPLETIONS = 100
@@ -39,11 +43,13 @@ class CompletionTable:
         bindings: Sequence[CompletionBinding],
         policy: Policy | None = None,
         known: Collection[tuple[str, str]] | None = None,
+        prompts: PromptTable | None = None,
     ) -> None:
         self.by_key = {(b.target, b.ref, b.argument): b for b in bindings}
         self.policy = policy or Policy()
         # (target, ref) of every prompt and URI template; None: those of the bindings
         self.known = {(b.target, b.ref) for b in bindings} if known is None else set(known)
+        self.prompts = prompts  # the server's PromptTable: who may see and get which prompt
 
     async def complete(
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
@@ -59,12 +65,15 @@ class CompletionTable:
         unknown = MCPError(INVALID_PARAMS, f"Unknown {what}: {name}", data={kind: name})
         if (kind, name) not in self.known:
             raise unknown
-        try:
-            self.policy.check(current_identity(), kind, name)
-        except Forbidden as exc:
-            if self.policy.hide_unauthorized:
-                raise unknown from None
-            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+        if kind == "prompt" and self.prompts is not None:  # as prompts/get answers
+            self.prompts.authorized(name, current_identity())
+        else:
+            try:
+                self.policy.check(current_identity(), kind, name)
+            except Forbidden as exc:
+                if self.policy.hide_unauthorized:
+                    raise unknown from None
+                raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
         binding = self.by_key.get((kind, name, params.argument.name))
         prefix = params.argument.value
         context = dict(params.context.arguments or {}) if params.context else {}
@@ -97,8 +106,11 @@ class CompletionTable:
             raise MCPError(INTERNAL_ERROR, "completion failed (see the server log)") from None
 
 
-def completion_table(spec: dict[str, Any], handlers: Any, policy: Policy) -> CompletionTable:
-    """The spec's completions bound to the generated ``server.py``'s handlers."""
+def completion_table(
+    spec: dict[str, Any], handlers: Any, policy: Policy, prompts: PromptTable | None = None
+) -> CompletionTable:
+    """The spec's completions bound to the generated ``server.py``'s handlers (``prompts``:
+    the server's ``PromptTable``)."""
     bindings = [
         CompletionBinding(
             c["target"],
@@ -115,4 +127,4 @@ def completion_table(spec: dict[str, Any], handlers: Any, policy: Policy) -> Com
         for r in spec.get("resources", [])
         if "uriTemplate" in r["definition"]
     ]
-    return CompletionTable(bindings, policy, known)
+    return CompletionTable(bindings, policy, known, prompts)

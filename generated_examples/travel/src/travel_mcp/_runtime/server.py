@@ -224,7 +224,7 @@ def build_server(
     if caps.get("completions"):
         from .completions import completion_table
 
-        options.update(on_completion=completion_table(spec, handlers, policy).complete)
+        options.update(on_completion=completion_table(spec, handlers, policy, prompts).complete)
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
