@@ -134,7 +134,8 @@ def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
     return provider.force_flush
 
 
-class _ShortNames(SpanProcessor):
+# The generated package type-checks without the SDK's types (SpanProcessor is Any there).
+class _ShortNames(SpanProcessor):  # type: ignore[misc, unused-ignore]
     """Cuts a span's name to ``NAME_LIMIT`` characters as the span starts."""
 
     def on_start(self, span: Any, parent_context: Any = None) -> None:
