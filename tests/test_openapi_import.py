@@ -1410,6 +1410,78 @@ def test_a_component_named_like_a_tools_model_class_gets_another_name(tmp_path: 
     assert done.exit_code == 0, done.output
 
 
+# -- the structural check of imported entries ------------------------------------------------
+
+
+def _checked_tools(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The names of the tools the manifest schema is checked on, per check."""
+    from mcpgen.check import structure
+
+    seen: list[list[str]] = []
+    validator = structure._validator()
+
+    class Spy:
+        def iter_errors(self, data: Any) -> Any:
+            seen.append([t.get("name") for t in data.get("tools", []) if isinstance(t, dict)])
+            return validator.iter_errors(data)
+
+    monkeypatch.setattr(structure, "_validator", Spy)
+    return seen
+
+
+SHOP = Path(__file__).resolve().parents[1] / "manifests" / "openapi" / "shop.yaml"
+
+
+def _shop_manifest(tmp_path: Path, openapi: str) -> Path:
+    shutil.copy(SHOP, tmp_path / "shop.yaml")
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "mcpgen: 1\nserver: {name: shop, version: 1.0.0}\n"
+        f"openapi: {{source: shop.yaml{openapi}}}\n"
+        "tools:\n  - {name: mine, description: 7}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_imported_entries_are_not_checked_against_the_manifest_schema_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The importer's entries fit the schema by construction (every fixture's do:
+    ``test_every_schema_is_valid_2020_12``); a declared tool beside them is still checked,
+    and its problem located at its own index."""
+    from mcpgen.pipeline import load_manifest
+
+    seen = _checked_tools(monkeypatch)
+    loaded = load_manifest(_shop_manifest(tmp_path, ""))
+    assert seen == [["mine"]]
+    [problem] = loaded.problems.errors
+    assert problem.field == "tools[0].description" and "expected string" in problem.message
+    assert (problem.location.line, problem.location.column) == (5, 31)
+    seen.clear()
+    assert load_manifest(SHOP).manifest is not None  # a bare document: nothing to check
+    assert seen == [[]]
+
+
+def test_entries_with_overrides_are_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``openapi.overrides`` puts the user's values into imported entries (annotations the
+    override's own schema only requires to be an object): those are checked as always."""
+    from mcpgen.pipeline import load_manifest
+
+    seen = _checked_tools(monkeypatch)
+    overrides = ", overrides: {deleteItem: {annotations: {readOnlyHint: 'yes'}}}"
+    loaded = load_manifest(_shop_manifest(tmp_path, overrides))
+    assert len(seen[0]) > 1
+    found = {p.field: p.message for p in loaded.problems.errors}
+    assert (
+        "expected boolean"
+        in found["#/paths/~1items~1{itemId}/delete (tools[4].annotations.readOnlyHint)"]
+    )
+    assert "expected string" in found["tools[0].description"]
+
+
 def test_a_relative_server_url_is_a_warning_unless_the_manifest_gives_the_base_url() -> None:
     """``servers: [{url: /api}]`` (or Swagger 2.0 without ``host``) names no host: the
     generated server's calls fail ("UnsupportedProtocol") until a base URL is set."""
