@@ -25,6 +25,15 @@ def document(path: str, params: list[dict[str, Any]]) -> Any:
     }
 
 
+def posted(op: dict[str, Any]) -> Any:
+    """An OpenAPI 3.1 document whose one operation ``op`` is ``POST /x``."""
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": op}},
+    }
+
+
 def param(name: str, where: str, schema: Any) -> dict[str, Any]:
     return {"name": name, "in": where, "required": where == "path", "schema": schema}
 
@@ -142,11 +151,7 @@ async def test_a_media_range_is_never_sent_as_the_content_type(
         "requestBody": {"required": True, "content": {media: {"schema": schema}}},
         "responses": {"200": {"description": "ok"}},
     }
-    data = {
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/x": {"post": op}},
-    }
+    data = posted(op)
     with recorder() as rec:
         result = await upstream(rec.url).call(operations(data)["send"], {"body": given})
         assert not result.is_error, result.content
@@ -166,11 +171,7 @@ async def test_an_integral_number_in_a_json_body_or_json_parameter_has_no_fracti
         "requestBody": {"required": True, "content": {"application/json": {"schema": item}}},
         "responses": {"200": {"description": "ok"}},
     }
-    data = {
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/x": {"post": op}},
-    }
+    data = posted(op)
     given = {"f": {"n": 2.0, "x": 0.5}, "n": 1.0, "x": 1.5}
     with recorder() as rec:
         result = await upstream(rec.url).call(operations(data)["send"], given)
@@ -199,11 +200,7 @@ async def test_a_text_body_is_in_the_charset_its_content_type_names(media: str, 
         "requestBody": {"required": True, "content": {media: {"schema": {"type": "string"}}}},
         "responses": {"200": {"description": "ok"}},
     }
-    data = {
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/x": {"post": op}},
-    }
+    data = posted(op)
     with recorder() as rec:
         result = await upstream(rec.url).call(operations(data)["send"], {"body": "café"})
         assert not result.is_error, result.content
@@ -221,11 +218,7 @@ async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
         },
         "responses": {"200": {"description": "ok"}},
     }
-    data = {
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/x": {"post": op}},
-    }
+    data = posted(op)
     with recorder() as rec:
         with pytest.raises(ToolError, match="'é', which ascii lacks"):
             await upstream(rec.url).call(operations(data)["send"], {"body": "café"})
