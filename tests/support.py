@@ -10,14 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
     """Wait until ``process`` listens on ``port``; fail early if it exits."""
     deadline = time.monotonic() + timeout

@@ -20,11 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
-from support import free_port, wait_for_port
+from support import wait_for_port
 
 from mcpgen.pipeline import Loaded, load_manifest
 from mcpgen.problems import Level
 from mcpgen.render import render_project
+from mcpgen.runtime.testing import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CALCULATOR = ROOT / "generated_examples" / "calculator"

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import free_port, running
+from support import running
+
+from mcpgen.runtime.testing import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "generated_examples" / "conformance"

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from support import free_port, running
+from support import running
 
 from mcpgen.cli import main
+from mcpgen.runtime.testing import free_port
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openapi-e2e"
 

@@ -30,7 +30,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from support import free_port
+
+from mcpgen.runtime.testing import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CALCULATOR = ROOT / "generated_examples" / "calculator" / "src"

@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import free_port, running
+from support import running
+
+from mcpgen.runtime.testing import free_port
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "generated_examples"
 EXAMPLE = {"http": EXAMPLES / "calculator", "sse": EXAMPLES / "conformance"}

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import TS_CLIENT, free_port, running, ts_node
+from support import TS_CLIENT, running, ts_node
+
+from mcpgen.runtime.testing import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "generated_examples" / "calculator"

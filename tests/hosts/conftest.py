@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import EXAMPLES, MCPB_VERSION, ROOT, free_port, wait_for_port
+from hostkit import EXAMPLES, MCPB_VERSION, ROOT, wait_for_port
+
+from mcpgen.runtime.testing import free_port
 
 
 @pytest.fixture

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from hostkit import EXAMPLES, copy_example, fake_venv, free_port, mcpgen
+from hostkit import EXAMPLES, copy_example, fake_venv, mcpgen
 
 from mcpgen.hosts.call import resolve_source
+from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(180)
 CALC_SRC = EXAMPLES / "calculator" / "src"

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hostkit import ROOT, cli_env, free_port
+from hostkit import ROOT, cli_env
+
+from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hostkit import ROOT, cli_env, copy_example, free_port
+from hostkit import ROOT, cli_env, copy_example
 
 from mcpgen.cli import main
+from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(180)
 NO_SDK = (

@@ -6,7 +6,6 @@ The fixtures (``auth``, ``upstream``, ``plain_upstream``) are imported by each t
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
@@ -128,10 +127,3 @@ def assert_never_sent(api: Upstream, *secrets: str) -> None:
         signature = secret.rsplit(".", 1)[-1]
         for value in everything_sent(api):
             assert secret not in value and signature not in value
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port

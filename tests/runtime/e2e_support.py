@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcpgen.runtime.testing import free_port
+
 WORKTREE = Path(__file__).resolve().parents[2]
 GITHUB_SPEC = WORKTREE / "bench" / "out" / "github" / "api.github.com.json"
 MODERN = "2026-07-28"
@@ -53,13 +55,6 @@ def build(source: Path, out: Path, package: str, *args: str, timeout: float = 30
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]
     return Built(out, package, output)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def server_env(built: Built, env: Mapping[str, str]) -> dict[str, str]:

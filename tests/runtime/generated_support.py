@@ -19,7 +19,9 @@ from typing import Any
 
 import httpx2
 from relay_handlers import sources
-from replica_support import ROOT, Replica, _free_port
+from replica_support import ROOT, Replica
+
+from mcpgen.runtime.testing import free_port
 
 PACKAGE = "relay_mcp"
 SECRET = "relay-state-secret-" + "0123456789abcdef" * 2
@@ -103,7 +105,7 @@ def start(
     started: list[Replica] = []
     try:
         for plan in plans:
-            port = _free_port()
+            port = free_port()
             log = directory / f"relay-{plan.name}.log"
             command = [sys.executable, "-m", PACKAGE, "--transport", "http", "--port", str(port)]
             command += list(plan.flags)

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from mcpgen.runtime.testing import free_port
+
 REDIS_SERVER = shutil.which("redis-server")
 SKIP_REASON = "redis-server is not installed (apt-get install -y redis-server; .ci/run installs it)"
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason=SKIP_REASON)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _ping(port: int) -> bool:

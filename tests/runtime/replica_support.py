@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx2
 
+from mcpgen.runtime.testing import free_port
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 APP = HERE / "replica_app.py"
@@ -39,15 +41,6 @@ class Replica:
         return self.log.read_text(errors="replace")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def replicas(
     count: int,
@@ -62,7 +55,7 @@ def replicas(
     started: list[Replica] = []
     try:
         for name in "abcdefgh"[:count]:
-            port = _free_port()
+            port = free_port()
             log = directory / f"replica-{name}.log"
             command = [sys.executable, str(APP), "--port", str(port), "--name", name]
             command += ["--prefix", prefix]

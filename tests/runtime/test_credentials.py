@@ -28,7 +28,6 @@ from credkit import (
     caller,
     claims_of,
     exchange_config,
-    free_port,
     make,
     plain_upstream,
     run,
@@ -38,6 +37,7 @@ from credkit import (
 
 from mcpgen.runtime.credentials import MemoryCache
 from mcpgen.runtime.identity import LOCAL, Identity
+from mcpgen.runtime.testing import free_port
 from mcpgen.runtime.token_endpoint import ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT
 
 pytestmark = pytest.mark.timeout(60)

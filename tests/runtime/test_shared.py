@@ -268,7 +268,7 @@ async def test_user_state_is_shared_per_identity_with_ttl(redis_server: RedisSer
 
 
 async def test_unreachable_at_start_names_the_url_without_password() -> None:
-    from redis_support import free_port
+    from mcpgen.runtime.testing import free_port
 
     url = f"redis://:hunter2hunter2@127.0.0.1:{free_port()}/0"
     shared = shared_state(url)

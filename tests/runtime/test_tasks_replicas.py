@@ -18,9 +18,11 @@ import anyio
 import httpx2
 import pytest
 import tasks_kit as kit
-from e2e_support import Built, free_port, server_env
+from e2e_support import Built, server_env
 from redis_support import REDIS_SERVER, SKIP_REASON, RedisServer
 from test_tasks_generated import KEYS, build_jobs
+
+from mcpgen.runtime.testing import free_port
 
 pytestmark = [
     pytest.mark.timeout(240),

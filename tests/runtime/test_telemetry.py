@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ import otelkit as k
 import pytest
 
 from mcpgen.runtime.telemetry import BUCKETS
+from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(90)
 TRACE_1 = "0af7651916cd43dd8448eb211c80319c"
@@ -26,13 +26,6 @@ PARENT_1, PARENT_2 = "b7ad6b7169203331", "c7ad6b7169203331"
 PROXY_TRACE = "2af7651916cd43dd8448eb211c80319c"  # the HTTP request's own context
 JSON = {"content-type": "application/json", "accept": k.ACCEPT}
 AUTHORIZED = {**JSON, "Authorization": f"Bearer {k.KEY}"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def query_key_spec(**options: Any) -> dict[str, Any]:

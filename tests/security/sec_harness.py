@@ -30,6 +30,8 @@ from typing import Any
 
 import httpx2
 
+from mcpgen.runtime.testing import free_port
+
 WORKTREE = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -103,13 +105,6 @@ def build(
 
 
 # -- running ----------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Server:

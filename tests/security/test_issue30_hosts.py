@@ -21,7 +21,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from sec_harness import WORKTREE, Built, free_port
+from sec_harness import WORKTREE, Built
+
+from mcpgen.runtime.testing import free_port
 
 pytestmark = [pytest.mark.security, pytest.mark.timeout(120)]
 SECRET = "ghp_REAL_SECRET_0123456789"

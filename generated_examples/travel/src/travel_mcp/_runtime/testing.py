@@ -11,10 +11,12 @@ tests instead of skipping them.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import inspect
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -155,11 +157,27 @@ class Credentials:
 # -- servers -----------------------------------------------------------------------------
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on, below the kernel's ephemeral range. A port
+    bind(0) hands out can become a connection's source port before the server binds it
+    ("address already in use"); only listeners take ports below that range."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    ports = range(max(1024, low - 16384), low)
+    for port in random.sample(ports, min(200, len(ports))):
+        with socket.socket() as sock, contextlib.suppress(OSError):
+            if port not in _GIVEN:
+                sock.bind(("127.0.0.1", port))
+                _GIVEN.add(port)
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        return int(sock.getsockname()[1])
 
 
 def start_server(
