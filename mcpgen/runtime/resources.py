@@ -20,7 +20,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
-from .errors import FORBIDDEN, Forbidden, ResourceNotFound, ToolError, not_found
+from .errors import Forbidden, ResourceNotFound, ToolError, not_found
 from .paging import page
 from .stubs import is_stub
 
@@ -130,7 +130,7 @@ class ResourceTable:
         except Forbidden as exc:
             if self.policy.hide_unauthorized:
                 raise not_found(uri) from None
-            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+            raise exc.error() from None
         return found
 
     async def data(self, uri: str, context: Context) -> tuple[bytes, str | None]:

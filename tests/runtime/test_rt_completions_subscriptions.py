@@ -13,7 +13,7 @@ import rtkit
 from mcp.shared.exceptions import MCPError
 from rtconnect import NETWORK, Mode, cells, connect
 
-from mcpgen.runtime.tools import FORBIDDEN
+from mcpgen.runtime.errors import FORBIDDEN
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

@@ -15,9 +15,8 @@ from mcp.shared.exceptions import MCPError
 from rtconnect import LOCAL, NETWORK, Mode, cells, connect
 
 from mcpgen.runtime.context import Context
-from mcpgen.runtime.errors import Forbidden
+from mcpgen.runtime.errors import FORBIDDEN, Forbidden
 from mcpgen.runtime.identity import Identity
-from mcpgen.runtime.tools import FORBIDDEN
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from .authz import Policy, current_identity
-from .errors import FORBIDDEN, Forbidden, ToolError
+from .errors import Forbidden, ToolError
 
 if TYPE_CHECKING:
     from .prompts import PromptTable
@@ -73,7 +73,7 @@ class CompletionTable:
             except Forbidden as exc:
                 if self.policy.hide_unauthorized:
                     raise unknown from None
-                raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+                raise exc.error() from None
         binding = self.by_key.get((kind, name, params.argument.name))
         prefix = params.argument.value
         context = dict(params.context.arguments or {}) if params.context else {}

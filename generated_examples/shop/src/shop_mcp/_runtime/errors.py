@@ -34,6 +34,13 @@ class Forbidden(Exception):
         self.required = required
         self.missing = missing
 
+    def error(self, message: str = "") -> MCPError:
+        """The JSON-RPC error a refused request gets: -32003 with the scopes it lacks."""
+        from mcp.shared.exceptions import MCPError
+
+        data = {"requiredScopes": list(self.required), "missingScopes": self.missing}
+        return MCPError(FORBIDDEN, message or str(self), data=data)
+
 
 class InvalidArguments(Exception):
     """The arguments of a call do not match what the tool (or prompt) declares."""

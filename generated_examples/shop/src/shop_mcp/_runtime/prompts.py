@@ -17,7 +17,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from .authz import Policy, current_identity
 from .content import PromptReturn, text
 from .context import Context, InputRequired, input_required
-from .errors import FORBIDDEN, Forbidden, ToolError
+from .errors import Forbidden, ToolError
 from .paging import page
 from .resources import ResourceTable
 from .stubs import is_stub
@@ -172,7 +172,7 @@ class PromptTable:
         try:
             self.policy.check(identity, "prompt", name)
         except Forbidden as exc:  # shown (the policy hides nothing), not allowed
-            raise MCPError(FORBIDDEN, str(exc), data={"missingScopes": exc.missing}) from None
+            raise exc.error() from None
         return self.by_name[name]
 
     def _may_embed(self, identity: Any, name: str) -> bool:
@@ -201,11 +201,9 @@ class PromptTable:
             except Forbidden as exc:
                 if self.policy.hide_unauthorized:
                     raise unknown_prompt(name) from None
-                raise MCPError(
-                    FORBIDDEN,
-                    f"Forbidden: prompt embeds a resource that needs scope(s) "
-                    f"{' '.join(exc.missing)}",
-                    data={"missingScopes": exc.missing},
+                needs = " ".join(exc.missing)
+                raise exc.error(
+                    f"Forbidden: prompt embeds a resource that needs scope(s) {needs}"
                 ) from None
 
     async def get(

@@ -29,7 +29,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from .authz import Policy
 from .content import ToolReturn, has_non_finite, to_result, tool_error
 from .context import Context, InputRequired, input_required
-from .errors import FORBIDDEN, Forbidden, InvalidArguments, ToolError
+from .errors import Forbidden, InvalidArguments, ToolError
 from .schemas import validator as schema_validator
 from .stubs import is_stub
 
@@ -243,11 +243,7 @@ class ToolTable:
             pass
         except Forbidden as exc:
             if not self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
-                raise MCPError(
-                    FORBIDDEN,
-                    str(exc),
-                    data={"requiredScopes": list(exc.required), "missingScopes": exc.missing},
-                ) from None
+                raise exc.error() from None
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name})
 
     async def dispatch(
