@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .authz import IDENTITY_KEY
-from .http_guard import error, respond, route_path
+from .http_guard import PostGuard, error, respond, route_path
 from .identity import Identity
 from .settings import Settings
 
@@ -69,7 +69,8 @@ def legacy_app(
     server: GeneratedServer, settings: Settings, routes: list[Any], security: Any
 ) -> Starlette:
     """The app of legacy HTTP+SSE or WebSocket: ``routes`` and the transport's, its sessions
-    counted (``SessionSlots``, inside authentication: it knows the caller)."""
+    counted (``SessionSlots``, inside authentication: it knows the caller), SSE's POSTs
+    guarded as streamable HTTP's (``PostGuard``)."""
     from starlette.applications import Starlette
 
     if settings.transport == "sse":
@@ -80,6 +81,8 @@ def legacy_app(
         routes = [*routes, websocket_route(server)]
     app = Starlette(routes=routes)
     app.add_middleware(SessionSlots, settings=settings)
+    if settings.transport == "sse":  # a POST that is no message: the JSON-RPC errors of HTTP
+        app.add_middleware(PostGuard, path=MESSAGES_PATH, max_body_size=settings.max_body_size)
     return app
 
 
