@@ -283,3 +283,17 @@ async def test_legacy_sse_posts_get_the_json_rpc_errors_of_streamable_http(
         served = json.loads(await next_data(lines))
     assert (refused.status_code, messages(refused)) == (answer[0], [answer[1]]), refused.text
     assert ok.status_code == 202 and served["id"] == 1 and "serverInfo" in served["result"]
+
+
+async def test_legacy_sse_takes_a_body_up_to_max_body_size_over_4_mib() -> None:
+    """``max_body_size`` over the SDK's default 4 MiB holds for legacy SSE too (it was cut at
+    4 MiB: the SDK transport's own limit, behind the runtime's)."""
+    app = rtkit.app(rtkit.make_spec("none"), "sse", max_body_size=5 * 1024 * 1024)
+    big = json.dumps({**INITIALIZE, "pad": "x" * (4_500_000)}).encode()
+    async with running(app), http_client(app) as http, http.stream("GET", "/sse") as stream:
+        lines = stream.aiter_lines()
+        endpoint = await next_data(lines, "endpoint")
+        taken = await http.post(endpoint, content=big, headers=HEADERS)
+        assert taken.status_code == 202, taken.text
+        served = json.loads(await next_data(lines))
+    assert served["id"] == 1 and "serverInfo" in served["result"]

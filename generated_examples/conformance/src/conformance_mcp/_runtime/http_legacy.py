@@ -90,10 +90,11 @@ def legacy_app(
 def sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:
     """Legacy HTTP+SSE (protocol 2024-11-05): GET /sse opens the stream, POST /messages/."""
     from mcp.server.sse import SseServerTransport
-    from mcp.server.transport_security import RequestBodyLimitMiddleware
     from starlette.routing import Mount, Route
 
-    transport = SseServerTransport(MESSAGES_PATH, security_settings=security)
+    transport = SseServerTransport(
+        MESSAGES_PATH, security_settings=security, max_request_body_size=settings.max_body_size
+    )
 
     class Stream:
         """GET /sse as a plain ASGI app (the transport sends the response itself)."""
@@ -102,5 +103,5 @@ def sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> li
             async with transport.connect_sse(scope, receive, send) as streams:
                 await server.run(streams[0], streams[1], server.create_initialization_options())
 
-    messages = RequestBodyLimitMiddleware(transport.handle_post_message, settings.max_body_size)
+    messages = transport.handle_post_message
     return [Route(SSE_ROUTE, Stream(), methods=["GET"]), Mount(MESSAGES_PATH, app=messages)]
