@@ -3,7 +3,7 @@
 Order, outermost first: Host/Origin checks (DNS rebinding), then authentication, which
 puts the caller in the scope and charges its rate limit (the verified identity when there
 is one, the client address for anonymous and refused requests; a WebSocket's messages
-one by one, ``metered``), then (streamable HTTP) ``PostGuard``. Checking credentials is
+one by one, ``metered``), then (a POST of a message) ``PostGuard``. Checking credentials is
 ``http_auth.py``, carried by a server with ``auth``.
 """
 
@@ -251,33 +251,61 @@ def metered(scope: Scope, receive: Receive, limiter: Any, key: str) -> Receive:
 
 
 class PostGuard:
-    """A POST to the MCP endpoint that is no JSON-RPC message, answered with the JSON-RPC
-    error stdio gives (``jsonrpc.py``, id null) where SDK 2.3 answers otherwise: a body
-    that is a JSON array (a batch; MCP has none since 2025-06-18) 400 -32600, not -32602
-    with pydantic's report; a Content-Type other than JSON 415, not a plain-text 400 (the
-    SDK's own test: ``application/json`` first). Only the body's first chunk is read."""
+    """A POST to the MCP endpoint (streamable HTTP's ``path``, legacy SSE's ``/messages/``
+    and what is under it) that is no JSON-RPC message, answered with the JSON-RPC error
+    stdio gives (``jsonrpc.py``) where SDK 2.3 answers otherwise: a Content-Type other than
+    JSON 415, not a plain-text 400 (the SDK's own test: ``application/json`` first); a
+    declared Content-Length over ``max_body_size`` 413, not a plain-text 413 (a chunked
+    body over it still gets the SDK's); a batch or JSON that is no message 400 -32600
+    (``jsonrpc.error_for_post``), not -32602 with pydantic's report or SSE's plain text.
+    Only the body's first HEAD bytes are read before it is passed on."""
 
-    def __init__(self, app: ASGIApp, path: str) -> None:
+    HEAD = 16 * 1024
+
+    def __init__(self, app: ASGIApp, path: str, max_body_size: int) -> None:
         self.app = app
         self.path = path
+        self.max_body_size = max_body_size
+
+    def guards(self, scope: Scope) -> bool:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return False
+        path = route_path(scope)
+        return path == self.path or (self.path.endswith("/") and path.startswith(self.path))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or route_path(scope) != self.path:
+        if not self.guards(scope):
             return await self.app(scope, receive, send)
-        kind = next((v for k, v in scope["headers"] if k == b"content-type"), b"")
+        kind = _header(scope, b"content-type")
         if not kind.lower().startswith(b"application/json"):
             error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
             return await _answer(scope, receive, send, 415, error)
-        first = await receive()
-        if first.get("body", b"").lstrip(b" \t\r\n")[:1] == b"[":
-            error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request")
-            return await _answer(scope, receive, send, 400, error)
-        pending = [first]
+        size = _header(scope, b"content-length")
+        if size.isdigit() and int(size) > self.max_body_size:
+            error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request body too large")
+            return await _answer(scope, receive, send, 413, error)
+        pending = [await receive()]
+        head = pending[0].get("body", b"")
+        while pending[-1]["type"] == "http.request" and pending[-1].get("more_body", False):
+            if len(head) > self.HEAD:
+                break
+            pending.append(await receive())
+            head += pending[-1].get("body", b"")
+        whole = pending[-1]["type"] == "http.request" and not pending[-1].get("more_body", False)
+        invalid = jsonrpc.error_for_post(head, whole)
+        if invalid is not None:
+            return await _answer(scope, receive, send, 400, invalid)
+        pending.reverse()
 
         async def replay() -> Message:
             return pending.pop() if pending else await receive()
 
         await self.app(scope, replay, send)
+
+
+def _header(scope: Scope, name: bytes) -> bytes:
+    """The first ``name`` header (lower case) of ``scope``, b"" when absent."""
+    return next((v for k, v in scope["headers"] if k == name), b"")
 
 
 async def _answer(scope: Scope, receive: Receive, send: Send, status: int, body: str) -> None:

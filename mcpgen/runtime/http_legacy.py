@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .authz import IDENTITY_KEY
-from .http_guard import error, respond, route_path
+from .http_guard import PostGuard, error, respond, route_path
 from .identity import Identity
 from .settings import Settings
 
@@ -69,7 +69,8 @@ def legacy_app(
     server: GeneratedServer, settings: Settings, routes: list[Any], security: Any
 ) -> Starlette:
     """The app of legacy HTTP+SSE or WebSocket: ``routes`` and the transport's, its sessions
-    counted (``SessionSlots``, inside authentication: it knows the caller)."""
+    counted (``SessionSlots``, inside authentication: it knows the caller), SSE's POSTs
+    guarded as streamable HTTP's (``PostGuard``)."""
     from starlette.applications import Starlette
 
     if settings.transport == "sse":
@@ -80,16 +81,19 @@ def legacy_app(
         routes = [*routes, websocket_route(server)]
     app = Starlette(routes=routes)
     app.add_middleware(SessionSlots, settings=settings)
+    if settings.transport == "sse":  # a POST that is no message: the JSON-RPC errors of HTTP
+        app.add_middleware(PostGuard, path=MESSAGES_PATH, max_body_size=settings.max_body_size)
     return app
 
 
 def sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:
     """Legacy HTTP+SSE (protocol 2024-11-05): GET /sse opens the stream, POST /messages/."""
     from mcp.server.sse import SseServerTransport
-    from mcp.server.transport_security import RequestBodyLimitMiddleware
     from starlette.routing import Mount, Route
 
-    transport = SseServerTransport(MESSAGES_PATH, security_settings=security)
+    transport = SseServerTransport(
+        MESSAGES_PATH, security_settings=security, max_request_body_size=settings.max_body_size
+    )
 
     class Stream:
         """GET /sse as a plain ASGI app (the transport sends the response itself)."""
@@ -98,5 +102,5 @@ def sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> li
             async with transport.connect_sse(scope, receive, send) as streams:
                 await server.run(streams[0], streams[1], server.create_initialization_options())
 
-    messages = RequestBodyLimitMiddleware(transport.handle_post_message, settings.max_body_size)
+    messages = transport.handle_post_message
     return [Route(SSE_ROUTE, Stream(), methods=["GET"]), Mount(MESSAGES_PATH, app=messages)]

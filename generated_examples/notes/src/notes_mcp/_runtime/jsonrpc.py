@@ -30,10 +30,38 @@ def error_for(text: str) -> str | None:
         and "method" not in value
     ):
         return None
+    return _invalid(value)
+
+
+def _invalid(value: Any) -> str:
+    """-32600 with the id of ``value`` when it has a usable one, else null."""
     request_id = value.get("id") if isinstance(value, dict) else None
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         request_id = None
     return error(INVALID_REQUEST, "Invalid Request", request_id)
+
+
+NAMES = (b'"method"', b'"result"', b'"error"')
+
+
+def error_for_post(head: bytes, whole: bool) -> str | None:
+    """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise, from ``head``, the
+    body's beginning (all of it when ``whole``): a JSON array (a batch; MCP has none since
+    2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the SDK:
+    -32602 with pydantic's report). A message has ``"jsonrpc"``, ``"2.0"`` and one of NAMES:
+    only a body whose bytes lack them is parsed (a name may be escaped), so a valid message
+    is never parsed twice. JSON that is not a message in other ways is the SDK's to answer,
+    and so is a body that is not JSON (-32700)."""
+    if head.lstrip(b" \t\r\n")[:1] == b"[":
+        return error(INVALID_REQUEST, "Invalid Request")
+    if not whole or (b'"jsonrpc"' in head and b'"2.0"' in head and any(n in head for n in NAMES)):
+        return None
+    try:
+        value: Any = json.loads(head.decode())
+    except (ValueError, RecursionError):
+        return None
+    message = isinstance(value, dict) and value.get("jsonrpc") == "2.0"
+    return None if message and {"method", "result", "error"} & value.keys() else _invalid(value)
 
 
 def has_bad_id(text: str) -> bool:
