@@ -4,16 +4,19 @@ becomes as JSON."""
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import math
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
 
 from .code_docs import text
+from .jsonrpc import LONE_SURROGATE
 from .search import OperationDoc
 from .shapes import Shapes
 
@@ -124,7 +127,8 @@ def _plain(value: Any, meter: _Meter, depth: int) -> Json:
         out = {}
         for k, v in fields.items():
             key = str(k)
-            meter.take(len(key) + 4)
+            meter.take(len(key) + 4)  # a lower bound, before encoding (as for a string)
+            meter.take(len(json.dumps(key, ensure_ascii=False).encode()) - len(key) - 2)
             out[key] = _plain(v, meter, depth + 1)
         return out
     if isinstance(value, list | tuple | set | frozenset):
@@ -142,6 +146,47 @@ def _plain(value: Any, meter: _Meter, depth: int) -> Json:
     shown = repr(value)
     meter.take(len(shown) + 2)
     return shown
+
+
+def arguments_problem(kwargs: Mapping[str, Any], limit: int) -> str | None:
+    """Why a sandboxed call's arguments cannot be sent: over ``limit`` bytes as JSON
+    (measured while converted: an aliased argument is never copied out in full), or an
+    argument that is not text (a lone UTF-16 surrogate, which UTF-8 cannot encode; Monty
+    1.4 makes none, reading ``"\\ud800"`` as U+FFFD, but the host does not rely on that)."""
+    meter = _Meter(limit)
+    for key, value in kwargs.items():
+        try:
+            _plain({key: value}, meter, 0)
+        except UnicodeEncodeError:
+            return f"argument {key!r} is not text: it {LONE_SURROGATE}"
+        except TooBig:
+            return f"the arguments are over {limit} bytes"
+    return None
+
+
+def surrogate_problem(code: str) -> str | None:
+    """A string literal of ``code`` holding a lone UTF-16 surrogate, as Python reads it
+    (``"\\ud800"``; JavaScript's pair ``"\\ud83d\\ude00"`` is two): Monty reads each as
+    U+FFFD, so the code would send other text than it says. None when there is none or when
+    Python cannot parse the code (Monty says why; a surrogate itself in the code is its
+    SyntaxError)."""
+    if "\\u" not in code and "\\U" not in code:
+        return None
+    try:
+        with warnings.catch_warnings():  # invalid escapes: the code's business
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        if any("\ud800" <= c <= "\udfff" for c in node.value):
+            return (
+                f"SyntaxError: line {node.lineno}: a string {LONE_SURROGATE}: write the "
+                "character itself or its \\U0001f600-style escape"
+            )
+    return None
 
 
 def error(message: str) -> types.CallToolResult:

@@ -58,12 +58,14 @@ from .code_docs import detail, docs_answer, result_type, search_operations, sign
 from .code_limits import CallerTurns, Limits
 from .code_values import (
     argument_problem,
+    arguments_problem,
     bounded,
     error,
     expired,
     plain_value,
     result_text,
     result_value,
+    surrogate_problem,
     with_output,
     without_absent,
 )
@@ -168,6 +170,9 @@ class CodeMode:
         limits = self.limits
         if len(code.encode("utf-8", "replace")) > limits.code:
             return error(f"the code is longer than {limits.code} bytes")
+        problem = surrogate_problem(code)
+        if problem:
+            return error(problem)
         try:
             import pydantic_monty as pm
         except ImportError:
@@ -354,13 +359,9 @@ class CodeMode:
             }
         if expired(run.ctx):
             return {"exc_type": "PermissionError", "message": "the caller's token has expired"}
-        try:  # measured while converted: an aliased argument is never copied out in full
-            plain_value(kwargs, self.limits.arguments)
-        except ValueError:  # TooBig
-            return {
-                "exc_type": "ValueError",
-                "message": f"{name}(): the arguments are over {self.limits.arguments} bytes",
-            }
+        unfit = arguments_problem(kwargs, self.limits.arguments)
+        if unfit:
+            return {"exc_type": "ValueError", "message": f"{name}(): {unfit}"}
         arguments = without_absent(doc, kwargs)
         try:
             result = await self.call(name, arguments, run.ctx)

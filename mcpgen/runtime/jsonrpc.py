@@ -8,6 +8,7 @@ from typing import Any
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+LONE_SURROGATE = "holds a lone UTF-16 surrogate (\\ud800-\\udfff), which UTF-8 cannot encode"
 
 
 def error(code: int, message: str, request_id: int | str | None = None) -> str:
@@ -29,6 +30,12 @@ def error_for(text: str) -> str | None:
         and "method" not in value
     ):
         return None
+    try:  # a string json reads but the SDK does not: a parse error, as on streamable HTTP
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return error(PARSE_ERROR, f"Parse error: a string {LONE_SURROGATE}")
+    except (ValueError, RecursionError):
+        pass
     return _invalid(value)
 
 

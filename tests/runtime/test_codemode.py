@@ -469,3 +469,54 @@ def test_an_operation_may_take_longer_than_the_sandbox_cpu_limit() -> None:
 
     result = anyio.run(main)
     assert result.structured_content == {"stdout": "", "result": 1}, text(result)
+
+
+def test_a_lone_surrogate_in_the_code_is_refused_not_sent_as_u_fffd() -> None:
+    """Python reads ``"\\ud800"`` (and JavaScript's pair ``"\\ud83d\\ude00"``) as lone
+    surrogates, which UTF-8 cannot encode; Monty reads each as U+FFFD and would send that
+    upstream. A tools/call with one is a parse error (test_rt_stdio_wire, ..._hostile_http)."""
+
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        pair = await mode.execute(
+            'issues_create_comment(owner="o", repo="r", issue_number=1,\n'
+            '    body="hi \\ud83d\\ude00")'
+        )
+        assert pair.is_error
+        assert text(pair).startswith("SyntaxError: line 2: a string holds a lone UTF-16")
+        lone = await mode.execute('x = f"{1}\\udc00"')
+        assert lone.is_error and "line 1: a string holds a lone UTF-16 surrogate" in text(lone)
+        raw = await mode.execute('x = "\ud800"')  # the character itself: Monty's SyntaxError
+        assert raw.is_error and "lone surrogates" in text(raw)
+        assert api.calls == []
+        fine = await mode.execute(
+            'issues_create_comment(owner="o", repo="r", issue_number=1, body="\\U0001f600")\n'
+            '[r"\\ud800", b"\\ud800", "\\ufffd"]'
+        )
+        assert fine.structured_content == {
+            "stdout": "",
+            "result": ["\\ud800", "XHVkODAw", "\ufffd"],
+        }, text(fine)
+        assert api.calls[0][1]["body"] == "\U0001f600"
+
+    run(body)
+
+
+def test_an_argument_that_is_not_text_is_an_error_naming_it() -> None:
+    """The host's own check, whatever the sandbox hands over: a lone surrogate in a value
+    or a key never reaches the dispatch point (nor is it called too big)."""
+    from mcpgen.runtime.codemode import _Run
+
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        comment = {"owner": "o", "repo": "r", "issue_number": 1}
+        for body_value in ("a\ud800", {"k\udc00": 1}, ["ok", {"x": "\udfff"}]):
+            answer = await mode._operation(
+                "issues_create_comment", (), {**comment, "body": body_value}, _Run(None, None)
+            )
+            assert answer == {
+                "exc_type": "ValueError",
+                "message": "issues_create_comment(): argument 'body' is not text: it holds a "
+                "lone UTF-16 surrogate (\\ud800-\\udfff), which UTF-8 cannot encode",
+            }
+        assert api.calls == []
+
+    run(body)

@@ -75,6 +75,8 @@ CASES: list[tuple[str, bytes, tuple[int, Any], Any]] = [
      INVALID_REQUEST),
     ("id null", b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', (202, None),
      INVALID_REQUEST),
+    ("a lone surrogate", b'{"jsonrpc":"2.0","id":15,"method":"tools/call",'
+     b'"params":{"name":"echo","arguments":{"text":"a\\ud800"}}}', (400, PARSE_ERROR), None),
     ("unknown method", b'{"jsonrpc":"2.0","id":7,"method":"no/such"}', (200, METHOD_NOT_FOUND),
      None),
     ("arguments a string",

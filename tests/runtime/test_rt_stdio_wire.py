@@ -122,6 +122,15 @@ def test_invalid_params_name_the_field(stdio: Stdio, params: Any, field: str, wh
     assert why in error["message"] and error["data"]["fields"][0] == field, error
 
 
+def test_a_lone_surrogate_is_a_parse_error_as_on_http(stdio: Stdio) -> None:
+    """Python's json reads ``"\\ud800"``, the SDK does not (nor UTF-8): -32700, as streamable
+    HTTP answers (test_rt_hostile_http), not -32600, and the tool never runs."""
+    [answer] = stdio.exchange(json.dumps(call(16, "echo", {"text": "\udc00"})).encode())
+    assert answer["id"] is None and answer["error"]["code"] == PARSE_ERROR, answer
+    assert "lone UTF-16 surrogate" in answer["error"]["message"], answer
+    stdio.echo_works()
+
+
 def test_an_invalid_request_keeps_its_id(stdio: Stdio) -> None:
     seen = stdio.exchange(b'{"jsonrpc":"2.0","id":2}')
     assert seen and seen[0]["error"]["code"] == INVALID_REQUEST and seen[0]["id"] == 2
