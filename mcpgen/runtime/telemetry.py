@@ -120,10 +120,8 @@ class Telemetry:
             error: str | None = None
             try:
                 result = await call_next(ctx)
-            except MCPError as exc:
+            except MCPError as exc:  # (the span's copy of its message is cut: telemetry_sdk)
                 error = str(exc.error.code)
-                if tracing and len(exc.error.message) > 1024:  # the span keeps it as its status
-                    exc.error.message = exc.error.message[:1024] + "..."  # ("Unknown tool: ")
                 raise
             except ValidationError:
                 error = str(INVALID_PARAMS)

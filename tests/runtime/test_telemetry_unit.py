@@ -212,23 +212,60 @@ def test_a_client_cannot_make_the_spans_kept_for_export_huge(
     assert all(len(str(value)) <= 4096 for value in (span.attributes or {}).values())
 
 
-def test_an_error_that_echoes_a_clients_text_is_cut_before_the_span_keeps_it() -> None:
-    """The SDK's span takes an MCPError's message as its status: "Unknown tool: <name>"
-    repeats up to the 4 MB a request may hold."""
+def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two requests naming a 100 KB tool, through the SDK's span middleware and ours: the
+    SDK's "attribute value exceeds max length" warning is logged once, not per request;
+    the span's status (the MCPError's message, "Unknown tool: <name>") is cut, and the
+    client's answer is the same whole message as without tracing."""
     import anyio
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from mcp.shared import _otel
     from mcp.shared.exceptions import MCPError
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    made, _ = telemetry_for([])
-    made.tracing = True
+    from mcpgen.runtime import telemetry_sdk
+
+    made: list[Any] = []
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
+    monkeypatch.setattr(trace, "set_tracer_provider", made.append)
+    monkeypatch.setattr(telemetry_sdk.ONCE, "seen", set())  # as in a new process
+    environ = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
+    ours = telemetry_sdk.build({"server": {"name": "s"}}, "stdio", environ, True).middleware()
+    exported = InMemorySpanExporter()
+    made[0].add_span_processor(SimpleSpanProcessor(exported))
+    monkeypatch.setattr(_otel, "_tracer", made[0].get_tracer("mcp-python-sdk"))
+    huge = "x" * 100_000
     ctx = SimpleNamespace(
-        session=None, request=None, method="tools/call", params={}, protocol_version="2025-11-25"
+        session=None,
+        request=None,
+        meta=None,
+        request_id=1,
+        method="tools/call",
+        params={"name": huge},
+        protocol_version="2025-11-25",
     )
 
     async def unknown(ctx: Any) -> Any:
-        raise MCPError(-32602, "Unknown tool: " + "x" * 100_000)
+        raise MCPError(-32602, "Unknown tool: " + huge)
 
-    with pytest.raises(MCPError) as raised:
-        anyio.run(made.middleware(), ctx, unknown)
-    assert raised.value.error.code == -32602
-    assert raised.value.error.message.startswith("Unknown tool: xxx")
-    assert len(raised.value.error.message) <= 1100
+    async def ours_then_unknown(ctx: Any) -> Any:
+        return await ours(ctx, unknown)
+
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            with pytest.raises(MCPError) as raised:
+                anyio.run(OpenTelemetryMiddleware(), ctx, ours_then_unknown)
+            assert raised.value.error.message == "Unknown tool: " + huge  # as without tracing
+    warned = [r for r in caplog.records if "exceeds max length" in r.getMessage()]
+    assert len(warned) == 1, [r.getMessage() for r in warned]
+    assert warned[0].getMessage().endswith("(logged once per process)")
+    spans = exported.get_finished_spans()
+    assert len(spans) == 2
+    for span in spans:
+        description = span.status.description or ""
+        assert description.startswith("Unknown tool: xxx") and len(description) <= 4100
+        assert span.attributes is not None and len(str(span.attributes["gen_ai.tool.name"])) == 4096

@@ -34,6 +34,7 @@ def build(
         PeriodicExportingMetricReader,
     )
 
+    logging.getLogger("opentelemetry.attributes").addFilter(ONCE)  # (added once)
     resource = _resource(spec)
     readers: list[Any] = []
     local = None
@@ -136,8 +137,40 @@ def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
 
 # The generated package type-checks without the SDK's types (SpanProcessor is Any there).
 class _ShortNames(SpanProcessor):  # type: ignore[misc, unused-ignore]
-    """Cuts a span's name to ``NAME_LIMIT`` characters as the span starts."""
+    """Cuts a span's name to ``NAME_LIMIT`` characters as the span starts, and its status
+    (an error message that may echo the client: "Unknown tool: <name>") to ``VALUE_LIMIT``
+    in the copy the exporters get as it ends: the client's own answer is left whole."""
 
     def on_start(self, span: Any, parent_context: Any = None) -> None:
         if len(span.name) > NAME_LIMIT:
             span.update_name(span.name[:NAME_LIMIT])
+
+    def on_end(self, span: Any) -> None:
+        from opentelemetry.trace import Status
+
+        status = span.status
+        if status.description is not None and len(status.description) > VALUE_LIMIT:
+            cut = status.description[:VALUE_LIMIT] + "..."
+            span._status = Status(status.status_code, cut)  # (the SDK's ReadableSpan)
+
+
+class _Once(logging.Filter):
+    """Lets each warning of the SDK's attribute checks through once per process: a client's
+    long tool name or request id, cut to ``VALUE_LIMIT``, would otherwise log "String
+    attribute value exceeds max length" on every request. Keyed by the SDK's own format
+    strings (a few), never by a value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = str(record.msg)
+        if kind in self.seen:
+            return False
+        self.seen.add(kind)
+        record.msg = f"{kind} (logged once per process)"
+        return True
+
+
+ONCE = _Once()
