@@ -25,7 +25,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import answers, files, telemetry, wire
+from . import answers, files, telemetry, wire, wire_body
 from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
@@ -101,7 +101,7 @@ class Upstream:
     def max_file(self) -> int:
         """The most bytes of one file argument (a tool error past it)."""
         value = os.environ.get(f"{self.prefix}_MAX_FILE_BYTES", "")
-        return int(value) if value.isdigit() else wire.MAX_FILE_BYTES
+        return int(value) if value.isdigit() else wire_body.MAX_FILE_BYTES
 
     @property
     def base_url(self) -> str:
@@ -170,7 +170,7 @@ class Upstream:
         body = operation.get("body")
         if body is not None and _sent(body, arguments):
             arguments = await files.resolve(body, arguments, ctx, self.max_file)
-            request.options = wire.body(body, arguments, part_headers, self.max_file)
+            request.options = wire_body.body(body, arguments, part_headers, self.max_file)
             if request.options and body["content_type"] != "multipart/form-data":
                 media = body.get("media_type") or body["content_type"]
                 request.parts["headers"].setdefault("Content-Type", media)
