@@ -2,8 +2,9 @@
 
 Path values are percent-encoded as one segment and may never be ``.`` or ``..`` (an HTTP
 client would resolve them and reach another endpoint); header values may not carry line
-breaks; cookie values are percent-encoded so that a value cannot add a cookie. Bodies:
-``wire_body``.
+breaks; cookie values are percent-encoded so that a value cannot add a cookie. The URL is
+the base URL's path, then the operation's, then the base URL's query and the operation's.
+Bodies: ``wire_body``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import base64
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from .errors import ToolError
 
@@ -178,6 +179,22 @@ def credential_forms(value: str) -> tuple[str, ...]:
     except ValueError:  # binascii.Error and UnicodeDecodeError are both ValueErrors
         return value, token
     return value, token, pair, pair.partition(":")[2]
+
+
+def join(base: str, path: str) -> str:
+    """The operation's ``path`` after the path of the ``base`` URL, before its query."""
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
+
+
+def with_query(url: str, query: dict[str, Json] | None) -> str:
+    """``url`` with ``query`` (name -> text or list of texts) after the query it has."""
+    pairs = [(key, text) for key, held in (query or {}).items() for text in as_list(held)]
+    if not pairs:
+        return url
+    parts = urlsplit(url)
+    both = "&".join(q for q in (parts.query, urlencode(pairs)) if q)
+    return urlunsplit(parts._replace(query=both))
 
 
 def redact(url: str, secret_params: set[str]) -> str:
