@@ -50,10 +50,13 @@ def body(
     ``application/octet-stream`` body are base64 arguments sent as their bytes (or a
     :class:`Blob` read from a resource URI), at most ``limit`` bytes each. ``part_headers``:
     the headers the parts of each multipart property carry (arguments its ``encoding``
-    declares).
+    declares). The ``readOnly`` properties of a body passed whole (``spec["read_only"]``)
+    are left out: the server sets them.
     """
     if spec["argument"] is not None:
         value = arguments.get(spec["argument"])
+        if isinstance(value, dict) and spec.get("read_only"):
+            value = {k: v for k, v in value.items() if k not in spec["read_only"]}
     else:
         value = {
             wire: arguments[arg]
