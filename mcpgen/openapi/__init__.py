@@ -17,7 +17,8 @@ object body whose properties are all known (``properties``, no ``additionalPrope
 no ``allOf``/``oneOf``/...) is spread into the input, except when the body is optional
 but has required properties; otherwise the whole body is the ``body`` argument (a
 base64 string for binary bodies, a string for text). ``readOnly`` properties of a
-spread body are left out. Swagger 2.0 ``formData`` parameters are spread.
+spread body are left out; those of a body passed whole are not sent (``Body.read_only``).
+Swagger 2.0 ``formData`` parameters are spread.
 
 Responses: the lowest 2xx response (else ``2XX``, else ``default``) is the output. A JSON
 object schema is the output schema as is; any other JSON schema is wrapped as

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mcpgen.load import JsonPath
 from mcpgen.openapi.media import annotate, examples_of, text_of
 from mcpgen.openapi.parts import BodyInfo, Input
-from mcpgen.runtime.wire import PART_RESERVED
+from mcpgen.runtime.wire_body import PART_RESERVED
 
 if TYPE_CHECKING:
     from mcpgen.openapi.inputs import InputImport

@@ -225,7 +225,9 @@ class InputImport(ImportBase):
         if not spreadable:
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
-            return BodyInfo([item], deps, False, kind, media, required, parts)
+            info = BodyInfo([item], deps, False, kind, media, required, parts)
+            info.read_only = self.read_only(schema)
+            return info
         if name is not None:
             deps = set(self.converter.deps.get(name, ()))
         needed = set(target.get("required", []))
@@ -238,6 +240,28 @@ class InputImport(ImportBase):
         # an optional body's required properties: each one given asks for the others
         together = [] if required else [i.wire for i in inputs if i.wire in needed]
         return BodyInfo(inputs, deps, True, kind, media, required, parts, together)
+
+    def read_only(self, schema: Json) -> list[str]:
+        """The properties of a body passed whole that only the server sets: ``readOnly``
+        wherever the schema or its ``allOf``/``anyOf``/``oneOf`` members declare them."""
+        marked: dict[str, bool] = {}  # property -> readOnly wherever it is declared
+        todo: list[Json] = [schema]
+        seen: list[Json] = []
+        while todo:
+            target, _ = self.converter.resolve(todo.pop())
+            if not isinstance(target, dict) or any(target is done for done in seen):
+                continue
+            seen.append(target)
+            properties = target.get("properties")
+            for prop, sub in properties.items() if isinstance(properties, dict) else ():
+                resolved, _ = self.converter.resolve(sub)
+                only = isinstance(resolved, dict) and resolved.get("readOnly") is True
+                marked[prop] = marked.get(prop, True) and only
+            for key in ("allOf", "anyOf", "oneOf"):
+                todo += target[key] if isinstance(target.get(key), list) else []
+            if isinstance(target.get("$ref"), str):  # a reference beside other keywords
+                todo.append({"$ref": target["$ref"]})
+        return sorted(prop for prop, only in marked.items() if only)
 
     def files(self, target: Json) -> dict[str, dict[str, Json]]:
         """The multipart properties that are files: base64 arguments sent as bytes."""

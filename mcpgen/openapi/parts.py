@@ -54,6 +54,7 @@ class BodyInfo:
     # an optional body spread: the properties it requires, all given or none
     together: list[str] = field(default_factory=list)
     headers: list[Input] = field(default_factory=list)  # multipart part headers (files.py)
+    read_only: list[str] = field(default_factory=list)  # Body.read_only
 
 
 @dataclass

@@ -55,6 +55,8 @@ class Body:
     ``Content-Type``. ``parts`` says how form and multipart properties are sent, by wire
     name: ``file`` (a base64 argument sent as bytes) and the document's ``encoding``
     (``contentType``, ``style``, ``explode``); a property not named uses the defaults.
+    ``read_only``: the properties of a body passed whole that are ``readOnly`` (the server
+    sets them): left out of what is sent.
     """
 
     argument: str | None
@@ -64,6 +66,7 @@ class Body:
     arguments: list[str] = field(default_factory=list)
     media_type: str = ""
     parts: dict[str, dict[str, Json]] = field(default_factory=dict)
+    read_only: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     if operation.tags:
         data["tags"] = list(operation.tags)
     if operation.body is not None:
-        data["body"] = {k: v for k, v in asdict(operation.body).items() if k != "parts" or v}
+        body = asdict(operation.body)
+        data["body"] = {k: v for k, v in body.items() if k not in ("parts", "read_only") or v}
     if operation.poll:
         data["poll"] = dict(operation.poll)
     return data

@@ -16,7 +16,7 @@ from urllib.parse import unquote_to_bytes
 
 from mcp.shared.exceptions import MCPError
 
-from . import wire
+from . import wire_body
 from .errors import ResourceNotFound, ToolError
 from .stubs import is_stub
 
@@ -29,12 +29,14 @@ async def resolve(
     spec: dict[str, Json], arguments: dict[str, Json], ctx: Any, limit: int
 ) -> dict[str, Json]:
     """``arguments`` with each file argument that is a URI replaced by the resource's bytes
-    (a :class:`wire.Blob`); ``arguments`` itself is not changed. What one call reads from
+    (a :class:`wire_body.Blob`); ``arguments`` itself is not changed. What one call reads from
     resources is bounded like one file (``limit`` bytes in all, :data:`MAX_READS` reads):
     a short URI must not make the server read (and send) far more than a caller could
     send itself."""
     given = dict(arguments)
-    wanted = [slot for slot in wire.file_slots(spec, given) if wire.is_uri(slot[0][slot[1]])]
+    wanted = [
+        slot for slot in wire_body.file_slots(spec, given) if wire_body.is_uri(slot[0][slot[1]])
+    ]
     if not wanted:
         return arguments
     registry = getattr(ctx, "registry", None) or {}
@@ -55,7 +57,7 @@ async def resolve(
     return given
 
 
-async def read(table: Any, uri: str, name: str, ctx: Any, limit: int) -> wire.Blob:
+async def read(table: Any, uri: str, name: str, ctx: Any, limit: int) -> wire_body.Blob:
     """The resource ``uri`` of this server (or a ``data:`` URI) as a file argument ``name``
     (a tool error when it is none of this server's, or one the caller cannot see, cannot
     be read or is larger than ``limit``)."""
@@ -83,11 +85,11 @@ async def read(table: Any, uri: str, name: str, ctx: Any, limit: int) -> wire.Bl
             f"{found[0].handler_path}"
         ) from None
     if len(data) > limit:
-        raise wire.too_big(name, len(data), limit)
-    return wire.Blob(data, media)
+        raise wire_body.too_big(name, len(data), limit)
+    return wire_body.Blob(data, media)
 
 
-def data_uri(uri: str, name: str, limit: int) -> wire.Blob:
+def data_uri(uri: str, name: str, limit: int) -> wire_body.Blob:
     """An RFC 2397 ``data:[media][;base64],...`` URI as the bytes it carries."""
     head, comma, payload = uri[5:].partition(",")
     if not comma:
@@ -96,12 +98,12 @@ def data_uri(uri: str, name: str, limit: int) -> wire.Blob:
     if media and not MEDIA_TYPE.fullmatch(media):
         raise ToolError(f"{name!r}: {media[:40]!r} is not a media type (type/subtype)")
     if flags.split(";")[-1].lower() == "base64":
-        data = wire.decode_file(name, payload, limit)
+        data = wire_body.decode_file(name, payload, limit)
     else:
         data = unquote_to_bytes(payload)
         if len(data) > limit:
-            raise wire.too_big(name, len(data), limit)
-    return wire.Blob(data, media or None)
+            raise wire_body.too_big(name, len(data), limit)
+    return wire_body.Blob(data, media or None)
 
 
 def _inline(uri: str) -> bool:

@@ -2,16 +2,16 @@
 
 Path values are percent-encoded as one segment and may never be ``.`` or ``..`` (an HTTP
 client would resolve them and reach another endpoint); header values may not carry line
-breaks; cookie values are percent-encoded so that a value cannot add a cookie.
+breaks; cookie values are percent-encoded so that a value cannot add a cookie. The URL is
+the base URL's path, then the operation's, then the base URL's query and the operation's.
+Bodies: ``wire_body``.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -31,25 +31,6 @@ RESERVED_HEADERS = frozenset(
         "trailer", "transfer-encoding", "upgrade",
     }
 )  # fmt: skip
-# part headers the multipart encoding writes itself (OpenAPI: Content-Type is ignored there)
-PART_RESERVED = frozenset({"content-type", "content-disposition", "content-length"})
-MAX_FILE_BYTES = 10 * 1024 * 1024  # a file argument's default limit (<NAME>_API_MAX_FILE_BYTES)
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # base64 never holds a colon: a URI does
-_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF8", "image/gif"),
-    (b"%PDF-", "application/pdf"),
-    (b"PK\x03\x04", "application/zip"),
-)
-
-
-@dataclass(frozen=True)
-class Blob:
-    """A file argument read from a resource URI: its bytes and the resource's media type."""
-
-    data: bytes
-    media: str | None = None
 
 
 def integral(value: Json) -> Json:
@@ -163,94 +144,6 @@ def as_list(value: Json) -> list[Json]:
     return value if isinstance(value, list) else [value]
 
 
-def body(
-    spec: dict[str, Json],
-    arguments: dict[str, Json],
-    part_headers: dict[str, dict[str, str]] | None = None,
-    limit: int = MAX_FILE_BYTES,
-) -> dict[str, Json]:
-    """The request options (``content``/``files``) for an operation's body.
-
-    Form and multipart bodies follow OpenAPI's defaults (``style: form``, ``explode: true``:
-    one field per array item) and the document's ``encoding`` (``spec["parts"]``: content
-    type, style, explode per property); a file property (``file``) and an
-    ``application/octet-stream`` body are base64 arguments sent as their bytes (or a
-    :class:`Blob` read from a resource URI), at most ``limit`` bytes each. ``part_headers``:
-    the headers the parts of each multipart property carry (arguments its ``encoding``
-    declares).
-    """
-    if spec["argument"] is not None:
-        value = arguments.get(spec["argument"])
-    else:
-        value = {
-            wire: arguments[arg]
-            for wire, arg in zip(spec["properties"], spec["arguments"], strict=True)
-            if arg in arguments
-        }
-    if value is None:
-        return {}
-    kind = spec["content_type"]
-    parts: dict[str, dict[str, Json]] = spec.get("parts") or {}
-    if kind == "application/json":
-        return {"content": json.dumps(value).encode()}
-    if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
-        pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
-        return {"content": urlencode(pairs).encode()}
-    if kind == "multipart/form-data" and isinstance(value, dict):
-        extra = part_headers or {}
-        return {
-            "files": [
-                item
-                for k, v in value.items()
-                for item in multipart_parts(k, v, parts.get(k) or {}, extra.get(k), limit)
-            ]
-        }
-    if kind == "application/octet-stream":
-        return {"content": decode_file("body", value, limit)}
-    text = value if isinstance(value, str) else scalar(value)
-    charset = re.search(r"charset=\"?([\w.:-]+)", spec.get("media_type") or "", re.I)
-    try:
-        return {"content": text.encode(charset.group(1) if charset else "utf-8")}
-    except LookupError:  # a charset Python does not know: UTF-8, as the document may mean
-        return {"content": text.encode()}
-    except UnicodeEncodeError as exc:
-        lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
-        raise ToolError(lacks) from None
-
-
-def is_uri(value: Json) -> bool:
-    """A file argument that names a resource (``scheme:...``) rather than carrying bytes."""
-    return isinstance(value, str) and _SCHEME.match(value.lstrip()) is not None
-
-
-def file_slots(spec: dict[str, Json], arguments: dict[str, Json]) -> list[tuple[Json, Json, str]]:
-    """Where the file arguments of a call are, as ``(container, key, argument name)``: the
-    ``application/octet-stream`` body and the file properties of a multipart body (each
-    item of an array of files). Containers below ``arguments`` are replaced by copies, so
-    a caller that copied ``arguments`` may set values in place."""
-    kind, whole = spec["content_type"], spec["argument"]
-    if kind == "application/octet-stream" and whole is not None and whole in arguments:
-        return [(arguments, whole, whole)]
-    if kind != "multipart/form-data":
-        return []
-    files = [wire for wire, how in (spec.get("parts") or {}).items() if how.get("file")]
-    places: list[tuple[Json, Json, str]] = []
-    if whole is not None and isinstance(arguments.get(whole), dict):
-        container = arguments[whole] = dict(arguments[whole])
-        places = [(container, wire, whole) for wire in files if wire in container]
-    elif whole is None:
-        names = dict(zip(spec["properties"], spec["arguments"], strict=True))
-        places = [(arguments, names[w], names[w]) for w in files if names.get(w) in arguments]
-    slots: list[tuple[Json, Json, str]] = []
-    for container, key, name in places:
-        if isinstance(container[key], list):
-            items = container[key] = list(container[key])
-            slots += [(items, i, name) for i in range(len(items))]
-        else:
-            slots.append((container, key, name))
-    return slots
-
-
 def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str, str]]:
     """One form property as ``(field, text)`` pairs (OpenAPI ``style``/``explode``)."""
     if value is None:
@@ -274,100 +167,6 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
     return [(name, scalar(value))]
 
 
-def multipart_parts(
-    name: str,
-    value: Json,
-    part: dict[str, Json],
-    headers: dict[str, str] | None = None,
-    limit: int = MAX_FILE_BYTES,
-) -> list[tuple[str, tuple[str | None, str | bytes, str | None, dict[str, str]]]]:
-    """One multipart property as parts: one per array item unless ``explode`` is false,
-    files as their bytes, objects as JSON unless the encoding gives a ``style`` (OpenAPI
-    3.1 applies it to multipart: the parts are then the fields a form would have); each
-    part carries ``headers``. A part's
-    ``Content-Type`` is one of those ``encoding.contentType`` lists (wildcards allowed):
-    the file's own type when listed (a resource's, or what its first bytes say), else the
-    first listed that is not a wildcard."""
-    if value is None:
-        return []
-    listed = part.get("contentType") if isinstance(part.get("contentType"), str) else None
-    if isinstance(value, list) and part.get("explode", True) and "json" not in str(listed):
-        return [item for v in value for item in multipart_parts(name, v, part, headers, limit)]
-    extra = dict(headers or {})
-    if part.get("file"):
-        if isinstance(value, list):
-            raise ToolError(f"{name!r} must be one base64 string or resource URI")
-        blob = decode_file(name, value, limit)
-        own = value.media if isinstance(value, Blob) else None
-        kind = part_type(listed, own or sniff(blob)) or "application/octet-stream"
-        return [(name, (name, blob, kind, extra))]
-    media = part_type(listed, None)
-    if part.get("style") and "json" not in str(media):  # a style the document gives (3.1)
-        return [(key, (None, text, media, extra)) for key, text in form_fields(name, value, part)]
-    if isinstance(value, dict) or (isinstance(value, list) and "json" in str(media)):
-        return [(name, (None, json.dumps(value), media or "application/json", extra))]
-    if isinstance(value, list):
-        return [(name, (None, ",".join(scalar(v) for v in value), media, extra))]
-    return [(name, (None, scalar(value), media, extra))]
-
-
-def part_type(listed: str | None, own: str | None) -> str | None:
-    """The ``Content-Type`` of a part whose encoding lists ``listed`` (comma-separated,
-    ``image/*`` wildcards allowed), its content of type ``own`` when known."""
-    options = [m.strip() for m in (listed or "").split(",") if m.strip()]
-    if own and (not options or any(_covers(m, own) for m in options)):
-        return own
-    return next((m for m in options if "*" not in m), None)
-
-
-def _covers(pattern: str, media: str) -> bool:
-    kind, _, sub = pattern.split(";", 1)[0].strip().lower().partition("/")
-    own_kind, _, own_sub = media.split(";", 1)[0].strip().lower().partition("/")
-    return kind in ("*", own_kind) and sub in ("*", own_sub)
-
-
-def sniff(data: bytes) -> str | None:
-    """The media type a well-known file signature announces (PNG, JPEG, GIF, PDF, ZIP)."""
-    return next((media for magic, media in _MAGIC if data.startswith(magic)), None)
-
-
-def decode_file(name: str, value: Json, limit: int = MAX_FILE_BYTES) -> bytes:
-    """A file argument as at most ``limit`` bytes: base64 (standard or URL-safe alphabet,
-    line breaks allowed), or a :class:`Blob` read from a resource URI."""
-    if isinstance(value, Blob):
-        data = value.data
-    elif isinstance(value, str):
-        packed = "".join(value.split())
-        if len(packed) // 4 * 3 > limit + 2:  # too big whatever it decodes to
-            raise too_big(name, len(packed) // 4 * 3, limit)
-        data = _base64(name, packed)
-    else:
-        raise ToolError(f"{name!r} must be a base64 string or a resource URI")
-    if len(data) > limit:
-        raise too_big(name, len(data), limit)
-    return data
-
-
-def too_big(name: str, size: int, limit: int) -> ToolError:
-    return ToolError(
-        f"{name!r} is a file of about {size} bytes, more than the {limit} a file argument may "
-        "have (setting <NAME>_API_MAX_FILE_BYTES)"
-    )
-
-
-def _base64(name: str, packed: str) -> bytes:
-    packed += "=" * (-len(packed) % 4)
-    for altchars in (None, b"-_"):
-        try:
-            return base64.b64decode(packed, altchars=altchars, validate=True)
-        except ValueError:
-            continue
-    raise ToolError(
-        f"{name!r} must be base64 (the file's bytes, base64-encoded) or the URI of a "
-        "resource of this server"
-    )
-
-
 def credential_forms(value: str) -> tuple[str, ...]:
     """The forms in which a credential sent as ``value`` may come back in an answer:
     itself, its token (``Bearer x``: ``x``) and, for HTTP basic, ``user:password`` and the
@@ -380,6 +179,22 @@ def credential_forms(value: str) -> tuple[str, ...]:
     except ValueError:  # binascii.Error and UnicodeDecodeError are both ValueErrors
         return value, token
     return value, token, pair, pair.partition(":")[2]
+
+
+def join(base: str, path: str) -> str:
+    """The operation's ``path`` after the path of the ``base`` URL, before its query."""
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
+
+
+def with_query(url: str, query: dict[str, Json] | None) -> str:
+    """``url`` with ``query`` (name -> text or list of texts) after the query it has."""
+    pairs = [(key, text) for key, held in (query or {}).items() for text in as_list(held)]
+    if not pairs:
+        return url
+    parts = urlsplit(url)
+    both = "&".join(q for q in (parts.query, urlencode(pairs)) if q)
+    return urlunsplit(parts._replace(query=both))
 
 
 def redact(url: str, secret_params: set[str]) -> str:

@@ -19,7 +19,7 @@ from mcpgen.runtime.authz import Policy
 from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.identity import Identity
 from mcpgen.runtime.resources import ResourceBinding, ResourceTable
-from mcpgen.runtime.wire import Blob
+from mcpgen.runtime.wire_body import Blob
 
 pytestmark = [pytest.mark.anyio]
 ALICE = Identity("alice", frozenset({"secret"}))

@@ -267,3 +267,25 @@ async def test_a_basic_password_echoed_raw_is_redacted() -> None:
     message = result.content[0].text  # type: ignore[union-attr]
     assert result.is_error and "secret-basic_PASSWORD" not in message, message
     assert message.endswith("wrong REDACTED"), message
+
+
+def test_an_answer_only_the_redaction_makes_invalid_is_an_error_that_says_so() -> None:
+    """A credential is redacted before the answer is checked against the output schema:
+    the client checks the structured content it receives (the SDK raises on a mismatch),
+    and a message about the raw answer would quote the credential (``repr``-escaped, past
+    the redaction). A valid answer the redaction makes invalid is a tool error without
+    the credential that blames the redaction, not the upstream's answer."""
+    from mcpgen.runtime.schemas import validator
+
+    ids = {"type": "string", "pattern": "^order-[a-z0-9-]+$"}
+    output = validator({"type": "object", "properties": {"id": ids}})
+    body = b'{"id": "order-s3cret-key"}'
+    result = answers.result(answer(200, body, "application/json"), ITEM, request(), output)
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and result.structured_content is None
+    assert "s3cret-key" not in message and "'order-REDACTED'" in message, message
+    assert "matches the tool's output schema until the credential" in message, message
+    invalid = b'{"id": "ORDER-s3cret-key"}'  # invalid as answered: the upstream's fault
+    result = answers.result(answer(200, invalid, "application/json"), ITEM, request(), output)
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert "s3cret-key" not in message and "does not match the tool's output" in message

@@ -1,6 +1,7 @@
 """What an imported operation sends, attacked value by value against a local upstream
 that records the raw request: JSON ``null``, integral numbers, and cookies the upstream
-sets (the request carries the operation's parameters and credential, nothing else)."""
+sets (the request carries the operation's parameters and credential, nothing else), and
+URLs with a query of their own (a base URL's, a poll ``Location``'s)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from typing import Any
 from urllib.parse import quote_plus
 
+import httpx2
 import pytest
 from wirekit import operations, recorder, upstream
 
@@ -277,3 +279,87 @@ async def test_a_redirect_that_cannot_be_followed_is_an_error_not_a_result(statu
         result = await upstream(rec.url).call(operations(document("/x", []))["send"], {})
     message = result.content[0].text  # type: ignore[union-attr]
     assert result.is_error and f"HTTP {status}" in message, message
+
+
+@pytest.mark.parametrize("base", ["/v1?api-version=2024-01", "/v1/?api-version=2024-01"])
+@pytest.mark.parametrize("setting", [False, True])
+async def test_a_base_url_with_a_query_keeps_it_and_the_path_goes_before_it(
+    base: str, setting: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server URL (or the base URL setting) may carry a query (Azure's
+    ``?api-version=...``): the operation's path goes before it, its parameters stay, and
+    the operation's own query parameters come after them. The path was appended to the
+    query, and the query then dropped (``/v1`` was called)."""
+    schemes = {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    params = [param("id", "path", {"type": "string"}), param("q", "query", {"type": "string"})]
+    data = document("/items/{id}", params)
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/items/{id}"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        api = upstream("http://unused.invalid" if setting else rec.url + base, schemes)
+        if setting:
+            monkeypatch.setenv(api.settings["baseUrlEnv"], rec.url + base)
+        op = operations(data)["send"]
+        assert not (await api.call(op, {"id": "7", "q": "a b"})).is_error
+        assert not (await api.call(op, {"id": "8"})).is_error
+    assert [seen.target for seen in rec.seen] == [
+        "/v1/items/7?api-version=2024-01&q=a+b&api_key=secret-key",
+        "/v1/items/8?api-version=2024-01&api_key=secret-key",
+    ]
+
+
+@pytest.mark.parametrize("key", [None, "k3y"])
+async def test_a_poll_location_keeps_its_own_query(key: str | None) -> None:
+    """The ``Location`` of a 202 (``/jobs/1?api-version=2``) is polled with its query (and
+    the query credential after it): the poll sent ``/jobs/1`` (or ``/jobs/1?api_key=...``)."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as rec:
+        sent = Request("POST", rec.url + "/jobs")
+        if key is not None:
+            sent.parts["query"]["api_key"] = key
+            sent.secret_query.add("api_key")
+        started = httpx2.Response(
+            202,
+            headers={"location": "/jobs/1?api-version=2", "retry-after": "0"},
+            request=httpx2.Request("POST", sent.url),
+        )
+        done = await poll(upstream(rec.url), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    expected = "/jobs/1?api-version=2" + ("" if key is None else f"&api_key={key}")
+    assert [seen.target for seen in rec.seen] == [expected]
+
+
+PET = {
+    "type": "object",
+    "properties": {"id": {"type": "integer", "readOnly": True}, "name": {"type": "string"}},
+}
+PETS = {
+    "open": {**PET, "additionalProperties": True},
+    "allOf": {"allOf": [{"$ref": "#/components/schemas/Pet"}, {"required": ["name"]}]},
+    "nullable": {"$ref": "#/components/schemas/Pet", "nullable": True},
+    # ``id`` is written by one alternative: it is the caller's to send
+    "oneOf": {"oneOf": [PET, {"properties": {"id": {"type": "integer"}}}]},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(PETS))
+async def test_a_read_only_property_of_a_whole_body_is_not_sent(shape: str) -> None:
+    """OpenAPI: ``readOnly`` properties SHOULD NOT be sent in a request. A spread body
+    offers no argument for them; a body passed whole (open, composed) sent what the model
+    gave, ``id`` included (an API may refuse it, or take the caller's id)."""
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": PETS[shape]}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = posted(op)
+    data["components"] = {"schemas": {"Pet": PET}}
+    with recorder() as rec:
+        given = {"body": {"id": 7, "name": "Rex", "kind": "dog"}}
+        result = await upstream(rec.url).call(operations(data)["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    kept = {"id": 7} if shape == "oneOf" else {}
+    assert json.loads(seen.body) == {**kept, "name": "Rex", "kind": "dog"}

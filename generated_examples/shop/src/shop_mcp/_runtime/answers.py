@@ -8,7 +8,9 @@ default 10 MiB): past it the call is a tool error saying so. An HTTP error (4xx/
 tool error naming the method, the operation's path template, the status and the URL
 requested (credentials redacted), then the start of the body made readable: an RFC 9457
 problem document as its title and detail, HTML as its text. A credential the request
-sent is redacted from errors, text and JSON answers alike (``links.next`` echoing a key).
+sent is redacted from errors, text and JSON answers alike (``links.next`` echoing a key),
+before a JSON answer is checked against the output schema (the client checks what it
+receives; an answer only the redaction makes invalid is a tool error that says so).
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -93,14 +95,16 @@ def result(
             data: Json = response.json(parse_constant=_not_json)  # NaN, Infinity
         except ValueError:
             return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
+        raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
             data = scrubbed(data, request.scrub)
         if operation.get("wrapped"):
-            data = {"result": data}
-        if output is not None:
+            data, raw = {"result": data}, {"result": raw}
+        if output is not None:  # what the client receives is checked (it checks it too)
             refused = _first_error(output, data)
             if refused:
-                return tool_error(mismatch(response, operation, request, refused))
+                redacted = bool(request.secrets) and not _first_error(output, raw)
+                return tool_error(mismatch(response, operation, request, refused, redacted))
         return structured(data)
     if media.startswith("text/") or media in ("application/xml", "application/yaml"):
         return types.CallToolResult(content=[text(request.scrub(response.text))])
@@ -169,12 +173,22 @@ def unexpected(
 
 
 def mismatch(
-    response: httpx2.Response, operation: dict[str, Json], request: Request, refused: str
+    response: httpx2.Response,
+    operation: dict[str, Json],
+    request: Request,
+    refused: str,
+    redacted: bool = False,
 ) -> str:
-    """A JSON success answer that the tool's advertised output schema refuses."""
+    """A JSON success answer that the tool's advertised output schema refuses (``redacted``:
+    only once the credentials it echoes are redacted)."""
+    what = (
+        "matches the tool's output schema until the credential it echoes is redacted"
+        if redacted
+        else "does not match the tool's output schema"
+    )
     return request.scrub(
-        f"{_head(response, operation, request)} with JSON that does not match the tool's "
-        f"output schema: {_excerpt(request, refused, EXCERPT // 4)} "
+        f"{_head(response, operation, request)} with JSON that {what}: "
+        f"{_excerpt(request, refused, EXCERPT // 4)} "
         f"({request.shown(str(response.url))})"
     )
 

@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import answers, files, telemetry, wire
+from . import answers, files, telemetry, wire, wire_body
 from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
@@ -102,7 +102,7 @@ class Upstream:
     def max_file(self) -> int:
         """The most bytes of one file argument (a tool error past it)."""
         value = os.environ.get(f"{self.prefix}_MAX_FILE_BYTES", "")
-        return int(value) if value.isdigit() else wire.MAX_FILE_BYTES
+        return int(value) if value.isdigit() else wire_body.MAX_FILE_BYTES
 
     @property
     def base_url(self) -> str:
@@ -166,12 +166,12 @@ class Upstream:
                 (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
                 request.parts["cookies"][param["name"]] = wire.simple(value, False)
-        request.url = self.base_url + path
+        request.url = wire.join(self.base_url, path)
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None and _sent(body, arguments):
             arguments = await files.resolve(body, arguments, ctx, self.max_file)
-            request.options = wire.body(body, arguments, part_headers, self.max_file)
+            request.options = wire_body.body(body, arguments, part_headers, self.max_file)
             if request.options and body["content_type"] != "multipart/form-data":
                 media = body.get("media_type") or body["content_type"]
                 request.parts["headers"].setdefault("Content-Type", media)
@@ -211,9 +211,8 @@ class Upstream:
         """The request, and the redirects it answers with: same-origin ones keep the
         credentials, one to any other origin drops every credential (and never returns to
         a credentialed request)."""
-        method, url = request.method, request.url
+        method, url = request.method, wire.with_query(request.url, request.parts["query"])
         headers = dict(request.parts["headers"])
-        query: dict[str, Any] | None = request.parts["query"]
         cookies = dict(request.parts["cookies"])
         options = request.options
         home = wire.origin(url)
@@ -224,9 +223,9 @@ class Upstream:
                 sent["Cookie"] = wire.cookie_header(cookies)
             tracer = telemetry.ACTIVE
             if tracer is None or not tracer.tracing:
-                response = await self._attempt(method, url, query, sent, options)
+                response = await self._attempt(method, url, sent, options)
             else:
-                response = await self._traced(tracer, request, method, url, query, sent, options)
+                response = await self._traced(tracer, request, method, url, sent, options)
             location = response.headers.get("location")
             if response.status_code not in REDIRECTS or not location:
                 limit = self.max_response
@@ -236,7 +235,6 @@ class Upstream:
                 )
                 return await answers.read(response, limit, refused)
             url = urljoin(str(response.url), location)
-            query = None  # the new location carries its own query
             if response.status_code == 303 or (
                 response.status_code in (301, 302) and method == "POST"
             ):
@@ -254,13 +252,12 @@ class Upstream:
         self,
         method: str,
         url: str,
-        query: dict[str, Any] | None,
         headers: dict[str, str],
         options: dict[str, Json],
     ) -> httpx2.Response:
         """One attempt; its answer is streamed (``answers.read`` reads it up to the limit)."""
         client = self.client()
-        outgoing = client.build_request(method, url, params=query, headers=headers, **options)
+        outgoing = client.build_request(method, url, headers=headers, **options)
         return await client.send(outgoing, stream=True)
 
     async def _traced(
@@ -269,15 +266,14 @@ class Upstream:
         request: Request,
         method: str,
         url: str,
-        query: dict[str, Any] | None,
         headers: dict[str, str],
         options: dict[str, Json],
     ) -> httpx2.Response:
         """One attempt in its CLIENT span, ``traceparent`` injected inside it."""
-        full = wire.redact(str(httpx2.URL(url, params=query)), request.secret_query)
+        full = wire.redact(url, request.secret_query)
 
         async def send(sent: dict[str, str]) -> httpx2.Response:
-            return await self._attempt(method, url, query, sent, options)
+            return await self._attempt(method, url, sent, options)
 
         response: httpx2.Response = await upstream_span(tracer.tracer, send, method, full, headers)
         return response
