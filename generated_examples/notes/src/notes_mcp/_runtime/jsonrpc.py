@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -49,25 +50,31 @@ def _invalid(value: Any) -> str:
 
 
 NAMES = (b'"method"', b'"result"', b'"error"')
+ODD_ID = re.compile(rb'"id"\s*:\s*(?:[^\s"\d-]|-?\d+[.eE])')  # neither text nor an integer
 
 
 def error_for_post(head: bytes, whole: bool) -> str | None:
     """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise, from ``head``, the
     body's beginning (all of it when ``whole``): a JSON array (a batch; MCP has none since
     2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the SDK:
-    -32602 with pydantic's report). A message has ``"jsonrpc"``, ``"2.0"`` and one of NAMES:
-    only a body whose bytes lack them is parsed (a name may be escaped), so a valid message
-    is never parsed twice. JSON that is not a message in other ways is the SDK's to answer,
+    -32602 with pydantic's report), or a request whose id is neither text nor a number (the
+    SDK: a notification, never answered). A message has ``"jsonrpc"``, ``"2.0"`` and one of
+    NAMES: only a body whose bytes lack them or show an ODD_ID is parsed (a name may be
+    escaped), so a valid message is rarely parsed twice. JSON that is not a message in other ways is the SDK's to answer,
     and so is a body that is not JSON (-32700)."""
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         return error(INVALID_REQUEST, "Invalid Request")
-    if not whole or (b'"jsonrpc"' in head and b'"2.0"' in head and any(n in head for n in NAMES)):
+    shaped = b'"jsonrpc"' in head and b'"2.0"' in head and any(n in head for n in NAMES)
+    if not whole or (shaped and not ODD_ID.search(head)):
         return None
     try:
         value: Any = json.loads(head.decode())
     except (ValueError, RecursionError):
         return None
     message = isinstance(value, dict) and value.get("jsonrpc") == "2.0"
+    if message and "method" in value and "id" in value:  # (the SDK: a notification, unanswered)
+        odd = value["id"]
+        return _invalid(value) if isinstance(odd, bool) or not isinstance(odd, int | str) else None
     return None if message and {"method", "result", "error"} & value.keys() else _invalid(value)
 
 
