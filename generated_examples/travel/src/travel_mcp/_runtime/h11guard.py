@@ -23,15 +23,27 @@ HEADER_TIMEOUT = 10.0
 
 class GuardedH11(H11Protocol):
     _deadline: asyncio.TimerHandle | None = None
+    _waiting_since: float | None = None  # when the connection began waiting for headers
 
     def _arm(self) -> None:
-        self._disarm()
-        self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._too_slow)
+        """Start the wait for headers. One timer serves many requests on a keep-alive
+        connection: it is not moved per request, it looks again when it fires."""
+        self._waiting_since = self.loop.time()
+        if self._deadline is None:
+            self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._check)
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._waiting_since = None
+
+    def _check(self) -> None:
+        self._deadline = None
+        if self._waiting_since is None:  # a request is in: the next response arms again
+            return
+        left = self._waiting_since + HEADER_TIMEOUT - self.loop.time()
+        if left > 0:
+            self._deadline = self.loop.call_later(left, self._check)
+        else:
+            self._too_slow()
 
     def _too_slow(self) -> None:
         if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
@@ -66,4 +78,7 @@ class GuardedH11(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
         super().connection_lost(exc)
