@@ -6,7 +6,9 @@ at a time. This subclasses its ``--http h11`` implementation at the one spot it 
 ``GuardedH11`` arms a timer when a connection opens and after each response, and drops the
 connection if no request's headers are in when it fires. ``HEADER_TIMEOUT`` is set by the
 app factory (in each worker process too). It also closes a connection after answering a
-request that carries both Content-Length and Transfer-Encoding (request smuggling).
+request that carries both Content-Length and Transfer-Encoding (request smuggling), and
+marks a request whose whole body came with its headers (``http_guard.BODY_RECEIVED``), so
+the app keeps no body deadline for it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import logging
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .http_guard import BODY_RECEIVED
 
 logger = logging.getLogger(__name__)
 HEADER_TIMEOUT = 10.0
@@ -61,6 +65,8 @@ class GuardedH11(H11Protocol):
         super().handle_events()
         if self.cycle is not before and self.cycle is not None:
             self._disarm()  # a request's headers are in
+            if not self.cycle.more_body:  # and its whole body: no deadline to keep for it
+                self.cycle.scope[BODY_RECEIVED] = True  # type: ignore[literal-required]
             names = {name for name, _ in self.headers}
             if b"content-length" in names and b"transfer-encoding" in names:
                 # RFC 9112 6.3: a server that answers such a message must then close the
