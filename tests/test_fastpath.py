@@ -227,6 +227,14 @@ def test_example_manifests() -> None:
         "weather_current": True,
         "random_fact": True,
     }
+    outputs = {t.name: t.strict_output_exact for t in loaded.manifest.tools}
+    assert outputs == {  # random_fact declares no output schema
+        "add": True,
+        "divide": True,
+        "convert_units": True,
+        "weather_current": True,
+        "random_fact": False,
+    }
 
 
 CANDIDATE_NAMES = sorted(
@@ -555,6 +563,36 @@ def test_the_property_has_teeth(
         settings=settings(max_examples=20000, database=None, deadline=None),
     )
     assert not Draft202012Validator(schema).is_valid(found)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "fast"),
+    [
+        ("DivideInput", {"a": 1.5, "b": -2, "precision": 12}, True),
+        ("DivideInput", {"a": 1, "b": 2, "precision": None}, False),  # null: jsonschema decides
+        ("DivideInput", {"a": 1, "b": 2, "precision": 1.0}, False),  # valid, strict refuses
+        ("DivideInput", {"a": 1, "b": 2, "precision": 13}, False),  # invalid
+        ("DivideInput", {"a": "1", "b": 2}, False),
+        ("AddInput", {"numbers": [1]}, False),
+    ],
+)
+def test_results_the_strict_output_model_accepts_skip_jsonschema(
+    runtime: types.ModuleType, models: types.ModuleType, name: str, data: Any, fast: bool
+) -> None:
+    """The output check takes the same fast path (``outputModel`` in ``_spec.json``): a
+    result the strict model accepts is valid without jsonschema; any other is checked."""
+    import mcp_types
+
+    schema = PROPERTY_SCHEMAS[name]
+    model = getattr(models, name)
+    tool = binding(runtime, model, {"type": "object"})
+    tool.definition["outputSchema"], tool.output_model = schema, lambda: model
+    errors = tool.result_errors(mcp_types.CallToolResult(content=[], structured_content=data))
+    assert ("output_validator" not in vars(tool)) is fast  # jsonschema's validator never built
+    assert errors == [
+        f"{'.'.join(map(str, e.absolute_path)) or '(result)'}: {e.message}"
+        for e in Draft202012Validator(schema).iter_errors(data)
+    ]
 
 
 def test_fast_path_guard(runtime: types.ModuleType) -> None:

@@ -222,6 +222,7 @@ def _tool(
         input_model=named.models[0],
         output_model=named.models[1],
         strict_model_exact=fastpath.strict_model_exact(bundled, index.shared),
+        strict_output_exact=fastpath.strict_model_exact(bundled_output, index.shared),
         advertised=advertised,
     )
 

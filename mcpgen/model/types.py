@@ -131,6 +131,9 @@ class Tool:
     # Strict validation of the input model implies the input schema (see ``fastpath``): the
     # server may skip jsonschema when the strict model accepts a call's arguments.
     strict_model_exact: bool = False
+    # The same for the output model and the output schema: a structured result the strict
+    # output model accepts skips jsonschema's check.
+    strict_output_exact: bool = False
     # What tools/list shows instead of the full parts (``model.compact.advertise``; a key
     # with the value None is left out); validation keeps the full schemas.
     advertised: Json | None = None

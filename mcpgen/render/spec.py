@@ -47,6 +47,8 @@ def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
         entry["handler"] = f"src/{package}/{handler_path('tools', tool.ident)}"
         if tool.strict_model_exact:
             entry["model"] = tool.input_model
+        if tool.strict_output_exact and tool.output_model:
+            entry["outputModel"] = tool.output_model
     return entry
 
 

@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 ANONYMOUS = Identity("anonymous", None)  # every caller when authentication is off
+# Set in a request's scope by ``h11guard`` when its whole body came with its headers: a
+# body already in cannot stall, so its ``receive`` needs no deadline (``timed``).
+BODY_RECEIVED = "mcpgen.body_received"
 
 
 def route_path(scope: Scope) -> str:
@@ -208,7 +211,9 @@ class AuthMiddleware:
 
 
 def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
-    return _timed(receive, seconds) if scope["type"] == "http" else receive
+    if scope["type"] != "http" or scope.get(BODY_RECEIVED):
+        return receive
+    return _timed(receive, seconds)
 
 
 def _timed(receive: Receive, seconds: float) -> Receive:

@@ -549,6 +549,40 @@ def test_10_slowloris_connections_are_closed(target: Server) -> None:
     }, f"still open after 12 s: {closed ^ {'trickle', 'silent'}}"
 
 
+def _post(port: int, chunks: list[bytes], length: int) -> tuple[float, bytes]:
+    """A raw POST /mcp of ``length`` body bytes sent as ``chunks`` (headers with the
+    first) 0.3 s apart: the seconds until the server answers, and the answer's start."""
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: {HANDSHAKE}\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=8) as sock:
+        start = time.monotonic()
+        sock.sendall(head + chunks[0])
+        for chunk in chunks[1:]:
+            time.sleep(0.3)
+            sock.sendall(chunk)
+        answer = sock.recv(200)
+        return time.monotonic() - start, answer
+
+
+@pytest.mark.timeout(60)
+def test_10_a_stalled_request_body_is_cut_off(
+    target_built: Built, upstream: Upstream, spawn: Spawn
+) -> None:
+    """``--body-timeout 1``: a body stalled mid-way is dropped after about a second; one
+    sent with its headers, or in two parts (the server waits for the second), is answered."""
+    server = spawn(target_built, "--body-timeout", "1", env=target_env(upstream))
+    init = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t"}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
+    seconds, answer = _post(server.port, [body[:10]], len(body))
+    assert answer.startswith(b"HTTP/1.1 500") and 0.9 < seconds < 5, (seconds, answer)
+    for chunks in ([body], [body[:10], body[10:]]):
+        seconds, answer = _post(server.port, chunks, len(body))
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+
+
 KILL_DURING_APPLY = """
 import os, signal, sys, runpy
 out = os.path.abspath(sys.argv[2])

@@ -101,7 +101,7 @@ class GeneratedServer(Server[Any]):
 
 
 def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
-    """The input model class, looked up on first use (the models import lazily) and kept."""
+    """The model class, looked up on first use (the models import lazily) and kept."""
     if models is None or not name:
         return None
     return cache(lambda: getattr(models(), name))
@@ -141,6 +141,7 @@ def tool_bindings(
                 handler_path=entry.get("handler", ""),
                 timeout=entry.get("timeout"),
                 strict_model=_strict(handlers.models, entry.get("model")),
+                output_model=_strict(handlers.models, entry.get("outputModel")),
                 full_schemas=entry.get("full"),
                 strict_output=name in handlers.tools,
             )

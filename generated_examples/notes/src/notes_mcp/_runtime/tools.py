@@ -100,6 +100,19 @@ def _fast_path_may_take(arguments: dict[str, Json]) -> bool:
     return not has_non_finite(arguments, or_null=True)
 
 
+def _strictly(
+    model: Callable[[], type[BaseModel]] | None, data: dict[str, Json]
+) -> BaseModel | None:
+    """``model``'s instance when its strict validation accepts ``data`` (so its schema
+    does, ``fastpath``), else None: jsonschema then decides."""
+    if model is None or not _fast_path_may_take(data):
+        return None
+    try:
+        return model().model_validate(data, strict=True)
+    except (ValueError, TypeError, RecursionError, ImportError):
+        return None  # not accepted (or the models do not import): jsonschema decides
+
+
 @dataclass
 class ToolBinding:
     definition: dict[str, Json]
@@ -109,6 +122,8 @@ class ToolBinding:
     # The input model, when strict validation of it implies the input schema (decided at
     # build time): a call it accepts skips jsonschema.
     strict_model: Callable[[], type[BaseModel]] | None = None
+    # The same for the output model and the output schema (a result it accepts is valid).
+    output_model: Callable[[], type[BaseModel]] | None = None
     # The full parts where ``definition`` advertises compact ones (``_spec.json`` ``full``):
     # arguments and results are checked against these schemas.
     full_schemas: Mapping[str, Json] | None = None
@@ -143,12 +158,7 @@ class ToolBinding:
 
     def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
         """The input model, when strict validation accepts ``arguments`` (so the schema does)."""
-        if self.strict_model is None or not _fast_path_may_take(arguments):
-            return None
-        try:
-            return self.strict_model().model_validate(arguments, strict=True)
-        except (ValueError, TypeError, RecursionError, ImportError):
-            return None  # not accepted (or the models do not import): jsonschema decides
+        return _strictly(self.strict_model, arguments)
 
     @cached_property
     def validator(self) -> Any:
@@ -161,8 +171,11 @@ class ToolBinding:
 
     def result_errors(self, result: types.CallToolResult) -> list[str]:
         """Where a structured result departs from the output schema (the full one)."""
+        data = result.structured_content
+        if result.is_error or data is None or _strictly(self.output_model, data) is not None:
+            return []
         validator = self.output_validator
-        if validator is None or result.is_error or result.structured_content is None:
+        if validator is None:
             return []
         try:
             errors = list(validator.iter_errors(result.structured_content))[:MAX_ERRORS]

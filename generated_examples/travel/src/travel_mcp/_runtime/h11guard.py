@@ -6,7 +6,9 @@ at a time. This subclasses its ``--http h11`` implementation at the one spot it 
 ``GuardedH11`` arms a timer when a connection opens and after each response, and drops the
 connection if no request's headers are in when it fires. ``HEADER_TIMEOUT`` is set by the
 app factory (in each worker process too). It also closes a connection after answering a
-request that carries both Content-Length and Transfer-Encoding (request smuggling).
+request that carries both Content-Length and Transfer-Encoding (request smuggling), and
+marks a request whose whole body came with its headers (``http_guard.BODY_RECEIVED``), so
+the app keeps no body deadline for it.
 """
 
 from __future__ import annotations
@@ -17,21 +19,35 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .http_guard import BODY_RECEIVED
+
 logger = logging.getLogger(__name__)
 HEADER_TIMEOUT = 10.0
 
 
 class GuardedH11(H11Protocol):
     _deadline: asyncio.TimerHandle | None = None
+    _waiting_since: float | None = None  # when the connection began waiting for headers
 
     def _arm(self) -> None:
-        self._disarm()
-        self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._too_slow)
+        """Start the wait for headers. One timer serves many requests on a keep-alive
+        connection: it is not moved per request, it looks again when it fires."""
+        self._waiting_since = self.loop.time()
+        if self._deadline is None:
+            self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._check)
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._waiting_since = None
+
+    def _check(self) -> None:
+        self._deadline = None
+        if self._waiting_since is None:  # a request is in: the next response arms again
+            return
+        left = self._waiting_since + HEADER_TIMEOUT - self.loop.time()
+        if left > 0:
+            self._deadline = self.loop.call_later(left, self._check)
+        else:
+            self._too_slow()
 
     def _too_slow(self) -> None:
         if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
@@ -49,6 +65,8 @@ class GuardedH11(H11Protocol):
         super().handle_events()
         if self.cycle is not before and self.cycle is not None:
             self._disarm()  # a request's headers are in
+            if not self.cycle.more_body:  # and its whole body: no deadline to keep for it
+                self.cycle.scope[BODY_RECEIVED] = True  # type: ignore[literal-required]
             names = {name for name, _ in self.headers}
             if b"content-length" in names and b"transfer-encoding" in names:
                 # RFC 9112 6.3: a server that answers such a message must then close the
@@ -66,4 +84,7 @@ class GuardedH11(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
         super().connection_lost(exc)

@@ -28,7 +28,7 @@ def build(
     spec: Mapping[str, Any], transport: str, environ: Mapping[str, str], exporting: bool
 ) -> Telemetry:
     from opentelemetry import trace
-    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
     from opentelemetry.sdk.metrics.export import (
         InMemoryMetricReader,
         PeriodicExportingMetricReader,
@@ -43,7 +43,12 @@ def build(
         readers.append(local)
     if exporting:
         readers += [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    # exemplars (a measurement's sampled trace) only reach exporters, and without OTEL_*
+    # there is neither an exporter nor a sampled trace: not looked for on each measurement
+    exemplars = None if exporting else AlwaysOffExemplarFilter()  # None: OTEL_* decides
+    meter_provider = MeterProvider(
+        resource=resource, metric_readers=readers, exemplar_filter=exemplars
+    )
     flushers: list[Any] = [meter_provider.force_flush]
     tracing = False
     if exporting:
