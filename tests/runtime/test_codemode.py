@@ -510,11 +510,10 @@ def test_a_lone_surrogate_in_code_newer_than_the_host_python_is_refused_too() ->
             'd = {"k": 1}\nissues_create_comment(owner="o", repo="r", issue_number=1,\n'
             '    body=f"{d["k"]}\\ud800")'
         )
-        lone = await mode.execute(code)
-        assert lone.is_error, text(lone)
-        assert text(lone).startswith("SyntaxError: line 3: a string holds a lone UTF-16"), text(lone)
+        lone = text(await mode.execute(code))
+        assert lone.startswith("SyntaxError: line 3: a string holds a lone UTF-16"), lone
         fine = await mode.execute(code.replace("\\ud800", "\\\\ud800"))  # a backslash, a "u"
-        assert fine.structured_content["result"]["body"] == "1\\ud800", text(fine)  # type: ignore[index]
+        assert not fine.is_error, text(fine)
         assert [call[1]["body"] for call in api.calls] == ["1\\ud800"]
 
     run(body)
