@@ -56,12 +56,12 @@ ODD_ID = re.compile(ID + rb'\s*:\s*(?:[^\s"\d-]|-?\d+[.eE])')  # neither text no
 
 def error_for_post(head: bytes, whole: bool) -> str | None:
     """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise, from ``head``, the
-    body (its beginning when not ``whole``: the client left): a JSON array (a batch; MCP has none since
-    2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the SDK:
-    -32602 with pydantic's report), or a request whose id is neither text nor a number (the
-    SDK: a notification, never answered). A message has ``"jsonrpc"``, ``"2.0"`` and one of
-    NAMES: only a body whose bytes lack them or show an ODD_ID is parsed (a name may be
-    escaped), so a valid message is rarely parsed twice. JSON that is not a message in
+    body (its beginning when not ``whole``: the client left): a JSON array (a batch; MCP has
+    none since 2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the
+    SDK: -32602 with pydantic's report), or a request whose id is neither text nor a number
+    (the SDK: a notification, never answered). A message has ``"jsonrpc"``, ``"2.0"`` and
+    one of NAMES: only a body whose bytes lack them or show an ODD_ID is parsed (a name may
+    be escaped), so a valid message is rarely parsed twice. JSON that is not a message in
     other ways is the SDK's to answer, and so is a body that is not JSON (-32700)."""
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         return error(INVALID_REQUEST, "Invalid Request")
