@@ -8,6 +8,7 @@ import ast
 import base64
 import json
 import math
+import re
 import time
 import warnings
 from collections.abc import Mapping
@@ -164,12 +165,17 @@ def arguments_problem(kwargs: Mapping[str, Any], limit: int) -> str | None:
     return None
 
 
+# the escape of a lone surrogate after an even number of backslashes (text, not Python)
+SURROGATE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\(?:u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
 def surrogate_problem(code: str) -> str | None:
     """A string literal of ``code`` holding a lone UTF-16 surrogate, as Python reads it
     (``"\\ud800"``; JavaScript's pair ``"\\ud83d\\ude00"`` is two): Monty reads each as
-    U+FFFD, so the code would send other text than it says. None when there is none or when
-    Python cannot parse the code (Monty says why; a surrogate itself in the code is its
-    SyntaxError)."""
+    U+FFFD, so the code would send other text than it says. None when there is none. Code
+    this Python cannot parse (Monty may: 3.12's f-strings on 3.11) is searched as text for
+    SURROGATE_ESCAPE (a raw or bytes literal too); if it is wrong, Monty says why (a
+    surrogate itself in the code is its SyntaxError)."""
     if "\\u" not in code and "\\U" not in code:
         return None
     try:
@@ -177,16 +183,21 @@ def surrogate_problem(code: str) -> str | None:
             warnings.simplefilter("ignore")
             tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        found = SURROGATE_ESCAPE.search(code)
+        return _lone(code.count("\n", 0, found.start()) + 1) if found else None
     for node in ast.walk(tree):
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
             continue
         if any("\ud800" <= c <= "\udfff" for c in node.value):
-            return (
-                f"SyntaxError: line {node.lineno}: a string {LONE_SURROGATE}: write the "
-                "character itself or its \\U0001f600-style escape"
-            )
+            return _lone(node.lineno)
     return None
+
+
+def _lone(line: int) -> str:
+    return (
+        f"SyntaxError: line {line}: a string {LONE_SURROGATE}: write the character itself "
+        "or its \\U0001f600-style escape"
+    )
 
 
 def error(message: str) -> types.CallToolResult:

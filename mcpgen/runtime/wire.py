@@ -13,7 +13,7 @@ import base64
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 from .errors import ToolError
 
@@ -188,13 +188,15 @@ def join(base: str, path: str) -> str:
 
 
 def with_query(url: str, query: dict[str, Json] | None) -> str:
-    """``url`` with ``query`` (name -> text or list of texts) after the query it has."""
+    """``url`` with ``query`` (name -> text or list of texts) after the query it has, less
+    its pairs of a name ``query`` sets (a base URL's ``api-version``, an operation's too)."""
     pairs = [(key, text) for key, held in (query or {}).items() for text in as_list(held)]
     if not pairs:
         return url
     parts = urlsplit(url)
-    both = "&".join(q for q in (parts.query, urlencode(pairs)) if q)
-    return urlunsplit(parts._replace(query=both))
+    names = {key for key, _ in pairs}
+    kept = [q for q in parts.query.split("&") if q and unquote_plus(q.split("=")[0]) not in names]
+    return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs)])))
 
 
 def redact(url: str, secret_params: set[str]) -> str:

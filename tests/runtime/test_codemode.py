@@ -501,6 +501,24 @@ def test_a_lone_surrogate_in_the_code_is_refused_not_sent_as_u_fffd() -> None:
     run(body)
 
 
+def test_a_lone_surrogate_in_code_newer_than_the_host_python_is_refused_too() -> None:
+    """Monty reads syntax the host's Python may not (3.12's f-string quotes on 3.11): the
+    check read such code as none of its business, and Monty sent U+FFFD upstream."""
+
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        code = (
+            'd = {"k": 1}\nissues_create_comment(owner="o", repo="r", issue_number=1,\n'
+            '    body=f"{d["k"]}\\ud800")'
+        )
+        lone = text(await mode.execute(code))
+        assert lone.startswith("SyntaxError: line 3: a string holds a lone UTF-16"), lone
+        fine = await mode.execute(code.replace("\\ud800", "\\\\ud800"))  # a backslash, a "u"
+        assert not fine.is_error, text(fine)
+        assert [call[1]["body"] for call in api.calls] == ["1\\ud800"]
+
+    run(body)
+
+
 def test_an_argument_that_is_not_text_is_an_error_naming_it() -> None:
     """The host's own check, whatever the sandbox hands over: a lone surrogate in a value
     or a key never reaches the dispatch point (nor is it called too big)."""

@@ -131,11 +131,35 @@ ADD = {"jsonrpc": "2.0", "id": 99, "method": "tools/call",
 
 
 @pytest.mark.parametrize("odd", [b"{}", b"null", b"true", b"[1]", b"1.5"])
-async def test_http_answers_a_request_with_a_bad_id(http: httpx2.AsyncClient, odd: bytes) -> None:
-    # SDK 2.3 takes it for a notification: 202, never answered (PostGuard answers)
-    response = await post(http, b'{"jsonrpc":"2.0","id":' + odd + b',"method":"ping"}')
+@pytest.mark.parametrize("name", [b'"id"', b'"\\u0069d"', b'"i\\u0064"'])
+async def test_http_answers_a_request_with_a_bad_id(
+    http: httpx2.AsyncClient, odd: bytes, name: bytes
+) -> None:
+    # SDK 2.3 takes it for a notification: 202, never answered (PostGuard answers), and so
+    # when the name "id" is escaped
+    response = await post(http, b'{"jsonrpc":"2.0",' + name + b":" + odd + b',"method":"ping"}')
     found = messages(response)
     assert found and found[0]["error"]["code"] == INVALID_REQUEST, response.status_code
+
+
+@pytest.mark.parametrize("odd", [b"{}", b"null"])
+async def test_a_bad_id_after_the_first_16_kib_is_answered_too(
+    http: httpx2.AsyncClient, odd: bytes
+) -> None:
+    """The answer does not depend on how the body arrives: a long call whose bad id comes
+    after 16 KiB, in chunks, is answered as one that arrives at once (it was taken for a
+    notification: 202, never answered)."""
+    text = b'{"name":"echo","arguments":{"text":"' + b"x" * 40_000 + b'"}}'
+    body = b'{"jsonrpc":"2.0","method":"tools/call","params":' + text + b',"id":' + odd + b"}"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 4096):
+            yield body[start : start + 4096]
+
+    for sent in (body, chunks()):
+        response = await http.post("/mcp", content=sent, headers=HEADERS)
+        found = messages(response)
+        assert found and found[0]["error"]["code"] == INVALID_REQUEST, response.status_code
 
 
 async def test_an_odd_id_inside_the_arguments_is_no_bad_id(http: httpx2.AsyncClient) -> None:
@@ -233,8 +257,8 @@ async def test_a_message_with_escaped_names_is_still_served(http: httpx2.AsyncCl
 async def test_a_declared_body_over_the_limit_gets_413_and_a_json_rpc_error(
     arm: str, version: str
 ) -> None:
-    """A body whose Content-Length is over ``max_body_size``: 413 with a JSON-RPC error of
-    id null (SDK 2.3: a plain-text 413). A chunked body over it still gets the SDK's 413."""
+    """A body whose Content-Length is over ``max_body_size``, or a chunked one over it: 413
+    with a JSON-RPC error of id null (SDK 2.3: a plain-text 413)."""
     async with era(arm, version, max_body_size=2048) as (http, headers, call):
         big = call.replace(b'"ok"', b'"' + b"x" * 4096 + b'"')
         declared = await post(http, big, headers)
@@ -245,7 +269,7 @@ async def test_a_declared_body_over_the_limit_gets_413_and_a_json_rpc_error(
         streamed = await http.post("/mcp", content=chunks(), headers=headers)
     assert declared.status_code == 413, declared.text
     assert messages(declared) == [{**BATCH_ANSWER, "error": {"code": INVALID_REQUEST, "message": "Request body too large"}}]  # fmt: skip
-    assert streamed.status_code == 413
+    assert streamed.status_code == 413 and messages(streamed) == messages(declared)
 
 
 async def next_data(lines: AsyncIterator[str], event: str | None = None) -> str:

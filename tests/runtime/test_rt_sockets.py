@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import anyio
 import pytest
 import rtkit
 from authserver import serve
@@ -99,3 +100,31 @@ async def test_a_binary_frame_closes_with_unsupported_data(
         with pytest.raises(ConnectionClosed) as closed:
             await websocket.recv()
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1003, closed.value
+
+
+async def test_frames_that_are_no_message_get_the_answers_stdio_gives(ws_url: str) -> None:
+    """A lone surrogate escape: -32700 (the SDK reads no such string); a request whose id is
+    an object, however the name "id" is written: -32600 (the SDK: a notification, never
+    answered); the connection keeps serving."""
+    from websockets.asyncio.client import connect
+    from websockets.typing import Subprotocol
+
+    frames = [
+        ('{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"\\ud800"}}', -32700),
+        ('{"jsonrpc":"2.0","id":{},"method":"ping"}', -32600),
+        ('{"jsonrpc":"2.0","\\u0069d":{},"method":"ping"}', -32600),
+        ('{"jsonrpc":"2.0","i\\u0064":null,"method":"ping"}', -32600),
+    ]
+    headers = rtkit.bearer(rtkit.token([rtkit.READ]))
+    async with connect(
+        ws_url, subprotocols=[Subprotocol("mcp")], additional_headers=headers
+    ) as websocket:
+        answers = []
+        for frame, _ in frames:
+            await websocket.send(frame)
+            with anyio.fail_after(10):  # (a frame taken for a notification: no answer)
+                answers.append(json.loads(await websocket.recv()))
+        await websocket.send('{"jsonrpc":"2.0","id":"\\u0069","method":"ping"}')
+        served = json.loads(await websocket.recv())
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, c) for _, c in frames]
+    assert served == {"jsonrpc": "2.0", "id": "i", "result": {}}, served

@@ -58,6 +58,8 @@ CASES: list[tuple[str, bytes, Any]] = [
     ("id an object", b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', INVALID_REQUEST),
     ("id a boolean", b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', INVALID_REQUEST),
     ("id null", b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', INVALID_REQUEST),
+    ("id an object, its name escaped", b'{"jsonrpc":"2.0","\\u0069d":{},"method":"tools/list"}',
+     INVALID_REQUEST),
     ("params a string", b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"x"}',
      INVALID_REQUEST),
     ("unknown method", b'{"jsonrpc":"2.0","id":7,"method":"no/such"}', METHOD_NOT_FOUND),

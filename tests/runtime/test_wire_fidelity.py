@@ -363,3 +363,23 @@ async def test_a_read_only_property_of_a_whole_body_is_not_sent(shape: str) -> N
         (seen,) = rec.seen
     kept = {"id": 7} if shape == "oneOf" else {}
     assert json.loads(seen.body) == {**kept, "name": "Rex", "kind": "dog"}
+
+
+async def test_a_query_parameter_the_base_url_also_names_is_sent_once() -> None:
+    """A base URL ``?api-version=2024-01&keep=1`` and an operation that declares
+    ``api-version`` (as Azure's documents do) and a query credential the base URL names too:
+    each name is sent once, the operation's value (both went: ``api-version=2024-01&
+    api-version=2025-05``, the upstream picks one)."""
+    schemes = {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    data = document("/items", [param("api-version", "query", {"type": "string"})])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/items"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        api = upstream(rec.url + "/v1?api-version=2024-01&keep=1&api_key=old", schemes)
+        op = operations(data)["send"]
+        assert not (await api.call(op, {"api-version": "2025-05"})).is_error
+        assert not (await api.call(op, {})).is_error
+    assert [seen.target for seen in rec.seen] == [
+        "/v1/items?keep=1&api-version=2025-05&api_key=secret-key",
+        "/v1/items?api-version=2024-01&keep=1&api_key=secret-key",
+    ]

@@ -261,12 +261,10 @@ class PostGuard:
     and what is under it) that is no JSON-RPC message, answered with the JSON-RPC error
     stdio gives (``jsonrpc.py``) where SDK 2.3 answers otherwise: a Content-Type other than
     JSON 415, not a plain-text 400 (the SDK's own test: ``application/json`` first); a
-    declared Content-Length over ``max_body_size`` 413, not a plain-text 413 (a chunked
-    body over it still gets the SDK's); a batch or JSON that is no message 400 -32600
-    (``jsonrpc.error_for_post``), not -32602 with pydantic's report or SSE's plain text.
-    Only the body's first HEAD bytes are read before it is passed on."""
-
-    HEAD = 16 * 1024
+    body over ``max_body_size`` (declared or sent) 413, not a plain-text 413; a batch or
+    JSON that is no message 400 -32600 (``jsonrpc.error_for_post``), not -32602 with
+    pydantic's report or SSE's plain text. The body is read whole before it is passed on
+    (the SDK reads it whole too): the answer does not depend on how it arrives."""
 
     def __init__(self, app: ASGIApp, path: str, max_body_size: int) -> None:
         self.app = app
@@ -286,19 +284,19 @@ class PostGuard:
         if not kind.lower().startswith(b"application/json"):
             error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
             return await _answer(scope, receive, send, 415, error)
-        size = _header(scope, b"content-length")
-        if size.isdigit() and int(size) > self.max_body_size:
-            error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request body too large")
-            return await _answer(scope, receive, send, 413, error)
-        pending = [await receive()]
-        head = pending[0].get("body", b"")
-        while pending[-1]["type"] == "http.request" and pending[-1].get("more_body", False):
-            if len(head) > self.HEAD:
-                break
+        declared = _header(scope, b"content-length")
+        too_large = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request body too large")
+        if declared.isdigit() and int(declared) > self.max_body_size:
+            return await _answer(scope, receive, send, 413, too_large)
+        pending: list[Message] = []
+        size = 0
+        while not pending or pending[-1].get("more_body", False):
             pending.append(await receive())
-            head += pending[-1].get("body", b"")
-        whole = pending[-1]["type"] == "http.request" and not pending[-1].get("more_body", False)
-        invalid = jsonrpc.error_for_post(head, whole)
+            size += len(pending[-1].get("body", b""))
+            if size > self.max_body_size:  # a chunked body, or more than it declared
+                return await _answer(scope, receive, send, 413, too_large)
+        whole = pending[-1]["type"] == "http.request"  # (else the client left)
+        invalid = jsonrpc.error_for_post(b"".join(m.get("body", b"") for m in pending), whole)
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()

@@ -50,18 +50,19 @@ def _invalid(value: Any) -> str:
 
 
 NAMES = (b'"method"', b'"result"', b'"error"')
-ODD_ID = re.compile(rb'"id"\s*:\s*(?:[^\s"\d-]|-?\d+[.eE])')  # neither text nor an integer
+ID = rb'"(?:i|\\u0069)(?:d|\\u0064)"'  # the name "id", either letter maybe escaped
+ODD_ID = re.compile(ID + rb'\s*:\s*(?:[^\s"\d-]|-?\d+[.eE])')  # neither text nor an integer
 
 
 def error_for_post(head: bytes, whole: bool) -> str | None:
     """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise, from ``head``, the
-    body's beginning (all of it when ``whole``): a JSON array (a batch; MCP has none since
-    2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the SDK:
-    -32602 with pydantic's report), or a request whose id is neither text nor a number (the
-    SDK: a notification, never answered). A message has ``"jsonrpc"``, ``"2.0"`` and one of
-    NAMES: only a body whose bytes lack them or show an ODD_ID is parsed (a name may be
-    escaped), so a valid message is rarely parsed twice. JSON that is not a message in other ways is the SDK's to answer,
-    and so is a body that is not JSON (-32700)."""
+    body (its beginning when not ``whole``: the client left): a JSON array (a batch; MCP has
+    none since 2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the
+    SDK: -32602 with pydantic's report), or a request whose id is neither text nor a number
+    (the SDK: a notification, never answered). A message has ``"jsonrpc"``, ``"2.0"`` and
+    one of NAMES: only a body whose bytes lack them or show an ODD_ID is parsed (a name may
+    be escaped), so a valid message is rarely parsed twice. JSON that is not a message in
+    other ways is the SDK's to answer, and so is a body that is not JSON (-32700)."""
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         return error(INVALID_REQUEST, "Invalid Request")
     shaped = b'"jsonrpc"' in head and b'"2.0"' in head and any(n in head for n in NAMES)
@@ -81,7 +82,7 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
 def has_bad_id(text: str) -> bool:
     """A request whose id is neither a string nor a number: the SDK would take it for a
     notification and never answer."""
-    if '"id"' not in text:
+    if not re.search(ID.decode(), text):
         return False
     try:
         value = json.loads(text)
