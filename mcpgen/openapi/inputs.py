@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mcpgen.check.schemas import def_name
 from mcpgen.load import JsonPath
 from mcpgen.openapi import files, swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
@@ -223,18 +224,23 @@ class InputImport(ImportBase):
             )
         )
         if not spreadable:
+            read_only = self.read_only(schema)
+            needed = schema.get("required") if isinstance(schema, dict) else None
+            if read_only and isinstance(needed, list):  # not asked of the model (as finish())
+                kept = [prop for prop in needed if prop not in read_only]
+                schema = {k: v for k, v in schema.items() if k != "required"}
+                schema.update({"required": kept} if kept else {})
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
             info = BodyInfo([item], deps, False, kind, media, required, parts)
-            info.read_only = self.read_only(schema)
+            info.read_only = read_only
             return info
         if name is not None:
             deps = set(self.converter.deps.get(name, ()))
         needed = set(target.get("required", []))
         inputs = []
         for prop, prop_schema in target["properties"].items():
-            resolved, _ = self.converter.resolve(prop_schema)
-            if isinstance(resolved, dict) and resolved.get("readOnly") is True:
+            if self.marked_read_only(prop_schema):
                 continue  # the server sets it; a request must not send it
             inputs.append(Input("body", prop, prop_schema, required and prop in needed))
         # an optional body's required properties: each one given asks for the others
@@ -254,14 +260,25 @@ class InputImport(ImportBase):
             seen.append(target)
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                resolved, _ = self.converter.resolve(sub)
-                only = isinstance(resolved, dict) and resolved.get("readOnly") is True
-                marked[prop] = marked.get(prop, True) and only
+                marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
             for key in ("allOf", "anyOf", "oneOf"):
                 todo += target[key] if isinstance(target.get(key), list) else []
             if isinstance(target.get("$ref"), str):  # a reference beside other keywords
                 todo.append({"$ref": target["$ref"]})
         return sorted(prop for prop, only in marked.items() if only)
+
+    def marked_read_only(self, schema: Json, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``schema`` says ``readOnly``: itself, the definition it refers to (beside
+        other keywords or not) or an ``allOf`` member; a reference cycle ends the search."""
+        if not isinstance(schema, dict):
+            return False
+        if schema.get("readOnly") is True:
+            return True
+        members = schema["allOf"] if isinstance(schema.get("allOf"), list) else []
+        ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
+        if ref is not None and ref in self.converter.defs and ref not in seen:
+            members, seen = [*members, self.converter.defs[ref]], seen | {ref}
+        return any(self.marked_read_only(member, seen) for member in members)
 
     def files(self, target: Json) -> dict[str, dict[str, Json]]:
         """The multipart properties that are files: base64 arguments sent as bytes."""

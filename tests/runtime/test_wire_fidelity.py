@@ -11,7 +11,7 @@ from urllib.parse import quote_plus
 
 import httpx2
 import pytest
-from wirekit import operations, recorder, upstream
+from wirekit import imported, operations, recorder, upstream
 
 from mcpgen.runtime.errors import ToolError
 
@@ -341,7 +341,28 @@ PETS = {
     "nullable": {"$ref": "#/components/schemas/Pet", "nullable": True},
     # ``id`` is written by one alternative: it is the caller's to send
     "oneOf": {"oneOf": [PET, {"properties": {"id": {"type": "integer"}}}]},
+    # ``readOnly`` behind a reference: the property's definition says it (OpenAPI 3.0
+    # wraps a reference in ``allOf`` to give it a description)
+    "refProperty": {
+        **PET,
+        "additionalProperties": True,
+        "required": ["id", "name"],
+        "properties": {
+            **PET["properties"],
+            "id": {"$ref": "#/components/schemas/Id", "examples": [7]},
+        },
+    },
+    "allOfProperty": {
+        **PET,
+        "additionalProperties": True,
+        "required": ["id", "name"],
+        "properties": {
+            **PET["properties"],
+            "id": {"allOf": [{"$ref": "#/components/schemas/Id"}], "description": "d"},
+        },
+    },
 }
+COMPONENTS = {"Pet": PET, "Id": {"type": "integer", "readOnly": True}}
 
 
 @pytest.mark.parametrize("shape", sorted(PETS))
@@ -355,7 +376,7 @@ async def test_a_read_only_property_of_a_whole_body_is_not_sent(shape: str) -> N
         "responses": {"200": {"description": "ok"}},
     }
     data = posted(op)
-    data["components"] = {"schemas": {"Pet": PET}}
+    data["components"] = {"schemas": COMPONENTS}
     with recorder() as rec:
         given = {"body": {"id": 7, "name": "Rex", "kind": "dog"}}
         result = await upstream(rec.url).call(operations(data)["send"], given)
@@ -363,6 +384,29 @@ async def test_a_read_only_property_of_a_whole_body_is_not_sent(shape: str) -> N
         (seen,) = rec.seen
     kept = {"id": 7} if shape == "oneOf" else {}
     assert json.loads(seen.body) == {**kept, "name": "Rex", "kind": "dog"}
+
+
+@pytest.mark.parametrize("spread", [True, False])
+@pytest.mark.parametrize("shape", ["refProperty", "allOfProperty"])
+def test_a_read_only_property_behind_a_reference_is_not_asked_for(shape: str, spread: bool) -> None:
+    """``id``, ``readOnly`` in the definition it refers to, required by the body: a spread
+    body offers no argument for it, a body passed whole does not require it (it was an
+    argument, or required then not sent, when the reference had keywords beside it or sat
+    in an ``allOf``)."""
+    schema = {k: v for k, v in PETS[shape].items() if not (spread and k == "additionalProperties")}
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = posted(op)
+    data["components"] = {"schemas": COMPONENTS}
+    (tool,) = imported(data).tools
+    if spread:
+        assert operations(data)["send"]["body"]["arguments"] == ["name"]
+        assert set(tool["input"]["properties"]) == {"name"}
+    else:
+        assert tool["input"]["properties"]["body"]["required"] == ["name"]
 
 
 async def test_a_query_parameter_the_base_url_also_names_is_sent_once() -> None:
