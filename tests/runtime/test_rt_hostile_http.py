@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import httpx2
 import pytest
 import rtkit
 from rtbridge import http_client, running
+
+from mcpgen.runtime import jsonrpc
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -228,6 +231,11 @@ NOT_MESSAGES = [
     (b'{"jsonrpc":"2.0","id":2}', 2),  # no method
     (b'{"id":3,"method":"tools/list"}', 3),  # no jsonrpc
     (b'{"jsonrpc":"1.0","id":4,"method":"tools/list"}', 4),
+    # the names of a message, but not at the top level; "2.0" elsewhere than in "jsonrpc"
+    (b'{"id":5,"params":{"jsonrpc":"2.0","method":"x"},"foo":1}', 5),
+    (b'{"jsonrpc":2,"id":6,"method":"tools/list","params":{"v":"2.0"}}', 6),
+    (b'{"method":"tools/list","params":{"jsonrpc":"2.0","id":7}}', None),
+    (b'{"result":{},"error":{"jsonrpc":"2.0"}}', None),
 ]
 
 
@@ -242,6 +250,26 @@ async def test_json_that_is_no_message_gets_the_invalid_request_stdio_gives(
     for (body, request_id), answer in zip(NOT_MESSAGES, answers, strict=True):
         expected = {**BATCH_ANSWER, "id": request_id}
         assert (answer.status_code, messages(answer)) == (400, [expected]), (body, answer.text)
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_a_message_laid_out_as_an_sdk_writes_it_is_not_parsed(
+    monkeypatch: pytest.MonkeyPatch, pretty: bool
+) -> None:
+    """The Python SDK's key order (``jsonrpc``, ``id``, then ``method``/``result``/``error``)
+    and the TypeScript SDK's (``method``/``result`` first, ``jsonrpc`` and ``id`` last) are
+    told from the bytes: PostGuard does not parse a valid call before the SDK does."""
+    monkeypatch.setattr(jsonrpc.json, "loads", None)  # parsing would fail the test
+    dumps = partial(json.dumps, indent=1 if pretty else None)
+    python_order = {**ADD, "params": {**ADD["params"], "jsonrpc": "1.0"}}
+    typescript_order = {
+        "method": "tools/call",
+        "params": ADD["params"],
+        "jsonrpc": "2.0",
+        "id": "a",
+    }
+    for value in (python_order, typescript_order, {"result": {}, "jsonrpc": "2.0", "id": 3}):
+        assert jsonrpc.error_for_post(dumps(value).encode(), True) is None
 
 
 async def test_a_message_with_escaped_names_is_still_served(http: httpx2.AsyncClient) -> None:

@@ -49,9 +49,18 @@ def _invalid(value: Any) -> str:
     return error(INVALID_REQUEST, "Invalid Request", request_id)
 
 
-NAMES = (b'"method"', b'"result"', b'"error"')
 ID = rb'"(?:i|\\u0069)(?:d|\\u0064)"'  # the name "id", either letter maybe escaped
 ODD_ID = re.compile(ID + rb'\s*:\s*(?:[^\s"\d-]|-?\d+[.eE])')  # neither text nor an integer
+_VERSION, _GOOD_ID = rb'"jsonrpc"\s*:\s*"2\.0"', rb'"id"\s*:\s*(?:-?\d+|"[^"\\]*")'
+# A message as the SDKs write one, its names at the top level by their place: Python's
+# ``{"jsonrpc":"2.0","id":1,"method":...`` (or "result", "error"), TypeScript's
+# ``{"method":...,"params":{...},"jsonrpc":"2.0","id":1}`` (its end within TAIL_BYTES).
+FIRST = re.compile(
+    rb"\s*\{\s*" + _VERSION + rb"\s*,\s*(?:" + _GOOD_ID + rb'\s*,\s*)?"(?:method|result|error)"\s*:'
+)
+LEAD = re.compile(rb'\s*\{\s*"(?:method|result|error)"\s*:')
+LAST = re.compile(rb",\s*" + _VERSION + rb"\s*(?:,\s*" + _GOOD_ID + rb"\s*)?\}\s*\Z")
+TAIL_BYTES = 256
 
 
 def error_for_post(head: bytes, whole: bool) -> str | None:
@@ -59,14 +68,14 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
     body (its beginning when not ``whole``: the client left): a JSON array (a batch; MCP has
     none since 2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the
     SDK: -32602 with pydantic's report), or a request whose id is neither text nor a number
-    (the SDK: a notification, never answered). A message has ``"jsonrpc"``, ``"2.0"`` and
-    one of NAMES: only a body whose bytes lack them or show an ODD_ID is parsed (a name may
-    be escaped), so a valid message is rarely parsed twice. JSON that is not a message in
+    (the SDK: a notification, never answered). A body is parsed unless its bytes are laid
+    out as the SDKs write a message (FIRST, or LEAD and LAST) and show no ODD_ID (an id
+    given twice), so a valid message is rarely parsed twice. JSON that is not a message in
     other ways is the SDK's to answer, and so is a body that is not JSON (-32700)."""
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         return error(INVALID_REQUEST, "Invalid Request")
-    shaped = b'"jsonrpc"' in head and b'"2.0"' in head and any(n in head for n in NAMES)
-    if not whole or (shaped and not ODD_ID.search(head)):
+    laid_out = FIRST.match(head) or (LEAD.match(head) and LAST.search(head[-TAIL_BYTES:]))
+    if not whole or (laid_out and not ODD_ID.search(head)):
         return None
     try:
         value: Any = json.loads(head.decode())
