@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.problems import Location, printable
+from mcpgen.problems import Location, fail, printable
 
 if TYPE_CHECKING:
     from mcpgen.openapi.result import Merged
@@ -41,6 +41,14 @@ class Positions:
     file: str
     values: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
     keys: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+
+    def add_key(self, path: JsonPath, line: int, col: int) -> None:
+        """Record where the key ending ``path`` stands; a mapping's second one is an error."""
+        first = self.keys.get(path)
+        if first is not None:
+            message = f"duplicate key {path[-1]!r} (first at line {first[0]}, column {first[1]})"
+            raise fail(self.file, message, line, col, dotted(path))
+        self.keys[path] = (line, col)
 
     def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
         """The location of ``path``, or of its nearest ancestor that has one."""

@@ -6,7 +6,7 @@ import bisect
 import json
 import re
 
-from mcpgen.load.document import JsonPath, Positions, _short_field, dotted
+from mcpgen.load.document import JsonPath, Positions, _short_field
 from mcpgen.load.limits import MAX_DEPTH
 from mcpgen.problems import fail
 
@@ -63,17 +63,7 @@ def _json_positions(text: str, file: str) -> Positions:
         if not match:
             raise _ScanError("expected a key")
         child = (*frame[0], _key(match.group()))
-        line, col = where(offset)
-        if child in positions.keys:  # (a path is one object's until the first duplicate)
-            first = positions.keys[child]
-            raise fail(
-                file,
-                f"duplicate key {child[-1]!r} (first at line {first[0]}, column {first[1]})",
-                line,
-                col,
-                dotted(child),
-            )
-        positions.keys[child] = (line, col)
+        positions.add_key(child, *where(offset))  # a path is one object's: a second is refused
         offset = skip(match.end())
         if char(offset) != ":":
             raise _ScanError("expected ':'")

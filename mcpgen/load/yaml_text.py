@@ -264,16 +264,7 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
                 raise _bad_tag(key_node, file, path)
             key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
             child = (*path, key)
-            if key in result:
-                first = positions.keys[child]
-                raise fail(
-                    file,
-                    f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
-                    line,
-                    col,
-                    dotted(child),
-                )
-            positions.keys[child] = (line, col)
+            positions.add_key(child, line, col)
             result[key] = _convert(value_node, child, positions, file)
         return result
     raise _bad_tag(node, file, path)  # pragma: no cover
