@@ -70,10 +70,9 @@ CASES: list[tuple[str, bytes, tuple[int, Any], Any]] = [
     ("missing jsonrpc", b'{"id":3,"method":"tools/list"}', (400, INVALID_PARAMS), INVALID_REQUEST),
     ("jsonrpc 1.0", b'{"jsonrpc":"1.0","id":4,"method":"tools/list"}', (400, INVALID_PARAMS),
      INVALID_REQUEST),
-    ("method a number", b'{"jsonrpc":"2.0","id":5,"method":5}', (400, INVALID_PARAMS),
-     INVALID_REQUEST),
+    ("method a number", b'{"jsonrpc":"2.0","id":5,"method":5}', (400, INVALID_REQUEST), None),
     ("params a string", b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"x"}',
-     (400, INVALID_PARAMS), INVALID_REQUEST),
+     (400, INVALID_REQUEST), None),
     ("id an object", b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', (202, None),
      INVALID_REQUEST),
     ("id null", b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', (202, None),
@@ -165,8 +164,9 @@ async def test_a_bad_id_after_the_first_16_kib_is_answered_too(
         assert found and found[0]["error"]["code"] == INVALID_REQUEST, response.status_code
 
 
-async def test_an_odd_id_inside_the_arguments_is_no_bad_id(http: httpx2.AsyncClient) -> None:
-    call = {**ADD, "params": {"name": "echo", "arguments": {"text": "ok", "id": None}}}
+async def test_odd_names_inside_the_arguments_are_no_bad_request(http: httpx2.AsyncClient) -> None:
+    odd = {"id": None, "method": 5, "params": "x", "jsonrpc": "1.0"}
+    call = {**ADD, "params": {"name": "echo", "arguments": {"text": "ok", **odd}}}
     response = await post(http, json.dumps(call).encode())
     assert messages(response)[0]["id"] == 99, response.text
 
@@ -252,6 +252,44 @@ async def test_json_that_is_no_message_gets_the_invalid_request_stdio_gives(
         assert (answer.status_code, messages(answer)) == (400, [expected]), (body, answer.text)
 
 
+# request objects JSON-RPC 2.0 calls invalid, and the id of stdio's -32600 answer to them
+INVALID_REQUESTS = [
+    (b'{"jsonrpc":"2.0","id":5,"method":5}', 5),
+    (b'{"jsonrpc":"2.0","id":"a","method":null}', "a"),
+    (b'{"jsonrpc":"2.0","id":5,"method":{"name":"ping"}}', 5),
+    (b'{"jsonrpc":"2.0","method":["ping"]}', None),
+    (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":"x"}', 6),
+    (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":5}', 6),
+    (b'{"method":"tools/list","params":true,"jsonrpc":"2.0","id":7}', 7),
+    # laid out as an SDK writes a message, a name given twice (the last one counts)
+    (b'{"jsonrpc":"2.0","id":8,"method":"ping","jsonrpc":2}', 8),
+    (b'{"jsonrpc":"2.0","id":8,"method":"ping","method":5}', 8),
+    (b'{"jsonrpc":"2.0","id":8,"method":"ping","\\u006dethod":5}', 8),
+    (b'{"jsonrpc":"2.0","id":8,"method":"ping","params":{},"params":"x"}', 8),
+    (b'{"method":"ping","params":{},"method":null,"jsonrpc":"2.0","id":9}', 9),
+]
+
+
+@ERAS
+async def test_an_invalid_request_object_gets_the_invalid_request_stdio_gives(
+    arm: str, version: str
+) -> None:
+    """A request whose method is no string or whose params are neither object nor array,
+    and so when a name is given twice: 400 and -32600 with the request's id (SDK 2.3: -32602
+    with pydantic's report, id null)."""
+    async with era(arm, version) as (http, headers, _):
+        answers = [await post(http, body, headers) for body, _ in INVALID_REQUESTS]
+    for (body, request_id), answer in zip(INVALID_REQUESTS, answers, strict=True):
+        expected = {**BATCH_ANSWER, "id": request_id}
+        assert (answer.status_code, messages(answer)) == (400, [expected]), (body, answer.text)
+
+
+async def test_a_name_given_twice_is_read_as_the_sdk_reads_it(http: httpx2.AsyncClient) -> None:
+    """The last value counts: when it is valid, the call is served."""
+    body = b'{"jsonrpc":"2.0","id":3,"method":5,"method":"ping","params":"x","params":{}}'
+    assert messages(await post(http, body)) == [{"jsonrpc": "2.0", "id": 3, "result": {}}]
+
+
 @pytest.mark.parametrize("pretty", [False, True])
 def test_a_message_laid_out_as_an_sdk_writes_it_is_not_parsed(
     monkeypatch: pytest.MonkeyPatch, pretty: bool
@@ -261,7 +299,9 @@ def test_a_message_laid_out_as_an_sdk_writes_it_is_not_parsed(
     told from the bytes: PostGuard does not parse a valid call before the SDK does."""
     monkeypatch.setattr(jsonrpc.json, "loads", None)  # parsing would fail the test
     dumps = partial(json.dumps, indent=1 if pretty else None)
-    python_order = {**ADD, "params": {**ADD["params"], "jsonrpc": "1.0"}}
+    # a newline and an accent, which json.dumps escapes
+    text = {"name": "echo", "arguments": {"text": "a\n\u00e9", "params": {}}}
+    python_order = {**ADD, "params": {**text, "jsonrpc": "2.0", "method": "x"}}
     typescript_order = {
         "method": "tools/call",
         "params": ADD["params"],
@@ -320,6 +360,7 @@ LEGACY: list[tuple[str, bytes, dict[str, str], tuple[int, Any]]] = [
     ("batch", b"[" + json.dumps(INITIALIZE).encode() + b"]", {}, (400, BATCH_ANSWER)),
     ("text/plain", json.dumps(INITIALIZE).encode(), {"Content-Type": "text/plain"}, (415, AS_TEXT)),
     ("no message", b'{"foo": 1}', {}, (400, BATCH_ANSWER)),
+    ("method a number", b'{"jsonrpc":"2.0","id":5,"method":5}', {}, (400, {**BATCH_ANSWER, "id": 5})),
     ("over the limit", json.dumps({**INITIALIZE, "pad": "x" * 4096}).encode(), {}, (413, TOO_LARGE)),
 ]  # fmt: skip
 

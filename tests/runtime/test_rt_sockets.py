@@ -105,7 +105,8 @@ async def test_a_binary_frame_closes_with_unsupported_data(
 async def test_frames_that_are_no_message_get_the_answers_stdio_gives(ws_url: str) -> None:
     """A lone surrogate escape: -32700 (the SDK reads no such string); a request whose id is
     an object, however the name "id" is written: -32600 (the SDK: a notification, never
-    answered); the connection keeps serving."""
+    answered); a method that is no string, params that are no object, a name given twice:
+    -32600 with the request's id; the connection keeps serving."""
     from websockets.asyncio.client import connect
     from websockets.typing import Subprotocol
 
@@ -114,7 +115,11 @@ async def test_frames_that_are_no_message_get_the_answers_stdio_gives(ws_url: st
         ('{"jsonrpc":"2.0","id":{},"method":"ping"}', -32600),
         ('{"jsonrpc":"2.0","\\u0069d":{},"method":"ping"}', -32600),
         ('{"jsonrpc":"2.0","i\\u0064":null,"method":"ping"}', -32600),
+        ('{"jsonrpc":"2.0","id":4,"method":5}', -32600),
+        ('{"jsonrpc":"2.0","id":4,"method":"ping","params":"x"}', -32600),
+        ('{"jsonrpc":"2.0","id":4,"method":"ping","jsonrpc":2}', -32600),
     ]
+    ids = [4 if '"id":4' in frame else None for frame, _ in frames]
     headers = rtkit.bearer(rtkit.token([rtkit.READ]))
     async with connect(
         ws_url, subprotocols=[Subprotocol("mcp")], additional_headers=headers
@@ -126,5 +131,7 @@ async def test_frames_that_are_no_message_get_the_answers_stdio_gives(ws_url: st
                 answers.append(json.loads(await websocket.recv()))
         await websocket.send('{"jsonrpc":"2.0","id":"\\u0069","method":"ping"}')
         served = json.loads(await websocket.recv())
-    assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, c) for _, c in frames]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [
+        (i, c) for i, (_, c) in zip(ids, frames, strict=True)
+    ]
     assert served == {"jsonrpc": "2.0", "id": "i", "result": {}}, served

@@ -62,6 +62,16 @@ CASES: list[tuple[str, bytes, Any]] = [
      INVALID_REQUEST),
     ("params a string", b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"x"}',
      INVALID_REQUEST),
+    ("method null", b'{"jsonrpc":"2.0","id":5,"method":null}', INVALID_REQUEST),
+    ("method an object", b'{"jsonrpc":"2.0","id":5,"method":{"name":"ping"}}', INVALID_REQUEST),
+    ("params a number", b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":5}',
+     INVALID_REQUEST),
+    ("method given twice, the last a number", b'{"jsonrpc":"2.0","id":8,"method":"ping","method":5}',
+     INVALID_REQUEST),
+    ("jsonrpc given twice, the last a number", b'{"jsonrpc":"2.0","id":8,"method":"ping","jsonrpc":2}',
+     INVALID_REQUEST),
+    ("a name given twice, the last valid", b'{"jsonrpc":"2.0","id":8,"method":5,"method":"ping"}',
+     {}),
     ("unknown method", b'{"jsonrpc":"2.0","id":7,"method":"no/such"}', METHOD_NOT_FOUND),
     ("arguments a string",
      b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":"s"}}',
@@ -90,6 +100,9 @@ def test_hostile_json_rpc(stdio: Stdio, line: bytes, expected: Any) -> None:
     assert len(seen) == 1, seen
     answer = seen[0]
     assert "Traceback" not in json.dumps(answer)
+    if expected == {}:
+        assert answer == {"jsonrpc": "2.0", "id": 8, "result": {}}, answer
+        return
     if expected == "tool error":
         assert answer["result"]["isError"] is True, answer
         return
@@ -133,8 +146,18 @@ def test_a_lone_surrogate_is_a_parse_error_as_on_http(stdio: Stdio) -> None:
     stdio.echo_works()
 
 
-def test_an_invalid_request_keeps_its_id(stdio: Stdio) -> None:
-    seen = stdio.exchange(b'{"jsonrpc":"2.0","id":2}')
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":2}',
+        b'{"jsonrpc":"2.0","id":2,"method":null}',
+        b'{"method":"tools/list","params":"x","jsonrpc":"2.0","id":2}',
+        b'{"jsonrpc":"2.0","id":2,"method":"ping","\\u006dethod":5}',
+    ],
+)
+def test_an_invalid_request_keeps_its_id(stdio: Stdio, line: bytes) -> None:
+    """-32600 with the request's id, as streamable HTTP answers (test_rt_hostile_http)."""
+    seen = stdio.exchange(line)
     assert seen and seen[0]["error"]["code"] == INVALID_REQUEST and seen[0]["id"] == 2
 
 

@@ -43,14 +43,28 @@ def error_for(text: str) -> str | None:
 
 def _invalid(value: Any) -> str:
     """-32600 with the id of ``value`` when it has a usable one, else null."""
+    return error(INVALID_REQUEST, "Invalid Request", _id(value))
+
+
+def _id(value: Any) -> int | str | None:
+    """The id of ``value`` when it is a string or an integer, else None."""
     request_id = value.get("id") if isinstance(value, dict) else None
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        request_id = None
-    return error(INVALID_REQUEST, "Invalid Request", request_id)
+        return None
+    return request_id
 
 
 ID = rb'"(?:i|\\u0069)(?:d|\\u0064)"'  # the name "id", either letter maybe escaped
-ODD_ID = re.compile(ID + rb'\s*:\s*(?:[^\s"\d-]|-?\d+[.eE])')  # neither text nor an integer
+# What may make a body laid out as the SDKs write one no valid request after all, found
+# anywhere in it (inside "params" too: a parse, not a wrong answer): an id neither text nor
+# an integer, a "method" that is no string, "params" neither object, array nor null,
+# "jsonrpc" other than "2.0" (so a name given twice, the last one counting), or, in a body
+# with a backslash, an ESCAPED name ("\u0069d"). One pass over the body for all of them.
+ODD = re.compile(
+    rb'"(?:id"\s*+:\s*+(?:[^"\d-]|-?\d+[.eE])|method"\s*+:\s*+[^"]|params"\s*+:\s*+[^{\[n]'
+    rb'|jsonrpc"\s*+:\s*+(?!"2\.0"))'
+)
+ESCAPED = re.compile(rb'"[a-z]*\\u[\\0-9a-zA-Z]*"\s*:')
 _VERSION, _GOOD_ID = rb'"jsonrpc"\s*:\s*"2\.0"', rb'"id"\s*:\s*(?:-?\d+|"[^"\\]*")'
 # A message as the SDKs write one, its names at the top level by their place: Python's
 # ``{"jsonrpc":"2.0","id":1,"method":...`` (or "result", "error"), TypeScript's
@@ -66,26 +80,31 @@ TAIL_BYTES = 256
 def error_for_post(head: bytes, whole: bool) -> str | None:
     """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise, from ``head``, the
     body (its beginning when not ``whole``: the client left): a JSON array (a batch; MCP has
-    none since 2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message (the
-    SDK: -32602 with pydantic's report), or a request whose id is neither text nor a number
-    (the SDK: a notification, never answered). A body is parsed unless its bytes are laid
-    out as the SDKs write a message (FIRST, or LEAD and LAST) and show no ODD_ID (an id
-    given twice), so a valid message is rarely parsed twice. JSON that is not a message in
-    other ways is the SDK's to answer, and so is a body that is not JSON (-32700)."""
+    none since 2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message or
+    is a request object JSON-RPC calls invalid (the SDK: -32602 with pydantic's report), or
+    a request whose id is neither text nor a number (the SDK: a notification, never
+    answered). A body is parsed unless its bytes are laid out as the SDKs write a message
+    (FIRST, or LEAD and LAST) and show nothing ODD or ESCAPED, so a valid message is rarely
+    parsed twice. A body that is not JSON is the SDK's to answer (-32700)."""
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         return error(INVALID_REQUEST, "Invalid Request")
     laid_out = FIRST.match(head) or (LEAD.match(head) and LAST.search(head[-TAIL_BYTES:]))
-    if not whole or (laid_out and not ODD_ID.search(head)):
+    odd = laid_out and (ODD.search(head) or (b"\\" in head and ESCAPED.search(head)))
+    if not whole or (laid_out and not odd):
         return None
     try:
         value: Any = json.loads(head.decode())
     except (ValueError, RecursionError):
         return None
-    message = isinstance(value, dict) and value.get("jsonrpc") == "2.0"
-    if message and "method" in value and "id" in value:  # (the SDK: a notification, unanswered)
-        odd = value["id"]
-        return _invalid(value) if isinstance(odd, bool) or not isinstance(odd, int | str) else None
-    return None if message and {"method", "result", "error"} & value.keys() else _invalid(value)
+    if not isinstance(value, dict) or value.get("jsonrpc") != "2.0":
+        return _invalid(value)
+    if "method" not in value:
+        return None if "result" in value or "error" in value else _invalid(value)
+    odd_id = "id" in value and _id(value) is None  # (the SDK: a notification, unanswered)
+    method, params = value["method"], value.get("params")
+    if odd_id or not isinstance(method, str) or not isinstance(params, dict | list | None):
+        return _invalid(value)
+    return None
 
 
 def has_bad_id(text: str) -> bool:
