@@ -4,9 +4,10 @@
 While the answer is 202, or 200 with a JSON ``status`` of queued, pending, running or
 in_progress (any case), the next poll waits ``Retry-After`` seconds (capped) or the
 operation's ``interval``; a 303 leads to the result (followed like any redirect, so a
-Location on another origin gets no credentials); any other answer is the result (an
-error status ends the call with its status and the start of its body). Each poll's
-status reaches ``ctx.progress``: the task's ``statusMessage`` when the call is a task.
+Location on another origin gets no credentials); once a poll has left the API's origin,
+no later poll carries them (that origin's Location may point back at the API); any other
+answer is the result (an error status ends the call with its status and the start of its
+body). Each poll's status reaches ``ctx.progress``: the task's ``statusMessage`` when the call is a task.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ async def poll(
     if not location:
         return response
     url = urljoin(str(response.url), location)
+    home = wire.origin(request.url)
+    trusted = wire.origin(str(response.url)) == home  # once left, never credentialed again
     polls = 0
     with anyio.move_on_after(timeout) as scope:
         while still_running(response):
@@ -84,7 +87,8 @@ async def poll(
             await anyio.sleep(wait_for(response, interval))
             await response.aclose()
             follow = Request("GET", url)
-            if wire.origin(url) == wire.origin(request.url):  # credentials stay home
+            trusted = trusted and wire.origin(url) == home  # credentials stay home
+            if trusted:
                 follow.parts["headers"] = dict(request.parts["headers"])
                 follow.parts["cookies"] = dict(request.parts["cookies"])
                 follow.parts["query"] = {k: request.parts["query"][k] for k in request.secret_query}

@@ -427,3 +427,32 @@ async def test_a_query_parameter_the_base_url_also_names_is_sent_once() -> None:
         "/v1/items?keep=1&api-version=2025-05&api_key=secret-key",
         "/v1/items?api-version=2024-01&keep=1&api_key=secret-key",
     ]
+
+
+async def test_a_poll_that_left_the_api_never_returns_to_it_with_credentials() -> None:
+    """A 202 whose ``Location`` is another origin is polled there without credentials; that
+    origin's own 202 may not steer the next poll back to the API with them (a redirect that
+    left the origin never returns to a credentialed request): the poll sent the API key to
+    a path the other origin chose, and returned the API's answer to the caller."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as api, recorder() as other:
+        sent = Request("POST", api.url + "/jobs")
+        sent.parts["headers"]["X-API-Key"] = "k3y-secret"
+        sent.secret_headers.add("X-API-Key")
+        sent.parts["query"]["api_key"] = "q-secret"
+        sent.secret_query.add("api_key")
+        other.answer(202, "application/json", b"{}")
+        other.headers = [("Location", api.url + "/admin/export"), ("Retry-After", "0")]
+        started = httpx2.Response(
+            202,
+            headers={"location": other.url + "/status", "retry-after": "0"},
+            request=httpx2.Request("POST", sent.url),
+        )
+        done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    assert [seen.target for seen in other.seen] == ["/status"]
+    assert "x-api-key" not in other.seen[0].headers
+    assert [seen.target for seen in api.seen] == ["/admin/export"]
+    assert "x-api-key" not in api.seen[0].headers
