@@ -40,6 +40,7 @@ class Recorder:
     media: str = "application/json"
     reply: bytes = b"{}"
     headers: list[tuple[str, str]] = field(default_factory=list)  # more answer headers
+    moved: dict[str, str] = field(default_factory=dict)  # path -> Location of a 301 there
 
     def answer(self, status: int, media: str, reply: bytes) -> None:
         self.status, self.media, self.reply = status, media, reply
@@ -63,6 +64,13 @@ def recorder() -> Iterator[Recorder]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             raw = list(self.headers.items())
             rec.seen.append(Seen(self.command, self.path, headers, body, raw))
+            moved = rec.moved.get(self.path.split("?")[0])
+            if moved is not None:
+                self.send_response(301)
+                self.send_header("Location", moved)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             self.send_response(rec.status)
             self.send_header("Content-Type", rec.media)
             self.send_header("Content-Length", str(len(rec.reply)))

@@ -244,6 +244,9 @@ class Upstream:
                 headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
                 cookies = {}
                 logger.info("following a redirect to another origin without credentials")
+            elif trusted and request.secret_query:  # the Location replaced the query key
+                secret = {k: request.parts["query"][k] for k in request.secret_query}
+                url = wire.with_query(url, secret)
             await response.aclose()
         raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
 

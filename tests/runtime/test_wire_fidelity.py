@@ -456,3 +456,23 @@ async def test_a_poll_that_left_the_api_never_returns_to_it_with_credentials() -
     assert "x-api-key" not in other.seen[0].headers
     assert [seen.target for seen in api.seen] == ["/admin/export"]
     assert "x-api-key" not in api.seen[0].headers
+
+
+@pytest.mark.parametrize("where", ["query", "header"])
+async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: str) -> None:
+    """A redirect on the API's own origin (``/old`` -> ``/new``) keeps the credentials: a
+    header key went along, a query key was dropped (the ``Location`` replaced the URL),
+    so an API that moved a path answered 401."""
+    schemes = {"key": {"type": "apiKey", "in": where, "name": "api_key"}}
+    data = document("/old", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/old"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        rec.moved = {"/old": "/new?v=2"}
+        result = await upstream(rec.url, schemes).call(operations(data)["send"], {})
+        assert not result.is_error, result.content
+    sent = [(seen.target, seen.headers.get("api_key")) for seen in rec.seen]
+    if where == "query":
+        assert sent == [("/old?api_key=secret-key", None), ("/new?v=2&api_key=secret-key", None)]
+    else:
+        assert sent == [("/old", "secret-key"), ("/new?v=2", "secret-key")]
