@@ -269,3 +269,32 @@ def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
         description = span.status.description or ""
         assert description.startswith("Unknown tool: xxx") and len(description) <= 4100
         assert span.attributes is not None and len(str(span.attributes["gen_ai.tool.name"])) == 4096
+
+
+def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
+    """A client's ``params._meta`` becomes the call's context (the SDK ``extract``s it, W3C
+    baggage too), and the upstream request's headers are ``inject``ed from it: whatever
+    baggage a client chose (``tenant=admin``) reached the wrapped API as a ``baggage``
+    header, even after a redirect to another origin. The trace context still goes."""
+    import anyio
+    from opentelemetry import context as otel_context
+    from opentelemetry.propagate import extract
+
+    from mcpgen.runtime.telemetry_spans import upstream_span
+
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    meta = {"traceparent": f"00-{trace}-b7ad6b7169203331-01", "baggage": "tenant=admin"}
+    sent: dict[str, str] = {}
+
+    async def send(headers: dict[str, str]) -> Any:
+        sent.update(headers)
+        return SimpleNamespace(status_code=200)
+
+    tracer = TracerProvider().get_tracer("test")
+    token = otel_context.attach(extract(meta))
+    try:
+        anyio.run(upstream_span, tracer, send, "GET", "http://api.invalid/x", {})
+    finally:
+        otel_context.detach(token)
+    assert sent["traceparent"].startswith(f"00-{trace}-")
+    assert "baggage" not in sent
