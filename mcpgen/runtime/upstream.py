@@ -192,8 +192,9 @@ class Upstream:
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
-                response = await self._follow(request)
-            except httpx2.TransportError as exc:
+                with anyio.fail_after(self.timeout):  # the whole answer (httpx: each read)
+                    response = await self._follow(request)
+            except (httpx2.TransportError, TimeoutError) as exc:
                 if last or isinstance(exc, httpx2.LocalProtocolError | httpx2.UnsupportedProtocol):
                     raise ToolError(f"{request.shown()} failed: {type(exc).__name__}") from None
                 await anyio.sleep(_backoff(attempt, None))

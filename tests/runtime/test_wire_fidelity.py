@@ -5,6 +5,7 @@ URLs with a query of their own (a base URL's, a poll ``Location``'s)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 from urllib.parse import quote_plus
@@ -476,3 +477,38 @@ async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: s
         assert sent == [("/old?api_key=secret-key", None), ("/new?v=2&api_key=secret-key", None)]
     else:
         assert sent == [("/old", "secret-key"), ("/new?v=2", "secret-key")]
+
+
+async def test_an_answer_trickling_in_is_cut_off_at_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``<NAME>_API_TIMEOUT`` bounds the whole answer (docs/security.md): the HTTP client's
+    timeout is per read, so an upstream sending a byte a second held a call with a 1 s
+    timeout for as long as it kept sending (here 6 s, the answer then taken)."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 6\r\n\r\n"
+        )
+        for byte in b'"abcd"':
+            time.sleep(0.6)
+            with contextlib.suppress(OSError):
+                conn.sendall(bytes([byte]))
+        conn.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_TIMEOUT", "1")
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_RETRIES", "0")
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="failed: TimeoutError"):
+        await upstream(url).call(operations(document("/x", []))["send"], {})
+    listener.close()
+    assert time.monotonic() - started < 2.5
