@@ -5,6 +5,7 @@ URLs with a query of their own (a base URL's, a poll ``Location``'s)."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 from typing import Any
@@ -512,3 +513,22 @@ async def test_an_answer_trickling_in_is_cut_off_at_the_timeout(
         await upstream(url).call(operations(document("/x", []))["send"], {})
     listener.close()
     assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize("media", ["application/atom+xml", "application/x-ndjson"])
+async def test_a_credential_echoed_in_an_answer_of_another_type_is_redacted(media: str) -> None:
+    """An Atom feed's self link (or an NDJSON line) echoing the query key: a type neither
+    JSON nor text/ went to the caller as an embedded blob, base64 of the bytes as
+    received, the operator's key in it."""
+    schemes = {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    data = document("/x", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/x"]["get"]["security"] = [{"key": []}]
+    with recorder() as rec:
+        link = rec.url + "/x?page=2&api_key=secret-key"
+        rec.answer(200, media, f'<link rel="next" href="{link}"/>'.encode())
+        result = await upstream(rec.url, schemes).call(operations(data)["send"], {})
+    (content,) = result.content
+    shown = json.dumps(content.model_dump(mode="json"))
+    blob = getattr(getattr(content, "resource", None), "blob", "")
+    assert "secret-key" not in shown + base64.b64decode(blob).decode(), shown
