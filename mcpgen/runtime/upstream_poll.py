@@ -103,7 +103,8 @@ async def poll(
             response = await upstream._send(follow)
             polls += 1
             if ctx is not None:
-                await ctx.progress(polls, None, f"upstream: {_status(response)}")
+                shown = request.scrub(_status(response))[:200]  # the caller reads it
+                await ctx.progress(polls, None, f"upstream: {shown}")
     if scope.cancelled_caught:
         raise ToolError(f"{request.shown()} was still running after {timeout:g} s")
     return response

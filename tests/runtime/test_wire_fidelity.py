@@ -532,3 +532,35 @@ async def test_a_credential_echoed_in_an_answer_of_another_type_is_redacted(medi
     shown = json.dumps(content.model_dump(mode="json"))
     blob = getattr(getattr(content, "resource", None), "blob", "")
     assert "secret-key" not in shown + base64.b64decode(blob).decode(), shown
+
+
+async def test_a_poll_status_echoing_the_key_is_redacted_in_the_progress() -> None:
+    """Each poll's JSON ``status`` becomes the task's ``statusMessage``, which the caller
+    reads: a status echoing the query key (as the answer's own links may) showed it, and
+    a status of any length was kept whole."""
+    from types import SimpleNamespace
+
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    said: list[str] = []
+
+    async def progress(done: float, total: float | None, message: str) -> None:
+        said.append(message)
+
+    with recorder() as rec:
+        sent = Request("POST", rec.url + "/jobs")
+        sent.parts["query"]["api_key"] = "k3y-secret"
+        sent.secret_query.add("api_key")
+        sent.secrets.add("k3y-secret")
+        status = f"done, see {rec.url}/r?api_key=k3y-secret " + "x" * 2000
+        rec.answer(200, "application/json", json.dumps({"status": status}).encode())
+        started = httpx2.Response(
+            202,
+            headers={"location": "/jobs/1", "retry-after": "0"},
+            request=httpx2.Request("POST", sent.url),
+        )
+        ctx = SimpleNamespace(progress=progress)
+        await poll(upstream(rec.url), sent, started, {"interval": 0}, ctx)  # type: ignore[arg-type]
+    (message,) = said
+    assert "k3y-secret" not in message and len(message) <= 300, message
