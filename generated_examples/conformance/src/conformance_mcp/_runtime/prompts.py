@@ -87,6 +87,12 @@ def render_text(source: str, arguments: dict[str, str]) -> str:
         ) from None
 
 
+def no_static(uri: str) -> MCPError:
+    """A prompt's resource URI (made from its arguments, maybe) that names no static
+    resource, or one hidden from the caller: the two answer alike."""
+    return MCPError(INVALID_PARAMS, f"Prompt resource {uri!r} has no static content")
+
+
 def _embedded(message: dict[str, Any], uri: str, resources: ResourceTable) -> Embedded:
     mime = message.get("mimeType")
     if "text" in message:
@@ -95,7 +101,7 @@ def _embedded(message: dict[str, Any], uri: str, resources: ResourceTable) -> Em
         return types.BlobResourceContents(uri=uri, mime_type=mime, blob=message["blob"])
     found = resources.static(uri)
     if found is None or found[0].content is None:
-        raise MCPError(INTERNAL_ERROR, f"Prompt resource {uri!r} has no static content")
+        raise no_static(uri)
     static = found[0].content
     mime = mime or found[0].definition.get("mimeType")
     if "text" in static:
@@ -199,8 +205,8 @@ class PromptTable:
             try:
                 self.policy.check(identity, "resource", found[0].key)
             except Forbidden as exc:
-                if self.policy.hide_unauthorized:
-                    raise unknown_prompt(name) from None
+                if self.policy.hide_unauthorized:  # (a fixed URI hid the prompt already)
+                    raise no_static(str(message.content.resource.uri)) from None
                 needs = " ".join(exc.missing)
                 raise exc.error(
                     f"Forbidden: prompt embeds a resource that needs scope(s) {needs}"

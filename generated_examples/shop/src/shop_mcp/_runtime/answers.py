@@ -108,7 +108,9 @@ def result(
         return structured(data)
     if media.startswith("text/") or media in ("application/xml", "application/yaml"):
         return types.CallToolResult(content=[text(request.scrub(response.text))])
-    blob = response.content
+    blob = response.content  # any other type (Atom's +xml, NDJSON...) may echo a key too
+    for secret in sorted(request.secrets, key=len, reverse=True):
+        blob = blob.replace(secret.encode(), wire.REDACTED.encode()) if len(secret) >= 4 else blob
     if media.startswith("image/"):
         return types.CallToolResult(content=[image(blob, media)])
     if media.startswith("audio/"):

@@ -39,9 +39,11 @@ async def upstream_span(
     headers: dict[str, str],
 ) -> Any:
     """One upstream HTTP attempt in a CLIENT span (``url`` already without credentials),
-    with ``traceparent`` injected into ``headers`` inside it."""
+    with ``traceparent`` injected into ``headers`` inside it. Not the baggage: the SDK took
+    it from the client's ``params._meta``, and what a client chose never becomes a header."""
     from urllib.parse import urlsplit
 
+    from opentelemetry.baggage import clear
     from opentelemetry.propagate import inject
     from opentelemetry.trace import SpanKind, StatusCode
 
@@ -59,7 +61,7 @@ async def upstream_span(
     with tracer.start_as_current_span(
         method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
     ) as span:
-        inject(headers)
+        inject(headers, clear())
         try:
             response = await send(headers)
         except Exception as exc:

@@ -193,8 +193,9 @@ class Upstream:
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
-                response = await self._follow(request)
-            except httpx2.TransportError as exc:
+                with anyio.fail_after(self.timeout):  # the whole answer (httpx: each read)
+                    response = await self._follow(request)
+            except (httpx2.TransportError, TimeoutError) as exc:
                 if last or isinstance(exc, httpx2.LocalProtocolError | httpx2.UnsupportedProtocol):
                     raise ToolError(f"{request.shown()} failed: {type(exc).__name__}") from None
                 await anyio.sleep(_backoff(attempt, None))
@@ -245,6 +246,9 @@ class Upstream:
                 headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
                 cookies = {}
                 logger.info("following a redirect to another origin without credentials")
+            elif trusted and request.secret_query:  # the Location replaced the query key
+                secret = {k: request.parts["query"][k] for k in request.secret_query}
+                url = wire.with_query(url, secret)
             await response.aclose()
         raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
 
