@@ -302,9 +302,10 @@ class Manifest:
         shared = frozenset(self.shared_defs or ())
         return {t.name: params(t.input_schema, t.input_model, shared) for t in self.tools}
 
-    @property
+    @cached_property
     def client_typing(self) -> list[str]:
-        """The ``typing`` names the typed client's annotations use."""
+        """The ``typing`` names the typed client's annotations use (the client's template
+        asks twice)."""
         used = {
             w
             for t in self.tools
