@@ -27,28 +27,18 @@ def build(
     spec: Mapping[str, Any], transport: str, environ: Mapping[str, str], exporting: bool
 ) -> Telemetry:
     from opentelemetry import trace
-    from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
-    from opentelemetry.sdk.metrics.export import (
-        InMemoryMetricReader,
-        PeriodicExportingMetricReader,
-    )
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
     logging.getLogger("opentelemetry.attributes").addFilter(ONCE)  # (added once)
     resource = _resource(spec)
-    readers: list[Any] = []
-    local = None
-    if transport != "stdio":
-        local = InMemoryMetricReader()  # what GET /metrics shows
-        readers.append(local)
+    # GET /metrics reads the histograms kept in process (telemetry.Histogram): the SDK's
+    # metrics only when an exporter takes them
+    readers = []
     if exporting:
-        readers += [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
-    # exemplars (a measurement's sampled trace) only reach exporters, and without OTEL_*
-    # there is neither an exporter nor a sampled trace: not looked for on each measurement
-    exemplars = None if exporting else AlwaysOffExemplarFilter()  # None: OTEL_* decides
-    meter_provider = MeterProvider(
-        resource=resource, metric_readers=readers, exemplar_filter=exemplars
-    )
-    flushers: list[Any] = [meter_provider.force_flush]
+        readers = [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers) if readers else None
+    flushers: list[Any] = [meter_provider.force_flush] if meter_provider is not None else []
     tracing = False
     if exporting:
         current = trace.get_tracer_provider()
@@ -71,12 +61,12 @@ def build(
             flushers.append(current.force_flush)
         if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
             flushers.append(_logs(resource, environ))
-    telemetry = Telemetry(meter_provider, local, tracing, transport)
+    telemetry = Telemetry(meter_provider, transport != "stdio", tracing, transport)
     telemetry.flushers = flushers
     logger.info(
         "OpenTelemetry on: %s%s",
         "traces and metrics exported" if exporting else "no exporter",
-        ", GET /metrics" if local is not None else "",
+        ", GET /metrics" if transport != "stdio" else "",
     )
     return telemetry
 

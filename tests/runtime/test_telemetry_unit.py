@@ -15,7 +15,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 
 from mcpgen.runtime import logs, prometheus, telemetry
-from mcpgen.runtime.telemetry import Telemetry, configured
+from mcpgen.runtime.telemetry import BUCKETS, Telemetry, configured
 from mcpgen.runtime.telemetry_sdk import exporters
 
 pytestmark = pytest.mark.timeout(30)
@@ -49,15 +49,14 @@ def test_exporters_follow_the_otel_variables(caplog: pytest.LogCaptureFixture) -
             assert "opentelemetry-exporter-otlp-proto-grpc" in caplog.text
 
 
-def telemetry_for(names: list[str]) -> tuple[Telemetry, InMemoryMetricReader]:
-    reader = InMemoryMetricReader()
-    made = Telemetry(MeterProvider(metric_readers=[reader]), reader, False, "http")
+def telemetry_for(names: list[str]) -> Telemetry:
+    made = Telemetry(None, True, False, "http")
     made.names = frozenset(names)
-    return made, reader
+    return made
 
 
 def test_metric_labels_stay_bounded_whatever_a_client_sends() -> None:
-    made, _ = telemetry_for(["add"])
+    made = telemetry_for(["add"])
     call = SimpleNamespace(method="tools/call", params={"name": "add"})
     assert made._labels(call, "2025-11-25", None)["gen_ai.tool.name"] == "add"
     invented = SimpleNamespace(method="tools/call", params={"name": "x" * 40})
@@ -69,11 +68,12 @@ def test_metric_labels_stay_bounded_whatever_a_client_sends() -> None:
 
 
 def test_prometheus_text_of_a_histogram() -> None:
-    made, reader = telemetry_for([])
+    made = telemetry_for([])
     attributes = {"mcp.method.name": "tools/call", "network.transport": "tcp"}
     made.operations.record(0.03, attributes)
     made.operations.record(7, attributes)
-    text = prometheus.render(reader)
+    assert made.metrics is not None
+    text = prometheus.render(made.metrics)
     name = "mcp_server_operation_duration_seconds"
     assert f"# TYPE {name} histogram" in text
     labels = 'mcp_method_name="tools/call",network_transport="tcp"'
@@ -84,6 +84,34 @@ def test_prometheus_text_of_a_histogram() -> None:
     assert f"{name}_count{{{labels}}} 2" in text
     assert f"{name}_sum{{{labels}}} 7.03" in text
     assert text.endswith("\n")
+
+
+def test_the_histograms_get_metrics_shows_keep_what_the_sdk_keeps() -> None:
+    reader = InMemoryMetricReader()
+    meter = MeterProvider(metric_readers=[reader]).get_meter("t")
+    sdk = meter.create_histogram("d", unit="s", explicit_bucket_boundaries_advisory=BUCKETS)
+    made = telemetry_for([])
+    labels = [{"mcp.method.name": m, "network.transport": "tcp"} for m in ("a", "b", "c")]
+    for i, value in enumerate([0.01, 0.0, 0.5, 2.5, 300, 301, 0.011, 1e-9, 60, 7] * 3):
+        made.operations.record(value, labels[i % 2 if i < 10 else i % 3])
+        sdk.record(value, labels[i % 2 if i < 10 else i % 3])
+    assert made.metrics == [made.operations]  # sessions: nothing recorded, not shown
+    [metric] = reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+    kept = list(made.operations.points.values())
+    expected = [
+        [dict(p.attributes), list(p.bucket_counts), p.sum, p.count] for p in metric.data.data_points
+    ]
+    assert kept == expected
+    assert made.operations.bounds == metric.data.data_points[0].explicit_bounds
+
+
+def test_past_its_limit_of_label_sets_a_histogram_keeps_one_overflow_point() -> None:
+    made = telemetry_for([])
+    for i in range(made.operations.OVERFLOW_AFTER + 2):
+        made.operations.record(0.1, {"mcp.method.name": str(i)})
+    assert len(made.operations.points) == made.operations.OVERFLOW_AFTER + 1
+    assert made.metrics is not None
+    assert 'otel_metric_overflow="True",le="0.1"} 2' in prometheus.render(made.metrics)
 
 
 def test_prometheus_label_values_are_escaped() -> None:
@@ -142,7 +170,7 @@ def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
     exported = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exported))
-    made, _ = telemetry_for([])
+    made = telemetry_for([])
     made.tracing, made.tracer = True, provider.get_tracer("test")
     monkeypatch.setattr(telemetry, "ACTIVE", made)
 
@@ -169,7 +197,7 @@ def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
 
 
 def test_task_methods_are_labelled_and_only_calls_and_prompts_name_a_target() -> None:
-    made, _ = telemetry_for(["add"])
+    made = telemetry_for(["add"])
     for method in ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"):
         task = SimpleNamespace(method=method, params={"taskId": "t" * 32})
         assert made._labels(task, "2025-11-25", None)["mcp.method.name"] == method

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -39,7 +39,9 @@ def _number(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
 
 
-def metrics_route(reader: Any, allowed: Callable[[Any], bool] = lambda scope: True) -> Any:
+def metrics_route(
+    histograms: Sequence[Any], allowed: Callable[[Any], bool] = lambda scope: True
+) -> Any:
     """The ``GET /metrics`` route (behind the app's authentication unless made public;
     ``allowed(ASGI scope)`` says whether this caller may read them)."""
     from starlette.requests import Request
@@ -50,42 +52,27 @@ def metrics_route(reader: Any, allowed: Callable[[Any], bool] = lambda scope: Tr
         if not allowed(request.scope):
             refused = "Forbidden: the metrics name tools or prompts hidden from this caller\n"
             return Response(refused, status_code=403, media_type="text/plain")
-        return Response(render(reader), media_type=CONTENT_TYPE)
+        return Response(render(histograms), media_type=CONTENT_TYPE)
 
     return Route(METRICS_PATH, metrics, methods=["GET"])
 
 
-def render(reader: Any) -> str:
-    """The text of every metric ``reader`` (an SDK ``InMemoryMetricReader``) collects."""
-    data = reader.get_metrics_data()
+def render(histograms: Sequence[Any]) -> str:
+    """The text of this process's histograms (``telemetry.Histogram``: ``name``, ``unit``,
+    ``description``, ``bounds`` and ``points``, each [labels, bucket counts, sum, count])."""
     lines: list[str] = []
-    for resource_metrics in getattr(data, "resource_metrics", None) or ():
-        for scope in resource_metrics.scope_metrics:
-            for metric in scope.metrics:
-                lines += _metric(metric)
-    return "\n".join(lines) + "\n"
-
-
-def _metric(metric: Any) -> list[str]:
-    name = metric_name(metric.name, metric.unit)
-    points = metric.data.data_points
-    kind = type(metric.data).__name__
-    lines = [f"# HELP {name} {_value(metric.description or metric.name)}"]
-    if kind == "Histogram":
+    for histogram in histograms:
+        name = metric_name(histogram.name, histogram.unit)
+        lines.append(f"# HELP {name} {_value(histogram.description or histogram.name)}")
         lines.append(f"# TYPE {name} histogram")
-        for point in points:
-            total = 0
-            bounds = [*point.explicit_bounds, math.inf]
-            for bound, count in zip(bounds, point.bucket_counts, strict=False):
-                total += count
-                labels = _labels(point.attributes, ("le", _number(bound)))
-                lines.append(f"{name}_bucket{labels} {total}")
-            lines.append(f"{name}_sum{_labels(point.attributes)} {_number(point.sum)}")
-            lines.append(f"{name}_count{_labels(point.attributes)} {point.count}")
-    else:
-        monotonic = kind == "Sum" and getattr(metric.data, "is_monotonic", False)
-        shown = f"{name}_total" if monotonic and not name.endswith("_total") else name
-        lines[0] = f"# HELP {shown} {_value(metric.description or metric.name)}"
-        lines.append(f"# TYPE {shown} {'counter' if monotonic else 'gauge'}")
-        lines += [f"{shown}{_labels(p.attributes)} {_number(p.value)}" for p in points]
-    return lines
+        bounds = [*histogram.bounds, math.inf]
+        for attributes, counts, total, count in histogram.points.values():
+            running = 0
+            for bound, found in zip(bounds, counts, strict=True):
+                running += found
+                lines.append(
+                    f"{name}_bucket{_labels(attributes, ('le', _number(bound)))} {running}"
+                )
+            lines.append(f"{name}_sum{_labels(attributes)} {_number(total)}")
+            lines.append(f"{name}_count{_labels(attributes)} {count}")
+    return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -52,35 +53,41 @@ def installed() -> bool:
 class Telemetry:
     """The providers of this process and the instruments a generated server records."""
 
-    def __init__(self, meter_provider: Any, reader: Any, tracing: bool, transport: str) -> None:
+    def __init__(self, meter_provider: Any, local: bool, tracing: bool, transport: str) -> None:
         from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
         from opentelemetry import trace
 
-        self.meter_provider = meter_provider
-        self.reader = reader  # in-process metrics for GET /metrics (None on stdio)
+        self.meter_provider = meter_provider  # the SDK's when metrics are exported, else None
+        # what GET /metrics shows, in the order of their first measurement (None on stdio)
+        self.metrics: list[Histogram] | None = [] if local else None
         self.tracing = tracing
         self.tracer = trace.get_tracer(__name__) if tracing else None
         self.transport = transport
         self.network = "pipe" if transport == "stdio" else "tcp"
         self.flushers: list[Callable[[], Any]] = []
-        meter = meter_provider.get_meter(__name__)
-        self.operations = meter.create_histogram(
+        self.operations = self._histogram(
             "mcp.server.operation.duration",
-            unit="s",
-            description="Duration of an MCP request or notification as the server saw it",
-            explicit_bucket_boundaries_advisory=list(BUCKETS),
+            "Duration of an MCP request or notification as the server saw it",
         )
-        self.sessions = meter.create_histogram(
-            "mcp.server.session.duration",
-            unit="s",
-            description="Duration of an MCP session as the server saw it",
-            explicit_bucket_boundaries_advisory=list(BUCKETS),
+        self.sessions = self._histogram(
+            "mcp.server.session.duration", "Duration of an MCP session as the server saw it"
         )
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
         # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
         # grow the label set)
         self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS | TASK_METHODS
         self._made: dict[tuple[str, str, str | None, str | None], dict[str, str]] = {}
+
+    def _histogram(self, name: str, description: str) -> Histogram:
+        exported = None
+        if self.meter_provider is not None:
+            exported = self.meter_provider.get_meter(__name__).create_histogram(
+                name,
+                unit="s",
+                description=description,
+                explicit_bucket_boundaries_advisory=list(BUCKETS),
+            )
+        return Histogram(name, description, self.metrics, exported)
 
     def flush(self) -> None:
         """Export what is pending (spans, metrics, logs): on shutdown, before exit."""
@@ -186,6 +193,45 @@ class Telemetry:
             self.sessions.record(time.perf_counter() - started, labels)
 
         connection.exit_stack.callback(closed)
+
+
+class Histogram:
+    """Durations in seconds kept in this process for ``GET /metrics`` (``prometheus``): the
+    cumulative buckets the SDK's in-memory reader kept, without its work per measurement
+    (about 8 µs: attributes cleaned and hashed, locks, exemplars), and past OVERFLOW_AFTER
+    attribute sets one overflow point, as its cardinality limit. ``exported``: the SDK's
+    instrument too, when metrics are exported."""
+
+    OVERFLOW_AFTER = 2000
+    OVERFLOW: Mapping[str, Any] = {"otel.metric.overflow": True}
+
+    def __init__(
+        self, name: str, description: str, shown: list[Histogram] | None, exported: Any = None
+    ) -> None:
+        self.name, self.unit, self.description = name, "s", description
+        self.bounds = BUCKETS
+        self.points: dict[frozenset[tuple[str, Any]], list[Any]] = {}  # [labels, buckets, sum, n]
+        self.shown = shown
+        self.exported = exported
+
+    def record(self, amount: float, attributes: Mapping[str, Any]) -> None:
+        if self.exported is not None:
+            self.exported.record(amount, attributes)
+        if self.shown is None:
+            return
+        point = self.points.get(key := frozenset(attributes.items()))
+        if point is None:
+            if len(self.points) >= self.OVERFLOW_AFTER:
+                attributes = self.OVERFLOW
+                key = frozenset(attributes.items())
+            point = self.points.get(key)
+            if point is None:
+                point = self.points[key] = [dict(attributes), [0] * (len(BUCKETS) + 1), 0, 0]
+                if self not in self.shown:
+                    self.shown.append(self)
+        point[1][bisect_left(BUCKETS, amount)] += 1
+        point[2] += amount
+        point[3] += 1
 
 
 def _link_http_context(span: Any, request: Any) -> None:

@@ -149,12 +149,12 @@ def create_app(
 
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
     public: tuple[str, ...] = ()
-    if observed is not None and observed.reader is not None:
+    if observed is not None and observed.metrics is not None:
         from .authz import IDENTITY_KEY
         from .prometheus import METRICS_PATH, metrics_route
 
         hides = server.tools.policy.hides_from  # labels name tools: not for whom some are hidden
-        routes.append(metrics_route(observed.reader, lambda s: not hides(s.get(IDENTITY_KEY))))
+        routes.append(metrics_route(observed.metrics, lambda s: not hides(s.get(IDENTITY_KEY))))
         if spec.get("observability", {}).get("metrics") == "public":
             public = (METRICS_PATH,)
     if auth.kind == "oauth":  # the package carries http_auth.py
