@@ -69,9 +69,12 @@ def tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[text(message)], is_error=True)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # (keeps no state per call)
+
+
 def dumps(value: Json) -> str:
     """JSON text for a result: non-ASCII kept, NaN and infinities refused (not JSON)."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def structured(data: Json) -> types.CallToolResult:

@@ -34,6 +34,7 @@ ANONYMOUS = Identity("anonymous", None)  # every caller when authentication is o
 # Set in a request's scope by ``h11guard`` when its whole body came with its headers: a
 # body already in cannot stall, so its ``receive`` needs no deadline (``timed``).
 BODY_RECEIVED = "mcpgen.body_received"
+TOO_LARGE = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request body too large")
 
 
 def route_path(scope: Scope) -> str:
@@ -285,16 +286,15 @@ class PostGuard:
             error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
             return await _answer(scope, receive, send, 415, error)
         declared = _header(scope, b"content-length")
-        too_large = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request body too large")
         if declared.isdigit() and int(declared) > self.max_body_size:
-            return await _answer(scope, receive, send, 413, too_large)
+            return await _answer(scope, receive, send, 413, TOO_LARGE)
         pending: list[Message] = []
         size = 0
         while not pending or pending[-1].get("more_body", False):
             pending.append(await receive())
             size += len(pending[-1].get("body", b""))
             if size > self.max_body_size:  # a chunked body, or more than it declared
-                return await _answer(scope, receive, send, 413, too_large)
+                return await _answer(scope, receive, send, 413, TOO_LARGE)
         whole = pending[-1]["type"] == "http.request"  # (else the client left)
         invalid = jsonrpc.error_for_post(b"".join(m.get("body", b"") for m in pending), whole)
         if invalid is not None:
