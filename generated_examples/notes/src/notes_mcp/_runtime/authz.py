@@ -122,9 +122,9 @@ class Policy:
 
     def check(self, identity: Identity, kind: Kind, name: str) -> None:
         """Raise ``Forbidden`` unless ``identity`` holds every scope ``name`` needs."""
-        missing = self.missing(identity, kind, name)
-        if missing:
-            raise Forbidden(kind, name, self.required(kind, name), missing)
+        needed = self.scopes.get(kind, {}).get(name)
+        if needed and (missing := identity.missing(needed)):
+            raise Forbidden(kind, name, needed, missing)
 
     def allowed(self, identity: Identity, kind: Kind, name: str) -> bool:
         return not self.missing(identity, kind, name)

@@ -243,21 +243,23 @@ class ToolTable:
     ) -> types.CallToolResult | types.InputRequiredResult:
         """The SDK's ``tools/call`` handler."""
         context = self.context(ctx, params)
-        with self.protocol_errors(params.name):
+        try:  # (protocol_errors without a generator per call)
             return await self.dispatch(params.name, dict(params.arguments or {}), context)
+        except (UnknownTool, Forbidden) as exc:
+            raise self.protocol_error(params.name, exc) from None
 
     @contextlib.contextmanager
     def protocol_errors(self, name: str) -> Iterator[None]:
         """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets."""
         try:
             yield
-            return
-        except UnknownTool:
-            pass
-        except Forbidden as exc:
-            if not self.policy.hide_unauthorized:  # what discovery hides, a call does not reveal
-                raise exc.error() from None
-        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name})
+        except (UnknownTool, Forbidden) as exc:
+            raise self.protocol_error(name, exc) from None
+
+    def protocol_error(self, name: str, exc: UnknownTool | Forbidden) -> MCPError:
+        if isinstance(exc, Forbidden) and not self.policy.hide_unauthorized:
+            return exc.error()  # what discovery hides, a call does not reveal
+        return MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name})
 
     async def dispatch(
         self, name: str, arguments: dict[str, Json], context: Context
