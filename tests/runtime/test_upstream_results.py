@@ -7,6 +7,9 @@ are image, audio or embedded-resource content, bounded in size (issue 33)."""
 from __future__ import annotations
 
 import base64
+import json
+import tracemalloc
+import zlib
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -190,6 +193,49 @@ async def test_an_answer_without_a_length_is_cut_at_the_limit() -> None:
     assert len(sent) == 11  # read no further than the limit
     whole = httpx2.Response(200, content=chunks(), request=httpx2.Request("GET", URL))
     assert (await answers.read(whole, 10_000, "too big")).content == b"x" * 10_000
+
+
+WBITS = {"gzip": 31, "deflate": 15, "raw deflate": -15}  # raw: deflate without zlib header
+
+
+def packed(coding: str, blocks: list[bytes]) -> bytes:
+    """``blocks`` compressed as ``coding`` (``gzip, gzip``: gzip twice)."""
+    first, _, then = coding.partition(", ")
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, WBITS[first])
+    data = b"".join(squeeze.compress(block) for block in blocks) + squeeze.flush()
+    return packed(then, [data]) if then else data
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw deflate", "gzip, gzip"])
+async def test_a_compressed_answer_decodes_and_is_capped_as_it_inflates(
+    coding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit counts decoded bytes, checked at most 1 MiB apart (httpx2 inflates each
+    network read in bounded pieces): 50 MB of zeros sent as 50 KB of gzip is refused with
+    the oversize error, never held whole (a decompression bomb)."""
+    operation = wirekit.operations(GET_FILE)["send"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream(rec.url)
+        rec.headers = [("Content-Encoding", coding.replace("raw ", ""))]
+        document = {"items": [{"id": n, "name": f"item {n}"} for n in range(200)]}
+        rec.answer(200, "application/json", packed(coding, [json.dumps(document).encode()]))
+        assert (await api.call(operation, {"id": "p"})).structured_content == document
+        rec.answer(200, "application/octet-stream", packed(coding, [bytes(2**20)] * 50))
+        assert len(rec.reply) < 100_000
+        monkeypatch.setenv("MCPGEN_TEST_WIRE_API_MAX_RESPONSE_BYTES", "1000000")
+        tracemalloc.start()
+        try:
+            with pytest.raises(ToolError) as refused:
+                await api.call(operation, {"id": "p"})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert str(refused.value) == (
+        f"GET {rec.url}/files/p: the answer is larger than 1000000 bytes, the most this server"
+        " reads (setting MCPGEN_TEST_WIRE_API_MAX_RESPONSE_BYTES)"
+    )
+    assert peak < 6_000_000  # the limit and one decoded piece, not the 50 MB
 
 
 @pytest.mark.parametrize("media", ["text/plain", "text/html", "application/json", ""])
