@@ -48,7 +48,8 @@ _TAG = re.compile(r"<[^>]*>")
 
 async def read(response: httpx2.Response, limit: int, refused: str) -> httpx2.Response:
     """A streamed response read whole, refused (and closed) past ``limit`` bytes with the
-    tool error ``refused``."""
+    tool error ``refused``. The bytes counted are decoded ones: httpx2 inflates a gzip or
+    deflate read in pieces of at most 1 MiB, so a decompression bomb stops at the limit."""
     declared = response.headers.get("content-length", "")
     try:
         if declared.isdigit() and int(declared) > limit:
