@@ -39,26 +39,30 @@ if TYPE_CHECKING:
 Json = Any
 EXCERPT = 1000
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+MAX_DOCUMENT_BYTES = 1024 * 1024
+"""The most read of an authorization server's answer (token, introspection, JWKS)."""
 _PROBLEM_KEYS = ("type", "title", "status", "detail", "instance")
 _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
 
 
-async def read(response: httpx2.Response, limit: int, refused: str) -> httpx2.Response:
-    """A streamed response read whole, refused (and closed) past ``limit`` bytes with the
-    tool error ``refused``. The bytes counted are decoded ones: httpx2 inflates a gzip or
-    deflate read in pieces of at most 1 MiB, so a decompression bomb stops at the limit."""
+async def read(response: httpx2.Response, limit: int, refused: str | Exception) -> httpx2.Response:
+    """A streamed response read whole, refused (and closed) past ``limit`` bytes: raises
+    ``refused``, a string meaning the tool error it says. The bytes counted are decoded
+    ones: httpx2 inflates a gzip or deflate read in pieces of at most 1 MiB, so a
+    decompression bomb stops at the limit."""
     declared = response.headers.get("content-length", "")
+    error = ToolError(refused) if isinstance(refused, str) else refused
     try:
         if declared.isdigit() and int(declared) > limit:
-            raise ToolError(refused)
+            raise error
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > limit:
-                raise ToolError(refused)
+                raise error
             chunks.append(chunk)
     finally:
         await response.aclose()

@@ -1,7 +1,7 @@
 """Requests to an OAuth token endpoint (client credentials, RFC 8693 token exchange).
 
 One POST, no redirects followed, the client authenticated with its secret (HTTP Basic or
-form fields). Every failure is a ``CredentialFailure`` whose message names the scheme and
+form fields), the answer read up to ``answers.MAX_DOCUMENT_BYTES``. Every failure is a ``CredentialFailure`` whose message names the scheme and
 what went wrong, with the secrets of the request taken out of anything the server said.
 """
 
@@ -14,6 +14,7 @@ from urllib.parse import quote_plus
 
 import httpx2
 
+from .answers import MAX_DOCUMENT_BYTES, read
 from .credential_config import CONTROL, MAX_HEADER_VALUE, CredentialFailure
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -68,10 +69,14 @@ async def token_request(
         data["client_id"] = client_id
         data["client_secret"] = secret
     secrets = (*hidden, secret)
+    too_big = CredentialFailure(
+        f"{what} for {scheme}: the authorization server's answer is larger than "
+        f"{MAX_DOCUMENT_BYTES} bytes"
+    )
     try:
-        response = await client.post(
-            url, data=data, headers=headers, follow_redirects=False, timeout=timeout
-        )
+        sent = client.build_request("POST", url, data=data, headers=headers, timeout=timeout)
+        streamed = await client.send(sent, stream=True, follow_redirects=False)
+        response = await read(streamed, MAX_DOCUMENT_BYTES, too_big)
     except httpx2.HTTPError as exc:
         raise CredentialFailure(
             f"{what} for {scheme}: could not reach the authorization server "

@@ -14,6 +14,7 @@ Both run under uvicorn in a thread, so the code under test talks to them over re
 from __future__ import annotations
 
 import base64
+import json
 import socket
 import threading
 import time
@@ -30,7 +31,7 @@ import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -87,6 +88,10 @@ class AuthServer:
     """Answer an exchange with the subject token itself (a misbehaving AS)."""
     redirect_to: str | None = None
     """Answer every token request with a 307 to this URL."""
+    oversize: int = 0
+    """Pad every issued token's answer to this many bytes (a hostile AS)."""
+    chunked: bool = False
+    """Send the padded answer without a Content-Length."""
     issuer: str = "https://as.test"
     url: str = ""
     exchanges: Counter[str] = field(default_factory=Counter)
@@ -210,7 +215,7 @@ class AuthServer:
         if grant == "client_credentials":
             audience = form.get("audience") or sorted(self.upstream_audiences)[0]
             token = self.issue(client, audience=audience, scope=form.get("scope", ""))
-            return _json(
+            return self._issued_answer(
                 {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime}
             )
         if grant != TOKEN_EXCHANGE:
@@ -247,7 +252,7 @@ class AuthServer:
             jti = jwt.decode(token, options={"verify_signature": False})["jti"]
             with self._lock:
                 self._issued.setdefault(subject, set()).add(jti)
-        return _json(
+        return self._issued_answer(
             {
                 "access_token": token,
                 "issued_token_type": ACCESS_TOKEN,
@@ -255,6 +260,16 @@ class AuthServer:
                 "expires_in": self.lifetime,
             }
         )
+
+    def _issued_answer(self, body: dict[str, Any]) -> Response:
+        if not self.oversize:
+            return _json(body)
+        start = json.dumps({**body, "pad": ""}).encode()[:-2]
+        whole = start + b"x" * (self.oversize - len(start) - 2) + b'"}'
+        if not self.chunked:
+            return Response(whole, media_type="application/json")
+        pieces = (whole[i : i + 65536] for i in range(0, len(whole), 65536))
+        return StreamingResponse(pieces, media_type="application/json")
 
 
 @dataclass

@@ -308,6 +308,22 @@ def test_token_requests_never_follow_a_redirect(auth: AuthServer, plain_upstream
     assert plain_upstream.received == []
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_a_huge_token_answer_is_refused_unread(
+    auth: AuthServer, upstream: Upstream, chunked: bool
+) -> None:
+    """A hostile AS answering 5 MB: refused at the cap, the rest never read or kept."""
+    auth.oversize, auth.chunked = 5_000_000, chunked
+    creds = make(exchange_config(auth), CLIENT)
+    alice = caller(auth, "alice")
+    with pytest.raises(ToolFailure, match="answer is larger than 1048576 bytes") as refused:
+        run(lambda: call(creds, upstream, BEARER, alice))
+    assert alice.token and alice.token not in str(refused.value)
+    assert "server-secret" not in str(refused.value) and upstream.received == []
+    auth.oversize = 500_000  # under the cap: a long answer is still a token
+    assert run(lambda: call(creds, upstream, BEARER, alice)).json()["sub"] == "alice"
+
+
 def test_a_broken_cache_never_hands_one_callers_token_to_another(
     auth: AuthServer, upstream: Upstream
 ) -> None:

@@ -48,11 +48,12 @@ class Endpoints:
         self.tokens: dict[str, dict[str, Any]] = {}
         self.jwks_fetches = 0
         self.asked: Counter[str] = Counter()
+        self.padding = 0  # bytes of padding in every answer (a hostile server)
         self.basic = "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
 
     async def jwks(self, request: Request) -> Response:
         self.jwks_fetches += 1
-        return JSONResponse({"keys": self.keys})
+        return JSONResponse({"keys": self.keys, "pad": "x" * self.padding})
 
     async def introspect(self, request: Request) -> Response:
         form = await request.form()
@@ -62,7 +63,8 @@ class Endpoints:
             return JSONResponse({"error": "invalid_client"}, status_code=401)
         if token == "broken":
             return JSONResponse({"error": "server_error"}, status_code=500)
-        return JSONResponse(self.tokens.get(token, {"active": False}))
+        answer = self.tokens.get(token, {"active": False})
+        return JSONResponse({**answer, "pad": "x" * self.padding} if self.padding else answer)
 
     def app(self) -> Starlette:
         return Starlette(
@@ -84,7 +86,7 @@ def remote() -> Iterator[tuple[Endpoints, str]]:
 def endpoints(remote: tuple[Endpoints, str]) -> Endpoints:
     endpoints = remote[0]
     endpoints.keys, endpoints.tokens = [], {}
-    endpoints.jwks_fetches = 0
+    endpoints.jwks_fetches = endpoints.padding = 0
     endpoints.asked.clear()
     return endpoints
 
@@ -140,6 +142,18 @@ async def test_an_unreachable_jwks_url_answers_503(url: str) -> None:
     async with running(app):
         found = await statuses(app, [issuer("k1").token(rtkit.SCOPES)])
     assert found == [(503, "signing keys unavailable")]
+
+
+async def test_a_huge_jwks_document_is_refused(endpoints: Endpoints, url: str) -> None:
+    keys = issuer("k1")
+    endpoints.keys, endpoints.padding = keys.jwks()["keys"], 5_000_000
+    app = rtkit.app(transport="http-json", jwks_file=None, jwks_url=url + "/jwks.json")
+    async with running(app):
+        assert await statuses(app, [keys.token(rtkit.SCOPES)]) == [
+            (503, "signing keys unavailable")
+        ]
+        endpoints.padding = 500_000  # under the cap: the keys are read
+        assert await statuses(app, [keys.token(rtkit.SCOPES)]) == [(200, "")]
 
 
 def introspected(endpoints: Endpoints) -> None:
@@ -217,6 +231,16 @@ async def test_a_failing_introspection_endpoint_answers_503(endpoints: Endpoints
     down = introspecting("http://127.0.0.1:9")
     async with running(down):
         assert await statuses(down, ["reader"]) == [(503, "token introspection unavailable")]
+
+
+async def test_a_huge_introspection_answer_is_a_failure(endpoints: Endpoints, url: str) -> None:
+    introspected(endpoints)
+    endpoints.padding = 5_000_000
+    app = introspecting(url)
+    async with running(app):
+        assert await statuses(app, ["reader"]) == [(503, "token introspection unavailable")]
+        endpoints.padding = 500_000  # under the cap: the answer is read
+        assert await statuses(app, ["reader"]) == [(200, "")]
 
 
 async def test_wrong_client_credentials_are_a_failure_not_a_refusal(
