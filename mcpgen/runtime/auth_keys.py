@@ -69,7 +69,7 @@ class FileKeys(KeySource):
 class UrlKeys(KeySource):
     """Keys from the authorization server's JWKS URL, cached JWKS_CACHE_SECONDS; an unknown
     key id fetches them again at most every JWKS_MIN_REFRESH_SECONDS (so bad tokens cannot
-    flood it). The document is read up to ``answers.MAX_DOCUMENT_BYTES``."""
+    flood it). The document is read up to ``capped.MAX_AUTH_ANSWER_BYTES``."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -96,16 +96,16 @@ class UrlKeys(KeySource):
         import httpx2
         import jwt
 
-        from .answers import MAX_DOCUMENT_BYTES, read
         from .auth import AuthError
+        from .capped import MAX_AUTH_ANSWER_BYTES, read
 
         if self._client is None:
             self._client = httpx2.AsyncClient(timeout=10, follow_redirects=True)
-        too_big = ValueError(f"an answer larger than {MAX_DOCUMENT_BYTES} bytes")
+        too_big = ValueError(f"an answer larger than {MAX_AUTH_ANSWER_BYTES} bytes")
         try:
             sent = self._client.build_request("GET", self.url)
             answer = await read(
-                await self._client.send(sent, stream=True), MAX_DOCUMENT_BYTES, too_big
+                await self._client.send(sent, stream=True), MAX_AUTH_ANSWER_BYTES, too_big
             )
             answer.raise_for_status()
             document = answer.json()

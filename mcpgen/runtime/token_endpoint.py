@@ -1,8 +1,8 @@
 """Requests to an OAuth token endpoint (client credentials, RFC 8693 token exchange).
 
 One POST, no redirects followed, the client authenticated with its secret (HTTP Basic or
-form fields), the answer read up to ``answers.MAX_DOCUMENT_BYTES``. Every failure is a ``CredentialFailure`` whose message names the scheme and
-what went wrong, with the secrets of the request taken out of anything the server said.
+form fields), the answer read up to ``capped.MAX_AUTH_ANSWER_BYTES``. Every failure is a
+``CredentialFailure`` whose message names the scheme and what went wrong, with the secrets of the request taken out of anything the server said.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from urllib.parse import quote_plus
 
 import httpx2
 
-from .answers import MAX_DOCUMENT_BYTES, read
+from .capped import MAX_AUTH_ANSWER_BYTES, read
 from .credential_config import CONTROL, MAX_HEADER_VALUE, CredentialFailure
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -71,12 +71,12 @@ async def token_request(
     secrets = (*hidden, secret)
     too_big = CredentialFailure(
         f"{what} for {scheme}: the authorization server's answer is larger than "
-        f"{MAX_DOCUMENT_BYTES} bytes"
+        f"{MAX_AUTH_ANSWER_BYTES} bytes"
     )
     try:
         sent = client.build_request("POST", url, data=data, headers=headers, timeout=timeout)
         streamed = await client.send(sent, stream=True, follow_redirects=False)
-        response = await read(streamed, MAX_DOCUMENT_BYTES, too_big)
+        response = await read(streamed, MAX_AUTH_ANSWER_BYTES, too_big)
     except httpx2.HTTPError as exc:
         raise CredentialFailure(
             f"{what} for {scheme}: could not reach the authorization server "

@@ -16,7 +16,7 @@ import httpx2
 import pytest
 import wirekit
 
-from mcpgen.runtime import answers
+from mcpgen.runtime import answers, capped
 from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.upstream import Request
 
@@ -189,10 +189,10 @@ async def test_an_answer_without_a_length_is_cut_at_the_limit() -> None:
 
     streamed = httpx2.Response(200, content=chunks(), request=httpx2.Request("GET", URL))
     with pytest.raises(ToolError, match="too big"):
-        await answers.read(streamed, 1000, "too big")
+        await capped.read(streamed, 1000, ToolError("too big"))
     assert len(sent) == 11  # read no further than the limit
     whole = httpx2.Response(200, content=chunks(), request=httpx2.Request("GET", URL))
-    assert (await answers.read(whole, 10_000, "too big")).content == b"x" * 10_000
+    assert (await capped.read(whole, 10_000, ToolError("x"))).content == b"x" * 10_000
 
 
 WBITS = {"gzip": 31, "deflate": 15, "raw deflate": -15}  # raw: deflate without zlib header

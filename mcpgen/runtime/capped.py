@@ -1,0 +1,38 @@
+"""An HTTP answer read streamed up to a size limit, so that a hostile or broken server
+cannot make this process hold more: the wrapped API's answers (``upstream.py``, limit
+``<NAME>_API_MAX_RESPONSE_BYTES``) and the authorization server's (token endpoint,
+introspection, JWKS; ``MAX_AUTH_ANSWER_BYTES``)."""
+
+from __future__ import annotations
+
+import httpx2
+
+MAX_AUTH_ANSWER_BYTES = 1024 * 1024
+"""The most read of an authorization server's answer (token, introspection, JWKS)."""
+
+
+async def read(response: httpx2.Response, limit: int, refused: Exception) -> httpx2.Response:
+    """A streamed response read whole, refused (raising ``refused``, the response closed)
+    past ``limit`` bytes. The bytes counted are decoded ones: httpx2 inflates a gzip or
+    deflate read in pieces of at most 1 MiB, so a decompression bomb stops at the limit."""
+    declared = response.headers.get("content-length", "")
+    try:
+        if declared.isdigit() and int(declared) > limit:
+            raise refused
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise refused
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    kept = [
+        (k, v)
+        for k, v in response.headers.multi_items()
+        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+    ]  # the body below is already decoded
+    return httpx2.Response(
+        response.status_code, headers=kept, content=b"".join(chunks), request=response.request
+    )
