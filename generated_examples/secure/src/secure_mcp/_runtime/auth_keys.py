@@ -68,27 +68,54 @@ class FileKeys(KeySource):
 
 
 class UrlKeys(KeySource):
-    """Keys from the authorization server's JWKS URL, cached; an unknown key id fetches
-    them again at most every JWKS_MIN_REFRESH_SECONDS (so bad tokens cannot flood it)."""
+    """Keys from the authorization server's JWKS URL, cached JWKS_CACHE_SECONDS; an unknown
+    key id fetches them again at most every JWKS_MIN_REFRESH_SECONDS (so bad tokens cannot
+    flood it). The document is read up to ``capped.MAX_AUTH_ANSWER_BYTES``."""
 
     def __init__(self, url: str) -> None:
-        from jwt import PyJWKClient
-
-        self.client = PyJWKClient(url, cache_jwk_set=True, lifespan=JWKS_CACHE_SECONDS, timeout=10)
+        self.url = url
+        self.keys: list[Any] = []
+        self.fetched = 0.0
         self.refreshed = 0.0
+        self._client: Any = None
+        self._lock: Any = None
 
     async def _keys(self, refresh: bool) -> list[Any]:
         import anyio
+
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        stamp = time.monotonic()
+        async with self._lock:  # one fetch at a time; the others use what it found
+            if self.keys and self.fetched >= (stamp if refresh else stamp - JWKS_CACHE_SECONDS):
+                return self.keys
+            self.keys = await self._fetch()
+            self.fetched = time.monotonic()
+        return self.keys
+
+    async def _fetch(self) -> list[Any]:
+        import httpx2
         import jwt
 
         from .auth import AuthError
+        from .capped import MAX_AUTH_ANSWER_BYTES, read
 
+        if self._client is None:
+            self._client = httpx2.AsyncClient(timeout=10, follow_redirects=True)
+        too_big = ValueError(f"an answer larger than {MAX_AUTH_ANSWER_BYTES} bytes")
         try:
-            found = await anyio.to_thread.run_sync(self.client.get_jwk_set, refresh)
-        except jwt.PyJWKClientError as exc:
+            sent = self._client.build_request("GET", self.url)
+            answer = await read(
+                await self._client.send(sent, stream=True), MAX_AUTH_ANSWER_BYTES, too_big
+            )
+            answer.raise_for_status()
+            document = answer.json()
+            if not isinstance(document, dict):
+                raise ValueError("not a JSON object")
+            return list(jwt.PyJWKSet.from_dict(document).keys)
+        except (httpx2.HTTPError, ValueError, jwt.PyJWTError) as exc:
             logger.error("cannot fetch the signing keys: %s", exc)
             raise AuthError("signing keys unavailable", status=503) from None
-        return list(found.keys)
 
     async def find(self, kid: str | None) -> Any:
         key = _pick(await self._keys(False), kid)

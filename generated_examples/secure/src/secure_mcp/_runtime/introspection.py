@@ -89,17 +89,21 @@ class Introspection:
     async def _ask(self, token: str) -> dict[str, Any]:
         import httpx2
 
+        from .capped import MAX_AUTH_ANSWER_BYTES, read
+
         if self._client is None:
             self._client = httpx2.AsyncClient(timeout=10)
+        form = {"token": token, "token_type_hint": "access_token"}
+        too_big = ConnectionError(f"an answer larger than {MAX_AUTH_ANSWER_BYTES} bytes")
         try:
-            response = await self._client.post(
-                self.url,
-                data={"token": token, "token_type_hint": "access_token"},
-                auth=self.credentials,
-                headers={"Accept": "application/json"},
+            sent = self._client.build_request(
+                "POST", self.url, data=form, headers={"Accept": "application/json"}
             )
-        except httpx2.HTTPError as exc:
-            logger.error("token introspection failed: %s", type(exc).__name__)
+            streamed = await self._client.send(sent, stream=True, auth=self.credentials)
+            response = await read(streamed, MAX_AUTH_ANSWER_BYTES, too_big)
+        except (httpx2.HTTPError, ConnectionError) as exc:
+            reason = str(exc) if exc is too_big else type(exc).__name__
+            logger.error("token introspection failed: %s", reason)
             raise ConnectionError("introspection") from None
         if response.status_code != 200:
             logger.error("token introspection answered %d", response.status_code)

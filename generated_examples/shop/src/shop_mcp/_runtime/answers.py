@@ -3,7 +3,7 @@
 
 JSON is structured content; text is text; images, audio and any other bytes (PDF,
 octet-stream) are image, audio or embedded-resource content with their media type, never
-a text dump of bytes. An answer is read up to a size limit (``<NAME>_API_MAX_RESPONSE_BYTES``,
+a text dump of bytes. An answer is read (``capped.read``) up to a size limit (``<NAME>_API_MAX_RESPONSE_BYTES``,
 default 10 MiB): past it the call is a tool error saying so. An HTTP error (4xx/5xx) is a
 tool error naming the method, the operation's path template, the status and the URL
 requested (credentials redacted), then the start of the body made readable: an RFC 9457
@@ -32,7 +32,6 @@ import mcp_types as types
 
 from . import wire
 from .content import audio, embedded_blob, image, structured, text, tool_error
-from .errors import ToolError
 
 if TYPE_CHECKING:
     from .upstream import Request
@@ -44,33 +43,6 @@ _PROBLEM_KEYS = ("type", "title", "status", "detail", "instance")
 _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
-
-
-async def read(response: httpx2.Response, limit: int, refused: str) -> httpx2.Response:
-    """A streamed response read whole, refused (and closed) past ``limit`` bytes with the
-    tool error ``refused``. The bytes counted are decoded ones: httpx2 inflates a gzip or
-    deflate read in pieces of at most 1 MiB, so a decompression bomb stops at the limit."""
-    declared = response.headers.get("content-length", "")
-    try:
-        if declared.isdigit() and int(declared) > limit:
-            raise ToolError(refused)
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > limit:
-                raise ToolError(refused)
-            chunks.append(chunk)
-    finally:
-        await response.aclose()
-    kept = [
-        (k, v)
-        for k, v in response.headers.multi_items()
-        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
-    ]  # the body below is already decoded
-    return httpx2.Response(
-        response.status_code, headers=kept, content=b"".join(chunks), request=response.request
-    )
 
 
 def result(

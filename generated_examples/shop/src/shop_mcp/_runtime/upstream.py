@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import answers, files, telemetry, wire, wire_body
+from . import answers, capped, files, telemetry, wire, wire_body
 from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
@@ -234,7 +234,7 @@ class Upstream:
                     f"{request.shown(url)}: the answer is larger than {limit} bytes, the most "
                     f"this server reads (setting {self.prefix}_MAX_RESPONSE_BYTES)"
                 )
-                return await answers.read(response, limit, refused)
+                return await capped.read(response, limit, ToolError(refused))
             url = urljoin(str(response.url), location)
             if response.status_code == 303 or (
                 response.status_code in (301, 302) and method == "POST"
@@ -259,7 +259,7 @@ class Upstream:
         headers: dict[str, str],
         options: dict[str, Json],
     ) -> httpx2.Response:
-        """One attempt; its answer is streamed (``answers.read`` reads it up to the limit)."""
+        """One attempt; its answer is streamed (``capped.read`` reads it up to the limit)."""
         client = self.client()
         outgoing = client.build_request(method, url, headers=headers, **options)
         return await client.send(outgoing, stream=True)
