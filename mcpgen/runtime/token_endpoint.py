@@ -2,7 +2,8 @@
 
 One POST, no redirects followed, the client authenticated with its secret (HTTP Basic or
 form fields), the answer read up to ``capped.MAX_AUTH_ANSWER_BYTES``. Every failure is a
-``CredentialFailure`` whose message names the scheme and what went wrong, with the secrets of the request taken out of anything the server said.
+``CredentialFailure`` whose message names the scheme and what went wrong, with the secrets
+of the request taken out of anything the server said.
 """
 
 from __future__ import annotations
