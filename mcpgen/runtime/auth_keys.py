@@ -97,15 +97,15 @@ class UrlKeys(KeySource):
         import jwt
 
         from .auth import AuthError
-        from .capped import MAX_AUTH_ANSWER_BYTES, read
+        from .capped import AUTH_ANSWER_SECONDS, MAX_AUTH_ANSWER_BYTES, fetch
 
         if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=10, follow_redirects=True)
+            self._client = httpx2.AsyncClient(timeout=AUTH_ANSWER_SECONDS, follow_redirects=True)
         too_big = ValueError(f"an answer larger than {MAX_AUTH_ANSWER_BYTES} bytes")
         try:
             sent = self._client.build_request("GET", self.url)
-            answer = await read(
-                await self._client.send(sent, stream=True), MAX_AUTH_ANSWER_BYTES, too_big
+            answer = await fetch(
+                self._client, sent, MAX_AUTH_ANSWER_BYTES, too_big, AUTH_ANSWER_SECONDS
             )
             answer.raise_for_status()
             document = answer.json()

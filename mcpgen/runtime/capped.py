@@ -5,10 +5,15 @@ introspection, JWKS; ``MAX_AUTH_ANSWER_BYTES``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import anyio
 import httpx2
 
 MAX_AUTH_ANSWER_BYTES = 1024 * 1024
 """The most read of an authorization server's answer (token, introspection, JWKS)."""
+AUTH_ANSWER_SECONDS = 10.0
+"""The longest introspection's or the JWKS URL's whole answer may take."""
 
 
 async def read(response: httpx2.Response, limit: int, refused: Exception) -> httpx2.Response:
@@ -27,7 +32,8 @@ async def read(response: httpx2.Response, limit: int, refused: Exception) -> htt
                 raise refused
             chunks.append(chunk)
     finally:
-        await response.aclose()
+        with anyio.CancelScope(shield=True):  # closed even when a deadline cut the read
+            await response.aclose()
     kept = [
         (k, v)
         for k, v in response.headers.multi_items()
@@ -36,3 +42,22 @@ async def read(response: httpx2.Response, limit: int, refused: Exception) -> htt
     return httpx2.Response(
         response.status_code, headers=kept, content=b"".join(chunks), request=response.request
     )
+
+
+async def fetch(
+    client: httpx2.AsyncClient,
+    request: httpx2.Request,
+    limit: int,
+    refused: Exception,
+    seconds: float,
+    **options: Any,
+) -> httpx2.Response:
+    """``request`` sent and its answer ``read`` within ``seconds`` in all (httpx2's timeout
+    bounds each read: a server sending a byte at a time held the caller for as long as it
+    liked). Past the deadline ``httpx2.ReadTimeout``, an ``HTTPError`` as a slow read is."""
+    try:
+        with anyio.fail_after(seconds):
+            answer = await client.send(request, stream=True, **options)
+            return await read(answer, limit, refused)
+    except TimeoutError:
+        raise httpx2.ReadTimeout(f"no whole answer in {seconds:g} s", request=request) from None

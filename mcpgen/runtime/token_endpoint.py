@@ -15,7 +15,7 @@ from urllib.parse import quote_plus
 
 import httpx2
 
-from .capped import MAX_AUTH_ANSWER_BYTES, read
+from .capped import MAX_AUTH_ANSWER_BYTES, fetch
 from .credential_config import CONTROL, MAX_HEADER_VALUE, CredentialFailure
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -76,8 +76,9 @@ async def token_request(
     )
     try:
         sent = client.build_request("POST", url, data=data, headers=headers, timeout=timeout)
-        streamed = await client.send(sent, stream=True, follow_redirects=False)
-        response = await read(streamed, MAX_AUTH_ANSWER_BYTES, too_big)
+        response = await fetch(
+            client, sent, MAX_AUTH_ANSWER_BYTES, too_big, timeout, follow_redirects=False
+        )
     except httpx2.HTTPError as exc:
         raise CredentialFailure(
             f"{what} for {scheme}: could not reach the authorization server "

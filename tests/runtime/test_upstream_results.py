@@ -207,6 +207,40 @@ def packed(coding: str, blocks: list[bytes]) -> bytes:
 
 
 @pytest.mark.anyio
+async def test_an_authorization_answer_trickling_in_is_cut_off_at_its_deadline() -> None:
+    """``capped.fetch`` (token endpoint, introspection, JWKS) bounds the whole answer: the
+    client's timeout is per read, so a server sending a byte every 0.3 s held the caller
+    for as long as it kept sending (here 3 s, under a 1 s deadline)."""
+    import contextlib
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        body = b'{"keys": []}'
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+        conn.sendall(head + str(len(body)).encode() + b"\r\n\r\n")
+        for byte in body[:10]:
+            time.sleep(0.3)
+            with contextlib.suppress(OSError):
+                conn.sendall(bytes([byte]))
+        conn.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/jwks"
+    started = time.monotonic()
+    async with httpx2.AsyncClient(timeout=5) as client:
+        with pytest.raises(httpx2.ReadTimeout, match="no whole answer in 1 s"):
+            await capped.fetch(client, client.build_request("GET", url), 1000, ValueError(), 1)
+    listener.close()
+    assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "raw deflate", "gzip, gzip"])
 async def test_a_compressed_answer_decodes_and_is_capped_as_it_inflates(
     coding: str, monkeypatch: pytest.MonkeyPatch

@@ -89,18 +89,24 @@ class Introspection:
     async def _ask(self, token: str) -> dict[str, Any]:
         import httpx2
 
-        from .capped import MAX_AUTH_ANSWER_BYTES, read
+        from .capped import AUTH_ANSWER_SECONDS, MAX_AUTH_ANSWER_BYTES, fetch
 
         if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=10)
+            self._client = httpx2.AsyncClient(timeout=AUTH_ANSWER_SECONDS)
         form = {"token": token, "token_type_hint": "access_token"}
         too_big = ConnectionError(f"an answer larger than {MAX_AUTH_ANSWER_BYTES} bytes")
         try:
             sent = self._client.build_request(
                 "POST", self.url, data=form, headers={"Accept": "application/json"}
             )
-            streamed = await self._client.send(sent, stream=True, auth=self.credentials)
-            response = await read(streamed, MAX_AUTH_ANSWER_BYTES, too_big)
+            response = await fetch(
+                self._client,
+                sent,
+                MAX_AUTH_ANSWER_BYTES,
+                too_big,
+                AUTH_ANSWER_SECONDS,
+                auth=self.credentials,
+            )
         except (httpx2.HTTPError, ConnectionError) as exc:
             reason = str(exc) if exc is too_big else type(exc).__name__
             logger.error("token introspection failed: %s", reason)
