@@ -302,13 +302,21 @@ def _ref_values(schema: Json) -> Iterator[str]:
                 stack.append(value)
 
 
+COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+MOST_COUNT = 2**63 - 1  # pydantic's validators hold a length or count in a machine word
+
+
 def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[JsonPath, str]]:
-    """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile:
-    the server validates arguments with it, so such a schema could never be checked.
-    ``nodes``: the schema's ``schema_nodes``, when the caller has them."""
+    """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile,
+    and lengths or counts too large for pydantic: the server validates arguments with them,
+    so such a schema could never be checked. ``nodes``: the schema's ``schema_nodes``."""
     import re
 
     for node, trail in schema_nodes(schema) if nodes is None else nodes:
+        for key in COUNTS:
+            if isinstance(node.get(key), int) and node[key] > MOST_COUNT:
+                message = f"{key} {node[key]} is larger than a validator can hold ({MOST_COUNT})"
+                yield (*located(trail), key), message
         props = node.get("patternProperties")
         candidates: list[tuple[JsonPath, Json]] = [(("pattern",), node.get("pattern"))]
         candidates += (
