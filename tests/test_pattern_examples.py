@@ -60,6 +60,22 @@ def test_nested_repetition_does_not_keep_the_build_waiting() -> None:
     assert time.monotonic() - start < 10  # without the length cap: hours
 
 
+def test_huge_lengths_and_counts_give_no_example_rather_than_gigabytes() -> None:
+    """``minLength: 1e9`` took 9 GB and minutes to build; nested ``minItems`` multiply."""
+    deep: dict[str, object] = {"type": "integer"}
+    for _ in range(6):
+        deep = {"type": "array", "items": deep, "minItems": 100}
+    for schema in (
+        {"type": "string", "minLength": 10**9},
+        {"type": "array", "items": {"type": "string"}, "minItems": 10**9},
+        deep,
+    ):
+        arguments = {"type": "object", "properties": {"a": schema}, "required": ["a"]}
+        assert valid_example(arguments) is None
+    small = {"type": "array", "items": {"type": "string", "minLength": 3}, "minItems": 2.0}
+    assert valid_example(small) == ["xxxxxxx", "xxxxxxx"]
+
+
 SCHEMA = {
     "type": "object",
     "properties": {

@@ -6,6 +6,7 @@ found (or checked) the value is None and the generated test for it is skipped, s
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -15,6 +16,15 @@ from mcpgen.model.regex_example import pattern_example
 
 Json = Any
 _MISSING = object()
+MOST = 10_000  # characters of JSON an example may take: a schema asking for more gets none
+
+
+def _json(value: Json) -> str:
+    return json.dumps(value, default=str)
+
+
+def _bounded(value: Json) -> Json:
+    return value if len(_json(value)) <= MOST else _MISSING
 
 
 def _valid(schema: Json, root: Json, depth: int) -> Json:
@@ -55,11 +65,13 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
             if value is _MISSING:
                 return _MISSING
             result[name] = value
-        return result
+        return _bounded(result)
     if kind == "array":
         count = int(schema.get("minItems", 0))
-        items = [_valid(schema.get("items", {}), root, depth + 1) for _ in range(count)]
-        return _MISSING if _MISSING in items else items
+        item = _valid(schema.get("items", {}), root, depth + 1) if count else None
+        if item is _MISSING or count * len(_json(item)) > MOST:
+            return _MISSING
+        return [item] * count
     if kind == "string":
         return _string(schema)
     if kind in ("integer", "number"):
@@ -94,7 +106,7 @@ def _string(schema: dict[str, Json]) -> Json:
         return _MISSING if found is None else found
     if known is not None:
         return known
-    return "x" * max(low, min(7, 64 if high is None else high))
+    return "x" * max(low, min(7, 64 if high is None else high)) if low <= MOST else _MISSING
 
 
 _MEMO: dict[int, tuple[Json, Json | None]] = {}  # id(schema) -> (schema, example)
