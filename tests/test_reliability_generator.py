@@ -19,6 +19,7 @@ import hashlib
 import os
 import random
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -449,6 +450,31 @@ def test_a_rename_that_fails_leaves_no_staged_files_behind(
         p for p in out.rglob(".*") if p.is_file() and p.name not in (".gitignore", ".dockerignore")
     ]
     assert not leftovers, leftovers
+
+
+def test_ctrl_c_while_files_are_swapped_in_finishes_the_swap(
+    built: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT between two renames: the build stops ("interrupted", exit 130) with every file
+    in place as an uninterrupted build leaves them; not half old and half new."""
+    source, out, _ = built
+    changed(source)
+    whole = out.parent / "whole"
+    shutil.copytree(out, whole)
+    assert build(str(source), "-o", str(whole))[0] == 0
+    real = os.replace
+    calls = []
+
+    def interrupted(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        real(src, dst)
+
+    monkeypatch.setattr(writer.os, "replace", interrupted)
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)], env={"CI": "1"})
+    assert result.exit_code == 130 and "interrupted" in result.output, result.output
+    assert len(calls) > 2 and snapshot(out) == snapshot(whole)
 
 
 # -- no lost data across a long run of manifest changes -------------------------------------

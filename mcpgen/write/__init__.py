@@ -6,11 +6,14 @@ User-owned files are created when missing and never overwritten or deleted.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import glob
 import os
 import shutil
+import signal
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -172,6 +175,24 @@ def clean_leftovers(root: Path) -> None:
                 stale.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def _deferred_interrupt() -> Iterator[None]:
+    """Ctrl-C while staged files are swapped in takes effect after the last one: an
+    interrupted build leaves OUT as it was or wholly built, never half of each."""
+    caught: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda number, _: caught.append(number))
+    except ValueError:  # not the main thread, where signals are handled
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(signal.SIGINT, None)
+
+
 def apply(plan: Plan) -> None:
     """Write the plan: stage every file first, then swap them in.
 
@@ -219,15 +240,16 @@ def apply(plan: Plan) -> None:
             shutil.rmtree(folder, ignore_errors=True)
         raise
     done = 0
-    try:
-        for temp, target in staged:
-            os.chmod(temp, 0o644)
-            os.replace(temp, target)
-            done += 1
-    finally:
-        for temp, _ in staged[done:]:
-            temp.unlink(missing_ok=True)
-    for relative in plan.obsolete:
-        (root / relative).unlink(missing_ok=True)
-    for move in plan.moves:  # the new file is in place: the old one goes
-        (root / move.old).unlink(missing_ok=True)
+    with _deferred_interrupt():
+        try:
+            for temp, target in staged:
+                os.chmod(temp, 0o644)
+                os.replace(temp, target)
+                done += 1
+        finally:
+            for temp, _ in staged[done:]:
+                temp.unlink(missing_ok=True)
+        for relative in plan.obsolete:
+            (root / relative).unlink(missing_ok=True)
+        for move in plan.moves:  # the new file is in place: the old one goes
+            (root / move.old).unlink(missing_ok=True)
