@@ -135,3 +135,34 @@ def test_hostile_strings_round_trip(tmp_path: Path) -> None:
     assert seen["uri"] == 'hostile://r/"q"\'s'
     assert seen["text"] == joined
     assert seen["prompt"] == "A|" + HOSTILE[1] + HOSTILE[2]
+
+
+def test_imports_of_user_named_classes_are_in_ruffs_order(tmp_path: Path) -> None:
+    """``t-rex`` gives ``TRexClient``, ``TRexSyncClient``; shared definitions ``ZZ`` (a
+    constant to isort) and ``Abc``: Python's sort put capitals first and ruff said I001."""
+    data = {
+        "mcpgen": 1,
+        "server": {"name": "t-rex"},
+        "$defs": {
+            "ZZ": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "Abc": {"type": "object", "properties": {"b": {"type": "string"}}},
+        },
+        "tools": [
+            {
+                "name": "roar",
+                "description": "Roar.",
+                "input": {"$ref": "#/$defs/ZZ"},
+                "output": {"$ref": "#/$defs/Abc"},
+            }
+        ],
+    }
+    source = tmp_path / "m.yaml"
+    source.write_text(yaml.safe_dump(data), "utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--output-format", "concise", "."],
+        cwd=out, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert lint.returncode == 0, lint.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -66,6 +67,18 @@ def markdown_inline(text: str | None) -> str:
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", " ".join((text or "").split()))
 
 
+def import_order(names: Iterable[str]) -> list[str]:
+    """Names in the order ruff's isort wants them in one ``from ... import``: constants
+    (``ABC``), then classes, then the rest, each case-insensitively (``TRexClient``,
+    ``ToolCallError``, ``TRexSyncClient``); not Python's order, which puts capitals first."""
+
+    def key(name: str) -> tuple[int, str, str]:
+        kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
+        return kind, name.lower(), name
+
+    return sorted(names, key=key)
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -84,6 +97,7 @@ def environment() -> jinja2.Environment:
         valid_example=valid_example,
         invalid_example=invalid_example,
         py=py,
+        import_order=import_order,
         keywords=keywords,
         docstring=docstring,
         comment=comment,
