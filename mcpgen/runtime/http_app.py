@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import telemetry
 from .errors import ConfigError
-from .eventstore import MemoryEventStore
+from .eventstore import MemoryEventStore, events_per_session
 from .http_guard import (
     HEALTH_PATH,
     WELL_KNOWN,
@@ -177,6 +177,8 @@ def create_app(
             host=settings.host,
             custom_starlette_routes=cast("list[Route]", routes),
         )
+        if resumable:  # one store, a view of it per session
+            events_per_session(server.session_manager)
         if not settings.stateless and auth.enabled:  # sessions of verified callers
             from .http_auth import cap_sessions_per_caller
 

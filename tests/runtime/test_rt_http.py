@@ -165,6 +165,34 @@ async def test_a_broken_stream_resumes_with_last_event_id() -> None:
     assert b'"id":2' in replayed.replace(b" ", b"")
 
 
+async def test_last_event_id_replays_only_the_sessions_own_events() -> None:
+    """Stream ids are request ids, the same in every session: Bob resuming his request 2
+    must not be sent Alice's answer to her request 2 (one store serves every session)."""
+    async with serving(stateful=True) as http:
+        sessions = []
+        for _ in range(2):
+            opened = await http.post("/mcp", json=INITIALIZE, headers=POST)
+            session = {**POST, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            session["MCP-Protocol-Version"] = "2025-11-25"
+            await http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                            headers=session)  # fmt: skip
+            sessions.append(session)
+        bob, alice = sessions
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "bob's"}}}  # fmt: skip
+        answered = await http.post("/mcp", json=call, headers=bob)
+        first = next(line[4:] for line in answered.text.splitlines() if line.startswith("id: "))
+        call["params"] = {"name": "echo", "arguments": {"text": "alice's secret"}}
+        await http.post("/mcp", json=call, headers=alice)
+        async with http.stream("GET", "/mcp", headers={**bob, "Last-Event-ID": first}) as again:
+            replayed = b""
+            async for chunk in again.aiter_bytes():
+                replayed += chunk
+                if b"retry:" in replayed:  # the replay is over: the stream is primed anew
+                    break
+    assert b"alice" not in replayed, replayed
+
+
 async def test_the_event_store_replays_one_stream_and_is_bounded() -> None:
     store = MemoryEventStore(max_events=4)
     ping = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/progress")

@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, unquote
 import httpx2
 import pytest
 from sec_harness import (
+    ACCEPT,
+    HANDSHAKE,
     MODERN,
     LegacySse,
     Mcp,
@@ -366,6 +368,26 @@ def test_session_id_reuse_by_another_caller(gate_stateful: Server, tokens: Token
     bob.session = alice.session
     assert bob.send("tools/list").status == 404
     assert alice.send("tools/list").status == 200
+
+
+def test_last_event_id_does_not_replay_another_sessions_stream(target: Server) -> None:
+    """Stream ids are request ids, alike in every session: Bob resumes his request 5 by its
+    event id after Alice's request 5 was answered, and is sent nothing of hers."""
+    bob, alice = Mcp(target.url), Mcp(target.url)
+    bob.initialize(), alice.initialize()
+    mine = bob.post(bob.message("tools/call", {"name": "measure", "arguments": {"x": 1}}, 5))
+    first = next(line[4:] for line in mine.text.splitlines() if line.startswith("id: "))
+    alice.post(alice.message("tools/call", {"name": "measure", "arguments": {"x": 21}}, 5))
+    headers = {"Accept": ACCEPT, "MCP-Protocol-Version": HANDSHAKE, "Last-Event-ID": first}
+    replayed = ""
+    with bob.http.stream(
+        "GET", bob.endpoint, headers={**headers, "Mcp-Session-Id": bob.session or ""}
+    ) as r:
+        for chunk in r.iter_text():
+            replayed += chunk
+            if "retry:" in replayed:  # the replay is over: the stream is primed anew
+                break
+    assert "42" not in replayed, replayed
 
 
 def test_session_fixation(target: Server) -> None:
