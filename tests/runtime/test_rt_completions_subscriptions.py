@@ -159,6 +159,25 @@ async def test_subscribing_to_a_scoped_resource_needs_its_scope(transport: str, 
         await client.subscribe_resource("fixture://secret")
 
 
+@cells(NETWORK, where=lambda transport, mode: mode == "legacy" and transport in ("http", "sse"))
+async def test_one_connection_cannot_subscribe_without_end(transport: str, mode: Mode) -> None:
+    """Every subscribed URI is kept while the connection lasts: a client that subscribes to
+    URI after long URI (any note id matches the template) is refused past a budget, rather
+    than growing the server's memory by a request body each time."""
+    made = spec()
+    async with connect(transport, mode, made, headers=rtkit.credentials(made)) as client:
+        for n in range(8):
+            await client.subscribe_resource(f"fixture://notes/{n}{'7' * 7000}")
+        await client.subscribe_resource(f"fixture://notes/0{'7' * 7000}")  # again: no cost
+        with pytest.raises(MCPError) as error:
+            for n in range(8, 20):
+                await client.subscribe_resource(f"fixture://notes/{n}{'7' * 7000}")
+        assert error.value.error.code == types.INVALID_PARAMS, error.value
+        assert "subscriptions" in error.value.error.message, error.value
+        await client.unsubscribe_resource(f"fixture://notes/1{'7' * 7000}")
+        await client.subscribe_resource("fixture://secret")  # room again
+
+
 @cells(NETWORK, where=lambda transport, mode: mode == "2026-07-28" and transport != "sse")
 async def test_listening_for_a_scoped_resource_needs_its_scope(transport: str, mode: Mode) -> None:
     made = spec()

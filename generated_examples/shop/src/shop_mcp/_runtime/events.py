@@ -27,6 +27,7 @@ from mcp.server.subscriptions import (
     SubscriptionBus,
     ToolsListChanged,
 )
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
     EmptyResult,
     SetLevelRequestParams,
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
+SUBSCRIBED_CHARS = 64 * 1024  # characters of subscribed URIs one connection may hold
 _MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -70,7 +72,15 @@ class Events:
     async def subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
     ) -> EmptyResult:
-        self._subscribed.setdefault(connection_of(ctx.session), set()).add(str(params.uri))
+        uris = self._subscribed.setdefault(connection_of(ctx.session), set())
+        uri = str(params.uri)
+        if uri not in uris and sum(map(len, uris)) + len(uri) > SUBSCRIBED_CHARS:
+            raise MCPError(  # kept while the connection lasts: bounded, as a body is
+                types.INVALID_PARAMS,
+                f"too many subscriptions: at most {SUBSCRIBED_CHARS} characters of URIs "
+                "per connection (unsubscribe from some first)",
+            )
+        uris.add(uri)
         return EmptyResult()
 
     async def unsubscribe(
