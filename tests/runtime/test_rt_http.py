@@ -281,6 +281,23 @@ async def test_anonymous_callers_are_limited_by_address() -> None:
     assert statuses == [200, 200, 429]
 
 
+async def test_one_ipv6_network_is_one_address_to_the_rate_limit() -> None:
+    """A client commonly holds a whole /64 (2**64 addresses): a bucket per IPv6 address
+    would be a fresh bucket per request. One /64 shares a bucket; an IPv4 address written
+    as IPv6 (a dual-stack listener) is that IPv4 address."""
+    app = rtkit.app(rtkit.make_spec("none"), "http-json", rate_limit=0.1, rate_burst=1)
+    addresses = ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:3::1", "10.0.0.9"]
+    addresses.append("::ffff:10.0.0.9")
+    async with running(app):
+        statuses = []
+        for address in addresses:
+            async with http_client(app, address=address) as http:
+                statuses.append(
+                    (await http.post("/mcp", json=INITIALIZE, headers=POST)).status_code
+                )
+    assert statuses == [200, 429, 200, 200, 429]
+
+
 async def test_cors_for_browser_clients() -> None:
     origin = "https://app.example"
     async with serving(cors_origins=(origin,)) as http:

@@ -10,6 +10,7 @@ one by one, ``metered``), then (a POST of a message) ``PostGuard``. Checking cre
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 from collections.abc import Iterable, Sequence
@@ -146,8 +147,18 @@ class TokenBuckets:
 
 
 def client_address(scope: Scope) -> str:
-    client = scope.get("client") or ("unknown", 0)
-    return f"ip:{client[0]}"
+    """The rate limit's key for a caller without a verified identity: its address, or for
+    IPv6 its /64 (a client commonly holds all of one; an IPv4-mapped one is the IPv4)."""
+    host = str((scope.get("client") or ("unknown", 0))[0])
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return f"ip:{host}"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is None:
+            return f"ip:{ipaddress.IPv6Network((address, 64), strict=False)}"
+        address = address.ipv4_mapped
+    return f"ip:{address}"
 
 
 class AuthMiddleware:
