@@ -16,6 +16,8 @@ from dataclasses import dataclass
 SYNONYM_WEIGHT = 0.6
 PREFIX_WEIGHT = 0.5  # "review" finds "reviewers", "follow" finds "followers"
 PREFIX_MIN = 5
+QUERY_CHARS = 4096  # of a query, read: what a caller may ask costs little however long
+QUERY_WORDS = 64
 ANALYZER_VERSION = 1  # bump when the analyzer changes what it makes of a text
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -202,8 +204,12 @@ class Analyzer:
         self._terms = _Terms(stemming)
 
     def term(self, word: str) -> str:
-        """The term of one lower-case word ("" for a stop word)."""
-        return self._terms[word]
+        """The term of one lower-case word ("" for a stop word). A word the specs never
+        used is not remembered: queries bring callers' words, without end."""
+        term = self._terms.get(word)
+        if term is None:
+            term = _stem(word) if self.stemming else word
+        return term
 
     def words(self, text: str) -> list[str]:
         """The lower-case words of a text, split where identifiers join words."""
@@ -259,13 +265,13 @@ class Expander:
 
     def groups(self, query: str) -> list[Group]:
         analyzer = self.analyzer
-        text = query.lower()
+        text = query[:QUERY_CHARS].lower()
         if self.synonyms:
             for pattern, word in self.phrases:
                 text = pattern.sub(word, text)
         groups: list[Group] = []
         seen: set[str] = set()
-        for word in analyzer.words(text):
+        for word in analyzer.words(text)[:QUERY_WORDS]:  # groups are merged pairwise
             if word in SELF_WORDS and self.synonyms:
                 if "\x00self" not in seen:
                     seen.add("\x00self")

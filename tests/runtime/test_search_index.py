@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -203,3 +204,18 @@ def test_docs_from_a_generated_spec() -> None:
     assert doc_from_tool({"name": "x"}).line == ""
     index = SearchIndex(docs)
     assert index.search("make an issue", 1)[0].name == "issues_create"
+
+
+def test_a_huge_query_costs_little_and_leaves_nothing_behind() -> None:
+    """A caller's query is no spec: a megabyte of distinct words is answered at once (not
+    in time that grows with the square of its words, blocking the server), and the words
+    it brings are not remembered (the analyzer's cache would grow with every query)."""
+    index = SearchIndex(DOCS)
+    cached = len(index.analyzer._terms)
+    words = " ".join(f"w{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{i:x}".replace("0", "o")
+                     for i in range(100_000))  # fmt: skip
+    started = time.monotonic()
+    hits = index.search("delete a repository " + words)
+    assert time.monotonic() - started < 2.0
+    assert hits[0].name == "repos_delete"
+    assert len(index.analyzer._terms) - cached < 100
