@@ -166,15 +166,15 @@ async def test_one_connection_cannot_subscribe_without_end(transport: str, mode:
     than growing the server's memory by a request body each time."""
     made = spec()
     async with connect(transport, mode, made, headers=rtkit.credentials(made)) as client:
-        for n in range(8):
-            await client.subscribe_resource(f"fixture://notes/{n}{'7' * 7000}")
-        await client.subscribe_resource(f"fixture://notes/0{'7' * 7000}")  # again: no cost
+        for n in range(20):
+            await client.subscribe_resource(f"fixture://notes/{n}{'7' * 3000}")
+        await client.subscribe_resource(f"fixture://notes/0{'7' * 3000}")  # again: no cost
         with pytest.raises(MCPError) as error:
-            for n in range(8, 20):
-                await client.subscribe_resource(f"fixture://notes/{n}{'7' * 7000}")
+            for n in range(20, 40):
+                await client.subscribe_resource(f"fixture://notes/{n}{'7' * 3000}")
         assert error.value.error.code == types.INVALID_PARAMS, error.value
         assert "subscriptions" in error.value.error.message, error.value
-        await client.unsubscribe_resource(f"fixture://notes/1{'7' * 7000}")
+        await client.unsubscribe_resource(f"fixture://notes/1{'7' * 3000}")
         await client.subscribe_resource("fixture://secret")  # room again
 
 
@@ -187,5 +187,10 @@ async def test_listening_for_a_scoped_resource_needs_its_scope(transport: str, m
             async with client.listen(resource_subscriptions=["fixture://secret"]):
                 pass
         refused(error.value)
+        many = [f"fixture://notes/{n}{'7' * 3000}" for n in range(30)]
+        with pytest.raises(MCPError) as error:
+            async with client.listen(resource_subscriptions=many):
+                pass
+        assert "too many subscriptions" in error.value.error.message, error.value
         async with client.listen(resource_subscriptions=["fixture://public"]) as sub:
             assert "fixture://public" in (sub.honored.resource_subscriptions or [])

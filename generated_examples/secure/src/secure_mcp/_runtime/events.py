@@ -73,15 +73,20 @@ class Events:
         self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
     ) -> EmptyResult:
         uris = self._subscribed.setdefault(connection_of(ctx.session), set())
-        uri = str(params.uri)
-        if uri not in uris and sum(map(len, uris)) + len(uri) > SUBSCRIBED_CHARS:
-            raise MCPError(  # kept while the connection lasts: bounded, as a body is
+        self.within_budget(uris | {str(params.uri)})
+        uris.add(str(params.uri))
+        return EmptyResult()
+
+    @staticmethod
+    def within_budget(uris: set[str]) -> None:
+        """Subscribed URIs are kept while their connection or listen stream lasts: at most
+        SUBSCRIBED_CHARS characters of them, not a request body's worth each time."""
+        if sum(map(len, uris)) > SUBSCRIBED_CHARS:
+            raise MCPError(
                 types.INVALID_PARAMS,
                 f"too many subscriptions: at most {SUBSCRIBED_CHARS} characters of URIs "
-                "per connection (unsubscribe from some first)",
+                "per connection or stream (unsubscribe from some first)",
             )
-        uris.add(uri)
-        return EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams

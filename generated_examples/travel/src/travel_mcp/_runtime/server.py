@@ -235,7 +235,9 @@ def build_server(
         async def listen_authorized(
             ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
         ) -> types.SubscriptionsListenResult:
-            for uri in params.notifications.resource_subscriptions or ():
+            uris = params.notifications.resource_subscriptions or ()
+            events.within_budget({str(uri) for uri in uris})  # held while the stream lasts
+            for uri in uris:
                 if resources is None:
                     raise not_found(str(uri))
                 resources.authorized(str(uri), current_identity())  # as a read would
