@@ -1,5 +1,20 @@
-"""python -m mcpgen"""
+"""``python -m mcpgen`` and the ``mcpgen`` console script.
 
-from mcpgen.cli import run
+The CLI is imported inside the ``try`` so that Ctrl-C while it is still importing (before
+its own handler exists) is the same one line and exit status 130, never a traceback."""
 
-run()
+import sys
+
+
+def main() -> None:
+    try:
+        from mcpgen.cli import run
+
+        run()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -20,6 +20,9 @@ import os
 import random
 import shutil
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -475,6 +478,61 @@ def test_ctrl_c_while_files_are_swapped_in_finishes_the_swap(
     result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)], env={"CI": "1"})
     assert result.exit_code == 130 and "interrupted" in result.output, result.output
     assert len(calls) > 2 and snapshot(out) == snapshot(whole)
+
+
+# Makes the import of mcpgen.cli raise KeyboardInterrupt: Ctrl-C before the CLI's own handler.
+_CTRL_C_ON_IMPORT = """
+import sys
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcpgen.cli":
+            raise KeyboardInterrupt
+
+sys.meta_path.insert(0, CtrlC())
+"""
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "import runpy; runpy.run_module('mcpgen', run_name='__main__')",  # python -m mcpgen
+        "from mcpgen.__main__ import main; main()",  # the console script
+    ],
+)
+def test_ctrl_c_while_the_cli_imports_is_one_line_and_130(entry: str, tmp_path: Path) -> None:
+    """Ctrl-C while ``mcpgen.cli`` is still importing: "interrupted", exit 130, no traceback,
+    from both entry points (``python -m mcpgen`` and the ``mcpgen`` console script)."""
+    argv = ["mcpgen", "build", str(CALCULATOR), "-o", str(tmp_path / "out")]
+    code = f"{_CTRL_C_ON_IMPORT}\nsys.argv = {argv!r}\n{entry}\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (130, "interrupted\n"), done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_early_in_python_m_mcpgen_is_never_a_traceback(tmp_path: Path) -> None:
+    """A real SIGINT at several moments of the first half second (mostly while the CLI
+    imports): never a traceback; once Python's own handler is in place, exit 130."""
+    for delay in (0.05, 0.1, 0.15, 0.2, 0.3):
+        started = subprocess.Popen(
+            [sys.executable, "-m", "mcpgen", "build", str(CALCULATOR), "-o", str(tmp_path / "o")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"},
+        )
+        time.sleep(delay)
+        started.send_signal(signal.SIGINT)
+        _, err = started.communicate(timeout=60)
+        assert "Traceback" not in err, (delay, err)
+        # -SIGINT: the signal came before Python installed its handler (interpreter startup).
+        assert started.returncode in (130, -signal.SIGINT), (delay, started.returncode, err)
 
 
 # -- no lost data across a long run of manifest changes -------------------------------------
