@@ -5,15 +5,18 @@ error that names no internals. Every network transport, both eras."""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from typing import Any
 
 import mcp_types as types
 import pytest
 import rtkit
 from mcp.shared.exceptions import MCPError
-from rtconnect import NETWORK, Mode, cells, connect
+from rtbridge import running
+from rtconnect import NETWORK, Mode, cells, client_over, connect
 
 from mcpgen.runtime.errors import FORBIDDEN
+from mcpgen.runtime.events import LISTENS_PER_CALLER
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -194,3 +197,31 @@ async def test_listening_for_a_scoped_resource_needs_its_scope(transport: str, m
         assert "too many subscriptions" in error.value.error.message, error.value
         async with client.listen(resource_subscriptions=["fixture://public"]) as sub:
             assert "fixture://public" in (sub.honored.resource_subscriptions or [])
+
+
+@cells(NETWORK, where=lambda transport, mode: mode == "2026-07-28" and transport != "sse")
+async def test_one_caller_cannot_take_every_listen_stream(transport: str, mode: Mode) -> None:
+    """The SDK caps listen streams in all (1024), not per caller: one caller could hold
+    every one of them and lock the others out. Past its own cap a caller is refused; others
+    still listen, and an ended stream frees its slot."""
+    made = spec()
+    mallory = rtkit.bearer(rtkit.token([rtkit.READ], subject="mallory"))
+    alice = rtkit.bearer(rtkit.token([rtkit.READ], subject="alice"))
+    async with (
+        running(rtkit.app(made, transport)) as app,
+        client_over(app, transport, mode, mallory) as hog,
+        client_over(app, transport, mode, alice) as other,
+        AsyncExitStack() as held,
+    ):
+        for _ in range(LISTENS_PER_CALLER - 1):
+            await held.enter_async_context(hog.listen(resources_list_changed=True))
+        async with hog.listen(resources_list_changed=True):  # the last one of its own
+            with pytest.raises(MCPError) as error:
+                async with hog.listen(resources_list_changed=True):
+                    pass
+            assert error.value.error.code == types.INVALID_REQUEST, error.value
+            assert "too many listen streams" in error.value.error.message, error.value
+            async with other.listen(resources_list_changed=True) as sub:
+                assert sub.honored.resources_list_changed
+        async with hog.listen(resources_list_changed=True):  # its slot is free again
+            pass

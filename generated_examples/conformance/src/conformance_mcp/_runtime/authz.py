@@ -27,6 +27,7 @@ from .lifecycle import run_request
 IDENTITY_KEY = "mcpgen.identity"  # where the HTTP auth middleware puts the caller (ASGI scope)
 # A network request that did not pass the auth middleware: it may call nothing scoped.
 UNVERIFIED = Identity("unverified", frozenset())
+ANONYMOUS = Identity("anonymous", None)  # every caller when authentication is off
 _CURRENT: ContextVar[Identity] = ContextVar("mcpgen_identity", default=LOCAL)
 
 Kind = str  # "tool", "resource" (fixed URI or URI template), "prompt"
@@ -47,6 +48,18 @@ def identity_of_request(request: object, network: bool) -> Identity:
             return found
         return UNVERIFIED
     return UNVERIFIED if network else LOCAL
+
+
+def caller_key(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Who a per-caller limit counts a request against: a verified caller's key, else (no
+    authentication, or none verified) its client address as the rate limit keys it."""
+    identity = current_identity()
+    scope = getattr(ctx.request, "scope", None)
+    if identity in (ANONYMOUS, UNVERIFIED) and isinstance(scope, Mapping):
+        from .http_guard import client_address  # http_guard imports this module
+
+        return client_address(dict(scope))
+    return identity.key
 
 
 class IdentityMiddleware:

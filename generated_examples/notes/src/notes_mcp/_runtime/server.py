@@ -19,7 +19,7 @@ from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
-from .authz import IdentityMiddleware, Policy, current_identity, principal
+from .authz import IdentityMiddleware, Policy, caller_key, current_identity, principal
 from .errors import not_found
 from .events import Events
 from .paging import page
@@ -241,7 +241,8 @@ def build_server(
                 if resources is None:
                     raise not_found(str(uri))
                 resources.authorized(str(uri), current_identity())  # as a read would
-            return await listen(ctx, params)
+            with events.listening(caller_key(ctx)):
+                return await listen(ctx, params)
 
         options.update(on_subscriptions_listen=listen_authorized)
     info = spec["server"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -41,6 +43,7 @@ logger = logging.getLogger(__name__)
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
 SUBSCRIBED_CHARS = 64 * 1024  # characters of subscribed URIs one connection may hold
+LISTENS_PER_CALLER = 16  # open subscriptions/listen streams of one caller (the SDK: 1024 in all)
 _MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -66,6 +69,7 @@ class Events:
         # connection -> the URIs it subscribed to
         self._subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._listens: dict[str, int] = {}  # caller key -> its open listen streams
 
     # -- resource subscriptions (handshake era) ------------------------------------------
 
@@ -95,6 +99,26 @@ class Events:
         if uris is not None:
             uris.discard(str(params.uri))
         return EmptyResult()
+
+    # -- subscriptions/listen (2026-07-28) -------------------------------------------------
+
+    @contextmanager
+    def listening(self, caller: str) -> Iterator[None]:
+        """One listen stream of ``caller`` while the block runs: at most LISTENS_PER_CALLER
+        at once, so one caller cannot take every one of the SDK's 1024 slots."""
+        if self._listens.get(caller, 0) >= LISTENS_PER_CALLER:
+            raise MCPError(
+                types.INVALID_REQUEST,
+                f"too many listen streams: at most {LISTENS_PER_CALLER} open per caller "
+                "(end one first)",
+            )
+        self._listens[caller] = self._listens.get(caller, 0) + 1
+        try:
+            yield
+        finally:
+            self._listens[caller] -= 1
+            if not self._listens[caller]:
+                del self._listens[caller]
 
     # -- logging/setLevel (handshake era) -------------------------------------------------
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from . import jsonrpc
-from .authz import IDENTITY_KEY, Policy
-from .identity import Authenticator, Identity
+from .authz import ANONYMOUS, IDENTITY_KEY, Policy
+from .identity import Authenticator
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
-ANONYMOUS = Identity("anonymous", None)  # every caller when authentication is off
 # Set in a request's scope by ``h11guard`` when its whole body came with its headers: a
 # body already in cannot stall, so its ``receive`` needs no deadline (``timed``).
 BODY_RECEIVED = "mcpgen.body_received"
