@@ -6,6 +6,7 @@ error that names no internals. Every network transport, both eras."""
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from types import SimpleNamespace
 from typing import Any
 
 import mcp_types as types
@@ -15,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 from rtbridge import running
 from rtconnect import NETWORK, Mode, cells, client_over, connect
 
+from mcpgen.runtime import authz
 from mcpgen.runtime.errors import FORBIDDEN
 from mcpgen.runtime.events import LISTENS_PER_CALLER
 
@@ -225,3 +227,25 @@ async def test_one_caller_cannot_take_every_listen_stream(transport: str, mode: 
                 assert sub.honored.resources_list_changed
         async with hog.listen(resources_list_changed=True):  # its slot is free again
             pass
+
+
+async def test_anonymous_callers_are_counted_by_their_address() -> None:
+    """Without a verified identity every caller is the same anonymous one: its listen
+    streams count against its client address (an IPv6 /64), as the rate limit keys it."""
+    hosts = ("10.0.0.1", "10.0.0.2", "2001:db8::1", "2001:db8::2", "::ffff:10.0.0.1")
+    keys = []
+    for identity in (authz.ANONYMOUS, authz.UNVERIFIED):
+        token = authz._CURRENT.set(identity)
+        try:
+            for host in hosts:
+                request = SimpleNamespace(scope={"type": "http", "client": (host, 1)})
+                keys.append(authz.caller_key(SimpleNamespace(request=request)))  # type: ignore[arg-type]
+        finally:
+            authz._CURRENT.reset(token)
+    by_address = ["ip:10.0.0.1", "ip:10.0.0.2", "ip:2001:db8::/64", "ip:2001:db8::/64"]
+    assert keys == [*by_address, "ip:10.0.0.1"] * 2, keys
+    token = authz._CURRENT.set(alice := authz.Identity("alice"))
+    try:  # a verified caller is its identity, wherever it calls from
+        assert authz.caller_key(SimpleNamespace(request=request)) == alice.key  # type: ignore[arg-type]
+    finally:
+        authz._CURRENT.reset(token)
