@@ -10,6 +10,7 @@ operations only through the tool table's dispatch, so they pass the same check.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -56,10 +57,23 @@ def caller_key(ctx: ServerRequestContext[Any, Any]) -> str:
     identity = current_identity()
     scope = getattr(ctx.request, "scope", None)
     if identity in (ANONYMOUS, UNVERIFIED) and isinstance(scope, Mapping):
-        from .http_guard import client_address  # http_guard imports this module
-
-        return client_address(dict(scope))
+        return client_address(scope)
     return identity.key
+
+
+def client_address(scope: Mapping[str, Any]) -> str:
+    """The rate limit's key for a caller without a verified identity: its address, or for
+    IPv6 its /64 (a client commonly holds all of one; an IPv4-mapped one is the IPv4)."""
+    host = str((scope.get("client") or ("unknown", 0))[0])
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return f"ip:{host}"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is None:
+            return f"ip:{ipaddress.IPv6Network((address, 64), strict=False)}"
+        address = address.ipv4_mapped
+    return f"ip:{address}"
 
 
 class IdentityMiddleware:

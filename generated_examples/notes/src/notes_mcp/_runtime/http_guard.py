@@ -10,7 +10,6 @@ one by one, ``metered``), then (a POST of a message) ``PostGuard``. Checking cre
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import math
 from collections.abc import Iterable, Sequence
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from . import jsonrpc
-from .authz import ANONYMOUS, IDENTITY_KEY, Policy
+from .authz import ANONYMOUS, IDENTITY_KEY, Policy, client_address
 from .identity import Authenticator
 from .settings import Settings
 
@@ -143,21 +142,6 @@ class TokenBuckets:
         limiter = self.addresses if key.startswith("ip:") else self.limiter
         allowed, wait = await limiter.allow(key, self.rate, float(self.burst))
         return 0.0 if allowed else min(max(wait, 1e-6), self.LONGEST_WAIT)
-
-
-def client_address(scope: Scope) -> str:
-    """The rate limit's key for a caller without a verified identity: its address, or for
-    IPv6 its /64 (a client commonly holds all of one; an IPv4-mapped one is the IPv4)."""
-    host = str((scope.get("client") or ("unknown", 0))[0])
-    try:
-        address = ipaddress.ip_address(host.partition("%")[0])
-    except ValueError:
-        return f"ip:{host}"
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is None:
-            return f"ip:{ipaddress.IPv6Network((address, 64), strict=False)}"
-        address = address.ipv4_mapped
-    return f"ip:{address}"
 
 
 class AuthMiddleware:

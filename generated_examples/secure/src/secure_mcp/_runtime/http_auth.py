@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .auth import AuthError
-from .authz import IDENTITY_KEY
+from .authz import IDENTITY_KEY, client_address
 from .errors import FORBIDDEN
 from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,
-    client_address,
     error,
     metered,
     respond,
