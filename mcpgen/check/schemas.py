@@ -4,6 +4,7 @@ self-contained."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -148,19 +149,10 @@ DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 SCHEMA_VALUES = frozenset(
     {
-        "not",
-        "if",
-        "then",
-        "else",
-        "items",
-        "contains",
-        "additionalProperties",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
+        "not", "if", "then", "else", "items", "contains", "additionalProperties",
+        "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema",
     }
-)
+)  # fmt: skip
 
 
 Trail = Any  # a node's place: (its parent's trail, *keys); (None,) at the root
@@ -246,8 +238,6 @@ def keyword_problems(
 def _undeclared(node: dict[str, Json]) -> list[tuple[int, str]]:
     """``required`` names of an object schema that declares its properties (or forbids
     others) that none of them, nor a ``patternProperties`` pattern, matches."""
-    import re
-
     required, properties = node.get("required"), node.get("properties") or {}
     closed = node.get("additionalProperties") is False
     if not isinstance(required, list) or not isinstance(properties, dict):
@@ -267,13 +257,15 @@ def _undeclared(node: dict[str, Json]) -> list[tuple[int, str]]:
 
 def python_regex(pattern: str) -> bool:
     """Whether the JSON Schema validators of a generated server (Python ``re``) can use it."""
-    import re
+    return _regex_error(pattern) is None
 
+
+def _regex_error(pattern: str) -> Exception | None:
     try:
         re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return False
-    return True
+    except (re.error, RecursionError, OverflowError) as exc:
+        return exc
+    return None
 
 
 def ref_strings(schema: Json) -> set[str]:
@@ -310,8 +302,6 @@ def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[Jso
     """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile,
     and lengths or counts too large for pydantic: the server validates arguments with them,
     so such a schema could never be checked. ``nodes``: the schema's ``schema_nodes``."""
-    import re
-
     for node, trail in schema_nodes(schema) if nodes is None else nodes:
         for key in COUNTS:
             if isinstance(node.get(key), int) and node[key] > MOST_COUNT:
@@ -323,11 +313,8 @@ def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[Jso
             [(("patternProperties", k), k) for k in props or ()] if isinstance(props, dict) else []
         )
         for suffix, pattern in candidates:
-            if not isinstance(pattern, str):
-                continue
-            try:
-                re.compile(pattern)
-            except (re.error, RecursionError, OverflowError) as exc:
+            exc = _regex_error(pattern) if isinstance(pattern, str) else None
+            if exc is not None:
                 message = f"{pattern!r} is not a regular expression Python can use ({exc})"
                 yield (*located(trail), *suffix), message
 
@@ -336,8 +323,6 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
     """``default`` values that their own schema rejects (references resolve in ``root``):
     the model would hand a handler a value of another type, and its code would not
     type-check (``list[int] = ["x"]``)."""
-    import re
-
     from jsonschema.exceptions import SchemaError
     from referencing.exceptions import Unresolvable
 

@@ -12,22 +12,12 @@ optional property ``T | None = None``, so the model takes an explicit ``null`` t
 schema may refuse. The server therefore takes the fast path only for arguments that
 contain no ``null`` and no NaN or infinity anywhere (``runtime.tools._fast_path_may_take``).
 
-The whitelist is deliberately small; anything not clearly covered is refused (False):
-
-* objects: ``properties`` / ``required`` (each one a property) / boolean
-  ``additionalProperties``; property names that datamodel-code-generator keeps as they are
-  (no alias: a plain lower-case-first identifier, no keyword, no builtin, nothing
-  ``BaseModel`` defines, no ``model_`` or ``_`` prefix);
-* strings with ``minLength`` / ``maxLength``, or an ``enum`` of strings alone, or a
-  ``format`` alone from a short list (formats are not asserted by the server's
-  validator, and the types they map to accept nothing but strings in strict mode);
-* integers, with integer bounds; booleans; numbers without bounds or ``multipleOf``
-  (pydantic compares floats, JSON Schema compares exact values);
-* arrays with ``items`` / ``minItems`` / ``maxItems``;
-* ``type: [T, "null"]`` for the above; an empty schema (anything goes);
-* ``$ref`` to ``#/$defs/Name`` of the tool's (bundled) schema, followed; cycles refused;
-* annotations anywhere: ``description``, ``title``, ``default``, ``examples``,
-  ``$comment``, ``deprecated``, ``readOnly``, ``writeOnly``.
+The whitelist (``_Checker``) is deliberately small; anything not clearly covered is refused.
+The reasons behind its less obvious rules: a property name must need no alias (see
+``plain_field_name``); a string ``format`` comes from a short list and stands alone (the
+server's validator does not assert formats, and the types they map to take only strings in
+strict mode); a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON
+Schema exact values); a ``$ref`` is followed within the bundled schema, cycles refused.
 """
 
 from __future__ import annotations
@@ -79,13 +69,9 @@ _RESERVED_NAMES = frozenset(
 
 
 def plain_field_name(name: str) -> bool:
-    """True when the generated model keeps ``name`` as the field name, with no alias.
-
-    datamodel-code-generator renames (and aliases) keywords, names ``BaseModel`` uses,
-    builtins that would shadow a type in the class body, and anything not an identifier;
-    an alias plus ``validate_by_name`` would let the model accept a key the schema does
-    not know. The rule is stricter than the generator's, on purpose.
-    """
+    """True when the generated model keeps ``name`` as the field name, with no alias (an
+    alias plus ``validate_by_name`` would let the model accept a key the schema does not
+    know). Stricter than datamodel-code-generator's renaming rules, on purpose."""
     return (
         bool(_IDENTIFIER.match(name))
         and not keyword.iskeyword(name)
@@ -134,13 +120,11 @@ class _Checker:
         if kind in ("number", "boolean"):
             return keys == {"type"}
         if kind == "array":
-            if not keys <= ARRAY_KEYWORDS:
-                return False
-            if not all(
-                _plain_int(node[k]) and node[k] >= 0 for k in keys & {"minItems", "maxItems"}
-            ):
-                return False
-            return "items" not in node or self.schema(node["items"])
+            return (
+                keys <= ARRAY_KEYWORDS
+                and _counts(node, "minItems", "maxItems")
+                and ("items" not in node or self.schema(node["items"]))
+            )
         return False
 
     def object(self, node: dict[str, Json]) -> bool:
@@ -161,10 +145,14 @@ def _plain_int(value: Json) -> bool:
     return type(value) is int
 
 
+def _counts(node: dict[str, Json], *keys: str) -> bool:
+    return all(_plain_int(node[k]) and node[k] >= 0 for k in keys if k in node)
+
+
 def _string(node: dict[str, Json]) -> bool:
-    lengths = [node[k] for k in ("minLength", "maxLength") if k in node]
-    if not all(_plain_int(n) and n >= 0 for n in lengths):
+    if not _counts(node, "minLength", "maxLength"):
         return False
+    lengths = "minLength" in node or "maxLength" in node
     if "enum" in node:  # a Literal: length or format next to it would be dropped
         values = node["enum"]
         return (
@@ -190,8 +178,7 @@ def strict_model_exact(schema: Json, shared: dict[str, Json] | None = None) -> b
     defs = schema.get("$defs", {})
     if not isinstance(defs, dict):
         return False
-    for name, value in defs.items():
-        if shared is not None and name in shared and shared[name] != value:
-            return False  # the model would be built from the other one
+    if shared and any(name in shared and shared[name] != value for name, value in defs.items()):
+        return False  # the model would be built from the other one
     root = {k: v for k, v in schema.items() if k != "$defs"}
     return _Checker(defs).schema(root)
