@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 from mcpgen import identifiers as names
 from mcpgen.check import uritemplate
-from mcpgen.check.structure import dotted
-from mcpgen.load import JsonPath
+from mcpgen.load import JsonPath, dotted
 from mcpgen.model.names import Names
 
 if TYPE_CHECKING:

@@ -111,6 +111,16 @@ def check_template(checker: Checker, where: JsonPath, text: str, allowed: set[st
         checker.error(where, f"template uses undeclared argument(s) {shown} (declared: {declared})")
 
 
+# what a completion names: (the message for no such target, for no such argument of it)
+TARGETS = {
+    "prompt": ("no prompt named {target!r}", "prompt {target!r} has no argument {argument!r}"),
+    "resource": (
+        "no resource template with URI template or name {target!r}",
+        "URI template {target!r} has no variable {argument!r}",
+    ),
+}
+
+
 def check_completions(
     checker: Checker, prompts: dict[str, set[str]], templates: dict[str, list[str]]
 ) -> None:
@@ -119,26 +129,13 @@ def check_completions(
     for index, completion in entries(completions):
         where: JsonPath = ("completions", index)
         argument = completion["argument"]
-        if "prompt" in completion:
-            kind, target = "prompt", completion["prompt"]
-            if target not in prompts:
-                checker.error((*where, "prompt"), f"no prompt named {target!r}")
-            elif argument not in prompts[target]:
-                checker.error(
-                    (*where, "argument"), f"prompt {target!r} has no argument {argument!r}"
-                )
-        else:
-            kind, target = "resource", completion["resource"]
-            if target not in templates:
-                checker.error(
-                    (*where, "resource"),
-                    f"no resource template with URI template or name {target!r}",
-                )
-            elif argument not in templates[target]:
-                checker.error(
-                    (*where, "argument"),
-                    f"URI template {target!r} has no variable {argument!r}",
-                )
+        kind = "prompt" if "prompt" in completion else "resource"
+        target, known = completion[kind], prompts if kind == "prompt" else templates
+        unknown, missing = TARGETS[kind]
+        if target not in known:
+            checker.error((*where, kind), unknown.format(target=target))
+        elif argument not in known[target]:
+            checker.error((*where, "argument"), missing.format(target=target, argument=argument))
         has_values, has_handler = "values" in completion, bool(completion.get("handler"))
         if has_values and has_handler:
             checker.error((*where, "handler"), "give 'values' or 'handler: true', not both")

@@ -21,9 +21,9 @@ from mcpgen.check.auth import check_auth
 from mcpgen.check.credentials import check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
-from mcpgen.check.structure import did_you_mean, dotted
+from mcpgen.check.structure import did_you_mean
 from mcpgen.check.view import checkable, entries
-from mcpgen.load import Document, JsonPath
+from mcpgen.load import Document, JsonPath, dotted
 from mcpgen.load.json_text import too_deep
 from mcpgen.model.names import Assigned, assign, root_ref
 from mcpgen.problems import Level, Problem, Problems, clip
@@ -98,14 +98,9 @@ class Checker:
     def check_schema(self, where: JsonPath, schema: Any, own_root: Any) -> None:
         deep = _deeper_than(schema, MAX_SCHEMA_DEPTH)
         if deep is not None:  # later stages (and the metaschema check) recurse per level
-            self.problems.add(
-                Problem(
-                    Level.ERROR,
-                    self.doc.locate((*where, *deep)),
-                    dotted(where),
-                    f"JSON Schema nested deeper than {MAX_SCHEMA_DEPTH} levels",
-                )
-            )
+            message = f"JSON Schema nested deeper than {MAX_SCHEMA_DEPTH} levels"
+            located = self.doc.locate((*where, *deep))
+            self.problems.add(Problem(Level.ERROR, located, dotted(where), message))
             return
         # Schemas imported from an OpenAPI document were checked keyword by keyword as the
         # importer converted them (``openapi.schema``); the metaschema pass is for the ones
@@ -182,7 +177,6 @@ class Checker:
                     self.check_schema((*where, part), tool[part], tool[part])
                     if self.doc.overlay((*where, part)) is None:  # imported: in $defs
                         self.ref_cycles((*where, part), tool[part], tool[part])
-            for part in ("input", "output"):
                 given = tool.get(part, {"type": "object"})
                 shared = root_ref(given, self.data["$defs"])  # what the model inlines
                 schema = given if shared is None else self.data["$defs"][shared]

@@ -12,10 +12,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from mcpgen.load import Document, JsonPath, dotted
+from mcpgen.load import Document, JsonPath
 from mcpgen.problems import Level, Problem, Problems, cut
-
-__all__ = ["check_structure", "dotted", "manifest_schema", "schema_problems", "short"]
 
 _ONE_OF_HINTS = {
     ("uri", "uriTemplate"): "give exactly one of 'uri' (a fixed resource) or 'uriTemplate'",

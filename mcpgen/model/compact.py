@@ -120,22 +120,17 @@ def _nested_kept(schema: Json, chars: int, budget: int) -> set[int]:
         return set()
     found: list[tuple[int, int, int, int]] = []  # level, order, node id, characters
     seen: set[int] = set()
-    stack: list[tuple[Json, int]] = [(schema, 0)]
-    while stack:
-        node, level = stack.pop()
+
+    def walk(node: Json, level: int) -> None:
         if not isinstance(node, dict) or id(node) in seen:
-            continue
+            return
         seen.add(id(node))
         text = node.get("description")
         if level >= 2 and isinstance(text, str):
             found.append((level, len(found), id(node), len(shorten(text, chars))))
-        later: list[tuple[Json, int]] = []
+        children(node, lambda sub, key: walk(sub, level + (key in DEEPER)))
 
-        def note(sub: Json, key: str, at: int = level, to: list[Any] = later) -> None:
-            to.append((sub, at + (key in DEEPER)))
-
-        children(node, note)
-        stack.extend(reversed(later))
+    walk(schema, 0)
     kept: set[int] = set()
     for _, _, node_id, cost in sorted(found):
         if cost <= budget:

@@ -1,12 +1,9 @@
 """Every Python name generated code derives from the manifest, assigned once.
 
-``assign(data)`` reads the (merged) raw document, entries the structural check found
-malformed left out, and gives each tool, resource, prompt and completion its names with
-the rules of ``mcpgen.identifiers``: its identifier (module, wiring function), the typed
-client's method and the model classes it generates (its handler file follows from its
-identifier: ``identifiers.handler_path``). ``build_model``
-copies these names into the model; ``check.names`` looks for clashes among the same
-``Assigned`` values, so what validates is what the templates print.
+``assign(data)`` gives each well-formed tool, resource, prompt and completion of the (merged)
+raw document its names, by the rules of ``mcpgen.identifiers``. ``build_model`` copies them
+into the model and ``check.names`` looks for clashes among the same values, so what
+validates is what the templates print.
 
 A completion's identifier is made unique here: two templates that differ only in
 punctuation (``travel://activities/{city}``, ``travel:activities:{city}``) would give one

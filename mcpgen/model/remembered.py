@@ -1,17 +1,16 @@
 """Advertised definitions kept in the build cache, by content.
 
 Compacting an imported operation's schemas (``compact.advertise``) is most of the model
-stage for a big API: about a second for GitHub's 1,223 operations, redone for all of them
-when one operation changed. Each result is kept under a key made of everything it is made
-from: the operation's texts, its bundled schemas, the ``openapi.compact`` options and the
-source of the code that compacts (so an edited mcpgen never reads an older result).
+stage for a big API (about a second for GitHub's 1,223 operations). Each result is kept
+under a key made of everything it is made from: the operation's texts, its bundled schemas,
+the ``openapi.compact`` options and the source of the compacting code (so an edited mcpgen
+never reads an older result).
 
-A server's results are kept together in one "pack", read and written by the build
-command around the model stage (``pipeline.load_document``): one read and at most one
-write per build, where a file per tool
-would cost a second to create for a big API on a slow file system. A pack holds the
-results of the last build and, up to as many again, older ones (``mcpgen diff`` builds two
-versions of a spec side by side). A missing or unreadable pack only costs time.
+A server's results are kept in one "pack" (a file per tool would cost a second to create
+for a big API on a slow file system), read and written once per build around the model
+stage (``pipeline.load_document``). It holds the last build's results and up to as many
+older ones (``mcpgen diff`` builds two versions of a spec). A missing or unreadable pack
+only costs time.
 """
 
 from __future__ import annotations

@@ -128,11 +128,9 @@ class Tool:
     output_model: str | None = None
     http: Operation | None = None  # how to call the upstream operation (OpenAPI tools)
     mode: str | None = None  # the search or code mode whose own tool this is
-    # Strict validation of the input model implies the input schema (see ``fastpath``): the
-    # server may skip jsonschema when the strict model accepts a call's arguments.
+    # Strict validation of the input (output) model implies its schema (``fastpath``): what
+    # the strict model accepts, arguments or a structured result, skips jsonschema's check.
     strict_model_exact: bool = False
-    # The same for the output model and the output schema: a structured result the strict
-    # output model accepts skips jsonschema's check.
     strict_output_exact: bool = False
     # What tools/list shows instead of the full parts (``model.compact.advertise``; a key
     # with the value None is left out); validation keeps the full schemas.
@@ -299,7 +297,7 @@ class Manifest:
 
     @cached_property
     def _client_params(self) -> dict[str, list[Param]]:
-        shared = frozenset(self.shared_defs or ())
+        shared = frozenset(self.shared_defs)
         return {t.name: params(t.input_schema, t.input_model, shared) for t in self.tools}
 
     @cached_property
