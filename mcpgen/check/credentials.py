@@ -14,11 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mcpgen.check.structure import did_you_mean
 from mcpgen.load import JsonPath
 from mcpgen.model.settings import auth_header
-from mcpgen.runtime.credential_config import (
-    CredentialConfigError,
-    forbidden_headers,
-    parse_source,
-)
+from mcpgen.runtime.credential_config import CredentialConfigError, forbidden_headers, parse_source
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker

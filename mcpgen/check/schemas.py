@@ -11,8 +11,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
+from referencing.exceptions import Unresolvable
 
+from mcpgen.check.structure import did_you_mean, short
 from mcpgen.load import JsonPath
 
 Json = Any
@@ -208,8 +211,6 @@ def keyword_problems(
     false`` forbids it, else a warning). ``lenient``: warnings only, keys alone (schemas
     imported from an OpenAPI document, checked as they were converted). ``nodes``: the
     schema's ``schema_nodes``, when the caller has them."""
-    from mcpgen.check.structure import did_you_mean
-
     for node, trail in schema_nodes(schema) if nodes is None else nodes:
         closed = node.get("additionalProperties") is False
         for key in node:
@@ -323,11 +324,6 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
     """``default`` values that their own schema rejects (references resolve in ``root``):
     the model would hand a handler a value of another type, and its code would not
     type-check (``list[int] = ["x"]``)."""
-    from jsonschema.exceptions import SchemaError
-    from referencing.exceptions import Unresolvable
-
-    from mcpgen.check.structure import short
-
     validator = Draft202012Validator(root if isinstance(root, dict) else {})
     for node, trail in schema_nodes(schema):
         if "default" not in node:

@@ -106,23 +106,16 @@ class Checker:
         # importer converted them (``openapi.schema``); the metaschema pass is for the ones
         # written in the manifest (slow per schema: thousands of imported ones would dominate).
         imported = self.doc.overlay(where) is not None
-        try:
-            violations = [] if imported else list(schemas.metaschema_errors(schema))
-        except RecursionError:  # pragma: no cover - the depth limit comes first
-            self.error(where, "JSON Schema nested too deeply to check")
-            return
+        violations = [] if imported else list(schemas.metaschema_errors(schema))
         for path, message in violations:
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
         nodes = list(schemas.schema_nodes(schema))  # one walk for both checks of its nodes
         for path, message in schemas.bad_patterns(schema, nodes):
             self.error((*where, *path), message)
         if not imported and not violations:
-            root = (
-                schemas.RefIndex(self.data.get("$defs", {})).bundle(own_root) if own_root else None
-            )
-            for path, message in schemas.bad_defaults(
-                schema, root or {"$defs": self.data["$defs"]}
-            ):
+            shared = self.data["$defs"]
+            root = schemas.RefIndex(shared).bundle(own_root) if own_root else {"$defs": shared}
+            for path, message in schemas.bad_defaults(schema, root):
                 self.error((*where, *path), message)
         for path, message, fatal in schemas.keyword_problems(schema, imported, nodes):
             (self.error if fatal else self.warn)((*where, *path), message)

@@ -156,15 +156,12 @@ def strip(
         kept = {k: v for k, v in node.items() if k not in DROPPED and not str(k).startswith("x-")}
         if isinstance(kept.get("description"), str):
             limit = chars if level <= 1 else deep_chars if id(node) in deep else 0
-            text = shorten(kept["description"], limit)
-            if text:
-                kept["description"] = text
-            else:
+            kept["description"] = shorten(kept["description"], limit)
+            if not kept["description"]:
                 del kept["description"]
         if kept.get("format") in NUMERIC_FORMATS:
             del kept["format"]
-        out = children(kept, lambda sub, key: visit(sub, level + (key in DEEPER)))
-        out = flatten(out)
+        out = flatten(children(kept, lambda sub, key: visit(sub, level + (key in DEEPER))))
         properties = out.get("properties")
         if properties == {}:  # says nothing
             del out["properties"]

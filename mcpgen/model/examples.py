@@ -23,10 +23,6 @@ def _json(value: Json) -> str:
     return json.dumps(value, default=str)
 
 
-def _bounded(value: Json) -> Json:
-    return value if len(_json(value)) <= MOST else _MISSING
-
-
 def _valid(schema: Json, root: Json, depth: int) -> Json:
     if depth > 12 or schema is True or schema == {}:
         return "example" if depth else {}
@@ -65,7 +61,7 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
             if value is _MISSING:
                 return _MISSING
             result[name] = value
-        return _bounded(result)
+        return result if len(_json(result)) <= MOST else _MISSING
     if kind == "array":
         count = int(schema.get("minItems", 0))
         item = _valid(schema.get("items", {}), root, depth + 1) if count else None
