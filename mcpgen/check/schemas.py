@@ -129,9 +129,7 @@ class RefIndex(dict[str, set[str]]):
             pending.extend(self[name])
         if not needed:
             return schema
-        result = dict(schema)
-        result["$defs"] = {**{k: needed[k] for k in sorted(needed)}, **own}
-        return result
+        return {**schema, "$defs": {**{k: needed[k] for k in sorted(needed)}, **own}}
 
 
 # Every keyword of JSON Schema 2020-12 (all vocabularies), and the annotations clients use;

@@ -15,12 +15,14 @@ from jsonschema.exceptions import ValidationError
 from mcpgen.load import Document, JsonPath
 from mcpgen.problems import Level, Problem, Problems, cut
 
-_ONE_OF_HINTS = {
-    ("uri", "uriTemplate"): "give exactly one of 'uri' (a fixed resource) or 'uriTemplate'",
-    ("resource", "text", "image", "audio"): (
+_ONE_OF_HINTS = {  # the fields the allowed forms require -> what to say
+    frozenset({"uri", "uriTemplate"}): (
+        "give exactly one of 'uri' (a fixed resource) or 'uriTemplate'"
+    ),
+    frozenset({"resource", "text", "image", "audio"}): (
         "a message holds exactly one of 'text', 'resource', 'image' or 'audio'"
     ),
-    ("prompt", "resource"): "a completion names exactly one of 'prompt' or 'resource'",
+    frozenset({"prompt", "resource"}): "a completion names exactly one of 'prompt' or 'resource'",
 }
 
 
@@ -99,18 +101,9 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
         missing = str(error.message).split("'")[1] if "'" in error.message else error.message
         message = f"missing required field {missing!r}"
     elif error.validator == "oneOf":
-        options = tuple(
-            sorted(
-                r
-                for sub in _list(error.validator_value)
-                if isinstance(sub, dict)
-                for r in sub.get("required", [])
-            )
-        )
-        message = "does not match exactly one of the allowed forms"
-        for fields, hint in _ONE_OF_HINTS.items():
-            if set(fields) == set(options):
-                message = hint
+        forms = [sub for sub in _list(error.validator_value) if isinstance(sub, dict)]
+        required = frozenset(r for sub in forms for r in sub.get("required", []))
+        message = _ONE_OF_HINTS.get(required, "does not match exactly one of the allowed forms")
     elif error.validator == "type":
         expected = error.validator_value
         shown = " or ".join(expected) if isinstance(expected, list) else expected
@@ -120,12 +113,11 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
         )
         if expected == "string" and got in ("integer", "number", "boolean"):
             message += " (put it in quotes to make it a string)"
-    elif error.validator in ("enum", "const"):
-        if error.validator == "const":
-            message = f"must be {short(error.validator_value)}, not {short(instance)}"
-        else:
-            choices = ", ".join(map(short, _list(error.validator_value)))
-            message = f"{short(instance)} is not one of {choices}"
+    elif error.validator == "const":
+        message = f"must be {short(error.validator_value)}, not {short(instance)}"
+    elif error.validator == "enum":
+        choices = ", ".join(map(short, _list(error.validator_value)))
+        message = f"{short(instance)} is not one of {choices}"
     elif error.validator == "pattern":
         message = f"{short(instance)} does not match the pattern {error.validator_value}"
     elif error.validator == "minLength" and error.validator_value == 1:

@@ -128,21 +128,19 @@ def tools_list_size(definitions: Iterable[str]) -> int:
 def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
     """``mode: auto``: one tool per operation when tools/list fits the budget, else code
     mode (two tools, whatever the API's size)."""
-    upstream = dict(manifest.upstream or {})
+    upstream = manifest.upstream or {}
     budget = int(upstream.get("contextBudget") or DEFAULT_CONTEXT_BUDGET)
     size = tools_list_bytes(manifest.tools)
     if size <= budget:
-        upstream["mode"] = "tools"
-        upstream["modeReason"] = (
+        reason = (
             f"mode auto chose tools: tools/list is {size} bytes, within the {budget}-byte budget"
         )
-    else:
-        upstream["mode"] = "code"
-        upstream["modeReason"] = (
-            f"mode auto chose code: tools/list would be {size} bytes (about {size // 4} tokens), "
-            f"over the {budget}-byte budget (openapi.contextBudget); set openapi.mode to change it"
-        )
-    return upstream
+        return {**upstream, "mode": "tools", "modeReason": reason}
+    reason = (
+        f"mode auto chose code: tools/list would be {size} bytes (about {size // 4} tokens), "
+        f"over the {budget}-byte budget (openapi.contextBudget); set openapi.mode to change it"
+    )
+    return {**upstream, "mode": "code", "modeReason": reason}
 
 
 def _origins(doc: Document, manifest: Manifest) -> Origins:

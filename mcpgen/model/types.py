@@ -226,9 +226,7 @@ class Manifest:
         """How a wrapped API's operations reach clients: ``tools`` (one tool each),
         ``search`` (search/describe/call tools) or ``code`` (search_docs and execute);
         ``auto`` was resolved when the model was built (``mode_reason`` says why)."""
-        if not self.upstream:
-            return "tools"
-        return str(self.upstream.get("mode") or "tools")
+        return str((self.upstream or {}).get("mode") or "tools")
 
     @property
     def mode_reason(self) -> str | None:
