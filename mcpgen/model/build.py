@@ -195,8 +195,7 @@ def _tool(
     advertise: Advertised | None = None,
     http: Operation | None = None,
 ) -> Tool:
-    input_schema = _resolve_root(raw.get("input", EMPTY_INPUT), index.shared)
-    bundled = index.bundle(input_schema)
+    bundled = index.bundle(_resolve_root(raw.get("input", EMPTY_INPUT), index.shared))
     bundled_output = index.bundle(_resolve_root(raw.get("output"), index.shared))
     advertised = None
     if http is not None and advertise is not None:  # an imported operation
@@ -255,9 +254,7 @@ def _resource(
     if "file" in raw:
         content = _read_static(base_dir, raw["file"], mime_type)
         mime_type = mime_type or mimetypes.guess_type(raw["file"])[0]
-    variables: tuple[str, ...] = ()
-    if "uriTemplate" in raw:
-        variables = tuple(uritemplate.parse(raw["uriTemplate"])[0])
+    variables = tuple(uritemplate.parse(raw["uriTemplate"])[0]) if "uriTemplate" in raw else ()
     return read(
         Resource,
         raw,

@@ -161,12 +161,9 @@ class Tool:
         if not self.advertised:
             return self.full_definition
         full = self.full_definition
-        result: dict[str, Json] = {}
-        for key in ("name", "title", "description", "inputSchema", "outputSchema", *full):
-            value = self.advertised.get(key, full.get(key)) if key != "name" else self.name
-            if value is not None and key not in result:
-                result[key] = value
-        return result
+        keys = dict.fromkeys(("name", "title", "description", "inputSchema", "outputSchema", *full))
+        shown = {key: self.advertised.get(key, full.get(key)) for key in keys}
+        return {key: value for key, value in shown.items() if value is not None}
 
     @property
     def full_parts(self) -> dict[str, Json]:
