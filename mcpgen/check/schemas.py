@@ -307,10 +307,9 @@ def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[Jso
                 message = f"{key} {node[key]} is larger than a validator can hold ({MOST_COUNT})"
                 yield (*located(trail), key), message
         props = node.get("patternProperties")
+        keys = props if isinstance(props, dict) else ()
         candidates: list[tuple[JsonPath, Json]] = [(("pattern",), node.get("pattern"))]
-        candidates += (
-            [(("patternProperties", k), k) for k in props or ()] if isinstance(props, dict) else []
-        )
+        candidates += [(("patternProperties", k), k) for k in keys]
         for suffix, pattern in candidates:
             exc = _regex_error(pattern) if isinstance(pattern, str) else None
             if exc is not None:

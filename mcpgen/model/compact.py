@@ -1,19 +1,15 @@
 """Tool definitions that cost less context, while validation keeps the full schemas.
 
 What tools/list advertises for an imported operation is made here from the full, bundled
-schemas the model holds (``Tool.input_schema``/``output_schema``); the server still
-validates arguments and results against the full ones (``_spec.json`` keeps both).
+schemas the model holds; the server still validates arguments and results against the full
+ones (``_spec.json`` keeps both).
 
-* Input schemas stay **equivalent** (they accept exactly the same arguments): annotations
-  that no validator reads are left out (``title``, ``examples``, ``x-`` keys, ...), long
-  descriptions are cut at a word boundary and lose their Markdown link targets, and a
-  definition of ``$defs`` is inlined where it is used once (or where inlining is smaller),
-  kept and referenced where it is shared (:func:`share`).
-* Output schemas become a **relaxation** within a per-tool byte budget: every result the
-  full schema accepts, the advertised one accepts too (so a client that validates against
-  it never rejects a valid result). When the equivalent form is over the budget, nesting
-  deeper than a few levels becomes the bare type of the value (``{"type": "object"}``),
-  descriptions go, and at worst only the top-level fields' types stay (:func:`relax`).
+* Input schemas stay **equivalent** (they accept exactly the same arguments): keywords no
+  validator reads are left out, long descriptions are cut at a word boundary, and a
+  definition of ``$defs`` is inlined where that is smaller (``share``).
+* Output schemas become a **relaxation** within a per-tool byte budget (``relax``): every
+  result the full schema accepts, the advertised one accepts too, so a client that
+  validates against it never rejects a valid result.
 * Annotations equal to MCP's defaults are left out (``openWorldHint: true``, ...).
 """
 

@@ -142,13 +142,9 @@ def relax(
         if isinstance(properties, dict) and properties:
             only = required_only and level >= 0  # the wrapper's "result" stays
             names = [n for n in properties if not only or n in required]
-            if level + 1 > depth:
-                # the last level shown: only the properties' types
-                out["properties"] = {n: bare(properties[n], ()) for n in names}
-            else:
-                out["properties"] = {n: visit(properties[n], level + 1, ()) for n in names}
-            if not out["properties"]:
-                del out["properties"]
+            shown = {n: visit(properties[n], level + 1, ()) for n in names}  # deeper: bare types
+            if shown:
+                out["properties"] = shown
         if required:
             out["required"] = required
         extra = node.get("additionalProperties")
