@@ -50,14 +50,7 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         for i, t in enumerate(data.get("tools", []))
     )
     resources = tuple(
-        _resource(
-            r,
-            given.resources[i],
-            doc.base_dir,
-            index,
-            merged.resources.get(i),
-            merged.resource_inputs.get(i),
-        )
+        _resource(r, given.resources[i], doc.base_dir, index, merged, i)
         for i, r in enumerate(data.get("resources", []))
     )
     prompts = tuple(
@@ -246,9 +239,11 @@ def _resource(
     named: assigned.Assigned,
     base_dir: Path,
     index: schemas.RefIndex,
-    http: Operation | None = None,
-    imported_input: Any = None,
+    merged: Merged,
+    at: int,
 ) -> Resource:
+    """The resource ``raw``, at index ``at`` of the document (``merged``: what an OpenAPI
+    document added to it: its operation and parameters)."""
     content = _inline(raw)
     mime_type = raw.get("mimeType")
     if "file" in raw:
@@ -263,8 +258,8 @@ def _resource(
         content=content,
         ident=named.ident,
         client_method=str(named.method),
-        http=http,
-        input_schema=index.bundle(imported_input),
+        http=merged.resources.get(at),
+        input_schema=index.bundle(merged.resource_inputs.get(at)),
     )
 
 

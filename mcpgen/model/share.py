@@ -120,8 +120,7 @@ def share(schema: Json) -> Json:
         return _merge(memo[name], {k: v for k, v in out.items() if k != "$ref"})  # inlined
 
     out = visit(root)
-    reached = _effective(root, defs, uses, kept)
-    shared = {name: visit(defs[name]) for name in defs if name in kept and reached[name] > 0}
+    shared = {name: visit(defs[name]) for name in defs if name in kept and counts[name] > 0}
     if shared:
         out["$defs"] = shared
     return out
