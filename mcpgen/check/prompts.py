@@ -26,7 +26,7 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
     )
     fixed = [r for _, r in entries(checker.data.get("resources", [])) if "uri" in r]
     fixed_uris = {r["uri"] for r in fixed}
-    scoped = {r["uri"]: list(r.get("scopes") or []) for r in fixed if r.get("scopes")}
+    scoped = {r["uri"]: set(r.get("scopes") or ()) for r in fixed}
     declared: dict[str, set[str]] = {}
     for index, prompt in entries(prompts):
         where: JsonPath = ("prompts", index)
@@ -47,31 +47,28 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
                 check_template(checker, (*m_where, "text"), message["text"], argument_names)
             resource = message.get("resource")
             if resource is not None:
+                at, uri = (*m_where, "resource"), resource["uri"]
                 inline = [k for k in ("text", "blob") if k in resource]
                 if len(inline) > 1:
-                    checker.error((*m_where, "resource", "blob"), "give 'text' or 'blob', not both")
-                if not inline and resource["uri"] not in fixed_uris:
+                    checker.error((*at, "blob"), "give 'text' or 'blob', not both")
+                if not inline and uri not in fixed_uris:
                     checker.error(
-                        (*m_where, "resource", "uri"),
-                        f"{resource['uri']!r} is not a declared fixed resource; declare it "
+                        (*at, "uri"),
+                        f"{uri!r} is not a declared fixed resource; declare it "
                         "or give inline 'text' or 'blob'",
                     )
                 if "blob" in resource:
-                    checker.check_base64((*m_where, "resource", "blob"), resource["blob"])
-                uncovered = sorted(
-                    set(scoped.get(resource["uri"], ())) - set(prompt.get("scopes") or ())
-                )
+                    checker.check_base64((*at, "blob"), resource["blob"])
+                uncovered = sorted(scoped.get(uri, set()) - set(prompt.get("scopes") or ()))
                 if uncovered:
                     checker.warn(
-                        (*m_where, "resource", "uri"),
-                        f"embeds {resource['uri']!r}, which needs scope(s) "
+                        (*at, "uri"),
+                        f"embeds {uri!r}, which needs scope(s) "
                         f"{' '.join(uncovered)} the prompt does not: callers without them "
                         f"are refused the prompt; give it 'scopes: [{', '.join(uncovered)}]'",
                     )
-                if "{" in resource["uri"]:
-                    check_template(
-                        checker, (*m_where, "resource", "uri"), resource["uri"], argument_names
-                    )
+                if "{" in uri:
+                    check_template(checker, (*at, "uri"), uri, argument_names)
             for media in ("image", "audio"):
                 item = message.get(media)
                 if item is None:
