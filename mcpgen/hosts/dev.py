@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .project import ProjectError, describe, launcher, source_launcher
+from .project import ProjectError, describe, launcher, script_in, source_launcher, venv_bin
 
 POLL = 0.3  # seconds between two looks at the modification times
 
@@ -141,9 +141,7 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
     transport = transport or ("http" if "http" in offer else "stdio")
     if transport not in offer:
         raise ProjectError(f"the server does not offer {transport} (it offers {', '.join(offer)})")
-    if python is None:
-        venv_python = output / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-        python = venv_python if venv_python.exists() else Path(sys.executable)
+    python = python or script_in(venv_bin(output / ".venv"), "python") or Path(sys.executable)
     try:
         run = source_launcher(project, python, stdio=False)
     except ProjectError as why:
