@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
-from .project import ProjectError, describe, launcher, source_launcher
+from .project import ProjectError, describe, launcher
 
 if TYPE_CHECKING:
     from mcp.client import Client
@@ -77,7 +77,7 @@ def resolve_source(
             if run.kind == "uvx" and not Path(run.command).is_absolute():
                 # no venv and no uvx: this interpreter runs the project's own source folder
                 # (a package of the same name installed here may be another project's)
-                run = source_launcher(project, Path(sys.executable))
+                run = launcher(project, Path(sys.executable), "source")
         except ProjectError as exc:
             raise CallError(str(exc)) from exc
         env = {**run.env, **extra_env}

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .project import ProjectError, describe, launcher, script_in, source_launcher, venv_bin
+from .project import ProjectError, describe, launcher, script_in, venv_bin
 
 POLL = 0.3  # seconds between two looks at the modification times
 
@@ -143,7 +143,7 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
         raise ProjectError(f"the server does not offer {transport} (it offers {', '.join(offer)})")
     python = python or script_in(venv_bin(output / ".venv"), "python") or Path(sys.executable)
     try:
-        run = source_launcher(project, python, stdio=False)
+        run = launcher(project, python, "source", stdio=False)
     except ProjectError as why:
         run = launcher(project, python, stdio=False)
         if run.kind == "uvx" and not Path(run.command).is_absolute():

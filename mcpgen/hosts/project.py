@@ -287,19 +287,10 @@ def launcher(
             kind="uvx",
             note=note,
         )
-    raise ProjectError(f"no {kind} launcher for {project.root}: " + "; ".join(tried))
-
-
-def source_launcher(project: Project, python: Path, stdio: bool = True) -> Launcher:
-    """``python -m package`` with the project's ``src`` first on the path (told to speak
-    stdio unless ``stdio`` is false); ``ProjectError`` saying what to install when
-    ``python`` lacks what the project imports."""
-    try:
-        return launcher(project, python, "source", stdio)
-    except ProjectError as exc:
-        raise ProjectError(
-            f"{exc}: install the project (pip install -e {project.root}) or uv (for uvx)"
-        ) from None
+    raise ProjectError(
+        f"no {kind} launcher for {project.root}: {'; '.join(tried)}: install the project "
+        f"(pip install -e {project.root}) or uv (for uvx)"
+    )
 
 
 def _from_python(project: Project, python: Path, kind: str | None) -> Launcher | str:
