@@ -70,9 +70,7 @@ _python = click.option(
 @_env
 @click.option("--print", "show", is_flag=True, help="Print the entry; write nothing.")
 @click.option(
-    "--config",
-    type=FILE,
-    help="Config file to merge into (default: the host's own for this OS).",
+    "--config", type=FILE, help="Config file to merge into (default: the host's own for this OS)."
 )
 @click.option(
     "--launcher",
@@ -228,9 +226,7 @@ def list_command(source: str | None, as_json: bool, timeout: float, **connection
 @click.option("--mcpb-url", help="Where the bundle will be released (server.json).")
 @click.option("--repository", help="Source repository URL (server.json).")
 @click.option(
-    "--server-json",
-    type=FILE,
-    help="Where to write server.json (default: beside the bundle).",
+    "--server-json", type=FILE, help="Where to write server.json (default: beside the bundle)."
 )
 @_python
 def bundle(
@@ -315,10 +311,7 @@ def dev_command(
 @click.argument("name")
 @click.argument("manifest", type=FILE, default="mcpgen.yaml")
 @click.option(
-    "-o",
-    "--output",
-    type=FOLDER,
-    help="Build the project here afterwards (writes the new stub).",
+    "-o", "--output", type=FOLDER, help="Build the project here afterwards (writes the new stub)."
 )
 @click.option("--description", help="Its description (default: a TODO).")
 @click.option("--uri", help="resource: its URI or URI template.")
