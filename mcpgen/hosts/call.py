@@ -203,7 +203,7 @@ def failure(source: Source, exc: BaseException, log: IO[str]) -> CallError:
     return CallError(text)
 
 
-def _stderr_tail(log: IO[str]) -> str:
+def _stderr_tail(log: IO[str]) -> str:  # the last line a spawned server wrote
     try:
         log.flush()
         log.seek(0)
@@ -217,8 +217,7 @@ MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
 
 
 async def _all(client: Client, kind: str) -> list[Any]:
-    """Every page of ``kind``: tools, prompts, resources or resource_templates (the name
-    of the client's ``list_KIND`` and of the page's field)."""
+    """Every page of ``kind`` (``list_KIND`` and the page's field): tools, prompts, ..."""
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
@@ -270,8 +269,7 @@ async def call_tool(
 
 
 async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> int:
-    """Print the tools (with their arguments), prompts, resources and templates the server
-    offers."""
+    """Print what the server offers: tools (with their arguments), prompts, resources."""
     async with session(source, timeout) as client:
         caps, info = client.server_capabilities, client.server_info
         tools = await _all(client, "tools") if caps.tools is not None else []
