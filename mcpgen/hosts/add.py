@@ -89,14 +89,7 @@ _Dumper.add_representer(dict, _represent_dict)
 
 
 def _yaml_item(entry: dict[str, Json], indent: int) -> list[str]:
-    text = yaml.dump(
-        [entry],
-        Dumper=_Dumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=100,
-    )
+    text = yaml.dump([entry], Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     pad = " " * indent
     return [pad + line + "\n" if line else "\n" for line in text.splitlines()]
 

@@ -193,11 +193,29 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def _source_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
-    """The files under ``src/``, leaving out (and naming in ``skipped``) dot files and
-    folders (``.env``, ``.git/``, ``.netrc``...: secrets and VCS data, never needed to run
-    a package) and links: a linked folder is not followed, a linked file that leaves the
-    project is not read."""
+def _kept(path: Path, root: Path, skipped: list[str]) -> bool:
+    """Whether ``path`` goes into the bundle; when not, ``skipped`` says why: dot files and
+    folders (``.env``, ``.git/``, ``.netrc``...: secrets and VCS data, never needed to run a
+    package), linked folders (never followed) and links that leave the project."""
+    relative = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "")
+    if path.name.startswith("."):
+        why = (
+            "a dot folder: secrets or VCS data" if path.is_dir() else "a dot file: may hold secrets"
+        )
+    elif path.is_symlink() and path.is_dir():
+        why = "a linked folder: not followed"
+    elif path.is_symlink() and not _inside(path, root):
+        why = "a link to outside the project"
+    else:
+        return True
+    skipped.append(f"{relative} ({why})")
+    return False
+
+
+def _project_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
+    """What the server needs from the project: the files under ``src/`` (``_kept``),
+    pyproject.toml (the dependencies; for uv told not to build the project itself), README
+    and licence."""
     root = project.root
     src = root / "src"
     if not _inside(src, root):
@@ -205,37 +223,11 @@ def _source_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for folder, dirs, names in os.walk(src):  # links to folders are listed, never entered
         base = Path(folder)
-        kept = []
-        for name in sorted(dirs):
-            relative = (base / name).relative_to(root).as_posix()
-            if name in SKIP_DIRS:
-                continue
-            if name.startswith("."):
-                skipped.append(f"{relative}/ (a dot folder: secrets or VCS data)")
-            elif (base / name).is_symlink():
-                skipped.append(f"{relative}/ (a linked folder: not followed)")
-            else:
-                kept.append(name)
-        dirs[:] = kept
-        for name in sorted(names):
-            path = base / name
-            relative = path.relative_to(root).as_posix()
-            if name.endswith(".pyc"):
-                continue
-            if name.startswith("."):
-                skipped.append(f"{relative} (a dot file: may hold secrets)")
-            elif path.is_symlink() and not _inside(path, root):
-                skipped.append(f"{relative} (a link to outside the project)")
-            elif path.is_file():
-                files[relative] = path.read_bytes()
-    return files
-
-
-def _project_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
-    """What the server needs from the project: its package source, pyproject.toml (the
-    dependencies; for uv told not to build the project itself), README and licence."""
-    files = _source_files(project, skipped)
-    pyproject = (project.root / "pyproject.toml").read_text(encoding="utf-8")
+        dirs[:] = [d for d in sorted(dirs) if d not in SKIP_DIRS and _kept(base / d, root, skipped)]
+        for path in (base / name for name in sorted(names) if not name.endswith(".pyc")):
+            if _kept(path, root, skipped) and path.is_file():
+                files[path.relative_to(root).as_posix()] = path.read_bytes()
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
     if not re.search(r"^\[tool\.uv\]", pyproject, re.MULTILINE):
         pyproject = (
             pyproject.rstrip("\n")
@@ -244,10 +236,8 @@ def _project_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
         )
     files["pyproject.toml"] = pyproject.encode()
     for extra in ("README.md", "LICENSE", "LICENSE.txt", "LICENSE.md"):
-        path = project.root / extra
-        if path.is_symlink() and not _inside(path, project.root):
-            skipped.append(f"{extra} (a link to outside the project)")
-        elif path.is_file():
+        path = root / extra
+        if _kept(path, root, skipped) and path.is_file():
             files[extra] = path.read_bytes()
     return files
 

@@ -1,5 +1,6 @@
 """A SOURCE (project folder, command line or URL) and a tool call -> the server's answer,
-printed for a shell, through the SDK's client (``mcp.client.Client``).
+printed for a shell, through the SDK's client (``mcp.client.Client``); ``mcpgen list``'s
+listing (tools with their arguments, prompts, resources).
 
 Exit status: 0 ok, 1 the tool answered ``isError``, 2 bad input or no server to talk to.
 """
@@ -19,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
-from .project import ProjectError, describe, launcher, source_launcher
-from .shown import dump, format_content, listing
+from .project import ProjectError, describe, launcher
 
 if TYPE_CHECKING:
     from mcp.client import Client
@@ -77,15 +77,11 @@ def resolve_source(
             if run.kind == "uvx" and not Path(run.command).is_absolute():
                 # no venv and no uvx: this interpreter runs the project's own source folder
                 # (a package of the same name installed here may be another project's)
-                run = source_launcher(project, Path(sys.executable))
+                run = launcher(project, Path(sys.executable), "source")
         except ProjectError as exc:
             raise CallError(str(exc)) from exc
-        return Source(
-            argv=run.argv,
-            env={**run.env, **extra_env},
-            cwd=str(project.root),
-            label=str(source),
-        )
+        env = {**run.env, **extra_env}
+        return Source(argv=run.argv, env=env, cwd=str(project.root), label=source)
     return _command(source, extra_env)
 
 
@@ -207,7 +203,7 @@ def failure(source: Source, exc: BaseException, log: IO[str]) -> CallError:
     return CallError(text)
 
 
-def _stderr_tail(log: IO[str]) -> str:
+def _stderr_tail(log: IO[str]) -> str:  # the last line a spawned server wrote
     try:
         log.flush()
         log.seek(0)
@@ -221,8 +217,7 @@ MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
 
 
 async def _all(client: Client, kind: str) -> list[Any]:
-    """Every page of ``kind``: tools, prompts, resources or resource_templates (the name
-    of the client's ``list_KIND`` and of the page's field)."""
+    """Every page of ``kind`` (``list_KIND`` and the page's field): tools, prompts, ..."""
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
@@ -234,13 +229,6 @@ async def _all(client: Client, kind: str) -> list[Any]:
     return items
 
 
-@dataclass
-class Printed:
-    stdout: str
-    stderr: str
-    code: int
-
-
 async def call_tool(
     source: Source,
     tool: str,
@@ -248,40 +236,40 @@ async def call_tool(
     pairs: Sequence[str],
     timeout: float = 30.0,
     raw: bool = False,
-) -> Printed:
+) -> int:
+    """Print the tool's result; the exit status."""
     # errors of our own are raised after the client has closed: raised inside, the
     # transport's task group would wrap them in an exception group
     problem: CallError | None = None
-    result = None
     async with session(source, timeout) as client:
         tools = {t.name: t for t in await _all(client, "tools")}
-        if tool not in tools:
-            known = ", ".join(sorted(tools)) or "none"
-            problem = CallError(f"{source.label}: no tool {tool!r} (tools: {known})")
+        try:
+            if tool not in tools:
+                known = ", ".join(sorted(tools)) or "none"
+                raise CallError(f"{source.label}: no tool {tool!r} (tools: {known})")
+            arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
+        except CallError as exc:
+            problem = exc
         else:
-            try:
-                arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
-            except CallError as exc:
-                problem = exc
-            else:
-                result = await client.call_tool(tool, arguments)
+            result = await client.call_tool(tool, arguments)
     if problem is not None:
         raise problem
-    assert result is not None
+    code = EXIT_TOOL_ERROR if result.is_error else EXIT_OK
     if raw:
         text = json.dumps(dump(result), indent=2, ensure_ascii=False)
-        return Printed(text + "\n", "", EXIT_TOOL_ERROR if result.is_error else EXIT_OK)
-    if result.is_error:
-        return Printed("", "tool error: " + format_content(result.content) + "\n", EXIT_TOOL_ERROR)
-    if result.structured_content is not None:
+    elif result.is_error:
+        sys.stderr.write("tool error: " + format_content(result.content) + "\n")
+        return code
+    elif result.structured_content is not None:
         text = json.dumps(result.structured_content, indent=2, ensure_ascii=False)
     else:
         text = format_content(result.content)
-    return Printed(text + "\n" if text else "", "", EXIT_OK)
+    sys.stdout.write(text + "\n" if text else "")
+    return code
 
 
-async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> Printed:
-    """Tools (with their arguments), prompts, resources and templates the server offers."""
+async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> int:
+    """Print what the server offers: tools (with their arguments), prompts, resources."""
     async with session(source, timeout) as client:
         caps, info = client.server_capabilities, client.server_info
         tools = await _all(client, "tools") if caps.tools is not None else []
@@ -290,26 +278,111 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
         if caps.resources is not None:
             resources = await _all(client, "resources")
             templates = await _all(client, "resource_templates")
-    return Printed(listing(info, tools, prompts, resources, templates, as_json), "", EXIT_OK)
+    sys.stdout.write(listing(info, tools, prompts, resources, templates, as_json))
+    return EXIT_OK
 
 
 def run(
-    func: Callable[..., Awaitable[Printed]],
+    func: Callable[..., Awaitable[int]],
     source: str | None,
     connection: Mapping[str, Any],
     *args: Any,
 ) -> int:
     """Run ``call_tool`` or ``list_server`` on SOURCE (``resolve_source`` with the options
-    in ``connection``) and print what it returns; the exit status. A CallError is exit
-    status 2 and one line."""
+    in ``connection``); the exit status. A CallError is exit status 2 and one line."""
     try:
         _require_sdk()  # before anyio, which comes with it
         import anyio
 
-        printed = anyio.run(func, resolve_source(source, **connection), *args)
+        return int(anyio.run(func, resolve_source(source, **connection), *args))
     except CallError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
-        printed = Printed("", f"error: {exc}\n", EXIT_BAD_INPUT)
-    sys.stdout.write(printed.stdout)
-    sys.stderr.write(printed.stderr)
-    sys.stdout.flush()
-    return printed.code
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_BAD_INPUT
+    finally:
+        sys.stdout.flush()
+
+
+# ------------------------------------------------------------------- what is printed
+
+
+def dump(model: Any) -> Json:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def format_content(blocks: Sequence[Any]) -> str:
+    """Content blocks as text: text as it is, other kinds as a one-line summary."""
+    out = []
+    for block in blocks:
+        data = dump(block)
+        kind = data.get("type")
+        if kind == "text":
+            out.append(str(data.get("text", "")))
+        elif kind in ("image", "audio"):
+            size = len(str(data.get("data", ""))) * 3 // 4
+            out.append(f"[{kind} {data.get('mimeType', '')}, about {size} bytes]")
+        elif kind == "resource_link":
+            out.append(f"[resource link {data.get('uri')}]")
+        elif kind == "resource":
+            resource = data.get("resource") or {}
+            text = resource.get("text")
+            out.append(text if text is not None else f"[resource {resource.get('uri')}]")
+        else:
+            out.append(json.dumps(data, ensure_ascii=False))
+    return "\n".join(out)
+
+
+def _signature(schema: Mapping[str, Json]) -> str:
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    parts = []
+    for name, prop in properties.items():
+        kind: Any = "any"
+        if isinstance(prop, dict):
+            ref = str(prop.get("$ref") or "").rsplit("/", 1)[-1]
+            kind = prop.get("type") or ref or ("enum" if "enum" in prop else "any")
+        if isinstance(kind, list):
+            kind = "|".join(map(str, kind))
+        parts.append(f"{name}{'' if name in required else '?'}: {kind}")
+    return ", ".join(parts)
+
+
+def _summary(text: str | None) -> str:
+    """The first line of ``text`` after two spaces; nothing when there is none."""
+    lines = (text or "").strip().splitlines()
+    return f"  {lines[0]}" if lines else ""
+
+
+def listing(
+    info: Any,
+    tools: list[Any],
+    prompts: list[Any],
+    resources: list[Any],
+    templates: list[Any],
+    as_json: bool,
+) -> str:
+    """What a server offers, as text (or as JSON)."""
+    if as_json:
+        data = {
+            "server": dump(info) if info is not None else None,
+            "tools": [dump(t) for t in tools],
+            "prompts": [dump(p) for p in prompts],
+            "resources": [dump(r) for r in resources],
+            "resourceTemplates": [dump(r) for r in templates],
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    lines = []
+    if info is not None:
+        lines.append(f"server {info.name} {info.version}")
+    lines.append(f"tools ({len(tools)}):")
+    for t in tools:
+        lines.append(f"  {t.name}({_signature(t.input_schema)})" + _summary(t.description))
+    if prompts:
+        lines.append(f"prompts ({len(prompts)}):")
+        for p in prompts:
+            names = ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or [])
+            lines.append(f"  {p.name}({names})" + _summary(p.description))
+    if resources or templates:
+        lines.append(f"resources ({len(resources) + len(templates)}):")
+        lines.extend(f"  {r.uri}  {r.name}" for r in resources)
+        lines.extend(f"  {r.uri_template}  {r.name}" for r in templates)
+    return "\n".join(lines) + "\n"

@@ -24,8 +24,12 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 
 
+def say(message: str) -> None:
+    click.echo(message, err=True)
+
+
 def fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    say(f"error: {message}")
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -66,9 +70,7 @@ _python = click.option(
 @_env
 @click.option("--print", "show", is_flag=True, help="Print the entry; write nothing.")
 @click.option(
-    "--config",
-    type=FILE,
-    help="Config file to merge into (default: the host's own for this OS).",
+    "--config", type=FILE, help="Config file to merge into (default: the host's own for this OS)."
 )
 @click.option(
     "--launcher",
@@ -113,36 +115,35 @@ def install(
         path = config or inst.config_path(spec)
         existing = None if show else inst.replaceable(path, spec, name, run, force)
         entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
-        click.echo(f"launcher: {run.kind}: {run.note}", err=True)
+        say(f"launcher: {run.kind}: {run.note}")
         if show:
             click.echo(inst.render(inst.snippet(spec, entry)), nl=False)
         else:
             outcome = inst.write_config(path, spec, entry)
             if outcome.changed:
                 saved = f" (backup: {outcome.backup})" if outcome.backup else ""
-                click.echo(f"{spec.title}: wrote {entry.name!r} to {path}{saved}", err=True)
+                say(f"{spec.title}: wrote {entry.name!r} to {path}{saved}")
             else:
-                click.echo(f"{spec.title}: {path} already has {entry.name!r}: unchanged", err=True)
+                say(f"{spec.title}: {path} already has {entry.name!r}: unchanged")
     except ProjectError as exc:
         fail(str(exc))
     unknown = sorted(env.keys() - {v.name for v in proj.environment})
     if unknown:
-        click.echo(f"note: the project does not list {', '.join(unknown)}", err=True)
+        say(f"note: the project does not list {', '.join(unknown)}")
     if entry.to_fill:
         where = "the printed entry" if show else str(path)
-        click.echo(f"fill in before use, in {where}: {', '.join(entry.to_fill)}", err=True)
+        say(f"fill in before use, in {where}: {', '.join(entry.to_fill)}")
     if entry.prompted:
-        click.echo(f"{spec.title} will ask for: {', '.join(entry.prompted)}", err=True)
+        say(f"{spec.title} will ask for: {', '.join(entry.prompted)}")
     if show:
         return
     if host == "claude-code" and shutil.which("claude"):
-        click.echo(
+        say(
             f"(Claude Code's own CLI does the same: claude mcp add-json --scope user "
-            f"{shlex.quote(entry.name)} '<the entry>')",
-            err=True,
+            f"{shlex.quote(entry.name)} '<the entry>')"
         )
     if outcome.changed and host != "mcp-json":
-        click.echo(f"restart {spec.title} to load it", err=True)
+        say(f"restart {spec.title} to load it")
 
 
 def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
@@ -225,9 +226,7 @@ def list_command(source: str | None, as_json: bool, timeout: float, **connection
 @click.option("--mcpb-url", help="Where the bundle will be released (server.json).")
 @click.option("--repository", help="Source repository URL (server.json).")
 @click.option(
-    "--server-json",
-    type=FILE,
-    help="Where to write server.json (default: beside the bundle).",
+    "--server-json", type=FILE, help="Where to write server.json (default: beside the bundle)."
 )
 @_python
 def bundle(
@@ -255,25 +254,20 @@ def bundle(
     except ProjectError as exc:
         fail(str(exc))
     for left_out in built.skipped:
-        click.echo(f"warning: left out of the bundle: {left_out}", err=True)
+        say(f"warning: left out of the bundle: {left_out}")
     registry_path = server_json or target.with_name("server.json")
     registry_path.write_text(render(document), "utf-8")
-    click.echo(
+    say(
         f"wrote {target} ({built.files} files, {target.stat().st_size} bytes, "
-        f"sha256 {built.sha256}; runtime {runtime})",
-        err=True,
+        f"sha256 {built.sha256}; runtime {runtime})"
     )
-    click.echo(
-        f"wrote {registry_path} (validates against the registry's 2025-12-11 schema)", err=True
-    )
+    say(f"wrote {registry_path} (validates against the registry's 2025-12-11 schema)")
     options = built.manifest.get("user_config") or {}
     if options:
-        click.echo(f"the host asks the user for: {', '.join(sorted(options))}", err=True)
+        say(f"the host asks the user for: {', '.join(sorted(options))}")
     if registry_name is None:
-        click.echo(
-            f"note: server.json uses the placeholder {PLACEHOLDER_NAMESPACE}/...; "
-            "pass --registry-name",
-            err=True,
+        say(
+            f"note: server.json uses the placeholder {PLACEHOLDER_NAMESPACE}/...; pass --registry-name"
         )
 
 
@@ -317,10 +311,7 @@ def dev_command(
 @click.argument("name")
 @click.argument("manifest", type=FILE, default="mcpgen.yaml")
 @click.option(
-    "-o",
-    "--output",
-    type=FOLDER,
-    help="Build the project here afterwards (writes the new stub).",
+    "-o", "--output", type=FOLDER, help="Build the project here afterwards (writes the new stub)."
 )
 @click.option("--description", help="Its description (default: a TODO).")
 @click.option("--uri", help="resource: its URI or URI template.")
@@ -341,10 +332,10 @@ def add_command(
         text, _ = add_entry(manifest, kind, name, uri, description)
     except AddError as exc:
         for line in exc.lines:
-            click.echo(line, err=True)
+            say(line)
         fail(str(exc))
     write_atomic(manifest, text)
-    click.echo(f"{manifest}: added {kind} {name!r} (fill in its TODOs)", err=True)
+    say(f"{manifest}: added {kind} {name!r} (fill in its TODOs)")
     if output is not None:
         from mcpgen.cli.build import run_build
 

@@ -10,19 +10,21 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .project import ProjectError, describe, launcher, source_launcher
+from .project import ProjectError, describe, launcher, script_in, venv_bin
 
 POLL = 0.3  # seconds between two looks at the modification times
 
 
-def say(line: str) -> None:
-    print("dev: " + line, file=sys.stderr, flush=True)
+def say(line: str, details: Sequence[str] = ()) -> None:
+    for text in [line, *("  " + detail for detail in details)]:
+        print("dev: " + text, file=sys.stderr, flush=True)
 
 
 def referenced_files(manifest: Path) -> list[Path]:
@@ -141,11 +143,9 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
     transport = transport or ("http" if "http" in offer else "stdio")
     if transport not in offer:
         raise ProjectError(f"the server does not offer {transport} (it offers {', '.join(offer)})")
-    if python is None:
-        venv_python = output / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-        python = venv_python if venv_python.exists() else Path(sys.executable)
+    python = python or script_in(venv_bin(output / ".venv"), "python") or Path(sys.executable)
     try:
-        run = source_launcher(project, python, stdio=False)
+        run = launcher(project, python, "source", stdio=False)
     except ProjectError as why:
         run = launcher(project, python, stdio=False)
         if run.kind == "uvx" and not Path(run.command).is_absolute():
@@ -171,22 +171,10 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
     output = output.resolve()
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C
     server: Server | None = None
-
-    def kept(what: str, failed: str, lines: list[str]) -> None:
-        """A change that did not reach the server (the last good one, if any, runs on)."""
-        say(
-            f"{what} changed: {failed}"
-            + ("; the last good server keeps running:" if server else ":")
-        )
-        for line in lines:
-            say("  " + line)
-
     try:
         result = build(manifest, output)
         watched = _watch_list(manifest, output)
         times = snapshot(*watched)  # before anyone is told the server is up
-        for line in result.lines if not result.ok else []:
-            say("  " + line)
         if result.ok:
             server = _server_for(output, transport, port, python)
             say(
@@ -194,6 +182,8 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
                 + server.launch("serving")
             )
         else:
+            for line in result.lines:
+                say("  " + line)
             say("build failed; fix the manifest (watching for changes)")
         while True:
             time.sleep(POLL)
@@ -215,10 +205,12 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
             handlers = output / "src"
             sources = [f for f in files if not f.resolve().is_relative_to(handlers.resolve())]
             done = ""
+            # a change that does not reach the server: the last good one, if any, runs on
+            kept = "; the last good server keeps running:" if server else ":"
             if sources:
                 result = build(manifest, output)
                 if not result.ok:
-                    kept(what, "build failed", result.lines)
+                    say(f"{what} changed: build failed{kept}", result.lines)
                     continue
                 watched = _watch_list(manifest, output)
                 times = snapshot(*watched)
@@ -228,7 +220,7 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
                         say("  " + line.strip())
             broken = _syntax_errors(files, manifest.parent, output)
             if broken:
-                kept(what, "not restarted", broken)
+                say(f"{what} changed: not restarted{kept}", broken)
                 continue
             if server is not None:
                 server.stop()

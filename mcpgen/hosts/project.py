@@ -1,10 +1,7 @@
-"""A generated project folder -> what a host needs to know about it (``describe``) and how
-a host starts it (``launcher``).
-
-Reads ``pyproject.toml`` (name, version, description, console script), the package's
-``_spec.json`` (server info, tools, prompts, the ``environment`` list) and, when present,
-``mcp-surface.json`` (exactly what clients see). Nothing here imports the generated package.
-"""
+"""A generated project folder -> what a host needs to know about it (``describe``: from
+``pyproject.toml``, the package's ``_spec.json`` and, when present, ``mcp-surface.json``,
+exactly what clients see) and how a host starts it (``launcher``). Nothing here imports
+the generated package."""
 
 from __future__ import annotations
 
@@ -33,8 +30,6 @@ class ProjectError(Exception):
 
 @dataclass(frozen=True)
 class EnvVar:
-    """One environment variable the server reads."""
-
     name: str
     description: str = ""
     secret: bool = False
@@ -51,7 +46,6 @@ class EnvVar:
 
 
 def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
-    """The variables a host must set to run the server over ``transport``."""
     return [v for v in environment if v.needed and (not v.transports or transport in v.transports)]
 
 
@@ -72,8 +66,7 @@ class Project:
     meta: dict[str, Json] = field(default_factory=dict)  # pyproject.toml's [project]
 
     @property
-    def name(self) -> str:
-        """The server's name (what hosts key their entry by)."""
+    def name(self) -> str:  # what hosts key their entry by
         return str(self.server.get("name") or self.script)
 
     @property
@@ -195,8 +188,6 @@ def env_vars(items: Json, where: Path | str) -> list[EnvVar]:
 
 @dataclass(frozen=True)
 class Launcher:
-    """How a host starts the server over stdio."""
-
     command: str  # absolute when it can be
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -211,11 +202,11 @@ class Launcher:
 KINDS = ("venv", "python", "source", "path", "uvx")
 
 
-def _bin(venv: Path) -> Path:
+def venv_bin(venv: Path) -> Path:
     return venv / ("Scripts" if sys.platform == "win32" else "bin")
 
 
-def _script_in(bindir: Path, script: str) -> Path | None:
+def script_in(bindir: Path, script: str) -> Path | None:
     for name in (script, script + ".exe", script + "-script.py"):
         candidate = bindir / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -246,8 +237,7 @@ def _import_error(python: str, module: str, extra_path: Path | None = None) -> s
 STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
 
 
-def require_stdio(project: Project) -> None:
-    """A ``ProjectError`` when the server offers no stdio, what hosts start it over."""
+def require_stdio(project: Project) -> None:  # what hosts start it over
     if "stdio" not in project.transports:
         offer = project.transports
         raise ProjectError(
@@ -276,7 +266,7 @@ def launcher(
             return found
         tried.append(f"{python} cannot run {project.package} ({found})")
     if kind in (None, "venv"):
-        script = _script_in(_bin(project.root / ".venv"), project.script)
+        script = script_in(venv_bin(project.root / ".venv"), project.script)
         if script is not None:
             return Launcher(str(script), kind="venv", note=f"the project's venv script {script}")
         tried.append(f"no {project.root / '.venv'} script {project.script}")
@@ -297,19 +287,10 @@ def launcher(
             kind="uvx",
             note=note,
         )
-    raise ProjectError(f"no {kind} launcher for {project.root}: " + "; ".join(tried))
-
-
-def source_launcher(project: Project, python: Path, stdio: bool = True) -> Launcher:
-    """``python -m package`` with the project's ``src`` first on the path (told to speak
-    stdio unless ``stdio`` is false); ``ProjectError`` saying what to install when
-    ``python`` lacks what the project imports."""
-    try:
-        return launcher(project, python, "source", stdio)
-    except ProjectError as exc:
-        raise ProjectError(
-            f"{exc}: install the project (pip install -e {project.root}) or uv (for uvx)"
-        ) from None
+    raise ProjectError(
+        f"no {kind} launcher for {project.root}: {'; '.join(tried)}: install the project "
+        f"(pip install -e {project.root}) or uv (for uvx)"
+    )
 
 
 def _from_python(project: Project, python: Path, kind: str | None) -> Launcher | str:
@@ -319,7 +300,7 @@ def _from_python(project: Project, python: Path, kind: str | None) -> Launcher |
         raise ProjectError(f"{python}: no such interpreter")
     # keep the venv's own path: resolving a venv's python follows it to the base interpreter
     if kind in (None, "venv"):
-        script = _script_in(python.parent, project.script)
+        script = script_in(python.parent, project.script)
         if script is not None:
             return Launcher(str(script), kind="venv", note=f"the venv script {script}")
     why = "not tried"

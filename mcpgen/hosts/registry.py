@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcpgen.model.relax import shorten
+
 from .project import Project, ProjectError
 
 Json = Any
@@ -31,15 +33,6 @@ def problems(document: Json) -> list[str]:
     errors = jsonschema.Draft7Validator(schema()).iter_errors(document)
     ordered = sorted(errors, key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in ordered]
-
-
-def _clip(text: str, limit: int = 100) -> str:
-    """At most ``limit`` characters, cut at a word with an ellipsis."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:. ")
-    return cut + "…"
 
 
 def _variables(project: Project) -> list[dict[str, Json]]:
@@ -100,8 +93,8 @@ def server_json(
     document: dict[str, Json] = {
         "$schema": SCHEMA_URL,
         "name": registry_name,
-        "title": _clip(project.title),
-        "description": _clip(project.description or project.title),
+        "title": shorten(project.title, 100),
+        "description": shorten(project.description or project.title, 100),
         "version": project.version,
     }
     website = project.server.get("websiteUrl")
