@@ -28,6 +28,10 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PATH_ITEM_KEYS = frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS})
 _LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
+_UNSUPPORTED_OPERATION_KEYS = {
+    "callbacks": "callbacks are not supported; ignored",
+    "servers": "operation-level servers are not supported",
+}
 
 
 OK = ("200", "201", "203", "204")  # final answers: their schema is the result's
@@ -250,13 +254,7 @@ class _Importer(SecurityImport, InputImport):
                 required.append(argument)
             if item.location != "body":
                 params.append(
-                    Param(
-                        name=item.wire,
-                        location=item.location,
-                        argument=argument,
-                        required=item.required,
-                        **item.param,
-                    )
+                    Param(item.wire, item.location, argument, item.required, **item.param)
                 )
         input_schema: dict[str, Json] = {"type": "object", "properties": properties}
         if required:
@@ -305,13 +303,10 @@ class _Importer(SecurityImport, InputImport):
             poll=poll,
         )
         tool: dict[str, Json] = {"name": name}
-        summary, description = (
-            text_of(cand.node.get("summary")),
-            text_of(cand.node.get("description")),
-        )
+        summary = text_of(cand.node.get("summary"))
         if summary:
             tool["title"] = summary
-        text = description or summary or f"{cand.method.upper()} {cand.url}"
+        text = text_of(cand.node.get("description")) or summary or f"{operation.method} {cand.url}"
         deprecated = cand.node.get("deprecated") is True
         tool["description"] = f"Deprecated. {text}" if deprecated else text
         tool["input"] = input_schema
@@ -320,12 +315,9 @@ class _Importer(SecurityImport, InputImport):
         tool["annotations"] = tool_annotations(cand.method)
         if poll is not None:
             tool["task"] = "optional"
-        if "callbacks" in cand.node:
-            self.warn(cand.src, (*cand.path, "callbacks"), "callbacks are not supported; ignored")
-        if "servers" in cand.node:
-            self.warn(
-                cand.src, (*cand.path, "servers"), "operation-level servers are not supported"
-            )
+        for key, message in _UNSUPPORTED_OPERATION_KEYS.items():
+            if key in cand.node:
+                self.warn(cand.src, (*cand.path, key), message)
         return Built(operation, tool, cand)
 
     def polling(self, cand: Candidate) -> dict[str, float] | None:

@@ -85,12 +85,7 @@ class InputImport(ImportBase):
         return [*inputs, *(body.headers if body is not None else [])], body
 
     def parameter(
-        self,
-        src: int,
-        path: JsonPath,
-        param: dict[str, Any],
-        location: str,
-        name: str,
+        self, src: int, path: JsonPath, param: dict[str, Any], location: str, name: str
     ) -> Input:
         required = param.get("required") is True
         if location == "path" and not required:
@@ -133,10 +128,7 @@ class InputImport(ImportBase):
 
     # -- bodies --------------------------------------------------------------------------
     def request_body(
-        self,
-        cand: Candidate,
-        body_params: list[Located],
-        form_params: list[Located],
+        self, cand: Candidate, body_params: list[Located], form_params: list[Located]
     ) -> BodyInfo | None:
         if self.version == "2.0":
             return files.described(swagger2.request_body(self, cand, body_params, form_params))
@@ -154,10 +146,9 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node.get("schema", {}))
         required, description = node.get("required") is True, node.get("description")
         info = self.body_info(
-            src, mpath, media, required, schema, deps, description, examples_of(media_node)
+            src, mpath, media, required, media_node, description, examples_of(media_node)
         )
         if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             self.encoding(src, (*mpath, "encoding"), media_node.get("encoding"), info)
@@ -193,11 +184,12 @@ class InputImport(ImportBase):
         path: JsonPath,
         media: str,
         required: bool,
-        schema: Json,
-        deps: set[str],
+        holder: dict[str, Any],
         description: Any,
         examples: list[Any],
     ) -> BodyInfo:
+        """The body whose schema is ``holder``'s (a media type object, a 2.0 body parameter)."""
+        schema, deps = self.converter.convert(src, (*path, "schema"), holder.get("schema", {}))
         kind = category(media)
         if is_xml(media):
             self.warn(src, path, f"{media} bodies are passed as raw text, not built from data")

@@ -69,10 +69,7 @@ def examples_of(node: dict[str, Any]) -> list[Any]:
 
 
 def annotate(
-    schema: Json,
-    description: Any = None,
-    deprecated: Any = None,
-    examples: list[Any] | None = None,
+    schema: Json, description: Any = None, deprecated: Any = None, examples: list[Any] | None = None
 ) -> Json:
     """``schema`` (not changed) with a description, deprecation and examples added."""
     extra: dict[str, Any] = {}

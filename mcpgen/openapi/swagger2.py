@@ -71,9 +71,8 @@ def request_body(
     if body_params:
         src, path, param = body_params[0]
         media = choose_media(dict.fromkeys(consumes)) if consumes else "application/json"
-        schema, deps = imp.converter.convert(src, (*path, "schema"), param.get("schema", {}))
         required = param.get("required") is True
-        return imp.body_info(src, path, media, required, schema, deps, param.get("description"), [])
+        return imp.body_info(src, path, media, required, param, param.get("description"), [])
     if not form_params:
         return None
     has_file = any(p.get("type") == "file" for _, _, p in form_params)
