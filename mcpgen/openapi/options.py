@@ -115,12 +115,9 @@ def parse_options(raw: Any, problems: Problems) -> Options:
     for key, value in raw.get("overrides", {}).items():
         if ("openapi", "overrides", key) in malformed:
             continue  # the manifest schema's problems say what is wrong
-        for name in value:
-            if name not in OVERRIDE_KEYS:
-                known = ", ".join(OVERRIDE_KEYS)
-                message = f"unknown override {name!r} ignored (known: {known})"
-                where = f"openapi.overrides.{key}.{name}"
-                problems.add(option_problem(Level.WARNING, where, message))
+        for name in set(value).difference(OVERRIDE_KEYS):
+            message = f"unknown override {name!r} ignored (known: {', '.join(OVERRIDE_KEYS)})"
+            problems.add(option_problem(Level.WARNING, f"openapi.overrides.{key}.{name}", message))
         options.overrides[str(key)] = {k: v for k, v in value.items() if k in OVERRIDE_KEYS}
     return options
 
@@ -161,8 +158,10 @@ def _rule(where: str, item: dict[str, Any]) -> Rule:
 
 # -- applied to the imported operations ----------------------------------------------------
 def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
-    """A resource entry for a GET operation (``as: resource`` or ``resourceTemplate``), or
-    None (warned) to keep it a tool."""
+    """A resource entry for a GET operation without a body (``as: resource`` or
+    ``resourceTemplate``), or None (warned) to keep it a tool. Its URI is ``api://<path>``:
+    path parameters become template variables (named by their argument, percent-encoded
+    where RFC 6570 needs it) and query parameters a ``{?a,b}`` expansion."""
     op, cand = built.operation, built.candidate
     reason = None
     if op.method != "GET":
@@ -258,13 +257,8 @@ def apply_overrides(
             resources[index - len(tools)] = (entry, op)
     for key in options.overrides:
         if key not in matched:
-            problems.add(
-                option_problem(
-                    Level.WARNING,
-                    f"openapi.overrides.{key}",
-                    f"no imported operation has the tool name or operationId {key!r}",
-                )
-            )
+            message = f"no imported operation has the tool name or operationId {key!r}"
+            problems.add(option_problem(Level.WARNING, f"openapi.overrides.{key}", message))
     return renamed_by
 
 

@@ -8,20 +8,16 @@ Conversions: ``nullable: true`` (and ``x-nullable``) -> a type array (``["string
 or ``anyOf [..., {type: null}]`` when the schema has no plain type; boolean
 ``exclusiveMinimum``/``exclusiveMaximum`` -> numbers; ``example`` -> ``examples``; Swagger
 ``type: file`` and ``format: binary`` -> base64 strings (``contentEncoding``); Swagger's
-string ``discriminator`` -> ``{propertyName}``. A discriminator is kept as an annotation,
-its ``mapping`` rewritten to ``#/$defs`` references (the implicit mapping of
-``oneOf``/``anyOf`` references is made explicit), and each referenced branch told apart by
-the tags that pick it (``oneOf: [Cat, Dog]`` with open objects refused every value as
-"valid under each of"). Properties marked ``readOnly`` or
-``writeOnly`` are not ``required`` (OpenAPI requires them in one direction only).
+string ``discriminator`` -> ``{propertyName}``. A discriminator's ``mapping`` is rewritten to
+``#/$defs`` references (the implicit mapping of ``oneOf``/``anyOf`` references made
+explicit), and each referenced branch told apart by the tags that pick it (``oneOf: [Cat,
+Dog]`` with open objects refused every value as "valid under each of"). Properties marked
+``readOnly`` or ``writeOnly`` are not ``required`` (OpenAPI requires them one way only).
 Keywords next to a ``$ref`` are kept (2020-12 applies them alongside; OpenAPI 3.0 would
 ignore them, but ``nullable`` or ``description`` there is what authors mean). A schema's
 own ``$defs``/``definitions`` are left out: what refers into them is resolved by pointer.
-``x-`` extensions, ``xml`` and ``externalDocs`` are documentation and left out; any other
-keyword that 2020-12 does not know, or a keyword whose value is malformed, is left out
-with a located warning.
-
-How definitions are named is in ``naming``; keywords that hold values are in ``keywords``.
+``x-`` extensions, ``xml`` and ``externalDocs`` are left out; any other keyword that
+2020-12 does not know, or whose value is malformed, is left out with a located warning.
 """
 
 from __future__ import annotations
