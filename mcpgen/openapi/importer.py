@@ -125,10 +125,10 @@ class _Importer(SecurityImport, InputImport):
             try:
                 built = self.build(cand, name)
             except Exception as exc:  # one operation's bug must not lose the others
-                message = (
-                    f"internal error while importing this operation: {type(exc).__name__}: {exc}"
+                what = f"{type(exc).__name__}: {exc}"
+                self.error(
+                    cand.src, cand.path, f"internal error while importing this operation: {what}"
                 )
-                self.error(cand.src, cand.path, message)
                 continue
             if kind in ("resource", "resourceTemplate"):
                 resource = as_resource(built, kind, self.warn)

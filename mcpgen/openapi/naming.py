@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -171,7 +172,7 @@ def _idents(name: str) -> tuple[str, str]:
 
 def unique_names(wanted: Sequence[tuple[str, str, str]]) -> list[str]:
     """Unique names for operations given as (base name, method, path), in the same order."""
-    order = sorted(range(len(wanted)), key=lambda i: (wanted[i][0], wanted[i][1], wanted[i][2]))
+    order = sorted(range(len(wanted)), key=lambda i: wanted[i])
     reserved = {ident for base, _, _ in wanted for ident in _idents(base)}
     taken: set[str] = set()
     last: dict[str, int] = {}  # the suffix number a base name got last (no quadratic search)
@@ -193,10 +194,7 @@ def unique_names(wanted: Sequence[tuple[str, str, str]]) -> list[str]:
 
 def argument_names(inputs: Sequence[tuple[str, str]]) -> list[str]:
     """Argument names for inputs given as (location, wire name), in the same order."""
-    counts: dict[str, int] = {}
-    for _, wire in inputs:
-        key = names.snake(wire)
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter(names.snake(wire) for _, wire in inputs)
     wanted = [
         f"{location}_{wire}" if counts[names.snake(wire)] > 1 else wire for location, wire in inputs
     ]
