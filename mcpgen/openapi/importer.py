@@ -211,10 +211,7 @@ class _Importer(SecurityImport, InputImport):
                     self.warn(src, (*ipath, key), f"{key!r} is not an operation mcpgen imports")
             if "servers" in item:
                 self.warn(src, (*ipath, "servers"), "path-level servers are not supported; ignored")
-            params = self.listing(
-                src, (*ipath, "parameters"), item.get("parameters"), "'parameters'"
-            )
-            item_params = [(src, (*ipath, "parameters", i), p) for i, p in enumerate(params)]
+            item_params = self.parameter_entries(src, ipath, item)
             for method in METHODS:
                 if method not in item:
                     continue

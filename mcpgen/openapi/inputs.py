@@ -18,7 +18,10 @@ from mcpgen.runtime.wire import RESERVED_HEADERS
 Json = Any
 Located = swagger2.Located
 _LOCATIONS = ("path", "query", "header", "cookie")
-_SET_BY_MCPGEN = frozenset({"accept", "content-type", "authorization"})
+_SET_BY_MCPGEN = dict.fromkeys(
+    ("accept", "content-type", "authorization"),
+    "mcpgen sets it (from the body, the response or the security scheme)",
+)
 _ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}
 
 
@@ -29,14 +32,8 @@ class InputImport(ImportBase):
 
     def parameters(self, cand: Candidate) -> tuple[list[Input], BodyInfo | None]:
         merged: dict[tuple[str, str], Located] = {}
-        own = self.listing(
-            cand.src, (*cand.path, "parameters"), cand.node.get("parameters"), "'parameters'"
-        )
-        entries = [
-            *cand.item_params,
-            *((cand.src, (*cand.path, "parameters", i), p) for i, p in enumerate(own)),
-        ]
-        for src, path, raw in entries:
+        own = self.parameter_entries(cand.src, cand.path, cand.node)
+        for src, path, raw in [*cand.item_params, *own]:
             followed = self.follow_mapping(src, path, raw, "a parameter")
             if followed is None:
                 continue
@@ -59,11 +56,7 @@ class InputImport(ImportBase):
                 (body_params if location == "body" else form_params).append((psrc, ppath, param))
                 continue
             if location == "header" and name.lower() in RESERVED_HEADERS:
-                who = (
-                    "mcpgen sets it (from the body, the response or the security scheme)"
-                    if name.lower() in _SET_BY_MCPGEN
-                    else "the HTTP client sets it"
-                )
+                who = _SET_BY_MCPGEN.get(name.lower(), "the HTTP client sets it")
                 self.warn(psrc, ppath, f"header parameter {name!r} is ignored: {who}")
                 continue
             if location == "path" and name not in templated:
@@ -73,11 +66,8 @@ class InputImport(ImportBase):
         declared = {name for (location, name) in merged if location == "path"}
         for name in templated:
             if name not in declared:
-                self.warn(
-                    cand.src,
-                    cand.path,
-                    f"path parameter {name!r} is not declared; imported as a required string",
-                )
+                message = f"path parameter {name!r} is not declared; imported as a required string"
+                self.warn(cand.src, cand.path, message)
                 inputs.append(Input("path", name, {"type": "string"}, True))
                 declared.add(name)
         inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)

@@ -75,14 +75,9 @@ class ImportBase:
         self.raw_options = options
         self.problems = problems
         self.sources = Sources(doc, problems)
+        self.error, self.warn = self.sources.error, self.sources.warn  # located problems
         self.data: dict[str, Any] = {}
         self.version = ""  # "2.0", "3.0" or "3.1" once known
-
-    def error(self, src: int, path: JsonPath, message: str) -> None:
-        self.sources.error(src, path, message)
-
-    def warn(self, src: int, path: JsonPath, message: str) -> None:
-        self.sources.warn(src, path, message)
 
     def follow_mapping(
         self, src: int, path: JsonPath, node: Any, what: str
@@ -94,6 +89,14 @@ class ImportBase:
             self.error(followed[0], followed[1], f"{what} must be a mapping")
             return None
         return followed
+
+    def parameter_entries(
+        self, src: int, path: JsonPath, node: dict[str, Any]
+    ) -> list[tuple[int, JsonPath, Json]]:
+        """The ``parameters`` of a path item or operation, each as (file, path, value)."""
+        where = (*path, "parameters")
+        given = self.listing(src, where, node.get("parameters"), "'parameters'")
+        return [(src, (*where, i), p) for i, p in enumerate(given)]
 
     def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
         return self._typed(src, path, value, f"{what} must be a mapping", dict)

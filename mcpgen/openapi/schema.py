@@ -89,9 +89,7 @@ class SchemaConverter:
 
         The same set of definitions gives the same (shared, read-only) mapping.
         """
-        needed: frozenset[str] = frozenset()
-        for root in roots:
-            needed = needed | self._closure_of(root)
+        needed: frozenset[str] = frozenset().union(*map(self._closure_of, roots))
         bundle = self._bundles.get(needed)
         if bundle is None:
             bundle = {name: self.defs[name] for name in sorted(needed)}
