@@ -22,6 +22,8 @@ _SET_BY_MCPGEN = dict.fromkeys(
     ("accept", "content-type", "authorization"),
     "mcpgen sets it (from the body, the response or the security scheme)",
 )
+# an object body with one of these is passed whole: its properties are not all known
+_NOT_SPREAD = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
 _ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}
 
 
@@ -200,10 +202,7 @@ class InputImport(ImportBase):
             and isinstance(target.get("properties"), dict)
             and target["properties"]
             and target.get("additionalProperties", False) is False
-            and not any(
-                k in target
-                for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
-            )
+            and not any(k in target for k in _NOT_SPREAD)
         )
         if not spreadable:
             read_only = self.read_only(schema)
@@ -214,9 +213,7 @@ class InputImport(ImportBase):
                 schema.update({"required": kept} if kept else {})
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
-            info = BodyInfo([item], deps, False, kind, media, required, parts)
-            info.read_only = read_only
-            return info
+            return BodyInfo([item], deps, False, kind, media, required, parts, read_only=read_only)
         if name is not None:
             deps = set(self.converter.deps.get(name, ()))
         needed = set(target.get("required", []))

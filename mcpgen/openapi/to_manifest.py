@@ -52,8 +52,7 @@ def upstream_prefix(base: str, schemes: dict[str, Json]) -> str:
     from mcpgen.runtime.settings import Settings
 
     own = {f.name.upper() for f in fields(Settings)} | {"TOKENS"}
-    suffixes = {"BASE_URL", "TIMEOUT", "RETRIES"}
-    suffixes |= {env_name(name) for name in schemes}
+    suffixes = {"BASE_URL", "TIMEOUT", "RETRIES", *map(env_name, schemes)}
     clash = any(s == o or o.startswith(s + "_") for s in suffixes for o in own)
     return base + "_API" if clash else base
 
