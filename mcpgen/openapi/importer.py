@@ -315,7 +315,7 @@ class _Importer(SecurityImport, InputImport):
         for key, message in _UNSUPPORTED_OPERATION_KEYS.items():
             if key in cand.node:
                 self.warn(cand.src, (*cand.path, key), message)
-        return Built(operation, tool, cand)
+        return Built(operation, tool)
 
     def polling(self, cand: Candidate) -> dict[str, float] | None:
         """How to poll an asynchronous operation (a 202 response with a Location header):

@@ -162,7 +162,8 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
     ``resourceTemplate``), or None (warned) to keep it a tool. Its URI is ``api://<path>``:
     path parameters become template variables (named by their argument, percent-encoded
     where RFC 6570 needs it) and query parameters a ``{?a,b}`` expansion."""
-    op, cand = built.operation, built.candidate
+    op = built.operation
+    src, at = op.origin  # where the operation is, for warnings
     reason = None
     if op.method != "GET":
         reason = f"only GET operations can be resources, not {op.method}"
@@ -171,25 +172,25 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
     elif any(p.required and p.location in ("header", "cookie") for p in op.parameters):
         reason = "an operation with required header or cookie parameters cannot be a resource"
     if reason:
-        warn(cand.src, cand.path, f"{reason}; imported as a tool")
+        warn(src, at, f"{reason}; imported as a tool")
         return None
     dropped = [p for p in op.parameters if p.location in ("header", "cookie")]
     for param in dropped:
         warn(
-            cand.src,
-            cand.path,
+            src,
+            at,
             f"{param.location} parameter {param.name!r} cannot be set "
             "when the operation is read as a resource",
         )
     path_vars = [p for p in op.parameters if p.location == "path"]
     query_vars = [p for p in op.parameters if p.location == "query"]
     if kind == "resource" and path_vars:
-        warn(cand.src, cand.path, "an operation with path parameters is a resource template")
+        warn(src, at, "an operation with path parameters is a resource template")
         kind = "resourceTemplate"
     if kind == "resource" and query_vars:
-        warn(cand.src, cand.path, "query parameters cannot be set on a fixed resource")
+        warn(src, at, "query parameters cannot be set on a fixed resource")
     if kind == "resourceTemplate" and not (path_vars or query_vars):
-        warn(cand.src, cand.path, "an operation without parameters is a fixed resource")
+        warn(src, at, "an operation without parameters is a fixed resource")
         kind = "resource"
     by_name = {p.name: p for p in path_vars}
     uri = "api://" + TEMPLATE.sub(

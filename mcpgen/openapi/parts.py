@@ -64,7 +64,6 @@ class Built:
 
     operation: Operation
     tool: dict[str, Json]
-    candidate: Candidate
 
 
 class ImportBase:
