@@ -1,16 +1,6 @@
 """The manifest's ``openapi:`` options: which operations become what (a tool, a resource or
-nothing), and per-tool overrides (``openapi.overrides``), applied to what was imported.
-
-A rule (``include``, ``exclude`` and ``rules`` entries) matches an operation when every
-criterion it gives matches: ``methods`` (any of them, case-insensitive), ``path`` (a glob on
-the path template where ``*`` also crosses ``/``: ``/pets*`` matches ``/pets/{petId}``),
-``tags`` (the operation has any of them), ``operationId`` (a glob). A rule with no criteria
-matches every operation.
-
-An operation is left out when an ``exclude`` rule matches it, or when there are ``include``
-rules and none matches it. Otherwise what it becomes is the ``as`` of the first matching
-``rules`` entry, else of the first matching ``include`` rule that has one, else ``tool``.
-``as: exclude`` leaves it out.
+nothing: the rules are in ``docs/openapi.md``, "Which operations, as what"), and per-tool
+overrides (``openapi.overrides``), applied to what was imported.
 
 Problems with the options themselves have a ``field`` like ``openapi.include[0].methods``
 and the location :data:`OPTIONS_FILE`: the caller knows where the manifest wrote them.
