@@ -1,12 +1,8 @@
-"""The security schemes of an OpenAPI document and each operation's requirements.
+"""The security schemes of an OpenAPI document, normalized, and each operation's requirements.
 
-Every scheme the generated server can send a credential for is kept, normalized: ``apiKey``
-(header, query, cookie), ``http`` basic or bearer, ``oauth2`` with a client-credentials
-flow (``{"type": "oauth2", "tokenUrl", "scopes"}``: the server gets its own token). OAuth2
-with only user flows (``{"type": "oauth2", "flows": [...], "scopes"}``) and
-``openIdConnect`` are kept for ``openapi.credentials`` to serve (``from: tokenExchange`` or
-``from: header``); a warning says so when the manifest does not. Other schemes (HTTP
-digest, mutual TLS...) are dropped with a warning.
+Which schemes are kept, and how the server sends their credentials: ``docs/security.md``,
+"Credentials for the wrapped API". Others (HTTP digest, mutual TLS...) are dropped with a
+warning.
 """
 
 from __future__ import annotations
