@@ -102,9 +102,8 @@ class _Importer(SecurityImport, InputImport):
         options = parse_options(self.raw_options, self.problems)
         if "webhooks" in data:
             self.warn(0, ("webhooks",), "webhooks are requests the API makes; not imported")
-        candidates = self.collect()
         chosen: list[tuple[Candidate, str]] = []
-        for cand in candidates:
+        for cand in self.collect():
             if cand.node.get("deprecated") is True and not options.deprecated:
                 continue  # on its way out: not offered to models (openapi.deprecated: true)
             kind = options.kind(cand.method, cand.url, cand.tags, cand.operation_id)

@@ -283,8 +283,6 @@ class InputImport(ImportBase):
         )
         success += [c for c in responses if isinstance(c, str) and c.upper() == "2XX"]
         codes = success or [c for c in responses if c == "default"]
-        if not codes:
-            return None, None, False
         chosen: tuple[str, int, JsonPath, str | None, Json] | None = None
         for code in codes:
             found = self.response_schema(cand, code, responses[code])

@@ -122,8 +122,7 @@ def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Probl
     if imported.info.get("description"):
         data["server"]["description"] = str(imported.info["description"])
     doc = Document(spec.file, spec.base_dir, data, "", Positions(spec.file))
-    info_at = spec.locate(("info",))
-    doc.overlays[("server",)] = Overlay(lambda: info_at, "#/info")
+    doc.overlays[("server",)] = Overlay(_fixed(spec.locate(("info",))), "#/info")
     attach(doc, imported, {})
     return doc, problems
 
