@@ -16,7 +16,7 @@ from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
 from mcpgen.openapi.media import sent_type, text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
-from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
+from mcpgen.openapi.options import apply_overrides, as_resource, parse_options
 from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
 from mcpgen.openapi.schema import SchemaConverter
@@ -136,11 +136,6 @@ class _Importer(SecurityImport, InputImport):
                     continue
             tools.append(built)
         renamed = apply_overrides(options, tools, resources, self.problems)
-        for rule in [*options.include, *options.exclude, *options.rules]:
-            if rule.where not in options.used:
-                self.problems.add(
-                    option_problem(Level.WARNING, rule.where, "this rule matches no operation")
-                )
         servers, schemes, info = self.servers(), self.security_schemes(), self.info()
         if servers and "://" not in servers[0]["url"] and "baseUrl" not in (self.raw_options or {}):
             self.warn(

@@ -216,7 +216,8 @@ def apply_overrides(
 ) -> dict[tuple[str, int], str]:
     """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
     tools and resources; the override key that renamed each entry, by ``("tools", index)``
-    or ``("resources", index)`` (the manifest's checks blame the rename for a bad name)."""
+    or ``("resources", index)`` (the manifest's checks blame the rename for a bad name).
+    Overrides and rules that matched nothing are warned about."""
     matched: set[str] = set()
     renamed_by: dict[tuple[str, int], str] = {}
     offered: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
@@ -250,6 +251,11 @@ def apply_overrides(
         if key not in matched:
             message = f"no imported operation has the tool name or operationId {key!r}"
             problems.add(option_problem(Level.WARNING, f"openapi.overrides.{key}", message))
+    for rule in (*options.include, *options.exclude, *options.rules):
+        if rule.where not in options.used:
+            problems.add(
+                option_problem(Level.WARNING, rule.where, "this rule matches no operation")
+            )
     return renamed_by
 
 
