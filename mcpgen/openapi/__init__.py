@@ -6,45 +6,17 @@ each (how to make the HTTP call), the servers and the security schemes. It never
 broken documents give located ERROR problems, anything that cannot be represented a
 located WARNING (``field`` is a JSON pointer such as ``#/paths/~1pets/get/requestBody``).
 
-Rules, in the modules that apply them:
-
-- tool and argument names: :mod:`mcpgen.openapi.naming`;
-- schema conversion (``$ref`` bundling, ``nullable``, ...): :mod:`mcpgen.openapi.schema`;
-- ``include`` / ``exclude`` / ``rules`` / ``overrides``: :mod:`mcpgen.openapi.options`.
-
-Request bodies: the JSON (then form, multipart, text, binary) media type is used. An
-object body whose properties are all known (``properties``, no ``additionalProperties``,
-no ``allOf``/``oneOf``/...) is spread into the input, except when the body is optional
-but has required properties; otherwise the whole body is the ``body`` argument (a
-base64 string for binary bodies, a string for text). ``readOnly`` properties of a
-spread body are left out; those of a body passed whole are not sent (``Body.read_only``).
-Swagger 2.0 ``formData`` parameters are spread.
-
-Responses: the lowest 2xx response (else ``2XX``, else ``default``) is the output. A JSON
-object schema is the output schema as is; any other JSON schema is wrapped as
-``{result: ...}`` (``Operation.wrapped_output``). Non-JSON responses have no output schema;
-``Operation.response_content_type`` says what comes back.
-
-Resources (``as: resource`` / ``as: resourceTemplate``): GET operations without a body
-become ``api://<path>`` resources; path parameters become template variables (named by
-their argument, percent-encoded where RFC 6570 needs it) and query parameters a
-``{?a,b}`` expansion. Anything else stays a tool, with a warning.
-
-Warned about (located WARNING): callbacks; path- and operation-level ``servers``; a
-relative first server URL (no host: Swagger 2.0 without ``host``) unless ``baseUrl`` is given;
-``webhooks``; header parameters ``Accept``/``Content-Type``/``Authorization``;
-``allowReserved``; Swagger ``tsv`` arrays; path parameters not in the path, not declared,
-or not ``required``; multipart ``encoding``; XML bodies (sent as raw text); a text or
-binary body's schema; a 2xx response whose schema differs from the one used; security
-schemes other than apiKey, HTTP basic/bearer and OAuth2 client credentials; requirements
-naming unknown schemes; duplicate operationIds; schema keywords that are unknown,
-malformed or unsupported (``$id``, ``$anchor``, ``$dynamicRef``...); resource fallbacks;
-option rules that match nothing and overrides that match no operation.
+Rules, in the modules that apply them: tool and argument names in :mod:`.naming`; schema
+conversion in :mod:`.schema`; ``include`` / ``exclude`` / ``rules`` / ``overrides`` and
+resources in :mod:`.options`; parameters, bodies and responses in :mod:`.inputs` (each
+kind's arguments and wire form: ``docs/openapi.md``). The output is the lowest 2xx
+response's (else ``2XX``, else ``default``); a JSON schema that is not an object is wrapped
+as ``{result: ...}`` (``Operation.wrapped_output``).
 
 Left out without a warning (documentation, or a choice among equivalents): ``x-``
 extensions, ``xml``, ``externalDocs``, links, response headers, examples objects other
 than their values, alternative media types when a preferred one exists, and ``readOnly``
-properties of a request body.
+properties of a request body. Anything else not imported is warned about where it is.
 """
 
 from __future__ import annotations

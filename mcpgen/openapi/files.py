@@ -1,12 +1,7 @@
 """File arguments and multipart part headers of a request body (docs/openapi.md, "Files"
-and "Multipart part headers").
-
-A file input (a multipart file property, an ``application/octet-stream`` body) keeps its
-schema (``type: string``, ``contentEncoding: base64``) and says in its description that it
-also takes the URI of one of the server's resources; the runtime tells the two apart by
-the colon a URI has and base64 never has (``runtime/files.py``). A multipart property's
-``encoding.headers`` become optional header arguments that the runtime puts on that
-property's parts (``Param.part``).
+and "Multipart part headers"): a file input keeps its base64 schema and its description
+says it also takes a resource's URI (``runtime/files.py`` tells them apart); a multipart
+property's ``encoding.headers`` become optional header arguments (``Param.part``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
 from mcpgen.openapi.media import sent_type, text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
-from mcpgen.openapi.options import apply_overrides, as_resource, option_problem, parse_options
+from mcpgen.openapi.options import apply_overrides, as_resource, parse_options
 from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
 from mcpgen.openapi.schema import SchemaConverter
@@ -28,6 +28,10 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PATH_ITEM_KEYS = frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS})
 _LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
+_UNSUPPORTED_OPERATION_KEYS = {
+    "callbacks": "callbacks are not supported; ignored",
+    "servers": "operation-level servers are not supported",
+}
 
 
 OK = ("200", "201", "203", "204")  # final answers: their schema is the result's
@@ -98,9 +102,8 @@ class _Importer(SecurityImport, InputImport):
         options = parse_options(self.raw_options, self.problems)
         if "webhooks" in data:
             self.warn(0, ("webhooks",), "webhooks are requests the API makes; not imported")
-        candidates = self.collect()
         chosen: list[tuple[Candidate, str]] = []
-        for cand in candidates:
+        for cand in self.collect():
             if cand.node.get("deprecated") is True and not options.deprecated:
                 continue  # on its way out: not offered to models (openapi.deprecated: true)
             kind = options.kind(cand.method, cand.url, cand.tags, cand.operation_id)
@@ -121,10 +124,10 @@ class _Importer(SecurityImport, InputImport):
             try:
                 built = self.build(cand, name)
             except Exception as exc:  # one operation's bug must not lose the others
-                message = (
-                    f"internal error while importing this operation: {type(exc).__name__}: {exc}"
+                what = f"{type(exc).__name__}: {exc}"
+                self.error(
+                    cand.src, cand.path, f"internal error while importing this operation: {what}"
                 )
-                self.error(cand.src, cand.path, message)
                 continue
             if kind in ("resource", "resourceTemplate"):
                 resource = as_resource(built, kind, self.warn)
@@ -133,11 +136,6 @@ class _Importer(SecurityImport, InputImport):
                     continue
             tools.append(built)
         renamed = apply_overrides(options, tools, resources, self.problems)
-        for rule in [*options.include, *options.exclude, *options.rules]:
-            if rule.where not in options.used:
-                self.problems.add(
-                    option_problem(Level.WARNING, rule.where, "this rule matches no operation")
-                )
         servers, schemes, info = self.servers(), self.security_schemes(), self.info()
         if servers and "://" not in servers[0]["url"] and "baseUrl" not in (self.raw_options or {}):
             self.warn(
@@ -207,10 +205,7 @@ class _Importer(SecurityImport, InputImport):
                     self.warn(src, (*ipath, key), f"{key!r} is not an operation mcpgen imports")
             if "servers" in item:
                 self.warn(src, (*ipath, "servers"), "path-level servers are not supported; ignored")
-            params = self.listing(
-                src, (*ipath, "parameters"), item.get("parameters"), "'parameters'"
-            )
-            item_params = [(src, (*ipath, "parameters", i), p) for i, p in enumerate(params)]
+            item_params = self.parameter_entries(src, ipath, item)
             for method in METHODS:
                 if method not in item:
                     continue
@@ -250,13 +245,7 @@ class _Importer(SecurityImport, InputImport):
                 required.append(argument)
             if item.location != "body":
                 params.append(
-                    Param(
-                        name=item.wire,
-                        location=item.location,
-                        argument=argument,
-                        required=item.required,
-                        **item.param,
-                    )
+                    Param(item.wire, item.location, argument, item.required, **item.param)
                 )
         input_schema: dict[str, Json] = {"type": "object", "properties": properties}
         if required:
@@ -305,13 +294,10 @@ class _Importer(SecurityImport, InputImport):
             poll=poll,
         )
         tool: dict[str, Json] = {"name": name}
-        summary, description = (
-            text_of(cand.node.get("summary")),
-            text_of(cand.node.get("description")),
-        )
+        summary = text_of(cand.node.get("summary"))
         if summary:
             tool["title"] = summary
-        text = description or summary or f"{cand.method.upper()} {cand.url}"
+        text = text_of(cand.node.get("description")) or summary or f"{operation.method} {cand.url}"
         deprecated = cand.node.get("deprecated") is True
         tool["description"] = f"Deprecated. {text}" if deprecated else text
         tool["input"] = input_schema
@@ -320,13 +306,10 @@ class _Importer(SecurityImport, InputImport):
         tool["annotations"] = tool_annotations(cand.method)
         if poll is not None:
             tool["task"] = "optional"
-        if "callbacks" in cand.node:
-            self.warn(cand.src, (*cand.path, "callbacks"), "callbacks are not supported; ignored")
-        if "servers" in cand.node:
-            self.warn(
-                cand.src, (*cand.path, "servers"), "operation-level servers are not supported"
-            )
-        return Built(operation, tool, cand)
+        for key, message in _UNSUPPORTED_OPERATION_KEYS.items():
+            if key in cand.node:
+                self.warn(cand.src, (*cand.path, key), message)
+        return Built(operation, tool)
 
     def polling(self, cand: Candidate) -> dict[str, float] | None:
         """How to poll an asynchronous operation (a 202 response with a Location header):

@@ -18,7 +18,12 @@ from mcpgen.runtime.wire import RESERVED_HEADERS
 Json = Any
 Located = swagger2.Located
 _LOCATIONS = ("path", "query", "header", "cookie")
-_SET_BY_MCPGEN = frozenset({"accept", "content-type", "authorization"})
+_SET_BY_MCPGEN = dict.fromkeys(
+    ("accept", "content-type", "authorization"),
+    "mcpgen sets it (from the body, the response or the security scheme)",
+)
+# an object body with one of these is passed whole: its properties are not all known
+_NOT_SPREAD = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
 _ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}
 
 
@@ -29,14 +34,8 @@ class InputImport(ImportBase):
 
     def parameters(self, cand: Candidate) -> tuple[list[Input], BodyInfo | None]:
         merged: dict[tuple[str, str], Located] = {}
-        own = self.listing(
-            cand.src, (*cand.path, "parameters"), cand.node.get("parameters"), "'parameters'"
-        )
-        entries = [
-            *cand.item_params,
-            *((cand.src, (*cand.path, "parameters", i), p) for i, p in enumerate(own)),
-        ]
-        for src, path, raw in entries:
+        own = self.parameter_entries(cand.src, cand.path, cand.node)
+        for src, path, raw in [*cand.item_params, *own]:
             followed = self.follow_mapping(src, path, raw, "a parameter")
             if followed is None:
                 continue
@@ -59,11 +58,7 @@ class InputImport(ImportBase):
                 (body_params if location == "body" else form_params).append((psrc, ppath, param))
                 continue
             if location == "header" and name.lower() in RESERVED_HEADERS:
-                who = (
-                    "mcpgen sets it (from the body, the response or the security scheme)"
-                    if name.lower() in _SET_BY_MCPGEN
-                    else "the HTTP client sets it"
-                )
+                who = _SET_BY_MCPGEN.get(name.lower(), "the HTTP client sets it")
                 self.warn(psrc, ppath, f"header parameter {name!r} is ignored: {who}")
                 continue
             if location == "path" and name not in templated:
@@ -73,11 +68,8 @@ class InputImport(ImportBase):
         declared = {name for (location, name) in merged if location == "path"}
         for name in templated:
             if name not in declared:
-                self.warn(
-                    cand.src,
-                    cand.path,
-                    f"path parameter {name!r} is not declared; imported as a required string",
-                )
+                message = f"path parameter {name!r} is not declared; imported as a required string"
+                self.warn(cand.src, cand.path, message)
                 inputs.append(Input("path", name, {"type": "string"}, True))
                 declared.add(name)
         inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
@@ -85,12 +77,7 @@ class InputImport(ImportBase):
         return [*inputs, *(body.headers if body is not None else [])], body
 
     def parameter(
-        self,
-        src: int,
-        path: JsonPath,
-        param: dict[str, Any],
-        location: str,
-        name: str,
+        self, src: int, path: JsonPath, param: dict[str, Any], location: str, name: str
     ) -> Input:
         required = param.get("required") is True
         if location == "path" and not required:
@@ -133,10 +120,7 @@ class InputImport(ImportBase):
 
     # -- bodies --------------------------------------------------------------------------
     def request_body(
-        self,
-        cand: Candidate,
-        body_params: list[Located],
-        form_params: list[Located],
+        self, cand: Candidate, body_params: list[Located], form_params: list[Located]
     ) -> BodyInfo | None:
         if self.version == "2.0":
             return files.described(swagger2.request_body(self, cand, body_params, form_params))
@@ -154,10 +138,9 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        schema, deps = self.converter.convert(src, (*mpath, "schema"), media_node.get("schema", {}))
         required, description = node.get("required") is True, node.get("description")
         info = self.body_info(
-            src, mpath, media, required, schema, deps, description, examples_of(media_node)
+            src, mpath, media, required, media_node, description, examples_of(media_node)
         )
         if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             self.encoding(src, (*mpath, "encoding"), media_node.get("encoding"), info)
@@ -193,11 +176,12 @@ class InputImport(ImportBase):
         path: JsonPath,
         media: str,
         required: bool,
-        schema: Json,
-        deps: set[str],
+        holder: dict[str, Any],
         description: Any,
         examples: list[Any],
     ) -> BodyInfo:
+        """The body whose schema is ``holder``'s (a media type object, a 2.0 body parameter)."""
+        schema, deps = self.converter.convert(src, (*path, "schema"), holder.get("schema", {}))
         kind = category(media)
         if is_xml(media):
             self.warn(src, path, f"{media} bodies are passed as raw text, not built from data")
@@ -218,10 +202,7 @@ class InputImport(ImportBase):
             and isinstance(target.get("properties"), dict)
             and target["properties"]
             and target.get("additionalProperties", False) is False
-            and not any(
-                k in target
-                for k in ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
-            )
+            and not any(k in target for k in _NOT_SPREAD)
         )
         if not spreadable:
             read_only = self.read_only(schema)
@@ -232,9 +213,7 @@ class InputImport(ImportBase):
                 schema.update({"required": kept} if kept else {})
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
-            info = BodyInfo([item], deps, False, kind, media, required, parts)
-            info.read_only = read_only
-            return info
+            return BodyInfo([item], deps, False, kind, media, required, parts, read_only=read_only)
         if name is not None:
             deps = set(self.converter.deps.get(name, ()))
         needed = set(target.get("required", []))
@@ -304,8 +283,6 @@ class InputImport(ImportBase):
         )
         success += [c for c in responses if isinstance(c, str) and c.upper() == "2XX"]
         codes = success or [c for c in responses if c == "default"]
-        if not codes:
-            return None, None, False
         chosen: tuple[str, int, JsonPath, str | None, Json] | None = None
         for code in codes:
             found = self.response_schema(cand, code, responses[code])

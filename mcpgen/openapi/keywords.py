@@ -22,17 +22,15 @@ UNSUPPORTED = frozenset(
     {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
      "$vocabulary"}
 )  # fmt: skip
-_NUMBERS = frozenset({"maximum", "minimum"})
-_COUNTS = frozenset(
-    {
-        "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
-        "maxContains", "minContains",
-    }
+_NUMBERS = ("maximum", "minimum")
+_COUNTS = (
+    "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
+    "maxContains", "minContains",
 )  # fmt: skip
-_BOOLEANS = frozenset({"uniqueItems", "readOnly", "writeOnly", "deprecated"})
-_STRINGS = frozenset(
-    {"title", "description", "format", "pattern", "contentEncoding", "contentMediaType", "$comment"}
-)
+_BOOLEANS = ("uniqueItems", "readOnly", "writeOnly", "deprecated")
+_STRINGS = (
+    "title", "description", "format", "pattern", "contentEncoding", "contentMediaType", "$comment",
+)  # fmt: skip
 # annotations that stay outside when a nullable schema is wrapped in anyOf
 _OUTER = ("title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly")
 _COMPOSED = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "const")

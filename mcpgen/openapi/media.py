@@ -69,31 +69,19 @@ def examples_of(node: dict[str, Any]) -> list[Any]:
 
 
 def annotate(
-    schema: Json,
-    description: Any = None,
-    deprecated: Any = None,
-    examples: list[Any] | None = None,
+    schema: Json, description: Any = None, deprecated: Any = None, examples: list[Any] | None = None
 ) -> Json:
     """``schema`` (not changed) with a description, deprecation and examples added."""
-    extra: dict[str, Any] = {}
-    if isinstance(description, str) and description:
-        extra["description"] = description
-    if deprecated is True:
-        extra["deprecated"] = True
-    if examples:
-        extra["examples"] = examples
-    if not extra:
+    described = isinstance(description, str) and bool(description)
+    if not (described or deprecated is True or examples):
         return schema
-    if schema is True:
-        schema = {}
-    if schema is False:
-        schema = {"not": {}}
-    merged = dict(schema)
-    for key, value in extra.items():
-        if key == "examples":
-            merged[key] = [*merged.get(key, []), *value]
-        else:
-            merged.setdefault(key, value)
+    merged = {} if schema is True else {"not": {}} if schema is False else dict(schema)
+    if described:
+        merged.setdefault("description", description)
+    if deprecated is True:
+        merged.setdefault("deprecated", True)
+    if examples:
+        merged["examples"] = [*merged.get("examples", []), *examples]
     return merged
 
 

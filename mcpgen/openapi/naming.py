@@ -1,42 +1,13 @@
 """Tool names for operations, input argument names that do not clash, and the ``$defs``
-names of the schemas a document refers to.
-
-Tool names
-    From ``operationId`` in snake case (``listPets`` -> ``list_pets``,
-    ``repos/get-content`` -> ``repos_get_content``); without one (or when it has no letters
-    or digits) from the method and the path, a parameter segment becoming ``by_<name>``
-    (``GET /pets/{petId}`` -> ``get_pets_by_pet_id``). A name longer than 64 characters is
-    cut to 55 and ends with ``_`` and 8 hex digits of a hash of the full name. Names that
-    are the same (also: the same once made a Python identifier or class name) are told
-    apart by sorting the operations that want the name on (method, path): the first keeps
-    it, the next get ``_2``, ``_3``... (skipping names another operation wants). The result
-    depends only on the set of operations, never on their order in the document.
-
-Argument names
-    Path, query, header and cookie parameters and the body's properties (or the single
-    ``body`` argument) share one flat input object. A parameter keeps its wire name as its
-    argument name unless another input has the same name (compared as Python identifiers,
-    so ``petId`` and ``pet_id`` clash): then every one of the clashing inputs is prefixed
-    with its location -- ``path_id``, ``query_id``, ``header_id``, ``cookie_id``,
-    ``body_id``. If a prefixed name is still taken, ``_2``, ``_3``... is appended, in the
-    order path, query, header, cookie, body.
-
-Definition names
-    A component schema (``#/components/schemas/X``, Swagger ``#/definitions/X``, or ``X`` at
-    the top of another file) keeps its name when it is a PascalCase class name, else it is
-    made one (``simple-user`` -> ``SimpleUser``). When that name is taken -- by a name the
-    generated models import (``Field``, ``Any``...), or by another schema: the main document's
-    components come first (names that needed no change before others), then other files'
-    schemas sorted by file and pointer -- 6 hex digits of a hash of the file and pointer are
-    appended (``Error69c158``). A schema referenced somewhere else
-    (``#/components/schemas/Pet/properties/owner``) is named after its path plus such a hash
-    (``PetPropertiesOwner3be1a2``). Names never depend on the order of the document.
+names of the schemas a document refers to. The rules are in ``docs/openapi.md`` ("Names",
+"Arguments"): every name depends only on what the document holds, never on its order.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -171,7 +142,7 @@ def _idents(name: str) -> tuple[str, str]:
 
 def unique_names(wanted: Sequence[tuple[str, str, str]]) -> list[str]:
     """Unique names for operations given as (base name, method, path), in the same order."""
-    order = sorted(range(len(wanted)), key=lambda i: (wanted[i][0], wanted[i][1], wanted[i][2]))
+    order = sorted(range(len(wanted)), key=lambda i: wanted[i])
     reserved = {ident for base, _, _ in wanted for ident in _idents(base)}
     taken: set[str] = set()
     last: dict[str, int] = {}  # the suffix number a base name got last (no quadratic search)
@@ -193,10 +164,7 @@ def unique_names(wanted: Sequence[tuple[str, str, str]]) -> list[str]:
 
 def argument_names(inputs: Sequence[tuple[str, str]]) -> list[str]:
     """Argument names for inputs given as (location, wire name), in the same order."""
-    counts: dict[str, int] = {}
-    for _, wire in inputs:
-        key = names.snake(wire)
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter(names.snake(wire) for _, wire in inputs)
     wanted = [
         f"{location}_{wire}" if counts[names.snake(wire)] > 1 else wire for location, wire in inputs
     ]

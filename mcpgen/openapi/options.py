@@ -1,16 +1,6 @@
 """The manifest's ``openapi:`` options: which operations become what (a tool, a resource or
-nothing), and per-tool overrides (``openapi.overrides``), applied to what was imported.
-
-A rule (``include``, ``exclude`` and ``rules`` entries) matches an operation when every
-criterion it gives matches: ``methods`` (any of them, case-insensitive), ``path`` (a glob on
-the path template where ``*`` also crosses ``/``: ``/pets*`` matches ``/pets/{petId}``),
-``tags`` (the operation has any of them), ``operationId`` (a glob). A rule with no criteria
-matches every operation.
-
-An operation is left out when an ``exclude`` rule matches it, or when there are ``include``
-rules and none matches it. Otherwise what it becomes is the ``as`` of the first matching
-``rules`` entry, else of the first matching ``include`` rule that has one, else ``tool``.
-``as: exclude`` leaves it out.
+nothing: the rules are in ``docs/openapi.md``, "Which operations, as what"), and per-tool
+overrides (``openapi.overrides``), applied to what was imported.
 
 Problems with the options themselves have a ``field`` like ``openapi.include[0].methods``
 and the location :data:`OPTIONS_FILE`: the caller knows where the manifest wrote them.
@@ -115,12 +105,9 @@ def parse_options(raw: Any, problems: Problems) -> Options:
     for key, value in raw.get("overrides", {}).items():
         if ("openapi", "overrides", key) in malformed:
             continue  # the manifest schema's problems say what is wrong
-        for name in value:
-            if name not in OVERRIDE_KEYS:
-                known = ", ".join(OVERRIDE_KEYS)
-                message = f"unknown override {name!r} ignored (known: {known})"
-                where = f"openapi.overrides.{key}.{name}"
-                problems.add(option_problem(Level.WARNING, where, message))
+        for name in set(value).difference(OVERRIDE_KEYS):
+            message = f"unknown override {name!r} ignored (known: {', '.join(OVERRIDE_KEYS)})"
+            problems.add(option_problem(Level.WARNING, f"openapi.overrides.{key}.{name}", message))
         options.overrides[str(key)] = {k: v for k, v in value.items() if k in OVERRIDE_KEYS}
     return options
 
@@ -161,9 +148,12 @@ def _rule(where: str, item: dict[str, Any]) -> Rule:
 
 # -- applied to the imported operations ----------------------------------------------------
 def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
-    """A resource entry for a GET operation (``as: resource`` or ``resourceTemplate``), or
-    None (warned) to keep it a tool."""
-    op, cand = built.operation, built.candidate
+    """A resource entry for a GET operation without a body (``as: resource`` or
+    ``resourceTemplate``), or None (warned) to keep it a tool. Its URI is ``api://<path>``:
+    path parameters become template variables (named by their argument, percent-encoded
+    where RFC 6570 needs it) and query parameters a ``{?a,b}`` expansion."""
+    op = built.operation
+    src, at = op.origin  # where the operation is, for warnings
     reason = None
     if op.method != "GET":
         reason = f"only GET operations can be resources, not {op.method}"
@@ -172,25 +162,25 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
     elif any(p.required and p.location in ("header", "cookie") for p in op.parameters):
         reason = "an operation with required header or cookie parameters cannot be a resource"
     if reason:
-        warn(cand.src, cand.path, f"{reason}; imported as a tool")
+        warn(src, at, f"{reason}; imported as a tool")
         return None
     dropped = [p for p in op.parameters if p.location in ("header", "cookie")]
     for param in dropped:
         warn(
-            cand.src,
-            cand.path,
+            src,
+            at,
             f"{param.location} parameter {param.name!r} cannot be set "
             "when the operation is read as a resource",
         )
     path_vars = [p for p in op.parameters if p.location == "path"]
     query_vars = [p for p in op.parameters if p.location == "query"]
     if kind == "resource" and path_vars:
-        warn(cand.src, cand.path, "an operation with path parameters is a resource template")
+        warn(src, at, "an operation with path parameters is a resource template")
         kind = "resourceTemplate"
     if kind == "resource" and query_vars:
-        warn(cand.src, cand.path, "query parameters cannot be set on a fixed resource")
+        warn(src, at, "query parameters cannot be set on a fixed resource")
     if kind == "resourceTemplate" and not (path_vars or query_vars):
-        warn(cand.src, cand.path, "an operation without parameters is a fixed resource")
+        warn(src, at, "an operation without parameters is a fixed resource")
         kind = "resource"
     by_name = {p.name: p for p in path_vars}
     uri = "api://" + TEMPLATE.sub(
@@ -226,7 +216,8 @@ def apply_overrides(
 ) -> dict[tuple[str, int], str]:
     """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
     tools and resources; the override key that renamed each entry, by ``("tools", index)``
-    or ``("resources", index)`` (the manifest's checks blame the rename for a bad name)."""
+    or ``("resources", index)`` (the manifest's checks blame the rename for a bad name).
+    Overrides and rules that matched nothing are warned about."""
     matched: set[str] = set()
     renamed_by: dict[tuple[str, int], str] = {}
     offered: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
@@ -258,12 +249,12 @@ def apply_overrides(
             resources[index - len(tools)] = (entry, op)
     for key in options.overrides:
         if key not in matched:
+            message = f"no imported operation has the tool name or operationId {key!r}"
+            problems.add(option_problem(Level.WARNING, f"openapi.overrides.{key}", message))
+    for rule in (*options.include, *options.exclude, *options.rules):
+        if rule.where not in options.used:
             problems.add(
-                option_problem(
-                    Level.WARNING,
-                    f"openapi.overrides.{key}",
-                    f"no imported operation has the tool name or operationId {key!r}",
-                )
+                option_problem(Level.WARNING, rule.where, "this rule matches no operation")
             )
     return renamed_by
 

@@ -4,7 +4,7 @@ class with the located-problem helpers (the importer and its parts subclass it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi.result import Operation
@@ -12,6 +12,7 @@ from mcpgen.openapi.sources import Sources
 from mcpgen.problems import Problems
 
 Json = Any
+T = TypeVar("T", dict[str, Any], list[Any])
 
 
 @dataclass
@@ -63,7 +64,6 @@ class Built:
 
     operation: Operation
     tool: dict[str, Json]
-    candidate: Candidate
 
 
 class ImportBase:
@@ -74,14 +74,9 @@ class ImportBase:
         self.raw_options = options
         self.problems = problems
         self.sources = Sources(doc, problems)
+        self.error, self.warn = self.sources.error, self.sources.warn  # located problems
         self.data: dict[str, Any] = {}
         self.version = ""  # "2.0", "3.0" or "3.1" once known
-
-    def error(self, src: int, path: JsonPath, message: str) -> None:
-        self.sources.error(src, path, message)
-
-    def warn(self, src: int, path: JsonPath, message: str) -> None:
-        self.sources.warn(src, path, message)
 
     def follow_mapping(
         self, src: int, path: JsonPath, node: Any, what: str
@@ -94,18 +89,22 @@ class ImportBase:
             return None
         return followed
 
+    def parameter_entries(
+        self, src: int, path: JsonPath, node: dict[str, Any]
+    ) -> list[tuple[int, JsonPath, Json]]:
+        """The ``parameters`` of a path item or operation, each as (file, path, value)."""
+        where = (*path, "parameters")
+        given = self.listing(src, where, node.get("parameters"), "'parameters'")
+        return [(src, (*where, i), p) for i, p in enumerate(given)]
+
     def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            self.error(src, path, f"{what} must be a mapping")
-            return {}
-        return value
+        return self._typed(src, path, value, f"{what} must be a mapping", dict)
 
     def listing(self, src: int, path: JsonPath, value: Any, what: str) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.error(src, path, f"{what} must be a list")
-            return []
-        return value
+        return self._typed(src, path, value, f"{what} must be a list", list)
+
+    def _typed(self, src: int, path: JsonPath, value: Any, message: str, kind: type[T]) -> T:
+        """``value``, or an empty ``kind`` when it is absent or (an error) of another type."""
+        if value is not None and not isinstance(value, kind):
+            self.error(src, path, message)
+        return value if isinstance(value, kind) else kind()

@@ -128,15 +128,11 @@ class Merged:
 class OpenAPIImport:
     """Everything imported from one OpenAPI document.
 
-    ``tools`` are manifest tool entries (keys ``name``, ``title``, ``description``,
-    ``input``, ``output``, ``annotations``; a key is left out when it has no value, so
-    ``tool.get("output")`` is None for an operation without a JSON response).
-    ``operations[i]`` belongs to ``tools[i]``. Operations imported ``as: resource`` or
-    ``as: resourceTemplate`` are manifest resource entries in ``resources``, with
-    ``resource_operations[i]`` belonging to ``resources[i]``.
-
-    Schemas share structure between tools (a definition used by ten tools is one object):
-    treat them as read-only, and dump YAML with aliases disabled.
+    ``tools`` are manifest tool entries (a key without a value is left out: no ``output``
+    without a JSON response); ``operations[i]`` belongs to ``tools[i]``. Operations imported
+    ``as: resource``/``resourceTemplate`` are the ``resources``, with their
+    ``resource_operations``. Schemas share structure between tools (a definition used by
+    ten tools is one object): treat them as read-only, and dump YAML with aliases disabled.
     """
 
     tools: list[dict[str, Json]]
@@ -157,13 +153,8 @@ class OpenAPIImport:
     # the override key (``openapi.overrides.<key>.name``) that renamed a tool or resource:
     # ("tools", index) or ("resources", index) -> key; the checks blame the rename
     renamed: dict[tuple[str, int], str] = field(default_factory=dict)
+    # every definition the tools' own ``$defs`` hold, by name (sorted): a caller may put these
+    # in the manifest's shared ``$defs`` instead, and then handles each once
     defs: dict[str, Json] = field(default_factory=dict)
-    """Every definition the tools use, by the names their ``$ref``s use (sorted).
-
-    Tools are self-contained, so a definition used by many tools is in each one's ``$defs``.
-    A caller that checks or generates code per tool can instead put these in the manifest's
-    shared ``$defs`` and drop the tools' own ``$defs``: the references (``#/$defs/Name``)
-    then point at the shared ones, and each definition is handled once.
-    """
     # where each of ``defs`` was written: (file index, path), to locate its problems
     def_origins: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)

@@ -1,27 +1,6 @@
-"""OpenAPI Schema Objects (Swagger 2.0, OpenAPI 3.0, 3.1) as JSON Schema 2020-12.
-
-Every ``$ref`` to a schema becomes ``#/$defs/<Name>``; the referenced schema is converted
-once, stored under that name, and bundled into each tool that uses it (transitively), so a
-recursive schema stays a reference cycle and is never expanded.
-
-Conversions: ``nullable: true`` (and ``x-nullable``) -> a type array (``["string", "null"]``),
-or ``anyOf [..., {type: null}]`` when the schema has no plain type; boolean
-``exclusiveMinimum``/``exclusiveMaximum`` -> numbers; ``example`` -> ``examples``; Swagger
-``type: file`` and ``format: binary`` -> base64 strings (``contentEncoding``); Swagger's
-string ``discriminator`` -> ``{propertyName}``. A discriminator is kept as an annotation,
-its ``mapping`` rewritten to ``#/$defs`` references (the implicit mapping of
-``oneOf``/``anyOf`` references is made explicit), and each referenced branch told apart by
-the tags that pick it (``oneOf: [Cat, Dog]`` with open objects refused every value as
-"valid under each of"). Properties marked ``readOnly`` or
-``writeOnly`` are not ``required`` (OpenAPI requires them in one direction only).
-Keywords next to a ``$ref`` are kept (2020-12 applies them alongside; OpenAPI 3.0 would
-ignore them, but ``nullable`` or ``description`` there is what authors mean). A schema's
-own ``$defs``/``definitions`` are left out: what refers into them is resolved by pointer.
-``x-`` extensions, ``xml`` and ``externalDocs`` are documentation and left out; any other
-keyword that 2020-12 does not know, or a keyword whose value is malformed, is left out
-with a located warning.
-
-How definitions are named is in ``naming``; keywords that hold values are in ``keywords``.
+"""OpenAPI Schema Objects (Swagger 2.0, OpenAPI 3.0, 3.1) as JSON Schema 2020-12 (the rules:
+``docs/openapi.md``, "Schemas"). Every ``$ref`` to a schema becomes ``#/$defs/<Name>``,
+converted once and bundled into each tool that uses it: a recursive schema stays a cycle.
 """
 
 from __future__ import annotations
@@ -93,9 +72,7 @@ class SchemaConverter:
 
         The same set of definitions gives the same (shared, read-only) mapping.
         """
-        needed: frozenset[str] = frozenset()
-        for root in roots:
-            needed = needed | self._closure_of(root)
+        needed: frozenset[str] = frozenset().union(*map(self._closure_of, roots))
         bundle = self._bundles.get(needed)
         if bundle is None:
             bundle = {name: self.defs[name] for name in sorted(needed)}

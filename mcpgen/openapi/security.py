@@ -1,17 +1,8 @@
-"""The security schemes of an OpenAPI document and each operation's requirements.
+"""The security schemes of an OpenAPI document, normalized, and each operation's requirements.
 
-Every scheme the generated server can send a credential for is kept, normalized:
-
-- ``apiKey`` (header, query, cookie) and ``http`` basic or bearer;
-- ``oauth2`` with a client-credentials flow: ``{"type": "oauth2", "tokenUrl", "scopes"}``
-  (the server can get its own token from its environment's client id and secret);
-- ``oauth2`` with only user flows (authorization code, implicit, password) and
-  ``openIdConnect``: kept as ``{"type": "oauth2", "flows": [...], "scopes"}`` and
-  ``{"type": "openIdConnect", "openIdConnectUrl"}`` so that ``openapi.credentials`` can
-  serve them (``from: tokenExchange`` or ``from: header``); a warning says so when the
-  manifest does not.
-
-Other schemes (HTTP digest, mutual TLS...) are dropped with a warning.
+Which schemes are kept, and how the server sends their credentials: ``docs/security.md``,
+"Credentials for the wrapped API". Others (HTTP digest, mutual TLS...) are dropped with a
+warning.
 """
 
 from __future__ import annotations
@@ -37,7 +28,7 @@ class SecurityImport(ImportBase):
         else:
             src, path, raw = 0, ("security",), self.data.get("security", [])
         result: list[dict[str, list[str]]] = []
-        schemes = self.raw_schemes()[2]
+        schemes = self.raw_schemes()[1]
         known = set(schemes) if isinstance(schemes, dict) else set()
         for index, requirement in enumerate(self.listing(src, path, raw, "'security'")):
             if not isinstance(requirement, dict):
@@ -52,18 +43,18 @@ class SecurityImport(ImportBase):
             result.append(entry)
         return result
 
-    def raw_schemes(self) -> tuple[int, JsonPath, Any]:
+    def raw_schemes(self) -> tuple[JsonPath, Any]:
         if self.version == "2.0":
-            return 0, ("securityDefinitions",), self.data.get("securityDefinitions")
+            return ("securityDefinitions",), self.data.get("securityDefinitions")
         components = self.data.get("components")
         raw = components.get("securitySchemes") if isinstance(components, dict) else None
-        return 0, ("components", "securitySchemes"), raw
+        return ("components", "securitySchemes"), raw
 
     def security_schemes(self) -> dict[str, dict[str, Json]]:
-        src, path, raw = self.raw_schemes()
+        path, raw = self.raw_schemes()
         result: dict[str, dict[str, Json]] = {}
-        for name, value in self.mapping(src, path, raw, "security schemes").items():
-            followed = self.follow_mapping(src, (*path, name), value, "a security scheme")
+        for name, value in self.mapping(0, path, raw, "security schemes").items():
+            followed = self.follow_mapping(0, (*path, name), value, "a security scheme")
             if followed is None:
                 continue
             ssrc, spath, scheme = followed

@@ -41,15 +41,12 @@ def parameter_schema(
     if param.get("type") == "array":
         fmt = param.get("collectionFormat")
         fmt = fmt if isinstance(fmt, str) else "csv"
+        where = (*path, "collectionFormat")
         if fmt not in _COLLECTION_FORMATS:
-            imp.warn(src, (*path, "collectionFormat"), f"unknown collectionFormat {fmt!r}")
+            imp.warn(src, where, f"unknown collectionFormat {fmt!r}")
             fmt = "csv"
         if fmt == "tsv":
-            imp.warn(
-                src,
-                (*path, "collectionFormat"),
-                "tab-separated arrays are not supported; sent comma-separated",
-            )
+            imp.warn(src, where, "tab-separated arrays are not supported; sent comma-separated")
         style, explode = _COLLECTION_FORMATS[fmt]
         styled = ("simple" if location in ("path", "header") else style), explode
     schema, deps = imp.converter.convert(src, path, raw_schema)
@@ -71,9 +68,8 @@ def request_body(
     if body_params:
         src, path, param = body_params[0]
         media = choose_media(dict.fromkeys(consumes)) if consumes else "application/json"
-        schema, deps = imp.converter.convert(src, (*path, "schema"), param.get("schema", {}))
         required = param.get("required") is True
-        return imp.body_info(src, path, media, required, schema, deps, param.get("description"), [])
+        return imp.body_info(src, path, media, required, param, param.get("description"), [])
     if not form_params:
         return None
     has_file = any(p.get("type") == "file" for _, _, p in form_params)

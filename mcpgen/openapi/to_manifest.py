@@ -52,8 +52,7 @@ def upstream_prefix(base: str, schemes: dict[str, Json]) -> str:
     from mcpgen.runtime.settings import Settings
 
     own = {f.name.upper() for f in fields(Settings)} | {"TOKENS"}
-    suffixes = {"BASE_URL", "TIMEOUT", "RETRIES"}
-    suffixes |= {env_name(name) for name in schemes}
+    suffixes = {"BASE_URL", "TIMEOUT", "RETRIES", *map(env_name, schemes)}
     clash = any(s == o or o.startswith(s + "_") for s in suffixes for o in own)
     return base + "_API" if clash else base
 
@@ -123,8 +122,7 @@ def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Probl
     if imported.info.get("description"):
         data["server"]["description"] = str(imported.info["description"])
     doc = Document(spec.file, spec.base_dir, data, "", Positions(spec.file))
-    info_at = spec.locate(("info",))
-    doc.overlays[("server",)] = Overlay(lambda: info_at, "#/info")
+    doc.overlays[("server",)] = Overlay(_fixed(spec.locate(("info",))), "#/info")
     attach(doc, imported, {})
     return doc, problems
 
@@ -137,24 +135,21 @@ def merge(doc: Document) -> Problems:
         return problems  # the structural check says what is wrong
     where = doc.locate(("openapi", "source"))
     source = doc.base_dir / options["source"]
+
+    def refuse(message: str) -> Problems:  # located here, at the manifest's line
+        problems.add(Problem(Level.ERROR, where, "openapi.source", message))
+        return problems
+
     try:
         inside = doc.base_dir.resolve() in source.resolve().parents
     except (OSError, ValueError, RuntimeError):
         inside = False
     if not inside:
-        problems.add(
-            Problem(Level.ERROR, where, "openapi.source", "must stay inside the manifest's folder")
-        )
-        return problems
-    if not source.is_file():  # located here, at the manifest's line, like a resource's file
-        name = repr(options["source"])
-        message = (
-            f"{name} is a folder, not a file"
-            if source.is_dir()
-            else f"file {name} not found next to the manifest"
-        )
-        problems.add(Problem(Level.ERROR, where, "openapi.source", message))
-        return problems
+        return refuse("must stay inside the manifest's folder")
+    if source.is_dir():
+        return refuse(f"{options['source']!r} is a folder, not a file")
+    if not source.is_file():
+        return refuse(f"file {options['source']!r} not found next to the manifest")
     try:
         spec = load_file(source, MAX_DOCUMENT_BYTES)
     except Exception as exc:  # InputError: already located in the spec file
@@ -175,26 +170,16 @@ def merge(doc: Document) -> Problems:
         n for n, schema in imported.defs.items() if declared_defs.get(n, schema) != schema
     )
     if conflicts:
-        problems.add(
-            Problem(
-                Level.ERROR,
-                doc.locate(("$defs",)),
-                "$defs",
-                f"definition(s) {', '.join(conflicts)} are also components of {options['source']} "
-                "with different content; rename the manifest's",
-            )
+        message = (
+            f"definition(s) {', '.join(conflicts)} are also components of {options['source']} "
+            "with different content; rename the manifest's"
         )
+        problems.add(Problem(Level.ERROR, doc.locate(("$defs",)), "$defs", message))
         return problems
     attach(doc, imported, options)
     if not imported.tools and not imported.resources:
-        problems.add(
-            Problem(
-                Level.WARNING,
-                where,
-                "openapi.source",
-                "no operation was imported (check include/exclude)",
-            )
-        )
+        message = "no operation was imported (check include/exclude)"
+        problems.add(Problem(Level.WARNING, where, "openapi.source", message))
     return problems
 
 
