@@ -289,15 +289,25 @@ def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
     backup = None
     if path.exists():
         backup = backup_path(path)
-        backup.write_bytes(path.read_bytes())
+        _copy_private(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, render(merged))
     return Outcome(True, backup)
 
 
+def _copy_private(path: Path, backup: Path) -> None:
+    """A new ``backup`` of ``path`` no more readable than it (it may hold secrets)."""
+    mode = path.stat().st_mode & 0o777
+    fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(path.read_bytes())
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace the file at ``path`` with ``text`` atomically, keeping its permissions (a
-    new file is private to the user: it may hold secrets)."""
+    new file is private to the user: it may hold secrets). A symlink (a config kept in a
+    dotfiles repository) stays one: the file it points to is replaced."""
+    path = path.resolve()
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
