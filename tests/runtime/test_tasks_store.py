@@ -64,3 +64,35 @@ async def test_concurrent_completions_all_count_their_bytes(
     await b.ended("alice", f"task-{N - 1}", 10)
     assert [e[0] for e in await a.owned("alice")] == [f"task-{n}" for n in range(1, N)]
     assert await a.get("task-0") is None
+
+
+async def test_a_cancel_among_progress_updates_on_another_replica_stays(stores: Any) -> None:
+    """Progress (replica A) and a cancel (replica B) at once: the cancel is never written
+    over (a read-modify-write of the record would bring "working" back, and the task
+    would run on and end "completed" after the client was told "cancelled")."""
+    a, b = stores
+    for n in range(N):
+        await a.create(record(n))
+
+    async def progress(task_id: str) -> None:
+        for step in range(10):
+            await a.update(task_id, {"statusMessage": f"step {step}"})
+
+    async def cancel(task_id: str) -> None:
+        await asyncio.sleep(0)
+        await b.update(task_id, {"status": "cancelled"})
+
+    jobs = [job(f"task-{n}") for n in range(N) for job in (progress, cancel)]
+    await asyncio.gather(*jobs)
+    assert [(await a.get(f"task-{n}") or {}).get("status") for n in range(N)] == ["cancelled"] * N
+
+
+async def test_one_of_two_concurrent_answers_restarts_a_task(stores: Any) -> None:
+    """Two tasks/update at once on two replicas: the task runs again once, not twice."""
+    a, b = stores
+    await a.create({**record(0), "status": "input_required"})
+    answers = [(s, {"status": "working", "replica": n}) for n, s in enumerate((a, b, a, b))]
+    won = await asyncio.gather(
+        *(s.update("task-0", changes, status="input_required") for s, changes in answers)
+    )
+    assert sum(1 for w in won if w is not None) == 1
