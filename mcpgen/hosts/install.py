@@ -240,8 +240,10 @@ _INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
 def _own_prompts(servers: dict[str, Json], entry: Entry) -> tuple[Json, list[dict[str, Json]]]:
     """The entry's body and prompts, a prompt renamed ``<server>-<id>`` when another
     server's entry already uses its id anywhere (two installs of one project under two
-    names must not share a secret: VS Code asks once per id)."""
-    others = {name: other for name, other in servers.items() if name != entry.name}
+    names must not share a secret: VS Code asks once per id and keeps the answer), the
+    entry it replaces included when that one runs another program (``--force``)."""
+    run = Launcher(entry.body["command"], list(entry.body.get("args", [])))
+    others = {n: o for n, o in servers.items() if n != entry.name or not runs_same(o, run)}
     taken = set(_INPUT_REF.findall(json.dumps(others)))
     env = dict(entry.body.get("env") or {})
     prompts = []

@@ -53,3 +53,14 @@ def test_a_symlinked_config_stays_a_symlink(tmp_path: Path) -> None:
     inst.write_config(link, inst.HOSTS["vscode"], _entry("shop"))
     assert link.is_symlink()
     assert "shop" in json.loads(target.read_text())["servers"]
+
+
+def test_an_entry_replaced_with_force_does_not_pass_on_its_prompt() -> None:
+    """Another program's entry of the same name, replaced (``--force``): its input's
+    answer, which VS Code keeps by id, is that program's secret, not this one's."""
+    host = inst.HOSTS["vscode"]
+    other = inst.merge(host, {}, _entry("shop"))
+    other["servers"]["shop"]["command"] = "/other/program"
+    replaced = inst.merge(host, other, _entry("shop"))
+    assert replaced["servers"]["shop"]["env"] == {"SHOP_API_KEY": "${input:shop-shop-api-key}"}
+    assert [i["id"] for i in replaced["inputs"]] == ["shop-api-key", "shop-shop-api-key"]
