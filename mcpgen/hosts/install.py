@@ -80,8 +80,10 @@ class Entry:
     prompted: list[str] = field(default_factory=list)  # VS Code asks for these itself
 
 
-def _input_id(var: str) -> str:
-    return var.lower().replace("_", "-")
+def _input_id(text: str) -> str:
+    """A VS Code input id: lower case, digits and dashes only (an entry named ``a}`` made
+    ``${input:a}-key}``, a reference to the input ``a``: another server's secret)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower())
 
 
 def build_entry(

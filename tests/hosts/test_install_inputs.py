@@ -64,3 +64,12 @@ def test_an_entry_replaced_with_force_does_not_pass_on_its_prompt() -> None:
     replaced = inst.merge(host, other, _entry("shop"))
     assert replaced["servers"]["shop"]["env"] == {"SHOP_API_KEY": "${input:shop-shop-api-key}"}
     assert [i["id"] for i in replaced["inputs"]] == ["shop-api-key", "shop-shop-api-key"]
+
+
+def test_an_entry_name_cannot_make_a_reference_to_another_input() -> None:
+    host = inst.HOSTS["vscode"]
+    first = inst.merge(host, {}, _entry("shop"))
+    odd = inst.merge(host, first, _entry("x} ${input:shop-api-key"))
+    env = next(s["env"] for n, s in odd["servers"].items() if n != "shop")
+    assert env == {"SHOP_API_KEY": "${input:x-input-shop-api-key-shop-api-key}"}
+    assert [i["id"] for i in odd["inputs"]][1] == "x-input-shop-api-key-shop-api-key"
