@@ -80,8 +80,10 @@ class Entry:
     prompted: list[str] = field(default_factory=list)  # VS Code asks for these itself
 
 
-def _input_id(var: str) -> str:
-    return var.lower().replace("_", "-")
+def _input_id(text: str) -> str:
+    """A VS Code input id: lower case, digits and dashes only (an entry named ``a}`` made
+    ``${input:a}-key}``, a reference to the input ``a``: another server's secret)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower())
 
 
 def build_entry(
@@ -240,8 +242,10 @@ _INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
 def _own_prompts(servers: dict[str, Json], entry: Entry) -> tuple[Json, list[dict[str, Json]]]:
     """The entry's body and prompts, a prompt renamed ``<server>-<id>`` when another
     server's entry already uses its id anywhere (two installs of one project under two
-    names must not share a secret: VS Code asks once per id)."""
-    others = {name: other for name, other in servers.items() if name != entry.name}
+    names must not share a secret: VS Code asks once per id and keeps the answer), the
+    entry it replaces included when that one runs another program (``--force``)."""
+    run = Launcher(entry.body["command"], list(entry.body.get("args", [])))
+    others = {n: o for n, o in servers.items() if n != entry.name or not runs_same(o, run)}
     taken = set(_INPUT_REF.findall(json.dumps(others)))
     env = dict(entry.body.get("env") or {})
     prompts = []
@@ -289,15 +293,25 @@ def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
     backup = None
     if path.exists():
         backup = backup_path(path)
-        backup.write_bytes(path.read_bytes())
+        _copy_private(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, render(merged))
     return Outcome(True, backup)
 
 
+def _copy_private(path: Path, backup: Path) -> None:
+    """A new ``backup`` of ``path`` no more readable than it (it may hold secrets)."""
+    mode = path.stat().st_mode & 0o777
+    fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(path.read_bytes())
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace the file at ``path`` with ``text`` atomically, keeping its permissions (a
-    new file is private to the user: it may hold secrets)."""
+    new file is private to the user: it may hold secrets). A symlink (a config kept in a
+    dotfiles repository) stays one: the file it points to is replaced."""
+    path = path.resolve()
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .auth import AuthError
-from .authz import IDENTITY_KEY, client_address
+from .authz import IDENTITY_KEY, acting, client_address
 from .errors import FORBIDDEN
 from .http_guard import (
     WELL_KNOWN,
@@ -121,9 +121,10 @@ class VerifyingMiddleware(AuthMiddleware):
             denied = self._denied(body, identity)
             if denied is not None:
                 return await self._insufficient(scope, receive, send, denied)
-        if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
-            return await until_expiry(self.app, scope, receive, send, identity.expires_at)
-        await self.app(scope, receive, send)
+        with acting(identity):
+            if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
+                return await until_expiry(self.app, scope, receive, send, identity.expires_at)
+            await self.app(scope, receive, send)
 
     def _denied(self, body: bytes, identity: Identity) -> dict[str, Any] | None:
         """The error for the first ``tools/call`` in the body the caller may not make."""

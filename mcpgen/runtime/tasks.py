@@ -355,9 +355,9 @@ class Tasks:
         if record["status"] != "input_required" or not call:
             return {}  # nothing is asked (or the answer came already): acknowledged
         answers = params.inputResponses if isinstance(params.inputResponses, dict) else {}
-        changes = {"status": "working", "inputRequests": None, "call": None}
-        if not await self.store.update(record["taskId"], {**changes, "replica": self.replica}):
-            return {}
+        changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)
+        if not await self.store.update(record["taskId"], changes, status="input_required"):
+            return {}  # another tasks/update (here or on another replica) took it
         rerun = self.tools.context(ctx, _Round(answers, call["state"]))
         self.owners[record["taskId"]] = record["owner"]
         self._start(record["taskId"], call["name"], call["arguments"], rerun)

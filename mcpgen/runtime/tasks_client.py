@@ -115,7 +115,8 @@ async def wait_task(
         if task.get("status") == "input_required" and not modern(session):
             break  # tasks/result carries the server's questions, then the result
         interval = task.get("pollIntervalMs", task.get("pollInterval")) or 500
-        await anyio.sleep(min(delay, float(interval) / 1000, MAX_POLL))
+        # (at least the first delay: a negative pollInterval made anyio.sleep raise)
+        await anyio.sleep(max(0.02, min(delay, float(interval) / 1000, MAX_POLL)))
         delay *= 2
     if not modern(session):
         result = await request(session, "tasks/result", {"taskId": task_id})

@@ -112,15 +112,29 @@ class TaskStore:
         (expired ones out)."""
         return live(await self.cache.get("o:" + owner))
 
-    async def update(self, task_id: str, changes: Record, *, force: bool = False) -> Record | None:
-        """The record with ``changes``, written unless it has ended (or expired): None then.
-        A terminal status is final; ``force`` is for what a cancellation writes last."""
-        record = await self.get(task_id)
-        if record is None or (record["status"] in TERMINAL and not force):
-            return None
-        record.update(changes, lastUpdatedAt=now_iso())
-        await self.put(record)
-        return record
+    async def update(
+        self, task_id: str, changes: Record, *, status: str | None = None
+    ) -> Record | None:
+        """The record with ``changes``, written unless it has ended (or expired), or when
+        ``status`` is given, unless it has that status: None then. One atomic step of the
+        cache (Redis: a transaction): a progress message written on one replica never
+        brings back "working" over a cancellation written on another, and of two answers
+        to one task's questions only one restarts it."""
+        written: list[Record] = []
+
+        def edit(stored: Any) -> tuple[Any, float] | None:
+            written.clear()  # (Redis runs it again when another replica changed the key)
+            if not isinstance(stored, dict) or self.remaining(stored) <= 0:
+                return None
+            ttl = max(self.remaining(stored), 0.001)
+            if stored["status"] in TERMINAL or stored["status"] != (status or stored["status"]):
+                return stored, ttl  # left as it is
+            stored.update(changes, lastUpdatedAt=now_iso())
+            written.append(stored)
+            return stored, ttl
+
+        await self.cache.change("t:" + task_id, edit)
+        return written[0] if written else None
 
     async def beat(self, replica: str) -> None:
         await self.cache.set("r:" + replica, 1, HEARTBEAT_TTL)

@@ -3,6 +3,10 @@ must not share a secret, since VS Code asks once per input id."""
 
 from __future__ import annotations
 
+import json
+import stat
+from pathlib import Path
+
 from mcpgen.hosts import install as inst
 
 
@@ -28,3 +32,44 @@ def test_reinstalling_one_entry_keeps_its_prompt() -> None:
     again = inst.merge(host, first, _entry("shop"))
     assert again["servers"]["shop"]["env"] == {"SHOP_API_KEY": "${input:shop-api-key}"}
     assert [i["id"] for i in again["inputs"]] == ["shop-api-key"]
+
+
+def test_the_backup_of_a_private_config_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"servers": {"other": {"command": "x", "env": {"KEY": "secret"}}}}')
+    path.chmod(0o600)
+    outcome = inst.write_config(path, inst.HOSTS["vscode"], _entry("shop"))
+    assert outcome.backup is not None and "secret" in outcome.backup.read_text()
+    assert stat.S_IMODE(outcome.backup.stat().st_mode) == 0o600  # not 0644 (the umask's)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_symlinked_config_stays_a_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "mcp.json"
+    target.parent.mkdir()
+    target.write_text('{"servers": {}}')
+    link = tmp_path / "mcp.json"
+    link.symlink_to(target)
+    inst.write_config(link, inst.HOSTS["vscode"], _entry("shop"))
+    assert link.is_symlink()
+    assert "shop" in json.loads(target.read_text())["servers"]
+
+
+def test_an_entry_replaced_with_force_does_not_pass_on_its_prompt() -> None:
+    """Another program's entry of the same name, replaced (``--force``): its input's
+    answer, which VS Code keeps by id, is that program's secret, not this one's."""
+    host = inst.HOSTS["vscode"]
+    other = inst.merge(host, {}, _entry("shop"))
+    other["servers"]["shop"]["command"] = "/other/program"
+    replaced = inst.merge(host, other, _entry("shop"))
+    assert replaced["servers"]["shop"]["env"] == {"SHOP_API_KEY": "${input:shop-shop-api-key}"}
+    assert [i["id"] for i in replaced["inputs"]] == ["shop-api-key", "shop-shop-api-key"]
+
+
+def test_an_entry_name_cannot_make_a_reference_to_another_input() -> None:
+    host = inst.HOSTS["vscode"]
+    first = inst.merge(host, {}, _entry("shop"))
+    odd = inst.merge(host, first, _entry("x} ${input:shop-api-key"))
+    env = next(s["env"] for n, s in odd["servers"].items() if n != "shop")
+    assert env == {"SHOP_API_KEY": "${input:x-input-shop-api-key-shop-api-key}"}
+    assert [i["id"] for i in odd["inputs"]][1] == "x-input-shop-api-key-shop-api-key"

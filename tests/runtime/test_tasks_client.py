@@ -139,3 +139,20 @@ async def test_without_the_tasks_modules_the_client_still_works(
         with pytest.raises(MCPError) as caught:
             await typed.call("report", {"steps": 0, "fail": "protocol"})
         assert caught.value.code == -32010
+
+
+async def test_a_negative_poll_interval_is_polled_at_the_first_delay() -> None:
+    """A server answering ``pollIntervalMs: -1`` is polled every 20 ms (it made the wait
+    raise ValueError from anyio.sleep)."""
+    polls: list[str] = []
+
+    class Session:
+        protocol_version = "2026-07-28"
+
+        async def send_request(self, request: Any, result_type: Any) -> dict[str, Any]:
+            polls.append(request.method)
+            return {"taskId": "t", "status": "working", "pollIntervalMs": -1}
+
+    with anyio.move_on_after(0.5):
+        await tasks_client.wait_task(Session(), "t")
+    assert 5 <= len(polls) <= 30

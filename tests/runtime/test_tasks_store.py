@@ -64,3 +64,90 @@ async def test_concurrent_completions_all_count_their_bytes(
     await b.ended("alice", f"task-{N - 1}", 10)
     assert [e[0] for e in await a.owned("alice")] == [f"task-{n}" for n in range(1, N)]
     assert await a.get("task-0") is None
+
+
+async def test_a_cancel_among_progress_updates_on_another_replica_stays(stores: Any) -> None:
+    """Progress (replica A) and a cancel (replica B) at once: the cancel is never written
+    over (a read-modify-write of the record would bring "working" back, and the task
+    would run on and end "completed" after the client was told "cancelled")."""
+    a, b = stores
+    for n in range(N):
+        await a.create(record(n))
+
+    async def progress(task_id: str) -> None:
+        for step in range(10):
+            await a.update(task_id, {"statusMessage": f"step {step}"})
+
+    async def cancel(task_id: str) -> None:
+        await asyncio.sleep(0)
+        await b.update(task_id, {"status": "cancelled"})
+
+    jobs = [job(f"task-{n}") for n in range(N) for job in (progress, cancel)]
+    await asyncio.gather(*jobs)
+    assert [(await a.get(f"task-{n}") or {}).get("status") for n in range(N)] == ["cancelled"] * N
+
+
+async def test_one_of_two_concurrent_answers_restarts_a_task(stores: Any) -> None:
+    """Two tasks/update at once on two replicas: the task runs again once, not twice."""
+    a, b = stores
+    await a.create({**record(0), "status": "input_required"})
+    answers = [(s, {"status": "working", "replica": n}) for n, s in enumerate((a, b, a, b))]
+    won = await asyncio.gather(
+        *(s.update("task-0", changes, status="input_required") for s, changes in answers)
+    )
+    assert sum(1 for w in won if w is not None) == 1
+
+
+class _Slow:
+    """A cache that answers a read after a turn of the loop, as Redis does over the
+    network (its ``change`` stays one atomic step)."""
+
+    def __init__(self) -> None:
+        self.inner = tasks_store.local_cache()
+
+    async def get(self, key: str) -> Any:
+        value = await self.inner.get(key)
+        await asyncio.sleep(0)  # the answer on its way back
+        return value
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        await self.inner.set(key, value, ttl)
+
+    async def delete(self, key: str) -> None:
+        await self.inner.delete(key)
+
+    async def change(self, key: str, edit: Any) -> None:
+        await self.inner.change(key, edit)
+
+
+async def test_two_answers_at_once_run_the_handler_again_once() -> None:
+    """Two 2026 tasks/update for one input_required task, read before either writes: the
+    handler runs again once (twice: a tool with side effects did them twice)."""
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from mcpgen.runtime.authz import Policy, current_identity
+    from mcpgen.runtime.tasks import Tasks
+    from mcpgen.runtime.tasks_wire import TaskParams
+
+    made = SimpleNamespace()
+    tools = SimpleNamespace(
+        policy=Policy(),
+        context=lambda ctx, params: made,
+        protocol_errors=lambda name: nullcontext(),
+    )
+    tasks = Tasks(tools, {"pick": "optional"}, _Slow())
+    started: list[str] = []
+    tasks._start = lambda task_id, *rest: started.append(task_id)  # type: ignore[method-assign]
+    call = {"name": "pick", "arguments": {}, "state": None}
+    waiting = {**record(0), "owner": current_identity().key, "status": "input_required"}
+    await tasks.store.create({**waiting, "call": call, "tool": "pick", "replica": "r"})
+    meta = {
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        }
+    }
+    ctx = SimpleNamespace(protocol_version="2026-07-28", params={"_meta": meta})
+    params = TaskParams(taskId="task-0", inputResponses={"colour": {"action": "accept"}})
+    await asyncio.gather(tasks.update(ctx, params), tasks.update(ctx, params))  # type: ignore[arg-type]
+    assert started == ["task-0"]

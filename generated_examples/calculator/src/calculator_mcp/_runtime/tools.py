@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from .authz import Policy
+from .authz import Policy, current_identity
 from .content import ToolReturn, has_non_finite, to_result, tool_error
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, InvalidArguments, ToolError
@@ -228,6 +228,17 @@ class ToolTable:
             for name in self.order
             if name not in self.hidden and policy.visible(context_identity, "tool", name)
         ]
+
+    def input_schema(self, name: str) -> Json:
+        """What the SDK checks a 2026 call's ``Mcp-Param-*`` headers against, before any
+        handler: None for a tool this caller is not shown (its 400 told it from one that
+        does not exist, and named its arguments)."""
+        binding = self.by_name.get(name)
+        if binding is None or name in self.hidden:
+            return None
+        if not self.policy.visible(current_identity(), "tool", name):
+            return None
+        return binding.input_schema
 
     def find(self, name: str) -> ToolBinding:
         binding = self.by_name.get(name)

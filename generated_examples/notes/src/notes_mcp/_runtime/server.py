@@ -210,9 +210,7 @@ def build_server(
         options.update(
             on_list_tools=list_tools,
             on_call_tool=tools.call,
-            get_tool_input_schema=lambda name: (
-                tools.by_name[name].input_schema if name in tools.by_name else None
-            ),
+            get_tool_input_schema=tools.input_schema,
         )
     if resources is not None:
         from .resources import resource_handlers

@@ -10,8 +10,9 @@ operations only through the tool table's dispatch, so they pass the same check.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -37,6 +38,17 @@ Kind = str  # "tool", "resource" (fixed URI or URI template), "prompt"
 def current_identity() -> Identity:
     """The caller of the request being handled (``LOCAL`` on stdio and in memory)."""
     return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def acting(identity: Identity) -> Iterator[None]:
+    """``identity`` current while the HTTP layer passes its request on: what the SDK asks
+    before any handler runs (``ToolTable.input_schema``) sees the verified caller too."""
+    token = _CURRENT.set(identity)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 def identity_of_request(request: object, network: bool) -> Identity:
