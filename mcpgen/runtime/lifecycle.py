@@ -97,10 +97,11 @@ class Disconnected:
 
 
 class DisconnectMiddleware:
-    """ASGI middleware for POSTs: once the request body has been read, watches for the
-    client's disconnect and sets ``scope[DISCONNECTED_KEY]`` (the SDK keeps running a
-    handler whose client left in JSON-response and stateful modes). A 2026-07-28 POST
-    answered as a stream is left alone: the SDK watches that one itself."""
+    """ASGI middleware for POSTs: sets ``scope[DISCONNECTED_KEY]`` when the client goes away
+    (the SDK keeps running a handler whose client left in JSON-response and stateful modes).
+    An event stream reads ``receive()`` for the disconnect itself: its reads are observed,
+    no task added. A JSON answer reads nothing after the body: a watcher task does. A
+    2026-07-28 POST answered as a stream is left alone: the SDK watches that one itself."""
 
     def __init__(self, app: Any, json_response: bool = False) -> None:
         self.app = app
@@ -112,28 +113,32 @@ class DisconnectMiddleware:
             return
         gone = Disconnected()
         scope[DISCONNECTED_KEY] = gone
+
+        async def observed() -> Any:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone.set()
+            return message
+
+        if not self.json_response:
+            await self.app(scope, observed, send)
+            return
         queue_send, queue_receive = anyio.create_memory_object_stream[Any](1)
         body_done = anyio.Event()
 
         async def wrapped() -> Any:
-            if not body_done.is_set():
-                message = await receive()
-                if message.get("type") != "http.request" or not message.get("more_body", False):
-                    body_done.set()
-                if message.get("type") == "http.disconnect":
-                    gone.set()
-                return message
-            return await queue_receive.receive()
+            if body_done.is_set():  # the watcher's message
+                return await queue_receive.receive()
+            message = await observed()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_done.set()
+            return message
+
+        async def watch() -> None:
+            await body_done.wait()
+            await queue_send.send(await observed())  # after the body, only a disconnect
 
         async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                await body_done.wait()
-                message = await receive()  # after the body, only a disconnect can come
-                if message.get("type") == "http.disconnect":
-                    gone.set()
-                await queue_send.send(message)
-
             tg.start_soon(watch)
             try:
                 await self.app(scope, wrapped, send)
