@@ -40,8 +40,9 @@ def diff(old: str, new: str, output_format: str, fail_on: str) -> None:
     or docs; docs/surface.md lists the rules.
     """
     from . import report
-    from .diff import RANK, summary
+    from .changes import RANK
     from .diff import diff as compare
+    from .diff import summary
     from .sources import SourceError, load_both
 
     try:

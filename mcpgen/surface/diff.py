@@ -24,7 +24,6 @@ from .changes import (
     COMPATIBLE,
     DOCS,
     LEVELS,
-    RANK,
     WHY_ADDITION,
     WHY_ARGUMENT_GONE,
     WHY_CAPABILITY_FLAG,
@@ -62,17 +61,6 @@ from .lock import estimate_tokens, wire
 from .schema_diff import SchemaDiff
 
 Json = Any
-__all__ = [
-    "BREAKING",
-    "COMPATIBLE",
-    "DOCS",
-    "LEVELS",
-    "RANK",
-    "Change",
-    "diff",
-    "summary",
-    "tools_list_cost",
-]
 
 
 def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
