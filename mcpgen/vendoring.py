@@ -1,12 +1,7 @@
-"""What of mcpgen's runtime a generated package carries, and what it must install.
-
-A package carries the runtime modules its generated files import (``ENTRY``) and every
-runtime module those import in turn, read from the sources with ``ast`` (imports at the
-top and inside functions alike, so the list cannot go stale), except that the import graph
-is not followed into a module of a feature the manifest does not use (``FEATURES``): the
-code that imports it runs only with that feature. Each file is mcpgen's own source under
-one comment line saying where it comes from. The package declares the distributions its
-carried modules import (``REQUIREMENTS``), its test support's aside.
+"""What of mcpgen's runtime a generated package carries, and what it must install: the
+modules its generated files import (``ENTRY``) and every runtime module those import, read
+with ``ast`` (so the list cannot go stale), but not into a module of a feature the manifest
+does not use (``FEATURES``); and the distributions they import (``REQUIREMENTS``).
 """
 
 from __future__ import annotations

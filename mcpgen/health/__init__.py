@@ -1,19 +1,12 @@
-"""Handler health: ``mcpgen check DIR``, what ``build --check`` cannot see.
-
-``build --check`` compares generated files; the user's handlers are not generated, so a
-handler that no longer fits its models, a stub nobody wrote, or a handler left behind by a
-removed tool pass it. :func:`check` runs four checks on a generated project:
+"""Handler health: ``mcpgen check DIR``, what ``build --check`` cannot see (it compares
+generated files; the user's handlers are not generated). :func:`check` runs four checks:
 
 - ``drift``: the generated files differ from what the manifest renders (as ``build
   --check``; needs the manifest: given, or recorded in ``pyproject.toml``);
-- ``stubs``: handlers whose function still only raises ``NotImplementedError`` (and
-  handler files that do not parse or lack their function);
-- ``orphans``: handler files no manifest item names and no handler imports
-  (:mod:`mcpgen.write.handlers`);
+- ``stubs``: handlers that still only raise ``NotImplementedError`` (or do not parse, or
+  lack their function);
+- ``orphans``: handler files no manifest item names and no handler imports;
 - ``types``: ``mypy --strict`` on the handlers with the project's configuration.
-
-Modules: :mod:`.project` (the folder, its manifest, drift), :mod:`.code` (reading
-handlers with ``ast``), :mod:`.typecheck` (mypy), :mod:`.command` (the command line).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The core of the generator: a pure function from the model to ``{path: contents}``.
-
-Formatting (``mcpgen.format``), writing, ``--check`` and ``--diff`` follow in the build
-command (``mcpgen.cli.build``), over this map (``mcpgen.write``).
-Two kinds of files come out: generated files, rewritten on every build, and user-owned
-handler stubs, created once and never touched again.
+"""The core of the generator: a pure function from the model to ``{path: contents}``, of
+two kinds: generated files, rewritten on every build, and user-owned handler stubs,
+created once and never touched again.
 """
 
 from __future__ import annotations
@@ -85,12 +82,8 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
 
 
 def render_project(manifest: Manifest, source: str | None = None) -> Output:
-    """Every file of the project, its Python not yet formatted (``mcpgen.format``).
-
-    ``source`` is where the manifest is, relative to the output folder (POSIX): recorded in
-    ``pyproject.toml`` (``[tool.mcpgen] source``) for ``mcpgen check``; by default the
-    manifest's file name (a manifest beside the project). The build command makes the
-    models itself, with its cache (``pipeline.render_files``)."""
+    """Every file of the project, its Python not yet formatted (``mcpgen.format``);
+    ``source`` as for ``context``, recorded in ``pyproject.toml`` for ``mcpgen check``."""
     out = render_without_models(manifest, source)
     add_models(out, manifest, generate_models(manifest))
     return out

@@ -1,9 +1,6 @@
-"""Deployment files for replicas (``deploy:`` in the manifest): what the templates under
-``templates/deploy/`` print, computed here, and which files they become.
-
-Every value a template prints comes from the model or from this module as data; strings
-are printed as JSON (a JSON string is a YAML string), so no manifest text can change the
-structure of a YAML file.
+"""Deployment files for replicas (``deploy:``): what ``templates/deploy/`` prints, as data.
+Strings are printed as JSON (a JSON string is a YAML string), so no manifest text can
+change the structure of a YAML file.
 """
 
 from __future__ import annotations
