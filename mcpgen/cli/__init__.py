@@ -17,7 +17,7 @@ from mcpgen.format import ENGINES
 from mcpgen.health.command import check as check_command
 from mcpgen.hosts.commands import COMMANDS as HOST_COMMANDS
 from mcpgen.pipeline import load_manifest
-from mcpgen.surface.command import diff as diff_command
+from mcpgen.surface.report import diff as diff_command
 
 
 class _Group(click.Group):
