@@ -78,8 +78,10 @@ def _tighter(a: tuple[Fraction, bool, str], b: tuple[Fraction, bool, str], lower
     return a[1] and not b[1]
 
 
-def _count(node: Mapping[str, Json], key: str) -> int | None:
+def _count(node: Mapping[str, Json], key: str) -> Fraction | int | None:
     value = node.get(key)
+    if key == "multipleOf":
+        return _number(value)
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     if key.startswith("min") and value == 0:
@@ -240,11 +242,7 @@ class SchemaBase:
                 text = f"{'minimum' if lower else 'maximum'} {_bound_text(a)} -> {_bound_text(b)}"
                 self.moved(f"{path}/{b[2]}", text, _tighter(b, a, lower))
         for key in (*LOWER_COUNTS, *UPPER_COUNTS, "multipleOf"):
-            a_n, b_n = (
-                (_number(old.get(key)), _number(new.get(key)))
-                if key == "multipleOf"
-                else (_count(old, key), _count(new, key))
-            )
+            a_n, b_n = _count(old, key), _count(new, key)
             if a_n == b_n:
                 continue
             where, text = f"{path}/{key}", f"{key} {_num(a_n)} -> {_num(b_n)}"
