@@ -15,7 +15,7 @@ from mcpgen import timings as timing
 from mcpgen.hosts.install import readme_snippets
 from mcpgen.identifiers import handler_path
 from mcpgen.model.types import Manifest
-from mcpgen.render.deploy import deploy_context, deploy_templates
+from mcpgen.render.deploy import deploy_data, deploy_templates
 from mcpgen.render.model_parts import Models, generate_models
 from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
@@ -76,8 +76,8 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
         "source_shell": shlex.quote(source_path),
         "host_snippets": readme_snippets(manifest.server.name, manifest.server.script, env),
         "credential_env": [e for e in env if e.get("credential")],
-        "deploy": None,
-        **deploy_context(manifest),
+        "deploy": manifest.deploy,
+        "d": deploy_data(manifest) if manifest.deploy else None,
     }
 
 

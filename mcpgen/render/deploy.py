@@ -6,7 +6,6 @@ change the structure of a YAML file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from mcpgen.model.types import Manifest
 from mcpgen.render.spec import environment
@@ -94,7 +93,3 @@ def deploy_templates(manifest: Manifest) -> dict[str, str]:
         *([REDIS_FILE] if deploy.kubernetes and deploy.redis == "bundled" else ()),
     ]
     return {path: path + ".jinja" for path in files}
-
-
-def deploy_context(manifest: Manifest) -> dict[str, Any]:
-    return {"deploy": manifest.deploy, "d": deploy_data(manifest)} if manifest.deploy else {}
