@@ -94,9 +94,7 @@ def _network(manifest: Manifest) -> bool:
 def _reads_resources(manifest: Manifest) -> bool:
     """A resource, a prompt (which may embed one) or resource subscriptions are declared
     (``server._resources``)."""
-    return bool(manifest.resources or manifest.prompts) or bool(
-        manifest.capabilities.resources_subscribe
-    )
+    return bool(manifest.resources or manifest.prompts or manifest.capabilities.resources_subscribe)
 
 
 def _has_patterns(manifest: Manifest) -> bool:
