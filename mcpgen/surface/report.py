@@ -91,10 +91,8 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
         if not group:
             continue
         fold = level == "docs"
-        if fold:
-            lines.append(f"<details><summary>{level.capitalize()} ({len(group)})</summary>")
-        else:
-            lines.append(f"#### {level.capitalize()} ({len(group)})")
+        title = f"{level.capitalize()} ({len(group)})"
+        lines.append(f"<details><summary>{title}</summary>" if fold else f"#### {title}")
         lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
         merged = _merge_rows(group)
         for items, change in merged[:rows]:
