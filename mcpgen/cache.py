@@ -1,14 +1,9 @@
 """The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (model modules,
-advertised tool definitions, compiled templates, the runtime's imports).
+advertised tool definitions, compiled templates, the runtime's imports), written
+atomically and never trusted to exist: a missing or broken cache only costs time.
 
-Entries are written atomically and never trusted to exist: a missing, unreadable or
-unwritable cache only costs time. The folder is safe to delete at any time.
-
-It is kept under ``MCPGEN_CACHE_SIZE`` megabytes (default 512): every build with changes
-adds entries (a changed file is a new key), so a CI job rebuilding a big API on every
-commit would otherwise grow it without end. At most once an hour a build looks at the
-folder and, when it is over the limit, deletes the least recently used entries (reading
-an entry marks it used) until it is at four fifths of it.
+It is kept under ``MCPGEN_CACHE_SIZE`` megabytes (``prune``): every build with changes adds
+entries, so a CI job rebuilding a big API on every commit would otherwise grow it forever.
 """
 
 from __future__ import annotations
@@ -126,8 +121,9 @@ def size_limit() -> int:
 
 
 def prune(now: float | None = None) -> int:
-    """Keep the cache under its size limit; returns how many entries were deleted. Cheap
-    (one ``stat``) unless an hour has passed since the last look."""
+    """Keep the cache under its size limit: at most once an hour (else one ``stat``), when
+    over the limit, delete the least recently used entries (a read marks one used) down to
+    four fifths of it. Returns how many entries were deleted."""
     store = cache_dir()
     if store is None:
         return 0

@@ -1,11 +1,6 @@
-"""The pipeline, the same for every source. The front half: file -> raw document (an
-OpenAPI document merged in first) -> checked as a whole -> model. The back half
-(``render_files``): model -> rendered files -> formatted.
-
-A bare OpenAPI document becomes the manifest it stands for; a manifest's ``openapi:``
-section is imported into it. Then structure and semantics are checked together on the
-whole document (every tool, whatever its source), and only a document without errors
-becomes the model.
+"""The pipeline, the same for every source: file -> document (a bare OpenAPI document
+becomes the manifest it stands for, a manifest's ``openapi:`` section is merged in) ->
+checked as a whole -> model; then (``render_files``) rendered files, formatted.
 """
 
 from __future__ import annotations
@@ -112,10 +107,8 @@ def _failed(exc: InputError) -> Loaded:
 
 
 def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ruff") -> Output:
-    """The back half: the project's files, formatted. Model modules come from the build
-    cache or are generated in worker processes while the rest is rendered
-    (``render_project``'s two halves, pure; compiled templates and the runtime's imports
-    are kept in the build cache too); then one formatter pass."""
+    """The project's files, formatted: model modules come from the build cache or are
+    generated in worker processes while the rest is rendered."""
     import os
 
     from mcpgen import cache

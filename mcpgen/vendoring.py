@@ -1,12 +1,7 @@
-"""What of mcpgen's runtime a generated package carries, and what it must install.
-
-A package carries the runtime modules its generated files import (``ENTRY``) and every
-runtime module those import in turn, read from the sources with ``ast`` (imports at the
-top and inside functions alike, so the list cannot go stale), except that the import graph
-is not followed into a module of a feature the manifest does not use (``FEATURES``): the
-code that imports it runs only with that feature. Each file is mcpgen's own source under
-one comment line saying where it comes from. The package declares the distributions its
-carried modules import (``REQUIREMENTS``), its test support's aside.
+"""What of mcpgen's runtime a generated package carries, and what it must install: the
+modules its generated files import (``ENTRY``) and every runtime module those import, read
+with ``ast`` (so the list cannot go stale), but not into a module of a feature the manifest
+does not use (``FEATURES``); and the distributions they import (``REQUIREMENTS``).
 """
 
 from __future__ import annotations
@@ -31,15 +26,14 @@ ENTRY = (
     "client_legacy",  # ... of a server with the legacy transports
 )
 ENTRY_TESTS = ("testing",)  # the generated tests' support
-# Runtime modules only a feature reaches: not carried unless the manifest uses it.
-FEATURES: dict[str, Callable[[Manifest], bool]] = {
-    "upstream": lambda m: m.upstream is not None,  # calling a wrapped HTTP API
-    "credentials": lambda m: m.upstream is not None,  # its credentials
+# Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
+# that share a test, space separated).
+_FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
+    "upstream credentials": lambda m: m.upstream is not None,  # calling a wrapped HTTP API
     "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
-    "shared_redis": lambda m: m.shares_state,  # replicas sharing state through Redis
-    "shared": lambda m: m.shares_state,  # (one process needs only ``sealing``)
-    "sharing": lambda m: m.shares_state,
+    # replicas sharing state through Redis (one process needs only ``sealing``)
+    "shared_redis shared sharing": lambda m: m.shares_state,
     "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
     "telemetry_spans": lambda m: m.upstream is not None or m.mode in ("search", "code"),
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
@@ -47,22 +41,19 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "resources": lambda m: _reads_resources(m),  # resources (prompts may embed one)
     "completions": lambda m: m.capabilities.completions,
     "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
-    "auth_keys": lambda m: m.auth.type == "oauth",  # OAuth: the issuer's signing keys
-    "introspection": lambda m: m.auth.type == "oauth",  # OAuth: opaque tokens
-    "tasks": lambda m: _has_tasks(m),  # long-running calls as MCP tasks (docs/tasks.md)
-    "tasks_client": lambda m: _has_tasks(m),  # the typed client's side of them
+    # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
+    "auth_keys introspection testing_oauth": lambda m: m.auth.type == "oauth",
+    # long-running calls as MCP tasks (docs/tasks.md), and the typed client's side of them
+    "tasks tasks_client": lambda m: _has_tasks(m),
     "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
     "patterns": lambda m: _has_patterns(m),  # linear-time ``pattern`` (runtime/schemas.py)
     # transports (``transports.offer``): the HTTP stack only with a network transport
-    "http_app": lambda m: _network(m),
-    "serve": lambda m: _network(m),
-    "http_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
+    "http_app serve": lambda m: _network(m),
+    "http_legacy client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "websocket": lambda m: "websocket" in m.transports,
-    "client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
-    "auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
-    "http_auth": lambda m: m.auth.type != "none" and _network(m),
-    "testing_oauth": lambda m: m.auth.type == "oauth",  # the tests' authorization server
+    "auth http_auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
 }
+FEATURES = {name: uses for names, uses in _FEATURE_GROUPS.items() for name in names.split()}
 # Libraries of an extra of the generated package, imported only when it is installed and
 # turned on: ``otel`` (OpenTelemetry, runtime/telemetry_sdk.py); ``Manifest.extras``.
 EXTRA_LIBRARIES = frozenset({"opentelemetry"})
@@ -103,9 +94,7 @@ def _network(manifest: Manifest) -> bool:
 def _reads_resources(manifest: Manifest) -> bool:
     """A resource, a prompt (which may embed one) or resource subscriptions are declared
     (``server._resources``)."""
-    return bool(manifest.resources or manifest.prompts) or bool(
-        manifest.capabilities.resources_subscribe
-    )
+    return bool(manifest.resources or manifest.prompts or manifest.capabilities.resources_subscribe)
 
 
 def _has_patterns(manifest: Manifest) -> bool:

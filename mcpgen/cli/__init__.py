@@ -14,10 +14,10 @@ from mcpgen import __version__, identifiers
 from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
 from mcpgen.format import ENGINES
-from mcpgen.health.command import check as check_command
+from mcpgen.health import check_command
 from mcpgen.hosts.commands import COMMANDS as HOST_COMMANDS
 from mcpgen.pipeline import load_manifest
-from mcpgen.surface.command import diff as diff_command
+from mcpgen.surface.report import diff as diff_command
 
 
 class _Group(click.Group):

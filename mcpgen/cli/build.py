@@ -225,7 +225,8 @@ def surface_summary(
     """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
     counts and the first breaking changes (``mcpgen diff`` shows them all); and the items
     renamed, as (kind, old name, new name)."""
-    from mcpgen.surface.diff import BREAKING, diff, summary
+    from mcpgen.surface.changes import BREAKING
+    from mcpgen.surface.diff import diff, summary
     from mcpgen.surface.sources import SourceError, check
 
     try:

@@ -1,13 +1,5 @@
-"""What the source of a handler says, read with ``ast`` (never imported or run).
-
-- :func:`unimplemented`: the handler function's body still only raises
-  ``NotImplementedError`` (what every stub starts as);
-- :func:`stale_fields`: places where a handler uses a model field that a schema change
-  removed (``args.title`` after ``title`` left the input), or builds an output without a
-  field that became required: code that no longer type-checks, found without running
-  mypy; and ``NoteOutput(title=...)`` after ``title`` left the output (it type-checks: the
-  models ignore unknown fields, so the value is silently dropped).
-"""
+"""What the source of a handler says, read with ``ast`` (never imported or run): whether
+it is still a stub, and where it uses model fields a schema change removed."""
 
 from __future__ import annotations
 
@@ -85,7 +77,10 @@ def stale_fields(
     removed_output: set[str],
     required_output: set[str],
 ) -> list[Finding]:
-    """Uses of removed fields (and output constructions missing new required ones)."""
+    """Uses of removed fields (``args.title`` after ``title`` left the input) and output
+    constructions missing new required ones: code that no longer type-checks, found without
+    running mypy; and ``NoteOutput(title=...)`` after ``title`` left the output (it
+    type-checks, but the models ignore unknown fields, so the value is silently dropped)."""
     findings: list[Finding] = []
     handle = entry_point(tree, "handle")
     gone_in = {f for p in removed_input if (f := field_name(p))}

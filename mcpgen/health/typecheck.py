@@ -1,10 +1,6 @@
 """Do the user's handlers still type-check against the generated models? ``mypy --strict``
-on ``src/<package>/handlers`` with the project's own configuration (``pyproject.toml``:
-strict, the pydantic plugin), run in the interpreter running mcpgen.
-
-mypy follows the handlers' imports into the generated package; an error there (or a
-package the project needs that is not installed) is reported too, apart from the handlers'.
-"""
+on ``src/<package>/handlers`` with the project's own configuration, run in the interpreter
+running mcpgen; errors in what the handlers import are reported too, apart."""
 
 from __future__ import annotations
 

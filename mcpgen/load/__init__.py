@@ -1,8 +1,7 @@
-"""Load YAML or JSON input into plain Python data, remembering where every value stood.
-
-The loader is the only place that touches raw text. It refuses what a code generator must
-not trust: huge files, deep nesting, alias bombs, duplicate keys, non-JSON values, and YAML
-1.1 surprises (``yes``/``no``/``on``/``off`` stay strings, dates stay strings).
+"""Load YAML or JSON input into plain Python data, remembering where every value stood;
+the only place that touches raw text. It refuses what a code generator must not trust:
+huge files, deep nesting, alias bombs, duplicate keys, non-JSON values, and YAML 1.1
+surprises (``yes``/``no``/``on``/``off`` and dates stay strings).
 """
 
 from __future__ import annotations

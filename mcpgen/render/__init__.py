@@ -1,9 +1,6 @@
-"""The core of the generator: a pure function from the model to ``{path: contents}``.
-
-Formatting (``mcpgen.format``), writing, ``--check`` and ``--diff`` follow in the build
-command (``mcpgen.cli.build``), over this map (``mcpgen.write``).
-Two kinds of files come out: generated files, rewritten on every build, and user-owned
-handler stubs, created once and never touched again.
+"""The core of the generator: a pure function from the model to ``{path: contents}``, of
+two kinds: generated files, rewritten on every build, and user-owned handler stubs,
+created once and never touched again.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from mcpgen import timings as timing
 from mcpgen.hosts.install import readme_snippets
 from mcpgen.identifiers import handler_path
 from mcpgen.model.types import Manifest
-from mcpgen.render.deploy import deploy_context, deploy_templates
+from mcpgen.render.deploy import deploy_data, deploy_templates
 from mcpgen.render.model_parts import Models, generate_models
 from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
@@ -79,18 +76,14 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
         "source_shell": shlex.quote(source_path),
         "host_snippets": readme_snippets(manifest.server.name, manifest.server.script, env),
         "credential_env": [e for e in env if e.get("credential")],
-        "deploy": None,
-        **deploy_context(manifest),
+        "deploy": manifest.deploy,
+        "d": deploy_data(manifest) if manifest.deploy else None,
     }
 
 
 def render_project(manifest: Manifest, source: str | None = None) -> Output:
-    """Every file of the project, its Python not yet formatted (``mcpgen.format``).
-
-    ``source`` is where the manifest is, relative to the output folder (POSIX): recorded in
-    ``pyproject.toml`` (``[tool.mcpgen] source``) for ``mcpgen check``; by default the
-    manifest's file name (a manifest beside the project). The build command makes the
-    models itself, with its cache (``pipeline.render_files``)."""
+    """Every file of the project, its Python not yet formatted (``mcpgen.format``);
+    ``source`` as for ``context``, recorded in ``pyproject.toml`` for ``mcpgen check``."""
     out = render_without_models(manifest, source)
     add_models(out, manifest, generate_models(manifest))
     return out

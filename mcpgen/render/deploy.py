@@ -1,15 +1,11 @@
-"""Deployment files for replicas (``deploy:`` in the manifest): what the templates under
-``templates/deploy/`` print, computed here, and which files they become.
-
-Every value a template prints comes from the model or from this module as data; strings
-are printed as JSON (a JSON string is a YAML string), so no manifest text can change the
-structure of a YAML file.
+"""Deployment files for replicas (``deploy:``): what ``templates/deploy/`` prints, as data.
+Strings are printed as JSON (a JSON string is a YAML string), so no manifest text can
+change the structure of a YAML file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from mcpgen.model.types import Manifest
 from mcpgen.render.spec import environment
@@ -97,7 +93,3 @@ def deploy_templates(manifest: Manifest) -> dict[str, str]:
         *([REDIS_FILE] if deploy.kubernetes and deploy.redis == "bundled" else ()),
     ]
     return {path: path + ".jinja" for path in files}
-
-
-def deploy_context(manifest: Manifest) -> dict[str, Any]:
-    return {"deploy": manifest.deploy, "d": deploy_data(manifest)} if manifest.deploy else {}

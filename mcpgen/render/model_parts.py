@@ -1,20 +1,12 @@
-"""The ``models`` package: shared definitions in one module, tool and prompt models in parts.
+"""The ``models`` package, one datamodel-code-generator run per module: ``_shared`` holds
+the manifest's shared ``$defs``; ``_partNN`` the tool and prompt models, spread over parts
+by a hash of the class name (changing a tool changes one part), their references to shared
+definitions made imports from ``_shared`` (the generator's ``external_ref_mapping``).
 
-datamodel-code-generator runs once per module, not once per build:
-
-* ``_shared`` holds the manifest's shared ``$defs`` (an OpenAPI spec's component schemas);
-* ``_partNN`` modules hold the tool and prompt models, spread over parts by a hash of the
-  class name (so adding or changing a tool changes one part); a reference to a shared
-  definition becomes an import from ``_shared`` (the generator's ``external_ref_mapping``),
-  and the generator reads only the shared definitions the part uses;
-* tools with the same schema share a class (the others subclass the first, in the same
-  part), and a tool schema that copies a shared class subclasses it (``modelgen``).
-
-The build command keeps each module in its cache, by the schemas it is made from, so a
-rebuild after one operation changed runs the generator on one part; modules still to
-generate run over the machine's cores (``generate_models``). ``models/__init__.py``
-imports a part when one of its names is first used: a server loads a tool's models when
-the tool is first called.
+The build keeps each module in its cache, by the schemas it is made from, so a rebuild
+after one operation changed runs the generator on one part. ``models/__init__.py`` imports
+a part when one of its names is first used: a server loads a tool's models when the tool
+is first called.
 """
 
 from __future__ import annotations
@@ -234,15 +226,11 @@ def generate_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> 
 
 def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Callable[[], Models]:
     """Start making every module of the models package; the returned function waits for
-    them. ``cached``: modules are read from and kept in the build cache, by the schemas
-    they are made from (a rebuild after one operation changed runs the generator on one
-    part). ``jobs`` > 1: when there are more than ``PART_SIZE`` models to generate, or the
-    build has at most that many, they run in worker processes (at most ``jobs``, one per
-    ``PART_SIZE`` models: a worker first pays the generator's import, ~0.3-0.7 s, and a
-    process forked from a big build copies the memory its collector walks) while the
-    caller renders the rest of the project; else they are generated when the returned
-    function is called. That function raises InputError with located problems when the
-    schemas cannot be generated."""
+    them (raising InputError with located problems). ``cached``: through the build cache.
+    ``jobs`` > 1: they run in at most ``jobs`` worker processes, one per ``PART_SIZE``
+    models (a worker first pays the generator's import, ~0.3-0.7 s, and a process forked
+    from a big build copies the memory its collector walks), while the caller renders the
+    rest of the project."""
     package = manifest.server.package
     modules = plan(manifest)
     sources: dict[str, str] = {}

@@ -1,10 +1,7 @@
-"""Typed pydantic models for every tool input/output and prompt argument set.
-
-datamodel-code-generator is given JSON Schema documents whose ``$defs`` hold shared
-definitions and tools' schemas under the class names the model chose
-(``WeatherCurrentInput``...). Tool-local ``$defs`` are hoisted with the owner's name as a
-prefix, and references rewritten to match. ``model_parts`` decides which documents (the
-modules of the ``models`` package); this module makes them and runs the generator.
+"""Typed pydantic models for every tool input/output and prompt argument set: JSON Schema
+documents whose ``$defs`` hold shared definitions and tools' schemas under their class
+names (tool-local ``$defs`` hoisted, prefixed with the owner's name), and the generator run
+on them. ``model_parts`` decides which documents.
 """
 
 from __future__ import annotations

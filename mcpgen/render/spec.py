@@ -104,23 +104,13 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
     network = [t for t in manifest.transports if t != "stdio"]
     where: dict[str, Json] = {"transports": network} if network else {}
     if manifest.shares_state:  # the package carries the Redis backend
+        what = "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password"
         found.append(
-            _variable(
-                prefix + "REDIS_URL",
-                "Redis shared by replicas (events, rate limits, token caches, ctx.store); set it from a secret store when it holds a password",
-                default=manifest.http.redis_url,
-                **where,
-            )
+            _variable(prefix + "REDIS_URL", what, default=manifest.http.redis_url, **where)
         )
     if network:  # what only the network transports read
-        found.append(
-            _variable(
-                prefix + "STATE_SECRET",
-                "at least 32 random characters, the same on every replica: seals requestState and shared values",
-                secret=True,
-                **where,
-            )
-        )
+        what = "at least 32 random characters, the same on every replica: seals requestState and shared values"
+        found.append(_variable(prefix + "STATE_SECRET", what, secret=True, **where))
         auth = manifest.auth
         if auth.type in ("bearer", "apiKey"):
             keys = "the keys HTTP clients may present (comma separated)"

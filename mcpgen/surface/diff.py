@@ -24,7 +24,6 @@ from .changes import (
     COMPATIBLE,
     DOCS,
     LEVELS,
-    RANK,
     WHY_ADDITION,
     WHY_ARGUMENT_GONE,
     WHY_CAPABILITY_FLAG,
@@ -62,17 +61,6 @@ from .lock import estimate_tokens, wire
 from .schema_diff import SchemaDiff
 
 Json = Any
-__all__ = [
-    "BREAKING",
-    "COMPATIBLE",
-    "DOCS",
-    "LEVELS",
-    "RANK",
-    "Change",
-    "diff",
-    "summary",
-    "tools_list_cost",
-]
 
 
 def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
@@ -253,17 +241,13 @@ class _Differ:
         SchemaDiff(
             self.out, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
         ).compare(old.get("inputSchema", {}), new.get("inputSchema", {}), "/inputSchema")
-        a, b = old.get("outputSchema"), new.get("outputSchema")
+        a, b, where = old.get("outputSchema"), new.get("outputSchema"), "/outputSchema"
         if a is not None and b is not None:
-            SchemaDiff(self.out, item, "/outputSchema", a, b, True).compare(a, b, "/outputSchema")
+            SchemaDiff(self.out, item, where, a, b, True).compare(a, b, where)
         elif a is not None:
-            self.add(
-                BREAKING, item, "/outputSchema", "output schema removed", WHY_OUTPUT_SCHEMA_GONE
-            )
+            self.add(BREAKING, item, where, "output schema removed", WHY_OUTPUT_SCHEMA_GONE)
         elif b is not None:
-            self.add(
-                COMPATIBLE, item, "/outputSchema", "output schema added", WHY_OUTPUT_SCHEMA_ADDED
-            )
+            self.add(COMPATIBLE, item, where, "output schema added", WHY_OUTPUT_SCHEMA_ADDED)
         compare_annotations(self.add, item, old.get("annotations"), new.get("annotations"))
         compare_execution(self.add, item, old.get("execution"), new.get("execution"))
         known = {"name", "inputSchema", "outputSchema", "annotations", "execution"}

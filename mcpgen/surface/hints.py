@@ -55,15 +55,12 @@ def compare_annotations(add: Add, item: str, old: Json, new: Json) -> None:
             add(COMPATIBLE, item, where, change, promise or "a safer promise")
             continue
         if hint == "readOnlyHint":
-            effects = [
-                h
-                for h, on in (
-                    ("destructive", b["destructiveHint"]),
-                    ("not idempotent", not b["idempotentHint"]),
-                )
-                if on
-            ]
-            change += f" (now {' and '.join(effects)})" if effects else ""
+            effects = {
+                "destructive": b["destructiveHint"],
+                "not idempotent": not b["idempotentHint"],
+            }
+            now = " and ".join(effect for effect, on in effects.items() if on)
+            change += f" (now {now})" if now else ""
         add(BREAKING, item, where, change, why)
     old_d = old if isinstance(old, dict) else {}
     new_d = new if isinstance(new, dict) else {}

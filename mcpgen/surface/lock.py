@@ -1,8 +1,5 @@
-"""The surface lock: exactly what MCP clients of a generated server see, as canonical data.
-
-``surface(manifest)`` reads the model (never the raw manifest) and returns a JSON-ready
-dict; ``dumps`` gives its one canonical text (``mcp-surface.json``). The shape is described
-in ``docs/surface.md``. Both are pure: no clock, no paths, no environment.
+"""The surface lock: exactly what MCP clients of a generated server see, as canonical data
+(``docs/surface.md``), made from the model; pure: no clock, no paths, no environment.
 
 The result shares schema objects with the model (copying a big API's schemas would cost
 more than building the lock): do not mutate it.

@@ -1,12 +1,20 @@
-"""``mcpgen diff`` output: text for a terminal, Markdown for a pull request, JSON for tools."""
+"""``mcpgen diff OLD NEW``: what changed in the surface clients see, and whether it breaks
+them, as text for a terminal, Markdown for a pull request or JSON for tools.
+
+Exit status: 0 no change at or above ``--fail-on``, 1 such a change, 2 bad input.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .changes import LEVELS, Change
+import click
+
+from .changes import LEVELS, RANK, Change
 
 MARKDOWN_ROWS = 100  # per level, at most
 MERGED_ITEMS = 3  # items named in a row that several items share
@@ -32,8 +40,6 @@ def cost_line(summary: dict[str, int], arrow: str = "->") -> str:
 
 
 def text(changes: Sequence[Change], summary: dict[str, int], color: bool = False) -> str:
-    import click
-
     def style(value: str, **kwargs: Any) -> str:
         return click.style(value, **kwargs) if color else value
 
@@ -85,10 +91,8 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
         if not group:
             continue
         fold = level == "docs"
-        if fold:
-            lines.append(f"<details><summary>{level.capitalize()} ({len(group)})</summary>")
-        else:
-            lines.append(f"#### {level.capitalize()} ({len(group)})")
+        title = f"{level.capitalize()} ({len(group)})"
+        lines.append(f"<details><summary>{title}</summary>" if fold else f"#### {title}")
         lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
         merged = _merge_rows(group)
         for items, change in merged[:rows]:
@@ -126,3 +130,54 @@ def _items(items: Sequence[str]) -> str:
 def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:
     data = {"changes": [c.to_data() for c in changes], "summary": summary}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+FAIL_ON = ("breaking", "compatible", "docs", "none")
+
+
+@click.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a pull request comment, json for tools.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="breaking",
+    show_default=True,
+    help="Exit 1 when a change at this level or above exists (none: never).",
+)
+def diff(old: str, new: str, output_format: str, fail_on: str) -> None:
+    """Compare the MCP surface of OLD and NEW and classify every change.
+
+    OLD and NEW are each a surface file (mcp-surface.json), a generated project folder, a
+    manifest, an OpenAPI document, or git:REF:PATH (PATH at revision REF of the current
+    repository, e.g. git:origin/main:mcp-surface.json). Changes are breaking, compatible
+    or docs; docs/surface.md lists the rules.
+    """
+    from .diff import diff as compare
+    from .diff import summary
+    from .sources import SourceError, load_both
+
+    try:
+        before, after = load_both(old, new)
+    except SourceError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    changes = compare(before, after)
+    counts = summary(changes, before, after)
+    if output_format == "json":
+        click.echo(as_json(changes, counts), nl=False)
+    elif output_format == "markdown":
+        click.echo(markdown(changes, counts), nl=False)
+    else:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        click.echo(text(changes, counts, color), nl=False)
+    if fail_on != "none" and any(RANK[c.level] <= RANK[fail_on] for c in changes):
+        sys.exit(1)

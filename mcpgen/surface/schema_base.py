@@ -1,8 +1,11 @@
 """The first half of :class:`.schema_diff.SchemaDiff`: state, local ``$ref`` resolution,
-emitting changes, and the rules for single keywords (type, enum, bounds, strings)."""
+emitting changes, and the rules for single keywords (type, enum, bounds, strings) with
+their helpers."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
@@ -22,26 +25,84 @@ from .changes import (
     _show,
     _values,
 )
-from .schema_rules import (
-    LOWER_COUNTS,
-    UPPER_COUNTS,
-    WIDER_FORMATS,
-    _bound,
-    _bound_text,
-    _count,
-    _covers,
-    _enum,
-    _num,
-    _number,
-    _schema,
-    _text_pair,
-    _tighter,
-    _types,
-    _within,
-    _without,
-)
+from .schema_rules import _enum, _schema, _types, _without
 
 Json = Any
+
+LOWER_COUNTS = ("minLength", "minItems", "minProperties")
+UPPER_COUNTS = ("maxLength", "maxItems", "maxProperties")
+# format pairs where the second accepts everything the first does
+WIDER_FORMATS = frozenset({("int32", "int64"), ("float", "double")})
+
+
+def _covers(types: frozenset[str], t: str) -> bool:
+    return t in types or (t == "integer" and "number" in types)
+
+
+def _within(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Every value of a type in ``a`` has a type in ``b``."""
+    return all(_covers(b, t) for t in a)
+
+
+def _number(value: Json) -> Fraction | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return Fraction(Decimal(repr(value))) if isinstance(value, float) else Fraction(value)
+    except (InvalidOperation, ValueError, OverflowError):
+        return None
+
+
+def _bound(node: Mapping[str, Json], lower: bool) -> tuple[Fraction, bool, str] | None:
+    """(value, exclusive, keyword) of the tightest lower (or upper) bound."""
+    plain, exclusive = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
+    found: list[tuple[Fraction, bool, str]] = []
+    value = _number(node.get(plain))
+    flag = node.get(exclusive)
+    if value is not None:
+        found.append((value, flag is True, plain))  # draft 4: a boolean beside the bound
+    other = _number(flag)
+    if other is not None:
+        found.append((other, True, exclusive))
+    if not found:
+        return None
+    if lower:
+        return max(found, key=lambda b: (b[0], b[1]))
+    return min(found, key=lambda b: (b[0], not b[1]))
+
+
+def _tighter(a: tuple[Fraction, bool, str], b: tuple[Fraction, bool, str], lower: bool) -> bool:
+    """``a`` accepts strictly less than ``b``."""
+    if a[0] != b[0]:
+        return a[0] > b[0] if lower else a[0] < b[0]
+    return a[1] and not b[1]
+
+
+def _count(node: Mapping[str, Json], key: str) -> Fraction | int | None:
+    value = node.get(key)
+    if key == "multipleOf":
+        return _number(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    if key.startswith("min") and value == 0:
+        return None  # minLength: 0 says nothing
+    return value
+
+
+def _num(value: Fraction | int | None) -> str:
+    if value is None:
+        return "?"
+    if value.denominator == 1:
+        return str(value.numerator)
+    return str(float(value))
+
+
+def _bound_text(bound: tuple[Fraction, bool, str]) -> str:
+    return ("exclusive " if bound[1] else "") + _num(bound[0])
+
+
+def _text_pair(a: Json, b: Json) -> tuple[str, str] | None:
+    return (a, b) if isinstance(a, str) and isinstance(b, str) else None
 
 
 class SchemaBase:
@@ -181,11 +242,7 @@ class SchemaBase:
                 text = f"{'minimum' if lower else 'maximum'} {_bound_text(a)} -> {_bound_text(b)}"
                 self.moved(f"{path}/{b[2]}", text, _tighter(b, a, lower))
         for key in (*LOWER_COUNTS, *UPPER_COUNTS, "multipleOf"):
-            a_n, b_n = (
-                (_number(old.get(key)), _number(new.get(key)))
-                if key == "multipleOf"
-                else (_count(old, key), _count(new, key))
-            )
+            a_n, b_n = _count(old, key), _count(new, key)
             if a_n == b_n:
                 continue
             where, text = f"{path}/{key}", f"{key} {_num(a_n)} -> {_num(b_n)}"

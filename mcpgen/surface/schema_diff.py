@@ -306,9 +306,7 @@ class SchemaDiff(SchemaBase):
         if a == b and not self._stale(a):
             return
         where = f"{path}/{keyword}"
-        if (a is not None and not isinstance(a, list)) or (
-            b is not None and not isinstance(b, list)
-        ):
+        if not all(x is None or isinstance(x, list) for x in (a, b)):
             self.unknown(where, f"{keyword} changed")
             return
         old_list, new_list = list(a or []), list(b or [])

@@ -1,11 +1,9 @@
-"""Pure helpers of the schema comparison: keyword classes, types, enums, bounds, allOf merging."""
+"""Pure helpers of the schema comparison: keyword classes, types, enums, allOf merging."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
-from fractions import Fraction
 from typing import Any
 
 from .changes import _canon
@@ -36,10 +34,6 @@ OPAQUE = _words(
     "unevaluatedItems $dynamicRef $recursiveRef contentMediaType contentEncoding "
     "contentSchema"
 )
-LOWER_COUNTS = ("minLength", "minItems", "minProperties")
-UPPER_COUNTS = ("maxLength", "maxItems", "maxProperties")
-# format pairs where the second accepts everything the first does
-WIDER_FORMATS = frozenset({("int32", "int64"), ("float", "double")})
 # keywords that only constrain values of one JSON type (for splitting `type: [a, b]`)
 TYPE_KEYWORDS = {
     "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
@@ -86,64 +80,12 @@ def _types(node: Mapping[str, Json]) -> frozenset[str] | None:
     return types
 
 
-def _covers(types: frozenset[str], t: str) -> bool:
-    return t in types or (t == "integer" and "number" in types)
-
-
-def _within(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Every value of a type in ``a`` has a type in ``b``."""
-    return all(_covers(b, t) for t in a)
-
-
 def _enum(node: Mapping[str, Json]) -> tuple[str, frozenset[str]] | None:
     if "const" in node:
         return "const", frozenset([_canon(node["const"])])
     if isinstance(node.get("enum"), list):
         return "enum", frozenset(_canon(v) for v in node["enum"])
     return None
-
-
-def _number(value: Json) -> Fraction | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        return Fraction(Decimal(repr(value))) if isinstance(value, float) else Fraction(value)
-    except (InvalidOperation, ValueError, OverflowError):
-        return None
-
-
-def _bound(node: Mapping[str, Json], lower: bool) -> tuple[Fraction, bool, str] | None:
-    """(value, exclusive, keyword) of the tightest lower (or upper) bound."""
-    plain, exclusive = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
-    found: list[tuple[Fraction, bool, str]] = []
-    value = _number(node.get(plain))
-    flag = node.get(exclusive)
-    if value is not None:
-        found.append((value, flag is True, plain))  # draft 4: a boolean beside the bound
-    other = _number(flag)
-    if other is not None:
-        found.append((other, True, exclusive))
-    if not found:
-        return None
-    if lower:
-        return max(found, key=lambda b: (b[0], b[1]))
-    return min(found, key=lambda b: (b[0], not b[1]))
-
-
-def _tighter(a: tuple[Fraction, bool, str], b: tuple[Fraction, bool, str], lower: bool) -> bool:
-    """``a`` accepts strictly less than ``b``."""
-    if a[0] != b[0]:
-        return a[0] > b[0] if lower else a[0] < b[0]
-    return a[1] and not b[1]
-
-
-def _count(node: Mapping[str, Json], key: str) -> int | None:
-    value = node.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    if key.startswith("min") and value == 0:
-        return None  # minLength: 0 says nothing
-    return value
 
 
 def _without(node: Mapping[str, Json], *keys: str) -> dict[str, Json]:
@@ -268,22 +210,6 @@ def _tuple(node: Mapping[str, Json]) -> tuple[list[Json], Json]:
         return items, _extra(node.get("additionalItems"))
     prefix = node.get("prefixItems")
     return (prefix if isinstance(prefix, list) else []), _extra(items)
-
-
-def _num(value: Fraction | int | None) -> str:
-    if value is None:
-        return "?"
-    if value.denominator == 1:
-        return str(value.numerator)
-    return str(float(value))
-
-
-def _bound_text(bound: tuple[Fraction, bool, str]) -> str:
-    return ("exclusive " if bound[1] else "") + _num(bound[0])
-
-
-def _text_pair(a: Json, b: Json) -> tuple[str, str] | None:
-    return (a, b) if isinstance(a, str) and isinstance(b, str) else None
 
 
 def _ref(node: Mapping[str, Json]) -> str | None:
