@@ -289,7 +289,12 @@ async def _in_memory(
 
 async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
     """``client.call_tool`` (an ``mcp`` client), a tool that runs only as a task as one."""
-    return await BaseClient(client).call_result(name, arguments)
+    typed: type[BaseClient] = BaseClient
+    with contextlib.suppress(ImportError):  # (carried when a tool runs as a task)
+        from .tasks_client import TaskClient
+
+        typed = TaskClient
+    return await typed(client).call_result(name, arguments)
 
 
 async def all_pages(list_page: Any, field: str) -> list[Any]:
