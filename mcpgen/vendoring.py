@@ -61,6 +61,7 @@ FEATURES: dict[str, Callable[[Manifest], bool]] = {
     "client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
     "http_auth": lambda m: m.auth.type != "none" and _network(m),
+    "testing_auth": lambda m: m.auth.type != "none",  # the tests' keys and tokens
     "testing_oauth": lambda m: m.auth.type == "oauth",  # the tests' authorization server
 }
 # Libraries of an extra of the generated package, imported only when it is installed and
