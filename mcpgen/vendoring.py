@@ -52,6 +52,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "http_legacy client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
     "websocket": lambda m: "websocket" in m.transports,
     "auth http_auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
+    "testing_auth": lambda m: m.auth.type != "none",  # the tests' keys and tokens
 }
 FEATURES = {name: uses for names, uses in _FEATURE_GROUPS.items() for name in names.split()}
 # Libraries of an extra of the generated package, imported only when it is installed and

@@ -64,7 +64,8 @@ def test_the_runtime_it_uses_is_copied_under_a_header(example: Path) -> None:
         assert "shared_redis" not in modules
 
 
-TEST_SUPPORT = ("_runtime/testing.py", "_runtime/testing_oauth.py")  # test dependencies
+# test dependencies
+TEST_SUPPORT = ("_runtime/testing.py", "_runtime/testing_auth.py", "_runtime/testing_oauth.py")
 
 
 def imported_modules(folder: Path, tests: bool) -> set[str]:

@@ -135,7 +135,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
         | {
             "tasks",
             "tasks_client",
-            "testing_oauth",
+            "testing_auth",
             "auth",
             "http_auth",
             "http_legacy",
@@ -169,6 +169,7 @@ def test_transports_and_auth_carry_only_what_is_offered(
     assert ("http_legacy" in found) == legacy
     assert ("client_legacy" in found) == legacy  # the typed client's .sse() and .websocket()
     assert found & VERIFYING == (VERIFYING if network and auth != "none" else set())
+    assert ("testing_auth" in found) == (auth != "none")  # the generated tests' credentials
     assert ("testing_oauth" in found) == (auth == "oauth")
     requirements = " ".join(vendoring.requirements(manifest))
     assert ("websockets" in requirements) == ("websocket" in transports)

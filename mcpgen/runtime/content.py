@@ -6,7 +6,7 @@ import base64
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as types
 from pydantic import BaseModel
@@ -19,13 +19,7 @@ ContentBlock = (
     | types.ResourceLink
     | types.EmbeddedResource
 )
-CONTENT_TYPES = (
-    types.TextContent,
-    types.ImageContent,
-    types.AudioContent,
-    types.ResourceLink,
-    types.EmbeddedResource,
-)
+CONTENT_TYPES = get_args(ContentBlock)
 # a dict is structured content: what a handler returns for an output that is a type alias
 # (a map), as the models give no class for it
 ToolReturn = (

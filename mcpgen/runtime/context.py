@@ -33,7 +33,7 @@ from .identity import Identity
 
 if TYPE_CHECKING:
     from .credentials import Credential
-    from .events import Events
+    from .events import Event, Events
     from .sealing import BoundState, UserStateStore
 
 logger = logging.getLogger("mcp_server")
@@ -148,9 +148,7 @@ class Context:
 
     async def credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> Credential:
         """The caller's credential for one security scheme of the wrapped API, as the
-        generated operations get it (``openapi.credentials``: the caller's exchanged token,
-        an allowed header or the server's secrets). ``.headers``, ``.query`` and ``.cookies``
-        say where to send it, ``.value`` is the secret; ``scopes`` what to ask for when the
+        generated operations get it (docs/security.md); ``scopes``: what to ask for when the
         configuration names none. ``ToolError`` when it cannot be had."""
         credentials = self.registry.get("credentials")
         if credentials is None:
@@ -316,9 +314,7 @@ class Context:
     async def notify_resource_updated(self, uri: str) -> None:
         await self._publish(ResourceUpdated(uri=uri))
 
-    async def _publish(
-        self, event: ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
-    ) -> None:
+    async def _publish(self, event: Event) -> None:
         if self.events is not None:
             await self.events.publish(event, self.request.session)
 

@@ -56,6 +56,7 @@ from .tasks_wire import (
     flat_view,
     missing_extension,
     offset,
+    protocol_errors,
     task_view,
     unknown,
     why,
@@ -124,7 +125,7 @@ class Tasks:
         wants = declared(params) if modern else isinstance(params.get("task"), Mapping)
         if support is None and not (wants and not modern):
             return await call_next(ctx)
-        with self.tools.protocol_errors(str(name)):  # unknown, hidden, not allowed: as a call
+        with protocol_errors(self.tools, str(name)):  # unknown, hidden, not allowed: as a call
             self.tools.find(str(name))
             self.tools.policy.check(current_identity(), "tool", str(name))
         if support is None:  # taskSupport forbidden (absent)
@@ -249,7 +250,7 @@ class Tasks:
         if record is None or record.get("owner") != current_identity().key:
             raise unknown(task_id)
         if "tool" in record:  # a caller that lost the tool's scopes lost its tasks too
-            with self.tools.protocol_errors(record["tool"]):
+            with protocol_errors(self.tools, record["tool"]):
                 self.tools.policy.check(current_identity(), "tool", record["tool"])
         if (
             record["status"] not in TERMINAL

@@ -23,7 +23,7 @@ from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, TypeAdapter
 
-from .client import BaseClient, ToolCallError, error_text
+from .client import BaseClient, ProgressCallback, ToolCallError, error_text
 from .tasks_wire import EXTENSION
 
 TERMINAL = ("completed", "failed", "cancelled")
@@ -142,6 +142,12 @@ async def call_as_task(
     return await wait_task(session, task["taskId"], on_status)
 
 
+def needs_task(error: MCPError) -> bool:
+    """The server refused a plain call because the tool runs only as a task."""
+    data = error.error.data
+    return error.code == -32601 and isinstance(data, dict) and data.get("taskSupport") == "required"
+
+
 class TasksExtension(ClientExtension):
     """Declares the 2026-07-28 tasks extension; a call that becomes a task is waited for."""
 
@@ -157,6 +163,20 @@ class TasksExtension(ClientExtension):
 class TaskClient(BaseClient):
     """The typed client of a server with a tool that runs as an MCP task (docs/tasks.md):
     ``BaseClient`` and the task methods, in both protocol eras."""
+
+    extensions = (TasksExtension,)
+
+    async def call_result(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> types.CallToolResult:
+        """The result of a tool call, a tool error too. A tool that runs only as an MCP task
+        (``task: required``) is started as one and waited for."""
+        try:
+            return await super().call_result(name, arguments, progress)
+        except MCPError as exc:
+            if not needs_task(exc):
+                raise
+            return await call_as_task(self.client.session, name, arguments)
 
     async def start_task(
         self, name: str, arguments: dict[str, Any], *, ttl_ms: int | None = None

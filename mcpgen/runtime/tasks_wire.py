@@ -4,7 +4,8 @@ and the errors clients get."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -28,6 +29,18 @@ class TaskParams(types.RequestParams):
     taskId: Any = None
     cursor: Any = None
     inputResponses: Any = None
+
+
+@contextlib.contextmanager
+def protocol_errors(tools: Any, name: str) -> Iterator[None]:
+    """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets."""
+    from .errors import Forbidden
+    from .tools import UnknownTool
+
+    try:
+        yield
+    except (UnknownTool, Forbidden) as exc:
+        raise tools.protocol_error(name, exc) from None
 
 
 def declared(params: Any) -> bool:

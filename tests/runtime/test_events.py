@@ -6,8 +6,9 @@ import gc
 from typing import Any
 
 import pytest
-from mcp_types import SetLevelRequestParams, SubscribeRequestParams
+from mcp_types import SetLevelRequestParams
 
+from mcpgen.runtime.resources import subscribed
 from mcpgen.runtime.sharing import ReplicaEvents
 
 pytestmark = pytest.mark.anyio
@@ -45,10 +46,10 @@ async def test_connections_that_went_away_are_forgotten() -> None:
     for connection in (kept, *(_Connection() for _ in range(50))):
         request: Any = _Request(_RequestSession(connection))
         await events.track(request, _call_next)
-        await events.subscribe(request, SubscribeRequestParams(uri="file:///x"))
+        await subscribed(events, request, "file:///x")
         await events.set_level(request, SetLevelRequestParams(level="error"))
     del connection, request
     gc.collect()
     assert list(events._handshake) == [kept]
-    assert list(events._subscribed) == [kept]
+    assert list(events.subscribed) == [kept]
     assert list(events._levels) == [kept]

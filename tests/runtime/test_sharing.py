@@ -89,7 +89,7 @@ async def test_events_from_another_replica_reach_handshake_connections_once(
             await seen(events, session)
         subscribed = FakeSession()
         await seen(on_b, subscribed)
-        on_b._subscribed[subscribed] = {"file:///x"}
+        on_b.subscribed[subscribed] = {"file:///x"}
 
         await on_a.publish(ToolsListChanged(), caller)  # type: ignore[arg-type]
         await on_a.publish(ResourceUpdated(uri="file:///x"))

@@ -20,21 +20,16 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
+
+from .content import ContentBlock
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
 P = ParamSpec("P")
 R = TypeVar("R")
 ClientT = TypeVar("ClientT", bound="BaseClient")
 ProgressCallback = ProgressFnT
-Content = (
-    types.TextContent
-    | types.ImageContent
-    | types.AudioContent
-    | types.ResourceLink
-    | types.EmbeddedResource
-)
+Content = ContentBlock
 Contents = list[types.TextResourceContents | types.BlobResourceContents]
 
 
@@ -85,6 +80,7 @@ class BaseClient:
     """Typed access to one server; subclasses add a method per tool, prompt and resource."""
 
     package = ""  # the server's package: what ``stdio()`` runs with ``python -m``
+    extensions: tuple[Callable[[], Any], ...] = ()  # what ``connect`` declares (tasks_client)
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -114,7 +110,7 @@ class BaseClient:
             "logging_callback": on_log,
         }
         options.update({k: v for k, v in callbacks.items() if v is not None})
-        options.setdefault("extensions", _extensions())
+        options.setdefault("extensions", [make() for make in cls.extensions])
         async with Client(target, mode=mode, **options) as client:
             yield cls(client)
 
@@ -177,17 +173,8 @@ class BaseClient:
     async def call_result(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
     ) -> types.CallToolResult:
-        """The result of a tool call, a tool error too. A tool that runs only as an MCP task
-        (``task: required``) is started as one and waited for."""
-        try:
-            return await self.client.call_tool(name, arguments, progress_callback=progress)
-        except MCPError as exc:
-            if not needs_task(exc):
-                raise
-            from .tasks_client import call_as_task
-
-            result: types.CallToolResult = await call_as_task(self.client.session, name, arguments)
-            return result
+        """The result of a tool call, a tool error too."""
+        return await self.client.call_tool(name, arguments, progress_callback=progress)
 
     async def read(self, uri: str) -> Contents:
         """Read any resource by URI."""
@@ -213,22 +200,6 @@ class BaseClient:
             reference = types.ResourceTemplateReference(uri=ref)
         result = await self.client.complete(reference, {"name": argument, "value": value})
         return list(result.completion.values)
-
-
-def needs_task(error: MCPError) -> bool:
-    """The server refused a plain call because the tool runs only as a task."""
-    data = error.error.data
-    return error.code == -32601 and isinstance(data, dict) and data.get("taskSupport") == "required"
-
-
-def _extensions() -> list[Any]:
-    """The tasks extension when this package serves tasks (``tasks_client`` is then part
-    of its runtime), else none."""
-    try:
-        from .tasks_client import TasksExtension
-    except ImportError:
-        return []
-    return [TasksExtension()]
 
 
 def headers_with(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:

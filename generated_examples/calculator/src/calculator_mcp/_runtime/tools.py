@@ -10,11 +10,10 @@ handler.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any, TypeVar, overload
@@ -94,18 +93,14 @@ def located(path: Iterable[Any], message: str, root: str = "(arguments)") -> str
     return f"{'.'.join(str(p) for p in path) or root}: {message}"
 
 
-def _fast_path_may_take(arguments: dict[str, Json]) -> bool:
-    """False when a null (the model takes null for optional properties) or a number JSON
-    cannot carry (the strict model takes NaN) appears: jsonschema then decides."""
-    return not has_non_finite(arguments, or_null=True)
-
-
 def _strictly(
     model: Callable[[], type[BaseModel]] | None, data: dict[str, Json]
 ) -> BaseModel | None:
     """``model``'s instance when its strict validation accepts ``data`` (so its schema
-    does, ``fastpath``), else None: jsonschema then decides."""
-    if model is None or not _fast_path_may_take(data):
+    does, ``fastpath``), else None: jsonschema then decides, also when a null (the model
+    takes null for optional properties) or a number JSON cannot carry (the strict model
+    takes NaN) appears."""
+    if model is None or has_non_finite(data, or_null=True):
         return None
     try:
         return model().model_validate(data, strict=True)
@@ -254,18 +249,10 @@ class ToolTable:
     ) -> types.CallToolResult | types.InputRequiredResult:
         """The SDK's ``tools/call`` handler."""
         context = self.context(ctx, params)
-        try:  # (protocol_errors without a generator per call)
+        try:
             return await self.dispatch(params.name, dict(params.arguments or {}), context)
         except (UnknownTool, Forbidden) as exc:
             raise self.protocol_error(params.name, exc) from None
-
-    @contextlib.contextmanager
-    def protocol_errors(self, name: str) -> Iterator[None]:
-        """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets."""
-        try:
-            yield
-        except (UnknownTool, Forbidden) as exc:
-            raise self.protocol_error(name, exc) from None
 
     def protocol_error(self, name: str, exc: UnknownTool | Forbidden) -> MCPError:
         if isinstance(exc, Forbidden) and not self.policy.hide_unauthorized:
@@ -302,13 +289,11 @@ class ToolTable:
         except (MCPError, Forbidden, UnknownTool):
             raise
         except NotImplementedError as exc:
-            if is_stub(exc, binding.handler_path):
-                return tool_error(
-                    f"Tool {name!r} is not implemented yet: write its handler in "
-                    f"{binding.handler_path}"
-                )
-            logger.exception("tool %s failed", name)
-            return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
+            if not is_stub(exc, binding.handler_path):
+                return _internal_error(name)
+            return tool_error(
+                f"Tool {name!r} is not implemented yet: write its handler in {binding.handler_path}"
+            )
         except ValidationError:
             logger.exception("tool %s: its handler raised a validation error", name)
             return tool_error(
@@ -316,8 +301,7 @@ class ToolTable:
                 "(details are in the server log)"
             )
         except Exception:
-            logger.exception("tool %s failed", name)
-            return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
+            return _internal_error(name)
         if isinstance(value, types.InputRequiredResult):  # a meta tool passing one on
             return value
         try:
@@ -329,8 +313,7 @@ class ToolTable:
                     f"Tool {name!r} failed: its result holds a NaN or infinite number, which "
                     "JSON cannot carry"
                 )
-            logger.exception("tool %s returned a result that cannot be sent", name)
-            return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
+            return _internal_error(name, "tool %s returned a result that cannot be sent")
         return self._checked(binding, result)
 
     def _checked(self, binding: ToolBinding, result: types.CallToolResult) -> types.CallToolResult:
@@ -353,6 +336,12 @@ class ToolTable:
                 "; ".join(problems[:3]),
             )
         return result
+
+
+def _internal_error(name: str, log: str = "tool %s failed") -> types.CallToolResult:
+    """A handler's bug: its traceback in the server log, nothing of it to the caller."""
+    logger.exception(log, name)
+    return tool_error(f"Tool {name!r} failed with an internal error (see the server log)")
 
 
 def _non_finite(value: Any) -> bool:

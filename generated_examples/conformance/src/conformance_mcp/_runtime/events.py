@@ -4,7 +4,8 @@
 2026-07-28 clients learn of changes through ``subscriptions/listen`` streams, fed by the
 subscription bus (in-process by default; shared across replicas when configured).
 Handshake-era clients get notifications on their connection: list changes go to the
-connection that caused them, resource updates to every connection subscribed to the URI.
+connection that caused them, resource updates to every connection subscribed to the URI
+(``resources.subscribe``).
 Replicas that share state also pass on what another replica raised
 (``sharing.ReplicaEvents``).
 """
@@ -30,19 +31,13 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPError
-from mcp_types import (
-    EmptyResult,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    UnsubscribeRequestParams,
-)
+from mcp_types import EmptyResult, SetLevelRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 logger = logging.getLogger(__name__)
 
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
-SUBSCRIBED_CHARS = 64 * 1024  # characters of subscribed URIs one connection may hold
 LISTENS_PER_CALLER = 16  # open subscriptions/listen streams of one caller (the SDK: 1024 in all)
 _MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -66,39 +61,10 @@ class Events:
 
     def __init__(self, bus: SubscriptionBus | None = None) -> None:
         self.bus: SubscriptionBus = bus or InMemorySubscriptionBus()
-        # connection -> the URIs it subscribed to
-        self._subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        # connection -> the URIs it subscribed to (resources.subscribe)
+        self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._listens: dict[str, int] = {}  # caller key -> its open listen streams
-
-    # -- resource subscriptions (handshake era) ------------------------------------------
-
-    async def subscribe(
-        self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
-    ) -> EmptyResult:
-        uris = self._subscribed.setdefault(connection_of(ctx.session), set())
-        self.within_budget(uris | {str(params.uri)})
-        uris.add(str(params.uri))
-        return EmptyResult()
-
-    @staticmethod
-    def within_budget(uris: set[str]) -> None:
-        """Subscribed URIs are kept while their connection or listen stream lasts: at most
-        SUBSCRIBED_CHARS characters of them, not a request body's worth each time."""
-        if sum(map(len, uris)) > SUBSCRIBED_CHARS:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"too many subscriptions: at most {SUBSCRIBED_CHARS} characters of URIs "
-                "per connection or stream (unsubscribe from some first)",
-            )
-
-    async def unsubscribe(
-        self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams
-    ) -> EmptyResult:
-        uris = self._subscribed.get(connection_of(ctx.session))
-        if uris is not None:
-            uris.discard(str(params.uri))
-        return EmptyResult()
 
     # -- subscriptions/listen (2026-07-28) -------------------------------------------------
 
@@ -147,11 +113,11 @@ class Events:
         await self._notify(targets, event)
 
     def _subscribers(self, uri: str) -> list[Any]:
-        return [c for c, uris in list(self._subscribed.items()) if uri in uris]
+        return [c for c, uris in list(self.subscribed.items()) if uri in uris]
 
     def forget(self, connection: Any) -> None:
         """A connection that is gone: no more events for it."""
-        self._subscribed.pop(connection, None)
+        self.subscribed.pop(connection, None)
 
     async def _notify(self, targets: list[Any], event: Event) -> None:
         async def one(target: Any) -> None:

@@ -233,12 +233,11 @@ def build_server(
         async def listen_authorized(
             ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
         ) -> types.SubscriptionsListenResult:
-            uris = params.notifications.resource_subscriptions or ()
-            events.within_budget({str(uri) for uri in uris})  # held while the stream lasts
-            for uri in uris:
+            uris = [str(uri) for uri in params.notifications.resource_subscriptions or ()]
+            if uris:
                 if resources is None:
-                    raise not_found(str(uri))
-                resources.authorized(str(uri), current_identity())  # as a read would
+                    raise not_found(uris[0])
+                resources.listened(uris)
             with events.listening(caller_key(ctx)):
                 return await listen(ctx, params)
 

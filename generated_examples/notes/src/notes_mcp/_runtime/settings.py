@@ -15,6 +15,13 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SSE_PATH = "/sse"
 WEBSOCKET_PATH = "/ws"
 TRANSPORTS = ("stdio", "http", "sse", "websocket")
+AUTH_SETTINGS = {  # setting -> the manifest's ``auth`` key that gives its default
+    "oauth_issuer": "issuer",
+    "oauth_audience": "audience",
+    "jwks_url": "jwksUrl",
+    "jwks_file": "jwksFile",
+    "introspection_url": "introspectionUrl",
+}
 
 
 def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:
@@ -71,14 +78,8 @@ class Settings:
         raw = dict(spec.get("settings", {}))
         raw.pop("state_secret", None)  # a secret comes from the environment only
         auth = spec.get("auth", {})
-        for key, value in (
-            ("oauth_issuer", auth.get("issuer")),
-            ("oauth_audience", auth.get("audience")),
-            ("jwks_url", auth.get("jwksUrl")),
-            ("jwks_file", auth.get("jwksFile")),
-            ("introspection_url", auth.get("introspectionUrl")),
-        ):
-            raw.setdefault(key, value)
+        for key, name in AUTH_SETTINGS.items():
+            raw.setdefault(key, auth.get(name))
         base = cls()
         values: dict[str, Any] = {}
         for item in fields(cls):
@@ -146,25 +147,13 @@ class Settings:
             raise ConfigError(f"the HTTP path must start with '/': {self.path!r}")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log format must be text or json, not {self.log_format!r}")
-        if (
-            self.workers < 1
-            or self.max_body_size < 1
-            or self.rate_limit < 0
-            or self.max_sessions < 1
-            or self.max_sessions_per_caller < 0
-        ):
+        counts = (self.workers, self.max_body_size, self.max_sessions)
+        if min(counts) < 1 or self.rate_limit < 0 or self.max_sessions_per_caller < 0:
             raise ConfigError(
                 "workers, max body size and max sessions must be positive, rate limit >= 0"
             )
-        if (
-            min(
-                self.session_idle_timeout,
-                self.header_timeout,
-                self.body_timeout,
-                self.shutdown_timeout,
-            )
-            <= 0
-        ):
+        timeouts = (self.session_idle_timeout, self.header_timeout, self.body_timeout)
+        if min(*timeouts, self.shutdown_timeout) <= 0:
             raise ConfigError("timeouts must be positive")
         return self
 

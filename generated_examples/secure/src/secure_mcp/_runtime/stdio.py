@@ -20,7 +20,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,8 @@ READ_SIZE = 1 << 16  # bytes per read from stdin
 # requests and closes stdin, `printf ... | server`, still reads every answer), short: a
 # host closes stdin to stop the server, and the handlers still running are then cancelled
 EOF_GRACE = 2.0
+Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Coroutine[Any, Any, None]]
+Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
 
 async def serve(server: GeneratedServer) -> None:
@@ -63,21 +65,26 @@ async def serve(server: GeneratedServer) -> None:
             await _answering(server, options, sdk_reads, sdk_writes)
         return
     async with Wire.claim() as wire:
-        reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_stream, writes = anyio.create_memory_object_stream[SessionMessage](0)
-        reading = anyio.CancelScope()
+        await _run(server, options, wire.read_into, wire.write_from)
 
-        async def read() -> None:
-            with reading:
-                await wire.read_into(reads)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(read)
-            tg.start_soon(wire.write_from, writes)
-            await server.run(read_stream, write_stream, options)
-            # The server closed its write stream: the writer ends once it has written
-            # everything; the reader is only waiting for input nobody will answer.
-            reading.cancel()
+async def _run(server: GeneratedServer, options: Any, read: Reader, write: Writer) -> None:
+    """``server`` on what ``read`` feeds it, its messages to ``write``."""
+    reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, writes = anyio.create_memory_object_stream[SessionMessage](0)
+    reading = anyio.CancelScope()
+
+    async def read_all() -> None:
+        with reading:
+            await read(reads)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_all)
+        tg.start_soon(write, writes)
+        await server.run(read_stream, write_stream, options)
+        # The server closed its write stream: the writer ends once it has written
+        # everything; the reader is only waiting for input nobody will answer.
+        reading.cancel()
 
 
 class Pending:
@@ -118,31 +125,22 @@ async def _answering(
 ) -> None:
     """The SDK's transport (stdin a file or a terminal), its last requests answered."""
     pending = Pending()
-    reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, writes = anyio.create_memory_object_stream[SessionMessage](0)
 
-    reading = anyio.CancelScope()
+    async def read(reads: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+        async with reads, sdk_reads:
+            async for message in sdk_reads:
+                if not isinstance(message, Exception):
+                    pending.read(message.message)
+                await reads.send(message)
+            await pending.drained()
 
-    async def read() -> None:
-        with reading:
-            async with reads, sdk_reads:
-                async for message in sdk_reads:
-                    if not isinstance(message, Exception):
-                        pending.read(message.message)
-                    await reads.send(message)
-                await pending.drained()
-
-    async def write() -> None:
+    async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
         async with writes, sdk_writes:
             async for message in writes:
                 await sdk_writes.send(message)
                 pending.wrote(message.message)  # handed over: nothing cancels it now
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(read)
-        tg.start_soon(write)
-        await server.run(read_stream, write_stream, options)
-        reading.cancel()  # the writer ends once it has handed everything over
+    await _run(server, options, read, write)
 
 
 def on_pipes() -> bool:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -27,11 +28,7 @@ def page(
     """One page of ``items`` from an opaque cursor: at most ``size`` items and, when they
     can be weighed, at most ``PAGE_BYTES`` (but at least one item). A bad cursor is invalid
     params."""
-    start = 0
-    if cursor:
-        start = _decode(cursor)
-        if not 0 <= start <= len(items):
-            raise MCPError(INVALID_PARAMS, "Invalid cursor")
+    start = _decode(cursor, len(items)) if cursor else 0
     end = min(start + size, len(items))
     if weigh is not None:
         total = 0
@@ -44,13 +41,12 @@ def page(
     return list(items[start:end]), next_cursor
 
 
-def _decode(cursor: str) -> int:
-    if len(cursor) > MAX_CURSOR:
-        raise MCPError(INVALID_PARAMS, "Invalid cursor")
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-    except (ValueError, UnicodeError):
-        raise MCPError(INVALID_PARAMS, "Invalid cursor") from None
-    if not text.isdigit():
+def _decode(cursor: str, count: int) -> int:
+    """Where a page starts, from a cursor ``page`` made for ``count`` items."""
+    text = ""
+    if len(cursor) <= MAX_CURSOR:
+        with contextlib.suppress(ValueError, UnicodeError):
+            text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+    if not text.isdigit() or int(text) > count:
         raise MCPError(INVALID_PARAMS, "Invalid cursor")
     return int(text)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
@@ -22,15 +22,14 @@ from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, ResourceNotFound, ToolError, not_found
+from .events import Events, connection_of
 from .paging import page
 from .stubs import is_stub
-
-if TYPE_CHECKING:
-    from .events import Events
 
 logger = logging.getLogger("mcp_server")
 ResourceRead = Callable[[dict[str, str], Context], Awaitable[ResourceReturn]]
 DOT_SEGMENTS = frozenset({".", ".."})
+SUBSCRIBED_CHARS = 64 * 1024  # characters of subscribed URIs one connection may hold
 
 
 @dataclass
@@ -118,6 +117,13 @@ class ResourceTable:
         """A resource with static content (for prompts that embed one)."""
         found = self.find(uri)
         return found if found is not None and found[0].content is not None else None
+
+    def listened(self, uris: Sequence[str]) -> None:
+        """The resource subscriptions of a listen stream: held while it lasts (within the
+        budget), each checked as a read would be."""
+        within_budget(uris)
+        for uri in uris:
+            self.authorized(uri, current_identity())
 
     def authorized(self, uri: str, identity: Any) -> tuple[ResourceBinding, dict[str, str]]:
         """The resource ``uri`` names, when ``identity`` may read it: what every read and
@@ -248,7 +254,12 @@ def resource_handlers(
         ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         resources.authorized(str(params.uri), current_identity())  # as a read would
-        return await events.subscribe(ctx, params)
+        return await subscribed(events, ctx, str(params.uri))
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        return await subscribed(events, ctx, str(params.uri), False)
 
     if spec.get("resources"):
         options.update(
@@ -257,5 +268,31 @@ def resource_handlers(
             on_read_resource=resources.read,
         )
     if spec.get("capabilities", {}).get("resourcesSubscribe"):
-        options.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=events.unsubscribe)
+        options.update(on_subscribe_resource=subscribe, on_unsubscribe_resource=unsubscribe)
     return options
+
+
+async def subscribed(
+    events: Events, ctx: ServerRequestContext[Any, Any], uri: str, on: bool = True
+) -> types.EmptyResult:
+    """A handshake-era connection subscribes to ``uri`` (``on``) or unsubscribes: where
+    ``Events`` sends its updates."""
+    connection = connection_of(ctx.session)
+    if on:
+        uris = events.subscribed.setdefault(connection, set())
+        within_budget(uris | {uri})
+        uris.add(uri)
+    elif connection in events.subscribed:
+        events.subscribed[connection].discard(uri)
+    return types.EmptyResult()
+
+
+def within_budget(uris: Sequence[str] | set[str]) -> None:
+    """Subscribed URIs are kept while their connection or listen stream lasts: at most
+    SUBSCRIBED_CHARS characters of them, not a request body's worth each time."""
+    if sum(map(len, uris)) > SUBSCRIBED_CHARS:
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"too many subscriptions: at most {SUBSCRIBED_CHARS} characters of URIs "
+            "per connection or stream (unsubscribe from some first)",
+        )

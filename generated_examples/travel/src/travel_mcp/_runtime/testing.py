@@ -14,7 +14,6 @@ import ast
 import contextlib
 import importlib
 import inspect
-import json
 import os
 import random
 import socket
@@ -117,41 +116,27 @@ text_of = error_text  # the text blocks of a result, joined
 
 
 class Credentials:
-    """What the test servers accept and what the test clients send, for the spec's auth."""
-
-    keys = ("old-test-key", "new-test-key")  # two static keys, as during a rotation
+    """What the test servers accept and what the test clients send: nothing, without
+    authentication (``testing_auth`` has the credentials of the other kinds)."""
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
-        self.auth = spec.get("auth", {})
         self.settings = Settings.defaults(spec)
-        self.type = self.auth.get("type", "none")
-        self.issuer: Any = None  # testing_oauth.TokenIssuer
-        self.token = ""
-        if self.type == "oauth":
-            from .testing_oauth import TokenIssuer
-
-            self.issuer = TokenIssuer(
-                self.settings.oauth_issuer or "", self.settings.oauth_audience or ""
-            )
-            self.token = self.issuer.token(self.auth.get("scopesSupported", []))
 
     def server_env(self, folder: Path) -> dict[str, str]:
-        if self.issuer is not None:
-            path = folder / "jwks.json"
-            path.write_text(json.dumps(self.issuer.jwks()), "utf-8")
-            return {self.settings.env_prefix + "JWKS_FILE": str(path)}
-        if self.type in ("bearer", "apiKey"):
-            return {str(self.auth["env"]): ",".join(self.keys)}
         return {}
 
     def headers(self, credential: str | None = None) -> dict[str, str]:
-        header = str(self.auth.get("header") or "Authorization")
-        if self.type == "oauth":
-            return {"Authorization": f"Bearer {credential or self.token}"}
-        if self.type in ("bearer", "apiKey"):
-            key = credential or self.keys[-1]
-            return {header: f"Bearer {key}" if header.lower() == "authorization" else key}
         return {}
+
+
+def credentials(spec: Mapping[str, Any]) -> Credentials:
+    """The test credentials for the spec's ``auth``."""
+    if spec.get("auth", {}).get("type", "none") == "none":
+        return Credentials(spec)
+    from .testing_auth import AuthCredentials
+
+    made: Credentials = AuthCredentials(spec)  # (absent: Any)
+    return made
 
 
 # -- servers -----------------------------------------------------------------------------
@@ -289,7 +274,12 @@ async def _in_memory(
 
 async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
     """``client.call_tool`` (an ``mcp`` client), a tool that runs only as a task as one."""
-    return await BaseClient(client).call_result(name, arguments)
+    typed: type[BaseClient] = BaseClient
+    with contextlib.suppress(ImportError):  # (carried when a tool runs as a task)
+        from .tasks_client import TaskClient
+
+        typed = TaskClient
+    return await typed(client).call_result(name, arguments)
 
 
 async def all_pages(list_page: Any, field: str) -> list[Any]:
