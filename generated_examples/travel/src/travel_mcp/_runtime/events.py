@@ -45,6 +45,12 @@ SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notific
 SUBSCRIBED_CHARS = 64 * 1024  # characters of subscribed URIs one connection may hold
 LISTENS_PER_CALLER = 16  # open subscriptions/listen streams of one caller (the SDK: 1024 in all)
 _MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
+# a subscription nothing could ever be sent on is refused rather than accepted and dropped
+NO_UPDATES = (
+    "resources/subscribe needs a connection that carries notifications, and this one "
+    "cannot (stateless HTTP in the handshake era): use a stateful session or "
+    "subscriptions/listen (2026-07-28)"
+)
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -76,7 +82,10 @@ class Events:
     async def subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
     ) -> EmptyResult:
-        uris = self._subscribed.setdefault(connection_of(ctx.session), set())
+        connection = connection_of(ctx.session)
+        if not getattr(connection, "has_standalone_channel", True):  # stateless HTTP
+            raise MCPError(types.INVALID_REQUEST, NO_UPDATES)
+        uris = self._subscribed.setdefault(connection, set())
         self.within_budget(uris | {str(params.uri)})
         uris.add(str(params.uri))
         return EmptyResult()
