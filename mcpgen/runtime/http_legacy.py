@@ -82,7 +82,9 @@ def legacy_app(
     app = Starlette(routes=routes)
     app.add_middleware(SessionSlots, settings=settings)
     if settings.transport == "sse":  # a POST that is no message: the JSON-RPC errors of HTTP
-        app.add_middleware(PostGuard, path=MESSAGES_PATH, max_body_size=settings.max_body_size)
+        app.add_middleware(
+            PostGuard, path=MESSAGES_PATH, max_body_size=settings.max_body_size, sdk_parses=False
+        )
     return app
 
 

@@ -7,6 +7,9 @@ import json
 import re
 from typing import Any
 
+from mcp_types import jsonrpc_message_adapter
+from pydantic import ValidationError
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 LONE_SURROGATE = "holds a lone UTF-16 surrogate (\\ud800-\\udfff), which UTF-8 cannot encode"
@@ -84,7 +87,7 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
     a request whose id is neither text nor a number (the SDK: a notification, never
     answered). A body is parsed unless its bytes are laid out as the SDKs write a message
     (FIRST, or LEAD and LAST) and show nothing ODD or ESCAPED, so a valid message is rarely
-    parsed twice. A body that is not JSON is the SDK's to answer (-32700)."""
+    parsed twice. A body that is not JSON is the SDK's to answer (-32700; SSE: ``unreadable``)."""
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         return error(INVALID_REQUEST, "Invalid Request")
     laid_out = FIRST.match(head) or (LEAD.match(head) and LAST.search(head[-TAIL_BYTES:]))
@@ -103,6 +106,20 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
     method, params = value["method"], value.get("params")
     if odd_id or not isinstance(method, str) or not isinstance(params, dict | list | None):
         return _invalid(value)
+    return None
+
+
+def unreadable(body: bytes) -> str | None:
+    """The error answer to a POST ``body`` the SDK cannot read as a message (what
+    ``error_for`` answers on stdio), None when it can. For legacy SSE, whose transport
+    answers such a body with a plain-text 400 "Could not parse message"."""
+    try:
+        jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except ValidationError:
+        try:
+            return error_for(body.decode())
+        except UnicodeDecodeError:  # JSON text is UTF-8 (RFC 8259)
+            return error(PARSE_ERROR, "Parse error")
     return None
 
 

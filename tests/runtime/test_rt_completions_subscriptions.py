@@ -150,7 +150,10 @@ async def test_a_failing_completion_handler_leaks_nothing(transport: str, mode: 
     assert SECRET_IN_ERROR not in str(error.value), error.value
 
 
-@cells(NETWORK, where=lambda transport, mode: mode == "legacy")
+STATELESS = ("http-stateless", "http-json")
+
+
+@cells(NETWORK, where=lambda transport, mode: mode == "legacy" and transport not in STATELESS)
 async def test_subscribing_to_a_scoped_resource_needs_its_scope(transport: str, mode: Mode) -> None:
     made = spec()
     without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
@@ -162,6 +165,25 @@ async def test_subscribing_to_a_scoped_resource_needs_its_scope(transport: str, 
         await client.subscribe_resource("fixture://public")  # open: allowed
     async with connect(transport, mode, made, headers=rtkit.credentials(made)) as client:
         await client.subscribe_resource("fixture://secret")
+
+
+@cells(STATELESS, where=lambda transport, mode: mode == "legacy")
+async def test_stateless_http_refuses_a_subscription_it_could_never_serve(
+    transport: str, mode: Mode
+) -> None:
+    """Stateless HTTP in the handshake era has no channel to send resource updates on: a
+    subscription is refused with a message that names the ways out, not accepted and its
+    updates dropped. The scope check still comes first."""
+    made = spec()
+    without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
+    async with connect(transport, mode, made, headers=without) as client:
+        with pytest.raises(MCPError) as error:
+            await client.subscribe_resource("fixture://secret")
+        refused(error.value)
+        with pytest.raises(MCPError) as error:
+            await client.subscribe_resource("fixture://public")
+    assert error.value.error.code == types.INVALID_REQUEST, error.value
+    assert "subscriptions/listen" in error.value.error.message, error.value
 
 
 @cells(NETWORK, where=lambda transport, mode: mode == "legacy" and transport in ("http", "sse"))

@@ -355,6 +355,8 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                          "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
 TOO_LARGE = {**BATCH_ANSWER, "error": {"code": INVALID_REQUEST, "message": "Request body too large"}}  # fmt: skip
 AS_TEXT = {**BATCH_ANSWER, "error": {"code": INVALID_REQUEST, "message": "Content-Type must be application/json"}}  # fmt: skip
+PARSE = {**BATCH_ANSWER, "error": {"code": PARSE_ERROR, "message": "Parse error"}}
+SURROGATE = {**BATCH_ANSWER, "error": {"code": PARSE_ERROR, "message": f"Parse error: a string {jsonrpc.LONE_SURROGATE}"}}  # fmt: skip
 # (a POST to legacy SSE's message endpoint, its headers; the answer of streamable HTTP)
 LEGACY: list[tuple[str, bytes, dict[str, str], tuple[int, Any]]] = [
     ("batch", b"[" + json.dumps(INITIALIZE).encode() + b"]", {}, (400, BATCH_ANSWER)),
@@ -362,6 +364,10 @@ LEGACY: list[tuple[str, bytes, dict[str, str], tuple[int, Any]]] = [
     ("no message", b'{"foo": 1}', {}, (400, BATCH_ANSWER)),
     ("method a number", b'{"jsonrpc":"2.0","id":5,"method":5}', {}, (400, {**BATCH_ANSWER, "id": 5})),
     ("over the limit", json.dumps({**INITIALIZE, "pad": "x" * 4096}).encode(), {}, (413, TOO_LARGE)),
+    ("not JSON", b"{bad", {}, (400, PARSE)),
+    ("cut short", json.dumps(INITIALIZE).encode()[:-1], {}, (400, PARSE)),
+    ("not UTF-8", b'{"jsonrpc":"2.0","id":1,"method":"ping\xff"}', {}, (400, PARSE)),
+    ("a lone surrogate", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\\ud800"}}', {}, (400, SURROGATE)),
 ]  # fmt: skip
 
 

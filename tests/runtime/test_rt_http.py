@@ -114,6 +114,30 @@ async def test_a_foreign_origin_is_refused(transport: str) -> None:
     assert response.json()["error"] == "invalid_origin"
 
 
+@pytest.mark.parametrize("transport", ["http-stateless", "http-json"])
+async def test_a_stateless_server_opens_no_get_stream(transport: str) -> None:
+    """Stateless HTTP has nothing to send on a GET stream (no session, no standalone
+    channel), yet SDK 2.3 held one open, counted by no session cap, for as long as the
+    client liked (1,000 of them: +85 MB): 405 Method Not Allowed, as MCP allows. A stateful
+    server still opens its session's stream."""
+    spec = rtkit.make_spec("none")
+    stream = {"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    app = rtkit.app(spec, transport)
+    async with (
+        running(app),
+        http_client(app) as http,
+        http.stream("GET", "/mcp", headers=stream) as refused,
+    ):
+        assert refused.status_code == 405  # (not a stream that never ends)
+        await refused.aread()
+    assert refused.headers["allow"] == "POST"
+    assert refused.json()["error"]["code"] == -32600
+    async with running(rtkit.app(spec, "http")) as app, http_client(app) as http:
+        opened = await http.post("/mcp", json=INITIALIZE, headers=POST)
+        session = {**stream, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        assert await first_event(http, "/mcp", session) == 200
+
+
 async def test_json_response_mode() -> None:
     async with serving() as http:
         response = await http.post("/mcp", json=INITIALIZE, headers=POST)

@@ -177,3 +177,31 @@ def test_stdio_from_a_file_falls_back_to_the_sdk_transport(tmp_path: Path) -> No
     answers = [json.loads(line) for line in out.splitlines()]
     assert [a["id"] for a in answers] == [0]
     assert answers[0]["result"]["serverInfo"]["name"] == "fixture"
+
+
+def test_stdio_from_a_file_answers_lines_it_cannot_read(tmp_path: Path) -> None:
+    """The SDK's transport drops a line that is no JSON-RPC message: served from a file
+    (as on Windows), such lines are answered -32700 or -32600 as on pipes, with the id when
+    there is one; a malformed response is not answered."""
+    unreadable = [
+        (b"{not json", -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"meth', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\\ud800"}}', -32700, None),
+        (b"[1,2]", -32600, None),
+        (b'{"jsonrpc":"2.0","id":2}', -32600, 2),
+        (b'{"jsonrpc":"1.0","id":"x","method":"tools/list"}', -32600, "x"),
+        (b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"x"}', -32600, 6),
+    ]
+    ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    response = b'{"jsonrpc":"2.0","id":14,"result":5,"error":{}}'
+    requests = tmp_path / "requests.jsonl"
+    body = b"".join(line + b"\n" for line, _, _ in unreadable)
+    requests.write_bytes(lines([INITIALIZE, INITIALIZED]) + body + response + b"\n" + lines([ping]))
+    with requests.open("rb") as stdin:
+        process = popen(stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err.decode()[-3000:]
+    answers = [json.loads(line) for line in out.splitlines()]
+    errors = [(a["error"]["code"], a["id"]) for a in answers if "error" in a]
+    assert errors == [(code, id_) for _, code, id_ in unreadable], out.decode()
+    assert [a["id"] for a in answers if "result" in a] == [0, 9]

@@ -10,12 +10,15 @@ UTF-8 line; anything else (a terminal, a file, Windows, trio) goes to the SDK's 
 While serving, fd 0 reads the null device and fd 1 writes to stderr, so a stray ``print``
 in a handler cannot corrupt the wire; both are restored afterwards (as the SDK does).
 Unlike SDK 2.3, a line that is not JSON is answered with -32700 and one that is not a
-JSON-RPC message with -32600, as JSON-RPC 2.0 asks (``jsonrpc.py``).
+JSON-RPC message with -32600, as JSON-RPC 2.0 asks (``jsonrpc.py``); on the SDK's transport
+too, but for a request whose id is neither text nor a number (the SDK reads a
+notification, and the line is gone).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import stat
@@ -129,7 +132,13 @@ async def _answering(
     async def read(reads: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         async with reads, sdk_reads:
             async for message in sdk_reads:
-                if not isinstance(message, Exception):
+                if isinstance(message, ValidationError):
+                    answer = _answer_to(message)
+                    if answer is not None:  # answered as on pipes (the SDK drops it)
+                        reply = jsonrpc_message_adapter.validate_json(answer)
+                        await sdk_writes.send(SessionMessage(reply))
+                        continue
+                elif not isinstance(message, Exception):
                     pending.read(message.message)
                 await reads.send(message)
             await pending.drained()
@@ -141,6 +150,19 @@ async def _answering(
                 pending.wrote(message.message)  # handed over: nothing cancels it now
 
     await _run(server, options, read, write)
+
+
+def _answer_to(error: ValidationError) -> str | None:
+    """The answer to the line the SDK's transport could not read, from its report: the
+    line itself when it is no JSON, else the JSON value (what a field is missing from at
+    the top, or what is no object); None for a malformed response."""
+    found = error.errors()
+    if found and found[0]["type"] == "json_invalid":
+        return jsonrpc.error_for(str(found[0]["input"]))
+    for item in found:
+        if len(item["loc"]) <= 1 or (item["type"] == "missing" and len(item["loc"]) == 2):
+            return jsonrpc.error_for(json.dumps(item["input"]))
+    return None
 
 
 def on_pipes() -> bool:

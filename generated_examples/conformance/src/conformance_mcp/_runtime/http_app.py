@@ -201,7 +201,12 @@ def create_app(
         # a call whose client left cannot be resumed
         app.add_middleware(DisconnectMiddleware, json_response=settings.json_response)
     if settings.transport == "http":  # a POST that is no message: JSON-RPC errors (SSE's too)
-        app.add_middleware(PostGuard, path=settings.path, max_body_size=settings.max_body_size)
+        app.add_middleware(
+            PostGuard,
+            path=settings.path,
+            max_body_size=settings.max_body_size,
+            streams=not settings.stateless,
+        )
     limiter = (
         TokenBuckets(
             settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None

@@ -34,6 +34,9 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 # body already in cannot stall, so its ``receive`` needs no deadline (``timed``).
 BODY_RECEIVED = "mcpgen.body_received"
 TOO_LARGE = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request body too large")
+NO_STREAM = jsonrpc.error(
+    jsonrpc.INVALID_REQUEST, "Method Not Allowed: a stateless server opens no stream"
+)
 
 
 def route_path(scope: Scope) -> str:
@@ -258,13 +261,27 @@ class PostGuard:
     JSON 415, not a plain-text 400 (the SDK's own test: ``application/json`` first); a
     body over ``max_body_size`` (declared or sent) 413, not a plain-text 413; a batch or
     JSON that is no message 400 -32600 (``jsonrpc.error_for_post``), not -32602 with
-    pydantic's report or SSE's plain text. The body is read whole before it is passed on
+    pydantic's report or SSE's plain text; on SSE (``sdk_parses`` False) also a body the
+    SDK cannot read, 400 -32700 or -32600 (``jsonrpc.unreadable``), not a plain-text 400
+    "Could not parse message"; on stateless HTTP (``streams`` False) a GET 405. The body
+    is read whole before it is passed on
     (the SDK reads it whole too): the answer does not depend on how it arrives."""
 
-    def __init__(self, app: ASGIApp, path: str, max_body_size: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        path: str,
+        max_body_size: int,
+        sdk_parses: bool = True,
+        streams: bool = True,
+    ) -> None:
         self.app = app
         self.path = path
         self.max_body_size = max_body_size
+        self.sdk_parses = sdk_parses  # False: the SDK answers what it cannot read in plain text
+        # False (stateless HTTP): a GET stream could never carry anything, yet the SDK would
+        # hold one open, uncounted, for as long as the client likes: 405, as MCP allows
+        self.streams = streams
 
     def guards(self, scope: Scope) -> bool:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -274,6 +291,11 @@ class PostGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.guards(scope):
+            if not self.streams and scope.get("method") == "GET" and route_path(scope) == self.path:
+                from starlette.responses import Response
+
+                no = Response(NO_STREAM, 405, {"Allow": "POST"}, "application/json")
+                return await no(scope, receive, send)
             return await self.app(scope, receive, send)
         kind = _header(scope, b"content-type")
         if not kind.lower().startswith(b"application/json"):
@@ -290,7 +312,10 @@ class PostGuard:
             if size > self.max_body_size:  # a chunked body, or more than it declared
                 return await _answer(scope, receive, send, 413, TOO_LARGE)
         whole = pending[-1]["type"] == "http.request"  # (else the client left)
-        invalid = jsonrpc.error_for_post(b"".join(m.get("body", b"") for m in pending), whole)
+        body = b"".join(m.get("body", b"") for m in pending)
+        invalid = jsonrpc.error_for_post(body, whole)
+        if invalid is None and whole and not self.sdk_parses:
+            invalid = jsonrpc.unreadable(body)
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()

@@ -30,6 +30,12 @@ logger = logging.getLogger("mcp_server")
 ResourceRead = Callable[[dict[str, str], Context], Awaitable[ResourceReturn]]
 DOT_SEGMENTS = frozenset({".", ".."})
 SUBSCRIBED_CHARS = 64 * 1024  # characters of subscribed URIs one connection may hold
+# a subscription nothing could ever be sent on is refused rather than accepted and dropped
+NO_UPDATES = (
+    "resources/subscribe needs a connection that carries notifications, and this one "
+    "cannot (stateless HTTP in the handshake era): use a stateful session or "
+    "subscriptions/listen (2026-07-28)"
+)
 
 
 @dataclass
@@ -279,6 +285,8 @@ async def subscribed(
     ``Events`` sends its updates."""
     connection = connection_of(ctx.session)
     if on:
+        if not getattr(connection, "has_standalone_channel", True):  # stateless HTTP
+            raise MCPError(types.INVALID_REQUEST, NO_UPDATES)
         uris = events.subscribed.setdefault(connection, set())
         within_budget(uris | {uri})
         uris.add(uri)
