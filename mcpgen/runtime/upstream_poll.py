@@ -101,6 +101,7 @@ async def poll(
                 }
             follow.parts["headers"].pop("Content-Type", None)
             response = await upstream._send(follow)
+            trusted = trusted and wire.origin(str(response.url)) == home  # a redirect left
             polls += 1
             if ctx is not None:
                 shown = request.scrub(_status(response))[:200]  # the caller reads it
