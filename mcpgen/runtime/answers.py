@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 Json = Any
 EXCERPT = 1000
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+MAX_DEPTH = 200  # levels a JSON answer may nest: the SDK cannot send a result nested 255
 _PROBLEM_KEYS = ("type", "title", "status", "detail", "instance")
 _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
@@ -65,8 +66,16 @@ def result(
     if json_answer:
         try:
             data: Json = response.json(parse_constant=_not_json)  # NaN, Infinity
+            deep = too_deep(data)
         except ValueError:
             return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
+        except RecursionError:  # deeper than Python's parser goes
+            deep = True
+        if deep:
+            return tool_error(
+                f"{shown}: the upstream answered JSON nested more than {MAX_DEPTH} levels deep "
+                f"(HTTP {status})"
+            )
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
             data = scrubbed(data, request.scrub)
@@ -95,6 +104,19 @@ def result(
 
 def _not_json(constant: str) -> Json:
     raise ValueError(f"{constant} is not JSON")
+
+
+def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``data`` nests more than ``limit`` arrays and objects (walked without recursion)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= limit:
+                return True
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+    return False
 
 
 def scrubbed(data: Json, scrub: Callable[[str], str]) -> Json:
@@ -194,7 +216,9 @@ def readable(response: httpx2.Response, media: str, scrub: Callable[[str], str] 
     if media == "application/json" or media.endswith("+json"):
         try:
             data = response.json()
-        except ValueError:
+            if too_deep(data):
+                raise ValueError("nested too deeply to render")
+        except (ValueError, RecursionError):
             return _squeeze(scrub(response.text)[: EXCERPT * 2])
         return problem(data) if isinstance(data, dict) else _compact(data)
     if media in ("text/html", "application/xhtml+xml"):

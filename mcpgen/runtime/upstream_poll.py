@@ -37,7 +37,7 @@ def still_running(response: httpx2.Response) -> bool:
         return False
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     status = data.get("status") if isinstance(data, dict) else None
     return isinstance(status, str) and status.lower() in RUNNING
@@ -55,7 +55,7 @@ def _status(response: httpx2.Response) -> str:
     if response.status_code == 200:
         try:
             return str(response.json().get("status"))
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             pass
     return f"HTTP {response.status_code}"
 

@@ -369,3 +369,28 @@ def test_an_answer_only_the_redaction_makes_invalid_is_an_error_that_says_so() -
     result = answers.result(answer(200, invalid, "application/json"), ITEM, request(), output)
     message = result.content[0].text  # type: ignore[union-attr]
     assert "s3cret-key" not in message and "does not match the tool's output" in message
+
+
+def nested(depth: int) -> bytes:
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+@pytest.mark.parametrize("depth", [256, 5000])
+def test_json_nested_too_deep_is_a_tool_error_that_says_so(depth: int) -> None:
+    """An answer nested 256 levels (which the SDK cannot send: the call was a JSON-RPC
+    error) or more than Python's parser goes (an "internal error", the status of a 500
+    lost, a poll's ``RecursionError`` likewise) is a tool error naming the depth."""
+    from mcpgen.runtime.upstream_poll import still_running
+
+    ok = answers.result(answer(200, nested(depth), "application/json"), ITEM, request())
+    assert ok.is_error and "JSON nested more than 200 levels deep (HTTP 200)" in str(ok.content)
+    failed = error_of(500, nested(depth), "application/json")
+    assert failed.startswith("DELETE /items/{id} failed: HTTP 500 Internal Server Error")
+    assert '{"a":{"a":' in failed  # the body's start, as text
+    assert not still_running(answer(200, nested(depth), "application/json"))
+
+
+def test_json_nested_to_the_limit_is_sent() -> None:
+    result = answers.result(answer(200, nested(199), "application/json"), ITEM, request())
+    assert not result.is_error
+    result.model_dump_json(by_alias=True)  # the SDK can send it
