@@ -59,7 +59,7 @@ def result(
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = media == "application/json" or media.endswith("+json")
-    if output is not None and status != 204 and not (json_answer and response.content):
+    if output is not None and status not in (204, 304) and not (json_answer and response.content):
         return tool_error(unexpected(response, operation, request, media))
     if not response.content:
         return types.CallToolResult(content=[])

@@ -46,6 +46,17 @@ def test_an_empty_answer_is_an_empty_result(status: int) -> None:
     assert result.structured_content is None  # not the text "null"
 
 
+@pytest.mark.parametrize("status", [204, 304])
+def test_no_content_and_not_modified_are_empty_with_an_output_schema_too(status: int) -> None:
+    """A 304 (a conditional request the caller made with ``If-None-Match``) is an empty
+    result as docs/openapi.md says, as a 204 is: it was a tool error "where application/json
+    was expected" for a tool that advertises an output schema."""
+    from mcpgen.runtime.schemas import validator
+
+    result = answers.result(answer(status), ITEM, request(), validator({"type": "object"}))
+    assert result.content == [] and not result.is_error
+
+
 def test_an_error_names_the_method_and_url_without_the_credential() -> None:
     body = b'{"error": "bad key s3cret-key"}'
     result = answers.result(answer(403, body, "application/json"), {}, request())
