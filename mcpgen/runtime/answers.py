@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Callable
 from http import HTTPStatus
@@ -65,10 +66,11 @@ def result(
         return types.CallToolResult(content=[])
     if json_answer:
         try:
-            data: Json = response.json(parse_constant=_not_json)  # NaN, Infinity
+            data: Json = response.json(parse_constant=_not_json, parse_float=_finite)
             deep = too_deep(data)
-        except ValueError:
-            return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
+        except ValueError as exc:
+            why = f": {exc}" if isinstance(exc, OutOfRange) else ""
+            return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status}){why}")
         except RecursionError:  # deeper than Python's parser goes
             deep = True
         if deep:
@@ -104,6 +106,18 @@ def result(
 
 def _not_json(constant: str) -> Json:
     raise ValueError(f"{constant} is not JSON")
+
+
+class OutOfRange(ValueError):
+    """A JSON number no float holds (``1e400``): the SDK cannot send it (it was "internal
+    error")."""
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    if math.isinf(value):
+        raise OutOfRange(f"the number {number[:40]} is out of range")
+    return value
 
 
 def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:

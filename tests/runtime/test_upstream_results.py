@@ -405,3 +405,15 @@ def test_json_nested_to_the_limit_is_sent() -> None:
     result = answers.result(answer(200, nested(199), "application/json"), ITEM, request())
     assert not result.is_error
     result.model_dump_json(by_alias=True)  # the SDK can send it
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"-1e999"])
+def test_a_number_out_of_float_range_is_a_tool_error_that_says_so(number: bytes) -> None:
+    """Python reads ``1e400`` as infinity, which the SDK cannot send: the call was an
+    "internal error" in the log instead of saying what the API answered."""
+    body = b'{"n": [' + number + b"]}"
+    result = answers.result(answer(200, body, "application/json"), ITEM, request())
+    assert result.is_error
+    assert f"invalid JSON (HTTP 200): the number {number.decode()} is out of range" in str(
+        result.content
+    )
