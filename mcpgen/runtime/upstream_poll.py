@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 RUNNING = frozenset({"queued", "pending", "running", "in_progress", "accepted", "processing"})
 MAX_WAIT = 60.0  # seconds one Retry-After may make a poll wait at most
+MIN_WAIT = 1.0  # seconds a Retry-After shorter than the interval still waits (0: no pause)
 
 
 def still_running(response: httpx2.Response) -> bool:
@@ -44,10 +45,13 @@ def still_running(response: httpx2.Response) -> bool:
 
 
 def wait_for(response: httpx2.Response, interval: float) -> float:
-    """Seconds before the next poll: the answer's ``Retry-After`` (seconds), else ``interval``."""
+    """Seconds before the next poll: the answer's ``Retry-After`` (seconds), else ``interval``.
+    A ``Retry-After: 0`` still waits ``MIN_WAIT`` (or the interval, if shorter): else an
+    API answering it to every poll was asked without a pause for as long as the timeout
+    (600 s), each poll a progress notification to the client."""
     given = response.headers.get("retry-after", "").strip()
     if given.isdigit():
-        return min(float(given), MAX_WAIT)
+        return max(min(float(given), MAX_WAIT), min(interval, MIN_WAIT))
     return interval
 
 
