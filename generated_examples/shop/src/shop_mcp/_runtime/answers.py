@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 Json = Any
 EXCERPT = 1000
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+_CONTAINERS = (dict, list)  # what JSON parses to
 MAX_DEPTH = 200  # levels a JSON answer may nest: the SDK cannot send a result nested 255
 _PROBLEM_KEYS = ("type", "title", "status", "detail", "instance")
 _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -122,16 +123,18 @@ def _finite(number: str) -> float:
 
 
 def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``data`` nests more than ``limit`` arrays and objects (walked without recursion)."""
-    stack = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            if depth >= limit:
-                return True
+    """Whether ``data`` nests more than ``limit`` arrays and objects (level by level, no
+    recursion; about as long as parsing the answer took)."""
+    level = [data] if isinstance(data, dict | list) else []
+    for _ in range(limit):
+        below: list[Json] = []
+        for value in level:
             items = value.values() if isinstance(value, dict) else value
-            stack.extend((item, depth + 1) for item in items)
-    return False
+            below += [item for item in items if type(item) in _CONTAINERS]
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def scrubbed(data: Json, scrub: Callable[[str], str]) -> Json:
