@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Callable
 from http import HTTPStatus
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 Json = Any
 EXCERPT = 1000
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+_CONTAINERS = (dict, list)  # what JSON parses to
+MAX_DEPTH = 200  # levels a JSON answer may nest: the SDK cannot send a result nested 255
 _PROBLEM_KEYS = ("type", "title", "status", "detail", "instance")
 _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
@@ -58,15 +61,24 @@ def result(
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = media == "application/json" or media.endswith("+json")
-    if output is not None and status != 204 and not (json_answer and response.content):
+    if output is not None and status not in (204, 304) and not (json_answer and response.content):
         return tool_error(unexpected(response, operation, request, media))
     if not response.content:
         return types.CallToolResult(content=[])
     if json_answer:
         try:
-            data: Json = response.json(parse_constant=_not_json)  # NaN, Infinity
-        except ValueError:
-            return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status})")
+            data: Json = response.json(parse_constant=_not_json, parse_float=_finite)
+            deep = too_deep(data)
+        except ValueError as exc:
+            why = f": {exc}" if isinstance(exc, OutOfRange) else ""
+            return tool_error(f"{shown}: the upstream answered invalid JSON (HTTP {status}){why}")
+        except RecursionError:  # deeper than Python's parser goes
+            deep = True
+        if deep:
+            return tool_error(
+                f"{shown}: the upstream answered JSON nested more than {MAX_DEPTH} levels deep "
+                f"(HTTP {status})"
+            )
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
             data = scrubbed(data, request.scrub)
@@ -95,6 +107,33 @@ def result(
 
 def _not_json(constant: str) -> Json:
     raise ValueError(f"{constant} is not JSON")
+
+
+class OutOfRange(ValueError):
+    """A JSON number no float holds (``1e400``): the SDK cannot send it (it was "internal
+    error")."""
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    if math.isinf(value):
+        raise OutOfRange(f"the number {number[:40]} is out of range")
+    return value
+
+
+def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``data`` nests more than ``limit`` arrays and objects (level by level, no
+    recursion; about as long as parsing the answer took)."""
+    level = [data] if isinstance(data, dict | list) else []
+    for _ in range(limit):
+        below: list[Json] = []
+        for value in level:
+            items = value.values() if isinstance(value, dict) else value
+            below += [item for item in items if type(item) in _CONTAINERS]
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def scrubbed(data: Json, scrub: Callable[[str], str]) -> Json:
@@ -194,7 +233,9 @@ def readable(response: httpx2.Response, media: str, scrub: Callable[[str], str] 
     if media == "application/json" or media.endswith("+json"):
         try:
             data = response.json()
-        except ValueError:
+            if too_deep(data):
+                raise ValueError("nested too deeply to render")
+        except (ValueError, RecursionError):
             return _squeeze(scrub(response.text)[: EXCERPT * 2])
         return problem(data) if isinstance(data, dict) else _compact(data)
     if media in ("text/html", "application/xhtml+xml"):

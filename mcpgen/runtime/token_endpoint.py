@@ -88,7 +88,7 @@ async def token_request(
     payload: Any = None
     try:
         payload = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         payload = None
     if 300 <= status < 400:
         raise CredentialFailure(

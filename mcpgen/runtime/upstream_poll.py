@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 RUNNING = frozenset({"queued", "pending", "running", "in_progress", "accepted", "processing"})
 MAX_WAIT = 60.0  # seconds one Retry-After may make a poll wait at most
+MIN_WAIT = 1.0  # seconds a Retry-After shorter than the interval still waits (0: no pause)
 
 
 def still_running(response: httpx2.Response) -> bool:
@@ -37,17 +38,20 @@ def still_running(response: httpx2.Response) -> bool:
         return False
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     status = data.get("status") if isinstance(data, dict) else None
     return isinstance(status, str) and status.lower() in RUNNING
 
 
 def wait_for(response: httpx2.Response, interval: float) -> float:
-    """Seconds before the next poll: the answer's ``Retry-After`` (seconds), else ``interval``."""
+    """Seconds before the next poll: the answer's ``Retry-After`` (seconds), else ``interval``.
+    A ``Retry-After: 0`` still waits ``MIN_WAIT`` (or the interval, if shorter): else an
+    API answering it to every poll was asked without a pause for as long as the timeout
+    (600 s), each poll a progress notification to the client."""
     given = response.headers.get("retry-after", "").strip()
     if given.isdigit():
-        return min(float(given), MAX_WAIT)
+        return max(min(float(given), MAX_WAIT), min(interval, MIN_WAIT))
     return interval
 
 
@@ -55,7 +59,7 @@ def _status(response: httpx2.Response) -> str:
     if response.status_code == 200:
         try:
             return str(response.json().get("status"))
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             pass
     return f"HTTP {response.status_code}"
 
@@ -101,6 +105,7 @@ async def poll(
                 }
             follow.parts["headers"].pop("Content-Type", None)
             response = await upstream._send(follow)
+            trusted = trusted and wire.origin(str(response.url)) == home  # a redirect left
             polls += 1
             if ctx is not None:
                 shown = request.scrub(_status(response))[:200]  # the caller reads it

@@ -198,3 +198,21 @@ async def test_a_plain_call_polls_too(
         with anyio.fail_after(10):
             result = await client.call_tool("start_export", {})
     assert result.structured_content == {"rows": 3}
+
+
+@pytest.mark.parametrize(
+    ("given", "interval", "waited"),
+    [("0", 2.0, 1.0), ("0", 0.5, 0.5), ("0", 0.0, 0.0), ("5", 2.0, 5.0), ("999", 2.0, 60.0)],
+)
+def test_retry_after_zero_still_pauses_between_polls(
+    given: str, interval: float, waited: float
+) -> None:
+    """``Retry-After: 0`` on every 202 made the server poll without a pause for the whole
+    timeout (600 s): hundreds of requests and progress notifications a second from one
+    call. It now waits a second, or the configured interval when that is shorter."""
+    import httpx2
+
+    from mcpgen.runtime.upstream_poll import wait_for
+
+    answer = httpx2.Response(202, headers={"retry-after": given})
+    assert wait_for(answer, interval) == waited

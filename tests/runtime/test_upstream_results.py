@@ -46,6 +46,17 @@ def test_an_empty_answer_is_an_empty_result(status: int) -> None:
     assert result.structured_content is None  # not the text "null"
 
 
+@pytest.mark.parametrize("status", [204, 304])
+def test_no_content_and_not_modified_are_empty_with_an_output_schema_too(status: int) -> None:
+    """A 304 (a conditional request the caller made with ``If-None-Match``) is an empty
+    result as docs/openapi.md says, as a 204 is: it was a tool error "where application/json
+    was expected" for a tool that advertises an output schema."""
+    from mcpgen.runtime.schemas import validator
+
+    result = answers.result(answer(status), ITEM, request(), validator({"type": "object"}))
+    assert result.content == [] and not result.is_error
+
+
 def test_an_error_names_the_method_and_url_without_the_credential() -> None:
     body = b'{"error": "bad key s3cret-key"}'
     result = answers.result(answer(403, body, "application/json"), {}, request())
@@ -369,3 +380,40 @@ def test_an_answer_only_the_redaction_makes_invalid_is_an_error_that_says_so() -
     result = answers.result(answer(200, invalid, "application/json"), ITEM, request(), output)
     message = result.content[0].text  # type: ignore[union-attr]
     assert "s3cret-key" not in message and "does not match the tool's output" in message
+
+
+def nested(depth: int) -> bytes:
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+@pytest.mark.parametrize("depth", [256, 5000])
+def test_json_nested_too_deep_is_a_tool_error_that_says_so(depth: int) -> None:
+    """An answer nested 256 levels (which the SDK cannot send: the call was a JSON-RPC
+    error) or more than Python's parser goes (an "internal error", the status of a 500
+    lost, a poll's ``RecursionError`` likewise) is a tool error naming the depth."""
+    from mcpgen.runtime.upstream_poll import still_running
+
+    ok = answers.result(answer(200, nested(depth), "application/json"), ITEM, request())
+    assert ok.is_error and "JSON nested more than 200 levels deep (HTTP 200)" in str(ok.content)
+    failed = error_of(500, nested(depth), "application/json")
+    assert failed.startswith("DELETE /items/{id} failed: HTTP 500 Internal Server Error")
+    assert '{"a":{"a":' in failed  # the body's start, as text
+    assert not still_running(answer(200, nested(depth), "application/json"))
+
+
+def test_json_nested_to_the_limit_is_sent() -> None:
+    result = answers.result(answer(200, nested(199), "application/json"), ITEM, request())
+    assert not result.is_error
+    result.model_dump_json(by_alias=True)  # the SDK can send it
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"-1e999"])
+def test_a_number_out_of_float_range_is_a_tool_error_that_says_so(number: bytes) -> None:
+    """Python reads ``1e400`` as infinity, which the SDK cannot send: the call was an
+    "internal error" in the log instead of saying what the API answered."""
+    body = b'{"n": [' + number + b"]}"
+    result = answers.result(answer(200, body, "application/json"), ITEM, request())
+    assert result.is_error
+    assert f"invalid JSON (HTTP 200): the number {number.decode()} is out of range" in str(
+        result.content
+    )

@@ -460,6 +460,35 @@ async def test_a_poll_that_left_the_api_never_returns_to_it_with_credentials() -
     assert "x-api-key" not in api.seen[0].headers
 
 
+async def test_a_poll_redirected_off_the_api_never_returns_to_it_with_credentials() -> None:
+    """A poll on the API's origin that a redirect takes to another origin: that origin's
+    202 may not steer the next poll back to the API with credentials either (only a
+    ``Location`` leaving the origin was counted, not a redirect of a poll: the API key went
+    to a path the other origin chose)."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as api, recorder() as other:
+        sent = Request("POST", api.url + "/jobs")
+        sent.parts["headers"]["X-API-Key"] = "k3y-secret"
+        sent.secret_headers.add("X-API-Key")
+        api.moved = {"/status": other.url + "/elsewhere"}
+        other.answer(202, "application/json", b"{}")
+        other.headers = [("Location", api.url + "/admin/export"), ("Retry-After", "0")]
+        started = httpx2.Response(
+            202,
+            headers={"location": "/status", "retry-after": "0"},
+            request=httpx2.Request("POST", sent.url),
+        )
+        done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    assert [seen.target for seen in api.seen] == ["/status", "/admin/export"]
+    assert api.seen[0].headers["x-api-key"] == "k3y-secret"  # still home
+    assert [seen.target for seen in other.seen] == ["/elsewhere"]
+    assert "x-api-key" not in other.seen[0].headers
+    assert "x-api-key" not in api.seen[1].headers
+
+
 @pytest.mark.parametrize("where", ["query", "header"])
 async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: str) -> None:
     """A redirect on the API's own origin (``/old`` -> ``/new``) keeps the credentials: a
