@@ -76,8 +76,13 @@ def kebab(name: str) -> str:
 
 # -- the Python names generated code derives from manifest names (one rule each) ---------
 # Names the generated code itself binds where user-derived names also appear: a handler's
-# parameters (``ctx``), the typed client's (``self``, ``progress``), the wiring's locals.
-GENERATED_NAMES = frozenset({"ctx", "self", "cls", "progress", "args", "arguments", "variables"})
+# parameters (``ctx``), the typed client's (``self``, ``progress``), the wiring's locals, the
+# client methods' locals (``given``, ``result``, ``output``) and the module names their bodies
+# call (``arguments``, ``parse``, ``expand``, ``models.X``).
+GENERATED_NAMES = frozenset(
+    {"ctx", "self", "cls", "progress", "args", "arguments", "variables"}
+    | {"given", "result", "output", "parse", "expand", "models"}
+)
 
 
 def model_class(name: str, suffix: str) -> str:
@@ -95,10 +100,13 @@ def completion_ident(target: str, ref: str, argument: str) -> str:
     return snake(f"{target}_{ref}_{argument}")
 
 
-# What the typed client's base classes define: a tool's method may not shadow them.
+# What the typed client's base classes define (BaseClient, LegacyClient, TaskClient and the
+# sync facade), and the modules its annotations name (``models.X``, ``types.PromptMessage``):
+# a tool's method may not shadow them.
 CLIENT_NAMES = frozenset(
-    {"call", "read", "prompt", "complete", "connect", "stdio", "http", "websocket", "sse"}
-    | {"client", "package", "portal", "typed", "client_class"}
+    {"call", "call_result", "read", "prompt", "complete", "connect", "stdio", "http"}
+    | {"websocket", "sse", "client", "package", "portal", "typed", "client_class"}
+    | {"start_task", "wait_task", "task_status", "cancel_task", "models", "types"}
 )
 
 
