@@ -148,8 +148,10 @@ def test_client_without_tools_imports_only_what_it_uses(
         ({"type": "string", "enum": ["a", "b"], "default": "c"}, "is not one of"),
         ({"type": "integer", "default": "7"}, "not of type"),
         ({"$ref": "#/$defs/Count", "default": -1}, "less than the minimum"),
+        ({"type": "string", "format": "date", "default": "yesterday"}, "is not a 'date'"),
+        ({"type": "string", "format": "uri", "default": "no uri"}, "is not a 'uri'"),
     ],
-    ids=["list-item", "enum", "scalar", "ref"],
+    ids=["list-item", "enum", "scalar", "ref", "date", "uri"],
 )
 def test_defaults_that_do_not_match_their_schema_are_refused(
     tmp_path: Path, schema: dict[str, object], says: str
@@ -170,24 +172,40 @@ def test_defaults_that_do_not_match_their_schema_are_refused(
 
 
 def test_defaults_that_match_their_schema_build_and_type_check(tmp_path: Path) -> None:
+    """A default is generated as its JSON value and validated by pydantic: a list or map of
+    objects type-checks (mypy said list-item and dict-item), and a handler gets the field's
+    type (it got a dict for a model, a str for a date); an object ``const`` is optional."""
+    point = {"type": "object", "properties": {"x": {"type": "integer"}}}
     properties = {
         "numbers": {"type": "array", "items": {"type": "number"}, "default": [1, 2.5]},
         "kind": {"type": "string", "enum": ["a", "b"], "default": "b"},
         "count": {"$ref": "#/$defs/Count", "default": 3},
         "maybe": {"type": ["string", "null"], "default": None},
         "tags": {"type": "array", "items": {"$ref": "#/$defs/Count"}, "default": [0]},
+        "points": {"type": "array", "items": {"$ref": "#/$defs/Point"}, "default": [{"x": 1}]},
+        "named": {"type": "object", "additionalProperties": point, "default": {"a": {"x": 1}}},
+        "when": {"type": "string", "format": "date", "default": "2024-02-29"},
+        "fixed": {"const": {"a": 1}},
     }
     tool = {
         "name": "t",
         "description": "A tool.",
         "input": {"type": "object", "properties": properties},
     }
-    defs = {"Count": {"type": "integer", "minimum": 0}}
+    defs = {"Count": {"type": "integer", "minimum": 0}, "Point": point}
     manifest = {"mcpgen": 1, "server": {"name": "gooddefaults"}, "$defs": defs, "tools": [tool]}
     folder = _case(tmp_path / "case", manifest)
     assert harness.validate(folder) is None
     built = harness.build(folder)
     assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}
+    probe = (
+        "from datetime import date\nfrom gooddefaults_mcp.models import Point, TInput\n"
+        "m = TInput()\nassert isinstance(m.when, date) and m.fixed is None, m\n"
+        "assert isinstance(m.points[0], Point) and m.named['a'].x == 1, m\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(built.out / "src")}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_openapi_defaults_that_do_not_match_are_left_out_with_a_warning(tmp_path: Path) -> None:

@@ -155,6 +155,8 @@ def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
     for key, value in node.items():
         if names:
             out[key] = map_refs(value, fn)
+        elif key == "const" and isinstance(value, dict | list) and "enum" not in node:
+            out["enum"] = [copy.deepcopy(value)]  # as const, the generator typed it not optional
         elif key in DATA_KEYWORDS:
             out[key] = copy.deepcopy(value)
         elif key == "$ref" and isinstance(value, str):
