@@ -333,7 +333,9 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
         except (Unresolvable, SchemaError, RecursionError, re.error):
             continue  # a reference or pattern the other checks report, or nothing to say
         if error is not None:
-            message = f"default {short(node['default'])} does not match its schema: {error.message}"
+            why = error.message  # it quotes the whole value: a long one is not repeated
+            why = why if len(why) < 200 else f"{error.validator} {short(error.validator_value)}"
+            message = f"default {short(node['default'])} does not match its schema: {why}"
             yield (*located(trail), "default"), message
 
 
