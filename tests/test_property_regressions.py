@@ -301,3 +301,19 @@ def test_map_inputs_and_outputs_reach_the_handler_and_type_check(tmp_path: Path)
     assert doubled == [False, {"a": 2, "b": 8}]
     assert refused[0] is True and "is not of type 'integer'" in refused[1]
     assert empty == {}
+
+
+def test_a_property_or_prompt_argument_named_kwargs_type_checks(tmp_path: Path) -> None:
+    """pydantic's mypy plugin gives a model's ``__init__`` a ``**kwargs``: a field named
+    ``kwargs`` failed mypy --strict (no-redef); the model names it ``kwargs_``."""
+    tool = {
+        "name": "call_function",
+        "description": "Call a function.",
+        "input": {"type": "object", "properties": {"args": {"type": "array"}, "kwargs": {}}},
+    }
+    prompt = {"name": "p", "description": "p", "arguments": [{"name": "kwargs"}], "handler": True}
+    manifest = {"mcpgen": 1, "server": {"name": "kw"}, "tools": [tool], "prompts": [prompt]}
+    folder = _case(tmp_path / "case", manifest)
+    assert harness.validate(folder) is None
+    built = harness.build(folder)
+    assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}

@@ -239,6 +239,8 @@ _PLAIN_OPTIONS: dict[str, Any] = {
     "type_mappings": ["email=string", "idn-email=string"],
     "builtin_format_line_length": 100,
     "use_double_quotes": True,
+    # pydantic's mypy plugin gives each model's __init__ a ``**kwargs``: a field may not have it
+    "aliases": {"kwargs": "kwargs_"},
 }
 _FORMATTERS = [("format", "Formatter", "BUILTIN")]
 
