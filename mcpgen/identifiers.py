@@ -47,14 +47,15 @@ def pascal(name: str) -> str:
     return result
 
 
-# What a generated models module imports, and the keywords spelled like class names: a
+# What a generated models module imports, what a handler stub imports next to its model
+# classes (``Context``, ``ToolReturn``...), and the keywords spelled like class names: a
 # shared definition (``$defs``) named one of these would shadow an import, or not be Python.
 RESERVED_CLASS_NAMES = frozenset(
     {
         "Annotated", "Any", "AnyUrl", "McpgenBaseModel", "AwareDatetime", "BaseModel", "ConfigDict", "Field",
         "Literal", "Optional", "RootModel", "TypeAliasType", "Union", "date", "datetime",
         "time", "timedelta", "UUID", "Decimal", "Base64Str", "NaiveDatetime", "AnyHttpUrl",
-        "None", "True", "False",
+        "None", "True", "False", "Context", "ToolReturn", "ResourceReturn", "PromptReturn",
     }
 )  # fmt: skip
 CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")

@@ -53,6 +53,8 @@ def _line_of(folder: Path, text: str, file: str = harness.MANIFEST) -> int:
 # drops its underscores and renames keywords, so `foo` became `Foo` and the build failed
 # ("model generation produced no class for foo"), `class` made code that did not parse and
 # `Field` failed unlocated. The same for an OpenAPI component named `True` or `none`.
+# `Context` or `ToolReturn` as a tool's input or output: its handler stub imported the
+# package's class of that name too (ruff F811, mypy --strict failed).
 @pytest.mark.parametrize(
     ("name", "better"),
     [
@@ -64,6 +66,8 @@ def _line_of(folder: Path, text: str, file: str = harness.MANIFEST) -> int:
         ("class", "Class"),
         ("None", "NoneModel"),
         ("Field", "FieldModel"),
+        ("Context", "ContextModel"),  # a handler stub imports mcpgen's Context next to it
+        ("ToolReturn", "ToolReturnModel"),
     ],
 )
 def test_defs_names_that_would_be_renamed_are_refused(
