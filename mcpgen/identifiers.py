@@ -9,7 +9,10 @@ import re
 
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^A-Za-z0-9]+")
-RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
+# Keywords, builtins, and ``l`` (ruff's E741/E743: an ambiguous name for a variable or method).
+RESERVED = (
+    frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"l"}
+)
 
 
 def words(name: str) -> list[str]:
@@ -44,14 +47,15 @@ def pascal(name: str) -> str:
     return result
 
 
-# What a generated models module imports, and the keywords spelled like class names: a
+# What a generated models module imports, what a handler stub imports next to its model
+# classes (``Context``, ``ToolReturn``...), and the keywords spelled like class names: a
 # shared definition (``$defs``) named one of these would shadow an import, or not be Python.
 RESERVED_CLASS_NAMES = frozenset(
     {
         "Annotated", "Any", "AnyUrl", "McpgenBaseModel", "AwareDatetime", "BaseModel", "ConfigDict", "Field",
         "Literal", "Optional", "RootModel", "TypeAliasType", "Union", "date", "datetime",
         "time", "timedelta", "UUID", "Decimal", "Base64Str", "NaiveDatetime", "AnyHttpUrl",
-        "None", "True", "False",
+        "None", "True", "False", "Context", "ToolReturn", "ResourceReturn", "PromptReturn",
     }
 )  # fmt: skip
 CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
@@ -76,8 +80,13 @@ def kebab(name: str) -> str:
 
 # -- the Python names generated code derives from manifest names (one rule each) ---------
 # Names the generated code itself binds where user-derived names also appear: a handler's
-# parameters (``ctx``), the typed client's (``self``, ``progress``), the wiring's locals.
-GENERATED_NAMES = frozenset({"ctx", "self", "cls", "progress", "args", "arguments", "variables"})
+# parameters (``ctx``), the typed client's (``self``, ``progress``), the wiring's locals, the
+# client methods' locals (``given``, ``result``, ``output``) and the module names their bodies
+# call (``arguments``, ``parse``, ``expand``, ``models.X``).
+GENERATED_NAMES = frozenset(
+    {"ctx", "self", "cls", "progress", "args", "arguments", "variables"}
+    | {"given", "result", "output", "parse", "expand", "models"}
+)
 
 
 def model_class(name: str, suffix: str) -> str:
@@ -95,10 +104,13 @@ def completion_ident(target: str, ref: str, argument: str) -> str:
     return snake(f"{target}_{ref}_{argument}")
 
 
-# What the typed client's base classes define: a tool's method may not shadow them.
+# What the typed client's base classes define (BaseClient, LegacyClient, TaskClient and the
+# sync facade), and the modules its annotations name (``models.X``, ``types.PromptMessage``):
+# a tool's method may not shadow them.
 CLIENT_NAMES = frozenset(
-    {"call", "read", "prompt", "complete", "connect", "stdio", "http", "websocket", "sse"}
-    | {"client", "package", "portal", "typed", "client_class"}
+    {"call", "call_result", "read", "prompt", "complete", "connect", "stdio", "http"}
+    | {"websocket", "sse", "client", "package", "portal", "typed", "client_class"}
+    | {"start_task", "wait_task", "task_status", "cancel_task", "models", "types"}
 )
 
 

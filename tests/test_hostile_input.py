@@ -23,12 +23,23 @@ HOSTILE = [
     "{{ jinja }} {% if x %}{% endif %} {# c #}",
     "{format} %s %(x)s $HOME `id`",
     "ünïcödé ✓ 日本 \U0001f600",
+    "confusable \u2013 \u00d7 \u2018curly\u2019 \u0421yrillic",  # ruff's RUF001/RUF002 flag them
     "x" * 3000,
     "</script><!-- -->",
     "`code` *md* # heading | table |",
     "__import__('os').system('echo pwned')",
 ]
-PROPERTY_NAMES = ["class", "my-field", "2fa", "from", "model_config", "self", "with space", "None"]
+PROPERTY_NAMES = [
+    "class",
+    "my-field",
+    "2fa",
+    "from",
+    "model_config",
+    "self",
+    "with space",
+    "None",
+    "l",
+]
 
 
 def manifest() -> dict[str, object]:

@@ -154,3 +154,92 @@ def test_what_validates_has_one_definition_per_name(case: Case) -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         assert_sound(Path(folder), case.manifest, case.api)
+
+
+RUNTIME = Path(__file__).resolve().parent.parent / "mcpgen" / "runtime"
+CLIENT_BASES = {
+    "client.py": ("BaseClient", "BaseSyncClient"),
+    "client_legacy.py": ("LegacyClient",),
+}
+CLIENT_BASES["tasks_client.py"] = ("TaskClient",)
+
+
+def base_client_names() -> set[str]:
+    """What the typed client's base classes define: methods, class attributes, ``self.x``."""
+    found: set[str] = set()
+    for module, classes in CLIENT_BASES.items():
+        tree = ast.parse((RUNTIME / module).read_text("utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name in classes:
+                found.update(defined(node))
+                found.update(
+                    n.attr
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+                )
+                found.update(
+                    n.target.id
+                    for n in node.body
+                    if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                )
+    return {name for name in found if not name.startswith("__")}
+
+
+def test_typed_client_names_shadow_nothing(tmp_path: Path) -> None:
+    """A tool's method never shadows what the client's base classes define (``call_result``:
+    every call went to the tool's method) nor a module its annotations name (``models``);
+    a method's keyword arguments never shadow its locals (``result``) or the module names
+    its body calls (``parse``, ``expand``, ``models.X``): each made mypy --strict fail."""
+    tools = [
+        {"name": n, "description": "d"}
+        for n in ("models", "types", "call_result", "start_task", "wait_task", "client")
+    ]
+    taken = ("given", "result", "output", "parse", "expand", "arguments", "progress", "self")
+    properties = {name: {"type": "integer"} for name in taken}
+    tools.append(
+        {
+            "name": "go",
+            "description": "d",
+            "task": "optional",
+            "input": {
+                "type": "object",
+                "properties": {**properties, "models": {"$ref": "#/$defs/T"}},
+            },
+            "output": {"type": "object", "properties": {"x": {"type": "string"}}},
+        }
+    )
+    manifest = {
+        "mcpgen": 1,
+        "server": {"name": "clash"},
+        "$defs": {"T": {"type": "object", "properties": {"a": {"type": "string"}}}},
+        "tools": tools,
+        "prompts": [{"name": "p", "description": "p", "messages": [{"role": "user", "text": "x"}]}],
+        "resources": [{"name": "r", "uriTemplate": "c://{expand}/{result}", "description": "r"}],
+    }
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(manifest), "utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(tmp_path / "m.yaml"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    tree = ast.parse((out / "src" / "clash_mcp" / "client.py").read_text("utf-8"))
+    module = {
+        a.asname or a.name
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom | ast.Import)
+        for a in n.names
+    }
+    client = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ClashClient")
+    methods = [n for n in client.body if isinstance(n, ast.AsyncFunctionDef)]
+    assert len(methods) == len(tools) + 2
+    shadowed = {m.name for m in methods} & (module | base_client_names())
+    assert shadowed == set()
+    for method in methods:
+        params = {a.arg for a in (*method.args.args, *method.args.kwonlyargs)} - {"self"}
+        body = [n for statement in method.body for n in ast.walk(statement)]
+        bound = {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        used = {n.func.id for n in body if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        used |= {
+            n.value.id
+            for n in body
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        }
+        assert params & (bound | (used & module)) == set(), method.name

@@ -53,6 +53,8 @@ def _line_of(folder: Path, text: str, file: str = harness.MANIFEST) -> int:
 # drops its underscores and renames keywords, so `foo` became `Foo` and the build failed
 # ("model generation produced no class for foo"), `class` made code that did not parse and
 # `Field` failed unlocated. The same for an OpenAPI component named `True` or `none`.
+# `Context` or `ToolReturn` as a tool's input or output: its handler stub imported the
+# package's class of that name too (ruff F811, mypy --strict failed).
 @pytest.mark.parametrize(
     ("name", "better"),
     [
@@ -64,6 +66,8 @@ def _line_of(folder: Path, text: str, file: str = harness.MANIFEST) -> int:
         ("class", "Class"),
         ("None", "NoneModel"),
         ("Field", "FieldModel"),
+        ("Context", "ContextModel"),  # a handler stub imports mcpgen's Context next to it
+        ("ToolReturn", "ToolReturnModel"),
     ],
 )
 def test_defs_names_that_would_be_renamed_are_refused(
@@ -148,8 +152,11 @@ def test_client_without_tools_imports_only_what_it_uses(
         ({"type": "string", "enum": ["a", "b"], "default": "c"}, "is not one of"),
         ({"type": "integer", "default": "7"}, "not of type"),
         ({"$ref": "#/$defs/Count", "default": -1}, "less than the minimum"),
+        ({"type": "string", "format": "date", "default": "yesterday"}, "is not a 'date'"),
+        ({"type": "string", "format": "uri", "default": "no uri"}, "is not a 'uri'"),
+        ({"type": "string", "maxLength": 3, "default": "x" * 9000}, "maxLength 3"),
     ],
-    ids=["list-item", "enum", "scalar", "ref"],
+    ids=["list-item", "enum", "scalar", "ref", "date", "uri", "long"],
 )
 def test_defaults_that_do_not_match_their_schema_are_refused(
     tmp_path: Path, schema: dict[str, object], says: str
@@ -166,36 +173,55 @@ def test_defaults_that_do_not_match_their_schema_are_refused(
     assert error["field"] == "tools[0].input.properties.v.default"
     where = ("tools", 0, "input", "properties", "v", "default")
     assert error["line"] == _value_line(folder, *where)
-    assert says in str(error["message"])
+    assert says in str(error["message"]) and len(str(error["message"])) < 400  # not the value
 
 
 def test_defaults_that_match_their_schema_build_and_type_check(tmp_path: Path) -> None:
+    """A default is generated as its JSON value and validated by pydantic: a list or map of
+    objects type-checks (mypy said list-item and dict-item), and a handler gets the field's
+    type (it got a dict for a model, a str for a date); an object ``const`` is optional."""
+    point = {"type": "object", "properties": {"x": {"type": "integer"}}}
     properties = {
         "numbers": {"type": "array", "items": {"type": "number"}, "default": [1, 2.5]},
         "kind": {"type": "string", "enum": ["a", "b"], "default": "b"},
         "count": {"$ref": "#/$defs/Count", "default": 3},
         "maybe": {"type": ["string", "null"], "default": None},
         "tags": {"type": "array", "items": {"$ref": "#/$defs/Count"}, "default": [0]},
+        "points": {"type": "array", "items": {"$ref": "#/$defs/Point"}, "default": [{"x": 1}]},
+        "named": {"type": "object", "additionalProperties": point, "default": {"a": {"x": 1}}},
+        "when": {"type": "string", "format": "date", "default": "2024-02-29"},
+        "fixed": {"const": {"a": 1}},
     }
     tool = {
         "name": "t",
         "description": "A tool.",
         "input": {"type": "object", "properties": properties},
     }
-    defs = {"Count": {"type": "integer", "minimum": 0}}
+    defs = {"Count": {"type": "integer", "minimum": 0}, "Point": point}
     manifest = {"mcpgen": 1, "server": {"name": "gooddefaults"}, "$defs": defs, "tools": [tool]}
     folder = _case(tmp_path / "case", manifest)
     assert harness.validate(folder) is None
     built = harness.build(folder)
     assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}
+    probe = (
+        "from datetime import date\nfrom gooddefaults_mcp.models import Point, TInput\n"
+        "m = TInput()\nassert isinstance(m.when, date) and m.fixed is None, m\n"
+        "assert isinstance(m.points[0], Point) and m.named['a'].x == 1, m\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(built.out / "src")}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_openapi_defaults_that_do_not_match_are_left_out_with_a_warning(tmp_path: Path) -> None:
+    """Also a default that does not parse as its format: the model validates its defaults."""
     numbers = {"type": "array", "items": {"type": "integer"}, "default": ["x"]}
+    when = {"type": "string", "format": "date-time", "default": "now"}
+    since = {"name": "since", "in": "query", "schema": when}
     output = {"type": "object", "properties": {"n": numbers}}
     operation = {
         "operationId": "getR",
-        "parameters": [{"name": "ids", "in": "query", "schema": numbers}],
+        "parameters": [{"name": "ids", "in": "query", "schema": numbers}, since],
         "responses": {
             "200": {"description": "ok", "content": {"application/json": {"schema": output}}}
         },
@@ -211,7 +237,7 @@ def test_openapi_defaults_that_do_not_match_are_left_out_with_a_warning(tmp_path
     code, _, err = harness._cli(folder, "validate", harness.MANIFEST)
     assert code == 0
     warnings = [line for line in err.splitlines() if ": warning: " in line]
-    assert len(warnings) == 2 and all(w.startswith("api.yaml:") for w in warnings), err
+    assert len(warnings) == 3 and all(w.startswith("api.yaml:") for w in warnings), err
     assert all("'default' does not match its schema; left out" in w for w in warnings)
     built = harness.build(folder)
     assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}  # was: list-item
@@ -279,3 +305,19 @@ def test_map_inputs_and_outputs_reach_the_handler_and_type_check(tmp_path: Path)
     assert doubled == [False, {"a": 2, "b": 8}]
     assert refused[0] is True and "is not of type 'integer'" in refused[1]
     assert empty == {}
+
+
+def test_a_property_or_prompt_argument_named_kwargs_type_checks(tmp_path: Path) -> None:
+    """pydantic's mypy plugin gives a model's ``__init__`` a ``**kwargs``: a field named
+    ``kwargs`` failed mypy --strict (no-redef); the model names it ``kwargs_``."""
+    tool = {
+        "name": "call_function",
+        "description": "Call a function.",
+        "input": {"type": "object", "properties": {"args": {"type": "array"}, "kwargs": {}}},
+    }
+    prompt = {"name": "p", "description": "p", "arguments": [{"name": "kwargs"}], "handler": True}
+    manifest = {"mcpgen": 1, "server": {"name": "kw"}, "tools": [tool], "prompts": [prompt]}
+    folder = _case(tmp_path / "case", manifest)
+    assert harness.validate(folder) is None
+    built = harness.build(folder)
+    assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}

@@ -82,7 +82,7 @@ def class_name_problem(name: str) -> str:
     if not names.kept_class_name(better):
         better += "Model"
     if name in names.RESERVED_CLASS_NAMES:
-        why = "is a Python keyword or a name the models module imports"
+        why = "is a Python keyword or a name generated code imports next to model classes"
     else:
         why = "is not a class name in PascalCase (a capital letter, then letters and digits)"
     return (

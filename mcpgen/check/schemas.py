@@ -15,6 +15,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 from referencing.exceptions import Unresolvable
 
+from mcpgen.check import formats
 from mcpgen.check.structure import did_you_mean, short
 from mcpgen.load import JsonPath
 
@@ -321,7 +322,8 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
     """``default`` values that their own schema rejects (references resolve in ``root``):
     the model would hand a handler a value of another type, and its code would not
     type-check (``list[int] = ["x"]``)."""
-    validator = Draft202012Validator(root if isinstance(root, dict) else {})
+    checker = formats.model_formats()
+    validator = Draft202012Validator(root if isinstance(root, dict) else {}, format_checker=checker)
     for node, trail in schema_nodes(schema):
         if "default" not in node:
             continue
@@ -331,7 +333,9 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
         except (Unresolvable, SchemaError, RecursionError, re.error):
             continue  # a reference or pattern the other checks report, or nothing to say
         if error is not None:
-            message = f"default {short(node['default'])} does not match its schema: {error.message}"
+            why = error.message  # it quotes the whole value: a long one is not repeated
+            why = why if len(why) < 200 else f"{error.validator} {short(error.validator_value)}"
+            message = f"default {short(node['default'])} does not match its schema: {why}"
             yield (*located(trail), "default"), message
 
 

@@ -171,15 +171,18 @@ def _nullable(out: dict[str, Json]) -> dict[str, Json]:
 
 
 def default_fits(schema: dict[str, Json]) -> bool:
-    """Whether ``default`` is valid under the rest of ``schema`` (True when that depends on
-    a reference: those are resolved later)."""
+    """Whether ``default`` is valid under the rest of ``schema`` and parses as its format
+    (True when that depends on a reference: those are resolved later)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
+
+    from mcpgen.check.formats import model_formats
 
     rest = {k: v for k, v in schema.items() if k != "default"}
     if '"$ref"' in json.dumps(rest):
         return True
     try:
-        return bool(Draft202012Validator(rest).is_valid(schema["default"]))
+        validator = Draft202012Validator(rest, format_checker=model_formats())
+        return bool(validator.is_valid(schema["default"]))
     except (SchemaError, RecursionError, ValueError):
         return True

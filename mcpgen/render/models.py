@@ -152,6 +152,8 @@ def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
     for key, value in node.items():
         if names:
             out[key] = map_refs(value, fn)
+        elif key == "const" and isinstance(value, dict | list) and "enum" not in node:
+            out["enum"] = [copy.deepcopy(value)]  # as const, the generator typed it not optional
         elif key in DATA_KEYWORDS:
             out[key] = copy.deepcopy(value)
         elif key == "$ref" and isinstance(value, str):
@@ -234,6 +236,8 @@ _PLAIN_OPTIONS: dict[str, Any] = {
     "type_mappings": ["email=string", "idn-email=string"],
     "builtin_format_line_length": 100,
     "use_double_quotes": True,
+    # pydantic's mypy plugin gives each model's __init__ a ``**kwargs``: a field may not have it
+    "aliases": {"kwargs": "kwargs_"},
 }
 _FORMATTERS = [("format", "Formatter", "BUILTIN")]
 

@@ -6,5 +6,6 @@ from pydantic import BaseModel, ConfigDict
 
 
 class McpgenBaseModel(BaseModel):
-    # populate by field name or alias; field names may start with "model_"
-    model_config = ConfigDict(validate_by_name=True, protected_namespaces=())
+    # populate by field name or alias; field names may start with "model_"; a default is
+    # written as its JSON value: validated, it becomes the field's type (a model, a date)
+    model_config = ConfigDict(validate_by_name=True, protected_namespaces=(), validate_default=True)
