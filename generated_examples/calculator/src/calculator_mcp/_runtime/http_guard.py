@@ -287,7 +287,10 @@ class PostGuard:
             if size > self.max_body_size:  # a chunked body, or more than it declared
                 return await _answer(scope, receive, send, 413, TOO_LARGE)
         whole = pending[-1]["type"] == "http.request"  # (else the client left)
-        invalid = jsonrpc.error_for_post(b"".join(m.get("body", b"") for m in pending), whole)
+        body = pending[0].get("body", b"")  # (mostly the only message)
+        if len(pending) > 1:
+            body = b"".join(m.get("body", b"") for m in pending)
+        invalid = jsonrpc.error_for_post(body, whole)
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()
