@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,6 +20,7 @@ import anyio
 from . import jsonrpc
 from .authz import ANONYMOUS, IDENTITY_KEY, Policy, client_address
 from .identity import Authenticator
+from .lifecycle import first_headers
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class HostOriginMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket") and route_path(scope) != HEALTH_PATH:
-            host, origin = _host_and_origin(scope["headers"])
+            host, origin = _host_and_origin(first_headers(scope))
             if self.hosts and not _header_matches(host, self.hosts):
                 logger.warning("refused a request for host %r", host[:100])
                 return await respond(
@@ -104,17 +105,12 @@ class HostOriginMiddleware:
         await self.app(scope, receive, send)
 
 
-def _host_and_origin(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, str | None]:
-    """The first Host and Origin of raw ASGI headers (names come lower-cased), as
-    starlette's ``Headers`` reads them: latin-1, the host "" when absent."""
-    host: str | None = None
-    origin: str | None = None
-    for name, value in headers:
-        if name == b"host" and host is None:
-            host = value.decode("latin-1")
-        elif name == b"origin" and origin is None:
-            origin = value.decode("latin-1")
-    return host or "", origin
+def _host_and_origin(headers: Mapping[bytes, bytes]) -> tuple[str, str | None]:
+    """The Host and Origin of ``first_headers`` as starlette's ``Headers`` reads them:
+    latin-1, the host "" when absent."""
+    origin = headers.get(b"origin")
+    host = headers.get(b"host", b"").decode("latin-1")
+    return host, None if origin is None else origin.decode("latin-1")
 
 
 class TokenBuckets:
@@ -297,11 +293,12 @@ class PostGuard:
                 no = Response(NO_STREAM, 405, {"Allow": "POST"}, "application/json")
                 return await no(scope, receive, send)
             return await self.app(scope, receive, send)
-        kind = _header(scope, b"content-type")
+        headers = first_headers(scope)
+        kind = headers.get(b"content-type", b"")
         if not kind.lower().startswith(b"application/json"):
             error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
             return await _answer(scope, receive, send, 415, error)
-        declared = _header(scope, b"content-length")
+        declared = headers.get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self.max_body_size:
             return await _answer(scope, receive, send, 413, TOO_LARGE)
         pending: list[Message] = []
@@ -312,7 +309,9 @@ class PostGuard:
             if size > self.max_body_size:  # a chunked body, or more than it declared
                 return await _answer(scope, receive, send, 413, TOO_LARGE)
         whole = pending[-1]["type"] == "http.request"  # (else the client left)
-        body = b"".join(m.get("body", b"") for m in pending)
+        body = pending[0].get("body", b"")  # (mostly the only message)
+        if len(pending) > 1:
+            body = b"".join(m.get("body", b"") for m in pending)
         invalid = jsonrpc.error_for_post(body, whole)
         if invalid is None and whole and not self.sdk_parses:
             invalid = jsonrpc.unreadable(body)
@@ -324,11 +323,6 @@ class PostGuard:
             return pending.pop() if pending else await receive()
 
         await self.app(scope, replay, send)
-
-
-def _header(scope: Scope, name: bytes) -> bytes:
-    """The first ``name`` header (lower case) of ``scope``, b"" when absent."""
-    return next((v for k, v in scope["headers"] if k == name), b"")
 
 
 async def _answer(scope: Scope, receive: Receive, send: Send, status: int, body: str) -> None:

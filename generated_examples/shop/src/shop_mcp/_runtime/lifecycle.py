@@ -18,6 +18,24 @@ LONG_LIVED = frozenset({"subscriptions/listen"})
 # The answer to a request whose client went away (LSP's RequestCancelled, as the SDK's
 # streamable HTTP transport uses): nobody reads it, but the session carries on.
 REQUEST_CANCELLED = -32800
+# The request headers the HTTP middleware reads, found in one pass over a request's headers
+# and kept in its scope for the next layer (each pass costs about as much as a layer).
+HEADERS_KEY = "mcpgen.headers"
+READ_HEADERS = frozenset(
+    (b"host", b"origin", b"content-type", b"content-length", b"mcp-protocol-version")
+)
+
+
+def first_headers(scope: Any) -> dict[bytes, bytes]:
+    """The first value of each header in READ_HEADERS that an ASGI ``scope`` carries (names
+    come lower-cased), as starlette's ``Headers`` reads one."""
+    found: dict[bytes, bytes] | None = scope.get(HEADERS_KEY)
+    if found is None:
+        found = scope[HEADERS_KEY] = {}
+        for name, value in scope["headers"]:
+            if name in READ_HEADERS and name not in found:
+                found[name] = value
+    return found
 
 
 class Inflight:
@@ -152,5 +170,5 @@ class DisconnectMiddleware:
         session manager does) answered as an event stream."""
         if self.json_response:
             return False
-        version = next((v for k, v in scope["headers"] if k == b"mcp-protocol-version"), None)
+        version = first_headers(scope).get(b"mcp-protocol-version")
         return version is not None and version.decode("latin-1") not in HANDSHAKE_VERSIONS
