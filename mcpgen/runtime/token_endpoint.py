@@ -9,6 +9,7 @@ of the request taken out of anything the server said.
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote_plus
@@ -22,6 +23,8 @@ TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 DEFAULT_LIFETIME = 60.0
 """How long a token is cached when the authorization server gives no ``expires_in``."""
+MAX_LIFETIME = 86400.0
+"""The longest lifetime believed (24 h), however large the ``expires_in``."""
 
 
 def exchange_form(
@@ -59,7 +62,9 @@ async def token_request(
     """POST to a token endpoint; (access token, lifetime in seconds) or ``CredentialFailure``.
 
     ``hidden``: secrets besides the client secret that an error message may never show
-    (the subject token of an exchange).
+    (the subject token of an exchange). The lifetime is ``expires_in``, at most
+    ``MAX_LIFETIME`` (24 h); one that is not a finite number >= 0 counts as absent
+    (``DEFAULT_LIFETIME``).
     """
     data = dict(form)
     headers = {"Accept": "application/json"}
@@ -116,11 +121,15 @@ async def token_request(
         )
     if CONTROL.search(token) or len(token) > MAX_HEADER_VALUE:
         raise CredentialFailure(f"{what} for {scheme}: the issued token is not usable in a header")
+    # Not a number, negative, NaN or infinite (JSON's 1e400): as if absent. Huge: 24 h.
     expires = payload.get("expires_in")
-    if isinstance(expires, int | float) and not isinstance(expires, bool) and expires >= 0:
-        lifetime = float(expires)
-    else:
-        lifetime = DEFAULT_LIFETIME
+    lifetime = DEFAULT_LIFETIME
+    if (
+        isinstance(expires, int | float)
+        and not isinstance(expires, bool)
+        and 0 <= expires < math.inf  # exact for any int: never converts one to float
+    ):
+        lifetime = float(min(expires, MAX_LIFETIME))
     return token, lifetime
 
 

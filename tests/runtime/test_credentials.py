@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -38,7 +39,13 @@ from credkit import (
 from mcpgen.runtime.credentials import MemoryCache
 from mcpgen.runtime.identity import LOCAL, Identity
 from mcpgen.runtime.testing import free_port
-from mcpgen.runtime.token_endpoint import ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT
+from mcpgen.runtime.token_endpoint import (
+    ACCESS_TOKEN_TYPE,
+    DEFAULT_LIFETIME,
+    MAX_LIFETIME,
+    TOKEN_EXCHANGE_GRANT,
+    token_request,
+)
 
 pytestmark = pytest.mark.timeout(60)
 FIXTURES = (auth, upstream, plain_upstream)
@@ -397,3 +404,39 @@ def test_no_token_or_secret_appears_in_the_logs(
         assert secret not in text
         assert secret.rsplit(".", 1)[-1] not in text
     assert "alice" not in text  # not even the subject: callers appear as identity.key
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "lifetime"),
+    [
+        ("3600", 3600.0),
+        ("1e300", MAX_LIFETIME),  # absurdly long: believed for 24 h at most
+        ("1" + "0" * 400, MAX_LIFETIME),  # an int too large for a float
+        ("1e400", DEFAULT_LIFETIME),  # JSON reads it as infinity
+        ("-1e400", DEFAULT_LIFETIME),
+        ("NaN", DEFAULT_LIFETIME),
+        ("-5", DEFAULT_LIFETIME),
+        ('"3600"', DEFAULT_LIFETIME),
+        ("true", DEFAULT_LIFETIME),
+    ],
+)
+def test_an_absurd_expires_in_is_capped_or_ignored(expires_in: str, lifetime: float) -> None:
+    body = '{"access_token": "tok", "token_type": "Bearer", "expires_in": ' + expires_in + "}"
+    answer = httpx2.MockTransport(lambda _: httpx2.Response(200, content=body.encode()))
+
+    async def main() -> tuple[str, float]:
+        async with httpx2.AsyncClient(transport=answer) as client:
+            form = {"grant_type": "client_credentials"}
+            return await token_request(
+                client,
+                "oauth",
+                "https://as.test/token",
+                form,
+                "id",
+                "secret",
+                "post",
+                what="token",
+                timeout=5,
+            )
+
+    assert run(main) == ("tok", lifetime)
