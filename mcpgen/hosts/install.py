@@ -8,6 +8,7 @@ entry is already there, and refuses a file that is not valid JSON (leaving it un
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -198,7 +199,8 @@ def snippet(host: Host, entry: Entry) -> dict[str, Json]:
 
 def read_config(path: Path) -> dict[str, Json]:
     """The config as an object ({} when missing or empty); ``ProjectError`` when it is not
-    valid JSON or not an object (a JSON-with-comments file included)."""
+    valid JSON or not an object (a JSON-with-comments file included), or holds a number
+    that could not be written back as JSON (1e400, read as infinity; NaN), located."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -208,7 +210,14 @@ def read_config(path: Path) -> dict[str, Json]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=_finite, parse_constant=_finite)
+    except _NotFinite as exc:
+        line, column = _where(text, str(exc))
+        raise ProjectError(
+            f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
+            "be Infinity or NaN, which is not JSON); fix it or use --print and paste the "
+            "entry yourself (file left untouched)"
+        ) from None
     except ValueError as exc:
         raise ProjectError(
             f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
@@ -217,6 +226,25 @@ def read_config(path: Path) -> dict[str, Json]:
     if not isinstance(data, dict):
         raise ProjectError(f"{path}: the top level is not a JSON object (file left untouched)")
     return data
+
+
+class _NotFinite(ValueError):
+    """A number that reads as infinity (1e400) or a NaN/Infinity literal: ``json.dumps``
+    would write it back as ``Infinity``/``NaN``, corrupting the user's config."""
+
+
+def _finite(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise _NotFinite(literal)
+    return number
+
+
+def _where(text: str, literal: str) -> tuple[int, int]:
+    """Line and column (1-based) of ``literal`` as a JSON number, strings skipped."""
+    tokens = re.finditer(r'"(?:[^"\\]|\\.)*"|(?<![\w.+-])' + re.escape(literal), text)
+    at = next((m.start() for m in tokens if m.group() == literal), 0)
+    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
 
 
 def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:

@@ -149,6 +149,22 @@ def test_invalid_json_is_refused_and_left_untouched(home: Path, tmp_path: Path) 
     assert wrong.read_text() == '{"mcpServers": []}'
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity"])
+def test_a_number_json_cannot_write_back_is_refused_located(
+    number: str, home: Path, tmp_path: Path
+) -> None:
+    """1e400 reads as infinity; rewritten, it would be ``Infinity``: not JSON any more."""
+    project = copy_example("calculator", tmp_path)
+    path = expected_path("cursor", home, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"note": "1e400",\n "limits": [1, ' + number + '], "mcpServers": {}}\n')
+    before = path.read_bytes()
+    result = run_install("cursor", str(project))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"mcp.json:2:16: {number} is not a finite number" in result.output
+    assert path.read_bytes() == before and not list(path.parent.glob("*.bak*"))
+
+
 def test_print_shows_the_entry_and_writes_nothing(home: Path, tmp_path: Path) -> None:
     project = copy_example("calculator", tmp_path)
     result = CliRunner().invoke(
