@@ -309,7 +309,9 @@ class RedisUserState:
         ttl = self._ttl if ttl is None else ttl
         check_ttl(ttl)
         key = self._key(identity_key, name)
-        await self._call("set", key, self._values.dump(value, key), px=max(1, math.ceil(ttl * 1000)))
+        await self._call(
+            "set", key, self._values.dump(value, key), px=max(1, math.ceil(ttl * 1000))
+        )
 
     async def delete(self, identity_key: str, name: str) -> None:
         await self._call("delete", self._key(identity_key, name))
