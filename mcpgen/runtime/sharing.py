@@ -24,7 +24,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .events import Events, connection_of
 from .settings import Settings
-from .shared import SharedState, shared_state
+from .shared import SharedState, SharedStateConfigError, shared_state
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -41,7 +41,15 @@ def key_prefix(spec: Mapping[str, Any]) -> str:
 
 
 def shared_for(spec: Mapping[str, Any], settings: Settings) -> SharedState:
-    """The set for these settings (no I/O yet): Redis when ``redis_url`` is set."""
+    """The set for these settings (no I/O yet): Redis when ``redis_url`` is set, and then
+    only with a secret (unsealed, whoever reaches Redis could forge what it holds: a cached
+    introspection answer for a token of their choosing, another caller's task or value)."""
+    if settings.redis_url and not settings.state_secret:
+        raise SharedStateConfigError(
+            f"{settings.env_prefix}REDIS_URL needs {settings.env_prefix}STATE_SECRET (the same "
+            "on every replica): without it the values kept in Redis are neither sealed nor "
+            "authenticated"
+        )
     return shared_state(settings.redis_url, prefix=key_prefix(spec), secret=settings.state_secret)
 
 
