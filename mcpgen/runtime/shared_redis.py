@@ -333,7 +333,7 @@ class RedisBackend:
         self.link = RedisLink(url, retry_interval=retry_interval)
         self._values = values
         self._prefix = prefix
-        self.bus = RedisBus(self.link, f"{prefix}:events", liveness=liveness)
+        self.bus = RedisBus(self.link, f"{prefix}:events", values, liveness=liveness)
         self.limiter = RedisRateLimiter(
             self.link, prefix, outage=limiter_outage, fallback=LocalRateLimiter(max_local_entries)
         )

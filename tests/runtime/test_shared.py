@@ -182,6 +182,24 @@ async def test_bus_drops_repeated_and_foreign_messages(redis_server: RedisServer
         assert recorder.events == [ToolsListChanged()]
 
 
+async def test_with_a_secret_only_sealed_events_are_delivered(redis_server: RedisServer) -> None:
+    """Whoever reaches Redis without the secret (another server on it, even one of the same
+    name) cannot make this server's clients see notifications."""
+    async with (
+        replicas(redis_server.url, n=2, secret=SECRET) as (a, b),
+        replicas(redis_server.url, n=1, secret=SECRET[::-1]) as (other,),
+    ):
+        recorder = Recorder()
+        a.bus.subscribe(recorder)
+        forged = json.dumps({"o": "elsewhere", "i": "elsewhere:1", "k": "tools"})
+        redis_server.command("PUBLISH", "t:events", json.dumps(forged))
+        await other.bus.publish(ResourceUpdated(uri="file:///other-secret"))
+        await b.bus.publish(ResourceUpdated(uri="file:///x"))
+        await recorder.wait_for(1)
+        await asyncio.sleep(0.3)
+        assert recorder.events == [ResourceUpdated(uri="file:///x")]
+
+
 async def test_listen_stream_gets_events_raised_on_another_replica(
     redis_server: RedisServer,
 ) -> None:
