@@ -4,7 +4,7 @@ Imported only when a Redis URL is configured; it imports ``redis`` (redis-py, as
 when the backend is built. The Redis objects are typed ``Any``: a generated server type-checks
 without redis-py installed.
 
-Keys (``<prefix>`` is the configured prefix, normally the server's name):
+Keys (``<prefix>`` is the configured prefix: the server's name and a tag of its secret):
 ``<prefix>:events`` (the pub/sub channel), ``<prefix>:rl:<key>`` (token buckets, a hash
 that expires once full again), ``<prefix>:cache:<namespace>:<hash>`` and
 ``<prefix>:state:<identity key>:<name>`` (JSON text, sealed when a secret is set, with TTL).

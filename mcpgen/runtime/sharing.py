@@ -10,6 +10,8 @@ through Redis (``runtime.shared``), and ``<PREFIX>STATE_SECRET`` seals the 2026-
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
 import re
 import weakref
@@ -33,11 +35,13 @@ logger = logging.getLogger(__name__)
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 
 
-def key_prefix(spec: Mapping[str, Any]) -> str:
-    """Redis keys and the event channel are namespaced by the server's name, so several
-    servers can share one Redis (replicas of one server share the namespace)."""
-    name = str(spec["server"]["name"])
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "mcp"
+def key_prefix(spec: Mapping[str, Any], secret: str) -> str:
+    """Redis keys and the event channel are namespaced by the server's name and a tag of its
+    secret, so several servers can share one Redis, even two of the same name (replicas of
+    one server, configured alike, share the namespace)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(spec["server"]["name"])).strip("-") or "mcp"
+    tag = hmac.new(secret.encode(), b"mcpgen/shared/prefix", hashlib.sha256).hexdigest()
+    return f"{name}-{tag[:12]}"
 
 
 def shared_for(spec: Mapping[str, Any], settings: Settings) -> SharedState:
@@ -50,7 +54,9 @@ def shared_for(spec: Mapping[str, Any], settings: Settings) -> SharedState:
             "on every replica): without it the values kept in Redis are neither sealed nor "
             "authenticated"
         )
-    return shared_state(settings.redis_url, prefix=key_prefix(spec), secret=settings.state_secret)
+    secret = settings.state_secret
+    prefix = key_prefix(spec, secret) if secret else "mcp"  # without Redis: no key is made
+    return shared_state(settings.redis_url, prefix=prefix, secret=secret)
 
 
 def check_reachable(spec: Mapping[str, Any], settings: Settings) -> None:

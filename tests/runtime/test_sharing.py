@@ -209,4 +209,22 @@ def test_redis_without_a_state_secret_is_refused_before_connecting() -> None:
 def test_a_short_state_secret_is_refused() -> None:
     with pytest.raises(ConfigError, match="32 characters"):
         sealing.request_security(Settings(state_secret="short"))
-    assert sharing.key_prefix(SPEC) == "relay-test"
+    assert sharing.key_prefix(SPEC, SECRET).startswith("relay-test-")
+
+
+async def test_two_servers_of_one_name_on_one_redis_keep_apart(redis_server: RedisServer) -> None:
+    """Two servers named alike (two teams' copies of one manifest) under their own secrets
+    on one Redis: neither overwrites the other's ``ctx.store`` values nor spends its rate
+    limit."""
+    first = sharing.shared_for(SPEC, Settings(redis_url=redis_server.url, state_secret=SECRET))
+    second = sharing.shared_for(
+        SPEC, Settings(redis_url=redis_server.url, state_secret=SECRET[::-1] + "y")
+    )
+    async with first, second:
+        await first.state.set("alice", "draft", "first's")
+        await second.state.set("alice", "draft", "second's")
+        assert await first.state.get("alice", "draft") == "first's"
+        assert await second.state.get("alice", "draft") == "second's"
+        assert (await first.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
+        assert not (await first.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
+        assert (await second.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
