@@ -60,11 +60,21 @@ class ValueCodec(JsonValues):
     def hash_key(self, key: str) -> str:
         return hmac.new(self._hash_key, key.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
 
-    def seal(self, text: str) -> str:
-        return self._codec.seal(text.encode()) if self._codec is not None else text
+    # A sealed value starts with the key it was stored under (its length first, so no key is
+    # a prefix of another's): a value copied to another key, by whoever can write to Redis
+    # without the secret, does not open there.
+    def seal(self, text: str, where: str = "") -> str:
+        if self._codec is None:
+            return text
+        return self._codec.seal(f"{len(where)}:{where}{text}".encode())
 
-    def unseal(self, text: str) -> str:
-        return self._codec.unseal(text).decode() if self._codec is not None else text
+    def unseal(self, text: str, where: str = "") -> str:
+        if self._codec is None:
+            return text
+        opened, bound = self._codec.unseal(text).decode(), f"{len(where)}:{where}"
+        if not opened.startswith(bound):
+            raise ValueError("a value sealed for another key")
+        return opened[len(bound) :]
 
 
 def _subkey(secret: str, label: str) -> str:

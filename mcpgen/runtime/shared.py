@@ -178,7 +178,7 @@ def shared_state(
 ) -> SharedState:
     """Build the set: in-process when ``url`` is empty, else over Redis (nothing imported
     from ``redis``, no connection made until ``start``). ``prefix`` namespaces every Redis
-    key and the pub/sub channel (the server's name: two servers can share one Redis);
+    key and the pub/sub channel (``sharing.key_prefix``: two servers can share one Redis);
     ``secret`` (optional, >= 32 characters) seals cached and per-user values and keys their
     hashes (``request_state_security`` takes the same); ``state_ttl``: per-user values'
     default lifetime; ``retry_interval``: how often a lost Redis is tried again;

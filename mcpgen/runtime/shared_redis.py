@@ -4,7 +4,7 @@ Imported only when a Redis URL is configured; it imports ``redis`` (redis-py, as
 when the backend is built. The Redis objects are typed ``Any``: a generated server type-checks
 without redis-py installed.
 
-Keys (``<prefix>`` is the configured prefix, normally the server's name):
+Keys (``<prefix>`` is the configured prefix: the server's name and a tag of its secret):
 ``<prefix>:events`` (the pub/sub channel), ``<prefix>:rl:<key>`` (token buckets, a hash
 that expires once full again), ``<prefix>:cache:<namespace>:<hash>`` and
 ``<prefix>:state:<identity key>:<name>`` (JSON text, sealed when a secret is set, with TTL).
@@ -207,20 +207,21 @@ class RedisCache:
         if not self._link.usable():
             return None
         try:
-            stored = await self._link.client.get(self._key(key))
+            stored = await self._link.client.get(name := self._key(key))
         except self._link.outage_errors as exc:
             self._link.failed(exc)
             return None
         self._link.succeeded()
-        return None if stored is None else self._values.load(stored)
+        return None if stored is None else self._values.load(stored, name)
 
     async def set(self, key: str, value: Any, ttl: float) -> None:
         check_ttl(ttl)
-        text = self._values.dump(value)
+        name = self._key(key)
+        text = self._values.dump(value, name)
         if not self._link.usable():
             return
         try:
-            await self._link.client.set(self._key(key), text, px=max(1, math.ceil(ttl * 1000)))
+            await self._link.client.set(name, text, px=max(1, math.ceil(ttl * 1000)))
         except self._link.outage_errors as exc:
             self._link.failed(exc)
         else:
@@ -248,13 +249,13 @@ class RedisCache:
                     try:
                         await pipe.watch(name)
                         stored = await pipe.get(name)
-                        changed = edit(None if stored is None else self._values.load(stored))
+                        changed = edit(None if stored is None else self._values.load(stored, name))
                         pipe.multi()
                         if changed is None:
                             pipe.delete(name)
                         else:
                             check_ttl(changed[1])
-                            text = self._values.dump(changed[0])
+                            text = self._values.dump(changed[0], name)
                             pipe.set(name, text, px=max(1, math.ceil(changed[1] * 1000)))
                         await pipe.execute()
                         break
@@ -300,14 +301,17 @@ class RedisUserState:
         return result
 
     async def get(self, identity_key: str, name: str) -> Any | None:
-        stored = await self._call("get", self._key(identity_key, name))
-        return None if stored is None else self._values.load(stored)
+        key = self._key(identity_key, name)
+        stored = await self._call("get", key)
+        return None if stored is None else self._values.load(stored, key)
 
     async def set(self, identity_key: str, name: str, value: Any, ttl: float | None = None) -> None:
         ttl = self._ttl if ttl is None else ttl
         check_ttl(ttl)
         key = self._key(identity_key, name)
-        await self._call("set", key, self._values.dump(value), px=max(1, math.ceil(ttl * 1000)))
+        await self._call(
+            "set", key, self._values.dump(value, key), px=max(1, math.ceil(ttl * 1000))
+        )
 
     async def delete(self, identity_key: str, name: str) -> None:
         await self._call("delete", self._key(identity_key, name))
@@ -329,7 +333,7 @@ class RedisBackend:
         self.link = RedisLink(url, retry_interval=retry_interval)
         self._values = values
         self._prefix = prefix
-        self.bus = RedisBus(self.link, f"{prefix}:events", liveness=liveness)
+        self.bus = RedisBus(self.link, f"{prefix}:events", values, liveness=liveness)
         self.limiter = RedisRateLimiter(
             self.link, prefix, outage=limiter_outage, fallback=LocalRateLimiter(max_local_entries)
         )

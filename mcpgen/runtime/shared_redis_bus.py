@@ -3,7 +3,9 @@
 Messages on the channel are compact JSON: ``{"o": origin, "i": message id, "k": kind,
 "u": uri}`` with kind ``tools``, ``prompts``, ``resources`` or ``resource`` (``u`` only for
 ``resource``). The origin is one bus instance (one replica); the message id is unique per
-origin, so a receiver can drop a message it already delivered.
+origin, so a receiver can drop a message it already delivered. With a secret each message
+is sealed under it, bound to the channel: a message published by whoever reaches Redis
+without the secret (another server on the same Redis) is dropped, not delivered.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from mcp.server.subscriptions import (
 from .sealing import SharedStateConfigError
 
 if TYPE_CHECKING:
+    from .local_cache import ValueCodec
     from .shared_redis import RedisLink
 
 __all__ = ["RedisBus", "decode_event", "encode_event"]
@@ -96,6 +99,7 @@ class RedisBus:
         self,
         link: RedisLink,
         channel: str,
+        values: ValueCodec,
         *,
         max_pending: int = 1024,
         seen_window: int = 4096,
@@ -105,6 +109,7 @@ class RedisBus:
         self._link = link
         self._liveness = liveness
         self.channel = channel
+        self._values = values
         self.origin = uuid.uuid4().hex
         self._local = InMemorySubscriptionBus()
         self._ids = itertools.count(1)
@@ -248,7 +253,13 @@ class RedisBus:
                 pinged = now
 
     async def _receive(self, data: str | bytes) -> None:
-        decoded = decode_event(data)
+        try:
+            text = self._values.unseal(
+                data.decode() if isinstance(data, bytes) else data, self.channel
+            )
+        except Exception:  # not sealed under this secret for this channel
+            text = ""
+        decoded = decode_event(text)
         if decoded is None:
             logger.debug("shared state: ignored a message on %s that is not an event", self.channel)
             return
@@ -289,8 +300,9 @@ class RedisBus:
                     continue
                 event, message_id = next(iter(self._outbox.items()))
                 try:
+                    message = encode_event(event, self.origin, message_id)
                     await self._link.client.publish(
-                        self.channel, encode_event(event, self.origin, message_id)
+                        self.channel, self._values.seal(message, self.channel)
                     )
                 except self._link.outage_errors as exc:
                     self._link.failed(exc)

@@ -10,6 +10,8 @@ through Redis (``runtime.shared``), and ``<PREFIX>STATE_SECRET`` seals the 2026-
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
 import re
 import weakref
@@ -24,7 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .events import Events, connection_of
 from .settings import Settings
-from .shared import SharedState, shared_state
+from .shared import SharedState, SharedStateConfigError, shared_state
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -33,16 +35,28 @@ logger = logging.getLogger(__name__)
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 
 
-def key_prefix(spec: Mapping[str, Any]) -> str:
-    """Redis keys and the event channel are namespaced by the server's name, so several
-    servers can share one Redis (replicas of one server share the namespace)."""
-    name = str(spec["server"]["name"])
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "mcp"
+def key_prefix(spec: Mapping[str, Any], secret: str) -> str:
+    """Redis keys and the event channel are namespaced by the server's name and a tag of its
+    secret, so several servers can share one Redis, even two of the same name (replicas of
+    one server, configured alike, share the namespace)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(spec["server"]["name"])).strip("-") or "mcp"
+    tag = hmac.new(secret.encode(), b"mcpgen/shared/prefix", hashlib.sha256).hexdigest()
+    return f"{name}-{tag[:12]}"
 
 
 def shared_for(spec: Mapping[str, Any], settings: Settings) -> SharedState:
-    """The set for these settings (no I/O yet): Redis when ``redis_url`` is set."""
-    return shared_state(settings.redis_url, prefix=key_prefix(spec), secret=settings.state_secret)
+    """The set for these settings (no I/O yet): Redis when ``redis_url`` is set, and then
+    only with a secret (unsealed, whoever reaches Redis could forge what it holds: a cached
+    introspection answer for a token of their choosing, another caller's task or value)."""
+    if settings.redis_url and not settings.state_secret:
+        raise SharedStateConfigError(
+            f"{settings.env_prefix}REDIS_URL needs {settings.env_prefix}STATE_SECRET (the same "
+            "on every replica): without it the values kept in Redis are neither sealed nor "
+            "authenticated"
+        )
+    secret = settings.state_secret
+    prefix = key_prefix(spec, secret) if secret else "mcp"  # without Redis: no key is made
+    return shared_state(settings.redis_url, prefix=prefix, secret=secret)
 
 
 def check_reachable(spec: Mapping[str, Any], settings: Settings) -> None:

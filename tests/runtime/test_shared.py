@@ -182,6 +182,24 @@ async def test_bus_drops_repeated_and_foreign_messages(redis_server: RedisServer
         assert recorder.events == [ToolsListChanged()]
 
 
+async def test_with_a_secret_only_sealed_events_are_delivered(redis_server: RedisServer) -> None:
+    """Whoever reaches Redis without the secret (another server on it, even one of the same
+    name) cannot make this server's clients see notifications."""
+    async with (
+        replicas(redis_server.url, n=2, secret=SECRET) as (a, b),
+        replicas(redis_server.url, n=1, secret=SECRET[::-1]) as (other,),
+    ):
+        recorder = Recorder()
+        a.bus.subscribe(recorder)
+        forged = json.dumps({"o": "elsewhere", "i": "elsewhere:1", "k": "tools"})
+        redis_server.command("PUBLISH", "t:events", json.dumps(forged))
+        await other.bus.publish(ResourceUpdated(uri="file:///other-secret"))
+        await b.bus.publish(ResourceUpdated(uri="file:///x"))
+        await recorder.wait_for(1)
+        await asyncio.sleep(0.3)
+        assert recorder.events == [ResourceUpdated(uri="file:///x")]
+
+
 async def test_listen_stream_gets_events_raised_on_another_replica(
     redis_server: RedisServer,
 ) -> None:
@@ -265,6 +283,38 @@ async def test_user_state_is_shared_per_identity_with_ttl(redis_server: RedisSer
         assert await a.state.get(alice, "draft") is None
         with pytest.raises(ValueError):
             await a.state.set("has:colon", "x", 1)
+
+
+def _value(reply: bytes) -> str:
+    """The value of a raw GET reply (``$<length>\r\n<value>\r\n``)."""
+    return reply.split(b"\r\n")[1].decode()
+
+
+async def test_a_sealed_value_copied_to_another_key_does_not_open(
+    redis_server: RedisServer,
+) -> None:
+    """Whoever can write to Redis without the secret cannot move a sealed value to a key of
+    their own: alice's ``ctx.store`` value read as mallory's, an admin's introspection
+    answer served for mallory's token."""
+    alice, mallory = Identity("alice", issuer="i").key, Identity("mallory", issuer="i").key
+    async with replicas(redis_server.url, n=1, secret=SECRET) as (a,):
+        await a.state.set(alice, "notes", {"text": "alice's secret"})
+        await a.state.set(mallory, "notes", {"text": "mine"})
+        stolen = _value(redis_server.command("GET", f"t:state:{alice}:notes"))
+        redis_server.command("SET", f"t:state:{mallory}:notes", stolen)
+        assert await a.state.get(mallory, "notes") is None
+        assert await a.state.get(alice, "notes") == {"text": "alice's secret"}
+
+        cache = a.cache("introspection")
+        await cache.set("admin-token", {"active": True, "sub": "admin"}, ttl=30)
+        keys = redis_server.command("KEYS", "t:cache:introspection:*").decode().split("\r\n")
+        admin_key = next(k for k in keys if k.startswith("t:cache:"))
+        await cache.set("mallory-token", {"active": True, "sub": "mallory"}, ttl=30)
+        keys = redis_server.command("KEYS", "t:cache:introspection:*").decode().split("\r\n")
+        mallory_key = next(k for k in keys if k.startswith("t:cache:") and k != admin_key)
+        redis_server.command("SET", mallory_key, _value(redis_server.command("GET", admin_key)))
+        assert await cache.get("mallory-token") is None
+        assert await cache.get("admin-token") == {"active": True, "sub": "admin"}
 
 
 async def test_unreachable_at_start_names_the_url_without_password() -> None:

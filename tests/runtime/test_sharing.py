@@ -187,14 +187,44 @@ def test_settings_hide_the_secret_and_take_it_only_from_the_environment() -> Non
 
 
 def test_redis_unreachable_at_start_is_a_config_error_without_the_password() -> None:
-    settings = Settings(redis_url="redis://:hunter2@127.0.0.1:1/0", transport="http")
+    settings = Settings(
+        redis_url="redis://:hunter2@127.0.0.1:1/0", transport="http", state_secret=SECRET
+    )
     with pytest.raises(ConfigError, match=r"unreachable at start") as caught:
         sharing.check_reachable(SPEC, settings)
     assert "hunter2" not in str(caught.value)
     sharing.check_reachable(SPEC, Settings())  # without Redis: nothing to check
 
 
+def test_redis_without_a_state_secret_is_refused_before_connecting() -> None:
+    """Unsealed, the values in Redis could be forged by whoever reaches it (another server
+    sharing the Redis): a cached introspection answer for a token of their choosing."""
+    settings = Settings(redis_url="redis://127.0.0.1:1/0", transport="http", env_prefix="R_")
+    with pytest.raises(ConfigError, match="R_REDIS_URL needs R_STATE_SECRET"):
+        sharing.check_reachable(SPEC, settings)  # refused before trying port 1
+    with pytest.raises(ConfigError, match="STATE_SECRET"):
+        sharing.shared_for(SPEC, settings)
+
+
 def test_a_short_state_secret_is_refused() -> None:
     with pytest.raises(ConfigError, match="32 characters"):
         sealing.request_security(Settings(state_secret="short"))
-    assert sharing.key_prefix(SPEC) == "relay-test"
+    assert sharing.key_prefix(SPEC, SECRET).startswith("relay-test-")
+
+
+async def test_two_servers_of_one_name_on_one_redis_keep_apart(redis_server: RedisServer) -> None:
+    """Two servers named alike (two teams' copies of one manifest) under their own secrets
+    on one Redis: neither overwrites the other's ``ctx.store`` values nor spends its rate
+    limit."""
+    first = sharing.shared_for(SPEC, Settings(redis_url=redis_server.url, state_secret=SECRET))
+    second = sharing.shared_for(
+        SPEC, Settings(redis_url=redis_server.url, state_secret=SECRET[::-1] + "y")
+    )
+    async with first, second:
+        await first.state.set("alice", "draft", "first's")
+        await second.state.set("alice", "draft", "second's")
+        assert await first.state.get("alice", "draft") == "first's"
+        assert await second.state.get("alice", "draft") == "second's"
+        assert (await first.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
+        assert not (await first.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
+        assert (await second.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]

@@ -208,7 +208,7 @@ def test_14_redis_password_is_refused_on_the_command_line(target_built: Built) -
     assert flag.returncode != 0
     assert "TARGET_REDIS_URL" in flag.stderr and "process list" in flag.stderr, flag.stderr
     assert "hunter2" not in flag.stderr + flag.stdout
-    env = start(target_built, TARGET_REDIS_URL=url)
+    env = start(target_built, TARGET_REDIS_URL=url, TARGET_STATE_SECRET="s" * 40)
     # taken: it gets as far as connecting, or (a package without replicas planned) as far
     # as saying it carries no Redis backend
     taken = ("unreachable", "built without Redis")

@@ -28,24 +28,26 @@ class JsonValues:
     """How stored values are kept: the JSON text Redis would hold (``local_cache.ValueCodec``
     also seals it under the configured secret)."""
 
-    def dump(self, value: Any) -> str:
+    def dump(self, value: Any, where: str = "") -> str:
+        """``value`` as stored under the key ``where`` (a sealed value opens only there)."""
         if value is None:
             raise ValueError("None cannot be stored: it reads back as a miss")
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return self.seal(text)
+        return self.seal(text, where)
 
-    def load(self, stored: str | bytes) -> Any | None:
-        """The stored value, or None when it cannot be read (another secret, corruption)."""
+    def load(self, stored: str | bytes, where: str = "") -> Any | None:
+        """The value stored under ``where``, or None when it cannot be read (another secret,
+        sealed for another key, corruption)."""
         text = stored.decode() if isinstance(stored, bytes) else stored
         try:
-            return json.loads(self.unseal(text))
+            return json.loads(self.unseal(text, where))
         except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
             return None
 
-    def seal(self, text: str) -> str:
+    def seal(self, text: str, where: str = "") -> str:
         return text
 
-    def unseal(self, text: str) -> str:
+    def unseal(self, text: str, where: str = "") -> str:
         return text
 
 

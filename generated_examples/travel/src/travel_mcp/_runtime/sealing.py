@@ -113,13 +113,14 @@ def request_state_security(
 
 def request_security(settings: Settings) -> RequestStateSecurity | None:
     """``requestState`` sealing under the configured secret; None (a key of this process
-    only) without one, with a warning when other replicas or workers could not open it."""
+    only) without one, with a warning when other workers could not open it (replicas that
+    share Redis do not start without one: ``sharing.shared_for``)."""
     if settings.state_secret:
         return request_state_security(settings.state_secret)
-    if settings.redis_url or settings.workers > 1:
+    if settings.workers > 1:
         logger.warning(
             "%sSTATE_SECRET is not set: a 2026-07-28 input_required round trip whose next "
-            "round reaches another replica or worker fails; set the same secret on every one",
+            "round reaches another worker fails; set the same secret for every worker",
             settings.env_prefix,
         )
     return None
