@@ -2,7 +2,7 @@
 
 ``mcpgen.model.fastpath.strict_model_exact`` decides at build time; a generated server
 then skips jsonschema for a call whose arguments the input model accepts in strict mode
-(and which hold no null and no NaN, see ``runtime.tools._fast_path_may_take``). The
+(and which hold no null and no NaN, see ``runtime.tools._strictly``). The
 property tests below build the real models with datamodel-code-generator (mcpgen's own ``modelgen``) and check, on arbitrary
 JSON arguments, that the server's fast path accepting implies the JSON Schema accepting,
 and that the handler receives the same model the slow path would have built.
@@ -555,7 +555,10 @@ def test_the_property_has_teeth(
     assert not strict_model_exact(schema) or name == "OptionalInput"
     model = getattr(load_models(_run({name: schema}, {})), name)
     if name == "OptionalInput":
-        monkeypatch.setattr(runtime, "_fast_path_may_take", lambda arguments: True)
+        real = runtime.has_non_finite  # the fast path's null guard off, nothing else
+        monkeypatch.setattr(
+            runtime, "has_non_finite", lambda data, or_null=False: not or_null and real(data)
+        )
     strategy = _near(schema, {})
     found = find(
         strategy,
@@ -596,7 +599,9 @@ def test_results_the_strict_output_model_accepts_skip_jsonschema(
 
 
 def test_fast_path_guard(runtime: types.ModuleType) -> None:
-    may_take = runtime._fast_path_may_take
+    def may_take(arguments: Any) -> bool:
+        return not runtime.has_non_finite(arguments, or_null=True)
+
     assert may_take({"a": [1, {"b": "c"}], "d": {}, "e": 1.5})
     assert not may_take({"a": None})
     assert not may_take({"a": [1, [2, None]]})
