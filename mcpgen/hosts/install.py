@@ -203,13 +203,13 @@ def read_config(path: Path) -> dict[str, Json]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    except OSError as exc:
-        raise ProjectError(f"{path}: cannot read: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProjectError(f"{path}: cannot read: {exc} (file left untouched)") from exc
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ProjectError(
             f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
             "yourself (file left untouched)"
