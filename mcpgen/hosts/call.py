@@ -142,7 +142,7 @@ async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
     said: list[str] = []
 
     def hush(record: logging.LogRecord) -> bool:  # one line, not the SDK's traceback
-        errors = getattr(record.exc_info and record.exc_info[1], "errors", list)()
+        errors: list[Any] = getattr(record.exc_info and record.exc_info[1], "errors", list)()
         said.append(record.getMessage() + (f": {errors[0].get('input')!r:.80}" if errors else ""))
         return False
 

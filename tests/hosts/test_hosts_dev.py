@@ -167,7 +167,8 @@ def test_the_files_dev_watches_are_read_with_mcpgens_loader(tmp_path: Path) -> N
     bomb = tmp_path / "bomb.yaml"
     lines = ["a: &a [" + ", ".join(["x"] * 9) + "]"]
     lines += [
-        f"{n}: &{n} [" + ", ".join([f"*{p}"] * 9) + "]" for p, n in zip("abcdefgh", "bcdefghi")
+        f"{n}: &{n} [" + ", ".join([f"*{p}"] * 9) + "]"
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True)
     ]
     bomb.write_text("\n".join(lines) + "\nfile: *i\n")
     started = time.monotonic()
