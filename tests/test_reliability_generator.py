@@ -405,6 +405,40 @@ def test_a_folder_where_a_generated_file_goes_is_exit_2(built: tuple[Path, Path,
     assert snapshot(out) == before
 
 
+@pytest.mark.parametrize("flags", [[], ["--check"], ["--diff"]])
+def test_an_unreadable_file_in_out_is_exit_2_naming_it(
+    built: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, flags: list[str]
+) -> None:
+    """A generated file the user cannot read (chmod 000; faked: tests may run as root)."""
+    source, out, _ = built
+    real = Path.read_text
+
+    def denied(self: Path, *args: Any, **kwargs: Any) -> str:
+        if self.name == "README.md" and self.parent == out:
+            raise PermissionError(13, "Permission denied")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", denied)
+    before = snapshot(out)
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out), *flags])
+    assert result.exit_code == 2, result.output
+    assert "README.md: cannot read: Permission denied" in result.output
+    assert snapshot(out) == before
+
+
+def test_a_users_own_runtime_folder_in_out_is_kept(tmp_path: Path) -> None:
+    """Building into a folder of the user's: only this build's package has mcpgen's
+    ``_runtime/`` and ``_search.json``; another package's are the user's code."""
+    out = tmp_path / "out"
+    mine = out / "src" / "mylib"
+    (mine / "_runtime").mkdir(parents=True)
+    (mine / "_runtime" / "core.py").write_text("def core() -> int:\n    return 42\n")
+    (mine / "_search.json").write_text("{}\n")
+    assert build(str(CALCULATOR), "-o", str(out))[0] == 0
+    assert (mine / "_runtime" / "core.py").read_text().endswith("return 42\n")
+    assert (mine / "_search.json").read_text() == "{}\n"
+
+
 def test_a_lone_surrogate_in_a_json_manifest_is_exit_2(tmp_path: Path) -> None:
     source = tmp_path / "m.json"
     source.write_text('{"mcpgen": 1, "server": {"name": "a", "description": "x\\ud800"}}')

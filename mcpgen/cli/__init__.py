@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,12 +71,17 @@ def init(directory: Path, name: str | None, force: bool) -> None:
     if target.exists() and not force:
         click.echo(f"{target}: already exists (use --force to overwrite)", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    directory.mkdir(parents=True, exist_ok=True)
     server_name = name or directory.resolve().name
-    target.write_text(starter_manifest(server_name), encoding="utf-8")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        target.write_text(starter_manifest(server_name), encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"{target}: cannot write: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     click.echo(f"wrote {target}")
-    click.echo(f"next: mcpgen validate {target} && mcpgen build {target} -o {directory / 'server'}")
-    click.echo(f"then: mcpgen dev {target} (serves that project, rebuilds it on every change)")
+    shown, out = shlex.quote(str(target)), shlex.quote(str(directory / "server"))
+    click.echo(f"next: mcpgen validate {shown} && mcpgen build {shown} -o {out}")
+    click.echo(f"then: mcpgen dev {shown} (serves that project, rebuilds it on every change)")
 
 
 @main.command()

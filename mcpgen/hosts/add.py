@@ -153,7 +153,7 @@ def add_entry(
     section = SECTIONS[kind]
     try:
         text = manifest.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # (not UTF-8: run mcpgen validate for where)
         raise AddError(f"{manifest}: cannot read: {exc}") from exc
     is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
     try:

@@ -263,14 +263,18 @@ def _vendor(project: Project, python: str) -> dict[str, bytes]:
 def _write_zip(path: Path, files: dict[str, bytes]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(temp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
-        for name in sorted(files):
-            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3  # unix, so the mode below is read
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, files[name])
-    temp.replace(path)
+    try:
+        with zipfile.ZipFile(temp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+            for name in sorted(files):
+                info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.create_system = 3  # unix, so the mode below is read
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, files[name])
+        temp.replace(path)
+    except BaseException:  # a full disk, Ctrl-C: no half-written bundle left behind
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def build_bundle(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shlex
 import shutil
@@ -138,12 +139,23 @@ def _require_sdk() -> None:
 async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``source``; a failure to talk to it is one ``CallError``
     (with the last line a spawned server wrote to stderr)."""
+    said: list[str] = []
+
+    def hush(record: logging.LogRecord) -> bool:  # one line, not the SDK's traceback
+        errors: list[Any] = getattr(record.exc_info and record.exc_info[1], "errors", list)()
+        said.append(record.getMessage() + (f": {errors[0].get('input')!r:.80}" if errors else ""))
+        return False
+
+    stdio_log = logging.getLogger("mcp.client.stdio")  # (what a server wrote on stdout)
+    stdio_log.addFilter(hush)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
         try:
             async with connect(source, timeout, log) as client:
                 yield client
         except Exception as exc:
-            raise failure(source, exc, log) from exc
+            raise failure(source, exc, log, said[0] if said else "") from exc
+        finally:
+            stdio_log.removeFilter(hush)
 
 
 @asynccontextmanager
@@ -188,9 +200,9 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-def failure(source: Source, exc: BaseException, log: IO[str]) -> CallError:
+def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> CallError:
     """Why talking to ``source`` failed, in one line; a 401 or 403 says what to do."""
-    text = f"{source.label}: {one_line(exc)}{_stderr_tail(log)}"
+    text = f"{source.label}: {one_line(exc)}{_stderr_tail(log)}{f' ({noise})' if noise else ''}"
     if 401 in source.refused:
         given = "Authorization" in source.headers or "authorization" in source.headers
         text += (

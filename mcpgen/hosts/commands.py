@@ -251,12 +251,14 @@ def bundle(
         target = output or Path(f"{proj.name}-{proj.version}.mcpb")
         built = build_bundle(proj, target, runtime, str(python) if python else None)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
+        registry_path = server_json or target.with_name("server.json")
+        registry_path.write_text(render(document), "utf-8")
     except ProjectError as exc:
         fail(str(exc))
+    except OSError as exc:  # a read-only folder, a full disk
+        fail(f"cannot write: {exc}")
     for left_out in built.skipped:
         say(f"warning: left out of the bundle: {left_out}")
-    registry_path = server_json or target.with_name("server.json")
-    registry_path.write_text(render(document), "utf-8")
     say(
         f"wrote {target} ({built.files} files, {target.stat().st_size} bytes, "
         f"sha256 {built.sha256}; runtime {runtime})"

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .project import ProjectError, describe, launcher, script_in, venv_bin
 
 POLL = 0.3  # seconds between two looks at the modification times
@@ -30,9 +28,12 @@ def say(line: str, details: Sequence[str] = ()) -> None:
 def referenced_files(manifest: Path) -> list[Path]:
     """The files ``manifest`` names (resource ``file``, ``jwksFile``, the OpenAPI
     ``source``), relative to its folder; URLs and unreadable manifests give none."""
-    try:
-        data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+    from mcpgen.load import load_file
+    from mcpgen.problems import InputError
+
+    try:  # mcpgen's loader: it refuses what is not UTF-8, an alias bomb, deep nesting
+        data = load_file(manifest).data
+    except InputError:
         return []
     found: list[str] = []
 

@@ -205,8 +205,8 @@ def read_config(path: Path) -> dict[str, Json]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    except OSError as exc:
-        raise ProjectError(f"{path}: cannot read: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProjectError(f"{path}: cannot read: {exc} (file left untouched)") from exc
     if not text.strip():
         return {}
     try:
@@ -218,7 +218,7 @@ def read_config(path: Path) -> dict[str, Json]:
             "be Infinity or NaN, which is not JSON); fix it or use --print and paste the "
             "entry yourself (file left untouched)"
         ) from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ProjectError(
             f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
             "yourself (file left untouched)"

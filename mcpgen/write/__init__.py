@@ -58,6 +58,8 @@ def _read(path: Path) -> str | None:
         raise ValueError(f"{path}: a folder stands where mcpgen writes a file") from None
     except UnicodeDecodeError:
         return ""
+    except OSError as exc:  # unreadable (permissions): a located error, exit 2
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def safe_join(root: Path, relative: str) -> Path:
@@ -109,6 +111,11 @@ def foreign(plan: Plan) -> list[str]:
 def _obsolete(root: Path, output: Output) -> list[str]:
     """Files an earlier build generated that this build no longer produces."""
     found = []
+    # the vendored runtime and the search index of a package this build generates: a
+    # user's own ``src/<theirs>/_runtime/`` is theirs
+    packages = tuple(
+        {f"src/{PurePosixPath(p).parts[1]}/" for p in output.generated if p[:4] == "src/"}
+    )
     for folder in ("src", "tests", "deploy"):
         base = root / folder
         if not base.is_dir():
@@ -119,7 +126,8 @@ def _obsolete(root: Path, output: Output) -> list[str]:
                 continue
             if "/handlers/" in relative or "__pycache__" in relative:
                 continue
-            if "/_runtime/" in relative or path.name == "_search.json":  # ours (runtime, index)
+            mine = relative.startswith(packages)
+            if mine and ("/_runtime/" in relative or path.name == "_search.json"):
                 found.append(relative)
                 continue
             ours = path.suffix == ".py" or folder == "deploy"  # deploy/: YAML and nginx.conf

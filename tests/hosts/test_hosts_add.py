@@ -121,3 +121,12 @@ def test_refusals_leave_the_manifest_untouched(name: str, message: str, tmp_path
         assert f"{manifest}:" in done.stderr and "tools[5].name" in done.stderr
     assert manifest.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["calculator.yaml"]  # no temp file left
+
+
+def test_a_manifest_that_is_not_utf8_is_exit_2_and_left_untouched(tmp_path: Path) -> None:
+    manifest = tmp_path / "latin1.yaml"
+    manifest.write_bytes(b"mcpgen: 1\nserver: {name: caf\xe9}\n")
+    done = mcpgen("add", "tool", "t", str(manifest))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"{manifest}: cannot read" in done.stderr
+    assert manifest.read_bytes() == b"mcpgen: 1\nserver: {name: caf\xe9}\n"

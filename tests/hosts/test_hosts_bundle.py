@@ -142,6 +142,33 @@ def test_bundles_are_deterministic(tmp_path: Path) -> None:
     )
 
 
+def test_a_bundle_that_cannot_be_written_is_exit_2_and_leaves_nothing_half_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+
+    def bundle(output: Path) -> Any:
+        return CliRunner().invoke(main, ["bundle", str(EXAMPLES / "calculator"), "-o", str(output)])
+
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "server.json").mkdir()  # where server.json is written beside it
+    for output in (tmp_path / "a-file" / "x.mcpb", tmp_path / "out" / "x.mcpb"):
+        result = bundle(output)
+        assert result.exit_code == 2, result.output
+        assert "error: cannot write: " in result.output and "internal error" not in result.output
+
+    def full(*args: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", full)
+    result = bundle(tmp_path / "full" / "x.mcpb")
+    assert result.exit_code == 2 and "No space left" in result.output, result.output
+    assert list((tmp_path / "full").iterdir()) == []  # no x.mcpb.tmp
+
+
 def test_server_json_with_an_mcpb_release_validates(tmp_path: Path) -> None:
     url = "https://github.com/example/shop/releases/download/v2.0.0/shop-2.0.0.mcpb"
     target = tmp_path / "shop.mcpb"

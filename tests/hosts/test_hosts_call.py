@@ -100,6 +100,16 @@ def test_unreachable_servers_exit_2_with_one_line(tmp_path: Path) -> None:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
+@pytest.mark.parametrize("command", ["list", "call"])
+def test_a_server_writing_garbage_on_stdout_is_one_line_naming_it(command: str) -> None:
+    """Not the SDK's logged traceback: one line that shows what the server wrote."""
+    garbage = f"{shlex.quote(sys.executable)} -c 'print(\"hello world\")'"
+    done = mcpgen(command, "--command", garbage, *(["add"] if command == "call" else []))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "'hello world'" in done.stderr, done.stderr
+
+
 def test_list_a_project_folder(project: Path) -> None:
     done = mcpgen("list", str(project))
     assert done.returncode == 0, done.stderr

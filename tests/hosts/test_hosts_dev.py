@@ -150,3 +150,27 @@ def test_dev_picks_up_a_handler_edit_and_a_manifest_edit(
     located = running.expect("error")[-1]
     assert re.search(r"calculator\.yaml:\d+:\d+: error: ", located), located
     assert "negate" in anyio.run(_tools, url)  # the last good server still answers
+
+
+def test_the_files_dev_watches_are_read_with_mcpgens_loader(tmp_path: Path) -> None:
+    """What a manifest names is found; a manifest that is not UTF-8 or is an alias bomb
+    names nothing (it was an internal error, and a walk of 9**9 nodes that never ended)."""
+    from mcpgen.hosts.dev import referenced_files
+
+    good = tmp_path / "good.yaml"
+    good.write_text("mcpgen: 1\nresources: [{uri: 'x://a', file: docs/a.md}]\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("a\n")
+    assert referenced_files(good) == [(tmp_path / "docs" / "a.md").resolve()]
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(b"mcpgen: 1\nserver: {name: caf\xe9}\n")
+    bomb = tmp_path / "bomb.yaml"
+    lines = ["a: &a [" + ", ".join(["x"] * 9) + "]"]
+    lines += [
+        f"{n}: &{n} [" + ", ".join([f"*{p}"] * 9) + "]"
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+    bomb.write_text("\n".join(lines) + "\nfile: *i\n")
+    started = time.monotonic()
+    assert referenced_files(latin1) == referenced_files(bomb) == []
+    assert time.monotonic() - started < 5

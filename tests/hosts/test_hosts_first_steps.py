@@ -112,6 +112,29 @@ def test_build_and_dev_without_o_use_the_project_init_suggested(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mcpgen.yaml", "server"]
 
 
+def test_init_hints_run_from_a_folder_with_a_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    init = runner.invoke(main, ["init", "my server"])
+    assert init.exit_code == 0, init.output
+    hint = next(line for line in init.output.splitlines() if line.startswith("next: "))
+    for command in hint.removeprefix("next: ").split(" && "):  # pasted into a shell
+        done = runner.invoke(main, shlex.split(command)[1:])
+        assert done.exit_code == 0, (command, done.output)
+    assert (tmp_path / "my server" / "server" / "pyproject.toml").is_file()
+
+
+def test_init_that_cannot_write_is_exit_2_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "mcpgen.yaml").mkdir()  # (a read-only folder is the same OSError)
+    done = CliRunner().invoke(main, ["init", str(tmp_path), "--force"])
+    assert done.exit_code == 2, done.output
+    assert done.output.startswith(f"{tmp_path / 'mcpgen.yaml'}: cannot write: ")
+
+
 def test_init_writes_a_schema_reference_that_resolves(tmp_path: Path) -> None:
     import json
 

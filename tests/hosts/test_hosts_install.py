@@ -142,6 +142,13 @@ def test_invalid_json_is_refused_and_left_untouched(home: Path, tmp_path: Path) 
     assert "not valid JSON" in result.output and "Traceback" not in result.output
     assert path.read_bytes() == before
     assert not list(path.parent.glob("*.bak*"))
+    for name, raw in (("latin1.json", b'{"a": "caf\xe9"}'), ("deep.json", b"[" * 10**5)):
+        odd = path.parent / name  # not UTF-8; nested past the parser's recursion limit
+        odd.write_bytes(raw)
+        result = run_install("claude-desktop", str(project), "--config", str(odd))
+        assert result.exit_code == 2, result.output
+        assert f"{odd}: " in result.output and "left untouched" in result.output
+        assert odd.read_bytes() == raw
     wrong = path.parent / "list.json"
     wrong.write_text('{"mcpServers": []}')
     result = run_install("claude-desktop", str(project), "--config", str(wrong))
