@@ -248,3 +248,44 @@ async def test_a_handlers_resource_not_found_keeps_its_message(transport: str, m
     assert caught.value.error.message == (
         "Resource not found: fixture://notes/gone: note gone was deleted yesterday"
     )
+
+
+async def test_a_handler_is_made_on_its_first_call_and_one_that_fails_to_import_fails_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The generated ``server.py`` wires each handler as a function that imports it and its
+    models and returns it (``server.lazy``): made once, on the first call; one whose import
+    fails fails its own calls only, with an internal error, and is tried again next time."""
+    from mcp.client import Client
+
+    from mcpgen.runtime.server import Handlers, build_server
+
+    made: list[str] = []
+    handlers = Handlers()
+
+    @handlers.tool("echo")
+    def make_echo() -> Any:
+        made.append("echo")
+
+        async def call(arguments: Any, ctx: Context) -> Any:
+            return {"text": dict(arguments)["text"]}
+
+        return call
+
+    @handlers.tool("whoami")
+    def make_whoami() -> Any:
+        made.append("whoami")
+        raise ImportError("No module named 'missing_dependency'")
+
+    spec = rtkit.make_spec("none")
+    spec["tools"] = [t for t in spec["tools"] if t["definition"]["name"] in ("echo", "whoami")]
+    async with Client(build_server(spec, handlers), mode="legacy") as client:
+        assert made == []  # nothing imported before a call
+        for n in range(3):
+            result = await client.call_tool("echo", {"text": f"hi {n}"})
+            assert not result.is_error and result.structured_content == {"text": f"hi {n}"}
+        failed = await client.call_tool("whoami", {})
+        again = await client.call_tool("whoami", {})
+    assert failed.is_error and "internal error" in text_of(failed)
+    assert "missing_dependency" not in text_of(failed)
+    assert again.is_error and made == ["echo", "whoami", "whoami"]

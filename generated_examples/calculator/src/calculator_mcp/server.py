@@ -16,7 +16,7 @@ from ._runtime.content import ToolReturn
 from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, parse
+from ._runtime.tools import Arguments, ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -26,43 +26,58 @@ HANDLERS = Handlers(models=lambda: import_module(".models", "calculator_mcp"))
 
 
 @HANDLERS.tool("add")
-async def _tool_add(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_add() -> ToolCall:
     from .handlers.tools.add import handle
     from .models import AddInput
 
-    return await handle(parse(AddInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(AddInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("divide")
-async def _tool_divide(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_divide() -> ToolCall:
     from .handlers.tools.divide import handle
     from .models import DivideInput
 
-    return await handle(parse(DivideInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(DivideInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("convert_units")
-async def _tool_convert_units(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_convert_units() -> ToolCall:
     from .handlers.tools.convert_units import handle
     from .models import ConvertUnitsInput
 
-    return await handle(parse(ConvertUnitsInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(ConvertUnitsInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("weather_current")
-async def _tool_weather_current(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_weather_current() -> ToolCall:
     from .handlers.tools.weather_current import handle
     from .models import WeatherCurrentInput
 
-    return await handle(parse(WeatherCurrentInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(WeatherCurrentInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("random_fact")
-async def _tool_random_fact(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_random_fact() -> ToolCall:
     from .handlers.tools.random_fact import handle
     from .models import RandomFactInput
 
-    return await handle(parse(RandomFactInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(RandomFactInput, arguments))
+
+    return call
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

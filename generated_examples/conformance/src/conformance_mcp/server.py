@@ -16,280 +16,358 @@ from ._runtime.content import PromptReturn, ResourceReturn, ToolReturn
 from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, parse
+from ._runtime.tools import Arguments, ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from ._runtime.prompts import PromptRender
+    from ._runtime.resources import ResourceRead
 
 SPEC = load_spec("conformance_mcp")
 HANDLERS = Handlers(models=lambda: import_module(".models", "conformance_mcp"))
 
 
 @HANDLERS.tool("test_simple_text")
-async def _tool_test_simple_text(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_simple_text() -> ToolCall:
     from .handlers.tools.test_simple_text import handle
     from .models import TestSimpleTextInput
 
-    return await handle(parse(TestSimpleTextInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestSimpleTextInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_image_content")
-async def _tool_test_image_content(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_image_content() -> ToolCall:
     from .handlers.tools.test_image_content import handle
     from .models import TestImageContentInput
 
-    return await handle(parse(TestImageContentInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestImageContentInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_audio_content")
-async def _tool_test_audio_content(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_audio_content() -> ToolCall:
     from .handlers.tools.test_audio_content import handle
     from .models import TestAudioContentInput
 
-    return await handle(parse(TestAudioContentInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestAudioContentInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_embedded_resource")
-async def _tool_test_embedded_resource(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_embedded_resource() -> ToolCall:
     from .handlers.tools.test_embedded_resource import handle
     from .models import TestEmbeddedResourceInput
 
-    return await handle(parse(TestEmbeddedResourceInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestEmbeddedResourceInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_multiple_content_types")
-async def _tool_test_multiple_content_types(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_multiple_content_types() -> ToolCall:
     from .handlers.tools.test_multiple_content_types import handle
     from .models import TestMultipleContentTypesInput
 
-    return await handle(parse(TestMultipleContentTypesInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestMultipleContentTypesInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_error_handling")
-async def _tool_test_error_handling(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_error_handling() -> ToolCall:
     from .handlers.tools.test_error_handling import handle
     from .models import TestErrorHandlingInput
 
-    return await handle(parse(TestErrorHandlingInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestErrorHandlingInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_tool_with_logging")
-async def _tool_test_tool_with_logging(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_tool_with_logging() -> ToolCall:
     from .handlers.tools.test_tool_with_logging import handle
     from .models import TestToolWithLoggingInput
 
-    return await handle(parse(TestToolWithLoggingInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestToolWithLoggingInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_tool_with_progress")
-async def _tool_test_tool_with_progress(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_tool_with_progress() -> ToolCall:
     from .handlers.tools.test_tool_with_progress import handle
     from .models import TestToolWithProgressInput
 
-    return await handle(parse(TestToolWithProgressInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestToolWithProgressInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_sampling")
-async def _tool_test_sampling(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_sampling() -> ToolCall:
     from .handlers.tools.test_sampling import handle
     from .models import TestSamplingInput
 
-    return await handle(parse(TestSamplingInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestSamplingInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_elicitation")
-async def _tool_test_elicitation(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_elicitation() -> ToolCall:
     from .handlers.tools.test_elicitation import handle
     from .models import TestElicitationInput
 
-    return await handle(parse(TestElicitationInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestElicitationInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_elicitation_sep1034_defaults")
-async def _tool_test_elicitation_sep1034_defaults(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_elicitation_sep1034_defaults() -> ToolCall:
     from .handlers.tools.test_elicitation_sep1034_defaults import handle
     from .models import TestElicitationSep1034DefaultsInput
 
-    return await handle(parse(TestElicitationSep1034DefaultsInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestElicitationSep1034DefaultsInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_elicitation_sep1330_enums")
-async def _tool_test_elicitation_sep1330_enums(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_elicitation_sep1330_enums() -> ToolCall:
     from .handlers.tools.test_elicitation_sep1330_enums import handle
     from .models import TestElicitationSep1330EnumsInput
 
-    return await handle(parse(TestElicitationSep1330EnumsInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestElicitationSep1330EnumsInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("json_schema_2020_12_tool")
-async def _tool_json_schema_2020_12_tool(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_json_schema_2020_12_tool() -> ToolCall:
     from .handlers.tools.json_schema_2020_12_tool import handle
     from .models import JsonSchema202012ToolInput
 
-    return await handle(parse(JsonSchema202012ToolInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(JsonSchema202012ToolInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_reconnection")
-async def _tool_test_reconnection(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_reconnection() -> ToolCall:
     from .handlers.tools.test_reconnection import handle
     from .models import TestReconnectionInput
 
-    return await handle(parse(TestReconnectionInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestReconnectionInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_missing_capability")
-async def _tool_test_missing_capability(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_missing_capability() -> ToolCall:
     from .handlers.tools.test_missing_capability import handle
     from .models import TestMissingCapabilityInput
 
-    return await handle(parse(TestMissingCapabilityInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestMissingCapabilityInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_streaming_elicitation")
-async def _tool_test_streaming_elicitation(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_streaming_elicitation() -> ToolCall:
     from .handlers.tools.test_streaming_elicitation import handle
     from .models import TestStreamingElicitationInput
 
-    return await handle(parse(TestStreamingElicitationInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestStreamingElicitationInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_logging_tool")
-async def _tool_test_logging_tool(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_logging_tool() -> ToolCall:
     from .handlers.tools.test_logging_tool import handle
     from .models import TestLoggingToolInput
 
-    return await handle(parse(TestLoggingToolInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestLoggingToolInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_trigger_tool_change")
-async def _tool_test_trigger_tool_change(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_trigger_tool_change() -> ToolCall:
     from .handlers.tools.test_trigger_tool_change import handle
     from .models import TestTriggerToolChangeInput
 
-    return await handle(parse(TestTriggerToolChangeInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestTriggerToolChangeInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_trigger_prompt_change")
-async def _tool_test_trigger_prompt_change(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_trigger_prompt_change() -> ToolCall:
     from .handlers.tools.test_trigger_prompt_change import handle
     from .models import TestTriggerPromptChangeInput
 
-    return await handle(parse(TestTriggerPromptChangeInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestTriggerPromptChangeInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_dynamic_tool")
-async def _tool_test_dynamic_tool(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_dynamic_tool() -> ToolCall:
     from .handlers.tools.test_dynamic_tool import handle
     from .models import TestDynamicToolInput
 
-    return await handle(parse(TestDynamicToolInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestDynamicToolInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_x_mcp_header")
-async def _tool_test_x_mcp_header(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_test_x_mcp_header() -> ToolCall:
     from .handlers.tools.test_x_mcp_header import handle
     from .models import TestXMcpHeaderInput
 
-    return await handle(parse(TestXMcpHeaderInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestXMcpHeaderInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_elicitation")
-async def _tool_test_input_required_result_elicitation(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_elicitation() -> ToolCall:
     from .handlers.tools.test_input_required_result_elicitation import handle
     from .models import TestInputRequiredResultElicitationInput
 
-    return await handle(parse(TestInputRequiredResultElicitationInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultElicitationInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_sampling")
-async def _tool_test_input_required_result_sampling(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_sampling() -> ToolCall:
     from .handlers.tools.test_input_required_result_sampling import handle
     from .models import TestInputRequiredResultSamplingInput
 
-    return await handle(parse(TestInputRequiredResultSamplingInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultSamplingInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_list_roots")
-async def _tool_test_input_required_result_list_roots(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_list_roots() -> ToolCall:
     from .handlers.tools.test_input_required_result_list_roots import handle
     from .models import TestInputRequiredResultListRootsInput
 
-    return await handle(parse(TestInputRequiredResultListRootsInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultListRootsInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_request_state")
-async def _tool_test_input_required_result_request_state(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_request_state() -> ToolCall:
     from .handlers.tools.test_input_required_result_request_state import handle
     from .models import TestInputRequiredResultRequestStateInput
 
-    return await handle(parse(TestInputRequiredResultRequestStateInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultRequestStateInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_multiple_inputs")
-async def _tool_test_input_required_result_multiple_inputs(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_multiple_inputs() -> ToolCall:
     from .handlers.tools.test_input_required_result_multiple_inputs import handle
     from .models import TestInputRequiredResultMultipleInputsInput
 
-    return await handle(parse(TestInputRequiredResultMultipleInputsInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultMultipleInputsInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_multi_round")
-async def _tool_test_input_required_result_multi_round(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_multi_round() -> ToolCall:
     from .handlers.tools.test_input_required_result_multi_round import handle
     from .models import TestInputRequiredResultMultiRoundInput
 
-    return await handle(parse(TestInputRequiredResultMultiRoundInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultMultiRoundInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_tampered_state")
-async def _tool_test_input_required_result_tampered_state(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_tampered_state() -> ToolCall:
     from .handlers.tools.test_input_required_result_tampered_state import handle
     from .models import TestInputRequiredResultTamperedStateInput
 
-    return await handle(parse(TestInputRequiredResultTamperedStateInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultTamperedStateInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.tool("test_input_required_result_capabilities")
-async def _tool_test_input_required_result_capabilities(
-    arguments: Arguments, ctx: Context
-) -> ToolReturn:
+def _tool_test_input_required_result_capabilities() -> ToolCall:
     from .handlers.tools.test_input_required_result_capabilities import handle
     from .models import TestInputRequiredResultCapabilitiesInput
 
-    return await handle(parse(TestInputRequiredResultCapabilitiesInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(TestInputRequiredResultCapabilitiesInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.resource("template-data")
-async def _resource_template_data(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+def _resource_template_data() -> ResourceRead:
     from .handlers.resources.template_data import read
 
-    return await read(
-        id_=variables.get("id", ""),
-    )
+    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+        return await read(
+            id_=variables.get("id", ""),
+        )
+
+    return call
 
 
 @HANDLERS.prompt("test_input_required_result_prompt")
-async def _prompt_test_input_required_result_prompt(
-    arguments: dict[str, str], ctx: Context
-) -> PromptReturn:
+def _prompt_test_input_required_result_prompt() -> PromptRender:
     from .handlers.prompts.test_input_required_result_prompt import render
     from .models import TestInputRequiredResultPromptArguments
 
-    return await render(TestInputRequiredResultPromptArguments.model_validate(arguments), ctx)
+    async def call(arguments: dict[str, str], ctx: Context) -> PromptReturn:
+        return await render(TestInputRequiredResultPromptArguments.model_validate(arguments), ctx)
+
+    return call
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

@@ -16,84 +16,114 @@ from ._runtime.content import ResourceReturn, ToolReturn
 from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, parse
+from ._runtime.tools import Arguments, ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from ._runtime.completions import CompleteCall
+    from ._runtime.resources import ResourceRead
 
 SPEC = load_spec("notes_mcp")
 HANDLERS = Handlers(models=lambda: import_module(".models", "notes_mcp"))
 
 
 @HANDLERS.tool("create_note")
-async def _tool_create_note(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_create_note() -> ToolCall:
     from .handlers.tools.create_note import handle
     from .models import CreateNoteInput
 
-    return await handle(parse(CreateNoteInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(CreateNoteInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("get_note")
-async def _tool_get_note(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_get_note() -> ToolCall:
     from .handlers.tools.get_note import handle
     from .models import GetNoteInput
 
-    return await handle(parse(GetNoteInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(GetNoteInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("update_note")
-async def _tool_update_note(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_update_note() -> ToolCall:
     from .handlers.tools.update_note import handle
     from .models import UpdateNoteInput
 
-    return await handle(parse(UpdateNoteInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(UpdateNoteInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("delete_note")
-async def _tool_delete_note(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_delete_note() -> ToolCall:
     from .handlers.tools.delete_note import handle
     from .models import DeleteNoteInput
 
-    return await handle(parse(DeleteNoteInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(DeleteNoteInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("search_notes")
-async def _tool_search_notes(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_search_notes() -> ToolCall:
     from .handlers.tools.search_notes import handle
     from .models import SearchNotesInput
 
-    return await handle(parse(SearchNotesInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(SearchNotesInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("export_notes")
-async def _tool_export_notes(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_export_notes() -> ToolCall:
     from .handlers.tools.export_notes import handle
     from .models import ExportNotesInput
 
-    return await handle(parse(ExportNotesInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(ExportNotesInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.resource("all-notes")
-async def _resource_all_notes(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+def _resource_all_notes() -> ResourceRead:
     from .handlers.resources.all_notes import read
 
-    return await read()
+    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+        return await read()
+
+    return call
 
 
 @HANDLERS.resource("note")
-async def _resource_note(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+def _resource_note() -> ResourceRead:
     from .handlers.resources.note import read
 
-    return await read(
-        id_=variables.get("id", ""),
-    )
+    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+        return await read(
+            id_=variables.get("id", ""),
+        )
+
+    return call
 
 
 @HANDLERS.completion("resource", "notes://note/{id}", "id")
-async def _complete_resource_notes_note_id_id(value: str, context: dict[str, str]) -> list[str]:
+def _complete_resource_notes_note_id_id() -> CompleteCall:
     from .handlers.completions.resource_notes_note_id_id import complete
 
-    return list(await complete(value, context))
+    async def call(value: str, context: dict[str, str]) -> list[str]:
+        return list(await complete(value, context))
+
+    return call
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

@@ -16,7 +16,7 @@ from ._runtime.content import ToolReturn
 from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, parse
+from ._runtime.tools import Arguments, ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -26,35 +26,47 @@ HANDLERS = Handlers(models=lambda: import_module(".models", "secure_mcp"))
 
 
 @HANDLERS.tool("list_documents")
-async def _tool_list_documents(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_list_documents() -> ToolCall:
     from .handlers.tools.list_documents import handle
     from .models import ListDocumentsInput
 
-    return await handle(parse(ListDocumentsInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(ListDocumentsInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("read_document")
-async def _tool_read_document(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_read_document() -> ToolCall:
     from .handlers.tools.read_document import handle
     from .models import ReadDocumentInput
 
-    return await handle(parse(ReadDocumentInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(ReadDocumentInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("write_document")
-async def _tool_write_document(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_write_document() -> ToolCall:
     from .handlers.tools.write_document import handle
     from .models import WriteDocumentInput
 
-    return await handle(parse(WriteDocumentInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(WriteDocumentInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("whoami")
-async def _tool_whoami(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_whoami() -> ToolCall:
     from .handlers.tools.whoami import handle
     from .models import WhoamiInput
 
-    return await handle(parse(WhoamiInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(WhoamiInput, arguments), ctx)
+
+    return call
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

@@ -16,65 +16,85 @@ from ._runtime.content import PromptReturn, ResourceReturn, ToolReturn
 from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, parse
+from ._runtime.tools import Arguments, ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from ._runtime.completions import CompleteCall
+    from ._runtime.prompts import PromptRender
+    from ._runtime.resources import ResourceRead
 
 SPEC = load_spec("travel_mcp")
 HANDLERS = Handlers(models=lambda: import_module(".models", "travel_mcp"))
 
 
 @HANDLERS.tool("search_flights")
-async def _tool_search_flights(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_search_flights() -> ToolCall:
     from .handlers.tools.search_flights import handle
     from .models import SearchFlightsInput
 
-    return await handle(parse(SearchFlightsInput, arguments))
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(SearchFlightsInput, arguments))
+
+    return call
 
 
 @HANDLERS.tool("weather_forecast")
-async def _tool_weather_forecast(arguments: Arguments, ctx: Context) -> ToolReturn:
+def _tool_weather_forecast() -> ToolCall:
     from .handlers.tools.weather_forecast import handle
     from .models import WeatherForecastInput
 
-    return await handle(parse(WeatherForecastInput, arguments), ctx)
+    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
+        return await handle(parse(WeatherForecastInput, arguments), ctx)
+
+    return call
 
 
 @HANDLERS.resource("activities")
-async def _resource_activities(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+def _resource_activities() -> ResourceRead:
     from .handlers.resources.activities import read
 
-    return await read(
-        city=variables.get("city", ""),
-        category=variables.get("category", ""),
-    )
+    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+        return await read(
+            city=variables.get("city", ""),
+            category=variables.get("category", ""),
+        )
+
+    return call
 
 
 @HANDLERS.resource("hotels")
-async def _resource_hotels(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+def _resource_hotels() -> ResourceRead:
     from .handlers.resources.hotels import read
 
-    return await read(
-        city=variables.get("city", ""),
-    )
+    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
+        return await read(
+            city=variables.get("city", ""),
+        )
+
+    return call
 
 
 @HANDLERS.prompt("local-tips")
-async def _prompt_local_tips(arguments: dict[str, str], ctx: Context) -> PromptReturn:
+def _prompt_local_tips() -> PromptRender:
     from .handlers.prompts.local_tips import render
     from .models import LocalTipsArguments
 
-    return await render(LocalTipsArguments.model_validate(arguments))
+    async def call(arguments: dict[str, str], ctx: Context) -> PromptReturn:
+        return await render(LocalTipsArguments.model_validate(arguments))
+
+    return call
 
 
 @HANDLERS.completion("resource", "travel://activities/{city}/{category}", "city")
-async def _complete_resource_travel_activities_city_category_city(
-    value: str, context: dict[str, str]
-) -> list[str]:
+def _complete_resource_travel_activities_city_category_city() -> CompleteCall:
     from .handlers.completions.resource_travel_activities_city_category_city import complete
 
-    return list(await complete(value, context))
+    async def call(value: str, context: dict[str, str]) -> list[str]:
+        return list(await complete(value, context))
+
+    return call
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, partial
+from inspect import iscoroutinefunction
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,14 +36,15 @@ if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that
     from .sharing import ReplicaEvents
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-F = TypeVar("F")
+F = TypeVar("F", bound=Callable[..., Any])
 # The capabilities whose events ``subscriptions/listen`` (2026-07-28) carries.
 LISTENED = ("toolsListChanged", "resourcesListChanged", "promptsListChanged", "resourcesSubscribe")
 
 
 @dataclass
 class Handlers:
-    """The user's code, by name, as the generated ``server.py`` wires it (decorators)."""
+    """The user's code, by name, as the generated ``server.py`` wires it (decorators of
+    each handler, or of a function that makes it on first use: ``lazy``)."""
 
     models: Callable[[], ModuleType] | None = None  # the package's models (fast path)
     tools: dict[str, ToolCall] = field(default_factory=dict)
@@ -50,24 +52,38 @@ class Handlers:
     prompts: dict[str, PromptRender] = field(default_factory=dict)
     completions: dict[tuple[str, str, str], CompleteCall] = field(default_factory=dict)
 
-    def tool(self, name: str) -> Callable[[ToolCall], ToolCall]:
+    def tool(self, name: str) -> Callable[[F], F]:
         return partial(_register, self.tools, name)
 
-    def resource(self, name: str) -> Callable[[ResourceRead], ResourceRead]:
+    def resource(self, name: str) -> Callable[[F], F]:
         return partial(_register, self.resources, name)
 
-    def prompt(self, name: str) -> Callable[[PromptRender], PromptRender]:
+    def prompt(self, name: str) -> Callable[[F], F]:
         return partial(_register, self.prompts, name)
 
     def completion(
         self, target: str, ref: str, argument: str
-    ) -> Callable[[CompleteCall], CompleteCall]:
+    ) -> Callable[[F], F]:
         return partial(_register, self.completions, (target, ref, argument))
 
 
-def _register(table: dict[Any, F], key: Any, function: F) -> F:
-    table[key] = function
+def _register(table: dict[Any, Any], key: Any, function: F) -> F:
+    table[key] = function if iscoroutinefunction(function) else lazy(function)
     return function
+
+
+def lazy(make: Callable[[], Any]) -> Callable[..., Any]:
+    """The handler ``make`` (a function of no arguments) returns on the first call, then
+    kept. The generated ``server.py`` imports each handler and its models there: the server
+    starts without importing them, and one that fails to import fails only its own calls."""
+    made: list[Callable[..., Any]] = []
+
+    def call(*args: Any) -> Any:
+        if not made:
+            made.append(make())
+        return made[0](*args)
+
+    return call
 
 
 class GeneratedServer(Server[Any]):
