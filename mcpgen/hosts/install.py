@@ -210,14 +210,7 @@ def read_config(path: Path) -> dict[str, Json]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text, parse_float=_finite, parse_constant=_finite)
-    except _NotFinite as exc:
-        line, column = _where(text, str(exc))
-        raise ProjectError(
-            f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
-            "be Infinity or NaN, which is not JSON); fix it or use --print and paste the "
-            "entry yourself (file left untouched)"
-        ) from None
+        data = loads_finite(path, text, "fix it or use --print and paste the entry yourself")
     except (ValueError, RecursionError) as exc:
         raise ProjectError(
             f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
@@ -231,6 +224,20 @@ def read_config(path: Path) -> dict[str, Json]:
 class _NotFinite(ValueError):
     """A number that reads as infinity (1e400) or a NaN/Infinity literal: ``json.dumps``
     would write it back as ``Infinity``/``NaN``, corrupting the user's config."""
+
+
+def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
+    """``json.loads`` of the file at ``path``; ``ProjectError`` located there when it holds
+    a number that could not be written back as JSON (for every command that rewrites a
+    user's JSON file: ``install``, ``add``)."""
+    try:
+        return json.loads(text, parse_float=_finite, parse_constant=_finite)
+    except _NotFinite as exc:
+        line, column = _where(text, str(exc))
+        raise ProjectError(
+            f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
+            f"be Infinity or NaN, which is not JSON); {advice} (file left untouched)"
+        ) from None
 
 
 def _finite(literal: str) -> float:
