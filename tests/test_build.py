@@ -182,6 +182,7 @@ def test_a_first_build_replaces_none_of_the_folders_own_files(
     out.mkdir()
     (out / "README.md").write_text("# my project\n")
     (out / "pyproject.toml").write_text("[project]\nname = 'mine'\n")
+    manifest = Path(shutil.copy(manifest, out / "mcpgen.yaml"))  # -o . holds the manifest
     before = tree(out)
     code, output = build(str(manifest), "-o", str(out))
     assert code == 2, output

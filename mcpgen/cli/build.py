@@ -25,7 +25,7 @@ from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
-from mcpgen.write import apply, diff, foreign, plan
+from mcpgen.write import apply, diff, foreign, plan, unsafe_root
 from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
 
@@ -120,6 +120,14 @@ def _build(
     root = output or default_output(source, manifest.server.name)
     if root.exists() and not root.is_dir():
         click.echo(f"{root}: exists and is not a folder", err=True)
+        return EXIT_BAD_INPUT
+    unsafe = None if check or show_diff else unsafe_root(root, source)
+    if unsafe:
+        click.echo(
+            f"{root}: error: -o is {unsafe}: a build writes pyproject.toml, src/, tests/... "
+            f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}",
+            err=True,
+        )
         return EXIT_BAD_INPUT
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
