@@ -98,6 +98,26 @@ def test_check_then_drift_then_rebuild(manifest: Path, tmp_path: Path) -> None:
     assert build(str(manifest), "-o", str(out), "--check")[0] == 0
 
 
+def test_hints_are_shell_quoted_to_be_pasted(tmp_path: Path) -> None:
+    """A folder with a space (or a quote): the commands build suggests run as shown."""
+    import shlex
+
+    folder = tmp_path / "my server's"
+    folder.mkdir()
+    source, out = folder / "calc.yaml", folder / "out dir"
+    shutil.copy(CALCULATOR, source)
+    assert build(str(source), "-o", str(out))[0] == 0
+    source.write_text(source.read_text().replace("minItems: 2", "minItems: 3"), "utf-8")
+    code, output = build(str(source), "-o", str(out), "--check")
+    assert code == 1
+    hint = next(line for line in output.splitlines() if line.startswith("run: "))
+    code, output = build(*shlex.split(hint)[3:])  # mcpgen build SOURCE -o OUT, as pasted
+    assert code == 0, output
+    check = next(line for line in output.splitlines() if "run mcpgen check" in line)
+    assert shlex.split(check.partition("run mcpgen check ")[2]) == [str(out)], check
+    assert f"in {shlex.quote(str(out))})" in output  # where to run mcpgen diff
+
+
 def test_regeneration_keeps_handler_edits_and_adds_new_stubs(
     manifest: Path, tmp_path: Path
 ) -> None:
@@ -162,6 +182,7 @@ def test_a_first_build_replaces_none_of_the_folders_own_files(
     out.mkdir()
     (out / "README.md").write_text("# my project\n")
     (out / "pyproject.toml").write_text("[project]\nname = 'mine'\n")
+    manifest = Path(shutil.copy(manifest, out / "mcpgen.yaml"))  # -o . holds the manifest
     before = tree(out)
     code, output = build(str(manifest), "-o", str(out))
     assert code == 2, output

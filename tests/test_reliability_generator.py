@@ -434,9 +434,42 @@ def test_a_users_own_runtime_folder_in_out_is_kept(tmp_path: Path) -> None:
     (mine / "_runtime").mkdir(parents=True)
     (mine / "_runtime" / "core.py").write_text("def core() -> int:\n    return 42\n")
     (mine / "_search.json").write_text("{}\n")
-    assert build(str(CALCULATOR), "-o", str(out))[0] == 0
+    source = shutil.copy(CALCULATOR, out)  # (-o . at the root of the user's repository)
+    assert build(str(source), "-o", str(out))[0] == 0
     assert (mine / "_runtime" / "core.py").read_text().endswith("return 42\n")
     assert (mine / "_search.json").read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("target", ["home", "others"])
+def test_a_first_build_into_a_folder_of_other_files_is_exit_2(
+    target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o ~`` (even holding the manifest), or ``-o ~/Documents`` (files of the user's, no
+    project, not the manifest's folder): nothing written, the folder named."""
+    home = tmp_path / "home"
+    out = home if target == "home" else home / "Documents"
+    out.mkdir(parents=True)
+    (out / "letter.txt").write_text("Dear ...\n")
+    source = shutil.copy(CALCULATOR, home)
+    monkeypatch.setenv("HOME", str(home))
+    before = snapshot(tmp_path)
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2 and snapshot(tmp_path) == before, output
+    kind = "the home folder" if target == "home" else "a folder of other files (letter.txt)"
+    assert output.startswith(f"{out}: error: -o is {kind}"), output
+    assert f"e.g. -o {out / 'calculator'}\n" in output
+    assert build(str(source), "-o", str(out / "calculator"))[0] == 0
+
+
+def test_the_filesystem_root_is_never_a_first_build_s_folder(tmp_path: Path) -> None:
+    """(Not built for real: tests may run as root.) Once a build made a folder, it is its."""
+    assert writer.unsafe_root(Path("/"), CALCULATOR) == "the filesystem root"
+    assert writer.unsafe_root(Path(tmp_path), tmp_path / "m.yaml") is None  # empty
+    (tmp_path / "notes.txt").write_text("x")
+    assert writer.unsafe_root(tmp_path, CALCULATOR) is not None
+    assert writer.unsafe_root(tmp_path, tmp_path / "m.yaml") is None  # -o . holding it
+    (tmp_path / "mcp-surface.json").write_text("{}")
+    assert writer.unsafe_root(tmp_path, CALCULATOR) is None
 
 
 def test_a_lone_surrogate_in_a_json_manifest_is_exit_2(tmp_path: Path) -> None:

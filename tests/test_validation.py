@@ -195,6 +195,26 @@ def test_duplicate_tool_names_are_reported_once(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("section", ["resources", "prompts"])
+@pytest.mark.parametrize("names", [("a-b", "a_b"), ("cafe", "cafe\u0301")])
+def test_two_names_with_one_python_name_are_reported_once(
+    section: str, names: tuple[str, str], tmp_path: Path
+) -> None:
+    """Punctuation, or a combining accent (NFD) dropped: one identifier, one error (the
+    typed client's method, made from it, is not a second one)."""
+    first, second = names
+    item = "uri: 'x://{n}'" if section == "resources" else "handler: true"
+    body = f"{section}:\n" + "".join(
+        f"  - {{name: '{n}', description: d, {item.format(n=i)}}}\n" for i, n in enumerate(names)
+    )
+    kind = section.removesuffix("s")
+    assert only_error(check(tmp_path, body))[2:] == (
+        f"{section}[1].name",
+        f"{kind} {second!r} and {first!r} both become the Python name "
+        f"{first.replace('-', '_')!r}; rename one",
+    )
+
+
 def test_model_class_collisions_still_reported(tmp_path: Path) -> None:
     # same class name, different Python names: A1b and a_1b -> A1b
     body = "tools:\n  - {name: a1b, description: x}\n  - {name: a_1b, description: y}\n"

@@ -29,20 +29,19 @@ def check_python_names(checker: Checker) -> None:
 
     method = "the typed client's method {name!r} is also the name of {first}; rename one"
     methods: dict[str, JsonPath] = {}
-    idents: set[str] = set()
-    for found in assigned.tools.values():
-        if found.ident not in idents:  # two tools with one Python name: see unique_idents
-            idents.add(found.ident)
-            claim(methods, str(found.method), (*found.path, "name"), method)
-    for index, found in assigned.resources.items():
-        claim(methods, str(found.method), (*found.path, "name"), method)
+    for section in (assigned.tools, assigned.resources, assigned.prompts):
+        idents: set[str] = set()
+        for found in section.values():
+            if found.ident not in idents:  # two with one Python name: see unique_idents
+                idents.add(found.ident)
+                claim(methods, str(found.method), (*found.path, "name"), method)
+    for index in assigned.resources:
         template = checker.named["resources"][index].get("uriTemplate")
         if isinstance(template, str):
             variables, problem = uritemplate.parse(template)
             if problem is None:
                 checker.distinct_kwargs(variables, ("resources", index, "uriTemplate"), "variables")
-    for index, found in assigned.prompts.items():
-        claim(methods, str(found.method), (*found.path, "name"), method)
+    for index in assigned.prompts:
         prompt = checker.named["prompts"][index]
         arguments = [
             a["name"] for a in prompt.get("arguments", []) if isinstance(a, dict) and "name" in a

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
-from mcpgen.write import apply, diff, foreign, plan
+from mcpgen.write import apply, diff, foreign, plan, unsafe_root
 from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
 
@@ -43,6 +44,11 @@ def source_from(root: Path, source: Path) -> str | None:
         return Path(os.path.relpath(os.path.abspath(source), os.path.abspath(root))).as_posix()
     except ValueError:  # another drive
         return None
+
+
+def _q(path: Path | str) -> str:
+    """``path`` as a hint shows it: quoted for a shell (a folder with a space, pasted)."""
+    return shlex.quote(str(path))
 
 
 def run_build(source: Path, output: Path | None, *, timings: bool = False, **options: Any) -> int:
@@ -115,6 +121,14 @@ def _build(
     if root.exists() and not root.is_dir():
         click.echo(f"{root}: exists and is not a folder", err=True)
         return EXIT_BAD_INPUT
+    unsafe = None if check or show_diff else unsafe_root(root, source)
+    if unsafe:
+        click.echo(
+            f"{root}: error: -o is {unsafe}: a build writes pyproject.toml, src/, tests/... "
+            f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}",
+            err=True,
+        )
+        return EXIT_BAD_INPUT
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
         moves = plan_moves(root, manifest, wanted, stub) if wanted else []
@@ -169,7 +183,7 @@ def _build(
             click.echo(f"{root}: out of date with {source} ({len(drift)} file(s)):", err=True)
             for relative in drift:
                 click.echo(f"  {relative}", err=True)
-            click.echo(f"run: mcpgen build {source} -o {root}", err=True)
+            click.echo(f"run: mcpgen build {_q(source)} -o {_q(root)}", err=True)
             return EXIT_DRIFT
         click.echo(f"{root}: up to date with {source}", err=True)
         return EXIT_OK
@@ -207,7 +221,8 @@ def _build(
         if any(p.endswith(stem) for p in the_plan.orphaned):
             click.echo(
                 f"  hint: {kind} {before} was renamed to {after}; move its handler to the new "
-                f"stub with: mcpgen build {source} -o {root} --rename {before}={after}",
+                f"stub with: mcpgen build {_q(source)} -o {_q(root)} "
+                f"--rename {_q(f'{before}={after}')}",
                 err=True,
             )
     for line in changes:  # indented lines say where a handler no longer fits its models
@@ -242,7 +257,7 @@ def surface_summary(
     lines = [
         f"surface: {counts['breaking']} breaking, {counts['compatible']} compatible, "
         f"{counts['docs']} docs change(s) for clients; tools/list {counts['bytesBefore']} -> "
-        f"{counts['bytesAfter']} bytes (mcpgen diff git:HEAD:{LOCK_FILE} {LOCK_FILE}, in {root})"
+        f"{counts['bytesAfter']} bytes (mcpgen diff git:HEAD:{LOCK_FILE} {LOCK_FILE}, in {_q(root)})"
     ]
     breaking = [c for c in changes if c.level == BREAKING]
     lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:shown]]
@@ -292,7 +307,7 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
             removed[key], newly_required, detail = _schema_delta(then, now)
             if key == "outputSchema":
                 required = newly_required
-            where = f"; {handler} may no longer type-check: run mcpgen check {root}"
+            where = f"; {handler} may no longer type-check: run mcpgen check {_q(root)}"
             lines.append(
                 f"tool {tool.name!r} {label} schema changed{detail}{where if has_handler else ''}"
             )

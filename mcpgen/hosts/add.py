@@ -150,14 +150,19 @@ def add_entry(
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
 
+    from .install import loads_finite
+    from .project import ProjectError
+
     section = SECTIONS[kind]
     try:
         text = manifest.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # (not UTF-8: run mcpgen validate for where)
         raise AddError(f"{manifest}: cannot read: {exc}") from exc
     is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
-    try:
-        data = json.loads(text) if is_json else yaml.safe_load(text)
+    try:  # JSON is written back whole: 1e400 would come back as Infinity, refused here
+        data = loads_finite(manifest, text) if is_json else yaml.safe_load(text)
+    except ProjectError as exc:
+        raise AddError(str(exc)) from None
     except (ValueError, yaml.YAMLError) as exc:
         raise AddError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict) or "mcpgen" not in data:

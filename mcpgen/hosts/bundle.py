@@ -196,12 +196,15 @@ def _inside(path: Path, root: Path) -> bool:
 def _kept(path: Path, root: Path, skipped: list[str]) -> bool:
     """Whether ``path`` goes into the bundle; when not, ``skipped`` says why: dot files and
     folders (``.env``, ``.git/``, ``.netrc``...: secrets and VCS data, never needed to run a
-    package), linked folders (never followed) and links that leave the project."""
+    package), linked folders (never followed), links that leave the project and bundles
+    (one written into the project is not packed into the next)."""
     relative = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "")
     if path.name.startswith("."):
         why = (
             "a dot folder: secrets or VCS data" if path.is_dir() else "a dot file: may hold secrets"
         )
+    elif path.suffix == ".mcpb":
+        why = "a bundle: not packed into another"
     elif path.is_symlink() and path.is_dir():
         why = "a linked folder: not followed"
     elif path.is_symlink() and not _inside(path, root):
@@ -277,10 +280,25 @@ def _write_zip(path: Path, files: dict[str, bytes]) -> None:
         raise
 
 
+def _ours(path: Path) -> bool:
+    """Whether the file at ``path`` is a bundle mcpgen wrote (its ``server/main.py`` says
+    so): only such a file is replaced."""
+    try:
+        with zipfile.ZipFile(path) as zf, zf.open("server/main.py") as main:
+            return b"(written by mcpgen bundle)" in main.read(4096)
+    except (zipfile.BadZipFile, OSError, KeyError, ValueError, EOFError, RuntimeError):
+        return False  # not a zip, no server/main.py, encrypted or another compression
+
+
 def build_bundle(
     project: Project, output: Path, runtime: str = "uv", python: str | None = None
 ) -> Built:
     require_stdio(project)  # a bundle's host starts it over stdio
+    if output.exists() and not _ours(output):
+        raise ProjectError(
+            f"{output}: exists and is not a bundle mcpgen wrote; move it away or give "
+            "another -o (left untouched)"
+        )
     data = manifest(project, runtime)
     skipped: list[str] = []
     files = _project_files(project, skipped)

@@ -58,8 +58,7 @@ def resolve_source(
     """SOURCE as the user wrote it -> a ``Source``: an http(s) URL, a generated project
     folder (started with its launcher), else a command line (``--command``, or a string
     whose first word is an executable)."""
-    extra_env = dict(env or {})
-    all_headers = dict(headers or {})
+    extra_env, all_headers = dict(env or {}), dict(headers or {})
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
     if command is not None:
@@ -181,10 +180,11 @@ async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncItera
             transport = streamable_http_client(source.url, http_client=http)
         else:
             # the server inherits this shell's environment (the user's own variables: an
-            # API's token, a base URL), with --env (and a project's PYTHONPATH) over it
-            env = {**os.environ, **source.env}
+            # API's token, a base URL), with --env (and a project's PYTHONPATH) over it;
+            # bytes on its stdout that are not UTF-8 are junk like any other (read as U+FFFD)
+            env, argv, cwd = {**os.environ, **source.env}, source.argv, source.cwd
             params = StdioServerParameters(
-                command=source.argv[0], args=source.argv[1:], env=env, cwd=source.cwd
+                command=argv[0], args=argv[1:], env=env, cwd=cwd, encoding_error_handler="replace"
             )
             transport = stdio_client(params, errlog=cast(TextIO, errlog))
         async with Client(transport, read_timeout_seconds=timeout) as client:

@@ -210,14 +210,7 @@ def read_config(path: Path) -> dict[str, Json]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text, parse_float=_finite, parse_constant=_finite)
-    except _NotFinite as exc:
-        line, column = _where(text, str(exc))
-        raise ProjectError(
-            f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
-            "be Infinity or NaN, which is not JSON); fix it or use --print and paste the "
-            "entry yourself (file left untouched)"
-        ) from None
+        data = loads_finite(path, text, "fix it or use --print and paste the entry yourself")
     except (ValueError, RecursionError) as exc:
         raise ProjectError(
             f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
@@ -231,6 +224,20 @@ def read_config(path: Path) -> dict[str, Json]:
 class _NotFinite(ValueError):
     """A number that reads as infinity (1e400) or a NaN/Infinity literal: ``json.dumps``
     would write it back as ``Infinity``/``NaN``, corrupting the user's config."""
+
+
+def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
+    """``json.loads`` of the file at ``path``; ``ProjectError`` located there when it holds
+    a number that could not be written back as JSON (for every command that rewrites a
+    user's JSON file: ``install``, ``add``)."""
+    try:
+        return json.loads(text, parse_float=_finite, parse_constant=_finite)
+    except _NotFinite as exc:
+        line, column = _where(text, str(exc))
+        raise ProjectError(
+            f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
+            f"be Infinity or NaN, which is not JSON); {advice} (file left untouched)"
+        ) from None
 
 
 def _finite(literal: str) -> float:
@@ -252,14 +259,14 @@ def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
     servers = data.get(host.key, {})
     if not isinstance(servers, dict):
         raise ProjectError(f"{host.key!r} in the config is not an object (file left untouched)")
+    inputs = data.get("inputs", [])
+    if entry.inputs and not isinstance(inputs, list):
+        raise ProjectError("'inputs' in the config is not a list (file left untouched)")
+    known = {i.get("id") for i in inputs if isinstance(i, dict)} if entry.inputs else set()
     merged = dict(data)
-    body, prompts = _own_prompts(servers, entry)
+    body, prompts = _own_prompts(servers, known, entry)
     merged[host.key] = {**servers, entry.name: body}
     if prompts:
-        inputs = data.get("inputs", [])
-        if not isinstance(inputs, list):
-            raise ProjectError("'inputs' in the config is not a list (file left untouched)")
-        known = {i.get("id") for i in inputs if isinstance(i, dict)}
         merged["inputs"] = [*inputs, *(i for i in prompts if i["id"] not in known)]
     return merged
 
@@ -267,20 +274,30 @@ def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
 _INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
 
 
-def _own_prompts(servers: dict[str, Json], entry: Entry) -> tuple[Json, list[dict[str, Json]]]:
-    """The entry's body and prompts, a prompt renamed ``<server>-<id>`` when another
-    server's entry already uses its id anywhere (two installs of one project under two
-    names must not share a secret: VS Code asks once per id and keeps the answer), the
-    entry it replaces included when that one runs another program (``--force``)."""
+def _own_prompts(
+    servers: dict[str, Json], known: set[Json], entry: Entry
+) -> tuple[Json, list[dict[str, Json]]]:
+    """The entry's body and prompts, a prompt renamed ``<server>-<id>`` (then ``-2``, ...)
+    when its id is not this project's: used anywhere by another server's entry (two
+    installs of one project under two names must not share a secret: VS Code asks once per
+    id and keeps the answer), the entry it replaces included when that one runs another
+    program (``--force``), or an input of the config no entry of this project uses (an
+    orphan, its server removed by hand: its answer may be that server's secret)."""
     run = Launcher(entry.body["command"], list(entry.body.get("args", [])))
     others = {n: o for n, o in servers.items() if n != entry.name or not runs_same(o, run)}
+    own = {} if entry.name in others else servers.get(entry.name)  # this project's entry
     taken = set(_INPUT_REF.findall(json.dumps(others)))
+    taken |= known - set(_INPUT_REF.findall(json.dumps(own)))
     env = dict(entry.body.get("env") or {})
     prompts = []
     for prompt in entry.inputs:
         ident = prompt["id"]
         if ident in taken:
-            ident = _input_id(f"{entry.name}-{ident}")
+            ident = base = _input_id(f"{entry.name}-{ident}")
+            number = 1
+            while ident in taken:
+                number += 1
+                ident = f"{base}-{number}"
             env = {
                 k: v.replace(f"${{input:{prompt['id']}}}", f"${{input:{ident}}}")
                 for k, v in env.items()

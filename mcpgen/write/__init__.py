@@ -94,11 +94,34 @@ def plan(root: Path, output: Output, moves: list[Move] | None = None) -> Plan:
     return result
 
 
+def built_before(root: Path) -> bool:
+    """Whether a build made ``root`` (its surface lock or a package's spec is there)."""
+    return (root / LOCK_FILE).is_file() or any(root.glob("src/*/_spec.json"))
+
+
+def unsafe_root(root: Path, source: Path) -> str | None:
+    """Why a first build must not write into the existing folder ``root``: the filesystem
+    root or the home folder, or a folder of other files that does not hold the manifest
+    (``-o ~/Documents``: src/, tests/, README.md... scattered among the user's files; the
+    repository root holding it, ``-o .``, is fine); None when it is safe."""
+    if not root.is_dir() or built_before(root):
+        return None
+    where = root.resolve()
+    with contextlib.suppress(RuntimeError):  # (no home folder)
+        if where == Path(where.anchor) or where == Path.home().resolve():
+            return "the filesystem root" if where == Path(where.anchor) else "the home folder"
+    theirs = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+    if theirs and not source.resolve().is_relative_to(where):
+        shown = ", ".join(theirs[:3]) + (", ..." if len(theirs) > 3 else "")
+        return f"a folder of other files ({shown}) holding no mcpgen project or the manifest"
+    return None
+
+
 def foreign(plan: Plan) -> list[str]:
     """Files the plan would replace that no build wrote, in a folder no build made yet
     (the first ``build -o .`` in a repository with a README of its own): a build
     replaces only its own files. Its JSON files and ``py.typed`` carry no mark."""
-    if (plan.root / LOCK_FILE).is_file() or any(plan.root.glob("src/*/_spec.json")):
+    if built_before(plan.root):
         return []
     return [
         relative

@@ -107,6 +107,24 @@ def test_json_manifests_too(tmp_path: Path) -> None:
     assert load_manifest(manifest).manifest is not None
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1E+999", "NaN", "-Infinity"])
+def test_a_json_number_that_cannot_be_written_back_is_refused_located(
+    number: str, tmp_path: Path
+) -> None:
+    """A JSON manifest is written back whole: 1e400 (read as infinity) would come back as
+    ``Infinity``. Refused where it is in the user's file, not in the text it would be."""
+    manifest = tmp_path / "m.json"
+    manifest.write_text(
+        '{"mcpgen": 1, "server": {"name": "j", "version": "1.0.0"},\n'
+        ' "x-note": "1e400", "x-limits": [1, ' + number + "]}\n"
+    )
+    before = manifest.read_bytes()
+    done = mcpgen("add", "prompt", "ask", str(manifest))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{manifest}:2:37: {number} is not a finite number" in done.stderr
+    assert manifest.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m.json"]
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [("add", "already a tool named 'add'"), ("bad name!", "would not validate")],

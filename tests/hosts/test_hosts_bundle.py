@@ -169,6 +169,50 @@ def test_a_bundle_that_cannot_be_written_is_exit_2_and_leaves_nothing_half_writt
     assert list((tmp_path / "full").iterdir()) == []  # no x.mcpb.tmp
 
 
+def test_a_file_that_is_not_our_bundle_is_not_overwritten(tmp_path: Path) -> None:
+    """``-o notes.mcpb`` over the user's file: refused, located, the file as it was; a
+    bundle mcpgen wrote there is replaced."""
+    project = EXAMPLES / "calculator"
+    for content in (b"my notes", zip_of({"server/main.py": b"print('someone else')"})):
+        target = tmp_path / "x.mcpb"
+        target.write_bytes(content)
+        done = mcpgen("bundle", str(project), "-o", str(target))
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr == (
+            f"error: {target}: exists and is not a bundle mcpgen wrote; move it away or give "
+            "another -o (left untouched)\n"
+        )
+        assert target.read_bytes() == content and sorted(tmp_path.iterdir()) == [target]
+        target.unlink()
+    assert mcpgen("bundle", str(project), "-o", str(target)).returncode == 0
+    before = target.read_bytes()
+    again = mcpgen("bundle", str(project), "-o", str(target))
+    assert again.returncode == 0 and target.read_bytes() == before
+
+
+def zip_of(files: dict[str, bytes]) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_bundle_inside_the_project_is_not_packed_into_the_next(tmp_path: Path) -> None:
+    project = copy_example("calculator", tmp_path)
+    inner = project / "src" / "old.mcpb"
+    assert mcpgen("bundle", str(project), "-o", str(inner)).returncode == 0
+    done = mcpgen("bundle", str(project), "-o", str(tmp_path / "new.mcpb"))
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(tmp_path / "new.mcpb") as zf:
+        assert not [n for n in zf.namelist() if n.endswith(".mcpb")]
+    assert "left out of the bundle: src/old.mcpb (a bundle: not packed into another)" in (
+        done.stderr
+    )
+
+
 def test_server_json_with_an_mcpb_release_validates(tmp_path: Path) -> None:
     url = "https://github.com/example/shop/releases/download/v2.0.0/shop-2.0.0.mcpb"
     target = tmp_path / "shop.mcpb"

@@ -110,6 +110,17 @@ def test_a_server_writing_garbage_on_stdout_is_one_line_naming_it(command: str) 
     assert "'hello world'" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("command", ["list", "call"])
+def test_a_server_writing_bytes_that_are_not_utf8_is_the_same_one_line(command: str) -> None:
+    """Not ``UnicodeDecodeError: 'utf-8' codec can't decode...``: junk like any other."""
+    write = "import sys; sys.stdout.buffer.write(b'\\xff\\xfejunk\\n'); sys.stdout.flush()"
+    garbage = f"{shlex.quote(sys.executable)} -c {shlex.quote(write)}"
+    done = mcpgen(command, "--command", garbage, *(["add"] if command == "call" else []))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Failed to parse JSONRPC message from server: '\ufffd\ufffdjunk'" in done.stderr
+
+
 def test_list_a_project_folder(project: Path) -> None:
     done = mcpgen("list", str(project))
     assert done.returncode == 0, done.stderr

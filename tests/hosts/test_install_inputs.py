@@ -73,3 +73,17 @@ def test_an_entry_name_cannot_make_a_reference_to_another_input() -> None:
     env = next(s["env"] for n, s in odd["servers"].items() if n != "shop")
     assert env == {"SHOP_API_KEY": "${input:x-input-shop-api-key-shop-api-key}"}
     assert [i["id"] for i in odd["inputs"]][1] == "x-input-shop-api-key-shop-api-key"
+
+
+def test_an_orphan_input_is_not_reused() -> None:
+    """An input no entry uses (its server removed by hand): VS Code keeps its answer by id,
+    maybe that server's secret; this project gets its own prompt, the orphan stays."""
+    host = inst.HOSTS["vscode"]
+    orphan = {"type": "promptString", "id": "shop-api-key", "description": "theirs"}
+    data = {"servers": {}, "inputs": [orphan, {**orphan, "id": "shop-shop-api-key"}]}
+    merged = inst.merge(host, data, _entry("shop"))
+    assert merged["servers"]["shop"]["env"] == {"SHOP_API_KEY": "${input:shop-shop-api-key-2}"}
+    ids = [i["id"] for i in merged["inputs"]]
+    assert ids == ["shop-api-key", "shop-shop-api-key", "shop-shop-api-key-2"]
+    assert merged["inputs"][2]["password"] is True
+    assert inst.merge(host, merged, _entry("shop")) == merged  # installed again: the same
