@@ -15,6 +15,7 @@ input (not a generated project, a manifest that is missing or has errors).
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -64,7 +65,7 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
         project.named_from_spec(found)
     else:
         project.check_drift(found)
-        command = f"mcpgen build {found.manifest} -o {root}"
+        command = f"mcpgen build {shlex.quote(str(found.manifest))} -o {shlex.quote(str(root))}"
         message = f"out of date with {found.manifest} (run: {command})"
         report.problems += [Problem("drift", p, 0, message) for p in found.drift]
     if "stubs" not in skip:

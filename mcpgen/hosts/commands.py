@@ -303,7 +303,9 @@ def dev_command(
 
         loaded = load_manifest(manifest)
         if loaded.manifest is None:
-            fail(f"{manifest} does not validate; run mcpgen validate {manifest}, or give -o")
+            fail(
+                f"{manifest} does not validate; run mcpgen validate {shlex.quote(str(manifest))}, or give -o"
+            )
         output = default_output(manifest, loaded.manifest.server.name)
     sys.exit(dev(manifest, output, transport, port, python))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,17 @@ def test_drift_through_the_recorded_manifest(tmp_path: Path) -> None:
     build(manifest, project)
     code, report = check(project, "--skip", "types", "--skip", "stubs")
     assert (code, problems(report, "drift")) == (0, [])
+
+
+def test_the_drift_hint_pastes_into_a_shell(tmp_path: Path) -> None:
+    (tmp_path / "my shelf's").mkdir()
+    manifest, project = shelf(tmp_path / "my shelf's")
+    edit(manifest, "tools:\n", "tools:\n  - name: lend_book\n    description: Lend one.\n")
+    _, report = check(project, "--skip", "types")
+    hint = problems(report, "drift")[0][2].split("(run: ", 1)[1].removesuffix(")")
+    words = shlex.split(hint)
+    assert words[:2] == ["mcpgen", "build"] and words[3] == "-o" and len(words) == 5
+    assert Path(words[2]).resolve() == manifest.resolve() and Path(words[4]) == project
 
 
 def test_drift_of_a_bare_openapi_project(tmp_path: Path) -> None:
