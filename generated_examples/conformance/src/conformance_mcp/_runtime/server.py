@@ -61,9 +61,7 @@ class Handlers:
     def prompt(self, name: str) -> Callable[[F], F]:
         return partial(_register, self.prompts, name)
 
-    def completion(
-        self, target: str, ref: str, argument: str
-    ) -> Callable[[F], F]:
+    def completion(self, target: str, ref: str, argument: str) -> Callable[[F], F]:
         return partial(_register, self.completions, (target, ref, argument))
 
 
