@@ -47,6 +47,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "tasks tasks_client": lambda m: _has_tasks(m),
     "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
     "patterns": lambda m: _has_patterns(m),  # linear-time ``pattern`` (runtime/schemas.py)
+    "formats": lambda m: _has_formats(m),  # argument formats (runtime/formats.py)
     # transports (``transports.offer``): the HTTP stack only with a network transport
     "http_app serve": lambda m: _network(m),
     "http_legacy client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
@@ -81,6 +82,7 @@ REQUIREMENTS = {
     "uritemplate": "uritemplate>=4.1,<5",
     "pydantic_monty": "pydantic-monty>=1.4,<2",  # code mode's sandbox
     "redis": "redis>=8.1,<9",
+    "rfc3339_validator": "rfc3339-validator>=0.1.4,<0.2",  # jsonschema's date-time check
 }
 # What the generated models import besides what the runtime does: on Python 3.11,
 # typing_extensions' TypeAliasType.
@@ -107,6 +109,16 @@ def _has_patterns(manifest: Manifest) -> bool:
     schemas = [(t.input_schema, t.output_schema) for t in manifest.tools]
     text = json.dumps([schemas, getattr(manifest, "shared_defs", None)])
     return '"pattern"' in text or '"patternProperties"' in text
+
+
+def _has_formats(manifest: Manifest) -> bool:
+    """A tool's or an imported resource's input schema names a checked format (what makes
+    ``schemas.validator(..., formats=True)`` import ``formats``)."""
+    from mcpgen.runtime.schemas import uses_formats
+
+    inputs = [t.input_schema for t in manifest.tools]
+    inputs += [getattr(r, "input_schema", None) for r in manifest.resources]
+    return uses_formats([inputs, getattr(manifest, "shared_defs", None)])
 
 
 def _has_tasks(manifest: Manifest) -> bool:

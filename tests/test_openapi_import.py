@@ -193,6 +193,7 @@ def test_path_level_ref_parameter() -> None:
         "properties": {
             "petId": {"type": "integer", "format": "int64", "description": "The pet's id"}
         },
+        "additionalProperties": False,
         "required": ["petId"],
     }
 
@@ -850,6 +851,7 @@ def test_resources() -> None:
         "properties": {
             "petId": {"type": "integer", "format": "int64", "description": "The pet's id"}
         },
+        "additionalProperties": False,
         "required": ["petId"],
     }
     assert resources["list_pets"]["uriTemplate"] == "api://pets{?limit,status}"

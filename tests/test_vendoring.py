@@ -118,6 +118,21 @@ def test_the_pattern_matcher_only_when_a_schema_names_a_pattern() -> None:
         assert "patterns" in vendoring.carried(manifest)
 
 
+def test_the_format_checks_only_when_an_input_schema_names_a_checked_format() -> None:
+    """``formats`` (and its rfc3339-validator) with a tool's input schema naming a checked
+    format, in a shared definition too; not for a format that stays an annotation."""
+    plain, direct, shared = fake(upstream=True), fake(), fake()
+    plain.tools = (tool(schema={"properties": {"a": {"type": "string", "format": "uri"}}}),)
+    direct.tools = (tool(schema=DATED),)
+    shared.tools = (tool(schema={"properties": {"a": {"$ref": "#/$defs/A"}}}),)
+    shared.shared_defs = {"A": {"type": "string", "format": "uuid"}}
+    assert "formats" not in vendoring.carried(plain)
+    assert not any("rfc3339" in r for r in vendoring.requirements(plain))
+    for manifest in (direct, shared):
+        assert "formats" in vendoring.carried(manifest)
+        assert "rfc3339-validator>=0.1.4,<0.2" in vendoring.requirements(manifest)
+
+
 def test_uri_templates_only_with_a_templated_resource() -> None:
     fixed, templated = fake(), fake()
     fixed.resources = (SimpleNamespace(is_template=False),)
@@ -140,7 +155,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_auth",
             "http_legacy",
         }
-        | {"shared", "sharing", "resources", "patterns"}
+        | {"shared", "sharing", "resources", "patterns", "formats"}
     )
 
 
@@ -250,7 +265,7 @@ def _combo(features: str, **options: Any) -> Any:
     manifest.tools = (
         tool(
             task="optional" if "tasks" in on else None,
-            schema=PATTERNED if "pattern" in on else None,
+            schema=PATTERNED if "pattern" in on else DATED if "format" in on else None,
         ),
     )
     manifest.prompts = ("p",) if "prompts" in on else ()
@@ -263,6 +278,7 @@ def _combo(features: str, **options: Any) -> Any:
 
 
 PATTERNED = {"properties": {"a": {"type": "string", "pattern": "^a"}}}
+DATED = {"properties": {"a": {"type": "string", "format": "date-time"}}}
 OAUTH2 = {"o": {"type": "oauth2", "tokenUrl": "https://idp.example/token"}}
 COMBOS = {  # between them, every ``vendoring.FEATURES`` key on in one and off in another
     "stdio-only": _combo("", transports=("stdio",)),
@@ -272,7 +288,7 @@ COMBOS = {  # between them, every ``vendoring.FEATURES`` key on in one and off i
     "sse-only": _combo("prompts", transports=("sse",)),
     "websocket-only": _combo("template completions", transports=("websocket",)),
     "oauth": _combo("", oauth=True),
-    "api-tools": _combo("poll", upstream=True, schemes=OAUTH2),
+    "api-tools": _combo("poll format", upstream=True, schemes=OAUTH2),
     "api-search": _combo("", upstream=True, mode="search", transports=("stdio",)),
     "api-code": _combo("tasks", upstream=True, mode="code", redis=True),
 }

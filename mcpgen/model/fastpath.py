@@ -15,8 +15,8 @@ contain no ``null`` and no NaN or infinity anywhere (``runtime.tools._fast_path_
 The whitelist (``_Checker``) is deliberately small; anything not clearly covered is refused.
 The reasons behind its less obvious rules: a property name must need no alias (see
 ``plain_field_name``); a string ``format`` comes from a short list and stands alone (the
-server's validator does not assert formats, and the types they map to take only strings in
-strict mode); a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON
+types they map to take only strings in strict mode, and a format the server checks is not
+a plain ``str`` of the model: email is, so it is not on the list); a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON
 Schema exact values); a ``$ref`` is followed within the bundled schema, cycles refused.
 """
 
@@ -40,11 +40,12 @@ STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"}
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
 # Formats whose generated field type (str, AnyUrl, date, UUID, IPv4Address...) accepts only
-# strings in strict mode. Not here: binary (bytes), byte (Base64Str), password (SecretStr),
-# decimal (Decimal), duration (timedelta) and anything unknown.
+# strings in strict mode. Not here: email and idn-email (a plain str, whose format the
+# server checks: ``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str),
+# password (SecretStr), decimal (Decimal), duration (timedelta) and anything unknown.
 STRING_FORMATS = frozenset(
     {
-        "email", "idn-email", "uri", "uri-reference", "iri", "hostname",
+        "uri", "uri-reference", "iri", "hostname",
         "date-time", "date", "time", "uuid", "ipv4", "ipv6",
     }
 )  # fmt: skip

@@ -247,7 +247,12 @@ class _Importer(SecurityImport, InputImport):
                 params.append(
                     Param(item.wire, item.location, argument, item.required, **item.param)
                 )
-        input_schema: dict[str, Json] = {"type": "object", "properties": properties}
+        # closed: an argument the operation does not take is refused, not dropped unsent
+        input_schema: dict[str, Json] = {
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": False,
+        }
         if required:
             input_schema["required"] = required
         body: Body | None = None

@@ -1,6 +1,7 @@
 """The JSON Schema validators of tool arguments and results: 2020-12, with the schema's own
-``$defs`` inlined once (``inline_refs``), and the linear-time matching of ``patterns.py``
-when the schema has a ``pattern`` (a package carries that module only then).
+``$defs`` inlined once (``inline_refs``), the linear-time matching of ``patterns.py``
+when the schema has a ``pattern``, and the format checks of ``formats.py`` for arguments
+whose schema names one of ``CHECKED_FORMATS`` (a package carries each module only then).
 """
 
 from __future__ import annotations
@@ -9,17 +10,41 @@ from typing import Any
 
 Json = Any
 PATTERN_KEYWORDS = frozenset(("pattern", "patternProperties"))
+# The ``format`` values arguments are checked against (jsonschema's own checkers; the others
+# stay annotations): decided when the validator is built, so other schemas pay nothing.
+CHECKED_FORMATS = frozenset(
+    ("date", "date-time", "time", "email", "idn-email", "ipv4", "ipv6", "uuid")
+)
 
 
-def validator(schema: Json) -> Any:
-    """A JSON Schema 2020-12 validator of ``schema`` whose patterns run in linear time."""
+def validator(schema: Json, formats: bool = False) -> Any:
+    """A JSON Schema 2020-12 validator of ``schema`` whose patterns run in linear time; with
+    ``formats`` (a tool's arguments), one that asserts the ``CHECKED_FORMATS`` it names."""
+    checker: Any = None
+    if formats and uses_formats(schema):
+        from .formats import CHECKER
+
+        checker = CHECKER
     if uses_patterns(schema):
         from .patterns import validator as linear
 
-        return linear(schema)
+        return linear(schema, checker)
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(inline_refs(schema))
+    return Draft202012Validator(inline_refs(schema), format_checker=checker)
+
+
+def uses_formats(node: Json) -> bool:
+    """A ``format`` of ``CHECKED_FORMATS`` is somewhere in ``node`` (a superset: in a
+    ``const`` too). mcpgen carries ``formats.py`` when a tool's input schema has one."""
+    if isinstance(node, dict):
+        named = node.get("format")
+        if isinstance(named, str) and named in CHECKED_FORMATS:
+            return True
+        return any(uses_formats(v) for v in node.values())
+    if isinstance(node, list):
+        return any(uses_formats(v) for v in node)
+    return False
 
 
 def uses_patterns(node: Json) -> bool:

@@ -315,7 +315,7 @@ class Upstream:
         if schema is not None:
             from .schemas import validator as schema_validator
 
-            validator = schema_validator(schema)
+            validator = schema_validator(schema, formats=True)
 
         async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
             # template variable names are percent-encoded where RFC 6570 needs it

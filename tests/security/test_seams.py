@@ -110,19 +110,19 @@ def test_resource_template_variable_outside_its_schema(
 
 def test_extra_arguments_cannot_replace_the_credentials(target: Server, api: Upstream) -> None:
     """Arguments named like the credentials (``X-API-Key``, ``api_key``, ``Cookie``...):
-    the upstream still receives the operator's key and none of the attacker's values."""
-    Mcp(target.url).call(
-        "get_profile",
-        {
-            "userId": "u1",
-            "X-API-Key": "ATTACKER",
-            "api_key": "ATTACKER",
-            "Cookie": "ATTACKER=1",
-            "headers": {"X-API-Key": "ATTACKER"},
-        },
-    )
-    assert len(api.received) == 1
-    request = api.received[0]
+    refused as arguments the operation does not take (its input schema is closed), so no
+    request carries them; without them the upstream receives the operator's key."""
+    client = Mcp(target.url)
+    extras = {
+        "X-API-Key": "ATTACKER",
+        "api_key": "ATTACKER",
+        "Cookie": "ATTACKER=1",
+        "headers": {"X-API-Key": "ATTACKER"},
+    }
+    answer = client.call("get_profile", {"userId": "u1", **extras})
+    assert refused(answer) and api.received == []
+    client.call("get_profile", {"userId": "u1"})
+    (request,) = api.received
     assert request.all("x-api-key") == ["SECRET-HEADER-KEY"]
     assert "ATTACKER" not in request.raw_head
 

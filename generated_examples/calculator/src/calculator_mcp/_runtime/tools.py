@@ -38,6 +38,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the input model
 ToolCall = Callable[[Arguments, Context], Awaitable[ToolReturn]]
 MAX_ERRORS = 10
+MAX_KNOWN = 30  # names an unknown argument's error lists
 
 
 class UnknownTool(Exception):
@@ -157,7 +158,7 @@ class ToolBinding:
 
     @cached_property
     def validator(self) -> Any:
-        return schema_validator(self.input_schema)
+        return schema_validator(self.input_schema, formats=True)
 
     @cached_property
     def output_validator(self) -> Any:
@@ -188,7 +189,7 @@ class ToolBinding:
         except re.error:  # a pattern Python cannot use (refused at build time since 0.2)
             logger.error("tool %s: its input schema has a pattern Python cannot use", self.name)
             return ["(arguments): this tool's schema cannot be checked (see the server log)"]
-        return [located(e.absolute_path, e.message) for e in errors[:MAX_ERRORS]]
+        return [located(e.absolute_path, _explained(e)) for e in errors[:MAX_ERRORS]]
 
 
 class ToolTable:
@@ -336,6 +337,15 @@ class ToolTable:
                 "; ".join(problems[:3]),
             )
         return result
+
+
+def _explained(error: Any) -> str:
+    """jsonschema's message; for an unknown argument (or member), also the ones known."""
+    known = error.schema.get("properties") if error.validator == "additionalProperties" else None
+    if error.validator_value is not False or not isinstance(known, dict) or not known:
+        return str(error.message)
+    names = ", ".join(list(known)[:MAX_KNOWN]) + (", ..." if len(known) > MAX_KNOWN else "")
+    return f"{error.message}; known: {names}"
 
 
 def _internal_error(name: str, log: str = "tool %s failed") -> types.CallToolResult:

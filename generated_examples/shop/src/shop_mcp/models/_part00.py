@@ -5,12 +5,24 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from shop_mcp.models._base import McpgenBaseModel
 from shop_mcp.models._shared import Item, NewItem
 
 
+class CreateItemInput(McpgenBaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    name: Annotated[str, Field(min_length=1)]
+    price: Annotated[float, Field(ge=0.0)]
+    tags: list[str] | None = None
+
+
 class DeleteItemInput(McpgenBaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     itemId: int
 
 
@@ -19,6 +31,9 @@ class GetItemInput(DeleteItemInput):
 
 
 class ListItemsInput(McpgenBaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     limit: Annotated[int | None, Field(ge=1, le=50)] = None
     tag: list[str] | None = None
 
@@ -29,10 +44,6 @@ class ListItemsOutput(McpgenBaseModel):
 
 class RestockArguments(McpgenBaseModel):
     budget: Annotated[str, Field(description="Budget in EUR")]
-
-
-class CreateItemInput(NewItem):
-    pass
 
 
 class CreateItemOutput(NewItem):
