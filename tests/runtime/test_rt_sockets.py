@@ -135,3 +135,20 @@ async def test_frames_that_are_no_message_get_the_answers_stdio_gives(ws_url: st
         (i, c) for i, (_, c) in zip(ids, frames, strict=True)
     ]
     assert served == {"jsonrpc": "2.0", "id": "i", "result": {}}, served
+
+
+async def test_a_request_before_initialize_is_told_to_initialize(ws_url: str) -> None:
+    """SDK 2.3 answers a bare -32602 "Invalid request parameters"; the runtime -32600 with
+    the reason (what streamable HTTP answers a request without a session, with a 400)."""
+    from websockets.asyncio.client import connect
+    from websockets.typing import Subprotocol
+
+    headers = rtkit.bearer(rtkit.token([rtkit.READ]))
+    async with connect(
+        ws_url, subprotocols=[Subprotocol("mcp")], additional_headers=headers
+    ) as websocket:
+        await websocket.send('{"jsonrpc":"2.0","id":7,"method":"tools/list"}')
+        with anyio.fail_after(10):
+            answer = json.loads(await websocket.recv())
+    assert answer["id"] == 7 and answer["error"]["code"] == -32600, answer
+    assert "send initialize first" in answer["error"]["message"], answer

@@ -205,3 +205,19 @@ def test_stdio_from_a_file_answers_lines_it_cannot_read(tmp_path: Path) -> None:
     errors = [(a["error"]["code"], a["id"]) for a in answers if "error" in a]
     assert errors == [(code, id_) for _, code, id_ in unreadable], out.decode()
     assert [a["id"] for a in answers if "result" in a] == [0, 9]
+
+
+def test_a_request_before_initialize_is_told_to_initialize() -> None:
+    """SDK 2.3 answers a bare -32602 "Invalid request parameters"; the runtime -32600 with
+    the reason (what streamable HTTP answers a request without a session, with a 400), and
+    the connection still initializes."""
+    stdio = Stdio()
+    try:
+        answer = stdio.call({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=60)
+        assert answer["error"]["code"] == -32600, answer
+        assert "send initialize first" in answer["error"]["message"], answer
+        stdio.initialize()
+        stdio.echo_works()
+        assert stdio.close() == 0, stdio.stderr.decode()[-3000:]
+    finally:
+        stdio.kill()

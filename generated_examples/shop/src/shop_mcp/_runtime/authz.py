@@ -19,7 +19,7 @@ from typing import Any
 import mcp_types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData
 from pydantic import ValidationError
 
 from .errors import Forbidden
@@ -110,8 +110,18 @@ class IdentityMiddleware:
             if not _request_model(exc.title):  # not the SDK's check of a request's params
                 raise
             raise invalid_params(exc) from None
+        except MCPError as exc:
+            if exc.error != BEFORE_INITIALIZE or ctx.session.client_params is not None:
+                raise
+            raise MCPError(INVALID_REQUEST, NOT_INITIALIZED) from None
         finally:
             _CURRENT.reset(token)
+
+
+# What SDK 2.3 answers a request before ``initialize`` (on stdio, WebSocket, legacy SSE),
+# and what streamable HTTP answers one without a session (400): -32600, saying why.
+BEFORE_INITIALIZE = ErrorData(code=INVALID_PARAMS, message="Invalid request parameters", data="")
+NOT_INITIALIZED = "Invalid Request: the connection is not initialized: send initialize first"
 
 
 def _request_model(title: str) -> bool:
