@@ -261,6 +261,9 @@ INVALID_REQUESTS = [
     (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":"x"}', 6),
     (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":5}', 6),
     (b'{"method":"tools/list","params":true,"jsonrpc":"2.0","id":7}', 7),
+    # JSON-RPC allows array params, MCP does not (and stdio answers -32600 with the id)
+    (b'{"jsonrpc":"2.0","id":6,"method":"tools/list","params":[]}', 6),
+    (b'{"method":"tools/call","params":["echo",{"text":"x"}],"jsonrpc":"2.0","id":7}', 7),
     # laid out as an SDK writes a message, a name given twice (the last one counts)
     (b'{"jsonrpc":"2.0","id":8,"method":"ping","jsonrpc":2}', 8),
     (b'{"jsonrpc":"2.0","id":8,"method":"ping","method":5}', 8),
@@ -274,9 +277,9 @@ INVALID_REQUESTS = [
 async def test_an_invalid_request_object_gets_the_invalid_request_stdio_gives(
     arm: str, version: str
 ) -> None:
-    """A request whose method is no string or whose params are neither object nor array,
-    and so when a name is given twice: 400 and -32600 with the request's id (SDK 2.3: -32602
-    with pydantic's report, id null)."""
+    """A request whose method is no string or whose params are no object, and so when a
+    name is given twice: 400 and -32600 with the request's id (SDK 2.3: -32602 with
+    pydantic's report, id null)."""
     async with era(arm, version) as (http, headers, _):
         answers = [await post(http, body, headers) for body, _ in INVALID_REQUESTS]
     for (body, request_id), answer in zip(INVALID_REQUESTS, answers, strict=True):

@@ -60,11 +60,12 @@ def _id(value: Any) -> int | str | None:
 ID = rb'"(?:i|\\u0069)(?:d|\\u0064)"'  # the name "id", either letter maybe escaped
 # What may make a body laid out as the SDKs write one no valid request after all, found
 # anywhere in it (inside "params" too: a parse, not a wrong answer): an id neither text nor
-# an integer, a "method" that is no string, "params" neither object, array nor null,
-# "jsonrpc" other than "2.0" (so a name given twice, the last one counting), or, in a body
-# with a backslash, an ESCAPED name ("\u0069d"). One pass over the body for all of them.
+# an integer, a "method" that is no string, "params" neither object nor null (MCP's params
+# are an object, JSON-RPC's may be an array), "jsonrpc" other than "2.0" (so a name given
+# twice, the last one counting), or, in a body with a backslash, an ESCAPED name
+# ("\u0069d"). One pass over the body for all of them.
 ODD = re.compile(
-    rb'"(?:id"\s*+:\s*+(?:[^"\d-]|-?\d+[.eE])|method"\s*+:\s*+[^"]|params"\s*+:\s*+[^{\[n]'
+    rb'"(?:id"\s*+:\s*+(?:[^"\d-]|-?\d+[.eE])|method"\s*+:\s*+[^"]|params"\s*+:\s*+[^{n]'
     rb'|jsonrpc"\s*+:\s*+(?!"2\.0"))'
 )
 ESCAPED = re.compile(rb'"[a-z]*\\u[\\0-9a-zA-Z]*"\s*:')
@@ -84,7 +85,8 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
     """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise, from ``head``, the
     body (its beginning when not ``whole``: the client left): a JSON array (a batch; MCP has
     none since 2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message or
-    is a request object JSON-RPC calls invalid (the SDK: -32602 with pydantic's report), or
+    is a request object JSON-RPC calls invalid, or MCP (array params; the SDK: -32602 with
+    pydantic's report and id null, or in 2026-07-28 -32600 with id null), or
     a request whose id is neither text nor a number (the SDK: a notification, never
     answered). A body is parsed unless its bytes are laid out as the SDKs write a message
     (FIRST, or LEAD and LAST) and show nothing ODD or ESCAPED, so a valid message is rarely
@@ -105,7 +107,7 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
         return None if "result" in value or "error" in value else _invalid(value)
     odd_id = "id" in value and _id(value) is None  # (the SDK: a notification, unanswered)
     method, params = value["method"], value.get("params")
-    if odd_id or not isinstance(method, str) or not isinstance(params, dict | list | None):
+    if odd_id or not isinstance(method, str) or not isinstance(params, dict | None):
         return _invalid(value)
     return None
 
