@@ -186,6 +186,23 @@ async def test_stateless_http_refuses_a_subscription_it_could_never_serve(
     assert "subscriptions/listen" in error.value.error.message, error.value
 
 
+@cells(NETWORK, where=lambda transport, mode: mode == "legacy")
+async def test_a_log_level_is_refused_where_it_would_apply_to_nothing(
+    transport: str, mode: Mode
+) -> None:
+    """Stateless HTTP in the handshake era makes a connection a request: logging/setLevel
+    would be answered {} and forgotten, so it is refused, naming the ways out; where the
+    connection outlasts its requests it is accepted (filtering: tests/security)."""
+    async with connect(transport, mode, spec(), headers=rtkit.credentials(spec())) as client:
+        if transport not in STATELESS:
+            await client.set_logging_level("error")
+            return
+        with pytest.raises(MCPError) as error:
+            await client.set_logging_level("error")
+    assert error.value.error.code == types.INVALID_REQUEST, error.value
+    assert "io.modelcontextprotocol/logLevel" in error.value.error.message, error.value
+
+
 @cells(NETWORK, where=lambda transport, mode: mode == "legacy" and transport in ("http", "sse"))
 async def test_one_connection_cannot_subscribe_without_end(transport: str, mode: Mode) -> None:
     """Every subscribed URI is kept while the connection lasts: a client that subscribes to

@@ -40,6 +40,12 @@ Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceU
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
 LISTENS_PER_CALLER = 16  # open subscriptions/listen streams of one caller (the SDK: 1024 in all)
 _MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
+# a level that would apply to no other request is refused rather than accepted and dropped
+NO_LEVEL = (
+    "logging/setLevel needs a connection that outlasts the request, and this one does not "
+    "(stateless HTTP in the handshake era): use a stateful session, or the 2026-07-28 "
+    'protocol, where each request asks for its logs (_meta "io.modelcontextprotocol/logLevel")'
+)
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -91,7 +97,10 @@ class Events:
     async def set_level(
         self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
     ) -> EmptyResult:
-        self._levels[connection_of(ctx.session)] = params.level
+        connection = connection_of(ctx.session)
+        if not getattr(connection, "has_standalone_channel", True):  # stateless HTTP
+            raise MCPError(types.INVALID_REQUEST, NO_LEVEL)
+        self._levels[connection] = params.level
         return EmptyResult()
 
     def level_enabled(self, session: ServerSession, level: str) -> bool:
