@@ -32,6 +32,10 @@ class TTLCache(Protocol):
         """The JSON value stored under ``key``, or None (missing, expired or unreachable)."""
         ...
 
+    async def get_many(self, keys: list[str]) -> list[Any | None]:
+        """``get`` of each key, in one round trip when the cache is remote."""
+        ...
+
     async def set(self, key: str, value: Any, ttl: float) -> None:
         """Store a JSON value (not None) for ``ttl`` seconds."""
         ...
@@ -93,6 +97,9 @@ class LocalCache:
     async def get(self, key: str) -> Any | None:
         text = self._map.get(self._key(key))
         return None if text is None else self._values.load(text)
+
+    async def get_many(self, keys: list[str]) -> list[Any | None]:
+        return [await self.get(key) for key in keys]
 
     async def set(self, key: str, value: Any, ttl: float) -> None:
         check_ttl(ttl)

@@ -214,6 +214,20 @@ class RedisCache:
         self._link.succeeded()
         return None if stored is None else self._values.load(stored, name)
 
+    async def get_many(self, keys: list[str]) -> list[Any | None]:
+        """One MGET (``get`` would be a round trip a key)."""
+        if not keys or not self._link.usable():
+            return [None] * len(keys)
+        names = [self._key(key) for key in keys]
+        try:
+            stored = await self._link.client.mget(names)
+        except self._link.outage_errors as exc:
+            self._link.failed(exc)
+            return [None] * len(keys)
+        self._link.succeeded()
+        pairs = zip(stored, names, strict=True)
+        return [None if s is None else self._values.load(s, n) for s, n in pairs]
+
     async def set(self, key: str, value: Any, ttl: float) -> None:
         check_ttl(ttl)
         name = self._key(key)

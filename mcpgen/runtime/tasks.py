@@ -319,7 +319,7 @@ class Tasks:
             raise MCPError(METHOD_NOT_FOUND, "tasks/list needs authenticated callers")
         start = offset(params.cursor)
         owned = await self.store.owned(identity.key)
-        records = [r for r in [await self.store.get(e[0]) for e in owned] if r is not None]
+        records = await self.store.records([e[0] for e in owned])
         allowed = self.tools.policy.allowed
         records = [r for r in records if allowed(identity, "tool", r.get("tool", ""))]
         shown = records[start : start + PAGE]

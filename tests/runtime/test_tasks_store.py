@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -151,3 +152,38 @@ async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     params = TaskParams(taskId="task-0", inputResponses={"colour": {"action": "accept"}})
     await asyncio.gather(tasks.update(ctx, params), tasks.update(ctx, params))  # type: ignore[arg-type]
     assert started == ["task-0"]
+
+
+VIEWED = {"ttl": 60_000, "pollInterval": 500, "createdAt": "x", "lastUpdatedAt": "x"}
+
+
+async def test_tasks_list_reads_the_records_in_one_round_trip(tmp_path: Any) -> None:
+    """tasks/list on Redis: the caller's index and one MGET for its records, not a GET a
+    task (up to MAX_OWNED round trips a page); expired or missing records are left out."""
+    import redis
+
+    from mcpgen.runtime.authz import Policy, current_identity
+    from mcpgen.runtime.tasks import Tasks
+    from mcpgen.runtime.tasks_wire import TaskParams
+
+    if REDIS_SERVER is None:
+        pytest.skip(SKIP_REASON)
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        async with replicas(server.url, n=1) as (shared,):
+            tasks = Tasks(SimpleNamespace(policy=Policy()), {}, shared.cache("tasks"))
+            owner = current_identity().key
+            for n in range(N):
+                await tasks.store.create({**record(n), "owner": owner, "tool": "t", **VIEWED})
+            await tasks.store.cache.delete("t:task-3")
+            client = redis.Redis.from_url(server.url)
+            client.config_resetstat()
+            ctx = SimpleNamespace(protocol_version="2025-11-25", params={})
+            listed = await tasks.list(ctx, TaskParams())  # type: ignore[arg-type]
+            stats = client.info("commandstats")
+            client.close()
+    finally:
+        server.stop()
+    assert [t["taskId"] for t in listed["tasks"]] == [f"task-{n}" for n in range(N) if n != 3]
+    assert stats["cmdstat_get"]["calls"] == 1 and stats["cmdstat_mget"]["calls"] == 1, stats
