@@ -60,10 +60,10 @@ def check_classes(checker: Checker, assigned: Names) -> None:
         where: JsonPath = (*found.path, "name")
         section, index = found.path
         name = checker.named[str(section)][index]["name"]
-        for model in found.classes:
-            key = f"{section}:{found.ident}"
-            first, other = classes.setdefault(model, (where, key))
-            if first == where or other == key:
+        key = f"{section}:{found.ident}"
+        for model, at in (*((m, where) for m in found.classes), *found.defs):
+            first, other = classes.setdefault(model, (at, key))
+            if first == at or other == key:
                 continue
             if section == "tools":
                 message = f"model class {model!r} for tool {name!r} collides with {dotted(first)}"
@@ -72,7 +72,7 @@ def check_classes(checker: Checker, assigned: Names) -> None:
                     f"model class {model!r} is also the name of {checker.doc.field(first)}; "
                     "rename one"
                 )
-            checker.error(where, message)
+            checker.error(at, message)
 
 
 def class_name_problem(name: str) -> str:

@@ -30,6 +30,8 @@ class Assigned:
     classes: tuple[str, ...] = ()  # the model classes generated for it
     models: tuple[str, str | None] = ("", None)  # a tool's input and output model classes
     ref: str = ""  # a completion: the prompt's name or the resource's URI template
+    # a tool's own definitions' model classes (``AddInputUnit``), each with its definition
+    defs: tuple[tuple[str, JsonPath], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,32 @@ def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
     output_model = (given_output or ids.model_class(name, "Output")) if "output" in raw else None
     own = ((input_model, given_input), (output_model, given_output))
     classes = tuple(m for m, given in own if m and not given)  # not a shared definition's class
-    return Assigned(
-        ("tools", index), ident, ids.client_method(ident), classes, (input_model, output_model)
+    defs = tuple(
+        (ids.own_def_class(model, name), ("tools", index, part, key, name))
+        for part, (model, given) in zip(("input", "output"), own, strict=True)
+        if model and not given
+        for key, name in own_defs(raw.get(part), shared)
     )
+    return Assigned(
+        ("tools", index),
+        ident,
+        ids.client_method(ident),
+        classes,
+        (input_model, output_model),
+        defs=defs,
+    )
+
+
+def own_defs(schema: Any, shared: dict[str, Any]) -> list[tuple[str, str]]:
+    """A tool schema's own definitions, as (``$defs`` or ``definitions``, name): each gets a
+    model class named after the tool's (one named like a shared definition is that one)."""
+    found = []
+    for key in ("definitions", "$defs"):
+        defs = schema.get(key) if isinstance(schema, dict) else None
+        for name in defs if isinstance(defs, dict) else ():
+            if isinstance(name, str) and name not in shared:
+                found.append((key, name))
+    return found
 
 
 def _completions(data: dict[str, Any], resources: list[dict[str, Any]]) -> dict[int, Assigned]:
