@@ -48,6 +48,15 @@ def check_python_names(checker: Checker) -> None:
         ]
         checker.distinct_kwargs(arguments, ("prompts", index, "arguments"), "arguments")
     check_classes(checker, assigned)
+    for found in assigned.tools.values():
+        for at in found.shadowing:  # ("tools", index, part, "$defs", name)
+            own, name = checker.named["tools"][at[1]][at[2]][at[3]][at[4]], str(at[4])
+            if own != checker.named["$defs"][name]:
+                checker.error(
+                    at,
+                    f"the tool's own definition {name!r} differs from the shared definition "
+                    f"{name!r}: its typed model would be the shared one; rename one",
+                )
 
 
 def check_classes(checker: Checker, assigned: Names) -> None:

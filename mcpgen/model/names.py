@@ -32,6 +32,8 @@ class Assigned:
     ref: str = ""  # a completion: the prompt's name or the resource's URI template
     # a tool's own definitions' model classes (``AddInputUnit``), each with its definition
     defs: tuple[tuple[str, JsonPath], ...] = ()
+    # its own definitions named like a shared one: the model has the shared one's class
+    shadowing: tuple[JsonPath, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,31 +88,36 @@ def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
     output_model = (given_output or ids.model_class(name, "Output")) if "output" in raw else None
     own = ((input_model, given_input), (output_model, given_output))
     classes = tuple(m for m, given in own if m and not given)  # not a shared definition's class
-    defs = tuple(
-        (ids.own_def_class(model, name), ("tools", index, part, key, name))
-        for part, (model, given) in zip(("input", "output"), own, strict=True)
-        if model and not given
-        for key, name in own_defs(raw.get(part), shared)
-    )
+    defs: list[tuple[str, JsonPath]] = []
+    shadowing: list[JsonPath] = []
+    for part, (model, given) in zip(("input", "output"), own, strict=True):
+        if model is None or given is not None:
+            continue  # no model, or a shared definition's
+        for key, name in own_defs(raw.get(part)):
+            at: JsonPath = ("tools", index, part, key, name)
+            if name in shared:
+                shadowing.append(at)
+            else:
+                defs.append((ids.own_def_class(model, name), at))
     return Assigned(
         ("tools", index),
         ident,
         ids.client_method(ident),
         classes,
         (input_model, output_model),
-        defs=defs,
+        defs=tuple(defs),
+        shadowing=tuple(shadowing),
     )
 
 
-def own_defs(schema: Any, shared: dict[str, Any]) -> list[tuple[str, str]]:
+def own_defs(schema: Any) -> list[tuple[str, str]]:
     """A tool schema's own definitions, as (``$defs`` or ``definitions``, name): each gets a
-    model class named after the tool's (one named like a shared definition is that one)."""
-    found = []
+    model class named after the tool's, but one named like a shared definition is that one
+    (the OpenAPI importer bundles the shared definitions a tool uses into its schema)."""
+    found: list[tuple[str, str]] = []
     for key in ("definitions", "$defs"):
         defs = schema.get(key) if isinstance(schema, dict) else None
-        for name in defs if isinstance(defs, dict) else ():
-            if isinstance(name, str) and name not in shared:
-                found.append((key, name))
+        found.extend((key, name) for name in (defs if isinstance(defs, dict) else ()))
     return found
 
 
