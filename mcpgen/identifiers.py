@@ -110,7 +110,7 @@ def completion_ident(target: str, ref: str, argument: str) -> str:
 CLIENT_NAMES = frozenset(
     {"call", "call_result", "read", "prompt", "complete", "connect", "stdio", "http"}
     | {"websocket", "sse", "client", "package", "portal", "typed", "client_class"}
-    | {"start_task", "wait_task", "task_status", "cancel_task", "models", "types"}
+    | {"start_task", "wait_task", "task_status", "cancel_task", "models", "types", "extensions"}
 )
 
 

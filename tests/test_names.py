@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from manifest_cases import Case, manifests
 
 from mcpgen.cli import main
-from mcpgen.identifiers import handler_path
+from mcpgen.identifiers import CLIENT_NAMES, handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 
@@ -183,6 +183,13 @@ def base_client_names() -> set[str]:
                     if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
                 )
     return {name for name in found if not name.startswith("__")}
+
+
+def test_client_names_hold_every_public_name_of_the_client_base_classes() -> None:
+    """``CLIENT_NAMES`` is what a tool's method may not be called: a tool named ``extensions``
+    overrode ``BaseClient.extensions`` (mypy --strict failed, connect raised TypeError)."""
+    public = {name for name in base_client_names() if not name.startswith("_")}
+    assert public - CLIENT_NAMES == set()
 
 
 def test_typed_client_names_shadow_nothing(tmp_path: Path) -> None:
