@@ -301,12 +301,25 @@ MOST_COUNT = 2**63 - 1  # pydantic's validators hold a length or count in a mach
 def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[JsonPath, str]]:
     """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile,
     and lengths or counts too large for pydantic: the server validates arguments with them,
-    so such a schema could never be checked. ``nodes``: the schema's ``schema_nodes``."""
+    so such a schema could never be checked. And ``enum`` or ``const`` integers beyond 64
+    bits: the typed code names them in a ``Literal``, which mypy refuses. ``nodes``: the
+    schema's ``schema_nodes``."""
     for node, trail in schema_nodes(schema) if nodes is None else nodes:
         for key in COUNTS:
             if isinstance(node.get(key), int) and node[key] > MOST_COUNT:
                 message = f"{key} {node[key]} is larger than a validator can hold ({MOST_COUNT})"
                 yield (*located(trail), key), message
+        members = node.get("enum")
+        values: list[tuple[JsonPath, Json]] = (
+            [(("const",), node["const"])] if "const" in node else []
+        )
+        values += (
+            [(("enum", i), v) for i, v in enumerate(members)] if isinstance(members, list) else []
+        )
+        for suffix, value in values:
+            if isinstance(value, int) and abs(value) > MOST_COUNT:
+                message = f"{short(value)} is beyond what a typed Literal can hold (±{MOST_COUNT})"
+                yield (*located(trail), *suffix), message
         props = node.get("patternProperties")
         keys = props if isinstance(props, dict) else ()
         candidates: list[tuple[JsonPath, Json]] = [(("pattern",), node.get("pattern"))]
