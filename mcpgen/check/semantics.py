@@ -11,6 +11,7 @@ import base64
 import binascii
 import json
 import re
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,15 @@ from mcpgen.load import Document, JsonPath, dotted
 from mcpgen.load.json_text import too_deep
 from mcpgen.model.names import Assigned, assign, root_ref
 from mcpgen.problems import Level, Problem, Problems, clip
+from mcpgen.vendoring import EXTRA_LIBRARIES, REQUIREMENTS
 
 MAX_SCHEMA_DEPTH = 64  # keywords and property names both count: properties.x is two levels
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# What a generated package imports by its top-level name: a package of that name hides it.
+TAKEN_PACKAGES = frozenset(
+    {*sys.stdlib_module_names, *REQUIREMENTS, *EXTRA_LIBRARIES}
+    | {"typing_extensions", "pydantic_core", "pytest"}
+)
 DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema allows
 
 
@@ -85,6 +92,12 @@ class Checker:
         package = self.data["server"].get("package")
         if package is not None and package in names.RESERVED:
             self.error(("server", "package"), f"{package!r} is a Python keyword or builtin")
+        elif package in TAKEN_PACKAGES:
+            self.error(
+                ("server", "package"),
+                f"{package!r} is a module of Python's standard library or of a library the "
+                "generated code imports: the package would hide it",
+            )
 
     # -- schemas ----------------------------------------------------------------------
     def check_defs(self) -> None:
