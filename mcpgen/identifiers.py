@@ -114,6 +114,20 @@ CLIENT_NAMES = frozenset(
 )
 
 
+# The client base classes the typed client's module imports: a server's own client classes
+# (``{prefix}Client``, ``{prefix}SyncClient``) may not take their names.
+CLIENT_BASE_CLASSES = frozenset({"BaseClient", "BaseSyncClient", "LegacyClient", "TaskClient"})
+
+
+def class_prefix(name: str) -> str:
+    """The prefix of a server's client classes: ``travel`` -> ``Travel`` (``TravelClient``),
+    ``task`` -> ``TaskServer`` (``TaskClient`` is a base class)."""
+    prefix = pascal(name)
+    while {prefix + "Client", prefix + "SyncClient"} & CLIENT_BASE_CLASSES:
+        prefix += "Server"
+    return prefix
+
+
 def client_method(ident: str) -> str:
     """The typed client's method for a tool (``read`` -> ``read_``: the base class has one)."""
     return ident + "_" if ident in CLIENT_NAMES or ident.startswith("_") else ident

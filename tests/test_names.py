@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from manifest_cases import Case, manifests
 
 from mcpgen.cli import main
-from mcpgen.identifiers import CLIENT_NAMES, handler_path
+from mcpgen.identifiers import CLIENT_BASE_CLASSES, CLIENT_NAMES, handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 
@@ -190,6 +190,38 @@ def test_client_names_hold_every_public_name_of_the_client_base_classes() -> Non
     overrode ``BaseClient.extensions`` (mypy --strict failed, connect raised TypeError)."""
     public = {name for name in base_client_names() if not name.startswith("_")}
     assert public - CLIENT_NAMES == set()
+
+
+def test_client_base_classes_are_every_client_class_of_the_runtime() -> None:
+    classes = {
+        node.name
+        for module in CLIENT_BASES
+        for node in ast.parse((RUNTIME / module).read_text("utf-8")).body
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Client")
+    }
+    assert classes == CLIENT_BASE_CLASSES
+
+
+def test_servers_named_like_a_client_base_class_build(tmp_path: Path) -> None:
+    """A server called ``task`` made a class ``TaskClient`` next to the imported base class
+    of that name (``base``: ``BaseSyncClient``): mypy --strict failed (no-redef)."""
+    for name in ("task", "base", "legacy", "base-sync"):
+        manifest = {
+            "mcpgen": 1,
+            "server": {"name": name},
+            "transports": {"offer": ["stdio", "http", "sse"]},
+            "tools": [{"name": "go", "description": "d", "task": "optional"}],
+        }
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(manifest), "utf-8")
+        out = tmp_path / name
+        result = CliRunner().invoke(main, ["build", str(tmp_path / f"{name}.yaml"), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        (client,) = out.glob("src/*/client.py")
+        tree = ast.parse(client.read_text("utf-8"))
+        imported = [
+            a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+        ]
+        assert duplicates(imported + defined(tree)) == [], name
 
 
 def test_typed_client_names_shadow_nothing(tmp_path: Path) -> None:

@@ -160,7 +160,7 @@ def _server(raw: dict[str, Any]) -> Server:
         package=raw.get("package") or f"{names.snake(name).rstrip('_')}_mcp",
         distribution=raw.get("distribution") or f"{names.kebab(name)}-mcp",
         script=raw.get("script") or names.kebab(name),
-        class_prefix=names.pascal(name),
+        class_prefix=names.class_prefix(name),
     )
 
 
