@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import hashlib
 import keyword
 import re
 
@@ -101,7 +102,27 @@ def kwarg(name: str) -> str:
 
 
 def completion_ident(target: str, ref: str, argument: str) -> str:
-    return snake(f"{target}_{ref}_{argument}")
+    return module_ident(snake(f"{target}_{ref}_{argument}"))
+
+
+# A handler's module is named by its entry's identifier (``handlers/resources/<ident>.py``):
+# a file name holds at most 255 bytes, and a URI template or a name may be longer.
+MOST_IDENT = 120
+
+
+def module_ident(ident: str) -> str:
+    """``ident`` cut to ``MOST_IDENT`` characters when longer, a digest of the whole at the
+    end keeping two long ones apart."""
+    if len(ident) <= MOST_IDENT:
+        return ident
+    digest = hashlib.sha256(ident.encode("utf-8")).hexdigest()[:10]
+    return f"{ident[: MOST_IDENT - 11]}_{digest}"
+
+
+def ident(name: str) -> str:
+    """The identifier of a tool, resource or prompt called ``name``: its handler module,
+    wiring function and client method are named by it."""
+    return module_ident(snake(name))
 
 
 # What the typed client's base classes define (BaseClient, LegacyClient, TaskClient and the

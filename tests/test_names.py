@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from manifest_cases import Case, manifests
 
 from mcpgen.cli import main
-from mcpgen.identifiers import CLIENT_BASE_CLASSES, CLIENT_NAMES, handler_path
+from mcpgen.identifiers import CLIENT_BASE_CLASSES, CLIENT_NAMES, MOST_IDENT, handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 
@@ -222,6 +222,34 @@ def test_servers_named_like_a_client_base_class_build(tmp_path: Path) -> None:
             a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
         ]
         assert duplicates(imported + defined(tree)) == [], name
+
+
+def test_long_names_get_handler_modules_a_file_can_hold(tmp_path: Path) -> None:
+    """A handler's module is named by its entry's identifier: a 300-character prompt name
+    or URI template made a file name longer than 255 bytes, and the build failed to write
+    it. Long identifiers are cut, a digest keeping two of them apart."""
+    long = "a" * 300
+    manifest = {
+        "mcpgen": 1,
+        "server": {"name": "long"},
+        "resources": [
+            {"name": "r" + long, "uriTemplate": f"x://{long}/{{city}}", "description": "d"},
+            {"name": "r" + long + "b", "uriTemplate": "y://{city}", "description": "d"},
+        ],
+        "prompts": [
+            {"name": "p" + long, "description": "d", "arguments": [{"name": "a"}], "handler": True}
+        ],
+        "completions": [
+            {"resource": f"x://{long}/{{city}}", "argument": "city", "handler": True},
+            {"prompt": "p" + long, "argument": "a", "handler": True},
+        ],
+    }
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(manifest), "utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(tmp_path / "m.yaml"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    modules = [p.stem for p in out.glob("src/long_mcp/handlers/*/*.py") if p.stem != "__init__"]
+    assert len(modules) == 5 and max(map(len, modules)) <= MOST_IDENT, modules
 
 
 def test_typed_client_names_shadow_nothing(tmp_path: Path) -> None:

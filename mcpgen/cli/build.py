@@ -217,7 +217,7 @@ def _build(
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
     for kind, before, after in renamed:  # a forgotten --rename: the handler was left behind
-        stem = "/" + names.handler_path(f"{kind}s", names.snake(before))
+        stem = "/" + names.handler_path(f"{kind}s", names.ident(before))
         if any(p.endswith(stem) for p in the_plan.orphaned):
             click.echo(
                 f"  hint: {kind} {before} was renamed to {after}; move its handler to the new "

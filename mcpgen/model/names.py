@@ -59,11 +59,11 @@ def assign(data: dict[str, Any]) -> Names:
     tools = {i: _tool(i, raw, shared) for i, raw in _named(data, "tools")}
     resources: dict[int, Assigned] = {}
     for i, raw in _named(data, "resources"):
-        ident = ids.snake(raw["name"])
+        ident = ids.ident(raw["name"])
         resources[i] = Assigned(("resources", i), ident, ids.resource_method(ident))
     prompts: dict[int, Assigned] = {}
     for i, raw in _named(data, "prompts"):
-        ident, classes = ids.snake(raw["name"]), (ids.model_class(raw["name"], "Arguments"),)
+        ident, classes = ids.ident(raw["name"]), (ids.model_class(raw["name"], "Arguments"),)
         prompts[i] = Assigned(("prompts", i), ident, ids.prompt_method(ident), classes)
     declared = [raw for _, raw in _named(data, "resources")]
     return Names(tools, resources, prompts, _completions(data, declared))
@@ -81,7 +81,7 @@ def _named(data: dict[str, Any], section: str) -> list[tuple[int, dict[str, Any]
 
 
 def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
-    name, ident = raw["name"], ids.snake(raw["name"])
+    name, ident = raw["name"], ids.ident(raw["name"])
     given_input = root_ref(raw.get("input"), shared)
     given_output = root_ref(raw.get("output"), shared)
     input_model = given_input or ids.model_class(name, "Input")

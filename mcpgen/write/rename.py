@@ -89,7 +89,7 @@ def plan_moves(
                     "the manifest (rename it there first)"
                 )
             ident, classes = items[rename.new]
-            old = package + names.handler_path(f"{kind}s", names.snake(rename.old))
+            old = package + names.handler_path(f"{kind}s", names.ident(rename.old))
             new = package + names.handler_path(f"{kind}s", ident)
             candidates.append((kind, old, new, classes))
         if not candidates:
