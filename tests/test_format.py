@@ -60,6 +60,26 @@ def test_ruff_writes_blacks_bytes_for_long_client_parameters(tmp_path: Path) -> 
     assert ": (\n" in by_ruff  # a parenthesized annotation was written
 
 
+def test_ruff_writes_blacks_bytes_for_long_prompt_and_resource_parameters(
+    tmp_path: Path,
+) -> None:
+    """The same for a prompt's optional argument and a resource's query variable: their
+    ``name: str | None = None`` was written as is, and ruff and black split it apart."""
+    long = "a" * 80
+    manifest = tmp_path / "long.yaml"
+    manifest.write_text(
+        "mcpgen: 1\nserver: {name: long}\n"
+        f"prompts:\n  - {{name: p, description: d, handler: true, arguments: [{{name: {long}}}]}}\n"
+        f"resources:\n  - {{name: r, description: d, uriTemplate: 'x://r{{?{long}}}'}}\n"
+    )
+    loaded = load_manifest(manifest)
+    assert loaded.manifest is not None, loaded.problems.format()
+    client = {"c.py": render_project(loaded.manifest).generated["src/long_mcp/client.py"]}
+    by_ruff = format_files(client, "ruff")["c.py"]
+    assert by_ruff == format_files(client, "black")["c.py"]
+    assert by_ruff.count(": (\n") == 2  # both annotations parenthesized
+
+
 def test_black_check_passes_on_the_generated_examples() -> None:
     """The contract users see: ``black --check`` (the project's settings) over the output."""
     done = subprocess.run(

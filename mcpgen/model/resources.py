@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from mcpgen.identifiers import kwarg
 from mcpgen.model.examples import valid_example
+from mcpgen.model.params import Param
 from mcpgen.model.settings import camel
 from mcpgen.openapi.result import Operation
 
@@ -39,6 +40,13 @@ class Variable:
     name: str
     python: str
     optional: bool = False
+
+    @property
+    def declaration(self) -> str:
+        """``python: str`` (``str | None = None`` when optional) as the typed client's
+        signature lists it: the way ``Param.declaration`` writes it, so that ruff format
+        and black agree when the line is too long."""
+        return Param(self.python, self.name, "str", not self.optional, None).declaration
 
 
 @dataclass(frozen=True, kw_only=True)
