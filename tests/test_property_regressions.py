@@ -116,6 +116,25 @@ def test_openapi_components_named_like_keywords_build(tmp_path: Path) -> None:
     assert len(classes) == 3 and not {"True", "Field", "None"} & set(classes), classes
 
 
+def test_openapi_components_named_like_a_format_type_build(tmp_path: Path) -> None:
+    """A component ``IPv4Address`` of format ipv4: its model class would be the type the
+    format imports (the generator made no class); the importer renames it."""
+    component = {"type": "string", "format": "ipv4"}
+    schema = {"type": "object", "properties": {"ip": {"$ref": "#/components/schemas/IPv4Address"}}}
+    answer = {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+    api = {
+        "openapi": "3.0.3",
+        "info": {"title": "Api", "version": "1"},
+        "paths": {"/a": {"get": {"operationId": "getA", "responses": answer}}},
+        "components": {"schemas": {"IPv4Address": component}},
+    }
+    source = {"source": harness.API, "baseUrl": "http://127.0.0.1:9"}
+    manifest = {"mcpgen": 1, "server": {"name": "net"}, "openapi": source}
+    folder = _case(tmp_path, manifest, api)
+    assert harness.validate(folder) is None
+    harness.build(folder)  # was: "model generation produced no class for IPv4Address"
+
+
 # -- 2. a client without tools imported what only tool methods use ------------------------
 # A server of prompts or resources only: client.py imported ProgressCallback and arguments
 # unused, so the generated project failed its own `ruff check` (F401).
