@@ -27,6 +27,14 @@ from mcpgen.model.params import Param, annotation
             'int | Literal["a", "b", 1]',
         ),
         ({"oneOf": [{"const": 1}, {"const": True}]}, "Literal[1, True]"),  # 1 == True, kept apart
+        # None last (ruff's RUF036), also out of a union inside the union
+        ({"type": ["null", "string"]}, "str | None"),
+        ({"type": "array", "items": {"type": ["null", "integer"]}}, "list[int | None]"),
+        ({"anyOf": [{"type": "null"}, {"enum": ["a"]}]}, 'Literal["a"] | None'),
+        (
+            {"anyOf": [{"type": ["string", "null"]}, {"type": "integer"}, {"type": "string"}]},
+            "str | int | None",
+        ),
     ],
 )
 def test_annotation(schema: Any, expected: str) -> None:

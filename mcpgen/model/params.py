@@ -29,7 +29,8 @@ def _literal_values(schema: Json) -> list[Json] | None:
 
 
 def _union(options: list[Json], depth: int, classes: Mapping[str, str]) -> str:
-    """``A | B``, with every literal option merged into one ``Literal[...]`` (ruff PYI030)."""
+    """``A | B``, with every literal option merged into one ``Literal[...]`` (ruff PYI030)
+    and ``None`` last (ruff RUF036), also when an option is a union itself."""
     parts: list[str] = []
     values: list[Json] = []
     for option in options:
@@ -42,7 +43,12 @@ def _union(options: list[Json], depth: int, classes: Mapping[str, str]) -> str:
         values.extend(v for v in literal if not any(v == w and type(v) is type(w) for w in values))
     if values:
         parts[parts.index("")] = f"Literal[{', '.join(py(v) for v in values)}]"
-    unique = list(dict.fromkeys(parts))
+    members = [
+        str(ast.get_source_segment(part, member))
+        for part in parts
+        for member in _top_level_union(part)
+    ]
+    unique = sorted(dict.fromkeys(members), key=lambda member: member == "None")
     return "Any" if "Any" in unique else " | ".join(unique)
 
 
