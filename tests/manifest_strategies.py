@@ -99,7 +99,7 @@ def word_pool() -> st.SearchStrategy[list[tuple[str, ...]]]:
 ENUM_VALUES: list[Json] = [
     *("a-b", "a_b", "A B", "", "1", "None", "true", "class", "é", "a.b", "x", "X", "-", "_"),
     *("self", "mro", "name", "value", "'quote'", 'dq"', "back\\slash", "new\nline"),
-    *(0, 1, -1, 2, 1.5, 0.0, True, False, None),
+    *(0, 1, -1, 2, 1.5, 0.0, True, False, None, 2**64),
 ]
 PATTERNS = ("^[a-z]+$", "\\d{3}", "^\\w+(-\\w+)*$", "(?i)abc", "a|b", "(a)\\1", "^é$")
 BAD_PATTERNS = ("[", "\\p{L}+", "(?<name>x)")
@@ -252,8 +252,12 @@ def tool_schema(draw: st.DrawFn, scope: Scope) -> Json:
     own: dict[str, Json] = {}
     inner = scope
     if draw(st.integers(0, 3)) == 0:
-        own = {"Local": draw(schema_strategy(scope, 1))}
-        inner = scope.with_ref("#/$defs/Local")
+        # its class is the model's name and this one (``Output``: ``GetInputOutput``, the
+        # output model of a tool ``get_input``), or, named like a shared one, that one's
+        shared = [r.removeprefix("#/$defs/") for r in scope.refs]
+        local = draw(st.sampled_from(("Local", "Output", "Input", *shared)))
+        own = {local: draw(schema_strategy(scope, 1))}
+        inner = scope.with_ref("#/$defs/" + local)
     schema = draw(object_schema(inner, schema_strategy(inner, 2)))
     if own:
         schema["$defs"] = own

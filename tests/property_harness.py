@@ -3,9 +3,10 @@
 A case is a manifest (and maybe the OpenAPI document it includes) in its own folder. It is
 *refused* when ``mcpgen validate`` exits 2 and every error names the file, a line and a
 field; *built* when validate exits 0 and ``mcpgen build`` writes a project whose Python
-compiles and passes ``ruff check --select F``; the batch step then runs ``mypy --strict``
-once over every built project (with each project's own mypy settings) and imports each
-server in one subprocess, listing what it serves in memory against its ``mcp-surface.json``.
+compiles and passes ``ruff check`` and ``black --check`` (with the project's settings);
+the batch step then runs ``mypy --strict`` once over every built project (with each
+project's own mypy settings) and imports each server in one subprocess, listing what it
+serves in memory against its ``mcp-surface.json``.
 Anything else is *broken*: a bug in mcpgen.
 """
 
@@ -100,7 +101,8 @@ def validate(folder: Path) -> list[str] | None:
 
 
 def build(folder: Path) -> Built:
-    """Build an accepted case; its Python must compile and pass ruff's F rules."""
+    """Build an accepted case; its Python must compile and pass ruff and black (its own
+    settings: ``pyproject.toml``)."""
     code, out, err = _cli(folder, "build", MANIFEST, "-o", "out")
     text = out + err
     if code != 0 or "Traceback" in text or "internal error" in text:
@@ -116,14 +118,12 @@ def build(folder: Path) -> Built:
             compile(path.read_text(encoding="utf-8"), str(path), "exec")
         except SyntaxError as exc:
             raise Broken(f"{path.relative_to(folder)} does not compile: {exc}") from exc
-    ruff = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F", "--no-cache", "."],
-        cwd=built.out,
-        capture_output=True,
-        text=True,
-    )
-    if ruff.returncode != 0:
-        raise Broken(f"ruff check --select F failed:\n{ruff.stdout}{ruff.stderr}")
+    for tool in (["ruff", "check", "--no-cache", "."], ["black", "--check", "-q", "."]):
+        done = subprocess.run(
+            [sys.executable, "-m", *tool], cwd=built.out, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise Broken(f"{' '.join(tool)} failed:\n{done.stdout}{done.stderr}")
     return built
 
 

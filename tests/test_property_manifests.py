@@ -4,7 +4,7 @@ For every manifest hypothesis draws (``manifest_strategies``: names that clash o
 Python, keywords, builtins, generated names, URI templates, prompts, completions, $defs and
 $ref, enums, defaults, patterns, and OpenAPI operations mixed in), either ``mcpgen validate``
 refuses it with located errors (exit 2; file, line and field; no traceback), or
-``mcpgen build`` makes code that compiles, passes ``ruff check --select F`` and
+``mcpgen build`` makes code that compiles, passes ``ruff check``, ``black --check`` and
 ``mypy --strict`` and imports, its server listing in memory what its ``mcp-surface.json``
 says. See ``property_harness`` for the checks and docs/property-test.md for the figures.
 
