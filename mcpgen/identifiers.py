@@ -7,6 +7,7 @@ import functools
 import hashlib
 import keyword
 import re
+import unicodedata
 
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^A-Za-z0-9]+")
@@ -31,6 +32,14 @@ def snake(name: str) -> str:
     if result in RESERVED:
         result += "_"
     return result
+
+
+def python_reading(name: str) -> str:
+    """``name`` with each character Python normalizes in an identifier (NFKC) as Python
+    reads it: ``ﬁ`` -> ``fi``, ``µs`` -> ``μs``, ``Ǆ`` -> ``DŽ`` (others, ``²``, stay)."""
+    return "".join(
+        unicodedata.normalize("NFKC", c) if ("a" + c).isidentifier() else c for c in name
+    )
 
 
 def env_base(name: str) -> str:

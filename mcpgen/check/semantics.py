@@ -125,6 +125,13 @@ class Checker:
         nodes = list(schemas.schema_nodes(schema))  # one walk for both checks of its nodes
         for path, message in schemas.bad_patterns(schema, nodes):
             self.error((*where, *path), message)
+        for node, trail in nodes:  # names the models spell as Python identifiers
+            for key in ("properties", "$defs", "definitions"):
+                for name in node[key] if isinstance(node.get(key), dict) else ():
+                    python = names.python_reading(name)
+                    if python != name:
+                        message = f"Python reads {name!r} as {python!r} (Unicode NFKC): the model's field or class would not match it"
+                        self.error((*where, *schemas.located(trail), key, name), message, key=True)
         if not imported and not violations:
             shared = self.data["$defs"]
             root = schemas.RefIndex(shared).bundle(own_root) if own_root else {"$defs": shared}
