@@ -250,7 +250,7 @@ class Tasks:
         if record is None or record.get("owner") != current_identity().key:
             raise unknown(task_id)
         if "tool" in record:  # a caller that lost the tool's scopes lost its tasks too
-            with protocol_errors(self.tools, record["tool"]):
+            with protocol_errors(self.tools, record["tool"], unknown(task_id)):
                 self.tools.policy.check(current_identity(), "tool", record["tool"])
         if (
             record["status"] not in TERMINAL

@@ -32,14 +32,17 @@ class TaskParams(types.RequestParams):
 
 
 @contextlib.contextmanager
-def protocol_errors(tools: Any, name: str) -> Iterator[None]:
-    """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets."""
+def protocol_errors(tools: Any, name: str, hidden: MCPError | None = None) -> Iterator[None]:
+    """``UnknownTool`` and ``Forbidden`` as the JSON-RPC errors a tools/call gets, or as
+    ``hidden`` when the tool is hidden from the caller (a task's id must not name it)."""
     from .errors import Forbidden
     from .tools import UnknownTool
 
     try:
         yield
     except (UnknownTool, Forbidden) as exc:
+        if hidden is not None and tools.policy.hide_unauthorized:
+            raise hidden from None
         raise tools.protocol_error(name, exc) from None
 
 

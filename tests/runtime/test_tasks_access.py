@@ -81,6 +81,23 @@ async def test_a_task_augmented_call_does_not_tell_hidden_tools_from_unknown_one
         assert (await visible.call("quick", {}, task={}))["error"]["code"] == -32601
 
 
+async def test_a_hidden_tools_task_is_an_unknown_task_to_a_caller_without_its_scope() -> None:
+    """Under hideUnauthorizedTools the same subject's token without the tool's scope gets
+    what a made-up task id gets (it was "Unknown tool: report": the hidden tool named)."""
+    async with running(oauth_app(oauth_spec(hide=True))) as app, http_client(app) as http:
+        full = await caller(http, [rtkit.READ])
+        task_id = await full.task("report", {"steps": 0})
+        await full.until(task_id, "completed")
+        asked = [
+            (era, m) for era in (kit.LEGACY, kit.MODERN) for m in ("tasks/get", "tasks/cancel")
+        ]
+        for era, method in [*asked, (kit.LEGACY, "tasks/result")]:
+            bare = await caller(http, [], era)
+            for wanted in (task_id, "made-up"):
+                error = (await bare.send(method, {"taskId": wanted}))["error"]
+                assert (error["code"], error["message"]) == (-32602, f"Unknown task: {wanted}")
+
+
 async def test_the_tasks_kept_for_one_caller_are_bounded(
     http: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
