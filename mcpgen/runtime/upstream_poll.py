@@ -13,7 +13,6 @@ body). Each poll's status reaches ``ctx.progress``: the task's ``statusMessage``
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
 import anyio
 
@@ -79,7 +78,7 @@ async def poll(
     location = response.headers.get("location")
     if not location:
         return response
-    url = urljoin(str(response.url), location)
+    url = wire.redirect(str(response.url), location)
     home = wire.origin(request.url)
     trusted = wire.origin(str(response.url)) == home  # once left, never credentialed again
     polls = 0
@@ -87,7 +86,7 @@ async def poll(
         while still_running(response):
             location = response.headers.get("location")
             if location and response.status_code == 202:
-                url = urljoin(str(response.url), location)
+                url = wire.redirect(str(response.url), location)
             await anyio.sleep(wait_for(response, interval))
             await response.aclose()
             follow = Request("GET", url)
