@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+from pathlib import Path
+
+import httpx2
 import pytest
-from sec_harness import Mcp, Reply, Server, Upstream, tool_text
+from sec_harness import Mcp, Reply, Server, ServerPool, Tokens, Upstream, build, tool_text
 
 pytestmark = [pytest.mark.security, pytest.mark.timeout(60)]
 
@@ -22,3 +28,62 @@ def test_a_redirect_to_no_url_is_a_tool_error(target: Server, api: Upstream, loc
     assert "redirect" in tool_text(answer) and "internal error" not in tool_text(answer), answer
     assert [r.path for r in api.received] == ["/api/v1/moved"]
     assert target.stderr().count("Traceback") == before
+
+
+NOTICED = """
+mcpgen: 1
+server: {name: noticed, version: 0.1.0, package: noticed_mcp, description: Lists that change.}
+transports: {offer: [stdio, http]}
+capabilities: {tools: {listChanged: true}}
+auth:
+  type: oauth
+  issuer: https://auth.example.com
+  audience: https://mcp.example.com/mcp
+  jwksFile: jwks.json
+  leeway: 0
+resources:
+  - {uri: "noticed://motd", name: motd, description: Hi., mimeType: text/plain, text: hi}
+"""
+
+
+@pytest.fixture(scope="module")
+def noticed(workdir: Path, tokens: Tokens, pool: ServerPool) -> dict[str, Server]:
+    built = build(workdir / "noticed", NOTICED, "noticed_mcp")
+    env = {"NOTICED_JWKS_FILE": str(tokens.jwks)}
+    return {
+        "stateless": pool.start(built, "--stateless", env=env),
+        "stateful": pool.start(built, env=env),
+    }
+
+
+@pytest.mark.parametrize("variant", ["stateless", "stateful"])
+def test_a_listen_stream_ends_when_the_token_expires(
+    noticed: dict[str, Server], tokens: Tokens, variant: str
+) -> None:
+    """A 2026-07-28 ``subscriptions/listen`` POST is a stream as long-lived as a GET one:
+    opened with a token valid for 3 more seconds, the server ends it once the token expires
+    (list changes and resource updates went on reaching a credential that had expired)."""
+    headers = tokens.bearer([], subject="frank", exp=int(time.time()) + 3)
+    client = Mcp(noticed[variant].url, headers)
+    body = client.message("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    statuses: list[int] = []
+    ended = threading.Event()
+
+    def listen() -> None:
+        with (
+            httpx2.Client(timeout=httpx2.Timeout(10, read=None)) as http,
+            http.stream(
+                "POST",
+                client.endpoint,
+                content=json.dumps(body),
+                headers=client.request_headers(body),
+            ) as response,
+        ):
+            statuses.append(response.status_code)
+            for _ in response.iter_bytes():
+                pass
+        ended.set()
+
+    threading.Thread(target=listen, daemon=True).start()
+    assert ended.wait(10), "the listen stream outlived its token"
+    assert statuses == [200]
