@@ -127,6 +127,27 @@ def test_several_workers_need_stateless_http(flags: list[str], root_logging: Non
         serve_workers("rtserve:create_app", rtkit.settings(spec, "http", workers=2))
 
 
+def test_several_workers_without_redis_refuse_task_tools(
+    monkeypatch: pytest.MonkeyPatch, root_logging: None
+) -> None:
+    """A task lives in the worker that ran it: with two workers and no Redis, tasks/get
+    answered "Unknown task" whenever it reached the other one. Refused at start instead."""
+    import uvicorn
+
+    started: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: started.append(a))
+    spec = rtkit.make_spec("none")
+    spec["tools"][0]["task"] = "optional"
+    argv = ["--transport", "http", "--stateless", "--workers", "2"]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert "tasks" in str(stopped.value.code) and "--workers" in str(stopped.value.code)
+    assert started == []
+    del spec["tools"][0]["task"]  # without task tools, the workers start
+    cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert len(started) == 1
+
+
 def test_oauth_flags_only_for_oauth_servers() -> None:
     oauth, bearer = rtkit.make_spec(), rtkit.make_spec("bearer")
     parsed = cli.parse_args(oauth, ["--jwks-url", "https://k"], Settings.defaults(oauth))
