@@ -102,5 +102,14 @@ def serve_workers(
             "in the worker that started it, and tasks/get reaching another answers 'Unknown "
             "task'; run one worker, or share state through Redis (docs/replicas.md)"
         )
+    if settings.rate_limit and not settings.redis_url:
+        logger.warning(
+            "each of the %d workers keeps its own rate limit: a caller whose connections "
+            "reach them all may send %d times %g requests per second; share one limit "
+            "through Redis (--redis-url)",
+            settings.workers,
+            settings.workers,
+            settings.rate_limit,
+        )
     os.environ.update(settings.to_env())  # each worker builds its app from these
     uvicorn.run(factory, factory=True, workers=settings.workers, **uvicorn_options(settings))

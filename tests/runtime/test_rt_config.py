@@ -148,6 +148,24 @@ def test_several_workers_without_redis_refuse_task_tools(
     assert len(started) == 1
 
 
+def test_several_workers_without_redis_warn_that_the_rate_limit_multiplies(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each worker keeps its own token buckets: four workers and ``--rate-limit 20`` let
+    one caller send 80 requests a second. Said at start (it was not)."""
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    spec = rtkit.make_spec("none")
+    settings = rtkit.settings(spec, "http", workers=4, stateless=True, rate_limit=20.0)
+    with caplog.at_level("WARNING"):
+        serve_workers("rtserve:create_app", settings)
+    assert any("4 times 20 requests" in r.getMessage() for r in caplog.records), caplog.text
+    caplog.clear()
+    serve_workers("rtserve:create_app", rtkit.settings(spec, "http", workers=4, stateless=True))
+    assert not caplog.records
+
+
 def test_oauth_flags_only_for_oauth_servers() -> None:
     oauth, bearer = rtkit.make_spec(), rtkit.make_spec("bearer")
     parsed = cli.parse_args(oauth, ["--jwks-url", "https://k"], Settings.defaults(oauth))
