@@ -147,6 +147,12 @@ def test_auth_errors(tmp_path: Path, body: str, field: str, fragment: str) -> No
             "transports.http.corsOrigins",
             "any web page",
         ),
+        (  # its labels name the tools discovery hides, to anyone who reaches the port
+            "auth: {type: oauth, issuer: 'https://i', audience: a, jwksFile: k.json,"
+            " hideUnauthorizedTools: true}\nobservability: {metrics: public}\n",
+            "observability.metrics",
+            "hideUnauthorizedTools",
+        ),
     ],
 )
 def test_auth_warnings(tmp_path: Path, body: str, field: str, fragment: str) -> None:

@@ -84,6 +84,14 @@ def check_auth(checker: Checker) -> None:
                     + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
                 )
                 break
+    if auth.get("hideUnauthorizedTools") and (
+        checker.data.get("observability", {}).get("metrics") == "public"
+    ):
+        checker.warn(
+            ("observability", "metrics"),
+            "public GET /metrics names in its labels the tools and prompts that "
+            "hideUnauthorizedTools hides, to anyone who reaches the port",
+        )
     cors = http.get("corsOrigins", [])
     if "*" in cors and kind == "none":
         checker.warn(
