@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -87,3 +88,26 @@ def test_a_listen_stream_ends_when_the_token_expires(
     threading.Thread(target=listen, daemon=True).start()
     assert ended.wait(10), "the listen stream outlived its token"
     assert statuses == [200]
+
+
+def forged(header: dict[str, str]) -> str:
+    def part(value: dict[str, str]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    return part(header) + "." + part({"sub": "mallory"}) + ".c2ln"
+
+
+@pytest.mark.parametrize("alg", ["\u4e2d", "\u20ac", "x" * 5000])
+def test_a_forged_token_header_is_refused_with_a_short_latin_1_challenge(
+    gate: Server, alg: str
+) -> None:
+    """An unsigned token whose ``alg`` is a character latin-1 lacks: 401 invalid_token,
+    not a 500 with a traceback per request (its repr went into ``WWW-Authenticate``, which
+    HTTP/1.1 sends as latin-1); a 5,000-character one is not echoed whole."""
+    before = gate.stderr().count("Traceback")
+    token = forged({"alg": alg, "typ": "JWT", "kid": "k1"})
+    answer = Mcp(gate.url, {"Authorization": "Bearer " + token}).send("tools/list")
+    challenge = answer.headers.get("www-authenticate", "")
+    assert answer.status == 401 and 'error="invalid_token"' in challenge, answer.text
+    assert len(challenge) < 500 and len(answer.text) < 500, challenge
+    assert gate.stderr().count("Traceback") == before

@@ -200,7 +200,8 @@ class OAuthTokens(Authenticator):
         except jwt.PyJWTError:
             raise AuthError("malformed token") from None
         if header.get("alg") not in self.algorithms:
-            raise AuthError(f"signature algorithm {header.get('alg')!r} is not accepted")
+            alg = str(header.get("alg"))  # the caller's text, unsigned: short and ASCII
+            raise AuthError(f"signature algorithm {alg[:20]!a} is not accepted")
         key = await keys.find(header.get("kid"))
         try:
             claims: dict[str, Any] = jwt.decode(

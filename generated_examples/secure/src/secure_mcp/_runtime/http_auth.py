@@ -50,7 +50,9 @@ def presented(header: str, headers: Mapping[str, str]) -> str | None:
 
 
 def quote_param(value: str) -> str:
-    return "".join(c for c in value if c.isprintable()).replace("\\", "\\\\").replace('"', "'")
+    """``value`` for a quoted-string of a header: printable ASCII only (HTTP/1.1 sends
+    headers as latin-1; a character it lacks was a 500)."""
+    return "".join(c for c in value if " " <= c <= "~").replace("\\", "\\\\").replace('"', "'")
 
 
 class VerifyingMiddleware(AuthMiddleware):
