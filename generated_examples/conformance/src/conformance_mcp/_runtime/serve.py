@@ -85,16 +85,32 @@ def serve(app: Any, settings: Settings) -> None:
 
 
 def serve_workers(
-    factory: str, settings: Settings, environ: Mapping[str, str] | None = None
+    factory: str, settings: Settings, environ: Mapping[str, str] | None = None, tasks: bool = False
 ) -> None:
     """Several worker processes (stateless HTTP or WebSocket), each building its app from
-    the environment with ``factory`` (``package.server:create_app``)."""
+    the environment with ``factory`` (``package.server:create_app``); ``tasks``: some tool
+    runs as an MCP task, which lives in the worker that started it unless Redis holds it."""
     import uvicorn
 
     if settings.transport == "sse" or (settings.transport == "http" and not settings.stateless):
         raise ConfigError(
             "several workers need stateless HTTP (--stateless) or WebSocket: "
             "sessions live in the process that opened them"
+        )
+    if tasks and not settings.redis_url:
+        raise ConfigError(
+            "several workers (--workers) without Redis cannot serve MCP tasks: a task lives "
+            "in the worker that started it, and tasks/get reaching another answers 'Unknown "
+            "task'; run one worker, or share state through Redis (docs/replicas.md)"
+        )
+    if settings.rate_limit and not settings.redis_url:
+        logger.warning(
+            "each of the %d workers keeps its own rate limit: a caller whose connections "
+            "reach them all may send %d times %g requests per second; share one limit "
+            "through Redis (--redis-url)",
+            settings.workers,
+            settings.workers,
+            settings.rate_limit,
         )
     os.environ.update(settings.to_env())  # each worker builds its app from these
     uvicorn.run(factory, factory=True, workers=settings.workers, **uvicorn_options(settings))

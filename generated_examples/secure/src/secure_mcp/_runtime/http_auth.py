@@ -3,7 +3,7 @@
 credential checked, the verified caller bound to its sessions, 401 challenges, the HTTP
 403 ``insufficient_scope`` answer MCP clients use for step-up authorization (scope checks
 themselves happen at dispatch, ``authz``), and GET streams that end with the caller's
-token (``until_expiry``)."""
+token (``until_expiry``), as do 2026-07-28 listen streams."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from .http_guard import (
     timed,
 )
 from .identity import Identity
+from .lifecycle import first_headers
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -125,7 +126,7 @@ class VerifyingMiddleware(AuthMiddleware):
             if denied is not None:
                 return await self._insufficient(scope, receive, send, denied)
         with acting(identity):
-            if scope["type"] == "http" and scope.get("method") == "GET" and identity.expires_at:
+            if scope["type"] == "http" and identity.expires_at and streams(scope):
                 return await until_expiry(self.app, scope, receive, send, identity.expires_at)
             await self.app(scope, receive, send)
 
@@ -264,11 +265,19 @@ def cap_sessions_per_caller(manager: Any, cap: int) -> None:
     manager._admit_session = admit_capped
 
 
+def streams(scope: Scope) -> bool:
+    """A GET stream, or a 2026-07-28 ``subscriptions/listen`` POST (as long-lived; the SDK
+    refuses one whose ``Mcp-Method`` header does not name it)."""
+    if scope.get("method") == "GET":
+        return True
+    return first_headers(scope).get(b"mcp-method") == b"subscriptions/listen"
+
+
 async def until_expiry(
     app: ASGIApp, scope: Scope, receive: Receive, send: Send, expires_at: float
 ) -> None:
-    """A GET (streamable HTTP's standalone stream, the legacy SSE stream) served until the
-    caller's token expires, then ended: updates stop with the credential, and the client
+    """A stream (streamable HTTP's GET or listen POST, the legacy SSE stream) served until
+    the caller's token expires, then ended: updates stop with the credential, and the client
     reconnects with a fresh one (WebSocket closes with 1008 the same way)."""
     state = {"started": False, "done": False}
 

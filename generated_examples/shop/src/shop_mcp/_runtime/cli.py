@@ -157,7 +157,8 @@ def main(
         if settings.workers > 1:
             from .serve import serve_workers
 
-            serve_workers(app_factory, settings)
+            tasks = any(entry.get("task") for entry in spec.get("tools", []))
+            serve_workers(app_factory, settings, tasks=tasks)
             return
         from .http_app import create_app
         from .serve import serve

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
-from urllib.parse import unquote, urljoin
+from urllib.parse import unquote
 
 import anyio
 import httpx2
@@ -235,7 +235,7 @@ class Upstream:
                     f"this server reads (setting {self.prefix}_MAX_RESPONSE_BYTES)"
                 )
                 return await capped.read(response, limit, ToolError(refused))
-            url = urljoin(str(response.url), location)
+            url = wire.redirect(str(response.url), location)
             if response.status_code == 303 or (
                 response.status_code in (301, 302) and method == "POST"
             ):

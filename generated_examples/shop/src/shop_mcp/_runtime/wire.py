@@ -14,7 +14,7 @@ import base64
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, unquote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, unquote_plus, urlencode, urljoin, urlsplit, urlunsplit
 
 from .errors import ToolError
 
@@ -215,3 +215,14 @@ def origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def redirect(base: str, location: str) -> str:
+    """The URL an answer's ``Location`` names, refused when urllib cannot read its origin
+    (which decides whether the credentials follow): the upstream chose it."""
+    try:
+        url = urljoin(base, location)
+        origin(url)
+    except ValueError:
+        raise ToolError("the API answered a redirect to something that is no URL") from None
+    return url

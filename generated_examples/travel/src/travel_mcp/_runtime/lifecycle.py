@@ -22,7 +22,7 @@ REQUEST_CANCELLED = -32800
 # and kept in its scope for the next layer (each pass costs about as much as a layer).
 HEADERS_KEY = "mcpgen.headers"
 READ_HEADERS = frozenset(
-    (b"host", b"origin", b"content-type", b"content-length", b"mcp-protocol-version")
+    (b"host", b"origin", b"content-type", b"content-length", b"mcp-protocol-version", b"mcp-method")
 )
 
 
