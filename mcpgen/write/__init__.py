@@ -104,13 +104,13 @@ def unsafe_root(root: Path, source: Path) -> str | None:
     root or the home folder, or a folder of other files that does not hold the manifest
     (``-o ~/Documents``: src/, tests/, README.md... scattered among the user's files; the
     repository root holding it, ``-o .``, is fine); None when it is safe."""
-    if not root.is_dir() or built_before(root):
+    where = root.resolve()  # (``-o ~/x/..``, x missing: its ``..`` still lands in ~)
+    if not where.is_dir() or built_before(where):
         return None
-    where = root.resolve()
     with contextlib.suppress(RuntimeError):  # (no home folder)
         if where == Path(where.anchor) or where == Path.home().resolve():
             return "the filesystem root" if where == Path(where.anchor) else "the home folder"
-    theirs = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+    theirs = sorted(p.name for p in where.iterdir() if not p.name.startswith("."))
     if theirs and not source.resolve().is_relative_to(where):
         shown = ", ".join(theirs[:3]) + (", ..." if len(theirs) > 3 else "")
         return f"a folder of other files ({shown}) holding no mcpgen project or the manifest"
