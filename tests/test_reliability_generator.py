@@ -461,6 +461,25 @@ def test_a_first_build_into_a_folder_of_other_files_is_exit_2(
     assert build(str(source), "-o", str(out / "calculator"))[0] == 0
 
 
+def test_a_folder_holding_the_home_folder_is_refused_even_holding_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o ~/..`` (``/home``) with the manifest in ~: not the repository root ``-o .``
+    is, but the other users' folders, nothing written."""
+    home = tmp_path / "home" / "ann"
+    home.mkdir(parents=True)
+    (tmp_path / "home" / "bob").mkdir()
+    source = shutil.copy(CALCULATOR, home)
+    monkeypatch.setenv("HOME", str(home))
+    before = snapshot(tmp_path)
+    out = home / ".."
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2 and output.startswith(f"{out}: error: -o is a folder holding the home folder")
+    assert snapshot(tmp_path) == before
+    repository = shutil.copy(CALCULATOR, tmp_path)  # -o . holding it, HOME inside: fine
+    assert build(str(repository), "-o", str(tmp_path))[0] == 0
+
+
 @pytest.mark.parametrize("target", ["home", "others"])
 def test_a_dot_dot_out_of_a_missing_folder_is_refused_like_the_folder(
     target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
