@@ -525,6 +525,37 @@ def test_the_slow_path_decides_the_rest(
     assert tool.validated(dict(args)) is None
 
 
+# a valid value of each format both the fast path allows and the server checks
+CHECKED_VALUES = {
+    "date": "2020-02-29",
+    "date-time": "2020-02-29T12:00:00Z",
+    "time": "12:00:00Z",
+    "uuid": "0b6c1c5e-6a55-4a3e-9a7e-2f1f4a9d3c11",
+    "ipv4": "10.0.0.1",
+    "ipv6": "::1",
+}
+
+
+def test_no_checked_format_rides_the_fast_path(runtime: types.ModuleType) -> None:
+    """A format the server checks that the whitelist allows maps to a type strict mode
+    never takes from a str (a date, a UUID, an IP address): a call giving one always meets
+    jsonschema's format check. A format added to both lists (``hostname``: a plain str)
+    must be added here, and is refused unless it too leaves the fast path."""
+    from mcpgen.model.fastpath import STRING_FORMATS
+    from mcpgen.runtime.schemas import CHECKED_FORMATS
+
+    both = sorted(STRING_FORMATS & CHECKED_FORMATS)
+    assert both == sorted(CHECKED_VALUES)
+    schema = obj({"f_" + f.replace("-", "_"): {"type": "string", "format": f} for f in both})
+    assert strict_model_exact(schema)
+    model = load_models(_run({"CheckedInput": schema}, {})).CheckedInput
+    tool = binding(runtime, model, schema)
+    for name, value in CHECKED_VALUES.items():
+        arguments = {"f_" + name.replace("-", "_"): value}
+        assert tool.validated(arguments) is None, name  # jsonschema decides
+        assert tool.argument_errors(arguments) == [], name  # and takes it
+
+
 def unsound(runtime: types.ModuleType, model: type[BaseModel], schema: Any, args: Any) -> bool:
     """The fast path takes ``args`` and the schema does not."""
     if not isinstance(args, dict):

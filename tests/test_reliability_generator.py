@@ -461,6 +461,45 @@ def test_a_first_build_into_a_folder_of_other_files_is_exit_2(
     assert build(str(source), "-o", str(out / "calculator"))[0] == 0
 
 
+def test_a_folder_holding_the_home_folder_is_refused_even_holding_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o ~/..`` (``/home``) with the manifest in ~: not the repository root ``-o .``
+    is, but the other users' folders, nothing written."""
+    home = tmp_path / "home" / "ann"
+    home.mkdir(parents=True)
+    (tmp_path / "home" / "bob").mkdir()
+    source = shutil.copy(CALCULATOR, home)
+    monkeypatch.setenv("HOME", str(home))
+    before = snapshot(tmp_path)
+    out = home / ".."
+    code, output = build(str(source), "-o", str(out))
+    assert code == 2 and output.startswith(f"{out}: error: -o is a folder holding the home folder")
+    assert snapshot(tmp_path) == before
+    repository = shutil.copy(CALCULATOR, tmp_path)  # -o . holding it, HOME inside: fine
+    assert build(str(repository), "-o", str(tmp_path))[0] == 0
+
+
+@pytest.mark.parametrize("target", ["home", "others"])
+def test_a_dot_dot_out_of_a_missing_folder_is_refused_like_the_folder(
+    target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o ~/nope/..`` (nope missing) is ``-o ~``: refused as that, nothing made (not a
+    failed write that leaves ``nope`` behind)."""
+    home = tmp_path / "home"
+    folder = home if target == "home" else home / "Documents"
+    folder.mkdir(parents=True)
+    (folder / "letter.txt").write_text("Dear ...\n")
+    source = shutil.copy(CALCULATOR, tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    before = snapshot(tmp_path)
+    out = folder / "nope" / ".."
+    code, output = build(str(source), "-o", str(out))
+    kind = "the home folder" if target == "home" else "a folder of other files (letter.txt)"
+    assert code == 2 and output.startswith(f"{out}: error: -o is {kind}"), output
+    assert snapshot(tmp_path) == before
+
+
 def test_the_filesystem_root_is_never_a_first_build_s_folder(tmp_path: Path) -> None:
     """(Not built for real: tests may run as root.) Once a build made a folder, it is its."""
     assert writer.unsafe_root(Path("/"), CALCULATOR) == "the filesystem root"

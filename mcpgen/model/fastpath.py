@@ -10,14 +10,16 @@ strict validation fails.
 One gap is closed at run time rather than here: datamodel-code-generator makes every
 optional property ``T | None = None``, so the model takes an explicit ``null`` the
 schema may refuse. The server therefore takes the fast path only for arguments that
-contain no ``null`` and no NaN or infinity anywhere (``runtime.tools._fast_path_may_take``).
+contain no ``null`` and no NaN or infinity anywhere (``runtime.tools._strictly``).
 
 The whitelist (``_Checker``) is deliberately small; anything not clearly covered is refused.
 The reasons behind its less obvious rules: a property name must need no alias (see
 ``plain_field_name``); a string ``format`` comes from a short list and stands alone (the
-types they map to take only strings in strict mode, and a format the server checks is not
-a plain ``str`` of the model: email is, so it is not on the list); a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON
-Schema exact values); a ``$ref`` is followed within the bundled schema, cycles refused.
+types they map to take no number in strict mode, and those of a format the server checks
+take no str at all, a date or a UUID: a call giving one meets jsonschema's check; email,
+a plain ``str``, is not on the list); a number has no bounds or ``multipleOf`` (pydantic
+compares floats, JSON Schema exact values); a ``$ref`` is followed within the bundled
+schema, cycles refused.
 """
 
 from __future__ import annotations

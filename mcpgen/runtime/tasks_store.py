@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 if TYPE_CHECKING:
     from .local_cache import TTLCache
@@ -57,16 +57,19 @@ class TaskStore:
     def remaining(record: Record) -> float:
         return float(record.get("expiresAt", 0)) - time.time()
 
+    @classmethod
+    def live_record(cls, stored: Any) -> TypeGuard[Record]:
+        """Whether ``stored`` is a task's record that has not expired."""
+        return isinstance(stored, dict) and cls.remaining(stored) > 0
+
     async def get(self, task_id: str) -> Record | None:
         record = await self.cache.get("t:" + task_id)
-        if not isinstance(record, dict) or self.remaining(record) <= 0:
-            return None
-        return record
+        return record if self.live_record(record) else None
 
     async def records(self, task_ids: list[str]) -> list[Record]:
         """The live records of ``task_ids``, read at once (Redis: one MGET)."""
         stored = await self.cache.get_many(["t:" + task_id for task_id in task_ids])
-        return [r for r in stored if isinstance(r, dict) and self.remaining(r) > 0]
+        return [r for r in stored if self.live_record(r)]
 
     async def put(self, record: Record) -> None:
         ttl = self.remaining(record)
@@ -129,7 +132,7 @@ class TaskStore:
 
         def edit(stored: Any) -> tuple[Any, float] | None:
             written.clear()  # (Redis runs it again when another replica changed the key)
-            if not isinstance(stored, dict) or self.remaining(stored) <= 0:
+            if not self.live_record(stored):
                 return None
             ttl = max(self.remaining(stored), 0.001)
             if stored["status"] in TERMINAL or stored["status"] != (status or stored["status"]):

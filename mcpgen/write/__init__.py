@@ -101,16 +101,23 @@ def built_before(root: Path) -> bool:
 
 def unsafe_root(root: Path, source: Path) -> str | None:
     """Why a first build must not write into the existing folder ``root``: the filesystem
-    root or the home folder, or a folder of other files that does not hold the manifest
-    (``-o ~/Documents``: src/, tests/, README.md... scattered among the user's files; the
-    repository root holding it, ``-o .``, is fine); None when it is safe."""
-    if not root.is_dir() or built_before(root):
+    root, the home folder or one holding it, or a folder of other files that does not hold
+    the manifest (``-o ~/Documents``: src/, tests/, README.md... scattered among the user's
+    files; the repository root holding it, ``-o .``, is fine); None when it is safe."""
+    where = root.resolve()  # (``-o ~/x/..``, x missing: its ``..`` still lands in ~)
+    if not where.is_dir() or built_before(where):
         return None
-    where = root.resolve()
+    if where == Path(where.anchor):
+        return "the filesystem root"
     with contextlib.suppress(RuntimeError):  # (no home folder)
-        if where == Path(where.anchor) or where == Path.home().resolve():
-            return "the filesystem root" if where == Path(where.anchor) else "the home folder"
-    theirs = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+        home = Path.home().resolve()
+        if where == home:
+            return "the home folder"
+        # -o ~/.. is no project, even with the manifest under it (unless right there: -o .
+        # in a repository whose .home a sandbox made HOME)
+        if home.is_relative_to(where) and source.resolve().parent != where:
+            return "a folder holding the home folder"
+    theirs = sorted(p.name for p in where.iterdir() if not p.name.startswith("."))
     if theirs and not source.resolve().is_relative_to(where):
         shown = ", ".join(theirs[:3]) + (", ..." if len(theirs) > 3 else "")
         return f"a folder of other files ({shown}) holding no mcpgen project or the manifest"

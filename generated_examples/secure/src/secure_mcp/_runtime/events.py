@@ -55,6 +55,12 @@ def connection_of(session: ServerSession) -> Any:
     return getattr(session, "_connection", session)
 
 
+def lives_one_request(connection: Any) -> bool:
+    """Stateless HTTP in the handshake era: the connection is the request, and nothing
+    kept for it (a log level, a subscription) would ever apply."""
+    return not getattr(connection, "has_standalone_channel", True)
+
+
 class Events:
     """The bus, the resource subscriptions and the log levels of one server process.
 
@@ -98,7 +104,7 @@ class Events:
         self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
     ) -> EmptyResult:
         connection = connection_of(ctx.session)
-        if not getattr(connection, "has_standalone_channel", True):  # stateless HTTP
+        if lives_one_request(connection):
             raise MCPError(types.INVALID_REQUEST, NO_LEVEL)
         self._levels[connection] = params.level
         return EmptyResult()

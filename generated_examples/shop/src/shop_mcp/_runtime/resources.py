@@ -22,7 +22,7 @@ from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, ResourceNotFound, ToolError, not_found
-from .events import Events, connection_of
+from .events import Events, connection_of, lives_one_request
 from .paging import page
 from .stubs import is_stub
 
@@ -285,7 +285,7 @@ async def subscribed(
     ``Events`` sends its updates."""
     connection = connection_of(ctx.session)
     if on:
-        if not getattr(connection, "has_standalone_channel", True):  # stateless HTTP
+        if lives_one_request(connection):
             raise MCPError(types.INVALID_REQUEST, NO_UPDATES)
         uris = events.subscribed.setdefault(connection, set())
         within_budget(uris | {uri})
