@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcpgen.runtime.prompts import render_text
+from mcpgen.runtime.prompts import PromptBinding, render_text
 
 
 def test_an_argument_may_be_named_self() -> None:
@@ -22,3 +22,13 @@ def test_a_failing_template_is_the_servers_fault() -> None:
     with pytest.raises(MCPError) as error:
         render_text("{{ n + 1 }}", {"n": "x"})
     assert error.value.error.code == -32603
+
+
+def test_unknown_arguments_error_lists_a_few_names() -> None:
+    """200,000 unknown arguments made an error of about 1.5 MB naming each of them."""
+    binding = PromptBinding({"name": "greet", "arguments": [{"name": "who"}]})
+    with pytest.raises(MCPError) as error:
+        binding.check_arguments({f"x{n:06d}": "" for n in range(200_000)} | {"who": "me"})
+    message = error.value.error.message
+    assert len(message) < 300 and message.endswith("x000009, ... 199990 more")
+    assert error.value.error.data == {"unknown": [f"x{n:06d}" for n in range(10)]}

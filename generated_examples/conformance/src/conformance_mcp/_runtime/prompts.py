@@ -26,6 +26,7 @@ logger = logging.getLogger("mcp_server")
 PromptRender = Callable[[dict[str, str], Context], Awaitable[PromptReturn]]
 Embedded = types.TextResourceContents | types.BlobResourceContents
 _TEMPLATES: dict[str, Any] = {}
+MAX_UNKNOWN = 10  # unknown argument names an error lists: a caller may send any number
 
 
 @dataclass
@@ -54,10 +55,13 @@ class PromptBinding:
             )
         unknown = sorted(set(arguments) - {a["name"] for a in declared})
         if unknown:
+            shown, more = unknown[:MAX_UNKNOWN], len(unknown) - MAX_UNKNOWN
             raise MCPError(
                 INVALID_PARAMS,
-                f"Unknown argument(s) for prompt {self.name!r}: " + ", ".join(unknown),
-                data={"unknown": unknown},
+                f"Unknown argument(s) for prompt {self.name!r}: "
+                + ", ".join(shown)
+                + (f", ... {more} more" if more > 0 else ""),
+                data={"unknown": shown},
             )
 
 
