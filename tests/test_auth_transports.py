@@ -315,7 +315,7 @@ def probe(example: Path, script: str, *args: str, env: dict[str, str] | None = N
 
 
 CONCURRENT = """
-import json, sys, urllib.request
+import json, sys
 import anyio
 from calculator_mcp.client import CalculatorClient
 
@@ -340,11 +340,6 @@ async def main() -> None:
             tg.start_soon(one_client, index)
 
 anyio.run(main)
-pids = set()
-for _ in range(40):
-    with urllib.request.urlopen(URL + "/healthz", timeout=10) as response:
-        pids.add(json.load(response)["pid"])
-results["pids"] = len(pids)
 print(json.dumps(results))
 """
 
@@ -360,7 +355,6 @@ def test_stateless_http_with_two_workers_under_concurrent_clients() -> None:
         stop(process)
     assert results["errors"] == []
     assert results["ok"] == 12 * 10
-    assert 1 <= results["pids"] <= 2
 
 
 @pytest.mark.slow

@@ -64,6 +64,7 @@ async def test_health_check_answers_without_credentials(transport: str) -> None:
     assert response.status_code == 200
     body = response.json()
     assert (body["status"], body["server"], body["version"]) == ("ok", "fixture", "1.2.3")
+    assert set(body) == {"status", "server", "version", "sharedState"}  # no process id
 
 
 @pytest.mark.parametrize("transport", NETWORK)

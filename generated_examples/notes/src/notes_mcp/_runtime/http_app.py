@@ -5,7 +5,6 @@ with ``/healthz``, Protected Resource Metadata and the middleware stack (``http_
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Mapping
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
@@ -142,7 +141,6 @@ def create_app(
                 "status": "ok",
                 "server": info["name"],
                 "version": info.get("version"),
-                "pid": os.getpid(),
                 "sharedState": LOCAL_STATUS if shared is None else shared.status(),
             }
         )
