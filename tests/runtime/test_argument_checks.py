@@ -13,6 +13,7 @@ import pytest
 import wirekit
 import yaml
 from mcp.client import Client
+from mcp.shared.exceptions import MCPError
 
 from mcpgen.pipeline import load_manifest
 from mcpgen.render.spec import spec_data
@@ -155,3 +156,43 @@ async def test_a_manifest_tool_checks_the_formats_of_its_arguments_too() -> None
         good = await c.call_tool("send", {"to": "ann@example.com"})
     assert bad.is_error and "to: 'x' is not a 'email'" in bad.content[0].text  # type: ignore[union-attr]
     assert not good.is_error and seen == [{"to": "ann@example.com"}]
+
+
+async def test_an_imported_resource_templates_variables_are_checked_for_their_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same check on a GET read as a resource template (its only format user here)."""
+    get = {
+        "operationId": "getPet",
+        "parameters": [
+            {"name": "petId", "in": "path", "required": True, "schema": string("uuid")},
+            {"name": "since", "in": "query", "schema": string("date-time")},
+        ],
+        "responses": {"200": {"description": "a pet", "content": {"text/plain": {}}}},
+    }
+    document = {**SPEC, "paths": {"/pets/{petId}": {"get": get}}}
+    (tmp_path / "api.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    options = {"source": "api.yaml", "rules": [{"operationId": "getPet", "as": "resourceTemplate"}]}
+    source = {"mcpgen": 1, "server": {"name": "pets"}, "openapi": options}
+    (tmp_path / "mcpgen.yaml").write_text(yaml.safe_dump(source))
+    loaded = load_manifest(tmp_path / "mcpgen.yaml")
+    assert loaded.manifest is not None and not loaded.manifest.tools
+    assert "formats" in carried(loaded.manifest)
+    data = spec_data(loaded.manifest)
+    with wirekit.recorder() as rec:
+        monkeypatch.setenv(data["upstream"]["baseUrlEnv"], rec.url)
+        rec.answer(200, "text/plain", b"Rex")
+        async with Client(build_server(data, Handlers()), mode="legacy") as client:
+            refused = []
+            for uri in ("api://pets/not-a-uuid", f"api://pets/{PET}?since=yesterday"):
+                with pytest.raises(MCPError) as error:
+                    await client.read_resource(uri)
+                refused.append(error.value.error.message)
+            good = await client.read_resource(f"api://pets/{PET}?since=2024-05-01T12:00:00Z")
+    assert refused == [
+        "Invalid resource URI: 'not-a-uuid' is not a 'uuid'",
+        "Invalid resource URI: 'yesterday' is not a 'date-time'",
+    ]
+    assert good.contents[0].text == "Rex"  # type: ignore[union-attr]
+    (only,) = rec.seen  # the good read's
+    assert only.target == f"/pets/{PET}?since=2024-05-01T12%3A00%3A00Z"
