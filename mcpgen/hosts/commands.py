@@ -243,15 +243,16 @@ def bundle(
     from .bundle import build_bundle
     from .install import render
     from .project import ProjectError, describe
-    from .registry import PLACEHOLDER_NAMESPACE
+    from .registry import PLACEHOLDER_NAMESPACE, check_replaceable
     from .registry import server_json as make_server_json
 
     try:
         proj = describe(project)
         target = output or Path(f"{proj.name}-{proj.version}.mcpb")
+        registry_path = server_json or target.with_name("server.json")
+        check_replaceable(registry_path, proj)  # before the bundle is written
         built = build_bundle(proj, target, runtime, str(python) if python else None)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
-        registry_path = server_json or target.with_name("server.json")
         registry_path.write_text(render(document), "utf-8")
     except ProjectError as exc:
         fail(str(exc))

@@ -15,7 +15,8 @@ from mcpgen.model.relax import shorten
 from .project import Project, ProjectError
 
 Json = Any
-SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+SCHEMA_BASE = "https://static.modelcontextprotocol.io/schemas/"  # then DATE/server.schema.json
+SCHEMA_URL = SCHEMA_BASE + "2025-12-11/server.schema.json"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "server.schema.json"
 NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
 PLACEHOLDER_NAMESPACE = "io.github.YOUR-GITHUB-USER"
@@ -33,6 +34,40 @@ def problems(document: Json) -> list[str]:
     errors = jsonschema.Draft7Validator(schema()).iter_errors(document)
     ordered = sorted(errors, key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in ordered]
+
+
+def check_replaceable(path: Path, project: Project) -> None:
+    """Refuse a file at ``path`` unless it is a server.json mcpgen wrote for ``project``: its
+    ``$schema`` a registry server schema (of any date) and a PyPI package of this project's
+    distribution. Not its name: the publisher may have replaced the placeholder since."""
+    if not path.exists() or _ours(path, project):
+        return
+    raise ProjectError(
+        f"{path}: exists and is not a server.json mcpgen wrote for this project; move it away "
+        "or give --server-json PATH (nothing written)"
+    )
+
+
+def _ours(path: Path, project: Project) -> bool:
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):  # a folder, not UTF-8, not JSON
+        return False
+    if not isinstance(document, dict):
+        return False
+    schema_url, packages = document.get("$schema"), document.get("packages")
+    return (
+        isinstance(schema_url, str)
+        and schema_url.startswith(SCHEMA_BASE)
+        and schema_url.endswith("/server.schema.json")
+        and isinstance(packages, list)
+        and any(
+            isinstance(p, dict)
+            and p.get("registryType") == "pypi"
+            and p.get("identifier") == project.distribution
+            for p in packages
+        )
+    )
 
 
 def _variables(project: Project) -> list[dict[str, Json]]:

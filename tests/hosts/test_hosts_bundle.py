@@ -153,12 +153,14 @@ def test_a_bundle_that_cannot_be_written_is_exit_2_and_leaves_nothing_half_writt
         return CliRunner().invoke(main, ["bundle", str(EXAMPLES / "calculator"), "-o", str(output)])
 
     (tmp_path / "a-file").write_text("x")
+    result = bundle(tmp_path / "a-file" / "x.mcpb")
+    assert result.exit_code == 2, result.output
+    assert "error: cannot write: " in result.output and "internal error" not in result.output
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "server.json").mkdir()  # where server.json is written beside it
-    for output in (tmp_path / "a-file" / "x.mcpb", tmp_path / "out" / "x.mcpb"):
-        result = bundle(output)
-        assert result.exit_code == 2, result.output
-        assert "error: cannot write: " in result.output and "internal error" not in result.output
+    result = bundle(tmp_path / "out" / "x.mcpb")
+    assert result.exit_code == 2 and "is not a server.json mcpgen wrote" in result.output
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["server.json"]  # no x.mcpb
 
     def full(*args: Any) -> None:
         raise OSError(28, "No space left on device")
@@ -188,6 +190,39 @@ def test_a_file_that_is_not_our_bundle_is_not_overwritten(tmp_path: Path) -> Non
     before = target.read_bytes()
     again = mcpgen("bundle", str(project), "-o", str(target))
     assert again.returncode == 0 and target.read_bytes() == before
+
+
+def test_a_server_json_mcpgen_did_not_write_is_not_overwritten(tmp_path: Path) -> None:
+    """server.json beside the bundle over the user's file (or another project's): refused,
+    located, nothing written (no bundle either); one mcpgen wrote for this project is
+    replaced even after its name was changed; ``--server-json`` writes elsewhere."""
+    project, target, existing = (
+        EXAMPLES / "calculator",
+        tmp_path / "x.mcpb",
+        tmp_path / "server.json",
+    )
+    pypi = {"registryType": "pypi", "identifier": describe(project).distribution}
+    other = {**pypi, "identifier": "someone-else"}
+    foreign = [
+        "my notes",
+        json.dumps({"$schema": registry.SCHEMA_URL, "name": "a/b", "packages": [other]}),
+        json.dumps({"name": "a/b", "packages": [pypi]}),  # no registry $schema
+    ]
+    for content in foreign:
+        existing.write_text(content)
+        done = mcpgen("bundle", str(project), "-o", str(target))
+        assert done.returncode == 2 and done.stderr == (
+            f"error: {existing}: exists and is not a server.json mcpgen wrote for this project; "
+            "move it away or give --server-json PATH (nothing written)\n"
+        ), done.stderr
+        assert existing.read_text() == content and list(tmp_path.iterdir()) == [existing]
+    elsewhere = tmp_path / "registry.json"
+    done = mcpgen("bundle", str(project), "-o", str(target), "--server-json", str(elsewhere))
+    assert done.returncode == 0 and existing.read_text() == foreign[-1], done.stderr
+    document = json.loads(elsewhere.read_text())
+    existing.write_text(json.dumps({**document, "name": "io.github.me/calc"}))
+    assert mcpgen("bundle", str(project), "-o", str(target)).returncode == 0
+    assert json.loads(existing.read_text()) == document
 
 
 def zip_of(files: dict[str, bytes]) -> bytes:
