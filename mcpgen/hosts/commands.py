@@ -250,7 +250,10 @@ def bundle(
         proj = describe(project)
         target = output or Path(f"{proj.name}-{proj.version}.mcpb")
         registry_path = server_json or target.with_name("server.json")
-        check_replaceable(registry_path, proj)  # before the bundle is written
+        # what does not depend on the bundle is refused before the bundle is written
+        check_replaceable(registry_path, proj)
+        make_server_json(proj, registry_name, mcpb_url, "0" * 64, repository)
+        registry_path.parent.mkdir(parents=True, exist_ok=True)
         built = build_bundle(proj, target, runtime, str(python) if python else None)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
         registry_path.write_text(render(document), "utf-8")

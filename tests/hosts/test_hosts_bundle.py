@@ -271,8 +271,19 @@ def test_server_json_with_an_mcpb_release_validates(tmp_path: Path) -> None:
         "transport": {"type": "stdio"},
         "environmentVariables": pypi["environmentVariables"],
     }
+    target.unlink()
     bad = mcpgen("bundle", str(EXAMPLES / "shop"), "-o", str(target), "--registry-name", "shop")
     assert bad.returncode == 2 and "reverse-DNS" in bad.stderr
+    assert not target.exists()  # refused before the bundle was written
+
+
+def test_server_json_goes_into_a_folder_that_does_not_exist_yet(tmp_path: Path) -> None:
+    target, registry_file = tmp_path / "shop.mcpb", tmp_path / "registry" / "server.json"
+    done = mcpgen(
+        "bundle", str(EXAMPLES / "shop"), "-o", str(target), "--server-json", str(registry_file)
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(registry_file.read_text())["packages"] and target.is_file()
 
 
 def test_the_schema_rejects_what_the_registry_rejects() -> None:
