@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -34,6 +35,18 @@ def root_logging() -> Iterator[None]:
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
+
+
+@pytest.fixture
+def kept_environ() -> Iterator[None]:
+    """``serve_workers`` exports the settings for its workers (``os.environ.update``): put
+    the environment back, or every later server process reads them (an HTTP port, say)."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def test_settings_travel_through_the_environment() -> None:
@@ -128,7 +141,7 @@ def test_several_workers_need_stateless_http(flags: list[str], root_logging: Non
 
 
 def test_several_workers_without_redis_refuse_task_tools(
-    monkeypatch: pytest.MonkeyPatch, root_logging: None
+    monkeypatch: pytest.MonkeyPatch, root_logging: None, kept_environ: None
 ) -> None:
     """A task lives in the worker that ran it: with two workers and no Redis, tasks/get
     answered "Unknown task" whenever it reached the other one. Refused at start instead."""
@@ -149,7 +162,7 @@ def test_several_workers_without_redis_refuse_task_tools(
 
 
 def test_several_workers_without_redis_warn_that_the_rate_limit_multiplies(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, kept_environ: None
 ) -> None:
     """Each worker keeps its own token buckets: four workers and ``--rate-limit 20`` let
     one caller send 80 requests a second. Said at start (it was not)."""
