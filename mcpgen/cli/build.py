@@ -51,6 +51,11 @@ def _q(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
+def rebuild_hint(source: Path | str, root: Path | str) -> str:
+    """The command that builds ``source`` into ``root`` again, to paste into a shell."""
+    return f"mcpgen build {_q(source)} -o {_q(root)}"
+
+
 def run_build(source: Path, output: Path | None, *, timings: bool = False, **options: Any) -> int:
     """``mcpgen build`` (``options``: those of ``_build``); ``timings``: print the wall
     time of each phase."""
@@ -183,7 +188,7 @@ def _build(
             click.echo(f"{root}: out of date with {source} ({len(drift)} file(s)):", err=True)
             for relative in drift:
                 click.echo(f"  {relative}", err=True)
-            click.echo(f"run: mcpgen build {_q(source)} -o {_q(root)}", err=True)
+            click.echo(f"run: {rebuild_hint(source, root)}", err=True)
             return EXIT_DRIFT
         click.echo(f"{root}: up to date with {source}", err=True)
         return EXIT_OK
@@ -221,7 +226,7 @@ def _build(
         if any(p.endswith(stem) for p in the_plan.orphaned):
             click.echo(
                 f"  hint: {kind} {before} was renamed to {after}; move its handler to the new "
-                f"stub with: mcpgen build {_q(source)} -o {_q(root)} "
+                f"stub with: {rebuild_hint(source, root)} "
                 f"--rename {_q(f'{before}={after}')}",
                 err=True,
             )

@@ -15,7 +15,6 @@ input (not a generated project, a manifest that is missing or has errors).
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -53,6 +52,7 @@ class Report:
 
 def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = frozenset()) -> Report:
     """Every check on the project in ``root`` (raises :class:`.project.BadInput`)."""
+    from mcpgen.cli.build import rebuild_hint
     from mcpgen.write.handlers import orphans
 
     from . import project, typecheck
@@ -65,8 +65,7 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
         project.named_from_spec(found)
     else:
         project.check_drift(found)
-        command = f"mcpgen build {shlex.quote(str(found.manifest))} -o {shlex.quote(str(root))}"
-        message = f"out of date with {found.manifest} (run: {command})"
+        message = f"out of date with {found.manifest} (run: {rebuild_hint(found.manifest, root)})"
         report.problems += [Problem("drift", p, 0, message) for p in found.drift]
     if "stubs" not in skip:
         report.problems += _stubs(root, found.named)

@@ -7,6 +7,7 @@ whose schema names one of ``CHECKED_FORMATS`` (a package carries each module onl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 Json = Any
@@ -38,29 +39,22 @@ def validator(schema: Json, formats: bool = False) -> Any:
 def uses_formats(node: Json) -> bool:
     """A ``format`` of ``CHECKED_FORMATS`` is somewhere in ``node`` (a superset: in a
     ``const`` too). mcpgen carries ``formats.py`` when a tool's input schema has one."""
-    if isinstance(node, dict):
-        named = node.get("format")
-        if isinstance(named, str) and named in CHECKED_FORMATS:
-            return True
-        return any(uses_formats(v) for v in node.values())
-    if isinstance(node, list):
-        return any(uses_formats(v) for v in node)
-    return False
+    return _anywhere(node, lambda d: isinstance(f := d.get("format"), str) and f in CHECKED_FORMATS)
 
 
 def uses_patterns(node: Json) -> bool:
     """``pattern`` or ``patternProperties`` is a key somewhere in ``node`` (a property so
     named counts too: it only costs the matcher of ``patterns.py``). mcpgen carries that
     module when the text of a tool's schemas holds either word (``vendoring``)."""
-    return _has_key(node, PATTERN_KEYWORDS)
+    return _anywhere(node, lambda d: not PATTERN_KEYWORDS.isdisjoint(d))
 
 
-def _has_key(node: Json, keys: frozenset[str]) -> bool:
-    """One of ``keys`` is a key somewhere in ``node``."""
+def _anywhere(node: Json, found: Callable[[dict[str, Json]], bool]) -> bool:
+    """``found`` holds for some object somewhere in ``node``."""
     if isinstance(node, dict):
-        return any(key in keys or _has_key(v, keys) for key, v in node.items())
+        return found(node) or any(_anywhere(v, found) for v in node.values())
     if isinstance(node, list):
-        return any(_has_key(v, keys) for v in node)
+        return any(_anywhere(v, found) for v in node)
     return False
 
 
@@ -94,7 +88,11 @@ def inline_refs(schema: Json) -> Json:
     small schema). A definition is inlined once and shared by all its uses; a recursive one
     stays a ``$ref``, and so does any ref of a schema that changes its base (``$id``)."""
     defs = schema.get("$defs") if isinstance(schema, dict) else None
-    if not isinstance(defs, dict) or not defs or _has_key(schema, BASE_CHANGERS):
+    if (
+        not isinstance(defs, dict)
+        or not defs
+        or _anywhere(schema, lambda d: not BASE_CHANGERS.isdisjoint(d))
+    ):
         return schema
     done: dict[str, Json] = {}
     active: set[str] = set()
