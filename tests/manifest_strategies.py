@@ -297,6 +297,8 @@ def tool_entry(draw: st.DrawFn, name: str, scope: Scope) -> Json:
         tool["enabled"] = False
     if draw(st.integers(0, 4)) == 0:
         tool["annotations"] = {"readOnlyHint": draw(st.booleans())}
+    if draw(st.integers(0, 5)) == 0:
+        tool["task"] = draw(st.sampled_from(["optional", "required"]))
     return tool
 
 

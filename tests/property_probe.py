@@ -2,8 +2,10 @@
 
 Usage: ``python property_probe.py PACKAGE=PROJECT_FOLDER ...``. For each project: import the
 package, its server, client, models and every handler module; start the server in memory
-with the generated typed client; list tools, resources, resource templates and prompts and
-compare them with the project's ``mcp-surface.json`` (what clients see, by its own word).
+with the generated typed client, once in each protocol era; list tools, resources, resource
+templates and prompts and compare them with the project's ``mcp-surface.json`` (what clients
+see, by its own word; its capabilities are the handshake era's, and the 2026 era offers tasks
+as the ``io.modelcontextprotocol/tasks`` extension instead, docs/tasks.md).
 Prints one JSON line per package: ``{"package": ..., "error": null or the reason}``.
 """
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 LOCK_ONLY = {"scopes", "size", "enabled"}
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 def _wire(item: Any) -> dict[str, Any]:
@@ -26,9 +29,11 @@ def _wire(item: Any) -> dict[str, Any]:
     return data
 
 
-def _expected(lock: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+def _expected(lock: dict[str, Any], kind: str, legacy: bool) -> list[dict[str, Any]]:
+    """The lock's entries a client sees; the 2026 Tool has no ``execution`` (docs/tasks.md)."""
+    hidden = LOCK_ONLY if legacy else LOCK_ONLY | {"execution"}
     return [
-        {k: v for k, v in entry.items() if k not in LOCK_ONLY}
+        {k: v for k, v in entry.items() if k not in hidden}
         for entry in lock.get(kind, [])
         if entry.get("enabled", True) is not False
     ]
@@ -43,9 +48,9 @@ def _normal(kind: str, item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def _same(kind: str, key: str, listed: list[Any], lock: dict[str, Any]) -> None:
+def _same(kind: str, key: str, listed: list[Any], lock: dict[str, Any], legacy: bool) -> None:
     got = sorted((_normal(kind, _wire(x)) for x in listed), key=lambda d: str(d[key]))
-    want = sorted(_expected(lock, kind), key=lambda d: str(d[key]))
+    want = sorted(_expected(lock, kind, legacy), key=lambda d: str(d[key]))
     if [g[key] for g in got] != [w[key] for w in want]:
         raise AssertionError(
             f"{kind}: listed {[g[key] for g in got]}, lock {[w[key] for w in want]}"
@@ -78,23 +83,47 @@ async def check(package: str, project: Path) -> None:
     if len(classes) != 1:
         raise AssertionError(f"expected one typed client class, found {classes}")
     lock = json.loads((project / "mcp-surface.json").read_text("utf-8"))
-    async with classes[0].connect(server.create_server()) as typed:
+    for mode in ("legacy", "auto"):
+        try:
+            await _compare(classes[0], server, testing, lock, mode)
+        except BaseException as error:
+            raise AssertionError(f"in mode {mode!r}") from error
+
+
+def _capabilities(lock: dict[str, Any], legacy: bool) -> dict[str, Any]:
+    caps: dict[str, Any] = dict(lock.get("capabilities", {}))
+    if not legacy and caps.pop("tasks", None) is not None:
+        caps["extensions"] = {TASKS_EXTENSION: {}}
+    return caps
+
+
+async def _compare(typed_client: Any, server: Any, testing: Any, lock: Any, mode: str) -> None:
+    async with typed_client.connect(server.create_server(), mode=mode) as typed:
         client = typed.client
-        caps = lock.get("capabilities", {})
+        legacy = mode == "legacy"
+        caps = _capabilities(lock, legacy)
         served = _wire(client.server_capabilities)
         if sorted(served) != sorted(caps) or any(served[k] != caps[k] for k in caps):
             raise AssertionError(f"capabilities served {served}, lock {caps}")
         if "tools" in caps:
-            _same("tools", "name", await testing.all_pages(client.list_tools, "tools"), lock)
+            _same(
+                "tools", "name", await testing.all_pages(client.list_tools, "tools"), lock, legacy
+            )
         elif lock.get("tools"):
             raise AssertionError("the lock lists tools but no tools capability")
         if "resources" in caps:
             listed = await testing.all_pages(client.list_resources, "resources")
-            _same("resources", "uri", listed, lock)
+            _same("resources", "uri", listed, lock, legacy)
             listed = await testing.all_pages(client.list_resource_templates, "resource_templates")
-            _same("resourceTemplates", "uriTemplate", listed, lock)
+            _same("resourceTemplates", "uriTemplate", listed, lock, legacy)
         if "prompts" in caps:
-            _same("prompts", "name", await testing.all_pages(client.list_prompts, "prompts"), lock)
+            _same(
+                "prompts",
+                "name",
+                await testing.all_pages(client.list_prompts, "prompts"),
+                lock,
+                legacy,
+            )
 
 
 def main(args: list[str]) -> None:
