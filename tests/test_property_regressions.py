@@ -340,3 +340,19 @@ def test_a_property_or_prompt_argument_named_kwargs_type_checks(tmp_path: Path) 
     assert harness.validate(folder) is None
     built = harness.build(folder)
     assert harness.mypy([built], tmp_path / "mypy", MYPY_CACHE) == {}
+
+
+@pytest.mark.parametrize("auth", [None, {"type": "bearer"}])
+def test_a_task_tool_is_listed_in_both_eras_as_its_lock_says(
+    tmp_path: Path, auth: dict[str, object] | None
+) -> None:
+    """The lock gave every server with a task tool ``tasks.list``; the server offers
+    tasks/list only with auth (anonymous callers are all one), so the probe refused it."""
+    tool = {"name": "export", "description": "Export.", "task": "optional"}
+    manifest: dict[str, object] = {"mcpgen": 1, "server": {"name": "jobs"}, "tools": [tool]}
+    if auth is not None:
+        manifest["auth"] = auth
+    built = harness.build(_case(tmp_path / "case", manifest))
+    lock = json.loads((built.out / "mcp-surface.json").read_text("utf-8"))
+    assert ("list" in lock["capabilities"]["tasks"]) is (auth is not None)
+    assert harness.probe([built]) == {}

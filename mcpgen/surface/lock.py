@@ -73,7 +73,9 @@ def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
     if caps.logging:
         result["logging"] = {}
     if any(tool.task for tool in manifest.advertised_tools):  # docs/tasks.md
-        result["tasks"] = {"cancel": {}, "list": {}, "requests": {"tools": {"call": {}}}}
+        result["tasks"] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+        if manifest.auth.type != "none":  # tasks/list: not for anonymous callers (all one)
+            result["tasks"]["list"] = {}
     return result
 
 
