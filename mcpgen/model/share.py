@@ -168,12 +168,6 @@ def _effective(
     return counts
 
 
-def tidy(schema: Json) -> Json:
+def tidy(schema: Json, key: str = "") -> Json:
     """``schema`` with the ``allOf`` members that inlining left merged (:func:`flatten`)."""
-
-    def visit(node: Json, key: str = "") -> Json:
-        if not isinstance(node, dict):
-            return node
-        return flatten(children(node, visit))
-
-    return visit(schema)
+    return flatten(children(schema, tidy)) if isinstance(schema, dict) else schema
