@@ -110,7 +110,7 @@ class _Checker:
         if kind == "string":
             return keys <= STRING_KEYWORDS and _string(node)
         if kind == "integer":
-            return keys <= INTEGER_KEYWORDS and all(_plain_int(node[k]) for k in keys - {"type"})
+            return keys <= INTEGER_KEYWORDS and all(type(node[k]) is int for k in keys - {"type"})
         if kind in ("number", "boolean"):
             return keys == {"type"}
         if kind == "array":
@@ -135,12 +135,8 @@ class _Checker:
         )
 
 
-def _plain_int(value: Json) -> bool:
-    return type(value) is int
-
-
 def _counts(node: dict[str, Json], *keys: str) -> bool:
-    return all(_plain_int(node[k]) and node[k] >= 0 for k in keys if k in node)
+    return all(type(node[k]) is int and node[k] >= 0 for k in keys if k in node)
 
 
 def _string(node: dict[str, Json]) -> bool:
