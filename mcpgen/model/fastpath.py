@@ -145,13 +145,10 @@ def _string(node: dict[str, Json]) -> bool:
     lengths = "minLength" in node or "maxLength" in node
     if "enum" in node:  # a Literal: length or format next to it would be dropped
         values = node["enum"]
-        return (
-            not lengths
-            and "format" not in node
-            and isinstance(values, list)
-            and bool(values)
-            and all(isinstance(v, str) for v in values)
+        strings = (
+            isinstance(values, list) and bool(values) and all(isinstance(v, str) for v in values)
         )
+        return strings and not lengths and "format" not in node
     if "format" in node:  # the field is not a plain str: constraints may not carry over
         return not lengths and node["format"] in STRING_FORMATS
     return True
