@@ -1,9 +1,7 @@
-"""Every Python name generated code derives from the manifest, assigned once.
-
-``assign(data)`` gives each well-formed tool, resource, prompt and completion of the (merged)
-raw document its names, by the rules of ``mcpgen.identifiers``. ``build_model`` copies them
-into the model and ``check.names`` looks for clashes among the same values, so what
-validates is what the templates print.
+"""Every Python name generated code derives from the manifest, assigned once (by the rules
+of ``mcpgen.identifiers``) to each well-formed entry of the merged raw document:
+``build_model`` copies them into the model and ``check.names`` looks for clashes among the
+same values, so what validates is what the templates print.
 
 A completion's identifier is made unique here: two templates that differ only in
 punctuation (``travel://activities/{city}``, ``travel:activities:{city}``) would give one

@@ -1,11 +1,9 @@
 """A string that a JSON Schema ``pattern`` accepts, for the generated tests' example
-arguments: the pattern parsed by Python's own regular expression parser, each piece
-replaced by the plainest text it matches (a literal, the first character of a class, the
-fewest repetitions), then checked with ``re.search`` as the server's validator does.
-
-Deterministic: the same pattern always gives the same string. ``None`` when the pattern
-uses what this cannot satisfy by construction (look-arounds that reject the plain text,
-conditionals) or when no candidate meets ``minLength``/``maxLength``.
+arguments: each piece of the pattern (parsed by Python's own parser) replaced by the
+plainest text it matches (a literal, the first character of a class, the fewest
+repetitions), then checked with ``re.search`` as the server's validator does. Deterministic;
+``None`` when the pattern uses what this cannot satisfy by construction (look-arounds that
+reject the plain text, conditionals) or no candidate meets ``minLength``/``maxLength``.
 """
 
 from __future__ import annotations
