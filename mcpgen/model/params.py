@@ -159,17 +159,15 @@ def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for name, body in defs.items() if isinstance(defs, dict) else ():
         cls = name if name in shared else names.own_def_class(owner, name)
-        if not names.kept_class_name(cls):
+        if not names.kept_class_name(cls) or not isinstance(body, dict):
             continue
-        ref = def_ref(name)
-        if not isinstance(body, dict) or {"$ref", "allOf", "anyOf", "oneOf"} & body.keys():
+        if {"$ref", "allOf", "anyOf", "oneOf"} & body.keys():
             continue  # a union or an alias of an alias: left as Any
-        if body.get("type") == "object" or "properties" in body:
-            found[ref] = f"models.{cls} | dict[str, Any]"
-        elif _literal_values(body) is not None or (
-            isinstance(kind := body.get("type"), str) and kind in _SIMPLE
-        ):
-            found[ref] = f"models.{cls}"  # an alias of a constrained scalar or a Literal
+        kind = body.get("type")
+        if kind == "object" or "properties" in body:
+            found[def_ref(name)] = f"models.{cls} | dict[str, Any]"
+        elif _literal_values(body) is not None or (isinstance(kind, str) and kind in _SIMPLE):
+            found[def_ref(name)] = f"models.{cls}"  # an alias of a constrained scalar or a Literal
     return found
 
 
