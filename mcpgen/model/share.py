@@ -168,6 +168,8 @@ def _effective(
     return counts
 
 
-def tidy(schema: Json, key: str = "") -> Json:
+def tidy(schema: Json) -> Json:
     """``schema`` with the ``allOf`` members that inlining left merged (:func:`flatten`)."""
-    return flatten(children(schema, tidy)) if isinstance(schema, dict) else schema
+    if not isinstance(schema, dict):
+        return schema
+    return flatten(children(schema, lambda sub, _: tidy(sub)))
