@@ -27,11 +27,8 @@ def words(name: str) -> list[str]:
 def snake(name: str) -> str:
     """A valid, non-reserved Python identifier in snake case (never empty)."""
     result = "_".join(words(name)) or "x"
-    if result[0].isdigit():
-        result = "n" + result
-    if result in RESERVED:
-        result += "_"
-    return result
+    result = "n" + result if result[0].isdigit() else result
+    return result + "_" if result in RESERVED else result
 
 
 def python_reading(name: str) -> str:
@@ -52,9 +49,7 @@ def env_base(name: str) -> str:
 def pascal(name: str) -> str:
     """A valid class name in PascalCase (never empty, never starting with a digit)."""
     result = "".join(w[:1].upper() + w[1:] for w in words(name)) or "X"
-    if result[0].isdigit():
-        result = "N" + result
-    return result
+    return "N" + result if result[0].isdigit() else result
 
 
 # What a generated models module imports, what a handler stub imports next to its model
@@ -81,9 +76,8 @@ def own_def_class(owner: str, name: str) -> str:
 
 
 def kept_class_name(name: str) -> bool:
-    """Whether a shared definition's name is a class name the model generator keeps as it
-    is: it capitalises (``foo`` -> ``Foo``), drops underscores (``Foo_bar`` -> ``FooBar``,
-    ``_x`` -> ``FieldX``) and renames keywords and what the module imports."""
+    """Whether the model generator keeps a shared definition's name as its class name (it
+    capitalises ``foo``, drops underscores, renames keywords and what the module imports)."""
     return bool(CLASS_NAME.match(name)) and name not in RESERVED_CLASS_NAMES
 
 
@@ -123,8 +117,7 @@ MOST_IDENT = 120
 
 
 def module_ident(ident: str) -> str:
-    """``ident`` cut to ``MOST_IDENT`` characters when longer, a digest of the whole at the
-    end keeping two long ones apart."""
+    """``ident`` cut to ``MOST_IDENT`` characters, a digest of the whole keeping two apart."""
     if len(ident) <= MOST_IDENT:
         return ident
     digest = hashlib.sha256(ident.encode("utf-8")).hexdigest()[:10]
@@ -161,18 +154,17 @@ def class_prefix(name: str) -> str:
     return prefix
 
 
+# The typed client's methods: a tool's (``read`` -> ``read_``: the base class has one), a
+# resource's (``read_`` + its identifier) and a prompt's (``prompt_`` + its identifier).
 def client_method(ident: str) -> str:
-    """The typed client's method for a tool (``read`` -> ``read_``: the base class has one)."""
     return ident + "_" if ident in CLIENT_NAMES or ident.startswith("_") else ident
 
 
 def resource_method(ident: str) -> str:
-    """The typed client's method that reads a resource (``read_`` + its identifier)."""
     return "read_" + ident
 
 
 def prompt_method(ident: str) -> str:
-    """The typed client's method that gets a prompt (``prompt_`` + its identifier)."""
     return "prompt_" + ident
 
 

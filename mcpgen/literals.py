@@ -26,11 +26,8 @@ def compact_json(value: Any) -> str:
 
 
 def string_literal(text: str) -> str:
-    """``repr`` with black's preferred quotes: double, unless the text has a double quote.
-
-    black would change the quotes anyway; emitting its choice makes its pass over
-    thousands of generated lines about a third cheaper (it rewrites every string it
-    re-quotes)."""
+    """``repr`` with black's preferred quotes (double, unless the text has one): black would
+    change them anyway, and its pass over generated code is a third cheaper without that."""
     literal = repr(text)
     if literal.startswith("'") and '"' not in text:
         return '"' + literal[1:-1].replace("\\'", "'") + '"'

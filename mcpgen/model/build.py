@@ -125,10 +125,8 @@ def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
     budget = int(upstream.get("contextBudget") or DEFAULT_CONTEXT_BUDGET)
     size = tools_list_bytes(manifest.tools)
     if size <= budget:
-        reason = (
-            f"mode auto chose tools: tools/list is {size} bytes, within the {budget}-byte budget"
-        )
-        return {**upstream, "mode": "tools", "modeReason": reason}
+        reason = f"tools/list is {size} bytes, within the {budget}-byte budget"
+        return {**upstream, "mode": "tools", "modeReason": f"mode auto chose tools: {reason}"}
     reason = (
         f"mode auto chose code: tools/list would be {size} bytes (about {size // 4} tokens), "
         f"over the {budget}-byte budget (openapi.contextBudget); set openapi.mode to change it"
@@ -173,12 +171,9 @@ def _resolve_root(schema: Any, shared: dict[str, Any]) -> Any:
 
 
 def _code_mode(raw: Any) -> dict[str, Any] | None:
-    """``openapi.codeMode`` as the runtime's code mode ``Limits``, only the ones given: its
-    field names are the manifest's in snake_case (``cpuSeconds`` -> ``cpu_seconds``; the
-    manifest schema allows no other key)."""
-    if not isinstance(raw, dict):
-        return None
-    return {names.snake(k): v for k, v in raw.items()}
+    """``openapi.codeMode`` as the runtime's code mode ``Limits``, only the ones given (its
+    field names are the manifest's in snake_case: ``cpuSeconds`` -> ``cpu_seconds``)."""
+    return {names.snake(k): v for k, v in raw.items()} if isinstance(raw, dict) else None
 
 
 def _tool(
@@ -190,22 +185,17 @@ def _tool(
 ) -> Tool:
     bundled = index.bundle(_resolve_root(raw.get("input", EMPTY_INPUT), index.shared))
     bundled_output = index.bundle(_resolve_root(raw.get("output"), index.shared))
+    annotations = raw.get("annotations") or None
     advertised = None
     if http is not None and advertise is not None:  # an imported operation
-        advertised = advertise(
-            raw.get("title"),
-            raw.get("description"),
-            bundled,
-            bundled_output,
-            raw.get("annotations") or None,
-            http.wrapped_output,
-        )
+        texts = raw.get("title"), raw.get("description")
+        advertised = advertise(*texts, bundled, bundled_output, annotations, http.wrapped_output)
     return read(
         Tool,
         raw,
         input_schema=bundled,
         output_schema=bundled_output,
-        annotations=raw.get("annotations") or None,
+        annotations=annotations,
         http=http,
         ident=named.ident,
         client_method=str(named.method),

@@ -65,23 +65,14 @@ FILLER = frozenset(
 NUMERIC_FORMATS = frozenset({"int32", "int64", "float", "double"})
 
 
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)} - FILLER
-
-
 def restates(text: str, name: str) -> bool:
     """The description only says the name again ("User Name" for ``UserName``)."""
-    said = _words(text)
-    return bool(said) and said <= _words(name)
+    said, named = ({w.lower() for w in _WORD.findall(t)} - FILLER for t in (text, name))
+    return bool(said) and said <= named
 
 
-# -- text --------------------------------------------------------------------------------
-
-
-def description(text: str | None, limit: int = DESCRIPTION_CHARS) -> str | None:
+def description(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     """A tool's description: whole when short, else its first paragraphs within ``limit``."""
-    if text is None:
-        return None
     text = TAG.sub("", LINK.sub(r"\1", text)).strip()
     if len(text) <= limit:
         return text
@@ -208,9 +199,6 @@ def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = Fa
     return relax(stripped, -1, wrapped=wrapped)
 
 
-# -- a tool's advertised definition ------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CompactOptions:
     """``openapi.compact`` of the manifest: ``false`` advertises the full schemas."""
@@ -241,18 +229,15 @@ def advertise(
     given = (text or "").strip()
     if title and not given.startswith(title.rstrip(".")):
         given = f"{title.rstrip('.')}. {given}" if given else title  # one text says both
-    shown = description(given, options.description) if given else None
     out: dict[str, Json] = {
         "title": None,
-        "description": shown or None,
+        "description": description(given, options.description) or None,
         "inputSchema": compact_input(input_schema, options.parameter_description),
         "annotations": tool_annotations(annotations),
     }
-    if output_schema is not None:
-        relaxed = (
-            compact_output(output_schema, options.output_schema, wrapped)
-            if options.output_schema > 0
-            else None
-        )
+    if output_schema is not None and options.output_schema > 0:
+        relaxed = compact_output(output_schema, options.output_schema, wrapped)
         out["outputSchema"] = None if relaxed in (None, {}, {"type": "object"}) else relaxed
+    elif output_schema is not None:
+        out["outputSchema"] = None
     return out

@@ -132,12 +132,10 @@ def invalid_example(schema: Json) -> Json | None:
         return None
     base = valid_example(schema)
     candidates: list[Json] = []
-    properties = schema.get("properties") or {}
-    required = schema.get("required") or []
     if isinstance(base, dict):
-        for name in required:
+        for name in schema.get("required") or []:
             candidates.append({k: v for k, v in base.items() if k != name})
-        for name, prop in properties.items():
+        for name, prop in (schema.get("properties") or {}).items():
             kind = prop.get("type") if isinstance(prop, dict) else None
             if kind in ("string", "array", "object", "boolean"):
                 candidates.append({**base, name: 12345})

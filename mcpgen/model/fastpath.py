@@ -1,25 +1,19 @@
 """Which tool inputs may skip jsonschema: strict model validation is exact for them.
 
-A generated server checks every call's arguments against the tool's JSON Schema
-(``jsonschema``, tens of microseconds) and then builds the handler's pydantic model. For
-the schemas this module accepts, pydantic *strict* validation of the generated model
-accepting the arguments implies the JSON Schema accepts them, so the server may try the
-strict model first and only fall back to jsonschema (which decides, and explains) when
-strict validation fails.
-
-One gap is closed at run time rather than here: datamodel-code-generator makes every
-optional property ``T | None = None``, so the model takes an explicit ``null`` the
-schema may refuse. The server therefore takes the fast path only for arguments that
-contain no ``null`` and no NaN or infinity anywhere (``runtime.tools._strictly``).
+For the schemas accepted here, pydantic *strict* validation of the generated model
+accepting the arguments implies the JSON Schema (``jsonschema``, tens of microseconds)
+accepts them: the server tries the strict model first and falls back to jsonschema (which
+decides, and explains) only when it fails. One gap is closed at run time: the model takes
+``T | None = None`` for every optional property, so only arguments with no ``null`` and no
+NaN or infinity anywhere take the fast path (``runtime.tools._strictly``).
 
 The whitelist (``_Checker``) is deliberately small; anything not clearly covered is refused.
-The reasons behind its less obvious rules: a property name must need no alias (see
-``plain_field_name``); a string ``format`` comes from a short list and stands alone (the
-types they map to take no number in strict mode, and those of a format the server checks
-take no str at all, a date or a UUID: a call giving one meets jsonschema's check; email,
-a plain ``str``, is not on the list); a number has no bounds or ``multipleOf`` (pydantic
-compares floats, JSON Schema exact values); a ``$ref`` is followed within the bundled
-schema, cycles refused.
+Its less obvious rules: a property name needs no alias (``plain_field_name``); a string
+``format`` comes from a short list and stands alone (the types they map to take no number
+in strict mode, and those of a format the server checks take no str at all, a date or a
+UUID: a call giving one meets jsonschema's check; email, a plain ``str``, is not on the
+list); a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON Schema
+exact values); a ``$ref`` is followed within the bundled schema, cycles refused.
 """
 
 from __future__ import annotations
@@ -46,11 +40,8 @@ ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
 # server checks: ``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str),
 # password (SecretStr), decimal (Decimal), duration (timedelta) and anything unknown.
 STRING_FORMATS = frozenset(
-    {
-        "uri", "uri-reference", "iri", "hostname",
-        "date-time", "date", "time", "uuid", "ipv4", "ipv6",
-    }
-)  # fmt: skip
+    {"uri", "uri-reference", "iri", "hostname", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
+)
 _IDENTIFIER = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 # Fixed lists (not the running Python's or pydantic's) so a build is the same everywhere.
 _RESERVED_NAMES = frozenset(
@@ -119,7 +110,7 @@ class _Checker:
         if kind == "string":
             return keys <= STRING_KEYWORDS and _string(node)
         if kind == "integer":
-            return keys <= INTEGER_KEYWORDS and all(_plain_int(node[k]) for k in keys - {"type"})
+            return keys <= INTEGER_KEYWORDS and all(type(node[k]) is int for k in keys - {"type"})
         if kind in ("number", "boolean"):
             return keys == {"type"}
         if kind == "array":
@@ -144,12 +135,8 @@ class _Checker:
         )
 
 
-def _plain_int(value: Json) -> bool:
-    return type(value) is int
-
-
 def _counts(node: dict[str, Json], *keys: str) -> bool:
-    return all(_plain_int(node[k]) and node[k] >= 0 for k in keys if k in node)
+    return all(type(node[k]) is int and node[k] >= 0 for k in keys if k in node)
 
 
 def _string(node: dict[str, Json]) -> bool:
@@ -158,13 +145,10 @@ def _string(node: dict[str, Json]) -> bool:
     lengths = "minLength" in node or "maxLength" in node
     if "enum" in node:  # a Literal: length or format next to it would be dropped
         values = node["enum"]
-        return (
-            not lengths
-            and "format" not in node
-            and isinstance(values, list)
-            and bool(values)
-            and all(isinstance(v, str) for v in values)
+        strings = (
+            isinstance(values, list) and bool(values) and all(isinstance(v, str) for v in values)
         )
+        return strings and not lengths and "format" not in node
     if "format" in node:  # the field is not a plain str: constraints may not carry over
         return not lengths and node["format"] in STRING_FORMATS
     return True

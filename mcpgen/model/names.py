@@ -1,9 +1,7 @@
-"""Every Python name generated code derives from the manifest, assigned once.
-
-``assign(data)`` gives each well-formed tool, resource, prompt and completion of the (merged)
-raw document its names, by the rules of ``mcpgen.identifiers``. ``build_model`` copies them
-into the model and ``check.names`` looks for clashes among the same values, so what
-validates is what the templates print.
+"""Every Python name generated code derives from the manifest, assigned once (by the rules
+of ``mcpgen.identifiers``) to each well-formed entry of the merged raw document:
+``build_model`` copies them into the model and ``check.names`` looks for clashes among the
+same values, so what validates is what the templates print.
 
 A completion's identifier is made unique here: two templates that differ only in
 punctuation (``travel://activities/{city}``, ``travel:activities:{city}``) would give one
@@ -13,6 +11,7 @@ name, so the later one gets ``_2`` (the next number no other completion uses).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import count
 from typing import Any
 
 from mcpgen import identifiers as ids
@@ -123,7 +122,7 @@ def own_defs(schema: Any) -> list[tuple[str, str]]:
 
 def _completions(data: dict[str, Any], resources: list[dict[str, Any]]) -> dict[int, Assigned]:
     items = data.get("completions")
-    found: dict[int, tuple[str, str, str]] = {}
+    found: dict[int, tuple[str, str]] = {}
     for index, raw in enumerate(items if isinstance(items, list) else []):
         if not isinstance(raw, dict):
             continue
@@ -132,21 +131,17 @@ def _completions(data: dict[str, Any], resources: list[dict[str, Any]]) -> dict[
         if not isinstance(ref, str) or not isinstance(raw.get("argument"), str):
             continue
         if target == "resource":  # a template may be named by its name or its URI template
-            for resource in resources:
-                template = resource.get("uriTemplate")
-                if isinstance(template, str) and ref in (resource["name"], template):
-                    ref = template
-                    break
-        found[index] = (target, ref, ids.completion_ident(target, ref, raw["argument"]))
-    taken = {ident for _, _, ident in found.values()}
+            named = (
+                r.get("uriTemplate") for r in resources if ref in (r["name"], r.get("uriTemplate"))
+            )
+            ref = next((template for template in named if isinstance(template, str)), ref)
+        found[index] = (ref, ids.completion_ident(target, ref, raw["argument"]))
+    taken = {ident for _, ident in found.values()}
     used: set[str] = set()
     assigned: dict[int, Assigned] = {}
-    for index, (_target, ref, ident) in found.items():
+    for index, (ref, ident) in found.items():
         if ident in used:
-            number = 2
-            while f"{ident}_{number}" in taken:
-                number += 1
-            ident = f"{ident}_{number}"
+            ident = next(f"{ident}_{n}" for n in count(2) if f"{ident}_{n}" not in taken)
             taken.add(ident)
         used.add(ident)
         assigned[index] = Assigned(("completions", index), ident, ref=ref)

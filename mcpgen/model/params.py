@@ -129,29 +129,25 @@ def _top_level_union(annotation: str) -> list[ast.expr]:
     return [node, *members]
 
 
+# The schema types whose annotation takes a default of each Python type (bool before int).
+_DEFAULT_TYPES = {bool: {"boolean"}, int: {"integer", "number"}, float: {"number"}, str: {"string"}}
+
+
 def _default(schema: Json) -> str | None:
     """A property's scalar ``default`` as a Python literal, if its annotation takes it."""
     if not isinstance(schema, dict) or "default" not in schema or "$ref" in schema:
         return None
     value = schema["default"]
-    if not isinstance(value, str | int | float) or (
-        isinstance(value, float) and not math.isfinite(value)
-    ):
+    types = next((t for cls, t in _DEFAULT_TYPES.items() if isinstance(value, cls)), None)
+    if types is None or (isinstance(value, float) and not math.isfinite(value)):
         return None  # None, and mutable values, stay defaults of the server alone
     literal = _literal_values(schema)
     if literal is not None:
         fits = any(value == v and type(value) is type(v) for v in literal)
-        return py(value) if fits else None
-    kind = schema.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    if isinstance(value, bool):
-        fits = "boolean" in kinds
-    elif isinstance(value, int):
-        fits = "integer" in kinds or "number" in kinds
-    elif isinstance(value, float):
-        fits = "number" in kinds
-    else:
-        fits = "string" in kinds and "format" not in schema  # a date is not its text
+    else:  # a string with a format (a date) is not its text
+        kind = schema.get("type")
+        fits = bool(types & set(kind if isinstance(kind, list) else [kind]))
+        fits = fits and not (isinstance(value, str) and "format" in schema)
     return py(value) if fits else None
 
 
@@ -163,17 +159,15 @@ def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for name, body in defs.items() if isinstance(defs, dict) else ():
         cls = name if name in shared else names.own_def_class(owner, name)
-        if not names.kept_class_name(cls):
+        if not names.kept_class_name(cls) or not isinstance(body, dict):
             continue
-        ref = def_ref(name)
-        if not isinstance(body, dict) or {"$ref", "allOf", "anyOf", "oneOf"} & body.keys():
+        if {"$ref", "allOf", "anyOf", "oneOf"} & body.keys():
             continue  # a union or an alias of an alias: left as Any
-        if body.get("type") == "object" or "properties" in body:
-            found[ref] = f"models.{cls} | dict[str, Any]"
-        elif _literal_values(body) is not None or (
-            isinstance(kind := body.get("type"), str) and kind in _SIMPLE
-        ):
-            found[ref] = f"models.{cls}"  # an alias of a constrained scalar or a Literal
+        kind = body.get("type")
+        if kind == "object" or "properties" in body:
+            found[def_ref(name)] = f"models.{cls} | dict[str, Any]"
+        elif _literal_values(body) is not None or (isinstance(kind, str) and kind in _SIMPLE):
+            found[def_ref(name)] = f"models.{cls}"  # an alias of a constrained scalar or a Literal
     return found
 
 

@@ -1,33 +1,20 @@
 """A string that a JSON Schema ``pattern`` accepts, for the generated tests' example
-arguments: the pattern parsed by Python's own regular expression parser, each piece
-replaced by the plainest text it matches (a literal, the first character of a class, the
-fewest repetitions), then checked with ``re.search`` as the server's validator does.
-
-Deterministic: the same pattern always gives the same string. ``None`` when the pattern
-uses what this cannot satisfy by construction (look-arounds that reject the plain text,
-conditionals) or when no candidate meets ``minLength``/``maxLength``.
+arguments: each piece of the pattern (parsed by Python's own parser) replaced by the
+plainest text it matches (a literal, the first character of a class, the fewest
+repetitions), then checked with ``re.search`` as the server's validator does. Deterministic;
+``None`` when the pattern uses what this cannot satisfy by construction (look-arounds that
+reject the plain text, conditionals) or no candidate meets ``minLength``/``maxLength``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from re import _parser  # type: ignore[attr-defined]  # the stdlib's regex parser
+from re import _compiler, _parser  # type: ignore[attr-defined]  # the stdlib's regex engine
 from typing import Any
 
 Node = Any
 # characters tried, in order, for a class or "anything but" (printable, unremarkable)
 CANDIDATES = "a0A_ -.x1bZ9:/@,"
-CATEGORIES: dict[str, Callable[[str], bool]] = {
-    "CATEGORY_DIGIT": str.isdigit,
-    "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
-    "CATEGORY_SPACE": str.isspace,
-    "CATEGORY_NOT_SPACE": lambda c: not c.isspace(),
-    "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
-    "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_"),
-    "CATEGORY_LINEBREAK": lambda c: c == "\n",
-    "CATEGORY_NOT_LINEBREAK": lambda c: c != "\n",
-}
 GROWTH = (0, 1, 2, 3, 5, 8, 16, 32, 64)
 # no longer candidate: a pattern with nested repetition (``(a+)+``) could backtrack for
 # ages on a long text it rejects, and the build would wait
@@ -36,27 +23,6 @@ LONGEST = 256
 
 class _Unsupported(Exception):
     pass
-
-
-def _in_class(char: str, items: list[tuple[Node, Node]]) -> bool:
-    negate = False
-    found = False
-    for op, arg in items:
-        name = str(op)
-        if name == "NEGATE":
-            negate = True
-        elif name == "LITERAL":
-            found = found or char == chr(arg)
-        elif name == "RANGE":
-            found = found or arg[0] <= ord(char) <= arg[1]
-        elif name == "CATEGORY":
-            test = CATEGORIES.get(str(arg).replace("_UNI_", "_").replace("_LOC_", "_"))
-            if test is None:
-                raise _Unsupported(str(arg))
-            found = found or test(char)
-        else:
-            raise _Unsupported(name)
-    return found != negate
 
 
 def _class_char(items: list[tuple[Node, Node]]) -> str:
@@ -69,8 +35,10 @@ def _class_char(items: list[tuple[Node, Node]]) -> str:
                 if arg[0] <= ord(char) <= arg[1]:
                     return char
             return chr(arg[0])
+    # the stdlib's regex compiler decides membership (categories, negation, ranges)
+    member = _compiler.compile(_parser.SubPattern(_parser.State(), [(_parser.IN, items)]))
     for char in CANDIDATES + "".join(map(chr, range(33, 127))):
-        if _in_class(char, items):
+        if member.fullmatch(char):
             return char
     raise _Unsupported("an empty class")
 

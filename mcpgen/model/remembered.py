@@ -2,15 +2,12 @@
 
 Compacting an imported operation's schemas (``compact.advertise``) is most of the model
 stage for a big API (about a second for GitHub's 1,223 operations). Each result is kept
-under a key made of everything it is made from: the operation's texts, its bundled schemas,
-the ``openapi.compact`` options and the source of the compacting code (so an edited mcpgen
-never reads an older result).
-
-A server's results are kept in one "pack" (a file per tool would cost a second to create
-for a big API on a slow file system), read and written once per build around the model
-stage (``pipeline.load_document``). It holds the last build's results and up to as many
-older ones (``mcpgen diff`` builds two versions of a spec). A missing or unreadable pack
-only costs time.
+under a key made of all it is made from: the operation's texts, its bundled schemas, the
+``openapi.compact`` options and the compacting code's source (an edited mcpgen never reads
+an older result). A server's results are kept in one "pack" (a file per tool would cost a
+second to create on a slow file system), read and written once per build
+(``pipeline.load_document``): the last build's results and up to as many older ones
+(``mcpgen diff`` builds two versions of a spec). A missing or unreadable pack only costs time.
 """
 
 from __future__ import annotations
@@ -57,8 +54,7 @@ def save_pack(pack: Pack) -> None:
 
 
 class Advertised:
-    """``compact.advertise`` with one build's options, through the results in ``pack``
-    (None: computed every time)."""
+    """``compact.advertise`` with one build's options, through ``pack`` (None: computed)."""
 
     def __init__(self, options: compact.CompactOptions, pack: Pack | None) -> None:
         self.options = options
@@ -87,8 +83,8 @@ class Advertised:
         pack = self.pack
         if pack is None:
             return make()
-        parts = [self.salt, title, text, self._part(input_schema)]
-        key = _hash(compact_json([*parts, self._part(output_schema), annotations, wrapped]))
+        parts = self._part(input_schema), self._part(output_schema)
+        key = _hash(compact_json([self.salt, title, text, *parts, annotations, wrapped]))
         found = pack.used.get(key, pack.kept.get(key))
         if not isinstance(found, dict):
             found = make()

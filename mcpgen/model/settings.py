@@ -148,21 +148,16 @@ def auth_header(raw: dict[str, Any]) -> str:
     return "X-API-Key" if raw.get("type") == "apiKey" else "Authorization"
 
 
-def k8s_name(distribution: str) -> str:
-    """A Kubernetes object name (RFC 1123 label) from the distribution name."""
-    name = re.sub(r"[^a-z0-9-]+", "-", distribution.lower()).strip("-")
-    return (name or "mcp-server")[:50].rstrip("-")
-
-
 def deploy_settings(raw: dict[str, Any], distribution: str, version: str) -> Deploy:
     """The model of ``deploy:``: both kinds of files unless one is turned off, 3 replicas,
-    an autoscaler up to three times that."""
+    an autoscaler up to three times that; objects named by the distribution (RFC 1123)."""
     replicas = int(raw.get("replicas", 3))
+    name = re.sub(r"[^a-z0-9-]+", "-", distribution.lower()).strip("-")
     return read(
         Deploy,
         raw,
         max_replicas=max(replicas, int(raw.get("maxReplicas", 3 * replicas))),
         image=str(raw.get("image") or f"{distribution}:{version}"),
         redis="external" if raw.get("redis") == "external" else "bundled",
-        name=k8s_name(distribution),
+        name=(name or "mcp-server")[:50].rstrip("-"),
     )

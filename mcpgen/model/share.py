@@ -170,10 +170,6 @@ def _effective(
 
 def tidy(schema: Json) -> Json:
     """``schema`` with the ``allOf`` members that inlining left merged (:func:`flatten`)."""
-
-    def visit(node: Json, key: str = "") -> Json:
-        if not isinstance(node, dict):
-            return node
-        return flatten(children(node, visit))
-
-    return visit(schema)
+    if not isinstance(schema, dict):
+        return schema
+    return flatten(children(schema, lambda sub, _: tidy(sub)))

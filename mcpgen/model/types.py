@@ -1,16 +1,13 @@
-"""The intermediate model: what every later stage (render, write) sees.
-
-Built once from a validated manifest by ``model.build``. Immutable and normalized: defaults
-are filled in, Python names are derived once, JSON Schemas are self-contained. Templates
-never see the raw manifest.
-"""
+"""The intermediate model every later stage (render, write) sees, built once by
+``model.build``: immutable, defaults filled in, Python names derived, JSON Schemas
+self-contained. Templates never see the raw manifest."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -139,8 +136,7 @@ class Tool:
     task: str | None = None
 
     @property
-    def mode_tool(self) -> bool:
-        """One of the search or code mode's own tools (not in ``_spec.json``)."""
+    def mode_tool(self) -> bool:  # one of the search or code mode's own tools
         return self.mode is not None
 
     @cached_property
@@ -156,11 +152,10 @@ class Tool:
 
     @cached_property
     def definition(self) -> dict[str, Json]:
-        """The tool as tools/list advertises it (MCP wire names): compact for an imported
-        operation (``advertised``), else as written."""
-        if not self.advertised:
-            return self.full_definition
+        """The tool as tools/list advertises it: compact for an imported operation."""
         full = self.full_definition
+        if not self.advertised:
+            return full
         keys = dict.fromkeys(("name", "title", "description", "inputSchema", "outputSchema", *full))
         shown = {key: self.advertised.get(key, full.get(key)) for key in keys}
         return {key: value for key, value in shown.items() if value is not None}
@@ -169,13 +164,9 @@ class Tool:
     def full_parts(self) -> dict[str, Json]:
         """The parts of ``full_definition`` the advertised definition shows otherwise (the
         server validates with these schemas, and searches these texts)."""
-        shown = self.definition
-        return {
-            key: value
-            for key, value in self.full_definition.items()
-            if key in ("title", "description", "inputSchema", "outputSchema")
-            and shown.get(key) != value
-        }
+        parts = ("title", "description", "inputSchema", "outputSchema")
+        full = self.full_definition
+        return {k: full[k] for k in parts if k in full and self.definition.get(k) != full[k]}
 
     @cached_property
     def wire_json(self) -> str:
@@ -215,7 +206,6 @@ class Manifest:
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
     ci: Ci = field(default_factory=Ci)
     observability: Observability = field(default_factory=Observability)
-    # Where the schema behind each model class was written: for located build errors.
     origins: Origins = field(default_factory=Origins, compare=False)
 
     @property
@@ -257,8 +247,7 @@ class Manifest:
 
     @property
     def extras(self) -> dict[str, list[str]]:
-        """Optional dependencies besides ``test``: ``otel`` for OpenTelemetry traces and
-        metrics (the runtime imports them only when telemetry is on)."""
+        """Optional dependencies besides ``test``."""
         return {"otel": list(OTEL_DEPENDENCIES)}
 
     @property
@@ -297,22 +286,15 @@ class Manifest:
 
     @cached_property
     def client_typing(self) -> list[str]:
-        """The ``typing`` names the typed client's annotations use (the client's template
-        asks twice)."""
-        used = {
-            w
-            for t in self.tools
-            for p in self.client_params(t)
-            for w in re.findall(r"\b(Any|Literal)\b", p.annotation)
-        }
-        return sorted(used)
+        """The ``typing`` names the typed client's annotations use."""
+        annotations = " ".join(p.annotation for ps in self._client_params.values() for p in ps)
+        return sorted(set(re.findall(r"\b(Any|Literal)\b", annotations)))
 
     @property
     def client_models(self) -> bool:
         """Whether the typed client names the ``models`` module (outputs, ``$ref`` inputs)."""
-        return any(
-            t.output_model or any("models." in p.annotation for p in self.client_params(t))
-            for t in self.tools
+        return any(t.output_model for t in self.tools) or any(
+            "models." in p.annotation for ps in self._client_params.values() for p in ps
         )
 
     @property
@@ -338,8 +320,6 @@ class Manifest:
 
     def to_data(self) -> dict[str, Json]:
         """A JSON-ready view of the model (``mcpgen inspect --json``)."""
-        from dataclasses import asdict, replace
-
         data = asdict(replace(self, origins=Origins()))  # the source document is not copied
         data.pop("origins")
         return data
