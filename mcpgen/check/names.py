@@ -32,7 +32,7 @@ def check_python_names(checker: Checker) -> None:
     for section in (assigned.tools, assigned.resources, assigned.prompts):
         idents: set[str] = set()
         for found in section.values():
-            if found.ident not in idents:  # two with one Python name: see unique_idents
+            if found.ident not in idents:  # two with one Python name: see unique_names
                 idents.add(found.ident)
                 claim(methods, str(found.method), (*found.path, "name"), method)
     for index in assigned.resources:
@@ -61,7 +61,7 @@ def check_python_names(checker: Checker) -> None:
 
 def check_classes(checker: Checker, assigned: Names) -> None:
     """Every model class generated for a tool or prompt against the shared definitions' and
-    each other's (two tools with one Python name are reported once, by ``unique_idents``)."""
+    each other's (two tools with one Python name are reported once, by ``unique_names``)."""
     classes: dict[str, tuple[JsonPath, str | None]] = {
         name: (("$defs", name), None) for name in checker.named.get("$defs", {})
     }

@@ -20,10 +20,7 @@ _JINJA = jinja2.Environment(autoescape=False)
 
 def check_prompts(checker: Checker) -> dict[str, set[str]]:
     prompts = checker.data.get("prompts", [])
-    checker.unique(checker.named["prompts"], "name", ("prompts",), "prompt name")
-    checker.unique_idents(
-        checker.named["prompts"], ("prompts",), "prompt", checker.assigned.prompts
-    )
+    checker.unique_names("prompts", "prompt", checker.assigned.prompts)
     fixed = [r for _, r in entries(checker.data.get("resources", [])) if "uri" in r]
     fixed_uris = {r["uri"] for r in fixed}
     scoped = {r["uri"]: set(r.get("scopes") or ()) for r in fixed}

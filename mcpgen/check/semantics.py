@@ -8,7 +8,6 @@ every other entry is checked, so one run reports every problem.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import re
 import sys
@@ -53,15 +52,14 @@ class Checker:
         self.assigned = assign(self.named)  # the Python names the model will have
         self.problems = Problems()
 
-    def error(self, path: JsonPath, message: str, key: bool = False) -> None:
-        self.problems.add(
-            Problem(Level.ERROR, self.doc.locate(path, key), self.doc.field(path), message)
-        )
+    def error(
+        self, path: JsonPath, message: str, key: bool = False, level: Level = Level.ERROR
+    ) -> None:
+        located = self.doc.locate(path, key)
+        self.problems.add(Problem(level, located, self.doc.field(path), message))
 
     def warn(self, path: JsonPath, message: str) -> None:
-        self.problems.add(
-            Problem(Level.WARNING, self.doc.locate(path), self.doc.field(path), message)
-        )
+        self.error(path, message, level=Level.WARNING)
 
     def run(self) -> Problems:
         self.check_server()
@@ -141,16 +139,12 @@ class Checker:
             (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if self.target(r, own_root) is None}
         for path, ref in schemas.refs(schema) if bad else ():
-            if ref not in bad:
-                continue
-            if not ref.startswith("#"):
+            if ref in bad and not ref.startswith("#"):
                 self.error((*where, *path), f"only local references are supported, not {ref!r}")
-                continue
-            choices = [schemas.DEFS_PREFIX + n for n in self.data.get("$defs", {})]
-            self.error(
-                (*where, *path),
-                f"reference {ref!r} does not resolve" + did_you_mean(ref, choices),
-            )
+            elif ref in bad:
+                choices = [schemas.DEFS_PREFIX + n for n in self.data["$defs"]]
+                message = f"reference {ref!r} does not resolve" + did_you_mean(ref, choices)
+                self.error((*where, *path), message)
 
     def ref_cycles(self, where: JsonPath, schema: Any, own_root: Any) -> None:
         def resolve(ref: str) -> Any:
@@ -176,8 +170,7 @@ class Checker:
     # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:
         tools = self.data.get("tools", [])
-        self.unique(self.named["tools"], "name", ("tools",), "tool name")
-        self.unique_idents(self.named["tools"], ("tools",), "tool", self.assigned.tools)
+        self.unique_names("tools", "tool", self.assigned.tools)
         for index, tool in entries(tools):
             where: JsonPath = ("tools", index)
             name = tool["name"]
@@ -207,10 +200,7 @@ class Checker:
     # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
         resources = self.data.get("resources", [])
-        self.unique(self.named["resources"], "name", ("resources",), "resource name")
-        self.unique_idents(
-            self.named["resources"], ("resources",), "resource", self.assigned.resources
-        )
+        self.unique_names("resources", "resource", self.assigned.resources)
         self.unique(resources, "uri", ("resources",), "resource URI")
         self.unique(resources, "uriTemplate", ("resources",), "URI template")
         templates: dict[str, list[str]] = {}
@@ -248,7 +238,7 @@ class Checker:
     def check_base64(self, where: JsonPath, value: str) -> None:
         try:
             base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
+        except ValueError:  # binascii.Error is one
             self.error(where, "not valid base64")
 
     def check_file(self, where: JsonPath, relative: str) -> None:
@@ -313,27 +303,22 @@ class Checker:
             return ""  # written in the manifest, or renamed there (the problem is at the rename)
         return f" (the imported one with openapi.overrides.{item.get('name')}.name)"
 
-    def unique_idents(
-        self,
-        items: Iterable[dict[str, Any]],
-        where: JsonPath,
-        what: str,
-        assigned: dict[int, Assigned],
-    ) -> None:
-        first: dict[str, tuple[int, str]] = {}
-        for index, item in self.renamed_last(where, items):
+    def unique_names(self, section: str, what: str, assigned: dict[int, Assigned]) -> None:
+        """The entries' names are unique, and so are the Python names they become."""
+        self.unique(self.named[section], "name", (section,), f"{what} name")
+        first: dict[str, str] = {}
+        for index, item in self.renamed_last((section,), self.named[section]):
             name = item.get("name")
             if index not in assigned or not isinstance(name, str):
                 continue
             ident = assigned[index].ident
-            if ident in first and first[ident][1] != name:
-                other = first[ident][1]
+            other = first.setdefault(ident, name)
+            if other != name:
                 self.error(
-                    (*where, index, "name"),
+                    (section, index, "name"),
                     f"{what} {name!r} and {other!r} both become the Python name {ident!r}; "
-                    "rename one" + self.rename_hint((*where, index), item),
+                    "rename one" + self.rename_hint((section, index), item),
                 )
-            first.setdefault(ident, (index, name))
 
 
 def static_file_problem(base_dir: Path, relative: str) -> str | None:
