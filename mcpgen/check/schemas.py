@@ -309,14 +309,9 @@ def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[Jso
             if isinstance(node.get(key), int) and node[key] > MOST_COUNT:
                 message = f"{key} {node[key]} is larger than a validator can hold ({MOST_COUNT})"
                 yield (*located(trail), key), message
-        members = node.get("enum")
-        values: list[tuple[JsonPath, Json]] = (
-            [(("const",), node["const"])] if "const" in node else []
-        )
-        values += (
-            [(("enum", i), v) for i, v in enumerate(members)] if isinstance(members, list) else []
-        )
-        for suffix, value in values:
+        members = node["enum"] if isinstance(node.get("enum"), list) else []
+        values = [(("enum", i), v) for i, v in enumerate(members)]
+        for suffix, value in [(("const",), node.get("const")), *values]:
             if isinstance(value, int) and abs(value) > MOST_COUNT:
                 message = f"{short(value)} is beyond what a typed Literal can hold (±{MOST_COUNT})"
                 yield (*located(trail), *suffix), message
