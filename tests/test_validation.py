@@ -524,10 +524,11 @@ def test_the_checks_locate_what_they_report(schema: Any) -> None:
             node = node[part]
         return node
 
+    nodes = list(schemas.schema_nodes(schema))
     for lenient in (False, True):
-        for path, _, _ in schemas.keyword_problems(schema, lenient):
+        for path, _, _ in schemas.keyword_problems(nodes, lenient):
             at(path)
-    for path, message in schemas.bad_patterns(schema):
+    for path, message in schemas.bad_patterns(nodes):
         key = path[-1] if path[-2:-1] == ("patternProperties",) else at(path)
         assert repr(key) in message
     for path, ref in schemas.refs(schema):

@@ -23,12 +23,11 @@ SECTION: JsonPath = ("openapi", "credentials")
 AUTH_TYPES = ("apiKey", "bearer", "oauth")
 
 
-def check_credentials(checker: Checker, broken: set[JsonPath]) -> None:
+def check_credentials(checker: Checker) -> None:
     """Every entry of ``openapi.credentials`` (malformed ones were reported by the
-    structural check and are left out: ``broken`` holds their paths)."""
-    data = checker.doc.data if isinstance(checker.doc.data, dict) else {}
-    options = data.get("openapi")
-    if not isinstance(options, dict) or SECTION in broken:
+    structural check and are left out: ``checker.broken`` holds their paths)."""
+    options = checker.data.get("openapi")
+    if not isinstance(options, dict) or SECTION in checker.broken:
         return
     config = options.get("credentials")
     imported = checker.doc.imported
@@ -43,7 +42,7 @@ def check_credentials(checker: Checker, broken: set[JsonPath]) -> None:
     forbidden = forbidden_headers(auth_header(auth) if kind in AUTH_TYPES else None)
     for name, entry in config.items():
         where: JsonPath = (*SECTION, name)
-        if where in broken:
+        if where in checker.broken:
             continue
         if name not in schemes:
             known = ", ".join(sorted(schemes)) or "none"

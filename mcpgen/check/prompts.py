@@ -21,9 +21,8 @@ _JINJA = jinja2.Environment(autoescape=False)
 def check_prompts(checker: Checker) -> dict[str, set[str]]:
     prompts = checker.data.get("prompts", [])
     checker.unique_names("prompts", "prompt", checker.assigned.prompts)
-    fixed = [r for _, r in entries(checker.data.get("resources", [])) if "uri" in r]
-    fixed_uris = {r["uri"] for r in fixed}
-    scoped = {r["uri"]: set(r.get("scopes") or ()) for r in fixed}
+    fixed = [r for _, r in entries(checker.data["resources"]) if "uri" in r]
+    scoped = {r["uri"]: set(r.get("scopes") or ()) for r in fixed}  # every fixed URI
     declared: dict[str, set[str]] = {}
     for index, prompt in entries(prompts):
         where: JsonPath = ("prompts", index)
@@ -48,7 +47,7 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
                 inline = [k for k in ("text", "blob") if k in resource]
                 if len(inline) > 1:
                     checker.error((*at, "blob"), "give 'text' or 'blob', not both")
-                if not inline and uri not in fixed_uris:
+                if not inline and uri not in scoped:
                     checker.error(
                         (*at, "uri"),
                         f"{uri!r} is not a declared fixed resource; declare it "

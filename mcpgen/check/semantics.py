@@ -69,7 +69,7 @@ class Checker:
         prompts = check_prompts(self)
         check_completions(self, prompts, templates)
         check_auth(self)
-        check_credentials(self, self.broken)
+        check_credentials(self)
         check_python_names(self)
         return self.problems
 
@@ -121,7 +121,7 @@ class Checker:
         for path, message in violations:
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
         nodes = list(schemas.schema_nodes(schema))  # one walk for both checks of its nodes
-        for path, message in schemas.bad_patterns(schema, nodes):
+        for path, message in schemas.bad_patterns(nodes):
             self.error((*where, *path), message)
         for node, trail in nodes:  # names the models spell as Python identifiers
             for key in ("properties", "$defs", "definitions"):
@@ -135,7 +135,7 @@ class Checker:
             root = schemas.RefIndex(shared).bundle(own_root) if own_root else {"$defs": shared}
             for path, message in schemas.bad_defaults(schema, root):
                 self.error((*where, *path), message)
-        for path, message, fatal in schemas.keyword_problems(schema, imported, nodes):
+        for path, message, fatal in schemas.keyword_problems(nodes, imported):
             (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if self.target(r, own_root) is None}
         for path, ref in schemas.refs(schema) if bad else ():
