@@ -22,9 +22,9 @@ OAUTH = ("issuer", "audience", "jwksUrl", "jwksFile", "introspectionUrl", "algor
 
 def check_auth(checker: Checker) -> None:
     check_transports(checker)
-    auth = checker.data.get("auth", {})
+    auth, transports = checker.data["auth"], checker.data["transports"]
     kind = auth.get("type", "none")
-    http = checker.data.get("transports", {}).get("http", {})
+    http = transports.get("http", {})
     host = http.get("host", "127.0.0.1")
     if kind == "none" and host not in LOCAL_HOSTS:
         checker.warn(
@@ -37,8 +37,7 @@ def check_auth(checker: Checker) -> None:
             f"HTTP bound to {host!r} without transports.http.allowedHosts: Host header "
             "checks (DNS-rebinding protection) stay off until allowed hosts are set",
         )
-    offer = checker.data.get("transports", {}).get("offer", OFFERED_TRANSPORTS)
-    if kind != "none" and offer == ["stdio"]:
+    if kind != "none" and transports.get("offer", OFFERED_TRANSPORTS) == ["stdio"]:
         checker.warn(
             ("auth", "type") if "type" in auth else ("auth",),
             "auth is checked on network transports only, and this server offers only stdio "
@@ -76,14 +75,13 @@ def check_auth(checker: Checker) -> None:
                 ("auth", "hideUnauthorizedTools"),
                 "only oauth tokens carry scopes: with other auth types every tool is listed",
             )
-        for index, tool in entries(checker.data.get("tools", [])):
-            if tool.get("scopes"):
-                checker.warn(
-                    ("tools", index, "scopes"),
-                    "scopes are enforced only with auth type oauth"
-                    + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
-                )
-                break
+        scoped = [i for i, tool in entries(checker.data["tools"]) if tool.get("scopes")]
+        if scoped:
+            checker.warn(
+                ("tools", scoped[0], "scopes"),
+                "scopes are enforced only with auth type oauth"
+                + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
+            )
     if auth.get("hideUnauthorizedTools") and (
         checker.data.get("observability", {}).get("metrics") == "public"
     ):
@@ -102,7 +100,7 @@ def check_auth(checker: Checker) -> None:
 
 def check_transports(checker: Checker) -> None:
     """The default transport is one the server offers (the package carries only those)."""
-    transports = checker.data.get("transports", {})
+    transports = checker.data["transports"]
     offer = transports.get("offer", OFFERED_TRANSPORTS)
     default = transports.get("default", "stdio")
     known = set(TRANSPORTS)  # anything else is the structural check's to report

@@ -19,12 +19,11 @@ _JINJA = jinja2.Environment(autoescape=False)
 
 
 def check_prompts(checker: Checker) -> dict[str, set[str]]:
-    prompts = checker.data.get("prompts", [])
     checker.unique_names("prompts", "prompt", checker.assigned.prompts)
     fixed = [r for _, r in entries(checker.data["resources"]) if "uri" in r]
     scoped = {r["uri"]: set(r.get("scopes") or ()) for r in fixed}  # every fixed URI
     declared: dict[str, set[str]] = {}
-    for index, prompt in entries(prompts):
+    for index, prompt in entries(checker.data["prompts"]):
         where: JsonPath = ("prompts", index)
         arguments = prompt.get("arguments", [])
         checker.unique(arguments, "name", (*where, "arguments"), "argument name")
@@ -117,9 +116,8 @@ TARGETS = {
 def check_completions(
     checker: Checker, prompts: dict[str, set[str]], templates: dict[str, list[str]]
 ) -> None:
-    completions = checker.data.get("completions", [])
     seen: dict[tuple[str, str, str], int] = {}
-    for index, completion in entries(completions):
+    for index, completion in entries(checker.data["completions"]):
         where: JsonPath = ("completions", index)
         argument = completion["argument"]
         kind = "prompt" if "prompt" in completion else "resource"

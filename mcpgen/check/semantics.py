@@ -99,7 +99,7 @@ class Checker:
 
     # -- schemas ----------------------------------------------------------------------
     def check_defs(self) -> None:
-        shared = self.data.get("$defs", {})
+        shared = self.data["$defs"]
         for name in sorted(shared):
             if DEF_NAME.match(name) and not names.kept_class_name(name):  # else: structure
                 self.error(("$defs", name), class_name_problem(name), key=True)
@@ -169,9 +169,8 @@ class Checker:
 
     # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:
-        tools = self.data.get("tools", [])
         self.unique_names("tools", "tool", self.assigned.tools)
-        for index, tool in entries(tools):
+        for index, tool in entries(self.data["tools"]):
             where: JsonPath = ("tools", index)
             name = tool["name"]
             if not TOOL_NAME.match(name):
@@ -199,7 +198,7 @@ class Checker:
 
     # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
-        resources = self.data.get("resources", [])
+        resources = self.data["resources"]
         self.unique_names("resources", "resource", self.assigned.resources)
         self.unique(resources, "uri", ("resources",), "resource URI")
         self.unique(resources, "uriTemplate", ("resources",), "URI template")
