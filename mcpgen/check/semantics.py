@@ -17,8 +17,7 @@ from typing import Any
 
 from mcpgen import identifiers as names
 from mcpgen.check import refcycles, schemas, uritemplate
-from mcpgen.check.auth import check_auth
-from mcpgen.check.credentials import check_credentials
+from mcpgen.check.auth import check_auth, check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean
