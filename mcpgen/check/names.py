@@ -21,20 +21,21 @@ def check_python_names(checker: Checker) -> None:
     typed client's methods, a resource's or prompt's keyword arguments, the model classes.
     A completion's identifier is unique by construction."""
     assigned = checker.assigned
-
-    def claim(table: dict[str, JsonPath], name: str, where: JsonPath, message: str) -> None:
-        first = table.setdefault(name, where)
-        if first != where:
-            checker.error(where, message.format(name=name, first=checker.doc.field(first)))
-
-    method = "the typed client's method {name!r} is also the name of {first}; rename one"
     methods: dict[str, JsonPath] = {}
     for section in (assigned.tools, assigned.resources, assigned.prompts):
         idents: set[str] = set()
         for found in section.values():
-            if found.ident not in idents:  # two with one Python name: see unique_names
-                idents.add(found.ident)
-                claim(methods, str(found.method), (*found.path, "name"), method)
+            if found.ident in idents:  # two with one Python name: see unique_names
+                continue
+            idents.add(found.ident)
+            where, method = (*found.path, "name"), str(found.method)
+            first = methods.setdefault(method, where)
+            if first != where:
+                checker.error(
+                    where,
+                    f"the typed client's method {method!r} is also the name of "
+                    f"{checker.doc.field(first)}; rename one",
+                )
     for index in assigned.resources:
         template = checker.named["resources"][index].get("uriTemplate")
         if isinstance(template, str):

@@ -221,10 +221,8 @@ class Checker:
                         (*where, static[0]),
                         "a URI template's content comes from its handler, not static content",
                     )
-            else:
-                problem = uritemplate.check_uri(resource["uri"])
-                if problem:
-                    self.error((*where, "uri"), problem)
+            elif problem := uritemplate.check_uri(resource["uri"]):
+                self.error((*where, "uri"), problem)
             if "blob" in resource:
                 self.check_base64((*where, "blob"), resource["blob"])
             if "file" in resource:
@@ -240,8 +238,7 @@ class Checker:
             self.error(where, "not valid base64")
 
     def check_file(self, where: JsonPath, relative: str) -> None:
-        problem = static_file_problem(self.doc.base_dir, relative)
-        if problem:
+        if problem := static_file_problem(self.doc.base_dir, relative):
             self.error(where, problem)
 
     def distinct_kwargs(self, given: list[str], where: JsonPath, what: str) -> None:

@@ -20,13 +20,10 @@ def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
         if not isinstance(view.get(key), dict) or (key,) in broken:
             view[key] = {}
     for section in SECTIONS:
-        items = view.get(section, [])
-        if not isinstance(items, list):
-            view[section] = []
-            continue
+        items = view.get(section)
         view[section] = [
             item if isinstance(item, dict) and (section, i) not in broken else None
-            for i, item in enumerate(items)
+            for i, item in enumerate(items if isinstance(items, list) else [])
         ]
     return view
 
