@@ -27,8 +27,7 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
         where: JsonPath = ("prompts", index)
         arguments = prompt.get("arguments", [])
         checker.unique(arguments, "name", (*where, "arguments"), "argument name")
-        argument_names = {a["name"] for a in arguments}
-        declared[prompt["name"]] = argument_names
+        argument_names = declared[prompt["name"]] = {a["name"] for a in arguments}
         messages = prompt.get("messages", [])
         if not messages and not prompt.get("handler"):
             checker.error(where, "a prompt needs 'messages', or 'handler: true' to render in code")
@@ -40,8 +39,7 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
             m_where: JsonPath = (*where, "messages", m_index)
             if "text" in message:
                 check_template(checker, (*m_where, "text"), message["text"], argument_names)
-            resource = message.get("resource")
-            if resource is not None:
+            if (resource := message.get("resource")) is not None:
                 at, uri = (*m_where, "resource"), resource["uri"]
                 inline = [k for k in ("text", "blob") if k in resource]
                 if len(inline) > 1:
