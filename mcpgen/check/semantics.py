@@ -39,8 +39,8 @@ DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema a
 
 
 class Checker:
-    """The semantic checks of one document; the parts in ``auth``, ``prompts``, ``names``
-    and ``credentials`` are functions of it."""
+    """The semantic checks of one document; the parts in ``auth``, ``prompts`` and ``names``
+    are functions of it."""
 
     def __init__(self, doc: Document, broken: set[JsonPath] | None = None) -> None:
         self.doc = doc
