@@ -100,8 +100,7 @@ def check_auth(checker: Checker) -> None:
             "public GET /metrics names in its labels the tools and prompts that "
             "hideUnauthorizedTools hides, to anyone who reaches the port",
         )
-    cors = http.get("corsOrigins", [])
-    if "*" in cors and kind == "none":
+    if "*" in http.get("corsOrigins", []) and kind == "none":
         checker.warn(
             ("transports", "http", "corsOrigins"),
             "'*' lets any web page call this unauthenticated server from a browser",

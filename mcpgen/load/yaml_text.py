@@ -225,13 +225,9 @@ def _check_expansion(root: Node, file: str) -> None:
         )
     if sizes[id(root)] <= MAX_NODES:
         return
-    node, path = root, cast(JsonPath, ())
-    while True:
-        big = [(part, child) for part, child in _children(node) if sizes[id(child)] > MAX_NODES]
-        if not big:
-            break
-        path = (*path, big[0][0])
-        node = big[0][1]
+    node, path = root, cast(JsonPath, ())  # down the first child that expands too far
+    while big := [(part, kid) for part, kid in _children(node) if sizes[id(kid)] > MAX_NODES]:
+        path, node = (*path, big[0][0]), big[0][1]
     hint = " (YAML alias bomb?)" if len(sizes) <= MAX_NODES else ""
     message = f"expands to more than {MAX_NODES} values{hint}"
     raise _at(node, file, path, message if path else "document " + message)
