@@ -40,16 +40,13 @@ def _validator() -> Draft202012Validator:
 
 
 def check_structure(doc: Document) -> Problems:
-    problems = Problems()
     data = doc.data
     if not isinstance(data, dict):
-        problems.add(_error(doc, (), "a manifest is a mapping with 'mcpgen' and 'server'"))
-        return problems
+        return Problems([_error(doc, (), "a manifest is a mapping with 'mcpgen' and 'server'")])
     version = data.get("mcpgen")
     if isinstance(version, int) and not isinstance(version, bool) and version != 1:
         message = f"unsupported manifest version {version}; this mcpgen reads version 1"
-        problems.add(_error(doc, ("mcpgen",), message, path=()))  # (): nothing more to say
-        return problems
+        return Problems([_error(doc, ("mcpgen",), message, path=())])  # (): nothing more to say
     tools = data.get("tools")
     imported = doc.imported.tools if doc.imported is not None else {}
     options = data.get("openapi")
@@ -67,6 +64,7 @@ def check_structure(doc: Document) -> Problems:
     for error in found:
         if len(error.path) > 1 and error.path[0] == "tools" and isinstance(error.path[1], int):
             error.path[1] = checked[error.path[1]]
+    problems = Problems()
     for error in sorted(found, key=lambda e: [str(p) for p in e.absolute_path]):
         problems.extend(schema_problems(doc, error))
     return problems
