@@ -93,7 +93,7 @@ def check_auth(checker: Checker) -> None:
                 + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
             )
     if auth.get("hideUnauthorizedTools") and (
-        checker.data.get("observability", {}).get("metrics") == "public"
+        checker.data["observability"].get("metrics") == "public"
     ):
         checker.warn(
             ("observability", "metrics"),

@@ -43,9 +43,11 @@ def check_python_names(checker: Checker) -> None:
             if problem is None:
                 checker.distinct_kwargs(variables, ("resources", index, "uriTemplate"), "variables")
     for index in assigned.prompts:
-        prompt = checker.named["prompts"][index]
+        given = checker.named["prompts"][index].get("arguments")
         arguments = [
-            a["name"] for a in prompt.get("arguments", []) if isinstance(a, dict) and "name" in a
+            a["name"]
+            for a in (given if isinstance(given, list) else [])
+            if isinstance(a, dict) and isinstance(a.get("name"), str)
         ]
         checker.distinct_kwargs(arguments, ("prompts", index, "arguments"), "arguments")
     check_classes(checker, assigned)

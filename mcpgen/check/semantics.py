@@ -268,11 +268,11 @@ class Checker:
             )
 
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
-        first: dict[Any, int] = {}
+        first: dict[str, int] = {}
         for index, item in self.renamed_last(where, items):
-            if key not in item:
+            value = item.get(key)
+            if not isinstance(value, str):  # absent, or malformed (reported as such)
                 continue
-            value = item[key]
             if value in first:
                 self.error(
                     (*where, index, key),
