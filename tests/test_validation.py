@@ -182,6 +182,29 @@ def test_not_a_manifest(tmp_path: Path, text: str) -> None:
     assert loaded.manifest is None and loaded.problems.errors
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "transports: {http: x}\n",
+        "transports: {default: [1]}\n",
+        "transports: {offer: [{a: 1}]}\n",
+        "transports: {http: {corsOrigins: 5}}\n",
+        "auth: {type: apiKey, env: 5}\n",
+        "auth: {type: apiKey, header: [1]}\n",
+        "auth: {hideUnauthorizedTools: true}\nobservability: 3\n",
+        "prompts: [{name: p, arguments: 5, messages: [{text: hi}]}]\n",
+        "prompts: [{name: p, arguments: [{name: 5}], messages: [{text: hi}]}]\n",
+        "prompts: [{name: p, arguments: [{name: [1]}], messages: [{text: hi}]}]\n",
+        "resources: [{name: [1], uri: 'a://b'}]\n",
+        "tools: [{name: [1]}]\n",
+    ],
+)
+def test_a_malformed_field_is_reported_not_a_crash(tmp_path: Path, body: str) -> None:
+    """The semantic checks read around what the structural check found malformed."""
+    loaded = check(tmp_path, body)
+    assert loaded.manifest is None and loaded.problems.errors
+
+
 # -- semantics ----------------------------------------------------------------------------
 
 
@@ -524,10 +547,11 @@ def test_the_checks_locate_what_they_report(schema: Any) -> None:
             node = node[part]
         return node
 
+    nodes = list(schemas.schema_nodes(schema))
     for lenient in (False, True):
-        for path, _, _ in schemas.keyword_problems(schema, lenient):
+        for path, _, _ in schemas.keyword_problems(nodes, lenient):
             at(path)
-    for path, message in schemas.bad_patterns(schema):
+    for path, message in schemas.bad_patterns(nodes):
         key = path[-1] if path[-2:-1] == ("patternProperties",) else at(path)
         assert repr(key) in message
     for path, ref in schemas.refs(schema):

@@ -1,14 +1,22 @@
 """The server's own authentication and exposure checked: what an HTTP server bound beyond
-this machine needs, and settings that only one auth type reads."""
+this machine needs, and settings that only one auth type reads; and ``openapi.credentials``,
+the upstream API's, against the imported document and the server's own authentication."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from mcpgen.check.structure import did_you_mean
 from mcpgen.check.view import entries
-from mcpgen.model.settings import OFFERED_TRANSPORTS
-from mcpgen.runtime.credential_config import safe_url  # https, or http to this machine
+from mcpgen.load import JsonPath
+from mcpgen.model.settings import OFFERED_TRANSPORTS, auth_header
+from mcpgen.runtime.credential_config import (  # safe_url: https, or http to this machine
+    CredentialConfigError,
+    forbidden_headers,
+    parse_source,
+    safe_url,
+)
 from mcpgen.runtime.settings import LOCAL_HOSTS, TRANSPORTS  # the server's own
 
 if TYPE_CHECKING:
@@ -18,13 +26,15 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
 # the auth settings only type oauth reads (a warning with any other type)
 OAUTH = ("issuer", "audience", "jwksUrl", "jwksFile", "introspectionUrl", "algorithms", "leeway")
+CREDENTIALS: JsonPath = ("openapi", "credentials")
+AUTH_TYPES = ("apiKey", "bearer", "oauth")
 
 
 def check_auth(checker: Checker) -> None:
     check_transports(checker)
-    auth = checker.data.get("auth", {})
+    auth, transports = checker.data["auth"], checker.data["transports"]
     kind = auth.get("type", "none")
-    http = checker.data.get("transports", {}).get("http", {})
+    http = transports.get("http", {})
     host = http.get("host", "127.0.0.1")
     if kind == "none" and host not in LOCAL_HOSTS:
         checker.warn(
@@ -37,8 +47,7 @@ def check_auth(checker: Checker) -> None:
             f"HTTP bound to {host!r} without transports.http.allowedHosts: Host header "
             "checks (DNS-rebinding protection) stay off until allowed hosts are set",
         )
-    offer = checker.data.get("transports", {}).get("offer", OFFERED_TRANSPORTS)
-    if kind != "none" and offer == ["stdio"]:
+    if kind != "none" and transports.get("offer", OFFERED_TRANSPORTS) == ["stdio"]:
         checker.warn(
             ("auth", "type") if "type" in auth else ("auth",),
             "auth is checked on network transports only, and this server offers only stdio "
@@ -76,24 +85,22 @@ def check_auth(checker: Checker) -> None:
                 ("auth", "hideUnauthorizedTools"),
                 "only oauth tokens carry scopes: with other auth types every tool is listed",
             )
-        for index, tool in entries(checker.data.get("tools", [])):
-            if tool.get("scopes"):
-                checker.warn(
-                    ("tools", index, "scopes"),
-                    "scopes are enforced only with auth type oauth"
-                    + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
-                )
-                break
+        scoped = [i for i, tool in entries(checker.data["tools"]) if tool.get("scopes")]
+        if scoped:
+            checker.warn(
+                ("tools", scoped[0], "scopes"),
+                "scopes are enforced only with auth type oauth"
+                + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
+            )
     if auth.get("hideUnauthorizedTools") and (
-        checker.data.get("observability", {}).get("metrics") == "public"
+        checker.data["observability"].get("metrics") == "public"
     ):
         checker.warn(
             ("observability", "metrics"),
             "public GET /metrics names in its labels the tools and prompts that "
             "hideUnauthorizedTools hides, to anyone who reaches the port",
         )
-    cors = http.get("corsOrigins", [])
-    if "*" in cors and kind == "none":
+    if "*" in http.get("corsOrigins", []) and kind == "none":
         checker.warn(
             ("transports", "http", "corsOrigins"),
             "'*' lets any web page call this unauthenticated server from a browser",
@@ -102,7 +109,7 @@ def check_auth(checker: Checker) -> None:
 
 def check_transports(checker: Checker) -> None:
     """The default transport is one the server offers (the package carries only those)."""
-    transports = checker.data.get("transports", {})
+    transports = checker.data["transports"]
     offer = transports.get("offer", OFFERED_TRANSPORTS)
     default = transports.get("default", "stdio")
     known = set(TRANSPORTS)  # anything else is the structural check's to report
@@ -120,3 +127,53 @@ def check_transports(checker: Checker) -> None:
             f"the default transport {default!r} is not offered: add it to transports.offer "
             f"({offered}), or set transports.default to one of those",
         )
+
+
+def check_credentials(checker: Checker) -> None:
+    """Every entry of ``openapi.credentials`` (malformed ones were reported by the structural
+    check and are left out: ``checker.broken`` holds their paths), checked against the
+    imported document and the server's own authentication. The rules are the runtime's own
+    (``mcpgen.runtime.credential_config``, the code the server runs when it starts), so what
+    the build accepts the server accepts. On top of them: every named scheme must be a
+    security scheme of the document, and token exchange is pointless without verified
+    inbound tokens (auth type oauth)."""
+    options = checker.data.get("openapi")
+    if not isinstance(options, dict) or CREDENTIALS in checker.broken:
+        return
+    config = options.get("credentials")
+    imported = checker.doc.imported
+    upstream = imported.upstream if imported is not None else None
+    if not isinstance(config, dict) or not config or not isinstance(upstream, dict):
+        return  # nothing configured, or the document did not import (already reported)
+    schemes: dict[str, Any] = upstream.get("securitySchemes") or {}
+    source = str(options.get("source", "the OpenAPI document"))
+    auth = checker.data.get("auth", {})
+    kind = auth.get("type", "none")
+    # the header this server's own callers authenticate with (none without auth)
+    forbidden = forbidden_headers(auth_header(auth) if kind in AUTH_TYPES else None)
+    for name, entry in config.items():
+        where: JsonPath = (*CREDENTIALS, name)
+        if where in checker.broken:
+            continue
+        if name not in schemes:
+            known = ", ".join(sorted(schemes)) or "none"
+            checker.error(
+                where,
+                f"{source} has no security scheme {name!r}{did_you_mean(name, schemes)}; "
+                f"its schemes: {known}",
+                key=True,
+            )
+            continue
+        try:
+            parsed = parse_source(name, schemes[name], entry, forbidden)
+        except CredentialConfigError as exc:
+            at = (*where, exc.option) if exc.option and exc.option in entry else where
+            checker.error(at, exc.reason)
+            continue
+        if parsed.source == "tokenExchange" and kind != "oauth":
+            checker.warn(
+                (*where, "from"),
+                f"token exchange needs each caller's verified access token, which only auth "
+                f"type oauth gives (auth type here: {kind!r}): every call that needs {name!r} "
+                "fails, and on stdio too",
+            )

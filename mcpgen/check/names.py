@@ -21,20 +21,21 @@ def check_python_names(checker: Checker) -> None:
     typed client's methods, a resource's or prompt's keyword arguments, the model classes.
     A completion's identifier is unique by construction."""
     assigned = checker.assigned
-
-    def claim(table: dict[str, JsonPath], name: str, where: JsonPath, message: str) -> None:
-        first = table.setdefault(name, where)
-        if first != where:
-            checker.error(where, message.format(name=name, first=checker.doc.field(first)))
-
-    method = "the typed client's method {name!r} is also the name of {first}; rename one"
     methods: dict[str, JsonPath] = {}
     for section in (assigned.tools, assigned.resources, assigned.prompts):
         idents: set[str] = set()
         for found in section.values():
-            if found.ident not in idents:  # two with one Python name: see unique_idents
-                idents.add(found.ident)
-                claim(methods, str(found.method), (*found.path, "name"), method)
+            if found.ident in idents:  # two with one Python name: see unique_names
+                continue
+            idents.add(found.ident)
+            where, method = (*found.path, "name"), str(found.method)
+            first = methods.setdefault(method, where)
+            if first != where:
+                checker.error(
+                    where,
+                    f"the typed client's method {method!r} is also the name of "
+                    f"{checker.doc.field(first)}; rename one",
+                )
     for index in assigned.resources:
         template = checker.named["resources"][index].get("uriTemplate")
         if isinstance(template, str):
@@ -42,9 +43,11 @@ def check_python_names(checker: Checker) -> None:
             if problem is None:
                 checker.distinct_kwargs(variables, ("resources", index, "uriTemplate"), "variables")
     for index in assigned.prompts:
-        prompt = checker.named["prompts"][index]
+        given = checker.named["prompts"][index].get("arguments")
         arguments = [
-            a["name"] for a in prompt.get("arguments", []) if isinstance(a, dict) and "name" in a
+            a["name"]
+            for a in (given if isinstance(given, list) else [])
+            if isinstance(a, dict) and isinstance(a.get("name"), str)
         ]
         checker.distinct_kwargs(arguments, ("prompts", index, "arguments"), "arguments")
     check_classes(checker, assigned)
@@ -61,7 +64,7 @@ def check_python_names(checker: Checker) -> None:
 
 def check_classes(checker: Checker, assigned: Names) -> None:
     """Every model class generated for a tool or prompt against the shared definitions' and
-    each other's (two tools with one Python name are reported once, by ``unique_idents``)."""
+    each other's (two tools with one Python name are reported once, by ``unique_names``)."""
     classes: dict[str, tuple[JsonPath, str | None]] = {
         name: (("$defs", name), None) for name in checker.named.get("$defs", {})
     }

@@ -19,21 +19,15 @@ _JINJA = jinja2.Environment(autoescape=False)
 
 
 def check_prompts(checker: Checker) -> dict[str, set[str]]:
-    prompts = checker.data.get("prompts", [])
-    checker.unique(checker.named["prompts"], "name", ("prompts",), "prompt name")
-    checker.unique_idents(
-        checker.named["prompts"], ("prompts",), "prompt", checker.assigned.prompts
-    )
-    fixed = [r for _, r in entries(checker.data.get("resources", [])) if "uri" in r]
-    fixed_uris = {r["uri"] for r in fixed}
-    scoped = {r["uri"]: set(r.get("scopes") or ()) for r in fixed}
+    checker.unique_names("prompts", "prompt", checker.assigned.prompts)
+    fixed = [r for _, r in entries(checker.data["resources"]) if "uri" in r]
+    scoped = {r["uri"]: set(r.get("scopes") or ()) for r in fixed}  # every fixed URI
     declared: dict[str, set[str]] = {}
-    for index, prompt in entries(prompts):
+    for index, prompt in entries(checker.data["prompts"]):
         where: JsonPath = ("prompts", index)
         arguments = prompt.get("arguments", [])
         checker.unique(arguments, "name", (*where, "arguments"), "argument name")
-        argument_names = {a["name"] for a in arguments}
-        declared[prompt["name"]] = argument_names
+        argument_names = declared[prompt["name"]] = {a["name"] for a in arguments}
         messages = prompt.get("messages", [])
         if not messages and not prompt.get("handler"):
             checker.error(where, "a prompt needs 'messages', or 'handler: true' to render in code")
@@ -45,13 +39,12 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
             m_where: JsonPath = (*where, "messages", m_index)
             if "text" in message:
                 check_template(checker, (*m_where, "text"), message["text"], argument_names)
-            resource = message.get("resource")
-            if resource is not None:
+            if (resource := message.get("resource")) is not None:
                 at, uri = (*m_where, "resource"), resource["uri"]
                 inline = [k for k in ("text", "blob") if k in resource]
                 if len(inline) > 1:
                     checker.error((*at, "blob"), "give 'text' or 'blob', not both")
-                if not inline and uri not in fixed_uris:
+                if not inline and uri not in scoped:
                     checker.error(
                         (*at, "uri"),
                         f"{uri!r} is not a declared fixed resource; declare it "
@@ -121,9 +114,8 @@ TARGETS = {
 def check_completions(
     checker: Checker, prompts: dict[str, set[str]], templates: dict[str, list[str]]
 ) -> None:
-    completions = checker.data.get("completions", [])
     seen: dict[tuple[str, str, str], int] = {}
-    for index, completion in entries(completions):
+    for index, completion in entries(checker.data["completions"]):
         where: JsonPath = ("completions", index)
         argument = completion["argument"]
         kind = "prompt" if "prompt" in completion else "resource"

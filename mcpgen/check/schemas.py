@@ -109,11 +109,8 @@ class RefIndex(dict[str, set[str]]):
 
     def bundle(self, schema: Json) -> Json:
         """Copy ``schema`` with the shared definitions it uses (transitively) added to
-        ``$defs``.
-
-        References keep their ``#/$defs/Name`` form, so the advertised schema reads the way
-        the author wrote it and is self-contained.
-        """
+        ``$defs``: references keep their ``#/$defs/Name`` form, so the advertised schema reads
+        the way the author wrote it and is self-contained."""
         if not isinstance(schema, dict):
             return schema
         own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
@@ -200,17 +197,14 @@ OPENAPI_WORDS = frozenset({"example", "nullable", "discriminator", "xml", "exter
 Nodes = list[tuple[dict[str, Json], Trail]]  # ``schema_nodes``, walked once for several checks
 
 
-def keyword_problems(
-    schema: Json, lenient: bool = False, nodes: Nodes | None = None
-) -> Iterator[tuple[JsonPath, str, bool]]:
-    """What makes a schema mean other than its author meant, as (path, message, whether it
-    is an error): a key that is no keyword (an error for a near miss of one, ``propeties``,
-    or where ``additionalProperties: false`` leaves no property; else a warning: ignored),
-    and a ``required`` name no property declares (an error when ``additionalProperties:
-    false`` forbids it, else a warning). ``lenient``: warnings only, keys alone (schemas
-    imported from an OpenAPI document, checked as they were converted). ``nodes``: the
-    schema's ``schema_nodes``, when the caller has them."""
-    for node, trail in schema_nodes(schema) if nodes is None else nodes:
+def keyword_problems(nodes: Nodes, lenient: bool) -> Iterator[tuple[JsonPath, str, bool]]:
+    """What makes a schema (its ``schema_nodes``) mean other than its author meant, as (path,
+    message, whether it is an error): a key that is no keyword (an error for a near miss of
+    one, ``propeties``, or where ``additionalProperties: false`` leaves no property; else a
+    warning: ignored), and a ``required`` name no property declares (an error when
+    ``additionalProperties: false`` forbids it, else a warning). ``lenient``: warnings only,
+    keys alone (schemas imported from an OpenAPI document, checked as they were converted)."""
+    for node, trail in nodes:
         closed = node.get("additionalProperties") is False
         for key in node:
             if key in KEYWORDS or key.startswith("x-"):
@@ -298,25 +292,20 @@ COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "ma
 MOST_COUNT = 2**63 - 1  # pydantic's validators hold a length or count in a machine word
 
 
-def bad_patterns(schema: Json, nodes: Nodes | None = None) -> Iterator[tuple[JsonPath, str]]:
-    """``pattern`` values (and ``patternProperties`` keys) Python's ``re`` cannot compile,
-    and lengths or counts too large for pydantic: the server validates arguments with them,
-    so such a schema could never be checked. And ``enum`` or ``const`` integers beyond 64
-    bits: the typed code names them in a ``Literal``, which mypy refuses. ``nodes``: the
-    schema's ``schema_nodes``."""
-    for node, trail in schema_nodes(schema) if nodes is None else nodes:
+def bad_patterns(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
+    """In a schema's ``schema_nodes``: ``pattern`` values (and ``patternProperties`` keys)
+    Python's ``re`` cannot compile, and lengths or counts too large for pydantic: the server
+    validates arguments with them, so such a schema could never be checked. And ``enum`` or
+    ``const`` integers beyond 64 bits: the typed code names them in a ``Literal``, which mypy
+    refuses."""
+    for node, trail in nodes:
         for key in COUNTS:
             if isinstance(node.get(key), int) and node[key] > MOST_COUNT:
                 message = f"{key} {node[key]} is larger than a validator can hold ({MOST_COUNT})"
                 yield (*located(trail), key), message
-        members = node.get("enum")
-        values: list[tuple[JsonPath, Json]] = (
-            [(("const",), node["const"])] if "const" in node else []
-        )
-        values += (
-            [(("enum", i), v) for i, v in enumerate(members)] if isinstance(members, list) else []
-        )
-        for suffix, value in values:
+        members = node["enum"] if isinstance(node.get("enum"), list) else []
+        values = [(("enum", i), v) for i, v in enumerate(members)]
+        for suffix, value in [(("const",), node.get("const")), *values]:
             if isinstance(value, int) and abs(value) > MOST_COUNT:
                 message = f"{short(value)} is beyond what a typed Literal can hold (±{MOST_COUNT})"
                 yield (*located(trail), *suffix), message

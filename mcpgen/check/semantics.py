@@ -8,7 +8,6 @@ every other entry is checked, so one run reports every problem.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import re
 import sys
@@ -18,8 +17,7 @@ from typing import Any
 
 from mcpgen import identifiers as names
 from mcpgen.check import refcycles, schemas, uritemplate
-from mcpgen.check.auth import check_auth
-from mcpgen.check.credentials import check_credentials
+from mcpgen.check.auth import check_auth, check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean
@@ -41,8 +39,8 @@ DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema a
 
 
 class Checker:
-    """The semantic checks of one document; the parts in ``auth``, ``prompts``, ``names``
-    and ``credentials`` are functions of it."""
+    """The semantic checks of one document; the parts in ``auth``, ``prompts`` and ``names``
+    are functions of it."""
 
     def __init__(self, doc: Document, broken: set[JsonPath] | None = None) -> None:
         self.doc = doc
@@ -53,15 +51,14 @@ class Checker:
         self.assigned = assign(self.named)  # the Python names the model will have
         self.problems = Problems()
 
-    def error(self, path: JsonPath, message: str, key: bool = False) -> None:
-        self.problems.add(
-            Problem(Level.ERROR, self.doc.locate(path, key), self.doc.field(path), message)
-        )
+    def error(
+        self, path: JsonPath, message: str, key: bool = False, level: Level = Level.ERROR
+    ) -> None:
+        located = self.doc.locate(path, key)
+        self.problems.add(Problem(level, located, self.doc.field(path), message))
 
     def warn(self, path: JsonPath, message: str) -> None:
-        self.problems.add(
-            Problem(Level.WARNING, self.doc.locate(path), self.doc.field(path), message)
-        )
+        self.error(path, message, level=Level.WARNING)
 
     def run(self) -> Problems:
         self.check_server()
@@ -71,7 +68,7 @@ class Checker:
         prompts = check_prompts(self)
         check_completions(self, prompts, templates)
         check_auth(self)
-        check_credentials(self, self.broken)
+        check_credentials(self)
         check_python_names(self)
         return self.problems
 
@@ -101,7 +98,7 @@ class Checker:
 
     # -- schemas ----------------------------------------------------------------------
     def check_defs(self) -> None:
-        shared = self.data.get("$defs", {})
+        shared = self.data["$defs"]
         for name in sorted(shared):
             if DEF_NAME.match(name) and not names.kept_class_name(name):  # else: structure
                 self.error(("$defs", name), class_name_problem(name), key=True)
@@ -123,7 +120,7 @@ class Checker:
         for path, message in violations:
             self.error((*where, *path), f"not a valid JSON Schema (2020-12): {message}")
         nodes = list(schemas.schema_nodes(schema))  # one walk for both checks of its nodes
-        for path, message in schemas.bad_patterns(schema, nodes):
+        for path, message in schemas.bad_patterns(nodes):
             self.error((*where, *path), message)
         for node, trail in nodes:  # names the models spell as Python identifiers
             for key in ("properties", "$defs", "definitions"):
@@ -137,20 +134,16 @@ class Checker:
             root = schemas.RefIndex(shared).bundle(own_root) if own_root else {"$defs": shared}
             for path, message in schemas.bad_defaults(schema, root):
                 self.error((*where, *path), message)
-        for path, message, fatal in schemas.keyword_problems(schema, imported, nodes):
+        for path, message, fatal in schemas.keyword_problems(nodes, imported):
             (self.error if fatal else self.warn)((*where, *path), message)
         bad = {r for r in schemas.ref_strings(schema) if self.target(r, own_root) is None}
         for path, ref in schemas.refs(schema) if bad else ():
-            if ref not in bad:
-                continue
-            if not ref.startswith("#"):
+            if ref in bad and not ref.startswith("#"):
                 self.error((*where, *path), f"only local references are supported, not {ref!r}")
-                continue
-            choices = [schemas.DEFS_PREFIX + n for n in self.data.get("$defs", {})]
-            self.error(
-                (*where, *path),
-                f"reference {ref!r} does not resolve" + did_you_mean(ref, choices),
-            )
+            elif ref in bad:
+                choices = [schemas.DEFS_PREFIX + n for n in self.data["$defs"]]
+                message = f"reference {ref!r} does not resolve" + did_you_mean(ref, choices)
+                self.error((*where, *path), message)
 
     def ref_cycles(self, where: JsonPath, schema: Any, own_root: Any) -> None:
         def resolve(ref: str) -> Any:
@@ -175,10 +168,8 @@ class Checker:
 
     # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:
-        tools = self.data.get("tools", [])
-        self.unique(self.named["tools"], "name", ("tools",), "tool name")
-        self.unique_idents(self.named["tools"], ("tools",), "tool", self.assigned.tools)
-        for index, tool in entries(tools):
+        self.unique_names("tools", "tool", self.assigned.tools)
+        for index, tool in entries(self.data["tools"]):
             where: JsonPath = ("tools", index)
             name = tool["name"]
             if not TOOL_NAME.match(name):
@@ -206,11 +197,8 @@ class Checker:
 
     # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
-        resources = self.data.get("resources", [])
-        self.unique(self.named["resources"], "name", ("resources",), "resource name")
-        self.unique_idents(
-            self.named["resources"], ("resources",), "resource", self.assigned.resources
-        )
+        resources = self.data["resources"]
+        self.unique_names("resources", "resource", self.assigned.resources)
         self.unique(resources, "uri", ("resources",), "resource URI")
         self.unique(resources, "uriTemplate", ("resources",), "URI template")
         templates: dict[str, list[str]] = {}
@@ -233,10 +221,8 @@ class Checker:
                         (*where, static[0]),
                         "a URI template's content comes from its handler, not static content",
                     )
-            else:
-                problem = uritemplate.check_uri(resource["uri"])
-                if problem:
-                    self.error((*where, "uri"), problem)
+            elif problem := uritemplate.check_uri(resource["uri"]):
+                self.error((*where, "uri"), problem)
             if "blob" in resource:
                 self.check_base64((*where, "blob"), resource["blob"])
             if "file" in resource:
@@ -248,12 +234,11 @@ class Checker:
     def check_base64(self, where: JsonPath, value: str) -> None:
         try:
             base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
+        except ValueError:  # binascii.Error is one
             self.error(where, "not valid base64")
 
     def check_file(self, where: JsonPath, relative: str) -> None:
-        problem = static_file_problem(self.doc.base_dir, relative)
-        if problem:
+        if problem := static_file_problem(self.doc.base_dir, relative):
             self.error(where, problem)
 
     def distinct_kwargs(self, given: list[str], where: JsonPath, what: str) -> None:
@@ -283,11 +268,11 @@ class Checker:
             )
 
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
-        first: dict[Any, int] = {}
+        first: dict[str, int] = {}
         for index, item in self.renamed_last(where, items):
-            if key not in item:
+            value = item.get(key)
+            if not isinstance(value, str):  # absent, or malformed (reported as such)
                 continue
-            value = item[key]
             if value in first:
                 self.error(
                     (*where, index, key),
@@ -313,27 +298,22 @@ class Checker:
             return ""  # written in the manifest, or renamed there (the problem is at the rename)
         return f" (the imported one with openapi.overrides.{item.get('name')}.name)"
 
-    def unique_idents(
-        self,
-        items: Iterable[dict[str, Any]],
-        where: JsonPath,
-        what: str,
-        assigned: dict[int, Assigned],
-    ) -> None:
-        first: dict[str, tuple[int, str]] = {}
-        for index, item in self.renamed_last(where, items):
+    def unique_names(self, section: str, what: str, assigned: dict[int, Assigned]) -> None:
+        """The entries' names are unique, and so are the Python names they become."""
+        self.unique(self.named[section], "name", (section,), f"{what} name")
+        first: dict[str, str] = {}
+        for index, item in self.renamed_last((section,), self.named[section]):
             name = item.get("name")
             if index not in assigned or not isinstance(name, str):
                 continue
             ident = assigned[index].ident
-            if ident in first and first[ident][1] != name:
-                other = first[ident][1]
+            other = first.setdefault(ident, name)
+            if other != name:
                 self.error(
-                    (*where, index, "name"),
+                    (section, index, "name"),
                     f"{what} {name!r} and {other!r} both become the Python name {ident!r}; "
-                    "rename one" + self.rename_hint((*where, index), item),
+                    "rename one" + self.rename_hint((section, index), item),
                 )
-            first.setdefault(ident, (index, name))
 
 
 def static_file_problem(base_dir: Path, relative: str) -> str | None:

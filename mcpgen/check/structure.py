@@ -40,16 +40,13 @@ def _validator() -> Draft202012Validator:
 
 
 def check_structure(doc: Document) -> Problems:
-    problems = Problems()
     data = doc.data
     if not isinstance(data, dict):
-        problems.add(_error(doc, (), "a manifest is a mapping with 'mcpgen' and 'server'"))
-        return problems
+        return Problems([_error(doc, (), "a manifest is a mapping with 'mcpgen' and 'server'")])
     version = data.get("mcpgen")
     if isinstance(version, int) and not isinstance(version, bool) and version != 1:
         message = f"unsupported manifest version {version}; this mcpgen reads version 1"
-        problems.add(_error(doc, ("mcpgen",), message, path=()))  # (): nothing more to say
-        return problems
+        return Problems([_error(doc, ("mcpgen",), message, path=())])  # (): nothing more to say
     tools = data.get("tools")
     imported = doc.imported.tools if doc.imported is not None else {}
     options = data.get("openapi")
@@ -67,6 +64,7 @@ def check_structure(doc: Document) -> Problems:
     for error in found:
         if len(error.path) > 1 and error.path[0] == "tools" and isinstance(error.path[1], int):
             error.path[1] = checked[error.path[1]]
+    problems = Problems()
     for error in sorted(found, key=lambda e: [str(p) for p in e.absolute_path]):
         problems.extend(schema_problems(doc, error))
     return problems
@@ -76,10 +74,11 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
     """Located, readable problems for one schema violation (usually exactly one)."""
     path: JsonPath = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
-    instance = error.instance
+    instance, kind = error.instance, str(error.validator)
+    value: Any = error.validator_value  # the published schema's own: no need to check it
     message = error.message
     key = False
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
+    if kind == "additionalProperties" and isinstance(instance, dict):
         allowed = set(schema.get("properties", {}))
         extra = sorted(k for k in instance if k not in allowed)
         if extra:
@@ -96,43 +95,38 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
     elif "propertyNames" in error.absolute_schema_path and isinstance(instance, str):
         path = (*path, instance)
         key = True
-        message = f"name {short(instance)} must match the pattern {error.validator_value}"
-    elif error.validator == "required":
+        message = f"name {short(instance)} must match the pattern {value}"
+    elif kind == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else error.message
         message = f"missing required field {missing!r}"
-    elif error.validator == "oneOf":
-        forms = [sub for sub in _list(error.validator_value) if isinstance(sub, dict)]
-        required = frozenset(r for sub in forms for r in sub.get("required", []))
+    elif kind == "oneOf":
+        required = frozenset(r for sub in value for r in sub.get("required", []))
         message = _ONE_OF_HINTS.get(required, "does not match exactly one of the allowed forms")
-    elif error.validator == "type":
-        expected = error.validator_value
-        shown = " or ".join(expected) if isinstance(expected, list) else expected
+    elif kind == "type":
+        shown = " or ".join(value) if isinstance(value, list) else value
         got = _json_type(instance)
         message = f"expected {shown}, got {got}" + (
             "" if instance is None else f" {short(instance)}"
         )
-        if expected == "string" and got in ("integer", "number", "boolean"):
+        if value == "string" and got in ("integer", "number", "boolean"):
             message += " (put it in quotes to make it a string)"
-    elif error.validator == "const":
-        message = f"must be {short(error.validator_value)}, not {short(instance)}"
-    elif error.validator == "enum":
-        choices = ", ".join(map(short, _list(error.validator_value)))
-        message = f"{short(instance)} is not one of {choices}"
-    elif error.validator == "pattern":
-        message = f"{short(instance)} does not match the pattern {error.validator_value}"
-    elif error.validator == "minLength" and error.validator_value == 1:
+    elif kind == "const":
+        message = f"must be {short(value)}, not {short(instance)}"
+    elif kind == "enum":
+        message = f"{short(instance)} is not one of {', '.join(map(short, value))}"
+    elif kind == "pattern":
+        message = f"{short(instance)} does not match the pattern {value}"
+    elif kind == "minLength" and value == 1:
         message = "must not be empty"
-    elif error.validator in ("minLength", "maxLength"):
-        most = "most" if error.validator == "maxLength" else "least"
-        message = f"{short(instance)} must be at {most} {error.validator_value} characters long"
-    elif error.validator in ("minItems", "maxItems", "minProperties", "maxProperties"):
-        most = "most" if error.validator.startswith("max") else "least"
-        what = "items" if error.validator.endswith("Items") else "fields"
-        message = f"must have at {most} {error.validator_value} {what}"
-    elif error.validator in _BOUNDS:
-        message = (
-            f"{short(instance)} must be {_BOUNDS[str(error.validator)]} {error.validator_value}"
-        )
+    elif kind in ("minLength", "maxLength"):
+        most = "most" if kind == "maxLength" else "least"
+        message = f"{short(instance)} must be at {most} {value} characters long"
+    elif kind in ("minItems", "maxItems", "minProperties", "maxProperties"):
+        most = "most" if kind.startswith("max") else "least"
+        what = "items" if kind.endswith("Items") else "fields"
+        message = f"must have at {most} {value} {what}"
+    elif kind in _BOUNDS:
+        message = f"{short(instance)} must be {_BOUNDS[kind]} {value}"
     return [_error(doc, path, message, key)]
 
 
@@ -161,10 +155,6 @@ _BOUNDS = {
     "exclusiveMinimum": "greater than",
     "exclusiveMaximum": "less than",
 }
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
 
 
 # JSON's type of a Python value, bool before int (a bool is an int)

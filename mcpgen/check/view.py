@@ -9,7 +9,9 @@ from typing import Any
 from mcpgen.load import JsonPath
 
 SECTIONS = ("tools", "resources", "prompts", "completions")
-MAPPINGS = ("server", "$defs", "auth", "transports", "capabilities")
+MAPPINGS = ("server", "$defs", "auth", "transports", "capabilities", "observability")
+# settings the checks read together: a problem anywhere inside blanks the whole mapping
+WHOLE = ("server", "auth", "transports", "observability")
 
 
 def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
@@ -20,13 +22,10 @@ def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
         if not isinstance(view.get(key), dict) or (key,) in broken:
             view[key] = {}
     for section in SECTIONS:
-        items = view.get(section, [])
-        if not isinstance(items, list):
-            view[section] = []
-            continue
+        items = view.get(section)
         view[section] = [
             item if isinstance(item, dict) and (section, i) not in broken else None
-            for i, item in enumerate(items)
+            for i, item in enumerate(items if isinstance(items, list) else [])
         ]
     return view
 
@@ -39,7 +38,7 @@ def broken_entries(paths: Iterable[JsonPath]) -> set[JsonPath]:
             found.add(path[:2])
         elif tuple(path[:2]) == ("openapi", "credentials"):  # an entry, or the whole section
             found.add(tuple(path[:3]))
-        elif path and ((path[0] in MAPPINGS and len(path) == 1) or path[0] == "server"):
+        elif path and (path[0] in WHOLE or (path[0] in MAPPINGS and len(path) == 1)):
             found.add(path[:1])
     return found
 

@@ -11,38 +11,21 @@ import json
 import re
 from pathlib import Path
 
-from mcpgen.load.document import (
-    Document,
-    JsonPath,
-    Overlay,
-    PathPart,
-    Positions,
-    display_path,
-    dotted,
-)
+from mcpgen.load.document import Document, JsonPath, Overlay, Positions, display_path, dotted
 from mcpgen.load.json_scan import _json_positions, _ScanError
 from mcpgen.load.json_text import _check_json_values, _DuplicateKey, _no_duplicates, _NumberWatch
-from mcpgen.load.limits import (
-    MAX_DEPTH,
-    MAX_DOCUMENT_BYTES,
-    MAX_INT_DIGITS,
-    MAX_MANIFEST_BYTES,
-    MAX_NODES,
-)
+from mcpgen.load.limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_MANIFEST_BYTES, MAX_NODES
 from mcpgen.load.yaml_text import _compose
-from mcpgen.problems import InputError, Location, fail  # noqa: F401 (InputError: re-exported)
+from mcpgen.problems import fail
 
 __all__ = [
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
-    "MAX_INT_DIGITS",
     "MAX_MANIFEST_BYTES",
     "MAX_NODES",
     "Document",
     "JsonPath",
-    "Location",
     "Overlay",
-    "PathPart",
     "Positions",
     "display_path",
     "dotted",

@@ -27,11 +27,9 @@ def dotted(path: Sequence[PathPart]) -> str:
     return out
 
 
-def _short_field(path: Sequence[PathPart], keep: int = 6) -> str:
+def _short_field(path: Sequence[PathPart]) -> str:
     """A dotted field name cut short: deep paths would fill the terminal."""
-    if len(path) <= keep:
-        return dotted(path)
-    return dotted(path[:keep]) + "..."
+    return dotted(path) if len(path) <= 6 else dotted(path[:6]) + "..."
 
 
 @dataclass
@@ -52,15 +50,12 @@ class Positions:
 
     def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
         """The location of ``path``, or of its nearest ancestor that has one."""
-        current = tuple(path)
         table = self.keys if key else self.values
-        while True:
-            found = table.get(current) or self.values.get(current)
-            if found:
-                return Location(self.file, found[0], found[1])
-            if not current:
-                return Location(self.file, 1, 1)
-            current = current[:-1]
+        for end in range(len(path), -1, -1):
+            at = tuple(path[:end])
+            if found := table.get(at) or self.values.get(at):
+                return Location(self.file, *found)
+        return Location(self.file, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -94,14 +89,9 @@ class Document:
     imported: Merged | None = None
 
     def overlay(self, path: Sequence[PathPart]) -> Overlay | None:
-        if not self.overlays:
-            return None
-        current = tuple(path)
-        while current:
-            found = self.overlays.get(current)
-            if found is not None:
+        for end in range(len(path), 0, -1) if self.overlays else ():
+            if (found := self.overlays.get(tuple(path[:end]))) is not None:
                 return found
-            current = current[:-1]
         return None
 
     def field(self, path: Sequence[PathPart]) -> str:
@@ -110,8 +100,7 @@ class Document:
         found = self.overlay(path)
         if found is not None and found.field is not None:
             return found.field
-        name = dotted(path)
-        return f"{found.pointer} ({name})" if found is not None else name
+        return dotted(path) if found is None else f"{found.pointer} ({dotted(path)})"
 
     def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
         found = self.overlay(path)

@@ -66,7 +66,8 @@ class JsonLocator:
             return None
         start, outer, inner = span
         text = self.text
-        at = text.find("\n" + inner + json.dumps(key, ensure_ascii=False), start)
+        quoted = json.dumps(key, ensure_ascii=False)
+        at = text.find("\n" + inner + quoted, start)
         if at < 0:
             return None
         # The line that closes the object must not come first. The stretch known to hold
@@ -79,10 +80,7 @@ class JsonLocator:
                 return None  # after the line that closes the object
             self.clean[path] = at
         key_offset = at + 1 + len(inner)
-        match = _JSON_STRING.match(text, key_offset)
-        if match is None:  # pragma: no cover - it is the quoted key just searched for
-            return None
-        colon = self._skip(match.end())
+        colon = self._skip(key_offset + len(quoted))
         if text[colon] != ":":
             return None
         self.found[path, key] = key_offset, self._skip(colon + 1)

@@ -74,10 +74,8 @@ def _json_positions(text: str, file: str) -> Positions:
     while True:
         positions.values.setdefault(path, where(offset))
         if len(path) > MAX_DEPTH:
-            line, col = where(offset)
-            raise fail(
-                file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path)
-            )
+            message = f"nesting deeper than {MAX_DEPTH} levels"
+            raise fail(file, message, *where(offset), _short_field(path))
         ch = char(offset)
         if ch in "{[":
             offset = skip(offset + 1)
@@ -93,9 +91,7 @@ def _json_positions(text: str, file: str) -> Positions:
                     path = (*path, 0)
                 continue
         else:
-            match = (
-                _JSON_STRING.match(text, offset) if ch == '"' else _JSON_ATOM.match(text, offset)
-            )
+            match = (_JSON_STRING if ch == '"' else _JSON_ATOM).match(text, offset)
             if not match:
                 raise _ScanError("expected a value")
             offset = skip(match.end())

@@ -35,8 +35,12 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 # A backslash escape, consumed left to right: an escaped backslash (so the parity of a run
-# of backslashes is right) or the escape of a UTF-16 surrogate (group 1).
-_ESCAPE = re.compile(r"\\(?:\\|u([dD][89a-fA-F][0-9a-fA-F]{2}))")
+# of backslashes is right), a high and low surrogate's escapes at once (the parser joins
+# those pairs), or the escape of a lone UTF-16 surrogate (group 1).
+_ESCAPE = re.compile(
+    r"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|(u[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
 
 
 def _lone_surrogates(text: str) -> bool:
@@ -47,17 +51,7 @@ def _lone_surrogates(text: str) -> bool:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return True
-    escapes = [(m.start(), m.end(), m[1][1] in "89abAB") for m in _ESCAPE.finditer(text) if m[1]]
-    i = 0
-    while i < len(escapes):
-        _, end, high = escapes[i]
-        if not high:
-            return True
-        following = escapes[i + 1] if i + 1 < len(escapes) else None
-        if following is None or following[0] != end or following[2]:
-            return True
-        i += 2
-    return False
+    return any(m[1] for m in _ESCAPE.finditer(text))
 
 
 class _NumberWatch:

@@ -64,6 +64,11 @@ def _mark(node: Node) -> tuple[int, int]:
     return (node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+def _at(node: Node, file: str, path: JsonPath, message: str) -> InputError:
+    """An error located at ``node``, naming the (shortened) field ``path``."""
+    return fail(file, message, *_mark(node), _short_field(path))
+
+
 def _compose(text: str, file: str) -> tuple[Any, Positions]:
     positions = Positions(file)
     try:
@@ -207,11 +212,10 @@ def _check_expansion(root: Node, file: str) -> None:
         if ident in sizes:
             continue
         if ident in active:
-            line, col = _mark(node)
             message = (
                 "this alias refers to a collection that contains it, so it would expand forever"
             )
-            raise fail(file, message, line, col, _short_field(path))
+            raise _at(node, file, path, message)
         active.add(ident)
         stack.append((node, True, path))
         stack.extend(
@@ -221,26 +225,18 @@ def _check_expansion(root: Node, file: str) -> None:
         )
     if sizes[id(root)] <= MAX_NODES:
         return
-    node, path = root, cast(JsonPath, ())
-    while True:
-        big = [(part, child) for part, child in _children(node) if sizes[id(child)] > MAX_NODES]
-        if not big:
-            break
-        path = (*path, big[0][0])
-        node = big[0][1]
-    line, col = _mark(node)
+    node, path = root, cast(JsonPath, ())  # down the first child that expands too far
+    while big := [(part, kid) for part, kid in _children(node) if sizes[id(kid)] > MAX_NODES]:
+        path, node = (*path, big[0][0]), big[0][1]
     hint = " (YAML alias bomb?)" if len(sizes) <= MAX_NODES else ""
     message = f"expands to more than {MAX_NODES} values{hint}"
-    if not path:
-        message = "document " + message
-    raise fail(file, message, line, col, _short_field(path))
+    raise _at(node, file, path, message if path else "document " + message)
 
 
 def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any:
     """Plain data from a node (recursion is bounded by MAX_DEPTH)."""
     if len(path) > MAX_DEPTH:
-        line, col = _mark(node)
-        raise fail(file, f"nesting deeper than {MAX_DEPTH} levels", line, col, _short_field(path))
+        raise _at(node, file, path, f"nesting deeper than {MAX_DEPTH} levels")
     positions.values.setdefault(path, _mark(node))
     if isinstance(node, ScalarNode):
         return _scalar(node, file, path)
@@ -271,38 +267,31 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
 
 
 def _bad_tag(node: Node, file: str, path: JsonPath) -> InputError:
-    line, col = _mark(node)
     tag = "!!" + node.tag[len(_TAG) :] if node.tag.startswith(_TAG) else node.tag
-    return fail(file, f"unsupported YAML tag {tag!r}", line, col, _short_field(path))
+    return _at(node, file, path, f"unsupported YAML tag {tag!r}")
 
 
 def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
-    tag = node.tag
+    tag, value = node.tag, node.value
     if tag not in _SCALAR_TAGS:
         raise _bad_tag(node, file, path)
-    value: str = node.value
     pattern = _SCALAR_TAGS[tag]
     if pattern is None:
         return value
     if not pattern.match(value):
-        line, col = _mark(node)
-        raise fail(
-            file, f"{value!r} is not a valid !!{tag[len(_TAG) :]}", line, col, _short_field(path)
-        )
+        raise _at(node, file, path, f"{value!r} is not a valid !!{tag[len(_TAG) :]}")
     if tag == _TAG + "bool":
         return value.lower() == "true"
     if tag == _TAG + "null":
         return None
-    line, col = _mark(node)
-    if tag == _TAG + "int" and len(value) > MAX_INT_DIGITS:
-        raise fail(file, f"number {cut(value, 20)} is too large", line, col, _short_field(path))
+    too_large = f"number {cut(value, 20)} is too large"
     if tag == _TAG + "int":
-        if value.startswith("0o"):
-            return int(value[2:], 8)
-        return int(value, 16) if value.startswith("0x") else int(value)
+        if len(value) > MAX_INT_DIGITS:
+            raise _at(node, file, path, too_large)
+        return int(value, 8 if value.startswith("0o") else 16 if value.startswith("0x") else 10)
     if "inf" in value.lower() or "nan" in value.lower():
-        raise fail(file, "NaN and Infinity are not JSON values", line, col, _short_field(path))
+        raise _at(node, file, path, "NaN and Infinity are not JSON values")
     number = float(value)
     if not math.isfinite(number):
-        raise fail(file, f"number {cut(value, 20)} is too large", line, col, _short_field(path))
+        raise _at(node, file, path, too_large)
     return number

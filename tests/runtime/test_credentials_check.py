@@ -1,4 +1,4 @@
-"""Build-time checks of ``openapi.credentials`` (mcpgen/check/credentials.py) and the
+"""Build-time checks of ``openapi.credentials`` (mcpgen/check/auth.py) and the
 importer keeping OAuth2 user flows and openIdConnect schemes for them.
 
 Each test writes a manifest and an OpenAPI document, loads them through the pipeline the
