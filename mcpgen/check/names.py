@@ -100,3 +100,21 @@ def class_name_problem(name: str) -> str:
         f"shared definition {name!r} {why}: its model class would get another name; "
         f"call it {better!r}"
     )
+
+
+# A model's field is laid out as black and ruff format agree only up to a length: past the
+# line length ('name: str' of 95 characters) each splits it its own way (black --check fails)
+MOST_PROPERTY_NAME = 64
+
+
+def model_name_problem(name: str, key: str) -> str | None:
+    """Why a property or definition name cannot be the name of a model's field or class."""
+    python = names.python_reading(name)
+    if python != name:
+        return (
+            f"Python reads {name!r} as {python!r} (Unicode NFKC): the model's field or "
+            "class would not match it"
+        )
+    if key == "properties" and len(name) > MOST_PROPERTY_NAME:
+        return f"property name is {len(name)} characters long; the limit is {MOST_PROPERTY_NAME}"
+    return None

@@ -18,7 +18,7 @@ from typing import Any
 from mcpgen import identifiers as names
 from mcpgen.check import refcycles, schemas, uritemplate
 from mcpgen.check.auth import check_auth, check_credentials
-from mcpgen.check.names import check_python_names, class_name_problem
+from mcpgen.check.names import check_python_names, class_name_problem, model_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean
 from mcpgen.check.view import checkable, entries
@@ -125,10 +125,9 @@ class Checker:
         for node, trail in nodes:  # names the models spell as Python identifiers
             for key in ("properties", "$defs", "definitions"):
                 for name in node[key] if isinstance(node.get(key), dict) else ():
-                    python = names.python_reading(name)
-                    if python != name:
-                        message = f"Python reads {name!r} as {python!r} (Unicode NFKC): the model's field or class would not match it"
-                        self.error((*where, *schemas.located(trail), key, name), message, key=True)
+                    problem = model_name_problem(name, key)
+                    if problem:
+                        self.error((*where, *schemas.located(trail), key, name), problem, key=True)
         if not imported and not violations:
             shared = self.data["$defs"]
             root = schemas.RefIndex(shared).bundle(own_root) if own_root else {"$defs": shared}
