@@ -135,7 +135,10 @@ def plan(manifest: Manifest) -> list[ModelModule]:
             if shared:
                 needed = _closure(used, deps)
                 subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
-                key = _subset_digest(needed, shared_defs, digests)
+                # each shared definition serialized once per build, however many parts use it
+                for n in needed:
+                    digests[n] = digests.get(n) or digest(shared_defs[n])
+                key = digest([[n, digests[n]] for n in needed])
             name = f"_part{index:0{width}d}"
             parts.append(ModelModule(name, tuple(sorted(bucket)), document, subset, key))
     except _NotSplittable:
@@ -167,15 +170,6 @@ def _settings(package: str) -> str:
     """The generator's version and settings, part of every module's cache key."""
     settings = {"base_module": f"{package}.models._base", **SETTINGS}
     return metadata.version("datamodel-code-generator") + json.dumps(settings, sort_keys=True)
-
-
-def _subset_digest(names: list[str], defs: dict[str, Json], digests: dict[str, str]) -> str:
-    """The digest of the shared definitions ``names``, each definition serialized once per
-    build however many parts use it."""
-    for name in names:
-        if name not in digests:
-            digests[name] = digest(defs[name])
-    return digest([[name, digests[name]] for name in names])
 
 
 def generate_module(module: ModelModule, package: str) -> str:

@@ -30,7 +30,8 @@ def model_schemas(manifest: Manifest) -> dict[str, Json]:
     """Class name -> JSON Schema, for every model the package needs."""
     result: dict[str, Json] = {}
     shared = manifest.shared_defs
-    copies = _shared_classes(shared)
+    # shared definitions the generator makes a class of, by their schema (``_root_key``)
+    copies = {_root_key(s): name for name, s in sorted(shared.items()) if _makes_class(s)}
     for tool in manifest.tools:
         if tool.input_model not in shared:  # a shared definition is generated once, by name
             result[tool.input_model] = _subclass_if_copy(tool.input_schema, copies)
@@ -65,13 +66,6 @@ def _makes_class(schema: Json) -> bool:
     )
 
 
-def _shared_classes(shared: dict[str, Json]) -> dict[str, str]:
-    """Shared definitions the generator makes a class of, by their schema (``_root_key``)."""
-    return {
-        _root_key(schema): name for name, schema in sorted(shared.items()) if _makes_class(schema)
-    }
-
-
 def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str, str]]:
     """Models with the same schema (GitHub: 805 of 2,149, such as every tool taking only
     ``owner`` and ``repo``) are generated once: the first name (sorted) gets the class, the
@@ -87,9 +81,7 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     for names in groups.values():
         if len(names) < 2:
             continue
-        key = digest(models[names[0]])
-        for name in names:
-            group_of[name] = key
+        group_of.update(dict.fromkeys(names, digest(models[names[0]])))
         for name in names[1:]:
             result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
@@ -121,12 +113,8 @@ def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
     ``$ref: '#/components/schemas/full-repository'`` gets that schema as its root, as MCP
     wants an object there) becomes a subclass of it: the model is the shared class, under
     the tool's name, and is not generated twice (GitHub: 298 models, a third of the code)."""
-    if not isinstance(schema, dict) or not copies:
-        return schema
-    name = copies.get(_root_key(schema))
-    if name is None:
-        return schema
-    return {"allOf": [{"$ref": def_ref(name)}]}
+    name = copies.get(_root_key(schema)) if isinstance(schema, dict) and copies else None
+    return schema if name is None else {"allOf": [{"$ref": def_ref(name)}]}
 
 
 def _rewrite_ref(ref: str, owner: str, local: dict[str, str]) -> str:
@@ -311,6 +299,4 @@ def defined_names(source: str) -> set[str]:
             defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             defined.add(node.target.id)
-        elif type(node).__name__ == "TypeAlias":  # Python 3.12+ `type X = ...`
-            defined.add(node.name.id)  # type: ignore[attr-defined]
     return defined
