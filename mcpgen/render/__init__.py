@@ -17,7 +17,7 @@ from mcpgen.hosts.install import readme_snippets
 from mcpgen.identifiers import handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_data, deploy_templates
-from mcpgen.render.model_parts import Models, generate_models
+from mcpgen.render.model_parts import Models, start_models
 from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
@@ -80,7 +80,7 @@ def render_project(manifest: Manifest, source: str | None = None) -> Output:
     """Every file of the project, its Python not yet formatted (``mcpgen.format``);
     ``source`` as for ``context``, recorded in ``pyproject.toml`` for ``mcpgen check``."""
     out = render_without_models(manifest, source)
-    add_models(out, manifest, generate_models(manifest))
+    add_models(out, manifest, start_models(manifest)())
     return out
 
 

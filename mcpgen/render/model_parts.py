@@ -213,11 +213,6 @@ class Models:
     sources: dict[str, str]
 
 
-def generate_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Models:
-    """Every module of the models package (``start_models``, waited for)."""
-    return start_models(manifest, cached, jobs)()
-
-
 def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Callable[[], Models]:
     """Start making every module of the models package; the returned function waits for
     them (raising InputError with located problems). ``cached``: through the build cache.

@@ -151,18 +151,6 @@ def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
     return out
 
 
-def _rewrite(
-    node: Json, owner: str, local: dict[str, str], then: Callable[[str], str] | None = None
-) -> Json:
-    """``node`` with its local references rewritten (and each then given to ``then``)."""
-
-    def rewrite(ref: str) -> str:
-        ref = _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref
-        return ref if then is None else then(ref)
-
-    return map_refs(node, rewrite)
-
-
 def combined_document(
     models: dict[str, Json],
     shared: dict[str, Json],
@@ -174,25 +162,28 @@ def combined_document(
     each reference becomes once rewritten (in the same copy)."""
     defs: dict[str, Json] = {}
 
+    def rewrite(node: Json, owner: str, local: dict[str, str]) -> Json:
+        def ref(target: str) -> str:
+            target = _rewrite_ref(target, owner, local) if target[:1] == "#" else target
+            return target if then is None else then(target)
+
+        return map_refs(node, ref)
+
     def put(name: str, schema: Json) -> None:
         if name in RESERVED_CLASS_NAMES or name in defs:
             raise ValueError(f"model name {name!r} is reserved or used twice")
         defs[name] = schema
 
     for name in sorted(shared) if include_shared else ():
-        put(name, _rewrite(shared[name], name, {}, then))
+        put(name, rewrite(shared[name], name, {}))
     for owner in sorted(models):
-        schema = models[owner]
-        if not isinstance(schema, dict):
-            schema = {}
+        schema = models[owner] if isinstance(models[owner], dict) else {}
         schema = {k: v for k, v in schema.items() if k not in ("$schema", "$id", "title")}
         local_defs = {**schema.pop("definitions", {}), **schema.pop("$defs", {})}
         local = {name: own_def_class(owner, name) for name in local_defs if name not in shared}
-        for name in sorted(local_defs):
-            if name in shared:
-                continue  # a shared definition bundled into the tool schema
-            put(local[name], _rewrite(local_defs[name], owner, local, then))
-        put(owner, _rewrite(schema, owner, local, then))
+        for name in sorted(local):  # (not a shared definition bundled into the tool schema)
+            put(local[name], rewrite(local_defs[name], owner, local))
+        put(owner, rewrite(schema, owner, local))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
 
