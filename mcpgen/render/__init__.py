@@ -53,6 +53,7 @@ GENERATED_TEMPLATES = {
 LOCK_FILE = "mcp-surface.json"  # what clients see (``mcpgen.surface``; ``mcpgen diff``)
 CI_GITHUB = ".github/workflows/mcp.yml"  # on request: manifest ``ci: {github: true}``
 # the manifest's parts templates see by their own names
+_CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
 MANIFEST_PARTS = "server capabilities tools resources prompts completions http auth deploy"
 
 
@@ -126,7 +127,10 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     every class it defines, nested models too, the planned ones first), ``_base`` and the
     modules."""
     pkg = manifest.server.package
-    classes = {m.name: classes_in(models.sources[m.name], m.classes) for m in models.modules}
+    classes = {}
+    for module in models.modules:  # the public classes and type aliases, the planned first
+        found = {a or b for a, b in _CLASS.findall(models.sources[module.name])}
+        classes[module.name] = [*module.classes, *sorted(found - set(module.classes))]
     ctx = context(manifest)
     out.generated[f"src/{pkg}/models/__init__.py"] = render(
         "package/models_init.py.jinja", **ctx, model_modules=classes
@@ -136,16 +140,6 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     out.generated.update(
         {f"src/{pkg}/models/{name}.py": text for name, text in models.sources.items()}
     )
-
-
-_CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
-
-
-def classes_in(source: str, planned: tuple[str, ...]) -> list[str]:
-    """The public classes (and type aliases) a generated models module defines, the
-    planned ones first, in order."""
-    found = {a or b for a, b in _CLASS.findall(source)}
-    return [*planned, *sorted(found - set(planned))]
 
 
 def _stubs(manifest: Manifest) -> Iterator[tuple[str, str, Any]]:

@@ -82,11 +82,6 @@ def _externalize(shared: set[str], used: set[str]) -> Callable[[str], str]:
     return point
 
 
-def _references(schema: Json) -> set[str]:
-    """Names of the definitions ``schema`` refers to (``#/$defs/NAME...``)."""
-    return {target[0] for ref in ref_strings(schema) if (target := def_target(ref)) is not None}
-
-
 def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
     seen: set[str] = set()
     stack = list(roots)
@@ -113,7 +108,10 @@ def plan(manifest: Manifest) -> list[ModelModule]:
         return []
     shared_document = combined_document({}, shared)
     shared_defs: dict[str, Json] = shared_document["$defs"]
-    deps = {name: _references(schema) for name, schema in shared_defs.items()}
+    deps = {  # the definitions each refers to (``#/$defs/NAME...``)
+        name: {target[0] for ref in ref_strings(schema) if (target := def_target(ref))}
+        for name, schema in shared_defs.items()
+    }
     shared_names = set(shared)
     digests: dict[str, str] = {}  # shared definition -> digest, made when first needed
     parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []

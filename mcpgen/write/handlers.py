@@ -44,8 +44,10 @@ def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[s
         if relative in seen:
             continue
         seen.add(relative)
-        for module in imported_modules(root / relative, _module_of(relative, src)):
-            base = src.joinpath(*module)
+        parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
+        module = parts[:-1] if parts[-1] == "__init__" else parts
+        for name in imported_modules(root / relative, module):
+            base = src.joinpath(*name)
             for candidate in (f"{base}.py", f"{base}/__init__.py"):
                 if candidate in present and candidate not in seen:
                     todo.append(candidate)
@@ -75,8 +77,3 @@ def imported_modules(path: Path, module: tuple[str, ...]) -> set[tuple[str, ...]
             found.update((*target, alias.name) for alias in node.names if alias.name != "*")
     # importing a.b.c runs a/__init__ and a/b/__init__ too
     return {name[:n] for name in found for n in range(1, len(name) + 1)}
-
-
-def _module_of(relative: str, src: PurePosixPath) -> tuple[str, ...]:
-    parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
-    return parts[:-1] if parts[-1] == "__init__" else parts
