@@ -221,13 +221,11 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     package = manifest.server.package
     modules = plan(manifest)
     sources: dict[str, str] = {}
-    todo = []
-    for module in modules:
-        found = cache.read(_cache_file(module, package)) if cached else None
-        if found is None:
-            todo.append(module)
-        else:
+    for module in modules if cached else ():
+        found = cache.read(_cache_file(module, package))
+        if found is not None:
             sources[module.name] = found
+    todo = [module for module in modules if module.name not in sources]
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
     # A small build (one part) forks one worker too: its heap is small, so the fork is
     # cheap, and the generator's import runs beside the rendering of the rest.
