@@ -6,6 +6,7 @@ change the structure of a YAML file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mcpgen.model.types import Manifest
 from mcpgen.render.spec import environment
@@ -21,19 +22,8 @@ class SecretVar:
     description: str
 
 
-@dataclass(frozen=True)
-class DeployData:
-    """What the deployment templates print besides the model."""
-
-    secrets: tuple[SecretVar, ...]  # from the environment (Compose) or the Secret (Kubernetes)
-    compose_env: tuple[tuple[str, str], ...]  # fixed settings of every Compose replica
-    kubernetes_env: tuple[tuple[str, str], ...]  # fixed settings of every pod
-    redis_service: str  # the bundled Redis's Kubernetes Service name
-    secret_name: str
-    probe_path: str
-
-
-def deploy_data(manifest: Manifest) -> DeployData:
+def deploy_data(manifest: Manifest) -> dict[str, Any]:
+    """What the deployment templates print besides the model (as ``d``)."""
     deploy = manifest.deploy
     assert deploy is not None
     prefix = manifest.http.env_prefix
@@ -62,14 +52,14 @@ def deploy_data(manifest: Manifest) -> DeployData:
     if deploy.redis == "bundled":
         kubernetes_env.append((prefix + "REDIS_URL", f"redis://{redis_service}:6379/0"))
     kubernetes_env.append((prefix + "ALLOWED_HOSTS", kubernetes_hosts))
-    return DeployData(
-        secrets=tuple(secrets),
-        compose_env=tuple(compose_env),
-        kubernetes_env=tuple(kubernetes_env),
-        redis_service=redis_service,
-        secret_name=f"{deploy.name}-secrets",
-        probe_path="/healthz",
-    )
+    return {
+        "secrets": tuple(secrets),  # from the environment (Compose) or the Secret (Kubernetes)
+        "compose_env": tuple(compose_env),  # fixed settings of every Compose replica
+        "kubernetes_env": tuple(kubernetes_env),  # fixed settings of every pod
+        "redis_service": redis_service,  # the bundled Redis's Kubernetes Service name
+        "secret_name": f"{deploy.name}-secrets",
+        "probe_path": "/healthz",
+    }
 
 
 def deploy_templates(manifest: Manifest) -> dict[str, str]:
