@@ -51,9 +51,7 @@ class Location:
     column: int = 0
 
     def __str__(self) -> str:
-        if self.line:
-            return f"{self.file}:{self.line}:{self.column}"
-        return self.file
+        return f"{self.file}:{self.line}:{self.column}" if self.line else self.file
 
 
 @dataclass(frozen=True)
