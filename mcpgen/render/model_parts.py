@@ -11,9 +11,9 @@ is first called.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -182,12 +182,8 @@ def generate_module(module: ModelModule, package: str) -> str:
             target = Path(folder).resolve() / _SHARED_FILE
             target.write_text(json.dumps(module.shared), "utf-8")
             options["external_ref_mapping"] = {str(target): f"{package}.models.{SHARED}"}
-            previous = os.getcwd()
-            os.chdir(folder)
-            try:
+            with contextlib.chdir(folder):
                 source = run_generator(module.document, options)
-            finally:
-                os.chdir(previous)
     return source.rstrip("\n") + "\n"
 
 

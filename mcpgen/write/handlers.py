@@ -22,16 +22,14 @@ def orphans(
 ) -> list[str]:
     """Handler files no manifest item names and no named file imports (``__init__.py``
     files are never reported). ``gone`` are files about to be removed (renamed away)."""
-    handlers = root / package_dir / "handlers"
-    found = handlers.rglob("*.py") if handlers.is_dir() else ()
+    found = (root / package_dir / "handlers").rglob("*.py")  # (none when it is missing)
     present = {
         path.relative_to(root).as_posix()
         for path in found
         if "__pycache__" not in path.parts and path.is_file()
     } - set(gone)
-    files = sorted(present)
     live = reachable(root, package_dir, [f for f in named if f in present], present)
-    return [f for f in files if f not in live and PurePosixPath(f).name != "__init__.py"]
+    return [f for f in sorted(present) if f not in live and PurePosixPath(f).name != "__init__.py"]
 
 
 def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[str]) -> set[str]:
