@@ -48,8 +48,7 @@ def read(path: Path | None) -> str | None:
 
 
 def read_pack(path: Path | None) -> dict[str, Any]:
-    """A JSON object kept in the cache (a pack of results by key); empty when missing or
-    unreadable."""
+    """A JSON object kept in the cache (results by key); empty when missing or unreadable."""
     try:
         pack = json.loads(read(path) or "{}")
     except ValueError:

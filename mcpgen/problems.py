@@ -31,8 +31,7 @@ def cut(text: str, limit: int) -> str:
 
 
 def clip(text: str, limit: int = 60) -> str:
-    """``text`` as a Python string literal, cut to ``limit`` characters (input quoted in a
-    message)."""
+    """``text`` as a Python string literal cut to ``limit`` characters (quoted input)."""
     shown = repr(text)
     return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 

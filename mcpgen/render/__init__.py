@@ -124,8 +124,7 @@ def render_without_models(manifest: Manifest, source: str | None = None) -> Outp
 
 def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     """The models package's files, into ``out``: ``__init__`` (lists the modules, each with
-    every class it defines, nested models too, the planned ones first), ``_base`` and the
-    modules."""
+    every class it defines, nested models too), ``_base`` and the modules."""
     pkg = manifest.server.package
     classes = {}
     for module in models.modules:  # the public classes and type aliases, the planned first

@@ -211,11 +211,10 @@ def search_json(data: dict[str, Json]) -> str | None:
 
 
 def share_defs(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` with every schema's ``$defs`` kept once in ``spec["$defs"]`` (the generator
-    writes this: a big API's tools each carried the same definitions; the runtime's
-    ``unshare_defs`` undoes it at load). A schema keeps the
-    names of its definitions (``$defsShared``, where ``$defs`` was) and, under ``$defsOwn``,
-    any whose name another schema uses for other content. ``spec`` is not changed."""
+    """``spec`` with every schema's ``$defs`` kept once in ``spec["$defs"]`` (a big API's
+    tools each carried the same definitions; the runtime's ``unshare_defs`` undoes it at
+    load). A schema keeps the names of its definitions (``$defsShared``, where ``$defs``
+    was) and, under ``$defsOwn``, any whose name another schema uses for other content."""
     table: dict[str, Any] = {}
 
     def shared(schema: Any) -> Any:

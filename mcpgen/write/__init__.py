@@ -227,12 +227,10 @@ def _deferred_interrupt() -> Iterator[None]:
 
 
 def apply(plan: Plan) -> None:
-    """Write the plan: stage every file first, then swap them in.
-
-    A new output folder is staged whole in a sibling temporary folder and renamed into
-    place. An existing one gets each file staged next to its target, then renamed over
-    it; if staging fails, every staged file is removed and the folder is as it was.
-    """
+    """Write the plan: stage every file first, then swap them in. A new output folder is
+    staged whole in a sibling temporary folder and renamed into place. An existing one gets
+    each file staged next to its target, then renamed over it; if staging fails, every
+    staged file is removed and the folder is as it was."""
     writes = {r: plan.output.generated[r] for r in plan.created + plan.changed}
     writes.update({r: plan.output.stubs[r] for r in plan.stubs_added})
     writes.update({m.new: m.text for m in plan.moves})
