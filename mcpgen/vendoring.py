@@ -124,9 +124,7 @@ def _fetches_tokens(manifest: Manifest) -> bool:
     """A credential of the wrapped API comes from an authorization server."""
     from mcpgen.runtime.credential_config import fetches_tokens, parse_sources
 
-    upstream = manifest.upstream
-    if upstream is None:
-        return False
+    upstream = manifest.upstream or {}  # (none: no schemes, no sources)
     schemes = upstream.get("securitySchemes") or {}
     sources = parse_sources(schemes, upstream.get("credentials"), None)
     return any(fetches_tokens(source) for source in sources.values())
