@@ -52,8 +52,9 @@ GENERATED_TEMPLATES = {
 }
 LOCK_FILE = "mcp-surface.json"  # what clients see (``mcpgen.surface``; ``mcpgen diff``)
 CI_GITHUB = ".github/workflows/mcp.yml"  # on request: manifest ``ci: {github: true}``
-# the manifest's parts templates see by their own names
+# the public classes and type aliases of a generated models module
 _CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
+# the manifest's parts templates see by their own names
 MANIFEST_PARTS = "server capabilities tools resources prompts completions http auth deploy"
 
 
@@ -127,7 +128,7 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     every class it defines, nested models too), ``_base`` and the modules."""
     pkg = manifest.server.package
     classes = {}
-    for module in models.modules:  # the public classes and type aliases, the planned first
+    for module in models.modules:  # the planned classes first
         found = {a or b for a, b in _CLASS.findall(models.sources[module.name])}
         classes[module.name] = [*module.classes, *sorted(found - set(module.classes))]
     ctx = context(manifest)

@@ -66,7 +66,7 @@ def _bucket(name: str, parts: int) -> int:
     return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
 
 
-def _externalize(shared: set[str], used: set[str]) -> Callable[[str], str]:
+def _externalize(shared: dict[str, Json], used: set[str]) -> Callable[[str], str]:
     """What a reference becomes when it points to a shared definition: a reference into the
     shared file (imports, once mapped); the names referred to are added to ``used``."""
 
@@ -112,7 +112,6 @@ def plan(manifest: Manifest) -> list[ModelModule]:
         name: {target[0] for ref in ref_strings(schema) if (target := def_target(ref))}
         for name, schema in shared_defs.items()
     }
-    shared_names = set(shared)
     digests: dict[str, str] = {}  # shared definition -> digest, made when first needed
     parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []
     count = _parts(len(models))
@@ -126,7 +125,7 @@ def plan(manifest: Manifest) -> list[ModelModule]:
             if not bucket:
                 continue
             used: set[str] = set()
-            point = _externalize(shared_names, used) if shared else None
+            point = _externalize(shared, used) if shared else None
             document = combined_document(bucket, shared, include_shared=False, then=point)
             subset: dict[str, Json] | None = None
             key = ""
