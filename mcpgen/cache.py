@@ -29,10 +29,8 @@ STAMP = ".pruned"  # its modification time is the last look
 def cache_dir() -> Path | None:
     """Where results are kept (``MCPGEN_CACHE_DIR``; empty turns caching off)."""
     configured = os.environ.get("MCPGEN_CACHE_DIR")
-    if configured == "":
-        return None
-    if configured:
-        return Path(configured)
+    if configured is not None:
+        return Path(configured) if configured else None
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mcpgen"
 
@@ -50,11 +48,9 @@ def read(path: Path | None) -> str | None:
 
 
 def read_pack(path: Path | None) -> dict[str, Any]:
-    """A JSON object kept in the cache (a pack of results by key); empty when missing or
-    unreadable."""
-    text = read(path)
+    """A JSON object kept in the cache (results by key); empty when missing or unreadable."""
     try:
-        pack = json.loads(text) if text is not None else {}
+        pack = json.loads(read(path) or "{}")
     except ValueError:
         return {}
     return pack if isinstance(pack, dict) else {}
@@ -63,13 +59,11 @@ def read_pack(path: Path | None) -> dict[str, Any]:
 def write(path: Path | None, text: str) -> None:
     if path is None:
         return
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_suffix(f".{os.getpid()}.tmp")
         temp.write_text(text, "utf-8")
         os.replace(temp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
 
 
 def template_cache() -> jinja2.BytecodeCache | None:
@@ -153,14 +147,14 @@ def prune(now: float | None = None) -> int:
         return deleted
     limit = size_limit()
     total = sum(size for _, size, _ in entries)
-    if total > limit:
-        for _, size, path in sorted(entries):
-            if total <= limit * 0.8:
-                break
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-                total -= size
-                deleted += 1
+    goal = limit * 0.8 if total > limit else total  # (under the limit: nothing to delete)
+    for _, size, path in sorted(entries):
+        if total <= goal:
+            break
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            total -= size
+            deleted += 1
     with contextlib.suppress(OSError):
         stamp.touch()
         os.utime(stamp, (now, now))

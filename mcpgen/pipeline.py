@@ -5,6 +5,7 @@ checked as a whole -> model; then (``render_files``) rendered files, formatted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,21 +37,23 @@ class Loaded:
 def load_manifest(path: Path, strict: bool = False, name: str | None = None) -> Loaded:
     """Load, merge, check and model ``path``; ``manifest`` is None when there are errors.
     ``name`` names a server made from a bare OpenAPI document."""
-    try:
-        doc = load_file(path, MAX_DOCUMENT_BYTES)
-    except InputError as exc:
-        return _failed(exc)
-    return load_document(doc, strict, name)
+    return _load(lambda: load_file(path, MAX_DOCUMENT_BYTES), strict, name)
 
 
 def load_source_text(text: str, file: str, base_dir: Path, strict: bool = False) -> Loaded:
     """The same for text read elsewhere (a file at a git revision), relative files
     resolved against ``base_dir``."""
+    return _load(lambda: load_text(text, file, base_dir, json_first=file.endswith(".json")), strict)
+
+
+def _load(read: Callable[[], Document], strict: bool, name: str | None = None) -> Loaded:
     try:
-        doc = load_text(text, file, base_dir, json_first=file.endswith(".json"))
-    except InputError as exc:
-        return _failed(exc)
-    return load_document(doc, strict)
+        doc = read()
+    except InputError as exc:  # the file cannot be read: nothing more to say
+        problems = Problems()
+        problems.extend(exc.problems)
+        return Loaded(None, problems)
+    return load_document(doc, strict, name)
 
 
 def load_document(doc: Document, strict: bool = False, name: str | None = None) -> Loaded:
@@ -98,12 +101,6 @@ def check(doc: Document) -> Problems:
         return problems
     problems.extend(check_semantics(doc, broken_entries(paths)).items)
     return problems
-
-
-def _failed(exc: InputError) -> Loaded:
-    problems = Problems()
-    problems.extend(exc.problems)
-    return Loaded(None, problems)
 
 
 def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ruff") -> Output:

@@ -31,8 +31,7 @@ def cut(text: str, limit: int) -> str:
 
 
 def clip(text: str, limit: int = 60) -> str:
-    """``text`` as a Python string literal, cut to ``limit`` characters (input quoted in a
-    message)."""
+    """``text`` as a Python string literal cut to ``limit`` characters (quoted input)."""
     shown = repr(text)
     return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
@@ -51,9 +50,7 @@ class Location:
     column: int = 0
 
     def __str__(self) -> str:
-        if self.line:
-            return f"{self.file}:{self.line}:{self.column}"
-        return self.file
+        return f"{self.file}:{self.line}:{self.column}" if self.line else self.file
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "telemetry_spans": lambda m: m.upstream is not None or m.mode in ("search", "code"),
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
     "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
-    "resources": lambda m: _reads_resources(m),  # resources (prompts may embed one)
+    # resources, prompts (which may embed one), resource subscriptions (``server._resources``)
+    "resources": lambda m: bool(m.resources or m.prompts or m.capabilities.resources_subscribe),
     "completions": lambda m: m.capabilities.completions,
     "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
@@ -94,12 +95,6 @@ def _network(manifest: Manifest) -> bool:
     return any(transport != "stdio" for transport in manifest.transports)
 
 
-def _reads_resources(manifest: Manifest) -> bool:
-    """A resource, a prompt (which may embed one) or resource subscriptions are declared
-    (``server._resources``)."""
-    return bool(manifest.resources or manifest.prompts or manifest.capabilities.resources_subscribe)
-
-
 def _has_patterns(manifest: Manifest) -> bool:
     """A tool's schema may hold ``pattern`` or ``patternProperties`` (what makes
     ``schemas.validator`` import ``patterns``; read from the text, so a superset), or the
@@ -129,9 +124,7 @@ def _fetches_tokens(manifest: Manifest) -> bool:
     """A credential of the wrapped API comes from an authorization server."""
     from mcpgen.runtime.credential_config import fetches_tokens, parse_sources
 
-    upstream = manifest.upstream
-    if upstream is None:
-        return False
+    upstream = manifest.upstream or {}  # (none: no schemes, no sources)
     schemes = upstream.get("securitySchemes") or {}
     sources = parse_sources(schemes, upstream.get("credentials"), None)
     return any(fetches_tokens(source) for source in sources.values())

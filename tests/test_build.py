@@ -274,8 +274,8 @@ def test_models_generated_over_processes_are_the_same_and_errors_located(
     monkeypatch.setattr(model_parts, "PART_SIZE", 2)
     loaded = load_manifest(manifest)
     assert loaded.manifest is not None
-    here = model_parts.generate_models(loaded.manifest, jobs=1)
-    spread = model_parts.generate_models(loaded.manifest, jobs=2)
+    here = model_parts.start_models(loaded.manifest, jobs=1)()
+    spread = model_parts.start_models(loaded.manifest, jobs=2)()
     assert len(here.modules) > 2
     assert here == spread
 

@@ -13,16 +13,18 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from mcpgen.render import Output
 
 Engine = Literal["ruff", "black"]
 ENGINES: tuple[Engine, ...] = ("ruff", "black")
 LINE_LENGTH = 100
-TARGET = "py311"
 # black's defaults, spelled out (ruff's defaults are the same; a user's config is ignored)
 RUFF_SETTINGS = (
     f"line-length = {LINE_LENGTH}",
-    f'target-version = "{TARGET}"',
+    'target-version = "py311"',
     'format.quote-style = "double"',
     'format.indent-style = "space"',
     "format.skip-magic-trailing-comma = false",
@@ -43,12 +45,7 @@ def format_files(files: Mapping[str, str], engine: Engine = "ruff") -> dict[str,
     return _ruff(files)
 
 
-class _Files(Protocol):
-    generated: dict[str, str]
-    stubs: dict[str, str]
-
-
-def format_output(out: _Files, engine: Engine = "ruff") -> None:
+def format_output(out: Output, engine: Engine = "ruff") -> None:
     """The Python files of a rendered project (``render.Output``) formatted in place. The
     vendored runtime is mcpgen's own formatted source: it is copied as it is."""
     python = {
@@ -70,21 +67,13 @@ def _ruff(files: Mapping[str, str]) -> dict[str, str]:
         root = Path(folder)
         for index, path in enumerate(paths):
             (root / f"f{index}.py").write_text(files[path], "utf-8", newline="\n")
-        command = [_ruff_bin(), "format", "--isolated", "--no-cache"]
-        for setting in RUFF_SETTINGS:
-            command += ["--config", setting]
-        done = subprocess.run(
-            [*command, "."], cwd=root, capture_output=True, text=True, check=False
-        )
-        if done.returncode != 0:
-            raise FormatError(_ruff_error(done.stderr, paths))
+        config = [arg for setting in RUFF_SETTINGS for arg in ("--config", setting)]
+        command = [_ruff_bin(), "format", "--isolated", "--no-cache", *config, "."]
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+        if done.returncode != 0:  # ruff's message, with our file names for its flat ones
+            named = re.sub(r"f(\d+)\.py", lambda m: paths[int(m.group(1))], done.stderr)
+            raise FormatError("generated code does not parse: " + " ".join(named.split())[:2000])
         return {path: (root / f"f{i}.py").read_text("utf-8") for i, path in enumerate(paths)}
-
-
-def _ruff_error(message: str, paths: list[str]) -> str:
-    """ruff's message with our file names for its flat ones."""
-    named = re.sub(r"f(\d+)\.py", lambda m: paths[int(m.group(1))], message)
-    return "generated code does not parse: " + " ".join(named.split())[:2000]
 
 
 def _ruff_bin() -> str:
@@ -100,12 +89,8 @@ def _black(source: str, path: str) -> str:
     import black
     from black.mode import TargetVersion
 
-    mode = black.Mode(
-        target_versions={TargetVersion.PY311},
-        line_length=LINE_LENGTH,
-        string_normalization=True,
-        magic_trailing_comma=True,
-    )
+    # (string normalization and the magic trailing comma: black's defaults)
+    mode = black.Mode(target_versions={TargetVersion.PY311}, line_length=LINE_LENGTH)
     try:
         return black.format_str(source, mode=mode)
     except black.parsing.InvalidInput as exc:

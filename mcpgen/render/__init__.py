@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from mcpgen.hosts.install import readme_snippets
 from mcpgen.identifiers import handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_data, deploy_templates
-from mcpgen.render.model_parts import Models, generate_models
+from mcpgen.render.model_parts import Models, start_models
 from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
@@ -51,6 +52,10 @@ GENERATED_TEMPLATES = {
 }
 LOCK_FILE = "mcp-surface.json"  # what clients see (``mcpgen.surface``; ``mcpgen diff``)
 CI_GITHUB = ".github/workflows/mcp.yml"  # on request: manifest ``ci: {github: true}``
+# the public classes and type aliases of a generated models module
+_CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
+# the manifest's parts templates see by their own names
+MANIFEST_PARTS = "server capabilities tools resources prompts completions http auth deploy"
 
 
 def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
@@ -61,14 +66,7 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
     source_path = source or source_name
     return {
         "m": manifest,
-        "server": manifest.server,
-        "capabilities": manifest.capabilities,
-        "tools": manifest.tools,
-        "resources": manifest.resources,
-        "prompts": manifest.prompts,
-        "completions": manifest.completions,
-        "http": manifest.http,
-        "auth": manifest.auth,
+        **{name: getattr(manifest, name) for name in MANIFEST_PARTS.split()},
         "default_transport": manifest.default_transport,
         "mcpgen_version": __version__,
         "source_name": source_name,
@@ -76,7 +74,6 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
         "source_shell": shlex.quote(source_path),
         "host_snippets": readme_snippets(manifest.server.name, manifest.server.script, env),
         "credential_env": [e for e in env if e.get("credential")],
-        "deploy": manifest.deploy,
         "d": deploy_data(manifest) if manifest.deploy else None,
     }
 
@@ -85,7 +82,7 @@ def render_project(manifest: Manifest, source: str | None = None) -> Output:
     """Every file of the project, its Python not yet formatted (``mcpgen.format``);
     ``source`` as for ``context``, recorded in ``pyproject.toml`` for ``mcpgen check``."""
     out = render_without_models(manifest, source)
-    add_models(out, manifest, generate_models(manifest))
+    add_models(out, manifest, start_models(manifest)())
     return out
 
 
@@ -94,9 +91,28 @@ def render_without_models(manifest: Manifest, source: str | None = None) -> Outp
     pkg = manifest.server.package
     with timing.phase("surface lock"):
         surface = _lock(manifest)
+    out = Output(surface=surface)
     with timing.phase("render templates"):
-        out = _render_templates(manifest, source)
-    out.surface = surface
+        ctx = context(manifest, source)
+        oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
+        ctx["ci_python"] = oldest.group(1) if oldest else "3.11"
+        for path, template in GENERATED_TEMPLATES.items():
+            out.generated[path.format(pkg=pkg)] = render(template, **ctx)
+        for path, template in deploy_templates(manifest).items():
+            out.generated[path] = render(template, **ctx)
+        if manifest.ci.github:
+            out.generated[CI_GITHUB] = render("ci/github.yml.jinja", **ctx)
+        out.generated[f"src/{pkg}/py.typed"] = ""
+        out.generated.update(runtime_files(manifest))
+        init = render("stubs/__init__.py.jinja", **ctx)
+        out.stubs[f"src/{pkg}/handlers/__init__.py"] = init
+        imported = [t for t in manifest.tools if t.http and not t.mode_tool]
+        if imported:  # a home for overrides of imported operations
+            out.stubs[f"src/{pkg}/handlers/tools/__init__.py"] = init
+            out.overrides.update(f"src/{pkg}/{handler_path('tools', t.ident)}" for t in imported)
+        for path, kind, item in _stubs(manifest):
+            out.stubs[path.rsplit("/", 1)[0] + "/__init__.py"] = init
+            out.stubs[path] = _stub(kind, item, ctx)
     with timing.phase("JSON files"):  # _spec.json, _search.json (search and code modes), lock
         data = spec_data(manifest)
         out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
@@ -109,10 +125,12 @@ def render_without_models(manifest: Manifest, source: str | None = None) -> Outp
 
 def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     """The models package's files, into ``out``: ``__init__`` (lists the modules, each with
-    every class it defines, nested models too, the planned ones first), ``_base`` and the
-    modules."""
+    every class it defines, nested models too), ``_base`` and the modules."""
     pkg = manifest.server.package
-    classes = {m.name: classes_in(models.sources[m.name], m.classes) for m in models.modules}
+    classes = {}
+    for module in models.modules:  # the planned classes first
+        found = {a or b for a, b in _CLASS.findall(models.sources[module.name])}
+        classes[module.name] = [*module.classes, *sorted(found - set(module.classes))]
     ctx = context(manifest)
     out.generated[f"src/{pkg}/models/__init__.py"] = render(
         "package/models_init.py.jinja", **ctx, model_modules=classes
@@ -124,58 +142,11 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     )
 
 
-_CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
-
-
-def classes_in(source: str, planned: tuple[str, ...]) -> list[str]:
-    """The public classes (and type aliases) a generated models module defines, the
-    planned ones first, in order."""
-    found = {a or b for a, b in _CLASS.findall(source)}
-    return [*planned, *sorted(found - set(planned))]
-
-
-def _render_templates(manifest: Manifest, source: str | None = None) -> Output:
-    """Every file but the models, the lock and the spec files, unformatted."""
-    pkg = manifest.server.package
-    ctx = context(manifest, source)
-    oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
-    ctx["ci_python"] = oldest.group(1) if oldest else "3.11"
-    out = Output()
-    for path, template in GENERATED_TEMPLATES.items():
-        out.generated[path.format(pkg=pkg)] = render(template, **ctx)
-    for path, template in deploy_templates(manifest).items():
-        out.generated[path] = render(template, **ctx)
-    if manifest.ci.github:
-        out.generated[CI_GITHUB] = render("ci/github.yml.jinja", **ctx)
-    out.generated[f"src/{pkg}/py.typed"] = ""
-    out.generated.update(runtime_files(manifest))
-
-    init = render("stubs/__init__.py.jinja", **ctx)
-    out.stubs[f"src/{pkg}/handlers/__init__.py"] = init
-    imported = [t for t in manifest.tools if t.http and not t.mode_tool]
-    if imported:  # a home for overrides of imported operations
-        out.stubs[f"src/{pkg}/handlers/tools/__init__.py"] = init
-        out.overrides.update(f"src/{pkg}/{handler_path('tools', t.ident)}" for t in imported)
-    for kind, items in _handled(manifest).items():
-        if items:
-            out.stubs[f"src/{pkg}/handlers/{kind}/__init__.py"] = init
-        for item in items:
-            out.stubs[_stub_path(manifest, kind, item)] = _stub(kind, item, ctx)
-    return out
-
-
-def _handled(manifest: Manifest) -> dict[str, tuple[Any, ...]]:
-    """Handler folder -> the items that get a stub there (its template: the kind, singular)."""
-    return {
-        "tools": manifest.handled_tools,
-        "resources": manifest.handled_resources,
-        "prompts": manifest.handled_prompts,
-        "completions": manifest.handled_completions,
-    }
-
-
-def _stub_path(manifest: Manifest, kind: str, item: Any) -> str:
-    return f"src/{manifest.server.package}/{handler_path(kind, item.ident)}"
+def _stubs(manifest: Manifest) -> Iterator[tuple[str, str, Any]]:
+    """(path, handler folder, item) of every handler stub (its template: the kind, singular)."""
+    for kind in ("tools", "resources", "prompts", "completions"):
+        for item in getattr(manifest, f"handled_{kind}"):
+            yield f"src/{manifest.server.package}/{handler_path(kind, item.ident)}", kind, item
 
 
 def _stub(kind: str, item: Any, ctx: dict[str, Any]) -> str:
@@ -187,9 +158,7 @@ def handler_stub(manifest: Manifest, relative: str) -> str | None:
     formatted as on disk; None when it writes none there."""
     from mcpgen.format import format_files
 
-    for kind, items in _handled(manifest).items():
-        for item in items:
-            if relative == _stub_path(manifest, kind, item):
-                text = _stub(kind, item, context(manifest))
-                return format_files({relative: text})[relative]
+    for path, kind, item in _stubs(manifest):
+        if relative == path:
+            return format_files({path: _stub(kind, item, context(manifest))})[path]
     return None

@@ -6,17 +6,13 @@ change the structure of a YAML file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mcpgen.model.types import Manifest
 from mcpgen.render.spec import environment
 
 NETWORK = "http"
-# the files of each kind, each printed by the template of its path + ``.jinja``
-COMPOSE_FILES = ("deploy/compose.yaml", "deploy/nginx.conf")
 KUBERNETES = ("deployment.yaml", "service.yaml", "hpa.yaml", "secret.yaml")
-KUBERNETES_FILES = tuple(f"deploy/kubernetes/{name}" for name in KUBERNETES)
-REDIS_FILE = "deploy/kubernetes/redis.yaml"
-COMPOSE_REDIS = "redis://redis:6379/0"
 
 
 @dataclass(frozen=True)
@@ -26,19 +22,8 @@ class SecretVar:
     description: str
 
 
-@dataclass(frozen=True)
-class DeployData:
-    """What the deployment templates print besides the model."""
-
-    secrets: tuple[SecretVar, ...]  # from the environment (Compose) or the Secret (Kubernetes)
-    compose_env: tuple[tuple[str, str], ...]  # fixed settings of every Compose replica
-    kubernetes_env: tuple[tuple[str, str], ...]  # fixed settings of every pod
-    redis_service: str  # the bundled Redis's Kubernetes Service name
-    secret_name: str
-    probe_path: str
-
-
-def deploy_data(manifest: Manifest) -> DeployData:
+def deploy_data(manifest: Manifest) -> dict[str, Any]:
+    """What the deployment templates print besides the model (as ``d``)."""
     deploy = manifest.deploy
     assert deploy is not None
     prefix = manifest.http.env_prefix
@@ -56,30 +41,25 @@ def deploy_data(manifest: Manifest) -> DeployData:
     if deploy.redis == "external":
         secrets.append(SecretVar(prefix + "REDIS_URL", True, "the managed Redis (rediss:// ...)"))
     secrets.sort(key=lambda s: s.name)
-    port = str(manifest.http.port)
-    common: list[tuple[str, str]] = [
-        (prefix + "TRANSPORT", "http"),
-        (prefix + "HOST", "0.0.0.0"),
-        (prefix + "PORT", port),
-        (prefix + "STATELESS", "true"),
-        (prefix + "LOG_FORMAT", "json"),
-    ]
+    common = [(prefix + "TRANSPORT", "http"), (prefix + "HOST", "0.0.0.0")]
+    common += [(prefix + "PORT", str(manifest.http.port)), (prefix + "STATELESS", "true")]
+    common += [(prefix + "LOG_FORMAT", "json")]
     compose_hosts = ",".join([*deploy.hosts, "localhost:*", "127.0.0.1:*"])
     kubernetes_hosts = ",".join([*deploy.hosts, deploy.name, f"{deploy.name}:*"])
-    compose_env = [*common, (prefix + "REDIS_URL", COMPOSE_REDIS)]
+    compose_env = [*common, (prefix + "REDIS_URL", "redis://redis:6379/0")]
     compose_env.append((prefix + "ALLOWED_HOSTS", compose_hosts))
     kubernetes_env = list(common)
     if deploy.redis == "bundled":
         kubernetes_env.append((prefix + "REDIS_URL", f"redis://{redis_service}:6379/0"))
     kubernetes_env.append((prefix + "ALLOWED_HOSTS", kubernetes_hosts))
-    return DeployData(
-        secrets=tuple(secrets),
-        compose_env=tuple(compose_env),
-        kubernetes_env=tuple(kubernetes_env),
-        redis_service=redis_service,
-        secret_name=f"{deploy.name}-secrets",
-        probe_path="/healthz",
-    )
+    return {
+        "secrets": tuple(secrets),  # from the environment (Compose) or the Secret (Kubernetes)
+        "compose_env": tuple(compose_env),  # fixed settings of every Compose replica
+        "kubernetes_env": tuple(kubernetes_env),  # fixed settings of every pod
+        "redis_service": redis_service,  # the bundled Redis's Kubernetes Service name
+        "secret_name": f"{deploy.name}-secrets",
+        "probe_path": "/healthz",
+    }
 
 
 def deploy_templates(manifest: Manifest) -> dict[str, str]:
@@ -87,9 +67,10 @@ def deploy_templates(manifest: Manifest) -> dict[str, str]:
     deploy = manifest.deploy
     if deploy is None:
         return {}
-    files = [
-        *(COMPOSE_FILES if deploy.compose else ()),
-        *(KUBERNETES_FILES if deploy.kubernetes else ()),
-        *([REDIS_FILE] if deploy.kubernetes and deploy.redis == "bundled" else ()),
-    ]
+    # the files of each kind, each printed by the template of its path + ``.jinja``
+    files = ["deploy/compose.yaml", "deploy/nginx.conf"] if deploy.compose else []
+    if deploy.kubernetes:
+        files += [f"deploy/kubernetes/{name}" for name in KUBERNETES]
+    if deploy.kubernetes and deploy.redis == "bundled":
+        files.append("deploy/kubernetes/redis.yaml")
     return {path: path + ".jinja" for path in files}

@@ -11,9 +11,9 @@ is first called.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -66,7 +66,7 @@ def _bucket(name: str, parts: int) -> int:
     return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
 
 
-def _externalize(shared: set[str], used: set[str]) -> Callable[[str], str]:
+def _externalize(shared: dict[str, Json], used: set[str]) -> Callable[[str], str]:
     """What a reference becomes when it points to a shared definition: a reference into the
     shared file (imports, once mapped); the names referred to are added to ``used``."""
 
@@ -80,11 +80,6 @@ def _externalize(shared: set[str], used: set[str]) -> Callable[[str], str]:
         return _SHARED_FILE + ref
 
     return point
-
-
-def _references(schema: Json) -> set[str]:
-    """Names of the definitions ``schema`` refers to (``#/$defs/NAME...``)."""
-    return {target[0] for ref in ref_strings(schema) if (target := def_target(ref)) is not None}
 
 
 def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
@@ -113,8 +108,10 @@ def plan(manifest: Manifest) -> list[ModelModule]:
         return []
     shared_document = combined_document({}, shared)
     shared_defs: dict[str, Json] = shared_document["$defs"]
-    deps = {name: _references(schema) for name, schema in shared_defs.items()}
-    shared_names = set(shared)
+    deps = {  # the definitions each refers to (``#/$defs/NAME...``)
+        name: {target[0] for ref in ref_strings(schema) if (target := def_target(ref))}
+        for name, schema in shared_defs.items()
+    }
     digests: dict[str, str] = {}  # shared definition -> digest, made when first needed
     parts = [ModelModule(SHARED, tuple(sorted(shared)), shared_document, None)] if shared else []
     count = _parts(len(models))
@@ -128,14 +125,17 @@ def plan(manifest: Manifest) -> list[ModelModule]:
             if not bucket:
                 continue
             used: set[str] = set()
-            point = _externalize(shared_names, used) if shared else None
+            point = _externalize(shared, used) if shared else None
             document = combined_document(bucket, shared, include_shared=False, then=point)
             subset: dict[str, Json] | None = None
             key = ""
             if shared:
                 needed = _closure(used, deps)
                 subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
-                key = _subset_digest(needed, shared_defs, digests)
+                # each shared definition serialized once per build, however many parts use it
+                for n in needed:
+                    digests[n] = digests.get(n) or digest(shared_defs[n])
+                key = digest([[n, digests[n]] for n in needed])
             name = f"_part{index:0{width}d}"
             parts.append(ModelModule(name, tuple(sorted(bucket)), document, subset, key))
     except _NotSplittable:
@@ -169,15 +169,6 @@ def _settings(package: str) -> str:
     return metadata.version("datamodel-code-generator") + json.dumps(settings, sort_keys=True)
 
 
-def _subset_digest(names: list[str], defs: dict[str, Json], digests: dict[str, str]) -> str:
-    """The digest of the shared definitions ``names``, each definition serialized once per
-    build however many parts use it."""
-    for name in names:
-        if name not in digests:
-            digests[name] = digest(defs[name])
-    return digest([[name, digests[name]] for name in names])
-
-
 def generate_module(module: ModelModule, package: str) -> str:
     """One generator run; raises what the generator raises."""
     options = generator_options(base_module=f"{package}.models._base")
@@ -190,12 +181,8 @@ def generate_module(module: ModelModule, package: str) -> str:
             target = Path(folder).resolve() / _SHARED_FILE
             target.write_text(json.dumps(module.shared), "utf-8")
             options["external_ref_mapping"] = {str(target): f"{package}.models.{SHARED}"}
-            previous = os.getcwd()
-            os.chdir(folder)
-            try:
+            with contextlib.chdir(folder):
                 source = run_generator(module.document, options)
-            finally:
-                os.chdir(previous)
     return source.rstrip("\n") + "\n"
 
 
@@ -219,11 +206,6 @@ class Models:
     sources: dict[str, str]
 
 
-def generate_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Models:
-    """Every module of the models package (``start_models``, waited for)."""
-    return start_models(manifest, cached, jobs)()
-
-
 def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Callable[[], Models]:
     """Start making every module of the models package; the returned function waits for
     them (raising InputError with located problems). ``cached``: through the build cache.
@@ -234,13 +216,11 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     package = manifest.server.package
     modules = plan(manifest)
     sources: dict[str, str] = {}
-    todo = []
-    for module in modules:
-        found = cache.read(_cache_file(module, package)) if cached else None
-        if found is None:
-            todo.append(module)
-        else:
+    for module in modules if cached else ():
+        found = cache.read(_cache_file(module, package))
+        if found is not None:
             sources[module.name] = found
+    todo = [module for module in modules if module.name not in sources]
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
     # A small build (one part) forks one worker too: its heap is small, so the fork is
     # cheap, and the generator's import runs beside the rendering of the rest.

@@ -30,7 +30,8 @@ def model_schemas(manifest: Manifest) -> dict[str, Json]:
     """Class name -> JSON Schema, for every model the package needs."""
     result: dict[str, Json] = {}
     shared = manifest.shared_defs
-    copies = _shared_classes(shared)
+    # shared definitions the generator makes a class of, by their schema (``_root_key``)
+    copies = {_root_key(s): name for name, s in sorted(shared.items()) if _makes_class(s)}
     for tool in manifest.tools:
         if tool.input_model not in shared:  # a shared definition is generated once, by name
             result[tool.input_model] = _subclass_if_copy(tool.input_schema, copies)
@@ -65,13 +66,6 @@ def _makes_class(schema: Json) -> bool:
     )
 
 
-def _shared_classes(shared: dict[str, Json]) -> dict[str, str]:
-    """Shared definitions the generator makes a class of, by their schema (``_root_key``)."""
-    return {
-        _root_key(schema): name for name, schema in sorted(shared.items()) if _makes_class(schema)
-    }
-
-
 def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str, str]]:
     """Models with the same schema (GitHub: 805 of 2,149, such as every tool taking only
     ``owner`` and ``repo``) are generated once: the first name (sorted) gets the class, the
@@ -87,9 +81,7 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     for names in groups.values():
         if len(names) < 2:
             continue
-        key = digest(models[names[0]])
-        for name in names:
-            group_of[name] = key
+        group_of.update(dict.fromkeys(names, digest(models[names[0]])))
         for name in names[1:]:
             result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
@@ -121,12 +113,8 @@ def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
     ``$ref: '#/components/schemas/full-repository'`` gets that schema as its root, as MCP
     wants an object there) becomes a subclass of it: the model is the shared class, under
     the tool's name, and is not generated twice (GitHub: 298 models, a third of the code)."""
-    if not isinstance(schema, dict) or not copies:
-        return schema
-    name = copies.get(_root_key(schema))
-    if name is None:
-        return schema
-    return {"allOf": [{"$ref": def_ref(name)}]}
+    name = copies.get(_root_key(schema)) if isinstance(schema, dict) and copies else None
+    return schema if name is None else {"allOf": [{"$ref": def_ref(name)}]}
 
 
 def _rewrite_ref(ref: str, owner: str, local: dict[str, str]) -> str:
@@ -163,18 +151,6 @@ def map_refs(node: Json, fn: Callable[[str], str], names: bool = False) -> Json:
     return out
 
 
-def _rewrite(
-    node: Json, owner: str, local: dict[str, str], then: Callable[[str], str] | None = None
-) -> Json:
-    """``node`` with its local references rewritten (and each then given to ``then``)."""
-
-    def rewrite(ref: str) -> str:
-        ref = _rewrite_ref(ref, owner, local) if ref[:1] == "#" else ref
-        return ref if then is None else then(ref)
-
-    return map_refs(node, rewrite)
-
-
 def combined_document(
     models: dict[str, Json],
     shared: dict[str, Json],
@@ -186,25 +162,28 @@ def combined_document(
     each reference becomes once rewritten (in the same copy)."""
     defs: dict[str, Json] = {}
 
+    def rewrite(node: Json, owner: str, local: dict[str, str]) -> Json:
+        def ref(target: str) -> str:
+            target = _rewrite_ref(target, owner, local) if target[:1] == "#" else target
+            return target if then is None else then(target)
+
+        return map_refs(node, ref)
+
     def put(name: str, schema: Json) -> None:
         if name in RESERVED_CLASS_NAMES or name in defs:
             raise ValueError(f"model name {name!r} is reserved or used twice")
         defs[name] = schema
 
     for name in sorted(shared) if include_shared else ():
-        put(name, _rewrite(shared[name], name, {}, then))
+        put(name, rewrite(shared[name], name, {}))
     for owner in sorted(models):
-        schema = models[owner]
-        if not isinstance(schema, dict):
-            schema = {}
+        schema = models[owner] if isinstance(models[owner], dict) else {}
         schema = {k: v for k, v in schema.items() if k not in ("$schema", "$id", "title")}
         local_defs = {**schema.pop("definitions", {}), **schema.pop("$defs", {})}
         local = {name: own_def_class(owner, name) for name in local_defs if name not in shared}
-        for name in sorted(local_defs):
-            if name in shared:
-                continue  # a shared definition bundled into the tool schema
-            put(local[name], _rewrite(local_defs[name], owner, local, then))
-        put(owner, _rewrite(schema, owner, local, then))
+        for name in sorted(local):  # (not a shared definition bundled into the tool schema)
+            put(local[name], rewrite(local_defs[name], owner, local))
+        put(owner, rewrite(schema, owner, local))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
 
@@ -311,6 +290,4 @@ def defined_names(source: str) -> set[str]:
             defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             defined.add(node.target.id)
-        elif type(node).__name__ == "TypeAlias":  # Python 3.12+ `type X = ...`
-            defined.add(node.name.id)  # type: ignore[attr-defined]
     return defined

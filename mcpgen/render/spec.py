@@ -15,7 +15,7 @@ from mcpgen.literals import compact_json
 from mcpgen.model.prompts import Prompt
 from mcpgen.model.resources import Resource
 from mcpgen.model.settings import camel
-from mcpgen.model.types import Manifest, Tool
+from mcpgen.model.types import Completion, Manifest, Tool
 from mcpgen.openapi.result import operation_data
 from mcpgen.runtime.credential_config import env_suffixes, parse_sources
 from mcpgen.runtime.spec import OWN_DEFS, SCHEMA_KEYS, SHARED_DEFS, SHARED_NAMES, SPEC_FORMAT
@@ -82,6 +82,15 @@ def prompt_entry(prompt: Prompt, package: str) -> dict[str, Json]:
     return entry
 
 
+def completion_entry(completion: Completion, package: str) -> dict[str, Json]:
+    entry = _camel(completion, "target ref argument")
+    if completion.handler:
+        entry["handler"] = f"src/{package}/{handler_path('completions', completion.ident)}"
+    else:
+        entry["values"] = list(completion.values)
+    return entry
+
+
 def _variable(
     name: str,
     description: str,
@@ -125,8 +134,7 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
         url = "base URL of the wrapped API"
         found.append(_variable(upstream["baseUrlEnv"], url, default=upstream["baseUrl"]))
         schemes = upstream.get("securitySchemes", {})
-        sources = parse_sources(schemes, upstream.get("credentials"), None)
-        for scheme, source in sources.items():
+        for scheme, source in parse_sources(schemes, upstream.get("credentials"), None).items():
             base = upstream["credentialEnv"][scheme]
             for suffix, meaning, secret in env_suffixes(source):
                 entry = _variable(base + suffix, f"{meaning} ({scheme})", secret, credential=True)
@@ -143,7 +151,6 @@ def _camel(obj: Any, names: str, **renamed: str) -> dict[str, Json]:
 
 def spec_data(manifest: Manifest) -> dict[str, Json]:
     server = manifest.server
-    caps = manifest.capabilities
     http = manifest.http
     auth = manifest.auth
     data: dict[str, Json] = {
@@ -152,7 +159,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             server, "name version title description instructions website_url package script"
         ),
         "capabilities": _camel(
-            caps,
+            manifest.capabilities,
             "tools_list_changed resources_list_changed resources_subscribe "
             "prompts_list_changed logging completions page_size",
         ),
@@ -173,19 +180,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
         "environment": environment(manifest),
         "resources": [resource_entry(r, server.package) for r in manifest.resources],
         "prompts": [prompt_entry(p, server.package) for p in manifest.prompts],
-        "completions": [
-            {
-                "target": c.target,
-                "ref": c.ref,
-                "argument": c.argument,
-                **(
-                    {"handler": f"src/{server.package}/{handler_path('completions', c.ident)}"}
-                    if c.handler
-                    else {"values": list(c.values)}
-                ),
-            }
-            for c in manifest.completions
-        ],
+        "completions": [completion_entry(c, server.package) for c in manifest.completions],
     }
     if auth.type not in ("bearer", "apiKey"):
         del data["auth"]["env"]  # the keys of other types are not in the environment
@@ -216,11 +211,10 @@ def search_json(data: dict[str, Json]) -> str | None:
 
 
 def share_defs(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` with every schema's ``$defs`` kept once in ``spec["$defs"]`` (the generator
-    writes this: a big API's tools each carried the same definitions; the runtime's
-    ``unshare_defs`` undoes it at load). A schema keeps the
-    names of its definitions (``$defsShared``, where ``$defs`` was) and, under ``$defsOwn``,
-    any whose name another schema uses for other content. ``spec`` is not changed."""
+    """``spec`` with every schema's ``$defs`` kept once in ``spec["$defs"]`` (a big API's
+    tools each carried the same definitions; the runtime's ``unshare_defs`` undoes it at
+    load). A schema keeps the names of its definitions (``$defsShared``, where ``$defs``
+    was) and, under ``$defsOwn``, any whose name another schema uses for other content."""
     table: dict[str, Any] = {}
 
     def shared(schema: Any) -> Any:

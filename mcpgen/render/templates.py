@@ -16,14 +16,6 @@ from mcpgen.literals import py
 from mcpgen.problems import cut, printable
 
 
-def templates_dir() -> Path:
-    """Templates ship inside the wheel as mcpgen/templates; in a checkout they are at the top."""
-    packaged = Path(str(resources.files("mcpgen"))) / "templates"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "templates"
-
-
 def entries(params: list[Any], required: bool) -> str:
     """``{"wire key": python_name, ...}`` for the required (or optional) ``params``."""
     return "{" + ", ".join(f"{py(p.key)}: {p.name}" for p in params if p.required == required) + "}"
@@ -81,8 +73,11 @@ def import_order(names: Iterable[str]) -> list[str]:
 
 @cache
 def environment() -> jinja2.Environment:
+    # templates ship inside the wheel as mcpgen/templates; in a checkout they are at the top
+    packaged = Path(str(resources.files("mcpgen"))) / "templates"
+    folder = packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "templates"
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        loader=jinja2.FileSystemLoader(str(folder)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -147,10 +147,7 @@ def _obsolete(root: Path, output: Output) -> list[str]:
         {f"src/{PurePosixPath(p).parts[1]}/" for p in output.generated if p[:4] == "src/"}
     )
     for folder in ("src", "tests", "deploy"):
-        base = root / folder
-        if not base.is_dir():
-            continue
-        for path in sorted(base.rglob("*")):
+        for path in sorted((root / folder).rglob("*")):
             relative = path.relative_to(root).as_posix()
             if not path.is_file() or relative in output.generated or relative in output.stubs:
                 continue
@@ -204,13 +201,11 @@ STAGED = ".mcpgen-staged-"  # in the name of every file and folder a build stage
 def clean_leftovers(root: Path) -> None:
     """Remove what a build that was killed while writing ``root`` staged: its sibling
     staging folder, and files staged beside their targets (never anything else)."""
-    if root.parent.is_dir():
-        for stale in root.parent.glob(f".{glob.escape(root.name)}{STAGED}*"):
-            shutil.rmtree(stale, ignore_errors=True)
-    if root.is_dir():
-        for stale in root.rglob(f".*{STAGED}*"):
-            if stale.is_file():
-                stale.unlink(missing_ok=True)
+    for stale in root.parent.glob(f".{glob.escape(root.name)}{STAGED}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    for stale in root.rglob(f".*{STAGED}*"):  # (a missing folder holds nothing)
+        if stale.is_file():
+            stale.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -232,12 +227,10 @@ def _deferred_interrupt() -> Iterator[None]:
 
 
 def apply(plan: Plan) -> None:
-    """Write the plan: stage every file first, then swap them in.
-
-    A new output folder is staged whole in a sibling temporary folder and renamed into
-    place. An existing one gets each file staged next to its target, then renamed over
-    it; if staging fails, every staged file is removed and the folder is as it was.
-    """
+    """Write the plan: stage every file first, then swap them in. A new output folder is
+    staged whole in a sibling temporary folder and renamed into place. An existing one gets
+    each file staged next to its target, then renamed over it; if staging fails, every
+    staged file is removed and the folder is as it was."""
     writes = {r: plan.output.generated[r] for r in plan.created + plan.changed}
     writes.update({r: plan.output.stubs[r] for r in plan.stubs_added})
     writes.update({m.new: m.text for m in plan.moves})

@@ -22,16 +22,14 @@ def orphans(
 ) -> list[str]:
     """Handler files no manifest item names and no named file imports (``__init__.py``
     files are never reported). ``gone`` are files about to be removed (renamed away)."""
-    handlers = root / package_dir / "handlers"
-    found = handlers.rglob("*.py") if handlers.is_dir() else ()
+    found = (root / package_dir / "handlers").rglob("*.py")  # (none when it is missing)
     present = {
         path.relative_to(root).as_posix()
         for path in found
         if "__pycache__" not in path.parts and path.is_file()
     } - set(gone)
-    files = sorted(present)
     live = reachable(root, package_dir, [f for f in named if f in present], present)
-    return [f for f in files if f not in live and PurePosixPath(f).name != "__init__.py"]
+    return [f for f in sorted(present) if f not in live and PurePosixPath(f).name != "__init__.py"]
 
 
 def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[str]) -> set[str]:
@@ -44,8 +42,10 @@ def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[s
         if relative in seen:
             continue
         seen.add(relative)
-        for module in imported_modules(root / relative, _module_of(relative, src)):
-            base = src.joinpath(*module)
+        parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
+        module = parts[:-1] if parts[-1] == "__init__" else parts
+        for name in imported_modules(root / relative, module):
+            base = src.joinpath(*name)
             for candidate in (f"{base}.py", f"{base}/__init__.py"):
                 if candidate in present and candidate not in seen:
                     todo.append(candidate)
@@ -75,8 +75,3 @@ def imported_modules(path: Path, module: tuple[str, ...]) -> set[tuple[str, ...]
             found.update((*target, alias.name) for alias in node.names if alias.name != "*")
     # importing a.b.c runs a/__init__ and a/b/__init__ too
     return {name[:n] for name in found for n in range(1, len(name) + 1)}
-
-
-def _module_of(relative: str, src: PurePosixPath) -> tuple[str, ...]:
-    parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
-    return parts[:-1] if parts[-1] == "__init__" else parts

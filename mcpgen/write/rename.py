@@ -77,6 +77,7 @@ def plan_moves(
     package = f"src/{manifest.server.package}/"
     moves: list[Move] = []
     for rename in renames:
+        head = f"--rename {rename.old}={rename.new}"
         kinds = [rename.kind] if rename.kind else list(KINDS)
         candidates = []
         for kind in kinds:
@@ -85,8 +86,8 @@ def plan_moves(
                 continue
             if rename.old in items:
                 raise RenameError(
-                    f"--rename {rename.old}={rename.new}: {rename.old!r} is still a {kind} of "
-                    "the manifest (rename it there first)"
+                    f"{head}: {rename.old!r} is still a {kind} of the manifest (rename it there "
+                    "first)"
                 )
             ident, classes = items[rename.new]
             old = package + names.handler_path(f"{kind}s", names.ident(rename.old))
@@ -94,49 +95,40 @@ def plan_moves(
             candidates.append((kind, old, new, classes))
         if not candidates:
             what = rename.kind or "tool, resource or prompt"
-            raise RenameError(
-                f"--rename {rename.old}={rename.new}: the manifest has no {what} {rename.new!r} "
-                "with a handler"
-            )
+            raise RenameError(f"{head}: the manifest has no {what} {rename.new!r} with a handler")
         existing = [c for c in candidates if (root / c[1]).is_file()]
         if len(existing) > 1:
             raise RenameError(
-                f"--rename {rename.old}={rename.new}: both a {existing[0][0]} and a "
-                f"{existing[1][0]} have that name; say which, e.g. --rename "
-                f"{existing[0][0]}:{rename.old}={rename.new}"
+                f"{head}: both a {existing[0][0]} and a {existing[1][0]} have that name; say "
+                f"which, e.g. --rename {existing[0][0]}:{rename.old}={rename.new}"
             )
         kind, old, new, classes = (existing or candidates)[0]
         if not existing:
-            raise RenameError(f"--rename {rename.old}={rename.new}: {old} does not exist")
+            raise RenameError(f"{head}: {old} does not exist")
         if old == new:
-            raise RenameError(
-                f"--rename {rename.old}={rename.new}: both names have the file {new}; "
-                "nothing to move"
-            )
+            raise RenameError(f"{head}: both names have the file {new}; nothing to move")
         try:
             untouched = (root / new).read_text("utf-8") == stub(new)
         except (OSError, UnicodeDecodeError):
             untouched = False
         if ((root / new).exists() and not untouched) or any(m.new == new for m in moves):
             raise RenameError(
-                f"--rename {rename.old}={rename.new}: {new} exists already and is not the "
-                "untouched stub (move or delete it first)"
+                f"{head}: {new} exists already and is not the untouched stub (move or delete it "
+                "first)"
             )
         if any(m.old == old for m in moves):
             raise RenameError(f"--rename: {old} is renamed twice")
         try:
             text = (root / old).read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise RenameError(
-                f"--rename {rename.old}={rename.new}: cannot read {old}: {exc}"
-            ) from None
-        mapping = {
-            names.pascal(rename.old) + suffix: target
-            for suffix, target in classes.items()
-            if target and target != names.pascal(rename.old) + suffix
-        }
+            raise RenameError(f"{head}: cannot read {old}: {exc}") from None
+        pascal = names.pascal(rename.old)
+        mapping = {pascal + end: to for end, to in classes.items() if to and to != pascal + end}
         text = rename_names(text, mapping)
-        text = _retitle(text, kind, rename.old, rename.new)
+        # the stub's first docstring line, if the user kept it, names the new item
+        before, after = ('"""' + _TITLES[kind].format(name) for name in (rename.old, rename.new))
+        if text.startswith(before):
+            text = after + text[len(before) :]
         moves.append(Move(old, new, text))
     return moves
 
@@ -170,11 +162,3 @@ _TITLES = {
     "resource": "Content of the {} resource",
     "prompt": "Renders the {} prompt.",
 }
-
-
-def _retitle(source: str, kind: str, old: str, new: str) -> str:
-    """The stub's first docstring line, if the user kept it, names the new item."""
-    before = '"""' + _TITLES[kind].format(old)
-    if source.startswith(before):
-        return '"""' + _TITLES[kind].format(new) + source[len(before) :]
-    return source
