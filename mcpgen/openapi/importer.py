@@ -49,14 +49,9 @@ def _version(data: dict[str, Any]) -> tuple[str | None, str]:
         raw = data["openapi"]
         text = str(raw) if isinstance(raw, str | float | int) and not isinstance(raw, bool) else ""
         match = re.match(r"^3\.(\d+)(?:\.\d+)?(?:-.+)?$", text)
-        if match:
-            return ("3.0" if match.group(1) == "0" else "3.1"), text
-        return None, text
+        return (None if not match else "3.0" if match.group(1) == "0" else "3.1"), text
     if "swagger" in data:
-        raw = data["swagger"]
-        if raw in ("2.0", 2.0) and not isinstance(raw, bool):
-            return "2.0", str(raw)
-        return None, str(raw)
+        return ("2.0" if data["swagger"] in ("2.0", 2.0) else None), str(data["swagger"])
     return None, ""
 
 
@@ -277,9 +272,7 @@ class _Importer(SecurityImport, InputImport):
                 input_schema["dependentRequired"] = {
                     a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
                 }
-        defs = self.converter.closure(deps)
-        if defs:
-            input_schema["$defs"] = defs
+        self.converter.add_defs(input_schema, deps)
         output, content_type, wrapped = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
@@ -298,19 +291,17 @@ class _Importer(SecurityImport, InputImport):
             origin=(cand.src, tuple(cand.path)),
             poll=poll,
         )
-        tool: dict[str, Json] = {"name": name}
         summary = text_of(cand.node.get("summary"))
-        if summary:
-            tool["title"] = summary
         text = text_of(cand.node.get("description")) or summary or f"{operation.method} {cand.url}"
-        deprecated = cand.node.get("deprecated") is True
-        tool["description"] = f"Deprecated. {text}" if deprecated else text
-        tool["input"] = input_schema
-        if output is not None:
-            tool["output"] = output
-        tool["annotations"] = tool_annotations(cand.method)
-        if poll is not None:
-            tool["task"] = "optional"
+        tool: dict[str, Json] = {
+            "name": name,
+            **({"title": summary} if summary else {}),
+            "description": f"Deprecated. {text}" if cand.node.get("deprecated") is True else text,
+            "input": input_schema,
+            **({"output": output} if output is not None else {}),
+            "annotations": tool_annotations(cand.method),
+            **({"task": "optional"} if poll is not None else {}),
+        }
         for key, message in _UNSUPPORTED_OPERATION_KEYS.items():
             if key in cand.node:
                 self.warn(cand.src, (*cand.path, key), message)

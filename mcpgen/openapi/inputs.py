@@ -313,9 +313,7 @@ class InputImport(ImportBase):
             output = {**target, "type": target.get("type", "object")}
             if name is not None:
                 deps = set(self.converter.deps.get(name, ()))
-        defs = self.converter.closure(deps)
-        if defs:
-            output["$defs"] = defs
+        self.converter.add_defs(output, deps)
         return output, media, wrapped
 
     def response_schema(

@@ -67,37 +67,25 @@ class SchemaConverter:
             self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), deps)
             self.deps[name] = frozenset(deps)
 
-    def closure(self, roots: Iterable[str]) -> dict[str, Json]:
-        """The definitions ``roots`` need, transitively, by name (sorted).
-
-        The same set of definitions gives the same (shared, read-only) mapping.
-        """
+    def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
+        """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs`` (sorted
+        by name; the same set of definitions is the same shared, read-only mapping)."""
         needed: frozenset[str] = frozenset().union(*map(self._closure_of, roots))
-        bundle = self._bundles.get(needed)
-        if bundle is None:
+        if needed:
             bundle = {name: self.defs[name] for name in sorted(needed)}
-            self._bundles[needed] = bundle
-        return bundle
+            schema["$defs"] = self._bundles.setdefault(needed, bundle)
 
     def _closure_of(self, name: str) -> frozenset[str]:
-        cached = self._closures.get(name)
-        if cached is not None:
-            return cached
-        seen: set[str] = set()
-        stack = [name]
-        while stack:
-            current = stack.pop()
-            if current in seen or current not in self.defs:
-                continue
-            known = self._closures.get(current)
-            if known is not None:  # complete already: no need to walk it again
-                seen |= known
-                continue
-            seen.add(current)
-            stack.extend(self.deps.get(current, ()))
-        result = frozenset(seen)
-        self._closures[name] = result
-        return result
+        if name not in self._closures:
+            seen: set[str] = set()
+            stack = [name]
+            while stack:
+                current = stack.pop()
+                if current not in seen and current in self.defs:
+                    seen.add(current)
+                    stack.extend(self.deps.get(current, ()))
+            self._closures[name] = frozenset(seen)
+        return self._closures[name]
 
     def resolve(self, schema: Json) -> tuple[Json, str | None]:
         """Follow a schema that is only a reference; (target, its definition name)."""
@@ -160,28 +148,21 @@ class SchemaConverter:
                 continue
             if keyword in SUBSCHEMA:
                 out[keyword] = self._schema(src, where, value, deps)
+            elif keyword == "items" and isinstance(value, list):  # the draft-4 tuple form
+                out["prefixItems"] = self._each(src, where, value, deps)
             elif keyword == "items":
-                if isinstance(value, list):  # the draft-4 tuple form
-                    out["prefixItems"] = [
-                        self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)
-                    ]
-                else:
-                    out["items"] = self._schema(src, where, value, deps)
+                out["items"] = self._schema(src, where, value, deps)
             elif keyword == "additionalItems":
                 if isinstance(node.get("items"), list):
                     out["items"] = self._schema(src, where, value, deps)
             elif keyword in SUBSCHEMA_MAPS:
                 if isinstance(value, dict):
-                    out[keyword] = {
-                        k: self._schema(src, (*where, k), v, deps) for k, v in value.items()
-                    }
+                    out[keyword] = self._each(src, where, value, deps)
                 else:
                     self._drop(src, where, "must be a mapping of schemas")
             elif keyword in SUBSCHEMA_LISTS:
                 if isinstance(value, list) and (value or keyword == "prefixItems"):
-                    out[keyword] = [
-                        self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)
-                    ]
+                    out[keyword] = self._each(src, where, value, deps)
                 else:
                     self._drop(src, where, "must be a non-empty list of schemas")
             elif keyword == "nullable":
@@ -213,6 +194,12 @@ class SchemaConverter:
             del result["default"]  # the model would not type-check (list[int] = ["x"])
             self._drop(src, (*path, "default"), "does not match its schema")
         return result
+
+    def _each(self, src: int, where: JsonPath, value: Json, deps: set[str]) -> Json:
+        """Each schema of a list or mapping of them, converted."""
+        if isinstance(value, dict):
+            return {k: self._schema(src, (*where, k), v, deps) for k, v in value.items()}
+        return [self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)]
 
     def _drop(self, src: int, where: JsonPath, why: str) -> None:
         self.sources.warn(src, where, f"schema keyword {where[-1]!r} {why}; left out")
