@@ -37,11 +37,8 @@ _COMPOSED = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "const")
 
 
 def _is_number(value: Json) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, int)
+    finite = isinstance(value, float) and math.isfinite(value)
+    return finite or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _names(value: Json) -> bool:

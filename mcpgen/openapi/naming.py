@@ -34,9 +34,7 @@ def safe_name(raw: str) -> str:
     ``Pet`` stays; ``simple-user`` -> ``SimpleUser``, ``v1.User`` -> ``V1User``, ``2fa`` ->
     ``N2fa``. So the definitions can be hoisted into a manifest's shared ``$defs``.
     """
-    if names.CLASS_NAME.match(raw):
-        return raw
-    return names.pascal(raw)
+    return raw if names.CLASS_NAME.match(raw) else names.pascal(raw)
 
 
 class DefNames:
@@ -92,14 +90,10 @@ class DefNames:
         return safe_name("_".join(str(p) for p in path if p not in ("components", "schemas")))
 
     def _assign(self, key: Key, candidate: str) -> str:
-        name = candidate
-        if name in self.taken:
-            identity = self._identity(key)
-            length = 6
-            name = f"{candidate}{short_hash(identity, length)}"
-            while name in self.taken:  # pragma: no cover - a hash collision
-                length += 2
-                name = f"{candidate}{short_hash(identity, length)}"
+        name, length = candidate, 4
+        while name in self.taken:  # taken: a hash of where it is (longer on a hash collision)
+            length += 2
+            name = f"{candidate}{short_hash(self._identity(key), length)}"
         self.taken.add(name)
         self.names[key] = name
         return name
