@@ -157,9 +157,7 @@ class _Importer(SecurityImport, InputImport):
             locate=self.sources.location,
             renamed=renamed,
             defs={name: self.converter.defs[name] for name in sorted(used)},
-            def_origins={
-                n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin
-            },
+            def_origins={n: self.converter.origin[n] for n in sorted(used)},  # each has one
         )
 
     def info(self) -> dict[str, Json]:

@@ -170,28 +170,19 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
     if kind == "resourceTemplate" and not (path_vars or query_vars):
         warn(src, at, "an operation without parameters is a fixed resource")
         kind = "resource"
-    by_name = {p.name: p for p in path_vars}
+    template = kind == "resourceTemplate"
+    by_name = {p.name: p for p in path_vars}  # (none in a fixed resource)
     uri = "api://" + TEMPLATE.sub(
-        lambda m: (
-            "{" + _uri_var(by_name[m.group(1)].argument) + "}"
-            if kind == "resourceTemplate" and m.group(1) in by_name
-            else m.group(0)
-        ),
+        lambda m: "{" + _uri_var(by_name[m[1]].argument) + "}" if m[1] in by_name else m[0],
         op.path.lstrip("/"),
     )
+    if template and query_vars:
+        uri += "{?" + ",".join(_uri_var(p.argument) for p in query_vars) + "}"
     tool = built.tool
-    resource: dict[str, Json] = {"name": tool["name"]}
-    if kind == "resourceTemplate":
-        if query_vars:
-            uri += "{?" + ",".join(_uri_var(p.argument) for p in query_vars) + "}"
-        resource["uriTemplate"] = uri
-    else:
-        resource["uri"] = uri
-    for key in ("title", "description"):
-        if key in tool:
-            resource[key] = tool[key]
+    resource: dict[str, Json] = {"name": tool["name"], "uriTemplate" if template else "uri": uri}
+    resource.update({key: tool[key] for key in ("title", "description") if key in tool})
     resource["mimeType"] = op.response_content_type or "application/json"
-    if kind == "resourceTemplate":  # its variables are checked against these schemas
+    if template:  # its variables are checked against these schemas
         resource["input"] = tool["input"]  # not a manifest key: the importer moves it out
     return resource
 
