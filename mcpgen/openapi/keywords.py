@@ -114,8 +114,7 @@ def finish(out: dict[str, Json], nullable: bool) -> dict[str, Json]:
             for k, v in properties.items()
             if isinstance(v, dict) and (v.get("readOnly") is True or v.get("writeOnly") is True)
         }
-        if one_way:
-            out["required"] = [r for r in required if r not in one_way]
+        out["required"] = [r for r in required if r not in one_way]
     if "required" in out and not out["required"]:
         del out["required"]
     return _nullable(out) if nullable else out

@@ -103,11 +103,11 @@ class DefNames:
 
 
 def _looks_like_schema(path: JsonPath) -> bool:
-    if path[:1] == ("paths",) or path[:1] == ("webhooks",):
-        return False
-    if len(path) == 3 and path[0] == "components" and path[1] in _NON_SCHEMA_COMPONENTS:
-        return False
-    return not (len(path) == 2 and path[0] in ("parameters", "responses"))
+    return not (
+        path[:1] in (("paths",), ("webhooks",))
+        or (len(path) == 3 and path[0] == "components" and path[1] in _NON_SCHEMA_COMPONENTS)
+        or (len(path) == 2 and path[0] in ("parameters", "responses"))
+    )
 
 
 def base_name(method: str, path: str, operation_id: str | None) -> str:

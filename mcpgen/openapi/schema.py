@@ -258,9 +258,7 @@ class SchemaConverter:
         mapped = set(mapping.values())
         for keyword in ("oneOf", "anyOf"):
             branches = node.get(keyword)
-            if not isinstance(branches, list):
-                continue
-            for index, branch in enumerate(branches):
+            for index, branch in enumerate(branches if isinstance(branches, list) else []):
                 if not (isinstance(branch, dict) and isinstance(branch.get("$ref"), str)):
                     continue
                 key = self.sources.parse_ref(src, (*where[:-1], keyword, index), branch["$ref"])
@@ -280,6 +278,4 @@ def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:
     if not isinstance(branch, dict) or set(branch) != {"$ref"}:
         return branch
     tags = [tag for tag, ref in mapping.items() if ref == branch["$ref"]]
-    if not tags:
-        return branch
-    return {**branch, "properties": {name: {"enum": tags}}, "required": [name]}
+    return {**branch, "properties": {name: {"enum": tags}}, "required": [name]} if tags else branch
