@@ -199,10 +199,7 @@ class _Importer(SecurityImport, InputImport):
             if "servers" in item:
                 self.warn(src, (*ipath, "servers"), "path-level servers are not supported; ignored")
             item_params = self.parameter_entries(src, ipath, item)
-            for method in METHODS:
-                if method not in item:
-                    continue
-                node = item[method]
+            for method, node in [(m, item[m]) for m in METHODS if m in item]:
                 opath = (*ipath, method)
                 if not isinstance(node, dict):
                     self.error(src, opath, "an operation must be a mapping")
@@ -223,31 +220,24 @@ class _Importer(SecurityImport, InputImport):
 
     def build(self, cand: Candidate, name: str) -> Built:
         inputs, body_info = self.parameters(cand)
-        deps = set(body_info.deps) if body_info is not None else set()
-        for item in inputs:
-            deps.update(item.deps)
+        deps = set().union(*(i.deps for i in inputs), body_info.deps if body_info else ())
         body_inputs = body_info.inputs if body_info is not None else []
         all_inputs = [*sorted(inputs, key=lambda i: _LOCATION_ORDER[i.location]), *body_inputs]
         arguments = naming.argument_names([(i.location, i.wire) for i in all_inputs])
-        properties: dict[str, Json] = {}
-        required: list[str] = []
-        params: list[Param] = []
-        for item, argument in zip(all_inputs, arguments, strict=True):
-            properties[argument] = item.schema
-            if item.required:
-                required.append(argument)
-            if item.location != "body":
-                params.append(
-                    Param(item.wire, item.location, argument, item.required, **item.param)
-                )
+        named = list(zip(all_inputs, arguments, strict=True))
+        required = [argument for item, argument in named if item.required]
         # closed: an argument the operation does not take is refused, not dropped unsent
         input_schema: dict[str, Json] = {
             "type": "object",
-            "properties": properties,
+            "properties": {argument: item.schema for item, argument in named},
             "additionalProperties": False,
+            **({"required": required} if required else {}),
         }
-        if required:
-            input_schema["required"] = required
+        params = [
+            Param(item.wire, item.location, argument, item.required, **item.param)
+            for item, argument in named
+            if item.location != "body"
+        ]
         body: Body | None = None
         if body_info is not None:
             body_arguments = arguments[len(inputs) :]

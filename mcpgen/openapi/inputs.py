@@ -321,12 +321,8 @@ class InputImport(ImportBase):
             if chosen is None:
                 chosen = (code, src, path, media, schema_node)
             elif schema_node != chosen[4] and media is not None and schema_node is not None:
-                self.warn(
-                    src,
-                    path,
-                    f"response {code} differs from response {chosen[0]}; "
-                    f"the output schema describes {chosen[0]} only",
-                )
+                differs = f"response {code} differs from response {chosen[0]}; "
+                self.warn(src, path, f"{differs}the output schema describes {chosen[0]} only")
         if chosen is None:
             return None, None, False
         _, src, path, media, schema_node = chosen
