@@ -27,7 +27,7 @@ _COUNTS = (
     "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
     "maxContains", "minContains",
 )  # fmt: skip
-_BOOLEANS = ("uniqueItems", "readOnly", "writeOnly", "deprecated")
+_BOOLEANS = ("uniqueItems", "readOnly", "writeOnly", "deprecated", "nullable")
 _STRINGS = (
     "title", "description", "format", "pattern", "contentEncoding", "contentMediaType", "$comment",
 )  # fmt: skip
@@ -100,9 +100,10 @@ def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[st
     return ""
 
 
-def finish(out: dict[str, Json], nullable: bool) -> dict[str, Json]:
+def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     """A converted schema made whole: binary strings as base64, properties sent in one
-    direction only not required, and ``nullable`` as JSON Schema writes it."""
+    direction only not required, and ``nullable`` (or ``x_nullable``) as JSON Schema
+    writes it."""
     if "format" in out and out["format"] == "binary":
         del out["format"]
         out.setdefault("contentEncoding", "base64")
@@ -117,7 +118,7 @@ def finish(out: dict[str, Json], nullable: bool) -> dict[str, Json]:
         out["required"] = [r for r in required if r not in one_way]
     if "required" in out and not out["required"]:
         del out["required"]
-    return _nullable(out) if nullable else out
+    return _nullable(out) if out.pop("nullable", False) or x_nullable else out
 
 
 def _type(value: Json, out: dict[str, Json]) -> str:

@@ -137,14 +137,11 @@ class SchemaConverter:
                 name = self.def_name(key)
                 deps.add(name)
                 out["$ref"] = def_ref(name)
-        nullable = False
         for keyword, value in node.items():
             where = (*path, keyword)
             if keyword == "$ref":
                 continue
             if not isinstance(keyword, str) or keyword.startswith("x-"):
-                if keyword == "x-nullable" and value is True:
-                    nullable = True
                 continue
             if keyword in SUBSCHEMA:
                 out[keyword] = self._schema(src, where, value, deps)
@@ -165,11 +162,6 @@ class SchemaConverter:
                     out[keyword] = self._each(src, where, value, deps)
                 else:
                     self._drop(src, where, "must be a non-empty list of schemas")
-            elif keyword == "nullable":
-                if value is True:
-                    nullable = True
-                elif value is not False:
-                    self._drop(src, where, "must be true or false")
             elif keyword in VALUE_KEYWORDS:
                 why = value_keyword(keyword, value, node, out)
                 if why:
@@ -189,7 +181,7 @@ class SchemaConverter:
             if isinstance(out.get(keyword), list):
                 tags, name = picked["mapping"], picked["propertyName"]
                 out[keyword] = [tagged(branch, name, tags) for branch in out[keyword]]
-        result = finish(out, nullable)
+        result = finish(out, node.get("x-nullable") is True)  # Swagger 2.0's extension
         if "default" in result and not default_fits(result):
             del result["default"]  # the model would not type-check (list[int] = ["x"])
             self._drop(src, (*path, "default"), "does not match its schema")
