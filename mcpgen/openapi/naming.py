@@ -58,8 +58,7 @@ class DefNames:
             node = node.get(part) if isinstance(node, dict) else None
         if not isinstance(node, dict):
             return
-        raws = sorted(node, key=lambda raw: (safe_name(raw) != raw, raw))
-        for raw in raws:
+        for raw in sorted(node, key=lambda raw: (safe_name(raw) != raw, raw)):
             self._assign((0, (*self.components, raw)), safe_name(raw))
 
     def name_external(self, keys: Iterable[Key]) -> None:
@@ -69,8 +68,7 @@ class DefNames:
             for key in keys
             if key[0] != 0 and key not in self.names and _looks_like_schema(key[1])
         }
-        order = sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, pointer(k[1])))
-        for key in order:
+        for key in sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, pointer(k[1]))):
             self._assign(key, self._candidate(key))
 
     def name_of(self, key: Key) -> str:
