@@ -30,7 +30,7 @@ from mcpgen.openapi import (
     sources,
 )
 from mcpgen.openapi import importer as importer_module
-from mcpgen.openapi.files import FILE_NOTE
+from mcpgen.openapi.inputs import FILE_NOTE
 from mcpgen.problems import Level, Problem
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openapi"

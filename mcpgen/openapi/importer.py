@@ -49,14 +49,9 @@ def _version(data: dict[str, Any]) -> tuple[str | None, str]:
         raw = data["openapi"]
         text = str(raw) if isinstance(raw, str | float | int) and not isinstance(raw, bool) else ""
         match = re.match(r"^3\.(\d+)(?:\.\d+)?(?:-.+)?$", text)
-        if match:
-            return ("3.0" if match.group(1) == "0" else "3.1"), text
-        return None, text
+        return (None if not match else "3.0" if match.group(1) == "0" else "3.1"), text
     if "swagger" in data:
-        raw = data["swagger"]
-        if raw in ("2.0", 2.0) and not isinstance(raw, bool):
-            return "2.0", str(raw)
-        return None, str(raw)
+        return ("2.0" if data["swagger"] in ("2.0", 2.0) else None), str(data["swagger"])
     return None, ""
 
 
@@ -162,9 +157,7 @@ class _Importer(SecurityImport, InputImport):
             locate=self.sources.location,
             renamed=renamed,
             defs={name: self.converter.defs[name] for name in sorted(used)},
-            def_origins={
-                n: self.converter.origin[n] for n in sorted(used) if n in self.converter.origin
-            },
+            def_origins={n: self.converter.origin[n] for n in sorted(used)},  # each has one
         )
 
     def info(self) -> dict[str, Json]:
@@ -206,10 +199,7 @@ class _Importer(SecurityImport, InputImport):
             if "servers" in item:
                 self.warn(src, (*ipath, "servers"), "path-level servers are not supported; ignored")
             item_params = self.parameter_entries(src, ipath, item)
-            for method in METHODS:
-                if method not in item:
-                    continue
-                node = item[method]
+            for method, node in [(m, item[m]) for m in METHODS if m in item]:
                 opath = (*ipath, method)
                 if not isinstance(node, dict):
                     self.error(src, opath, "an operation must be a mapping")
@@ -230,31 +220,24 @@ class _Importer(SecurityImport, InputImport):
 
     def build(self, cand: Candidate, name: str) -> Built:
         inputs, body_info = self.parameters(cand)
-        deps = set(body_info.deps) if body_info is not None else set()
-        for item in inputs:
-            deps.update(item.deps)
+        deps = set().union(*(i.deps for i in inputs), body_info.deps if body_info else ())
         body_inputs = body_info.inputs if body_info is not None else []
         all_inputs = [*sorted(inputs, key=lambda i: _LOCATION_ORDER[i.location]), *body_inputs]
         arguments = naming.argument_names([(i.location, i.wire) for i in all_inputs])
-        properties: dict[str, Json] = {}
-        required: list[str] = []
-        params: list[Param] = []
-        for item, argument in zip(all_inputs, arguments, strict=True):
-            properties[argument] = item.schema
-            if item.required:
-                required.append(argument)
-            if item.location != "body":
-                params.append(
-                    Param(item.wire, item.location, argument, item.required, **item.param)
-                )
+        named = list(zip(all_inputs, arguments, strict=True))
+        required = [argument for item, argument in named if item.required]
         # closed: an argument the operation does not take is refused, not dropped unsent
         input_schema: dict[str, Json] = {
             "type": "object",
-            "properties": properties,
+            "properties": {argument: item.schema for item, argument in named},
             "additionalProperties": False,
+            **({"required": required} if required else {}),
         }
-        if required:
-            input_schema["required"] = required
+        params = [
+            Param(item.wire, item.location, argument, item.required, **item.param)
+            for item, argument in named
+            if item.location != "body"
+        ]
         body: Body | None = None
         if body_info is not None:
             body_arguments = arguments[len(inputs) :]
@@ -277,9 +260,7 @@ class _Importer(SecurityImport, InputImport):
                 input_schema["dependentRequired"] = {
                     a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
                 }
-        defs = self.converter.closure(deps)
-        if defs:
-            input_schema["$defs"] = defs
+        self.converter.add_defs(input_schema, deps)
         output, content_type, wrapped = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
@@ -298,19 +279,17 @@ class _Importer(SecurityImport, InputImport):
             origin=(cand.src, tuple(cand.path)),
             poll=poll,
         )
-        tool: dict[str, Json] = {"name": name}
         summary = text_of(cand.node.get("summary"))
-        if summary:
-            tool["title"] = summary
         text = text_of(cand.node.get("description")) or summary or f"{operation.method} {cand.url}"
-        deprecated = cand.node.get("deprecated") is True
-        tool["description"] = f"Deprecated. {text}" if deprecated else text
-        tool["input"] = input_schema
-        if output is not None:
-            tool["output"] = output
-        tool["annotations"] = tool_annotations(cand.method)
-        if poll is not None:
-            tool["task"] = "optional"
+        tool: dict[str, Json] = {
+            "name": name,
+            **({"title": summary} if summary else {}),
+            "description": f"Deprecated. {text}" if cand.node.get("deprecated") is True else text,
+            "input": input_schema,
+            **({"output": output} if output is not None else {}),
+            "annotations": tool_annotations(cand.method),
+            **({"task": "optional"} if poll is not None else {}),
+        }
         for key, message in _UNSUPPORTED_OPERATION_KEYS.items():
             if key in cand.node:
                 self.warn(cand.src, (*cand.path, key), message)

@@ -1,5 +1,10 @@
 """An operation's inputs and output: its parameters, its request body (one argument or
-its properties spread) and the schema of its success response."""
+its properties spread) and the schema of its success response.
+
+File arguments (docs/openapi.md, "Files"): a file input keeps its base64 schema and its
+description says it also takes a resource's URI (``runtime/files.py`` tells them apart); a
+multipart property's ``encoding.headers`` become optional header arguments (``Param.part``,
+docs/openapi.md, "Multipart part headers")."""
 
 from __future__ import annotations
 
@@ -8,12 +13,13 @@ from typing import Any
 
 from mcpgen.check.schemas import def_name
 from mcpgen.load import JsonPath
-from mcpgen.openapi import files, swagger2
-from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml
+from mcpgen.openapi import swagger2
+from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml, text_of
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.runtime.wire import RESERVED_HEADERS
+from mcpgen.runtime.wire_body import PART_RESERVED
 
 Json = Any
 Located = swagger2.Located
@@ -25,6 +31,10 @@ _SET_BY_MCPGEN = dict.fromkeys(
 # an object body with one of these is passed whole: its properties are not all known
 _NOT_SPREAD = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
 _ENCODING_KEYS: dict[str, type] = {"contentType": str, "style": str, "explode": bool}
+FILE_NOTE = (
+    "The file's bytes, base64-encoded; or a URI: of a resource of this server that holds "
+    "them, or a data: URI (a URI has a scheme and a colon, base64 has none)."
+)
 
 
 class InputImport(ImportBase):
@@ -94,11 +104,10 @@ class InputImport(ImportBase):
             content = self.mapping(src, (*path, "content"), param["content"], "'content'")
             if len(content) != 1:
                 self.warn(src, (*path, "content"), "a parameter's content needs one media type")
-            media, media_node = next(iter(content.items()), ("application/json", {}))
-            content_type = media
+            content_type, media_node = next(iter(content.items()), ("application/json", {}))
             media_node = media_node if isinstance(media_node, dict) else {}
             schema, deps = self.converter.convert(
-                src, (*path, "content", media, "schema"), media_node.get("schema", {})
+                src, (*path, "content", content_type, "schema"), media_node.get("schema", {})
             )
         elif "schema" in param:
             schema, deps = self.converter.convert(src, (*path, "schema"), param["schema"])
@@ -109,12 +118,8 @@ class InputImport(ImportBase):
             self.warn(
                 src, (*path, "allowReserved"), "allowReserved is not supported; values are encoded"
             )
-        schema = annotate(
-            schema,
-            description=param.get("description"),
-            deprecated=param.get("deprecated"),
-            examples=examples_of(param),
-        )
+        about = param.get("description"), param.get("deprecated"), examples_of(param)
+        schema = annotate(schema, *about)
         extra = {"style": style, "explode": explode, "content_type": content_type}
         return Input(location, name, schema, required, extra, deps)
 
@@ -123,7 +128,7 @@ class InputImport(ImportBase):
         self, cand: Candidate, body_params: list[Located], form_params: list[Located]
     ) -> BodyInfo | None:
         if self.version == "2.0":
-            return files.described(swagger2.request_body(self, cand, body_params, form_params))
+            return described(swagger2.request_body(self, cand, body_params, form_params))
         if "requestBody" not in cand.node:
             return None
         where = (*cand.path, "requestBody")
@@ -144,7 +149,7 @@ class InputImport(ImportBase):
         )
         if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             self.encoding(src, (*mpath, "encoding"), media_node.get("encoding"), info)
-        return files.described(info)
+        return described(info)
 
     def encoding(self, src: int, path: JsonPath, encoding: Any, info: BodyInfo) -> None:
         """A form or multipart body's ``encoding`` into ``info.parts`` (what is malformed
@@ -162,13 +167,37 @@ class InputImport(ImportBase):
             for key in set(_ENCODING_KEYS).intersection(how).difference(given):
                 self.warn(src, (*path, prop, key), f"{key!r} is malformed; the default applies")
             if "headers" in how and info.content_type == "multipart/form-data":
-                info.headers += files.part_headers(
-                    self, src, (*path, prop, "headers"), prop, how["headers"]
+                info.headers += self.part_headers(
+                    src, (*path, prop, "headers"), prop, how["headers"]
                 )
             elif "headers" in how:
                 self.warn(src, (*path, prop, "headers"), "part headers apply to multipart only")
             if given:
                 info.parts[prop] = {**info.parts.get(prop, {}), **given}
+
+    def part_headers(self, src: int, path: JsonPath, prop: str, headers: Any) -> list[Input]:
+        """The header arguments a multipart property's ``encoding.headers`` declare: optional,
+        named as on the wire, sent on each part of ``prop`` when given."""
+        found: list[Input] = []
+        for name, raw in self.mapping(src, path, headers, "'headers'").items():
+            if not isinstance(name, str) or not name:
+                continue
+            if name.lower() in PART_RESERVED:
+                self.warn(src, (*path, name), f"part header {name!r} is ignored: mcpgen sets it")
+                continue
+            followed = self.sources.follow(src, (*path, name), raw)
+            if followed is None:
+                continue
+            hsrc, hpath, node = followed
+            if not isinstance(node, dict):
+                self.warn(hsrc, hpath, "a header must be a mapping; ignored")
+                continue
+            schema, deps = self.converter.convert(hsrc, (*hpath, "schema"), node.get("schema", {}))
+            text = text_of(node.get("description"))
+            about = f"The {name} header of the multipart part {prop!r}. {text}".rstrip()
+            schema = annotate(schema, about, node.get("deprecated"), examples_of(node))
+            found.append(Input("header", name, schema, False, {"part": prop}, deps))
+        return found
 
     def body_info(
         self,
@@ -292,12 +321,8 @@ class InputImport(ImportBase):
             if chosen is None:
                 chosen = (code, src, path, media, schema_node)
             elif schema_node != chosen[4] and media is not None and schema_node is not None:
-                self.warn(
-                    src,
-                    path,
-                    f"response {code} differs from response {chosen[0]}; "
-                    f"the output schema describes {chosen[0]} only",
-                )
+                differs = f"response {code} differs from response {chosen[0]}; "
+                self.warn(src, path, f"{differs}the output schema describes {chosen[0]} only")
         if chosen is None:
             return None, None, False
         _, src, path, media, schema_node = chosen
@@ -313,9 +338,7 @@ class InputImport(ImportBase):
             output = {**target, "type": target.get("type", "object")}
             if name is not None:
                 deps = set(self.converter.deps.get(name, ()))
-        defs = self.converter.closure(deps)
-        if defs:
-            output["$defs"] = defs
+        self.converter.add_defs(output, deps)
         return output, media, wrapped
 
     def response_schema(
@@ -336,3 +359,25 @@ class InputImport(ImportBase):
         if "schema" not in media_node:
             return src, (*path, "content", media), media, None
         return src, (*path, "content", media, "schema"), media, media_node["schema"]
+
+
+def described(info: BodyInfo | None) -> BodyInfo | None:
+    """``info`` with each file input's description saying it takes base64 or a URI."""
+    if info is None:
+        return None
+    whole_file = info.content_type == "application/octet-stream" and not info.spread
+    for item in info.inputs:
+        how = info.parts.get(item.wire) or {}
+        if whole_file or (info.spread and how.get("file")):
+            item.schema = _note(item.schema)
+    return info
+
+
+def _note(schema: Json) -> Json:
+    if not isinstance(schema, dict):
+        return schema
+    if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
+        return {**schema, "items": _note(schema["items"])}
+    text = schema.get("description")
+    note = f"{text.rstrip()} ({FILE_NOTE})" if isinstance(text, str) and text.strip() else None
+    return {**schema, "description": note or FILE_NOTE}

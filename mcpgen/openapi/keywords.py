@@ -27,7 +27,7 @@ _COUNTS = (
     "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
     "maxContains", "minContains",
 )  # fmt: skip
-_BOOLEANS = ("uniqueItems", "readOnly", "writeOnly", "deprecated")
+_BOOLEANS = ("uniqueItems", "readOnly", "writeOnly", "deprecated", "nullable")
 _STRINGS = (
     "title", "description", "format", "pattern", "contentEncoding", "contentMediaType", "$comment",
 )  # fmt: skip
@@ -37,11 +37,8 @@ _COMPOSED = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "const")
 
 
 def _is_number(value: Json) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, int)
+    finite = isinstance(value, float) and math.isfinite(value)
+    return finite or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _names(value: Json) -> bool:
@@ -103,9 +100,10 @@ def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[st
     return ""
 
 
-def finish(out: dict[str, Json], nullable: bool) -> dict[str, Json]:
+def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     """A converted schema made whole: binary strings as base64, properties sent in one
-    direction only not required, and ``nullable`` as JSON Schema writes it."""
+    direction only not required, and ``nullable`` (or ``x_nullable``) as JSON Schema
+    writes it."""
     if "format" in out and out["format"] == "binary":
         del out["format"]
         out.setdefault("contentEncoding", "base64")
@@ -117,11 +115,10 @@ def finish(out: dict[str, Json], nullable: bool) -> dict[str, Json]:
             for k, v in properties.items()
             if isinstance(v, dict) and (v.get("readOnly") is True or v.get("writeOnly") is True)
         }
-        if one_way:
-            out["required"] = [r for r in required if r not in one_way]
+        out["required"] = [r for r in required if r not in one_way]
     if "required" in out and not out["required"]:
         del out["required"]
-    return _nullable(out) if nullable else out
+    return _nullable(out) if out.pop("nullable", False) or x_nullable else out
 
 
 def _type(value: Json, out: dict[str, Json]) -> str:

@@ -34,9 +34,7 @@ def safe_name(raw: str) -> str:
     ``Pet`` stays; ``simple-user`` -> ``SimpleUser``, ``v1.User`` -> ``V1User``, ``2fa`` ->
     ``N2fa``. So the definitions can be hoisted into a manifest's shared ``$defs``.
     """
-    if names.CLASS_NAME.match(raw):
-        return raw
-    return names.pascal(raw)
+    return raw if names.CLASS_NAME.match(raw) else names.pascal(raw)
 
 
 class DefNames:
@@ -60,8 +58,7 @@ class DefNames:
             node = node.get(part) if isinstance(node, dict) else None
         if not isinstance(node, dict):
             return
-        raws = sorted(node, key=lambda raw: (safe_name(raw) != raw, raw))
-        for raw in raws:
+        for raw in sorted(node, key=lambda raw: (safe_name(raw) != raw, raw)):
             self._assign((0, (*self.components, raw)), safe_name(raw))
 
     def name_external(self, keys: Iterable[Key]) -> None:
@@ -71,8 +68,7 @@ class DefNames:
             for key in keys
             if key[0] != 0 and key not in self.names and _looks_like_schema(key[1])
         }
-        order = sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, pointer(k[1])))
-        for key in order:
+        for key in sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, pointer(k[1]))):
             self._assign(key, self._candidate(key))
 
     def name_of(self, key: Key) -> str:
@@ -92,14 +88,10 @@ class DefNames:
         return safe_name("_".join(str(p) for p in path if p not in ("components", "schemas")))
 
     def _assign(self, key: Key, candidate: str) -> str:
-        name = candidate
-        if name in self.taken:
-            identity = self._identity(key)
-            length = 6
-            name = f"{candidate}{short_hash(identity, length)}"
-            while name in self.taken:  # pragma: no cover - a hash collision
-                length += 2
-                name = f"{candidate}{short_hash(identity, length)}"
+        name, length = candidate, 4
+        while name in self.taken:  # taken: a hash of where it is (longer on a hash collision)
+            length += 2
+            name = f"{candidate}{short_hash(self._identity(key), length)}"
         self.taken.add(name)
         self.names[key] = name
         return name
@@ -109,11 +101,11 @@ class DefNames:
 
 
 def _looks_like_schema(path: JsonPath) -> bool:
-    if path[:1] == ("paths",) or path[:1] == ("webhooks",):
-        return False
-    if len(path) == 3 and path[0] == "components" and path[1] in _NON_SCHEMA_COMPONENTS:
-        return False
-    return not (len(path) == 2 and path[0] in ("parameters", "responses"))
+    return not (
+        path[:1] in (("paths",), ("webhooks",))
+        or (len(path) == 3 and path[0] == "components" and path[1] in _NON_SCHEMA_COMPONENTS)
+        or (len(path) == 2 and path[0] in ("parameters", "responses"))
+    )
 
 
 def base_name(method: str, path: str, operation_id: str | None) -> str:

@@ -30,22 +30,23 @@ _URI_VARNAME = re.compile(r"[^A-Za-z0-9_]")
 
 @dataclass(frozen=True)
 class Rule:
+    """An ``include``, ``exclude`` or ``rules`` entry (as the manifest schema accepts it)."""
+
     where: str
-    methods: frozenset[str] | None = None
-    path: str | None = None
-    tags: frozenset[str] | None = None
-    operation_id: str | None = None
-    kind: str | None = None
+    item: dict[str, Any]
 
     def matches(self, method: str, path: str, tags: list[str], operation_id: str | None) -> bool:
-        if self.methods is not None and method.lower() not in self.methods:
-            return False
-        if self.path is not None and not fnmatch.fnmatchcase(path, self.path):
-            return False
-        if self.tags is not None and not self.tags.intersection(tags):
-            return False
-        return self.operation_id is None or (
-            operation_id is not None and fnmatch.fnmatchcase(operation_id, self.operation_id)
+        methods, glob, wanted, op_glob = map(
+            self.item.get, ("methods", "path", "tags", "operationId")
+        )
+        return (
+            (methods is None or method.lower() in {m.lower() for m in methods})
+            and (glob is None or fnmatch.fnmatchcase(path, glob))
+            and (wanted is None or not set(wanted).isdisjoint(tags))
+            and (
+                op_glob is None
+                or (operation_id is not None and fnmatch.fnmatchcase(operation_id, op_glob))
+            )
         )
 
 
@@ -72,10 +73,10 @@ class Options:
         for rule in self.rules:
             if rule.matches(*args):
                 self.used.add(rule.where)
-                return rule.kind or "tool"
+                return str(rule.item.get("as", "tool"))
         for rule in included:
-            if rule.kind:
-                return rule.kind
+            if "as" in rule.item:
+                return str(rule.item["as"])
         return "tool"
 
 
@@ -94,7 +95,7 @@ def parse_options(raw: Any, problems: Problems) -> Options:
     for section in ("include", "exclude", "rules"):
         if ("openapi", section) not in malformed:
             rules = [
-                _rule(f"openapi.{section}[{index}]", item)
+                Rule(f"openapi.{section}[{index}]", item)
                 for index, item in enumerate(raw.get(section, []))
                 if ("openapi", section, index) not in malformed
             ]
@@ -133,19 +134,6 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
     return malformed
 
 
-def _rule(where: str, item: dict[str, Any]) -> Rule:
-    """A rule the manifest schema accepts."""
-    methods, tags = item.get("methods"), item.get("tags")
-    return Rule(
-        where=where,
-        methods=None if methods is None else frozenset(m.lower() for m in methods),
-        path=item.get("path"),
-        tags=None if tags is None else frozenset(tags),
-        operation_id=item.get("operationId"),
-        kind=item.get("as"),
-    )
-
-
 # -- applied to the imported operations ----------------------------------------------------
 def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
     """A resource entry for a GET operation without a body (``as: resource`` or
@@ -182,28 +170,19 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
     if kind == "resourceTemplate" and not (path_vars or query_vars):
         warn(src, at, "an operation without parameters is a fixed resource")
         kind = "resource"
-    by_name = {p.name: p for p in path_vars}
+    template = kind == "resourceTemplate"
+    by_name = {p.name: p for p in path_vars}  # (none in a fixed resource)
     uri = "api://" + TEMPLATE.sub(
-        lambda m: (
-            "{" + _uri_var(by_name[m.group(1)].argument) + "}"
-            if kind == "resourceTemplate" and m.group(1) in by_name
-            else m.group(0)
-        ),
+        lambda m: "{" + _uri_var(by_name[m[1]].argument) + "}" if m[1] in by_name else m[0],
         op.path.lstrip("/"),
     )
+    if template and query_vars:
+        uri += "{?" + ",".join(_uri_var(p.argument) for p in query_vars) + "}"
     tool = built.tool
-    resource: dict[str, Json] = {"name": tool["name"]}
-    if kind == "resourceTemplate":
-        if query_vars:
-            uri += "{?" + ",".join(_uri_var(p.argument) for p in query_vars) + "}"
-        resource["uriTemplate"] = uri
-    else:
-        resource["uri"] = uri
-    for key in ("title", "description"):
-        if key in tool:
-            resource[key] = tool[key]
+    resource: dict[str, Json] = {"name": tool["name"], "uriTemplate" if template else "uri": uri}
+    resource.update({key: tool[key] for key in ("title", "description") if key in tool})
     resource["mimeType"] = op.response_content_type or "application/json"
-    if kind == "resourceTemplate":  # its variables are checked against these schemas
+    if template:  # its variables are checked against these schemas
         resource["input"] = tool["input"]  # not a manifest key: the importer moves it out
     return resource
 
@@ -223,17 +202,17 @@ def apply_overrides(
     offered: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
     for index, (entry, op) in enumerate([*offered, *resources]):
         original = entry["name"]
+        at = ("tools", index) if index < len(tools) else ("resources", index - len(tools))
         for key in (op.operation_id, original):  # the tool name's override wins
             if key is None or key not in options.overrides:
                 continue
             matched.add(key)
             override = options.overrides[key]
             if "name" in override:
-                at = ("tools", index) if index < len(tools) else ("resources", index - len(tools))
                 renamed_by[at] = key
             replaced = ("name", "title", "description", "scopes")
             entry.update({k: override[k] for k in replaced if k in override})
-            if "annotations" in override and index < len(tools):  # a resource has none
+            if "annotations" in override and at[0] == "tools":  # a resource has none
                 entry["annotations"] = {**entry["annotations"], **override["annotations"]}
             if "poll" in override:  # how to call: the operation's, not the tool's
                 op = replace(op, poll=override["poll"] or None)
@@ -243,10 +222,10 @@ def apply_overrides(
                 entry["task"] = override["task"]
         if entry["name"] != original:
             op = replace(op, tool=entry["name"])
-        if index < len(tools):
+        if at[0] == "tools":
             tools[index].operation = op
         else:
-            resources[index - len(tools)] = (entry, op)
+            resources[at[1]] = (entry, op)
     for key in options.overrides:
         if key not in matched:
             message = f"no imported operation has the tool name or operationId {key!r}"

@@ -54,7 +54,7 @@ class BodyInfo:
     parts: dict[str, dict[str, Json]] = field(default_factory=dict)  # Body.parts
     # an optional body spread: the properties it requires, all given or none
     together: list[str] = field(default_factory=list)
-    headers: list[Input] = field(default_factory=list)  # multipart part headers (files.py)
+    headers: list[Input] = field(default_factory=list)  # multipart part headers (part_headers)
     read_only: list[str] = field(default_factory=list)  # Body.read_only
 
 

@@ -67,37 +67,25 @@ class SchemaConverter:
             self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), deps)
             self.deps[name] = frozenset(deps)
 
-    def closure(self, roots: Iterable[str]) -> dict[str, Json]:
-        """The definitions ``roots`` need, transitively, by name (sorted).
-
-        The same set of definitions gives the same (shared, read-only) mapping.
-        """
+    def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
+        """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs`` (sorted
+        by name; the same set of definitions is the same shared, read-only mapping)."""
         needed: frozenset[str] = frozenset().union(*map(self._closure_of, roots))
-        bundle = self._bundles.get(needed)
-        if bundle is None:
+        if needed:
             bundle = {name: self.defs[name] for name in sorted(needed)}
-            self._bundles[needed] = bundle
-        return bundle
+            schema["$defs"] = self._bundles.setdefault(needed, bundle)
 
     def _closure_of(self, name: str) -> frozenset[str]:
-        cached = self._closures.get(name)
-        if cached is not None:
-            return cached
-        seen: set[str] = set()
-        stack = [name]
-        while stack:
-            current = stack.pop()
-            if current in seen or current not in self.defs:
-                continue
-            known = self._closures.get(current)
-            if known is not None:  # complete already: no need to walk it again
-                seen |= known
-                continue
-            seen.add(current)
-            stack.extend(self.deps.get(current, ()))
-        result = frozenset(seen)
-        self._closures[name] = result
-        return result
+        if name not in self._closures:
+            seen: set[str] = set()
+            stack = [name]
+            while stack:
+                current = stack.pop()
+                if current not in seen and current in self.defs:
+                    seen.add(current)
+                    stack.extend(self.deps.get(current, ()))
+            self._closures[name] = frozenset(seen)
+        return self._closures[name]
 
     def resolve(self, schema: Json) -> tuple[Json, str | None]:
         """Follow a schema that is only a reference; (target, its definition name)."""
@@ -149,46 +137,31 @@ class SchemaConverter:
                 name = self.def_name(key)
                 deps.add(name)
                 out["$ref"] = def_ref(name)
-        nullable = False
         for keyword, value in node.items():
             where = (*path, keyword)
             if keyword == "$ref":
                 continue
             if not isinstance(keyword, str) or keyword.startswith("x-"):
-                if keyword == "x-nullable" and value is True:
-                    nullable = True
                 continue
             if keyword in SUBSCHEMA:
                 out[keyword] = self._schema(src, where, value, deps)
+            elif keyword == "items" and isinstance(value, list):  # the draft-4 tuple form
+                out["prefixItems"] = self._each(src, where, value, deps)
             elif keyword == "items":
-                if isinstance(value, list):  # the draft-4 tuple form
-                    out["prefixItems"] = [
-                        self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)
-                    ]
-                else:
-                    out["items"] = self._schema(src, where, value, deps)
+                out["items"] = self._schema(src, where, value, deps)
             elif keyword == "additionalItems":
                 if isinstance(node.get("items"), list):
                     out["items"] = self._schema(src, where, value, deps)
             elif keyword in SUBSCHEMA_MAPS:
                 if isinstance(value, dict):
-                    out[keyword] = {
-                        k: self._schema(src, (*where, k), v, deps) for k, v in value.items()
-                    }
+                    out[keyword] = self._each(src, where, value, deps)
                 else:
                     self._drop(src, where, "must be a mapping of schemas")
             elif keyword in SUBSCHEMA_LISTS:
                 if isinstance(value, list) and (value or keyword == "prefixItems"):
-                    out[keyword] = [
-                        self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)
-                    ]
+                    out[keyword] = self._each(src, where, value, deps)
                 else:
                     self._drop(src, where, "must be a non-empty list of schemas")
-            elif keyword == "nullable":
-                if value is True:
-                    nullable = True
-                elif value is not False:
-                    self._drop(src, where, "must be true or false")
             elif keyword in VALUE_KEYWORDS:
                 why = value_keyword(keyword, value, node, out)
                 if why:
@@ -208,11 +181,17 @@ class SchemaConverter:
             if isinstance(out.get(keyword), list):
                 tags, name = picked["mapping"], picked["propertyName"]
                 out[keyword] = [tagged(branch, name, tags) for branch in out[keyword]]
-        result = finish(out, nullable)
+        result = finish(out, node.get("x-nullable") is True)  # Swagger 2.0's extension
         if "default" in result and not default_fits(result):
             del result["default"]  # the model would not type-check (list[int] = ["x"])
             self._drop(src, (*path, "default"), "does not match its schema")
         return result
+
+    def _each(self, src: int, where: JsonPath, value: Json, deps: set[str]) -> Json:
+        """Each schema of a list or mapping of them, converted."""
+        if isinstance(value, dict):
+            return {k: self._schema(src, (*where, k), v, deps) for k, v in value.items()}
+        return [self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)]
 
     def _drop(self, src: int, where: JsonPath, why: str) -> None:
         self.sources.warn(src, where, f"schema keyword {where[-1]!r} {why}; left out")
@@ -271,9 +250,7 @@ class SchemaConverter:
         mapped = set(mapping.values())
         for keyword in ("oneOf", "anyOf"):
             branches = node.get(keyword)
-            if not isinstance(branches, list):
-                continue
-            for index, branch in enumerate(branches):
+            for index, branch in enumerate(branches if isinstance(branches, list) else []):
                 if not (isinstance(branch, dict) and isinstance(branch.get("$ref"), str)):
                     continue
                 key = self.sources.parse_ref(src, (*where[:-1], keyword, index), branch["$ref"])
@@ -293,6 +270,4 @@ def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:
     if not isinstance(branch, dict) or set(branch) != {"$ref"}:
         return branch
     tags = [tag for tag, ref in mapping.items() if ref == branch["$ref"]]
-    if not tags:
-        return branch
-    return {**branch, "properties": {name: {"enum": tags}}, "required": [name]}
+    return {**branch, "properties": {name: {"enum": tags}}, "required": [name]} if tags else branch

@@ -8,6 +8,8 @@ references are refused.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,10 +75,7 @@ class Sources:
 
     # -- values --------------------------------------------------------------------------
     def value(self, key: Key) -> Any:
-        node = self.items[key[0]].doc.data
-        for part in key[1]:
-            node = node[part]
-        return node
+        return functools.reduce(operator.getitem, key[1], self.items[key[0]].doc.data)
 
     def parse_ref(self, src: int, where: JsonPath, ref: Any) -> Key | None:
         """Where ``ref`` (found at ``where`` in file ``src``) points; None (reported) if nowhere."""
@@ -174,31 +173,20 @@ class Sources:
         return found
 
     def _scan(self, found: list[Key]) -> None:
-        index = 0
-        while index < len(self.items):
-            source = self.items[index]
+        for source in self.items:  # (loading a file appends it: it is scanned too)
             stack: list[tuple[Any, JsonPath]] = [(source.doc.data, ())]
             while stack:
                 node, path = stack.pop()
-                if isinstance(node, dict):
-                    ref = node.get("$ref")
-                    if isinstance(ref, str):
-                        key = self.parse_ref(index, (*path, "$ref"), ref)
-                        if key is not None:
-                            found.append(key)
+                if isinstance(node, list):
+                    stack.extend((value, (*path, i)) for i, value in enumerate(node))
+                elif isinstance(node, dict):
+                    if isinstance(node.get("$ref"), str):
+                        key = self.parse_ref(source.index, (*path, "$ref"), node["$ref"])
+                        found.extend([key] if key is not None else [])
                     names_map = bool(path) and path[-1] in _NAME_MAPS
                     for name, value in node.items():
-                        if not isinstance(value, dict | list):
-                            continue
                         if names_map or (name not in _DATA_KEYS and not name.startswith("x-")):
                             stack.append((value, (*path, name)))
-                elif isinstance(node, list):
-                    stack.extend(
-                        (value, (*path, i))
-                        for i, value in enumerate(node)
-                        if isinstance(value, dict | list)
-                    )
-            index += 1
 
 
 def _resolve(path: Path) -> Path:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpgen.load import JsonPath
 from mcpgen.openapi.media import category, choose_media
-from mcpgen.openapi.parts import BodyInfo, Candidate, Input
+from mcpgen.openapi.parts import BodyInfo, Candidate
 
 if TYPE_CHECKING:
     from mcpgen.openapi.inputs import InputImport
@@ -72,25 +72,21 @@ def request_body(
         return imp.body_info(src, path, media, required, param, param.get("description"), [])
     if not form_params:
         return None
-    has_file = any(p.get("type") == "file" for _, _, p in form_params)
-    if "multipart/form-data" in consumes or has_file:
-        media = "multipart/form-data"
-    else:
-        media = "application/x-www-form-urlencoded"
-    inputs: list[Input] = []
-    form_deps: set[str] = set()
+    files = [p.get("type") == "file" for _, _, p in form_params]
+    multipart = "multipart/form-data" in consumes or any(files)
+    media = "multipart/form-data" if multipart else "application/x-www-form-urlencoded"
+    inputs = [
+        imp.parameter(src, path, param, "body", param["name"]) for src, path, param in form_params
+    ]
     parts: dict[str, dict[str, Json]] = {}
-    for src, path, param in form_params:
-        item = imp.parameter(src, path, param, "body", param["name"])
-        form_deps.update(item.deps)
-        inputs.append(item)
+    for item, file in zip(inputs, files, strict=True):
         how = {k: item.param[k] for k in ("style", "explode") if item.param.get(k) is not None}
-        if media == "multipart/form-data" and param.get("type") == "file":
+        if multipart and file:
             how["file"] = True
         if how:
             parts[item.wire] = how
-    required = any(i.required for i in inputs)
-    return BodyInfo(inputs, form_deps, True, media, media, required, parts)
+    deps = set().union(*(i.deps for i in inputs))
+    return BodyInfo(inputs, deps, True, media, media, any(i.required for i in inputs), parts)
 
 
 def response_schema(

@@ -93,9 +93,7 @@ def short_name(info: dict[str, Json], servers: list[dict[str, Json]], path: Path
         parts = [p for p in parts if p not in GENERIC_HOST_WORDS]
         if parts and host not in ("localhost", "127.0.0.1"):
             return _valid(parts[-1])
-    if words:
-        return _valid("-".join(words[:3]))
-    return _valid(names.kebab(path.stem))
+    return _valid("-".join(words[:3]) if words else names.kebab(path.stem))
 
 
 def _valid(name: str) -> str:
