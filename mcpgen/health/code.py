@@ -41,31 +41,27 @@ def entry_point(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunct
     return next((n for n in reversed(list(functions)) if n.name == name), None)
 
 
-def _is_not_implemented(node: ast.stmt) -> bool:
-    if not isinstance(node, ast.Raise) or node.exc is None:
-        return False
-    target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-    return isinstance(target, ast.Name) and target.id == "NotImplementedError"
-
-
 def unimplemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """The body is ``raise NotImplementedError`` and nothing else (a docstring, ``pass``
     and ``...`` aside)."""
     body = [
         node
         for node in function.body
-        if not (isinstance(node, ast.Pass))
+        if not isinstance(node, ast.Pass)
         and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
     ]
-    return len(body) == 1 and _is_not_implemented(body[0])
+    match body:
+        case [ast.Raise(exc=ast.Name(id="NotImplementedError"))]:
+            return True
+        case [ast.Raise(exc=ast.Call(func=ast.Name(id="NotImplementedError")))]:
+            return True
+    return False
 
 
-def field_name(prop: str) -> str | None:
-    """The model field a JSON property becomes, when that is certain (the name is a valid,
-    non-reserved identifier); None otherwise."""
-    if prop.isidentifier() and not keyword.iskeyword(prop) and not prop.startswith("_"):
-        return prop
-    return None
+def _plain(prop: str) -> bool:
+    """Whether a JSON property certainly becomes the model field of that name (a valid,
+    non-reserved identifier)."""
+    return prop.isidentifier() and not keyword.iskeyword(prop) and not prop.startswith("_")
 
 
 def stale_fields(
@@ -83,9 +79,10 @@ def stale_fields(
     type-checks, but the models ignore unknown fields, so the value is silently dropped)."""
     findings: list[Finding] = []
     handle = entry_point(tree, "handle")
-    gone_in = {f for p in removed_input if (f := field_name(p))}
-    gone_out = {f for p in removed_output if (f := field_name(p))}
-    needed = {f for p in required_output if (f := field_name(p))}
+    gone_in, gone_out, needed = (
+        {p for p in props if _plain(p)}
+        for props in (removed_input, removed_output, required_output)
+    )
     # ``args``, whatever the user called it
     params = {handle.args.args[0].arg} if handle is not None and handle.args.args else set()
     for node in ast.walk(tree):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,6 @@ class Project:
     spec: dict[str, Any]
     manifest: Path | None = None  # None: no drift check
     manifest_note: str = ""  # why there is none
-    drift: list[str] = field(default_factory=list)
-    named: set[str] = field(default_factory=set)  # handler files the build names
 
     @property
     def package_dir(self) -> str:
@@ -77,8 +75,9 @@ def _recorded(root: Path) -> tuple[Path | None, str]:
     return path, ""
 
 
-def check_drift(project: Project) -> None:
-    """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the files the build names."""
+def check_drift(project: Project) -> tuple[list[str], set[str]]:
+    """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the handler files the
+    build names."""
     from mcpgen.cli.build import source_from
     from mcpgen.format import FormatError
     from mcpgen.pipeline import load_manifest, render_files
@@ -104,16 +103,18 @@ def check_drift(project: Project) -> None:
             f"{project.manifest} builds package {loaded.manifest.server.package}, "
             f"{project.root} holds {project.package}: not this project's manifest"
         )
-    project.drift = the_plan.drift
-    project.named = set(output.stubs) | output.overrides
+    return the_plan.drift, set(output.stubs) | output.overrides
 
 
-def named_from_spec(project: Project) -> None:
+def named_from_spec(project: Project) -> set[str]:
     """Without a manifest: the handler files the project's ``_spec.json`` names."""
     handlers = f"{project.package_dir}/handlers"
     named = {f"{handlers}/__init__.py"}
     for kind in ("tools", "resources", "prompts", "completions"):
-        for entry in _entries(project.spec, kind):
+        value = project.spec.get(kind)
+        for entry in value if isinstance(value, list) else []:
+            if not isinstance(entry, dict):
+                continue
             handler = entry.get("handler")
             if isinstance(handler, str):
                 named.add(handler)
@@ -128,9 +129,4 @@ def named_from_spec(project: Project) -> None:
         parts = path.split("/")
         if len(parts) > 4:
             named.add("/".join(parts[:4]) + "/__init__.py")
-    project.named = named
-
-
-def _entries(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    value = spec.get(key)
-    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+    return named

@@ -94,10 +94,6 @@ def _yaml_item(entry: dict[str, Json], indent: int) -> list[str]:
     return [pad + line + "\n" if line else "\n" for line in text.splitlines()]
 
 
-def _is_key(line: str, section: str) -> re.Match[str] | None:
-    return re.match(rf"^{re.escape(section)}\s*:(.*)$", line.rstrip("\r\n"))
-
-
 def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     """``text`` with ``entry`` appended to the top-level block sequence ``section`` (made
     when missing; an empty ``section: []`` is opened up). Items keep the file's indentation
@@ -105,7 +101,8 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    found = next(((i, m) for i, line in enumerate(lines) if (m := _is_key(line, section))), None)
+    key = re.compile(rf"{re.escape(section)}\s*:([^\r\n]*)")
+    found = next(((i, m) for i, line in enumerate(lines) if (m := key.match(line))), None)
     if found is None:
         blank = [] if not lines or not lines[-1].strip() else ["\n"]
         return "".join([*lines, *blank, f"{section}:\n", *_yaml_item(entry, 2)])

@@ -125,15 +125,6 @@ def parse_arguments(
     return arguments
 
 
-def _require_sdk() -> None:
-    try:
-        import mcp.client  # noqa: F401
-    except ImportError as exc:
-        raise CallError(
-            f"talking to a server needs the MCP Python SDK ({exc}): pip install 'mcp>=2.3,<2.4'"
-        ) from exc
-
-
 @asynccontextmanager
 async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``source``; a failure to talk to it is one ``CallError``
@@ -201,8 +192,16 @@ def one_line(exc: BaseException) -> str:
 
 
 def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> CallError:
-    """Why talking to ``source`` failed, in one line; a 401 or 403 says what to do."""
-    text = f"{source.label}: {one_line(exc)}{_stderr_tail(log)}{f' ({noise})' if noise else ''}"
+    """Why talking to ``source`` failed, in one line, with the last line a spawned server
+    wrote; a 401 or 403 says what to do."""
+    try:
+        log.flush()
+        log.seek(0)
+        said = [line.strip() for line in log.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        said = []
+    tail = f" (server said: {said[-1]})" if said else ""
+    text = f"{source.label}: {one_line(exc)}{tail}{f' ({noise})' if noise else ''}"
     if 401 in source.refused:
         given = "Authorization" in source.headers or "authorization" in source.headers
         text += (
@@ -213,16 +212,6 @@ def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -
     elif 403 in source.refused:
         text += " (HTTP 403: the token given lacks a scope or the origin is not allowed)"
     return CallError(text)
-
-
-def _stderr_tail(log: IO[str]) -> str:  # the last line a spawned server wrote
-    try:
-        log.flush()
-        log.seek(0)
-        lines = [line.strip() for line in log.read().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return ""
-    return f" (server said: {lines[-1]})" if lines else ""
 
 
 MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
@@ -303,7 +292,12 @@ def run(
     """Run ``call_tool`` or ``list_server`` on SOURCE (``resolve_source`` with the options
     in ``connection``); the exit status. A CallError is exit status 2 and one line."""
     try:
-        _require_sdk()  # before anyio, which comes with it
+        try:  # before anyio, which comes with it
+            import mcp.client  # noqa: F401
+        except ImportError as exc:
+            raise CallError(
+                f"talking to a server needs the MCP Python SDK ({exc}): pip install 'mcp>=2.3,<2.4'"
+            ) from exc
         import anyio
 
         return int(anyio.run(func, resolve_source(source, **connection), *args))
