@@ -21,6 +21,9 @@ from pathlib import Path, PurePosixPath
 
 import click
 
+from . import project
+from .code import ENTRY_POINTS, entry_point, parse, unimplemented
+
 CHECKS = ("drift", "stubs", "orphans", "types")
 
 
@@ -34,7 +37,6 @@ class Problem:
 
 @dataclass
 class Report:
-    root: Path
     manifest: str | None = None
     problems: list[Problem] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # check -> why
@@ -52,10 +54,10 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
     from mcpgen.cli.build import rebuild_hint
     from mcpgen.write.handlers import orphans
 
-    from . import project, typecheck
+    from . import typecheck
 
     found = project.open_project(root, manifest)
-    report = Report(root, found.manifest.as_posix() if found.manifest else None)
+    report = Report(found.manifest.as_posix() if found.manifest else None)
     skipped = {name: f"--skip {name}" for name in skip}
     if found.manifest is None or "drift" in skip:
         skipped.setdefault("drift", found.manifest_note)
@@ -78,8 +80,6 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
 
 
 def _stubs(root: Path, named: set[str]) -> list[Problem]:
-    from .code import ENTRY_POINTS, entry_point, parse, unimplemented
-
     problems = []
     for relative in sorted(named):
         parts = PurePosixPath(relative).parts  # src/<pkg>/handlers/<kind>/<name>.py only
@@ -135,11 +135,9 @@ def check_command(
     type-check against the generated models (mypy --strict, when mypy is installed).
     Exit status: 0 ok, 1 problems, 2 bad input.
     """
-    from .project import BadInput
-
     try:
         report = check(directory, manifest, frozenset(skip))
-    except BadInput as exc:
+    except project.BadInput as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     if output_format == "json":

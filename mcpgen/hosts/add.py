@@ -11,6 +11,9 @@ from typing import Any
 
 import yaml
 
+from .install import loads_finite
+from .project import ProjectError
+
 Json = Any
 SECTIONS = {"tool": "tools", "resource": "resources", "prompt": "prompts"}
 
@@ -116,12 +119,8 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
             f"'{section}:' is written in flow style ({rest[:30]}...); write it as a block "
             "list (one '- ' item a line) and try again"
         )
-    end = header + 1
-    while end < len(lines):
-        line = lines[end]
-        if line.strip() and not line[0].isspace() and not line.startswith(("#", "-")):
-            break
-        end += 1
+    keys = (i for i in range(header + 1, len(lines)) if re.match(r"[^\s#-]", lines[i]))
+    end = next(keys, len(lines))  # the next top-level key
     while end - 1 > header and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
         end -= 1  # blank lines and column-0 comments before the next key stay with it
     body = lines[header + 1 : end]
@@ -146,9 +145,6 @@ def add_entry(
     name is taken or the result would not validate (with the problems, located)."""
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
-
-    from .install import loads_finite
-    from .project import ProjectError
 
     section = SECTIONS[kind]
     try:

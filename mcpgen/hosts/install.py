@@ -263,9 +263,8 @@ def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
     if entry.inputs and not isinstance(inputs, list):
         raise ProjectError("'inputs' in the config is not a list (file left untouched)")
     known = {i.get("id") for i in inputs if isinstance(i, dict)} if entry.inputs else set()
-    merged = dict(data)
     body, prompts = _own_prompts(servers, known, entry)
-    merged[host.key] = {**servers, entry.name: body}
+    merged = {**data, host.key: {**servers, entry.name: body}}
     if prompts:
         merged["inputs"] = [*inputs, *(i for i in prompts if i["id"] not in known)]
     return merged
