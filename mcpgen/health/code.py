@@ -87,30 +87,20 @@ def stale_fields(
     params = {handle.args.args[0].arg} if handle is not None and handle.args.args else set()
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in params
-            and node.attr in gone_in
-        ):
-            model = input_model or "the input"
-            message = f"reads {node.value.id}.{node.attr}, which {model} no longer has"
-            findings.append(Finding(relative, line, message))
-        if (
-            output_model
-            and isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == output_model
-        ):
-            passed = {k.arg for k in node.keywords if k.arg is not None}
-            spread = any(k.arg is None for k in node.keywords) or bool(node.args)
-            for name in sorted(passed & gone_out):
-                message = (
-                    f"passes {name}=, which {output_model} no longer has: the value is dropped"
-                )
-                findings.append(Finding(relative, line, message, breaks=False))
-            missing = sorted(needed - passed)
-            if missing and not spread:
-                message = f"does not pass {', '.join(missing)}, now required by {output_model}"
-                findings.append(Finding(relative, line, message))
+        match node:
+            case ast.Attribute(value=ast.Name(id=arg), attr=attr) if arg in params:
+                if attr in gone_in:
+                    model = input_model or "the input"
+                    message = f"reads {arg}.{attr}, which {model} no longer has"
+                    findings.append(Finding(relative, line, message))
+            case ast.Call(func=ast.Name(id=called)) if output_model and called == output_model:
+                passed = {k.arg for k in node.keywords if k.arg is not None}
+                spread = any(k.arg is None for k in node.keywords) or bool(node.args)
+                for name in sorted(passed & gone_out):
+                    message = f"passes {name}=, which {called} no longer has: the value is dropped"
+                    findings.append(Finding(relative, line, message, breaks=False))
+                missing = sorted(needed - passed)
+                if missing and not spread:
+                    message = f"does not pass {', '.join(missing)}, now required by {called}"
+                    findings.append(Finding(relative, line, message))
     return sorted(findings, key=lambda f: (f.line, f.message))

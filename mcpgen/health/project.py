@@ -113,18 +113,16 @@ def named_from_spec(project: Project) -> set[str]:
     for kind in ("tools", "resources", "prompts", "completions"):
         value = project.spec.get(kind)
         for entry in value if isinstance(value, list) else []:
-            if not isinstance(entry, dict):
-                continue
-            handler = entry.get("handler")
-            if isinstance(handler, str):
-                named.add(handler)
-            elif kind == "tools" and "http" in entry and isinstance(entry.get("ident"), str):
-                named.add(f"{project.package_dir}/{names.handler_path(kind, entry['ident'])}")
-            elif kind == "completions" and handler is True:  # built by an older mcpgen
-                ident = names.completion_ident(
-                    *(str(entry.get(k)) for k in ("target", "ref", "argument"))
-                )
-                named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
+            match kind, entry:
+                case _, {"handler": str(handler)}:
+                    named.add(handler)
+                case "tools", {"http": _, "ident": str(ident)}:
+                    named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
+                case "completions", {"handler": True}:  # built by an older mcpgen
+                    ident = names.completion_ident(
+                        *(str(entry.get(k)) for k in ("target", "ref", "argument"))
+                    )
+                    named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
     for path in list(named):  # each kind's package
         parts = path.split("/")
         if len(parts) > 4:

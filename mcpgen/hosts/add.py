@@ -18,14 +18,6 @@ Json = Any
 SECTIONS = {"tool": "tools", "resource": "resources", "prompt": "prompts"}
 
 
-class AddError(Exception):
-    """Why the entry was not added (the manifest is left as it was)."""
-
-    def __init__(self, message: str, lines: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.lines = lines or []
-
-
 def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[str, Json]:
     """A small valid entry to start from; every TODO is the author's to replace."""
     if kind == "tool":
@@ -115,7 +107,7 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     if rest in ("[]", "null", "~"):
         lines[header] = f"{section}:" + (f"  #{comment}" if comment else "") + "\n"
     elif rest:
-        raise AddError(
+        raise ProjectError(
             f"'{section}:' is written in flow style ({rest[:30]}...); write it as a block "
             "list (one '- ' item a line) and try again"
         )
@@ -141,8 +133,8 @@ def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
 ) -> tuple[str, dict[str, Json]]:
-    """The manifest's new text (not yet written) and the entry added; ``AddError`` when the
-    name is taken or the result would not validate (with the problems, located)."""
+    """The manifest's new text (not yet written) and the entry added; ``ProjectError`` when
+    the name is taken or the result would not validate (with the problems, located)."""
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
 
@@ -150,18 +142,16 @@ def add_entry(
     try:
         text = manifest.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # (not UTF-8: run mcpgen validate for where)
-        raise AddError(f"{manifest}: cannot read: {exc}") from exc
+        raise ProjectError(f"{manifest}: cannot read: {exc}") from exc
     is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
     try:  # JSON is written back whole: 1e400 would come back as Infinity, refused here
         data = loads_finite(manifest, text) if is_json else yaml.safe_load(text)
-    except ProjectError as exc:
-        raise AddError(str(exc)) from None
     except (ValueError, yaml.YAMLError) as exc:
-        raise AddError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
+        raise ProjectError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict) or "mcpgen" not in data:
-        raise AddError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
+        raise ProjectError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
     if name in [str(i.get("name")) for i in data.get(section) or [] if isinstance(i, dict)]:
-        raise AddError(f"{manifest}: there is already a {kind} named {name!r}")
+        raise ProjectError(f"{manifest}: there is already a {kind} named {name!r}")
     server = str((data.get("server") or {}).get("name") or "server")
     entry = skeleton(kind, name, server, uri)
     if description:
@@ -170,5 +160,5 @@ def add_entry(
     loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
         lines = [p.format() for p in loaded.problems.sorted()]
-        raise AddError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
+        raise ProjectError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
     return new, entry

@@ -30,7 +30,7 @@ Json = Any
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 
 
-class CallError(Exception):
+class CallError(ProjectError):
     """Bad input or an unreachable server: one line for the user, exit status 2."""
 
 
@@ -71,15 +71,12 @@ def resolve_source(
         raise CallError("--header and --token apply to URLs only")
     path = Path(source)
     if path.is_dir():
-        try:
-            project = describe(path)
-            run = launcher(project, python=python)
-            if run.kind == "uvx" and not Path(run.command).is_absolute():
-                # no venv and no uvx: this interpreter runs the project's own source folder
-                # (a package of the same name installed here may be another project's)
-                run = launcher(project, Path(sys.executable), "source")
-        except ProjectError as exc:
-            raise CallError(str(exc)) from exc
+        project = describe(path)
+        run = launcher(project, python=python)
+        if run.kind == "uvx" and not Path(run.command).is_absolute():
+            # no venv and no uvx: this interpreter runs the project's own source folder
+            # (a package of the same name installed here may be another project's)
+            run = launcher(project, Path(sys.executable), "source")
         env = {**run.env, **extra_env}
         return Source(argv=run.argv, env=env, cwd=str(project.root), label=source)
     return _command(source, extra_env)
@@ -290,7 +287,7 @@ def run(
     *args: Any,
 ) -> int:
     """Run ``call_tool`` or ``list_server`` on SOURCE (``resolve_source`` with the options
-    in ``connection``); the exit status. A CallError is exit status 2 and one line."""
+    in ``connection``); the exit status. A ProjectError is exit status 2 and one line."""
     try:
         try:  # before anyio, which comes with it
             import mcp.client  # noqa: F401
@@ -301,7 +298,7 @@ def run(
         import anyio
 
         return int(anyio.run(func, resolve_source(source, **connection), *args))
-    except CallError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
+    except ProjectError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_BAD_INPUT
     finally:

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from . import install as inst
-from .add import SECTIONS, AddError, add_entry
+from .add import SECTIONS, add_entry
 from .bundle import RUNTIMES, build_bundle
 from .call import EXIT_BAD_INPUT, call_tool, list_server, run
 from .project import KINDS, ProjectError, describe, launcher
@@ -324,7 +324,7 @@ def add_command(
     of the file as it is; with -o, build its stub too."""
     try:
         text, _ = add_entry(manifest, kind, name, uri, description)
-    except AddError as exc:
+    except ProjectError as exc:
         for line in exc.lines:
             say(line)
         fail(str(exc))

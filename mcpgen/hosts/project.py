@@ -25,7 +25,12 @@ Json = Any
 class ProjectError(Exception):
     """Bad input to a host command, one line for the user (exit status 2): a folder that is
     not a generated project mcpgen can read, a host config it refuses to touch, a bundle or
-    a server.json that cannot be made."""
+    a server.json that cannot be made, a manifest entry not added (``lines``: its problems,
+    printed first)."""
+
+    def __init__(self, message: str, lines: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.lines = lines or []
 
 
 @dataclass(frozen=True)
