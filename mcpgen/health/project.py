@@ -47,14 +47,10 @@ def open_project(root: Path, manifest: Path | None) -> Project:
         raise BadInput(f"{found[0]}: cannot be read: {exc}") from None
     if not isinstance(spec, dict):
         raise BadInput(f"{found[0]}: not an mcpgen spec")
-    project = Project(root, found[0].parent.name, spec)
-    if manifest is not None:
-        if not manifest.is_file():
-            raise BadInput(f"{manifest}: file not found")
-        project.manifest = manifest
-    else:
-        project.manifest, project.manifest_note = _recorded(root)
-    return project
+    if manifest is not None and not manifest.is_file():
+        raise BadInput(f"{manifest}: file not found")
+    recorded = (manifest, "") if manifest is not None else _recorded(root)
+    return Project(root, found[0].parent.name, spec, *recorded)
 
 
 def _recorded(root: Path) -> tuple[Path | None, str]:

@@ -179,18 +179,13 @@ async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncItera
             yield client
 
 
-def one_line(exc: BaseException) -> str:
-    """The innermost cause of ``exc`` (task groups wrap errors in groups) as one line."""
+def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> CallError:
+    """Why talking to ``source`` failed, in one line: the innermost error (task groups wrap
+    errors in groups) and the last line a spawned server wrote; a 401 or 403 says what to do."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc).strip().splitlines()
-    message = text[0] if text else ""
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
-def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> CallError:
-    """Why talking to ``source`` failed, in one line, with the last line a spawned server
-    wrote; a 401 or 403 says what to do."""
+    message = (str(exc).strip().splitlines() or [""])[0]
+    error = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     try:
         log.flush()
         log.seek(0)
@@ -198,7 +193,7 @@ def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -
     except (OSError, ValueError):
         said = []
     tail = f" (server said: {said[-1]})" if said else ""
-    text = f"{source.label}: {one_line(exc)}{tail}{f' ({noise})' if noise else ''}"
+    text = f"{source.label}: {error}{tail}{f' ({noise})' if noise else ''}"
     if 401 in source.refused:
         given = "Authorization" in source.headers or "authorization" in source.headers
         text += (

@@ -188,10 +188,8 @@ def call_command(
     (numbers=[1,2]), else text. Exit status: 0 ok, 1 the tool answered with an error,
     2 bad input or no server.
     """
-    if connection["command"] is not None:
-        source, rest = None, words
-    else:
-        source, rest = (words[0], words[1:]) if words else (None, ())
+    source = words[0] if words and connection["command"] is None else None
+    rest = words if source is None else words[1:]
     if not rest:
         fail("name the TOOL to call (mcpgen list SOURCE shows them)")
     sys.exit(run(call_tool, source, connection, rest[0], args_json, rest[1:], timeout, raw))
