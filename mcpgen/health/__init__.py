@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
 import click
+
+from . import project
+from .code import ENTRY_POINTS, entry_point, parse, unimplemented
 
 CHECKS = ("drift", "stubs", "orphans", "types")
 
@@ -31,13 +34,9 @@ class Problem:
     line: int  # 0: the file as a whole
     message: str
 
-    def to_data(self) -> dict[str, object]:
-        return {"check": self.check, "path": self.path, "line": self.line, "message": self.message}
-
 
 @dataclass
 class Report:
-    root: Path
     manifest: str | None = None
     problems: list[Problem] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # check -> why
@@ -55,24 +54,24 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
     from mcpgen.cli.build import rebuild_hint
     from mcpgen.write.handlers import orphans
 
-    from . import project, typecheck
+    from . import typecheck
 
     found = project.open_project(root, manifest)
-    report = Report(root, found.manifest.as_posix() if found.manifest else None)
+    report = Report(found.manifest.as_posix() if found.manifest else None)
     skipped = {name: f"--skip {name}" for name in skip}
     if found.manifest is None or "drift" in skip:
         skipped.setdefault("drift", found.manifest_note)
-        project.named_from_spec(found)
+        named = project.named_from_spec(found)
     else:
-        project.check_drift(found)
+        drift, named = project.check_drift(found)
         message = f"out of date with {found.manifest} (run: {rebuild_hint(found.manifest, root)})"
-        report.problems += [Problem("drift", p, 0, message) for p in found.drift]
+        report.problems += [Problem("drift", p, 0, message) for p in drift]
     if "stubs" not in skip:
-        report.problems += _stubs(root, found.named)
+        report.problems += _stubs(root, named)
     if "orphans" not in skip:
         message = "no manifest item uses it and no handler imports it (kept)"
-        named = orphans(root, found.package_dir, found.named)
-        report.problems += [Problem("orphans", p, 0, message) for p in named]
+        unused = orphans(root, found.package_dir, named)
+        report.problems += [Problem("orphans", p, 0, message) for p in unused]
     if "types" not in skip:
         problems, skipped["types"] = typecheck.run(root, found.package)
         report.problems += problems
@@ -81,15 +80,11 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
 
 
 def _stubs(root: Path, named: set[str]) -> list[Problem]:
-    from .code import ENTRY_POINTS, entry_point, parse, unimplemented
-
     problems = []
     for relative in sorted(named):
-        parts = PurePosixPath(relative).parts
-        if len(parts) != 5 or parts[-1] == "__init__.py" or not (root / relative).is_file():
-            continue  # src/<pkg>/handlers/<kind>/<name>.py only
-        function = ENTRY_POINTS.get(parts[3])
-        if function is None:
+        parts = PurePosixPath(relative).parts  # src/<pkg>/handlers/<kind>/<name>.py only
+        function = ENTRY_POINTS.get(parts[3]) if len(parts) == 5 else None
+        if function is None or parts[-1] == "__init__.py" or not (root / relative).is_file():
             continue
         tree = parse(root / relative)
         if isinstance(tree, str):
@@ -140,11 +135,9 @@ def check_command(
     type-check against the generated models (mypy --strict, when mypy is installed).
     Exit status: 0 ok, 1 problems, 2 bad input.
     """
-    from .project import BadInput
-
     try:
         report = check(directory, manifest, frozenset(skip))
-    except BadInput as exc:
+    except project.BadInput as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     if output_format == "json":
@@ -152,7 +145,7 @@ def check_command(
             "ok": report.ok,
             "project": str(directory),
             "manifest": report.manifest,
-            "problems": [p.to_data() for p in report.problems],
+            "problems": [asdict(p) for p in report.problems],
             "counts": report.counts(),
             "skipped": report.skipped,
         }
@@ -163,11 +156,10 @@ def check_command(
             click.echo(f"{where}: {problem.check}: {problem.message}")
         for name, reason in report.skipped.items():
             click.echo(f"{directory}: {name} skipped: {reason}", err=True)
-        counts = report.counts()
         if report.ok:
             ran = [c for c in CHECKS if c not in report.skipped]
             click.echo(f"{directory}: ok ({', '.join(ran) or 'nothing'} checked)", err=True)
         else:
-            detail = ", ".join(f"{n} {c}" for c, n in counts.items() if n)
+            detail = ", ".join(f"{n} {c}" for c, n in report.counts().items() if n)
             click.echo(f"{directory}: {len(report.problems)} problem(s): {detail}", err=True)
     sys.exit(0 if report.ok else 1)

@@ -41,31 +41,27 @@ def entry_point(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunct
     return next((n for n in reversed(list(functions)) if n.name == name), None)
 
 
-def _is_not_implemented(node: ast.stmt) -> bool:
-    if not isinstance(node, ast.Raise) or node.exc is None:
-        return False
-    target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-    return isinstance(target, ast.Name) and target.id == "NotImplementedError"
-
-
 def unimplemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """The body is ``raise NotImplementedError`` and nothing else (a docstring, ``pass``
     and ``...`` aside)."""
     body = [
         node
         for node in function.body
-        if not (isinstance(node, ast.Pass))
+        if not isinstance(node, ast.Pass)
         and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
     ]
-    return len(body) == 1 and _is_not_implemented(body[0])
+    match body:
+        case [ast.Raise(exc=ast.Name(id="NotImplementedError"))]:
+            return True
+        case [ast.Raise(exc=ast.Call(func=ast.Name(id="NotImplementedError")))]:
+            return True
+    return False
 
 
-def field_name(prop: str) -> str | None:
-    """The model field a JSON property becomes, when that is certain (the name is a valid,
-    non-reserved identifier); None otherwise."""
-    if prop.isidentifier() and not keyword.iskeyword(prop) and not prop.startswith("_"):
-        return prop
-    return None
+def _plain(prop: str) -> bool:
+    """Whether a JSON property certainly becomes the model field of that name (a valid,
+    non-reserved identifier)."""
+    return prop.isidentifier() and not keyword.iskeyword(prop) and not prop.startswith("_")
 
 
 def stale_fields(
@@ -83,37 +79,28 @@ def stale_fields(
     type-checks, but the models ignore unknown fields, so the value is silently dropped)."""
     findings: list[Finding] = []
     handle = entry_point(tree, "handle")
-    gone_in = {f for p in removed_input if (f := field_name(p))}
-    gone_out = {f for p in removed_output if (f := field_name(p))}
-    needed = {f for p in required_output if (f := field_name(p))}
+    gone_in, gone_out, needed = (
+        {p for p in props if _plain(p)}
+        for props in (removed_input, removed_output, required_output)
+    )
     # ``args``, whatever the user called it
     params = {handle.args.args[0].arg} if handle is not None and handle.args.args else set()
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in params
-            and node.attr in gone_in
-        ):
-            model = input_model or "the input"
-            message = f"reads {node.value.id}.{node.attr}, which {model} no longer has"
-            findings.append(Finding(relative, line, message))
-        if (
-            output_model
-            and isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == output_model
-        ):
-            passed = {k.arg for k in node.keywords if k.arg is not None}
-            spread = any(k.arg is None for k in node.keywords) or bool(node.args)
-            for name in sorted(passed & gone_out):
-                message = (
-                    f"passes {name}=, which {output_model} no longer has: the value is dropped"
-                )
-                findings.append(Finding(relative, line, message, breaks=False))
-            missing = sorted(needed - passed)
-            if missing and not spread:
-                message = f"does not pass {', '.join(missing)}, now required by {output_model}"
-                findings.append(Finding(relative, line, message))
+        match node:
+            case ast.Attribute(value=ast.Name(id=arg), attr=attr) if arg in params:
+                if attr in gone_in:
+                    model = input_model or "the input"
+                    message = f"reads {arg}.{attr}, which {model} no longer has"
+                    findings.append(Finding(relative, line, message))
+            case ast.Call(func=ast.Name(id=called)) if output_model and called == output_model:
+                passed = {k.arg for k in node.keywords if k.arg is not None}
+                spread = any(k.arg is None for k in node.keywords) or bool(node.args)
+                for name in sorted(passed & gone_out):
+                    message = f"passes {name}=, which {called} no longer has: the value is dropped"
+                    findings.append(Finding(relative, line, message, breaks=False))
+                missing = sorted(needed - passed)
+                if missing and not spread:
+                    message = f"does not pass {', '.join(missing)}, now required by {called}"
+                    findings.append(Finding(relative, line, message))
     return sorted(findings, key=lambda f: (f.line, f.message))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,6 @@ class Project:
     spec: dict[str, Any]
     manifest: Path | None = None  # None: no drift check
     manifest_note: str = ""  # why there is none
-    drift: list[str] = field(default_factory=list)
-    named: set[str] = field(default_factory=set)  # handler files the build names
 
     @property
     def package_dir(self) -> str:
@@ -49,14 +47,10 @@ def open_project(root: Path, manifest: Path | None) -> Project:
         raise BadInput(f"{found[0]}: cannot be read: {exc}") from None
     if not isinstance(spec, dict):
         raise BadInput(f"{found[0]}: not an mcpgen spec")
-    project = Project(root, found[0].parent.name, spec)
-    if manifest is not None:
-        if not manifest.is_file():
-            raise BadInput(f"{manifest}: file not found")
-        project.manifest = manifest
-    else:
-        project.manifest, project.manifest_note = _recorded(root)
-    return project
+    if manifest is not None and not manifest.is_file():
+        raise BadInput(f"{manifest}: file not found")
+    recorded = (manifest, "") if manifest is not None else _recorded(root)
+    return Project(root, found[0].parent.name, spec, *recorded)
 
 
 def _recorded(root: Path) -> tuple[Path | None, str]:
@@ -77,8 +71,9 @@ def _recorded(root: Path) -> tuple[Path | None, str]:
     return path, ""
 
 
-def check_drift(project: Project) -> None:
-    """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the files the build names."""
+def check_drift(project: Project) -> tuple[list[str], set[str]]:
+    """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the handler files the
+    build names."""
     from mcpgen.cli.build import source_from
     from mcpgen.format import FormatError
     from mcpgen.pipeline import load_manifest, render_files
@@ -104,33 +99,28 @@ def check_drift(project: Project) -> None:
             f"{project.manifest} builds package {loaded.manifest.server.package}, "
             f"{project.root} holds {project.package}: not this project's manifest"
         )
-    project.drift = the_plan.drift
-    project.named = set(output.stubs) | output.overrides
+    return the_plan.drift, set(output.stubs) | output.overrides
 
 
-def named_from_spec(project: Project) -> None:
+def named_from_spec(project: Project) -> set[str]:
     """Without a manifest: the handler files the project's ``_spec.json`` names."""
     handlers = f"{project.package_dir}/handlers"
     named = {f"{handlers}/__init__.py"}
     for kind in ("tools", "resources", "prompts", "completions"):
-        for entry in _entries(project.spec, kind):
-            handler = entry.get("handler")
-            if isinstance(handler, str):
-                named.add(handler)
-            elif kind == "tools" and "http" in entry and isinstance(entry.get("ident"), str):
-                named.add(f"{project.package_dir}/{names.handler_path(kind, entry['ident'])}")
-            elif kind == "completions" and handler is True:  # built by an older mcpgen
-                ident = names.completion_ident(
-                    *(str(entry.get(k)) for k in ("target", "ref", "argument"))
-                )
-                named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
+        value = project.spec.get(kind)
+        for entry in value if isinstance(value, list) else []:
+            match kind, entry:
+                case _, {"handler": str(handler)}:
+                    named.add(handler)
+                case "tools", {"http": _, "ident": str(ident)}:
+                    named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
+                case "completions", {"handler": True}:  # built by an older mcpgen
+                    ident = names.completion_ident(
+                        *(str(entry.get(k)) for k in ("target", "ref", "argument"))
+                    )
+                    named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
     for path in list(named):  # each kind's package
         parts = path.split("/")
         if len(parts) > 4:
             named.add("/".join(parts[:4]) + "/__init__.py")
-    project.named = named
-
-
-def _entries(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    value = spec.get(key)
-    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+    return named

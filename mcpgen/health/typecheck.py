@@ -8,6 +8,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from mcpgen.health import Problem
@@ -43,35 +44,24 @@ def run(root: Path, package: str) -> tuple[list[Problem], str]:
         return [], f"mypy took longer than {TIMEOUT:.0f} s"
     except OSError as exc:
         return [], f"mypy could not be started: {exc}"
-    found, unparsed = _parse(done.stdout)
-    if done.returncode not in (0, 1) or (done.returncode == 1 and not found):
-        detail = (done.stderr.strip() or "\n".join(unparsed)).splitlines()
-        reason = detail[-1] if detail else f"exit status {done.returncode}"
-        return [], f"mypy failed: {reason}"
-    inside = [e for e in found if e.path.startswith(handlers + "/")]
-    elsewhere = [
-        Problem("types", e.path, e.line, f"{e.message} (in code the handlers import)")
-        for e in found
-        if e not in inside
-    ]
-    return inside + elsewhere, ""
-
-
-def _parse(stdout: str) -> tuple[list[Problem], list[str]]:
-    errors: list[Problem] = []
+    found: list[Problem] = []
     unparsed: list[str] = []
-    for line in stdout.splitlines():
+    for line in done.stdout.splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
             if line.strip():
                 unparsed.append(line)
             continue
-        if not isinstance(entry, dict) or entry.get("severity") != "error":
-            continue
-        code = f"  [{entry['code']}]" if entry.get("code") else ""
-        path = Path(str(entry.get("file", "?"))).as_posix()
-        line_no = entry.get("line")
-        line_no = line_no if isinstance(line_no, int) else 0
-        errors.append(Problem("types", path, line_no, f"{entry.get('message')}{code}"))
-    return errors, unparsed
+        if isinstance(entry, dict) and entry.get("severity") == "error":
+            code = f"  [{entry['code']}]" if entry.get("code") else ""
+            path = Path(str(entry.get("file", "?"))).as_posix()
+            line_no = entry["line"] if isinstance(entry.get("line"), int) else 0
+            found.append(Problem("types", path, line_no, f"{entry.get('message')}{code}"))
+    if done.returncode not in (0, 1) or (done.returncode == 1 and not found):
+        detail = (done.stderr.strip() or "\n".join(unparsed)).splitlines()
+        reason = detail[-1] if detail else f"exit status {done.returncode}"
+        return [], f"mypy failed: {reason}"
+    inside = [e for e in found if e.path.startswith(handlers + "/")]
+    note = " (in code the handlers import)"
+    return inside + [replace(e, message=e.message + note) for e in found if e not in inside], ""

@@ -11,16 +11,11 @@ from typing import Any
 
 import yaml
 
+from .install import loads_finite
+from .project import ProjectError
+
 Json = Any
 SECTIONS = {"tool": "tools", "resource": "resources", "prompt": "prompts"}
-
-
-class AddError(Exception):
-    """Why the entry was not added (the manifest is left as it was)."""
-
-    def __init__(self, message: str, lines: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.lines = lines or []
 
 
 def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[str, Json]:
@@ -94,10 +89,6 @@ def _yaml_item(entry: dict[str, Json], indent: int) -> list[str]:
     return [pad + line + "\n" if line else "\n" for line in text.splitlines()]
 
 
-def _is_key(line: str, section: str) -> re.Match[str] | None:
-    return re.match(rf"^{re.escape(section)}\s*:(.*)$", line.rstrip("\r\n"))
-
-
 def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     """``text`` with ``entry`` appended to the top-level block sequence ``section`` (made
     when missing; an empty ``section: []`` is opened up). Items keep the file's indentation
@@ -105,7 +96,8 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    found = next(((i, m) for i, line in enumerate(lines) if (m := _is_key(line, section))), None)
+    key = re.compile(rf"{re.escape(section)}\s*:([^\r\n]*)")
+    found = next(((i, m) for i, line in enumerate(lines) if (m := key.match(line))), None)
     if found is None:
         blank = [] if not lines or not lines[-1].strip() else ["\n"]
         return "".join([*lines, *blank, f"{section}:\n", *_yaml_item(entry, 2)])
@@ -115,16 +107,12 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     if rest in ("[]", "null", "~"):
         lines[header] = f"{section}:" + (f"  #{comment}" if comment else "") + "\n"
     elif rest:
-        raise AddError(
+        raise ProjectError(
             f"'{section}:' is written in flow style ({rest[:30]}...); write it as a block "
             "list (one '- ' item a line) and try again"
         )
-    end = header + 1
-    while end < len(lines):
-        line = lines[end]
-        if line.strip() and not line[0].isspace() and not line.startswith(("#", "-")):
-            break
-        end += 1
+    keys = (i for i in range(header + 1, len(lines)) if re.match(r"[^\s#-]", lines[i]))
+    end = next(keys, len(lines))  # the next top-level key
     while end - 1 > header and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
         end -= 1  # blank lines and column-0 comments before the next key stay with it
     body = lines[header + 1 : end]
@@ -145,30 +133,25 @@ def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
 ) -> tuple[str, dict[str, Json]]:
-    """The manifest's new text (not yet written) and the entry added; ``AddError`` when the
-    name is taken or the result would not validate (with the problems, located)."""
+    """The manifest's new text (not yet written) and the entry added; ``ProjectError`` when
+    the name is taken or the result would not validate (with the problems, located)."""
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
-
-    from .install import loads_finite
-    from .project import ProjectError
 
     section = SECTIONS[kind]
     try:
         text = manifest.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # (not UTF-8: run mcpgen validate for where)
-        raise AddError(f"{manifest}: cannot read: {exc}") from exc
+        raise ProjectError(f"{manifest}: cannot read: {exc}") from exc
     is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
     try:  # JSON is written back whole: 1e400 would come back as Infinity, refused here
         data = loads_finite(manifest, text) if is_json else yaml.safe_load(text)
-    except ProjectError as exc:
-        raise AddError(str(exc)) from None
     except (ValueError, yaml.YAMLError) as exc:
-        raise AddError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
+        raise ProjectError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict) or "mcpgen" not in data:
-        raise AddError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
+        raise ProjectError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
     if name in [str(i.get("name")) for i in data.get(section) or [] if isinstance(i, dict)]:
-        raise AddError(f"{manifest}: there is already a {kind} named {name!r}")
+        raise ProjectError(f"{manifest}: there is already a {kind} named {name!r}")
     server = str((data.get("server") or {}).get("name") or "server")
     entry = skeleton(kind, name, server, uri)
     if description:
@@ -177,5 +160,5 @@ def add_entry(
     loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
         lines = [p.format() for p in loaded.problems.sorted()]
-        raise AddError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
+        raise ProjectError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
     return new, entry

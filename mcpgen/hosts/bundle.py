@@ -131,13 +131,9 @@ def prompt_text(project: Project, prompt: Json) -> str:
 
 def manifest(project: Project, runtime: str) -> Json:
     env = {var.name: "${user_config." + config_key(var) + "}" for var in project.needed_env()}
-    if runtime == "uv":
-        config: dict[str, Json] = {
-            "command": "uv",
-            "args": ["run", "--directory", "${__dirname}", "server/main.py", *STDIO],
-        }
-    else:
-        config = {"command": "python", "args": ["${__dirname}/server/main.py", *STDIO]}
+    uv = ["run", "--directory", "${__dirname}", "server/main.py"]
+    args = uv if runtime == "uv" else ["${__dirname}/server/main.py"]
+    config: dict[str, Json] = {"command": runtime, "args": [*args, *STDIO]}  # uv or python
     if env:
         config["env"] = env
     meta = project.meta

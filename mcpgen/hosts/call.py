@@ -30,7 +30,7 @@ Json = Any
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 
 
-class CallError(Exception):
+class CallError(ProjectError):
     """Bad input or an unreachable server: one line for the user, exit status 2."""
 
 
@@ -71,15 +71,12 @@ def resolve_source(
         raise CallError("--header and --token apply to URLs only")
     path = Path(source)
     if path.is_dir():
-        try:
-            project = describe(path)
-            run = launcher(project, python=python)
-            if run.kind == "uvx" and not Path(run.command).is_absolute():
-                # no venv and no uvx: this interpreter runs the project's own source folder
-                # (a package of the same name installed here may be another project's)
-                run = launcher(project, Path(sys.executable), "source")
-        except ProjectError as exc:
-            raise CallError(str(exc)) from exc
+        project = describe(path)
+        run = launcher(project, python=python)
+        if run.kind == "uvx" and not Path(run.command).is_absolute():
+            # no venv and no uvx: this interpreter runs the project's own source folder
+            # (a package of the same name installed here may be another project's)
+            run = launcher(project, Path(sys.executable), "source")
         env = {**run.env, **extra_env}
         return Source(argv=run.argv, env=env, cwd=str(project.root), label=source)
     return _command(source, extra_env)
@@ -123,15 +120,6 @@ def parse_arguments(
             with contextlib.suppress(ValueError):
                 arguments[key] = json.loads(raw)
     return arguments
-
-
-def _require_sdk() -> None:
-    try:
-        import mcp.client  # noqa: F401
-    except ImportError as exc:
-        raise CallError(
-            f"talking to a server needs the MCP Python SDK ({exc}): pip install 'mcp>=2.3,<2.4'"
-        ) from exc
 
 
 @asynccontextmanager
@@ -191,18 +179,21 @@ async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncItera
             yield client
 
 
-def one_line(exc: BaseException) -> str:
-    """The innermost cause of ``exc`` (task groups wrap errors in groups) as one line."""
+def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> CallError:
+    """Why talking to ``source`` failed, in one line: the innermost error (task groups wrap
+    errors in groups) and the last line a spawned server wrote; a 401 or 403 says what to do."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc).strip().splitlines()
-    message = text[0] if text else ""
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
-def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> CallError:
-    """Why talking to ``source`` failed, in one line; a 401 or 403 says what to do."""
-    text = f"{source.label}: {one_line(exc)}{_stderr_tail(log)}{f' ({noise})' if noise else ''}"
+    message = (str(exc).strip().splitlines() or [""])[0]
+    error = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    try:
+        log.flush()
+        log.seek(0)
+        said = [line.strip() for line in log.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        said = []
+    tail = f" (server said: {said[-1]})" if said else ""
+    text = f"{source.label}: {error}{tail}{f' ({noise})' if noise else ''}"
     if 401 in source.refused:
         given = "Authorization" in source.headers or "authorization" in source.headers
         text += (
@@ -213,16 +204,6 @@ def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -
     elif 403 in source.refused:
         text += " (HTTP 403: the token given lacks a scope or the origin is not allowed)"
     return CallError(text)
-
-
-def _stderr_tail(log: IO[str]) -> str:  # the last line a spawned server wrote
-    try:
-        log.flush()
-        log.seek(0)
-        lines = [line.strip() for line in log.read().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return ""
-    return f" (server said: {lines[-1]})" if lines else ""
 
 
 MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
@@ -301,13 +282,18 @@ def run(
     *args: Any,
 ) -> int:
     """Run ``call_tool`` or ``list_server`` on SOURCE (``resolve_source`` with the options
-    in ``connection``); the exit status. A CallError is exit status 2 and one line."""
+    in ``connection``); the exit status. A ProjectError is exit status 2 and one line."""
     try:
-        _require_sdk()  # before anyio, which comes with it
+        try:  # before anyio, which comes with it
+            import mcp.client  # noqa: F401
+        except ImportError as exc:
+            raise CallError(
+                f"talking to a server needs the MCP Python SDK ({exc}): pip install 'mcp>=2.3,<2.4'"
+            ) from exc
         import anyio
 
         return int(anyio.run(func, resolve_source(source, **connection), *args))
-    except CallError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
+    except ProjectError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_BAD_INPUT
     finally:

@@ -14,11 +14,13 @@ from typing import Any, NoReturn
 
 import click
 
-from .add import SECTIONS
-from .bundle import RUNTIMES
-from .call import EXIT_BAD_INPUT
-from .install import HOSTS
-from .project import KINDS
+from . import install as inst
+from .add import SECTIONS, add_entry
+from .bundle import RUNTIMES, build_bundle
+from .call import EXIT_BAD_INPUT, call_tool, list_server, run
+from .project import KINDS, ProjectError, describe, launcher
+from .registry import PLACEHOLDER_NAMESPACE, check_replaceable
+from .registry import server_json as make_server_json
 
 FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
@@ -64,7 +66,7 @@ _python = click.option(
 
 
 @click.command()
-@click.argument("host", type=click.Choice(list(HOSTS)))
+@click.argument("host", type=click.Choice(list(inst.HOSTS)))
 @click.argument("project", type=FOLDER)
 @click.option("--name", help="Entry name (default: the server's name).")
 @_env
@@ -104,9 +106,6 @@ def install(
     that runs another command or project is refused unless --force, and its env (which
     may hold that server's secrets) is never carried over.
     """
-    from . import install as inst
-    from .project import ProjectError, describe, launcher
-
     try:
         proj = describe(project)
         name = name or proj.name
@@ -189,12 +188,8 @@ def call_command(
     (numbers=[1,2]), else text. Exit status: 0 ok, 1 the tool answered with an error,
     2 bad input or no server.
     """
-    from .call import call_tool, run
-
-    if connection["command"] is not None:
-        source, rest = None, words
-    else:
-        source, rest = (words[0], words[1:]) if words else (None, ())
+    source = words[0] if words and connection["command"] is None else None
+    rest = words if source is None else words[1:]
     if not rest:
         fail("name the TOOL to call (mcpgen list SOURCE shows them)")
     sys.exit(run(call_tool, source, connection, rest[0], args_json, rest[1:], timeout, raw))
@@ -206,8 +201,6 @@ def call_command(
 @_connection_options
 def list_command(source: str | None, as_json: bool, timeout: float, **connection: Any) -> None:
     """List the tools (with their arguments), prompts and resources of SOURCE."""
-    from .call import list_server, run
-
     sys.exit(run(list_server, source, connection, timeout, as_json))
 
 
@@ -240,12 +233,6 @@ def bundle(
     python: Path | None,
 ) -> None:
     """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json."""
-    from .bundle import build_bundle
-    from .install import render
-    from .project import ProjectError, describe
-    from .registry import PLACEHOLDER_NAMESPACE, check_replaceable
-    from .registry import server_json as make_server_json
-
     try:
         proj = describe(project)
         target = output or Path(f"{proj.name}-{proj.version}.mcpb")
@@ -256,7 +243,7 @@ def bundle(
         registry_path.parent.mkdir(parents=True, exist_ok=True)
         built = build_bundle(proj, target, runtime, str(python) if python else None)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
-        registry_path.write_text(render(document), "utf-8")
+        registry_path.write_text(inst.render(document), "utf-8")
     except ProjectError as exc:
         fail(str(exc))
     except OSError as exc:  # a read-only folder, a full disk
@@ -333,16 +320,13 @@ def add_command(
 ) -> None:
     """Append a skeleton KIND named NAME to MANIFEST (default mcpgen.yaml), keeping the rest
     of the file as it is; with -o, build its stub too."""
-    from .add import AddError, add_entry
-    from .install import write_atomic
-
     try:
         text, _ = add_entry(manifest, kind, name, uri, description)
-    except AddError as exc:
+    except ProjectError as exc:
         for line in exc.lines:
             say(line)
         fail(str(exc))
-    write_atomic(manifest, text)
+    inst.write_atomic(manifest, text)
     say(f"{manifest}: added {kind} {name!r} (fill in its TODOs)")
     if output is not None:
         from mcpgen.cli.build import run_build

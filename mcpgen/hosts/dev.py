@@ -49,9 +49,8 @@ def referenced_files(manifest: Path) -> list[Path]:
                 walk(item)
 
     walk(data)
-    if isinstance(data, dict) and isinstance(data.get("openapi"), dict):
-        source = data["openapi"].get("source")
-        if isinstance(source, str):
+    match data:
+        case {"openapi": {"source": str(source)}}:
             found.append(source)
     base = manifest.parent
     return sorted({(base / f).resolve() for f in found if "://" not in f and (base / f).is_file()})
@@ -151,10 +150,8 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
         run = launcher(project, python, stdio=False)
         if run.kind == "uvx" and not Path(run.command).is_absolute():
             raise why from None  # no uvx either: say what to install
-    args = ["--transport", transport]
-    if transport == "http":
-        args += ["--port", str(port)]
-    return Server([*run.argv, *args], dict(run.env), transport, port)
+    listen = ["--port", str(port)] if transport == "http" else []
+    return Server([*run.argv, "--transport", transport, *listen], dict(run.env), transport, port)
 
 
 def _relative(path: Path, *bases: Path) -> str:

@@ -209,12 +209,12 @@ def read_config(path: Path) -> dict[str, Json]:
         raise ProjectError(f"{path}: cannot read: {exc} (file left untouched)") from exc
     if not text.strip():
         return {}
+    advice = "fix it or use --print and paste the entry yourself"
     try:
-        data = loads_finite(path, text, "fix it or use --print and paste the entry yourself")
+        data = loads_finite(path, text, advice)
     except (ValueError, RecursionError) as exc:
         raise ProjectError(
-            f"{path}: not valid JSON ({exc}); fix it or use --print and paste the entry "
-            "yourself (file left untouched)"
+            f"{path}: not valid JSON ({exc}); {advice} (file left untouched)"
         ) from exc
     if not isinstance(data, dict):
         raise ProjectError(f"{path}: the top level is not a JSON object (file left untouched)")
@@ -263,9 +263,8 @@ def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
     if entry.inputs and not isinstance(inputs, list):
         raise ProjectError("'inputs' in the config is not a list (file left untouched)")
     known = {i.get("id") for i in inputs if isinstance(i, dict)} if entry.inputs else set()
-    merged = dict(data)
     body, prompts = _own_prompts(servers, known, entry)
-    merged[host.key] = {**servers, entry.name: body}
+    merged = {**data, host.key: {**servers, entry.name: body}}
     if prompts:
         merged["inputs"] = [*inputs, *(i for i in prompts if i["id"] not in known)]
     return merged
@@ -306,15 +305,17 @@ def _own_prompts(
     return ({**entry.body, "env": env} if env else entry.body), prompts
 
 
-def backup_path(path: Path) -> Path:
-    """``NAME.bak``, or ``NAME.bak.1``, ``.2``, ... when earlier backups exist (none is
-    ever overwritten)."""
-    candidate = path.with_name(path.name + ".bak")
-    number = 0
-    while candidate.exists():
+def _backup(path: Path) -> Path:
+    """A copy of ``path`` at ``NAME.bak``, or ``NAME.bak.1``, ``.2``, ... when earlier
+    backups exist (none is ever overwritten), no more readable than it (it may hold secrets)."""
+    backup, number = path.with_name(path.name + ".bak"), 0
+    while backup.exists():
         number += 1
-        candidate = path.with_name(f"{path.name}.bak.{number}")
-    return candidate
+        backup = path.with_name(f"{path.name}.bak.{number}")
+    fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, path.stat().st_mode & 0o777)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(path.read_bytes())
+    return backup
 
 
 def render(data: Json) -> str:
@@ -335,21 +336,10 @@ def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
     merged = merge(host, data, entry)
     if path.exists() and merged == data:
         return Outcome(False, None)
-    backup = None
-    if path.exists():
-        backup = backup_path(path)
-        _copy_private(path, backup)
+    backup = _backup(path) if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, render(merged))
     return Outcome(True, backup)
-
-
-def _copy_private(path: Path, backup: Path) -> None:
-    """A new ``backup`` of ``path`` no more readable than it (it may hold secrets)."""
-    mode = path.stat().st_mode & 0o777
-    fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(path.read_bytes())
 
 
 def write_atomic(path: Path, text: str) -> None:

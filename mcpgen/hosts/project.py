@@ -25,7 +25,12 @@ Json = Any
 class ProjectError(Exception):
     """Bad input to a host command, one line for the user (exit status 2): a folder that is
     not a generated project mcpgen can read, a host config it refuses to touch, a bundle or
-    a server.json that cannot be made."""
+    a server.json that cannot be made, a manifest entry not added (``lines``: its problems,
+    printed first)."""
+
+    def __init__(self, message: str, lines: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.lines = lines or []
 
 
 @dataclass(frozen=True)
@@ -214,15 +219,13 @@ def script_in(bindir: Path, script: str) -> Path | None:
     return None
 
 
-def _import_error(python: str, module: str, extra_path: Path | None = None) -> str | None:
-    """None when ``python`` imports ``module``, else the last line of its error."""
-    env = dict(os.environ)
-    if extra_path is not None:
-        env["PYTHONPATH"] = str(extra_path)
+def _import_error(python: str, module: str, env: dict[str, str]) -> str | None:
+    """None when ``python`` imports ``module`` (with ``env`` over this environment), else
+    the last line of its error."""
     try:
         done = subprocess.run(
             [python, "-c", f"import {module}"],
-            env=env,
+            env={**os.environ, **env},
             capture_output=True,
             text=True,
             timeout=60,
@@ -305,12 +308,12 @@ def _from_python(project: Project, python: Path, kind: str | None) -> Launcher |
             return Launcher(str(script), kind="venv", note=f"the venv script {script}")
     why = "not tried"
     src = project.root / "src"
-    for option, path in (("python", None), ("source", src)):  # installed, else the source
+    # installed, else the source
+    for option, env in (("python", {}), ("source", {"PYTHONPATH": str(src)})):
         if kind in (None, option):
-            why = _import_error(str(python), project.package, path) or ""
+            why = _import_error(str(python), project.package, env) or ""
             if not why:
-                env = {"PYTHONPATH": str(src)} if path else {}
-                where = f" from the source folder {src}" if path else ""
+                where = f" from the source folder {src}" if env else ""
                 note = f"{python} -m {project.package}{where}"
                 return Launcher(str(python), ["-m", project.package], env, option, note)
     return why

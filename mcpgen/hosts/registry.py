@@ -53,21 +53,19 @@ def _ours(path: Path, project: Project) -> bool:
         document = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError, RecursionError):  # a folder, not UTF-8, not JSON
         return False
-    if not isinstance(document, dict):
-        return False
-    schema_url, packages = document.get("$schema"), document.get("packages")
-    return (
-        isinstance(schema_url, str)
-        and schema_url.startswith(SCHEMA_BASE)
-        and schema_url.endswith("/server.schema.json")
-        and isinstance(packages, list)
-        and any(
-            isinstance(p, dict)
-            and p.get("registryType") == "pypi"
-            and p.get("identifier") == project.distribution
-            for p in packages
-        )
-    )
+    match document:
+        case {"$schema": str(schema_url), "packages": list(packages)}:
+            return (
+                schema_url.startswith(SCHEMA_BASE)
+                and schema_url.endswith("/server.schema.json")
+                and any(
+                    isinstance(p, dict)
+                    and p.get("registryType") == "pypi"
+                    and p.get("identifier") == project.distribution
+                    for p in packages
+                )
+            )
+    return False
 
 
 def _variables(project: Project) -> list[dict[str, Json]]:
