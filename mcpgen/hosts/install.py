@@ -102,7 +102,11 @@ def build_entry(
     ``needed``: the variables a host must set for the stdio server (``needed_env``)."""
     given = dict(values or {})
     old_env = existing.get("env") if isinstance(existing, Mapping) else None
-    old = {k: v for k, v in (old_env or {}).items() if isinstance(v, str)}
+    old = (
+        {k: v for k, v in old_env.items() if isinstance(v, str)}
+        if isinstance(old_env, Mapping)
+        else {}
+    )
     env: dict[str, str] = dict(run.env)
     entry = Entry(server, {})
     for var in needed:

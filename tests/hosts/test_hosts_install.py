@@ -131,6 +131,23 @@ def test_values_from_env_and_filled_in_placeholders_survive(home: Path, tmp_path
     assert json.loads(path.with_name("mcp.json.bak").read_text()) == backup
 
 
+def test_an_entry_whose_env_is_not_an_object_is_replaced_not_a_crash(
+    home: Path, tmp_path: Path
+) -> None:
+    """An entry running the same command with ``"env": ["A=1"]`` was an internal error
+    (``.items()`` of a list); its env is not read, the entry is written anew."""
+    project = copy_example("shop", tmp_path)
+    path = expected_path("cursor", home, tmp_path)
+    assert run_install("cursor", str(project)).exit_code == 0
+    data = json.loads(path.read_text())
+    data["mcpServers"]["shop"]["env"] = ["SHOP_API_APIKEY=k-123"]
+    path.write_text(json.dumps(data))
+    again = run_install("cursor", str(project))
+    assert again.exit_code == 0, again.output
+    env = json.loads(path.read_text())["mcpServers"]["shop"]["env"]
+    assert env["SHOP_API_APIKEY"] != "k-123" and "SHOP_API_APIKEY" in env
+
+
 def test_invalid_json_is_refused_and_left_untouched(home: Path, tmp_path: Path) -> None:
     project = copy_example("calculator", tmp_path)
     path = expected_path("claude-desktop", home, tmp_path)
