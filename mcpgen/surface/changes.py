@@ -7,11 +7,12 @@ texts, tolerant readers of lock fields).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 Json = Any
+Add = Callable[[str, str, str, str, str], None]  # (level, item, path, change, why)
 
 BREAKING, COMPATIBLE, DOCS = "breaking", "compatible", "docs"
 LEVELS = (BREAKING, COMPATIBLE, DOCS)
@@ -53,19 +54,6 @@ def _same_text(a: Json, b: Json) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return a.split() == b.split()
     return bool(a == b) and type(a) is type(b)
-
-
-class _Out:
-    def __init__(self) -> None:
-        self.changes: dict[tuple[str, str, str, str], Change] = {}
-
-    def add(self, level: str, item: str, path: str, change: str, why: str) -> None:
-        key = (level, item, path, change)
-        if key not in self.changes:
-            self.changes[key] = Change(level, item, path, change, why)
-
-    def sorted(self) -> list[Change]:
-        return sorted(self.changes.values(), key=Change.sort_key)
 
 
 # Why a change is classified as it is: the reasons the rules give
@@ -126,10 +114,3 @@ def _list(data: Mapping[str, Json], key: str) -> list[dict[str, Json]]:
 def _dict(data: Mapping[str, Json], key: str) -> dict[str, Json]:
     value = data.get(key)
     return value if isinstance(value, dict) else {}
-
-
-def _tokens(entry: dict[str, Json]) -> int | None:
-    size = entry.get("size")
-    if isinstance(size, dict) and isinstance(size.get("tokens"), int):
-        return int(size["tokens"])
-    return None

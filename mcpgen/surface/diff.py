@@ -13,7 +13,7 @@ Where the direction cannot be told cheaply the change is reported as breaking ("
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mcpgen.check.schemas import escape
@@ -48,12 +48,10 @@ from .changes import (
     _canon,
     _dict,
     _list,
-    _Out,
     _presence,
     _same_text,
     _show,
     _string_set,
-    _tokens,
     _values,
 )
 from .hints import compare_annotations, compare_execution
@@ -85,11 +83,9 @@ def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
 
 
 def summary(
-    changes: Iterable[Change], old: Mapping[str, Json], new: Mapping[str, Json]
+    changes: Sequence[Change], old: Mapping[str, Json], new: Mapping[str, Json]
 ) -> dict[str, int]:
-    counts = {level: 0 for level in LEVELS}
-    for change in changes:
-        counts[change.level] += 1
+    counts = {level: sum(c.level == level for c in changes) for level in LEVELS}
     before, after = tools_list_cost(old), tools_list_cost(new)
     return {
         **counts,
@@ -107,8 +103,11 @@ def summary(
 class _Differ:
     def __init__(self, old: Mapping[str, Json], new: Mapping[str, Json]) -> None:
         self.old, self.new = old, new
-        self.out = _Out()
-        self.add = self.out.add
+        self.changes: dict[tuple[str, str, str, str], Change] = {}
+
+    def add(self, level: str, item: str, path: str, change: str, why: str) -> None:
+        """Record a change; the first one said at a (level, item, path, change) stands."""
+        self.changes.setdefault((level, item, path, change), Change(level, item, path, change, why))
 
     def run(self) -> list[Change]:
         self.server()
@@ -119,7 +118,7 @@ class _Differ:
         self.collection("resources", "resource", "uri", self.resource)
         self.collection("resourceTemplates", "template", "uriTemplate", self.resource)
         self.collection("prompts", "prompt", "name", self.prompt)
-        return self.out.sorted()
+        return sorted(self.changes.values(), key=Change.sort_key)
 
     # -- server and capabilities
     def server(self) -> None:
@@ -128,16 +127,10 @@ class _Differ:
             a, b = old.get(key), new.get(key)
             if _same_text(a, b):
                 continue
-            path = f"/{escape(key)}"
-            text = (
-                f"{key} {_show(a)} -> {_show(b)}"
-                if key in ("name", "version")
-                else _presence(key, a, b)
-            )
-            if key == "name":
-                self.add(COMPATIBLE, "server", path, text, WHY_SERVER_NAME)
-            else:
-                self.add(DOCS, "server", path, text, WHY_DOCS)
+            shown = f"{key} {_show(a)} -> {_show(b)}"
+            text = shown if key in ("name", "version") else _presence(key, a, b)
+            level, why = (COMPATIBLE, WHY_SERVER_NAME) if key == "name" else (DOCS, WHY_DOCS)
+            self.add(level, "server", f"/{escape(key)}", text, why)
 
     def capabilities(self) -> None:
         old, new = _dict(self.old, "capabilities"), _dict(self.new, "capabilities")
@@ -202,10 +195,9 @@ class _Differ:
         for name in added:
             if name in renamed_new:
                 continue
-            tokens = _tokens(new[name])
-            extra = (
-                f" (~{tokens} tokens, estimated)" if tokens is not None and kind == "tool" else ""
-            )
+            tokens = _dict(new[name], "size").get("tokens")
+            extra = f" (~{int(tokens)} tokens, estimated)" if isinstance(tokens, int) else ""
+            extra = extra if kind == "tool" else ""
             self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
 
     def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
@@ -239,11 +231,11 @@ class _Differ:
     def tool(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
         SchemaDiff(
-            self.out, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
+            self.add, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
         ).compare(old.get("inputSchema", {}), new.get("inputSchema", {}), "/inputSchema")
         a, b, where = old.get("outputSchema"), new.get("outputSchema"), "/outputSchema"
         if a is not None and b is not None:
-            SchemaDiff(self.out, item, where, a, b, True).compare(a, b, where)
+            SchemaDiff(self.add, item, where, a, b, True).compare(a, b, where)
         elif a is not None:
             self.add(BREAKING, item, where, "output schema removed", WHY_OUTPUT_SCHEMA_GONE)
         elif b is not None:
@@ -318,18 +310,20 @@ def _signature(kind: str, entry: dict[str, Json]) -> str:
     )
 
 
+def _by_signature(kind: str, entries: dict[str, dict[str, Json]]) -> dict[str, list[str]]:
+    result: dict[str, list[str]] = {}
+    for name, entry in entries.items():
+        result.setdefault(_signature(kind, entry), []).append(name)
+    return result
+
+
 def _renames(
     kind: str, removed: dict[str, dict[str, Json]], added: dict[str, dict[str, Json]]
 ) -> list[tuple[str, str]]:
     """Pairs (old name, new name) whose signatures match one to one."""
     if not removed or not added:
         return []
-    by_old: dict[str, list[str]] = {}
-    by_new: dict[str, list[str]] = {}
-    for name, entry in removed.items():
-        by_old.setdefault(_signature(kind, entry), []).append(name)
-    for name, entry in added.items():
-        by_new.setdefault(_signature(kind, entry), []).append(name)
+    by_old, by_new = _by_signature(kind, removed), _by_signature(kind, added)
     return sorted(
         (olds[0], by_new[sig][0])
         for sig, olds in by_old.items()

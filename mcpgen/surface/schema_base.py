@@ -21,7 +21,7 @@ from .changes import (
     WHY_OUTPUT_WIDENED,
     WHY_TYPE_CHANGED,
     WHY_UNKNOWN,
-    _Out,
+    Add,
     _show,
     _values,
 )
@@ -109,9 +109,9 @@ class SchemaBase:
     """Compares two schemas of one item (both roots for local ``$ref``)."""
 
     def __init__(
-        self, out: _Out, item: str, root_path: str, old: Json, new: Json, output: bool
+        self, add: Add, item: str, root_path: str, old: Json, new: Json, output: bool
     ) -> None:
-        self.out = out
+        self.add = add
         self.item = item
         self.root_path = root_path
         self.old_root = old
@@ -166,7 +166,7 @@ class SchemaBase:
         self.say(BREAKING, path, change + " (changed, assumed breaking)", WHY_UNKNOWN)
 
     def say(self, level: str, path: str, change: str, why: str) -> None:
-        self.out.add(level, self.item, path, change, why)
+        self.add(level, self.item, path, change, why)
 
     def docs(self, path: str, change: str) -> None:
         self.say(DOCS, path, change, "documentation only: validation is unchanged")
