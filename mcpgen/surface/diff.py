@@ -24,26 +24,9 @@ from .changes import (
     COMPATIBLE,
     DOCS,
     LEVELS,
-    WHY_ADDITION,
-    WHY_ARGUMENT_GONE,
-    WHY_CAPABILITY_FLAG,
-    WHY_CONTENT_HINT,
-    WHY_DOCS,
-    WHY_HIDDEN,
-    WHY_META,
-    WHY_MIME_TYPE,
-    WHY_NEW_ITEM,
-    WHY_NO_RULE,
     WHY_NOT_REQUIRED,
-    WHY_NOW_OPERATION,
     WHY_OPTIONAL,
-    WHY_OUTPUT_SCHEMA_ADDED,
-    WHY_OUTPUT_SCHEMA_GONE,
     WHY_REQUIRED,
-    WHY_RESOURCE_NAME,
-    WHY_SCOPE_ADDED,
-    WHY_SCOPE_REMOVED,
-    WHY_SERVER_NAME,
     Change,
     _canon,
     _dict,
@@ -59,6 +42,23 @@ from .lock import estimate_tokens, wire
 from .schema_diff import SchemaDiff
 
 Json = Any
+
+# why a change is classified as it is
+WHY_ADDITION = "an addition: nothing clients use is gone"
+WHY_ARGUMENT_GONE = "prompts/get refuses arguments the prompt does not declare"
+WHY_CAPABILITY_FLAG = "clients that rely on it (notifications, subscriptions) stop hearing changes"
+WHY_CONTENT_HINT = "a hint about the content"
+WHY_DOCS = "shown to people and models; no call changes"
+WHY_HIDDEN = "clients no longer see it in the list"
+WHY_META = "_meta is read only by clients that know its keys; check those that do"
+WHY_NEW_ITEM = "a new item: nothing clients use is gone"
+WHY_NOW_OPERATION = "tools/list does not show it; it is reachable only through the meta tools"
+WHY_NO_RULE = "a field mcpgen has no rule for; review it"
+WHY_OUTPUT_SCHEMA_ADDED = "results now also carry described structured content"
+WHY_OUTPUT_SCHEMA_GONE = "results no longer promise structured content that clients may read"
+WHY_SCOPE_ADDED = "callers whose tokens lack the new scope are refused"
+WHY_SCOPE_REMOVED = "every caller allowed before still is"
+WHY_SERVER_NAME = "clients address a server by their own configuration, not by serverInfo.name"
 
 
 def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
@@ -248,8 +248,8 @@ class _Differ:
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
         for key, level, why in (
-            ("name", COMPATIBLE, WHY_RESOURCE_NAME),
-            ("mimeType", BREAKING, WHY_MIME_TYPE),
+            ("name", COMPATIBLE, "resources are read by URI; the name only labels it"),
+            ("mimeType", BREAKING, "clients that parse the content by its type may fail"),
             ("contentSize", DOCS, WHY_CONTENT_HINT),
             ("annotations", DOCS, WHY_CONTENT_HINT),
         ):

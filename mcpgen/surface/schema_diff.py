@@ -9,17 +9,9 @@ from mcpgen.check.schemas import escape
 from .changes import (
     BREAKING,
     COMPATIBLE,
-    WHY_CLOSED_REMOVED,
-    WHY_DEFAULT,
-    WHY_MAYBE_ABSENT,
     WHY_NOT_REQUIRED,
-    WHY_NOT_VALIDATION,
-    WHY_NOW_EXTRA,
-    WHY_NOW_PRESENT,
     WHY_OPTIONAL,
-    WHY_OUTPUT_GONE,
     WHY_REQUIRED,
-    WHY_UNKNOWN_FIELDS,
     _dict,
     _presence,
     _same_text,
@@ -47,6 +39,16 @@ from .schema_rules import (
 )
 
 Json = Any
+
+# why a change is classified as it is
+WHY_CLOSED_REMOVED = "extra properties are refused, so calls that send it fail"
+WHY_DEFAULT = "calls that leave this value out now get a different default"
+WHY_MAYBE_ABSENT = "results may leave it out: clients that read it may break"
+WHY_NOT_VALIDATION = "not a JSON Schema validation keyword: validation is unchanged"
+WHY_NOW_EXTRA = "calls that send it are checked against additionalProperties"
+WHY_NOW_PRESENT = "results still have everything clients read"
+WHY_OUTPUT_GONE = "clients that read it no longer get it"
+WHY_UNKNOWN_FIELDS = "clients ignore output properties they do not know"
 
 
 class SchemaDiff(SchemaBase):
