@@ -7,11 +7,13 @@ texts, tolerant readers of lock fields).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 Json = Any
+T = TypeVar("T")
 Add = Callable[[str, str, str, str, str], None]  # (level, item, path, change, why)
 
 BREAKING, COMPATIBLE, DOCS = "breaking", "compatible", "docs"
@@ -61,6 +63,13 @@ WHY_HINT = "a hint, not a contract"
 WHY_NOT_REQUIRED = "calls that send it still work"
 WHY_OPTIONAL = "calls that leave it out still work"
 WHY_REQUIRED = "calls that leave it out are refused"
+
+
+def _one_to_one(old: Mapping[T, str], new: Mapping[T, str]) -> list[tuple[T, T]]:
+    """(a, b) for each key that exactly one ``a`` of ``old`` and one ``b`` of ``new`` have."""
+    olds, news = Counter(old.values()), Counter(new.values())
+    by_key = {key: b for b, key in new.items()}
+    return [(a, by_key[key]) for a, key in old.items() if olds[key] == news[key] == 1]
 
 
 def _presence(key: str, a: Json, b: Json) -> str:

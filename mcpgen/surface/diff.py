@@ -31,6 +31,7 @@ from .changes import (
     _canon,
     _dict,
     _list,
+    _one_to_one,
     _presence,
     _same_text,
     _show,
@@ -310,22 +311,11 @@ def _signature(kind: str, entry: dict[str, Json]) -> str:
     )
 
 
-def _by_signature(kind: str, entries: dict[str, dict[str, Json]]) -> dict[str, list[str]]:
-    result: dict[str, list[str]] = {}
-    for name, entry in entries.items():
-        result.setdefault(_signature(kind, entry), []).append(name)
-    return result
-
-
 def _renames(
     kind: str, removed: dict[str, dict[str, Json]], added: dict[str, dict[str, Json]]
 ) -> list[tuple[str, str]]:
     """Pairs (old name, new name) whose signatures match one to one."""
     if not removed or not added:
         return []
-    by_old, by_new = _by_signature(kind, removed), _by_signature(kind, added)
-    return sorted(
-        (olds[0], by_new[sig][0])
-        for sig, olds in by_old.items()
-        if len(olds) == 1 and len(by_new.get(sig, ())) == 1
-    )
+    old = {name: _signature(kind, entry) for name, entry in removed.items()}
+    return sorted(_one_to_one(old, {name: _signature(kind, e) for name, e in added.items()}))

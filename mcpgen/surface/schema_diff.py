@@ -13,6 +13,7 @@ from .changes import (
     WHY_OPTIONAL,
     WHY_REQUIRED,
     _dict,
+    _one_to_one,
     _presence,
     _same_text,
     _show,
@@ -26,7 +27,6 @@ from .schema_rules import (
     MAX_DEPTH,
     OPAQUE,
     _alternatives,
-    _by_type,
     _collapse_enums,
     _extra,
     _is_false,
@@ -34,6 +34,7 @@ from .schema_rules import (
     _ref,
     _schema,
     _tuple,
+    _type_key,
     _validation_part,
     _without,
 )
@@ -323,16 +324,11 @@ class SchemaDiff(SchemaBase):
             else:
                 unmatched_old.append(i)
         # pair what is left: one each, or by the same type where that is unique
-        pairs: list[tuple[int, int]] = []
         if len(unmatched_old) == 1 and len(unmatched_new) == 1:
             pairs = [(unmatched_old[0], unmatched_new[0])]
         else:
-            by_type_old = _by_type(old_list, unmatched_old)
-            by_type_new = _by_type(new_list, unmatched_new)
-            for t, olds in by_type_old.items():
-                news = by_type_new.get(t, [])
-                if len(olds) == 1 and len(news) == 1:
-                    pairs.append((olds[0], news[0]))
+            old_types = {i: _type_key(old_list[i]) for i in unmatched_old}
+            pairs = _one_to_one(old_types, {j: _type_key(new_list[j]) for j in unmatched_new})
         for i, j in pairs:
             unmatched_old.remove(i)
             unmatched_new.remove(j)

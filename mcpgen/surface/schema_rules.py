@@ -116,18 +116,12 @@ def _alternatives(rest: dict[str, Json]) -> list[Json]:
     return [rest]
 
 
-def _by_type(alternatives: list[Json], indexes: list[int]) -> dict[str, list[int]]:
-    result: dict[str, list[int]] = {}
-    for i in indexes:
-        alt = alternatives[i]
-        types = _types(alt) if isinstance(alt, dict) else None
-        key = (
-            _canon(sorted(types))
-            if types is not None
-            else (f"$ref:{_ref(alt)}" if isinstance(alt, dict) and "$ref" in alt else "?")
-        )
-        result.setdefault(key, []).append(i)
-    return result
+def _type_key(alt: Json) -> str:
+    """What an alternative is paired by with one of the other side: its types, or its $ref."""
+    types = _types(alt) if isinstance(alt, dict) else None
+    if types is not None:
+        return _canon(sorted(types))
+    return f"$ref:{_ref(alt)}" if isinstance(alt, dict) and "$ref" in alt else "?"
 
 
 def _merge_into(merged: dict[str, Json], piece: dict[str, Json]) -> bool:
