@@ -11,14 +11,7 @@ from typing import Any
 
 from mcpgen.check.schemas import ref_strings, resolve_pointer
 
-from .changes import (
-    BREAKING,
-    COMPATIBLE,
-    DOCS,
-    Add,
-    _show,
-    _values,
-)
+from .changes import BREAKING, COMPATIBLE, DOCS, Add, _show, _values
 from .schema_rules import _enum, _schema, _types, _without
 
 Json = Any
@@ -58,13 +51,9 @@ def _number(value: Json) -> Fraction | None:
 def _bound(node: Mapping[str, Json], lower: bool) -> tuple[Fraction, bool, str] | None:
     """(value, exclusive, keyword) of the tightest lower (or upper) bound."""
     plain, exclusive = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
-    found: list[tuple[Fraction, bool, str]] = []
-    value = _number(node.get(plain))
-    flag = node.get(exclusive)
-    if value is not None:
-        found.append((value, flag is True, plain))  # draft 4: a boolean beside the bound
-    other = _number(flag)
-    if other is not None:
+    value, flag = _number(node.get(plain)), node.get(exclusive)
+    found = [] if value is None else [(value, flag is True, plain)]  # draft 4: a boolean flag
+    if (other := _number(flag)) is not None:
         found.append((other, True, exclusive))
     if not found:
         return None
@@ -138,14 +127,11 @@ class SchemaBase:
             uses[ref] = ref_strings(pair[0]) | ref_strings(pair[1])
             todo |= uses[ref] - targets.keys()
         dirty = {r for r, (a, b) in targets.items() if a != b}
-        grew = True
-        while grew:  # a definition that refers to a changed one has changed too
-            grew = False
-            for ref in targets.keys() - dirty:
-                if uses[ref] & dirty:
-                    dirty.add(ref)
-                    grew = True
-        return dirty
+        while True:  # a definition that refers to a changed one has changed too
+            more = {r for r in targets.keys() - dirty if uses[r] & dirty}
+            if not more:
+                return dirty
+            dirty |= more
 
     # -- emitting
     def narrowed(self, path: str, change: str) -> None:
