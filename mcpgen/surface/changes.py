@@ -1,8 +1,5 @@
-"""What ``mcpgen diff`` reports: a :class:`Change`, its level, and the reasons the rules give.
-
-Also the small helpers every part of the diff shares (JSON pointer tokens, short value
-texts, tolerant readers of lock fields).
-"""
+"""What ``mcpgen diff`` reports: a :class:`Change` and its level; and the small helpers
+every part of the diff shares (short value texts, tolerant readers of lock fields)."""
 
 from __future__ import annotations
 

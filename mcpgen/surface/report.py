@@ -1,8 +1,5 @@
 """``mcpgen diff OLD NEW``: what changed in the surface clients see, and whether it breaks
-them, as text for a terminal, Markdown for a pull request or JSON for tools.
-
-Exit status: 0 no change at or above ``--fail-on``, 1 such a change, 2 bad input.
-"""
+them. Exit status: 0 no change at or above ``--fail-on``, 1 such a change, 2 bad input."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The first half of :class:`.schema_diff.SchemaDiff`: state, local ``$ref`` resolution,
-emitting changes, and the rules for single keywords (type, enum, bounds, strings) with
-their helpers."""
+emitting changes, the rules for single keywords (type, enum, bounds, strings)."""
 
 from __future__ import annotations
 

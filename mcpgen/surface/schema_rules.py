@@ -54,11 +54,7 @@ FALSE_SCHEMA: dict[str, Json] = {"not": {}}
 
 def _schema(value: Json) -> Json:
     """Boolean schemas as objects: ``true`` accepts anything, ``false`` nothing."""
-    if value is True:
-        return {}
-    if value is False:
-        return FALSE_SCHEMA
-    return value
+    return {} if value is True else FALSE_SCHEMA if value is False else value
 
 
 def _is_false(node: Json) -> bool:
@@ -156,11 +152,11 @@ def _merge_into(merged: dict[str, Json], piece: dict[str, Json]) -> bool:
 def _collapse_enums(node: dict[str, Json]) -> dict[str, Json]:
     """``oneOf: [{const: a}, {enum: [b]}]`` (alternatives that are only values of one type)
     as ``enum: [a, b]``."""
+    if "enum" in node or "const" in node:
+        return node
     for keyword in ("anyOf", "oneOf"):
         alternatives = node.get(keyword)
         if not isinstance(alternatives, list) or not alternatives:
-            continue
-        if "enum" in node or "const" in node:
             continue
         values: set[str] = set()
         count = 0
@@ -192,9 +188,7 @@ _VALUE_ONLY = frozenset({"type", "enum", "const", "title", "description"})
 
 
 def _extra(value: Json) -> Json:
-    if value is None or value is True:
-        return {}
-    return _schema(value)
+    return {} if value is None else _schema(value)
 
 
 def _tuple(node: Mapping[str, Json]) -> tuple[list[Json], Json]:

@@ -1,15 +1,9 @@
-"""Where ``mcpgen diff`` reads OLD and NEW from: every accepted form becomes a surface lock.
-
-- a surface file: ``mcp-surface.json``, or any JSON file whose top level has ``mcpSurface``;
-- a generated project folder: its ``mcp-surface.json``;
-- ``git:REF:PATH``: the file PATH (relative to the current folder) at revision REF of the
-  repository the current folder is in, read with ``git show``; it may be a surface, a
-  manifest or an OpenAPI document (files a manifest names relative to itself are read
-  from the working tree's folder of PATH);
-- a manifest or an OpenAPI document: loaded, checked and modelled as ``mcpgen build``
-  does, then turned into its surface.
-
-Anything unusable raises :class:`SourceError` with a one-line message.
+"""Where ``mcpgen diff`` reads OLD and NEW from (the forms its help lists): each becomes a
+surface lock. A surface file is any JSON file whose top level has ``mcpSurface``. PATH of
+``git:REF:PATH`` is relative to the current folder, and a manifest read from git finds the
+files it names in the working tree's folder of PATH. A manifest or an OpenAPI document is
+loaded, checked and modelled as ``mcpgen build`` does. Anything unusable raises
+:class:`SourceError` with a one-line message.
 """
 
 from __future__ import annotations
