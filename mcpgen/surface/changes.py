@@ -16,6 +16,14 @@ Add = Callable[[str, str, str, str, str], None]  # (level, item, path, change, w
 BREAKING, COMPATIBLE, DOCS = "breaking", "compatible", "docs"
 LEVELS = (BREAKING, COMPATIBLE, DOCS)
 RANK = {level: rank for rank, level in enumerate(LEVELS)}
+# each list in a lock: the key that names its entries, and the kind that prefixes their items
+COLLECTIONS = {
+    "tools": ("name", "tool"),
+    "operations": ("name", "operation"),
+    "resources": ("uri", "resource"),
+    "resourceTemplates": ("uriTemplate", "template"),
+    "prompts": ("name", "prompt"),
+}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ Where the direction cannot be told cheaply the change is reported as breaking ("
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcpgen.check.schemas import escape
@@ -21,6 +21,7 @@ from mcpgen.literals import compact_json
 
 from .changes import (
     BREAKING,
+    COLLECTIONS,
     COMPATIBLE,
     DOCS,
     LEVELS,
@@ -113,12 +114,8 @@ class _Differ:
     def run(self) -> list[Change]:
         self.server()
         self.capabilities()
-        new_ops = {str(e.get("name")) for e in _list(self.new, "operations")}
-        self.collection("tools", "tool", "name", self.tool, also=new_ops)
-        self.collection("operations", "operation", "name", self.tool)
-        self.collection("resources", "resource", "uri", self.resource)
-        self.collection("resourceTemplates", "template", "uriTemplate", self.resource)
-        self.collection("prompts", "prompt", "name", self.prompt)
+        for key in COLLECTIONS:
+            self.collection(key)
         return sorted(self.changes.values(), key=Change.sort_key)
 
     # -- server and capabilities
@@ -156,14 +153,10 @@ class _Differ:
                     self.add(level, item, f"/{escape(flag)}", f"{flag} {text}", why)
 
     # -- collections
-    def collection(
-        self,
-        key: str,
-        kind: str,
-        id_key: str,
-        compare: Callable[[str, dict[str, Json], dict[str, Json]], None],
-        also: set[str] | None = None,
-    ) -> None:
+    def collection(self, key: str) -> None:
+        id_key, kind = COLLECTIONS[key]
+        by_kind = {"resource": self.resource, "template": self.resource, "prompt": self.prompt}
+        compare = by_kind.get(kind, self.tool)  # tools and operations
         old = {str(e.get(id_key)): e for e in _list(self.old, key)}
         new = {str(e.get(id_key)): e for e in _list(self.new, key)}
         for name in sorted(old.keys() & new.keys()):
@@ -171,27 +164,25 @@ class _Differ:
                 compare(f"{kind}:{name}", old[name], new[name])
         removed = sorted(old.keys() - new.keys())
         added = sorted(new.keys() - old.keys())
-        moved = also or set()  # listed no more, but still an operation: not renamed
+        # a tool listed no more that is still an operation (meta tools) was not renamed
+        operations = {str(e.get("name")) for e in _list(self.new, "operations")}
+        moved = operations if kind == "tool" else set()
         renames = _renames(
             kind, {n: old[n] for n in removed if n not in moved}, {n: new[n] for n in added}
         )
+        noun, kept = _KINDS[kind][:2]
         for before, after in renames:
-            self.add(
-                BREAKING,
-                f"{kind}:{before}",
-                "",
-                f"renamed to {after}",
-                f"no {_KINDS[kind][0]} is called {before} any more; {after} has the same "
-                f"{_KINDS[kind][1]}: clients that use {before} fail",
-            )
+            text, why = f"renamed to {after}", f"no {noun} is called {before} any more; "
+            why += f"{after} has the same {kept}: clients that use {before} fail"
+            self.add(BREAKING, f"{kind}:{before}", "", text, why)
             compare(f"{kind}:{after}", old[before], new[after])
-        renamed_old = {b for b, _ in renames}
-        renamed_new = {a for _, a in renames}
+        renamed = dict(renames)
+        renamed_new = set(renamed.values())
         for name in removed:
             if name in moved:
                 self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
-            elif name not in renamed_old:
-                why = f"clients that use this {_KINDS[kind][0]} get an error"
+            elif name not in renamed:
+                why = f"clients that use this {noun} get an error"
                 self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
         for name in added:
             if name in renamed_new:

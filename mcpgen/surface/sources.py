@@ -16,6 +16,7 @@ from typing import Any
 
 from ..load.limits import MAX_DOCUMENT_BYTES
 from ..problems import printable
+from .changes import COLLECTIONS
 from .lock import VERSION
 
 Json = Any
@@ -119,15 +120,6 @@ def _as_lock(raw: bytes, shown: str) -> dict[str, Json] | None:
     return data
 
 
-_COLLECTIONS = {
-    "tools": "name",
-    "operations": "name",
-    "resources": "uri",
-    "resourceTemplates": "uriTemplate",
-    "prompts": "name",
-}
-
-
 def check(data: dict[str, Json], shown: str) -> None:
     """Refuse a surface file this version cannot compare (one line)."""
     version = data.get("mcpSurface")
@@ -139,7 +131,7 @@ def check(data: dict[str, Json], shown: str) -> None:
     for key in ("server", "capabilities", "totals"):
         if key in data and not isinstance(data[key], dict):
             raise SourceError(f"{shown}: {key} must be an object")
-    for key, id_key in _COLLECTIONS.items():
+    for key, (id_key, _) in COLLECTIONS.items():
         items = data.get(key, [])
         if not isinstance(items, list):
             raise SourceError(f"{shown}: {key} must be a list")
