@@ -97,9 +97,7 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
         if len(merged) > rows:
             left = sum(len(items) for items, _ in merged[rows:])
             lines.append(f"\n… and {left} more (`mcpgen diff --format json` lists them all)")
-        lines.append("")
-        if fold:
-            lines += ["</details>", ""]
+        lines += ["", "</details>", ""] if fold else [""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

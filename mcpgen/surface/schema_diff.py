@@ -194,9 +194,8 @@ class SchemaDiff(SchemaBase):
         for keyword in ("anyOf", "oneOf"):
             for a, b, flip in ((old, new, False), (new, old, True)):
                 if keyword in b and not {"anyOf", "oneOf", "allOf", "$ref"} & set(a):
-                    rest_b = _validation_part(b)
                     rest_a = _validation_part(a)
-                    if set(rest_b) == {keyword} and rest_a:
+                    if set(_validation_part(b)) == {keyword} and rest_a:
                         lifted = {k: v for k, v in a.items() if k not in rest_a}
                         lifted[keyword] = _alternatives(rest_a)
                         return (b, lifted) if flip else (lifted, b)
@@ -206,8 +205,7 @@ class SchemaDiff(SchemaBase):
         keys = ("properties", "required", "additionalProperties")
         if not any(k in old or k in new for k in keys):
             return
-        old_props: dict[str, Json] = _dict(old, "properties")
-        new_props: dict[str, Json] = _dict(new, "properties")
+        old_props, new_props = _dict(old, "properties"), _dict(new, "properties")
         old_req, new_req = _string_set(old.get("required")), _string_set(new.get("required"))
         old_extra = _extra(old.get("additionalProperties"))
         new_extra = _extra(new.get("additionalProperties"))

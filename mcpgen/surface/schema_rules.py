@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -123,22 +124,16 @@ def _type_key(alt: Json) -> str:
 def _merge_into(merged: dict[str, Json], piece: dict[str, Json]) -> bool:
     """Add the keywords of one allOf part; False when they clash with what is there."""
     for key, value in piece.items():
-        if key not in merged:
-            if key == "properties" and isinstance(value, dict):
-                merged[key] = dict(value)  # never change the lock's own objects
-            elif key == "required" and isinstance(value, list):
-                merged[key] = list(value)
-            else:
-                merged[key] = value
+        if key not in merged:  # a copy of what the next parts add to: never the lock's own
+            fresh = key in ("properties", "required") and isinstance(value, dict | list)
+            merged[key] = copy.copy(value) if fresh else value
         elif key in DOC_KEYWORDS or key.startswith("x-"):
             continue  # the first description wins
-        elif key == "properties" and isinstance(value, dict):
+        elif key == "properties" and isinstance(value, dict) and isinstance(merged[key], dict):
             into = merged[key]
             for name, schema in value.items():
-                if name in into and into[name] != schema:
-                    into[name] = {"allOf": [into[name], schema]}
-                else:
-                    into[name] = schema
+                same = into.get(name, schema) == schema
+                into[name] = schema if same else {"allOf": [into[name], schema]}
         elif key == "required" and isinstance(value, list):
             merged[key] += [r for r in value if r not in merged[key]]
         elif key == "type":
