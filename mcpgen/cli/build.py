@@ -300,8 +300,7 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
         removed: dict[str, set[str]] = {}  # properties gone from the input, the output
         required: set[str] = set()  # newly required output properties
         for key, label in (("inputSchema", "input"), ("outputSchema", "output")):
-            now = tool.definition.get(key)
-            then = before.get(key)
+            now, then = tool.definition.get(key), before.get(key)
             if now == then:
                 continue
             removed[key], newly_required, detail = _schema_delta(then, now)
