@@ -70,11 +70,10 @@ def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
 
 def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
     """(bytes, estimated tokens) of the lock's tools/list result."""
-    totals = lock.get("totals")
-    if isinstance(totals, dict) and isinstance(totals.get("toolsListBytes"), int):
-        n = int(totals["toolsListBytes"])
-        tokens = totals.get("toolsListTokens")
-        return n, int(tokens) if isinstance(tokens, int) else estimate_tokens(n)
+    totals = _dict(lock, "totals")
+    n, tokens = totals.get("toolsListBytes"), totals.get("toolsListTokens")
+    if isinstance(n, int):
+        return int(n), int(tokens) if isinstance(tokens, int) else estimate_tokens(int(n))
     listed = [
         compact_json(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False
     ]
@@ -88,14 +87,8 @@ def summary(
     changes: Sequence[Change], old: Mapping[str, Json], new: Mapping[str, Json]
 ) -> dict[str, int]:
     counts = {level: sum(c.level == level for c in changes) for level in LEVELS}
-    before, after = tools_list_cost(old), tools_list_cost(new)
-    return {
-        **counts,
-        "tokensBefore": before[1],
-        "tokensAfter": after[1],
-        "bytesBefore": before[0],
-        "bytesAfter": after[0],
-    }
+    (b0, t0), (b1, t1) = tools_list_cost(old), tools_list_cost(new)
+    return {**counts, "tokensBefore": t0, "tokensAfter": t1, "bytesBefore": b0, "bytesAfter": b1}
 
 
 # -- the items of two locks compared: server, capabilities, and each collection (tools,
