@@ -148,10 +148,9 @@ def inspect(manifest: Path, as_json: bool) -> None:
         click.echo("  meta-tool mode: tools/list shows search/describe/call_operation")
     for resource in m.resources:
         kind = "template" if resource.is_template else "resource"
+        source = "handler" if resource.has_handler else "static"
         if resource.http:
             source = f"{resource.http.method} {resource.http.path}"
-        else:
-            source = "handler" if resource.has_handler else "static"
         click.echo(f"  {kind} {resource.uri_template or resource.uri} ({source})")
     for prompt in m.prompts:
         click.echo(f"  prompt {prompt.name} ({len(prompt.arguments)} arguments)")

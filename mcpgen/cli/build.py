@@ -56,6 +56,11 @@ def rebuild_hint(source: Path | str, root: Path | str) -> str:
     return f"mcpgen build {_q(source)} -o {_q(root)}"
 
 
+def _fail(message: str) -> int:
+    click.echo(message, err=True)
+    return EXIT_BAD_INPUT
+
+
 def run_build(source: Path, output: Path | None, *, timings: bool = False, **options: Any) -> int:
     """``mcpgen build`` (``options``: those of ``_build``); ``timings``: print the wall
     time of each phase."""
@@ -86,11 +91,9 @@ def _build(
     try:
         wanted = parse_renames(renames)
     except RenameError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_BAD_INPUT
+        return _fail(f"error: {exc}")
     if wanted and (check or show_diff):
-        click.echo("error: --rename moves files: use it without --check and --diff", err=True)
-        return EXIT_BAD_INPUT
+        return _fail("error: --rename moves files: use it without --check and --diff")
     with timing.phase("load + validate"):
         # The document, its import and its model are millions of objects that live until
         # the build ends: the collector's passes over them would free nothing (GitHub,
@@ -115,31 +118,25 @@ def _build(
         with timing.phase("context cost"):
             size = context_cost(manifest)[1]
         if size > max_context_bytes:
-            click.echo(
+            return _fail(
                 f"{source}: tools/list would cost {size} bytes, over --max-context-bytes "
                 f"{max_context_bytes}; filter operations (openapi.include/exclude) or use "
-                "openapi.metaTools",
-                err=True,
+                "openapi.metaTools"
             )
-            return EXIT_BAD_INPUT
     root = output or default_output(source, manifest.server.name)
     if root.exists() and not root.is_dir():
-        click.echo(f"{root}: exists and is not a folder", err=True)
-        return EXIT_BAD_INPUT
+        return _fail(f"{root}: exists and is not a folder")
     unsafe = None if check or show_diff else unsafe_root(root, source)
     if unsafe:
-        click.echo(
+        return _fail(
             f"{root}: error: -o is {unsafe}: a build writes pyproject.toml, src/, tests/... "
-            f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}",
-            err=True,
+            f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}"
         )
-        return EXIT_BAD_INPUT
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
         moves = plan_moves(root, manifest, wanted, stub) if wanted else []
     except RenameError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_BAD_INPUT
+        return _fail(f"error: {exc}")
     source_path = source_from(root, source)
     if manifest.ci.github and (source_path or "").startswith("../"):
         click.echo(
@@ -158,8 +155,7 @@ def _build(
         report(problems)
         return EXIT_BAD_INPUT
     except (FormatError, ValueError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_BAD_INPUT
+        return _fail(f"error: {exc}")
 
     theirs = [] if check or show_diff else foreign(the_plan)
     for relative in theirs:
@@ -208,8 +204,7 @@ def _build(
         with timing.phase("write"):
             apply(the_plan)
     except OSError as exc:
-        click.echo(f"error: cannot write {root}: {exc}", err=True)
-        return EXIT_BAD_INPUT
+        return _fail(f"error: cannot write {root}: {exc}")
     click.echo(
         f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
         f"{len(the_plan.unchanged)} unchanged, {len(the_plan.stubs_added)} handler stub(s) added",
@@ -305,8 +300,7 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
         removed: dict[str, set[str]] = {}  # properties gone from the input, the output
         required: set[str] = set()  # newly required output properties
         for key, label in (("inputSchema", "input"), ("outputSchema", "output")):
-            now = tool.definition.get(key)
-            then = before.get(key)
+            now, then = tool.definition.get(key), before.get(key)
             if now == then:
                 continue
             removed[key], newly_required, detail = _schema_delta(then, now)
@@ -346,14 +340,12 @@ def _schema_delta(before: Any, after: Any) -> tuple[set[str], set[str], str]:
     if not isinstance(before, dict) or not isinstance(after, dict):
         detail = " (added)" if before is None else (" (removed)" if after is None else "")
         return old - new, required, detail
-    parts = []
-    if new - old:
-        parts.append("added " + ", ".join(sorted(new - old)))
-    if old - new:
-        parts.append("removed " + ", ".join(sorted(old - new)))
-    changed = sorted(k for k in old & new if before["properties"][k] != after["properties"][k])
-    if changed:
-        parts.append("changed " + ", ".join(changed))
+    changed = {k for k in old & new if before["properties"][k] != after["properties"][k]}
+    parts = [
+        f"{verb} {', '.join(sorted(keys))}"
+        for verb, keys in (("added", new - old), ("removed", old - new), ("changed", changed))
+        if keys
+    ]
     if before.get("required") != after.get("required"):
         parts.append("required fields changed")
     return old - new, required, f" ({'; '.join(parts)})" if parts else ""

@@ -8,20 +8,16 @@ from pathlib import Path
 from mcpgen import identifiers as names
 
 
-def schema_path() -> Path:
-    """The manifest's JSON Schema as installed with mcpgen (what ``mcpgen schema`` prints)."""
+def starter_manifest(server_name: str) -> str:
     from importlib import resources
 
-    return Path(str(resources.files("mcpgen").joinpath("schema/manifest.schema.json")))
-
-
-def starter_manifest(server_name: str) -> str:
     from mcpgen.render.templates import render
 
     name = names.kebab(server_name) or "my-server"
     title = name.replace("-", " ").title()
-    schema = schema_path().as_posix()
-    return render("starter/mcpgen.yaml.jinja", name=name, title=title, schema=schema)
+    # the manifest's JSON Schema as installed with mcpgen (what ``mcpgen schema`` prints)
+    schema = Path(str(resources.files("mcpgen").joinpath("schema/manifest.schema.json")))
+    return render("starter/mcpgen.yaml.jinja", name=name, title=title, schema=schema.as_posix())
 
 
 def default_output(source: Path, server_name: str) -> Path:

@@ -1,21 +1,29 @@
-"""What ``mcpgen diff`` reports: a :class:`Change`, its level, and the reasons the rules give.
-
-Also the small helpers every part of the diff shares (JSON pointer tokens, short value
-texts, tolerant readers of lock fields).
-"""
+"""What ``mcpgen diff`` reports: a :class:`Change` and its level; and the small helpers
+every part of the diff shares (short value texts, tolerant readers of lock fields)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 Json = Any
+T = TypeVar("T")
+Add = Callable[[str, str, str, str, str], None]  # (level, item, path, change, why)
 
 BREAKING, COMPATIBLE, DOCS = "breaking", "compatible", "docs"
 LEVELS = (BREAKING, COMPATIBLE, DOCS)
 RANK = {level: rank for rank, level in enumerate(LEVELS)}
+# each list in a lock: the key that names its entries, and the kind that prefixes their items
+COLLECTIONS = {
+    "tools": ("name", "tool"),
+    "operations": ("name", "operation"),
+    "resources": ("uri", "resource"),
+    "resourceTemplates": ("uriTemplate", "template"),
+    "prompts": ("name", "prompt"),
+}
 
 
 @dataclass(frozen=True)
@@ -55,55 +63,18 @@ def _same_text(a: Json, b: Json) -> bool:
     return bool(a == b) and type(a) is type(b)
 
 
-class _Out:
-    def __init__(self) -> None:
-        self.changes: dict[tuple[str, str, str, str], Change] = {}
-
-    def add(self, level: str, item: str, path: str, change: str, why: str) -> None:
-        key = (level, item, path, change)
-        if key not in self.changes:
-            self.changes[key] = Change(level, item, path, change, why)
-
-    def sorted(self) -> list[Change]:
-        return sorted(self.changes.values(), key=Change.sort_key)
-
-
-# Why a change is classified as it is: the reasons the rules give
-WHY_ADDITION = "an addition: nothing clients use is gone"
-WHY_ARGUMENT_GONE = "prompts/get refuses arguments the prompt does not declare"
-WHY_CAPABILITY_FLAG = "clients that rely on it (notifications, subscriptions) stop hearing changes"
-WHY_CLOSED_REMOVED = "extra properties are refused, so calls that send it fail"
-WHY_CONTENT_HINT = "a hint about the content"
-WHY_DEFAULT = "calls that leave this value out now get a different default"
-WHY_DOCS = "shown to people and models; no call changes"
-WHY_HIDDEN = "clients no longer see it in the list"
+# Why a change is classified as it is: the reasons rules in several modules give
 WHY_HINT = "a hint, not a contract"
-WHY_INPUT_NARROWED = "the input now accepts less: calls that were valid may be refused"
-WHY_INPUT_WIDENED = "the input now accepts more: every call that was valid still is"
-WHY_MAYBE_ABSENT = "results may leave it out: clients that read it may break"
-WHY_META = "_meta is read only by clients that know its keys; check those that do"
-WHY_MIME_TYPE = "clients that parse the content by its type may fail"
-WHY_NEW_ITEM = "a new item: nothing clients use is gone"
 WHY_NOT_REQUIRED = "calls that send it still work"
-WHY_NOT_VALIDATION = "not a JSON Schema validation keyword: validation is unchanged"
-WHY_NOW_EXTRA = "calls that send it are checked against additionalProperties"
-WHY_NOW_OPERATION = "tools/list does not show it; it is reachable only through the meta tools"
-WHY_NOW_PRESENT = "results still have everything clients read"
-WHY_NO_RULE = "a field mcpgen has no rule for; review it"
 WHY_OPTIONAL = "calls that leave it out still work"
-WHY_OUTPUT_GONE = "clients that read it no longer get it"
-WHY_OUTPUT_NARROWED = "the output now allows less: every result still matches what clients expected"
-WHY_OUTPUT_SCHEMA_ADDED = "results now also carry described structured content"
-WHY_OUTPUT_SCHEMA_GONE = "results no longer promise structured content that clients may read"
-WHY_OUTPUT_WIDENED = "the output now allows more: clients may get results the old schema ruled out"
 WHY_REQUIRED = "calls that leave it out are refused"
-WHY_RESOURCE_NAME = "resources are read by URI; the name only labels it"
-WHY_SCOPE_ADDED = "callers whose tokens lack the new scope are refused"
-WHY_SCOPE_REMOVED = "every caller allowed before still is"
-WHY_SERVER_NAME = "clients address a server by their own configuration, not by serverInfo.name"
-WHY_TYPE_CHANGED = "values of the old type are refused (input) or no longer produced (output)"
-WHY_UNKNOWN = "mcpgen cannot tell whether this accepts more or less, so it assumes the worst"
-WHY_UNKNOWN_FIELDS = "clients ignore output properties they do not know"
+
+
+def _one_to_one(old: Mapping[T, str], new: Mapping[T, str]) -> list[tuple[T, T]]:
+    """(a, b) for each key that exactly one ``a`` of ``old`` and one ``b`` of ``new`` have."""
+    olds, news = Counter(old.values()), Counter(new.values())
+    by_key = {key: b for b, key in new.items()}
+    return [(a, by_key[key]) for a, key in old.items() if olds[key] == news[key] == 1]
 
 
 def _presence(key: str, a: Json, b: Json) -> str:
@@ -126,10 +97,3 @@ def _list(data: Mapping[str, Json], key: str) -> list[dict[str, Json]]:
 def _dict(data: Mapping[str, Json], key: str) -> dict[str, Json]:
     value = data.get(key)
     return value if isinstance(value, dict) else {}
-
-
-def _tokens(entry: dict[str, Json]) -> int | None:
-    size = entry.get("size")
-    if isinstance(size, dict) and isinstance(size.get("tokens"), int):
-        return int(size["tokens"])
-    return None

@@ -13,7 +13,7 @@ Where the direction cannot be told cheaply the change is reported as breaking ("
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcpgen.check.schemas import escape
@@ -21,39 +21,22 @@ from mcpgen.literals import compact_json
 
 from .changes import (
     BREAKING,
+    COLLECTIONS,
     COMPATIBLE,
     DOCS,
     LEVELS,
-    WHY_ADDITION,
-    WHY_ARGUMENT_GONE,
-    WHY_CAPABILITY_FLAG,
-    WHY_CONTENT_HINT,
-    WHY_DOCS,
-    WHY_HIDDEN,
-    WHY_META,
-    WHY_MIME_TYPE,
-    WHY_NEW_ITEM,
-    WHY_NO_RULE,
     WHY_NOT_REQUIRED,
-    WHY_NOW_OPERATION,
     WHY_OPTIONAL,
-    WHY_OUTPUT_SCHEMA_ADDED,
-    WHY_OUTPUT_SCHEMA_GONE,
     WHY_REQUIRED,
-    WHY_RESOURCE_NAME,
-    WHY_SCOPE_ADDED,
-    WHY_SCOPE_REMOVED,
-    WHY_SERVER_NAME,
     Change,
     _canon,
     _dict,
     _list,
-    _Out,
+    _one_to_one,
     _presence,
     _same_text,
     _show,
     _string_set,
-    _tokens,
     _values,
 )
 from .hints import compare_annotations, compare_execution
@@ -61,6 +44,23 @@ from .lock import estimate_tokens, wire
 from .schema_diff import SchemaDiff
 
 Json = Any
+
+# why a change is classified as it is
+WHY_ADDITION = "an addition: nothing clients use is gone"
+WHY_ARGUMENT_GONE = "prompts/get refuses arguments the prompt does not declare"
+WHY_CAPABILITY_FLAG = "clients that rely on it (notifications, subscriptions) stop hearing changes"
+WHY_CONTENT_HINT = "a hint about the content"
+WHY_DOCS = "shown to people and models; no call changes"
+WHY_HIDDEN = "clients no longer see it in the list"
+WHY_META = "_meta is read only by clients that know its keys; check those that do"
+WHY_NEW_ITEM = "a new item: nothing clients use is gone"
+WHY_NOW_OPERATION = "tools/list does not show it; it is reachable only through the meta tools"
+WHY_NO_RULE = "a field mcpgen has no rule for; review it"
+WHY_OUTPUT_SCHEMA_ADDED = "results now also carry described structured content"
+WHY_OUTPUT_SCHEMA_GONE = "results no longer promise structured content that clients may read"
+WHY_SCOPE_ADDED = "callers whose tokens lack the new scope are refused"
+WHY_SCOPE_REMOVED = "every caller allowed before still is"
+WHY_SERVER_NAME = "clients address a server by their own configuration, not by serverInfo.name"
 
 
 def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
@@ -70,11 +70,10 @@ def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
 
 def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
     """(bytes, estimated tokens) of the lock's tools/list result."""
-    totals = lock.get("totals")
-    if isinstance(totals, dict) and isinstance(totals.get("toolsListBytes"), int):
-        n = int(totals["toolsListBytes"])
-        tokens = totals.get("toolsListTokens")
-        return n, int(tokens) if isinstance(tokens, int) else estimate_tokens(n)
+    totals = _dict(lock, "totals")
+    n, tokens = totals.get("toolsListBytes"), totals.get("toolsListTokens")
+    if isinstance(n, int):
+        return int(n), int(tokens) if isinstance(tokens, int) else estimate_tokens(int(n))
     listed = [
         compact_json(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False
     ]
@@ -85,19 +84,11 @@ def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
 
 
 def summary(
-    changes: Iterable[Change], old: Mapping[str, Json], new: Mapping[str, Json]
+    changes: Sequence[Change], old: Mapping[str, Json], new: Mapping[str, Json]
 ) -> dict[str, int]:
-    counts = {level: 0 for level in LEVELS}
-    for change in changes:
-        counts[change.level] += 1
-    before, after = tools_list_cost(old), tools_list_cost(new)
-    return {
-        **counts,
-        "tokensBefore": before[1],
-        "tokensAfter": after[1],
-        "bytesBefore": before[0],
-        "bytesAfter": after[0],
-    }
+    counts = {level: sum(c.level == level for c in changes) for level in LEVELS}
+    (b0, t0), (b1, t1) = tools_list_cost(old), tools_list_cost(new)
+    return {**counts, "tokensBefore": t0, "tokensAfter": t1, "bytesBefore": b0, "bytesAfter": b1}
 
 
 # -- the items of two locks compared: server, capabilities, and each collection (tools,
@@ -107,19 +98,18 @@ def summary(
 class _Differ:
     def __init__(self, old: Mapping[str, Json], new: Mapping[str, Json]) -> None:
         self.old, self.new = old, new
-        self.out = _Out()
-        self.add = self.out.add
+        self.changes: dict[tuple[str, str, str, str], Change] = {}
+
+    def add(self, level: str, item: str, path: str, change: str, why: str) -> None:
+        """Record a change; the first one said at a (level, item, path, change) stands."""
+        self.changes.setdefault((level, item, path, change), Change(level, item, path, change, why))
 
     def run(self) -> list[Change]:
         self.server()
         self.capabilities()
-        new_ops = {str(e.get("name")) for e in _list(self.new, "operations")}
-        self.collection("tools", "tool", "name", self.tool, also=new_ops)
-        self.collection("operations", "operation", "name", self.tool)
-        self.collection("resources", "resource", "uri", self.resource)
-        self.collection("resourceTemplates", "template", "uriTemplate", self.resource)
-        self.collection("prompts", "prompt", "name", self.prompt)
-        return self.out.sorted()
+        for key in COLLECTIONS:
+            self.collection(key)
+        return sorted(self.changes.values(), key=Change.sort_key)
 
     # -- server and capabilities
     def server(self) -> None:
@@ -128,16 +118,10 @@ class _Differ:
             a, b = old.get(key), new.get(key)
             if _same_text(a, b):
                 continue
-            path = f"/{escape(key)}"
-            text = (
-                f"{key} {_show(a)} -> {_show(b)}"
-                if key in ("name", "version")
-                else _presence(key, a, b)
-            )
-            if key == "name":
-                self.add(COMPATIBLE, "server", path, text, WHY_SERVER_NAME)
-            else:
-                self.add(DOCS, "server", path, text, WHY_DOCS)
+            shown = f"{key} {_show(a)} -> {_show(b)}"
+            text = shown if key in ("name", "version") else _presence(key, a, b)
+            level, why = (COMPATIBLE, WHY_SERVER_NAME) if key == "name" else (DOCS, WHY_DOCS)
+            self.add(level, "server", f"/{escape(key)}", text, why)
 
     def capabilities(self) -> None:
         old, new = _dict(self.old, "capabilities"), _dict(self.new, "capabilities")
@@ -162,14 +146,10 @@ class _Differ:
                     self.add(level, item, f"/{escape(flag)}", f"{flag} {text}", why)
 
     # -- collections
-    def collection(
-        self,
-        key: str,
-        kind: str,
-        id_key: str,
-        compare: Callable[[str, dict[str, Json], dict[str, Json]], None],
-        also: set[str] | None = None,
-    ) -> None:
+    def collection(self, key: str) -> None:
+        id_key, kind = COLLECTIONS[key]
+        by_kind = {"resource": self.resource, "template": self.resource, "prompt": self.prompt}
+        compare = by_kind.get(kind, self.tool)  # tools and operations
         old = {str(e.get(id_key)): e for e in _list(self.old, key)}
         new = {str(e.get(id_key)): e for e in _list(self.new, key)}
         for name in sorted(old.keys() & new.keys()):
@@ -177,35 +157,32 @@ class _Differ:
                 compare(f"{kind}:{name}", old[name], new[name])
         removed = sorted(old.keys() - new.keys())
         added = sorted(new.keys() - old.keys())
-        moved = also or set()  # listed no more, but still an operation: not renamed
+        # a tool listed no more that is still an operation (meta tools) was not renamed
+        operations = {str(e.get("name")) for e in _list(self.new, "operations")}
+        moved = operations if kind == "tool" else set()
         renames = _renames(
             kind, {n: old[n] for n in removed if n not in moved}, {n: new[n] for n in added}
         )
+        noun, kept = _KINDS[kind][:2]
         for before, after in renames:
-            self.add(
-                BREAKING,
-                f"{kind}:{before}",
-                "",
-                f"renamed to {after}",
-                f"no {_KINDS[kind][0]} is called {before} any more; {after} has the same "
-                f"{_KINDS[kind][1]}: clients that use {before} fail",
-            )
+            text, why = f"renamed to {after}", f"no {noun} is called {before} any more; "
+            why += f"{after} has the same {kept}: clients that use {before} fail"
+            self.add(BREAKING, f"{kind}:{before}", "", text, why)
             compare(f"{kind}:{after}", old[before], new[after])
-        renamed_old = {b for b, _ in renames}
-        renamed_new = {a for _, a in renames}
+        renamed = dict(renames)
+        renamed_new = set(renamed.values())
         for name in removed:
             if name in moved:
                 self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
-            elif name not in renamed_old:
-                why = f"clients that use this {_KINDS[kind][0]} get an error"
+            elif name not in renamed:
+                why = f"clients that use this {noun} get an error"
                 self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
         for name in added:
             if name in renamed_new:
                 continue
-            tokens = _tokens(new[name])
-            extra = (
-                f" (~{tokens} tokens, estimated)" if tokens is not None and kind == "tool" else ""
-            )
+            tokens = _dict(new[name], "size").get("tokens")
+            extra = f" (~{int(tokens)} tokens, estimated)" if isinstance(tokens, int) else ""
+            extra = extra if kind == "tool" else ""
             self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
 
     def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
@@ -239,11 +216,11 @@ class _Differ:
     def tool(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
         SchemaDiff(
-            self.out, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
+            self.add, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
         ).compare(old.get("inputSchema", {}), new.get("inputSchema", {}), "/inputSchema")
         a, b, where = old.get("outputSchema"), new.get("outputSchema"), "/outputSchema"
         if a is not None and b is not None:
-            SchemaDiff(self.out, item, where, a, b, True).compare(a, b, where)
+            SchemaDiff(self.add, item, where, a, b, True).compare(a, b, where)
         elif a is not None:
             self.add(BREAKING, item, where, "output schema removed", WHY_OUTPUT_SCHEMA_GONE)
         elif b is not None:
@@ -256,8 +233,8 @@ class _Differ:
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
         for key, level, why in (
-            ("name", COMPATIBLE, WHY_RESOURCE_NAME),
-            ("mimeType", BREAKING, WHY_MIME_TYPE),
+            ("name", COMPATIBLE, "resources are read by URI; the name only labels it"),
+            ("mimeType", BREAKING, "clients that parse the content by its type may fail"),
             ("contentSize", DOCS, WHY_CONTENT_HINT),
             ("annotations", DOCS, WHY_CONTENT_HINT),
         ):
@@ -324,14 +301,5 @@ def _renames(
     """Pairs (old name, new name) whose signatures match one to one."""
     if not removed or not added:
         return []
-    by_old: dict[str, list[str]] = {}
-    by_new: dict[str, list[str]] = {}
-    for name, entry in removed.items():
-        by_old.setdefault(_signature(kind, entry), []).append(name)
-    for name, entry in added.items():
-        by_new.setdefault(_signature(kind, entry), []).append(name)
-    return sorted(
-        (olds[0], by_new[sig][0])
-        for sig, olds in by_old.items()
-        if len(olds) == 1 and len(by_new.get(sig, ())) == 1
-    )
+    old = {name: _signature(kind, entry) for name, entry in removed.items()}
+    return sorted(_one_to_one(old, {name: _signature(kind, e) for name, e in added.items()}))

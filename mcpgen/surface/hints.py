@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from mcpgen.check.schemas import escape
 from mcpgen.model.compact import HINT_DEFAULTS  # MCP's defaults for tool annotations
 
-from .changes import BREAKING, COMPATIBLE, DOCS, WHY_HINT, _presence, _same_text
+from .changes import BREAKING, COMPATIBLE, DOCS, WHY_HINT, Add, _presence, _same_text
 
 Json = Any
-Add = Callable[[str, str, str, str, str], None]
 
 # each hint: its safe value, and why turning away from it breaks clients
 RISKS = {

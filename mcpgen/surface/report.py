@@ -1,8 +1,5 @@
 """``mcpgen diff OLD NEW``: what changed in the surface clients see, and whether it breaks
-them, as text for a terminal, Markdown for a pull request or JSON for tools.
-
-Exit status: 0 no change at or above ``--fail-on``, 1 such a change, 2 bad input.
-"""
+them. Exit status: 0 no change at or above ``--fail-on``, 1 such a change, 2 bad input."""
 
 from __future__ import annotations
 
@@ -48,8 +45,7 @@ def text(changes: Sequence[Change], summary: dict[str, int], color: bool = False
         group = [c for c in changes if c.level == level]
         if not group:
             continue
-        lines.append("")
-        lines.append(style(f"{level} ({len(group)})", fg=COLORS[level], bold=True))
+        lines += ["", style(f"{level} ({len(group)})", fg=COLORS[level], bold=True)]
         for change in group:
             where = change.item + (f" {change.path}" if change.path else "")
             lines.append(f"  {style(where, bold=True)}: {change.change}")
@@ -64,11 +60,9 @@ def _cell(value: str) -> str:
 
 
 def _code(value: str) -> str:
-    if not value:
-        return ""
-    ticks = "``" if "`" in value else "`"
-    pad = " " if ticks == "``" else ""
-    return f"{ticks}{pad}{_cell(value)}{pad}{ticks}"
+    if "`" in value:
+        return f"`` {_cell(value)} ``"
+    return f"`{_cell(value)}`" if value else ""
 
 
 def markdown(changes: Sequence[Change], summary: dict[str, int]) -> str:
@@ -103,9 +97,7 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
         if len(merged) > rows:
             left = sum(len(items) for items, _ in merged[rows:])
             lines.append(f"\n… and {left} more (`mcpgen diff --format json` lists them all)")
-        lines.append("")
-        if fold:
-            lines += ["</details>", ""]
+        lines += ["", "</details>", ""] if fold else [""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -113,11 +105,9 @@ def _merge_rows(group: Sequence[Change]) -> list[tuple[list[str], Change]]:
     """One row per (path, change, why): a definition shared by many tools changes once."""
     rows: dict[tuple[str, str, str], tuple[list[str], Change]] = {}
     for change in group:
-        key = (change.path, change.change, change.why)
-        if key in rows:
-            rows[key][0].append(change.item)
-        else:
-            rows[key] = ([change.item], change)
+        rows.setdefault((change.path, change.change, change.why), ([], change))[0].append(
+            change.item
+        )
     return list(rows.values())
 
 
@@ -130,9 +120,6 @@ def _items(items: Sequence[str]) -> str:
 def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:
     data = {"changes": [c.to_data() for c in changes], "summary": summary}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-FAIL_ON = ("breaking", "compatible", "docs", "none")
 
 
 @click.command("diff")
@@ -148,7 +135,7 @@ FAIL_ON = ("breaking", "compatible", "docs", "none")
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(FAIL_ON),
+    type=click.Choice([*LEVELS, "none"]),
     default="breaking",
     show_default=True,
     help="Exit 1 when a change at this level or above exists (none: never).",
@@ -172,12 +159,12 @@ def diff(old: str, new: str, output_format: str, fail_on: str) -> None:
         sys.exit(2)
     changes = compare(before, after)
     counts = summary(changes, before, after)
-    if output_format == "json":
-        click.echo(as_json(changes, counts), nl=False)
-    elif output_format == "markdown":
-        click.echo(markdown(changes, counts), nl=False)
-    else:
+    if output_format == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         click.echo(text(changes, counts, color), nl=False)
+    else:
+        click.echo(
+            {"json": as_json, "markdown": markdown}[output_format](changes, counts), nl=False
+        )
     if fail_on != "none" and any(RANK[c.level] <= RANK[fail_on] for c in changes):
         sys.exit(1)

@@ -1,6 +1,5 @@
 """The first half of :class:`.schema_diff.SchemaDiff`: state, local ``$ref`` resolution,
-emitting changes, and the rules for single keywords (type, enum, bounds, strings) with
-their helpers."""
+emitting changes, the rules for single keywords (type, enum, bounds, strings)."""
 
 from __future__ import annotations
 
@@ -11,23 +10,18 @@ from typing import Any
 
 from mcpgen.check.schemas import ref_strings, resolve_pointer
 
-from .changes import (
-    BREAKING,
-    COMPATIBLE,
-    DOCS,
-    WHY_INPUT_NARROWED,
-    WHY_INPUT_WIDENED,
-    WHY_OUTPUT_NARROWED,
-    WHY_OUTPUT_WIDENED,
-    WHY_TYPE_CHANGED,
-    WHY_UNKNOWN,
-    _Out,
-    _show,
-    _values,
-)
+from .changes import BREAKING, COMPATIBLE, DOCS, Add, _show, _values
 from .schema_rules import _enum, _schema, _types, _without
 
 Json = Any
+
+# why a change is classified as it is
+WHY_INPUT_NARROWED = "the input now accepts less: calls that were valid may be refused"
+WHY_INPUT_WIDENED = "the input now accepts more: every call that was valid still is"
+WHY_OUTPUT_NARROWED = "the output now allows less: every result still matches what clients expected"
+WHY_OUTPUT_WIDENED = "the output now allows more: clients may get results the old schema ruled out"
+WHY_TYPE_CHANGED = "values of the old type are refused (input) or no longer produced (output)"
+WHY_UNKNOWN = "mcpgen cannot tell whether this accepts more or less, so it assumes the worst"
 
 LOWER_COUNTS = ("minLength", "minItems", "minProperties")
 UPPER_COUNTS = ("maxLength", "maxItems", "maxProperties")
@@ -56,13 +50,9 @@ def _number(value: Json) -> Fraction | None:
 def _bound(node: Mapping[str, Json], lower: bool) -> tuple[Fraction, bool, str] | None:
     """(value, exclusive, keyword) of the tightest lower (or upper) bound."""
     plain, exclusive = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
-    found: list[tuple[Fraction, bool, str]] = []
-    value = _number(node.get(plain))
-    flag = node.get(exclusive)
-    if value is not None:
-        found.append((value, flag is True, plain))  # draft 4: a boolean beside the bound
-    other = _number(flag)
-    if other is not None:
+    value, flag = _number(node.get(plain)), node.get(exclusive)
+    found = [] if value is None else [(value, flag is True, plain)]  # draft 4: a boolean flag
+    if (other := _number(flag)) is not None:
         found.append((other, True, exclusive))
     if not found:
         return None
@@ -101,17 +91,13 @@ def _bound_text(bound: tuple[Fraction, bool, str]) -> str:
     return ("exclusive " if bound[1] else "") + _num(bound[0])
 
 
-def _text_pair(a: Json, b: Json) -> tuple[str, str] | None:
-    return (a, b) if isinstance(a, str) and isinstance(b, str) else None
-
-
 class SchemaBase:
     """Compares two schemas of one item (both roots for local ``$ref``)."""
 
     def __init__(
-        self, out: _Out, item: str, root_path: str, old: Json, new: Json, output: bool
+        self, add: Add, item: str, root_path: str, old: Json, new: Json, output: bool
     ) -> None:
-        self.out = out
+        self.add = add
         self.item = item
         self.root_path = root_path
         self.old_root = old
@@ -140,14 +126,11 @@ class SchemaBase:
             uses[ref] = ref_strings(pair[0]) | ref_strings(pair[1])
             todo |= uses[ref] - targets.keys()
         dirty = {r for r, (a, b) in targets.items() if a != b}
-        grew = True
-        while grew:  # a definition that refers to a changed one has changed too
-            grew = False
-            for ref in targets.keys() - dirty:
-                if uses[ref] & dirty:
-                    dirty.add(ref)
-                    grew = True
-        return dirty
+        while True:  # a definition that refers to a changed one has changed too
+            more = {r for r in targets.keys() - dirty if uses[r] & dirty}
+            if not more:
+                return dirty
+            dirty |= more
 
     # -- emitting
     def narrowed(self, path: str, change: str) -> None:
@@ -166,7 +149,7 @@ class SchemaBase:
         self.say(BREAKING, path, change + " (changed, assumed breaking)", WHY_UNKNOWN)
 
     def say(self, level: str, path: str, change: str, why: str) -> None:
-        self.out.add(level, self.item, path, change, why)
+        self.add(level, self.item, path, change, why)
 
     def docs(self, path: str, change: str) -> None:
         self.say(DOCS, path, change, "documentation only: validation is unchanged")
@@ -179,57 +162,44 @@ class SchemaBase:
 
     def _deref(self, node: dict[str, Json], old: bool) -> Json:
         """``node`` with its local ``$ref`` replaced by the target (sibling keywords kept)."""
-        target = self._resolve(node["$ref"], old)
-        if target is None:
-            return node
-        target = _schema(target)
-        if not isinstance(target, dict):
-            return node
-        merged = dict(target)
-        merged.update(_without(node, "$ref"))
-        return merged
+        target = _schema(self._resolve(node["$ref"], old))
+        return {**target, **_without(node, "$ref")} if isinstance(target, dict) else node
 
     def _type(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         a, b = _types(old), _types(new)
         if a == b:
             return
         where = f"{path}/type"
-        if a is None and b is not None:
-            self.narrowed(where, f"type restricted to {_values(b)}")
-        elif b is None and a is not None:
-            self.widened(where, f"type no longer restricted (was {_values(a)})")
-        elif a is not None and b is not None:
-            if _within(a, b) and _within(b, a):
-                return  # e.g. [integer, number] vs number
-            if _within(b, a):
-                gone = {t for t in a if not _covers(b, t)} or a - b
-                self.narrowed(
-                    where,
-                    f"type narrowed from {_values(a)} to {_values(b)} ({_values(gone)} removed)",
-                )
-            elif _within(a, b):
-                self.widened(where, f"type widened from {_values(a)} to {_values(b)}")
+        if a is None or b is None:
+            if b is not None:
+                self.narrowed(where, f"type restricted to {_values(b)}")
             else:
-                self.say(
-                    BREAKING,
-                    where,
-                    f"type changed from {_values(a)} to {_values(b)}",
-                    WHY_TYPE_CHANGED,
-                )
+                self.widened(where, f"type no longer restricted (was {_values(a or ())})")
+            return
+        old_text, new_text = _values(a), _values(b)
+        if _within(a, b) and _within(b, a):
+            return  # e.g. [integer, number] vs number
+        if _within(b, a):
+            gone = _values({t for t in a if not _covers(b, t)} or a - b)
+            self.narrowed(where, f"type narrowed from {old_text} to {new_text} ({gone} removed)")
+        elif _within(a, b):
+            self.widened(where, f"type widened from {old_text} to {new_text}")
+        else:
+            text = f"type changed from {old_text} to {new_text}"
+            self.say(BREAKING, where, text, WHY_TYPE_CHANGED)
 
     def _enum(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         a, b = _enum(old), _enum(new)
-        if b is not None and a is None:
-            self.narrowed(f"{path}/{b[0]}", f"{b[0]} added: only {_values(b[1])}")
-        elif a is not None and b is None:
+        if a is None:
+            if b is not None:
+                self.narrowed(f"{path}/{b[0]}", f"{b[0]} added: only {_values(b[1])}")
+        elif b is None:
             self.widened(f"{path}/{a[0]}", f"{a[0]} removed (was {_values(a[1])})")
-        elif a is not None and b is not None and a[1] != b[1]:
-            removed, added = a[1] - b[1], b[1] - a[1]
-            where = f"{path}/{b[0]}"
-            if removed:
-                self.narrowed(where, f"enum value(s) removed: {_values(removed)}")
-            if added:
-                self.widened(where, f"enum value(s) added: {_values(added)}")
+        else:
+            if a[1] - b[1]:
+                self.narrowed(f"{path}/{b[0]}", f"enum value(s) removed: {_values(a[1] - b[1])}")
+            if b[1] - a[1]:
+                self.widened(f"{path}/{b[0]}", f"enum value(s) added: {_values(b[1] - a[1])}")
 
     def _bounds(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         for lower in (True, False):
@@ -276,9 +246,9 @@ class SchemaBase:
                 self.narrowed(where, f"{key} {_show(b)} added")
             elif b is None:
                 self.widened(where, f"{key} {_show(a)} removed")
-            elif key == "format" and _text_pair(a, b) in WIDER_FORMATS:
+            elif key == "format" and (str(a), str(b)) in WIDER_FORMATS:
                 self.widened(where, f"format {a} -> {b}")
-            elif key == "format" and _text_pair(b, a) in WIDER_FORMATS:
+            elif key == "format" and (str(b), str(a)) in WIDER_FORMATS:
                 self.narrowed(where, f"format {a} -> {b}")
             else:
                 why = "values that matched the old one may not match the new one"

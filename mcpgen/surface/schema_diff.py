@@ -9,18 +9,11 @@ from mcpgen.check.schemas import escape
 from .changes import (
     BREAKING,
     COMPATIBLE,
-    WHY_CLOSED_REMOVED,
-    WHY_DEFAULT,
-    WHY_MAYBE_ABSENT,
     WHY_NOT_REQUIRED,
-    WHY_NOT_VALIDATION,
-    WHY_NOW_EXTRA,
-    WHY_NOW_PRESENT,
     WHY_OPTIONAL,
-    WHY_OUTPUT_GONE,
     WHY_REQUIRED,
-    WHY_UNKNOWN_FIELDS,
     _dict,
+    _one_to_one,
     _presence,
     _same_text,
     _show,
@@ -34,7 +27,6 @@ from .schema_rules import (
     MAX_DEPTH,
     OPAQUE,
     _alternatives,
-    _by_type,
     _collapse_enums,
     _extra,
     _is_false,
@@ -42,11 +34,26 @@ from .schema_rules import (
     _ref,
     _schema,
     _tuple,
+    _type_key,
     _validation_part,
     _without,
 )
 
 Json = Any
+
+# why a change is classified as it is
+WHY_CLOSED_REMOVED = "extra properties are refused, so calls that send it fail"
+WHY_DEFAULT = "calls that leave this value out now get a different default"
+WHY_EXTRA_ALLOWED = (
+    "extra properties are allowed, so calls that send it are still accepted "
+    "(the server no longer declares it)"
+)
+WHY_MAYBE_ABSENT = "results may leave it out: clients that read it may break"
+WHY_NOT_VALIDATION = "not a JSON Schema validation keyword: validation is unchanged"
+WHY_NOW_EXTRA = "calls that send it are checked against additionalProperties"
+WHY_NOW_PRESENT = "results still have everything clients read"
+WHY_OUTPUT_GONE = "clients that read it no longer get it"
+WHY_UNKNOWN_FIELDS = "clients ignore output properties they do not know"
 
 
 class SchemaDiff(SchemaBase):
@@ -123,8 +130,6 @@ class SchemaDiff(SchemaBase):
         parts = node.get("allOf")
         if not isinstance(parts, list) or depth > MAX_DEPTH:
             return node
-        merged: dict[str, Json] = {}
-        objects = 0
         pieces: list[dict[str, Json]] = [_without(node, "allOf")]
         for part in parts:
             part = _schema(part)
@@ -138,17 +143,16 @@ class SchemaDiff(SchemaBase):
             if not isinstance(part, dict) or "$ref" in part:
                 return node
             pieces.append(self._flatten(part, old, depth + 1))
-        for piece in pieces:
-            if {"unevaluatedProperties", "unevaluatedItems"} & set(piece):
-                return node
-            if {"properties", "patternProperties", "additionalProperties"} & set(piece):
-                objects += 1
-        closed = any(_extra(p.get("additionalProperties")) != {} for p in pieces)
-        if closed and objects > 1:
+        if any({"unevaluatedProperties", "unevaluatedItems"} & set(p) for p in pieces):
             return node
-        for piece in pieces:
-            if not _merge_into(merged, piece):
-                return node
+        objects = sum(
+            bool({"properties", "patternProperties", "additionalProperties"} & set(p))
+            for p in pieces
+        )
+        closed = any(_extra(p.get("additionalProperties")) != {} for p in pieces)
+        merged: dict[str, Json] = {}
+        if (closed and objects > 1) or not all(_merge_into(merged, p) for p in pieces):
+            return node
         return merged
 
     def _keywords(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
@@ -175,14 +179,13 @@ class SchemaDiff(SchemaBase):
                 self.unknown(where, _presence(key, a, b))
             else:
                 self.say(COMPATIBLE, where, _presence(key, a, b), WHY_NOT_VALIDATION)
-        if "default" in old or "default" in new:
-            a, b = old.get("default"), new.get("default")
-            if not (a == b and type(a) is type(b)):
-                where = f"{path}/default"
-                if self.output:
-                    self.docs(where, _presence("default", a, b))
-                else:
-                    self.say(COMPATIBLE, where, _presence("default", a, b), WHY_DEFAULT)
+        a, b = old.get("default"), new.get("default")
+        if not (a == b and type(a) is type(b)):
+            where, text = f"{path}/default", _presence("default", a, b)
+            if self.output:
+                self.docs(where, text)
+            else:
+                self.say(COMPATIBLE, where, text, WHY_DEFAULT)
 
     def _lift_alternatives(
         self, old: dict[str, Json], new: dict[str, Json]
@@ -191,9 +194,8 @@ class SchemaDiff(SchemaBase):
         for keyword in ("anyOf", "oneOf"):
             for a, b, flip in ((old, new, False), (new, old, True)):
                 if keyword in b and not {"anyOf", "oneOf", "allOf", "$ref"} & set(a):
-                    rest_b = _validation_part(b)
                     rest_a = _validation_part(a)
-                    if set(rest_b) == {keyword} and rest_a:
+                    if set(_validation_part(b)) == {keyword} and rest_a:
                         lifted = {k: v for k, v in a.items() if k not in rest_a}
                         lifted[keyword] = _alternatives(rest_a)
                         return (b, lifted) if flip else (lifted, b)
@@ -203,8 +205,7 @@ class SchemaDiff(SchemaBase):
         keys = ("properties", "required", "additionalProperties")
         if not any(k in old or k in new for k in keys):
             return
-        old_props: dict[str, Json] = _dict(old, "properties")
-        new_props: dict[str, Json] = _dict(new, "properties")
+        old_props, new_props = _dict(old, "properties"), _dict(new, "properties")
         old_req, new_req = _string_set(old.get("required")), _string_set(new.get("required"))
         old_extra = _extra(old.get("additionalProperties"))
         new_extra = _extra(new.get("additionalProperties"))
@@ -241,26 +242,16 @@ class SchemaDiff(SchemaBase):
     def _property_removed(
         self, name: str, schema: Json, extra: Json, where: str, depth: int
     ) -> None:
+        text = f"property {name} removed"
         if self.output:
-            self.say(BREAKING, where, f"property {name} removed", WHY_OUTPUT_GONE)
+            self.say(BREAKING, where, text, WHY_OUTPUT_GONE)
         elif _is_false(extra):
-            self.say(BREAKING, where, f"property {name} removed", WHY_CLOSED_REMOVED)
+            self.say(BREAKING, where, text, WHY_CLOSED_REMOVED)
         elif extra == {}:
-            self.say(
-                COMPATIBLE,
-                where,
-                f"property {name} removed",
-                "extra properties are allowed, so calls that send it are still accepted "
-                "(the server no longer declares it)",
-            )
+            self.say(COMPATIBLE, where, text, WHY_EXTRA_ALLOWED)
         else:  # its values now have to match additionalProperties
             self.compare(schema, extra, where, depth + 1)
-            self.say(
-                COMPATIBLE,
-                where,
-                f"property {name} removed (now an extra property)",
-                WHY_NOW_EXTRA,
-            )
+            self.say(COMPATIBLE, where, f"{text} (now an extra property)", WHY_NOW_EXTRA)
 
     def _additional(self, old: Json, new: Json, where: str, depth: int) -> None:
         if old == new:
@@ -290,13 +281,9 @@ class SchemaDiff(SchemaBase):
         old_prefix, old_rest = _tuple(old)
         new_prefix, new_rest = _tuple(new)
         for index in range(max(len(old_prefix), len(new_prefix))):
-            where = f"{path}/prefixItems/{index}"
-            if index < len(old_prefix) and index < len(new_prefix):
-                self.compare(old_prefix[index], new_prefix[index], where, depth + 1)
-            elif index < len(new_prefix):
-                self.compare(old_rest, new_prefix[index], where, depth + 1)
-            else:
-                self.compare(old_prefix[index], new_rest, where, depth + 1)
+            a = old_prefix[index] if index < len(old_prefix) else old_rest
+            b = new_prefix[index] if index < len(new_prefix) else new_rest
+            self.compare(a, b, f"{path}/prefixItems/{index}", depth + 1)
         self.compare(old_rest, new_rest, f"{path}/items", depth + 1)
 
     def _applicator(
@@ -321,16 +308,11 @@ class SchemaDiff(SchemaBase):
             else:
                 unmatched_old.append(i)
         # pair what is left: one each, or by the same type where that is unique
-        pairs: list[tuple[int, int]] = []
         if len(unmatched_old) == 1 and len(unmatched_new) == 1:
             pairs = [(unmatched_old[0], unmatched_new[0])]
         else:
-            by_type_old = _by_type(old_list, unmatched_old)
-            by_type_new = _by_type(new_list, unmatched_new)
-            for t, olds in by_type_old.items():
-                news = by_type_new.get(t, [])
-                if len(olds) == 1 and len(news) == 1:
-                    pairs.append((olds[0], news[0]))
+            old_types = {i: _type_key(old_list[i]) for i in unmatched_old}
+            pairs = _one_to_one(old_types, {j: _type_key(new_list[j]) for j in unmatched_new})
         for i, j in pairs:
             unmatched_old.remove(i)
             unmatched_new.remove(j)

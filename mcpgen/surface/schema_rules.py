@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -54,11 +55,7 @@ FALSE_SCHEMA: dict[str, Json] = {"not": {}}
 
 def _schema(value: Json) -> Json:
     """Boolean schemas as objects: ``true`` accepts anything, ``false`` nothing."""
-    if value is True:
-        return {}
-    if value is False:
-        return FALSE_SCHEMA
-    return value
+    return {} if value is True else FALSE_SCHEMA if value is False else value
 
 
 def _is_false(node: Json) -> bool:
@@ -116,39 +113,27 @@ def _alternatives(rest: dict[str, Json]) -> list[Json]:
     return [rest]
 
 
-def _by_type(alternatives: list[Json], indexes: list[int]) -> dict[str, list[int]]:
-    result: dict[str, list[int]] = {}
-    for i in indexes:
-        alt = alternatives[i]
-        types = _types(alt) if isinstance(alt, dict) else None
-        key = (
-            _canon(sorted(types))
-            if types is not None
-            else (f"$ref:{_ref(alt)}" if isinstance(alt, dict) and "$ref" in alt else "?")
-        )
-        result.setdefault(key, []).append(i)
-    return result
+def _type_key(alt: Json) -> str:
+    """What an alternative is paired by with one of the other side: its types, or its $ref."""
+    types = _types(alt) if isinstance(alt, dict) else None
+    if types is not None:
+        return _canon(sorted(types))
+    return f"$ref:{_ref(alt)}" if isinstance(alt, dict) and "$ref" in alt else "?"
 
 
 def _merge_into(merged: dict[str, Json], piece: dict[str, Json]) -> bool:
     """Add the keywords of one allOf part; False when they clash with what is there."""
     for key, value in piece.items():
-        if key not in merged:
-            if key == "properties" and isinstance(value, dict):
-                merged[key] = dict(value)  # never change the lock's own objects
-            elif key == "required" and isinstance(value, list):
-                merged[key] = list(value)
-            else:
-                merged[key] = value
+        if key not in merged:  # a copy of what the next parts add to: never the lock's own
+            fresh = key in ("properties", "required") and isinstance(value, dict | list)
+            merged[key] = copy.copy(value) if fresh else value
         elif key in DOC_KEYWORDS or key.startswith("x-"):
             continue  # the first description wins
-        elif key == "properties" and isinstance(value, dict):
+        elif key == "properties" and isinstance(value, dict) and isinstance(merged[key], dict):
             into = merged[key]
             for name, schema in value.items():
-                if name in into and into[name] != schema:
-                    into[name] = {"allOf": [into[name], schema]}
-                else:
-                    into[name] = schema
+                same = into.get(name, schema) == schema
+                into[name] = schema if same else {"allOf": [into[name], schema]}
         elif key == "required" and isinstance(value, list):
             merged[key] += [r for r in value if r not in merged[key]]
         elif key == "type":
@@ -162,11 +147,11 @@ def _merge_into(merged: dict[str, Json], piece: dict[str, Json]) -> bool:
 def _collapse_enums(node: dict[str, Json]) -> dict[str, Json]:
     """``oneOf: [{const: a}, {enum: [b]}]`` (alternatives that are only values of one type)
     as ``enum: [a, b]``."""
+    if "enum" in node or "const" in node:
+        return node
     for keyword in ("anyOf", "oneOf"):
         alternatives = node.get(keyword)
         if not isinstance(alternatives, list) or not alternatives:
-            continue
-        if "enum" in node or "const" in node:
             continue
         values: set[str] = set()
         count = 0
@@ -198,9 +183,7 @@ _VALUE_ONLY = frozenset({"type", "enum", "const", "title", "description"})
 
 
 def _extra(value: Json) -> Json:
-    if value is None or value is True:
-        return {}
-    return _schema(value)
+    return {} if value is None else _schema(value)
 
 
 def _tuple(node: Mapping[str, Json]) -> tuple[list[Json], Json]:

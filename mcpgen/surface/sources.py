@@ -1,15 +1,9 @@
-"""Where ``mcpgen diff`` reads OLD and NEW from: every accepted form becomes a surface lock.
-
-- a surface file: ``mcp-surface.json``, or any JSON file whose top level has ``mcpSurface``;
-- a generated project folder: its ``mcp-surface.json``;
-- ``git:REF:PATH``: the file PATH (relative to the current folder) at revision REF of the
-  repository the current folder is in, read with ``git show``; it may be a surface, a
-  manifest or an OpenAPI document (files a manifest names relative to itself are read
-  from the working tree's folder of PATH);
-- a manifest or an OpenAPI document: loaded, checked and modelled as ``mcpgen build``
-  does, then turned into its surface.
-
-Anything unusable raises :class:`SourceError` with a one-line message.
+"""Where ``mcpgen diff`` reads OLD and NEW from (the forms its help lists): each becomes a
+surface lock. A surface file is any JSON file whose top level has ``mcpSurface``. PATH of
+``git:REF:PATH`` is relative to the current folder, and a manifest read from git finds the
+files it names in the working tree's folder of PATH. A manifest or an OpenAPI document is
+loaded, checked and modelled as ``mcpgen build`` does. Anything unusable raises
+:class:`SourceError` with a one-line message.
 """
 
 from __future__ import annotations
@@ -20,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..load.limits import MAX_DOCUMENT_BYTES
 from ..problems import printable
+from .changes import COLLECTIONS
 from .lock import VERSION
 
 Json = Any
@@ -38,9 +34,7 @@ def load(spec: str, cwd: Path | None = None) -> dict[str, Json]:
     here = cwd or Path.cwd()
     if spec.startswith("git:"):
         return _from_git(spec, here)
-    path = Path(spec)
-    if not path.is_absolute():
-        path = here / path
+    path = here / spec  # an absolute spec stays itself
     if path.is_dir():
         lock = path / LOCK_NAME
         if not lock.is_file():
@@ -87,16 +81,21 @@ def _surface_file(spec: str) -> bool:
         return True  # load says what is wrong with it
 
 
-def _limit() -> int:
-    from mcpgen.load import MAX_DOCUMENT_BYTES
+def _too_big(shown: str, size: int) -> None:
+    if size > MAX_DOCUMENT_BYTES:
+        raise SourceError(f"{shown}: larger than the limit of {MAX_DOCUMENT_BYTES} bytes")
 
-    return int(MAX_DOCUMENT_BYTES)
+
+def _decode(raw: bytes, shown: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SourceError(f"{shown}: not valid UTF-8") from None
 
 
 def _from_file(path: Path, shown: str) -> dict[str, Json]:
     try:
-        if path.stat().st_size > _limit():
-            raise SourceError(f"{shown}: larger than the limit of {_limit()} bytes")
+        _too_big(shown, path.stat().st_size)
         raw = path.read_bytes()
     except OSError as exc:
         raise SourceError(f"{shown}: cannot read file: {exc.strerror or exc}") from None
@@ -110,9 +109,7 @@ def _as_lock(raw: bytes, shown: str) -> dict[str, Json] | None:
     if MARKER not in raw:  # cheap: a 13 MB spec is not parsed twice
         return None
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise SourceError(f"{shown}: not valid UTF-8") from None
+        data = json.loads(_decode(raw, shown))
     except json.JSONDecodeError as exc:
         if raw.lstrip()[:1] != b"{":
             return None  # YAML that mentions mcpSurface: a manifest
@@ -121,15 +118,6 @@ def _as_lock(raw: bytes, shown: str) -> dict[str, Json] | None:
         return None
     check(data, shown)
     return data
-
-
-_COLLECTIONS = {
-    "tools": "name",
-    "operations": "name",
-    "resources": "uri",
-    "resourceTemplates": "uriTemplate",
-    "prompts": "name",
-}
 
 
 def check(data: dict[str, Json], shown: str) -> None:
@@ -143,7 +131,7 @@ def check(data: dict[str, Json], shown: str) -> None:
     for key in ("server", "capabilities", "totals"):
         if key in data and not isinstance(data[key], dict):
             raise SourceError(f"{shown}: {key} must be an object")
-    for key, id_key in _COLLECTIONS.items():
+    for key, (id_key, _) in COLLECTIONS.items():
         items = data.get(key, [])
         if not isinstance(items, list):
             raise SourceError(f"{shown}: {key} must be a list")
@@ -198,23 +186,19 @@ def _from_git(spec: str, cwd: Path) -> dict[str, Json]:
     if not sep or not ref or not name:
         raise SourceError(f"{spec}: expected git:REF:PATH, e.g. git:origin/main:mcp-surface.json")
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd, spec).decode().strip())
-    wanted = Path(name) if Path(name).is_absolute() else cwd / name
+    wanted = cwd / name
     try:
         relative = wanted.resolve().relative_to(top.resolve())
     except ValueError:
         raise SourceError(f"{spec}: {name} is outside the repository at {top}") from None
     raw = _git(["show", f"{ref}:{relative.as_posix()}"], cwd, spec)
-    if len(raw) > _limit():
-        raise SourceError(f"{spec}: larger than the limit of {_limit()} bytes")
+    _too_big(spec, len(raw))
     lock = _as_lock(raw, spec)
     if lock is not None:
         return lock
     from mcpgen.pipeline import load_source_text
 
-    try:  # the manifest or spec, as if it were a file in the working tree's folder
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SourceError(f"{spec}: not valid UTF-8") from None
+    text = _decode(raw, spec)  # the manifest or spec, as if a file in the working tree's folder
     suffix = Path(name).suffix
     file = spec + ("" if spec.endswith(suffix) else suffix)
     return _surface_of(lambda: load_source_text(text, file, wanted.parent), spec)

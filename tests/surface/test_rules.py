@@ -512,3 +512,12 @@ def test_odd_values_never_crash_the_diff() -> None:
                 for change in diff(x, y):
                     assert change.level in (BREAKING, COMPATIBLE, DOCS)
                     assert change.path == "" or change.path.startswith("/")
+
+
+def test_all_of_parts_with_properties_of_two_shapes_are_compared_not_merged() -> None:
+    """One part's ``properties`` a list, another's an object: not one schema (this crashed)."""
+    new = lock(tool(inputSchema={"allOf": [{"properties": []}, {"properties": {"a": {}}}]}))
+    assert found(lock(tool()), new) == [
+        (BREAKING, T, "/inputSchema/allOf"),
+        (COMPATIBLE, T, "/inputSchema/type"),
+    ]
