@@ -229,7 +229,8 @@ class Tasks:
         """While tasks run here: the heartbeat, and cancellations or expiries seen elsewhere."""
         while self.running:
             await self.store.beat(self.replica)
-            for task_id, job in list(self.running.items()):
+            reachable = await self.store.alive(self.replica)  # Redis away: a miss proves nothing
+            for task_id, job in list(self.running.items()) if reachable else ():
                 record = await self.store.get(task_id)
                 if record is None or record["status"] == "cancelled":
                     job.cancel()
@@ -252,17 +253,16 @@ class Tasks:
         if "tool" in record:  # a caller that lost the tool's scopes lost its tasks too
             with protocol_errors(self.tools, record["tool"], unknown(task_id)):
                 self.tools.policy.check(current_identity(), "tool", record["tool"])
-        if (
-            record["status"] not in TERMINAL
-            and not record.get("call")  # a 2026 task waiting for answers runs nowhere
-            and record.get("replica") != self.replica
-            and not await self.store.alive(record["replica"])
-        ):
+        if record["status"] in TERMINAL or record.get("call"):  # (a 2026 task asking runs nowhere)
+            return record
+        if record.get("replica") == self.replica:  # its end was not written (Redis away)
+            stopped, message = task_id not in self.running, "it ended while the store was away"
+        else:
+            stopped = not await self.store.alive(record["replica"])
             message = "the server replica running this task stopped before it finished"
-            record = await self.store.update(
-                task_id, {"status": "failed", "statusMessage": message}
-            )
-            record = record or await self.store.get(task_id)
+        if stopped:
+            changes = {"status": "failed", "statusMessage": message}
+            record = await self.store.update(task_id, changes) or await self.store.get(task_id)
             if record is None:
                 raise unknown(task_id)
         return record

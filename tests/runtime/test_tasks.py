@@ -275,3 +275,56 @@ async def test_legacy_task_result_is_what_the_plain_call_answers(http: Any) -> N
     result = (await rpc.send("tasks/result", {"taskId": task_id}))["result"]
     assert result.pop("_meta") == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
     assert result == {k: v for k, v in plain.items() if k != "_meta"}  # no 2026 resultType
+
+
+class _Away:
+    """A task cache that, while ``down``, misses every read and drops every write, as
+    ``RedisCache`` does while Redis is unreachable."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.down = inner, False
+
+    async def get(self, key: str) -> Any:
+        return None if self.down else await self.inner.get(key)
+
+    async def get_many(self, keys: list[str]) -> list[Any]:
+        return [None] * len(keys) if self.down else await self.inner.get_many(keys)
+
+    async def set(self, key: str, value: Any, ttl: float) -> None:
+        if not self.down:
+            await self.inner.set(key, value, ttl)
+
+    async def delete(self, key: str) -> None:
+        if not self.down:
+            await self.inner.delete(key)
+
+    async def change(self, key: str, edit: Any) -> None:
+        if not self.down:
+            await self.inner.change(key, edit)
+
+
+async def test_a_store_outage_neither_cancels_a_task_nor_leaves_it_working_for_ever(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Redis away for a moment: the running handler goes on (it was cancelled as if its
+    record had expired), and a task whose end could not be written reads failed, not
+    working until its ttl (legacy tasks/result waited that long)."""
+    from mcpgen.runtime import tasks
+
+    store = _Away(tasks.local_cache())
+    monkeypatch.setattr(tasks, "local_cache", lambda: store)
+    kit.EVENTS.clear()
+    async with running(kit.app()) as app, http_client(app) as http:
+        rpc = await legacy(http)
+        outlives = await rpc.task("export", {"seconds": 2.5})
+        ends_meanwhile = await rpc.task("report", {"steps": 1, "delay": 1})
+        store.down = True
+        await anyio.sleep(1.5)  # the watcher looks once a second; the report ends meanwhile
+        store.down = False
+        assert kit.EVENTS == ["export started"]
+        assert (await rpc.until(outlives, "completed", "failed"))["status"] == "completed"
+        lost = await rpc.until(ends_meanwhile, "completed", "failed", timeout=2)
+        assert lost["status"] == "failed" and "store was away" in lost["statusMessage"]
+        with anyio.fail_after(2):
+            answer = await rpc.send("tasks/result", {"taskId": ends_meanwhile})
+        assert error_code(answer) == -32600
