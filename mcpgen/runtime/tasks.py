@@ -26,6 +26,7 @@ import logging
 import secrets
 import time
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import mcp_types as types
@@ -359,7 +360,8 @@ class Tasks:
         changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)
         if not await self.store.update(record["taskId"], changes, status="input_required"):
             return {}  # another tasks/update (here or on another replica) took it
-        rerun = self.tools.context(ctx, _Round(answers, call["state"]))
+        again = SimpleNamespace(input_responses=answers, request_state=call["state"])  # params
+        rerun = self.tools.context(ctx, again)
         self.owners[record["taskId"]] = record["owner"]
         self._start(record["taskId"], call["name"], call["arguments"], rerun)
         return {}
@@ -372,20 +374,17 @@ class _Hooks(Progress):
         super().__init__(tasks.store, task_id)
         self.channels = tasks.channels
 
-    async def channel(self) -> Any:
+    async def channel(self, request: Any) -> tuple[Any, Any]:
         """A tasks/result request of this task in flight (the task reads input_required
-        until the client sends one, as the handshake era's tasks specify)."""
+        until the client sends one), and ``request`` naming the task in its ``_meta``, as the
+        handshake era's tasks specify."""
         await self.asking(True)
         while not self.channels.get(self.task_id):
             await asyncio.sleep(0.05)
-        return self.channels[self.task_id][-1]
-
-
-class _Round:
-    """The params of a re-run after tasks/update: the answers and the state kept."""
-
-    def __init__(self, answers: dict[str, Any], state: str | None) -> None:
-        self.input_responses, self.request_state = answers, state
+        params = request.params or types.RequestParams()
+        meta = {**(params.meta or {}), RELATED: {"taskId": self.task_id}}
+        named = request.model_copy(update={"params": params.model_copy(update={"meta": meta})})
+        return self.channels[self.task_id][-1], named
 
 
 def install_tasks(server: Any, spec: Mapping[str, Any], cache: Any = None) -> Tasks:

@@ -19,6 +19,7 @@ from mcpgen.runtime.tasks_client import TaskClient
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 MODES = ["legacy", "2026-07-28"]
+RELATED = "io.modelcontextprotocol/related-task"
 
 
 @pytest.fixture(params=MODES)
@@ -72,7 +73,8 @@ async def test_handshake_question_travels_on_tasks_result() -> None:
     asked: list[str] = []
 
     async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
-        asked.append(params.message)
+        asked.append(params.message)  # naming the task (2025-11-25 tasks: MUST)
+        assert params.meta[RELATED] == {"taskId": task["taskId"]}, params.meta
         return types.ElicitResult(action="accept", content={"colour": "red"})
 
     async with (

@@ -256,7 +256,9 @@ class Context:
         if not self.modern:
             for key, request in requests.items():
                 # a task asks on a tasks/result request (input_required meanwhile)
-                via = await self.task.channel() if self.task is not None else self.request
+                via, request = (
+                    await self.task.channel(request) if self.task else (self.request, request)
+                )
                 try:
                     answers[key] = await self._send(request, via)
                     if self.task is not None:
