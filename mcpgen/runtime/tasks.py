@@ -207,7 +207,7 @@ class Tasks:
                 requests = result.model_dump(by_alias=True, mode="json", exclude_none=True)
                 call = {"name": name, "arguments": arguments, "state": result.request_state}
                 changes = {"inputRequests": requests["inputRequests"], "call": call}
-                await self.store.update(task_id, {"status": "input_required", **changes})
+                await self._end(task_id, "input_required", None, **changes)  # kept: counted
                 return
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             if result.is_error and not modern:

@@ -156,3 +156,20 @@ async def test_the_result_bytes_kept_for_one_caller_are_bounded(
     assert (await alice.until(last, "completed"))["status"] == "completed"
     listed = (await alice.send("tasks/list", {}))["result"]["tasks"]
     assert [t["taskId"] for t in listed] == [last]
+
+
+async def test_the_calls_kept_waiting_for_input_count_in_the_byte_budget(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2026 task waiting for input keeps its call's arguments (up to the body limit
+    each): a thousand of them were 4 GB, outside the result budget."""
+    from mcpgen.runtime import tasks_store
+
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 25_000)
+    alice = await caller(http, [rtkit.READ], kit.MODERN)
+    ids: list[str] = []
+    for _ in range(3):
+        ids.append(await alice.task("pick", {"filler": "x" * 10_000}))
+        await alice.until(ids[-1], "input_required")
+    assert (await alice.get(ids[0])).get("error", {}).get("code") == -32602
+    assert (await alice.get(ids[2]))["result"]["status"] == "input_required"
