@@ -64,6 +64,8 @@ def missing_extension(what: str) -> MCPError:
 
 
 def unknown(task_id: Any) -> MCPError:
+    if not isinstance(task_id, str) or len(task_id) > 200:  # not echoed: what no id can be
+        task_id = "(not a task id)"
     return MCPError(INVALID_PARAMS, f"Unknown task: {task_id}", data={"taskId": task_id})
 
 

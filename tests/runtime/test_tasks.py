@@ -328,3 +328,11 @@ async def test_a_store_outage_neither_cancels_a_task_nor_leaves_it_working_for_e
         with anyio.fail_after(2):
             answer = await rpc.send("tasks/result", {"taskId": ends_meanwhile})
         assert error_code(answer) == -32600
+
+
+@pytest.mark.parametrize("wrong", ["x" * 100_000, {"deep": [1] * 1000}, 5, None])
+async def test_a_malformed_task_id_is_unknown_and_not_echoed(http: Any, wrong: Any) -> None:
+    rpc = await legacy(http)
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        answer = await rpc.send(method, {"taskId": wrong})
+        assert error_code(answer) == -32602 and len(str(answer)) < 300, (method, answer)
