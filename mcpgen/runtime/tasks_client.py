@@ -18,6 +18,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -29,6 +30,7 @@ from .tasks_wire import EXTENSION
 TERMINAL = ("completed", "failed", "cancelled")
 StatusCallback = Callable[[dict[str, Any]], Awaitable[None]]
 _ANY: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+_QUESTIONS: TypeAdapter[dict[str, types.InputRequest]] = TypeAdapter(dict[str, types.InputRequest])
 MAX_POLL = 2.0  # seconds between two tasks/get at most (the server's pollInterval if less)
 
 
@@ -112,8 +114,11 @@ async def wait_task(
             await on_status(task)
         if task.get("status") in TERMINAL:
             break
-        if task.get("status") == "input_required" and not modern(session):
-            break  # tasks/result carries the server's questions, then the result
+        if task.get("status") == "input_required":
+            if not modern(session):
+                break  # tasks/result carries the server's questions, then the result
+            await answer(session, task_id, task.get("inputRequests") or {})
+            continue
         interval = task.get("pollIntervalMs", task.get("pollInterval")) or 500
         # (at least the first delay: a negative pollInterval made anyio.sleep raise)
         await anyio.sleep(max(0.02, min(delay, float(interval) / 1000, MAX_POLL)))
@@ -129,6 +134,20 @@ async def wait_task(
         str(error.get("message") or task.get("statusMessage") or f"task {task['status']}"),
         data=error.get("data"),
     )
+
+
+async def answer(session: Any, task_id: str, asked: dict[str, Any]) -> None:
+    """A 2026 task's questions answered through the client's callbacks (elicitation,
+    sampling, roots), as a plain call's are: tasks/update."""
+    answers: dict[str, Any] = {}
+    for key, question in _QUESTIONS.validate_python(asked).items():
+        meta = question.params.meta if question.params else None
+        context = ClientRequestContext(session=session, request_id=key, meta=meta)
+        given = await session.dispatch_input_request(context, question)
+        if isinstance(given, types.ErrorData):
+            raise MCPError.from_error_data(given)
+        answers[key] = given.model_dump(by_alias=True, mode="json", exclude_none=True)
+    await request(session, "tasks/update", {"taskId": task_id, "inputResponses": answers})
 
 
 async def call_as_task(

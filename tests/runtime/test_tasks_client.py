@@ -91,6 +91,22 @@ async def test_handshake_question_travels_on_tasks_result() -> None:
         assert asked == ["Which colour?"]
 
 
+async def test_a_2026_task_asking_the_client_is_answered_through_its_callbacks() -> None:
+    """The typed client declares the tasks extension, so in 2026-07-28 its call of a
+    ``task: optional`` tool becomes a task: one that asks (elicitation) read
+    input_required and the client polled it for ever. It answers through the client's
+    callbacks now (tasks/update), as a plain 2026 call does."""
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"colour": "green"})
+
+    async with TaskClient.connect(server, mode="2026-07-28", on_elicit=on_elicit) as typed:
+        with anyio.fail_after(10):
+            result = await typed.call_result("pick", {})
+    assert result.content[0].text == "picked green"  # type: ignore[union-attr]
+
+
 async def test_a_task_waiting_for_input_is_answered_on_another_replica(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
