@@ -149,13 +149,7 @@ class Tasks:
         asked = params.task.ttl if params.task is not None else None
         ttl = DEFAULT_TTL_MS if asked is None or modern else min(int(asked), MAX_TTL_MS)
         ttl = max(ttl, MIN_TTL_MS)  # the spec lets a server override the ttl; it reports it
-        owner = current_identity().key
-        if sum(1 for o in self.owners.values() if o == owner) >= MAX_RUNNING:
-            raise MCPError(
-                INVALID_REQUEST,
-                f"Too many tasks running for this caller (at most {MAX_RUNNING} on a server): "
-                "wait for one to end, or cancel one",
-            )
+        owner = self._room(current_identity().key)
         stamp = now_iso()
         record: Record = {
             "taskId": secrets.token_urlsafe(24),
@@ -271,6 +265,12 @@ class Tasks:
     def _meta(self) -> dict[str, Any]:
         return {SERVER_INFO_META_KEY: self.stamp()}
 
+    def _room(self, owner: str) -> str:  # owner, unless MAX_RUNNING of its tasks run here
+        if sum(1 for o in self.owners.values() if o == owner) >= MAX_RUNNING:
+            busy = f"Too many tasks running for this caller (at most {MAX_RUNNING} on a server)"
+            raise MCPError(INVALID_REQUEST, busy + ": wait for one to end, or cancel one")
+        return owner
+
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:
         modern = self._era(ctx, "tasks/get")
         record = await self._owned(params.taskId)
@@ -357,6 +357,7 @@ class Tasks:
         if record["status"] != "input_required" or not call:
             return {}  # nothing is asked (or the answer came already): acknowledged
         answers = params.inputResponses if isinstance(params.inputResponses, dict) else {}
+        self._room(record["owner"])  # it runs again: one more running
         changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)
         if not await self.store.update(record["taskId"], changes, status="input_required"):
             return {}  # another tasks/update (here or on another replica) took it

@@ -255,6 +255,29 @@ async def test_running_tasks_per_caller_are_bounded(
             await anyio.sleep(0.05)
 
 
+async def test_answering_a_2026_task_counts_it_running_again(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task waiting for input does not run; answered (tasks/update) it runs again, so it
+    counts again: 1000 kept tasks answered at once ran 1000 handlers past the cap of 100."""
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "MAX_RUNNING", 1)
+    rpc = kit.Rpc(http, kit.ALICE, kit.MODERN)
+    asking = await rpc.task("pick", {})
+    (key,) = (await rpc.until(asking, "input_required"))["inputRequests"]
+    long = await rpc.task("export", {"seconds": 30})
+    answer = {key: {"action": "accept", "content": {"colour": "red"}}}
+    update = {"taskId": asking, "inputResponses": answer}
+    assert error_code(await rpc.send("tasks/update", update)) == -32600
+    assert (await rpc.get(asking))["result"]["status"] == "input_required"
+    await rpc.send("tasks/cancel", {"taskId": long})
+    with anyio.fail_after(5):
+        while "error" in await rpc.send("tasks/update", update):
+            await anyio.sleep(0.05)
+    assert (await rpc.until(asking, "completed"))["result"]["content"][0]["text"] == "picked red"
+
+
 async def test_anonymous_callers_cannot_list_tasks() -> None:
     spec = kit.make_spec()
     spec["auth"] = {"type": "none"}
