@@ -106,6 +106,7 @@ async def wait_task(
     """Poll until the task ends; its tool result (a failure that is a JSON-RPC error, or a
     cancellation, raises MCPError). ``on_status`` sees each new status (and message)."""
     seen: tuple[Any, Any] | None = None
+    answered: set[str] = set()  # 2026: the keys of the questions answered
     delay = 0.02  # quick first polls (short tasks), then the server's pollInterval
     while True:
         task = await get_task(session, task_id)
@@ -117,8 +118,10 @@ async def wait_task(
         if task.get("status") == "input_required":
             if not modern(session):
                 break  # tasks/result carries the server's questions, then the result
-            await answer(session, task_id, task.get("inputRequests") or {})
-            continue
+            asked = task.get("inputRequests") or {}
+            if fresh := {k: v for k, v in asked.items() if k not in answered}:
+                await answer(session, task_id, fresh)  # once a key: the status may lag
+                answered.update(fresh)
         interval = task.get("pollIntervalMs", task.get("pollInterval")) or 500
         # (at least the first delay: a negative pollInterval made anyio.sleep raise)
         await anyio.sleep(max(0.02, min(delay, float(interval) / 1000, MAX_POLL)))

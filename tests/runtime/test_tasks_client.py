@@ -107,6 +107,35 @@ async def test_a_2026_task_asking_the_client_is_answered_through_its_callbacks()
     assert result.content[0].text == "picked green"  # type: ignore[union-attr]
 
 
+class _Lagging:
+    """A 2026 session whose server still shows a question after its answer (the extension
+    lets tasks/update be acknowledged before the status reflects it)."""
+
+    protocol_version = "2026-07-28"
+
+    def __init__(self) -> None:
+        question = {"method": "roots/list"}
+        asking = {"status": "input_required", "inputRequests": {"roots-0": question}}
+        done = {"status": "completed", "result": {"content": []}}
+        self.gets = [asking, asking, asking, done]
+        self.sent: list[str] = []
+
+    async def send_request(self, request: Any, adapter: Any) -> dict[str, Any]:
+        self.sent.append(request.method)
+        return self.gets.pop(0) if request.method == "tasks/get" else {}
+
+    async def dispatch_input_request(self, context: Any, question: Any) -> Any:
+        self.sent.append(question.method)
+        return types.ListRootsResult(roots=[])
+
+
+async def test_a_2026_question_is_answered_once_while_its_status_lags() -> None:
+    session = _Lagging()
+    with anyio.fail_after(5):
+        await tasks_client.wait_task(session, "t")
+    assert session.sent.count("roots/list") == session.sent.count("tasks/update") == 1
+
+
 async def test_a_task_waiting_for_input_is_answered_on_another_replica(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
