@@ -150,7 +150,7 @@ class Tasks:
         ttl = DEFAULT_TTL_MS if asked is None or modern else min(int(asked), MAX_TTL_MS)
         ttl = max(ttl, MIN_TTL_MS)  # the spec lets a server override the ttl; it reports it
         owner = self._room(current_identity().key)
-        stamp = now_iso()
+        context, stamp = self.tools.context(ctx, params), now_iso()
         record: Record = {
             "taskId": secrets.token_urlsafe(24),
             "status": "working",
@@ -164,10 +164,9 @@ class Tasks:
             "modern": modern,
             "tool": name,  # its scopes guard the task as they guarded the call
         }
+        self.owners[record["taskId"]] = owner  # counted before the awaited writes
         await self.store.beat(self.replica)
         await self.store.create(record)
-        context = self.tools.context(ctx, params)
-        self.owners[record["taskId"]] = owner
         self._start(record["taskId"], name, dict(params.arguments or {}), context)
         if modern:
             return {"resultType": "task", **flat_view(record), "_meta": self._meta()}
@@ -281,8 +280,7 @@ class Tasks:
         if status == "completed" and "result" in record:
             view["result"] = record["result"]
         elif status == "failed":
-            error = record.get("error") or {"code": -32603, "message": why(record)}
-            view["error"] = error
+            view["error"] = record.get("error") or {"code": -32603, "message": why(record)}
         elif status == "input_required":
             view["inputRequests"] = record.get("inputRequests", {})
         return view
@@ -357,10 +355,12 @@ class Tasks:
         if record["status"] != "input_required" or not call:
             return {}  # nothing is asked (or the answer came already): acknowledged
         answers = params.inputResponses if isinstance(params.inputResponses, dict) else {}
-        self._room(record["owner"])  # it runs again: one more running
+        self.owners[record["taskId"]] = self._room(record["owner"])  # it runs again: counted
         changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)
         if not await self.store.update(record["taskId"], changes, status="input_required"):
-            return {}  # another tasks/update (here or on another replica) took it
+            if record["taskId"] not in self.running:  # another tasks/update took it: it
+                self.owners.pop(record["taskId"], None)  # counts it again as it starts it
+            return {}
         again = SimpleNamespace(input_responses=answers, request_state=call["state"])  # params
         rerun = self.tools.context(ctx, again)
         self.owners[record["taskId"]] = record["owner"]

@@ -359,3 +359,34 @@ async def test_a_malformed_task_id_is_unknown_and_not_echoed(http: Any, wrong: A
     for method in ("tasks/get", "tasks/result", "tasks/cancel"):
         answer = await rpc.send(method, {"taskId": wrong})
         assert error_code(answer) == -32602 and len(str(answer)) < 300, (method, answer)
+
+
+class _Remote(_Away):
+    """A task cache whose writes take a turn of the loop, as Redis's do."""
+
+    async def change(self, key: str, edit: Any) -> None:
+        await anyio.sleep(0.01)
+        await super().change(key, edit)
+
+
+async def test_concurrent_calls_do_not_pass_the_running_cap_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each call checked the cap before its awaited writes and counted itself after them:
+    calls at once all passed (with Redis, 100 running became as many as were sent)."""
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "MAX_RUNNING", 2)
+    store = _Remote(tasks.local_cache())
+    monkeypatch.setattr(tasks, "local_cache", lambda: store)
+    async with running(kit.app()) as app, http_client(app) as http:
+        rpc = await legacy(http)
+        answers: list[dict[str, Any]] = []
+
+        async def call() -> None:
+            answers.append(await rpc.call("export", {"seconds": 30}, task={}))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(6):
+                group.start_soon(call)
+        assert sum("result" in answer for answer in answers) == 2, answers
