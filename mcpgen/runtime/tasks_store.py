@@ -159,7 +159,7 @@ class Progress:
 
     async def __call__(self, done: float, total: float | None, message: str | None) -> None:
         text = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
-        await self.store.update(self.task_id, {"statusMessage": text})
+        await self.store.update(self.task_id, {"statusMessage": text[:500]})  # as an end's
 
     async def asking(self, waiting: bool) -> None:
         """The handler waits for the client's answer (handshake era: over the back channel)."""

@@ -187,3 +187,12 @@ async def test_tasks_list_reads_the_records_in_one_round_trip(tmp_path: Any) -> 
         server.stop()
     assert [t["taskId"] for t in listed["tasks"]] == [f"task-{n}" for n in range(N) if n != 3]
     assert stats["cmdstat_get"]["calls"] == 1 and stats["cmdstat_mget"]["calls"] == 1, stats
+
+
+async def test_a_progress_message_is_cut_as_an_end_message_is() -> None:
+    """Every tasks/get (and 50 a tasks/list page) shows it: a handler's 100 kB message was
+    kept and sent whole."""
+    store = TaskStore(tasks_store.local_cache())
+    await store.create(record(0))
+    await tasks_store.Progress(store, "task-0")(1, 2, "x" * 100_000)
+    assert len((await store.get("task-0") or {})["statusMessage"]) == 500
