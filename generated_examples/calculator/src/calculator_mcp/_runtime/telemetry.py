@@ -9,7 +9,7 @@ once what to install. On HTTP with the extra installed, ``GET /metrics`` shows t
 kept in this process, with or without ``OTEL_*``.
 
 The MCP SDK's middleware makes the SERVER span of each message; ``Telemetry.middleware``
-adds ``mcp.session.id`` and ``network.transport`` to it and records
+adds ``mcp.session.id``, ``mcp.resource.uri``, ``network.*`` and a cancellation to it and records
 ``mcp.server.operation.duration`` and ``mcp.server.session.duration``.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from asyncio import CancelledError
 from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -30,6 +31,7 @@ TASK_METHODS = frozenset(
     ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update")
 )
 NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or prompt
+URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
 
 
 def configured(environ: Mapping[str, str]) -> bool:
@@ -102,24 +104,29 @@ class Telemetry:
         from mcp.shared.exceptions import MCPError
         from mcp_types import INVALID_PARAMS, CallToolResult
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
-        from opentelemetry.trace import get_current_span
+        from opentelemetry.trace import INVALID_SPAN, StatusCode, get_current_span
         from pydantic import ValidationError
 
+        from .logs import redact_query
+
         operations, network, tracing = self.operations, self.network, self.tracing
+        protocol = "websocket" if self.transport == "websocket" else "http"
 
         async def observe(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
             start = time.perf_counter()
             connection = getattr(ctx.session, "_connection", None)
             session_id = getattr(connection, "session_id", None)
-            if tracing:
-                span = get_current_span()
-                if span.is_recording():
-                    span.set_attribute("network.transport", network)
-                    if network == "tcp":
-                        span.set_attribute("network.protocol.name", "http")
-                    if session_id:
-                        span.set_attribute("mcp.session.id", session_id)
-                    _link_http_context(span, ctx.request)
+            span = get_current_span() if tracing else INVALID_SPAN
+            if span.is_recording():
+                span.set_attribute("network.transport", network)
+                if network == "tcp":
+                    span.set_attribute("network.protocol.name", protocol)
+                if session_id:
+                    span.set_attribute("mcp.session.id", session_id)
+                uri = ctx.params.get("uri") if ctx.method in URI_METHODS and ctx.params else None
+                if isinstance(uri, str):
+                    span.set_attribute("mcp.resource.uri", redact_query(uri))
+                _link_http_context(span, ctx.request)
             version = ctx.protocol_version
             if version not in SUPPORTED_PROTOCOL_VERSIONS:
                 version = "_OTHER"  # a label, bounded like the method
@@ -130,6 +137,12 @@ class Telemetry:
                 result = await call_next(ctx)
             except MCPError as exc:  # (the span's copy of its message is cut: telemetry_sdk)
                 error = str(exc.error.code)
+                raise
+            except CancelledError:  # the client cancelled it or left: no answer, no success
+                error = "cancelled"
+                if span.is_recording():  # (the SDK's span lets a cancellation pass unmarked)
+                    span.set_attribute("error.type", error)
+                    span.set_status(StatusCode.ERROR)
                 raise
             except ValidationError:
                 error = str(INVALID_PARAMS)
