@@ -429,3 +429,34 @@ def test_url_full_hides_a_query_credential_whose_name_is_encoded(
     [span] = exported.get_finished_spans()
     assert span.attributes is not None
     assert str(span.attributes["url.full"]).endswith("/x?client+id=REDACTED")
+
+
+def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before ``initialize`` commits, a connection's version is a default (stateless HTTP:
+    2025-03-26, a new session: the latest): the initialize span and metric, and the
+    session's duration, were labelled with it, not with the version the client got."""
+    import contextlib
+
+    import anyio
+
+    observed, exported, both = traced_middleware(monkeypatch)
+    connection = SimpleNamespace(
+        session_id="s1",
+        state={},
+        exit_stack=contextlib.ExitStack(),
+        protocol_version="2025-03-26",
+    )
+    ctx = request("initialize", {"protocolVersion": "2025-06-18"})
+    ctx.session, ctx.protocol_version = SimpleNamespace(_connection=connection), "2025-03-26"
+
+    async def initialize(ctx: Any) -> Any:
+        connection.protocol_version = "2025-06-18"  # as the SDK commits it
+        return {"protocolVersion": "2025-06-18", "capabilities": {}}
+
+    anyio.run(both, ctx, initialize)
+    connection.exit_stack.close()
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None and span.attributes["mcp.protocol.version"] == "2025-06-18"
+    for histogram in (observed.operations, observed.sessions):
+        [(labels, *_)] = histogram.points.values()
+        assert labels["mcp.protocol.version"] == "2025-06-18", histogram.name

@@ -131,7 +131,7 @@ class Telemetry:
             if version not in SUPPORTED_PROTOCOL_VERSIONS:
                 version = "_OTHER"  # a label, bounded like the method
             if connection is not None and version not in MODERN_PROTOCOL_VERSIONS:
-                self._track_session(connection, session_id, version)
+                self._track_session(connection, session_id, SUPPORTED_PROTOCOL_VERSIONS)
             error: str | None = None
             try:
                 result = await call_next(ctx)
@@ -153,6 +153,12 @@ class Telemetry:
             else:
                 if ctx.method == "tools/call" and _tool_error(result, CallToolResult):
                     error = "tool_error"
+                if ctx.method == "initialize" and isinstance(result, dict):
+                    agreed = result.get("protocolVersion")  # (stateless HTTP: the
+                    if agreed in SUPPORTED_PROTOCOL_VERSIONS:  # connection's is a default)
+                        version = agreed
+                        if span.is_recording():
+                            span.set_attribute("mcp.protocol.version", agreed)
                 return result
             finally:
                 operations.record(time.perf_counter() - start, self._labels(ctx, version, error))
@@ -191,18 +197,22 @@ class Telemetry:
                 labels["rpc.response.status_code"] = error
         return labels
 
-    def _track_session(self, connection: Any, session_id: str | None, version: str) -> None:
+    def _track_session(self, connection: Any, session_id: str | None, known: Any) -> None:
         """Time a connection from its first message to its close (a handshake-era
-        session; a stateless HTTP POST is no session)."""
+        session; a stateless HTTP POST is no session). ``known``: the supported versions."""
         state = getattr(connection, "state", None)
         if state is None or _SESSION_KEY in state:
             return
         if self.transport == "http" and not session_id:
             return
         state[_SESSION_KEY] = started = time.perf_counter()
-        labels = {"mcp.protocol.version": version, "network.transport": self.network}
 
-        def closed() -> None:
+        def closed() -> None:  # the version agreed, not the one before initialize
+            version = getattr(connection, "protocol_version", None)
+            labels = {
+                "mcp.protocol.version": version if version in known else "_OTHER",
+                "network.transport": self.network,
+            }
             self.sessions.record(time.perf_counter() - started, labels)
 
         connection.exit_stack.callback(closed)
