@@ -460,3 +460,22 @@ def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.Monkey
     for histogram in (observed.operations, observed.sessions):
         [(labels, *_)] = histogram.points.values()
         assert labels["mcp.protocol.version"] == "2025-06-18", histogram.name
+
+
+def test_a_tasks_failed_tool_result_is_a_tool_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tasks/result`` answers the task's ``CallToolResult``: one with ``isError`` is
+    ``error.type=tool_error`` as the same call's answer without a task is."""
+    import anyio
+    from opentelemetry.trace import StatusCode
+
+    observed, exported, both = traced_middleware(monkeypatch)
+
+    async def failed(ctx: Any) -> Any:
+        return {"content": [{"type": "text", "text": "HTTP 404"}], "isError": True}
+
+    anyio.run(both, request("tasks/result", {"taskId": "t1"}), failed)
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None and span.attributes["error.type"] == "tool_error"
+    assert span.status.status_code == StatusCode.ERROR
+    [(labels, *_)] = observed.operations.points.values()
+    assert labels["error.type"] == "tool_error"

@@ -31,6 +31,7 @@ TASK_METHODS = frozenset(
     ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update")
 )
 NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or prompt
+TOOL_RESULTS = ("tools/call", "tasks/result")  # answered with a CallToolResult
 URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
 
 
@@ -104,7 +105,7 @@ class Telemetry:
         from mcp.shared.exceptions import MCPError
         from mcp_types import INVALID_PARAMS, CallToolResult
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
-        from opentelemetry.trace import INVALID_SPAN, StatusCode, get_current_span
+        from opentelemetry.trace import INVALID_SPAN, get_current_span
         from pydantic import ValidationError
 
         from .logs import redact_query
@@ -139,10 +140,7 @@ class Telemetry:
                 error = str(exc.error.code)
                 raise
             except CancelledError:  # the client cancelled it or left: no answer, no success
-                error = "cancelled"
-                if span.is_recording():  # (the SDK's span lets a cancellation pass unmarked)
-                    span.set_attribute("error.type", error)
-                    span.set_status(StatusCode.ERROR)
+                error = _failed(span, "cancelled")  # (the SDK's span lets it pass unmarked)
                 raise
             except ValidationError:
                 error = str(INVALID_PARAMS)
@@ -151,8 +149,8 @@ class Telemetry:
                 error = type(exc).__qualname__
                 raise
             else:
-                if ctx.method == "tools/call" and _tool_error(result, CallToolResult):
-                    error = "tool_error"
+                if ctx.method in TOOL_RESULTS and _tool_error(result, CallToolResult):
+                    error = _failed(span, "tool_error")  # (the SDK's marks tools/call only)
                 if ctx.method == "initialize" and isinstance(result, dict):
                     agreed = result.get("protocolVersion")  # (stateless HTTP: the
                     if agreed in SUPPORTED_PROTOCOL_VERSIONS:  # connection's is a default)
@@ -269,6 +267,16 @@ def _link_http_context(span: Any, request: Any) -> None:
     linked = get_current_span(extract(dict(headers))).get_span_context()
     if linked.is_valid:
         span.add_link(linked)
+
+
+def _failed(span: Any, error: str) -> str:
+    """``error`` as the span's ``error.type``, its status ERROR."""
+    if span.is_recording():
+        from opentelemetry.trace import StatusCode
+
+        span.set_attribute("error.type", error)
+        span.set_status(StatusCode.ERROR)
+    return error
 
 
 def _tool_error(result: Any, model: type[Any]) -> bool:
