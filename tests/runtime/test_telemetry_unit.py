@@ -479,3 +479,36 @@ def test_a_tasks_failed_tool_result_is_a_tool_error(monkeypatch: pytest.MonkeyPa
     assert span.status.status_code == StatusCode.ERROR
     [(labels, *_)] = observed.operations.points.values()
     assert labels["error.type"] == "tool_error"
+
+
+def test_an_upstream_attempt_cut_off_is_a_timeout_or_cancelled_not_a_success() -> None:
+    """The answer's timeout (``anyio.fail_after`` around the attempt) and a cancelled call
+    reach the CLIENT span as a cancellation, not an ``Exception``: its span ended with no
+    ``error.type`` and no status, as a success."""
+    import anyio
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    from mcpgen.runtime.telemetry_spans import upstream_span
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    tracer = provider.get_tracer("test")
+
+    async def stalled(headers: dict[str, str]) -> Any:
+        await anyio.sleep(10)
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError), anyio.fail_after(0.05):
+            await upstream_span(tracer, stalled, "GET", "http://api.invalid/x", {})
+        async with anyio.create_task_group() as group:
+            group.start_soon(upstream_span, tracer, stalled, "GET", "http://api.invalid/y", {})
+            await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+
+    anyio.run(main)
+    spans = exported.get_finished_spans()
+    assert [s.attributes["error.type"] for s in spans if s.attributes] == ["timeout", "cancelled"]
+    assert all(s.status.status_code == StatusCode.ERROR for s in spans)

@@ -43,6 +43,7 @@ async def upstream_span(
     it from the client's ``params._meta``, and what a client chose never becomes a header."""
     from urllib.parse import urlsplit
 
+    from anyio import current_effective_deadline, current_time, get_cancelled_exc_class
     from opentelemetry.baggage import clear
     from opentelemetry.propagate import inject
     from opentelemetry.trace import SpanKind, StatusCode
@@ -58,14 +59,18 @@ async def upstream_span(
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     if port:
         attributes["server.port"] = port
+    deadline = current_effective_deadline()  # the answer's timeout (or a caller's)
     with tracer.start_as_current_span(
         method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
     ) as span:
         inject(headers, clear())
         try:
             response = await send(headers)
-        except Exception as exc:
-            span.set_attribute("error.type", type(exc).__qualname__)
+        except BaseException as exc:  # a cancellation too: a timeout is one
+            error = type(exc).__qualname__
+            if isinstance(exc, get_cancelled_exc_class()):
+                error = "timeout" if current_time() >= deadline else "cancelled"
+            span.set_attribute("error.type", error)
             span.set_status(StatusCode.ERROR)
             raise
         status = int(response.status_code)
