@@ -482,15 +482,15 @@ def test_a_tasks_failed_tool_result_is_a_tool_error(monkeypatch: pytest.MonkeyPa
 
 
 def test_an_upstream_attempt_cut_off_is_a_timeout_or_cancelled_not_a_success() -> None:
-    """The answer's timeout (``anyio.fail_after`` around the attempt) and a cancelled call
-    reach the CLIENT span as a cancellation, not an ``Exception``: its span ended with no
-    ``error.type`` and no status, as a success."""
+    """The answer's timeout (``anyio.fail_after`` around the attempt), a cancelled call and
+    a tool's timeout reach the CLIENT and operation spans as a cancellation, not an
+    ``Exception``: the span ended with no ``error.type`` and no status, as a success."""
     import anyio
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.trace import StatusCode
 
-    from mcpgen.runtime.telemetry_spans import upstream_span
+    from mcpgen.runtime.telemetry_spans import operation_span, upstream_span
 
     exported = InMemorySpanExporter()
     provider = TracerProvider()
@@ -507,8 +507,11 @@ def test_an_upstream_attempt_cut_off_is_a_timeout_or_cancelled_not_a_success() -
             group.start_soon(upstream_span, tracer, stalled, "GET", "http://api.invalid/y", {})
             await anyio.sleep(0.05)
             group.cancel_scope.cancel()
+        with pytest.raises(TimeoutError), anyio.fail_after(0.05):  # a tool's timeout
+            await operation_span(tracer, "repos_get", lambda: anyio.sleep(10))
 
     anyio.run(main)
     spans = exported.get_finished_spans()
-    assert [s.attributes["error.type"] for s in spans if s.attributes] == ["timeout", "cancelled"]
+    errors = [s.attributes["error.type"] for s in spans if s.attributes]
+    assert errors == ["timeout", "cancelled", "timeout"]
     assert all(s.status.status_code == StatusCode.ERROR for s in spans)
