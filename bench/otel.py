@@ -53,7 +53,8 @@ from mcpgen.runtime import telemetry
 made = telemetry.setup({"server": {"name": "x"}, "tools": [{"definition": {"name": "add"}}]}, sys.argv[1])
 sdk, mine = OpenTelemetryMiddleware(), made.middleware() if made else None
 ctx = SimpleNamespace(method="tools/call", params={"name": "add"}, protocol_version="2025-11-25",
-                      request_id=1, meta=None, session=SimpleNamespace())
+                      request_id=1, meta=None, session=SimpleNamespace(),
+                      request=None)
 async def leaf(c): return {"content": []}
 async def inner(c): return await (mine(c, leaf) if mine else leaf(c))
 async def main():

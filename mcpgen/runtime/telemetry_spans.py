@@ -12,16 +12,18 @@ from typing import Any
 async def operation_span(tracer: Any, name: str, call: Callable[[], Awaitable[Any]]) -> Any:
     """One operation run by search mode's ``call_operation`` or code mode's ``execute``
     (inside that tool's span): an INTERNAL span ``execute_tool <operation>``."""
+    from anyio import current_effective_deadline
     from opentelemetry.trace import StatusCode
 
     attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    deadline = current_effective_deadline()  # the tool's timeout (or a caller's)
     with tracer.start_as_current_span(
         f"execute_tool {name}", attributes=attributes, record_exception=False
     ) as span:
         try:
             result = await call()
-        except Exception as exc:
-            span.set_attribute("error.type", type(exc).__qualname__)
+        except BaseException as exc:  # a cancellation too: a timeout is one
+            span.set_attribute("error.type", _error(exc, deadline))
             span.set_status(StatusCode.ERROR)
             raise
         if getattr(result, "is_error", False):
@@ -42,6 +44,7 @@ async def upstream_span(
     it from the client's ``params._meta``, and what a client chose never becomes a header."""
     from urllib.parse import urlsplit
 
+    from anyio import current_effective_deadline
     from opentelemetry.baggage import clear
     from opentelemetry.propagate import inject
     from opentelemetry.trace import SpanKind, StatusCode
@@ -57,14 +60,15 @@ async def upstream_span(
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     if port:
         attributes["server.port"] = port
+    deadline = current_effective_deadline()  # the answer's timeout (or a caller's)
     with tracer.start_as_current_span(
         method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
     ) as span:
         inject(headers, clear())
         try:
             response = await send(headers)
-        except Exception as exc:
-            span.set_attribute("error.type", type(exc).__qualname__)
+        except BaseException as exc:  # a cancellation too: a timeout is one
+            span.set_attribute("error.type", _error(exc, deadline))
             span.set_status(StatusCode.ERROR)
             raise
         status = int(response.status_code)
@@ -73,3 +77,13 @@ async def upstream_span(
             span.set_attribute("error.type", str(status))
             span.set_status(StatusCode.ERROR)
         return response
+
+
+def _error(exc: BaseException, deadline: float) -> str:
+    """``error.type`` of a span that ``exc`` ended: its type, or for a cancellation
+    ``timeout`` when the deadline in effect as the span started has passed."""
+    from anyio import current_time, get_cancelled_exc_class
+
+    if not isinstance(exc, get_cancelled_exc_class()):
+        return type(exc).__qualname__
+    return "timeout" if current_time() >= deadline else "cancelled"

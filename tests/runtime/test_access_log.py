@@ -27,11 +27,27 @@ def test_access_lines_leave_out_query_credentials(log_format: str) -> None:
     assert "page=2" in line and "access_token=[redacted]" in line, line
 
 
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_websocket_handshake_lines_leave_out_query_credentials(log_format: str) -> None:
+    """uvicorn logs each WebSocket handshake on ``uvicorn.error``, not the access log, with
+    the query a browser's token rides in (it cannot set a header on a WebSocket)."""
+    logs.configure_logging("INFO", log_format)
+    stream = io.StringIO()
+    logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
+    handshakes = logging.getLogger("uvicorn.error")
+    handshakes.info('%s - "WebSocket %s" %d', "127.0.0.1:5", "/ws?access_token=eyJ.s.g", 401)
+    handshakes.info('%s - "WebSocket %s" [accepted]', "127.0.0.1:5", "/ws?api_key=k-123&v=1")
+    text = stream.getvalue()
+    assert "eyJ.s.g" not in text and "k-123" not in text, text
+    assert text.count("=[redacted]") == 2 and "v=1" in text, text
+
+
 def test_the_filter_is_installed_once() -> None:
     logs.configure_logging()
     logs.configure_logging()
-    access = logging.getLogger("uvicorn.access")
-    assert sum(isinstance(f, logs.AccessLogRedaction) for f in access.filters) == 1
+    for name in ("uvicorn.access", "uvicorn.error"):
+        found = logging.getLogger(name).filters
+        assert sum(isinstance(f, logs.AccessLogRedaction) for f in found) == 1
 
 
 def test_paths_without_a_query_are_untouched() -> None:

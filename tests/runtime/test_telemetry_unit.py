@@ -240,17 +240,13 @@ def test_a_client_cannot_make_the_spans_kept_for_export_huge(
     assert all(len(str(value)) <= 4096 for value in (span.attributes or {}).values())
 
 
-def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Two requests naming a 100 KB tool, through the SDK's span middleware and ours: the
-    SDK's "attribute value exceeds max length" warning is logged once, not per request;
-    the span's status (the MCPError's message, "Unknown tool: <name>") is cut, and the
-    client's answer is the same whole message as without tracing."""
-    import anyio
+def traced_middleware(
+    monkeypatch: pytest.MonkeyPatch, transport: str = "http"
+) -> tuple[Telemetry, Any, Any]:
+    """The server's telemetry over HTTP (its spans kept in memory) and ``both(ctx, handler)``:
+    a message through the SDK's span middleware, then ours, then ``handler``."""
     from mcp.server._otel import OpenTelemetryMiddleware
     from mcp.shared import _otel
-    from mcp.shared.exceptions import MCPError
     from opentelemetry import trace
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -260,33 +256,55 @@ def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
     made: list[Any] = []
     monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
     monkeypatch.setattr(trace, "set_tracer_provider", made.append)
-    monkeypatch.setattr(telemetry_sdk.ONCE, "seen", set())  # as in a new process
     environ = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
-    ours = telemetry_sdk.build({"server": {"name": "s"}}, "stdio", environ, True).middleware()
+    observed = telemetry_sdk.build({"server": {"name": "s"}}, transport, environ, True)
+    ours = observed.middleware()
     exported = InMemorySpanExporter()
     made[0].add_span_processor(SimpleSpanProcessor(exported))
     monkeypatch.setattr(_otel, "_tracer", made[0].get_tracer("mcp-python-sdk"))
-    huge = "x" * 100_000
-    ctx = SimpleNamespace(
+
+    async def both(ctx: Any, handler: Any) -> Any:
+        return await OpenTelemetryMiddleware()(ctx, lambda ctx: ours(ctx, handler))
+
+    return observed, exported, both
+
+
+def request(method: str, params: dict[str, Any]) -> Any:
+    return SimpleNamespace(
         session=None,
         request=None,
         meta=None,
         request_id=1,
-        method="tools/call",
-        params={"name": huge},
+        method=method,
+        params=params,
         protocol_version="2025-11-25",
     )
+
+
+def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two requests naming a 100 KB tool, through the SDK's span middleware and ours: the
+    SDK's "attribute value exceeds max length" warning is logged once, not per request;
+    the span's status (the MCPError's message, "Unknown tool: <name>") is cut, and the
+    client's answer is the same whole message as without tracing."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    from mcpgen.runtime import telemetry_sdk
+
+    monkeypatch.setattr(telemetry_sdk.ONCE, "seen", set())  # as in a new process
+    _, exported, both = traced_middleware(monkeypatch)
+    huge = "x" * 100_000
+    ctx = request("tools/call", {"name": huge})
 
     async def unknown(ctx: Any) -> Any:
         raise MCPError(-32602, "Unknown tool: " + huge)
 
-    async def ours_then_unknown(ctx: Any) -> Any:
-        return await ours(ctx, unknown)
-
     with caplog.at_level(logging.WARNING):
         for _ in range(2):
             with pytest.raises(MCPError) as raised:
-                anyio.run(OpenTelemetryMiddleware(), ctx, ours_then_unknown)
+                anyio.run(both, ctx, unknown)
             assert raised.value.error.message == "Unknown tool: " + huge  # as without tracing
     warned = [r for r in caplog.records if "exceeds max length" in r.getMessage()]
     assert len(warned) == 1, [r.getMessage() for r in warned]
@@ -326,3 +344,174 @@ def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
         otel_context.detach(token)
     assert sent["traceparent"].startswith(f"00-{trace}-")
     assert "baggage" not in sent
+
+
+def test_a_cancelled_request_is_an_error_and_a_read_names_its_resource(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request the client cancels (or leaves) never answers: the SDK's span let the
+    cancellation pass unmarked and the duration was counted as a success. A
+    ``resources/read`` span carries ``mcp.resource.uri`` (Conditionally Required), without
+    a credential-like query value."""
+    import anyio
+    from opentelemetry.trace import StatusCode
+
+    observed, exported, both = traced_middleware(monkeypatch)
+
+    async def slow(ctx: Any) -> Any:
+        await anyio.sleep(10)
+
+    async def read(ctx: Any) -> Any:
+        return {"contents": []}
+
+    async def main() -> None:
+        with anyio.move_on_after(0.05):
+            await both(request("tools/call", {"name": "add"}), slow)
+        await both(request("resources/read", {"uri": "notes://a?token=s3cret&v=1"}), read)
+
+    anyio.run(main)
+    cancelled, read_span = exported.get_finished_spans()
+    assert cancelled.attributes is not None and cancelled.attributes["error.type"] == "cancelled"
+    assert cancelled.status.status_code == StatusCode.ERROR
+    assert read_span.attributes is not None
+    assert read_span.attributes["mcp.resource.uri"] == "notes://a?token=[redacted]&v=1"
+    first, _ = observed.operations.points.values()  # [labels, buckets, sum, count]
+    assert first[0]["error.type"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("transport", "protocol"), [("http", "http"), ("sse", "http"), ("websocket", "websocket")]
+)
+def test_the_network_protocol_is_the_transports(
+    monkeypatch: pytest.MonkeyPatch, transport: str, protocol: str
+) -> None:
+    import anyio
+
+    _, exported, both = traced_middleware(monkeypatch, transport)
+
+    async def listed(ctx: Any) -> Any:
+        return {"tools": []}
+
+    anyio.run(both, request("tools/list", {}), listed)
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["network.protocol.name"] == protocol
+    assert span.attributes["network.transport"] == "tcp"
+
+
+def test_url_full_hides_a_query_credential_whose_name_is_encoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An API keyed by a query parameter whose name the URL encodes (``client id`` is sent
+    as ``client+id``): the CLIENT span's ``url.full`` showed the key to the collector."""
+    import anyio
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from wirekit import operations, recorder, upstream
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    made = telemetry_for([])
+    made.tracing, made.tracer = True, provider.get_tracer("test")
+    monkeypatch.setattr(telemetry, "ACTIVE", made)
+    schemes = {"key": {"type": "apiKey", "in": "query", "name": "client id"}}
+    op = {"operationId": "send", "responses": {"200": {"description": "ok"}}}
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"get": {**op, "security": [{"key": []}]}}},
+        "components": {"securitySchemes": schemes},
+    }
+    with recorder() as rec:
+        result = anyio.run(upstream(rec.url, schemes).call, operations(data)["send"], {})
+    assert not result.is_error and rec.seen[0].target == "/x?client+id=secret-key"
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None
+    assert str(span.attributes["url.full"]).endswith("/x?client+id=REDACTED")
+
+
+def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before ``initialize`` commits, a connection's version is a default (stateless HTTP:
+    2025-03-26, a new session: the latest): the initialize span and metric, and the
+    session's duration, were labelled with it, not with the version the client got."""
+    import contextlib
+
+    import anyio
+
+    observed, exported, both = traced_middleware(monkeypatch)
+    connection = SimpleNamespace(
+        session_id="s1",
+        state={},
+        exit_stack=contextlib.ExitStack(),
+        protocol_version="2025-03-26",
+    )
+    ctx = request("initialize", {"protocolVersion": "2025-06-18"})
+    ctx.session, ctx.protocol_version = SimpleNamespace(_connection=connection), "2025-03-26"
+
+    async def initialize(ctx: Any) -> Any:
+        connection.protocol_version = "2025-06-18"  # as the SDK commits it
+        return {"protocolVersion": "2025-06-18", "capabilities": {}}
+
+    anyio.run(both, ctx, initialize)
+    connection.exit_stack.close()
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None and span.attributes["mcp.protocol.version"] == "2025-06-18"
+    for histogram in (observed.operations, observed.sessions):
+        [(labels, *_)] = histogram.points.values()
+        assert labels["mcp.protocol.version"] == "2025-06-18", histogram.name
+
+
+def test_a_tasks_failed_tool_result_is_a_tool_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tasks/result`` answers the task's ``CallToolResult``: one with ``isError`` is
+    ``error.type=tool_error`` as the same call's answer without a task is."""
+    import anyio
+    from opentelemetry.trace import StatusCode
+
+    observed, exported, both = traced_middleware(monkeypatch)
+
+    async def failed(ctx: Any) -> Any:
+        return {"content": [{"type": "text", "text": "HTTP 404"}], "isError": True}
+
+    anyio.run(both, request("tasks/result", {"taskId": "t1"}), failed)
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None and span.attributes["error.type"] == "tool_error"
+    assert span.status.status_code == StatusCode.ERROR
+    [(labels, *_)] = observed.operations.points.values()
+    assert labels["error.type"] == "tool_error"
+
+
+def test_an_upstream_attempt_cut_off_is_a_timeout_or_cancelled_not_a_success() -> None:
+    """The answer's timeout (``anyio.fail_after`` around the attempt), a cancelled call and
+    a tool's timeout reach the CLIENT and operation spans as a cancellation, not an
+    ``Exception``: the span ended with no ``error.type`` and no status, as a success."""
+    import anyio
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    from mcpgen.runtime.telemetry_spans import operation_span, upstream_span
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    tracer = provider.get_tracer("test")
+
+    async def stalled(headers: dict[str, str]) -> Any:
+        await anyio.sleep(10)
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError), anyio.fail_after(0.05):
+            await upstream_span(tracer, stalled, "GET", "http://api.invalid/x", {})
+        async with anyio.create_task_group() as group:
+            group.start_soon(upstream_span, tracer, stalled, "GET", "http://api.invalid/y", {})
+            await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+        with pytest.raises(TimeoutError), anyio.fail_after(0.05):  # a tool's timeout
+            await operation_span(tracer, "repos_get", lambda: anyio.sleep(10))
+
+    anyio.run(main)
+    spans = exported.get_finished_spans()
+    errors = [s.attributes["error.type"] for s in spans if s.attributes]
+    assert errors == ["timeout", "cancelled", "timeout"]
+    assert all(s.status.status_code == StatusCode.ERROR for s in spans)

@@ -32,12 +32,15 @@ def redact_query(path: str) -> str:
 
 
 class AccessLogRedaction(logging.Filter):
-    """Redacts credential-like query values in uvicorn's access log lines."""
+    """Redacts credential-like query values in uvicorn's access log lines and in its
+    WebSocket handshake lines (``uvicorn.error``: a browser's token rides in the query)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
-        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
-            record.args = (*args[:2], redact_query(args[2]), *args[3:])
+        websocket = str(record.msg).startswith('%s - "WebSocket %s"')
+        at = 1 if websocket else 2 if record.name == "uvicorn.access" else None
+        if at is not None and isinstance(args, tuple) and len(args) > at:
+            record.args = (*args[:at], redact_query(str(args[at])), *args[at + 1 :])
         return True
 
 
@@ -85,9 +88,10 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
-    access = logging.getLogger("uvicorn.access")
-    if not any(isinstance(f, AccessLogRedaction) for f in access.filters):
-        access.addFilter(AccessLogRedaction())
+    for name in ("uvicorn.access", "uvicorn.error"):
+        access = logging.getLogger(name)
+        if not any(isinstance(f, AccessLogRedaction) for f in access.filters):
+            access.addFilter(AccessLogRedaction())
     # The HTTP client logs every request URL at INFO: with a query-string API key that is a
     # credential in the log. Its lines are kept for WARNING and up only.
     for name in QUIET:

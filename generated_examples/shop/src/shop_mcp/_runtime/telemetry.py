@@ -9,7 +9,7 @@ once what to install. On HTTP with the extra installed, ``GET /metrics`` shows t
 kept in this process, with or without ``OTEL_*``.
 
 The MCP SDK's middleware makes the SERVER span of each message; ``Telemetry.middleware``
-adds ``mcp.session.id`` and ``network.transport`` to it and records
+adds ``mcp.session.id``, ``mcp.resource.uri``, ``network.*`` and a cancellation to it and records
 ``mcp.server.operation.duration`` and ``mcp.server.session.duration``.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from asyncio import CancelledError
 from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -30,6 +31,8 @@ TASK_METHODS = frozenset(
     ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update")
 )
 NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or prompt
+TOOL_RESULTS = ("tools/call", "tasks/result")  # answered with a CallToolResult
+URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
 
 
 def configured(environ: Mapping[str, str]) -> bool:
@@ -102,34 +105,42 @@ class Telemetry:
         from mcp.shared.exceptions import MCPError
         from mcp_types import INVALID_PARAMS, CallToolResult
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
-        from opentelemetry.trace import get_current_span
+        from opentelemetry.trace import INVALID_SPAN, get_current_span
         from pydantic import ValidationError
 
+        from .logs import redact_query
+
         operations, network, tracing = self.operations, self.network, self.tracing
+        protocol = "websocket" if self.transport == "websocket" else "http"
 
         async def observe(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
             start = time.perf_counter()
             connection = getattr(ctx.session, "_connection", None)
             session_id = getattr(connection, "session_id", None)
-            if tracing:
-                span = get_current_span()
-                if span.is_recording():
-                    span.set_attribute("network.transport", network)
-                    if network == "tcp":
-                        span.set_attribute("network.protocol.name", "http")
-                    if session_id:
-                        span.set_attribute("mcp.session.id", session_id)
-                    _link_http_context(span, ctx.request)
+            span = get_current_span() if tracing else INVALID_SPAN
+            if span.is_recording():
+                span.set_attribute("network.transport", network)
+                if network == "tcp":
+                    span.set_attribute("network.protocol.name", protocol)
+                if session_id:
+                    span.set_attribute("mcp.session.id", session_id)
+                uri = ctx.params.get("uri") if ctx.method in URI_METHODS and ctx.params else None
+                if isinstance(uri, str):
+                    span.set_attribute("mcp.resource.uri", redact_query(uri))
+                _link_http_context(span, ctx.request)
             version = ctx.protocol_version
             if version not in SUPPORTED_PROTOCOL_VERSIONS:
                 version = "_OTHER"  # a label, bounded like the method
             if connection is not None and version not in MODERN_PROTOCOL_VERSIONS:
-                self._track_session(connection, session_id, version)
+                self._track_session(connection, session_id, SUPPORTED_PROTOCOL_VERSIONS)
             error: str | None = None
             try:
                 result = await call_next(ctx)
             except MCPError as exc:  # (the span's copy of its message is cut: telemetry_sdk)
                 error = str(exc.error.code)
+                raise
+            except CancelledError:  # the client cancelled it or left: no answer, no success
+                error = _failed(span, "cancelled")  # (the SDK's span lets it pass unmarked)
                 raise
             except ValidationError:
                 error = str(INVALID_PARAMS)
@@ -138,8 +149,14 @@ class Telemetry:
                 error = type(exc).__qualname__
                 raise
             else:
-                if ctx.method == "tools/call" and _tool_error(result, CallToolResult):
-                    error = "tool_error"
+                if ctx.method in TOOL_RESULTS and _tool_error(result, CallToolResult):
+                    error = _failed(span, "tool_error")  # (the SDK's marks tools/call only)
+                if ctx.method == "initialize" and isinstance(result, dict):
+                    agreed = result.get("protocolVersion")  # (stateless HTTP: the
+                    if agreed in SUPPORTED_PROTOCOL_VERSIONS:  # connection's is a default)
+                        version = agreed
+                        if span.is_recording():
+                            span.set_attribute("mcp.protocol.version", agreed)
                 return result
             finally:
                 operations.record(time.perf_counter() - start, self._labels(ctx, version, error))
@@ -178,18 +195,22 @@ class Telemetry:
                 labels["rpc.response.status_code"] = error
         return labels
 
-    def _track_session(self, connection: Any, session_id: str | None, version: str) -> None:
+    def _track_session(self, connection: Any, session_id: str | None, known: Any) -> None:
         """Time a connection from its first message to its close (a handshake-era
-        session; a stateless HTTP POST is no session)."""
+        session; a stateless HTTP POST is no session). ``known``: the supported versions."""
         state = getattr(connection, "state", None)
         if state is None or _SESSION_KEY in state:
             return
         if self.transport == "http" and not session_id:
             return
         state[_SESSION_KEY] = started = time.perf_counter()
-        labels = {"mcp.protocol.version": version, "network.transport": self.network}
 
-        def closed() -> None:
+        def closed() -> None:  # the version agreed, not the one before initialize
+            version = getattr(connection, "protocol_version", None)
+            labels = {
+                "mcp.protocol.version": version if version in known else "_OTHER",
+                "network.transport": self.network,
+            }
             self.sessions.record(time.perf_counter() - started, labels)
 
         connection.exit_stack.callback(closed)
@@ -246,6 +267,16 @@ def _link_http_context(span: Any, request: Any) -> None:
     linked = get_current_span(extract(dict(headers))).get_span_context()
     if linked.is_valid:
         span.add_link(linked)
+
+
+def _failed(span: Any, error: str) -> str:
+    """``error`` as the span's ``error.type``, its status ERROR."""
+    if span.is_recording():
+        from opentelemetry.trace import StatusCode
+
+        span.set_attribute("error.type", error)
+        span.set_status(StatusCode.ERROR)
+    return error
 
 
 def _tool_error(result: Any, model: type[Any]) -> bool:

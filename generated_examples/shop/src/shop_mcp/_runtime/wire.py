@@ -205,7 +205,11 @@ def redact(url: str, secret_params: set[str]) -> str:
     parts = urlsplit(url)
     netloc = parts.netloc.rsplit("@", 1)[-1]
     query = "&".join(
-        f"{key}={REDACTED}" if key in secret_params else (f"{key}={value}" if sep else key)
+        (
+            f"{key}={REDACTED}"
+            if unquote_plus(key) in secret_params
+            else (f"{key}={value}" if sep else key)
+        )
         for key, sep, value in (item.partition("=") for item in parts.query.split("&") if item)
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
