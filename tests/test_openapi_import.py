@@ -1527,3 +1527,17 @@ def test_a_discriminated_one_of_accepts_a_value_its_open_branches_share() -> Non
         assert [e.message for e in validator.iter_errors({"body": pet_body})] == []
     for wrong in ({"name": "no tag"}, {"petType": "Cow"}):
         assert list(validator.iter_errors({"body": wrong}))
+
+
+@pytest.mark.parametrize("schemes", [["http", "https"], ["https", "http"], ["ws", "https"]])
+def test_swagger_prefers_https_among_its_schemes(schemes: list[str]) -> None:
+    """The first server is the base URL: ``schemes: [http, https]`` sent the API's
+    credentials in clear text although the API takes https."""
+    data = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "host": "api.example.com",
+        "schemes": schemes,
+        "paths": {},
+    }
+    assert inline(data).servers[0] == {"url": "https://api.example.com"}

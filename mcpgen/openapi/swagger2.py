@@ -115,7 +115,8 @@ def servers(imp: InputImport) -> list[dict[str, Json]]:
     if not isinstance(host, str) or not host:
         return [{"url": base or "/"}]
     schemes = imp.data.get("schemes")
-    schemes = [s for s in schemes if s in ("http", "https")] if isinstance(schemes, list) else []
+    schemes = [s for s in ("https", "http") if isinstance(schemes, list) and s in schemes]
+    # https first whatever the order: the first is the base URL, and credentials go with it
     return [{"url": f"{s}://{host}{base}"} for s in (schemes or ["https"])]
 
 
