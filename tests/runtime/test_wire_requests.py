@@ -279,6 +279,8 @@ async def test_parameter_styles_on_the_wire() -> None:
     seen = await send(data, arguments)
     path, _, query = seen.target.partition("?")
     assert path == "/x/a%2Fb,c/.d.e/;m=r,1,g,2"
+    # spaces as %20 (RFC 3986 and OpenAPI's examples): "+" is a space to form decoders only
+    assert "form=g%20h&" in query and "space=k%20l&" in query
     assert parse_qsl(query) == [
         ("form", "f"),
         ("form", "g h"),
