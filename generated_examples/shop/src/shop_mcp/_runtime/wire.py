@@ -197,7 +197,8 @@ def with_query(url: str, query: dict[str, Json] | None) -> str:
     parts = urlsplit(url)
     names = {key for key, _ in pairs}
     kept = [q for q in parts.query.split("&") if q and unquote_plus(q.split("=")[0]) not in names]
-    return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs)])))
+    # a space as %20 (RFC 3986, OpenAPI's examples): "+" is a space to form decoders only
+    return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs, quote_via=quote)])))
 
 
 def redact(url: str, secret_params: set[str]) -> str:
