@@ -1541,3 +1541,25 @@ def test_swagger_prefers_https_among_its_schemes(schemes: list[str]) -> None:
         "paths": {},
     }
     assert inline(data).servers[0] == {"url": "https://api.example.com"}
+
+
+@pytest.mark.parametrize("empty", ["204", "202"])
+def test_an_operation_that_may_answer_no_content_advertises_no_output_schema(empty: str) -> None:
+    """A client refuses a result without structured content from a tool that advertises an
+    output schema (the SDK raises "did not return structured content"): ``DELETE`` answering
+    200 with JSON or 204 with nothing made every 204 an exception in the caller."""
+    item = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    responses = {
+        "200": {"description": "ok", "content": {"application/json": {"schema": item}}},
+        empty: {"description": "done"},
+    }
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"delete": {"operationId": "drop", "responses": responses}}},
+    }
+    result = inline(data)
+    tool, op = by_name(result)["drop"]
+    assert "output" not in tool and op.response_content_type == "application/json"
+    where = find(warnings(result), f"response {empty} has no content").field
+    assert where == f"#/paths/~1x/delete/responses/{empty}"
