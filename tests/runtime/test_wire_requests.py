@@ -92,6 +92,26 @@ async def test_a_multipart_array_with_explode_false_is_one_part() -> None:
     ]
 
 
+async def test_an_openapi_3_1_content_media_type_property_is_a_file() -> None:
+    """OpenAPI 3.1 writes a binary part as ``contentMediaType`` (its migration guide:
+    ``format: binary`` becomes ``contentMediaType: application/octet-stream``): it was a
+    text part carrying the caller's base64, not the file's bytes."""
+    props = {
+        "pic": {"type": "string", "contentMediaType": "image/png"},
+        "raw": {"contentMediaType": "application/octet-stream"},
+        "note": {"type": "string", "contentMediaType": "text/plain"},
+    }
+    data = doc("multipart/form-data", {"type": "object", "properties": props})
+    data["openapi"] = "3.1.0"
+    tool = imported(data).tools[0]["input"]["properties"]
+    assert tool["pic"]["contentEncoding"] == tool["raw"]["contentEncoding"] == "base64"
+    assert "contentEncoding" not in tool["note"]
+    png = base64.b64encode(PNG).decode()
+    seen = await send(data, {"pic": png, "raw": "aGk=", "note": "aGk="})
+    parts = [(part_name(h), body) for h, body in multipart(seen)]
+    assert parts == [("pic", PNG), ("raw", b"hi"), ("note", b"aGk=")]
+
+
 async def test_a_file_argument_that_is_not_base64_is_a_tool_error() -> None:
     with recorder() as rec:
         with pytest.raises(ToolError, match="'file' must be base64"):
