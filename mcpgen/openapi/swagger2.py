@@ -48,7 +48,9 @@ def parameter_schema(
         if fmt == "tsv":
             imp.warn(src, where, "tab-separated arrays are not supported; sent comma-separated")
         style, explode = _COLLECTION_FORMATS[fmt]
-        styled = ("simple" if location in ("path", "header") else style), explode
+        styled = (
+            "simple" if location in ("path", "header") and style == "form" else style
+        ), explode
     schema, deps = imp.converter.convert(src, path, raw_schema)
     return schema, deps, styled
 

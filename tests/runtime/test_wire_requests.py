@@ -174,6 +174,39 @@ async def test_form_arrays_are_one_field_per_item_and_encoding_is_honoured() -> 
     ]
 
 
+async def test_swagger_ssv_and_pipes_in_a_path_or_a_header_keep_their_delimiter() -> None:
+    """Swagger 2.0's ``collectionFormat`` applies to path and header arrays too: ``ssv``
+    and ``pipes`` there were sent comma-separated, as ``csv``."""
+
+    def array(name: str, where: str, fmt: str) -> dict[str, Any]:
+        items = {"type": "string"}
+        return {"name": name, "in": where, "required": True, "type": "array", "items": items,
+                "collectionFormat": fmt}  # fmt: skip
+
+    op = {
+        "operationId": "send",
+        "parameters": [
+            array("p", "path", "pipes"),
+            array("s", "path", "ssv"),
+            array("X-Pipes", "header", "pipes"),
+            array("X-Spaces", "header", "ssv"),
+            array("X-Csv", "header", "csv"),
+        ],
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x/{p}/{s}": {"get": op}},
+    }
+    pair = ["a b", "c"]
+    arguments = {"p": pair, "s": pair, "X-Pipes": pair, "X-Spaces": pair, "X-Csv": pair}
+    seen = await send(data, arguments)
+    assert seen.target == "/x/a%20b%7Cc/a%20b%20c"
+    assert (seen.headers["x-pipes"], seen.headers["x-spaces"]) == ("a b|c", "a b c")
+    assert seen.headers["x-csv"] == "a b,c"
+
+
 async def test_swagger_form_data_files_and_collection_formats() -> None:
     data = {
         "swagger": "2.0",
