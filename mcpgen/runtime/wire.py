@@ -125,6 +125,14 @@ def set_headers(held: dict[str, str], given: dict[str, str]) -> None:
     held.update(given)
 
 
+def cookie_text(value: Json, param: dict[str, Json]) -> str:
+    """A cookie parameter's value, before ``cookie_header`` percent-encodes it: JSON when
+    the document gives it a ``content`` type, else comma-separated."""
+    if param.get("content_type"):
+        return json.dumps(value, separators=(",", ":"))
+    return simple(value, False)
+
+
 def cookie_value(value: Json) -> str:
     return quote(scalar(value), safe=_COOKIE_SAFE.replace("%", ""))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 import pytest
 from wirekit import imported, multipart, operations, part_name, recorder, upstream
@@ -346,6 +346,20 @@ async def test_parameter_styles_on_the_wire() -> None:
     ]
     assert (seen.headers["x-ids"], seen.headers["x-pt"]) == ("m,n", "r=7,g=8")
     assert seen.headers["cookie"] == "c=o%2Cp"  # a comma is no cookie-octet (RFC 6265)
+
+
+async def test_a_cookie_with_a_content_type_is_its_json() -> None:
+    """A cookie parameter described by ``content`` is sent as that JSON (percent-encoded,
+    as every cookie value is), as a query or header one is: it was ``a,1,b,x y``."""
+    prefs = {"name": "prefs", "in": "cookie", "content": {"application/json": {"schema": OBJECT}}}
+    op = {"operationId": "send", "parameters": [prefs], "responses": {"200": {"description": "ok"}}}
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"get": op}},
+    }
+    seen = await send(data, {"prefs": {"r": 1, "g": "x y"}})
+    assert unquote(seen.headers["cookie"]) == 'prefs={"r":1,"g":"x y"}'
 
 
 def test_path_values_keep_colons_and_at_signs_and_encode_the_rest() -> None:

@@ -165,7 +165,7 @@ class Upstream:
                 held = part_headers.setdefault(param["part"], {}) if "part" in param else None
                 (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
-                request.parts["cookies"][param["name"]] = wire.simple(value, False)
+                request.parts["cookies"][param["name"]] = wire.cookie_text(value, param)
         request.url = wire.join(self.base_url, path)
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
