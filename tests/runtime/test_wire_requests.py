@@ -112,6 +112,13 @@ async def test_an_openapi_3_1_content_media_type_property_is_a_file() -> None:
     assert parts == [("pic", PNG), ("raw", b"hi"), ("note", b"aGk=")]
 
 
+async def test_a_nullable_json_body_given_null_is_sent_as_null() -> None:
+    """``null`` is a value a nullable body takes: it was no body at all, without a
+    ``Content-Type`` (an API then answers 400 or 415)."""
+    seen = await send(doc("application/json", {"type": "array", "nullable": True}), {"body": None})
+    assert (seen.headers["content-type"], seen.body) == ("application/json", b"null")
+
+
 async def test_a_file_argument_that_is_not_base64_is_a_tool_error() -> None:
     with recorder() as rec:
         with pytest.raises(ToolError, match="'file' must be base64"):
