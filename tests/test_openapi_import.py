@@ -1527,3 +1527,39 @@ def test_a_discriminated_one_of_accepts_a_value_its_open_branches_share() -> Non
         assert [e.message for e in validator.iter_errors({"body": pet_body})] == []
     for wrong in ({"name": "no tag"}, {"petType": "Cow"}):
         assert list(validator.iter_errors({"body": wrong}))
+
+
+@pytest.mark.parametrize("schemes", [["http", "https"], ["https", "http"], ["ws", "https"]])
+def test_swagger_prefers_https_among_its_schemes(schemes: list[str]) -> None:
+    """The first server is the base URL: ``schemes: [http, https]`` sent the API's
+    credentials in clear text although the API takes https."""
+    data = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "host": "api.example.com",
+        "schemes": schemes,
+        "paths": {},
+    }
+    assert inline(data).servers[0] == {"url": "https://api.example.com"}
+
+
+@pytest.mark.parametrize("empty", ["204", "202"])
+def test_an_operation_that_may_answer_no_content_advertises_no_output_schema(empty: str) -> None:
+    """A client refuses a result without structured content from a tool that advertises an
+    output schema (the SDK raises "did not return structured content"): ``DELETE`` answering
+    200 with JSON or 204 with nothing made every 204 an exception in the caller."""
+    item = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    responses = {
+        "200": {"description": "ok", "content": {"application/json": {"schema": item}}},
+        empty: {"description": "done"},
+    }
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"delete": {"operationId": "drop", "responses": responses}}},
+    }
+    result = inline(data)
+    tool, op = by_name(result)["drop"]
+    assert "output" not in tool and op.response_content_type == "application/json"
+    where = find(warnings(result), f"response {empty} has no content").field
+    assert where == f"#/paths/~1x/delete/responses/{empty}"

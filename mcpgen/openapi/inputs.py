@@ -313,11 +313,13 @@ class InputImport(ImportBase):
         success += [c for c in responses if isinstance(c, str) and c.upper() == "2XX"]
         codes = success or [c for c in responses if c == "default"]
         chosen: tuple[str, int, JsonPath, str | None, Json] | None = None
+        empty: list[str] = []  # success codes that answer no content
         for code in codes:
             found = self.response_schema(cand, code, responses[code])
             if found is None:
                 continue
             src, path, media, schema_node = found
+            empty += [code] if media is None else []
             if chosen is None:
                 chosen = (code, src, path, media, schema_node)
             elif schema_node != chosen[4] and media is not None and schema_node is not None:
@@ -327,6 +329,10 @@ class InputImport(ImportBase):
             return None, None, False
         _, src, path, media, schema_node = chosen
         if media is None or schema_node is None or category(media) != "application/json":
+            return None, media, False
+        if empty:  # a client refuses a result without structured content from such a tool
+            why = f"response {empty[0]} has no content: the tool advertises no output schema"
+            self.warn(cand.src, (*cand.path, "responses", empty[0]), why)
             return None, media, False
         schema, deps = self.converter.convert(src, path, schema_node)
         wrapped = not self.converter.is_object(schema)

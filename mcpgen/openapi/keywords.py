@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, TYPES, python_regex
+from mcpgen.openapi.media import category
 
 Json = Any
 STD_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -107,6 +108,9 @@ def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     if "format" in out and out["format"] == "binary":
         del out["format"]
         out.setdefault("contentEncoding", "base64")
+    media = out.get("contentMediaType")  # OpenAPI 3.1's binary: raw bytes of that type
+    if isinstance(media, str) and out.get("type", "string") == "string" and binary(media):
+        out.setdefault("contentEncoding", "base64")
     required = out.get("required")
     properties = out.get("properties")
     if required and isinstance(properties, dict):
@@ -119,6 +123,11 @@ def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     if "required" in out and not out["required"]:
         del out["required"]
     return _nullable(out) if out.pop("nullable", False) or x_nullable else out
+
+
+def binary(media: str) -> bool:
+    """Whether a ``contentMediaType`` names bytes (not JSON, a form, text or XML)."""
+    return category(media) == "application/octet-stream"
 
 
 def _type(value: Json, out: dict[str, Json]) -> str:

@@ -48,7 +48,9 @@ def parameter_schema(
         if fmt == "tsv":
             imp.warn(src, where, "tab-separated arrays are not supported; sent comma-separated")
         style, explode = _COLLECTION_FORMATS[fmt]
-        styled = ("simple" if location in ("path", "header") else style), explode
+        styled = (
+            "simple" if location in ("path", "header") and style == "form" else style
+        ), explode
     schema, deps = imp.converter.convert(src, path, raw_schema)
     return schema, deps, styled
 
@@ -115,7 +117,8 @@ def servers(imp: InputImport) -> list[dict[str, Json]]:
     if not isinstance(host, str) or not host:
         return [{"url": base or "/"}]
     schemes = imp.data.get("schemes")
-    schemes = [s for s in schemes if s in ("http", "https")] if isinstance(schemes, list) else []
+    schemes = [s for s in ("https", "http") if isinstance(schemes, list) and s in schemes]
+    # https first whatever the order: the first is the base URL, and credentials go with it
     return [{"url": f"{s}://{host}{base}"} for s in (schemes or ["https"])]
 
 

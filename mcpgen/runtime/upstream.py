@@ -164,7 +164,7 @@ class Upstream:
                 held = part_headers.setdefault(param["part"], {}) if "part" in param else None
                 (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
-                request.parts["cookies"][param["name"]] = wire.simple(value, False)
+                request.parts["cookies"][param["name"]] = wire.cookie_text(value, param)
         request.url = wire.join(self.base_url, path)
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
@@ -319,7 +319,10 @@ class Upstream:
 
         async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
             # template variable names are percent-encoded where RFC 6570 needs it
-            arguments = _coerce({unquote(k): v for k, v in variables.items()}, schema or {})
+            given = (schema or {}).get("properties", {})  # typed as their parameters are
+            arguments = {
+                unquote(k): _typed(v, given.get(unquote(k)), schema) for k, v in variables.items()
+            }
             if validator is not None:
                 errors = [e.message for e in validator.iter_errors(arguments)][:5]
                 if errors:
@@ -353,26 +356,24 @@ def _sent(body: dict[str, Json], arguments: dict[str, Json]) -> bool:
     return any(argument in arguments for argument in body.get("arguments") or ())
 
 
-def _coerce(variables: dict[str, str], schema: dict[str, Json]) -> dict[str, Json]:
-    """Template variables (strings) as the types their parameters declare."""
-    properties = schema.get("properties", {})
-    out: dict[str, Json] = {}
-    for name, value in variables.items():
-        kind = properties.get(name, {}).get("type")
-        try:
-            if kind == "integer":
-                out[name] = int(value)
-            elif kind == "number":
-                out[name] = float(value)
-            elif kind == "boolean" and value in ("true", "false"):
-                out[name] = value == "true"
-            elif kind == "array":
-                out[name] = [v for v in value.split(",") if v]
-            else:
-                out[name] = value
-        except ValueError:
-            out[name] = value  # the schema check says what is wrong
-    return out
+def _typed(text: str, schema: Json, root: Json) -> Json:
+    """``text`` as a type ``schema`` allows: its ``type`` (a list when nullable), its
+    ``anyOf``/``oneOf`` members' and, for a ``$defs`` reference, the definition's."""
+    ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
+    schema = root.get("$defs", {}).get(ref.rpartition("/")[2], schema) if ref else schema
+    if not isinstance(schema, dict):
+        return text
+    members = [schema, *schema.get("anyOf", []), *schema.get("oneOf", [])]
+    kinds = [k for m in members if isinstance(m, dict) for k in wire.as_list(m.get("type"))]
+    if "array" in kinds:
+        return [_typed(v, schema.get("items", {}), root) for v in text.split(",") if v]
+    for kind, cast in (("integer", int), ("number", float)):
+        if kind in kinds:
+            try:
+                return cast(text)
+            except ValueError:
+                pass  # the schema check says what is wrong
+    return text == "true" if "boolean" in kinds and text in ("true", "false") else text
 
 
 def _backoff(attempt: int, retry_after: str | None) -> float:

@@ -196,3 +196,39 @@ async def test_an_imported_resource_templates_variables_are_checked_for_their_fo
     assert good.contents[0].text == "Rex"  # type: ignore[union-attr]
     (only,) = rec.seen  # the good read's
     assert only.target == f"/pets/{PET}?since=2024-05-01T12%3A00%3A00Z"
+
+
+async def test_a_resource_templates_nullable_and_array_variables_are_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variable is text: it is read as the type its parameter declares, also when that
+    type is a list (OpenAPI 3.0's ``nullable``), an ``anyOf`` or the items of an array.
+    ``?limit=5`` of a nullable integer was refused: "'5' is not of type 'integer', 'null'"."""
+    integer = {"type": "integer", "nullable": True}
+    get = {
+        "operationId": "listPets",
+        "parameters": [
+            {"name": "limit", "in": "query", "schema": integer},
+            {"name": "ids", "in": "query", "schema": {"type": "array", "items": integer}},
+            {"name": "min", "in": "query", "schema": {"anyOf": [{"type": "number"}]}},
+        ],
+        "responses": {"200": {"description": "pets", "content": {"text/plain": {}}}},
+    }
+    (tmp_path / "api.yaml").write_text(yaml.safe_dump({**SPEC, "paths": {"/pets": {"get": get}}}))
+    options = {
+        "source": "api.yaml",
+        "rules": [{"operationId": "listPets", "as": "resourceTemplate"}],
+    }
+    source = {"mcpgen": 1, "server": {"name": "pets"}, "openapi": options}
+    (tmp_path / "mcpgen.yaml").write_text(yaml.safe_dump(source))
+    loaded = load_manifest(tmp_path / "mcpgen.yaml")
+    assert loaded.manifest is not None
+    data = spec_data(loaded.manifest)
+    with wirekit.recorder() as rec:
+        monkeypatch.setenv(data["upstream"]["baseUrlEnv"], rec.url)
+        rec.answer(200, "text/plain", b"Rex")
+        async with Client(build_server(data, Handlers()), mode="legacy") as client:
+            read = await client.read_resource("api://pets?limit=5&ids=1,2&min=1.5")
+    assert read.contents[0].text == "Rex"  # type: ignore[union-attr]
+    (only,) = rec.seen
+    assert only.target == "/pets?limit=5&ids=1&ids=2&min=1.5"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 import pytest
 from wirekit import imported, multipart, operations, part_name, recorder, upstream
@@ -92,6 +92,33 @@ async def test_a_multipart_array_with_explode_false_is_one_part() -> None:
     ]
 
 
+async def test_an_openapi_3_1_content_media_type_property_is_a_file() -> None:
+    """OpenAPI 3.1 writes a binary part as ``contentMediaType`` (its migration guide:
+    ``format: binary`` becomes ``contentMediaType: application/octet-stream``): it was a
+    text part carrying the caller's base64, not the file's bytes."""
+    props = {
+        "pic": {"type": "string", "contentMediaType": "image/png"},
+        "raw": {"contentMediaType": "application/octet-stream"},
+        "note": {"type": "string", "contentMediaType": "text/plain"},
+    }
+    data = doc("multipart/form-data", {"type": "object", "properties": props})
+    data["openapi"] = "3.1.0"
+    tool = imported(data).tools[0]["input"]["properties"]
+    assert tool["pic"]["contentEncoding"] == tool["raw"]["contentEncoding"] == "base64"
+    assert "contentEncoding" not in tool["note"]
+    png = base64.b64encode(PNG).decode()
+    seen = await send(data, {"pic": png, "raw": "aGk=", "note": "aGk="})
+    parts = [(part_name(h), body) for h, body in multipart(seen)]
+    assert parts == [("pic", PNG), ("raw", b"hi"), ("note", b"aGk=")]
+
+
+async def test_a_nullable_json_body_given_null_is_sent_as_null() -> None:
+    """``null`` is a value a nullable body takes: it was no body at all, without a
+    ``Content-Type`` (an API then answers 400 or 415)."""
+    seen = await send(doc("application/json", {"type": "array", "nullable": True}), {"body": None})
+    assert (seen.headers["content-type"], seen.body) == ("application/json", b"null")
+
+
 async def test_a_file_argument_that_is_not_base64_is_a_tool_error() -> None:
     with recorder() as rec:
         with pytest.raises(ToolError, match="'file' must be base64"):
@@ -152,6 +179,39 @@ async def test_form_arrays_are_one_field_per_item_and_encoding_is_honoured() -> 
         ("y", "&"),
         ("doc", '{"z":true}'),
     ]
+
+
+async def test_swagger_ssv_and_pipes_in_a_path_or_a_header_keep_their_delimiter() -> None:
+    """Swagger 2.0's ``collectionFormat`` applies to path and header arrays too: ``ssv``
+    and ``pipes`` there were sent comma-separated, as ``csv``."""
+
+    def array(name: str, where: str, fmt: str) -> dict[str, Any]:
+        items = {"type": "string"}
+        return {"name": name, "in": where, "required": True, "type": "array", "items": items,
+                "collectionFormat": fmt}  # fmt: skip
+
+    op = {
+        "operationId": "send",
+        "parameters": [
+            array("p", "path", "pipes"),
+            array("s", "path", "ssv"),
+            array("X-Pipes", "header", "pipes"),
+            array("X-Spaces", "header", "ssv"),
+            array("X-Csv", "header", "csv"),
+        ],
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x/{p}/{s}": {"get": op}},
+    }
+    pair = ["a b", "c"]
+    arguments = {"p": pair, "s": pair, "X-Pipes": pair, "X-Spaces": pair, "X-Csv": pair}
+    seen = await send(data, arguments)
+    assert seen.target == "/x/a%20b%7Cc/a%20b%20c"
+    assert (seen.headers["x-pipes"], seen.headers["x-spaces"]) == ("a b|c", "a b c")
+    assert seen.headers["x-csv"] == "a b,c"
 
 
 async def test_swagger_form_data_files_and_collection_formats() -> None:
@@ -279,6 +339,8 @@ async def test_parameter_styles_on_the_wire() -> None:
     seen = await send(data, arguments)
     path, _, query = seen.target.partition("?")
     assert path == "/x/a%2Fb,c/.d.e/;m=r,1,g,2"
+    # spaces as %20 (RFC 3986 and OpenAPI's examples): "+" is a space to form decoders only
+    assert "form=g%20h&" in query and "space=k%20l&" in query
     assert parse_qsl(query) == [
         ("form", "f"),
         ("form", "g h"),
@@ -291,6 +353,20 @@ async def test_parameter_styles_on_the_wire() -> None:
     ]
     assert (seen.headers["x-ids"], seen.headers["x-pt"]) == ("m,n", "r=7,g=8")
     assert seen.headers["cookie"] == "c=o%2Cp"  # a comma is no cookie-octet (RFC 6265)
+
+
+async def test_a_cookie_with_a_content_type_is_its_json() -> None:
+    """A cookie parameter described by ``content`` is sent as that JSON (percent-encoded,
+    as every cookie value is), as a query or header one is: it was ``a,1,b,x y``."""
+    prefs = {"name": "prefs", "in": "cookie", "content": {"application/json": {"schema": OBJECT}}}
+    op = {"operationId": "send", "parameters": [prefs], "responses": {"200": {"description": "ok"}}}
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"get": op}},
+    }
+    seen = await send(data, {"prefs": {"r": 1, "g": "x y"}})
+    assert unquote(seen.headers["cookie"]) == 'prefs={"r":1,"g":"x y"}'
 
 
 def test_path_values_keep_colons_and_at_signs_and_encode_the_rest() -> None:

@@ -23,6 +23,8 @@ DOT_SEGMENTS = frozenset({".", ".."})
 # RFC 6265 cookie-octet: visible ASCII but for DQUOTE, comma, semicolon and backslash
 _COOKIE_SAFE = "!#$%&'()*+-./:<=>?@[]^_`{|}~"
 REDACTED = "REDACTED"
+# what joins an array's items in a style other than simple's and form's ","
+DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
 # headers no argument may set: the HTTP client computes them (framing, connection) or
 # mcpgen does (body and response types, credentials); OpenAPI says to ignore the last three
 RESERVED_HEADERS = frozenset(
@@ -57,10 +59,12 @@ def scalar(value: Json) -> str:
     return str(value)
 
 
-def simple(value: Json, explode: bool, encode: Callable[[str], str] = str) -> str:
-    """OpenAPI ``style: simple``: array items and object members comma-separated."""
+def simple(value: Json, explode: bool, encode: Callable[[str], str] = str, style: str = "") -> str:
+    """OpenAPI ``style: simple``: array items and object members comma-separated (array
+    items space- or pipe-separated in Swagger 2.0's ``ssv`` and ``pipes``, as ``style``)."""
     if isinstance(value, list):
-        return ",".join(encode(scalar(v)) for v in value)
+        separator = encode(DELIMITERS[style]) if style in DELIMITERS else ","
+        return separator.join(encode(scalar(v)) for v in value)
     if isinstance(value, dict):
         pairs = [(encode(str(k)), encode(scalar(v))) for k, v in value.items()]
         return ",".join(f"{k}={v}" if explode else f"{k},{v}" for k, v in pairs)
@@ -94,7 +98,7 @@ def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -
         else:
             text = f";{key}=" + simple(value, False, _segment)
     else:
-        text = simple(value, explode, _segment)
+        text = simple(value, explode, _segment, style)
     if text in DOT_SEGMENTS or not text:
         raise ToolError(f"path parameter {name!r} may not be {text!r}")
     return text
@@ -105,7 +109,7 @@ def header_value(name: str, value: Json, param: dict[str, Json] | None = None) -
     if param.get("content_type"):
         text = json.dumps(value, separators=(",", ":"))
     else:
-        text = simple(value, bool(param.get("explode")))
+        text = simple(value, bool(param.get("explode")), style=param.get("style") or "")
     text = text.strip(" \t")  # what HTTP reads of it (RFC 9110 5.5); h11 refuses to send more
     if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in text):
         raise ToolError(f"header parameter {name!r} may not contain control characters")
@@ -120,6 +124,14 @@ def set_headers(held: dict[str, str], given: dict[str, str]) -> None:
     for name in [name for name in held if name.lower() in names]:
         del held[name]
     held.update(given)
+
+
+def cookie_text(value: Json, param: dict[str, Json]) -> str:
+    """A cookie parameter's value, before ``cookie_header`` percent-encodes it: JSON when
+    the document gives it a ``content`` type, else comma-separated."""
+    if param.get("content_type"):
+        return json.dumps(value, separators=(",", ":"))
+    return simple(value, False)
 
 
 def cookie_value(value: Json) -> str:
@@ -153,7 +165,7 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
         return [(name, json.dumps(value, separators=(",", ":")))]
     style = part.get("style") or "form"
     explode = part.get("explode", style == "form")
-    separator = {"pipeDelimited": "|", "spaceDelimited": " "}.get(style, ",")
+    separator = DELIMITERS.get(style, ",")
     if isinstance(value, list):
         if style in ("spaceDelimited", "pipeDelimited") or not explode:
             return [(name, separator.join(scalar(v) for v in value))]
@@ -197,7 +209,8 @@ def with_query(url: str, query: dict[str, Json] | None) -> str:
     parts = urlsplit(url)
     names = {key for key, _ in pairs}
     kept = [q for q in parts.query.split("&") if q and unquote_plus(q.split("=")[0]) not in names]
-    return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs)])))
+    # a space as %20 (RFC 3986, OpenAPI's examples): "+" is a space to form decoders only
+    return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs, quote_via=quote)])))
 
 
 def redact(url: str, secret_params: set[str]) -> str:

@@ -64,9 +64,9 @@ def body(
             for wire, arg in zip(spec["properties"], spec["arguments"], strict=True)
             if arg in arguments
         }
-    if value is None:
-        return {}
     kind = spec["content_type"]
+    if value is None and not (kind == "application/json" and spec["argument"] in arguments):
+        return {}  # a JSON body given as null (a nullable schema) is sent: "null"
     parts: dict[str, dict[str, Json]] = spec.get("parts") or {}
     if kind == "application/json":
         return {"content": json.dumps(value).encode()}
