@@ -403,7 +403,7 @@ def test_url_full_hides_a_query_credential_whose_name_is_encoded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An API keyed by a query parameter whose name the URL encodes (``client id`` is sent
-    as ``client+id``): the CLIENT span's ``url.full`` showed the key to the collector."""
+    as ``client%20id``): the CLIENT span's ``url.full`` showed the key to the collector."""
     import anyio
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -425,10 +425,10 @@ def test_url_full_hides_a_query_credential_whose_name_is_encoded(
     }
     with recorder() as rec:
         result = anyio.run(upstream(rec.url, schemes).call, operations(data)["send"], {})
-    assert not result.is_error and rec.seen[0].target == "/x?client+id=secret-key"
+    assert not result.is_error and rec.seen[0].target == "/x?client%20id=secret-key"
     [span] = exported.get_finished_spans()
     assert span.attributes is not None
-    assert str(span.attributes["url.full"]).endswith("/x?client+id=REDACTED")
+    assert str(span.attributes["url.full"]).endswith("/x?client%20id=REDACTED")
 
 
 def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.MonkeyPatch) -> None:
