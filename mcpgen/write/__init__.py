@@ -210,20 +210,23 @@ def clean_leftovers(root: Path) -> None:
 
 @contextlib.contextmanager
 def _deferred_interrupt() -> Iterator[None]:
-    """Ctrl-C while staged files are swapped in takes effect after the last one: an
-    interrupted build leaves OUT as it was or wholly built, never half of each."""
+    """Ctrl-C or SIGTERM (``timeout``, a cancelled CI job) while staged files are swapped in
+    takes effect after the last one: an interrupted build leaves OUT as it was or wholly
+    built, never half of each."""
     caught: list[int] = []
+    numbers = (signal.SIGINT, signal.SIGTERM)
     try:
-        previous = signal.signal(signal.SIGINT, lambda number, _: caught.append(number))
+        previous = [signal.signal(n, lambda number, _: caught.append(number)) for n in numbers]
     except ValueError:  # not the main thread, where signals are handled
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught and callable(previous):
-        previous(signal.SIGINT, None)
+        for number, handler in zip(numbers, previous, strict=True):
+            signal.signal(number, handler)
+    if caught:
+        signal.raise_signal(caught[0])
 
 
 def apply(plan: Plan) -> None:
