@@ -214,6 +214,8 @@ def _build(
         click.echo(f"  new stub: {relative}", err=True)
     for move in the_plan.moves:
         click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
+    for relative in the_plan.obsolete:
+        click.echo(f"  removed (no longer generated): {relative}", err=True)
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
     for kind, before, after in renamed:  # a forgotten --rename: the handler was left behind
