@@ -207,14 +207,15 @@ def _build(
         return _fail(f"error: cannot write {root}: {exc}")
     click.echo(
         f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
-        f"{len(the_plan.unchanged)} unchanged, {len(the_plan.stubs_added)} handler stub(s) added",
+        f"{len(the_plan.unchanged)} unchanged, {len(the_plan.obsolete)} removed, "
+        f"{len(the_plan.stubs_added)} handler stub(s) added",
         err=True,
     )
     for relative in the_plan.stubs_added:
         click.echo(f"  new stub: {relative}", err=True)
     for move in the_plan.moves:
         click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
-    for relative in the_plan.obsolete:
+    for relative in (p for p in the_plan.obsolete if "/_runtime/" not in p):
         click.echo(f"  removed (no longer generated): {relative}", err=True)
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)

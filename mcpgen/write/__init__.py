@@ -146,6 +146,13 @@ def _obsolete(root: Path, output: Output) -> list[str]:
     packages = tuple(
         {f"src/{PurePosixPath(p).parts[1]}/" for p in output.generated if p[:4] == "src/"}
     )
+    # the package of an earlier build under another name (the server was renamed): its
+    # _spec.json names it; that and py.typed go too (handlers stay, reported as orphans)
+    renamed = tuple(
+        f"{spec.parent.relative_to(root).as_posix()}/"
+        for spec in root.glob("src/*/_spec.json")
+        if f'"package": "{spec.parent.name}"' in (_read(spec) or "")[:2000]
+    )
     for folder in ("src", "tests", "deploy"):
         for path in sorted((root / folder).rglob("*")):
             relative = path.relative_to(root).as_posix()
@@ -155,6 +162,10 @@ def _obsolete(root: Path, output: Output) -> list[str]:
                 continue
             mine = relative.startswith(packages)
             if mine and ("/_runtime/" in relative or path.name == "_search.json"):
+                found.append(relative)
+                continue
+            spent = relative.startswith(renamed) and relative.count("/") == 2
+            if spent and path.name in ("_spec.json", "py.typed"):
                 found.append(relative)
                 continue
             ours = path.suffix == ".py" or folder == "deploy"  # deploy/: YAML and nginx.conf
@@ -173,6 +184,8 @@ def _orphaned(root: Path, output: Output, moves: list[Move]) -> list[str]:
     active override and a helper module a handler imports are not orphans."""
     named = set(output.stubs) | output.overrides | {m.new for m in moves}
     packages = {PurePosixPath(p).parent for p in output.generated if p.startswith("src/")}
+    # and a package no longer generated (the server was renamed): its handlers are left there
+    packages |= {PurePosixPath("src", p.parent.name) for p in root.glob("src/*/handlers")}
     found: list[str] = []
     for package in sorted(p for p in packages if p.parent.as_posix() == "src"):
         found += handlers.orphans(root, package.as_posix(), named, gone={m.old for m in moves})
