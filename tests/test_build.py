@@ -197,6 +197,14 @@ def test_a_renamed_server_keeps_and_reports_the_old_packages_handlers(
     assert "stubs" in done.output and done.exit_code == 1, done.output
 
 
+def test_name_for_a_manifest_is_refused_not_ignored(manifest: Path, tmp_path: Path) -> None:
+    """``--name`` names a server built from an OpenAPI document; given with a manifest it
+    was silently ignored (the package kept the manifest's name)."""
+    code, output = build(str(manifest), "-o", str(tmp_path / "out"), "--name", "other")
+    assert code == 2 and "--name names a server built from an OpenAPI document" in output
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_failing_build_leaves_the_output_untouched(manifest: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert build(str(manifest), "-o", str(out))[0] == 0

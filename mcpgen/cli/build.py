@@ -111,6 +111,12 @@ def _build(
         report(loaded.problems, strict)
         return EXIT_BAD_INPUT
     manifest = loaded.manifest
+    document = loaded.document
+    if name is not None and document and (document.imported is None or "openapi" in document.data):
+        return _fail(
+            f"{source}: --name names a server built from an OpenAPI document; a manifest "
+            "names its own (server.name)"
+        )
     report(loaded.problems)
     if manifest.mode_reason and not check:
         click.echo(manifest.mode_reason, err=True)
@@ -121,7 +127,7 @@ def _build(
             return _fail(
                 f"{source}: tools/list would cost {size} bytes, over --max-context-bytes "
                 f"{max_context_bytes}; filter operations (openapi.include/exclude) or use "
-                "openapi.metaTools"
+                "openapi.mode: search or code"
             )
     root = output or default_output(source, manifest.server.name)
     if root.exists() and not root.is_dir():
