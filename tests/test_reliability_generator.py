@@ -585,6 +585,45 @@ def test_ctrl_c_while_files_are_swapped_in_finishes_the_swap(
     assert len(calls) > 2 and snapshot(out) == snapshot(whole)
 
 
+# Runs the CLI with SIGTERM sent to itself between the second and third file swapped in.
+_SIGTERM_IN_SWAP = """
+import os, signal, sys
+real, calls = os.replace, []
+
+def replace(src, dst):
+    calls.append(dst)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGTERM)
+    real(src, dst)
+
+os.replace = replace
+from mcpgen.cli import run
+run()
+"""
+
+
+def test_sigterm_while_files_are_swapped_in_finishes_the_swap(
+    built: tuple[Path, Path, Path],
+) -> None:
+    """``timeout`` or a cancelled CI job sends SIGTERM: like Ctrl-C, the build stops after
+    the last file is swapped in (exit 130), not half old and half new with staged files
+    left in OUT."""
+    source, out, _ = built
+    changed(source)
+    whole = out.parent / "whole"
+    shutil.copytree(out, whole)
+    assert build(str(source), "-o", str(whole))[0] == 0
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_IN_SWAP, "build", str(source), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert done.returncode == 130 and "interrupted" in done.stderr, done.stderr
+    assert snapshot(out) == snapshot(whole)
+
+
 # Makes the import of mcpgen.cli raise KeyboardInterrupt: Ctrl-C before the CLI's own handler.
 _CTRL_C_ON_IMPORT = """
 import sys

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,10 @@ class _Group(click.Group):
     into a one-line message instead of a traceback."""
 
     def invoke(self, ctx: click.Context) -> object:
+        try:  # SIGTERM (``timeout``, a cancelled CI job) stops a command as Ctrl-C does
+            previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+        except ValueError:  # (not the main thread)
+            previous = None
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
@@ -44,6 +49,9 @@ class _Group(click.Group):
                 err=True,
             )
             sys.exit(EXIT_INTERNAL)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -111,6 +111,12 @@ def _build(
         report(loaded.problems, strict)
         return EXIT_BAD_INPUT
     manifest = loaded.manifest
+    document = loaded.document
+    if name is not None and document and (document.imported is None or "openapi" in document.data):
+        return _fail(
+            f"{source}: --name names a server built from an OpenAPI document; a manifest "
+            "names its own (server.name)"
+        )
     report(loaded.problems)
     if manifest.mode_reason and not check:
         click.echo(manifest.mode_reason, err=True)
@@ -121,7 +127,7 @@ def _build(
             return _fail(
                 f"{source}: tools/list would cost {size} bytes, over --max-context-bytes "
                 f"{max_context_bytes}; filter operations (openapi.include/exclude) or use "
-                "openapi.metaTools"
+                "openapi.mode: search or code"
             )
     root = output or default_output(source, manifest.server.name)
     if root.exists() and not root.is_dir():
@@ -207,13 +213,16 @@ def _build(
         return _fail(f"error: cannot write {root}: {exc}")
     click.echo(
         f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
-        f"{len(the_plan.unchanged)} unchanged, {len(the_plan.stubs_added)} handler stub(s) added",
+        f"{len(the_plan.unchanged)} unchanged, {len(the_plan.obsolete)} removed, "
+        f"{len(the_plan.stubs_added)} handler stub(s) added",
         err=True,
     )
     for relative in the_plan.stubs_added:
         click.echo(f"  new stub: {relative}", err=True)
     for move in the_plan.moves:
         click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
+    for relative in (p for p in the_plan.obsolete if "/_runtime/" not in p):
+        click.echo(f"  removed (no longer generated): {relative}", err=True)
     for relative in the_plan.orphaned:
         click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
     for kind, before, after in renamed:  # a forgotten --rename: the handler was left behind

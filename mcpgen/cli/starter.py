@@ -13,7 +13,9 @@ def starter_manifest(server_name: str) -> str:
 
     from mcpgen.render.templates import render
 
-    name = names.kebab(server_name) or "my-server"
+    # a server name starts with a letter (a folder ``2fa`` or ``ü`` still gives a valid one)
+    name = "-".join(names.words(server_name)) or "my-server"
+    name = name if name[0].isalpha() else f"mcp-{name}"
     title = name.replace("-", " ").title()
     # the manifest's JSON Schema as installed with mcpgen (what ``mcpgen schema`` prints)
     schema = Path(str(resources.files("mcpgen").joinpath("schema/manifest.schema.json")))

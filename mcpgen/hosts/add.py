@@ -140,7 +140,8 @@ def add_entry(
 
     section = SECTIONS[kind]
     try:
-        text = manifest.read_text(encoding="utf-8")
+        raw = manifest.read_bytes()
+        text = raw.decode("utf-8").replace("\r\n", "\n")
     except (OSError, UnicodeDecodeError) as exc:  # (not UTF-8: run mcpgen validate for where)
         raise ProjectError(f"{manifest}: cannot read: {exc}") from exc
     is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
@@ -157,6 +158,7 @@ def add_entry(
     if description:
         entry["description"] = description
     new = insert_json(text, section, entry) if is_json else insert_yaml(text, section, entry)
+    new = new.replace("\n", "\r\n") if b"\r\n" in raw else new  # (a Windows file stays one)
     loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
         lines = [p.format() for p in loaded.problems.sorted()]

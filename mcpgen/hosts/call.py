@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
+from .install import NotFinite, finite
 from .project import ProjectError, describe, launcher
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ def parse_arguments(
     arguments: dict[str, Json] = {}
     if args_json is not None:
         try:
-            loaded = json.loads(args_json)
+            loaded = json.loads(args_json, parse_float=finite, parse_constant=finite)
+        except NotFinite as exc:  # (sent, it would arrive as null)
+            raise CallError(f"--args: {exc} is not a finite number") from exc
         except ValueError as exc:
             raise CallError(f"--args is not JSON: {exc}") from exc
         if not isinstance(loaded, dict):
@@ -118,7 +121,7 @@ def parse_arguments(
         arguments[key] = raw
         if not (isinstance(prop, dict) and prop.get("type") in ("string", ["string"])):
             with contextlib.suppress(ValueError):
-                arguments[key] = json.loads(raw)
+                arguments[key] = json.loads(raw, parse_float=finite, parse_constant=finite)
     return arguments
 
 

@@ -225,7 +225,7 @@ def read_config(path: Path) -> dict[str, Json]:
     return data
 
 
-class _NotFinite(ValueError):
+class NotFinite(ValueError):
     """A number that reads as infinity (1e400) or a NaN/Infinity literal: ``json.dumps``
     would write it back as ``Infinity``/``NaN``, corrupting the user's config."""
 
@@ -235,8 +235,8 @@ def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
     a number that could not be written back as JSON (for every command that rewrites a
     user's JSON file: ``install``, ``add``)."""
     try:
-        return json.loads(text, parse_float=_finite, parse_constant=_finite)
-    except _NotFinite as exc:
+        return json.loads(text, parse_float=finite, parse_constant=finite)
+    except NotFinite as exc:
         line, column = _where(text, str(exc))
         raise ProjectError(
             f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
@@ -244,10 +244,10 @@ def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
         ) from None
 
 
-def _finite(literal: str) -> float:
+def finite(literal: str) -> float:
     number = float(literal)
     if not math.isfinite(number):
-        raise _NotFinite(literal)
+        raise NotFinite(literal)
     return number
 
 

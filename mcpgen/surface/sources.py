@@ -183,7 +183,7 @@ def _git(args: list[str], cwd: Path, spec: str) -> bytes:
 
 def _from_git(spec: str, cwd: Path) -> dict[str, Json]:
     ref, sep, name = spec[len("git:") :].partition(":")
-    if not sep or not ref or not name:
+    if not sep or not ref or not name or ref.startswith("-"):  # (-x: an option to git show)
         raise SourceError(f"{spec}: expected git:REF:PATH, e.g. git:origin/main:mcp-surface.json")
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd, spec).decode().strip())
     wanted = cwd / name

@@ -146,6 +146,13 @@ def _obsolete(root: Path, output: Output) -> list[str]:
     packages = tuple(
         {f"src/{PurePosixPath(p).parts[1]}/" for p in output.generated if p[:4] == "src/"}
     )
+    # the package of an earlier build under another name (the server was renamed): its
+    # _spec.json names it; that and py.typed go too (handlers stay, reported as orphans)
+    renamed = tuple(
+        f"{spec.parent.relative_to(root).as_posix()}/"
+        for spec in root.glob("src/*/_spec.json")
+        if f'"package": "{spec.parent.name}"' in (_read(spec) or "")[:2000]
+    )
     for folder in ("src", "tests", "deploy"):
         for path in sorted((root / folder).rglob("*")):
             relative = path.relative_to(root).as_posix()
@@ -155,6 +162,10 @@ def _obsolete(root: Path, output: Output) -> list[str]:
                 continue
             mine = relative.startswith(packages)
             if mine and ("/_runtime/" in relative or path.name == "_search.json"):
+                found.append(relative)
+                continue
+            spent = relative.startswith(renamed) and relative.count("/") == 2
+            if spent and path.name in ("_spec.json", "py.typed"):
                 found.append(relative)
                 continue
             ours = path.suffix == ".py" or folder == "deploy"  # deploy/: YAML and nginx.conf
@@ -173,6 +184,8 @@ def _orphaned(root: Path, output: Output, moves: list[Move]) -> list[str]:
     active override and a helper module a handler imports are not orphans."""
     named = set(output.stubs) | output.overrides | {m.new for m in moves}
     packages = {PurePosixPath(p).parent for p in output.generated if p.startswith("src/")}
+    # and a package no longer generated (the server was renamed): its handlers are left there
+    packages |= {PurePosixPath("src", p.parent.name) for p in root.glob("src/*/handlers")}
     found: list[str] = []
     for package in sorted(p for p in packages if p.parent.as_posix() == "src"):
         found += handlers.orphans(root, package.as_posix(), named, gone={m.old for m in moves})
@@ -210,20 +223,23 @@ def clean_leftovers(root: Path) -> None:
 
 @contextlib.contextmanager
 def _deferred_interrupt() -> Iterator[None]:
-    """Ctrl-C while staged files are swapped in takes effect after the last one: an
-    interrupted build leaves OUT as it was or wholly built, never half of each."""
+    """Ctrl-C or SIGTERM (``timeout``, a cancelled CI job) while staged files are swapped in
+    takes effect after the last one: an interrupted build leaves OUT as it was or wholly
+    built, never half of each."""
     caught: list[int] = []
+    numbers = (signal.SIGINT, signal.SIGTERM)
     try:
-        previous = signal.signal(signal.SIGINT, lambda number, _: caught.append(number))
+        previous = [signal.signal(n, lambda number, _: caught.append(number)) for n in numbers]
     except ValueError:  # not the main thread, where signals are handled
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught and callable(previous):
-        previous(signal.SIGINT, None)
+        for number, handler in zip(numbers, previous, strict=True):
+            signal.signal(number, handler)
+    if caught:
+        signal.raise_signal(caught[0])
 
 
 def apply(plan: Plan) -> None:

@@ -59,6 +59,19 @@ def test_add_inserts_a_valid_entry_and_keeps_the_rest(
     assert loaded.manifest is not None, [p.format() for p in loaded.problems.sorted()]
 
 
+def test_a_windows_manifest_keeps_its_crlf_line_endings(tmp_path: Path) -> None:
+    """A manifest with CRLF line endings gets its entry in CRLF too, every other line as it
+    was (it came back all LF: a diff of every line)."""
+    manifest = tmp_path / "mcpgen.yaml"
+    old = (ROOT / "manifests" / "calculator.yaml").read_bytes().replace(b"\n", b"\r\n")
+    manifest.write_bytes(old)
+    done = mcpgen("add", "tool", "fresh_one", str(manifest))
+    assert done.returncode == 0, done.stderr
+    new = manifest.read_bytes()
+    assert new.startswith(old) and new.count(b"\n") == new.count(b"\r\n") > old.count(b"\n")
+    assert entries(manifest, "tools")[-1] == "fresh_one"
+
+
 def test_add_builds_the_stub_and_the_server_lists_it(tmp_path: Path) -> None:
     done = mcpgen("init", str(tmp_path), "--name", "demo")
     assert done.returncode == 0, done.stderr

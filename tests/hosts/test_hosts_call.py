@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hostkit import EXAMPLES, copy_example, fake_venv, mcpgen
 
-from mcpgen.hosts.call import resolve_source
+from mcpgen.hosts.call import parse_arguments, resolve_source
 from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(180)
@@ -77,6 +77,7 @@ def test_json_flag_prints_the_whole_result(project: Path) -> None:
         (["add", "numbers=[1,2]", "--args", "[1]"], "--args must be a JSON object"),
         (["nope"], "no tool 'nope' (tools: add, convert_units, divide"),
         (["add", "numbers"], "expected key=value"),
+        (["add", "--args", '{"numbers": [1e999, 2]}'], "--args: 1e999 is not a finite number"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(project: Path, args: list[str], message: str) -> None:
@@ -84,6 +85,16 @@ def test_bad_input_exits_2_with_one_line(project: Path, args: list[str], message
     assert done.returncode == 2, done.stdout
     assert message in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_value_that_is_no_finite_number_is_sent_as_written() -> None:
+    """``x=NaN`` or ``y=[1e999]`` is not JSON the server can receive (it arrived as null):
+    the text goes as written, for the server to refuse by the tool's schema."""
+    assert parse_arguments(None, ["x=NaN", "y=[1e999]", "z=1.5"], None) == {
+        "x": "NaN",
+        "y": "[1e999]",
+        "z": 1.5,
+    }
 
 
 def test_unreachable_servers_exit_2_with_one_line(tmp_path: Path) -> None:

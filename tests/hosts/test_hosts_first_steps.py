@@ -171,3 +171,15 @@ def test_without_o_a_project_built_with_o_dot_is_the_default(
     assert runner.invoke(main, ["build", "mcpgen.yaml", "-o", "."]).exit_code == 0
     again = runner.invoke(main, ["build", "mcpgen.yaml", "--check"])
     assert again.exit_code == 0 and "up to date" in again.output, again.output
+
+
+@pytest.mark.parametrize("folder", ["2fa", "ü", "123 tools", "--"])
+def test_init_in_a_folder_of_any_name_writes_a_manifest_that_validates(
+    tmp_path: Path, folder: str
+) -> None:
+    """The server name comes from the folder's; a folder named ``2fa`` or ``ü`` still gets
+    a valid one (a name starts with a letter; it was "2fa", or "x" for "ü")."""
+    assert CliRunner().invoke(main, ["init", str(tmp_path / folder)]).exit_code == 0
+    done = CliRunner().invoke(main, ["validate", str(tmp_path / folder / "mcpgen.yaml")])
+    assert done.exit_code == 0, done.output
+    assert 'name: "x"' not in (tmp_path / folder / "mcpgen.yaml").read_text("utf-8")

@@ -285,6 +285,11 @@ def test_git_ref_path(tmp_path: Path) -> None:
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     outside = run("git:HEAD:server/mcp-surface.json", "server/mcp-surface.json", cwd=tmp_path)
     assert outside.exit_code == 2 and "git" in outside.stderr
+    # a REF that git would take for an option (--output=FILE writes FILE) is refused
+    written = tmp_path / "written"
+    result = run(f"git:--output={written}:server/mcp-surface.json", "server", cwd=repo)
+    assert result.exit_code == 2 and "expected git:REF:PATH" in result.stderr, result.output
+    assert not list(tmp_path.glob("written*"))
 
 
 def test_source_errors_are_one_line(tmp_path: Path) -> None:
