@@ -3,17 +3,15 @@
 Handshake era (2025-11-25): the ``tasks`` capability, ``execution.taskSupport`` in
 tools/list, a ``tools/call`` with ``params.task`` answered at once with ``{task}``, then
 ``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel``.
-2026-07-28: the extension ``io.modelcontextprotocol/tasks``: a call from a request that
-declares it is answered with a flat ``resultType: "task"`` result, ``tasks/get`` carries the
-result (or error, or input requests), ``tasks/update`` answers input requests,
-``tasks/cancel`` acknowledges; ``tasks/result`` is -32601 and a request without the
-extension gets -32021.
+2026-07-28: the extension ``io.modelcontextprotocol/tasks``: a call from a request that declares
+it is answered with a flat ``resultType: "task"`` result, ``tasks/get`` carries the result (or
+error, or input requests), ``tasks/update`` answers input requests, ``tasks/cancel``
+acknowledges; ``tasks/result`` is -32601 and a request without the extension gets -32021.
 
-The handler runs in the background (its own asyncio task, so the request that created it
-can end) through ``ToolTable.dispatch``, the one dispatch point, with the same ``Context``
-a plain call gets: ``ctx.progress`` sets the task's ``statusMessage``. Tasks belong to the
-verified caller (``Identity.key``): another caller's task id is unknown (-32602). Records
-live in ``tasks_store`` (this process, or Redis shared by replicas).
+The handler runs in the background (its own asyncio task: the request that created it can end)
+through ``ToolTable.dispatch`` with the ``Context`` a plain call gets (``ctx.progress`` sets the
+task's ``statusMessage``). Tasks belong to the verified caller (``Identity.key``): another
+caller's task id is unknown (-32602). Records live in ``tasks_store`` (here, or Redis).
 """
 
 from __future__ import annotations
@@ -340,7 +338,9 @@ class Tasks:
             )
         changes = {"status": "cancelled", "statusMessage": "cancelled by the client"}
         cancelled = await self.store.update(record["taskId"], changes)
-        if cancelled is None:  # it ended meanwhile: answered as an ended task
+        if cancelled is None:  # it ended meanwhile (answered as such), or the store took
+            if (await self._owned(params.taskId))["status"] not in TERMINAL:  # no write
+                raise MCPError(types.INTERNAL_ERROR, "The task store took no cancellation")
             return await self.cancel(ctx, params)
         job = self.running.get(record["taskId"])
         if job is not None:

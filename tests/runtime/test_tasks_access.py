@@ -135,6 +135,30 @@ async def test_cancel_of_a_task_that_ends_meanwhile_says_it_ended(
     assert (await alice.get(task_id))["result"]["status"] == "completed"
 
 
+async def test_a_cancel_the_store_does_not_take_is_an_error_not_a_recursion(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that reads but takes no write (Redis transactions timing out) made tasks/cancel
+    call itself until a RecursionError; the task still running, the cancel is an error."""
+    from mcpgen.runtime.tasks_store import TaskStore
+
+    original = TaskStore.update
+
+    async def refusing(self: TaskStore, task_id: str, changes: Any, **options: Any) -> Any:
+        if changes.get("statusMessage") == "cancelled by the client":
+            return None
+        return await original(self, task_id, changes, **options)
+
+    monkeypatch.setattr(TaskStore, "update", refusing)
+    alice = await caller(http, [rtkit.READ])
+    task_id = await alice.task("export", {"seconds": 30})
+    answer = await alice.send("tasks/cancel", {"taskId": task_id})
+    assert answer.get("error", {}).get("code") == -32603, answer
+    assert (await alice.get(task_id))["result"]["status"] == "working"
+    monkeypatch.setattr(TaskStore, "update", original)
+    assert "error" not in await alice.send("tasks/cancel", {"taskId": task_id})
+
+
 async def test_the_result_bytes_kept_for_one_caller_are_bounded(
     http: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
