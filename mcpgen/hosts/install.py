@@ -206,7 +206,7 @@ def read_config(path: Path) -> dict[str, Json]:
     valid JSON or not an object (a JSON-with-comments file included), or holds a number
     that could not be written back as JSON (1e400, read as infinity; NaN), located."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows Notepad) is read past
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:

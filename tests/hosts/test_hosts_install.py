@@ -148,6 +148,24 @@ def test_an_entry_whose_env_is_not_an_object_is_replaced_not_a_crash(
     assert env["SHOP_API_APIKEY"] != "k-123" and "SHOP_API_APIKEY" in env
 
 
+def test_a_config_starting_with_a_bom_is_read_and_written_back_without_it(
+    home: Path, tmp_path: Path
+) -> None:
+    """Windows Notepad starts a UTF-8 file with a BOM: install refused such a config as
+    not JSON. It is read past; the file written back is plain UTF-8 (RFC 8259 asks for no
+    BOM), the original kept as the backup."""
+    project = copy_example("calculator", tmp_path)
+    path = expected_path("claude-desktop", home, tmp_path)
+    path.parent.mkdir(parents=True)
+    original = '\ufeff{"mcpServers": {"other": {"command": "x"}}}'.encode()
+    path.write_bytes(original)
+    result = run_install("claude-desktop", str(project))
+    assert result.exit_code == 0, result.output
+    assert not path.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert set(json.loads(path.read_text("utf-8"))["mcpServers"]) == {"other", "calculator"}
+    assert path.with_name(path.name + ".bak").read_bytes() == original
+
+
 def test_invalid_json_is_refused_and_left_untouched(home: Path, tmp_path: Path) -> None:
     project = copy_example("calculator", tmp_path)
     path = expected_path("claude-desktop", home, tmp_path)
