@@ -1,19 +1,22 @@
 """How fast could a one-change rebuild be if the load (import, checks, model) were cached?
 
 An upper bound for any per-operation cache of the OpenAPI import, the semantic checks and
-the model (issue 29's one-change budget), measured without building one: ``bound`` is
-``mcpgen build`` with ``pipeline.load_manifest`` replaced by reading the document (a key
-needs its bytes) and unpickling the result an earlier build of the same text left (every
-operation "hit", no key computed). Every run, interleaved, one description changed from
-the build before (two copies of the source alternate), each a fresh process:
+the model (issue 29's one-change budget), measured without building one. Every run, in an
+order rotated from run to run, each build one description away from the one before (two
+copies of the source alternate), each a fresh process:
 
 - ``real``: ``python -m mcpgen build``;
-- ``bound``: the same build through this script's ``--child``;
+- ``hit``: the same build with ``pipeline.load_manifest`` replaced by reading the document
+  (a key needs its bytes) and unpickling what an earlier build of the same text loaded:
+  every operation a hit, no key made, the warnings already located;
+- ``keyed``: ``hit``, plus what any sound cache must also do: a key per operation (its
+  JSON, its path item's parameters, the document-wide fields and a digest of every
+  component it reaches through ``$ref``, transitively), and the import's warnings located
+  again (a line moves when text above it changes; checked against the kept locations);
 - datamodel-codegen alone on the source (the denominator), ``--baseline-runs`` times.
 
-It also prints, in one process, what sound keys cost: a digest of every component and,
-per operation, of its JSON, its path item's parameters, the document-wide fields and the
-digests of every component it reaches through ``$ref``, transitively.
+Reading a cache's entries costs at least the unpickling (a pickle in a shared folder would
+not do: JSON, then objects made from it, is slower). Also printed: the keys' CPU time alone.
 
     python bench/load_bound.py [SOURCE] [--runs 6] [--baseline-runs 2]
 """
@@ -40,16 +43,20 @@ sys.path.insert(0, str(HERE))
 import build as bench  # noqa: E402
 import plumbing  # noqa: E402
 
+VARIANTS = ("real", "hit", "keyed")
+
 
 def _same(location: Any) -> Any:
     return location
 
 
 def child(mode: str, kept: str, args: list[str]) -> None:
-    """Run the CLI with the load saved to / taken from ``kept``."""
+    """Run the CLI with the load saved to ``kept`` (``save``) or taken from it (``hit``;
+    ``keyed``: and the keys made and the import's warnings located again, as a cache must)."""
     import importlib
 
     from mcpgen import cli
+    from mcpgen.check.schemas import pointer_target
     from mcpgen.load import MAX_DOCUMENT_BYTES, load_file
     from mcpgen.openapi import to_manifest
 
@@ -62,8 +69,15 @@ def child(mode: str, kept: str, args: list[str]) -> None:
             loaded = real(path, strict, name)
             Path(kept).write_bytes(pickle.dumps(loaded, protocol=5))
             return loaded
-        load_file(Path(path), MAX_DOCUMENT_BYTES)
-        return pickle.loads(Path(kept).read_bytes())
+        doc = load_file(Path(path), MAX_DOCUMENT_BYTES)
+        loaded = pickle.loads(Path(kept).read_bytes())
+        if mode == "keyed":
+            keys(doc.data)
+            for problem in loaded.problems.items:
+                found = pointer_target(doc.data, problem.field)
+                if found is not None:
+                    assert doc.locate(found[0]) == problem.location, problem
+        return loaded
 
     build.load_manifest = load
     sys.argv = ["mcpgen", *args]
@@ -82,13 +96,9 @@ def _refs(node: Any, found: set[str]) -> set[str]:
     return found
 
 
-def key_cost(source: Path) -> float:
-    """CPU seconds to key every operation soundly (document already parsed)."""
-    from mcpgen.load import MAX_DOCUMENT_BYTES, load_file
-
-    data = load_file(source, MAX_DOCUMENT_BYTES).data
-    gc.disable()
-    start = time.process_time()
+def keys(data: Any) -> list[bytes]:
+    """A key per operation: its JSON, its path item's parameters, the document-wide fields
+    and the digest of every component it reaches through ``$ref``, transitively."""
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
     def digest(value: Any) -> bytes:
@@ -109,14 +119,25 @@ def key_cost(source: Path) -> float:
         return seen
 
     document = digest([data.get(k) for k in ("openapi", "info", "servers", "security")])
-    keys = []
+    found = []
     for url, item in data["paths"].items():
         for method in bench.HTTP_METHODS:
             if method in item:
                 node = [url, method, item[method], item.get("parameters")]
-                reached = set().union(*map(reach, _refs(node, set())))
-                blob = document + digest(node) + b"".join(parts[r][0] for r in sorted(reached))
-                keys.append(hashlib.blake2b(blob, digest_size=16).digest())
+                reached = sorted(set().union(*map(reach, _refs(node, set()))))
+                blob = document + digest(node) + b"".join(parts.get(r, (b"?",))[0] for r in reached)
+                found.append(hashlib.blake2b(blob, digest_size=16).digest())
+    return found
+
+
+def key_cost(source: Path) -> float:
+    """CPU seconds to key every operation (the document already parsed)."""
+    from mcpgen.load import MAX_DOCUMENT_BYTES, load_file
+
+    data = load_file(source, MAX_DOCUMENT_BYTES).data
+    gc.disable()
+    start = time.process_time()
+    keys(data)
     gc.enable()
     return time.process_time() - start
 
@@ -139,7 +160,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=6)
     parser.add_argument("--baseline-runs", type=int, default=2)
     args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="load-bound-"))
+    with tempfile.TemporaryDirectory(prefix="load-bound-") as folder:
+        return measure(args, Path(folder))
+
+
+def measure(args: argparse.Namespace, scratch: Path) -> int:
     env = {**os.environ, "MCPGEN_CACHE_DIR": str(scratch / "cache")}
     spec, out = scratch / "spec.json", str(scratch / "out")
     texts = []
@@ -148,22 +173,28 @@ def main() -> int:
         bench.touch_one(data, mark)
         bench.dump(data, spec)
         texts.append(spec.read_text("utf-8"))
-    build = [sys.executable, "-m", "mcpgen", "build", str(spec), "-o", out]
-    bound = [sys.executable, __file__, "--child", "load", "{kept}", "build", str(spec), "-o", out]
+    build = ["build", str(spec), "-o", out]
     for index, text in enumerate(texts):  # cold, then each text's load kept
         spec.write_text(text, "utf-8")
         save = [sys.executable, __file__, "--child", "save", f"{scratch}/{index}.pickle"]
-        saved = bench.timed([*save, "build", str(spec), "-o", out], scratch, env)
+        saved = bench.timed([*save, *build], scratch, env)
         assert saved["ok"], saved["output"][-2000:]
-    results: dict[str, list[dict[str, Any]]] = {"real": [], "bound": [], "dcg": []}
+    results: dict[str, list[dict[str, Any]]] = {"real": [], "hit": [], "keyed": [], "dcg": []}
     turn = 0
     for run in range(args.runs):
-        for name in ("real", "bound") if run % 2 == 0 else ("bound", "real"):
+        for name in VARIANTS[run % 3 :] + VARIANTS[: run % 3]:  # the order rotated
             turn += 1
             spec.write_text(texts[turn % 2], "utf-8")  # one change from the build before
-            command = [c.replace("{kept}", f"{scratch}/{turn % 2}.pickle") for c in build]
-            if name == "bound":
-                command = [c.replace("{kept}", f"{scratch}/{turn % 2}.pickle") for c in bound]
+            command = [sys.executable, "-m", "mcpgen", *build]
+            if name != "real":
+                command = [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    name,
+                    f"{scratch}/{turn % 2}.pickle",
+                ]
+                command += build
             result = bench.timed(command, scratch, env)
             assert result["ok"], result["output"][-2000:]
             results[name].append(result)
