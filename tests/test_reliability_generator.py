@@ -500,6 +500,26 @@ def test_a_dot_dot_out_of_a_missing_folder_is_refused_like_the_folder(
     assert snapshot(tmp_path) == before
 
 
+def test_a_dot_dot_out_of_a_missing_folder_builds_the_folder(tmp_path: Path) -> None:
+    """``-o empty/nope/..`` is ``empty``: built there, ``nope`` not left behind (the write
+    failed: a staging folder renamed onto ``nope/..``, and ``nope`` stayed)."""
+    source = shutil.copy(CALCULATOR, tmp_path)
+    (tmp_path / "empty").mkdir()
+    code, output = build(str(source), "-o", str(tmp_path / "empty" / "nope" / ".."))
+    assert code == 0, output
+    assert sorted(p.name for p in (tmp_path / "empty").iterdir() if p.is_dir()) == ["src", "tests"]
+
+
+@pytest.mark.parametrize("out", ["afile/x", "afile/.."])
+def test_an_output_under_a_file_is_refused_up_front(out: str, tmp_path: Path) -> None:
+    source = shutil.copy(CALCULATOR, tmp_path)
+    (tmp_path / "afile").write_text("x\n")
+    before = snapshot(tmp_path)
+    code, output = build(str(source), "-o", str(tmp_path / out))
+    assert code == 2 and output.startswith(f"{tmp_path / 'afile'}: exists and is not a folder")
+    assert snapshot(tmp_path) == before
+
+
 def test_the_filesystem_root_is_never_a_first_build_s_folder(tmp_path: Path) -> None:
     """(Not built for real: tests may run as root.) Once a build made a folder, it is its."""
     assert writer.unsafe_root(Path("/"), CALCULATOR) == "the filesystem root"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -38,8 +39,6 @@ def context_cost(manifest: Manifest) -> tuple[int, int]:
 
 def source_from(root: Path, source: Path) -> str | None:
     """Where ``source`` is seen from the output folder ``root`` (POSIX, e.g. ``../mcpgen.yaml``)."""
-    import os
-
     try:
         return Path(os.path.relpath(os.path.abspath(source), os.path.abspath(root))).as_posix()
     except ValueError:  # another drive
@@ -130,14 +129,17 @@ def _build(
                 "openapi.mode: search or code"
             )
     root = output or default_output(source, manifest.server.name)
-    if root.exists() and not root.is_dir():
-        return _fail(f"{root}: exists and is not a folder")
+    for folder in (root, *root.parents):
+        if folder.exists() and not folder.is_dir():
+            return _fail(f"{folder}: exists and is not a folder (-o {_q(root)})")
     unsafe = None if check or show_diff else unsafe_root(root, source)
     if unsafe:
         return _fail(
             f"{root}: error: -o is {unsafe}: a build writes pyproject.toml, src/, tests/... "
             f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}"
         )
+    if ".." in root.parts:  # (``-o empty/missing/..`` is ``empty``, where the kernel lands)
+        root = Path(os.path.realpath(root))
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
         moves = plan_moves(root, manifest, wanted, stub) if wanted else []
