@@ -644,6 +644,31 @@ def test_sigterm_while_files_are_swapped_in_finishes_the_swap(
     assert snapshot(out) == snapshot(whole)
 
 
+def test_the_build_after_a_kill_9_in_the_swap_repairs_it_and_says_so(
+    built: tuple[Path, Path, Path],
+) -> None:
+    """``kill -9`` between two files swapped in leaves OUT half old, half new, with staged
+    files beside their targets: the next build removes them, says so, and leaves OUT as an
+    uninterrupted build does, the user's handler edits kept (it was silent)."""
+    source, out, _ = built
+    handler = out / PKG / "handlers/tools/add.py"
+    handler.write_text(handler.read_text() + "# mine\n")
+    changed(source)
+    whole = out.parent / "whole"
+    shutil.copytree(out, whole)
+    assert build(str(source), "-o", str(whole))[0] == 0
+    killed = _SIGTERM_IN_SWAP.replace("os.kill(os.getpid(), signal.SIGTERM)", "os._exit(137)")
+    done = subprocess.run(
+        [sys.executable, "-c", killed, "build", str(source), "-o", str(out)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert done.returncode == 137 and snapshot(out) != snapshot(whole)
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0 and "an earlier build was interrupted while writing it" in output, output
+    assert snapshot(out) == snapshot(whole) and handler.read_text().endswith("# mine\n")
+
+
 # Makes the import of mcpgen.cli raise KeyboardInterrupt: Ctrl-C before the CLI's own handler.
 _CTRL_C_ON_IMPORT = """
 import sys

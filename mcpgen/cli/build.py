@@ -210,9 +210,16 @@ def _build(
         )
     try:
         with timing.phase("write"):
-            apply(the_plan)
+            leftovers = apply(the_plan)
     except OSError as exc:
         return _fail(f"error: cannot write {root}: {exc}")
+    if leftovers:  # (its files are all generated again; handlers were never replaced)
+        click.echo(
+            f"{root}: an earlier build was interrupted while writing it: removed "
+            f"{counted(leftovers, 'staged leftover')}; this build rewrote what it left "
+            "half done",
+            err=True,
+        )
     click.echo(
         f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
         f"{len(the_plan.unchanged)} unchanged, {len(the_plan.obsolete)} removed, "
