@@ -277,6 +277,24 @@ def resource_handlers(
     return options
 
 
+def readable_subscriptions(events: Events, resources: ResourceTable) -> Any:
+    """SDK server middleware: a connection's subscriptions are what its latest caller may
+    read. A request with a token of the same caller that may not read one (fewer scopes)
+    ends that subscription; its updates went on to the connection."""
+
+    async def recheck(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        uris = events.subscribed.get(connection_of(ctx.session)) if ctx.session else None
+        if uris:
+            for uri in list(uris):
+                try:
+                    resources.authorized(uri, current_identity())
+                except MCPError:
+                    uris.discard(uri)
+        return await call_next(ctx)
+
+    return recheck
+
+
 async def subscribed(
     events: Events, ctx: ServerRequestContext[Any, Any], uri: str, on: bool = True
 ) -> types.EmptyResult:

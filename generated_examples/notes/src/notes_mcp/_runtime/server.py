@@ -276,6 +276,10 @@ def build_server(
     security = request_state or RequestStateSecurity.ephemeral()
     security.bind_principal = principal
     server.middleware.append(IdentityMiddleware(network))
+    if resources is not None and caps.get("resourcesSubscribe"):
+        from .resources import readable_subscriptions
+
+        server.middleware.append(readable_subscriptions(events, resources))
     if replica is not None:
         server.middleware.append(replica.track)
     server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
