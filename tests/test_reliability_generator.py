@@ -510,13 +510,22 @@ def test_a_dot_dot_out_of_a_missing_folder_builds_the_folder(tmp_path: Path) -> 
     assert sorted(p.name for p in (tmp_path / "empty").iterdir() if p.is_dir()) == ["src", "tests"]
 
 
-@pytest.mark.parametrize("out", ["afile/x", "afile/.."])
-def test_an_output_under_a_file_is_refused_up_front(out: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("out", ["afile/x", "afile/..", "dangling", "loop", "loop/x"])
+def test_an_output_under_a_file_or_a_broken_link_is_refused_up_front(
+    out: str, tmp_path: Path
+) -> None:
+    """Exit 2 naming the file or link, nothing written (a link loop was an internal error,
+    a dangling link a failed write)."""
     source = shutil.copy(CALCULATOR, tmp_path)
     (tmp_path / "afile").write_text("x\n")
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing" / "target")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop")
     before = snapshot(tmp_path)
     code, output = build(str(source), "-o", str(tmp_path / out))
-    assert code == 2 and output.startswith(f"{tmp_path / 'afile'}: exists and is not a folder")
+    named = tmp_path / out.split("/")[0]
+    why = "exists and is not a folder" if out.startswith("afile") else "a link to nothing"
+    assert code == 2 and output.startswith(f"{named}: {why}"), output
     assert snapshot(tmp_path) == before
 
 

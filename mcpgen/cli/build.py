@@ -130,6 +130,8 @@ def _build(
             )
     root = output or default_output(source, manifest.server.name)
     for folder in (root, *root.parents):
+        if folder.is_symlink() and not folder.exists():
+            return _fail(f"{folder}: a link to nothing (dangling, or a loop) (-o {_q(root)})")
         if folder.exists() and not folder.is_dir():
             return _fail(f"{folder}: exists and is not a folder (-o {_q(root)})")
     unsafe = None if check or show_diff else unsafe_root(root, source)
