@@ -292,10 +292,12 @@ async def test_anonymous_callers_are_counted_by_their_address() -> None:
         authz._CURRENT.reset(token)
 
 
-async def test_a_narrower_token_ends_the_subscriptions_it_may_not_read() -> None:
+@pytest.mark.parametrize("by", ["request", "stream"])
+async def test_a_narrower_token_ends_the_subscriptions_it_may_not_read(by: str) -> None:
     """A session subscribed to ``fixture://secret`` under a ``notes.read`` token, then used
-    by the same caller with a token without that scope: that subscription ends (every later
-    ``resources/updated`` for it still went to the session's stream), the open one stays."""
+    by the same caller with a token without that scope, for a request or to open the
+    session's GET stream: that subscription ends (every later ``resources/updated`` for it
+    went to the stream, the narrower token's too), the open one stays."""
     made = spec()
     servers: list[Any] = []
 
@@ -326,6 +328,11 @@ async def test_a_narrower_token_ends_the_subscriptions_it_may_not_read() -> None
             await post(wide, "resources/subscribe", {"uri": uri})
         events = next(s for s in servers if s.events.subscribed).events
         assert events._subscribers("fixture://secret")
-        await post(narrow, "ping")
+        if by == "request":
+            await post(narrow, "ping")
+        else:
+            stream = {**session, **narrow, "Accept": "text/event-stream"}
+            async with http.stream("GET", "/mcp", headers=stream) as answer:
+                assert answer.status_code == 200
         assert not events._subscribers("fixture://secret")
         assert events._subscribers("fixture://public")
