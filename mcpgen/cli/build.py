@@ -141,7 +141,8 @@ def _build(
             f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}"
         )
     if ".." in root.parts:  # (``-o empty/missing/..`` is ``empty``, where the kernel lands)
-        root = Path(os.path.realpath(root))
+        real = os.path.realpath(root)
+        root = Path(real if root.is_absolute() else os.path.relpath(real))
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
         moves = plan_moves(root, manifest, wanted, stub) if wanted else []
