@@ -195,6 +195,7 @@ def test_a_renamed_server_keeps_and_reports_the_old_packages_handlers(
     assert left and all(p.parent.name in ("handlers", "tools") for p in left), left
     done = CliRunner().invoke(main, ["check", str(out)])
     assert "stubs" in done.output and done.exit_code == 1, done.output
+    assert "src/calculator_mcp/handlers/tools/add.py: orphans: " in done.output, done.output
 
 
 def test_name_for_a_manifest_is_refused_not_ignored(manifest: Path, tmp_path: Path) -> None:

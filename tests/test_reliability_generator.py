@@ -500,6 +500,35 @@ def test_a_dot_dot_out_of_a_missing_folder_is_refused_like_the_folder(
     assert snapshot(tmp_path) == before
 
 
+def test_a_dot_dot_out_of_a_missing_folder_builds_the_folder(tmp_path: Path) -> None:
+    """``-o empty/nope/..`` is ``empty``: built there, ``nope`` not left behind (the write
+    failed: a staging folder renamed onto ``nope/..``, and ``nope`` stayed)."""
+    source = shutil.copy(CALCULATOR, tmp_path)
+    (tmp_path / "empty").mkdir()
+    code, output = build(str(source), "-o", str(tmp_path / "empty" / "nope" / ".."))
+    assert code == 0, output
+    assert sorted(p.name for p in (tmp_path / "empty").iterdir() if p.is_dir()) == ["src", "tests"]
+
+
+@pytest.mark.parametrize("out", ["afile/x", "afile/..", "dangling", "loop", "loop/x"])
+def test_an_output_under_a_file_or_a_broken_link_is_refused_up_front(
+    out: str, tmp_path: Path
+) -> None:
+    """Exit 2 naming the file or link, nothing written (a link loop was an internal error,
+    a dangling link a failed write)."""
+    source = shutil.copy(CALCULATOR, tmp_path)
+    (tmp_path / "afile").write_text("x\n")
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing" / "target")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop")
+    before = snapshot(tmp_path)
+    code, output = build(str(source), "-o", str(tmp_path / out))
+    named = tmp_path / out.split("/")[0]
+    why = "exists and is not a folder" if out.startswith("afile") else "a link to nothing"
+    assert code == 2 and output.startswith(f"{named}: {why}"), output
+    assert snapshot(tmp_path) == before
+
+
 def test_the_filesystem_root_is_never_a_first_build_s_folder(tmp_path: Path) -> None:
     """(Not built for real: tests may run as root.) Once a build made a folder, it is its."""
     assert writer.unsafe_root(Path("/"), CALCULATOR) == "the filesystem root"
@@ -622,6 +651,31 @@ def test_sigterm_while_files_are_swapped_in_finishes_the_swap(
     )
     assert done.returncode == 130 and "interrupted" in done.stderr, done.stderr
     assert snapshot(out) == snapshot(whole)
+
+
+def test_the_build_after_a_kill_9_in_the_swap_repairs_it_and_says_so(
+    built: tuple[Path, Path, Path],
+) -> None:
+    """``kill -9`` between two files swapped in leaves OUT half old, half new, with staged
+    files beside their targets: the next build removes them, says so, and leaves OUT as an
+    uninterrupted build does, the user's handler edits kept (it was silent)."""
+    source, out, _ = built
+    handler = out / PKG / "handlers/tools/add.py"
+    handler.write_text(handler.read_text() + "# mine\n")
+    changed(source)
+    whole = out.parent / "whole"
+    shutil.copytree(out, whole)
+    assert build(str(source), "-o", str(whole))[0] == 0
+    killed = _SIGTERM_IN_SWAP.replace("os.kill(os.getpid(), signal.SIGTERM)", "os._exit(137)")
+    done = subprocess.run(
+        [sys.executable, "-c", killed, "build", str(source), "-o", str(out)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert done.returncode == 137 and snapshot(out) != snapshot(whole)
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0 and "an earlier build was interrupted while writing it" in output, output
+    assert snapshot(out) == snapshot(whole) and handler.read_text().endswith("# mine\n")
 
 
 # Makes the import of mcpgen.cli raise KeyboardInterrupt: Ctrl-C before the CLI's own handler.

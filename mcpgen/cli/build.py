@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -38,8 +39,6 @@ def context_cost(manifest: Manifest) -> tuple[int, int]:
 
 def source_from(root: Path, source: Path) -> str | None:
     """Where ``source`` is seen from the output folder ``root`` (POSIX, e.g. ``../mcpgen.yaml``)."""
-    import os
-
     try:
         return Path(os.path.relpath(os.path.abspath(source), os.path.abspath(root))).as_posix()
     except ValueError:  # another drive
@@ -130,14 +129,20 @@ def _build(
                 "openapi.mode: search or code"
             )
     root = output or default_output(source, manifest.server.name)
-    if root.exists() and not root.is_dir():
-        return _fail(f"{root}: exists and is not a folder")
+    for folder in (root, *root.parents):
+        if folder.is_symlink() and not folder.exists():
+            return _fail(f"{folder}: a link to nothing (dangling, or a loop) (-o {_q(root)})")
+        if folder.exists() and not folder.is_dir():
+            return _fail(f"{folder}: exists and is not a folder (-o {_q(root)})")
     unsafe = None if check or show_diff else unsafe_root(root, source)
     if unsafe:
         return _fail(
             f"{root}: error: -o is {unsafe}: a build writes pyproject.toml, src/, tests/... "
             f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}"
         )
+    if ".." in root.parts:  # (``-o empty/missing/..`` is ``empty``, where the kernel lands)
+        real = os.path.realpath(root)
+        root = Path(real if root.is_absolute() else os.path.relpath(real))
     try:  # every rename is checked before anything is rendered or written
         stub = functools.partial(handler_stub, manifest)
         moves = plan_moves(root, manifest, wanted, stub) if wanted else []
@@ -208,9 +213,16 @@ def _build(
         )
     try:
         with timing.phase("write"):
-            apply(the_plan)
+            leftovers = apply(the_plan)
     except OSError as exc:
         return _fail(f"error: cannot write {root}: {exc}")
+    if leftovers:  # (its files are all generated again; handlers were never replaced)
+        click.echo(
+            f"{root}: an earlier build was interrupted while writing it: removed "
+            f"{counted(leftovers, 'staged leftover')}; this build rewrote what it left "
+            "half done",
+            err=True,
+        )
     click.echo(
         f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
         f"{len(the_plan.unchanged)} unchanged, {len(the_plan.obsolete)} removed, "

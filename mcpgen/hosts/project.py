@@ -263,6 +263,15 @@ def launcher(
         chosen = launcher(project, python, kind, stdio=False)
         return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
+    if python is None and kind in ("python", "source"):  # they run an interpreter: the venv's
+        python = venv_bin(project.root / ".venv") / (
+            "python.exe" if sys.platform == "win32" else "python"
+        )
+        if not python.exists():
+            raise ProjectError(
+                f"--launcher {kind} runs an interpreter: give it with --python FILE (the "
+                f"project has no {python})"
+            )
     if python is not None:
         found = _from_python(project, Path(python), kind)
         if isinstance(found, Launcher):

@@ -225,6 +225,7 @@ def create_app(
         metadata_url=metadata_url,
         realm=str(info["name"]),
         public_paths=public,
+        subscriptions=server.readable,
     )
     app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
     if settings.cors_origins:

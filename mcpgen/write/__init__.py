@@ -211,14 +211,19 @@ def diff(plan: Plan) -> str:
 STAGED = ".mcpgen-staged-"  # in the name of every file and folder a build stages
 
 
-def clean_leftovers(root: Path) -> None:
+def clean_leftovers(root: Path) -> int:
     """Remove what a build that was killed while writing ``root`` staged: its sibling
-    staging folder, and files staged beside their targets (never anything else)."""
+    staging folder, and files staged beside their targets (never anything else); how many
+    there were."""
+    found = 0
     for stale in root.parent.glob(f".{glob.escape(root.name)}{STAGED}*"):
         shutil.rmtree(stale, ignore_errors=True)
+        found += 1
     for stale in root.rglob(f".*{STAGED}*"):  # (a missing folder holds nothing)
         if stale.is_file():
             stale.unlink(missing_ok=True)
+            found += 1
+    return found
 
 
 @contextlib.contextmanager
@@ -242,16 +247,17 @@ def _deferred_interrupt() -> Iterator[None]:
         signal.raise_signal(caught[0])
 
 
-def apply(plan: Plan) -> None:
+def apply(plan: Plan) -> int:
     """Write the plan: stage every file first, then swap them in. A new output folder is
     staged whole in a sibling temporary folder and renamed into place. An existing one gets
     each file staged next to its target, then renamed over it; if staging fails, every
-    staged file is removed and the folder is as it was."""
+    staged file is removed and the folder is as it was. Returns how many things an earlier,
+    killed build had staged (removed first)."""
     writes = {r: plan.output.generated[r] for r in plan.created + plan.changed}
     writes.update({r: plan.output.stubs[r] for r in plan.stubs_added})
     writes.update({m.new: m.text for m in plan.moves})
     root = plan.root
-    clean_leftovers(root)
+    leftovers = clean_leftovers(root)
     if not root.exists():
         root.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{root.name}{STAGED}", dir=root.parent))
@@ -264,7 +270,7 @@ def apply(plan: Plan) -> None:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        return
+        return leftovers
     staged: list[tuple[Path, Path]] = []
     made_dirs: list[Path] = []
     try:
@@ -300,3 +306,4 @@ def apply(plan: Plan) -> None:
             (root / relative).unlink(missing_ok=True)
         for move in plan.moves:  # the new file is in place: the old one goes
             (root / move.old).unlink(missing_ok=True)
+    return leftovers

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
-from hostkit import copy_example, private_copy
+from hostkit import copy_example, fake_venv, private_copy
 
 from mcpgen.cli import main
 from mcpgen.hosts import install as inst
@@ -246,6 +246,11 @@ def test_launcher_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert source.kind == "source" and source.env == {"PYTHONPATH": str(bare.root / "src")}
     with pytest.raises(ProjectError):
         launcher(bare, kind="venv")
+    for kind in ("python", "source"):  # without --python: PROJECT/.venv's, or it says so
+        with pytest.raises(ProjectError, match=f"--launcher {kind} runs an interpreter"):
+            launcher(bare, kind=kind)
+    fake_venv(bare.root / ".venv")
+    assert launcher(bare, kind="source").argv[0] == str(bare.root / ".venv/bin/python")
 
 
 async def _list_tools_like_a_host(entry: dict[str, Any], cwd: Path) -> list[str]:

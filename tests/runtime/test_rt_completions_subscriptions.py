@@ -13,12 +13,13 @@ import mcp_types as types
 import pytest
 import rtkit
 from mcp.shared.exceptions import MCPError
-from rtbridge import running
+from rtbridge import http_client, running
 from rtconnect import NETWORK, Mode, cells, client_over, connect
 
 from mcpgen.runtime import authz
 from mcpgen.runtime.errors import FORBIDDEN
 from mcpgen.runtime.events import LISTENS_PER_CALLER
+from mcpgen.runtime.http_app import create_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -27,6 +28,7 @@ NOTE = types.ResourceTemplateReference(type="ref/resource", uri=TEMPLATE)
 GREET = types.PromptReference(type="ref/prompt", name="greet")
 SECRET_IN_ERROR = "db password is hunter2"
 ARG = {"name": "x", "value": ""}
+INFO = {"name": "t", "version": "0"}
 
 
 @rtkit.HANDLERS.completion("resource", TEMPLATE, "id")
@@ -288,3 +290,49 @@ async def test_anonymous_callers_are_counted_by_their_address() -> None:
         assert authz.caller_key(SimpleNamespace(request=request)) == alice.key  # type: ignore[arg-type]
     finally:
         authz._CURRENT.reset(token)
+
+
+@pytest.mark.parametrize("by", ["request", "stream"])
+async def test_a_narrower_token_ends_the_subscriptions_it_may_not_read(by: str) -> None:
+    """A session subscribed to ``fixture://secret`` under a ``notes.read`` token, then used
+    by the same caller with a token without that scope, for a request or to open the
+    session's GET stream: that subscription ends (every later ``resources/updated`` for it
+    went to the stream, the narrower token's too), the open one stays."""
+    made = spec()
+    servers: list[Any] = []
+
+    def factory(**options: Any) -> Any:
+        servers.append(rtkit.factory(made)(**options))
+        return servers[-1]
+
+    app = create_app(made, factory, rtkit.settings(made), rtkit.environ(made))
+    wide, narrow = (rtkit.bearer(rtkit.token(s)) for s in ([rtkit.READ], [rtkit.WRITE]))
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with running(app), http_client(app, accept) as http:
+
+        async def post(headers: dict[str, str], method: str, params: Any = None) -> Any:
+            body = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+            if not method.startswith("notifications/"):
+                body["id"] = 1
+            answer = await http.post("/mcp", json=body, headers={**session, **headers})
+            assert answer.status_code < 300, answer.text
+            return answer
+
+        session: dict[str, str] = {}
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": INFO}
+        first = await post(wide, "initialize", hello)
+        session = {"mcp-session-id": first.headers["mcp-session-id"]}
+        session["mcp-protocol-version"] = "2025-11-25"
+        await post(wide, "notifications/initialized")
+        for uri in ("fixture://secret", "fixture://public"):
+            await post(wide, "resources/subscribe", {"uri": uri})
+        events = next(s for s in servers if s.events.subscribed).events
+        assert events._subscribers("fixture://secret")
+        if by == "request":
+            await post(narrow, "ping")
+        else:
+            stream = {**session, **narrow, "Accept": "text/event-stream"}
+            async with http.stream("GET", "/mcp", headers=stream) as answer:
+                assert answer.status_code == 200
+        assert not events._subscribers("fixture://secret")
+        assert events._subscribers("fixture://public")

@@ -182,7 +182,8 @@ def test_stdio_from_a_file_falls_back_to_the_sdk_transport(tmp_path: Path) -> No
 def test_stdio_from_a_file_answers_lines_it_cannot_read(tmp_path: Path) -> None:
     """The SDK's transport drops a line that is no JSON-RPC message: served from a file
     (as on Windows), such lines are answered -32700 or -32600 as on pipes, with the id when
-    there is one; a malformed response is not answered."""
+    there is one (null for an id that is an object, true or null); a malformed response is
+    not answered."""
     unreadable = [
         (b"{not json", -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"meth', -32700, None),
@@ -191,6 +192,10 @@ def test_stdio_from_a_file_answers_lines_it_cannot_read(tmp_path: Path) -> None:
         (b'{"jsonrpc":"2.0","id":2}', -32600, 2),
         (b'{"jsonrpc":"1.0","id":"x","method":"tools/list"}', -32600, "x"),
         (b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"x"}', -32600, 6),
+        # an id neither text nor a number: the SDK read a notification, and never answered
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, None),
     ]
     ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
     response = b'{"jsonrpc":"2.0","id":14,"result":5,"error":{}}'

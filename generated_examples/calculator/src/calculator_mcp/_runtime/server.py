@@ -94,6 +94,7 @@ class GeneratedServer(Server[Any]):
     events: Events
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
     tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
+    readable: Any = None  # ``resources.ReadableSubscriptions`` when subscriptions are offered
 
     def get_capabilities(self, *args: Any, **options: Any) -> types.ServerCapabilities:
         caps = super().get_capabilities(*args, **options)
@@ -276,6 +277,11 @@ def build_server(
     security = request_state or RequestStateSecurity.ephemeral()
     security.bind_principal = principal
     server.middleware.append(IdentityMiddleware(network))
+    if resources is not None and caps.get("resourcesSubscribe"):
+        from .resources import ReadableSubscriptions
+
+        server.readable = ReadableSubscriptions(events, resources)
+        server.middleware.append(server.readable)
     if replica is not None:
         server.middleware.append(replica.track)
     server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))

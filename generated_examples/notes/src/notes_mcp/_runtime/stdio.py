@@ -11,20 +11,21 @@ While serving, fd 0 reads the null device and fd 1 writes to stderr, so a stray 
 in a handler cannot corrupt the wire; both are restored afterwards (as the SDK does).
 Unlike SDK 2.3, a line that is not JSON is answered with -32700 and one that is not a
 JSON-RPC message with -32600, as JSON-RPC 2.0 asks (``jsonrpc.py``); on the SDK's transport
-too, but for a request whose id is neither text nor a number (the SDK reads a
-notification, and the line is gone).
+too (a request whose id is neither text nor a number, which the SDK would read as a
+notification, reaches it as ``[]``, answered -32600 with id null).
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -64,8 +65,9 @@ async def serve(server: GeneratedServer) -> None:
     if not on_pipes():
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (sdk_reads, sdk_writes):
-            await _answering(server, options, sdk_reads, sdk_writes)
+        with _tapped_stdin() as stdin:
+            async with stdio_server(stdin) as (sdk_reads, sdk_writes):
+                await _answering(server, options, sdk_reads, sdk_writes)
         return
     async with Wire.claim() as wire:
         await _run(server, options, wire.read_into, wire.write_from)
@@ -150,6 +152,37 @@ async def _answering(
                 pending.wrote(message.message)  # handed over: nothing cancels it now
 
     await _run(server, options, read, write)
+
+
+class _Tapped(io.TextIOWrapper):
+    """stdin's lines for the SDK's transport, a request with a bad id replaced by ``[]``."""
+
+    def readline(self, size: int = -1, /) -> str:  # type: ignore[override]
+        line = super().readline(size)
+        try:
+            message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValidationError:
+            return line
+        bad = isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line)
+        return "[]\n" if bad else line
+
+
+@contextmanager
+def _tapped_stdin() -> Iterator[anyio.AsyncFile[str] | None]:
+    """fd 0 claimed as the SDK claims it (reading the null device meanwhile), its lines
+    read through :class:`_Tapped`; None (the SDK's own) when ``sys.stdin`` is not fd 0."""
+    try:
+        private = _divert(0, os.open(os.devnull, os.O_RDONLY)) if sys.stdin.fileno() == 0 else -1
+    except (AttributeError, OSError, ValueError):
+        private = -1
+    if private < 0:
+        yield None
+        return
+    try:  # (a worker thread may still be reading it: it stays open, as in the SDK)
+        yield anyio.wrap_file(_Tapped(os.fdopen(private, "rb", closefd=False), "utf-8", "replace"))
+    finally:
+        with suppress(OSError):
+            os.dup2(private, 0)
 
 
 def _answer_to(error: ValidationError) -> str | None:

@@ -87,7 +87,8 @@ class VerifyingMiddleware(AuthMiddleware):
     async def verified(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
         from starlette.datastructures import Headers
 
-        credential = presented(self.auth.header, Headers(scope=scope))
+        request = Headers(scope=scope)
+        credential = presented(self.auth.header, request)
         failure: AuthError | None = None
         identity: Identity | None = None
         if credential is not None:
@@ -125,6 +126,8 @@ class VerifyingMiddleware(AuthMiddleware):
             denied = self._denied(body, identity)
             if denied is not None:
                 return await self._insufficient(scope, receive, send, denied)
+        if self.subscriptions is not None and scope.get("method") == "GET":  # updates go there
+            self.subscriptions.stream_opened(request.get("mcp-session-id", ""), identity)
         with acting(identity):
             if scope["type"] == "http" and identity.expires_at and streams(scope):
                 return await until_expiry(self.app, scope, receive, send, identity.expires_at)

@@ -159,8 +159,10 @@ class AuthMiddleware:
         metadata_url: Any = None,
         realm: str = "mcp",
         public_paths: tuple[str, ...] = (),
+        subscriptions: Any = None,
     ) -> None:
         self.app = app
+        self.subscriptions = subscriptions  # resources.ReadableSubscriptions, or None
         self.auth = auth
         self.settings = settings
         self.policy = policy

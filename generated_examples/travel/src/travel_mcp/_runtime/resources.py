@@ -278,6 +278,35 @@ def resource_handlers(
     return options
 
 
+class ReadableSubscriptions:
+    """A connection's subscriptions are what its latest caller may read: a request (as SDK
+    server middleware) or a GET stream (``stream_opened``, told by the HTTP layer) with a
+    token of the same caller that may not read one (fewer scopes) ends that subscription;
+    its updates went on to the connection."""
+
+    def __init__(self, events: Events, resources: ResourceTable) -> None:
+        self.events, self.resources = events, resources
+
+    def keep_readable(self, connection: Any, identity: Any) -> None:
+        uris = self.events.subscribed.get(connection)
+        if uris:
+            for uri in list(uris):
+                try:
+                    self.resources.authorized(uri, identity)
+                except MCPError:
+                    uris.discard(uri)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        if ctx.session is not None:
+            self.keep_readable(connection_of(ctx.session), current_identity())
+        return await call_next(ctx)
+
+    def stream_opened(self, session_id: str, identity: Any) -> None:
+        connection = self.events.sessions.get(session_id)
+        if connection is not None:
+            self.keep_readable(connection, identity)
+
+
 async def subscribed(
     events: Events, ctx: ServerRequestContext[Any, Any], uri: str, on: bool = True
 ) -> types.EmptyResult:
@@ -290,6 +319,8 @@ async def subscribed(
         uris = events.subscribed.setdefault(connection, set())
         within_budget(uris | {uri})
         uris.add(uri)
+        if getattr(connection, "session_id", None):  # (a GET stream names its session)
+            events.sessions[connection.session_id] = connection
     elif connection in events.subscribed:
         events.subscribed[connection].discard(uri)
     return types.EmptyResult()
