@@ -222,11 +222,9 @@ class Tasks:
         """While tasks run here: the heartbeat, and cancellations or expiries seen elsewhere."""
         while self.running:
             await self.store.beat(self.replica)
-            reachable = await self.store.alive(self.replica)  # Redis away: a miss proves nothing
-            for task_id, job in list(self.running.items()) if reachable else ():
-                record = await self.store.get(task_id)
-                if record is None or record["status"] == "cancelled":
-                    job.cancel()
+            for task_id in await self.store.stopped(self.replica, list(self.running)):
+                if task_id in self.running:
+                    self.running[task_id].cancel()
             await asyncio.sleep(HEARTBEAT_EVERY)
 
     # -- tasks/* -------------------------------------------------------------------------

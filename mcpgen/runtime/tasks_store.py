@@ -71,6 +71,15 @@ class TaskStore:
         record = await self.cache.get("t:" + task_id)
         return record if self.live_record(record) else None
 
+    async def stopped(self, replica: str, task_ids: list[str]) -> list[str]:
+        """Those of the tasks ``replica`` runs that are cancelled or gone, read with its
+        heartbeat at once (Redis: one MGET); none when that is missing too (the store is
+        away: a miss proves nothing)."""
+        beat, *stored = await self.cache.get_many(["r:" + replica, *("t:" + t for t in task_ids)])
+        pairs = zip(task_ids, stored, strict=True)
+        stop = [t for t, r in pairs if not self.live_record(r) or r["status"] == "cancelled"]
+        return stop if beat else []
+
     async def records(self, task_ids: list[str]) -> list[Record]:
         """The live records of ``task_ids``, read at once (Redis: one MGET)."""
         stored = await self.cache.get_many(["t:" + task_id for task_id in task_ids])
