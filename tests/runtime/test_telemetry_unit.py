@@ -317,11 +317,12 @@ def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
         assert span.attributes is not None and len(str(span.attributes["gen_ai.tool.name"])) == 4096
 
 
-def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
+def test_a_clients_baggage_and_tracestate_are_not_forwarded_to_the_upstream() -> None:
     """A client's ``params._meta`` becomes the call's context (the SDK ``extract``s it, W3C
-    baggage too), and the upstream request's headers are ``inject``ed from it: whatever
-    baggage a client chose (``tenant=admin``) reached the wrapped API as a ``baggage``
-    header, even after a redirect to another origin. The trace context still goes."""
+    baggage and tracestate too), and the upstream request's headers are ``inject``ed from
+    it: whatever baggage or vendor state a client chose (``tenant=admin``) reached the
+    wrapped API as a ``baggage`` or ``tracestate`` header, even after a redirect to another
+    origin. The trace context still goes."""
     import anyio
     from opentelemetry import context as otel_context
     from opentelemetry.propagate import extract
@@ -329,7 +330,11 @@ def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
     from mcpgen.runtime.telemetry_spans import upstream_span
 
     trace = "0af7651916cd43dd8448eb211c80319c"
-    meta = {"traceparent": f"00-{trace}-b7ad6b7169203331-01", "baggage": "tenant=admin"}
+    meta = {
+        "traceparent": f"00-{trace}-b7ad6b7169203331-01",
+        "tracestate": "vendor=tenant-admin",
+        "baggage": "tenant=admin",
+    }
     sent: dict[str, str] = {}
 
     async def send(headers: dict[str, str]) -> Any:
@@ -343,7 +348,7 @@ def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
     finally:
         otel_context.detach(token)
     assert sent["traceparent"].startswith(f"00-{trace}-")
-    assert "baggage" not in sent
+    assert "baggage" not in sent and "tracestate" not in sent, sent
 
 
 def test_a_cancelled_request_is_an_error_and_a_read_names_its_resource(
