@@ -329,9 +329,7 @@ class Upstream:
                     raise MCPError(INVALID_PARAMS, "Invalid resource URI: " + "; ".join(errors))
             result = await self.call(operation, arguments, ctx)
             if result.is_error:
-                raise ToolError(
-                    " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
-                )
+                raise answers.failure(result)
             if result.structured_content is not None:
                 return json.dumps(result.structured_content, ensure_ascii=False)
             first = result.content[0] if result.content else None
