@@ -34,7 +34,7 @@ from . import wire
 from .content import audio, embedded_blob, image, structured, text, tool_error
 
 if TYPE_CHECKING:
-    from .upstream import Request
+    from .wire import Request
 
 Json = Any
 EXCERPT = 1000
@@ -100,7 +100,7 @@ def result(
         return types.CallToolResult(content=[image(blob, media)])
     if media.startswith("audio/"):
         return types.CallToolResult(content=[audio(blob, media)])
-    uri = wire.redact(str(response.url), request.secret_query)
+    uri = request.redact(str(response.url))
     return types.CallToolResult(
         content=[embedded_blob(uri, blob, media or "application/octet-stream")]
     )

@@ -227,6 +227,49 @@ def redact(url: str, secret_params: set[str]) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def shown_base(base: str, documented: str) -> tuple[str, str]:
+    """The base URL set for this deployment (without its query) and how it may be shown:
+    beyond the path of the documented one (the manifest's ``baseUrl``) its path is the
+    deployment's and may hold a key (``https://host/KEY123/api``): ``REDACTED``."""
+    parts, known = urlsplit(base), urlsplit(documented).path.rstrip("/")
+    path = parts.path.rstrip("/")
+    real = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+    if path == known or not path:
+        return "", ""
+    hidden = "/" + REDACTED + (known if path.endswith(known) else "")
+    return real, urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], hidden, "", ""))
+
+
+class Request:
+    """One upstream request being assembled: its parts and which query names are secret."""
+
+    def __init__(self, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self.parts: dict[str, dict[str, Any]] = {"headers": {}, "query": {}, "cookies": {}}
+        self.secret_query: set[str] = set()
+        self.secret_headers: set[str] = set()
+        self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
+        self.options: dict[str, Json] = {}
+        self.base = ("", "")  # the base URL, as it may be shown (``shown_base``)
+
+    def redact(self, url: str) -> str:
+        """``url`` as it may be shown: ``redact``, and the base URL's path as ``shown_base``."""
+        real, shown = self.base
+        return redact(
+            shown + url[len(real) :] if real and url.startswith(real) else url, self.secret_query
+        )
+
+    def shown(self, url: str | None = None) -> str:
+        return f"{self.method} {self.redact(url or self.url)}"
+
+    def scrub(self, text: str) -> str:
+        """``text`` (an upstream answer shown to the client) without any credential sent."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, REDACTED) if len(secret) >= 4 else text
+        return text
+
+
 def origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)

@@ -436,6 +436,42 @@ def test_url_full_hides_a_query_credential_whose_name_is_encoded(
     assert str(span.attributes["url.full"]).endswith("/x?client%20id=REDACTED")
 
 
+@pytest.mark.parametrize(("documented", "shown"), [("", "/REDACTED"), ("/v1", "/REDACTED/v1")])
+def test_a_key_in_the_base_urls_path_is_not_shown(
+    monkeypatch: pytest.MonkeyPatch, documented: str, shown: str
+) -> None:
+    """A deployment's base URL with a key in its path (``https://host/KEY123/v1``, as bot
+    and webhook APIs take it) showed the key in ``url.full`` and in the tool error a client
+    reads; beyond the documented base URL's path the path is ``REDACTED``."""
+    import anyio
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from wirekit import operations, recorder, upstream
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    made = telemetry_for([])
+    made.tracing, made.tracer = True, provider.get_tracer("test")
+    monkeypatch.setattr(telemetry, "ACTIVE", made)
+    op = {"operationId": "send", "responses": {"200": {"description": "ok"}}}
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"get": op}},
+    }
+    with recorder() as rec:
+        rec.answer(404, "text/plain", b"no such item")
+        api = upstream("https://api.example.test" + documented)
+        monkeypatch.setenv(api.settings["baseUrlEnv"], rec.url + "/KEY123" + documented)
+        result = anyio.run(api.call, operations(data)["send"], {})
+    assert rec.seen[0].target == "/KEY123" + documented + "/x"
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and f"(GET {rec.url}{shown}/x)" in text and "KEY123" not in text
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None and span.attributes["url.full"] == f"{rec.url}{shown}/x"
+
+
 def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before ``initialize`` commits, a connection's version is a default (stateless HTTP:
     2025-03-26, a new session: the latest): the initialize span and metric, and the
