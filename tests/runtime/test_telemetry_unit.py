@@ -442,7 +442,8 @@ def test_a_key_in_the_base_urls_path_is_not_shown(
 ) -> None:
     """A deployment's base URL with a key in its path (``https://host/KEY123/v1``, as bot
     and webhook APIs take it) showed the key in ``url.full`` and in the tool error a client
-    reads; beyond the documented base URL's path the path is ``REDACTED``."""
+    reads; beyond the documented base URL's path the path is ``REDACTED``, as are the values
+    of the query parameters it adds (``?cid=``: whatever its name)."""
     import anyio
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -462,14 +463,16 @@ def test_a_key_in_the_base_urls_path_is_not_shown(
     }
     with recorder() as rec:
         rec.answer(404, "text/plain", b"no such item")
-        api = upstream("https://api.example.test" + documented)
-        monkeypatch.setenv(api.settings["baseUrlEnv"], rec.url + "/KEY123" + documented)
+        api = upstream("https://api.example.test" + documented + "?v=1")
+        base = rec.url + "/KEY123" + documented + "?v=1&cid=KEY456"
+        monkeypatch.setenv(api.settings["baseUrlEnv"], base)
         result = anyio.run(api.call, operations(data)["send"], {})
-    assert rec.seen[0].target == "/KEY123" + documented + "/x"
+    assert rec.seen[0].target == "/KEY123" + documented + "/x?v=1&cid=KEY456"
     text = result.content[0].text  # type: ignore[union-attr]
-    assert result.is_error and f"(GET {rec.url}{shown}/x)" in text and "KEY123" not in text
+    url = f"{rec.url}{shown}/x?v=1&cid=REDACTED"
+    assert result.is_error and f"(GET {url})" in text and "KEY" not in text, text
     [span] = exported.get_finished_spans()
-    assert span.attributes is not None and span.attributes["url.full"] == f"{rec.url}{shown}/x"
+    assert span.attributes is not None and span.attributes["url.full"] == url
 
 
 def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.MonkeyPatch) -> None:
