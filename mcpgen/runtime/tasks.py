@@ -273,7 +273,7 @@ class Tasks:
         if not modern:
             return task_view(record)
         view: dict[str, Any] = {"resultType": "complete", **flat_view(record)}
-        status = record["status"]
+        status = view["status"]
         if status == "completed" and "result" in record:
             view["result"] = record["result"]
         elif status == "failed":

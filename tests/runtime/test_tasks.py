@@ -409,7 +409,6 @@ async def test_concurrent_calls_do_not_pass_the_running_cap_together(
         assert sum("result" in answer for answer in answers) == 2, answers
 
 
-
 async def test_a_2026_task_asking_is_no_wait_for_a_handshake_era_tasks_result(http: Any) -> None:
     """Its questions are answered by a 2026 tasks/update only: tasks/result (on a task read
     in both eras) says so at once, where it waited until the task's ttl."""
@@ -427,3 +426,23 @@ async def test_a_2026_task_asking_is_no_wait_for_a_handshake_era_tasks_result(ht
     with anyio.fail_after(5):
         done = (await old.send("tasks/result", {"taskId": task_id}))["result"]
     assert done["content"][0]["text"] == "picked red"
+
+
+async def test_a_tool_error_reads_as_each_era_says_whichever_era_made_the_task(
+    http: Any,
+) -> None:
+    """An ``isError`` result: ``failed`` in the handshake era, ``completed`` (with the result)
+    in 2026-07-28, also for a task the other era created (a 2026 client read ``failed``
+    with a made-up -32603, which the extension keeps for JSON-RPC errors)."""
+    modern, old = kit.Rpc(http, kit.ALICE, kit.MODERN), await legacy(http)
+    for creator in (old, modern):
+        task_id = await creator.task("report", {"steps": 0, "fail": "tool"})
+        with anyio.fail_after(5):
+            await old.send("tasks/result", {"taskId": task_id})  # it has ended
+        seen = (await modern.get(task_id))["result"]
+        assert seen["status"] == "completed" and "error" not in seen, seen
+        assert seen["result"]["isError"] is True
+        task = (await old.get(task_id))["result"]
+        assert (
+            task["status"] == "failed" and task["statusMessage"] == "the report could not be built"
+        )
