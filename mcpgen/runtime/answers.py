@@ -34,7 +34,7 @@ from . import wire
 from .content import audio, embedded_blob, image, structured, text, tool_error
 
 if TYPE_CHECKING:
-    from .upstream import Request
+    from .wire import Request
 
 Json = Any
 EXCERPT = 1000
@@ -45,6 +45,7 @@ _PROBLEM_KEYS = ("type", "title", "status", "detail", "instance")
 _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
+_GONE = re.compile(r"\S+(?: \S+)? failed: HTTP (?:404|410) ")  # error_text's head
 
 
 def result(
@@ -99,7 +100,7 @@ def result(
         return types.CallToolResult(content=[image(blob, media)])
     if media.startswith("audio/"):
         return types.CallToolResult(content=[audio(blob, media)])
-    uri = wire.redact(str(response.url), request.secret_query)
+    uri = request.redact(str(response.url))
     return types.CallToolResult(
         content=[embedded_blob(uri, blob, media or "application/octet-stream")]
     )
@@ -155,6 +156,15 @@ def error_text(
     head += f" ({request.shown(str(response.url))})"
     body = _excerpt(request, readable(response, media, request.scrub), EXCERPT)
     return request.scrub(f"{head}: {body}" if body else head)
+
+
+def failure(result: types.CallToolResult) -> Exception:
+    """A resource read's tool error as what ``resources/read`` answers: the API's 404 or
+    410 (``error_text``) is ``ResourceNotFound`` (as an unknown URI), the rest ``ToolError``."""
+    from .errors import ResourceNotFound, ToolError
+
+    message = " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    return (ResourceNotFound if _GONE.match(message) else ToolError)(message)
 
 
 def _head(

@@ -36,6 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .authz import current_identity
 from .content import tool_error
+from .context import valid_answers
 from .tasks_store import (
     HEARTBEAT_EVERY,
     TERMINAL,
@@ -171,7 +172,7 @@ class Tasks:
         return {"task": task_view(record)}
 
     def _start(self, task_id: str, name: str, arguments: dict[str, Any], context: Any) -> None:
-        context.task = _Hooks(self, task_id)
+        context.task = Progress(self.store, task_id, self.channels)
         self.done.setdefault(task_id, asyncio.Event())
         job = asyncio.get_running_loop().create_task(self._run(task_id, name, arguments, context))
         self.running[task_id] = job
@@ -221,11 +222,9 @@ class Tasks:
         """While tasks run here: the heartbeat, and cancellations or expiries seen elsewhere."""
         while self.running:
             await self.store.beat(self.replica)
-            reachable = await self.store.alive(self.replica)  # Redis away: a miss proves nothing
-            for task_id, job in list(self.running.items()) if reachable else ():
-                record = await self.store.get(task_id)
-                if record is None or record["status"] == "cancelled":
-                    job.cancel()
+            for task_id in await self.store.stopped(self.replica, list(self.running)):
+                if task_id in self.running:
+                    self.running[task_id].cancel()
             await asyncio.sleep(HEARTBEAT_EVERY)
 
     # -- tasks/* -------------------------------------------------------------------------
@@ -274,7 +273,7 @@ class Tasks:
         if not modern:
             return task_view(record)
         view: dict[str, Any] = {"resultType": "complete", **flat_view(record)}
-        status = record["status"]
+        status = view["status"]
         if status == "completed" and "result" in record:
             view["result"] = record["result"]
         elif status == "failed":
@@ -291,6 +290,9 @@ class Tasks:
         channels.append(ctx)  # the handler's questions travel on this request meanwhile
         try:
             while record["status"] not in TERMINAL:
+                if record.get("call"):  # (2026 input_required: it would wait until its ttl)
+                    asks = f"Task {record['taskId']} waits for answers: a 2026-07-28 tasks/update"
+                    raise MCPError(INVALID_REQUEST, asks, data={"taskId": record["taskId"]})
                 event = self.done.get(record["taskId"])
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)
@@ -354,7 +356,7 @@ class Tasks:
         call = record.get("call")
         if record["status"] != "input_required" or not call:
             return {}  # nothing is asked (or the answer came already): acknowledged
-        answers = params.inputResponses if isinstance(params.inputResponses, dict) else {}
+        answers = valid_answers(record.get("inputRequests") or {}, params.inputResponses)
         self.owners[record["taskId"]] = self._room(record["owner"])  # it runs again: counted
         changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)
         if not await self.store.update(record["taskId"], changes, status="input_required"):
@@ -366,26 +368,6 @@ class Tasks:
         self.owners[record["taskId"]] = record["owner"]
         self._start(record["taskId"], call["name"], call["arguments"], rerun)
         return {}
-
-
-class _Hooks(Progress):
-    """``Context.task``: progress, and the request a handshake-era question travels on."""
-
-    def __init__(self, tasks: Tasks, task_id: str) -> None:
-        super().__init__(tasks.store, task_id)
-        self.channels = tasks.channels
-
-    async def channel(self, request: Any) -> tuple[Any, Any]:
-        """A tasks/result request of this task in flight (the task reads input_required
-        until the client sends one), and ``request`` naming the task in its ``_meta``, as the
-        handshake era's tasks specify."""
-        await self.asking(True)
-        while not self.channels.get(self.task_id):
-            await asyncio.sleep(0.05)
-        params = request.params or types.RequestParams()
-        meta = {**(params.meta or {}), RELATED: {"taskId": self.task_id}}
-        named = request.model_copy(update={"params": params.model_copy(update={"meta": meta})})
-        return self.channels[self.task_id][-1], named
 
 
 def install_tasks(server: Any, spec: Mapping[str, Any], cache: Any = None) -> Tasks:

@@ -17,10 +17,15 @@ ends ``failed``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
+
+import mcp_types as types
+
+from .tasks_wire import RELATED
 
 if TYPE_CHECKING:
     from .local_cache import TTLCache
@@ -65,6 +70,15 @@ class TaskStore:
     async def get(self, task_id: str) -> Record | None:
         record = await self.cache.get("t:" + task_id)
         return record if self.live_record(record) else None
+
+    async def stopped(self, replica: str, task_ids: list[str]) -> list[str]:
+        """Those of the tasks ``replica`` runs that are cancelled or gone, read with its
+        heartbeat at once (Redis: one MGET); none when that is missing too (the store is
+        away: a miss proves nothing)."""
+        beat, *stored = await self.cache.get_many(["r:" + replica, *("t:" + t for t in task_ids)])
+        pairs = zip(task_ids, stored, strict=True)
+        stop = [t for t, r in pairs if not self.live_record(r) or r["status"] == "cancelled"]
+        return stop if beat else []
 
     async def records(self, task_ids: list[str]) -> list[Record]:
         """The live records of ``task_ids``, read at once (Redis: one MGET)."""
@@ -152,10 +166,13 @@ class TaskStore:
 
 
 class Progress:
-    """``Context.task``: progress during a task becomes its ``statusMessage``."""
+    """``Context.task``: progress during a task becomes its ``statusMessage``; a
+    handshake-era question travels on a ``tasks/result`` request of the task (``channels``:
+    task id -> those requests in flight)."""
 
-    def __init__(self, store: TaskStore, task_id: str) -> None:
+    def __init__(self, store: TaskStore, task_id: str, channels: Any = None) -> None:
         self.store, self.task_id = store, task_id
+        self.channels: dict[str, list[Any]] = {} if channels is None else channels
 
     async def __call__(self, done: float, total: float | None, message: str | None) -> None:
         text = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
@@ -166,3 +183,15 @@ class Progress:
         await self.store.update(
             self.task_id, {"status": "input_required" if waiting else "working"}
         )
+
+    async def channel(self, request: Any) -> tuple[Any, Any]:
+        """A tasks/result request of this task in flight (the task reads input_required
+        until the client sends one), and ``request`` naming the task in its ``_meta``, as the
+        handshake era's tasks specify."""
+        await self.asking(True)
+        while not self.channels.get(self.task_id):
+            await asyncio.sleep(0.05)
+        params = request.params or types.RequestParams()
+        meta = {**(params.meta or {}), RELATED: {"taskId": self.task_id}}
+        named = request.model_copy(update={"params": params.model_copy(update={"meta": meta})})
+        return self.channels[self.task_id][-1], named

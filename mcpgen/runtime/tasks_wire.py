@@ -70,16 +70,22 @@ def unknown(task_id: Any) -> MCPError:
 
 
 def task_view(record: Record) -> dict[str, Any]:
-    """The Task of the handshake era."""
+    """The Task of the handshake era (an ``isError`` result: ``failed``, as the era says,
+    of a task created in 2026-07-28 too)."""
     view = {k: record[k] for k in VIEW if record.get(k) is not None}
     view.update(ttl=record["ttl"], pollInterval=record["pollInterval"])
+    if record["status"] == "completed" and record.get("result", {}).get("isError"):
+        view.update(status="failed", statusMessage=first_text(record["result"])[:500])
     return view
 
 
 def flat_view(record: Record) -> dict[str, Any]:
-    """The task fields of 2026-07-28 (``ttlMs``, ``pollIntervalMs``)."""
+    """The task fields of 2026-07-28 (``ttlMs``, ``pollIntervalMs``; an ``isError`` result:
+    ``completed``, as the extension says, of a task created in the handshake era too)."""
     view = {k: record[k] for k in VIEW if record.get(k) is not None}
     view.update(ttlMs=record["ttl"], pollIntervalMs=record["pollInterval"])
+    if record["status"] == "failed" and "result" in record:
+        view.update(status="completed")
     return view
 
 

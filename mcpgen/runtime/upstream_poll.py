@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     import httpx2
 
     from .context import Context
-    from .upstream import Request, Upstream
+    from .upstream import Upstream
+    from .wire import Request
 
 RUNNING = frozenset({"queued", "pending", "running", "in_progress", "accepted", "processing"})
 MAX_WAIT = 60.0  # seconds one Retry-After may make a poll wait at most
@@ -71,7 +72,7 @@ async def poll(
     ctx: Context | None,
 ) -> httpx2.Response:
     """The final answer of an operation that answered ``response`` (202 + Location)."""
-    from .upstream import Request
+    from .wire import Request
 
     interval = float(settings.get("interval", 2.0))
     timeout = float(settings.get("timeout", 600.0))
@@ -90,6 +91,7 @@ async def poll(
             await anyio.sleep(wait_for(response, interval))
             await response.aclose()
             follow = Request("GET", url)
+            follow.base = request.base
             trusted = trusted and wire.origin(url) == home  # credentials stay home
             if trusted:
                 follow.parts["headers"] = dict(request.parts["headers"])

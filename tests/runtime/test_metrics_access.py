@@ -46,3 +46,14 @@ async def test_metrics_name_hidden_tools_only_to_a_caller_that_sees_them_all() -
 async def test_without_hiding_any_authenticated_caller_reads_the_metrics() -> None:
     status, text = await metrics_seen_by(False, [])
     assert status == 200 and 'gen_ai_tool_name="read_notes"' in text
+
+
+async def test_public_metrics_are_rate_limited_by_address() -> None:
+    """A scraper without a credential is limited as an anonymous caller (it was not)."""
+    spec = rtkit.make_spec("oauth")
+    spec["observability"] = {"metrics": "public"}
+    app = rtkit.app(spec, json_response=True, rate_limit=0.1, rate_burst=2)
+    async with running(app) as app, http_client(app) as http:
+        statuses = [(await http.get("/metrics")).status_code for _ in range(3)]
+        health = await http.get("/healthz")
+    assert statuses == [200, 200, 429] and health.status_code == 200

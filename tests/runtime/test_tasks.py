@@ -236,6 +236,23 @@ async def test_modern_input_required_then_update(http: Any) -> None:
     assert done["result"]["content"][0]["text"] == "picked red"
 
 
+async def test_an_invalid_input_response_is_refused_and_the_task_still_asks(http: Any) -> None:
+    """The task waits for a valid answer (it ended failed for good); answers to keys that
+    were not asked are ignored, as the extension says."""
+    rpc = kit.Rpc(http, kit.ALICE, kit.MODERN)
+    task_id = await rpc.task("pick", {})
+    (key,) = (await rpc.until(task_id, "input_required"))["inputRequests"]
+    for bad in ({key: "not an answer"}, {key: {"action": "maybe"}}):
+        refused = await rpc.send("tasks/update", {"taskId": task_id, "inputResponses": bad})
+        assert error_code(refused) == -32602 and refused["error"]["data"] == {"inputResponse": key}
+    assert (await rpc.get(task_id))["result"]["status"] == "input_required"
+    answer = {key: {"action": "accept", "content": {"colour": "red"}}, "other": "ignored"}
+    updated = await rpc.send("tasks/update", {"taskId": task_id, "inputResponses": answer})
+    assert "error" not in updated
+    done = await rpc.until(task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "picked red"
+
+
 async def test_running_tasks_per_caller_are_bounded(
     http: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -390,3 +407,42 @@ async def test_concurrent_calls_do_not_pass_the_running_cap_together(
             for _ in range(6):
                 group.start_soon(call)
         assert sum("result" in answer for answer in answers) == 2, answers
+
+
+async def test_a_2026_task_asking_is_no_wait_for_a_handshake_era_tasks_result(http: Any) -> None:
+    """Its questions are answered by a 2026 tasks/update only: tasks/result (on a task read
+    in both eras) says so at once, where it waited until the task's ttl."""
+    modern, old = kit.Rpc(http, kit.ALICE, kit.MODERN), await legacy(http)
+    for wait in (False, True):  # asking when tasks/result comes, and while it waits
+        task_id = await modern.task("pick", {})
+        if wait:
+            await modern.until(task_id, "input_required")
+        with anyio.fail_after(5):
+            refused = await old.send("tasks/result", {"taskId": task_id})
+        assert error_code(refused) == -32600 and "tasks/update" in refused["error"]["message"]
+    (key,) = (await modern.get(task_id))["result"]["inputRequests"]
+    answer = {key: {"action": "accept", "content": {"colour": "red"}}}
+    await modern.send("tasks/update", {"taskId": task_id, "inputResponses": answer})
+    with anyio.fail_after(5):
+        done = (await old.send("tasks/result", {"taskId": task_id}))["result"]
+    assert done["content"][0]["text"] == "picked red"
+
+
+async def test_a_tool_error_reads_as_each_era_says_whichever_era_made_the_task(
+    http: Any,
+) -> None:
+    """An ``isError`` result: ``failed`` in the handshake era, ``completed`` (with the result)
+    in 2026-07-28, also for a task the other era created (a 2026 client read ``failed``
+    with a made-up -32603, which the extension keeps for JSON-RPC errors)."""
+    modern, old = kit.Rpc(http, kit.ALICE, kit.MODERN), await legacy(http)
+    for creator in (old, modern):
+        task_id = await creator.task("report", {"steps": 0, "fail": "tool"})
+        with anyio.fail_after(5):
+            await old.send("tasks/result", {"taskId": task_id})  # it has ended
+        seen = (await modern.get(task_id))["result"]
+        assert seen["status"] == "completed" and "error" not in seen, seen
+        assert seen["result"]["isError"] is True
+        task = (await old.get(task_id))["result"]
+        assert (
+            task["status"] == "failed" and task["statusMessage"] == "the report could not be built"
+        )

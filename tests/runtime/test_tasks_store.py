@@ -196,3 +196,42 @@ async def test_a_progress_message_is_cut_as_an_end_message_is() -> None:
     await store.create(record(0))
     await tasks_store.Progress(store, "task-0")(1, 2, "x" * 100_000)
     assert len((await store.get("task-0") or {})["statusMessage"]) == 500
+
+
+async def test_the_heartbeat_reads_the_running_tasks_in_one_round_trip(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each beat: one read of the heartbeat and every running task's record (Redis: one
+    MGET), where it was a GET a task a second; a task cancelled or gone is cancelled here."""
+    from mcpgen.runtime import tasks as tasks_module
+    from mcpgen.runtime.authz import Policy
+    from mcpgen.runtime.tasks import Tasks
+
+    reads: list[Any] = []
+
+    class Counting(_Slow):
+        async def get(self, key: str) -> Any:
+            reads.append(key)
+            return await super().get(key)
+
+        async def get_many(self, keys: list[str]) -> list[Any]:
+            reads.append(keys)
+            return await self.inner.get_many(keys)
+
+    monkeypatch.setattr(tasks_module, "HEARTBEAT_EVERY", 0.01)
+    tasks = Tasks(SimpleNamespace(policy=Policy()), {}, Counting())
+    for n in range(N):
+        await tasks.store.create(record(n))
+        tasks.running[f"task-{n}"] = asyncio.create_task(asyncio.sleep(60))
+    await tasks.store.update("task-3", {"status": "cancelled"})
+    await tasks.store.cache.delete("t:task-5")
+    reads.clear()
+    watcher = asyncio.create_task(tasks._watch())
+    await asyncio.sleep(0.1)
+    jobs = dict(tasks.running)
+    assert [t for t, job in jobs.items() if job.cancelled()] == ["task-3", "task-5"]
+    for job in jobs.values():
+        job.cancel()
+    tasks.running.clear()
+    await watcher
+    assert len(reads) >= 2 and all(len(r) == N + 1 for r in reads), reads[:3]

@@ -317,11 +317,12 @@ def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
         assert span.attributes is not None and len(str(span.attributes["gen_ai.tool.name"])) == 4096
 
 
-def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
+def test_a_clients_baggage_and_tracestate_are_not_forwarded_to_the_upstream() -> None:
     """A client's ``params._meta`` becomes the call's context (the SDK ``extract``s it, W3C
-    baggage too), and the upstream request's headers are ``inject``ed from it: whatever
-    baggage a client chose (``tenant=admin``) reached the wrapped API as a ``baggage``
-    header, even after a redirect to another origin. The trace context still goes."""
+    baggage and tracestate too), and the upstream request's headers are ``inject``ed from
+    it: whatever baggage or vendor state a client chose (``tenant=admin``) reached the
+    wrapped API as a ``baggage`` or ``tracestate`` header, even after a redirect to another
+    origin. The trace context still goes."""
     import anyio
     from opentelemetry import context as otel_context
     from opentelemetry.propagate import extract
@@ -329,7 +330,11 @@ def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
     from mcpgen.runtime.telemetry_spans import upstream_span
 
     trace = "0af7651916cd43dd8448eb211c80319c"
-    meta = {"traceparent": f"00-{trace}-b7ad6b7169203331-01", "baggage": "tenant=admin"}
+    meta = {
+        "traceparent": f"00-{trace}-b7ad6b7169203331-01",
+        "tracestate": "vendor=tenant-admin",
+        "baggage": "tenant=admin",
+    }
     sent: dict[str, str] = {}
 
     async def send(headers: dict[str, str]) -> Any:
@@ -343,7 +348,7 @@ def test_a_clients_baggage_is_not_forwarded_to_the_upstream() -> None:
     finally:
         otel_context.detach(token)
     assert sent["traceparent"].startswith(f"00-{trace}-")
-    assert "baggage" not in sent
+    assert "baggage" not in sent and "tracestate" not in sent, sent
 
 
 def test_a_cancelled_request_is_an_error_and_a_read_names_its_resource(
@@ -429,6 +434,45 @@ def test_url_full_hides_a_query_credential_whose_name_is_encoded(
     [span] = exported.get_finished_spans()
     assert span.attributes is not None
     assert str(span.attributes["url.full"]).endswith("/x?client%20id=REDACTED")
+
+
+@pytest.mark.parametrize(("documented", "shown"), [("", "/REDACTED"), ("/v1", "/REDACTED/v1")])
+def test_a_key_in_the_base_urls_path_is_not_shown(
+    monkeypatch: pytest.MonkeyPatch, documented: str, shown: str
+) -> None:
+    """A deployment's base URL with a key in its path (``https://host/KEY123/v1``, as bot
+    and webhook APIs take it) showed the key in ``url.full`` and in the tool error a client
+    reads; beyond the documented base URL's path the path is ``REDACTED``, as are the values
+    of the query parameters it adds (``?cid=``: whatever its name)."""
+    import anyio
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from wirekit import operations, recorder, upstream
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    made = telemetry_for([])
+    made.tracing, made.tracer = True, provider.get_tracer("test")
+    monkeypatch.setattr(telemetry, "ACTIVE", made)
+    op = {"operationId": "send", "responses": {"200": {"description": "ok"}}}
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"get": op}},
+    }
+    with recorder() as rec:
+        rec.answer(404, "text/plain", b"no such item")
+        api = upstream("https://api.example.test" + documented + "?v=1")
+        base = rec.url + "/KEY123" + documented + "?v=1&cid=KEY456"
+        monkeypatch.setenv(api.settings["baseUrlEnv"], base)
+        result = anyio.run(api.call, operations(data)["send"], {})
+    assert rec.seen[0].target == "/KEY123" + documented + "/x?v=1&cid=KEY456"
+    text = result.content[0].text  # type: ignore[union-attr]
+    url = f"{rec.url}{shown}/x?v=1&cid=REDACTED"
+    assert result.is_error and f"(GET {url})" in text and "KEY" not in text, text
+    [span] = exported.get_finished_spans()
+    assert span.attributes is not None and span.attributes["url.full"] == url
 
 
 def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.MonkeyPatch) -> None:

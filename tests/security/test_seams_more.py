@@ -111,3 +111,23 @@ def test_a_forged_token_header_is_refused_with_a_short_latin_1_challenge(
     assert answer.status == 401 and 'error="invalid_token"' in challenge, answer.text
     assert len(challenge) < 500 and len(answer.text) < 500, challenge
     assert gate.stderr().count("Traceback") == before
+
+
+@pytest.mark.parametrize("status", [404, 410])
+def test_an_upstream_404_on_a_resource_read_is_resource_not_found(
+    target: Server, api: Upstream, status: int
+) -> None:
+    """A resource read whose API answers 404 (or 410) is the resource-not-found error an
+    unknown URI gets (-32602 "Resource not found", what SDK 2.3 and the conformance suite
+    expect; -32002 is retired), with the API's words; it was -32600 (Invalid Request)."""
+    api.routes["/api/v1/items/7/label"] = Reply.json({"title": "no such item"}, status)
+    answer = Mcp(target.url).rpc("resources/read", {"uri": "api://items/7/label"})
+    error = answer["error"]
+    assert error["code"] == -32602, answer
+    assert error["message"].startswith("Resource not found: api://items/7/label: "), error
+    assert "no such item" in error["message"] and error["data"] == {"uri": "api://items/7/label"}
+    api.routes["/api/v1/items/7/label"] = Reply.json({"title": "down"}, 503)
+    assert (
+        Mcp(target.url).rpc("resources/read", {"uri": "api://items/7/label"})["error"]["code"]
+        == -32600
+    )

@@ -191,6 +191,9 @@ class AuthMiddleware:
             return await self.app(scope, receive, send)
         path = route_path(scope)
         if path == HEALTH_PATH or path.startswith(WELL_KNOWN) or path in self.public_paths:
+            public = path in self.public_paths  # (a public GET /metrics: limited by address)
+            if public and await self._limited(scope, receive, send, client_address(scope)):
+                return
             return await self.app(scope, receive, send)
         if scope.get("method") == "OPTIONS" or not self.auth.enabled:
             if self.limiter is not None:

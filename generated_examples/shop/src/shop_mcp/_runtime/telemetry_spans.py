@@ -41,8 +41,9 @@ async def upstream_span(
     headers: dict[str, str],
 ) -> Any:
     """One upstream HTTP attempt in a CLIENT span (``url`` already without credentials),
-    with ``traceparent`` injected into ``headers`` inside it. Not the baggage: the SDK took
-    it from the client's ``params._meta``, and what a client chose never becomes a header."""
+    with ``traceparent`` injected into ``headers`` inside it. Not the baggage nor the
+    ``tracestate``: the SDK took them from the client's ``params._meta``, and what a client
+    chose never becomes a header."""
     from urllib.parse import urlsplit
 
     from anyio import current_effective_deadline
@@ -66,6 +67,7 @@ async def upstream_span(
         method, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
     ) as span:
         inject(headers, clear())
+        headers.pop("tracestate", None)  # (the span inherits the client's)
         try:
             response = await send(headers)
         except BaseException as exc:  # a cancellation too: a timeout is one

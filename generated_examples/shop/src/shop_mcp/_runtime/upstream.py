@@ -33,6 +33,7 @@ from .credentials import CacheBackend, Credentials
 from .errors import ToolError
 from .telemetry_spans import upstream_span
 from .tools import Arguments, ToolCall, plain
+from .wire import Request
 
 logger = logging.getLogger(__name__)
 Json = Any
@@ -40,28 +41,6 @@ IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
 RETRY_STATUS = {429, 502, 503, 504}
 REDIRECTS = {301, 302, 303, 307, 308}
 MAX_REDIRECTS = 5
-
-
-class Request:
-    """One upstream request being assembled: its parts and which query names are secret."""
-
-    def __init__(self, method: str, url: str) -> None:
-        self.method = method
-        self.url = url
-        self.parts: dict[str, dict[str, Any]] = {"headers": {}, "query": {}, "cookies": {}}
-        self.secret_query: set[str] = set()
-        self.secret_headers: set[str] = set()
-        self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
-        self.options: dict[str, Json] = {}
-
-    def shown(self, url: str | None = None) -> str:
-        return f"{self.method} {wire.redact(url or self.url, self.secret_query)}"
-
-    def scrub(self, text: str) -> str:
-        """``text`` (an upstream answer shown to the client) without any credential sent."""
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, wire.REDACTED) if len(secret) >= 4 else text
-        return text
 
 
 class Upstream:
@@ -167,6 +146,7 @@ class Upstream:
             else:
                 request.parts["cookies"][param["name"]] = wire.cookie_text(value, param)
         request.url = wire.join(self.base_url, path)
+        request.base = wire.shown_base(self.base_url, self.settings["baseUrl"])
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None and _sent(body, arguments):
@@ -274,7 +254,7 @@ class Upstream:
         options: dict[str, Json],
     ) -> httpx2.Response:
         """One attempt in its CLIENT span, ``traceparent`` injected inside it."""
-        full = wire.redact(url, request.secret_query)
+        full = request.redact(url)
 
         async def send(sent: dict[str, str]) -> httpx2.Response:
             return await self._attempt(method, url, sent, options)
@@ -330,9 +310,7 @@ class Upstream:
                     raise MCPError(INVALID_PARAMS, "Invalid resource URI: " + "; ".join(errors))
             result = await self.call(operation, arguments, ctx)
             if result.is_error:
-                raise ToolError(
-                    " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
-                )
+                raise answers.failure(result)
             if result.structured_content is not None:
                 return json.dumps(result.structured_content, ensure_ascii=False)
             first = result.content[0] if result.content else None

@@ -14,7 +14,15 @@ import base64
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, unquote_plus, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import (
+    parse_qsl,
+    quote,
+    unquote_plus,
+    urlencode,
+    urljoin,
+    urlsplit,
+    urlunsplit,
+)
 
 from .errors import ToolError
 
@@ -226,6 +234,52 @@ def redact(url: str, secret_params: set[str]) -> str:
         for key, sep, value in (item.partition("=") for item in parts.query.split("&") if item)
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def shown_base(base: str, documented: str) -> tuple[str, str, frozenset[str]]:
+    """The base URL set for this deployment (without its query), how it may be shown, and
+    the query names it adds: beyond the documented one (the manifest's ``baseUrl``) its path
+    and query are the deployment's and may hold a key (``https://host/KEY123/v1?code=KEY``):
+    ``REDACTED``."""
+    parts, known = urlsplit(base), urlsplit(documented)
+    added = {k for k, _ in parse_qsl(parts.query, True)}
+    names = frozenset(added - {k for k, _ in parse_qsl(known.query, True)})
+    path, known_path = parts.path.rstrip("/"), known.path.rstrip("/")
+    if path == known_path or not path:
+        return "", "", names
+    real = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+    hidden = "/" + REDACTED + (known_path if path.endswith(known_path) else "")
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return real, urlunsplit((parts.scheme, netloc, hidden, "", "")), names
+
+
+class Request:
+    """One upstream request being assembled: its parts and which query names are secret."""
+
+    def __init__(self, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self.parts: dict[str, dict[str, Any]] = {"headers": {}, "query": {}, "cookies": {}}
+        self.secret_query: set[str] = set()
+        self.secret_headers: set[str] = set()
+        self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
+        self.options: dict[str, Json] = {}
+        self.base: tuple[str, str, frozenset[str]] = ("", "", frozenset())  # ``shown_base``
+
+    def redact(self, url: str) -> str:
+        """``url`` as it may be shown: ``redact``, and the base URL's path as ``shown_base``."""
+        real, shown, names = self.base
+        url = shown + url[len(real) :] if real and url.startswith(real) else url
+        return redact(url, self.secret_query | names)
+
+    def shown(self, url: str | None = None) -> str:
+        return f"{self.method} {self.redact(url or self.url)}"
+
+    def scrub(self, text: str) -> str:
+        """``text`` (an upstream answer shown to the client) without any credential sent."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, REDACTED) if len(secret) >= 4 else text
+        return text
 
 
 def origin(url: str) -> tuple[str, str, int | None]:

@@ -275,14 +275,7 @@ class Context:
             if raw is None:
                 missing[key] = request
                 continue
-            try:
-                answers[key] = _ANSWER_TYPES[request.method].model_validate(raw)
-            except ValidationError:
-                raise MCPError(
-                    INVALID_PARAMS,
-                    f"Invalid input response for {key!r}",
-                    data={"inputResponse": key},
-                ) from None
+            answers[key] = _answer(request.method, key, raw)
         if missing:
             raise InputRequired(missing)
         return answers
@@ -372,6 +365,28 @@ def previous_round(params: Any) -> tuple[dict[str, Json], str | None]:
         else:
             answers[key] = response
     return answers, state
+
+
+def _answer(method: str, key: str, raw: Json) -> InputResponse:
+    try:
+        answer: InputResponse = _ANSWER_TYPES[method].model_validate(raw)
+    except ValidationError:
+        message = f"Invalid input response for {key!r}"
+        raise MCPError(INVALID_PARAMS, message, data={"inputResponse": key}) from None
+    return answer
+
+
+def valid_answers(asked: Mapping[str, Json], responses: Json) -> dict[str, Json]:
+    """A 2026 task's ``inputResponses`` to the requests ``asked``, checked before it runs
+    again: one that is no answer is -32602 (the client may send a valid one), those of keys
+    not asked are left out (as the tasks extension says)."""
+    kept: dict[str, Json] = {}
+    for key, raw in (responses if isinstance(responses, Mapping) else {}).items():
+        method = asked[key].get("method") if isinstance(asked.get(key), Mapping) else None
+        if method in _ANSWER_TYPES:
+            _answer(method, key, raw)
+            kept[key] = raw
+    return kept
 
 
 def input_required(asked: InputRequired, context: Context) -> types.InputRequiredResult:
