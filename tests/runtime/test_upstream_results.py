@@ -417,3 +417,30 @@ def test_a_number_out_of_float_range_is_a_tool_error_that_says_so(number: bytes)
     assert f"invalid JSON (HTTP 200): the number {number.decode()} is out of range" in str(
         result.content
     )
+
+
+@pytest.mark.anyio
+async def test_a_query_key_echoed_percent_encoded_is_redacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key with characters a query encodes (base64's ``/+=``) comes back as the API saw
+    it, percent-encoded, when the API echoes the URL it was asked (a ``links.self``, an
+    error quoting the request): that form is redacted too (it reached the client whole)."""
+    key = "Sup3r/Key+b64=="
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_KEY", key)
+    spec = {
+        **JAR,
+        "paths": {"/x": {"get": {**JAR["paths"]["/x"]["get"], "security": [{"key": []}]}}},
+    }
+    operation = wirekit.operations(spec)["get_x"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream(rec.url, SCHEMES)
+        echoed = "Sup3r%2FKey%2Bb64%3D%3D"
+        rec.answer(200, "application/json", json.dumps({"self": f"/x?api_key={echoed}"}).encode())
+        ok = await api.call(operation, {})
+        rec.answer(500, "text/plain", f"bad key {echoed}".encode())
+        failed = await api.call(operation, {})
+    assert [seen.target.endswith(f"api_key={echoed}") for seen in rec.seen] == [True, True]
+    assert ok.structured_content == {"self": "/x?api_key=REDACTED"}
+    message = failed.content[0].text  # type: ignore[union-attr]
+    assert failed.is_error and "Sup3r" not in message, message

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import (
     parse_qsl,
     quote,
+    quote_plus,
     unquote_plus,
     urlencode,
     urljoin,
@@ -190,16 +191,18 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
 
 def credential_forms(value: str) -> tuple[str, ...]:
     """The forms in which a credential sent as ``value`` may come back in an answer:
-    itself, its token (``Bearer x``: ``x``) and, for HTTP basic, ``user:password`` and the
-    password decoded."""
+    itself, its token (``Bearer x``: ``x``), percent-encoded as a query sends it (an API
+    echoing the URL it was asked: ``a/b+c=`` as ``a%2Fb%2Bc%3D``) and, for HTTP basic,
+    ``user:password`` and the password decoded."""
     scheme, _, token = value.partition(" ")
+    forms = (value, token, quote(value, safe=""), quote_plus(value))
     if scheme.lower() != "basic":
-        return value, token
+        return forms
     try:
         pair = base64.b64decode(token, validate=True).decode()
     except ValueError:  # binascii.Error and UnicodeDecodeError are both ValueErrors
-        return value, token
-    return value, token, pair, pair.partition(":")[2]
+        return forms
+    return *forms, pair, pair.partition(":")[2]
 
 
 def join(base: str, path: str) -> str:
