@@ -196,6 +196,7 @@ class Upstream:
         cookies = dict(request.parts["cookies"])
         options = request.options
         home = wire.origin(url)
+        keys = {k: request.parts["query"][k] for k in request.secret_query}
         trusted = True
         for _ in range(MAX_REDIRECTS + 1):
             sent = dict(headers)
@@ -225,9 +226,8 @@ class Upstream:
                 headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
                 cookies = {}
                 logger.info("following a redirect to another origin without credentials")
-            elif trusted and request.secret_query:  # the Location replaced the query key
-                secret = {k: request.parts["query"][k] for k in request.secret_query}
-                url = wire.with_query(url, secret)
+            # the query key again on the API's origin, never off it (a Location may carry it)
+            url = wire.with_query(wire.without(url, request.secret_query), keys if trusted else {})
             await response.aclose()
         raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
 

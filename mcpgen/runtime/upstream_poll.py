@@ -90,9 +90,9 @@ async def poll(
                 url = wire.redirect(str(response.url), location)
             await anyio.sleep(wait_for(response, interval))
             await response.aclose()
-            follow = Request("GET", url)
-            follow.base = request.base
             trusted = trusted and wire.origin(url) == home  # credentials stay home
+            follow = Request("GET", url if trusted else wire.without(url, request.secret_query))
+            follow.base = request.base
             if trusted:
                 follow.parts["headers"] = dict(request.parts["headers"])
                 follow.parts["cookies"] = dict(request.parts["cookies"])

@@ -216,11 +216,19 @@ def with_query(url: str, query: dict[str, Json] | None) -> str:
     pairs = [(key, text) for key, held in (query or {}).items() for text in as_list(held)]
     if not pairs:
         return url
-    parts = urlsplit(url)
-    names = {key for key, _ in pairs}
-    kept = [q for q in parts.query.split("&") if q and unquote_plus(q.split("=")[0]) not in names]
+    parts = urlsplit(without(url, {key for key, _ in pairs}))
+    kept = [parts.query] if parts.query else []
     # a space as %20 (RFC 3986, OpenAPI's examples): "+" is a space to form decoders only
     return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs, quote_via=quote)])))
+
+
+def without(url: str, names: set[str]) -> str:
+    """``url`` less the query pairs of ``names``."""
+    if not names:
+        return url
+    parts = urlsplit(url)
+    kept = [q for q in parts.query.split("&") if q and unquote_plus(q.split("=")[0]) not in names]
+    return urlunsplit(parts._replace(query="&".join(kept)))
 
 
 def redact(url: str, secret_params: set[str]) -> str:

@@ -489,6 +489,26 @@ async def test_a_poll_redirected_off_the_api_never_returns_to_it_with_credential
     assert "x-api-key" not in api.seen[1].headers
 
 
+async def test_a_poll_sent_off_the_api_drops_a_query_key_its_location_carries() -> None:
+    """A 202 whose ``Location`` is on another origin and carries the request's query (the
+    API key in it): the poll went there with the key."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as api, recorder() as other:
+        sent = Request("POST", api.url + "/jobs")
+        sent.parts["query"]["api_key"] = "k3y-secret"
+        sent.secret_query.add("api_key")
+        started = httpx2.Response(
+            202,
+            headers={"location": other.url + "/status?id=7&api_key=k3y-secret"},
+            request=httpx2.Request("POST", sent.url + "?api_key=k3y-secret"),
+        )
+        done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    assert [seen.target for seen in other.seen] == ["/status?id=7"]
+
+
 @pytest.mark.parametrize("where", ["query", "header"])
 async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: str) -> None:
     """A redirect on the API's own origin (``/old`` -> ``/new``) keeps the credentials: a
@@ -507,6 +527,22 @@ async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: s
         assert sent == [("/old?api_key=secret-key", None), ("/new?v=2&api_key=secret-key", None)]
     else:
         assert sent == [("/old", "secret-key"), ("/new?v=2", "secret-key")]
+
+
+async def test_a_redirect_to_another_origin_carrying_the_query_key_drops_it() -> None:
+    """A move to another origin written as ``return 301 https://new$request_uri`` (nginx)
+    carries the request's query, the API key in it: that origin got the key, though a
+    redirect off the API's origin goes without every credential (docs/security.md)."""
+    schemes = {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    data = document("/old", [{"name": "v", "in": "query", "schema": {"type": "string"}}])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/old"]["get"]["security"] = [{"key": []}]
+    with recorder() as api, recorder() as other:
+        api.moved = {"/old": other.url + "/old?v=2&api_key=secret-key"}
+        result = await upstream(api.url, schemes).call(operations(data)["send"], {"v": "2"})
+        assert not result.is_error, result.content
+    assert [seen.target for seen in api.seen] == ["/old?v=2&api_key=secret-key"]
+    assert [seen.target for seen in other.seen] == ["/old?v=2"]
 
 
 async def test_an_answer_trickling_in_is_cut_off_at_the_timeout(
