@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+import httpx2
+
 from .errors import ToolError
 from .wire import form_fields, scalar
 
@@ -74,13 +76,12 @@ def body(
         return {"content": urlencode(pairs).encode()}
     if kind == "multipart/form-data" and isinstance(value, dict):
         extra = part_headers or {}
-        return {
-            "files": [
-                item
-                for k, v in value.items()
-                for item in multipart_parts(k, v, parts.get(k) or {}, extra.get(k), limit)
-            ]
-        }
+        files = [
+            item
+            for k, v in value.items()
+            for item in multipart_parts(k, v, parts.get(k) or {}, extra.get(k), limit)
+        ]
+        return multipart(files, spec.get("media_type") or kind)
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
     text = value if isinstance(value, str) else scalar(value)
@@ -92,6 +93,17 @@ def body(
     except UnicodeEncodeError as exc:
         lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
         raise ToolError(lacks) from None
+
+
+def multipart(files: list[Any], media: str) -> dict[str, Json]:
+    """Multipart request options: httpx2 writes ``multipart/form-data`` and its
+    ``Content-Type``; another multipart type (``mixed``, ``related``) is the same parts
+    sent as the type the document names (``type``), with their boundary."""
+    if media.split(";", 1)[0].strip().lower() == "multipart/form-data" or not files:
+        return {"files": files}
+    encoded = httpx2.Request("POST", "http://localhost/", files=files)
+    boundary = encoded.headers["content-type"].partition("boundary=")[2]
+    return {"content": encoded.read(), "type": f"{media}; boundary={boundary}"}
 
 
 def is_uri(value: Json) -> bool:
