@@ -388,6 +388,62 @@ async def test_a_read_only_property_of_a_whole_body_is_not_sent(shape: str) -> N
     assert json.loads(seen.body) == {**kept, "name": "Rex", "kind": "dog"}
 
 
+NODE = {  # a recursive definition with a readOnly property, reached in every way
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer", "readOnly": True},
+        "name": {"type": "string"},
+        "parent": {"$ref": "#/components/schemas/Node", "nullable": True},
+        "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+        "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Id"}},
+    },
+}
+
+
+@pytest.mark.parametrize("spread", [True, False])
+async def test_a_read_only_property_of_a_nested_object_is_not_sent(spread: bool) -> None:
+    """``readOnly`` properties of objects inside the body (a property's object, an array's
+    items, a recursive definition, an ``allOf`` member) were sent as given; only the
+    body's own were left out."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "node": {"$ref": "#/components/schemas/Node"},
+            "more": {"allOf": [{"$ref": "#/components/schemas/Node"}, {"description": "d"}]},
+            "id": {"type": "integer", "readOnly": True},
+        },
+    }
+    if not spread:
+        schema["additionalProperties"] = True
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = posted(op)
+    data["components"] = {"schemas": {"Node": NODE, "Id": {"type": "integer"}}}
+    leaf = {"id": 3, "name": "c", "children": [], "tags": [1]}
+    node = {"id": 1, "name": "a", "parent": {"id": 2, "name": "b", "parent": None}}
+    given = {**node, "children": [leaf, {"name": "d", "children": [leaf]}]}
+    arguments = {"node": given, "more": leaf}
+    with recorder() as rec:
+        call = arguments if spread else {"body": {**arguments, "id": 9, "other": {"id": 4}}}
+        result = await upstream(rec.url).call(operations(data)["send"], call)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    sent = json.loads(seen.body)
+    bare = {"name": "c", "children": [], "tags": [1]}
+    assert sent.pop("other", {"id": 4}) == {"id": 4}  # not the body's: an open object's own
+    assert sent == {
+        "node": {
+            "name": "a",
+            "parent": {"name": "b", "parent": None},
+            "children": [bare, {"name": "d", "children": [bare]}],
+        },
+        "more": bare,
+    }
+
+
 @pytest.mark.parametrize("spread", [True, False])
 @pytest.mark.parametrize("shape", ["refProperty", "allOfProperty"])
 def test_a_read_only_property_behind_a_reference_is_not_asked_for(shape: str, spread: bool) -> None:
