@@ -101,6 +101,21 @@ def test_json_in_a_charset_its_content_type_names_is_read_in_it(charset: str) ->
     assert failed.content[0].text.endswith('{"name":"Größe"}')  # type: ignore[union-attr]
 
 
+def test_text_json_is_json_as_the_importer_reads_it() -> None:
+    """The importer gives an operation answering ``text/json`` (ASP.NET's) an output schema
+    and asks for it (``Accept``); the answer was "text/json where text/json was expected"."""
+    from mcpgen.runtime.schemas import validator
+
+    item = {"responseType": "text/json"}
+    ok = answers.result(
+        answer(200, b'{"id": 7}', "text/json; charset=utf-8"),
+        item,
+        request(),
+        validator({"type": "object"}),
+    )
+    assert not ok.is_error and ok.structured_content == {"id": 7}
+
+
 def test_a_problem_document_is_rendered_readably() -> None:
     body = (
         b'{"type": "https://example.test/probs/out-of-credit", "title": "You do not have'

@@ -62,7 +62,7 @@ def result(
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
-    json_answer = media == "application/json" or media.endswith("+json")
+    json_answer = is_json(media)
     if (
         output is not None
         and status not in (204, 205, 304)
@@ -122,6 +122,12 @@ def parsed(response: httpx2.Response, **options: Any) -> Json:
     if charset.startswith("utf"):
         return json.loads(response.content, **options)
     return json.loads(response.content.decode(charset), **options)
+
+
+def is_json(media: str) -> bool:
+    """A JSON media type: ``application/json``, any ``+json``, and ``text/json`` (what the
+    importer reads as JSON too: ASP.NET answers it to ``Accept: text/json``)."""
+    return media in ("application/json", "text/json") or media.endswith("+json")
 
 
 def _not_json(constant: str) -> Json:
@@ -249,7 +255,7 @@ def readable(response: httpx2.Response, media: str, scrub: Callable[[str], str] 
     out of the text before any of it is cut."""
     if not response.content:
         return ""
-    if media == "application/json" or media.endswith("+json"):
+    if is_json(media):
         try:
             data = parsed(response)
             if too_deep(data):
