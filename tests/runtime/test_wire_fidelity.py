@@ -546,6 +546,26 @@ async def test_a_poll_redirected_off_the_api_never_returns_to_it_with_credential
 
 
 @pytest.mark.parametrize("where", ["query", "header"])
+async def test_a_redirect_to_another_origin_that_echoes_the_key_does_not_send_it(
+    where: str,
+) -> None:
+    """An API whose redirect to another origin (a CDN) copies the request's query, key and
+    all, into the ``Location``: the other origin got the key in its URL, though every
+    credential header and cookie was dropped."""
+    schemes = {"key": {"type": "apiKey", "in": where, "name": "api_key"}}
+    data = document("/file", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/file"]["get"]["security"] = [{"key": []}]
+    with recorder() as api, recorder() as cdn:
+        echoed = "secret-key"  # what ``upstream`` sets as the key
+        api.moved = {"/file": f"{cdn.url}/f?v=2&api_key={echoed}&token={echoed}&x=secret"}
+        result = await upstream(api.url, schemes).call(operations(data)["send"], {})
+        assert not result.is_error, result.content
+    assert [seen.target for seen in cdn.seen] == ["/f?v=2&x=secret"]
+    assert "api_key" not in cdn.seen[0].headers
+
+
+@pytest.mark.parametrize("where", ["query", "header"])
 async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: str) -> None:
     """A redirect on the API's own origin (``/old`` -> ``/new``) keeps the credentials: a
     header key went along, a query key was dropped (the ``Location`` replaced the URL),

@@ -244,7 +244,7 @@ class Upstream:
             if trusted and wire.origin(url) != home:
                 trusted = False
                 headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
-                cookies = {}
+                cookies, url = {}, wire.unechoed(url, request.secrets)
                 logger.info("following a redirect to another origin without credentials")
             elif trusted and request.secret_query:  # the Location replaced the query key
                 secret = {k: request.parts["query"][k] for k in request.secret_query}
