@@ -80,8 +80,8 @@ EXACT: dict[str, Any] = {
         {
             "s": {"type": "string", "minLength": 1, "maxLength": 3, "description": "d"},
             "e": {"type": "string", "enum": ["a", "b"]},
-            "f": {"type": "string", "format": "hostname"},
-            "u": {"type": "string", "format": "uri"},
+            "f": {"type": "string", "format": "iri"},
+            "u": {"type": "string", "format": "uri-reference"},
         }
     ),
     "nullable": obj(
@@ -145,6 +145,9 @@ NOT_EXACT: dict[str, Any] = {
     "format with length": obj({"s": {"type": "string", "format": "uri", "maxLength": 3}}),
     # a plain str in the model, whose format the server checks ("x" is not an email)
     "format email": obj({"s": {"type": "string", "format": "email"}}),
+    "format hostname": obj({"s": {"type": "string", "format": "hostname"}}),
+    # AnyUrl in the model takes a str: the server checks it ("example.com" is no URI)
+    "format uri": obj({"s": {"type": "string", "format": "uri"}}),
     "format binary": obj({"s": {"type": "string", "format": "binary"}}),
     "format decimal": obj({"s": {"type": "string", "format": "decimal"}}),
     "unknown format": obj({"s": {"type": "string", "format": "x-mine"}}),
@@ -293,8 +296,8 @@ PROPERTY_SCHEMAS: dict[str, Any] = {
         {
             "name": {"type": "string", "minLength": 1, "maxLength": 3},
             "kind": {"type": "string", "enum": ["a", "bb"], "default": "a"},
-            "email": {"type": "string", "format": "hostname"},
-            "url": {"type": "string", "format": "uri"},
+            "email": {"type": "string", "format": "iri"},
+            "url": {"type": "string", "format": "uri-reference"},
             "when": {"type": "string", "format": "date-time"},
             "note": {"type": ["string", "null"], "maxLength": 2},
             "flag": {"type": "boolean"},
@@ -539,7 +542,7 @@ CHECKED_VALUES = {
 def test_no_checked_format_rides_the_fast_path(runtime: types.ModuleType) -> None:
     """A format the server checks that the whitelist allows maps to a type strict mode
     never takes from a str (a date, a UUID, an IP address): a call giving one always meets
-    jsonschema's format check. A format added to both lists (``hostname``: a plain str)
+    jsonschema's format check. A format added to both lists (``hostname``, a plain str, was)
     must be added here, and is refused unless it too leaves the fast path."""
     from mcpgen.model.fastpath import STRING_FORMATS
     from mcpgen.runtime.schemas import CHECKED_FORMATS

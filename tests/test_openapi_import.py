@@ -209,6 +209,15 @@ def test_ref_request_body_is_spread_and_clash_rule() -> None:
         properties=["name", "tag", "pet", "owner"],  # readOnly createdAt is not sent
         arguments=["name", "body_tag", "pet", "owner"],
         media_type="application/json",
+        # owner.pets[] are Pets (NewPet and more): their readOnly createdAt is not sent either
+        read_only={
+            "properties": {"owner": {"ref": "Owner"}},
+            "$defs": {
+                "NewPet": {"drop": ["createdAt"], "properties": {"owner": {"ref": "Owner"}}},
+                "Owner": {"properties": {"pets": {"items": {"ref": "Pet"}}}},
+                "Pet": {"drop": ["createdAt"], "all": [{"ref": "NewPet"}]},
+            },
+        },
     )
     schema = tool["input"]
     assert list(schema["properties"]) == ["query_tag", "name", "body_tag", "pet", "owner"]

@@ -122,7 +122,9 @@ def test_the_format_checks_only_when_an_input_schema_names_a_checked_format() ->
     """``formats`` (and its rfc3339-validator) with a tool's input schema naming a checked
     format, in a shared definition too; not for a format that stays an annotation."""
     plain, direct, shared = fake(upstream=True), fake(), fake()
-    plain.tools = (tool(schema={"properties": {"a": {"type": "string", "format": "uri"}}}),)
+    plain.tools = (
+        tool(schema={"properties": {"a": {"type": "string", "format": "uri-reference"}}}),
+    )
     direct.tools = (tool(schema=DATED),)
     shared.tools = (tool(schema={"properties": {"a": {"$ref": "#/$defs/A"}}}),)
     shared.shared_defs = {"A": {"type": "string", "format": "uuid"}}

@@ -36,11 +36,12 @@ STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"}
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
 # Formats whose generated field type (str, AnyUrl, date, UUID, IPv4Address...) accepts only
-# strings in strict mode. Not here: email and idn-email (a plain str, whose format the
-# server checks: ``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str),
-# password (SecretStr), decimal (Decimal), duration (timedelta) and anything unknown.
+# strings in strict mode. Not here: email, idn-email, hostname (a plain str) and uri (AnyUrl
+# takes a str), whose format the server checks (``runtime.schemas.CHECKED_FORMATS``), binary
+# (bytes), byte (Base64Str), password (SecretStr), decimal (Decimal), duration (timedelta)
+# and anything unknown.
 STRING_FORMATS = frozenset(
-    {"uri", "uri-reference", "iri", "hostname", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
+    {"uri-reference", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
 )
 _IDENTIFIER = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 # Fixed lists (not the running Python's or pydantic's) so a build is the same everywhere.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpgen.check.schemas import def_name
 from mcpgen.load import JsonPath
 from mcpgen.openapi import swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml, text_of
@@ -233,11 +232,13 @@ class InputImport(ImportBase):
             and target.get("additionalProperties", False) is False
             and not any(k in target for k in _NOT_SPREAD)
         )
+        # what is never sent, at any depth (a spread body offers no argument for its own)
+        read_only = self.converter.read_only_plan(schema, own=not spreadable)
         if not spreadable:
-            read_only = self.read_only(schema)
+            top = self.converter.read_only(schema)
             needed = schema.get("required") if isinstance(schema, dict) else None
-            if read_only and isinstance(needed, list):  # not asked of the model (as finish())
-                kept = [prop for prop in needed if prop not in read_only]
+            if top and isinstance(needed, list):  # not asked of the model (as finish())
+                kept = [prop for prop in needed if prop not in top]
                 schema = {k: v for k, v in schema.items() if k != "required"}
                 schema.update({"required": kept} if kept else {})
             whole = annotate(schema, description=description, examples=examples)
@@ -248,45 +249,12 @@ class InputImport(ImportBase):
         needed = set(target.get("required", []))
         inputs = []
         for prop, prop_schema in target["properties"].items():
-            if self.marked_read_only(prop_schema):
+            if self.converter.marked_read_only(prop_schema):
                 continue  # the server sets it; a request must not send it
             inputs.append(Input("body", prop, prop_schema, required and prop in needed))
         # an optional body's required properties: each one given asks for the others
         together = [] if required else [i.wire for i in inputs if i.wire in needed]
-        return BodyInfo(inputs, deps, True, kind, media, required, parts, together)
-
-    def read_only(self, schema: Json) -> list[str]:
-        """The properties of a body passed whole that only the server sets: ``readOnly``
-        wherever the schema or its ``allOf``/``anyOf``/``oneOf`` members declare them."""
-        marked: dict[str, bool] = {}  # property -> readOnly wherever it is declared
-        todo: list[Json] = [schema]
-        seen: list[Json] = []
-        while todo:
-            target, _ = self.converter.resolve(todo.pop())
-            if not isinstance(target, dict) or any(target is done for done in seen):
-                continue
-            seen.append(target)
-            properties = target.get("properties")
-            for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
-            for key in ("allOf", "anyOf", "oneOf"):
-                todo += target[key] if isinstance(target.get(key), list) else []
-            if isinstance(target.get("$ref"), str):  # a reference beside other keywords
-                todo.append({"$ref": target["$ref"]})
-        return sorted(prop for prop, only in marked.items() if only)
-
-    def marked_read_only(self, schema: Json, seen: frozenset[str] = frozenset()) -> bool:
-        """Whether ``schema`` says ``readOnly``: itself, the definition it refers to (beside
-        other keywords or not) or an ``allOf`` member; a reference cycle ends the search."""
-        if not isinstance(schema, dict):
-            return False
-        if schema.get("readOnly") is True:
-            return True
-        members = schema["allOf"] if isinstance(schema.get("allOf"), list) else []
-        ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
-        if ref is not None and ref in self.converter.defs and ref not in seen:
-            members, seen = [*members, self.converter.defs[ref]], seen | {ref}
-        return any(self.marked_read_only(member, seen) for member in members)
+        return BodyInfo(inputs, deps, True, kind, media, required, parts, together, [], read_only)
 
     def files(self, target: Json) -> dict[str, dict[str, Json]]:
         """The multipart properties that are files: base64 arguments sent as bytes."""

@@ -55,7 +55,7 @@ class BodyInfo:
     # an optional body spread: the properties it requires, all given or none
     together: list[str] = field(default_factory=list)
     headers: list[Input] = field(default_factory=list)  # multipart part headers (part_headers)
-    read_only: list[str] = field(default_factory=list)  # Body.read_only
+    read_only: dict[str, Json] = field(default_factory=dict)  # Body.read_only
 
 
 @dataclass

@@ -55,8 +55,8 @@ class Body:
     ``Content-Type``. ``parts`` says how form and multipart properties are sent, by wire
     name: ``file`` (a base64 argument sent as bytes) and the document's ``encoding``
     (``contentType``, ``style``, ``explode``); a property not named uses the defaults.
-    ``read_only``: the properties of a body passed whole that are ``readOnly`` (the server
-    sets them): left out of what is sent.
+    ``read_only``: where the body's ``readOnly`` properties are, at any depth (the server
+    sets them): left out of what is sent (``SchemaConverter.read_only_plan``).
     """
 
     argument: str | None
@@ -66,7 +66,7 @@ class Body:
     arguments: list[str] = field(default_factory=list)
     media_type: str = ""
     parts: dict[str, dict[str, Json]] = field(default_factory=dict)
-    read_only: list[str] = field(default_factory=list)
+    read_only: dict[str, Json] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,9 @@ class SchemaConverter:
         self._pending: list[tuple[str, Key]] = []
         self._closures: dict[str, frozenset[str]] = {}
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
+        self._plans: dict[str, dict[str, Json]] = {}  # each definition's ``read_only_plan``
+        self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
+        self._unplanned: list[str] = []
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -122,6 +125,122 @@ class SchemaConverter:
             if isinstance(branches, list) and branches:
                 return all(self.is_object(s, depth + 1) for s in branches)
         return "properties" in schema or "additionalProperties" in schema
+
+    # -- readOnly ------------------------------------------------------------------------
+    def _members(self, schema: Json) -> list[dict[str, Json]]:
+        """``schema`` and what applies beside it, each once: the definitions it refers to
+        (beside other keywords or not) and its ``allOf``/``anyOf``/``oneOf`` members."""
+        todo: list[Json] = [schema]
+        seen: list[dict[str, Json]] = []
+        while todo:
+            target, _ = self.resolve(todo.pop())
+            if not isinstance(target, dict) or any(target is done for done in seen):
+                continue
+            seen.append(target)
+            for key in ("allOf", "anyOf", "oneOf"):
+                todo += target[key] if isinstance(target.get(key), list) else []
+            if isinstance(target.get("$ref"), str):  # a reference beside other keywords
+                todo.append({"$ref": target["$ref"]})
+        return seen
+
+    def read_only(self, schema: Json) -> list[str]:
+        """The properties of ``schema`` that only the server sets: ``readOnly`` wherever the
+        schema or its ``allOf``/``anyOf``/``oneOf`` members declare them."""
+        marked: dict[str, bool] = {}  # property -> readOnly wherever it is declared
+        for target in self._members(schema):
+            properties = target.get("properties")
+            for prop, sub in properties.items() if isinstance(properties, dict) else ():
+                marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
+        return sorted(prop for prop, only in marked.items() if only)
+
+    def marked_read_only(self, schema: Json, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``schema`` says ``readOnly``: itself, the definition it refers to (beside
+        other keywords or not) or an ``allOf`` member; a reference cycle ends the search."""
+        if not isinstance(schema, dict):
+            return False
+        if schema.get("readOnly") is True:
+            return True
+        members = schema["allOf"] if isinstance(schema.get("allOf"), list) else []
+        ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
+        if ref is not None and ref in self.defs and ref not in seen:
+            members, seen = [*members, self.defs[ref]], seen | {ref}
+        return any(self.marked_read_only(member, seen) for member in members)
+
+    def read_only_plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
+        """Where a value of ``schema`` has ``readOnly`` properties, for a request to leave
+        out (``wire_body.without_read_only``): ``drop`` the object's own (``read_only``; not
+        when ``own`` is false: a spread body's are no arguments), ``properties`` and
+        ``items`` the plans of its parts, ``all`` those of the members beside it, ``ref`` a
+        definition's plan in ``$defs`` (each planned once, for every body: a recursive
+        schema stays a cycle). Only what leads to a ``readOnly`` property is kept."""
+        root = self._plan(schema if own else self.resolve(schema)[0], set())
+        while self._unplanned:
+            name = self._unplanned.pop()
+            self._plans[name] = self._plan(self.defs[name], self._refs.setdefault(name, set()))
+        live = {name for name, plan in self._plans.items() if plan.get("drop")}
+        users: dict[str, set[str]] = {}
+        for name, refs in self._refs.items():
+            for ref in refs:
+                users.setdefault(ref, set()).add(name)
+        todo = list(live)
+        while todo:  # what leads to a definition that drops something drops something too
+            for user in users.get(todo.pop(), ()):
+                todo += [] if user in live else [user]
+                live.add(user)
+
+        def pruned(node: dict[str, Json]) -> dict[str, Json]:
+            if "ref" in node:
+                return node if node["ref"] in live else {}
+            parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
+            kept = {"drop": node.get("drop"), "properties": parts}
+            kept["items"] = pruned(node["items"]) if "items" in node else None
+            kept["all"] = [p for p in map(pruned, node.get("all", ())) if p]
+            return {k: v for k, v in kept.items() if v}
+
+        found = pruned({k: v for k, v in root.items() if own or k != "drop"})
+        needed, todo = set(), [r for r in self._refs_in(found) if r in live]
+        while todo:
+            name = todo.pop()
+            if name not in needed:
+                needed.add(name)
+                todo += [r for r in self._refs.get(name, ()) if r in live]
+        if needed:
+            found["$defs"] = {name: pruned(self._plans[name]) for name in sorted(needed)}
+        return found
+
+    def _refs_in(self, node: dict[str, Json]) -> list[str]:
+        if "ref" in node:
+            return [node["ref"]]
+        below = [*node.get("properties", {}).values(), *node.get("all", ())]
+        below += [node["items"]] if "items" in node else []
+        return [ref for part in below for ref in self._refs_in(part)]
+
+    def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
+        """``schema``'s plan (``read_only_plan``); the definitions it refers to are added to
+        ``refs`` and, when new, planned later."""
+        target, name = self.resolve(schema)
+        if name is not None:
+            if name not in self._plans and name not in self._unplanned:
+                self._unplanned.append(name)
+            refs.add(name)
+            return {"ref": name}
+        if not isinstance(target, dict):
+            return {}
+        drop = self.read_only(target)
+        properties = target.get("properties")
+        plan: dict[str, Json] = {"drop": drop} if drop else {}
+        plan["properties"] = {
+            prop: self._plan(sub, refs)
+            for prop, sub in (properties.items() if isinstance(properties, dict) else ())
+            if prop not in drop
+        }
+        if isinstance(target.get("items"), dict):
+            plan["items"] = self._plan(target["items"], refs)
+        members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
+        if isinstance(target.get("$ref"), str):  # a reference beside other keywords
+            members.append({"$ref": target["$ref"]})
+        plan["all"] = [self._plan(member, refs) for member in members]
+        return plan
 
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:

@@ -1,5 +1,5 @@
 """What a wrapped operation refuses before anything leaves for the API: an argument whose
-``format`` (uuid, date-time, date, email, ipv4...) it does not have, and an argument the
+``format`` (uuid, date-time, date, email, ipv4, uri, hostname, duration...) it does not have, and an argument the
 operation does not take (its input schema is closed). The server is built from an OpenAPI
 document; the upstream is a local server on 127.0.0.1 that records every request."""
 
@@ -49,7 +49,9 @@ SPEC: dict[str, Any] = {
                                 "properties": {
                                     "owner": string("email"),
                                     "born": string("date"),
-                                    "homepage": string("uri"),  # not checked (docs/openapi.md)
+                                    "homepage": string("uri"),
+                                    "host": string("hostname"),
+                                    "every": string("duration"),
                                 },
                             }
                         }
@@ -67,7 +69,9 @@ GOOD = {
     "X-Client-Ip": "10.0.0.1",
     "owner": "ann@example.com",
     "born": "2020-02-29",
-    "homepage": "not checked",
+    "homepage": "https://example.com/a",
+    "host": "api.example.com",
+    "every": "PT1H30M",
 }
 
 
@@ -104,6 +108,10 @@ async def calls(
         ("X-Client-Ip", "10.0.0.256"),
         ("owner", "ann.example.com"),
         ("born", "2020-02-30"),
+        # these three were not checked
+        ("homepage", "example.com/a"),  # no scheme: a relative reference
+        ("host", "api_1.example.com"),
+        ("every", "90 minutes"),
     ],
 )
 async def test_a_value_outside_its_format_never_reaches_the_api(
@@ -120,6 +128,28 @@ async def test_a_value_outside_its_format_never_reaches_the_api(
     assert json.loads(only.body)["born"] == "2020-02-29"
 
 
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("homepage", "urn:isbn:0451450523"),
+        ("homepage", "mailto:ann@example.com"),
+        ("homepage", "https://例え.jp/パス"),  # an IRI: the model's AnyUrl takes it too
+        ("host", "example.com."),
+        ("host", "localhost"),
+        ("every", "P1Y2M10DT2H30M"),
+        ("every", "PT1H5S"),
+        ("every", "PT0.5S"),
+        ("every", "P2W"),
+    ],
+)
+async def test_values_in_the_newly_checked_formats_are_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argument: str, value: str
+) -> None:
+    (good,), seen = await calls(tmp_path, monkeypatch, {**GOOD, argument: value})
+    assert not good.is_error, good.content
+    assert json.loads(seen[0].body)[argument] == value
+
+
 async def test_an_unknown_argument_is_refused_naming_it_and_the_known_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,7 +157,7 @@ async def test_an_unknown_argument_is_refused_naming_it_and_the_known_ones(
     assert bad.is_error and seen == []
     text = bad.content[0].text  # type: ignore[union-attr]
     assert "('color', 'petID' were unexpected)" in text, text
-    assert text.endswith("known: petId, since, X-Client-Ip, owner, born, homepage"), text
+    assert text.endswith("known: petId, since, X-Client-Ip, owner, born, homepage, host, every")
 
 
 def test_the_input_schema_of_an_operation_is_closed(tmp_path: Path) -> None:

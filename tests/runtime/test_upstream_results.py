@@ -46,11 +46,12 @@ def test_an_empty_answer_is_an_empty_result(status: int) -> None:
     assert result.structured_content is None  # not the text "null"
 
 
-@pytest.mark.parametrize("status", [204, 304])
+@pytest.mark.parametrize("status", [204, 205, 304])
 def test_no_content_and_not_modified_are_empty_with_an_output_schema_too(status: int) -> None:
-    """A 304 (a conditional request the caller made with ``If-None-Match``) is an empty
-    result as docs/openapi.md says, as a 204 is: it was a tool error "where application/json
-    was expected" for a tool that advertises an output schema."""
+    """A 304 (a conditional request the caller made with ``If-None-Match``) and a 205
+    (Reset Content, which has no content either) are an empty result as docs/openapi.md
+    says, as a 204 is: they were a tool error "where application/json was expected" for a
+    tool that advertises an output schema."""
     from mcpgen.runtime.schemas import validator
 
     result = answers.result(answer(status), ITEM, request(), validator({"type": "object"}))
@@ -85,6 +86,34 @@ def error_of(status: int, body: bytes, media: str) -> str:
     result = answers.result(answer(status, body, media), ITEM, request())
     assert result.is_error and result.structured_content is None
     return result.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("charset", ["iso-8859-1", "windows-1252", "utf-16", "utf-32-be"])
+def test_json_in_a_charset_its_content_type_names_is_read_in_it(charset: str) -> None:
+    """JSON in ISO-8859-1 (``charset=iso-8859-1``) was "invalid JSON"; UTF-16 and -32 are
+    read as RFC 8259 says, from the bytes; an error body in such a charset is readable."""
+    body = json.dumps({"name": "Größe"}, ensure_ascii=False).encode(charset)
+    media = f"application/json; charset={charset}"
+    assert answers.result(answer(200, body, media), {}, request()).structured_content == {
+        "name": "Größe"
+    }
+    failed = answers.result(answer(400, body, media), {}, request())
+    assert failed.content[0].text.endswith('{"name":"Größe"}')  # type: ignore[union-attr]
+
+
+def test_text_json_is_json_as_the_importer_reads_it() -> None:
+    """The importer gives an operation answering ``text/json`` (ASP.NET's) an output schema
+    and asks for it (``Accept``); the answer was "text/json where text/json was expected"."""
+    from mcpgen.runtime.schemas import validator
+
+    item = {"responseType": "text/json"}
+    ok = answers.result(
+        answer(200, b'{"id": 7}', "text/json; charset=utf-8"),
+        item,
+        request(),
+        validator({"type": "object"}),
+    )
+    assert not ok.is_error and ok.structured_content == {"id": 7}
 
 
 def test_a_problem_document_is_rendered_readably() -> None:

@@ -388,6 +388,62 @@ async def test_a_read_only_property_of_a_whole_body_is_not_sent(shape: str) -> N
     assert json.loads(seen.body) == {**kept, "name": "Rex", "kind": "dog"}
 
 
+NODE = {  # a recursive definition with a readOnly property, reached in every way
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer", "readOnly": True},
+        "name": {"type": "string"},
+        "parent": {"$ref": "#/components/schemas/Node", "nullable": True},
+        "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+        "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Id"}},
+    },
+}
+
+
+@pytest.mark.parametrize("spread", [True, False])
+async def test_a_read_only_property_of_a_nested_object_is_not_sent(spread: bool) -> None:
+    """``readOnly`` properties of objects inside the body (a property's object, an array's
+    items, a recursive definition, an ``allOf`` member) were sent as given; only the
+    body's own were left out."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "node": {"$ref": "#/components/schemas/Node"},
+            "more": {"allOf": [{"$ref": "#/components/schemas/Node"}, {"description": "d"}]},
+            "id": {"type": "integer", "readOnly": True},
+        },
+    }
+    if not spread:
+        schema["additionalProperties"] = True
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = posted(op)
+    data["components"] = {"schemas": {"Node": NODE, "Id": {"type": "integer"}}}
+    leaf = {"id": 3, "name": "c", "children": [], "tags": [1]}
+    node = {"id": 1, "name": "a", "parent": {"id": 2, "name": "b", "parent": None}}
+    given = {**node, "children": [leaf, {"name": "d", "children": [leaf]}]}
+    arguments = {"node": given, "more": leaf}
+    with recorder() as rec:
+        call = arguments if spread else {"body": {**arguments, "id": 9, "other": {"id": 4}}}
+        result = await upstream(rec.url).call(operations(data)["send"], call)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    sent = json.loads(seen.body)
+    bare = {"name": "c", "children": [], "tags": [1]}
+    assert sent.pop("other", {"id": 4}) == {"id": 4}  # not the body's: an open object's own
+    assert sent == {
+        "node": {
+            "name": "a",
+            "parent": {"name": "b", "parent": None},
+            "children": [bare, {"name": "d", "children": [bare]}],
+        },
+        "more": bare,
+    }
+
+
 @pytest.mark.parametrize("spread", [True, False])
 @pytest.mark.parametrize("shape", ["refProperty", "allOfProperty"])
 def test_a_read_only_property_behind_a_reference_is_not_asked_for(shape: str, spread: bool) -> None:
@@ -507,6 +563,26 @@ async def test_a_poll_sent_off_the_api_drops_a_query_key_its_location_carries() 
         done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
         assert done.status_code == 200
     assert [seen.target for seen in other.seen] == ["/status?id=7"]
+
+
+@pytest.mark.parametrize("where", ["query", "header"])
+async def test_a_redirect_to_another_origin_that_echoes_the_key_does_not_send_it(
+    where: str,
+) -> None:
+    """An API whose redirect to another origin (a CDN) copies the request's query, key and
+    all, into the ``Location``: the other origin got the key in its URL, though every
+    credential header and cookie was dropped."""
+    schemes = {"key": {"type": "apiKey", "in": where, "name": "api_key"}}
+    data = document("/file", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/file"]["get"]["security"] = [{"key": []}]
+    with recorder() as api, recorder() as cdn:
+        echoed = "secret-key"  # what ``upstream`` sets as the key
+        api.moved = {"/file": f"{cdn.url}/f?v=2&api_key={echoed}&token={echoed}&x=secret"}
+        result = await upstream(api.url, schemes).call(operations(data)["send"], {})
+        assert not result.is_error, result.content
+    assert [seen.target for seen in cdn.seen] == ["/f?v=2&x=secret"]
+    assert "api_key" not in cdn.seen[0].headers
 
 
 @pytest.mark.parametrize("where", ["query", "header"])

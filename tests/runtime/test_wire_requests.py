@@ -399,3 +399,17 @@ async def test_a_multipart_style_the_document_gives_makes_form_fields() -> None:
         ("plain", b'{"foo": "c"}'),
         ("codes", b"1|2"),
     ]
+
+
+@pytest.mark.parametrize("media", ["multipart/mixed", "multipart/related"])
+async def test_a_multipart_type_other_than_form_data_is_sent_as_that_type(media: str) -> None:
+    """A ``multipart/mixed`` or ``multipart/related`` body was sent as
+    ``multipart/form-data``: the parts now go under the type the document names."""
+    seen = await send(doc(media, UPLOAD), {"file": "aGk=", "note": "n", "meta": {"a": 1}})
+    kind, _, boundary = seen.headers["content-type"].partition("; boundary=")
+    assert kind == media and seen.body.startswith(b"--" + boundary.encode() + b"\r\n")
+    assert [(part_name(h), body) for h, body in multipart(seen)] == [
+        ("file", b"hi"),
+        ("note", b"n"),
+        ("meta", b'{"a": 1}'),
+    ]

@@ -12,11 +12,14 @@ from typing import Any
 
 Json = Any
 PATTERN_KEYWORDS = frozenset(("pattern", "patternProperties"))
-# The ``format`` values arguments are checked against (jsonschema's own checkers; the others
-# stay annotations): decided when the validator is built, so other schemas pay nothing.
+# The ``format`` values arguments are checked against (``formats.py``; the others stay
+# annotations): decided when the validator is built, so other schemas pay nothing.
 CHECKED_FORMATS = frozenset(
-    ("date", "date-time", "time", "email", "idn-email", "ipv4", "ipv6", "uuid")
-)
+    (
+        "date", "date-time", "time", "duration", "email", "idn-email", "hostname", "ipv4",
+        "ipv6", "uri", "uuid",
+    )
+)  # fmt: skip
 
 
 def validator(schema: Json, formats: bool = False) -> Any:

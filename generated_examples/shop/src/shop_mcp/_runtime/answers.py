@@ -20,6 +20,7 @@ is a tool error naming the status, the content type and what was expected.
 
 from __future__ import annotations
 
+import codecs
 import html
 import json
 import math
@@ -62,14 +63,18 @@ def result(
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
-    json_answer = media == "application/json" or media.endswith("+json")
-    if output is not None and status not in (204, 304) and not (json_answer and response.content):
+    json_answer = is_json(media)
+    if (
+        output is not None
+        and status not in (204, 205, 304)
+        and not (json_answer and response.content)
+    ):
         return tool_error(unexpected(response, operation, request, media))
     if not response.content:
         return types.CallToolResult(content=[])
     if json_answer:
         try:
-            data: Json = response.json(parse_constant=_not_json, parse_float=_finite)
+            data: Json = parsed(response, parse_constant=_not_json, parse_float=_finite)
             deep = too_deep(data)
         except ValueError as exc:
             why = f": {exc}" if isinstance(exc, OutOfRange) else ""
@@ -105,6 +110,25 @@ def result(
     return types.CallToolResult(
         content=[embedded_blob(uri, blob, media or "application/octet-stream")]
     )
+
+
+def parsed(response: httpx2.Response, **options: Any) -> Json:
+    """A JSON answer's value: its bytes as RFC 8259 reads them (UTF-8, -16 or -32, told
+    apart by its first bytes), or decoded in another charset its ``Content-Type`` names
+    (``charset=iso-8859-1``; it was "invalid JSON")."""
+    try:
+        charset = codecs.lookup(response.charset_encoding or "utf-8").name
+    except LookupError:  # a charset Python does not know: the bytes as JSON reads them
+        charset = "utf-8"
+    if charset.startswith("utf"):
+        return json.loads(response.content, **options)
+    return json.loads(response.content.decode(charset), **options)
+
+
+def is_json(media: str) -> bool:
+    """A JSON media type: ``application/json``, any ``+json``, and ``text/json`` (what the
+    importer reads as JSON too: ASP.NET answers it to ``Accept: text/json``)."""
+    return media in ("application/json", "text/json") or media.endswith("+json")
 
 
 def _not_json(constant: str) -> Json:
@@ -241,9 +265,9 @@ def readable(response: httpx2.Response, media: str, scrub: Callable[[str], str] 
     out of the text before any of it is cut."""
     if not response.content:
         return ""
-    if media == "application/json" or media.endswith("+json"):
+    if is_json(media):
         try:
-            data = response.json()
+            data = parsed(response)
             if too_deep(data):
                 raise ValueError("nested too deeply to render")
         except (ValueError, RecursionError):

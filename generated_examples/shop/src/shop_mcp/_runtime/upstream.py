@@ -152,8 +152,8 @@ class Upstream:
         if body is not None and _sent(body, arguments):
             arguments = await files.resolve(body, arguments, ctx, self.max_file)
             request.options = wire_body.body(body, arguments, part_headers, self.max_file)
-            if request.options and body["content_type"] != "multipart/form-data":
-                media = body.get("media_type") or body["content_type"]
+            media = request.options.pop("type", body.get("media_type") or body["content_type"])
+            if request.options and "files" not in request.options:  # httpx2 types those
                 request.parts["headers"].setdefault("Content-Type", media)
         if operation.get("responseType"):
             request.parts["headers"].setdefault("Accept", operation["responseType"])
@@ -225,7 +225,7 @@ class Upstream:
             if trusted and wire.origin(url) != home:
                 trusted = False
                 headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
-                cookies = {}
+                cookies, url = {}, wire.unechoed(url, request.secrets)
                 logger.info("following a redirect to another origin without credentials")
             # the query key again on the API's origin, never off it (a Location may carry it)
             url = wire.with_query(wire.without(url, request.secret_query), keys if trusted else {})

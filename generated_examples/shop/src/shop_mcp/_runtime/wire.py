@@ -293,6 +293,15 @@ class Request:
         return text
 
 
+def unechoed(url: str, secrets: set[str]) -> str:
+    """``url`` without the query pairs whose value is a credential sent: a redirect to
+    another origin whose ``Location`` echoes the API's key (``?api_key=...``)."""
+    parts = urlsplit(url)
+    pairs = [q for q in parts.query.split("&") if q]
+    kept = [q for q in pairs if unquote_plus(q.partition("=")[2]) not in secrets]
+    return url if kept == pairs else urlunsplit(parts._replace(query="&".join(kept)))
+
+
 def origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)

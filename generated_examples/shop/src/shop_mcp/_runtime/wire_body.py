@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+import httpx2
+
 from .errors import ToolError
 from .wire import form_fields, scalar
 
@@ -51,19 +53,19 @@ def body(
     ``application/octet-stream`` body are base64 arguments sent as their bytes (or a
     :class:`Blob` read from a resource URI), at most ``limit`` bytes each. ``part_headers``:
     the headers the parts of each multipart property carry (arguments its ``encoding``
-    declares). The ``readOnly`` properties of a body passed whole (``spec["read_only"]``)
-    are left out: the server sets them.
+    declares). The body's ``readOnly`` properties, at any depth (``spec["read_only"]``), are
+    left out: the server sets them.
     """
     if spec["argument"] is not None:
         value = arguments.get(spec["argument"])
-        if isinstance(value, dict) and spec.get("read_only"):
-            value = {k: v for k, v in value.items() if k not in spec["read_only"]}
     else:
         value = {
             wire: arguments[arg]
             for wire, arg in zip(spec["properties"], spec["arguments"], strict=True)
             if arg in arguments
         }
+    if spec.get("read_only"):
+        value = without_read_only(value, spec["read_only"])
     kind = spec["content_type"]
     if value is None and not (kind == "application/json" and spec["argument"] in arguments):
         return {}  # a JSON body given as null (a nullable schema) is sent: "null"
@@ -75,13 +77,12 @@ def body(
         return {"content": urlencode(pairs).encode()}
     if kind == "multipart/form-data" and isinstance(value, dict):
         extra = part_headers or {}
-        return {
-            "files": [
-                item
-                for k, v in value.items()
-                for item in multipart_parts(k, v, parts.get(k) or {}, extra.get(k), limit)
-            ]
-        }
+        files = [
+            item
+            for k, v in value.items()
+            for item in multipart_parts(k, v, parts.get(k) or {}, extra.get(k), limit)
+        ]
+        return multipart(files, spec.get("media_type") or kind)
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
     text = value if isinstance(value, str) else scalar(value)
@@ -93,6 +94,42 @@ def body(
     except UnicodeEncodeError as exc:
         lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
         raise ToolError(lacks) from None
+
+
+def without_read_only(
+    value: Json, plan: dict[str, Json], defs: Json = None, own: bool = True, via: Any = ()
+) -> Json:
+    """``value`` without the properties ``plan`` drops at any depth (the importer's
+    ``read_only_plan``). ``own``: the object's own ``drop`` applies (not when ``plan`` is a
+    member beside it: the object's ``drop`` says what is read-only wherever declared);
+    ``via``: the definitions followed at this depth (a cycle of them ends)."""
+    defs = plan.get("$defs", {}) if defs is None else defs
+    ref = plan.get("ref")
+    if ref is not None:
+        return value if ref in via else without_read_only(value, defs[ref], defs, own, (*via, ref))
+    for member in plan.get("all", ()):
+        value = without_read_only(value, member, defs, False, via)
+    if isinstance(value, dict):
+        gone, inner = plan.get("drop", ()) if own else (), plan.get("properties", {})
+        return {
+            k: without_read_only(v, inner[k], defs) if k in inner else v
+            for k, v in value.items()
+            if k not in gone
+        }
+    if isinstance(value, list) and "items" in plan:
+        return [without_read_only(v, plan["items"], defs) for v in value]
+    return value
+
+
+def multipart(files: list[Any], media: str) -> dict[str, Json]:
+    """Multipart request options: httpx2 writes ``multipart/form-data`` and its
+    ``Content-Type``; another multipart type (``mixed``, ``related``) is the same parts
+    sent as the type the document names (``type``), with their boundary."""
+    if media.split(";", 1)[0].strip().lower() == "multipart/form-data" or not files:
+        return {"files": files}
+    encoded = httpx2.Request("POST", "http://localhost/", files=files)
+    boundary = encoded.headers["content-type"].partition("boundary=")[2]
+    return {"content": encoded.read(), "type": f"{media}; boundary={boundary}"}
 
 
 def is_uri(value: Json) -> bool:
