@@ -63,11 +63,7 @@ def result(
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = is_json(media)
-    if (
-        output is not None
-        and status not in (204, 205, 304)
-        and not (json_answer and response.content)
-    ):
+    if output is not None and not (json_answer and response.content):  # a client refuses it
         return tool_error(unexpected(response, operation, request, media))
     if not response.content:
         return types.CallToolResult(content=[])
@@ -209,7 +205,9 @@ def unexpected(
 ) -> str:
     """A success answer that is not the JSON the tool's output schema describes."""
     expected = operation.get("responseType") or "application/json"
-    if not response.content:
+    if response.status_code in (204, 205, 304):  # not a failure: say so
+        got = "no content (a success without the JSON a result of this tool must carry)"
+    elif not response.content:
         got = "an empty body"
     else:
         got = f"{media or 'a body without a content type'} ({len(response.content)} bytes)"

@@ -191,10 +191,11 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
 def credential_forms(value: str) -> tuple[str, ...]:
     """The forms in which a credential sent as ``value`` may come back in an answer:
     itself, its token (``Bearer x``: ``x``), percent-encoded as a query sends it (an API
-    echoing the URL it was asked: ``a/b+c=`` as ``a%2Fb%2Bc%3D``) and, for HTTP basic,
-    ``user:password`` and the password decoded."""
+    echoing the URL it was asked: ``a/b+c=`` as ``a%2Fb%2Bc%3D``), as a cookie sends it
+    (``a b;c`` as ``a%20b%3Bc``) and, for HTTP basic, ``user:password`` and the password
+    decoded."""
     scheme, _, token = value.partition(" ")
-    forms = (value, token, quote(value, safe=""), quote_plus(value))
+    forms = (value, token, quote(value, safe=""), quote_plus(value), cookie_value(value))
     if scheme.lower() != "basic":
         return forms
     try:

@@ -47,15 +47,22 @@ def test_an_empty_answer_is_an_empty_result(status: int) -> None:
 
 
 @pytest.mark.parametrize("status", [204, 205, 304])
-def test_no_content_and_not_modified_are_empty_with_an_output_schema_too(status: int) -> None:
-    """A 304 (a conditional request the caller made with ``If-None-Match``) and a 205
-    (Reset Content, which has no content either) are an empty result as docs/openapi.md
-    says, as a 204 is: they were a tool error "where application/json was expected" for a
-    tool that advertises an output schema."""
+def test_no_content_for_a_tool_with_an_output_schema_is_a_tool_error_saying_so(
+    status: int,
+) -> None:
+    """A 204, 205 or 304 (a conditional request the caller made with ``If-None-Match``) the
+    operation does not declare, to a tool that advertises an output schema: an empty result
+    made every SDK client raise "has an output schema but did not return structured
+    content" (the spec: a tool with an output schema MUST return structured content), so it
+    is a tool error that says the API answered a success without content."""
     from mcpgen.runtime.schemas import validator
 
     result = answers.result(answer(status), ITEM, request(), validator({"type": "object"}))
-    assert result.content == [] and not result.is_error
+    assert result.is_error and result.structured_content is None
+    message = result.content[0].text  # type: ignore[union-attr]
+    assert f"HTTP {status}" in message and "no content (a success" in message
+    plain = answers.result(answer(status), ITEM, request())  # no output schema: empty
+    assert plain.content == [] and not plain.is_error
 
 
 def test_an_error_names_the_method_and_url_without_the_credential() -> None:
@@ -473,3 +480,28 @@ async def test_a_query_key_echoed_percent_encoded_is_redacted(
     assert ok.structured_content == {"self": "/x?api_key=REDACTED"}
     message = failed.content[0].text  # type: ignore[union-attr]
     assert failed.is_error and "Sup3r" not in message, message
+
+
+@pytest.mark.anyio
+async def test_a_cookie_key_echoed_as_the_cookie_sent_it_is_redacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cookie credential with a space, ``;`` or ``,`` goes out percent-encoded in the
+    ``Cookie`` header; an API echoing the cookie it got showed that form whole."""
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_JAR", "s3cret jar;v=1,2")
+    spec = {
+        **JAR,
+        "paths": {"/x": {"get": {**JAR["paths"]["/x"]["get"], "security": [{"jar": []}]}}},
+    }
+    operation = wirekit.operations(spec)["get_x"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream(rec.url, SCHEMES)
+        rec.answer(500, "text/plain", b"bad cookie")
+        await api.call(operation, {})
+        (seen,) = rec.seen
+        sent = seen.headers["cookie"].partition("session=")[2]
+        assert sent and sent != "s3cret jar;v=1,2"  # encoded on the way out
+        rec.answer(500, "text/plain", f"bad cookie {sent}".encode())
+        failed = await api.call(operation, {})
+    message = failed.content[0].text  # type: ignore[union-attr]
+    assert failed.is_error and "s3cret" not in message and message.endswith("REDACTED"), message
