@@ -298,7 +298,8 @@ class Upstream:
             validator = schema_validator(schema, formats=True)
 
         async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-            # template variable names are percent-encoded where RFC 6570 needs it
+            # template variable names are percent-encoded where RFC 6570 needs it; the
+            # values come as written (a list splits on its literal commas, then decodes)
             given = (schema or {}).get("properties", {})  # typed as their parameters are
             arguments = {
                 unquote(k): _typed(v, given.get(unquote(k)), schema) for k, v in variables.items()
@@ -335,16 +336,18 @@ def _sent(body: dict[str, Json], arguments: dict[str, Json]) -> bool:
 
 
 def _typed(text: str, schema: Json, root: Json) -> Json:
-    """``text`` as a type ``schema`` allows: its ``type`` (a list when nullable), its
-    ``anyOf``/``oneOf`` members' and, for a ``$defs`` reference, the definition's."""
+    """``text`` (percent-encoded) as a type ``schema`` allows: its ``type`` (a list when
+    nullable), its ``anyOf``/``oneOf`` members' and, for a ``$defs`` reference, the
+    definition's. A list splits on the commas written, each item decoded after."""
     ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
     schema = root.get("$defs", {}).get(ref.rpartition("/")[2], schema) if ref else schema
     if not isinstance(schema, dict):
-        return text
+        return unquote(text)
     members = [schema, *schema.get("anyOf", []), *schema.get("oneOf", [])]
     kinds = [k for m in members if isinstance(m, dict) for k in wire.as_list(m.get("type"))]
     if "array" in kinds:
         return [_typed(v, schema.get("items", {}), root) for v in text.split(",") if v]
+    text = unquote(text)
     for kind, cast in (("integer", int), ("number", float)):
         if kind in kinds:
             try:

@@ -262,3 +262,42 @@ async def test_a_resource_templates_nullable_and_array_variables_are_typed(
     assert read.contents[0].text == "Rex"  # type: ignore[union-attr]
     (only,) = rec.seen
     assert only.target == "/pets?limit=5&ids=1&ids=2&min=1.5"
+
+
+async def test_a_resource_templates_list_items_are_split_before_they_are_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list variable is split on its literal commas, each item decoded after: ``a%2Cb``
+    (what the typed client writes for the item ``"a,b"``) is one item, in the query and in
+    the path. It was decoded first and sent as two (``tags=a&tags=b``)."""
+    words = {"type": "array", "items": {"type": "string"}}
+    get = {
+        "operationId": "listPets",
+        "parameters": [
+            {"name": "kinds", "in": "path", "required": True, "schema": words},
+            {"name": "tags", "in": "query", "schema": words},
+        ],
+        "responses": {"200": {"description": "pets", "content": {"text/plain": {}}}},
+    }
+    document = {**SPEC, "paths": {"/pets/{kinds}": {"get": get}}}
+    (tmp_path / "api.yaml").write_text(yaml.safe_dump(document))
+    options = {
+        "source": "api.yaml",
+        "rules": [{"operationId": "listPets", "as": "resourceTemplate"}],
+    }
+    source = {"mcpgen": 1, "server": {"name": "pets"}, "openapi": options}
+    (tmp_path / "mcpgen.yaml").write_text(yaml.safe_dump(source))
+    loaded = load_manifest(tmp_path / "mcpgen.yaml")
+    assert loaded.manifest is not None
+    data = spec_data(loaded.manifest)
+    with wirekit.recorder() as rec:
+        monkeypatch.setenv(data["upstream"]["baseUrlEnv"], rec.url)
+        rec.answer(200, "text/plain", b"Rex")
+        rec.answer(200, "text/plain", b"Rex")
+        async with Client(build_server(data, Handlers()), mode="legacy") as client:
+            await client.read_resource("api://pets/x?tags=a%2Cb")
+            await client.read_resource("api://pets/c%2Cd,e?tags=a%2Cb,c")
+    assert [seen.target for seen in rec.seen] == [
+        "/pets/x?tags=a%2Cb",
+        "/pets/c%2Cd,e?tags=a%2Cb&tags=c",
+    ]

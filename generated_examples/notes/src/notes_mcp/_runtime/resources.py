@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
@@ -45,6 +46,7 @@ class ResourceBinding:
     content: dict[str, str] | None = None  # static: {"text": ...} or {"blob": base64}
     handler_path: str = ""
     names: list[str] = field(default_factory=list)
+    raw: bool = False  # variables as written (an API's read decodes them itself)
 
     @property
     def key(self) -> str:
@@ -68,8 +70,11 @@ class ResourceBinding:
             return {} if uri == self.definition.get("uri") else None
         from .uri import match, variables
 
-        found: dict[str, str] | None = match(self.pattern, self.names or variables(self.key), uri)
-        if found is None or any(DOT_SEGMENTS & set(re.split(r"[/\\]", v)) for v in found.values()):
+        names = self.names or variables(self.key)
+        found: dict[str, str] | None = match(self.pattern, names, uri, decode=not self.raw)
+        if found is None or any(
+            DOT_SEGMENTS & set(re.split(r"[/\\]", unquote(v))) for v in found.values()
+        ):
             return None  # a "." or ".." segment (even from %2F) names no item: never passed on
         return found
 
@@ -226,6 +231,7 @@ def resource_bindings(
                 content=entry.get("content"),
                 handler_path=entry.get("handler", ""),
                 names=list(entry.get("variables", [])),
+                raw=read is not None and definition["name"] not in handlers.resources,
             )
         )
     return bindings

@@ -60,21 +60,25 @@ def to_regex(template: str) -> re.Pattern[str]:
             body = "[^/?#.]*" if operator == "." else "[^/?#]*"
             out.extend(re.escape(operator) + group(n, body) for n in names)
         else:
-            out.append(",".join(group(n, f"[^/?#,{after}]+") for n in names))
+            comma = "," if len(names) > 1 else ""  # one variable's list value: a,b
+            out.append(",".join(group(n, f"[^/?#{comma}{after}]+") for n in names))
     out.append(re.escape(template[position:]))
     return re.compile("".join(out))
 
 
-def match(pattern: re.Pattern[str], names: list[str], uri: str) -> dict[str, str] | None:
-    """The decoded variables of ``uri``, or None when it does not match. Absent optional
-    (query) variables are left out."""
+def match(
+    pattern: re.Pattern[str], names: list[str], uri: str, decode: bool = True
+) -> dict[str, str] | None:
+    """The decoded variables of ``uri`` (as written when not ``decode``: a list's items are
+    split on its literal commas before they are decoded), or None when it does not match.
+    Absent optional (query) variables are left out."""
     if len(uri) > MAX_URI:  # what a pattern may still backtrack over stays small
         return None
     found = pattern.fullmatch(uri)
     if found is None:
         return None
     return {
-        names[int(key[1:])]: unquote(value)
+        names[int(key[1:])]: unquote(value) if decode else value
         for key, value in found.groupdict().items()
         if value is not None
     }
