@@ -446,3 +446,16 @@ async def test_a_tool_error_reads_as_each_era_says_whichever_era_made_the_task(
         assert (
             task["status"] == "failed" and task["statusMessage"] == "the report could not be built"
         )
+
+
+async def test_a_handshake_era_task_asking_reads_working_to_a_2026_client(http: Any) -> None:
+    """Its question travels on a handshake-era tasks/result, which tasks/update cannot
+    answer: a 2026 reader saw ``input_required`` with no ``inputRequests``, nothing to act
+    on. It reads ``working`` with a message saying who must answer."""
+    modern, old = kit.Rpc(http, kit.ALICE, kit.MODERN), await legacy(http)
+    task_id = await old.task("pick", {})
+    await old.until(task_id, "input_required")  # as its own era still reads it
+    seen = (await modern.get(task_id))["result"]
+    assert seen["status"] == "working" and "inputRequests" not in seen, seen
+    assert "handshake-era" in seen["statusMessage"] and "tasks/result" in seen["statusMessage"]
+    assert (await old.get(task_id))["result"]["status"] == "input_required"
