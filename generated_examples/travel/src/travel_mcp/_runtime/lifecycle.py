@@ -18,11 +18,12 @@ LONG_LIVED = frozenset({"subscriptions/listen"})
 # The answer to a request whose client went away (LSP's RequestCancelled, as the SDK's
 # streamable HTTP transport uses): nobody reads it, but the session carries on.
 REQUEST_CANCELLED = -32800
-# The request headers the HTTP middleware reads, found in one pass over a request's headers
-# and kept in its scope for the next layer (each pass costs about as much as a layer).
+# The request headers h11guard and the HTTP middleware read, found in one pass over a
+# request's headers and kept in its scope for the next layer (each pass costs about as much
+# as a layer).
 HEADERS_KEY = "mcpgen.headers"
 READ_HEADERS = frozenset(
-    (b"host", b"origin", b"content-type", b"content-length", b"mcp-protocol-version", b"mcp-method")
+    b"host origin content-type content-length transfer-encoding mcp-protocol-version mcp-method".split()
 )
 
 
