@@ -1,10 +1,11 @@
 """The ASGI middleware in front of every HTTP and WebSocket transport.
 
-Order, outermost first: Host/Origin checks (DNS rebinding), then authentication, which
-puts the caller in the scope and charges its rate limit (the verified identity when there
-is one, the client address for anonymous and refused requests; a WebSocket's messages
-one by one, ``metered``), then (a POST of a message) ``PostGuard``. Checking credentials is
-``http_auth.py``, carried by a server with ``auth``.
+Order, outermost first (two layers: each costs per request): ``AuthMiddleware``, the
+Host/Origin checks (DNS rebinding), then authentication, which puts the caller in the scope
+and charges its rate limit (the verified identity when there is one, the client address
+for anonymous and refused requests; a WebSocket's messages one by one, ``metered``), then
+(a POST of a message) ``PostGuard``, which also watches for a client that leaves.
+Checking credentials is ``http_auth.py``, carried by a server with ``auth``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import anyio
 from . import jsonrpc
 from .authz import ANONYMOUS, IDENTITY_KEY, Policy, client_address
 from .identity import Authenticator
-from .lifecycle import first_headers
+from .lifecycle import first_headers, observed_post, watched
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -78,32 +79,6 @@ def _header_matches(value: str, allowed: Iterable[str]) -> bool:
     return False
 
 
-class HostOriginMiddleware:
-    """DNS-rebinding protection: the Host header must be an allowed host, and a browser's
-    Origin an allowed origin. ``/healthz`` is exempt (for load balancer probes)."""
-
-    def __init__(self, app: ASGIApp, hosts: Sequence[str], origins: Sequence[str]) -> None:
-        self.app = app
-        self.hosts = list(hosts)
-        self.origins = list(origins)
-        self.any_origin = "*" in self.origins
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket") and route_path(scope) != HEALTH_PATH:
-            host, origin = _host_and_origin(first_headers(scope))
-            if self.hosts and not _header_matches(host, self.hosts):
-                logger.warning("refused a request for host %r", host[:100])
-                return await respond(
-                    scope, receive, send, error(421, "invalid_host", "Invalid Host header")
-                )
-            if origin and not self.any_origin and not _header_matches(origin, self.origins):
-                logger.warning("refused a request from origin %r", origin[:100])
-                return await respond(
-                    scope, receive, send, error(403, "invalid_origin", "Invalid Origin header")
-                )
-        await self.app(scope, receive, send)
-
-
 def _host_and_origin(headers: Mapping[bytes, bytes]) -> tuple[str, str | None]:
     """The Host and Origin of ``first_headers`` as starlette's ``Headers`` reads them:
     latin-1, the host "" when absent."""
@@ -143,7 +118,8 @@ class TokenBuckets:
 
 
 class AuthMiddleware:
-    """Puts the caller of every request except health checks, metadata and CORS preflights
+    """Checks the Host and Origin of every request except health checks (``refused``), then
+    puts the caller of every request except health checks, metadata and CORS preflights
     in ``scope[IDENTITY_KEY]``: anonymous here, verified by ``http_auth.VerifyingMiddleware``
     (a server with ``auth``). Also: the rate limit, and a time limit between the chunks of a
     request body (a client that stalls mid-body is cut off)."""
@@ -159,9 +135,14 @@ class AuthMiddleware:
         realm: str = "mcp",
         public_paths: tuple[str, ...] = (),
         subscriptions: Any = None,
+        hosts: Sequence[str] = (),
+        origins: Sequence[str] = (),
     ) -> None:
         self.app = app
         self.subscriptions = subscriptions  # resources.ReadableSubscriptions, or None
+        self.hosts = list(hosts)
+        self.origins = list(origins)
+        self.any_origin = "*" in self.origins
         self.auth = auth
         self.settings = settings
         self.policy = policy
@@ -185,11 +166,28 @@ class AuthMiddleware:
         )
         return True
 
+    def refused(self, scope: Scope) -> Any:
+        """DNS-rebinding protection: the answer when the Host header is no allowed host, or
+        a browser's Origin no allowed origin; else None."""
+        host, origin = _host_and_origin(first_headers(scope))
+        if self.hosts and not _header_matches(host, self.hosts):
+            logger.warning("refused a request for host %r", host[:100])
+            return error(421, "invalid_host", "Invalid Host header")
+        if origin and not self.any_origin and not _header_matches(origin, self.origins):
+            logger.warning("refused a request from origin %r", origin[:100])
+            return error(403, "invalid_origin", "Invalid Origin header")
+        return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         path = route_path(scope)
-        if path == HEALTH_PATH or path.startswith(WELL_KNOWN) or path in self.public_paths:
+        if path == HEALTH_PATH:  # for load balancer probes
+            return await self.app(scope, receive, send)
+        refused = self.refused(scope)
+        if refused is not None:
+            return await respond(scope, receive, send, refused)
+        if path.startswith(WELL_KNOWN) or path in self.public_paths:
             public = path in self.public_paths  # (a public GET /metrics: limited by address)
             if public and await self._limited(scope, receive, send, client_address(scope)):
                 return
@@ -274,8 +272,13 @@ class PostGuard:
         max_body_size: int,
         sdk_parses: bool = True,
         streams: bool = True,
+        observe: bool = False,
+        json_response: bool = False,
     ) -> None:
         self.app = app
+        # True: the handlers of a POST whose client leaves are cancelled (``observed_post``)
+        self.observe = observe
+        self.json_response = json_response
         self.path = path
         self.max_body_size = max_body_size
         self.sdk_parses = sdk_parses  # False: the SDK answers what it cannot read in plain text
@@ -326,6 +329,8 @@ class PostGuard:
         async def replay() -> Message:
             return pending.pop() if pending else await receive()
 
+        if self.observe and not watched(scope, self.json_response):
+            return await observed_post(self.app, scope, replay, send, self.json_response)
         await self.app(scope, replay, send)
 
 

@@ -104,7 +104,7 @@ def has_non_finite(value: Json, or_null: bool = False) -> bool:
     while stack:
         node = stack.pop()
         for item in node.values() if isinstance(node, dict) else node:
-            if isinstance(item, dict | list):
+            if isinstance(item, (dict, list)):  # (a union would be made per item)
                 stack.append(item)
             elif (item is None and or_null) or (
                 isinstance(item, float) and not math.isfinite(item)

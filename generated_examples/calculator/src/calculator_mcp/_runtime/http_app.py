@@ -16,7 +16,6 @@ from .http_guard import (
     HEALTH_PATH,
     WELL_KNOWN,
     AuthMiddleware,
-    HostOriginMiddleware,
     PostGuard,
     TokenBuckets,
 )
@@ -159,7 +158,7 @@ def create_app(
         from .http_auth import metadata_route
 
         routes.append(metadata_route(spec, settings))
-    # Host/Origin checks run in HostOriginMiddleware, the same for every transport.
+    # Host/Origin checks run in AuthMiddleware, the same for every transport.
     no_rebinding_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     if settings.transport == "http":
         resumable = settings.resumable
@@ -193,17 +192,15 @@ def create_app(
     if observed is not None:
         telemetry.flush_on_shutdown(app)
     # add_middleware wraps the app: the last one added runs first.
-    if settings.transport == "http" and (settings.json_response or not settings.resumable):
-        from .lifecycle import DisconnectMiddleware
-
-        # a call whose client left cannot be resumed
-        app.add_middleware(DisconnectMiddleware, json_response=settings.json_response)
     if settings.transport == "http":  # a POST that is no message: JSON-RPC errors (SSE's too)
         app.add_middleware(
             PostGuard,
             path=settings.path,
             max_body_size=settings.max_body_size,
             streams=not settings.stateless,
+            # a call whose client left cannot be resumed
+            observe=settings.json_response or not settings.resumable,
+            json_response=settings.json_response,
         )
     limiter = (
         TokenBuckets(
@@ -227,8 +224,9 @@ def create_app(
         realm=str(info["name"]),
         public_paths=public,
         subscriptions=server.readable,
+        hosts=hosts,
+        origins=origins,
     )
-    app.add_middleware(HostOriginMiddleware, hosts=hosts, origins=origins)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

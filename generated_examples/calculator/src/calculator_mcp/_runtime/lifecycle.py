@@ -18,11 +18,12 @@ LONG_LIVED = frozenset({"subscriptions/listen"})
 # The answer to a request whose client went away (LSP's RequestCancelled, as the SDK's
 # streamable HTTP transport uses): nobody reads it, but the session carries on.
 REQUEST_CANCELLED = -32800
-# The request headers the HTTP middleware reads, found in one pass over a request's headers
-# and kept in its scope for the next layer (each pass costs about as much as a layer).
+# The request headers h11guard and the HTTP middleware read, found in one pass over a
+# request's headers and kept in its scope for the next layer (each pass costs about as much
+# as a layer).
 HEADERS_KEY = "mcpgen.headers"
 READ_HEADERS = frozenset(
-    (b"host", b"origin", b"content-type", b"content-length", b"mcp-protocol-version", b"mcp-method")
+    b"host origin content-type content-length transfer-encoding mcp-protocol-version mcp-method".split()
 )
 
 
@@ -115,60 +116,52 @@ class Disconnected:
         self.scopes.pop(cancel, None)
 
 
-class DisconnectMiddleware:
-    """ASGI middleware for POSTs: sets ``scope[DISCONNECTED_KEY]`` when the client goes away
-    (the SDK keeps running a handler whose client left in JSON-response and stateful modes).
-    An event stream reads ``receive()`` for the disconnect itself: its reads are observed,
-    no task added. A JSON answer reads nothing after the body: a watcher task does. A
-    2026-07-28 POST answered as a stream is left alone: the SDK watches that one itself."""
+def watched(scope: Any, json_response: bool) -> bool:
+    """Whether the SDK cancels this POST's handler itself when its client goes: a
+    2026-07-28 request (routed by its ``MCP-Protocol-Version`` header, as the SDK's
+    session manager does) answered as an event stream."""
+    if json_response:
+        return False
+    version = first_headers(scope).get(b"mcp-protocol-version")
+    return version is not None and version.decode("latin-1") not in HANDSHAKE_VERSIONS
 
-    def __init__(self, app: Any, json_response: bool = False) -> None:
-        self.app = app
-        self.json_response = json_response
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST" or self._watched(scope):
-            await self.app(scope, receive, send)
-            return
-        gone = Disconnected()
-        scope[DISCONNECTED_KEY] = gone
+async def observed_post(app: Any, scope: Any, receive: Any, send: Any, json_response: bool) -> None:
+    """Pass a POST on with ``scope[DISCONNECTED_KEY]`` set when the client goes away (the SDK
+    keeps running a handler whose client left in JSON-response and stateful modes; called
+    by ``http_guard.PostGuard`` unless ``watched``). An event stream reads ``receive()`` for
+    the disconnect itself: its reads are observed, no task added. A JSON answer reads
+    nothing after the body: a watcher task does."""
+    gone = Disconnected()
+    scope[DISCONNECTED_KEY] = gone
 
-        async def observed() -> Any:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                gone.set()
-            return message
+    async def observed() -> Any:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            gone.set()
+        return message
 
-        if not self.json_response:
-            await self.app(scope, observed, send)
-            return
-        queue_send, queue_receive = anyio.create_memory_object_stream[Any](1)
-        body_done = anyio.Event()
+    if not json_response:
+        await app(scope, observed, send)
+        return
+    queue_send, queue_receive = anyio.create_memory_object_stream[Any](1)
+    body_done = anyio.Event()
 
-        async def wrapped() -> Any:
-            if body_done.is_set():  # the watcher's message
-                return await queue_receive.receive()
-            message = await observed()
-            if message["type"] != "http.request" or not message.get("more_body", False):
-                body_done.set()
-            return message
+    async def wrapped() -> Any:
+        if body_done.is_set():  # the watcher's message
+            return await queue_receive.receive()
+        message = await observed()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            body_done.set()
+        return message
 
-        async def watch() -> None:
-            await body_done.wait()
-            await queue_send.send(await observed())  # after the body, only a disconnect
+    async def watch() -> None:
+        await body_done.wait()
+        await queue_send.send(await observed())  # after the body, only a disconnect
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch)
-            try:
-                await self.app(scope, wrapped, send)
-            finally:
-                tg.cancel_scope.cancel()
-
-    def _watched(self, scope: Any) -> bool:
-        """Whether the SDK cancels this POST's handler itself when its client goes: a
-        2026-07-28 request (routed by its ``MCP-Protocol-Version`` header, as the SDK's
-        session manager does) answered as an event stream."""
-        if self.json_response:
-            return False
-        version = first_headers(scope).get(b"mcp-protocol-version")
-        return version is not None and version.decode("latin-1") not in HANDSHAKE_VERSIONS
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        try:
+            await app(scope, wrapped, send)
+        finally:
+            tg.cancel_scope.cancel()

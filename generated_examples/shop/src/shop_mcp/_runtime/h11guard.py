@@ -20,6 +20,7 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .http_guard import BODY_RECEIVED
+from .lifecycle import first_headers
 
 logger = logging.getLogger(__name__)
 HEADER_TIMEOUT = 10.0
@@ -67,7 +68,7 @@ class GuardedH11(H11Protocol):
             self._disarm()  # a request's headers are in
             if not self.cycle.more_body:  # and its whole body: no deadline to keep for it
                 self.cycle.scope[BODY_RECEIVED] = True  # type: ignore[literal-required]
-            names = {name for name, _ in self.headers}
+            names = first_headers(self.cycle.scope)  # (kept in the scope for the app)
             if b"content-length" in names and b"transfer-encoding" in names:
                 # RFC 9112 6.3: a server that answers such a message must then close the
                 # connection, or what a proxy took for body is run as a second request
