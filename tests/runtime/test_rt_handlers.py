@@ -137,6 +137,21 @@ async def test_a_non_finite_result_is_named_without_a_traceback(
     assert not any(r.exc_info for r in caplog.records)
 
 
+async def _cyclic(arguments: Any, ctx: Context) -> Any:
+    loop: dict[str, Any] = {"x": 1.0}
+    loop["self"] = loop
+    return loop
+
+
+@pytest.mark.timeout(20)
+async def test_a_result_holding_itself_is_an_internal_error_not_a_hang() -> None:
+    """A dict that contains itself cannot be sent; looking in it for a NaN (to say why)
+    walked the cycle for ever: the call spun the CPU and was never answered (found by
+    branch n1)."""
+    said = await answer(_table(cyclic=_cyclic), "cyclic", {})
+    assert said == "Tool 'cyclic' failed with an internal error (see the server log)"
+
+
 async def test_an_unwritten_stub_says_where_to_write_it(tmp_path: Path) -> None:
     """A ``raise NotImplementedError`` in the stub mcpgen wrote is "not implemented yet";
     the same error raised by anything the handler calls is an internal error."""

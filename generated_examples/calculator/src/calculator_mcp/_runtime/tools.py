@@ -358,6 +358,7 @@ def _non_finite(value: Any) -> bool:
     """Whether a handler's return value holds a NaN or an infinity (which JSON refuses)."""
     try:
         data = value.model_dump(mode="python") if isinstance(value, BaseModel) else value
+        json.dumps(data, default=repr)  # a value holding itself raises (the walk would not end)
         return has_non_finite(data)
     except Exception:
         return False
