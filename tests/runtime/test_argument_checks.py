@@ -228,6 +228,20 @@ async def test_an_imported_resource_templates_variables_are_checked_for_their_fo
     assert only.target == f"/pets/{PET}?since=2024-05-01T12%3A00%3A00Z"
 
 
+def listed_as_template(tmp_path: Path, document: dict[str, Any]) -> dict[str, Any]:
+    """The ``_spec.json`` data of a server whose ``listPets`` is a resource template."""
+    (tmp_path / "api.yaml").write_text(yaml.safe_dump(document))
+    options = {
+        "source": "api.yaml",
+        "rules": [{"operationId": "listPets", "as": "resourceTemplate"}],
+    }
+    source = {"mcpgen": 1, "server": {"name": "pets"}, "openapi": options}
+    (tmp_path / "mcpgen.yaml").write_text(yaml.safe_dump(source))
+    loaded = load_manifest(tmp_path / "mcpgen.yaml")
+    assert loaded.manifest is not None
+    return spec_data(loaded.manifest)
+
+
 async def test_a_resource_templates_nullable_and_array_variables_are_typed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -244,16 +258,7 @@ async def test_a_resource_templates_nullable_and_array_variables_are_typed(
         ],
         "responses": {"200": {"description": "pets", "content": {"text/plain": {}}}},
     }
-    (tmp_path / "api.yaml").write_text(yaml.safe_dump({**SPEC, "paths": {"/pets": {"get": get}}}))
-    options = {
-        "source": "api.yaml",
-        "rules": [{"operationId": "listPets", "as": "resourceTemplate"}],
-    }
-    source = {"mcpgen": 1, "server": {"name": "pets"}, "openapi": options}
-    (tmp_path / "mcpgen.yaml").write_text(yaml.safe_dump(source))
-    loaded = load_manifest(tmp_path / "mcpgen.yaml")
-    assert loaded.manifest is not None
-    data = spec_data(loaded.manifest)
+    data = listed_as_template(tmp_path, {**SPEC, "paths": {"/pets": {"get": get}}})
     with wirekit.recorder() as rec:
         monkeypatch.setenv(data["upstream"]["baseUrlEnv"], rec.url)
         rec.answer(200, "text/plain", b"Rex")
@@ -279,17 +284,7 @@ async def test_a_resource_templates_list_items_are_split_before_they_are_decoded
         ],
         "responses": {"200": {"description": "pets", "content": {"text/plain": {}}}},
     }
-    document = {**SPEC, "paths": {"/pets/{kinds}": {"get": get}}}
-    (tmp_path / "api.yaml").write_text(yaml.safe_dump(document))
-    options = {
-        "source": "api.yaml",
-        "rules": [{"operationId": "listPets", "as": "resourceTemplate"}],
-    }
-    source = {"mcpgen": 1, "server": {"name": "pets"}, "openapi": options}
-    (tmp_path / "mcpgen.yaml").write_text(yaml.safe_dump(source))
-    loaded = load_manifest(tmp_path / "mcpgen.yaml")
-    assert loaded.manifest is not None
-    data = spec_data(loaded.manifest)
+    data = listed_as_template(tmp_path, {**SPEC, "paths": {"/pets/{kinds}": {"get": get}}})
     with wirekit.recorder() as rec:
         monkeypatch.setenv(data["upstream"]["baseUrlEnv"], rec.url)
         rec.answer(200, "text/plain", b"Rex")
