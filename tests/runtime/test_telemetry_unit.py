@@ -157,15 +157,10 @@ def _model(text: str, load_document: Any) -> Any:
     return loaded.manifest
 
 
-def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import anyio
-    import mcp_types as types
+def traced_in_memory(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Telemetry on with spans kept in memory: the exporter that holds them."""
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    from mcpgen.runtime.metatools import Operations
 
     exported = InMemorySpanExporter()
     provider = TracerProvider()
@@ -173,6 +168,18 @@ def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
     made = telemetry_for([])
     made.tracing, made.tracer = True, provider.get_tracer("test")
     monkeypatch.setattr(telemetry, "ACTIVE", made)
+    return exported
+
+
+def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import anyio
+    import mcp_types as types
+
+    from mcpgen.runtime.metatools import Operations
+
+    exported = traced_in_memory(monkeypatch)
 
     async def dispatch(name: str, arguments: Any, context: Any) -> types.CallToolResult:
         failed = name == "repos_delete"
@@ -183,7 +190,7 @@ def test_each_operation_of_search_and_code_mode_is_a_span_under_the_tool(
     operations.table = SimpleNamespace(dispatch=dispatch)  # type: ignore[assignment]
 
     async def execute() -> None:
-        with made.tracer.start_as_current_span("tools/call execute"):
+        with telemetry.ACTIVE.tracer.start_as_current_span("tools/call execute"):
             await operations.dispatch("repos_get", {}, SimpleNamespace())  # type: ignore[arg-type]
             await operations.dispatch("repos_delete", {}, SimpleNamespace())  # type: ignore[arg-type]
 
@@ -410,16 +417,9 @@ def test_url_full_hides_a_query_credential_whose_name_is_encoded(
     """An API keyed by a query parameter whose name the URL encodes (``client id`` is sent
     as ``client%20id``): the CLIENT span's ``url.full`` showed the key to the collector."""
     import anyio
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from wirekit import operations, recorder, upstream
 
-    exported = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exported))
-    made = telemetry_for([])
-    made.tracing, made.tracer = True, provider.get_tracer("test")
-    monkeypatch.setattr(telemetry, "ACTIVE", made)
+    exported = traced_in_memory(monkeypatch)
     schemes = {"key": {"type": "apiKey", "in": "query", "name": "client id"}}
     op = {"operationId": "send", "responses": {"200": {"description": "ok"}}}
     data = {
@@ -445,16 +445,9 @@ def test_a_key_in_the_base_urls_path_is_not_shown(
     reads; beyond the documented base URL's path the path is ``REDACTED``, as are the values
     of the query parameters it adds (``?cid=``: whatever its name)."""
     import anyio
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from wirekit import operations, recorder, upstream
 
-    exported = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exported))
-    made = telemetry_for([])
-    made.tracing, made.tracer = True, provider.get_tracer("test")
-    monkeypatch.setattr(telemetry, "ACTIVE", made)
+    exported = traced_in_memory(monkeypatch)
     op = {"operationId": "send", "responses": {"200": {"description": "ok"}}}
     data = {
         "openapi": "3.0.3",
