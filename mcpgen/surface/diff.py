@@ -34,6 +34,7 @@ from .changes import (
     _list,
     _one_to_one,
     _presence,
+    _same_json,
     _same_text,
     _show,
     _string_set,
@@ -48,7 +49,9 @@ Json = Any
 # why a change is classified as it is
 WHY_ADDITION = "an addition: nothing clients use is gone"
 WHY_ARGUMENT_GONE = "prompts/get refuses arguments the prompt does not declare"
-WHY_CAPABILITY_FLAG = "clients that rely on it (notifications, subscriptions) stop hearing changes"
+WHY_CAPABILITY_FLAG = (
+    "clients that rely on it (notifications, subscriptions, task requests) lose it"
+)
 WHY_CONTENT_HINT = "a hint about the content"
 WHY_DOCS = "shown to people and models; no call changes"
 WHY_HIDDEN = "clients no longer see it in the list"
@@ -133,17 +136,14 @@ class _Differ:
             if kind not in old:
                 self.add(COMPATIBLE, item, "", "capability added", "nothing clients use is gone")
                 continue
-            a = old[kind] if isinstance(old[kind], dict) else {}
-            b = new[kind] if isinstance(new[kind], dict) else {}
-            for flag in sorted(set(a) | set(b)):
-                was, now = a.get(flag) is True, b.get(flag) is True
-                if was != now:
-                    level, text, why = (
-                        (BREAKING, "no longer supported", WHY_CAPABILITY_FLAG)
-                        if was
-                        else (COMPATIBLE, "now supported", WHY_ADDITION)
-                    )
-                    self.add(level, item, f"/{escape(flag)}", f"{flag} {text}", why)
+            a, b = _flags(old[kind]), _flags(new[kind])
+            for flag in sorted(a ^ b):
+                level, text, why = (
+                    (BREAKING, "no longer supported", WHY_CAPABILITY_FLAG)
+                    if flag in a
+                    else (COMPATIBLE, "now supported", WHY_ADDITION)
+                )
+                self.add(level, item, flag, f"{flag[1:]} {text}", why)
 
     # -- collections
     def collection(self, key: str) -> None:
@@ -153,7 +153,7 @@ class _Differ:
         old = {str(e.get(id_key)): e for e in _list(self.old, key)}
         new = {str(e.get(id_key)): e for e in _list(self.new, key)}
         for name in sorted(old.keys() & new.keys()):
-            if old[name] != new[name]:
+            if not _same_json(old[name], new[name]):
                 compare(f"{kind}:{name}", old[name], new[name])
         removed = sorted(old.keys() - new.keys())
         added = sorted(new.keys() - old.keys())
@@ -270,6 +270,17 @@ class _Differ:
                     if not _same_text(x, y):
                         self.add(DOCS, item, f"{where}/{key}", _presence(key, x, y), WHY_DOCS)
         self._rest(item, old, new, {"name", "arguments"})
+
+
+def _flags(capability: Json, path: str = "") -> set[str]:
+    """The pointers of what a capability offers: flags that are true (``listChanged``) and
+    nested objects (``tasks``: ``/list``, ``/requests/tools/call``)."""
+    found: set[str] = set()
+    for key, value in capability.items() if isinstance(capability, dict) else ():
+        if value is True or isinstance(value, dict):
+            found.add(where := f"{path}/{escape(key)}")
+            found |= _flags(value, where)
+    return found
 
 
 MOVED = "no longer listed (now an operation)"

@@ -15,6 +15,7 @@ from .changes import (
     _dict,
     _one_to_one,
     _presence,
+    _same_json,
     _same_text,
     _show,
     _string_set,
@@ -61,7 +62,7 @@ class SchemaDiff(SchemaBase):
 
     # -- the walk
     def compare(self, old: Json, new: Json, path: str, depth: int = 0) -> None:
-        if old == new and type(old) is type(new) and not self._stale(old):
+        if _same_json(old, new) and not self._stale(old):
             return
         if depth > MAX_DEPTH:
             self.unknown(path, "schema nested too deeply to compare")
@@ -290,7 +291,7 @@ class SchemaDiff(SchemaBase):
         self, keyword: str, old: dict[str, Json], new: dict[str, Json], path: str, depth: int
     ) -> None:
         a, b = old.get(keyword), new.get(keyword)
-        if a == b and not self._stale(a):
+        if _same_json(a, b) and not self._stale(a):
             return
         where = f"{path}/{keyword}"
         if not all(x is None or isinstance(x, list) for x in (a, b)):
@@ -301,7 +302,7 @@ class SchemaDiff(SchemaBase):
         unmatched_old: list[int] = []
         for i, alt in enumerate(old_list):
             for j in unmatched_new:
-                if alt == new_list[j]:
+                if _same_json(alt, new_list[j]):
                     unmatched_new.remove(j)
                     self.compare(alt, new_list[j], f"{where}/{j}", depth + 1)
                     break

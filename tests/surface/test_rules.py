@@ -406,6 +406,19 @@ CASES: list[tuple[str, Json, Json, list[tuple[str, str, str]]]] = [
      [(COMPATIBLE, "capability:logging", "")]),
     ("capability removed", {**lock(), "capabilities": {"tools": {}, "completions": {}}},
      {**lock(), "capabilities": {"tools": {}}}, [(BREAKING, "capability:completions", "")]),
+    ("tasks/list no longer offered (a nested capability object)",
+     {**lock(), "capabilities": {"tasks": {"cancel": {}, "list": {}}}},
+     {**lock(), "capabilities": {"tasks": {"cancel": {}}}}, [(BREAKING, "capability:tasks", "/list")]),
+    ("tasks/cancel offered",
+     {**lock(), "capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}},
+     {**lock(), "capabilities": {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}},
+     [(COMPATIBLE, "capability:tasks", "/cancel")]),
+    # ---- JSON values that Python's == confuses: true is not 1, false is not 0
+    ("enum 1 -> true", prop({"enum": [0, 1]}), prop({"enum": [False, True]}),
+     [(BREAKING, T, A + "/enum"), (COMPATIBLE, T, A + "/enum")]),
+    ("const false -> 0 inside anyOf", prop({"anyOf": [{"const": False}, {"type": "string"}]}),
+     prop({"anyOf": [{"const": 0}, {"type": "string"}]}),
+     [(BREAKING, T, A + "/anyOf/0/const"), (COMPATIBLE, T, A + "/anyOf/0/const")]),
 ]  # fmt: skip
 
 
