@@ -72,6 +72,8 @@ def _count(node: Mapping[str, Json], key: str) -> Fraction | int | None:
     value = node.get(key)
     if key == "multipleOf":
         return _number(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 4.0 is an integer in JSON Schema
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     if key.startswith("min") and value == 0:

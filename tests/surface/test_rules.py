@@ -413,6 +413,8 @@ CASES: list[tuple[str, Json, Json, list[tuple[str, str, str]]]] = [
      {**lock(), "capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}},
      {**lock(), "capabilities": {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}},
      [(COMPATIBLE, "capability:tasks", "/cancel")]),
+    ("maxLength 5 -> 4.0 (an integer written as a float)", prop({"type": "string", "maxLength": 5}),
+     prop({"type": "string", "maxLength": 4.0}), [(BREAKING, T, A + "/maxLength")]),
     # ---- JSON values that Python's == confuses: true is not 1, false is not 0
     ("enum 1 -> true", prop({"enum": [0, 1]}), prop({"enum": [False, True]}),
      [(BREAKING, T, A + "/enum"), (COMPATIBLE, T, A + "/enum")]),
