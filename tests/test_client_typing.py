@@ -161,3 +161,67 @@ def test_ref_parameters_are_their_models_and_defaults_are_typed(tmp_path: Path) 
     assert 'Argument "passengers" to "book" of "BookingClient" has incompatible type "None"' in (
         bad.stdout
     )
+
+
+NULLABLE_MANIFEST = """
+mcpgen: 1
+server: {name: nullable, version: 0.1.0}
+tools:
+  - name: echo
+    description: Says what it got.
+    input:
+      type: object
+      properties:
+        opt: {type: [string, "null"], default: x}
+        limit: {type: integer, default: 5}
+    output:
+      type: object
+      properties: {opt: {type: [string, "null"]}, limit: {type: integer}}
+      required: [opt, limit]
+"""
+
+NULLABLE_HANDLER = """
+from ...models import EchoInput, EchoOutput
+
+
+async def handle(args: EchoInput) -> EchoOutput:
+    return EchoOutput(opt=args.opt, limit=args.limit)
+"""
+
+NULLABLE_CALLS = """
+import asyncio
+from nullable_mcp.client import NullableClient
+from nullable_mcp.server import create_server
+
+
+async def main(mode):
+    async with NullableClient.connect(create_server(), mode=mode) as client:
+        for kwargs in ({}, {"opt": None}, {"opt": "y", "limit": 7}):
+            result = await client.echo(**kwargs)
+            print(mode, result.opt, result.limit)
+
+
+for mode in ("auto", "legacy"):
+    asyncio.run(main(mode))
+"""
+
+
+def test_a_nullable_argument_with_a_default_is_sent_as_null(tmp_path: Path) -> None:
+    """``opt: str | None = "x"``: ``opt=None`` is the value null, not "left out" (which
+    made the server use its default "x")."""
+    (tmp_path / "mcpgen.yaml").write_text(NULLABLE_MANIFEST)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    built = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "build", "mcpgen.yaml", "-o", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    src = tmp_path / "out" / "src"
+    (src / "nullable_mcp" / "handlers" / "tools" / "echo.py").write_text(NULLABLE_HANDLER)
+    ran = subprocess.run(
+        [sys.executable, "-c", NULLABLE_CALLS],
+        env={**env, "PYTHONPATH": str(src)}, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    for mode in ("auto", "legacy"):
+        assert f"{mode} x 5\n{mode} None 5\n{mode} y 7\n" in ran.stdout

@@ -17,8 +17,11 @@ from mcpgen.problems import cut, printable
 
 
 def entries(params: list[Any], required: bool) -> str:
-    """``{"wire key": python_name, ...}`` for the required (or optional) ``params``."""
-    return "{" + ", ".join(f"{py(p.key)}: {p.name}" for p in params if p.required == required) + "}"
+    """``{"wire key": python_name, ...}`` for the ``params`` always sent (or the optional
+    ones, left out when ``None``). One with a default always has a value: ``None`` given to
+    ``str | None = "x"`` is sent as null, not left out (which meant "x")."""
+    chosen = (p for p in params if (p.required or p.default is not None) == required)
+    return "{" + ", ".join(f"{py(p.key)}: {p.name}" for p in chosen) + "}"
 
 
 def variable_dict(variables: list[Any]) -> str:

@@ -59,7 +59,7 @@ class CalculatorClient(BaseClient):
 
         Divide a by b. Dividing by zero is a tool error.
         """
-        given = arguments({"a": a, "b": b}, {"precision": precision})
+        given = arguments({"a": a, "b": b, "precision": precision}, {})
         result = await self.call("divide", given, progress)
         output: models.DivideOutput = parse(models.DivideOutput, result.structured_content)
         return output
@@ -94,7 +94,7 @@ class CalculatorClient(BaseClient):
 
         Get current weather information for any location worldwide.
         """
-        given = arguments({"location": location}, {"units": units})
+        given = arguments({"location": location, "units": units}, {})
         result = await self.call("weather_current", given, progress)
         output: models.WeatherCurrentOutput = parse(
             models.WeatherCurrentOutput, result.structured_content

@@ -304,7 +304,7 @@ class McpConformanceTestServerClient(LegacyClient):
 
         Echoes a region that also travels in the Mcp-Param-Region header.
         """
-        given = arguments({}, {"region": region})
+        given = arguments({"region": region}, {})
         result = await self.call("test_x_mcp_header", given, progress)
         return list(result.content)
 

@@ -109,7 +109,7 @@ class NotesClient(BaseClient):
 
         Find notes whose title, body or tags contain the query.
         """
-        given = arguments({}, {"query": query, "tag": tag, "limit": limit})
+        given = arguments({"limit": limit}, {"query": query, "tag": tag})
         result = await self.call("search_notes", given, progress)
         output: models.SearchNotesOutput = parse(
             models.SearchNotesOutput, result.structured_content

@@ -50,8 +50,14 @@ class TravelClient(BaseClient):
         Find direct flights between two airports on a date.
         """
         given = arguments(
-            {"origin": origin, "destination": destination, "date": date},
-            {"cabin": cabin, "passengers": passengers},
+            {
+                "origin": origin,
+                "destination": destination,
+                "date": date,
+                "cabin": cabin,
+                "passengers": passengers,
+            },
+            {},
         )
         result = await self.call("search_flights", given, progress)
         output: models.SearchFlightsOutput = parse(
@@ -70,7 +76,7 @@ class TravelClient(BaseClient):
 
         Daily forecast for a city, up to 7 days ahead.
         """
-        given = arguments({"city": city}, {"days": days})
+        given = arguments({"city": city, "days": days}, {})
         result = await self.call("weather_forecast", given, progress)
         output: models.WeatherForecastOutput = parse(
             models.WeatherForecastOutput, result.structured_content
