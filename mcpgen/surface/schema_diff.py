@@ -29,6 +29,7 @@ from .schema_rules import (
     OPAQUE,
     _alternatives,
     _collapse_enums,
+    _disjoint,
     _extra,
     _is_false,
     _merge_into,
@@ -327,7 +328,13 @@ class SchemaDiff(SchemaBase):
             (self.narrowed if a is None else self.widened)(where, text)
         elif unmatched_new and not unmatched_old:
             text = f"{keyword}: {len(unmatched_new)} alternative(s) added"
-            (self.widened if more_choice else self.narrowed)(where, text)
+            added = [new_list[j] for j in unmatched_new]
+            kept = [x for j, x in enumerate(new_list) if j not in unmatched_new]
+            if keyword == "oneOf" and not self.output and not _disjoint(added, kept):
+                # a value valid under an old alternative and a new one is refused now
+                self.unknown(where, text + " (oneOf: a value matching two is refused)")
+            else:
+                (self.widened if more_choice else self.narrowed)(where, text)
         elif unmatched_old and not unmatched_new:
             text = f"{keyword}: {len(unmatched_old)} alternative(s) removed"
             (self.narrowed if more_choice else self.widened)(where, text)
