@@ -58,13 +58,7 @@ def _values(values: Iterable[str], limit: int = 5) -> str:
 
 def _same_json(a: Json, b: Json) -> bool:
     """Equal as JSON: unlike ``==``, ``true`` is not ``1`` and ``false`` is not ``0``."""
-    if a != b:
-        return False
-    if isinstance(a, dict):
-        return all(_same_json(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return all(map(_same_json, a, b))
-    return isinstance(a, bool) == isinstance(b, bool)
+    return bool(a == b) and _canon(a) == _canon(b)
 
 
 def _same_text(a: Json, b: Json) -> bool:
