@@ -78,7 +78,7 @@ class Telemetry:
         # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
         # grow the label set)
         self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS | TASK_METHODS
-        self._made: dict[tuple[str, str, str | None, str | None], dict[str, str]] = {}
+        self._made: dict[tuple[str, str, str | None, str | None], Any] = {}
 
     def _histogram(self, name: str, description: str) -> Histogram:
         exported = None
@@ -107,31 +107,25 @@ class Telemetry:
         from opentelemetry.trace import INVALID_SPAN, get_current_span
         from pydantic import ValidationError
 
-        from .logs import redact_query
-
         operations, network, tracing = self.operations, self.network, self.tracing
         protocol = "websocket" if self.transport == "websocket" else "http"
+        perf_counter, labelled = time.perf_counter, self._labelled
 
         async def observe(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
-            start = time.perf_counter()
-            connection = getattr(ctx.session, "_connection", None)
-            session_id = getattr(connection, "session_id", None)
-            span = get_current_span() if tracing else INVALID_SPAN
-            if span.is_recording():
-                span.set_attribute("network.transport", network)
-                if network == "tcp":
-                    span.set_attribute("network.protocol.name", protocol)
-                if session_id:
-                    span.set_attribute("mcp.session.id", session_id)
-                uri = ctx.params.get("uri") if ctx.method in URI_METHODS and ctx.params else None
-                if isinstance(uri, str):
-                    span.set_attribute("mcp.resource.uri", redact_query(uri))
-                _link_http_context(span, ctx.request)
-            version = ctx.protocol_version
+            start = perf_counter()
+            method, version = ctx.method, ctx.protocol_version
+            span: Any = INVALID_SPAN
+            if tracing:
+                span = get_current_span()
+                if span.is_recording():
+                    _describe(span, ctx, network, protocol)
             if version not in SUPPORTED_PROTOCOL_VERSIONS:
                 version = "_OTHER"  # a label, bounded like the method
-            if connection is not None and version not in MODERN_PROTOCOL_VERSIONS:
-                self._track_session(connection, session_id, SUPPORTED_PROTOCOL_VERSIONS)
+            if version not in MODERN_PROTOCOL_VERSIONS:
+                connection = getattr(ctx.session, "_connection", None)
+                if connection is not None:
+                    session_id = getattr(connection, "session_id", None)
+                    self._track_session(connection, session_id, SUPPORTED_PROTOCOL_VERSIONS)
             error: str | None = None
             try:
                 result = await call_next(ctx)
@@ -148,9 +142,9 @@ class Telemetry:
                 error = type(exc).__qualname__
                 raise
             else:
-                if ctx.method in TOOL_RESULTS and _tool_error(result, CallToolResult):
+                if method in TOOL_RESULTS and _tool_error(result, CallToolResult):
                     error = _failed(span, "tool_error")  # (the SDK's marks tools/call only)
-                if ctx.method == "initialize" and isinstance(result, dict):
+                if method == "initialize" and isinstance(result, dict):
                     agreed = result.get("protocolVersion")  # (stateless HTTP: the
                     if agreed in SUPPORTED_PROTOCOL_VERSIONS:  # connection's is a default)
                         version = agreed
@@ -158,25 +152,32 @@ class Telemetry:
                             span.set_attribute("mcp.protocol.version", agreed)
                 return result
             finally:
-                operations.record(time.perf_counter() - start, self._labels(ctx, version, error))
+                labels, key = labelled(method, ctx.params, version, error)
+                operations.record(perf_counter() - start, labels, key)
 
         return observe
 
     def _labels(self, ctx: Any, version: str, error: str | None) -> dict[str, str]:
-        """Metric attributes: bounded values only (a method or tool name a client made up
-        becomes ``_OTHER`` or is left out), never a session id. Made once per combination
-        (the values are bounded, so are the combinations)."""
-        method = ctx.method if ctx.method in self.methods else "_OTHER"
-        name = ctx.params.get("name") if ctx.params and method in NAMED else None
+        return self._labelled(ctx.method, ctx.params, version, error)[0]
+
+    def _labelled(
+        self, method: str, params: Any, version: str, error: str | None
+    ) -> tuple[dict[str, str], frozenset[tuple[str, str]]]:
+        """Metric attributes and their key: bounded values only (a method or tool name a
+        client made up becomes ``_OTHER`` or is left out), never a session id. Made once per
+        combination (the values are bounded, so are the combinations)."""
+        if method not in self.methods:
+            method = "_OTHER"
+        name = params.get("name") if params and method in NAMED else None
         if not isinstance(name, str) or name not in self.names:
             name = None
-        key = (method, version, name, error)
-        labels = self._made.get(key)
-        if labels is None:
+        made = self._made.get(key := (method, version, name, error))
+        if made is None:
             labels = self._make_labels(method, version, name, error)
+            made = labels, frozenset(labels.items())
             if len(self._made) < 1024:  # an error code an upstream made up is not kept
-                self._made[key] = labels
-        return labels
+                self._made[key] = made
+        return made
 
     def _make_labels(
         self, method: str, version: str, name: str | None, error: str | None
@@ -234,12 +235,17 @@ class Histogram:
         self.shown = shown
         self.exported = exported
 
-    def record(self, amount: float, attributes: Mapping[str, Any]) -> None:
+    def record(
+        self, amount: float, attributes: Mapping[str, Any], key: frozenset[Any] | None = None
+    ) -> None:
+        """``key``: ``frozenset(attributes.items())`` when the caller has it made already."""
         if self.exported is not None:
             self.exported.record(amount, attributes)
         if self.shown is None:
             return
-        point = self.points.get(key := frozenset(attributes.items()))
+        if key is None:
+            key = frozenset(attributes.items())
+        point = self.points.get(key)
         if point is None:
             if len(self.points) >= self.OVERFLOW_AFTER:
                 attributes = self.OVERFLOW
@@ -252,6 +258,22 @@ class Histogram:
         point[1][bisect_left(BUCKETS, amount)] += 1
         point[2] += amount
         point[3] += 1
+
+
+def _describe(span: Any, ctx: Any, network: str, protocol: str) -> None:
+    """The SDK's span of ``ctx``'s message: where it came from, on which session."""
+    span.set_attribute("network.transport", network)
+    if network == "tcp":
+        span.set_attribute("network.protocol.name", protocol)
+    session_id = getattr(getattr(ctx.session, "_connection", None), "session_id", None)
+    if session_id:
+        span.set_attribute("mcp.session.id", session_id)
+    uri = ctx.params.get("uri") if ctx.method in URI_METHODS and ctx.params else None
+    if isinstance(uri, str):
+        from .logs import redact_query
+
+        span.set_attribute("mcp.resource.uri", redact_query(uri))
+    _link_http_context(span, ctx.request)
 
 
 def _link_http_context(span: Any, request: Any) -> None:
@@ -280,9 +302,9 @@ def _failed(span: Any, error: str) -> str:
 
 def _tool_error(result: Any, model: type[Any]) -> bool:
     """Whether a tools/call result goes out as a tool error (as the SDK's span decides)."""
-    if isinstance(result, model):
-        return bool(result.is_error)
-    return isinstance(result, dict) and result.get("isError") is True
+    if isinstance(result, dict):  # (first: a model's isinstance costs more)
+        return result.get("isError") is True
+    return isinstance(result, model) and bool(result.is_error)
 
 
 ACTIVE: Telemetry | None = None

@@ -4,6 +4,7 @@ bounded metric labels, the Prometheus text, trace ids in JSON log lines, and the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from types import SimpleNamespace
@@ -65,6 +66,32 @@ def test_metric_labels_stay_bounded_whatever_a_client_sends() -> None:
     labels = made._labels(odd, "2025-11-25", "-32601")
     assert labels["mcp.method.name"] == "_OTHER"
     assert labels["error.type"] == labels["rpc.response.status_code"] == "-32601"
+
+
+def test_each_measured_call_reuses_its_labels_and_their_key() -> None:
+    made = telemetry_for(["add"])
+    observe = made.middleware()
+    call = SimpleNamespace(
+        method="tools/call",
+        params={"name": "add"},
+        protocol_version="2026-07-28",
+        session=None,
+        request=None,
+    )
+
+    async def answer(ctx: Any) -> dict[str, Any]:
+        return {"content": [], "isError": False}
+
+    async def twice() -> None:
+        await observe(call, answer)
+        await observe(call, answer)
+
+    asyncio.run(twice())
+    labels, key = made._labelled("tools/call", {"name": "add"}, "2026-07-28", None)
+    assert made._labelled("tools/call", {"name": "add"}, "2026-07-28", None)[1] is key
+    assert key == frozenset(labels.items())
+    [(attributes, _, _, count)] = made.operations.points.values()
+    assert (attributes, count) == (labels, 2)
 
 
 def test_prometheus_text_of_a_histogram() -> None:
