@@ -131,17 +131,23 @@ async def main() -> None:
 """
 
 
+def built(tmp_path: Path, manifest: str) -> dict[str, str]:
+    """``manifest`` built into ``tmp_path/out`` by mcpgen; the environment it ran in."""
+    (tmp_path / "mcpgen.yaml").write_text(manifest)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    made = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "build", "mcpgen.yaml", "-o", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return env
+
+
 def test_ref_parameters_are_their_models_and_defaults_are_typed(tmp_path: Path) -> None:
     """A user's manifest with shared definitions and defaults: the generated client types
     a ``$ref`` parameter as its model (or the dict it stands for) and a defaulted one as
     its type with the default, not ``Any`` and ``X | None``."""
-    (tmp_path / "mcpgen.yaml").write_text(MANIFEST)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    built = subprocess.run(
-        [sys.executable, "-m", "mcpgen", "build", "mcpgen.yaml", "-o", "out"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr
+    built(tmp_path, MANIFEST)
     client = (tmp_path / "out" / "src" / "booking_mcp" / "client.py").read_text()
     assert "        address: models.Address | dict[str, Any],\n" in client
     assert "        code: models.Code,\n" in client
@@ -209,13 +215,7 @@ for mode in ("auto", "legacy"):
 def test_a_nullable_argument_with_a_default_is_sent_as_null(tmp_path: Path) -> None:
     """``opt: str | None = "x"``: ``opt=None`` is the value null, not "left out" (which
     made the server use its default "x")."""
-    (tmp_path / "mcpgen.yaml").write_text(NULLABLE_MANIFEST)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    built = subprocess.run(
-        [sys.executable, "-m", "mcpgen", "build", "mcpgen.yaml", "-o", "out"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr
+    env = built(tmp_path, NULLABLE_MANIFEST)
     src = tmp_path / "out" / "src"
     (src / "nullable_mcp" / "handlers" / "tools" / "echo.py").write_text(NULLABLE_HANDLER)
     ran = subprocess.run(
