@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import (
     parse_qsl,
@@ -224,12 +224,19 @@ def with_query(url: str, query: dict[str, Json] | None) -> str:
     return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs, quote_via=quote)])))
 
 
-def without(url: str, names: set[str]) -> str:
-    """``url`` less the query pairs of ``names``."""
-    if not names:
+def without(url: str, names: Collection[str], values: Collection[str] = ()) -> str:
+    """``url`` less the query pairs of ``names`` and those whose value is one of ``values``
+    (a redirect off the API's origin whose ``Location`` echoes the key: ``?token=...``)."""
+    if not names and not values:
         return url
     parts = urlsplit(url)
-    kept = [q for q in parts.query.split("&") if q and unquote_plus(q.split("=")[0]) not in names]
+    kept = [
+        q
+        for q in parts.query.split("&")
+        if q
+        and unquote_plus(q.partition("=")[0]) not in names
+        and unquote_plus(q.partition("=")[2]) not in values
+    ]
     return urlunsplit(parts._replace(query="&".join(kept)))
 
 
@@ -292,15 +299,6 @@ class Request:
         for secret in sorted(self.secrets, key=len, reverse=True):
             text = text.replace(secret, REDACTED) if len(secret) >= 4 else text
         return text
-
-
-def unechoed(url: str, secrets: set[str]) -> str:
-    """``url`` without the query pairs whose value is a credential sent: a redirect to
-    another origin whose ``Location`` echoes the API's key (``?api_key=...``)."""
-    parts = urlsplit(url)
-    pairs = [q for q in parts.query.split("&") if q]
-    kept = [q for q in pairs if unquote_plus(q.partition("=")[2]) not in secrets]
-    return url if kept == pairs else urlunsplit(parts._replace(query="&".join(kept)))
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
