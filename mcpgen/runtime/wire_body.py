@@ -69,8 +69,6 @@ def body(
     if value is None and not (kind == "application/json" and spec["argument"] in arguments):
         return {}  # a JSON body given as null (a nullable schema) is sent: "null"
     parts: dict[str, dict[str, Json]] = spec.get("parts") or {}
-    if kind == "application/json":
-        return {"content": json.dumps(value).encode()}
     if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
         pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
         return {"content": urlencode(pairs).encode()}
@@ -84,7 +82,10 @@ def body(
         return multipart(files, spec.get("media_type") or kind)
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
-    text = value if isinstance(value, str) else scalar(value)
+    if kind == "application/json":
+        text = json.dumps(value)  # ASCII, in the declared charset (``charset=utf-16``) too
+    else:
+        text = value if isinstance(value, str) else scalar(value)
     charset = re.search(r"charset=\"?([\w.:-]+)", spec.get("media_type") or "", re.I)
     try:
         return {"content": text.encode(charset.group(1) if charset else "utf-8")}

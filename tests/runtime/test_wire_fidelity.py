@@ -213,6 +213,25 @@ async def test_a_text_body_is_in_the_charset_its_content_type_names(media: str, 
     assert (seen.headers["content-type"], seen.body) == (sent, "café".encode(charset))
 
 
+@pytest.mark.parametrize("charset", ["utf-16", "utf-32-be", "utf-8"])
+async def test_a_json_body_is_in_the_charset_its_content_type_names(charset: str) -> None:
+    """``application/json; charset=utf-16``: the body went as ASCII bytes under a header
+    that said UTF-16 (an API reading it as said gets garbage)."""
+    media = f"application/json; charset={charset}"
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(posted(op))["send"], {"name": "Größe"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.headers["content-type"] == media
+    assert json.loads(seen.body.decode(charset)) == {"name": "Größe"}
+
+
 async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
     op = {
         "operationId": "send",
