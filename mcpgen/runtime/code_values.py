@@ -9,6 +9,7 @@ import base64
 import json
 import math
 import re
+import sys
 import time
 import warnings
 from collections.abc import Mapping
@@ -73,6 +74,9 @@ def result_value(doc: OperationDoc, result: types.CallToolResult) -> Json:
     return values[0] if len(values) == 1 else values
 
 
+DIGITS = "an integer has more than {} digits, the most Python writes as a number: send it as text in hex, hex(n)"
+
+
 class TooBig(ValueError):
     """A value whose JSON passes a byte limit, found while it was being converted (so an
     aliased value, ``[a] * 1000`` with ``a`` large, is never copied out in full)."""
@@ -108,8 +112,8 @@ def _plain(value: Any, meter: _Meter, depth: int) -> Json:
         meter.take(value.bit_length() // 4)  # a lower bound of its digits, before str()
         try:
             meter.take(len(str(value)) - value.bit_length() // 4)
-        except ValueError:  # more digits than Python converts
-            raise TooBig from None
+        except ValueError:  # more digits than Python converts (4,300): not a size problem
+            raise TooBig(DIGITS.format(sys.get_int_max_str_digits())) from None
         return value
     if isinstance(value, str):
         meter.take(len(value) + 2)  # a lower bound, before encoding
@@ -160,8 +164,8 @@ def arguments_problem(kwargs: Mapping[str, Any], limit: int) -> str | None:
             _plain({key: value}, meter, 0)
         except UnicodeEncodeError:
             return f"argument {key!r} is not text: it {LONE_SURROGATE}"
-        except TooBig:
-            return f"the arguments are over {limit} bytes"
+        except TooBig as exc:
+            return str(exc) or f"the arguments are over {limit} bytes"
     return None
 
 

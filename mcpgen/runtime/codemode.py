@@ -219,8 +219,8 @@ class CodeMode:
         try:  # measured while it is converted: an aliased value is never copied in full
             result = plain_value(value, limits.output - len(stdout.encode()))
             encoded = json.dumps(result, ensure_ascii=False, allow_nan=False)
-        except ValueError:  # TooBig
-            return error(with_output(stdout[:2000], too_big))
+        except ValueError as exc:  # TooBig
+            return error(with_output(stdout[:2000], str(exc) or too_big))
         if len(encoded.encode()) + len(stdout.encode()) > limits.output:
             return error(with_output(stdout[:2000], too_big))
         data = {"stdout": stdout, "result": result}

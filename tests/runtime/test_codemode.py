@@ -318,6 +318,26 @@ def test_the_last_expression_is_the_result_and_statements_give_none() -> None:
     run(body)
 
 
+def test_an_integer_too_long_for_text_is_named_not_called_too_big() -> None:
+    """``10**5000`` (5,001 digits, 2 kB as JSON) as a result or an argument was refused as
+    over the 64 kB output limit: Python writes no integer of more than 4,300 digits."""
+
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        result = await mode.execute("10**5000")
+        comment = "issues_create_comment(owner='o', repo='r', issue_number=10**5000, body='x')"
+        argument = await mode.execute(comment)
+        for answer in (result, argument):
+            assert answer.is_error
+            message = answer.content[0].text  # type: ignore[union-attr]
+            assert "more than 4300 digits" in message and "hex(n)" in message, message
+            assert "limit" not in message and "over" not in message
+        assert api.calls == []
+        fits = await mode.execute("len(hex(10**5000))")
+        assert fits.structured_content == {"stdout": "", "result": 4155}
+
+    run(body)
+
+
 def test_operation_errors_are_exceptions_the_code_can_catch() -> None:
     code = """
 try:
