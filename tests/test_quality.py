@@ -44,3 +44,21 @@ def test_no_module_of_mcpgen_is_over_400_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400
     }
     assert not long, long
+
+
+def test_the_architecture_names_only_modules_that_exist() -> None:
+    """docs/architecture.md describes the code as it is: every module it names is there
+    (``mcpgen/...`` from the root, a bare ``name.py`` anywhere in the code, tests, goldens)."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    files = {
+        path.relative_to(ROOT).as_posix()
+        for top in ("mcpgen", "tests", "generated_examples")
+        for path in (ROOT / top).rglob("*.py")
+    }
+    named = set(re.findall(r"[\w/]*\w\.py\b", text)) - {"mcpgen/runtime/X.py"}
+    stale = sorted(n for n in named if not any(f == n or f.endswith("/" + n) for f in files))
+    assert not stale, f"docs/architecture.md names modules that do not exist: {stale}"
+    gone = ("normalize", "writer", "modelmodules", "pytypes", "BLACK_OPTIONS")  # issue 29
+    assert not [word for word in gone if word in text]
