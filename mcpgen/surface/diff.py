@@ -155,34 +155,25 @@ class _Differ:
         for name in sorted(old.keys() & new.keys()):
             if not _same_json(old[name], new[name]):
                 compare(f"{kind}:{name}", old[name], new[name])
-        removed = sorted(old.keys() - new.keys())
-        added = sorted(new.keys() - old.keys())
         # a tool listed no more that is still an operation (meta tools) was not renamed
-        operations = {str(e.get("name")) for e in _list(self.new, "operations")}
-        moved = operations if kind == "tool" else set()
-        renames = _renames(
-            kind, {n: old[n] for n in removed if n not in moved}, {n: new[n] for n in added}
-        )
+        operations = _list(self.new, "operations") if kind == "tool" else []
+        moved = (old.keys() - new.keys()) & {str(e.get("name")) for e in operations}
+        removed = {n: old[n] for n in old.keys() - new.keys() - moved}
+        added = {n: new[n] for n in new.keys() - old.keys()}
         noun, kept = _KINDS[kind][:2]
-        for before, after in renames:
+        for before, after in _renames(kind, removed, added):
             text, why = f"renamed to {after}", f"no {noun} is called {before} any more; "
             why += f"{after} has the same {kept}: clients that use {before} fail"
             self.add(BREAKING, f"{kind}:{before}", "", text, why)
-            compare(f"{kind}:{after}", old[before], new[after])
-        renamed = dict(renames)
-        renamed_new = set(renamed.values())
+            compare(f"{kind}:{after}", removed.pop(before), added.pop(after))
+        for name in moved:
+            self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
         for name in removed:
-            if name in moved:
-                self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
-            elif name not in renamed:
-                why = f"clients that use this {noun} get an error"
-                self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
+            why = f"clients that use this {noun} get an error"
+            self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
         for name in added:
-            if name in renamed_new:
-                continue
-            tokens = _dict(new[name], "size").get("tokens")
+            tokens = _dict(new[name], "size").get("tokens") if kind == "tool" else None
             extra = f" (~{int(tokens)} tokens, estimated)" if isinstance(tokens, int) else ""
-            extra = extra if kind == "tool" else ""
             self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
 
     def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
@@ -285,14 +276,12 @@ def _flags(capability: Json, path: str = "") -> set[str]:
 
 MOVED = "no longer listed (now an operation)"
 _COMMON_KEYS = frozenset({"title", "description", "icons", "scopes", "enabled", "_meta", "size"})
-_SCHEMAS = ("input and output schemas", ("inputSchema", "outputSchema"))
-_NAMED = ("name and mimeType", ("name", "mimeType"))
 # each kind: its noun, and what a renamed one keeps (in words, and the keys it is made of)
 _KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "tool": ("tool", *_SCHEMAS),
-    "operation": ("operation", *_SCHEMAS),
-    "resource": ("resource", *_NAMED),
-    "template": ("resource template", *_NAMED),
+    "tool": ("tool", "input and output schemas", ("inputSchema", "outputSchema")),
+    "operation": ("operation", "input and output schemas", ("inputSchema", "outputSchema")),
+    "resource": ("resource", "name and mimeType", ("name", "mimeType")),
+    "template": ("resource template", "name and mimeType", ("name", "mimeType")),
     "prompt": ("prompt", "arguments", ()),
 }
 

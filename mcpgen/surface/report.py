@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -118,7 +119,7 @@ def _items(items: Sequence[str]) -> str:
 
 
 def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:
-    data = {"changes": [c.to_data() for c in changes], "summary": summary}
+    data = {"changes": [asdict(c) for c in changes], "summary": summary}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

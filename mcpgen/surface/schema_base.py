@@ -54,18 +54,12 @@ def _bound(node: Mapping[str, Json], lower: bool) -> tuple[Fraction, bool, str] 
     found = [] if value is None else [(value, flag is True, plain)]  # draft 4: a boolean flag
     if (other := _number(flag)) is not None:
         found.append((other, True, exclusive))
-    if not found:
-        return None
-    if lower:
-        return max(found, key=lambda b: (b[0], b[1]))
-    return min(found, key=lambda b: (b[0], not b[1]))
+    return max(found, key=lambda b: _tightness(b, lower), default=None)
 
 
-def _tighter(a: tuple[Fraction, bool, str], b: tuple[Fraction, bool, str], lower: bool) -> bool:
-    """``a`` accepts strictly less than ``b``."""
-    if a[0] != b[0]:
-        return a[0] > b[0] if lower else a[0] < b[0]
-    return a[1] and not b[1]
+def _tightness(bound: tuple[Fraction, bool, str], lower: bool) -> tuple[Fraction, bool]:
+    """Greater for a bound that accepts less."""
+    return (bound[0] if lower else -bound[0], bound[1])
 
 
 def _count(node: Mapping[str, Json], key: str) -> Fraction | int | None:
@@ -168,27 +162,22 @@ class SchemaBase:
         return {**target, **_without(node, "$ref")} if isinstance(target, dict) else node
 
     def _type(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
-        a, b = _types(old), _types(new)
+        a, b, where = _types(old), _types(new), f"{path}/type"
         if a == b:
             return
-        where = f"{path}/type"
-        if a is None or b is None:
-            if b is not None:
-                self.narrowed(where, f"type restricted to {_values(b)}")
-            else:
-                self.widened(where, f"type no longer restricted (was {_values(a or ())})")
-            return
-        old_text, new_text = _values(a), _values(b)
-        if _within(a, b) and _within(b, a):
-            return  # e.g. [integer, number] vs number
-        if _within(b, a):
-            gone = _values({t for t in a if not _covers(b, t)} or a - b)
-            self.narrowed(where, f"type narrowed from {old_text} to {new_text} ({gone} removed)")
-        elif _within(a, b):
-            self.widened(where, f"type widened from {old_text} to {new_text}")
-        else:
-            text = f"type changed from {old_text} to {new_text}"
-            self.say(BREAKING, where, text, WHY_TYPE_CHANGED)
+        was, now = _values(a or ()), _values(b or ())
+        if a is None:
+            self.narrowed(where, f"type restricted to {now}")
+        elif b is None:
+            self.widened(where, f"type no longer restricted (was {was})")
+        elif _within(b, a) and not _within(a, b):
+            gone = _values({t for t in a if not _covers(b, t)})
+            self.narrowed(where, f"type narrowed from {was} to {now} ({gone} removed)")
+        elif _within(a, b) and not _within(b, a):
+            self.widened(where, f"type widened from {was} to {now}")
+        elif not _within(a, b):
+            self.say(BREAKING, where, f"type changed from {was} to {now}", WHY_TYPE_CHANGED)
+        # else each accepts what the other does: [integer, number] vs number
 
     def _enum(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         a, b = _enum(old), _enum(new)
@@ -212,7 +201,7 @@ class SchemaBase:
                 self.widened(f"{path}/{a[2]}", f"{a[2]} {_num(a[0])} removed")
             elif a is not None and b is not None and a[:2] != b[:2]:
                 text = f"{'minimum' if lower else 'maximum'} {_bound_text(a)} -> {_bound_text(b)}"
-                self.moved(f"{path}/{b[2]}", text, _tighter(b, a, lower))
+                self.moved(f"{path}/{b[2]}", text, _tightness(b, lower) > _tightness(a, lower))
         for key in (*LOWER_COUNTS, *UPPER_COUNTS, "multipleOf"):
             a_n, b_n = _count(old, key), _count(new, key)
             if a_n == b_n:

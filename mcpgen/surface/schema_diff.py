@@ -81,10 +81,7 @@ class SchemaDiff(SchemaBase):
             return
         old_ref, new_ref = _ref(old), _ref(new)
         if old_ref is not None or new_ref is not None:
-            key = (
-                old_ref if old_ref is not None else id(old),
-                new_ref if new_ref is not None else id(new),
-            )
+            key = (old_ref or id(old), new_ref or id(new))
             if old_ref == new_ref and isinstance(old_ref, str) and old_ref.startswith("#"):
                 # the same definition: compare it once, where it is written
                 if key not in self.seen:
@@ -107,10 +104,8 @@ class SchemaDiff(SchemaBase):
                 if (a is old and old_ref is not None) or (b is new and new_ref is not None):
                     # a reference that does not resolve here (remote, or broken)
                     if old_ref != new_ref:
-                        self.unknown(
-                            path + "/$ref",
-                            f"$ref changed from {_show(old_ref)} to {_show(new_ref)}",
-                        )
+                        text = f"$ref changed from {_show(old_ref)} to {_show(new_ref)}"
+                        self.unknown(path + "/$ref", text)
                     a, b = _without(a, "$ref"), _without(b, "$ref")
                 self.alive += [a, b]
                 self.compare(a, b, path, depth + 1)
@@ -204,8 +199,7 @@ class SchemaDiff(SchemaBase):
         return old, new
 
     def _object(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
-        keys = ("properties", "required", "additionalProperties")
-        if not any(k in old or k in new for k in keys):
+        if not {"properties", "required", "additionalProperties"} & (old.keys() | new.keys()):
             return
         old_props, new_props = _dict(old, "properties"), _dict(new, "properties")
         old_req, new_req = _string_set(old.get("required")), _string_set(new.get("required"))
@@ -277,8 +271,7 @@ class SchemaDiff(SchemaBase):
             self.compare(old, new, where, depth + 1)
 
     def _array(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
-        keys = ("items", "prefixItems", "additionalItems")
-        if not any(k in old or k in new for k in keys):
+        if not {"items", "prefixItems", "additionalItems"} & (old.keys() | new.keys()):
             return
         old_prefix, old_rest = _tuple(old)
         new_prefix, new_rest = _tuple(new)
