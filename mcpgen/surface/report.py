@@ -8,7 +8,6 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
 
 import click
 
@@ -37,20 +36,18 @@ def cost_line(summary: dict[str, int], arrow: str = "->") -> str:
     )
 
 
-def text(changes: Sequence[Change], summary: dict[str, int], color: bool = False) -> str:
-    def style(value: str, **kwargs: Any) -> str:
-        return click.style(value, **kwargs) if color else value
-
+def text(changes: Sequence[Change], summary: dict[str, int]) -> str:
+    """For a terminal: with styles, which ``click.echo`` removes where there is none."""
     lines = [f"{_counts(summary)}; {cost_line(summary)}"]
     for level in LEVELS:
         group = [c for c in changes if c.level == level]
         if not group:
             continue
-        lines += ["", style(f"{level} ({len(group)})", fg=COLORS[level], bold=True)]
+        lines += ["", click.style(f"{level} ({len(group)})", fg=COLORS[level], bold=True)]
         for change in group:
             where = change.item + (f" {change.path}" if change.path else "")
-            lines.append(f"  {style(where, bold=True)}: {change.change}")
-            lines.append(f"    {style(change.why, dim=True)}")
+            lines.append(f"  {click.style(where, bold=True)}: {change.change}")
+            lines.append(f"    {click.style(change.why, dim=True)}")
     if not changes:
         lines.append("no changes")
     return "\n".join(lines) + "\n"
@@ -160,12 +157,7 @@ def diff(old: str, new: str, output_format: str, fail_on: str) -> None:
         sys.exit(2)
     changes = compare(before, after)
     counts = summary(changes, before, after)
-    if output_format == "text":
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        click.echo(text(changes, counts, color), nl=False)
-    else:
-        click.echo(
-            {"json": as_json, "markdown": markdown}[output_format](changes, counts), nl=False
-        )
+    shown = {"text": text, "json": as_json, "markdown": markdown}[output_format](changes, counts)
+    click.echo(shown, nl=False, color=False if os.environ.get("NO_COLOR") else None)
     if fail_on != "none" and any(RANK[c.level] <= RANK[fail_on] for c in changes):
         sys.exit(1)

@@ -59,9 +59,6 @@ WHY_UNKNOWN_FIELDS = "clients ignore output properties they do not know"
 
 
 class SchemaDiff(SchemaBase):
-    """Compares two schemas of one item (both roots for local ``$ref``)."""
-
-    # -- the walk
     def compare(self, old: Json, new: Json, path: str, depth: int = 0) -> None:
         if _same_json(old, new) and not self._stale(old):
             return
@@ -130,13 +127,9 @@ class SchemaDiff(SchemaBase):
         pieces: list[dict[str, Json]] = [_without(node, "allOf")]
         for part in parts:
             part = _schema(part)
-            for _ in range(16):  # follow a chain of references
-                if not isinstance(part, dict) or "$ref" not in part:
-                    break
-                target = self._deref(part, old)
-                if target is part:
-                    return node
-                part = target
+            for _ in range(16):  # follow a chain of references (one that does not resolve stays)
+                if isinstance(part, dict) and "$ref" in part:
+                    part = self._deref(part, old)
             if not isinstance(part, dict) or "$ref" in part:
                 return node
             pieces.append(self._flatten(part, old, depth + 1))
