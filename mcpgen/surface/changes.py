@@ -34,9 +34,6 @@ class Change:
     change: str  # short text
     why: str
 
-    def sort_key(self) -> tuple[int, str, str, str]:
-        return (RANK[self.level], self.item, self.path, self.change)
-
 
 def _canon(value: Json) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

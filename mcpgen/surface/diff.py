@@ -25,6 +25,7 @@ from .changes import (
     COMPATIBLE,
     DOCS,
     LEVELS,
+    RANK,
     WHY_NOT_REQUIRED,
     WHY_OPTIONAL,
     WHY_REQUIRED,
@@ -112,9 +113,10 @@ class _Differ:
         self.capabilities()
         for key in COLLECTIONS:
             self.collection(key)
-        return sorted(self.changes.values(), key=Change.sort_key)
+        return sorted(
+            self.changes.values(), key=lambda c: (RANK[c.level], c.item, c.path, c.change)
+        )
 
-    # -- server and capabilities
     def server(self) -> None:
         old, new = _dict(self.old, "server"), _dict(self.new, "server")
         for key in sorted(set(old) | set(new)):
@@ -145,7 +147,6 @@ class _Differ:
                 )
                 self.add(level, item, flag, f"{flag[1:]} {text}", why)
 
-    # -- collections
     def collection(self, key: str) -> None:
         id_key, kind = COLLECTIONS[key]
         by_kind = {"resource": self.resource, "template": self.resource, "prompt": self.prompt}
@@ -206,9 +207,8 @@ class _Differ:
 
     def tool(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
-        SchemaDiff(
-            self.add, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
-        ).compare(old.get("inputSchema", {}), new.get("inputSchema", {}), "/inputSchema")
+        a, b = old.get("inputSchema", {}), new.get("inputSchema", {})
+        SchemaDiff(self.add, item, "/inputSchema", a, b, False).compare(a, b, "/inputSchema")
         a, b, where = old.get("outputSchema"), new.get("outputSchema"), "/outputSchema"
         if a is not None and b is not None:
             SchemaDiff(self.add, item, where, a, b, True).compare(a, b, where)

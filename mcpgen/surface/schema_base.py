@@ -128,7 +128,6 @@ class SchemaBase:
                 return dirty
             dirty |= more
 
-    # -- emitting
     def narrowed(self, path: str, change: str) -> None:
         if self.output:
             self.say(COMPATIBLE, path, change, WHY_OUTPUT_NARROWED)
@@ -150,7 +149,6 @@ class SchemaBase:
     def docs(self, path: str, change: str) -> None:
         self.say(DOCS, path, change, "documentation only: validation is unchanged")
 
-    # -- $ref
     def _resolve(self, ref: Json, old: bool) -> Json | None:
         if not isinstance(ref, str):
             return None
