@@ -134,18 +134,15 @@ class _Differ:
             item = f"capability:{kind}"
             if kind not in new:
                 self.add(BREAKING, item, "", "capability removed", "clients that use it get errors")
-                continue
-            if kind not in old:
+            elif kind not in old:
                 self.add(COMPATIBLE, item, "", "capability added", "nothing clients use is gone")
-                continue
-            a, b = _flags(old[kind]), _flags(new[kind])
-            for flag in sorted(a ^ b):
-                level, text, why = (
-                    (BREAKING, "no longer supported", WHY_CAPABILITY_FLAG)
-                    if flag in a
-                    else (COMPATIBLE, "now supported", WHY_ADDITION)
-                )
-                self.add(level, item, flag, f"{flag[1:]} {text}", why)
+            else:
+                a, b = _flags(old[kind]), _flags(new[kind])
+                for flag in sorted(a - b):
+                    text = f"{flag[1:]} no longer supported"
+                    self.add(BREAKING, item, flag, text, WHY_CAPABILITY_FLAG)
+                for flag in sorted(b - a):
+                    self.add(COMPATIBLE, item, flag, f"{flag[1:]} now supported", WHY_ADDITION)
 
     def collection(self, key: str) -> None:
         id_key, kind = COLLECTIONS[key]

@@ -4,8 +4,10 @@ emitting changes, the rules for single keywords (type, enum, bounds, strings).""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from mcpgen.check.schemas import ref_strings, resolve_pointer
@@ -87,30 +89,26 @@ def _bound_text(bound: tuple[Fraction, bool, str]) -> str:
     return ("exclusive " if bound[1] else "") + _num(bound[0])
 
 
+@dataclass(eq=False)
 class SchemaBase:
     """Compares two schemas of one item (both roots for local ``$ref``)."""
 
-    def __init__(
-        self, add: Add, item: str, root_path: str, old: Json, new: Json, output: bool
-    ) -> None:
-        self.add = add
-        self.item = item
-        self.root_path = root_path
-        self.old_root = old
-        self.new_root = new
-        self.output = output
-        self.seen: set[tuple[Any, Any]] = set()  # definitions compared (reported once)
-        self.active: set[tuple[Any, Any]] = set()  # pairs being compared, for recursion
-        self.alive: list[Any] = []  # made-up nodes whose ids are in those keys
-        self._dirty: set[str] | None = None
+    add: Add
+    item: str
+    root_path: str
+    old_root: Json
+    new_root: Json
+    output: bool
+    seen: set[tuple[Any, Any]] = field(default_factory=set)  # definitions compared (reported once)
+    active: set[tuple[Any, Any]] = field(default_factory=set)  # pairs being compared (recursion)
+    alive: list[Any] = field(default_factory=list)  # made-up nodes whose ids are in those keys
 
     # -- equal text, different meaning: a local $ref whose target changed
     def _stale(self, node: Json) -> bool:
         """``node`` is the same text on both sides but refers to a definition that is not."""
-        if self._dirty is None:
-            self._dirty = self._changed_refs()
-        return bool(self._dirty) and not self._dirty.isdisjoint(ref_strings(node))
+        return bool(self._changed_refs) and not self._changed_refs.isdisjoint(ref_strings(node))
 
+    @cached_property
     def _changed_refs(self) -> set[str]:
         """Every local reference whose target differs, directly or through its own references."""
         targets: dict[str, tuple[Json, Json]] = {}
