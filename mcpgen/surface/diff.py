@@ -159,7 +159,10 @@ class _Differ:
         removed = {n: old[n] for n in old.keys() - new.keys() - moved}
         added = {n: new[n] for n in new.keys() - old.keys()}
         noun, kept = _KINDS[kind][:2]
-        for before, after in _renames(kind, removed, added):
+        # a rename: a removed and an added item whose signatures match one to one
+        old_sigs = {n: _signature(kind, e) for n, e in removed.items()} if added else {}
+        new_sigs = {n: _signature(kind, e) for n, e in added.items()} if removed else {}
+        for before, after in sorted(_one_to_one(old_sigs, new_sigs)):
             text, why = f"renamed to {after}", f"no {noun} is called {before} any more; "
             why += f"{after} has the same {kept}: clients that use {before} fail"
             self.add(BREAKING, f"{kind}:{before}", "", text, why)
@@ -290,13 +293,3 @@ def _signature(kind: str, entry: dict[str, Json]) -> str:
     return _canon(
         sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
     )
-
-
-def _renames(
-    kind: str, removed: dict[str, dict[str, Json]], added: dict[str, dict[str, Json]]
-) -> list[tuple[str, str]]:
-    """Pairs (old name, new name) whose signatures match one to one."""
-    if not removed or not added:
-        return []
-    old = {name: _signature(kind, entry) for name, entry in removed.items()}
-    return sorted(_one_to_one(old, {name: _signature(kind, e) for name, e in added.items()}))

@@ -20,7 +20,7 @@ COLORS = {"breaking": "red", "compatible": "yellow", "docs": "cyan"}
 
 
 def _signed(n: int) -> str:
-    return f"+{n:,}" if n > 0 else f"{n:,}" if n < 0 else "±0"
+    return f"{n:+,}" if n else "±0"
 
 
 def _counts(summary: dict[str, int]) -> str:
@@ -102,10 +102,8 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
 def _merge_rows(group: Sequence[Change]) -> list[tuple[list[str], Change]]:
     """One row per (path, change, why): a definition shared by many tools changes once."""
     rows: dict[tuple[str, str, str], tuple[list[str], Change]] = {}
-    for change in group:
-        rows.setdefault((change.path, change.change, change.why), ([], change))[0].append(
-            change.item
-        )
+    for c in group:
+        rows.setdefault((c.path, c.change, c.why), ([], c))[0].append(c.item)
     return list(rows.values())
 
 
