@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import cached_property
 from typing import Any
@@ -43,9 +42,9 @@ def _within(a: frozenset[str], b: frozenset[str]) -> bool:
 def _number(value: Json) -> Fraction | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    try:
-        return Fraction(Decimal(repr(value))) if isinstance(value, float) else Fraction(value)
-    except (InvalidOperation, ValueError, OverflowError):
+    try:  # a float as written: 0.1 is 1/10
+        return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    except ValueError:  # inf, nan
         return None
 
 
@@ -64,20 +63,16 @@ def _tightness(bound: tuple[Fraction, bool, str], lower: bool) -> tuple[Fraction
     return (bound[0] if lower else -bound[0], bound[1])
 
 
-def _count(node: Mapping[str, Json], key: str) -> Fraction | int | None:
-    value = node.get(key)
-    if key == "multipleOf":
-        return _number(value)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # 4.0 is an integer in JSON Schema
-    if isinstance(value, bool) or not isinstance(value, int):
+def _count(node: Mapping[str, Json], key: str) -> Fraction | None:
+    value = _number(node.get(key))  # 4.0 is an integer in JSON Schema
+    if key != "multipleOf" and value is not None and value.denominator != 1:
         return None
     if key.startswith("min") and value == 0:
         return None  # minLength: 0 says nothing
     return value
 
 
-def _num(value: Fraction | int | None) -> str:
+def _num(value: Fraction | None) -> str:
     if value is None:
         return "?"
     if value.denominator == 1:
