@@ -83,13 +83,12 @@ class SchemaDiff(SchemaBase):
                 # the same definition: compare it once, where it is written
                 if key not in self.seen:
                     self.seen.add(key)
-                    target = self.root_path + old_ref[1:]
                     a, b = self._resolve(old_ref, True), self._resolve(new_ref, False)
                     if (a is None) != (b is None):
                         text = f"$ref {_show(old_ref)} no longer resolves the same way"
                         self.unknown(path + "/$ref", text)
                     elif a is not None:
-                        self.compare(a, b, target, depth + 1)
+                        self.compare(a, b, self.root_path + old_ref[1:], depth + 1)
                 self._keywords(_without(old, "$ref"), _without(new, "$ref"), path, depth)
                 return
             if key in self.active:  # a recursive schema met again inside itself
@@ -325,7 +324,5 @@ class SchemaDiff(SchemaBase):
             text = f"{keyword}: {len(unmatched_old)} alternative(s) removed"
             (self.narrowed if more_choice else self.widened)(where, text)
         else:
-            self.unknown(
-                where,
-                f"{keyword}: {len(unmatched_old)} alternative(s) replaced by {len(unmatched_new)}",
-            )
+            n_old, n_new = len(unmatched_old), len(unmatched_new)
+            self.unknown(where, f"{keyword}: {n_old} alternative(s) replaced by {n_new}")
