@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 Json = Any
@@ -33,12 +33,6 @@ class Change:
     path: str  # JSON pointer inside the item ("" for the item itself)
     change: str  # short text
     why: str
-
-    def to_data(self) -> dict[str, str]:
-        return asdict(self)
-
-    def sort_key(self) -> tuple[int, str, str, str]:
-        return (RANK[self.level], self.item, self.path, self.change)
 
 
 def _canon(value: Json) -> str:
@@ -83,11 +77,7 @@ def _one_to_one(old: Mapping[T, str], new: Mapping[T, str]) -> list[tuple[T, T]]
 
 
 def _presence(key: str, a: Json, b: Json) -> str:
-    if a is None:
-        return f"{key} added"
-    if b is None:
-        return f"{key} removed"
-    return f"{key} changed"
+    return f"{key} {'added' if a is None else 'removed' if b is None else 'changed'}"
 
 
 def _string_set(value: Json) -> set[str]:

@@ -25,6 +25,7 @@ from .changes import (
     COMPATIBLE,
     DOCS,
     LEVELS,
+    RANK,
     WHY_NOT_REQUIRED,
     WHY_OPTIONAL,
     WHY_REQUIRED,
@@ -112,9 +113,10 @@ class _Differ:
         self.capabilities()
         for key in COLLECTIONS:
             self.collection(key)
-        return sorted(self.changes.values(), key=Change.sort_key)
+        return sorted(
+            self.changes.values(), key=lambda c: (RANK[c.level], c.item, c.path, c.change)
+        )
 
-    # -- server and capabilities
     def server(self) -> None:
         old, new = _dict(self.old, "server"), _dict(self.new, "server")
         for key in sorted(set(old) | set(new)):
@@ -132,20 +134,16 @@ class _Differ:
             item = f"capability:{kind}"
             if kind not in new:
                 self.add(BREAKING, item, "", "capability removed", "clients that use it get errors")
-                continue
-            if kind not in old:
+            elif kind not in old:
                 self.add(COMPATIBLE, item, "", "capability added", "nothing clients use is gone")
-                continue
-            a, b = _flags(old[kind]), _flags(new[kind])
-            for flag in sorted(a ^ b):
-                level, text, why = (
-                    (BREAKING, "no longer supported", WHY_CAPABILITY_FLAG)
-                    if flag in a
-                    else (COMPATIBLE, "now supported", WHY_ADDITION)
-                )
-                self.add(level, item, flag, f"{flag[1:]} {text}", why)
+            else:
+                a, b = _flags(old[kind]), _flags(new[kind])
+                for flag in sorted(a - b):
+                    text = f"{flag[1:]} no longer supported"
+                    self.add(BREAKING, item, flag, text, WHY_CAPABILITY_FLAG)
+                for flag in sorted(b - a):
+                    self.add(COMPATIBLE, item, flag, f"{flag[1:]} now supported", WHY_ADDITION)
 
-    # -- collections
     def collection(self, key: str) -> None:
         id_key, kind = COLLECTIONS[key]
         by_kind = {"resource": self.resource, "template": self.resource, "prompt": self.prompt}
@@ -155,34 +153,28 @@ class _Differ:
         for name in sorted(old.keys() & new.keys()):
             if not _same_json(old[name], new[name]):
                 compare(f"{kind}:{name}", old[name], new[name])
-        removed = sorted(old.keys() - new.keys())
-        added = sorted(new.keys() - old.keys())
         # a tool listed no more that is still an operation (meta tools) was not renamed
-        operations = {str(e.get("name")) for e in _list(self.new, "operations")}
-        moved = operations if kind == "tool" else set()
-        renames = _renames(
-            kind, {n: old[n] for n in removed if n not in moved}, {n: new[n] for n in added}
-        )
+        operations = _list(self.new, "operations") if kind == "tool" else []
+        moved = (old.keys() - new.keys()) & {str(e.get("name")) for e in operations}
+        removed = {n: old[n] for n in old.keys() - new.keys() - moved}
+        added = {n: new[n] for n in new.keys() - old.keys()}
         noun, kept = _KINDS[kind][:2]
-        for before, after in renames:
+        # a rename: a removed and an added item whose signatures match one to one
+        old_sigs = {n: _signature(kind, e) for n, e in removed.items()} if added else {}
+        new_sigs = {n: _signature(kind, e) for n, e in added.items()} if removed else {}
+        for before, after in sorted(_one_to_one(old_sigs, new_sigs)):
             text, why = f"renamed to {after}", f"no {noun} is called {before} any more; "
             why += f"{after} has the same {kept}: clients that use {before} fail"
             self.add(BREAKING, f"{kind}:{before}", "", text, why)
-            compare(f"{kind}:{after}", old[before], new[after])
-        renamed = dict(renames)
-        renamed_new = set(renamed.values())
+            compare(f"{kind}:{after}", removed.pop(before), added.pop(after))
+        for name in moved:
+            self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
         for name in removed:
-            if name in moved:
-                self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
-            elif name not in renamed:
-                why = f"clients that use this {noun} get an error"
-                self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
+            why = f"clients that use this {noun} get an error"
+            self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
         for name in added:
-            if name in renamed_new:
-                continue
-            tokens = _dict(new[name], "size").get("tokens")
+            tokens = _dict(new[name], "size").get("tokens") if kind == "tool" else None
             extra = f" (~{int(tokens)} tokens, estimated)" if isinstance(tokens, int) else ""
-            extra = extra if kind == "tool" else ""
             self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
 
     def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
@@ -215,9 +207,8 @@ class _Differ:
 
     def tool(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
-        SchemaDiff(
-            self.add, item, "/inputSchema", old.get("inputSchema"), new.get("inputSchema"), False
-        ).compare(old.get("inputSchema", {}), new.get("inputSchema", {}), "/inputSchema")
+        a, b = old.get("inputSchema", {}), new.get("inputSchema", {})
+        SchemaDiff(self.add, item, "/inputSchema", a, b, False).compare(a, b, "/inputSchema")
         a, b, where = old.get("outputSchema"), new.get("outputSchema"), "/outputSchema"
         if a is not None and b is not None:
             SchemaDiff(self.add, item, where, a, b, True).compare(a, b, where)
@@ -285,14 +276,12 @@ def _flags(capability: Json, path: str = "") -> set[str]:
 
 MOVED = "no longer listed (now an operation)"
 _COMMON_KEYS = frozenset({"title", "description", "icons", "scopes", "enabled", "_meta", "size"})
-_SCHEMAS = ("input and output schemas", ("inputSchema", "outputSchema"))
-_NAMED = ("name and mimeType", ("name", "mimeType"))
 # each kind: its noun, and what a renamed one keeps (in words, and the keys it is made of)
 _KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "tool": ("tool", *_SCHEMAS),
-    "operation": ("operation", *_SCHEMAS),
-    "resource": ("resource", *_NAMED),
-    "template": ("resource template", *_NAMED),
+    "tool": ("tool", "input and output schemas", ("inputSchema", "outputSchema")),
+    "operation": ("operation", "input and output schemas", ("inputSchema", "outputSchema")),
+    "resource": ("resource", "name and mimeType", ("name", "mimeType")),
+    "template": ("resource template", "name and mimeType", ("name", "mimeType")),
     "prompt": ("prompt", "arguments", ()),
 }
 
@@ -304,13 +293,3 @@ def _signature(kind: str, entry: dict[str, Json]) -> str:
     return _canon(
         sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
     )
-
-
-def _renames(
-    kind: str, removed: dict[str, dict[str, Json]], added: dict[str, dict[str, Json]]
-) -> list[tuple[str, str]]:
-    """Pairs (old name, new name) whose signatures match one to one."""
-    if not removed or not added:
-        return []
-    old = {name: _signature(kind, entry) for name, entry in removed.items()}
-    return sorted(_one_to_one(old, {name: _signature(kind, e) for name, e in added.items()}))

@@ -39,7 +39,6 @@ def _hints(annotations: Json) -> dict[str, bool]:
 
 
 def compare_annotations(add: Add, item: str, old: Json, new: Json) -> None:
-    """Tool annotations compared by their effective hints (MCP defaults filled in)."""
     if old == new:
         return
     a, b = _hints(old), _hints(new)

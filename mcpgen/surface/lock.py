@@ -52,7 +52,6 @@ def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
 
 
 def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Json]]:
-    """Lock entries of tools, sorted by name."""
     return sorted((_entry(tool, tool.wire_json) for tool in tools), key=lambda e: e["name"])
 
 

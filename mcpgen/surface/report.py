@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import asdict
 
 import click
 
@@ -20,7 +20,7 @@ COLORS = {"breaking": "red", "compatible": "yellow", "docs": "cyan"}
 
 
 def _signed(n: int) -> str:
-    return f"+{n:,}" if n > 0 else f"{n:,}" if n < 0 else "±0"
+    return f"{n:+,}" if n else "±0"
 
 
 def _counts(summary: dict[str, int]) -> str:
@@ -36,20 +36,18 @@ def cost_line(summary: dict[str, int], arrow: str = "->") -> str:
     )
 
 
-def text(changes: Sequence[Change], summary: dict[str, int], color: bool = False) -> str:
-    def style(value: str, **kwargs: Any) -> str:
-        return click.style(value, **kwargs) if color else value
-
+def text(changes: Sequence[Change], summary: dict[str, int]) -> str:
+    """For a terminal: with styles, which ``click.echo`` removes where there is none."""
     lines = [f"{_counts(summary)}; {cost_line(summary)}"]
     for level in LEVELS:
         group = [c for c in changes if c.level == level]
         if not group:
             continue
-        lines += ["", style(f"{level} ({len(group)})", fg=COLORS[level], bold=True)]
+        lines += ["", click.style(f"{level} ({len(group)})", fg=COLORS[level], bold=True)]
         for change in group:
             where = change.item + (f" {change.path}" if change.path else "")
-            lines.append(f"  {style(where, bold=True)}: {change.change}")
-            lines.append(f"    {style(change.why, dim=True)}")
+            lines.append(f"  {click.style(where, bold=True)}: {change.change}")
+            lines.append(f"    {click.style(change.why, dim=True)}")
     if not changes:
         lines.append("no changes")
     return "\n".join(lines) + "\n"
@@ -104,10 +102,8 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
 def _merge_rows(group: Sequence[Change]) -> list[tuple[list[str], Change]]:
     """One row per (path, change, why): a definition shared by many tools changes once."""
     rows: dict[tuple[str, str, str], tuple[list[str], Change]] = {}
-    for change in group:
-        rows.setdefault((change.path, change.change, change.why), ([], change))[0].append(
-            change.item
-        )
+    for c in group:
+        rows.setdefault((c.path, c.change, c.why), ([], c))[0].append(c.item)
     return list(rows.values())
 
 
@@ -118,7 +114,7 @@ def _items(items: Sequence[str]) -> str:
 
 
 def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:
-    data = {"changes": [c.to_data() for c in changes], "summary": summary}
+    data = {"changes": [asdict(c) for c in changes], "summary": summary}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -159,12 +155,7 @@ def diff(old: str, new: str, output_format: str, fail_on: str) -> None:
         sys.exit(2)
     changes = compare(before, after)
     counts = summary(changes, before, after)
-    if output_format == "text":
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        click.echo(text(changes, counts, color), nl=False)
-    else:
-        click.echo(
-            {"json": as_json, "markdown": markdown}[output_format](changes, counts), nl=False
-        )
+    shown = {"text": text, "json": as_json, "markdown": markdown}[output_format](changes, counts)
+    click.echo(shown, nl=False, color=False if os.environ.get("NO_COLOR") else None)
     if fail_on != "none" and any(RANK[c.level] <= RANK[fail_on] for c in changes):
         sys.exit(1)

@@ -4,8 +4,9 @@ emitting changes, the rules for single keywords (type, enum, bounds, strings).""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from mcpgen.check.schemas import ref_strings, resolve_pointer
@@ -41,9 +42,9 @@ def _within(a: frozenset[str], b: frozenset[str]) -> bool:
 def _number(value: Json) -> Fraction | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    try:
-        return Fraction(Decimal(repr(value))) if isinstance(value, float) else Fraction(value)
-    except (InvalidOperation, ValueError, OverflowError):
+    try:  # a float as written: 0.1 is 1/10
+        return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    except ValueError:  # inf, nan
         return None
 
 
@@ -54,34 +55,24 @@ def _bound(node: Mapping[str, Json], lower: bool) -> tuple[Fraction, bool, str] 
     found = [] if value is None else [(value, flag is True, plain)]  # draft 4: a boolean flag
     if (other := _number(flag)) is not None:
         found.append((other, True, exclusive))
-    if not found:
-        return None
-    if lower:
-        return max(found, key=lambda b: (b[0], b[1]))
-    return min(found, key=lambda b: (b[0], not b[1]))
+    return max(found, key=lambda b: _tightness(b, lower), default=None)
 
 
-def _tighter(a: tuple[Fraction, bool, str], b: tuple[Fraction, bool, str], lower: bool) -> bool:
-    """``a`` accepts strictly less than ``b``."""
-    if a[0] != b[0]:
-        return a[0] > b[0] if lower else a[0] < b[0]
-    return a[1] and not b[1]
+def _tightness(bound: tuple[Fraction, bool, str], lower: bool) -> tuple[Fraction, bool]:
+    """Greater for a bound that accepts less."""
+    return (bound[0] if lower else -bound[0], bound[1])
 
 
-def _count(node: Mapping[str, Json], key: str) -> Fraction | int | None:
-    value = node.get(key)
-    if key == "multipleOf":
-        return _number(value)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # 4.0 is an integer in JSON Schema
-    if isinstance(value, bool) or not isinstance(value, int):
+def _count(node: Mapping[str, Json], key: str) -> Fraction | None:
+    value = _number(node.get(key))  # 4.0 is an integer in JSON Schema
+    if key != "multipleOf" and value is not None and value.denominator != 1:
         return None
     if key.startswith("min") and value == 0:
         return None  # minLength: 0 says nothing
     return value
 
 
-def _num(value: Fraction | int | None) -> str:
+def _num(value: Fraction | None) -> str:
     if value is None:
         return "?"
     if value.denominator == 1:
@@ -93,30 +84,26 @@ def _bound_text(bound: tuple[Fraction, bool, str]) -> str:
     return ("exclusive " if bound[1] else "") + _num(bound[0])
 
 
+@dataclass(eq=False)
 class SchemaBase:
     """Compares two schemas of one item (both roots for local ``$ref``)."""
 
-    def __init__(
-        self, add: Add, item: str, root_path: str, old: Json, new: Json, output: bool
-    ) -> None:
-        self.add = add
-        self.item = item
-        self.root_path = root_path
-        self.old_root = old
-        self.new_root = new
-        self.output = output
-        self.seen: set[tuple[Any, Any]] = set()  # definitions compared (reported once)
-        self.active: set[tuple[Any, Any]] = set()  # pairs being compared, for recursion
-        self.alive: list[Any] = []  # made-up nodes whose ids are in those keys
-        self._dirty: set[str] | None = None
+    add: Add
+    item: str
+    root_path: str
+    old_root: Json
+    new_root: Json
+    output: bool
+    seen: set[tuple[Any, Any]] = field(default_factory=set)  # definitions compared (reported once)
+    active: set[tuple[Any, Any]] = field(default_factory=set)  # pairs being compared (recursion)
+    alive: list[Any] = field(default_factory=list)  # made-up nodes whose ids are in those keys
 
     # -- equal text, different meaning: a local $ref whose target changed
     def _stale(self, node: Json) -> bool:
         """``node`` is the same text on both sides but refers to a definition that is not."""
-        if self._dirty is None:
-            self._dirty = self._changed_refs()
-        return bool(self._dirty) and not self._dirty.isdisjoint(ref_strings(node))
+        return bool(self._changed_refs) and not self._changed_refs.isdisjoint(ref_strings(node))
 
+    @cached_property
     def _changed_refs(self) -> set[str]:
         """Every local reference whose target differs, directly or through its own references."""
         targets: dict[str, tuple[Json, Json]] = {}
@@ -134,7 +121,6 @@ class SchemaBase:
                 return dirty
             dirty |= more
 
-    # -- emitting
     def narrowed(self, path: str, change: str) -> None:
         if self.output:
             self.say(COMPATIBLE, path, change, WHY_OUTPUT_NARROWED)
@@ -156,7 +142,6 @@ class SchemaBase:
     def docs(self, path: str, change: str) -> None:
         self.say(DOCS, path, change, "documentation only: validation is unchanged")
 
-    # -- $ref
     def _resolve(self, ref: Json, old: bool) -> Json | None:
         if not isinstance(ref, str):
             return None
@@ -168,27 +153,22 @@ class SchemaBase:
         return {**target, **_without(node, "$ref")} if isinstance(target, dict) else node
 
     def _type(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
-        a, b = _types(old), _types(new)
+        a, b, where = _types(old), _types(new), f"{path}/type"
         if a == b:
             return
-        where = f"{path}/type"
-        if a is None or b is None:
-            if b is not None:
-                self.narrowed(where, f"type restricted to {_values(b)}")
-            else:
-                self.widened(where, f"type no longer restricted (was {_values(a or ())})")
-            return
-        old_text, new_text = _values(a), _values(b)
-        if _within(a, b) and _within(b, a):
-            return  # e.g. [integer, number] vs number
-        if _within(b, a):
-            gone = _values({t for t in a if not _covers(b, t)} or a - b)
-            self.narrowed(where, f"type narrowed from {old_text} to {new_text} ({gone} removed)")
-        elif _within(a, b):
-            self.widened(where, f"type widened from {old_text} to {new_text}")
-        else:
-            text = f"type changed from {old_text} to {new_text}"
-            self.say(BREAKING, where, text, WHY_TYPE_CHANGED)
+        was, now = _values(a or ()), _values(b or ())
+        if a is None:
+            self.narrowed(where, f"type restricted to {now}")
+        elif b is None:
+            self.widened(where, f"type no longer restricted (was {was})")
+        elif _within(b, a) and not _within(a, b):
+            gone = _values({t for t in a if not _covers(b, t)})
+            self.narrowed(where, f"type narrowed from {was} to {now} ({gone} removed)")
+        elif _within(a, b) and not _within(b, a):
+            self.widened(where, f"type widened from {was} to {now}")
+        elif not _within(a, b):
+            self.say(BREAKING, where, f"type changed from {was} to {now}", WHY_TYPE_CHANGED)
+        # else each accepts what the other does: [integer, number] vs number
 
     def _enum(self, old: dict[str, Json], new: dict[str, Json], path: str) -> None:
         a, b = _enum(old), _enum(new)
@@ -212,7 +192,7 @@ class SchemaBase:
                 self.widened(f"{path}/{a[2]}", f"{a[2]} {_num(a[0])} removed")
             elif a is not None and b is not None and a[:2] != b[:2]:
                 text = f"{'minimum' if lower else 'maximum'} {_bound_text(a)} -> {_bound_text(b)}"
-                self.moved(f"{path}/{b[2]}", text, _tighter(b, a, lower))
+                self.moved(f"{path}/{b[2]}", text, _tightness(b, lower) > _tightness(a, lower))
         for key in (*LOWER_COUNTS, *UPPER_COUNTS, "multipleOf"):
             a_n, b_n = _count(old, key), _count(new, key)
             if a_n == b_n:

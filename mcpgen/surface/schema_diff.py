@@ -59,9 +59,6 @@ WHY_UNKNOWN_FIELDS = "clients ignore output properties they do not know"
 
 
 class SchemaDiff(SchemaBase):
-    """Compares two schemas of one item (both roots for local ``$ref``)."""
-
-    # -- the walk
     def compare(self, old: Json, new: Json, path: str, depth: int = 0) -> None:
         if _same_json(old, new) and not self._stale(old):
             return
@@ -81,21 +78,17 @@ class SchemaDiff(SchemaBase):
             return
         old_ref, new_ref = _ref(old), _ref(new)
         if old_ref is not None or new_ref is not None:
-            key = (
-                old_ref if old_ref is not None else id(old),
-                new_ref if new_ref is not None else id(new),
-            )
+            key = (old_ref or id(old), new_ref or id(new))
             if old_ref == new_ref and isinstance(old_ref, str) and old_ref.startswith("#"):
                 # the same definition: compare it once, where it is written
                 if key not in self.seen:
                     self.seen.add(key)
-                    target = self.root_path + old_ref[1:]
                     a, b = self._resolve(old_ref, True), self._resolve(new_ref, False)
                     if (a is None) != (b is None):
                         text = f"$ref {_show(old_ref)} no longer resolves the same way"
                         self.unknown(path + "/$ref", text)
                     elif a is not None:
-                        self.compare(a, b, target, depth + 1)
+                        self.compare(a, b, self.root_path + old_ref[1:], depth + 1)
                 self._keywords(_without(old, "$ref"), _without(new, "$ref"), path, depth)
                 return
             if key in self.active:  # a recursive schema met again inside itself
@@ -107,10 +100,8 @@ class SchemaDiff(SchemaBase):
                 if (a is old and old_ref is not None) or (b is new and new_ref is not None):
                     # a reference that does not resolve here (remote, or broken)
                     if old_ref != new_ref:
-                        self.unknown(
-                            path + "/$ref",
-                            f"$ref changed from {_show(old_ref)} to {_show(new_ref)}",
-                        )
+                        text = f"$ref changed from {_show(old_ref)} to {_show(new_ref)}"
+                        self.unknown(path + "/$ref", text)
                     a, b = _without(a, "$ref"), _without(b, "$ref")
                 self.alive += [a, b]
                 self.compare(a, b, path, depth + 1)
@@ -135,13 +126,9 @@ class SchemaDiff(SchemaBase):
         pieces: list[dict[str, Json]] = [_without(node, "allOf")]
         for part in parts:
             part = _schema(part)
-            for _ in range(16):  # follow a chain of references
-                if not isinstance(part, dict) or "$ref" not in part:
-                    break
-                target = self._deref(part, old)
-                if target is part:
-                    return node
-                part = target
+            for _ in range(16):  # follow a chain of references (one that does not resolve stays)
+                if isinstance(part, dict) and "$ref" in part:
+                    part = self._deref(part, old)
             if not isinstance(part, dict) or "$ref" in part:
                 return node
             pieces.append(self._flatten(part, old, depth + 1))
@@ -204,8 +191,7 @@ class SchemaDiff(SchemaBase):
         return old, new
 
     def _object(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
-        keys = ("properties", "required", "additionalProperties")
-        if not any(k in old or k in new for k in keys):
+        if not {"properties", "required", "additionalProperties"} & (old.keys() | new.keys()):
             return
         old_props, new_props = _dict(old, "properties"), _dict(new, "properties")
         old_req, new_req = _string_set(old.get("required")), _string_set(new.get("required"))
@@ -277,8 +263,7 @@ class SchemaDiff(SchemaBase):
             self.compare(old, new, where, depth + 1)
 
     def _array(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
-        keys = ("items", "prefixItems", "additionalItems")
-        if not any(k in old or k in new for k in keys):
+        if not {"items", "prefixItems", "additionalItems"} & (old.keys() | new.keys()):
             return
         old_prefix, old_rest = _tuple(old)
         new_prefix, new_rest = _tuple(new)
@@ -339,7 +324,5 @@ class SchemaDiff(SchemaBase):
             text = f"{keyword}: {len(unmatched_old)} alternative(s) removed"
             (self.narrowed if more_choice else self.widened)(where, text)
         else:
-            self.unknown(
-                where,
-                f"{keyword}: {len(unmatched_old)} alternative(s) replaced by {len(unmatched_new)}",
-            )
+            n_old, n_new = len(unmatched_old), len(unmatched_new)
+            self.unknown(where, f"{keyword}: {n_old} alternative(s) replaced by {n_new}")

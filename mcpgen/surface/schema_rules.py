@@ -37,14 +37,10 @@ OPAQUE = _words(
 )
 # keywords that only constrain values of one JSON type (for splitting `type: [a, b]`)
 TYPE_KEYWORDS = {
-    "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
-    "number": frozenset(
-        {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}
-    ),
-    "array": frozenset({"items", "prefixItems", "minItems", "maxItems", "uniqueItems"}),
-    "object": frozenset(
-        {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
-    ),
+    "string": _words("minLength maxLength pattern format"),
+    "number": _words("minimum maximum exclusiveMinimum exclusiveMaximum multipleOf format"),
+    "array": _words("items prefixItems minItems maxItems uniqueItems"),
+    "object": _words("properties required additionalProperties minProperties maxProperties"),
 }
 TYPE_KEYWORDS["integer"] = TYPE_KEYWORDS["number"]
 ALL_TYPE_KEYWORDS = frozenset().union(*TYPE_KEYWORDS.values())
@@ -97,20 +93,13 @@ def _alternatives(rest: dict[str, Json]) -> list[Json]:
     """A schema without anyOf/oneOf as a list of alternatives: itself, or one per type of a
     ``type`` list (with the keywords that apply to that type)."""
     types = rest.get("type")
-    if isinstance(types, list) and len(types) > 1 and "nullable" not in rest:
-        return [
-            {
-                **{
-                    k: v
-                    for k, v in rest.items()
-                    if k != "type"
-                    and (k not in ALL_TYPE_KEYWORDS or k in TYPE_KEYWORDS.get(t, frozenset()))
-                },
-                "type": t,
-            }
-            for t in types
-        ]
-    return [rest]
+    if not isinstance(types, list) or len(types) < 2 or "nullable" in rest:
+        return [rest]
+    split = []
+    for t in types:
+        foreign = ALL_TYPE_KEYWORDS - TYPE_KEYWORDS.get(str(t), frozenset()) | {"type"}
+        split.append({**{k: v for k, v in rest.items() if k not in foreign}, "type": t})
+    return split
 
 
 def _disjoint(some: list[Json], others: list[Json]) -> bool:
@@ -168,20 +157,16 @@ def _collapse_enums(node: dict[str, Json]) -> dict[str, Json]:
         alternatives = node.get(keyword)
         if not isinstance(alternatives, list) or not alternatives:
             continue
-        values: set[str] = set()
-        count = 0
+        values: list[str] = []
         types: set[str] = set()
         for alt in alternatives:
-            if not isinstance(alt, dict) or set(alt) - _VALUE_ONLY:
-                break
-            found = _enum(alt)
+            found = _enum(alt) if isinstance(alt, dict) and not set(alt) - _VALUE_ONLY else None
             if found is None:
                 break
-            values |= found[1]
-            count += len(found[1])
+            values += found[1]
             types.add(_canon(sorted(_types(alt) or ())))
         else:
-            if len(types) != 1 or (keyword == "oneOf" and count != len(values)):
+            if len(types) != 1 or (keyword == "oneOf" and len(values) != len(set(values))):
                 continue
             only = json.loads(types.pop())
             if "type" in node and _types(node) != frozenset(only):
@@ -189,7 +174,7 @@ def _collapse_enums(node: dict[str, Json]) -> dict[str, Json]:
             collapsed = _without(node, keyword)
             if only:
                 collapsed["type"] = only[0] if len(only) == 1 else only
-            collapsed["enum"] = [json.loads(v) for v in sorted(values)]
+            collapsed["enum"] = [json.loads(v) for v in sorted(set(values))]
             return collapsed
     return node
 
