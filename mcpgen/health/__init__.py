@@ -70,13 +70,7 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
         report.problems += _stubs(root, named)
     if "orphans" not in skip:
         message = "no manifest item uses it and no handler imports it (kept)"
-        # and the handlers of a package no longer built (server.name was renamed)
-        packages = {
-            found.package_dir,
-            *(f"src/{p.parent.name}" for p in root.glob("src/*/handlers")),
-        }
-        unused = [f for package in sorted(packages) for f in orphans(root, package, named)]
-        report.problems += [Problem("orphans", p, 0, message) for p in unused]
+        report.problems += [Problem("orphans", p, 0, message) for p in orphans(root, named)]
     if "types" not in skip:
         problems, skipped["types"] = typecheck.run(root, found.package)
         report.problems += problems
