@@ -1,15 +1,6 @@
 """Handler health: ``mcpgen check DIR``, what ``build --check`` cannot see (it compares
-generated files; the user's handlers are not generated). :func:`check` runs four checks:
-
-- ``drift``: the generated files differ from what the manifest renders (as ``build
-  --check``; needs the manifest: given, or recorded in ``pyproject.toml``);
-- ``stubs``: handlers that still only raise ``NotImplementedError`` (or do not parse, or
-  lack their function);
-- ``orphans``: handler files no manifest item names and no handler imports;
-- ``types``: ``mypy --strict`` on the handlers with the project's configuration.
-
-``check_command`` is the command, with exit codes for CI: 0 no problem, 1 problems, 2 bad
-input (not a generated project, a manifest that is missing or has errors).
+generated files; the user's handlers are not generated). The ``CHECKS`` are described in
+``check_command``'s help.
 """
 
 from __future__ import annotations

@@ -184,18 +184,16 @@ def _obsolete(root: Path, output: Output) -> list[str]:
 
 def diff(plan: Plan) -> str:
     after = {**plan.output.generated, **{r: plan.output.stubs[r] for r in plan.stubs_added}}
-    chunks: list[str] = []
-    for relative in sorted(plan.changed + plan.created + plan.stubs_added) + plan.obsolete:
-        before = _read(plan.root / relative) or ""
-        chunks.extend(
-            difflib.unified_diff(
-                before.splitlines(keepends=True),
-                after[relative].splitlines(keepends=True) if relative in after else [],
-                fromfile=f"a/{relative}",
-                tofile=f"b/{relative}" if relative in after else "/dev/null",
-            )
+    return "".join(
+        line
+        for relative in sorted(plan.changed + plan.created + plan.stubs_added) + plan.obsolete
+        for line in difflib.unified_diff(
+            (_read(plan.root / relative) or "").splitlines(keepends=True),
+            after.get(relative, "").splitlines(keepends=True),
+            fromfile=f"a/{relative}",
+            tofile=f"b/{relative}" if relative in after else "/dev/null",
         )
-    return "".join(chunks)
+    )
 
 
 STAGED = ".mcpgen-staged-"  # in the name of every file and folder a build stages

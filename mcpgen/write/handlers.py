@@ -18,10 +18,8 @@ from pathlib import Path, PurePosixPath
 
 
 def orphans(root: Path, named: Iterable[str], gone: Iterable[str] = ()) -> list[str]:
-    """Handler files no manifest item names and no named file imports, transitively (of
-    every package under ``src/``: one no longer built, the server renamed, keeps its
-    handlers; ``__init__.py`` files are never reported). ``gone`` are files about to be
-    removed (renamed away)."""
+    """The orphans of every package under ``src/`` (one no longer built, the server renamed,
+    keeps its handlers), ``__init__.py`` files aside; ``gone``: files about to be removed."""
     present = {
         path.relative_to(root).as_posix()
         for path in root.glob("src/*/handlers/**/*.py")
