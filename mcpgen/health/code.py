@@ -46,10 +46,8 @@ def unimplemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
     ]
     match body:
-        case [ast.Raise(exc=ast.Name(id="NotImplementedError"))]:
-            return True
-        case [ast.Raise(exc=ast.Call(func=ast.Name(id="NotImplementedError")))]:
-            return True
+        case [ast.Raise(exc=ast.Name(id=name) | ast.Call(func=ast.Name(id=name)))]:
+            return name == "NotImplementedError"
     return False
 
 
