@@ -249,9 +249,7 @@ def _build(
     return EXIT_OK
 
 
-def surface_summary(
-    root: Path, rendered: Output, shown: int = 5
-) -> tuple[list[str], list[tuple[str, str, str]]]:
+def surface_summary(root: Path, rendered: Output) -> tuple[list[str], list[tuple[str, str, str]]]:
     """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
     counts and the first breaking changes (``mcpgen diff`` shows them all); and the items
     renamed, as (kind, old name, new name)."""
@@ -275,9 +273,9 @@ def surface_summary(
         f"{counts['bytesAfter']} bytes (mcpgen diff git:HEAD:{LOCK_FILE} {LOCK_FILE}, in {_q(root)})"
     ]
     breaking = [c for c in changes if c.level == BREAKING]
-    lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:shown]]
-    if len(breaking) > shown:
-        lines.append(f"  ... and {len(breaking) - shown} more breaking")
+    lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:SHOWN]]
+    if len(breaking) > SHOWN:
+        lines.append(f"  ... and {len(breaking) - SHOWN} more breaking")
     renamed = [
         (c.item.partition(":")[0], c.item.partition(":")[2], c.change[len(RENAMED) :])
         for c in breaking
@@ -287,6 +285,7 @@ def surface_summary(
 
 
 RENAMED = "renamed to "
+SHOWN = 5  # breaking changes a build's summary lists
 
 
 def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
