@@ -50,9 +50,7 @@ def _load(read: Callable[[], Document], strict: bool, name: str | None = None) -
     try:
         doc = read()
     except InputError as exc:  # the file cannot be read: nothing more to say
-        problems = Problems()
-        problems.extend(exc.problems)
-        return Loaded(None, problems)
+        return Loaded(None, Problems(exc.problems))
     return load_document(doc, strict, name)
 
 

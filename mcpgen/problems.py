@@ -83,6 +83,9 @@ class Problems:
 
     items: list[Problem] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.items = list(dict.fromkeys(self.items))
+
     def add(self, problem: Problem) -> None:
         if problem not in self.items:
             self.items.append(problem)

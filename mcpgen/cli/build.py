@@ -55,8 +55,12 @@ def rebuild_hint(source: Path | str, root: Path | str) -> str:
     return f"mcpgen build {_q(source)} -o {_q(root)}"
 
 
-def _fail(message: str) -> int:
+def _say(message: str) -> None:
     click.echo(message, err=True)
+
+
+def _fail(message: str) -> int:
+    _say(message)
     return EXIT_BAD_INPUT
 
 
@@ -118,7 +122,7 @@ def _build(
         )
     report(loaded.problems)
     if manifest.mode_reason and not check:
-        click.echo(manifest.mode_reason, err=True)
+        _say(manifest.mode_reason)
     if max_context_bytes is not None:  # a budget is checked before any work
         with timing.phase("context cost"):
             size = context_cost(manifest)[1]
@@ -150,30 +154,26 @@ def _build(
         return _fail(f"error: {exc}")
     source_path = source_from(root, source)
     if manifest.ci.github and (source_path or "").startswith("../"):
-        click.echo(
+        _say(
             f"warning: ci.github: the workflow expects {root} to be the repository root, "
             f"but the manifest ({source_path}) is outside it; build with -o . from the "
-            "repository root",
-            err=True,
+            "repository root"
         )
     try:
         rendered = render_files(manifest, source_path, formatter)
         with timing.phase("compare"):
             the_plan = plan(root, rendered, moves)
     except InputError as exc:
-        problems = Problems()
-        problems.extend(exc.problems)
-        report(problems)
+        report(Problems(exc.problems))
         return EXIT_BAD_INPUT
     except (FormatError, ValueError) as exc:
         return _fail(f"error: {exc}")
 
     theirs = [] if check or show_diff else foreign(the_plan)
     for relative in theirs:
-        click.echo(
+        _say(
             f"{root / relative}: error: exists and was not written by mcpgen; a build "
-            "replaces only its own files: move it away or build into another folder",
-            err=True,
+            "replaces only its own files: move it away or build into another folder"
         )
     if theirs:
         return EXIT_BAD_INPUT
@@ -182,22 +182,21 @@ def _build(
         # generator was not kept waiting for this.
         with timing.phase("context cost"):
             count, size = context_cost(manifest)
-        click.echo(
+        _say(
             f"tools/list: {counted(count, 'tool')}, {size} bytes (about {estimate_tokens(size)} tokens, "
-            "estimated)",
-            err=True,
+            "estimated)"
         )
     if show_diff:
         sys.stdout.write(diff(the_plan))
     if check or show_diff:
         drift = the_plan.drift
         if drift:
-            click.echo(f"{root}: out of date with {source} ({len(drift)} file(s)):", err=True)
+            _say(f"{root}: out of date with {source} ({len(drift)} file(s)):")
             for relative in drift:
-                click.echo(f"  {relative}", err=True)
-            click.echo(f"run: {rebuild_hint(source, root)}", err=True)
+                _say(f"  {relative}")
+            _say(f"run: {rebuild_hint(source, root)}")
             return EXIT_DRIFT
-        click.echo(f"{root}: up to date with {source}", err=True)
+        _say(f"{root}: up to date with {source}")
         return EXIT_OK
 
     with timing.phase("signature changes"):
@@ -217,47 +216,40 @@ def _build(
     except OSError as exc:
         return _fail(f"error: cannot write {root}: {exc}")
     if leftovers:  # (its files are all generated again; handlers were never replaced)
-        click.echo(
+        _say(
             f"{root}: an earlier build was interrupted while writing it: removed "
             f"{counted(leftovers, 'staged leftover')}; this build rewrote what it left "
-            "half done",
-            err=True,
+            "half done"
         )
-    click.echo(
+    _say(
         f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
         f"{len(the_plan.unchanged)} unchanged, {len(the_plan.obsolete)} removed, "
-        f"{len(the_plan.stubs_added)} handler stub(s) added",
-        err=True,
+        f"{len(the_plan.stubs_added)} handler stub(s) added"
     )
-    for relative in the_plan.stubs_added:
-        click.echo(f"  new stub: {relative}", err=True)
-    for move in the_plan.moves:
-        click.echo(f"  renamed: {move.old} -> {move.new}", err=True)
-    for relative in (p for p in the_plan.obsolete if "/_runtime/" not in p):
-        click.echo(f"  removed (no longer generated): {relative}", err=True)
-    for relative in the_plan.orphaned:
-        click.echo(f"  orphaned (kept, no longer in the manifest): {relative}", err=True)
+    lines = [f"new stub: {p}" for p in the_plan.stubs_added]
+    lines += [f"renamed: {m.old} -> {m.new}" for m in the_plan.moves]
+    lines += [
+        f"removed (no longer generated): {p}" for p in the_plan.obsolete if "/_runtime/" not in p
+    ]
+    lines += [f"orphaned (kept, no longer in the manifest): {p}" for p in the_plan.orphaned]
     for kind, before, after in renamed:  # a forgotten --rename: the handler was left behind
         stem = "/" + names.handler_path(f"{kind}s", names.ident(before))
         if any(p.endswith(stem) for p in the_plan.orphaned):
-            click.echo(
-                f"  hint: {kind} {before} was renamed to {after}; move its handler to the new "
-                f"stub with: {rebuild_hint(source, root)} "
-                f"--rename {_q(f'{before}={after}')}",
-                err=True,
+            lines.append(
+                f"hint: {kind} {before} was renamed to {after}; move its handler to the new "
+                f"stub with: {rebuild_hint(source, root)} --rename {_q(f'{before}={after}')}"
             )
-    for line in changes:  # indented lines say where a handler no longer fits its models
-        click.echo(f"  {line}" if line.startswith(" ") else f"  changed: {line}", err=True)
-    for line in surface_changes:
-        click.echo(f"  {line}", err=True)
+    # indented lines say where a handler no longer fits its models
+    lines += [line if line.startswith(" ") else f"changed: {line}" for line in changes]
+    lines += surface_changes
     if loaded.problems.warnings:
-        click.echo(f"  {len(loaded.problems.warnings)} warning(s)", err=True)
+        lines.append(f"{len(loaded.problems.warnings)} warning(s)")
+    for line in lines:
+        _say(f"  {line}")
     return EXIT_OK
 
 
-def surface_summary(
-    root: Path, rendered: Output, shown: int = 5
-) -> tuple[list[str], list[tuple[str, str, str]]]:
+def surface_summary(root: Path, rendered: Output) -> tuple[list[str], list[tuple[str, str, str]]]:
     """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
     counts and the first breaking changes (``mcpgen diff`` shows them all); and the items
     renamed, as (kind, old name, new name)."""
@@ -281,9 +273,9 @@ def surface_summary(
         f"{counts['bytesAfter']} bytes (mcpgen diff git:HEAD:{LOCK_FILE} {LOCK_FILE}, in {_q(root)})"
     ]
     breaking = [c for c in changes if c.level == BREAKING]
-    lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:shown]]
-    if len(breaking) > shown:
-        lines.append(f"  ... and {len(breaking) - shown} more breaking")
+    lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:SHOWN]]
+    if len(breaking) > SHOWN:
+        lines.append(f"  ... and {len(breaking) - SHOWN} more breaking")
     renamed = [
         (c.item.partition(":")[0], c.item.partition(":")[2], c.change[len(RENAMED) :])
         for c in breaking
@@ -293,6 +285,7 @@ def surface_summary(
 
 
 RENAMED = "renamed to "
+SHOWN = 5  # breaking changes a build's summary lists
 
 
 def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
@@ -333,20 +326,8 @@ def signature_changes(root: Path, manifest: Manifest) -> list[str]:
             )
         tree = parse(root / handler) if removed and has_handler else None
         if tree is not None and not isinstance(tree, str):
-            found = stale_fields(
-                tree,
-                handler,
-                tool.input_model,
-                removed.get("inputSchema", set()),
-                tool.output_model,
-                removed.get("outputSchema", set()),
-                required,
-            )
-            lines += [
-                f"  {f.path}:{f.line}: {f.message}"
-                + (": it no longer type-checks" if f.breaks else "")
-                for f in found
-            ]
+            found = stale_fields(tree, tool, removed, required)
+            lines += [f"  {handler}:{line}: {message}" for line, message in found]
     return lines
 
 

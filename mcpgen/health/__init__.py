@@ -1,15 +1,6 @@
 """Handler health: ``mcpgen check DIR``, what ``build --check`` cannot see (it compares
-generated files; the user's handlers are not generated). :func:`check` runs four checks:
-
-- ``drift``: the generated files differ from what the manifest renders (as ``build
-  --check``; needs the manifest: given, or recorded in ``pyproject.toml``);
-- ``stubs``: handlers that still only raise ``NotImplementedError`` (or do not parse, or
-  lack their function);
-- ``orphans``: handler files no manifest item names and no handler imports;
-- ``types``: ``mypy --strict`` on the handlers with the project's configuration.
-
-``check_command`` is the command, with exit codes for CI: 0 no problem, 1 problems, 2 bad
-input (not a generated project, a manifest that is missing or has errors).
+generated files; the user's handlers are not generated). The ``CHECKS`` are described in
+``check_command``'s help.
 """
 
 from __future__ import annotations
@@ -70,13 +61,7 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
         report.problems += _stubs(root, named)
     if "orphans" not in skip:
         message = "no manifest item uses it and no handler imports it (kept)"
-        # and the handlers of a package no longer built (server.name was renamed)
-        packages = {
-            found.package_dir,
-            *(f"src/{p.parent.name}" for p in root.glob("src/*/handlers")),
-        }
-        unused = [f for package in sorted(packages) for f in orphans(root, package, named)]
-        report.problems += [Problem("orphans", p, 0, message) for p in unused]
+        report.problems += [Problem("orphans", p, 0, message) for p in orphans(root, named)]
     if "types" not in skip:
         problems, skipped["types"] = typecheck.run(root, found.package)
         report.problems += problems

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import ast
 import keyword
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcpgen.model.types import Tool
 
 # the function each kind of handler file defines (see templates/stubs)
 ENTRY_POINTS = {
@@ -15,14 +18,6 @@ ENTRY_POINTS = {
     "prompts": "render",
     "completions": "complete",
 }
-
-
-@dataclass(frozen=True)
-class Finding:
-    path: str  # relative to the project
-    line: int
-    message: str
-    breaks: bool = True  # mypy reports it (False: the code runs, but not as meant)
 
 
 def parse(path: Path) -> ast.Module | str:
@@ -51,10 +46,8 @@ def unimplemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
     ]
     match body:
-        case [ast.Raise(exc=ast.Name(id="NotImplementedError"))]:
-            return True
-        case [ast.Raise(exc=ast.Call(func=ast.Name(id="NotImplementedError")))]:
-            return True
+        case [ast.Raise(exc=ast.Name(id=name) | ast.Call(func=ast.Name(id=name)))]:
+            return name == "NotImplementedError"
     return False
 
 
@@ -65,24 +58,20 @@ def _plain(prop: str) -> bool:
 
 
 def stale_fields(
-    tree: ast.Module,
-    relative: str,
-    input_model: str | None,
-    removed_input: set[str],
-    output_model: str | None,
-    removed_output: set[str],
-    required_output: set[str],
-) -> list[Finding]:
-    """Uses of removed fields (``args.title`` after ``title`` left the input) and output
-    constructions missing new required ones: code that no longer type-checks, found without
-    running mypy; and ``NoteOutput(title=...)`` after ``title`` left the output (it
-    type-checks, but the models ignore unknown fields, so the value is silently dropped)."""
-    findings: list[Finding] = []
+    tree: ast.Module, tool: Tool, removed: dict[str, set[str]], required_output: set[str]
+) -> list[tuple[int, str]]:
+    """(line, what) of each use of a removed field (``args.title`` after ``title`` left the
+    input; ``removed`` by schema key) and each output construction missing a new required
+    one: code that no longer type-checks, found without running mypy; and of each
+    ``NoteOutput(title=...)`` after ``title`` left the output (it type-checks, but the models
+    ignore unknown fields, so the value is silently dropped)."""
+    breaks = ": it no longer type-checks"
+    findings: list[tuple[int, str]] = []
     handle = entry_point(tree, "handle")
-    gone_in, gone_out, needed = (
-        {p for p in props if _plain(p)}
-        for props in (removed_input, removed_output, required_output)
+    gone_in, gone_out = (
+        {p for p in removed.get(k, ()) if _plain(p)} for k in ("inputSchema", "outputSchema")
     )
+    needed = {p for p in required_output if _plain(p)}
     # ``args``, whatever the user called it
     params = {handle.args.args[0].arg} if handle is not None and handle.args.args else set()
     for node in ast.walk(tree):
@@ -90,17 +79,17 @@ def stale_fields(
         match node:
             case ast.Attribute(value=ast.Name(id=arg), attr=attr) if arg in params:
                 if attr in gone_in:
-                    model = input_model or "the input"
+                    model = tool.input_model or "the input"
                     message = f"reads {arg}.{attr}, which {model} no longer has"
-                    findings.append(Finding(relative, line, message))
-            case ast.Call(func=ast.Name(id=called)) if output_model and called == output_model:
+                    findings.append((line, message + breaks))
+            case ast.Call(func=ast.Name(id=called)) if called == tool.output_model:
                 passed = {k.arg for k in node.keywords if k.arg is not None}
                 spread = any(k.arg is None for k in node.keywords) or bool(node.args)
                 for name in sorted(passed & gone_out):
                     message = f"passes {name}=, which {called} no longer has: the value is dropped"
-                    findings.append(Finding(relative, line, message, breaks=False))
+                    findings.append((line, message))
                 missing = sorted(needed - passed)
                 if missing and not spread:
                     message = f"does not pass {', '.join(missing)}, now required by {called}"
-                    findings.append(Finding(relative, line, message))
-    return sorted(findings, key=lambda f: (f.line, f.message))
+                    findings.append((line, message + breaks))
+    return sorted(findings)

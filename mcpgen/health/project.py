@@ -28,10 +28,6 @@ class Project:
     manifest: Path | None = None  # None: no drift check
     manifest_note: str = ""  # why there is none
 
-    @property
-    def package_dir(self) -> str:
-        return f"src/{self.package}"
-
 
 def open_project(root: Path, manifest: Path | None) -> Project:
     if not root.is_dir():
@@ -104,8 +100,8 @@ def check_drift(project: Project) -> tuple[list[str], set[str]]:
 
 def named_from_spec(project: Project) -> set[str]:
     """Without a manifest: the handler files the project's ``_spec.json`` names."""
-    handlers = f"{project.package_dir}/handlers"
-    named = {f"{handlers}/__init__.py"}
+    package = f"src/{project.package}"
+    named = {f"{package}/handlers/__init__.py"}
     for kind in ("tools", "resources", "prompts", "completions"):
         value = project.spec.get(kind)
         for entry in value if isinstance(value, list) else []:
@@ -113,12 +109,12 @@ def named_from_spec(project: Project) -> set[str]:
                 case _, {"handler": str(handler)}:
                     named.add(handler)
                 case "tools", {"http": _, "ident": str(ident)}:
-                    named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
+                    named.add(f"{package}/{names.handler_path(kind, ident)}")
                 case "completions", {"handler": True}:  # built by an older mcpgen
                     ident = names.completion_ident(
                         *(str(entry.get(k)) for k in ("target", "ref", "argument"))
                     )
-                    named.add(f"{project.package_dir}/{names.handler_path(kind, ident)}")
+                    named.add(f"{package}/{names.handler_path(kind, ident)}")
     for path in list(named):  # each kind's package
         parts = path.split("/")
         if len(parts) > 4:

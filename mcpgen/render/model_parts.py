@@ -87,10 +87,9 @@ def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
     stack = list(roots)
     while stack:
         name = stack.pop()
-        if name in seen or name not in deps:
-            continue
-        seen.add(name)
-        stack.extend(deps[name])
+        if name in deps and name not in seen:
+            seen.add(name)
+            stack.extend(deps[name])
     return sorted(seen)
 
 
@@ -156,9 +155,7 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
         return None
     # A part's output can depend on the shared schemas it extends (allOf), so the ones it
     # uses are part of its key: changing a shared definition regenerates the parts using it.
-    key = digest([_settings(package), module.document])
-    if module.shared is not None:
-        key = digest([key, module.shared_key])
+    key = digest([_settings(package), module.document, module.shared_key])
     return store / f"{cache.MODELS_PREFIX}{key}.py"  # as the generator wrote it
 
 

@@ -90,7 +90,10 @@ def plan(root: Path, output: Output, moves: list[Move] | None = None) -> Plan:
         if relative not in arriving and not safe_join(root, relative).exists():
             result.stubs_added.append(relative)
     result.obsolete = _obsolete(root, output)
-    result.orphaned = _orphaned(root, output, result.moves)
+    # handlers whose item left the manifest (kept, and reported); an active override and a
+    # helper module a handler imports are not orphans
+    named = {*output.stubs, *output.overrides, *arriving}
+    result.orphaned = handlers.orphans(root, named, {m.old for m in result.moves})
     return result
 
 
@@ -133,9 +136,13 @@ def foreign(plan: Plan) -> list[str]:
     return [
         relative
         for relative in plan.changed
-        if not relative.endswith((".json", "py.typed"))
-        and GENERATED_MARK not in (_read(plan.root / relative) or "")[:300]
+        if not relative.endswith((".json", "py.typed")) and not _marked(plan.root / relative)
     ]
+
+
+def _marked(path: Path) -> bool:
+    """Whether a build wrote the file at ``path`` (its first lines say so)."""
+    return path.is_file() and GENERATED_MARK in (_read(path) or "")[:300]
 
 
 def _obsolete(root: Path, output: Output) -> list[str]:
@@ -161,51 +168,32 @@ def _obsolete(root: Path, output: Output) -> list[str]:
             if "/handlers/" in relative or "__pycache__" in relative:
                 continue
             mine = relative.startswith(packages)
-            if mine and ("/_runtime/" in relative or path.name == "_search.json"):
-                found.append(relative)
-                continue
             spent = relative.startswith(renamed) and relative.count("/") == 2
-            if spent and path.name in ("_spec.json", "py.typed"):
-                found.append(relative)
-                continue
             ours = path.suffix == ".py" or folder == "deploy"  # deploy/: YAML and nginx.conf
-            if ours and GENERATED_MARK in (_read(path) or "")[:300]:
+            if (
+                (mine and ("/_runtime/" in relative or path.name == "_search.json"))
+                or (spent and path.name in ("_spec.json", "py.typed"))
+                or (ours and _marked(path))
+            ):
                 found.append(relative)
     # a workflow generated on request (``ci.github``) and no longer requested
-    workflow = root / CI_GITHUB
-    generated = workflow.is_file() and GENERATED_MARK in (_read(workflow) or "")[:300]
-    if CI_GITHUB not in output.generated and generated:
+    if CI_GITHUB not in output.generated and _marked(root / CI_GITHUB):
         found.append(CI_GITHUB)
-    return found
-
-
-def _orphaned(root: Path, output: Output, moves: list[Move]) -> list[str]:
-    """Handler files whose tool/resource/prompt left the manifest (kept, and reported); an
-    active override and a helper module a handler imports are not orphans."""
-    named = set(output.stubs) | output.overrides | {m.new for m in moves}
-    packages = {PurePosixPath(p).parent for p in output.generated if p.startswith("src/")}
-    # and a package no longer generated (the server was renamed): its handlers are left there
-    packages |= {PurePosixPath("src", p.parent.name) for p in root.glob("src/*/handlers")}
-    found: list[str] = []
-    for package in sorted(p for p in packages if p.parent.as_posix() == "src"):
-        found += handlers.orphans(root, package.as_posix(), named, gone={m.old for m in moves})
     return found
 
 
 def diff(plan: Plan) -> str:
     after = {**plan.output.generated, **{r: plan.output.stubs[r] for r in plan.stubs_added}}
-    chunks: list[str] = []
-    for relative in sorted(plan.changed + plan.created + plan.stubs_added) + plan.obsolete:
-        before = _read(plan.root / relative) or ""
-        chunks.extend(
-            difflib.unified_diff(
-                before.splitlines(keepends=True),
-                after[relative].splitlines(keepends=True) if relative in after else [],
-                fromfile=f"a/{relative}",
-                tofile=f"b/{relative}" if relative in after else "/dev/null",
-            )
+    return "".join(
+        line
+        for relative in sorted(plan.changed + plan.created + plan.stubs_added) + plan.obsolete
+        for line in difflib.unified_diff(
+            (_read(plan.root / relative) or "").splitlines(keepends=True),
+            after.get(relative, "").splitlines(keepends=True),
+            fromfile=f"a/{relative}",
+            tofile=f"b/{relative}" if relative in after else "/dev/null",
         )
-    return "".join(chunks)
+    )
 
 
 STAGED = ".mcpgen-staged-"  # in the name of every file and folder a build stages

@@ -17,39 +17,27 @@ from importlib.util import resolve_name
 from pathlib import Path, PurePosixPath
 
 
-def orphans(
-    root: Path, package_dir: str, named: Iterable[str], gone: Iterable[str] = ()
-) -> list[str]:
-    """Handler files no manifest item names and no named file imports (``__init__.py``
-    files are never reported). ``gone`` are files about to be removed (renamed away)."""
-    found = (root / package_dir / "handlers").rglob("*.py")  # (none when it is missing)
+def orphans(root: Path, named: Iterable[str], gone: Iterable[str] = ()) -> list[str]:
+    """The orphans of every package under ``src/`` (one no longer built, the server renamed,
+    keeps its handlers), ``__init__.py`` files aside; ``gone``: files about to be removed."""
     present = {
         path.relative_to(root).as_posix()
-        for path in found
+        for path in root.glob("src/*/handlers/**/*.py")
         if "__pycache__" not in path.parts and path.is_file()
     } - set(gone)
-    live = reachable(root, package_dir, [f for f in named if f in present], present)
-    return [f for f in sorted(present) if f not in live and PurePosixPath(f).name != "__init__.py"]
-
-
-def reachable(root: Path, package_dir: str, start: Iterable[str], present: set[str]) -> set[str]:
-    """``start`` and every file of ``present`` that they import, transitively."""
-    src = PurePosixPath(package_dir).parent  # "src"
-    seen: set[str] = set()
-    todo = list(start)
+    live: set[str] = set()
+    todo = [f for f in named if f in present]
     while todo:
         relative = todo.pop()
-        if relative in seen:
+        if relative in live:
             continue
-        seen.add(relative)
-        parts = PurePosixPath(relative).relative_to(src).with_suffix("").parts
+        live.add(relative)
+        parts = PurePosixPath(relative).with_suffix("").parts[1:]  # (under src/)
         module = parts[:-1] if parts[-1] == "__init__" else parts
         for name in imported_modules(root / relative, module):
-            base = src.joinpath(*name)
-            for candidate in (f"{base}.py", f"{base}/__init__.py"):
-                if candidate in present and candidate not in seen:
-                    todo.append(candidate)
-    return seen
+            base = "/".join(("src", *name))
+            todo += [f for f in (f"{base}.py", f"{base}/__init__.py") if f in present]
+    return [f for f in sorted(present) if f not in live and PurePosixPath(f).name != "__init__.py"]
 
 
 def imported_modules(path: Path, module: tuple[str, ...]) -> set[tuple[str, ...]]:

@@ -66,10 +66,7 @@ def _handled(manifest: Manifest, kind: str) -> dict[str, tuple[str, dict[str, st
 
 
 def plan_moves(
-    root: Path,
-    manifest: Manifest,
-    renames: list[Rename],
-    stub: Callable[[str], str | None] = lambda relative: None,
+    root: Path, manifest: Manifest, renames: list[Rename], stub: Callable[[str], str | None]
 ) -> list[Move]:
     """The moves for ``renames``, or :class:`RenameError` naming the first that cannot be.
     ``stub(relative)``: the stub a build writes there; a target that is still exactly that
