@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 
@@ -38,15 +39,10 @@ def _line_column(line_starts: list[int], offset: int) -> tuple[int, int]:
 
 
 def _json_positions(text: str, file: str) -> Positions:
-    """Positions of every value and key of a JSON text (without recursion).
-
-    Also reports duplicate keys and nesting deeper than MAX_DEPTH, located.
-    """
+    """Positions of every value and key of a JSON text (without recursion); duplicate keys
+    and nesting deeper than MAX_DEPTH are refused, located."""
     positions = Positions(file)
-    line_starts = _line_starts(text)
-
-    def where(offset: int) -> tuple[int, int]:
-        return _line_column(line_starts, offset)
+    where = functools.partial(_line_column, _line_starts(text))
 
     def skip(offset: int) -> int:
         return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]

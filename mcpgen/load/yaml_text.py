@@ -105,24 +105,20 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
     in_line = lines[line - 1][col - 1 :] if 0 < line <= len(lines) and col > 0 else ""
     found = in_line[:1]
     if found == "\t" and ("cannot start any token" in problem or "tab" in problem):
-        return fail(
-            file, "invalid YAML: a tab character is not allowed here; use spaces", line, col
-        )
-    if problem == "found character that cannot start any token" and found:
+        problem, context = "a tab character is not allowed here; use spaces", ""
+    elif problem == "found character that cannot start any token" and found:
         problem = f"found character {found!r} that cannot start any token"  # as pure-Python says
     elif problem == "found undefined alias" and found == "*":
         name = re.match(r"\*([^\s,\[\]{}]*)", in_line)
         problem += f" {name.group(1)!r}" if name else ""
     if "expected a single document" in context or "expected a single document" in problem:
-        return fail(file, "invalid YAML: the file holds more than one YAML document", line, col)
+        problem, context = "the file holds more than one YAML document", ""
     message = problem or context
     if problem and context:
-        context_mark = exc.context_mark
-        if context_mark is not None and context_mark is not mark:
-            at = f"line {context_mark.line + 1}, column {context_mark.column + 1}"
-            message = f"{problem} ({context} at {at})"
-        else:
-            message = f"{problem} ({context})"
+        other = exc.context_mark
+        if other is not None and other is not mark:
+            context += f" at line {other.line + 1}, column {other.column + 1}"
+        message = f"{problem} ({context})"
     return fail(file, f"invalid YAML: {message}", line, col)
 
 
