@@ -72,7 +72,6 @@ class Checker:
         check_python_names(self)
         return self.problems
 
-    # -- server -----------------------------------------------------------------------
     def check_server(self) -> None:
         version = self.data["server"].get("version")
         if isinstance(version, str) and names.package_version(version) != version:
@@ -96,7 +95,6 @@ class Checker:
                 "generated code imports: the package would hide it",
             )
 
-    # -- schemas ----------------------------------------------------------------------
     def check_defs(self) -> None:
         shared = self.data["$defs"]
         for name in sorted(shared):
@@ -165,7 +163,6 @@ class Checker:
             found = schemas.pointer_target(self.data, ref)
         return found
 
-    # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:
         self.unique_names("tools", "tool", self.assigned.tools)
         for index, tool in entries(self.data["tools"]):
@@ -194,7 +191,6 @@ class Checker:
             if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
                 self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
 
-    # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
         resources = self.data["resources"]
         self.unique_names("resources", "resource", self.assigned.resources)
@@ -208,12 +204,20 @@ class Checker:
             if len(static) > 1:
                 self.error((*where, static[1]), "give at most one of 'text', 'blob' or 'file'")
             if "uriTemplate" in resource:
-                variables, problem = uritemplate.parse(resource["uriTemplate"])
+                template, at = resource["uriTemplate"], (*where, "uriTemplate")
+                variables, problem = uritemplate.parse(template)
                 if problem:
-                    self.error((*where, "uriTemplate"), problem)
-                else:
-                    self.reachable(resource["uriTemplate"], (*where, "uriTemplate"), shapes)
-                    templates[resource["uriTemplate"]] = variables
+                    self.error(at, problem)
+                else:  # refuse one that matches exactly the URIs of an earlier one
+                    other, first = shapes.setdefault(uritemplate.shape(template), (template, where))
+                    if other != template:  # (an identical one is reported as a duplicate)
+                        self.error(
+                            at,
+                            f"URI template {template!r} matches the same URIs as {other!r} "
+                            f"({self.doc.field(first)}), so no read would ever reach it; "
+                            "make the two differ by more than their variable names",
+                        )
+                    templates[template] = variables
                     templates.setdefault(resource["name"], variables)
                 if static:
                     self.error(
@@ -250,21 +254,6 @@ class Checker:
                     where,
                     f"{what} {other!r} and {name!r} both become the Python argument {python!r}; rename one",
                 )
-
-    # -- shared helpers ---------------------------------------------------------------
-    def reachable(
-        self, template: str, where: JsonPath, shapes: dict[str, tuple[str, JsonPath]]
-    ) -> None:
-        """Refuse a URI template that matches exactly the URIs of an earlier one: reads
-        never reach it (an identical template is reported as a duplicate instead)."""
-        other, first = shapes.setdefault(uritemplate.shape(template), (template, where))
-        if other != template:
-            self.error(
-                where,
-                f"URI template {template!r} matches the same URIs as {other!r} "
-                f"({self.doc.field(first[:-1])}), so no read would ever reach it; "
-                "make the two differ by more than their variable names",
-            )
 
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
         first: dict[str, int] = {}
