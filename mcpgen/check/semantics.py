@@ -54,23 +54,10 @@ class Checker:
     def error(
         self, path: JsonPath, message: str, key: bool = False, level: Level = Level.ERROR
     ) -> None:
-        located = self.doc.locate(path, key)
-        self.problems.add(Problem(level, located, self.doc.field(path), message))
+        self.problems.add(Problem(level, self.doc.locate(path, key), self.doc.field(path), message))
 
     def warn(self, path: JsonPath, message: str) -> None:
         self.error(path, message, level=Level.WARNING)
-
-    def run(self) -> Problems:
-        self.check_server()
-        self.check_defs()
-        self.check_tools()
-        templates = self.check_resources()
-        prompts = check_prompts(self)
-        check_completions(self, prompts, templates)
-        check_auth(self)
-        check_credentials(self)
-        check_python_names(self)
-        return self.problems
 
     def check_server(self) -> None:
         version = self.data["server"].get("version")
@@ -348,4 +335,13 @@ def _deeper_than(value: Any, limit: int) -> JsonPath | None:
 
 
 def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Problems:
-    return Checker(doc, broken).run()
+    checker = Checker(doc, broken)
+    checker.check_server()
+    checker.check_defs()
+    checker.check_tools()
+    templates = checker.check_resources()
+    check_completions(checker, check_prompts(checker), templates)
+    check_auth(checker)
+    check_credentials(checker)
+    check_python_names(checker)
+    return checker.problems
