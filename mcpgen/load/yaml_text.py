@@ -147,20 +147,16 @@ class _DepthFinder(_PyLoader):
         self.path: list[PathPart] = []
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        if parent is None:  # the root
-            return super().compose_node(parent, index)
-        if index is None:  # a mapping key: not itself a value, but what a complex one holds is
-            part: PathPart = "?"
-        elif isinstance(index, Node):  # a mapping value, by its key
-            part = index.value if isinstance(index, ScalarNode) else "?"
-        else:  # an item of a sequence
-            part = index
-        self.path.append(part)
-        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-        if index is not None and len(self.path) > MAX_DEPTH and mark is not None:
+        # A sequence's item by its index, a mapping's value by its key; a key (index None,
+        # "?") is not itself a value, but what a complex one holds is. The root's part is
+        # left out of the path.
+        scalar = isinstance(index, ScalarNode)
+        self.path.append(index if isinstance(index, int) else index.value if scalar else "?")
+        if index is not None and len(self.path) > MAX_DEPTH + 1:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
             message = f"nesting deeper than {MAX_DEPTH} levels"
-            line, col = mark.line + 1, mark.column + 1
-            raise fail(self.file, message, line, col, _short_field(tuple(self.path)))
+            field = _short_field(tuple(self.path[1:]))
+            raise fail(self.file, message, mark.line + 1, mark.column + 1, field)
         try:
             return super().compose_node(parent, index)
         finally:
