@@ -16,10 +16,6 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _JSON_ATOM = re.compile(r"[^\s,:\[\]{}\"]+")
 
 
-# An open container: its path, whether it is an object, the next index (arrays).
-_Frame = tuple[JsonPath, bool, list[int]]
-
-
 class _ScanError(Exception):
     """The text is not the JSON the scanner expected."""
 
@@ -52,13 +48,13 @@ def _json_positions(text: str, file: str) -> Positions:
             raise _ScanError("unexpected end")
         return text[offset]
 
-    stack: list[_Frame] = []
+    stack: list[tuple[JsonPath, str]] = []  # the open containers: path, closing bracket
 
-    def read_key(offset: int, frame: _Frame) -> tuple[int, JsonPath]:
+    def read_key(offset: int, parent: JsonPath) -> tuple[int, JsonPath]:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
-        child = (*frame[0], _key(match.group()))
+        child = (*parent, _key(match.group()))
         positions.add_key(child, *where(offset))  # a path is one object's: a second is refused
         offset = skip(match.end())
         if char(offset) != ":":
@@ -79,12 +75,8 @@ def _json_positions(text: str, file: str) -> Positions:
             if char(offset) == close:
                 offset = skip(offset + 1)
             else:
-                frame: _Frame = (path, ch == "{", [0])
-                stack.append(frame)
-                if ch == "{":
-                    offset, path = read_key(offset, frame)
-                else:
-                    path = (*path, 0)
+                stack.append((path, close))
+                offset, path = read_key(offset, path) if ch == "{" else (offset, (*path, 0))
                 continue
         else:
             match = (_JSON_STRING if ch == '"' else _JSON_ATOM).match(text, offset)
@@ -93,19 +85,18 @@ def _json_positions(text: str, file: str) -> Positions:
             offset = skip(match.end())
         # a value ended: move on to the next one, closing containers on the way
         while stack:
-            frame = stack[-1]
+            parent, close = stack[-1]
             ch = char(offset)
             if ch == ",":
                 offset = skip(offset + 1)
-                if not frame[1]:
-                    frame[2][0] += 1
-                    path = (*frame[0], frame[2][0])
+                if close == "]":  # ``path``: the item that ended
+                    path = (*parent, int(path[-1]) + 1)
                 else:
-                    offset, path = read_key(offset, frame)
+                    offset, path = read_key(offset, parent)
                 break
-            if ch != ("}" if frame[1] else "]"):
+            if ch != close:
                 raise _ScanError("expected ',' or a closing bracket")
             offset = skip(offset + 1)
-            stack.pop()
+            path = stack.pop()[0]  # the container that ended is the value that ended
         else:
             return positions
