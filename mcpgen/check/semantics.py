@@ -1,9 +1,6 @@
-"""Stage two of validation: what the schema cannot say (names, references, files, templates).
-
-Runs on the whole merged document together with the structural check: entries the
-structural check found malformed are left out here (their problems are already reported),
-every other entry is checked, so one run reports every problem.
-"""
+"""Stage two of validation: what the schema cannot say (names, references, files, templates),
+on the whole merged document. Entries the structural check found malformed are left out
+(``view``), every other entry is checked: one run of both reports every problem."""
 
 from __future__ import annotations
 
