@@ -31,8 +31,18 @@ AUTH_TYPES = ("apiKey", "bearer", "oauth")
 
 
 def check_auth(checker: Checker) -> None:
-    check_transports(checker)
     auth, transports = checker.data["auth"], checker.data["transports"]
+    # the default transport is one the server offers (the package carries only those); an
+    # unknown one is the structural check's to report
+    offer = transports.get("offer", OFFERED_TRANSPORTS)
+    default = transports.get("default", "stdio")
+    known = isinstance(offer, list | tuple) and {default, *offer} <= set(TRANSPORTS)
+    if known and offer and default not in offer:
+        checker.error(
+            ("transports", "default") if "default" in transports else ("transports",),
+            f"the default transport {default!r} is not offered: add it to transports.offer "
+            f"({', '.join(map(str, offer))}), or set transports.default to one of those",
+        )
     kind = auth.get("type", "none")
     http = transports.get("http", {})
     host = http.get("host", "127.0.0.1")
@@ -47,7 +57,7 @@ def check_auth(checker: Checker) -> None:
             f"HTTP bound to {host!r} without transports.http.allowedHosts: Host header "
             "checks (DNS-rebinding protection) stay off until allowed hosts are set",
         )
-    if kind != "none" and transports.get("offer", OFFERED_TRANSPORTS) == ["stdio"]:
+    if kind != "none" and offer == ["stdio"]:
         checker.warn(
             ("auth", "type") if "type" in auth else ("auth",),
             "auth is checked on network transports only, and this server offers only stdio "
@@ -104,28 +114,6 @@ def check_auth(checker: Checker) -> None:
         checker.warn(
             ("transports", "http", "corsOrigins"),
             "'*' lets any web page call this unauthenticated server from a browser",
-        )
-
-
-def check_transports(checker: Checker) -> None:
-    """The default transport is one the server offers (the package carries only those)."""
-    transports = checker.data["transports"]
-    offer = transports.get("offer", OFFERED_TRANSPORTS)
-    default = transports.get("default", "stdio")
-    known = set(TRANSPORTS)  # anything else is the structural check's to report
-    if (
-        default in known
-        and isinstance(offer, list | tuple)
-        and offer
-        and set(offer) <= known
-        and default not in offer
-    ):
-        where = ("transports", "default") if "default" in transports else ("transports",)
-        offered = ", ".join(map(str, offer))
-        checker.error(
-            where,
-            f"the default transport {default!r} is not offered: add it to transports.offer "
-            f"({offered}), or set transports.default to one of those",
         )
 
 

@@ -1,6 +1,4 @@
-"""Python names checked: every name generated code derives from the manifest, as
-``mcpgen.model.names.assign`` gives them to the model, against the others in its
-namespace."""
+"""Python names checked: every name generated code derives from the manifest."""
 
 from __future__ import annotations
 

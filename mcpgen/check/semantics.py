@@ -1,9 +1,6 @@
-"""Stage two of validation: what the schema cannot say (names, references, files, templates).
-
-Runs on the whole merged document together with the structural check: entries the
-structural check found malformed are left out here (their problems are already reported),
-every other entry is checked, so one run reports every problem.
-"""
+"""Stage two of validation: what the schema cannot say (names, references, files, templates),
+on the whole merged document. Entries the structural check found malformed are left out
+(``view``), every other entry is checked: one run of both reports every problem."""
 
 from __future__ import annotations
 
@@ -54,25 +51,11 @@ class Checker:
     def error(
         self, path: JsonPath, message: str, key: bool = False, level: Level = Level.ERROR
     ) -> None:
-        located = self.doc.locate(path, key)
-        self.problems.add(Problem(level, located, self.doc.field(path), message))
+        self.problems.add(Problem(level, self.doc.locate(path, key), self.doc.field(path), message))
 
     def warn(self, path: JsonPath, message: str) -> None:
         self.error(path, message, level=Level.WARNING)
 
-    def run(self) -> Problems:
-        self.check_server()
-        self.check_defs()
-        self.check_tools()
-        templates = self.check_resources()
-        prompts = check_prompts(self)
-        check_completions(self, prompts, templates)
-        check_auth(self)
-        check_credentials(self)
-        check_python_names(self)
-        return self.problems
-
-    # -- server -----------------------------------------------------------------------
     def check_server(self) -> None:
         version = self.data["server"].get("version")
         if isinstance(version, str) and names.package_version(version) != version:
@@ -96,7 +79,6 @@ class Checker:
                 "generated code imports: the package would hide it",
             )
 
-    # -- schemas ----------------------------------------------------------------------
     def check_defs(self) -> None:
         shared = self.data["$defs"]
         for name in sorted(shared):
@@ -165,7 +147,6 @@ class Checker:
             found = schemas.pointer_target(self.data, ref)
         return found
 
-    # -- tools ------------------------------------------------------------------------
     def check_tools(self) -> None:
         self.unique_names("tools", "tool", self.assigned.tools)
         for index, tool in entries(self.data["tools"]):
@@ -194,7 +175,6 @@ class Checker:
             if annotations.get("readOnlyHint") and annotations.get("destructiveHint"):
                 self.warn((*where, "annotations"), "a read-only tool cannot also be destructive")
 
-    # -- resources --------------------------------------------------------------------
     def check_resources(self) -> dict[str, list[str]]:
         resources = self.data["resources"]
         self.unique_names("resources", "resource", self.assigned.resources)
@@ -208,12 +188,20 @@ class Checker:
             if len(static) > 1:
                 self.error((*where, static[1]), "give at most one of 'text', 'blob' or 'file'")
             if "uriTemplate" in resource:
-                variables, problem = uritemplate.parse(resource["uriTemplate"])
+                template, at = resource["uriTemplate"], (*where, "uriTemplate")
+                variables, problem = uritemplate.parse(template)
                 if problem:
-                    self.error((*where, "uriTemplate"), problem)
-                else:
-                    self.reachable(resource["uriTemplate"], (*where, "uriTemplate"), shapes)
-                    templates[resource["uriTemplate"]] = variables
+                    self.error(at, problem)
+                else:  # refuse one that matches exactly the URIs of an earlier one
+                    other, first = shapes.setdefault(uritemplate.shape(template), (template, where))
+                    if other != template:  # (an identical one is reported as a duplicate)
+                        self.error(
+                            at,
+                            f"URI template {template!r} matches the same URIs as {other!r} "
+                            f"({self.doc.field(first)}), so no read would ever reach it; "
+                            "make the two differ by more than their variable names",
+                        )
+                    templates[template] = variables
                     templates.setdefault(resource["name"], variables)
                 if static:
                     self.error(
@@ -250,21 +238,6 @@ class Checker:
                     where,
                     f"{what} {other!r} and {name!r} both become the Python argument {python!r}; rename one",
                 )
-
-    # -- shared helpers ---------------------------------------------------------------
-    def reachable(
-        self, template: str, where: JsonPath, shapes: dict[str, tuple[str, JsonPath]]
-    ) -> None:
-        """Refuse a URI template that matches exactly the URIs of an earlier one: reads
-        never reach it (an identical template is reported as a duplicate instead)."""
-        other, first = shapes.setdefault(uritemplate.shape(template), (template, where))
-        if other != template:
-            self.error(
-                where,
-                f"URI template {template!r} matches the same URIs as {other!r} "
-                f"({self.doc.field(first[:-1])}), so no read would ever reach it; "
-                "make the two differ by more than their variable names",
-            )
 
     def unique(self, items: Iterable[dict[str, Any]], key: str, where: JsonPath, what: str) -> None:
         first: dict[str, int] = {}
@@ -359,4 +332,13 @@ def _deeper_than(value: Any, limit: int) -> JsonPath | None:
 
 
 def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Problems:
-    return Checker(doc, broken).run()
+    checker = Checker(doc, broken)
+    checker.check_server()
+    checker.check_defs()
+    checker.check_tools()
+    templates = checker.check_resources()
+    check_completions(checker, check_prompts(checker), templates)
+    check_auth(checker)
+    check_credentials(checker)
+    check_python_names(checker)
+    return checker.problems

@@ -104,7 +104,7 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
         message = _ONE_OF_HINTS.get(required, "does not match exactly one of the allowed forms")
     elif kind == "type":
         shown = " or ".join(value) if isinstance(value, list) else value
-        got = _json_type(instance)
+        got = "null" if instance is None else _JSON_TYPES.get(type(instance), "object")
         message = f"expected {shown}, got {got}" + (
             "" if instance is None else f" {short(instance)}"
         )
@@ -156,14 +156,7 @@ _BOUNDS = {
     "exclusiveMaximum": "less than",
 }
 
-
-# JSON's type of a Python value, bool before int (a bool is an int)
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
-
-
-def _json_type(value: Any) -> str:
-    found = (name for kind, name in _JSON_TYPES.items() if isinstance(value, kind))
-    return "null" if value is None else next(found, "object")
 
 
 def short(value: Any) -> str:

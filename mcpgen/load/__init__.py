@@ -78,13 +78,9 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
         except json.JSONDecodeError as exc:
             if json_first:
                 raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-        except (_DuplicateKey, RecursionError) as exc:
-            with contextlib.suppress(_ScanError):  # the scanner locates the duplicate/depth
+        except (_DuplicateKey, RecursionError):
+            with contextlib.suppress(_ScanError):  # raises the located duplicate or depth error
                 _json_positions(text, file)
-            if json_first:  # pragma: no cover - the scanner raised the located error
-                if isinstance(exc, _DuplicateKey):
-                    raise fail(file, f"duplicate key {exc.args[0]!r}") from None
-                raise fail(file, f"nesting deeper than {MAX_DEPTH} levels") from None
         else:
             _check_json_values(data, file, text, watch)
             return Document(file, base_dir, data, text)

@@ -108,8 +108,6 @@ class Document:
             return found.locate()
         if self.positions is not None:
             return self.positions.locate(path, key)
-        if not self.text:
-            return Location(self.file, 1, 1)
         if self._locator is None:  # JSON: find this one place, not every position
             from mcpgen.load.json_locator import JsonLocator
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 
@@ -13,10 +14,6 @@ from mcpgen.problems import fail
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _JSON_ATOM = re.compile(r"[^\s,:\[\]{}\"]+")
-
-
-# An open container: its path, whether it is an object, the next index (arrays).
-_Frame = tuple[JsonPath, bool, list[int]]
 
 
 class _ScanError(Exception):
@@ -38,15 +35,10 @@ def _line_column(line_starts: list[int], offset: int) -> tuple[int, int]:
 
 
 def _json_positions(text: str, file: str) -> Positions:
-    """Positions of every value and key of a JSON text (without recursion).
-
-    Also reports duplicate keys and nesting deeper than MAX_DEPTH, located.
-    """
+    """Positions of every value and key of a JSON text (without recursion); duplicate keys
+    and nesting deeper than MAX_DEPTH are refused, located."""
     positions = Positions(file)
-    line_starts = _line_starts(text)
-
-    def where(offset: int) -> tuple[int, int]:
-        return _line_column(line_starts, offset)
+    where = functools.partial(_line_column, _line_starts(text))
 
     def skip(offset: int) -> int:
         return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]
@@ -56,13 +48,13 @@ def _json_positions(text: str, file: str) -> Positions:
             raise _ScanError("unexpected end")
         return text[offset]
 
-    stack: list[_Frame] = []
+    stack: list[tuple[JsonPath, str]] = []  # the open containers: path, closing bracket
 
-    def read_key(offset: int, frame: _Frame) -> tuple[int, JsonPath]:
+    def read_key(offset: int, parent: JsonPath) -> tuple[int, JsonPath]:
         match = _JSON_STRING.match(text, offset)
         if not match:
             raise _ScanError("expected a key")
-        child = (*frame[0], _key(match.group()))
+        child = (*parent, _key(match.group()))
         positions.add_key(child, *where(offset))  # a path is one object's: a second is refused
         offset = skip(match.end())
         if char(offset) != ":":
@@ -83,12 +75,8 @@ def _json_positions(text: str, file: str) -> Positions:
             if char(offset) == close:
                 offset = skip(offset + 1)
             else:
-                frame: _Frame = (path, ch == "{", [0])
-                stack.append(frame)
-                if ch == "{":
-                    offset, path = read_key(offset, frame)
-                else:
-                    path = (*path, 0)
+                stack.append((path, close))
+                offset, path = read_key(offset, path) if ch == "{" else (offset, (*path, 0))
                 continue
         else:
             match = (_JSON_STRING if ch == '"' else _JSON_ATOM).match(text, offset)
@@ -97,19 +85,18 @@ def _json_positions(text: str, file: str) -> Positions:
             offset = skip(match.end())
         # a value ended: move on to the next one, closing containers on the way
         while stack:
-            frame = stack[-1]
+            parent, close = stack[-1]
             ch = char(offset)
             if ch == ",":
                 offset = skip(offset + 1)
-                if not frame[1]:
-                    frame[2][0] += 1
-                    path = (*frame[0], frame[2][0])
+                if close == "]":  # ``path``: the item that ended
+                    path = (*parent, int(path[-1]) + 1)
                 else:
-                    offset, path = read_key(offset, frame)
+                    offset, path = read_key(offset, parent)
                 break
-            if ch != ("}" if frame[1] else "]"):
+            if ch != close:
                 raise _ScanError("expected ',' or a closing bracket")
             offset = skip(offset + 1)
-            stack.pop()
+            path = stack.pop()[0]  # the container that ended is the value that ended
         else:
             return positions

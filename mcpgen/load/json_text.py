@@ -26,11 +26,7 @@ class _HugeInt(str):
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result = dict(pairs)
     if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
+        raise _DuplicateKey  # located by the scanner (``_json_positions``)
     return result
 
 
@@ -95,20 +91,17 @@ def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> None:
-    """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
-    nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
-    located report comes from the slower pass that tracks paths."""
-    deep = isinstance(data, dict | list) and too_deep(data)
-    if watch.suspicious or deep or _lone_surrogates(text):
-        _locate_json_value_problem(data, file, text)
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_MESSAGE = "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
 
 
-def _locate_json_value_problem(data: Any, file: str, text: str) -> None:
+def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> None:
+    """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
+    nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
+    located report comes from a slower pass that tracks paths."""
+    deep = isinstance(data, dict | list) and too_deep(data)
+    if not (watch.suspicious or deep or _lone_surrogates(text)):
+        return
     stack: list[tuple[Any, JsonPath]] = [(data, ())]
     while stack:
         value, path = stack.pop()

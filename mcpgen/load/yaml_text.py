@@ -105,24 +105,20 @@ def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
     in_line = lines[line - 1][col - 1 :] if 0 < line <= len(lines) and col > 0 else ""
     found = in_line[:1]
     if found == "\t" and ("cannot start any token" in problem or "tab" in problem):
-        return fail(
-            file, "invalid YAML: a tab character is not allowed here; use spaces", line, col
-        )
-    if problem == "found character that cannot start any token" and found:
+        problem, context = "a tab character is not allowed here; use spaces", ""
+    elif problem == "found character that cannot start any token" and found:
         problem = f"found character {found!r} that cannot start any token"  # as pure-Python says
     elif problem == "found undefined alias" and found == "*":
         name = re.match(r"\*([^\s,\[\]{}]*)", in_line)
         problem += f" {name.group(1)!r}" if name else ""
     if "expected a single document" in context or "expected a single document" in problem:
-        return fail(file, "invalid YAML: the file holds more than one YAML document", line, col)
+        problem, context = "the file holds more than one YAML document", ""
     message = problem or context
     if problem and context:
-        context_mark = exc.context_mark
-        if context_mark is not None and context_mark is not mark:
-            at = f"line {context_mark.line + 1}, column {context_mark.column + 1}"
-            message = f"{problem} ({context} at {at})"
-        else:
-            message = f"{problem} ({context})"
+        other = exc.context_mark
+        if other is not None and other is not mark:
+            context += f" at line {other.line + 1}, column {other.column + 1}"
+        message = f"{problem} ({context})"
     return fail(file, f"invalid YAML: {message}", line, col)
 
 
@@ -151,20 +147,16 @@ class _DepthFinder(_PyLoader):
         self.path: list[PathPart] = []
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        if parent is None:  # the root
-            return super().compose_node(parent, index)
-        if index is None:  # a mapping key: not itself a value, but what a complex one holds is
-            part: PathPart = "?"
-        elif isinstance(index, Node):  # a mapping value, by its key
-            part = index.value if isinstance(index, ScalarNode) else "?"
-        else:  # an item of a sequence
-            part = index
-        self.path.append(part)
-        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-        if index is not None and len(self.path) > MAX_DEPTH and mark is not None:
+        # A sequence's item by its index, a mapping's value by its key; a key (index None,
+        # "?") is not itself a value, but what a complex one holds is. The root's part is
+        # left out of the path.
+        scalar = isinstance(index, ScalarNode)
+        self.path.append(index if isinstance(index, int) else index.value if scalar else "?")
+        if index is not None and len(self.path) > MAX_DEPTH + 1:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
             message = f"nesting deeper than {MAX_DEPTH} levels"
-            line, col = mark.line + 1, mark.column + 1
-            raise fail(self.file, message, line, col, _short_field(tuple(self.path)))
+            field = _short_field(tuple(self.path[1:]))
+            raise fail(self.file, message, mark.line + 1, mark.column + 1, field)
         try:
             return super().compose_node(parent, index)
         finally:
