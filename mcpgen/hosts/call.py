@@ -179,9 +179,12 @@ async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
 
 def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> ProjectError:
     """Why talking to ``source`` failed, in one line: the innermost error (task groups wrap
-    errors in groups) and the last line a spawned server wrote; a 401 or 403 says what to do."""
+    errors in groups) and the last line a spawned server wrote; a 401 or 403 says what to do.
+    A ``ProjectError`` of our own raised while connected is passed on as it is."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, ProjectError):
+        return exc
     message = (str(exc).strip().splitlines() or [""])[0]
     error = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     try:
@@ -229,22 +232,13 @@ async def call_tool(
     raw: bool = False,
 ) -> int:
     """Print the tool's result; the exit status."""
-    # errors of our own are raised after the client has closed: raised inside, the
-    # transport's task group would wrap them in an exception group
-    problem: ProjectError | None = None
     async with session(source, timeout) as client:
         tools = {t.name: t for t in await _all(client, "tools")}
-        try:
-            if tool not in tools:
-                known = ", ".join(sorted(tools)) or "none"
-                raise ProjectError(f"{source.label}: no tool {tool!r} (tools: {known})")
-            arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
-        except ProjectError as exc:
-            problem = exc
-        else:
-            result = await client.call_tool(tool, arguments)
-    if problem is not None:
-        raise problem
+        if tool not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            raise ProjectError(f"{source.label}: no tool {tool!r} (tools: {known})")
+        arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
+        result = await client.call_tool(tool, arguments)
     code = EXIT_TOOL_ERROR if result.is_error else EXIT_OK
     if raw:
         text = json.dumps(dump(result), indent=2, ensure_ascii=False)

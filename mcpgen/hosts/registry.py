@@ -40,32 +40,22 @@ def check_replaceable(path: Path, project: Project) -> None:
     """Refuse a file at ``path`` unless it is a server.json mcpgen wrote for ``project``: its
     ``$schema`` a registry server schema (of any date) and a PyPI package of this project's
     distribution. Not its name: the publisher may have replaced the placeholder since."""
-    if not path.exists() or _ours(path, project):
+    if not path.exists():
         return
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):  # a folder, not UTF-8, not JSON
+        document = None
+    match document:
+        case {"$schema": str(url), "packages": list(packages)}:
+            ours = url.startswith(SCHEMA_BASE) and url.endswith("/server.schema.json")
+            pypi = {"registryType": "pypi", "identifier": project.distribution}
+            if ours and any(isinstance(p, dict) and pypi.items() <= p.items() for p in packages):
+                return
     raise ProjectError(
         f"{path}: exists and is not a server.json mcpgen wrote for this project; move it away "
         "or give --server-json PATH (nothing written)"
     )
-
-
-def _ours(path: Path, project: Project) -> bool:
-    try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError, RecursionError):  # a folder, not UTF-8, not JSON
-        return False
-    match document:
-        case {"$schema": str(schema_url), "packages": list(packages)}:
-            return (
-                schema_url.startswith(SCHEMA_BASE)
-                and schema_url.endswith("/server.schema.json")
-                and any(
-                    isinstance(p, dict)
-                    and p.get("registryType") == "pypi"
-                    and p.get("identifier") == project.distribution
-                    for p in packages
-                )
-            )
-    return False
 
 
 def _variables(project: Project) -> list[dict[str, Json]]:
