@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,16 +21,12 @@ NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
 PLACEHOLDER_NAMESPACE = "io.github.YOUR-GITHUB-USER"
 
 
-@cache
-def schema() -> Json:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
 def problems(document: Json) -> list[str]:
     """Every way ``document`` breaks the schema, as ``path: message`` lines."""
     import jsonschema
 
-    errors = jsonschema.Draft7Validator(schema()).iter_errors(document)
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    errors = jsonschema.Draft7Validator(schema).iter_errors(document)
     ordered = sorted(errors, key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in ordered]
 
