@@ -256,11 +256,12 @@ def launcher(
         return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
     if python is None and kind in ("python", "source"):  # they run an interpreter: the venv's
-        python = script_in(venv_bin(project.root / ".venv"), "python")
+        bindir = venv_bin(project.root / ".venv")
+        python = script_in(bindir, "python")
         if python is None:
             raise ProjectError(
                 f"--launcher {kind} runs an interpreter: give it with --python FILE (the "
-                f"project has no {project.root / '.venv'} interpreter)"
+                f"project has no {bindir / 'python'})"
             )
     if python is not None:
         found = _from_python(project, Path(python), kind)
