@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any
 
 from .install import NotFinite, finite
 from .project import ProjectError, describe, launcher
@@ -29,10 +29,6 @@ if TYPE_CHECKING:
 
 Json = Any
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class CallError(ProjectError):
-    """Bad input or an unreachable server: one line for the user, exit status 2."""
 
 
 @dataclass
@@ -65,11 +61,11 @@ def resolve_source(
     if command is not None:
         return _command(command, extra_env)
     if source is None:
-        raise CallError("give a SOURCE: a project folder, a URL or --command 'CMD ARGS'")
+        raise ProjectError("give a SOURCE: a project folder, a URL or --command 'CMD ARGS'")
     if source.startswith(("http://", "https://")):
         return Source(url=source, headers=all_headers, label=source)
     if all_headers:
-        raise CallError("--header and --token apply to URLs only")
+        raise ProjectError("--header and --token apply to URLs only")
     path = Path(source)
     if path.is_dir():
         project = describe(path)
@@ -87,11 +83,11 @@ def _command(line: str, env: dict[str, str]) -> Source:
     try:
         argv = shlex.split(line)
     except ValueError as exc:
-        raise CallError(f"cannot split the command {line!r}: {exc}") from exc
+        raise ProjectError(f"cannot split the command {line!r}: {exc}") from exc
     if not argv:
-        raise CallError("empty command")
+        raise ProjectError("empty command")
     if shutil.which(argv[0]) is None:
-        raise CallError(f"{argv[0]!r} is neither a project folder, a URL nor a command on PATH")
+        raise ProjectError(f"{argv[0]!r} is neither a project folder, a URL nor a command on PATH")
     return Source(argv=argv, env=env, label=line)
 
 
@@ -106,17 +102,17 @@ def parse_arguments(
         try:
             loaded = json.loads(args_json, parse_float=finite, parse_constant=finite)
         except NotFinite as exc:  # (sent, it would arrive as null)
-            raise CallError(f"--args: {exc} is not a finite number") from exc
+            raise ProjectError(f"--args: {exc} is not a finite number") from exc
         except ValueError as exc:
-            raise CallError(f"--args is not JSON: {exc}") from exc
+            raise ProjectError(f"--args is not JSON: {exc}") from exc
         if not isinstance(loaded, dict):
-            raise CallError("--args must be a JSON object")
+            raise ProjectError("--args must be a JSON object")
         arguments.update(loaded)
     properties = (schema or {}).get("properties") or {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise CallError(f"argument {pair!r}: expected key=value")
+            raise ProjectError(f"argument {pair!r}: expected key=value")
         prop = properties.get(key)
         arguments[key] = raw
         if not (isinstance(prop, dict) and prop.get("type") in ("string", ["string"])):
@@ -127,8 +123,11 @@ def parse_arguments(
 
 @asynccontextmanager
 async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
-    """A connected ``Client`` for ``source``; a failure to talk to it is one ``CallError``
-    (with the last line a spawned server wrote to stderr)."""
+    """A connected ``Client`` for ``source`` (handshake or discovery done); a failure to talk
+    to it is one ``ProjectError`` (with the last line a spawned server wrote to stderr)."""
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     said: list[str] = []
 
     def hush(record: logging.LogRecord) -> bool:  # one line, not the SDK's traceback
@@ -140,53 +139,52 @@ async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
     stdio_log.addFilter(hush)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
         try:
-            async with connect(source, timeout, log) as client:
-                yield client
+            async with contextlib.AsyncExitStack() as stack:
+                if source.url is not None:
+                    import httpx2
+                    from mcp.client.streamable_http import streamable_http_client
+
+                    async def seen(response: httpx2.Response) -> None:
+                        if response.status_code in (401, 403):
+                            source.refused.append(response.status_code)
+
+                    hooks = {"response": [seen]}
+                    http = httpx2.AsyncClient(
+                        headers=source.headers, timeout=httpx2.Timeout(timeout), event_hooks=hooks
+                    )
+                    await stack.enter_async_context(http)
+                    transport = streamable_http_client(source.url, http_client=http)
+                else:
+                    # the server inherits this shell's environment (the user's own
+                    # variables: an API's token, a base URL), with --env (and a project's
+                    # PYTHONPATH) over it; bytes on its stdout that are not UTF-8 are junk
+                    # like any other (read as U+FFFD)
+                    env, cwd = {**os.environ, **source.env}, source.cwd
+                    command, *args = source.argv
+                    params = StdioServerParameters(
+                        command=command,
+                        args=args,
+                        env=env,
+                        cwd=cwd,
+                        encoding_error_handler="replace",
+                    )
+                    transport = stdio_client(params, errlog=log)
+                async with Client(transport, read_timeout_seconds=timeout) as client:
+                    yield client
         except Exception as exc:
             raise failure(source, exc, log, said[0] if said else "") from exc
         finally:
             stdio_log.removeFilter(hush)
 
 
-@asynccontextmanager
-async def connect(source: Source, timeout: float, errlog: IO[str]) -> AsyncIterator[Client]:
-    """A connected ``Client`` for ``source`` (handshake or discovery done)."""
-    from mcp.client import Client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    async with contextlib.AsyncExitStack() as stack:
-        if source.url is not None:
-            import httpx2
-            from mcp.client.streamable_http import streamable_http_client
-
-            async def seen(response: httpx2.Response) -> None:
-                if response.status_code in (401, 403):
-                    source.refused.append(response.status_code)
-
-            hooks = {"response": [seen]}
-            http = httpx2.AsyncClient(
-                headers=source.headers, timeout=httpx2.Timeout(timeout), event_hooks=hooks
-            )
-            await stack.enter_async_context(http)
-            transport = streamable_http_client(source.url, http_client=http)
-        else:
-            # the server inherits this shell's environment (the user's own variables: an
-            # API's token, a base URL), with --env (and a project's PYTHONPATH) over it;
-            # bytes on its stdout that are not UTF-8 are junk like any other (read as U+FFFD)
-            env, argv, cwd = {**os.environ, **source.env}, source.argv, source.cwd
-            params = StdioServerParameters(
-                command=argv[0], args=argv[1:], env=env, cwd=cwd, encoding_error_handler="replace"
-            )
-            transport = stdio_client(params, errlog=cast(TextIO, errlog))
-        async with Client(transport, read_timeout_seconds=timeout) as client:
-            yield client
-
-
-def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> CallError:
+def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> ProjectError:
     """Why talking to ``source`` failed, in one line: the innermost error (task groups wrap
-    errors in groups) and the last line a spawned server wrote; a 401 or 403 says what to do."""
+    errors in groups) and the last line a spawned server wrote; a 401 or 403 says what to do.
+    A ``ProjectError`` of our own raised while connected is passed on as it is."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, ProjectError):
+        return exc
     message = (str(exc).strip().splitlines() or [""])[0]
     error = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     try:
@@ -206,7 +204,7 @@ def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -
         )
     elif 403 in source.refused:
         text += " (HTTP 403: the token given lacks a scope or the origin is not allowed)"
-    return CallError(text)
+    return ProjectError(text)
 
 
 MAX_PAGES = 1000  # a server whose cursors never end cannot keep us here
@@ -234,22 +232,13 @@ async def call_tool(
     raw: bool = False,
 ) -> int:
     """Print the tool's result; the exit status."""
-    # errors of our own are raised after the client has closed: raised inside, the
-    # transport's task group would wrap them in an exception group
-    problem: CallError | None = None
     async with session(source, timeout) as client:
         tools = {t.name: t for t in await _all(client, "tools")}
-        try:
-            if tool not in tools:
-                known = ", ".join(sorted(tools)) or "none"
-                raise CallError(f"{source.label}: no tool {tool!r} (tools: {known})")
-            arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
-        except CallError as exc:
-            problem = exc
-        else:
-            result = await client.call_tool(tool, arguments)
-    if problem is not None:
-        raise problem
+        if tool not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            raise ProjectError(f"{source.label}: no tool {tool!r} (tools: {known})")
+        arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
+        result = await client.call_tool(tool, arguments)
     code = EXIT_TOOL_ERROR if result.is_error else EXIT_OK
     if raw:
         text = json.dumps(dump(result), indent=2, ensure_ascii=False)
@@ -290,7 +279,7 @@ def run(
         try:  # before anyio, which comes with it
             import mcp.client  # noqa: F401
         except ImportError as exc:
-            raise CallError(
+            raise ProjectError(
                 f"talking to a server needs the MCP Python SDK ({exc}): pip install 'mcp>=2.3,<2.4'"
             ) from exc
         import anyio

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,20 +35,16 @@ def referenced_files(manifest: Path) -> list[Path]:
         data = load_file(manifest).data
     except InputError:
         return []
-    found: list[str] = []
 
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in ("file", "jwksFile") and isinstance(value, str):
-                    found.append(value)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
+    def walk(node: Any) -> Iterator[str]:
+        node = dict(enumerate(node)) if isinstance(node, list) else node
+        for key, value in node.items() if isinstance(node, dict) else ():
+            if key in ("file", "jwksFile") and isinstance(value, str):
+                yield value
+            else:
+                yield from walk(value)
 
-    walk(data)
+    found = list(walk(data))
     match data:
         case {"openapi": {"source": str(source)}}:
             found.append(source)
@@ -69,15 +65,9 @@ def snapshot(paths: list[Path], folders: list[Path]) -> dict[Path, int]:
     return times
 
 
-@dataclass
-class Build:
-    ok: bool
-    seconds: float
-    lines: list[str]  # the build's own messages (located errors on failure)
-
-
-def build(manifest: Path, output: Path) -> Build:
-    """``mcpgen build MANIFEST -o OUTPUT`` in a subprocess (its own pools and exit)."""
+def build(manifest: Path, output: Path) -> tuple[bool, float, list[str]]:
+    """``mcpgen build MANIFEST -o OUTPUT`` in a subprocess (its own pools and exit): whether
+    it built, in how many seconds, and its messages (located errors on failure)."""
     start = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "mcpgen", "build", str(manifest), "-o", str(output)],
@@ -86,7 +76,7 @@ def build(manifest: Path, output: Path) -> Build:
         check=False,
     )
     lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-    return Build(done.returncode == 0, time.monotonic() - start, lines)
+    return done.returncode == 0, time.monotonic() - start, lines
 
 
 def _port_open(port: int) -> bool:
@@ -170,17 +160,17 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C
     server: Server | None = None
     try:
-        result = build(manifest, output)
+        ok, seconds, lines = build(manifest, output)
         watched = _watch_list(manifest, output)
         times = snapshot(*watched)  # before anyone is told the server is up
-        if result.ok:
+        if ok:
             server = _server_for(output, transport, port, python)
             say(
-                f"built {_relative(output, Path.cwd())} in {result.seconds:.1f} s; "
+                f"built {_relative(output, Path.cwd())} in {seconds:.1f} s; "
                 + server.launch("serving")
             )
         else:
-            for line in result.lines:
+            for line in lines:
                 say("  " + line)
             say("build failed; fix the manifest (watching for changes)")
         while True:
@@ -206,14 +196,14 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
             # a change that does not reach the server: the last good one, if any, runs on
             kept = "; the last good server keeps running:" if server else ":"
             if sources:
-                result = build(manifest, output)
-                if not result.ok:
-                    say(f"{what} changed: build failed{kept}", result.lines)
+                ok, seconds, lines = build(manifest, output)
+                if not ok:
+                    say(f"{what} changed: build failed{kept}", lines)
                     continue
                 watched = _watch_list(manifest, output)
                 times = snapshot(*watched)
-                done = f"rebuilt in {result.seconds:.1f} s, "
-                for line in result.lines:  # what build says: breaking changes, stubs, ...
+                done = f"rebuilt in {seconds:.1f} s, "
+                for line in lines:  # what build says: breaking changes, stubs, ...
                     if not line.startswith(("tools/list:", "built ")):
                         say("  " + line.strip())
             broken = _syntax_errors(files, manifest.parent, output)

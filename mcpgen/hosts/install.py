@@ -101,18 +101,14 @@ def build_entry(
     placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords).
     ``needed``: the variables a host must set for the stdio server (``needed_env``)."""
     given = dict(values or {})
-    old_env = existing.get("env") if isinstance(existing, Mapping) else None
-    old = (
-        {k: v for k, v in old_env.items() if isinstance(v, str)}
-        if isinstance(old_env, Mapping)
-        else {}
-    )
+    found = (existing or {}).get("env")
+    old: Mapping[str, Json] = found if isinstance(found, Mapping) else {}
     env: dict[str, str] = dict(run.env)
     entry = Entry(server, {})
     for var in needed:
         if var.name in given:
             env[var.name] = given.pop(var.name)
-        elif var.name in old and not _PLACEHOLDER.match(old[var.name]):
+        elif isinstance(old.get(var.name), str) and not _PLACEHOLDER.match(old[var.name]):
             env[var.name] = old[var.name]
         elif var.default is not None and not var.secret:
             env[var.name] = var.default

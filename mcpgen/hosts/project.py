@@ -23,10 +23,8 @@ Json = Any
 
 
 class ProjectError(Exception):
-    """Bad input to a host command, one line for the user (exit status 2): a folder that is
-    not a generated project mcpgen can read, a host config it refuses to touch, a bundle or
-    a server.json that cannot be made, a manifest entry not added (``lines``: its problems,
-    printed first)."""
+    """Bad input to a host command, one line for the user (exit status 2); ``lines``: the
+    problems behind it (a manifest entry not added), printed first."""
 
     def __init__(self, message: str, lines: list[str] | None = None) -> None:
         super().__init__(message)
@@ -44,14 +42,11 @@ class EnvVar:
     transports: tuple[str, ...] = ()
     credential: bool = False  # of the wrapped API (a client id too, not only a secret)
 
-    @property
-    def needed(self) -> bool:
-        """A host must set it: the server fails without it, or it is (part of) a credential."""
-        return self.required or self.secret or self.credential
-
 
 def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
-    return [v for v in environment if v.needed and (not v.transports or transport in v.transports)]
+    """What a host must set: the server fails without it, or it is (part of) a credential."""
+    needed = (v for v in environment if v.required or v.secret or v.credential)
+    return [v for v in needed if not v.transports or transport in v.transports]
 
 
 @dataclass(frozen=True)
@@ -188,9 +183,6 @@ def env_vars(items: Json, where: Path | str) -> list[EnvVar]:
     return out
 
 
-# ---------------------------------------------------------------------------- launchers
-
-
 @dataclass(frozen=True)
 class Launcher:
     command: str  # absolute when it can be
@@ -264,13 +256,12 @@ def launcher(
         return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
     if python is None and kind in ("python", "source"):  # they run an interpreter: the venv's
-        python = venv_bin(project.root / ".venv") / (
-            "python.exe" if sys.platform == "win32" else "python"
-        )
-        if not python.exists():
+        bindir = venv_bin(project.root / ".venv")
+        python = script_in(bindir, "python")
+        if python is None:
             raise ProjectError(
                 f"--launcher {kind} runs an interpreter: give it with --python FILE (the "
-                f"project has no {python})"
+                f"project has no {bindir / 'python'})"
             )
     if python is not None:
         found = _from_python(project, Path(python), kind)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,16 +21,12 @@ NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
 PLACEHOLDER_NAMESPACE = "io.github.YOUR-GITHUB-USER"
 
 
-@cache
-def schema() -> Json:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
 def problems(document: Json) -> list[str]:
     """Every way ``document`` breaks the schema, as ``path: message`` lines."""
     import jsonschema
 
-    errors = jsonschema.Draft7Validator(schema()).iter_errors(document)
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    errors = jsonschema.Draft7Validator(schema).iter_errors(document)
     ordered = sorted(errors, key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in ordered]
 
@@ -40,32 +35,22 @@ def check_replaceable(path: Path, project: Project) -> None:
     """Refuse a file at ``path`` unless it is a server.json mcpgen wrote for ``project``: its
     ``$schema`` a registry server schema (of any date) and a PyPI package of this project's
     distribution. Not its name: the publisher may have replaced the placeholder since."""
-    if not path.exists() or _ours(path, project):
+    if not path.exists():
         return
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):  # a folder, not UTF-8, not JSON
+        document = None
+    match document:
+        case {"$schema": str(url), "packages": list(packages)}:
+            ours = url.startswith(SCHEMA_BASE) and url.endswith("/server.schema.json")
+            pypi = {"registryType": "pypi", "identifier": project.distribution}
+            if ours and any(isinstance(p, dict) and pypi.items() <= p.items() for p in packages):
+                return
     raise ProjectError(
         f"{path}: exists and is not a server.json mcpgen wrote for this project; move it away "
         "or give --server-json PATH (nothing written)"
     )
-
-
-def _ours(path: Path, project: Project) -> bool:
-    try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError, RecursionError):  # a folder, not UTF-8, not JSON
-        return False
-    match document:
-        case {"$schema": str(schema_url), "packages": list(packages)}:
-            return (
-                schema_url.startswith(SCHEMA_BASE)
-                and schema_url.endswith("/server.schema.json")
-                and any(
-                    isinstance(p, dict)
-                    and p.get("registryType") == "pypi"
-                    and p.get("identifier") == project.distribution
-                    for p in packages
-                )
-            )
-    return False
 
 
 def _variables(project: Project) -> list[dict[str, Json]]:

@@ -49,7 +49,6 @@ def test_a_wrapped_api_names_its_variables() -> None:
         "SHOP_API_APIKEY", "API key (apiKey)", secret=True, credential=True
     )
     assert by_name["SHOP_API_BASE_URL"].default == "http://127.0.0.1:9/api"
-    assert not by_name["SHOP_API_BASE_URL"].needed
     assert [v.name for v in project.needed_env()] == ["SHOP_API_APIKEY"]
 
 
