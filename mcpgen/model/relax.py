@@ -109,14 +109,11 @@ def relax(
         for key in ("anyOf", "oneOf"):
             members = node.get(key)
             if isinstance(members, list) and members:
-                kinds: list[str] = []
-                for member in members:
-                    kind = bare(member, seen).get("type")
-                    if kind is None:
-                        return {}
-                    for k in kind if isinstance(kind, list) else [kind]:
-                        if k not in kinds:
-                            kinds.append(k)
+                types = [bare(member, seen).get("type") for member in members]
+                if None in types:
+                    return {}
+                flat = [k for t in types for k in (t if isinstance(t, list) else [t])]
+                kinds = [k for i, k in enumerate(flat) if k not in flat[:i]]
                 return {"type": kinds[0] if len(kinds) == 1 else kinds}
         for member in node.get("allOf") or ():
             found = bare(member, seen)
@@ -159,20 +156,16 @@ def relax(
             members = node.get(key)
             if not isinstance(members, list) or not members:
                 continue
-            relaxed_members: list[Json] = []
-            for member in members:
-                relaxed = visit(member, level, seen)
-                if relaxed not in relaxed_members:
-                    relaxed_members.append(relaxed)
+            every = [visit(member, level, seen) for member in members]
+            unique = [m for i, m in enumerate(every) if m not in every[:i]]
             if key == "allOf":
-                relaxed_members = [m for m in relaxed_members if m not in ({}, True)]
-                if relaxed_members:
-                    out["allOf"] = relaxed_members
-            elif all(m not in ({}, True) for m in relaxed_members):
+                if kept := [m for m in unique if m not in ({}, True)]:
+                    out["allOf"] = kept
+            elif all(m not in ({}, True) for m in unique):
                 if "anyOf" in out:  # a oneOf next to an anyOf: both hold
-                    out.setdefault("allOf", []).append({"anyOf": relaxed_members})
+                    out.setdefault("allOf", []).append({"anyOf": unique})
                 else:
-                    out["anyOf"] = relaxed_members
+                    out["anyOf"] = unique
         return out
 
     return visit(schema, -1 if wrapped else 0, ())
