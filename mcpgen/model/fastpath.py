@@ -79,18 +79,14 @@ class _Checker:
     def __init__(self, defs: dict[str, Json]) -> None:
         self.defs = defs
         self.done: dict[str, bool] = {}
-        self.visiting: set[str] = set()
 
     def ref(self, ref: Json) -> bool:
         name = def_name(ref)  # None for any other reference, or a nested one
         if name is None or "~" in ref or "%" in name or name not in self.defs:
             return False
-        if name in self.visiting:
-            return False  # a cycle: recursive models are not on the fast path
         if name not in self.done:
-            self.visiting.add(name)
+            self.done[name] = False  # meanwhile: recursive models are not on the fast path
             self.done[name] = self.schema(self.defs[name])
-            self.visiting.discard(name)
         return self.done[name]
 
     def schema(self, node: Json) -> bool:
@@ -146,10 +142,9 @@ def _string(node: dict[str, Json]) -> bool:
     lengths = "minLength" in node or "maxLength" in node
     if "enum" in node:  # a Literal: length or format next to it would be dropped
         values = node["enum"]
-        strings = (
-            isinstance(values, list) and bool(values) and all(isinstance(v, str) for v in values)
-        )
-        return strings and not lengths and "format" not in node
+        if not isinstance(values, list) or not values or lengths or "format" in node:
+            return False
+        return all(isinstance(v, str) for v in values)
     if "format" in node:  # the field is not a plain str: constraints may not carry over
         return not lengths and node["format"] in STRING_FORMATS
     return True
