@@ -72,6 +72,7 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         page_size=int(caps.get("pageSize", DEFAULT_PAGE_SIZE)),
     )
     transports = data.get("transports", {})
+    limits = options.get("codeMode")
     manifest = Manifest(
         source=doc.file,
         server=server,
@@ -90,12 +91,9 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
             {s for part in (tools, resources, prompts) for item in part for s in item.scopes},
         ),
         upstream=merged.upstream,
-        code_mode=_code_mode(options.get("codeMode")),
-        deploy=(
-            deploy_settings(data["deploy"], server.distribution, server.version)
-            if "deploy" in data
-            else None
-        ),
+        # the runtime's code mode ``Limits`` given (the keys in snake_case: ``cpu_seconds``)
+        code_mode={names.snake(k): v for k, v in limits.items()} if limits is not None else None,
+        deploy=deploy_settings(data.get("deploy"), server.distribution, server.version),
         ci=read(Ci, data.get("ci", {})),
         observability=read(Observability, data.get("observability", {})),
     )
@@ -170,12 +168,6 @@ def _resolve_root(schema: Any, shared: dict[str, Any]) -> Any:
     return {**shared[name], **{k: v for k, v in schema.items() if k != "$ref"}}
 
 
-def _code_mode(raw: Any) -> dict[str, Any] | None:
-    """``openapi.codeMode`` as the runtime's code mode ``Limits``, only the ones given (its
-    field names are the manifest's in snake_case: ``cpuSeconds`` -> ``cpu_seconds``)."""
-    return {names.snake(k): v for k, v in raw.items()} if isinstance(raw, dict) else None
-
-
 def _tool(
     raw: dict[str, Any],
     named: assigned.Assigned,
@@ -188,8 +180,8 @@ def _tool(
     annotations = raw.get("annotations") or None
     advertised = None
     if http is not None and advertise is not None:  # an imported operation
-        texts = raw.get("title"), raw.get("description")
-        advertised = advertise(*texts, bundled, bundled_output, annotations, http.wrapped_output)
+        given = raw.get("title"), raw.get("description"), bundled, bundled_output, annotations
+        advertised = advertise(*given, wrapped=http.wrapped_output)
     return read(
         Tool,
         raw,

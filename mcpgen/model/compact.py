@@ -235,9 +235,8 @@ def advertise(
         "inputSchema": compact_input(input_schema, options.parameter_description),
         "annotations": tool_annotations(annotations),
     }
-    if output_schema is not None and options.output_schema > 0:
-        relaxed = compact_output(output_schema, options.output_schema, wrapped)
+    if output_schema is not None:
+        budget = options.output_schema
+        relaxed = compact_output(output_schema, budget, wrapped) if budget > 0 else None
         out["outputSchema"] = None if relaxed in (None, {}, {"type": "object"}) else relaxed
-    elif output_schema is not None:
-        out["outputSchema"] = None
     return out

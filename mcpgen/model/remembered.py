@@ -69,22 +69,13 @@ class Advertised:
             code.update(Path(str(module.__file__)).read_bytes())
         return code.hexdigest() + compact_json(astuple(self.options))
 
-    def __call__(
-        self,
-        title: str | None,
-        text: str | None,
-        input_schema: Json,
-        output_schema: Json | None,
-        annotations: Json | None,
-        wrapped: bool,
-    ) -> dict[str, Json]:
-        given = [title, text, input_schema, output_schema, annotations]
+    def __call__(self, *given: Json, wrapped: bool) -> dict[str, Json]:
+        """``compact.advertise``'s title, text, input and output schemas and annotations."""
         make = partial(compact.advertise, *given, wrapped=wrapped, options=self.options)
         pack = self.pack
         if pack is None:
             return make()
-        parts = self._part(input_schema), self._part(output_schema)
-        key = _hash(compact_json([self.salt, title, text, *parts, annotations, wrapped]))
+        key = _hash(compact_json([self.salt, *map(self._part, given), wrapped]))
         found = pack.used.get(key, pack.kept.get(key))
         if not isinstance(found, dict):
             found = make()

@@ -148,9 +148,11 @@ def auth_header(raw: dict[str, Any]) -> str:
     return "X-API-Key" if raw.get("type") == "apiKey" else "Authorization"
 
 
-def deploy_settings(raw: dict[str, Any], distribution: str, version: str) -> Deploy:
-    """The model of ``deploy:``: both kinds of files unless one is turned off, 3 replicas,
-    an autoscaler up to three times that; objects named by the distribution (RFC 1123)."""
+def deploy_settings(raw: dict[str, Any] | None, distribution: str, version: str) -> Deploy | None:
+    """The model of ``deploy:`` (None: none): both kinds of files unless one is turned off, 3
+    replicas, an autoscaler up to three times that; objects named by the distribution."""
+    if raw is None:
+        return None
     replicas = int(raw.get("replicas", 3))
     name = re.sub(r"[^a-z0-9-]+", "-", distribution.lower()).strip("-")
     return read(
