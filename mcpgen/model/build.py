@@ -14,9 +14,8 @@ from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import compact, fastpath
 from mcpgen.model import names as assigned
-from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised, Pack
-from mcpgen.model.resources import ContentKind, Resource, StaticContent
+from mcpgen.model.resources import Prompt, PromptArgument, PromptMessage, Resource, StaticContent
 from mcpgen.model.settings import (
     OFFERED_TRANSPORTS,
     Ci,
@@ -201,8 +200,9 @@ def _tool(
 
 def _inline(raw: dict[str, Any]) -> StaticContent | None:
     """The ``text`` or ``blob`` (base64) content written in the manifest, if any."""
-    kinds: tuple[ContentKind, ...] = ("text", "blob")
-    return next((StaticContent(kind, raw[kind]) for kind in kinds if kind in raw), None)
+    if "text" in raw:
+        return StaticContent("text", raw["text"])
+    return StaticContent("blob", raw["blob"]) if "blob" in raw else None
 
 
 def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> StaticContent:

@@ -30,11 +30,8 @@ def _class_char(items: list[tuple[Node, Node]]) -> str:
         op, arg = items[0]
         if str(op) == "LITERAL":
             return chr(arg)
-        if str(op) == "RANGE":
-            for char in CANDIDATES:  # "a" rather than "!" for [!-~]
-                if arg[0] <= ord(char) <= arg[1]:
-                    return char
-            return chr(arg[0])
+        if str(op) == "RANGE":  # "a" rather than "!" for [!-~]
+            return next((c for c in CANDIDATES if arg[0] <= ord(c) <= arg[1]), chr(arg[0]))
     # the stdlib's regex compiler decides membership (categories, negation, ranges)
     member = _compiler.compile(_parser.SubPattern(_parser.State(), [(_parser.IN, items)]))
     for char in CANDIDATES + "".join(map(chr, range(33, 127))):

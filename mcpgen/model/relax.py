@@ -115,11 +115,7 @@ def relax(
                 flat = [k for t in types for k in (t if isinstance(t, list) else [t])]
                 kinds = [k for i, k in enumerate(flat) if k not in flat[:i]]
                 return {"type": kinds[0] if len(kinds) == 1 else kinds}
-        for member in node.get("allOf") or ():
-            found = bare(member, seen)
-            if found:
-                return found
-        return {}
+        return next((found for m in node.get("allOf") or () if (found := bare(m, seen))), {})
 
     def visit(node: Json, level: int, seen: tuple[str, ...]) -> Json:
         if level > depth:

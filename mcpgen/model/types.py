@@ -15,8 +15,7 @@ from typing import Any, Literal
 from mcpgen import identifiers
 from mcpgen.literals import compact_json
 from mcpgen.model.params import Param, params
-from mcpgen.model.prompts import Prompt
-from mcpgen.model.resources import Resource, wire
+from mcpgen.model.resources import Prompt, Resource, wire
 from mcpgen.model.settings import (
     OFFERED_TRANSPORTS,
     Auth,
