@@ -151,11 +151,9 @@ def _string(node: dict[str, Json]) -> bool:
 
 
 def strict_model_exact(schema: Json, shared: dict[str, Json] | None = None) -> bool:
-    """True when strict validation of ``schema``'s generated model implies ``schema``.
-
-    ``schema`` is a tool's (bundled) input schema; ``shared`` the manifest's ``$defs``,
-    which the model generator uses instead of a same-named local definition.
-    """
+    """True when strict validation of ``schema``'s generated model (a tool's bundled input
+    schema) implies ``schema``; ``shared``: the manifest's ``$defs``, which the model
+    generator uses instead of a same-named local definition."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return False
     defs = schema.get("$defs", {})

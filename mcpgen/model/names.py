@@ -70,11 +70,9 @@ def assign(data: dict[str, Any]) -> Names:
 
 def _named(data: dict[str, Any], section: str) -> list[tuple[int, dict[str, Any]]]:
     items = data.get(section)
-    if not isinstance(items, list):
-        return []
     return [
         (i, item)
-        for i, item in enumerate(items)
+        for i, item in enumerate(items if isinstance(items, list) else [])
         if isinstance(item, dict) and isinstance(item.get("name"), str)
     ]
 

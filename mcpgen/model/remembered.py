@@ -92,12 +92,9 @@ class Advertised:
         return {key: defs if key == "$defs" else value for key, value in schema.items()}
 
     def _digest(self, body: Json) -> str:
-        kept = self._digests.get(id(body))
-        if kept is not None and kept[0] is body:
-            return kept[1]
-        digest = _hash(compact_json(body))
-        self._digests[id(body)] = (body, digest)
-        return digest
+        if id(body) not in self._digests:  # kept with its body: the id stays the body's
+            self._digests[id(body)] = (body, _hash(compact_json(body)))
+        return self._digests[id(body)][1]
 
 
 def _hash(text: str) -> str:

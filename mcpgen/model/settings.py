@@ -17,8 +17,7 @@ OFFERED_TRANSPORTS = ("stdio", "http")
 @dataclass(frozen=True, kw_only=True)
 class HttpSettings:
     """Defaults for the HTTP transports; each one can be changed at run time by a flag or by
-    the environment variable ``{env_prefix}{NAME}`` (read by the runtime, ``runtime/settings.py``).
-    """
+    the environment variable ``{env_prefix}{NAME}`` (read by ``runtime/settings.py``)."""
 
     host: str = "127.0.0.1"
     port: int = 8000

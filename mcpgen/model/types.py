@@ -1,6 +1,5 @@
-"""The intermediate model every later stage (render, write) sees, built once by
-``model.build``: immutable, defaults filled in, Python names derived, JSON Schemas
-self-contained. Templates never see the raw manifest."""
+"""The model every later stage sees, built once by ``model.build``: defaults filled in,
+Python names derived, JSON Schemas self-contained. Templates never see the raw manifest."""
 
 from __future__ import annotations
 
@@ -232,8 +231,7 @@ class Manifest:
 
     @property
     def dependencies(self) -> list[str]:
-        """What the generated package imports (the runtime it carries included), and the
-        user's own."""
+        """What the generated package imports (its runtime's included), and the user's own."""
         from mcpgen.vendoring import requirements
 
         return [*requirements(self), *self.server.dependencies]
