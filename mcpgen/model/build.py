@@ -263,23 +263,17 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
     role = raw["role"]
     if "text" in raw:
         return PromptMessage(role=role, kind="text", text=raw["text"])
-    if "resource" in raw:
-        item = raw["resource"]
-        return PromptMessage(
-            role=role,
-            kind="resource",
-            uri=item["uri"],
-            mime_type=item.get("mimeType"),
-            content=_inline(item),
-        )
-    kind: Literal["image", "audio"] = "image" if "image" in raw else "audio"
+    kinds: tuple[Literal["resource", "image", "audio"], ...] = ("resource", "image", "audio")
+    kind = next(k for k in kinds if k in raw)
     item = raw[kind]
-    if "file" in item:
-        data = base64.b64encode((base_dir / item["file"]).read_bytes()).decode("ascii")
+    if kind == "resource":
+        content = _inline(item)
+    elif "file" in item:  # an image's or audio's bytes, whatever their type
+        content = _read_static(base_dir, item["file"], "application/octet-stream")
     else:
-        data = item["data"]
+        content = StaticContent("blob", item["data"])
     return PromptMessage(
-        role=role, kind=kind, mime_type=item["mimeType"], content=StaticContent("blob", data)
+        role=role, kind=kind, uri=item.get("uri"), mime_type=item.get("mimeType"), content=content
     )
 
 
