@@ -9,12 +9,9 @@ NaN or infinity anywhere take the fast path (``runtime.tools._strictly``).
 
 The whitelist (``_Checker``) is deliberately small; anything not clearly covered is refused.
 Its less obvious rules: a property name needs no alias (``plain_field_name``); a string
-``format`` comes from a short list and stands alone (the types they map to take no number
-in strict mode, and those of a format the server checks take no str at all, a date or a
-UUID: a call giving one meets jsonschema's check; email, a plain ``str``, is not on the
-list); a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON Schema
-exact values); a ``$ref`` is followed within the bundled schema, cycles refused.
-"""
+``format`` comes from a short list (``STRING_FORMATS``) and stands alone; a number has no
+bounds or ``multipleOf`` (pydantic compares floats, JSON Schema exact values); a ``$ref`` is
+followed within the bundled schema, cycles refused."""
 
 from __future__ import annotations
 
@@ -36,10 +33,11 @@ STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"}
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
 # Formats whose generated field type (str, AnyUrl, date, UUID, IPv4Address...) accepts only
-# strings in strict mode. Not here: email, idn-email, hostname (a plain str) and uri (AnyUrl
-# takes a str), whose format the server checks (``runtime.schemas.CHECKED_FORMATS``), binary
-# (bytes), byte (Base64Str), password (SecretStr), decimal (Decimal), duration (timedelta)
-# and anything unknown.
+# strings in strict mode; those of a format the server checks (a date, a UUID) take no str
+# at all: a call giving one meets jsonschema's check. Not here: email, idn-email, hostname
+# (a plain str) and uri (AnyUrl takes a str), whose format the server checks
+# (``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str), password
+# (SecretStr), decimal (Decimal), duration (timedelta) and anything unknown.
 STRING_FORMATS = frozenset(
     {"uri-reference", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
 )
