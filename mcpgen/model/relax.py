@@ -132,12 +132,10 @@ def relax(
                 out["description"] = text
         properties = node.get("properties")
         required = [r for r in node.get("required") or () if isinstance(r, str)]
-        if isinstance(properties, dict) and properties:
+        if isinstance(properties, dict):
             only = required_only and level >= 0  # the wrapper's "result" stays
-            names = [n for n in properties if not only or n in required]
-            shown = {n: visit(properties[n], level + 1, ()) for n in names}  # deeper: bare types
-            if shown:
-                out["properties"] = shown
+            if names := [n for n in properties if not only or n in required]:  # deeper: bare
+                out["properties"] = {n: visit(properties[n], level + 1, ()) for n in names}
         if required:
             out["required"] = required
         extra = node.get("additionalProperties")
