@@ -87,6 +87,7 @@ def pattern_example(
 ) -> str | None:
     """A string ``pattern`` matches (``re.search``) within the length bounds, or None.
     ``first``: a value to prefer when it already fits (an example for the ``format``)."""
+    high = float("inf") if max_length is None else max_length
     try:
         compiled = re.compile(pattern)
         parsed = _parser.parse(pattern)
@@ -94,9 +95,7 @@ def pattern_example(
         return None
 
     def fits(text: str) -> bool:
-        if len(text) < min_length or (max_length is not None and len(text) > max_length):
-            return False
-        return compiled.search(text) is not None
+        return min_length <= len(text) <= high and compiled.search(text) is not None
 
     if first is not None and fits(first):
         return first
@@ -111,6 +110,6 @@ def pattern_example(
             padded = text + "x" * (min_length - len(text))
             if fits(padded):
                 return padded
-        if max_length is not None and len(text) > max_length:
+        if len(text) > high:
             break
     return None
