@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import accumulate, takewhile
 from typing import Any
 
 from mcpgen.check.schemas import children
@@ -76,12 +77,8 @@ def description(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     text = TAG.sub("", LINK.sub(r"\1", text)).strip()
     if len(text) <= limit:
         return text
-    kept = ""
-    for paragraph in text.split("\n\n"):
-        joined = f"{kept}\n\n{paragraph}" if kept else paragraph
-        if len(joined) > limit:
-            break
-        kept = joined
+    prefixes = accumulate(text.split("\n\n"), lambda kept, p: f"{kept}\n\n{p}")
+    kept = max(takewhile(lambda joined: len(joined) <= limit, prefixes), key=len, default="")
     return kept if len(kept) >= limit // 2 else shorten(text, limit)
 
 
