@@ -186,10 +186,9 @@ def params(schema: Json, owner: str = "", shared: frozenset[str] = frozenset()) 
         while name in used:
             name += "_"
         used.add(name)
-        needed = key in required
         description = prop.get("description") if isinstance(prop, dict) else None
-        default = None if needed else _default(prop)
-        result.append(
-            Param(name, key, annotation(prop, classes=refs), needed, description, default)
-        )
+        kind = annotation(prop, classes=refs)
+        required_ = key in required
+        default = None if required_ else _default(prop)
+        result.append(Param(name, key, kind, required_, description, default))
     return sorted(result, key=lambda p: not p.required)
