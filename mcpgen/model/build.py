@@ -14,9 +14,8 @@ from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
 from mcpgen.model import compact, fastpath
 from mcpgen.model import names as assigned
-from mcpgen.model.prompts import Prompt, PromptArgument, PromptMessage
 from mcpgen.model.remembered import Advertised, Pack
-from mcpgen.model.resources import ContentKind, Resource, StaticContent
+from mcpgen.model.resources import Prompt, PromptArgument, PromptMessage, Resource, StaticContent
 from mcpgen.model.settings import (
     OFFERED_TRANSPORTS,
     Ci,
@@ -72,6 +71,7 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         page_size=int(caps.get("pageSize", DEFAULT_PAGE_SIZE)),
     )
     transports = data.get("transports", {})
+    limits = options.get("codeMode")
     manifest = Manifest(
         source=doc.file,
         server=server,
@@ -90,12 +90,9 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
             {s for part in (tools, resources, prompts) for item in part for s in item.scopes},
         ),
         upstream=merged.upstream,
-        code_mode=_code_mode(options.get("codeMode")),
-        deploy=(
-            deploy_settings(data["deploy"], server.distribution, server.version)
-            if "deploy" in data
-            else None
-        ),
+        # the runtime's code mode ``Limits`` given (the keys in snake_case: ``cpu_seconds``)
+        code_mode={names.snake(k): v for k, v in limits.items()} if limits is not None else None,
+        deploy=deploy_settings(data.get("deploy"), server.distribution, server.version),
         ci=read(Ci, data.get("ci", {})),
         observability=read(Observability, data.get("observability", {})),
     )
@@ -170,12 +167,6 @@ def _resolve_root(schema: Any, shared: dict[str, Any]) -> Any:
     return {**shared[name], **{k: v for k, v in schema.items() if k != "$ref"}}
 
 
-def _code_mode(raw: Any) -> dict[str, Any] | None:
-    """``openapi.codeMode`` as the runtime's code mode ``Limits``, only the ones given (its
-    field names are the manifest's in snake_case: ``cpuSeconds`` -> ``cpu_seconds``)."""
-    return {names.snake(k): v for k, v in raw.items()} if isinstance(raw, dict) else None
-
-
 def _tool(
     raw: dict[str, Any],
     named: assigned.Assigned,
@@ -188,8 +179,8 @@ def _tool(
     annotations = raw.get("annotations") or None
     advertised = None
     if http is not None and advertise is not None:  # an imported operation
-        texts = raw.get("title"), raw.get("description")
-        advertised = advertise(*texts, bundled, bundled_output, annotations, http.wrapped_output)
+        given = raw.get("title"), raw.get("description"), bundled, bundled_output, annotations
+        advertised = advertise(*given, wrapped=http.wrapped_output)
     return read(
         Tool,
         raw,
@@ -209,8 +200,9 @@ def _tool(
 
 def _inline(raw: dict[str, Any]) -> StaticContent | None:
     """The ``text`` or ``blob`` (base64) content written in the manifest, if any."""
-    kinds: tuple[ContentKind, ...] = ("text", "blob")
-    return next((StaticContent(kind, raw[kind]) for kind in kinds if kind in raw), None)
+    if "text" in raw:
+        return StaticContent("text", raw["text"])
+    return StaticContent("blob", raw["blob"]) if "blob" in raw else None
 
 
 def _read_static(base_dir: Path, relative: str, mime_type: str | None) -> StaticContent:
@@ -271,23 +263,17 @@ def _message(raw: dict[str, Any], base_dir: Path) -> PromptMessage:
     role = raw["role"]
     if "text" in raw:
         return PromptMessage(role=role, kind="text", text=raw["text"])
-    if "resource" in raw:
-        item = raw["resource"]
-        return PromptMessage(
-            role=role,
-            kind="resource",
-            uri=item["uri"],
-            mime_type=item.get("mimeType"),
-            content=_inline(item),
-        )
-    kind: Literal["image", "audio"] = "image" if "image" in raw else "audio"
+    kinds: tuple[Literal["resource", "image", "audio"], ...] = ("resource", "image", "audio")
+    kind = next(k for k in kinds if k in raw)
     item = raw[kind]
-    if "file" in item:
-        data = base64.b64encode((base_dir / item["file"]).read_bytes()).decode("ascii")
+    if kind == "resource":
+        content = _inline(item)
+    elif "file" in item:  # an image's or audio's bytes, whatever their type
+        content = _read_static(base_dir, item["file"], "application/octet-stream")
     else:
-        data = item["data"]
+        content = StaticContent("blob", item["data"])
     return PromptMessage(
-        role=role, kind=kind, mime_type=item["mimeType"], content=StaticContent("blob", data)
+        role=role, kind=kind, uri=item.get("uri"), mime_type=item.get("mimeType"), content=content
     )
 
 

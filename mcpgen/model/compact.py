@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import accumulate, takewhile
 from typing import Any
 
 from mcpgen.check.schemas import children
@@ -76,12 +77,8 @@ def description(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     text = TAG.sub("", LINK.sub(r"\1", text)).strip()
     if len(text) <= limit:
         return text
-    kept = ""
-    for paragraph in text.split("\n\n"):
-        joined = f"{kept}\n\n{paragraph}" if kept else paragraph
-        if len(joined) > limit:
-            break
-        kept = joined
+    prefixes = accumulate(text.split("\n\n"), lambda kept, p: f"{kept}\n\n{p}")
+    kept = max(takewhile(lambda joined: len(joined) <= limit, prefixes), key=len, default="")
     return kept if len(kept) >= limit // 2 else shorten(text, limit)
 
 
@@ -235,9 +232,8 @@ def advertise(
         "inputSchema": compact_input(input_schema, options.parameter_description),
         "annotations": tool_annotations(annotations),
     }
-    if output_schema is not None and options.output_schema > 0:
-        relaxed = compact_output(output_schema, options.output_schema, wrapped)
+    if output_schema is not None:
+        budget = options.output_schema
+        relaxed = compact_output(output_schema, budget, wrapped) if budget > 0 else None
         out["outputSchema"] = None if relaxed in (None, {}, {"type": "object"}) else relaxed
-    elif output_schema is not None:
-        out["outputSchema"] = None
     return out

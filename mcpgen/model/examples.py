@@ -76,10 +76,8 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
             return _MISSING
         value = low + 1 if "exclusiveMinimum" in schema else low
         return int(value) if kind == "integer" else float(value)
-    if kind == "boolean":
-        return False
-    if kind == "null":
-        return None
+    if kind in ("boolean", "null"):
+        return False if kind == "boolean" else None
     return _MISSING
 
 

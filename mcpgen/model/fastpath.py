@@ -9,12 +9,9 @@ NaN or infinity anywhere take the fast path (``runtime.tools._strictly``).
 
 The whitelist (``_Checker``) is deliberately small; anything not clearly covered is refused.
 Its less obvious rules: a property name needs no alias (``plain_field_name``); a string
-``format`` comes from a short list and stands alone (the types they map to take no number
-in strict mode, and those of a format the server checks take no str at all, a date or a
-UUID: a call giving one meets jsonschema's check; email, a plain ``str``, is not on the
-list); a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON Schema
-exact values); a ``$ref`` is followed within the bundled schema, cycles refused.
-"""
+``format`` comes from a short list (``STRING_FORMATS``) and stands alone; a number has no
+bounds or ``multipleOf`` (pydantic compares floats, JSON Schema exact values); a ``$ref`` is
+followed within the bundled schema, cycles refused."""
 
 from __future__ import annotations
 
@@ -36,10 +33,11 @@ STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"}
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
 # Formats whose generated field type (str, AnyUrl, date, UUID, IPv4Address...) accepts only
-# strings in strict mode. Not here: email, idn-email, hostname (a plain str) and uri (AnyUrl
-# takes a str), whose format the server checks (``runtime.schemas.CHECKED_FORMATS``), binary
-# (bytes), byte (Base64Str), password (SecretStr), decimal (Decimal), duration (timedelta)
-# and anything unknown.
+# strings in strict mode; those of a format the server checks (a date, a UUID) take no str
+# at all: a call giving one meets jsonschema's check. Not here: email, idn-email, hostname
+# (a plain str) and uri (AnyUrl takes a str), whose format the server checks
+# (``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str), password
+# (SecretStr), decimal (Decimal), duration (timedelta) and anything unknown.
 STRING_FORMATS = frozenset(
     {"uri-reference", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
 )
@@ -79,18 +77,14 @@ class _Checker:
     def __init__(self, defs: dict[str, Json]) -> None:
         self.defs = defs
         self.done: dict[str, bool] = {}
-        self.visiting: set[str] = set()
 
     def ref(self, ref: Json) -> bool:
         name = def_name(ref)  # None for any other reference, or a nested one
         if name is None or "~" in ref or "%" in name or name not in self.defs:
             return False
-        if name in self.visiting:
-            return False  # a cycle: recursive models are not on the fast path
         if name not in self.done:
-            self.visiting.add(name)
+            self.done[name] = False  # meanwhile: recursive models are not on the fast path
             self.done[name] = self.schema(self.defs[name])
-            self.visiting.discard(name)
         return self.done[name]
 
     def schema(self, node: Json) -> bool:
@@ -146,21 +140,18 @@ def _string(node: dict[str, Json]) -> bool:
     lengths = "minLength" in node or "maxLength" in node
     if "enum" in node:  # a Literal: length or format next to it would be dropped
         values = node["enum"]
-        strings = (
-            isinstance(values, list) and bool(values) and all(isinstance(v, str) for v in values)
-        )
-        return strings and not lengths and "format" not in node
+        if not isinstance(values, list) or not values or lengths or "format" in node:
+            return False
+        return all(isinstance(v, str) for v in values)
     if "format" in node:  # the field is not a plain str: constraints may not carry over
         return not lengths and node["format"] in STRING_FORMATS
     return True
 
 
 def strict_model_exact(schema: Json, shared: dict[str, Json] | None = None) -> bool:
-    """True when strict validation of ``schema``'s generated model implies ``schema``.
-
-    ``schema`` is a tool's (bundled) input schema; ``shared`` the manifest's ``$defs``,
-    which the model generator uses instead of a same-named local definition.
-    """
+    """True when strict validation of ``schema``'s generated model (a tool's bundled input
+    schema) implies ``schema``; ``shared``: the manifest's ``$defs``, which the model
+    generator uses instead of a same-named local definition."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return False
     defs = schema.get("$defs", {})

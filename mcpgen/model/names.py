@@ -70,11 +70,9 @@ def assign(data: dict[str, Any]) -> Names:
 
 def _named(data: dict[str, Any], section: str) -> list[tuple[int, dict[str, Any]]]:
     items = data.get(section)
-    if not isinstance(items, list):
-        return []
     return [
         (i, item)
-        for i, item in enumerate(items)
+        for i, item in enumerate(items if isinstance(items, list) else [])
         if isinstance(item, dict) and isinstance(item.get("name"), str)
     ]
 
@@ -90,14 +88,19 @@ def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
     defs: list[tuple[str, JsonPath]] = []
     shadowing: list[JsonPath] = []
     for part, (model, given) in zip(("input", "output"), own, strict=True):
-        if model is None or given is not None:
+        schema = raw.get(part)
+        if model is None or given is not None or not isinstance(schema, dict):
             continue  # no model, or a shared definition's
-        for key, name in own_defs(raw.get(part)):
-            at: JsonPath = ("tools", index, part, key, name)
-            if name in shared:
-                shadowing.append(at)
-            else:
-                defs.append((ids.own_def_class(model, name), at))
+        # each own definition gets a model class named after the tool's, but one named like
+        # a shared definition is that one (the OpenAPI importer bundles those a tool uses)
+        for key in ("definitions", "$defs"):
+            named = schema.get(key)
+            for name in named if isinstance(named, dict) else ():
+                at: JsonPath = ("tools", index, part, key, name)
+                if name in shared:
+                    shadowing.append(at)
+                else:
+                    defs.append((ids.own_def_class(model, name), at))
     return Assigned(
         ("tools", index),
         ident,
@@ -107,17 +110,6 @@ def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
         defs=tuple(defs),
         shadowing=tuple(shadowing),
     )
-
-
-def own_defs(schema: Any) -> list[tuple[str, str]]:
-    """A tool schema's own definitions, as (``$defs`` or ``definitions``, name): each gets a
-    model class named after the tool's, but one named like a shared definition is that one
-    (the OpenAPI importer bundles the shared definitions a tool uses into its schema)."""
-    found: list[tuple[str, str]] = []
-    for key in ("definitions", "$defs"):
-        defs = schema.get(key) if isinstance(schema, dict) else None
-        found.extend((key, name) for name in (defs if isinstance(defs, dict) else ()))
-    return found
 
 
 def _completions(data: dict[str, Any], resources: list[dict[str, Any]]) -> dict[int, Assigned]:

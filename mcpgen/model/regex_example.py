@@ -30,11 +30,8 @@ def _class_char(items: list[tuple[Node, Node]]) -> str:
         op, arg = items[0]
         if str(op) == "LITERAL":
             return chr(arg)
-        if str(op) == "RANGE":
-            for char in CANDIDATES:  # "a" rather than "!" for [!-~]
-                if arg[0] <= ord(char) <= arg[1]:
-                    return char
-            return chr(arg[0])
+        if str(op) == "RANGE":  # "a" rather than "!" for [!-~]
+            return next((c for c in CANDIDATES if arg[0] <= ord(c) <= arg[1]), chr(arg[0]))
     # the stdlib's regex compiler decides membership (categories, negation, ranges)
     member = _compiler.compile(_parser.SubPattern(_parser.State(), [(_parser.IN, items)]))
     for char in CANDIDATES + "".join(map(chr, range(33, 127))):
@@ -90,6 +87,7 @@ def pattern_example(
 ) -> str | None:
     """A string ``pattern`` matches (``re.search``) within the length bounds, or None.
     ``first``: a value to prefer when it already fits (an example for the ``format``)."""
+    high = float("inf") if max_length is None else max_length
     try:
         compiled = re.compile(pattern)
         parsed = _parser.parse(pattern)
@@ -97,9 +95,7 @@ def pattern_example(
         return None
 
     def fits(text: str) -> bool:
-        if len(text) < min_length or (max_length is not None and len(text) > max_length):
-            return False
-        return compiled.search(text) is not None
+        return min_length <= len(text) <= high and compiled.search(text) is not None
 
     if first is not None and fits(first):
         return first
@@ -114,6 +110,6 @@ def pattern_example(
             padded = text + "x" * (min_length - len(text))
             if fits(padded):
                 return padded
-        if max_length is not None and len(text) > max_length:
+        if len(text) > high:
             break
     return None

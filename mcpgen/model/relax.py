@@ -109,20 +109,13 @@ def relax(
         for key in ("anyOf", "oneOf"):
             members = node.get(key)
             if isinstance(members, list) and members:
-                kinds: list[str] = []
-                for member in members:
-                    kind = bare(member, seen).get("type")
-                    if kind is None:
-                        return {}
-                    for k in kind if isinstance(kind, list) else [kind]:
-                        if k not in kinds:
-                            kinds.append(k)
+                types = [bare(member, seen).get("type") for member in members]
+                if None in types:
+                    return {}
+                flat = [k for t in types for k in (t if isinstance(t, list) else [t])]
+                kinds = [k for i, k in enumerate(flat) if k not in flat[:i]]
                 return {"type": kinds[0] if len(kinds) == 1 else kinds}
-        for member in node.get("allOf") or ():
-            found = bare(member, seen)
-            if found:
-                return found
-        return {}
+        return next((found for m in node.get("allOf") or () if (found := bare(m, seen))), {})
 
     def visit(node: Json, level: int, seen: tuple[str, ...]) -> Json:
         if level > depth:
@@ -139,12 +132,10 @@ def relax(
                 out["description"] = text
         properties = node.get("properties")
         required = [r for r in node.get("required") or () if isinstance(r, str)]
-        if isinstance(properties, dict) and properties:
+        if isinstance(properties, dict):
             only = required_only and level >= 0  # the wrapper's "result" stays
-            names = [n for n in properties if not only or n in required]
-            shown = {n: visit(properties[n], level + 1, ()) for n in names}  # deeper: bare types
-            if shown:
-                out["properties"] = shown
+            if names := [n for n in properties if not only or n in required]:  # deeper: bare
+                out["properties"] = {n: visit(properties[n], level + 1, ()) for n in names}
         if required:
             out["required"] = required
         extra = node.get("additionalProperties")
@@ -159,20 +150,16 @@ def relax(
             members = node.get(key)
             if not isinstance(members, list) or not members:
                 continue
-            relaxed_members: list[Json] = []
-            for member in members:
-                relaxed = visit(member, level, seen)
-                if relaxed not in relaxed_members:
-                    relaxed_members.append(relaxed)
+            every = [visit(member, level, seen) for member in members]
+            unique = [m for i, m in enumerate(every) if m not in every[:i]]
             if key == "allOf":
-                relaxed_members = [m for m in relaxed_members if m not in ({}, True)]
-                if relaxed_members:
-                    out["allOf"] = relaxed_members
-            elif all(m not in ({}, True) for m in relaxed_members):
+                if kept := [m for m in unique if m not in ({}, True)]:
+                    out["allOf"] = kept
+            elif all(m not in ({}, True) for m in unique):
                 if "anyOf" in out:  # a oneOf next to an anyOf: both hold
-                    out.setdefault("allOf", []).append({"anyOf": relaxed_members})
+                    out.setdefault("allOf", []).append({"anyOf": unique})
                 else:
-                    out["anyOf"] = relaxed_members
+                    out["anyOf"] = unique
         return out
 
     return visit(schema, -1 if wrapped else 0, ())

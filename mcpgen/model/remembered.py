@@ -69,22 +69,13 @@ class Advertised:
             code.update(Path(str(module.__file__)).read_bytes())
         return code.hexdigest() + compact_json(astuple(self.options))
 
-    def __call__(
-        self,
-        title: str | None,
-        text: str | None,
-        input_schema: Json,
-        output_schema: Json | None,
-        annotations: Json | None,
-        wrapped: bool,
-    ) -> dict[str, Json]:
-        given = [title, text, input_schema, output_schema, annotations]
+    def __call__(self, *given: Json, wrapped: bool) -> dict[str, Json]:
+        """``compact.advertise``'s title, text, input and output schemas and annotations."""
         make = partial(compact.advertise, *given, wrapped=wrapped, options=self.options)
         pack = self.pack
         if pack is None:
             return make()
-        parts = self._part(input_schema), self._part(output_schema)
-        key = _hash(compact_json([self.salt, title, text, *parts, annotations, wrapped]))
+        key = _hash(compact_json([self.salt, *map(self._part, given), wrapped]))
         found = pack.used.get(key, pack.kept.get(key))
         if not isinstance(found, dict):
             found = make()
@@ -101,12 +92,9 @@ class Advertised:
         return {key: defs if key == "$defs" else value for key, value in schema.items()}
 
     def _digest(self, body: Json) -> str:
-        kept = self._digests.get(id(body))
-        if kept is not None and kept[0] is body:
-            return kept[1]
-        digest = _hash(compact_json(body))
-        self._digests[id(body)] = (body, digest)
-        return digest
+        if id(body) not in self._digests:  # kept with its body: the id stays the body's
+            self._digests[id(body)] = (body, _hash(compact_json(body)))
+        return self._digests[id(body)][1]
 
 
 def _hash(text: str) -> str:

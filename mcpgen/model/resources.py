@@ -1,5 +1,6 @@
-"""Resources in the model: fixed ones (static content, a handler, an imported GET) and
-URI templates, with their variables as keyword arguments."""
+"""Resources and prompts in the model: fixed resources (static content, a handler, an
+imported GET) and URI templates, with their variables as keyword arguments; prompts,
+templated messages or a handler, with their arguments."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from mcpgen.model.settings import camel
 from mcpgen.openapi.result import Operation
 
 Json = Any
-ContentKind = Literal["text", "blob"]
 EMPTY: tuple[Json, ...] = (None, (), [])  # what a definition leaves out ({} is a value)
 
 
@@ -28,7 +28,7 @@ def wire(item: object, names: str, **values: Json) -> dict[str, Json]:
 
 @dataclass(frozen=True)
 class StaticContent:
-    kind: ContentKind
+    kind: Literal["text", "blob"]
     value: str  # text, or base64 for blobs
 
 
@@ -117,3 +117,53 @@ class Resource:
         """The resource (or template) as resources/list or resources/templates/list shows it."""
         names = "uri_template uri name title description mime_type size annotations icons"
         return wire(self, names)
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    title: str | None = None
+    description: str | None = None
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class PromptMessage:
+    role: Literal["user", "assistant"]
+    kind: Literal["text", "resource", "image", "audio"]
+    text: str | None = None  # a template, for kind == "text"
+    uri: str | None = None
+    mime_type: str | None = None
+    content: StaticContent | None = None
+
+    def to_data(self) -> dict[str, Json]:
+        content = {} if self.content is None else {self.content.kind: self.content.value}
+        return wire(self, "role kind text uri mime_type") | content
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prompt:
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[PromptArgument, ...]
+    messages: tuple[PromptMessage, ...]
+    handler: bool = False
+    context: bool = False
+    enabled: bool = True
+    icons: tuple[Json, ...] = ()
+    ident: str
+    client_method: str
+    class_name: str
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def parameters(self) -> tuple[Variable, ...]:
+        """The arguments as the typed client's keyword arguments, required ones first."""
+        given = [Variable(a.name, kwarg(a.name), not a.required) for a in self.arguments]
+        return tuple(sorted(given, key=lambda v: v.optional))
+
+    @property
+    def definition(self) -> dict[str, Json]:
+        arguments = [wire(a, "name title description required") for a in self.arguments]
+        return wire(self, "name title description arguments icons", arguments=arguments)

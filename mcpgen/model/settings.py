@@ -17,8 +17,7 @@ OFFERED_TRANSPORTS = ("stdio", "http")
 @dataclass(frozen=True, kw_only=True)
 class HttpSettings:
     """Defaults for the HTTP transports; each one can be changed at run time by a flag or by
-    the environment variable ``{env_prefix}{NAME}`` (read by the runtime, ``runtime/settings.py``).
-    """
+    the environment variable ``{env_prefix}{NAME}`` (read by ``runtime/settings.py``)."""
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -148,9 +147,11 @@ def auth_header(raw: dict[str, Any]) -> str:
     return "X-API-Key" if raw.get("type") == "apiKey" else "Authorization"
 
 
-def deploy_settings(raw: dict[str, Any], distribution: str, version: str) -> Deploy:
-    """The model of ``deploy:``: both kinds of files unless one is turned off, 3 replicas,
-    an autoscaler up to three times that; objects named by the distribution (RFC 1123)."""
+def deploy_settings(raw: dict[str, Any] | None, distribution: str, version: str) -> Deploy | None:
+    """The model of ``deploy:`` (None: none): both kinds of files unless one is turned off, 3
+    replicas, an autoscaler up to three times that; objects named by the distribution."""
+    if raw is None:
+        return None
     replicas = int(raw.get("replicas", 3))
     name = re.sub(r"[^a-z0-9-]+", "-", distribution.lower()).strip("-")
     return read(

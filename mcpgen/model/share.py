@@ -51,32 +51,23 @@ def flatten(node: dict[str, Json]) -> dict[str, Json]:
     return out
 
 
-def _recursive(defs: dict[str, Json], uses: dict[str, Counter[str]]) -> set[str]:
-    """The definitions that reach themselves through references."""
-    found = set()
-    for start in defs:
-        stack, seen = list(uses[start]), set()
-        while stack:
-            name = stack.pop()
-            if name == start:
-                found.add(start)
-                break
-            if name in seen or name not in uses:
-                continue
+def _reached(start: str, uses: dict[str, Counter[str]]) -> set[str]:
+    """The definitions ``start`` reaches through references."""
+    seen: set[str] = set()
+    stack = list(uses[start])
+    while stack:
+        name = stack.pop()
+        if name in uses and name not in seen:
             seen.add(name)
             stack.extend(uses[name])
-    return found
+    return seen
 
 
 def _merge(body: Json, siblings: dict[str, Json]) -> Json:
     """A reference's target in its place (``{"$ref": ..., **siblings}``), equivalently."""
     if not siblings:
         return body
-    if (
-        isinstance(body, dict)
-        and set(siblings) <= ANNOTATIONS
-        and not set(siblings) & (set(body) - ANNOTATIONS)
-    ):
+    if isinstance(body, dict) and set(siblings) <= ANNOTATIONS:
         return {**body, **siblings}
     return {"allOf": [body], **siblings}
 
@@ -89,7 +80,7 @@ def share(schema: Json) -> Json:
     defs: dict[str, Json] = schema["$defs"]
     root = {k: v for k, v in schema.items() if k != "$defs"}
     uses = {name: def_refs(body) for name, body in defs.items()}
-    kept = _recursive(defs, uses)
+    kept = {name for name in defs if name in _reached(name, uses)}  # recursive ones
     bodies = {name: size(body) for name, body in defs.items()}
     while True:
         counts = _effective(root, defs, uses, kept)
@@ -143,15 +134,11 @@ def _effective(
         found = Counter(direct)
         for name, times in direct.items():
             if name in defs and name not in kept and name not in stack:
-                for deeper, more in expanded(name, (*stack, name)).items():
+                if name not in memo:  # what an inlined copy of ``name`` holds
+                    memo[name] = inlined(uses[name], (*stack, name))
+                for deeper, more in memo[name].items():
                     found[deeper] += times * more
         return found
-
-    def expanded(name: str, stack: tuple[str, ...]) -> Counter[str]:
-        """The kept references an inlined copy of ``name`` contributes (itself not counted)."""
-        if name not in memo:
-            memo[name] = inlined(uses.get(name, Counter()), stack)
-        return memo[name]
 
     counts = inlined(def_refs(root))
     pending = [n for n in counts if n in kept]

@@ -1,6 +1,5 @@
-"""The intermediate model every later stage (render, write) sees, built once by
-``model.build``: immutable, defaults filled in, Python names derived, JSON Schemas
-self-contained. Templates never see the raw manifest."""
+"""The model every later stage sees, built once by ``model.build``: defaults filled in,
+Python names derived, JSON Schemas self-contained. Templates never see the raw manifest."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from typing import Any, Literal
 from mcpgen import identifiers
 from mcpgen.literals import compact_json
 from mcpgen.model.params import Param, params
-from mcpgen.model.prompts import Prompt
-from mcpgen.model.resources import Resource, wire
+from mcpgen.model.resources import Prompt, Resource, wire
 from mcpgen.model.settings import (
     OFFERED_TRANSPORTS,
     Auth,
@@ -233,8 +231,7 @@ class Manifest:
 
     @property
     def dependencies(self) -> list[str]:
-        """What the generated package imports (the runtime it carries included), and the
-        user's own."""
+        """What the generated package imports (its runtime's included), and the user's own."""
         from mcpgen.vendoring import requirements
 
         return [*requirements(self), *self.server.dependencies]

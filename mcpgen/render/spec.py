@@ -12,8 +12,7 @@ from typing import Any
 
 from mcpgen.identifiers import handler_path
 from mcpgen.literals import compact_json
-from mcpgen.model.prompts import Prompt
-from mcpgen.model.resources import Resource
+from mcpgen.model.resources import Prompt, Resource
 from mcpgen.model.settings import camel
 from mcpgen.model.types import Completion, Manifest, Tool
 from mcpgen.openapi.result import operation_data
