@@ -37,8 +37,6 @@ FILE_NOTE = (
 
 
 class InputImport(ImportBase):
-    """The importer's part that reads what an operation takes and returns."""
-
     converter: SchemaConverter
 
     def parameters(self, cand: Candidate) -> tuple[list[Input], BodyInfo | None]:
@@ -83,7 +81,8 @@ class InputImport(ImportBase):
                 declared.add(name)
         inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
         body = self.request_body(cand, body_params, form_params)
-        return [*inputs, *(body.headers if body is not None else [])], body
+        inputs += body.headers if body is not None else []
+        return sorted(inputs, key=lambda i: _LOCATIONS.index(i.location)), body
 
     def parameter(
         self, src: int, path: JsonPath, param: dict[str, Any], location: str, name: str

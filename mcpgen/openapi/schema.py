@@ -60,15 +60,12 @@ class SchemaConverter:
         """A schema found inline at ``path``, and the definitions it refers to directly."""
         deps: set[str] = set()
         result = self._schema(src, path, node, deps)
-        self.drain()
-        return result, deps
-
-    def drain(self) -> None:
-        while self._pending:
+        while self._pending:  # the definitions met, each converted once
             name, key = self._pending.pop()
-            deps: set[str] = set()
-            self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), deps)
-            self.deps[name] = frozenset(deps)
+            found: set[str] = set()
+            self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), found)
+            self.deps[name] = frozenset(found)
+        return result, deps
 
     def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
         """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs`` (sorted
@@ -258,9 +255,7 @@ class SchemaConverter:
                 out["$ref"] = def_ref(name)
         for keyword, value in node.items():
             where = (*path, keyword)
-            if keyword == "$ref":
-                continue
-            if not isinstance(keyword, str) or keyword.startswith("x-"):
+            if keyword == "$ref" or not isinstance(keyword, str) or keyword.startswith("x-"):
                 continue
             if keyword in SUBSCHEMA:
                 out[keyword] = self._schema(src, where, value, deps)

@@ -17,8 +17,6 @@ USER_SOURCES = ("tokenExchange", "header")  # sources that can serve a scheme wi
 
 
 class SecurityImport(ImportBase):
-    """The importer's security part."""
-
     def operation_security(
         self, src: int, path: JsonPath, node: dict[str, Any]
     ) -> list[dict[str, list[str]]]:
