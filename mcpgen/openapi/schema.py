@@ -46,6 +46,7 @@ class SchemaConverter:
         self._plans: dict[str, dict[str, Json]] = {}  # each definition's ``read_only_plan``
         self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
         self._unplanned: list[str] = []
+        self._live: set[str] = set()  # the definitions whose plan drops something
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -170,20 +171,18 @@ class SchemaConverter:
         ``items`` the plans of its parts, ``all`` those of the members beside it, ``ref`` a
         definition's plan in ``$defs`` (each planned once, for every body: a recursive
         schema stays a cycle). Only what leads to a ``readOnly`` property is kept."""
-        root = self._plan(schema if own else self.resolve(schema)[0], set())
+        root_refs: set[str] = set()
+        root = self._plan(schema if own else self.resolve(schema)[0], root_refs)
+        new: set[str] = set()
         while self._unplanned:
-            name = self._unplanned.pop()
+            new.add(name := self._unplanned.pop())
             self._plans[name] = self._plan(self.defs[name], self._refs.setdefault(name, set()))
-        live = {name for name, plan in self._plans.items() if plan.get("drop")}
-        users: dict[str, set[str]] = {}
-        for name, refs in self._refs.items():
-            for ref in refs:
-                users.setdefault(ref, set()).add(name)
-        todo = list(live)
-        while todo:  # what leads to a definition that drops something drops something too
-            for user in users.get(todo.pop(), ()):
-                todo += [] if user in live else [user]
-                live.add(user)
+        live = self._live  # (final once planned: the definitions it refers to are planned too)
+        # what leads to a definition that drops something drops something too
+        while grown := {
+            n for n in new - live if self._plans[n].get("drop") or self._refs[n] & live
+        }:
+            live |= grown
 
         def pruned(node: dict[str, Json]) -> dict[str, Json]:
             if "ref" in node:
@@ -195,7 +194,7 @@ class SchemaConverter:
             return {k: v for k, v in kept.items() if v}
 
         found = pruned({k: v for k, v in root.items() if own or k != "drop"})
-        needed, todo = set(), [r for r in self._refs_in(found) if r in live]
+        needed, todo = set(), list(root_refs & live)
         while todo:
             name = todo.pop()
             if name not in needed:
@@ -204,13 +203,6 @@ class SchemaConverter:
         if needed:
             found["$defs"] = {name: pruned(self._plans[name]) for name in sorted(needed)}
         return found
-
-    def _refs_in(self, node: dict[str, Json]) -> list[str]:
-        if "ref" in node:
-            return [node["ref"]]
-        below = [*node.get("properties", {}).values(), *node.get("all", ())]
-        below += [node["items"]] if "items" in node else []
-        return [ref for part in below for ref in self._refs_in(part)]
 
     def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
         """``schema``'s plan (``read_only_plan``); the definitions it refers to are added to
