@@ -10,19 +10,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, TYPES, python_regex
+from mcpgen.check.schemas import TYPES, python_regex
 from mcpgen.openapi.media import category
 
 Json = Any
 STD_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-SUBSCHEMA = frozenset(SCHEMA_VALUES) - {"items"}  # ``items`` may be the draft-4 tuple form
-SUBSCHEMA_MAPS = frozenset(SCHEMA_MAPS) - {"$defs", "definitions"}
-SUBSCHEMA_LISTS = frozenset(SCHEMA_LISTS)
-IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
-UNSUPPORTED = frozenset(
-    {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
-     "$vocabulary"}
-)  # fmt: skip
 _NUMBERS = ("maximum", "minimum")
 _COUNTS = (
     "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",

@@ -8,23 +8,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mcpgen.check.schemas import def_name, def_ref
+from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_name, def_ref
 from mcpgen.load import JsonPath
-from mcpgen.openapi.keywords import (
-    IGNORED,
-    SUBSCHEMA,
-    SUBSCHEMA_LISTS,
-    SUBSCHEMA_MAPS,
-    UNSUPPORTED,
-    VALUE_KEYWORDS,
-    default_fits,
-    finish,
-    value_keyword,
-)
+from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
+IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
+UNSUPPORTED = frozenset(
+    {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
+     "$vocabulary"}
+)  # fmt: skip
 
 
 class SchemaConverter:
@@ -125,30 +120,21 @@ class SchemaConverter:
         return "properties" in schema or "additionalProperties" in schema
 
     # -- readOnly ------------------------------------------------------------------------
-    def _members(self, schema: Json) -> list[dict[str, Json]]:
-        """``schema`` and what applies beside it, each once: the definitions it refers to
-        (beside other keywords or not) and its ``allOf``/``anyOf``/``oneOf`` members."""
-        todo: list[Json] = [schema]
-        seen: list[dict[str, Json]] = []
-        while todo:
-            target, _ = self.resolve(todo.pop())
-            if not isinstance(target, dict) or any(target is done for done in seen):
-                continue
-            seen.append(target)
-            for key in ("allOf", "anyOf", "oneOf"):
-                todo += target[key] if isinstance(target.get(key), list) else []
-            if isinstance(target.get("$ref"), str):  # a reference beside other keywords
-                todo.append({"$ref": target["$ref"]})
-        return seen
-
     def read_only(self, schema: Json) -> list[str]:
         """The properties of ``schema`` that only the server sets: ``readOnly`` wherever the
-        schema or its ``allOf``/``anyOf``/``oneOf`` members declare them."""
+        schema, the definitions it refers to or its ``allOf``/``anyOf``/``oneOf`` members
+        declare them (each looked at once)."""
         marked: dict[str, bool] = {}  # property -> readOnly wherever it is declared
-        for target in self._members(schema):
-            properties = target.get("properties")
-            for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
+        todo: list[Json] = [schema]
+        seen: list[Json] = []
+        while todo:
+            target, _ = self.resolve(todo.pop())
+            if isinstance(target, dict) and all(target is not done for done in seen):
+                seen.append(target)
+                todo += _beside(target)
+                properties = target.get("properties")
+                for prop, sub in properties.items() if isinstance(properties, dict) else ():
+                    marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
         return sorted(prop for prop, only in marked.items() if only)
 
     def marked_read_only(self, schema: Json, seen: frozenset[str] = frozenset()) -> bool:
@@ -225,10 +211,7 @@ class SchemaConverter:
         }
         if isinstance(target.get("items"), dict):
             plan["items"] = self._plan(target["items"], refs)
-        members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
-        if isinstance(target.get("$ref"), str):  # a reference beside other keywords
-            members.append({"$ref": target["$ref"]})
-        plan["all"] = [self._plan(member, refs) for member in members]
+        plan["all"] = [self._plan(member, refs) for member in _beside(target)]
         return plan
 
     # -- the keywords --------------------------------------------------------------------
@@ -247,23 +230,21 @@ class SchemaConverter:
                 out["$ref"] = def_ref(name)
         for keyword, value in node.items():
             where = (*path, keyword)
-            if keyword == "$ref" or not isinstance(keyword, str) or keyword.startswith("x-"):
+            if keyword in ("$ref", *IGNORED) or not isinstance(keyword, str) or keyword[:2] == "x-":
                 continue
-            if keyword in SUBSCHEMA:
-                out[keyword] = self._schema(src, where, value, deps)
-            elif keyword == "items" and isinstance(value, list):  # the draft-4 tuple form
+            if keyword == "items" and isinstance(value, list):  # the draft-4 tuple form
                 out["prefixItems"] = self._each(src, where, value, deps)
-            elif keyword == "items":
-                out["items"] = self._schema(src, where, value, deps)
+            elif keyword in SCHEMA_VALUES:
+                out[keyword] = self._schema(src, where, value, deps)
             elif keyword == "additionalItems":
                 if isinstance(node.get("items"), list):
                     out["items"] = self._schema(src, where, value, deps)
-            elif keyword in SUBSCHEMA_MAPS:
+            elif keyword in SCHEMA_MAPS:
                 if isinstance(value, dict):
                     out[keyword] = self._each(src, where, value, deps)
                 else:
                     self._drop(src, where, "must be a mapping of schemas")
-            elif keyword in SUBSCHEMA_LISTS:
+            elif keyword in SCHEMA_LISTS:
                 if isinstance(value, list) and (value or keyword == "prefixItems"):
                     out[keyword] = self._each(src, where, value, deps)
                 else:
@@ -276,8 +257,6 @@ class SchemaConverter:
                 self._dependencies(src, where, value, out, deps)
             elif keyword == "discriminator":
                 self._discriminator(src, where, node, value, out, deps)
-            elif keyword in IGNORED:
-                continue
             elif keyword in UNSUPPORTED:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
@@ -368,6 +347,13 @@ class SchemaConverter:
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result
+
+
+def _beside(target: dict[str, Json]) -> list[Json]:
+    """What applies beside ``target``'s own keywords: its ``allOf``/``anyOf``/``oneOf``
+    members and the definition it refers to (a reference beside other keywords)."""
+    members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
+    return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
 
 
 def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:
