@@ -180,8 +180,7 @@ class _Importer(SecurityImport, InputImport):
             if not url.startswith("/"):
                 self.error(0, where, f"path {url!r} must start with '/'")
                 continue
-            stripped = TEMPLATE.sub("", url)
-            if "{" in stripped or "}" in stripped:
+            if {"{", "}"} & set(TEMPLATE.sub("", url)):
                 self.error(0, where, f"path {url!r} has unbalanced '{{' or '}}'")
                 continue
             followed = self.follow_mapping(0, where, raw_item, "a path item")

@@ -340,8 +340,7 @@ def described(info: BodyInfo | None) -> BodyInfo | None:
         return None
     whole_file = info.content_type == "application/octet-stream" and not info.spread
     for item in info.inputs:
-        how = info.parts.get(item.wire) or {}
-        if whole_file or (info.spread and how.get("file")):
+        if whole_file or (info.spread and (info.parts.get(item.wire) or {}).get("file")):
             item.schema = _note(item.schema)
     return info
 

@@ -273,7 +273,6 @@ class SchemaConverter:
         return result
 
     def _each(self, src: int, where: JsonPath, value: Json, deps: set[str]) -> Json:
-        """Each schema of a list or mapping of them, converted."""
         if isinstance(value, dict):
             return {k: self._schema(src, (*where, k), v, deps) for k, v in value.items()}
         return [self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)]

@@ -140,9 +140,7 @@ class SecurityImport(ImportBase):
             return None
         listed = ", ".join(repr(n) for n in names)
         self.no_own_token(src, path, name, f"OAuth2 flow {listed}")
-        scopes: dict[str, str] = {}
-        for flow_name in names:
-            scopes.update(_scopes(flows[flow_name]))
+        scopes = {k: v for flow_name in names for k, v in _scopes(flows[flow_name]).items()}
         return {"type": "oauth2", "flows": names, "scopes": scopes}
 
 
