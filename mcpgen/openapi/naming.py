@@ -154,8 +154,7 @@ def argument_names(inputs: Sequence[tuple[str, str]]) -> list[str]:
     taken: set[str] = set()
     result: list[str] = []
     for name in wanted:
-        final = name
-        number = 1
+        final, number = name, 1
         while names.snake(final) in taken:
             number += 1
             final = f"{name}_{number}"
