@@ -199,9 +199,8 @@ def apply_overrides(
     for index, (entry, op) in enumerate([*offered, *resources]):
         original = entry["name"]
         at = ("tools", index) if index < len(tools) else ("resources", index - len(tools))
-        for key in (op.operation_id, original):  # the tool name's override wins
-            if key is None or key not in options.overrides:
-                continue
+        # the tool name's override wins
+        for key in [k for k in (op.operation_id, original) if k in options.overrides]:
             matched.add(key)
             override = options.overrides[key]
             if "name" in override:

@@ -94,10 +94,9 @@ class SchemaConverter:
             if target is None or target not in self.defs:
                 break
             name = target
-            if name in seen:
-                key = self.origin.get(name)
-                if key is not None:
-                    self.sources.error(key[0], key[1], "schema reference cycle: refers to itself")
+            if name in seen:  # (every definition has an origin)
+                src, path = self.origin[name]
+                self.sources.error(src, path, "schema reference cycle: refers to itself")
                 return {}, None
             seen.add(name)
             schema = self.defs[name]
