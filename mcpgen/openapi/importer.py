@@ -1,9 +1,7 @@
-"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools (see the package docstring).
-
-The importer walks the document's paths (``collect``), builds each chosen operation into a
-tool (``build``; its inputs and output are ``inputs.InputImport``'s part, what Swagger 2.0
-writes differently is ``swagger2``), reads some as resources and applies the overrides
-(``options``), and reports every problem located in the file that has it."""
+"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools (see the package docstring):
+the document's paths walked (``collect``), each chosen operation built into a tool
+(``build``; its inputs and output: ``inputs``), some read as resources and the overrides
+applied (``options``)."""
 
 from __future__ import annotations
 
@@ -26,14 +24,11 @@ from mcpgen.problems import Level, Location, Problem, Problems
 Json = Any
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PATH_ITEM_KEYS = frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS})
-_LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
 _UNSUPPORTED_OPERATION_KEYS = {
     "callbacks": "callbacks are not supported; ignored",
     "servers": "operation-level servers are not supported",
 }
-
-
 OK = ("200", "201", "203", "204")  # final answers: their schema is the result's
 POLL_DEFAULTS = {"interval": 2.0, "timeout": 600.0}  # seconds (docs/tasks.md)
 
@@ -185,8 +180,7 @@ class _Importer(SecurityImport, InputImport):
             if not url.startswith("/"):
                 self.error(0, where, f"path {url!r} must start with '/'")
                 continue
-            stripped = TEMPLATE.sub("", url)
-            if "{" in stripped or "}" in stripped:
+            if {"{", "}"} & set(TEMPLATE.sub("", url)):
                 self.error(0, where, f"path {url!r} has unbalanced '{{' or '}}'")
                 continue
             followed = self.follow_mapping(0, where, raw_item, "a path item")
@@ -222,9 +216,8 @@ class _Importer(SecurityImport, InputImport):
         inputs, body_info = self.parameters(cand)
         deps = set().union(*(i.deps for i in inputs), body_info.deps if body_info else ())
         body_inputs = body_info.inputs if body_info is not None else []
-        all_inputs = [*sorted(inputs, key=lambda i: _LOCATION_ORDER[i.location]), *body_inputs]
-        arguments = naming.argument_names([(i.location, i.wire) for i in all_inputs])
-        named = list(zip(all_inputs, arguments, strict=True))
+        arguments = naming.argument_names([(i.location, i.wire) for i in [*inputs, *body_inputs]])
+        named = list(zip([*inputs, *body_inputs], arguments, strict=True))
         required = [argument for item, argument in named if item.required]
         # closed: an argument the operation does not take is refused, not dropped unsent
         input_schema: dict[str, Json] = {

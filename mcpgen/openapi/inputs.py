@@ -37,8 +37,6 @@ FILE_NOTE = (
 
 
 class InputImport(ImportBase):
-    """The importer's part that reads what an operation takes and returns."""
-
     converter: SchemaConverter
 
     def parameters(self, cand: Candidate) -> tuple[list[Input], BodyInfo | None]:
@@ -83,7 +81,8 @@ class InputImport(ImportBase):
                 declared.add(name)
         inputs.sort(key=lambda i: templated.index(i.wire) if i.location == "path" else 0)
         body = self.request_body(cand, body_params, form_params)
-        return [*inputs, *(body.headers if body is not None else [])], body
+        inputs += body.headers if body is not None else []
+        return sorted(inputs, key=lambda i: _LOCATIONS.index(i.location)), body
 
     def parameter(
         self, src: int, path: JsonPath, param: dict[str, Any], location: str, name: str
@@ -341,8 +340,7 @@ def described(info: BodyInfo | None) -> BodyInfo | None:
         return None
     whole_file = info.content_type == "application/octet-stream" and not info.spread
     for item in info.inputs:
-        how = info.parts.get(item.wire) or {}
-        if whole_file or (info.spread and how.get("file")):
+        if whole_file or (info.spread and (info.parts.get(item.wire) or {}).get("file")):
             item.schema = _note(item.schema)
     return info
 

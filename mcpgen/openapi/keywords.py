@@ -10,19 +10,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, TYPES, python_regex
+from mcpgen.check.schemas import TYPES, python_regex
 from mcpgen.openapi.media import category
 
 Json = Any
 STD_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-SUBSCHEMA = frozenset(SCHEMA_VALUES) - {"items"}  # ``items`` may be the draft-4 tuple form
-SUBSCHEMA_MAPS = frozenset(SCHEMA_MAPS) - {"$defs", "definitions"}
-SUBSCHEMA_LISTS = frozenset(SCHEMA_LISTS)
-IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
-UNSUPPORTED = frozenset(
-    {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
-     "$vocabulary"}
-)  # fmt: skip
 _NUMBERS = ("maximum", "minimum")
 _COUNTS = (
     "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
@@ -105,35 +97,26 @@ def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     """A converted schema made whole: binary strings as base64, properties sent in one
     direction only not required, and ``nullable`` (or ``x_nullable``) as JSON Schema
     writes it."""
-    if "format" in out and out["format"] == "binary":
+    if out.get("format") == "binary":
         del out["format"]
         out.setdefault("contentEncoding", "base64")
     media = out.get("contentMediaType")  # OpenAPI 3.1's binary: raw bytes of that type
-    if isinstance(media, str) and out.get("type", "string") == "string" and binary(media):
+    binary = isinstance(media, str) and category(media) == "application/octet-stream"
+    if binary and out.get("type", "string") == "string":  # (not JSON, a form, text or XML)
         out.setdefault("contentEncoding", "base64")
-    required = out.get("required")
     properties = out.get("properties")
-    if required and isinstance(properties, dict):
-        one_way = {
-            k
-            for k, v in properties.items()
-            if isinstance(v, dict) and (v.get("readOnly") is True or v.get("writeOnly") is True)
-        }
-        out["required"] = [r for r in required if r not in one_way]
+    if out.get("required") and isinstance(properties, dict):
+        one_way = [k for k, v in properties.items() if isinstance(v, dict) and v.get("readOnly")]
+        one_way += [k for k, v in properties.items() if isinstance(v, dict) and v.get("writeOnly")]
+        out["required"] = [r for r in out["required"] if r not in one_way]
     if "required" in out and not out["required"]:
         del out["required"]
     return _nullable(out) if out.pop("nullable", False) or x_nullable else out
 
 
-def binary(media: str) -> bool:
-    """Whether a ``contentMediaType`` names bytes (not JSON, a form, text or XML)."""
-    return category(media) == "application/octet-stream"
-
-
 def _type(value: Json, out: dict[str, Json]) -> str:
     if value == "file":  # Swagger 2.0 uploads
-        out["type"] = "string"
-        out["contentEncoding"] = "base64"
+        out.update(type="string", contentEncoding="base64")
     elif isinstance(value, str) and value in TYPES:
         out["type"] = value
     elif (
@@ -154,11 +137,9 @@ def _exclusive(node: dict[str, Json], keyword: str, value: Json, out: dict[str, 
         if not _is_number(node.get(bound)):
             return f"is true without a numeric {bound!r}"
         out[keyword] = node[bound]
-    elif value is False:
-        return ""
     elif _is_number(value):
         out[keyword] = value
-    else:
+    elif value is not False:
         return "must be a number (or, before 3.1, a boolean)"
     return ""
 

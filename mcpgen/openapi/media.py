@@ -86,11 +86,10 @@ def annotate(
 
 
 def tool_annotations(method: str) -> dict[str, bool]:
-    """The MCP tool hints an HTTP method implies."""
-    method = method.lower()
-    result = {"readOnlyHint": method in ("get", "head")}
-    if method == "delete":
-        result["destructiveHint"] = True
-    result["idempotentHint"] = method in ("get", "head", "put", "delete")
-    result["openWorldHint"] = True
-    return result
+    """The MCP tool hints an HTTP method (lower case) implies."""
+    return {
+        "readOnlyHint": method in ("get", "head"),
+        **({"destructiveHint": True} if method == "delete" else {}),
+        "idempotentHint": method in ("get", "head", "put", "delete"),
+        "openWorldHint": True,
+    }

@@ -44,22 +44,18 @@ class DefNames:
         self, sources: Sources, components: JsonPath, reserved: Iterable[str] = ()
     ) -> None:
         self.sources = sources
-        self.components = components  # where the main document keeps its schemas
         self.names: dict[Key, str] = {}
         # names that would shadow the models' imports, and the ones ``reserved`` (the tools'
         # model classes): a component named so gets a suffixed name
         self.taken: set[str] = {*names.RESERVED_CLASS_NAMES, *reserved}
-        self._name_components()
-
-    def _name_components(self) -> None:
-        """Name the main document's components first: they keep their names when they can."""
+        # the main document's schemas are named first: they keep their names when they can
         node: Any = self.sources.items[0].doc.data
-        for part in self.components:
+        for part in components:
             node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict):
-            return
-        for raw in sorted(node, key=lambda raw: (safe_name(raw) != raw, raw)):
-            self._assign((0, (*self.components, raw)), safe_name(raw))
+        for raw in sorted(
+            node if isinstance(node, dict) else {}, key=lambda r: (r != safe_name(r), r)
+        ):
+            self._assign((0, (*components, raw)), safe_name(raw))
 
     def name_external(self, keys: Iterable[Key]) -> None:
         """Name schemas in referenced files, in a fixed order, before any is converted."""
@@ -110,10 +106,9 @@ def _looks_like_schema(path: JsonPath) -> bool:
 
 def base_name(method: str, path: str, operation_id: str | None) -> str:
     """The name an operation wants, before clashes are resolved (at most 64 characters)."""
-    if operation_id:
-        words = names.words(operation_id)
-        if words:
-            return fit("_".join(words))
+    words = names.words(operation_id) if operation_id else []
+    if words:
+        return fit("_".join(words))
     segments = path.split("/")  # (a parameter is within one segment)
     spaced = " ".join(TEMPLATE.sub(lambda m: f" by {m.group(1)} ", s) for s in segments)
     return fit("_".join([method.lower(), *names.words(spaced)]))
@@ -127,25 +122,21 @@ def fit(name: str, suffix: str = "") -> str:
     return f"{name[:keep].rstrip('_-')}_{short_hash(name, 8)}{suffix}"
 
 
-def _idents(name: str) -> tuple[str, str]:
+def _idents(name: str) -> set[str]:
     """The Python identifier and class name a tool name becomes: both must be unique."""
-    return names.snake(name), names.pascal(name)
+    return {names.snake(name), names.pascal(name)}
 
 
 def unique_names(wanted: Sequence[tuple[str, str, str]]) -> list[str]:
     """Unique names for operations given as (base name, method, path), in the same order."""
-    order = sorted(range(len(wanted)), key=lambda i: wanted[i])
-    reserved = {ident for base, _, _ in wanted for ident in _idents(base)}
+    reserved = set().union(*(_idents(base) for base, _, _ in wanted))
     taken: set[str] = set()
     last: dict[str, int] = {}  # the suffix number a base name got last (no quadratic search)
     result = [""] * len(wanted)
-    for index in order:
-        base = wanted[index][0]
-        name = base
+    for index in sorted(range(len(wanted)), key=wanted.__getitem__):
+        name = base = wanted[index][0]
         number = last.get(base, 1)
-        while any(ident in taken for ident in _idents(name)) or (
-            name != base and any(ident in reserved for ident in _idents(name))
-        ):
+        while taken & _idents(name) or (name != base and reserved & _idents(name)):
             number += 1
             name = fit(base, f"_{number}")
         last[base] = number
@@ -163,8 +154,7 @@ def argument_names(inputs: Sequence[tuple[str, str]]) -> list[str]:
     taken: set[str] = set()
     result: list[str] = []
     for name in wanted:
-        final = name
-        number = 1
+        final, number = name, 1
         while names.snake(final) in taken:
             number += 1
             final = f"{name}_{number}"

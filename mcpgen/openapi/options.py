@@ -152,14 +152,10 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
     if reason:
         warn(src, at, f"{reason}; imported as a tool")
         return None
-    dropped = [p for p in op.parameters if p.location in ("header", "cookie")]
-    for param in dropped:
-        warn(
-            src,
-            at,
-            f"{param.location} parameter {param.name!r} cannot be set "
-            "when the operation is read as a resource",
-        )
+    for param in op.parameters:
+        if param.location in ("header", "cookie"):
+            what = f"{param.location} parameter {param.name!r} cannot be set"
+            warn(src, at, f"{what} when the operation is read as a resource")
     path_vars = [p for p in op.parameters if p.location == "path"]
     query_vars = [p for p in op.parameters if p.location == "query"]
     if kind == "resource" and path_vars:
@@ -203,9 +199,8 @@ def apply_overrides(
     for index, (entry, op) in enumerate([*offered, *resources]):
         original = entry["name"]
         at = ("tools", index) if index < len(tools) else ("resources", index - len(tools))
-        for key in (op.operation_id, original):  # the tool name's override wins
-            if key is None or key not in options.overrides:
-                continue
+        # the tool name's override wins
+        for key in [k for k in (op.operation_id, original) if k in options.overrides]:
             matched.add(key)
             override = options.overrides[key]
             if "name" in override:

@@ -4,7 +4,7 @@ class with the located-problem helpers (the importer and its parts subclass it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi.result import Operation
@@ -12,7 +12,6 @@ from mcpgen.openapi.sources import Sources
 from mcpgen.problems import Problems
 
 Json = Any
-T = TypeVar("T", dict[str, Any], list[Any])
 
 
 @dataclass
@@ -98,13 +97,13 @@ class ImportBase:
         return [(src, (*where, i), p) for i, p in enumerate(given)]
 
     def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
-        return self._typed(src, path, value, f"{what} must be a mapping", dict)
+        """``value``, or {} when it is absent or (an error) not a mapping."""
+        if value is not None and not isinstance(value, dict):
+            self.error(src, path, f"{what} must be a mapping")
+        return value if isinstance(value, dict) else {}
 
     def listing(self, src: int, path: JsonPath, value: Any, what: str) -> list[Any]:
-        return self._typed(src, path, value, f"{what} must be a list", list)
-
-    def _typed(self, src: int, path: JsonPath, value: Any, message: str, kind: type[T]) -> T:
-        """``value``, or an empty ``kind`` when it is absent or (an error) of another type."""
-        if value is not None and not isinstance(value, kind):
-            self.error(src, path, message)
-        return value if isinstance(value, kind) else kind()
+        """``value``, or [] when it is absent or (an error) not a list."""
+        if value is not None and not isinstance(value, list):
+            self.error(src, path, f"{what} must be a list")
+        return value if isinstance(value, list) else []

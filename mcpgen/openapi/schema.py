@@ -8,23 +8,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mcpgen.check.schemas import def_name, def_ref
+from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_name, def_ref
 from mcpgen.load import JsonPath
-from mcpgen.openapi.keywords import (
-    IGNORED,
-    SUBSCHEMA,
-    SUBSCHEMA_LISTS,
-    SUBSCHEMA_MAPS,
-    UNSUPPORTED,
-    VALUE_KEYWORDS,
-    default_fits,
-    finish,
-    value_keyword,
-)
+from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
+IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
+UNSUPPORTED = frozenset(
+    {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
+     "$vocabulary"}
+)  # fmt: skip
 
 
 class SchemaConverter:
@@ -46,6 +41,7 @@ class SchemaConverter:
         self._plans: dict[str, dict[str, Json]] = {}  # each definition's ``read_only_plan``
         self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
         self._unplanned: list[str] = []
+        self._live: set[str] = set()  # the definitions whose plan drops something
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -60,15 +56,12 @@ class SchemaConverter:
         """A schema found inline at ``path``, and the definitions it refers to directly."""
         deps: set[str] = set()
         result = self._schema(src, path, node, deps)
-        self.drain()
-        return result, deps
-
-    def drain(self) -> None:
-        while self._pending:
+        while self._pending:  # the definitions met, each converted once
             name, key = self._pending.pop()
-            deps: set[str] = set()
-            self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), deps)
-            self.deps[name] = frozenset(deps)
+            found: set[str] = set()
+            self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), found)
+            self.deps[name] = frozenset(found)
+        return result, deps
 
     def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
         """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs`` (sorted
@@ -101,10 +94,9 @@ class SchemaConverter:
             if target is None or target not in self.defs:
                 break
             name = target
-            if name in seen:
-                key = self.origin.get(name)
-                if key is not None:
-                    self.sources.error(key[0], key[1], "schema reference cycle: refers to itself")
+            if name in seen:  # (every definition has an origin)
+                src, path = self.origin[name]
+                self.sources.error(src, path, "schema reference cycle: refers to itself")
                 return {}, None
             seen.add(name)
             schema = self.defs[name]
@@ -127,30 +119,21 @@ class SchemaConverter:
         return "properties" in schema or "additionalProperties" in schema
 
     # -- readOnly ------------------------------------------------------------------------
-    def _members(self, schema: Json) -> list[dict[str, Json]]:
-        """``schema`` and what applies beside it, each once: the definitions it refers to
-        (beside other keywords or not) and its ``allOf``/``anyOf``/``oneOf`` members."""
-        todo: list[Json] = [schema]
-        seen: list[dict[str, Json]] = []
-        while todo:
-            target, _ = self.resolve(todo.pop())
-            if not isinstance(target, dict) or any(target is done for done in seen):
-                continue
-            seen.append(target)
-            for key in ("allOf", "anyOf", "oneOf"):
-                todo += target[key] if isinstance(target.get(key), list) else []
-            if isinstance(target.get("$ref"), str):  # a reference beside other keywords
-                todo.append({"$ref": target["$ref"]})
-        return seen
-
     def read_only(self, schema: Json) -> list[str]:
         """The properties of ``schema`` that only the server sets: ``readOnly`` wherever the
-        schema or its ``allOf``/``anyOf``/``oneOf`` members declare them."""
+        schema, the definitions it refers to or its ``allOf``/``anyOf``/``oneOf`` members
+        declare them (each looked at once)."""
         marked: dict[str, bool] = {}  # property -> readOnly wherever it is declared
-        for target in self._members(schema):
-            properties = target.get("properties")
-            for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
+        todo: list[Json] = [schema]
+        seen: list[Json] = []
+        while todo:
+            target, _ = self.resolve(todo.pop())
+            if isinstance(target, dict) and all(target is not done for done in seen):
+                seen.append(target)
+                todo += _beside(target)
+                properties = target.get("properties")
+                for prop, sub in properties.items() if isinstance(properties, dict) else ():
+                    marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
         return sorted(prop for prop, only in marked.items() if only)
 
     def marked_read_only(self, schema: Json, seen: frozenset[str] = frozenset()) -> bool:
@@ -173,20 +156,18 @@ class SchemaConverter:
         ``items`` the plans of its parts, ``all`` those of the members beside it, ``ref`` a
         definition's plan in ``$defs`` (each planned once, for every body: a recursive
         schema stays a cycle). Only what leads to a ``readOnly`` property is kept."""
-        root = self._plan(schema if own else self.resolve(schema)[0], set())
+        root_refs: set[str] = set()
+        root = self._plan(schema if own else self.resolve(schema)[0], root_refs)
+        new: set[str] = set()
         while self._unplanned:
-            name = self._unplanned.pop()
+            new.add(name := self._unplanned.pop())
             self._plans[name] = self._plan(self.defs[name], self._refs.setdefault(name, set()))
-        live = {name for name, plan in self._plans.items() if plan.get("drop")}
-        users: dict[str, set[str]] = {}
-        for name, refs in self._refs.items():
-            for ref in refs:
-                users.setdefault(ref, set()).add(name)
-        todo = list(live)
-        while todo:  # what leads to a definition that drops something drops something too
-            for user in users.get(todo.pop(), ()):
-                todo += [] if user in live else [user]
-                live.add(user)
+        live = self._live  # (final once planned: the definitions it refers to are planned too)
+        # what leads to a definition that drops something drops something too
+        while grown := {
+            n for n in new - live if self._plans[n].get("drop") or self._refs[n] & live
+        }:
+            live |= grown
 
         def pruned(node: dict[str, Json]) -> dict[str, Json]:
             if "ref" in node:
@@ -198,7 +179,7 @@ class SchemaConverter:
             return {k: v for k, v in kept.items() if v}
 
         found = pruned({k: v for k, v in root.items() if own or k != "drop"})
-        needed, todo = set(), [r for r in self._refs_in(found) if r in live]
+        needed, todo = set(), list(root_refs & live)
         while todo:
             name = todo.pop()
             if name not in needed:
@@ -207,13 +188,6 @@ class SchemaConverter:
         if needed:
             found["$defs"] = {name: pruned(self._plans[name]) for name in sorted(needed)}
         return found
-
-    def _refs_in(self, node: dict[str, Json]) -> list[str]:
-        if "ref" in node:
-            return [node["ref"]]
-        below = [*node.get("properties", {}).values(), *node.get("all", ())]
-        below += [node["items"]] if "items" in node else []
-        return [ref for part in below for ref in self._refs_in(part)]
 
     def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
         """``schema``'s plan (``read_only_plan``); the definitions it refers to are added to
@@ -236,10 +210,7 @@ class SchemaConverter:
         }
         if isinstance(target.get("items"), dict):
             plan["items"] = self._plan(target["items"], refs)
-        members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
-        if isinstance(target.get("$ref"), str):  # a reference beside other keywords
-            members.append({"$ref": target["$ref"]})
-        plan["all"] = [self._plan(member, refs) for member in members]
+        plan["all"] = [self._plan(member, refs) for member in _beside(target)]
         return plan
 
     # -- the keywords --------------------------------------------------------------------
@@ -258,25 +229,21 @@ class SchemaConverter:
                 out["$ref"] = def_ref(name)
         for keyword, value in node.items():
             where = (*path, keyword)
-            if keyword == "$ref":
+            if keyword in ("$ref", *IGNORED) or not isinstance(keyword, str) or keyword[:2] == "x-":
                 continue
-            if not isinstance(keyword, str) or keyword.startswith("x-"):
-                continue
-            if keyword in SUBSCHEMA:
-                out[keyword] = self._schema(src, where, value, deps)
-            elif keyword == "items" and isinstance(value, list):  # the draft-4 tuple form
+            if keyword == "items" and isinstance(value, list):  # the draft-4 tuple form
                 out["prefixItems"] = self._each(src, where, value, deps)
-            elif keyword == "items":
-                out["items"] = self._schema(src, where, value, deps)
+            elif keyword in SCHEMA_VALUES:
+                out[keyword] = self._schema(src, where, value, deps)
             elif keyword == "additionalItems":
                 if isinstance(node.get("items"), list):
                     out["items"] = self._schema(src, where, value, deps)
-            elif keyword in SUBSCHEMA_MAPS:
+            elif keyword in SCHEMA_MAPS:
                 if isinstance(value, dict):
                     out[keyword] = self._each(src, where, value, deps)
                 else:
                     self._drop(src, where, "must be a mapping of schemas")
-            elif keyword in SUBSCHEMA_LISTS:
+            elif keyword in SCHEMA_LISTS:
                 if isinstance(value, list) and (value or keyword == "prefixItems"):
                     out[keyword] = self._each(src, where, value, deps)
                 else:
@@ -289,8 +256,6 @@ class SchemaConverter:
                 self._dependencies(src, where, value, out, deps)
             elif keyword == "discriminator":
                 self._discriminator(src, where, node, value, out, deps)
-            elif keyword in IGNORED:
-                continue
             elif keyword in UNSUPPORTED:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
@@ -307,7 +272,6 @@ class SchemaConverter:
         return result
 
     def _each(self, src: int, where: JsonPath, value: Json, deps: set[str]) -> Json:
-        """Each schema of a list or mapping of them, converted."""
         if isinstance(value, dict):
             return {k: self._schema(src, (*where, k), v, deps) for k, v in value.items()}
         return [self._schema(src, (*where, i), v, deps) for i, v in enumerate(value)]
@@ -381,6 +345,13 @@ class SchemaConverter:
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result
+
+
+def _beside(target: dict[str, Json]) -> list[Json]:
+    """What applies beside ``target``'s own keywords: its ``allOf``/``anyOf``/``oneOf``
+    members and the definition it refers to (a reference beside other keywords)."""
+    members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
+    return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
 
 
 def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:

@@ -17,8 +17,6 @@ USER_SOURCES = ("tokenExchange", "header")  # sources that can serve a scheme wi
 
 
 class SecurityImport(ImportBase):
-    """The importer's security part."""
-
     def operation_security(
         self, src: int, path: JsonPath, node: dict[str, Any]
     ) -> list[dict[str, list[str]]]:
@@ -142,9 +140,7 @@ class SecurityImport(ImportBase):
             return None
         listed = ", ".join(repr(n) for n in names)
         self.no_own_token(src, path, name, f"OAuth2 flow {listed}")
-        scopes: dict[str, str] = {}
-        for flow_name in names:
-            scopes.update(_scopes(flows[flow_name]))
+        scopes = {k: v for flow_name in names for k, v in _scopes(flows[flow_name]).items()}
         return {"type": "oauth2", "flows": names, "scopes": scopes}
 
 

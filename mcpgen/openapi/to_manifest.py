@@ -1,13 +1,7 @@
 """OpenAPI as a source: a whole spec, or a manifest's ``openapi:`` section, merged into one
-raw manifest document *before* anything is checked.
-
-The importer (``mcpgen.openapi``) does the hard part; this module adds its tools and
-resources to the manifest data, each with an overlay that locates it at its operation in
-the spec, so that the structural and semantic checks see every tool, whatever its source,
-and every problem points at the file the user wrote. How to call each operation, and the
-wrapped API, travel beside the document (``Document.imported``, a ``Merged``), never as
-keys inside it.
-"""
+raw manifest document *before* anything is checked, each imported entry with an overlay
+that locates it in the spec (``docs/architecture.md``, "merge"): the checks see every tool,
+whatever its source, and every problem points at the file the user wrote."""
 
 from __future__ import annotations
 
