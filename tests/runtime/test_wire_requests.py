@@ -5,10 +5,15 @@ files from base64 arguments, arrays in form and multipart bodies (OpenAPI's ``st
 from __future__ import annotations
 
 import base64
+import email
+import email.policy
+import io
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 import pytest
+from starlette.requests import Request
+from werkzeug.formparser import parse_form_data
 from wirekit import imported, multipart, operations, part_name, recorder, upstream
 
 from mcpgen.runtime.errors import ToolError
@@ -401,15 +406,90 @@ async def test_a_multipart_style_the_document_gives_makes_form_fields() -> None:
     ]
 
 
-@pytest.mark.parametrize("media", ["multipart/mixed", "multipart/related"])
-async def test_a_multipart_type_other_than_form_data_is_sent_as_that_type(media: str) -> None:
-    """A ``multipart/mixed`` or ``multipart/related`` body was sent as
-    ``multipart/form-data``: the parts now go under the type the document names."""
-    seen = await send(doc(media, UPLOAD), {"file": "aGk=", "note": "n", "meta": {"a": 1}})
-    kind, _, boundary = seen.headers["content-type"].partition("; boundary=")
-    assert kind == media and seen.body.startswith(b"--" + boundary.encode() + b"\r\n")
-    assert [(part_name(h), body) for h, body in multipart(seen)] == [
-        ("file", b"hi"),
-        ("note", b"n"),
-        ("meta", b'{"a": 1}'),
+def mime_parts(seen: Any) -> list[Any]:
+    """The parts of a multipart body as Python's MIME parser reads them."""
+    head = f"Content-Type: {seen.headers['content-type']}\r\n\r\n".encode()
+    message = email.message_from_bytes(head + seen.body, policy=email.policy.HTTP)
+    assert message.is_multipart() and not message.defects
+    return list(message.iter_parts())
+
+
+async def test_multipart_mixed_parts_are_mime_parts_in_order_that_still_name_the_property() -> None:
+    """``multipart/mixed`` parts carried RFC 7578's ``Content-Disposition: form-data``: they
+    are RFC 2046 parts now, in property order, ``inline`` (a file an ``attachment``) with the
+    property's ``name`` (RFC 2183 allows the parameter), each with its ``Content-Type``: a
+    part without one is read as US-ASCII text."""
+    seen = await send(doc("multipart/mixed", UPLOAD), {"file": "aGk=", "note": "né", "meta": {}})
+    assert seen.headers["content-type"].startswith("multipart/mixed; boundary=")
+    assert [(h["content-disposition"], h["content-type"], body) for h, body in multipart(seen)] == [
+        ('attachment; name="file"; filename="file"', "application/octet-stream", b"hi"),
+        ('inline; name="note"', "text/plain; charset=utf-8", "né".encode()),
+        ('inline; name="meta"', "application/json", b"{}"),
     ]
+    read = [(p.get_content_disposition(), p.get_param("name", header="content-disposition"),
+             p.get_content()) for p in mime_parts(seen)]  # fmt: skip
+    assert read == [
+        ("attachment", "file", b"hi"),
+        ("inline", "note", "né"),
+        ("inline", "meta", b"{}"),
+    ]
+
+
+async def test_multipart_related_has_a_root_its_type_and_content_ids() -> None:
+    """RFC 2387: the first part is the root, whose type the body's ``type`` parameter names
+    (required), and parts have a ``Content-ID``; none of these were sent."""
+    schema = {
+        "type": "object",
+        "properties": {"meta": {"type": "object"}, "pages": UPLOAD["properties"]["pages"]},
+    }
+    seen = await send(
+        doc("multipart/related", schema), {"meta": {"a": 1}, "pages": ["aGk=", "aA=="]}
+    )
+    kind = seen.headers["content-type"].partition("; boundary=")[0]
+    assert kind == 'multipart/related; type="application/json"'
+    assert [(h["content-id"], part_name(h), body) for h, body in multipart(seen)] == [
+        ("<0.meta@mcpgen>", "meta", b'{"a": 1}'),
+        ("<1.pages@mcpgen>", "pages", b"hi"),
+        ("<2.pages@mcpgen>", "pages", b"h"),
+    ]
+    octets = "application/octet-stream"
+    assert [p.get_content_type() for p in mime_parts(seen)] == ["application/json", octets, octets]
+
+
+async def starlette_form(seen: Any) -> list[tuple[str, Any]]:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": seen.body, "more_body": False}
+
+    headers = [(b"content-type", seen.headers["content-type"].encode())]
+    form = await Request({"type": "http", "method": "POST", "headers": headers}, receive).form()
+    return [(k, v if isinstance(v, str) else await v.read()) for k, v in form.multi_items()]
+
+
+def werkzeug_form(seen: Any) -> list[tuple[str, Any]]:
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "CONTENT_TYPE": seen.headers["content-type"],
+        "CONTENT_LENGTH": str(len(seen.body)),
+        "wsgi.input": io.BytesIO(seen.body),
+    }
+    _, form, files = parse_form_data(environ, silent=False)
+    return [*form.items(multi=True), *((k, f.read()) for k, f in files.items(multi=True))]
+
+
+async def test_a_multipart_body_with_no_parts_is_an_empty_multipart() -> None:
+    """A required multipart body with none of its (optional) properties given was sent as
+    no bytes and no ``Content-Type``: it is the closing boundary now, which Starlette's and
+    Werkzeug's parsers read as an empty form (Werkzeug refuses no bytes at all)."""
+    schema = {"type": "object", "properties": {"note": {"type": "string"}}}
+    seen = await send(doc("multipart/form-data", schema), {})
+    kind, _, boundary = seen.headers["content-type"].partition("; boundary=")
+    assert (kind, seen.body) == ("multipart/form-data", f"--{boundary}--\r\n".encode())
+    assert await starlette_form(seen) == werkzeug_form(seen) == []
+
+
+async def test_real_form_parsers_read_a_multipart_form() -> None:
+    given = {"file": base64.b64encode(PNG).decode(), "note": "n\u00e9", "tags": ["a", "b"]}
+    seen = await send(doc("multipart/form-data", UPLOAD), given)
+    fields = [("note", "n\u00e9"), ("tags", "a"), ("tags", "b")]
+    assert await starlette_form(seen) == [("file", PNG), *fields]
+    assert werkzeug_form(seen) == [*fields, ("file", PNG)]

@@ -153,7 +153,7 @@ class Upstream:
             arguments = await files.resolve(body, arguments, ctx, self.max_file)
             request.options = wire_body.body(body, arguments, part_headers, self.max_file)
             media = request.options.pop("type", body.get("media_type") or body["content_type"])
-            if request.options and "files" not in request.options:  # httpx2 types those
+            if request.options:
                 request.parts["headers"].setdefault("Content-Type", media)
         if operation.get("responseType"):
             request.parts["headers"].setdefault("Accept", operation["responseType"])

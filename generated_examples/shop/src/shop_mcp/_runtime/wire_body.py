@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
-
-import httpx2
+from urllib.parse import quote, urlencode
 
 from .errors import ToolError
 from .wire import form_fields, scalar
@@ -21,6 +20,7 @@ Json = Any
 # part headers the multipart encoding writes itself (OpenAPI: Content-Type is ignored there)
 PART_RESERVED = frozenset({"content-type", "content-disposition", "content-length"})
 MAX_FILE_BYTES = 10 * 1024 * 1024  # a file argument's default limit (<NAME>_API_MAX_FILE_BYTES)
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header name (RFC 9110)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # base64 never holds a colon: a URI does
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -122,15 +122,42 @@ def without_read_only(
     return value
 
 
-def multipart(files: list[Any], media: str) -> dict[str, Json]:
-    """Multipart request options: httpx2 writes ``multipart/form-data`` and its
-    ``Content-Type``; another multipart type (``mixed``, ``related``) is the same parts
-    sent as the type the document names (``type``), with their boundary."""
-    if media.split(";", 1)[0].strip().lower() == "multipart/form-data" or not files:
-        return {"files": files}
-    encoded = httpx2.Request("POST", "http://localhost/", files=files)
-    boundary = encoded.headers["content-type"].partition("boundary=")[2]
-    return {"content": encoded.read(), "type": f"{media}; boundary={boundary}"}
+def multipart(parts: list[Any], media: str) -> dict[str, Json]:
+    """A multipart body (``content``) and its ``Content-Type`` (``type``). The parts of
+    ``multipart/form-data`` are named by a ``form-data`` disposition (RFC 7578). Another
+    type's (``mixed``, ``related``: RFC 2046) are ``inline``, a file an ``attachment``,
+    still naming the property (RFC 2183 allows the parameter; parts also come in property
+    order), and each has a ``Content-Type`` (without, one is read as US-ASCII text). A
+    ``multipart/related`` body's root is its first part, whose type the body's ``type``
+    gives, and each part has a ``Content-ID`` (RFC 2387). No parts is the closing boundary
+    only: what Starlette and Werkzeug read as an empty form."""
+    base, boundary, out = media.split(";", 1)[0].strip().lower(), os.urandom(16).hex(), b""
+    for i, (name, (filename, data, kind, extra)) in enumerate(parts):
+        form = base == "multipart/form-data"
+        how = "form-data" if form else "attachment" if filename else "inline"
+        named = f"; name={_quoted(name)}" + (f"; filename={_quoted(filename)}" if filename else "")
+        lines = [f"Content-Disposition: {how}{named}"]
+        kind = kind or ("" if form else "text/plain; charset=utf-8")
+        if base == "multipart/related":
+            lines.append(f"Content-ID: <{i}.{quote(name, safe='')}@mcpgen>")
+            if i == 0 and not re.search(r";\s*type\s*=", media, re.I):
+                media += f'; type="{kind.split(";")[0]}"'
+        lines += [f"Content-Type: {kind}"] if kind else []
+        lines += [f"{k}: {v}" for k, v in extra.items() if _TOKEN.fullmatch(k)]
+        head = "".join(f"{line}\r\n" for line in lines)
+        data = data.encode() if isinstance(data, str) else data
+        out += f"--{boundary}\r\n{head}\r\n".encode() + data + b"\r\n"
+    return {
+        "content": out + f"--{boundary}--\r\n".encode(),
+        "type": f"{media}; boundary={boundary}",
+    }
+
+
+def _quoted(text: str) -> str:
+    """A disposition parameter's value: quoted, ``"`` and controls percent-encoded (as
+    browsers write form-data names)."""
+    escaped = re.sub(r'[\x00-\x1f"]', lambda m: f"%{ord(m[0]):02X}", text.replace("\\", "\\\\"))
+    return f'"{escaped}"'
 
 
 def is_uri(value: Json) -> bool:
