@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcp_server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 Json = Any
 InputRequest = types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest
 InputResponse = types.CreateMessageResult | types.ListRootsResult | types.ElicitResult
@@ -126,9 +127,6 @@ class Context:
 
         store = self.registry.get("store") or _process_store()
         return BoundState(store, self.identity.key)
-
-    def pending_state(self) -> str:
-        return json.dumps({"a": self._answers, "s": self._new_state}, sort_keys=True)
 
     @property
     def client_capabilities(self) -> types.ClientCapabilities | None:
@@ -220,9 +218,9 @@ class Context:
         self, message: str, requested: dict[str, Json], *, key: str | None = None
     ) -> types.ElicitResult:
         """Ask the user to fill in a form described by a flat JSON Schema; the raw answer."""
-        answer = await self._ask_one("elicit", elicitation(message, requested), key)
-        assert isinstance(answer, types.ElicitResult)
-        return answer
+        return await self._ask_one(
+            "elicit", elicitation(message, requested), key, types.ElicitResult
+        )
 
     async def sample(
         self,
@@ -237,15 +235,11 @@ class Context:
         request = sampling(
             prompt, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
         )
-        answer = await self._ask_one("sample", request, key)
-        assert isinstance(answer, types.CreateMessageResult)
-        return answer
+        return await self._ask_one("sample", request, key, types.CreateMessageResult)
 
     async def list_roots(self, *, key: str | None = None) -> list[types.Root]:
         """The client's roots (folders or files it shares), in both protocol eras."""
-        answer = await self._ask_one("roots", roots(), key)
-        assert isinstance(answer, types.ListRootsResult)
-        return list(answer.roots)
+        return list((await self._ask_one("roots", roots(), key, types.ListRootsResult)).roots)
 
     async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:
         """Ask the client several things at once (elicitation, sampling, roots), by key:
@@ -258,15 +252,23 @@ class Context:
                 via, request = (
                     await self.task.channel(request) if self.task else (self.request, request)
                 )
+                if isinstance(request, types.CreateMessageRequest):
+                    validate_tool_use_result_messages(request.params.messages)
+                # a question travels on its request; roots on the connection
+                related = None if isinstance(request, types.ListRootsRequest) else via.request_id
                 try:
-                    answers[key] = await self._send(request, via)
-                    if self.task is not None:
-                        await self.task.asking(False)
+                    answers[key] = await via.session.send_request(
+                        request,
+                        _ANSWER_TYPES[request.method],
+                        metadata=ServerMessageMetadata(related_request_id=related),
+                    )
                 except NoBackChannelError:
                     raise ToolError(
                         f"this needs to ask the client ({request.method}), which this connection "
                         f"cannot carry {_no_channel(via)}"
                     ) from None
+                if self.task is not None:
+                    await self.task.asking(False)
             return answers
         missing: dict[str, InputRequest] = {}
         for key, request in requests.items():
@@ -279,23 +281,15 @@ class Context:
             raise InputRequired(missing)
         return answers
 
-    async def _send(self, request: InputRequest, via: Any = None) -> InputResponse:
-        channel = via or self.request  # the request it travels on (roots: the connection)
-        if isinstance(request, types.CreateMessageRequest):
-            validate_tool_use_result_messages(request.params.messages)
-        related = None if isinstance(request, types.ListRootsRequest) else channel.request_id
-        answer: InputResponse = await channel.session.send_request(
-            request,
-            _ANSWER_TYPES[request.method],
-            metadata=ServerMessageMetadata(related_request_id=related),
-        )
-        return answer
-
-    async def _ask_one(self, kind: str, request: InputRequest, key: str | None) -> InputResponse:
+    async def _ask_one(
+        self, kind: str, request: InputRequest, key: str | None, expected: type[AnswerT]
+    ) -> AnswerT:
         if key is None:
             key = f"{kind}-{self._asked}"
             self._asked += 1
-        return (await self.ask({key: request}))[key]
+        answer = (await self.ask({key: request}))[key]
+        assert isinstance(answer, expected)
+        return answer
 
     async def notify_tools_changed(self) -> None:
         await self._publish(ToolsListChanged())
@@ -347,23 +341,18 @@ def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:
 
 def previous_round(params: Any) -> tuple[dict[str, Json], str | None]:
     """Answers gathered in earlier rounds (from the sealed request state) plus this round's."""
-    answers: dict[str, Json] = {}
-    state: str | None = None
-    raw_state = getattr(params, "request_state", None)
-    if raw_state:
-        try:
-            loaded = json.loads(raw_state)
-        except ValueError:
-            loaded = None
-        if isinstance(loaded, dict):
-            answers.update(loaded.get("a") or {})
-            state = loaded.get("s")
+    try:
+        loaded = json.loads(getattr(params, "request_state", None) or "{}")
+    except ValueError:
+        loaded = None
+    if not isinstance(loaded, dict):
+        loaded = {}
+    answers: dict[str, Json] = dict(loaded.get("a") or {})
     for key, response in (getattr(params, "input_responses", None) or {}).items():
         if isinstance(response, BaseModel):
-            answers[key] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
-        else:
-            answers[key] = response
-    return answers, state
+            response = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        answers[key] = response
+    return answers, loaded.get("s")
 
 
 def _answer(method: str, key: str, raw: Json) -> InputResponse:
@@ -389,6 +378,5 @@ def valid_answers(asked: Mapping[str, Json], responses: Json) -> dict[str, Json]
 
 
 def input_required(asked: InputRequired, context: Context) -> types.InputRequiredResult:
-    return types.InputRequiredResult(
-        input_requests=dict(asked.requests), request_state=context.pending_state()
-    )
+    state = json.dumps({"a": context._answers, "s": context._new_state}, sort_keys=True)
+    return types.InputRequiredResult(input_requests=dict(asked.requests), request_state=state)
