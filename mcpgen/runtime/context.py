@@ -245,40 +245,35 @@ class Context:
         """Ask the client several things at once (elicitation, sampling, roots), by key:
         one after the other over the back channel (handshake era), or all unanswered ones
         in one ``input_required`` result, the handler re-run with the answers (2026-07-28)."""
-        answers: dict[str, InputResponse] = {}
-        if not self.modern:
-            for key, request in requests.items():
-                # a task asks on a tasks/result request (input_required meanwhile)
-                via, request = (
-                    await self.task.channel(request) if self.task else (self.request, request)
-                )
-                if isinstance(request, types.CreateMessageRequest):
-                    validate_tool_use_result_messages(request.params.messages)
-                # a question travels on its request; roots on the connection
-                related = None if isinstance(request, types.ListRootsRequest) else via.request_id
-                try:
-                    answers[key] = await via.session.send_request(
-                        request,
-                        _ANSWER_TYPES[request.method],
-                        metadata=ServerMessageMetadata(related_request_id=related),
-                    )
-                except NoBackChannelError:
-                    raise ToolError(
-                        f"this needs to ask the client ({request.method}), which this connection "
-                        f"cannot carry {_no_channel(via)}"
-                    ) from None
-                if self.task is not None:
-                    await self.task.asking(False)
+        if self.modern:  # (every answer given is checked, even when one is missing)
+            given = {k: r for k, r in self._answers.items() if r is not None}
+            answers = {k: _answer(r.method, k, given[k]) for k, r in requests.items() if k in given}
+            if missing := {k: r for k, r in requests.items() if k not in answers}:
+                raise InputRequired(missing)
             return answers
-        missing: dict[str, InputRequest] = {}
+        answers = {}
         for key, request in requests.items():
-            raw = self._answers.get(key)
-            if raw is None:
-                missing[key] = request
-                continue
-            answers[key] = _answer(request.method, key, raw)
-        if missing:
-            raise InputRequired(missing)
+            # a task asks on a tasks/result request (input_required meanwhile)
+            via, request = (
+                await self.task.channel(request) if self.task else (self.request, request)
+            )
+            if isinstance(request, types.CreateMessageRequest):
+                validate_tool_use_result_messages(request.params.messages)
+            # a question travels on its request; roots on the connection
+            related = None if isinstance(request, types.ListRootsRequest) else via.request_id
+            try:
+                answers[key] = await via.session.send_request(
+                    request,
+                    _ANSWER_TYPES[request.method],
+                    metadata=ServerMessageMetadata(related_request_id=related),
+                )
+            except NoBackChannelError:
+                raise ToolError(
+                    f"this needs to ask the client ({request.method}), which this connection "
+                    f"cannot carry {_no_channel(via)}"
+                ) from None
+            if self.task is not None:
+                await self.task.asking(False)
         return answers
 
     async def _ask_one(

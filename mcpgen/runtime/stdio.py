@@ -222,12 +222,9 @@ class _Output(asyncio.Protocol):
 class Wire:
     """stdin and stdout, taken over from fds 0 and 1 for the life of the connection."""
 
-    def __init__(self, stdin_fd: int, stdout_fd: int) -> None:
-        self.stdin_fd, self.stdout_fd = stdin_fd, stdout_fd
+    def __init__(self, out: asyncio.WriteTransport, output: _Output) -> None:
         self.reader = asyncio.StreamReader(limit=2 * READ_SIZE)
-        self.output = _Output()
-        self.transports: list[asyncio.BaseTransport] = []
-        self.out: asyncio.WriteTransport | None = None
+        self.out, self.output = out, output
         self.pending = Pending()
 
     @classmethod
@@ -240,42 +237,34 @@ class Wire:
         except BaseException:
             _restore(0, stdin_fd)
             raise
-        wire = cls(stdin_fd, stdout_fd)
+        loop, transports = asyncio.get_running_loop(), list[asyncio.BaseTransport]()
         try:
-            await wire._connect()
+            # The transports own duplicates of the wire, so closing them leaves the originals
+            # to restore fds 0 and 1 with.
+            stdout = os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
+            out, output = await loop.connect_write_pipe(_Output, stdout)
+            transports.append(out)
+            wire = cls(out, output)
+            stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
+            reading, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
+            )
+            transports.append(reading)
             yield wire
-            await wire._flush()
+            if output.lost is None:  # the last answer leaves (or the client goes) first
+                out.close()
+                with anyio.move_on_after(5):
+                    await output.closed
         finally:
-            for transport in wire.transports:
+            for transport in transports:
                 transport.close()
             _restore(1, stdout_fd)
             _restore(0, stdin_fd)
-
-    async def _connect(self) -> None:
-        loop = asyncio.get_running_loop()
-        # The transports own duplicates of the wire, so closing them leaves the originals
-        # to restore fds 0 and 1 with.
-        stdin = os.fdopen(os.dup(self.stdin_fd), "rb", buffering=0)
-        reading, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(self.reader), stdin
-        )
-        self.transports.append(reading)
-        stdout = os.fdopen(os.dup(self.stdout_fd), "wb", buffering=0)
-        self.out, _ = await loop.connect_write_pipe(lambda: self.output, stdout)
-        self.transports.append(self.out)
-
-    async def _flush(self) -> None:
-        """Wait until the last answer has left (or the client has gone)."""
-        if self.out is not None and self.output.lost is None:
-            self.out.close()
-            with anyio.move_on_after(5):
-                await self.output.closed
 
     async def send(self, text: str) -> None:
         """One message, on its way before the next (waiting while the client does not
         read): clients that parse a read chunk at a time (both TypeScript SDKs) then see a
         progress notification before the result that follows it."""
-        assert self.out is not None
         if self.output.lost is None:
             self.out.write(text.encode() + b"\n")
         while self.out.get_write_buffer_size() and self.output.lost is None:
