@@ -58,18 +58,16 @@ def parse(model: Any, arguments: Arguments) -> Any:
     (its failure is the caller's bad arguments, not the handler's fault). ``model`` may be
     a type alias, what the model generator makes of a schema without properties of its own
     (a map, a union): an adapter validates it."""
-    if not isinstance(model, type):
-        try:
-            return _adapter(model).validate_python(plain(arguments))
-        except ValidationError as exc:
-            raise InvalidArguments(str(model), pydantic_problems(exc)) from None
-    cls: type[BaseModel] = model
-    if isinstance(arguments, cls):
+    is_model = isinstance(model, type)
+    if is_model and isinstance(arguments, model):
         return arguments
     try:
-        return cls.model_validate(arguments)
+        if is_model:
+            return model.model_validate(arguments)
+        return _adapter(model).validate_python(plain(arguments))
     except ValidationError as exc:
-        raise InvalidArguments(cls.__name__, pydantic_problems(exc)) from None
+        problems = [located(e["loc"], e["msg"]) for e in exc.errors()[:MAX_ERRORS]]
+        raise InvalidArguments(model.__name__ if is_model else str(model), problems) from None
 
 
 @cache
@@ -83,10 +81,6 @@ def plain(arguments: Arguments) -> dict[str, Json]:
         return arguments
     data: dict[str, Json] = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return data
-
-
-def pydantic_problems(exc: ValidationError) -> list[str]:
-    return [located(e["loc"], e["msg"]) for e in exc.errors()[:MAX_ERRORS]]
 
 
 def located(path: Iterable[Any], message: str, root: str = "(arguments)") -> str:
@@ -152,10 +146,6 @@ class ToolBinding:
         """Bytes of the definition as ASCII-escaped JSON (for page sizes)."""
         return len(json.dumps(self.definition))
 
-    def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
-        """The input model, when strict validation accepts ``arguments`` (so the schema does)."""
-        return _strictly(self.strict_model, arguments)
-
     @cached_property
     def validator(self) -> Any:
         return schema_validator(self.input_schema, formats=True)
@@ -170,11 +160,11 @@ class ToolBinding:
         data = result.structured_content
         if result.is_error or data is None or _strictly(self.output_model, data) is not None:
             return []
-        validator = self.output_validator
+        validator = self.output_validator  # (built on first use: after the model's verdict)
         if validator is None:
             return []
         try:
-            errors = list(validator.iter_errors(result.structured_content))[:MAX_ERRORS]
+            errors = list(validator.iter_errors(data))[:MAX_ERRORS]
         except RecursionError:
             return ["(result): nested too deeply"]
         return [located(e.absolute_path, e.message[:200], "(result)") for e in errors]
@@ -211,10 +201,7 @@ class ToolTable:
     def set_enabled(self, name: str, enabled: bool) -> None:
         if name not in self.by_name:
             raise KeyError(f"no tool named {name!r}")
-        if enabled:
-            self.hidden.discard(name)
-        else:
-            self.hidden.add(name)
+        (self.hidden.discard if enabled else self.hidden.add)(name)
 
     def visible(self, context_identity: Any) -> list[str]:
         """Names of the tools tools/list shows to this caller, in order."""
@@ -267,11 +254,9 @@ class ToolTable:
         ``Forbidden``; everything the handler does becomes a result)."""
         binding = self.find(name)
         self.policy.check(context.identity, "tool", name)
-        validated = binding.validated(arguments)
-        if validated is None:
-            errors = binding.argument_errors(arguments)
-            if errors:
-                return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(errors))
+        validated = _strictly(binding.strict_model, arguments)  # (then the schema accepts them)
+        if validated is None and (errors := binding.argument_errors(arguments)):
+            return _invalid(name, errors)
         given: Arguments = arguments if validated is None else validated
         try:
             if binding.timeout:
@@ -282,7 +267,7 @@ class ToolTable:
         except ToolError as exc:
             return tool_error(str(exc))
         except InvalidArguments as exc:
-            return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(exc.problems))
+            return _invalid(name, exc.problems)
         except InputRequired as asked:
             return input_required(asked, context)
         except TimeoutError:
@@ -346,6 +331,10 @@ def _explained(error: Any) -> str:
         return str(error.message)
     names = ", ".join(list(known)[:MAX_KNOWN]) + (", ..." if len(known) > MAX_KNOWN else "")
     return f"{error.message}; known: {names}"
+
+
+def _invalid(name: str, problems: list[str]) -> types.CallToolResult:
+    return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(problems))
 
 
 def _internal_error(name: str, log: str = "tool %s failed") -> types.CallToolResult:

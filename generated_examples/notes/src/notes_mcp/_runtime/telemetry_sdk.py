@@ -31,7 +31,7 @@ def build(
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-    logging.getLogger("opentelemetry.attributes").addFilter(ONCE)  # (added once)
+    logging.getLogger("opentelemetry.attributes").addFilter(once)  # (added once)
     resource = _resource(spec)
     # GET /metrics reads the histograms kept in process (telemetry.Histogram): the SDK's
     # metrics only when an exporter takes them
@@ -149,23 +149,17 @@ class _ShortNames(SpanProcessor):  # type: ignore[misc, unused-ignore]
             span._status = Status(status.status_code, cut)  # (the SDK's ReadableSpan)
 
 
-class _Once(logging.Filter):
+SEEN: set[str] = set()  # the warnings ``once`` let through
+
+
+def once(record: logging.LogRecord) -> bool:
     """Lets each warning of the SDK's attribute checks through once per process: a client's
     long tool name or request id, cut to ``VALUE_LIMIT``, would otherwise log "String
     attribute value exceeds max length" on every request. Keyed by the SDK's own format
     strings (a few), never by a value."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        kind = str(record.msg)
-        if kind in self.seen:
-            return False
-        self.seen.add(kind)
-        record.msg = f"{kind} (logged once per process)"
-        return True
-
-
-ONCE = _Once()
+    kind = str(record.msg)
+    if kind in SEEN:
+        return False
+    SEEN.add(kind)
+    record.msg = f"{kind} (logged once per process)"
+    return True
