@@ -186,7 +186,9 @@ def build_server(
 
         replica = ReplicaEvents(bus or shared.bus)
     events = replica or Events(bus)
-    registry: dict[str, Any] = {"store": _store(shared)}
+    from .shared_local import local_user_state  # ``ctx.store``: per user, shared or not
+
+    registry: dict[str, Any] = {"store": local_user_state() if shared is None else shared.state}
     upstream = wrapped_api(spec, shared.cache("credentials") if shared is not None else None)
     if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
         registry["credentials"] = upstream.credentials
@@ -313,15 +315,6 @@ def _resources(
     from .resources import ResourceTable, resource_bindings
 
     return ResourceTable(resource_bindings(spec, handlers, upstream), policy)
-
-
-def _store(shared: SharedState | None) -> Any:
-    """Where ``ctx.store`` keeps per-user values: the shared state's, or this process's."""
-    if shared is not None:
-        return shared.state
-    from .shared_local import local_user_state
-
-    return local_user_state()
 
 
 def _hidden(entries: list[dict[str, Any]]) -> list[str]:

@@ -187,13 +187,12 @@ class ToolTable:
         bindings: Sequence[ToolBinding],
         policy: Policy | None = None,
         hidden: Sequence[str] = (),
-        registry: Mapping[str, Any] | None = None,
     ) -> None:
         self.by_name = {b.name: b for b in bindings}
         self.order = [b.name for b in bindings]
         self.policy = policy or Policy()
         self.hidden = set(hidden)
-        self.registry: Mapping[str, Any] = registry if registry is not None else {}
+        self.registry: Mapping[str, Any] = {}  # and events: set by build_server
         self.events: Any = None
         self._warned: set[str] = set()
 
