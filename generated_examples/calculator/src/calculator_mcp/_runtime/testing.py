@@ -265,9 +265,7 @@ def connect(
 async def _in_memory(
     client_class: type[BaseClient], mode: Mode, **options: Any
 ) -> AsyncIterator[Any]:
-    from importlib import import_module
-
-    server = import_module(f"{client_class.package}.server").create_server()
+    server = importlib.import_module(f"{client_class.package}.server").create_server()
     async with client_class.connect(server, mode=mode, **options) as client:
         yield client
 

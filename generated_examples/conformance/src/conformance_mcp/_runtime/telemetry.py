@@ -126,8 +126,7 @@ class Telemetry:
             if version not in MODERN_PROTOCOL_VERSIONS:
                 connection = getattr(ctx.session, "_connection", None)
                 if connection is not None:
-                    session_id = getattr(connection, "session_id", None)
-                    self._track_session(connection, session_id, SUPPORTED_PROTOCOL_VERSIONS)
+                    self._track_session(connection, SUPPORTED_PROTOCOL_VERSIONS)
             error: str | None = None
             try:
                 result = await call_next(ctx)
@@ -187,13 +186,13 @@ class Telemetry:
             self._made[key] = made
         return made
 
-    def _track_session(self, connection: Any, session_id: str | None, known: Any) -> None:
+    def _track_session(self, connection: Any, known: Any) -> None:
         """Time a connection from its first message to its close (a handshake-era
         session; a stateless HTTP POST is no session). ``known``: the supported versions."""
         state = getattr(connection, "state", None)
         if state is None or _SESSION_KEY in state:
             return
-        if self.transport == "http" and not session_id:
+        if self.transport == "http" and not getattr(connection, "session_id", None):
             return
         state[_SESSION_KEY] = started = time.perf_counter()
 

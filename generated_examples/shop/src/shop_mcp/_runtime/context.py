@@ -337,8 +337,9 @@ def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:
 
 def previous_round(params: Any) -> tuple[dict[str, Json], str | None]:
     """Answers gathered in earlier rounds (from the sealed request state) plus this round's."""
+    raw_state = getattr(params, "request_state", None)
     try:
-        loaded = json.loads(getattr(params, "request_state", None) or "{}")
+        loaded = json.loads(raw_state) if raw_state else {}  # (most calls have none)
     except ValueError:
         loaded = None
     if not isinstance(loaded, dict):

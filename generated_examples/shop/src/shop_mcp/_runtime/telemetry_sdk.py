@@ -35,13 +35,12 @@ def build(
     resource = _resource(spec)
     # GET /metrics reads the histograms kept in process (telemetry.Histogram): the SDK's
     # metrics only when an exporter takes them
-    readers = []
+    meter_provider, flushers = None, list[Any]()
     if exporting:
         readers = [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers) if readers else None
-    flushers: list[Any] = [meter_provider.force_flush] if meter_provider is not None else []
-    tracing = False
-    if exporting:
+        if readers:
+            meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+            flushers.append(meter_provider.force_flush)
         current = trace.get_tracer_provider()
         if isinstance(current, trace.ProxyTracerProvider):
             from opentelemetry.sdk.trace import SpanLimits, TracerProvider
@@ -57,12 +56,11 @@ def build(
             trace.set_tracer_provider(tracer_provider)
             current = tracer_provider
         # else: the process already has one (opentelemetry-instrument): spans go there
-        tracing = True
         if hasattr(current, "force_flush"):
             flushers.append(current.force_flush)
         if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
             flushers.append(_logs(resource, environ))
-    telemetry = Telemetry(meter_provider, transport != "stdio", tracing, transport)
+    telemetry = Telemetry(meter_provider, transport != "stdio", exporting, transport)
     telemetry.flushers = flushers
     logger.info(
         "OpenTelemetry on: %s%s",

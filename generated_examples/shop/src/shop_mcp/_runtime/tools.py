@@ -188,13 +188,12 @@ class ToolTable:
         bindings: Sequence[ToolBinding],
         policy: Policy | None = None,
         hidden: Sequence[str] = (),
-        registry: Mapping[str, Any] | None = None,
     ) -> None:
         self.by_name = {b.name: b for b in bindings}
         self.order = [b.name for b in bindings]
         self.policy = policy or Policy()
         self.hidden = set(hidden)
-        self.registry: Mapping[str, Any] = registry if registry is not None else {}
+        self.registry: Mapping[str, Any] = {}  # and events: set by build_server
         self.events: Any = None
         self._warned: set[str] = set()
 
@@ -203,23 +202,19 @@ class ToolTable:
             raise KeyError(f"no tool named {name!r}")
         (self.hidden.discard if enabled else self.hidden.add)(name)
 
-    def visible(self, context_identity: Any) -> list[str]:
+    def visible(self, identity: Any) -> list[str]:
         """Names of the tools tools/list shows to this caller, in order."""
-        policy = self.policy
-        return [
-            name
-            for name in self.order
-            if name not in self.hidden and policy.visible(context_identity, "tool", name)
-        ]
+        return [name for name in self.order if self._shown(identity, name)]
+
+    def _shown(self, identity: Any, name: str) -> bool:
+        return name not in self.hidden and self.policy.visible(identity, "tool", name)
 
     def input_schema(self, name: str) -> Json:
         """What the SDK checks a 2026 call's ``Mcp-Param-*`` headers against, before any
         handler: None for a tool this caller is not shown (its 400 told it from one that
         does not exist, and named its arguments)."""
         binding = self.by_name.get(name)
-        if binding is None or name in self.hidden:
-            return None
-        if not self.policy.visible(current_identity(), "tool", name):
+        if binding is None or not self._shown(current_identity(), name):
             return None
         return binding.input_schema
 
