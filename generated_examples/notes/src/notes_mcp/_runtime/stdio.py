@@ -191,14 +191,11 @@ def on_pipes() -> bool:
     if sys.platform == "win32":
         return False
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # another anyio backend
-        return False
-    try:
+        asyncio.get_running_loop()  # (RuntimeError: another anyio backend)
         if sys.stdin.fileno() != 0 or sys.stdout.fileno() != 1:
             return False
         modes = [os.fstat(0), os.fstat(1)]
-    except (AttributeError, OSError, ValueError):
+    except (RuntimeError, AttributeError, OSError, ValueError):
         return False
     if not all(stat.S_ISFIFO(s.st_mode) or stat.S_ISSOCK(s.st_mode) for s in modes):
         return False

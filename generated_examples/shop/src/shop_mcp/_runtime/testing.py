@@ -56,9 +56,6 @@ def connections(spec: Mapping[str, Any] | None = None) -> list[tuple[str, Mode]]
     return [(t, m) for t in transports(spec) for m in MODES]
 
 
-# -- stubs ---------------------------------------------------------------------------------
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--stubs",
@@ -112,9 +109,6 @@ def is_stub(result: types.CallToolResult) -> bool:
 text_of = error_text  # the text blocks of a result, joined
 
 
-# -- credentials -----------------------------------------------------------------------
-
-
 class Credentials:
     """What the test servers accept and what the test clients send: nothing, without
     authentication (``testing_auth`` has the credentials of the other kinds)."""
@@ -137,9 +131,6 @@ def credentials(spec: Mapping[str, Any]) -> Credentials:
 
     made: Credentials = AuthCredentials(spec)  # (absent: Any)
     return made
-
-
-# -- servers -----------------------------------------------------------------------------
 
 
 _GIVEN: set[int] = set()
@@ -210,9 +201,6 @@ def run_servers(
     finally:
         for process, _ in started.values():
             stop_server(process)
-
-
-# -- clients ------------------------------------------------------------------------------
 
 
 async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
