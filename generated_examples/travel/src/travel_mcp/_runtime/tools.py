@@ -146,6 +146,10 @@ class ToolBinding:
         """Bytes of the definition as ASCII-escaped JSON (for page sizes)."""
         return len(json.dumps(self.definition))
 
+    def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
+        """The input model, when strict validation accepts ``arguments`` (so the schema does)."""
+        return _strictly(self.strict_model, arguments)
+
     @cached_property
     def validator(self) -> Any:
         return schema_validator(self.input_schema, formats=True)
@@ -249,7 +253,7 @@ class ToolTable:
         ``Forbidden``; everything the handler does becomes a result)."""
         binding = self.find(name)
         self.policy.check(context.identity, "tool", name)
-        validated = _strictly(binding.strict_model, arguments)  # (then the schema accepts them)
+        validated = binding.validated(arguments)
         if validated is None and (errors := binding.argument_errors(arguments)):
             return _invalid(name, errors)
         given: Arguments = arguments if validated is None else validated
