@@ -102,16 +102,10 @@ class GeneratedServer(Server[Any]):
         return caps
 
     def create_initialization_options(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
+        self, notification_options: NotificationOptions | None = None, *args: Any, **options: Any
     ) -> InitializationOptions:
-        return super().create_initialization_options(
-            notification_options or self.notification_options,
-            experimental_capabilities,
-            extensions,
-        )
+        given = notification_options or self.notification_options
+        return super().create_initialization_options(given, *args, **options)
 
 
 def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
@@ -186,15 +180,21 @@ def build_server(
 
         replica = ReplicaEvents(bus or shared.bus)
     events = replica or Events(bus)
-    registry: dict[str, Any] = {"store": _store(shared)}
+    from .shared_local import local_user_state  # ``ctx.store``: per user, shared or not
+
+    registry: dict[str, Any] = {"store": local_user_state() if shared is None else shared.state}
     upstream = wrapped_api(spec, shared.cache("credentials") if shared is not None else None)
     if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
         registry["credentials"] = upstream.credentials
     tools = ToolTable(
         tool_bindings(spec, handlers, upstream), policy, hidden=_hidden(spec["tools"])
     )
-    resources = _resources(spec, handlers, upstream, policy)
-    prompts = None
+    resources = prompts = None
+    # a resource table when something reads a resource (a prompt may embed one)
+    if spec.get("resources") or spec.get("prompts") or caps.get("resourcesSubscribe"):
+        from .resources import ResourceTable, resource_bindings
+
+        resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
     if resources is not None and spec.get("prompts"):
         from .prompts import prompt_table
 
@@ -204,7 +204,12 @@ def build_server(
         if table is not None:
             table.events = events
             table.registry = registry
-    listed = _listing(spec, tools)
+    mode = spec.get("mode", "tools")
+    listed: Callable[[Any], list[str]] = tools.visible
+    if mode != "tools":  # the declared tools and the mode's own
+        from .metatools import install
+
+        listed = install(mode, spec, tools)
     size = int(caps.get("pageSize", 100))
 
     async def list_tools(
@@ -220,7 +225,7 @@ def build_server(
         )
 
     options: dict[str, Any] = {}
-    if spec.get("tools") or spec.get("mode", "tools") != "tools":
+    if spec.get("tools") or mode != "tools":
         options.update(
             on_list_tools=list_tools,
             on_call_tool=tools.call,
@@ -299,44 +304,8 @@ def build_server(
     return server
 
 
-def _resources(
-    spec: dict[str, Any], handlers: Handlers, upstream: Any, policy: Policy
-) -> ResourceTable | None:
-    """The resource table: None when nothing reads a resource (no resource, no prompt
-    that could embed one, no subscription capability)."""
-    if not (
-        spec.get("resources")
-        or spec.get("prompts")
-        or spec.get("capabilities", {}).get("resourcesSubscribe")
-    ):
-        return None
-    from .resources import ResourceTable, resource_bindings
-
-    return ResourceTable(resource_bindings(spec, handlers, upstream), policy)
-
-
-def _store(shared: SharedState | None) -> Any:
-    """Where ``ctx.store`` keeps per-user values: the shared state's, or this process's."""
-    if shared is not None:
-        return shared.state
-    from .shared_local import local_user_state
-
-    return local_user_state()
-
-
 def _hidden(entries: list[dict[str, Any]]) -> list[str]:
     return [e["definition"]["name"] for e in entries if e.get("enabled") is False]
-
-
-def _listing(spec: dict[str, Any], tools: ToolTable) -> Callable[[Any], list[str]]:
-    """What tools/list shows: every tool, or the declared ones and the mode's own."""
-    mode = spec.get("mode", "tools")
-    if mode == "tools":
-        return tools.visible
-    from .metatools import install
-
-    listed: Callable[[Any], list[str]] = install(mode, spec, tools)  # (absent: Any)
-    return listed
 
 
 def settle() -> None:

@@ -125,3 +125,26 @@ async def test_mixed_content_results(transport: str, mode: Mode) -> None:
     assert [c.type for c in result.content] == ["text", "image", "resource", "resource_link"]
     image = result.content[1]
     assert isinstance(image, types.ImageContent) and image.mime_type == "image/png"
+
+
+async def test_2026_answers_are_checked_before_what_is_still_missing_is_asked() -> None:
+    """On 2026-07-28 an answer that is none is -32602 even while another question is still
+    unanswered; an answer sent as null counts as unanswered (asked again)."""
+    from types import SimpleNamespace
+
+    from mcp.shared.exceptions import MCPError
+
+    from mcpgen.runtime.context import Context, InputRequired, elicitation, roots
+
+    def context(responses: dict[str, Any]) -> Context:
+        request = SimpleNamespace(protocol_version="2026-07-28")
+        params = SimpleNamespace(request_state=None, input_responses=responses)
+        return Context(request, params)  # type: ignore[arg-type]
+
+    asked = {"a": elicitation("?", {"type": "object"}), "b": roots()}
+    with pytest.raises(MCPError) as refused:
+        await context({"a": {"action": "maybe"}}).ask(asked)
+    assert refused.value.error.data == {"inputResponse": "a"}
+    with pytest.raises(InputRequired) as missing:
+        await context({"a": None, "b": {"roots": []}}).ask(asked)
+    assert list(missing.value.requests) == ["a"]

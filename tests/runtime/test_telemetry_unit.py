@@ -56,14 +56,18 @@ def telemetry_for(names: list[str]) -> Telemetry:
     return made
 
 
+def labels_of(made: Telemetry, ctx: Any, version: str, error: str | None) -> dict[str, str]:
+    return made._labelled(ctx.method, ctx.params, version, error)[0]
+
+
 def test_metric_labels_stay_bounded_whatever_a_client_sends() -> None:
     made = telemetry_for(["add"])
     call = SimpleNamespace(method="tools/call", params={"name": "add"})
-    assert made._labels(call, "2025-11-25", None)["gen_ai.tool.name"] == "add"
+    assert labels_of(made, call, "2025-11-25", None)["gen_ai.tool.name"] == "add"
     invented = SimpleNamespace(method="tools/call", params={"name": "x" * 40})
-    assert "gen_ai.tool.name" not in made._labels(invented, "2025-11-25", "-32602")
+    assert "gen_ai.tool.name" not in labels_of(made, invented, "2025-11-25", "-32602")
     odd = SimpleNamespace(method="made/up-" + "y" * 30, params=None)
-    labels = made._labels(odd, "2025-11-25", "-32601")
+    labels = labels_of(made, odd, "2025-11-25", "-32601")
     assert labels["mcp.method.name"] == "_OTHER"
     assert labels["error.type"] == labels["rpc.response.status_code"] == "-32601"
 
@@ -234,9 +238,9 @@ def test_task_methods_are_labelled_and_only_calls_and_prompts_name_a_target() ->
     made = telemetry_for(["add"])
     for method in ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"):
         task = SimpleNamespace(method=method, params={"taskId": "t" * 32})
-        assert made._labels(task, "2025-11-25", None)["mcp.method.name"] == method
+        assert labels_of(made, task, "2025-11-25", None)["mcp.method.name"] == method
     named = SimpleNamespace(method="made/up", params={"name": "add"})
-    assert set(made._labels(named, "2025-11-25", None)) == {
+    assert set(labels_of(made, named, "2025-11-25", None)) == {
         "mcp.method.name",
         "mcp.protocol.version",
         "network.transport",
@@ -327,7 +331,7 @@ def test_a_long_name_warns_once_and_a_long_error_is_cut_in_the_span_only(
 
     from mcpgen.runtime import telemetry_sdk
 
-    monkeypatch.setattr(telemetry_sdk.ONCE, "seen", set())  # as in a new process
+    monkeypatch.setattr(telemetry_sdk, "SEEN", set())  # as in a new process
     _, exported, both = traced_middleware(monkeypatch)
     huge = "x" * 100_000
     ctx = request("tools/call", {"name": huge})

@@ -4,27 +4,25 @@
 The SDK's ``stdio_server`` makes every read, write and flush a round trip to a worker
 thread, most of the cost of a small call (``bench/calls.py``). When both descriptors are
 pipes or sockets (what hosts give the servers they spawn), ``serve`` uses asyncio pipe
-transports instead and feeds the SDK's server the same messages, one JSON-RPC message per
-UTF-8 line; anything else (a terminal, a file, Windows, trio) goes to the SDK's transport.
+transports instead, one JSON-RPC message per UTF-8 line; otherwise (a terminal, a file,
+Windows, trio) a worker thread reads the lines and the SDK's transport writes.
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr, so a stray ``print``
 in a handler cannot corrupt the wire; both are restored afterwards (as the SDK does).
 Unlike SDK 2.3, a line that is not JSON is answered with -32700 and one that is not a
-JSON-RPC message with -32600, as JSON-RPC 2.0 asks (``jsonrpc.py``); on the SDK's transport
-too (a request whose id is neither text nor a number, which the SDK would read as a
-notification, reaches it as ``[]``, answered -32600 with id null).
+JSON-RPC message (or a request whose id is neither text nor a number) with -32600, as
+JSON-RPC 2.0 asks (``jsonrpc.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
-import json
 import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -62,15 +60,32 @@ Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, 
 async def serve(server: GeneratedServer) -> None:
     """Serve ``server`` on stdin/stdout until stdin ends."""
     options = server.create_initialization_options()
-    if not on_pipes():
-        from mcp.server.stdio import stdio_server
-
-        with _tapped_stdin() as stdin:
-            async with stdio_server(stdin) as (sdk_reads, sdk_writes):
-                await _answering(server, options, sdk_reads, sdk_writes)
+    if on_pipes():
+        async with Wire.claim() as wire:
+            await _run(server, options, wire.read_into, wire.write_from)
         return
-    async with Wire.claim() as wire:
-        await _run(server, options, wire.read_into, wire.write_from)
+    # stdin a file or a terminal, Windows, trio: lines read here as on pipes (by a worker
+    # thread), the answers written by the SDK's transport (given no stdin to read)
+    from mcp.server.stdio import stdio_server
+
+    pending = Pending()
+    with _claimed_stdin() as stdin:
+        async with stdio_server(anyio.wrap_file(io.StringIO())) as (unread, sdk_writes):
+            await unread.aclose()
+
+            async def reply(text: str) -> None:
+                await sdk_writes.send(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
+
+            async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+                await _read(stdin, messages, reply, pending)
+
+            async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
+                async with writes, sdk_writes:
+                    async for message in writes:
+                        await sdk_writes.send(message)
+                        pending.wrote(message.message)  # handed over: nothing cancels it now
+
+            await _run(server, options, read, write)
 
 
 async def _run(server: GeneratedServer, options: Any, read: Reader, write: Writer) -> None:
@@ -115,87 +130,60 @@ class Pending:
             self.ids.discard(request_id)
             self.changed.set()
 
-    async def drained(self, gone: Callable[[], bool] = lambda: False) -> None:
+    async def drained(self, gone: Callable[[], bool]) -> None:
         with anyio.move_on_after(EOF_GRACE):
             while self.ids and not gone():
                 await self.changed.wait()
                 self.changed = anyio.Event()
 
 
-async def _answering(
-    server: GeneratedServer,
-    options: Any,
-    sdk_reads: MemoryObjectReceiveStream[SessionMessage | Exception],
-    sdk_writes: MemoryObjectSendStream[SessionMessage],
-) -> None:
-    """The SDK's transport (stdin a file or a terminal), its last requests answered."""
-    pending = Pending()
-
-    async def read(reads: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        async with reads, sdk_reads:
-            async for message in sdk_reads:
-                if isinstance(message, ValidationError):
-                    answer = _answer_to(message)
-                    if answer is not None:  # answered as on pipes (the SDK drops it)
-                        reply = jsonrpc_message_adapter.validate_json(answer)
-                        await sdk_writes.send(SessionMessage(reply))
-                        continue
-                elif not isinstance(message, Exception):
-                    pending.read(message.message)
-                await reads.send(message)
-            await pending.drained()
-
-    async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
-        async with writes, sdk_writes:
-            async for message in writes:
-                await sdk_writes.send(message)
-                pending.wrote(message.message)  # handed over: nothing cancels it now
-
-    await _run(server, options, read, write)
-
-
-class _Tapped(io.TextIOWrapper):
-    """stdin's lines for the SDK's transport, a request with a bad id replaced by ``[]``."""
-
-    def readline(self, size: int = -1, /) -> str:  # type: ignore[override]
-        line = super().readline(size)
-        try:
-            message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except ValidationError:
-            return line
-        bad = isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line)
-        return "[]\n" if bad else line
-
-
 @contextmanager
-def _tapped_stdin() -> Iterator[anyio.AsyncFile[str] | None]:
-    """fd 0 claimed as the SDK claims it (reading the null device meanwhile), its lines
-    read through :class:`_Tapped`; None (the SDK's own) when ``sys.stdin`` is not fd 0."""
+def _claimed_stdin() -> Iterator[AsyncIterable[bytes]]:
+    """stdin's lines, fd 0 claimed as the SDK claims it (reading the null device meanwhile);
+    ``sys.stdin`` read in place when it is not fd 0."""
     try:
         private = _divert(0, os.open(os.devnull, os.O_RDONLY)) if sys.stdin.fileno() == 0 else -1
     except (AttributeError, OSError, ValueError):
         private = -1
-    if private < 0:
-        yield None
-        return
     try:  # (a worker thread may still be reading it: it stays open, as in the SDK)
-        yield anyio.wrap_file(_Tapped(os.fdopen(private, "rb", closefd=False), "utf-8", "replace"))
+        yield anyio.wrap_file(
+            os.fdopen(private, "rb", closefd=False) if private >= 0 else sys.stdin.buffer
+        )
     finally:
-        with suppress(OSError):
-            os.dup2(private, 0)
+        if private >= 0:
+            with suppress(OSError):
+                os.dup2(private, 0)
 
 
-def _answer_to(error: ValidationError) -> str | None:
-    """The answer to the line the SDK's transport could not read, from its report: the
-    line itself when it is no JSON, else the JSON value (what a field is missing from at
-    the top, or what is no object); None for a malformed response."""
-    found = error.errors()
-    if found and found[0]["type"] == "json_invalid":
-        return jsonrpc.error_for(str(found[0]["input"]))
-    for item in found:
-        if len(item["loc"]) <= 1 or (item["type"] == "missing" and len(item["loc"]) == 2):
-            return jsonrpc.error_for(json.dumps(item["input"]))
-    return None
+async def _read(
+    lines: AsyncIterable[bytes],
+    messages: MemoryObjectSendStream[SessionMessage | Exception],
+    reply: Callable[[str], Awaitable[None]],
+    pending: Pending,
+    gone: Callable[[], bool] = lambda: False,
+) -> None:
+    """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
+    would drop or take for a notification); at the end, a grace for what is in flight."""
+    async with messages:
+        async for raw in lines:
+            if not raw.strip():
+                continue
+            line = raw.decode("utf-8", "replace")  # as the SDK reads it
+            try:
+                message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValidationError as exc:
+                answer = jsonrpc.error_for(line)
+                if answer is None:
+                    await messages.send(exc)  # a malformed response: the SDK logs it
+                else:
+                    await reply(answer)
+                continue
+            if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
+                await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
+                continue
+            pending.read(message)
+            await messages.send(SessionMessage(message))
+        await pending.drained(gone)
 
 
 def on_pipes() -> bool:
@@ -203,14 +191,11 @@ def on_pipes() -> bool:
     if sys.platform == "win32":
         return False
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # another anyio backend
-        return False
-    try:
+        asyncio.get_running_loop()  # (RuntimeError: another anyio backend)
         if sys.stdin.fileno() != 0 or sys.stdout.fileno() != 1:
             return False
         modes = [os.fstat(0), os.fstat(1)]
-    except (AttributeError, OSError, ValueError):
+    except (RuntimeError, AttributeError, OSError, ValueError):
         return False
     if not all(stat.S_ISFIFO(s.st_mode) or stat.S_ISSOCK(s.st_mode) for s in modes):
         return False
@@ -219,43 +204,24 @@ def on_pipes() -> bool:
 
 
 class _Output(asyncio.Protocol):
-    """Flow control for the stdout transport: ``drain`` waits while its buffer is full."""
+    """The stdout transport's protocol: ``lost`` once the client has closed it."""
 
     def __init__(self) -> None:
         self.lost: BaseException | None = None
         self.closed = asyncio.get_running_loop().create_future()
-        self._resume: asyncio.Future[None] | None = None
-
-    def pause_writing(self) -> None:
-        self._resume = asyncio.get_running_loop().create_future()
-
-    def resume_writing(self) -> None:
-        if self._resume is not None and not self._resume.done():
-            self._resume.set_result(None)
-        self._resume = None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = exc or BrokenPipeError("stdout closed")
-        self.resume_writing()
         if not self.closed.done():
             self.closed.set_result(None)
-
-    async def drain(self) -> None:
-        if self._resume is not None:
-            await self._resume
-        if self.lost is not None:
-            raise BrokenPipeError("the client closed stdout") from self.lost
 
 
 class Wire:
     """stdin and stdout, taken over from fds 0 and 1 for the life of the connection."""
 
-    def __init__(self, stdin_fd: int, stdout_fd: int) -> None:
-        self.stdin_fd, self.stdout_fd = stdin_fd, stdout_fd
+    def __init__(self, out: asyncio.WriteTransport, output: _Output) -> None:
         self.reader = asyncio.StreamReader(limit=2 * READ_SIZE)
-        self.output = _Output()
-        self.transports: list[asyncio.BaseTransport] = []
-        self.out: asyncio.WriteTransport | None = None
+        self.out, self.output = out, output
         self.pending = Pending()
 
     @classmethod
@@ -268,98 +234,67 @@ class Wire:
         except BaseException:
             _restore(0, stdin_fd)
             raise
-        wire = cls(stdin_fd, stdout_fd)
+        loop, transports = asyncio.get_running_loop(), list[asyncio.BaseTransport]()
         try:
-            await wire._connect()
+            # The transports own duplicates of the wire, so closing them leaves the originals
+            # to restore fds 0 and 1 with.
+            stdout = os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
+            out, output = await loop.connect_write_pipe(_Output, stdout)
+            transports.append(out)
+            wire = cls(out, output)
+            stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
+            reading, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
+            )
+            transports.append(reading)
             yield wire
-            await wire._flush()
+            if output.lost is None:  # the last answer leaves (or the client goes) first
+                out.close()
+                with anyio.move_on_after(5):
+                    await output.closed
         finally:
-            for transport in wire.transports:
+            for transport in transports:
                 transport.close()
             _restore(1, stdout_fd)
             _restore(0, stdin_fd)
 
-    async def _connect(self) -> None:
-        loop = asyncio.get_running_loop()
-        # The transports own duplicates of the wire, so closing them leaves the originals
-        # to restore fds 0 and 1 with.
-        stdin = os.fdopen(os.dup(self.stdin_fd), "rb", buffering=0)
-        reading, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(self.reader), stdin
-        )
-        self.transports.append(reading)
-        stdout = os.fdopen(os.dup(self.stdout_fd), "wb", buffering=0)
-        self.out, _ = await loop.connect_write_pipe(lambda: self.output, stdout)
-        self.transports.append(self.out)
-
-    async def _flush(self) -> None:
-        """Wait until the last answer has left (or the client has gone)."""
-        if self.out is not None and self.output.lost is None:
-            self.out.close()
-            with anyio.move_on_after(5):
-                await self.output.closed
-
-    def send(self, data: bytes) -> None:
+    async def send(self, text: str) -> None:
+        """One message, on its way before the next (waiting while the client does not
+        read): clients that parse a read chunk at a time (both TypeScript SDKs) then see a
+        progress notification before the result that follows it."""
+        if self.output.lost is None:
+            self.out.write(text.encode() + b"\n")
+        while self.out.get_write_buffer_size() and self.output.lost is None:
+            await asyncio.sleep(0.001)
         if self.output.lost is not None:
             raise BrokenPipeError("the client closed stdout") from self.output.lost
-        assert self.out is not None
-        self.out.write(data)
 
     async def write_from(self, messages: MemoryObjectReceiveStream[SessionMessage]) -> None:
-        """One message per write, each on its way before the next: clients that parse a
-        read chunk at a time (both TypeScript SDKs) then see a progress notification
-        before the result that follows it."""
         async with messages:
             async for message in messages:
                 self.pending.wrote(message.message)
-                text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                self.send(_encode(text))
-                await self.output.drain()
-                await self._flushed()
-
-    async def _flushed(self) -> None:
-        while (
-            self.out is not None and self.out.get_write_buffer_size() and self.output.lost is None
-        ):
-            await asyncio.sleep(0.001)
+                await self.send(message.message.model_dump_json(by_alias=True, exclude_unset=True))
 
     async def read_into(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        async with messages:
-            async for line in self.lines():
-                if not line.strip():
-                    continue
-                try:
-                    message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except ValidationError as exc:
-                    answer = jsonrpc.error_for(line)
-                    if answer is None:
-                        await messages.send(exc)  # a malformed response: the SDK logs it
-                    else:
-                        self.send(_encode(answer))
-                        await self.output.drain()
-                    continue
-                if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
-                    self.send(_encode(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request")))
-                    await self.output.drain()
-                    continue
-                self.pending.read(message)
-                await messages.send(SessionMessage(message))
-            await self.pending.drained(lambda: self.output.lost is not None)
+        await _read(self.lines(), messages, self.send, self.pending, self.gone)
 
-    async def lines(self) -> AsyncIterator[str]:
-        """stdin's lines, decoded as the SDK does (UTF-8, bad bytes replaced), any length."""
+    def gone(self) -> bool:
+        return self.output.lost is not None
+
+    async def lines(self) -> AsyncIterator[bytes]:
+        """stdin's lines, any length."""
         pending: list[bytes] = []
         while chunk := await self.reader.read(READ_SIZE):
             start = 0
             while (end := chunk.find(b"\n", start)) >= 0:
                 pending.append(chunk[start:end])
                 start = end + 1
-                yield b"".join(pending).decode("utf-8", "replace")
+                yield b"".join(pending)
                 pending.clear()
             if start < len(chunk):
                 pending.append(chunk[start:])
         if pending:
-            yield b"".join(pending).decode("utf-8", "replace")
+            yield b"".join(pending)
 
 
 def _divert(fd: int, replacement: int) -> int:
@@ -380,7 +315,3 @@ def _restore(fd: int, private: int) -> None:
         logger.debug("could not restore fd %d", fd, exc_info=True)
     finally:
         os.close(private)
-
-
-def _encode(text: str) -> bytes:
-    return text.encode() + b"\n"

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcp_server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 Json = Any
 InputRequest = types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest
 InputResponse = types.CreateMessageResult | types.ListRootsResult | types.ElicitResult
@@ -127,9 +128,6 @@ class Context:
 
         store = self.registry.get("store") or _process_store()
         return BoundState(store, self.identity.key)
-
-    def pending_state(self) -> str:
-        return json.dumps({"a": self._answers, "s": self._new_state}, sort_keys=True)
 
     @property
     def client_capabilities(self) -> types.ClientCapabilities | None:
@@ -221,9 +219,9 @@ class Context:
         self, message: str, requested: dict[str, Json], *, key: str | None = None
     ) -> types.ElicitResult:
         """Ask the user to fill in a form described by a flat JSON Schema; the raw answer."""
-        answer = await self._ask_one("elicit", elicitation(message, requested), key)
-        assert isinstance(answer, types.ElicitResult)
-        return answer
+        return await self._ask_one(
+            "elicit", elicitation(message, requested), key, types.ElicitResult
+        )
 
     async def sample(
         self,
@@ -238,65 +236,56 @@ class Context:
         request = sampling(
             prompt, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
         )
-        answer = await self._ask_one("sample", request, key)
-        assert isinstance(answer, types.CreateMessageResult)
-        return answer
+        return await self._ask_one("sample", request, key, types.CreateMessageResult)
 
     async def list_roots(self, *, key: str | None = None) -> list[types.Root]:
         """The client's roots (folders or files it shares), in both protocol eras."""
-        answer = await self._ask_one("roots", roots(), key)
-        assert isinstance(answer, types.ListRootsResult)
-        return list(answer.roots)
+        return list((await self._ask_one("roots", roots(), key, types.ListRootsResult)).roots)
 
     async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:
         """Ask the client several things at once (elicitation, sampling, roots), by key:
         one after the other over the back channel (handshake era), or all unanswered ones
         in one ``input_required`` result, the handler re-run with the answers (2026-07-28)."""
-        answers: dict[str, InputResponse] = {}
-        if not self.modern:
-            for key, request in requests.items():
-                # a task asks on a tasks/result request (input_required meanwhile)
-                via, request = (
-                    await self.task.channel(request) if self.task else (self.request, request)
-                )
-                try:
-                    answers[key] = await self._send(request, via)
-                    if self.task is not None:
-                        await self.task.asking(False)
-                except NoBackChannelError:
-                    raise ToolError(
-                        f"this needs to ask the client ({request.method}), which this connection "
-                        f"cannot carry {_no_channel(via)}"
-                    ) from None
+        if self.modern:  # (every answer given is checked, even when one is missing)
+            given = {k: r for k, r in self._answers.items() if r is not None}
+            answers = {k: _answer(r.method, k, given[k]) for k, r in requests.items() if k in given}
+            if missing := {k: r for k, r in requests.items() if k not in answers}:
+                raise InputRequired(missing)
             return answers
-        missing: dict[str, InputRequest] = {}
+        answers = {}
         for key, request in requests.items():
-            raw = self._answers.get(key)
-            if raw is None:
-                missing[key] = request
-                continue
-            answers[key] = _answer(request.method, key, raw)
-        if missing:
-            raise InputRequired(missing)
+            # a task asks on a tasks/result request (input_required meanwhile)
+            via, request = (
+                await self.task.channel(request) if self.task else (self.request, request)
+            )
+            if isinstance(request, types.CreateMessageRequest):
+                validate_tool_use_result_messages(request.params.messages)
+            # a question travels on its request; roots on the connection
+            related = None if isinstance(request, types.ListRootsRequest) else via.request_id
+            try:
+                answers[key] = await via.session.send_request(
+                    request,
+                    _ANSWER_TYPES[request.method],
+                    metadata=ServerMessageMetadata(related_request_id=related),
+                )
+            except NoBackChannelError:
+                raise ToolError(
+                    f"this needs to ask the client ({request.method}), which this connection "
+                    f"cannot carry {_no_channel(via)}"
+                ) from None
+            if self.task is not None:
+                await self.task.asking(False)
         return answers
 
-    async def _send(self, request: InputRequest, via: Any = None) -> InputResponse:
-        channel = via or self.request  # the request it travels on (roots: the connection)
-        if isinstance(request, types.CreateMessageRequest):
-            validate_tool_use_result_messages(request.params.messages)
-        related = None if isinstance(request, types.ListRootsRequest) else channel.request_id
-        answer: InputResponse = await channel.session.send_request(
-            request,
-            _ANSWER_TYPES[request.method],
-            metadata=ServerMessageMetadata(related_request_id=related),
-        )
-        return answer
-
-    async def _ask_one(self, kind: str, request: InputRequest, key: str | None) -> InputResponse:
+    async def _ask_one(
+        self, kind: str, request: InputRequest, key: str | None, expected: type[AnswerT]
+    ) -> AnswerT:
         if key is None:
             key = f"{kind}-{self._asked}"
             self._asked += 1
-        return (await self.ask({key: request}))[key]
+        answer = (await self.ask({key: request}))[key]
+        assert isinstance(answer, expected)
+        return answer
 
     async def notify_tools_changed(self) -> None:
         await self._publish(ToolsListChanged())
@@ -348,23 +337,19 @@ def requested_schema(schema: type[BaseModel]) -> dict[str, Json]:
 
 def previous_round(params: Any) -> tuple[dict[str, Json], str | None]:
     """Answers gathered in earlier rounds (from the sealed request state) plus this round's."""
-    answers: dict[str, Json] = {}
-    state: str | None = None
     raw_state = getattr(params, "request_state", None)
-    if raw_state:
-        try:
-            loaded = json.loads(raw_state)
-        except ValueError:
-            loaded = None
-        if isinstance(loaded, dict):
-            answers.update(loaded.get("a") or {})
-            state = loaded.get("s")
+    try:
+        loaded = json.loads(raw_state) if raw_state else {}  # (most calls have none)
+    except ValueError:
+        loaded = None
+    if not isinstance(loaded, dict):
+        loaded = {}
+    answers: dict[str, Json] = dict(loaded.get("a") or {})
     for key, response in (getattr(params, "input_responses", None) or {}).items():
         if isinstance(response, BaseModel):
-            answers[key] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
-        else:
-            answers[key] = response
-    return answers, state
+            response = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        answers[key] = response
+    return answers, loaded.get("s")
 
 
 def _answer(method: str, key: str, raw: Json) -> InputResponse:
@@ -390,6 +375,5 @@ def valid_answers(asked: Mapping[str, Json], responses: Json) -> dict[str, Json]
 
 
 def input_required(asked: InputRequired, context: Context) -> types.InputRequiredResult:
-    return types.InputRequiredResult(
-        input_requests=dict(asked.requests), request_state=context.pending_state()
-    )
+    state = json.dumps({"a": context._answers, "s": context._new_state}, sort_keys=True)
+    return types.InputRequiredResult(input_requests=dict(asked.requests), request_state=state)

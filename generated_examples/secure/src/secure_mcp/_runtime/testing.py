@@ -56,9 +56,6 @@ def connections(spec: Mapping[str, Any] | None = None) -> list[tuple[str, Mode]]
     return [(t, m) for t in transports(spec) for m in MODES]
 
 
-# -- stubs ---------------------------------------------------------------------------------
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--stubs",
@@ -112,9 +109,6 @@ def is_stub(result: types.CallToolResult) -> bool:
 text_of = error_text  # the text blocks of a result, joined
 
 
-# -- credentials -----------------------------------------------------------------------
-
-
 class Credentials:
     """What the test servers accept and what the test clients send: nothing, without
     authentication (``testing_auth`` has the credentials of the other kinds)."""
@@ -137,9 +131,6 @@ def credentials(spec: Mapping[str, Any]) -> Credentials:
 
     made: Credentials = AuthCredentials(spec)  # (absent: Any)
     return made
-
-
-# -- servers -----------------------------------------------------------------------------
 
 
 _GIVEN: set[int] = set()
@@ -212,9 +203,6 @@ def run_servers(
             stop_server(process)
 
 
-# -- clients ------------------------------------------------------------------------------
-
-
 async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
     """The test client's answer to elicitation: the user declines."""
     return types.ElicitResult(action="decline")
@@ -265,9 +253,7 @@ def connect(
 async def _in_memory(
     client_class: type[BaseClient], mode: Mode, **options: Any
 ) -> AsyncIterator[Any]:
-    from importlib import import_module
-
-    server = import_module(f"{client_class.package}.server").create_server()
+    server = importlib.import_module(f"{client_class.package}.server").create_server()
     async with client_class.connect(server, mode=mode, **options) as client:
         yield client
 

@@ -33,6 +33,7 @@ TASK_METHODS = frozenset(
 NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or prompt
 TOOL_RESULTS = ("tools/call", "tasks/result")  # answered with a CallToolResult
 URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
+Labelled = tuple[dict[str, str], frozenset[tuple[str, str]]]  # metric attributes, their key
 
 
 def configured(environ: Mapping[str, str]) -> bool:
@@ -79,7 +80,7 @@ class Telemetry:
         # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
         # grow the label set)
         self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS | TASK_METHODS
-        self._made: dict[tuple[str, str, str | None, str | None], Any] = {}
+        self._made: dict[tuple[str, str, str | None, str | None], Labelled] = {}
 
     def _histogram(self, name: str, description: str) -> Histogram:
         exported = None
@@ -125,8 +126,7 @@ class Telemetry:
             if version not in MODERN_PROTOCOL_VERSIONS:
                 connection = getattr(ctx.session, "_connection", None)
                 if connection is not None:
-                    session_id = getattr(connection, "session_id", None)
-                    self._track_session(connection, session_id, SUPPORTED_PROTOCOL_VERSIONS)
+                    self._track_session(connection, SUPPORTED_PROTOCOL_VERSIONS)
             error: str | None = None
             try:
                 result = await call_next(ctx)
@@ -158,12 +158,7 @@ class Telemetry:
 
         return observe
 
-    def _labels(self, ctx: Any, version: str, error: str | None) -> dict[str, str]:
-        return self._labelled(ctx.method, ctx.params, version, error)[0]
-
-    def _labelled(
-        self, method: str, params: Any, version: str, error: str | None
-    ) -> tuple[dict[str, str], frozenset[tuple[str, str]]]:
+    def _labelled(self, method: str, params: Any, version: str, error: str | None) -> Labelled:
         """Metric attributes and their key: bounded values only (a method or tool name a
         client made up becomes ``_OTHER`` or is left out), never a session id. Made once per
         combination (the values are bounded, so are the combinations)."""
@@ -173,16 +168,8 @@ class Telemetry:
         if not isinstance(name, str) or name not in self.names:
             name = None
         made = self._made.get(key := (method, version, name, error))
-        if made is None:
-            labels = self._make_labels(method, version, name, error)
-            made = labels, frozenset(labels.items())
-            if len(self._made) < 1024:  # an error code an upstream made up is not kept
-                self._made[key] = made
-        return made
-
-    def _make_labels(
-        self, method: str, version: str, name: str | None, error: str | None
-    ) -> dict[str, str]:
+        if made is not None:
+            return made
         labels = {
             "mcp.method.name": method,
             "mcp.protocol.version": version,
@@ -194,15 +181,18 @@ class Telemetry:
             labels["error.type"] = error
             if error.lstrip("-").isdigit():
                 labels["rpc.response.status_code"] = error
-        return labels
+        made = labels, frozenset(labels.items())
+        if len(self._made) < 1024:  # an error code an upstream made up is not kept
+            self._made[key] = made
+        return made
 
-    def _track_session(self, connection: Any, session_id: str | None, known: Any) -> None:
+    def _track_session(self, connection: Any, known: Any) -> None:
         """Time a connection from its first message to its close (a handshake-era
         session; a stateless HTTP POST is no session). ``known``: the supported versions."""
         state = getattr(connection, "state", None)
         if state is None or _SESSION_KEY in state:
             return
-        if self.transport == "http" and not session_id:
+        if self.transport == "http" and not getattr(connection, "session_id", None):
             return
         state[_SESSION_KEY] = started = time.perf_counter()
 
@@ -249,13 +239,11 @@ class Histogram:
         point = self.points.get(key)
         if point is None:
             if len(self.points) >= self.OVERFLOW_AFTER:
-                attributes = self.OVERFLOW
-                key = frozenset(attributes.items())
-            point = self.points.get(key)
-            if point is None:
-                point = self.points[key] = [dict(attributes), [0] * (len(BUCKETS) + 1), 0, 0]
-                if self not in self.shown:
-                    self.shown.append(self)
+                attributes, key = self.OVERFLOW, frozenset(self.OVERFLOW.items())
+            new = [dict(attributes), [0] * (len(BUCKETS) + 1), 0, 0]
+            point = self.points.setdefault(key, new)
+            if self not in self.shown:
+                self.shown.append(self)
         point[1][bisect_left(BUCKETS, amount)] += 1
         point[2] += amount
         point[3] += 1
@@ -274,13 +262,9 @@ def _describe(span: Any, ctx: Any, network: str, protocol: str) -> None:
         from .logs import redact_query
 
         span.set_attribute("mcp.resource.uri", redact_query(uri))
-    _link_http_context(span, ctx.request)
-
-
-def _link_http_context(span: Any, request: Any) -> None:
-    """The HTTP request's own ``traceparent`` (a proxy's, say) as a link of the MCP span,
-    whose parent is the one in ``params._meta`` (as the conventions say)."""
-    headers = getattr(request, "headers", None)
+    # The HTTP request's own ``traceparent`` (a proxy's, say) is a link of the MCP span,
+    # whose parent is the one in ``params._meta`` (as the conventions say).
+    headers = getattr(ctx.request, "headers", None)
     if headers is None or "traceparent" not in headers:
         return
     from opentelemetry.propagate import extract

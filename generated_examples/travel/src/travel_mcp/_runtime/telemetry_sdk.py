@@ -31,17 +31,16 @@ def build(
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-    logging.getLogger("opentelemetry.attributes").addFilter(ONCE)  # (added once)
+    logging.getLogger("opentelemetry.attributes").addFilter(once)  # (added once)
     resource = _resource(spec)
     # GET /metrics reads the histograms kept in process (telemetry.Histogram): the SDK's
     # metrics only when an exporter takes them
-    readers = []
+    meter_provider, flushers = None, list[Any]()
     if exporting:
         readers = [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers) if readers else None
-    flushers: list[Any] = [meter_provider.force_flush] if meter_provider is not None else []
-    tracing = False
-    if exporting:
+        if readers:
+            meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+            flushers.append(meter_provider.force_flush)
         current = trace.get_tracer_provider()
         if isinstance(current, trace.ProxyTracerProvider):
             from opentelemetry.sdk.trace import SpanLimits, TracerProvider
@@ -57,12 +56,11 @@ def build(
             trace.set_tracer_provider(tracer_provider)
             current = tracer_provider
         # else: the process already has one (opentelemetry-instrument): spans go there
-        tracing = True
         if hasattr(current, "force_flush"):
             flushers.append(current.force_flush)
         if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
             flushers.append(_logs(resource, environ))
-    telemetry = Telemetry(meter_provider, transport != "stdio", tracing, transport)
+    telemetry = Telemetry(meter_provider, transport != "stdio", exporting, transport)
     telemetry.flushers = flushers
     logger.info(
         "OpenTelemetry on: %s%s",
@@ -149,23 +147,17 @@ class _ShortNames(SpanProcessor):  # type: ignore[misc, unused-ignore]
             span._status = Status(status.status_code, cut)  # (the SDK's ReadableSpan)
 
 
-class _Once(logging.Filter):
+SEEN: set[str] = set()  # the warnings ``once`` let through
+
+
+def once(record: logging.LogRecord) -> bool:
     """Lets each warning of the SDK's attribute checks through once per process: a client's
     long tool name or request id, cut to ``VALUE_LIMIT``, would otherwise log "String
     attribute value exceeds max length" on every request. Keyed by the SDK's own format
     strings (a few), never by a value."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        kind = str(record.msg)
-        if kind in self.seen:
-            return False
-        self.seen.add(kind)
-        record.msg = f"{kind} (logged once per process)"
-        return True
-
-
-ONCE = _Once()
+    kind = str(record.msg)
+    if kind in SEEN:
+        return False
+    SEEN.add(kind)
+    record.msg = f"{kind} (logged once per process)"
+    return True

@@ -58,18 +58,16 @@ def parse(model: Any, arguments: Arguments) -> Any:
     (its failure is the caller's bad arguments, not the handler's fault). ``model`` may be
     a type alias, what the model generator makes of a schema without properties of its own
     (a map, a union): an adapter validates it."""
-    if not isinstance(model, type):
-        try:
-            return _adapter(model).validate_python(plain(arguments))
-        except ValidationError as exc:
-            raise InvalidArguments(str(model), pydantic_problems(exc)) from None
-    cls: type[BaseModel] = model
-    if isinstance(arguments, cls):
+    is_model = isinstance(model, type)
+    if is_model and isinstance(arguments, model):
         return arguments
     try:
-        return cls.model_validate(arguments)
+        if is_model:
+            return model.model_validate(arguments)
+        return _adapter(model).validate_python(plain(arguments))
     except ValidationError as exc:
-        raise InvalidArguments(cls.__name__, pydantic_problems(exc)) from None
+        problems = [located(e["loc"], e["msg"]) for e in exc.errors()[:MAX_ERRORS]]
+        raise InvalidArguments(model.__name__ if is_model else str(model), problems) from None
 
 
 @cache
@@ -83,10 +81,6 @@ def plain(arguments: Arguments) -> dict[str, Json]:
         return arguments
     data: dict[str, Json] = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return data
-
-
-def pydantic_problems(exc: ValidationError) -> list[str]:
-    return [located(e["loc"], e["msg"]) for e in exc.errors()[:MAX_ERRORS]]
 
 
 def located(path: Iterable[Any], message: str, root: str = "(arguments)") -> str:
@@ -170,11 +164,11 @@ class ToolBinding:
         data = result.structured_content
         if result.is_error or data is None or _strictly(self.output_model, data) is not None:
             return []
-        validator = self.output_validator
+        validator = self.output_validator  # (built on first use: after the model's verdict)
         if validator is None:
             return []
         try:
-            errors = list(validator.iter_errors(result.structured_content))[:MAX_ERRORS]
+            errors = list(validator.iter_errors(data))[:MAX_ERRORS]
         except RecursionError:
             return ["(result): nested too deeply"]
         return [located(e.absolute_path, e.message[:200], "(result)") for e in errors]
@@ -198,41 +192,33 @@ class ToolTable:
         bindings: Sequence[ToolBinding],
         policy: Policy | None = None,
         hidden: Sequence[str] = (),
-        registry: Mapping[str, Any] | None = None,
     ) -> None:
         self.by_name = {b.name: b for b in bindings}
         self.order = [b.name for b in bindings]
         self.policy = policy or Policy()
         self.hidden = set(hidden)
-        self.registry: Mapping[str, Any] = registry if registry is not None else {}
+        self.registry: Mapping[str, Any] = {}  # and events: set by build_server
         self.events: Any = None
         self._warned: set[str] = set()
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         if name not in self.by_name:
             raise KeyError(f"no tool named {name!r}")
-        if enabled:
-            self.hidden.discard(name)
-        else:
-            self.hidden.add(name)
+        (self.hidden.discard if enabled else self.hidden.add)(name)
 
-    def visible(self, context_identity: Any) -> list[str]:
+    def visible(self, identity: Any) -> list[str]:
         """Names of the tools tools/list shows to this caller, in order."""
-        policy = self.policy
-        return [
-            name
-            for name in self.order
-            if name not in self.hidden and policy.visible(context_identity, "tool", name)
-        ]
+        return [name for name in self.order if self._shown(identity, name)]
+
+    def _shown(self, identity: Any, name: str) -> bool:
+        return name not in self.hidden and self.policy.visible(identity, "tool", name)
 
     def input_schema(self, name: str) -> Json:
         """What the SDK checks a 2026 call's ``Mcp-Param-*`` headers against, before any
         handler: None for a tool this caller is not shown (its 400 told it from one that
         does not exist, and named its arguments)."""
         binding = self.by_name.get(name)
-        if binding is None or name in self.hidden:
-            return None
-        if not self.policy.visible(current_identity(), "tool", name):
+        if binding is None or not self._shown(current_identity(), name):
             return None
         return binding.input_schema
 
@@ -268,10 +254,8 @@ class ToolTable:
         binding = self.find(name)
         self.policy.check(context.identity, "tool", name)
         validated = binding.validated(arguments)
-        if validated is None:
-            errors = binding.argument_errors(arguments)
-            if errors:
-                return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(errors))
+        if validated is None and (errors := binding.argument_errors(arguments)):
+            return _invalid(name, errors)
         given: Arguments = arguments if validated is None else validated
         try:
             if binding.timeout:
@@ -282,7 +266,7 @@ class ToolTable:
         except ToolError as exc:
             return tool_error(str(exc))
         except InvalidArguments as exc:
-            return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(exc.problems))
+            return _invalid(name, exc.problems)
         except InputRequired as asked:
             return input_required(asked, context)
         except TimeoutError:
@@ -346,6 +330,10 @@ def _explained(error: Any) -> str:
         return str(error.message)
     names = ", ".join(list(known)[:MAX_KNOWN]) + (", ..." if len(known) > MAX_KNOWN else "")
     return f"{error.message}; known: {names}"
+
+
+def _invalid(name: str, problems: list[str]) -> types.CallToolResult:
+    return tool_error(f"Invalid arguments for tool {name!r}: " + "; ".join(problems))
 
 
 def _internal_error(name: str, log: str = "tool %s failed") -> types.CallToolResult:
