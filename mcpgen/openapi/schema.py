@@ -163,11 +163,6 @@ class SchemaConverter:
             new.add(name := self._unplanned.pop())
             self._plans[name] = self._plan(self.defs[name], self._refs.setdefault(name, set()))
         live = self._live  # (final once planned: the definitions it refers to are planned too)
-        # what leads to a definition that drops something drops something too
-        while grown := {
-            n for n in new - live if self._plans[n].get("drop") or self._refs[n] & live
-        }:
-            live |= grown
 
         def pruned(node: dict[str, Json]) -> dict[str, Json]:
             if "ref" in node:
@@ -178,6 +173,9 @@ class SchemaConverter:
             kept["all"] = [p for p in map(pruned, node.get("all", ())) if p]
             return {k: v for k, v in kept.items() if v}
 
+        # a definition drops something at any depth, or leads to one that does
+        while grown := {n for n in new - live if pruned(self._plans[n])}:
+            live |= grown
         found = pruned({k: v for k, v in root.items() if own or k != "drop"})
         needed, todo = set(), list(root_refs & live)
         while todo:

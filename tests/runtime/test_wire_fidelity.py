@@ -463,6 +463,52 @@ async def test_a_read_only_property_of_a_nested_object_is_not_sent(spread: bool)
     }
 
 
+INNER = {"type": "object", "properties": {"id": {"readOnly": True}, "name": {"type": "string"}}}
+DEEP = {  # definitions whose readOnly ``id`` is only deeper than their own properties
+    "A": {"type": "object", "properties": {"x": INNER}},
+    "Items": {"type": "object", "properties": {"x": {"type": "array", "items": INNER}}},
+    "AllOf": {"allOf": [{"type": "object", "properties": {"x": INNER}}]},
+    "OneOf": {"oneOf": [{"type": "object", "properties": {"x": INNER}}]},
+    "Loop": {"type": "object", "properties": {"x": INNER, "next": {"$ref": "#/$defs/Loop"}}},
+    "Via": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}},  # only through A
+}
+
+
+@pytest.mark.parametrize("body", ["ref", "allOf", "property"])
+@pytest.mark.parametrize("name", sorted(DEEP))
+async def test_a_read_only_property_deep_inside_a_definition_is_not_sent(
+    name: str, body: str
+) -> None:
+    """A definition whose ``readOnly`` property sits in an inline object (a property's, an
+    array's items, a member's) was planned as dropping nothing: ``id`` was sent. The body
+    is the definition (spread when it can be), wraps it, or has it as a property."""
+    components = {k: json.loads(json.dumps(v).replace("#/$defs/", "#/components/schemas/"))
+                  for k, v in DEEP.items()}  # fmt: skip
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    schema = {"ref": ref, "allOf": {"allOf": [ref]}, "property": {"properties": {"v": ref}}}[body]
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = posted(op)
+    data["components"] = {"schemas": components}
+    x = {"id": 1, "name": "a"}
+    value = {"a": {"x": x}} if name == "Via" else {"x": [x] if name == "Items" else x}
+    if name == "Loop":
+        value["next"] = {"x": x, "next": {"x": x}}
+    value = {"v": value} if body == "property" else value
+    spec = operations(data)["send"]
+    argument = spec["body"]["argument"]  # None: a spread body, one argument a property
+    with recorder() as rec:
+        given = value if argument is None else {argument: value}
+        result = await upstream(rec.url).call(spec, given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    sent = json.loads(seen.body)
+    assert "'id'" not in repr(sent) and "'name': 'a'" in repr(sent), sent
+
+
 @pytest.mark.parametrize("spread", [True, False])
 @pytest.mark.parametrize("shape", ["refProperty", "allOfProperty"])
 def test_a_read_only_property_behind_a_reference_is_not_asked_for(shape: str, spread: bool) -> None:
