@@ -194,46 +194,14 @@ async def test_completion_answers(
 
 
 # One typed call per tool with example arguments: mypy checks each against the client.
-RoundTrip = Callable[[NotesClient], Awaitable[object]]
-ROUND_TRIPS: dict[str, RoundTrip] = {}
-
-
-def round_trip(name: str) -> Callable[[RoundTrip], RoundTrip]:
-    def register(call: RoundTrip) -> RoundTrip:
-        ROUND_TRIPS[name] = call
-        return call
-
-    return register
-
-
-@round_trip("create_note")
-async def round_trip_create_note(typed: NotesClient) -> object:
-    return await typed.create_note(title="xxxxxxx", body="xxxxxxx")
-
-
-@round_trip("get_note")
-async def round_trip_get_note(typed: NotesClient) -> object:
-    return await typed.get_note(id_="n0")
-
-
-@round_trip("update_note")
-async def round_trip_update_note(typed: NotesClient) -> object:
-    return await typed.update_note(id_="n0")
-
-
-@round_trip("delete_note")
-async def round_trip_delete_note(typed: NotesClient) -> object:
-    return await typed.delete_note(id_="n0")
-
-
-@round_trip("search_notes")
-async def round_trip_search_notes(typed: NotesClient) -> object:
-    return await typed.search_notes()
-
-
-@round_trip("export_notes")
-async def round_trip_export_notes(typed: NotesClient) -> object:
-    return await typed.export_notes()
+ROUND_TRIPS: dict[str, Callable[[NotesClient], Awaitable[object]]] = {
+    "create_note": lambda typed: typed.create_note(title="xxxxxxx", body="xxxxxxx"),
+    "get_note": lambda typed: typed.get_note(id_="n0"),
+    "update_note": lambda typed: typed.update_note(id_="n0"),
+    "delete_note": lambda typed: typed.delete_note(id_="n0"),
+    "search_notes": lambda typed: typed.search_notes(),
+    "export_notes": lambda typed: typed.export_notes(),
+}
 
 
 @pytest.mark.parametrize("name", list(ROUND_TRIPS))

@@ -180,23 +180,13 @@ def run_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
     except KeyboardInterrupt:
         pass
     except BaseExceptionGroup as group:
-        if not _only_disconnects(group):
-            raise
+        if group.split((BrokenPipeError, ConnectionResetError))[1] is not None:
+            raise  # something other than the client gone
         logger.info("client disconnected; exiting")  # answers were pending: nothing to serve
-        _silence_stdout()
-
-
-def _only_disconnects(error: BaseException) -> bool:
-    if isinstance(error, BaseExceptionGroup):
-        return all(_only_disconnects(inner) for inner in error.exceptions)
-    return isinstance(error, BrokenPipeError | ConnectionResetError)
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so interpreter shutdown does not fail flushing a dead pipe."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
+        # fd 1 to /dev/null, so that interpreter shutdown does not fail flushing a dead pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
 
 
 async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:

@@ -54,12 +54,9 @@ def acting(identity: Identity) -> Iterator[None]:
 def identity_of_request(request: object, network: bool) -> Identity:
     """The identity the transport attached to a request: the HTTP and WebSocket apps put
     it in the ASGI scope; stdio and in-memory requests carry none and are the local user."""
-    scope = getattr(request, "scope", None)
-    if isinstance(scope, Mapping):
+    if isinstance(scope := getattr(request, "scope", None), Mapping):
         found = scope.get(IDENTITY_KEY)
-        if isinstance(found, Identity):
-            return found
-        return UNVERIFIED
+        return found if isinstance(found, Identity) else UNVERIFIED
     return UNVERIFIED if network else LOCAL
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -70,22 +70,12 @@ async def respond(scope: Scope, receive: Receive, send: Send, response: Any) -> 
 
 
 def _header_matches(value: str, allowed: Iterable[str]) -> bool:
-    for pattern in allowed:
-        if value == pattern:
-            return True
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            if value.startswith(base + ":") and value[len(base) + 1 :].isdigit():
-                return True
-    return False
-
-
-def _host_and_origin(headers: Mapping[bytes, bytes]) -> tuple[str, str | None]:
-    """The Host and Origin of ``first_headers`` as starlette's ``Headers`` reads them:
-    latin-1, the host "" when absent."""
-    origin = headers.get(b"origin")
-    host = headers.get(b"host", b"").decode("latin-1")
-    return host, None if origin is None else origin.decode("latin-1")
+    """``value`` is one of ``allowed``, or has any port where one ends in ``:*``."""
+    return any(
+        value == p
+        or (p.endswith(":*") and value.startswith(p[:-1]) and value[len(p) - 1 :].isdigit())
+        for p in allowed
+    )
 
 
 class TokenBuckets:
@@ -170,7 +160,9 @@ class AuthMiddleware:
     def refused(self, scope: Scope) -> Any:
         """DNS-rebinding protection: the answer when the Host header is no allowed host, or
         a browser's Origin no allowed origin; else None."""
-        host, origin = _host_and_origin(first_headers(scope))
+        headers = first_headers(scope)  # read as starlette's ``Headers`` reads them: latin-1
+        host = headers.get(b"host", b"").decode("latin-1")
+        origin = headers.get(b"origin", b"").decode("latin-1")
         if self.hosts and not _header_matches(host, self.hosts):
             logger.warning("refused a request for host %r", host[:100])
             return error(421, "invalid_host", "Invalid Host header")
@@ -209,14 +201,10 @@ class AuthMiddleware:
 
 
 def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
-    if scope["type"] != "http" or scope.get(BODY_RECEIVED):
-        return receive
-    return _timed(receive, seconds)
-
-
-def _timed(receive: Receive, seconds: float) -> Receive:
     """``receive`` that reports a disconnect when the client stalls for ``seconds`` in the
     middle of a request body (slow-body attacks); waits after the body are not limited."""
+    if scope["type"] != "http" or scope.get(BODY_RECEIVED):
+        return receive
     done = False
 
     async def timed() -> Message:
@@ -296,10 +284,7 @@ class PostGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.guards(scope):
             if not self.streams and scope.get("method") == "GET" and route_path(scope) == self.path:
-                from starlette.responses import Response
-
-                no = Response(NO_STREAM, 405, {"Allow": "POST"}, "application/json")
-                return await no(scope, receive, send)
+                return await _answer(scope, receive, send, 405, NO_STREAM, {"Allow": "POST"})
             return await self.app(scope, receive, send)
         headers = first_headers(scope)
         kind = headers.get(b"content-type", b"")
@@ -335,7 +320,9 @@ class PostGuard:
         await self.app(scope, replay, send)
 
 
-async def _answer(scope: Scope, receive: Receive, send: Send, status: int, body: str) -> None:
+async def _answer(
+    scope: Scope, receive: Receive, send: Send, status: int, body: str, headers: Any = None
+) -> None:
     from starlette.responses import Response
 
-    await Response(body, status, media_type="application/json")(scope, receive, send)
+    await Response(body, status, headers, "application/json")(scope, receive, send)

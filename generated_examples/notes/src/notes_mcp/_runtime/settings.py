@@ -80,18 +80,14 @@ class Settings:
         auth = spec.get("auth", {})
         for key, name in AUTH_SETTINGS.items():
             raw.setdefault(key, auth.get(name))
-        base = cls()
         values: dict[str, Any] = {}
-        for item in fields(cls):
-            if item.name not in raw:
-                continue
-            value = raw[item.name]
-            default = getattr(base, item.name)
+        for name in raw.keys() & {item.name for item in fields(cls)}:
+            value = raw[name]
             if isinstance(value, list):
                 value = tuple(value)
-            elif isinstance(default, float) and isinstance(value, int):
+            elif isinstance(getattr(cls, name), float) and isinstance(value, int):
                 value = float(value)
-            values[item.name] = value
+            values[name] = value
         return cls(**values)
 
     @classmethod
@@ -102,14 +98,10 @@ class Settings:
         env = os.environ if environ is None else environ
         defaults = cls.defaults(spec)
         values: dict[str, Any] = {}
-        for item in fields(cls):
-            if item.name == "env_prefix":
-                continue
-            raw = env.get(defaults.env_prefix + item.name.upper())
-            if raw is not None:
-                values[item.name] = _parse(
-                    defaults.env_prefix, item.name, raw, getattr(defaults, item.name)
-                )
+        for item in fields(cls)[1:]:  # (not env_prefix)
+            key = defaults.env_prefix + item.name.upper()
+            if (raw := env.get(key)) is not None:
+                values[item.name] = _parse(key, raw, getattr(defaults, item.name))
         chosen = values.get("transport", defaults.transport)
         if chosen in TRANSPORTS and chosen not in offered(spec):
             raise ConfigError(
@@ -177,7 +169,7 @@ class Settings:
         return {"sse": SSE_PATH, "websocket": WEBSOCKET_PATH}.get(self.transport, self.path)
 
 
-def _parse(prefix: str, name: str, raw: str, default: object) -> object:
+def _parse(key: str, raw: str, default: object) -> object:
     try:
         if isinstance(default, bool):
             value = raw.strip().lower()
@@ -189,7 +181,7 @@ def _parse(prefix: str, name: str, raw: str, default: object) -> object:
         if isinstance(default, float):
             return float(raw)
     except ValueError:
-        raise ConfigError(f"{prefix}{name.upper()}: cannot read {raw!r}") from None
+        raise ConfigError(f"{key}: cannot read {raw!r}") from None
     if isinstance(default, tuple):
         return csv(raw)
     return raw or None

@@ -46,6 +46,11 @@ NO_LEVEL = (
     "(stateless HTTP in the handshake era): use a stateful session, or the 2026-07-28 "
     'protocol, where each request asks for its logs (_meta "io.modelcontextprotocol/logLevel")'
 )
+LIST_CHANGED = {
+    ToolsListChanged: "notifications/tools/list_changed",
+    ResourcesListChanged: "notifications/resources/list_changed",
+    PromptsListChanged: "notifications/prompts/list_changed",
+}
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -159,16 +164,7 @@ class Events:
 async def _send(connection: Any, event: Event) -> None:
     """One notification on the connection's standalone channel (what a session's
     ``send_*_list_changed`` and ``send_resource_updated`` use outside a request)."""
-    notification: types.ServerNotification
-    if isinstance(event, ToolsListChanged):
-        notification = types.ToolListChangedNotification()
-    elif isinstance(event, ResourcesListChanged):
-        notification = types.ResourceListChangedNotification()
-    elif isinstance(event, PromptsListChanged):
-        notification = types.PromptListChangedNotification()
+    if isinstance(event, ResourceUpdated):
+        await connection.outbound.notify("notifications/resources/updated", {"uri": event.uri})
     else:
-        notification = types.ResourceUpdatedNotification(
-            params=types.ResourceUpdatedNotificationParams(uri=event.uri)
-        )
-    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
-    await connection.outbound.notify(data["method"], data.get("params"))
+        await connection.outbound.notify(LIST_CHANGED[type(event)], None)

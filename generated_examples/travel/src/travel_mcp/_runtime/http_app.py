@@ -38,12 +38,18 @@ ServerFactory = Callable[..., "GeneratedServer"]
 
 
 def security_lists(settings: Settings) -> tuple[list[str], list[str]]:
-    """(allowed Host headers, allowed Origins): localhost only when bound locally."""
+    """(allowed Host headers, allowed Origins): localhost only when bound locally; no Host
+    check at all when not bound locally and no host is set (a warning says so)."""
     hosts = list(settings.allowed_hosts)
     origins = [*settings.allowed_origins, *settings.cors_origins]
     if settings.local:
         hosts += LOCAL_HOST_HEADERS
         origins += LOCAL_ORIGINS
+    elif not hosts:
+        logger.warning(
+            "no allowed hosts set (%sALLOWED_HOSTS): Host header checks are off",
+            settings.env_prefix,
+        )
     return hosts, origins
 
 
@@ -122,12 +128,6 @@ def create_app(
             settings.host,
         )
     hosts, origins = security_lists(settings)
-    if not settings.local and not settings.allowed_hosts:
-        logger.warning(
-            "no allowed hosts set (%sALLOWED_HOSTS): Host header checks are off",
-            settings.env_prefix,
-        )
-        hosts = []
 
     def metadata_url(scope: Scope) -> str:
         return base_url(scope, settings) + WELL_KNOWN + settings.endpoint
@@ -202,13 +202,10 @@ def create_app(
             observe=settings.json_response or not settings.resumable,
             json_response=settings.json_response,
         )
-    limiter = (
-        TokenBuckets(
-            settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None
-        )
-        if settings.rate_limit > 0
-        else None
-    )
+    limiter = None
+    if settings.rate_limit > 0:
+        buckets = shared.limiter if shared is not None else None
+        limiter = TokenBuckets(settings.rate_limit, settings.rate_burst, buckets)
     middleware = AuthMiddleware
     if auth.enabled:  # the package carries http_auth.py
         from .http_auth import VerifyingMiddleware
