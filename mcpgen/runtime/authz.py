@@ -1,11 +1,7 @@
-"""Who may call what: the one policy every tool call, resource read and prompt passes.
-
-The caller's identity is resolved once per request, by a server middleware that wraps
-every inbound message on every transport and in both protocol eras (``IdentityMiddleware``),
-and kept in a context variable for the request's duration. Tables (tools, resources,
-prompts) ask ``Policy`` before they run anything; meta tools and code mode reach
-operations only through the tool table's dispatch, so they pass the same check.
-"""
+"""Who may call what: the one policy every tool call, resource read and prompt passes. The
+caller is resolved once per inbound message, on every transport and in both protocol eras
+(``IdentityMiddleware``), and kept in a context variable; tables ask ``Policy`` before they
+run anything (meta tools and code mode reach operations only through the tool table)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""What every generated typed client shares: connecting, calling, parsing, blocking use.
-
-The generated ``client.py`` subclasses ``BaseClient`` (``tasks_client.TaskClient`` when a
-tool runs as an MCP task, ``client_legacy.LegacyClient`` when the server offers the legacy
-transports) with one typed method per tool, prompt and resource, and ``BaseSyncClient``
-with their blocking twins.
-"""
+"""What every generated typed client shares: connecting, calling, parsing, blocking use. The
+generated ``client.py`` subclasses ``BaseClient`` (or ``tasks_client.TaskClient``,
+``client_legacy.LegacyClient``) with a typed method per tool, prompt and resource, and
+``BaseSyncClient`` with their blocking twins."""
 
 from __future__ import annotations
 

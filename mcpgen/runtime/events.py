@@ -1,12 +1,9 @@
 """Telling clients that something changed, in both protocol eras, and per-connection log levels.
 
-2026-07-28 clients learn of changes through ``subscriptions/listen`` streams, fed by the
-subscription bus (in-process by default; shared across replicas when configured).
-Handshake-era clients get notifications on their connection: list changes go to the
-connection that caused them, resource updates to every connection subscribed to the URI
-(``resources.subscribe``).
-Replicas that share state also pass on what another replica raised
-(``sharing.ReplicaEvents``).
+2026-07-28 clients listen on ``subscriptions/listen`` streams, fed by the subscription bus
+(shared across replicas when configured: ``sharing.ReplicaEvents``). Handshake-era clients
+get notifications on their connection: list changes on the one that caused them, resource
+updates on every one subscribed to the URI (``resources.subscribe``).
 """
 
 from __future__ import annotations
@@ -84,8 +81,6 @@ class Events:
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._listens: dict[str, int] = {}  # caller key -> its open listen streams
 
-    # -- subscriptions/listen (2026-07-28) -------------------------------------------------
-
     @contextmanager
     def listening(self, caller: str) -> Iterator[None]:
         """One listen stream of ``caller`` while the block runs: at most LISTENS_PER_CALLER
@@ -104,8 +99,6 @@ class Events:
             if not self._listens[caller]:
                 del self._listens[caller]
 
-    # -- logging/setLevel (handshake era) -------------------------------------------------
-
     async def set_level(
         self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
     ) -> EmptyResult:
@@ -118,8 +111,6 @@ class Events:
     def level_enabled(self, session: ServerSession, level: str) -> bool:
         floor = self._levels.get(connection_of(session), "debug")
         return LEVELS.index(level) >= LEVELS.index(floor)
-
-    # -- publishing -----------------------------------------------------------------------
 
     async def publish(self, event: Event, session: ServerSession | None = None) -> None:
         """Tell listeners of both eras: the bus (2026-07-28 listen streams, every replica

@@ -1,12 +1,8 @@
-"""The ASGI middleware in front of every HTTP and WebSocket transport.
-
-Order, outermost first (two layers: each costs per request): ``AuthMiddleware``, the
-Host/Origin checks (DNS rebinding), then authentication, which puts the caller in the scope
-and charges its rate limit (the verified identity when there is one, the client address
-for anonymous and refused requests; a WebSocket's messages one by one, ``metered``), then
-(a POST of a message) ``PostGuard``, which also watches for a client that leaves.
-Checking credentials is ``http_auth.py``, carried by a server with ``auth``.
-"""
+"""The ASGI middleware in front of every HTTP and WebSocket transport, two layers (each
+costs per request): ``AuthMiddleware`` (Host/Origin checks against DNS rebinding, then the
+caller into the scope, charged to its rate limit) and, for a POST of a message,
+``PostGuard``, which also watches for a client that leaves. ``http_auth.py`` checks
+credentials (a server with ``auth``)."""
 
 from __future__ import annotations
 
@@ -22,6 +18,7 @@ from .authz import ANONYMOUS, IDENTITY_KEY, Policy, client_address
 from .identity import Authenticator
 from .lifecycle import first_headers, observed_post, watched
 from .settings import Settings
+from .shared_local import LocalRateLimiter
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -91,14 +88,8 @@ class TokenBuckets:
     def __init__(self, rate: float, burst: int, limiter: RateLimiter | None = None) -> None:
         self.rate = rate
         self.burst = max(1, burst)
-        if limiter is None:
-            from .shared_local import LocalRateLimiter
-
-            limiter = LocalRateLimiter(self.MAX_KEYS)
-            self.addresses: RateLimiter = LocalRateLimiter(self.MAX_KEYS)
-        else:
-            self.addresses = limiter
-        self.limiter = limiter
+        self.limiter: RateLimiter = limiter or LocalRateLimiter(self.MAX_KEYS)
+        self.addresses: RateLimiter = limiter or LocalRateLimiter(self.MAX_KEYS)
 
     async def wait(self, key: str) -> float:
         """0 when the request may go ahead, else the seconds until it may."""

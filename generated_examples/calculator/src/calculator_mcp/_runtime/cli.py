@@ -59,8 +59,8 @@ HELP = {
     "max_sessions": "open stateful sessions at most (default {d.max_sessions})",
     "max_sessions_per_caller": "open sessions one verified caller may hold (default: half of "
     "--max-sessions, at most 50)",
-    "trusted_proxies": "proxy addresses or CIDR ranges whose X-Forwarded-For is believed, "
-    "comma separated (default none)",
+    "trusted_proxies": "proxy addresses or CIDR ranges ('*' for any) whose X-Forwarded-For "
+    "and -Proto are believed, comma separated (default none)",
     "session_idle_timeout": "seconds before an idle session is closed "
     "(default {d.session_idle_timeout})",
     "header_timeout": "seconds a client may take to send request headers "

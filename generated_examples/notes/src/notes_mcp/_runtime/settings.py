@@ -31,7 +31,8 @@ def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every run-time setting. ``env_prefix`` names the variables (``CALCULATOR_PORT``)."""
+    """Every run-time setting (what each means: ``cli.HELP``). ``env_prefix`` names the
+    variables (``CALCULATOR_PORT``)."""
 
     env_prefix: str = "MCP_"
     transport: str = "stdio"
@@ -50,11 +51,8 @@ class Settings:
     event_store_size: int = 1000  # 0 = no resumability
     shutdown_timeout: float = 10.0
     max_sessions: int = 1000  # open stateful sessions (streamable HTTP)
-    # sessions one verified caller may hold open (0: half of max_sessions, at most 50)
-    max_sessions_per_caller: int = 0
-    # proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or CIDR
-    # ranges, '*' for any); none by default: the rate limit keys on the peer address
-    trusted_proxies: tuple[str, ...] = ()
+    max_sessions_per_caller: int = 0  # 0: half of max_sessions, at most 50
+    trusted_proxies: tuple[str, ...] = ()  # none: the rate limit keys on the peer address
     session_idle_timeout: float = 600.0  # seconds before an idle stateful session is closed
     header_timeout: float = 10.0  # seconds a client may take to send a request's headers
     body_timeout: float = 30.0  # seconds between two chunks of a request body
