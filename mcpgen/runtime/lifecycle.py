@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
 LONG_LIVED = frozenset({"subscriptions/listen"})
 # The answer to a request whose client went away (LSP's RequestCancelled, as the SDK's
@@ -65,7 +66,7 @@ class Inflight:
 INFLIGHT = Inflight()
 
 
-async def run_request(method: str, request: Any, call: Callable[[], Awaitable[Any]]) -> Any:
+async def run_request(method: str, request: Any, call: Callable[[], Awaitable[T]]) -> T:
     """Run one request's handling: counted, and cancelled if its HTTP client disconnects."""
     if method in LONG_LIVED:
         return await call()

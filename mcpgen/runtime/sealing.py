@@ -87,8 +87,7 @@ def request_state_security(
     """The SDK's ``requestState`` protection under one configured secret (AES-256-GCM, key
     derived by HKDF-SHA256 inside the SDK), so every replica configured alike opens what
     another sealed. ``previous`` are older secrets still accepted (rotation). Without a
-    secret: a key held by this process only (``RequestStateSecurity.ephemeral``).
-    """
+    secret: a key held by this process only (``RequestStateSecurity.ephemeral``)."""
     if secret is None:
         if previous:
             raise SharedStateConfigError("previous requestState secrets given without a secret")

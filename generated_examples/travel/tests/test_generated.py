@@ -273,10 +273,6 @@ def test_package_type_checks() -> None:
         pytest.skip("mypy is not installed (pip install -e '.[test]')")
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "src"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, "-m", "mypy", "--strict", "src"], cwd=root, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -9,7 +9,15 @@ from collections.abc import Callable, Mapping
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
 
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
 from . import telemetry
+from .authz import IDENTITY_KEY
 from .errors import ConfigError
 from .eventstore import MemoryEventStore, events_per_session
 from .http_guard import (
@@ -57,11 +65,8 @@ def base_url(scope: Scope, settings: Settings) -> str:
     """The public URL of this app's root: the configured one, else from the request."""
     if settings.public_url:
         return settings.public_url.rstrip("/")
-    from starlette.datastructures import Headers
-
-    scheme = {"ws": "http", "wss": "https"}.get(
-        scope.get("scheme", "http"), scope.get("scheme", "http")
-    )
+    scheme = scope.get("scheme", "http")
+    scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
     host = Headers(scope=scope).get("host")
     if host is None:
         server = scope.get("server") or (settings.host, settings.port)
@@ -85,18 +90,9 @@ def create_app(
     settings: Settings | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Starlette:
-    """The ASGI app for ``settings.transport`` (http, sse or websocket).
-
-    Mounted under a prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)``
-    inside the parent's lifespan: the streamable HTTP session manager and the shared state
-    (``sharing``: Redis when ``redis_url`` is set) live there.
-    """
-    from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.middleware.cors import CORSMiddleware
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
-    from starlette.routing import BaseRoute, Route
-
+    """The ASGI app for ``settings.transport`` (http, sse or websocket). Mounted under a
+    prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)`` inside the
+    parent's lifespan: the session manager and the shared state live there."""
     settings = (settings or Settings.from_env(spec, environ)).checked()
     if settings.transport != "stdio":
         from . import h11guard
@@ -147,7 +143,6 @@ def create_app(
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
     public: tuple[str, ...] = ()
     if observed is not None and observed.metrics is not None:
-        from .authz import IDENTITY_KEY
         from .prometheus import METRICS_PATH, metrics_route
 
         hides = server.tools.policy.hides_from  # labels name tools: not for whom some are hidden

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from starlette.responses import JSONResponse, Response
+from starlette.websockets import WebSocket
 
 from . import jsonrpc
 from .authz import ANONYMOUS, IDENTITY_KEY, Policy, client_address
@@ -46,8 +48,6 @@ def route_path(scope: Scope) -> str:
 
 
 def error(status: int, code: str, description: str, headers: dict[str, str] | None = None) -> Any:
-    from starlette.responses import JSONResponse
-
     body = {"error": code, "error_description": description}
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -55,8 +55,6 @@ def error(status: int, code: str, description: str, headers: dict[str, str] | No
 async def respond(scope: Scope, receive: Receive, send: Send, response: Any) -> None:
     """Send an HTTP response, or refuse a WebSocket handshake with it."""
     if scope["type"] == "websocket":
-        from starlette.websockets import WebSocket
-
         websocket = WebSocket(scope, receive, send)
         if "websocket.http.response" in scope.get("extensions", {}):
             await websocket.send_denial_response(response)
@@ -314,6 +312,4 @@ class PostGuard:
 async def _answer(
     scope: Scope, receive: Receive, send: Send, status: int, body: str, headers: Any = None
 ) -> None:
-    from starlette.responses import Response
-
     await Response(body, status, headers, "application/json")(scope, receive, send)

@@ -117,18 +117,11 @@ class Settings:
 
     def to_env(self) -> dict[str, str]:
         """Environment variables that make ``from_env`` return these settings."""
-        env: dict[str, str] = {}
-        for name, value in asdict(self).items():
-            if value is None or name == "env_prefix":
-                continue
-            key = self.env_prefix + name.upper()
-            if isinstance(value, bool):
-                env[key] = "true" if value else "false"
-            elif isinstance(value, tuple | list):
-                env[key] = ",".join(value)
-            else:
-                env[key] = str(value)
-        return env
+        values = {k: v for k, v in asdict(self).items() if v is not None and k != "env_prefix"}
+        return {
+            self.env_prefix + k.upper(): ",".join(v) if isinstance(v, tuple) else str(v)
+            for k, v in values.items()
+        }
 
     def checked(self) -> Settings:
         if self.transport not in TRANSPORTS:
