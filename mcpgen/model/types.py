@@ -260,16 +260,6 @@ class Manifest:
         oauth = self.auth.type == "oauth"
         return [d for d in TEST_DEPENDENCIES if oauth or not d.startswith("cryptography")]
 
-    @property
-    def wiring_returns(self) -> list[str]:
-        """The return types ``server.py``'s wiring functions use."""
-        kinds = (
-            ("PromptReturn", self.handled_prompts),
-            ("ResourceReturn", self.handled_resources),
-            ("ToolReturn", self.handled_tools),
-        )
-        return [name for name, items in kinds if items]
-
     def client_params(self, tool: Tool) -> list[Param]:
         """The typed client's keyword arguments for ``tool``, required first; a ``$ref`` is
         typed as its model class (made once per tool: the client, its tests and the imports

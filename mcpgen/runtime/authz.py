@@ -1,11 +1,7 @@
-"""Who may call what: the one policy every tool call, resource read and prompt passes.
-
-The caller's identity is resolved once per request, by a server middleware that wraps
-every inbound message on every transport and in both protocol eras (``IdentityMiddleware``),
-and kept in a context variable for the request's duration. Tables (tools, resources,
-prompts) ask ``Policy`` before they run anything; meta tools and code mode reach
-operations only through the tool table's dispatch, so they pass the same check.
-"""
+"""Who may call what: the one policy every tool call, resource read and prompt passes. The
+caller is resolved once per inbound message, on every transport and in both protocol eras
+(``IdentityMiddleware``), and kept in a context variable; tables ask ``Policy`` before they
+run anything (meta tools and code mode reach operations only through the tool table)."""
 
 from __future__ import annotations
 
@@ -53,12 +49,9 @@ def acting(identity: Identity) -> Iterator[None]:
 def identity_of_request(request: object, network: bool) -> Identity:
     """The identity the transport attached to a request: the HTTP and WebSocket apps put
     it in the ASGI scope; stdio and in-memory requests carry none and are the local user."""
-    scope = getattr(request, "scope", None)
-    if isinstance(scope, Mapping):
+    if isinstance(scope := getattr(request, "scope", None), Mapping):
         found = scope.get(IDENTITY_KEY)
-        if isinstance(found, Identity):
-            return found
-        return UNVERIFIED
+        return found if isinstance(found, Identity) else UNVERIFIED
     return UNVERIFIED if network else LOCAL
 
 
@@ -101,10 +94,7 @@ class IdentityMiddleware:
         try:
             if ctx.request_id is None:  # a notification
                 return await call_next(ctx)
-            result: HandlerResult = await run_request(
-                ctx.method, ctx.request, lambda: call_next(ctx)
-            )
-            return result
+            return await run_request(ctx.method, ctx.request, lambda: call_next(ctx))
         except ValidationError as exc:
             if not _request_model(exc.title):  # not the SDK's check of a request's params
                 raise

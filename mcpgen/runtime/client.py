@@ -1,10 +1,7 @@
-"""What every generated typed client shares: connecting, calling, parsing, blocking use.
-
-The generated ``client.py`` subclasses ``BaseClient`` (``tasks_client.TaskClient`` when a
-tool runs as an MCP task, ``client_legacy.LegacyClient`` when the server offers the legacy
-transports) with one typed method per tool, prompt and resource, and ``BaseSyncClient``
-with their blocking twins.
-"""
+"""What every generated typed client shares: connecting, calling, parsing, blocking use. The
+generated ``client.py`` subclasses ``BaseClient`` (or ``tasks_client.TaskClient``,
+``client_legacy.LegacyClient``) with a typed method per tool, prompt and resource, and
+``BaseSyncClient`` with their blocking twins."""
 
 from __future__ import annotations
 
@@ -14,10 +11,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, context
 from functools import cache, partial, wraps
 from typing import Any, Concatenate, Generic, Literal, ParamSpec, Self, TypeVar, overload
 
+import httpx2
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client import Client
 from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, SamplingFnT
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from pydantic import TypeAdapter
 
@@ -98,10 +98,8 @@ class BaseClient:
         **options: Any,
     ) -> AsyncIterator[ClientT]:
         """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object).
-
         ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions (in both
-        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``.
-        """
+        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``."""
         callbacks: dict[str, Any] = {
             "elicitation_callback": on_elicit,
             "sampling_callback": on_sample,
@@ -125,8 +123,6 @@ class BaseClient:
         **options: Any,
     ) -> AsyncIterator[ClientT]:
         """Spawn the server as a subprocess and talk to it over stdio."""
-        from mcp.client.stdio import StdioServerParameters
-
         parameters = StdioServerParameters(
             command=command or sys.executable,
             args=list(args) if args is not None else ["-m", cls.package],
@@ -147,9 +143,6 @@ class BaseClient:
         **options: Any,
     ) -> AsyncIterator[ClientT]:
         """Connect over streamable HTTP; ``token`` is sent as a bearer token."""
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
         all_headers = headers_with(token, headers)
         timeout = httpx2.Timeout(30.0, read=300.0)
         async with (
@@ -177,16 +170,14 @@ class BaseClient:
 
     async def read(self, uri: str) -> Contents:
         """Read any resource by URI."""
-        result = await self.client.read_resource(uri)
-        return list(result.contents)
+        return list((await self.client.read_resource(uri)).contents)
 
     async def prompt(
         self, name: str, arguments: dict[str, str | None]
     ) -> list[types.PromptMessage]:
         """Render a prompt by name (arguments that are None are left out)."""
         given = {key: value for key, value in arguments.items() if value is not None}
-        result = await self.client.get_prompt(name, given)
-        return list(result.messages)
+        return list((await self.client.get_prompt(name, given)).messages)
 
     async def complete(
         self, kind: Literal["prompt", "resource"], ref: str, argument: str, value: str

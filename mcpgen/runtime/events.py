@@ -1,12 +1,9 @@
 """Telling clients that something changed, in both protocol eras, and per-connection log levels.
 
-2026-07-28 clients learn of changes through ``subscriptions/listen`` streams, fed by the
-subscription bus (in-process by default; shared across replicas when configured).
-Handshake-era clients get notifications on their connection: list changes go to the
-connection that caused them, resource updates to every connection subscribed to the URI
-(``resources.subscribe``).
-Replicas that share state also pass on what another replica raised
-(``sharing.ReplicaEvents``).
+2026-07-28 clients listen on ``subscriptions/listen`` streams, fed by the subscription bus
+(shared across replicas when configured: ``sharing.ReplicaEvents``). Handshake-era clients
+get notifications on their connection: list changes on the one that caused them, resource
+updates on every one subscribed to the URI (``resources.subscribe``).
 """
 
 from __future__ import annotations
@@ -45,6 +42,11 @@ NO_LEVEL = (
     "(stateless HTTP in the handshake era): use a stateful session, or the 2026-07-28 "
     'protocol, where each request asks for its logs (_meta "io.modelcontextprotocol/logLevel")'
 )
+LIST_CHANGED = {
+    ToolsListChanged: "notifications/tools/list_changed",
+    ResourcesListChanged: "notifications/resources/list_changed",
+    PromptsListChanged: "notifications/prompts/list_changed",
+}
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -79,8 +81,6 @@ class Events:
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._listens: dict[str, int] = {}  # caller key -> its open listen streams
 
-    # -- subscriptions/listen (2026-07-28) -------------------------------------------------
-
     @contextmanager
     def listening(self, caller: str) -> Iterator[None]:
         """One listen stream of ``caller`` while the block runs: at most LISTENS_PER_CALLER
@@ -99,8 +99,6 @@ class Events:
             if not self._listens[caller]:
                 del self._listens[caller]
 
-    # -- logging/setLevel (handshake era) -------------------------------------------------
-
     async def set_level(
         self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
     ) -> EmptyResult:
@@ -113,8 +111,6 @@ class Events:
     def level_enabled(self, session: ServerSession, level: str) -> bool:
         floor = self._levels.get(connection_of(session), "debug")
         return LEVELS.index(level) >= LEVELS.index(floor)
-
-    # -- publishing -----------------------------------------------------------------------
 
     async def publish(self, event: Event, session: ServerSession | None = None) -> None:
         """Tell listeners of both eras: the bus (2026-07-28 listen streams, every replica
@@ -158,16 +154,7 @@ class Events:
 async def _send(connection: Any, event: Event) -> None:
     """One notification on the connection's standalone channel (what a session's
     ``send_*_list_changed`` and ``send_resource_updated`` use outside a request)."""
-    notification: types.ServerNotification
-    if isinstance(event, ToolsListChanged):
-        notification = types.ToolListChangedNotification()
-    elif isinstance(event, ResourcesListChanged):
-        notification = types.ResourceListChangedNotification()
-    elif isinstance(event, PromptsListChanged):
-        notification = types.PromptListChangedNotification()
+    if isinstance(event, ResourceUpdated):
+        await connection.outbound.notify("notifications/resources/updated", {"uri": event.uri})
     else:
-        notification = types.ResourceUpdatedNotification(
-            params=types.ResourceUpdatedNotificationParams(uri=event.uri)
-        )
-    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
-    await connection.outbound.notify(data["method"], data.get("params"))
+        await connection.outbound.notify(LIST_CHANGED[type(event)], None)

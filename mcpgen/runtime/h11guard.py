@@ -1,14 +1,8 @@
-"""uvicorn's h11 protocol with a deadline for each request's headers (slow-header attacks).
-
-uvicorn limits idle keep-alive connections but not a client that sends its headers a byte
-at a time. This subclasses its ``--http h11`` implementation at the one spot it takes:
-``GuardedH11`` arms a timer when a connection opens and after each response, and drops the
-connection if no request's headers are in when it fires. ``HEADER_TIMEOUT`` is set by the
-app factory (in each worker process too). It also closes a connection after answering a
-request that carries both Content-Length and Transfer-Encoding (request smuggling), and
-marks a request whose whole body came with its headers (``http_guard.BODY_RECEIVED``), so
-the app keeps no body deadline for it.
-"""
+"""uvicorn's h11 protocol (``--http``) with a deadline for each request's headers: uvicorn
+does not limit a client that sends them a byte at a time. ``HEADER_TIMEOUT`` is set by the
+app factory (in each worker process too). Also closes a connection after answering a request
+with both Content-Length and Transfer-Encoding (request smuggling), and marks a request whose
+whole body came with its headers (``http_guard.BODY_RECEIVED``: no body deadline for it)."""
 
 from __future__ import annotations
 
@@ -36,9 +30,6 @@ class GuardedH11(H11Protocol):
         if self._deadline is None:
             self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._check)
 
-    def _disarm(self) -> None:
-        self._waiting_since = None
-
     def _check(self) -> None:
         self._deadline = None
         if self._waiting_since is None:  # a request is in: the next response arms again
@@ -46,11 +37,9 @@ class GuardedH11(H11Protocol):
         left = self._waiting_since + HEADER_TIMEOUT - self.loop.time()
         if left > 0:
             self._deadline = self.loop.call_later(left, self._check)
-        else:
-            self._too_slow()
-
-    def _too_slow(self) -> None:
-        if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+        elif not self.transport.is_closing() and (
+            self.cycle is None or self.cycle.response_complete
+        ):
             logger.warning(
                 "a client took over %s s to send request headers; dropped it", HEADER_TIMEOUT
             )
@@ -64,7 +53,7 @@ class GuardedH11(H11Protocol):
         before = self.cycle
         super().handle_events()
         if self.cycle is not before and self.cycle is not None:
-            self._disarm()  # a request's headers are in
+            self._waiting_since = None  # a request's headers are in
             if not self.cycle.more_body:  # and its whole body: no deadline to keep for it
                 self.cycle.scope[BODY_RECEIVED] = True  # type: ignore[literal-required]
             names = first_headers(self.cycle.scope)  # (kept in the scope for the app)
@@ -79,11 +68,11 @@ class GuardedH11(H11Protocol):
         self._arm()
 
     def handle_websocket_upgrade(self, event: Any) -> None:
-        self._disarm()
+        self._waiting_since = None
         super().handle_websocket_upgrade(event)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._waiting_since = None
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None

@@ -1,27 +1,26 @@
-"""The ASGI middleware in front of every HTTP and WebSocket transport.
-
-Order, outermost first (two layers: each costs per request): ``AuthMiddleware``, the
-Host/Origin checks (DNS rebinding), then authentication, which puts the caller in the scope
-and charges its rate limit (the verified identity when there is one, the client address
-for anonymous and refused requests; a WebSocket's messages one by one, ``metered``), then
-(a POST of a message) ``PostGuard``, which also watches for a client that leaves.
-Checking credentials is ``http_auth.py``, carried by a server with ``auth``.
-"""
+"""The ASGI middleware in front of every HTTP and WebSocket transport, two layers (each
+costs per request): ``AuthMiddleware`` (Host/Origin checks against DNS rebinding, then the
+caller into the scope, charged to its rate limit) and, for a POST of a message,
+``PostGuard``, which also watches for a client that leaves. ``http_auth.py`` checks
+credentials (a server with ``auth``)."""
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from starlette.responses import JSONResponse, Response
+from starlette.websockets import WebSocket
 
 from . import jsonrpc
 from .authz import ANONYMOUS, IDENTITY_KEY, Policy, client_address
 from .identity import Authenticator
 from .lifecycle import first_headers, observed_post, watched
 from .settings import Settings
+from .shared_local import LocalRateLimiter
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -48,8 +47,6 @@ def route_path(scope: Scope) -> str:
 
 
 def error(status: int, code: str, description: str, headers: dict[str, str] | None = None) -> Any:
-    from starlette.responses import JSONResponse
-
     body = {"error": code, "error_description": description}
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -57,8 +54,6 @@ def error(status: int, code: str, description: str, headers: dict[str, str] | No
 async def respond(scope: Scope, receive: Receive, send: Send, response: Any) -> None:
     """Send an HTTP response, or refuse a WebSocket handshake with it."""
     if scope["type"] == "websocket":
-        from starlette.websockets import WebSocket
-
         websocket = WebSocket(scope, receive, send)
         if "websocket.http.response" in scope.get("extensions", {}):
             await websocket.send_denial_response(response)
@@ -69,22 +64,12 @@ async def respond(scope: Scope, receive: Receive, send: Send, response: Any) -> 
 
 
 def _header_matches(value: str, allowed: Iterable[str]) -> bool:
-    for pattern in allowed:
-        if value == pattern:
-            return True
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            if value.startswith(base + ":") and value[len(base) + 1 :].isdigit():
-                return True
-    return False
-
-
-def _host_and_origin(headers: Mapping[bytes, bytes]) -> tuple[str, str | None]:
-    """The Host and Origin of ``first_headers`` as starlette's ``Headers`` reads them:
-    latin-1, the host "" when absent."""
-    origin = headers.get(b"origin")
-    host = headers.get(b"host", b"").decode("latin-1")
-    return host, None if origin is None else origin.decode("latin-1")
+    """``value`` is one of ``allowed``, or has any port where one ends in ``:*``."""
+    return any(
+        value == p
+        or (p.endswith(":*") and value.startswith(p[:-1]) and value[len(p) - 1 :].isdigit())
+        for p in allowed
+    )
 
 
 class TokenBuckets:
@@ -101,14 +86,8 @@ class TokenBuckets:
     def __init__(self, rate: float, burst: int, limiter: RateLimiter | None = None) -> None:
         self.rate = rate
         self.burst = max(1, burst)
-        if limiter is None:
-            from .shared_local import LocalRateLimiter
-
-            limiter = LocalRateLimiter(self.MAX_KEYS)
-            self.addresses: RateLimiter = LocalRateLimiter(self.MAX_KEYS)
-        else:
-            self.addresses = limiter
-        self.limiter = limiter
+        self.limiter: RateLimiter = limiter or LocalRateLimiter(self.MAX_KEYS)
+        self.addresses: RateLimiter = limiter or LocalRateLimiter(self.MAX_KEYS)
 
     async def wait(self, key: str) -> float:
         """0 when the request may go ahead, else the seconds until it may."""
@@ -169,7 +148,9 @@ class AuthMiddleware:
     def refused(self, scope: Scope) -> Any:
         """DNS-rebinding protection: the answer when the Host header is no allowed host, or
         a browser's Origin no allowed origin; else None."""
-        host, origin = _host_and_origin(first_headers(scope))
+        headers = first_headers(scope)  # read as starlette's ``Headers`` reads them: latin-1
+        host = headers.get(b"host", b"").decode("latin-1")
+        origin = headers.get(b"origin", b"").decode("latin-1")
         if self.hosts and not _header_matches(host, self.hosts):
             logger.warning("refused a request for host %r", host[:100])
             return error(421, "invalid_host", "Invalid Host header")
@@ -208,14 +189,10 @@ class AuthMiddleware:
 
 
 def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
-    if scope["type"] != "http" or scope.get(BODY_RECEIVED):
-        return receive
-    return _timed(receive, seconds)
-
-
-def _timed(receive: Receive, seconds: float) -> Receive:
     """``receive`` that reports a disconnect when the client stalls for ``seconds`` in the
     middle of a request body (slow-body attacks); waits after the body are not limited."""
+    if scope["type"] != "http" or scope.get(BODY_RECEIVED):
+        return receive
     done = False
 
     async def timed() -> Message:
@@ -295,10 +272,7 @@ class PostGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.guards(scope):
             if not self.streams and scope.get("method") == "GET" and route_path(scope) == self.path:
-                from starlette.responses import Response
-
-                no = Response(NO_STREAM, 405, {"Allow": "POST"}, "application/json")
-                return await no(scope, receive, send)
+                return await _answer(scope, receive, send, 405, NO_STREAM, {"Allow": "POST"})
             return await self.app(scope, receive, send)
         headers = first_headers(scope)
         kind = headers.get(b"content-type", b"")
@@ -334,7 +308,7 @@ class PostGuard:
         await self.app(scope, replay, send)
 
 
-async def _answer(scope: Scope, receive: Receive, send: Send, status: int, body: str) -> None:
-    from starlette.responses import Response
-
-    await Response(body, status, media_type="application/json")(scope, receive, send)
+async def _answer(
+    scope: Scope, receive: Receive, send: Send, status: int, body: str, headers: Any = None
+) -> None:
+    await Response(body, status, headers, "application/json")(scope, receive, send)

@@ -49,11 +49,8 @@ STORE_UNAVAILABLE = (
 
 class BoundState:
     """One caller's view of a ``UserStateStore``: what a handler sees as ``ctx.store``.
-
-    Values are JSON (setting None deletes: it would read back as missing), kept for ``ttl``
-    seconds (the store's default when None). While the store is unreachable every method
-    raises ``ToolError`` (the caller reads a tool error; the server log says why once).
-    """
+    Values are JSON, kept for ``ttl`` seconds (the store's default when None). While the
+    store is unreachable every method raises ``ToolError`` (the server log says why once)."""
 
     def __init__(self, store: UserStateStore, identity_key: str) -> None:
         self._store = store
@@ -65,7 +62,7 @@ class BoundState:
         return default if value is None else value
 
     async def set(self, name: str, value: Any, ttl: float | None = None) -> None:
-        """Keep ``value`` (JSON) under ``name``; None deletes it (it would read back as missing)."""
+        """Keep ``value`` under ``name``; None deletes it (it would read back as missing)."""
         if value is None:
             return await self.delete(name)
         with _reachable():
@@ -78,7 +75,6 @@ class BoundState:
 
 @contextmanager
 def _reachable() -> Iterator[None]:
-    """The store unreachable: a ``ToolError`` for the caller."""
     try:
         yield
     except SharedStateUnavailable:
@@ -86,26 +82,21 @@ def _reachable() -> Iterator[None]:
 
 
 def request_state_security(
-    secret: str | None,
-    *,
-    previous: Sequence[str] = (),
-    ttl: float = 600.0,
-    audience: str | None = None,
+    secret: str | None, *, previous: Sequence[str] = ()
 ) -> RequestStateSecurity:
     """The SDK's ``requestState`` protection under one configured secret (AES-256-GCM, key
     derived by HKDF-SHA256 inside the SDK), so every replica configured alike opens what
     another sealed. ``previous`` are older secrets still accepted (rotation). Without a
-    secret: a key held by this process only (``RequestStateSecurity.ephemeral``).
-    """
+    secret: a key held by this process only (``RequestStateSecurity.ephemeral``)."""
     if secret is None:
         if previous:
             raise SharedStateConfigError("previous requestState secrets given without a secret")
-        return RequestStateSecurity.ephemeral(ttl=ttl, audience=audience)
+        return RequestStateSecurity.ephemeral()
     ring = [secret, *previous]
     for value in ring:
         check_secret(value)
     try:
-        return RequestStateSecurity(keys=ring, ttl=ttl, audience=audience)
+        return RequestStateSecurity(keys=ring)
     except ValueError as exc:  # duplicates in the ring
         raise SharedStateConfigError(f"requestState secrets: {exc}") from None
 

@@ -1,11 +1,7 @@
-"""Running the HTTP app with uvicorn: graceful shutdown in every mode, slow clients cut off.
-
-On SIGTERM or SIGINT the server stops accepting connections and gives the requests in
-flight ``shutdown_timeout`` seconds to finish; SSE streams are only closed once they have
-(sse-starlette would otherwise end every stream at the first signal, public switch
-``AppStatus.disable_automatic_graceful_drain``). A client that takes longer than
-``header_timeout`` to send a request's headers is disconnected (``h11guard``).
-"""
+"""Running the HTTP app with uvicorn. On SIGTERM or SIGINT the server stops accepting
+connections and gives the requests in flight ``shutdown_timeout`` seconds to finish; SSE
+streams are only closed once they have (sse-starlette would end every one at the first
+signal). Slow clients are cut off (``h11guard``)."""
 
 from __future__ import annotations
 
@@ -15,6 +11,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+import uvicorn
+from sse_starlette.sse import AppStatus
+
 from .errors import ConfigError
 from .lifecycle import INFLIGHT
 from .settings import Settings
@@ -22,32 +22,25 @@ from .settings import Settings
 logger = logging.getLogger(__name__)
 
 
-def _server_class(shutdown_timeout: float) -> type[Any]:
-    import uvicorn
+class DrainingServer(uvicorn.Server):
+    """Lets in-flight requests finish before SSE streams are closed."""
 
-    class DrainingServer(uvicorn.Server):
-        """Lets in-flight requests finish before SSE streams are closed."""
+    shutdown_timeout = 10.0
 
-        async def shutdown(self, sockets: Any = None) -> None:
-            import anyio
+    async def shutdown(self, sockets: Any = None) -> None:
+        async def release() -> None:
+            finished = await INFLIGHT.wait_idle(max(0.1, self.shutdown_timeout - 0.5))
+            if not finished:
+                logger.warning(
+                    "shutdown: %d request(s) still running after %s s",
+                    INFLIGHT.count,
+                    self.shutdown_timeout,
+                )
+            AppStatus.should_exit = True
 
-            async def release() -> None:
-                from sse_starlette.sse import AppStatus
-
-                finished = await INFLIGHT.wait_idle(max(0.1, shutdown_timeout - 0.5))
-                if not finished:
-                    logger.warning(
-                        "shutdown: %d request(s) still running after %s s",
-                        INFLIGHT.count,
-                        shutdown_timeout,
-                    )
-                AppStatus.should_exit = True
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(release)
-                await super().shutdown(sockets)
-
-    return DrainingServer
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(release)
+            await super().shutdown(sockets)
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
@@ -68,9 +61,6 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
 
 def serve(app: Any, settings: Settings) -> None:
     """Serve ``app`` until SIGTERM/SIGINT."""
-    import uvicorn
-    from sse_starlette.sse import AppStatus
-
     AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     config = uvicorn.Config(app, **uvicorn_options(settings))
     logger.info(
@@ -80,7 +70,9 @@ def serve(app: Any, settings: Settings) -> None:
         settings.port,
         settings.endpoint,
     )
-    _server_class(settings.shutdown_timeout)(config).run()
+    server = DrainingServer(config)
+    server.shutdown_timeout = settings.shutdown_timeout
+    server.run()
 
 
 def serve_workers(
@@ -89,8 +81,6 @@ def serve_workers(
     """Several worker processes (stateless HTTP or WebSocket), each building its app from
     the environment with ``factory`` (``package.server:create_app``); ``tasks``: some tool
     runs as an MCP task, which lives in the worker that started it unless Redis holds it."""
-    import uvicorn
-
     if settings.transport == "sse" or (settings.transport == "http" and not settings.stateless):
         raise ConfigError(
             "several workers need stateless HTTP (--stateless) or WebSocket: "

@@ -1,11 +1,7 @@
 """What one server process keeps in memory: rate-limit buckets and per-user state
-(``ctx.store``); ``local_cache.py`` has the caches of tasks and of the in-process shared
-state.
-
-Values are stored as the same JSON text Redis would hold, so a handler sees the same
-copy-on-read behaviour with either backend. Every store is bounded (least recently used
-entries go first).
-"""
+(``ctx.store``; ``local_cache.py`` has the caches). Values are stored as the JSON text Redis
+would hold, so a handler sees the same copy-on-read behaviour with either backend. Every
+store is bounded (least recently used entries go first)."""
 
 from __future__ import annotations
 
@@ -16,9 +12,6 @@ from collections import OrderedDict
 from typing import Any
 
 from .sealing import check_name
-
-__all__ = ["LocalRateLimiter", "LocalUserState", "local_user_state"]
-
 
 LOCAL_STATUS = {"backend": "memory", "connected": True, "outages": 0}  # for /healthz
 
@@ -109,13 +102,11 @@ class LocalRateLimiter:
         now = time.monotonic()
         tokens, then = self._buckets.get(key, (burst, now))
         tokens = min(burst, tokens + max(0.0, now - then) * rate)
-        if tokens >= cost:
-            allowed, retry_after = True, 0.0
+        allowed = tokens >= cost
+        if allowed:
             tokens -= cost
-        else:
-            # A cost above the burst can never be paid: say so with an infinite wait.
-            allowed = False
-            retry_after = (cost - tokens) / rate if cost <= burst else math.inf
+        # A cost above the burst can never be paid: say so with an infinite wait.
+        retry_after = 0.0 if allowed else (cost - tokens) / rate if cost <= burst else math.inf
         self._buckets[key] = (tokens, now)
         self._buckets.move_to_end(key)
         while len(self._buckets) > self._max:

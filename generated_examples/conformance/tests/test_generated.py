@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import typing
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -340,180 +339,102 @@ async def test_completion_answers(
 
 
 # One typed call per tool with example arguments: mypy checks each against the client.
-RoundTrip = Callable[[McpConformanceTestServerClient], Awaitable[object]]
-ROUND_TRIPS: dict[str, RoundTrip] = {}
+ROUND_TRIPS: list[str] = [
+    "test_simple_text",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_error_handling",
+    "test_tool_with_logging",
+    "test_tool_with_progress",
+    "test_sampling",
+    "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
+    "test_reconnection",
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    "test_x_mcp_header",
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_capabilities",
+]
 
 
-def round_trip(name: str) -> Callable[[RoundTrip], RoundTrip]:
-    def register(call: RoundTrip) -> RoundTrip:
-        ROUND_TRIPS[name] = call
-        return call
-
-    return register
-
-
-@round_trip("test_simple_text")
-async def round_trip_test_simple_text(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_simple_text()
-
-
-@round_trip("test_image_content")
-async def round_trip_test_image_content(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_image_content()
-
-
-@round_trip("test_audio_content")
-async def round_trip_test_audio_content(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_audio_content()
-
-
-@round_trip("test_embedded_resource")
-async def round_trip_test_embedded_resource(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_embedded_resource()
-
-
-@round_trip("test_multiple_content_types")
-async def round_trip_test_multiple_content_types(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_multiple_content_types()
-
-
-@round_trip("test_error_handling")
-async def round_trip_test_error_handling(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_error_handling()
-
-
-@round_trip("test_tool_with_logging")
-async def round_trip_test_tool_with_logging(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_tool_with_logging()
-
-
-@round_trip("test_tool_with_progress")
-async def round_trip_test_tool_with_progress(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_tool_with_progress()
-
-
-@round_trip("test_sampling")
-async def round_trip_test_sampling(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_sampling(prompt="xxxxxxx")
-
-
-@round_trip("test_elicitation")
-async def round_trip_test_elicitation(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_elicitation(message="xxxxxxx")
-
-
-@round_trip("test_elicitation_sep1034_defaults")
-async def round_trip_test_elicitation_sep1034_defaults(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_elicitation_sep1034_defaults()
+async def _round_trip(typed: McpConformanceTestServerClient, name: str) -> object:
+    if name == "test_simple_text":
+        return await typed.test_simple_text()
+    if name == "test_image_content":
+        return await typed.test_image_content()
+    if name == "test_audio_content":
+        return await typed.test_audio_content()
+    if name == "test_embedded_resource":
+        return await typed.test_embedded_resource()
+    if name == "test_multiple_content_types":
+        return await typed.test_multiple_content_types()
+    if name == "test_error_handling":
+        return await typed.test_error_handling()
+    if name == "test_tool_with_logging":
+        return await typed.test_tool_with_logging()
+    if name == "test_tool_with_progress":
+        return await typed.test_tool_with_progress()
+    if name == "test_sampling":
+        return await typed.test_sampling(prompt="xxxxxxx")
+    if name == "test_elicitation":
+        return await typed.test_elicitation(message="xxxxxxx")
+    if name == "test_elicitation_sep1034_defaults":
+        return await typed.test_elicitation_sep1034_defaults()
+    if name == "test_elicitation_sep1330_enums":
+        return await typed.test_elicitation_sep1330_enums()
+    if name == "test_reconnection":
+        return await typed.test_reconnection()
+    if name == "test_missing_capability":
+        return await typed.test_missing_capability()
+    if name == "test_streaming_elicitation":
+        return await typed.test_streaming_elicitation()
+    if name == "test_logging_tool":
+        return await typed.test_logging_tool()
+    if name == "test_trigger_tool_change":
+        return await typed.test_trigger_tool_change()
+    if name == "test_trigger_prompt_change":
+        return await typed.test_trigger_prompt_change()
+    if name == "test_x_mcp_header":
+        return await typed.test_x_mcp_header()
+    if name == "test_input_required_result_elicitation":
+        return await typed.test_input_required_result_elicitation()
+    if name == "test_input_required_result_sampling":
+        return await typed.test_input_required_result_sampling()
+    if name == "test_input_required_result_list_roots":
+        return await typed.test_input_required_result_list_roots()
+    if name == "test_input_required_result_request_state":
+        return await typed.test_input_required_result_request_state()
+    if name == "test_input_required_result_multiple_inputs":
+        return await typed.test_input_required_result_multiple_inputs()
+    if name == "test_input_required_result_multi_round":
+        return await typed.test_input_required_result_multi_round()
+    if name == "test_input_required_result_tampered_state":
+        return await typed.test_input_required_result_tampered_state()
+    if name == "test_input_required_result_capabilities":
+        return await typed.test_input_required_result_capabilities()
+    raise KeyError(name)
 
 
-@round_trip("test_elicitation_sep1330_enums")
-async def round_trip_test_elicitation_sep1330_enums(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_elicitation_sep1330_enums()
-
-
-@round_trip("test_reconnection")
-async def round_trip_test_reconnection(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_reconnection()
-
-
-@round_trip("test_missing_capability")
-async def round_trip_test_missing_capability(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_missing_capability()
-
-
-@round_trip("test_streaming_elicitation")
-async def round_trip_test_streaming_elicitation(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_streaming_elicitation()
-
-
-@round_trip("test_logging_tool")
-async def round_trip_test_logging_tool(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_logging_tool()
-
-
-@round_trip("test_trigger_tool_change")
-async def round_trip_test_trigger_tool_change(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_trigger_tool_change()
-
-
-@round_trip("test_trigger_prompt_change")
-async def round_trip_test_trigger_prompt_change(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_trigger_prompt_change()
-
-
-@round_trip("test_x_mcp_header")
-async def round_trip_test_x_mcp_header(typed: McpConformanceTestServerClient) -> object:
-    return await typed.test_x_mcp_header()
-
-
-@round_trip("test_input_required_result_elicitation")
-async def round_trip_test_input_required_result_elicitation(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_elicitation()
-
-
-@round_trip("test_input_required_result_sampling")
-async def round_trip_test_input_required_result_sampling(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_sampling()
-
-
-@round_trip("test_input_required_result_list_roots")
-async def round_trip_test_input_required_result_list_roots(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_list_roots()
-
-
-@round_trip("test_input_required_result_request_state")
-async def round_trip_test_input_required_result_request_state(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_request_state()
-
-
-@round_trip("test_input_required_result_multiple_inputs")
-async def round_trip_test_input_required_result_multiple_inputs(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_multiple_inputs()
-
-
-@round_trip("test_input_required_result_multi_round")
-async def round_trip_test_input_required_result_multi_round(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_multi_round()
-
-
-@round_trip("test_input_required_result_tampered_state")
-async def round_trip_test_input_required_result_tampered_state(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_tampered_state()
-
-
-@round_trip("test_input_required_result_capabilities")
-async def round_trip_test_input_required_result_capabilities(
-    typed: McpConformanceTestServerClient,
-) -> object:
-    return await typed.test_input_required_result_capabilities()
-
-
-@pytest.mark.parametrize("name", list(ROUND_TRIPS))
+@pytest.mark.parametrize("name", ROUND_TRIPS)
 async def test_typed_client_round_trip(
     typed: McpConformanceTestServerClient, request: pytest.FixtureRequest, name: str
 ) -> None:
     """The tool through the typed client: its result parses as the output model."""
     try:
-        await ROUND_TRIPS[name](typed)
+        await _round_trip(typed, name)
     except ToolCallError as exc:
         assert exc.tool == name
         if testing.STUB_MARK in exc.message:
@@ -539,10 +460,6 @@ def test_package_type_checks() -> None:
         pytest.skip("mypy is not installed (pip install -e '.[test]')")
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "src"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, "-m", "mypy", "--strict", "src"], cwd=root, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -12,11 +12,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._runtime.content import ToolReturn
-from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, ToolCall, parse
+from ._runtime.tools import ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -30,10 +28,7 @@ def _tool_add() -> ToolCall:
     from .handlers.tools.add import handle
     from .models import AddInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(AddInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(AddInput, arguments))
 
 
 @HANDLERS.tool("divide")
@@ -41,10 +36,7 @@ def _tool_divide() -> ToolCall:
     from .handlers.tools.divide import handle
     from .models import DivideInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(DivideInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(DivideInput, arguments))
 
 
 @HANDLERS.tool("convert_units")
@@ -52,10 +44,7 @@ def _tool_convert_units() -> ToolCall:
     from .handlers.tools.convert_units import handle
     from .models import ConvertUnitsInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(ConvertUnitsInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(ConvertUnitsInput, arguments))
 
 
 @HANDLERS.tool("weather_current")
@@ -63,10 +52,7 @@ def _tool_weather_current() -> ToolCall:
     from .handlers.tools.weather_current import handle
     from .models import WeatherCurrentInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(WeatherCurrentInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(WeatherCurrentInput, arguments), ctx)
 
 
 @HANDLERS.tool("random_fact")
@@ -74,10 +60,7 @@ def _tool_random_fact() -> ToolCall:
     from .handlers.tools.random_fact import handle
     from .models import RandomFactInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(RandomFactInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(RandomFactInput, arguments))
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

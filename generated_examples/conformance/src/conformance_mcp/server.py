@@ -12,11 +12,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._runtime.content import PromptReturn, ResourceReturn, ToolReturn
-from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, ToolCall, parse
+from ._runtime.tools import ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -33,10 +31,7 @@ def _tool_test_simple_text() -> ToolCall:
     from .handlers.tools.test_simple_text import handle
     from .models import TestSimpleTextInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestSimpleTextInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestSimpleTextInput, arguments))
 
 
 @HANDLERS.tool("test_image_content")
@@ -44,10 +39,7 @@ def _tool_test_image_content() -> ToolCall:
     from .handlers.tools.test_image_content import handle
     from .models import TestImageContentInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestImageContentInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestImageContentInput, arguments))
 
 
 @HANDLERS.tool("test_audio_content")
@@ -55,10 +47,7 @@ def _tool_test_audio_content() -> ToolCall:
     from .handlers.tools.test_audio_content import handle
     from .models import TestAudioContentInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestAudioContentInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestAudioContentInput, arguments))
 
 
 @HANDLERS.tool("test_embedded_resource")
@@ -66,10 +55,7 @@ def _tool_test_embedded_resource() -> ToolCall:
     from .handlers.tools.test_embedded_resource import handle
     from .models import TestEmbeddedResourceInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestEmbeddedResourceInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestEmbeddedResourceInput, arguments))
 
 
 @HANDLERS.tool("test_multiple_content_types")
@@ -77,10 +63,7 @@ def _tool_test_multiple_content_types() -> ToolCall:
     from .handlers.tools.test_multiple_content_types import handle
     from .models import TestMultipleContentTypesInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestMultipleContentTypesInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestMultipleContentTypesInput, arguments))
 
 
 @HANDLERS.tool("test_error_handling")
@@ -88,10 +71,7 @@ def _tool_test_error_handling() -> ToolCall:
     from .handlers.tools.test_error_handling import handle
     from .models import TestErrorHandlingInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestErrorHandlingInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestErrorHandlingInput, arguments))
 
 
 @HANDLERS.tool("test_tool_with_logging")
@@ -99,10 +79,7 @@ def _tool_test_tool_with_logging() -> ToolCall:
     from .handlers.tools.test_tool_with_logging import handle
     from .models import TestToolWithLoggingInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestToolWithLoggingInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestToolWithLoggingInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_tool_with_progress")
@@ -110,10 +87,7 @@ def _tool_test_tool_with_progress() -> ToolCall:
     from .handlers.tools.test_tool_with_progress import handle
     from .models import TestToolWithProgressInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestToolWithProgressInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestToolWithProgressInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_sampling")
@@ -121,10 +95,7 @@ def _tool_test_sampling() -> ToolCall:
     from .handlers.tools.test_sampling import handle
     from .models import TestSamplingInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestSamplingInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestSamplingInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_elicitation")
@@ -132,10 +103,7 @@ def _tool_test_elicitation() -> ToolCall:
     from .handlers.tools.test_elicitation import handle
     from .models import TestElicitationInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestElicitationInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestElicitationInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_elicitation_sep1034_defaults")
@@ -143,10 +111,7 @@ def _tool_test_elicitation_sep1034_defaults() -> ToolCall:
     from .handlers.tools.test_elicitation_sep1034_defaults import handle
     from .models import TestElicitationSep1034DefaultsInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestElicitationSep1034DefaultsInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestElicitationSep1034DefaultsInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_elicitation_sep1330_enums")
@@ -154,10 +119,7 @@ def _tool_test_elicitation_sep1330_enums() -> ToolCall:
     from .handlers.tools.test_elicitation_sep1330_enums import handle
     from .models import TestElicitationSep1330EnumsInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestElicitationSep1330EnumsInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestElicitationSep1330EnumsInput, arguments), ctx)
 
 
 @HANDLERS.tool("json_schema_2020_12_tool")
@@ -165,10 +127,7 @@ def _tool_json_schema_2020_12_tool() -> ToolCall:
     from .handlers.tools.json_schema_2020_12_tool import handle
     from .models import JsonSchema202012ToolInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(JsonSchema202012ToolInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(JsonSchema202012ToolInput, arguments))
 
 
 @HANDLERS.tool("test_reconnection")
@@ -176,10 +135,7 @@ def _tool_test_reconnection() -> ToolCall:
     from .handlers.tools.test_reconnection import handle
     from .models import TestReconnectionInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestReconnectionInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestReconnectionInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_missing_capability")
@@ -187,10 +143,7 @@ def _tool_test_missing_capability() -> ToolCall:
     from .handlers.tools.test_missing_capability import handle
     from .models import TestMissingCapabilityInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestMissingCapabilityInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestMissingCapabilityInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_streaming_elicitation")
@@ -198,10 +151,7 @@ def _tool_test_streaming_elicitation() -> ToolCall:
     from .handlers.tools.test_streaming_elicitation import handle
     from .models import TestStreamingElicitationInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestStreamingElicitationInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestStreamingElicitationInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_logging_tool")
@@ -209,10 +159,7 @@ def _tool_test_logging_tool() -> ToolCall:
     from .handlers.tools.test_logging_tool import handle
     from .models import TestLoggingToolInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestLoggingToolInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestLoggingToolInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_trigger_tool_change")
@@ -220,10 +167,7 @@ def _tool_test_trigger_tool_change() -> ToolCall:
     from .handlers.tools.test_trigger_tool_change import handle
     from .models import TestTriggerToolChangeInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestTriggerToolChangeInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestTriggerToolChangeInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_trigger_prompt_change")
@@ -231,10 +175,7 @@ def _tool_test_trigger_prompt_change() -> ToolCall:
     from .handlers.tools.test_trigger_prompt_change import handle
     from .models import TestTriggerPromptChangeInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestTriggerPromptChangeInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestTriggerPromptChangeInput, arguments), ctx)
 
 
 @HANDLERS.tool("test_dynamic_tool")
@@ -242,10 +183,7 @@ def _tool_test_dynamic_tool() -> ToolCall:
     from .handlers.tools.test_dynamic_tool import handle
     from .models import TestDynamicToolInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestDynamicToolInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestDynamicToolInput, arguments))
 
 
 @HANDLERS.tool("test_x_mcp_header")
@@ -253,10 +191,7 @@ def _tool_test_x_mcp_header() -> ToolCall:
     from .handlers.tools.test_x_mcp_header import handle
     from .models import TestXMcpHeaderInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestXMcpHeaderInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(TestXMcpHeaderInput, arguments))
 
 
 @HANDLERS.tool("test_input_required_result_elicitation")
@@ -264,10 +199,9 @@ def _tool_test_input_required_result_elicitation() -> ToolCall:
     from .handlers.tools.test_input_required_result_elicitation import handle
     from .models import TestInputRequiredResultElicitationInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultElicitationInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultElicitationInput, arguments), ctx
+    )
 
 
 @HANDLERS.tool("test_input_required_result_sampling")
@@ -275,10 +209,9 @@ def _tool_test_input_required_result_sampling() -> ToolCall:
     from .handlers.tools.test_input_required_result_sampling import handle
     from .models import TestInputRequiredResultSamplingInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultSamplingInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultSamplingInput, arguments), ctx
+    )
 
 
 @HANDLERS.tool("test_input_required_result_list_roots")
@@ -286,10 +219,9 @@ def _tool_test_input_required_result_list_roots() -> ToolCall:
     from .handlers.tools.test_input_required_result_list_roots import handle
     from .models import TestInputRequiredResultListRootsInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultListRootsInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultListRootsInput, arguments), ctx
+    )
 
 
 @HANDLERS.tool("test_input_required_result_request_state")
@@ -297,10 +229,9 @@ def _tool_test_input_required_result_request_state() -> ToolCall:
     from .handlers.tools.test_input_required_result_request_state import handle
     from .models import TestInputRequiredResultRequestStateInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultRequestStateInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultRequestStateInput, arguments), ctx
+    )
 
 
 @HANDLERS.tool("test_input_required_result_multiple_inputs")
@@ -308,10 +239,9 @@ def _tool_test_input_required_result_multiple_inputs() -> ToolCall:
     from .handlers.tools.test_input_required_result_multiple_inputs import handle
     from .models import TestInputRequiredResultMultipleInputsInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultMultipleInputsInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultMultipleInputsInput, arguments), ctx
+    )
 
 
 @HANDLERS.tool("test_input_required_result_multi_round")
@@ -319,10 +249,9 @@ def _tool_test_input_required_result_multi_round() -> ToolCall:
     from .handlers.tools.test_input_required_result_multi_round import handle
     from .models import TestInputRequiredResultMultiRoundInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultMultiRoundInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultMultiRoundInput, arguments), ctx
+    )
 
 
 @HANDLERS.tool("test_input_required_result_tampered_state")
@@ -330,10 +259,9 @@ def _tool_test_input_required_result_tampered_state() -> ToolCall:
     from .handlers.tools.test_input_required_result_tampered_state import handle
     from .models import TestInputRequiredResultTamperedStateInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultTamperedStateInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultTamperedStateInput, arguments), ctx
+    )
 
 
 @HANDLERS.tool("test_input_required_result_capabilities")
@@ -341,22 +269,18 @@ def _tool_test_input_required_result_capabilities() -> ToolCall:
     from .handlers.tools.test_input_required_result_capabilities import handle
     from .models import TestInputRequiredResultCapabilitiesInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(TestInputRequiredResultCapabilitiesInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(
+        parse(TestInputRequiredResultCapabilitiesInput, arguments), ctx
+    )
 
 
 @HANDLERS.resource("template-data")
 def _resource_template_data() -> ResourceRead:
     from .handlers.resources.template_data import read
 
-    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-        return await read(
-            id_=variables.get("id", ""),
-        )
-
-    return call
+    return lambda variables, ctx: read(
+        id_=variables.get("id", ""),
+    )
 
 
 @HANDLERS.prompt("test_input_required_result_prompt")
@@ -364,10 +288,9 @@ def _prompt_test_input_required_result_prompt() -> PromptRender:
     from .handlers.prompts.test_input_required_result_prompt import render
     from .models import TestInputRequiredResultPromptArguments
 
-    async def call(arguments: dict[str, str], ctx: Context) -> PromptReturn:
-        return await render(TestInputRequiredResultPromptArguments.model_validate(arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: render(
+        TestInputRequiredResultPromptArguments.model_validate(arguments), ctx
+    )
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

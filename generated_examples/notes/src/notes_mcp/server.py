@@ -12,11 +12,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._runtime.content import ResourceReturn, ToolReturn
-from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, ToolCall, parse
+from ._runtime.tools import ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -33,10 +31,7 @@ def _tool_create_note() -> ToolCall:
     from .handlers.tools.create_note import handle
     from .models import CreateNoteInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(CreateNoteInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(CreateNoteInput, arguments))
 
 
 @HANDLERS.tool("get_note")
@@ -44,10 +39,7 @@ def _tool_get_note() -> ToolCall:
     from .handlers.tools.get_note import handle
     from .models import GetNoteInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(GetNoteInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(GetNoteInput, arguments))
 
 
 @HANDLERS.tool("update_note")
@@ -55,10 +47,7 @@ def _tool_update_note() -> ToolCall:
     from .handlers.tools.update_note import handle
     from .models import UpdateNoteInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(UpdateNoteInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(UpdateNoteInput, arguments))
 
 
 @HANDLERS.tool("delete_note")
@@ -66,10 +55,7 @@ def _tool_delete_note() -> ToolCall:
     from .handlers.tools.delete_note import handle
     from .models import DeleteNoteInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(DeleteNoteInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(DeleteNoteInput, arguments))
 
 
 @HANDLERS.tool("search_notes")
@@ -77,10 +63,7 @@ def _tool_search_notes() -> ToolCall:
     from .handlers.tools.search_notes import handle
     from .models import SearchNotesInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(SearchNotesInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(SearchNotesInput, arguments))
 
 
 @HANDLERS.tool("export_notes")
@@ -88,32 +71,23 @@ def _tool_export_notes() -> ToolCall:
     from .handlers.tools.export_notes import handle
     from .models import ExportNotesInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(ExportNotesInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(ExportNotesInput, arguments), ctx)
 
 
 @HANDLERS.resource("all-notes")
 def _resource_all_notes() -> ResourceRead:
     from .handlers.resources.all_notes import read
 
-    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-        return await read()
-
-    return call
+    return lambda variables, ctx: read()
 
 
 @HANDLERS.resource("note")
 def _resource_note() -> ResourceRead:
     from .handlers.resources.note import read
 
-    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-        return await read(
-            id_=variables.get("id", ""),
-        )
-
-    return call
+    return lambda variables, ctx: read(
+        id_=variables.get("id", ""),
+    )
 
 
 @HANDLERS.completion("resource", "notes://note/{id}", "id")

@@ -12,11 +12,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._runtime.content import ToolReturn
-from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, ToolCall, parse
+from ._runtime.tools import ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -30,10 +28,7 @@ def _tool_list_documents() -> ToolCall:
     from .handlers.tools.list_documents import handle
     from .models import ListDocumentsInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(ListDocumentsInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(ListDocumentsInput, arguments))
 
 
 @HANDLERS.tool("read_document")
@@ -41,10 +36,7 @@ def _tool_read_document() -> ToolCall:
     from .handlers.tools.read_document import handle
     from .models import ReadDocumentInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(ReadDocumentInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(ReadDocumentInput, arguments))
 
 
 @HANDLERS.tool("write_document")
@@ -52,10 +44,7 @@ def _tool_write_document() -> ToolCall:
     from .handlers.tools.write_document import handle
     from .models import WriteDocumentInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(WriteDocumentInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(WriteDocumentInput, arguments))
 
 
 @HANDLERS.tool("whoami")
@@ -63,10 +52,7 @@ def _tool_whoami() -> ToolCall:
     from .handlers.tools.whoami import handle
     from .models import WhoamiInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(WhoamiInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(WhoamiInput, arguments), ctx)
 
 
 def create_server(*, network: bool = False, **options: Any) -> GeneratedServer:

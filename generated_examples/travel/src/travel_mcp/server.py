@@ -12,11 +12,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._runtime.content import PromptReturn, ResourceReturn, ToolReturn
-from ._runtime.context import Context
 from ._runtime.server import GeneratedServer, Handlers, build_server
 from ._runtime.spec import load_spec
-from ._runtime.tools import Arguments, ToolCall, parse
+from ._runtime.tools import ToolCall, parse
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -34,10 +32,7 @@ def _tool_search_flights() -> ToolCall:
     from .handlers.tools.search_flights import handle
     from .models import SearchFlightsInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(SearchFlightsInput, arguments))
-
-    return call
+    return lambda arguments, ctx: handle(parse(SearchFlightsInput, arguments))
 
 
 @HANDLERS.tool("weather_forecast")
@@ -45,35 +40,26 @@ def _tool_weather_forecast() -> ToolCall:
     from .handlers.tools.weather_forecast import handle
     from .models import WeatherForecastInput
 
-    async def call(arguments: Arguments, ctx: Context) -> ToolReturn:
-        return await handle(parse(WeatherForecastInput, arguments), ctx)
-
-    return call
+    return lambda arguments, ctx: handle(parse(WeatherForecastInput, arguments), ctx)
 
 
 @HANDLERS.resource("activities")
 def _resource_activities() -> ResourceRead:
     from .handlers.resources.activities import read
 
-    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-        return await read(
-            city=variables.get("city", ""),
-            category=variables.get("category", ""),
-        )
-
-    return call
+    return lambda variables, ctx: read(
+        city=variables.get("city", ""),
+        category=variables.get("category", ""),
+    )
 
 
 @HANDLERS.resource("hotels")
 def _resource_hotels() -> ResourceRead:
     from .handlers.resources.hotels import read
 
-    async def call(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-        return await read(
-            city=variables.get("city", ""),
-        )
-
-    return call
+    return lambda variables, ctx: read(
+        city=variables.get("city", ""),
+    )
 
 
 @HANDLERS.prompt("local-tips")
@@ -81,10 +67,7 @@ def _prompt_local_tips() -> PromptRender:
     from .handlers.prompts.local_tips import render
     from .models import LocalTipsArguments
 
-    async def call(arguments: dict[str, str], ctx: Context) -> PromptReturn:
-        return await render(LocalTipsArguments.model_validate(arguments))
-
-    return call
+    return lambda arguments, ctx: render(LocalTipsArguments.model_validate(arguments))
 
 
 @HANDLERS.completion("resource", "travel://activities/{city}/{category}", "city")

@@ -14,17 +14,16 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
+
+import anyio
 
 from .errors import ConfigError
 from .logs import configure_logging
+from .server import GeneratedServer, settle
 from .settings import Settings, csv, offered
-
-if TYPE_CHECKING:
-    from anyio import CancelScope
-
-    from .server import GeneratedServer
+from .telemetry import flush, setup
 
 logger = logging.getLogger(__name__)
 STDIO_SHUTDOWN_GRACE = 1.0  # seconds between a signal and the exit, even with stdin blocked
@@ -59,8 +58,8 @@ HELP = {
     "max_sessions": "open stateful sessions at most (default {d.max_sessions})",
     "max_sessions_per_caller": "open sessions one verified caller may hold (default: half of "
     "--max-sessions, at most 50)",
-    "trusted_proxies": "proxy addresses or CIDR ranges whose X-Forwarded-For is believed, "
-    "comma separated (default none)",
+    "trusted_proxies": "proxy addresses or CIDR ranges ('*' for any) whose X-Forwarded-For "
+    "and -Proto are believed, comma separated (default none)",
     "session_idle_timeout": "seconds before an idle session is closed "
     "(default {d.session_idle_timeout})",
     "header_timeout": "seconds a client may take to send request headers "
@@ -68,6 +67,8 @@ HELP = {
     "body_timeout": "seconds a client may pause inside a request body (default {d.body_timeout})",
     "redis_url": "Redis for state shared by several replicas (redis://host:6379/0); a password "
     "only in {d.env_prefix}REDIS_URL, never on the command line",
+    "log_level": "DEBUG, INFO, WARNING, ... (default INFO)",
+    "log_format": "log lines on stderr (default text)",
 }
 OAUTH_HELP = {  # only a server with OAuth has these flags
     "oauth_issuer": "authorization server (default {d.oauth_issuer})",
@@ -75,10 +76,6 @@ OAUTH_HELP = {  # only a server with OAuth has these flags
     "jwks_url": "URL of the authorization server's signing keys",
     "jwks_file": "a JWKS file with the signing keys",
     "introspection_url": "token introspection endpoint (RFC 7662) for opaque tokens",
-}
-LOG_HELP = {
-    "log_level": "DEBUG, INFO, WARNING, ... (default INFO)",
-    "log_format": "log lines on stderr (default text)",
 }
 CHOICES = {"log_format": ["text", "json"]}
 
@@ -98,7 +95,7 @@ def parse_args(
         help=", ".join(TRANSPORT_HELP[t] for t in offered(spec)) + f" (default {d.transport})",
     )
     helps = {**HELP, **(OAUTH_HELP if spec.get("auth", {}).get("type") == "oauth" else {})}
-    for name, text in {**helps, **LOG_HELP}.items():
+    for name, text in helps.items():
         default = getattr(Settings, name)
         options: dict[str, Any] = {"help": text.format(d=d), "choices": CHOICES.get(name)}
         if isinstance(default, bool):
@@ -141,8 +138,6 @@ def main(
         sys.exit(2)
     configure_logging(settings.log_level, settings.log_format)
     if settings.transport == "stdio":
-        from .telemetry import setup
-
         setup(spec, "stdio")
         run_stdio(server_factory)
         return
@@ -162,7 +157,6 @@ def main(
             return
         from .http_app import create_app
         from .serve import serve
-        from .server import settle
 
         app = create_app(spec, server_factory, settings)
         settle()
@@ -173,37 +167,22 @@ def main(
 
 def run_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
     """Serve on stdin/stdout until EOF, SIGTERM or SIGINT; exit status 0 in each case."""
-    import anyio
-
     try:
         anyio.run(_serve_stdio, server_factory)
     except KeyboardInterrupt:
         pass
     except BaseExceptionGroup as group:
-        if not _only_disconnects(group):
-            raise
+        if group.split((BrokenPipeError, ConnectionResetError))[1] is not None:
+            raise  # something other than the client gone
         logger.info("client disconnected; exiting")  # answers were pending: nothing to serve
-        _silence_stdout()
-
-
-def _only_disconnects(error: BaseException) -> bool:
-    if isinstance(error, BaseExceptionGroup):
-        return all(_only_disconnects(inner) for inner in error.exceptions)
-    return isinstance(error, BrokenPipeError | ConnectionResetError)
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so interpreter shutdown does not fail flushing a dead pipe."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
+        # fd 1 to /dev/null, so that interpreter shutdown does not fail flushing a dead pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
 
 
 async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
-    import anyio
-
     from . import stdio
-    from .server import settle
 
     server = server_factory()
     settle()
@@ -213,16 +192,12 @@ async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
         try:
             await stdio.serve(server)
         finally:
-            from .telemetry import flush
-
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(flush)
         tg.cancel_scope.cancel()
 
 
-async def _stop_on_signal(scope: CancelScope) -> None:
-    import anyio
-
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             logger.info("%s: shutting down", signal.Signals(signum).name)

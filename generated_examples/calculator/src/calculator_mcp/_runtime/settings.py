@@ -31,7 +31,8 @@ def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every run-time setting. ``env_prefix`` names the variables (``CALCULATOR_PORT``)."""
+    """Every run-time setting (what each means: ``cli.HELP``). ``env_prefix`` names the
+    variables (``CALCULATOR_PORT``)."""
 
     env_prefix: str = "MCP_"
     transport: str = "stdio"
@@ -50,11 +51,8 @@ class Settings:
     event_store_size: int = 1000  # 0 = no resumability
     shutdown_timeout: float = 10.0
     max_sessions: int = 1000  # open stateful sessions (streamable HTTP)
-    # sessions one verified caller may hold open (0: half of max_sessions, at most 50)
-    max_sessions_per_caller: int = 0
-    # proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or CIDR
-    # ranges, '*' for any); none by default: the rate limit keys on the peer address
-    trusted_proxies: tuple[str, ...] = ()
+    max_sessions_per_caller: int = 0  # 0: half of max_sessions, at most 50
+    trusted_proxies: tuple[str, ...] = ()  # none: the rate limit keys on the peer address
     session_idle_timeout: float = 600.0  # seconds before an idle stateful session is closed
     header_timeout: float = 10.0  # seconds a client may take to send a request's headers
     body_timeout: float = 30.0  # seconds between two chunks of a request body
@@ -80,18 +78,14 @@ class Settings:
         auth = spec.get("auth", {})
         for key, name in AUTH_SETTINGS.items():
             raw.setdefault(key, auth.get(name))
-        base = cls()
         values: dict[str, Any] = {}
-        for item in fields(cls):
-            if item.name not in raw:
-                continue
-            value = raw[item.name]
-            default = getattr(base, item.name)
+        for name in raw.keys() & {item.name for item in fields(cls)}:
+            value = raw[name]
             if isinstance(value, list):
                 value = tuple(value)
-            elif isinstance(default, float) and isinstance(value, int):
+            elif isinstance(getattr(cls, name), float) and isinstance(value, int):
                 value = float(value)
-            values[item.name] = value
+            values[name] = value
         return cls(**values)
 
     @classmethod
@@ -102,14 +96,10 @@ class Settings:
         env = os.environ if environ is None else environ
         defaults = cls.defaults(spec)
         values: dict[str, Any] = {}
-        for item in fields(cls):
-            if item.name == "env_prefix":
-                continue
-            raw = env.get(defaults.env_prefix + item.name.upper())
-            if raw is not None:
-                values[item.name] = _parse(
-                    defaults.env_prefix, item.name, raw, getattr(defaults, item.name)
-                )
+        for item in fields(cls)[1:]:  # (not env_prefix)
+            key = defaults.env_prefix + item.name.upper()
+            if (raw := env.get(key)) is not None:
+                values[item.name] = _parse(key, raw, getattr(defaults, item.name))
         chosen = values.get("transport", defaults.transport)
         if chosen in TRANSPORTS and chosen not in offered(spec):
             raise ConfigError(
@@ -127,18 +117,11 @@ class Settings:
 
     def to_env(self) -> dict[str, str]:
         """Environment variables that make ``from_env`` return these settings."""
-        env: dict[str, str] = {}
-        for name, value in asdict(self).items():
-            if value is None or name == "env_prefix":
-                continue
-            key = self.env_prefix + name.upper()
-            if isinstance(value, bool):
-                env[key] = "true" if value else "false"
-            elif isinstance(value, tuple | list):
-                env[key] = ",".join(value)
-            else:
-                env[key] = str(value)
-        return env
+        values = {k: v for k, v in asdict(self).items() if v is not None and k != "env_prefix"}
+        return {
+            self.env_prefix + k.upper(): ",".join(v) if isinstance(v, tuple) else str(v)
+            for k, v in values.items()
+        }
 
     def checked(self) -> Settings:
         if self.transport not in TRANSPORTS:
@@ -177,7 +160,7 @@ class Settings:
         return {"sse": SSE_PATH, "websocket": WEBSOCKET_PATH}.get(self.transport, self.path)
 
 
-def _parse(prefix: str, name: str, raw: str, default: object) -> object:
+def _parse(key: str, raw: str, default: object) -> object:
     try:
         if isinstance(default, bool):
             value = raw.strip().lower()
@@ -189,7 +172,7 @@ def _parse(prefix: str, name: str, raw: str, default: object) -> object:
         if isinstance(default, float):
             return float(raw)
     except ValueError:
-        raise ConfigError(f"{prefix}{name.upper()}: cannot read {raw!r}") from None
+        raise ConfigError(f"{key}: cannot read {raw!r}") from None
     if isinstance(default, tuple):
         return csv(raw)
     return raw or None

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
 LONG_LIVED = frozenset({"subscriptions/listen"})
 # The answer to a request whose client went away (LSP's RequestCancelled, as the SDK's
@@ -46,9 +47,6 @@ class Inflight:
         self.count = 0
         self._idle: anyio.Event | None = None  # made by a shutdown that waits, not per request
 
-    def enter(self) -> None:
-        self.count += 1
-
     def leave(self) -> None:
         self.count -= 1
         if self.count == 0 and self._idle is not None:
@@ -69,22 +67,24 @@ class Inflight:
 INFLIGHT = Inflight()
 
 
-async def run_request(method: str, request: Any, call: Callable[[], Awaitable[Any]]) -> Any:
+async def run_request(method: str, request: Any, call: Callable[[], Awaitable[T]]) -> T:
     """Run one request's handling: counted, and cancelled if its HTTP client disconnects."""
     if method in LONG_LIVED:
         return await call()
     scope = getattr(request, "scope", None)
     gone = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
-    INFLIGHT.enter()
+    INFLIGHT.count += 1
     try:
         if gone is None:
             return await call()
         with anyio.CancelScope() as cancel:  # no task of its own: the middleware's cancels it
-            gone.cancels(cancel, method)
+            gone.scopes[cancel] = method
+            if gone.gone:
+                cancel.cancel()
             try:
                 return await call()
             finally:
-                gone.release(cancel)
+                del gone.scopes[cancel]
         # An error, not a bare CancelledError: the SDK's dispatcher takes one of those for
         # its own shutdown and ends the whole (stateful) session with it.
         raise MCPError(REQUEST_CANCELLED, "Request cancelled: the client disconnected")
@@ -97,23 +97,14 @@ class Disconnected:
 
     def __init__(self) -> None:
         self.gone = False
-        self.scopes: dict[anyio.CancelScope, str] = {}
+        self.scopes: dict[anyio.CancelScope, str] = {}  # its requests' (``run_request``)
 
     def set(self) -> None:
-        if self.gone:
-            return
-        self.gone = True
-        for cancel, method in self.scopes.items():
-            logger.info("the client of a %s request disconnected: cancelling it", method)
-            cancel.cancel()
-
-    def cancels(self, cancel: anyio.CancelScope, method: str) -> None:
-        self.scopes[cancel] = method
-        if self.gone:
-            cancel.cancel()
-
-    def release(self, cancel: anyio.CancelScope) -> None:
-        self.scopes.pop(cancel, None)
+        if not self.gone:
+            self.gone = True
+            for cancel, method in self.scopes.items():
+                logger.info("the client of a %s request disconnected: cancelling it", method)
+                cancel.cancel()
 
 
 def watched(scope: Any, json_response: bool) -> bool:

@@ -14,13 +14,10 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Identity:
-    """A caller whose credential was verified (or the local, unrestricted caller).
-
-    ``scopes`` None means unrestricted: stdio, in-memory connections and static keys.
-    ``token`` is the inbound credential itself, kept only so that token exchange (RFC 8693)
-    can present it to the authorization server; it is never logged, never shown in a
-    ``repr`` and never sent to an upstream API.
-    """
+    """A caller whose credential was verified (or the local, unrestricted caller). ``scopes``
+    None means unrestricted: stdio, in-memory connections and static keys. ``token`` is the
+    inbound credential, kept only for token exchange (RFC 8693): never logged, never in a
+    ``repr``, never sent to an upstream API."""
 
     subject: str
     scopes: frozenset[str] | None = None

@@ -86,12 +86,11 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
-        logging.getLogger(name).handlers[:] = []
-        logging.getLogger(name).propagate = True
-    for name in ("uvicorn.access", "uvicorn.error"):
-        access = logging.getLogger(name)
-        if not any(isinstance(f, AccessLogRedaction) for f in access.filters):
-            access.addFilter(AccessLogRedaction())
+        log = logging.getLogger(name)
+        log.handlers[:] = []
+        log.propagate = True
+        if name != "uvicorn" and not any(isinstance(f, AccessLogRedaction) for f in log.filters):
+            log.addFilter(AccessLogRedaction())
     # The HTTP client logs every request URL at INFO: with a query-string API key that is a
     # credential in the log. Its lines are kept for WARNING and up only.
     for name in QUIET:

@@ -9,7 +9,15 @@ from collections.abc import Callable, Mapping
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
 
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
 from . import telemetry
+from .authz import IDENTITY_KEY
 from .errors import ConfigError
 from .eventstore import MemoryEventStore, events_per_session
 from .http_guard import (
@@ -38,12 +46,18 @@ ServerFactory = Callable[..., "GeneratedServer"]
 
 
 def security_lists(settings: Settings) -> tuple[list[str], list[str]]:
-    """(allowed Host headers, allowed Origins): localhost only when bound locally."""
+    """(allowed Host headers, allowed Origins): localhost only when bound locally; no Host
+    check at all when not bound locally and no host is set (a warning says so)."""
     hosts = list(settings.allowed_hosts)
     origins = [*settings.allowed_origins, *settings.cors_origins]
     if settings.local:
         hosts += LOCAL_HOST_HEADERS
         origins += LOCAL_ORIGINS
+    elif not hosts:
+        logger.warning(
+            "no allowed hosts set (%sALLOWED_HOSTS): Host header checks are off",
+            settings.env_prefix,
+        )
     return hosts, origins
 
 
@@ -51,11 +65,8 @@ def base_url(scope: Scope, settings: Settings) -> str:
     """The public URL of this app's root: the configured one, else from the request."""
     if settings.public_url:
         return settings.public_url.rstrip("/")
-    from starlette.datastructures import Headers
-
-    scheme = {"ws": "http", "wss": "https"}.get(
-        scope.get("scheme", "http"), scope.get("scheme", "http")
-    )
+    scheme = scope.get("scheme", "http")
+    scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
     host = Headers(scope=scope).get("host")
     if host is None:
         server = scope.get("server") or (settings.host, settings.port)
@@ -79,18 +90,9 @@ def create_app(
     settings: Settings | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Starlette:
-    """The ASGI app for ``settings.transport`` (http, sse or websocket).
-
-    Mounted under a prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)``
-    inside the parent's lifespan: the streamable HTTP session manager and the shared state
-    (``sharing``: Redis when ``redis_url`` is set) live there.
-    """
-    from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.middleware.cors import CORSMiddleware
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
-    from starlette.routing import BaseRoute, Route
-
+    """The ASGI app for ``settings.transport`` (http, sse or websocket). Mounted under a
+    prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)`` inside the
+    parent's lifespan: the session manager and the shared state live there."""
     settings = (settings or Settings.from_env(spec, environ)).checked()
     if settings.transport != "stdio":
         from . import h11guard
@@ -122,12 +124,6 @@ def create_app(
             settings.host,
         )
     hosts, origins = security_lists(settings)
-    if not settings.local and not settings.allowed_hosts:
-        logger.warning(
-            "no allowed hosts set (%sALLOWED_HOSTS): Host header checks are off",
-            settings.env_prefix,
-        )
-        hosts = []
 
     def metadata_url(scope: Scope) -> str:
         return base_url(scope, settings) + WELL_KNOWN + settings.endpoint
@@ -147,7 +143,6 @@ def create_app(
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
     public: tuple[str, ...] = ()
     if observed is not None and observed.metrics is not None:
-        from .authz import IDENTITY_KEY
         from .prometheus import METRICS_PATH, metrics_route
 
         hides = server.tools.policy.hides_from  # labels name tools: not for whom some are hidden
@@ -202,13 +197,10 @@ def create_app(
             observe=settings.json_response or not settings.resumable,
             json_response=settings.json_response,
         )
-    limiter = (
-        TokenBuckets(
-            settings.rate_limit, settings.rate_burst, shared.limiter if shared is not None else None
-        )
-        if settings.rate_limit > 0
-        else None
-    )
+    limiter = None
+    if settings.rate_limit > 0:
+        buckets = shared.limiter if shared is not None else None
+        limiter = TokenBuckets(settings.rate_limit, settings.rate_burst, buckets)
     middleware = AuthMiddleware
     if auth.enabled:  # the package carries http_auth.py
         from .http_auth import VerifyingMiddleware
