@@ -152,9 +152,11 @@ class SchemaConverter:
     def read_only_plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
         """Where a value of ``schema`` has ``readOnly`` properties, for a request to leave
         out (``wire_body.without_read_only``): ``drop`` the object's own (``read_only``; not
-        when ``own`` is false: a spread body's are no arguments), ``properties`` and
-        ``items`` the plans of its parts, ``all`` those of the members beside it, ``ref`` a
-        definition's plan in ``$defs`` (each planned once, for every body: a recursive
+        when ``own`` is false: a spread body's are no arguments), ``properties``,
+        ``patterns``, ``additional`` (for the properties not ``known`` nor matched by a
+        pattern: all patterns are kept with it), ``prefix`` and ``items`` (for the items
+        after those) the plans of its parts, ``all`` those of the members beside it, ``ref``
+        a definition's plan in ``$defs`` (each planned once, for every body: a recursive
         schema stays a cycle). Only what leads to a ``readOnly`` property is kept."""
         root_refs: set[str] = set()
         root = self._plan(schema if own else self.resolve(schema)[0], root_refs)
@@ -170,6 +172,12 @@ class SchemaConverter:
             parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
             kept = {"drop": node.get("drop"), "properties": parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
+            prefix = [pruned(p) for p in node.get("prefix", ())]
+            kept["prefix"] = prefix if any(prefix) or kept["items"] else None
+            more = pruned(node["additional"]) if "additional" in node else None
+            patterns = {k: pruned(v) for k, v in node.get("patterns", {}).items()}
+            kept["patterns"] = patterns if more else {k: p for k, p in patterns.items() if p}
+            kept["additional"], kept["known"] = (more, node["known"]) if more else (None, None)
             kept["all"] = [p for p in map(pruned, node.get("all", ())) if p]
             return {k: v for k, v in kept.items() if v}
 
@@ -208,6 +216,15 @@ class SchemaConverter:
         }
         if isinstance(target.get("items"), dict):
             plan["items"] = self._plan(target["items"], refs)
+        plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
+        patterns = target.get("patternProperties")
+        plan["patterns"] = {
+            pattern: self._plan(sub, refs)
+            for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
+        }
+        if isinstance(target.get("additionalProperties"), dict):
+            plan["additional"] = self._plan(target["additionalProperties"], refs)
+            plan["known"] = list(properties) if isinstance(properties, dict) else []
         plan["all"] = [self._plan(member, refs) for member in _beside(target)]
         return plan
 

@@ -509,6 +509,54 @@ async def test_a_read_only_property_deep_inside_a_definition_is_not_sent(
     assert "'id'" not in repr(sent) and "'name': 'a'" in repr(sent), sent
 
 
+ITEM = {"$ref": "#/components/schemas/Item"}  # its ``id`` is readOnly
+OPEN = {"type": "object"}  # what it holds is sent as given
+WHERE = {  # a body (schema, value, what is sent) with Items where a readOnly ``id`` is found
+    "additional": ({"additionalProperties": ITEM}, {"k": 1}, {"k": 0}),
+    "pattern": ({"patternProperties": {"^i": ITEM, "^j": OPEN}}, {"i": 1, "j": 1}, {"i": 0, "j": 1}),
+    "declaredBeside": ({"properties": {"p": OPEN}, "additionalProperties": ITEM}, {"p": 1, "k": 1},
+                       {"p": 1, "k": 0}),
+    "patternBeside": ({"patternProperties": {"^p": OPEN}, "additionalProperties": ITEM},
+                      {"p": 1, "k": 1}, {"p": 1, "k": 0}),
+    "prefix": ({"type": "array", "prefixItems": [ITEM, OPEN]}, [1, 1], [0, 1]),
+    "prefixThenItems": ({"type": "array", "prefixItems": [OPEN], "items": ITEM}, [1, 1, 1],
+                        [1, 0, 0]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("via", ["inline", "ref"])
+@pytest.mark.parametrize("where", sorted(WHERE))
+async def test_a_read_only_property_in_a_map_value_or_a_fixed_position_item_is_not_sent(
+    where: str, via: str
+) -> None:
+    """A map's values (``additionalProperties``, ``patternProperties``: the properties the
+    schema does not declare or no pattern matches are ``additionalProperties``' own) and an
+    array's fixed-position items (``prefixItems``; ``items`` after them) were planned as
+    dropping nothing: ``id`` was sent (and ``items`` was applied to the fixed items too)."""
+    schema, value, expected = WHERE[where]
+    components = {"Item": INNER, "Body": schema}
+    body = {"$ref": "#/components/schemas/Body"} if via == "ref" else schema
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = posted(op)
+    data["components"] = {"schemas": components}
+    spec = operations(data)["send"]
+    item = [{"name": "a"}, {"id": 1, "name": "a"}]  # as sent: 0 without its id, 1 with it
+    values = value.items() if isinstance(value, dict) else enumerate(value)
+    given = {k: item[1] for k, _ in values}
+    given = list(given.values()) if isinstance(value, list) else given
+    with recorder() as rec:
+        result = await upstream(rec.url).call(spec, {spec["body"]["argument"]: given})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    wanted = expected.items() if isinstance(expected, dict) else enumerate(expected)
+    sent = {k: item[v] for k, v in wanted}
+    assert json.loads(seen.body) == (list(sent.values()) if isinstance(value, list) else sent)
+
+
 @pytest.mark.parametrize("spread", [True, False])
 @pytest.mark.parametrize("shape", ["refProperty", "allOfProperty"])
 def test_a_read_only_property_behind_a_reference_is_not_asked_for(shape: str, spread: bool) -> None:

@@ -112,13 +112,28 @@ def without_read_only(
         value = without_read_only(value, member, defs, False, via)
     if isinstance(value, dict):
         gone, inner = plan.get("drop", ()) if own else (), plan.get("properties", {})
-        return {
-            k: without_read_only(v, inner[k], defs) if k in inner else v
-            for k, v in value.items()
-            if k not in gone
-        }
-    if isinstance(value, list) and "items" in plan:
-        return [without_read_only(v, plan["items"], defs) for v in value]
+        patterns: list[tuple[Any, Json]] = []
+        if plan.get("patterns"):
+            from .patterns import matcher  # (carried by a package calling an upstream)
+
+            patterns = [(matcher(p), sub) for p, sub in plan["patterns"].items()]
+        kept = {}
+        for k, v in value.items():
+            if k in gone:
+                continue
+            subs = [sub for found, sub in patterns if found(k)]
+            if not subs and "additional" in plan and k not in plan.get("known", ()):
+                subs = [plan["additional"]]  # what the schema leaves to additionalProperties
+            for sub in [inner[k], *subs] if k in inner else subs:
+                v = without_read_only(v, sub, defs)
+            kept[k] = v
+        return kept
+    if isinstance(value, list) and ("items" in plan or "prefix" in plan):
+        heads, rest = plan.get("prefix", []), plan.get("items", {})
+        return [
+            without_read_only(v, heads[i] if i < len(heads) else rest, defs)
+            for i, v in enumerate(value)
+        ]
     return value
 
 
