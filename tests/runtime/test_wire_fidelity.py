@@ -625,6 +625,26 @@ async def test_a_redirect_to_another_origin_that_echoes_the_key_does_not_send_it
     assert "api_key" not in cdn.seen[0].headers
 
 
+async def test_a_redirect_off_the_api_drops_a_key_echoed_with_a_plus_or_inside_a_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key with ``+`` (base64 keys have it) echoed as is (``?t=a+b``: read as ``a b``, no
+    key sent), with ``%20`` for it, or inside another value (``?next=/cb%3Fkey%3D...``) went
+    to the other origin."""
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_PLUS", "k3y+b64/z==")
+    schemes = {"plus": {"type": "apiKey", "in": "header", "name": "X-Key"}}
+    data = document("/file", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/file"]["get"]["security"] = [{"plus": []}]
+    echoes = "t=k3y+b64/z==&u=k3y%20b64/z%3D%3D&next=%2Fcb%3Fk%3Dk3y%252Bb64%252Fz%253D%253D"
+    with recorder() as api, recorder() as cdn:
+        api.moved = {"/file": f"{cdn.url}/f?v=2&{echoes}&w=a+b&flag"}
+        result = await upstream(api.url, schemes).call(operations(data)["send"], {})
+        assert not result.is_error, result.content
+    assert [seen.target for seen in cdn.seen] == ["/f?v=2&w=a+b&flag"]
+    assert "x-key" not in cdn.seen[0].headers
+
+
 @pytest.mark.parametrize("where", ["query", "header"])
 async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: str) -> None:
     """A redirect on the API's own origin (``/old`` -> ``/new``) keeps the credentials: a
