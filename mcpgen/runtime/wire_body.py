@@ -129,8 +129,13 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
     order), and each has a ``Content-Type`` (without, one is read as US-ASCII text). A
     ``multipart/related`` body's root is its first part, whose type the body's ``type``
     gives, and each part has a ``Content-ID`` (RFC 2387). No parts is the closing boundary
-    only: what Starlette and Werkzeug read as an empty form."""
+    only: what Starlette and Werkzeug read as an empty form. A ``boundary`` the document's
+    media type has is replaced (a second one is a duplicate parameter: Go refuses the body,
+    Python's ``email`` reads the first), and a ``start`` it gives is the root's
+    ``Content-ID``."""
     base, boundary = media.split(";", 1)[0].strip().lower(), os.urandom(16).hex()
+    media = re.sub(r';\s*boundary\s*=\s*("[^"]*"|[^;]*)', "", media, flags=re.I)
+    start = re.search(r';\s*start\s*=\s*"?([^";]+)', media, re.I)
     out: list[bytes] = []  # joined once: many parts are never copied over and over
     for i, (name, (filename, data, kind, extra)) in enumerate(parts):
         form = base == "multipart/form-data"
@@ -139,7 +144,8 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
         lines = [f"Content-Disposition: {how}{named}"]
         kind = kind or ("" if form else "text/plain; charset=utf-8")
         if base == "multipart/related":
-            lines.append(f"Content-ID: <{i}.{quote(name, safe='')}@mcpgen>")
+            own = start.group(1) if start and i == 0 else f"<{i}.{quote(name, safe='')}@mcpgen>"
+            lines.append(f"Content-ID: {own}")
             if i == 0 and not re.search(r";\s*type\s*=", media, re.I):
                 media += f'; type="{kind.split(";")[0]}"'
         lines += [f"Content-Type: {kind}"] if kind else []

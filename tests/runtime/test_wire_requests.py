@@ -493,3 +493,16 @@ async def test_real_form_parsers_read_a_multipart_form() -> None:
     fields = [("note", "n\u00e9"), ("tags", "a"), ("tags", "b")]
     assert await starlette_form(seen) == [("file", PNG), *fields]
     assert werkzeug_form(seen) == [*fields, ("file", PNG)]
+
+
+async def test_a_boundary_and_a_start_the_document_gives_are_honoured() -> None:
+    """A document's ``multipart/form-data; boundary=XYZ`` was sent with a second boundary
+    after it (Go refuses a duplicate parameter, Python's MIME parser read the first: no
+    parts), and a ``multipart/related`` ``start`` named no part: the root was not found."""
+    seen = await send(doc("multipart/form-data; boundary=XYZ", UPLOAD), {"note": "n"})
+    assert seen.headers["content-type"].count("boundary=") == 1
+    assert [p.get_content() for p in mime_parts(seen)] == ["n"]
+    assert werkzeug_form(seen) == await starlette_form(seen) == [("note", "n")]
+    media = 'multipart/related; start="<root@x>"; type="application/json"'
+    seen = await send(doc(media, UPLOAD), {"meta": {}, "note": "n"})
+    assert [h["content-id"] for h, _ in multipart(seen)] == ["<root@x>", "<1.meta@mcpgen>"]
