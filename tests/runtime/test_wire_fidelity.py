@@ -605,6 +605,30 @@ async def test_a_poll_sent_off_the_api_drops_the_key_echoed_under_another_name()
     assert [seen.target for seen in other.seen] == ["/status?id=7"]
 
 
+async def test_a_poll_redirected_off_the_api_drops_the_key_echoed_under_another_name() -> None:
+    """A poll on the API's origin answered by a redirect to another origin whose
+    ``Location`` echoes the key's value (``?token=...``): the poll's request knew no
+    credential value, so the key went there."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as api, recorder() as other:
+        sent = Request("POST", api.url + "/jobs")
+        sent.parts["query"]["api_key"] = "k3y-secret"
+        sent.secret_query.add("api_key")
+        sent.secrets.add("k3y-secret")
+        api.moved = {"/status": other.url + "/done?id=7&token=k3y-secret"}
+        started = httpx2.Response(
+            202,
+            headers={"location": "/status?id=7"},
+            request=httpx2.Request("POST", sent.url + "?api_key=k3y-secret"),
+        )
+        done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    assert [seen.target for seen in api.seen] == ["/status?id=7&api_key=k3y-secret"]
+    assert [seen.target for seen in other.seen] == ["/done?id=7"]
+
+
 @pytest.mark.parametrize("where", ["query", "header"])
 async def test_a_redirect_to_another_origin_that_echoes_the_key_does_not_send_it(
     where: str,
