@@ -69,9 +69,6 @@ def body(
     if value is None and not (kind == "application/json" and spec["argument"] in arguments):
         return {}  # a JSON body given as null (a nullable schema) is sent: "null"
     parts: dict[str, dict[str, Json]] = spec.get("parts") or {}
-    if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
-        pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
-        return {"content": urlencode(pairs).encode()}
     if kind == "multipart/form-data" and isinstance(value, dict):
         extra = part_headers or {}
         files = [
@@ -82,15 +79,17 @@ def body(
         return multipart(files, spec.get("media_type") or kind)
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
-    if kind == "application/json":
-        text = json.dumps(value)  # ASCII, in the declared charset (``charset=utf-16``) too
-    else:
-        text = value if isinstance(value, str) else scalar(value)
+    if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
+        pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
+        encode = lambda charset: urlencode(pairs, encoding=charset).encode()  # noqa: E731
+    else:  # JSON is ASCII, in the declared charset (``charset=utf-16``) too
+        text = json.dumps(value) if kind == "application/json" else scalar(value)
+        encode = text.encode
     charset = re.search(r"charset=\"?([\w.:-]+)", spec.get("media_type") or "", re.I)
     try:
-        return {"content": text.encode(charset.group(1) if charset else "utf-8")}
+        return {"content": encode(charset.group(1) if charset else "utf-8")}
     except LookupError:  # a charset Python does not know: UTF-8, as the document may mean
-        return {"content": text.encode()}
+        return {"content": encode("utf-8")}
     except UnicodeEncodeError as exc:
         lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
         raise ToolError(lacks) from None

@@ -232,6 +232,25 @@ async def test_a_json_body_is_in_the_charset_its_content_type_names(charset: str
     assert json.loads(seen.body.decode(charset)) == {"name": "Größe"}
 
 
+async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_names() -> None:
+    """``application/x-www-form-urlencoded; charset=iso-8859-1`` (read so by servlet
+    containers): ``é`` went as UTF-8's ``%C3%A9``, read as ``Ã©``; one it lacks is refused."""
+    media = "application/x-www-form-urlencoded; charset=iso-8859-1"
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(posted(op))["send"], {"name": "Größe"})
+        assert not result.is_error, result.content
+        with pytest.raises(ToolError, match="which latin-1 lacks"):
+            await upstream(rec.url).call(operations(posted(op))["send"], {"name": "€"})
+        (seen,) = rec.seen
+    assert seen.body == b"name=Gr%F6%DFe"
+
+
 async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
     op = {
         "operationId": "send",
