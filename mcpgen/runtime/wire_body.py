@@ -20,6 +20,7 @@ Json = Any
 PART_RESERVED = frozenset({"content-type", "content-disposition", "content-length"})
 MAX_FILE_BYTES = 10 * 1024 * 1024  # a file argument's default limit (<NAME>_API_MAX_FILE_BYTES)
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header name (RFC 9110)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (RFC 9110)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # base64 never holds a colon: a URI does
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -149,6 +150,8 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
                 media += f'; type="{kind.split(";")[0]}"'
         lines += [f"Content-Type: {kind}"] if kind else []
         lines += [f"{k}: {v}" for k, v in extra.items() if _TOKEN.fullmatch(k)]
+        if any(_CONTROL.search(line) for line in lines):  # a resource's own media type
+            raise ToolError(f"the part {name!r} would have a header holding a control character")
         head = "".join(f"{line}\r\n" for line in lines)
         data = data.encode() if isinstance(data, str) else data
         out += [f"--{boundary}\r\n{head}\r\n".encode(), data, b"\r\n"]
