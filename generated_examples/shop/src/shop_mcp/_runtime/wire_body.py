@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -81,6 +82,7 @@ def body(
         return multipart(files, spec.get("media_type") or kind)
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
+    encode: Callable[[str], bytes]
     if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
         pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
         encode = lambda charset: urlencode(pairs, encoding=charset).encode()  # noqa: E731
