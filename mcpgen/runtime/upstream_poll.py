@@ -100,6 +100,7 @@ async def poll(
                 follow.parts["query"] = {k: request.parts["query"][k] for k in request.secret_query}
                 follow.secret_headers = set(request.secret_headers)
                 follow.secret_query = set(request.secret_query)
+                follow.secrets = set(request.secrets)  # a redirect off the API drops echoes
             else:
                 headers = request.parts["headers"]
                 follow.parts["headers"] = {

@@ -232,6 +232,25 @@ async def test_a_json_body_is_in_the_charset_its_content_type_names(charset: str
     assert json.loads(seen.body.decode(charset)) == {"name": "Größe"}
 
 
+async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_names() -> None:
+    """``application/x-www-form-urlencoded; charset=iso-8859-1`` (read so by servlet
+    containers): ``é`` went as UTF-8's ``%C3%A9``, read as ``Ã©``; one it lacks is refused."""
+    media = "application/x-www-form-urlencoded; charset=iso-8859-1"
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(posted(op))["send"], {"name": "Größe"})
+        assert not result.is_error, result.content
+        with pytest.raises(ToolError, match="which latin-1 lacks"):
+            await upstream(rec.url).call(operations(posted(op))["send"], {"name": "€"})
+        (seen,) = rec.seen
+    assert seen.body == b"name=Gr%F6%DFe"
+
+
 async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
     op = {
         "operationId": "send",
@@ -699,6 +718,30 @@ async def test_a_poll_sent_off_the_api_drops_the_key_echoed_under_another_name()
     assert [seen.target for seen in other.seen] == ["/status?id=7"]
 
 
+async def test_a_poll_redirected_off_the_api_drops_the_key_echoed_under_another_name() -> None:
+    """A poll on the API's origin answered by a redirect to another origin whose
+    ``Location`` echoes the key's value (``?token=...``): the poll's request knew no
+    credential value, so the key went there."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as api, recorder() as other:
+        sent = Request("POST", api.url + "/jobs")
+        sent.parts["query"]["api_key"] = "k3y-secret"
+        sent.secret_query.add("api_key")
+        sent.secrets.add("k3y-secret")
+        api.moved = {"/status": other.url + "/done?id=7&token=k3y-secret"}
+        started = httpx2.Response(
+            202,
+            headers={"location": "/status?id=7"},
+            request=httpx2.Request("POST", sent.url + "?api_key=k3y-secret"),
+        )
+        done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    assert [seen.target for seen in api.seen] == ["/status?id=7&api_key=k3y-secret"]
+    assert [seen.target for seen in other.seen] == ["/done?id=7"]
+
+
 @pytest.mark.parametrize("where", ["query", "header"])
 async def test_a_redirect_to_another_origin_that_echoes_the_key_does_not_send_it(
     where: str,
@@ -717,6 +760,26 @@ async def test_a_redirect_to_another_origin_that_echoes_the_key_does_not_send_it
         assert not result.is_error, result.content
     assert [seen.target for seen in cdn.seen] == ["/f?v=2&x=secret"]
     assert "api_key" not in cdn.seen[0].headers
+
+
+async def test_a_redirect_off_the_api_drops_a_key_echoed_with_a_plus_or_inside_a_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key with ``+`` (base64 keys have it) echoed as is (``?t=a+b``: read as ``a b``, no
+    key sent), with ``%20`` for it, or inside another value (``?next=/cb%3Fkey%3D...``) went
+    to the other origin."""
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_PLUS", "k3y+b64/z==")
+    schemes = {"plus": {"type": "apiKey", "in": "header", "name": "X-Key"}}
+    data = document("/file", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/file"]["get"]["security"] = [{"plus": []}]
+    echoes = "t=k3y+b64/z==&u=k3y%20b64/z%3D%3D&next=%2Fcb%3Fk%3Dk3y%252Bb64%252Fz%253D%253D"
+    with recorder() as api, recorder() as cdn:
+        api.moved = {"/file": f"{cdn.url}/f?v=2&{echoes}&w=a+b&flag"}
+        result = await upstream(api.url, schemes).call(operations(data)["send"], {})
+        assert not result.is_error, result.content
+    assert [seen.target for seen in cdn.seen] == ["/f?v=2&w=a+b&flag"]
+    assert "x-key" not in cdn.seen[0].headers
 
 
 @pytest.mark.parametrize("where", ["query", "header"])

@@ -493,3 +493,37 @@ async def test_real_form_parsers_read_a_multipart_form() -> None:
     fields = [("note", "n\u00e9"), ("tags", "a"), ("tags", "b")]
     assert await starlette_form(seen) == [("file", PNG), *fields]
     assert werkzeug_form(seen) == [*fields, ("file", PNG)]
+
+
+async def test_a_boundary_and_a_start_the_document_gives_are_honoured() -> None:
+    """A document's ``multipart/form-data; boundary=XYZ`` was sent with a second boundary
+    after it (Go refuses a duplicate parameter, Python's MIME parser read the first: no
+    parts), and a ``multipart/related`` ``start`` named no part: the root was not found."""
+    seen = await send(doc("multipart/form-data; boundary=XYZ", UPLOAD), {"note": "n"})
+    assert seen.headers["content-type"].count("boundary=") == 1
+    assert [p.get_content() for p in mime_parts(seen)] == ["n"]
+    assert werkzeug_form(seen) == await starlette_form(seen) == [("note", "n")]
+    media = 'multipart/related; start="<root@x>"; type="application/json"'
+    seen = await send(doc(media, UPLOAD), {"meta": {}, "note": "n"})
+    assert [h["content-id"] for h, _ in multipart(seen)] == ["<root@x>", "<1.meta@mcpgen>"]
+
+
+def test_a_part_header_never_holds_a_line_break() -> None:
+    """A resource's own media type (a handler's ``mimeType``) with CR LF in it wrote more
+    headers and a body into the part: Starlette read a ``role`` field of the server's
+    making (httpx2's encoder raised ValueError: an internal error)."""
+    from mcpgen.runtime.wire_body import Blob, body
+
+    spec = {
+        "argument": None,
+        "properties": ["file", "role"],
+        "arguments": ["file", "role"],
+        "content_type": "multipart/form-data",
+        "parts": {"file": {"file": True}},
+    }
+    media = 'text/plain\r\nContent-Disposition: form-data; name="role"\r\n\r\nadmin'
+    with pytest.raises(ToolError, match="'file' would have a header holding a control"):
+        body(spec, {"file": Blob(b"hi", media), "role": "user"})
+    assert (
+        b"\r\n\r\nhi\r\n" in body(spec, {"file": Blob(b"hi", "text/plain"), "role": "u"})["content"]
+    )

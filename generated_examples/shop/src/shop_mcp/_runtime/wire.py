@@ -18,6 +18,7 @@ from urllib.parse import (
     parse_qsl,
     quote,
     quote_plus,
+    unquote,
     unquote_plus,
     urlencode,
     urljoin,
@@ -225,19 +226,34 @@ def with_query(url: str, query: dict[str, Json] | None) -> str:
 
 
 def without(url: str, names: Collection[str], values: Collection[str] = ()) -> str:
-    """``url`` less the query pairs of ``names`` and those whose value is one of ``values``
-    (a redirect off the API's origin whose ``Location`` echoes the key: ``?token=...``)."""
+    """``url`` less the query pairs of ``names`` and those that echo one of ``values`` (a
+    redirect off the API's origin whose ``Location`` echoes the key: ``?token=...``, ``+``
+    kept or read as a space, or inside another value: ``?next=/cb%3Fkey%3D...``)."""
     if not names and not values:
         return url
     parts = urlsplit(url)
     kept = [
         q
         for q in parts.query.split("&")
-        if q
-        and unquote_plus(q.partition("=")[0]) not in names
-        and unquote_plus(q.partition("=")[2]) not in values
+        if q and unquote_plus(q.partition("=")[0]) not in names and not _echoes(q, values)
     ]
     return urlunsplit(parts._replace(query="&".join(kept)))
+
+
+def _echoes(pair: str, values: Collection[str]) -> bool:
+    """Whether a query pair holds one of ``values``: as its whole value, or (one of at
+    least 4 characters, as ``Request.scrub`` finds them) anywhere in it."""
+    value, whole = _read(pair.partition("=")[2]), _read(pair)
+    return any(
+        text in value or (len(text) >= 4 and any(text in form for form in whole))
+        for text in values
+        if text
+    )
+
+
+def _read(text: str) -> set[str]:
+    """What a query's ``text`` may be read as: itself, decoded, ``+`` as a space or not."""
+    return {text, unquote(text), unquote_plus(text), unquote(text).replace(" ", "+")}
 
 
 def redact(url: str, secret_params: set[str]) -> str:

@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -21,6 +22,7 @@ Json = Any
 PART_RESERVED = frozenset({"content-type", "content-disposition", "content-length"})
 MAX_FILE_BYTES = 10 * 1024 * 1024  # a file argument's default limit (<NAME>_API_MAX_FILE_BYTES)
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header name (RFC 9110)
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (RFC 9110)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # base64 never holds a colon: a URI does
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -70,9 +72,6 @@ def body(
     if value is None and not (kind == "application/json" and spec["argument"] in arguments):
         return {}  # a JSON body given as null (a nullable schema) is sent: "null"
     parts: dict[str, dict[str, Json]] = spec.get("parts") or {}
-    if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
-        pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
-        return {"content": urlencode(pairs).encode()}
     if kind == "multipart/form-data" and isinstance(value, dict):
         extra = part_headers or {}
         files = [
@@ -83,15 +82,18 @@ def body(
         return multipart(files, spec.get("media_type") or kind)
     if kind == "application/octet-stream":
         return {"content": decode_file("body", value, limit)}
-    if kind == "application/json":
-        text = json.dumps(value)  # ASCII, in the declared charset (``charset=utf-16``) too
-    else:
-        text = value if isinstance(value, str) else scalar(value)
+    encode: Callable[[str], bytes]
+    if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
+        pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
+        encode = lambda charset: urlencode(pairs, encoding=charset).encode()  # noqa: E731
+    else:  # JSON is ASCII, in the declared charset (``charset=utf-16``) too
+        text = json.dumps(value) if kind == "application/json" else scalar(value)
+        encode = text.encode
     charset = re.search(r"charset=\"?([\w.:-]+)", spec.get("media_type") or "", re.I)
     try:
-        return {"content": text.encode(charset.group(1) if charset else "utf-8")}
+        return {"content": encode(charset.group(1) if charset else "utf-8")}
     except LookupError:  # a charset Python does not know: UTF-8, as the document may mean
-        return {"content": text.encode()}
+        return {"content": encode("utf-8")}
     except UnicodeEncodeError as exc:
         lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
         raise ToolError(lacks) from None
@@ -145,8 +147,13 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
     order), and each has a ``Content-Type`` (without, one is read as US-ASCII text). A
     ``multipart/related`` body's root is its first part, whose type the body's ``type``
     gives, and each part has a ``Content-ID`` (RFC 2387). No parts is the closing boundary
-    only: what Starlette and Werkzeug read as an empty form."""
+    only: what Starlette and Werkzeug read as an empty form. A ``boundary`` the document's
+    media type has is replaced (a second one is a duplicate parameter: Go refuses the body,
+    Python's ``email`` reads the first), and a ``start`` it gives is the root's
+    ``Content-ID``."""
     base, boundary = media.split(";", 1)[0].strip().lower(), os.urandom(16).hex()
+    media = re.sub(r';\s*boundary\s*=\s*("[^"]*"|[^;]*)', "", media, flags=re.I)
+    start = re.search(r';\s*start\s*=\s*"?([^";]+)', media, re.I)
     out: list[bytes] = []  # joined once: many parts are never copied over and over
     for i, (name, (filename, data, kind, extra)) in enumerate(parts):
         form = base == "multipart/form-data"
@@ -155,11 +162,14 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
         lines = [f"Content-Disposition: {how}{named}"]
         kind = kind or ("" if form else "text/plain; charset=utf-8")
         if base == "multipart/related":
-            lines.append(f"Content-ID: <{i}.{quote(name, safe='')}@mcpgen>")
+            own = start.group(1) if start and i == 0 else f"<{i}.{quote(name, safe='')}@mcpgen>"
+            lines.append(f"Content-ID: {own}")
             if i == 0 and not re.search(r";\s*type\s*=", media, re.I):
                 media += f'; type="{kind.split(";")[0]}"'
         lines += [f"Content-Type: {kind}"] if kind else []
         lines += [f"{k}: {v}" for k, v in extra.items() if _TOKEN.fullmatch(k)]
+        if any(_CONTROL.search(line) for line in lines):  # a resource's own media type
+            raise ToolError(f"the part {name!r} would have a header holding a control character")
         head = "".join(f"{line}\r\n" for line in lines)
         data = data.encode() if isinstance(data, str) else data
         out += [f"--{boundary}\r\n{head}\r\n".encode(), data, b"\r\n"]
