@@ -6,6 +6,7 @@ transport for a regular file."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -139,6 +140,48 @@ def test_stdio_holds_back_when_the_client_does_not_read() -> None:
     results = {a["id"]: a["result"] for a in answers if a["id"] != 0}
     assert sorted(results) == list(range(1, 301))
     assert all(r["structuredContent"] == {"text": text} for r in results.values())
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="CPU time read from /proc")
+def test_stdio_stops_reading_while_its_answers_wait() -> None:
+    """A client that writes 6,000 requests and reads nothing: the server stops reading once
+    1,024 wait to be answered (its memory bounded, the client's writes held back by the
+    pipe), and waits without spinning the CPU; once read, every request is answered."""
+    process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin and process.stdout
+    stdin, count, written = process.stdin, 6000, [0]
+
+    def feed() -> None:
+        stdin.write(lines([INITIALIZE, INITIALIZED]))
+        for i in range(1, count + 1):
+            stdin.write(lines([call(i, "echo", {"text": "x" * 1000})]))
+            written[0] = i
+        stdin.flush()
+
+    feeding = threading.Thread(target=feed, daemon=True)
+    try:
+        feeding.start()
+        seen, deadline = -1, time.monotonic() + 60
+        while seen != written[0] and written[0] < count and time.monotonic() < deadline:
+            seen = written[0]
+            time.sleep(2)
+        assert written[0] < count / 2, "the server read every request while none was answered"
+        before = _cpu_seconds(process.pid)
+        time.sleep(2)
+        assert _cpu_seconds(process.pid) - before < 0.05, "the server spins while it waits"
+        answers = [json.loads(process.stdout.readline()) for _ in range(count + 1)]
+        feeding.join(timeout=30)
+        stdin.close()
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert sorted(a["id"] for a in answers) == list(range(count + 1))
 
 
 @POSIX
