@@ -255,6 +255,28 @@ def test_stdio_from_a_file_answers_lines_it_cannot_read(tmp_path: Path) -> None:
     assert [a["id"] for a in answers if "result" in a] == [0, 9]
 
 
+@POSIX
+def test_stdio_on_a_terminal_that_hangs_up() -> None:
+    """stdin and stdout a terminal (the SDK's transport) that closes: reading fails with
+    EIO, the end of input, and the server exits 0 without a traceback."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = popen(stdin=terminal, stdout=terminal, stderr=subprocess.PIPE)
+    os.close(terminal)
+    try:
+        os.write(controller, lines([INITIALIZE]))
+        answer = b""
+        while b"serverInfo" not in answer:
+            answer += os.read(controller, 1 << 16)
+        os.close(controller)
+        assert process.wait(timeout=20) == 0
+        assert process.stderr is not None and b"Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 def test_a_request_before_initialize_is_told_to_initialize() -> None:
     """SDK 2.3 answers a bare -32602 "Invalid request parameters"; the runtime -32600 with
     the reason (what streamable HTTP answers a request without a session, with a 400), and

@@ -79,8 +79,13 @@ async def serve(server: GeneratedServer) -> None:
             async def reply(text: str) -> None:
                 await sdk_writes.send(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
 
+            async def lines() -> AsyncIterator[bytes]:
+                with suppress(OSError):  # (EIO: the terminal hung up) the end of input
+                    async for line in stdin:
+                        yield line
+
             async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-                await _read(stdin, messages, reply, pending)
+                await _read(lines(), messages, reply, pending)
 
             async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
                 async with writes, sdk_writes:
