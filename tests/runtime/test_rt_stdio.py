@@ -184,6 +184,22 @@ def test_stdio_stops_reading_while_its_answers_wait() -> None:
     assert sorted(a["id"] for a in answers) == list(range(count + 1))
 
 
+def test_stdio_from_a_file_answers_all_to_a_client_slow_to_read(tmp_path: Path) -> None:
+    """``server < requests.jsonl`` (the SDK's transport writing), its client reading only
+    after 5 s: the file's end comes when at most 1,024 requests wait, so none is cancelled
+    at end of input (all 20,000 were read at once, and those unanswered 2 s later lost)."""
+    count = 20_000
+    requests = tmp_path / "requests.jsonl"
+    calls = [call(i, "echo", {"text": "x"}) for i in range(1, count + 1)]
+    requests.write_bytes(lines([INITIALIZE, INITIALIZED, *calls]))
+    with requests.open("rb") as stdin:
+        process = popen(stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        time.sleep(5)
+        out, _ = process.communicate(timeout=90)
+    assert process.returncode == 0
+    assert sorted(json.loads(line)["id"] for line in out.splitlines()) == list(range(count + 1))
+
+
 @POSIX
 def test_stdio_over_sockets() -> None:
     """Hosts written in Node (libuv) give a child socket pairs, not pipes, as stdin and
