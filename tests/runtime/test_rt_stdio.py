@@ -6,6 +6,7 @@ transport for a regular file."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -141,6 +142,64 @@ def test_stdio_holds_back_when_the_client_does_not_read() -> None:
     assert all(r["structuredContent"] == {"text": text} for r in results.values())
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="CPU time read from /proc")
+def test_stdio_stops_reading_while_its_answers_wait() -> None:
+    """A client that writes 6,000 requests and reads nothing: the server stops reading once
+    1,024 wait to be answered (its memory bounded, the client's writes held back by the
+    pipe), and waits without spinning the CPU; once read, every request is answered."""
+    process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin and process.stdout
+    stdin, count, written = process.stdin, 6000, [0]
+
+    def feed() -> None:
+        stdin.write(lines([INITIALIZE, INITIALIZED]))
+        for i in range(1, count + 1):
+            stdin.write(lines([call(i, "echo", {"text": "x" * 1000})]))
+            written[0] = i
+        stdin.flush()
+
+    feeding = threading.Thread(target=feed, daemon=True)
+    try:
+        feeding.start()
+        seen, deadline = -1, time.monotonic() + 60
+        while seen != written[0] and written[0] < count and time.monotonic() < deadline:
+            seen = written[0]
+            time.sleep(2)
+        assert written[0] < count / 2, "the server read every request while none was answered"
+        before = _cpu_seconds(process.pid)
+        time.sleep(2)
+        assert _cpu_seconds(process.pid) - before < 0.05, "the server spins while it waits"
+        answers = [json.loads(process.stdout.readline()) for _ in range(count + 1)]
+        feeding.join(timeout=30)
+        stdin.close()
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert sorted(a["id"] for a in answers) == list(range(count + 1))
+
+
+def test_stdio_from_a_file_answers_all_to_a_client_slow_to_read(tmp_path: Path) -> None:
+    """``server < requests.jsonl`` (the SDK's transport writing), its client reading only
+    after 5 s: the file's end comes when at most 1,024 requests wait, so none is cancelled
+    at end of input (all 20,000 were read at once, and those unanswered 2 s later lost)."""
+    count = 20_000
+    requests = tmp_path / "requests.jsonl"
+    calls = [call(i, "echo", {"text": "x"}) for i in range(1, count + 1)]
+    requests.write_bytes(lines([INITIALIZE, INITIALIZED, *calls]))
+    with requests.open("rb") as stdin:
+        process = popen(stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        time.sleep(5)
+        out, _ = process.communicate(timeout=90)
+    assert process.returncode == 0
+    assert sorted(json.loads(line)["id"] for line in out.splitlines()) == list(range(count + 1))
+
+
 @POSIX
 def test_stdio_over_sockets() -> None:
     """Hosts written in Node (libuv) give a child socket pairs, not pipes, as stdin and
@@ -210,6 +269,28 @@ def test_stdio_from_a_file_answers_lines_it_cannot_read(tmp_path: Path) -> None:
     errors = [(a["error"]["code"], a["id"]) for a in answers if "error" in a]
     assert errors == [(code, id_) for _, code, id_ in unreadable], out.decode()
     assert [a["id"] for a in answers if "result" in a] == [0, 9]
+
+
+@POSIX
+def test_stdio_on_a_terminal_that_hangs_up() -> None:
+    """stdin and stdout a terminal (the SDK's transport) that closes: reading fails with
+    EIO, the end of input, and the server exits 0 without a traceback."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = popen(stdin=terminal, stdout=terminal, stderr=subprocess.PIPE)
+    os.close(terminal)
+    try:
+        os.write(controller, lines([INITIALIZE]))
+        answer = b""
+        while b"serverInfo" not in answer:
+            answer += os.read(controller, 1 << 16)
+        os.close(controller)
+        assert process.wait(timeout=20) == 0
+        assert process.stderr is not None and b"Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
 
 
 def test_a_request_before_initialize_is_told_to_initialize() -> None:

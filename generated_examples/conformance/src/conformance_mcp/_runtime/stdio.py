@@ -53,6 +53,9 @@ READ_SIZE = 1 << 16  # bytes per read from stdin
 # requests and closes stdin, `printf ... | server`, still reads every answer), short: a
 # host closes stdin to stop the server, and the handlers still running are then cancelled
 EOF_GRACE = 2.0
+# requests read and not yet answered before reading waits: a client that writes and does
+# not read holds the server's memory, not an ever growing heap of answers waiting for it
+IN_FLIGHT = 1024
 Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Coroutine[Any, Any, None]]
 Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
@@ -76,8 +79,13 @@ async def serve(server: GeneratedServer) -> None:
             async def reply(text: str) -> None:
                 await sdk_writes.send(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
 
+            async def lines() -> AsyncIterator[bytes]:
+                with suppress(OSError):  # (EIO: the terminal hung up) the end of input
+                    async for line in stdin:
+                        yield line
+
             async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-                await _read(stdin, messages, reply, pending)
+                await _read(lines(), messages, reply, pending)
 
             async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
                 async with writes, sdk_writes:
@@ -130,11 +138,14 @@ class Pending:
             self.ids.discard(request_id)
             self.changed.set()
 
+    async def below(self, count: int, gone: Callable[[], bool] = lambda: False) -> None:
+        while len(self.ids) > count and not gone():
+            await self.changed.wait()
+            self.changed = anyio.Event()
+
     async def drained(self, gone: Callable[[], bool]) -> None:
         with anyio.move_on_after(EOF_GRACE):
-            while self.ids and not gone():
-                await self.changed.wait()
-                self.changed = anyio.Event()
+            await self.below(0, gone)
 
 
 @contextmanager
@@ -181,6 +192,7 @@ async def _read(
             if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
                 await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
                 continue
+            await pending.below(IN_FLIGHT - 1)
             pending.read(message)
             await messages.send(SessionMessage(message))
         await pending.drained(gone)
@@ -204,14 +216,29 @@ def on_pipes() -> bool:
 
 
 class _Output(asyncio.Protocol):
-    """The stdout transport's protocol: ``lost`` once the client has closed it."""
+    """The stdout transport's protocol: ``lost`` once the client has closed it, ``flushed``
+    done while nothing waits to be written (the transport pauses it at the first byte)."""
 
     def __init__(self) -> None:
         self.lost: BaseException | None = None
         self.closed = asyncio.get_running_loop().create_future()
+        self.flushed = asyncio.get_running_loop().create_future()
+        self.flushed.set_result(None)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.set_write_buffer_limits(high=0)
+
+    def pause_writing(self) -> None:
+        self.flushed = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if not self.flushed.done():
+            self.flushed.set_result(None)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = exc or BrokenPipeError("stdout closed")
+        self.resume_writing()
         if not self.closed.done():
             self.closed.set_result(None)
 
@@ -264,8 +291,8 @@ class Wire:
         progress notification before the result that follows it."""
         if self.output.lost is None:
             self.out.write(text.encode() + b"\n")
-        while self.out.get_write_buffer_size() and self.output.lost is None:
-            await asyncio.sleep(0.001)
+        if self.out.get_write_buffer_size() and self.output.lost is None:
+            await self.output.flushed
         if self.output.lost is not None:
             raise BrokenPipeError("the client closed stdout") from self.output.lost
 
