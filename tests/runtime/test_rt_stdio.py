@@ -293,6 +293,28 @@ def test_stdio_on_a_terminal_that_hangs_up() -> None:
             process.kill()
 
 
+@POSIX
+def test_stdio_on_a_terminal_that_hangs_up_mid_call(tmp_path: Path) -> None:
+    """The terminal closes while a call runs: writing its answer fails with EIO in the
+    SDK's stdout writer, which ended the server with a traceback and exit status 1."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = popen(stdin=terminal, stdout=terminal, stderr=subprocess.PIPE)
+    os.close(terminal)
+    marker = tmp_path / "hung"
+    try:
+        slow = call(7, "slow", {"seconds": 1, "marker": str(marker)})
+        os.write(controller, lines([INITIALIZE, INITIALIZED, slow]))
+        wait_for(marker.with_suffix(".started"))
+        os.close(controller)
+        assert process.wait(timeout=20) == 0
+        assert process.stderr is not None and b"Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 def test_a_request_before_initialize_is_told_to_initialize() -> None:
     """SDK 2.3 answers a bare -32602 "Invalid request parameters"; the runtime -32600 with
     the reason (what streamable HTTP answers a request without a session, with a 400), and

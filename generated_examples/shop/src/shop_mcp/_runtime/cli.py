@@ -8,6 +8,7 @@ a flag wins over the variable, the variable over the manifest.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import signal
@@ -172,13 +173,19 @@ def run_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
     except KeyboardInterrupt:
         pass
     except BaseExceptionGroup as group:
-        if group.split((BrokenPipeError, ConnectionResetError))[1] is not None:
+        if group.split(_client_gone)[1] is not None:
             raise  # something other than the client gone
         logger.info("client disconnected; exiting")  # answers were pending: nothing to serve
         # fd 1 to /dev/null, so that interpreter shutdown does not fail flushing a dead pipe
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """A write to a client that left: a closed pipe or socket, a terminal hung up (EIO)."""
+    gone = isinstance(exc, (BrokenPipeError, ConnectionResetError))
+    return gone or (isinstance(exc, OSError) and exc.errno == errno.EIO)
 
 
 async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
