@@ -91,8 +91,7 @@ async def poll(
             await anyio.sleep(wait_for(response, interval))
             await response.aclose()
             trusted = trusted and wire.origin(url) == home  # credentials stay home
-            off = wire.without(url, request.secret_query, request.secrets)
-            follow = Request("GET", url if trusted else off)
+            follow = Request("GET", url if trusted else request.leaving(url))
             follow.base = request.base
             if trusted:
                 follow.parts["headers"] = dict(request.parts["headers"])

@@ -96,6 +96,9 @@ def body(
     except UnicodeEncodeError as exc:
         lacks = f"the body has {exc.object[exc.start]!r}, which {exc.encoding} lacks"
         raise ToolError(lacks) from None
+    except UnicodeError as exc:  # a codec no body is written in (``charset=idna``)
+        named = charset and charset.group(1)
+        raise ToolError(f"the body cannot be written in {named}: {exc}") from None
 
 
 def without_read_only(

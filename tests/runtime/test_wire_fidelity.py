@@ -251,6 +251,23 @@ async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_na
     assert seen.body == b"name=Gr%F6%DFe"
 
 
+async def test_a_body_in_a_codec_that_writes_no_text_is_a_tool_error() -> None:
+    """``charset=idna`` (a codec Python knows, for host names): a long body raised a bare
+    ``UnicodeError`` out of the call."""
+    op = {
+        "operationId": "send",
+        "requestBody": {
+            "required": True,
+            "content": {"text/plain; charset=idna": {"schema": {"type": "string"}}},
+        },
+        "responses": {"200": {"description": "ok"}},
+    }
+    with recorder() as rec:
+        with pytest.raises(ToolError, match="cannot be written in idna"):
+            await upstream(rec.url).call(operations(posted(op))["send"], {"body": "a" * 100})
+        assert rec.seen == []
+
+
 async def test_a_text_body_its_charset_cannot_carry_is_a_tool_error() -> None:
     op = {
         "operationId": "send",
@@ -780,6 +797,24 @@ async def test_a_redirect_off_the_api_drops_a_key_echoed_with_a_plus_or_inside_a
         assert not result.is_error, result.content
     assert [seen.target for seen in cdn.seen] == ["/f?v=2&w=a+b&flag"]
     assert "x-key" not in cdn.seen[0].headers
+
+
+@pytest.mark.parametrize("where", ["query", "header"])
+async def test_a_redirect_to_another_origin_with_the_key_in_its_path_is_not_followed(
+    where: str,
+) -> None:
+    """An API whose redirect off its origin puts the key in the path (``/KEY/file``): only
+    a query was cleaned, so the other origin got the key in its request line."""
+    schemes = {"key": {"type": "apiKey", "in": where, "name": "api_key"}}
+    data = document("/file", [])
+    data["components"] = {"securitySchemes": schemes}
+    data["paths"]["/file"]["get"]["security"] = [{"key": []}]
+    with recorder() as api, recorder() as cdn:
+        api.moved = {"/file": f"{cdn.url}/secret-key/f?v=2"}
+        with pytest.raises(ToolError, match="another origin with a credential in the URL") as e:
+            await upstream(api.url, schemes).call(operations(data)["send"], {})
+    assert "secret-key" not in str(e.value)
+    assert cdn.seen == []
 
 
 @pytest.mark.parametrize("where", ["query", "header"])

@@ -225,7 +225,7 @@ class Upstream:
             if trusted and wire.origin(url) != home:
                 trusted = False
                 headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
-                cookies, url = {}, wire.without(url, (), request.secrets)
+                cookies, url = {}, request.leaving(url)
                 logger.info("following a redirect to another origin without credentials")
             # the query key again on the API's origin, never off it (a Location may carry it)
             url = wire.with_query(wire.without(url, request.secret_query), keys if trusted else {})

@@ -310,6 +310,17 @@ class Request:
     def shown(self, url: str | None = None) -> str:
         return f"{self.method} {self.redact(url or self.url)}"
 
+    def leaving(self, url: str) -> str:
+        """``url`` fit to follow off the API's origin: without a query pair that names or
+        holds a credential; refused when one is left elsewhere (``https://cdn/KEY/file``)."""
+        url = without(url, self.secret_query, self.secrets)
+        if self.scrub(url) != url:
+            raise ToolError(
+                f"{self.shown()}: the API redirected to another origin with a credential in "
+                "the URL; not followed"
+            )
+        return url
+
     def scrub(self, text: str) -> str:
         """``text`` (an upstream answer shown to the client) without any credential sent."""
         for secret in sorted(self.secrets, key=len, reverse=True):
