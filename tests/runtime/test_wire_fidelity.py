@@ -38,6 +38,16 @@ def posted(op: dict[str, Any]) -> Any:
     }
 
 
+def body_operation(media: str, schema: Any) -> Any:
+    """The imported ``send`` operation of a document whose required body is ``media``."""
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    return operations(posted(op))["send"]
+
+
 def param(name: str, where: str, schema: Any) -> dict[str, Any]:
     return {"name": name, "in": where, "required": where == "path", "schema": schema}
 
@@ -218,14 +228,9 @@ async def test_a_json_body_is_in_the_charset_its_content_type_names(charset: str
     """``application/json; charset=utf-16``: the body went as ASCII bytes under a header
     that said UTF-16 (an API reading it as said gets garbage)."""
     media = f"application/json; charset={charset}"
-    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-    op = {
-        "operationId": "send",
-        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
-        "responses": {"200": {"description": "ok"}},
-    }
+    send = body_operation(media, {"type": "object", "properties": {"name": {"type": "string"}}})
     with recorder() as rec:
-        result = await upstream(rec.url).call(operations(posted(op))["send"], {"name": "Größe"})
+        result = await upstream(rec.url).call(send, {"name": "Größe"})
         assert not result.is_error, result.content
         (seen,) = rec.seen
     assert seen.headers["content-type"] == media
@@ -236,17 +241,12 @@ async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_na
     """``application/x-www-form-urlencoded; charset=iso-8859-1`` (read so by servlet
     containers): ``é`` went as UTF-8's ``%C3%A9``, read as ``Ã©``; one it lacks is refused."""
     media = "application/x-www-form-urlencoded; charset=iso-8859-1"
-    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-    op = {
-        "operationId": "send",
-        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
-        "responses": {"200": {"description": "ok"}},
-    }
+    send = body_operation(media, {"type": "object", "properties": {"name": {"type": "string"}}})
     with recorder() as rec:
-        result = await upstream(rec.url).call(operations(posted(op))["send"], {"name": "Größe"})
+        result = await upstream(rec.url).call(send, {"name": "Größe"})
         assert not result.is_error, result.content
         with pytest.raises(ToolError, match="which latin-1 lacks"):
-            await upstream(rec.url).call(operations(posted(op))["send"], {"name": "€"})
+            await upstream(rec.url).call(send, {"name": "€"})
         (seen,) = rec.seen
     assert seen.body == b"name=Gr%F6%DFe"
 
@@ -254,17 +254,10 @@ async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_na
 async def test_a_body_in_a_codec_that_writes_no_text_is_a_tool_error() -> None:
     """``charset=idna`` (a codec Python knows, for host names): a long body raised a bare
     ``UnicodeError`` out of the call."""
-    op = {
-        "operationId": "send",
-        "requestBody": {
-            "required": True,
-            "content": {"text/plain; charset=idna": {"schema": {"type": "string"}}},
-        },
-        "responses": {"200": {"description": "ok"}},
-    }
+    send = body_operation("text/plain; charset=idna", {"type": "string"})
     with recorder() as rec:
         with pytest.raises(ToolError, match="cannot be written in idna"):
-            await upstream(rec.url).call(operations(posted(op))["send"], {"body": "a" * 100})
+            await upstream(rec.url).call(send, {"body": "a" * 100})
         assert rec.seen == []
 
 
@@ -694,21 +687,32 @@ async def test_a_poll_redirected_off_the_api_never_returns_to_it_with_credential
     assert "x-api-key" not in api.seen[1].headers
 
 
+def keyed_job(api_url: str, location: str, echoed: bool = True) -> tuple[Any, httpx2.Response]:
+    """A POST to ``/jobs`` with its API key in the query (``echoed``: its value known as a
+    credential sent too, as ``Upstream.authorize`` records it) and the 202 it got."""
+    from mcpgen.runtime.upstream import Request
+
+    sent = Request("POST", api_url + "/jobs")
+    sent.parts["query"]["api_key"] = "k3y-secret"
+    sent.secret_query.add("api_key")
+    if echoed:
+        sent.secrets.add("k3y-secret")
+    started = httpx2.Response(
+        202,
+        headers={"location": location},
+        request=httpx2.Request("POST", sent.url + "?api_key=k3y-secret"),
+    )
+    return sent, started
+
+
 async def test_a_poll_sent_off_the_api_drops_a_query_key_its_location_carries() -> None:
     """A 202 whose ``Location`` is on another origin and carries the request's query (the
-    API key in it): the poll went there with the key."""
-    from mcpgen.runtime.upstream import Request
+    API key in it): the poll went there with the key. (Dropped by its name alone.)"""
     from mcpgen.runtime.upstream_poll import poll
 
     with recorder() as api, recorder() as other:
-        sent = Request("POST", api.url + "/jobs")
-        sent.parts["query"]["api_key"] = "k3y-secret"
-        sent.secret_query.add("api_key")
-        started = httpx2.Response(
-            202,
-            headers={"location": other.url + "/status?id=7&api_key=k3y-secret"},
-            request=httpx2.Request("POST", sent.url + "?api_key=k3y-secret"),
-        )
+        location = other.url + "/status?id=7&api_key=k3y-secret"
+        sent, started = keyed_job(api.url, location, echoed=False)
         done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
         assert done.status_code == 200
     assert [seen.target for seen in other.seen] == ["/status?id=7"]
@@ -717,19 +721,10 @@ async def test_a_poll_sent_off_the_api_drops_a_query_key_its_location_carries() 
 async def test_a_poll_sent_off_the_api_drops_the_key_echoed_under_another_name() -> None:
     """A 202 whose ``Location`` on another origin echoes the key's value under a name of its
     own (``?token=...``): a redirect off the API dropped it, a poll sent it."""
-    from mcpgen.runtime.upstream import Request
     from mcpgen.runtime.upstream_poll import poll
 
     with recorder() as api, recorder() as other:
-        sent = Request("POST", api.url + "/jobs")
-        sent.parts["query"]["api_key"] = "k3y-secret"
-        sent.secret_query.add("api_key")
-        sent.secrets.add("k3y-secret")
-        started = httpx2.Response(
-            202,
-            headers={"location": other.url + "/status?id=7&token=k3y-secret"},
-            request=httpx2.Request("POST", sent.url + "?api_key=k3y-secret"),
-        )
+        sent, started = keyed_job(api.url, other.url + "/status?id=7&token=k3y-secret")
         done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
         assert done.status_code == 200
     assert [seen.target for seen in other.seen] == ["/status?id=7"]
@@ -739,20 +734,11 @@ async def test_a_poll_redirected_off_the_api_drops_the_key_echoed_under_another_
     """A poll on the API's origin answered by a redirect to another origin whose
     ``Location`` echoes the key's value (``?token=...``): the poll's request knew no
     credential value, so the key went there."""
-    from mcpgen.runtime.upstream import Request
     from mcpgen.runtime.upstream_poll import poll
 
     with recorder() as api, recorder() as other:
-        sent = Request("POST", api.url + "/jobs")
-        sent.parts["query"]["api_key"] = "k3y-secret"
-        sent.secret_query.add("api_key")
-        sent.secrets.add("k3y-secret")
         api.moved = {"/status": other.url + "/done?id=7&token=k3y-secret"}
-        started = httpx2.Response(
-            202,
-            headers={"location": "/status?id=7"},
-            request=httpx2.Request("POST", sent.url + "?api_key=k3y-secret"),
-        )
+        sent, started = keyed_job(api.url, "/status?id=7")
         done = await poll(upstream(api.url), sent, started, {"interval": 0}, None)
         assert done.status_code == 200
     assert [seen.target for seen in api.seen] == ["/status?id=7&api_key=k3y-secret"]
