@@ -76,6 +76,9 @@ def init(directory: Path, name: str | None, force: bool) -> None:
     from mcpgen.cli.starter import starter_manifest
 
     target = directory / "mcpgen.yaml"
+    if directory.exists() and not directory.is_dir():  # ``init /dev/null``: "File exists"
+        click.echo(f"{directory}: not a folder (init writes DIRECTORY/mcpgen.yaml)", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     if target.exists() and not force:
         click.echo(f"{target}: already exists (use --force to overwrite)", err=True)
         sys.exit(EXIT_BAD_INPUT)

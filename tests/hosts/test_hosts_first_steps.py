@@ -4,6 +4,7 @@ with one line saying what to install (never exit 70 "internal error"); ``dev`` a
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -133,6 +134,14 @@ def test_init_that_cannot_write_is_exit_2_naming_the_file(tmp_path: Path) -> Non
     done = CliRunner().invoke(main, ["init", str(tmp_path), "--force"])
     assert done.exit_code == 2, done.output
     assert done.output.startswith(f"{tmp_path / 'mcpgen.yaml'}: cannot write: ")
+
+
+def test_init_into_a_device_says_it_is_not_a_folder() -> None:
+    """``mcpgen init /dev/null`` said "cannot write: File exists" (a regular file is
+    refused by click's own check: "is a file")."""
+    done = CliRunner().invoke(main, ["init", os.devnull])
+    assert done.exit_code == 2, done.output
+    assert done.output == f"{os.devnull}: not a folder (init writes DIRECTORY/mcpgen.yaml)\n"
 
 
 def test_init_writes_a_schema_reference_that_resolves(tmp_path: Path) -> None:
