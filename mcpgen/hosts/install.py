@@ -231,13 +231,36 @@ def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
     a number that could not be written back as JSON (for every command that rewrites a
     user's JSON file: ``install``, ``add``)."""
     try:
-        return json.loads(text, parse_float=finite, parse_constant=finite)
+        return json.loads(
+            text, parse_float=finite, parse_constant=finite, object_pairs_hook=_unique
+        )
+    except Repeated as exc:
+        key = json.dumps(str(exc), ensure_ascii=False)
+        found = [m.start() for m in re.finditer(re.escape(key) + r"\s*:", text)][1:2] or [0]
+        line, column = text.count("\n", 0, found[0]) + 1, found[0] - text.rfind("\n", 0, found[0])
+        raise ProjectError(
+            f"{path}:{line}:{column}: the key {key} is repeated in one object (written back, "
+            f"only its last value would stay); {advice} (file left untouched)"
+        ) from None
     except NotFinite as exc:
         line, column = _where(text, str(exc))
         raise ProjectError(
             f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
             f"be Infinity or NaN, which is not JSON); {advice} (file left untouched)"
         ) from None
+
+
+class Repeated(ValueError):
+    """A key given twice in one object: ``json.loads`` keeps the last value silently."""
+
+
+def _unique(pairs: list[tuple[str, Json]]) -> dict[str, Json]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise Repeated(key)
+        seen.add(key)
+    return dict(pairs)
 
 
 def finite(literal: str) -> float:

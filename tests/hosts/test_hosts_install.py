@@ -207,6 +207,20 @@ def test_a_number_json_cannot_write_back_is_refused_located(
     assert path.read_bytes() == before and not list(path.parent.glob("*.bak*"))
 
 
+def test_a_key_given_twice_is_refused_located(home: Path, tmp_path: Path) -> None:
+    """A config naming one server twice (a hand merge): written back, its first entry was
+    gone (only the ``.bak`` kept it)."""
+    project = copy_example("calculator", tmp_path)
+    path = expected_path("cursor", home, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"mcpServers": {\n  "a": {"command": "one"},\n  "a": {"command": "two"}}}\n')
+    before = path.read_bytes()
+    result = run_install("cursor", str(project))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert 'mcp.json:3:3: the key "a" is repeated in one object' in result.output
+    assert path.read_bytes() == before and not list(path.parent.glob("*.bak*"))
+
+
 def test_print_shows_the_entry_and_writes_nothing(home: Path, tmp_path: Path) -> None:
     project = copy_example("calculator", tmp_path)
     result = CliRunner().invoke(
