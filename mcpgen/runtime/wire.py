@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import (
@@ -31,6 +32,7 @@ Json = Any
 DOT_SEGMENTS = frozenset({".", ".."})
 # RFC 6265 cookie-octet: visible ASCII but for DQUOTE, comma, semicolon and backslash
 _COOKIE_SAFE = "!#$%&'()*+-./:<=>?@[]^_`{|}~"
+CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (RFC 9110)
 REDACTED = "REDACTED"
 # what joins an array's items in a style other than simple's and form's ","
 DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
@@ -120,7 +122,7 @@ def header_value(name: str, value: Json, param: dict[str, Json] | None = None) -
     else:
         text = simple(value, bool(param.get("explode")), style=param.get("style") or "")
     text = text.strip(" \t")  # what HTTP reads of it (RFC 9110 5.5); h11 refuses to send more
-    if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in text):
+    if CONTROL.search(text):
         raise ToolError(f"header parameter {name!r} may not contain control characters")
     if not text.isascii():
         raise ToolError(f"header parameter {name!r} must be ASCII (HTTP headers carry no other)")

@@ -14,14 +14,13 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from .errors import ToolError
-from .wire import form_fields, scalar
+from .wire import CONTROL, form_fields, scalar
 
 Json = Any
 # part headers the multipart encoding writes itself (OpenAPI: Content-Type is ignored there)
 PART_RESERVED = frozenset({"content-type", "content-disposition", "content-length"})
 MAX_FILE_BYTES = 10 * 1024 * 1024  # a file argument's default limit (<NAME>_API_MAX_FILE_BYTES)
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header name (RFC 9110)
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (RFC 9110)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # base64 never holds a colon: a URI does
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -156,9 +155,8 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
     base, boundary = media.split(";", 1)[0].strip().lower(), os.urandom(16).hex()
     media = re.sub(r';\s*boundary\s*=\s*("[^"]*"|[^;]*)', "", media, flags=re.I)
     start = re.search(r';\s*start\s*=\s*"?([^";]+)', media, re.I)
-    out: list[bytes] = []  # joined once: many parts are never copied over and over
+    form, out = base == "multipart/form-data", list[bytes]()  # joined once, never re-copied
     for i, (name, (filename, data, kind, extra)) in enumerate(parts):
-        form = base == "multipart/form-data"
         how = "form-data" if form else "attachment" if filename else "inline"
         named = f"; name={_quoted(name)}" + (f"; filename={_quoted(filename)}" if filename else "")
         lines = [f"Content-Disposition: {how}{named}"]
@@ -170,7 +168,7 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
                 media += f'; type="{kind.split(";")[0]}"'
         lines += [f"Content-Type: {kind}"] if kind else []
         lines += [f"{k}: {v}" for k, v in extra.items() if _TOKEN.fullmatch(k)]
-        if any(_CONTROL.search(line) for line in lines):  # a resource's own media type
+        if any(CONTROL.search(line) for line in lines):  # a resource's own media type
             raise ToolError(f"the part {name!r} would have a header holding a control character")
         head = "".join(f"{line}\r\n" for line in lines)
         data = data.encode() if isinstance(data, str) else data
