@@ -22,6 +22,7 @@ import logging
 import os
 import stat
 import sys
+from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
@@ -53,9 +54,13 @@ READ_SIZE = 1 << 16  # bytes per read from stdin
 # requests and closes stdin, `printf ... | server`, still reads every answer), short: a
 # host closes stdin to stop the server, and the handlers still running are then cancelled
 EOF_GRACE = 2.0
-# requests read and not yet answered before reading waits: a client that writes and does
-# not read holds the server's memory, not an ever growing heap of answers waiting for it
+# requests read and not yet answered before more are handed to the server: a client that
+# writes and does not read holds the server's memory, not an ever growing heap of answers
 IN_FLIGHT = 1024
+# requests read past IN_FLIGHT, held in order until one in flight ends; reading goes on
+# meanwhile (a cancellation, or the answer to a sampling or elicitation request, must reach
+# the requests in flight) and stops only while this many are held
+PARKED = 1024
 Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Coroutine[Any, Any, None]]
 Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
@@ -117,10 +122,17 @@ async def _run(server: GeneratedServer, options: Any, read: Reader, write: Write
 
 class Pending:
     """Requests read and not yet answered: at end of input the SDK cancels what is still in
-    flight, so the read stream is held open until these are answered (``EOF_GRACE``)."""
+    flight, so the read stream is held open until these are answered (``EOF_GRACE``).
+    Requests past ``IN_FLIGHT`` are ``parked`` (in order) until one in flight ends."""
 
     def __init__(self) -> None:
         self.ids: set[RequestId] = set()
+        self.parked: deque[JSONRPCRequest] = deque()
+        self.ended = False  # no more lines: the parked requests are the last ones
+        self.changed = anyio.Event()
+
+    def _change(self) -> None:  # wakes every waiter (each waits on the event it saw)
+        self.changed.set()
         self.changed = anyio.Event()
 
     def read(self, message: object) -> None:
@@ -136,12 +148,49 @@ class Pending:
     def answered(self, request_id: object) -> None:
         if isinstance(request_id, int | str):  # not a list or dict a client sent
             self.ids.discard(request_id)
-            self.changed.set()
+            self._change()
+
+    def full(self) -> bool:
+        """Whether a request read now waits (behind the cap, or behind parked ones)."""
+        return bool(self.parked) or len(self.ids) >= IN_FLIGHT
+
+    async def park(self, message: JSONRPCRequest) -> None:
+        while len(self.parked) >= PARKED:  # reading stops: memory stays bounded
+            await self.changed.wait()
+        self.parked.append(message)
+        self._change()
+
+    def unpark(self, message: object) -> bool:
+        """True when ``message`` cancels a parked request: it is dropped, never run."""
+        if not (isinstance(message, JSONRPCNotification) and message.method == CANCELLED):
+            return False
+        request_id = (message.params or {}).get("requestId")
+        for request in self.parked if isinstance(request_id, int | str) else ():
+            if request.id == request_id:
+                self.parked.remove(request)
+                self._change()
+                return True
+        return False
+
+    def end(self) -> None:
+        self.ended = True
+        self._change()
+
+    async def dispatch(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+        """The parked requests to the server, each once fewer than ``IN_FLIGHT`` are."""
+        while self.parked or not self.ended:
+            if not self.parked or len(self.ids) >= IN_FLIGHT:
+                await self.changed.wait()
+                continue
+            request = self.parked.popleft()
+            self.read(request)
+            self._change()
+            # (queued before the reader can send another: the stream keeps the order)
+            await messages.send(SessionMessage(request))
 
     async def below(self, count: int, gone: Callable[[], bool] = lambda: False) -> None:
         while len(self.ids) > count and not gone():
             await self.changed.wait()
-            self.changed = anyio.Event()
 
     async def drained(self, gone: Callable[[], bool]) -> None:
         with anyio.move_on_after(EOF_GRACE):
@@ -176,25 +225,29 @@ async def _read(
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
     would drop or take for a notification); at the end, a grace for what is in flight."""
     async with messages:
-        async for raw in lines:
-            if not raw.strip():
-                continue
-            line = raw.decode("utf-8", "replace")  # as the SDK reads it
-            try:
-                message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except ValidationError as exc:
-                answer = jsonrpc.error_for(line)
-                if answer is None:
-                    await messages.send(exc)  # a malformed response: the SDK logs it
-                else:
-                    await reply(answer)
-                continue
-            if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
-                await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
-                continue
-            await pending.below(IN_FLIGHT - 1)
-            pending.read(message)
-            await messages.send(SessionMessage(message))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pending.dispatch, messages)
+            async for raw in lines:
+                if not raw.strip():
+                    continue
+                line = raw.decode("utf-8", "replace")  # as the SDK reads it
+                try:
+                    message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except ValidationError as exc:
+                    answer = jsonrpc.error_for(line)
+                    if answer is None:
+                        await messages.send(exc)  # a malformed response: the SDK logs it
+                    else:
+                        await reply(answer)
+                    continue
+                if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
+                    await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
+                elif isinstance(message, JSONRPCRequest) and pending.full():
+                    await pending.park(message)
+                elif not pending.unpark(message):
+                    pending.read(message)
+                    await messages.send(SessionMessage(message))
+            pending.end()  # the dispatcher ends once the parked requests are sent
         await pending.drained(gone)
 
 
