@@ -190,6 +190,16 @@ class SchemaDiff(SchemaBase):
                         return (b, lifted) if flip else (lifted, b)
         return old, new
 
+    def _disjoint(self, some: list[Json], others: list[Json], old: bool) -> bool:
+        """:func:`_disjoint` of alternatives with their local ``$ref`` resolved."""
+
+        def resolved(group: list[Json]) -> list[Json]:
+            return [
+                self._deref(x, old) if isinstance(x, dict) and "$ref" in x else x for x in group
+            ]
+
+        return _disjoint(resolved(some), resolved(others))
+
     def _object(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
         if not {"properties", "required", "additionalProperties"} & (old.keys() | new.keys()):
             return
@@ -315,14 +325,20 @@ class SchemaDiff(SchemaBase):
             text = f"{keyword}: {len(unmatched_new)} alternative(s) added"
             added = [new_list[j] for j in unmatched_new]
             kept = [x for j, x in enumerate(new_list) if j not in unmatched_new]
-            if keyword == "oneOf" and not self.output and not _disjoint(added, kept):
+            if keyword == "oneOf" and not self.output and not self._disjoint(added, kept, False):
                 # a value valid under an old alternative and a new one is refused now
                 self.unknown(where, text + " (oneOf: a value matching two is refused)")
             else:
                 (self.widened if more_choice else self.narrowed)(where, text)
         elif unmatched_old and not unmatched_new:
             text = f"{keyword}: {len(unmatched_old)} alternative(s) removed"
-            (self.narrowed if more_choice else self.widened)(where, text)
+            removed = [old_list[i] for i in unmatched_old]
+            kept = [x for i, x in enumerate(old_list) if i not in unmatched_old]
+            if keyword == "oneOf" and self.output and not self._disjoint(removed, kept, True):
+                # a result matching a removed alternative and a kept one is valid now
+                self.unknown(where, text + " (oneOf: a value that matched two is valid now)")
+            else:
+                (self.narrowed if more_choice else self.widened)(where, text)
         else:
             n_old, n_new = len(unmatched_old), len(unmatched_new)
             self.unknown(where, f"{keyword}: {n_old} alternative(s) replaced by {n_new}")
