@@ -59,6 +59,10 @@ WHY_HIDDEN = "clients no longer see it in the list"
 WHY_META = "_meta is read only by clients that know its keys; check those that do"
 WHY_NEW_ITEM = "a new item: nothing clients use is gone"
 WHY_NOW_OPERATION = "tools/list does not show it; it is reachable only through the meta tools"
+WHY_NOW_TOOL = (
+    "call_operation and execute no longer reach it (the meta tools reach operations "
+    "only); tools/list shows it, and tools/call calls it as before"
+)
 WHY_NO_RULE = "a field mcpgen has no rule for; review it"
 WHY_OUTPUT_SCHEMA_ADDED = "results now also carry described structured content"
 WHY_OUTPUT_SCHEMA_GONE = "results no longer promise structured content that clients may read"
@@ -153,11 +157,10 @@ class _Differ:
         for name in sorted(old.keys() & new.keys()):
             if not _same_json(old[name], new[name]):
                 compare(f"{kind}:{name}", old[name], new[name])
-        # a tool listed no more that is still an operation (meta tools) was not renamed
-        operations = _list(self.new, "operations") if kind == "tool" else []
-        moved = (old.keys() - new.keys()) & {str(e.get("name")) for e in operations}
-        removed = {n: old[n] for n in old.keys() - new.keys() - moved}
+        removed = {n: old[n] for n in old.keys() - new.keys()}
         added = {n: new[n] for n in new.keys() - old.keys()}
+        if kind in ("tool", "operation"):
+            self._moves(kind, removed, added)
         noun, kept = _KINDS[kind][:2]
         # a rename: a removed and an added item whose signatures match one to one
         old_sigs = {n: _signature(kind, e) for n, e in removed.items()} if added else {}
@@ -167,8 +170,6 @@ class _Differ:
             why += f"{after} has the same {kept}: clients that use {before} fail"
             self.add(BREAKING, f"{kind}:{before}", "", text, why)
             compare(f"{kind}:{after}", removed.pop(before), added.pop(after))
-        for name in moved:
-            self.add(BREAKING, f"{kind}:{name}", "", MOVED, WHY_NOW_OPERATION)
         for name in removed:
             why = f"clients that use this {noun} get an error"
             self.add(BREAKING, f"{kind}:{name}", "", "removed", why)
@@ -176,6 +177,22 @@ class _Differ:
             tokens = _dict(new[name], "size").get("tokens") if kind == "tool" else None
             extra = f" (~{int(tokens)} tokens, estimated)" if isinstance(tokens, int) else ""
             self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
+
+    def _moves(self, kind: str, removed: dict[str, Json], added: dict[str, Json]) -> None:
+        """A tool that became an operation (meta tools switched on) or an operation that
+        became a listed tool (declared in the manifest, or meta tools switched off): one
+        change under the old name, the two entries compared under the new one; not a
+        removal and an addition (nor a rename). Taken out of ``removed``; the other half,
+        in ``added``, was or will be reported by the other collection's pass."""
+        other = "operations" if kind == "tool" else "tools"
+        before = {str(e.get("name")): e for e in _list(self.old, other)}
+        after = {str(e.get("name")): e for e in _list(self.new, other)}
+        for name in sorted(removed.keys() & (after.keys() - before.keys())):
+            change, why, now = _MOVES[kind]
+            self.add(BREAKING, f"{kind}:{name}", "", change, why)
+            self.tool(f"{now}:{name}", removed.pop(name), after[name])
+        for name in added.keys() & (before.keys() - after.keys()):
+            del added[name]
 
     def _common(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         """title, description, icons, scopes, enabled, _meta: the same for every kind."""
@@ -274,7 +291,11 @@ def _flags(capability: Json, path: str = "") -> set[str]:
     return found
 
 
-MOVED = "no longer listed (now an operation)"
+# a tool that became an operation, or the reverse: (change, why, the new item's kind)
+_MOVES = {
+    "tool": ("no longer listed (now an operation)", WHY_NOW_OPERATION, "operation"),
+    "operation": ("now a listed tool (no longer an operation)", WHY_NOW_TOOL, "tool"),
+}
 _COMMON_KEYS = frozenset({"title", "description", "icons", "scopes", "enabled", "_meta", "size"})
 # each kind: its noun, and what a renamed one keeps (in words, and the keys it is made of)
 _KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {

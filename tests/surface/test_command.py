@@ -228,6 +228,36 @@ def test_openapi_document(tmp_path: Path) -> None:
     assert run(tmp_path / "a.yaml", spec).exit_code == 0
 
 
+@pytest.mark.parametrize("mode", ["search", "code"])
+def test_an_operation_declared_as_a_tool_is_one_item(tmp_path: Path, mode: str) -> None:
+    """Search or code mode: the operation delete_item replaced by a declared tool of the same
+    name and schema is one item that moved (call_operation / execute no longer reach it),
+    not an operation removed and a tool added."""
+    (tmp_path / "openapi").mkdir()
+    (tmp_path / "openapi" / "shop.yaml").write_bytes(
+        (ROOT / "manifests/openapi/shop.yaml").read_bytes()
+    )
+    wrapped = (
+        "mcpgen: 1\nserver: {name: shop, version: 2.0.0}\n"
+        f"openapi:\n  source: openapi/shop.yaml\n  mode: {mode}\n"
+        "  rules: [{operationId: itemLabel, as: resourceTemplate}]\n"
+        "  exclude:\n    - {operationId: sendFeedback}\n"
+    )
+    declared = wrapped + (
+        "    - {operationId: deleteItem}\n"
+        "tools:\n  - name: delete_item\n    description: DELETE /items/{itemId}\n"
+        "    annotations: {idempotentHint: true}\n"
+        "    input:\n      type: object\n      additionalProperties: false\n"
+        "      properties: {itemId: {type: integer}}\n      required: [itemId]\n"
+    )
+    old, new = write(tmp_path / "old.yaml", wrapped), write(tmp_path / "new.yaml", declared)
+    assert [t["name"] for t in load(str(old))["operations"]].count("delete_item") == 1
+    result = run(old, new, "--format", "json")
+    assert result.exit_code == 1, result.output
+    found = [(c["level"], c["item"], c["path"]) for c in json.loads(result.stdout)["changes"]]
+    assert found == [("breaking", "operation:delete_item", "")], result.stdout
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {
         **os.environ,
