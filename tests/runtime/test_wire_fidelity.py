@@ -234,7 +234,33 @@ async def test_a_json_body_is_in_the_charset_its_content_type_names(charset: str
         assert not result.is_error, result.content
         (seen,) = rec.seen
     assert seen.headers["content-type"] == media
-    assert json.loads(seen.body.decode(charset)) == {"name": "Größe"}
+    assert json.loads(seen.body) == {"name": "Größe"}  # (detects UTF-16 and UTF-32)
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "UTF16", "utf-16le", "utf-16-be", "utf-32"])
+async def test_a_json_body_in_utf_16_has_no_byte_order_mark(charset: str) -> None:
+    """RFC 8259 §8.1: a JSON text MUST NOT start with a BOM. Python's ``utf-16`` (and
+    ``utf-32``) codec writes one, little-endian: a ``charset=utf-16`` body is big-endian
+    without it now (RFC 2781 §4.3: no BOM means big-endian), ``-le``/``-be`` as declared.
+    Starlette's ``await request.json()`` (``json.loads`` of the bytes) reads it."""
+    from starlette.requests import Request
+
+    media = f"application/json; charset={charset}"
+    send = body_operation(media, {"type": "object", "properties": {"name": {"type": "string"}}})
+    with recorder() as rec:
+        result = await upstream(rec.url).call(send, {"name": "Größe"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": seen.body, "more_body": False}
+
+    headers = [(b"content-type", media.encode())]
+    read = await Request({"type": "http", "method": "POST", "headers": headers}, receive).json()
+    assert read == {"name": "Größe"}
+    order = "le" if "le" in charset else "be"
+    width = "32" if "32" in charset else "16"
+    assert seen.body == json.dumps({"name": "Größe"}).encode(f"utf-{width}-{order}")
 
 
 async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_names() -> None:
