@@ -114,7 +114,7 @@ def without_read_only(
     value: Json, plan: dict[str, Json], defs: Json = None, own: bool = True, via: Any = ()
 ) -> Json:
     """``value`` without the properties ``plan`` drops at any depth (the importer's
-    ``read_only_plan``). ``own``: the object's own ``drop`` applies (not when ``plan`` is a
+    ``read_only_plan``; ``gone``: a map value left out). ``own``: the object's own ``drop`` applies (not when ``plan`` is a
     member beside it: the object's ``drop`` says what is read-only wherever declared);
     ``via``: the definitions followed at this depth (a cycle of them ends)."""
     defs = plan.get("$defs", {}) if defs is None else defs
@@ -137,6 +137,8 @@ def without_read_only(
             subs = [sub for found, sub in patterns if found(k)]
             if not subs and "additional" in plan and k not in plan.get("known", ()):
                 subs = [plan["additional"]]  # what the schema leaves to additionalProperties
+            if any("gone" in sub for sub in subs):
+                continue  # a readOnly map value
             for sub in [inner[k], *subs] if k in inner else subs:
                 v = without_read_only(v, sub, defs)
             kept[k] = v
