@@ -120,34 +120,47 @@ class SchemaConverter:
 
     # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json) -> list[str]:
-        """The properties of ``schema`` that only the server sets: ``readOnly`` wherever the
-        schema, the definitions it refers to or its ``allOf``/``anyOf``/``oneOf`` members
-        declare them (each looked at once)."""
-        marked: dict[str, bool] = {}  # property -> readOnly wherever it is declared
-        todo: list[Json] = [schema]
-        seen: list[Json] = []
-        while todo:
-            target, _ = self.resolve(todo.pop())
-            if isinstance(target, dict) and all(target is not done for done in seen):
-                seen.append(target)
-                todo += _beside(target)
-                properties = target.get("properties")
-                for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                    marked[prop] = marked.get(prop, True) and self.marked_read_only(sub)
-        return sorted(prop for prop, only in marked.items() if only)
+        """The properties of ``schema`` that only the server sets: ``readOnly`` in any
+        subschema applying to the value (JSON Schema 2020-12 validation §9.4): the schema,
+        the definition it refers to, any ``allOf`` member. Of ``oneOf``/``anyOf`` members,
+        the one the value validates against, not known here: every member declaring it."""
+        return sorted(prop for prop, only in self._marks(schema, {}).items() if only)
 
-    def marked_read_only(self, schema: Json, seen: frozenset[str] = frozenset()) -> bool:
-        """Whether ``schema`` says ``readOnly``: itself, the definition it refers to (beside
-        other keywords or not) or an ``allOf`` member; a reference cycle ends the search."""
-        if not isinstance(schema, dict):
+    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]]) -> dict[str, bool]:
+        """Each property ``schema`` declares: readOnly or not (``memo``: a cycle ends)."""
+        target, _ = self.resolve(schema)
+        if not isinstance(target, dict):
+            return {}
+        if id(target) not in memo:
+            memo[id(target)] = marks = {}
+            properties = target.get("properties")
+            for prop, sub in properties.items() if isinstance(properties, dict) else ():
+                marks[prop] = self.marked_read_only(sub)
+            for members in self._groups(target):
+                group: dict[str, bool] = {}
+                for member in members:  # every member declaring a property marks it
+                    for prop, only in self._marks(member, memo).items():
+                        group[prop] = group.get(prop, True) and only
+                marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
+        return memo[id(target)]
+
+    def marked_read_only(self, schema: Json, seen: frozenset[int] = frozenset()) -> bool:
+        """Whether ``schema`` says ``readOnly``: itself, or one of its ``_groups`` wholly."""
+        if not isinstance(schema, dict) or id(schema) in seen:
             return False
-        if schema.get("readOnly") is True:
-            return True
-        members = schema["allOf"] if isinstance(schema.get("allOf"), list) else []
+        seen |= {id(schema)}
+        groups = self._groups(schema)
+        marked = any(all(self.marked_read_only(m, seen) for m in group) for group in groups)
+        return schema.get("readOnly") is True or marked
+
+    def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
+        """What applies beside ``schema``'s own keywords, in groups of which the member the
+        value validates against applies: each ``allOf`` member and the definition referred
+        to alone (each applies), the members of a ``oneOf`` or an ``anyOf`` together."""
         ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
-        if ref is not None and ref in self.defs and ref not in seen:
-            members, seen = [*members, self.defs[ref]], seen | {ref}
-        return any(self.marked_read_only(member, seen) for member in members)
+        alone = [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
+        together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
+        return [[m] for m in alone] + [list(members) for members in together if members]
 
     def read_only_plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
         """Where a value of ``schema`` has ``readOnly`` properties, for a request to leave
@@ -155,9 +168,11 @@ class SchemaConverter:
         when ``own`` is false: a spread body's are no arguments), ``properties``,
         ``patterns``, ``additional`` (for the properties not ``known`` nor matched by a
         pattern: all patterns are kept with it), ``prefix`` and ``items`` (for the items
-        after those) the plans of its parts, ``all`` those of the members beside it, ``ref``
-        a definition's plan in ``$defs`` (each planned once, for every body: a recursive
-        schema stays a cycle). Only what leads to a ``readOnly`` property is kept."""
+        after those) the plans of its parts (``gone``: a map value that is readOnly), ``all``
+        those of the members beside it (a ``oneOf``/``anyOf`` member's applies whichever
+        member the value matches), ``ref`` a definition's plan in ``$defs`` (each planned
+        once, for every body: a recursive schema stays a cycle). Only what leads to a
+        ``readOnly`` property is kept."""
         root_refs: set[str] = set()
         root = self._plan(schema if own else self.resolve(schema)[0], root_refs)
         new: set[str] = set()
@@ -167,8 +182,8 @@ class SchemaConverter:
         live = self._live  # (final once planned: the definitions it refers to are planned too)
 
         def pruned(node: dict[str, Json]) -> dict[str, Json]:
-            if "ref" in node:
-                return node if node["ref"] in live else {}
+            if "ref" in node or "gone" in node:
+                return node if "gone" in node or node["ref"] in live else {}
             parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
             kept = {"drop": node.get("drop"), "properties": parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
@@ -219,14 +234,20 @@ class SchemaConverter:
         plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
         patterns = target.get("patternProperties")
         plan["patterns"] = {
-            pattern: self._plan(sub, refs)
+            pattern: self._value_plan(sub, refs)
             for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
         }
         if isinstance(target.get("additionalProperties"), dict):
-            plan["additional"] = self._plan(target["additionalProperties"], refs)
+            plan["additional"] = self._value_plan(target["additionalProperties"], refs)
             plan["known"] = list(properties) if isinstance(properties, dict) else []
         plan["all"] = [self._plan(member, refs) for member in _beside(target)]
         return plan
+
+    def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
+        """The plan of a map's values (``additionalProperties``, ``patternProperties``):
+        ``gone`` when their schema says ``readOnly``, as a property's does (every such key
+        is left out; the map, not read-only itself, is sent without them)."""
+        return {"gone": True} if self.marked_read_only(schema) else self._plan(schema, refs)
 
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:

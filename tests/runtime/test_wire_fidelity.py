@@ -234,7 +234,33 @@ async def test_a_json_body_is_in_the_charset_its_content_type_names(charset: str
         assert not result.is_error, result.content
         (seen,) = rec.seen
     assert seen.headers["content-type"] == media
-    assert json.loads(seen.body.decode(charset)) == {"name": "Größe"}
+    assert json.loads(seen.body) == {"name": "Größe"}  # (detects UTF-16 and UTF-32)
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "UTF16", "utf-16le", "utf-16-be", "utf-32"])
+async def test_a_json_body_in_utf_16_has_no_byte_order_mark(charset: str) -> None:
+    """RFC 8259 §8.1: a JSON text MUST NOT start with a BOM. Python's ``utf-16`` (and
+    ``utf-32``) codec writes one, little-endian: a ``charset=utf-16`` body is big-endian
+    without it now (RFC 2781 §4.3: no BOM means big-endian), ``-le``/``-be`` as declared.
+    Starlette's ``await request.json()`` (``json.loads`` of the bytes) reads it."""
+    from starlette.requests import Request
+
+    media = f"application/json; charset={charset}"
+    send = body_operation(media, {"type": "object", "properties": {"name": {"type": "string"}}})
+    with recorder() as rec:
+        result = await upstream(rec.url).call(send, {"name": "Größe"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": seen.body, "more_body": False}
+
+    headers = [(b"content-type", media.encode())]
+    read = await Request({"type": "http", "method": "POST", "headers": headers}, receive).json()
+    assert read == {"name": "Größe"}
+    order = "le" if "le" in charset else "be"
+    width = "32" if "32" in charset else "16"
+    assert seen.body == json.dumps({"name": "Größe"}).encode(f"utf-{width}-{order}")
 
 
 async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_names() -> None:
@@ -584,6 +610,121 @@ async def test_a_read_only_property_in_a_map_value_or_a_fixed_position_item_is_n
     wanted = expected.items() if isinstance(expected, dict) else enumerate(expected)
     sent = {k: item[v] for k, v in wanted}
     assert json.loads(seen.body) == (list(sent.values()) if isinstance(value, list) else sent)
+
+
+async def sent_json(schema: Any, given: Any, components: Any = None) -> Any:
+    """What the ``send`` operation of a JSON body ``schema`` sends for ``given`` (the body's
+    properties when spread, else the whole body)."""
+    op = {
+        "operationId": "send",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    data = posted(op)
+    data["components"] = {"schemas": components or {}}
+    spec = operations(data)["send"]
+    argument = spec["body"]["argument"]
+    with recorder() as rec:
+        result = await upstream(rec.url).call(
+            spec, given if argument is None else {argument: given}
+        )
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    return json.loads(seen.body)
+
+
+RO = {"type": "string", "readOnly": True}
+RO_REF = {"$ref": "#/components/schemas/Ro"}
+MAPS = {  # a map's value schema (its values readOnly) and what of {r1, w1} is sent
+    "additional": ({"additionalProperties": RO}, {}),
+    "additionalRef": ({"additionalProperties": RO_REF}, {}),
+    "additionalAllOf": ({"additionalProperties": {"allOf": [RO_REF], "description": "d"}}, {}),
+    "additionalOneOf": ({"additionalProperties": {"oneOf": [RO, RO_REF]}}, {}),
+    "pattern": ({"patternProperties": {"^r": RO, "^w": {"type": "string"}}}, {"w1": "b"}),
+    "patternRef": ({"patternProperties": {"^r": RO_REF}, "additionalProperties": True},
+                   {"w1": "b"}),
+    "patternOverDeclared": ({"properties": {"r1": {"type": "string"}},
+                             "patternProperties": {"^r": RO_REF}}, {"w1": "b"}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("spread", [True, False])
+@pytest.mark.parametrize("shape", sorted(MAPS))
+async def test_a_map_whose_values_are_read_only_is_sent_without_them(
+    shape: str, spread: bool
+) -> None:
+    """A map whose value schema says ``readOnly`` (``additionalProperties``,
+    ``patternProperties``, inline or by reference) sent every key: only the properties of
+    objects inside the values were looked at. Each value is read-only (JSON Schema: the
+    annotation is the instance's each subschema applies to; OpenAPI 3.0: a property's), the
+    map is not: it is sent without them (``{}``), as an object without its readOnly
+    properties is (a required map stays present). A pattern marking a declared property
+    read-only applies to it too (both schemas apply: any ``readOnly`` counts)."""
+    tags, kept = MAPS[shape]
+    schema: dict[str, Any] = {
+        "type": "object",
+        "required": ["tags"],
+        "properties": {"tags": {"type": "object", **tags}, "name": {"type": "string"}},
+    }
+    if not spread:
+        schema["additionalProperties"] = False
+        schema = {"allOf": [schema]}  # a body passed whole
+    given = {"tags": {"r1": "a", "w1": "b"}, "name": "n"}
+    sent = await sent_json(schema, given, {"Ro": RO})
+    assert sent == {"tags": kept, "name": "n"}
+
+
+PLAIN = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}
+MARKED = {"type": "object", "properties": {"id": {"type": "integer", "readOnly": True}}}
+COMPOSED = {  # a body whose ``id`` is marked by some members only, and whether it is sent
+    # allOf: every member applies, readOnly in any counts (JSON Schema 2020-12 §9.4)
+    "allOf": ({"allOf": [PLAIN, MARKED]}, False),
+    "allOfRef": ({"allOf": [PLAIN, {"$ref": "#/components/schemas/Marked"}]}, False),
+    "ownAndAllOf": ({**PLAIN, "allOf": [MARKED]}, False),
+    "refBeside": ({**PLAIN, "$ref": "#/components/schemas/Marked"}, False),
+    # oneOf/anyOf: the member the value validates against decides; not validated, a
+    # property counts when every member declaring it marks it
+    "oneOf": ({"oneOf": [PLAIN, MARKED]}, True),
+    "anyOf": ({"anyOf": [MARKED, PLAIN]}, True),
+    "oneOfAllMark": ({"oneOf": [MARKED, {**MARKED, "required": ["id"]}]}, False),
+    "oneOfOnlyDeclarer": ({"oneOf": [MARKED, {"properties": {"name": {}}}]}, False),
+    "ownAndOneOf": ({**PLAIN, "oneOf": [MARKED, {**MARKED, "required": ["id"]}]}, False),
+    "propertyOneOf": ({"properties": {"id": {"oneOf": [RO_REF, {"type": "integer",
+                      "readOnly": True}]}, "name": {}}}, False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("depth", ["body", "nested"])
+@pytest.mark.parametrize("shape", sorted(COMPOSED))
+async def test_a_property_read_only_in_one_composition_member_follows_the_annotation_rule(
+    shape: str, depth: str
+) -> None:
+    """``allOf`` members marking ``id`` readOnly beside one declaring it writable: ``id``
+    was sent (readOnly only where every declaration said so), in the body and in an object
+    inside it. Every ``allOf`` member applies, and ``readOnly`` is true when any applicable
+    subschema says so; of ``oneOf``/``anyOf`` only the member the value validates against
+    applies: taken to be those declaring ``id``."""
+    composed, sent_id = COMPOSED[shape]
+    components = {"Marked": MARKED, "Ro": {"type": "integer", "readOnly": True}}
+    given = {"id": 1, "name": "a"}
+    expected = {"id": 1, "name": "a"} if sent_id else {"name": "a"}
+    if depth == "body":
+        schema = {**composed, "additionalProperties": True}
+        assert await sent_json(schema, given, components) == expected
+    else:
+        schema = {"type": "object", "properties": {"inner": composed}}
+        assert await sent_json(schema, {"inner": given}, components) == {"inner": expected}
+
+
+async def test_a_read_only_property_inside_one_oneof_member_is_left_out_whichever_matches() -> None:
+    """Deeper than the object's own properties, a ``oneOf``/``anyOf`` member's readOnly
+    properties are left out whichever member the value validates against (the rule chosen:
+    the runtime does not validate, and merging the members' plans per property is not done):
+    ``x.id`` is readOnly in one member, writable in the other."""
+    inner = {"type": "object", "properties": {"x": MARKED}}
+    other = {"type": "object", "properties": {"x": PLAIN}}
+    schema = {"oneOf": [inner, other], "additionalProperties": True}
+    assert await sent_json(schema, {"x": {"id": 1, "name": "a"}}) == {"x": {"name": "a"}}
 
 
 @pytest.mark.parametrize("spread", [True, False])

@@ -527,3 +527,24 @@ def test_a_part_header_never_holds_a_line_break() -> None:
     assert (
         b"\r\n\r\nhi\r\n" in body(spec, {"file": Blob(b"hi", "text/plain"), "role": "u"})["content"]
     )
+
+
+async def test_a_file_part_named_with_a_trailing_backslash_is_refused() -> None:
+    """A file property named ``a\\``: ``name="a\\\\"; filename="a\\\\"`` (RFC 7578's quoted
+    strings) is read by python-multipart (Starlette) and Python's ``email`` as one name,
+    ``a"; filename="a\\``: their split at ``;`` counts ``\\"`` as an escaped quote. Only the
+    last parameter may end in a backslash, and both end in one (the filename is the name);
+    browsers escape no backslash (WHATWG), and ``%5C`` is not decoded by either parser: so
+    the call is refused, sending nothing. A field part (``name`` alone) is read right."""
+    schema = {
+        "type": "object",
+        "properties": {"a\\": {"type": "string", "format": "binary"}, "b\\": {"type": "string"}},
+    }
+    data = doc("multipart/form-data", schema)
+    seen = await send(data, {"b\\": "x"})
+    assert werkzeug_form(seen) == await starlette_form(seen) == [("b\\", "x")]
+    assert [p.get_param("name", header="content-disposition") for p in mime_parts(seen)] == ["b\\"]
+    with recorder() as rec:
+        with pytest.raises(ToolError, match=r"the file part 'a\\\\' .* backslash"):
+            await upstream(rec.url).call(operations(data)["send"], {"a\\": "aGk=", "b\\": "x"})
+        assert rec.seen == []

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 import json
 import os
 import re
@@ -85,9 +86,10 @@ def body(
     if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
         pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
         encode = lambda charset: urlencode(pairs, encoding=charset).encode()  # noqa: E731
-    else:  # JSON is ASCII, in the declared charset (``charset=utf-16``) too
-        text = json.dumps(value) if kind == "application/json" else scalar(value)
-        encode = text.encode
+    elif kind == "application/json":  # ASCII, in the declared charset (``utf-16``) too
+        encode = lambda charset: json.dumps(value).encode(_unmarked(charset))  # noqa: E731
+    else:
+        encode = scalar(value).encode
     charset = re.search(r"charset=\"?([\w.:-]+)", spec.get("media_type") or "", re.I)
     try:
         return {"content": encode(charset.group(1) if charset else "utf-8")}
@@ -101,11 +103,19 @@ def body(
         raise ToolError(f"the body cannot be written in {named}: {exc}") from None
 
 
+def _unmarked(charset: str) -> str:
+    """The codec writing JSON in ``charset`` without a byte order mark (RFC 8259 §8.1: MUST
+    NOT add one; Python's ``utf-16`` and ``utf-32`` do): big-endian, as a text without one
+    is read (RFC 2781 §4.3). An unknown charset raises ``LookupError``."""
+    name = codecs.lookup(charset).name
+    return f"{name}-be" if name in ("utf-16", "utf-32") else charset
+
+
 def without_read_only(
     value: Json, plan: dict[str, Json], defs: Json = None, own: bool = True, via: Any = ()
 ) -> Json:
     """``value`` without the properties ``plan`` drops at any depth (the importer's
-    ``read_only_plan``). ``own``: the object's own ``drop`` applies (not when ``plan`` is a
+    ``read_only_plan``; ``gone``: a map value left out). ``own``: the object's own ``drop`` applies (not when ``plan`` is a
     member beside it: the object's ``drop`` says what is read-only wherever declared);
     ``via``: the definitions followed at this depth (a cycle of them ends)."""
     defs = plan.get("$defs", {}) if defs is None else defs
@@ -128,6 +138,8 @@ def without_read_only(
             subs = [sub for found, sub in patterns if found(k)]
             if not subs and "additional" in plan and k not in plan.get("known", ()):
                 subs = [plan["additional"]]  # what the schema leaves to additionalProperties
+            if any("gone" in sub for sub in subs):
+                continue  # a readOnly map value
             for sub in [inner[k], *subs] if k in inner else subs:
                 v = without_read_only(v, sub, defs)
             kept[k] = v
@@ -158,6 +170,11 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
     start = re.search(r';\s*start\s*=\s*"?([^";]+)', media, re.I)
     form, out = base == "multipart/form-data", list[bytes]()  # joined once, never re-copied
     for i, (name, (filename, data, kind, extra)) in enumerate(parts):
+        if filename and name.endswith("\\"):  # only the last parameter may end in one
+            raise ToolError(
+                f"the file part {name!r} cannot be sent: python-multipart and Python's email "
+                "misread a name ending in a backslash when a filename follows it"
+            )
         how = "form-data" if form else "attachment" if filename else "inline"
         named = f"; name={_quoted(name)}" + (f"; filename={_quoted(filename)}" if filename else "")
         lines = [f"Content-Disposition: {how}{named}"]
@@ -182,7 +199,8 @@ def multipart(parts: list[Any], media: str) -> dict[str, Json]:
 
 def _quoted(text: str) -> str:
     """A disposition parameter's value: quoted, ``"`` and controls percent-encoded (as
-    browsers write form-data names)."""
+    browsers write form-data names). Only the last parameter may end in a backslash
+    (``\\"``): python-multipart and Python's ``email`` read an escaped quote there."""
     escaped = re.sub(r'[\x00-\x1f"]', lambda m: f"%{ord(m[0]):02X}", text.replace("\\", "\\\\"))
     return f'"{escaped}"'
 
