@@ -84,7 +84,8 @@ def body(
     encode: Callable[[str], bytes]
     if kind == "application/x-www-form-urlencoded" and isinstance(value, dict):
         pairs = [pair for k, v in value.items() for pair in form_fields(k, v, parts.get(k) or {})]
-        encode = lambda charset: urlencode(pairs, encoding=charset).encode()  # noqa: E731
+        # each value percent-encoded in the charset (no byte order mark before each)
+        encode = lambda cs: urlencode(pairs, encoding=_unmarked(cs)).encode()  # noqa: E731
     elif kind == "application/json":  # ASCII, in the declared charset (``utf-16``) too
         encode = lambda charset: json.dumps(value).encode(_unmarked(charset))  # noqa: E731
     else:
@@ -103,9 +104,10 @@ def body(
 
 
 def _unmarked(charset: str) -> str:
-    """The codec writing JSON in ``charset`` without a byte order mark (RFC 8259 §8.1: MUST
-    NOT add one; Python's ``utf-16`` and ``utf-32`` do): big-endian, as a text without one
-    is read (RFC 2781 §4.3). An unknown charset raises ``LookupError``."""
+    """The codec writing JSON or form values in ``charset`` without a byte order mark (RFC
+    8259 §8.1: MUST NOT add one; Python's ``utf-16`` and ``utf-32`` do, before every form
+    value too): big-endian, as a text without one is read (RFC 2781 §4.3). An unknown
+    charset raises ``LookupError``."""
     name = codecs.lookup(charset).name
     return f"{name}-be" if name in ("utf-16", "utf-32") else charset
 

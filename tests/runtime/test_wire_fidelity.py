@@ -9,7 +9,7 @@ import base64
 import contextlib
 import json
 from typing import Any
-from urllib.parse import quote_plus
+from urllib.parse import parse_qs, quote_plus
 
 import httpx2
 import pytest
@@ -275,6 +275,20 @@ async def test_a_form_body_is_percent_encoded_in_the_charset_its_content_type_na
             await upstream(rec.url).call(send, {"name": "€"})
         (seen,) = rec.seen
     assert seen.body == b"name=Gr%F6%DFe"
+
+
+async def test_a_form_body_in_utf_16_has_no_byte_order_mark_before_each_value() -> None:
+    """``urlencode(..., encoding="utf-16")`` encodes each key and value on its own, each
+    with a BOM: a decoder of the whole form read U+FEFF inside every value."""
+    media = "application/x-www-form-urlencoded; charset=utf-16"
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}
+    send = body_operation(media, schema)
+    with recorder() as rec:
+        result = await upstream(rec.url).call(send, {"a": "é", "b": "x"})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.body == b"%00a=%00%E9&%00b=%00x"
+    assert parse_qs(seen.body.decode(), encoding="utf-16-be") == {"a": ["é"], "b": ["x"]}
 
 
 async def test_a_body_in_a_codec_that_writes_no_text_is_a_tool_error() -> None:
