@@ -252,6 +252,30 @@ async def test_http_clients_that_hang_up_cancel_their_calls(
     assert not errors, [json.dumps(r.getMessage()) for r in errors]
 
 
+async def test_a_dispatched_request_is_cancelled_in_the_sdks_own_scope() -> None:
+    """A request the SDK's dispatcher runs has a cancel scope already (the one a
+    ``notifications/cancelled`` cancels): a client's disconnect cancels that one, and
+    ``run_request`` opens none per request (~44k instructions per call). It is found through
+    SDK 2.3's private names: this fails if they change (the fallback, a scope of our own,
+    would keep the behaviour and silently bring the cost back)."""
+    from mcp.client import Client
+
+    from mcpgen.runtime.lifecycle import dispatcher_scope
+
+    found: dict[str, Any] = {}
+    server = rtkit.server(rtkit.make_spec("none"))
+
+    async def probe(ctx: Any, call_next: Any) -> Any:
+        found[ctx.method] = dispatcher_scope(ctx)
+        return await call_next(ctx)
+
+    server.middleware.append(probe)
+    async with Client(server, mode="legacy") as client:
+        assert not (await client.call_tool("echo", {"text": "x"})).is_error
+    assert isinstance(found["tools/call"], anyio.CancelScope)
+    assert not found["tools/call"].cancel_called
+
+
 @cells(["memory", "http-json"])
 async def test_a_handlers_resource_not_found_keeps_its_message(transport: str, mode: Mode) -> None:
     from mcp.shared.exceptions import MCPError

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 
@@ -67,29 +68,42 @@ class Inflight:
 INFLIGHT = Inflight()
 
 
-async def run_request(method: str, request: Any, call: Callable[[], Awaitable[T]]) -> T:
-    """Run one request's handling: counted, and cancelled if its HTTP client disconnects."""
+async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
+    """Run one request's handling (``ctx``: the SDK's ``ServerRequestContext``): counted,
+    and cancelled if its HTTP client disconnects."""
+    method = ctx.method
     if method in LONG_LIVED:
         return await call()
-    scope = getattr(request, "scope", None)
-    gone = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
+    scope = getattr(ctx.request, "scope", None)
+    gone: Disconnected | None = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
     INFLIGHT.count += 1
     try:
         if gone is None:
             return await call()
+        cancel = dispatcher_scope(ctx)
+        if cancel is not None:  # the SDK's own: no scope opened per request
+            return await gone.cancelling(cancel, method, call)
         with anyio.CancelScope() as cancel:  # no task of its own: the middleware's cancels it
-            gone.scopes[cancel] = method
-            if gone.gone:
-                cancel.cancel()
-            try:
-                return await call()
-            finally:
-                del gone.scopes[cancel]
+            return await gone.cancelling(cancel, method, call)
         # An error, not a bare CancelledError: the SDK's dispatcher takes one of those for
         # its own shutdown and ends the whole (stateful) session with it.
         raise MCPError(REQUEST_CANCELLED, "Request cancelled: the client disconnected")
     finally:
         INFLIGHT.leave()
+
+
+def dispatcher_scope(ctx: Any) -> anyio.CancelScope | None:
+    """The cancel scope the SDK's ``JSONRPCDispatcher`` runs this request in (the one a
+    ``notifications/cancelled`` cancels), or None (a 2026-07-28 request answered as JSON has
+    no dispatcher). Cancelled, the request ends unanswered: the dispatcher absorbs the
+    cancellation and the 2025-era transport answers it -32800 itself. SDK 2.3's private
+    ``_request_outbound``, ``_dispatcher`` and ``_in_flight``, checked by the tests."""
+    outbound = getattr(ctx.session, "_request_outbound", None)
+    in_flight = getattr(getattr(outbound, "_dispatcher", None), "_in_flight", None)
+    if in_flight is None:
+        return None
+    entry = in_flight.get(coerce_request_id(ctx.request_id))
+    return entry.scope if entry is not None and entry.dctx is outbound else None
 
 
 class Disconnected:
@@ -98,6 +112,18 @@ class Disconnected:
     def __init__(self) -> None:
         self.gone = False
         self.scopes: dict[anyio.CancelScope, str] = {}  # its requests' (``run_request``)
+
+    async def cancelling(
+        self, cancel: anyio.CancelScope, method: str, call: Callable[[], Awaitable[T]]
+    ) -> T:
+        """``call()``, with ``cancel`` cancelled if the client goes (or went) away."""
+        self.scopes[cancel] = method
+        if self.gone:
+            cancel.cancel()
+        try:
+            return await call()
+        finally:
+            del self.scopes[cancel]
 
     def set(self) -> None:
         if not self.gone:

@@ -95,7 +95,7 @@ class IdentityMiddleware:
         try:
             if ctx.request_id is None:  # a notification
                 return await call_next(ctx)
-            return await run_request(ctx.method, ctx.request, lambda: call_next(ctx))
+            return await run_request(ctx, lambda: call_next(ctx))
         except ValidationError as exc:
             if not _request_model(exc.title):  # not the SDK's check of a request's params
                 raise
