@@ -1,0 +1,147 @@
+"""The stdio transport's requests in flight (``stdio.py``): how many the server is handed
+at once, those read past that held in order, and what is still unanswered at end of input."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import anyio
+from mcp.shared.dispatcher import as_request_id, coerce_request_id
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types import (
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectSendStream
+
+CANCELLED = "notifications/cancelled"
+# seconds the requests read before stdin ended get to be answered (a client that writes its
+# requests and closes stdin, `printf ... | server`, still reads every answer), short: a
+# host closes stdin to stop the server, and the handlers still running are then cancelled
+EOF_GRACE = 2.0
+# requests read and not yet answered before more are handed to the server: a client that
+# writes and does not read holds the server's memory, not an ever growing heap of answers
+IN_FLIGHT = 1024
+# requests read past IN_FLIGHT, held in order until one in flight ends; reading goes on
+# meanwhile (a cancellation, or the answer to a sampling or elicitation request, must reach
+# the requests in flight) and stops only while this many are held, unless the server waits
+# for the client's answer: then reading goes on, and requests past these are refused
+PARKED = 1024
+
+
+class Pending:
+    """Requests read and not yet answered: at end of input the SDK cancels what is still in
+    flight, so the read stream is held open until these are answered (``EOF_GRACE``).
+    Requests past ``IN_FLIGHT`` are ``parked`` (in order) until one in flight ends.
+
+    A request is counted from when the server is handed it until its answer is written or
+    the SDK settles it unanswered (``on_request_unanswered``: cancelled), one count per
+    request: the SDK runs a request whose id is already in flight, and a cancel naming
+    ``"7"`` ends call ``7`` (``coerce_request_id``)."""
+
+    def __init__(self) -> None:
+        self.ids: Counter[RequestId] = Counter()
+        self.parked: deque[JSONRPCRequest] = deque()
+        self.asking: set[RequestId | None] = set()  # the server's requests the client has to answer
+        self.ended = False  # no more lines: the parked requests are the last ones
+        self.changed = anyio.Event()
+
+    def _change(self) -> None:  # wakes every waiter (each waits on the event it saw)
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    def read(self, message: JSONRPCMessage) -> SessionMessage:
+        """``message`` for the server, a request counted until it settles."""
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self.asking.discard(_key(message.id))
+        if not isinstance(message, JSONRPCRequest):
+            return SessionMessage(message)
+        self.ids[message.id] += 1
+
+        async def unanswered() -> None:
+            self.answered(message.id)
+
+        return SessionMessage(message, ServerMessageMetadata(on_request_unanswered=unanswered))
+
+    def wrote(self, message: object) -> None:
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self.answered(message.id)
+        elif isinstance(message, JSONRPCRequest):
+            self.asking.add(_key(message.id))
+            self._change()
+        elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
+            self.asking.discard(_key((message.params or {}).get("requestId")))
+
+    def answered(self, request_id: RequestId | None) -> None:
+        if request_id is not None and self.ids[request_id] > 0:
+            self.ids[request_id] -= 1
+            if not self.ids[request_id]:
+                del self.ids[request_id]
+            self._change()
+
+    def running(self) -> int:
+        return self.ids.total()
+
+    def full(self) -> bool:
+        """Whether a request read now waits (behind the cap, or behind parked ones)."""
+        return bool(self.parked) or self.running() >= IN_FLIGHT
+
+    async def park(self, message: JSONRPCRequest) -> bool:
+        """False when ``message`` is refused: the park is full while the server waits for
+        the client's answer (reading must go on to find it; stopping would deadlock)."""
+        while len(self.parked) >= PARKED:  # reading stops: memory stays bounded
+            if self.asking:
+                return False
+            await self.changed.wait()
+        self.parked.append(message)
+        self._change()
+        return True
+
+    def unpark(self, message: object) -> bool:
+        """True when ``message`` cancels a parked request: it is dropped, never run."""
+        if not (isinstance(message, JSONRPCNotification) and message.method == CANCELLED):
+            return False
+        key = _key((message.params or {}).get("requestId"))
+        for request in self.parked if key is not None else ():
+            if _key(request.id) == key:
+                self.parked.remove(request)
+                self._change()
+                return True
+        return False
+
+    def end(self) -> None:
+        self.ended = True
+        self._change()
+
+    async def dispatch(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+        """The parked requests to the server, each once fewer than ``IN_FLIGHT`` are."""
+        while self.parked or not self.ended:
+            if not self.parked or self.running() >= IN_FLIGHT:
+                await self.changed.wait()
+                continue
+            sent = self.read(self.parked.popleft())
+            self._change()
+            # (queued before the reader can send another: the stream keeps the order)
+            await messages.send(sent)
+
+    async def below(self, count: int, gone: Callable[[], bool] = lambda: False) -> None:
+        while self.running() > count and not gone():
+            await self.changed.wait()
+
+    async def drained(self, gone: Callable[[], bool]) -> None:
+        with anyio.move_on_after(EOF_GRACE):
+            await self.below(0, gone)
+
+
+def _key(request_id: object) -> RequestId | None:
+    """What the SDK takes ``request_id`` for (``"7"`` and ``7`` are one id; not ``true``)."""
+    checked = as_request_id(request_id)
+    return None if checked is None else coerce_request_id(checked)

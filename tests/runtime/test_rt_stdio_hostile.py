@@ -1,0 +1,108 @@
+"""The stdio transport's cap on requests in flight (``runtime.stdio``) against clumsy or
+hostile clients: ids that the SDK takes for one (``7`` and ``"7"``), an id used many times,
+and a full park while a call in flight waits for the client's answer."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rtstdio import INITIALIZE, INITIALIZED, Stdio, call, lines, wait_for, wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+IN_FLIGHT = PARKED = 1024  # runtime.stdio.IN_FLIGHT, runtime.stdio.PARKED
+
+
+def _cancel(request_id: Any) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "stop"}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+def _write(stdio: Stdio, messages: list[dict[str, Any]]) -> None:
+    assert stdio.process.stdin is not None
+    stdio.process.stdin.write(lines(messages))
+    stdio.process.stdin.flush()
+
+
+def _answer(stdio: Stdio, request_id: Any, timeout: float = 10) -> dict[str, Any]:
+    """The answer to ``request_id`` (what comes before it skipped)."""
+    while True:
+        message = stdio.receive(timeout)
+        if message.get("id") == request_id and "method" not in message:
+            return message
+
+
+def test_a_cancel_naming_the_id_as_text_frees_the_slot(tmp_path: Path) -> None:
+    """The SDK takes ``"7"`` for ``7`` (``coerce_request_id``): a cancel naming the id as
+    text ends call 7, which is never answered. 1,024 such calls cancelled so must leave
+    the cap free, not full for ever (every later request parked, never run)."""
+    stdio = Stdio()
+    try:
+        stdio.initialize()
+        last = tmp_path / "m"
+        slow = [call(i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+        slow.append(call(IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
+        _write(stdio, slow)
+        wait_for(last.with_suffix(".started"))
+        _write(stdio, [_cancel(str(i)) for i in range(1, IN_FLIGHT + 1)])
+        wait_for(last.with_suffix(".cancelled"))
+        answer = stdio.call(call("after", "echo", {"text": "x"}), 10)
+        assert answer["result"]["structuredContent"] == {"text": "x"}, answer
+    finally:
+        stdio.kill()
+
+
+def test_one_id_many_times_is_held_by_the_cap(tmp_path: Path) -> None:
+    """The SDK runs a request whose id is already in flight (it overwrites its entry):
+    1,500 calls with one id are as many in flight, so past 1,024 they must wait."""
+    stdio = Stdio()
+    try:
+        stdio.initialize()
+        count = IN_FLIGHT + 476
+        _write(stdio, [call("same", "slow", {"seconds": 60, "marker": str(tmp_path / f"m{i}")})
+                       for i in range(count)])  # fmt: skip
+        started = lambda: len(list(tmp_path.glob("*.started")))  # noqa: E731
+        wait_until(lambda: started() >= IN_FLIGHT, 60)
+        time.sleep(2)
+        assert started() == IN_FLIGHT, f"{started()} calls run at once"
+    finally:
+        stdio.kill()
+
+
+def test_a_full_park_still_reads_the_answer_a_call_waits_for() -> None:
+    """``interview`` waits for the client's elicitation answer while 1,023 slow calls fill
+    the cap, 1,024 more fill the park and one more is read: reading must not stop there
+    (the answer behind it would never be read, ``interview`` never end); the request past
+    the park is refused (-32000) rather than held, and ``interview`` goes on at once."""
+    stdio = Stdio()
+    try:
+        asking = {"elicitation": {}, "sampling": {}}
+        params = {**INITIALIZE["params"], "capabilities": asking}
+        assert stdio.call({**INITIALIZE, "params": params}, 60)["result"]["protocolVersion"]
+        stdio.send(INITIALIZED)
+        stdio.send(call("interview", "interview", {}))
+        asked = _next_request(stdio)
+        assert asked["method"] == "elicitation/create", asked
+        slow = [call(i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT + PARKED)]
+        _write(stdio, [*slow, call("past", "echo", {"text": "x"})])
+        content = {"color": "red", "size": "L"}
+        stdio.send({"jsonrpc": "2.0", "id": asked["id"],
+                    "result": {"action": "accept", "content": content}})  # fmt: skip
+        seen = []
+        while not seen or "method" not in seen[-1] or "id" not in seen[-1]:
+            seen.append(stdio.receive(10))
+        assert seen[-1]["method"] == "sampling/createMessage", seen
+        refused = [m for m in seen if m.get("id") == "past"]
+        assert refused and refused[0]["error"]["code"] == -32000, seen
+    finally:
+        stdio.kill()
+
+
+def _next_request(stdio: Stdio, timeout: float = 10) -> dict[str, Any]:
+    """The next request the server sends the client (skipping notifications)."""
+    while True:
+        message = stdio.receive(timeout)
+        if "method" in message and "id" in message:
+            return message
