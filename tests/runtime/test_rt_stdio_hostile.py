@@ -106,3 +106,43 @@ def _next_request(stdio: Stdio, timeout: float = 10) -> dict[str, Any]:
         message = stdio.receive(timeout)
         if "method" in message and "id" in message:
             return message
+
+
+def test_end_of_input_with_requests_parked_stops_the_server(tmp_path: Path) -> None:
+    """stdin closed (the host stopping the server) while 1,024 calls that never end fill
+    the cap and 1,024 more are parked: the server exits within the grace, not once a call
+    in flight ends (here a minute; a call waiting for the gone client, never)."""
+    stdio = Stdio()
+    try:
+        stdio.initialize()
+        last = tmp_path / "m"
+        slow = [call(i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+        slow.append(call(IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
+        _write(stdio, [*slow, *(call(f"p{i}", "echo", {"text": "x"}) for i in range(PARKED))])
+        wait_for(last.with_suffix(".started"))
+        started = time.monotonic()
+        assert stdio.close(timeout=30) == 0, stdio.stderr.decode()[-3000:]
+        assert time.monotonic() - started < 10
+        assert b"Traceback" not in stdio.stderr, stdio.stderr.decode()[-3000:]
+    finally:
+        stdio.kill()
+
+
+def test_end_of_input_still_runs_the_parked_requests() -> None:
+    """``printf ... | server``: 1,024 calls of a second fill the cap, 1,024 more are parked,
+    stdin ends at once: every one is answered before the server exits."""
+    stdio = Stdio()
+    try:
+        stdio.initialize()
+        slow = [call(i, "slow", {"seconds": 1}) for i in range(IN_FLIGHT)]
+        echoes = [call(f"p{i}", "echo", {"text": "x"}) for i in range(PARKED)]
+        _write(stdio, [*slow, *echoes])
+        assert stdio.close(timeout=60) == 0, stdio.stderr.decode()[-3000:]
+        stdio._out.join(10)
+        answered = set()
+        while not stdio.lines.empty():
+            answered.add(stdio.receive(1).get("id"))
+        expected = {m["id"] for m in [*slow, *echoes]}
+        assert expected <= answered, f"{len(expected - answered)} never answered"
+    finally:
+        stdio.kill()

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
 
 CANCELLED = "notifications/cancelled"
-# seconds the requests read before stdin ended get to be answered (a client that writes its
-# requests and closes stdin, `printf ... | server`, still reads every answer), short: a
-# host closes stdin to stop the server, and the handlers still running are then cancelled
+# seconds, once stdin ended, the requests read get to end, each in turn (a client that writes
+# its requests and closes stdin, `printf ... | server`, still reads every answer), short: a
+# host closes stdin to stop the server, and the handlers that do not end are then cancelled
 EOF_GRACE = 2.0
 # requests read and not yet answered before more are handed to the server: a client that
 # writes and does not read holds the server's memory, not an ever growing heap of answers
@@ -133,13 +133,15 @@ class Pending:
             # (queued before the reader can send another: the stream keeps the order)
             await messages.send(sent)
 
-    async def below(self, count: int, gone: Callable[[], bool] = lambda: False) -> None:
-        while self.running() > count and not gone():
-            await self.changed.wait()
-
     async def drained(self, gone: Callable[[], bool]) -> None:
-        with anyio.move_on_after(EOF_GRACE):
-            await self.below(0, gone)
+        """At end of input: the parked requests to the server, and every request answered,
+        while they keep ending; ``EOF_GRACE`` without one ends the wait (the SDK then
+        cancels what is in flight; what is still parked never runs)."""
+        while (self.parked or self.running()) and not gone():
+            with anyio.move_on_after(EOF_GRACE) as waiting:
+                await self.changed.wait()
+            if waiting.cancelled_caught:
+                return
 
 
 def _key(request_id: object) -> RequestId | None:

@@ -133,31 +133,31 @@ async def _read(
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
     would drop or take for a notification); at the end, a grace for what is in flight."""
-    async with messages:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(pending.dispatch, messages)
-            async for raw in lines:
-                if not raw.strip():
-                    continue
-                line = raw.decode("utf-8", "replace")  # as the SDK reads it
-                try:
-                    message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except ValidationError as exc:
-                    answer = jsonrpc.error_for(line)
-                    if answer is None:
-                        await messages.send(exc)  # a malformed response: the SDK logs it
-                    else:
-                        await reply(answer)
-                    continue
-                if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
-                    await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
-                elif isinstance(message, JSONRPCRequest) and pending.full():
-                    if not await pending.park(message):
-                        await reply(jsonrpc.error(jsonrpc.BUSY, BUSY, message.id))
-                elif not pending.unpark(message):
-                    await messages.send(pending.read(message))
-            pending.end()  # the dispatcher ends once the parked requests are sent
+    async with messages, anyio.create_task_group() as tg:
+        tg.start_soon(pending.dispatch, messages)
+        async for raw in lines:
+            if not raw.strip():
+                continue
+            line = raw.decode("utf-8", "replace")  # as the SDK reads it
+            try:
+                message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValidationError as exc:
+                answer = jsonrpc.error_for(line)
+                if answer is None:
+                    await messages.send(exc)  # a malformed response: the SDK logs it
+                else:
+                    await reply(answer)
+                continue
+            if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
+                await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
+            elif isinstance(message, JSONRPCRequest) and pending.full():
+                if not await pending.park(message):
+                    await reply(jsonrpc.error(jsonrpc.BUSY, BUSY, message.id))
+            elif not pending.unpark(message):
+                await messages.send(pending.read(message))
+        pending.end()  # the dispatcher ends once the parked requests are sent
         await pending.drained(gone)
+        tg.cancel_scope.cancel()  # (the parked requests left, if the grace ran out)
 
 
 def on_pipes() -> bool:
