@@ -150,7 +150,7 @@ async def _read(
             if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
                 await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
             elif isinstance(message, JSONRPCRequest) and pending.full():
-                if not await pending.park(message):
+                if not await pending.park(message, len(raw)):
                     await reply(jsonrpc.error(jsonrpc.BUSY, BUSY, message.id))
             elif not pending.unpark(message):
                 await messages.send(pending.read(message))

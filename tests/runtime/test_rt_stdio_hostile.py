@@ -4,7 +4,9 @@ and a full park while a call in flight waits for the client's answer."""
 
 from __future__ import annotations
 
+import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -144,5 +146,35 @@ def test_end_of_input_still_runs_the_parked_requests() -> None:
             answered.add(stdio.receive(1).get("id"))
         expected = {m["id"] for m in [*slow, *echoes]}
         assert expected <= answered, f"{len(expected - answered)} never answered"
+    finally:
+        stdio.kill()
+
+
+def test_the_park_holds_little_of_large_requests() -> None:
+    """1,024 slow calls fill the cap, then requests of 200 kB each follow, and the client
+    reads nothing: the park stops reading long before it holds 1,024 of them (200 MB of
+    the server's memory; 50 GB of 50 MB lines), so the client's writes are held back."""
+    stdio = Stdio()
+    assert stdio.process.stdin is not None
+    stdin, written = stdio.process.stdin, [0]
+    padding = "x" * 200_000
+
+    def feed() -> None:
+        with suppress(OSError, ValueError):  # (the server killed at the end)
+            for i in range(IN_FLIGHT + PARKED + 1):
+                message = call(i, "echo", {"text": "x"})
+                message["params"]["_meta"] = {"padding": padding}
+                stdin.write(lines([message]))
+                written[0] += 1
+
+    try:
+        stdio.initialize()
+        _write(stdio, [call(f"s{i}", "slow", {"seconds": 60}) for i in range(IN_FLIGHT)])
+        threading.Thread(target=feed, daemon=True).start()
+        seen, deadline = -1, time.monotonic() + 60
+        while seen != written[0] and time.monotonic() < deadline:
+            seen = written[0]
+            time.sleep(2)
+        assert written[0] < 200, f"{written[0]} requests of 200 kB read and held"
     finally:
         stdio.kill()

@@ -36,6 +36,7 @@ IN_FLIGHT = 1024
 # the requests in flight) and stops only while this many are held, unless the server waits
 # for the client's answer: then reading goes on, and requests past these are refused
 PARKED = 1024
+PARKED_BYTES = 16 << 20  # nor more than this of their lines (but always one, of any size)
 
 
 class Pending:
@@ -50,7 +51,8 @@ class Pending:
 
     def __init__(self) -> None:
         self.ids: Counter[RequestId] = Counter()
-        self.parked: deque[JSONRPCRequest] = deque()
+        self.parked: deque[tuple[JSONRPCRequest, int]] = deque()  # and its line's size
+        self.held = 0  # bytes of the lines parked
         self.asking: set[RequestId | None] = set()  # the server's requests the client has to answer
         self.ended = False  # no more lines: the parked requests are the last ones
         self.changed = anyio.Event()
@@ -95,14 +97,15 @@ class Pending:
         """Whether a request read now waits (behind the cap, or behind parked ones)."""
         return bool(self.parked) or self.running() >= IN_FLIGHT
 
-    async def park(self, message: JSONRPCRequest) -> bool:
+    async def park(self, message: JSONRPCRequest, size: int) -> bool:
         """False when ``message`` is refused: the park is full while the server waits for
         the client's answer (reading must go on to find it; stopping would deadlock)."""
-        while len(self.parked) >= PARKED:  # reading stops: memory stays bounded
+        while self.parked and (len(self.parked) >= PARKED or self.held + size > PARKED_BYTES):
             if self.asking:
                 return False
-            await self.changed.wait()
-        self.parked.append(message)
+            await self.changed.wait()  # reading stops: memory stays bounded
+        self.parked.append((message, size))
+        self.held += size
         self._change()
         return True
 
@@ -111,9 +114,10 @@ class Pending:
         if not (isinstance(message, JSONRPCNotification) and message.method == CANCELLED):
             return False
         key = _key((message.params or {}).get("requestId"))
-        for request in self.parked if key is not None else ():
-            if _key(request.id) == key:
-                self.parked.remove(request)
+        for entry in self.parked if key is not None else ():
+            if _key(entry[0].id) == key:
+                self.parked.remove(entry)
+                self.held -= entry[1]
                 self._change()
                 return True
         return False
@@ -128,7 +132,9 @@ class Pending:
             if not self.parked or self.running() >= IN_FLIGHT:
                 await self.changed.wait()
                 continue
-            sent = self.read(self.parked.popleft())
+            request, size = self.parked.popleft()
+            self.held -= size
+            sent = self.read(request)
             self._change()
             # (queued before the reader can send another: the stream keeps the order)
             await messages.send(sent)
