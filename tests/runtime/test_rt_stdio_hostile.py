@@ -1,6 +1,8 @@
 """The stdio transport's cap on requests in flight (``runtime.stdio``) against clumsy or
 hostile clients: ids that the SDK takes for one (``7`` and ``"7"``), an id used many times,
-and a full park while a call in flight waits for the client's answer."""
+a full park while a call in flight waits for the client's answer, large requests, and
+the end of input with requests parked. Those that need no server-to-client request run in
+both protocol eras: the handshake, and 2026-07-28 (each request carries its envelope)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,30 @@ import pytest
 from rtstdio import INITIALIZE, INITIALIZED, Stdio, call, lines, wait_for, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
-IN_FLIGHT = PARKED = 1024  # runtime.stdio.IN_FLIGHT, runtime.stdio.PARKED
+IN_FLIGHT = PARKED = 1024  # runtime.stdio_pending.IN_FLIGHT, PARKED
+ERAS = pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _started(era: str) -> Stdio:
+    """A server process, its connection opened in ``era`` (the first request decides)."""
+    stdio = Stdio()
+    if era == "handshake":
+        stdio.initialize()
+    else:
+        assert "result" in stdio.call(_call(era, "first", "echo", {"text": "x"}), 60)
+    return stdio
+
+
+def _call(era: str, request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    message = call(request_id, name, arguments)
+    if era != "handshake":
+        message["params"]["_meta"] = ENVELOPE
+    return message
 
 
 def _cancel(request_id: Any) -> dict[str, Any]:
@@ -36,35 +61,35 @@ def _answer(stdio: Stdio, request_id: Any, timeout: float = 10) -> dict[str, Any
             return message
 
 
-def test_a_cancel_naming_the_id_as_text_frees_the_slot(tmp_path: Path) -> None:
+@ERAS
+def test_a_cancel_naming_the_id_as_text_frees_the_slot(tmp_path: Path, era: str) -> None:
     """The SDK takes ``"7"`` for ``7`` (``coerce_request_id``): a cancel naming the id as
     text ends call 7, which is never answered. 1,024 such calls cancelled so must leave
     the cap free, not full for ever (every later request parked, never run)."""
-    stdio = Stdio()
+    stdio = _started(era)
     try:
-        stdio.initialize()
         last = tmp_path / "m"
-        slow = [call(i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
-        slow.append(call(IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
+        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+        slow.append(_call(era, IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
         _write(stdio, slow)
         wait_for(last.with_suffix(".started"))
         _write(stdio, [_cancel(str(i)) for i in range(1, IN_FLIGHT + 1)])
         wait_for(last.with_suffix(".cancelled"))
-        answer = stdio.call(call("after", "echo", {"text": "x"}), 10)
+        answer = stdio.call(_call(era, "after", "echo", {"text": "x"}), 10)
         assert answer["result"]["structuredContent"] == {"text": "x"}, answer
     finally:
         stdio.kill()
 
 
-def test_one_id_many_times_is_held_by_the_cap(tmp_path: Path) -> None:
+@ERAS
+def test_one_id_many_times_is_held_by_the_cap(tmp_path: Path, era: str) -> None:
     """The SDK runs a request whose id is already in flight (it overwrites its entry):
     1,500 calls with one id are as many in flight, so past 1,024 they must wait."""
-    stdio = Stdio()
+    stdio = _started(era)
     try:
-        stdio.initialize()
         count = IN_FLIGHT + 476
-        _write(stdio, [call("same", "slow", {"seconds": 60, "marker": str(tmp_path / f"m{i}")})
-                       for i in range(count)])  # fmt: skip
+        markers = [str(tmp_path / f"m{i}") for i in range(count)]
+        _write(stdio, [_call(era, "same", "slow", {"seconds": 60, "marker": m}) for m in markers])
         started = lambda: len(list(tmp_path.glob("*.started")))  # noqa: E731
         wait_until(lambda: started() >= IN_FLIGHT, 60)
         time.sleep(2)
@@ -110,17 +135,17 @@ def _next_request(stdio: Stdio, timeout: float = 10) -> dict[str, Any]:
             return message
 
 
-def test_end_of_input_with_requests_parked_stops_the_server(tmp_path: Path) -> None:
+@ERAS
+def test_end_of_input_with_requests_parked_stops_the_server(tmp_path: Path, era: str) -> None:
     """stdin closed (the host stopping the server) while 1,024 calls that never end fill
     the cap and 1,024 more are parked: the server exits within the grace, not once a call
     in flight ends (here a minute; a call waiting for the gone client, never)."""
-    stdio = Stdio()
+    stdio = _started(era)
     try:
-        stdio.initialize()
         last = tmp_path / "m"
-        slow = [call(i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
-        slow.append(call(IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
-        _write(stdio, [*slow, *(call(f"p{i}", "echo", {"text": "x"}) for i in range(PARKED))])
+        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+        slow.append(_call(era, IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
+        _write(stdio, [*slow, *(_call(era, f"p{i}", "echo", {"text": "x"}) for i in range(PARKED))])
         wait_for(last.with_suffix(".started"))
         started = time.monotonic()
         assert stdio.close(timeout=30) == 0, stdio.stderr.decode()[-3000:]
@@ -130,14 +155,14 @@ def test_end_of_input_with_requests_parked_stops_the_server(tmp_path: Path) -> N
         stdio.kill()
 
 
-def test_end_of_input_still_runs_the_parked_requests() -> None:
+@ERAS
+def test_end_of_input_still_runs_the_parked_requests(era: str) -> None:
     """``printf ... | server``: 1,024 calls of a second fill the cap, 1,024 more are parked,
     stdin ends at once: every one is answered before the server exits."""
-    stdio = Stdio()
+    stdio = _started(era)
     try:
-        stdio.initialize()
-        slow = [call(i, "slow", {"seconds": 1}) for i in range(IN_FLIGHT)]
-        echoes = [call(f"p{i}", "echo", {"text": "x"}) for i in range(PARKED)]
+        slow = [_call(era, i, "slow", {"seconds": 1}) for i in range(IN_FLIGHT)]
+        echoes = [_call(era, f"p{i}", "echo", {"text": "x"}) for i in range(PARKED)]
         _write(stdio, [*slow, *echoes])
         assert stdio.close(timeout=60) == 0, stdio.stderr.decode()[-3000:]
         stdio._out.join(10)
