@@ -112,7 +112,10 @@ def test_a_full_park_still_reads_the_answer_a_call_waits_for() -> None:
         stdio.send(call("interview", "interview", {}))
         asked = _next_request(stdio)
         assert asked["method"] == "elicitation/create", asked
-        slow = [call(i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT + PARKED)]
+        # the slow calls parked have the ids the server gives its own requests (0, 1, ...)
+        slow = [call(f"s{i}", "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+        slow += [call(i, "slow", {"seconds": 60}) for i in range(PARKED)]
+        assert asked["id"] in range(PARKED), asked
         _write(stdio, [*slow, call("past", "echo", {"text": "x"})])
         content = {"color": "red", "size": "L"}
         stdio.send({"jsonrpc": "2.0", "id": asked["id"],
@@ -201,5 +204,28 @@ def test_the_park_holds_little_of_large_requests() -> None:
             seen = written[0]
             time.sleep(2)
         assert written[0] < 200, f"{written[0]} requests of 200 kB read and held"
+    finally:
+        stdio.kill()
+
+
+@ERAS
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("boom", {}),  # the handler raises
+        ("limited", {"seconds": 30}),  # the tool's timeout (0.5 s) ends it
+        ("nope", {}),  # no such tool
+        ("echo", {"text": 5}),  # the arguments break the schema
+    ],
+)
+def test_a_call_that_fails_frees_its_slot(era: str, name: str, arguments: Any) -> None:
+    """1,023 slow calls and one that fails fill the cap; the request parked behind them
+    runs once the failure is answered."""
+    stdio = _started(era)
+    try:
+        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+        failing = _call(era, "failing", name, arguments)
+        _write(stdio, [*slow, failing, _call(era, "parked", "echo", {"text": "x"})])
+        assert _answer(stdio, "parked", 15)["result"]["structuredContent"] == {"text": "x"}
     finally:
         stdio.kill()

@@ -143,9 +143,10 @@ class Pending:
         """At end of input: the parked requests to the server, and every request answered,
         while they keep ending; ``EOF_GRACE`` without one ends the wait (the SDK then
         cancels what is in flight; what is still parked never runs)."""
-        while (self.parked or self.running()) and not gone():
+        while (left := len(self.parked) + self.running()) and not gone():
             with anyio.move_on_after(EOF_GRACE) as waiting:
-                await self.changed.wait()
+                while len(self.parked) + self.running() >= left and not gone():
+                    await self.changed.wait()
             if waiting.cancelled_caught:
                 return
 
