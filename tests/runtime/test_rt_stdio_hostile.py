@@ -229,3 +229,15 @@ def test_a_call_that_fails_frees_its_slot(era: str, name: str, arguments: Any) -
         assert _answer(stdio, "parked", 15)["result"]["structuredContent"] == {"text": "x"}
     finally:
         stdio.kill()
+
+
+def test_a_cancel_naming_true_drops_no_parked_request() -> None:
+    """``true`` is no request id (the SDK ignores such a cancel): parked request 1, which
+    ``True == 1`` matched, still runs."""
+    stdio = _started("handshake")
+    try:
+        slow = [call(f"s{i}", "slow", {"seconds": 2}) for i in range(IN_FLIGHT)]
+        _write(stdio, [*slow, call(1, "echo", {"text": "x"}), _cancel(True)])
+        assert _answer(stdio, 1, 20)["result"]["structuredContent"] == {"text": "x"}
+    finally:
+        stdio.kill()
