@@ -241,3 +241,26 @@ def test_a_cancel_naming_true_drops_no_parked_request() -> None:
         assert _answer(stdio, 1, 20)["result"]["structuredContent"] == {"text": "x"}
     finally:
         stdio.kill()
+
+
+def test_a_question_withdrawn_no_longer_opens_the_park() -> None:
+    """``interview`` asks the client, then is cancelled: the server withdraws its question
+    (a cancel of its own), so a full park stops reading again (the request past it waits
+    and runs) rather than refusing (-32000) as while an answer was awaited."""
+    stdio = Stdio()
+    try:
+        params = {**INITIALIZE["params"], "capabilities": {"elicitation": {}}}
+        assert stdio.call({**INITIALIZE, "params": params}, 60)["result"]["protocolVersion"]
+        stdio.send(INITIALIZED)
+        stdio.send(call("interview", "interview", {}))
+        asked = _next_request(stdio)
+        stdio.send(_cancel("interview"))
+        while (withdrawn := stdio.receive(10)).get("method") != "notifications/cancelled":
+            pass
+        assert withdrawn["params"]["requestId"] == asked["id"], withdrawn
+        slow = [call(i, "slow", {"seconds": 3}) for i in range(IN_FLIGHT)]
+        echoes = [call(f"p{i}", "echo", {"text": "x"}) for i in range(PARKED)]
+        _write(stdio, [*slow, *echoes, call("past", "echo", {"text": "x"})])
+        assert _answer(stdio, "past", 30)["result"]["structuredContent"] == {"text": "x"}
+    finally:
+        stdio.kill()
