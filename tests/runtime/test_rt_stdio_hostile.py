@@ -102,7 +102,7 @@ def test_a_full_park_still_reads_the_answer_a_call_waits_for() -> None:
     """``interview`` waits for the client's elicitation answer while 1,023 slow calls fill
     the cap, 1,024 more fill the park and one more is read: reading must not stop there
     (the answer behind it would never be read, ``interview`` never end); the request past
-    the park is refused (-32000) rather than held, and ``interview`` goes on at once."""
+    the park is refused (-32004) rather than held, and ``interview`` goes on at once."""
     stdio = Stdio()
     try:
         asking = {"elicitation": {}, "sampling": {}}
@@ -125,7 +125,7 @@ def test_a_full_park_still_reads_the_answer_a_call_waits_for() -> None:
             seen.append(stdio.receive(10))
         assert seen[-1]["method"] == "sampling/createMessage", seen
         refused = [m for m in seen if m.get("id") == "past"]
-        assert refused and refused[0]["error"]["code"] == -32000, seen
+        assert refused and refused[0]["error"]["code"] == -32004, seen
     finally:
         stdio.kill()
 
@@ -246,7 +246,7 @@ def test_a_cancel_naming_true_drops_no_parked_request() -> None:
 def test_a_question_withdrawn_no_longer_opens_the_park() -> None:
     """``interview`` asks the client, then is cancelled: the server withdraws its question
     (a cancel of its own), so a full park stops reading again (the request past it waits
-    and runs) rather than refusing (-32000) as while an answer was awaited."""
+    and runs) rather than refusing (-32004) as while an answer was awaited."""
     stdio = Stdio()
     try:
         params = {**INITIALIZE["params"], "capabilities": {"elicitation": {}}}
