@@ -1,4 +1,4 @@
-"""The stdio transport's cap on requests in flight (``runtime.stdio.IN_FLIGHT``): past it,
+"""The stdio transport's cap on requests in flight (``runtime.stdio_pending.IN_FLIGHT``): past it,
 new requests wait (parked, ``PARKED`` at most), while a cancellation and the client's
 answers to the server's own requests (elicitation, sampling, roots) are still read and
 delivered, since the requests in flight need them to end."""
@@ -13,7 +13,7 @@ import pytest
 from rtstdio import INITIALIZE, INITIALIZED, Stdio, call, lines, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
-IN_FLIGHT = 1024  # runtime.stdio.IN_FLIGHT
+IN_FLIGHT = 1024  # runtime.stdio_pending.IN_FLIGHT
 ASKING = {"elicitation": {}, "sampling": {}, "roots": {"listChanged": False}}
 ANSWERS = {
     "elicitation/create": {"action": "accept", "content": {"color": "red", "size": "L"}},

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+BUSY = -32004  # (server range; -32000 is MCP's connection closed) too many requests waiting
 LONE_SURROGATE = "holds a lone UTF-16 surrogate (\\ud800-\\udfff), which UTF-8 cannot encode"
 
 

@@ -22,7 +22,6 @@ import logging
 import os
 import stat
 import sys
-from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
@@ -30,16 +29,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from mcp.shared.message import SessionMessage
 from mcp_types import (
-    JSONRPCError,
     JSONRPCNotification,
     JSONRPCRequest,
-    JSONRPCResponse,
-    RequestId,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
 
 from . import jsonrpc
+from .stdio_pending import Pending
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -47,20 +44,9 @@ if TYPE_CHECKING:
     from .server import GeneratedServer
 
 logger = logging.getLogger(__name__)
-CANCELLED = "notifications/cancelled"
+BUSY = "Server busy: too many requests waiting while it waits for the client's answer"
 
 READ_SIZE = 1 << 16  # bytes per read from stdin
-# seconds the requests read before stdin ended get to be answered (a client that writes its
-# requests and closes stdin, `printf ... | server`, still reads every answer), short: a
-# host closes stdin to stop the server, and the handlers still running are then cancelled
-EOF_GRACE = 2.0
-# requests read and not yet answered before more are handed to the server: a client that
-# writes and does not read holds the server's memory, not an ever growing heap of answers
-IN_FLIGHT = 1024
-# requests read past IN_FLIGHT, held in order until one in flight ends; reading goes on
-# meanwhile (a cancellation, or the answer to a sampling or elicitation request, must reach
-# the requests in flight) and stops only while this many are held
-PARKED = 1024
 Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Coroutine[Any, Any, None]]
 Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
@@ -120,83 +106,6 @@ async def _run(server: GeneratedServer, options: Any, read: Reader, write: Write
         reading.cancel()
 
 
-class Pending:
-    """Requests read and not yet answered: at end of input the SDK cancels what is still in
-    flight, so the read stream is held open until these are answered (``EOF_GRACE``).
-    Requests past ``IN_FLIGHT`` are ``parked`` (in order) until one in flight ends."""
-
-    def __init__(self) -> None:
-        self.ids: set[RequestId] = set()
-        self.parked: deque[JSONRPCRequest] = deque()
-        self.ended = False  # no more lines: the parked requests are the last ones
-        self.changed = anyio.Event()
-
-    def _change(self) -> None:  # wakes every waiter (each waits on the event it saw)
-        self.changed.set()
-        self.changed = anyio.Event()
-
-    def read(self, message: object) -> None:
-        if isinstance(message, JSONRPCRequest):
-            self.ids.add(message.id)
-        elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
-            self.answered((message.params or {}).get("requestId"))  # never answered
-
-    def wrote(self, message: object) -> None:
-        if isinstance(message, JSONRPCResponse | JSONRPCError):
-            self.answered(message.id)
-
-    def answered(self, request_id: object) -> None:
-        if isinstance(request_id, int | str):  # not a list or dict a client sent
-            self.ids.discard(request_id)
-            self._change()
-
-    def full(self) -> bool:
-        """Whether a request read now waits (behind the cap, or behind parked ones)."""
-        return bool(self.parked) or len(self.ids) >= IN_FLIGHT
-
-    async def park(self, message: JSONRPCRequest) -> None:
-        while len(self.parked) >= PARKED:  # reading stops: memory stays bounded
-            await self.changed.wait()
-        self.parked.append(message)
-        self._change()
-
-    def unpark(self, message: object) -> bool:
-        """True when ``message`` cancels a parked request: it is dropped, never run."""
-        if not (isinstance(message, JSONRPCNotification) and message.method == CANCELLED):
-            return False
-        request_id = (message.params or {}).get("requestId")
-        for request in self.parked if isinstance(request_id, int | str) else ():
-            if request.id == request_id:
-                self.parked.remove(request)
-                self._change()
-                return True
-        return False
-
-    def end(self) -> None:
-        self.ended = True
-        self._change()
-
-    async def dispatch(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        """The parked requests to the server, each once fewer than ``IN_FLIGHT`` are."""
-        while self.parked or not self.ended:
-            if not self.parked or len(self.ids) >= IN_FLIGHT:
-                await self.changed.wait()
-                continue
-            request = self.parked.popleft()
-            self.read(request)
-            self._change()
-            # (queued before the reader can send another: the stream keeps the order)
-            await messages.send(SessionMessage(request))
-
-    async def below(self, count: int, gone: Callable[[], bool] = lambda: False) -> None:
-        while len(self.ids) > count and not gone():
-            await self.changed.wait()
-
-    async def drained(self, gone: Callable[[], bool]) -> None:
-        with anyio.move_on_after(EOF_GRACE):
-            await self.below(0, gone)
-
-
 @contextmanager
 def _claimed_stdin() -> Iterator[AsyncIterable[bytes]]:
     """stdin's lines, fd 0 claimed as the SDK claims it (reading the null device meanwhile);
@@ -224,31 +133,31 @@ async def _read(
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
     would drop or take for a notification); at the end, a grace for what is in flight."""
-    async with messages:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(pending.dispatch, messages)
-            async for raw in lines:
-                if not raw.strip():
-                    continue
-                line = raw.decode("utf-8", "replace")  # as the SDK reads it
-                try:
-                    message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except ValidationError as exc:
-                    answer = jsonrpc.error_for(line)
-                    if answer is None:
-                        await messages.send(exc)  # a malformed response: the SDK logs it
-                    else:
-                        await reply(answer)
-                    continue
-                if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
-                    await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
-                elif isinstance(message, JSONRPCRequest) and pending.full():
-                    await pending.park(message)
-                elif not pending.unpark(message):
-                    pending.read(message)
-                    await messages.send(SessionMessage(message))
-            pending.end()  # the dispatcher ends once the parked requests are sent
+    async with messages, anyio.create_task_group() as tg:
+        tg.start_soon(pending.dispatch, messages)
+        async for raw in lines:
+            if not raw.strip():
+                continue
+            line = raw.decode("utf-8", "replace")  # as the SDK reads it
+            try:
+                message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValidationError as exc:
+                answer = jsonrpc.error_for(line)
+                if answer is None:
+                    await messages.send(exc)  # a malformed response: the SDK logs it
+                else:
+                    await reply(answer)
+                continue
+            if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
+                await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
+            elif isinstance(message, JSONRPCRequest) and pending.full():
+                if not await pending.park(message, len(raw)):
+                    await reply(jsonrpc.error(jsonrpc.BUSY, BUSY, message.id))
+            elif not pending.unpark(message):
+                await messages.send(pending.read(message))
+        pending.end()  # the dispatcher ends once the parked requests are sent
         await pending.drained(gone)
+        tg.cancel_scope.cancel()  # (the parked requests left, if the grace ran out)
 
 
 def on_pipes() -> bool:
