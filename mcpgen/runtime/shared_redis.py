@@ -156,10 +156,9 @@ class RedisRateLimiter:
     this process (the limit then holds per replica), ``"open"`` allows every call,
     ``"closed"`` refuses every call (retry after ``retry_interval``).
 
-    A bucket's key is hashed as the caches' are (keyed by the secret): Redis holds no
-    caller's address, and a writer without the secret cannot find a given caller's bucket.
-    Its value is not sealed: any value (forged, ``nan``, ``inf``) reads as at most a full
-    bucket, what deleting the key gives (a missing bucket is a new caller's)."""
+    A bucket's key is hashed as the caches' are (keyed by the secret): no caller's address
+    in Redis, nor a bucket one can find without the secret. Its value is not sealed: any
+    value (forged, ``nan``) reads as at most a full bucket, as a deleted key does."""
 
     def __init__(
         self,
