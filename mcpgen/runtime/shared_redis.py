@@ -5,7 +5,7 @@ when the backend is built. The Redis objects are typed ``Any``: a generated serv
 without redis-py installed.
 
 Keys (``<prefix>`` is the configured prefix: the server's name and a tag of its secret):
-``<prefix>:events`` (the pub/sub channel), ``<prefix>:rl:<key>`` (token buckets, a hash
+``<prefix>:events`` (the pub/sub channel), ``<prefix>:rl:<hash>`` (token buckets, a hash
 that expires once full again), ``<prefix>:cache:<namespace>:<hash>`` and
 ``<prefix>:state:<identity key>:<name>`` (JSON text, sealed when a secret is set, with TTL).
 """
@@ -154,7 +154,11 @@ class RedisRateLimiter:
     """Token buckets in Redis (one Lua script per call, on the Redis clock), so a limit
     holds across replicas. While Redis is unreachable: ``outage="local"`` uses a bucket in
     this process (the limit then holds per replica), ``"open"`` allows every call,
-    ``"closed"`` refuses every call (retry after ``retry_interval``)."""
+    ``"closed"`` refuses every call (retry after ``retry_interval``).
+
+    A bucket's key is hashed as the caches' are (keyed by the secret): no caller's address
+    in Redis, nor a bucket one can find without the secret. Its value is not sealed: any
+    value (forged, ``nan``) reads as at most a full bucket, as a deleted key does."""
 
     def __init__(
         self,
@@ -163,9 +167,11 @@ class RedisRateLimiter:
         *,
         outage: LimiterOutage = "local",
         fallback: LocalRateLimiter | None = None,
+        values: ValueCodec,
     ) -> None:
         self._link = link
         self._prefix = f"{prefix}:rl:"
+        self._hash = values.hash_key
         self._outage = outage
         self._fallback = fallback or LocalRateLimiter()
         self._script = link.client.register_script(TOKEN_BUCKET)
@@ -177,7 +183,8 @@ class RedisRateLimiter:
         if self._link.usable():
             try:
                 allowed, wait = await self._script(
-                    keys=[self._prefix + key], args=[repr(rate), repr(burst), repr(cost)]
+                    keys=[self._prefix + self._hash(key)],
+                    args=[repr(rate), repr(burst), repr(cost)],
                 )
             except self._link.outage_errors as exc:
                 self._link.failed(exc)
@@ -349,7 +356,11 @@ class RedisBackend:
         self._prefix = prefix
         self.bus = RedisBus(self.link, f"{prefix}:events", values, liveness=liveness)
         self.limiter = RedisRateLimiter(
-            self.link, prefix, outage=limiter_outage, fallback=LocalRateLimiter(max_local_entries)
+            self.link,
+            prefix,
+            outage=limiter_outage,
+            fallback=LocalRateLimiter(max_local_entries),
+            values=values,
         )
         self.state = RedisUserState(self.link, values, prefix, default_ttl=state_ttl)
 

@@ -145,7 +145,7 @@ class Upstream:
             else:
                 request.parts["cookies"][param["name"]] = wire.cookie_text(value, param)
         request.url = wire.join(self.base_url, path)
-        request.base = wire.shown_base(self.base_url, self.settings["baseUrl"])
+        request.at(self.base_url, self.settings["baseUrl"])
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None and _sent(body, arguments):

@@ -558,3 +558,52 @@ def test_an_argument_that_is_not_text_is_an_error_naming_it() -> None:
         assert api.calls == []
 
     run(body)
+
+
+def test_an_oversized_result_is_refused_in_the_sandbox_not_copied_out() -> None:
+    """A result of tens of megabytes (within the sandbox's 64 MB heap) crossed to the host
+    whole (``MontyComplete.output``) before its size was checked: 20 MB held by the
+    server for a run refused anyway. It is measured in the sandbox first, and stays there."""
+    import tracemalloc
+
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        await mode.execute("1")  # the sandbox process started
+        for code in ['"x" * 20_000_000', '{str(i): "y" * 100 for i in range(100_000)}']:
+            tracemalloc.start()
+            try:
+                refused = await mode.execute(code)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert refused.is_error and "over the 65536-byte limit" in text(refused)
+            assert peak < 2_000_000, f"{code}: {peak} bytes allocated"
+
+    run(body, Limits(timeout=30, cpu_seconds=10))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "None",
+        "[True, False, 0, -12345, 1.5, float('nan'), 10**40]",
+        "'héllo\\n\"\\u2028'",
+        "{'a': (1, 2), 3: {4, 5}, (6,): frozenset(), 'b': b'bytes!'}",
+        "a = []\nfor i in range(80):\n    a = [a, i]\na",
+        "x = 3; [x] * 7  # a comment",
+        "(\n  'a',\n  range(3),\n)",
+    ],
+)
+def test_the_sandbox_measure_never_refuses_a_result_that_fits(code: str) -> None:
+    """The sandbox measures from below: a result exactly at the limit is sent, one byte
+    less refuses it (the host's exact measure, ``plain_value``)."""
+
+    async def edge(mode: CodeMode, api: FakeAPI) -> None:
+        data = (await mode.execute(code)).structured_content or {}
+        exact = len(json.dumps(data["result"], ensure_ascii=False).encode())
+        mode.limits = Limits(timeout=20, cpu_seconds=3, output=exact)
+        fits = await mode.execute(code)
+        assert not fits.is_error, text(fits)
+        mode.limits = Limits(timeout=20, cpu_seconds=3, output=exact - 1)
+        assert (await mode.execute(code)).is_error
+
+    run(edge)

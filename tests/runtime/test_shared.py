@@ -241,6 +241,35 @@ async def test_rate_limit_holds_across_replicas(redis_server: RedisServer) -> No
         assert refilled == [True, True, True, False, False]
 
 
+def _keys(redis_server: RedisServer, pattern: str) -> list[str]:
+    reply = redis_server.command("KEYS", pattern).decode().split("\r\n")
+    return [line for line in reply if line.startswith("t:")]
+
+
+async def test_rate_limit_buckets_name_no_caller_and_a_forged_one_is_at_most_full(
+    redis_server: RedisServer,
+) -> None:
+    """The buckets were ``t:rl:ip:203.0.113.7``: Redis showed every caller's address (and a
+    tenant sharing it could name the bucket of an address it knows, to reset it). They are
+    hashed under the secret as the cache keys are. Their values are not sealed, and need not
+    be: whatever a writer without the secret puts there gives at most a full bucket, as
+    deleting the key does (which no seal prevents)."""
+    caller, burst = "ip:203.0.113.7", 3
+    async with replicas(redis_server.url, n=1, secret=SECRET) as (a,):
+        await a.limiter.allow(caller, 0.001, burst)
+        (bucket,) = _keys(redis_server, "t:rl:*")
+        assert "203.0.113.7" not in bucket and caller not in bucket, bucket
+    redis_server.command("FLUSHALL")
+    async with replicas(redis_server.url, n=1, secret=SECRET[::-1]) as (other,):
+        await other.limiter.allow(caller, 0.001, burst)
+        assert _keys(redis_server, "t:rl:*") != [bucket]  # another secret, another key
+    async with replicas(redis_server.url, n=1, secret=SECRET) as (a,):
+        for tokens, at in [("1e300", "0"), ("nan", "nan"), ("inf", "-inf"), ("3", "-1e300")]:
+            redis_server.command("HSET", bucket, "tokens", tokens, "at", at)
+            passed = [(await a.limiter.allow(caller, 0.001, burst))[0] for _ in range(5)]
+            assert passed == [True] * burst + [False] * 2, (tokens, at, passed)
+
+
 async def test_cache_is_shared_expires_and_hides_tokens(redis_server: RedisServer) -> None:
     token = "eyJhbGciOi.raw-bearer-token.signature"
     async with replicas(redis_server.url, n=2, secret=SECRET) as (a, b):

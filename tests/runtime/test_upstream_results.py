@@ -505,3 +505,27 @@ async def test_a_cookie_key_echoed_as_the_cookie_sent_it_is_redacted(
         failed = await api.call(operation, {})
     message = failed.content[0].text  # type: ignore[union-attr]
     assert failed.is_error and "s3cret" not in message and message.endswith("REDACTED"), message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("media", ["text/plain", "application/json"])
+async def test_a_key_in_the_base_urls_path_echoed_in_an_error_is_redacted(
+    monkeypatch: pytest.MonkeyPatch, media: str
+) -> None:
+    """A deployment's base URL with a key in its path (``https://host/KEY123/v1``, bot and
+    webhook APIs) or in a query value it adds: the URL in the error showed ``REDACTED``, but
+    the body the API answered repeated the key (the path it was asked) to the client."""
+    spec = {**JAR, "paths": {"/x": {"get": {**JAR["paths"]["/x"]["get"], "security": []}}}}
+    operation = wirekit.operations(spec)["get_x"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream("https://api.example.test/v1")
+        monkeypatch.setenv(api.settings["baseUrlEnv"], rec.url + "/bot42:K3y%2Fx/v1?cid=Cl1ent")
+        echo = {"error": "no route /bot42:K3y/x/v1/x, bot42:K3y%2Fx, client Cl1ent"}
+        rec.answer(404, media, json.dumps(echo).encode())
+        failed = await api.call(operation, {})
+    (seen,) = rec.seen
+    assert seen.target == "/bot42:K3y%2Fx/v1/x?cid=Cl1ent"  # the key was sent
+    message = failed.content[0].text  # type: ignore[union-attr]
+    assert failed.is_error and "404" in message, message
+    assert "K3y" not in message and "Cl1ent" not in message, message
+    assert "/v1/x" in message  # the documented path is still shown

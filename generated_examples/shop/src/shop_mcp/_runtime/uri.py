@@ -32,7 +32,7 @@ def to_regex(template: str) -> re.Pattern[str]:
     ``{+var}``/``{#var}`` anything, ``{?a,b}``/``{&a}`` optional query parameters,
     ``{.var}`` a dotted suffix, ``{;var}`` a path parameter."""
     index = {name: i for i, name in enumerate(variables(template))}
-    out: list[str] = []
+    out: list[tuple[str, str]] = []  # (kind, pattern): a "literal", "any" ({+var}) or "re"
     position = 0
 
     def group(name: str, body: str) -> str:
@@ -40,7 +40,7 @@ def to_regex(template: str) -> re.Pattern[str]:
 
     for match in _EXPRESSION.finditer(template):
         literal = template[position : match.start()]
-        out.append(re.escape(literal))
+        out.append(("literal", re.escape(literal)))
         # A variable right after a literal that follows another variable stops before that
         # literal's first character: the earlier one still takes all it can ("a.tar.gz" by
         # "{name}.{ext}": "a.tar", "gz"), and a URI cannot make the match backtrack without
@@ -51,19 +51,42 @@ def to_regex(template: str) -> re.Pattern[str]:
         if operator in ("?", "&"):
             for i, name in enumerate(names):
                 lead = re.escape(operator) if i == 0 else "&"
-                out.append(f"(?:{lead}{re.escape(name)}={group(name, '[^&#]*')})?")
+                out.append(("re", f"(?:{lead}{re.escape(name)}={group(name, '[^&#]*')})?"))
         elif operator in ("+", "#"):
-            out.append(("#" if operator == "#" else "") + ",".join(group(n, ".*?") for n in names))
+            out.append(("literal", "#" if operator == "#" else ""))
+            for i, name in enumerate(names):
+                out.extend([("literal", "," if i else ""), ("any", group(name, ".*?"))])
         elif operator == ";":
-            out.extend(f";{re.escape(n)}=?{group(n, '[^/;?#]*')}" for n in names)
+            out.extend(("re", f";{re.escape(n)}=?{group(n, '[^/;?#]*')}") for n in names)
         elif operator in ("/", "."):
             body = "[^/?#.]*" if operator == "." else "[^/?#]*"
-            out.extend(re.escape(operator) + group(n, body) for n in names)
+            out.extend(("re", re.escape(operator) + group(n, body)) for n in names)
         else:
             comma = "," if len(names) > 1 else ""  # one variable's list value: a,b
-            out.append(",".join(group(n, f"[^/?#{comma}{after}]+") for n in names))
-    out.append(re.escape(template[position:]))
-    return re.compile("".join(out))
+            out.append(("re", ",".join(group(n, f"[^/?#{comma}{after}]+") for n in names)))
+    out.append(("literal", re.escape(template[position:])))
+    return re.compile(_committed([(kind, text) for kind, text in out if text]))
+
+
+def _committed(pieces: list[tuple[str, str]]) -> str:
+    """The pattern of ``pieces``, an "anything" variable and the literal after it atomic
+    when another "anything" variable follows that literal (``{+a}/raw/{+b}``): the first
+    place the literal appears at is where the match goes on from, as it did, since the next
+    variable could take whatever a later place would skip; without it, a URI that does not
+    match tried every place, each read to the end (0.15 s for 4,000 characters)."""
+    merged: list[tuple[str, str]] = []
+    for kind, text in pieces:
+        if merged and kind == "literal" == merged[-1][0]:
+            kind, text = "literal", merged.pop()[1] + text
+        merged.append((kind, text))
+    joined, i = [], 0
+    while i < len(merged):
+        kind, text = merged[i]
+        if kind == "any" and [k for k, _ in merged[i + 1 : i + 3]] == ["literal", "any"]:
+            text, i = f"(?>{text}{merged[i + 1][1]})", i + 1
+        joined.append(text)
+        i += 1
+    return "".join(joined)
 
 
 def match(

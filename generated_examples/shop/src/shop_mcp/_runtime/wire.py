@@ -273,21 +273,25 @@ def redact(url: str, secret_params: set[str]) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def shown_base(base: str, documented: str) -> tuple[str, str, frozenset[str]]:
-    """The base URL set for this deployment (without its query), how it may be shown, and
-    the query names it adds: beyond the documented one (the manifest's ``baseUrl``) its path
-    and query are the deployment's and may hold a key (``https://host/KEY123/v1?code=KEY``):
-    ``REDACTED``."""
+def shown_base(base: str, documented: str) -> tuple[str, str, frozenset[str], frozenset[str]]:
+    """The base URL set for this deployment (without its query), how it may be shown, the
+    query names it adds, and what it holds that the documented one does not (a path segment,
+    a value of a query name it adds). Beyond the documented base URL (the manifest's
+    ``baseUrl``) its path and query are the deployment's and may hold a key
+    (``https://host/KEY123/v1?code=KEY``): shown ``REDACTED``, and taken out of answers as
+    a credential sent (``Request.at``)."""
     parts, known = urlsplit(base), urlsplit(documented)
-    added = {k for k, _ in parse_qsl(parts.query, True)}
-    names = frozenset(added - {k for k, _ in parse_qsl(known.query, True)})
+    added = dict(parse_qsl(parts.query, True))
+    names = frozenset(added.keys() - {k for k, _ in parse_qsl(known.query, True)})
     path, known_path = parts.path.rstrip("/"), known.path.rstrip("/")
+    segments = set(path.split("/")) - set(known_path.split("/")) - {""}
+    held = frozenset({*segments, *map(unquote, segments), *(added[name] for name in names)})
     if path == known_path or not path:
-        return "", "", names
+        return "", "", names, held
     real = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
     hidden = "/" + REDACTED + (known_path if path.endswith(known_path) else "")
     netloc = parts.netloc.rsplit("@", 1)[-1]
-    return real, urlunsplit((parts.scheme, netloc, hidden, "", "")), names
+    return real, urlunsplit((parts.scheme, netloc, hidden, "", "")), names, held
 
 
 class Request:
@@ -302,6 +306,14 @@ class Request:
         self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
         self.options: dict[str, Json] = {}
         self.base: tuple[str, str, frozenset[str]] = ("", "", frozenset())  # ``shown_base``
+
+    def at(self, base: str, documented: str) -> None:
+        """The request made to ``base``, documented as ``documented``: what ``base`` adds
+        is shown ``REDACTED`` in URLs and taken out of answers like a credential sent."""
+        real, shown, names, held = shown_base(base, documented)
+        self.base = (real, shown, names)
+        for value in held - {""}:
+            self.secrets.update(credential_forms(value))
 
     def redact(self, url: str) -> str:
         """``url`` as it may be shown: ``redact``, and the base URL's path as ``shown_base``."""
