@@ -283,7 +283,7 @@ def shown_base(base: str, documented: str) -> tuple[str, str, frozenset[str], fr
     added = dict(parse_qsl(parts.query, True))
     names = frozenset(added.keys() - {k for k, _ in parse_qsl(known.query, True)})
     path, known_path = parts.path.rstrip("/"), known.path.rstrip("/")
-    segments = set(path.split("/")) - set(known_path.split("/")) - {""}
+    segments = {s for s in set(path.split("/")) - set(known_path.split("/")) if keylike(s)}
     held = frozenset({*segments, *map(unquote, segments), *(added[name] for name in names)})
     if path == known_path or not path:
         return "", "", names, held
@@ -291,6 +291,13 @@ def shown_base(base: str, documented: str) -> tuple[str, str, frozenset[str], fr
     hidden = "/" + REDACTED + (known_path if path.endswith(known_path) else "")
     netloc = parts.netloc.rsplit("@", 1)[-1]
     return real, urlunsplit((parts.scheme, netloc, hidden, "", "")), names, held
+
+
+def keylike(segment: str) -> bool:
+    """A path segment a deployment adds that may be a key (``bot42:K3y``, a long token),
+    not a gateway's word (``petstore``, ``prod``): scrubbed from every answer and refused
+    off-origin, a word would be cut out of data and links."""
+    return len(segment) >= 16 or (len(segment) >= 8 and any(c.isdigit() for c in segment))
 
 
 class Request:

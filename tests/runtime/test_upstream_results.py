@@ -529,3 +529,22 @@ async def test_a_key_in_the_base_urls_path_echoed_in_an_error_is_redacted(
     assert failed.is_error and "404" in message, message
     assert "K3y" not in message and "Cl1ent" not in message, message
     assert "/v1/x" in message  # the documented path is still shown
+
+
+@pytest.mark.anyio
+async def test_a_gateways_word_in_the_base_urls_path_is_not_taken_for_a_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``https://gw/petstore/v1`` (a gateway's prefix, not a key): scrubbing every added
+    segment cut ``petstore`` out of the data the API answered; a long or digit-bearing
+    segment still counts as a key."""
+    spec = {**JAR, "paths": {"/x": {"get": {**JAR["paths"]["/x"]["get"], "security": []}}}}
+    operation = wirekit.operations(spec)["get_x"]
+    with wirekit.recorder() as rec:
+        api = wirekit.upstream("https://api.example.test/v1")
+        monkeypatch.setenv(api.settings["baseUrlEnv"], rec.url + "/petstore/tok3n4567/v1")
+        rec.answer(200, "application/json", b'{"store": "petstore", "token": "tok3n4567"}')
+        result = await api.call(operation, {})
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "petstore" in text and "tok3n4567" not in text, text
