@@ -45,6 +45,29 @@ def running(
 TS_CLIENT = Path(__file__).resolve().parent / "ts_client"
 
 
+def npm_install(folder: Path, *packages: str) -> None:
+    """``npm install`` into ``folder`` (``packages``, or its package.json's), once. A marker
+    is written after a whole install: one cut short (a timeout on a loaded CI machine) left
+    a ``node_modules`` that looked installed and failed every later run; it is redone."""
+    import shutil
+
+    marker = folder / "node_modules" / ".mcpgen-installed"
+    if marker.is_file():
+        return
+    shutil.rmtree(folder / "node_modules", ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    npm = shutil.which("npm") or "npm"
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(folder), *packages],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    marker.write_text("")
+
+
 def ts_node() -> str:
     """``node``, with the TypeScript SDK installed in ``tests/ts_client`` (npm, once);
     the test skips where Node is missing."""
@@ -55,14 +78,5 @@ def ts_node() -> str:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("node and npm are needed for the TypeScript SDK client")
-    if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund"],
-            cwd=TS_CLIENT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    npm_install(TS_CLIENT)
     return node

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hostkit import EXAMPLES, MCPB_VERSION, ROOT, wait_for_port
+from support import npm_install
 
 from mcpgen.runtime.testing import free_port
 
@@ -37,13 +38,7 @@ def mcpb() -> list[str]:
         pytest.skip("npm is not installed")
     prefix = ROOT / ".ci" / "cache" / f"mcpb-{MCPB_VERSION}"
     cli = prefix / "node_modules" / "@anthropic-ai" / "mcpb" / "dist" / "cli" / "cli.js"
-    if not cli.is_file():
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix),
-             f"@anthropic-ai/mcpb@{MCPB_VERSION}"],
-            check=True, capture_output=True, timeout=300,
-        )  # fmt: skip
+    npm_install(prefix, f"@anthropic-ai/mcpb@{MCPB_VERSION}")
     return [str(shutil.which("node")), str(cli)]
 
 
