@@ -25,6 +25,26 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+READABLE_ITEMS = 200  # above this many, a generated JSON file lists its items one per line
+
+
+def one_per_line(data: dict[str, Any], sort_keys: bool = False) -> str:
+    """A big JSON object written fast (Python's C encoder does not indent): one line per
+    member, and a list's items one per line, so that a change to one item is one line."""
+    entries = []
+    for key in sorted(data) if sort_keys else data:
+        value = data[key]
+        if isinstance(value, list) and value:
+            items = ",\n".join(
+                json.dumps(item, ensure_ascii=False, sort_keys=sort_keys) for item in value
+            )
+            entries.append(f"{json.dumps(key)}: [\n{items}\n]")
+        else:
+            value = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
+            entries.append(f"{json.dumps(key)}: {value}")
+    return "{\n" + ",\n".join(entries) + "\n}\n"
+
+
 def string_literal(text: str) -> str:
     """``repr`` with black's preferred quotes (double, unless the text has one): black would
     change them anyway, and its pass over generated code is a third cheaper without that."""

@@ -198,6 +198,19 @@ def test_a_renamed_server_keeps_and_reports_the_old_packages_handlers(
     assert "src/calculator_mcp/handlers/tools/add.py: orphans: " in done.output, done.output
 
 
+def test_a_renamed_servers_spec_is_recognized_by_its_head(manifest: Path, tmp_path: Path) -> None:
+    """The old package is found by the first lines of its ``_spec.json`` (GitHub's is 5 MB:
+    it was read whole, twice): a byte that is not UTF-8 further on does not hide it."""
+    out = tmp_path / "out"
+    assert build(str(manifest), "-o", str(out))[0] == 0
+    spec = out / "src/calculator_mcp/_spec.json"
+    spec.write_bytes(spec.read_bytes() + b" " * 3000 + b"\xff\n")
+    manifest.write_text(manifest.read_text().replace("name: calculator\n", "name: calc2\n", 1))
+    code, output = build(str(manifest), "-o", str(out))
+    assert code == 0, output
+    assert not spec.exists() and not (out / "src/calculator_mcp/server.py").exists(), output
+
+
 def test_name_for_a_manifest_is_refused_not_ignored(manifest: Path, tmp_path: Path) -> None:
     """``--name`` names a server built from an OpenAPI document; given with a manifest it
     was silently ignored (the package kept the manifest's name)."""

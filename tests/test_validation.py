@@ -557,3 +557,17 @@ def test_the_checks_locate_what_they_report(schema: Any) -> None:
     for path, ref in schemas.refs(schema):
         assert at(path) == ref
     assert schemas.ref_strings(schema) == {ref for _, ref in schemas.refs(schema)}
+
+
+def test_a_format_type_is_made_when_a_default_needs_it() -> None:
+    """Defaults are checked against their format by the pydantic type the model uses; each
+    type's adapter is made on its first string (making all 13 cost 45 ms of every build
+    that checked a default: GitHub's needs ``uri`` only)."""
+    from mcpgen.check import formats
+
+    formats._adapter.cache_clear()
+    checker = formats.model_formats()
+    assert checker.conforms(7, "uuid") and formats._adapter.cache_info().currsize == 0
+    assert checker.conforms("2024-02-29", "date") and not checker.conforms("yesterday", "date")
+    assert not checker.conforms("no uri", "uri") and checker.conforms("https://x.test/", "uri")
+    assert formats._adapter.cache_info().currsize == 2

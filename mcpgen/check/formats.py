@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Any
 
 from jsonschema import FormatChecker
@@ -12,35 +13,46 @@ from jsonschema import FormatChecker
 
 @functools.cache
 def model_formats() -> FormatChecker:
-    """A checker of each such format, by the pydantic type the model generator gives it."""
-    import datetime
-    import decimal
-    import ipaddress
-    import uuid
+    """A checker of each such format, by the pydantic type the model generator gives it
+    (made on the first value it checks: most documents need one or none of them)."""
+    checker = FormatChecker(formats=())
+    for name in TYPES:
 
+        def parses(value: object, name: str = name) -> bool:
+            if not isinstance(value, str):
+                return True
+            import pydantic
+
+            try:
+                return _adapter(name).validate_python(value) is not None
+            except pydantic.ValidationError:
+                return False
+
+        checker.checks(name)(parses)
+    return checker
+
+
+# each format's type: (module, name)
+TYPES = {
+    "date": ("datetime", "date"),
+    "time": ("datetime", "time"),
+    "date-time": ("pydantic", "AwareDatetime"),
+    "date-time-local": ("pydantic", "NaiveDatetime"),
+    "duration": ("datetime", "timedelta"),
+    "uuid": ("uuid", "UUID"),
+    "uri": ("pydantic", "AnyUrl"),
+    "ipv4": ("ipaddress", "IPv4Address"),
+    "ipv6": ("ipaddress", "IPv6Address"),
+    "ipv4-network": ("ipaddress", "IPv4Network"),
+    "ipv6-network": ("ipaddress", "IPv6Network"),
+    "decimal": ("decimal", "Decimal"),
+    "byte": ("pydantic", "Base64Str"),
+}
+
+
+@functools.cache
+def _adapter(name: str) -> Any:
     import pydantic
 
-    types: dict[str, Any] = {
-        "date": datetime.date,
-        "time": datetime.time,
-        "date-time": pydantic.AwareDatetime,
-        "date-time-local": pydantic.NaiveDatetime,
-        "duration": datetime.timedelta,
-        "uuid": uuid.UUID,
-        "uri": pydantic.AnyUrl,
-        "ipv4": ipaddress.IPv4Address,
-        "ipv6": ipaddress.IPv6Address,
-        "ipv4-network": ipaddress.IPv4Network,
-        "ipv6-network": ipaddress.IPv6Network,
-        "decimal": decimal.Decimal,
-        "byte": pydantic.Base64Str,
-    }
-    checker = FormatChecker(formats=())
-    for name, kind in types.items():
-        adapter = pydantic.TypeAdapter(kind)
-
-        def parses(value: object, adapter: pydantic.TypeAdapter[Any] = adapter) -> bool:
-            return not isinstance(value, str) or adapter.validate_python(value) is not None
-
-        checker.checks(name, raises=pydantic.ValidationError)(parses)
-    return checker
+    module, attribute = TYPES[name]
+    return pydantic.TypeAdapter(getattr(importlib.import_module(module), attribute))

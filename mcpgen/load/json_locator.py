@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Sequence
@@ -30,11 +31,13 @@ class JsonLocator:
         # container path -> member -> (key offset or -1, value offset)
         self.members: dict[JsonPath, dict[PathPart, tuple[int, int]]] = {}
         self.line_starts: list[int] | None = None
-        self.located = 0
-        self.found: dict[tuple[JsonPath, str], tuple[int, int] | None] = {}
+        # offsets already located and their lines (sorted): lines are counted from the
+        # nearest one before, until that has counted more than the text twice
+        self.marks, self.lines, self.budget = [0], [1], 2 * len(text)
         self.spans: dict[JsonPath, tuple[int, str, str] | None] = {}
-        self.clean: dict[JsonPath, int] = {}  # object -> offset its closing line is after
-        self.counted = (0, 1)  # (offset, its line): lines are counted on from the last one
+        # object -> its member keys (quoted, as written) seen so far -> key offset, and
+        # the offset its lines are read up to (each line of an object is searched once)
+        self.keys: dict[JsonPath, tuple[dict[str, int], int]] = {}
 
     def _skip(self, offset: int) -> int:
         return _JSON_WS.match(self.text, offset).end()  # type: ignore[union-attr]
@@ -58,33 +61,31 @@ class JsonLocator:
         """The member found by its line, without reading the container, when the JSON is
         indented (specs usually are): a member key starts a line indented one step more than
         the container's line, before the line that closes it. None: look the slow way."""
-        if (path, key) in self.found:
-            return self.found[path, key]
         span = self._indented_span(path)
-        self.found[path, key] = None
         if span is None:
             return None
         start, outer, inner = span
-        text = self.text
-        quoted = json.dumps(key, ensure_ascii=False)
-        at = text.find("\n" + inner + quoted, start)
-        if at < 0:
+        text, quoted = self.text, json.dumps(key, ensure_ascii=False)
+        keys, read = self.keys.setdefault(path, ({}, start))
+        line = "\n" + inner + '"'
+        while quoted not in keys and read < len(text):
+            at = text.find(line, read)
+            # The line that closes the object must not come first. (Nothing but white
+            # space follows the root object, which closes 13 MB on in a spec: no check.)
+            if at < 0 or (path and text.find("\n" + outer + "}", read, at) >= 0):
+                read = len(text)
+                break
+            match = _JSON_STRING.match(text, at + len(line) - 1)
+            read = match.end() if match else at + len(line)
+            if match:
+                keys.setdefault(match.group(), match.start())
+        self.keys[path] = keys, read
+        if quoted not in keys:
             return None
-        # The line that closes the object must not come first. The stretch known to hold
-        # no such line grows with the keys looked up: each part of the text is searched
-        # once, and never beyond the last key (a spec's root object closes 13 MB on).
-        # (Nothing but white space follows the root object: no check for it.)
-        clean = self.clean.get(path, start) if path else len(text)
-        if at > clean:
-            if text.find("\n" + outer + "}", clean, at) >= 0:
-                return None  # after the line that closes the object
-            self.clean[path] = at
-        key_offset = at + 1 + len(inner)
-        colon = self._skip(key_offset + len(quoted))
+        colon = self._skip(keys[quoted] + len(quoted))
         if text[colon] != ":":
             return None
-        self.found[path, key] = key_offset, self._skip(colon + 1)
-        return self.found[path, key]
+        return keys[quoted], self._skip(colon + 1)
 
     def _indented_span(self, path: JsonPath) -> tuple[int, str, str] | None:
         """(start, its indentation, its members' indentation) of the object at ``path``."""
@@ -131,15 +132,14 @@ class JsonLocator:
         return members
 
     def _where(self, offset: int) -> tuple[int, int]:
-        self.located += 1
-        if self.line_starts is None and self.located <= 32:  # a few: count, do not index
-            since, line = self.counted
-            if offset < since:
-                since, line = 0, 1
-            line += self.text.count("\n", since, offset)
-            self.counted = offset, line
-            return line, offset - self.text.rfind("\n", 0, offset)
         if self.line_starts is None:
+            at = bisect.bisect_right(self.marks, offset)
+            self.budget -= offset - self.marks[at - 1]
+            if self.budget >= 0:
+                line = self.lines[at - 1] + self.text.count("\n", self.marks[at - 1], offset)
+                self.marks.insert(at, offset)
+                self.lines.insert(at, line)
+                return line, offset - self.text.rfind("\n", 0, offset)
             self.line_starts = _line_starts(self.text)
         return _line_column(self.line_starts, offset)
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from mcpgen.identifiers import handler_path
-from mcpgen.literals import compact_json
+from mcpgen.literals import READABLE_ITEMS, compact_json, one_per_line
 from mcpgen.model.resources import Prompt, Resource
 from mcpgen.model.settings import camel
 from mcpgen.model.types import Completion, Manifest, Tool
@@ -20,7 +20,7 @@ from mcpgen.runtime.credential_config import env_suffixes, parse_sources
 from mcpgen.runtime.spec import OWN_DEFS, SCHEMA_KEYS, SHARED_DEFS, SHARED_NAMES, SPEC_FORMAT
 
 Json = Any
-READABLE_TOOLS = 200  # above this many tools, _spec.json is compact (10x faster to write)
+READABLE_TOOLS = READABLE_ITEMS  # above this many tools, _spec.json is compact (10x faster)
 
 
 def _json(value: Json) -> Json:
@@ -251,16 +251,9 @@ def share_defs(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def spec_json(manifest: Manifest, data: dict[str, Json] | None = None) -> str:
-    """Indented for a readable diff; an API with thousands of operations gets compact JSON
-    (Python's fast encoder does not indent) with one tool per line."""
+    """Indented for a readable diff; an API with thousands of operations gets one tool per
+    line (``one_per_line``)."""
     data = share_defs(spec_data(manifest) if data is None else data)
     if len(manifest.tools) <= READABLE_TOOLS:
         return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-    entries = []
-    for key, value in data.items():
-        if isinstance(value, list) and value:
-            items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in value)
-            entries.append(f"{json.dumps(key)}: [\n{items}\n]")
-        else:
-            entries.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
-    return "{\n" + ",\n".join(entries) + "\n}\n"
+    return one_per_line(data)

@@ -49,9 +49,11 @@ class Plan:
         return sorted(self.created + self.changed + self.stubs_added + self.obsolete)
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, limit: int = -1) -> str | None:
+    """The text of ``path`` (its first ``limit`` characters: GitHub's _spec.json is 5 MB)."""
     try:
-        return path.read_text("utf-8")
+        with path.open(encoding="utf-8") as stream:
+            return stream.read(limit)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except IsADirectoryError:
@@ -142,7 +144,7 @@ def foreign(plan: Plan) -> list[str]:
 
 def _marked(path: Path) -> bool:
     """Whether a build wrote the file at ``path`` (its first lines say so)."""
-    return path.is_file() and GENERATED_MARK in (_read(path) or "")[:300]
+    return path.is_file() and GENERATED_MARK in (_read(path, 300) or "")
 
 
 def _obsolete(root: Path, output: Output) -> list[str]:
@@ -158,7 +160,7 @@ def _obsolete(root: Path, output: Output) -> list[str]:
     renamed = tuple(
         f"{spec.parent.relative_to(root).as_posix()}/"
         for spec in root.glob("src/*/_spec.json")
-        if f'"package": "{spec.parent.name}"' in (_read(spec) or "")[:2000]
+        if f'"package": "{spec.parent.name}"' in (_read(spec, 2000) or "")
     )
     for folder in ("src", "tests", "deploy"):
         for path in sorted((root / folder).rglob("*")):

@@ -253,6 +253,33 @@ def test_text_is_the_standard_librarys_byte_for_byte() -> None:
         assert dumps(tiny) == json.dumps(tiny, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def test_a_big_lock_is_one_item_per_line() -> None:
+    """Over ``READABLE_ITEMS`` items (GitHub's API: 1,186 operations) the lock is written by
+    the C encoder, one member and one item per line: the same data, keys sorted, and a
+    change to one operation is one line of the diff."""
+    from mcpgen.literals import READABLE_ITEMS
+
+    tools = [
+        {"name": f"t{i}", "b": "Ünï", "a": [1, {"z": 1, "y": None}]} for i in range(READABLE_ITEMS)
+    ]
+    lock = {"tools": tools[:2], "server": {"name": "x", "b": 1}, "prompts": [], "mcpSurface": 1}
+    lock["operations"] = [*tools[2:], {"name": "last"}]
+    text = dumps(lock)
+    assert json.loads(text) == lock and dumps(json.loads(text)) == text
+    one = '{"a": [1, {"y": null, "z": 1}], "b": "Ünï", "name": "t%d"}'
+    assert text.splitlines()[:5] == [
+        "{",
+        '"mcpSurface": 1,',
+        '"operations": [',
+        one % 2 + ",",
+        one % 3 + ",",
+    ]
+    assert text.endswith('{"name": "last"}\n],\n"prompts": [],\n"server": {"b": 1, "name": "x"},\n'
+                         f'"tools": [\n{one % 0},\n{one % 1}\n]\n}}\n')  # fmt: skip
+    del lock["operations"]  # a small lock stays indented
+    assert dumps(lock) == json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def test_text_of_shared_definitions(model: Manifest) -> None:
     """A definition embedded in many tools (one object) is written right at every depth."""
     note = {"type": "object", "properties": {"id": {"type": "string"}}}
