@@ -154,13 +154,14 @@ class SchemaConverter:
         return schema.get("readOnly") is True or marked
 
     def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
-        """What applies beside ``schema``'s own keywords, in groups of which the member the
-        value validates against applies: each ``allOf`` member and the definition referred
-        to alone (each applies), the members of a ``oneOf`` or an ``anyOf`` together."""
+        """What applies beside ``schema``'s keywords, in groups of which the member a value
+        matches applies: each ``allOf`` member and the definition referred to alone, the
+        ``oneOf``/``anyOf`` members together but a bare ``{"type": "null"}`` (nullable)."""
         ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
         alone = [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
         together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
-        return [[m] for m in alone] + [list(members) for members in together if members]
+        groups = [[m for m in members if m != {"type": "null"}] for members in together]
+        return [[m] for m in alone] + [members for members in groups if members]
 
     def read_only_plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
         """Where a value of ``schema`` has ``readOnly`` properties, for a request to leave

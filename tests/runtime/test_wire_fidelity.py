@@ -626,15 +626,16 @@ async def test_a_read_only_property_in_a_map_value_or_a_fixed_position_item_is_n
     assert json.loads(seen.body) == (list(sent.values()) if isinstance(value, list) else sent)
 
 
-async def sent_json(schema: Any, given: Any, components: Any = None) -> Any:
+async def sent_json(schema: Any, given: Any, components: Any = None, version: str = "3.1.0") -> Any:
     """What the ``send`` operation of a JSON body ``schema`` sends for ``given`` (the body's
-    properties when spread, else the whole body)."""
+    properties when spread, else the whole body), in an OpenAPI ``version`` document."""
     op = {
         "operationId": "send",
         "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
         "responses": {"200": {"description": "ok"}},
     }
     data = posted(op)
+    data["openapi"] = version
     data["components"] = {"schemas": components or {}}
     spec = operations(data)["send"]
     argument = spec["body"]["argument"]
@@ -739,6 +740,44 @@ async def test_a_read_only_property_inside_one_oneof_member_is_left_out_whicheve
     other = {"type": "object", "properties": {"x": PLAIN}}
     schema = {"oneOf": [inner, other], "additionalProperties": True}
     assert await sent_json(schema, {"x": {"id": 1, "name": "a"}}) == {"x": {"name": "a"}}
+
+
+NULLABLE = {  # a value readOnly by reference, null allowed; the document's version
+    "allOfNullable": ({"allOf": [RO_REF], "nullable": True}, "3.0.3"),
+    "refNullable": ({"$ref": "#/components/schemas/Ro", "nullable": True}, "3.0.3"),
+    "anyOfNull": ({"anyOf": [RO_REF, {"type": "null"}]}, "3.1.0"),
+    "oneOfNull": ({"oneOf": [{"type": "null"}, RO_REF]}, "3.1.0"),
+}
+
+
+@pytest.mark.parametrize("where", ["property", "nested", "map"])
+@pytest.mark.parametrize("shape", sorted(NULLABLE))
+async def test_a_nullable_value_read_only_by_reference_is_not_sent(shape: str, where: str) -> None:
+    """``{allOf: [$ref: Ro], nullable: true}`` (OpenAPI 3.0; 3.1 writes ``anyOf: [Ro,
+    {type: null}]``): the value was offered as an argument and sent, as the ``nullable``
+    branch (no ``readOnly`` of its own) made the oneOf/anyOf rule (every member) fail. A
+    null is no value a client sets for the server either: only the other members count."""
+    value, version = NULLABLE[shape]
+    name = {"type": "string"}
+    components = {"Ro": RO}
+    if where == "property":
+        schema = {"type": "object", "properties": {"at": value, "name": name}}
+        data = posted({"operationId": "send", "responses": {"200": {"description": "ok"}},
+                       "requestBody": {"content": {"application/json": {"schema": schema}}}})  # fmt: skip
+        data["openapi"], data["components"] = version, {"schemas": components}
+        assert operations(data)["send"]["body"]["arguments"] == ["name"]
+        given: Any = {"at": "x", "name": "n"}
+        assert await sent_json(schema, given, components, version) == {"name": "n"}
+    elif where == "nested":
+        schema = {"type": "object", "properties": {"inner": {
+            "type": "object", "properties": {"at": value, "name": name}}}}  # fmt: skip
+        given = {"inner": {"at": "x", "name": "n"}}
+        sent = await sent_json(schema, given, components, version)
+        assert sent == {"inner": {"name": "n"}}
+    else:
+        schema = {"type": "object", "properties": {"tags": {"additionalProperties": value}}}
+        given = {"tags": {"a": "x", "b": None}}
+        assert await sent_json(schema, given, components, version) == {"tags": {}}
 
 
 @pytest.mark.parametrize("spread", [True, False])
