@@ -780,6 +780,53 @@ async def test_a_nullable_value_read_only_by_reference_is_not_sent(shape: str, w
         assert await sent_json(schema, given, components, version) == {"tags": {}}
 
 
+def chain(n: int) -> dict[str, Any]:
+    """Definitions ``D0``..``Dn+1``, each ``Di`` with a readOnly ``pi`` and ``allOf``
+    references to the next two (2^n paths from ``D0`` to the last two, which end them, one
+    with a readOnly ``z``)."""
+    ref = "#/components/schemas/D{}".format
+    found: dict[str, Any] = {
+        f"D{i}": {"type": "object", "properties": {f"p{i}": RO, "k": {"type": "string"}},
+                  "allOf": [{"$ref": ref(i + 1)}, {"$ref": ref(i + 2)}]}
+        for i in range(n)
+    }  # fmt: skip
+    found[f"D{n}"] = {"type": "object", "properties": {"z": RO}}
+    found[f"D{n + 1}"] = {"type": "object", "properties": {"y": {"type": "string"}}}
+    return found
+
+
+async def test_definitions_many_allof_paths_lead_to_are_looked_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each ``allOf`` path to a definition was followed on its own, at import (is it
+    ``readOnly``?) and in every call (its plan applied again): exponential, 7 s each at 26
+    definitions. Looked at once each (per definition planned, at import): n² steps at most."""
+    from mcpgen.openapi.schema import SchemaConverter
+    from mcpgen.runtime import wire_body
+
+    looked, applied = [0], [0]
+    groups, apply = SchemaConverter._groups, wire_body.without_read_only
+
+    def counted_groups(self: Any, schema: Any) -> Any:
+        looked[0] += 1
+        return groups(self, schema)
+
+    def counted_apply(*args: Any) -> Any:
+        applied[0] += 1
+        return apply(*args)
+
+    monkeypatch.setattr(SchemaConverter, "_groups", counted_groups)
+    monkeypatch.setattr(wire_body, "without_read_only", counted_apply)
+    n = 22
+    schema = {
+        "type": "object",
+        "properties": {"x": {"allOf": [{"$ref": "#/components/schemas/D0"}]}, "w": {}},
+    }
+    given = {"x": {"p0": "a", "p5": "b", "k": "c", "y": "d", "z": "f"}, "w": "e"}
+    assert await sent_json(schema, given, chain(n)) == {"x": {"k": "c", "y": "d"}, "w": "e"}
+    assert looked[0] < 2 * n * n and applied[0] < 10 * n, (looked, applied)  # 466, 69
+
+
 @pytest.mark.parametrize("spread", [True, False])
 @pytest.mark.parametrize("shape", ["refProperty", "allOfProperty"])
 def test_a_read_only_property_behind_a_reference_is_not_asked_for(shape: str, spread: bool) -> None:
