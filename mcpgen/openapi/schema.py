@@ -11,6 +11,7 @@ from typing import Any
 from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_name, def_ref
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
+from mcpgen.openapi.marks import decide
 from mcpgen.openapi.naming import DefNames
 from mcpgen.openapi.sources import Key, Sources
 
@@ -42,6 +43,7 @@ class SchemaConverter:
         self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
         self._unplanned: list[str] = []
         self._live: set[str] = set()  # the definitions whose plan drops something
+        self._marked: dict[int, tuple[Json, bool]] = {}  # id -> schema, says readOnly (decide)
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -144,23 +146,21 @@ class SchemaConverter:
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
         return memo[id(target)]
 
-    def marked_read_only(self, schema: Json, seen: frozenset[int] = frozenset()) -> bool:
+    def marked_read_only(self, schema: Json) -> bool:
         """Whether ``schema`` says ``readOnly``: itself, or one of its ``_groups`` wholly."""
-        if not isinstance(schema, dict) or id(schema) in seen:
-            return False
-        seen |= {id(schema)}
-        groups = self._groups(schema)
-        marked = any(all(self.marked_read_only(m, seen) for m in group) for group in groups)
-        return schema.get("readOnly") is True or marked
+        if isinstance(schema, dict) and id(schema) not in self._marked:
+            decide(schema, self._groups, self._marked)
+        return isinstance(schema, dict) and self._marked[id(schema)][1]
 
     def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
-        """What applies beside ``schema``'s own keywords, in groups of which the member the
-        value validates against applies: each ``allOf`` member and the definition referred
-        to alone (each applies), the members of a ``oneOf`` or an ``anyOf`` together."""
+        """What applies beside ``schema``'s keywords, in groups of which the member a value
+        matches applies: each ``allOf`` member and the definition referred to alone, the
+        ``oneOf``/``anyOf`` members together but a bare ``{"type": "null"}`` (nullable)."""
         ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
         alone = [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
         together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
-        return [[m] for m in alone] + [list(members) for members in together if members]
+        groups = [[m for m in members if m != {"type": "null"}] for members in together]
+        return [[m] for m in alone] + [members for members in groups if members]
 
     def read_only_plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
         """Where a value of ``schema`` has ``readOnly`` properties, for a request to leave

@@ -108,6 +108,8 @@ class Telemetry:
         from opentelemetry.trace import INVALID_SPAN, get_current_span
         from pydantic import ValidationError
 
+        from .lifecycle import REQUEST_CANCELLED
+
         operations, network, tracing = self.operations, self.network, self.tracing
         protocol = "websocket" if self.transport == "websocket" else "http"
         perf_counter, labelled = time.perf_counter, self._labelled
@@ -131,6 +133,8 @@ class Telemetry:
                 result = await call_next(ctx)
             except MCPError as exc:  # (the span's copy of its message is cut: telemetry_sdk)
                 error = str(exc.error.code)
+                if exc.error.code == REQUEST_CANCELLED:  # the client left (2026-07-28 JSON)
+                    error = "cancelled"  # as everywhere else it leaves (run_request)
                 raise
             except CancelledError:  # the client cancelled it or left: no answer, no success
                 error = _failed(span, "cancelled")  # (the SDK's span lets it pass unmarked)

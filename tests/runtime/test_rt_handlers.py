@@ -22,6 +22,7 @@ from rtstdio import cleaned_up
 
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import ToolError
+from mcpgen.runtime.lifecycle import INFLIGHT
 from mcpgen.runtime.tools import ToolBinding, ToolTable, parse
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -248,6 +249,7 @@ async def test_http_clients_that_hang_up_cancel_their_calls(
             named = {**headers, "Mcp-Name": "echo"} if era != "legacy" else headers
             response = await http.post("/mcp", json=later, headers=named)
             assert f'"t{i}"' in response.text, response.text
+    assert INFLIGHT.count == 0  # what a graceful shutdown waits for
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, [json.dumps(r.getMessage()) for r in errors]
 

@@ -422,6 +422,32 @@ def test_a_cancelled_request_is_an_error_and_a_read_names_its_resource(
     assert first[0]["error.type"] == "cancelled"
 
 
+def test_a_call_whose_client_left_is_cancelled_in_every_era(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client that hangs up: where the SDK's dispatcher runs the request its cancellation
+    passes (``cancelled``); a 2026-07-28 request answered as JSON has no dispatcher and
+    ends with ``run_request``'s -32800 error, which counted as ``-32800`` before: one
+    event, two labels on the duration metric."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    from mcpgen.runtime.lifecycle import REQUEST_CANCELLED
+
+    observed, _, both = traced_middleware(monkeypatch)
+
+    async def left(ctx: Any) -> Any:
+        raise MCPError(REQUEST_CANCELLED, "Request cancelled: the client disconnected")
+
+    async def main() -> None:
+        with pytest.raises(MCPError):
+            await both(request("tools/call", {"name": "add"}), left)
+
+    anyio.run(main)
+    (point,) = observed.operations.points.values()
+    assert point[0]["error.type"] == "cancelled"
+
+
 @pytest.mark.parametrize(
     ("transport", "protocol"), [("http", "http"), ("sse", "http"), ("websocket", "websocket")]
 )

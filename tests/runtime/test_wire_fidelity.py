@@ -626,15 +626,16 @@ async def test_a_read_only_property_in_a_map_value_or_a_fixed_position_item_is_n
     assert json.loads(seen.body) == (list(sent.values()) if isinstance(value, list) else sent)
 
 
-async def sent_json(schema: Any, given: Any, components: Any = None) -> Any:
+async def sent_json(schema: Any, given: Any, components: Any = None, version: str = "3.1.0") -> Any:
     """What the ``send`` operation of a JSON body ``schema`` sends for ``given`` (the body's
-    properties when spread, else the whole body)."""
+    properties when spread, else the whole body), in an OpenAPI ``version`` document."""
     op = {
         "operationId": "send",
         "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
         "responses": {"200": {"description": "ok"}},
     }
     data = posted(op)
+    data["openapi"] = version
     data["components"] = {"schemas": components or {}}
     spec = operations(data)["send"]
     argument = spec["body"]["argument"]
@@ -739,6 +740,91 @@ async def test_a_read_only_property_inside_one_oneof_member_is_left_out_whicheve
     other = {"type": "object", "properties": {"x": PLAIN}}
     schema = {"oneOf": [inner, other], "additionalProperties": True}
     assert await sent_json(schema, {"x": {"id": 1, "name": "a"}}) == {"x": {"name": "a"}}
+
+
+NULLABLE = {  # a value readOnly by reference, null allowed; the document's version
+    "allOfNullable": ({"allOf": [RO_REF], "nullable": True}, "3.0.3"),
+    "refNullable": ({"$ref": "#/components/schemas/Ro", "nullable": True}, "3.0.3"),
+    "anyOfNull": ({"anyOf": [RO_REF, {"type": "null"}]}, "3.1.0"),
+    "oneOfNull": ({"oneOf": [{"type": "null"}, RO_REF]}, "3.1.0"),
+}
+
+
+@pytest.mark.parametrize("where", ["property", "nested", "map"])
+@pytest.mark.parametrize("shape", sorted(NULLABLE))
+async def test_a_nullable_value_read_only_by_reference_is_not_sent(shape: str, where: str) -> None:
+    """``{allOf: [$ref: Ro], nullable: true}`` (OpenAPI 3.0; 3.1 writes ``anyOf: [Ro,
+    {type: null}]``): the value was offered as an argument and sent, as the ``nullable``
+    branch (no ``readOnly`` of its own) made the oneOf/anyOf rule (every member) fail. A
+    null is no value a client sets for the server either: only the other members count."""
+    value, version = NULLABLE[shape]
+    name = {"type": "string"}
+    components = {"Ro": RO}
+    if where == "property":
+        schema = {"type": "object", "properties": {"at": value, "name": name}}
+        data = posted({"operationId": "send", "responses": {"200": {"description": "ok"}},
+                       "requestBody": {"content": {"application/json": {"schema": schema}}}})  # fmt: skip
+        data["openapi"], data["components"] = version, {"schemas": components}
+        assert operations(data)["send"]["body"]["arguments"] == ["name"]
+        given: Any = {"at": "x", "name": "n"}
+        assert await sent_json(schema, given, components, version) == {"name": "n"}
+    elif where == "nested":
+        schema = {"type": "object", "properties": {"inner": {
+            "type": "object", "properties": {"at": value, "name": name}}}}  # fmt: skip
+        given = {"inner": {"at": "x", "name": "n"}}
+        sent = await sent_json(schema, given, components, version)
+        assert sent == {"inner": {"name": "n"}}
+    else:
+        schema = {"type": "object", "properties": {"tags": {"additionalProperties": value}}}
+        given = {"tags": {"a": "x", "b": None}}
+        assert await sent_json(schema, given, components, version) == {"tags": {}}
+
+
+def chain(n: int) -> dict[str, Any]:
+    """Definitions ``D0``..``Dn+1``, each ``Di`` with a readOnly ``pi`` and ``allOf``
+    references to the next two (2^n paths from ``D0`` to the last two, which end them, one
+    with a readOnly ``z``)."""
+    ref = "#/components/schemas/D{}".format
+    found: dict[str, Any] = {
+        f"D{i}": {"type": "object", "properties": {f"p{i}": RO, "k": {"type": "string"}},
+                  "allOf": [{"$ref": ref(i + 1)}, {"$ref": ref(i + 2)}]}
+        for i in range(n)
+    }  # fmt: skip
+    found[f"D{n}"] = {"type": "object", "properties": {"z": RO}}
+    found[f"D{n + 1}"] = {"type": "object", "properties": {"y": {"type": "string"}}}
+    return found
+
+
+async def test_definitions_many_allof_paths_lead_to_are_looked_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each ``allOf`` path to a definition was followed on its own, at import (is it
+    ``readOnly``?) and in every call (its plan applied again): exponential, 7 s each at 26
+    definitions. Looked at once each (per definition planned, at import): n² steps at most."""
+    from mcpgen.openapi.schema import SchemaConverter
+    from mcpgen.runtime import wire_body
+
+    looked, applied = [0], [0]
+    groups, apply = SchemaConverter._groups, wire_body.without_read_only
+
+    def counted_groups(self: Any, schema: Any) -> Any:
+        looked[0] += 1
+        return groups(self, schema)
+
+    def counted_apply(*args: Any) -> Any:
+        applied[0] += 1
+        return apply(*args)
+
+    monkeypatch.setattr(SchemaConverter, "_groups", counted_groups)
+    monkeypatch.setattr(wire_body, "without_read_only", counted_apply)
+    n = 22
+    schema = {
+        "type": "object",
+        "properties": {"x": {"allOf": [{"$ref": "#/components/schemas/D0"}]}, "w": {}},
+    }
+    given = {"x": {"p0": "a", "p5": "b", "k": "c", "y": "d", "z": "f"}, "w": "e"}
+    assert await sent_json(schema, given, chain(n)) == {"x": {"k": "c", "y": "d"}, "w": "e"}
+    assert looked[0] < 2 * n * n and applied[0] < 10 * n, (looked, applied)  # 466, 69
 
 
 @pytest.mark.parametrize("spread", [True, False])

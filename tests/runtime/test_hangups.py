@@ -1,0 +1,83 @@
+"""Clients that hang up mid-call, attacked across transports and eras (see also
+``test_rt_handlers.test_http_clients_that_hang_up_cancel_their_calls``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import rtkit
+from rtbridge import http_client, running
+from rtstdio import cleaned_up
+from test_rt_handlers import HEADERS, _call
+
+from mcpgen.runtime import authz
+from mcpgen.runtime.lifecycle import INFLIGHT
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+@pytest.fixture
+def outcomes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What leaves ``run_request`` for each request (what telemetry labels error.type)."""
+    seen: list[str] = []
+    real = authz.run_request
+
+    async def observed(ctx: Any, call: Any) -> Any:
+        try:
+            result = await real(ctx, call)
+        except BaseException as exc:
+            seen.append(f"{ctx.method}:{type(exc).__name__}")
+            raise
+        seen.append(f"{ctx.method}:ok")
+        return result
+
+    monkeypatch.setattr(authz, "run_request", observed)
+    return seen
+
+
+async def _open(http: Any, headers: dict[str, str]) -> dict[str, str]:
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    opened = await http.post("/mcp", json=init, headers=headers)
+    return {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+
+
+async def _hang_up(http: Any, body: Any, headers: dict[str, str], started: Path) -> None:
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: http.post("/mcp", json=body, headers=headers))
+        with anyio.fail_after(10):
+            while not started.exists():
+                await anyio.sleep(0.01)
+        tg.cancel_scope.cancel()
+
+
+async def test_same_id_on_two_sessions(tmp_path: Path, outcomes: list[str]) -> None:
+    """Two sessions each run a request with id 7; one client hangs up: only its call is
+    cancelled, the other session's call with the same id finishes and answers."""
+    app = rtkit.app(rtkit.make_spec("none"), "http", event_store_size=0)
+    headers = {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+    async with running(app), http_client(app) as http:
+        a, b = await _open(http, headers), await _open(http, headers)
+        kept: list[str] = []
+
+        async def finish() -> None:
+            body = _call(7, "slow", {"seconds": 1.5, "marker": str(tmp_path / "b")}, "legacy")
+            kept.append((await http.post("/mcp", json=body, headers=b)).text)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(finish)
+            while not (tmp_path / "b.started").exists():
+                await anyio.sleep(0.01)
+            body = _call(7, "slow", {"seconds": 60, "marker": str(tmp_path / "a")}, "legacy")
+            await _hang_up(http, body, a, tmp_path / "a.started")
+        await anyio.to_thread.run_sync(cleaned_up, tmp_path / "a", 10.0)
+        assert (tmp_path / "a.cancelled").exists() and not (tmp_path / "b.cancelled").exists()
+        assert "slept 1.5 s" in kept[0], kept
+        later = await http.post("/mcp", json=_call(8, "echo", {"text": "on"}, "legacy"), headers=a)
+        assert '"on"' in later.text
+    assert INFLIGHT.count == 0, outcomes
+    assert outcomes.count("tools/call:CancelledError") == 1, outcomes
