@@ -26,7 +26,7 @@ Limits (:class:`Limits`; a manifest sets them with ``openapi.codeMode``, which r
   and the run fails even if the code catches it), with Monty's ``max_suspensions`` as a
   backstop;
 * ``output`` -- Monty for printing (``CollectString(max_bytes)``), here for the size of
-  the result (its JSON; measured in the sandbox first, ``code_result``);
+  the result (its JSON);
 * ``code`` -- here (bytes of source accepted);
 * ``sleep_seconds`` -- Monty (``max_total_sleep_secs``) and here (a sleep reaches the host
   as an OS call, which waits for it within this budget and the timeout);
@@ -49,7 +49,6 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -57,7 +56,6 @@ import mcp_types as types
 
 from .code_docs import detail, docs_answer, result_type, search_operations, signature, text
 from .code_limits import CallerTurns, Limits
-from .code_result import TOO_BIG, last_value
 from .code_values import (
     argument_problem,
     arguments_problem,
@@ -182,7 +180,6 @@ class CodeMode:
             return error("this server cannot run code: its sandbox (pydantic-monty) is missing")
 
         printed = pm.CollectString(max_bytes=limits.output)
-        drive = partial(self._drive, run=run)
         try:
             with anyio.fail_after(limits.timeout):
                 async with self._turns.turn(run.ctx):
@@ -190,7 +187,7 @@ class CodeMode:
                     async with pool.checkout(
                         script_name="main.py", limits=self._resource_limits()
                     ) as session:
-                        value = await last_value(drive, session, code, printed, limits.output)
+                        value = await self._drive(session, code, printed, run)
         except TimeoutError:
             return error(
                 with_output(printed.output, f"TimeoutError: the run took over {limits.timeout:g} s")
@@ -219,8 +216,6 @@ class CodeMode:
             f"the result is over the {limits.output}-byte limit (with what was printed): "
             "return or print less (a slice, or only the fields you need)"
         )
-        if value is TOO_BIG:  # measured in the sandbox: it never left it
-            return error(with_output(stdout[:2000], too_big))
         try:  # measured while it is converted: an aliased value is never copied in full
             result = plain_value(value, limits.output - len(stdout.encode()))
             encoded = json.dumps(result, ensure_ascii=False, allow_nan=False)
