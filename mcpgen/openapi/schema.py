@@ -13,6 +13,7 @@ from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.marks import decide
 from mcpgen.openapi.naming import DefNames
+from mcpgen.openapi.one_way import beside, relax
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
@@ -57,12 +58,13 @@ class SchemaConverter:
     def convert(self, src: int, path: JsonPath, node: Json) -> tuple[Json, set[str]]:
         """A schema found inline at ``path``, and the definitions it refers to directly."""
         deps: set[str] = set()
-        result = self._schema(src, path, node, deps)
+        result, done = self._schema(src, path, node, deps), list[Json]()
         while self._pending:  # the definitions met, each converted once
             name, key = self._pending.pop()
             found: set[str] = set()
             self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), found)
-            self.deps[name] = frozenset(found)
+            self.deps[name], done = frozenset(found), [*done, self.defs[name]]
+        relax(self, [result, *done])  # (what they refer to is converted by now)
         return result, deps
 
     def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
@@ -240,7 +242,7 @@ class SchemaConverter:
         if isinstance(target.get("additionalProperties"), dict):
             plan["additional"] = self._value_plan(target["additionalProperties"], refs)
             plan["known"] = list(properties) if isinstance(properties, dict) else []
-        plan["all"] = [self._plan(member, refs) for member in _beside(target)]
+        plan["all"] = [self._plan(member, refs) for member in beside(target)]
         return plan
 
     def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
@@ -381,13 +383,6 @@ class SchemaConverter:
         if mapping:
             result["mapping"] = mapping
         out["discriminator"] = result
-
-
-def _beside(target: dict[str, Json]) -> list[Json]:
-    """What applies beside ``target``'s own keywords: its ``allOf``/``anyOf``/``oneOf``
-    members and the definition it refers to (a reference beside other keywords)."""
-    members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
-    return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
 
 
 def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:

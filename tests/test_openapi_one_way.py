@@ -1,0 +1,87 @@
+"""A property required in one place and ``readOnly`` in another (an ``allOf`` member, the
+definition a ``$ref`` beside other keywords names) is left out of requests, so the tool's
+input schema must not require it either."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from mcpgen.load import load_text
+from mcpgen.openapi import import_openapi
+
+PLAIN = {
+    "type": "object",
+    "required": ["id", "name"],
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+}
+MARKED = {"type": "object", "properties": {"id": {"type": "string", "readOnly": True}}}
+BODIES = {
+    "allOf": {
+        "allOf": [{"$ref": "#/components/schemas/Plain"}, {"$ref": "#/components/schemas/Marked"}]
+    },
+    "allOf, deeper": {
+        "allOf": [
+            {"allOf": [{"$ref": "#/components/schemas/Plain"}]},
+            {"$ref": "#/components/schemas/Marked"},
+        ]
+    },
+    "$ref beside": {"$ref": "#/components/schemas/Plain", "properties": MARKED["properties"]},
+    "required beside": {
+        "type": "object",
+        "required": ["id"],
+        "properties": {"name": {"type": "string"}},
+        "allOf": [{"$ref": "#/components/schemas/Marked"}],
+    },
+}
+
+
+def tool_input(body: dict[str, Any], media_schema: dict[str, Any]) -> dict[str, Any]:
+    operation = {
+        "operationId": "send",
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": media_schema}},
+        },
+        "responses": {"204": {"description": "ok"}},
+    }
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/a": {"post": operation}},
+        "components": {"schemas": {"Plain": PLAIN, "Marked": MARKED, "Body": body}},
+    }
+    doc = load_text(json.dumps(data, indent=1), "inline.json", Path("."), json_first=True)
+    result = import_openapi(doc)
+    assert not [p for p in result.problems if p.level.value == "error"]
+    (tool,) = result.tools
+    schema: dict[str, Any] = tool["input"]
+    return schema
+
+
+@pytest.mark.parametrize("case", list(BODIES))
+def test_read_only_elsewhere_is_not_required_of_the_body(case: str) -> None:
+    schema = tool_input(BODIES[case], {"$ref": "#/components/schemas/Body"})
+    valid = Draft202012Validator(schema).is_valid
+    assert valid({"body": {"name": "n"}})  # id is never sent: not asked for
+    if case != "required beside":
+        assert not valid({"body": {}})  # name still is
+
+
+@pytest.mark.parametrize("case", list(BODIES))
+def test_read_only_elsewhere_is_not_required_of_a_nested_object(case: str) -> None:
+    spread = {
+        "type": "object",
+        "required": ["inner"],
+        "properties": {"inner": {"$ref": "#/components/schemas/Body"}, "n": {"type": "integer"}},
+    }
+    schema = tool_input(BODIES[case], spread)
+    assert "inner" in schema["properties"]  # spread: one argument per property
+    valid = Draft202012Validator(schema).is_valid
+    assert valid({"inner": {"name": "n"}})
+    if case != "required beside":
+        assert not valid({"inner": {}})
