@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcpgen import timings as timing
+from mcpgen.check.ref_depth import deep_references
 from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import check_structure
 from mcpgen.check.view import broken_entries
@@ -55,6 +56,18 @@ def _load(read: Callable[[], Document], strict: bool, name: str | None = None) -
 
 
 def load_document(doc: Document, strict: bool = False, name: str | None = None) -> Loaded:
+    """Import, merge, check and model ``doc``. A walk that runs out of stack (a long chain
+    of definitions each referring to the next) is reported at the chain's start."""
+    try:
+        return _load_document(doc, strict, name)
+    except RecursionError:
+        problems = deep_references(doc)
+        if not problems.has_errors():
+            raise
+        return Loaded(None, problems, doc)
+
+
+def _load_document(doc: Document, strict: bool, name: str | None) -> Loaded:
     problems = Problems()
     if _other_openapi(doc.data):  # the importer says which version it reads
         problems.extend(import_openapi(doc).problems)

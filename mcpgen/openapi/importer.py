@@ -54,6 +54,8 @@ def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> Open
     problems = Problems()
     try:
         return _Importer(doc, options, problems).run()
+    except RecursionError:  # a chain of references: located where it starts (``pipeline``)
+        raise
     except Exception as exc:  # a bug must not become a traceback: report it, located
         message = f"internal error while importing: {type(exc).__name__}: {exc}"
         problems.add(Problem(Level.ERROR, Location(doc.file), "", message))
@@ -113,6 +115,8 @@ class _Importer(SecurityImport, InputImport):
         for (cand, kind), name in zip(chosen, tool_names, strict=True):
             try:
                 built = self.build(cand, name)
+            except RecursionError:
+                raise
             except Exception as exc:  # one operation's bug must not lose the others
                 what = f"{type(exc).__name__}: {exc}"
                 self.error(

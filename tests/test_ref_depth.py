@@ -1,0 +1,107 @@
+"""A chain of definitions each referring to the next nests as deep as the schemas inlined
+into one: when a stage runs out of stack on it, the error names the definition's file,
+line and pointer, exit status 2 (it used to end in "input nested too deeply", unlocated,
+or "internal error while importing this operation: RecursionError")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mcpgen.cli import main
+
+
+def link(kind: str, ref: str, i: int) -> dict[str, object]:
+    target = {"$ref": ref}
+    return {
+        "allOf": {
+            "allOf": [target, {"type": "object", "properties": {f"p{i}": {"type": "string"}}}]
+        },
+        "properties": {"type": "object", "properties": {"next": target}},
+        "items": {"type": "array", "items": target},
+        "oneOf": {"oneOf": [target, {"type": "string"}]},
+        "additionalProperties": {"type": "object", "additionalProperties": target},
+    }[kind]
+
+
+def openapi(n: int, kind: str) -> dict[str, object]:
+    defs = {f"Def{i}": link(kind, f"#/components/schemas/Def{i + 1}", i) for i in range(n)}
+    defs[f"Def{n}"] = {"type": "object", "properties": {"leaf": {"type": "string"}}}
+    media = {"application/json": {"schema": {"$ref": "#/components/schemas/Def0"}}}
+    operation = {
+        "operationId": "op",
+        "requestBody": {"content": media},
+        "responses": {"200": {"description": "ok", "content": media}},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "https://x.example"}],
+        "paths": {"/a": {"post": operation}},
+        "components": {"schemas": defs},
+    }
+
+
+def validate(path: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    return result.exit_code, result.output
+
+
+CHAINS = [
+    (kind, 1_000) for kind in ("allOf", "properties", "items", "oneOf", "additionalProperties")
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "n"), [*CHAINS, ("allOf", 300), ("properties", 300), ("allOf", 10_000)]
+)
+def test_long_reference_chain_in_openapi_is_refused_located(
+    tmp_path: Path, kind: str, n: int
+) -> None:
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(openapi(n, kind), indent=1))
+    code, output = validate(path)
+    line = path.read_text().splitlines().index(' "components": {') + 3  # "Def0": {
+    assert code == 2, output
+    assert f"{path}:{line}:" in output
+    assert "error: #/components/schemas/Def0: nests " in output
+    assert "too deep for mcpgen to walk" in output
+    assert "nested too deeply" not in output and "internal error" not in output
+
+
+@pytest.mark.parametrize("n", [60, 150])
+def test_a_chain_every_stage_can_walk_still_validates(tmp_path: Path, n: int) -> None:
+    """Only a chain that fails is refused: 150 links built before this check existed."""
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(openapi(n, "allOf")))
+    assert validate(path) == (0, f"{path}: ok (1 tool, 0 resources, 0 prompts, 0 warnings)\n")
+
+
+def test_long_reference_chain_in_manifest_defs_is_refused_located(tmp_path: Path) -> None:
+    n = 300
+    defs = {f"D{i}": link("properties", f"#/$defs/D{i + 1}", i) for i in range(n)}
+    defs[f"D{n}"] = {"type": "string"}
+    manifest = {
+        "mcpgen": 1,
+        "server": {"name": "deep"},
+        "$defs": defs,
+        "tools": [{"name": "a", "description": "d", "input": {"$ref": "#/$defs/D0"}}],
+    }
+    path = tmp_path / "mcpgen.yaml"
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    code, output = validate(path)
+    assert code == 2, output
+    line = path.read_text().splitlines().index("  D0:") + 2
+    assert f"{path}:{line}:" in output and "error: #/$defs/D0: nests " in output
+
+
+@pytest.mark.parametrize("text", ["42\n", "just text\n", "null\n"])
+def test_a_document_that_is_no_container_is_measured_too(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    code, output = validate(path)
+    assert code == 2 and "nests" not in output and "Traceback" not in output, output
