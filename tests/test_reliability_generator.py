@@ -411,14 +411,14 @@ def test_an_unreadable_file_in_out_is_exit_2_naming_it(
 ) -> None:
     """A generated file the user cannot read (chmod 000; faked: tests may run as root)."""
     source, out, _ = built
-    real = Path.read_text
+    real = Path.open  # (what ``read_text`` opens with too)
 
-    def denied(self: Path, *args: Any, **kwargs: Any) -> str:
-        if self.name == "README.md" and self.parent == out:
+    def denied(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if self.name == "README.md" and self.parent == out and mode == "r":
             raise PermissionError(13, "Permission denied")
-        return real(self, *args, **kwargs)
+        return real(self, mode, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_text", denied)
+    monkeypatch.setattr(Path, "open", denied)
     before = snapshot(out)
     result = CliRunner().invoke(main, ["build", str(source), "-o", str(out), *flags])
     assert result.exit_code == 2, result.output
