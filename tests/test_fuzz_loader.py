@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from mcpgen import load as loader
 from mcpgen.cli import main
-from mcpgen.load import json_locator, json_scan, yaml_text
+from mcpgen.load import json_text, yaml_text
 from mcpgen.pipeline import Loaded, load_manifest
 from mcpgen.problems import InputError, Level
 from mcpgen.render.spec import spec_json
@@ -519,7 +519,7 @@ def test_json_round_trip_and_positions(data: Any, indent: int | str | None) -> N
     except InputError as exc:  # only a top-level scalar that is... never: JSON is accepted
         raise AssertionError(exc.problems) from None
     assert doc.data == data
-    positions = json_scan._json_positions(doc.text, doc.file)
+    positions = json_text._json_positions(doc.text, doc.file)
     for path in paths(data):
         assert path in positions.values
         line, column = positions.values[path]
@@ -541,12 +541,12 @@ def test_the_on_demand_json_locator_agrees_with_the_full_index(
     key, and paths that do not exist, land where the full position index puts them."""
     text = json.dumps(data, indent=indent)
     assume(text.strip())
-    full = json_scan._json_positions(text, "m.json")
+    full = json_text._json_positions(text, "m.json")
     for path in paths(data):
         for probe in (path, (*path, extra), (*path, 0), (*path, extra, 1)):
             for key in (False, True):
-                fresh = json_locator.JsonLocator(text, "m.json")  # no index yet
+                fresh = json_text.JsonLocator(text, "m.json")  # no index yet
                 assert fresh.locate(probe, key) == full.locate(probe, key), (probe, key)
-    shared = json_locator.JsonLocator(text, "m.json")  # one index reused for every path
+    shared = json_text.JsonLocator(text, "m.json")  # one index reused for every path
     for path in reversed(paths(data)):
         assert shared.locate(path, True) == full.locate(path, True)

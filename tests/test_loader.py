@@ -13,7 +13,7 @@ from mcpgen.load import (
     MAX_DEPTH,
     MAX_NODES,
     Document,
-    json_scan,
+    json_text,
     load_file,
     load_text,
     yaml_text,
@@ -134,7 +134,7 @@ def test_json_positions_match_yaml_positions() -> None:
     from_json = load(text, "m.json")
     assert from_json.data == data
     composed = yaml_text._compose(text, "m.json")[1]
-    scanned = json_scan._json_positions(from_json.text, from_json.file)
+    scanned = json_text._json_positions(from_json.text, from_json.file)
     assert scanned.values == composed.values
     assert scanned.keys == composed.keys
 

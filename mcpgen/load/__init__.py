@@ -11,9 +11,8 @@ import json
 import re
 from pathlib import Path
 
+from mcpgen.load import json_text
 from mcpgen.load.document import Document, JsonPath, Overlay, Positions, display_path, dotted
-from mcpgen.load.json_scan import _json_positions, _ScanError
-from mcpgen.load.json_text import _check_json_values, _DuplicateKey, _no_duplicates, _NumberWatch
 from mcpgen.load.limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_MANIFEST_BYTES, MAX_NODES
 from mcpgen.load.yaml_text import _compose
 from mcpgen.problems import fail
@@ -67,10 +66,10 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
         raise fail(file, "file is empty", 1, 1)
     if json_first or _JSON_START.match(text):
         try:
-            watch = _NumberWatch()
+            watch = json_text._NumberWatch()
             data = json.loads(
                 text,
-                object_pairs_hook=_no_duplicates,
+                object_pairs_hook=json_text._no_duplicates,
                 parse_int=watch.integer,
                 parse_float=watch.real,
                 parse_constant=watch.constant,
@@ -78,11 +77,12 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
         except json.JSONDecodeError as exc:
             if json_first:
                 raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-        except (_DuplicateKey, RecursionError):
-            with contextlib.suppress(_ScanError):  # raises the located duplicate or depth error
-                _json_positions(text, file)
+        except (json_text._DuplicateKey, RecursionError):
+            # raises the located duplicate or depth error
+            with contextlib.suppress(json_text._ScanError):
+                json_text._json_positions(text, file)
         else:
-            _check_json_values(data, file, text, watch)
+            json_text._check_json_values(data, file, text, watch)
             return Document(file, base_dir, data, text)
     data, positions = _compose(text, file)
     return Document(file, base_dir, data, text, positions)

@@ -109,7 +109,7 @@ class Document:
         if self.positions is not None:
             return self.positions.locate(path, key)
         if self._locator is None:  # JSON: find this one place, not every position
-            from mcpgen.load.json_locator import JsonLocator
+            from mcpgen.load.json_text import JsonLocator
 
             self._locator = JsonLocator(self.text, self.file)
         found_at: Location = self._locator.locate(path, key)
