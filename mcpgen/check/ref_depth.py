@@ -1,18 +1,21 @@
-"""Where a document that ran a stage out of stack nests deepest once its local ``$ref`` are
-followed: a chain of definitions each referring to the next (``Def0 = allOf[$ref Def1,
-...]``, ...) is as deep as the schemas inlined into one, deeper than the generator's walks
-may go. Measured without recursion, and only when a walk failed (``pipeline``): measuring
-every document up front cost 0.22 s of GitHub's 1.4 s rebuild."""
+"""Chains of local ``$ref``. References that lead back to themselves without describing a
+value (``A: {$ref: B}``, ``B: {allOf: [{$ref: A}]}``): a validator recurses for ever and
+pydantic refuses the model, so validation refuses them (a recursion under properties or
+items is a tree, and fine). And where a document that ran a stage out of stack nests deepest
+once its references are followed: a chain of definitions each referring to the next
+(``Def0 = allOf[$ref Def1, ...]``, ...) is as deep as the schemas inlined into one, deeper
+than the generator's walks may go. Measured without recursion, and only when a walk failed
+(``pipeline``): measuring every document up front cost 0.22 s of GitHub's 1.4 s rebuild."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
 
-from mcpgen.check.schemas import pointer, pointer_target
+from mcpgen.check.schemas import Json, located, pointer, pointer_target, schema_nodes
 from mcpgen.load import Document, JsonPath
 from mcpgen.problems import Level, Problem, Problems
 
-Json = Any
+Resolve = Callable[[str], Json]  # a local $ref's target (None when it names nothing)
 
 
 def _target(data: Json, node: dict[str, Json]) -> tuple[JsonPath, Json] | None:
@@ -63,3 +66,42 @@ def deep_references(doc: Document) -> Problems:
         )
         problems.add(Problem(Level.ERROR, doc.locate(path), pointer(path), message, path))
     return problems
+
+
+def _in_place(schema: Json) -> Iterator[dict[str, Json]]:
+    """The ``$ref`` objects that apply to the very value ``schema`` does: itself, or
+    through allOf, anyOf, oneOf, not, if, then, else."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("$ref"), str):
+            yield node
+        for key in ("allOf", "anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                stack.extend(node[key])
+        stack.extend(node[key] for key in ("not", "if", "then", "else") if key in node)
+
+
+def _leads_back(ref: dict[str, Json], resolve: Resolve) -> bool:
+    seen: set[int] = set()
+    todo = [resolve(ref["$ref"])]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        for found in _in_place(current):
+            if found is ref:
+                return True
+            todo.append(resolve(found["$ref"]))
+    return False
+
+
+def unguarded_cycles(schema: Json, resolve: Resolve) -> Iterator[tuple[JsonPath, str]]:
+    """(path, reference) of each ``$ref`` in ``schema`` that its own target leads back to
+    through in-place references alone."""
+    for node, trail in schema_nodes(schema, everything=True):
+        if isinstance(node.get("$ref"), str) and _leads_back(node, resolve):
+            yield (*located(trail), "$ref"), node["$ref"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen import identifiers as names
-from mcpgen.check import refcycles, schemas, uritemplate
+from mcpgen.check import ref_depth, schemas, uritemplate
 from mcpgen.check.auth import check_auth, check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem, model_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
@@ -131,7 +131,7 @@ class Checker:
             found = self.target(ref, own_root)
             return None if found is None else found[1]
 
-        for path, ref in refcycles.unguarded_cycles(schema, resolve):
+        for path, ref in ref_depth.unguarded_cycles(schema, resolve):
             self.error(
                 (*where, *path),
                 f"{ref!r} leads back to this reference with no properties or items in "
