@@ -16,20 +16,15 @@ def model_formats() -> FormatChecker:
     """A checker of each such format, by the pydantic type the model generator gives it
     (made on the first value it checks: most documents need one or none of them)."""
     checker = FormatChecker(formats=())
-    for name in TYPES:
-
-        def parses(value: object, name: str = name) -> bool:
-            if not isinstance(value, str):
-                return True
-            import pydantic
-
-            try:
-                return _adapter(name).validate_python(value) is not None
-            except pydantic.ValidationError:
-                return False
-
-        checker.checks(name)(parses)
+    for name in TYPES:  # pydantic's ValidationError is a ValueError
+        checker.checks(name, raises=ValueError)(functools.partial(_parses, name))
     return checker
+
+
+def _parses(name: str, value: object) -> bool:
+    if isinstance(value, str):
+        _adapter(name).validate_python(value)
+    return True
 
 
 # each format's type: (module, name)
