@@ -118,13 +118,10 @@ def check_auth(checker: Checker) -> None:
 
 
 def check_credentials(checker: Checker) -> None:
-    """Every entry of ``openapi.credentials`` (malformed ones were reported by the structural
-    check and are left out: ``checker.broken`` holds their paths), checked against the
-    imported document and the server's own authentication. The rules are the runtime's own
-    (``mcpgen.runtime.credential_config``, the code the server runs when it starts), so what
-    the build accepts the server accepts. On top of them: every named scheme must be a
-    security scheme of the document, and token exchange is pointless without verified
-    inbound tokens (auth type oauth)."""
+    """Every well-formed entry of ``openapi.credentials`` checked by the rules the server
+    runs when it starts (``mcpgen.runtime.credential_config``: what the build accepts, the
+    server accepts); and each must name a security scheme of the imported document, and
+    token exchange needs verified inbound tokens (auth type oauth)."""
     options = checker.data.get("openapi")
     if not isinstance(options, dict) or CREDENTIALS in checker.broken:
         return
