@@ -108,8 +108,7 @@ class _Importer(SecurityImport, InputImport):
         # the tools' own model classes (``ListItemsInput``) are not for components to take
         models = {names.model_class(n, part) for n in tool_names for part in ("Input", "Output")}
         self.converter = SchemaConverter(self.sources, version, models)
-        if self.sources.may_have_external_refs():
-            self.converter.naming.name_external(self.sources.scan_refs())
+        self.converter.naming.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
         for (cand, kind), name in zip(chosen, tool_names, strict=True):
