@@ -54,7 +54,7 @@ def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
 
 
 def _lift(converter: SchemaConverter, node: dict[str, Json], only: set[str]) -> None:
-    _unrequire(node, only)
+    unrequire(node, only)
     if isinstance(node.get("allOf"), list):
         node["allOf"] = [_without(converter, m, only, set()) for m in node["allOf"]]
     ref = node.get("$ref")
@@ -76,17 +76,19 @@ def _without(converter: SchemaConverter, member: Json, only: set[str], seen: set
     if not (isinstance(asked, list) and only & set(asked)) and inner == members:
         return member
     out = {**target, **({"allOf": inner} if members else {})}
-    _unrequire(out, only)
+    unrequire(out, only)
     out.update({k: v for k, v in member.items() if k != "$ref"} if name else {})
     return out
 
 
-def _unrequire(node: dict[str, Json], only: set[str]) -> None:
+def unrequire(node: dict[str, Json], only: set[str]) -> dict[str, Json]:
+    """``node`` (changed in place) no longer requiring ``only``."""
     asked = node.get("required")
     if isinstance(asked, list):
         kept = [prop for prop in asked if prop not in only]
         node.pop("required")
         node.update({"required": kept} if kept else {})
+    return node
 
 
 def decide(start: dict[str, Json], groups: Groups, known: dict[int, tuple[Json, bool]]) -> None:
