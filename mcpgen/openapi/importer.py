@@ -53,25 +53,24 @@ def _version(data: dict[str, Any]) -> tuple[str | None, str]:
 def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> OpenAPIImport:
     problems = Problems()
     try:
-        return _Importer(doc, options, problems).run()
+        imported = _Importer(doc, options, problems).run()
     except RecursionError:  # a chain of references: located where it starts (``pipeline``)
         raise
     except Exception as exc:  # a bug must not become a traceback: report it, located
         message = f"internal error while importing: {type(exc).__name__}: {exc}"
         problems.add(Problem(Level.ERROR, Location(doc.file), "", message))
-        return OpenAPIImport([], [], [], {}, problems.sorted())
+        imported = None
+    return imported or OpenAPIImport([], [], [], {}, problems.sorted())
 
 
 class _Importer(SecurityImport, InputImport):
-    def empty(self) -> OpenAPIImport:
-        return OpenAPIImport([], [], [], {}, self.problems.sorted(), version=self.version)
-
     # -- the whole document --------------------------------------------------------------
-    def run(self) -> OpenAPIImport:
+    def run(self) -> OpenAPIImport | None:
+        """The import; None for a document mcpgen does not read (the problems say why)."""
         data = self.doc.data
         if not isinstance(data, dict):
             self.error(0, (), "an OpenAPI document is a mapping with 'openapi' or 'swagger'")
-            return self.empty()
+            return None
         self.data = data
         version, written = _version(data)
         if version is None:
@@ -81,7 +80,7 @@ class _Importer(SecurityImport, InputImport):
                 self.error(0, ("swagger",), f"unsupported Swagger version {written!r} (2.0)")
             else:
                 self.error(0, (), "not an OpenAPI document: no 'openapi' or 'swagger' field")
-            return self.empty()
+            return None
         self.version = version
         top = "swagger" if version == "2.0" else "openapi"
         if not isinstance(data[top], str):
@@ -108,8 +107,7 @@ class _Importer(SecurityImport, InputImport):
         # the tools' own model classes (``ListItemsInput``) are not for components to take
         models = {names.model_class(n, part) for n in tool_names for part in ("Input", "Output")}
         self.converter = SchemaConverter(self.sources, version, models)
-        if self.sources.may_have_external_refs():
-            self.converter.naming.name_external(self.sources.scan_refs())
+        self.converter.naming.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
         for (cand, kind), name in zip(chosen, tool_names, strict=True):

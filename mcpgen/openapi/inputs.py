@@ -15,6 +15,7 @@ from mcpgen.load import JsonPath
 from mcpgen.openapi import swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml, text_of
 from mcpgen.openapi.naming import TEMPLATE
+from mcpgen.openapi.one_way import unrequire
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.runtime.wire import RESERVED_HEADERS
@@ -235,11 +236,8 @@ class InputImport(ImportBase):
         read_only = self.converter.read_only_plan(schema, own=not spreadable)
         if not spreadable:
             top = self.converter.read_only(schema)
-            needed = schema.get("required") if isinstance(schema, dict) else None
-            if top and isinstance(needed, list):  # not asked of the model (as finish())
-                kept = [prop for prop in needed if prop not in top]
-                schema = {k: v for k, v in schema.items() if k != "required"}
-                schema.update({"required": kept} if kept else {})
+            if top:  # not asked of the model (as finish())
+                schema = unrequire(dict(schema), set(top))
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
             return BodyInfo([item], deps, False, kind, media, required, parts, read_only=read_only)

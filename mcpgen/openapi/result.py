@@ -27,10 +27,9 @@ class Param:
     ``name`` is the name on the wire; ``argument`` the property of the tool's flat input
     schema that carries it (the same unless it clashed with another input; see README).
     ``style``/``explode`` are as written (Swagger 2.0 ``collectionFormat`` converted), None
-    for the OpenAPI default of the location. ``content_type`` is set for a parameter
-    described by ``content`` instead of ``schema``: its value is serialized in that media
-    type (usually JSON) rather than by style. ``part`` is set for a header the document's
-    ``encoding`` declares for the parts of a multipart body property: it is sent on them.
+    for the OpenAPI default of the location. ``content_type``: the media type a parameter
+    described by ``content`` is serialized in, not by style. ``part``: the multipart body
+    property on whose parts this header is sent (its ``encoding`` declares it).
     """
 
     name: str
@@ -40,7 +39,7 @@ class Param:
     style: str | None = None
     explode: bool | None = None
     content_type: str | None = None
-    part: str | None = None  # a header of this multipart body property's parts
+    part: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,8 @@ from typing import Any
 from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_name, def_ref
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
-from mcpgen.openapi.marks import decide
 from mcpgen.openapi.naming import DefNames
-from mcpgen.openapi.one_way import beside, relax
+from mcpgen.openapi.one_way import beside, decide, relax
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any

@@ -133,8 +133,7 @@ class Sources:
             located = tuple(p for p in exc.problems if p.location.line)  # where they are
             reasons = "; ".join(p.message for p in exc.problems if p not in located)
             message = f"cannot load referenced file {shown}" + (f": {reasons}" if reasons else "")
-            failure = self.by_path[resolved] = _Failure(message, located)
-            return failure
+            return self.by_path.setdefault(resolved, _Failure(message, located))
         source = Source(len(self.items), doc, resolved, resolved.relative_to(self.root).as_posix())
         self.items.append(source)
         self.by_path[resolved] = source
@@ -159,20 +158,13 @@ class Sources:
         return src, path, node
 
     # -- scanning ------------------------------------------------------------------------
-    def may_have_external_refs(self) -> bool:
-        return bool(_EXTERNAL_REF.search(self.items[0].doc.text))
-
     def scan_refs(self) -> list[Key]:
-        """Every reference in every file (loading referenced files as they are found)."""
+        """Every reference in every file (loading referenced files as they are found); none
+        when the main document's text has no reference to another file."""
         found: list[Key] = []
+        if not _EXTERNAL_REF.search(self.items[0].doc.text):
+            return found
         self.quiet = True
-        try:
-            self._scan(found)
-        finally:
-            self.quiet = False
-        return found
-
-    def _scan(self, found: list[Key]) -> None:
         for source in self.items:  # (loading a file appends it: it is scanned too)
             stack: list[tuple[Any, JsonPath]] = [(source.doc.data, ())]
             while stack:
@@ -187,6 +179,8 @@ class Sources:
                     for name, value in node.items():
                         if names_map or (name not in _DATA_KEYS and not name.startswith("x-")):
                             stack.append((value, (*path, name)))
+        self.quiet = False
+        return found
 
 
 def _resolve(path: Path) -> Path:
