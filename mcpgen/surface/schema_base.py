@@ -11,10 +11,8 @@ from typing import Any
 
 from mcpgen.check.schemas import ref_strings, resolve_pointer
 
-from .changes import BREAKING, COMPATIBLE, DOCS, Add, _show, _values
+from .changes import BREAKING, COMPATIBLE, DOCS, Add, Json, _show, _values
 from .schema_rules import _enum, _schema, _types, _without
-
-Json = Any
 
 # why a change is classified as it is
 WHY_INPUT_NARROWED = "the input now accepts less: calls that were valid may be refused"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcpgen.check.schemas import escape
 
 from .changes import (
@@ -12,6 +10,7 @@ from .changes import (
     WHY_NOT_REQUIRED,
     WHY_OPTIONAL,
     WHY_REQUIRED,
+    Json,
     _dict,
     _one_to_one,
     _presence,
@@ -40,8 +39,6 @@ from .schema_rules import (
     _validation_part,
     _without,
 )
-
-Json = Any
 
 # why a change is classified as it is
 WHY_CLOSED_REMOVED = "extra properties are refused, so calls that send it fail"

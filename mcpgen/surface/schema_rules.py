@@ -5,11 +5,8 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any
 
-from .changes import _canon
-
-Json = Any
+from .changes import Json, _canon
 
 
 def _words(text: str) -> frozenset[str]:

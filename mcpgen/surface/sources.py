@@ -16,10 +16,9 @@ from typing import Any
 
 from ..load.limits import MAX_DOCUMENT_BYTES
 from ..problems import printable
-from .changes import COLLECTIONS
+from .changes import COLLECTIONS, Json
 from .lock import VERSION
 
-Json = Any
 LOCK_NAME = "mcp-surface.json"
 MARKER = b'"mcpSurface"'
 GIT_TIMEOUT = 60.0
