@@ -99,21 +99,6 @@ def _alternatives(rest: dict[str, Json]) -> list[Json]:
     return split
 
 
-def _disjoint(some: list[Json], others: list[Json]) -> bool:
-    """No value can match one of ``some`` and one of ``others``, as their types alone tell
-    (an integer is a number; an alternative without ``type`` may match anything)."""
-    kinds = []
-    for group in (some, others):
-        found: set[str] = set()
-        for alt in group:
-            types = _types(alt) if isinstance(alt, dict) else None
-            if types is None:
-                return False
-            found |= {"number" if t == "integer" else t for t in types}
-        kinds.append(found)
-    return kinds[0].isdisjoint(kinds[1])
-
-
 def _type_key(alt: Json) -> str:
     """What an alternative is paired by with one of the other side: its types, or its $ref."""
     types = _types(alt) if isinstance(alt, dict) else None
