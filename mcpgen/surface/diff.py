@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mcpgen.check.schemas import escape
-from mcpgen.literals import compact_json
 from mcpgen.model.compact import HINT_DEFAULTS  # MCP's defaults for tool annotations
 
 from .changes import (
@@ -43,7 +42,7 @@ from .changes import (
     _string_set,
     _values,
 )
-from .lock import estimate_tokens, wire
+from .lock import tools_list_cost
 from .schema_diff import SchemaDiff
 
 # why a change is classified as it is
@@ -73,21 +72,6 @@ WHY_SERVER_NAME = "clients address a server by their own configuration, not by s
 def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
     """Every change from lock ``old`` to lock ``new``, sorted by level, item, path."""
     return _Differ(old, new).run()
-
-
-def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
-    """(bytes, estimated tokens) of the lock's tools/list result."""
-    totals = _dict(lock, "totals")
-    n, tokens = totals.get("toolsListBytes"), totals.get("toolsListTokens")
-    if isinstance(n, int):
-        return int(n), int(tokens) if isinstance(tokens, int) else estimate_tokens(int(n))
-    listed = [
-        compact_json(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False
-    ]
-    from mcpgen.model.build import tools_list_size
-
-    n = tools_list_size(listed)
-    return n, estimate_tokens(n)
 
 
 def summary(
