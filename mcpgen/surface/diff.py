@@ -14,10 +14,9 @@ Where the direction cannot be told cheaply the change is reported as breaking ("
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from mcpgen.check.schemas import escape
-from mcpgen.literals import compact_json
+from mcpgen.model.compact import HINT_DEFAULTS  # MCP's defaults for tool annotations
 
 from .changes import (
     BREAKING,
@@ -26,10 +25,12 @@ from .changes import (
     DOCS,
     LEVELS,
     RANK,
+    WHY_HINT,
     WHY_NOT_REQUIRED,
     WHY_OPTIONAL,
     WHY_REQUIRED,
     Change,
+    Json,
     _canon,
     _dict,
     _list,
@@ -41,11 +42,8 @@ from .changes import (
     _string_set,
     _values,
 )
-from .hints import compare_annotations, compare_execution
-from .lock import estimate_tokens, wire
+from .lock import tools_list_cost
 from .schema_diff import SchemaDiff
-
-Json = Any
 
 # why a change is classified as it is
 WHY_ADDITION = "an addition: nothing clients use is gone"
@@ -74,21 +72,6 @@ WHY_SERVER_NAME = "clients address a server by their own configuration, not by s
 def diff(old: Mapping[str, Json], new: Mapping[str, Json]) -> list[Change]:
     """Every change from lock ``old`` to lock ``new``, sorted by level, item, path."""
     return _Differ(old, new).run()
-
-
-def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
-    """(bytes, estimated tokens) of the lock's tools/list result."""
-    totals = _dict(lock, "totals")
-    n, tokens = totals.get("toolsListBytes"), totals.get("toolsListTokens")
-    if isinstance(n, int):
-        return int(n), int(tokens) if isinstance(tokens, int) else estimate_tokens(int(n))
-    listed = [
-        compact_json(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False
-    ]
-    from mcpgen.model.build import tools_list_size
-
-    n = tools_list_size(listed)
-    return n, estimate_tokens(n)
 
 
 def summary(
@@ -233,10 +216,58 @@ class _Differ:
             self.add(BREAKING, item, where, "output schema removed", WHY_OUTPUT_SCHEMA_GONE)
         elif b is not None:
             self.add(COMPATIBLE, item, where, "output schema added", WHY_OUTPUT_SCHEMA_ADDED)
-        compare_annotations(self.add, item, old.get("annotations"), new.get("annotations"))
-        compare_execution(self.add, item, old.get("execution"), new.get("execution"))
+        self.annotations(item, old.get("annotations"), new.get("annotations"))
+        self.execution(item, old.get("execution"), new.get("execution"))
         known = {"name", "inputSchema", "outputSchema", "annotations", "execution"}
         self._rest(item, old, new, known)
+
+    def annotations(self, item: str, old: Json, new: Json) -> None:
+        """Tool hints, compared by their effective values (MCP's defaults filled in)."""
+        if old == new:
+            return
+        a, b = _hints(old), _hints(new)
+        for hint, (safe, why) in _RISKS.items():
+            if a[hint] == b[hint] or (hint in _WRITES and a["readOnlyHint"] != b["readOnlyHint"]):
+                continue  # a tool that starts or stops writing: readOnlyHint says it all
+            where = f"/annotations/{hint}"
+            change = f"{hint} {str(a[hint]).lower()} -> {str(b[hint]).lower()}"
+            if b[hint] == safe:
+                promise = (
+                    "the tool now promises to change nothing" if hint == "readOnlyHint" else ""
+                )
+                self.add(COMPATIBLE, item, where, change, promise or "a safer promise")
+                continue
+            if hint == "readOnlyHint":
+                effects = {
+                    "destructive": b["destructiveHint"],
+                    "not idempotent": not b["idempotentHint"],
+                }
+                now = " and ".join(effect for effect, on in effects.items() if on)
+                change += f" (now {now})" if now else ""
+            self.add(BREAKING, item, where, change, why)
+        old_d = old if isinstance(old, dict) else {}
+        new_d = new if isinstance(new, dict) else {}
+        for key in sorted((set(old_d) | set(new_d)) - set(HINT_DEFAULTS)):
+            x, y = old_d.get(key), new_d.get(key)
+            if not _same_text(x, y):
+                level = DOCS if key == "title" else COMPATIBLE
+                self.add(level, item, f"/annotations/{escape(key)}", _presence(key, x, y), WHY_HINT)
+
+    def execution(self, item: str, old: Json, new: Json) -> None:
+        """``execution.taskSupport`` (``task:`` in the manifest, docs/tasks.md): a tool that now
+        needs a task refuses plain calls, and one that no longer offers tasks refuses task calls."""
+        a, b = _task_support(old), _task_support(new)
+        if a == b:
+            if old != new:
+                self.add(COMPATIBLE, item, "/execution", _presence("execution", old, new), WHY_HINT)
+            return
+        path, change = "/execution/taskSupport", f"taskSupport {a} -> {b}"
+        if b == "required":
+            self.add(BREAKING, item, path, change, "plain tools/call requests are now refused")
+        elif b == "forbidden":
+            self.add(BREAKING, item, path, change, "task-augmented calls are now refused")
+        else:
+            self.add(COMPATIBLE, item, path, change, "every call that worked still does")
 
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
@@ -289,6 +320,39 @@ def _flags(capability: Json, path: str = "") -> set[str]:
             found.add(where := f"{path}/{escape(key)}")
             found |= _flags(value, where)
     return found
+
+
+# each hint: its safe value, and why turning away from it breaks clients
+_RISKS = {
+    "readOnlyHint": (
+        True,
+        "clients that run read-only tools without asking may now change data unasked",
+    ),
+    "destructiveHint": (
+        False,
+        "clients that allowed it as non-destructive may now lose data unasked",
+    ),
+    "idempotentHint": (True, "clients that retry it after a failure may now repeat its effect"),
+    "openWorldHint": (
+        False,
+        "the tool now reaches outside systems; clients that allowed it as closed may not want that",
+    ),
+}
+_WRITES = ("destructiveHint", "idempotentHint")  # meaningful only for tools that write
+
+
+def _hints(annotations: Json) -> dict[str, bool]:
+    data = annotations if isinstance(annotations, dict) else {}
+    hints = {k: bool(data.get(k, default)) for k, default in HINT_DEFAULTS.items()}
+    if hints["readOnlyHint"]:
+        hints["destructiveHint"], hints["idempotentHint"] = False, True
+    return hints
+
+
+def _task_support(execution: Json) -> str:
+    """``execution.taskSupport`` (MCP 2025-11-25): forbidden, optional or required."""
+    value = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return value if value in ("optional", "required") else "forbidden"
 
 
 # a tool that became an operation, or the reverse: (change, why, the new item's kind)

@@ -14,7 +14,7 @@ from typing import Any
 from mcpgen.literals import READABLE_ITEMS, compact_json, one_per_line
 from mcpgen.model.resources import wire as wire_fields
 
-Json = Any
+from .changes import Json, _dict, _list
 
 VERSION = 1
 #: Keys the lock adds to an item's wire definition; they are not part of what is sent.
@@ -34,6 +34,22 @@ def wire(entry: Mapping[str, Json]) -> dict[str, Json]:
     if "contentSize" in entry:
         result["size"] = entry["contentSize"]
     return result
+
+
+def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
+    """(bytes, estimated tokens) of a lock's tools/list result: its totals, or (a lock
+    written without them) measured from its listed tools."""
+    totals = _dict(lock, "totals")
+    n, tokens = totals.get("toolsListBytes"), totals.get("toolsListTokens")
+    if isinstance(n, int):
+        return int(n), int(tokens) if isinstance(tokens, int) else estimate_tokens(int(n))
+    listed = [
+        compact_json(wire(e)) for e in _list(lock, "tools") if e.get("enabled", True) is not False
+    ]
+    from mcpgen.model.build import tools_list_size
+
+    n = tools_list_size(listed)
+    return n, estimate_tokens(n)
 
 
 def _entry(item: Any, text: str | None = None) -> dict[str, Json]:

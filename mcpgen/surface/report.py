@@ -86,31 +86,22 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
         title = f"{level.capitalize()} ({len(group)})"
         lines.append(f"<details><summary>{title}</summary>" if fold else f"#### {title}")
         lines += ["", "| Item | Path | Change | Why |", "|---|---|---|---|"]
-        merged = _merge_rows(group)
-        for items, change in merged[:rows]:
+        merged: dict[tuple[str, str, str], tuple[list[str], Change]] = {}
+        for c in group:  # one row per (path, change, why): a definition many tools share
+            merged.setdefault((c.path, c.change, c.why), ([], c))[0].append(c.item)
+        shown = list(merged.values())
+        for items, change in shown[:rows]:
+            named = ", ".join(_code(item) for item in items[:MERGED_ITEMS])
+            more = len(items) - MERGED_ITEMS
+            named += f" and {more} more" if more > 0 else ""
             lines.append(
-                f"| {_items(items)} | {_code(change.path)} | {_cell(change.change)} "
-                f"| {_cell(change.why)} |"
+                f"| {named} | {_code(change.path)} | {_cell(change.change)} | {_cell(change.why)} |"
             )
-        if len(merged) > rows:
-            left = sum(len(items) for items, _ in merged[rows:])
+        if len(shown) > rows:
+            left = sum(len(items) for items, _ in shown[rows:])
             lines.append(f"\n… and {left} more (`mcpgen diff --format json` lists them all)")
         lines += ["", "</details>", ""] if fold else [""]
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def _merge_rows(group: Sequence[Change]) -> list[tuple[list[str], Change]]:
-    """One row per (path, change, why): a definition shared by many tools changes once."""
-    rows: dict[tuple[str, str, str], tuple[list[str], Change]] = {}
-    for c in group:
-        rows.setdefault((c.path, c.change, c.why), ([], c))[0].append(c.item)
-    return list(rows.values())
-
-
-def _items(items: Sequence[str]) -> str:
-    shown = ", ".join(_code(item) for item in items[:MERGED_ITEMS])
-    more = len(items) - MERGED_ITEMS
-    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def as_json(changes: Sequence[Change], summary: dict[str, int]) -> str:

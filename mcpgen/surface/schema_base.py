@@ -11,10 +11,8 @@ from typing import Any
 
 from mcpgen.check.schemas import ref_strings, resolve_pointer
 
-from .changes import BREAKING, COMPATIBLE, DOCS, Add, _show, _values
+from .changes import BREAKING, COMPATIBLE, DOCS, Add, Json, _show, _values
 from .schema_rules import _enum, _schema, _types, _without
-
-Json = Any
 
 # why a change is classified as it is
 WHY_INPUT_NARROWED = "the input now accepts less: calls that were valid may be refused"
@@ -25,7 +23,7 @@ WHY_TYPE_CHANGED = "values of the old type are refused (input) or no longer prod
 WHY_UNKNOWN = "mcpgen cannot tell whether this accepts more or less, so it assumes the worst"
 
 LOWER_COUNTS = ("minLength", "minItems", "minProperties")
-UPPER_COUNTS = ("maxLength", "maxItems", "maxProperties")
+COUNTS = (*LOWER_COUNTS, "maxLength", "maxItems", "maxProperties", "multipleOf")
 # format pairs where the second accepts everything the first does
 WIDER_FORMATS = frozenset({("int32", "int64"), ("float", "double")})
 
@@ -75,9 +73,7 @@ def _count(node: Mapping[str, Json], key: str) -> Fraction | None:
 def _num(value: Fraction | None) -> str:
     if value is None:
         return "?"
-    if value.denominator == 1:
-        return str(value.numerator)
-    return str(float(value))
+    return str(value.numerator if value.denominator == 1 else float(value))
 
 
 def _bound_text(bound: tuple[Fraction, bool, str]) -> str:
@@ -193,7 +189,7 @@ class SchemaBase:
             elif a is not None and b is not None and a[:2] != b[:2]:
                 text = f"{'minimum' if lower else 'maximum'} {_bound_text(a)} -> {_bound_text(b)}"
                 self.moved(f"{path}/{b[2]}", text, _tightness(b, lower) > _tightness(a, lower))
-        for key in (*LOWER_COUNTS, *UPPER_COUNTS, "multipleOf"):
+        for key in COUNTS:
             a_n, b_n = _count(old, key), _count(new, key)
             if a_n == b_n:
                 continue
@@ -236,10 +232,6 @@ class SchemaBase:
                 why = "values that matched the old one may not match the new one"
                 why += "" if self.output else ": calls may be refused"
                 self.say(BREAKING, where, f"{key} changed from {_show(a)} to {_show(b)}", why)
-        a_u, b_u = old.get("uniqueItems") is True, new.get("uniqueItems") is True
-        if a_u != b_u:
-            where = f"{path}/uniqueItems"
-            if b_u:
-                self.narrowed(where, "items must now be unique")
-            else:
-                self.widened(where, "items no longer need to be unique")
+        if (old.get("uniqueItems") is True) != (unique := new.get("uniqueItems") is True):
+            text = "items must now be unique" if unique else "items no longer need to be unique"
+            (self.narrowed if unique else self.widened)(f"{path}/uniqueItems", text)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcpgen.check.schemas import escape
 
 from .changes import (
@@ -12,6 +10,7 @@ from .changes import (
     WHY_NOT_REQUIRED,
     WHY_OPTIONAL,
     WHY_REQUIRED,
+    Json,
     _dict,
     _one_to_one,
     _presence,
@@ -29,7 +28,6 @@ from .schema_rules import (
     OPAQUE,
     _alternatives,
     _collapse_enums,
-    _disjoint,
     _extra,
     _is_false,
     _merge_into,
@@ -37,11 +35,10 @@ from .schema_rules import (
     _schema,
     _tuple,
     _type_key,
+    _types,
     _validation_part,
     _without,
 )
-
-Json = Any
 
 # why a change is classified as it is
 WHY_CLOSED_REMOVED = "extra properties are refused, so calls that send it fail"
@@ -191,14 +188,19 @@ class SchemaDiff(SchemaBase):
         return old, new
 
     def _disjoint(self, some: list[Json], others: list[Json], old: bool) -> bool:
-        """:func:`_disjoint` of alternatives with their local ``$ref`` resolved."""
-
-        def resolved(group: list[Json]) -> list[Json]:
-            return [
-                self._deref(x, old) if isinstance(x, dict) and "$ref" in x else x for x in group
-            ]
-
-        return _disjoint(resolved(some), resolved(others))
+        """No value can match one of ``some`` and one of ``others``, as their types alone tell
+        (local ``$ref`` resolved; an integer is a number; one without ``type`` may match any)."""
+        kinds = []
+        for group in (some, others):
+            found: set[str] = set()
+            for alt in group:
+                alt = self._deref(alt, old) if isinstance(alt, dict) and "$ref" in alt else alt
+                types = _types(alt) if isinstance(alt, dict) else None
+                if types is None:
+                    return False
+                found |= {"number" if t == "integer" else t for t in types}
+            kinds.append(found)
+        return kinds[0].isdisjoint(kinds[1])
 
     def _object(self, old: dict[str, Json], new: dict[str, Json], path: str, depth: int) -> None:
         if not {"properties", "required", "additionalProperties"} & (old.keys() | new.keys()):
@@ -321,24 +323,19 @@ class SchemaDiff(SchemaBase):
         if a is None or b is None:
             text = f"{keyword} {'added' if a is None else 'removed'}"
             (self.narrowed if a is None else self.widened)(where, text)
-        elif unmatched_new and not unmatched_old:
-            text = f"{keyword}: {len(unmatched_new)} alternative(s) added"
-            added = [new_list[j] for j in unmatched_new]
-            kept = [x for j, x in enumerate(new_list) if j not in unmatched_new]
-            if keyword == "oneOf" and not self.output and not self._disjoint(added, kept, False):
-                # a value valid under an old alternative and a new one is refused now
-                self.unknown(where, text + " (oneOf: a value matching two is refused)")
+        elif not unmatched_old or not unmatched_new:  # only added, or only removed
+            added, side = bool(unmatched_new), new_list if unmatched_new else old_list
+            changed = unmatched_new or unmatched_old
+            text = f"{keyword}: {len(changed)} alternative(s) {'added' if added else 'removed'}"
+            kept = [x for i, x in enumerate(side) if i not in changed]
+            # oneOf refuses a value matching two: an input alternative added, or an output one
+            # removed, that may overlap a kept one changes what is valid both ways
+            overlap = keyword == "oneOf" and self.output != added
+            if overlap and not self._disjoint([side[i] for i in changed], kept, not added):
+                how = "matching two is refused" if added else "that matched two is valid now"
+                self.unknown(where, f"{text} (oneOf: a value {how})")
             else:
-                (self.widened if more_choice else self.narrowed)(where, text)
-        elif unmatched_old and not unmatched_new:
-            text = f"{keyword}: {len(unmatched_old)} alternative(s) removed"
-            removed = [old_list[i] for i in unmatched_old]
-            kept = [x for i, x in enumerate(old_list) if i not in unmatched_old]
-            if keyword == "oneOf" and self.output and not self._disjoint(removed, kept, True):
-                # a result matching a removed alternative and a kept one is valid now
-                self.unknown(where, text + " (oneOf: a value that matched two is valid now)")
-            else:
-                (self.narrowed if more_choice else self.widened)(where, text)
+                (self.widened if more_choice == added else self.narrowed)(where, text)
         else:
             n_old, n_new = len(unmatched_old), len(unmatched_new)
             self.unknown(where, f"{keyword}: {n_old} alternative(s) replaced by {n_new}")

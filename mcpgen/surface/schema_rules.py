@@ -5,11 +5,8 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any
 
-from .changes import _canon
-
-Json = Any
+from .changes import Json, _canon
 
 
 def _words(text: str) -> frozenset[str]:
@@ -100,21 +97,6 @@ def _alternatives(rest: dict[str, Json]) -> list[Json]:
         foreign = ALL_TYPE_KEYWORDS - TYPE_KEYWORDS.get(str(t), frozenset()) | {"type"}
         split.append({**{k: v for k, v in rest.items() if k not in foreign}, "type": t})
     return split
-
-
-def _disjoint(some: list[Json], others: list[Json]) -> bool:
-    """No value can match one of ``some`` and one of ``others``, as their types alone tell
-    (an integer is a number; an alternative without ``type`` may match anything)."""
-    kinds = []
-    for group in (some, others):
-        found: set[str] = set()
-        for alt in group:
-            types = _types(alt) if isinstance(alt, dict) else None
-            if types is None:
-                return False
-            found |= {"number" if t == "integer" else t for t in types}
-        kinds.append(found)
-    return kinds[0].isdisjoint(kinds[1])
 
 
 def _type_key(alt: Json) -> str:

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..load.limits import MAX_DOCUMENT_BYTES
 from ..problems import printable
-from .changes import COLLECTIONS
+from .changes import COLLECTIONS, Json
 from .lock import VERSION
 
-Json = Any
 LOCK_NAME = "mcp-surface.json"
 MARKER = b'"mcpSurface"'
 GIT_TIMEOUT = 60.0
@@ -101,7 +99,7 @@ def _from_file(path: Path, shown: str) -> dict[str, Json]:
         raise SourceError(f"{shown}: cannot read file: {exc.strerror or exc}") from None
     from mcpgen.pipeline import load_manifest
 
-    return _as_lock(raw, shown) or _surface_of(lambda: load_manifest(path), shown)
+    return _as_lock(raw, shown) or _surface_of(load_manifest(path), shown)
 
 
 def _as_lock(raw: bytes, shown: str) -> dict[str, Json] | None:
@@ -144,11 +142,10 @@ def check(data: dict[str, Json], shown: str) -> None:
             seen.add(entry[id_key])
 
 
-def _surface_of(load: Callable[[], Any], shown: str) -> dict[str, Json]:
-    """The surface of the manifest or spec ``load`` models; its first error otherwise."""
+def _surface_of(loaded: Any, shown: str) -> dict[str, Json]:
+    """The surface of a loaded manifest or spec; its first error otherwise."""
     from .lock import surface
 
-    loaded = load()
     if loaded.manifest is None:
         raise SourceError(_first_problem(loaded.problems, shown))
     return surface(loaded.manifest)
@@ -201,4 +198,4 @@ def _from_git(spec: str, cwd: Path) -> dict[str, Json]:
     text = _decode(raw, spec)  # the manifest or spec, as if a file in the working tree's folder
     suffix = Path(name).suffix
     file = spec + ("" if spec.endswith(suffix) else suffix)
-    return _surface_of(lambda: load_source_text(text, file, wanted.parent), spec)
+    return _surface_of(load_source_text(text, file, wanted.parent), spec)

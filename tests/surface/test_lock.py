@@ -13,8 +13,8 @@ import pytest
 
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
-from mcpgen.surface.diff import diff, tools_list_cost
-from mcpgen.surface.lock import dumps, surface, wire
+from mcpgen.surface.diff import diff
+from mcpgen.surface.lock import dumps, surface, tools_list_cost, wire
 
 pytestmark = pytest.mark.timeout(120)
 Json = Any

@@ -370,6 +370,13 @@ CASES: list[tuple[str, Json, Json, list[tuple[str, str, str]]]] = [
      []),
     ("a schema against anyOf of that schema alone", prop({"type": "string", "maxLength": 2}),
      prop({"anyOf": [{"type": "string", "maxLength": 2}]}), []),
+    ("a type list against anyOf of one alternative per type (each with its own keywords)",
+     prop({"type": ["string", "integer"], "maxLength": 3}),
+     prop({"anyOf": [{"type": "string", "maxLength": 3}, {"type": "integer"}]}), []),
+    ("a type list split into alternatives, one of them narrowed",
+     prop({"type": ["string", "integer"], "maxLength": 3}),
+     prop({"anyOf": [{"type": "string", "maxLength": 2}, {"type": "integer"}]}),
+     [(BREAKING, T, A + "/anyOf/0/maxLength")]),
     ("size changed alone", lock(tool(size={"bytes": 1, "tokens": 1})),
      lock(tool(size={"bytes": 2, "tokens": 1})), []),
     # ---- items added, removed, renamed
