@@ -234,20 +234,22 @@ def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
         return json.loads(
             text, parse_float=finite, parse_constant=finite, object_pairs_hook=_unique
         )
-    except Repeated as exc:
+    except Repeated as exc:  # located at its second occurrence
         key = json.dumps(str(exc), ensure_ascii=False)
-        found = [m.start() for m in re.finditer(re.escape(key) + r"\s*:", text)][1:2] or [0]
-        line, column = text.count("\n", 0, found[0]) + 1, found[0] - text.rfind("\n", 0, found[0])
-        raise ProjectError(
-            f"{path}:{line}:{column}: the key {key} is repeated in one object (written back, "
-            f"only its last value would stay); {advice} (file left untouched)"
-        ) from None
-    except NotFinite as exc:
-        line, column = _where(text, str(exc))
-        raise ProjectError(
-            f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
-            f"be Infinity or NaN, which is not JSON); {advice} (file left untouched)"
-        ) from None
+        at = [m.start() for m in re.finditer(re.escape(key) + r"\s*:", text)][1:2] or [0]
+        why = (
+            f"the key {key} is repeated in one object (written back, only its last value "
+            "would stay)"
+        )
+    except NotFinite as exc:  # located at its first occurrence as a number, strings skipped
+        tokens = re.finditer(r'"(?:[^"\\]|\\.)*"|(?<![\w.+-])' + re.escape(str(exc)), text)
+        at = [m.start() for m in tokens if m.group() == str(exc)][:1] or [0]
+        why = (
+            f"{exc} is not a finite number (written back, it would be Infinity or NaN, "
+            "which is not JSON)"
+        )
+    line, column = text.count("\n", 0, at[0]) + 1, at[0] - text.rfind("\n", 0, at[0])
+    raise ProjectError(f"{path}:{line}:{column}: {why}; {advice} (file left untouched)")
 
 
 class Repeated(ValueError):
@@ -268,13 +270,6 @@ def finite(literal: str) -> float:
     if not math.isfinite(number):
         raise NotFinite(literal)
     return number
-
-
-def _where(text: str, literal: str) -> tuple[int, int]:
-    """Line and column (1-based) of ``literal`` as a JSON number, strings skipped."""
-    tokens = re.finditer(r'"(?:[^"\\]|\\.)*"|(?<![\w.+-])' + re.escape(literal), text)
-    at = next((m.start() for m in tokens if m.group() == literal), 0)
-    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
 
 
 def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
