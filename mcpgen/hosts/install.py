@@ -98,8 +98,7 @@ def build_entry(
     """The entry: absolute command, args, and an ``env`` value for every variable the
     server needs: from ``values`` (``--env``), else the value the existing entry already
     holds (a filled-in placeholder survives a second install), else the default, else a
-    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords).
-    ``needed``: the variables a host must set for the stdio server (``needed_env``)."""
+    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords)."""
     given = dict(values or {})
     found = (existing or {}).get("env")
     old: Mapping[str, Json] = found if isinstance(found, Mapping) else {}
@@ -199,8 +198,7 @@ def snippet(host: Host, entry: Entry) -> dict[str, Json]:
 
 def read_config(path: Path) -> dict[str, Json]:
     """The config as an object ({} when missing or empty); ``ProjectError`` when it is not
-    valid JSON or not an object (a JSON-with-comments file included), or holds a number
-    that could not be written back as JSON (1e400, read as infinity; NaN), located."""
+    valid JSON (JSON with comments included), not an object, or ``loads_finite`` refuses it."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows Notepad) is read past
     except FileNotFoundError:
@@ -228,8 +226,7 @@ class NotFinite(ValueError):
 
 def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
     """``json.loads`` of the file at ``path``; ``ProjectError`` located there when it holds
-    a number that could not be written back as JSON (for every command that rewrites a
-    user's JSON file: ``install``, ``add``)."""
+    what could not be written back as it was read (``install`` and ``add`` rewrite it)."""
     try:
         return json.loads(
             text, parse_float=finite, parse_constant=finite, object_pairs_hook=_unique
@@ -347,9 +344,8 @@ class Outcome:
 
 
 def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
-    """Merge ``entry`` into the file at ``path``: unchanged when it is already there;
-    otherwise the old file is copied to a backup first and the new one replaces it
-    atomically (same permissions)."""
+    """Merge ``entry`` into the file at ``path``: unchanged when it is already there, else
+    backed up first and replaced atomically (``write_atomic``)."""
     data = read_config(path)
     merged = merge(host, data, entry)
     if path.exists() and merged == data:
