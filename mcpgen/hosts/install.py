@@ -198,7 +198,7 @@ def snippet(host: Host, entry: Entry) -> dict[str, Json]:
 
 def read_config(path: Path) -> dict[str, Json]:
     """The config as an object ({} when missing or empty); ``ProjectError`` when it is not
-    valid JSON (JSON with comments included), not an object, or ``loads_finite`` refuses it."""
+    valid JSON (a file with comments is not), not an object, or ``loads_finite`` refuses it."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows Notepad) is read past
     except FileNotFoundError:
