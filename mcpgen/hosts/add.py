@@ -123,8 +123,8 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     return "".join([*lines[:end], *new, *lines[end:]])
 
 
-def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
-    data = json.loads(text)
+def insert_json(text: str, data: dict[str, Json], section: str, entry: dict[str, Json]) -> str:
+    """``data`` (``text`` as read) with ``entry`` appended to ``section``, as the file indents."""
     data.setdefault(section, []).append(entry)
     indent = re.search(r"^\{\s*\n(\s+)\"", text)
     return json.dumps(data, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False) + "\n"
@@ -157,7 +157,7 @@ def add_entry(
     entry = skeleton(kind, name, server, uri)
     if description:
         entry["description"] = description
-    new = insert_json(text, section, entry) if is_json else insert_yaml(text, section, entry)
+    new = insert_json(text, data, section, entry) if is_json else insert_yaml(text, section, entry)
     new = new.replace("\n", "\r\n") if b"\r\n" in raw else new  # (a Windows file stays one)
     loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
