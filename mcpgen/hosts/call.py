@@ -58,14 +58,15 @@ def resolve_source(
     extra_env, all_headers = dict(env or {}), dict(headers or {})
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
+    is_url = command is None and (source or "").startswith(("http://", "https://"))
+    if all_headers and not is_url:  # (--command too: they were dropped without a word)
+        raise ProjectError("--header and --token apply to URLs only")
     if command is not None:
         return _command(command, extra_env)
     if source is None:
         raise ProjectError("give a SOURCE: a project folder, a URL or --command 'CMD ARGS'")
-    if source.startswith(("http://", "https://")):
+    if is_url:
         return Source(url=source, headers=all_headers, label=source)
-    if all_headers:
-        raise ProjectError("--header and --token apply to URLs only")
     path = Path(source)
     if path.is_dir():
         project = describe(path)
