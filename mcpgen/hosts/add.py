@@ -132,9 +132,9 @@ def insert_json(text: str, data: dict[str, Json], section: str, entry: dict[str,
 
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
-) -> tuple[str, dict[str, Json]]:
-    """The manifest's new text (not yet written) and the entry added; ``ProjectError`` when
-    the name is taken or the result would not validate (with the problems, located)."""
+) -> str:
+    """The manifest's new text (not yet written); ``ProjectError`` when the name is taken or
+    the result would not validate (with the problems, located)."""
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
 
@@ -163,4 +163,4 @@ def add_entry(
     if loaded.manifest is None:
         lines = [p.format() for p in loaded.problems.sorted()]
         raise ProjectError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
-    return new, entry
+    return new
