@@ -123,8 +123,8 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     return "".join([*lines[:end], *new, *lines[end:]])
 
 
-def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
-    data = json.loads(text)
+def insert_json(text: str, data: dict[str, Json], section: str, entry: dict[str, Json]) -> str:
+    """``data`` (``text`` as read) with ``entry`` appended to ``section``, as the file indents."""
     data.setdefault(section, []).append(entry)
     indent = re.search(r"^\{\s*\n(\s+)\"", text)
     return json.dumps(data, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False) + "\n"
@@ -132,9 +132,9 @@ def insert_json(text: str, section: str, entry: dict[str, Json]) -> str:
 
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
-) -> tuple[str, dict[str, Json]]:
-    """The manifest's new text (not yet written) and the entry added; ``ProjectError`` when
-    the name is taken or the result would not validate (with the problems, located)."""
+) -> str:
+    """The manifest's new text (not yet written); ``ProjectError`` when the name is taken or
+    the result would not validate (with the problems, located)."""
     from mcpgen.load.document import display_path
     from mcpgen.pipeline import load_source_text
 
@@ -157,10 +157,10 @@ def add_entry(
     entry = skeleton(kind, name, server, uri)
     if description:
         entry["description"] = description
-    new = insert_json(text, section, entry) if is_json else insert_yaml(text, section, entry)
+    new = insert_json(text, data, section, entry) if is_json else insert_yaml(text, section, entry)
     new = new.replace("\n", "\r\n") if b"\r\n" in raw else new  # (a Windows file stays one)
     loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
         lines = [p.format() for p in loaded.problems.sorted()]
         raise ProjectError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
-    return new, entry
+    return new

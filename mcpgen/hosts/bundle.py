@@ -1,14 +1,11 @@
 """A generated project -> an MCP Bundle (``.mcpb``: a zip with ``manifest.json``, the
-format of npm ``@anthropic-ai/mcpb`` 2.1).
+format of npm ``@anthropic-ai/mcpb`` 2.1), with one of the spec's two Python runtimes:
 
-Two runtimes, as the bundle spec offers them for Python:
-
-- ``uv`` (default; manifest 0.4): the project's source and ``pyproject.toml``; the host
-  installs Python and the dependencies with uv on the user's machine. The MCP SDK needs
-  pydantic-core, a compiled extension, so this is the only portable choice: one bundle for
-  every platform and architecture.
-- ``python`` (manifest 0.3): the dependencies vendored into ``server/lib`` by pip for this
-  machine's platform and Python version only (the bundle says so in ``compatibility``).
+- ``uv`` (default; manifest 0.4): the source and ``pyproject.toml``; the host installs
+  Python and the dependencies with uv. The only portable choice (the SDK needs the compiled
+  pydantic-core): one bundle for every platform and architecture.
+- ``python`` (manifest 0.3): the dependencies vendored into ``server/lib`` by pip, for this
+  platform and Python version only (said in ``compatibility``).
 
 Both start ``server/main.py``, which puts ``src`` (and ``server/lib``) on ``sys.path`` and
 runs the package over stdio. The zip is deterministic: sorted entries, fixed timestamps.

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .install import NotFinite, finite
+from .install import NotFinite, finite, render
 from .project import ProjectError, describe, launcher
 
 if TYPE_CHECKING:
@@ -58,14 +58,15 @@ def resolve_source(
     extra_env, all_headers = dict(env or {}), dict(headers or {})
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
+    is_url = command is None and (source or "").startswith(("http://", "https://"))
+    if all_headers and not is_url:  # (--command too: they were dropped without a word)
+        raise ProjectError("--header and --token apply to URLs only")
     if command is not None:
         return _command(command, extra_env)
     if source is None:
         raise ProjectError("give a SOURCE: a project folder, a URL or --command 'CMD ARGS'")
-    if source.startswith(("http://", "https://")):
+    if is_url:
         return Source(url=source, headers=all_headers, label=source)
-    if all_headers:
-        raise ProjectError("--header and --token apply to URLs only")
     path = Path(source)
     if path.is_dir():
         project = describe(path)
@@ -239,31 +240,48 @@ async def call_tool(
             raise ProjectError(f"{source.label}: no tool {tool!r} (tools: {known})")
         arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
         result = await client.call_tool(tool, arguments)
-    code = EXIT_TOOL_ERROR if result.is_error else EXIT_OK
     if raw:
-        text = json.dumps(dump(result), indent=2, ensure_ascii=False)
+        sys.stdout.write(render(dump(result)))
     elif result.is_error:
         sys.stderr.write("tool error: " + format_content(result.content) + "\n")
-        return code
     elif result.structured_content is not None:
-        text = json.dumps(result.structured_content, indent=2, ensure_ascii=False)
+        sys.stdout.write(render(result.structured_content))
     else:
         text = format_content(result.content)
-    sys.stdout.write(text + "\n" if text else "")
-    return code
+        sys.stdout.write(text + "\n" if text else "")
+    return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 
 
 async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> int:
-    """Print what the server offers: tools (with their arguments), prompts, resources."""
+    """Print what the server offers: tools (with their arguments), prompts, resources (as
+    text, or as JSON)."""
     async with session(source, timeout) as client:
         caps, info = client.server_capabilities, client.server_info
-        tools = await _all(client, "tools") if caps.tools is not None else []
-        prompts = await _all(client, "prompts") if caps.prompts is not None else []
-        resources, templates = [], []
-        if caps.resources is not None:
-            resources = await _all(client, "resources")
-            templates = await _all(client, "resource_templates")
-    sys.stdout.write(listing(info, tools, prompts, resources, templates, as_json))
+        kinds = {"tools": caps.tools, "prompts": caps.prompts, "resources": caps.resources}
+        kinds["resource_templates"] = caps.resources
+        found = {k: await _all(client, k) if on is not None else [] for k, on in kinds.items()}
+    if as_json:
+        data = {"server": dump(info) if info is not None else None}
+        for kind, items in found.items():
+            data[kind.replace("resource_templates", "resourceTemplates")] = list(map(dump, items))
+        sys.stdout.write(render(data))
+        return EXIT_OK
+    tools, prompts = found["tools"], found["prompts"]
+    resources, templates = found["resources"], found["resource_templates"]
+    lines = [f"server {info.name} {info.version}"] if info is not None else []
+    lines.append(f"tools ({len(tools)}):")
+    for t in tools:
+        lines.append(f"  {t.name}({_signature(t.input_schema)})" + _summary(t.description))
+    if prompts:
+        lines.append(f"prompts ({len(prompts)}):")
+        for p in prompts:
+            names = ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or [])
+            lines.append(f"  {p.name}({names})" + _summary(p.description))
+    if resources or templates:
+        lines.append(f"resources ({len(resources) + len(templates)}):")
+        lines.extend(f"  {r.uri}  {r.name}" for r in resources)
+        lines.extend(f"  {r.uri_template}  {r.name}" for r in templates)
+    sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -340,39 +358,3 @@ def _summary(text: str | None) -> str:
     """The first line of ``text`` after two spaces; nothing when there is none."""
     lines = (text or "").strip().splitlines()
     return f"  {lines[0]}" if lines else ""
-
-
-def listing(
-    info: Any,
-    tools: list[Any],
-    prompts: list[Any],
-    resources: list[Any],
-    templates: list[Any],
-    as_json: bool,
-) -> str:
-    """What a server offers, as text (or as JSON)."""
-    if as_json:
-        data = {
-            "server": dump(info) if info is not None else None,
-            "tools": [dump(t) for t in tools],
-            "prompts": [dump(p) for p in prompts],
-            "resources": [dump(r) for r in resources],
-            "resourceTemplates": [dump(r) for r in templates],
-        }
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    lines = []
-    if info is not None:
-        lines.append(f"server {info.name} {info.version}")
-    lines.append(f"tools ({len(tools)}):")
-    for t in tools:
-        lines.append(f"  {t.name}({_signature(t.input_schema)})" + _summary(t.description))
-    if prompts:
-        lines.append(f"prompts ({len(prompts)}):")
-        for p in prompts:
-            names = ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or [])
-            lines.append(f"  {p.name}({names})" + _summary(p.description))
-    if resources or templates:
-        lines.append(f"resources ({len(resources) + len(templates)}):")
-        lines.extend(f"  {r.uri}  {r.name}" for r in resources)
-        lines.extend(f"  {r.uri_template}  {r.name}" for r in templates)
-    return "\n".join(lines) + "\n"

@@ -321,7 +321,7 @@ def add_command(
     """Append a skeleton KIND named NAME to MANIFEST (default mcpgen.yaml), keeping the rest
     of the file as it is; with -o, build its stub too."""
     try:
-        text, _ = add_entry(manifest, kind, name, uri, description)
+        text = add_entry(manifest, kind, name, uri, description)
     except ProjectError as exc:
         for line in exc.lines:
             say(line)

@@ -98,8 +98,7 @@ def build_entry(
     """The entry: absolute command, args, and an ``env`` value for every variable the
     server needs: from ``values`` (``--env``), else the value the existing entry already
     holds (a filled-in placeholder survives a second install), else the default, else a
-    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords).
-    ``needed``: the variables a host must set for the stdio server (``needed_env``)."""
+    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords)."""
     given = dict(values or {})
     found = (existing or {}).get("env")
     old: Mapping[str, Json] = found if isinstance(found, Mapping) else {}
@@ -199,8 +198,7 @@ def snippet(host: Host, entry: Entry) -> dict[str, Json]:
 
 def read_config(path: Path) -> dict[str, Json]:
     """The config as an object ({} when missing or empty); ``ProjectError`` when it is not
-    valid JSON or not an object (a JSON-with-comments file included), or holds a number
-    that could not be written back as JSON (1e400, read as infinity; NaN), located."""
+    valid JSON (a file with comments is not), not an object, or ``loads_finite`` refuses it."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows Notepad) is read past
     except FileNotFoundError:
@@ -228,26 +226,27 @@ class NotFinite(ValueError):
 
 def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
     """``json.loads`` of the file at ``path``; ``ProjectError`` located there when it holds
-    a number that could not be written back as JSON (for every command that rewrites a
-    user's JSON file: ``install``, ``add``)."""
+    what could not be written back as it was read (``install`` and ``add`` rewrite it)."""
     try:
         return json.loads(
             text, parse_float=finite, parse_constant=finite, object_pairs_hook=_unique
         )
-    except Repeated as exc:
+    except Repeated as exc:  # located at its second occurrence
         key = json.dumps(str(exc), ensure_ascii=False)
-        found = [m.start() for m in re.finditer(re.escape(key) + r"\s*:", text)][1:2] or [0]
-        line, column = text.count("\n", 0, found[0]) + 1, found[0] - text.rfind("\n", 0, found[0])
-        raise ProjectError(
-            f"{path}:{line}:{column}: the key {key} is repeated in one object (written back, "
-            f"only its last value would stay); {advice} (file left untouched)"
-        ) from None
-    except NotFinite as exc:
-        line, column = _where(text, str(exc))
-        raise ProjectError(
-            f"{path}:{line}:{column}: {exc} is not a finite number (written back, it would "
-            f"be Infinity or NaN, which is not JSON); {advice} (file left untouched)"
-        ) from None
+        at = [m.start() for m in re.finditer(re.escape(key) + r"\s*:", text)][1:2] or [0]
+        why = (
+            f"the key {key} is repeated in one object (written back, only its last value "
+            "would stay)"
+        )
+    except NotFinite as exc:  # located at its first occurrence as a number, strings skipped
+        tokens = re.finditer(r'"(?:[^"\\]|\\.)*"|(?<![\w.+-])' + re.escape(str(exc)), text)
+        at = [m.start() for m in tokens if m.group() == str(exc)][:1] or [0]
+        why = (
+            f"{exc} is not a finite number (written back, it would be Infinity or NaN, "
+            "which is not JSON)"
+        )
+    line, column = text.count("\n", 0, at[0]) + 1, at[0] - text.rfind("\n", 0, at[0])
+    raise ProjectError(f"{path}:{line}:{column}: {why}; {advice} (file left untouched)")
 
 
 class Repeated(ValueError):
@@ -268,13 +267,6 @@ def finite(literal: str) -> float:
     if not math.isfinite(number):
         raise NotFinite(literal)
     return number
-
-
-def _where(text: str, literal: str) -> tuple[int, int]:
-    """Line and column (1-based) of ``literal`` as a JSON number, strings skipped."""
-    tokens = re.finditer(r'"(?:[^"\\]|\\.)*"|(?<![\w.+-])' + re.escape(literal), text)
-    at = next((m.start() for m in tokens if m.group() == literal), 0)
-    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
 
 
 def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
@@ -352,9 +344,8 @@ class Outcome:
 
 
 def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
-    """Merge ``entry`` into the file at ``path``: unchanged when it is already there;
-    otherwise the old file is copied to a backup first and the new one replaces it
-    atomically (same permissions)."""
+    """Merge ``entry`` into the file at ``path``: unchanged when it is already there, else
+    backed up first and replaced atomically (``write_atomic``)."""
     data = read_config(path)
     merged = merge(host, data, entry)
     if path.exists() and merged == data:

@@ -67,12 +67,6 @@ def _variables(project: Project) -> list[dict[str, Json]]:
     return out
 
 
-def _repository(url: str) -> dict[str, str]:
-    host = urlsplit(url).hostname or ""
-    source = host.split(".")[-2] if host.count(".") >= 1 else host
-    return {"url": url, "source": source or "git"}
-
-
 def server_json(
     project: Project,
     name: str | None = None,
@@ -118,8 +112,10 @@ def server_json(
     website = project.server.get("websiteUrl")
     if isinstance(website, str) and website:
         document["websiteUrl"] = website
-    if repository:
-        document["repository"] = _repository(repository)
+    if repository:  # its source: the host's name without its top-level domain ("github")
+        host = urlsplit(repository).hostname or ""
+        source = host.split(".")[-2] if host.count(".") >= 1 else host
+        document["repository"] = {"url": repository, "source": source or "git"}
     document["packages"] = packages
     found = problems(document)
     if found:

@@ -7,11 +7,13 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostkit import EXAMPLES, copy_example, fake_venv, mcpgen
 
 from mcpgen.hosts.call import parse_arguments, resolve_source
+from mcpgen.hosts.project import ProjectError
 from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(180)
@@ -191,3 +193,14 @@ def test_a_project_is_run_from_its_folder_not_from_a_copy_installed_beside_mcpge
     source = resolve_source(str(bare))
     assert source.argv == [str(python), "-m", "calculator_mcp", "--transport", "stdio"]
     assert source.env == {"PYTHONPATH": str(bare / "src")}
+
+
+@pytest.mark.parametrize("given", [{"token": "T"}, {"headers": {"X-Key": "1"}}])
+def test_header_and_token_are_refused_with_command_as_with_a_folder(
+    given: dict[str, Any], tmp_path: Path
+) -> None:
+    """They reach URLs only: with --command they were dropped without a word."""
+    for source, command in ((None, f"{shlex.quote(sys.executable)} -V"), (str(tmp_path), None)):
+        with pytest.raises(ProjectError, match="apply to URLs only"):
+            resolve_source(source, command, **given)
+    assert resolve_source("http://127.0.0.1:9/mcp", **given).url
