@@ -1,21 +1,33 @@
 """Handler health: ``mcpgen check DIR``, what ``build --check`` cannot see (it compares
 generated files; the user's handlers are not generated). The ``CHECKS`` are described in
 ``check_command``'s help.
+
+The manifest is the one given, else the one the project records: ``pyproject.toml``,
+``[tool.mcpgen] source``, relative to the project (written by every build). The types
+check is ``mypy --strict`` on ``src/<package>/handlers`` with the project's own
+configuration, run in the interpreter running mcpgen; errors in what the handlers import
+are reported too, apart.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import subprocess
 import sys
-from dataclasses import asdict, dataclass, field
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import click
 
-from . import project
+from mcpgen import identifiers as names
+
 from .code import ENTRY_POINTS, entry_point, parse, unimplemented
 
 CHECKS = ("drift", "stubs", "orphans", "types")
+MYPY_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
@@ -40,21 +52,176 @@ class Report:
         return {c: sum(1 for p in self.problems if p.check == c) for c in CHECKS}
 
 
+class BadInput(Exception):
+    """The folder or the manifest cannot be checked; the message is one line."""
+
+
+@dataclass
+class Project:
+    root: Path
+    package: str
+    spec: dict[str, Any]
+    manifest: Path | None = None  # None: no drift check
+    manifest_note: str = ""  # why there is none
+
+
+def open_project(root: Path, manifest: Path | None) -> Project:
+    if not root.is_dir():
+        raise BadInput(f"{root}: not a folder")
+    found = sorted(root.glob("src/*/_spec.json"))
+    if not found:
+        raise BadInput(f"{root}: not a project mcpgen generated (no src/<package>/_spec.json)")
+    if len(found) > 1:
+        raise BadInput(f"{root}: more than one generated package under src/")
+    try:
+        spec = json.loads(found[0].read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{found[0]}: cannot be read: {exc}") from None
+    if not isinstance(spec, dict):
+        raise BadInput(f"{found[0]}: not an mcpgen spec")
+    if manifest is not None and not manifest.is_file():
+        raise BadInput(f"{manifest}: file not found")
+    recorded = (manifest, "") if manifest is not None else _recorded(root)
+    return Project(root, found[0].parent.name, spec, *recorded)
+
+
+def _recorded(root: Path) -> tuple[Path | None, str]:
+    """The manifest ``pyproject.toml`` records, or why there is none to use."""
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None, "pyproject.toml cannot be read; pass --manifest"
+    source = data.get("tool", {}).get("mcpgen", {}).get("source")
+    if not isinstance(source, str) or not source:
+        return None, "pyproject.toml records no [tool.mcpgen] source; pass --manifest"
+    path = root / source
+    if not path.is_file():
+        raise BadInput(
+            f"{root}: the manifest it was built from, {source} (pyproject.toml, "
+            "[tool.mcpgen] source), is not there; pass --manifest"
+        )
+    return path, ""
+
+
+def check_drift(project: Project) -> tuple[list[str], set[str]]:
+    """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the handler files the
+    build names."""
+    from mcpgen.cli.build import source_from
+    from mcpgen.format import FormatError
+    from mcpgen.pipeline import load_manifest, render_files
+    from mcpgen.problems import InputError
+    from mcpgen.surface.sources import _first_problem
+    from mcpgen.write import plan
+
+    assert project.manifest is not None
+    server = project.spec.get("server", {})
+    name = server.get("name") if isinstance(server, dict) else None
+    loaded = load_manifest(project.manifest, False, name if isinstance(name, str) else None)
+    if loaded.manifest is None:
+        raise BadInput(_first_problem(loaded.problems, str(project.manifest)))
+    try:
+        output = render_files(loaded.manifest, source_from(project.root, project.manifest))
+        the_plan = plan(project.root, output)
+    except InputError as exc:
+        raise BadInput(f"{project.manifest}: {exc}") from None
+    except (FormatError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    if loaded.manifest.server.package != project.package:
+        raise BadInput(
+            f"{project.manifest} builds package {loaded.manifest.server.package}, "
+            f"{project.root} holds {project.package}: not this project's manifest"
+        )
+    return the_plan.drift, set(output.stubs) | output.overrides
+
+
+def named_from_spec(project: Project) -> set[str]:
+    """Without a manifest: the handler files the project's ``_spec.json`` names."""
+    package = f"src/{project.package}"
+    named = {f"{package}/handlers/__init__.py"}
+    for kind in ("tools", "resources", "prompts", "completions"):
+        value = project.spec.get(kind)
+        for entry in value if isinstance(value, list) else []:
+            match kind, entry:
+                case _, {"handler": str(handler)}:
+                    named.add(handler)
+                case "tools", {"http": _, "ident": str(ident)}:
+                    named.add(f"{package}/{names.handler_path(kind, ident)}")
+                case "completions", {"handler": True}:  # built by an older mcpgen
+                    ident = names.completion_ident(
+                        *(str(entry.get(k)) for k in ("target", "ref", "argument"))
+                    )
+                    named.add(f"{package}/{names.handler_path(kind, ident)}")
+    for path in list(named):  # each kind's package
+        parts = path.split("/")
+        if len(parts) > 4:
+            named.add("/".join(parts[:4]) + "/__init__.py")
+    return named
+
+
+def mypy_available() -> bool:
+    return importlib.util.find_spec("mypy") is not None
+
+
+def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
+    """The errors mypy finds (in the handlers, then in what they import), or why it did not
+    run."""
+    if not mypy_available():
+        return [], "mypy is not installed in this environment (pip install mypy)"
+    handlers = f"src/{package}/handlers"
+    if not (root / handlers).is_dir():
+        return [], f"{handlers} does not exist"
+    command = [sys.executable, "-m", "mypy", "--strict", "--output", "json", "--no-error-summary"]
+    if (root / "pyproject.toml").is_file():
+        command += ["--config-file", "pyproject.toml"]
+    try:
+        done = subprocess.run(
+            [*command, handlers],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=MYPY_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return [], f"mypy took longer than {MYPY_TIMEOUT:.0f} s"
+    except OSError as exc:
+        return [], f"mypy could not be started: {exc}"
+    found: list[Problem] = []
+    unparsed: list[str] = []
+    for line in done.stdout.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            if line.strip():
+                unparsed.append(line)
+            continue
+        if isinstance(entry, dict) and entry.get("severity") == "error":
+            code = f"  [{entry['code']}]" if entry.get("code") else ""
+            path = Path(str(entry.get("file", "?"))).as_posix()
+            line_no = entry["line"] if isinstance(entry.get("line"), int) else 0
+            found.append(Problem("types", path, line_no, f"{entry.get('message')}{code}"))
+    if done.returncode not in (0, 1) or (done.returncode == 1 and not found):
+        detail = (done.stderr.strip() or "\n".join(unparsed)).splitlines()
+        reason = detail[-1] if detail else f"exit status {done.returncode}"
+        return [], f"mypy failed: {reason}"
+    inside = [e for e in found if e.path.startswith(handlers + "/")]
+    note = " (in code the handlers import)"
+    return inside + [replace(e, message=e.message + note) for e in found if e not in inside], ""
+
+
 def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = frozenset()) -> Report:
-    """Every check on the project in ``root`` (raises :class:`.project.BadInput`)."""
+    """Every check on the project in ``root`` (raises :class:`BadInput`)."""
     from mcpgen.cli.build import rebuild_hint
     from mcpgen.write.handlers import orphans
 
-    from . import typecheck
-
-    found = project.open_project(root, manifest)
+    found = open_project(root, manifest)
     report = Report(found.manifest.as_posix() if found.manifest else None)
     skipped = {name: f"--skip {name}" for name in skip}
     if found.manifest is None or "drift" in skip:
         skipped.setdefault("drift", found.manifest_note)
-        named = project.named_from_spec(found)
+        named = named_from_spec(found)
     else:
-        drift, named = project.check_drift(found)
+        drift, named = check_drift(found)
         message = f"out of date with {found.manifest} (run: {rebuild_hint(found.manifest, root)})"
         report.problems += [Problem("drift", p, 0, message) for p in drift]
     if "stubs" not in skip:
@@ -63,7 +230,7 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
         message = "no manifest item uses it and no handler imports it (kept)"
         report.problems += [Problem("orphans", p, 0, message) for p in orphans(root, named)]
     if "types" not in skip:
-        problems, skipped["types"] = typecheck.run(root, found.package)
+        problems, skipped["types"] = typecheck(root, found.package)
         report.problems += problems
     report.skipped = {name: skipped[name] for name in CHECKS if skipped.get(name)}
     return report
@@ -127,7 +294,7 @@ def check_command(
     """
     try:
         report = check(directory, manifest, frozenset(skip))
-    except project.BadInput as exc:
+    except BadInput as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     if output_format == "json":

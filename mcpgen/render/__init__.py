@@ -18,6 +18,7 @@ from mcpgen.identifiers import handler_path
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_data, deploy_templates
 from mcpgen.render.model_parts import Models, start_models
+from mcpgen.render.models import defined_names
 from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
@@ -52,8 +53,6 @@ GENERATED_TEMPLATES = {
 }
 LOCK_FILE = "mcp-surface.json"  # what clients see (``mcpgen.surface``; ``mcpgen diff``)
 CI_GITHUB = ".github/workflows/mcp.yml"  # on request: manifest ``ci: {github: true}``
-# the public classes and type aliases of a generated models module
-_CLASS = re.compile(r"^class ([A-Za-z]\w*)\b|^([A-Z]\w*)(?:: TypeAlias)? = ", re.M)
 # the manifest's parts templates see by their own names
 MANIFEST_PARTS = "server capabilities tools resources prompts completions http auth deploy"
 
@@ -129,7 +128,7 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     pkg = manifest.server.package
     classes = {}
     for module in models.modules:  # the planned classes first
-        found = {a or b for a, b in _CLASS.findall(models.sources[module.name])}
+        found = defined_names(models.sources[module.name])
         classes[module.name] = [*module.classes, *sorted(found - set(module.classes))]
     ctx = context(manifest)
     out.generated[f"src/{pkg}/models/__init__.py"] = render(

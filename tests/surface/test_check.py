@@ -23,12 +23,12 @@ from surface_projects import (
     shelf,
 )
 
+from mcpgen import health
 from mcpgen.health import code as health_code
-from mcpgen.health import typecheck
 from mcpgen.write.handlers import imported_modules
 
 pytestmark = pytest.mark.timeout(600)
-needs_mypy = pytest.mark.skipif(not typecheck.available(), reason="mypy is not installed")
+needs_mypy = pytest.mark.skipif(not health.mypy_available(), reason="mypy is not installed")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -261,7 +261,7 @@ def test_a_field_rename_breaks_the_handler_and_check_says_so(tmp_path: Path) -> 
 
 
 def test_types_skipped_without_mypy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(typecheck, "available", lambda: False)
+    monkeypatch.setattr(health, "mypy_available", lambda: False)
     _manifest, project = shelf(tmp_path)
     code, report = check(project)
     assert code == 0 and report["skipped"]["types"].startswith("mypy is not installed")
