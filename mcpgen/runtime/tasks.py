@@ -89,6 +89,10 @@ class Tasks:
     def install(self, server: Any) -> None:
         server.middleware.append(self)
         self.stamp = lambda: server.server_info_stamp
+        plain = server.get_capabilities
+        server.get_capabilities = lambda *args, **options: self.capabilities(
+            plain(*args, **options), options.get("protocol_version")
+        )
         for method, handler in (
             ("tasks/get", self.get),
             ("tasks/result", self.result),
