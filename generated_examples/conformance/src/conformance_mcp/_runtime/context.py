@@ -120,10 +120,9 @@ class Context:
 
     @property
     def store(self) -> BoundState:
-        """What this caller (its verified identity) keeps across calls, by name: ``get(name,
-        default)``, ``set(name, value, ttl=None)`` (JSON; a day by default), ``delete(name)``,
-        all awaited. In this process, or in Redis when replicas share state. Without
-        authentication every HTTP caller is the same anonymous user. Not :attr:`state`."""
+        """What this caller (its verified identity) keeps across calls: awaited ``get(name,
+        default)``, ``set(name, value, ttl=None)`` (JSON; a day by default), ``delete(name)``;
+        in Redis when replicas share state. Without authentication, one anonymous user."""
         from .sealing import BoundState
 
         store = self.registry.get("store") or _process_store()
