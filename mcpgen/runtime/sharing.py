@@ -88,6 +88,14 @@ def add_lifespan(app: Starlette, shared: SharedState) -> None:
     app.router.lifespan_context = lifespan
 
 
+def replicate(server: Any, shared: SharedState) -> None:
+    """``server`` (its events a ``ReplicaEvents``) told of events raised on other replicas."""
+    server.middleware.append(server.events.track)
+    shared.on_remote_event(server.events.forward)
+    if server.listen is not None:
+        shared.on_gap(server.listen.close)
+
+
 class ReplicaEvents(Events):
     """The events of one replica among several: an event raised on another replica
     (``forward``, fed by the shared state's remote-event listener) goes to this replica's

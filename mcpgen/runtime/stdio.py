@@ -1,16 +1,11 @@
-"""MCP over stdin and stdout, served from the event loop.
+"""MCP over stdin and stdout, served from the event loop: on pipes or sockets (what hosts
+give the servers they spawn) through asyncio pipe transports, not the SDK's ``stdio_server``
+and its worker-thread round trip per read, write and flush (``bench/calls.py``); otherwise
+(a terminal, a file, Windows, trio) a worker thread reads and the SDK's transport writes.
 
-The SDK's ``stdio_server`` makes every read, write and flush a round trip to a worker
-thread, most of the cost of a small call (``bench/calls.py``). When both descriptors are
-pipes or sockets (what hosts give the servers they spawn), ``serve`` uses asyncio pipe
-transports instead, one JSON-RPC message per UTF-8 line; otherwise (a terminal, a file,
-Windows, trio) a worker thread reads the lines and the SDK's transport writes.
-
-While serving, fd 0 reads the null device and fd 1 writes to stderr, so a stray ``print``
-in a handler cannot corrupt the wire; both are restored afterwards (as the SDK does).
-Unlike SDK 2.3, a line that is not JSON is answered with -32700 and one that is not a
-JSON-RPC message (or a request whose id is neither text nor a number) with -32600, as
-JSON-RPC 2.0 asks (``jsonrpc.py``).
+While serving, fd 0 reads the null device and fd 1 writes to stderr (a stray ``print``
+cannot corrupt the wire). Unlike SDK 2.3, a line that is not JSON is answered with -32700
+and one that is no JSON-RPC message with -32600, as JSON-RPC 2.0 asks (``jsonrpc.py``).
 """
 
 from __future__ import annotations

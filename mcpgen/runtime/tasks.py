@@ -36,7 +36,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .authz import current_identity
 from .content import tool_error
-from .context import valid_answers
 from .tasks_store import (
     HEARTBEAT_EVERY,
     TERMINAL,
@@ -59,6 +58,7 @@ from .tasks_wire import (
     protocol_errors,
     task_view,
     unknown,
+    valid_answers,
     why,
 )
 
@@ -89,6 +89,10 @@ class Tasks:
     def install(self, server: Any) -> None:
         server.middleware.append(self)
         self.stamp = lambda: server.server_info_stamp
+        plain = server.get_capabilities
+        server.get_capabilities = lambda *args, **options: self.capabilities(
+            plain(*args, **options), options.get("protocol_version")
+        )
         for method, handler in (
             ("tasks/get", self.get),
             ("tasks/result", self.result),

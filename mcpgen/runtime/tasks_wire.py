@@ -13,6 +13,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import ConfigDict
 
+from .context import ANSWER_TYPES, checked_answer
+
 Record = dict[str, Any]
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"
@@ -33,6 +35,19 @@ class TaskParams(types.RequestParams):
     taskId: Any = None
     cursor: Any = None
     inputResponses: Any = None
+
+
+def valid_answers(asked: Mapping[str, Any], responses: Any) -> dict[str, Any]:
+    """A 2026 task's ``inputResponses`` to the requests ``asked``, checked before it runs
+    again: one that is no answer is -32602 (the client may send a valid one), those of keys
+    not asked are left out (as the tasks extension says)."""
+    kept: dict[str, Any] = {}
+    for key, raw in (responses if isinstance(responses, Mapping) else {}).items():
+        method = asked[key].get("method") if isinstance(asked.get(key), Mapping) else None
+        if method in ANSWER_TYPES:
+            checked_answer(method, key, raw)
+            kept[key] = raw
+    return kept
 
 
 @contextlib.contextmanager

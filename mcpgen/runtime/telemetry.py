@@ -1,19 +1,13 @@
-"""OpenTelemetry: traces, metrics and (optionally) logs, on the MCP semantic conventions.
-
-Off unless an ``OTEL_*`` variable is set (``OTEL_SDK_DISABLED=true`` keeps it off): then
-nothing is imported and no connection is opened. Set, the OpenTelemetry SDK configures the
-exporters from the ``OTEL_*`` variables; ``OTEL_SERVICE_NAME`` defaults to the server's
-name. The packages are the generated package's ``otel`` extra; without it the server says
-once what to install. On HTTP with the extra installed, ``GET /metrics`` shows the metrics
-kept in this process, with or without ``OTEL_*``.
-
-The MCP SDK's middleware makes the SERVER span of each message; ``Telemetry.middleware``
-adds ``mcp.session.id``, ``mcp.resource.uri``, ``network.*`` and a cancellation to it and records
-``mcp.server.operation.duration`` and ``mcp.server.session.duration``.
+"""OpenTelemetry (the package's ``otel`` extra): traces, metrics and logs on the MCP semantic
+conventions, exported when an ``OTEL_*`` variable is set (the SDK reads them;
+``OTEL_SDK_DISABLED=true`` turns everything off). On HTTP, ``GET /metrics`` shows the
+metrics kept in this process. The SDK's middleware makes each message's SERVER span;
+``Telemetry.middleware`` describes it and records the operation and session durations.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import time
@@ -41,16 +35,6 @@ def configured(environ: Mapping[str, str]) -> bool:
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
     return any(key.startswith("OTEL_") and value.strip() for key, value in environ.items())
-
-
-def installed() -> bool:
-    """Whether the ``otel`` extra (the OpenTelemetry SDK) is installed, without importing it."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("opentelemetry.sdk") is not None
-    except ModuleNotFoundError:
-        return False
 
 
 class Telemetry:
@@ -91,14 +75,6 @@ class Telemetry:
                 explicit_bucket_boundaries_advisory=list(BUCKETS),
             )
         return Histogram(name, description, self.metrics, exported)
-
-    def flush(self) -> None:
-        """Export what is pending (spans, metrics, logs): on shutdown, before exit."""
-        for flush in self.flushers:
-            try:
-                flush()
-            except Exception as exc:  # a collector away must not stop a shutdown
-                logger.warning("telemetry flush failed: %s", type(exc).__name__)
 
     def middleware(self) -> Any:
         """A server middleware: runs inside the SDK's span of each inbound message."""
@@ -314,7 +290,11 @@ def setup(
     local_metrics = transport != "stdio"
     if not exporting and not local_metrics:
         return None
-    if not installed():
+    try:
+        found = importlib.util.find_spec("opentelemetry.sdk") is not None  # (not imported)
+    except ModuleNotFoundError:
+        found = False
+    if not found:
         if exporting and not _WARNED:
             _WARNED.append(True)
             logger.warning(
@@ -340,8 +320,12 @@ def install(server: Any) -> None:
 
 
 def flush() -> None:
-    if ACTIVE is not None:
-        ACTIVE.flush()
+    """Export what is pending (spans, metrics, logs): on shutdown, before exit."""
+    for export in ACTIVE.flushers if ACTIVE is not None else ():
+        try:
+            export()
+        except Exception as exc:  # a collector away must not stop a shutdown
+            logger.warning("telemetry flush failed: %s", type(exc).__name__)
 
 
 def flush_on_shutdown(app: Any) -> None:

@@ -1,10 +1,7 @@
-"""What a generated project's own tests need: test credentials, servers on free ports, and
-typed clients connected over every transport in both protocol eras.
-
-Imported by the generated ``tests/conftest.py`` only (it needs pytest); the server never
-imports it. Select transports with ``MCP_TEST_TRANSPORTS=memory,stdio`` (default: all);
-``MCP_TEST_STUBS=fail`` (or ``pytest --stubs=fail``) makes unwritten handlers fail the
-tests instead of skipping them.
+"""What a generated project's own tests need (``tests/conftest.py``; the server never imports
+it): test credentials, servers on free ports, typed clients over every transport in both
+protocol eras. ``MCP_TEST_TRANSPORTS=memory,stdio`` selects transports (default: all);
+``MCP_TEST_STUBS=fail`` (``pytest --stubs=fail``) fails unwritten handlers' tests.
 """
 
 from __future__ import annotations

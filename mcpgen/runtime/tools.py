@@ -1,10 +1,7 @@
-"""Tools: the one dispatch point every tool call passes, whichever path it comes by.
-
-``ToolTable.dispatch`` is called for a direct ``tools/call``, for a meta tool's
-``call_operation`` and for each operation code mode's ``execute`` runs: it finds the tool,
-checks the caller's scopes, validates the arguments against the input schema, runs the
-handler under its timeout and turns what happened into a result. Nothing else calls a
-handler.
+"""Tools: ``ToolTable.dispatch`` is the one place a handler is called from (a ``tools/call``,
+a meta tool's ``call_operation``, an operation code mode's ``execute`` runs). It finds the
+tool, checks the caller's scopes, validates the arguments, runs the handler under its
+timeout and turns what happened into a result.
 """
 
 from __future__ import annotations

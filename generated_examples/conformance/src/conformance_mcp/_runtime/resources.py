@@ -237,12 +237,29 @@ def resource_bindings(
     return bindings
 
 
+def tables(
+    spec: dict[str, Any], handlers: Any, policy: Policy, upstream: Any
+) -> tuple[ResourceTable, Any]:
+    """The resource table, and the prompt table (None when the spec declares no prompt)."""
+    resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
+    if not spec.get("prompts"):
+        return resources, None
+    from .prompts import prompt_table
+    from .server import hidden
+
+    return resources, prompt_table(spec, handlers, resources, policy, hidden(spec["prompts"]))
+
+
 def resource_handlers(
-    spec: dict[str, Any], resources: ResourceTable, events: Events, size: int
+    spec: dict[str, Any], resources: ResourceTable, prompts: Any, events: Events, size: int
 ) -> dict[str, Any]:
-    """The SDK server's resource callbacks: lists (paged by ``size``) and reads when the
-    spec declares resources, subscriptions when it offers them."""
+    """The SDK server's resource and prompt callbacks: lists (paged by ``size``) and reads
+    when the spec declares resources, subscriptions when it offers them, prompts."""
     options: dict[str, Any] = {}
+    if prompts is not None:
+        from .prompts import list_prompts
+
+        options.update(on_list_prompts=list_prompts(prompts, size), on_get_prompt=prompts.get)
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

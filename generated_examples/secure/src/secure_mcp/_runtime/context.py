@@ -43,7 +43,7 @@ AnswerT = TypeVar("AnswerT", bound=BaseModel)
 Json = Any
 InputRequest = types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest
 InputResponse = types.CreateMessageResult | types.ListRootsResult | types.ElicitResult
-_ANSWER_TYPES: dict[str, Any] = {
+ANSWER_TYPES: dict[str, Any] = {
     "elicitation/create": types.ElicitResult,
     "sampling/createMessage": types.CreateMessageResult,
     "roots/list": types.ListRootsResult,
@@ -120,10 +120,9 @@ class Context:
 
     @property
     def store(self) -> BoundState:
-        """What this caller (its verified identity) keeps across calls, by name: ``get(name,
-        default)``, ``set(name, value, ttl=None)`` (JSON; a day by default), ``delete(name)``,
-        all awaited. In this process, or in Redis when replicas share state. Without
-        authentication every HTTP caller is the same anonymous user. Not :attr:`state`."""
+        """What this caller (its verified identity) keeps across calls: awaited ``get(name,
+        default)``, ``set(name, value, ttl=None)`` (JSON; a day by default), ``delete(name)``;
+        in Redis when replicas share state. Without authentication, one anonymous user."""
         from .sealing import BoundState
 
         store = self.registry.get("store") or _process_store()
@@ -248,7 +247,9 @@ class Context:
         in one ``input_required`` result, the handler re-run with the answers (2026-07-28)."""
         if self.modern:  # (every answer given is checked, even when one is missing)
             given = {k: r for k, r in self._answers.items() if r is not None}
-            answers = {k: _answer(r.method, k, given[k]) for k, r in requests.items() if k in given}
+            answers = {
+                k: checked_answer(r.method, k, given[k]) for k, r in requests.items() if k in given
+            }
             if missing := {k: r for k, r in requests.items() if k not in answers}:
                 raise InputRequired(missing)
             return answers
@@ -265,7 +266,7 @@ class Context:
             try:
                 answers[key] = await via.session.send_request(
                     request,
-                    _ANSWER_TYPES[request.method],
+                    ANSWER_TYPES[request.method],
                     metadata=ServerMessageMetadata(related_request_id=related),
                 )
             except NoBackChannelError:
@@ -352,26 +353,13 @@ def previous_round(params: Any) -> tuple[dict[str, Json], str | None]:
     return answers, loaded.get("s")
 
 
-def _answer(method: str, key: str, raw: Json) -> InputResponse:
+def checked_answer(method: str, key: str, raw: Json) -> InputResponse:
     try:
-        answer: InputResponse = _ANSWER_TYPES[method].model_validate(raw)
+        answer: InputResponse = ANSWER_TYPES[method].model_validate(raw)
     except ValidationError:
         message = f"Invalid input response for {key!r}"
         raise MCPError(INVALID_PARAMS, message, data={"inputResponse": key}) from None
     return answer
-
-
-def valid_answers(asked: Mapping[str, Json], responses: Json) -> dict[str, Json]:
-    """A 2026 task's ``inputResponses`` to the requests ``asked``, checked before it runs
-    again: one that is no answer is -32602 (the client may send a valid one), those of keys
-    not asked are left out (as the tasks extension says)."""
-    kept: dict[str, Json] = {}
-    for key, raw in (responses if isinstance(responses, Mapping) else {}).items():
-        method = asked[key].get("method") if isinstance(asked.get(key), Mapping) else None
-        if method in _ANSWER_TYPES:
-            _answer(method, key, raw)
-            kept[key] = raw
-    return kept
 
 
 def input_required(asked: InputRequired, context: Context) -> types.InputRequiredResult:

@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that
     from .prompts import PromptRender, PromptTable
     from .resources import ResourceRead, ResourceTable
     from .shared import SharedState
-    from .sharing import ReplicaEvents
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -95,12 +94,6 @@ class GeneratedServer(Server[Any]):
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
     tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
     readable: Any = None  # ``resources.ReadableSubscriptions`` when subscriptions are offered
-
-    def get_capabilities(self, *args: Any, **options: Any) -> types.ServerCapabilities:
-        caps = super().get_capabilities(*args, **options)
-        if self.tasks is not None:
-            caps = self.tasks.capabilities(caps, options.get("protocol_version"))
-        return caps
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **options: Any
@@ -175,31 +168,24 @@ def build_server(
     caps = spec.get("capabilities", {})
     auth = spec.get("auth", {})
     policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
-    replica: ReplicaEvents | None = None
+    events = Events(bus)
     if shared is not None:  # events raised on another replica reach this one's connections
         from .sharing import ReplicaEvents
 
-        replica = ReplicaEvents(bus or shared.bus)
-    events = replica or Events(bus)
+        events = ReplicaEvents(bus or shared.bus)
     from .shared_local import local_user_state  # ``ctx.store``: per user, shared or not
 
     registry: dict[str, Any] = {"store": local_user_state() if shared is None else shared.state}
     upstream = wrapped_api(spec, shared.cache("credentials") if shared is not None else None)
     if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
         registry["credentials"] = upstream.credentials
-    tools = ToolTable(
-        tool_bindings(spec, handlers, upstream), policy, hidden=_hidden(spec["tools"])
-    )
+    tools = ToolTable(tool_bindings(spec, handlers, upstream), policy, hidden=hidden(spec["tools"]))
     resources = prompts = None
     # a resource table when something reads a resource (a prompt may embed one)
     if spec.get("resources") or spec.get("prompts") or caps.get("resourcesSubscribe"):
-        from .resources import ResourceTable, resource_bindings
+        from .resources import tables
 
-        resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
-    if resources is not None and spec.get("prompts"):
-        from .prompts import prompt_table
-
-        prompts = prompt_table(spec, handlers, resources, policy, _hidden(spec["prompts"]))
+        resources, prompts = tables(spec, handlers, policy, upstream)
     registry.update(tools=tools, prompts=prompts, resources=resources)
     for table in (tools, resources, prompts):
         if table is not None:
@@ -235,11 +221,7 @@ def build_server(
     if resources is not None:
         from .resources import resource_handlers
 
-        options.update(resource_handlers(spec, resources, events, size))
-    if prompts is not None:
-        from .prompts import list_prompts
-
-        options.update(on_list_prompts=list_prompts(prompts, size), on_get_prompt=prompts.get)
+        options.update(resource_handlers(spec, resources, prompts, events, size))
     if caps.get("completions"):
         from .completions import completion_table
 
@@ -287,25 +269,23 @@ def build_server(
 
         server.readable = ReadableSubscriptions(events, resources)
         server.middleware.append(server.readable)
-    if replica is not None:
-        server.middleware.append(replica.track)
-    server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
     server.tools, server.resources = tools, resources
     server.prompts, server.events = prompts, events
     server.listen = listen
+    if shared is not None:
+        from .sharing import replicate
+
+        replicate(server, shared)
+    server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
     if any(entry.get("task") for entry in spec.get("tools", [])):  # MCP tasks (tasks.py)
         from .tasks import install_tasks
 
         install_tasks(server, spec, shared.cache("tasks") if shared is not None else None)
     telemetry.install(server)
-    if shared is not None and replica is not None:
-        shared.on_remote_event(replica.forward)
-        if server.listen is not None:
-            shared.on_gap(server.listen.close)
     return server
 
 
-def _hidden(entries: list[dict[str, Any]]) -> list[str]:
+def hidden(entries: list[dict[str, Any]]) -> list[str]:
     return [e["definition"]["name"] for e in entries if e.get("enabled") is False]
 
 
