@@ -52,9 +52,8 @@ def pascal(name: str) -> str:
     return "N" + result if result[0].isdigit() else result
 
 
-# What a generated models module imports, what a handler stub imports next to its model
-# classes (``Context``, ``ToolReturn``...), and the keywords spelled like class names: a
-# shared definition (``$defs``) named one of these would shadow an import, or not be Python.
+# What a models module or a handler stub imports, and keywords spelled like class names: a
+# shared definition (``$defs``) named one would shadow an import, or not be Python.
 RESERVED_CLASS_NAMES = frozenset(
     {
         "Annotated", "Any", "AnyUrl", "McpgenBaseModel", "AwareDatetime", "BaseModel", "ConfigDict", "Field",
@@ -85,11 +84,8 @@ def kebab(name: str) -> str:
     return "-".join(words(name)) or "x"
 
 
-# -- the Python names generated code derives from manifest names (one rule each) ---------
-# Names the generated code itself binds where user-derived names also appear: a handler's
-# parameters (``ctx``), the typed client's (``self``, ``progress``), the wiring's locals, the
-# client methods' locals (``given``, ``result``, ``output``) and the module names their bodies
-# call (``arguments``, ``parse``, ``expand``, ``models.X``).
+# Names generated code binds where user-derived names also appear: parameters (``ctx``,
+# ``self``, ``progress``), locals of the wiring and client methods, modules they call.
 GENERATED_NAMES = frozenset(
     {"ctx", "self", "cls", "progress", "args", "arguments", "variables"}
     | {"given", "result", "output", "parse", "expand", "models"}
@@ -111,8 +107,7 @@ def completion_ident(target: str, ref: str, argument: str) -> str:
     return module_ident(snake(f"{target}_{ref}_{argument}"))
 
 
-# A handler's module is named by its entry's identifier (``handlers/resources/<ident>.py``):
-# a file name holds at most 255 bytes, and a URI template or a name may be longer.
+# A handler's module is named by its identifier: a file name holds at most 255 bytes.
 MOST_IDENT = 120
 
 
@@ -130,18 +125,15 @@ def ident(name: str) -> str:
     return module_ident(snake(name))
 
 
-# What the typed client's base classes define (BaseClient, LegacyClient, TaskClient and the
-# sync facade), and the modules its annotations name (``models.X``, ``types.PromptMessage``):
-# a tool's method may not shadow them.
+# What the typed client's base classes define and the modules its annotations name: a
+# tool's method may not shadow them.
 CLIENT_NAMES = frozenset(
     {"call", "call_result", "read", "prompt", "complete", "connect", "stdio", "http"}
     | {"websocket", "sse", "client", "package", "portal", "typed", "client_class"}
     | {"start_task", "wait_task", "task_status", "cancel_task", "models", "types", "extensions"}
 )
 
-
-# The client base classes the typed client's module imports: a server's own client classes
-# (``{prefix}Client``, ``{prefix}SyncClient``) may not take their names.
+# The base classes the client module imports: ``{prefix}Client`` may not take their names.
 CLIENT_BASE_CLASSES = frozenset({"BaseClient", "BaseSyncClient", "LegacyClient", "TaskClient"})
 
 
@@ -154,8 +146,7 @@ def class_prefix(name: str) -> str:
     return prefix
 
 
-# The typed client's methods: a tool's (``read`` -> ``read_``: the base class has one), a
-# resource's (``read_`` + its identifier) and a prompt's (``prompt_`` + its identifier).
+# The typed client's methods: a tool's (``read`` -> ``read_``), a resource's, a prompt's.
 def client_method(ident: str) -> str:
     return ident + "_" if ident in CLIENT_NAMES or ident.startswith("_") else ident
 

@@ -16,8 +16,7 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from mcpgen.cli import main
-from mcpgen.model.examples import invalid_example, valid_example
-from mcpgen.model.regex_example import pattern_example
+from mcpgen.model.examples import invalid_example, pattern_example, valid_example
 
 PATTERNS = [
     r"^[A-Z]{2}-\d{4}$",

@@ -1,16 +1,8 @@
-"""Tool definitions that cost less context, while validation keeps the full schemas.
-
-What tools/list advertises for an imported operation is made here from the full, bundled
-schemas the model holds; the server still validates arguments and results against the full
-ones (``_spec.json`` keeps both).
-
-* Input schemas stay **equivalent** (they accept exactly the same arguments): keywords no
-  validator reads are left out, long descriptions are cut at a word boundary, and a
-  definition of ``$defs`` is inlined where that is smaller (``share``).
-* Output schemas become a **relaxation** within a per-tool byte budget (``relax``): every
-  result the full schema accepts, the advertised one accepts too, so a client that
-  validates against it never rejects a valid result.
-* Annotations equal to MCP's defaults are left out (``openWorldHint: true``, ...).
+"""What tools/list advertises for an imported operation, made from the model's full
+schemas (validation keeps those; ``_spec.json`` holds both). Input schemas stay equivalent:
+keywords no validator reads left out, descriptions cut at a word, ``$defs`` inlined where
+smaller (``share``). Output schemas become a relaxation within a byte budget (``relax``):
+they accept every result the full one does. Annotations equal to MCP's defaults are left out.
 """
 
 from __future__ import annotations
@@ -159,14 +151,6 @@ def strip(
     return visit(schema, 0)
 
 
-def compact_input(schema: Json, chars: int = PROPERTY_DESCRIPTION_CHARS) -> Json:
-    """The advertised input schema: accepts exactly what ``schema`` accepts. The fields of
-    a parameter (an object body's nested fields, a definition's) keep their descriptions
-    within ``NESTED_DESCRIPTION_BUDGET`` characters."""
-    nested = min(chars, NESTED_DESCRIPTION_CHARS)
-    return tidy(share(strip(schema, chars, nested, NESTED_DESCRIPTION_BUDGET)))
-
-
 def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = False) -> Json:
     """The advertised output schema: the full one made equivalent-but-smaller when that fits
     ``budget`` bytes, else the first relaxation that fits (fewer levels, no descriptions; at
@@ -226,10 +210,14 @@ def advertise(
     given = (text or "").strip()
     if title and not given.startswith(title.rstrip(".")):
         given = f"{title.rstrip('.')}. {given}" if given else title  # one text says both
+    chars = options.parameter_description  # nested fields: within NESTED_DESCRIPTION_BUDGET
+    stripped = strip(
+        input_schema, chars, min(chars, NESTED_DESCRIPTION_CHARS), NESTED_DESCRIPTION_BUDGET
+    )
     out: dict[str, Json] = {
         "title": None,
         "description": description(given, options.description) or None,
-        "inputSchema": compact_input(input_schema, options.parameter_description),
+        "inputSchema": tidy(share(stripped)),  # equivalent: accepts exactly the same arguments
         "annotations": tool_annotations(annotations),
     }
     if output_schema is not None:

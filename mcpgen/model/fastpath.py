@@ -1,17 +1,13 @@
-"""Which tool inputs may skip jsonschema: strict model validation is exact for them.
+"""Which tool inputs may skip jsonschema: for the schemas accepted here, the generated
+model's *strict* pydantic validation accepting the arguments implies the JSON Schema does,
+so the server tries it first and falls back to jsonschema (which decides, and explains).
+The model takes ``T | None = None`` for an optional property, so only arguments with no
+``null``, NaN or infinity take the fast path (``runtime.tools._strictly``).
 
-For the schemas accepted here, pydantic *strict* validation of the generated model
-accepting the arguments implies the JSON Schema (``jsonschema``, tens of microseconds)
-accepts them: the server tries the strict model first and falls back to jsonschema (which
-decides, and explains) only when it fails. One gap is closed at run time: the model takes
-``T | None = None`` for every optional property, so only arguments with no ``null`` and no
-NaN or infinity anywhere take the fast path (``runtime.tools._strictly``).
-
-The whitelist (``_Checker``) is deliberately small; anything not clearly covered is refused.
-Its less obvious rules: a property name needs no alias (``plain_field_name``); a string
-``format`` comes from a short list (``STRING_FORMATS``) and stands alone; a number has no
-bounds or ``multipleOf`` (pydantic compares floats, JSON Schema exact values); a ``$ref`` is
-followed within the bundled schema, cycles refused."""
+The whitelist (``_Checker``) is small on purpose: a property name needs no alias
+(``plain_field_name``); a string ``format`` comes from ``STRING_FORMATS`` and stands alone;
+a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON Schema exact
+values); a ``$ref`` is followed within the bundled schema, cycles refused."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Every Python name generated code derives from the manifest, assigned once (by the rules
-of ``mcpgen.identifiers``) to each well-formed entry of the merged raw document:
-``build_model`` copies them into the model and ``check.names`` looks for clashes among the
-same values, so what validates is what the templates print.
-
-A completion's identifier is made unique here: two templates that differ only in
-punctuation (``travel://activities/{city}``, ``travel:activities:{city}``) would give one
-name, so the later one gets ``_2`` (the next number no other completion uses).
+of ``mcpgen.identifiers``) to each well-formed entry of the raw document: ``build_model``
+copies them into the model and ``check.names`` looks for clashes among the same values.
+Two completions whose templates differ only in punctuation (``travel://a/{city}``,
+``travel:a:{city}``) would share a name: the later gets ``_2`` (the next number unused).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Advertised definitions kept in the build cache, by content.
-
-Compacting an imported operation's schemas (``compact.advertise``) is most of the model
-stage for a big API (about a second for GitHub's 1,223 operations). Each result is kept
-under a key made of all it is made from: the operation's texts, its bundled schemas, the
-``openapi.compact`` options and the compacting code's source (an edited mcpgen never reads
-an older result). A server's results are kept in one "pack" (a file per tool would cost a
-second to create on a slow file system), read and written once per build
-(``pipeline.load_document``): the last build's results and up to as many older ones
-(``mcpgen diff`` builds two versions of a spec). A missing or unreadable pack only costs time.
+"""Advertised definitions kept in the build cache, by content: ``compact.advertise`` is
+most of the model stage for a big API (about a second for GitHub's 1,223 operations).
+Each result's key is all it is made from: the operation's texts and bundled schemas, the
+``openapi.compact`` options and the compacting code's source. A server's results are one
+"pack" (a file per tool costs a second on a slow file system), read and written once per
+build (``pipeline.load_document``): the last build's results and up to as many older ones
+(``mcpgen diff`` builds two versions). A missing or unreadable pack only costs time.
 """
 
 from __future__ import annotations
