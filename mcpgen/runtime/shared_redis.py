@@ -7,7 +7,7 @@ without redis-py installed.
 Keys (``<prefix>`` is the configured prefix: the server's name and a tag of its secret):
 ``<prefix>:events`` (the pub/sub channel), ``<prefix>:rl:<hash>`` (token buckets, a hash
 that expires once full again), ``<prefix>:cache:<namespace>:<hash>`` and
-``<prefix>:state:<identity key>:<name>`` (JSON text, sealed when a secret is set, with TTL).
+``<prefix>:state:<hash>`` (JSON text, sealed when a secret is set, with TTL).
 """
 
 from __future__ import annotations
@@ -289,8 +289,8 @@ class RedisCache:
 
 
 class RedisUserState:
-    """Per-user values in Redis; ``SharedStateUnavailable`` while Redis is down (a value
-    kept in one replica's memory would disagree with the others)."""
+    """Per-user values in Redis, keyed by a hash of (identity key, name) under the secret;
+    ``SharedStateUnavailable`` while Redis is down (one replica's copy would disagree)."""
 
     def __init__(
         self, link: RedisLink, values: ValueCodec, prefix: str, *, default_ttl: float
@@ -306,7 +306,7 @@ class RedisUserState:
         check_name("state name", name)
         if ":" in identity_key:
             raise ValueError("an identity key must not contain ':'")
-        return f"{self._prefix}{identity_key}:{name}"
+        return self._prefix + self._values.hash_key(f"{identity_key}:{name}")
 
     async def _call(self, command: str, *args: Any, **kwargs: Any) -> Any:
         if not self._link.usable():

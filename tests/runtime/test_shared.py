@@ -300,11 +300,12 @@ async def test_user_state_is_shared_per_identity_with_ttl(redis_server: RedisSer
     alice, bob = Identity("alice", issuer="i").key, Identity("bob", issuer="i").key
     async with replicas(redis_server.url, n=2, state_ttl=30) as (a, b):
         await a.state.set(alice, "draft", {"text": "hi"})
+        (draft,) = _keys(redis_server, "t:state:*")
         await a.state.set(alice, "short", 1, ttl=0.3)
         assert await b.state.get(alice, "draft") == {"text": "hi"}
         assert await b.state.get(bob, "draft") is None
         assert await b.user_state(alice).get("short") == 1
-        ttl_ms = int(redis_server.command("PTTL", f"t:state:{alice}:draft")[1:].split(b"\r")[0])
+        ttl_ms = int(redis_server.command("PTTL", draft)[1:].split(b"\r")[0])
         assert 29_000 < ttl_ms <= 30_000  # the default TTL
         await asyncio.sleep(0.4)
         assert await b.state.get(alice, "short") is None
@@ -312,6 +313,22 @@ async def test_user_state_is_shared_per_identity_with_ttl(redis_server: RedisSer
         assert await a.state.get(alice, "draft") is None
         with pytest.raises(ValueError):
             await a.state.set("has:colon", "x", 1)
+
+
+async def test_user_state_keys_name_no_user_without_the_secret(redis_server: RedisServer) -> None:
+    """The keys were ``t:state:<identity key>:<name>``, the identity key an unkeyed sha256 of
+    (issuer, client, subject): a tenant of the Redis without the secret could compute a known
+    user's (``alice@example.com``), see whether and what they store, and delete or roll back
+    those values. The whole key is hashed under the secret, as the rate-limit buckets are."""
+    alice = Identity("alice@example.com", issuer="https://idp.example").key
+    async with replicas(redis_server.url, n=1, secret=SECRET) as (a,):
+        await a.state.set(alice, "draft", {"text": "hi"})
+        (key,) = _keys(redis_server, "t:state:*")
+        assert alice not in key and "draft" not in key, key
+    redis_server.command("FLUSHALL")
+    async with replicas(redis_server.url, n=1, secret=SECRET[::-1]) as (other,):
+        await other.state.set(alice, "draft", {"text": "hi"})
+        assert _keys(redis_server, "t:state:*") != [key]  # another secret, another key
 
 
 def _value(reply: bytes) -> str:
@@ -328,9 +345,10 @@ async def test_a_sealed_value_copied_to_another_key_does_not_open(
     alice, mallory = Identity("alice", issuer="i").key, Identity("mallory", issuer="i").key
     async with replicas(redis_server.url, n=1, secret=SECRET) as (a,):
         await a.state.set(alice, "notes", {"text": "alice's secret"})
+        (alices,) = _keys(redis_server, "t:state:*")
         await a.state.set(mallory, "notes", {"text": "mine"})
-        stolen = _value(redis_server.command("GET", f"t:state:{alice}:notes"))
-        redis_server.command("SET", f"t:state:{mallory}:notes", stolen)
+        (mallorys,) = [k for k in _keys(redis_server, "t:state:*") if k != alices]
+        redis_server.command("SET", mallorys, _value(redis_server.command("GET", alices)))
         assert await a.state.get(mallory, "notes") is None
         assert await a.state.get(alice, "notes") == {"text": "alice's secret"}
 

@@ -236,9 +236,15 @@ def test_get_metrics_is_behind_the_mcp_authentication_unless_public(access: str)
     assert k.KEY not in text
 
 
-def test_stdio_traces_with_the_pipe_transport_and_flushes_at_eof() -> None:
+@pytest.mark.parametrize("propagators", [None, "b3", "b3, baggage"])
+def test_stdio_traces_with_the_pipe_transport_and_flushes_at_eof(propagators: str | None) -> None:
+    """A propagator not installed (``b3``) once made OpenTelemetry raise inside the SDK's
+    ``import mcp``: no server. It is dropped with one warning; the others named are used
+    (``baggage`` alone: the caller's ``traceparent`` is not), none left, the default."""
     with k.receiver() as receiver:
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_METRICS_EXPORTER": "none"}
+        if propagators is not None:
+            env["OTEL_PROPAGATORS"] = propagators
         process = k.start(k.shop_spec(), ["--transport", "stdio"], env)
         init = {
             "jsonrpc": "2.0",
@@ -251,11 +257,15 @@ def test_stdio_traces_with_the_pipe_transport_and_flushes_at_eof() -> None:
             },
         }
         lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-        lines.append({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+        meta = {"traceparent": f"00-{TRACE_1}-{PARENT_1}-01"}
+        lines.append({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})
         payload = "".join(json.dumps(line) + "\n" for line in lines).encode()
-        process.communicate(payload, timeout=30)  # EOF after the list: the server exits
+        _, err = process.communicate(payload, timeout=30)  # EOF after the list: it exits
         spans = k.spans(receiver)
         assert not any(path == "/v1/metrics" for path, _, _ in receiver.received)
+    log = err.decode()
+    assert log.count("b3 not installed") == (0 if propagators is None else 1), log
     [listed] = [s for s in spans if s["name"] == "tools/list"]
+    assert (listed["trace_id"] == TRACE_1) is (propagators != "b3, baggage")
     assert listed["attributes"]["network.transport"] == "pipe"
     assert "mcp.session.id" not in listed["attributes"]

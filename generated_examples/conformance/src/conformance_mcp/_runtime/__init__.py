@@ -10,7 +10,27 @@ the same names are here too, for handlers written against mcpgen 0.1
 (``from ..._runtime import ToolError``).
 """
 
+import os
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
+
+
+def _installed_propagators() -> list[str]:
+    """Drop from ``OTEL_PROPAGATORS`` the names no installed package provides, and return
+    them (``cli.py`` logs them). OpenTelemetry reads the variable when the SDK is first
+    imported, which this package does, and raises on a name it cannot load: the server would
+    not start. The others stay in use; none left, its default (tracecontext,baggage)."""
+    value = os.environ.get("OTEL_PROPAGATORS", "")
+    names = [n.strip() for n in value.split(",")]
+    group = "opentelemetry_propagator"
+    kept = [n for n in names if n.lower() == "none" or (n and entry_points(group=group, name=n))]
+    if value and kept != names:  # (an empty name, "a,,b", would raise too)
+        # still set: any OTEL_* variable turns telemetry on (telemetry.configured)
+        os.environ["OTEL_PROPAGATORS"] = ",".join(kept) or "tracecontext,baggage"
+    return [n for n in names if n and n not in kept]
+
+
+MISSING_PROPAGATORS = _installed_propagators()
 
 if TYPE_CHECKING:
     from .api import *  # noqa: F403 (the names of api.__all__, re-exported)

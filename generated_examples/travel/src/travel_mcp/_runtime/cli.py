@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from . import MISSING_PROPAGATORS
 from .errors import ConfigError
 from .logs import configure_logging
 from .server import GeneratedServer, settle
@@ -138,6 +139,12 @@ def main(
         print(f"{prog}: {exc}", file=sys.stderr)
         sys.exit(2)
     configure_logging(settings.log_level, settings.log_format)
+    if MISSING_PROPAGATORS:  # dropped before OpenTelemetry read them (__init__.py)
+        logger.warning(
+            "OTEL_PROPAGATORS: %s not installed, ignored; propagating with %s",
+            ", ".join(MISSING_PROPAGATORS),
+            os.environ["OTEL_PROPAGATORS"],
+        )
     if settings.transport == "stdio":
         setup(spec, "stdio")
         run_stdio(server_factory)
