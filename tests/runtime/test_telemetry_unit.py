@@ -609,3 +609,35 @@ def test_an_upstream_attempt_cut_off_is_a_timeout_or_cancelled_not_a_success() -
     errors = [s.attributes["error.type"] for s in spans if s.attributes]
     assert errors == ["timeout", "cancelled", "timeout"]
     assert all(s.status.status_code == StatusCode.ERROR for s in spans)
+
+
+@pytest.mark.parametrize(
+    ("traces", "metrics", "said"),
+    [
+        ("none", "none", "OpenTelemetry on: no exporter"),
+        ("console", "none", "OpenTelemetry on: traces exported"),
+        ("none", "console", "OpenTelemetry on: metrics exported"),
+        ("console", "console", "OpenTelemetry on: traces and metrics exported"),
+    ],
+)
+def test_the_start_line_says_what_is_exported(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    traces: str,
+    metrics: str,
+    said: str,
+) -> None:
+    """With every exporter set to ``none`` the server exports nothing: its start line said
+    "traces and metrics exported" whenever an ``OTEL_*`` variable turned telemetry on."""
+    from opentelemetry import trace
+
+    from mcpgen.runtime import telemetry_sdk
+
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
+    monkeypatch.setattr(trace, "set_tracer_provider", lambda provider: None)
+    environ = {"OTEL_TRACES_EXPORTER": traces, "OTEL_METRICS_EXPORTER": metrics}
+    with caplog.at_level(logging.INFO, logger=telemetry_sdk.logger.name):
+        observed = telemetry_sdk.build({"server": {"name": "s"}}, "stdio", environ, True)
+    if observed.meter_provider is not None:  # (its reader's thread)
+        observed.meter_provider.shutdown()
+    assert [r.getMessage() for r in caplog.records if "OpenTelemetry on" in r.message] == [said]

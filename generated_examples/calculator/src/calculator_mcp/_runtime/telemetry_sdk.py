@@ -35,7 +35,7 @@ def build(
     resource = _resource(spec)
     # GET /metrics reads the histograms kept in process (telemetry.Histogram): the SDK's
     # metrics only when an exporter takes them
-    meter_provider, flushers = None, list[Any]()
+    meter_provider, flushers, traced = None, list[Any](), False
     if exporting:
         readers = [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
         if readers:
@@ -51,20 +51,23 @@ def build(
             # sampler: OTEL_TRACES_SAMPLER
             tracer_provider = TracerProvider(resource=resource, span_limits=limits)
             tracer_provider.add_span_processor(_ShortNames())
-            for exporter in exporters("traces", environ):
+            spans = exporters("traces", environ)
+            for exporter in spans:
                 tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
             trace.set_tracer_provider(tracer_provider)
-            current = tracer_provider
-        # else: the process already has one (opentelemetry-instrument): spans go there
+            current, traced = tracer_provider, bool(spans)
+        else:  # the process already has one (opentelemetry-instrument): spans go there
+            traced = True
         if hasattr(current, "force_flush"):
             flushers.append(current.force_flush)
         if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
             flushers.append(_logs(resource, environ))
     telemetry = Telemetry(meter_provider, transport != "stdio", exporting, transport)
     telemetry.flushers = flushers
+    exported = [n for n, on in (("traces", traced), ("metrics", meter_provider)) if on]
     logger.info(
         "OpenTelemetry on: %s%s",
-        "traces and metrics exported" if exporting else "no exporter",
+        " and ".join(exported) + " exported" if exported else "no exporter",
         ", GET /metrics" if transport != "stdio" else "",
     )
     return telemetry
