@@ -176,7 +176,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_auth",
             "http_legacy",
         }
-        | {"shared", "sharing", "resources", "patterns", "formats", "scopes"}
+        | {"shared", "sharing", "resources", "patterns", "formats", "scopes", "websocket"}
     )
 
 

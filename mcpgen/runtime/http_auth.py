@@ -22,7 +22,6 @@ from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,
     error,
-    metered,
     respond,
     route_path,
     timed,
@@ -114,7 +113,7 @@ class VerifyingMiddleware(AuthMiddleware):
             return
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
-        receive = metered(scope, receive, self.limiter, "id:" + identity.key)
+        receive = self.metered(scope, receive, "id:" + identity.key)
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
             body, receive = await _read_body(receive, self.settings.max_body_size)

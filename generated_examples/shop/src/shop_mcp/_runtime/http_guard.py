@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -146,6 +146,15 @@ class AuthMiddleware:
         )
         return True
 
+    def metered(self, scope: Scope, receive: Receive, key: str) -> Receive:
+        """A WebSocket's ``receive`` charged to ``key``'s bucket (``websocket.metered``; the
+        app of another transport refuses a WebSocket)."""
+        if self.limiter is None or self.settings.transport != "websocket":
+            return receive
+        from .websocket import metered
+
+        return metered(scope, receive, self.limiter, key)
+
     def refused(self, scope: Scope) -> Any:
         """DNS-rebinding protection: the answer when the Host header is no allowed host, or
         a browser's Origin no allowed origin; else None."""
@@ -179,7 +188,7 @@ class AuthMiddleware:
                 address = client_address(scope)
                 if await self._limited(scope, receive, send, address):
                     return
-                receive = metered(scope, receive, self.limiter, address)
+                receive = self.metered(scope, receive, address)
             scope[IDENTITY_KEY] = ANONYMOUS
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
         await self.verified(scope, receive, send, path)
@@ -213,23 +222,6 @@ def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
     return timed
 
 
-def metered(scope: Scope, receive: Receive, limiter: Any, key: str) -> Receive:
-    """A WebSocket's ``receive`` that charges every message to ``key``'s bucket (the
-    handshake was charged like any request): past the rate, the next message is read only
-    when the bucket allows it, so one connection cannot send more than the rate limit."""
-    if limiter is None or scope["type"] != "websocket":
-        return receive
-
-    async def throttled() -> Message:
-        message = await receive()
-        if message.get("type") == "websocket.receive":
-            while (wait := await limiter.wait(key)) > 0:
-                await anyio.sleep(wait)
-        return message
-
-    return throttled
-
-
 class PostGuard:
     """A POST to the MCP endpoint (streamable HTTP's ``path``, legacy SSE's ``/messages/``
     and what is under it) that is no JSON-RPC message, answered with the JSON-RPC error
@@ -237,18 +229,17 @@ class PostGuard:
     JSON 415, not a plain-text 400 (the SDK's own test: ``application/json`` first); a
     body over ``max_body_size`` (declared or sent) 413, not a plain-text 413; a batch or
     JSON that is no message 400 -32600 (``jsonrpc.error_for_post``), not -32602 with
-    pydantic's report or SSE's plain text; on SSE (``sdk_parses`` False) also a body the
-    SDK cannot read, 400 -32700 or -32600 (``jsonrpc.unreadable``), not a plain-text 400
-    "Could not parse message"; on stateless HTTP (``streams`` False) a GET 405. The body
-    is read whole before it is passed on
-    (the SDK reads it whole too): the answer does not depend on how it arrives."""
+    pydantic's report or SSE's plain text; what ``unreadable`` answers of a whole body
+    (legacy SSE's: ``http_legacy.unreadable``); on stateless HTTP (``streams`` False) a GET
+    405. The body is read whole before it is passed on (the SDK reads it whole too): the
+    answer does not depend on how it arrives."""
 
     def __init__(
         self,
         app: ASGIApp,
         path: str,
         max_body_size: int,
-        sdk_parses: bool = True,
+        unreadable: Callable[[bytes], str | None] | None = None,
         streams: bool = True,
         observe: bool = False,
         json_response: bool = False,
@@ -259,7 +250,7 @@ class PostGuard:
         self.json_response = json_response
         self.path = path
         self.max_body_size = max_body_size
-        self.sdk_parses = sdk_parses  # False: the SDK answers what it cannot read in plain text
+        self.unreadable = unreadable  # (where the SDK answers what it cannot read in plain text)
         # False (stateless HTTP): a GET stream could never carry anything, yet the SDK would
         # hold one open, uncounted, for as long as the client likes: 405, as MCP allows
         self.streams = streams
@@ -295,8 +286,8 @@ class PostGuard:
         if len(pending) > 1:
             body = b"".join(m.get("body", b"") for m in pending)
         invalid = jsonrpc.error_for_post(body, whole)
-        if invalid is None and whole and not self.sdk_parses:
-            invalid = jsonrpc.unreadable(body)
+        if invalid is None and whole and self.unreadable is not None:
+            invalid = self.unreadable(body)
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()
