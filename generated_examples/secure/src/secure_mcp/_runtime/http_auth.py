@@ -11,13 +11,13 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .auth import AuthError
-from .authz import IDENTITY_KEY, acting, client_address
+from .auth import Authenticator, AuthError
+from .authz import IDENTITY_KEY, Policy, acting, client_address
 from .errors import FORBIDDEN
 from .http_guard import (
     WELL_KNOWN,
@@ -59,6 +59,33 @@ class VerifyingMiddleware(AuthMiddleware):
     """``AuthMiddleware`` that checks credentials: puts the verified caller in
     ``scope[IDENTITY_KEY]`` and ``scope["user"]`` (the SDK binds sessions to it)."""
 
+    verifies = True
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        auth: Authenticator,
+        policy: Policy,
+        settings: Settings,
+        limiter: Any = None,
+        realm: str = "mcp",
+        subscriptions: Any = None,
+        public_paths: tuple[str, ...] = (),
+        hosts: Sequence[str] = (),
+        origins: Sequence[str] = (),
+    ) -> None:
+        super().__init__(app, settings, limiter, public_paths, hosts, origins)
+        self.auth = auth
+        self.policy = policy
+        self.realm = realm
+        self.subscriptions = subscriptions  # resources.ReadableSubscriptions, or None
+
+    def metadata_url(self, scope: Scope) -> str:
+        """Where this server's Protected Resource Metadata is (``metadata_route``)."""
+        from .http_app import base_url
+
+        return base_url(scope, self.settings) + WELL_KNOWN + self.settings.endpoint
+
     @functools.cached_property
     def step_up(self) -> bool:
         """Whether a call the caller lacks scopes for is answered HTTP 403 naming them (not
@@ -71,7 +98,7 @@ class VerifyingMiddleware(AuthMiddleware):
         (RFC 6750 section 3; a bare ``Bearer `` is not a valid header value and h11 drops
         the connection instead of sending it)."""
         params = [f'realm="{quote_param(self.realm)}"']
-        if self.auth.kind == "oauth" and self.metadata_url is not None:
+        if self.auth.kind == "oauth":
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         elif self.auth.kind == "apiKey":
             params.append(f'header="{quote_param(self.auth.header)}"')
@@ -166,7 +193,7 @@ class VerifyingMiddleware(AuthMiddleware):
 
         missing = " ".join(denied["error"]["data"]["missingScopes"])
         params = ['error="insufficient_scope"', f'scope="{quote_param(missing)}"']
-        if self.auth.kind == "oauth" and self.metadata_url is not None:
+        if self.auth.kind == "oauth":
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         logger.warning("refused a tool call: %s", denied["error"]["message"])
         headers = {"WWW-Authenticate": "Bearer " + ", ".join(params)}
