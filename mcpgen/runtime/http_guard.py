@@ -1,8 +1,7 @@
-"""The ASGI middleware in front of every HTTP and WebSocket transport, two layers (each
-costs per request): ``AuthMiddleware`` (Host/Origin checks against DNS rebinding, then the
-caller into the scope, charged to its rate limit) and, for a POST of a message,
-``PostGuard``, which also watches for a client that leaves. ``http_auth.py`` checks
-credentials (a server with ``auth``)."""
+"""The ASGI middleware in front of every HTTP and WebSocket transport: ``AuthMiddleware``
+(Host/Origin checks against DNS rebinding, then the caller into the scope, charged to its
+rate limit; ``http_auth.py`` checks credentials) and, for a POST of a message,
+``PostGuard``, which also watches for a client that leaves."""
 
 from __future__ import annotations
 
@@ -72,12 +71,11 @@ def _header_matches(value: str, allowed: Iterable[str]) -> bool:
 
 
 class TokenBuckets:
-    """A token bucket per key: ``rate`` requests a second on average, bursts of ``burst``.
-    Keys are verified identities or client addresses. The buckets are ``limiter``'s: the
-    shared state's (in Redis, so the limit holds across replicas), else this process's,
-    where the least recently used keys are forgotten past MAX_KEYS (a forgotten key starts
-    with a full bucket). Verified callers and addresses keep their buckets apart, so a
-    flood of refused requests from many addresses never pushes out a caller's bucket."""
+    """A token bucket per key (a verified identity or a client address): ``rate`` requests
+    a second on average, bursts of ``burst``. The buckets are ``limiter``'s (Redis: the limit
+    holds across replicas), else this process's, past MAX_KEYS the least recently used
+    forgotten (back full); callers' and addresses' apart, so a flood of refused requests
+    from many addresses never pushes out a caller's bucket."""
 
     MAX_KEYS = 10_000
     LONGEST_WAIT = 3600.0  # the most Retry-After ever says
@@ -127,13 +125,8 @@ class AuthMiddleware:
         wait = await self.limiter.wait(key)
         if wait <= 0:
             return False
-        retry = str(max(1, math.ceil(wait)))
-        await respond(
-            scope,
-            receive,
-            send,
-            error(429, "rate_limited", "Too many requests", {"Retry-After": retry}),
-        )
+        retry = {"Retry-After": str(max(1, math.ceil(wait)))}
+        await respond(scope, receive, send, error(429, "rate_limited", "Too many requests", retry))
         return True
 
     def metered(self, scope: Scope, receive: Receive, key: str) -> Receive:
@@ -213,15 +206,13 @@ def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
 
 class PostGuard:
     """A POST to the MCP endpoint (streamable HTTP's ``path``, legacy SSE's ``/messages/``
-    and what is under it) that is no JSON-RPC message, answered with the JSON-RPC error
-    stdio gives (``jsonrpc.py``) where SDK 2.3 answers otherwise: a Content-Type other than
-    JSON 415, not a plain-text 400 (the SDK's own test: ``application/json`` first); a
-    body over ``max_body_size`` (declared or sent) 413, not a plain-text 413; a batch or
-    JSON that is no message 400 -32600 (``jsonrpc.error_for_post``), not -32602 with
-    pydantic's report or SSE's plain text; what ``unreadable`` answers of a whole body
-    (legacy SSE's: ``http_legacy.unreadable``); on stateless HTTP (``streams`` False) a GET
-    405. The body is read whole before it is passed on (the SDK reads it whole too): the
-    answer does not depend on how it arrives."""
+    and under it) that is no JSON-RPC message, answered with the JSON-RPC error stdio gives
+    (``jsonrpc.py``) where SDK 2.3 answers in plain text or otherwise: 415 for a Content-Type
+    not JSON; 413 for a body over ``max_body_size`` (declared or sent); 400 -32600 for a
+    batch or JSON that is no message (``jsonrpc.error_for_post``), or what ``unreadable``
+    answers of a whole body (legacy SSE's); on stateless HTTP (``streams`` False) 405 to a
+    GET. The body is read whole first (as the SDK does): the answer does not depend on how
+    it arrives."""
 
     def __init__(
         self,
