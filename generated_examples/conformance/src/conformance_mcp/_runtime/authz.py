@@ -6,9 +6,8 @@ run anything (meta tools and code mode reach operations only through the tool ta
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -34,17 +33,6 @@ Kind = str  # "tool", "resource" (fixed URI or URI template), "prompt"
 def current_identity() -> Identity:
     """The caller of the request being handled (``LOCAL`` on stdio and in memory)."""
     return _CURRENT.get()
-
-
-@contextlib.contextmanager
-def acting(identity: Identity) -> Iterator[None]:
-    """``identity`` current while the HTTP layer passes its request on: what the SDK asks
-    before any handler runs (``ToolTable.input_schema``) sees the verified caller too."""
-    token = _CURRENT.set(identity)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
 
 
 def identity_of_request(request: object, network: bool) -> Identity:

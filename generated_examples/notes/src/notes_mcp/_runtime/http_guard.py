@@ -135,9 +135,10 @@ class AuthMiddleware:
         app of another transport refuses a WebSocket)."""
         if self.limiter is None or self.settings.transport != "websocket":
             return receive
-        from .websocket import metered
+        from .websocket import metered  # (Any where the package does not carry it)
 
-        return metered(scope, receive, self.limiter, key)
+        throttled: Receive = metered(scope, receive, self.limiter, key)
+        return throttled
 
     def refused(self, scope: Scope) -> Any:
         """DNS-rebinding protection: the answer when the Host header is no allowed host, or

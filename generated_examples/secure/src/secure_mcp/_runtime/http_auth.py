@@ -7,17 +7,18 @@ token (``until_expiry``), as do 2026-07-28 listen streams."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .auth import Authenticator, AuthError
-from .authz import IDENTITY_KEY, Policy, acting, client_address
+from .authz import _CURRENT, IDENTITY_KEY, Policy, client_address
 from .errors import FORBIDDEN
 from .http_guard import (
     WELL_KNOWN,
@@ -53,6 +54,17 @@ def quote_param(value: str) -> str:
     """``value`` for a quoted-string of a header: printable ASCII only (HTTP/1.1 sends
     headers as latin-1; a character it lacks was a 500)."""
     return "".join(c for c in value if " " <= c <= "~").replace("\\", "\\\\").replace('"', "'")
+
+
+@contextlib.contextmanager
+def acting(identity: Identity) -> Iterator[None]:
+    """``identity`` current while the HTTP layer passes its request on: what the SDK asks
+    before any handler runs (``ToolTable.input_schema``) sees the verified caller too."""
+    token = _CURRENT.set(identity)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 class VerifyingMiddleware(AuthMiddleware):
