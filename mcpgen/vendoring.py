@@ -55,6 +55,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "websocket": lambda m: "websocket" in m.transports,
     "auth http_auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
     "testing_auth": lambda m: m.auth.type != "none",  # the tests' keys and tokens
+    "scopes": lambda m: _has_scopes(m),  # what a tool, resource or prompt needs (``auth``)
 }
 FEATURES = {name: uses for names, uses in _FEATURE_GROUPS.items() for name in names.split()}
 # Libraries of an extra of the generated package, imported only when it is installed and
@@ -114,6 +115,12 @@ def _has_formats(manifest: Manifest) -> bool:
     inputs = [t.input_schema for t in manifest.tools]
     inputs += [getattr(r, "input_schema", None) for r in manifest.resources]
     return uses_formats([inputs, getattr(manifest, "shared_defs", None)])
+
+
+def _has_scopes(manifest: Manifest) -> bool:
+    """Some tool, resource or prompt needs a scope (what ``authz.policy_of`` reads)."""
+    parts = (manifest.tools, manifest.resources, manifest.prompts)
+    return any(item.scopes for part in parts for item in part)
 
 
 def _has_tasks(manifest: Manifest) -> bool:

@@ -48,10 +48,20 @@ def fake(
     )
 
 
-def tool(task: str | None = None, schema: Any = None) -> Any:
+PROMPT = SimpleNamespace(scopes=())  # what ``vendoring`` reads of a prompt
+
+
+def resource(templated: bool) -> Any:
+    """What ``vendoring`` reads of a resource."""
+    return SimpleNamespace(is_template=templated, scopes=())
+
+
+def tool(task: str | None = None, schema: Any = None, scopes: tuple[str, ...] = ()) -> Any:
     """What ``vendoring`` reads of a tool."""
     schema = schema or {"type": "object"}
-    return SimpleNamespace(task=task, http=None, input_schema=schema, output_schema=None)
+    return SimpleNamespace(
+        task=task, http=None, input_schema=schema, output_schema=None, scopes=scopes
+    )
 
 
 @pytest.mark.parametrize(
@@ -74,6 +84,15 @@ def test_every_combination_of_features_carries_what_it_imports(
     assert ("redis>=" in requirements) == bool(redis)
 
 
+def test_the_scoped_policy_only_when_something_needs_a_scope() -> None:
+    plain = fake()
+    plain.tools = (tool(),)
+    assert "scopes" not in vendoring.carried(plain)
+    scoped = fake()
+    scoped.tools = (tool(scopes=("read",)),)
+    assert "scopes" in vendoring.carried(scoped)
+
+
 def test_tasks_only_when_a_tool_runs_as_one() -> None:
     plain = fake()
     assert not {"tasks", "tasks_client", "tasks_store", "upstream_poll"} & vendoring.carried(plain)
@@ -87,7 +106,7 @@ def test_prompts_and_completions_only_when_declared() -> None:
     assert not {"prompts", "completions"} & vendoring.carried(plain)
     assert not any(r.startswith("jinja2") for r in vendoring.requirements(plain))
     both = fake()
-    both.prompts, both.capabilities.completions = ("p",), True
+    both.prompts, both.capabilities.completions = (PROMPT,), True
     assert {"prompts", "completions", "resources"} <= vendoring.carried(both)
     assert any(r.startswith("jinja2") for r in vendoring.requirements(both))
 
@@ -97,8 +116,8 @@ def test_resources_only_when_something_reads_one() -> None:
     ``resources``; a tools-only package does not, and its server still builds."""
     assert "resources" not in vendoring.carried(fake())
     declared, prompted, subscribed = fake(), fake(), fake()
-    declared.resources = (SimpleNamespace(is_template=False),)
-    prompted.prompts = ("p",)
+    declared.resources = (resource(False),)
+    prompted.prompts = (PROMPT,)
     subscribed.capabilities.resources_subscribe = True
     for manifest in (declared, prompted, subscribed):
         assert "resources" in vendoring.carried(manifest)
@@ -137,8 +156,8 @@ def test_the_format_checks_only_when_an_input_schema_names_a_checked_format() ->
 
 def test_uri_templates_only_with_a_templated_resource() -> None:
     fixed, templated = fake(), fake()
-    fixed.resources = (SimpleNamespace(is_template=False),)
-    templated.resources = (*fixed.resources, SimpleNamespace(is_template=True))
+    fixed.resources = (resource(False),)
+    templated.resources = (*fixed.resources, resource(True))
     assert "resources" in vendoring.carried(fixed) and "uri" not in vendoring.carried(fixed)
     assert "uri" in vendoring.carried(templated)
 
@@ -157,7 +176,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_auth",
             "http_legacy",
         }
-        | {"shared", "sharing", "resources", "patterns", "formats"}
+        | {"shared", "sharing", "resources", "patterns", "formats", "scopes", "websocket"}
     )
 
 
@@ -268,11 +287,12 @@ def _combo(features: str, **options: Any) -> Any:
         tool(
             task="optional" if "tasks" in on else None,
             schema=PATTERNED if "pattern" in on else DATED if "format" in on else None,
+            scopes=("read",) if "scopes" in on else (),
         ),
     )
-    manifest.prompts = ("p",) if "prompts" in on else ()
+    manifest.prompts = (PROMPT,) if "prompts" in on else ()
     templated = "template" in on
-    manifest.resources = (SimpleNamespace(is_template=templated),) if templated else ()
+    manifest.resources = (resource(templated),) if templated else ()
     manifest.capabilities.completions = "completions" in on
     if "poll" in on:
         manifest.tools[0].http = SimpleNamespace(poll=True)
@@ -289,7 +309,7 @@ COMBOS = {  # between them, every ``vendoring.FEATURES`` key on in one and off i
     "tasks-and-replicas": _combo("tasks pattern", redis=True, auth="apiKey"),
     "sse-only": _combo("prompts", transports=("sse",)),
     "websocket-only": _combo("template completions", transports=("websocket",)),
-    "oauth": _combo("", oauth=True),
+    "oauth": _combo("scopes", oauth=True),
     "api-tools": _combo("poll format", upstream=True, schemes=OAUTH2),
     "api-search": _combo("", upstream=True, mode="search", transports=("stdio",)),
     "api-code": _combo("tasks", upstream=True, mode="code", redis=True),

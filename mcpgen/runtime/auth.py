@@ -1,8 +1,7 @@
 """Checking the credential an HTTP or WebSocket request presents: static keys, or OAuth 2.1
 access tokens (JWTs against the issuer's keys, opaque tokens by introspection, RFC 7662).
 A verified credential becomes an ``Identity``; nothing here forwards it anywhere. Carried
-only by a package whose manifest configures ``auth`` (``identity.Authenticator`` is the
-no-authentication case)."""
+only by a package whose manifest configures ``auth``."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .identity import Authenticator, Identity
+from .identity import Identity
 from .settings import Settings
 
 if TYPE_CHECKING:  # OAuth's modules: a package without OAuth does not carry them
@@ -29,6 +28,21 @@ DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES2
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 IDENTITY_CLAIMS = ("sub", "client_id", "username")  # the first one present names the caller
 IDENTITY_KINDS = {"sub": "subject", "client_id": "client", "username": "username"}
+
+
+class Authenticator:
+    """No authentication (``auth: none``): every request passes as the anonymous caller;
+    the base of those that verify a credential."""
+
+    enabled = False
+    kind = "none"
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.config = config
+        self.header = str(config.get("header") or "Authorization")
+
+    async def verify(self, credential: str) -> Identity:
+        return Identity("anonymous")
 
 
 class AuthError(Exception):

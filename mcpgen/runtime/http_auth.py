@@ -6,23 +6,23 @@ token (``until_expiry``), as do 2026-07-28 listen streams."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .auth import AuthError
-from .authz import IDENTITY_KEY, acting, client_address
+from .auth import Authenticator, AuthError
+from .authz import _CURRENT, IDENTITY_KEY, Policy, client_address
 from .errors import FORBIDDEN
 from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,
     error,
-    metered,
     respond,
     route_path,
     timed,
@@ -55,9 +55,47 @@ def quote_param(value: str) -> str:
     return "".join(c for c in value if " " <= c <= "~").replace("\\", "\\\\").replace('"', "'")
 
 
+@contextlib.contextmanager
+def acting(identity: Identity) -> Iterator[None]:
+    """``identity`` current while the HTTP layer passes its request on: what the SDK asks
+    before any handler runs (``ToolTable.input_schema``) sees the verified caller too."""
+    token = _CURRENT.set(identity)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
 class VerifyingMiddleware(AuthMiddleware):
     """``AuthMiddleware`` that checks credentials: puts the verified caller in
     ``scope[IDENTITY_KEY]`` and ``scope["user"]`` (the SDK binds sessions to it)."""
+
+    verifies = True
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        auth: Authenticator,
+        policy: Policy,
+        settings: Settings,
+        limiter: Any = None,
+        realm: str = "mcp",
+        subscriptions: Any = None,
+        public_paths: tuple[str, ...] = (),
+        hosts: Sequence[str] = (),
+        origins: Sequence[str] = (),
+    ) -> None:
+        super().__init__(app, settings, limiter, public_paths, hosts, origins)
+        self.auth = auth
+        self.policy = policy
+        self.realm = realm
+        self.subscriptions = subscriptions  # resources.ReadableSubscriptions, or None
+
+    def metadata_url(self, scope: Scope) -> str:
+        """Where this server's Protected Resource Metadata is (``metadata_route``)."""
+        from .http_app import base_url
+
+        return base_url(scope, self.settings) + WELL_KNOWN + self.settings.endpoint
 
     @functools.cached_property
     def step_up(self) -> bool:
@@ -71,7 +109,7 @@ class VerifyingMiddleware(AuthMiddleware):
         (RFC 6750 section 3; a bare ``Bearer `` is not a valid header value and h11 drops
         the connection instead of sending it)."""
         params = [f'realm="{quote_param(self.realm)}"']
-        if self.auth.kind == "oauth" and self.metadata_url is not None:
+        if self.auth.kind == "oauth":
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         elif self.auth.kind == "apiKey":
             params.append(f'header="{quote_param(self.auth.header)}"')
@@ -114,7 +152,7 @@ class VerifyingMiddleware(AuthMiddleware):
             return
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
-        receive = metered(scope, receive, self.limiter, "id:" + identity.key)
+        receive = self.metered(scope, receive, "id:" + identity.key)
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
             body, receive = await _read_body(receive, self.settings.max_body_size)
@@ -166,7 +204,7 @@ class VerifyingMiddleware(AuthMiddleware):
 
         missing = " ".join(denied["error"]["data"]["missingScopes"])
         params = ['error="insufficient_scope"', f'scope="{quote_param(missing)}"']
-        if self.auth.kind == "oauth" and self.metadata_url is not None:
+        if self.auth.kind == "oauth":
             params.append(f'resource_metadata="{quote_param(self.metadata_url(scope))}"')
         logger.warning("refused a tool call: %s", denied["error"]["message"])
         headers = {"WWW-Authenticate": "Bearer " + ", ".join(params)}

@@ -1,14 +1,13 @@
-"""The ASGI middleware in front of every HTTP and WebSocket transport, two layers (each
-costs per request): ``AuthMiddleware`` (Host/Origin checks against DNS rebinding, then the
-caller into the scope, charged to its rate limit) and, for a POST of a message,
-``PostGuard``, which also watches for a client that leaves. ``http_auth.py`` checks
-credentials (a server with ``auth``)."""
+"""The ASGI middleware in front of every HTTP and WebSocket transport: ``AuthMiddleware``
+(Host/Origin checks against DNS rebinding, then the caller into the scope, charged to its
+rate limit; ``http_auth.py`` checks credentials) and, for a POST of a message,
+``PostGuard``, which also watches for a client that leaves."""
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -16,8 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
 from . import jsonrpc
-from .authz import ANONYMOUS, IDENTITY_KEY, Policy, client_address
-from .identity import Authenticator
+from .authz import ANONYMOUS, IDENTITY_KEY, client_address
 from .lifecycle import first_headers, observed_post, watched
 from .settings import Settings
 from .shared_local import LocalRateLimiter
@@ -73,12 +71,11 @@ def _header_matches(value: str, allowed: Iterable[str]) -> bool:
 
 
 class TokenBuckets:
-    """A token bucket per key: ``rate`` requests a second on average, bursts of ``burst``.
-    Keys are verified identities or client addresses. The buckets are ``limiter``'s: the
-    shared state's (in Redis, so the limit holds across replicas), else this process's,
-    where the least recently used keys are forgotten past MAX_KEYS (a forgotten key starts
-    with a full bucket). Verified callers and addresses keep their buckets apart, so a
-    flood of refused requests from many addresses never pushes out a caller's bucket."""
+    """A token bucket per key (a verified identity or a client address): ``rate`` requests
+    a second on average, bursts of ``burst``. The buckets are ``limiter``'s (Redis: the limit
+    holds across replicas), else this process's, past MAX_KEYS the least recently used
+    forgotten (back full); callers' and addresses' apart, so a flood of refused requests
+    from many addresses never pushes out a caller's bucket."""
 
     MAX_KEYS = 10_000
     LONGEST_WAIT = 3600.0  # the most Retry-After ever says
@@ -103,31 +100,23 @@ class AuthMiddleware:
     (a server with ``auth``). Also: the rate limit, and a time limit between the chunks of a
     request body (a client that stalls mid-body is cut off)."""
 
+    verifies = False  # (``http_auth.VerifyingMiddleware``: ``verified``)
+
     def __init__(
         self,
         app: ASGIApp,
-        auth: Authenticator,
         settings: Settings,
-        policy: Policy,
         limiter: Any = None,
-        metadata_url: Any = None,
-        realm: str = "mcp",
         public_paths: tuple[str, ...] = (),
-        subscriptions: Any = None,
         hosts: Sequence[str] = (),
         origins: Sequence[str] = (),
     ) -> None:
         self.app = app
-        self.subscriptions = subscriptions  # resources.ReadableSubscriptions, or None
         self.hosts = list(hosts)
         self.origins = list(origins)
         self.any_origin = "*" in self.origins
-        self.auth = auth
         self.settings = settings
-        self.policy = policy
         self.limiter = limiter
-        self.metadata_url = metadata_url
-        self.realm = realm
         self.public_paths = public_paths  # served without a credential (GET /metrics if public)
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, key: str) -> bool:
@@ -136,14 +125,19 @@ class AuthMiddleware:
         wait = await self.limiter.wait(key)
         if wait <= 0:
             return False
-        retry = str(max(1, math.ceil(wait)))
-        await respond(
-            scope,
-            receive,
-            send,
-            error(429, "rate_limited", "Too many requests", {"Retry-After": retry}),
-        )
+        retry = {"Retry-After": str(max(1, math.ceil(wait)))}
+        await respond(scope, receive, send, error(429, "rate_limited", "Too many requests", retry))
         return True
+
+    def metered(self, scope: Scope, receive: Receive, key: str) -> Receive:
+        """A WebSocket's ``receive`` charged to ``key``'s bucket (``websocket.metered``; the
+        app of another transport refuses a WebSocket)."""
+        if self.limiter is None or self.settings.transport != "websocket":
+            return receive
+        from .websocket import metered  # (Any where the package does not carry it)
+
+        throttled: Receive = metered(scope, receive, self.limiter, key)
+        return throttled
 
     def refused(self, scope: Scope) -> Any:
         """DNS-rebinding protection: the answer when the Host header is no allowed host, or
@@ -173,19 +167,18 @@ class AuthMiddleware:
             if public and await self._limited(scope, receive, send, client_address(scope)):
                 return
             return await self.app(scope, receive, send)
-        if scope.get("method") == "OPTIONS" or not self.auth.enabled:
+        if scope.get("method") == "OPTIONS" or not self.verifies:
             if self.limiter is not None:
                 address = client_address(scope)
                 if await self._limited(scope, receive, send, address):
                     return
-                receive = metered(scope, receive, self.limiter, address)
+                receive = self.metered(scope, receive, address)
             scope[IDENTITY_KEY] = ANONYMOUS
             return await self.app(scope, timed(scope, receive, self.settings.body_timeout), send)
         await self.verified(scope, receive, send, path)
 
     async def verified(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
-        """A request to a server with authentication: ``http_auth.VerifyingMiddleware``."""
-        raise AssertionError("an enabled authenticator needs http_auth.VerifyingMiddleware")
+        raise NotImplementedError  # (``http_auth.VerifyingMiddleware``)
 
 
 def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
@@ -212,42 +205,22 @@ def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
     return timed
 
 
-def metered(scope: Scope, receive: Receive, limiter: Any, key: str) -> Receive:
-    """A WebSocket's ``receive`` that charges every message to ``key``'s bucket (the
-    handshake was charged like any request): past the rate, the next message is read only
-    when the bucket allows it, so one connection cannot send more than the rate limit."""
-    if limiter is None or scope["type"] != "websocket":
-        return receive
-
-    async def throttled() -> Message:
-        message = await receive()
-        if message.get("type") == "websocket.receive":
-            while (wait := await limiter.wait(key)) > 0:
-                await anyio.sleep(wait)
-        return message
-
-    return throttled
-
-
 class PostGuard:
     """A POST to the MCP endpoint (streamable HTTP's ``path``, legacy SSE's ``/messages/``
-    and what is under it) that is no JSON-RPC message, answered with the JSON-RPC error
-    stdio gives (``jsonrpc.py``) where SDK 2.3 answers otherwise: a Content-Type other than
-    JSON 415, not a plain-text 400 (the SDK's own test: ``application/json`` first); a
-    body over ``max_body_size`` (declared or sent) 413, not a plain-text 413; a batch or
-    JSON that is no message 400 -32600 (``jsonrpc.error_for_post``), not -32602 with
-    pydantic's report or SSE's plain text; on SSE (``sdk_parses`` False) also a body the
-    SDK cannot read, 400 -32700 or -32600 (``jsonrpc.unreadable``), not a plain-text 400
-    "Could not parse message"; on stateless HTTP (``streams`` False) a GET 405. The body
-    is read whole before it is passed on
-    (the SDK reads it whole too): the answer does not depend on how it arrives."""
+    and under it) that is no JSON-RPC message, answered with the JSON-RPC error stdio gives
+    (``jsonrpc.py``) where SDK 2.3 answers in plain text or otherwise: 415 for a Content-Type
+    not JSON; 413 for a body over ``max_body_size`` (declared or sent); 400 -32600 for a
+    batch or JSON that is no message (``jsonrpc.error_for_post``), or what ``unreadable``
+    answers of a whole body (legacy SSE's); on stateless HTTP (``streams`` False) 405 to a
+    GET. The body is read whole first (as the SDK does): the answer does not depend on how
+    it arrives."""
 
     def __init__(
         self,
         app: ASGIApp,
         path: str,
         max_body_size: int,
-        sdk_parses: bool = True,
+        unreadable: Callable[[bytes], str | None] | None = None,
         streams: bool = True,
         observe: bool = False,
         json_response: bool = False,
@@ -258,7 +231,7 @@ class PostGuard:
         self.json_response = json_response
         self.path = path
         self.max_body_size = max_body_size
-        self.sdk_parses = sdk_parses  # False: the SDK answers what it cannot read in plain text
+        self.unreadable = unreadable  # (where the SDK answers what it cannot read in plain text)
         # False (stateless HTTP): a GET stream could never carry anything, yet the SDK would
         # hold one open, uncounted, for as long as the client likes: 405, as MCP allows
         self.streams = streams
@@ -294,8 +267,8 @@ class PostGuard:
         if len(pending) > 1:
             body = b"".join(m.get("body", b"") for m in pending)
         invalid = jsonrpc.error_for_post(body, whole)
-        if invalid is None and whole and not self.sdk_parses:
-            invalid = jsonrpc.unreadable(body)
+        if invalid is None and whole and self.unreadable is not None:
+            invalid = self.unreadable(body)
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()

@@ -1,6 +1,5 @@
-"""Who is calling: the verified identity every authorization decision and cache key uses,
-and the authenticator of a server without authentication (``auth.py`` has the others, and
-``http_auth.py`` reads the credential a request presents)."""
+"""Who is calling: the verified identity every authorization decision and cache key uses
+(``auth.py`` verifies credentials, ``http_auth.py`` reads the one a request presents)."""
 
 from __future__ import annotations
 
@@ -49,17 +48,3 @@ class Identity:
 
 
 LOCAL = Identity("local")  # stdio and in-memory callers: the user who started the server
-
-
-class Authenticator:
-    """No authentication (``auth: none``): every request passes as the anonymous caller."""
-
-    enabled = False
-    kind = "none"
-
-    def __init__(self, config: Mapping[str, Any]) -> None:
-        self.config = config
-        self.header = str(config.get("header") or "Authorization")
-
-    async def verify(self, credential: str) -> Identity:
-        return Identity("anonymous")

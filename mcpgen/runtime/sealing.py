@@ -1,14 +1,11 @@
-"""What one server process needs of the shared-state interface (``shared.py`` is the rest,
-carried only when the manifest plans replicas, and ``local_cache.py`` the caches and values
-sealed under the configured secret): a caller's view of per-user state (``BoundState``,
-``ctx.store``), its store's interface, and ``requestState`` sealed under
-``<PREFIX>STATE_SECRET`` so that every worker or replica opens what another sealed.
-"""
+"""What one server process needs of the shared-state interface (``shared.py`` has the
+rest): a caller's view of per-user state (``BoundState``, ``ctx.store``) and its store's
+interface, and ``requestState`` sealed under ``<PREFIX>STATE_SECRET``."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -81,32 +78,15 @@ def _reachable() -> Iterator[None]:
         raise ToolError(STORE_UNAVAILABLE) from None
 
 
-def request_state_security(
-    secret: str | None, *, previous: Sequence[str] = ()
-) -> RequestStateSecurity:
-    """The SDK's ``requestState`` protection under one configured secret (AES-256-GCM, key
-    derived by HKDF-SHA256 inside the SDK), so every replica configured alike opens what
-    another sealed. ``previous`` are older secrets still accepted (rotation). Without a
-    secret: a key held by this process only (``RequestStateSecurity.ephemeral``)."""
-    if secret is None:
-        if previous:
-            raise SharedStateConfigError("previous requestState secrets given without a secret")
-        return RequestStateSecurity.ephemeral()
-    ring = [secret, *previous]
-    for value in ring:
-        check_secret(value)
-    try:
-        return RequestStateSecurity(keys=ring)
-    except ValueError as exc:  # duplicates in the ring
-        raise SharedStateConfigError(f"requestState secrets: {exc}") from None
-
-
 def request_security(settings: Settings) -> RequestStateSecurity | None:
-    """``requestState`` sealing under the configured secret; None (a key of this process
-    only) without one, with a warning when other workers could not open it (replicas that
-    share Redis do not start without one: ``sharing.shared_for``)."""
+    """The SDK's ``requestState`` protection under ``<PREFIX>STATE_SECRET`` (AES-256-GCM,
+    key derived by HKDF-SHA256 inside the SDK), so that every worker or replica opens what
+    another sealed; None (a key of this process only) without one, with a warning when other
+    workers could not open it (replicas that share Redis do not start without one:
+    ``sharing.shared_for``)."""
     if settings.state_secret:
-        return request_state_security(settings.state_secret)
+        check_secret(settings.state_secret)
+        return RequestStateSecurity(keys=[settings.state_secret])
     if settings.workers > 1:
         logger.warning(
             "%sSTATE_SECRET is not set: a 2026-07-28 input_required round trip whose next "

@@ -27,12 +27,13 @@ to it, so listen streams end gracefully and clients re-listen and refetch).
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from importlib.util import find_spec
 from types import TracebackType
 from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import ServerEvent, SubscriptionBus
 
 from .local_cache import TTLCache, ValueCodec
@@ -41,7 +42,7 @@ from .sealing import (
     SharedStateConfigError,
     SharedStateUnavailable,
     UserStateStore,
-    request_state_security,
+    check_secret,
 )
 
 __all__ = [
@@ -61,6 +62,26 @@ __all__ = [
 
 LimiterOutage = Literal["local", "open", "closed"]
 RemoteListener = Callable[[ServerEvent], Awaitable[None]]
+
+
+def request_state_security(
+    secret: str | None, *, previous: Sequence[str] = ()
+) -> RequestStateSecurity:
+    """The SDK's ``requestState`` protection under one configured secret (AES-256-GCM, key
+    derived by HKDF-SHA256 inside the SDK), so every replica configured alike opens what
+    another sealed. ``previous`` are older secrets still accepted (rotation). Without a
+    secret: a key held by this process only (``RequestStateSecurity.ephemeral``)."""
+    if secret is None:
+        if previous:
+            raise SharedStateConfigError("previous requestState secrets given without a secret")
+        return RequestStateSecurity.ephemeral()
+    ring = [secret, *previous]
+    for value in ring:
+        check_secret(value)
+    try:
+        return RequestStateSecurity(keys=ring)
+    except ValueError as exc:  # duplicates in the ring
+        raise SharedStateConfigError(f"requestState secrets: {exc}") from None
 
 
 class RateLimiter(Protocol):

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from mcpgen.runtime import files
-from mcpgen.runtime.authz import Policy
 from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.identity import Identity
 from mcpgen.runtime.resources import ResourceBinding, ResourceTable
+from mcpgen.runtime.scopes import ScopedPolicy
 from mcpgen.runtime.wire_body import Blob
 
 pytestmark = [pytest.mark.anyio]
@@ -46,7 +46,7 @@ def table(hide: bool = False) -> tuple[ResourceTable, list[dict[str, str]]]:
         ResourceBinding({"uri": "vault://secret", "name": "secret"}, content={"text": "TOP"}),
         ResourceBinding({"uriTemplate": "vault://files/{name}", "name": "files"}, read=read_file),
     ]
-    policy = Policy({"resource": {"vault://secret": ["secret"]}}, hide_unauthorized=hide)
+    policy = ScopedPolicy({"resource": {"vault://secret": ["secret"]}}, hide_unauthorized=hide)
     return ResourceTable(bindings, policy), seen
 
 

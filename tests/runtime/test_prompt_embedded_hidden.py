@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcpgen.runtime.authz import Policy
 from mcpgen.runtime.identity import Identity
 from mcpgen.runtime.prompts import PromptBinding, PromptTable, render_messages
 from mcpgen.runtime.resources import ResourceBinding, ResourceTable
+from mcpgen.runtime.scopes import ScopedPolicy
 
 BOB = Identity("bob", frozenset())
 ALICE = Identity("alice", frozenset({"hr"}))
@@ -27,7 +27,7 @@ def answer(table: PromptTable, identity: Identity, name: str) -> tuple[int, str]
 
 def test_a_hidden_resource_is_embedded_as_one_that_does_not_exist() -> None:
     salaries = ResourceBinding({"uri": "vault://salaries", "name": "s"}, content={"text": "9000"})
-    policy = Policy({"resource": {"vault://salaries": ["hr"]}}, hide_unauthorized=True)
+    policy = ScopedPolicy({"resource": {"vault://salaries": ["hr"]}}, hide_unauthorized=True)
     resources = ResourceTable([salaries], policy)
     show = PromptBinding(
         {"name": "show", "arguments": [{"name": "name", "required": True}]},

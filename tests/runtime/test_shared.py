@@ -445,6 +445,26 @@ async def test_request_state_fails_with_another_secret_or_none() -> None:
         assert outcome == "rejected: Invalid or expired requestState"
 
 
+async def test_workers_given_one_state_secret_open_each_others_request_state() -> None:
+    """``<PREFIX>STATE_SECRET`` (``sealing.request_security``, what the HTTP app seals with):
+    two workers with the same secret open each other's state, a short secret is refused,
+    and without one each process has a key of its own."""
+    from mcpgen.runtime.sealing import request_security
+    from mcpgen.runtime.settings import Settings
+
+    def worker(secret: str) -> Server[Any]:
+        security = request_security(Settings(state_secret=secret, workers=2))
+        assert security is not None
+        return _elicit_server(security)
+
+    assert await _two_rounds(worker(SECRET), worker(SECRET)) == "round-1: teal"
+    outcome = await _two_rounds(worker(SECRET), worker(SECRET[::-1]))
+    assert outcome == "rejected: Invalid or expired requestState"
+    assert request_security(Settings()) is None
+    with pytest.raises(SharedStateConfigError, match="at least 32"):
+        request_security(Settings(state_secret="short"))
+
+
 async def test_request_state_rotation_accepts_the_previous_secret() -> None:
     old, new = SECRET, SECRET[::-1]
     a = _elicit_server(request_state_security(old))

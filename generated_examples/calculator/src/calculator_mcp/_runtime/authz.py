@@ -6,9 +6,8 @@ run anything (meta tools and code mode reach operations only through the tool ta
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -18,9 +17,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData
 from pydantic import ValidationError
 
-from .errors import Forbidden
 from .identity import LOCAL, Identity
 from .lifecycle import run_request
+from .spec import scopes_of
 
 IDENTITY_KEY = "mcpgen.identity"  # where the HTTP auth middleware puts the caller (ASGI scope)
 # A network request that did not pass the auth middleware: it may call nothing scoped.
@@ -34,17 +33,6 @@ Kind = str  # "tool", "resource" (fixed URI or URI template), "prompt"
 def current_identity() -> Identity:
     """The caller of the request being handled (``LOCAL`` on stdio and in memory)."""
     return _CURRENT.get()
-
-
-@contextlib.contextmanager
-def acting(identity: Identity) -> Iterator[None]:
-    """``identity`` current while the HTTP layer passes its request on: what the SDK asks
-    before any handler runs (``ToolTable.input_schema``) sees the verified caller too."""
-    token = _CURRENT.set(identity)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
 
 
 def identity_of_request(request: object, network: bool) -> Identity:
@@ -138,46 +126,42 @@ def principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
 
 
 class Policy:
-    """The scopes each tool, resource and prompt needs, and whether discovery hides what
-    a caller may not use (``hideUnauthorizedTools``)."""
+    """Who may use what without scopes (``scopes.ScopedPolicy`` has them): every caller
+    may use everything, and discovery hides nothing."""
 
-    def __init__(
-        self,
-        scopes: Mapping[Kind, Mapping[str, Sequence[str]]] | None = None,
-        *,
-        hide_unauthorized: bool = False,
-    ) -> None:
-        self.scopes: dict[Kind, dict[str, tuple[str, ...]]] = {
-            kind: {name: tuple(needed) for name, needed in table.items() if needed}
-            for kind, table in (scopes or {}).items()
-        }
-        self.hide_unauthorized = hide_unauthorized
+    scoped = False
+
+    def __init__(self, hide_unauthorized: bool = False) -> None:
+        self.hide_unauthorized = hide_unauthorized  # ``hideUnauthorizedTools``
 
     def required(self, kind: Kind, name: str) -> tuple[str, ...]:
-        return self.scopes.get(kind, {}).get(name, ())
+        return ()
 
     def missing(self, identity: Identity, kind: Kind, name: str) -> list[str]:
-        return identity.missing(self.required(kind, name))
+        return []
 
     def check(self, identity: Identity, kind: Kind, name: str) -> None:
         """Raise ``Forbidden`` unless ``identity`` holds every scope ``name`` needs."""
-        needed = self.scopes.get(kind, {}).get(name)
-        if needed and (missing := identity.missing(needed)):
-            raise Forbidden(kind, name, needed, missing)
 
     def allowed(self, identity: Identity, kind: Kind, name: str) -> bool:
-        return not self.missing(identity, kind, name)
+        return True
 
     def visible(self, identity: Identity, kind: Kind, name: str) -> bool:
         """Whether discovery (lists, search) shows ``name`` to this caller."""
-        return not self.hide_unauthorized or self.allowed(identity, kind, name)
+        return True
 
     def hides_from(self, identity: Identity | None) -> bool:
         """Whether discovery hides anything from ``identity`` (a scope it lacks)."""
-        if not self.hide_unauthorized or identity is None:
-            return False
-        return any(self.missing(identity, k, n) for k, t in self.scopes.items() for n in t)
+        return False
 
-    @property
-    def scoped(self) -> bool:
-        return any(self.scopes.values())
+
+def policy_of(spec: dict[str, Any]) -> Policy:
+    """The policy of ``spec``: scoped when a tool, resource or prompt needs a scope."""
+    hide = bool(spec.get("auth", {}).get("hideUnauthorized"))
+    scopes = scopes_of(spec)
+    if not any(needed for table in scopes.values() for needed in table.values()):
+        return Policy(hide)
+    from .scopes import ScopedPolicy  # (Any where the package does not carry it)
+
+    scoped: Policy = ScopedPolicy(scopes, hide_unauthorized=hide)
+    return scoped

@@ -8,9 +8,6 @@ import json
 import re
 from typing import Any
 
-from mcp_types import jsonrpc_message_adapter
-from pydantic import ValidationError
-
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 BUSY = -32004  # (server range; -32000 is MCP's connection closed) too many requests waiting
@@ -110,20 +107,6 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
     method, params = value["method"], value.get("params")
     if odd_id or not isinstance(method, str) or not isinstance(params, dict | None):
         return _invalid(value)
-    return None
-
-
-def unreadable(body: bytes) -> str | None:
-    """The error answer to a POST ``body`` the SDK cannot read as a message (what
-    ``error_for`` answers on stdio), None when it can. For legacy SSE, whose transport
-    answers such a body with a plain-text 400 "Could not parse message"."""
-    try:
-        jsonrpc_message_adapter.validate_json(body, by_name=False)
-    except ValidationError:
-        try:
-            return error_for(body.decode())
-        except UnicodeDecodeError:  # JSON text is UTF-8 (RFC 8259)
-            return error(PARSE_ERROR, "Parse error")
     return None
 
 

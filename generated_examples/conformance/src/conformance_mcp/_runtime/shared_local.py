@@ -70,9 +70,6 @@ class ExpiringMap:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
-    def __len__(self) -> int:
-        return len(self._data)
-
 
 def check_ttl(ttl: float) -> None:
     if not (isinstance(ttl, int | float) and math.isfinite(ttl) and ttl > 0):

@@ -20,11 +20,11 @@ from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
-from .authz import IdentityMiddleware, Policy, caller_key, current_identity, principal
+from .authz import IdentityMiddleware, caller_key, current_identity, policy_of, principal
 from .errors import not_found
 from .events import Events
 from .paging import page
-from .spec import scopes_of, unshare_defs
+from .spec import unshare_defs
 from .tools import ToolBinding, ToolCall, ToolTable
 
 if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that use them
@@ -166,8 +166,7 @@ def build_server(
     ``request_state`` seals 2026-07-28 ``requestState`` (a key of this process if None)."""
     unshare_defs(spec)  # a spec read without ``load_spec`` (tests, tools) is made whole too
     caps = spec.get("capabilities", {})
-    auth = spec.get("auth", {})
-    policy = Policy(scopes_of(spec), hide_unauthorized=bool(auth.get("hideUnauthorized")))
+    policy = policy_of(spec)
     events = Events(bus)
     if shared is not None:  # events raised on another replica reach this one's connections
         from .sharing import ReplicaEvents

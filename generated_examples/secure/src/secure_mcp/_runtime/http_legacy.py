@@ -7,6 +7,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from mcp_types import jsonrpc_message_adapter
+from pydantic import ValidationError
+
+from . import jsonrpc
 from .authz import IDENTITY_KEY
 from .http_guard import PostGuard, error, respond, route_path
 from .identity import Identity
@@ -84,9 +88,26 @@ def legacy_app(
     app.add_middleware(SessionSlots, settings=settings)
     if settings.transport == "sse":  # a POST that is no message: the JSON-RPC errors of HTTP
         app.add_middleware(
-            PostGuard, path=MESSAGES_PATH, max_body_size=settings.max_body_size, sdk_parses=False
+            PostGuard,
+            path=MESSAGES_PATH,
+            max_body_size=settings.max_body_size,
+            unreadable=unreadable,
         )
     return app
+
+
+def unreadable(body: bytes) -> str | None:
+    """The error answer to a POST ``body`` the SDK cannot read as a message (what
+    ``error_for`` answers on stdio), None when it can. For legacy SSE, whose transport
+    answers such a body with a plain-text 400 "Could not parse message"."""
+    try:
+        jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except ValidationError:
+        try:
+            return jsonrpc.error_for(body.decode())
+        except UnicodeDecodeError:  # JSON text is UTF-8 (RFC 8259)
+            return jsonrpc.error(jsonrpc.PARSE_ERROR, "Parse error")
+    return None
 
 
 def sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> list[Any]:

@@ -22,12 +22,10 @@ from .errors import ConfigError
 from .eventstore import MemoryEventStore, events_per_session
 from .http_guard import (
     HEALTH_PATH,
-    WELL_KNOWN,
     AuthMiddleware,
     PostGuard,
     TokenBuckets,
 )
-from .identity import Authenticator
 from .sealing import request_security
 from .settings import Settings
 from .shared_local import LOCAL_STATUS
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.types import Scope
 
+    from .auth import Authenticator
     from .server import GeneratedServer
     from .shared import SharedState
 
@@ -111,22 +110,19 @@ def create_app(
         shared=shared,
         request_state=request_security(settings),
     )
-    auth = Authenticator(spec.get("auth", {}))
-    if auth.config.get("type", "none") != "none":  # the package carries auth.py
+    auth: Authenticator | None = None  # (without ``auth`` every caller is anonymous)
+    if spec.get("auth", {}).get("type", "none") != "none":  # the package carries auth.py
         from .auth import authenticator
 
         cache = shared.cache("introspection") if shared is not None else None
         auth = authenticator(spec, settings, environ, cache)
     info = spec["server"]
-    if not auth.enabled and not settings.local:
+    if auth is None and not settings.local:
         logger.warning(
             "serving on %s without authentication: anyone who can reach it can call every tool",
             settings.host,
         )
     hosts, origins = security_lists(settings)
-
-    def metadata_url(scope: Scope) -> str:
-        return base_url(scope, settings) + WELL_KNOWN + settings.endpoint
 
     async def healthz(request: Request) -> Response:
         # 200 while Redis is away: the replica still serves (degraded), and a balancer that
@@ -149,7 +145,7 @@ def create_app(
         routes.append(metrics_route(observed.metrics, lambda s: not hides(s.get(IDENTITY_KEY))))
         if spec.get("observability", {}).get("metrics") == "public":
             public = (METRICS_PATH,)
-    if auth.kind == "oauth":  # the package carries http_auth.py
+    if auth is not None and auth.kind == "oauth":  # the package carries http_auth.py
         from .http_auth import metadata_route
 
         routes.append(metadata_route(spec, settings))
@@ -172,7 +168,7 @@ def create_app(
         )
         if resumable:  # one store, a view of it per session
             events_per_session(server.session_manager)
-        if not settings.stateless and auth.enabled:  # sessions of verified callers
+        if not settings.stateless and auth is not None:  # sessions of verified callers
             from .http_auth import cap_sessions_per_caller
 
             cap_sessions_per_caller(server.session_manager, settings.sessions_per_caller)
@@ -201,24 +197,26 @@ def create_app(
     if settings.rate_limit > 0:
         buckets = shared.limiter if shared is not None else None
         limiter = TokenBuckets(settings.rate_limit, settings.rate_burst, buckets)
-    middleware = AuthMiddleware
-    if auth.enabled:  # the package carries http_auth.py
+    if auth is None:
+        app.add_middleware(
+            AuthMiddleware, settings, limiter, public_paths=public, hosts=hosts, origins=origins
+        )
+    else:  # the package carries http_auth.py
         from .http_auth import VerifyingMiddleware
 
-        middleware = VerifyingMiddleware
-    app.add_middleware(
-        middleware,
-        auth=auth,
-        settings=settings,
-        policy=server.tools.policy,
-        limiter=limiter,
-        metadata_url=metadata_url,
-        realm=str(info["name"]),
-        public_paths=public,
-        subscriptions=server.readable,
-        hosts=hosts,
-        origins=origins,
-    )
+        policy, realm = server.tools.policy, str(info["name"])
+        app.add_middleware(
+            VerifyingMiddleware,
+            auth,
+            policy,
+            settings,
+            limiter,
+            realm,
+            server.readable,
+            public_paths=public,
+            hosts=hosts,
+            origins=origins,
+        )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -233,7 +231,7 @@ def create_app(
                 "Mcp-Protocol-Version",
                 "Mcp-Method",
                 "Mcp-Name",
-                auth.header,
+                "Authorization" if auth is None else auth.header,
             ],
             expose_headers=[
                 "Mcp-Session-Id",
