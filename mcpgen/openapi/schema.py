@@ -169,7 +169,8 @@ class SchemaConverter:
         when ``own`` is false: a spread body's are no arguments), ``properties``,
         ``patterns``, ``additional`` (for the properties not ``known`` nor matched by a
         pattern: all patterns are kept with it), ``prefix`` and ``items`` (for the items
-        after those) the plans of its parts (``gone``: a map value that is readOnly), ``all``
+        after those) the plans of its parts (``gone``: a map value or an item after the
+        prefix that is readOnly; a prefix item is kept, its place is its meaning), ``all``
         those of the members beside it (a ``oneOf``/``anyOf`` member's applies whichever
         member the value matches), ``ref`` a definition's plan in ``$defs`` (each planned
         once, for every body: a recursive schema stays a cycle). Only what leads to a
@@ -231,7 +232,7 @@ class SchemaConverter:
             if prop not in drop
         }
         if isinstance(target.get("items"), dict):
-            plan["items"] = self._plan(target["items"], refs)
+            plan["items"] = self._value_plan(target["items"], refs)
         plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
         patterns = target.get("patternProperties")
         plan["patterns"] = {
@@ -245,9 +246,10 @@ class SchemaConverter:
         return plan
 
     def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """The plan of a map's values (``additionalProperties``, ``patternProperties``):
-        ``gone`` when their schema says ``readOnly``, as a property's does (every such key
-        is left out; the map, not read-only itself, is sent without them)."""
+        """The plan of a map's values (``additionalProperties``, ``patternProperties``) or
+        an array's ``items``: ``gone`` when their schema says ``readOnly``, as a property's
+        does (every such key or item is left out; the map or array, not read-only itself,
+        is sent without them)."""
         return {"gone": True} if self.marked_read_only(schema) else self._plan(schema, refs)
 
     # -- the keywords --------------------------------------------------------------------
