@@ -1,6 +1,6 @@
 """A property required in one place and ``readOnly`` in another (an ``allOf`` member, the
-definition a ``$ref`` beside other keywords names) is left out of requests, so the tool's
-input schema must not require it either."""
+definition a ``$ref`` beside other keywords names, a ``patternProperties`` entry matching
+its name) is left out of requests, so the tool's input schema must not require it either."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ BODIES = {
         "required": ["id"],
         "properties": {"name": {"type": "string"}},
         "allOf": [{"$ref": "#/components/schemas/Marked"}],
+    },
+    # a pattern's schema applies to the properties it matches: id is read-only
+    "pattern": {
+        **PLAIN,
+        "additionalProperties": False,
+        "patternProperties": {"^i": MARKED["properties"]["id"]},
     },
 }
 

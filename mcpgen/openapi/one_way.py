@@ -9,11 +9,13 @@ to is looked at once (one by path was exponential: a chain of definitions each w
 ``relax``: a property ``readOnly`` in one place and ``required`` in another (``Body =
 allOf[Plain (required: [id]), Marked (id: readOnly)]``): a request leaves it out
 (``read_only_plan``), so no schema may ask for it, as ``finish`` already has it where
-``required`` and ``readOnly`` stand side by side. The ``allOf`` member (or the definition a
+``required`` and ``readOnly`` stand side by side (a ``patternProperties`` entry marking a
+property its pattern matches is elsewhere too). The ``allOf`` member (or the definition a
 ``$ref`` beside other keywords names) that requires it is given as a copy without it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +46,10 @@ def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
         if not isinstance(node, dict) or id(node) in seen:
             continue
         seen.add(id(node))
-        composed = "allOf" in node or (
-            "$ref" in node and set(node) - {"$ref", "title", "description"}
+        composed = (
+            "allOf" in node
+            or "patternProperties" in node
+            or ("$ref" in node and set(node) - {"$ref", "title", "description"})
         )
         only = set(converter.read_only(node)) if composed else set()
         if only:
@@ -79,6 +83,17 @@ def _without(converter: SchemaConverter, member: Json, only: set[str], seen: set
     unrequire(out, only)
     out.update({k: v for k, v in member.items() if k != "$ref"} if name else {})
     return out
+
+
+def matches(pattern: str, name: str) -> bool:
+    """Whether ``pattern`` matches ``name`` as a generated server matches it (one that
+    neither its engine nor Python's compiles matches nothing)."""
+    from mcpgen.runtime.patterns import matcher
+
+    try:
+        return matcher(pattern)(name)
+    except re.error:
+        return False
 
 
 def unrequire(node: dict[str, Json], only: set[str]) -> dict[str, Json]:

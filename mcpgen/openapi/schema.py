@@ -12,7 +12,7 @@ from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_n
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
-from mcpgen.openapi.one_way import beside, decide, relax
+from mcpgen.openapi.one_way import beside, decide, matches, relax
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
@@ -125,7 +125,8 @@ class SchemaConverter:
     def read_only(self, schema: Json) -> list[str]:
         """The properties of ``schema`` that only the server sets: ``readOnly`` in any
         subschema applying to the value (JSON Schema 2020-12 validation §9.4): the schema,
-        the definition it refers to, any ``allOf`` member. Of ``oneOf``/``anyOf`` members,
+        the definition it refers to, any ``allOf`` member, a ``patternProperties`` entry
+        matching the name. Of ``oneOf``/``anyOf`` members,
         the one the value validates against, not known here: every member declaring it."""
         return sorted(prop for prop, only in self._marks(schema, {}).items() if only)
 
@@ -145,6 +146,10 @@ class SchemaConverter:
                     for prop, only in self._marks(member, memo).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
+            patterns = target.get("patternProperties")  # apply to the names they match
+            for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
+                if self.marked_read_only(sub):
+                    marks.update({prop: True for prop in marks if matches(pattern, prop)})
         return memo[id(target)]
 
     def marked_read_only(self, schema: Json) -> bool:
