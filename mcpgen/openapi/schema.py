@@ -43,7 +43,7 @@ class SchemaConverter:
         self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
         self._unplanned: list[str] = []
         self._live: set[str] = set()  # the definitions whose plan drops something
-        self._marked: dict[int, tuple[Json, bool]] = {}  # id -> schema, says readOnly (decide)
+        self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -122,16 +122,16 @@ class SchemaConverter:
         return "properties" in schema or "additionalProperties" in schema
 
     # -- readOnly ------------------------------------------------------------------------
-    def read_only(self, schema: Json) -> list[str]:
-        """The properties of ``schema`` that only the server sets: ``readOnly`` in any
-        subschema applying to the value (JSON Schema 2020-12 validation §9.4): the schema,
-        the definition it refers to, any ``allOf`` member, a ``patternProperties`` entry
-        matching the name. Of ``oneOf``/``anyOf`` members,
-        the one the value validates against, not known here: every member declaring it."""
-        return sorted(prop for prop, only in self._marks(schema, {}).items() if only)
+    def read_only(self, schema: Json, keyword: str = "readOnly") -> list[str]:
+        """The properties of ``schema`` only the server sets (``keyword`` ``writeOnly``: only
+        a client): marked in any subschema applying to the value (JSON Schema 2020-12 §9.4):
+        itself, the definition it refers to, an ``allOf`` member, a ``patternProperties``
+        entry matching the name; of ``oneOf``/``anyOf`` members (the one the value validates
+        against is not known here) every member declaring it."""
+        return sorted(prop for prop, only in self._marks(schema, {}, keyword).items() if only)
 
-    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]]) -> dict[str, bool]:
-        """Each property ``schema`` declares: readOnly or not (``memo``: a cycle ends)."""
+    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]], key: str) -> dict[str, bool]:
+        """Each property ``schema`` declares: ``key`` or not (``memo``: a cycle ends)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
@@ -139,24 +139,24 @@ class SchemaConverter:
             memo[id(target)] = marks = {}
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marks[prop] = self.marked_read_only(sub)
+                marks[prop] = self.marked_read_only(sub, key)
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 for member in members:  # every member declaring a property marks it
-                    for prop, only in self._marks(member, memo).items():
+                    for prop, only in self._marks(member, memo, key).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
             patterns = target.get("patternProperties")  # apply to the names they match
             for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
-                if self.marked_read_only(sub):
+                if self.marked_read_only(sub, key):
                     marks.update({prop: True for prop in marks if matches(pattern, prop)})
         return memo[id(target)]
 
-    def marked_read_only(self, schema: Json) -> bool:
-        """Whether ``schema`` says ``readOnly``: itself, or one of its ``_groups`` wholly."""
-        if isinstance(schema, dict) and id(schema) not in self._marked:
-            decide(schema, self._groups, self._marked)
-        return isinstance(schema, dict) and self._marked[id(schema)][1]
+    def marked_read_only(self, schema: Json, keyword: str = "readOnly") -> bool:
+        """Whether ``schema`` says ``keyword``: itself, or one of its ``_groups`` wholly."""
+        if isinstance(schema, dict) and id(schema) not in self._marked[keyword]:
+            decide(schema, self._groups, self._marked[keyword], keyword)
+        return isinstance(schema, dict) and self._marked[keyword][id(schema)][1]
 
     def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
         """What applies beside ``schema``'s keywords, in groups of which the member a value
