@@ -97,8 +97,8 @@ def test_read_only_elsewhere_is_not_required_of_a_nested_object(case: str) -> No
 @pytest.mark.parametrize("case", list(BODIES))
 def test_write_only_elsewhere_is_not_required_of_the_output(case: str) -> None:
     """The same with ``writeOnly``: an answer leaves ``id`` out (OpenAPI: SHOULD NOT be
-    sent in a response), so the output schema must not require it; it did, and a
-    structured result without it failed the client's check of the output schema."""
+    sent in a response), so the output schema must not require it; it did, and an answer
+    without it was a tool error (the server checks a result against the output schema)."""
     body, marked = json.loads(json.dumps([BODIES[case], MARKED]).replace("readOnly", "writeOnly"))
     schema = tool_input(body, {"$ref": "#/components/schemas/Body"}, marked, "output")
     valid = Draft202012Validator(schema).is_valid
