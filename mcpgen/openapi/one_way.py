@@ -10,8 +10,9 @@ to is looked at once (one by path was exponential: a chain of definitions each w
 allOf[Plain (required: [id]), Marked (id: readOnly)]``): a request leaves it out
 (``read_only_plan``; an answer leaves a ``writeOnly`` one out), so no schema may ask for
 it, as ``finish`` already has it where ``required`` and the mark stand side by side (a
-``patternProperties`` entry marking a property its pattern matches is elsewhere too). The ``allOf`` member (or the definition a
-``$ref`` beside other keywords names) that requires it is given as a copy without it."""
+``patternProperties`` entry marking a property its pattern matches is elsewhere too). The
+``allOf`` member (or the definition a ``$ref`` beside other keywords names) that requires
+it is given as a copy without it."""
 
 from __future__ import annotations
 
@@ -52,8 +53,7 @@ def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
             or "patternProperties" in node
             or ("$ref" in node and set(node) - {"$ref", "title", "description"})
         )
-        marks = ("readOnly", "writeOnly") if composed else ()
-        only = {prop for mark in marks for prop in converter.read_only(node, mark)}
+        only = set(converter.read_only(node, ("readOnly", "writeOnly"))) if composed else set()
         if only:
             _lift(converter, node, only)
         todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]

@@ -16,6 +16,7 @@ from mcpgen.openapi.one_way import beside, decide, matches, relax
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
+Keys = tuple[str, ...]
 IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
 UNSUPPORTED = frozenset(
     {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
@@ -122,16 +123,16 @@ class SchemaConverter:
         return "properties" in schema or "additionalProperties" in schema
 
     # -- readOnly ------------------------------------------------------------------------
-    def read_only(self, schema: Json, keyword: str = "readOnly") -> list[str]:
-        """The properties of ``schema`` only the server sets (``keyword`` ``writeOnly``: only
-        a client): marked in any subschema applying to the value (JSON Schema 2020-12 §9.4):
-        itself, the definition it refers to, an ``allOf`` member, a ``patternProperties``
-        entry matching the name; of ``oneOf``/``anyOf`` members (the one the value validates
-        against is not known here) every member declaring it."""
-        return sorted(prop for prop, only in self._marks(schema, {}, keyword).items() if only)
+    def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
+        """The properties of ``schema`` marked one of ``keys`` (``readOnly``: the server sets
+        them) in a subschema applying to the value (JSON Schema 2020-12 §9.4): itself, the
+        definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
+        the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
+        member declaring it."""
+        return sorted(prop for prop, only in self._marks(schema, {}, keys).items() if only)
 
-    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]], key: str) -> dict[str, bool]:
-        """Each property ``schema`` declares: ``key`` or not (``memo``: a cycle ends)."""
+    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]], keys: Keys) -> dict[str, bool]:
+        """Each property ``schema`` declares: one of ``keys`` or not (``memo``: a cycle ends)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
@@ -139,16 +140,16 @@ class SchemaConverter:
             memo[id(target)] = marks = {}
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marks[prop] = self.marked_read_only(sub, key)
+                marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 for member in members:  # every member declaring a property marks it
-                    for prop, only in self._marks(member, memo, key).items():
+                    for prop, only in self._marks(member, memo, keys).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
             patterns = target.get("patternProperties")  # apply to the names they match
             for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
-                if self.marked_read_only(sub, key):
+                if any(self.marked_read_only(sub, key) for key in keys):
                     marks.update({prop: True for prop in marks if matches(pattern, prop)})
         return memo[id(target)]
 
@@ -251,10 +252,9 @@ class SchemaConverter:
         return plan
 
     def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """The plan of a map's values (``additionalProperties``, ``patternProperties``) or
-        an array's ``items``: ``gone`` when their schema says ``readOnly``, as a property's
-        does (every such key or item is left out; the map or array, not read-only itself,
-        is sent without them)."""
+        """The plan of a map's values (``additionalProperties``, ``patternProperties``) or an
+        array's ``items``: ``gone`` when their schema says ``readOnly``, as a property's does
+        (each such key or item is left out; the map or array itself is sent without them)."""
         return {"gone": True} if self.marked_read_only(schema) else self._plan(schema, refs)
 
     # -- the keywords --------------------------------------------------------------------
