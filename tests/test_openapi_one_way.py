@@ -105,3 +105,12 @@ def test_write_only_elsewhere_is_not_required_of_the_output(case: str) -> None:
     assert valid({"name": "n"})  # id is never in an answer: not asked for
     if case != "required beside":
         assert not valid({})  # name still is
+
+
+def test_a_pattern_no_engine_compiles_marks_nothing() -> None:
+    """A ``patternProperties`` pattern that neither engine compiles (an unbalanced group, a
+    repeat count past the limit) is no traceback: it matches no property's name."""
+    for pattern in ("(", "a{99999999999}"):
+        body = {**PLAIN, "patternProperties": {pattern: MARKED["properties"]["id"]}}
+        schema = tool_input(body, {"$ref": "#/components/schemas/Body"})
+        assert schema["$defs"]["Body"]["required"] == ["id", "name"]

@@ -94,7 +94,7 @@ def matches(pattern: str, name: str) -> bool:
 
     try:
         return matcher(pattern)(name)
-    except re.error:
+    except (re.error, OverflowError, RecursionError):  # as check.schemas.python_regex
         return False
 
 
