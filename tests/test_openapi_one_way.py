@@ -1,6 +1,6 @@
 """A property required in one place and ``readOnly`` in another (an ``allOf`` member, the
-definition a ``$ref`` beside other keywords names) is left out of requests, so the tool's
-input schema must not require it either."""
+definition a ``$ref`` beside other keywords names, a ``patternProperties`` entry matching
+its name) is left out of requests, so the tool's input schema must not require it either."""
 
 from __future__ import annotations
 
@@ -37,29 +37,36 @@ BODIES = {
         "properties": {"name": {"type": "string"}},
         "allOf": [{"$ref": "#/components/schemas/Marked"}],
     },
+    # a pattern's schema applies to the properties it matches: id is read-only
+    "pattern": {
+        **PLAIN,
+        "additionalProperties": False,
+        "patternProperties": {"^i": MARKED["properties"]["id"]},
+    },
 }
 
 
-def tool_input(body: dict[str, Any], media_schema: dict[str, Any]) -> dict[str, Any]:
+def tool_input(
+    body: dict[str, Any], media_schema: dict[str, Any], marked: Any = MARKED, part: str = "input"
+) -> dict[str, Any]:
+    """The ``part`` schema of the tool whose body, and answer, is ``media_schema``."""
+    content = {"application/json": {"schema": media_schema}}
     operation = {
         "operationId": "send",
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": media_schema}},
-        },
-        "responses": {"204": {"description": "ok"}},
+        "requestBody": {"required": True, "content": content},
+        "responses": {"200": {"description": "ok", "content": content}},
     }
     data = {
         "openapi": "3.1.0",
         "info": {"title": "t", "version": "1"},
         "paths": {"/a": {"post": operation}},
-        "components": {"schemas": {"Plain": PLAIN, "Marked": MARKED, "Body": body}},
+        "components": {"schemas": {"Plain": PLAIN, "Marked": marked, "Body": body}},
     }
     doc = load_text(json.dumps(data, indent=1), "inline.json", Path("."), json_first=True)
     result = import_openapi(doc)
     assert not [p for p in result.problems if p.level.value == "error"]
     (tool,) = result.tools
-    schema: dict[str, Any] = tool["input"]
+    schema: dict[str, Any] = tool[part]
     return schema
 
 
@@ -85,3 +92,25 @@ def test_read_only_elsewhere_is_not_required_of_a_nested_object(case: str) -> No
     assert valid({"inner": {"name": "n"}})
     if case != "required beside":
         assert not valid({"inner": {}})
+
+
+@pytest.mark.parametrize("case", list(BODIES))
+def test_write_only_elsewhere_is_not_required_of_the_output(case: str) -> None:
+    """The same with ``writeOnly``: an answer leaves ``id`` out (OpenAPI: SHOULD NOT be
+    sent in a response), so the output schema must not require it; it did, and an answer
+    without it was a tool error (the server checks a result against the output schema)."""
+    body, marked = json.loads(json.dumps([BODIES[case], MARKED]).replace("readOnly", "writeOnly"))
+    schema = tool_input(body, {"$ref": "#/components/schemas/Body"}, marked, "output")
+    valid = Draft202012Validator(schema).is_valid
+    assert valid({"name": "n"})  # id is never in an answer: not asked for
+    if case != "required beside":
+        assert not valid({})  # name still is
+
+
+def test_a_pattern_no_engine_compiles_marks_nothing() -> None:
+    """A ``patternProperties`` pattern that neither engine compiles (an unbalanced group, a
+    repeat count past the limit) is no traceback: it matches no property's name."""
+    for pattern in ("(", "a{99999999999}"):
+        body = {**PLAIN, "patternProperties": {pattern: MARKED["properties"]["id"]}}
+        schema = tool_input(body, {"$ref": "#/components/schemas/Body"})
+        assert schema["$defs"]["Body"]["required"] == ["id", "name"]

@@ -8,12 +8,15 @@ to is looked at once (one by path was exponential: a chain of definitions each w
 
 ``relax``: a property ``readOnly`` in one place and ``required`` in another (``Body =
 allOf[Plain (required: [id]), Marked (id: readOnly)]``): a request leaves it out
-(``read_only_plan``), so no schema may ask for it, as ``finish`` already has it where
-``required`` and ``readOnly`` stand side by side. The ``allOf`` member (or the definition a
-``$ref`` beside other keywords names) that requires it is given as a copy without it."""
+(``read_only_plan``; an answer leaves a ``writeOnly`` one out), so no schema may ask for
+it, as ``finish`` already has it where ``required`` and the mark stand side by side (a
+``patternProperties`` entry marking a property its pattern matches is elsewhere too). The
+``allOf`` member (or the definition a ``$ref`` beside other keywords names) that requires
+it is given as a copy without it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +38,8 @@ def beside(target: dict[str, Json]) -> list[Json]:
 
 def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
     """Each object in ``schemas`` (converted, their definitions too) no longer requires,
-    through what applies beside it, the properties only the server sets; in place."""
+    through what applies beside it, the properties only the server (or a client) sets; in
+    place."""
     todo, seen = list(schemas), set()
     while todo:
         node = todo.pop()
@@ -44,10 +48,12 @@ def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
         if not isinstance(node, dict) or id(node) in seen:
             continue
         seen.add(id(node))
-        composed = "allOf" in node or (
-            "$ref" in node and set(node) - {"$ref", "title", "description"}
+        composed = (
+            "allOf" in node
+            or "patternProperties" in node
+            or ("$ref" in node and set(node) - {"$ref", "title", "description"})
         )
-        only = set(converter.read_only(node)) if composed else set()
+        only = set(converter.read_only(node, ("readOnly", "writeOnly"))) if composed else set()
         if only:
             _lift(converter, node, only)
         todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]
@@ -81,6 +87,17 @@ def _without(converter: SchemaConverter, member: Json, only: set[str], seen: set
     return out
 
 
+def matches(pattern: str, name: str) -> bool:
+    """Whether ``pattern`` matches ``name`` as a generated server matches it (one that
+    neither its engine nor Python's compiles matches nothing)."""
+    from mcpgen.runtime.patterns import matcher
+
+    try:
+        return matcher(pattern)(name)
+    except (re.error, OverflowError, RecursionError):  # as check.schemas.python_regex
+        return False
+
+
 def unrequire(node: dict[str, Json], only: set[str]) -> dict[str, Json]:
     """``node`` (changed in place) no longer requiring ``only``."""
     asked = node.get("required")
@@ -91,9 +108,12 @@ def unrequire(node: dict[str, Json], only: set[str]) -> dict[str, Json]:
     return node
 
 
-def decide(start: dict[str, Json], groups: Groups, known: dict[int, tuple[Json, bool]]) -> None:
+def decide(
+    start: dict[str, Json], groups: Groups, known: dict[int, tuple[Json, bool]], keyword: str
+) -> None:
     """Add ``start`` and each schema reachable from it through ``groups`` (lists of members
-    that say it when all of them do) to ``known`` (id -> the schema, whether it says it)."""
+    that say ``keyword`` when all of them do) to ``known`` (id -> the schema, whether it
+    says it)."""
     nodes: dict[int, tuple[dict[str, Json], list[list[dict[str, Json]]]]] = {}
     todo = [start]
     while todo:
@@ -103,7 +123,7 @@ def decide(start: dict[str, Json], groups: Groups, known: dict[int, tuple[Json, 
         whole = [g for g in groups(node) if all(isinstance(m, dict) for m in g)]
         nodes[id(node)] = node, whole
         todo += [m for g in whole for m in g]
-    value = {key: node.get("readOnly") is True for key, (node, _) in nodes.items()}
+    value = {key: node.get(keyword) is True for key, (node, _) in nodes.items()}
 
     def says(member: dict[str, Json]) -> bool:
         done = known.get(id(member))

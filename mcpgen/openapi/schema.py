@@ -12,10 +12,11 @@ from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_n
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
-from mcpgen.openapi.one_way import beside, decide, relax
+from mcpgen.openapi.one_way import beside, decide, matches, relax
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
+Keys = tuple[str, ...]
 IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
 UNSUPPORTED = frozenset(
     {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
@@ -43,7 +44,7 @@ class SchemaConverter:
         self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
         self._unplanned: list[str] = []
         self._live: set[str] = set()  # the definitions whose plan drops something
-        self._marked: dict[int, tuple[Json, bool]] = {}  # id -> schema, says readOnly (decide)
+        self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -122,15 +123,16 @@ class SchemaConverter:
         return "properties" in schema or "additionalProperties" in schema
 
     # -- readOnly ------------------------------------------------------------------------
-    def read_only(self, schema: Json) -> list[str]:
-        """The properties of ``schema`` that only the server sets: ``readOnly`` in any
-        subschema applying to the value (JSON Schema 2020-12 validation §9.4): the schema,
-        the definition it refers to, any ``allOf`` member. Of ``oneOf``/``anyOf`` members,
-        the one the value validates against, not known here: every member declaring it."""
-        return sorted(prop for prop, only in self._marks(schema, {}).items() if only)
+    def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
+        """The properties of ``schema`` marked one of ``keys`` (``readOnly``: the server sets
+        them) in a subschema applying to the value (JSON Schema 2020-12 §9.4): itself, the
+        definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
+        the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
+        member declaring it."""
+        return sorted(prop for prop, only in self._marks(schema, {}, keys).items() if only)
 
-    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]]) -> dict[str, bool]:
-        """Each property ``schema`` declares: readOnly or not (``memo``: a cycle ends)."""
+    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]], keys: Keys) -> dict[str, bool]:
+        """Each property ``schema`` declares: one of ``keys`` or not (``memo``: a cycle ends)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
@@ -138,20 +140,24 @@ class SchemaConverter:
             memo[id(target)] = marks = {}
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marks[prop] = self.marked_read_only(sub)
+                marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 for member in members:  # every member declaring a property marks it
-                    for prop, only in self._marks(member, memo).items():
+                    for prop, only in self._marks(member, memo, keys).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
+            patterns = target.get("patternProperties")  # apply to the names they match
+            for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
+                if any(self.marked_read_only(sub, key) for key in keys):
+                    marks.update({prop: True for prop in marks if matches(pattern, prop)})
         return memo[id(target)]
 
-    def marked_read_only(self, schema: Json) -> bool:
-        """Whether ``schema`` says ``readOnly``: itself, or one of its ``_groups`` wholly."""
-        if isinstance(schema, dict) and id(schema) not in self._marked:
-            decide(schema, self._groups, self._marked)
-        return isinstance(schema, dict) and self._marked[id(schema)][1]
+    def marked_read_only(self, schema: Json, keyword: str = "readOnly") -> bool:
+        """Whether ``schema`` says ``keyword``: itself, or one of its ``_groups`` wholly."""
+        if isinstance(schema, dict) and id(schema) not in self._marked[keyword]:
+            decide(schema, self._groups, self._marked[keyword], keyword)
+        return isinstance(schema, dict) and self._marked[keyword][id(schema)][1]
 
     def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
         """What applies beside ``schema``'s keywords, in groups of which the member a value
@@ -169,7 +175,8 @@ class SchemaConverter:
         when ``own`` is false: a spread body's are no arguments), ``properties``,
         ``patterns``, ``additional`` (for the properties not ``known`` nor matched by a
         pattern: all patterns are kept with it), ``prefix`` and ``items`` (for the items
-        after those) the plans of its parts (``gone``: a map value that is readOnly), ``all``
+        after those) the plans of its parts (``gone``: a map value or an item after the
+        prefix that is readOnly; a prefix item is kept, its place is its meaning), ``all``
         those of the members beside it (a ``oneOf``/``anyOf`` member's applies whichever
         member the value matches), ``ref`` a definition's plan in ``$defs`` (each planned
         once, for every body: a recursive schema stays a cycle). Only what leads to a
@@ -231,7 +238,7 @@ class SchemaConverter:
             if prop not in drop
         }
         if isinstance(target.get("items"), dict):
-            plan["items"] = self._plan(target["items"], refs)
+            plan["items"] = self._value_plan(target["items"], refs)
         plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
         patterns = target.get("patternProperties")
         plan["patterns"] = {
@@ -245,9 +252,9 @@ class SchemaConverter:
         return plan
 
     def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """The plan of a map's values (``additionalProperties``, ``patternProperties``):
-        ``gone`` when their schema says ``readOnly``, as a property's does (every such key
-        is left out; the map, not read-only itself, is sent without them)."""
+        """The plan of a map's values (``additionalProperties``, ``patternProperties``) or an
+        array's ``items``: ``gone`` when their schema says ``readOnly``, as a property's does
+        (each such key or item is left out; the map or array itself is sent without them)."""
         return {"gone": True} if self.marked_read_only(schema) else self._plan(schema, refs)
 
     # -- the keywords --------------------------------------------------------------------

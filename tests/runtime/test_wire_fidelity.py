@@ -689,6 +689,38 @@ async def test_a_map_whose_values_are_read_only_is_sent_without_them(
     assert sent == {"tags": kept, "name": "n"}
 
 
+ARRAYS = {  # an array whose items are readOnly, and what of ["a", "b"] is sent
+    "items": ({"items": RO}, []),
+    "itemsRef": ({"items": RO_REF}, []),
+    "itemsNullable": ({"items": {"anyOf": [RO_REF, {"type": "null"}]}}, []),
+    "afterPrefix": ({"prefixItems": [{"type": "string"}], "items": RO_REF}, ["a"]),
+    # a fixed-position item stays: leaving it out would move the items after it
+    "prefix": ({"prefixItems": [RO_REF, {"type": "string"}]}, ["a", "b"]),
+}
+
+
+@pytest.mark.parametrize("spread", [True, False])
+@pytest.mark.parametrize("shape", sorted(ARRAYS))
+async def test_an_array_whose_items_are_read_only_is_sent_without_them(
+    shape: str, spread: bool
+) -> None:
+    """An array whose ``items`` say ``readOnly`` (inline, by reference) sent every item:
+    only the properties of objects inside the items were looked at. Each item is
+    read-only, the array is not: it is sent without them, as a map without its readOnly
+    values is. A body that is such an array too."""
+    items, kept = ARRAYS[shape]
+    schema: dict[str, Any] = {
+        "type": "object",
+        "required": ["ids"],
+        "properties": {"ids": {"type": "array", **items}, "name": {"type": "string"}},
+    }
+    if not spread:
+        schema = {"allOf": [schema]}  # a body passed whole
+    given = {"ids": ["a", "b"], "name": "n"}
+    assert await sent_json(schema, given, {"Ro": RO}) == {"ids": kept, "name": "n"}
+    assert await sent_json({"type": "array", **items}, ["a", "b"], {"Ro": RO}) == kept
+
+
 PLAIN = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}
 MARKED = {"type": "object", "properties": {"id": {"type": "integer", "readOnly": True}}}
 COMPOSED = {  # a body whose ``id`` is marked by some members only, and whether it is sent

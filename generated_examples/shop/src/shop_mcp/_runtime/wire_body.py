@@ -117,7 +117,7 @@ def without_read_only(
     value: Json, plan: dict[str, Json], defs: Json = None, own: bool = True, via: Any = None
 ) -> Json:
     """``value`` without the properties ``plan`` drops at any depth (the importer's
-    ``read_only_plan``; ``gone``: a map value left out). ``own``: the object's own ``drop``
+    ``read_only_plan``; ``gone``: a map value or an item left out). ``own``: the object's own ``drop``
     applies (not when ``plan`` is a member beside it: the object's ``drop`` says what is
     read-only wherever declared); ``via``: the definitions applied at this depth (with
     ``own``), each once: a cycle ends, and so do the paths many ``allOf`` members lead to
@@ -157,6 +157,7 @@ def without_read_only(
         return [
             without_read_only(v, heads[i] if i < len(heads) else rest, defs)
             for i, v in enumerate(value)
+            if i < len(heads) or "gone" not in rest  # readOnly items after the prefix
         ]
     return value
 
