@@ -264,3 +264,17 @@ def test_a_question_withdrawn_no_longer_opens_the_park() -> None:
         assert _answer(stdio, "past", 30)["result"]["structuredContent"] == {"text": "x"}
     finally:
         stdio.kill()
+
+
+@ERAS
+def test_a_ping_behind_the_cap_is_answered_at_once(era: str) -> None:
+    """1,024 slow calls fill the cap and one more is parked: a ping (how a host checks that
+    the server lives) is answered at once, not parked behind them for a minute."""
+    stdio = _started(era)
+    try:
+        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(IN_FLIGHT)]
+        _write(stdio, [*slow, _call(era, "parked", "echo", {"text": "x"})])
+        ping = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+        assert stdio.call(ping, 10) == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+    finally:
+        stdio.kill()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 import os
 import stat
@@ -127,7 +128,8 @@ async def _read(
     gone: Callable[[], bool] = lambda: False,
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
-    would drop or take for a notification); at the end, a grace for what is in flight."""
+    would drop or take for a notification; a ping behind parked requests, which must not
+    wait for slow calls); at the end, a grace for what is in flight."""
     async with messages, anyio.create_task_group() as tg:
         tg.start_soon(pending.dispatch, messages)
         async for raw in lines:
@@ -146,7 +148,9 @@ async def _read(
             if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
                 await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
             elif isinstance(message, JSONRPCRequest) and pending.full():
-                if not await pending.park(message, len(raw)):
+                if message.method == "ping":
+                    await reply(json.dumps({"jsonrpc": "2.0", "id": message.id, "result": {}}))
+                elif not await pending.park(message, len(raw)):
                     await reply(jsonrpc.error(jsonrpc.BUSY, BUSY, message.id))
             elif not pending.unpark(message):
                 await messages.send(pending.read(message))
