@@ -16,6 +16,7 @@ import io
 import json
 import logging
 import os
+import select
 import stat
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -126,6 +127,7 @@ async def _read(
     reply: Callable[[str], Awaitable[None]],
     pending: Pending,
     gone: Callable[[], bool] = lambda: False,
+    hung_up: Callable[[], bool] = lambda: False,
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
     would drop or take for a notification; a ping behind parked requests, which must not
@@ -150,12 +152,15 @@ async def _read(
             elif isinstance(message, JSONRPCRequest) and pending.full():
                 if message.method == "ping":
                     await reply(json.dumps({"jsonrpc": "2.0", "id": message.id, "result": {}}))
-                elif not await pending.park(message, len(raw)):
+                elif (parked := await pending.park(message, len(raw), hung_up)) is None:
+                    break  # stdin closed behind a full park, and the grace ran out
+                elif not parked:
                     await reply(jsonrpc.error(jsonrpc.BUSY, BUSY, message.id))
             elif not pending.unpark(message):
                 await messages.send(pending.read(message))
-        pending.end()  # the dispatcher ends once the parked requests are sent
-        await pending.drained(gone)
+        else:
+            pending.end()  # the dispatcher ends once the parked requests are sent
+            await pending.drained(gone)
         tg.cancel_scope.cancel()  # (the parked requests left, if the grace ran out)
 
 
@@ -211,6 +216,7 @@ class Wire:
         self.reader = asyncio.StreamReader(limit=2 * READ_SIZE)
         self.out, self.output = out, output
         self.pending = Pending()
+        self.stdin: asyncio.ReadTransport | None = None
 
     @classmethod
     @asynccontextmanager
@@ -231,10 +237,10 @@ class Wire:
             transports.append(out)
             wire = cls(out, output)
             stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
-            reading, _ = await loop.connect_read_pipe(
+            wire.stdin, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
             )
-            transports.append(reading)
+            transports.append(wire.stdin)
             yield wire
             if output.lost is None:  # the last answer leaves (or the client goes) first
                 out.close()
@@ -264,10 +270,18 @@ class Wire:
                 await self.send(message.message.model_dump_json(by_alias=True, exclude_unset=True))
 
     async def read_into(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        await _read(self.lines(), messages, self.send, self.pending, self.gone)
+        await _read(self.lines(), messages, self.send, self.pending, self.gone, self.hung_up)
 
     def gone(self) -> bool:
         return self.output.lost is not None
+
+    def hung_up(self) -> bool:
+        """Whether the client closed stdin, even with lines still unread in it."""
+        if self.stdin is None or self.stdin.is_closing():  # (closed: the transport read EOF)
+            return True
+        poll, closed = select.poll(), select.POLLHUP | getattr(select, "POLLRDHUP", 0)
+        poll.register(self.stdin.get_extra_info("pipe"), select.POLLIN | closed)
+        return any(events & closed for _, events in poll.poll(0))
 
     async def lines(self) -> AsyncIterator[bytes]:
         """stdin's lines, any length."""
