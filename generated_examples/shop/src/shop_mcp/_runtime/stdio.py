@@ -48,11 +48,12 @@ Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Corout
 Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
 
-async def serve(server: GeneratedServer) -> None:
-    """Serve ``server`` on stdin/stdout until stdin ends."""
+async def serve(server: GeneratedServer, limit: int) -> None:
+    """Serve ``server`` on stdin/stdout until stdin ends; a line over ``limit`` bytes (the
+    HTTP body limit, ``max_body_size``) is answered -32600 and dropped, never held whole."""
     options = server.create_initialization_options()
     if on_pipes():
-        async with Wire.claim() as wire:
+        async with Wire.claim(limit) as wire:
             await _run(server, options, wire.read_into, wire.write_from)
         return
     # stdin a file or a terminal, Windows, trio: lines read here as on pipes (by a worker
@@ -67,13 +68,13 @@ async def serve(server: GeneratedServer) -> None:
             async def reply(text: str) -> None:
                 await sdk_writes.send(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
 
-            async def lines() -> AsyncIterator[bytes]:
+            async def chunks(size: int) -> bytes:
                 with suppress(OSError):  # (EIO: the terminal hung up) the end of input
-                    async for line in stdin:
-                        yield line
+                    return await stdin.read1(size)
+                return b""
 
             async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-                await _read(lines(), messages, reply, pending)
+                await _read(_lines(chunks, limit, reply), messages, reply, pending)
 
             async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
                 async with writes, sdk_writes:
@@ -104,7 +105,7 @@ async def _run(server: GeneratedServer, options: Any, read: Reader, write: Write
 
 
 @contextmanager
-def _claimed_stdin() -> Iterator[AsyncIterable[bytes]]:
+def _claimed_stdin() -> Iterator[anyio.AsyncFile[bytes]]:
     """stdin's lines, fd 0 claimed as the SDK claims it (reading the null device meanwhile);
     ``sys.stdin`` read in place when it is not fd 0."""
     try:
@@ -212,15 +213,15 @@ class _Output(asyncio.Protocol):
 class Wire:
     """stdin and stdout, taken over from fds 0 and 1 for the life of the connection."""
 
-    def __init__(self, out: asyncio.WriteTransport, output: _Output) -> None:
+    def __init__(self, out: asyncio.WriteTransport, output: _Output, limit: int) -> None:
         self.reader = asyncio.StreamReader(limit=2 * READ_SIZE)
-        self.out, self.output = out, output
+        self.out, self.output, self.limit = out, output, limit
         self.pending = Pending()
         self.stdin: asyncio.ReadTransport | None = None
 
     @classmethod
     @asynccontextmanager
-    async def claim(cls) -> AsyncIterator[Wire]:
+    async def claim(cls, limit: int) -> AsyncIterator[Wire]:
         sys.stdout.flush()
         stdin_fd = _divert(0, os.open(os.devnull, os.O_RDONLY))
         try:
@@ -235,7 +236,7 @@ class Wire:
             stdout = os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
             out, output = await loop.connect_write_pipe(_Output, stdout)
             transports.append(out)
-            wire = cls(out, output)
+            wire = cls(out, output, limit)
             stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
             wire.stdin, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
@@ -270,7 +271,8 @@ class Wire:
                 await self.send(message.message.model_dump_json(by_alias=True, exclude_unset=True))
 
     async def read_into(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        await _read(self.lines(), messages, self.send, self.pending, self.gone, self.hung_up)
+        lines = _lines(self.reader.read, self.limit, self.send)
+        await _read(lines, messages, self.send, self.pending, self.gone, self.hung_up)
 
     def gone(self) -> bool:
         return self.output.lost is not None
@@ -283,20 +285,33 @@ class Wire:
         poll.register(self.stdin.get_extra_info("pipe"), select.POLLIN | closed)
         return any(events & closed for _, events in poll.poll(0))
 
-    async def lines(self) -> AsyncIterator[bytes]:
-        """stdin's lines, any length."""
-        pending: list[bytes] = []
-        while chunk := await self.reader.read(READ_SIZE):
-            start = 0
-            while (end := chunk.find(b"\n", start)) >= 0:
+
+async def _lines(
+    read: Callable[[int], Awaitable[bytes]], limit: int, reply: Callable[[str], Awaitable[None]]
+) -> AsyncIterator[bytes]:
+    """The lines of what ``read`` returns; one over ``limit`` bytes is answered as HTTP
+    answers a body over it, then skipped to its end (held no further than ``limit``)."""
+    pending: list[bytes] = []
+    held = 0  # bytes in pending; -1 while skipping a line over the limit
+    while chunk := await read(READ_SIZE):
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if 0 <= held <= limit - (end - start):
                 pending.append(chunk[start:end])
-                start = end + 1
                 yield b"".join(pending)
+            elif held >= 0:
+                await reply(jsonrpc.TOO_LARGE)
+            pending.clear()
+            start, held = end + 1, 0
+        if start < len(chunk) and held >= 0:
+            pending.append(chunk[start:])
+            held += len(chunk) - start
+            if held > limit:  # answered now: its end may never come
+                await reply(jsonrpc.TOO_LARGE)
                 pending.clear()
-            if start < len(chunk):
-                pending.append(chunk[start:])
-        if pending:
-            yield b"".join(pending)
+                held = -1
+    if pending:
+        yield b"".join(pending)
 
 
 def _divert(fd: int, replacement: int) -> int:
