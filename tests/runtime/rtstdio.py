@@ -46,16 +46,18 @@ def env() -> dict[str, str]:
     return {**process_env(rtkit.make_spec("none")), "PYTHONUNBUFFERED": "1"}
 
 
-def popen(**streams: Any) -> subprocess.Popen[bytes]:
+def popen(*flags: str, **streams: Any) -> subprocess.Popen[bytes]:
     """The fixture server on stdio; ``streams`` are Popen's stdin/stdout/stderr."""
-    return subprocess.Popen(rtserve(), env=env(), **streams)
+    return subprocess.Popen(rtserve(*flags), env=env(), **streams)
 
 
 class Stdio:
     """A server subprocess spoken to in raw lines."""
 
-    def __init__(self) -> None:
-        self.process = popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def __init__(self, *flags: str) -> None:
+        self.process = popen(
+            *flags, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         self.lines: queue.Queue[bytes] = queue.Queue()
         self._log: list[bytes] = []
         self._out = threading.Thread(target=self._read, daemon=True)

@@ -6,6 +6,7 @@ both protocol eras: the handshake, and 2026-07-28 (each request carries its enve
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from contextlib import suppress
@@ -262,5 +263,49 @@ def test_a_question_withdrawn_no_longer_opens_the_park() -> None:
         echoes = [call(f"p{i}", "echo", {"text": "x"}) for i in range(PARKED)]
         _write(stdio, [*slow, *echoes, call("past", "echo", {"text": "x"})])
         assert _answer(stdio, "past", 30)["result"]["structuredContent"] == {"text": "x"}
+    finally:
+        stdio.kill()
+
+
+@ERAS
+def test_a_ping_behind_the_cap_is_answered_at_once(era: str) -> None:
+    """1,024 slow calls fill the cap and one more is parked: a ping (how a host checks that
+    the server lives) is answered at once, not parked behind them for a minute."""
+    stdio = _started(era)
+    try:
+        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(IN_FLIGHT)]
+        _write(stdio, [*slow, _call(era, "parked", "echo", {"text": "x"})])
+        ping = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+        assert stdio.call(ping, 10) == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+    finally:
+        stdio.kill()
+
+
+@ERAS
+def test_end_of_input_behind_a_full_park_stops_the_server(tmp_path: Path, era: str) -> None:
+    """As above, but with the pipe filled past the park too (reading stops there, the end
+    of input unread behind it): the server still exits within the grace."""
+    stdio = _started(era)
+    assert stdio.process.stdin is not None
+    try:
+        last = tmp_path / "m"
+        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+        slow.append(_call(era, IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
+        _write(stdio, [*slow, *(_call(era, f"p{i}", "echo", {"text": "x"}) for i in range(PARKED))])
+        wait_for(last.with_suffix(".started"))
+        fd, refused = stdio.process.stdin.fileno(), 0
+        os.set_blocking(fd, False)
+        more = lines([_call(era, f"q{i}", "echo", {"text": "x"}) for i in range(100)])
+        while refused < 5:  # until the pipe stays full: the server reads no more
+            try:
+                os.write(fd, more)
+                refused = 0
+            except BlockingIOError:
+                refused += 1
+                time.sleep(0.2)
+        started = time.monotonic()
+        assert stdio.close(timeout=30) == 0, stdio.stderr.decode()[-3000:]
+        assert time.monotonic() - started < 10
+        assert b"Traceback" not in stdio.stderr, stdio.stderr.decode()[-3000:]
     finally:
         stdio.kill()

@@ -32,7 +32,6 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 # Set in a request's scope by ``h11guard`` when its whole body came with its headers: a
 # body already in cannot stall, so its ``receive`` needs no deadline (``timed``).
 BODY_RECEIVED = "mcpgen.body_received"
-TOO_LARGE = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request body too large")
 NO_STREAM = jsonrpc.error(
     jsonrpc.INVALID_REQUEST, "Method Not Allowed: a stateless server opens no stream"
 )
@@ -255,14 +254,14 @@ class PostGuard:
             return await _answer(scope, receive, send, 415, error)
         declared = headers.get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self.max_body_size:
-            return await _answer(scope, receive, send, 413, TOO_LARGE)
+            return await _answer(scope, receive, send, 413, jsonrpc.TOO_LARGE)
         pending: list[Message] = []
         size = 0
         while not pending or pending[-1].get("more_body", False):
             pending.append(await receive())
             size += len(pending[-1].get("body", b""))
             if size > self.max_body_size:  # a chunked body, or more than it declared
-                return await _answer(scope, receive, send, 413, TOO_LARGE)
+                return await _answer(scope, receive, send, 413, jsonrpc.TOO_LARGE)
         whole = pending[-1]["type"] == "http.request"  # (else the client left)
         body = pending[0].get("body", b"")  # (mostly the only message)
         if len(pending) > 1:

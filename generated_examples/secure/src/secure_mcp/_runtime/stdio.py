@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 import os
+import select
 import stat
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -46,11 +48,12 @@ Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Corout
 Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
 
-async def serve(server: GeneratedServer) -> None:
-    """Serve ``server`` on stdin/stdout until stdin ends."""
+async def serve(server: GeneratedServer, limit: int) -> None:
+    """Serve ``server`` on stdin/stdout until stdin ends; a line over ``limit`` bytes (the
+    HTTP body limit, ``max_body_size``) is answered -32600 and dropped, never held whole."""
     options = server.create_initialization_options()
     if on_pipes():
-        async with Wire.claim() as wire:
+        async with Wire.claim(limit) as wire:
             await _run(server, options, wire.read_into, wire.write_from)
         return
     # stdin a file or a terminal, Windows, trio: lines read here as on pipes (by a worker
@@ -65,13 +68,13 @@ async def serve(server: GeneratedServer) -> None:
             async def reply(text: str) -> None:
                 await sdk_writes.send(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
 
-            async def lines() -> AsyncIterator[bytes]:
+            async def chunks(size: int) -> bytes:
                 with suppress(OSError):  # (EIO: the terminal hung up) the end of input
-                    async for line in stdin:
-                        yield line
+                    return await stdin.read1(size)
+                return b""
 
             async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-                await _read(lines(), messages, reply, pending)
+                await _read(_lines(chunks, limit, reply), messages, reply, pending)
 
             async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
                 async with writes, sdk_writes:
@@ -102,7 +105,7 @@ async def _run(server: GeneratedServer, options: Any, read: Reader, write: Write
 
 
 @contextmanager
-def _claimed_stdin() -> Iterator[AsyncIterable[bytes]]:
+def _claimed_stdin() -> Iterator[anyio.AsyncFile[bytes]]:
     """stdin's lines, fd 0 claimed as the SDK claims it (reading the null device meanwhile);
     ``sys.stdin`` read in place when it is not fd 0."""
     try:
@@ -125,9 +128,11 @@ async def _read(
     reply: Callable[[str], Awaitable[None]],
     pending: Pending,
     gone: Callable[[], bool] = lambda: False,
+    hung_up: Callable[[], bool] = lambda: False,
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
-    would drop or take for a notification); at the end, a grace for what is in flight."""
+    would drop or take for a notification; a ping behind parked requests, which must not
+    wait for slow calls); at the end, a grace for what is in flight."""
     async with messages, anyio.create_task_group() as tg:
         tg.start_soon(pending.dispatch, messages)
         async for raw in lines:
@@ -146,12 +151,17 @@ async def _read(
             if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
                 await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
             elif isinstance(message, JSONRPCRequest) and pending.full():
-                if not await pending.park(message, len(raw)):
+                if message.method == "ping":
+                    await reply(json.dumps({"jsonrpc": "2.0", "id": message.id, "result": {}}))
+                elif (parked := await pending.park(message, len(raw), hung_up)) is None:
+                    break  # stdin closed behind a full park, and the grace ran out
+                elif not parked:
                     await reply(jsonrpc.error(jsonrpc.BUSY, BUSY, message.id))
             elif not pending.unpark(message):
                 await messages.send(pending.read(message))
-        pending.end()  # the dispatcher ends once the parked requests are sent
-        await pending.drained(gone)
+        else:
+            pending.end()  # the dispatcher ends once the parked requests are sent
+            await pending.drained(gone)
         tg.cancel_scope.cancel()  # (the parked requests left, if the grace ran out)
 
 
@@ -203,14 +213,15 @@ class _Output(asyncio.Protocol):
 class Wire:
     """stdin and stdout, taken over from fds 0 and 1 for the life of the connection."""
 
-    def __init__(self, out: asyncio.WriteTransport, output: _Output) -> None:
+    def __init__(self, out: asyncio.WriteTransport, output: _Output, limit: int) -> None:
         self.reader = asyncio.StreamReader(limit=2 * READ_SIZE)
-        self.out, self.output = out, output
+        self.out, self.output, self.limit = out, output, limit
         self.pending = Pending()
+        self.stdin: asyncio.ReadTransport | None = None
 
     @classmethod
     @asynccontextmanager
-    async def claim(cls) -> AsyncIterator[Wire]:
+    async def claim(cls, limit: int) -> AsyncIterator[Wire]:
         sys.stdout.flush()
         stdin_fd = _divert(0, os.open(os.devnull, os.O_RDONLY))
         try:
@@ -225,12 +236,12 @@ class Wire:
             stdout = os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
             out, output = await loop.connect_write_pipe(_Output, stdout)
             transports.append(out)
-            wire = cls(out, output)
+            wire = cls(out, output, limit)
             stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
-            reading, _ = await loop.connect_read_pipe(
+            wire.stdin, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
             )
-            transports.append(reading)
+            transports.append(wire.stdin)
             yield wire
             if output.lost is None:  # the last answer leaves (or the client goes) first
                 out.close()
@@ -260,25 +271,47 @@ class Wire:
                 await self.send(message.message.model_dump_json(by_alias=True, exclude_unset=True))
 
     async def read_into(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        await _read(self.lines(), messages, self.send, self.pending, self.gone)
+        lines = _lines(self.reader.read, self.limit, self.send)
+        await _read(lines, messages, self.send, self.pending, self.gone, self.hung_up)
 
     def gone(self) -> bool:
         return self.output.lost is not None
 
-    async def lines(self) -> AsyncIterator[bytes]:
-        """stdin's lines, any length."""
-        pending: list[bytes] = []
-        while chunk := await self.reader.read(READ_SIZE):
-            start = 0
-            while (end := chunk.find(b"\n", start)) >= 0:
+    def hung_up(self) -> bool:
+        """Whether the client closed stdin, even with lines still unread in it."""
+        if self.stdin is None or self.stdin.is_closing():  # (closed: the transport read EOF)
+            return True
+        poll, closed = select.poll(), select.POLLHUP | getattr(select, "POLLRDHUP", 0)
+        poll.register(self.stdin.get_extra_info("pipe"), select.POLLIN | closed)
+        return any(events & closed for _, events in poll.poll(0))
+
+
+async def _lines(
+    read: Callable[[int], Awaitable[bytes]], limit: int, reply: Callable[[str], Awaitable[None]]
+) -> AsyncIterator[bytes]:
+    """The lines of what ``read`` returns; one over ``limit`` bytes is answered as HTTP
+    answers a body over it, then skipped to its end (held no further than ``limit``)."""
+    pending: list[bytes] = []
+    held = 0  # bytes in pending; -1 while skipping a line over the limit
+    while chunk := await read(READ_SIZE):
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if 0 <= held <= limit - (end - start):
                 pending.append(chunk[start:end])
-                start = end + 1
                 yield b"".join(pending)
+            elif held >= 0:
+                await reply(jsonrpc.TOO_LARGE)
+            pending.clear()
+            start, held = end + 1, 0
+        if start < len(chunk) and held >= 0:
+            pending.append(chunk[start:])
+            held += len(chunk) - start
+            if held > limit:  # answered now: its end may never come
+                await reply(jsonrpc.TOO_LARGE)
                 pending.clear()
-            if start < len(chunk):
-                pending.append(chunk[start:])
-        if pending:
-            yield b"".join(pending)
+                held = -1
+    if pending:
+        yield b"".join(pending)
 
 
 def _divert(fd: int, replacement: int) -> int:

@@ -97,13 +97,22 @@ class Pending:
         """Whether a request read now waits (behind the cap, or behind parked ones)."""
         return bool(self.parked) or self.running() >= IN_FLIGHT
 
-    async def park(self, message: JSONRPCRequest, size: int) -> bool:
+    async def park(
+        self, message: JSONRPCRequest, size: int, hung_up: Callable[[], bool]
+    ) -> bool | None:
         """False when ``message`` is refused: the park is full while the server waits for
-        the client's answer (reading must go on to find it; stopping would deadlock)."""
+        the client's answer (reading must go on to find it; stopping would deadlock). None
+        when the client closed stdin meanwhile and ``EOF_GRACE`` passed without a change
+        (the end of input behind the unread lines: nothing ends to make room for them)."""
+        quiet = 0.0  # seconds the full park waited, stdin closed, and nothing changed
         while self.parked and (len(self.parked) >= PARKED or self.held + size > PARKED_BYTES):
             if self.asking:
                 return False
-            await self.changed.wait()  # reading stops: memory stays bounded
+            if quiet >= EOF_GRACE:
+                return None
+            with anyio.move_on_after(EOF_GRACE / 8) as waiting:
+                await self.changed.wait()  # reading stops: memory stays bounded
+            quiet = quiet + EOF_GRACE / 8 if waiting.cancelled_caught and hung_up() else 0.0
         self.parked.append((message, size))
         self.held += size
         self._change()

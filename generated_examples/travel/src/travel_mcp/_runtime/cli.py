@@ -51,7 +51,7 @@ HELP = {
     "allowed_hosts": "Host headers to accept, comma separated (name:* for any port)",
     "allowed_origins": "browser Origins to accept, comma separated",
     "cors_origins": "Origins allowed by CORS, comma separated ('*' for any)",
-    "max_body_size": "largest request body in bytes (default {d.max_body_size})",
+    "max_body_size": "largest request body (a line on stdio) in bytes (default {d.max_body_size})",
     "rate_limit": "requests per second per caller (0: no limit; default {d.rate_limit})",
     "rate_burst": "requests a caller may send at once",
     "retry_interval": "ms before clients resume a broken SSE stream",
@@ -147,7 +147,7 @@ def main(
         )
     if settings.transport == "stdio":
         setup(spec, "stdio")
-        run_stdio(server_factory)
+        run_stdio(server_factory, settings.max_body_size)
         return
     try:
         if settings.redis_url:
@@ -173,10 +173,10 @@ def main(
         sys.exit(f"{prog}: {exc}")
 
 
-def run_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
+def run_stdio(server_factory: Callable[..., GeneratedServer], limit: int) -> None:
     """Serve on stdin/stdout until EOF, SIGTERM or SIGINT; exit status 0 in each case."""
     try:
-        anyio.run(_serve_stdio, server_factory)
+        anyio.run(_serve_stdio, server_factory, limit)
     except KeyboardInterrupt:
         pass
     except BaseExceptionGroup as group:
@@ -195,7 +195,7 @@ def _client_gone(exc: BaseException) -> bool:
     return gone or (isinstance(exc, OSError) and exc.errno == errno.EIO)
 
 
-async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
+async def _serve_stdio(server_factory: Callable[..., GeneratedServer], limit: int) -> None:
     from . import stdio
 
     server = server_factory()
@@ -204,7 +204,7 @@ async def _serve_stdio(server_factory: Callable[..., GeneratedServer]) -> None:
         if sys.platform != "win32":
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
         try:
-            await stdio.serve(server)
+            await stdio.serve(server, limit)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(flush)

@@ -20,6 +20,9 @@ def error(code: int, message: str, request_id: int | str | None = None) -> str:
     )
 
 
+TOO_LARGE = error(INVALID_REQUEST, "Request body too large")  # (HTTP: 413; stdio: a line)
+
+
 def error_for(text: str) -> str | None:
     """The error answer to ``text`` the SDK cannot read, or None for a malformed response
     (answering a response would start a loop of errors)."""
