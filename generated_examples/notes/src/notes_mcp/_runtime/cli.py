@@ -51,7 +51,7 @@ HELP = {
     "allowed_hosts": "Host headers to accept, comma separated (name:* for any port)",
     "allowed_origins": "browser Origins to accept, comma separated",
     "cors_origins": "Origins allowed by CORS, comma separated ('*' for any)",
-    "max_body_size": "largest request body (a line on stdio) in bytes (default {d.max_body_size})",
+    "max_body_size": "largest request body in bytes (default {d.max_body_size}; on stdio, a line: 64 MiB at least)",
     "rate_limit": "requests per second per caller (0: no limit; default {d.rate_limit})",
     "rate_burst": "requests a caller may send at once",
     "retry_interval": "ms before clients resume a broken SSE stream",

@@ -44,13 +44,18 @@ logger = logging.getLogger(__name__)
 BUSY = "Server busy: too many requests waiting while it waits for the client's answer"
 
 READ_SIZE = 1 << 16  # bytes per read from stdin
+# The least a line may hold: the peer is the host that started the server, and a request
+# refused here is answered with id null, which it cannot match to the call it waits on
+LINE_FLOOR = 64 << 20
 Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Coroutine[Any, Any, None]]
 Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
 
 async def serve(server: GeneratedServer, limit: int) -> None:
     """Serve ``server`` on stdin/stdout until stdin ends; a line over ``limit`` bytes (the
-    HTTP body limit, ``max_body_size``) is answered -32600 and dropped, never held whole."""
+    body limit, ``max_body_size``) or ``LINE_FLOOR``, whichever is larger, is answered -32600
+    and dropped, never held whole."""
+    limit = max(limit, LINE_FLOOR)
     options = server.create_initialization_options()
     if on_pipes():
         async with Wire.claim(limit) as wire:
