@@ -156,16 +156,19 @@ def main(
             from .sharing import check_reachable
 
             check_reachable(spec, settings)  # Redis unreachable at start: one line, exit 1
+        from .http_app import create_app
+
+        # also what each of several workers builds: a setting it refuses stops here, once
+        # (in the workers, each died and uvicorn started it again, forever)
+        app = create_app(spec, server_factory, settings)
         if settings.workers > 1:
             from .serve import serve_workers
 
             tasks = any(entry.get("task") for entry in spec.get("tools", []))
             serve_workers(app_factory, settings, tasks=tasks)
             return
-        from .http_app import create_app
         from .serve import serve
 
-        app = create_app(spec, server_factory, settings)
         settle()
         serve(app, settings)
     except ConfigError as exc:
