@@ -193,6 +193,24 @@ def test_several_workers_refuse_a_setting_their_app_refuses_before_any_starts(
     assert started == []
 
 
+def test_several_workers_parent_checks_their_app_without_telemetry(
+    monkeypatch: pytest.MonkeyPatch, root_logging: None, kept_environ: None
+) -> None:
+    """The parent builds the workers' app only to check it: no telemetry of its own (it
+    would export, and say it does, for a process that serves nothing)."""
+    import uvicorn
+
+    from mcpgen.runtime import telemetry
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    spec = rtkit.make_spec("none")
+    argv = ["--transport", "http", "--stateless", "--workers", "2"]
+    cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert telemetry.ACTIVE is None
+
+
 def test_several_workers_without_redis_warn_that_the_rate_limit_multiplies(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, kept_environ: None
 ) -> None:
