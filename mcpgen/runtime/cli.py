@@ -156,13 +156,16 @@ def main(
             from .sharing import check_reachable
 
             check_reachable(spec, settings)  # Redis unreachable at start: one line, exit 1
-        if settings.workers > 1:
+        from .http_app import create_app
+
+        if settings.workers > 1:  # what each builds, checked once here (without telemetry):
+            # a setting it refuses killed every worker, and uvicorn started them again forever
             from .serve import serve_workers
 
+            create_app(spec, server_factory, settings, {**os.environ, "OTEL_SDK_DISABLED": "true"})
             tasks = any(entry.get("task") for entry in spec.get("tools", []))
             serve_workers(app_factory, settings, tasks=tasks)
             return
-        from .http_app import create_app
         from .serve import serve
 
         app = create_app(spec, server_factory, settings)

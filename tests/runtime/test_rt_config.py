@@ -161,6 +161,56 @@ def test_several_workers_without_redis_refuse_task_tools(
     assert len(started) == 1
 
 
+@pytest.mark.parametrize(
+    ("auth", "variable", "value", "said"),
+    [
+        ("none", P + "STATE_SECRET", "short", "at least 32 characters"),
+        ("bearer", rtkit.KEYS_ENV, "", f"set {rtkit.KEYS_ENV}"),
+    ],
+)
+def test_several_workers_refuse_a_setting_their_app_refuses_before_any_starts(
+    monkeypatch: pytest.MonkeyPatch,
+    root_logging: None,
+    kept_environ: None,
+    auth: str,
+    variable: str,
+    value: str,
+    said: str,
+) -> None:
+    """Each worker builds its app from the settings: one the app refuses (a short
+    STATE_SECRET, missing keys) killed every worker with a traceback, and uvicorn started
+    them again, forever, the server never listening nor exiting. Refused once at start."""
+    import uvicorn
+
+    started: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: started.append(a))
+    monkeypatch.setenv(variable, value)
+    spec = rtkit.make_spec(auth)
+    argv = ["--transport", "http", "--stateless", "--workers", "2"]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert said in str(stopped.value.code)
+    assert started == []
+
+
+def test_several_workers_parent_checks_their_app_without_telemetry(
+    monkeypatch: pytest.MonkeyPatch, root_logging: None, kept_environ: None
+) -> None:
+    """The parent builds the workers' app only to check it: no telemetry of its own (it
+    would export, and say it does, for a process that serves nothing)."""
+    import uvicorn
+
+    from mcpgen.runtime import telemetry
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    spec = rtkit.make_spec("none")
+    argv = ["--transport", "http", "--stateless", "--workers", "2"]
+    cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert telemetry.ACTIVE is None
+
+
 def test_several_workers_without_redis_warn_that_the_rate_limit_multiplies(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, kept_environ: None
 ) -> None:
