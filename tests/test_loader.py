@@ -512,3 +512,16 @@ def test_problem_text_is_one_printable_line() -> None:
     text = problem.format()
     assert "\n" not in text and "\x1b" not in text
     assert "a\\x1b[31m\\nb" in text
+
+
+def test_a_lone_surrogate_is_refused_whether_the_text_was_read_or_given(tmp_path: Path) -> None:
+    """A file's text is decoded from UTF-8, which has no surrogate: only an escape can make
+    one. Text given as a string (a file at a git revision) may hold one itself."""
+    with pytest.raises(InputError, match="surrogate"):
+        loader.load_text('{"a": "x\ud800"}', "m.json", tmp_path, json_first=True)
+    (tmp_path / "m.json").write_text('{"a": "x\\ud800"}', "utf-8")
+    with pytest.raises(InputError, match="surrogate"):
+        loader.load_file(tmp_path / "m.json")
+    (tmp_path / "m.json").write_bytes(b'{"a": "x\xed\xa0\x80"}')  # a surrogate's UTF-8 bytes
+    with pytest.raises(InputError, match="not valid UTF-8"):
+        loader.load_file(tmp_path / "m.json")

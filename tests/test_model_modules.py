@@ -163,13 +163,18 @@ def test_a_part_gets_only_the_shared_definitions_it_needs(tmp_path: Path) -> Non
 
 def test_tools_with_the_same_schema_share_one_class(tmp_path: Path) -> None:
     """Identical schemas are generated once: the others subclass the first, in its module;
-    a tool schema that is a copy of a shared definition subclasses that definition."""
+    a tool schema that is a copy of a shared definition subclasses that definition. The
+    same properties' names with another type are another class."""
     same = "{type: object, properties: {owner: {type: string}, repo: {type: string}}}"
     tools = "".join(
         f"  - name: t{i}\n    description: d\n    input: {same}\n" for i in range(3)
     ) + (
         "  - name: copy\n    description: d\n"
         "    input: {type: object, properties: {name: {type: string}}}\n"
+        "  - name: near\n    description: d\n"
+        "    input: {type: object, properties: {name: {type: integer}}}\n"
+        "  - name: other\n    description: d\n"
+        "    input: {type: object, properties: {owner: {type: integer}, repo: {type: string}}}\n"
     )
     source = tmp_path / "m.yaml"
     source.write_text(HEAD + "tools:\n" + tools)
@@ -181,3 +186,5 @@ def test_tools_with_the_same_schema_share_one_class(tmp_path: Path) -> None:
     assert "class T0Input(McpgenBaseModel):" in code
     assert "class T1Input(T0Input):" in code and "class T2Input(T0Input):" in code
     assert "class CopyInput(Person):" in code
+    assert "class NearInput(McpgenBaseModel):" in code
+    assert "class OtherInput(McpgenBaseModel):" in code

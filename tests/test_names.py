@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from manifest_cases import Case, manifests
 
 from mcpgen.cli import main
-from mcpgen.identifiers import CLIENT_BASE_CLASSES, CLIENT_NAMES, MOST_IDENT, handler_path
+from mcpgen.identifiers import (
+    CLIENT_BASE_CLASSES,
+    CLIENT_NAMES,
+    MOST_IDENT,
+    handler_path,
+    python_reading,
+)
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 
@@ -310,3 +316,12 @@ def test_typed_client_names_shadow_nothing(tmp_path: Path) -> None:
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
         }
         assert params & (bound | (used & module)) == set(), method.name
+
+
+def test_python_reading_normalizes_only_what_python_does() -> None:
+    """NFKC as Python reads an identifier: ASCII as it is (the fast path), ``ﬁ`` folded
+    inside an otherwise ASCII name, ``²`` (not an identifier character) kept."""
+    assert all(python_reading(chr(i)) == chr(i) for i in range(128))
+    assert python_reading("repo_ﬁle") == "repo_file"
+    assert python_reading("µs") == "μs"
+    assert python_reading("x²") == "x²"

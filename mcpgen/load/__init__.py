@@ -57,11 +57,15 @@ def load_file(path: Path, max_bytes: int = MAX_MANIFEST_BYTES) -> Document:
         column = exc.start - raw.rfind(b"\n", 0, exc.start)  # in bytes
         message = f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
         raise fail(shown, message, line, column) from None
-    return load_text(text, shown, path.parent, json_first=path.suffix.lower() == ".json")
+    json_first = path.suffix.lower() == ".json"
+    return load_text(text, shown, path.parent, json_first=json_first, decoded=True)
 
 
-def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) -> Document:
-    """Parse ``text``: JSON when it is (fast), YAML otherwise. A ``.json`` file must be JSON."""
+def load_text(
+    text: str, file: str, base_dir: Path, json_first: bool = False, decoded: bool = False
+) -> Document:
+    """Parse ``text``: JSON when it is (fast), YAML otherwise. A ``.json`` file must be JSON.
+    ``decoded``: ``text`` was decoded from UTF-8 (it holds no surrogate)."""
     if not text or text.isspace():  # (no copy of a big text)
         raise fail(file, "file is empty", 1, 1)
     if json_first or _JSON_START.match(text):
@@ -82,7 +86,7 @@ def load_text(text: str, file: str, base_dir: Path, json_first: bool = False) ->
             with contextlib.suppress(json_text._ScanError):
                 json_text._json_positions(text, file)
         else:
-            json_text._check_json_values(data, file, text, watch)
+            json_text._check_json_values(data, file, text, watch, decoded)
             return Document(file, base_dir, data, text)
     data, positions = _compose(text, file)
     return Document(file, base_dir, data, text, positions)

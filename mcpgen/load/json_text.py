@@ -277,12 +277,14 @@ _ESCAPE = re.compile(
 )
 
 
-def _lone_surrogates(text: str) -> bool:
+def _lone_surrogates(text: str, decoded: bool = False) -> bool:
     """Whether a string parsed from the JSON ``text`` holds a lone surrogate: the escape of
     one that is not a high surrogate followed at once by a low one (the parser joins those
-    pairs), or a surrogate already in the text (which UTF-8 cannot encode)."""
+    pairs), or a surrogate already in the text (which UTF-8 cannot encode; ``decoded``:
+    the text was decoded from UTF-8, which has none)."""
     try:
-        text.encode("utf-8")
+        if not decoded:  # (GitHub's 13 MB: 10 ms)
+            text.encode("utf-8")
     except UnicodeEncodeError:
         return True
     return any(m[1] for m in _ESCAPE.finditer(text))
@@ -333,12 +335,14 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_MESSAGE = "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
 
 
-def _check_json_values(data: Any, file: str, text: str, watch: _NumberWatch) -> None:
+def _check_json_values(
+    data: Any, file: str, text: str, watch: _NumberWatch, decoded: bool = False
+) -> None:
     """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
     nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
     located report comes from a slower pass that tracks paths."""
     deep = isinstance(data, dict | list) and too_deep(data)
-    if not (watch.suspicious or deep or _lone_surrogates(text)):
+    if not (watch.suspicious or deep or _lone_surrogates(text, decoded)):
         return
     stack: list[tuple[Any, JsonPath]] = [(data, ())]
     while stack:

@@ -31,8 +31,12 @@ def model_schemas(manifest: Manifest) -> dict[str, Json]:
     """Class name -> JSON Schema, for every model the package needs."""
     result: dict[str, Json] = {}
     shared = manifest.shared_defs
-    # shared definitions the generator makes a class of, by their schema (``_root_key``)
-    copies = {_root_key(s): name for name, s in sorted(shared.items()) if _makes_class(s)}
+    # shared definitions the generator makes a class of, by their properties' names, then
+    # by their schema (``_root_key``): only a schema with the same names is serialized
+    copies: dict[frozenset[str] | None, dict[str, str]] = {}
+    for name, s in sorted(shared.items()):
+        if _makes_class(s):
+            copies.setdefault(_names(s), {})[_root_key(s)] = name
     for tool in manifest.tools:
         if tool.input_model not in shared:  # a shared definition is generated once, by name
             result[tool.input_model] = _subclass_if_copy(tool.input_schema, copies)
@@ -49,6 +53,12 @@ def model_schemas(manifest: Manifest) -> dict[str, Json]:
             schema["required"] = required
         result[prompt.class_name] = schema
     return result
+
+
+def _names(schema: dict[str, Json]) -> frozenset[str] | None:
+    """The names of a schema's properties: equal schemas have equal names."""
+    properties = schema.get("properties")
+    return frozenset(properties) if isinstance(properties, dict) else None
 
 
 def _root_key(schema: dict[str, Json]) -> str:
@@ -72,11 +82,14 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     ``owner`` and ``repo``) are generated once: the first name (sorted) gets the class, the
     others subclass it. Returns the models and, for each name in such a group, the group's
     key (a digest of the schema) so that the whole group lands in one module."""
-    groups: dict[str, list[str]] = {}
-    digests: dict[int, tuple[Json, str]] = {}
+    alike: dict[frozenset[str] | None, list[str]] = {}  # by their properties' names first
     for name in sorted(models):
         if _makes_class(models[name]):
-            groups.setdefault(_same_key(models[name], digests), []).append(name)
+            alike.setdefault(_names(models[name]), []).append(name)
+    groups: dict[str, list[str]] = {}
+    digests: dict[int, tuple[Json, str]] = {}
+    for name in (name for names in alike.values() if len(names) > 1 for name in names):
+        groups.setdefault(_same_key(models[name], digests), []).append(name)
     result = dict(models)
     group_of: dict[str, str] = {}
     for names in groups.values():
@@ -109,12 +122,13 @@ def digest(value: Json) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _subclass_if_copy(schema: Json, copies: dict[str, str]) -> Json:
+def _subclass_if_copy(schema: Json, copies: dict[frozenset[str] | None, dict[str, str]]) -> Json:
     """A tool schema that is a copy of a shared class (an operation answering with
     ``$ref: '#/components/schemas/full-repository'`` gets that schema as its root, as MCP
     wants an object there) becomes a subclass of it: the model is the shared class, under
     the tool's name, and is not generated twice (GitHub: 298 models, a third of the code)."""
-    name = copies.get(_root_key(schema)) if isinstance(schema, dict) and copies else None
+    same_names = copies.get(_names(schema)) if isinstance(schema, dict) else None
+    name = same_names.get(_root_key(schema)) if same_names else None
     return schema if name is None else {"allOf": [{"$ref": def_ref(name)}]}
 
 
