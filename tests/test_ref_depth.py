@@ -5,6 +5,7 @@ or "internal error while importing this operation: RecursionError")."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -155,3 +156,24 @@ def test_chain_across_files_is_refused_where_it_starts(
     assert f"{tmp_path / home(0)}:{line}:" in output, output
     levels = int(output.split("error: #/components/schemas/Def0: nests ")[1].split()[0])
     assert levels > n and "nested too deeply" not in output and "no operation" not in output
+
+
+def test_a_chain_that_breaks_a_stage_after_load_is_refused_located(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chain loading walks but rendering does not (simulated: the renderer runs out of
+    stack) is located as at load, and nothing is written (it was "input nested too
+    deeply")."""
+
+    def deep(*args: object) -> None:
+        raise RecursionError
+
+    monkeypatch.setattr(importlib.import_module("mcpgen.cli.build"), "render_files", deep)
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(openapi(150, "allOf"), indent=1))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(path), "-o", str(out)])
+    line = path.read_text().splitlines().index(' "components": {') + 3  # "Def0": {
+    assert result.exit_code == 2, result.output
+    assert f"{path}:{line}:" in result.output and "#/components/schemas/Def0" in result.output
+    assert "nested too deeply" not in result.output and not out.exists()

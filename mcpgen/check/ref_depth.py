@@ -73,9 +73,9 @@ def deep_references(sources: Sources) -> Problems:
             f"nests {levels} levels deep once its $ref are followed (a chain of definitions "
             "each referring to the next), too deep for mcpgen to walk: shorten the chain"
         )
-        problems.add(
-            Problem(Level.ERROR, sources.location(src, path), pointer(path), message, path)
-        )
+        merged = sources.items[src].doc.overlay(path)  # a definition imported from OpenAPI
+        field = pointer(path) if merged is None else merged.pointer
+        problems.add(Problem(Level.ERROR, sources.location(src, path), field, message, path))
     return problems
 
 
