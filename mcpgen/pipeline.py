@@ -20,6 +20,7 @@ from mcpgen.model import remembered
 from mcpgen.model.build import build_model
 from mcpgen.model.types import Manifest
 from mcpgen.openapi import import_openapi, is_openapi
+from mcpgen.openapi.sources import Sources
 from mcpgen.openapi.to_manifest import merge, synthesize
 from mcpgen.problems import InputError, Level, Problem, Problems
 
@@ -61,7 +62,7 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
     try:
         return _load_document(doc, strict, name)
     except RecursionError:
-        problems = deep_references(doc)
+        problems = deep_references(Sources(doc, Problems()))
         if not problems.has_errors():
             raise
         return Loaded(None, problems, doc)
@@ -75,7 +76,7 @@ def _load_document(doc: Document, strict: bool, name: str | None) -> Loaded:
     if is_openapi(doc.data):
         doc, imported = synthesize(doc, name)
         problems.extend(imported.items)
-        if not doc.data["tools"] and not doc.data.get("resources"):
+        if not (doc.data["tools"] or doc.data.get("resources") or imported.has_errors()):
             message = (
                 "the document has no operation to serve (webhooks and callbacks are not "
                 "imported): there would be no tools"

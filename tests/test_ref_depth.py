@@ -5,6 +5,7 @@ or "internal error while importing this operation: RecursionError")."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -105,3 +106,74 @@ def test_a_document_that_is_no_container_is_measured_too(tmp_path: Path, text: s
     path.write_text(text)
     code, output = validate(path)
     assert code == 2 and "nests" not in output and "Traceback" not in output, output
+
+
+@pytest.mark.parametrize(
+    ("ext", "starts_in_other", "bare"),
+    [("yaml", True, False), ("json", True, True), ("yaml", False, True), ("json", False, False)],
+)
+def test_chain_across_files_is_refused_where_it_starts(
+    tmp_path: Path, ext: str, starts_in_other: bool, bare: bool
+) -> None:
+    """Def0 -> Def1 -> ... with every other definition in other.EXT (it used to end in
+    "input nested too deeply", or be measured in the main file alone: "nests 5 levels")."""
+    n, main_file, other = 1_000, f"api.{ext}", f"other.{ext}"
+
+    def home(i: int) -> str:
+        return other if (i % 2 == 0) == starts_in_other else main_file
+
+    def ref(i: int, here: str) -> str:
+        return ("" if home(i) == here else home(i)) + f"#/components/schemas/Def{i}"
+
+    files: dict[str, dict[str, object]] = {main_file: openapi(0, "allOf"), other: {}}
+    for name in files:
+        files[name]["components"] = {"schemas": {}}
+    for i in range(n + 1):
+        schema = link("allOf", ref(i + 1, home(i)), i) if i < n else {"type": "string"}
+        files[home(i)]["components"]["schemas"][f"Def{i}"] = schema  # type: ignore[index]
+    media = {"application/json": {"schema": {"$ref": ref(0, main_file)}}}
+    files[main_file]["paths"] = {
+        "/a": {
+            "post": {
+                "operationId": "op",
+                "requestBody": {"content": media},
+                "responses": {"200": {"description": "ok", "content": media}},
+            }
+        }
+    }
+    for name, data in files.items():
+        dump = (
+            json.dumps(data, indent=1) if ext == "json" else yaml.safe_dump(data, sort_keys=False)
+        )
+        (tmp_path / name).write_text(dump)
+    (tmp_path / "mcpgen.yaml").write_text(
+        f"mcpgen: 1\nserver: {{name: deep}}\nopenapi: {{source: {main_file}}}\n"
+    )
+    code, output = validate(tmp_path / (main_file if bare else "mcpgen.yaml"))
+    lines = (tmp_path / home(0)).read_text().splitlines()
+    line = lines.index('   "Def0": {') + 1 if ext == "json" else lines.index("    Def0:") + 2
+    assert code == 2, output
+    assert f"{tmp_path / home(0)}:{line}:" in output, output
+    levels = int(output.split("error: #/components/schemas/Def0: nests ")[1].split()[0])
+    assert levels > n and "nested too deeply" not in output and "no operation" not in output
+
+
+def test_a_chain_that_breaks_a_stage_after_load_is_refused_located(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chain loading walks but rendering does not (simulated: the renderer runs out of
+    stack) is located as at load, and nothing is written (it was "input nested too
+    deeply")."""
+
+    def deep(*args: object) -> None:
+        raise RecursionError
+
+    monkeypatch.setattr(importlib.import_module("mcpgen.cli.build"), "render_files", deep)
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(openapi(150, "allOf"), indent=1))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(path), "-o", str(out)])
+    line = path.read_text().splitlines().index(' "components": {') + 3  # "Def0": {
+    assert result.exit_code == 2, result.output
+    assert f"{path}:{line}:" in result.output and "#/components/schemas/Def0" in result.output
+    assert "nested too deeply" not in result.output and not out.exists()

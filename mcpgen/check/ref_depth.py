@@ -5,66 +5,77 @@ items is a tree, and fine). And where a document that ran a stage out of stack n
 once its references are followed: a chain of definitions each referring to the next
 (``Def0 = allOf[$ref Def1, ...]``, ...) is as deep as the schemas inlined into one, deeper
 than the generator's walks may go. Measured without recursion, and only when a walk failed
-(``pipeline``): measuring every document up front cost 0.22 s of GitHub's 1.4 s rebuild."""
+(``pipeline``, the OpenAPI importer: following references into other files too): measuring
+every document up front cost 0.22 s of GitHub's 1.4 s rebuild."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from mcpgen.check.schemas import Json, located, pointer, pointer_target, schema_nodes
-from mcpgen.load import Document, JsonPath
+from mcpgen.check.schemas import Json, located, pointer, schema_nodes
+from mcpgen.load import JsonPath
 from mcpgen.problems import Level, Problem, Problems
+
+if TYPE_CHECKING:
+    from mcpgen.openapi.sources import Key, Sources
 
 Resolve = Callable[[str], Json]  # a local $ref's target (None when it names nothing)
 
 
-def _target(data: Json, node: dict[str, Json]) -> tuple[JsonPath, Json] | None:
+def _target(sources: Sources, src: int, node: dict[str, Json]) -> tuple[Key, Json] | None:
+    """(file, path) and value of what ``node``'s ``$ref`` (in file ``src``) names, when
+    that is a container: in the same file or another one."""
     ref = node.get("$ref")
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return None
-    found = pointer_target(data, ref)
-    return found if found is not None and isinstance(found[1], dict | list) else None
+    key = sources.parse_ref(src, (), ref) if isinstance(ref, str) else None
+    found = None if key is None else sources.value(key)
+    return (key, found) if key is not None and _nested(found) else None
 
 
-def deep_references(doc: Document) -> Problems:
+def _nested(value: Json) -> bool:
+    return isinstance(value, dict | list)
+
+
+def deep_references(sources: Sources) -> Problems:
     """An error for the referenced definition that nests deepest, counting through
-    references (a reference back into its own chain, a recursive type, counts nothing);
-    none when the document refers to nothing."""
-    data = doc.data
+    references, into other files too (a reference back into its own chain, a recursive
+    type, counts nothing); none when the document refers to nothing."""
+    data = sources.items[0].doc.data
     height: dict[int, int] = {}  # id of a container -> levels at and below it
-    targets: dict[int, JsonPath] = {}  # id of a referenced container -> its path
+    targets: dict[int, Key] = {}  # id of a referenced container -> its file and path
     active: set[int] = set()
-    stack: list[tuple[Json, bool]] = [(data, False)] if isinstance(data, dict | list) else []
+    stack: list[tuple[int, Json, bool]] = [(0, data, False)] if _nested(data) else []
+    quiet, sources.quiet = sources.quiet, True  # a broken reference is reported elsewhere
     while stack:
-        node, done = stack.pop()
+        src, node, done = stack.pop()
         key = id(node)
+        if not done and (key in height or key in active):
+            continue
+        kids = [k for k in (node.values() if isinstance(node, dict) else node) if _nested(k)]
+        found = _target(sources, src, node) if isinstance(node, dict) else None
         if not done:
-            if key in height or key in active:
-                continue
             active.add(key)
-            stack.append((node, True))
-            kids = list(node.values()) if isinstance(node, dict) else node
-            stack.extend((kid, False) for kid in kids if isinstance(kid, dict | list))
-            if isinstance(node, dict) and (found := _target(data, node)) is not None:
+            stack.append((src, node, True))
+            stack.extend((src, kid, False) for kid in kids)
+            if found is not None:
                 targets[id(found[1])] = found[0]
-                stack.append((found[1], False))
+                stack.append((found[0][0], found[1], False))
             continue
         active.discard(key)
-        kids = list(node.values()) if isinstance(node, dict) else list(node)
-        if isinstance(node, dict) and (found := _target(data, node)) is not None:
-            kids.append(found[1])
-        height[key] = 1 + max(
-            (height.get(id(k), 0) for k in kids if isinstance(k, dict | list)), default=0
-        )
+        kids += [found[1]] if found is not None else []
+        height[key] = 1 + max((height.get(id(k), 0) for k in kids), default=0)
+    sources.quiet = quiet
     problems = Problems()
-    deep = [(height[key], path) for key, path in targets.items()]
+    deep = [(height[key], where) for key, where in targets.items()]
     if deep:
-        levels, path = max(deep, key=lambda item: item[0])
+        levels, (src, path) = max(deep, key=lambda item: item[0])
         message = (
             f"nests {levels} levels deep once its $ref are followed (a chain of definitions "
             "each referring to the next), too deep for mcpgen to walk: shorten the chain"
         )
-        problems.add(Problem(Level.ERROR, doc.locate(path), pointer(path), message, path))
+        merged = sources.items[src].doc.overlay(path)  # a definition imported from OpenAPI
+        field = pointer(path) if merged is None else merged.pointer
+        problems.add(Problem(Level.ERROR, sources.location(src, path), field, message, path))
     return problems
 
 

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from mcpgen import identifiers as names
+from mcpgen.check.ref_depth import deep_references
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
@@ -52,10 +53,15 @@ def _version(data: dict[str, Any]) -> tuple[str | None, str]:
 
 def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> OpenAPIImport:
     problems = Problems()
+    importer = _Importer(doc, options, problems)
     try:
-        imported = _Importer(doc, options, problems).run()
-    except RecursionError:  # a chain of references: located where it starts (``pipeline``)
-        raise
+        imported = importer.run()
+    except RecursionError:  # a chain of references, in any of the files: where it starts
+        deep = deep_references(importer.sources)
+        if not deep.has_errors():
+            raise
+        problems.extend(deep.items)
+        imported = None
     except Exception as exc:  # a bug must not become a traceback: report it, located
         message = f"internal error while importing: {type(exc).__name__}: {exc}"
         problems.add(Problem(Level.ERROR, Location(doc.file), "", message))

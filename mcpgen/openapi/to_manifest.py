@@ -169,7 +169,7 @@ def merge(doc: Document) -> Problems:
         problems.add(Problem(Level.ERROR, doc.locate(("$defs",)), "$defs", message))
         return problems
     attach(doc, imported, options)
-    if not imported.tools and not imported.resources:
+    if not (imported.tools or imported.resources or problems.has_errors()):
         message = "no operation was imported (check include/exclude)"
         problems.add(Problem(Level.WARNING, where, "openapi.source", message))
     return problems
