@@ -82,6 +82,7 @@ REQUIREMENTS = {
     "jinja2": "jinja2>=3.1,<4",
     "jwt": "pyjwt[crypto]>=2.10",
     "uritemplate": "uritemplate>=4.1,<5",
+    "re2": "google-re2>=1.1,<2",  # resource templates matched in linear time
     "pydantic_monty": "pydantic-monty>=1.4,<2",  # code mode's sandbox
     "redis": "redis>=8.1,<9",
     "rfc3339_validator": "rfc3339-validator>=0.1.4,<0.2",  # jsonschema's date-time check

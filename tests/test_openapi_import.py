@@ -880,6 +880,22 @@ def test_resources() -> None:
     assert_valid_manifest(manifest)
 
 
+def test_path_parameters_side_by_side_stay_a_tool() -> None:
+    """A URI template refuses ``{year}{month}`` (no URI says where the year ends), so the
+    operation is imported as a tool, with a warning, rather than as a template that fails."""
+    param = {"in": "path", "required": True, "schema": {"type": "string"}}
+    get = {
+        "operationId": "report",
+        "parameters": [{**param, "name": "year"}, {**param, "name": "month"}],
+        "responses": {"200": ok()},
+    }
+    result = inline(
+        doc30({"/reports/{year}{month}": {"get": get}}), {"rules": [{"as": "resourceTemplate"}]}
+    )
+    assert result.resources == [] and [t["name"] for t in result.tools] == ["report"]
+    assert find(warnings(result), "side by side").field == "#/paths/~1reports~1{year}{month}/get"
+
+
 # -- Swagger 2.0 and OpenAPI 3.1 -------------------------------------------------------------
 
 

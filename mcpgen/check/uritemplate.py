@@ -19,12 +19,23 @@ def parse(template: str) -> tuple[list[str], str | None]:
     if "{" in stripped or "}" in stripped:
         return [], "unbalanced '{' or '}'"
     names: list[str] = []
-    for expression in _EXPRESSION.findall(template):
+    previous = None
+    for found in _EXPRESSION.finditer(template):
+        expression = found.group(1)
         if not expression:
             return [], "empty expression '{}'"
         body = expression[1:] if expression[0] in _OPERATORS else expression
         if expression[0] in "=,!@|":
             return [], f"reserved operator {expression[0]!r} in '{{{expression}}}'"
+        # An expression right after another that writes no first character of its own
+        # (only '#./;?&' do): where one value ends is anyone's guess.
+        if previous and previous.end() == found.start() and expression[0] not in "#./;?&":
+            return [], (
+                f"'{previous.group()}' and '{found.group()}' are side by side: no URI says "
+                "where one value ends and the next begins; put a literal such as '/' or '-' "
+                "between them"
+            )
+        previous = found
         for spec in body.split(","):
             match = _MODIFIER.match(spec)
             if not match or not _VARNAME.match(match.group("name")):

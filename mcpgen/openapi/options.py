@@ -149,6 +149,8 @@ def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
         reason = "an operation with a request body cannot be a resource"
     elif any(p.required and p.location in ("header", "cookie") for p in op.parameters):
         reason = "an operation with required header or cookie parameters cannot be a resource"
+    elif "}{" in op.path:  # a URI template refuses them: no URI says where one value ends
+        reason = "path parameters side by side cannot be told apart in a resource URI"
     if reason:
         warn(src, at, f"{reason}; imported as a tool")
         return None
