@@ -347,6 +347,24 @@ def test_all_semantic_errors_are_reported(tmp_path: Path) -> None:
     ]
 
 
+def test_only_side_by_side_expressions_without_a_lead_character_are_refused(
+    tmp_path: Path,
+) -> None:
+    """``{+a}{b}`` says nothing of where ``a`` ends; ``{+a}{.b}``, ``{a}{/b}``, ``{a}{?q}``
+    and ``{+a}{#b}`` do: their operator writes a first character of its own."""
+    fine = ["{+a}{.b}x", "{a}{/b}", "{a}{?q}", "{+a}{#b}", "{a}{;b}", "{a}-{b}", "{a,b}"]
+    refused = ["{+a}{b}x", "{a}{b}", "{a}{+b}", "{?q}{a}", "{/a}{b}"]
+    lines = [f'  - {{name: r{i}, description: d, uriTemplate: "a://{i}/{t}"}}\n'
+             for i, t in enumerate(fine + refused)]  # fmt: skip
+    found = errors(check(tmp_path, "resources:\n" + "".join(lines)))
+    assert [field for _, _, field, _ in found] == [
+        f"resources[{i}].uriTemplate" for i in range(len(fine), len(fine) + len(refused))
+    ]
+    assert all("side by side" in message for _, _, _, message in found)
+    first = HEADER.count("\n") + 2 + len(fine)  # "resources:" is the line after the header
+    assert found[0][:2] == (first, lines[len(fine)].index('"') + 1)  # the template's place
+
+
 def test_json_and_yaml_manifests_get_the_same_problems(tmp_path: Path) -> None:
     body = "tools:\n  - {name: 'a b', colour: red}\n  - {name: c, timeout: -1}\n"
     from_yaml = check(tmp_path, body)
