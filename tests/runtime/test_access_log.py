@@ -68,3 +68,31 @@ def test_a_clients_text_cannot_forge_a_log_line_nor_flood_the_log() -> None:
     logging.getLogger("mcp_server").warning("refused %s", forged)
     lines = stream.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].endswith("refused " + forged.replace("\n", "\\n"))
+
+
+def test_a_long_query_is_redacted_in_linear_time() -> None:
+    """``GET /mcp?????...`` (60,000 question marks, before any credential is checked) held
+    the server's event loop for 209 s while its access line was redacted: the pattern
+    scanned the rest of the query from every ``?``. Each of these now takes milliseconds."""
+    import time
+
+    logs.configure_logging("INFO", "text")
+    logging.getLogger().handlers[0].setStream(io.StringIO())  # type: ignore[attr-defined]
+    access = logging.getLogger("uvicorn.access")
+    for query in ("?" * 20_000, "token" * 4_000, "=?" * 10_000, "&?tokenx" * 2_500):
+        started = time.perf_counter()
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/mcp?" + query, "1.1", 401)
+        assert time.perf_counter() - started < 1, query[:10]
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("/p?aSig?=s3cret&v=1", "/p?aSig?=[redacted]&v=1"),  # a name holding a "?"
+        ("/p?a=1?token=s3cret#f", "/p?a=1?token=[redacted]#f"),  # after a "?" in a value
+        ("/p?token=s3=c?r&key=k#x", "/p?token=[redacted]&key=[redacted]#x"),
+        ("/p?tokens&x=1", "/p?tokens&x=1"),
+    ],
+)
+def test_what_is_redacted(path: str, shown: str) -> None:
+    assert logs.redact_query(path) == shown
