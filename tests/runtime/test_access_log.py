@@ -96,3 +96,27 @@ def test_a_long_query_is_redacted_in_linear_time() -> None:
 )
 def test_what_is_redacted(path: str, shown: str) -> None:
     assert logs.redact_query(path) == shown
+
+
+def test_a_websocket_handshake_logged_at_debug_shows_no_credential() -> None:
+    """At ``--log-level debug`` the WebSocket library uvicorn runs logs each handshake on
+    ``uvicorn.error``: its request line and every header, the caller's ``Authorization``
+    and ``?access_token=`` with them. Driven through the library's own protocol here."""
+    from websockets.server import ServerProtocol
+
+    logs.configure_logging("DEBUG", "text")
+    stream = io.StringIO()
+    logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
+    server = ServerProtocol(logger=logging.getLogger("uvicorn.error"))
+    server.receive_data(
+        b"GET /ws?access_token=eyJ.q.sig&v=1 HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n"
+        b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer eyJ.h.sig\r\n"
+        b"X-Team-Pass: hunter2\r\nCookie: session=c00kie\r\n\r\n"
+    )
+    logging.getLogger("uvicorn.error").debug("< GET %s HTTP/1.1", "/ws?api_key=k-123")  # (legacy)
+    text = stream.getvalue()
+    for secret in ("eyJ.q.sig", "eyJ.h.sig", "hunter2", "c00kie", "k-123"):
+        assert secret not in text, text
+    assert "< GET /ws?access_token=[redacted]&v=1 HTTP/1.1" in text, text
+    assert "< Host: 127.0.0.1:8000" in text and "< Authorization: [redacted]" in text, text

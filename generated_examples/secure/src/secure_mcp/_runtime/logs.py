@@ -43,16 +43,36 @@ def redact_query(path: str) -> str:
     return "".join(parts) + path[at:]
 
 
+# The WebSocket library's handshake at DEBUG (on ``uvicorn.error``): where the request line
+# holds the path, and the headers whose values are shown (any other may be a credential).
+_HANDSHAKE_PATH = {"< GET %s HTTP/1.1": 0, "< %s %s %s": 1}
+_PLAIN_HEADERS = frozenset(
+    {
+        *("host", "origin", "upgrade", "connection", "user-agent", "date", "server"),
+        *("content-length", "content-type", "mcp-protocol-version"),
+        *("x-forwarded-for", "x-forwarded-proto"),
+        *("sec-websocket-version", "sec-websocket-key", "sec-websocket-accept"),
+        *("sec-websocket-protocol", "sec-websocket-extensions"),
+    }
+)
+
+
 class AccessLogRedaction(logging.Filter):
     """Redacts credential-like query values in uvicorn's access log lines and in its
-    WebSocket handshake lines (``uvicorn.error``: a browser's token rides in the query)."""
+    WebSocket handshake lines (``uvicorn.error``: a browser's token rides in the query), and
+    at DEBUG the handshake's request line and header values (``Authorization``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        websocket = str(record.msg).startswith('%s - "WebSocket %s"')
-        at = 1 if websocket else 2 if record.name == "uvicorn.access" else None
-        if at is not None and isinstance(args, tuple) and len(args) > at:
+        args, msg = record.args, str(record.msg)
+        if not isinstance(args, tuple):
+            return True
+        websocket = msg.startswith('%s - "WebSocket %s"')
+        at = 1 if websocket else 2 if record.name == "uvicorn.access" else _HANDSHAKE_PATH.get(msg)
+        if at is not None and len(args) > at:
             record.args = (*args[:at], redact_query(str(args[at])), *args[at + 1 :])
+        elif msg in ("< %s: %s", "> %s: %s") and len(args) == 2:
+            shown = str(args[0]).lower() in _PLAIN_HEADERS
+            record.args = args if shown else (args[0], "[redacted]")
         return True
 
 
