@@ -107,14 +107,18 @@ def test_a_websocket_handshake_logged_at_debug_shows_no_credential() -> None:
     logs.configure_logging("DEBUG", "text")
     stream = io.StringIO()
     logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
-    server = ServerProtocol(logger=logging.getLogger("uvicorn.error"))
-    server.receive_data(
-        b"GET /ws?access_token=eyJ.q.sig&v=1 HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n"
-        b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer eyJ.h.sig\r\n"
-        b"X-Team-Pass: hunter2\r\nCookie: session=c00kie\r\n\r\n"
-    )
-    logging.getLogger("uvicorn.error").debug("< GET %s HTTP/1.1", "/ws?api_key=k-123")  # (legacy)
+    try:
+        server = ServerProtocol(logger=logging.getLogger("uvicorn.error"))
+        server.receive_data(
+            b"GET /ws?access_token=eyJ.q.sig&v=1 HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n"
+            b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer eyJ.h.sig\r\n"
+            b"X-Team-Pass: hunter2\r\nCookie: session=c00kie\r\n\r\n"
+        )
+        legacy = "< GET %s HTTP/1.1"  # websockets' legacy server
+        logging.getLogger("uvicorn.error").debug(legacy, "/ws?api_key=k-123")
+    finally:
+        logs.configure_logging("INFO", "text")  # (DEBUG would reach later tests' captures)
     text = stream.getvalue()
     for secret in ("eyJ.q.sig", "eyJ.h.sig", "hunter2", "c00kie", "k-123"):
         assert secret not in text, text
