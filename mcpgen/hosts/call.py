@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 Json = Any
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass
@@ -281,7 +283,7 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
         lines.append(f"resources ({len(resources) + len(templates)}):")
         lines.extend(f"  {r.uri}  {r.name}" for r in resources)
         lines.extend(f"  {r.uri_template}  {r.name}" for r in templates)
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write("\n".join(map(printable, lines)) + "\n")
     return EXIT_OK
 
 
@@ -304,13 +306,20 @@ def run(
 
         return int(anyio.run(func, resolve_source(source, **connection), *args))
     except ProjectError as exc:  # (Ctrl-C is the command line's: "interrupted", exit 130)
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {printable(str(exc))}\n")
         return EXIT_BAD_INPUT
     finally:
         sys.stdout.flush()
 
 
 # ------------------------------------------------------------------- what is printed
+
+
+def printable(text: str) -> str:
+    """A server's text (its name, its tools', an error) as shown to a terminal: control
+    characters as ``\\xNN``, so an escape sequence (one that clears the screen or writes the
+    clipboard) or a newline (a forged line) is shown, not obeyed."""
+    return CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def dump(model: Any) -> Json:

@@ -68,3 +68,59 @@ def test_a_clients_text_cannot_forge_a_log_line_nor_flood_the_log() -> None:
     logging.getLogger("mcp_server").warning("refused %s", forged)
     lines = stream.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].endswith("refused " + forged.replace("\n", "\\n"))
+
+
+def test_a_long_query_is_redacted_in_linear_time() -> None:
+    """``GET /mcp?????...`` (60,000 question marks, before any credential is checked) held
+    the server's event loop for 209 s while its access line was redacted: the pattern
+    scanned the rest of the query from every ``?``. Each of these now takes milliseconds."""
+    import time
+
+    logs.configure_logging("INFO", "text")
+    logging.getLogger().handlers[0].setStream(io.StringIO())  # type: ignore[attr-defined]
+    access = logging.getLogger("uvicorn.access")
+    for query in ("?" * 20_000, "token" * 4_000, "=?" * 10_000, "&?tokenx" * 2_500):
+        started = time.perf_counter()
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/mcp?" + query, "1.1", 401)
+        assert time.perf_counter() - started < 1, query[:10]
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("/p?aSig?=s3cret&v=1", "/p?aSig?=[redacted]&v=1"),  # a name holding a "?"
+        ("/p?a=1?token=s3cret#f", "/p?a=1?token=[redacted]#f"),  # after a "?" in a value
+        ("/p?token=s3=c?r&key=k#x", "/p?token=[redacted]&key=[redacted]#x"),
+        ("/p?tokens&x=1", "/p?tokens&x=1"),
+    ],
+)
+def test_what_is_redacted(path: str, shown: str) -> None:
+    assert logs.redact_query(path) == shown
+
+
+def test_a_websocket_handshake_logged_at_debug_shows_no_credential() -> None:
+    """At ``--log-level debug`` the WebSocket library uvicorn runs logs each handshake on
+    ``uvicorn.error``: its request line and every header, the caller's ``Authorization``
+    and ``?access_token=`` with them. Driven through the library's own protocol here."""
+    from websockets.server import ServerProtocol
+
+    logs.configure_logging("DEBUG", "text")
+    stream = io.StringIO()
+    logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
+    try:
+        server = ServerProtocol(logger=logging.getLogger("uvicorn.error"))
+        server.receive_data(
+            b"GET /ws?access_token=eyJ.q.sig&v=1 HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n"
+            b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer eyJ.h.sig\r\n"
+            b"X-Team-Pass: hunter2\r\nCookie: session=c00kie\r\n\r\n"
+        )
+        legacy = "< GET %s HTTP/1.1"  # websockets' legacy server
+        logging.getLogger("uvicorn.error").debug(legacy, "/ws?api_key=k-123")
+    finally:
+        logs.configure_logging("INFO", "text")  # (DEBUG would reach later tests' captures)
+    text = stream.getvalue()
+    for secret in ("eyJ.q.sig", "eyJ.h.sig", "hunter2", "c00kie", "k-123"):
+        assert secret not in text, text
+    assert "< GET /ws?access_token=[redacted]&v=1 HTTP/1.1" in text, text
+    assert "< Host: 127.0.0.1:8000" in text and "< Authorization: [redacted]" in text, text

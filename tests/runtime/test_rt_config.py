@@ -95,6 +95,8 @@ def test_keys_from_the_environment_replace_the_manifests() -> None:
         ("TRANSPORT", "pigeon", "unknown transport 'pigeon'"),
         ("PATH", "mcp", "must start with '/'"),
         ("LOG_FORMAT", "xml", "log format must be text or json"),
+        ("LOG_LEVEL", "verbose", "log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
+        ("LOG_LEVEL", "warn", "not 'warn'"),  # (logging knows it, uvicorn does not)
         ("WORKERS", "0", "must be positive"),
         ("MAX_BODY_SIZE", "0", "must be positive"),
         ("RATE_LIMIT", "-1", "rate limit >= 0"),
@@ -117,6 +119,19 @@ def test_a_bad_setting_stops_the_command_line_with_its_name(
         cli.main(spec, rtkit.factory(spec), "rtserve:create_app", ["--transport", "http"])
     assert stopped.value.code == 2
     assert capsys.readouterr().err == "fixture: FIXTURE_PORT: cannot read 'eighty'\n"
+
+
+def test_an_unknown_log_level_stops_the_command_line_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--log-level trace`` was a ValueError's traceback (``warn``, uvicorn's KeyError)."""
+    spec = rtkit.make_spec()
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", ["--log-level", "trace"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == (
+        "fixture: log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not 'trace'\n"
+    )
 
 
 def test_missing_keys_stop_the_command_line(

@@ -422,6 +422,28 @@ def test_a_cancelled_request_is_an_error_and_a_read_names_its_resource(
     assert first[0]["error.type"] == "cancelled"
 
 
+def test_a_read_that_fails_names_its_resource_without_the_query_credential(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The span's status is the error's message, which names the URI the client sent: its
+    credential-like query value is left out there too, as from ``mcp.resource.uri`` (the
+    client's answer keeps the whole message)."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    _, exported, both = traced_middleware(monkeypatch)
+    uri = "notes://a?token=s3cret&v=1"
+
+    async def missing(ctx: Any) -> Any:
+        raise MCPError(-32602, f"Resource not found: {uri}")
+
+    with pytest.raises(MCPError) as raised:
+        anyio.run(both, request("resources/read", {"uri": uri}), missing)
+    assert raised.value.error.message == f"Resource not found: {uri}"
+    (span,) = exported.get_finished_spans()
+    assert span.status.description == "Resource not found: notes://a?token=[redacted]&v=1"
+
+
 def test_a_call_whose_client_left_is_cancelled_in_every_era(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

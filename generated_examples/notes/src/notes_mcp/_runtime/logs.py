@@ -19,28 +19,60 @@ UNTRUSTED = ("opentelemetry.baggage.propagation", "opentelemetry.trace.propagati
 _RECORD_FIELDS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
 # Query parameters that may carry a credential (a token sent as ?access_token= is refused,
 # but the access log would still record it): their values are left out of access logs.
-_SECRET_PARAM = re.compile(
-    r"(?i)([?&][^=&#]*(?:token|key|secret|password|passwd|auth|credential|signature|sig|code)"
-    r"[^=&#]*=)[^&#]*"
+_SECRET_WORD = re.compile(
+    r"(?i)token|key|secret|password|passwd|auth|credential|signature|sig|code"
 )
+# A parameter's name from its "?" or "&" to its "=" (or the run without one, consumed whole:
+# the path is read once, not again from each "?" of ``?????...``, a client's request line).
+_NAME = re.compile(r"[?&][^=&#]*=?")
+_VALUE_END = re.compile(r"[&#]")
 
 
 def redact_query(path: str) -> str:
     """``path`` (with its query string) with the values of credential-like parameters
-    replaced."""
-    return _SECRET_PARAM.sub(r"\1[redacted]", path) if "?" in path else path
+    replaced, in time linear in its length."""
+    if "?" not in path:
+        return path
+    parts, at = [], 0
+    for name in _NAME.finditer(path):
+        if name.start() < at or name.group()[-1] != "=" or not _SECRET_WORD.search(name.group()):
+            continue  # (a name inside a value just left out is not looked at)
+        end = _VALUE_END.search(path, name.end())
+        parts += [path[at : name.end()], "[redacted]"]
+        at = end.start() if end else len(path)
+    return "".join(parts) + path[at:]
+
+
+# The WebSocket library's handshake at DEBUG (on ``uvicorn.error``): where the request line
+# holds the path, and the headers whose values are shown (any other may be a credential).
+_HANDSHAKE_PATH = {"< GET %s HTTP/1.1": 0, "< %s %s %s": 1}
+_PLAIN_HEADERS = frozenset(
+    {
+        *("host", "origin", "upgrade", "connection", "user-agent", "date", "server"),
+        *("content-length", "content-type", "mcp-protocol-version"),
+        *("x-forwarded-for", "x-forwarded-proto"),
+        *("sec-websocket-version", "sec-websocket-key", "sec-websocket-accept"),
+        *("sec-websocket-protocol", "sec-websocket-extensions"),
+    }
+)
 
 
 class AccessLogRedaction(logging.Filter):
     """Redacts credential-like query values in uvicorn's access log lines and in its
-    WebSocket handshake lines (``uvicorn.error``: a browser's token rides in the query)."""
+    WebSocket handshake lines (``uvicorn.error``: a browser's token rides in the query), and
+    at DEBUG the handshake's request line and header values (``Authorization``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        websocket = str(record.msg).startswith('%s - "WebSocket %s"')
-        at = 1 if websocket else 2 if record.name == "uvicorn.access" else None
-        if at is not None and isinstance(args, tuple) and len(args) > at:
+        args, msg = record.args, str(record.msg)
+        if not isinstance(args, tuple):
+            return True
+        websocket = msg.startswith('%s - "WebSocket %s"')
+        at = 1 if websocket else 2 if record.name == "uvicorn.access" else _HANDSHAKE_PATH.get(msg)
+        if at is not None and len(args) > at:
             record.args = (*args[:at], redact_query(str(args[at])), *args[at + 1 :])
+        elif msg in ("< %s: %s", "> %s: %s") and len(args) == 2:
+            shown = str(args[0]).lower() in _PLAIN_HEADERS
+            record.args = args if shown else (args[0], "[redacted]")
         return True
 
 

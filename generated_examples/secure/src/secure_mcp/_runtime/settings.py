@@ -130,6 +130,11 @@ class Settings:
             raise ConfigError(f"the HTTP path must start with '/': {self.path!r}")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log format must be text or json, not {self.log_format!r}")
+        if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ConfigError(
+                "log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, "
+                f"not {self.log_level!r}"
+            )
         counts = (self.workers, self.max_body_size, self.max_sessions)
         if min(counts) < 1 or self.rate_limit < 0 or self.max_sessions_per_caller < 0:
             raise ConfigError(

@@ -16,6 +16,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import SpanProcessor
 
+from .logs import redact_query
 from .telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
@@ -134,8 +135,10 @@ def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
 # The generated package type-checks without the SDK's types (SpanProcessor is Any there).
 class _ShortNames(SpanProcessor):  # type: ignore[misc, unused-ignore]
     """Cuts a span's name to ``NAME_LIMIT`` characters as the span starts, and its status
-    (an error message that may echo the client: "Unknown tool: <name>") to ``VALUE_LIMIT``
-    in the copy the exporters get as it ends: the client's own answer is left whole."""
+    (an error message that may echo the client: "Unknown tool: <name>", "Resource not
+    found: <uri>") to ``VALUE_LIMIT`` in the copy the exporters get as it ends, without a
+    URI's credential-like query value (as ``mcp.resource.uri``): the client's own answer
+    is left whole."""
 
     def on_start(self, span: Any, parent_context: Any = None) -> None:
         if len(span.name) > NAME_LIMIT:
@@ -145,9 +148,13 @@ class _ShortNames(SpanProcessor):  # type: ignore[misc, unused-ignore]
         from opentelemetry.trace import Status
 
         status = span.status
-        if status.description is not None and len(status.description) > VALUE_LIMIT:
-            cut = status.description[:VALUE_LIMIT] + "..."
-            span._status = Status(status.status_code, cut)  # (the SDK's ReadableSpan)
+        if status.description is None:
+            return
+        shown = redact_query(status.description)
+        if len(shown) > VALUE_LIMIT:
+            shown = shown[:VALUE_LIMIT] + "..."
+        if shown != status.description:
+            span._status = Status(status.status_code, shown)  # (the SDK's ReadableSpan)
 
 
 SEEN: set[str] = set()  # the warnings ``once`` let through
