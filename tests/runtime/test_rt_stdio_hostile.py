@@ -268,15 +268,24 @@ def test_a_question_withdrawn_no_longer_opens_the_park() -> None:
 
 
 @ERAS
-def test_a_ping_behind_the_cap_is_answered_at_once(era: str) -> None:
+def test_a_ping_behind_the_cap_is_answered_at_once_as_below_it(era: str) -> None:
     """1,024 slow calls fill the cap and one more is parked: a ping (how a host checks that
-    the server lives) is answered at once, not parked behind them for a minute."""
+    the server lives) is answered at once, not parked behind them for a minute, and as the
+    SDK answers it below the cap (the runtime answered ``{}`` itself, even to a ping the
+    SDK refuses in this era: with the 2026-07-28 envelope on a handshake connection, any
+    on a 2026-07-28 one)."""
     stdio = _started(era)
+    pings = [
+        {"jsonrpc": "2.0", "id": "bare", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "enveloped", "method": "ping", "params": {"_meta": ENVELOPE}},
+    ]
     try:
+        below = [stdio.call(ping, 10) for ping in pings]
         slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(IN_FLIGHT)]
         _write(stdio, [*slow, _call(era, "parked", "echo", {"text": "x"})])
-        ping = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
-        assert stdio.call(ping, 10) == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+        assert [stdio.call(ping, 10) for ping in pings] == below
+        refused = [False, True] if era == "handshake" else [True, True]  # (2026: no ping)
+        assert ["error" in answer for answer in below] == refused, below
     finally:
         stdio.kill()
 

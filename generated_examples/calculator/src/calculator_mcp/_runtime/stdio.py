@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import logging
 import os
 import select
@@ -136,8 +135,8 @@ async def _read(
     hung_up: Callable[[], bool] = lambda: False,
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
-    would drop or take for a notification; a ping behind parked requests, which must not
-    wait for slow calls); at the end, a grace for what is in flight."""
+    would drop or take for a notification); a ping behind parked requests, which must not
+    wait for slow calls, to the server at once; at the end, a grace for what is in flight."""
     async with messages, anyio.create_task_group() as tg:
         tg.start_soon(pending.dispatch, messages)
         async for raw in lines:
@@ -156,8 +155,8 @@ async def _read(
             if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
                 await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
             elif isinstance(message, JSONRPCRequest) and pending.full():
-                if message.method == "ping":
-                    await reply(json.dumps({"jsonrpc": "2.0", "id": message.id, "result": {}}))
+                if message.method == "ping":  # the SDK answers it as below the cap, at once
+                    await pending.answer(message, messages)
                 elif (parked := await pending.park(message, len(raw), hung_up)) is None:
                     break  # stdin closed behind a full park, and the grace ran out
                 elif not parked:
