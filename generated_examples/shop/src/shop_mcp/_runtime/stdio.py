@@ -78,7 +78,10 @@ async def serve(server: GeneratedServer, limit: int) -> None:
                 return b""
 
             async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-                await _read(_lines(chunks, limit, reply), messages, reply, pending)
+                lines = _lines(chunks, limit, reply)
+                await _read(
+                    lines, messages, reply, pending, hung_up=lambda: _hung_up(stdin.wrapped)
+                )
 
             async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
                 async with writes, sdk_writes:
@@ -285,9 +288,18 @@ class Wire:
         """Whether the client closed stdin, even with lines still unread in it."""
         if self.stdin is None or self.stdin.is_closing():  # (closed: the transport read EOF)
             return True
+        return _hung_up(self.stdin.get_extra_info("pipe"))
+
+
+def _hung_up(source: Any) -> bool:
+    """Whether the client closed ``source`` (a pipe, socket or terminal), lines perhaps
+    unread in it; never a file (no client leaves it), nor on Windows (no ``poll``)."""
+    try:
         poll, closed = select.poll(), select.POLLHUP | getattr(select, "POLLRDHUP", 0)
-        poll.register(self.stdin.get_extra_info("pipe"), select.POLLIN | closed)
-        return any(events & closed for _, events in poll.poll(0))
+        poll.register(source, select.POLLIN | closed)
+    except (AttributeError, OSError, ValueError):
+        return False
+    return any(events & closed for _, events in poll.poll(0))
 
 
 async def _lines(
