@@ -31,9 +31,8 @@ class Identity:
 
     @cached_property  # a request reads it up to four times (limit, session, state)
     def key(self) -> str:
-        """A stable key for per-caller caches, limits and sessions (no secret in it), one
-        per identity: parts holding a NUL are JSON-encoded (no raw NUL in the text, so never
-        the NUL-joined text of other parts, which keeps every other key what it was)."""
+        """A stable key for per-caller caches, limits and sessions (no secret in it), one per
+        identity: parts holding a NUL are JSON-encoded (no NUL, unlike any other key's text)."""
         parts = [self.issuer or "", self.client or "", self.subject]
         if self.kind != "subject":  # keys of ``sub`` identities stay what they were
             parts.append(self.kind)

@@ -112,8 +112,7 @@ class Disconnected:
     def __init__(self) -> None:
         self.gone = False
         self.scopes: dict[anyio.CancelScope, str] = {}  # its requests' (``run_request``)
-        # the whole POST's (JSON answers): the cancellation leaves the SDK's span as one
-        self.post: anyio.CancelScope | None = None
+        self.post: anyio.CancelScope | None = None  # the whole POST's (JSON answers)
 
     async def cancelling(
         self, cancel: anyio.CancelScope, method: str, call: Callable[[], Awaitable[T]]

@@ -121,8 +121,7 @@ class Pending:
     async def answer(
         self, request: JSONRPCRequest, messages: MemoryObjectSendStream[SessionMessage | Exception]
     ) -> None:
-        """``request`` to the server past the cap, reading waiting for its answer (so one
-        such request at a time: memory stays bounded)."""
+        """``request`` to the server past the cap, reading waiting for its answer."""
         sent = self.read(request)
         count = self.ids[request.id]
         await messages.send(sent)
