@@ -81,3 +81,38 @@ async def test_same_id_on_two_sessions(tmp_path: Path, outcomes: list[str]) -> N
         assert '"on"' in later.text
     assert INFLIGHT.count == 0, outcomes
     assert outcomes.count("tools/call:CancelledError") == 1, outcomes
+
+
+async def test_a_2026_json_call_whose_client_left_is_a_cancelled_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answered as JSON, a 2026-07-28 call has no SDK dispatcher: the client's hang-up was
+    ``run_request``'s -32800 error inside the SDK's span, which said ``error.type=-32800``
+    (its metric ``cancelled``). It is a cancellation now, as on every other road: the span
+    says ``cancelled`` (status ERROR), and a call that ends well has no ``error.type``."""
+    from opentelemetry.trace import StatusCode
+    from test_telemetry_unit import traced_middleware
+
+    from mcpgen.runtime import telemetry
+
+    observed, exported, _ = traced_middleware(monkeypatch)
+    monkeypatch.setattr(telemetry, "ACTIVE", observed)
+    app = rtkit.app(rtkit.make_spec("none"), "http-json")
+    headers = {**HEADERS, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
+    async with running(app), http_client(app) as http:
+        body = _call(1, "slow", {"seconds": 60, "marker": str(tmp_path / "m")}, "2026-07-28")
+        await _hang_up(http, body, {**headers, "Mcp-Name": "slow"}, tmp_path / "m.started")
+        await anyio.to_thread.run_sync(cleaned_up, tmp_path / "m", 10.0)
+        body = _call(2, "echo", {"text": "on"}, "2026-07-28")
+        assert (
+            '"on"'
+            in (await http.post("/mcp", json=body, headers={**headers, "Mcp-Name": "echo"})).text
+        )
+    left, echo = sorted(
+        exported.get_finished_spans(), key=lambda s: s.attributes["jsonrpc.request.id"]
+    )
+    assert left.name == "tools/call slow" and echo.name == "tools/call echo"
+    assert left.attributes["error.type"] == "cancelled", dict(left.attributes)
+    assert left.status.status_code == StatusCode.ERROR
+    assert "error.type" not in echo.attributes and echo.status.status_code != StatusCode.ERROR
+    assert INFLIGHT.count == 0

@@ -208,3 +208,20 @@ def test_oauth_needs_signing_keys_or_introspection() -> None:
 
     with pytest.raises(ConfigError, match="JWKS_URL"):
         create_app(spec, rtkit.factory(spec), settings, {})
+
+
+def test_identities_whose_parts_hold_a_nul_get_keys_of_their_own() -> None:
+    """The key hashed the parts joined with NUL: a client ``a\\0b`` with subject ``c`` and a
+    client ``a`` with subject ``b\\0c`` (claims a token may carry) shared one key, so one
+    rate limit, session and ``ctx.store``; so did a subject ``s\\0username`` and the username
+    ``s``. The key of an identity without a NUL stays what it was (Redis keys derive from it)."""
+    import hashlib
+
+    from mcpgen.runtime.identity import Identity
+
+    twins = [Identity("c", client="a\x00b", issuer="i"), Identity("b\x00c", client="a", issuer="i")]
+    assert twins[0].key != twins[1].key
+    kinds = [Identity("s\x00username", client="c"), Identity("s", client="c", kind="username")]
+    assert kinds[0].key != kinds[1].key
+    before = hashlib.sha256(b"https://idp\x00app\x00alice").hexdigest()[:32]
+    assert Identity("alice", client="app", issuer="https://idp").key == before

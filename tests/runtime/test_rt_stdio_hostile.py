@@ -7,6 +7,7 @@ both protocol eras: the handshake, and 2026-07-28 (each request carries its enve
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from contextlib import suppress
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rtstdio import INITIALIZE, INITIALIZED, Stdio, call, lines, wait_for, wait_until
+from rtstdio import INITIALIZE, INITIALIZED, Stdio, call, lines, popen, wait_for, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 IN_FLIGHT = PARKED = 1024  # runtime.stdio_pending.IN_FLIGHT, PARKED
@@ -46,6 +47,17 @@ def _call(era: str, request_id: Any, name: str, arguments: dict[str, Any]) -> di
 def _cancel(request_id: Any) -> dict[str, Any]:
     params = {"requestId": request_id, "reason": "stop"}
     return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+def _echoes(era: str, prefix: str, count: int) -> list[dict[str, Any]]:
+    return [_call(era, f"{prefix}{i}", "echo", {"text": "x"}) for i in range(count)]
+
+
+def _full_park(era: str, marker: Path) -> list[dict[str, Any]]:
+    """1,024 calls that take a minute (the last one's start marked), then 1,024 parked."""
+    slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
+    slow.append(_call(era, IN_FLIGHT, "slow", {"seconds": 60, "marker": str(marker)}))
+    return [*slow, *_echoes(era, "p", PARKED)]
 
 
 def _write(stdio: Stdio, messages: list[dict[str, Any]]) -> None:
@@ -146,11 +158,8 @@ def test_end_of_input_with_requests_parked_stops_the_server(tmp_path: Path, era:
     in flight ends (here a minute; a call waiting for the gone client, never)."""
     stdio = _started(era)
     try:
-        last = tmp_path / "m"
-        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
-        slow.append(_call(era, IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
-        _write(stdio, [*slow, *(_call(era, f"p{i}", "echo", {"text": "x"}) for i in range(PARKED))])
-        wait_for(last.with_suffix(".started"))
+        _write(stdio, _full_park(era, tmp_path / "m"))
+        wait_for(tmp_path / "m.started")
         started = time.monotonic()
         assert stdio.close(timeout=30) == 0, stdio.stderr.decode()[-3000:]
         assert time.monotonic() - started < 10
@@ -268,15 +277,24 @@ def test_a_question_withdrawn_no_longer_opens_the_park() -> None:
 
 
 @ERAS
-def test_a_ping_behind_the_cap_is_answered_at_once(era: str) -> None:
+def test_a_ping_behind_the_cap_is_answered_at_once_as_below_it(era: str) -> None:
     """1,024 slow calls fill the cap and one more is parked: a ping (how a host checks that
-    the server lives) is answered at once, not parked behind them for a minute."""
+    the server lives) is answered at once, not parked behind them for a minute, and as the
+    SDK answers it below the cap (the runtime answered ``{}`` itself, even to a ping the
+    SDK refuses in this era: with the 2026-07-28 envelope on a handshake connection, any
+    on a 2026-07-28 one)."""
     stdio = _started(era)
+    pings = [
+        {"jsonrpc": "2.0", "id": "bare", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "enveloped", "method": "ping", "params": {"_meta": ENVELOPE}},
+    ]
     try:
+        below = [stdio.call(ping, 10) for ping in pings]
         slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(IN_FLIGHT)]
         _write(stdio, [*slow, _call(era, "parked", "echo", {"text": "x"})])
-        ping = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
-        assert stdio.call(ping, 10) == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+        assert [stdio.call(ping, 10) for ping in pings] == below
+        refused = [False, True] if era == "handshake" else [True, True]  # (2026: no ping)
+        assert ["error" in answer for answer in below] == refused, below
     finally:
         stdio.kill()
 
@@ -288,14 +306,11 @@ def test_end_of_input_behind_a_full_park_stops_the_server(tmp_path: Path, era: s
     stdio = _started(era)
     assert stdio.process.stdin is not None
     try:
-        last = tmp_path / "m"
-        slow = [_call(era, i, "slow", {"seconds": 60}) for i in range(1, IN_FLIGHT)]
-        slow.append(_call(era, IN_FLIGHT, "slow", {"seconds": 60, "marker": str(last)}))
-        _write(stdio, [*slow, *(_call(era, f"p{i}", "echo", {"text": "x"}) for i in range(PARKED))])
-        wait_for(last.with_suffix(".started"))
+        _write(stdio, _full_park(era, tmp_path / "m"))
+        wait_for(tmp_path / "m.started")
         fd, refused = stdio.process.stdin.fileno(), 0
         os.set_blocking(fd, False)
-        more = lines([_call(era, f"q{i}", "echo", {"text": "x"}) for i in range(100)])
+        more = lines(_echoes(era, "q", 100))
         while refused < 5:  # until the pipe stays full: the server reads no more
             try:
                 os.write(fd, more)
@@ -309,3 +324,38 @@ def test_end_of_input_behind_a_full_park_stops_the_server(tmp_path: Path, era: s
         assert b"Traceback" not in stdio.stderr, stdio.stderr.decode()[-3000:]
     finally:
         stdio.kill()
+
+
+def test_a_terminal_hanging_up_behind_a_full_park_stops_the_server(tmp_path: Path) -> None:
+    """stdin a terminal (the SDK's transport) that hangs up behind a full park, lines
+    unread: the server sees the hang-up and stops within the grace, as on a pipe; it
+    waited for a call in flight to end (here a minute). (A file is no client that hangs
+    up: ``test_rt_stdio.test_stdio_from_a_file_answers_all_to_a_client_slow_to_read``.)"""
+    import pty
+    import tty
+
+    controller, terminal = pty.openpty()
+    tty.setraw(terminal)  # (no echo, no line editing: the bytes as written)
+    process = popen(stdin=terminal, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(terminal)
+    os.set_blocking(controller, False)
+    data = lines([INITIALIZE, INITIALIZED, *_full_park("handshake", tmp_path / "m")])
+    data += lines(_echoes("handshake", "q", 3000))  # (more than a read and the terminal hold)
+    refused, started = 0, tmp_path / "m.started"
+    try:
+        while data and not (started.exists() and refused >= 5):  # until the server reads no more
+            try:
+                data, refused = data[os.write(controller, data) :], 0
+            except BlockingIOError:
+                refused += 1
+                time.sleep(0.2)
+        assert data, "the server read everything: no full park"
+        os.close(controller)
+        began = time.monotonic()
+        assert process.wait(90) == 0
+        assert time.monotonic() - began < 15
+        assert process.stderr is not None and b"Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -118,6 +118,16 @@ class Pending:
         self._change()
         return True
 
+    async def answer(
+        self, request: JSONRPCRequest, messages: MemoryObjectSendStream[SessionMessage | Exception]
+    ) -> None:
+        """``request`` to the server past the cap, reading waiting for its answer."""
+        sent = self.read(request)
+        count = self.ids[request.id]
+        await messages.send(sent)
+        while self.ids[request.id] >= count:
+            await self.changed.wait()
+
     def unpark(self, message: object) -> bool:
         """True when ``message`` cancels a parked request: it is dropped, never run."""
         if not (isinstance(message, JSONRPCNotification) and message.method == CANCELLED):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,11 +32,15 @@ class Identity:
 
     @cached_property  # a request reads it up to four times (limit, session, state)
     def key(self) -> str:
-        """A stable key for per-caller caches, limits and sessions (no secret in it)."""
+        """A stable key for per-caller caches, limits and sessions (no secret in it), one per
+        identity: parts holding a NUL are JSON-encoded (no NUL, unlike any other key's text)."""
         parts = [self.issuer or "", self.client or "", self.subject]
         if self.kind != "subject":  # keys of ``sub`` identities stay what they were
             parts.append(self.kind)
-        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
+        text = "\x00".join(parts)
+        if text.count("\x00") != len(parts) - 1:
+            text = json.dumps(parts)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     @property
     def restricted(self) -> bool:

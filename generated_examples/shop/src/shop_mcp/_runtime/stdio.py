@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import logging
 import os
 import select
@@ -79,7 +78,10 @@ async def serve(server: GeneratedServer, limit: int) -> None:
                 return b""
 
             async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-                await _read(_lines(chunks, limit, reply), messages, reply, pending)
+                lines = _lines(chunks, limit, reply)
+                await _read(
+                    lines, messages, reply, pending, hung_up=lambda: _hung_up(stdin.wrapped)
+                )
 
             async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
                 async with writes, sdk_writes:
@@ -136,8 +138,8 @@ async def _read(
     hung_up: Callable[[], bool] = lambda: False,
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
-    would drop or take for a notification; a ping behind parked requests, which must not
-    wait for slow calls); at the end, a grace for what is in flight."""
+    would drop or take for a notification); a ping behind parked requests, which must not
+    wait for slow calls, to the server at once; at the end, a grace for what is in flight."""
     async with messages, anyio.create_task_group() as tg:
         tg.start_soon(pending.dispatch, messages)
         async for raw in lines:
@@ -156,8 +158,8 @@ async def _read(
             if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
                 await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
             elif isinstance(message, JSONRPCRequest) and pending.full():
-                if message.method == "ping":
-                    await reply(json.dumps({"jsonrpc": "2.0", "id": message.id, "result": {}}))
+                if message.method == "ping":  # the SDK answers it as below the cap, at once
+                    await pending.answer(message, messages)
                 elif (parked := await pending.park(message, len(raw), hung_up)) is None:
                     break  # stdin closed behind a full park, and the grace ran out
                 elif not parked:
@@ -286,9 +288,18 @@ class Wire:
         """Whether the client closed stdin, even with lines still unread in it."""
         if self.stdin is None or self.stdin.is_closing():  # (closed: the transport read EOF)
             return True
+        return _hung_up(self.stdin.get_extra_info("pipe"))
+
+
+def _hung_up(source: Any) -> bool:
+    """Whether the client closed ``source`` (a pipe, socket or terminal), lines perhaps
+    unread in it; never a file (no client leaves it), nor on Windows (no ``poll``)."""
+    try:
         poll, closed = select.poll(), select.POLLHUP | getattr(select, "POLLRDHUP", 0)
-        poll.register(self.stdin.get_extra_info("pipe"), select.POLLIN | closed)
-        return any(events & closed for _, events in poll.poll(0))
+        poll.register(source, select.POLLIN | closed)
+    except (AttributeError, OSError, ValueError):
+        return False
+    return any(events & closed for _, events in poll.poll(0))
 
 
 async def _lines(

@@ -80,8 +80,9 @@ async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
     try:
         if gone is None:
             return await call()
-        cancel = dispatcher_scope(ctx)
-        if cancel is not None:  # the SDK's own: no scope opened per request
+        # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's
+        cancel = dispatcher_scope(ctx) or gone.post
+        if cancel is not None:
             return await gone.cancelling(cancel, method, call)
         with anyio.CancelScope() as cancel:  # no task of its own: the middleware's cancels it
             return await gone.cancelling(cancel, method, call)
@@ -112,6 +113,7 @@ class Disconnected:
     def __init__(self) -> None:
         self.gone = False
         self.scopes: dict[anyio.CancelScope, str] = {}  # its requests' (``run_request``)
+        self.post: anyio.CancelScope | None = None  # the whole POST's (JSON answers)
 
     async def cancelling(
         self, cancel: anyio.CancelScope, method: str, call: Callable[[], Awaitable[T]]
@@ -177,6 +179,7 @@ async def observed_post(app: Any, scope: Any, receive: Any, send: Any, json_resp
         await queue_send.send(await observed())  # after the body, only a disconnect
 
     async with anyio.create_task_group() as tg:
+        gone.post = tg.cancel_scope
         tg.start_soon(watch)
         try:
             await app(scope, wrapped, send)
