@@ -45,6 +45,7 @@ class SchemaConverter:
         self._unplanned: list[str] = []
         self._live: set[str] = set()  # the definitions whose plan drops something
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
+        self._marks_memo: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -129,15 +130,21 @@ class SchemaConverter:
         definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
         the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
         member declaring it."""
-        return sorted(prop for prop, only in self._marks(schema, {}, keys).items() if only)
+        memo = self._marks_memo.setdefault(keys, {})
+        return sorted(prop for prop, only in self._marks(schema, memo, keys).items() if only)
 
-    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]], keys: Keys) -> dict[str, bool]:
-        """Each property ``schema`` declares: one of ``keys`` or not (``memo``: a cycle ends)."""
+    def _marks(
+        self, schema: Json, memo: dict[int, tuple[Json, dict[str, bool]]], keys: Keys
+    ) -> dict[str, bool]:
+        """Each property ``schema`` declares: one of ``keys`` or not (``memo``, kept for
+        every call: id -> the schema, its marks; each schema is looked at once, a cycle
+        ends)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
         if id(target) not in memo:
-            memo[id(target)] = marks = {}
+            marks: dict[str, bool] = {}
+            memo[id(target)] = target, marks
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
                 marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
@@ -151,7 +158,7 @@ class SchemaConverter:
             for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
                 if any(self.marked_read_only(sub, key) for key in keys):
                     marks.update({prop: True for prop in marks if matches(pattern, prop)})
-        return memo[id(target)]
+        return memo[id(target)][1]
 
     def marked_read_only(self, schema: Json, keyword: str = "readOnly") -> bool:
         """Whether ``schema`` says ``keyword``: itself, or one of its ``_groups`` wholly."""
