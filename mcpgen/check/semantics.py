@@ -47,6 +47,7 @@ class Checker:
         self.named: dict[str, Any] = checkable(doc.data, set())
         self.assigned = assign(self.named)  # the Python names the model will have
         self.problems = Problems()
+        self.schemas: list[tuple[JsonPath, Any, ref_depth.Resolve]] = []  # (ref_cycles)
 
     def error(
         self, path: JsonPath, message: str, key: bool = False, level: Level = Level.ERROR
@@ -131,6 +132,7 @@ class Checker:
             found = self.target(ref, own_root)
             return None if found is None else found[1]
 
+        self.schemas.append((where, schema, resolve))  # for ref_depth.long_inheritance too
         for path, ref in ref_depth.unguarded_cycles(schema, resolve):
             self.error(
                 (*where, *path),
@@ -336,6 +338,8 @@ def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Probl
     checker.check_server()
     checker.check_defs()
     checker.check_tools()
+    for path, message in ref_depth.long_inheritance(checker.schemas):
+        checker.error(path, message)
     templates = checker.check_resources()
     check_completions(checker, check_prompts(checker), templates)
     check_auth(checker)
