@@ -48,6 +48,7 @@ class Checker:
         self.assigned = assign(self.named)  # the Python names the model will have
         self.problems = Problems()
         self.schemas: list[tuple[JsonPath, Any, ref_depth.Resolve]] = []  # (ref_cycles)
+        self.settled: ref_depth.Settled = {}  # (ref_cycles: the $defs' references)
 
     def error(
         self, path: JsonPath, message: str, key: bool = False, level: Level = Level.ERROR
@@ -133,7 +134,8 @@ class Checker:
             return None if found is None else found[1]
 
         self.schemas.append((where, schema, resolve))  # for ref_depth.long_inheritance too
-        for path, ref in ref_depth.unguarded_cycles(schema, resolve):
+        known = self.settled if own_root is None else {}  # (a tool's own root: its own)
+        for path, ref in ref_depth.unguarded_cycles(schema, resolve, known):
             self.error(
                 (*where, *path),
                 f"{ref!r} leads back to this reference with no properties or items in "
