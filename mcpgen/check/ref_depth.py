@@ -6,7 +6,9 @@ once its references are followed: a chain of definitions each referring to the n
 (``Def0 = allOf[$ref Def1, ...]``, ...) is as deep as the schemas inlined into one, deeper
 than the generator's walks may go. Measured without recursion, and only when a walk failed
 (``pipeline``, the OpenAPI importer: following references into other files too): measuring
-every document up front cost 0.22 s of GitHub's 1.4 s rebuild."""
+every document up front cost 0.22 s of GitHub's 1.4 s rebuild. And chains of definitions
+each inheriting from the next (``allOf``), which the model generator takes hours on when
+long (``MAX_BASES``)."""
 
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ if TYPE_CHECKING:
 
 Resolve = Callable[[str], Json]  # a local $ref's target (None when it names nothing)
 # datamodel-code-generator makes a class inherit from what its allOf members and a $ref
-# beside other keywords name, and its time grows with the cube of the chain's length (a
-# manifest's chain of n: 64 0.8 s, 100 2.5 s, 150 7 s, 200 23 s, 400 3 min, 3,000 hours)
+# beside other keywords name, and its time grows with the cube of the chain's length (for
+# a manifest's chain of n: 64 0.8 s, 100 2.5 s, 150 7 s, 200 23 s, 400 3 min, 3,000 hours)
 MAX_BASES = 150
 Settled = dict[int, tuple[Json, bool]]  # id of a $ref object -> it, whether it leads back
 
@@ -201,7 +203,7 @@ def long_inheritance(
                 depth[id(current)] = current, max(links, default=0)
             if depth[id(node)][1] > deepest[0]:
                 deepest = depth[id(node)][1], (*where, *located(trail))
-    if deepest[1]:
+    if deepest[0] > MAX_BASES:
         yield deepest[1], (
             f"inherits through a chain of {deepest[0]} definitions (allOf, or a $ref beside "
             f"other keywords), more than the {MAX_BASES} the model generator builds in "
