@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 Resolve = Callable[[str], Json]  # a local $ref's target (None when it names nothing)
 # datamodel-code-generator makes a class inherit from what its allOf members and a $ref
 # beside other keywords name, and its time grows with the cube of the chain's length (for
-# a manifest's chain of n: 64 0.8 s, 100 2.5 s, 150 7 s, 200 23 s, 400 3 min, 3,000 hours)
+# a manifest's chain of n: 64 0.8 s, 100 2.5 s, 150 7 s, 200 23 s, 400 3 min; 3,000 ~a day)
 MAX_BASES = 150
 Settled = dict[int, tuple[Json, bool]]  # id of a $ref object -> it, whether it leads back
 
