@@ -45,7 +45,7 @@ class SchemaConverter:
         self._unplanned: list[str] = []
         self._live: set[str] = set()  # the definitions whose plan drops something
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
-        self._marks_memo: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
+        self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -130,28 +130,23 @@ class SchemaConverter:
         definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
         the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
         member declaring it."""
-        memo = self._marks_memo.setdefault(keys, {})
-        return sorted(prop for prop, only in self._marks(schema, memo, keys).items() if only)
+        return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
-    def _marks(
-        self, schema: Json, memo: dict[int, tuple[Json, dict[str, bool]]], keys: Keys
-    ) -> dict[str, bool]:
-        """Each property ``schema`` declares: one of ``keys`` or not (``memo``, kept for
-        every call: id -> the schema, its marks; each schema is looked at once, a cycle
-        ends)."""
+    def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
+        """Each property ``schema`` declares: one of ``keys`` or not (each schema once)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
-        if id(target) not in memo:
-            marks: dict[str, bool] = {}
-            memo[id(target)] = target, marks
+        memo = self._marks_of.setdefault(keys, {})  # id -> the schema (kept alive), its marks
+        if id(target) not in memo:  # (set before the members: a cycle ends)
+            memo[id(target)] = target, (marks := {})
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
                 marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 for member in members:  # every member declaring a property marks it
-                    for prop, only in self._marks(member, memo, keys).items():
+                    for prop, only in self._marks(member, keys).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
             patterns = target.get("patternProperties")  # apply to the names they match
@@ -306,7 +301,7 @@ class SchemaConverter:
             elif keyword == "dependencies":
                 self._dependencies(src, where, value, out, deps)
             elif keyword == "discriminator":
-                self._discriminator(src, where, node, value, out, deps)
+                self._discriminator(src, where, node, out, deps)
             elif keyword in UNSUPPORTED:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
@@ -344,14 +339,9 @@ class SchemaConverter:
                 out.setdefault("dependentSchemas", {})[name] = schema
 
     def _discriminator(
-        self,
-        src: int,
-        where: JsonPath,
-        node: dict[str, Json],
-        value: Json,
-        out: dict[str, Json],
-        deps: set[str],
+        self, src: int, where: JsonPath, node: dict[str, Json], out: dict[str, Json], deps: set[str]
     ) -> None:
+        value = node["discriminator"]
         if isinstance(value, str):  # Swagger 2.0: the property name
             value = {"propertyName": value}
         if not isinstance(value, dict) or not isinstance(value.get("propertyName"), str):
