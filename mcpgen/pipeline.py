@@ -62,10 +62,16 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
     try:
         return _load_document(doc, strict, name)
     except RecursionError:
-        problems = deep_references(Sources(doc, Problems()))
+        problems = too_deep(doc)
         if not problems.has_errors():
             raise
         return Loaded(None, problems, doc)
+
+
+def too_deep(doc: Document | None) -> Problems:
+    """After a walk of ``doc`` ran out of stack: an error where its deepest chain of
+    references starts (``check.ref_depth``); none when there is no such chain."""
+    return deep_references(Sources(doc, Problems())) if doc is not None else Problems()
 
 
 def _load_document(doc: Document, strict: bool, name: str | None) -> Loaded:

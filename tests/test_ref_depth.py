@@ -8,12 +8,17 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
+from mcpgen.check.ref_depth import MAX_BASES
 from mcpgen.cli import main
+from mcpgen.load import load_text
+from mcpgen.openapi import import_openapi
+from mcpgen.openapi.schema import SchemaConverter
 
 
 def link(kind: str, ref: str, i: int) -> dict[str, object]:
@@ -53,15 +58,25 @@ def validate(path: Path) -> tuple[int, str]:
 
 
 CHAINS = [
-    (kind, 1_000) for kind in ("allOf", "properties", "items", "oneOf", "additionalProperties")
+    (kind, 1_000, ": nests ")
+    for kind in ("allOf", "properties", "items", "oneOf", "additionalProperties")
 ]
+TOO_DEEP = "too deep for mcpgen to walk"
+# a chain every stage walks, refused by the check (as in the manifest it is made into)
+INHERITS = " ($defs.Def0): inherits through a chain of 300 definitions"
 
 
 @pytest.mark.parametrize(
-    ("kind", "n"), [*CHAINS, ("allOf", 300), ("properties", 300), ("allOf", 10_000)]
+    ("kind", "n", "says"),
+    [
+        *CHAINS,
+        ("allOf", 300, INHERITS),
+        ("properties", 300, ": nests "),
+        ("allOf", 10_000, ": nests "),
+    ],
 )
 def test_long_reference_chain_in_openapi_is_refused_located(
-    tmp_path: Path, kind: str, n: int
+    tmp_path: Path, kind: str, n: int, says: str
 ) -> None:
     path = tmp_path / "api.json"
     path.write_text(json.dumps(openapi(n, kind), indent=1))
@@ -69,8 +84,8 @@ def test_long_reference_chain_in_openapi_is_refused_located(
     line = path.read_text().splitlines().index(' "components": {') + 3  # "Def0": {
     assert code == 2, output
     assert f"{path}:{line}:" in output
-    assert "error: #/components/schemas/Def0: nests " in output
-    assert "too deep for mcpgen to walk" in output
+    assert f"error: #/components/schemas/Def0{says}" in output, output
+    assert (TOO_DEEP in output) == (says != INHERITS)
     assert "nested too deeply" not in output and "internal error" not in output
 
 
@@ -82,22 +97,84 @@ def test_a_chain_every_stage_can_walk_still_validates(tmp_path: Path, n: int) ->
     assert validate(path) == (0, f"{path}: ok (1 tool, 0 resources, 0 prompts, 0 warnings)\n")
 
 
-def test_long_reference_chain_in_manifest_defs_is_refused_located(tmp_path: Path) -> None:
-    n = 300
-    defs = {f"D{i}": link("properties", f"#/$defs/D{i + 1}", i) for i in range(n)}
-    defs[f"D{n}"] = {"type": "string"}
-    manifest = {
-        "mcpgen": 1,
-        "server": {"name": "deep"},
-        "$defs": defs,
-        "tools": [{"name": "a", "description": "d", "input": {"$ref": "#/$defs/D0"}}],
-    }
+def test_read_only_through_a_chain_looks_at_each_link_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each composed link asks which properties are readOnly through the rest of the chain
+    (``one_way.relax``): with one memo per question, not per link, a chain of n costs some
+    n ``_marks`` calls (it was n²: 46,203 for 150 links; 1,000 took ~20 s to refuse)."""
+    n, calls = 150, list[object]()
+    data = openapi(n, "allOf")
+    schemas = data["components"]["schemas"]  # type: ignore[index]
+    schemas[f"Def{n}"]["properties"]["leaf"]["readOnly"] = True  # the server sets it
+    schemas["Def0"]["required"] = ["leaf", "p0"]  # so a request cannot be asked for it
+    marks = SchemaConverter._marks
+
+    def counted(*args: Any) -> dict[str, bool]:
+        calls.append(args)
+        return marks(*args)
+
+    monkeypatch.setattr(SchemaConverter, "_marks", counted)
+    doc = load_text(json.dumps(data), "api.json", Path("."), json_first=True)
+    result = import_openapi(doc)
+    assert not [p for p in result.problems if p.level.value == "error"]
+    assert result.tools[0]["input"]["$defs"]["Def0"]["required"] == ["p0"]
+    assert len(calls) < 10 * n
+
+
+def manifest(n: int, kind: str) -> dict[str, object]:
+    defs = {f"D{i}": link(kind, f"#/$defs/D{i + 1}", i) for i in range(n)}
+    defs[f"D{n}"] = {"type": "object", "properties": {"leaf": {"type": "string"}}}
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/D0"}}}
+    tool = {"name": "a", "description": "d", "input": schema}
+    return {"mcpgen": 1, "server": {"name": "deep"}, "$defs": defs, "tools": [tool]}
+
+
+@pytest.mark.parametrize(
+    ("kind", "n", "says"),
+    [
+        ("properties", 300, "error: #/$defs/D0: nests "),
+        ("allOf", 151, "error: $defs.D0: inherits through a chain of 151 definitions"),
+        ("allOf", 400, "error: $defs.D0: inherits through a chain of 400 definitions"),
+    ],
+)
+def test_long_reference_chain_in_manifest_defs_is_refused_located(
+    tmp_path: Path, kind: str, n: int, says: str
+) -> None:
+    """An allOf chain past ``MAX_BASES`` validated, then kept the model generator busy
+    for minutes (400: 187 s; 3,000: hours)."""
     path = tmp_path / "mcpgen.yaml"
-    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    path.write_text(yaml.safe_dump(manifest(n, kind), sort_keys=False))
     code, output = validate(path)
     assert code == 2, output
     line = path.read_text().splitlines().index("  D0:") + 2
-    assert f"{path}:{line}:" in output and "error: #/$defs/D0: nests " in output
+    assert f"{path}:{line}:" in output and says in output, output
+
+
+def test_reference_cycles_are_found_looking_at_each_reference_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a reference leads back to itself was a walk from each one: a chain of n cost
+    n² looks (3,000 links: 9 million, 17 s, before the chain was refused)."""
+    module, n, calls = importlib.import_module("mcpgen.check.ref_depth"), 400, list[object]()
+    in_place = module._in_place
+
+    def counted(schema: Any) -> Any:
+        calls.append(schema)
+        return in_place(schema)
+
+    monkeypatch.setattr(module, "_in_place", counted)
+    path = tmp_path / "mcpgen.yaml"
+    path.write_text(yaml.safe_dump(manifest(n, "allOf"), sort_keys=False))
+    code, output = validate(path)
+    assert code == 2 and "inherits through a chain of 400 definitions" in output, output
+    assert len(calls) < 10 * n
+
+
+def test_an_allof_chain_the_model_generator_builds_still_validates(tmp_path: Path) -> None:
+    path = tmp_path / "mcpgen.yaml"
+    path.write_text(yaml.safe_dump(manifest(MAX_BASES, "allOf"), sort_keys=False))
+    assert validate(path) == (0, f"{path}: ok (1 tool, 0 resources, 0 prompts, 0 warnings)\n")
 
 
 @pytest.mark.parametrize("text", ["42\n", "just text\n", "null\n"])

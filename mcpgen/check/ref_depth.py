@@ -6,11 +6,13 @@ once its references are followed: a chain of definitions each referring to the n
 (``Def0 = allOf[$ref Def1, ...]``, ...) is as deep as the schemas inlined into one, deeper
 than the generator's walks may go. Measured without recursion, and only when a walk failed
 (``pipeline``, the OpenAPI importer: following references into other files too): measuring
-every document up front cost 0.22 s of GitHub's 1.4 s rebuild."""
+every document up front cost 0.22 s of GitHub's 1.4 s rebuild. And chains of definitions
+each inheriting from the next (``allOf``), which the model generator takes hours on when
+long (``MAX_BASES``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from mcpgen.check.schemas import Json, located, pointer, schema_nodes
@@ -21,6 +23,11 @@ if TYPE_CHECKING:
     from mcpgen.openapi.sources import Key, Sources
 
 Resolve = Callable[[str], Json]  # a local $ref's target (None when it names nothing)
+# datamodel-code-generator makes a class inherit from what its allOf members and a $ref
+# beside other keywords name, and its time grows with the cube of the chain's length (for
+# a manifest's chain of n: 64 0.8 s, 100 2.5 s, 150 7 s, 200 23 s, 400 3 min; 3,000 ~a day)
+MAX_BASES = 150
+Settled = dict[int, tuple[Json, bool]]  # id of a $ref object -> it, whether it leads back
 
 
 def _target(sources: Sources, src: int, node: dict[str, Json]) -> tuple[Key, Json] | None:
@@ -95,24 +102,110 @@ def _in_place(schema: Json) -> Iterator[dict[str, Json]]:
         stack.extend(node[key] for key in ("not", "if", "then", "else") if key in node)
 
 
-def _leads_back(ref: dict[str, Json], resolve: Resolve) -> bool:
-    seen: set[int] = set()
-    todo = [resolve(ref["$ref"])]
-    while todo:
-        current = todo.pop()
-        if current is None or id(current) in seen:
+def _settle(start: dict[str, Json], resolve: Resolve, known: Settled) -> None:
+    """Add ``start`` and each ``$ref`` object it leads to (through the in-place references
+    of what each names) to ``known``: whether it leads back to itself, one look at each
+    (Tarjan's strongly connected components, without recursion; a walk from each reference
+    was quadratic: a chain of 3,000 definitions took 17 s)."""
+
+    def after(ref: dict[str, Json]) -> list[dict[str, Json]]:
+        return list(_in_place(resolve(ref["$ref"])))
+
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    path: list[dict[str, Json]] = []  # visited, not yet settled
+    work: list[tuple[dict[str, Json], list[dict[str, Json]]]] = []
+
+    def visit(node: dict[str, Json]) -> None:
+        index[id(node)] = low[id(node)] = len(index)
+        path.append(node)
+        work.append((node, [r for r in after(node) if id(r) not in known]))
+
+    visit(start)
+    while work:
+        node, todo = work[-1]
+        if todo:
+            found = todo.pop()
+            if id(found) not in index:
+                visit(found)
+            elif id(found) not in known:  # on the path: a cycle through it
+                low[id(node)] = min(low[id(node)], index[id(found)])
             continue
-        seen.add(id(current))
-        for found in _in_place(current):
-            if found is ref:
-                return True
-            todo.append(resolve(found["$ref"]))
-    return False
+        work.pop()
+        if work:
+            parent = work[-1][0]
+            low[id(parent)] = min(low[id(parent)], low[id(node)])
+        if low[id(node)] == index[id(node)]:  # node and the ones after it: a component
+            cut = len(path) - 1
+            while path[cut] is not node:
+                cut -= 1
+            group, path[cut:] = path[cut:], []
+            cyclic = len(group) > 1 or any(r is node for r in after(node))
+            known.update({id(r): (r, cyclic) for r in group})
 
 
-def unguarded_cycles(schema: Json, resolve: Resolve) -> Iterator[tuple[JsonPath, str]]:
+def unguarded_cycles(
+    schema: Json, resolve: Resolve, known: Settled | None = None
+) -> Iterator[tuple[JsonPath, str]]:
     """(path, reference) of each ``$ref`` in ``schema`` that its own target leads back to
-    through in-place references alone."""
+    through in-place references alone (``known``: what earlier calls with the same
+    ``resolve`` settled)."""
+    known = {} if known is None else known
     for node, trail in schema_nodes(schema, everything=True):
-        if isinstance(node.get("$ref"), str) and _leads_back(node, resolve):
-            yield (*located(trail), "$ref"), node["$ref"]
+        if isinstance(node.get("$ref"), str):
+            if id(node) not in known:
+                _settle(node, resolve, known)
+            if known[id(node)][1]:
+                yield (*located(trail), "$ref"), node["$ref"]
+
+
+def _bases(node: dict[str, Json], resolve: Resolve) -> list[tuple[Json, int]]:
+    """(target, links) of what ``node`` inherits from: 1 for a ``$ref`` in an ``allOf``
+    member (nested ones too) or beside other keywords; 0 for a bare ``$ref`` (an alias)."""
+    found: list[tuple[Json, int]] = []
+    stack: list[tuple[Json, bool]] = [(node, True)]
+    while stack:
+        current, top = stack.pop()
+        if not isinstance(current, dict):
+            continue
+        if isinstance(current.get("$ref"), str):
+            bare = top and not set(current) - {"$ref", "title", "description"}
+            found.append((resolve(current["$ref"]), 0 if bare else 1))
+        members = current.get("allOf")
+        stack.extend((m, False) for m in (members if isinstance(members, list) else ()))
+    return found
+
+
+def long_inheritance(
+    roots: Iterable[tuple[JsonPath, Json, Resolve]],
+) -> Iterator[tuple[JsonPath, str]]:
+    """(path, message) for the schema in ``roots`` (where, schema, how its ``$ref`` resolve)
+    that inherits through the longest chain of definitions, when that is over ``MAX_BASES``
+    (a reference back into its own chain counts nothing: ``unguarded_cycles`` reports it)."""
+    depth: dict[int, tuple[Json, int]] = {}  # id -> the schema (kept alive), its links
+    deepest: tuple[int, JsonPath] = (MAX_BASES, ())
+    for where, schema, resolve in roots:
+        for node, trail in schema_nodes(schema):
+            if "allOf" not in node and "$ref" not in node:
+                continue  # (inherits nothing)
+            stack, active = [(node, False)], set[int]()
+            while stack:
+                current, done = stack.pop()
+                if id(current) in depth or (not done and id(current) in active):
+                    continue
+                bases = [(t, n) for t, n in _bases(current, resolve) if isinstance(t, dict)]
+                if not done:
+                    active.add(id(current))
+                    stack += [(current, True), *((t, False) for t, _ in bases)]
+                    continue
+                active.discard(id(current))
+                links = [n + depth[id(t)][1] for t, n in bases if id(t) in depth]
+                depth[id(current)] = current, max(links, default=0)
+            if depth[id(node)][1] > deepest[0]:
+                deepest = depth[id(node)][1], (*where, *located(trail))
+    if deepest[0] > MAX_BASES:
+        yield deepest[1], (
+            f"inherits through a chain of {deepest[0]} definitions (allOf, or a $ref beside "
+            f"other keywords), more than the {MAX_BASES} the model generator builds in "
+            "reasonable time (its time grows with the cube of the length): shorten the chain"
+        )

@@ -47,6 +47,8 @@ class Checker:
         self.named: dict[str, Any] = checkable(doc.data, set())
         self.assigned = assign(self.named)  # the Python names the model will have
         self.problems = Problems()
+        self.schemas: list[tuple[JsonPath, Any, ref_depth.Resolve]] = []  # (ref_cycles)
+        self.settled: ref_depth.Settled = {}  # (ref_cycles: the $defs' references)
 
     def error(
         self, path: JsonPath, message: str, key: bool = False, level: Level = Level.ERROR
@@ -131,7 +133,9 @@ class Checker:
             found = self.target(ref, own_root)
             return None if found is None else found[1]
 
-        for path, ref in ref_depth.unguarded_cycles(schema, resolve):
+        self.schemas.append((where, schema, resolve))  # for ref_depth.long_inheritance too
+        known = self.settled if own_root is None else {}  # (a tool's own root: its own)
+        for path, ref in ref_depth.unguarded_cycles(schema, resolve, known):
             self.error(
                 (*where, *path),
                 f"{ref!r} leads back to this reference with no properties or items in "
@@ -336,6 +340,8 @@ def check_semantics(doc: Document, broken: set[JsonPath] | None = None) -> Probl
     checker.check_server()
     checker.check_defs()
     checker.check_tools()
+    for path, message in ref_depth.long_inheritance(checker.schemas):
+        checker.error(path, message)
     templates = checker.check_resources()
     check_completions(checker, check_prompts(checker), templates)
     check_auth(checker)

@@ -16,14 +16,12 @@ import click
 from mcpgen import cache
 from mcpgen import identifiers as names
 from mcpgen import timings as timing
-from mcpgen.check.ref_depth import deep_references
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, counted, report
 from mcpgen.cli.starter import default_output
 from mcpgen.format import Engine, FormatError
 from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
-from mcpgen.openapi.sources import Sources
-from mcpgen.pipeline import load_manifest, render_files
+from mcpgen.pipeline import load_manifest, render_files, too_deep
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
@@ -169,7 +167,7 @@ def _build(
         report(Problems(exc.problems))
         return EXIT_BAD_INPUT
     except RecursionError:  # a stage after load ran out of stack: where the chain starts
-        deep = deep_references(Sources(document, Problems())) if document else Problems()
+        deep = too_deep(document)
         if not deep.has_errors():
             raise
         report(deep)

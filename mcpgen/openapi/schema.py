@@ -45,6 +45,7 @@ class SchemaConverter:
         self._unplanned: list[str] = []
         self._live: set[str] = set()  # the definitions whose plan drops something
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
+        self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -129,29 +130,30 @@ class SchemaConverter:
         definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
         the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
         member declaring it."""
-        return sorted(prop for prop, only in self._marks(schema, {}, keys).items() if only)
+        return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
-    def _marks(self, schema: Json, memo: dict[int, dict[str, bool]], keys: Keys) -> dict[str, bool]:
-        """Each property ``schema`` declares: one of ``keys`` or not (``memo``: a cycle ends)."""
+    def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
+        """Each property ``schema`` declares: one of ``keys`` or not (each schema once)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
-        if id(target) not in memo:
-            memo[id(target)] = marks = {}
+        memo = self._marks_of.setdefault(keys, {})  # id -> the schema (kept alive), its marks
+        if id(target) not in memo:  # (set before the members: a cycle ends)
+            memo[id(target)] = target, (marks := {})
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
                 marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 for member in members:  # every member declaring a property marks it
-                    for prop, only in self._marks(member, memo, keys).items():
+                    for prop, only in self._marks(member, keys).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
             patterns = target.get("patternProperties")  # apply to the names they match
             for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
                 if any(self.marked_read_only(sub, key) for key in keys):
                     marks.update({prop: True for prop in marks if matches(pattern, prop)})
-        return memo[id(target)]
+        return memo[id(target)][1]
 
     def marked_read_only(self, schema: Json, keyword: str = "readOnly") -> bool:
         """Whether ``schema`` says ``keyword``: itself, or one of its ``_groups`` wholly."""
@@ -299,7 +301,7 @@ class SchemaConverter:
             elif keyword == "dependencies":
                 self._dependencies(src, where, value, out, deps)
             elif keyword == "discriminator":
-                self._discriminator(src, where, node, value, out, deps)
+                self._discriminator(src, where, node, out, deps)
             elif keyword in UNSUPPORTED:
                 self._drop(src, where, "is not supported (references are resolved by mcpgen)")
             else:
@@ -337,14 +339,9 @@ class SchemaConverter:
                 out.setdefault("dependentSchemas", {})[name] = schema
 
     def _discriminator(
-        self,
-        src: int,
-        where: JsonPath,
-        node: dict[str, Json],
-        value: Json,
-        out: dict[str, Json],
-        deps: set[str],
+        self, src: int, where: JsonPath, node: dict[str, Json], out: dict[str, Json], deps: set[str]
     ) -> None:
+        value = node["discriminator"]
         if isinstance(value, str):  # Swagger 2.0: the property name
             value = {"propertyName": value}
         if not isinstance(value, dict) or not isinstance(value.get("propertyName"), str):
