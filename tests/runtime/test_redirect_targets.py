@@ -67,6 +67,7 @@ def local(url: str) -> str:
         "http://[::1]:{port}/landing",
         "http://[::ffff:127.0.0.1]:{port}/landing",
         "http://0.0.0.0:{port}/landing",
+        "http://2130706433:{port}/landing",  # 127.0.0.1 as one number: resolved, not parsed
         "http://169.254.169.254/latest/meta-data/",
         "http://loopback.test:{port}/landing",
     ],
