@@ -4,7 +4,8 @@
 While the answer is 202, or 200 with a JSON ``status`` of queued, pending, running or
 in_progress (any case), the next poll waits ``Retry-After`` seconds (capped) or the
 operation's ``interval``; a 303 leads to the result (followed like any redirect, so a
-Location on another origin gets no credentials); once a poll has left the API's origin,
+Location on another origin gets no credentials, and one into the server's own networks is
+refused: ``redirects``); once a poll has left the API's origin,
 no later poll carries them (that origin's Location may point back at the API); any other
 answer is the result (an error status ends the call with its status and the start of its
 body). Each poll's status reaches ``ctx.progress``: the task's ``statusMessage`` when the call is a task.

@@ -124,3 +124,32 @@ def test_a_websocket_handshake_logged_at_debug_shows_no_credential() -> None:
         assert secret not in text, text
     assert "< GET /ws?access_token=[redacted]&v=1 HTTP/1.1" in text, text
     assert "< Host: 127.0.0.1:8000" in text and "< Authorization: [redacted]" in text, text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("error", [RuntimeError, NotImplementedError])
+async def test_a_failed_resource_read_logs_its_uri_without_query_credentials(
+    error: type[Exception], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A read that raised logged the client's URI as sent, credential values and all."""
+    import rtkit
+    from mcp.client import Client
+    from mcp.shared.exceptions import MCPError
+
+    from mcpgen.runtime.server import Handlers, build_server
+
+    handlers = Handlers()
+
+    @handlers.resource("find")
+    async def find(variables: dict[str, str], ctx: object) -> str:
+        raise error("it broke")
+
+    spec = rtkit.make_spec("none")
+    spec["tools"] = []
+    template = {"uriTemplate": "fixture://find{?q,token}", "name": "find"}
+    spec["resources"] = [{"definition": template, "variables": ["q", "token"]}]
+    async with Client(build_server(spec, handlers), mode="legacy") as client:
+        with pytest.raises(MCPError, match="see the server log"):
+            await client.read_resource("fixture://find?q=shoes&token=s3cr3t-t0ken")
+    (logged,) = [r.getMessage() for r in caplog.records if "reading resource" in r.getMessage()]
+    assert logged == "reading resource fixture://find?q=shoes&token=[redacted] failed"

@@ -24,6 +24,7 @@ from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, ResourceNotFound, ToolError, not_found
 from .events import Events, connection_of, lives_one_request
+from .logs import redact_query
 from .paging import page
 from .stubs import is_stub
 
@@ -193,7 +194,7 @@ class ResourceTable:
             raise
         except NotImplementedError as exc:
             if not is_stub(exc, binding.handler_path):
-                logger.exception("reading resource %s failed", uri)
+                logger.exception("reading resource %s failed", redact_query(uri))
                 raise MCPError(
                     INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)"
                 ) from None
@@ -204,7 +205,7 @@ class ResourceTable:
                 data={"uri": uri},
             ) from None
         except Exception:
-            logger.exception("reading resource %s failed", uri)
+            logger.exception("reading resource %s failed", redact_query(uri))
             raise MCPError(INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)") from None
         return types.ReadResourceResult(contents=contents(value, uri, mime_type))
 

@@ -2,10 +2,10 @@
 """Calls to the HTTP API a server wraps: one pooled client, retries, credentials, redirects.
 
 Credentials never leave for another origin: redirects are followed by hand, and one to a
-different origin (scheme, host, port) is followed without any credential. Cookies an
-answer sets are not kept: every caller's later calls would carry them. URLs shown to
-clients or written in errors have credential query values redacted. The MCP client's own
-token is never forwarded upstream.
+different origin (scheme, host, port) is followed without any credential, and not at all
+into the server's own networks (``redirects``). Cookies an answer sets are not kept: every
+caller's later calls would carry them. URLs shown to clients or written in errors have
+credential query values redacted. The MCP client's own token is never forwarded upstream.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from . import answers, capped, files, telemetry, wire, wire_body
+from . import answers, capped, files, redirects, telemetry, wire, wire_body
 from .content import ResourceReturn, ToolReturn
 from .context import Context
 from .credentials import CacheBackend, Credentials
@@ -191,7 +191,8 @@ class Upstream:
     async def _follow(self, request: Request) -> httpx2.Response:
         """The request, and the redirects it answers with: same-origin ones keep the
         credentials, one to any other origin drops every credential (and never returns to
-        a credentialed request)."""
+        a credentialed request) and is refused into the server's networks (a poll's first
+        request, to its ``Location``, too)."""
         method, url = request.method, wire.with_query(request.url, request.parts["query"])
         headers = dict(request.parts["headers"])
         cookies = dict(request.parts["cookies"])
@@ -200,6 +201,10 @@ class Upstream:
         keys = {k: request.parts["query"][k] for k in request.secret_query}
         trusted = True
         for _ in range(MAX_REDIRECTS + 1):
+            why = await redirects.refused(self.base_url, url)
+            if why:  # a redirect or a poll's Location into the server's networks
+                shown = f"{request.shown()}: not following the API's redirect to"
+                raise ToolError(f"{shown} {request.redact(url)}: {why}")
             sent = dict(headers)
             if cookies:
                 sent["Cookie"] = wire.cookie_header(cookies)
