@@ -448,9 +448,8 @@ def test_a_call_whose_client_left_is_cancelled_in_every_era(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A client that hangs up: where the SDK's dispatcher runs the request its cancellation
-    passes (``cancelled``); a 2026-07-28 request answered as JSON has no dispatcher and
-    ends with ``run_request``'s -32800 error, which counted as ``-32800`` before: one
-    event, two labels on the duration metric."""
+    passes (``cancelled``); an error -32800 (request cancelled), however raised, is the
+    same event and gets the same label on the duration metric."""
     import anyio
     from mcp.shared.exceptions import MCPError
 

@@ -110,7 +110,7 @@ class Telemetry:
                 result = await call_next(ctx)
             except MCPError as exc:  # (the span's copy of its message is cut: telemetry_sdk)
                 error = str(exc.error.code)
-                if exc.error.code == REQUEST_CANCELLED:  # the client left (run_request's scope)
+                if exc.error.code == REQUEST_CANCELLED:  # -32800, however raised
                     error = "cancelled"  # as everywhere else it leaves (run_request)
                 raise
             except CancelledError:  # the client cancelled it or left: no answer, no success
