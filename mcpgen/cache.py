@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jinja2
 
-MODELS_PREFIX = "models-v5-"  # generated model modules (``render.model_parts``), by format version
+MODELS_PREFIX = "models-v6-"  # model modules (``render.model_parts``), formatted, by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
 PRUNE_EVERY = 3600.0  # seconds between two looks at the folder

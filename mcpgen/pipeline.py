@@ -122,8 +122,8 @@ def check(doc: Document) -> Problems:
 
 
 def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ruff") -> Output:
-    """The project's files, formatted: model modules come from the build cache or are
-    generated in worker processes while the rest is rendered."""
+    """The project's files, formatted: model modules come from the build cache (formatted)
+    or are generated in worker processes while the rest is rendered."""
     import os
 
     from mcpgen import cache
@@ -137,7 +137,10 @@ def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ru
     with cache.runtime_imports():
         rendered = render_without_models(manifest, source)
     with timing.phase("models (datamodel-code-generator, waited for)"):
-        add_models(rendered, manifest, models())
+        made = models()
+        add_models(rendered, manifest, made)
     with timing.phase("format"):
         format_output(rendered, formatter)
+    for name, file in made.fresh.items():  # kept formatted: a rebuild formats it no more
+        cache.write(file, rendered.generated[f"src/{manifest.server.package}/models/{name}.py"])
     return rendered

@@ -324,6 +324,32 @@ def test_cached_rebuild_gives_the_same_bytes(manifest: Path, tmp_path: Path) -> 
     assert any((tmp_path / "cache").iterdir())
 
 
+def test_a_cached_rebuild_of_json_imports_no_yaml_nor_process_pool(tmp_path: Path) -> None:
+    """What a rebuild of a JSON document does not use, it does not import: PyYAML, and the
+    process pool when every model module comes from the build cache."""
+    import json
+
+    import yaml
+
+    source = tmp_path / "calc.json"
+    source.write_text(json.dumps(yaml.safe_load(CALCULATOR.read_text())))
+    watched = ("yaml", "concurrent.futures.process")
+    code = (
+        "import atexit, runpy, sys\n"
+        f"atexit.register(lambda: print([m for m in {watched!r} if m in sys.modules]))\n"
+        f"sys.argv = ['mcpgen', 'build', {str(source)!r}, '-o', {str(tmp_path / 'out')!r}]\n"
+        "runpy.run_module('mcpgen', run_name='__main__')\n"
+    )
+    env = {**os.environ, "MCPGEN_CACHE_DIR": str(tmp_path / "cache")}
+    imported = [
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout.splitlines()[-1]
+        for _ in ("cold", "rebuild")
+    ]
+    assert imported == ["['concurrent.futures.process']", "[]"]
+
+
 def test_models_generated_over_processes_are_the_same_and_errors_located(
     manifest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

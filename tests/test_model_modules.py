@@ -188,3 +188,38 @@ def test_tools_with_the_same_schema_share_one_class(tmp_path: Path) -> None:
     assert "class CopyInput(Person):" in code
     assert "class NearInput(McpgenBaseModel):" in code
     assert "class OtherInput(McpgenBaseModel):" in code
+
+
+def test_model_modules_are_kept_formatted_and_not_formatted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build cache keeps a model module as it is written (formatted): a rebuild that
+    reads it from there hands it to the formatter no more, and writes the same bytes."""
+    from mcpgen import format as formatting
+
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    formatted: list[str] = []
+    engine = formatting.format_files
+
+    def spy(files: dict[str, str], *args: formatting.Engine) -> dict[str, str]:
+        formatted.extend(files)
+        return engine(files, *args)
+
+    monkeypatch.setattr(formatting, "format_files", spy)
+    source = tmp_path / "m.yaml"
+    source.write_text(
+        HEAD + "tools:\n  - name: t\n    description: d\n"
+        "    input: {type: object, properties: {who: {$ref: '#/$defs/Person'}}}\n"
+    )
+    models = {"src/split_mcp/models/_shared.py", "src/split_mcp/models/_part00.py"}
+    written = {}
+    for build in ("cold", "warm"):
+        formatted.clear()
+        out = tmp_path / build
+        result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        written[build] = {path: (out / path).read_text() for path in models}
+        assert (models <= set(formatted)) == (build == "cold")
+    assert written["cold"] == written["warm"]
+    kept = {p.read_text() for p in (tmp_path / "cache").glob("models-*.py")}
+    assert kept == set(written["cold"].values())

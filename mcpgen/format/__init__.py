@@ -47,12 +47,13 @@ def format_files(files: Mapping[str, str], engine: Engine = "ruff") -> dict[str,
 
 def format_output(out: Output, engine: Engine = "ruff") -> None:
     """The Python files of a rendered project (``render.Output``) formatted in place. The
-    vendored runtime is mcpgen's own formatted source: it is copied as it is."""
+    vendored runtime is mcpgen's own formatted source: it is copied as it is, and so are
+    the files already formatted (``out.formatted``: model modules from the build cache)."""
     python = {
         path: text
         for files in (out.generated, out.stubs)
         for path, text in files.items()
-        if path.endswith(".py") and "/_runtime/" not in path
+        if path.endswith(".py") and "/_runtime/" not in path and path not in out.formatted
     }
     done = format_files(python, engine)
     for files in (out.generated, out.stubs):

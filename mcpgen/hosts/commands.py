@@ -15,7 +15,6 @@ from typing import Any, NoReturn
 import click
 
 from . import install as inst
-from .add import SECTIONS, add_entry
 from .bundle import RUNTIMES, build_bundle
 from .call import EXIT_BAD_INPUT, call_tool, list_server, run
 from .project import KINDS, ProjectError, describe, launcher
@@ -302,7 +301,7 @@ def dev_command(
 
 
 @click.command(name="add")
-@click.argument("kind", type=click.Choice(list(SECTIONS)))
+@click.argument("kind", type=click.Choice(["tool", "resource", "prompt"]))
 @click.argument("name")
 @click.argument("manifest", type=FILE, default="mcpgen.yaml")
 @click.option(
@@ -320,6 +319,8 @@ def add_command(
 ) -> None:
     """Append a skeleton KIND named NAME to MANIFEST (default mcpgen.yaml), keeping the rest
     of the file as it is; with -o, build its stub too."""
+    from .add import add_entry  # (imports PyYAML, which a build of JSON does not need)
+
     try:
         text = add_entry(manifest, kind, name, uri, description)
     except ProjectError as exc:

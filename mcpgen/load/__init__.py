@@ -14,7 +14,6 @@ from pathlib import Path
 from mcpgen.load import json_text
 from mcpgen.load.document import Document, JsonPath, Overlay, Positions, display_path, dotted
 from mcpgen.load.limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_MANIFEST_BYTES, MAX_NODES
-from mcpgen.load.yaml_text import _compose
 from mcpgen.problems import fail
 
 __all__ = [
@@ -88,5 +87,7 @@ def load_text(
         else:
             json_text._check_json_values(data, file, text, watch, decoded)
             return Document(file, base_dir, data, text)
+    from mcpgen.load.yaml_text import _compose  # (PyYAML: 7 ms to import, for YAML only)
+
     data, positions = _compose(text, file)
     return Document(file, base_dir, data, text, positions)

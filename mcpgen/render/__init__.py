@@ -35,6 +35,7 @@ class Output:
     overrides: set[str] = field(default_factory=set)
     # the surface lock (``LOCK_FILE``) as data, for the build's summary of what changed
     surface: dict[str, Any] | None = None
+    formatted: set[str] = field(default_factory=set)  # generated files already formatted
 
 
 GENERATED_TEMPLATES = {
@@ -139,6 +140,7 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     out.generated.update(
         {f"src/{pkg}/models/{name}.py": text for name, text in models.sources.items()}
     )
+    out.formatted.update(f"src/{pkg}/models/{name}.py" for name in models.cached)
 
 
 def _stubs(manifest: Manifest) -> Iterator[tuple[str, str, Any]]:

@@ -16,9 +16,7 @@ import hashlib
 import json
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache as cache_result
 from importlib import metadata
 from pathlib import Path
@@ -156,7 +154,7 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
     # A part's output can depend on the shared schemas it extends (allOf), so the ones it
     # uses are part of its key: changing a shared definition regenerates the parts using it.
     key = digest([_settings(package), module.document, module.shared_key])
-    return store / f"{cache.MODELS_PREFIX}{key}.py"  # as the generator wrote it
+    return store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
 
 
 @cache_result
@@ -197,10 +195,14 @@ def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | Non
 
 @dataclass(frozen=True)
 class Models:
-    """The models package's modules and the generator's source of each (unformatted)."""
+    """The models package's modules and the source of each: as the generator wrote it, or
+    formatted when read from the build cache (``cached``). ``fresh``: the cache file of each
+    module generated, where the caller keeps it once formatted."""
 
     modules: list[ModelModule]
     sources: dict[str, str]
+    cached: frozenset[str] = frozenset()
+    fresh: dict[str, Path] = field(default_factory=dict)
 
 
 def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Callable[[], Models]:
@@ -213,11 +215,22 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     package = manifest.server.package
     modules = plan(manifest)
     sources: dict[str, str] = {}
+    files: dict[str, Path] = {}  # the cache files of the modules to generate
     for module in modules if cached else ():
-        found = cache.read(_cache_file(module, package))
+        file = _cache_file(module, package)
+        found = cache.read(file)
         if found is not None:
             sources[module.name] = found
+        elif file is not None:
+            files[module.name] = file
+    from_cache = frozenset(sources)
     todo = [module for module in modules if module.name not in sources]
+    if not todo:  # all from the build cache (a rebuild): no pool, nor its import (7 ms)
+        ready = Models(modules, {m.name: sources[m.name] for m in modules}, from_cache)
+        return lambda: ready
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
     # A small build (one part) forks one worker too: its heap is small, so the fork is
     # cheap, and the generator's import runs beside the rendering of the rest.
@@ -243,11 +256,10 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
             if error is not None:
                 failed = failed or error
                 continue
-            if cached:
-                cache.write(_cache_file(module, package), source)
             sources[module.name] = source
         if failed is None:
-            return Models(modules, {m.name: sources[m.name] for m in modules})
+            made = {m.name: sources[m.name] for m in modules}
+            return Models(modules, made, from_cache, files)
         # A part the generator rejects may only be a limit of the split (references
         # across modules): every model as one module; if that fails too, the schemas are
         # at fault.

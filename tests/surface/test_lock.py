@@ -292,3 +292,50 @@ def test_text_of_shared_definitions(model: Manifest) -> None:
 def test_a_model_against_itself_has_no_changes(model: Manifest) -> None:
     text = dumps(surface(model))
     assert diff(json.loads(text), surface(model)) == []
+
+
+def test_what_changed_between_two_big_locks_is_found_from_their_changed_lines() -> None:
+    """``unshared``: two locks written one item per line, without the items both hold (the
+    same line is the same item), diff as the whole locks do; only the changed items are
+    read. Changes: an item edited (``true`` to ``1`` included), removed, added, renamed,
+    moved between tools and operations, and the members around the lists."""
+    from mcpgen.surface.diff import summary
+    from mcpgen.surface.lock import unshared
+
+    rng = random.Random(29)
+    for _ in range(40):
+        items = [
+            {"name": f"op{i}", "inputSchema": {"type": "object"}, "x": _random_json(rng, 2, [])}
+            for i in range(210)
+        ]
+        totals = {"toolsListBytes": 10, "toolsListTokens": 3}
+        old = {"mcpSurface": 1, "server": {"name": "s"}, "tools": items[:3], "totals": totals}
+        old["operations"] = items[3:]
+        old = json.loads(dumps(old))  # as read from a file (tuples are lists)
+        new = json.loads(dumps(old))
+        for _ in range(rng.randrange(1, 4)):
+            ops, tools = new["operations"], new["tools"]
+            kind = rng.randrange(6)
+            if kind == 0:
+                ops[rng.randrange(len(ops))]["x"] = _random_json(rng, 2, [])
+            elif kind == 1:
+                ops[rng.randrange(len(ops))]["x"] = {"flag": True, "n": 1}
+                new["server"]["title"] = "t"
+            elif kind == 2:
+                ops.pop(rng.randrange(len(ops)))
+            elif kind == 3:
+                ops.insert(rng.randrange(len(ops)), {"name": f"new{rng.random()}"})
+            elif kind == 4:
+                ops[rng.randrange(len(ops))]["name"] = "renamed"
+            else:
+                tools.append(ops.pop(rng.randrange(len(ops))))
+                new["totals"] = {"toolsListBytes": 20, "toolsListTokens": 5}
+        old_text, new_text = dumps(old), dumps(new)
+        pair = unshared(old_text, new_text)
+        assert pair is not None
+        assert diff(*pair) == diff(old, new)
+        assert summary(diff(*pair), *pair) == summary(diff(old, new), old, new)
+        shared = {dumps(i) for i in old["operations"]} & {dumps(i) for i in new["operations"]}
+        assert len(pair[0]["operations"]) == len(old["operations"]) - len(shared)
+    small = dumps({"tools": [], "totals": {}})  # indented: compared whole
+    assert unshared(small, small) is None
