@@ -176,6 +176,34 @@ def test_several_workers_without_redis_refuse_task_tools(
     assert len(started) == 1
 
 
+@pytest.mark.parametrize("capability", ["toolsListChanged", "resourcesSubscribe"])
+def test_several_workers_without_redis_refuse_change_notifications(
+    monkeypatch: pytest.MonkeyPatch, root_logging: None, kept_environ: None, capability: str
+) -> None:
+    """A change notification raised in one worker reached only that worker's listen streams
+    (and subscribed sessions): a client listening on another never heard it (two workers,
+    streams on each, one list_changed: 2 of 4 heard). Refused at start, as tasks are."""
+    import uvicorn
+
+    started: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: started.append(a))
+    spec = rtkit.make_spec("none")
+    spec["capabilities"][capability] = True
+    argv = ["--transport", "http", "--stateless", "--workers", "2"]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert "change notifications" in str(stopped.value.code) and "Redis" in str(stopped.value.code)
+    assert started == []
+    shared = {"redis_url": "redis://r", "state_secret": "s" * 32}
+    settings = rtkit.settings(spec, "http", workers=2, stateless=True, **shared)
+    serve_workers("rtserve:create_app", settings, notifies=True)  # Redis carries them
+    assert len(started) == 1
+    os.environ.pop(P + "REDIS_URL")  # exported for the workers (kept_environ restores all)
+    del spec["capabilities"][capability]  # nothing to notify: the workers start
+    cli.main(spec, rtkit.factory(spec), "rtserve:create_app", argv)
+    assert len(started) == 2
+
+
 @pytest.mark.parametrize(
     ("auth", "variable", "value", "said"),
     [

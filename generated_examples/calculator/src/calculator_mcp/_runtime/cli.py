@@ -23,7 +23,7 @@ import anyio
 from . import MISSING_PROPAGATORS
 from .errors import ConfigError
 from .logs import configure_logging
-from .server import GeneratedServer, settle
+from .server import LISTENED, GeneratedServer, settle
 from .settings import Settings, csv, offered
 from .telemetry import flush, setup
 
@@ -165,7 +165,8 @@ def main(
 
             create_app(spec, server_factory, settings, {**os.environ, "OTEL_SDK_DISABLED": "true"})
             tasks = any(entry.get("task") for entry in spec.get("tools", []))
-            serve_workers(app_factory, settings, tasks=tasks)
+            notifies = any(spec.get("capabilities", {}).get(key) for key in LISTENED)
+            serve_workers(app_factory, settings, tasks=tasks, notifies=notifies)
             return
         from .serve import serve
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -77,11 +76,13 @@ def serve(app: Any, settings: Settings) -> None:
 
 
 def serve_workers(
-    factory: str, settings: Settings, environ: Mapping[str, str] | None = None, tasks: bool = False
+    factory: str, settings: Settings, tasks: bool = False, notifies: bool = False
 ) -> None:
     """Several worker processes (stateless HTTP or WebSocket), each building its app from
     the environment with ``factory`` (``package.server:create_app``); ``tasks``: some tool
-    runs as an MCP task, which lives in the worker that started it unless Redis holds it."""
+    runs as an MCP task, which lives in the worker that started it unless Redis holds it;
+    ``notifies``: the server offers change notifications, which without Redis reach only
+    the listeners of the worker that raised them."""
     if settings.transport == "sse" or (settings.transport == "http" and not settings.stateless):
         raise ConfigError(
             "several workers need stateless HTTP (--stateless) or WebSocket: "
@@ -92,6 +93,12 @@ def serve_workers(
             "several workers (--workers) without Redis cannot serve MCP tasks: a task lives "
             "in the worker that started it, and tasks/get reaching another answers 'Unknown "
             "task'; run one worker, or share state through Redis (docs/replicas.md)"
+        )
+    if notifies and not settings.redis_url:
+        raise ConfigError(
+            "several workers (--workers) without Redis cannot carry change notifications "
+            "(listChanged, subscribe): one raised in a worker reaches only the listeners of "
+            "that worker; run one worker, or share events through Redis (docs/replicas.md)"
         )
     if settings.rate_limit and not settings.redis_url:
         logger.warning(
