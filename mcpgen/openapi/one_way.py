@@ -8,7 +8,7 @@ to is looked at once (one by path was exponential: a chain of definitions each w
 
 ``relax``: a property ``readOnly`` in one place and ``required`` in another (``Body =
 allOf[Plain (required: [id]), Marked (id: readOnly)]``): a request leaves it out
-(``read_only_plan``; an answer leaves a ``writeOnly`` one out), so no schema may ask for
+(``plans.Plans``; an answer leaves a ``writeOnly`` one out), so no schema may ask for
 it, as ``finish`` already has it where ``required`` and the mark stand side by side (a
 ``patternProperties`` entry marking a property its pattern matches is elsewhere too). The
 ``allOf`` member (or the definition a ``$ref`` beside other keywords names) that requires
