@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS
+from mcpgen.check.schemas import DATA_KEYWORDS, def_name
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -85,6 +85,29 @@ def _without(converter: SchemaConverter, member: Json, only: set[str], seen: set
     unrequire(out, only)
     out.update({k: v for k, v in member.items() if k != "$ref"} if name else {})
     return out
+
+
+def marking_patterns(converter: SchemaConverter, target: Json, keys: Iterable[str]) -> list[str]:
+    """The ``patternProperties`` patterns whose schema says one of ``keys``, of ``target`` and
+    of what always applies beside it (its ``allOf`` members, the definition it refers to), at
+    any depth: each marks the object's properties its name matches, wherever declared (JSON
+    Schema applies every such entry to the value of every property it matches)."""
+    found, todo, seen = [], [target], set()
+    while todo:
+        node, _ = converter.resolve(todo.pop())
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        patterns = node.get("patternProperties")
+        for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
+            if any(converter.marked_read_only(sub, key) for key in keys):
+                found.append(pattern)
+        ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+        todo += [
+            *(node.get("allOf") or ()),
+            *([converter.defs[ref]] if ref in converter.defs else []),
+        ]
+    return found
 
 
 def matches(pattern: str, name: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpgen.check.schemas import DATA_KEYWORDS, def_name
 from mcpgen.openapi.one_way import beside
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ class Plans:
         self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
         self._unplanned: list[str] = []
         self._live: set[str] = set()  # the definitions whose plan drops something
+        self._clean: set[str] = set()  # definitions reaching none that says ``keyword``
+        self._kept: dict[str, dict[str, Json]] = {}  # the plans of those in ``$defs``, pruned
 
     def plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
         """Where a value of ``schema`` has properties marked ``keyword``, to leave out
@@ -35,7 +38,10 @@ class Plans:
         those of the members beside it (a ``oneOf``/``anyOf`` member's applies whichever
         member the value matches), ``ref`` a definition's plan in ``$defs`` (each planned
         once, for every body: a recursive schema stays a cycle). Only what leads to a
-        marked property is kept."""
+        marked property is kept (nothing, found at once, when no schema it reaches says
+        ``keyword``: most answers have no ``writeOnly`` property)."""
+        if not self._reaches(schema):
+            return {}
         root_refs: set[str] = set()
         root = self._plan(schema if own else self.converter.resolve(schema)[0], root_refs)
         new: set[str] = set()
@@ -71,9 +77,30 @@ class Plans:
             if name not in needed:
                 needed.add(name)
                 todo += [r for r in self._refs.get(name, ()) if r in live]
+        for name in needed - self._kept.keys():  # (final: what it refers to is planned)
+            self._kept[name] = pruned(self._plans[name])
         if needed:
-            found["$defs"] = {name: pruned(self._plans[name]) for name in sorted(needed)}
+            found["$defs"] = {name: self._kept[name] for name in sorted(needed)}
         return found
+
+    def _reaches(self, schema: Json) -> bool:
+        """Whether ``schema``, or a definition it refers to at any depth, says ``keyword``
+        (the definitions a search finds none in are not looked at again)."""
+        todo, seen = [schema], set()
+        while todo:
+            node = todo.pop()
+            if isinstance(node, list):
+                todo += node
+            elif isinstance(node, dict):
+                if node.get(self.keyword) is True:
+                    return True
+                ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+                if ref in self.converter.defs and ref not in seen and ref not in self._clean:
+                    seen.add(ref)
+                    todo.append(self.converter.defs[ref])
+                todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]
+        self._clean |= seen
+        return False
 
     def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
         """``schema``'s plan (``plan``); the definitions it refers to are added to

@@ -12,7 +12,7 @@ from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_n
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
-from mcpgen.openapi.one_way import decide, matches, relax
+from mcpgen.openapi.one_way import decide, marking_patterns, matches, relax
 from mcpgen.openapi.plans import Plans
 from mcpgen.openapi.sources import Key, Sources
 
@@ -147,10 +147,8 @@ class SchemaConverter:
                     for prop, only in self._marks(member, keys).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
-            patterns = target.get("patternProperties")  # apply to the names they match
-            for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
-                if any(self.marked_read_only(sub, key) for key in keys):
-                    marks.update({prop: True for prop in marks if matches(pattern, prop)})
+            for pattern in marking_patterns(self, target, keys):  # wherever declared
+                marks.update({prop: True for prop in marks if matches(pattern, prop)})
         return memo[id(target)][1]
 
     def marked_read_only(self, schema: Json, keyword: str = "readOnly") -> bool:

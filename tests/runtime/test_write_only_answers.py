@@ -51,6 +51,11 @@ SHAPES: dict[str, tuple[Any, Any, Any]] = {  # response schema, upstream answer,
         ECHO,
         {"name": "ann"},
     ),
+    "pattern in another allOf member": (
+        {"allOf": [{"$ref": "#/components/schemas/Plain"}, {"patternProperties": {"^p": SECRET}}]},
+        ECHO,
+        {"name": "ann"},
+    ),
     "array of writeOnly items": (
         {"type": "object", "properties": {"keys": {"type": "array", "items": SECRET}}},
         {"keys": ["k1", "k2"], "n": 1},
