@@ -6,6 +6,7 @@ in the structured content nor in its text. Only an operation whose answer has on
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,3 +109,29 @@ async def test_an_answer_without_write_only_properties_costs_nothing_per_call() 
         result = await upstream(rec.url).call(op, ECHO)
     assert result.structured_content == {"password": "p"}
     assert "writeOnly" in operations(document(REF))["send"]
+
+
+async def test_through_the_mcp_server_the_client_never_sees_it() -> None:
+    """The whole way: the model built from the document, its ``_spec.json`` data, the
+    runtime's server and an SDK client in memory. On main the client got the password in
+    ``structuredContent`` and in the text (the SDK checks a result, it strips nothing)."""
+    from mcp.client import Client
+
+    from mcpgen.load import load_text
+    from mcpgen.pipeline import load_document
+    from mcpgen.render.spec import spec_data
+    from mcpgen.runtime.server import Handlers, build_server
+
+    with recorder() as rec:
+        data = document(REF)
+        data["servers"] = [{"url": rec.url}]
+        doc = load_text(json.dumps(data), "api.json", Path("."), json_first=True)
+        loaded = load_document(doc)
+        assert loaded.manifest is not None, loaded.problems
+        spec = json.loads(json.dumps(spec_data(loaded.manifest)))  # as _spec.json has it
+        rec.answer(200, "application/json", json.dumps(ECHO).encode())
+        async with Client(build_server(spec, Handlers())) as client:
+            result = await client.call_tool("send", {"name": "ann", "password": "p"})
+    assert json.loads(rec.seen[0].body) == {"name": "ann", "password": "p"}
+    assert result.structured_content == {"name": "ann"}
+    assert "hunter2" not in str(result.content) and "1234" not in str(result.content)
