@@ -112,14 +112,14 @@ async def test_an_answer_without_write_only_properties_costs_nothing_per_call() 
 
 
 async def test_through_the_mcp_server_the_client_never_sees_it() -> None:
-    """The whole way: the model built from the document, its ``_spec.json`` data, the
+    """The whole way: the model built from the document, its ``_spec.json``, the
     runtime's server and an SDK client in memory. On main the client got the password in
     ``structuredContent`` and in the text (the SDK checks a result, it strips nothing)."""
     from mcp.client import Client
 
     from mcpgen.load import load_text
     from mcpgen.pipeline import load_document
-    from mcpgen.render.spec import spec_data
+    from mcpgen.render.spec import spec_json
     from mcpgen.runtime.server import Handlers, build_server
 
     with recorder() as rec:
@@ -128,7 +128,7 @@ async def test_through_the_mcp_server_the_client_never_sees_it() -> None:
         doc = load_text(json.dumps(data), "api.json", Path("."), json_first=True)
         loaded = load_document(doc)
         assert loaded.manifest is not None, loaded.problems
-        spec = json.loads(json.dumps(spec_data(loaded.manifest)))  # as _spec.json has it
+        spec = json.loads(spec_json(loaded.manifest))  # the _spec.json a build writes
         rec.answer(200, "application/json", json.dumps(ECHO).encode())
         async with Client(build_server(spec, Handlers())) as client:
             result = await client.call_tool("send", {"name": "ann", "password": "p"})
