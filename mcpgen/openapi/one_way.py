@@ -87,26 +87,34 @@ def _without(converter: SchemaConverter, member: Json, only: set[str], seen: set
     return out
 
 
-def marking_patterns(converter: SchemaConverter, target: Json, keys: Iterable[str]) -> list[str]:
+def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, ...]) -> list[str]:
     """The ``patternProperties`` patterns whose schema says one of ``keys``, of ``target`` and
     of what always applies beside it (its ``allOf`` members, the definition it refers to), at
     any depth: each marks the object's properties its name matches, wherever declared (JSON
-    Schema applies every such entry to the value of every property it matches)."""
-    found, todo, seen = [], [target], set()
-    while todo:
-        node, _ = converter.resolve(todo.pop())
-        if not isinstance(node, dict) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        patterns = node.get("patternProperties")
-        for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
-            if any(converter.marked_read_only(sub, key) for key in keys):
-                found.append(pattern)
-        ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
-        todo += [
-            *(node.get("allOf") or ()),
-            *([converter.defs[ref]] if ref in converter.defs else []),
-        ]
+    Schema applies every such entry to the value of every property it matches). Found once
+    per schema (``converter.patterns``); a reference cycle ends the search."""
+    target, _ = converter.resolve(target)
+    if not isinstance(target, dict):
+        return []
+    key = (id(target), keys)
+    if key in converter.patterns:
+        return converter.patterns[key][1]
+    patterns = target.get("patternProperties")
+    found = [
+        pattern
+        for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
+        if any(converter.marked_read_only(sub, k) for k in keys)
+    ]
+    ref = target.get("$ref")
+    name = def_name(ref) if isinstance(ref, str) else None
+    members = [
+        *(target.get("allOf") or ()),
+        *([converter.defs[name]] if name in converter.defs else []),
+    ]
+    if members:  # (kept with it: its id stays its own; a cycle back to it adds nothing)
+        converter.patterns[key] = (target, found)
+        found = found + [p for m in members for p in marking_patterns(converter, m, keys)]
+        converter.patterns[key] = (target, found)
     return found
 
 

@@ -42,6 +42,7 @@ class SchemaConverter:
         self._closures: dict[str, frozenset[str]] = {}
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
         self.plans = {keyword: Plans(self, keyword) for keyword in ("readOnly", "writeOnly")}
+        self.patterns: dict[tuple[int, Keys], tuple[Json, list[str]]] = {}  # marking_patterns
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
         self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
 
