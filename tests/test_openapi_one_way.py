@@ -43,6 +43,14 @@ BODIES = {
         "additionalProperties": False,
         "patternProperties": {"^i": MARKED["properties"]["id"]},
     },
+    # ... in any allOf member (or definition) applying to the object, wherever id is declared
+    "pattern in another member": {
+        "allOf": [
+            {"$ref": "#/components/schemas/Plain"},
+            {"allOf": [{"patternProperties": {"^i": MARKED["properties"]["id"]}}]},
+        ]
+    },
+    "pattern in the definition referred to": {**PLAIN, "$ref": "#/components/schemas/ByPattern"},
 }
 
 
@@ -60,7 +68,14 @@ def tool_input(
         "openapi": "3.1.0",
         "info": {"title": "t", "version": "1"},
         "paths": {"/a": {"post": operation}},
-        "components": {"schemas": {"Plain": PLAIN, "Marked": marked, "Body": body}},
+        "components": {
+            "schemas": {
+                "Plain": PLAIN,
+                "Marked": marked,
+                "Body": body,
+                "ByPattern": {"patternProperties": {"^i": marked["properties"]["id"]}},
+            }
+        },
     }
     doc = load_text(json.dumps(data, indent=1), "inline.json", Path("."), json_first=True)
     result = import_openapi(doc)

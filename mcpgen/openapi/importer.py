@@ -262,10 +262,10 @@ class _Importer(SecurityImport, InputImport):
                     a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
                 }
         self.converter.add_defs(input_schema, deps)
-        output, content_type, wrapped = self.responses(cand)
+        output, content_type, wrapped, write_only = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
-            output = None  # the schema described the 202 answer, not the result polled for
+            output, write_only = None, {}  # the schema described the 202 answer, not the result
         operation = Operation(
             tool=name,
             method=cand.method.upper(),
@@ -279,6 +279,7 @@ class _Importer(SecurityImport, InputImport):
             tags=list(cand.tags),
             origin=(cand.src, tuple(cand.path)),
             poll=poll,
+            write_only=write_only,
         )
         summary = text_of(cand.node.get("summary"))
         text = text_of(cand.node.get("description")) or summary or f"{operation.method} {cand.url}"

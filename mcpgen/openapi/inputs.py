@@ -233,7 +233,7 @@ class InputImport(ImportBase):
             and not any(k in target for k in _NOT_SPREAD)
         )
         # what is never sent, at any depth (a spread body offers no argument for its own)
-        read_only = self.converter.read_only_plan(schema, own=not spreadable)
+        read_only = self.converter.plans["readOnly"].plan(schema, own=not spreadable)
         if not spreadable:
             top = self.converter.read_only(schema)
             if top:  # not asked of the model (as finish())
@@ -266,7 +266,9 @@ class InputImport(ImportBase):
         return found
 
     # -- responses -----------------------------------------------------------------------
-    def responses(self, cand: Candidate) -> tuple[dict[str, Json] | None, str | None, bool]:
+    def responses(self, cand: Candidate) -> tuple[Json, str | None, bool, dict[str, Json]]:
+        """The output schema, the media type answered, whether the schema wraps the answer,
+        and where an answer has ``writeOnly`` properties (``Operation.write_only``)."""
         responses = self.mapping(
             cand.src, (*cand.path, "responses"), cand.node.get("responses"), "'responses'"
         )
@@ -291,14 +293,14 @@ class InputImport(ImportBase):
                 differs = f"response {code} differs from response {chosen[0]}; "
                 self.warn(src, path, f"{differs}the output schema describes {chosen[0]} only")
         if chosen is None:
-            return None, None, False
+            return None, None, False, {}
         _, src, path, media, schema_node = chosen
         if media is None or schema_node is None or category(media) != "application/json":
-            return None, media, False
+            return None, media, False, {}
         if empty:  # a client refuses a result without structured content from such a tool
             why = f"response {empty[0]} has no content: the tool advertises no output schema"
             self.warn(cand.src, (*cand.path, "responses", empty[0]), why)
-            return None, media, False
+            return None, media, False, {}
         schema, deps = self.converter.convert(src, path, schema_node)
         wrapped = not self.converter.is_object(schema)
         output: dict[str, Json]
@@ -310,7 +312,7 @@ class InputImport(ImportBase):
             if name is not None:
                 deps = set(self.converter.deps.get(name, ()))
         self.converter.add_defs(output, deps)
-        return output, media, wrapped
+        return output, media, wrapped, self.converter.plans["writeOnly"].plan(schema)
 
     def response_schema(
         self, cand: Candidate, code: str, raw: Any

@@ -8,7 +8,7 @@ to is looked at once (one by path was exponential: a chain of definitions each w
 
 ``relax``: a property ``readOnly`` in one place and ``required`` in another (``Body =
 allOf[Plain (required: [id]), Marked (id: readOnly)]``): a request leaves it out
-(``read_only_plan``; an answer leaves a ``writeOnly`` one out), so no schema may ask for
+(``plans.Plans``; an answer leaves a ``writeOnly`` one out), so no schema may ask for
 it, as ``finish`` already has it where ``required`` and the mark stand side by side (a
 ``patternProperties`` entry marking a property its pattern matches is elsewhere too). The
 ``allOf`` member (or the definition a ``$ref`` beside other keywords names) that requires
@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS
+from mcpgen.check.schemas import DATA_KEYWORDS, def_name
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -85,6 +85,37 @@ def _without(converter: SchemaConverter, member: Json, only: set[str], seen: set
     unrequire(out, only)
     out.update({k: v for k, v in member.items() if k != "$ref"} if name else {})
     return out
+
+
+def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, ...]) -> list[str]:
+    """The ``patternProperties`` patterns whose schema says one of ``keys``, of ``target`` and
+    of what always applies beside it (its ``allOf`` members, the definition it refers to), at
+    any depth: each marks the object's properties its name matches, wherever declared (JSON
+    Schema applies every such entry to the value of every property it matches). Found once
+    per schema (``converter.patterns``); a reference cycle ends the search."""
+    target, _ = converter.resolve(target)
+    if not isinstance(target, dict):
+        return []
+    key = (id(target), keys)
+    if key in converter.patterns:
+        return converter.patterns[key][1]
+    patterns = target.get("patternProperties")
+    found = [
+        pattern
+        for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
+        if any(converter.marked_read_only(sub, k) for k in keys)
+    ]
+    ref = target.get("$ref")
+    name = def_name(ref) if isinstance(ref, str) else None
+    members = [
+        *(target.get("allOf") or ()),
+        *([converter.defs[name]] if name in converter.defs else []),
+    ]
+    if members:  # (kept with it: its id stays its own; a cycle back to it adds nothing)
+        converter.patterns[key] = (target, found)
+        found = found + [p for m in members for p in marking_patterns(converter, m, keys)]
+        converter.patterns[key] = (target, found)
+    return found
 
 
 def matches(pattern: str, name: str) -> bool:

@@ -55,7 +55,7 @@ class Body:
     name: ``file`` (a base64 argument sent as bytes) and the document's ``encoding``
     (``contentType``, ``style``, ``explode``); a property not named uses the defaults.
     ``read_only``: where the body's ``readOnly`` properties are, at any depth (the server
-    sets them): left out of what is sent (``SchemaConverter.read_only_plan``).
+    sets them): left out of what is sent (``plans.Plans``).
     """
 
     argument: str | None
@@ -85,6 +85,8 @@ class Operation:
     origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
     # 202 + Location: poll the Location (``interval``, ``timeout`` in seconds; docs/tasks.md)
     poll: dict[str, float] | None = None
+    # where an answer has ``writeOnly`` properties, at any depth (``plans.Plans``): left out
+    write_only: dict[str, Json] = field(default_factory=dict)
 
 
 def operation_data(operation: Operation) -> dict[str, Json]:
@@ -106,6 +108,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
         data["body"] = {k: v for k, v in body.items() if k not in ("parts", "read_only") or v}
     if operation.poll:
         data["poll"] = dict(operation.poll)
+    if operation.write_only:
+        data["writeOnly"] = operation.write_only
     return data
 
 

@@ -12,7 +12,8 @@ from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_n
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
-from mcpgen.openapi.one_way import beside, decide, matches, relax
+from mcpgen.openapi.one_way import decide, marking_patterns, matches, relax
+from mcpgen.openapi.plans import Plans
 from mcpgen.openapi.sources import Key, Sources
 
 Json = Any
@@ -40,10 +41,8 @@ class SchemaConverter:
         self._pending: list[tuple[str, Key]] = []
         self._closures: dict[str, frozenset[str]] = {}
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
-        self._plans: dict[str, dict[str, Json]] = {}  # each definition's ``read_only_plan``
-        self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
-        self._unplanned: list[str] = []
-        self._live: set[str] = set()  # the definitions whose plan drops something
+        self.plans = {keyword: Plans(self, keyword) for keyword in ("readOnly", "writeOnly")}
+        self.patterns: dict[tuple[int, Keys], tuple[Json, list[str]]] = {}  # marking_patterns
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
         self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
 
@@ -149,10 +148,8 @@ class SchemaConverter:
                     for prop, only in self._marks(member, keys).items():
                         group[prop] = group.get(prop, True) and only
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
-            patterns = target.get("patternProperties")  # apply to the names they match
-            for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
-                if any(self.marked_read_only(sub, key) for key in keys):
-                    marks.update({prop: True for prop in marks if matches(pattern, prop)})
+            for pattern in marking_patterns(self, target, keys):  # wherever declared
+                marks.update({prop: True for prop in marks if matches(pattern, prop)})
         return memo[id(target)][1]
 
     def marked_read_only(self, schema: Json, keyword: str = "readOnly") -> bool:
@@ -170,94 +167,6 @@ class SchemaConverter:
         together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
         groups = [[m for m in members if m != {"type": "null"}] for members in together]
         return [[m] for m in alone] + [members for members in groups if members]
-
-    def read_only_plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
-        """Where a value of ``schema`` has ``readOnly`` properties, for a request to leave
-        out (``wire_body.without_read_only``): ``drop`` the object's own (``read_only``; not
-        when ``own`` is false: a spread body's are no arguments), ``properties``,
-        ``patterns``, ``additional`` (for the properties not ``known`` nor matched by a
-        pattern: all patterns are kept with it), ``prefix`` and ``items`` (for the items
-        after those) the plans of its parts (``gone``: a map value or an item after the
-        prefix that is readOnly; a prefix item is kept, its place is its meaning), ``all``
-        those of the members beside it (a ``oneOf``/``anyOf`` member's applies whichever
-        member the value matches), ``ref`` a definition's plan in ``$defs`` (each planned
-        once, for every body: a recursive schema stays a cycle). Only what leads to a
-        ``readOnly`` property is kept."""
-        root_refs: set[str] = set()
-        root = self._plan(schema if own else self.resolve(schema)[0], root_refs)
-        new: set[str] = set()
-        while self._unplanned:
-            new.add(name := self._unplanned.pop())
-            self._plans[name] = self._plan(self.defs[name], self._refs.setdefault(name, set()))
-        live = self._live  # (final once planned: the definitions it refers to are planned too)
-
-        def pruned(node: dict[str, Json]) -> dict[str, Json]:
-            if "ref" in node or "gone" in node:
-                return node if "gone" in node or node["ref"] in live else {}
-            parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
-            kept = {"drop": node.get("drop"), "properties": parts}
-            kept["items"] = pruned(node["items"]) if "items" in node else None
-            prefix = [pruned(p) for p in node.get("prefix", ())]
-            kept["prefix"] = prefix if any(prefix) or kept["items"] else None
-            more = pruned(node["additional"]) if "additional" in node else None
-            patterns = {k: pruned(v) for k, v in node.get("patterns", {}).items()}
-            kept["patterns"] = patterns if more else {k: p for k, p in patterns.items() if p}
-            kept["additional"], kept["known"] = (more, node["known"]) if more else (None, None)
-            kept["all"] = [p for p in map(pruned, node.get("all", ())) if p]
-            return {k: v for k, v in kept.items() if v}
-
-        # a definition drops something at any depth, or leads to one that does
-        while grown := {n for n in new - live if pruned(self._plans[n])}:
-            live |= grown
-        found = pruned({k: v for k, v in root.items() if own or k != "drop"})
-        needed, todo = set(), list(root_refs & live)
-        while todo:
-            name = todo.pop()
-            if name not in needed:
-                needed.add(name)
-                todo += [r for r in self._refs.get(name, ()) if r in live]
-        if needed:
-            found["$defs"] = {name: pruned(self._plans[name]) for name in sorted(needed)}
-        return found
-
-    def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """``schema``'s plan (``read_only_plan``); the definitions it refers to are added to
-        ``refs`` and, when new, planned later."""
-        target, name = self.resolve(schema)
-        if name is not None:
-            if name not in self._plans and name not in self._unplanned:
-                self._unplanned.append(name)
-            refs.add(name)
-            return {"ref": name}
-        if not isinstance(target, dict):
-            return {}
-        drop = self.read_only(target)
-        properties = target.get("properties")
-        plan: dict[str, Json] = {"drop": drop} if drop else {}
-        plan["properties"] = {
-            prop: self._plan(sub, refs)
-            for prop, sub in (properties.items() if isinstance(properties, dict) else ())
-            if prop not in drop
-        }
-        if isinstance(target.get("items"), dict):
-            plan["items"] = self._value_plan(target["items"], refs)
-        plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
-        patterns = target.get("patternProperties")
-        plan["patterns"] = {
-            pattern: self._value_plan(sub, refs)
-            for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
-        }
-        if isinstance(target.get("additionalProperties"), dict):
-            plan["additional"] = self._value_plan(target["additionalProperties"], refs)
-            plan["known"] = list(properties) if isinstance(properties, dict) else []
-        plan["all"] = [self._plan(member, refs) for member in beside(target)]
-        return plan
-
-    def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """The plan of a map's values (``additionalProperties``, ``patternProperties``) or an
-        array's ``items``: ``gone`` when their schema says ``readOnly``, as a property's does
-        (each such key or item is left out; the map or array itself is sent without them)."""
-        return {"gone": True} if self.marked_read_only(schema) else self._plan(schema, refs)
 
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:

@@ -9,7 +9,10 @@ requested (credentials redacted), then the start of the body made readable: an R
 problem document as its title and detail, HTML as its text. A credential the request
 sent is redacted from errors, text and JSON answers alike (``links.next`` echoing a key),
 before a JSON answer is checked against the output schema (the client checks what it
-receives; an answer only the redaction makes invalid is a tool error that says so).
+receives; an answer only the redaction makes invalid is a tool error that says so). The
+properties the document marks ``writeOnly`` (a password a sloppy API echoes) are left out of
+a JSON answer, at any depth, as the output schema has them (``operation["writeOnly"]``, only
+for an operation whose answer has any).
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import mcp_types as types
 
-from . import wire
+from . import wire, wire_body
 from .content import audio, embedded_blob, image, structured, text, tool_error
 
 if TYPE_CHECKING:
@@ -81,6 +84,8 @@ def result(
                 f"{shown}: the upstream answered JSON nested more than {MAX_DEPTH} levels deep "
                 f"(HTTP {status})"
             )
+        if operation.get("writeOnly"):  # what the client never reads back (a password)
+            data = wire_body.without_read_only(data, operation["writeOnly"])
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
             data = scrubbed(data, request.scrub)

@@ -116,9 +116,10 @@ def without_read_only(
     value: Json, plan: dict[str, Json], defs: Json = None, own: bool = True, via: Any = None
 ) -> Json:
     """``value`` without the properties ``plan`` drops at any depth (the importer's
-    ``read_only_plan``; ``gone``: a map value or an item left out). ``own``: the object's own ``drop``
-    applies (not when ``plan`` is a member beside it: the object's ``drop`` says what is
-    read-only wherever declared); ``via``: the definitions applied at this depth (with
+    ``plans.Plans``: ``readOnly`` ones of a body, ``writeOnly`` ones of an answer; ``gone``: a
+    map value or an item left out). ``own``: the object's own ``drop`` applies (not when
+    ``plan`` is a member beside it: the object's ``drop`` says what is marked wherever
+    declared); ``via``: the definitions applied at this depth (with
     ``own``), each once: a cycle ends, and so do the paths many ``allOf`` members lead to
     one by (each path once was exponential: 20 definitions of two members, 0.4 s a call)."""
     defs = plan.get("$defs", {}) if defs is None else defs

@@ -1,0 +1,143 @@
+"""Where a value has properties marked ``readOnly`` (a request leaves them out:
+``wire_body.body``) or ``writeOnly`` (an answer does: ``answers.result``), at any depth: the
+plans the runtime's ``wire_body.without_read_only`` applies, one ``Plans`` per keyword."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcpgen.check.schemas import DATA_KEYWORDS, def_name
+from mcpgen.openapi.one_way import beside
+
+if TYPE_CHECKING:
+    from mcpgen.openapi.schema import SchemaConverter
+
+Json = Any
+
+
+class Plans:
+    """The plans of one ``keyword``, each definition's planned once for every schema."""
+
+    def __init__(self, converter: SchemaConverter, keyword: str) -> None:
+        self.converter, self.keyword = converter, keyword
+        self._plans: dict[str, dict[str, Json]] = {}  # each definition's ``plan``
+        self._refs: dict[str, set[str]] = {}  # the definitions each of those refers to
+        self._unplanned: list[str] = []
+        self._live: set[str] = set()  # the definitions whose plan drops something
+        self._clean: set[str] = set()  # definitions reaching none that says ``keyword``
+        self._kept: dict[str, dict[str, Json]] = {}  # the plans of those in ``$defs``, pruned
+
+    def plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
+        """Where a value of ``schema`` has properties marked ``keyword``, to leave out
+        (``wire_body.without_read_only``): ``drop`` the object's own (``read_only``; not
+        when ``own`` is false: a spread body's are no arguments), ``properties``,
+        ``patterns``, ``additional`` (for the properties not ``known`` nor matched by a
+        pattern: all patterns are kept with it), ``prefix`` and ``items`` (for the items
+        after those) the plans of its parts (``gone``: a map value or an item after the
+        prefix that is marked; a prefix item is kept, its place is its meaning), ``all``
+        those of the members beside it (a ``oneOf``/``anyOf`` member's applies whichever
+        member the value matches), ``ref`` a definition's plan in ``$defs`` (each planned
+        once, for every body: a recursive schema stays a cycle). Only what leads to a
+        marked property is kept (nothing, found at once, when no schema it reaches says
+        ``keyword``: most answers have no ``writeOnly`` property)."""
+        if not self._reaches(schema):
+            return {}
+        root_refs: set[str] = set()
+        root = self._plan(schema if own else self.converter.resolve(schema)[0], root_refs)
+        new: set[str] = set()
+        while self._unplanned:
+            new.add(name := self._unplanned.pop())
+            self._plans[name] = self._plan(
+                self.converter.defs[name], self._refs.setdefault(name, set())
+            )
+        live = self._live  # (final once planned: the definitions it refers to are planned too)
+
+        def pruned(node: dict[str, Json]) -> dict[str, Json]:
+            if "ref" in node or "gone" in node:
+                return node if "gone" in node or node["ref"] in live else {}
+            parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
+            kept = {"drop": node.get("drop"), "properties": parts}
+            kept["items"] = pruned(node["items"]) if "items" in node else None
+            prefix = [pruned(p) for p in node.get("prefix", ())]
+            kept["prefix"] = prefix if any(prefix) or kept["items"] else None
+            more = pruned(node["additional"]) if "additional" in node else None
+            patterns = {k: pruned(v) for k, v in node.get("patterns", {}).items()}
+            kept["patterns"] = patterns if more else {k: p for k, p in patterns.items() if p}
+            kept["additional"], kept["known"] = (more, node["known"]) if more else (None, None)
+            kept["all"] = [p for p in map(pruned, node.get("all", ())) if p]
+            return {k: v for k, v in kept.items() if v}
+
+        # a definition drops something at any depth, or leads to one that does
+        while grown := {n for n in new - live if pruned(self._plans[n])}:
+            live |= grown
+        found = pruned({k: v for k, v in root.items() if own or k != "drop"})
+        needed, todo = set(), list(root_refs & live)
+        while todo:
+            name = todo.pop()
+            if name not in needed:
+                needed.add(name)
+                todo += [r for r in self._refs.get(name, ()) if r in live]
+        for name in needed - self._kept.keys():  # (final: what it refers to is planned)
+            self._kept[name] = pruned(self._plans[name])
+        if needed:
+            found["$defs"] = {name: self._kept[name] for name in sorted(needed)}
+        return found
+
+    def _reaches(self, schema: Json) -> bool:
+        """Whether ``schema``, or a definition it refers to at any depth, says ``keyword``
+        (the definitions a search finds none in are not looked at again)."""
+        todo, seen = [schema], set()
+        while todo:
+            node = todo.pop()
+            if isinstance(node, list):
+                todo += node
+            elif isinstance(node, dict):
+                if node.get(self.keyword) is True:
+                    return True
+                ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+                if ref in self.converter.defs and ref not in seen and ref not in self._clean:
+                    seen.add(ref)
+                    todo.append(self.converter.defs[ref])
+                todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]
+        self._clean |= seen
+        return False
+
+    def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
+        """``schema``'s plan (``plan``); the definitions it refers to are added to
+        ``refs`` and, when new, planned later."""
+        target, name = self.converter.resolve(schema)
+        if name is not None:
+            if name not in self._plans and name not in self._unplanned:
+                self._unplanned.append(name)
+            refs.add(name)
+            return {"ref": name}
+        if not isinstance(target, dict):
+            return {}
+        drop = self.converter.read_only(target, (self.keyword,))
+        properties = target.get("properties")
+        plan: dict[str, Json] = {"drop": drop} if drop else {}
+        plan["properties"] = {
+            prop: self._plan(sub, refs)
+            for prop, sub in (properties.items() if isinstance(properties, dict) else ())
+            if prop not in drop
+        }
+        if isinstance(target.get("items"), dict):
+            plan["items"] = self._value_plan(target["items"], refs)
+        plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
+        patterns = target.get("patternProperties")
+        plan["patterns"] = {
+            pattern: self._value_plan(sub, refs)
+            for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
+        }
+        if isinstance(target.get("additionalProperties"), dict):
+            plan["additional"] = self._value_plan(target["additionalProperties"], refs)
+            plan["known"] = list(properties) if isinstance(properties, dict) else []
+        plan["all"] = [self._plan(member, refs) for member in beside(target)]
+        return plan
+
+    def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
+        """The plan of a map's values (``additionalProperties``, ``patternProperties``) or an
+        array's ``items``: ``gone`` when their schema says ``keyword``, as a property's does
+        (each such key or item is left out; the map or array itself is sent without them)."""
+        marked = self.converter.marked_read_only(schema, self.keyword)
+        return {"gone": True} if marked else self._plan(schema, refs)

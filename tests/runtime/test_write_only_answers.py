@@ -1,0 +1,137 @@
+"""A property the document marks ``writeOnly`` (OpenAPI: SHOULD NOT be in a response) is
+left out of what a tool answers, wherever the answer's schema puts it: an upstream that
+echoes a ``password`` back to a local recorder on 127.0.0.1 never reaches the MCP client,
+in the structured content nor in its text. Only an operation whose answer has one pays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wirekit import imported, operations, recorder, upstream
+
+from mcpgen.runtime.schemas import validator
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+USER = {
+    "type": "object",
+    "required": ["name", "password"],
+    "properties": {
+        "name": {"type": "string"},
+        "password": {"type": "string", "writeOnly": True},
+        "pin": {"$ref": "#/components/schemas/Secret"},
+    },
+}
+PLAIN = {"type": "object", "properties": {"name": {"type": "string"}}}
+SECRET = {"type": "string", "writeOnly": True}
+REF = {"$ref": "#/components/schemas/User"}
+ECHO = {"name": "ann", "password": "hunter2", "pin": "1234"}
+SHAPES: dict[str, tuple[Any, Any, Any]] = {  # response schema, upstream answer, the result
+    "object": (REF, ECHO, {"name": "ann"}),
+    "nested": (
+        {"type": "object", "properties": {"user": REF}},
+        {"user": ECHO, "n": 1},
+        {"user": {"name": "ann"}, "n": 1},
+    ),
+    "array": ({"type": "array", "items": REF}, [ECHO, ECHO], {"result": [{"name": "ann"}] * 2}),
+    "map": (
+        {"type": "object", "additionalProperties": REF},
+        {"a": ECHO},
+        {"a": {"name": "ann"}},
+    ),
+    "allOf": (
+        {"allOf": [{"$ref": "#/components/schemas/Plain"}, REF]},
+        ECHO,
+        {"name": "ann"},
+    ),
+    "allOf member's mark": (
+        {"allOf": [USER | {"properties": {"name": {}, "password": {}, "pin": {}}}, REF]},
+        ECHO,
+        {"name": "ann"},
+    ),
+    "pattern in another allOf member": (
+        {"allOf": [{"$ref": "#/components/schemas/Plain"}, {"patternProperties": {"^p": SECRET}}]},
+        ECHO,
+        {"name": "ann"},
+    ),
+    "array of writeOnly items": (
+        {"type": "object", "properties": {"keys": {"type": "array", "items": SECRET}}},
+        {"keys": ["k1", "k2"], "n": 1},
+        {"keys": [], "n": 1},
+    ),
+}
+
+
+def document(response: Any) -> Any:
+    """``POST /users``: a User body (its password sent) answered with ``response``."""
+    body = {"content": {"application/json": {"schema": REF}}, "required": True}
+    answer = {"description": "ok", "content": {"application/json": {"schema": response}}}
+    op = {"operationId": "send", "requestBody": body, "responses": {"200": answer}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/users": {"post": op}},
+        "components": {"schemas": {"User": USER, "Plain": PLAIN, "Secret": SECRET}},
+    }
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+async def test_a_write_only_property_an_upstream_echoes_is_left_out_of_the_result(
+    shape: str,
+) -> None:
+    """It passed through to the client (only the output schema knew of it), at the top, in
+    a nested object, an array's items, a map's values, an ``allOf`` member (the mark in one
+    member, the property in another) and behind a ``$ref`` (``pin``)."""
+    schema, echoed, expected = SHAPES[shape]
+    data = document(schema)
+    (tool,) = imported(data).tools
+    op = operations(data)["send"]
+    with recorder() as rec:
+        rec.answer(200, "application/json", json.dumps(echoed).encode())
+        result = await upstream(rec.url).call(op, ECHO, None, validator(tool["output"]))
+    assert json.loads(rec.seen[0].body) == ECHO  # a request sends it: only answers omit it
+    assert not result.is_error, result.content
+    assert result.structured_content == expected
+    shown = json.dumps(result.structured_content) + str(result.content)
+    assert "hunter2" not in shown and "1234" not in shown and "k1" not in shown
+
+
+async def test_an_answer_without_write_only_properties_costs_nothing_per_call() -> None:
+    """The build decides: an operation whose answer has no ``writeOnly`` property carries no
+    plan, so ``answers.result`` does no extra walk of its answers."""
+    op = operations(document({"type": "object", "properties": {"password": {}}}))["send"]
+    assert "writeOnly" not in op
+    with recorder() as rec:
+        rec.answer(200, "application/json", b'{"password": "p"}')
+        result = await upstream(rec.url).call(op, ECHO)
+    assert result.structured_content == {"password": "p"}
+    assert "writeOnly" in operations(document(REF))["send"]
+
+
+async def test_through_the_mcp_server_the_client_never_sees_it() -> None:
+    """The whole way: the model built from the document, its ``_spec.json``, the
+    runtime's server and an SDK client in memory. On main the client got the password in
+    ``structuredContent`` and in the text (the SDK checks a result, it strips nothing)."""
+    from mcp.client import Client
+
+    from mcpgen.load import load_text
+    from mcpgen.pipeline import load_document
+    from mcpgen.render.spec import spec_json
+    from mcpgen.runtime.server import Handlers, build_server
+
+    with recorder() as rec:
+        data = document(REF)
+        data["servers"] = [{"url": rec.url}]
+        doc = load_text(json.dumps(data), "api.json", Path("."), json_first=True)
+        loaded = load_document(doc)
+        assert loaded.manifest is not None, loaded.problems
+        spec = json.loads(spec_json(loaded.manifest))  # the _spec.json a build writes
+        rec.answer(200, "application/json", json.dumps(ECHO).encode())
+        async with Client(build_server(spec, Handlers())) as client:
+            result = await client.call_tool("send", {"name": "ann", "password": "p"})
+    assert json.loads(rec.seen[0].body) == {"name": "ann", "password": "p"}
+    assert result.structured_content == {"name": "ann"}
+    assert "hunter2" not in str(result.content) and "1234" not in str(result.content)
