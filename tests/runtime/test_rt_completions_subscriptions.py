@@ -60,6 +60,9 @@ async def test_completing_a_scoped_template_needs_its_scope(transport: str, mode
         with pytest.raises(MCPError) as error:
             await client.complete(NOTE, {"name": "id", "value": "7"})
         refused(error.value)
+        with pytest.raises(MCPError) as read:  # what reading a URI of the template answers
+            await client.read_resource("fixture://notes/7")
+        assert read.value.error == error.value.error, read.value
         open_prompt = await client.complete(GREET, {"name": "who", "value": "a"})
         assert open_prompt.completion.values == ["Ada", "Alan"]
     with_scope = rtkit.bearer(rtkit.token([rtkit.READ]))
