@@ -100,3 +100,18 @@ async def test_without_redis_nothing_is_shared_nor_paid_for() -> None:
     server = build_server(spec(), rtkit.HANDLERS)
     assert "switches" not in server.tools.registry
     assert not any(isinstance(m, sharing.Switches) for m in server.middleware)
+
+
+async def test_concurrent_switches_on_two_replicas_end_alike(redis_server: RedisServer) -> None:
+    """Off on one replica and on on another at once: whichever Redis took last, every
+    replica ends with the same lists (a value older than the one applied is ignored)."""
+    async with replica(redis_server.url) as a, replica(redis_server.url) as b:
+        for _ in range(5):
+            async with anyio.create_task_group() as group:
+                group.start_soon(a.call_tool, "switch", {"tool": "echo", "on": False})
+                group.start_soon(b.call_tool, "switch", {"tool": "echo", "on": True})
+            with anyio.fail_after(5):
+                while await shown(a) != await shown(b):
+                    await anyio.sleep(0.05)
+            await anyio.sleep(0.2)  # nothing later undoes it
+            assert await shown(a) == await shown(b)

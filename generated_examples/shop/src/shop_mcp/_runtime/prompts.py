@@ -190,8 +190,8 @@ class PromptTable:
         except Forbidden as exc:  # shown (the policy hides nothing), not allowed
             raise exc.error() from None
         binding = self.by_name[name]
-        if self.policy.scoped:  # one it may never get: refused before any argument is seen
-            self._check_embedded(identity, self._fixed_uris(name))
+        if self.policy.scoped and not self.policy.hide_unauthorized:  # (hidden: visible)
+            self._check_embedded(identity, self._fixed_uris(name))  # before any argument
         return binding
 
     def _fixed_uris(self, name: str) -> list[str]:
