@@ -69,6 +69,12 @@ def unknown_prompt(name: str) -> MCPError:
     return MCPError(INVALID_PARAMS, f"Unknown prompt: {name}", data={"prompt": name})
 
 
+def embedded_uris(messages: Sequence[types.PromptMessage]) -> list[str]:
+    """The URIs of the resources ``messages`` embed."""
+    contents = [m.content for m in messages]
+    return [str(c.resource.uri) for c in contents if isinstance(c, types.EmbeddedResource)]
+
+
 def render_text(source: str, arguments: dict[str, str]) -> str:
     """A declared message's text with the arguments filled in (a sandboxed Jinja template:
     arguments are data, never code; a template error is the server's fault)."""
@@ -182,34 +188,38 @@ class PromptTable:
             self.policy.check(identity, "prompt", name)
         except Forbidden as exc:  # shown (the policy hides nothing), not allowed
             raise exc.error() from None
-        return self.by_name[name]
+        binding = self.by_name[name]
+        if self.policy.scoped and not self.policy.hide_unauthorized:  # (hidden: visible)
+            self._check_embedded(identity, self._fixed_uris(name))  # before any argument
+        return binding
+
+    def _fixed_uris(self, name: str) -> list[str]:
+        """The URIs the prompt's declared messages embed as written (templated URIs are
+        checked once rendered, at get time)."""
+        messages = self.by_name[name].messages
+        uris = [m.get("uri", "") for m in messages if m.get("kind") == "resource"]
+        return [uri for uri in uris if uri and "{" not in uri]
 
     def _may_embed(self, identity: Any, name: str) -> bool:
-        """Whether ``identity`` may read every resource the prompt's declared messages
-        embed by a fixed URI (templated URIs are checked once rendered, at get time)."""
-        for message in self.by_name[name].messages:
-            uri = message.get("uri") if message.get("kind") == "resource" else None
-            found = self.resources.find(uri) if uri and "{" not in uri else None
+        """Whether ``identity`` may read every resource the prompt embeds by a fixed URI."""
+        for uri in self._fixed_uris(name):
+            found = self.resources.find(uri)
             if found is not None and not self.policy.allowed(identity, "resource", found[0].key):
                 return False
         return True
 
-    def _check_embedded(
-        self, identity: Any, messages: Sequence[types.PromptMessage], name: str
-    ) -> None:
-        """Refuse a prompt whose messages embed a resource the caller may not read, as
-        reading it would be refused (a prompt must not serve a scoped resource's text)."""
-        for message in messages:
-            if not isinstance(message.content, types.EmbeddedResource):
-                continue
-            found = self.resources.find(str(message.content.resource.uri))
+    def _check_embedded(self, identity: Any, uris: Sequence[str]) -> None:
+        """Refuse a prompt that embeds a resource the caller may not read, as reading it
+        would be refused (a prompt must not serve a scoped resource's text)."""
+        for uri in uris:
+            found = self.resources.find(uri)
             if found is None:
                 continue
             try:
                 self.policy.check(identity, "resource", found[0].key)
             except Forbidden as exc:
                 if self.policy.hide_unauthorized:  # (a fixed URI hid the prompt already)
-                    raise no_static(str(message.content.resource.uri)) from None
+                    raise no_static(uri) from None
                 needs = " ".join(exc.missing)
                 raise exc.error(
                     f"Forbidden: prompt embeds a resource that needs scope(s) {needs}"
@@ -225,7 +235,7 @@ class PromptTable:
         description = binding.definition.get("description")
         if binding.render is None:
             messages = render_messages(binding.messages, arguments, self.resources)
-            self._check_embedded(context.identity, messages, params.name)
+            self._check_embedded(context.identity, embedded_uris(messages))
             return types.GetPromptResult(description=description, messages=messages)
         try:
             value = await binding.render(arguments, context)
@@ -252,11 +262,11 @@ class PromptTable:
                 INTERNAL_ERROR, f"Prompt {params.name!r} failed (see the server log)"
             ) from None
         if isinstance(value, types.GetPromptResult):
-            self._check_embedded(context.identity, value.messages, params.name)
+            self._check_embedded(context.identity, embedded_uris(value.messages))
             return value
         if isinstance(value, str):
             value = [types.PromptMessage(role="user", content=text(value))]
-        self._check_embedded(context.identity, list(value), params.name)
+        self._check_embedded(context.identity, embedded_uris(list(value)))
         return types.GetPromptResult(description=description, messages=list(value))
 
 

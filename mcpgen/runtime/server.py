@@ -273,7 +273,7 @@ def build_server(
     if shared is not None:
         from .sharing import replicate
 
-        replicate(server, shared)
+        replicate(server, shared, registry)
     server.middleware.append(RequestStateBoundary(security, default_audience=info["name"]))
     if any(entry.get("task") for entry in spec.get("tools", [])):  # MCP tasks (tasks.py)
         from .tasks import install_tasks

@@ -21,18 +21,25 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
-from mcp.server.subscriptions import ResourceUpdated, ServerEvent, SubscriptionBus
+from mcp.server.subscriptions import (
+    PromptsListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    SubscriptionBus,
+    ToolsListChanged,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .events import Events, connection_of
 from .settings import Settings
-from .shared import SharedState, SharedStateConfigError, shared_state
+from .shared import SharedState, SharedStateConfigError, TTLCache, shared_state
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 logger = logging.getLogger(__name__)
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+SWITCHES_TTL = 365 * 86400.0  # seconds the switched state outlives its last change
 
 
 def key_prefix(spec: Mapping[str, Any], secret: str) -> str:
@@ -88,12 +95,88 @@ def add_lifespan(app: Starlette, shared: SharedState) -> None:
     app.router.lifespan_context = lifespan
 
 
-def replicate(server: Any, shared: SharedState) -> None:
-    """``server`` (its events a ``ReplicaEvents``) told of events raised on other replicas."""
-    server.middleware.append(server.events.track)
+def replicate(server: Any, shared: SharedState, registry: dict[str, Any]) -> None:
+    """``server`` (its events a ``ReplicaEvents``) told of events raised on other replicas,
+    and its tools and prompts switched on or off as any replica's handler switched them."""
+    switches = registry["switches"] = Switches(shared.cache("switches"), registry)
+    server.middleware += [server.events.track, switches]
+    shared.bus.subscribe(switches.heard)
     shared.on_remote_event(server.events.forward)
+    shared.on_gap(switches.reload)  # a change may have gone unheard
     if server.listen is not None:
         shared.on_gap(server.listen.close)
+
+
+class Switches:
+    """``ctx.enable_tool`` and ``ctx.enable_prompt`` on every replica: the switches handlers
+    flipped are one value in the shared cache (sealed, versioned), written before the
+    handler's list-change notification leaves and read again by each replica when it hears
+    one (or the value may have changed unheard: at its first request, after a gap), before
+    it serves its next request. Lists and calls read the tables as in one process."""
+
+    KEY = "enabled"
+
+    def __init__(self, cache: TTLCache, registry: dict[str, Any]) -> None:
+        self.cache, self.registry = cache, registry
+        self.declared = {k: set(t.hidden) for k in ("tools", "prompts") if (t := registry[k])}
+        self.version = 0
+        self._writes: set[asyncio.Task[None]] = set()
+        self._reading: asyncio.Task[None] | None = None
+
+    def set(self, kind: str, name: str, enabled: bool) -> None:
+        """A handler's switch: here at once, then in the shared value (``flush`` waits)."""
+        self.registry[kind].set_enabled(name, enabled)
+        task = asyncio.create_task(self._write(kind, name, enabled))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _write(self, kind: str, name: str, enabled: bool) -> None:
+        def edit(value: Any) -> tuple[Any, float]:
+            value = value or {"v": 0}
+            switched = {**value.get(kind, {}), name: enabled}
+            return {**value, "v": value["v"] + 1, kind: switched}, SWITCHES_TTL
+
+        try:
+            await self.cache.change(self.KEY, edit)
+        except Exception:  # (Redis down: the cache logged it) this replica alone switched it
+            logger.exception("shared state: could not share a tool or prompt switch")
+        await self._read()  # what another replica wrote meanwhile may come first
+
+    async def flush(self) -> None:
+        """Before a list change is published: the switches are where others will read."""
+        await asyncio.gather(*self._writes)
+
+    def heard(self, event: ServerEvent) -> None:
+        """Bus listener (sync, before this replica's clients hear of the change)."""
+        if isinstance(event, ToolsListChanged | PromptsListChanged):
+            self.reload()
+
+    def reload(self) -> None:
+        self._reading = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            value = await self.cache.get(self.KEY)
+        except Exception:
+            logger.exception("shared state: could not read the tool and prompt switches")
+            return
+        if value is None or value["v"] <= self.version:
+            return  # nothing switched, Redis unreachable, or an older value than applied
+        self.version = value["v"]
+        for kind, declared in self.declared.items():
+            table, switched = self.registry[kind], value.get(kind, {})
+            off = {n for n, on in switched.items() if not on and n in table.by_name}
+            table.hidden.clear()
+            table.hidden.update((declared - switched.keys()) | off)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        """SDK server middleware: a request waits for the switches being read."""
+        if self._reading is None:  # the first request: what was switched before this began
+            self.reload()
+        assert self._reading is not None
+        if not self._reading.done():
+            await asyncio.shield(self._reading)
+        return await call_next(ctx)
 
 
 class ReplicaEvents(Events):

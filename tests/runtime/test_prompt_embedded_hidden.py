@@ -8,7 +8,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from mcpgen.runtime.identity import Identity
-from mcpgen.runtime.prompts import PromptBinding, PromptTable, render_messages
+from mcpgen.runtime.prompts import PromptBinding, PromptTable, embedded_uris, render_messages
 from mcpgen.runtime.resources import ResourceBinding, ResourceTable
 from mcpgen.runtime.scopes import ScopedPolicy
 
@@ -21,7 +21,7 @@ def answer(table: PromptTable, identity: Identity, name: str) -> tuple[int, str]
     binding = table.authorized("show", identity)
     with pytest.raises(MCPError) as refused:
         messages = render_messages(binding.messages, {"name": name}, table.resources)
-        table._check_embedded(identity, messages, "show")
+        table._check_embedded(identity, embedded_uris(messages))
     return refused.value.error.code, refused.value.error.message.replace(name, "<name>")
 
 
@@ -37,5 +37,5 @@ def test_a_hidden_resource_is_embedded_as_one_that_does_not_exist() -> None:
     assert answer(table, BOB, "salaries") == answer(table, BOB, "nothing-here")
     binding = table.authorized("show", ALICE)  # who holds the scope gets it
     messages = render_messages(binding.messages, {"name": "salaries"}, resources)
-    table._check_embedded(ALICE, messages, "show")
+    table._check_embedded(ALICE, embedded_uris(messages))
     assert "9000" in str(messages)

@@ -60,6 +60,9 @@ async def test_completing_a_scoped_template_needs_its_scope(transport: str, mode
         with pytest.raises(MCPError) as error:
             await client.complete(NOTE, {"name": "id", "value": "7"})
         refused(error.value)
+        with pytest.raises(MCPError) as read:  # what reading a URI of the template answers
+            await client.read_resource("fixture://notes/7")
+        assert read.value.error == error.value.error, read.value
         open_prompt = await client.complete(GREET, {"name": "who", "value": "a"})
         assert open_prompt.completion.values == ["Ada", "Alan"]
     with_scope = rtkit.bearer(rtkit.token([rtkit.READ]))
@@ -120,27 +123,34 @@ async def refusals(client: Any, name: str) -> tuple[Any, Any]:
 async def test_a_prompt_the_caller_cannot_get_cannot_be_completed(
     transport: str, mode: Mode, hide: bool
 ) -> None:
-    """Disabled (``enabled: false``) or out of the caller's scopes: completion/complete
-    answers what prompts/get answers (unknown, or forbidden when the policy hides nothing)."""
+    """Disabled (``enabled: false``), out of the caller's scopes, or open but embedding a
+    resource the caller may not read: completion/complete answers what prompts/get answers
+    (unknown, or forbidden when the policy hides nothing)."""
     made = spec(hide=hide)
-    made["prompts"].append(
+    made["prompts"] += [
         {
             "definition": {"name": "retired", "arguments": [{"name": "who"}]},
             "messages": [{"role": "user", "kind": "text", "text": "gone"}],
             "enabled": False,
-        }
-    )
+        },
+        {
+            "definition": {"name": "leaky", "arguments": [{"name": "who"}]},
+            "messages": [{"role": "user", "kind": "resource", "uri": "fixture://secret"}],
+        },
+    ]
     made["completions"] += [
         {"target": "prompt", "ref": "retired", "argument": "who", "values": ["Ada"]},
         {"target": "prompt", "ref": "confidential", "argument": "x", "values": ["y"]},
+        {"target": "prompt", "ref": "leaky", "argument": "who", "values": ["Ada"]},
     ]
     without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
     async with connect(transport, mode, made, headers=without) as client:
         got, completed = await refusals(client, "retired")
         assert got == completed and got["message"] == "Unknown prompt: retired", completed
-        got, completed = await refusals(client, "confidential")
-        assert got == completed, completed
-        assert got["code"] == (types.INVALID_PARAMS if hide else FORBIDDEN), got
+        for name in ("confidential", "leaky"):
+            got, completed = await refusals(client, name)
+            assert got == completed, completed
+            assert got["code"] == (types.INVALID_PARAMS if hide else FORBIDDEN), got
 
 
 @cells(NETWORK)

@@ -170,14 +170,20 @@ class Context:
 
     def enable_tool(self, name: str, enabled: bool = True) -> None:
         """Show or hide a tool in tools/list (follow with :meth:`notify_tools_changed`)."""
-        self.registry["tools"].set_enabled(name, enabled)
+        self._switch("tools", name, enabled)
 
     def enable_prompt(self, name: str, enabled: bool = True) -> None:
         """Show or hide a prompt in prompts/list (follow with :meth:`notify_prompts_changed`)."""
-        prompts = self.registry.get("prompts")  # None: the server declares no prompt
-        if prompts is None:
+        if self.registry.get("prompts") is None:  # the server declares no prompt
             raise KeyError(f"no prompt named {name!r}")
-        prompts.set_enabled(name, enabled)
+        self._switch("prompts", name, enabled)
+
+    def _switch(self, kind: str, name: str, enabled: bool) -> None:
+        switches = self.registry.get("switches")  # replicas: ``sharing.Switches``
+        if switches is None:
+            self.registry[kind].set_enabled(name, enabled)
+        else:
+            switches.set(kind, name, enabled)
 
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -301,6 +307,8 @@ class Context:
         await self._publish(ResourceUpdated(uri=uri))
 
     async def _publish(self, event: Event) -> None:
+        if (switches := self.registry.get("switches")) is not None:
+            await switches.flush()  # other replicas read them when they hear of the change
         if self.events is not None:
             await self.events.publish(event, self.request.session)
 
