@@ -453,7 +453,7 @@ def test_a_call_whose_client_left_is_cancelled_in_every_era(
     import anyio
     from mcp.shared.exceptions import MCPError
 
-    from mcpgen.runtime.lifecycle import REQUEST_CANCELLED
+    from mcpgen.runtime.telemetry import REQUEST_CANCELLED
 
     observed, _, both = traced_middleware(monkeypatch)
 

@@ -16,9 +16,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
 LONG_LIVED = frozenset({"subscriptions/listen"})
-# The answer to a request whose client went away (LSP's RequestCancelled, as the SDK's
-# streamable HTTP transport uses): nobody reads it, but the session carries on.
-REQUEST_CANCELLED = -32800
 # The request headers h11guard and the HTTP middleware read, found in one pass over a
 # request's headers and kept in its scope for the next layer (each pass costs about as much
 # as a layer).

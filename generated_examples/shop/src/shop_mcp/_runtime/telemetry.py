@@ -27,6 +27,7 @@ TASK_METHODS = frozenset(
 NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or prompt
 TOOL_RESULTS = ("tools/call", "tasks/result")  # answered with a CallToolResult
 URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
+REQUEST_CANCELLED = -32800  # LSP's RequestCancelled: the SDK's answer to a cancelled request
 Labelled = tuple[dict[str, str], frozenset[tuple[str, str]]]  # metric attributes, their key
 
 
@@ -84,8 +85,6 @@ class Telemetry:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
         from opentelemetry.trace import INVALID_SPAN, get_current_span
         from pydantic import ValidationError
-
-        from .lifecycle import REQUEST_CANCELLED
 
         operations, network, tracing = self.operations, self.network, self.tracing
         protocol = "websocket" if self.transport == "websocket" else "http"
