@@ -262,13 +262,12 @@ class PromptTable:
             raise MCPError(
                 INTERNAL_ERROR, f"Prompt {params.name!r} failed (see the server log)"
             ) from None
-        if isinstance(value, types.GetPromptResult):
-            self._check_embedded(context.identity, embedded_uris(value.messages))
-            return value
         if isinstance(value, str):
             value = [types.PromptMessage(role="user", content=text(value))]
-        self._check_embedded(context.identity, embedded_uris(list(value)))
-        return types.GetPromptResult(description=description, messages=list(value))
+        if not isinstance(value, types.GetPromptResult):
+            value = types.GetPromptResult(description=description, messages=list(value))
+        self._check_embedded(context.identity, embedded_uris(value.messages))
+        return value
 
 
 def prompt_table(
