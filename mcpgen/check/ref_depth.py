@@ -145,12 +145,11 @@ def _settle(start: dict[str, Json], resolve: Resolve, known: Settled) -> None:
 
 
 def unguarded_cycles(
-    schema: Json, resolve: Resolve, known: Settled | None = None
+    schema: Json, resolve: Resolve, known: Settled
 ) -> Iterator[tuple[JsonPath, str]]:
     """(path, reference) of each ``$ref`` in ``schema`` that its own target leads back to
     through in-place references alone (``known``: what earlier calls with the same
     ``resolve`` settled)."""
-    known = {} if known is None else known
     for node, trail in schema_nodes(schema, everything=True):
         if isinstance(node.get("$ref"), str):
             if id(node) not in known:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, def_name
+from mcpgen.check.schemas import DATA_KEYWORDS
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -105,12 +105,7 @@ def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, 
         for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
         if any(converter.marked_read_only(sub, k) for k in keys)
     ]
-    ref = target.get("$ref")
-    name = def_name(ref) if isinstance(ref, str) else None
-    members = [
-        *(target.get("allOf") or ()),
-        *([converter.defs[name]] if name in converter.defs else []),
-    ]
+    members = converter.always(target)
     if members:  # (kept with it: its id stays its own; a cycle back to it adds nothing)
         converter.patterns[key] = (target, found)
         found = found + [p for m in members for p in marking_patterns(converter, m, keys)]
