@@ -136,10 +136,9 @@ def _settle(start: dict[str, Json], resolve: Resolve, known: Settled) -> None:
             parent = work[-1][0]
             low[id(parent)] = min(low[id(parent)], low[id(node)])
         if low[id(node)] == index[id(node)]:  # node and the ones after it: a component
-            cut = len(path) - 1
-            while path[cut] is not node:
-                cut -= 1
-            group, path[cut:] = path[cut:], []
+            group = [path.pop()]
+            while group[-1] is not node:
+                group.append(path.pop())
             cyclic = len(group) > 1 or any(r is node for r in after(node))
             known.update({id(r): (r, cyclic) for r in group})
 

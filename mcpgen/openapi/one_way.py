@@ -108,8 +108,7 @@ def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, 
     members = converter.always(target)
     if members:  # (kept with it: its id stays its own; a cycle back to it adds nothing)
         converter.patterns[key] = (target, found)
-        found = found + [p for m in members for p in marking_patterns(converter, m, keys)]
-        converter.patterns[key] = (target, found)
+        found += [p for m in members for p in marking_patterns(converter, m, keys)]
     return found
 
 

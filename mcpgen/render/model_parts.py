@@ -226,7 +226,7 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     from_cache = frozenset(sources)
     todo = [module for module in modules if module.name not in sources]
     if not todo:  # all from the build cache (a rebuild): no pool, nor its import (7 ms)
-        ready = Models(modules, {m.name: sources[m.name] for m in modules}, from_cache)
+        ready = Models(modules, sources, from_cache)  # (in the modules' order)
         return lambda: ready
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
