@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, def_name
+from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, def_name
 from mcpgen.openapi.one_way import beside
 
 if TYPE_CHECKING:
@@ -98,7 +98,11 @@ class Plans:
                 if ref in self.converter.defs and ref not in seen and ref not in self._clean:
                     seen.add(ref)
                     todo.append(self.converter.defs[ref])
-                todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]
+                for key, value in node.items():  # (a property may be named "default")
+                    if key in SCHEMA_MAPS and isinstance(value, dict):
+                        todo += value.values()
+                    elif key not in DATA_KEYWORDS:
+                        todo.append(value)
         self._clean |= seen
         return False
 
