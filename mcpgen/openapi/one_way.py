@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS
+from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -34,6 +34,18 @@ def beside(target: dict[str, Json]) -> list[Json]:
     members and the definition it refers to (a reference beside other keywords)."""
     members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
     return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
+
+
+def inside(node: dict[str, Json]) -> list[Json]:
+    """What may hold schemas under ``node``: its keywords' values but data's, and each value
+    of a map of them (``properties``: a property may be named ``default`` or ``enum``)."""
+    found: list[Json] = []
+    for key, value in node.items():
+        if key in SCHEMA_MAPS and isinstance(value, dict):
+            found += value.values()
+        elif key not in DATA_KEYWORDS:
+            found.append(value)
+    return found
 
 
 def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
@@ -56,7 +68,7 @@ def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
         only = set(converter.read_only(node, ("readOnly", "writeOnly"))) if composed else set()
         if only:
             _lift(converter, node, only)
-        todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]
+        todo += inside(node)
 
 
 def _lift(converter: SchemaConverter, node: dict[str, Json], only: set[str]) -> None:

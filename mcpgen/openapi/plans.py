@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, def_name
-from mcpgen.openapi.one_way import beside
+from mcpgen.check.schemas import def_name
+from mcpgen.openapi.one_way import beside, inside
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -98,11 +98,7 @@ class Plans:
                 if ref in self.converter.defs and ref not in seen and ref not in self._clean:
                     seen.add(ref)
                     todo.append(self.converter.defs[ref])
-                for key, value in node.items():  # (a property may be named "default")
-                    if key in SCHEMA_MAPS and isinstance(value, dict):
-                        todo += value.values()
-                    elif key not in DATA_KEYWORDS:
-                        todo.append(value)
+                todo += inside(node)
         self._clean |= seen
         return False
 
