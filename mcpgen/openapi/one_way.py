@@ -17,7 +17,7 @@ it is given as a copy without it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS
@@ -36,30 +36,31 @@ def beside(target: dict[str, Json]) -> list[Json]:
     return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
 
 
-def inside(node: dict[str, Json]) -> list[Json]:
-    """What may hold schemas under ``node``: its keywords' values but data's, and each value
-    of a map of them (``properties``: a property may be named ``default`` or ``enum``)."""
-    found: list[Json] = []
-    for key, value in node.items():
-        if key in SCHEMA_MAPS and isinstance(value, dict):
-            found += value.values()
-        elif key not in DATA_KEYWORDS:
-            found.append(value)
-    return found
+def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
+    """Each object in ``todo`` (schemas, lists of them) and under it, once, through what may
+    hold schemas: keywords' values but data's, each value of a map of them (``properties``:
+    a property may be named ``default`` or ``enum``). An object's values are looked into
+    after the caller's turn with it; the caller may add to ``todo`` meanwhile."""
+    seen: set[int] = set()
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo += node
+        elif isinstance(node, dict) and id(node) not in seen:
+            seen.add(id(node))
+            yield node
+            for key, value in node.items():
+                if key in SCHEMA_MAPS and isinstance(value, dict):
+                    todo += value.values()
+                elif key not in DATA_KEYWORDS:
+                    todo.append(value)
 
 
 def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
     """Each object in ``schemas`` (converted, their definitions too) no longer requires,
     through what applies beside it, the properties only the server (or a client) sets; in
     place."""
-    todo, seen = list(schemas), set()
-    while todo:
-        node = todo.pop()
-        if isinstance(node, list):
-            todo += node
-        if not isinstance(node, dict) or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in schema_objects(list(schemas)):
         composed = (
             "allOf" in node
             or "patternProperties" in node
@@ -68,7 +69,6 @@ def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
         only = set(converter.read_only(node, ("readOnly", "writeOnly"))) if composed else set()
         if only:
             _lift(converter, node, only)
-        todo += inside(node)
 
 
 def _lift(converter: SchemaConverter, node: dict[str, Json], only: set[str]) -> None:
