@@ -1588,3 +1588,17 @@ def test_an_operation_that_may_answer_no_content_advertises_no_output_schema(emp
     assert "output" not in tool and op.response_content_type == "application/json"
     where = find(warnings(result), f"response {empty} has no content").field
     assert where == f"#/paths/~1x/delete/responses/{empty}"
+
+
+@pytest.mark.parametrize("name", ["default", "enum", "settings"])
+def test_read_only_under_a_property_named_as_a_data_keyword_is_not_sent(name: str) -> None:
+    """The search for whether a body has any ``readOnly`` at all skipped a property named
+    ``default`` (or ``enum``, ``const``, ``examples``) as if it were data: its readOnly
+    ``id`` was sent."""
+    inner = {"type": "object", "properties": {"id": {"type": "string", "readOnly": True}}}
+    body = {"type": "object", "properties": {name: inner, "n": {"type": "string"}}}
+    content = {"application/json": {"schema": body}}
+    operation = {"operationId": "make", "requestBody": {"content": content}, "responses": {}}
+    _, op = by_name(inline(doc30({"/x": {"post": operation}})))["make"]
+    assert op.body is not None
+    assert op.body.read_only == {"properties": {name: {"drop": ["id"]}}}

@@ -129,3 +129,13 @@ def test_a_pattern_no_engine_compiles_marks_nothing() -> None:
         body = {**PLAIN, "patternProperties": {pattern: MARKED["properties"]["id"]}}
         schema = tool_input(body, {"$ref": "#/components/schemas/Body"})
         assert schema["$defs"]["Body"]["required"] == ["id", "name"]
+
+
+@pytest.mark.parametrize("name", ["inner", "default", "enum"])
+def test_read_only_elsewhere_under_a_property_named_as_a_data_keyword(name: str) -> None:
+    """The walk to each object skipped a property named ``default`` (or ``enum``, ``const``,
+    ``examples``) as if it were data: its allOf still required the readOnly ``id``."""
+    both = {"allOf": [{"$ref": "#/components/schemas/Plain"}, MARKED]}
+    spread = {"type": "object", "required": [name], "properties": {name: both}}
+    schema = tool_input(BODIES["allOf"], spread)
+    assert Draft202012Validator(schema).is_valid({name: {"name": "n"}})

@@ -136,21 +136,19 @@ def _settle(start: dict[str, Json], resolve: Resolve, known: Settled) -> None:
             parent = work[-1][0]
             low[id(parent)] = min(low[id(parent)], low[id(node)])
         if low[id(node)] == index[id(node)]:  # node and the ones after it: a component
-            cut = len(path) - 1
-            while path[cut] is not node:
-                cut -= 1
-            group, path[cut:] = path[cut:], []
+            group = [path.pop()]
+            while group[-1] is not node:
+                group.append(path.pop())
             cyclic = len(group) > 1 or any(r is node for r in after(node))
             known.update({id(r): (r, cyclic) for r in group})
 
 
 def unguarded_cycles(
-    schema: Json, resolve: Resolve, known: Settled | None = None
+    schema: Json, resolve: Resolve, known: Settled
 ) -> Iterator[tuple[JsonPath, str]]:
     """(path, reference) of each ``$ref`` in ``schema`` that its own target leads back to
     through in-place references alone (``known``: what earlier calls with the same
     ``resolve`` settled)."""
-    known = {} if known is None else known
     for node, trail in schema_nodes(schema, everything=True):
         if isinstance(node.get("$ref"), str):
             if id(node) not in known:

@@ -17,10 +17,10 @@ it is given as a copy without it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, def_name
+from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -36,18 +36,31 @@ def beside(target: dict[str, Json]) -> list[Json]:
     return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
 
 
-def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
-    """Each object in ``schemas`` (converted, their definitions too) no longer requires,
-    through what applies beside it, the properties only the server (or a client) sets; in
-    place."""
-    todo, seen = list(schemas), set()
+def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
+    """Each object in ``todo`` (schemas, lists of them) and under it, once, through what may
+    hold schemas: keywords' values but data's, each value of a map of them (``properties``:
+    a property may be named ``default`` or ``enum``). An object's values are looked into
+    after the caller's turn with it; the caller may add to ``todo`` meanwhile."""
+    seen: set[int] = set()
     while todo:
         node = todo.pop()
         if isinstance(node, list):
             todo += node
-        if not isinstance(node, dict) or id(node) in seen:
-            continue
-        seen.add(id(node))
+        elif isinstance(node, dict) and id(node) not in seen:
+            seen.add(id(node))
+            yield node
+            for key, value in node.items():
+                if key in SCHEMA_MAPS and isinstance(value, dict):
+                    todo += value.values()
+                elif key not in DATA_KEYWORDS:
+                    todo.append(value)
+
+
+def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
+    """Each object in ``schemas`` (converted, their definitions too) no longer requires,
+    through what applies beside it, the properties only the server (or a client) sets; in
+    place."""
+    for node in schema_objects(list(schemas)):
         composed = (
             "allOf" in node
             or "patternProperties" in node
@@ -56,7 +69,6 @@ def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
         only = set(converter.read_only(node, ("readOnly", "writeOnly"))) if composed else set()
         if only:
             _lift(converter, node, only)
-        todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]
 
 
 def _lift(converter: SchemaConverter, node: dict[str, Json], only: set[str]) -> None:
@@ -105,16 +117,10 @@ def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, 
         for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
         if any(converter.marked_read_only(sub, k) for k in keys)
     ]
-    ref = target.get("$ref")
-    name = def_name(ref) if isinstance(ref, str) else None
-    members = [
-        *(target.get("allOf") or ()),
-        *([converter.defs[name]] if name in converter.defs else []),
-    ]
+    members = converter.always(target)
     if members:  # (kept with it: its id stays its own; a cycle back to it adds nothing)
         converter.patterns[key] = (target, found)
-        found = found + [p for m in members for p in marking_patterns(converter, m, keys)]
-        converter.patterns[key] = (target, found)
+        found += [p for m in members for p in marking_patterns(converter, m, keys)]
     return found
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, def_name
-from mcpgen.openapi.one_way import beside
+from mcpgen.check.schemas import def_name
+from mcpgen.openapi.one_way import beside, schema_objects
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -87,18 +87,13 @@ class Plans:
         """Whether ``schema``, or a definition it refers to at any depth, says ``keyword``
         (the definitions a search finds none in are not looked at again)."""
         todo, seen = [schema], set()
-        while todo:
-            node = todo.pop()
-            if isinstance(node, list):
-                todo += node
-            elif isinstance(node, dict):
-                if node.get(self.keyword) is True:
-                    return True
-                ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
-                if ref in self.converter.defs and ref not in seen and ref not in self._clean:
-                    seen.add(ref)
-                    todo.append(self.converter.defs[ref])
-                todo += [v for k, v in node.items() if k not in DATA_KEYWORDS]
+        for node in schema_objects(todo):
+            if node.get(self.keyword) is True:
+                return True
+            ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+            if ref in self.converter.defs and ref not in seen and ref not in self._clean:
+                seen.add(ref)
+                todo.append(self.converter.defs[ref])
         self._clean |= seen
         return False
 

@@ -162,11 +162,15 @@ class SchemaConverter:
         """What applies beside ``schema``'s keywords, in groups of which the member a value
         matches applies: each ``allOf`` member and the definition referred to alone, the
         ``oneOf``/``anyOf`` members together but a bare ``{"type": "null"}`` (nullable)."""
-        ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
-        alone = [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
         together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
         groups = [[m for m in members if m != {"type": "null"}] for members in together]
-        return [[m] for m in alone] + [members for members in groups if members]
+        return [[m] for m in self.always(schema)] + [members for members in groups if members]
+
+    def always(self, schema: dict[str, Json]) -> list[Json]:
+        """What always applies beside ``schema``'s keywords: its ``allOf`` members and the
+        definition it refers to."""
+        ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
+        return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:

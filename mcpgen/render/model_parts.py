@@ -226,7 +226,7 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     from_cache = frozenset(sources)
     todo = [module for module in modules if module.name not in sources]
     if not todo:  # all from the build cache (a rebuild): no pool, nor its import (7 ms)
-        ready = Models(modules, {m.name: sources[m.name] for m in modules}, from_cache)
+        ready = Models(modules, sources, from_cache)  # (in the modules' order)
         return lambda: ready
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -234,8 +234,8 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     workers = min(jobs, len(todo), _parts(sum(len(m.classes) for m in todo)))
     # A small build (one part) forks one worker too: its heap is small, so the fork is
     # cheap, and the generator's import runs beside the rendering of the rest.
-    small = jobs > 1 and bool(todo) and sum(len(m.classes) for m in modules) <= PART_SIZE
-    pool = ProcessPoolExecutor(max(workers, 1)) if workers > 1 or small else None
+    small = jobs > 1 and sum(len(m.classes) for m in modules) <= PART_SIZE
+    pool = ProcessPoolExecutor(workers) if workers > 1 or small else None
     biggest_first = sorted(todo, key=lambda m: -len(m.classes))
     futures = (
         {m.name: pool.submit(_generate_checked, m, package) for m in biggest_first} if pool else {}
