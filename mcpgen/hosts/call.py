@@ -245,11 +245,11 @@ async def call_tool(
     if raw:
         sys.stdout.write(render(dump(result)))
     elif result.is_error:
-        sys.stderr.write("tool error: " + format_content(result.content) + "\n")
+        sys.stderr.write("tool error: " + printable(format_content(result.content), "\n\t") + "\n")
     elif result.structured_content is not None:
         sys.stdout.write(render(result.structured_content))
     else:
-        text = format_content(result.content)
+        text = printable(format_content(result.content), "\n\t")  # its lines kept
         sys.stdout.write(text + "\n" if text else "")
     return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 
@@ -315,11 +315,14 @@ def run(
 # ------------------------------------------------------------------- what is printed
 
 
-def printable(text: str) -> str:
+def printable(text: str, keep: str = "") -> str:
     """A server's text (its name, its tools', an error) as shown to a terminal: control
     characters as ``\\xNN``, so an escape sequence (one that clears the screen or writes the
-    clipboard) or a newline (a forged line) is shown, not obeyed."""
-    return CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    clipboard) or a newline (a forged line) is shown, not obeyed; those in ``keep`` are
+    kept (a tool's text keeps its lines and tabs)."""
+    return CONTROL.sub(
+        lambda c: c.group() if c.group() in keep else f"\\x{ord(c.group()):02x}", text
+    )
 
 
 def dump(model: Any) -> Json:

@@ -297,11 +297,12 @@ class InputImport(ImportBase):
         _, src, path, media, schema_node = chosen
         if media is None or schema_node is None or category(media) != "application/json":
             return None, media, False, {}
+        schema, deps = self.converter.convert(src, path, schema_node)
+        write_only = self.converter.plans["writeOnly"].plan(schema)  # with a schema or not
         if empty:  # a client refuses a result without structured content from such a tool
             why = f"response {empty[0]} has no content: the tool advertises no output schema"
             self.warn(cand.src, (*cand.path, "responses", empty[0]), why)
-            return None, media, False, {}
-        schema, deps = self.converter.convert(src, path, schema_node)
+            return None, media, False, write_only
         wrapped = not self.converter.is_object(schema)
         output: dict[str, Json]
         if wrapped:
@@ -312,7 +313,7 @@ class InputImport(ImportBase):
             if name is not None:
                 deps = set(self.converter.deps.get(name, ()))
         self.converter.add_defs(output, deps)
-        return output, media, wrapped, self.converter.plans["writeOnly"].plan(schema)
+        return output, media, wrapped, write_only
 
     def response_schema(
         self, cand: Candidate, code: str, raw: Any

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import hmac
 import logging
+import os
 import re
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -119,7 +120,7 @@ class Switches:
     def __init__(self, cache: TTLCache, registry: dict[str, Any]) -> None:
         self.cache, self.registry = cache, registry
         self.declared = {k: set(t.hidden) for k in ("tools", "prompts") if (t := registry[k])}
-        self.version = 0
+        self.version: tuple[str, int] = ("", 0)  # the value applied: its start, its number
         self._writes: set[asyncio.Task[None]] = set()
         self._reading: asyncio.Task[None] | None = None
 
@@ -132,7 +133,7 @@ class Switches:
 
     async def _write(self, kind: str, name: str, enabled: bool) -> None:
         def edit(value: Any) -> tuple[Any, float]:
-            value = value or {"v": 0}
+            value = value or {"v": 0, "start": os.urandom(8).hex()}  # (Redis emptied: anew)
             switched = {**value.get(kind, {}), name: enabled}
             return {**value, "v": value["v"] + 1, kind: switched}, SWITCHES_TTL
 
@@ -160,9 +161,12 @@ class Switches:
         except Exception:
             logger.exception("shared state: could not read the tool and prompt switches")
             return
-        if value is None or value["v"] <= self.version:
-            return  # nothing switched, Redis unreachable, or an older value than applied
-        self.version = value["v"]
+        if value is None:
+            return  # nothing switched, or Redis unreachable
+        version = (value.get("start", ""), value["v"])  # one started anew applies whatever its v
+        if version[0] == self.version[0] and version[1] <= self.version[1]:
+            return  # an older value than applied
+        self.version = version
         for kind, declared in self.declared.items():
             table, switched = self.registry[kind], value.get(kind, {})
             off = {n for n, on in switched.items() if not on and n in table.by_name}

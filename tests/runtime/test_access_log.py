@@ -92,6 +92,9 @@ def test_a_long_query_is_redacted_in_linear_time() -> None:
         ("/p?a=1?token=s3cret#f", "/p?a=1?token=[redacted]#f"),  # after a "?" in a value
         ("/p?token=s3=c?r&key=k#x", "/p?token=[redacted]&key=[redacted]#x"),
         ("/p?tokens&x=1", "/p?tokens&x=1"),
+        # the name as a server reads it (percent-decoded): "access_token" written encoded
+        ("/p?%61ccess%5f%74%6Fken=s3cret", "/p?%61ccess%5f%74%6Fken=[redacted]"),
+        ("/p?pass%77ord=s3cret&v=1", "/p?pass%77ord=[redacted]&v=1"),
     ],
 )
 def test_what_is_redacted(path: str, shown: str) -> None:

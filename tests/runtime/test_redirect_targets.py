@@ -9,6 +9,7 @@ it is given (the HTTP client still resolves them for real): the recorders all li
 
 from __future__ import annotations
 
+import re
 import socket
 from typing import Any
 
@@ -159,3 +160,15 @@ async def test_a_target_that_does_not_resolve_is_left_to_the_connection(
     """Connecting fails as well, or an egress proxy resolves the name and decides."""
     names["api.test"] = PUBLIC
     assert await refused("https://api.test", "https://nowhere.invalid/") is None
+
+
+@pytest.mark.parametrize("target", ["http://[fe80::1%25lo]/", "http://[FE80::1%25lo]:8080/x"])
+async def test_a_zone_id_is_read_as_the_client_reads_it(names: dict[str, str], target: str) -> None:
+    """``%25lo`` is the zone ``lo`` the HTTP client connects through; resolved as written
+    (``fe80::1%25lo``) it named nothing, and the link-local address was followed (on eth0
+    this machine's own, a server listening on ``::`` answered)."""
+    names["api.test"] = PUBLIC
+    said = await refused("https://api.test", target)
+    assert re.fullmatch(
+        r"(?i)fe80::1%lo is a link-local address \(fe80::1%\w+\), and .*", said or ""
+    )

@@ -101,6 +101,12 @@ def test_keys_from_the_environment_replace_the_manifests() -> None:
         ("MAX_BODY_SIZE", "0", "must be positive"),
         ("RATE_LIMIT", "-1", "rate limit >= 0"),
         ("BODY_TIMEOUT", "0", "timeouts must be positive"),
+        # empty (a compose file's unset ${HOST}): the host listened on every interface, the
+        # path and the log level were an AttributeError's traceback
+        ("HOST", "", "host must not be empty"),
+        ("PATH", "", "path must not be empty"),
+        ("LOG_LEVEL", "", "log level must not be empty"),
+        ("TRANSPORT", "", "transport must not be empty"),
     ],
 )
 def test_bad_settings_are_reported(name: str, value: str, message: str) -> None:
@@ -132,6 +138,15 @@ def test_an_unknown_log_level_stops_the_command_line_in_one_line(
     assert capsys.readouterr().err == (
         "fixture: log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not 'trace'\n"
     )
+
+
+def test_an_empty_host_flag_stops_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--host ''`` listened on 0.0.0.0 and [::] (uvicorn's "every interface")."""
+    spec = rtkit.make_spec()
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(spec, rtkit.factory(spec), "rtserve:create_app", ["--host", ""])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == "fixture: host must not be empty\n"
 
 
 def test_missing_keys_stop_the_command_line(

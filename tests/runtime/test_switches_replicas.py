@@ -115,3 +115,19 @@ async def test_concurrent_switches_on_two_replicas_end_alike(redis_server: Redis
                     await anyio.sleep(0.05)
             await anyio.sleep(0.2)  # nothing later undoes it
             assert await shown(a) == await shown(b)
+
+
+async def test_switches_hold_again_after_redis_loses_its_data(redis_server: RedisServer) -> None:
+    """Redis restarted empty (no persistence), or the value expired: the next switch wrote
+    version 1 again, which every replica that had applied a version 1 or more ignored (the
+    replica that switched showed echo, the other still hid it)."""
+    import redis.asyncio
+
+    async with replica(redis_server.url) as a, replica(redis_server.url) as b:
+        await a.call_tool("switch", {"tool": "echo", "on": False})
+        await until(b, echo_shown=False)
+        connection = redis.asyncio.from_url(redis_server.url)
+        await connection.flushall()
+        await connection.aclose()
+        await a.call_tool("switch", {"tool": "echo", "on": True})
+        await until(b, echo_shown=True)

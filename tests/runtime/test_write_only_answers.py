@@ -135,3 +135,18 @@ async def test_through_the_mcp_server_the_client_never_sees_it() -> None:
     assert json.loads(rec.seen[0].body) == {"name": "ann", "password": "p"}
     assert result.structured_content == {"name": "ann"}
     assert "hunter2" not in str(result.content) and "1234" not in str(result.content)
+
+
+async def test_an_answer_whose_tool_has_no_output_schema_leaves_it_out_too() -> None:
+    """A 204 beside the 200 takes the tool's output schema away (a client would refuse a
+    result without structured content); the 200's JSON still reached the client with the
+    password, the build having made no plan for an answer without a schema."""
+    data = document(REF)
+    data["paths"]["/users"]["post"]["responses"]["204"] = {"description": "none"}
+    (tool,) = imported(data).tools
+    assert "output" not in tool or tool["output"] is None
+    with recorder() as rec:
+        rec.answer(200, "application/json", json.dumps(ECHO).encode())
+        result = await upstream(rec.url).call(operations(data)["send"], ECHO)
+    assert result.structured_content == {"name": "ann"}
+    assert "hunter2" not in str(result.content)

@@ -124,6 +124,9 @@ class Settings:
         }
 
     def checked(self) -> Settings:
+        for name in ("transport", "host", "path", "log_level", "log_format"):
+            if not getattr(self, name):  # an empty host listened on every interface
+                raise ConfigError(f"{name.replace('_', ' ')} must not be empty")
         if self.transport not in TRANSPORTS:
             raise ConfigError(f"unknown transport {self.transport!r}")
         if not self.path.startswith("/"):

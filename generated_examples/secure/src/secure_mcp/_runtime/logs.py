@@ -9,6 +9,7 @@ import re
 import sys
 import time
 from typing import Any
+from urllib.parse import unquote
 
 from . import telemetry
 
@@ -35,8 +36,10 @@ def redact_query(path: str) -> str:
         return path
     parts, at = [], 0
     for name in _NAME.finditer(path):
-        if name.start() < at or name.group()[-1] != "=" or not _SECRET_WORD.search(name.group()):
+        if name.start() < at or name.group()[-1] != "=":
             continue  # (a name inside a value just left out is not looked at)
+        if not _SECRET_WORD.search(unquote(name.group())):  # as a server reads it: %74oken
+            continue
         end = _VALUE_END.search(path, name.end())
         parts += [path[at : name.end()], "[redacted]"]
         at = end.start() if end else len(path)

@@ -12,6 +12,7 @@ import socket
 from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 
 from .wire import origin
 
@@ -47,7 +48,7 @@ async def refused(api: str, url: str) -> str | None:
     kind no address of the API's own host is."""
     if origin(url) == origin(api):
         return None
-    host = urlsplit(url).hostname or ""
+    host = httpx2.URL(url).raw_host.decode()  # as the client connects: [fe80::1%25lo] is %lo
     # a name that does not resolve: connecting fails too, or a proxy resolves it and decides
     inside = {address: kind for address, kind in (await _kinds(host)).items() if kind != "public"}
     home = set((await _kinds(urlsplit(api).hostname or "")).values()) if inside else set()
