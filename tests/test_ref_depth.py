@@ -58,21 +58,24 @@ def validate(path: Path) -> tuple[int, str]:
 
 
 CHAINS = [
-    (kind, 1_000, ": nests ")
-    for kind in ("allOf", "properties", "items", "oneOf", "additionalProperties")
+    (kind, 1_000, ": nests ") for kind in ("properties", "items", "oneOf", "additionalProperties")
 ]
 TOO_DEEP = "too deep for mcpgen to walk"
-# a chain every stage walks, refused by the check (as in the manifest it is made into)
-INHERITS = " ($defs.Def0): inherits through a chain of 300 definitions"
+
+
+def inherits(n: int) -> str:
+    """An allOf chain is refused by the importer before it marks readOnly properties."""
+    return f": inherits through a chain of {n} definitions"
 
 
 @pytest.mark.parametrize(
     ("kind", "n", "says"),
     [
         *CHAINS,
-        ("allOf", 300, INHERITS),
+        ("allOf", 300, inherits(300)),
+        ("allOf", 1_000, inherits(1_000)),
         ("properties", 300, ": nests "),
-        ("allOf", 10_000, ": nests "),
+        ("allOf", 10_000, inherits(10_000)),
     ],
 )
 def test_long_reference_chain_in_openapi_is_refused_located(
@@ -85,7 +88,7 @@ def test_long_reference_chain_in_openapi_is_refused_located(
     assert code == 2, output
     assert f"{path}:{line}:" in output
     assert f"error: #/components/schemas/Def0{says}" in output, output
-    assert (TOO_DEEP in output) == (says != INHERITS)
+    assert (TOO_DEEP in output) == (says == ": nests ")
     assert "nested too deeply" not in output and "internal error" not in output
 
 
@@ -120,6 +123,36 @@ def test_read_only_through_a_chain_looks_at_each_link_once(
     assert not [p for p in result.problems if p.level.value == "error"]
     assert result.tools[0]["input"]["$defs"]["Def0"]["required"] == ["p0"]
     assert len(calls) < 10 * n
+
+
+DEFS = "#/components/schemas/Def"
+
+
+def test_a_long_allof_chain_is_refused_before_it_is_marked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each link's readOnly marks hold every property below it: a chain of 10,000 made some
+    50 million entries (12-18 s) before it was refused. The chain is measured as its
+    definitions are converted, each schema once (what an earlier operation converted is
+    remembered), and a long one is refused before its marks: here only the first
+    operation's 101 definitions are marked (501 ``_marks`` calls; marking all: 3,676)."""
+    module, n, calls = importlib.import_module("mcpgen.check.ref_depth"), 1_000, list[str]()
+    data = openapi(n, "allOf")
+    first = json.loads(json.dumps(data["paths"]["/a"]["post"]))  # type: ignore[index]
+    first["operationId"] = "first"
+    first["requestBody"]["content"]["application/json"]["schema"] = {"$ref": DEFS + "900"}
+    data["paths"] = {"/first": {"post": first}, **data["paths"]}  # type: ignore[dict-item]
+    bases, marks = module._bases, SchemaConverter._marks
+    monkeypatch.setattr(module, "_bases", lambda *args: calls.append("bases") or bases(*args))
+    monkeypatch.setattr(
+        SchemaConverter, "_marks", lambda *args: calls.append("marks") or marks(*args)
+    )
+    result = import_openapi(load_text(json.dumps(data), "api.json", Path("."), json_first=True))
+    assert calls.count("marks") < 6 * 101  # (and each definition measured once: in, out)
+    assert calls.count("bases") <= 2 * (n + 1)
+    errors = [p for p in result.problems if p.level.value == "error"]
+    assert [(e.field, e.location.line) for e in errors] == [("#/components/schemas/Def0", 1)]
+    assert inherits(n)[2:] in errors[0].message and not result.tools
 
 
 def manifest(n: int, kind: str) -> dict[str, object]:
@@ -186,11 +219,16 @@ def test_a_document_that_is_no_container_is_measured_too(tmp_path: Path, text: s
 
 
 @pytest.mark.parametrize(
-    ("ext", "starts_in_other", "bare"),
-    [("yaml", True, False), ("json", True, True), ("yaml", False, True), ("json", False, False)],
+    ("ext", "starts_in_other", "bare", "kind"),
+    [
+        ("yaml", True, False, "allOf"),
+        ("json", True, True, "properties"),
+        ("yaml", False, True, "properties"),
+        ("json", False, False, "allOf"),
+    ],
 )
 def test_chain_across_files_is_refused_where_it_starts(
-    tmp_path: Path, ext: str, starts_in_other: bool, bare: bool
+    tmp_path: Path, ext: str, starts_in_other: bool, bare: bool, kind: str
 ) -> None:
     """Def0 -> Def1 -> ... with every other definition in other.EXT (it used to end in
     "input nested too deeply", or be measured in the main file alone: "nests 5 levels")."""
@@ -206,7 +244,7 @@ def test_chain_across_files_is_refused_where_it_starts(
     for name in files:
         files[name]["components"] = {"schemas": {}}
     for i in range(n + 1):
-        schema = link("allOf", ref(i + 1, home(i)), i) if i < n else {"type": "string"}
+        schema = link(kind, ref(i + 1, home(i)), i) if i < n else {"type": "string"}
         files[home(i)]["components"]["schemas"][f"Def{i}"] = schema  # type: ignore[index]
     media = {"application/json": {"schema": {"$ref": ref(0, main_file)}}}
     files[main_file]["paths"] = {
@@ -231,8 +269,12 @@ def test_chain_across_files_is_refused_where_it_starts(
     line = lines.index('   "Def0": {') + 1 if ext == "json" else lines.index("    Def0:") + 2
     assert code == 2, output
     assert f"{tmp_path / home(0)}:{line}:" in output, output
-    levels = int(output.split("error: #/components/schemas/Def0: nests ")[1].split()[0])
-    assert levels > n and "nested too deeply" not in output and "no operation" not in output
+    assert "nested too deeply" not in output and "no operation" not in output
+    if kind == "allOf":
+        assert f"error: #/components/schemas/Def0{inherits(n)}" in output, output
+    else:
+        levels = int(output.split("error: #/components/schemas/Def0: nests ")[1].split()[0])
+        assert levels > n
 
 
 def test_a_chain_that_breaks_a_stage_after_load_is_refused_located(

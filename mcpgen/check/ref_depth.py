@@ -28,6 +28,7 @@ Resolve = Callable[[str], Json]  # a local $ref's target (None when it names not
 # a manifest's chain of n: 64 0.8 s, 100 2.5 s, 150 7 s, 200 23 s, 400 3 min; 3,000 ~a day)
 MAX_BASES = 150
 Settled = dict[int, tuple[Json, bool]]  # id of a $ref object -> it, whether it leads back
+Depths = dict[int, tuple[Json, int]]  # id of a schema -> it (kept alive), its links
 
 
 def _target(sources: Sources, src: int, node: dict[str, Json]) -> tuple[Key, Json] | None:
@@ -176,14 +177,18 @@ def _bases(node: dict[str, Json], resolve: Resolve) -> list[tuple[Json, int]]:
 
 def long_inheritance(
     roots: Iterable[tuple[JsonPath, Json, Resolve]],
+    depth: Depths | None = None,
+    inside: bool = True,
 ) -> Iterator[tuple[JsonPath, str]]:
     """(path, message) for the schema in ``roots`` (where, schema, how its ``$ref`` resolve)
     that inherits through the longest chain of definitions, when that is over ``MAX_BASES``
-    (a reference back into its own chain counts nothing: ``unguarded_cycles`` reports it)."""
-    depth: dict[int, tuple[Json, int]] = {}  # id -> the schema (kept alive), its links
+    (a reference back into its own chain counts nothing: ``unguarded_cycles`` reports it).
+    ``depth``: what earlier calls with the same ``resolve`` measured; not ``inside``: the
+    roots alone, not the schemas inside them (one link more at most)."""
+    depth = {} if depth is None else depth
     deepest: tuple[int, JsonPath] = (MAX_BASES, ())
     for where, schema, resolve in roots:
-        for node, trail in schema_nodes(schema):
+        for node, trail in schema_nodes(schema) if inside else [(schema, (None,))]:
             if "allOf" not in node and "$ref" not in node:
                 continue  # (inherits nothing)
             stack, active = [(node, False)], set[int]()

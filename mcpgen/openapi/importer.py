@@ -18,7 +18,7 @@ from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.options import apply_overrides, as_resource, parse_options
 from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
-from mcpgen.openapi.schema import SchemaConverter
+from mcpgen.openapi.schema import LongChain, SchemaConverter
 from mcpgen.openapi.security import SecurityImport
 from mcpgen.problems import Level, Location, Problem, Problems
 
@@ -61,6 +61,8 @@ def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> Open
         if not deep.has_errors():
             raise
         problems.extend(deep.items)
+        imported = None
+    except LongChain:  # reported where it starts
         imported = None
     except Exception as exc:  # a bug must not become a traceback: report it, located
         message = f"internal error while importing: {type(exc).__name__}: {exc}"
@@ -119,7 +121,7 @@ class _Importer(SecurityImport, InputImport):
         for (cand, kind), name in zip(chosen, tool_names, strict=True):
             try:
                 built = self.build(cand, name)
-            except RecursionError:
+            except (RecursionError, LongChain):
                 raise
             except Exception as exc:  # one operation's bug must not lose the others
                 what = f"{type(exc).__name__}: {exc}"
