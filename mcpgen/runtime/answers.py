@@ -11,8 +11,9 @@ sent is redacted from errors, text and JSON answers alike (``links.next`` echoin
 before a JSON answer is checked against the output schema (the client checks what it
 receives; an answer only the redaction makes invalid is a tool error that says so). The
 properties the document marks ``writeOnly`` (a password a sloppy API echoes) are left out of
-a JSON answer, at any depth, as the output schema has them (``operation["writeOnly"]``, only
-for an operation whose answer has any).
+a JSON answer, at any depth, as the answer's status's schema has them (``operation["writeOnly"]``:
+plans by status, only for an operation whose answer has any; ``gone``: the whole answer is,
+and the result has no content); a refused answer's error then quotes none of it.
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
