@@ -268,7 +268,9 @@ class InputImport(ImportBase):
     # -- responses -----------------------------------------------------------------------
     def responses(self, cand: Candidate) -> tuple[Json, str | None, bool, dict[str, Json]]:
         """The output schema, the media type answered, whether the schema wraps the answer,
-        and where an answer has ``writeOnly`` properties (``Operation.write_only``)."""
+        and where each success status's answer has ``writeOnly`` properties, by status
+        (``Operation.write_only``; ``{"gone": true}``: the whole answer is ``writeOnly``, the
+        tool answers it with no content and advertises no output schema)."""
         responses = self.mapping(
             cand.src, (*cand.path, "responses"), cand.node.get("responses"), "'responses'"
         )
@@ -279,7 +281,7 @@ class InputImport(ImportBase):
         )
         success += [c for c in responses if isinstance(c, str) and c.upper() == "2XX"]
         codes = success or [c for c in responses if c == "default"]
-        chosen: tuple[str, int, JsonPath, str | None, Json] | None = None
+        found_all: list[tuple[str, int, JsonPath, str | None, Json]] = []
         empty: list[str] = []  # success codes that answer no content
         for code in codes:
             found = self.response_schema(cand, code, responses[code])
@@ -287,21 +289,33 @@ class InputImport(ImportBase):
                 continue
             src, path, media, schema_node = found
             empty += [code] if media is None else []
-            if chosen is None:
-                chosen = (code, src, path, media, schema_node)
-            elif schema_node != chosen[4] and media is not None and schema_node is not None:
-                differs = f"response {code} differs from response {chosen[0]}; "
-                self.warn(src, path, f"{differs}the output schema describes {chosen[0]} only")
-        if chosen is None:
+            if found_all and schema_node != found_all[0][4] and media and schema_node is not None:
+                differs = f"response {code} differs from response {found_all[0][0]}; "
+                self.warn(src, path, f"{differs}the output schema describes {found_all[0][0]} only")
+            found_all.append((code, *found))
+        if not found_all:
             return None, None, False, {}
-        _, src, path, media, schema_node = chosen
+        _, src, path, media, schema_node = found_all[0]
         if media is None or schema_node is None or category(media) != "application/json":
             return None, media, False, {}
         schema, deps = self.converter.convert(src, path, schema_node)
-        write_only = self.converter.plans["writeOnly"].plan(schema)  # with a schema or not
-        if empty:  # a client refuses a result without structured content from such a tool
-            why = f"response {empty[0]} has no content: the tool advertises no output schema"
-            self.warn(cand.src, (*cand.path, "responses", empty[0]), why)
+        plans = self.converter.plans["writeOnly"]
+        write_only: dict[str, Json] = {}  # each JSON answer's plan, by status
+        whole: list[str] = []  # success codes whose whole answer is writeOnly
+        for code, src_n, path_n, media_n, node in found_all:
+            if media_n is None or node is None or category(media_n) != "application/json":
+                continue
+            same = node == schema_node
+            converted = schema if same else self.converter.convert(src_n, path_n, node)[0]
+            gone = self.converter.marked_read_only(converted, "writeOnly")
+            whole += [code] if gone else []
+            key = code if code == "default" else code.upper()  # (2xx: 2XX)
+            write_only[key] = {"gone": True} if gone else plans.plan(converted)
+        write_only = write_only if any(write_only.values()) else {}
+        if empty or whole:  # a client refuses a result without structured content
+            code, what = (empty[0], "has no content") if empty else (whole[0], "is writeOnly")
+            why = f"response {code} {what}: the tool advertises no output schema"
+            self.warn(cand.src, (*cand.path, "responses", code), why)
             return None, media, False, write_only
         wrapped = not self.converter.is_object(schema)
         output: dict[str, Json]

@@ -85,7 +85,8 @@ class Operation:
     origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
     # 202 + Location: poll the Location (``interval``, ``timeout`` in seconds; docs/tasks.md)
     poll: dict[str, float] | None = None
-    # where an answer has ``writeOnly`` properties, at any depth (``plans.Plans``): left out
+    # where an answer has ``writeOnly`` properties, at any depth (``plans.Plans``), by status:
+    # left out
     write_only: dict[str, Json] = field(default_factory=dict)
 
 

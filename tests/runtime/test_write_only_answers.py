@@ -150,3 +150,74 @@ async def test_an_answer_whose_tool_has_no_output_schema_leaves_it_out_too() -> 
         result = await upstream(rec.url).call(operations(data)["send"], ECHO)
     assert result.structured_content == {"name": "ann"}
     assert "hunter2" not in str(result.content)
+
+
+async def test_each_success_status_has_its_own_plan() -> None:
+    """A 201 whose schema differs from the 200's: only the 200's plan existed, so the 201
+    echoing the password passed through. A 200's own readable ``password`` stays."""
+    data = document({"type": "object", "properties": {"password": {"type": "string"}}})
+    created = {"description": "made", "content": {"application/json": {"schema": REF}}}
+    data["paths"]["/users"]["post"]["responses"]["201"] = created
+    (tool,) = imported(data).tools
+    op = operations(data)["send"]
+    for status, answer, expected in [
+        (201, ECHO, {"name": "ann"}),
+        (200, {"password": "made-up"}, {"password": "made-up"}),
+        (202, ECHO, {"name": "ann"}),  # undocumented: what any documented answer marks
+    ]:
+        with recorder() as rec:
+            rec.answer(status, "application/json", json.dumps(answer).encode())
+            result = await upstream(rec.url).call(op, ECHO, None, validator(tool["output"]))
+        assert result.structured_content == expected, (status, result.content)
+
+
+WRONG_SHAPES: dict[str, tuple[Any, Any]] = {  # response schema, an answer it refuses
+    "array for an object": (REF, [ECHO]),
+    "object for an array of writeOnly items": (
+        {"type": "object", "properties": {"keys": {"type": "array", "items": SECRET}}},
+        {"keys": {"a": "hunter2"}},
+    ),
+    "string for a map's object": (
+        {"type": "object", "additionalProperties": REF},
+        {"a": "hunter2"},
+    ),
+    "wrong type of a writeOnly value": (
+        {"type": "object", "properties": {"user": REF}},
+        {"user": [{"password": "hunter2"}]},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", [*WRONG_SHAPES, "JSON sent as text/plain"])
+async def test_an_answer_of_the_wrong_shape_is_refused_without_quoting_it(shape: str) -> None:
+    """The plan cannot strip an answer of another shape, and the output schema's error
+    quoted it (``[{'name': 'ann', 'password': 'hunter2', ...}] is not of type 'object'``),
+    as the error for an answer not JSON quoted its start."""
+    schema, answer = WRONG_SHAPES.get(shape, (REF, ECHO))
+    data = document(schema)
+    (tool,) = imported(data).tools
+    media = "text/plain" if shape not in WRONG_SHAPES else "application/json"
+    with recorder() as rec:
+        rec.answer(200, media, json.dumps(answer).encode())
+        result = await upstream(rec.url).call(
+            operations(data)["send"], ECHO, None, validator(tool["output"])
+        )
+    assert result.is_error
+    message = " ".join(c.text for c in result.content)
+    assert ("does not match" if media != "text/plain" else "where application/json") in message
+    assert "hunter2" not in message and "1234" not in message
+
+
+@pytest.mark.parametrize("schema", [{"$ref": "#/components/schemas/Secret"}, SECRET])
+async def test_an_answer_wholly_write_only_answers_nothing(schema: Any) -> None:
+    """A response whose whole body is ``writeOnly`` (a bare secret string) was passed on
+    as ``{"result": "hunter2"}``; now the tool advertises no output schema (the build warns)
+    and its result is a success with no content, as a 204 is."""
+    data = document(schema)
+    (tool,) = imported(data).tools
+    assert tool.get("output") is None
+    with recorder() as rec:
+        rec.answer(200, "application/json", b'"hunter2"')
+        result = await upstream(rec.url).call(operations(data)["send"], ECHO)
+    assert not result.is_error
+    assert result.content == [] and result.structured_content is None

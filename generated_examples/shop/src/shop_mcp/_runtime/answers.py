@@ -12,8 +12,9 @@ sent is redacted from errors, text and JSON answers alike (``links.next`` echoin
 before a JSON answer is checked against the output schema (the client checks what it
 receives; an answer only the redaction makes invalid is a tool error that says so). The
 properties the document marks ``writeOnly`` (a password a sloppy API echoes) are left out of
-a JSON answer, at any depth, as the output schema has them (``operation["writeOnly"]``, only
-for an operation whose answer has any).
+a JSON answer, at any depth, as the answer's status's schema has them (``operation["writeOnly"]``:
+plans by status, only for an operation whose answer has any; ``gone``: the whole answer is,
+and the result has no content); a refused answer's error then quotes none of it.
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -66,6 +67,9 @@ def result(
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
+    hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
+    if any("gone" in plan for plan in hidden):  # the whole answer is writeOnly: nothing of it
+        return types.CallToolResult(content=[])
     json_answer = is_json(media)
     if output is not None and not (json_answer and response.content):  # a client refuses it
         return tool_error(unexpected(response, operation, request, media))
@@ -85,15 +89,15 @@ def result(
                 f"{shown}: the upstream answered JSON nested more than {MAX_DEPTH} levels deep "
                 f"(HTTP {status})"
             )
-        if operation.get("writeOnly"):  # what the client never reads back (a password)
-            data = wire_body.without_read_only(data, operation["writeOnly"])
+        for plan in hidden:  # what the client never reads back (a password)
+            data = wire_body.without_read_only(data, plan)
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
             data = scrubbed(data, request.scrub)
         if operation.get("wrapped"):
             data, raw = {"result": data}, {"result": raw}
         if output is not None:  # what the client receives is checked (it checks it too)
-            refused = _first_error(output, data)
+            refused = _first_error(output, data, values=not hidden)
             if refused:
                 redacted = bool(request.secrets) and not _first_error(output, raw)
                 return tool_error(mismatch(response, operation, request, refused, redacted))
@@ -111,6 +115,15 @@ def result(
     return types.CallToolResult(
         content=[embedded_blob(uri, blob, media or "application/octet-stream")]
     )
+
+
+def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
+    """The ``writeOnly`` plans an answer of ``status`` follows: its status's, else its
+    range's (``2XX``), else every one (an undocumented status: what any answer marks)."""
+    for key in (str(status), f"{status // 100}XX"):
+        if key in plans:
+            return [plans[key]]
+    return list(plans.values())
 
 
 def parsed(response: httpx2.Response, **options: Any) -> Json:
@@ -219,6 +232,8 @@ def unexpected(
         got = f"{media or 'a body without a content type'} ({len(response.content)} bytes)"
     head = f"{_head(response, operation, request)} with {got} where {expected} was expected"
     head += f" (the tool's output schema describes JSON; {request.shown(str(response.url))})"
+    if operation.get("writeOnly"):  # (JSON as text/plain: its password is not left out)
+        return request.scrub(head)
     body = _excerpt(request, readable(response, media, request.scrub), EXCERPT // 4)
     return request.scrub(f"{head}: {body}" if body else head)
 
@@ -251,8 +266,10 @@ def _excerpt(request: Request, text: str, size: int) -> str:
     return text[:size] + "…" if len(text) > size else text
 
 
-def _first_error(validator: Any, data: Json) -> str:
-    """Where ``data`` departs from the schema, in one line ("" when it does not)."""
+def _first_error(validator: Any, data: Json, values: bool = True) -> str:
+    """Where ``data`` departs from the schema, in one line ("" when it does not); without
+    ``values``, the keyword it fails instead of the message, which quotes the value (what
+    the plan could not strip from an answer of another shape: a password)."""
     try:
         error = next(iter(validator.iter_errors(data)), None)
     except RecursionError:
@@ -260,7 +277,13 @@ def _first_error(validator: Any, data: Json) -> str:
     if error is None:
         return ""
     where = ".".join(str(p) for p in error.absolute_path) or "(result)"
-    return f"{where}: {error.message}"
+    if values:
+        return f"{where}: {error.message}"
+    told = error.validator_value  # the schema's (``"object"``, a list of required names)
+    plain = not isinstance(told, dict | list) or not any(isinstance(v, dict) for v in told)
+    return f"{where}: fails its schema's '{error.validator}'" + (
+        f" ({_compact(told)[:100]})" if plain else ""
+    )
 
 
 def readable(response: httpx2.Response, media: str, scrub: Callable[[str], str] = str) -> str:
