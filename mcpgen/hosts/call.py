@@ -320,23 +320,21 @@ def run(
 
 def printable(text: str, keep: str = "") -> str:
     """A server's text (its name, its tools', an error) as shown to a terminal: control
-    characters as ``\\xNN``, so an escape sequence (one that clears the screen or writes the
-    clipboard) or a newline (a forged line) is shown, not obeyed; those in ``keep`` are
-    kept (a tool's text keeps its lines and tabs)."""
+    characters as ``\\xNN`` (C0) or ``\\uNNNN``, so an escape sequence (one that clears the
+    screen or writes the clipboard), a newline (a forged line) or a right-to-left override
+    is shown, not obeyed; those in ``keep`` are kept (a tool's text keeps its lines and
+    tabs)."""
     return CONTROL.sub(lambda c: c.group() if c.group() in keep else _escaped(c.group()), text)
 
 
 def _escaped(char: str) -> str:
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    return f"\\x{ord(char):02x}" if char < " " else f"\\u{ord(char):04x}"
 
 
 def render_json(data: Json) -> str:
-    """``data`` as indented JSON for a terminal: the same value, but the controls
-    ``json.dumps`` leaves as they are (all of ``CONTROL`` but C0) as ``\\uXXXX``. Only
-    strings hold them: outside, JSON text has no control but its newlines."""
-    return CONTROL.sub(
-        lambda c: c.group() if c.group() == "\n" else f"\\u{ord(c.group()):04x}", render(data)
-    )
+    """``data`` as indented JSON for a terminal, the same value: ``json.dumps`` escapes C0
+    controls, ``printable`` the rest (as a JSON string would: only strings hold them)."""
+    return printable(render(data), "\n")
 
 
 def dump(model: Any) -> Json:

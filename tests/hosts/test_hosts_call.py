@@ -289,7 +289,7 @@ def test_c1_and_bidi_controls_are_escaped(tmp_path: Path, command: list[str]) ->
     assert done.returncode == 0, done.stderr
     assert not any(c in done.stdout for c in "\x9b\u202e\u2066\x85"), repr(done.stdout)
     if command == ["list"]:
-        assert done.stdout.startswith(r"server evil\x9b2J\u202egnp.exe\u2066\x85\x1b]52;")
+        assert done.stdout.startswith(r"server evil\u009b2J\u202egnp.exe\u2066\u0085\x1b]52;")
         return
     assert r"\u009b2J\u202egnp.exe\u2066\u0085" in done.stdout
     data = json.loads(done.stdout)
