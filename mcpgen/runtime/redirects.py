@@ -33,8 +33,12 @@ def address_kind(address: str) -> str:
     but a local-use NAT64 address is private at most (the operator may put the IPv4 address
     elsewhere than in the last 32 bits)."""
     ip = ipaddress.ip_address(address)
-    kind = _kind(_embedded(ip))
-    return "private" if kind == "public" and ip in LOCAL_NAT64 else kind
+    reached = _embedded(ip)
+    if reached.is_link_local or str(reached) in METADATA:
+        return "link-local"
+    if reached.is_global:
+        return "private" if ip in LOCAL_NAT64 else "public"
+    return "loopback" if reached.is_loopback or reached.is_unspecified else "private"
 
 
 def _embedded(ip: Address) -> Address:
@@ -46,14 +50,6 @@ def _embedded(ip: Address) -> Address:
     if any(ip in net for net in EMBEDDING):
         return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return ip.sixtofour or ip
-
-
-def _kind(ip: Address) -> str:
-    if ip.is_link_local or str(ip) in METADATA:
-        return "link-local"
-    if ip.is_global:
-        return "public"
-    return "loopback" if ip.is_loopback or ip.is_unspecified else "private"
 
 
 async def _kinds(host: str) -> dict[str, str]:
