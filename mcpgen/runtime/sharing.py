@@ -173,7 +173,7 @@ class Switches:
 
     async def _read(self) -> None:
         """Write what is pending, then apply the shared value (what another replica wrote
-        meanwhile may come first), with what is still pending over it."""
+        meanwhile may come first)."""
         if self.pending:
             await self._write()
         try:
@@ -188,11 +188,7 @@ class Switches:
             return  # an older value than applied
         self.version = version
         for kind, declared in self.declared.items():
-            switched = {
-                **value.get(kind, {}),
-                **{n: on for (k, n), on in self.pending.items() if k == kind},
-            }
-            table = self.registry[kind]
+            table, switched = self.registry[kind], value.get(kind, {})
             off = {n for n, on in switched.items() if not on and n in table.by_name}
             table.hidden.clear()
             table.hidden.update((declared - switched.keys()) | off)
