@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 
 Json = Any
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# what a terminal may obey rather than show: C0 and C1 controls (U+009B is a CSI on many
+# terminals) and bidirectional embeddings, overrides and isolates (U+202E shows the text
+# after it reversed)
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass
@@ -243,11 +246,11 @@ async def call_tool(
         arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
         result = await client.call_tool(tool, arguments)
     if raw:
-        sys.stdout.write(render(dump(result)))
+        sys.stdout.write(render_json(dump(result)))
     elif result.is_error:
         sys.stderr.write("tool error: " + printable(format_content(result.content), "\n\t") + "\n")
     elif result.structured_content is not None:
-        sys.stdout.write(render(result.structured_content))
+        sys.stdout.write(render_json(result.structured_content))
     else:
         text = printable(format_content(result.content), "\n\t")  # its lines kept
         sys.stdout.write(text + "\n" if text else "")
@@ -266,7 +269,7 @@ async def list_server(source: Source, timeout: float = 30.0, as_json: bool = Fal
         data = {"server": dump(info) if info is not None else None}
         for kind, items in found.items():
             data[kind.replace("resource_templates", "resourceTemplates")] = list(map(dump, items))
-        sys.stdout.write(render(data))
+        sys.stdout.write(render_json(data))
         return EXIT_OK
     tools, prompts = found["tools"], found["prompts"]
     resources, templates = found["resources"], found["resource_templates"]
@@ -317,12 +320,21 @@ def run(
 
 def printable(text: str, keep: str = "") -> str:
     """A server's text (its name, its tools', an error) as shown to a terminal: control
-    characters as ``\\xNN``, so an escape sequence (one that clears the screen or writes the
-    clipboard) or a newline (a forged line) is shown, not obeyed; those in ``keep`` are
-    kept (a tool's text keeps its lines and tabs)."""
-    return CONTROL.sub(
-        lambda c: c.group() if c.group() in keep else f"\\x{ord(c.group()):02x}", text
-    )
+    characters as ``\\xNN`` (C0) or ``\\uNNNN``, so an escape sequence (one that clears the
+    screen or writes the clipboard), a newline (a forged line) or a right-to-left override
+    is shown, not obeyed; those in ``keep`` are kept (a tool's text keeps its lines and
+    tabs)."""
+    return CONTROL.sub(lambda c: c.group() if c.group() in keep else _escaped(c.group()), text)
+
+
+def _escaped(char: str) -> str:
+    return f"\\x{ord(char):02x}" if char < " " else f"\\u{ord(char):04x}"
+
+
+def render_json(data: Json) -> str:
+    """``data`` as indented JSON for a terminal, the same value: ``json.dumps`` escapes C0
+    controls, ``printable`` the rest (as a JSON string would: only strings hold them)."""
+    return printable(render(data), "\n")
 
 
 def dump(model: Any) -> Json:

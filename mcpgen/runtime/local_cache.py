@@ -42,9 +42,10 @@ class TTLCache(Protocol):
 
     async def delete(self, key: str) -> None: ...
 
-    async def change(self, key: str, edit: Edit) -> None:
+    async def change(self, key: str, edit: Edit) -> bool:
         """Replace the value of ``key`` by ``edit(value or None)`` as one atomic step:
-        ``(value, ttl)`` is stored, None deletes it. ``edit`` may run more than once."""
+        ``(value, ttl)`` is stored, None deletes it. ``edit`` may run more than once. False
+        when the cache was unreachable (then nothing may have changed)."""
         ...
 
 
@@ -108,12 +109,13 @@ class LocalCache:
     async def delete(self, key: str) -> None:
         self._map.delete(self._key(key))
 
-    async def change(self, key: str, edit: Edit) -> None:
+    async def change(self, key: str, edit: Edit) -> bool:
         changed = edit(await self.get(key))  # one process, nothing awaited between: atomic
         if changed is None:
             await self.delete(key)
         else:
             await self.set(key, *changed)
+        return True
 
 
 class LocalBackend:

@@ -17,19 +17,39 @@ from .wire import origin
 
 # cloud metadata services outside 169.254/16 (AWS's IPv6 one, Alibaba's): kin to link-local
 METADATA = frozenset({"fd00:ec2::254", "100.100.100.200"})
+# IPv6 addresses whose last 32 bits are the IPv4 address reached through a translator or the
+# host's own stack: IPv4-mapped, NAT64's well-known and local-use prefixes (RFC 6052's /96
+# format, RFC 8215), IPv4-compatible (RFC 4291, deprecated) and IPv4-translated (SIIT)
+LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+LAST_32 = "::ffff:0:0/96", "64:ff9b::/96", "::/96", "::ffff:0:0:0/96"
+EMBEDDING = [LOCAL_NAT64, *(ipaddress.IPv6Network(net) for net in LAST_32)]
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def address_kind(address: str) -> str:
     """``public``, ``link-local`` (and ``METADATA``), ``loopback`` (and the unspecified
-    address) or ``private`` (any other that is not global); for an IPv4-mapped or 6to4
-    IPv6 address, the kind of the IPv4 address in it."""
+    address) or ``private`` (any other that is not global); for an IPv6 address embedding
+    an IPv4 address (``EMBEDDING``, 6to4, Teredo's client), the kind of that IPv4 address,
+    but a local-use NAT64 address is private at most (the operator may put the IPv4 address
+    elsewhere than in the last 32 bits)."""
     ip = ipaddress.ip_address(address)
-    ip = getattr(ip, "ipv4_mapped", None) or getattr(ip, "sixtofour", None) or ip
-    if ip.is_link_local or str(ip) in METADATA:
+    reached = _embedded(ip)
+    if reached.is_link_local or str(reached) in METADATA:
         return "link-local"
-    if ip.is_global:
-        return "public"
-    return "loopback" if ip.is_loopback or ip.is_unspecified else "private"
+    if reached.is_global:
+        return "private" if ip in LOCAL_NAT64 else "public"
+    return "loopback" if reached.is_loopback or reached.is_unspecified else "private"
+
+
+def _embedded(ip: Address) -> Address:
+    """The IPv4 address that IPv6 address ``ip`` leads to, or ``ip``."""
+    if isinstance(ip, ipaddress.IPv4Address) or int(ip) <= 1:  # ``::`` and ``::1`` are v6's
+        return ip
+    if ip.teredo:
+        return ip.teredo[1]
+    if any(ip in net for net in EMBEDDING):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip.sixtofour or ip
 
 
 async def _kinds(host: str) -> dict[str, str]:

@@ -258,11 +258,11 @@ class RedisCache:
         else:
             self._link.succeeded()
 
-    async def change(self, key: str, edit: Edit) -> None:
+    async def change(self, key: str, edit: Edit) -> bool:
         """WATCH, GET, then MULTI/EXEC the new value: retried while another client changed
         the key in between (one of them always succeeds)."""
         if not self._link.usable():
-            return
+            return False
         name = self._key(key)
         try:
             async with self._link.client.pipeline(transaction=True) as pipe:
@@ -284,8 +284,9 @@ class RedisCache:
                         continue
         except self._link.outage_errors as exc:
             self._link.failed(exc)
-        else:
-            self._link.succeeded()
+            return False
+        self._link.succeeded()
+        return True
 
 
 class RedisUserState:
@@ -309,17 +310,15 @@ class RedisUserState:
         return self._prefix + self._values.hash_key(f"{identity_key}:{name}")
 
     async def _call(self, command: str, *args: Any, **kwargs: Any) -> Any:
-        if not self._link.usable():
-            raise SharedStateUnavailable(f"per-user state needs Redis at {self._link.url}")
-        try:
-            result = await getattr(self._link.client, command)(*args, **kwargs)
-        except self._link.outage_errors as exc:
-            self._link.failed(exc)
-            raise SharedStateUnavailable(
-                f"per-user state needs Redis at {self._link.url}"
-            ) from None
-        self._link.succeeded()
-        return result
+        if self._link.usable():
+            try:
+                result = await getattr(self._link.client, command)(*args, **kwargs)
+            except self._link.outage_errors as exc:
+                self._link.failed(exc)
+            else:
+                self._link.succeeded()
+                return result
+        raise SharedStateUnavailable(f"per-user state needs Redis at {self._link.url}")
 
     async def get(self, identity_key: str, name: str) -> Any | None:
         key = self._key(identity_key, name)

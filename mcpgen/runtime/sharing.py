@@ -113,7 +113,9 @@ class Switches:
     flipped are one value in the shared cache (sealed, versioned), written before the
     handler's list-change notification leaves and read again by each replica when it hears
     one (or the value may have changed unheard: at its first request, after a gap), before
-    it serves its next request. Lists and calls read the tables as in one process."""
+    it serves its next request. Lists and calls read the tables as in one process. A switch
+    Redis did not take (it was away) stays ``pending`` here and is written with the next
+    read, after the gap at the latest: the notification held meanwhile then tells the others."""
 
     KEY = "enabled"
 
@@ -121,27 +123,41 @@ class Switches:
         self.cache, self.registry = cache, registry
         self.declared = {k: set(t.hidden) for k in ("tools", "prompts") if (t := registry[k])}
         self.version: tuple[str, int] = ("", 0)  # the value applied: its start, its number
+        self.pending: dict[tuple[str, str], bool] = {}  # (kind, name): switches not shared yet
         self._writes: set[asyncio.Task[None]] = set()
         self._reading: asyncio.Task[None] | None = None
 
     def set(self, kind: str, name: str, enabled: bool) -> None:
         """A handler's switch: here at once, then in the shared value (``flush`` waits)."""
         self.registry[kind].set_enabled(name, enabled)
-        task = asyncio.create_task(self._write(kind, name, enabled))
+        self.pending[kind, name] = enabled
+        task = asyncio.create_task(self._read())
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
 
-    async def _write(self, kind: str, name: str, enabled: bool) -> None:
+    async def _write(self) -> None:
+        writing = dict(self.pending)
+
         def edit(value: Any) -> tuple[Any, float]:
             value = value or {"v": 0, "start": os.urandom(8).hex()}  # (Redis emptied: anew)
-            switched = {**value.get(kind, {}), name: enabled}
-            return {**value, "v": value["v"] + 1, kind: switched}, SWITCHES_TTL
+            value = {**value, "v": value["v"] + 1}
+            for (kind, name), enabled in writing.items():
+                value[kind] = {**value.get(kind, {}), name: enabled}
+            return value, SWITCHES_TTL
 
         try:
-            await self.cache.change(self.KEY, edit)
-        except Exception:  # (Redis down: the cache logged it) this replica alone switched it
+            written = await self.cache.change(self.KEY, edit)
+        except Exception:
             logger.exception("shared state: could not share a tool or prompt switch")
-        await self._read()  # what another replica wrote meanwhile may come first
+            written = False
+        if not written:
+            logger.warning(
+                "shared state: %d switch(es) kept here until Redis is back", len(writing)
+            )
+            return
+        for key, enabled in writing.items():
+            if self.pending.get(key) == enabled:  # not switched again meanwhile
+                del self.pending[key]
 
     async def flush(self) -> None:
         """Before a list change is published: the switches are where others will read."""
@@ -156,6 +172,10 @@ class Switches:
         self._reading = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
+        """Write what is pending, then apply the shared value (what another replica wrote
+        meanwhile may come first)."""
+        if self.pending:
+            await self._write()
         try:
             value = await self.cache.get(self.KEY)
         except Exception:

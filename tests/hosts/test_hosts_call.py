@@ -271,3 +271,29 @@ def test_a_hostile_tools_text_is_shown_with_its_lines_not_its_escapes(
     assert done.returncode == int(fail), done.stderr
     shown = done.stderr if fail else done.stdout
     assert shown.endswith("two\n\tlines\\x0d\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\n"), repr(shown)
+
+
+@pytest.mark.parametrize("command", [["list", "--json"], ["call", "--json", "t"], ["list"]])
+def test_c1_and_bidi_controls_are_escaped(tmp_path: Path, command: list[str]) -> None:
+    """``json.dumps(ensure_ascii=False)`` escapes C0 controls only: a CSI as one C1 code
+    point (U+009B, clearing the screen on many terminals) and a right-to-left override
+    reached the terminal as the server wrote them. They are ``\\uXXXX`` now, the JSON the
+    same value; the text output showed the bidirectional controls as they are."""
+    hostile, esc = "\x9b2J\u202egnp.exe\u2066\x85", "\x1b]52;c;ZXZpbA==\x07\x1b[2J"
+    script = tmp_path / "hostile.py"
+    script.write_text(HOSTILE.replace("ESC = ", f"ESC = {hostile!r} + "), encoding="utf-8")
+    line = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    if command[0] == "call":
+        command[-1] = "t\nforged line" + hostile + esc
+    done = mcpgen(command[0], "--command", line, *command[1:])
+    assert done.returncode == 0, done.stderr
+    assert not any(c in done.stdout for c in "\x9b\u202e\u2066\x85"), repr(done.stdout)
+    if command == ["list"]:
+        assert done.stdout.startswith(r"server evil\u009b2J\u202egnp.exe\u2066\u0085\x1b]52;")
+        return
+    assert r"\u009b2J\u202egnp.exe\u2066\u0085" in done.stdout
+    data = json.loads(done.stdout)
+    if command[0] == "list":
+        assert data["server"]["name"] == "evil" + hostile + esc
+    else:
+        assert data["content"][0]["text"] == "two\n\tlines\r" + hostile + esc

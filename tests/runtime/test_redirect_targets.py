@@ -139,6 +139,18 @@ async def test_a_poll_location_into_the_servers_networks_is_refused(
         (PUBLIC, "::", "loopback"),
         (PUBLIC, "fe80::1", "link-local"),
         (PUBLIC, "::ffff:169.254.169.254", "link-local"),
+        # IPv6 addresses judged by the IPv4 address they embed: NAT64 (well-known prefix and
+        # local-use, private at most), IPv4-compatible, IPv4-translated, Teredo's client
+        (PUBLIC, "64:ff9b::7f00:1", "loopback"),
+        ("10.0.0.5", "64:ff9b::a9fe:a9fe", "link-local"),
+        (PUBLIC, "64:ff9b:1:2::a00:1", "private"),
+        ("10.0.0.5", "64:ff9b:1::7f00:1", "loopback"),
+        (PUBLIC, "64:ff9b:1::808:808", "private"),
+        (PUBLIC, "::7f00:1", "loopback"),
+        ("10.0.0.5", "::a9fe:a9fe", "link-local"),
+        (PUBLIC, "::ffff:0:7f00:1", "loopback"),
+        (PUBLIC, "2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"),
+        (PUBLIC, "2001:0:4136:e378:8000:63bf:f7f7:f7f7", None),  # client 8.8.8.8
         ("10.0.0.5", "169.254.169.254", "link-local"),  # metadata, from a private API too
         ("10.0.0.5", "fd00:ec2::254", "link-local"),  # AWS's over IPv6 (unique-local)
         ("10.0.0.5", "127.0.0.1", "loopback"),  # the server's own, not the API's network

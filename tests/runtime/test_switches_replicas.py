@@ -131,3 +131,23 @@ async def test_switches_hold_again_after_redis_loses_its_data(redis_server: Redi
         await connection.aclose()
         await a.call_tool("switch", {"tool": "echo", "on": True})
         await until(b, echo_shown=True)
+
+
+async def test_a_switch_made_while_redis_is_down_is_shared_when_it_returns(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis killed, a handler switches echo off on one replica, Redis restarted (empty):
+    the switch was kept pending and is written when the replica's subscription is back; the
+    notification held meanwhile then tells the other replica, which hides echo too (it kept
+    listing echo, the switching replica hiding it, for good)."""
+    async with replica(redis_server.url) as a, replica(redis_server.url) as b:
+        assert "echo" in (await shown(b))[0]
+        redis_server.kill()
+        await a.call_tool("switch", {"tool": "echo", "on": False})
+        assert "echo" not in (await shown(a))[0]
+        assert "switch(es) kept here until Redis is back" in caplog.text
+        redis_server.start()
+        await until(b, echo_shown=False)
+        assert "echo" not in (await shown(a))[0]
+        await b.call_tool("switch", {"tool": "echo", "on": True})  # and shared as before
+        await until(a, echo_shown=True)
