@@ -25,7 +25,7 @@ from mcpgen.pipeline import load_manifest, render_files, too_deep
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.runtime.spec import unshare_defs
-from mcpgen.surface.lock import estimate_tokens, unshared
+from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, foreign, plan, unsafe_root
 from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
@@ -264,12 +264,11 @@ def surface_summary(root: Path, rendered: Output) -> tuple[list[str], list[tuple
     from mcpgen.surface.sources import SourceError, check
 
     try:
-        old, new = (root / LOCK_FILE).read_text("utf-8"), rendered.generated[LOCK_FILE]
-        # what changed: the items both locks hold are left out (read and compared for nothing)
-        before, after = unshared(old, new) or (json.loads(old), rendered.surface or json.loads(new))
+        before = json.loads((root / LOCK_FILE).read_text("utf-8"))
         if not isinstance(before, dict):
             return [], []
         check(before, LOCK_FILE)  # a lock this version can compare
+        after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
     except (OSError, ValueError, SourceError):
         return [], []
     changes = diff(before, after)

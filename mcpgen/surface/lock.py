@@ -138,39 +138,3 @@ def dumps(lock: Mapping[str, Json]) -> str:
     if sum(len(v) for v in lock.values() if isinstance(v, list)) > READABLE_ITEMS:
         return one_per_line(dict(lock), sort_keys=True)
     return json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def unshared(old: str, new: str) -> tuple[dict[str, Json], dict[str, Json]] | None:
-    """Two locks' texts as data without the list items both hold: what ``diff`` needs to
-    find every change (equal lines are equal items, which it skips), read and compared
-    without the rest (GitHub, one operation changed: 1 of 1,188 operations). Only for locks
-    written one item per line with their totals (else None: compare them whole)."""
-    texts = (old, new)
-    if not all(t.startswith('{\n"') and t.endswith("\n}\n") and '\n"totals": ' in t for t in texts):
-        return None
-    split = [_split(text) for text in texts]
-    both = set(split[0][1]) & set(split[1][1])
-    for lock, items in split:
-        for key, item in items:
-            if (key, item) not in both:
-                lock[json.loads(key)].append(json.loads(item))
-    return split[0][0], split[1][0]
-
-
-def _split(text: str) -> tuple[dict[str, Json], list[tuple[str, str]]]:
-    """A lock written by ``one_per_line``: its members (lists empty) and each list item, as
-    (its list's key, its JSON)."""
-    lock: dict[str, Json] = {}
-    items = []
-    key = None
-    for line in text.split("\n")[1:-2]:  # between "{" and "}\n" (splitlines: also at U+2028)
-        if line.endswith(": ["):
-            key = line[:-3]
-            lock[json.loads(key)] = []
-        elif line.startswith("]"):
-            key = None
-        elif key is None:
-            lock.update(json.loads("{" + line.removesuffix(",") + "}"))
-        else:
-            items.append((key, line.removesuffix(",")))
-    return lock, items
