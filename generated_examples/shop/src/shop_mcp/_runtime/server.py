@@ -72,15 +72,10 @@ def _register(table: dict[Any, Any], key: Any, function: F) -> F:
 def lazy(make: Callable[[], Any]) -> Callable[..., Any]:
     """The handler ``make`` (a function of no arguments) returns on the first call, then
     kept. The generated ``server.py`` imports each handler and its models there: the server
-    starts without importing them, and one that fails to import fails only its own calls."""
-    made: list[Callable[..., Any]] = []
-
-    def call(*args: Any) -> Any:
-        if not made:
-            made.append(make())
-        return made[0](*args)
-
-    return call
+    starts without importing them, and one that fails to import fails only its own calls
+    (and is tried again on the next)."""
+    made = cache(make)
+    return lambda *args: made()(*args)
 
 
 class GeneratedServer(Server[Any]):
@@ -119,9 +114,7 @@ def wrapped_api(spec: dict[str, Any], cache: CacheBackend | None = None) -> Any:
     return Upstream(spec["upstream"], spec["server"]["package"], cache)
 
 
-def tool_bindings(
-    spec: dict[str, Any], handlers: Handlers, upstream: Any = None
-) -> list[ToolBinding]:
+def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> list[ToolBinding]:
     """One binding per tool: the user's handler, or the wrapped API's operation (or the
     user's override of it, ``handlers/tools/<tool>.py``)."""
     bindings = []
@@ -129,8 +122,6 @@ def tool_bindings(
         name = entry["definition"]["name"]
         call = handlers.tools.get(name)
         if call is None and entry.get("http") is not None:
-            if upstream is None:
-                upstream = wrapped_api(spec)
             # listed tools' results are checked by clients against their output schema
             listed = entry["definition"] if spec.get("mode", "tools") == "tools" else None
             call = upstream.tool_call(entry["http"], entry["ident"], listed)
