@@ -13,7 +13,7 @@ import logging
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import mcp_types as types
@@ -36,7 +36,6 @@ logger = logging.getLogger(__name__)
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
 LISTENS_PER_CALLER = 16  # open subscriptions/listen streams of one caller (the SDK: 1024 in all)
-_MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
 # a level that would apply to no other request is refused rather than accepted and dropped
 NO_LEVEL = (
     "logging/setLevel needs a connection that outlasts the request, and this one does not "
@@ -48,7 +47,7 @@ LIST_CHANGED = {
     ResourcesListChanged: "notifications/resources/list_changed",
     PromptsListChanged: "notifications/prompts/list_changed",
 }
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LEVELS = get_args(types.LoggingLevel)  # from the least severe
 
 
 def connection_of(session: ServerSession) -> Any:
@@ -121,7 +120,7 @@ class Events:
         targets: list[Any] = []
         if isinstance(event, ResourceUpdated):
             targets = self._subscribers(event.uri)
-        elif session is not None and session.protocol_version not in _MODERN:
+        elif session is not None and session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             targets = [connection_of(session)]
         await self._notify(targets, event)
 

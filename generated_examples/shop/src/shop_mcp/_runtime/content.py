@@ -13,13 +13,7 @@ import mcp_types as types
 from pydantic import BaseModel
 
 Json = Any
-ContentBlock = (
-    types.TextContent
-    | types.ImageContent
-    | types.AudioContent
-    | types.ResourceLink
-    | types.EmbeddedResource
-)
+ContentBlock = types.ContentBlock  # text, image, audio, resource link, embedded resource
 CONTENT_TYPES = get_args(ContentBlock)
 # a dict is structured content: what a handler returns for an output that is a type alias
 # (a map), as the models give no class for it

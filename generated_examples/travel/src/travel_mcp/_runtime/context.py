@@ -41,7 +41,7 @@ logger = logging.getLogger("mcp_server")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 AnswerT = TypeVar("AnswerT", bound=BaseModel)
 Json = Any
-InputRequest = types.CreateMessageRequest | types.ListRootsRequest | types.ElicitRequest
+InputRequest = types.InputRequest
 InputResponse = types.CreateMessageResult | types.ListRootsResult | types.ElicitResult
 ANSWER_TYPES: dict[str, Any] = {
     "elicitation/create": types.ElicitResult,
