@@ -45,7 +45,6 @@ class SchemaConverter:
         self.deps: dict[str, frozenset[str]] = {}
         self.origin: dict[str, Key] = {}
         self._pending: list[tuple[str, Key]] = []
-        self._closures: dict[str, frozenset[str]] = {}
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
         self.plans = {keyword: Plans(self, keyword) for keyword in ("readOnly", "writeOnly")}
         self.patterns: dict[tuple[int, Keys], tuple[Json, list[str]]] = {}  # marking_patterns
@@ -85,22 +84,16 @@ class SchemaConverter:
     def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
         """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs`` (sorted
         by name; the same set of definitions is the same shared, read-only mapping)."""
-        needed: frozenset[str] = frozenset().union(*map(self._closure_of, roots))
+        needed: set[str] = set()
+        todo = list(roots)
+        while todo:
+            name = todo.pop()
+            if name not in needed and name in self.defs:
+                needed.add(name)
+                todo.extend(self.deps.get(name, ()))
         if needed:
             bundle = {name: self.defs[name] for name in sorted(needed)}
-            schema["$defs"] = self._bundles.setdefault(needed, bundle)
-
-    def _closure_of(self, name: str) -> frozenset[str]:
-        if name not in self._closures:
-            seen: set[str] = set()
-            stack = [name]
-            while stack:
-                current = stack.pop()
-                if current not in seen and current in self.defs:
-                    seen.add(current)
-                    stack.extend(self.deps.get(current, ()))
-            self._closures[name] = frozenset(seen)
-        return self._closures[name]
+            schema["$defs"] = self._bundles.setdefault(frozenset(needed), bundle)
 
     def resolve(self, schema: Json) -> tuple[Json, str | None]:
         """Follow a schema that is only a reference; (target, its definition name)."""

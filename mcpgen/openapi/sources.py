@@ -56,7 +56,6 @@ class Sources:
         first = Source(0, main, main_path, main_path.name)
         self.items: list[Source] = [first]
         self.by_path: dict[Path, Source | _Failure] = {main_path: first}
-        self._refs: dict[tuple[int, str], Key | _Failure] = {}
         self.quiet = False  # while scanning: problems are reported where references are used
 
     # -- problems ------------------------------------------------------------------------
@@ -82,9 +81,7 @@ class Sources:
         if not isinstance(ref, str):
             self.error(src, where, "$ref must be a string")
             return None
-        cached = self._refs.get((src, ref))
-        if cached is None:
-            cached = self._refs[(src, ref)] = self._parse_ref(src, ref)
+        cached = self._parse_ref(src, ref)
         if isinstance(cached, _Failure):
             self.error(src, where, cached.message)
             if not self.quiet:
