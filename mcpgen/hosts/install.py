@@ -219,15 +219,14 @@ def loads_json(path: Path, text: str, advice: str = "fix it") -> Json:
     as infinity or NaN (written back as ``Infinity``), nesting too deep, not JSON at all:
     a ``ProjectError`` located in the file."""
     from mcpgen.load import load_text
-    from mcpgen.problems import InputError
+    from mcpgen.problems import InputError, Problems
+    from mcpgen.surface.sources import first_problem
 
     try:
         return load_text(text, str(path), path.parent, json_first=True, decoded=True).data
     except InputError as exc:
-        first = exc.problems[0]
-        field = f"{first.field}: " if first.field else ""
-        where = f"{first.location}: {field}{first.message}"
-        raise ProjectError(f"{where}; {advice} (file left untouched)") from None
+        why = first_problem(Problems(exc.problems), str(path))
+        raise ProjectError(f"{why}; {advice} (file left untouched)") from None
 
 
 def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:
