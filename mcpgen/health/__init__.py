@@ -110,7 +110,7 @@ def check_drift(project: Project) -> tuple[list[str], set[str]]:
     from mcpgen.format import FormatError
     from mcpgen.pipeline import load_manifest, render_files
     from mcpgen.problems import InputError
-    from mcpgen.surface.sources import _first_problem
+    from mcpgen.surface.sources import first_problem
     from mcpgen.write import plan
 
     assert project.manifest is not None
@@ -118,7 +118,7 @@ def check_drift(project: Project) -> tuple[list[str], set[str]]:
     name = server.get("name") if isinstance(server, dict) else None
     loaded = load_manifest(project.manifest, False, name if isinstance(name, str) else None)
     if loaded.manifest is None:
-        raise BadInput(_first_problem(loaded.problems, str(project.manifest)))
+        raise BadInput(first_problem(loaded.problems, str(project.manifest)))
     try:
         output = render_files(loaded.manifest, source_from(project.root, project.manifest))
         the_plan = plan(project.root, output)

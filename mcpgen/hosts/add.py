@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from .install import loads_finite
+from .install import loads_json
 from .project import ProjectError
 
 Json = Any
@@ -146,7 +146,7 @@ def add_entry(
         raise ProjectError(f"{manifest}: cannot read: {exc}") from exc
     is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
     try:  # JSON is written back whole: 1e400 would come back as Infinity, refused here
-        data = loads_finite(manifest, text) if is_json else yaml.safe_load(text)
+        data = loads_json(manifest, text) if is_json else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise ProjectError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict) or "mcpgen" not in data:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import re
 import shlex
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .install import NotFinite, finite, render
+from .install import render
 from .project import ProjectError, describe, launcher
 
 if TYPE_CHECKING:
@@ -95,6 +96,18 @@ def _command(line: str, env: dict[str, str]) -> Source:
     if shutil.which(argv[0]) is None:
         raise ProjectError(f"{argv[0]!r} is neither a project folder, a URL nor a command on PATH")
     return Source(argv=argv, env=env, label=line)
+
+
+class NotFinite(ValueError):
+    """A number that reads as infinity (1e400) or a NaN/Infinity literal (sent, it would
+    arrive as null)."""
+
+
+def finite(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise NotFinite(literal)
+    return number
 
 
 def parse_arguments(

@@ -8,7 +8,6 @@ entry is already there, and refuses a file that is not valid JSON (leaving it un
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
@@ -198,7 +197,8 @@ def snippet(host: Host, entry: Entry) -> dict[str, Json]:
 
 def read_config(path: Path) -> dict[str, Json]:
     """The config as an object ({} when missing or empty); ``ProjectError`` when it is not
-    valid JSON (a file with comments is not), not an object, or ``loads_finite`` refuses it."""
+    valid JSON (a file with comments is not) or not an object, or holds what could not be
+    written back as it was read (``loads_json``)."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows Notepad) is read past
     except FileNotFoundError:
@@ -207,66 +207,26 @@ def read_config(path: Path) -> dict[str, Json]:
         raise ProjectError(f"{path}: cannot read: {exc} (file left untouched)") from exc
     if not text.strip():
         return {}
-    advice = "fix it or use --print and paste the entry yourself"
-    try:
-        data = loads_finite(path, text, advice)
-    except (ValueError, RecursionError) as exc:
-        raise ProjectError(
-            f"{path}: not valid JSON ({exc}); {advice} (file left untouched)"
-        ) from exc
+    data = loads_json(path, text, "fix it or use --print and paste the entry yourself")
     if not isinstance(data, dict):
         raise ProjectError(f"{path}: the top level is not a JSON object (file left untouched)")
     return data
 
 
-class NotFinite(ValueError):
-    """A number that reads as infinity (1e400) or a NaN/Infinity literal: ``json.dumps``
-    would write it back as ``Infinity``/``NaN``, corrupting the user's config."""
+def loads_json(path: Path, text: str, advice: str = "fix it") -> Json:
+    """The JSON file at ``path`` read by mcpgen's own loader (``install`` and ``add`` write
+    it back whole): a repeated key (only its last value would stay), a number that reads
+    as infinity or NaN (written back as ``Infinity``), nesting too deep, not JSON at all:
+    a ``ProjectError`` located in the file."""
+    from mcpgen.load import load_text
+    from mcpgen.problems import InputError, Problems
+    from mcpgen.surface.sources import first_problem
 
-
-def loads_finite(path: Path, text: str, advice: str = "fix it") -> Json:
-    """``json.loads`` of the file at ``path``; ``ProjectError`` located there when it holds
-    what could not be written back as it was read (``install`` and ``add`` rewrite it)."""
     try:
-        return json.loads(
-            text, parse_float=finite, parse_constant=finite, object_pairs_hook=_unique
-        )
-    except Repeated as exc:  # located at its second occurrence
-        key = json.dumps(str(exc), ensure_ascii=False)
-        at = [m.start() for m in re.finditer(re.escape(key) + r"\s*:", text)][1:2] or [0]
-        why = (
-            f"the key {key} is repeated in one object (written back, only its last value "
-            "would stay)"
-        )
-    except NotFinite as exc:  # located at its first occurrence as a number, strings skipped
-        tokens = re.finditer(r'"(?:[^"\\]|\\.)*"|(?<![\w.+-])' + re.escape(str(exc)), text)
-        at = [m.start() for m in tokens if m.group() == str(exc)][:1] or [0]
-        why = (
-            f"{exc} is not a finite number (written back, it would be Infinity or NaN, "
-            "which is not JSON)"
-        )
-    line, column = text.count("\n", 0, at[0]) + 1, at[0] - text.rfind("\n", 0, at[0])
-    raise ProjectError(f"{path}:{line}:{column}: {why}; {advice} (file left untouched)")
-
-
-class Repeated(ValueError):
-    """A key given twice in one object: ``json.loads`` keeps the last value silently."""
-
-
-def _unique(pairs: list[tuple[str, Json]]) -> dict[str, Json]:
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise Repeated(key)
-        seen.add(key)
-    return dict(pairs)
-
-
-def finite(literal: str) -> float:
-    number = float(literal)
-    if not math.isfinite(number):
-        raise NotFinite(literal)
-    return number
+        return load_text(text, str(path), path.parent, json_first=True, decoded=True).data
+    except InputError as exc:
+        why = first_problem(Problems(exc.problems), str(path))
+        raise ProjectError(f"{why}; {advice} (file left untouched)") from None
 
 
 def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:

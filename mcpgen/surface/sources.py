@@ -147,11 +147,11 @@ def _surface_of(loaded: Any, shown: str) -> dict[str, Json]:
     from .lock import surface
 
     if loaded.manifest is None:
-        raise SourceError(_first_problem(loaded.problems, shown))
+        raise SourceError(first_problem(loaded.problems, shown))
     return surface(loaded.manifest)
 
 
-def _first_problem(problems: Any, shown: str) -> str:
+def first_problem(problems: Any, shown: str) -> str:
     errors = problems.sorted()
     errors = [p for p in errors if p.level.value == "error"] or errors
     if not errors:
