@@ -9,9 +9,7 @@ from typing import Any
 
 def py(value: Any) -> str:
     """A Python literal for a JSON-like value: the only way user text enters Python code."""
-    if isinstance(value, str):
-        return string_literal(value)
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or isinstance(value, str | bool | int | float):
         return repr(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(py(v) for v in value) + "]"
@@ -43,12 +41,3 @@ def one_per_line(data: dict[str, Any], sort_keys: bool = False) -> str:
             value = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
             entries.append(f"{json.dumps(key)}: {value}")
     return "{\n" + ",\n".join(entries) + "\n}\n"
-
-
-def string_literal(text: str) -> str:
-    """``repr`` with black's preferred quotes (double, unless the text has one): black would
-    change them anyway, and its pass over generated code is a third cheaper without that."""
-    literal = repr(text)
-    if literal.startswith("'") and '"' not in text:
-        return '"' + literal[1:-1].replace("\\'", "'") + '"'
-    return literal

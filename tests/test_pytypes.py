@@ -14,23 +14,23 @@ from mcpgen.model.params import Param, annotation
     [
         ({"type": "string"}, "str"),
         ({"type": ["string", "null"]}, "str | None"),
-        ({"enum": ["x", "y"]}, 'Literal["x", "y"]'),
+        ({"enum": ["x", "y"]}, "Literal['x', 'y']"),
         ({"const": 3}, "Literal[3]"),
         ({"type": "array", "items": {"type": "integer"}}, "list[int]"),
         ({"type": "object"}, "dict[str, Any]"),
         ({"anyOf": [{"type": "string"}, {"type": "string"}]}, "str"),
         ({"anyOf": [{"type": "string"}, {}]}, "Any"),
         # literal options merge into one Literal (ruff's PYI030 rejects Literal[a] | Literal[b])
-        ({"anyOf": [{"const": "a"}, {"const": "b"}, {"type": "null"}]}, 'Literal["a", "b"] | None'),
+        ({"anyOf": [{"const": "a"}, {"const": "b"}, {"type": "null"}]}, "Literal['a', 'b'] | None"),
         (
             {"oneOf": [{"type": "integer"}, {"enum": ["a", "b"]}, {"const": "b"}, {"const": 1}]},
-            'int | Literal["a", "b", 1]',
+            "int | Literal['a', 'b', 1]",
         ),
         ({"oneOf": [{"const": 1}, {"const": True}]}, "Literal[1, True]"),  # 1 == True, kept apart
         # None last (ruff's RUF036), also out of a union inside the union
         ({"type": ["null", "string"]}, "str | None"),
         ({"type": "array", "items": {"type": ["null", "integer"]}}, "list[int | None]"),
-        ({"anyOf": [{"type": "null"}, {"enum": ["a"]}]}, 'Literal["a"] | None'),
+        ({"anyOf": [{"type": "null"}, {"enum": ["a"]}]}, "Literal['a'] | None"),
         (
             {"anyOf": [{"type": ["string", "null"]}, {"type": "integer"}, {"type": "string"}]},
             "str | int | None",

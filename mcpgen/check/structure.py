@@ -110,23 +110,12 @@ def schema_problems(doc: Document, error: ValidationError) -> list[Problem]:
         )
         if value == "string" and got in ("integer", "number", "boolean"):
             message += " (put it in quotes to make it a string)"
-    elif kind == "const":
-        message = f"must be {short(value)}, not {short(instance)}"
     elif kind == "enum":
         message = f"{short(instance)} is not one of {', '.join(map(short, value))}"
-    elif kind == "pattern":
-        message = f"{short(instance)} does not match the pattern {value}"
     elif kind == "minLength" and value == 1:
         message = "must not be empty"
-    elif kind in ("minLength", "maxLength"):
-        most = "most" if kind == "maxLength" else "least"
-        message = f"{short(instance)} must be at {most} {value} characters long"
-    elif kind in ("minItems", "maxItems", "minProperties", "maxProperties"):
-        most = "most" if kind.startswith("max") else "least"
-        what = "items" if kind.endswith("Items") else "fields"
-        message = f"must have at {most} {value} {what}"
-    elif kind in _BOUNDS:
-        message = f"{short(instance)} must be {_BOUNDS[kind]} {value}"
+    elif kind in _MESSAGES:
+        message = _MESSAGES[kind].format(value=value, shown=short(value), instance=short(instance))
     return [_error(doc, path, message, key)]
 
 
@@ -149,11 +138,19 @@ def did_you_mean(name: str, choices: Iterable[str], known: str | None = None) ->
     return f" (known fields: {known})" if known else ""
 
 
-_BOUNDS = {
-    "minimum": "at least",
-    "maximum": "at most",
-    "exclusiveMinimum": "greater than",
-    "exclusiveMaximum": "less than",
+_MESSAGES = {  # by keyword: {instance} and {shown} as JSON, {value} as the schema has it
+    "const": "must be {shown}, not {instance}",
+    "pattern": "{instance} does not match the pattern {value}",
+    "minLength": "{instance} must be at least {value} characters long",
+    "maxLength": "{instance} must be at most {value} characters long",
+    "minItems": "must have at least {value} items",
+    "maxItems": "must have at most {value} items",
+    "minProperties": "must have at least {value} fields",
+    "maxProperties": "must have at most {value} fields",
+    "minimum": "{instance} must be at least {value}",
+    "maximum": "{instance} must be at most {value}",
+    "exclusiveMinimum": "{instance} must be greater than {value}",
+    "exclusiveMaximum": "{instance} must be less than {value}",
 }
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
