@@ -16,6 +16,7 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 
 from .errors import ConfigError
+from .h11guard import GuardedH11
 from .lifecycle import INFLIGHT
 from .settings import Settings
 
@@ -51,7 +52,8 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "log_level": settings.log_level.lower(),
         "timeout_graceful_shutdown": math.ceil(settings.shutdown_timeout),
         "ws_max_size": settings.max_body_size,
-        "http": f"{__package__}.h11guard:GuardedH11",
+        "http": GuardedH11,
+        "timeout_keep_alive": settings.header_timeout,  # (h11guard: a deadline for headers)
         # X-Forwarded-For decides the client address (and so the rate limit of anonymous
         # and refused requests): believed only from the proxies the operator names
         "proxy_headers": bool(settings.trusted_proxies),

@@ -93,10 +93,6 @@ def create_app(
     prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)`` inside the
     parent's lifespan: the session manager and the shared state live there."""
     settings = (settings or Settings.from_env(spec, environ)).checked()
-    if settings.transport != "stdio":
-        from . import h11guard
-
-        h11guard.HEADER_TIMEOUT = settings.header_timeout
     observed = telemetry.setup(spec, settings.transport, environ)
     shared: SharedState | None = None  # this process only, without a Redis URL
     if settings.redis_url:
