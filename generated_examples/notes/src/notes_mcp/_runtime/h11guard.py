@@ -44,7 +44,7 @@ class GuardedH11(H11Protocol):
         if self.cycle is not before and self.cycle is not None:
             if not self.cycle.more_body:  # the whole body came with the headers
                 self.cycle.scope[BODY_RECEIVED] = True  # type: ignore[literal-required]
-            names = first_headers(self.cycle.scope)  # (kept in the scope for the app)
+            names = first_headers(self.cycle.scope)
             if b"content-length" in names and b"transfer-encoding" in names:
                 # RFC 9112 6.3: a server that answers such a message must then close the
                 # connection, or what a proxy took for body is run as a second request

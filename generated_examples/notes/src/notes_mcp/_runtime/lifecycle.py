@@ -16,10 +16,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
 LONG_LIVED = frozenset({"subscriptions/listen"})
-# The request headers h11guard and the HTTP middleware read, found in one pass over a
-# request's headers and kept in its scope for the next layer (each pass costs about as much
-# as a layer).
-HEADERS_KEY = "mcpgen.headers"
+# The request headers h11guard and the HTTP middleware read (``first_headers``)
 READ_HEADERS = frozenset(
     b"host origin content-type content-length transfer-encoding mcp-protocol-version mcp-method".split()
 )
@@ -28,12 +25,10 @@ READ_HEADERS = frozenset(
 def first_headers(scope: Any) -> dict[bytes, bytes]:
     """The first value of each header in READ_HEADERS that an ASGI ``scope`` carries (names
     come lower-cased), as starlette's ``Headers`` reads one."""
-    found: dict[bytes, bytes] | None = scope.get(HEADERS_KEY)
-    if found is None:
-        found = scope[HEADERS_KEY] = {}
-        for name, value in scope["headers"]:
-            if name in READ_HEADERS and name not in found:
-                found[name] = value
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        if name in READ_HEADERS and name not in found:
+            found[name] = value
     return found
 
 
@@ -127,12 +122,15 @@ def watched(scope: Any, json_response: bool) -> bool:
     return version is not None and version.decode("latin-1") not in HANDSHAKE_VERSIONS
 
 
-async def observed_post(app: Any, scope: Any, receive: Any, send: Any, json_response: bool) -> None:
-    """Pass a POST on with ``scope[DISCONNECTED_KEY]`` set when the client goes away (the SDK
-    keeps running a handler whose client left in JSON-response and stateful modes; called
-    by ``http_guard.PostGuard`` unless ``watched``). An event stream reads ``receive()`` for
-    the disconnect itself: its reads are observed, no task added. A JSON answer reads
-    nothing after the body: a watcher task does."""
+async def observed_post(
+    app: Any, scope: Any, body: list[Any], receive: Any, send: Any, json_response: bool
+) -> None:
+    """Pass a POST on (``body``: the messages of its body, already read, last first) with
+    ``scope[DISCONNECTED_KEY]`` set when the client goes away (the SDK keeps running a
+    handler whose client left in JSON-response and stateful modes; called by
+    ``http_guard.PostGuard`` unless ``watched``). An event stream reads ``receive()`` for the
+    disconnect itself: its reads are observed, no task added. A JSON answer reads nothing
+    after the body: a watcher task does, and hands the app what it read if it asks."""
     gone = Disconnected()
     scope[DISCONNECTED_KEY] = gone
 
@@ -142,28 +140,24 @@ async def observed_post(app: Any, scope: Any, receive: Any, send: Any, json_resp
             gone.set()
         return message
 
-    if not json_response:
-        await app(scope, observed, send)
-        return
-    queue_send, queue_receive = anyio.create_memory_object_stream[Any](1)
-    body_done = anyio.Event()
+    after_body: Callable[[], Awaitable[Any]] = observed
 
-    async def wrapped() -> Any:
-        if body_done.is_set():  # the watcher's message
-            return await queue_receive.receive()
-        message = await observed()
-        if message["type"] != "http.request" or not message.get("more_body", False):
-            body_done.set()
-        return message
+    async def replay() -> Any:
+        return body.pop() if body else await after_body()
+
+    if not json_response:
+        await app(scope, replay, send)
+        return
+    watcher_send, watcher_receive = anyio.create_memory_object_stream[Any](1)
+    after_body = watcher_receive.receive
 
     async def watch() -> None:
-        await body_done.wait()
-        await queue_send.send(await observed())  # after the body, only a disconnect
+        await watcher_send.send(await observed())  # after the body, only a disconnect
 
     async with anyio.create_task_group() as tg:
         gone.post = tg.cancel_scope
         tg.start_soon(watch)
         try:
-            await app(scope, wrapped, send)
+            await app(scope, replay, send)
         finally:
             tg.cancel_scope.cancel()

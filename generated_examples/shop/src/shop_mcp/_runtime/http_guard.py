@@ -272,12 +272,12 @@ class PostGuard:
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()
+        if self.observe and not watched(scope, self.json_response):
+            return await observed_post(self.app, scope, pending, receive, send, self.json_response)
 
         async def replay() -> Message:
             return pending.pop() if pending else await receive()
 
-        if self.observe and not watched(scope, self.json_response):
-            return await observed_post(self.app, scope, replay, send, self.json_response)
         await self.app(scope, replay, send)
 
 
