@@ -1,11 +1,9 @@
-"""uvicorn's h11 protocol (``--http``) with a deadline for each request's headers: uvicorn
-stops its keep-alive timer at a request's first byte, so a client that sends its headers a
-byte at a time (or sends nothing on a new connection) is never cut off. Here the timer runs
-from the connection's start (or the last response) until a request's headers are in, so
-``timeout_keep_alive`` (``serve``: ``header_timeout``) bounds both. Also closes a connection
-after answering a request with both Content-Length and Transfer-Encoding (request smuggling),
-and marks a request whose whole body came with its headers (``http_guard.BODY_RECEIVED``: no
-body deadline for it)."""
+"""uvicorn's h11 protocol (``--http``) that bounds the wait for a request's headers: uvicorn's
+keep-alive timer (``timeout_keep_alive``: ``header_timeout``, set by ``serve``) runs from the
+connection's start or last response until a request's headers are in, not only until their
+first byte (a client sending them a byte at a time was never cut off). Also closes a
+connection after answering a request with both Content-Length and Transfer-Encoding (request
+smuggling), and marks a request whose whole body came with its headers (``BODY_RECEIVED``)."""
 
 from __future__ import annotations
 

@@ -159,7 +159,6 @@ def create_app(
             session_idle_timeout=settings.session_idle_timeout,
             max_sessions=settings.max_sessions,
             transport_security=no_rebinding_check,
-            host=settings.host,
             custom_starlette_routes=cast("list[Route]", routes),
         )
         if resumable:  # one store, a view of it per session

@@ -14,7 +14,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
+DISCONNECTED_KEY = "mcpgen.disconnected"  # a POST's ``Disconnected``, in its ASGI scope
 LONG_LIVED = frozenset({"subscriptions/listen"})
 # The request headers h11guard and the HTTP middleware read (``first_headers``)
 READ_HEADERS = frozenset(
