@@ -25,16 +25,13 @@ logger = logging.getLogger(__name__)
 class DrainingServer(uvicorn.Server):
     """Lets in-flight requests finish before SSE streams are closed."""
 
-    shutdown_timeout = 10.0
-
     async def shutdown(self, sockets: Any = None) -> None:
+        seconds = self.config.timeout_graceful_shutdown or 0
+
         async def release() -> None:
-            finished = await INFLIGHT.wait_idle(max(0.1, self.shutdown_timeout - 0.5))
-            if not finished:
+            if not await INFLIGHT.wait_idle(max(0.1, seconds - 0.5)):
                 logger.warning(
-                    "shutdown: %d request(s) still running after %s s",
-                    INFLIGHT.count,
-                    self.shutdown_timeout,
+                    "shutdown: %d request(s) still running after %s s", INFLIGHT.count, seconds
                 )
             AppStatus.should_exit = True
 
@@ -71,9 +68,7 @@ def serve(app: Any, settings: Settings) -> None:
         settings.port,
         settings.endpoint,
     )
-    server = DrainingServer(config)
-    server.shutdown_timeout = settings.shutdown_timeout
-    server.run()
+    DrainingServer(config).run()
 
 
 def serve_workers(
