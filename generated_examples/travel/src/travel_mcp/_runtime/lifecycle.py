@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp.shared.dispatcher import coerce_request_id
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -112,25 +111,16 @@ class Disconnected:
                 cancel.cancel()
 
 
-def watched(scope: Any, json_response: bool) -> bool:
-    """Whether the SDK cancels this POST's handler itself when its client goes: a
-    2026-07-28 request (routed by its ``MCP-Protocol-Version`` header, as the SDK's
-    session manager does) answered as an event stream."""
-    if json_response:
-        return False
-    version = first_headers(scope).get(b"mcp-protocol-version")
-    return version is not None and version.decode("latin-1") not in HANDSHAKE_VERSIONS
-
-
 async def observed_post(
     app: Any, scope: Any, body: list[Any], receive: Any, send: Any, json_response: bool
 ) -> None:
     """Pass a POST on (``body``: the messages of its body, already read, last first) with
     ``scope[DISCONNECTED_KEY]`` set when the client goes away (the SDK keeps running a
-    handler whose client left in JSON-response and stateful modes; called by
-    ``http_guard.PostGuard`` unless ``watched``). An event stream reads ``receive()`` for the
-    disconnect itself: its reads are observed, no task added. A JSON answer reads nothing
-    after the body: a watcher task does, and hands the app what it read if it asks."""
+    handler whose client left in JSON-response and stateful modes, and cancels a 2026-07-28
+    one answered as a stream itself; called by ``http_guard.PostGuard``). An event stream
+    reads ``receive()`` for the disconnect itself: its reads are observed, no task added. A
+    JSON answer reads nothing after the body: a watcher task does, and hands the app what it
+    read if it asks."""
     gone = Disconnected()
     scope[DISCONNECTED_KEY] = gone
 
