@@ -17,7 +17,7 @@ DISCONNECTED_KEY = "mcpgen.disconnected"  # a POST's ``Disconnected``, in its AS
 LONG_LIVED = frozenset({"subscriptions/listen"})
 # The request headers h11guard and the HTTP middleware read (``first_headers``)
 READ_HEADERS = frozenset(
-    b"host origin content-type content-length transfer-encoding mcp-protocol-version mcp-method".split()
+    b"host origin content-type content-length transfer-encoding mcp-method".split()
 )
 
 
@@ -58,11 +58,9 @@ async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
     gone: Disconnected | None = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
     INFLIGHT.count += 1
     try:
-        if gone is None:
-            return await call()
-        # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's
-        cancel = dispatcher_scope(ctx) or gone.post
-        if cancel is None:  # no path of SDK 2.3 (the tests hold it to that)
+        # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's; none
+        # for a 2026-07-28 stream (the SDK cancels it when its client goes)
+        if gone is None or (cancel := dispatcher_scope(ctx) or gone.post) is None:
             return await call()
         return await gone.cancelling(cancel, method, call)
     finally:
