@@ -17,7 +17,7 @@ from starlette.websockets import WebSocket
 
 from . import jsonrpc
 from .authz import ANONYMOUS, IDENTITY_KEY, client_address
-from .lifecycle import first_headers, observed_post, watched
+from .lifecycle import first_headers, observed_post
 from .settings import Settings
 from .shared_local import LocalRateLimiter
 
@@ -272,12 +272,12 @@ class PostGuard:
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()
+        if self.observe:
+            return await observed_post(self.app, scope, pending, receive, send, self.json_response)
 
         async def replay() -> Message:
             return pending.pop() if pending else await receive()
 
-        if self.observe and not watched(scope, self.json_response):
-            return await observed_post(self.app, scope, replay, send, self.json_response)
         await self.app(scope, replay, send)
 
 

@@ -93,10 +93,6 @@ def create_app(
     prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)`` inside the
     parent's lifespan: the session manager and the shared state live there."""
     settings = (settings or Settings.from_env(spec, environ)).checked()
-    if settings.transport != "stdio":
-        from . import h11guard
-
-        h11guard.HEADER_TIMEOUT = settings.header_timeout
     observed = telemetry.setup(spec, settings.transport, environ)
     shared: SharedState | None = None  # this process only, without a Redis URL
     if settings.redis_url:
@@ -163,7 +159,6 @@ def create_app(
             session_idle_timeout=settings.session_idle_timeout,
             max_sessions=settings.max_sessions,
             transport_security=no_rebinding_check,
-            host=settings.host,
             custom_starlette_routes=cast("list[Route]", routes),
         )
         if resumable:  # one store, a view of it per session

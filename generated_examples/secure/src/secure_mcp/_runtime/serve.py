@@ -16,6 +16,7 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 
 from .errors import ConfigError
+from .h11guard import GuardedH11
 from .lifecycle import INFLIGHT
 from .settings import Settings
 
@@ -25,16 +26,13 @@ logger = logging.getLogger(__name__)
 class DrainingServer(uvicorn.Server):
     """Lets in-flight requests finish before SSE streams are closed."""
 
-    shutdown_timeout = 10.0
-
     async def shutdown(self, sockets: Any = None) -> None:
+        seconds = self.config.timeout_graceful_shutdown or 0
+
         async def release() -> None:
-            finished = await INFLIGHT.wait_idle(max(0.1, self.shutdown_timeout - 0.5))
-            if not finished:
+            if not await INFLIGHT.wait_idle(max(0.1, seconds - 0.5)):
                 logger.warning(
-                    "shutdown: %d request(s) still running after %s s",
-                    INFLIGHT.count,
-                    self.shutdown_timeout,
+                    "shutdown: %d request(s) still running after %s s", INFLIGHT.count, seconds
                 )
             AppStatus.should_exit = True
 
@@ -51,7 +49,8 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "log_level": settings.log_level.lower(),
         "timeout_graceful_shutdown": math.ceil(settings.shutdown_timeout),
         "ws_max_size": settings.max_body_size,
-        "http": f"{__package__}.h11guard:GuardedH11",
+        "http": GuardedH11,
+        "timeout_keep_alive": settings.header_timeout,  # (h11guard: a deadline for headers)
         # X-Forwarded-For decides the client address (and so the rate limit of anonymous
         # and refused requests): believed only from the proxies the operator names
         "proxy_headers": bool(settings.trusted_proxies),
@@ -70,9 +69,7 @@ def serve(app: Any, settings: Settings) -> None:
         settings.port,
         settings.endpoint,
     )
-    server = DrainingServer(config)
-    server.shutdown_timeout = settings.shutdown_timeout
-    server.run()
+    DrainingServer(config).run()
 
 
 def serve_workers(

@@ -10,53 +10,37 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp.shared.dispatcher import coerce_request_id
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-DISCONNECTED_KEY = "mcpgen.disconnected"  # an anyio.Event in the ASGI scope of a POST
+DISCONNECTED_KEY = "mcpgen.disconnected"  # a POST's ``Disconnected``, in its ASGI scope
 LONG_LIVED = frozenset({"subscriptions/listen"})
-# The request headers h11guard and the HTTP middleware read, found in one pass over a
-# request's headers and kept in its scope for the next layer (each pass costs about as much
-# as a layer).
-HEADERS_KEY = "mcpgen.headers"
+# The request headers h11guard and the HTTP middleware read (``first_headers``)
 READ_HEADERS = frozenset(
-    b"host origin content-type content-length transfer-encoding mcp-protocol-version mcp-method".split()
+    b"host origin content-type content-length transfer-encoding mcp-method".split()
 )
 
 
 def first_headers(scope: Any) -> dict[bytes, bytes]:
     """The first value of each header in READ_HEADERS that an ASGI ``scope`` carries (names
     come lower-cased), as starlette's ``Headers`` reads one."""
-    found: dict[bytes, bytes] | None = scope.get(HEADERS_KEY)
-    if found is None:
-        found = scope[HEADERS_KEY] = {}
-        for name, value in scope["headers"]:
-            if name in READ_HEADERS and name not in found:
-                found[name] = value
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        if name in READ_HEADERS and name not in found:
+            found[name] = value
     return found
 
 
 class Inflight:
     """How many requests are being handled in this process."""
 
-    def __init__(self) -> None:
-        self.count = 0
-        self._idle: anyio.Event | None = None  # made by a shutdown that waits, not per request
-
-    def leave(self) -> None:
-        self.count -= 1
-        if self.count == 0 and self._idle is not None:
-            self._idle.set()
-            self._idle = None
+    count = 0
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
         with anyio.move_on_after(timeout):
             while self.count:
-                if self._idle is None:
-                    self._idle = anyio.Event()
-                await self._idle.wait()
+                await anyio.sleep(0.05)  # (only a shutdown waits: no event per request)
             return True
         return False
 
@@ -74,15 +58,13 @@ async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
     gone: Disconnected | None = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
     INFLIGHT.count += 1
     try:
-        if gone is None:
-            return await call()
-        # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's
-        cancel = dispatcher_scope(ctx) or gone.post
-        if cancel is None:  # no path of SDK 2.3 (the tests hold it to that)
+        # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's; none
+        # for a 2026-07-28 stream (the SDK cancels it when its client goes)
+        if gone is None or (cancel := dispatcher_scope(ctx) or gone.post) is None:
             return await call()
         return await gone.cancelling(cancel, method, call)
     finally:
-        INFLIGHT.leave()
+        INFLIGHT.count -= 1
 
 
 def dispatcher_scope(ctx: Any) -> anyio.CancelScope | None:
@@ -127,22 +109,16 @@ class Disconnected:
                 cancel.cancel()
 
 
-def watched(scope: Any, json_response: bool) -> bool:
-    """Whether the SDK cancels this POST's handler itself when its client goes: a
-    2026-07-28 request (routed by its ``MCP-Protocol-Version`` header, as the SDK's
-    session manager does) answered as an event stream."""
-    if json_response:
-        return False
-    version = first_headers(scope).get(b"mcp-protocol-version")
-    return version is not None and version.decode("latin-1") not in HANDSHAKE_VERSIONS
-
-
-async def observed_post(app: Any, scope: Any, receive: Any, send: Any, json_response: bool) -> None:
-    """Pass a POST on with ``scope[DISCONNECTED_KEY]`` set when the client goes away (the SDK
-    keeps running a handler whose client left in JSON-response and stateful modes; called
-    by ``http_guard.PostGuard`` unless ``watched``). An event stream reads ``receive()`` for
-    the disconnect itself: its reads are observed, no task added. A JSON answer reads
-    nothing after the body: a watcher task does."""
+async def observed_post(
+    app: Any, scope: Any, body: list[Any], receive: Any, send: Any, json_response: bool
+) -> None:
+    """Pass a POST on (``body``: the messages of its body, already read, last first) with
+    ``scope[DISCONNECTED_KEY]`` set when the client goes away (the SDK keeps running a
+    handler whose client left in JSON-response and stateful modes, and cancels a 2026-07-28
+    one answered as a stream itself; called by ``http_guard.PostGuard``). An event stream
+    reads ``receive()`` for the disconnect itself: its reads are observed, no task added. A
+    JSON answer reads nothing after the body: a watcher task does, and hands the app what it
+    read if it asks."""
     gone = Disconnected()
     scope[DISCONNECTED_KEY] = gone
 
@@ -152,28 +128,24 @@ async def observed_post(app: Any, scope: Any, receive: Any, send: Any, json_resp
             gone.set()
         return message
 
-    if not json_response:
-        await app(scope, observed, send)
-        return
-    queue_send, queue_receive = anyio.create_memory_object_stream[Any](1)
-    body_done = anyio.Event()
+    after_body: Callable[[], Awaitable[Any]] = observed
 
-    async def wrapped() -> Any:
-        if body_done.is_set():  # the watcher's message
-            return await queue_receive.receive()
-        message = await observed()
-        if message["type"] != "http.request" or not message.get("more_body", False):
-            body_done.set()
-        return message
+    async def replay() -> Any:
+        return body.pop() if body else await after_body()
+
+    if not json_response:
+        await app(scope, replay, send)
+        return
+    watcher_send, watcher_receive = anyio.create_memory_object_stream[Any](1)
+    after_body = watcher_receive.receive
 
     async def watch() -> None:
-        await body_done.wait()
-        await queue_send.send(await observed())  # after the body, only a disconnect
+        await watcher_send.send(await observed())  # after the body, only a disconnect
 
     async with anyio.create_task_group() as tg:
         gone.post = tg.cancel_scope
         tg.start_soon(watch)
         try:
-            await app(scope, wrapped, send)
+            await app(scope, replay, send)
         finally:
             tg.cancel_scope.cancel()
