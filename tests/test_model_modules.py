@@ -143,7 +143,7 @@ def test_a_part_the_generator_rejects_falls_back_to_one_module(
     assert "class TInput(McpgenBaseModel)" in source_text
     init = (package / "__init__.py").read_text()
     assert "from ._part00 import (\n        Person as Person,\n        TInput as TInput,\n" in init
-    assert '_NAMES["_part00"] = "Person TInput"' in init
+    assert '    "_part00": "Person TInput",\n' in init
 
 
 def test_a_part_gets_only_the_shared_definitions_it_needs(tmp_path: Path) -> None:

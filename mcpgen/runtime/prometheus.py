@@ -11,14 +11,7 @@ from typing import Any
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 METRICS_PATH = "/metrics"
-_UNITS = {"s": "seconds", "ms": "milliseconds", "By": "bytes"}
 _INVALID = re.compile(r"[^a-zA-Z0-9_]")
-
-
-def metric_name(name: str, unit: str | None) -> str:
-    base = _INVALID.sub("_", name)
-    suffix = _UNITS.get(unit or "")
-    return f"{base}_{suffix}" if suffix and not base.endswith("_" + suffix) else base
 
 
 def _value(text: Any) -> str:
@@ -34,7 +27,7 @@ def _labels(attributes: Any, extra: tuple[str, str] | None = None) -> str:
 
 def _number(value: float) -> str:
     if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
+        return "+Inf"
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
 
 
@@ -57,11 +50,11 @@ def metrics_route(
 
 
 def render(histograms: Sequence[Any]) -> str:
-    """The text of this process's histograms (``telemetry.Histogram``: ``name``, ``unit``,
+    """The text of this process's histograms (``telemetry.Histogram``, in seconds: ``name``,
     ``description``, ``bounds`` and ``points``, each [labels, bucket counts, sum, count])."""
     lines: list[str] = []
     for histogram in histograms:
-        name = metric_name(histogram.name, histogram.unit)
+        name = _INVALID.sub("_", histogram.name) + "_seconds"
         lines.append(f"# HELP {name} {_value(histogram.description or histogram.name)}")
         lines.append(f"# TYPE {name} histogram")
         bounds = [*histogram.bounds, math.inf]

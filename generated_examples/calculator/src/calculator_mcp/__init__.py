@@ -7,41 +7,7 @@ Handlers import what they need from here::
     from calculator_mcp import Context, ToolError
 """
 
-from ._runtime.api import (
-    Context,
-    Identity,
-    PromptReturn,
-    ResourceNotFound,
-    ResourceReturn,
-    ToolError,
-    ToolReturn,
-    audio,
-    elicitation,
-    embedded_blob,
-    embedded_text,
-    image,
-    resource_link,
-    roots,
-    sampling,
-    text,
-)
+from ._runtime.api import *  # noqa: F403 (the public handler API: the names of its __all__)
+from ._runtime.api import __all__ as __all__
 
 __version__ = "0.1.0"
-__all__ = [
-    "Context",
-    "Identity",
-    "PromptReturn",
-    "ResourceNotFound",
-    "ResourceReturn",
-    "ToolError",
-    "ToolReturn",
-    "audio",
-    "elicitation",
-    "embedded_blob",
-    "embedded_text",
-    "image",
-    "resource_link",
-    "roots",
-    "sampling",
-    "text",
-]

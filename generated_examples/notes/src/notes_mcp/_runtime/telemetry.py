@@ -28,7 +28,6 @@ NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or
 TOOL_RESULTS = ("tools/call", "tasks/result")  # answered with a CallToolResult
 URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
 REQUEST_CANCELLED = -32800  # LSP's RequestCancelled: the SDK's answer to a cancelled request
-Labelled = tuple[dict[str, str], frozenset[tuple[str, str]]]  # metric attributes, their key
 
 
 def configured(environ: Mapping[str, str]) -> bool:
@@ -65,7 +64,6 @@ class Telemetry:
         # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
         # grow the label set)
         self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS | TASK_METHODS
-        self._made: dict[tuple[str, str, str | None, str | None], Labelled] = {}
 
     def _histogram(self, name: str, description: str) -> Histogram:
         exported = None
@@ -132,23 +130,22 @@ class Telemetry:
                             span.set_attribute("mcp.protocol.version", agreed)
                 return result
             finally:
-                labels, key = labelled(method, ctx.params, version, error)
-                operations.record(perf_counter() - start, labels, key)
+                operations.record(
+                    perf_counter() - start, labelled(method, ctx.params, version, error)
+                )
 
         return observe
 
-    def _labelled(self, method: str, params: Any, version: str, error: str | None) -> Labelled:
-        """Metric attributes and their key: bounded values only (a method or tool name a
-        client made up becomes ``_OTHER`` or is left out), never a session id. Made once per
-        combination (the values are bounded, so are the combinations)."""
+    def _labelled(
+        self, method: str, params: Any, version: str, error: str | None
+    ) -> dict[str, str]:
+        """Metric attributes: bounded values only (a method or tool name a client made up
+        becomes ``_OTHER`` or is left out), never a session id."""
         if method not in self.methods:
             method = "_OTHER"
         name = params.get("name") if params and method in NAMED else None
         if not isinstance(name, str) or name not in self.names:
             name = None
-        made = self._made.get(key := (method, version, name, error))
-        if made is not None:
-            return made
         labels = {
             "mcp.method.name": method,
             "mcp.protocol.version": version,
@@ -160,10 +157,7 @@ class Telemetry:
             labels["error.type"] = error
             if error.lstrip("-").isdigit():
                 labels["rpc.response.status_code"] = error
-        made = labels, frozenset(labels.items())
-        if len(self._made) < 1024:  # an error code an upstream made up is not kept
-            self._made[key] = made
-        return made
+        return labels
 
     def _track_session(self, connection: Any, known: Any) -> None:
         """Time a connection from its first message to its close (a handshake-era
@@ -199,22 +193,18 @@ class Histogram:
     def __init__(
         self, name: str, description: str, shown: list[Histogram] | None, exported: Any = None
     ) -> None:
-        self.name, self.unit, self.description = name, "s", description
+        self.name, self.description = name, description
         self.bounds = BUCKETS
         self.points: dict[frozenset[tuple[str, Any]], list[Any]] = {}  # [labels, buckets, sum, n]
         self.shown = shown
         self.exported = exported
 
-    def record(
-        self, amount: float, attributes: Mapping[str, Any], key: frozenset[Any] | None = None
-    ) -> None:
-        """``key``: ``frozenset(attributes.items())`` when the caller has it made already."""
+    def record(self, amount: float, attributes: Mapping[str, Any]) -> None:
         if self.exported is not None:
             self.exported.record(amount, attributes)
         if self.shown is None:
             return
-        if key is None:
-            key = frozenset(attributes.items())
+        key = frozenset(attributes.items())
         point = self.points.get(key)
         if point is None:
             if len(self.points) >= self.OVERFLOW_AFTER:

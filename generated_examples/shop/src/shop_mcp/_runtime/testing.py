@@ -18,8 +18,8 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -232,8 +232,9 @@ def connect(
 ) -> AbstractAsyncContextManager[Any]:
     """A typed client over ``transport`` in protocol era ``mode``; over the network it
     sends ``headers`` (default: what ``credentials`` makes the test servers accept)."""
-    if transport == "memory":
-        return _in_memory(client_class, mode, **options)
+    if transport == "memory":  # the server object, in this process
+        server = importlib.import_module(f"{client_class.package}.server").create_server()
+        return client_class.connect(server, mode=mode, **options)  # type: ignore[no-any-return]
     if transport == "stdio":
         return client_class.stdio(env=dict(os.environ), mode=mode, **options)  # type: ignore[no-any-return]
     sent = dict(credentials.headers() if headers is None else headers)
@@ -244,15 +245,6 @@ def connect(
         return client_class.websocket(url, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     path = credentials.settings.path
     return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
-
-
-@asynccontextmanager
-async def _in_memory(
-    client_class: type[BaseClient], mode: Mode, **options: Any
-) -> AsyncIterator[Any]:
-    server = importlib.import_module(f"{client_class.package}.server").create_server()
-    async with client_class.connect(server, mode=mode, **options) as client:
-        yield client
 
 
 async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
