@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import suppress
 from typing import Any
+
+from mcp.shared.dispatcher import as_request_id
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -46,19 +49,14 @@ def error_for(text: str) -> str | None:
 
 
 def _invalid(value: Any) -> str:
-    """-32600 with the id of ``value`` when it has a usable one, else null."""
+    """-32600 with the id of ``value`` when it is a string or an integer, else null."""
     return error(INVALID_REQUEST, "Invalid Request", _id(value))
 
 
 def _id(value: Any) -> int | str | None:
-    """The id of ``value`` when it is a string or an integer, else None."""
-    request_id = value.get("id") if isinstance(value, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        return None
-    return request_id
+    return as_request_id(value.get("id")) if isinstance(value, dict) else None
 
 
-ID = rb'"(?:i|\\u0069)(?:d|\\u0064)"'  # the name "id", either letter maybe escaped
 # What may make a body laid out as the SDKs write one no valid request after all, found
 # anywhere in it (inside "params" too: a parse, not a wrong answer): an id neither text nor
 # an integer, a "method" that is no string, "params" neither object nor null (MCP's params
@@ -116,10 +114,7 @@ def error_for_post(head: bytes, whole: bool) -> str | None:
 def has_bad_id(text: str) -> bool:
     """A request whose id is neither a string nor a number: the SDK would take it for a
     notification and never answer."""
-    if not re.search(ID.decode(), text):
-        return False
-    try:
+    with suppress(ValueError, RecursionError):
         value = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(value, dict) and "id" in value
+        return isinstance(value, dict) and "id" in value
+    return False

@@ -18,24 +18,21 @@ import os
 import select
 import stat
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import (
-    JSONRPCNotification,
-    JSONRPCRequest,
-    jsonrpc_message_adapter,
-)
+from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from . import jsonrpc
 from .stdio_pending import Pending
 
 if TYPE_CHECKING:
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from anyio.streams.memory import MemoryObjectSendStream
 
     from .server import GeneratedServer
 
@@ -46,8 +43,6 @@ READ_SIZE = 1 << 16  # bytes per read from stdin
 # The least a line may hold: the peer is the host that started the server, and a request
 # refused here is answered with id null, which it cannot match to the call it waits on
 LINE_FLOOR = 64 << 20
-Reader = Callable[["MemoryObjectSendStream[SessionMessage | Exception]"], Coroutine[Any, Any, None]]
-Writer = Callable[["MemoryObjectReceiveStream[SessionMessage]"], Coroutine[Any, Any, None]]
 
 
 async def serve(server: GeneratedServer, limit: int) -> None:
@@ -55,57 +50,59 @@ async def serve(server: GeneratedServer, limit: int) -> None:
     body limit, ``max_body_size``) or ``LINE_FLOOR``, whichever is larger, is answered -32600
     and dropped, never held whole."""
     limit = max(limit, LINE_FLOOR)
-    options = server.create_initialization_options()
     if on_pipes():
-        async with Wire.claim(limit) as wire:
-            await _run(server, options, wire.read_into, wire.write_from)
+        async with Wire.claim() as wire:
+            await _run(server, limit, wire.reader.read, wire.send, wire.hung_up, wire.gone)
         return
     # stdin a file or a terminal, Windows, trio: lines read here as on pipes (by a worker
     # thread), the answers written by the SDK's transport (given no stdin to read)
     from mcp.server.stdio import stdio_server
 
-    pending = Pending()
     with _claimed_stdin() as stdin:
         async with stdio_server(anyio.wrap_file(io.StringIO())) as (unread, sdk_writes):
             await unread.aclose()
-
-            async def reply(text: str) -> None:
-                await sdk_writes.send(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
 
             async def chunks(size: int) -> bytes:
                 with suppress(OSError):  # (EIO: the terminal hung up) the end of input
                     return await stdin.read1(size)
                 return b""
 
-            async def read(messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-                lines = _lines(chunks, limit, reply)
-                await _read(
-                    lines, messages, reply, pending, hung_up=lambda: _hung_up(stdin.wrapped)
-                )
-
-            async def write(writes: MemoryObjectReceiveStream[SessionMessage]) -> None:
-                async with writes, sdk_writes:
-                    async for message in writes:
-                        await sdk_writes.send(message)
-                        pending.wrote(message.message)  # handed over: nothing cancels it now
-
-            await _run(server, options, read, write)
+            async with sdk_writes:
+                hung_up = partial(_hung_up, stdin.wrapped)
+                await _run(server, limit, chunks, sdk_writes.send, hung_up, lambda: False)
 
 
-async def _run(server: GeneratedServer, options: Any, read: Reader, write: Writer) -> None:
-    """``server`` on what ``read`` feeds it, its messages to ``write``."""
+async def _run(
+    server: GeneratedServer,
+    limit: int,
+    chunks: Callable[[int], Awaitable[bytes]],
+    write: Callable[[SessionMessage], Awaitable[None]],
+    hung_up: Callable[[], bool],
+    gone: Callable[[], bool],
+) -> None:
+    """``server`` on the lines of what ``chunks`` reads; its messages, and the answers the
+    reader gives itself, to ``write``."""
     reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, writes = anyio.create_memory_object_stream[SessionMessage](0)
-    reading = anyio.CancelScope()
+    pending, reading = Pending(), anyio.CancelScope()
+
+    async def reply(text: str) -> None:
+        await write(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
 
     async def read_all() -> None:
         with reading:
-            await read(reads)
+            await _read(_lines(chunks, limit, reply), reads, reply, pending, gone, hung_up)
+
+    async def write_all() -> None:
+        async with writes:
+            async for message in writes:
+                pending.wrote(message.message)
+                await write(message)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_all)
-        tg.start_soon(write, writes)
-        await server.run(read_stream, write_stream, options)
+        tg.start_soon(write_all)
+        await server.run(read_stream, write_stream, server.create_initialization_options())
         # The server closed its write stream: the writer ends once it has written
         # everything; the reader is only waiting for input nobody will answer.
         reading.cancel()
@@ -134,8 +131,8 @@ async def _read(
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     reply: Callable[[str], Awaitable[None]],
     pending: Pending,
-    gone: Callable[[], bool] = lambda: False,
-    hung_up: Callable[[], bool] = lambda: False,
+    gone: Callable[[], bool],
+    hung_up: Callable[[], bool],
 ) -> None:
     """Each line to the server as a message, or answered here (-32700, -32600: what the SDK
     would drop or take for a notification); a ping behind parked requests, which must not
@@ -167,7 +164,6 @@ async def _read(
             elif not pending.unpark(message):
                 await messages.send(pending.read(message))
         else:
-            pending.end()  # the dispatcher ends once the parked requests are sent
             await pending.drained(gone)
         tg.cancel_scope.cancel()  # (the parked requests left, if the grace ran out)
 
@@ -189,46 +185,18 @@ def on_pipes() -> bool:
     return (modes[0].st_dev, modes[0].st_ino) != (modes[1].st_dev, modes[1].st_ino)
 
 
-class _Output(asyncio.Protocol):
-    """The stdout transport's protocol: ``lost`` once the client has closed it, ``flushed``
-    done while nothing waits to be written (the transport pauses it at the first byte)."""
-
-    def __init__(self) -> None:
-        self.lost: BaseException | None = None
-        self.closed = asyncio.get_running_loop().create_future()
-        self.flushed = asyncio.get_running_loop().create_future()
-        self.flushed.set_result(None)
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
-        transport.set_write_buffer_limits(high=0)
-
-    def pause_writing(self) -> None:
-        self.flushed = asyncio.get_running_loop().create_future()
-
-    def resume_writing(self) -> None:
-        if not self.flushed.done():
-            self.flushed.set_result(None)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.lost = exc or BrokenPipeError("stdout closed")
-        self.resume_writing()
-        if not self.closed.done():
-            self.closed.set_result(None)
-
-
 class Wire:
     """stdin and stdout, taken over from fds 0 and 1 for the life of the connection."""
 
-    def __init__(self, out: asyncio.WriteTransport, output: _Output, limit: int) -> None:
+    out: asyncio.StreamWriter
+    stdin: asyncio.ReadTransport
+
+    def __init__(self) -> None:
         self.reader = asyncio.StreamReader(limit=2 * READ_SIZE)
-        self.out, self.output, self.limit = out, output, limit
-        self.pending = Pending()
-        self.stdin: asyncio.ReadTransport | None = None
 
     @classmethod
     @asynccontextmanager
-    async def claim(cls, limit: int) -> AsyncIterator[Wire]:
+    async def claim(cls) -> AsyncIterator[Wire]:
         sys.stdout.flush()
         stdin_fd = _divert(0, os.open(os.devnull, os.O_RDONLY))
         try:
@@ -236,57 +204,50 @@ class Wire:
         except BaseException:
             _restore(0, stdin_fd)
             raise
-        loop, transports = asyncio.get_running_loop(), list[asyncio.BaseTransport]()
+        loop, wire = asyncio.get_running_loop(), cls()
+        transports = list[asyncio.BaseTransport]()
         try:
             # The transports own duplicates of the wire, so closing them leaves the originals
             # to restore fds 0 and 1 with.
             stdout = os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
-            out, output = await loop.connect_write_pipe(_Output, stdout)
+            out, output = await loop.connect_write_pipe(
+                lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), stdout
+            )
             transports.append(out)
-            wire = cls(out, output, limit)
+            out.set_write_buffer_limits(high=0)  # drain() waits until it is all written
+            wire.out = asyncio.StreamWriter(out, output, None, loop)
             stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
             wire.stdin, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
             )
             transports.append(wire.stdin)
             yield wire
-            if output.lost is None:  # the last answer leaves (or the client goes) first
-                out.close()
-                with anyio.move_on_after(5):
-                    await output.closed
+            if not wire.gone():  # the last answer leaves (or the client goes) first
+                wire.out.close()
+                with anyio.move_on_after(5), suppress(OSError):
+                    await wire.out.wait_closed()
         finally:
             for transport in transports:
                 transport.close()
             _restore(1, stdout_fd)
             _restore(0, stdin_fd)
 
-    async def send(self, text: str) -> None:
+    async def send(self, message: SessionMessage) -> None:
         """One message, on its way before the next (waiting while the client does not
         read): clients that parse a read chunk at a time (both TypeScript SDKs) then see a
-        progress notification before the result that follows it."""
-        if self.output.lost is None:
-            self.out.write(text.encode() + b"\n")
-        if self.out.get_write_buffer_size() and self.output.lost is None:
-            await self.output.flushed
-        if self.output.lost is not None:
-            raise BrokenPipeError("the client closed stdout") from self.output.lost
-
-    async def write_from(self, messages: MemoryObjectReceiveStream[SessionMessage]) -> None:
-        async with messages:
-            async for message in messages:
-                self.pending.wrote(message.message)
-                await self.send(message.message.model_dump_json(by_alias=True, exclude_unset=True))
-
-    async def read_into(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        lines = _lines(self.reader.read, self.limit, self.send)
-        await _read(lines, messages, self.send, self.pending, self.gone, self.hung_up)
+        progress notification before the result that follows it. ConnectionResetError
+        once the client has closed stdout."""
+        if not self.gone():
+            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+            self.out.write(json.encode() + b"\n")
+        await self.out.drain()
 
     def gone(self) -> bool:
-        return self.output.lost is not None
+        return self.out.is_closing()  # (before the end: the client closed stdout)
 
     def hung_up(self) -> bool:
         """Whether the client closed stdin, even with lines still unread in it."""
-        if self.stdin is None or self.stdin.is_closing():  # (closed: the transport read EOF)
+        if self.stdin.is_closing():  # (closed: the transport read EOF)
             return True
         return _hung_up(self.stdin.get_extra_info("pipe"))
 

@@ -4,7 +4,7 @@ at once, those read past that held in order, and what is still unanswered at end
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -44,13 +44,11 @@ class Pending:
     flight, so the read stream is held open until these are answered (``EOF_GRACE``).
     Requests past ``IN_FLIGHT`` are ``parked`` (in order) until one in flight ends.
 
-    A request is counted from when the server is handed it until its answer is written or
-    the SDK settles it unanswered (``on_request_unanswered``: cancelled), one count per
-    request: the SDK runs a request whose id is already in flight, and a cancel naming
-    ``"7"`` ends call ``7`` (``coerce_request_id``)."""
+    A request is counted from when the server is handed it until the SDK writes its one
+    answer or settles it unanswered (``on_request_unanswered``: cancelled)."""
 
     def __init__(self) -> None:
-        self.ids: Counter[RequestId] = Counter()
+        self.running = 0
         self.parked: deque[tuple[JSONRPCRequest, int]] = deque()  # and its line's size
         self.held = 0  # bytes of the lines parked
         self.asking: set[RequestId | None] = set()  # the server's requests the client has to answer
@@ -67,35 +65,27 @@ class Pending:
             self.asking.discard(_key(message.id))
         if not isinstance(message, JSONRPCRequest):
             return SessionMessage(message)
-        self.ids[message.id] += 1
+        self.running += 1
+        return SessionMessage(message, ServerMessageMetadata(on_request_unanswered=self._settled))
 
-        async def unanswered() -> None:
-            self.answered(message.id)
-
-        return SessionMessage(message, ServerMessageMetadata(on_request_unanswered=unanswered))
+    async def _settled(self) -> None:
+        self.running -= 1
+        self._change()
 
     def wrote(self, message: object) -> None:
         if isinstance(message, JSONRPCResponse | JSONRPCError):
-            self.answered(message.id)
+            if message.id is not None and self.running:  # (id null: no request of ours)
+                self.running -= 1
+                self._change()
         elif isinstance(message, JSONRPCRequest):
             self.asking.add(_key(message.id))
             self._change()
         elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
             self.asking.discard(_key((message.params or {}).get("requestId")))
 
-    def answered(self, request_id: RequestId | None) -> None:
-        if request_id is not None and self.ids[request_id] > 0:
-            self.ids[request_id] -= 1
-            if not self.ids[request_id]:
-                del self.ids[request_id]
-            self._change()
-
-    def running(self) -> int:
-        return self.ids.total()
-
     def full(self) -> bool:
         """Whether a request read now waits (behind the cap, or behind parked ones)."""
-        return bool(self.parked) or self.running() >= IN_FLIGHT
+        return bool(self.parked) or self.running >= IN_FLIGHT
 
     async def park(
         self, message: JSONRPCRequest, size: int, hung_up: Callable[[], bool]
@@ -121,11 +111,12 @@ class Pending:
     async def answer(
         self, request: JSONRPCRequest, messages: MemoryObjectSendStream[SessionMessage | Exception]
     ) -> None:
-        """``request`` to the server past the cap, reading waiting for its answer."""
+        """``request`` to the server past the cap, reading waiting until a request (most
+        likely this one) is answered."""
         sent = self.read(request)
-        count = self.ids[request.id]
+        running = self.running
         await messages.send(sent)
-        while self.ids[request.id] >= count:
+        while self.running >= running:
             await self.changed.wait()
 
     def unpark(self, message: object) -> bool:
@@ -141,14 +132,10 @@ class Pending:
                 return True
         return False
 
-    def end(self) -> None:
-        self.ended = True
-        self._change()
-
     async def dispatch(self, messages: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         """The parked requests to the server, each once fewer than ``IN_FLIGHT`` are."""
         while self.parked or not self.ended:
-            if not self.parked or self.running() >= IN_FLIGHT:
+            if not self.parked or self.running >= IN_FLIGHT:
                 await self.changed.wait()
                 continue
             request, size = self.parked.popleft()
@@ -162,9 +149,11 @@ class Pending:
         """At end of input: the parked requests to the server, and every request answered,
         while they keep ending; ``EOF_GRACE`` without one ends the wait (the SDK then
         cancels what is in flight; what is still parked never runs)."""
-        while (left := len(self.parked) + self.running()) and not gone():
+        self.ended = True  # the dispatcher ends once the parked requests are sent
+        self._change()
+        while (left := len(self.parked) + self.running) and not gone():
             with anyio.move_on_after(EOF_GRACE) as waiting:
-                while len(self.parked) + self.running() >= left and not gone():
+                while len(self.parked) + self.running >= left and not gone():
                     await self.changed.wait()
             if waiting.cancelled_caught:
                 return
