@@ -553,3 +553,29 @@ def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: 
         timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_signature_changes_of_operations_behind_a_mode_s_tools(tmp_path: Path) -> None:
+    """In search mode the operations are not listed (the surface lock keeps them apart,
+    under ``operations``): a changed input schema is reported all the same."""
+
+    def spec(extra: str) -> str:
+        return (
+            "openapi: 3.0.3\ninfo: {title: Pets, version: '1'}\nservers: [{url: 'https://x.test'}]\n"
+            "paths:\n  /pets:\n    get:\n      operationId: listPets\n      parameters:\n"
+            "        - {name: q, in: query, schema: {type: string}}\n"
+            f"{extra}      responses: {{'200': {{description: ok}}}}\n"
+        )
+
+    source, out = tmp_path / "m.yaml", tmp_path / "out"
+    source.write_text(
+        "mcpgen: 1\nserver: {name: pets}\nopenapi: {source: pets.yaml, mode: search}\n"
+    )
+    (tmp_path / "pets.yaml").write_text(spec(""), "utf-8")
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0, output
+    extra = "        - {name: n, in: query, schema: {type: integer}}\n"
+    (tmp_path / "pets.yaml").write_text(spec(extra), "utf-8")
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0, output
+    assert "changed: tool 'list_pets' input schema changed (added n)" in output, output

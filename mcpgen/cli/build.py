@@ -24,7 +24,6 @@ from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest, render_files, too_deep
 from mcpgen.problems import InputError, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
-from mcpgen.runtime.spec import unshare_defs
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, foreign, plan, unsafe_root
 from mcpgen.write.rename import RenameError, plan_moves
@@ -205,17 +204,14 @@ def _build(
         _say(f"{root}: up to date with {source}")
         return EXIT_OK
 
-    with timing.phase("signature changes"):
-        # A changed input or output schema changes _spec.json and a models module; a new
-        # description alone does not need the old spec read (9 MB for GitHub).
+    with timing.phase("changes"):
+        # What the last build served, from its surface lock: the changes for clients, and
+        # for the handlers when a schema changed (it changes a models module too).
+        lock = previous_lock(root) if LOCK_FILE in the_plan.changed else None
         package = f"src/{manifest.server.package}/"
         models_changed = any(p.startswith(package + "models/") for p in the_plan.changed)
-        spec_changed = package + "_spec.json" in the_plan.changed
-        changes = signature_changes(root, manifest) if spec_changed and models_changed else []
-    with timing.phase("surface changes"):
-        surface_changes, renamed = (
-            surface_summary(root, rendered) if LOCK_FILE in the_plan.changed else ([], [])
-        )
+        changes = signature_changes(root, manifest, lock) if lock and models_changed else []
+        surface_changes, renamed = surface_summary(root, lock, rendered) if lock else ([], [])
     try:
         with timing.phase("write"):
             leftovers = apply(the_plan)
@@ -255,22 +251,30 @@ def _build(
     return EXIT_OK
 
 
-def surface_summary(root: Path, rendered: Output) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """What the new ``mcp-surface.json`` changes for clients, against the one on disk: the
-    counts and the first breaking changes (``mcpgen diff`` shows them all); and the items
-    renamed, as (kind, old name, new name)."""
-    from mcpgen.surface.changes import BREAKING
-    from mcpgen.surface.diff import diff, summary
+def previous_lock(root: Path) -> dict[str, Any] | None:
+    """The last build's ``mcp-surface.json``, if this version can compare it."""
     from mcpgen.surface.sources import SourceError, check
 
     try:
         before = json.loads((root / LOCK_FILE).read_text("utf-8"))
         if not isinstance(before, dict):
-            return [], []
-        check(before, LOCK_FILE)  # a lock this version can compare
-        after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
+            return None
+        check(before, LOCK_FILE)
     except (OSError, ValueError, SourceError):
-        return [], []
+        return None
+    return before
+
+
+def surface_summary(
+    root: Path, before: dict[str, Any], rendered: Output
+) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """What the new ``mcp-surface.json`` changes for clients, against the last build's
+    (``before``): the counts and the first breaking changes (``mcpgen diff`` shows them
+    all); and the items renamed, as (kind, old name, new name)."""
+    from mcpgen.surface.changes import BREAKING
+    from mcpgen.surface.diff import diff, summary
+
+    after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
     changes = diff(before, after)
     counts = summary(changes, before, after)
     lines = [
@@ -294,22 +298,13 @@ RENAMED = "renamed to "
 SHOWN = 5  # breaking changes a build's summary lists
 
 
-def _old_tools(root: Path, manifest: Manifest) -> dict[str, Any]:
-    """The last build's tool definitions (from its ``_spec.json``), by name."""
-    path = root / "src" / manifest.server.package / "_spec.json"
-    try:
-        entries = unshare_defs(json.loads(path.read_text("utf-8"))).get("tools", [])
-        return {e["definition"]["name"]: e["definition"] for e in entries}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
-
-
-def signature_changes(root: Path, manifest: Manifest) -> list[str]:
-    """What changed in the contract of an existing handler since the last build, and where
-    the handler now uses a field that is gone (it no longer type-checks)."""
+def signature_changes(root: Path, manifest: Manifest, lock: dict[str, Any]) -> list[str]:
+    """What changed in the contract of an existing handler since the last build (``lock``:
+    its surface lock, which lists every tool), and where the handler now uses a field that
+    is gone (it no longer type-checks)."""
     from mcpgen.health.code import parse, stale_fields
 
-    old = _old_tools(root, manifest)
+    old = {e["name"]: e for key in ("tools", "operations") for e in lock.get(key, [])}
     lines = []
     for tool in manifest.tools:
         before = old.get(tool.name)
