@@ -75,8 +75,10 @@ class Events:
         self.bus: SubscriptionBus = bus or InMemorySubscriptionBus()
         # connection -> the URIs it subscribed to (resources.subscribe)
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-        # session id -> its connection, when it subscribed (a GET stream names its session)
-        self.sessions: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+        # (session id, its caller's key) -> its connection, when it subscribed (for GET streams)
+        self.sessions: weakref.WeakValueDictionary[tuple[str, str], Any] = (
+            weakref.WeakValueDictionary()
+        )
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._listens: dict[str, int] = {}  # caller key -> its open listen streams
 

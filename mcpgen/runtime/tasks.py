@@ -17,7 +17,6 @@ caller's task id is unknown (-32602). Records live in ``tasks_store`` (here, or 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import logging
@@ -36,6 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .authz import current_identity
 from .content import tool_error
+from .paging import page
 from .tasks_store import (
     HEARTBEAT_EVERY,
     TERMINAL,
@@ -54,7 +54,6 @@ from .tasks_wire import (
     first_text,
     flat_view,
     missing_extension,
-    offset,
     protocol_errors,
     task_view,
     unknown,
@@ -320,15 +319,14 @@ class Tasks:
         identity = current_identity()
         if identity.subject == "anonymous" and identity.issuer is None:  # auth: none
             raise MCPError(METHOD_NOT_FOUND, "tasks/list needs authenticated callers")
-        start = offset(params.cursor)
         owned = await self.store.owned(identity.key)
         records = await self.store.records([e[0] for e in owned])
         allowed = self.tools.policy.allowed
         records = [r for r in records if allowed(identity, "tool", r.get("tool", ""))]
-        shown = records[start : start + PAGE]
+        shown, cursor = page(records, params.cursor, PAGE)  # as every list pages
         result: dict[str, Any] = {"tasks": [task_view(r) for r in shown]}
-        if start + PAGE < len(records):
-            result["nextCursor"] = base64.urlsafe_b64encode(str(start + PAGE).encode()).decode()
+        if cursor is not None:
+            result["nextCursor"] = cursor
         return result
 
     async def cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Any:

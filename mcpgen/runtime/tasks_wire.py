@@ -3,7 +3,6 @@ and the errors clients get."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -33,7 +32,7 @@ class TaskParams(types.RequestParams):
 
     model_config = ConfigDict(extra="allow")
     taskId: Any = None
-    cursor: Any = None
+    cursor: str | None = None
     inputResponses: Any = None
 
 
@@ -110,18 +109,6 @@ def flat_view(record: Record) -> dict[str, Any]:
     if record["status"] == "input_required" and not record.get("call"):
         view.update(status="working", statusMessage=ASKING_ELSEWHERE)
     return view
-
-
-def offset(cursor: Any) -> int:
-    if cursor is None:
-        return 0
-    try:
-        value = int(base64.urlsafe_b64decode(str(cursor).encode()).decode())
-    except (ValueError, UnicodeDecodeError):
-        value = -1
-    if value < 0:
-        raise MCPError(INVALID_PARAMS, "Invalid cursor", data={"cursor": cursor})
-    return value
 
 
 def first_text(result: Mapping[str, Any]) -> str:

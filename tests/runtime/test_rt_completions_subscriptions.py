@@ -302,12 +302,13 @@ async def test_anonymous_callers_are_counted_by_their_address() -> None:
         authz._CURRENT.reset(token)
 
 
-@pytest.mark.parametrize("by", ["request", "stream"])
+@pytest.mark.parametrize("by", ["request", "stream", "another caller"])
 async def test_a_narrower_token_ends_the_subscriptions_it_may_not_read(by: str) -> None:
     """A session subscribed to ``fixture://secret`` under a ``notes.read`` token, then used
     by the same caller with a token without that scope, for a request or to open the
     session's GET stream: that subscription ends (every later ``resources/updated`` for it
-    went to the stream, the narrower token's too), the open one stays."""
+    went to the stream, the narrower token's too), the open one stays. Another caller's
+    GET with the session's id is refused and ends nothing."""
     made = spec()
     servers: list[Any] = []
 
@@ -316,7 +317,9 @@ async def test_a_narrower_token_ends_the_subscriptions_it_may_not_read(by: str) 
         return servers[-1]
 
     app = create_app(made, factory, rtkit.settings(made), rtkit.environ(made))
-    wide, narrow = (rtkit.bearer(rtkit.token(s)) for s in ([rtkit.READ], [rtkit.WRITE]))
+    wide = rtkit.bearer(rtkit.token([rtkit.READ]))
+    other = {"subject": "bob"} if by == "another caller" else {}  # (else the same subject)
+    narrow = rtkit.bearer(rtkit.token([rtkit.WRITE], **other))
     accept = {"Accept": "application/json, text/event-stream"}
     async with running(app), http_client(app, accept) as http:
 
@@ -343,6 +346,6 @@ async def test_a_narrower_token_ends_the_subscriptions_it_may_not_read(by: str) 
         else:
             stream = {**session, **narrow, "Accept": "text/event-stream"}
             async with http.stream("GET", "/mcp", headers=stream) as answer:
-                assert answer.status_code == 200
-        assert not events._subscribers("fixture://secret")
+                assert answer.status_code == (404 if by == "another caller" else 200)
+        assert bool(events._subscribers("fixture://secret")) == (by == "another caller")
         assert events._subscribers("fixture://public")

@@ -115,6 +115,29 @@ async def test_the_tasks_kept_for_one_caller_are_bounded(
     assert dropped.get("error", {}).get("code") == -32602, dropped
 
 
+async def test_tasks_list_cursors_are_checked_as_every_lists_are(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tasks/list pages as tools/list does: its cursors walk a caller's tasks once each, and
+    one past the caller's own tasks (another caller's), a forged or a non-string cursor is
+    invalid params, not an empty page."""
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "PAGE", 2)
+    bob = kit.Rpc(http, rtkit.token([rtkit.READ], subject="bob"))
+    await bob.open()
+    made = [await bob.task("report", {"steps": 0}) for _ in range(3)]
+    first = (await bob.send("tasks/list", {}))["result"]
+    last = (await bob.send("tasks/list", {"cursor": first["nextCursor"]}))["result"]
+    assert [t["taskId"] for t in first["tasks"] + last["tasks"]] == made
+    assert "nextCursor" not in last
+    alice = await caller(http, [rtkit.READ])  # one task: bob's cursor is past its end
+    await alice.task("report", {"steps": 0})
+    for cursor in (first["nextCursor"], "OTk5", "!!!!", 7):
+        answer = await alice.send("tasks/list", {"cursor": cursor})
+        assert answer.get("error", {}).get("code") == -32602, answer
+
+
 async def test_cancel_of_a_task_that_ends_meanwhile_says_it_ended(
     http: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -326,7 +326,7 @@ class ReadableSubscriptions:
         return await call_next(ctx)
 
     def stream_opened(self, session_id: str, identity: Any) -> None:
-        connection = self.events.sessions.get(session_id)
+        connection = self.events.sessions.get((session_id, identity.key))
         if connection is not None:
             self.keep_readable(connection, identity)
 
@@ -344,7 +344,7 @@ async def subscribed(
         within_budget(uris | {uri})
         uris.add(uri)
         if getattr(connection, "session_id", None):  # (a GET stream names its session)
-            events.sessions[connection.session_id] = connection
+            events.sessions[connection.session_id, current_identity().key] = connection
     elif connection in events.subscribed:
         events.subscribed[connection].discard(uri)
     return types.EmptyResult()
