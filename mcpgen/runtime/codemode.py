@@ -70,6 +70,7 @@ from .code_values import (
     without_absent,
 )
 from .search import SearchIndex
+from .search_words import QUERY_CHARS
 
 if TYPE_CHECKING:
     import pydantic_monty
@@ -142,6 +143,7 @@ class CodeMode:
         self, query: str, limit: int = SEARCH_LIMIT, allowed: Allowed | None = None
     ) -> types.CallToolResult:
         limit = max(1, min(int(limit), SEARCH_MAX))
+        query = query[:QUERY_CHARS]  # what the search reads, and all the answer repeats
         name = query.strip()
         doc = self.index.get(name)
         if doc is not None and (allowed is None or allowed(name)):

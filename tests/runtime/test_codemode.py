@@ -238,6 +238,14 @@ def test_search_docs_shows_only_what_the_caller_may_use() -> None:
     run(body)
 
 
+def test_a_huge_query_gets_an_answer_of_bounded_size() -> None:
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        for query in ("zzzz " * 200_000, "comment on an issue " * 50_000):
+            assert len(text(await mode.search_docs(query)).encode()) < 6000
+
+    run(body)
+
+
 def test_search_mode_answers_ranked_results_with_reasons() -> None:
     index = SearchIndex(DOCS)
     result = search_operations(index, "delete a repo", 2, allowed=lambda n: True)
