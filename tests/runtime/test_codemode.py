@@ -566,3 +566,18 @@ def test_an_argument_that_is_not_text_is_an_error_naming_it() -> None:
         assert api.calls == []
 
     run(body)
+
+
+def test_an_argument_nested_deeper_than_the_sandbox_hands_over_is_refused() -> None:
+    """Monty hands a value nested 200 levels deep over as the text '<deeply nested>': the
+    call is refused rather than sent with other data than the code wrote."""
+
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        code = "d = 1\nfor _ in range({}):\n    d = [d]\n"
+        code += "issues_create_comment(owner='o', repo='r', issue_number=1, body=d)"
+        deep = text(await mode.execute(code.format(300)))
+        assert "ValueError: issues_create_comment(): argument 'body' is nested" in deep, deep
+        assert api.calls == []
+        assert not (await mode.execute(code.format(60))).is_error
+
+    run(body)
