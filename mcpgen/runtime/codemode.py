@@ -315,7 +315,7 @@ class CodeMode:
         self, snapshot: pydantic_monty.AsyncFunctionSnapshot, run: _Run
     ) -> pydantic_monty.AsyncSnapshot:
         """Sleeps are served (within the budget); files, environment and the rest are not."""
-        if snapshot.function_name in ("time.sleep", "asyncio.sleep", "system.sleep"):
+        if snapshot.function_name in ("time.sleep", "system.async_sleep", "system.sleep"):
             seconds = snapshot.args[0] if snapshot.args else 0
             if not isinstance(seconds, int | float) or seconds < 0 or math.isnan(seconds):
                 return await snapshot.resume(

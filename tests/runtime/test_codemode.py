@@ -479,6 +479,8 @@ def test_sleep_is_served_within_its_budget() -> None:
         assert ok.structured_content == {"stdout": "", "result": "awake"}
         over = await mode.execute("import time\ntime.sleep(0.2)\ntime.sleep(0.2)")
         assert over.is_error and "TimeoutError: " in text(over) and "sleep" in text(over)
+        awaited = await mode.execute("import asyncio\nawait asyncio.sleep(0.05)\n'awake'")
+        assert awaited.structured_content == {"stdout": "", "result": "awake"}, text(awaited)
 
     run(body, Limits(timeout=20, sleep_seconds=0.3))
 
