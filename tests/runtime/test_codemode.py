@@ -246,6 +246,19 @@ def test_a_huge_query_gets_an_answer_of_bounded_size() -> None:
     run(body)
 
 
+def test_search_mode_does_not_repeat_a_huge_unknown_name() -> None:
+    from mcpgen.runtime.errors import ToolError
+    from mcpgen.runtime.metatools import Operations
+    from mcpgen.runtime.tools import ToolTable
+
+    entry = {"definition": {"name": "op", "inputSchema": {"type": "object"}}, "http": {}}
+    operations = Operations({"tools": [entry]}, ToolTable([]))
+    for tool in (operations.describe, operations.call):
+        with pytest.raises(ToolError) as refused:
+            anyio.run(tool, {"name": "x" * 100_000}, None)
+        assert len(str(refused.value)) < 200
+
+
 def test_search_mode_answers_ranked_results_with_reasons() -> None:
     index = SearchIndex(DOCS)
     result = search_operations(index, "delete a repo", 2, allowed=lambda n: True)
