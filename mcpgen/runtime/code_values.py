@@ -77,6 +77,9 @@ def result_value(doc: OperationDoc, result: types.CallToolResult) -> Json:
 DIGITS = "an integer has more than {} digits, the most Python writes as a number: send it as text in hex, hex(n)"
 
 
+DEPTH = 64  # levels of nesting of a value converted (Monty hands over fewer than 200)
+
+
 class TooBig(ValueError):
     """A value whose JSON passes a byte limit, found while it was being converted (so an
     aliased value, ``[a] * 1000`` with ``a`` large, is never copied out in full)."""
@@ -85,8 +88,9 @@ class TooBig(ValueError):
 class _Meter:
     """Bytes of JSON (``ensure_ascii=False``, default separators) spent so far."""
 
-    def __init__(self, limit: float) -> None:
+    def __init__(self, limit: float, cut: bool = True) -> None:
         self.left = limit
+        self.cut = cut  # deeper than DEPTH: "..." (a result), else RecursionError (arguments)
 
     def take(self, size: float) -> None:
         self.left -= size
@@ -102,7 +106,9 @@ def plain_value(value: Any, limit: float = math.inf) -> Json:
 
 
 def _plain(value: Any, meter: _Meter, depth: int) -> Json:
-    if depth > 64:
+    if depth > DEPTH:
+        if not meter.cut:
+            raise RecursionError
         meter.take(5)
         return "..."
     if value is None or isinstance(value, bool):
@@ -155,15 +161,17 @@ def _plain(value: Any, meter: _Meter, depth: int) -> Json:
 
 def arguments_problem(kwargs: Mapping[str, Any], limit: int) -> str | None:
     """Why a sandboxed call's arguments cannot be sent: over ``limit`` bytes as JSON
-    (measured while converted: an aliased argument is never copied out in full), or an
-    argument that is not text (a lone UTF-16 surrogate, which UTF-8 cannot encode; Monty
+    (measured while converted: an aliased argument is never copied out in full), nested
+    deeper than ``DEPTH``, or an argument that is not text (a lone UTF-16 surrogate, which UTF-8 cannot encode; Monty
     1.4 makes none, reading ``"\\ud800"`` as U+FFFD, but the host does not rely on that)."""
-    meter = _Meter(limit)
+    meter = _Meter(limit, cut=False)
     for key, value in kwargs.items():
         try:
             _plain({key: value}, meter, 0)
         except UnicodeEncodeError:
             return f"argument {key!r} is not text: it {LONE_SURROGATE}"
+        except RecursionError:  # Monty hands deeper values over cut ('<deeply nested>')
+            return f"argument {key!r} is nested more than {DEPTH} levels deep"
         except TooBig as exc:
             return str(exc) or f"the arguments are over {limit} bytes"
     return None

@@ -70,6 +70,7 @@ from .code_values import (
     without_absent,
 )
 from .search import SearchIndex
+from .search_words import QUERY_CHARS
 
 if TYPE_CHECKING:
     import pydantic_monty
@@ -142,6 +143,7 @@ class CodeMode:
         self, query: str, limit: int = SEARCH_LIMIT, allowed: Allowed | None = None
     ) -> types.CallToolResult:
         limit = max(1, min(int(limit), SEARCH_MAX))
+        query = query[:QUERY_CHARS]  # what the search reads, and all the answer repeats
         name = query.strip()
         doc = self.index.get(name)
         if doc is not None and (allowed is None or allowed(name)):
@@ -313,7 +315,7 @@ class CodeMode:
         self, snapshot: pydantic_monty.AsyncFunctionSnapshot, run: _Run
     ) -> pydantic_monty.AsyncSnapshot:
         """Sleeps are served (within the budget); files, environment and the rest are not."""
-        if snapshot.function_name in ("time.sleep", "asyncio.sleep", "system.sleep"):
+        if snapshot.function_name in ("time.sleep", "system.async_sleep", "system.sleep"):
             seconds = snapshot.args[0] if snapshot.args else 0
             if not isinstance(seconds, int | float) or seconds < 0 or math.isnan(seconds):
                 return await snapshot.resume(

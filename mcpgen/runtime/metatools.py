@@ -94,7 +94,7 @@ class Operations:
         return not self.table.policy.hide_unauthorized or self.permitted(context, name)
 
     def unknown(self, name: str) -> ToolError:
-        return ToolError(f"no operation named {name!r}; search for one first")
+        return ToolError(f"no operation named {name[:100]!r}; search for one first")
 
     async def dispatch(
         self, name: str, arguments: dict[str, Json], context: Context

@@ -238,6 +238,27 @@ def test_search_docs_shows_only_what_the_caller_may_use() -> None:
     run(body)
 
 
+def test_a_huge_query_gets_an_answer_of_bounded_size() -> None:
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        for query in ("zzzz " * 200_000, "comment on an issue " * 50_000):
+            assert len(text(await mode.search_docs(query)).encode()) < 6000
+
+    run(body)
+
+
+def test_search_mode_does_not_repeat_a_huge_unknown_name() -> None:
+    from mcpgen.runtime.errors import ToolError
+    from mcpgen.runtime.metatools import Operations
+    from mcpgen.runtime.tools import ToolTable
+
+    entry = {"definition": {"name": "op", "inputSchema": {"type": "object"}}, "http": {}}
+    operations = Operations({"tools": [entry]}, ToolTable([]))
+    for tool in (operations.describe, operations.call):
+        with pytest.raises(ToolError) as refused:
+            anyio.run(tool, {"name": "x" * 100_000}, None)
+        assert len(str(refused.value)) < 200
+
+
 def test_search_mode_answers_ranked_results_with_reasons() -> None:
     index = SearchIndex(DOCS)
     result = search_operations(index, "delete a repo", 2, allowed=lambda n: True)
@@ -471,6 +492,8 @@ def test_sleep_is_served_within_its_budget() -> None:
         assert ok.structured_content == {"stdout": "", "result": "awake"}
         over = await mode.execute("import time\ntime.sleep(0.2)\ntime.sleep(0.2)")
         assert over.is_error and "TimeoutError: " in text(over) and "sleep" in text(over)
+        awaited = await mode.execute("import asyncio\nawait asyncio.sleep(0.05)\n'awake'")
+        assert awaited.structured_content == {"stdout": "", "result": "awake"}, text(awaited)
 
     run(body, Limits(timeout=20, sleep_seconds=0.3))
 
@@ -556,5 +579,20 @@ def test_an_argument_that_is_not_text_is_an_error_naming_it() -> None:
                 "lone UTF-16 surrogate (\\ud800-\\udfff), which UTF-8 cannot encode",
             }
         assert api.calls == []
+
+    run(body)
+
+
+def test_an_argument_nested_deeper_than_the_sandbox_hands_over_is_refused() -> None:
+    """Monty hands a value nested 200 levels deep over as the text '<deeply nested>': the
+    call is refused rather than sent with other data than the code wrote."""
+
+    async def body(mode: CodeMode, api: FakeAPI) -> None:
+        code = "d = 1\nfor _ in range({}):\n    d = [d]\n"
+        code += "issues_create_comment(owner='o', repo='r', issue_number=1, body=d)"
+        deep = text(await mode.execute(code.format(300)))
+        assert "ValueError: issues_create_comment(): argument 'body' is nested" in deep, deep
+        assert api.calls == []
+        assert not (await mode.execute(code.format(60))).is_error
 
     run(body)
