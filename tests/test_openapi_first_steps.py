@@ -73,3 +73,21 @@ def test_deprecated_operations_are_left_out_unless_asked_for(tmp_path: Path) -> 
     assert loaded is not None
     assert [t.name for t in loaded.tools] == ["get_my_ships", "get_ship_old"]
     assert loaded.tools[1].description.startswith("Deprecated.")
+
+
+def test_the_readme_names_the_tools_its_mode_lists(tmp_path: Path) -> None:
+    from mcpgen.render import render_without_models
+
+    (tmp_path / "api.yaml").write_text(API, "utf-8")
+    for mode, listed in [
+        ("code", "`search_docs`, `execute`"),
+        ("search", "`search_operations`, `describe_operation`"),
+    ]:
+        manifest = tmp_path / f"{mode}.yaml"
+        text = f"mcpgen: 1\nserver: {{name: st}}\nopenapi: {{source: api.yaml, mode: {mode}}}\n"
+        manifest.write_text(text, "utf-8")
+        model = load_manifest(manifest).manifest
+        assert model is not None
+        readme = render_without_models(model).generated["README.md"]
+        assert f"Meta-tool mode is on (`{mode}`): tools/list shows\n{listed}" in readme
+        assert ("search_operations" in readme) == (mode == "search"), mode

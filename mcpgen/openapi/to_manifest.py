@@ -122,9 +122,11 @@ def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Probl
 def merge(doc: Document) -> Problems:
     """A manifest with an ``openapi:`` section: import the named document into ``doc``."""
     problems = Problems()
-    options = doc.data.get("openapi")
+    options, server = doc.data.get("openapi"), doc.data.get("server")
     if not isinstance(options, dict) or not isinstance(options.get("source"), str):
         return problems  # the structural check says what is wrong
+    if not isinstance(server, dict) or "name" not in server:
+        return problems  # (the API's variables are named after the server)
     where = doc.locate(("openapi", "source"))
     source = doc.base_dir / options["source"]
 
