@@ -79,6 +79,15 @@ def test_the_environment_overrides_the_manifest_and_flags_the_environment() -> N
     assert (flags.port, flags.stateless, flags.allowed_hosts) == (9002, True, ("b.example", "c:*"))
 
 
+def test_the_help_shows_the_defaults_the_environment_sets(capsys: Any) -> None:
+    spec = rtkit.make_spec()
+    env = Settings.from_env(spec, {P + "LOG_LEVEL": "DEBUG", P + "LOG_FORMAT": "json"})
+    with pytest.raises(SystemExit):
+        cli.parse_args(spec, ["--help"], env)
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "(default DEBUG)" in shown and "(default json)" in shown
+
+
 def test_keys_from_the_environment_replace_the_manifests() -> None:
     spec = rtkit.make_spec()
     spec["auth"]["jwksUrl"] = "https://auth.fixture.test/jwks.json"

@@ -15,8 +15,21 @@ import threading
 import time
 from pathlib import Path
 
+import httpx2
 import pytest
-from rtstdio import INITIALIZE, INITIALIZED, Stdio, call, cleaned_up, lines, popen, wait_for
+from rtstdio import (
+    INITIALIZE,
+    INITIALIZED,
+    Stdio,
+    call,
+    cleaned_up,
+    lines,
+    popen,
+    wait_for,
+    wait_until,
+)
+
+from mcpgen.runtime.testing import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes and signals")
@@ -28,6 +41,41 @@ def test_stdio_exits_cleanly_at_end_of_input() -> None:
     assert process.returncode == 0, err.decode()[-3000:]
     assert json.loads(out.splitlines()[0])["id"] == 0
     assert b"Traceback" not in err
+
+
+@POSIX
+@pytest.mark.parametrize("closed", [0, 1], ids=["stdin-closed", "stdout-closed"])
+def test_stdio_with_a_standard_stream_closed_exits_cleanly(closed: int) -> None:
+    """``server <&-`` is end of input; ``server >&-`` answers into nothing: status 0 both."""
+    pipes = {"stdin": subprocess.PIPE, "stderr": subprocess.PIPE}
+    process = popen(**pipes, preexec_fn=lambda: _close(closed))
+    _, err = process.communicate(lines([INITIALIZE]) if closed else None, timeout=60)
+    assert process.returncode == 0 and b"Traceback" not in err, err.decode()[-3000:]
+
+
+@POSIX
+def test_http_with_the_standard_streams_closed_serves() -> None:
+    port = free_port()
+    flags = ("--transport", "http", "--port", str(port))
+    process = popen(*flags, stderr=subprocess.PIPE, preexec_fn=lambda: _close(0, 1))
+    try:
+        wait_until(lambda: _answers(port), 60)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)  # (uvicorn ends raising SIGTERM again)
+    assert b"Finished server process" in err and b"Traceback" not in err, err.decode()[-3000:]
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
+def _answers(port: int) -> bool:
+    try:
+        return httpx2.get(f"http://127.0.0.1:{port}/mcp", timeout=2).status_code > 0
+    except httpx2.HTTPError:
+        return False
 
 
 @pytest.mark.parametrize("stdin", ["pipe", "file"])

@@ -69,8 +69,8 @@ HELP = {
     "body_timeout": "seconds a client may pause inside a request body (default {d.body_timeout})",
     "redis_url": "Redis for state shared by several replicas (redis://host:6379/0); a password "
     "only in {d.env_prefix}REDIS_URL, never on the command line",
-    "log_level": "DEBUG, INFO, WARNING, ... (default INFO)",
-    "log_format": "log lines on stderr (default text)",
+    "log_level": "DEBUG, INFO, WARNING, ... (default {d.log_level})",
+    "log_format": "log lines on stderr (default {d.log_format})",
 }
 OAUTH_HELP = {  # only a server with OAuth has these flags
     "oauth_issuer": "authorization server (default {d.oauth_issuer})",
@@ -131,6 +131,11 @@ def main(
 ) -> None:
     """Run the server. ``app_factory`` (``package.server:create_app``) builds the HTTP app
     in each worker process when there are several."""
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        if getattr(sys, name) is None:  # fd closed at start (``<&-``): the null device in it
+            # (the lowest free fd) before anything else takes it, an event loop's selector
+            null = os.open(os.devnull, os.O_RDWR)
+            setattr(sys, name, os.fdopen(null, "w" if fd else "r", encoding="utf-8"))
     prog = spec["server"].get("script") or spec["server"]["name"]
     try:
         base = Settings.from_env(spec)
