@@ -59,7 +59,6 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
 
 def serve(app: Any, settings: Settings) -> None:
     """Serve ``app`` until SIGTERM/SIGINT."""
-    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     config = uvicorn.Config(app, **uvicorn_options(settings))
     logger.info(
         "serving %s on http://%s:%d%s",

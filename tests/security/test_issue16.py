@@ -347,8 +347,9 @@ def test_7_client_that_hangs_up_cancels_its_call(
         pytest.param(["--stateless"]),
         pytest.param([]),
         pytest.param(["--json-response"], id="json-response"),
+        pytest.param(["--stateless", "--workers", "2"]),
     ],
-    ids=["stateless-sse", "stateful-sse", "json-response"],
+    ids=["stateless-sse", "stateful-sse", "json-response", "two-workers"],
 )
 def test_6_sigterm_lets_the_call_in_flight_finish(
     target_variants: Variants, api: Upstream, flags: list[str]

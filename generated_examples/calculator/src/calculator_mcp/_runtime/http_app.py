@@ -10,6 +10,7 @@ from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp.server.transport_security import TransportSecuritySettings
+from sse_starlette.sse import AppStatus
 from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -92,6 +93,8 @@ def create_app(
     """The ASGI app for ``settings.transport`` (http, sse or websocket). Mounted under a
     prefix (``Mount("/api", app)``), run ``app.router.lifespan_context(app)`` inside the
     parent's lifespan: the session manager and the shared state live there."""
+    # SSE streams end once the calls in flight have (serve.py), in each worker process too
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     settings = (settings or Settings.from_env(spec, environ)).checked()
     observed = telemetry.setup(spec, settings.transport, environ)
     shared: SharedState | None = None  # this process only, without a Redis URL
