@@ -51,7 +51,7 @@ def wait_for(response: httpx2.Response, interval: float) -> float:
     API answering it to every poll was asked without a pause for as long as the timeout
     (600 s), each poll a progress notification to the client."""
     given = response.headers.get("retry-after", "").strip()
-    if given.isdigit():
+    if given.isascii() and given.isdigit():  # "²" is a digit to Python
         return max(min(float(given), MAX_WAIT), min(interval, MIN_WAIT))
     return interval
 
