@@ -227,3 +227,15 @@ def test_retry_after_zero_still_pauses_between_polls(
     answer = httpx2.Response(202, headers={"retry-after": given.encode("latin-1")})
     assert wait_for(answer, interval) == waited
     assert _backoff(0, answer.headers["retry-after"]) <= 5.0
+
+
+def test_a_lone_surrogate_in_a_polled_status_is_replaced() -> None:
+    """A poll answering ``{"status": "running \\ud800"}``: its status reaches the client as
+    a progress message (or the task's ``statusMessage``), and with the lone surrogate in it
+    the client could not parse that message: the whole call failed."""
+    import httpx2
+
+    from mcpgen.runtime.upstream_poll import _status, still_running
+
+    answer = httpx2.Response(200, content=b'{"status": "\\ud800 running"}')
+    assert _status(answer) == "\ufffd running" and not still_running(answer)
