@@ -93,7 +93,7 @@ def result(
             data = wire_body.without_read_only(data, plan)
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
-            data = scrubbed(data, request.scrub)
+            data = scrubbed(data, wire.scrubber(request.secrets))
         if operation.get("wrapped"):
             data, raw = {"result": data}, {"result": raw}
         if output is not None:  # what the client receives is checked (it checks it too)
