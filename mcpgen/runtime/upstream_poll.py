@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from . import wire
+from .answers import parsed  # a lone surrogate in a status: no client reads it
 from .errors import ToolError
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def still_running(response: httpx2.Response) -> bool:
     if response.status_code != 200:
         return False
     try:
-        data = response.json()
+        data = parsed(response)
     except (ValueError, RecursionError):
         return False
     status = data.get("status") if isinstance(data, dict) else None
@@ -51,7 +52,7 @@ def wait_for(response: httpx2.Response, interval: float) -> float:
     API answering it to every poll was asked without a pause for as long as the timeout
     (600 s), each poll a progress notification to the client."""
     given = response.headers.get("retry-after", "").strip()
-    if given.isdigit():
+    if given.isascii() and given.isdigit():  # "²" is a digit to Python
         return max(min(float(given), MAX_WAIT), min(interval, MIN_WAIT))
     return interval
 
@@ -59,7 +60,7 @@ def wait_for(response: httpx2.Response, interval: float) -> float:
 def _status(response: httpx2.Response) -> str:
     if response.status_code == 200:
         try:
-            return str(response.json().get("status"))
+            return str(parsed(response).get("status"))
         except (ValueError, AttributeError, RecursionError):
             pass
     return f"HTTP {response.status_code}"

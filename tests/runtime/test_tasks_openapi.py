@@ -202,17 +202,40 @@ async def test_a_plain_call_polls_too(
 
 @pytest.mark.parametrize(
     ("given", "interval", "waited"),
-    [("0", 2.0, 1.0), ("0", 0.5, 0.5), ("0", 0.0, 0.0), ("5", 2.0, 5.0), ("999", 2.0, 60.0)],
+    [
+        ("0", 2.0, 1.0),
+        ("0", 0.5, 0.5),
+        ("0", 0.0, 0.0),
+        ("5", 2.0, 5.0),
+        ("999", 2.0, 60.0),
+        ("\xb2", 2.0, 2.0),  # "²", a digit to ``str.isdigit``
+    ],
 )
 def test_retry_after_zero_still_pauses_between_polls(
     given: str, interval: float, waited: float
 ) -> None:
     """``Retry-After: 0`` on every 202 made the server poll without a pause for the whole
     timeout (600 s): hundreds of requests and progress notifications a second from one
-    call. It now waits a second, or the configured interval when that is shorter."""
+    call. It now waits a second, or the configured interval when that is shorter. A
+    ``Retry-After: ²`` (byte 0xB2) was a ValueError, so an internal error, here and in a
+    retry's backoff."""
     import httpx2
 
+    from mcpgen.runtime.upstream import _backoff
     from mcpgen.runtime.upstream_poll import wait_for
 
-    answer = httpx2.Response(202, headers={"retry-after": given})
+    answer = httpx2.Response(202, headers={"retry-after": given.encode("latin-1")})
     assert wait_for(answer, interval) == waited
+    assert _backoff(0, answer.headers["retry-after"]) <= 5.0
+
+
+def test_a_lone_surrogate_in_a_polled_status_is_replaced() -> None:
+    """A poll answering ``{"status": "running \\ud800"}``: its status reaches the client as
+    a progress message (or the task's ``statusMessage``), and with the lone surrogate in it
+    the client could not parse that message: the whole call failed."""
+    import httpx2
+
+    from mcpgen.runtime.upstream_poll import _status, still_running
+
+    answer = httpx2.Response(200, content=b'{"status": "\\ud800 running"}')
+    assert _status(answer) == "\ufffd running" and not still_running(answer)

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx2
+import pydantic_core
 import pytest
 from sec_harness import Mcp, Reply, Server, ServerPool, Tokens, Upstream, build, tool_text
 
@@ -131,3 +132,38 @@ def test_an_upstream_404_on_a_resource_read_is_resource_not_found(
         Mcp(target.url).rpc("resources/read", {"uri": "api://items/7/label"})["error"]["code"]
         == -32600
     )
+
+
+JSON = ("Content-Type", "application/json")
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [  # a header value that is not ASCII (a UTF-8 file name), on any answer
+        (Reply(200, [JSON, ("Content-Disposition", 'inline; name="caf\xc3\xa9"')], b"{}"), "{}"),
+        (Reply(200, [("Content-Type", "application/json; charset=base64")], b"{}"), "{}"),
+        (Reply(500, [("Content-Type", "text/plain; charset=utf-16")], b"boom"), "HTTP 500"),
+        (
+            Reply(500, [("Content-Type", "text/plain; charset=unicode_escape")], b"\\udfff"),
+            "\\udfff",  # as UTF-8: that charset made a lone surrogate
+        ),
+        (Reply(200, [JSON], b'{"name": "\\ud800 x \\ud83d\\ude00"}'), "\ufffd x \U0001f600"),
+        (Reply(500, [JSON], b'{"title": "\\uDC00 down"}'), "\ufffd down"),
+    ],
+)
+def test_an_odd_answer_is_read_not_an_internal_error(
+    target: Server, api: Upstream, reply: Reply, said: str
+) -> None:
+    """Answers a broken API sends, each read as it can be: a header value that is not ASCII
+    (every call was an internal error: the answer was rebuilt with its headers as ASCII
+    text), a charset that decodes no text (base64) or refuses these bytes (UTF-16 without a
+    BOM), and a lone surrogate escaped in JSON (``\\ud800``), sent on as U+FFFD: the result
+    held it, and the client could not parse the server's answer at all."""
+    before = target.stderr().count("Traceback")
+    api.routes["/api/v1/users/u1/profile"] = reply
+    answer = Mcp(target.url).send(
+        "tools/call", {"name": "get_profile", "arguments": {"userId": "u1"}}
+    )
+    pydantic_core.from_json(answer.text)  # as strict as the SDK's client: no lone surrogate
+    assert said in tool_text(answer.only) and "internal error" not in tool_text(answer.only)
+    assert target.stderr().count("Traceback") == before

@@ -51,6 +51,7 @@ _PROBLEM_KEYS = ("type", "title", "status", "detail", "instance")
 _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
+_SURROGATE = re.compile(rb"\\\x00{0,3}u\x00{0,3}[dD]\x00{0,3}[89a-fA-F]")  # \\uD800 in any UTF
 _GONE = re.compile(r"\S+(?: \S+)? failed: HTTP (?:404|410) ")  # error_text's head
 
 
@@ -93,7 +94,7 @@ def result(
             data = wire_body.without_read_only(data, plan)
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
-            data = scrubbed(data, request.scrub)
+            data = scrubbed(data, wire.scrubber(request.secrets))
         if operation.get("wrapped"):
             data, raw = {"result": data}, {"result": raw}
         if output is not None:  # what the client receives is checked (it checks it too)
@@ -130,13 +131,13 @@ def parsed(response: httpx2.Response, **options: Any) -> Json:
     """A JSON answer's value: its bytes as RFC 8259 reads them (UTF-8, -16 or -32, told
     apart by its first bytes), or decoded in another charset its ``Content-Type`` names
     (``charset=iso-8859-1``; it was "invalid JSON")."""
-    try:
-        charset = codecs.lookup(response.charset_encoding or "utf-8").name
-    except LookupError:  # a charset Python does not know: the bytes as JSON reads them
-        charset = "utf-8"
-    if charset.startswith("utf"):
-        return json.loads(response.content, **options)
-    return json.loads(response.content.decode(charset), **options)
+    charset = codecs.lookup(response.encoding or "utf-8").name  # a usable one (``capped.read``)
+    content = response.content
+    data = json.loads(content if charset.startswith("utf") else content.decode(charset), **options)
+    if _SURROGATE.search(content):  # a lone one ("\\ud800") makes JSON no client parses
+        whole = json.dumps(data, ensure_ascii=False).encode("utf-16-le", "surrogatepass")
+        data = json.loads(whole.decode("utf-16-le", "replace"))
+    return data
 
 
 def is_json(media: str) -> bool:

@@ -6,6 +6,7 @@ introspection, JWKS; ``MAX_AUTH_ANSWER_BYTES``)."""
 
 from __future__ import annotations
 
+import codecs
 from typing import Any
 
 import anyio
@@ -35,14 +36,22 @@ async def read(response: httpx2.Response, limit: int, refused: Exception) -> htt
     finally:
         with anyio.CancelScope(shield=True):  # closed even when a deadline cut the read
             await response.aclose()
-    kept = [
+    kept = [  # as received (a str value that is not ASCII could not be sent again)
         (k, v)
-        for k, v in response.headers.multi_items()
-        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        for k, v in response.headers.raw
+        if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
     ]  # the body below is already decoded
-    return httpx2.Response(
+    answer = httpx2.Response(
         response.status_code, headers=kept, content=b"".join(chunks), request=response.request
     )
+    charset = codecs.lookup(answer.encoding or "utf-8").name  # one Python knows
+    if charset != "utf-8":
+        try:  # a charset that decodes no text (base64, idna, utf-16 without a BOM) or one
+            decoder = codecs.getincrementaldecoder(charset)("replace")  # as httpx2's
+            decoder.decode(answer.content, True).encode()  # that makes lone surrogates: UTF-8
+        except (LookupError, ValueError, TypeError, AssertionError):
+            answer.encoding = "utf-8"
+    return answer
 
 
 async def fetch(

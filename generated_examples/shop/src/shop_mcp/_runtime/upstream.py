@@ -364,7 +364,7 @@ def _typed(text: str, schema: Json, root: Json) -> Json:
 
 
 def _backoff(attempt: int, retry_after: str | None) -> float:
-    if retry_after and retry_after.isdigit():
+    if retry_after and retry_after.isascii() and retry_after.isdigit():
         return min(float(retry_after), 5.0)
     return min(0.2 * (2.0**attempt), 2.0) + random.uniform(0, 0.1)
 
