@@ -267,7 +267,8 @@ class _Importer(SecurityImport, InputImport):
         output, content_type, wrapped, write_only = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
-            output, write_only = None, {}  # the schema described the 202 answer, not the result
+            output = None  # the schema described the 202 answer, not the result: an echo of
+            write_only = {"2XX": body_info.write_only} if body_info and body_info.write_only else {}
         operation = Operation(
             tool=name,
             method=cand.method.upper(),

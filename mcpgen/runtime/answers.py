@@ -13,7 +13,9 @@ receives; an answer only the redaction makes invalid is a tool error that says s
 properties the document marks ``writeOnly`` (a password a sloppy API echoes) are left out of
 a JSON answer, at any depth, as the answer's status's schema has them (``operation["writeOnly"]``:
 plans by status, only for an operation whose answer has any; ``gone``: the whole answer is,
-and the result has no content); a refused answer's error then quotes none of it.
+and the result has no content); a refused answer's error then quotes none of it. So is any
+body that parses as JSON, whatever its label (``text/plain``) or status (an error echoing
+the request); a polled result the document does not describe follows the request body's.
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -28,7 +30,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -64,11 +66,11 @@ def result(
     status = response.status_code
     shown = request.shown(str(response.url))
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
+    if any(hidden) and response.content:  # any body, whatever its status or label (an echo)
+        response = _without(response, media, hidden)
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
-    hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
-    if any("gone" in plan for plan in hidden):  # the whole answer is writeOnly: nothing of it
-        return types.CallToolResult(content=[])
     json_answer = is_json(media)
     if output is not None and not (json_answer and response.content):  # a client refuses it
         return tool_error(unexpected(response, operation, request, media))
@@ -88,8 +90,6 @@ def result(
                 f"{shown}: the upstream answered JSON nested more than {MAX_DEPTH} levels deep "
                 f"(HTTP {status})"
             )
-        for plan in hidden:  # what the client never reads back (a password)
-            data = wire_body.without_read_only(data, plan)
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
             data = scrubbed(data, request.scrub)
@@ -123,6 +123,24 @@ def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
         if key in plans:
             return [plans[key]]
     return list(plans.values())
+
+
+def _without(response: httpx2.Response, media: str, hidden: Sequence[Json]) -> httpx2.Response:
+    """``response`` without what the ``writeOnly`` plans leave out (a password), when its
+    body is JSON whatever its label (``text/plain``, none) or status (an error echoing the
+    request): nothing of it when the whole answer is; a body not JSON as it is."""
+    gone = any("gone" in plan for plan in hidden)
+    try:
+        data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)
+        for plan in () if gone else hidden:
+            data = wire_body.without_read_only(data, plan)
+        body = b"" if gone else json.dumps(data).encode()  # (ASCII: read alike in any charset)
+    except (ValueError, RecursionError):  # the checks that follow say what is wrong with it
+        return response
+    headers = {"content-type": media} if media else {}
+    return httpx2.Response(
+        response.status_code, headers=headers, content=body, request=response.request
+    )
 
 
 def parsed(response: httpx2.Response, **options: Any) -> Json:
