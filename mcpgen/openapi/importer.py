@@ -254,6 +254,7 @@ class _Importer(SecurityImport, InputImport):
                 media_type=sent_type(body_info.media_type),
                 parts=body_info.parts,
                 read_only=body_info.read_only,
+                write_only=body_info.write_only,
             )
             if body_info.together:
                 # an optional body spread: any of its properties given sends it, and then the

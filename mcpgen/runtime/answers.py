@@ -7,7 +7,8 @@ default 10 MiB): past it the call is a tool error saying so. An HTTP error (4xx/
 tool error naming the method, the operation's path template, the status and the URL
 requested (credentials redacted), then the start of the body made readable: an RFC 9457
 problem document as its title and detail, HTML as its text. A credential the request
-sent is redacted from errors, text and JSON answers alike (``links.next`` echoing a key),
+sent (and a string it sent ``writeOnly``: ``wire_body.write_only``) is redacted from
+errors, text and JSON answers alike (``links.next`` echoing a key),
 before a JSON answer is checked against the output schema (the client checks what it
 receives; an answer only the redaction makes invalid is a tool error that says so). The
 properties the document marks ``writeOnly`` (a password a sloppy API echoes) are left out of

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import threading
 from base64 import b64decode
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,9 +32,11 @@ SENT = {"name": "ann", "password": "hunter2"}
 
 
 @contextmanager
-def echo(status: int, media: str | None, poll: bool = False) -> Iterator[str]:
-    """A server answering ``status`` with the body it received; ``poll``: a POST answers
-    202 with a ``Location`` where a GET gets the echo."""
+def echo(
+    status: int, media: str | None, poll: bool = False, shape: Callable[[Any], str] = json.dumps
+) -> Iterator[str]:
+    """A server answering ``status`` with the body it received (as ``shape`` writes its
+    JSON); ``poll``: a POST answers 202 with a ``Location`` where a GET gets the echo."""
     kept: list[bytes] = [b""]
 
     class Handler(BaseHTTPRequestHandler):
@@ -53,7 +56,7 @@ def echo(status: int, media: str | None, poll: bool = False) -> Iterator[str]:
             self.do_GET()
 
         def do_GET(self) -> None:
-            body = kept[0]
+            body = shape(json.loads(kept[0])).encode()
             self.send_response(status)
             if media is not None:
                 self.send_header("Content-Type", media)
@@ -133,3 +136,68 @@ async def test_a_polled_operations_result_is_stripped() -> None:
         with echo(200, "application/json", poll=True) as url:
             failed, shown = await call(document(responses), url)
         assert not failed and "hunter2" not in shown and "ann" in shown, responses
+
+
+SHAPES: dict[str, tuple[str, Callable[[Any], str]]] = {  # a 422's media type, its body
+    "FastAPI's field errors": (
+        "application/json",
+        lambda sent: json.dumps({"detail": [{"loc": ["body"], "msg": "no", "input": sent}]}),
+    ),
+    "a message quoting it": ("application/json", lambda sent: json.dumps(f"bad: {sent}")),
+    "XML": (
+        "application/xml",
+        lambda sent: "<e>" + "".join(f"<{k}>{v}</{k}>" for k, v in sent.items()) + "</e>",
+    ),
+    "HTML": ("text/html", lambda sent: f"<p>password {sent['password']} is weak</p>"),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("described", [True, False])
+async def test_a_password_sent_is_redacted_from_any_echo_of_it(shape: str, described: bool) -> None:
+    """What the request sends ``writeOnly`` (the body's plan, ``body.write_only``) is
+    redacted wherever an answer quotes it, as a credential sent is: inside a 422's field
+    errors, a message, XML or HTML, where no answer's plan reaches; also for an operation
+    whose answers mark nothing (``POST /login``: only the body has a ``password``). The
+    error keeps the rest (``loc``, ``msg``, the name)."""
+    media, write = SHAPES[shape]
+    data = document({"200": answer() if described else answer({"type": "object"})})
+    with echo(422, media, shape=write) as url:
+        failed, shown = await call(data, url)
+    assert failed and "HTTP 422" in shown and "hunter2" not in shown, shown
+    assert "REDACTED" in shown and ("ann" in shown or shape == "HTML")
+
+
+@pytest.mark.parametrize("shape", ["XML", "HTML", "a message quoting it"])
+async def test_a_text_answer_echoing_a_password_sent_has_it_redacted(shape: str) -> None:
+    """A success answered as text (XML, HTML, a JSON string) to a tool with no output
+    schema: no plan reaches inside it, and it was passed on with the password."""
+    media, write = SHAPES[shape]
+    with echo(200, media, shape=write) as url:
+        failed, shown = await call(document(NO_SCHEMA), url)
+    assert not failed and "hunter2" not in shown and "REDACTED" in shown, shown
+
+
+async def test_through_the_mcp_server_a_422_echo_reaches_the_client_without_it() -> None:
+    """The whole way (``_spec.json`` as a build writes it, the runtime's server, an SDK
+    client in memory): a 422 quoting the body in its field errors, for an operation whose
+    answer marks nothing (only the body's ``password`` is ``writeOnly``)."""
+    from mcp.client import Client
+
+    from mcpgen.load import load_text
+    from mcpgen.pipeline import load_document
+    from mcpgen.render.spec import spec_json
+    from mcpgen.runtime.server import Handlers, build_server
+
+    media, write = SHAPES["FastAPI's field errors"]
+    with echo(422, media, shape=write) as url:
+        data = document({"200": answer({"type": "object"})}) | {"servers": [{"url": url}]}
+        doc = load_text(json.dumps(data), "api.json", Path("."), json_first=True)
+        loaded = load_document(doc)
+        assert loaded.manifest is not None, loaded.problems
+        spec = json.loads(spec_json(loaded.manifest))
+        async with Client(build_server(spec, Handlers())) as client:
+            result = await client.call_tool("send", SENT)
+    shown = " ".join(getattr(c, "text", "") for c in result.content)
+    assert result.is_error and '"loc":["body"]' in shown and '"msg":"no"' in shown, shown
+    assert "hunter2" not in shown and '"password":"REDACTED"' in shown
