@@ -68,8 +68,9 @@ def result(
     shown = request.shown(str(response.url))
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
+    stripped: list[Json] = []  # the body's JSON without what they leave out, parsed once
     if any(hidden) and response.content:  # any body, whatever its status or label (an echo)
-        response = _without(response, media, hidden)
+        response, stripped = _without(response, media, hidden)
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = is_json(media)
@@ -79,7 +80,11 @@ def result(
         return types.CallToolResult(content=[])
     if json_answer:
         try:
-            data: Json = parsed(response, parse_constant=_not_json, parse_float=_finite)
+            data: Json = (
+                stripped[0]
+                if stripped
+                else parsed(response, parse_constant=_not_json, parse_float=_finite)
+            )
             deep = too_deep(data)
         except ValueError as exc:
             why = f": {exc}" if isinstance(exc, OutOfRange) else ""
@@ -126,22 +131,28 @@ def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
     return list(plans.values())
 
 
-def _without(response: httpx2.Response, media: str, hidden: Sequence[Json]) -> httpx2.Response:
+def _without(
+    response: httpx2.Response, media: str, hidden: Sequence[Json]
+) -> tuple[httpx2.Response, list[Json]]:
     """``response`` without what the ``writeOnly`` plans leave out (a password), when its
     body is JSON whatever its label (``text/plain``, none) or status (an error echoing the
-    request): nothing of it when the whole answer is; a body not JSON as it is."""
+    request): nothing of it when the whole answer is; a body not JSON as it is. Its JSON so
+    stripped comes too: a JSON success answer is not written again, only read once."""
     gone = any("gone" in plan for plan in hidden)
     try:
         data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)
         for plan in () if gone else hidden:
             data = wire_body.without_read_only(data, plan)
+        if not gone and is_json(media) and response.status_code < 300:
+            return response, [data]
         body = b"" if gone else json.dumps(data).encode()  # (ASCII: read alike in any charset)
     except (ValueError, RecursionError):  # the checks that follow say what is wrong with it
-        return response
+        return response, []
     headers = {"content-type": media} if media else {}
-    return httpx2.Response(
+    stripped = httpx2.Response(
         response.status_code, headers=headers, content=body, request=response.request
     )
+    return stripped, [data]
 
 
 def parsed(response: httpx2.Response, **options: Any) -> Json:
