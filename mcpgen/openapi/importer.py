@@ -268,7 +268,7 @@ class _Importer(SecurityImport, InputImport):
         output, content_type, wrapped, write_only = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
-            output = None  # the schema described the 202 answer, not the result: an echo of
+            output = None  # the 202's schema, not the result's: the body's marks apply to it
             write_only = {"2XX": body_info.write_only} if body_info and body_info.write_only else {}
         operation = Operation(
             tool=name,
