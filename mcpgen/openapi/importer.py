@@ -254,6 +254,7 @@ class _Importer(SecurityImport, InputImport):
                 media_type=sent_type(body_info.media_type),
                 parts=body_info.parts,
                 read_only=body_info.read_only,
+                write_only=body_info.write_only,
             )
             if body_info.together:
                 # an optional body spread: any of its properties given sends it, and then the
@@ -267,7 +268,8 @@ class _Importer(SecurityImport, InputImport):
         output, content_type, wrapped, write_only = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
-            output, write_only = None, {}  # the schema described the 202 answer, not the result
+            output = None  # the 202's schema, not the result's: the body's marks apply to it
+            write_only = {"2XX": body_info.write_only} if body_info and body_info.write_only else {}
         operation = Operation(
             tool=name,
             method=cand.method.upper(),

@@ -234,13 +234,14 @@ class InputImport(ImportBase):
         )
         # what is never sent, at any depth (a spread body offers no argument for its own)
         read_only = self.converter.plans["readOnly"].plan(schema, own=not spreadable)
+        plans = (read_only, self.converter.plans["writeOnly"].plan(schema))  # BodyInfo's
         if not spreadable:
             top = self.converter.read_only(schema)
             if top:  # not asked of the model (as finish())
                 schema = unrequire(dict(schema), set(top))
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
-            return BodyInfo([item], deps, False, kind, media, required, parts, read_only=read_only)
+            return BodyInfo([item], deps, False, kind, media, required, parts, [], [], *plans)
         if name is not None:
             deps = set(self.converter.deps.get(name, ()))
         needed = set(target.get("required", []))
@@ -251,7 +252,7 @@ class InputImport(ImportBase):
             inputs.append(Input("body", prop, prop_schema, required and prop in needed))
         # an optional body's required properties: each one given asks for the others
         together = [] if required else [i.wire for i in inputs if i.wire in needed]
-        return BodyInfo(inputs, deps, True, kind, media, required, parts, together, [], read_only)
+        return BodyInfo(inputs, deps, True, kind, media, required, parts, together, [], *plans)
 
     def files(self, target: Json) -> dict[str, dict[str, Json]]:
         """The multipart properties that are files: base64 arguments sent as bytes."""

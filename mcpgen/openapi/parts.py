@@ -55,6 +55,7 @@ class BodyInfo:
     together: list[str] = field(default_factory=list)
     headers: list[Input] = field(default_factory=list)  # multipart part headers (part_headers)
     read_only: dict[str, Json] = field(default_factory=dict)  # Body.read_only
+    write_only: dict[str, Json] = field(default_factory=dict)  # Body.write_only
 
 
 @dataclass

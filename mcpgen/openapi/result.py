@@ -55,7 +55,8 @@ class Body:
     name: ``file`` (a base64 argument sent as bytes) and the document's ``encoding``
     (``contentType``, ``style``, ``explode``); a property not named uses the defaults.
     ``read_only``: where the body's ``readOnly`` properties are, at any depth (the server
-    sets them): left out of what is sent (``plans.Plans``).
+    sets them): left out of what is sent (``plans.Plans``); ``write_only``: its ``writeOnly``
+    ones (a password), redacted from any answer echoing them, as a credential sent is.
     """
 
     argument: str | None
@@ -66,6 +67,7 @@ class Body:
     media_type: str = ""
     parts: dict[str, dict[str, Json]] = field(default_factory=dict)
     read_only: dict[str, Json] = field(default_factory=dict)
+    write_only: dict[str, Json] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ def operation_data(operation: Operation) -> dict[str, Json]:
         data["tags"] = list(operation.tags)
     if operation.body is not None:
         body = asdict(operation.body)
-        data["body"] = {k: v for k, v in body.items() if k not in ("parts", "read_only") or v}
+        data["body"] = {k: v for k, v in body.items() if v != {}}  # (parts, the plans)
     if operation.poll:
         data["poll"] = dict(operation.poll)
     if operation.write_only:

@@ -7,13 +7,16 @@ default 10 MiB): past it the call is a tool error saying so. An HTTP error (4xx/
 tool error naming the method, the operation's path template, the status and the URL
 requested (credentials redacted), then the start of the body made readable: an RFC 9457
 problem document as its title and detail, HTML as its text. A credential the request
-sent is redacted from errors, text and JSON answers alike (``links.next`` echoing a key),
+sent (and a string it sent ``writeOnly``: ``wire_body.write_only``) is redacted from
+errors, text and JSON answers alike (``links.next`` echoing a key),
 before a JSON answer is checked against the output schema (the client checks what it
 receives; an answer only the redaction makes invalid is a tool error that says so). The
 properties the document marks ``writeOnly`` (a password a sloppy API echoes) are left out of
 a JSON answer, at any depth, as the answer's status's schema has them (``operation["writeOnly"]``:
 plans by status, only for an operation whose answer has any; ``gone``: the whole answer is,
-and the result has no content); a refused answer's error then quotes none of it.
+and the result has no content); a refused answer's error then quotes none of it. So is any
+body that parses as JSON, whatever its label (``text/plain``) or status (an error echoing
+the request); a polled result the document does not describe follows the request body's.
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -28,7 +31,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +68,12 @@ def result(
     status = response.status_code
     shown = request.shown(str(response.url))
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
+    stripped: list[Json] = []  # the body's JSON without what they leave out, parsed once
+    if any(hidden) and response.content:  # any body, whatever its status or label (an echo)
+        response, stripped = _without(response, media, hidden)
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
-    hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
-    if any("gone" in plan for plan in hidden):  # the whole answer is writeOnly: nothing of it
-        return types.CallToolResult(content=[])
     json_answer = is_json(media)
     if output is not None and not (json_answer and response.content):  # a client refuses it
         return tool_error(unexpected(response, operation, request, media))
@@ -77,7 +81,11 @@ def result(
         return types.CallToolResult(content=[])
     if json_answer:
         try:
-            data: Json = parsed(response, parse_constant=_not_json, parse_float=_finite)
+            data: Json = (
+                stripped[0]
+                if stripped
+                else parsed(response, parse_constant=_not_json, parse_float=_finite)
+            )
             deep = too_deep(data)
         except ValueError as exc:
             why = f": {exc}" if isinstance(exc, OutOfRange) else ""
@@ -89,8 +97,6 @@ def result(
                 f"{shown}: the upstream answered JSON nested more than {MAX_DEPTH} levels deep "
                 f"(HTTP {status})"
             )
-        for plan in hidden:  # what the client never reads back (a password)
-            data = wire_body.without_read_only(data, plan)
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
             data = scrubbed(data, wire.scrubber(request.secrets))
@@ -124,6 +130,30 @@ def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
         if key in plans:
             return [plans[key]]
     return list(plans.values())
+
+
+def _without(
+    response: httpx2.Response, media: str, hidden: Sequence[Json]
+) -> tuple[httpx2.Response, list[Json]]:
+    """``response`` without what the ``writeOnly`` plans leave out (a password), when its
+    body is JSON whatever its label (``text/plain``, none) or status (an error echoing the
+    request): nothing of it when the whole answer is; a body not JSON as it is. Its JSON so
+    stripped comes too: a JSON success answer is not written again, only read once."""
+    gone = any("gone" in plan for plan in hidden)
+    try:
+        data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)
+        for plan in () if gone else hidden:
+            data = wire_body.without_read_only(data, plan)
+        if not gone and is_json(media) and response.status_code < 300:
+            return response, [data]
+        body = b"" if gone else json.dumps(data).encode()  # (ASCII: read alike in any charset)
+    except (ValueError, RecursionError):  # the checks that follow say what is wrong with it
+        return response, []
+    headers = {"content-type": media} if media else {}
+    stripped = httpx2.Response(
+        response.status_code, headers=headers, content=body, request=response.request
+    )
+    return stripped, [data]
 
 
 def parsed(response: httpx2.Response, **options: Any) -> Json:

@@ -152,6 +152,8 @@ class Upstream:
         if body is not None and _sent(body, arguments):
             arguments = await files.resolve(body, arguments, ctx, self.max_file)
             request.options = wire_body.body(body, arguments, part_headers, self.max_file)
+            if body.get("write_only"):  # a password sent: any answer echoing it has it redacted
+                request.secrets |= wire_body.write_only(body, arguments)
             media = request.options.pop("type", body.get("media_type") or body["content_type"])
             if request.options:
                 request.parts["headers"].setdefault("Content-Type", media)

@@ -58,14 +58,7 @@ def body(
     declares). The body's ``readOnly`` properties, at any depth (``spec["read_only"]``), are
     left out: the server sets them.
     """
-    if spec["argument"] is not None:
-        value = arguments.get(spec["argument"])
-    else:
-        value = {
-            wire: arguments[arg]
-            for wire, arg in zip(spec["properties"], spec["arguments"], strict=True)
-            if arg in arguments
-        }
+    value = _value(spec, arguments)
     if spec.get("read_only"):
         value = without_read_only(value, spec["read_only"])
     kind = spec["content_type"]
@@ -102,6 +95,27 @@ def body(
     except UnicodeError as exc:  # a codec no body is written in (``charset=idna``)
         named = charset and charset.group(1)
         raise ToolError(f"the body cannot be written in {named}: {exc}") from None
+
+
+def _value(spec: dict[str, Json], arguments: dict[str, Json]) -> Json:
+    """The body: its argument's value, or the spread properties given."""
+    if spec["argument"] is not None:
+        return arguments.get(spec["argument"])
+    pairs = zip(spec["properties"], spec["arguments"], strict=True)
+    return {wire: arguments[arg] for wire, arg in pairs if arg in arguments}
+
+
+def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
+    """The strings the body sends in its ``writeOnly`` properties (``spec["write_only"]``: a
+    password): an answer quoting one has it redacted, as a credential sent (``answers``)."""
+    value = _value(spec, arguments)
+    kept = set(_strings(without_read_only(value, spec["write_only"])))
+    return {text for text in _strings(value) if text not in kept}
+
+
+def _strings(value: Json) -> list[str]:
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return [value] if isinstance(value, str) else [s for item in items for s in _strings(item)]
 
 
 def _unmarked(charset: str) -> str:

@@ -1,0 +1,203 @@
+"""An upstream on 127.0.0.1 that echoes the request it receives (the body a tool sends, a
+``password`` the document marks ``writeOnly`` in it) as whatever answer a sloppy API
+gives: JSON labelled ``text/plain`` or with no type, a 400 or 422 error, the final answer
+of a polled operation (202 + ``Location``). None of them reaches the MCP client with the
+password (``answers.result`` strips every body that parses as JSON, whatever its status or
+label; a polled result the document does not describe gets the request body's plan)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from base64 import b64decode
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wirekit import imported, operations, upstream
+
+from mcpgen.runtime.schemas import validator
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+USER = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "password": {"type": "string", "writeOnly": True}},
+}
+REF = {"$ref": "#/components/schemas/User"}
+SENT = {"name": "ann", "password": "hunter2"}
+
+
+@contextmanager
+def echo(
+    status: int, media: str | None, poll: bool = False, shape: Callable[[Any], str] = json.dumps
+) -> Iterator[str]:
+    """A server answering ``status`` with the body it received (as ``shape`` writes its
+    JSON); ``poll``: a POST answers 202 with a ``Location`` where a GET gets the echo."""
+    kept: list[bytes] = [b""]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            kept[0] = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if poll:
+                self.send_response(202)
+                self.send_header("Location", "/jobs/1")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.do_GET()
+
+        def do_GET(self) -> None:
+            body = shape(json.loads(kept[0])).encode()
+            self.send_response(status)
+            if media is not None:
+                self.send_header("Content-Type", media)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def document(responses: dict[str, Any]) -> Any:
+    """``POST /users``: a User body (its password sent) answered with ``responses``."""
+    body = {"content": {"application/json": {"schema": REF}}, "required": True}
+    op = {"operationId": "send", "requestBody": body, "responses": responses}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/users": {"post": op}},
+        "components": {"schemas": {"User": USER}},
+    }
+
+
+def answer(schema: Any = REF) -> dict[str, Any]:
+    return {"description": "ok", "content": {"application/json": {"schema": schema}}}
+
+
+async def call(data: Any, url: str) -> tuple[bool, str]:
+    (tool,) = imported(data).tools
+    output = validator(tool["output"]) if tool.get("output") else None
+    op = operations(data)["send"]
+    if "poll" in op:
+        op["poll"]["interval"] = 0.01
+    result = await upstream(url).call(op, SENT, None, output)
+    texts = [getattr(c, "text", None) or str(c) for c in result.content]
+    blobs = [b64decode(c.resource.blob).decode() for c in result.content if c.type == "resource"]
+    return result.is_error, " ".join([json.dumps(result.structured_content), *texts, *blobs])
+
+
+NO_SCHEMA = {"200": answer(), "204": {"description": "none"}}  # a 204 takes the schema away
+
+
+@pytest.mark.parametrize("media", ["text/plain", None, "text/json; charset=utf-8"])
+async def test_json_under_another_label_is_stripped(media: str | None) -> None:
+    """JSON labelled ``text/plain`` (or with no type) to a tool with no output schema went
+    to the client as text, or an embedded resource, with the password."""
+    with echo(200, media) as url:
+        failed, shown = await call(document(NO_SCHEMA), url)
+    assert not failed and "hunter2" not in shown
+    assert "ann" in shown
+
+
+@pytest.mark.parametrize("status", [400, 422, 500])
+@pytest.mark.parametrize("media", ["application/json", "text/plain"])
+async def test_an_error_that_echoes_the_request_quotes_no_password(status: int, media: str) -> None:
+    """A 400, 422 or 500 echoing the body: the error quoted the password. The success
+    schema's plan (what any answer of the operation marks) strips it; the rest stays."""
+    with echo(status, media) as url:
+        failed, shown = await call(document({"200": answer()}), url)
+    assert failed and f"HTTP {status}" in shown
+    assert "hunter2" not in shown and '"name":"ann"' in shown.replace(" ", "")
+
+
+async def test_a_polled_operations_result_is_stripped() -> None:
+    """A 202 with a ``Location`` polled there: the final answer, echoing the body, reached
+    the client with the password when the document describes only the 202 (the request
+    body's plan applies to it), as when it describes the 200 too."""
+    job = {"type": "object", "properties": {"status": {"type": "string"}}}
+    accepted = answer(job) | {"headers": {"Location": {"schema": {"type": "string"}}}}
+    for responses in ({"202": accepted}, {"200": answer(), "202": accepted}):
+        with echo(200, "application/json", poll=True) as url:
+            failed, shown = await call(document(responses), url)
+        assert not failed and "hunter2" not in shown and "ann" in shown, responses
+
+
+SHAPES: dict[str, tuple[str, Callable[[Any], str]]] = {  # a 422's media type, its body
+    "FastAPI's field errors": (
+        "application/json",
+        lambda sent: json.dumps({"detail": [{"loc": ["body"], "msg": "no", "input": sent}]}),
+    ),
+    "a message quoting it": ("application/json", lambda sent: json.dumps(f"bad: {sent}")),
+    "XML": (
+        "application/xml",
+        lambda sent: "<e>" + "".join(f"<{k}>{v}</{k}>" for k, v in sent.items()) + "</e>",
+    ),
+    "HTML": ("text/html", lambda sent: f"<p>password {sent['password']} is weak</p>"),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("described", [True, False])
+async def test_a_password_sent_is_redacted_from_any_echo_of_it(shape: str, described: bool) -> None:
+    """What the request sends ``writeOnly`` (the body's plan, ``body.write_only``) is
+    redacted wherever an answer quotes it, as a credential sent is: inside a 422's field
+    errors, a message, XML or HTML, where no answer's plan reaches; also for an operation
+    whose answers mark nothing (``POST /login``: only the body has a ``password``). The
+    error keeps the rest (``loc``, ``msg``, the name)."""
+    media, write = SHAPES[shape]
+    data = document({"200": answer() if described else answer({"type": "object"})})
+    with echo(422, media, shape=write) as url:
+        failed, shown = await call(data, url)
+    assert failed and "HTTP 422" in shown and "hunter2" not in shown, shown
+    assert "REDACTED" in shown and ("ann" in shown or shape == "HTML")
+
+
+@pytest.mark.parametrize("shape", ["XML", "HTML", "a message quoting it"])
+async def test_a_text_answer_echoing_a_password_sent_has_it_redacted(shape: str) -> None:
+    """A success answered as text (XML, HTML, a JSON string) to a tool with no output
+    schema: no plan reaches inside it, and it was passed on with the password."""
+    media, write = SHAPES[shape]
+    with echo(200, media, shape=write) as url:
+        failed, shown = await call(document(NO_SCHEMA), url)
+    assert not failed and "hunter2" not in shown and "REDACTED" in shown, shown
+
+
+async def test_through_the_mcp_server_a_422_echo_reaches_the_client_without_it() -> None:
+    """The whole way (``_spec.json`` as a build writes it, the runtime's server, an SDK
+    client in memory): a 422 quoting the body in its field errors, for an operation whose
+    answer marks nothing (only the body's ``password`` is ``writeOnly``)."""
+    from mcp.client import Client
+
+    from mcpgen.load import load_text
+    from mcpgen.pipeline import load_document
+    from mcpgen.render.spec import spec_json
+    from mcpgen.runtime.server import Handlers, build_server
+
+    media, write = SHAPES["FastAPI's field errors"]
+    with echo(422, media, shape=write) as url:
+        data = document({"200": answer({"type": "object"})}) | {"servers": [{"url": url}]}
+        doc = load_text(json.dumps(data), "api.json", Path("."), json_first=True)
+        loaded = load_document(doc)
+        assert loaded.manifest is not None, loaded.problems
+        spec = json.loads(spec_json(loaded.manifest))
+        async with Client(build_server(spec, Handlers())) as client:
+            result = await client.call_tool("send", SENT)
+    shown = " ".join(getattr(c, "text", "") for c in result.content)
+    assert result.is_error and '"loc":["body"]' in shown and '"msg":"no"' in shown, shown
+    assert "hunter2" not in shown and '"password":"REDACTED"' in shown
