@@ -90,6 +90,7 @@ class RedisLink:
         self.outage_errors: tuple[type[BaseException], ...] = (
             exceptions.ConnectionError,  # includes authentication and "loading" errors
             exceptions.TimeoutError,
+            exceptions.ResponseError,  # full (maxmemory), read-only replica, no such database
             OSError,  # and TimeoutError, which asyncio.wait_for raises
         )
         self.watch_error: type[BaseException] = exceptions.WatchError
