@@ -90,10 +90,11 @@ class TaskStore:
         if ttl > 0:
             await self.cache.set("t:" + record["taskId"], record, ttl)
 
-    async def create(self, record: Record) -> None:
+    async def create(self, record: Record) -> bool:
+        """False when the store is unreachable: the task cannot be read by its id."""
         await self.put(record)
         entry = [record["taskId"], record["expiresAt"]]
-        await self._edit(
+        return await self._edit(
             record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
         )
 
@@ -113,7 +114,7 @@ class TaskStore:
 
     async def _edit(
         self, owner: str, edit: Callable[[list[list[Any]]], tuple[list[list[Any]], int]]
-    ) -> None:
+    ) -> bool:
         """The caller's index changed by ``edit`` (the entries, how many of the oldest to
         drop) in one atomic step of the cache (Redis: a transaction), so concurrent creates
         and completions lose no entry; the dropped tasks are deleted after it."""
@@ -125,9 +126,10 @@ class TaskStore:
             kept = owned[max(drop, 0) :]
             return (kept, max(max(e[1] for e in kept) - time.time(), 0.001)) if kept else None
 
-        await self.cache.change("o:" + owner, apply)
+        changed = await self.cache.change("o:" + owner, apply)
         for entry in dropped:
             await self.cache.delete("t:" + entry[0])
+        return changed
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first
