@@ -44,6 +44,7 @@ from .tasks_store import (
     TaskStore,
     local_cache,
     now_iso,
+    unreachable,
 )
 from .tasks_wire import (
     EXTENSION,
@@ -171,7 +172,7 @@ class Tasks:
         await self.store.beat(self.replica)
         if not await self.store.create(record):
             self.owners.pop(record["taskId"])
-            raise MCPError(types.INTERNAL_ERROR, "The task store is unreachable; try again")
+            raise unreachable()
         self._start(record["taskId"], name, dict(params.arguments or {}), context)
         if modern:
             return {"resultType": "task", **flat_view(record), "_meta": self._meta()}

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from .tasks_wire import RELATED
 
@@ -36,6 +37,10 @@ HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTB
 HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
 MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their results
+
+
+def unreachable() -> MCPError:
+    return MCPError(types.INTERNAL_ERROR, "The task store is unreachable; try again")
 
 
 def now_iso() -> str:
@@ -68,8 +73,14 @@ class TaskStore:
         return isinstance(stored, dict) and cls.remaining(stored) > 0
 
     async def get(self, task_id: str) -> Record | None:
+        """The live record, or None; -32603 while the store is away (a miss proves nothing:
+        "unknown" would tell the client to give the task up)."""
         record = await self.cache.get("t:" + task_id)
-        return record if self.live_record(record) else None
+        if self.live_record(record):
+            return record
+        if not await self.cache.change("p:", lambda _: None):  # a transaction: Redis answers?
+            raise unreachable()
+        return None
 
     async def stopped(self, replica: str, task_ids: list[str]) -> list[str]:
         """Those of the tasks ``replica`` runs that are cancelled or gone, read with its

@@ -369,12 +369,13 @@ async def test_a_store_outage_neither_cancels_a_task_nor_leaves_it_working_for_e
         assert error_code(answer) == -32600
 
 
-async def test_a_task_the_store_cannot_take_is_refused_not_lost(
+async def test_a_store_away_is_an_error_to_retry_not_an_unknown_task(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Redis away (or full) when a task is created: the call is refused (-32603), its handler
-    does not run, nor does the refusal count against the caller's running tasks. Before, the
-    call answered a task id that no replica could ever read (-32602) while its handler ran."""
+    does not run, nor does the refusal count against the caller's running tasks; when a task
+    is read, -32603 too. Before, the call answered a task id that no replica could ever read
+    while its handler ran, and a read said -32602 (unknown: the client gives the task up)."""
     from mcpgen.runtime import tasks
 
     store = _Away(tasks.local_cache())
@@ -391,6 +392,10 @@ async def test_a_task_the_store_cannot_take_is_refused_not_lost(
         assert kit.EVENTS == []
         store.down = False
         task_id = await rpc.task("export", {"seconds": 0.1})
+        store.down = True
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            assert error_code(await rpc.send(method, {"taskId": task_id})) == -32603, method
+        store.down = False
         assert (await rpc.until(task_id, "completed"))["status"] == "completed"
 
 
