@@ -79,6 +79,19 @@ def test_the_environment_overrides_the_manifest_and_flags_the_environment() -> N
     assert (flags.port, flags.stateless, flags.allowed_hosts) == (9002, True, ("b.example", "c:*"))
 
 
+@pytest.mark.parametrize(
+    "url", ["redis://:hunter2-pw@r:6379/0", "redis://r:6379/0?db=1&password=hunter2-pw"]
+)
+def test_a_password_in_a_url_flag_is_refused_in_either_form(url: str) -> None:
+    """redis-py reads ``?password=`` as well as the userinfo's: both are on the process
+    list (the query form passed the check)."""
+    spec = rtkit.make_spec()
+    settings = Settings.from_env(spec, {})
+    with pytest.raises(ConfigError, match="process list") as caught:
+        cli.settings_from(cli.parse_args(spec, ["--redis-url", url], settings), settings)
+    assert "hunter2" not in str(caught.value)
+
+
 def test_keys_from_the_environment_replace_the_manifests() -> None:
     spec = rtkit.make_spec()
     spec["auth"]["jwksUrl"] = "https://auth.fixture.test/jwks.json"

@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 
@@ -113,7 +113,8 @@ def parse_args(
 def settings_from(args: argparse.Namespace, base: Settings) -> Settings:
     given = {key: value for key, value in vars(args).items() if value is not None}
     for name in ("redis_url", "jwks_url", "introspection_url", "public_url"):
-        if isinstance(given.get(name), str) and urlsplit(given[name]).password:
+        parts = urlsplit(given[name]) if isinstance(given.get(name), str) else None
+        if parts and (parts.password or "password" in dict(parse_qsl(parts.query.lower()))):
             # every user of the machine reads a command line (ps, /proc/PID/cmdline)
             flag = "--" + name.replace("_", "-")
             raise ConfigError(
