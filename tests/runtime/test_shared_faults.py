@@ -257,3 +257,7 @@ async def test_redis_full_or_wrong_database_is_a_fault_not_a_crash(
         assert await shared.user_state("u").get("k") == "v"
         assert lines(caplog, "is unreachable (command not allowed when used memory") == 1
         assert lines(caplog, "reachable again") == 1
+        # a ttl Redis refuses is the handler's error, not an outage of every caller's state
+        with pytest.raises(ValueError, match="ttl"):
+            await shared.user_state("u").set("k", "v", ttl=1e16)
+        assert shared.status()["connected"] and shared.status()["outages"] == 1

@@ -72,8 +72,8 @@ class ExpiringMap:
 
 
 def check_ttl(ttl: float) -> None:
-    if not (isinstance(ttl, int | float) and math.isfinite(ttl) and ttl > 0):
-        raise ValueError(f"ttl must be a positive number of seconds: {ttl!r}")
+    if not (isinstance(ttl, int | float) and 0 < ttl <= 1e10):  # Redis refuses ~1e16 s
+        raise ValueError(f"ttl must be a positive number of seconds up to 1e10: {ttl!r}")
 
 
 def check_limit(rate: float, burst: float, cost: float) -> None:
