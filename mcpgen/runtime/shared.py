@@ -221,12 +221,17 @@ def shared_state(
 
         backend = LocalBackend(values, state_ttl=state_ttl, max_entries=max_local_entries)
     else:
-        scheme = urlsplit(url).scheme
+        try:
+            scheme, database = urlsplit(url).scheme, urlsplit(url).path.strip("/")
+        except ValueError as exc:
+            raise SharedStateConfigError(f"bad Redis URL: {exc}") from None
         if scheme not in ("redis", "rediss", "unix"):
             raise SharedStateConfigError(
                 f"shared-state URL must start with redis://, rediss:// or unix://: "
                 f"{redact_url(url)}"
             )
+        if scheme != "unix" and database and not database.isdecimal():  # redis-py: then 0
+            raise SharedStateConfigError(f"the database must be a number: {redact_url(url)}")
         if find_spec(f"{__package__}.shared_redis") is None:  # a manifest without replicas
             raise SharedStateConfigError("built without Redis: the manifest plans no replicas")
         from .shared_redis import RedisBackend

@@ -127,6 +127,11 @@ async def test_memory_bus_delivers_once_to_each_listener() -> None:
 def test_configuration_errors_are_clear() -> None:
     with pytest.raises(SharedStateConfigError, match="redis://"):
         shared_state("http://:pw@example.com/")
+    with pytest.raises(SharedStateConfigError, match="bad Redis URL: Invalid IPv6"):
+        shared_state("redis://:hunter2@[::1/0")  # (was a traceback)
+    with pytest.raises(SharedStateConfigError, match="database must be a number") as caught:
+        shared_state("redis://:hunter2@h/prod")  # (redis-py took database 0, silently)
+    assert "hunter2" not in str(caught.value)
     with pytest.raises(SharedStateConfigError, match="32 characters"):
         shared_state(None, secret="short")
     with pytest.raises(SharedStateConfigError, match="32 characters"):
