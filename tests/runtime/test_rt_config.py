@@ -90,6 +90,10 @@ def test_a_password_in_a_url_flag_is_refused_in_either_form(url: str) -> None:
     with pytest.raises(ConfigError, match="process list") as caught:
         cli.settings_from(cli.parse_args(spec, ["--redis-url", url], settings), settings)
     assert "hunter2" not in str(caught.value)
+    with pytest.raises(ConfigError, match="--redis-url: Invalid IPv6 URL"):  # (a traceback)
+        cli.settings_from(
+            cli.parse_args(spec, ["--redis-url", "redis://[::1/0"], settings), settings
+        )
 
 
 def test_keys_from_the_environment_replace_the_manifests() -> None:
