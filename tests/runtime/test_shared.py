@@ -336,6 +336,19 @@ async def test_user_state_keys_name_no_user_without_the_secret(redis_server: Red
         assert _keys(redis_server, "t:state:*") != [key]  # another secret, another key
 
 
+async def test_a_value_that_is_not_utf8_reads_as_a_miss(redis_server: RedisServer) -> None:
+    """Bytes written over a key by whoever reaches Redis without the secret read as a miss,
+    as any forgery does (they raised UnicodeDecodeError: that caller's every read failed)."""
+    import redis
+
+    alice = Identity("alice", issuer="i").key
+    async with replicas(redis_server.url, n=1, secret=SECRET) as (a,):
+        await a.state.set(alice, "notes", {"text": "hi"})
+        (key,) = _keys(redis_server, "t:state:*")
+        redis.Redis(port=redis_server.port).set(key, b"\xff\xfe")
+        assert await a.state.get(alice, "notes") is None
+
+
 def _value(reply: bytes) -> str:
     """The value of a raw GET reply (``$<length>\r\n<value>\r\n``)."""
     return reply.split(b"\r\n")[1].decode()

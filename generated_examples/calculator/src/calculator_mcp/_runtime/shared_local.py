@@ -31,8 +31,8 @@ class JsonValues:
     def load(self, stored: str | bytes, where: str = "") -> Any | None:
         """The value stored under ``where``, or None when it cannot be read (another secret,
         sealed for another key, corruption)."""
-        text = stored.decode() if isinstance(stored, bytes) else stored
         try:
+            text = stored.decode() if isinstance(stored, bytes) else stored
             return json.loads(self.unseal(text, where))
         except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
             return None
