@@ -142,6 +142,12 @@ def test_configuration_errors_are_clear() -> None:
     assert redact_url("redis://:hunter2@h/0") == "redis://***@h/0"
     assert redact_url("rediss://h/0?password=hunter2&db=1") == "rediss://h/0?password=***&db=1"
     assert "hunter2" not in redact_url("unix:///run/r.sock?password=hunter2")
+    for mark in "/?#":  # a password holding them unencoded (base64 has /) was printed whole
+        url = f"redis://u:hunter{mark}2pw@h:6379/0"
+        assert redact_url(url) == "redis://u:***@h:6379/0"
+        with pytest.raises(SharedStateConfigError) as caught:  # (redis-py: "port 'hunter'")
+            shared_state(url, secret="s" * 32)
+        assert "hunter" not in str(caught.value) and "2pw" not in str(caught.value)
 
 
 # ---- Redis: two instances are two replicas ----------------------------------------------
