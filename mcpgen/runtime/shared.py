@@ -27,6 +27,7 @@ to it, so listen streams end gracefully and clients re-listen and refetch).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.util import find_spec
 from types import TracebackType
@@ -58,6 +59,7 @@ __all__ = [
     "redact_url",
     "request_state_security",
     "shared_state",
+    "without_password",
 ]
 
 LimiterOutage = Literal["local", "open", "closed"]
@@ -221,12 +223,17 @@ def shared_state(
 
         backend = LocalBackend(values, state_ttl=state_ttl, max_entries=max_local_entries)
     else:
-        scheme = urlsplit(url).scheme
+        try:
+            scheme, database = urlsplit(url).scheme, urlsplit(url).path.strip("/")
+        except ValueError as exc:
+            raise SharedStateConfigError(f"bad Redis URL: {exc}") from None
         if scheme not in ("redis", "rediss", "unix"):
             raise SharedStateConfigError(
                 f"shared-state URL must start with redis://, rediss:// or unix://: "
                 f"{redact_url(url)}"
             )
+        if scheme != "unix" and database and not database.isdecimal():  # redis-py: then 0
+            raise SharedStateConfigError(f"the database must be a number: {redact_url(url)}")
         if find_spec(f"{__package__}.shared_redis") is None:  # a manifest without replicas
             raise SharedStateConfigError("built without Redis: the manifest plans no replicas")
         from .shared_redis import RedisBackend
@@ -254,13 +261,13 @@ async def connect(url: str | None, **options: Any) -> SharedState:
 
 def redact_url(url: str) -> str:
     """``url`` without its password (userinfo or ``?password=``), fit for logs and errors."""
+    scheme, sep, rest = url.partition("://")
+    if "@" in rest:  # up to the last @: a password may hold / ? # unencoded (urlsplit stops)
+        userinfo, _, host = rest.rpartition("@")
+        user = userinfo.split(":", 1)[0]
+        rest = f"{user}:***@{host}" if user else f"***@{host}"
     try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, _, host = netloc.rpartition("@")
-            user = userinfo.split(":", 1)[0]
-            netloc = f"{user}:***@{host}" if user else f"***@{host}"
+        parts = urlsplit(scheme + sep + rest)
         query = urlencode(
             [
                 (k, "***" if k.lower() == "password" else v)
@@ -268,6 +275,15 @@ def redact_url(url: str) -> str:
             ],
             safe="*",
         )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        return urlunsplit(parts._replace(query=query))
     except ValueError:
         return "<unparseable URL>"
+
+
+def without_password(text: str, url: str) -> str:
+    """``text`` without the password of ``url`` as ``redact_url`` finds it, nor its part
+    before an unencoded / ? # (which redis-py then reads as a port, and prints)."""
+    password = url.partition("://")[2].rpartition("@")[0].partition(":")[2]
+    for secret in sorted({password, re.split("[/?#]", password)[0]} - {""}, key=len)[::-1]:
+        text = text.replace(secret, "***")
+    return text

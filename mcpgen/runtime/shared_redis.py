@@ -19,13 +19,12 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from mcp.server.subscriptions import ServerEvent
 
 from .local_cache import Edit, TTLCache, ValueCodec
 from .sealing import SharedStateConfigError, SharedStateUnavailable, check_name
-from .shared import LimiterOutage, redact_url
+from .shared import LimiterOutage, redact_url, without_password
 from .shared_local import LocalRateLimiter, check_limit, check_ttl
 from .shared_redis_bus import RedisBus
 
@@ -84,12 +83,13 @@ class RedisLink:
                 "pip install 'redis>=8.1,<9'"
             ) from None
         self.url = redact_url(url)
-        self._password = urlsplit(url).password
+        self._url = url  # (with its password: for scrub)
         self.retry_interval = retry_interval
         self.timeout = timeout
         self.outage_errors: tuple[type[BaseException], ...] = (
             exceptions.ConnectionError,  # includes authentication and "loading" errors
             exceptions.TimeoutError,
+            exceptions.ResponseError,  # full (maxmemory), read-only replica, no such database
             OSError,  # and TimeoutError, which asyncio.wait_for raises
         )
         self.watch_error: type[BaseException] = exceptions.WatchError
@@ -116,8 +116,7 @@ class RedisLink:
         self._next_probe = 0.0
 
     def scrub(self, exc: BaseException) -> str:
-        text = str(exc) or type(exc).__name__
-        return text.replace(self._password, "***") if self._password else text
+        return without_password(str(exc) or type(exc).__name__, self._url)
 
     def usable(self) -> bool:
         if self.up:

@@ -44,6 +44,7 @@ from .tasks_store import (
     TaskStore,
     local_cache,
     now_iso,
+    unreachable,
 )
 from .tasks_wire import (
     EXTENSION,
@@ -168,7 +169,9 @@ class Tasks:
         }
         self.owners[record["taskId"]] = owner  # counted before the awaited writes
         await self.store.beat(self.replica)
-        await self.store.create(record)
+        if not await self.store.create(record):
+            self.owners.pop(record["taskId"])
+            raise unreachable()
         self._start(record["taskId"], name, dict(params.arguments or {}), context)
         if modern:
             return {"resultType": "task", **flat_view(record), "_meta": self._meta()}

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from .tasks_wire import RELATED
 
@@ -36,6 +37,10 @@ HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTB
 HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
 MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their results
+
+
+def unreachable() -> MCPError:
+    return MCPError(types.INTERNAL_ERROR, "The task store is unreachable; try again")
 
 
 def now_iso() -> str:
@@ -68,8 +73,14 @@ class TaskStore:
         return isinstance(stored, dict) and cls.remaining(stored) > 0
 
     async def get(self, task_id: str) -> Record | None:
+        """The live record, or None; -32603 while the store is away (a miss proves nothing:
+        "unknown" would tell the client to give the task up)."""
         record = await self.cache.get("t:" + task_id)
-        return record if self.live_record(record) else None
+        if self.live_record(record):
+            return record
+        if not await self.cache.change("p:", lambda _: None):  # a transaction: Redis answers?
+            raise unreachable()
+        return None
 
     async def stopped(self, replica: str, task_ids: list[str]) -> list[str]:
         """Those of the tasks ``replica`` runs that are cancelled or gone, read with its
@@ -90,10 +101,11 @@ class TaskStore:
         if ttl > 0:
             await self.cache.set("t:" + record["taskId"], record, ttl)
 
-    async def create(self, record: Record) -> None:
+    async def create(self, record: Record) -> bool:
+        """False when the store is unreachable: the task cannot be read by its id."""
         await self.put(record)
         entry = [record["taskId"], record["expiresAt"]]
-        await self._edit(
+        return await self._edit(
             record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
         )
 
@@ -113,7 +125,7 @@ class TaskStore:
 
     async def _edit(
         self, owner: str, edit: Callable[[list[list[Any]]], tuple[list[list[Any]], int]]
-    ) -> None:
+    ) -> bool:
         """The caller's index changed by ``edit`` (the entries, how many of the oldest to
         drop) in one atomic step of the cache (Redis: a transaction), so concurrent creates
         and completions lose no entry; the dropped tasks are deleted after it."""
@@ -125,9 +137,10 @@ class TaskStore:
             kept = owned[max(drop, 0) :]
             return (kept, max(max(e[1] for e in kept) - time.time(), 0.001)) if kept else None
 
-        await self.cache.change("o:" + owner, apply)
+        changed = await self.cache.change("o:" + owner, apply)
         for entry in dropped:
             await self.cache.delete("t:" + entry[0])
+        return changed
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first

@@ -88,6 +88,23 @@ def test_the_help_shows_the_defaults_the_environment_sets(capsys: Any) -> None:
     assert "(default DEBUG)" in shown and "(default json)" in shown
 
 
+@pytest.mark.parametrize(
+    "url", ["redis://:hunter2-pw@r:6379/0", "redis://r:6379/0?db=1&password=hunter2-pw"]
+)
+def test_a_password_in_a_url_flag_is_refused_in_either_form(url: str) -> None:
+    """redis-py reads ``?password=`` as well as the userinfo's: both are on the process
+    list (the query form passed the check)."""
+    spec = rtkit.make_spec()
+    settings = Settings.from_env(spec, {})
+    with pytest.raises(ConfigError, match="process list") as caught:
+        cli.settings_from(cli.parse_args(spec, ["--redis-url", url], settings), settings)
+    assert "hunter2" not in str(caught.value)
+    with pytest.raises(ConfigError, match="--redis-url: Invalid IPv6 URL"):  # (a traceback)
+        cli.settings_from(
+            cli.parse_args(spec, ["--redis-url", "redis://[::1/0"], settings), settings
+        )
+
+
 def test_keys_from_the_environment_replace_the_manifests() -> None:
     spec = rtkit.make_spec()
     spec["auth"]["jwksUrl"] = "https://auth.fixture.test/jwks.json"

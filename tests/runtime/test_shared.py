@@ -127,6 +127,11 @@ async def test_memory_bus_delivers_once_to_each_listener() -> None:
 def test_configuration_errors_are_clear() -> None:
     with pytest.raises(SharedStateConfigError, match="redis://"):
         shared_state("http://:pw@example.com/")
+    with pytest.raises(SharedStateConfigError, match="bad Redis URL: Invalid IPv6"):
+        shared_state("redis://:hunter2@[::1/0")  # (was a traceback)
+    with pytest.raises(SharedStateConfigError, match="database must be a number") as caught:
+        shared_state("redis://:hunter2@h/prod")  # (redis-py took database 0, silently)
+    assert "hunter2" not in str(caught.value)
     with pytest.raises(SharedStateConfigError, match="32 characters"):
         shared_state(None, secret="short")
     with pytest.raises(SharedStateConfigError, match="32 characters"):
@@ -137,6 +142,12 @@ def test_configuration_errors_are_clear() -> None:
     assert redact_url("redis://:hunter2@h/0") == "redis://***@h/0"
     assert redact_url("rediss://h/0?password=hunter2&db=1") == "rediss://h/0?password=***&db=1"
     assert "hunter2" not in redact_url("unix:///run/r.sock?password=hunter2")
+    for mark in "/?#":  # a password holding them unencoded (base64 has /) was printed whole
+        url = f"redis://u:hunter{mark}2pw@h:6379/0"
+        assert redact_url(url) == "redis://u:***@h:6379/0"
+        with pytest.raises(SharedStateConfigError) as caught:  # (redis-py: "port 'hunter'")
+            shared_state(url, secret="s" * 32)
+        assert "hunter" not in str(caught.value) and "2pw" not in str(caught.value)
 
 
 # ---- Redis: two instances are two replicas ----------------------------------------------
@@ -329,6 +340,19 @@ async def test_user_state_keys_name_no_user_without_the_secret(redis_server: Red
     async with replicas(redis_server.url, n=1, secret=SECRET[::-1]) as (other,):
         await other.state.set(alice, "draft", {"text": "hi"})
         assert _keys(redis_server, "t:state:*") != [key]  # another secret, another key
+
+
+async def test_a_value_that_is_not_utf8_reads_as_a_miss(redis_server: RedisServer) -> None:
+    """Bytes written over a key by whoever reaches Redis without the secret read as a miss,
+    as any forgery does (they raised UnicodeDecodeError: that caller's every read failed)."""
+    import redis
+
+    alice = Identity("alice", issuer="i").key
+    async with replicas(redis_server.url, n=1, secret=SECRET) as (a,):
+        await a.state.set(alice, "notes", {"text": "hi"})
+        (key,) = _keys(redis_server, "t:state:*")
+        redis.Redis(port=redis_server.port).set(key, b"\xff\xfe")
+        assert await a.state.get(alice, "notes") is None
 
 
 def _value(reply: bytes) -> str:

@@ -16,7 +16,13 @@ from mcp.server import Server
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, ServerEvent, ToolsListChanged
 from redis_support import RedisServer, redis_server
 
-from mcpgen.runtime.shared import SharedState, SharedStateUnavailable, shared_state
+from mcpgen.runtime.errors import ToolError
+from mcpgen.runtime.shared import (
+    SharedState,
+    SharedStateConfigError,
+    SharedStateUnavailable,
+    shared_state,
+)
 
 __all__ = ["redis_server"]
 
@@ -224,3 +230,34 @@ async def test_gap_ends_listen_streams_so_clients_listen_again(redis_server: Red
                 await a.bus.publish(ToolsListChanged())
                 with anyio.fail_after(5):
                     assert await again.__aiter__().__anext__() == ToolsListChanged()
+
+
+async def test_redis_full_or_wrong_database_is_a_fault_not_a_crash(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An error Redis answers (full under ``noeviction``, a database it lacks) is handled as
+    an outage: before, it escaped every caller (each HTTP request a 500, a traceback at
+    start)."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    wrong = shared_state(redis_server.url[:-1] + "99", prefix="m", secret="s" * 32)
+    with pytest.raises(SharedStateConfigError, match="unreachable at start: DB index"):
+        await wrong.start()
+    await wrong.aclose()
+    shared = shared_state(redis_server.url, prefix="m", secret="s" * 32, retry_interval=0.2)
+    async with shared:
+        await shared.user_state("u").set("k", "v")
+        redis_server.command("CONFIG", "SET", "maxmemory", "1")  # noeviction: writes refused
+        assert await shared.limiter.allow("caller", 1, 5) == (True, 0.0)  # this replica's
+        await shared.cache("c").set("k", 1, ttl=60)  # dropped, as while Redis is away
+        assert await shared.cache("c").change("k", lambda old: (2, 60)) is False
+        with pytest.raises(ToolError, match="unavailable right now"):
+            await shared.user_state("u").set("k", "w")
+        redis_server.command("CONFIG", "SET", "maxmemory", "0")
+        await asyncio.sleep(0.3)
+        assert await shared.user_state("u").get("k") == "v"
+        assert lines(caplog, "is unreachable (command not allowed when used memory") == 1
+        assert lines(caplog, "reachable again") == 1
+        # a ttl Redis refuses is the handler's error, not an outage of every caller's state
+        with pytest.raises(ValueError, match="ttl"):
+            await shared.user_state("u").set("k", "v", ttl=1e16)
+        assert shared.status()["connected"] and shared.status()["outages"] == 1

@@ -338,9 +338,8 @@ class _Away:
         if not self.down:
             await self.inner.delete(key)
 
-    async def change(self, key: str, edit: Any) -> None:
-        if not self.down:
-            await self.inner.change(key, edit)
+    async def change(self, key: str, edit: Any) -> bool:
+        return not self.down and await self.inner.change(key, edit)
 
 
 async def test_a_store_outage_neither_cancels_a_task_nor_leaves_it_working_for_ever(
@@ -370,6 +369,36 @@ async def test_a_store_outage_neither_cancels_a_task_nor_leaves_it_working_for_e
         assert error_code(answer) == -32600
 
 
+async def test_a_store_away_is_an_error_to_retry_not_an_unknown_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Redis away (or full) when a task is created: the call is refused (-32603), its handler
+    does not run, nor does the refusal count against the caller's running tasks; when a task
+    is read, -32603 too. Before, the call answered a task id that no replica could ever read
+    while its handler ran, and a read said -32602 (unknown: the client gives the task up)."""
+    from mcpgen.runtime import tasks
+
+    store = _Away(tasks.local_cache())
+    monkeypatch.setattr(tasks, "local_cache", lambda: store)
+    monkeypatch.setattr(tasks, "MAX_RUNNING", 1)
+    kit.EVENTS.clear()
+    async with running(kit.app()) as app, http_client(app) as http:
+        rpc = await legacy(http)
+        store.down = True
+        call = {"name": "export", "arguments": {"seconds": 0.1}, "task": {"ttl": 60000}}
+        answer = await rpc.send("tools/call", call)
+        assert error_code(answer) == -32603 and "store" in answer["error"]["message"]
+        await anyio.sleep(0.2)
+        assert kit.EVENTS == []
+        store.down = False
+        task_id = await rpc.task("export", {"seconds": 0.1})
+        store.down = True
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            assert error_code(await rpc.send(method, {"taskId": task_id})) == -32603, method
+        store.down = False
+        assert (await rpc.until(task_id, "completed"))["status"] == "completed"
+
+
 @pytest.mark.parametrize("wrong", ["x" * 100_000, {"deep": [1] * 1000}, 5, None])
 async def test_a_malformed_task_id_is_unknown_and_not_echoed(http: Any, wrong: Any) -> None:
     rpc = await legacy(http)
@@ -381,9 +410,9 @@ async def test_a_malformed_task_id_is_unknown_and_not_echoed(http: Any, wrong: A
 class _Remote(_Away):
     """A task cache whose writes take a turn of the loop, as Redis's do."""
 
-    async def change(self, key: str, edit: Any) -> None:
+    async def change(self, key: str, edit: Any) -> bool:
         await anyio.sleep(0.01)
-        await super().change(key, edit)
+        return await super().change(key, edit)
 
 
 async def test_concurrent_calls_do_not_pass_the_running_cap_together(

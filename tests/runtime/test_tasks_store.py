@@ -117,8 +117,8 @@ class _Slow:
     async def delete(self, key: str) -> None:
         await self.inner.delete(key)
 
-    async def change(self, key: str, edit: Any) -> None:
-        await self.inner.change(key, edit)
+    async def change(self, key: str, edit: Any) -> bool:
+        return await self.inner.change(key, edit)
 
 
 async def test_two_answers_at_once_run_the_handler_again_once() -> None:

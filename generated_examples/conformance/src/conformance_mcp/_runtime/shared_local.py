@@ -31,8 +31,8 @@ class JsonValues:
     def load(self, stored: str | bytes, where: str = "") -> Any | None:
         """The value stored under ``where``, or None when it cannot be read (another secret,
         sealed for another key, corruption)."""
-        text = stored.decode() if isinstance(stored, bytes) else stored
         try:
+            text = stored.decode() if isinstance(stored, bytes) else stored
             return json.loads(self.unseal(text, where))
         except Exception:  # unreadable entry: treat as a miss (the caller recomputes it)
             return None
@@ -72,8 +72,8 @@ class ExpiringMap:
 
 
 def check_ttl(ttl: float) -> None:
-    if not (isinstance(ttl, int | float) and math.isfinite(ttl) and ttl > 0):
-        raise ValueError(f"ttl must be a positive number of seconds: {ttl!r}")
+    if not (isinstance(ttl, int | float) and 0 < ttl <= 1e10):  # Redis refuses ~1e16 s
+        raise ValueError(f"ttl must be a positive number of seconds up to 1e10: {ttl!r}")
 
 
 def check_limit(rate: float, burst: float, cost: float) -> None:

@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 
@@ -113,9 +113,13 @@ def parse_args(
 def settings_from(args: argparse.Namespace, base: Settings) -> Settings:
     given = {key: value for key, value in vars(args).items() if value is not None}
     for name in ("redis_url", "jwks_url", "introspection_url", "public_url"):
-        if isinstance(given.get(name), str) and urlsplit(given[name]).password:
+        flag = "--" + name.replace("_", "-")
+        try:
+            parts = urlsplit(given[name]) if isinstance(given.get(name), str) else None
+        except ValueError as exc:  # an IPv6 host without its ]
+            raise ConfigError(f"{flag}: {exc}") from None
+        if parts and (parts.password or "password" in dict(parse_qsl(parts.query.lower()))):
             # every user of the machine reads a command line (ps, /proc/PID/cmdline)
-            flag = "--" + name.replace("_", "-")
             raise ConfigError(
                 f"{flag} carries a password, which the process list shows to every user: "
                 f"set {base.env_prefix}{name.upper()} in the environment instead"
