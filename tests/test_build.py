@@ -263,6 +263,8 @@ def test_bad_source_is_exit_2(tmp_path: Path) -> None:
     code, output = build(str(tmp_path / "missing.yaml"))
     assert code == 2
     assert "file not found" in output
+    code, output = build(str(CALCULATOR), "-o", str(tmp_path / ("a" * 300)))  # not a bug: 2
+    assert code == 2 and output.startswith("error: ") and "File name too long" in output
 
 
 def test_a_schema_the_model_generator_rejects_is_a_located_error(tmp_path: Path) -> None:
