@@ -15,6 +15,23 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SSE_PATH = "/sse"
 WEBSOCKET_PATH = "/ws"
 TRANSPORTS = ("stdio", "http", "sse", "websocket")
+# The server's own routes (http_guard's HEALTH_PATH and WELL_KNOWN, prometheus's
+# METRICS_PATH, http_legacy's MESSAGES_PATH): an MCP endpoint at one of them, or under one,
+# was shadowed by it or, under /healthz, served without authentication.
+OWN_PATHS = (
+    "/healthz",
+    "/metrics",
+    SSE_PATH,
+    WEBSOCKET_PATH,
+    "/messages",
+    "/.well-known/oauth-protected-resource",
+)
+
+
+def own_route(path: str) -> bool:
+    return any(path == own or path.startswith(own + "/") for own in OWN_PATHS)
+
+
 AUTH_SETTINGS = {  # setting -> the manifest's ``auth`` key that gives its default
     "oauth_issuer": "issuer",
     "oauth_audience": "audience",
@@ -131,6 +148,8 @@ class Settings:
             raise ConfigError(f"unknown transport {self.transport!r}")
         if not self.path.startswith("/"):
             raise ConfigError(f"the HTTP path must start with '/': {self.path!r}")
+        if own_route(self.path):
+            raise ConfigError(f"the HTTP path {self.path!r} is a route of the server's own")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log format must be text or json, not {self.log_format!r}")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
