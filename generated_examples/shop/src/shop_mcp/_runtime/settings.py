@@ -15,17 +15,9 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SSE_PATH = "/sse"
 WEBSOCKET_PATH = "/ws"
 TRANSPORTS = ("stdio", "http", "sse", "websocket")
-# The server's own routes (http_guard's HEALTH_PATH and WELL_KNOWN, prometheus's
-# METRICS_PATH, http_legacy's MESSAGES_PATH): an MCP endpoint at one of them, or under one,
-# was shadowed by it or, under /healthz, served without authentication.
-OWN_PATHS = (
-    "/healthz",
-    "/metrics",
-    SSE_PATH,
-    WEBSOCKET_PATH,
-    "/messages",
-    "/.well-known/oauth-protected-resource",
-)
+# The server's own routes (http_guard, prometheus, http_legacy): an MCP endpoint at or under
+# one was shadowed by it or, at /healthz, served without authentication.
+OWN_PATHS = ("/healthz", "/metrics", SSE_PATH, WEBSOCKET_PATH, "/messages", "/.well-known")
 
 
 def own_route(path: str) -> bool:
