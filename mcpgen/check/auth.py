@@ -17,12 +17,9 @@ from mcpgen.runtime.credential_config import (  # safe_url: https, or http to th
     parse_source,
     safe_url,
 )
-from mcpgen.runtime.settings import (  # the server's own
-    LOCAL_HOSTS,
-    OWN_PATHS,
-    TRANSPORTS,
-    own_route,
-)
+
+# the server's own
+from mcpgen.runtime.settings import LOCAL_HOSTS, OWN_PATHS, TRANSPORTS, own_route
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
