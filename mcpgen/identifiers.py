@@ -63,8 +63,8 @@ RESERVED_CLASS_NAMES = frozenset(
         "Literal", "Optional", "RootModel", "TypeAliasType", "Union", "date", "datetime",
         "time", "timedelta", "UUID", "Decimal", "Base64Str", "NaiveDatetime", "AnyHttpUrl",
         "None", "True", "False", "Context", "ToolReturn", "ResourceReturn", "PromptReturn",
-        # what a string ``format`` imports (ipv4, ipv6-network, path, password, uuid4, ulid)
-        "IPv4Address", "IPv6Address", "IPv4Network", "IPv6Network", "Path", "SecretStr",
+        # what a string ``format`` imports (ipv4, ipv6-network, path, uuid4, ulid)
+        "IPv4Address", "IPv6Address", "IPv4Network", "IPv6Network", "Path",
         "UUID1", "UUID3", "UUID4", "UUID5", "ULID",
     }
 )  # fmt: skip

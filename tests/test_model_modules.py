@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -223,3 +225,24 @@ def test_model_modules_are_kept_formatted_and_not_formatted_again(
     assert written["cold"] == written["warm"]
     kept = {p.read_text() for p in (tmp_path / "cache").glob("models-*.py")}
     assert kept == set(written["cold"].values())
+
+
+def test_a_password_a_handler_returns_reaches_the_client(tmp_path: Path) -> None:
+    """``format: password`` is a plain ``str``: pydantic's ``SecretStr`` sent ``**********``."""
+    source = tmp_path / "m.yaml"
+    source.write_text(
+        "mcpgen: 1\nserver: {name: pw}\ntools:\n  - name: t\n    description: d\n"
+        "    output: {type: object, properties: {p: {type: string, format: password}}}\n"
+    )
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(source), "-o", str(out)]).exit_code == 0
+    probe = "from pw_mcp.models import TOutput; from pw_mcp._runtime.content import to_result\n"
+    probe += "print(to_result(TOutput(p='hunter2')).structured_content)"
+    run = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(out / "src")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.stdout == "{'p': 'hunter2'}\n", run.stderr[-2000:]

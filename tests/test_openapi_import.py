@@ -185,6 +185,14 @@ def test_petstore_servers_and_security_schemes() -> None:
     assert "openapi.credentials.browser" in problem.message
 
 
+def test_schemes_that_would_read_one_environment_variable_are_refused() -> None:
+    """``api-key`` and ``api_key``: one SEC_API_API_KEY sent to both headers."""
+    schemes = {n: {"type": "apiKey", "in": "header", "name": n} for n in ("api-key", "api_key")}
+    result = inline(doc30({}, components={"securitySchemes": schemes}))
+    problem = find(errors(result), "API_KEY")
+    assert problem.field == "#/components/securitySchemes/api_key"
+
+
 def test_path_level_ref_parameter() -> None:
     tool, op = by_name(fixture("petstore.yaml"))["get_pet"]
     assert op.parameters == [Param("petId", "path", "petId", True)]

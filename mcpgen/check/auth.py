@@ -17,7 +17,9 @@ from mcpgen.runtime.credential_config import (  # safe_url: https, or http to th
     parse_source,
     safe_url,
 )
-from mcpgen.runtime.settings import LOCAL_HOSTS, TRANSPORTS  # the server's own
+
+# the server's own
+from mcpgen.runtime.settings import LOCAL_HOSTS, OWN_PATHS, TRANSPORTS, own_route
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
@@ -50,6 +52,12 @@ def check_auth(checker: Checker) -> None:
         checker.warn(
             ("transports", "http", "host"),
             f"HTTP bound to {host!r} without authentication; only localhost is safe without auth",
+        )
+    if own_route(http.get("path", "/mcp")):
+        checker.error(
+            ("transports", "http", "path"),
+            f"{http['path']!r} is a route of the server's own ({', '.join(OWN_PATHS)}): "
+            "the MCP endpoint goes at another path",
         )
     if host not in LOCAL_HOSTS and "allowedHosts" not in http:
         checker.warn(

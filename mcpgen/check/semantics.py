@@ -22,6 +22,7 @@ from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath, dotted
 from mcpgen.load.json_text import too_deep
 from mcpgen.model.names import Assigned, assign, root_ref
+from mcpgen.model.types import mode_tools
 from mcpgen.problems import Level, Problem, Problems, clip
 from mcpgen.vendoring import EXTRA_LIBRARIES, REQUIREMENTS
 
@@ -153,11 +154,21 @@ class Checker:
 
     def check_tools(self) -> None:
         self.unique_names("tools", "tool", self.assigned.tools)
+        upstream = self.doc.imported.upstream if self.doc.imported else None
+        mode = str(upstream["mode"]) if isinstance(upstream, dict) else "tools"
+        listed = "code" if mode == "auto" else mode  # (auto lists code mode's tools or none)
+        own = {d["name"] for d in mode_tools(listed)}
         for index, tool in entries(self.data["tools"]):
             where: JsonPath = ("tools", index)
             name = tool["name"]
             if not TOOL_NAME.match(name):
                 self.error((*where, "name"), _tool_name_problem(name))
+            if name in own and self.doc.overlay(where) is None:
+                self.error(
+                    (*where, "name"),
+                    f"{listed} mode (openapi.mode {mode}) lists a tool {name!r} of its own; "
+                    "rename this one",
+                )
             if "description" not in tool:
                 self.warn(where, f"tool {name!r} has no description; models choose tools by it")
             for part in ("input", "output"):

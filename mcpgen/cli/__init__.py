@@ -41,6 +41,9 @@ class _Group(click.Group):
         except RecursionError:
             click.echo("error: input nested too deeply", err=True)
             sys.exit(EXIT_BAD_INPUT)
+        except OSError as exc:  # the system refused a path given (too long, denied...): no bug
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
         except Exception as exc:  # a bug in mcpgen: one line, not a traceback
             if os.environ.get("MCPGEN_DEBUG"):
                 raise

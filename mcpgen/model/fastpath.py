@@ -32,8 +32,8 @@ ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
 # strings in strict mode; those of a format the server checks (a date, a UUID) take no str
 # at all: a call giving one meets jsonschema's check. Not here: email, idn-email, hostname
 # (a plain str) and uri (AnyUrl takes a str), whose format the server checks
-# (``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str), password
-# (SecretStr), decimal (Decimal), duration (timedelta) and anything unknown.
+# (``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str), password (a
+# str), decimal (Decimal), duration (timedelta) and anything unknown.
 STRING_FORMATS = frozenset(
     {"uri-reference", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
 )

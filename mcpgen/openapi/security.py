@@ -11,6 +11,7 @@ from typing import Any
 
 from mcpgen.load import JsonPath
 from mcpgen.openapi.parts import ImportBase
+from mcpgen.runtime.credential_config import env_name
 
 Json = Any
 USER_SOURCES = ("tokenExchange", "header")  # sources that can serve a scheme with no own token
@@ -51,7 +52,16 @@ class SecurityImport(ImportBase):
     def security_schemes(self) -> dict[str, dict[str, Json]]:
         path, raw = self.raw_schemes()
         result: dict[str, dict[str, Json]] = {}
+        variables: dict[str, str] = {}  # each scheme's credential variable: one scheme each
         for name, value in self.mapping(0, path, raw, "security schemes").items():
+            first = variables.setdefault(env_name(str(name)), str(name))
+            if first != name:
+                self.error(
+                    0,
+                    (*path, name),
+                    f"security schemes {first!r} and {name!r} would read one environment "
+                    f"variable (..._{env_name(first)}), their credentials one value: rename one",
+                )
             followed = self.follow_mapping(0, (*path, name), value, "a security scheme")
             if followed is None:
                 continue

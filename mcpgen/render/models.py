@@ -227,7 +227,8 @@ _PLAIN_OPTIONS: dict[str, Any] = {
     "use_standard_collections": True,
     "use_union_operator": True,
     "use_type_alias": True,
-    "type_mappings": ["email=string", "idn-email=string"],
+    # a str, not pydantic's SecretStr: a handler's answer sent a password as '**********'
+    "type_mappings": ["email=string", "idn-email=string", "password=string"],
     "builtin_format_line_length": 100,
     "use_double_quotes": True,
     # pydantic's mypy plugin gives each model's __init__ a ``**kwargs``: a field may not have it

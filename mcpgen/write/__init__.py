@@ -250,7 +250,8 @@ def apply(plan: Plan) -> int:
     leftovers = clean_leftovers(root)
     if not root.exists():
         root.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{root.name}{STAGED}", dir=root.parent))
+        staging = root.parent / f".{root.name}{STAGED}{os.getpid()}"  # (clean_leftovers)
+        staging.mkdir()  # as the user's umask allows, not mkdtemp's 0700
         try:
             for relative, content in sorted(writes.items()):
                 target = staging / relative

@@ -17,9 +17,12 @@ from rtbridge import http_client, running
 
 from mcpgen.runtime import cli
 from mcpgen.runtime.errors import ConfigError
+from mcpgen.runtime.http_guard import HEALTH_PATH, WELL_KNOWN
+from mcpgen.runtime.http_legacy import MESSAGES_PATH
 from mcpgen.runtime.logs import JsonFormatter, configure_logging
+from mcpgen.runtime.prometheus import METRICS_PATH
 from mcpgen.runtime.serve import serve_workers
-from mcpgen.runtime.settings import Settings
+from mcpgen.runtime.settings import Settings, own_route
 
 P = rtkit.PREFIX
 pytestmark = pytest.mark.timeout(60)
@@ -120,6 +123,9 @@ def test_keys_from_the_environment_replace_the_manifests() -> None:
         ("RATE_LIMIT", "fast", "FIXTURE_RATE_LIMIT: cannot read 'fast'"),
         ("TRANSPORT", "pigeon", "unknown transport 'pigeon'"),
         ("PATH", "mcp", "must start with '/'"),
+        # a route of the server's own: /healthz was served without authentication
+        ("PATH", "/healthz", "is a route of the server's own"),
+        ("PATH", "/.well-known/oauth-protected-resource/x", "is a route of the server's own"),
         ("LOG_FORMAT", "xml", "log format must be text or json"),
         ("LOG_LEVEL", "verbose", "log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
         ("LOG_LEVEL", "warn", "not 'warn'"),  # (logging knows it, uvicorn does not)
@@ -139,6 +145,10 @@ def test_bad_settings_are_reported(name: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError) as error:
         Settings.from_env(rtkit.make_spec(), {P + name: value})
     assert message in str(error.value)
+
+
+def test_the_servers_own_routes_are_every_route_it_adds() -> None:
+    assert all(own_route(p) for p in (HEALTH_PATH, WELL_KNOWN, METRICS_PATH, MESSAGES_PATH))
 
 
 def test_a_bad_setting_stops_the_command_line_with_its_name(

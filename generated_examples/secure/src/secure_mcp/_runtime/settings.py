@@ -15,6 +15,15 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SSE_PATH = "/sse"
 WEBSOCKET_PATH = "/ws"
 TRANSPORTS = ("stdio", "http", "sse", "websocket")
+# The server's own routes (http_guard, prometheus, http_legacy): an MCP endpoint at or under
+# one was shadowed by it or, at /healthz, served without authentication.
+OWN_PATHS = ("/healthz", "/metrics", SSE_PATH, WEBSOCKET_PATH, "/messages", "/.well-known")
+
+
+def own_route(path: str) -> bool:
+    return any(path == own or path.startswith(own + "/") for own in OWN_PATHS)
+
+
 AUTH_SETTINGS = {  # setting -> the manifest's ``auth`` key that gives its default
     "oauth_issuer": "issuer",
     "oauth_audience": "audience",
@@ -131,6 +140,8 @@ class Settings:
             raise ConfigError(f"unknown transport {self.transport!r}")
         if not self.path.startswith("/"):
             raise ConfigError(f"the HTTP path must start with '/': {self.path!r}")
+        if own_route(self.path):
+            raise ConfigError(f"the HTTP path {self.path!r} is a route of the server's own")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log format must be text or json, not {self.log_format!r}")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
