@@ -298,6 +298,7 @@ def traced_middleware(
     exported = InMemorySpanExporter()
     made[0].add_span_processor(SimpleSpanProcessor(exported))
     monkeypatch.setattr(_otel, "_tracer", made[0].get_tracer("mcp-python-sdk"))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: made[0])  # as if set
 
     async def both(ctx: Any, handler: Any) -> Any:
         return await OpenTelemetryMiddleware()(ctx, lambda ctx: ours(ctx, handler))
