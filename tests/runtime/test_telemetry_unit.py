@@ -298,6 +298,7 @@ def traced_middleware(
     exported = InMemorySpanExporter()
     made[0].add_span_processor(SimpleSpanProcessor(exported))
     monkeypatch.setattr(_otel, "_tracer", made[0].get_tracer("mcp-python-sdk"))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: made[0])  # as if set
 
     async def both(ctx: Any, handler: Any) -> Any:
         return await OpenTelemetryMiddleware()(ctx, lambda ctx: ours(ctx, handler))
@@ -573,6 +574,40 @@ def test_the_version_of_a_handshake_is_the_one_agreed(monkeypatch: pytest.Monkey
     for histogram in (observed.operations, observed.sessions):
         [(labels, *_)] = histogram.points.values()
         assert labels["mcp.protocol.version"] == "2025-06-18", histogram.name
+
+
+def test_the_sdks_span_runs_only_where_a_span_can_come_of_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK's tracing middleware (first in every server's list) is skipped when no tracer
+    provider is set and ``_meta`` carries no trace context (its span would do nothing);
+    with a trace context its span, the client's, is current while the request runs."""
+    import anyio
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from opentelemetry import trace
+
+    ran: list[str] = []
+
+    class Sdk(OpenTelemetryMiddleware):
+        async def __call__(self, ctx: Any, call_next: Any) -> Any:
+            ran.append(ctx.method)
+            return await super().__call__(ctx, call_next)
+
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
+    server = SimpleNamespace(middleware=[Sdk()])
+    telemetry.install(server)
+
+    async def handler(ctx: Any) -> Any:
+        return f"{trace.get_current_span().get_span_context().trace_id:032x}"
+
+    traced = "00-" + "ab" * 16 + "-" + "cd" * 8 + "-01"
+    calls = [request("tools/call", {}), request("tools/list", {})]
+    calls[1].meta = {"traceparent": traced}
+    answers = [anyio.run(server.middleware[0], ctx, handler) for ctx in calls]
+    assert ran == ["tools/list"] and answers == ["0" * 32, "ab" * 16]
+    monkeypatch.setattr(trace, "get_tracer_provider", TracerProvider)  # one is set
+    anyio.run(server.middleware[0], request("ping", {}), handler)
+    assert ran == ["tools/list", "ping"]
 
 
 def test_a_tasks_failed_tool_result_is_a_tool_error(monkeypatch: pytest.MonkeyPatch) -> None:

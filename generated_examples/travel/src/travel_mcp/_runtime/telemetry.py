@@ -304,7 +304,21 @@ def setup(
 
 def install(server: Any) -> None:
     """Add the metrics and span attributes to ``server`` when telemetry is on (right after
-    the SDK's own tracing middleware, so its span is current)."""
+    the SDK's own tracing middleware, so its span is current). That one runs only where a
+    span can come of it: a tracer provider is set, or ``_meta`` carries a trace context
+    (current while the request runs); else its span does nothing, for ~80k instructions."""
+    from mcp.shared._otel import extract_trace_context  # (SDK 2.3's, as its middleware)
+    from opentelemetry import trace
+
+    sdk_spans = server.middleware[0]
+
+    async def when_traced(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        unset = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        if unset and extract_trace_context(ctx.meta) is None:
+            return await call_next(ctx)
+        return await sdk_spans(ctx, call_next)
+
+    server.middleware[0] = when_traced
     if ACTIVE is not None:
         server.middleware.insert(1, ACTIVE.middleware())
 
