@@ -68,10 +68,12 @@ return {allowed, wait}
 
 class RedisLink:
     """One Redis client and what the set knows about reaching it: up or down, one warning
-    per outage, one line on recovery, and at most one probe per ``retry_interval`` while
-    down (calls in between do not wait on a dead server)."""
+    per outage, one line on recovery. While down, no call tries Redis (``run``): a probe in
+    the background does, each ``retry_interval`` (``_recover``)."""
 
-    def __init__(self, url: str, *, retry_interval: float, timeout: float = 1.0) -> None:
+    def __init__(
+        self, url: str, *, retry_interval: float, probe_key: str, timeout: float = 1.0
+    ) -> None:
         try:
             import redis.asyncio as aioredis
             from redis import exceptions
@@ -113,31 +115,46 @@ class RedisLink:
         self.up = True
         self.outages = 0
         self._down_at = 0.0
-        self._next_probe = 0.0
+        self._probe_key = probe_key
+        self.probe: asyncio.Task[None] | None = None
 
     def scrub(self, exc: BaseException) -> str:
         return without_password(str(exc) or type(exc).__name__, self._url)
 
-    def usable(self) -> bool:
+    async def run(
+        self, command: Callable[..., Awaitable[Any]], /, *args: Any, **kwargs: Any
+    ) -> tuple[bool, Any]:
+        """``(True, reply)`` of one command, or ``(False, None)``: it failed, or Redis is down
+        (then it is not tried: no call waits on a frozen server)."""
         if self.up:
-            return True
-        now = time.monotonic()
-        if now >= self._next_probe:
-            self._next_probe = now + self.retry_interval
-            return True
-        return False
+            try:
+                reply = await command(*args, **kwargs)
+            except self.outage_errors as exc:
+                self.failed(exc)
+            else:
+                self.succeeded()
+                return True, reply
+        return False, None
 
     def failed(self, exc: BaseException) -> None:
-        self._next_probe = time.monotonic() + self.retry_interval
         if self.up:
             self.up = False
             self.outages += 1
             self._down_at = time.monotonic()
+            self.probe = asyncio.create_task(self._recover(), name="shared-redis-probe")
             logger.warning(
                 "shared state: Redis at %s is unreachable (%s); serving degraded until it returns",
                 self.url,
                 self.scrub(exc),
             )
+
+    async def _recover(self) -> None:
+        """A write, as a full or read-only Redis refuses one (XX: it stores nothing)."""
+        while not self.up:
+            await asyncio.sleep(self.retry_interval)
+            with contextlib.suppress(Exception):
+                await self.client.set(self._probe_key, 1, px=1000, xx=True)
+                self.succeeded()
 
     def succeeded(self) -> None:
         if not self.up:
@@ -179,18 +196,15 @@ class RedisRateLimiter:
         self, key: str, rate: float, burst: float, cost: float = 1.0
     ) -> tuple[bool, float]:
         check_limit(rate, burst, cost)
-        if self._link.usable():
-            try:
-                allowed, wait = await self._script(
-                    keys=[self._prefix + self._hash(key)],
-                    args=[repr(rate), repr(burst), repr(cost)],
-                )
-            except self._link.outage_errors as exc:
-                self._link.failed(exc)
-            else:
-                self._link.succeeded()
-                text = wait.decode() if isinstance(wait, bytes) else str(wait)
-                return bool(int(allowed)), float(text)
+        done, reply = await self._link.run(
+            self._script,
+            keys=[self._prefix + self._hash(key)],
+            args=[repr(rate), repr(burst), repr(cost)],
+        )
+        if done:
+            allowed, wait = reply
+            text = wait.decode() if isinstance(wait, bytes) else str(wait)
+            return bool(int(allowed)), float(text)
         if self._outage == "open":
             return True, 0.0
         if self._outage == "closed":
@@ -210,82 +224,50 @@ class RedisCache:
         return self._prefix + self._values.hash_key(key)
 
     async def get(self, key: str) -> Any | None:
-        if not self._link.usable():
-            return None
-        try:
-            stored = await self._link.client.get(name := self._key(key))
-        except self._link.outage_errors as exc:
-            self._link.failed(exc)
-            return None
-        self._link.succeeded()
+        _, stored = await self._link.run(self._link.client.get, name := self._key(key))
         return None if stored is None else self._values.load(stored, name)
 
     async def get_many(self, keys: list[str]) -> list[Any | None]:
         """One MGET (``get`` would be a round trip a key)."""
-        if not keys or not self._link.usable():
-            return [None] * len(keys)
+        if not keys:
+            return []
         names = [self._key(key) for key in keys]
-        try:
-            stored = await self._link.client.mget(names)
-        except self._link.outage_errors as exc:
-            self._link.failed(exc)
-            return [None] * len(keys)
-        self._link.succeeded()
-        pairs = zip(stored, names, strict=True)
+        _, stored = await self._link.run(self._link.client.mget, names)
+        pairs = zip(stored or [None] * len(names), names, strict=True)
         return [None if s is None else self._values.load(s, n) for s, n in pairs]
 
     async def set(self, key: str, value: Any, ttl: float) -> None:
         check_ttl(ttl)
         name = self._key(key)
         text = self._values.dump(value, name)
-        if not self._link.usable():
-            return
-        try:
-            await self._link.client.set(name, text, px=max(1, math.ceil(ttl * 1000)))
-        except self._link.outage_errors as exc:
-            self._link.failed(exc)
-        else:
-            self._link.succeeded()
+        await self._link.run(self._link.client.set, name, text, px=max(1, math.ceil(ttl * 1000)))
 
     async def delete(self, key: str) -> None:
-        if not self._link.usable():
-            return
-        try:
-            await self._link.client.delete(self._key(key))
-        except self._link.outage_errors as exc:
-            self._link.failed(exc)
-        else:
-            self._link.succeeded()
+        await self._link.run(self._link.client.delete, self._key(key))
 
     async def change(self, key: str, edit: Edit) -> bool:
         """WATCH, GET, then MULTI/EXEC the new value: retried while another client changed
         the key in between (one of them always succeeds)."""
-        if not self._link.usable():
-            return False
-        name = self._key(key)
-        try:
-            async with self._link.client.pipeline(transaction=True) as pipe:
-                while True:
-                    try:
-                        await pipe.watch(name)
-                        stored = await pipe.get(name)
-                        changed = edit(None if stored is None else self._values.load(stored, name))
-                        pipe.multi()
-                        if changed is None:
-                            pipe.delete(name)
-                        else:
-                            check_ttl(changed[1])
-                            text = self._values.dump(changed[0], name)
-                            pipe.set(name, text, px=max(1, math.ceil(changed[1] * 1000)))
-                        await pipe.execute()
-                        break
-                    except self._link.watch_error:
-                        continue
-        except self._link.outage_errors as exc:
-            self._link.failed(exc)
-            return False
-        self._link.succeeded()
-        return True
+        return (await self._link.run(self._transaction, self._key(key), edit))[0]
+
+    async def _transaction(self, name: str, edit: Edit) -> None:
+        async with self._link.client.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(name)
+                    stored = await pipe.get(name)
+                    changed = edit(None if stored is None else self._values.load(stored, name))
+                    pipe.multi()
+                    if changed is None:
+                        pipe.delete(name)
+                    else:
+                        check_ttl(changed[1])
+                        text = self._values.dump(changed[0], name)
+                        pipe.set(name, text, px=max(1, math.ceil(changed[1] * 1000)))
+                    await pipe.execute()
+                    return
+                except self._link.watch_error:
+                    continue
 
 
 class RedisUserState:
@@ -309,15 +291,10 @@ class RedisUserState:
         return self._prefix + self._values.hash_key(f"{identity_key}:{name}")
 
     async def _call(self, command: str, *args: Any, **kwargs: Any) -> Any:
-        if self._link.usable():
-            try:
-                result = await getattr(self._link.client, command)(*args, **kwargs)
-            except self._link.outage_errors as exc:
-                self._link.failed(exc)
-            else:
-                self._link.succeeded()
-                return result
-        raise SharedStateUnavailable(f"per-user state needs Redis at {self._link.url}")
+        done, reply = await self._link.run(getattr(self._link.client, command), *args, **kwargs)
+        if not done:
+            raise SharedStateUnavailable(f"per-user state needs Redis at {self._link.url}")
+        return reply
 
     async def get(self, identity_key: str, name: str) -> Any | None:
         key = self._key(identity_key, name)
@@ -349,7 +326,7 @@ class RedisBackend:
         limiter_outage: LimiterOutage,
         max_local_entries: int,
     ) -> None:
-        self.link = RedisLink(url, retry_interval=retry_interval)
+        self.link = RedisLink(url, retry_interval=retry_interval, probe_key=f"{prefix}:probe")
         self._values = values
         self._prefix = prefix
         self.bus = RedisBus(self.link, f"{prefix}:events", values, liveness=liveness)
@@ -383,6 +360,8 @@ class RedisBackend:
         await self.bus.start()
 
     async def aclose(self) -> None:
+        if self.link.probe is not None:
+            self.link.probe.cancel()
         await self.bus.aclose()
         for client in (self.link.client, self.link.subscriber):
             with contextlib.suppress(Exception):

@@ -206,6 +206,30 @@ async def test_a_stalled_redis_is_noticed_and_calls_do_not_hang(
         assert lines(caplog, "is unreachable") == 2
 
 
+async def test_a_stalled_redis_is_probed_off_the_callers_path(redis_server: RedisServer) -> None:
+    """One call at a time, each after ``retry_interval``: only the first waits for the
+    timeout. Before, each such call was itself the probe and waited ~1 s on the frozen Redis."""
+    shared = shared_state(redis_server.url, prefix="p", retry_interval=0.2)
+    async with shared:
+        assert redis_server.process is not None
+        os.kill(redis_server.process.pid, signal.SIGSTOP)
+        try:
+            await shared.limiter.allow("k", 100, 100)  # waits for the timeout: Redis is away
+            waits = []
+            for _ in range(4):
+                await asyncio.sleep(0.3)
+                started = time.monotonic()
+                assert (await shared.limiter.allow("k", 100, 100))[0]  # the local bucket
+                assert await shared.cache("c").get("k") is None
+                waits.append(time.monotonic() - started)
+            assert max(waits) < 0.1, waits
+        finally:
+            os.kill(redis_server.process.pid, signal.SIGCONT)
+        await wait_connected(shared)
+        await shared.cache("c").set("k", 1, ttl=60)
+        assert await shared.cache("c").get("k") == 1
+
+
 async def test_gap_ends_listen_streams_so_clients_listen_again(redis_server: RedisServer) -> None:
     a = shared_state(redis_server.url, prefix="g", retry_interval=0.2)
     b = shared_state(redis_server.url, prefix="g", retry_interval=0.2)
