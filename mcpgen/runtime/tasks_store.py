@@ -73,14 +73,18 @@ class TaskStore:
         return isinstance(stored, dict) and cls.remaining(stored) > 0
 
     async def get(self, task_id: str) -> Record | None:
-        """The live record, or None; -32603 while the store is away (a miss proves nothing:
-        "unknown" would tell the client to give the task up)."""
+        """The live record, or None; -32603 while the store is away (``reached``)."""
         record = await self.cache.get("t:" + task_id)
         if self.live_record(record):
             return record
-        if not await self.cache.change("p:", lambda _: None):  # a transaction: Redis answers?
-            raise unreachable()
+        await self.reached()
         return None
+
+    async def reached(self) -> None:
+        """-32603 unless the store answers (a transaction), asked after a miss: it proves
+        nothing ("unknown" or "no tasks" would tell the client to give its tasks up)."""
+        if not await self.cache.change("p:", lambda _: None):
+            raise unreachable()
 
     async def stopped(self, replica: str, task_ids: list[str]) -> list[str]:
         """Those of the tasks ``replica`` runs that are cancelled or gone, read with its
@@ -92,9 +96,12 @@ class TaskStore:
         return stop if beat else []
 
     async def records(self, task_ids: list[str]) -> list[Record]:
-        """The live records of ``task_ids``, read at once (Redis: one MGET)."""
+        """The live records of ``task_ids``, read at once (Redis: one MGET); none: -32603
+        while the store is away (``reached``)."""
         stored = await self.cache.get_many(["t:" + task_id for task_id in task_ids])
-        return [r for r in stored if self.live_record(r)]
+        if not (found := [r for r in stored if self.live_record(r)]):
+            await self.reached()
+        return found
 
     async def put(self, record: Record) -> None:
         ttl = self.remaining(record)

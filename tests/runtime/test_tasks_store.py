@@ -189,6 +189,33 @@ async def test_tasks_list_reads_the_records_in_one_round_trip(tmp_path: Any) -> 
     assert stats["cmdstat_get"]["calls"] == 1 and stats["cmdstat_mget"]["calls"] == 1, stats
 
 
+async def test_tasks_list_while_redis_is_away_is_an_error_to_retry(tmp_path: Any) -> None:
+    """-32603 as tasks/get answers: an empty list told the client it had no tasks."""
+    from mcp.shared.exceptions import MCPError
+
+    from mcpgen.runtime.authz import Policy, current_identity
+    from mcpgen.runtime.tasks import Tasks
+    from mcpgen.runtime.tasks_wire import TaskParams
+
+    if REDIS_SERVER is None:
+        pytest.skip(SKIP_REASON)
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        async with replicas(server.url, n=1) as (shared,):
+            tasks = Tasks(SimpleNamespace(policy=Policy()), {}, shared.cache("tasks"))
+            owner = current_identity().key
+            await tasks.store.create({**record(0), "owner": owner, "tool": "t", **VIEWED})
+            ctx = SimpleNamespace(protocol_version="2025-11-25", params={})
+            assert len((await tasks.list(ctx, TaskParams()))["tasks"]) == 1  # type: ignore[arg-type]
+            server.kill()
+            with pytest.raises(MCPError, match="try again") as raised:
+                await tasks.list(ctx, TaskParams())  # type: ignore[arg-type]
+            assert raised.value.code == -32603
+    finally:
+        server.stop()
+
+
 async def test_a_progress_message_is_cut_as_an_end_message_is() -> None:
     """Every tasks/get (and 50 a tasks/list page) shows it: a handler's 100 kB message was
     kept and sent whole."""
