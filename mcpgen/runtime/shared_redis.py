@@ -141,7 +141,8 @@ class RedisLink:
             self.up = False
             self.outages += 1
             self._down_at = time.monotonic()
-            self.probe = asyncio.create_task(self._recover(), name="shared-redis-probe")
+            if self.probe is None or self.probe.done():  # one at a time
+                self.probe = asyncio.create_task(self._recover(), name="shared-redis-probe")
             logger.warning(
                 "shared state: Redis at %s is unreachable (%s); serving degraded until it returns",
                 self.url,

@@ -276,6 +276,8 @@ async def test_redis_full_or_wrong_database_is_a_fault_not_a_crash(
         assert await shared.cache("c").change("k", lambda old: (2, 60)) is False
         with pytest.raises(ToolError, match="unavailable right now"):
             await shared.user_state("u").set("k", "w")
+        await asyncio.sleep(0.5)  # the probe writes: a full Redis answering PING is still away
+        assert not shared.status()["connected"]
         redis_server.command("CONFIG", "SET", "maxmemory", "0")
         await asyncio.sleep(0.3)
         assert await shared.user_state("u").get("k") == "v"
