@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcpgen.check.schemas import schema_nodes
+from mcpgen.check.unmeetable import unmeetable
 from mcpgen.pipeline import load_manifest
 
 API = """\
@@ -55,3 +57,15 @@ def test_unmeetable_keywords_of_an_imported_document_are_located_warnings(tmp_pa
     for field, words in expected.items():
         assert field in found and words in found[field].message, (field, sorted(found))
     assert found["#/components/schemas/Code ($defs.Code.enum)"].location.line == 5
+
+
+def test_malformed_keywords_are_left_to_the_metaschema_check() -> None:
+    """Keywords of the wrong shape (reported by the metaschema check) raise nothing here."""
+    malformed = [
+        {"type": [["string"]], "enum": [1], "minLength": "3", "maxLength": 2},
+        {"type": [], "const": 1, "required": "abc", "properties": {"a": False}},
+        {"type": "object", "required": [["a"]], "properties": {"a": False}, "enum": "x"},
+        {"minimum": True, "maximum": 0, "exclusiveMinimum": None, "exclusiveMaximum": 0},
+    ]
+    for schema in malformed:
+        assert not list(unmeetable(list(schema_nodes(schema)))), schema

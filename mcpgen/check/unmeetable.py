@@ -34,33 +34,30 @@ def unmeetable(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
     for node, trail in nodes:
         if node.keys().isdisjoint(KEYWORDS):  # most nodes
             continue
-        for path, message in _in_node(node):
-            yield (*located(trail), *path), message
-
-
-def _in_node(node: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
-    for low, high, what in BOUNDS:
-        if low not in node or high not in node:
-            continue
-        least, most = node[low], node[high]
-        if not (IS_TYPE(least, "number") and IS_TYPE(most, "number")):
-            continue  # (not a number: the metaschema check's to report)
-        if least > most or (least == most and "exclusive" in low + high):
-            yield (low,), f"{low} {least} and {high} {most} leave no {what} valid"
-    enum, kinds = node.get("enum"), node.get("type")
-    if enum == []:
-        yield ("enum",), "an empty enum allows no value"
-    values: list[tuple[JsonPath, Any]]
-    values = [(("enum", i), v) for i, v in enumerate(enum)] if isinstance(enum, list) else []
-    values += [(("const",), node["const"])] if "const" in node else []
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    if isinstance(kinds, list) and kinds and all(k in TYPES for k in kinds):
-        for path, value in values:
-            if not any(IS_TYPE(value, k) for k in kinds):
-                yield path, f"{short(value)} is not of type {' or '.join(kinds)}: never valid"
-    required, properties = node.get("required"), node.get("properties")
-    if isinstance(required, list) and isinstance(properties, dict):
-        for index, name in enumerate(required):
-            if isinstance(name, str) and properties.get(name) is False:
-                message = f"required property {name!r} has the schema false: no object is valid"
-                yield ("required", index), message
+        at = located(trail)
+        for low, high, what in BOUNDS:
+            if low not in node or high not in node:
+                continue
+            least, most = node[low], node[high]
+            if not (IS_TYPE(least, "number") and IS_TYPE(most, "number")):
+                continue  # (not a number: the metaschema check's to report)
+            if least > most or (least == most and "exclusive" in low + high):
+                yield (*at, low), f"{low} {least} and {high} {most} leave no {what} valid"
+        enum, kinds = node.get("enum"), node.get("type")
+        if enum == []:
+            yield (*at, "enum"), "an empty enum allows no value"
+        values: list[tuple[JsonPath, Any]]
+        values = [(("enum", i), v) for i, v in enumerate(enum)] if isinstance(enum, list) else []
+        values += [(("const",), node["const"])] if "const" in node else []
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if isinstance(kinds, list) and kinds and all(k in TYPES for k in kinds):
+            for path, value in values:
+                if not any(IS_TYPE(value, k) for k in kinds):
+                    message = f"{short(value)} is not of type {' or '.join(kinds)}: never valid"
+                    yield (*at, *path), message
+        required, properties = node.get("required"), node.get("properties")
+        if isinstance(required, list) and isinstance(properties, dict):
+            for index, name in enumerate(required):
+                if isinstance(name, str) and properties.get(name) is False:
+                    message = f"required property {name!r} has the schema false: no object is valid"
+                    yield (*at, "required", index), message
