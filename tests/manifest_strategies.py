@@ -170,7 +170,8 @@ def leaf_schema(draw: st.DrawFn, scope: Scope) -> Json:
         if draw(st.booleans()):
             schema["minimum"] = draw(st.integers(-5, 5))
         if draw(st.integers(0, 2)) == 0:
-            schema["maximum"] = draw(st.integers(-5, 100))
+            least = -5 if scope.wild else schema.get("minimum", -5)  # tame: one is valid
+            schema["maximum"] = draw(st.integers(least, 100))
     if draw(st.integers(0, 2)) == 0:  # a default: in tame manifests a valid one
         right, wrong = DEFAULTS[base]
         choices = [*right, None] if kind == "nullable" else right + wrong

@@ -58,6 +58,8 @@ def test_the_prefix_keeps_api_when_a_variable_would_be_a_server_setting() -> Non
     # SPACE_TRADERS_API_PORT is the server's own port: the API's credential must differ
     assert upstream_prefix("SPACE_TRADERS_API", {"port": {}}) == "SPACE_TRADERS_API_API"
     assert upstream_prefix("X_API", {"tokens": {}}) == "X_API_API"
+    # X_API_INTROSPECTION_CLIENT_SECRET: the server's own token-introspection secret
+    assert upstream_prefix("X_API", {"introspection_client_secret": {}}) == "X_API_API"
 
 
 def test_deprecated_operations_are_left_out_unless_asked_for(tmp_path: Path) -> None:

@@ -193,6 +193,32 @@ def test_schemes_that_would_read_one_environment_variable_are_refused() -> None:
     assert problem.field == "#/components/securitySchemes/api_key"
 
 
+@pytest.mark.parametrize(
+    ("second", "credentials", "variable"),
+    [  # basic's _USERNAME; a token exchange's _CLIENT_ID; the server's own <PREFIX>_TIMEOUT
+        ({"type": "apiKey", "in": "header", "name": "U"}, {}, "BASIC_USERNAME"),
+        (
+            {"type": "apiKey", "in": "query", "name": "c"},
+            {"basic": {"from": "tokenExchange"}},
+            "BASIC_CLIENT_ID",
+        ),
+        ({"type": "http", "scheme": "bearer"}, {}, "TIMEOUT"),
+    ],
+)
+def test_every_variable_a_scheme_reads_is_its_own(
+    second: dict[str, Any], credentials: dict[str, Any], variable: str
+) -> None:
+    name = variable.lower()
+    schemes = {"basic": {"type": "http", "scheme": "basic"}, name: second}
+    data = doc30({}, components={"securitySchemes": schemes})
+    problem = find(errors(inline(data, {"credentials": credentials})), f"..._{variable},")
+    assert problem.field == f"#/components/securitySchemes/{name}"
+    if variable.startswith("BASIC_"):  # from a header, the basic scheme reads no variable
+        assert not errors(
+            inline(data, {"credentials": {"basic": {"from": "header", "header": "X-B"}}})
+        )
+
+
 def test_path_level_ref_parameter() -> None:
     tool, op = by_name(fixture("petstore.yaml"))["get_pet"]
     assert op.parameters == [Param("petId", "path", "petId", True)]

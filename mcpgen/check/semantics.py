@@ -18,6 +18,7 @@ from mcpgen.check.auth import check_auth, check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem, model_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
 from mcpgen.check.structure import did_you_mean
+from mcpgen.check.unmeetable import unmeetable
 from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath, dotted
 from mcpgen.load.json_text import too_deep
@@ -107,6 +108,8 @@ class Checker:
         nodes = list(schemas.schema_nodes(schema))  # one walk for both checks of its nodes
         for path, message in schemas.bad_patterns(nodes):
             self.error((*where, *path), message)
+        for path, message in unmeetable(nodes):
+            self.error((*where, *path), message, level=Level.WARNING if imported else Level.ERROR)
         for node, trail in nodes:  # names the models spell as Python identifiers
             for key in ("properties", "$defs", "definitions"):
                 for name in node[key] if isinstance(node.get(key), dict) else ():

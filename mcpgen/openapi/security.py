@@ -11,10 +11,12 @@ from typing import Any
 
 from mcpgen.load import JsonPath
 from mcpgen.openapi.parts import ImportBase
-from mcpgen.runtime.credential_config import env_name
+from mcpgen.runtime.credential_config import SchemeSource, env_name, env_suffixes
 
 Json = Any
 USER_SOURCES = ("tokenExchange", "header")  # sources that can serve a scheme with no own token
+# what the server reads for the wrapped API itself (``<PREFIX>_TIMEOUT``, runtime/upstream.py)
+UPSTREAM_VARIABLES = ("BASE_URL", "TIMEOUT", "RETRIES", "MAX_RESPONSE_BYTES", "MAX_FILE_BYTES")
 
 
 class SecurityImport(ImportBase):
@@ -52,16 +54,9 @@ class SecurityImport(ImportBase):
     def security_schemes(self) -> dict[str, dict[str, Json]]:
         path, raw = self.raw_schemes()
         result: dict[str, dict[str, Json]] = {}
-        variables: dict[str, str] = {}  # each scheme's credential variable: one scheme each
+        # each variable after the prefix, and who reads it: one scheme, or the server itself
+        readers = dict.fromkeys(UPSTREAM_VARIABLES, "the server itself (the wrapped API's)")
         for name, value in self.mapping(0, path, raw, "security schemes").items():
-            first = variables.setdefault(env_name(str(name)), str(name))
-            if first != name:
-                self.error(
-                    0,
-                    (*path, name),
-                    f"security schemes {first!r} and {name!r} would read one environment "
-                    f"variable (..._{env_name(first)}), their credentials one value: rename one",
-                )
             followed = self.follow_mapping(0, (*path, name), value, "a security scheme")
             if followed is None:
                 continue
@@ -71,14 +66,30 @@ class SecurityImport(ImportBase):
                 if isinstance(scheme.get("description"), str):
                     normalized["description"] = scheme["description"]
                 result[name] = normalized
+                source = self.configured(name).get("from", "env")
+                who = f"security scheme {name!r}"
+                for suffix, _, _ in env_suffixes(SchemeSource(name, source, normalized)):
+                    variable = env_name(str(name)) + suffix
+                    first = readers.setdefault(variable, who)
+                    if first != who:
+                        self.error(
+                            0,
+                            (*path, name),
+                            f"{who} would read the environment variable ..._{variable}, "
+                            f"which {first} reads too: rename the scheme",
+                        )
         return result
+
+    def configured(self, name: str) -> dict[str, Any]:
+        """The scheme's entry in ``openapi.credentials`` (empty: none)."""
+        credentials = (self.raw_options or {}).get("credentials")
+        entry = credentials.get(name) if isinstance(credentials, dict) else None
+        return entry if isinstance(entry, dict) else {}
 
     def no_own_token(self, src: int, path: JsonPath, name: str, what: str) -> None:
         """Warn that the server cannot get a token of its own for ``name`` (unless
         ``openapi.credentials`` gives the scheme a source that can)."""
-        credentials = (self.raw_options or {}).get("credentials")
-        entry = credentials.get(name) if isinstance(credentials, dict) else None
-        if isinstance(entry, dict) and entry.get("from") in USER_SOURCES:
+        if self.configured(name).get("from") in USER_SOURCES:
             return
         self.warn(
             src,

@@ -26,6 +26,7 @@ from mcpgen.load import (
 from mcpgen.openapi import OpenAPIImport, import_openapi
 from mcpgen.openapi.options import OPTIONS_FILE
 from mcpgen.openapi.result import Merged
+from mcpgen.openapi.security import UPSTREAM_VARIABLES
 from mcpgen.problems import Level, Location, Problem, Problems
 from mcpgen.runtime.credential_config import env_name
 
@@ -46,7 +47,8 @@ def upstream_prefix(base: str, schemes: dict[str, Json]) -> str:
     from mcpgen.runtime.settings import Settings
 
     own = {f.name.upper() for f in fields(Settings)} | {"TOKENS"}
-    suffixes = {"BASE_URL", "TIMEOUT", "RETRIES", *map(env_name, schemes)}
+    own |= {"INTROSPECTION_CLIENT_ID", "INTROSPECTION_CLIENT_SECRET"}  # runtime/introspection
+    suffixes = {*UPSTREAM_VARIABLES, *map(env_name, schemes)}
     clash = any(s == o or o.startswith(s + "_") for s in suffixes for o in own)
     return base + "_API" if clash else base
 
