@@ -6,6 +6,7 @@ both protocol eras: the handshake, and 2026-07-28 (each request carries its enve
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -359,3 +360,30 @@ def test_a_terminal_hanging_up_behind_a_full_park_stops_the_server(tmp_path: Pat
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize("source", ["file", "pipe"])
+def test_calls_cut_off_at_the_end_of_input_are_answered_to_a_client_slow_to_read(
+    tmp_path: Path, source: str
+) -> None:
+    """stdin a file (the SDK's transport writing) or a pipe, 1,000 calls in flight at its
+    end, the client reading only 2 s after they were cancelled: each is answered
+    "Connection closed". (The SDK gives each such answer 1 s to be taken, then drops it
+    with a warning: under load, ~1,000 lines on stderr, which hung the server above.)"""
+    marker, requests = tmp_path / "m", tmp_path / "requests.jsonl"
+    calls = [call(i, "slow", {"seconds": 60}) for i in range(1, 1000)]
+    calls.append(call(1000, "slow", {"seconds": 60, "marker": str(marker)}))
+    requests.write_bytes(lines([INITIALIZE, INITIALIZED, *calls]))
+    with (
+        requests.open("rb") as file,
+        subprocess.Popen(["cat", requests], stdout=subprocess.PIPE) as cat,
+    ):
+        stdin = cat.stdout if source == "pipe" else file
+        process = popen(stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for(marker.with_suffix(".cancelled"), 60)
+        time.sleep(2)  # (the answers, ~100 kB, fill the pipe)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and b"gave up" not in err, err.decode()[-3000:]
+    closed = [json.loads(line) for line in out.splitlines()][1:]
+    assert sorted(a["id"] for a in closed) == list(range(1, 1001))
+    assert {a["error"]["message"] for a in closed} == {"Connection closed"}

@@ -29,7 +29,7 @@ from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapt
 from pydantic import ValidationError
 
 from . import jsonrpc
-from .stdio_pending import Pending
+from .stdio_pending import IN_FLIGHT, Pending
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
@@ -83,7 +83,9 @@ async def _run(
     """``server`` on the lines of what ``chunks`` reads; its messages, and the answers the
     reader gives itself, to ``write``."""
     reads, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, writes = anyio.create_memory_object_stream[SessionMessage](0)
+    # Room for an answer to each request in flight: at the end the SDK answers those it
+    # cancels, giving each 1 s to be taken, and drops the rest, one warning each
+    write_stream, writes = anyio.create_memory_object_stream[SessionMessage](IN_FLIGHT + 1)
     pending, reading = Pending(), anyio.CancelScope()
 
     async def reply(text: str) -> None:
