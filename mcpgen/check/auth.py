@@ -13,6 +13,8 @@ from mcpgen.load import JsonPath
 from mcpgen.model.settings import OFFERED_TRANSPORTS, auth_header
 from mcpgen.runtime.credential_config import (  # safe_url: https, or http to this machine
     CredentialConfigError,
+    SchemeSource,
+    env_suffixes,
     forbidden_headers,
     parse_source,
     safe_url,
@@ -136,8 +138,11 @@ def check_credentials(checker: Checker) -> None:
     config = options.get("credentials")
     imported = checker.doc.imported
     upstream = imported.upstream if imported is not None else None
-    if not isinstance(config, dict) or not config or not isinstance(upstream, dict):
-        return  # nothing configured, or the document did not import (already reported)
+    if not isinstance(upstream, dict):
+        return  # the document did not import (already reported)
+    check_variables(checker, upstream)
+    if not isinstance(config, dict) or not config:
+        return
     schemes: dict[str, Any] = upstream.get("securitySchemes") or {}
     source = str(options.get("source", "the OpenAPI document"))
     auth = checker.data.get("auth", {})
@@ -169,4 +174,25 @@ def check_credentials(checker: Checker) -> None:
                 f"token exchange needs each caller's verified access token, which only auth "
                 f"type oauth gives (auth type here: {kind!r}): every call that needs {name!r} "
                 "fails, and on stdio too",
+            )
+
+
+def check_variables(checker: Checker, upstream: dict[str, Any]) -> None:
+    """``openapi.baseUrlEnv`` and ``auth.env`` (an API key's or bearer token's) name no
+    variable a security scheme of the wrapped API reads: one value would serve both."""
+    readers: dict[str, str] = {}  # each variable a scheme reads: the scheme
+    for name, scheme in upstream["securitySchemes"].items():
+        entry = upstream["credentials"].get(name)
+        source = entry.get("from", "env") if isinstance(entry, dict) else "env"
+        for suffix, _, _ in env_suffixes(SchemeSource(name, source, scheme)):
+            readers[upstream["credentialEnv"][name] + suffix] = name
+    auth = checker.data["auth"]
+    own = auth.get("env") if auth.get("type") in ("apiKey", "bearer") else None
+    base: JsonPath = ("openapi", "baseUrlEnv")
+    for where, variable in ((base, upstream["baseUrlEnv"]), (("auth", "env"), own)):
+        if variable in readers:
+            checker.error(
+                where,
+                f"security scheme {readers[variable]!r} of the wrapped API reads {variable} "
+                "too: one value would serve both; choose another variable",
             )
