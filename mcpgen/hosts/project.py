@@ -211,12 +211,14 @@ def script_in(bindir: Path, script: str) -> Path | None:
     return None
 
 
-def _import_error(python: str, module: str, env: dict[str, str]) -> str | None:
-    """None when ``python`` imports ``module`` (with ``env`` over this environment), else
-    the last line of its error."""
+def _import_error(
+    python: str, module: str, env: dict[str, str], home: Path | None = None
+) -> str | None:
+    """None when ``python`` imports ``module`` (with ``env`` over this environment; from
+    under ``home`` when given), else the last line of its error or where it imported it."""
     try:
         done = subprocess.run(
-            [python, "-c", f"import {module}"],
+            [python, "-c", f"import {module}; print({module}.__file__)"],
             env={**os.environ, **env},
             capture_output=True,
             text=True,
@@ -226,7 +228,24 @@ def _import_error(python: str, module: str, env: dict[str, str]) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     lines = done.stderr.strip().splitlines()
-    return None if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
+    if done.returncode != 0:
+        return lines[-1] if lines else f"exit {done.returncode}"
+    found = Path((done.stdout.strip().splitlines() or ["?"])[-1]).resolve()
+    return None if home is None or found.is_relative_to(home) else f"it imports {found}"
+
+
+def _not_ours(project: Project, script: str) -> str | None:
+    """None when ``script``'s interpreter (its ``#!`` line) imports the package from this
+    project's ``src`` (a script of that name may be another install), else why not."""
+    try:
+        with open(script, "rb") as file:
+            first = file.readline(1024)
+    except OSError as exc:
+        return str(exc)
+    words = first[2:].decode(errors="replace").split() if first.startswith(b"#!") else []
+    if not words:
+        return "no #! line names its interpreter"
+    return _import_error(words[0], project.package, {}, project.root / "src" / project.package)
 
 
 STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
@@ -242,17 +261,22 @@ def require_stdio(project: Project) -> None:  # what hosts start it over
 
 
 def launcher(
-    project: Project, python: Path | None = None, kind: str | None = None, stdio: bool = True
+    project: Project,
+    python: Path | None = None,
+    kind: str | None = None,
+    stdio: bool = True,
+    own: bool = False,
 ) -> Launcher:
     """The command a host runs, first that works of: the venv given with ``python`` (its
     console script, else ``python -m package`` when it is installed there, else the source
     folder on PYTHONPATH), the project's own ``.venv``, the script on PATH, ``uvx --from``.
     ``kind`` (one of ``KINDS``) forces one of them; ``ProjectError`` when it cannot be used.
+    ``own``: the PATH script only when it runs this folder's source (``call``, ``list``).
     The server is told to speak stdio whatever its default unless ``stdio`` is false (a
     ``ProjectError`` when it offers no stdio)."""
     if stdio:
         require_stdio(project)
-        chosen = launcher(project, python, kind, stdio=False)
+        chosen = launcher(project, python, kind, False, own)
         return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
     if python is None and kind in ("python", "source"):  # they run an interpreter: the venv's
@@ -275,13 +299,15 @@ def launcher(
         tried.append(f"no {project.root / '.venv'} script {project.script}")
     if kind in (None, "path"):
         on_path = shutil.which(project.script)
-        if on_path is not None:
-            absolute = str(Path(on_path).resolve())
+        absolute = str(Path(on_path).resolve()) if on_path else ""
+        why = _not_ours(project, absolute) if on_path and own else None
+        if on_path is not None and not why:
             return Launcher(absolute, kind="path", note=f"{project.script} on PATH: {absolute}")
-        tried.append(f"no {project.script} on PATH")
+        tried.append(f"{absolute} skipped: {why}" if why else f"no {project.script} on PATH")
     if kind in (None, "uvx"):
         uvx = shutil.which("uvx")
         note = f"uvx runs the project from {project.root} in a cached environment"
+        note += f" ({'; '.join(tried)})" if tried else ""
         if uvx is None:
             note += " (uvx is not installed here: install uv first)"
         return Launcher(

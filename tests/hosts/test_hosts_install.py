@@ -299,3 +299,27 @@ def test_a_host_starts_the_server_from_the_written_config(
     spec = json.loads((project / "src" / describe(project).package / "_spec.json").read_text())
     names = anyio.run(_list_tools_like_a_host, entry, home)
     assert names == sorted(t["definition"]["name"] for t in spec["tools"])
+
+
+def test_call_and_list_skip_a_path_script_of_another_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from mcpgen.hosts.call import resolve_source
+    from mcpgen.hosts.project import launcher
+
+    ours, other = (describe(private_copy(tmp_path / d)) for d in ("ours", "other"))
+    bindir = tmp_path / "bin"  # `pip install -e other` in a venv whose bin is on PATH
+    bindir.mkdir()
+    python = bindir / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={other.root}/src exec {sys.executable} "$@"\n')
+    (bindir / "calc-copy").write_text(f"#!{python}\nimport calc_copy_mcp.__main__\n")
+    for path in (python, bindir / "calc-copy"):
+        path.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    assert launcher(ours).kind == "path"  # install: the documented order
+    run = launcher(ours, own=True)
+    assert run.kind == "uvx" and f"it imports {other.root}/src/calc_copy_mcp" in run.note
+    assert resolve_source(str(ours.root)).env == {"PYTHONPATH": str(ours.root / "src")}
+    assert launcher(other, own=True).argv[0] == str(bindir / "calc-copy")
