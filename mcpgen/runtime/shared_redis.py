@@ -128,12 +128,9 @@ class RedisLink:
         (then it is not tried: no call waits on a frozen server)."""
         if self.up:
             try:
-                reply = await command(*args, **kwargs)
+                return True, await command(*args, **kwargs)
             except self.outage_errors as exc:
                 self.failed(exc)
-            else:
-                self.succeeded()
-                return True, reply
         return False, None
 
     def failed(self, exc: BaseException) -> None:
@@ -150,21 +147,18 @@ class RedisLink:
             )
 
     async def _recover(self) -> None:
-        """A write, as a full or read-only Redis refuses one (XX: it stores nothing)."""
+        """The one way back up: a write, as a full or read-only Redis refuses one (XX: it
+        stores nothing). A read, a PUBLISH or a SUBSCRIBE such a Redis still takes."""
         while not self.up:
             await asyncio.sleep(self.retry_interval)
             with contextlib.suppress(Exception):
                 await self.client.set(self._probe_key, 1, px=1000, xx=True)
-                self.succeeded()
-
-    def succeeded(self) -> None:
-        if not self.up:
-            self.up = True
-            logger.warning(
-                "shared state: Redis at %s is reachable again after %.1f s",
-                self.url,
-                time.monotonic() - self._down_at,
-            )
+                self.up = True
+                logger.warning(
+                    "shared state: Redis at %s is reachable again after %.1f s",
+                    self.url,
+                    time.monotonic() - self._down_at,
+                )
 
 
 class RedisRateLimiter:

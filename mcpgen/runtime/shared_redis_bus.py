@@ -210,7 +210,8 @@ class RedisBus:
             pubsub = self._link.subscriber.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
-                self._link.succeeded()
+                while not self._link.up:  # a full Redis takes SUBSCRIBE: wait for the probe
+                    await asyncio.sleep(0.05)
                 if had_outage:
                     self._recovered_at = time.monotonic()
                     for callback in list(self._gap_callbacks.values()):
@@ -308,7 +309,6 @@ class RedisBus:
                     self._link.failed(exc)
                     await asyncio.sleep(self._link.retry_interval)
                     continue
-                self._link.succeeded()
                 self.sent += 1
                 if self._outbox.get(event) == message_id:
                     del self._outbox[event]

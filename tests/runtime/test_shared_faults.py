@@ -269,6 +269,8 @@ async def test_redis_full_or_wrong_database_is_a_fault_not_a_crash(
     await wrong.aclose()
     shared = shared_state(redis_server.url, prefix="m", secret="s" * 32, retry_interval=0.2)
     async with shared:
+        gaps: list[str] = []
+        shared.on_gap(lambda: gaps.append("gap"))  # its callbacks write: once Redis takes one
         await shared.user_state("u").set("k", "v")
         redis_server.command("CONFIG", "SET", "maxmemory", "1")  # noeviction: writes refused
         assert await shared.limiter.allow("caller", 1, 5) == (True, 0.0)  # this replica's
@@ -276,10 +278,13 @@ async def test_redis_full_or_wrong_database_is_a_fault_not_a_crash(
         assert await shared.cache("c").change("k", lambda old: (2, 60)) is False
         with pytest.raises(ToolError, match="unavailable right now"):
             await shared.user_state("u").set("k", "w")
+        redis_server.command("CLIENT", "KILL", "TYPE", "pubsub")  # it subscribes again,
+        await shared.bus.publish(ToolsListChanged())  # and publishes: neither is a write
         await asyncio.sleep(0.5)  # the probe writes: a full Redis answering PING is still away
-        assert not shared.status()["connected"]
+        assert not shared.status()["connected"] and gaps == []
         redis_server.command("CONFIG", "SET", "maxmemory", "0")
         await asyncio.sleep(0.3)
+        assert gaps == ["gap"] and shared.status()["pendingEvents"] == 0
         assert await shared.user_state("u").get("k") == "v"
         assert lines(caplog, "is unreachable (command not allowed when used memory") == 1
         assert lines(caplog, "reachable again") == 1
