@@ -13,11 +13,11 @@ from mcpgen.load import JsonPath
 from mcpgen.model.settings import OFFERED_TRANSPORTS, auth_header
 from mcpgen.runtime.credential_config import (  # safe_url: https, or http to this machine
     CredentialConfigError,
-    SchemeSource,
-    env_suffixes,
     forbidden_headers,
     parse_source,
+    parse_sources,
     safe_url,
+    variables,
 )
 
 # the server's own
@@ -180,12 +180,15 @@ def check_credentials(checker: Checker) -> None:
 def check_variables(checker: Checker, upstream: dict[str, Any]) -> None:
     """``openapi.baseUrlEnv`` and ``auth.env`` (an API key's or bearer token's) name no
     variable a security scheme of the wrapped API reads: one value would serve both."""
-    readers: dict[str, str] = {}  # each variable a scheme reads: the scheme
-    for name, scheme in upstream["securitySchemes"].items():
-        entry = upstream["credentials"].get(name)
-        source = entry.get("from", "env") if isinstance(entry, dict) else "env"
-        for suffix, _, _ in env_suffixes(SchemeSource(name, source, scheme)):
-            readers[upstream["credentialEnv"][name] + suffix] = name
+    try:  # (a configuration it refuses is check_credentials' error)
+        sources = parse_sources(upstream["securitySchemes"], upstream["credentials"], None)
+    except CredentialConfigError:
+        return
+    # each variable a scheme reads: the scheme
+    readers = {
+        name: scheme
+        for name, scheme, *_ in variables(sources, upstream["credentialEnv"].__getitem__)
+    }
     auth = checker.data["auth"]
     own = auth.get("env") if auth.get("type") in ("apiKey", "bearer") else None
     base: JsonPath = ("openapi", "baseUrlEnv")

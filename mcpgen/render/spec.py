@@ -16,7 +16,7 @@ from mcpgen.model.resources import Prompt, Resource
 from mcpgen.model.settings import camel
 from mcpgen.model.types import Completion, Manifest, Tool
 from mcpgen.openapi.result import operation_data
-from mcpgen.runtime.credential_config import env_suffixes, parse_sources
+from mcpgen.runtime.credential_config import parse_sources, variables
 from mcpgen.runtime.spec import OWN_DEFS, SCHEMA_KEYS, SHARED_DEFS, SHARED_NAMES, SPEC_FORMAT
 
 Json = Any
@@ -133,11 +133,11 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
         url = "base URL of the wrapped API"
         found.append(_variable(upstream["baseUrlEnv"], url, default=upstream["baseUrl"]))
         schemes = upstream.get("securitySchemes", {})
-        for scheme, source in parse_sources(schemes, upstream.get("credentials"), None).items():
-            base = upstream["credentialEnv"][scheme]
-            for suffix, meaning, secret in env_suffixes(source):
-                entry = _variable(base + suffix, f"{meaning} ({scheme})", secret, credential=True)
-                found.append(entry)
+        sources = parse_sources(schemes, upstream.get("credentials"), None)
+        for name, scheme, meaning, secret in variables(
+            sources, upstream["credentialEnv"].__getitem__
+        ):
+            found.append(_variable(name, f"{meaning} ({scheme})", secret, credential=True))
     return found
 
 

@@ -273,6 +273,18 @@ def env_suffixes(source: SchemeSource) -> list[tuple[str, str, bool]]:
     return []  # oauth2 without a client-credentials flow, openIdConnect: nothing to read
 
 
+def variables(
+    sources: Mapping[str, SchemeSource], base: Callable[[str], str]
+) -> list[tuple[str, str, str, bool]]:
+    """Every variable the sources read: (name, scheme, meaning, secret); ``base`` names a
+    scheme's variable (the package's prefix and the scheme's name)."""
+    return [
+        (base(scheme) + suffix, scheme, meaning, secret)
+        for scheme, source in sources.items()
+        for suffix, meaning, secret in env_suffixes(source)
+    ]
+
+
 def fingerprint(secret: str) -> str:
     """A short, non-reversible tag for a secret, the most any log line shows of one."""
     return hashlib.sha256(secret.encode()).hexdigest()[:8]

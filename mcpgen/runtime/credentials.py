@@ -38,13 +38,13 @@ from .credential_config import (
     SchemeSource,
     check_config,
     env_name,
-    env_suffixes,
     fingerprint,
     from_header,
     missing,
     parse_sources,
     place,
     requirement_scopes,
+    variables,
 )
 from .identity import LOCAL, Identity
 
@@ -237,14 +237,13 @@ class Credentials:
         """Every environment variable the credentials read, for ``_spec.json``/README."""
         return [
             {
-                "name": self.env_name(scheme) + suffix,
+                "name": name,
                 "description": f"{meaning} ({scheme})",
                 "secret": secret,
                 "required": False,
                 "default": None,
             }
-            for scheme, source in self.sources.items()
-            for suffix, meaning, secret in env_suffixes(source)
+            for name, scheme, meaning, secret in variables(self.sources, self.env_name)
         ]
 
     @property
