@@ -359,9 +359,14 @@ class Tasks:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", data="tasks/update")
         record = await self._owned(params.taskId)
         call = record.get("call")
-        if record["status"] != "input_required" or not call:
+        if record["status"] != "input_required":
             return {}  # nothing is asked (or the answer came already): acknowledged
         answers = valid_answers(record.get("inputRequests") or {}, params.inputResponses)
+        if not call:  # a handshake-era handler waits for it (tasks_store.Progress)
+            await self.store.update(
+                record["taskId"], {"inputResponses": answers}, status="input_required"
+            )
+            return {}
         self.owners[record["taskId"]] = self._room(record["owner"])  # it runs again: counted
         changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)
         if not await self.store.update(record["taskId"], changes, status="input_required"):

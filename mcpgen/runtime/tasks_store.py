@@ -18,6 +18,8 @@ ends ``failed``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 
 from .tasks_wire import RELATED
 
@@ -186,32 +189,62 @@ class TaskStore:
 
 
 class Progress:
-    """``Context.task``: progress during a task becomes its ``statusMessage``; a
-    handshake-era question travels on a ``tasks/result`` request of the task (``channels``:
-    task id -> those requests in flight)."""
+    """``Context.task``: progress during a task becomes its ``statusMessage``. A handshake-era
+    question is kept in the record's ``inputRequests`` (a 2026-07-28 ``tasks/update`` may
+    answer it) and travels on the newest ``tasks/result`` request of the task in flight
+    (``channels``: task id -> those requests), sent again when a newer one comes."""
 
     def __init__(self, store: TaskStore, task_id: str, channels: Any = None) -> None:
         self.store, self.task_id = store, task_id
         self.channels: dict[str, list[Any]] = {} if channels is None else channels
+        self.session, self.request_id = self, task_id  # the channel ``Context.ask`` uses
+        self.request: Any = None  # the tasks/result request asked on last (its headers)
+        self.key = ""  # the question's key in ``inputRequests``
 
     async def __call__(self, done: float, total: float | None, message: str | None) -> None:
         text = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
         await self.store.update(self.task_id, {"statusMessage": text[:500]})  # as an end's
 
     async def asking(self, waiting: bool) -> None:
-        """The handler waits for the client's answer (handshake era: over the back channel)."""
-        await self.store.update(
-            self.task_id, {"status": "input_required" if waiting else "working"}
-        )
+        """The handler has its answer (``waiting`` False): the task works again."""
+        changes = {"status": "working", "inputRequests": None, "inputResponses": None}
+        await self.store.update(self.task_id, changes)
 
     async def channel(self, request: Any) -> tuple[Any, Any]:
-        """A tasks/result request of this task in flight (the task reads input_required
-        until the client sends one), and ``request`` naming the task in its ``_meta``, as the
-        handshake era's tasks specify."""
-        await self.asking(True)
-        while not self.channels.get(self.task_id):
-            await asyncio.sleep(0.05)
+        """``request`` naming the task in its ``_meta`` (as the handshake era's tasks
+        specify), kept in the record; the task reads input_required until it is answered,
+        which ``send_request`` (this object is the channel) waits for."""
         params = request.params or types.RequestParams()
         meta = {**(params.meta or {}), RELATED: {"taskId": self.task_id}}
         named = request.model_copy(update={"params": params.model_copy(update={"meta": meta})})
-        return self.channels[self.task_id][-1], named
+        self.key = f"question-{secrets.token_hex(4)}"  # (keys are unique over a task's life)
+        asked = {self.key: named.model_dump(by_alias=True, mode="json", exclude_none=True)}
+        await self.store.update(self.task_id, {"status": "input_required", "inputRequests": asked})
+        return self, named
+
+    async def send_request(self, request: Any, result_type: Any, metadata: Any) -> Any:
+        """The answer from the client over the newest tasks/result request in flight, or from
+        a 2026 ``tasks/update`` (the record's ``inputResponses``), whichever comes first."""
+        loop, via = asyncio.get_running_loop(), None
+        sending: asyncio.Future[Any] = loop.create_future()  # (no request to carry it yet)
+        try:
+            while True:
+                if (newest := (self.channels.get(self.task_id) or [None])[-1]) is not via:
+                    sending.cancel()  # (its request ended, or a newer one came: asked there)
+                    via, sending = newest, loop.create_future()
+                    if via is not None:
+                        self.request = via.request
+                        related = metadata.related_request_id and via.request_id
+                        meta = ServerMessageMetadata(related_request_id=related)
+                        sending = asyncio.ensure_future(
+                            via.session.send_request(request, result_type, metadata=meta)
+                        )
+                if sending.done():
+                    return sending.result()
+                with contextlib.suppress(MCPError):  # (the store away: asked again)
+                    record = await self.store.get(self.task_id) or {}
+                    if (answer := (record.get("inputResponses") or {}).get(self.key)) is not None:
+                        return result_type.model_validate(answer)
+                await asyncio.sleep(0.1)
+        finally:
+            sending.cancel()

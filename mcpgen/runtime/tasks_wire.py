@@ -20,10 +20,6 @@ RELATED = "io.modelcontextprotocol/related-task"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 MISSING_CAPABILITY = -32021  # 2026-07-28: the request did not declare a needed capability
 PAGE = 50  # tasks/list page size
-ASKING_ELSEWHERE = (
-    "waiting for an answer from the handshake-era (2025-11-25) client that created it: "
-    "its question travels on that era's tasks/result, which tasks/update cannot answer"
-)
 VIEW = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt")
 
 
@@ -99,15 +95,11 @@ def task_view(record: Record) -> dict[str, Any]:
 
 def flat_view(record: Record) -> dict[str, Any]:
     """The task fields of 2026-07-28 (``ttlMs``, ``pollIntervalMs``; an ``isError`` result:
-    ``completed``, as the extension says, of a task created in the handshake era too). A
-    handshake-era task asking its client (over a tasks/result request, which 2026 lacks;
-    no ``call`` kept for tasks/update) reads ``working``, its message saying so."""
+    ``completed``, as the extension says, of a task created in the handshake era too)."""
     view = {k: record[k] for k in VIEW if record.get(k) is not None}
     view.update(ttlMs=record["ttl"], pollIntervalMs=record["pollInterval"])
     if record["status"] == "failed" and "result" in record:
         view.update(status="completed")
-    if record["status"] == "input_required" and not record.get("call"):
-        view.update(status="working", statusMessage=ASKING_ELSEWHERE)
     return view
 
 

@@ -28,6 +28,7 @@ from mcpgen.runtime.tools import Arguments, plain
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED = "io.modelcontextprotocol/related-task"
 ALICE, BOB = rtkit.STATIC_KEYS  # two callers (two static keys: two identities)
 REPORT = {
     "type": "object",

@@ -477,14 +477,23 @@ async def test_a_tool_error_reads_as_each_era_says_whichever_era_made_the_task(
         )
 
 
-async def test_a_handshake_era_task_asking_reads_working_to_a_2026_client(http: Any) -> None:
-    """Its question travels on a handshake-era tasks/result, which tasks/update cannot
-    answer: a 2026 reader saw ``input_required`` with no ``inputRequests``, nothing to act
-    on. It reads ``working`` with a message saying who must answer."""
+async def test_a_2026_client_answers_a_handshake_era_tasks_question(http: Any) -> None:
+    """The question travels on a handshake-era tasks/result, and is kept in the task too: a
+    2026 reader saw ``working`` and its tasks/update was acknowledged and dropped (the task
+    waited until its ttl). It reads ``input_required`` with the question now, and its answer
+    reaches the handler; another session reads the result."""
     modern, old = kit.Rpc(http, kit.ALICE, kit.MODERN), await legacy(http)
     task_id = await old.task("pick", {})
-    await old.until(task_id, "input_required")  # as its own era still reads it
-    seen = (await modern.get(task_id))["result"]
-    assert seen["status"] == "working" and "inputRequests" not in seen, seen
-    assert "handshake-era" in seen["statusMessage"] and "tasks/result" in seen["statusMessage"]
-    assert (await old.get(task_id))["result"]["status"] == "input_required"
+    assert (await old.until(task_id, "input_required"))["status"] == "input_required"
+    asked = (await modern.until(task_id, "input_required"))["inputRequests"]
+    ((key, question),) = asked.items()
+    assert question["method"] == "elicitation/create", question
+    assert question["params"]["_meta"] == {kit.RELATED: {"taskId": task_id}}
+    answer = {key: {"action": "accept", "content": {"colour": "teal"}}}
+    refused = await modern.send("tasks/update", {"taskId": task_id, "inputResponses": {key: 1}})
+    assert error_code(refused) == -32602
+    await modern.send("tasks/update", {"taskId": task_id, "inputResponses": answer})
+    with anyio.fail_after(5):
+        done = (await (await legacy(http)).send("tasks/result", {"taskId": task_id}))["result"]
+    assert done["content"][0]["text"] == "picked teal"
+    assert (await modern.get(task_id))["result"]["status"] == "completed"

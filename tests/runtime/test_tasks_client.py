@@ -91,6 +91,39 @@ async def test_handshake_question_travels_on_tasks_result() -> None:
         assert asked == ["Which colour?"]
 
 
+async def test_a_question_unanswered_on_one_tasks_result_is_asked_on_a_newer_one() -> None:
+    """A session that took the question and never answers (its stream dropped, its user
+    gone) held it: another session's tasks/result waited until the task's ttl. The newest
+    tasks/result of the task carries the question now, and a 2026 reader sees it too."""
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    asked = anyio.Event()
+
+    async def silent(context: Any, params: Any) -> types.ElicitResult:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"colour": "blue"})
+
+    async with (
+        TaskClient.connect(server, mode="legacy", on_elicit=silent) as gone,
+        TaskClient.connect(server, mode="legacy", on_elicit=on_elicit) as other,
+        TaskClient.connect(server, mode="2026-07-28") as modern,
+        anyio.create_task_group() as group,
+    ):
+        task = await gone.start_task("pick", {})
+        group.start_soon(gone.wait_task, task["taskId"])
+        with anyio.fail_after(5):
+            await asked.wait()
+        seen = await modern.task_status(task["taskId"])
+        assert seen["status"] == "input_required" and len(seen["inputRequests"]) == 1, seen
+        with anyio.fail_after(5):
+            result = await other.wait_task(task["taskId"])
+        assert result.content[0].text == "picked blue"  # type: ignore[union-attr]
+        group.cancel_scope.cancel()
+
+
 async def test_a_2026_task_asking_the_client_is_answered_through_its_callbacks() -> None:
     """The typed client declares the tasks extension, so in 2026-07-28 its call of a
     ``task: optional`` tool becomes a task: one that asks (elicitation) read
