@@ -18,6 +18,7 @@ from mcp.client import Client
 
 from mcpgen.pipeline import load_manifest
 from mcpgen.render.spec import spec_data
+from mcpgen.runtime.client import ToolCallError
 from mcpgen.runtime.server import Handlers, build_server
 from mcpgen.runtime.tasks_client import TaskClient
 
@@ -53,6 +54,12 @@ SPEC: dict[str, Any] = {
                 "responses": {"202": {"description": "x", "headers": {"Location": {}}}},
             }
         },
+        "/forever": {
+            "post": {
+                "operationId": "startForever",
+                "responses": {"202": {"description": "x", "headers": {"Location": {}}}},
+            }
+        },
         "/plain": {"get": {"operationId": "getPlain", "responses": {"200": {"description": "ok"}}}},
     },
 }
@@ -60,7 +67,8 @@ SPEC: dict[str, Any] = {
 
 class Api(BaseHTTPRequestHandler):
     """POST /exports -> 202 (Location: jobs/1 relative); GET /jobs/1 -> 202, then 200
-    running, then 303 to /results/1 -> 200 {"rows": 3}; POST /broken -> 202 then 500."""
+    running, then 303 to /results/1 -> 200 {"rows": 3}; POST /broken -> 202 then 500;
+    POST /forever -> 202, then 200 running for ever."""
 
     polls: ClassVar[dict[str, int]] = {}
     seen: ClassVar[list[tuple[str, str, str | None]]] = []
@@ -81,13 +89,15 @@ class Api(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.seen.append(("POST", self.path, self.headers.get("Authorization")))
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        target = "jobs/1" if self.path == "/exports" else "/jobs/broken"
+        target = {"/exports": "jobs/1", "/forever": "/jobs/forever"}.get(self.path, "/jobs/broken")
         self.answer(202, {"status": "queued"}, Location=target, Retry_After="0")
 
     def do_GET(self) -> None:
         self.seen.append(("GET", self.path, self.headers.get("Authorization")))
         count = self.polls[self.path] = self.polls.get(self.path, 0) + 1
-        if self.path == "/jobs/broken":
+        if self.path == "/jobs/forever":
+            self.answer(200, {"status": "running"})
+        elif self.path == "/jobs/broken":
             self.answer(500, {"message": "the export blew up"})
         elif self.path == "/jobs/1" and count == 1:
             self.answer(202, {"status": "queued"}, Retry_After="0")
@@ -239,3 +249,33 @@ def test_a_lone_surrogate_in_a_polled_status_is_replaced() -> None:
 
     answer = httpx2.Response(200, content=b'{"status": "\\ud800 running"}')
     assert _status(answer) == "\ufffd running" and not still_running(answer)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_an_upstream_that_never_finishes_ends_the_task_or_is_cancelled(
+    tmp_path: Path, api: str, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """The poll's timeout ends the task with a tool error (each era's way); a cancelled
+    task stops polling."""
+    poll = {"startForever": {"poll": {"interval": 0.05, "timeout": 0.5}}}
+    spec = spec_data(manifest(tmp_path, poll).manifest)
+    monkeypatch.setenv(spec["upstream"]["baseUrlEnv"], api)
+    async with TaskClient.connect(build_server(spec, Handlers()), mode=mode) as typed:
+        task = await typed.start_task("start_forever", {})
+        with (
+            anyio.fail_after(10),
+            pytest.raises(ToolCallError, match=r"still running after 0\.5 s"),
+        ):
+            await typed.wait_task(task["taskId"])
+        (forever,) = [e for e in spec["tools"] if e["ident"] == "start_forever"]
+        forever["http"]["poll"]["timeout"] = 600
+    async with TaskClient.connect(build_server(spec, Handlers()), mode=mode) as typed:
+        task = await typed.start_task("start_forever", {})
+        await anyio.sleep(0.3)
+        await typed.cancel_task(task["taskId"])
+        await anyio.sleep(0.2)
+        polls = Api.polls["/jobs/forever"]
+        await anyio.sleep(0.3)
+        assert Api.polls["/jobs/forever"] == polls > 3
+        assert (await typed.task_status(task["taskId"]))["status"] == "cancelled"
