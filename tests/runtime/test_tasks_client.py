@@ -204,6 +204,27 @@ async def test_a_task_waiting_for_input_is_answered_on_another_replica(
         assert result.content[0].text == "picked blue"  # type: ignore[union-attr]
 
 
+async def test_a_2026_client_on_another_replica_answers_a_handshake_era_question() -> None:
+    """The question of a handshake-era task running on A, seen and answered by a 2026 client
+    of B (its callbacks, tasks/update): the answer reaches A's handler through the store."""
+    from mcpgen.runtime import tasks_store
+
+    a, b = (build_server(kit.make_spec(), kit.HANDLERS) for _ in range(2))
+    a.tasks.store = b.tasks.store = tasks_store.TaskStore(tasks_store.local_cache())
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"colour": "amber"})
+
+    async with (
+        TaskClient.connect(a, mode="legacy") as on_a,
+        TaskClient.connect(b, mode="2026-07-28", on_elicit=on_elicit) as on_b,
+    ):
+        task = await on_a.start_task("pick", {})
+        with anyio.fail_after(5):
+            result = await on_b.wait_task(task["taskId"])
+        assert result.content[0].text == "picked amber"  # type: ignore[union-attr]
+
+
 async def test_without_the_tasks_modules_the_client_still_works(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
