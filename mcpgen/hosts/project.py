@@ -236,9 +236,8 @@ def _import_error(
 
 def _not_ours(project: Project, script: str, own: bool) -> str | None:
     """None when ``script``'s interpreter (its ``#!`` line) imports the package from this
-    project's ``src`` (a script of that name may be another install), else why not. Unless
-    ``own``, an installed copy (a host's usual script) or a script it cannot probe is fine:
-    only one that imports the package from another folder's source is refused."""
+    project's ``src``, else why not; unless ``own``, only a script importing it from another
+    folder's source (an editable install of another project) is refused."""
     try:
         with open(script, "rb") as file:
             first = file.readline(1024)
