@@ -223,12 +223,13 @@ def _build(
             f"{counted(leftovers, 'staged leftover')}; this build rewrote what it left "
             "half done"
         )
+    stubs = [p for p in the_plan.stubs_added if not p.endswith("__init__.py")]  # nothing to write
     _say(
         f"built {root}: {len(the_plan.created)} written, {len(the_plan.changed)} updated, "
         f"{len(the_plan.unchanged)} unchanged, {len(the_plan.obsolete)} removed, "
-        f"{len(the_plan.stubs_added)} handler stub(s) added"
+        f"{len(stubs)} handler stub(s) added"
     )
-    lines = [f"new stub: {p}" for p in the_plan.stubs_added]
+    lines = [f"new stub: {p}" for p in stubs]
     lines += [f"renamed: {m.old} -> {m.new}" for m in the_plan.moves]
     lines += [
         f"removed (no longer generated): {p}" for p in the_plan.obsolete if "/_runtime/" not in p

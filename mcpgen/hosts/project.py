@@ -234,9 +234,10 @@ def _import_error(
     return None if home is None or found.is_relative_to(home) else f"it imports {found}"
 
 
-def _not_ours(project: Project, script: str) -> str | None:
+def _not_ours(project: Project, script: str, own: bool) -> str | None:
     """None when ``script``'s interpreter (its ``#!`` line) imports the package from this
-    project's ``src`` (a script of that name may be another install), else why not."""
+    project's ``src``, else why not; unless ``own``, only a script importing it from another
+    folder's source (an editable install of another project) is refused."""
     try:
         with open(script, "rb") as file:
             first = file.readline(1024)
@@ -244,8 +245,10 @@ def _not_ours(project: Project, script: str) -> str | None:
         return str(exc)
     words = first[2:].decode(errors="replace").split() if first.startswith(b"#!") else []
     if not words:
-        return "no #! line names its interpreter"
-    return _import_error(words[0], project.package, {}, project.root / "src" / project.package)
+        return "no #! line names its interpreter" if own else None
+    why = _import_error(words[0], project.package, {}, project.root / "src" / project.package)
+    elsewhere = why is not None and why.startswith("it imports") and "-packages" not in why
+    return why if own or elsewhere else None
 
 
 STDIO = ["--transport", "stdio"]  # whatever the manifest's default transport is
@@ -300,7 +303,7 @@ def launcher(
     if kind in (None, "path"):
         on_path = shutil.which(project.script)
         absolute = str(Path(on_path).resolve()) if on_path else ""
-        why = _not_ours(project, absolute) if on_path and own else None
+        why = _not_ours(project, absolute, own) if on_path else None
         if on_path is not None and not why:
             return Launcher(absolute, kind="path", note=f"{project.script} on PATH: {absolute}")
         tried.append(f"{absolute} skipped: {why}" if why else f"no {project.script} on PATH")

@@ -5,6 +5,7 @@ launcher reads the written config and starts the server from it exactly as a hos
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -318,8 +319,12 @@ def test_call_and_list_skip_a_path_script_of_another_install(
     for path in (python, bindir / "calc-copy"):
         path.chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))
-    assert launcher(ours).kind == "path"  # install: the documented order
-    run = launcher(ours, own=True)
-    assert run.kind == "uvx" and f"it imports {other.root}/src/calc_copy_mcp" in run.note
+    for own in (False, True):  # install too: that script runs the other project's code
+        run = launcher(ours, own=own)
+        assert run.kind == "uvx" and f"it imports {other.root}/src/calc_copy_mcp" in run.note
     assert resolve_source(str(ours.root)).env == {"PYTHONPATH": str(ours.root / "src")}
     assert launcher(other, own=True).argv[0] == str(bindir / "calc-copy")
+    installed = tmp_path / "lib/site-packages"  # a non-editable install: install takes it
+    shutil.copytree(other.root / "src", installed)
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={installed} exec {sys.executable} "$@"\n')
+    assert launcher(ours).kind == "path" and launcher(ours, own=True).kind == "uvx"

@@ -223,6 +223,13 @@ async def test_through_a_local_upstream_errors_binary_and_the_size_limit(
         f"GET {rec.url}/files/p: the answer is larger than 1000 bytes, the most this server"
         " reads (setting MCPGEN_TEST_WIRE_API_MAX_RESPONSE_BYTES)"
     )
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_RETRIES", "0")
+    with pytest.raises(ToolError) as down:  # nothing listens there any more
+        await api.call(operation, {"id": "p"})
+    assert str(down.value) == (
+        f"GET {rec.url}/files/p failed: ConnectError (is the API up?"
+        " MCPGEN_TEST_UNSET_BASE_URL sets its base URL)"
+    )
 
 
 @pytest.mark.anyio

@@ -179,7 +179,11 @@ class Upstream:
                     response = await self._follow(request)
             except (httpx2.TransportError, TimeoutError) as exc:
                 if last or isinstance(exc, httpx2.LocalProtocolError | httpx2.UnsupportedProtocol):
-                    raise ToolError(f"{request.shown()} failed: {type(exc).__name__}") from None
+                    hint = f" (is the API up? {self.settings['baseUrlEnv']} sets its base URL)"
+                    why = type(exc).__name__ + (
+                        hint if isinstance(exc, httpx2.ConnectError) else ""
+                    )
+                    raise ToolError(f"{request.shown()} failed: {why}") from None
                 await anyio.sleep(_backoff(attempt, None))
                 continue
             except (httpx2.HTTPError, httpx2.InvalidURL) as exc:  # never "internal error"
