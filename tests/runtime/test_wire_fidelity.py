@@ -112,6 +112,18 @@ async def test_an_integral_number_is_sent_without_a_fraction() -> None:
     assert seen.headers["x-i"] == "3,4"
 
 
+async def test_a_large_integral_number_is_sent_without_a_fraction_or_an_exponent() -> None:
+    """``2.0**53`` went as ``9007199254740992.0`` and ``1e16`` as ``1e+16``: an API parsing
+    an integer refuses both (an integral float is an exact integer, whatever its size)."""
+    params = [param("a", "query", {"type": "integer"}), param("b", "query", {"type": "integer"})]
+    with recorder() as rec:
+        op = operations(document("/x", params))["send"]
+        result = await upstream(rec.url).call(op, {"a": 2.0**53, "b": -1e16})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?a=9007199254740992&b=-10000000000000000"
+
+
 async def test_a_header_parameter_named_like_the_credential_header_does_not_ride_along() -> None:
     """Header names are case-insensitive: a declared ``x-key`` parameter and the ``X-Key``
     credential are one header, and the credential's value is the one sent (as when the

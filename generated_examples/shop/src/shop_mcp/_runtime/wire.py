@@ -50,9 +50,9 @@ RESERVED_HEADERS = frozenset(
 
 
 def integral(value: Json) -> Json:
-    """``value`` with every integral float an int: JSON does not tell ``1.0`` from ``1``,
-    and an API parsing an integer (Go, serde, a route pattern) refuses ``1.0``."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+    """``value`` with every integral float an int (exact, whatever its size): JSON does not
+    tell ``1.0`` from ``1``, and an API parsing an integer refuses ``1.0`` and ``1e+16``."""
+    if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, list):
         return [integral(item) for item in value]
