@@ -104,11 +104,12 @@ def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -
     elif style == "matrix":
         key = _segment(name)
         if isinstance(value, dict) and explode:
-            text = "".join(f";{_segment(str(k))}={_segment(scalar(v))}" for k, v in value.items())
+            pairs = [(_segment(str(k)), _segment(scalar(v))) for k, v in value.items()]
         elif isinstance(value, list) and explode:
-            text = "".join(f";{key}={_segment(scalar(v))}" for v in value)
+            pairs = [(key, _segment(scalar(v))) for v in value]
         else:
-            text = f";{key}=" + simple(value, False, _segment)
+            pairs = [(key, simple(value, False, _segment))]
+        text = "".join(f";{k}={v}" if v else f";{k}" for k, v in pairs)  # RFC 6570: ";x"
     else:
         text = simple(value, explode, _segment, style)
     if text in DOT_SEGMENTS or not text:

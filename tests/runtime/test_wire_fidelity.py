@@ -157,6 +157,21 @@ async def test_a_delimited_object_is_its_members_joined_by_the_delimiter() -> No
     assert seen.target == "/x?space=R%20100%20G%20200&pipe=R%7C1%7CG%7C2"
 
 
+async def test_an_empty_matrix_value_is_its_name_alone() -> None:
+    """OpenAPI's style table and RFC 6570 (``{;x}``, ``{;x*}``): an empty matrix value is
+    ``;color``, not ``;color=``."""
+    params = [
+        {**param("a", "path", {"type": "string"}), "style": "matrix"},
+        {**param("b", "path", {"type": "array", "items": {}}), "style": "matrix", "explode": True},
+    ]
+    with recorder() as rec:
+        op = operations(document("/x/{a}/{b}", params))["send"]
+        result = await upstream(rec.url).call(op, {"a": "", "b": ["", "1"]})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x/;a/;b;b=1"
+
+
 @pytest.mark.parametrize(
     ("media", "schema", "given", "sent"),
     [
