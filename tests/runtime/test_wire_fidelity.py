@@ -172,6 +172,43 @@ async def test_an_empty_matrix_value_is_its_name_alone() -> None:
     assert seen.target == "/x/;a/;b;b=1"
 
 
+async def test_a_form_list_is_joined_by_a_bare_comma_and_its_items_commas_are_encoded() -> None:
+    """OpenAPI's style table and RFC 6570 (``{?list}``): ``color=blue,black``, an item's own
+    comma ``%2C``. Every comma went as ``%2C``: an API splitting the raw query on ``,``
+    read one item, and one decoding first could not tell ``["a,b", "c"]`` from three."""
+    color = {"type": "object", "properties": {"R": {"type": "string"}}}
+    params = [
+        {**param("csv", "query", {"type": "array", "items": {}}), "explode": False},
+        {**param("color", "query", color), "explode": False},
+        param("one", "query", {"type": "string"}),
+    ]
+    given = {"csv": ["a,b", "c", True], "color": {"R": "1,2"}, "one": "d,e"}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(document("/x", params))["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?csv=a%2Cb,c,true&color=R,1%2C2&one=d%2Ce"
+
+
+async def test_allow_reserved_sends_reserved_characters_as_they_are() -> None:
+    """``allowReserved: true`` (a query value that is a path, a URL, a filter expression):
+    RFC 3986's reserved characters go unencoded; any other, and ``#`` (which would end the
+    query), percent-encoded. It was refused with a warning, every value encoded."""
+    params = [
+        {**param("q", "query", {"type": "string"}), "allowReserved": True},
+        {**param("l", "query", {"type": "array", "items": {}}), "allowReserved": True},
+    ]
+    data = document("/x", params)
+    result = imported(data)
+    assert not [p for p in result.problems if "allowReserved" in str(p)], result.problems
+    given = {"q": "a/b?c:d@e!$'()*+,;=[x]&y é#z", "l": ["f/g", "h i"]}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?q=a/b?c:d@e!$'()*+,;=[x]&y%20%C3%A9%23z&l=f/g&l=h%20i"
+
+
 @pytest.mark.parametrize(
     ("media", "schema", "given", "sent"),
     [
