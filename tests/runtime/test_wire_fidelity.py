@@ -1160,6 +1160,42 @@ async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: s
         assert sent == [("/old", "secret-key"), ("/new?v=2", "secret-key")]
 
 
+@pytest.mark.parametrize(
+    ("status", "method"), [(301, "POST"), (303, "POST"), (303, "HEAD"), (307, "POST"), (308, "PUT")]
+)
+async def test_a_redirect_to_another_origin_keeps_the_request_but_no_credential(
+    status: int, method: str
+) -> None:
+    """A 307/308 off the API resends the method and body, a 301 (POST) or 303 asks with
+    GET without the body (RFC 9110, Fetch): never with the bearer token, the header key or
+    the cookie. A 303 answering HEAD went as a GET (Fetch keeps HEAD)."""
+    schemes = {
+        "bearer": {"type": "http", "scheme": "bearer"},
+        "head": {"type": "apiKey", "in": "header", "name": "X-Key"},
+        "jar": {"type": "apiKey", "in": "cookie", "name": "sid"},
+    }
+    op = {
+        "operationId": "send",
+        "security": [{"bearer": [], "head": [], "jar": []}],
+        "responses": {"200": {"description": "ok"}},
+    }
+    if method != "HEAD":
+        json_body = {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}
+        op["requestBody"] = {"required": True, "content": {"application/json": json_body}}
+    data = {**posted(op), "components": {"securitySchemes": schemes}}
+    data["paths"] = {"/x": {method.lower(): op}}
+    with recorder() as api, recorder() as other:
+        api.moved, api.moved_status = {"/x": other.url + "/y"}, status
+        result = await upstream(api.url, schemes).call(operations(data)["send"], {"a": "b"})
+        assert not result.is_error, result.content
+    (first,), (seen,) = api.seen, other.seen
+    assert {"authorization", "x-key", "cookie"} <= first.headers.keys()
+    assert not {"authorization", "x-key", "cookie"} & seen.headers.keys()
+    kept = status in (307, 308) or method == "HEAD"
+    assert (seen.method, seen.body) == ((method, first.body) if kept else ("GET", b""))
+    assert ("content-type" in seen.headers) == (kept and method != "HEAD")
+
+
 async def test_a_redirect_to_another_origin_carrying_the_query_key_drops_it() -> None:
     """A move to another origin written as ``return 301 https://new$request_uri`` (nginx)
     carries the request's query, the API key in it: that origin got the key, though a
