@@ -157,6 +157,25 @@ async def test_a_delimited_object_is_its_members_joined_by_the_delimiter() -> No
     assert seen.target == "/x?space=R%20100%20G%20200&pipe=R%7C1%7CG%7C2"
 
 
+async def test_a_path_value_never_leaves_its_segment() -> None:
+    """Under a base URL with a path and a trailing slash, a path value's ``/``, ``%2F``,
+    ``?``, ``#`` and ``../`` stay inside its segment; ``.`` and ``..`` (a label's ``.``
+    too) are refused: the HTTP client would resolve them to another endpoint."""
+    label = {**param("l", "path", {"type": "string"}), "style": "label"}
+    op = operations(document("/files/{name}/{l}", [param("name", "path", {}), label]))["send"]
+    values = ["a/b", "%2F", "a?b#c", "../admin", "é"]
+    with recorder() as rec:
+        api = upstream(rec.url + "/api/")
+        for value in values:
+            assert not (await api.call(op, {"name": value, "l": "x"})).is_error
+        for name, dots in [(".", "x"), ("..", "x"), ("x", "."), ("x", "")]:
+            with pytest.raises(ToolError, match=r"may not be '\.\.?'"):
+                await api.call(op, {"name": name, "l": dots})
+    assert [seen.target for seen in rec.seen] == [
+        f"/api/files/{sent}/.x" for sent in ["a%2Fb", "%252F", "a%3Fb%23c", "..%2Fadmin", "%C3%A9"]
+    ]
+
+
 async def test_an_empty_matrix_value_is_its_name_alone() -> None:
     """OpenAPI's style table and RFC 6570 (``{;x}``, ``{;x*}``): an empty matrix value is
     ``;color``, not ``;color=``."""
