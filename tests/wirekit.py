@@ -41,6 +41,7 @@ class Recorder:
     reply: bytes = b"{}"
     headers: list[tuple[str, str]] = field(default_factory=list)  # more answer headers
     moved: dict[str, str] = field(default_factory=dict)  # path -> Location of a 301 there
+    moved_status: int = 301  # the status of those redirects
 
     def answer(self, status: int, media: str, reply: bytes) -> None:
         self.status, self.media, self.reply = status, media, reply
@@ -66,7 +67,7 @@ def recorder() -> Iterator[Recorder]:
             rec.seen.append(Seen(self.command, self.path, headers, body, raw))
             moved = rec.moved.get(self.path.split("?")[0])
             if moved is not None:
-                self.send_response(301)
+                self.send_response(rec.moved_status)
                 self.send_header("Location", moved)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

@@ -113,13 +113,11 @@ class InputImport(ImportBase):
         else:
             self.warn(src, path, "a parameter needs 'schema' or 'content'; imported as a string")
             schema, deps = {"type": "string"}, set()
-        if param.get("allowReserved") is True:
-            self.warn(
-                src, (*path, "allowReserved"), "allowReserved is not supported; values are encoded"
-            )
         about = param.get("description"), param.get("deprecated"), examples_of(param)
         schema = annotate(schema, *about)
         extra = {"style": style, "explode": explode, "content_type": content_type}
+        if param.get("allowReserved") is True and location == "query":
+            extra["allow_reserved"] = True
         return Input(location, name, schema, required, extra, deps)
 
     # -- bodies --------------------------------------------------------------------------

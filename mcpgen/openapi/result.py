@@ -30,6 +30,7 @@ class Param:
     for the OpenAPI default of the location. ``content_type``: the media type a parameter
     described by ``content`` is serialized in, not by style. ``part``: the multipart body
     property on whose parts this header is sent (its ``encoding`` declares it).
+    ``allow_reserved``: a query value's reserved characters are sent bare.
     """
 
     name: str
@@ -40,6 +41,7 @@ class Param:
     explode: bool | None = None
     content_type: str | None = None
     part: str | None = None
+    allow_reserved: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,7 @@ class Upstream:
                 )
                 return await capped.read(response, limit, ToolError(refused))
             url = wire.redirect(str(response.url), location)
-            if response.status_code == 303 or (
+            if (response.status_code == 303 and method != "HEAD") or (
                 response.status_code in (301, 302) and method == "POST"
             ):
                 method, options = "GET", {}

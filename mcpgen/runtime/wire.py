@@ -21,7 +21,6 @@ from urllib.parse import (
     quote_plus,
     unquote,
     unquote_plus,
-    urlencode,
     urljoin,
     urlsplit,
     urlunsplit,
@@ -37,6 +36,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (
 REDACTED = "REDACTED"
 # what joins an array's items in a style other than simple's and form's ","
 DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
+RESERVED = ":/?[]@!$&'()*+,;="  # RFC 3986's (but "#"): what ``allowReserved`` leaves bare
 # headers no argument may set: the HTTP client computes them (framing, connection) or
 # mcpgen does (body and response types, credentials); OpenAPI says to ignore the last three
 RESERVED_HEADERS = frozenset(
@@ -49,9 +49,9 @@ RESERVED_HEADERS = frozenset(
 
 
 def integral(value: Json) -> Json:
-    """``value`` with every integral float an int: JSON does not tell ``1.0`` from ``1``,
-    and an API parsing an integer (Go, serde, a route pattern) refuses ``1.0``."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+    """``value`` with every integral float below 1e21 an int (as JavaScript writes them): JSON
+    does not tell ``1.0`` from ``1``, and an API parsing an integer refuses ``1.0``, ``1e+16``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
         return int(value)
     if isinstance(value, list):
         return [integral(item) for item in value]
@@ -72,14 +72,14 @@ def scalar(value: Json) -> str:
 
 
 def simple(value: Json, explode: bool, encode: Callable[[str], str] = str, style: str = "") -> str:
-    """OpenAPI ``style: simple``: array items and object members comma-separated (array
-    items space- or pipe-separated in Swagger 2.0's ``ssv`` and ``pipes``, as ``style``)."""
+    """OpenAPI ``style: simple``: array items and object members comma-separated (space- or
+    pipe-separated in ``spaceDelimited``, ``pipeDelimited``, Swagger 2.0's ``ssv``, ``pipes``)."""
+    separator = encode(DELIMITERS[style]) if style in DELIMITERS else ","
     if isinstance(value, list):
-        separator = encode(DELIMITERS[style]) if style in DELIMITERS else ","
         return separator.join(encode(scalar(v)) for v in value)
     if isinstance(value, dict):
         pairs = [(encode(str(k)), encode(scalar(v))) for k, v in value.items()]
-        return ",".join(f"{k}={v}" if explode else f"{k},{v}" for k, v in pairs)
+        return separator.join(f"{k}={v}" if explode else f"{k}{separator}{v}" for k, v in pairs)
     return encode(scalar(value))
 
 
@@ -104,11 +104,12 @@ def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -
     elif style == "matrix":
         key = _segment(name)
         if isinstance(value, dict) and explode:
-            text = "".join(f";{_segment(str(k))}={_segment(scalar(v))}" for k, v in value.items())
+            pairs = [(_segment(str(k)), _segment(scalar(v))) for k, v in value.items()]
         elif isinstance(value, list) and explode:
-            text = "".join(f";{key}={_segment(scalar(v))}" for v in value)
+            pairs = [(key, _segment(scalar(v))) for v in value]
         else:
-            text = f";{key}=" + simple(value, False, _segment)
+            pairs = [(key, simple(value, False, _segment))]
+        text = "".join(f";{k}={v}" if v else f";{k}" for k, v in pairs)  # RFC 6570: ";x"
     else:
         text = simple(value, explode, _segment, style)
     if text in DOT_SEGMENTS or not text:
@@ -158,11 +159,22 @@ def cookie_header(cookies: dict[str, str]) -> str:
 
 def query_pairs(name: str, value: Json, param: dict[str, Json]) -> list[tuple[str, str]]:
     """A query parameter as ``(name, value)`` pairs in its style (form, spaceDelimited,
-    pipeDelimited, deepObject), or as JSON when the document gives it a ``content`` type."""
+    pipeDelimited, deepObject), or as JSON when the document gives it a ``content`` type.
+    Values are percent-encoded (RFC 6570: a list's ``,`` bare, an item's ``%2C``; RFC
+    3986's reserved characters bare but ``#`` with ``allowReserved``)."""
     if param.get("content_type"):
         return [(name, json.dumps(value, separators=(",", ":")))]
+    style = param.get("style") or "form"
+    encode = functools.partial(quote, safe=RESERVED if param.get("allow_reserved") else "")
+    joined = style in DELIMITERS or (param.get("explode") is False and style != "deepObject")
+    if joined and isinstance(value, list | dict):  # one value
+        return [(name, Encoded(simple(value, False, encode, style)))]
     how = {k: param[k] for k in ("style", "explode") if param.get(k) is not None}
-    return form_fields(name, value, how)
+    return [(key, Encoded(encode(text))) for key, text in form_fields(name, value, how)]
+
+
+class Encoded(str):
+    """A query value percent-encoded already: ``with_query`` sends it as it is."""
 
 
 def as_list(value: Json) -> list[Json]:
@@ -224,7 +236,11 @@ def with_query(url: str, query: dict[str, Json] | None) -> str:
     parts = urlsplit(without(url, {key for key, _ in pairs}))
     kept = [parts.query] if parts.query else []
     # a space as %20 (RFC 3986, OpenAPI's examples): "+" is a space to form decoders only
-    return urlunsplit(parts._replace(query="&".join([*kept, urlencode(pairs, quote_via=quote)])))
+    added = [
+        f"{quote(k, safe='')}={v if isinstance(v, Encoded) else quote(v, safe='')}"
+        for k, v in pairs
+    ]
+    return urlunsplit(parts._replace(query="&".join([*kept, *added])))
 
 
 def without(url: str, names: Collection[str], values: Collection[str] = ()) -> str:

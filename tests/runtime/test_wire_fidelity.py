@@ -112,6 +112,18 @@ async def test_an_integral_number_is_sent_without_a_fraction() -> None:
     assert seen.headers["x-i"] == "3,4"
 
 
+async def test_a_large_integral_number_is_sent_without_a_fraction_or_an_exponent() -> None:
+    """``2.0**53`` went as ``9007199254740992.0`` and ``1e16`` as ``1e+16``: an API parsing
+    an integer refuses both (an integral float is an exact integer, whatever its size)."""
+    params = [param("a", "query", {"type": "integer"}), param("b", "query", {"type": "integer"})]
+    with recorder() as rec:
+        op = operations(document("/x", params))["send"]
+        result = await upstream(rec.url).call(op, {"a": 2.0**53, "b": -1e16})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?a=9007199254740992&b=-10000000000000000"
+
+
 async def test_a_header_parameter_named_like_the_credential_header_does_not_ride_along() -> None:
     """Header names are case-insensitive: a declared ``x-key`` parameter and the ``X-Key``
     credential are one header, and the credential's value is the one sent (as when the
@@ -143,6 +155,77 @@ async def test_a_delimited_object_is_its_members_joined_by_the_delimiter() -> No
         assert not result.is_error, result.content
         (seen,) = rec.seen
     assert seen.target == "/x?space=R%20100%20G%20200&pipe=R%7C1%7CG%7C2"
+
+
+async def test_a_path_value_never_leaves_its_segment() -> None:
+    """Under a base URL with a path and a trailing slash, a path value's ``/``, ``%2F``,
+    ``?``, ``#`` and ``../`` stay inside its segment; ``.`` and ``..`` (a label's ``.``
+    too) are refused: the HTTP client would resolve them to another endpoint."""
+    label = {**param("l", "path", {"type": "string"}), "style": "label"}
+    op = operations(document("/files/{name}/{l}", [param("name", "path", {}), label]))["send"]
+    values = ["a/b", "%2F", "a?b#c", "../admin", "é"]
+    with recorder() as rec:
+        api = upstream(rec.url + "/api/")
+        for value in values:
+            assert not (await api.call(op, {"name": value, "l": "x"})).is_error
+        for name, dots in [(".", "x"), ("..", "x"), ("x", "."), ("x", "")]:
+            with pytest.raises(ToolError, match=r"may not be '\.\.?'"):
+                await api.call(op, {"name": name, "l": dots})
+    assert [seen.target for seen in rec.seen] == [
+        f"/api/files/{sent}/.x" for sent in ["a%2Fb", "%252F", "a%3Fb%23c", "..%2Fadmin", "%C3%A9"]
+    ]
+
+
+async def test_an_empty_matrix_value_is_its_name_alone() -> None:
+    """OpenAPI's style table and RFC 6570 (``{;x}``, ``{;x*}``): an empty matrix value is
+    ``;color``, not ``;color=``."""
+    params = [
+        {**param("a", "path", {"type": "string"}), "style": "matrix"},
+        {**param("b", "path", {"type": "array", "items": {}}), "style": "matrix", "explode": True},
+    ]
+    with recorder() as rec:
+        op = operations(document("/x/{a}/{b}", params))["send"]
+        result = await upstream(rec.url).call(op, {"a": "", "b": ["", "1"]})
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x/;a/;b;b=1"
+
+
+async def test_a_form_list_is_joined_by_a_bare_comma_and_its_items_commas_are_encoded() -> None:
+    """OpenAPI's style table and RFC 6570 (``{?list}``): ``color=blue,black``, an item's own
+    comma ``%2C``. Every comma went as ``%2C``: an API splitting the raw query on ``,``
+    read one item, and one decoding first could not tell ``["a,b", "c"]`` from three."""
+    color = {"type": "object", "properties": {"R": {"type": "string"}}}
+    params = [
+        {**param("csv", "query", {"type": "array", "items": {}}), "explode": False},
+        {**param("color", "query", color), "explode": False},
+        param("one", "query", {"type": "string"}),
+    ]
+    given = {"csv": ["a,b", "c", True], "color": {"R": "1,2"}, "one": "d,e"}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(document("/x", params))["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?csv=a%2Cb,c,true&color=R,1%2C2&one=d%2Ce"
+
+
+async def test_allow_reserved_sends_reserved_characters_as_they_are() -> None:
+    """``allowReserved: true`` (a query value that is a path, a URL, a filter expression):
+    RFC 3986's reserved characters go unencoded; any other, and ``#`` (which would end the
+    query), percent-encoded. It was refused with a warning, every value encoded."""
+    params = [
+        {**param("q", "query", {"type": "string"}), "allowReserved": True},
+        {**param("l", "query", {"type": "array", "items": {}}), "allowReserved": True},
+    ]
+    data = document("/x", params)
+    result = imported(data)
+    assert not [p for p in result.problems if "allowReserved" in str(p)], result.problems
+    given = {"q": "a/b?c:d@e!$'()*+,;=[x]&y é#z", "l": ["f/g", "h i"]}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x?q=a/b?c:d@e!$'()*+,;=[x]&y%20%C3%A9%23z&l=f/g&l=h%20i"
 
 
 @pytest.mark.parametrize(
@@ -1094,6 +1177,42 @@ async def test_a_redirect_on_the_apis_origin_keeps_the_query_credential(where: s
         assert sent == [("/old?api_key=secret-key", None), ("/new?v=2&api_key=secret-key", None)]
     else:
         assert sent == [("/old", "secret-key"), ("/new?v=2", "secret-key")]
+
+
+@pytest.mark.parametrize(
+    ("status", "method"), [(301, "POST"), (303, "POST"), (303, "HEAD"), (307, "POST"), (308, "PUT")]
+)
+async def test_a_redirect_to_another_origin_keeps_the_request_but_no_credential(
+    status: int, method: str
+) -> None:
+    """A 307/308 off the API resends the method and body, a 301 (POST) or 303 asks with
+    GET without the body (RFC 9110, Fetch): never with the bearer token, the header key or
+    the cookie. A 303 answering HEAD went as a GET (Fetch keeps HEAD)."""
+    schemes = {
+        "bearer": {"type": "http", "scheme": "bearer"},
+        "head": {"type": "apiKey", "in": "header", "name": "X-Key"},
+        "jar": {"type": "apiKey", "in": "cookie", "name": "sid"},
+    }
+    op = {
+        "operationId": "send",
+        "security": [{"bearer": [], "head": [], "jar": []}],
+        "responses": {"200": {"description": "ok"}},
+    }
+    if method != "HEAD":
+        json_body = {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}
+        op["requestBody"] = {"required": True, "content": {"application/json": json_body}}
+    data = {**posted(op), "components": {"securitySchemes": schemes}}
+    data["paths"] = {"/x": {method.lower(): op}}
+    with recorder() as api, recorder() as other:
+        api.moved, api.moved_status = {"/x": other.url + "/y"}, status
+        result = await upstream(api.url, schemes).call(operations(data)["send"], {"a": "b"})
+        assert not result.is_error, result.content
+    (first,), (seen,) = api.seen, other.seen
+    assert {"authorization", "x-key", "cookie"} <= first.headers.keys()
+    assert not {"authorization", "x-key", "cookie"} & seen.headers.keys()
+    kept = status in (307, 308) or method == "HEAD"
+    assert (seen.method, seen.body) == ((method, first.body) if kept else ("GET", b""))
+    assert ("content-type" in seen.headers) == (kept and method != "HEAD")
 
 
 async def test_a_redirect_to_another_origin_carrying_the_query_key_drops_it() -> None:
