@@ -219,9 +219,16 @@ def test_stdio_stops_reading_while_its_answers_wait() -> None:
             seen = written[0]
             time.sleep(2)
         assert written[0] < count / 2, "the server read every request while none was answered"
-        before = _cpu_seconds(process.pid)
-        time.sleep(2)
-        assert _cpu_seconds(process.pid) - before < 0.05, "the server spins while it waits"
+        # a quiet second among ten: one still catching up on a loaded machine is no spin,
+        # while a spinning server gets a share of a core in every window
+        used = []
+        for _ in range(10):
+            before = _cpu_seconds(process.pid)
+            time.sleep(1)
+            used.append(_cpu_seconds(process.pid) - before)
+            if used[-1] < 0.03:
+                break
+        assert min(used) < 0.03, f"the server spins while it waits: {used}"
         answers = [json.loads(process.stdout.readline()) for _ in range(count + 1)]
         feeding.join(timeout=30)
         stdin.close()
