@@ -292,3 +292,32 @@ async def test_redis_full_or_wrong_database_is_a_fault_not_a_crash(
         with pytest.raises(ValueError, match="ttl"):
             await shared.user_state("u").set("k", "v", ttl=1e16)
         assert shared.status()["connected"] and shared.status()["outages"] == 1
+
+
+async def test_one_probe_at_a_time(redis_server: RedisServer) -> None:
+    """A full Redis takes SUBSCRIBE and refuses writes: the subscription's reconnects and
+    the writes race a slow probe, never two probes at once (each logs its own recovery)."""
+    shared = shared_state(redis_server.url, prefix="o", retry_interval=0.05)
+    async with shared:
+        link = shared._backend.link  # type: ignore[attr-defined]
+        probe, running, most = link._recover, 0, 0
+
+        async def counted() -> None:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            try:
+                await asyncio.sleep(0.2)  # a slow probe
+                await probe()
+            finally:
+                running -= 1
+
+        link._recover = counted
+        redis_server.command("CONFIG", "SET", "maxmemory", "1")
+        for _ in range(10):
+            redis_server.command("CLIENT", "KILL", "TYPE", "pubsub")  # it subscribes again
+            await asyncio.sleep(0.1)
+            await shared.cache("c").set("k", 1, ttl=60)  # a write it refuses
+        redis_server.command("CONFIG", "SET", "maxmemory", "0")
+        await wait_connected(shared)
+        assert most == 1, f"{most} probes at once"
