@@ -40,6 +40,7 @@ local burst = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end
 local saved = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(saved[1])
 local at = tonumber(saved[2])
@@ -219,11 +220,10 @@ class RedisCache:
         return self._prefix + self._values.hash_key(key)
 
     async def get(self, key: str) -> Any | None:
-        _, stored = await self._link.run(self._link.client.get, name := self._key(key))
-        return None if stored is None else self._values.load(stored, name)
+        return (await self.get_many([key]))[0]
 
     async def get_many(self, keys: list[str]) -> list[Any | None]:
-        """One MGET (``get`` would be a round trip a key)."""
+        """One MGET (nil, not WRONGTYPE, for a key that is not a string: a miss)."""
         if not keys:
             return []
         names = [self._key(key) for key in keys]
@@ -250,7 +250,7 @@ class RedisCache:
             while True:
                 try:
                     await pipe.watch(name)
-                    stored = await pipe.get(name)
+                    stored = (await pipe.mget([name]))[0]  # (a key of another type: None)
                     changed = edit(None if stored is None else self._values.load(stored, name))
                     pipe.multi()
                     if changed is None:
@@ -293,7 +293,7 @@ class RedisUserState:
 
     async def get(self, identity_key: str, name: str) -> Any | None:
         key = self._key(identity_key, name)
-        stored = await self._call("get", key)
+        stored = (await self._call("mget", [key]))[0]  # (a key of another type: None)
         return None if stored is None else self._values.load(stored, key)
 
     async def set(self, identity_key: str, name: str, value: Any, ttl: float | None = None) -> None:

@@ -321,3 +321,24 @@ async def test_one_probe_at_a_time(redis_server: RedisServer) -> None:
         redis_server.command("CONFIG", "SET", "maxmemory", "0")
         await wait_connected(shared)
         assert most == 1, f"{most} probes at once"
+
+
+async def test_a_key_of_another_type_is_that_keys_miss_not_an_outage(
+    redis_server: RedisServer,
+) -> None:
+    """A key overwritten by hand with a list (WRONGTYPE) reads as a miss and the next write
+    replaces it: before, each read of it took Redis away from every caller, a flap."""
+    shared = shared_state(redis_server.url, prefix="w", secret="s" * 32, retry_interval=0.2)
+    async with shared:
+        await shared.cache("c").set("k", 1, ttl=60)
+        await shared.user_state("u").set("n", "v")
+        await shared.limiter.allow("caller", 1, 5)
+        for name in redis_server.command("KEYS", "w:*").split(b"\r\n")[2::2]:
+            redis_server.command("DEL", name.decode())
+            redis_server.command("RPUSH", name.decode(), "x")
+        assert await shared.cache("c").get("k") is None
+        assert await shared.user_state("u").get("n") is None
+        assert await shared.limiter.allow("caller", 1, 5) == (True, 0.0)
+        assert await shared.cache("c").change("k", lambda old: (old or 2, 60))
+        assert await shared.cache("c").get("k") == 2
+        assert shared.status()["connected"] and shared.status()["outages"] == 0
