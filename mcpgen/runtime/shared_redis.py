@@ -116,7 +116,7 @@ class RedisLink:
         self.up = True
         self.outages = 0
         self._down_at = 0.0
-        self._probe_key = probe_key
+        self.probe_key = probe_key
         self.probe: asyncio.Task[None] | None = None
 
     def scrub(self, exc: BaseException) -> str:
@@ -153,7 +153,7 @@ class RedisLink:
         while not self.up:
             await asyncio.sleep(self.retry_interval)
             with contextlib.suppress(Exception):
-                await self.client.set(self._probe_key, 1, px=1000, xx=True)
+                await self.client.set(self.probe_key, 1, px=1000, xx=True)
                 self.up = True
                 logger.warning(
                     "shared state: Redis at %s is reachable again after %.1f s",
@@ -186,14 +186,14 @@ class RedisRateLimiter:
         self._hash = values.hash_key
         self._outage = outage
         self._fallback = fallback or LocalRateLimiter()
-        self._script = link.client.register_script(TOKEN_BUCKET)
+        self.script = link.client.register_script(TOKEN_BUCKET)
 
     async def allow(
         self, key: str, rate: float, burst: float, cost: float = 1.0
     ) -> tuple[bool, float]:
         check_limit(rate, burst, cost)
         done, reply = await self._link.run(
-            self._script,
+            self.script,
             keys=[self._prefix + self._hash(key)],
             args=[repr(rate), repr(burst), repr(cost)],
         )
@@ -347,12 +347,25 @@ class RedisBackend:
 
     async def start(self) -> None:
         try:
-            await asyncio.wait_for(self.link.client.ping(), 3 * self.link.timeout)
+            await asyncio.wait_for(self._try_commands(), 3 * self.link.timeout)
         except self.link.outage_errors as exc:
             raise SharedStateConfigError(
                 f"Redis at {self.link.url} is unreachable at start: {self.link.scrub(exc)}"
             ) from None
         await self.bus.start()
+
+    async def _try_commands(self) -> None:
+        """Each kind of command the set sends, on the probe key (nothing kept): an ACL
+        refusing one (NOPERM) is an error at start, not an outage each use of it."""
+        key, client = self.link.probe_key, self.link.client
+        await self.limiter.script(keys=[key], args=["1", "1", "0"])
+        async with client.pipeline(transaction=True) as pipe:
+            await pipe.watch(key)
+            await pipe.mget([key])
+            pipe.multi()
+            pipe.set(key, 1, px=1000, xx=True).delete(key)
+            await pipe.execute()
+        await client.publish(self.bus.channel, "")  # (not an event: ignored)
 
     async def aclose(self) -> None:
         if self.link.probe is not None:

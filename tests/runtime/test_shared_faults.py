@@ -342,3 +342,18 @@ async def test_a_key_of_another_type_is_that_keys_miss_not_an_outage(
         assert await shared.cache("c").change("k", lambda old: (old or 2, 60))
         assert await shared.cache("c").get("k") == 2
         assert shared.status()["connected"] and shared.status()["outages"] == 0
+
+
+@pytest.mark.parametrize("refused", ["-evalsha", "-set", "-publish", "-watch"])
+async def test_an_acl_refusing_a_command_is_an_error_at_start(
+    redis_server: RedisServer, refused: str
+) -> None:
+    """NOPERM for a command the set sends later: before, PING passed at start, then each use
+    of it took Redis away and the probe brought it back, a flap of two warnings a second."""
+    user = ["ACL", "SETUSER", "app", "on", ">pw-1", "~*", "&*", "+@all", refused]
+    assert redis_server.command(*user).startswith(b"+OK")
+    url = redis_server.url.replace("//", "//app:pw-1@")
+    shared = shared_state(url, prefix="n", secret="s" * 32)
+    with pytest.raises(SharedStateConfigError, match=f"permissions to run the '{refused[1:]}"):
+        await shared.start()
+    await shared.aclose()
