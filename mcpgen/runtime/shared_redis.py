@@ -31,6 +31,7 @@ from .shared_redis_bus import RedisBus
 __all__ = ["RedisBackend", "RedisCache", "RedisLink", "RedisRateLimiter"]
 
 logger = logging.getLogger(__name__)
+MAX_STATE_BYTES = 8 * 1024 * 1024  # a per-user value, sealed (Redis does one thing at a time)
 
 # One token bucket, atomically, on the Redis clock (replicas' clocks never enter it).
 # KEYS[1] the bucket; ARGV rate (tokens/s), burst, cost. Returns {allowed, retry-after text}.
@@ -300,9 +301,9 @@ class RedisUserState:
         ttl = self._ttl if ttl is None else ttl
         check_ttl(ttl)
         key = self._key(identity_key, name)
-        await self._call(
-            "set", key, self._values.dump(value, key), px=max(1, math.ceil(ttl * 1000))
-        )
+        if len(text := self._values.dump(value, key)) > MAX_STATE_BYTES:
+            raise ValueError(f"a per-user value is at most {MAX_STATE_BYTES} bytes stored")
+        await self._call("set", key, text, px=max(1, math.ceil(ttl * 1000)))
 
     async def delete(self, identity_key: str, name: str) -> None:
         await self._call("delete", self._key(identity_key, name))

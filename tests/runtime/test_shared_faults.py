@@ -357,3 +357,15 @@ async def test_an_acl_refusing_a_command_is_an_error_at_start(
     with pytest.raises(SharedStateConfigError, match=f"permissions to run the '{refused[1:]}"):
         await shared.start()
     await shared.aclose()
+
+
+async def test_a_huge_per_user_value_is_the_handlers_error(redis_server: RedisServer) -> None:
+    """Redis serves one command at a time: a 120 MB value took 5 s to write and timed out,
+    an outage for every caller of every replica (60 MB: 3 s that every replica waited)."""
+    shared = shared_state(redis_server.url, prefix="h", secret="s" * 32)
+    async with shared:
+        with pytest.raises(ValueError, match="at most 8388608 bytes"):
+            await shared.state.set("u", "big", "x" * (8 << 20))
+        await shared.state.set("u", "fits", "x" * (5 << 20))
+        assert len(await shared.state.get("u", "fits")) == 5 << 20
+        assert shared.status()["connected"] and shared.status()["outages"] == 0
