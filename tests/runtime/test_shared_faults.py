@@ -14,7 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.server import Server
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, ServerEvent, ToolsListChanged
-from redis_support import RedisServer, redis_server
+from redis_support import RedisServer, redis_server, slow_redis
 
 from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.shared import (
@@ -369,3 +369,13 @@ async def test_a_huge_per_user_value_is_the_handlers_error(redis_server: RedisSe
         await shared.state.set("u", "fits", "x" * (5 << 20))
         assert len(await shared.state.get("u", "fits")) == 5 << 20
         assert shared.status()["connected"] and shared.status()["outages"] == 0
+
+
+async def test_a_slow_redis_starts_and_answers(redis_server: RedisServer) -> None:
+    """0.6 s an answer (under the 1 s timeout): slow, not away; start tries each kind of
+    command (several round trips) without a deadline of its own to miss."""
+    async with slow_redis(redis_server.port, 0.6) as url:
+        shared = shared_state(url, prefix="l", secret="s" * 32)
+        async with shared:
+            await shared.cache("c").set("k", 1, ttl=60)
+            assert await shared.cache("c").get("k") == 1 and shared.status()["outages"] == 0
