@@ -367,6 +367,9 @@ class RedisBackend:
             pipe.set(key, 1, px=1000, xx=True).delete(key)
             await pipe.execute()
         await client.publish(self.bus.channel, "")  # (not an event: ignored)
+        async with self.link.subscriber.pubsub() as pubsub:  # its answer: NOPERM, or subscribed
+            await pubsub.subscribe(self.bus.channel)
+            await pubsub.get_message(timeout=self.link.timeout)
 
     async def aclose(self) -> None:
         if self.link.probe is not None:

@@ -344,7 +344,7 @@ async def test_a_key_of_another_type_is_that_keys_miss_not_an_outage(
         assert shared.status()["connected"] and shared.status()["outages"] == 0
 
 
-@pytest.mark.parametrize("refused", ["-evalsha", "-set", "-publish", "-watch"])
+@pytest.mark.parametrize("refused", ["-evalsha", "-set", "-publish", "-watch", "-subscribe"])
 async def test_an_acl_refusing_a_command_is_an_error_at_start(
     redis_server: RedisServer, refused: str
 ) -> None:
