@@ -356,9 +356,9 @@ class RedisBackend:
         await self.bus.start()
 
     async def _try_commands(self) -> None:
-        """Each kind of command the set sends, on the probe key (nothing kept): an ACL
-        refusing one (NOPERM) is an error at start, not an outage each use of it."""
-        key, client = self.link.probe_key, self.link.client
+        """Each kind of command the set sends, on a key of this replica's (nothing kept): an
+        ACL refusing one (NOPERM) is an error at start, not an outage each use of it."""
+        key, client = f"{self.link.probe_key}:{self.bus.origin}", self.link.client
         await self.limiter.script(keys=[key], args=["1", "1", "0"])
         async with client.pipeline(transaction=True) as pipe:
             await pipe.watch(key)

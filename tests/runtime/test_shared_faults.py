@@ -379,3 +379,13 @@ async def test_a_slow_redis_starts_and_answers(redis_server: RedisServer) -> Non
         async with shared:
             await shared.cache("c").set("k", 1, ttl=60)
             assert await shared.cache("c").get("k") == 1 and shared.status()["outages"] == 0
+
+
+async def test_replicas_started_at_once_all_start(redis_server: RedisServer) -> None:
+    """start's commands (a transaction among them) on a key of each replica's own: on one
+    key, a replica's write between another's WATCH and EXEC failed that one's start."""
+    sets = [shared_state(redis_server.url, prefix="r", secret="s" * 32) for _ in range(6)]
+    started = await asyncio.gather(*(s.start() for s in sets), return_exceptions=True)
+    await asyncio.gather(*(s.aclose() for s in sets))
+    assert started == [None] * 6
+    assert redis_server.command("KEYS", "r:*") == b"*0\r\n"  # nothing kept
