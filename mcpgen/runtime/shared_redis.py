@@ -350,9 +350,11 @@ class RedisBackend:
         try:
             await self._try_commands()  # (each command: its own timeout)
         except self.link.outage_errors as exc:
-            raise SharedStateConfigError(
-                f"Redis at {self.link.url} is unreachable at start: {self.link.scrub(exc)}"
-            ) from None
+            # full or read-only: it starts (writes fail, an outage, as when serving)
+            if not any(full in str(exc) for full in ("'maxmemory'", "read only replica")):
+                raise SharedStateConfigError(
+                    f"Redis at {self.link.url} is unreachable at start: {self.link.scrub(exc)}"
+                ) from None
         await self.bus.start()
 
     async def _try_commands(self) -> None:

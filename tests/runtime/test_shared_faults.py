@@ -389,3 +389,17 @@ async def test_replicas_started_at_once_all_start(redis_server: RedisServer) -> 
     await asyncio.gather(*(s.aclose() for s in sets))
     assert started == [None] * 6
     assert redis_server.command("KEYS", "r:*") == b"*0\r\n"  # nothing kept
+
+
+@pytest.mark.parametrize(
+    "setting", [("CONFIG", "SET", "maxmemory", "1"), ("REPLICAOF", "127.0.0.1", "1")]
+)
+async def test_a_full_or_read_only_redis_at_start_is_an_outage(
+    redis_server: RedisServer, setting: tuple[str, ...]
+) -> None:
+    """As while serving: the replica starts, degraded (a write at start refused it)."""
+    redis_server.command(*setting)
+    shared = shared_state(redis_server.url, prefix="d", secret="s" * 32, retry_interval=0.2)
+    async with shared:
+        with pytest.raises(ToolError, match="unavailable right now"):
+            await shared.user_state("u").set("k", "v")
