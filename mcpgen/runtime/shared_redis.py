@@ -31,6 +31,7 @@ from .shared_redis_bus import RedisBus
 __all__ = ["RedisBackend", "RedisCache", "RedisLink", "RedisRateLimiter"]
 
 logger = logging.getLogger(__name__)
+MAX_STATE_BYTES = 8 * 1024 * 1024  # a per-user value, sealed (Redis does one thing at a time)
 
 # One token bucket, atomically, on the Redis clock (replicas' clocks never enter it).
 # KEYS[1] the bucket; ARGV rate (tokens/s), burst, cost. Returns {allowed, retry-after text}.
@@ -40,6 +41,7 @@ local burst = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end
 local saved = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(saved[1])
 local at = tonumber(saved[2])
@@ -115,7 +117,7 @@ class RedisLink:
         self.up = True
         self.outages = 0
         self._down_at = 0.0
-        self._probe_key = probe_key
+        self.probe_key = probe_key
         self.probe: asyncio.Task[None] | None = None
 
     def scrub(self, exc: BaseException) -> str:
@@ -152,7 +154,7 @@ class RedisLink:
         while not self.up:
             await asyncio.sleep(self.retry_interval)
             with contextlib.suppress(Exception):
-                await self.client.set(self._probe_key, 1, px=1000, xx=True)
+                await self.client.set(self.probe_key, 1, px=1000, xx=True)
                 self.up = True
                 logger.warning(
                     "shared state: Redis at %s is reachable again after %.1f s",
@@ -185,14 +187,14 @@ class RedisRateLimiter:
         self._hash = values.hash_key
         self._outage = outage
         self._fallback = fallback or LocalRateLimiter()
-        self._script = link.client.register_script(TOKEN_BUCKET)
+        self.script = link.client.register_script(TOKEN_BUCKET)
 
     async def allow(
         self, key: str, rate: float, burst: float, cost: float = 1.0
     ) -> tuple[bool, float]:
         check_limit(rate, burst, cost)
         done, reply = await self._link.run(
-            self._script,
+            self.script,
             keys=[self._prefix + self._hash(key)],
             args=[repr(rate), repr(burst), repr(cost)],
         )
@@ -219,11 +221,10 @@ class RedisCache:
         return self._prefix + self._values.hash_key(key)
 
     async def get(self, key: str) -> Any | None:
-        _, stored = await self._link.run(self._link.client.get, name := self._key(key))
-        return None if stored is None else self._values.load(stored, name)
+        return (await self.get_many([key]))[0]
 
     async def get_many(self, keys: list[str]) -> list[Any | None]:
-        """One MGET (``get`` would be a round trip a key)."""
+        """One MGET (nil, not WRONGTYPE, for a key that is not a string: a miss)."""
         if not keys:
             return []
         names = [self._key(key) for key in keys]
@@ -250,7 +251,7 @@ class RedisCache:
             while True:
                 try:
                     await pipe.watch(name)
-                    stored = await pipe.get(name)
+                    stored = (await pipe.mget([name]))[0]  # (a key of another type: None)
                     changed = edit(None if stored is None else self._values.load(stored, name))
                     pipe.multi()
                     if changed is None:
@@ -293,16 +294,16 @@ class RedisUserState:
 
     async def get(self, identity_key: str, name: str) -> Any | None:
         key = self._key(identity_key, name)
-        stored = await self._call("get", key)
+        stored = (await self._call("mget", [key]))[0]  # (a key of another type: None)
         return None if stored is None else self._values.load(stored, key)
 
     async def set(self, identity_key: str, name: str, value: Any, ttl: float | None = None) -> None:
         ttl = self._ttl if ttl is None else ttl
         check_ttl(ttl)
         key = self._key(identity_key, name)
-        await self._call(
-            "set", key, self._values.dump(value, key), px=max(1, math.ceil(ttl * 1000))
-        )
+        if len(text := self._values.dump(value, key)) > MAX_STATE_BYTES:
+            raise ValueError(f"a per-user value is at most {MAX_STATE_BYTES} bytes stored")
+        await self._call("set", key, text, px=max(1, math.ceil(ttl * 1000)))
 
     async def delete(self, identity_key: str, name: str) -> None:
         await self._call("delete", self._key(identity_key, name))
@@ -347,12 +348,30 @@ class RedisBackend:
 
     async def start(self) -> None:
         try:
-            await asyncio.wait_for(self.link.client.ping(), 3 * self.link.timeout)
+            await self._try_commands()  # (each command: its own timeout)
         except self.link.outage_errors as exc:
-            raise SharedStateConfigError(
-                f"Redis at {self.link.url} is unreachable at start: {self.link.scrub(exc)}"
-            ) from None
+            # full or read-only: it starts (writes fail, an outage, as when serving)
+            if not any(full in str(exc) for full in ("'maxmemory'", "read only replica")):
+                raise SharedStateConfigError(
+                    f"Redis at {self.link.url} is unreachable at start: {self.link.scrub(exc)}"
+                ) from None
         await self.bus.start()
+
+    async def _try_commands(self) -> None:
+        """Each kind of command the set sends, on a key of this replica's (nothing kept): an
+        ACL refusing one (NOPERM) is an error at start, not an outage each use of it."""
+        key, client = f"{self.link.probe_key}:{self.bus.origin}", self.link.client
+        await self.limiter.script(keys=[key], args=["1", "1", "0"])
+        async with client.pipeline(transaction=True) as pipe:
+            await pipe.watch(key)
+            await pipe.mget([key])
+            pipe.multi()
+            pipe.set(key, 1, px=1000, xx=True).delete(key)
+            await pipe.execute()
+        await client.publish(self.bus.channel, "")  # (not an event: ignored)
+        async with self.link.subscriber.pubsub() as pubsub:  # its answer: NOPERM, or subscribed
+            await pubsub.subscribe(self.bus.channel)
+            await pubsub.get_message(timeout=self.link.timeout)
 
     async def aclose(self) -> None:
         if self.link.probe is not None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -90,6 +92,27 @@ class RedisServer:
             sock.sendall(" ".join(args).encode() + b"\r\n")
             time.sleep(0.05)
             return sock.recv(1 << 20)
+
+
+@contextlib.asynccontextmanager
+async def slow_redis(port: int, delay: float) -> AsyncIterator[str]:
+    """The URL of a proxy to the Redis on ``port`` whose every answer comes ``delay`` late."""
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, late: float) -> None:
+        with contextlib.suppress(OSError):
+            while data := await reader.read(1 << 16):
+                await asyncio.sleep(late)
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        to_reader, to_writer = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.gather(pipe(reader, to_writer, 0), pipe(to_reader, writer, delay))
+
+    proxy = await asyncio.start_server(accept, "127.0.0.1", 0)
+    async with proxy:
+        yield f"redis://127.0.0.1:{proxy.sockets[0].getsockname()[1]}/0"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.server import Server
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated, ServerEvent, ToolsListChanged
-from redis_support import RedisServer, redis_server
+from redis_support import RedisServer, redis_server, slow_redis
 
 from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.shared import (
@@ -292,3 +292,114 @@ async def test_redis_full_or_wrong_database_is_a_fault_not_a_crash(
         with pytest.raises(ValueError, match="ttl"):
             await shared.user_state("u").set("k", "v", ttl=1e16)
         assert shared.status()["connected"] and shared.status()["outages"] == 1
+
+
+async def test_one_probe_at_a_time(redis_server: RedisServer) -> None:
+    """A full Redis takes SUBSCRIBE and refuses writes: the subscription's reconnects and
+    the writes race a slow probe, never two probes at once (each logs its own recovery)."""
+    shared = shared_state(redis_server.url, prefix="o", retry_interval=0.05)
+    async with shared:
+        link = shared._backend.link  # type: ignore[attr-defined]
+        probe, running, most = link._recover, 0, 0
+
+        async def counted() -> None:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            try:
+                await asyncio.sleep(0.2)  # a slow probe
+                await probe()
+            finally:
+                running -= 1
+
+        link._recover = counted
+        redis_server.command("CONFIG", "SET", "maxmemory", "1")
+        for _ in range(10):
+            redis_server.command("CLIENT", "KILL", "TYPE", "pubsub")  # it subscribes again
+            await asyncio.sleep(0.1)
+            await shared.cache("c").set("k", 1, ttl=60)  # a write it refuses
+        redis_server.command("CONFIG", "SET", "maxmemory", "0")
+        await wait_connected(shared)
+        assert most == 1, f"{most} probes at once"
+
+
+async def test_a_key_of_another_type_is_that_keys_miss_not_an_outage(
+    redis_server: RedisServer,
+) -> None:
+    """A key overwritten by hand with a list (WRONGTYPE) reads as a miss and the next write
+    replaces it: before, each read of it took Redis away from every caller, a flap."""
+    shared = shared_state(redis_server.url, prefix="w", secret="s" * 32, retry_interval=0.2)
+    async with shared:
+        await shared.cache("c").set("k", 1, ttl=60)
+        await shared.user_state("u").set("n", "v")
+        await shared.limiter.allow("caller", 1, 5)
+        for name in redis_server.command("KEYS", "w:*").split(b"\r\n")[2::2]:
+            redis_server.command("DEL", name.decode())
+            redis_server.command("RPUSH", name.decode(), "x")
+        assert await shared.cache("c").get("k") is None
+        assert await shared.user_state("u").get("n") is None
+        assert await shared.limiter.allow("caller", 1, 5) == (True, 0.0)
+        assert await shared.cache("c").change("k", lambda old: (old or 2, 60))
+        assert await shared.cache("c").get("k") == 2
+        assert shared.status()["connected"] and shared.status()["outages"] == 0
+
+
+@pytest.mark.parametrize("refused", ["-evalsha", "-set", "-publish", "-watch", "-subscribe"])
+async def test_an_acl_refusing_a_command_is_an_error_at_start(
+    redis_server: RedisServer, refused: str
+) -> None:
+    """NOPERM for a command the set sends later: before, PING passed at start, then each use
+    of it took Redis away and the probe brought it back, a flap of two warnings a second."""
+    user = ["ACL", "SETUSER", "app", "on", ">pw-1", "~*", "&*", "+@all", refused]
+    assert redis_server.command(*user).startswith(b"+OK")
+    url = redis_server.url.replace("//", "//app:pw-1@")
+    shared = shared_state(url, prefix="n", secret="s" * 32)
+    with pytest.raises(SharedStateConfigError, match=f"permissions to run the '{refused[1:]}"):
+        await shared.start()
+    await shared.aclose()
+
+
+async def test_a_huge_per_user_value_is_the_handlers_error(redis_server: RedisServer) -> None:
+    """Redis serves one command at a time: a 120 MB value took 5 s to write and timed out,
+    an outage for every caller of every replica (60 MB: 3 s that every replica waited)."""
+    shared = shared_state(redis_server.url, prefix="h", secret="s" * 32)
+    async with shared:
+        with pytest.raises(ValueError, match="at most 8388608 bytes"):
+            await shared.state.set("u", "big", "x" * (8 << 20))
+        await shared.state.set("u", "fits", "x" * (5 << 20))
+        assert len(await shared.state.get("u", "fits")) == 5 << 20
+        assert shared.status()["connected"] and shared.status()["outages"] == 0
+
+
+async def test_a_slow_redis_starts_and_answers(redis_server: RedisServer) -> None:
+    """0.6 s an answer (under the 1 s timeout): slow, not away; start tries each kind of
+    command (several round trips) without a deadline of its own to miss."""
+    async with slow_redis(redis_server.port, 0.6) as url:
+        shared = shared_state(url, prefix="l", secret="s" * 32)
+        async with shared:
+            await shared.cache("c").set("k", 1, ttl=60)
+            assert await shared.cache("c").get("k") == 1 and shared.status()["outages"] == 0
+
+
+async def test_replicas_started_at_once_all_start(redis_server: RedisServer) -> None:
+    """start's commands (a transaction among them) on a key of each replica's own: on one
+    key, a replica's write between another's WATCH and EXEC failed that one's start."""
+    sets = [shared_state(redis_server.url, prefix="r", secret="s" * 32) for _ in range(6)]
+    started = await asyncio.gather(*(s.start() for s in sets), return_exceptions=True)
+    await asyncio.gather(*(s.aclose() for s in sets))
+    assert started == [None] * 6
+    assert redis_server.command("KEYS", "r:*") == b"*0\r\n"  # nothing kept
+
+
+@pytest.mark.parametrize(
+    "setting", [("CONFIG", "SET", "maxmemory", "1"), ("REPLICAOF", "127.0.0.1", "1")]
+)
+async def test_a_full_or_read_only_redis_at_start_is_an_outage(
+    redis_server: RedisServer, setting: tuple[str, ...]
+) -> None:
+    """As while serving: the replica starts, degraded (a write at start refused it)."""
+    redis_server.command(*setting)
+    shared = shared_state(redis_server.url, prefix="d", secret="s" * 32, retry_interval=0.2)
+    async with shared:
+        with pytest.raises(ToolError, match="unavailable right now"):
+            await shared.user_state("u").set("k", "v")
