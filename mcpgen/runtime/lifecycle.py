@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -31,9 +33,15 @@ def first_headers(scope: Any) -> dict[bytes, bytes]:
 
 
 class Inflight:
-    """How many requests are being handled in this process."""
+    """The requests being handled in this process: a cancel scope each (cancelled, one ends
+    with an error: a shutdown's time is up)."""
 
-    count = 0
+    def __init__(self) -> None:
+        self.scopes: set[anyio.CancelScope] = set()
+
+    @property
+    def count(self) -> int:
+        return len(self.scopes)
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
@@ -55,15 +63,17 @@ async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
         return await call()
     scope = getattr(ctx.request, "scope", None)
     gone: Disconnected | None = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
-    INFLIGHT.count += 1
-    try:
-        # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's; none
-        # for a 2026-07-28 stream (the SDK cancels it when its client goes)
-        if gone is None or (cancel := dispatcher_scope(ctx) or gone.post) is None:
-            return await call()
-        return await gone.cancelling(cancel, method, call)
-    finally:
-        INFLIGHT.count -= 1
+    with anyio.CancelScope() as stopped:
+        INFLIGHT.scopes.add(stopped)
+        try:
+            # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's;
+            # none for a 2026-07-28 stream (the SDK cancels it when its client goes)
+            if gone is None or (cancel := dispatcher_scope(ctx) or gone.post) is None:
+                return await call()
+            return await gone.cancelling(cancel, method, call)
+        finally:
+            INFLIGHT.scopes.discard(stopped)
+    raise MCPError(INTERNAL_ERROR, "the server shut down before this request finished")
 
 
 def dispatcher_scope(ctx: Any) -> anyio.CancelScope | None:

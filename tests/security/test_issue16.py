@@ -381,6 +381,29 @@ def test_6_sigterm_lets_the_call_in_flight_finish(
     assert "finished" in tool_text(answer.only), answer.text  # type: ignore[attr-defined]
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("flags", [["--stateless"], ["--stateless", "--workers", "2"]])
+def test_6_a_call_past_the_shutdown_timeout_ends_with_an_error(
+    target_variants: Variants, api: Upstream, flags: list[str]
+) -> None:
+    """A call still running when the shutdown timeout (2 s) is up ends with a JSON-RPC error
+    saying why, not uvicorn's 500 and a traceback in the log; in each worker the same."""
+    api.routes["/api/v1/slow"] = Reply.json({"slow": "finished"}, delay=8.0)
+    server = target_variants.take(*flags, "--shutdown-timeout", "2")
+    outcome: dict[str, object] = {}
+    caller = threading.Thread(
+        target=lambda: outcome.update(answer=Mcp(server.url, timeout=30).call("slow_op"))
+    )
+    caller.start()
+    assert api.wait_for(1, 10), "the call never reached the upstream"
+    os.killpg(server.process.pid, signal.SIGTERM)  # as a container stop: every worker
+    caller.join(20)
+    server.process.wait(20)
+    assert outcome["answer"]["error"]["code"] == -32603, outcome  # type: ignore[index]
+    assert "shut down" in outcome["answer"]["error"]["message"]  # type: ignore[index]
+    assert "Traceback" not in server.stderr()
+
+
 # -- 8. WebSocket and token expiry --------------------------------------------------------
 
 
