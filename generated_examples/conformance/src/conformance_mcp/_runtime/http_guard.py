@@ -248,8 +248,8 @@ class PostGuard:
                 return await _answer(scope, receive, send, 405, NO_STREAM, {"Allow": "POST"})
             return await self.app(scope, receive, send)
         headers = first_headers(scope)
-        kind = headers.get(b"content-type", b"")
-        if not kind.lower().startswith(b"application/json"):
+        kind = headers.get(b"content-type", b"").split(b";")[0]
+        if kind.strip().lower() != b"application/json":  # (not application/jsonx)
             error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
             return await _answer(scope, receive, send, 415, error)
         declared = headers.get(b"content-length", b"")
