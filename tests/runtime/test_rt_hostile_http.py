@@ -316,7 +316,7 @@ def test_a_message_laid_out_as_an_sdk_writes_it_is_not_parsed(
         "id": "a",
     }
     for value in (python_order, typescript_order, {"result": {}, "jsonrpc": "2.0", "id": 3}):
-        assert jsonrpc.error_for_post(dumps(value).encode(), True) is None
+        assert jsonrpc.error_for_post(dumps(value).encode()) is None
 
 
 async def test_a_message_with_escaped_names_is_still_served(http: httpx2.AsyncClient) -> None:
