@@ -34,11 +34,12 @@ def first_headers(scope: Any) -> dict[bytes, bytes]:
 
 
 class Inflight:
-    """The requests being handled in this process: a cancel scope each (cancelled, one ends
-    with an error: a shutdown's time is up)."""
+    """The requests being handled in this process: a cancel scope each, the LONG_LIVED
+    ones' (which a shutdown does not wait for) apart; cancelled, one ends with an error."""
 
     def __init__(self) -> None:
         self.scopes: set[anyio.CancelScope] = set()
+        self.streams: set[anyio.CancelScope] = set()
 
     @property
     def count(self) -> int:
@@ -57,23 +58,24 @@ INFLIGHT = Inflight()
 
 
 async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
-    """Run one request's handling (``ctx``: the SDK's ``ServerRequestContext``): counted,
-    and cancelled if its HTTP client disconnects."""
+    """Run one request's handling (``ctx``: the SDK's ``ServerRequestContext``): held in
+    ``INFLIGHT`` (a shutdown ends it with an error), and cancelled if its client leaves."""
     method = ctx.method
-    if method in LONG_LIVED:
-        return await call()
     scope = getattr(ctx.request, "scope", None)
     gone: Disconnected | None = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
+    held = INFLIGHT.streams if method in LONG_LIVED else INFLIGHT.scopes
     with anyio.CancelScope() as stopped:
-        INFLIGHT.scopes.add(stopped)
+        held.add(stopped)
         try:
             # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's;
             # none for a 2026-07-28 stream (the SDK cancels it when its client goes)
-            if gone is None or (cancel := dispatcher_scope(ctx) or gone.post) is None:
+            if held is INFLIGHT.streams or gone is None:
+                return await call()
+            if (cancel := dispatcher_scope(ctx) or gone.post) is None:
                 return await call()
             return await gone.cancelling(cancel, method, call)
         finally:
-            INFLIGHT.scopes.discard(stopped)
+            held.discard(stopped)
     raise MCPError(INTERNAL_ERROR, "the server shut down before this request finished")
 
 

@@ -37,9 +37,11 @@ class DrainingServer(uvicorn.Server):
                     INFLIGHT.count,
                     seconds,
                 )
-                for stop in INFLIGHT.scopes:  # before uvicorn does: a 500 and a traceback
-                    stop.cancel()
-                await INFLIGHT.wait_idle(0.3)
+            # ended here, not by uvicorn's cancelling them (a 500 and a traceback each); the
+            # streams of 2026-07-28's subscriptions/listen are no sse-starlette's (AppStatus)
+            for stop in (*INFLIGHT.scopes, *INFLIGHT.streams):
+                stop.cancel()
+            await INFLIGHT.wait_idle(0.3)
             AppStatus.should_exit = True
 
         async with anyio.create_task_group() as tg:
