@@ -33,8 +33,8 @@ class DrainingServer(uvicorn.Server):
         async def release() -> None:
             if not await INFLIGHT.wait_idle(max(0.1, seconds - 0.5)):
                 logger.warning(
-                    "shutdown: %d request(s) still running after %s s: ending them with an error",
-                    INFLIGHT.count,
+                    "shutdown: %d request(s) still running after %s s",
+                    len(INFLIGHT.scopes),
                     seconds,
                 )
             # ended here, not by uvicorn's cancelling them (a 500 and a traceback each); the

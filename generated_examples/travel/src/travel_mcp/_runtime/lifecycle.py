@@ -41,14 +41,10 @@ class Inflight:
         self.scopes: set[anyio.CancelScope] = set()
         self.streams: set[anyio.CancelScope] = set()
 
-    @property
-    def count(self) -> int:
-        return len(self.scopes)
-
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
         with anyio.move_on_after(timeout):
-            while self.count:
+            while self.scopes:
                 await anyio.sleep(0.05)  # (only a shutdown waits: no event per request)
             return True
         return False
