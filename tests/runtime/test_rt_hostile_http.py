@@ -216,12 +216,16 @@ async def test_a_batch_gets_the_invalid_request_stdio_gives(arm: str, version: s
 async def test_a_body_not_sent_as_json_gets_415_and_a_json_rpc_error(
     arm: str, version: str
 ) -> None:
-    """A call posted as text/plain: 415 Unsupported Media Type with a JSON-RPC error of id
-    null (SDK 2.3: a plain-text 400), in both eras."""
-    async with era(arm, version) as (http, headers, call):
-        as_text = await post(http, call, {**headers, "Content-Type": "text/plain"})
-    assert as_text.status_code == 415, as_text.text
-    assert [(m["id"], m["error"]["code"]) for m in messages(as_text)] == [(None, INVALID_REQUEST)]
+    """A call posted as text/plain, or a type that only begins with application/json: 415
+    Unsupported Media Type with a JSON-RPC error of id null (SDK 2.3: a plain-text 400; in
+    2026-07-28 it took application/jsonx), in both eras."""
+    for kind in ("text/plain", "application/jsonx", "application/json-seq"):
+        async with era(arm, version) as (http, headers, call):
+            as_text = await post(http, call, {**headers, "Content-Type": kind})
+        assert as_text.status_code == 415, (kind, as_text.text)
+        assert [(m["id"], m["error"]["code"]) for m in messages(as_text)] == [
+            (None, INVALID_REQUEST)
+        ]
 
 
 # JSON that is no JSON-RPC 2.0 message, and the id of stdio's -32600 answer to it
@@ -312,7 +316,7 @@ def test_a_message_laid_out_as_an_sdk_writes_it_is_not_parsed(
         "id": "a",
     }
     for value in (python_order, typescript_order, {"result": {}, "jsonrpc": "2.0", "id": 3}):
-        assert jsonrpc.error_for_post(dumps(value).encode(), True) is None
+        assert jsonrpc.error_for_post(dumps(value).encode()) is None
 
 
 async def test_a_message_with_escaped_names_is_still_served(http: httpx2.AsyncClient) -> None:

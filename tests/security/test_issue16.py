@@ -381,6 +381,29 @@ def test_6_sigterm_lets_the_call_in_flight_finish(
     assert "finished" in tool_text(answer.only), answer.text  # type: ignore[attr-defined]
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("flags", [["--stateless"], ["--stateless", "--workers", "2"]])
+def test_6_a_call_past_the_shutdown_timeout_ends_with_an_error(
+    target_variants: Variants, api: Upstream, flags: list[str]
+) -> None:
+    """A call still running when the shutdown timeout (2 s) is up ends with a JSON-RPC error
+    saying why, not uvicorn's 500 and a traceback in the log; in each worker the same."""
+    api.routes["/api/v1/slow"] = Reply.json({"slow": "finished"}, delay=8.0)
+    server = target_variants.take(*flags, "--shutdown-timeout", "2")
+    outcome: dict[str, object] = {}
+    caller = threading.Thread(
+        target=lambda: outcome.update(answer=Mcp(server.url, timeout=30).call("slow_op"))
+    )
+    caller.start()
+    assert api.wait_for(1, 10), "the call never reached the upstream"
+    os.killpg(server.process.pid, signal.SIGTERM)  # as a container stop: every worker
+    caller.join(20)
+    server.process.wait(20)
+    assert outcome["answer"]["error"]["code"] == -32603, outcome  # type: ignore[index]
+    assert "shut down" in outcome["answer"]["error"]["message"]  # type: ignore[index]
+    assert "Traceback" not in server.stderr()
+
+
 # -- 8. WebSocket and token expiry --------------------------------------------------------
 
 
@@ -572,13 +595,15 @@ def _post(port: int, chunks: list[bytes], length: int) -> tuple[float, bytes]:
 def test_10_a_stalled_request_body_is_cut_off(
     target_built: Built, upstream: Upstream, spawn: Spawn
 ) -> None:
-    """``--body-timeout 1``: a body stalled mid-way is dropped after about a second; one
-    sent with its headers, or in two parts (the server waits for the second), is answered."""
+    """``--body-timeout 1``: a body stalled mid-way is dropped after about a second with 408
+    and a JSON-RPC error (not the SDK's 500 and a traceback in the log); one sent with its
+    headers, or in two parts (the server waits for the second), is answered."""
     server = spawn(target_built, "--body-timeout", "1", env=target_env(upstream))
     init = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t"}}
     body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
     seconds, answer = _post(server.port, [body[:10]], len(body))
-    assert answer.startswith(b"HTTP/1.1 500") and 0.9 < seconds < 5, (seconds, answer)
+    assert answer.startswith(b"HTTP/1.1 408") and 0.9 < seconds < 5, (seconds, answer)
+    assert b"application/json" in answer and "Traceback" not in server.stderr(), answer
     for chunks in ([body], [body[:10], body[10:]]):
         seconds, answer = _post(server.port, chunks, len(body))
         assert answer.startswith(b"HTTP/1.1 200"), answer

@@ -11,7 +11,18 @@ from pathlib import Path
 import httpx2
 import pydantic_core
 import pytest
-from sec_harness import Mcp, Reply, Server, ServerPool, Tokens, Upstream, build, tool_text
+from sec_harness import (
+    Built,
+    Mcp,
+    Reply,
+    Server,
+    ServerPool,
+    Tokens,
+    Upstream,
+    Watch,
+    build,
+    tool_text,
+)
 
 pytestmark = [pytest.mark.security, pytest.mark.timeout(60)]
 
@@ -49,27 +60,25 @@ resources:
 
 
 @pytest.fixture(scope="module")
-def noticed(workdir: Path, tokens: Tokens, pool: ServerPool) -> dict[str, Server]:
-    built = build(workdir / "noticed", NOTICED, "noticed_mcp")
+def noticed_built(workdir: Path) -> Built:
+    return build(workdir / "noticed", NOTICED, "noticed_mcp")
+
+
+@pytest.fixture(scope="module")
+def noticed(noticed_built: Built, tokens: Tokens, pool: ServerPool) -> dict[str, Server]:
     env = {"NOTICED_JWKS_FILE": str(tokens.jwks)}
     return {
-        "stateless": pool.start(built, "--stateless", env=env),
-        "stateful": pool.start(built, env=env),
+        "stateless": pool.start(noticed_built, "--stateless", env=env),
+        "stateful": pool.start(noticed_built, env=env),
     }
 
 
-@pytest.mark.parametrize("variant", ["stateless", "stateful"])
-def test_a_listen_stream_ends_when_the_token_expires(
-    noticed: dict[str, Server], tokens: Tokens, variant: str
-) -> None:
-    """A 2026-07-28 ``subscriptions/listen`` POST is a stream as long-lived as a GET one:
-    opened with a token valid for 3 more seconds, the server ends it once the token expires
-    (list changes and resource updates went on reaching a credential that had expired)."""
-    headers = tokens.bearer([], subject="frank", exp=int(time.time()) + 3)
-    client = Mcp(noticed[variant].url, headers)
+def listening(server: Server, headers: dict[str, str]) -> tuple[threading.Event, list[bytes]]:
+    """A 2026-07-28 ``subscriptions/listen`` stream read in a thread: set when it ends, and
+    its status and bytes."""
+    client = Mcp(server.url, headers)
     body = client.message("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
-    statuses: list[int] = []
-    ended = threading.Event()
+    ended, read = threading.Event(), []
 
     def listen() -> None:
         with (
@@ -81,14 +90,42 @@ def test_a_listen_stream_ends_when_the_token_expires(
                 headers=client.request_headers(body),
             ) as response,
         ):
-            statuses.append(response.status_code)
-            for _ in response.iter_bytes():
-                pass
+            read.append(str(response.status_code).encode())
+            read.extend(response.iter_bytes())
         ended.set()
 
     threading.Thread(target=listen, daemon=True).start()
+    return ended, read
+
+
+@pytest.mark.parametrize("variant", ["stateless", "stateful"])
+def test_a_listen_stream_ends_when_the_token_expires(
+    noticed: dict[str, Server], tokens: Tokens, variant: str
+) -> None:
+    """A 2026-07-28 ``subscriptions/listen`` POST is a stream as long-lived as a GET one:
+    opened with a token valid for 3 more seconds, the server ends it once the token expires
+    (list changes and resource updates went on reaching a credential that had expired)."""
+    headers = tokens.bearer([], subject="frank", exp=int(time.time()) + 3)
+    ended, read = listening(noticed[variant], headers)
     assert ended.wait(10), "the listen stream outlived its token"
-    assert statuses == [200]
+    assert read[0] == b"200"
+
+
+def test_sigterm_ends_a_listen_stream_with_an_error_at_once(
+    noticed_built: Built, tokens: Tokens, pool: ServerPool
+) -> None:
+    """SIGTERM with a ``subscriptions/listen`` stream open: the stream ends with a JSON-RPC
+    error and the server exits at once (it waited out --shutdown-timeout, then uvicorn cut
+    the stream mid-chunk and logged a traceback)."""
+    env = {"NOTICED_JWKS_FILE": str(tokens.jwks)}
+    server = pool.start(noticed_built, "--stateless", "--shutdown-timeout", "8", env=env)
+    ended, read = listening(server, tokens.bearer([], subject="frank"))
+    assert Watch(10).until(lambda: b"acknowledged" in b"".join(read)), read
+    started = time.monotonic()
+    server.terminate()
+    assert ended.wait(5) and server.process.wait(5) is not None
+    assert time.monotonic() - started < 4 and b'"code":-32603' in read[-1], read
+    assert "Traceback" not in server.stderr()
 
 
 def forged(header: dict[str, str]) -> str:

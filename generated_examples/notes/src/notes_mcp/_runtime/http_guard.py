@@ -32,6 +32,7 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 # Set in a request's scope by ``h11guard`` when its whole body came with its headers: a
 # body already in cannot stall, so its ``receive`` needs no deadline (``timed``).
 BODY_RECEIVED = "mcpgen.body_received"
+STALLED = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Request Timeout: the body stopped coming")
 NO_STREAM = jsonrpc.error(
     jsonrpc.INVALID_REQUEST, "Method Not Allowed: a stateless server opens no stream"
 )
@@ -211,8 +212,8 @@ class PostGuard:
     (``jsonrpc.py``) where SDK 2.3 answers in plain text or otherwise: 415 for a Content-Type
     not JSON; 413 for a body over ``max_body_size`` (declared or sent); 400 -32600 for a
     batch or JSON that is no message (``jsonrpc.error_for_post``), or what ``unreadable``
-    answers of a whole body (legacy SSE's); on stateless HTTP (``streams`` False) 405 to a
-    GET. The body is read whole first (as the SDK does): the answer does not depend on how
+    answers of a body (legacy SSE's); 408 for a body cut short (a client that stalls or
+    leaves: the SDK's 500 and traceback); on stateless HTTP (``streams`` False) 405 to a GET. The body is read whole first (as the SDK does): the answer does not depend on how
     it arrives."""
 
     def __init__(
@@ -248,8 +249,8 @@ class PostGuard:
                 return await _answer(scope, receive, send, 405, NO_STREAM, {"Allow": "POST"})
             return await self.app(scope, receive, send)
         headers = first_headers(scope)
-        kind = headers.get(b"content-type", b"")
-        if not kind.lower().startswith(b"application/json"):
+        kind = headers.get(b"content-type", b"").split(b";")[0]
+        if kind.strip().lower() != b"application/json":  # (not application/jsonx)
             error = jsonrpc.error(jsonrpc.INVALID_REQUEST, "Content-Type must be application/json")
             return await _answer(scope, receive, send, 415, error)
         declared = headers.get(b"content-length", b"")
@@ -262,12 +263,13 @@ class PostGuard:
             size += len(pending[-1].get("body", b""))
             if size > self.max_body_size:  # a chunked body, or more than it declared
                 return await _answer(scope, receive, send, 413, jsonrpc.TOO_LARGE)
-        whole = pending[-1]["type"] == "http.request"  # (else the client left)
+        if pending[-1]["type"] != "http.request":  # the client left or stalled (``timed``)
+            return await _answer(scope, receive, send, 408, STALLED, {"Connection": "close"})
         body = pending[0].get("body", b"")  # (mostly the only message)
         if len(pending) > 1:
             body = b"".join(m.get("body", b"") for m in pending)
-        invalid = jsonrpc.error_for_post(body, whole)
-        if invalid is None and whole and self.unreadable is not None:
+        invalid = jsonrpc.error_for_post(body)
+        if invalid is None and self.unreadable is not None:
             invalid = self.unreadable(body)
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)

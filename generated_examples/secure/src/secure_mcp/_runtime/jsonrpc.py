@@ -80,21 +80,20 @@ LAST = re.compile(rb",\s*" + _VERSION + rb"\s*(?:,\s*" + _GOOD_ID + rb"\s*)?\}\s
 TAIL_BYTES = 256
 
 
-def error_for_post(head: bytes, whole: bool) -> str | None:
-    """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise, from ``head``, the
-    body (its beginning when not ``whole``: the client left): a JSON array (a batch; MCP has
-    none since 2025-06-18), or a whole body that is JSON but not a JSON-RPC 2.0 message or
-    is a request object JSON-RPC calls invalid, or MCP (array params; the SDK: -32602 with
-    pydantic's report and id null, or in 2026-07-28 -32600 with id null), or
-    a request whose id is neither text nor a number (the SDK: a notification, never
-    answered). A body is parsed unless its bytes are laid out as the SDKs write a message
-    (FIRST, or LEAD and LAST) and show nothing ODD or ESCAPED, so a valid message is rarely
-    parsed twice. A body that is not JSON is the SDK's to answer (-32700; SSE: ``unreadable``)."""
+def error_for_post(head: bytes) -> str | None:
+    """The -32600 answer to an HTTP POST body SDK 2.3 answers otherwise: a JSON array (a
+    batch; MCP has none since 2025-06-18), or JSON that is no JSON-RPC 2.0 message or is a
+    request object JSON-RPC calls invalid, or MCP (array params; the SDK: -32602 with
+    pydantic's report and id null, or in 2026-07-28 -32600 with id null), or a request
+    whose id is neither text nor a number (the SDK: a notification, never answered). A body
+    is parsed unless its bytes are laid out as the SDKs write a message (FIRST, or LEAD and
+    LAST) and show nothing ODD or ESCAPED, so a valid message is rarely parsed twice. A
+    body that is not JSON is the SDK's to answer (-32700; SSE: ``unreadable``)."""
     if head.lstrip(b" \t\r\n")[:1] == b"[":
         return error(INVALID_REQUEST, "Invalid Request")
     laid_out = FIRST.match(head) or (LEAD.match(head) and LAST.search(head[-TAIL_BYTES:]))
     odd = laid_out and (ODD.search(head) or (b"\\" in head and ESCAPED.search(head)))
-    if not whole or (laid_out and not odd):
+    if laid_out and not odd:
         return None
     try:
         value: Any = json.loads(head.decode())

@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -32,14 +34,17 @@ def first_headers(scope: Any) -> dict[bytes, bytes]:
 
 
 class Inflight:
-    """How many requests are being handled in this process."""
+    """The requests being handled in this process: a cancel scope each, the LONG_LIVED
+    ones' (which a shutdown does not wait for) apart; cancelled, one ends with an error."""
 
-    count = 0
+    def __init__(self) -> None:
+        self.scopes: set[anyio.CancelScope] = set()
+        self.streams: set[anyio.CancelScope] = set()
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
         with anyio.move_on_after(timeout):
-            while self.count:
+            while self.scopes:
                 await anyio.sleep(0.05)  # (only a shutdown waits: no event per request)
             return True
         return False
@@ -49,22 +54,25 @@ INFLIGHT = Inflight()
 
 
 async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
-    """Run one request's handling (``ctx``: the SDK's ``ServerRequestContext``): counted,
-    and cancelled if its HTTP client disconnects."""
+    """Run one request's handling (``ctx``: the SDK's ``ServerRequestContext``): held in
+    ``INFLIGHT`` (a shutdown ends it with an error), and cancelled if its client leaves."""
     method = ctx.method
-    if method in LONG_LIVED:
-        return await call()
     scope = getattr(ctx.request, "scope", None)
     gone: Disconnected | None = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
-    INFLIGHT.count += 1
-    try:
-        # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's; none
-        # for a 2026-07-28 stream (the SDK cancels it when its client goes)
-        if gone is None or (cancel := dispatcher_scope(ctx) or gone.post) is None:
-            return await call()
-        return await gone.cancelling(cancel, method, call)
-    finally:
-        INFLIGHT.count -= 1
+    held = INFLIGHT.streams if method in LONG_LIVED else INFLIGHT.scopes
+    with anyio.CancelScope() as stopped:
+        held.add(stopped)
+        try:
+            # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's;
+            # none for a 2026-07-28 stream (the SDK cancels it when its client goes)
+            if held is INFLIGHT.streams or gone is None:
+                return await call()
+            if (cancel := dispatcher_scope(ctx) or gone.post) is None:
+                return await call()
+            return await gone.cancelling(cancel, method, call)
+        finally:
+            held.discard(stopped)
+    raise MCPError(INTERNAL_ERROR, "the server shut down before this request finished")
 
 
 def dispatcher_scope(ctx: Any) -> anyio.CancelScope | None:

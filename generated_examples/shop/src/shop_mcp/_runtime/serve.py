@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import uvicorn
 from sse_starlette.sse import AppStatus
+from uvicorn.supervisors import multiprocess
 
 from .errors import ConfigError
 from .h11guard import GuardedH11
@@ -32,13 +33,31 @@ class DrainingServer(uvicorn.Server):
         async def release() -> None:
             if not await INFLIGHT.wait_idle(max(0.1, seconds - 0.5)):
                 logger.warning(
-                    "shutdown: %d request(s) still running after %s s", INFLIGHT.count, seconds
+                    "shutdown: %d request(s) still running after %s s",
+                    len(INFLIGHT.scopes),
+                    seconds,
                 )
+            # ended here, not by uvicorn's cancelling them (a 500 and a traceback each); the
+            # streams of 2026-07-28's subscriptions/listen are no sse-starlette's (AppStatus)
+            for stop in (*INFLIGHT.scopes, *INFLIGHT.streams):
+                stop.cancel()
+            await INFLIGHT.wait_idle(0.3)
             AppStatus.should_exit = True
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(release)
             await super().shutdown(sockets)
+
+
+class DrainingProcess(multiprocess.Process):
+    """A worker (``--workers``) that runs a ``DrainingServer`` (uvicorn 0.55's workers make
+    their ``Server`` here, a plain one)."""
+
+    @property
+    def server(self) -> uvicorn.Server:
+        if self._server is None:
+            self._server = DrainingServer(config=self.config)
+        return self._server
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
@@ -106,4 +125,5 @@ def serve_workers(
             settings.rate_limit,
         )
     os.environ.update(settings.to_env())  # each worker builds its app from these
+    multiprocess.Process = DrainingProcess  # type: ignore[misc]
     uvicorn.run(factory, factory=True, workers=settings.workers, **uvicorn_options(settings))
