@@ -189,7 +189,8 @@ class Tasks:
         modern = context.modern
         try:
             try:
-                result = await self.tools.dispatch(name, arguments, context)
+                with protocol_errors(self.tools, name):  # run again: the tool may be gone
+                    result = await self.tools.dispatch(name, arguments, context)
             except asyncio.CancelledError:
                 await self.store.update(task_id, {"status": "cancelled"})
                 return
@@ -197,7 +198,7 @@ class Tasks:
                 error = exc.error.model_dump(by_alias=True, mode="json", exclude_none=True)
                 await self._end(task_id, "failed", exc.error.message, error=error)
                 return
-            except Exception:  # UnknownTool, Forbidden (checked before it started), a bug
+            except Exception:  # a bug
                 logger.exception("task %s (tool %s) failed", task_id, name)
                 result = tool_error(f"Tool {name!r} failed with an internal error")
             if isinstance(result, types.InputRequiredResult):

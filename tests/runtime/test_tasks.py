@@ -497,3 +497,29 @@ async def test_a_2026_client_answers_a_handshake_era_tasks_question(http: Any) -
         done = (await (await legacy(http)).send("tasks/result", {"taskId": task_id}))["result"]
     assert done["content"][0]["text"] == "picked teal"
     assert (await modern.get(task_id))["result"]["status"] == "completed"
+
+
+async def test_a_2026_task_answered_after_its_tool_went_fails_as_a_call_would(
+    http: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Answered (tasks/update) after its tool was switched off or removed by a rebuild, the
+    task runs again and fails with the error a call gets, not an internal error and a
+    logged traceback."""
+    from mcpgen.runtime import tools
+
+    rpc = kit.Rpc(http, kit.ALICE, kit.MODERN)
+    asking = await rpc.task("pick", {})
+    (key,) = (await rpc.until(asking, "input_required"))["inputRequests"]
+    find = tools.ToolTable.find
+
+    def gone(self: Any, name: str) -> Any:
+        if name == "pick":
+            raise tools.UnknownTool(name)
+        return find(self, name)
+
+    monkeypatch.setattr(tools.ToolTable, "find", gone)
+    answer = {key: {"action": "accept", "content": {"colour": "red"}}}
+    await rpc.send("tasks/update", {"taskId": asking, "inputResponses": answer})
+    ended = await rpc.until(asking, "failed", "completed")
+    assert ended["status"] == "failed" and "Unknown tool: pick" in ended["statusMessage"]
+    assert "internal error" not in str(ended) and "Traceback" not in caplog.text
