@@ -31,7 +31,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DO
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
 _SURROGATE = re.compile(rb"\\\x00{0,3}u\x00{0,3}[dD]\x00{0,3}[89a-fA-F]")  # \\uD800 in any UTF
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")  # JSON's (a number sent)
 _GONE = re.compile(r"\S+(?: \S+)? failed: HTTP (?:404|410) ")  # error_text's head
 
 
@@ -70,8 +71,9 @@ def result(
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
     stripped: list[Json] = []  # the body's JSON without what they leave out, parsed once
-    if any(hidden) and response.content:  # any body, whatever its status or label (an echo)
-        response, stripped = _without(response, media, hidden)
+    sent = (operation.get("body") or {}).get("write_only")  # (``request.secrets`` has them)
+    if (any(hidden) or sent) and response.content:  # any body, whatever its status or label
+        response, stripped = _without(response, media, hidden, request.secrets)
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = is_json(media)
@@ -99,7 +101,7 @@ def result(
             )
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
-            data = scrubbed(data, wire.scrubber(request.secrets))
+            data = scrubbed(data, request.secrets)
         if operation.get("wrapped"):
             data, raw = {"result": data}, {"result": raw}
         if output is not None:  # what the client receives is checked (it checks it too)
@@ -133,20 +135,25 @@ def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
 
 
 def _without(
-    response: httpx2.Response, media: str, hidden: Sequence[Json]
+    response: httpx2.Response, media: str, hidden: Sequence[Json], secrets: Collection[str]
 ) -> tuple[httpx2.Response, list[Json]]:
     """``response`` without what the ``writeOnly`` plans leave out (a password), when its
     body is JSON whatever its label (``text/plain``, none) or status (an error echoing the
     request): nothing of it when the whole answer is; a body not JSON as it is. Its JSON so
-    stripped comes too: a JSON success answer is not written again, only read once."""
+    stripped comes too: a JSON success answer is not written again, only read once (its
+    ``secrets`` are taken out next), another only when something is left out."""
     gone = any("gone" in plan for plan in hidden)
     try:
         data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)
+        came = data
         for plan in () if gone else hidden:
             data = wire_body.without_read_only(data, plan)
         if not gone and is_json(media) and response.status_code < 300:
             return response, [data]
-        body = b"" if gone else json.dumps(data).encode()  # (ASCII: read alike in any charset)
+        data = scrubbed(data, secrets)
+        if not gone and data == came:
+            return response, [data]
+        body = b"" if gone else json.dumps(data, ensure_ascii=False).encode()  # (UTF-8)
     except (ValueError, RecursionError):  # the checks that follow say what is wrong with it
         return response, []
     headers = {"content-type": media} if media else {}
@@ -206,15 +213,24 @@ def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
     return True
 
 
-def scrubbed(data: Json, scrub: Callable[[str], str]) -> Json:
-    """``data`` with every credential sent removed from its strings."""
-    if isinstance(data, str):
-        return scrub(data)
-    if isinstance(data, list):
-        return [scrubbed(item, scrub) for item in data]
-    if isinstance(data, dict):
-        return {scrub(key): scrubbed(item, scrub) for key, item in data.items()}
-    return data
+def scrubbed(data: Json, secrets: Collection[str]) -> Json:
+    """``data`` with every credential sent (and what it sent ``writeOnly``) removed from its
+    strings (4 characters or more: ``wire.scrubber``) and any value that is one, whatever
+    its length: a string or a number sent (``"q7z"``, ``4071``) is known exactly, so no
+    other value is blanked; a 3-character one is never cut out of text."""
+    whole = {*secrets, *(json.loads(s) for s in secrets if _NUMBER.fullmatch(s))} - {""}
+    scrub = wire.scrubber(secrets)
+
+    def each(data: Json) -> Json:
+        if isinstance(data, str):
+            return wire.REDACTED if data in whole else scrub(data)
+        if isinstance(data, list):
+            return [each(item) for item in data]
+        if isinstance(data, dict):
+            return {scrub(key): each(item) for key, item in data.items()}
+        return wire.REDACTED if type(data) in (int, float) and data in whole else data
+
+    return each(data)
 
 
 def error_text(

@@ -225,7 +225,9 @@ async def test_a_stored_password_in_an_xml_answer_is_left_out(media: str) -> Non
     """The document describes the answer as XML of a ``User``: its stored ``password``
     (never sent in this call) reached the client; the element is left out, the rest kept."""
     data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
-    body = "<?xml version='1.0'?><User id='1'><name>bob</name><password>old-secret</password></User>"
+    body = (
+        "<?xml version='1.0'?><User id='1'><name>bob</name><password>old-secret</password></User>"
+    )
     for status in (200, 400):
         with echo(status, media, shape=stored(body)) as url:
             failed, shown = await call(data, url)
@@ -233,12 +235,18 @@ async def test_a_stored_password_in_an_xml_answer_is_left_out(media: str) -> Non
         assert "old-secret" not in shown and "password" not in shown, shown
 
 
+def quoted(sent: Any) -> str:
+    return json.dumps({"detail": [{"msg": "no", "input": sent, "n": 7}]})
+
+
 PIN = {"type": "object", "properties": {"name": {"type": "string"}, "pin": {"writeOnly": True}}}
 
 
 @pytest.mark.parametrize("pin", ["q7z", 4071, 93, 1.5])
 @pytest.mark.parametrize("status", [200, 422])
-async def test_a_short_string_or_a_number_sent_write_only_is_not_echoed(pin: Any, status: int) -> None:
+async def test_a_short_string_or_a_number_sent_write_only_is_not_echoed(
+    pin: Any, status: int
+) -> None:
     """A 3-character ``pin`` or a number sent ``writeOnly`` and echoed where no plan reaches
     (under another name, in a 422's field errors) came back: the credential rule redacts
     strings of 4 characters or more from text. Known exactly, it is taken out of a JSON
@@ -246,12 +254,11 @@ async def test_a_short_string_or_a_number_sent_write_only_is_not_echoed(pin: Any
     data = document({"200": answer({"type": "object"})})
     data["components"]["schemas"]["User"] = PIN
     sent = {"name": "ann", "pin": pin}
-    quote = lambda sent: json.dumps({"detail": [{"msg": "no", "input": sent, "n": 7}]})
-    with echo(status, "application/json", shape=quote) as url:
+    with echo(status, "application/json", shape=quoted) as url:
         failed, shown = await call(data, url, sent)
-    assert failed == (status == 422) and "ann" in shown and '"n":7' in shown.replace(" ", "")
-    assert json.dumps(pin) not in shown.replace(json.dumps(pin) + "1", ""), shown
-    assert '"REDACTED"' in shown, shown
+    shown = shown.replace(" ", "")
+    assert failed == (status == 422) and '"name":"ann"' in shown and '"n":7' in shown, shown
+    assert '"pin":"REDACTED"' in shown and f'"pin":{json.dumps(pin)}' not in shown, shown
 
 
 async def test_json_under_another_label_keeps_its_text() -> None:
