@@ -294,25 +294,37 @@ class InputImport(ImportBase):
                 differs = f"response {code} differs from response {found_all[0][0]}; "
                 self.warn(src, path, f"{differs}the output schema describes {found_all[0][0]} only")
             found_all.append((code, *found))
-        if not found_all:
-            return None, None, False, {}
-        _, src, path, media, schema_node = found_all[0]
-        if media is None or schema_node is None or category(media) != "application/json":
-            return None, media, False, {}
-        schema, deps = self.converter.convert(src, path, schema_node)
+        others = [c for c in responses if isinstance(c, str) and c not in codes]  # errors
+        found_all += [(c, *f) for c in others if (f := self.response_schema(cand, c, responses[c]))]
+        converted: list[tuple[Json, tuple[Json, set[str]]]] = []  # each schema node's, once
+
+        def convert(src: int, path: JsonPath, node: Json) -> tuple[Json, set[str]]:
+            done = next((done for was, done in converted if was == node), None)
+            converted.append((node, done or self.converter.convert(src, path, node)))
+            return converted[-1][1]
+
         plans = self.converter.plans["writeOnly"]
-        write_only: dict[str, Json] = {}  # each JSON answer's plan, by status
+        write_only: dict[str, Json] = {}  # each JSON or XML answer's plan, by status
         whole: list[str] = []  # success codes whose whole answer is writeOnly
         for code, src_n, path_n, media_n, node in found_all:
-            if media_n is None or node is None or category(media_n) != "application/json":
-                continue
-            same = node == schema_node
-            converted = schema if same else self.converter.convert(src_n, path_n, node)[0]
-            gone = self.converter.marked_read_only(converted, "writeOnly")
-            whole += [code] if gone else []
+            if (
+                media_n is None
+                or node is None
+                or category(media_n) not in ("application/json", "text/plain")
+            ):
+                continue  # (text: XML, whose elements are the properties)
+            schema_n = convert(src_n, path_n, node)[0]
+            gone = self.converter.marked_read_only(schema_n, "writeOnly")
+            whole += [code] if gone and code in codes else []
             key = code if code == "default" else code.upper()  # (2xx: 2XX)
-            write_only[key] = {"gone": True} if gone else plans.plan(converted)
+            write_only[key] = {"gone": True} if gone else plans.plan(schema_n)
         write_only = write_only if any(write_only.values()) else {}
+        if not found_all or found_all[0][0] not in codes:
+            return None, None, False, write_only
+        _, src, path, media, schema_node = found_all[0]
+        if media is None or schema_node is None or category(media) != "application/json":
+            return None, media, False, write_only
+        schema, deps = convert(src, path, schema_node)
         if empty or whole:  # a client refuses a result without structured content
             code, what = (empty[0], "has no content") if empty else (whole[0], "is writeOnly")
             why = f"response {code} {what}: the tool advertises no output schema"

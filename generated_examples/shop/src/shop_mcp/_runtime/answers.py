@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
+from xml.etree import ElementTree
 
 import httpx2
 import mcp_types as types
@@ -127,9 +128,10 @@ def result(
 
 
 def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
-    """The ``writeOnly`` plans an answer of ``status`` follows: its status's, else its
-    range's (``2XX``), else every one (an undocumented status: what any answer marks)."""
-    for key in (str(status), f"{status // 100}XX"):
+    """The ``writeOnly`` plans a success answer of ``status`` follows: its status's, else
+    its range's (``2XX``), else every one (an undocumented status: what any answer marks);
+    an error follows every one too, its own included (it may quote what a success holds)."""
+    for key in (str(status), f"{status // 100}XX") if status < 300 else ():
         if key in plans:
             return [plans[key]]
     return list(plans.values())
@@ -144,6 +146,8 @@ def _without(
     stripped comes too: a JSON success answer is not written again, only read once (its
     ``secrets`` are taken out next), another only when something is left out."""
     gone = any("gone" in plan for plan in hidden)
+    if not gone and media.endswith(("/xml", "+xml")):
+        return _xml_without(response, media, hidden), []
     try:
         data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)
         came = data
@@ -157,11 +161,48 @@ def _without(
         body = b"" if gone else json.dumps(data, ensure_ascii=False).encode()  # (UTF-8)
     except (ValueError, RecursionError):  # the checks that follow say what is wrong with it
         return response, []
+    return _answer(response, media, body), [data]
+
+
+def _xml_without(response: httpx2.Response, media: str, hidden: Sequence[Json]) -> httpx2.Response:
+    """An XML answer without its elements and attributes named as a property the plans
+    leave out at any depth (``<password>``: the property's name, not its ``xml.name``);
+    written again only when one is (one that does not parse: as it is)."""
+    names = {name for plan in hidden for name in _dropped(plan)}
+    try:
+        root = ElementTree.fromstring(response.content)  # (expat: no entity expansion bomb)
+    except ElementTree.ParseError:
+        return response
+    found = False
+    for node in list(root.iter()):
+        for child in [c for c in node if str(c.tag).rpartition("}")[2] in names]:
+            node.remove(child)
+            found = True
+        for key in [k for k in node.attrib if k.rpartition("}")[2] in names]:
+            del node.attrib[key]
+            found = True
+    body = ElementTree.tostring(root, encoding="unicode").encode()
+    return _answer(response, media, body) if found else response
+
+
+def _dropped(plan: Json) -> set[str]:
+    """Every property name ``plan`` leaves out, at any depth (its ``$defs`` too)."""
+    if isinstance(plan, list):
+        return {name for item in plan for name in _dropped(item)}
+    if not isinstance(plan, dict):
+        return set()
+    return {
+        *plan.get("drop", ()),
+        *(n for key, v in plan.items() if key != "drop" for n in _dropped(v)),
+    }
+
+
+def _answer(response: httpx2.Response, media: str, body: bytes) -> httpx2.Response:
+    """``response`` with ``body`` (UTF-8) in place of its own."""
     headers = {"content-type": media} if media else {}
-    stripped = httpx2.Response(
+    return httpx2.Response(
         response.status_code, headers=headers, content=body, request=response.request
     )
-    return stripped, [data]
 
 
 def parsed(response: httpx2.Response, **options: Any) -> Json:
