@@ -313,11 +313,15 @@ class InputImport(ImportBase):
                 or category(media_n) not in ("application/json", "text/plain")
             ):
                 continue  # (text: XML, whose elements are the properties)
-            schema_n = convert(src_n, path_n, node)[0]
-            gone = self.converter.marked_read_only(schema_n, "writeOnly")
-            whole += [code] if gone and code in codes else []
-            key = code if code == "default" else code.upper()  # (2xx: 2XX)
-            write_only[key] = {"gone": True} if gone else plans.plan(schema_n)
+            plan = self.answer_plans.get((src_n, path_n))  # (an error schema shared: once)
+            if plan is None:
+                schema_n = convert(src_n, path_n, node)[0]
+                gone = self.converter.marked_read_only(schema_n, "writeOnly")
+                plan = self.answer_plans[src_n, path_n] = (
+                    {"gone": True} if gone else plans.plan(schema_n)
+                )
+            whole += [code] if "gone" in plan and code in codes else []
+            write_only[code if code == "default" else code.upper()] = plan  # (2xx: 2XX)
         write_only = write_only if any(write_only.values()) else {}
         if not found_all or found_all[0][0] not in codes:
             return None, None, False, write_only

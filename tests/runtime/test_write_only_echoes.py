@@ -268,3 +268,13 @@ async def test_json_under_another_label_keeps_its_text() -> None:
     with echo(200, "text/plain; charset=utf-8") as url:
         failed, shown = await call(document(NO_SCHEMA), url, {**SENT, "name": "Zoë 東京"})
     assert not failed and "Zoë 東京" in shown and "hunter2" not in shown, shown
+
+
+async def test_a_text_answer_the_document_marks_write_only_answers_nothing() -> None:
+    """A ``text/plain`` answer whose schema is a ``writeOnly`` string (a stored token): no
+    plan was made for a text answer and the token reached the client."""
+    token = {"type": "string", "writeOnly": True}
+    data = document({"200": {"description": "ok", "content": {"text/plain": {"schema": token}}}})
+    with echo(200, "text/plain", shape=stored("stored-token-1")) as url:
+        failed, shown = await call(data, url)
+    assert not failed and "stored-token-1" not in shown, shown
