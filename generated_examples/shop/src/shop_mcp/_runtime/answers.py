@@ -17,7 +17,8 @@ a JSON answer, at any depth, as the answer's status's schema has them (``operati
 plans by status, only for an operation whose answer has any; ``gone``: the whole answer is,
 and the result has no content); a refused answer's error then quotes none of it. So is any
 body that parses as JSON, whatever its label (``text/plain``) or status (an error echoing
-the request); a polled result the document does not describe follows the request body's.
+the request, or quoting what its own schema marks); a polled result the document does not
+describe follows the request body's; an XML answer loses the elements so named.
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -35,7 +36,6 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
-from xml.etree import ElementTree
 
 import httpx2
 import mcp_types as types
@@ -146,8 +146,9 @@ def _without(
     stripped comes too: a JSON success answer is not written again, only read once (its
     ``secrets`` are taken out next), another only when something is left out."""
     gone = any("gone" in plan for plan in hidden)
-    if not gone and media.endswith(("/xml", "+xml")):
-        return _xml_without(response, media, hidden), []
+    if not gone and media.endswith(("/xml", "+xml")):  # (one that does not parse: as it is)
+        body = wire_body.xml_without(response.content, hidden)
+        return (response if body is None else _answer(response, media, body)), []
     try:
         data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)
         came = data
@@ -162,39 +163,6 @@ def _without(
     except (ValueError, RecursionError):  # the checks that follow say what is wrong with it
         return response, []
     return _answer(response, media, body), [data]
-
-
-def _xml_without(response: httpx2.Response, media: str, hidden: Sequence[Json]) -> httpx2.Response:
-    """An XML answer without its elements and attributes named as a property the plans
-    leave out at any depth (``<password>``: the property's name, not its ``xml.name``);
-    written again only when one is (one that does not parse: as it is)."""
-    names = {name for plan in hidden for name in _dropped(plan)}
-    try:
-        root = ElementTree.fromstring(response.content)  # (expat: no entity expansion bomb)
-    except ElementTree.ParseError:
-        return response
-    found = False
-    for node in list(root.iter()):
-        for child in [c for c in node if str(c.tag).rpartition("}")[2] in names]:
-            node.remove(child)
-            found = True
-        for key in [k for k in node.attrib if k.rpartition("}")[2] in names]:
-            del node.attrib[key]
-            found = True
-    body = ElementTree.tostring(root, encoding="unicode").encode()
-    return _answer(response, media, body) if found else response
-
-
-def _dropped(plan: Json) -> set[str]:
-    """Every property name ``plan`` leaves out, at any depth (its ``$defs`` too)."""
-    if isinstance(plan, list):
-        return {name for item in plan for name in _dropped(item)}
-    if not isinstance(plan, dict):
-        return set()
-    return {
-        *plan.get("drop", ()),
-        *(n for key, v in plan.items() if key != "drop" for n in _dropped(v)),
-    }
 
 
 def _answer(response: httpx2.Response, media: str, body: bytes) -> httpx2.Response:
