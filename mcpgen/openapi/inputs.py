@@ -292,25 +292,30 @@ class InputImport(ImportBase):
                 differs = f"response {code} differs from response {found_all[0][0]}; "
                 self.warn(src, path, f"{differs}the output schema describes {found_all[0][0]} only")
             found_all.append((code, *found))
-        if not found_all:
-            return None, None, False, {}
-        _, src, path, media, schema_node = found_all[0]
-        if media is None or schema_node is None or category(media) != "application/json":
-            return None, media, False, {}
-        schema, deps = self.converter.convert(src, path, schema_node)
+        others = [c for c in responses if isinstance(c, str) and c not in codes]  # errors
+        found_all += [(c, *f) for c in others if (f := self.response_schema(cand, c, responses[c]))]
         plans = self.converter.plans["writeOnly"]
-        write_only: dict[str, Json] = {}  # each JSON answer's plan, by status
+        write_only: dict[str, Json] = {}  # each JSON or XML answer's plan, by status
         whole: list[str] = []  # success codes whose whole answer is writeOnly
         for code, src_n, path_n, media_n, node in found_all:
-            if media_n is None or node is None or category(media_n) != "application/json":
-                continue
-            same = node == schema_node
-            converted = schema if same else self.converter.convert(src_n, path_n, node)[0]
-            gone = self.converter.marked_read_only(converted, "writeOnly")
-            whole += [code] if gone else []
-            key = code if code == "default" else code.upper()  # (2xx: 2XX)
-            write_only[key] = {"gone": True} if gone else plans.plan(converted)
+            if node is None or category(media_n or "") not in ("application/json", "text/plain"):
+                continue  # (text: XML, whose elements are the properties)
+            plan = self.answer_plans.get((src_n, path_n))  # (an error schema shared: once)
+            if plan is None:
+                schema_n = self.converter.convert(src_n, path_n, node)[0]
+                gone = self.converter.marked_read_only(schema_n, "writeOnly")
+                plan = self.answer_plans[src_n, path_n] = (
+                    {"gone": True} if gone else plans.plan(schema_n)
+                )
+            whole += [code] if "gone" in plan and code in codes else []
+            write_only[code if code == "default" else code.upper()] = plan  # (2xx: 2XX)
         write_only = write_only if any(write_only.values()) else {}
+        if not found_all or found_all[0][0] not in codes:
+            return None, None, False, write_only
+        _, src, path, media, schema_node = found_all[0]
+        if media is None or schema_node is None or category(media) != "application/json":
+            return None, media, False, write_only
+        schema, deps = self.converter.convert(src, path, schema_node)
         if empty or whole:  # a client refuses a result without structured content
             code, what = (empty[0], "has no content") if empty else (whole[0], "is writeOnly")
             why = f"response {code} {what}: the tool advertises no output schema"

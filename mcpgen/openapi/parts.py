@@ -76,6 +76,7 @@ class ImportBase:
         self.sources = Sources(doc, problems)
         self.error, self.warn = self.sources.error, self.sources.warn  # located problems
         self.data: dict[str, Any] = {}
+        self.answer_plans: dict[Any, Any] = {}  # each answer schema's writeOnly plan, by place
         self.version = ""  # "2.0", "3.0" or "3.1" once known
 
     def follow_mapping(

@@ -9,10 +9,11 @@ import codecs
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
+from xml.etree import ElementTree
 
 from .errors import ToolError
 from .wire import CONTROL, form_fields, scalar
@@ -105,8 +106,9 @@ def _value(spec: dict[str, Json], arguments: dict[str, Json]) -> Json:
 
 
 def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
-    """The strings the body sends in its ``writeOnly`` properties (``spec["write_only"]``: a
-    password): an answer quoting one has it redacted, as a credential sent (``answers``)."""
+    """The strings and numbers (as JSON writes them) the body sends in its ``writeOnly``
+    properties (``spec["write_only"]``: a password, a PIN): an answer quoting one has it
+    redacted, as a credential sent (``answers``)."""
     value = _value(spec, arguments)
     kept = set(_strings(without_read_only(value, spec["write_only"])))
     return {text for text in _strings(value) if text not in kept}
@@ -114,7 +116,41 @@ def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
 
 def _strings(value: Json) -> list[str]:
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    if type(value) in (int, float):  # (not a boolean: one of two values, nothing secret)
+        return [json.dumps(value)]
     return [value] if isinstance(value, str) else [s for item in items for s in _strings(item)]
+
+
+def xml_without(content: bytes, plans: Sequence[Json]) -> bytes | None:
+    """An XML answer without its elements and attributes named as a property ``plans``
+    leave out at any depth (``<password>``: the property's name, not its ``xml.name``);
+    None when it has none or does not parse."""
+    names = {name for plan in plans for name in _dropped(plan)}
+    try:
+        root = ElementTree.fromstring(content)  # (expat: no entity expansion bomb)
+    except ElementTree.ParseError:
+        return None
+    found = False
+    for node in list(root.iter()):
+        for child in [c for c in node if str(c.tag).rpartition("}")[2] in names]:
+            node.remove(child)
+            found = True
+        for key in [k for k in node.attrib if k.rpartition("}")[2] in names]:
+            del node.attrib[key]
+            found = True
+    return ElementTree.tostring(root, encoding="unicode").encode() if found else None
+
+
+def _dropped(plan: Json) -> set[str]:
+    """Every property name ``plan`` leaves out, at any depth (its ``$defs`` too)."""
+    if isinstance(plan, list):
+        return {name for item in plan for name in _dropped(item)}
+    if not isinstance(plan, dict):
+        return set()
+    return {
+        *plan.get("drop", ()),
+        *(n for k, v in plan.items() if k != "drop" for n in _dropped(v)),
+    }
 
 
 def _unmarked(charset: str) -> str:

@@ -17,7 +17,8 @@ a JSON answer, at any depth, as the answer's status's schema has them (``operati
 plans by status, only for an operation whose answer has any; ``gone``: the whole answer is,
 and the result has no content); a refused answer's error then quotes none of it. So is any
 body that parses as JSON, whatever its label (``text/plain``) or status (an error echoing
-the request); a polled result the document does not describe follows the request body's.
+the request, or quoting what its own schema marks); a polled result the document does not
+describe follows the request body's; an XML answer loses the elements so named.
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -32,7 +33,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,7 @@ _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DO
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
 _SURROGATE = re.compile(rb"\\\x00{0,3}u\x00{0,3}[dD]\x00{0,3}[89a-fA-F]")  # \\uD800 in any UTF
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")  # JSON's (a number sent)
 _GONE = re.compile(r"\S+(?: \S+)? failed: HTTP (?:404|410) ")  # error_text's head
 
 
@@ -71,8 +73,9 @@ def result(
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     hidden = _plans(operation["writeOnly"], status) if operation.get("writeOnly") else ()
     stripped: list[Json] = []  # the body's JSON without what they leave out, parsed once
-    if any(hidden) and response.content:  # any body, whatever its status or label (an echo)
-        response, stripped = _without(response, media, hidden)
+    sent = (operation.get("body") or {}).get("write_only")  # (``request.secrets`` has them)
+    if (any(hidden) or sent) and response.content:  # any body, whatever its status or label
+        response, stripped = _without(response, media, hidden, request.secrets)
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = is_json(media)
@@ -100,7 +103,7 @@ def result(
             )
         raw = data
         if request.secrets:  # an echoed credential (a query key in ``links.next``)
-            data = scrubbed(data, wire.scrubber(request.secrets))
+            data = scrubbed(data, request.secrets)
         if operation.get("wrapped"):
             data, raw = {"result": data}, {"result": raw}
         if output is not None:  # what the client receives is checked (it checks it too)
@@ -125,36 +128,49 @@ def result(
 
 
 def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
-    """The ``writeOnly`` plans an answer of ``status`` follows: its status's, else its
-    range's (``2XX``), else every one (an undocumented status: what any answer marks)."""
-    for key in (str(status), f"{status // 100}XX"):
+    """The ``writeOnly`` plans a success answer of ``status`` follows: its status's, else
+    its range's (``2XX``), else every one (an undocumented status: what any answer marks);
+    an error follows every one too, its own included (it may quote what a success holds)."""
+    for key in (str(status), f"{status // 100}XX") if status < 300 else ():
         if key in plans:
             return [plans[key]]
     return list(plans.values())
 
 
 def _without(
-    response: httpx2.Response, media: str, hidden: Sequence[Json]
+    response: httpx2.Response, media: str, hidden: Sequence[Json], secrets: Collection[str]
 ) -> tuple[httpx2.Response, list[Json]]:
     """``response`` without what the ``writeOnly`` plans leave out (a password), when its
     body is JSON whatever its label (``text/plain``, none) or status (an error echoing the
     request): nothing of it when the whole answer is; a body not JSON as it is. Its JSON so
-    stripped comes too: a JSON success answer is not written again, only read once."""
+    stripped comes too: a JSON success answer is not written again, only read once (its
+    ``secrets`` are taken out next), another only when something is left out."""
     gone = any("gone" in plan for plan in hidden)
+    if not gone and media.endswith(("/xml", "+xml")):  # (one that does not parse: as it is)
+        body = wire_body.xml_without(response.content, hidden)
+        return (response if body is None else _answer(response, media, body)), []
     try:
         data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)
+        came = data
         for plan in () if gone else hidden:
             data = wire_body.without_read_only(data, plan)
         if not gone and is_json(media) and response.status_code < 300:
             return response, [data]
-        body = b"" if gone else json.dumps(data).encode()  # (ASCII: read alike in any charset)
+        data = scrubbed(data, secrets)
+        if not gone and data == came:
+            return response, [data]
+        body = b"" if gone else json.dumps(data, ensure_ascii=False).encode()  # (UTF-8)
     except (ValueError, RecursionError):  # the checks that follow say what is wrong with it
         return response, []
+    return _answer(response, media, body), [data]
+
+
+def _answer(response: httpx2.Response, media: str, body: bytes) -> httpx2.Response:
+    """``response`` with ``body`` (UTF-8) in place of its own."""
     headers = {"content-type": media} if media else {}
-    stripped = httpx2.Response(
+    return httpx2.Response(
         response.status_code, headers=headers, content=body, request=response.request
     )
-    return stripped, [data]
 
 
 def parsed(response: httpx2.Response, **options: Any) -> Json:
@@ -207,15 +223,24 @@ def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
     return True
 
 
-def scrubbed(data: Json, scrub: Callable[[str], str]) -> Json:
-    """``data`` with every credential sent removed from its strings."""
-    if isinstance(data, str):
-        return scrub(data)
-    if isinstance(data, list):
-        return [scrubbed(item, scrub) for item in data]
-    if isinstance(data, dict):
-        return {scrub(key): scrubbed(item, scrub) for key, item in data.items()}
-    return data
+def scrubbed(data: Json, secrets: Collection[str]) -> Json:
+    """``data`` with every credential sent (and what it sent ``writeOnly``) removed from its
+    strings (4 characters or more: ``wire.scrubber``) and any value that is one, whatever
+    its length: a string or a number sent (``"q7z"``, ``4071``) is known exactly, so no
+    other value is blanked; a 3-character one is never cut out of text."""
+    whole = {*secrets, *(json.loads(s) for s in secrets if _NUMBER.fullmatch(s))} - {""}
+    scrub = wire.scrubber(secrets)
+
+    def each(data: Json) -> Json:
+        if isinstance(data, str):
+            return wire.REDACTED if data in whole else scrub(data)
+        if isinstance(data, list):
+            return [each(item) for item in data]
+        if isinstance(data, dict):
+            return {scrub(key): each(item) for key, item in data.items()}
+        return wire.REDACTED if type(data) in (int, float) and data in whole else data
+
+    return each(data)
 
 
 def error_text(
