@@ -162,5 +162,8 @@ def add_entry(
     loaded = load_source_text(new, display_path(manifest), manifest.parent)
     if loaded.manifest is None:
         lines = [p.format() for p in loaded.problems.sorted()]
-        raise ProjectError(f"{manifest}: the new {kind} {name!r} would not validate", lines)
+        before = load_source_text(text, display_path(manifest), manifest.parent).manifest
+        why = "does not validate as it is: fix it first"
+        why = f"the new {kind} {name!r} would not validate" if before else why
+        raise ProjectError(f"{manifest}: {why}", lines)
     return new

@@ -76,11 +76,7 @@ def resolve_source(
     path = Path(source)
     if path.is_dir():
         project = describe(path)
-        run = launcher(project, python=python, own=True)
-        if run.kind == "uvx" and not Path(run.command).is_absolute():
-            # no venv and no uvx: this interpreter runs the project's own source folder
-            # (a package of the same name installed here may be another project's)
-            run = launcher(project, Path(sys.executable), "source")
+        run = launcher(project, python=python, own=Path(sys.executable))
         env = {**run.env, **extra_env}
         return Source(argv=run.argv, env=env, cwd=str(project.root), label=source)
     return _command(source, extra_env)

@@ -322,12 +322,11 @@ def add_command(
     from .add import add_entry  # (imports PyYAML, which a build of JSON does not need)
 
     try:
-        text = add_entry(manifest, kind, name, uri, description)
+        inst.write_atomic(manifest, add_entry(manifest, kind, name, uri, description))
     except ProjectError as exc:
         for line in exc.lines:
             say(line)
         fail(str(exc))
-    inst.write_atomic(manifest, text)
     say(f"{manifest}: added {kind} {name!r} (fill in its TODOs)")
     if output is not None:
         from mcpgen.cli.build import run_build

@@ -126,8 +126,8 @@ class Server:
 def _server_for(output: Path, transport: str | None, port: int, python: Path | None) -> Server:
     """The server run from OUTPUT/src itself (PYTHONPATH first), so an edit is what runs
     even when an older copy of the package is installed; by the project's venv when it
-    has one, else by ``python``, else by mcpgen's own interpreter. ``transport`` None:
-    http when the server offers it, else stdio."""
+    has one, else by ``python``, else by mcpgen's own interpreter; when it cannot, what
+    ``launcher(own=python)`` finds. ``transport`` None: http when offered, else stdio."""
     project = describe(output)
     offer = project.transports
     transport = transport or ("http" if "http" in offer else "stdio")
@@ -136,10 +136,8 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
     python = python or script_in(venv_bin(output / ".venv"), "python") or Path(sys.executable)
     try:
         run = launcher(project, python, "source", stdio=False)
-    except ProjectError as why:
-        run = launcher(project, python, stdio=False)
-        if run.kind == "uvx" and not Path(run.command).is_absolute():
-            raise why from None  # no uvx either: say what to install
+    except ProjectError:  # not that interpreter's other installs: they run older code
+        run = launcher(project, stdio=False, own=python)  # no uvx: python's error
     listen = ["--port", str(port)] if transport == "http" else []
     return Server([*run.argv, "--transport", transport, *listen], dict(run.env), transport, port)
 

@@ -310,24 +310,32 @@ def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
     merged = merge(host, data, entry)
     if path.exists() and merged == data:
         return Outcome(False, None)
-    backup = _backup(path) if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, render(merged))
-    return Outcome(True, backup)
+    return Outcome(True, write_atomic(path, render(merged), backup=True))
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, backup: bool = False) -> Path | None:
     """Replace the file at ``path`` with ``text`` atomically, keeping its permissions (a
-    new file is private to the user: it may hold secrets). A symlink (a config kept in a
-    dotfiles repository) stays one: the file it points to is replaced."""
-    path = path.resolve()
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    new file is private to the user: it may hold secrets), after a copy (``backup``: its
+    path returned). A symlink (a config kept in a dotfiles repository) stays one: the file
+    it points to is replaced. A read-only file is refused (a rename would replace it)."""
+    target = path.resolve()
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
+    if not mode & 0o200:
+        raise ProjectError(f"{path}: read-only (file left untouched): make it writable first")
+    try:  # a value given in another encoding: its bytes read as lone surrogates
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        raise ProjectError(f"{path}: {bad!r} is not UTF-8 text (file left untouched)") from None
+    saved = _backup(path) if backup and path.exists() else None
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.chmod(temp, mode)
-        os.replace(temp, path)
+        os.replace(temp, target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    return saved

@@ -268,13 +268,15 @@ def launcher(
     python: Path | None = None,
     kind: str | None = None,
     stdio: bool = True,
-    own: bool = False,
+    own: Path | None = None,
 ) -> Launcher:
     """The command a host runs, first that works of: the venv given with ``python`` (its
     console script, else ``python -m package`` when it is installed there, else the source
     folder on PYTHONPATH), the project's own ``.venv``, the script on PATH, ``uvx --from``.
     ``kind`` (one of ``KINDS``) forces one of them; ``ProjectError`` when it cannot be used.
-    ``own``: the PATH script only when it runs this folder's source (``call``, ``list``).
+    ``own`` (``call``, ``list``, ``dev``): the PATH script only when it runs this folder's
+    source (a skipped one is named on stderr), and without uvx the interpreter ``own`` runs
+    the source folder (a package of the same name installed may be another project's).
     The server is told to speak stdio whatever its default unless ``stdio`` is false (a
     ``ProjectError`` when it offers no stdio)."""
     if stdio:
@@ -282,6 +284,7 @@ def launcher(
         chosen = launcher(project, python, kind, False, own)
         return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
+    why: str | None = None
     if python is None and kind in ("python", "source"):  # they run an interpreter: the venv's
         bindir = venv_bin(project.root / ".venv")
         python = script_in(bindir, "python")
@@ -303,7 +306,7 @@ def launcher(
     if kind in (None, "path"):
         on_path = shutil.which(project.script)
         absolute = str(Path(on_path).resolve()) if on_path else ""
-        why = _not_ours(project, absolute, own) if on_path else None
+        why = _not_ours(project, absolute, own is not None) if on_path else None
         if on_path is not None and not why:
             return Launcher(absolute, kind="path", note=f"{project.script} on PATH: {absolute}")
         tried.append(f"{absolute} skipped: {why}" if why else f"no {project.script} on PATH")
@@ -313,12 +316,18 @@ def launcher(
         note += f" ({'; '.join(tried)})" if tried else ""
         if uvx is None:
             note += " (uvx is not installed here: install uv first)"
-        return Launcher(
+        chosen = Launcher(
             str(Path(uvx).resolve()) if uvx else "uvx",
             ["--from", str(project.root), project.script],
             kind="uvx",
             note=note,
         )
+        if own is not None and uvx is None:
+            chosen = launcher(project, own, "source", False)
+        if why and own is not None:  # what runs instead (install says it in its note)
+            shown = " ".join([*(f"{k}={v}" for k, v in chosen.env.items()), *chosen.argv])
+            print(f"note: {tried[-1]}; running {shown} instead", file=sys.stderr)
+        return chosen
     raise ProjectError(
         f"no {kind} launcher for {project.root}: {'; '.join(tried)}: install the project "
         f"(pip install -e {project.root}) or uv (for uvx)"

@@ -162,3 +162,22 @@ def test_a_manifest_that_is_not_utf8_is_exit_2_and_left_untouched(tmp_path: Path
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert f"{manifest}: cannot read" in done.stderr
     assert manifest.read_bytes() == b"mcpgen: 1\nserver: {name: caf\xe9}\n"
+
+
+def test_a_read_only_manifest_is_exit_2_and_left_untouched(tmp_path: Path) -> None:
+    manifest = tmp_path / "calculator.yaml"
+    shutil.copy(ROOT / "manifests" / "calculator.yaml", manifest)
+    before = manifest.read_bytes()
+    manifest.chmod(0o444)
+    done = mcpgen("add", "tool", "fresh_one", str(manifest))
+    assert done.returncode == 2 and f"{manifest}: read-only" in done.stderr, done.stderr
+    assert manifest.read_bytes() == before
+
+
+def test_a_manifest_invalid_before_is_not_blamed_on_the_new_entry(tmp_path: Path) -> None:
+    manifest = tmp_path / "calculator.yaml"
+    text = (ROOT / "manifests" / "calculator.yaml").read_text()
+    manifest.write_text(text.replace("type: object", "type: objec", 1))
+    done = mcpgen("add", "tool", "fresh_one", str(manifest))
+    assert done.returncode == 2 and "objec" in done.stderr, done.stderr
+    assert "does not validate as it is" in done.stderr and "fresh_one" not in done.stderr

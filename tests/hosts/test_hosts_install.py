@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -302,16 +303,11 @@ def test_a_host_starts_the_server_from_the_written_config(
     assert names == sorted(t["definition"]["name"] for t in spec["tools"])
 
 
-def test_call_and_list_skip_a_path_script_of_another_install(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import sys
-
-    from mcpgen.hosts.call import resolve_source
-    from mcpgen.hosts.project import launcher
-
+def _other_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Path]:
+    """Two private copies; PATH holds only ``other``'s script, as `pip install -e other` in a
+    venv whose bin is on PATH leaves it."""
     ours, other = (describe(private_copy(tmp_path / d)) for d in ("ours", "other"))
-    bindir = tmp_path / "bin"  # `pip install -e other` in a venv whose bin is on PATH
+    bindir = tmp_path / "bin"
     bindir.mkdir()
     python = bindir / "python"
     python.write_text(f'#!/bin/sh\nPYTHONPATH={other.root}/src exec {sys.executable} "$@"\n')
@@ -319,12 +315,49 @@ def test_call_and_list_skip_a_path_script_of_another_install(
     for path in (python, bindir / "calc-copy"):
         path.chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))
-    for own in (False, True):  # install too: that script runs the other project's code
-        run = launcher(ours, own=own)
-        assert run.kind == "uvx" and f"it imports {other.root}/src/calc_copy_mcp" in run.note
+    return ours, other, bindir
+
+
+def test_call_and_list_skip_a_path_script_of_another_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcpgen.hosts.call import resolve_source
+    from mcpgen.hosts.project import launcher
+
+    ours, other, bindir = _other_install(tmp_path, monkeypatch)
+    run = launcher(ours)  # install too: that script runs the other project's code
+    assert run.kind == "uvx" and f"it imports {other.root}/src/calc_copy_mcp" in run.note
+    capsys.readouterr()
     assert resolve_source(str(ours.root)).env == {"PYTHONPATH": str(ours.root / "src")}
-    assert launcher(other, own=True).argv[0] == str(bindir / "calc-copy")
+    said = capsys.readouterr().err.splitlines()  # the user learns why and what runs instead
+    assert len(said) == 1 and str(bindir / "calc-copy") in said[0], said
+    assert f"it imports {other.root}/src/calc_copy_mcp" in said[0], said
+    assert (
+        f"running PYTHONPATH={ours.root}/src {sys.executable} -m calc_copy_mcp instead" in said[0]
+    )
+    mine = Path(sys.executable)
+    assert launcher(other, own=mine).argv[0] == str(bindir / "calc-copy")
+    assert not capsys.readouterr().err
     installed = tmp_path / "lib/site-packages"  # a non-editable install: install takes it
     shutil.copytree(other.root / "src", installed)
-    python.write_text(f'#!/bin/sh\nPYTHONPATH={installed} exec {sys.executable} "$@"\n')
-    assert launcher(ours).kind == "path" and launcher(ours, own=True).kind == "uvx"
+    (bindir / "python").write_text(
+        f'#!/bin/sh\nPYTHONPATH={installed} exec {sys.executable} "$@"\n'
+    )
+    assert launcher(ours).kind == "path" and launcher(ours, own=mine).kind == "source"
+
+
+def test_dev_does_not_fall_back_to_a_path_script_of_another_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgen.hosts.dev import _server_for
+    from mcpgen.hosts.project import ProjectError
+
+    ours, _, bindir = _other_install(tmp_path, monkeypatch)
+    broken = tmp_path / "py" / "python"  # an interpreter that cannot run the source...
+    broken.parent.mkdir()
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    (broken.parent / "calc-copy").write_bytes((bindir / "calc-copy").read_bytes())  # ...nor this
+    for path in (broken, broken.parent / "calc-copy"):
+        path.chmod(0o755)
+    with pytest.raises(ProjectError, match=f"{broken} cannot run calc_copy_mcp"):
+        _server_for(ours.root, "stdio", 0, broken)  # not another install: what to install

@@ -7,6 +7,8 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from mcpgen.hosts import install as inst
 
 
@@ -87,3 +89,28 @@ def test_an_orphan_input_is_not_reused() -> None:
     assert ids == ["shop-api-key", "shop-shop-api-key", "shop-shop-api-key-2"]
     assert merged["inputs"][2]["password"] is True
     assert inst.merge(host, merged, _entry("shop")) == merged  # installed again: the same
+
+
+def test_a_read_only_config_is_refused_untouched(tmp_path: Path) -> None:
+    """Made read-only by its owner (or a tool that manages it): not replaced behind their
+    back (a rename in a writable folder would), and no backup left for nothing."""
+    path = tmp_path / "mcp.json"
+    path.write_text('{"servers": {}}')
+    path.chmod(0o444)
+    with pytest.raises(inst.ProjectError, match="read-only"):
+        inst.write_config(path, inst.HOSTS["vscode"], _entry("shop"))
+    assert path.read_text() == '{"servers": {}}' and [p.name for p in tmp_path.iterdir()] == [
+        "mcp.json"
+    ]
+
+
+def test_a_value_that_is_not_utf8_is_refused_not_an_internal_error(tmp_path: Path) -> None:
+    """``--env K=$'\\xff'``: Python reads the byte as a lone surrogate, which UTF-8 cannot
+    hold; the config is left as it was."""
+    path = tmp_path / "mcp.json"
+    path.write_text('{"servers": {}}')
+    entry = _entry("shop")
+    entry.body["env"] = {"SHOP_API_KEY": "\udcff"}
+    with pytest.raises(inst.ProjectError, match=r"'\\udcff' is not UTF-8"):
+        inst.write_config(path, inst.HOSTS["vscode"], entry)
+    assert path.read_text() == '{"servers": {}}' and len(list(tmp_path.iterdir())) == 1
