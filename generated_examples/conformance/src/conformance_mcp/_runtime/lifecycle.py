@@ -4,6 +4,7 @@ HTTP client that sent them goes away."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -34,12 +35,13 @@ def first_headers(scope: Any) -> dict[bytes, bytes]:
 
 
 class Inflight:
-    """The requests being handled in this process: a cancel scope each, the LONG_LIVED
-    ones' (which a shutdown does not wait for) apart; cancelled, one ends with an error."""
+    """The requests being handled in this process: an ``asyncio.timeout`` each (half the
+    instructions of an anyio cancel scope per call), the LONG_LIVED ones' (which a shutdown
+    does not wait for) apart; ``stop`` ends them, each with an error."""
 
     def __init__(self) -> None:
-        self.scopes: set[anyio.CancelScope] = set()
-        self.streams: set[anyio.CancelScope] = set()
+        self.scopes: set[asyncio.Timeout] = set()
+        self.streams: set[asyncio.Timeout] = set()
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
@@ -48,6 +50,10 @@ class Inflight:
                 await anyio.sleep(0.05)  # (only a shutdown waits: no event per request)
             return True
         return False
+
+    def stop(self) -> None:
+        for stop in (*self.scopes, *self.streams):
+            stop.reschedule(-1)  # due at once: its request is cancelled
 
 
 INFLIGHT = Inflight()
@@ -60,18 +66,22 @@ async def run_request(ctx: Any, call: Callable[[], Awaitable[T]]) -> T:
     scope = getattr(ctx.request, "scope", None)
     gone: Disconnected | None = scope.get(DISCONNECTED_KEY) if isinstance(scope, dict) else None
     held = INFLIGHT.streams if method in LONG_LIVED else INFLIGHT.scopes
-    with anyio.CancelScope() as stopped:
-        held.add(stopped)
-        try:
-            # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the POST's;
-            # none for a 2026-07-28 stream (the SDK cancels it when its client goes)
-            if held is INFLIGHT.streams or gone is None:
-                return await call()
-            if (cancel := dispatcher_scope(ctx) or gone.post) is None:
-                return await call()
-            return await gone.cancelling(cancel, method, call)
-        finally:
-            held.discard(stopped)
+    try:
+        async with asyncio.timeout(None) as stopped:
+            held.add(stopped)
+            try:
+                # the SDK's own: no scope opened per request; else (2026-07-28 JSON) the
+                # POST's; none for a 2026-07-28 stream (the SDK cancels it when its client goes)
+                if held is INFLIGHT.streams or gone is None:
+                    return await call()
+                if (cancel := dispatcher_scope(ctx) or gone.post) is None:
+                    return await call()
+                return await gone.cancelling(cancel, method, call)
+            finally:
+                held.discard(stopped)
+    except TimeoutError:
+        if not stopped.expired():
+            raise  # the handler's own
     raise MCPError(INTERNAL_ERROR, "the server shut down before this request finished")
 
 

@@ -39,8 +39,7 @@ class DrainingServer(uvicorn.Server):
                 )
             # ended here, not by uvicorn's cancelling them (a 500 and a traceback each); the
             # streams of 2026-07-28's subscriptions/listen are no sse-starlette's (AppStatus)
-            for stop in (*INFLIGHT.scopes, *INFLIGHT.streams):
-                stop.cancel()
+            INFLIGHT.stop()
             await INFLIGHT.wait_idle(0.3)
             AppStatus.should_exit = True
 
