@@ -41,6 +41,8 @@ def test_unknown_arguments_error_lists_a_few_names() -> None:
         "{{ 7 ** (n|int * 30) % 10 }}",  # 1 MB of number, seconds of CPU
         "{% for i in range(n|int) %}{{ who }}{% endfor %}",  # 200 MB a chunk at a time
         "{{ lipsum(n=n|int) }}",  # a million paragraphs: a minute of CPU
+        "{{ who|center(n|int * 1000) }}",  # widths: 100 MB
+        "{{ who.ljust(n|int * 1000) }}",
     ],
 )
 def test_a_callers_numbers_cannot_make_a_huge_text(source: str) -> None:
@@ -50,6 +52,5 @@ def test_a_callers_numbers_cannot_make_a_huge_text(source: str) -> None:
 
 
 def test_small_products_and_powers_render() -> None:
-    assert render_text("{{ who * 3 }} {{ 2 ** 10 }} {{ 3 * [1] }}", {"who": "ab"}) == (
-        "ababab 1024 [1, 1, 1]"
-    )
+    source = "{{ who * 3 }} {{ 2 ** 10 }} {{ 3 * [1] }} {{ who|center(4) }}{{ who.ljust(3) }}."
+    assert render_text(source, {"who": "ab"}) == "ababab 1024 [1, 1, 1]  ab ab ."

@@ -30,11 +30,33 @@ class Sandbox(SandboxedEnvironment):
             raise SecurityError(f"{operator} would make more than {MAX_TEXT} characters")
         return super().call_binop(context, operator, left, right)
 
+    def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().call(__context, __obj, *bounded(*args, **kwargs), **kwargs)
+
+
+def bounded(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
+    """``args``, unless a number among them (or ``kwargs``) is over MAX_TEXT: a width or a
+    count (``center``, ``indent``, ``batch``, ``ljust``, ``'%*d'|format``) that large makes
+    a huge text."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, int) and abs(value) > MAX_TEXT:
+            raise SecurityError(f"{value} is over {MAX_TEXT}, the most a template may use")
+    return args
+
+
+def _bounded_filter(function: Any) -> Any:
+    @functools.wraps(function)  # (keeps the marks that pass it the context or environment)
+    def filter_(*args: Any, **kwargs: Any) -> Any:
+        return function(*bounded(*args, **kwargs), **kwargs)
+
+    return filter_
+
 
 @functools.cache
 def sandbox() -> Sandbox:
     environment = Sandbox(autoescape=False, keep_trailing_newline=True)
     del environment.globals["lipsum"]
+    environment.filters = {k: _bounded_filter(f) for k, f in environment.filters.items()}
     return environment
 
 
