@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 UNSAFE = {"mro"}.union(
     *(getattr(jinja_sandbox, n) for n in dir(jinja_sandbox) if n.startswith("UNSAFE_"))
 )
+LITERALS = {"true", "false", "none", "True", "False", "None"}
 # a prompt's template stands alone: the sandbox has no other to load
 LOADS = (nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)
 
@@ -96,11 +97,14 @@ def check_template(checker: Checker, where: JsonPath, text: str, allowed: set[st
     except RecursionError:
         checker.error(where, "template is nested too deeply")
         return
-    if any(name.name == "self" for name in tree.find_all(jinja2.nodes.Name)):
+    # Jinja's own names: the template's, and its literals' (an argument so named never shows)
+    kept = {n.name for n in tree.find_all(nodes.Name)} & {"self"}
+    kept |= {v for _, kind, v in sandbox().lex(text) if kind == "name"} & allowed & LITERALS
+    for word in sorted(kept):
         checker.error(
             where,
-            "'self' in a template is Jinja's own name for the template, never an argument: "
-            "name the argument otherwise",
+            f"{word!r} in a template is Jinja's own name (for the template, or a literal), "
+            "never an argument: name the argument otherwise",
         )
     for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter, *LOADS)):
         if isinstance(node, LOADS):
