@@ -1,7 +1,7 @@
 """The Jinja sandbox a prompt's messages render in, and validation parses them with (one
 environment: what one accepts, the other renders). Bounded against a caller's numbers:
-``*`` and ``**`` may not make more than ``MAX_TEXT``, nor a template render more; no
-``lipsum`` (its ``n`` took a minute of CPU per million)."""
+``*`` and ``**`` may not make more than ``MAX_TEXT``, nor a filter or method take a number
+over it, nor a template render more; no ``lipsum`` (``n`` of a million took a minute)."""
 
 from __future__ import annotations
 
