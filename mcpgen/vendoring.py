@@ -37,7 +37,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
     "telemetry_spans": lambda m: m.upstream is not None or m.mode in ("search", "code"),
     "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
-    "prompts": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
+    "prompts templating": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
     # resources, prompts (which may embed one), resource subscriptions (``server._resources``)
     "resources": lambda m: bool(m.resources or m.prompts or m.capabilities.resources_subscribe),
     "completions": lambda m: m.capabilities.completions,

@@ -5,10 +5,12 @@ the upstream API's, against the imported document and the server's own authentic
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from mcpgen.check.structure import did_you_mean
 from mcpgen.check.view import entries
+from mcpgen.identifiers import env_base
 from mcpgen.load import JsonPath
 from mcpgen.model.settings import OFFERED_TRANSPORTS, auth_header
 from mcpgen.runtime.credential_config import (  # safe_url: https, or http to this machine
@@ -21,7 +23,7 @@ from mcpgen.runtime.credential_config import (  # safe_url: https, or http to th
 )
 
 # the server's own
-from mcpgen.runtime.settings import LOCAL_HOSTS, OWN_PATHS, TRANSPORTS, own_route
+from mcpgen.runtime.settings import LOCAL_HOSTS, OWN_PATHS, TRANSPORTS, Settings, own_route
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
@@ -179,23 +181,30 @@ def check_credentials(checker: Checker) -> None:
 
 def check_variables(checker: Checker, upstream: dict[str, Any]) -> None:
     """``openapi.baseUrlEnv`` and ``auth.env`` (an API key's or bearer token's) name no
-    variable a security scheme of the wrapped API reads: one value would serve both."""
+    variable a security scheme of the wrapped API reads, nor the base URL one the server
+    reads itself (its settings, its keys): one value would serve both."""
     try:  # (a configuration it refuses is check_credentials' error)
         sources = parse_sources(upstream["securitySchemes"], upstream["credentials"], None)
     except CredentialConfigError:
         return
-    # each variable a scheme reads: the scheme
+    # each variable a scheme reads: who reads it
     readers = {
-        name: scheme
+        name: f"security scheme {scheme!r} of the wrapped API"
         for name, scheme, *_ in variables(sources, upstream["credentialEnv"].__getitem__)
     }
-    auth = checker.data["auth"]
-    own = auth.get("env") if auth.get("type") in ("apiKey", "bearer") else None
+    auth, prefix = checker.data["auth"], env_base(checker.data["server"]["name"]) + "_"
+    keys = auth.get("env", prefix + "TOKENS") if auth.get("type") in ("apiKey", "bearer") else ""
+    # the server's own settings and keys: never the wrapped API's base URL either
+    mine = {prefix + s.name.upper(): "this server" for s in fields(Settings)[1:]}
+    mine |= {keys: "this server (its callers' keys, auth.env)", **readers}
     base: JsonPath = ("openapi", "baseUrlEnv")
-    for where, variable in ((base, upstream["baseUrlEnv"]), (("auth", "env"), own)):
-        if variable in readers:
+    for where, variable, known in (
+        (base, upstream["baseUrlEnv"], mine),
+        (("auth", "env"), keys, readers),
+    ):
+        if variable in known:
             checker.error(
                 where,
-                f"security scheme {readers[variable]!r} of the wrapped API reads {variable} "
-                "too: one value would serve both; choose another variable",
+                f"{known[variable]} reads {variable} too: one value would serve both; "
+                "choose another variable",
             )

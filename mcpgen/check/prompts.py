@@ -8,14 +8,23 @@ from typing import TYPE_CHECKING
 
 import jinja2
 import jinja2.meta
+import jinja2.sandbox as jinja_sandbox
+from jinja2 import nodes
 
 from mcpgen.check.view import entries
 from mcpgen.load import JsonPath
+from mcpgen.runtime.templating import sandbox
 
 if TYPE_CHECKING:
     from mcpgen.check.semantics import Checker
 
-_JINJA = jinja2.Environment(autoescape=False)
+# attributes the sandbox refuses on some object (any starting with "_" too): refused on all
+UNSAFE = {"mro"}.union(
+    *(getattr(jinja_sandbox, n) for n in dir(jinja_sandbox) if n.startswith("UNSAFE_"))
+)
+LITERALS = {"true", "false", "none", "True", "False", "None"}
+# a prompt's template stands alone: the sandbox has no other to load
+LOADS = (nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)
 
 
 def check_prompts(checker: Checker) -> dict[str, set[str]]:
@@ -80,7 +89,7 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
 
 def check_template(checker: Checker, where: JsonPath, text: str, allowed: set[str]) -> None:
     try:
-        tree = _JINJA.parse(text)
+        tree = sandbox().parse(text)
         used = jinja2.meta.find_undeclared_variables(tree)
     except jinja2.TemplateSyntaxError as exc:
         checker.error(where, f"template syntax error on line {exc.lineno}: {exc.message}")
@@ -88,17 +97,42 @@ def check_template(checker: Checker, where: JsonPath, text: str, allowed: set[st
     except RecursionError:
         checker.error(where, "template is nested too deeply")
         return
-    if any(name.name == "self" for name in tree.find_all(jinja2.nodes.Name)):
+    # Jinja's own names: the template's, and its literals' (an argument so named never shows)
+    kept = {n.name for n in tree.find_all(nodes.Name)} & {"self"}
+    kept |= {v for _, kind, v in sandbox().lex(text) if kind == "name"} & allowed & LITERALS
+    for word in sorted(kept):
         checker.error(
             where,
-            "'self' in a template is Jinja's own name for the template, never an argument: "
-            "name the argument otherwise",
+            f"{word!r} in a template is Jinja's own name (for the template, or a literal), "
+            "never an argument: name the argument otherwise",
         )
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter, *LOADS)):
+        if isinstance(node, LOADS):
+            kind = "from" if isinstance(node, nodes.FromImport) else type(node).__name__.lower()
+            checker.error(
+                where, f"'{kind}' on line {node.lineno}: a prompt's template stands alone"
+            )
+        elif isinstance(name := _attribute(node), str) and (name[:1] == "_" or name in UNSAFE):
+            checker.error(
+                where,
+                f"attribute {name!r} on line {node.lineno}: the prompts' sandbox refuses it "
+                "(every template using it fails, or renders it empty)",
+            )
     unknown = sorted(used - allowed)
     if unknown:
         shown = ", ".join(repr(u) for u in unknown)
         declared = ", ".join(sorted(allowed)) or "none"
         checker.error(where, f"template uses undeclared argument(s) {shown} (declared: {declared})")
+
+
+def _attribute(node: nodes.Node) -> object:
+    """The attribute ``x.NAME``, ``x['NAME']`` or ``x|attr('NAME')`` reads (else None)."""
+    if isinstance(node, nodes.Getattr):
+        return node.attr
+    key = node.arg if isinstance(node, nodes.Getitem) else None
+    if isinstance(node, nodes.Filter) and node.name == "attr" and node.args:
+        key = node.args[0]
+    return key.value if isinstance(key, nodes.Const) else None
 
 
 # what a completion names: (the message for no such target, for no such argument of it)

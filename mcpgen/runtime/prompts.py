@@ -79,17 +79,17 @@ def render_text(source: str, arguments: dict[str, str]) -> str:
     """A declared message's text with the arguments filled in (a sandboxed Jinja template:
     arguments are data, never code; a template error is the server's fault)."""
     import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
+
+    from .templating import render, sandbox
 
     template = _TEMPLATES.get(source)
     if template is None:
-        environment = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
-        template = _TEMPLATES[source] = environment.from_string(source)
+        template = _TEMPLATES[source] = sandbox().from_string(source)
     try:
-        return str(template.render(arguments))  # a dict: an argument may be named "self"
+        return render(template, arguments)
     except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
-        # the sandbox refuses what it must (huge ranges, unsafe attributes): the template's
-        # fault, answered as an internal error with a standard code
+        # the sandbox refuses what it must (huge ranges or texts, unsafe attributes): the
+        # template's fault, answered as an internal error with a standard code
         logger.error("prompt template failed: %s: %s", type(exc).__name__, exc)
         raise MCPError(
             INTERNAL_ERROR, "The prompt's template failed (see the server log)"

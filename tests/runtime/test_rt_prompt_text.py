@@ -32,3 +32,25 @@ def test_unknown_arguments_error_lists_a_few_names() -> None:
     message = error.value.error.message
     assert len(message) < 300 and message.endswith("x000009, ... 199990 more")
     assert error.value.error.data == {"unknown": [f"x{n:06d}" for n in range(10)]}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ who * (n|int) }}",  # a caller's count: 200 MB in one step
+        "{{ 7 ** (n|int * 30) % 10 }}",  # 1 MB of number, seconds of CPU
+        "{% for i in range(n|int) %}{{ who }}{% endfor %}",  # 200 MB a chunk at a time
+        "{{ lipsum(n=n|int) }}",  # a million paragraphs: a minute of CPU
+        "{{ who|center(n|int * 1000) }}",  # widths: 100 MB
+        "{{ who.ljust(n|int * 1000) }}",
+    ],
+)
+def test_a_callers_numbers_cannot_make_a_huge_text(source: str) -> None:
+    with pytest.raises(MCPError) as error:
+        render_text(source, {"who": "x" * 2000, "n": "100000"})
+    assert error.value.error.code == -32603
+
+
+def test_small_products_and_powers_render() -> None:
+    source = "{{ who * 3 }} {{ 2 ** 10 }} {{ 3 * [1] }} {{ who|center(4) }}{{ who.ljust(3) }}."
+    assert render_text(source, {"who": "ab"}) == "ababab 1024 [1, 1, 1]  ab ab ."
