@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 JWKS_CACHE_SECONDS = 300
 JWKS_MIN_REFRESH_SECONDS = 30
+JWKS_RETRY_SECONDS = 5  # after a failed fetch, requests are refused (503) unfetched this long
 
 
 class KeySource:
@@ -69,13 +70,15 @@ class FileKeys(KeySource):
 class UrlKeys(KeySource):
     """Keys from the authorization server's JWKS URL, cached JWKS_CACHE_SECONDS; an unknown
     key id fetches them again at most every JWKS_MIN_REFRESH_SECONDS (so bad tokens cannot
-    flood it). The document is read up to ``capped.MAX_AUTH_ANSWER_BYTES``."""
+    flood it), after a failure at most every JWKS_RETRY_SECONDS. The document is read up to
+    ``capped.MAX_AUTH_ANSWER_BYTES``; a redirect is not followed (it could lead anywhere)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.keys: list[Any] = []
         self.fetched = 0.0
         self.refreshed = 0.0
+        self.failed = -float(JWKS_RETRY_SECONDS)
         self._client: Any = None
         self._lock: Any = None
 
@@ -100,8 +103,11 @@ class UrlKeys(KeySource):
         from .capped import AUTH_ANSWER_SECONDS, MAX_AUTH_ANSWER_BYTES, fetch
 
         if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=AUTH_ANSWER_SECONDS, follow_redirects=True)
+            self._client = httpx2.AsyncClient(timeout=AUTH_ANSWER_SECONDS)
         too_big = ValueError(f"an answer larger than {MAX_AUTH_ANSWER_BYTES} bytes")
+        unavailable = AuthError("signing keys unavailable", status=503)
+        if time.monotonic() - self.failed < JWKS_RETRY_SECONDS:
+            raise unavailable  # it failed just now (and said why): not asked again yet
         try:
             sent = self._client.build_request("GET", self.url)
             answer = await fetch(
@@ -114,7 +120,8 @@ class UrlKeys(KeySource):
             return list(jwt.PyJWKSet.from_dict(document).keys)
         except (httpx2.HTTPError, ValueError, jwt.PyJWTError) as exc:
             logger.error("cannot fetch the signing keys: %s", exc)
-            raise AuthError("signing keys unavailable", status=503) from None
+            self.failed = time.monotonic()
+            raise unavailable from None
 
     async def find(self, kid: str | None) -> Any:
         key = _pick(await self._keys(False), kid)

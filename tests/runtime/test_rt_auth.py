@@ -132,6 +132,19 @@ async def test_a_missing_token_is_refused_with_a_challenge() -> None:
     assert f'resource_metadata="{BASE}{WELL_KNOWN}/mcp"' in challenge
 
 
+@pytest.mark.parametrize("spec", ["oauth", "bearer", "apiKey"])
+async def test_a_credential_header_sent_twice_is_refused(spec: str) -> None:
+    """Which of two is meant is ambiguous (a proxy in front may have checked the other one):
+    refused, as a ``header`` credential source refuses its header sent twice."""
+    good = rtkit.token(rtkit.SCOPES) if spec == "oauth" else rtkit.STATIC_KEYS[0]
+    name, value = next(iter(key_headers("bearer" if spec == "oauth" else spec, good).items()))
+    twice = [(name, value), (name, value.replace(good, "other"))]
+    app = rtkit.app(rtkit.make_spec(spec), "http-json")
+    async with running(app), http_client(app) as http:
+        response = await http.post("/mcp", json=INITIALIZE, headers=[*POST.items(), *twice])
+    assert response.status_code == 401, response.text
+
+
 @pytest.mark.parametrize("transport", ["http", "sse", "websocket"])
 async def test_protected_resource_metadata(transport: str) -> None:
     async with running(rtkit.app(transport=transport)) as app, http_client(app) as http:

@@ -18,7 +18,7 @@ from rtbridge import http_client, running
 from rtconnect import client_over
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from mcpgen.runtime.errors import ConfigError
@@ -49,11 +49,13 @@ class Endpoints:
         self.jwks_fetches = 0
         self.asked: Counter[str] = Counter()
         self.padding = 0  # bytes of padding in every answer (a hostile server)
+        self.status = 200  # of the JWKS answer (500: a broken server)
         self.basic = "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
 
     async def jwks(self, request: Request) -> Response:
         self.jwks_fetches += 1
-        return JSONResponse({"keys": self.keys, "pad": "x" * self.padding})
+        document = {"keys": self.keys, "pad": "x" * self.padding}
+        return JSONResponse(document, status_code=self.status)
 
     async def introspect(self, request: Request) -> Response:
         form = await request.form()
@@ -71,6 +73,7 @@ class Endpoints:
             routes=[
                 Route("/jwks.json", self.jwks),
                 Route("/introspect", self.introspect, methods=["POST"]),
+                Route("/moved", lambda _: RedirectResponse("/jwks.json", status_code=302)),
             ]
         )
 
@@ -87,6 +90,7 @@ def endpoints(remote: tuple[Endpoints, str]) -> Endpoints:
     endpoints = remote[0]
     endpoints.keys, endpoints.tokens = [], {}
     endpoints.jwks_fetches = endpoints.padding = 0
+    endpoints.status = 200
     endpoints.asked.clear()
     return endpoints
 
@@ -144,7 +148,10 @@ async def test_an_unreachable_jwks_url_answers_503(url: str) -> None:
     assert found == [(503, "signing keys unavailable")]
 
 
-async def test_a_huge_jwks_document_is_refused(endpoints: Endpoints, url: str) -> None:
+async def test_a_huge_jwks_document_is_refused(
+    endpoints: Endpoints, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mcpgen.runtime.auth_keys.JWKS_RETRY_SECONDS", 0)  # asked at once again
     keys = issuer("k1")
     endpoints.keys, endpoints.padding = keys.jwks()["keys"], 5_000_000
     app = rtkit.app(transport="http-json", jwks_file=None, jwks_url=url + "/jwks.json")
@@ -154,6 +161,33 @@ async def test_a_huge_jwks_document_is_refused(endpoints: Endpoints, url: str) -
         ]
         endpoints.padding = 500_000  # under the cap: the keys are read
         assert await statuses(app, [keys.token(rtkit.SCOPES)]) == [(200, "")]
+
+
+async def test_a_redirecting_jwks_url_is_not_followed(endpoints: Endpoints, url: str) -> None:
+    """A redirect could lead anywhere (cloud metadata at 169.254.169.254): as token requests
+    and introspection, the JWKS fetch never follows one."""
+    keys = issuer("k1")
+    endpoints.keys = keys.jwks()["keys"]
+    app = rtkit.app(transport="http-json", jwks_file=None, jwks_url=url + "/moved")
+    async with running(app):
+        found = await statuses(app, [keys.token(rtkit.SCOPES)])
+    assert found == [(503, "signing keys unavailable")]
+    assert endpoints.jwks_fetches == 0
+
+
+async def test_a_failing_jwks_url_is_not_asked_on_every_request(
+    endpoints: Endpoints, url: str
+) -> None:
+    """While the JWKS URL fails, tokens (any caller can make one that names a key) do not
+    each fetch it again: a flood of them would be one on the issuer, and each waits its turn
+    behind the fetch before it (up to 10 s apiece with a slow issuer)."""
+    keys = issuer("k1")
+    endpoints.keys, endpoints.status = keys.jwks()["keys"], 500
+    app = rtkit.app(transport="http-json", jwks_file=None, jwks_url=url + "/jwks.json")
+    async with running(app):
+        found = await statuses(app, [keys.token(rtkit.SCOPES)] * 5)
+    assert found == [(503, "signing keys unavailable")] * 5
+    assert endpoints.jwks_fetches == 1
 
 
 def introspected(endpoints: Endpoints) -> None:

@@ -32,6 +32,7 @@ from .identity import Identity
 from .lifecycle import first_headers
 
 if TYPE_CHECKING:
+    from starlette.datastructures import Headers
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from .settings import Settings
@@ -39,11 +40,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def presented(header: str, headers: Mapping[str, str]) -> str | None:
-    """The credential a request presents in ``header``, "" for a malformed one, None for none."""
-    value = headers.get(header.lower())
-    if value is None:
-        return None
+def presented(header: str, headers: Headers) -> str | None:
+    """The credential a request presents in ``header``, "" for a malformed one (or two of
+    them: which one is meant is ambiguous), None for none."""
+    values = headers.getlist(header)
+    if len(values) != 1:
+        return "" if values else None
+    value = values[0]
     if header.lower() == "authorization":
         scheme, _, token = value.strip().partition(" ")
         return token.strip() if scheme.lower() == "bearer" else ""
