@@ -70,7 +70,8 @@ class FileKeys(KeySource):
 class UrlKeys(KeySource):
     """Keys from the authorization server's JWKS URL, cached JWKS_CACHE_SECONDS; an unknown
     key id fetches them again at most every JWKS_MIN_REFRESH_SECONDS (so bad tokens cannot
-    flood it), after a failure at most every JWKS_RETRY_SECONDS. The document is read up to
+    flood it), after a failure at most every JWKS_RETRY_SECONDS, the last keys fetched kept
+    in use meanwhile (an issuer's outage refuses no caller it had keys for). The document is read up to
     ``capped.MAX_AUTH_ANSWER_BYTES``; a redirect is not followed (it could lead anywhere)."""
 
     def __init__(self, url: str) -> None:
@@ -91,8 +92,13 @@ class UrlKeys(KeySource):
         async with self._lock:  # one fetch at a time; the others use what it found
             if self.keys and self.fetched >= (stamp if refresh else stamp - JWKS_CACHE_SECONDS):
                 return self.keys
-            self.keys = await self._fetch()
-            self.fetched = time.monotonic()
+            try:
+                self.keys = await self._fetch()
+                self.fetched = time.monotonic()
+            except Exception:
+                if not self.keys:
+                    raise
+                # the issuer is away: the keys it served last stay in use (_fetch said why)
         return self.keys
 
     async def _fetch(self) -> list[Any]:

@@ -190,6 +190,23 @@ async def test_a_failing_jwks_url_is_not_asked_on_every_request(
     assert endpoints.jwks_fetches == 1
 
 
+async def test_expired_keys_stay_in_use_while_the_jwks_url_fails(
+    endpoints: Endpoints, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached keys expire while the issuer is away: its tokens are still verified with
+    the keys it served last (every caller was refused 503 until it came back)."""
+    keys = issuer("k1")
+    endpoints.keys = keys.jwks()["keys"]
+    app = rtkit.app(transport="http-json", jwks_file=None, jwks_url=url + "/jwks.json")
+    async with running(app):
+        assert (await statuses(app, [keys.token(rtkit.SCOPES)]))[0][0] == 200
+        monkeypatch.setattr("mcpgen.runtime.auth_keys.JWKS_CACHE_SECONDS", 0)
+        endpoints.status = 500
+        found = await statuses(app, [keys.token(rtkit.SCOPES)] * 2)
+    assert [status for status, _ in found] == [200, 200]
+    assert endpoints.jwks_fetches == 2  # the second failure waits out JWKS_RETRY_SECONDS
+
+
 def introspected(endpoints: Endpoints) -> None:
     now = int(time.time())
     good = {"active": True, "iss": rtkit.ISSUER, "client_id": "app1", "aud": [rtkit.AUDIENCE],
