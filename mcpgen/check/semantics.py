@@ -166,11 +166,11 @@ class Checker:
             name = tool["name"]
             if not TOOL_NAME.match(name):
                 self.error((*where, "name"), _tool_name_problem(name))
-            if name in own and self.doc.overlay(where) is None:
+            if name in own:  # an imported one too: the mode's tool would answer for it
                 self.error(
                     (*where, "name"),
                     f"{listed} mode (openapi.mode {mode}) lists a tool {name!r} of its own; "
-                    "rename this one",
+                    "rename this one (an operation: openapi.overrides.<operationId>.name)",
                 )
             if "description" not in tool:
                 self.warn(where, f"tool {name!r} has no description; models choose tools by it")

@@ -4,7 +4,9 @@ results with reasons of search mode's ``search_operations``."""
 
 from __future__ import annotations
 
+import builtins
 import json
+import keyword
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,6 +21,19 @@ Allowed = Callable[[str], bool]
 
 DOC_CHARS = 160  # characters of the line of docs per operation
 DETAIL_CHARS = 140  # characters of each parameter's description in the detailed view
+# Python's own names (``list``, ``import``): the sandbox never looks them up, so an operation
+# named one is a function with ``_`` added there (``list_``), as the generated client has it
+SHADOWED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
+
+
+def python_name(name: str) -> str:
+    return f"{name}_" if name in SHADOWED else name
+
+
+def operation_name(index: SearchIndex, name: str) -> str:
+    """The operation a sandbox function name stands for: ``list`` for ``list_``, else itself."""
+    base = name.removesuffix("_")
+    return base if base in SHADOWED and index.get(name) is None else name
 
 
 def signature(doc: OperationDoc, budget: Budget = SHORT, result: Budget = RESULT) -> str:
@@ -40,8 +55,8 @@ def signature(doc: OperationDoc, budget: Budget = SHORT, result: Budget = RESULT
             params.append(f"{name}: {kind} = None")
     if optional > budget.optional:
         params.append(f"...  # +{optional - budget.optional} optional: search_docs({doc.name!r})")
-        return f"{doc.name}({', '.join(params)}\n) -> {result_type(doc, result)}"
-    return f"{doc.name}({', '.join(params)}) -> {result_type(doc, result)}"
+        return f"{python_name(doc.name)}({', '.join(params)}\n) -> {result_type(doc, result)}"
+    return f"{python_name(doc.name)}({', '.join(params)}) -> {result_type(doc, result)}"
 
 
 def result_type(doc: OperationDoc, budget: Budget = RESULT) -> str:

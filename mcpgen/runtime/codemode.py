@@ -5,7 +5,7 @@ few, a Python signature, the shapes of parameters and result, and a line of docs
 KB however large the API. ``execute(code)`` runs the model's Python in the Monty sandbox
 (``pydantic-monty``: a Rust interpreter in worker processes, no filesystem, network or
 environment), where every operation the caller may use is a function of the same name
-taking keyword arguments. Calling one suspends the sandbox; the host runs the operation
+(``list_`` for ``list``: ``code_docs.python_name``) taking keyword arguments. Calling one suspends the sandbox; the host runs the operation
 through ``call`` (the runtime's one dispatch point, which validates the arguments and
 checks the caller's scopes) and resumes the sandbox with the result, so credentials and
 HTTP never enter it. The answer is ``{"stdout": ..., "result": ...}``: what the code printed
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
-from .code_docs import detail, docs_answer, result_type, search_operations, signature, text
+from .code_docs import detail, docs_answer, operation_name, text
 from .code_limits import CallerTurns, Limits
 from .code_values import (
     argument_problem,
@@ -144,7 +144,7 @@ class CodeMode:
     ) -> types.CallToolResult:
         limit = max(1, min(int(limit), SEARCH_MAX))
         query = query[:QUERY_CHARS]  # what the search reads, and all the answer repeats
-        name = query.strip()
+        name = operation_name(self.index, query.strip())
         doc = self.index.get(name)
         if doc is not None and (allowed is None or allowed(name)):
             return types.CallToolResult(content=[text(detail(doc))])
@@ -280,7 +280,7 @@ class CodeMode:
         while not isinstance(snapshot, pm.MontyComplete):
             if isinstance(snapshot, pm.AsyncNameLookupSnapshot):
                 name = snapshot.variable_name
-                if self._known(name, run):
+                if self._known(operation_name(self.index, name), run):
                     snapshot = await snapshot.resume(value=self._stub(name))
                 else:
                     snapshot = await snapshot.resume()  # NameError in the sandbox
@@ -336,6 +336,7 @@ class CodeMode:
     async def _operation(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], run: _Run
     ) -> pydantic_monty.ExternalResult:
+        name = operation_name(self.index, name)  # (``list_`` in the sandbox)
         doc = self.index.get(name)
         if doc is None or not self._known(name, run):
             return {"exc_type": "NameError", "message": f"name {name!r} is not defined"}
@@ -385,12 +386,4 @@ class CodeMode:
         return {"return_value": result_value(doc, result)}
 
 
-__all__ = [
-    "CodeMode",
-    "Limits",
-    "detail",
-    "docs_answer",
-    "result_type",
-    "search_operations",
-    "signature",
-]
+__all__ = ["CodeMode", "Limits"]

@@ -11,12 +11,8 @@ import mcp_types as types
 import pydantic_monty  # noqa: F401 (a test dependency: never skipped)
 import pytest
 
-from mcpgen.runtime.codemode import (
-    CodeMode,
-    Limits,
-    search_operations,
-    signature,
-)
+from mcpgen.runtime.code_docs import search_operations, signature
+from mcpgen.runtime.codemode import CodeMode, Limits
 from mcpgen.runtime.search import OperationDoc, SearchIndex
 
 pytestmark = pytest.mark.timeout(120)
@@ -412,6 +408,37 @@ def test_unknown_and_forbidden_functions_are_refused() -> None:
         assert [name for name, _, _ in api.calls] == ["repos_delete"]
 
     run(body)
+
+
+def test_an_operation_named_like_python_s_own_is_that_name_with_an_underscore() -> None:
+    """``list``, ``import``, ``print``: the sandbox never looks such a name up (a builtin, or
+    not a name at all), so the operation is ``list_()`` there, as search_docs shows it."""
+    limit = {"type": "object", "properties": {"limit": {"type": "integer"}}}
+    docs = [OperationDoc(n, title=f"{n} things", input_schema=limit) for n in DOCS_SHADOWED]
+
+    async def main() -> None:
+        calls: list[tuple[str, Any]] = []
+
+        async def call(name: str, arguments: dict[str, Any], ctx: Any) -> types.CallToolResult:
+            calls.append((name, arguments))
+            return structured({"op": name})
+
+        mode = CodeMode(SearchIndex(docs), call, Limits(timeout=20, cpu_seconds=3))
+        try:
+            for name in DOCS_SHADOWED:
+                assert text(await mode.search_docs(name)).startswith(f"{name}_(limit: int")
+                assert text(await mode.search_docs(f"{name}_")).startswith(f"{name}_(")
+            code = "print('hi')\n[list_(limit=2)['op'], import_()['op'], print_()['op']]"
+            done = await mode.execute(code)
+            assert done.structured_content == {"stdout": "hi\n", "result": list(DOCS_SHADOWED)}
+            assert calls == [("list", {"limit": 2}), ("import", {}), ("print", {})]
+        finally:
+            await mode.aclose()
+
+    anyio.run(main)
+
+
+DOCS_SHADOWED = ("list", "import", "print")
 
 
 def test_arguments_are_keywords_and_none_means_left_out() -> None:
