@@ -79,6 +79,15 @@ class AccessLogRedaction(logging.Filter):
         return True
 
 
+def errors_by_type(record: logging.LogRecord) -> bool:
+    """An OpenTelemetry exporter's error shown by its type: its text (the HTTP client's) has
+    the collector's URL, a key in its query with it."""
+    if record.name.startswith("opentelemetry") and isinstance(record.args, tuple):
+        shown = (type(a).__name__ if isinstance(a, Exception) else a for a in record.args)
+        record.args = tuple(shown)
+    return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, and any ``extra`` fields."""
 
@@ -117,6 +126,7 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(errors_by_type)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
