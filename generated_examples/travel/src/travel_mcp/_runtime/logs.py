@@ -13,7 +13,7 @@ from urllib.parse import unquote
 
 from . import telemetry
 
-QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "sse_starlette")  # (it logs each event)
+QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette")
 # A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
 # its bytes: once per request, so for ERROR and up only.
 UNTRUSTED = ("opentelemetry.baggage.propagation", "opentelemetry.trace.propagation.tracecontext")
@@ -136,8 +136,9 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
         log.propagate = True
         if name != "uvicorn" and not any(isinstance(f, AccessLogRedaction) for f in log.filters):
             log.addFilter(AccessLogRedaction())
-    # The HTTP client logs every request URL at INFO (a query-string API key with it), and
-    # sse_starlette each event sent at DEBUG (a tool's result): WARNING and up only.
+    # The HTTP clients log every request URL (a query-string API key with it: httpx at INFO,
+    # urllib3, the OTLP exporters', at DEBUG), and sse_starlette each event sent at DEBUG (a
+    # tool's result): WARNING and up only.
     for name in QUIET:
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
     for name in UNTRUSTED:
