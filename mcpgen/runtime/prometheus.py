@@ -32,10 +32,13 @@ def _number(value: float) -> str:
 
 
 def metrics_route(
-    histograms: Sequence[Any], allowed: Callable[[Any], bool] = lambda scope: True
+    histograms: Sequence[Any],
+    allowed: Callable[[Any], bool] = lambda scope: True,
+    worker: str | None = None,
 ) -> Any:
     """The ``GET /metrics`` route (behind the app's authentication unless made public;
-    ``allowed(ASGI scope)`` says whether this caller may read them)."""
+    ``allowed(ASGI scope)`` says whether this caller may read them). ``worker``: a label of
+    every point, under ``--workers`` (a scrape reaches one worker, which counts its own)."""
     from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Route
@@ -44,12 +47,12 @@ def metrics_route(
         if not allowed(request.scope):
             refused = "Forbidden: the metrics name tools or prompts hidden from this caller\n"
             return Response(refused, status_code=403, media_type="text/plain")
-        return Response(render(histograms), media_type=CONTENT_TYPE)
+        return Response(render(histograms, worker), media_type=CONTENT_TYPE)
 
     return Route(METRICS_PATH, metrics, methods=["GET"])
 
 
-def render(histograms: Sequence[Any]) -> str:
+def render(histograms: Sequence[Any], worker: str | None = None) -> str:
     """The text of this process's histograms (``telemetry.Histogram``, in seconds: ``name``,
     ``description``, ``bounds`` and ``points``, each [labels, bucket counts, sum, count])."""
     lines: list[str] = []
@@ -59,6 +62,7 @@ def render(histograms: Sequence[Any]) -> str:
         lines.append(f"# TYPE {name} histogram")
         bounds = [*histogram.bounds, math.inf]
         for attributes, counts, total, count in histogram.points.values():
+            attributes = {**attributes, "worker": worker} if worker else attributes
             running = 0
             for bound, found in zip(bounds, counts, strict=True):
                 running += found

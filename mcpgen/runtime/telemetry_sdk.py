@@ -127,7 +127,10 @@ def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
     for exporter in exporters("logs", environ):
         provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
     root = logging.getLogger()
-    root.addHandler(LoggingHandler(level=root.level, logger_provider=provider))
+    handler = LoggingHandler(level=root.level, logger_provider=provider)
+    # not the exporters' own lines (a failed export's): each a new record to export, endlessly
+    handler.addFilter(lambda record: not record.name.startswith(("opentelemetry", "urllib3")))
+    root.addHandler(handler)
     return provider.force_flush
 
 

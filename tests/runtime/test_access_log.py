@@ -42,6 +42,27 @@ def test_websocket_handshake_lines_leave_out_query_credentials(log_format: str) 
     assert text.count("=[redacted]") == 2 and "v=1" in text, text
 
 
+def test_at_debug_no_sse_chunk_is_logged() -> None:
+    """At ``--log-level debug`` sse_starlette logged each event it sent: every answer of a
+    handshake session whole (a tool's result, an argument echoed in an error); urllib3 each
+    OTLP export's URL (a collector key in its query)."""
+    from sse_starlette import sse
+
+    logs.configure_logging("DEBUG", "text")
+    stream = io.StringIO()
+    logging.getLogger().handlers[0].setStream(stream)  # type: ignore[attr-defined]
+    try:
+        sse.logger.debug("chunk: %s", b"data: {'password': 'hunter2'}")
+        logging.getLogger("urllib3.connectionpool").debug(  # an OTLP export, as urllib3 logs it
+            '%s://%s:%s "%s %s %s" %s %s', "http", "c", 4318, "POST", "/?api_key=hunter2", 1, 200, 0
+        )
+        logging.getLogger("mcp_server").debug("kept")
+    finally:
+        logs.configure_logging("INFO", "text")
+    text = stream.getvalue()
+    assert "hunter2" not in text and "kept" in text, text
+
+
 def test_the_filter_is_installed_once() -> None:
     logs.configure_logging()
     logs.configure_logging()

@@ -4,6 +4,8 @@ every tool and prompt reads them; without the flag any authenticated caller does
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import rtkit
 from rtbridge import http_client, running
@@ -20,18 +22,23 @@ MODERN = {
 async def metrics_seen_by(hide: bool, scopes: list[str]) -> tuple[int, str]:
     spec = rtkit.make_spec("oauth", hide=hide)
     async with running(rtkit.app(spec, json_response=True)) as app, http_client(app) as http:
-        headers = {
-            **rtkit.bearer(rtkit.token(rtkit.SCOPES)),
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": "tools/call",
-            "Mcp-Name": "read_notes",
-        }
-        params = {"name": "read_notes", "arguments": {}, "_meta": MODERN}
-        called = await http.post("/mcp", json={**CALL, "params": params}, headers=headers)
-        assert called.status_code == 200 and "first" in called.text, called.text
+        await metrics_called(http)
         shown = await http.get("/metrics", headers=rtkit.bearer(rtkit.token(scopes)))
         return shown.status_code, shown.text
+
+
+async def metrics_called(http: Any) -> None:
+    """One tools/call of read_notes, so that the metrics have a point."""
+    headers = {
+        **rtkit.bearer(rtkit.token(rtkit.SCOPES)),
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "read_notes",
+    }
+    params = {"name": "read_notes", "arguments": {}, "_meta": MODERN}
+    called = await http.post("/mcp", json={**CALL, "params": params}, headers=headers)
+    assert called.status_code == 200 and "first" in called.text, called.text
 
 
 async def test_metrics_name_hidden_tools_only_to_a_caller_that_sees_them_all() -> None:
@@ -57,3 +64,20 @@ async def test_public_metrics_are_rate_limited_by_address() -> None:
         statuses = [(await http.get("/metrics")).status_code for _ in range(3)]
         health = await http.get("/healthz")
     assert statuses == [200, 200, 429] and health.status_code == 200
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_each_worker_labels_its_own_metrics(workers: int) -> None:
+    """Under ``--workers 2`` each worker keeps its own counts and a scrape reaches one of
+    them: unlabelled, a counter seemed to go back (2, 4, 4, 2: a reset to Prometheus)."""
+    import os
+
+    spec = rtkit.make_spec("oauth")
+    spec["observability"] = {"metrics": "public"}
+    app = rtkit.app(spec, json_response=True, workers=workers, stateless=True)
+    async with running(app) as app, http_client(app) as http:
+        await metrics_called(http)
+        text = (await http.get("/metrics")).text
+    lines = [line for line in text.splitlines() if line.startswith("mcp_server_")]
+    label = f'worker="{os.getpid()}"'
+    assert lines and all((label in line) is (workers > 1) for line in lines), text

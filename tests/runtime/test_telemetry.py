@@ -269,3 +269,35 @@ def test_stdio_traces_with_the_pipe_transport_and_flushes_at_eof(propagators: st
     assert (listed["trace_id"] == TRACE_1) is (propagators != "b3, baggage")
     assert listed["attributes"]["network.transport"] == "pipe"
     assert "mcp.session.id" not in listed["attributes"]
+
+
+def test_a_collector_away_neither_shows_its_key_nor_holds_a_sigterm() -> None:
+    """An OTLP exporter logs a failed export with the HTTP client's error, whose text has
+    the endpoint's URL (a collector key in its query): now its type only. With logs
+    exported those lines were exported too, each failure a new record to export: a loop
+    that never let the flush on SIGTERM end."""
+    import time
+
+    key = "collector-key-0451"
+    with k.upstream() as upstream:
+        port = free_port()
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}/otlp?api_key={key}",
+            "OTEL_LOGS_EXPORTER": "otlp",
+            "OTEL_EXPORTER_OTLP_TIMEOUT": "2",
+            "OTEL_BSP_SCHEDULE_DELAY": "50",
+            "SHOP_API_BASE_URL": upstream.url + "/api",
+            "SHOP_API_APIKEY": "k" * 8,
+        }
+        process = k.start(k.shop_spec(), ["--transport", "http", "--port", str(port)], env)
+        try:
+            url = k.wait_ready(process, port) + "/mcp"
+            with httpx2.Client(timeout=30) as client:
+                k.modern_call(client, url, "list_items", {}, JSON, {})
+            time.sleep(1.5)  # an export failed, and was retried
+            started = time.monotonic()
+            log = stop(process)
+            assert time.monotonic() - started < 20, log[-2000:]
+        finally:
+            process.kill()
+    assert "Transient error ConnectionError" in log and key not in log, log[-2000:]

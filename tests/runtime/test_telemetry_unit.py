@@ -610,6 +610,36 @@ def test_the_sdks_span_runs_only_where_a_span_can_come_of_it(
     assert ran == ["tools/list", "ping"]
 
 
+@pytest.mark.parametrize("provider", [False, True])
+def test_a_trace_context_that_is_not_text_is_ignored_not_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, provider: bool
+) -> None:
+    """``_meta: {"baggage": [5]}`` made the propagators raise AttributeError in every
+    request's middleware, with or without tracing: an internal error and a traceback
+    logged per request. Keys that are not text are dropped; a valid ``traceparent`` stays."""
+    import anyio
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from opentelemetry import trace
+
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
+    if provider:
+        monkeypatch.setattr(trace, "get_tracer_provider", TracerProvider)
+    server = SimpleNamespace(middleware=[OpenTelemetryMiddleware()])
+    telemetry.install(server)
+
+    async def handler(ctx: Any) -> Any:
+        return f"{trace.get_current_span().get_span_context().trace_id:032x}", ctx.meta
+
+    traced = "00-" + "ab" * 16 + "-" + "cd" * 8 + "-01"
+    for meta in ({"baggage": [5]}, {"tracestate": {"a": 1}, "traceparent": traced, "x": 1}):
+        ctx = request("tools/list", {})
+        ctx.meta = meta
+        trace_id, seen = anyio.run(server.middleware[0], ctx, handler)
+        assert trace_id == ("ab" * 16 if "traceparent" in meta else "0" * 32)
+        assert "baggage" not in seen and "tracestate" not in seen
+        assert seen.get("x") == meta.get("x")
+
+
 def test_a_tasks_failed_tool_result_is_a_tool_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """``tasks/result`` answers the task's ``CallToolResult``: one with ``isError`` is
     ``error.type=tool_error`` as the same call's answer without a task is."""

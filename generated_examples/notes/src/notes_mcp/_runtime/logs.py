@@ -13,7 +13,7 @@ from urllib.parse import unquote
 
 from . import telemetry
 
-QUIET = ("httpx2", "httpcore2", "httpx", "httpcore")
+QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette")
 # A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
 # its bytes: once per request, so for ERROR and up only.
 UNTRUSTED = ("opentelemetry.baggage.propagation", "opentelemetry.trace.propagation.tracecontext")
@@ -79,6 +79,15 @@ class AccessLogRedaction(logging.Filter):
         return True
 
 
+def errors_by_type(record: logging.LogRecord) -> bool:
+    """An OpenTelemetry exporter's error shown by its type: its text (the HTTP client's) has
+    the collector's URL, a key in its query with it."""
+    if record.name.startswith("opentelemetry") and isinstance(record.args, tuple):
+        shown = (type(a).__name__ if isinstance(a, Exception) else a for a in record.args)
+        record.args = tuple(shown)
+    return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, and any ``extra`` fields."""
 
@@ -117,6 +126,7 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(errors_by_type)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
@@ -126,8 +136,9 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
         log.propagate = True
         if name != "uvicorn" and not any(isinstance(f, AccessLogRedaction) for f in log.filters):
             log.addFilter(AccessLogRedaction())
-    # The HTTP client logs every request URL at INFO: with a query-string API key that is a
-    # credential in the log. Its lines are kept for WARNING and up only.
+    # The HTTP clients log every request URL (a query-string API key with it: httpx at INFO,
+    # urllib3, the OTLP exporters', at DEBUG), and sse_starlette each event sent at DEBUG (a
+    # tool's result): WARNING and up only.
     for name in QUIET:
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
     for name in UNTRUSTED:

@@ -5,6 +5,7 @@ with ``/healthz``, Protected Resource Metadata and the middleware stack (``http_
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, cast
@@ -141,7 +142,10 @@ def create_app(
         from .prometheus import METRICS_PATH, metrics_route
 
         hides = server.tools.policy.hides_from  # labels name tools: not for whom some are hidden
-        routes.append(metrics_route(observed.metrics, lambda s: not hides(s.get(IDENTITY_KEY))))
+        worker = str(os.getpid()) if settings.workers > 1 else None  # each counts its own
+        routes.append(
+            metrics_route(observed.metrics, lambda s: not hides(s.get(IDENTITY_KEY)), worker)
+        )
         if spec.get("observability", {}).get("metrics") == "public":
             public = (METRICS_PATH,)
     if auth is not None and auth.kind == "oauth":  # the package carries http_auth.py
