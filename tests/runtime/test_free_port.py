@@ -33,3 +33,28 @@ def test_a_port_someone_listens_on_is_passed_over(monkeypatch: pytest.MonkeyPatc
         idle.close()
         monkeypatch.setattr(testing.random, "sample", lambda ports, k: [taken, free])
         assert testing.free_port() == free
+
+
+def test_the_serving_line_comes_only_once_the_port_is_bound(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A port in use: uvicorn's error is the last word, no "serving" line before it."""
+    import rtkit
+
+    from mcpgen.runtime.serve import DrainingServer, serve
+
+    async def stop_at_once(self: DrainingServer) -> None:
+        pass
+
+    monkeypatch.setattr(DrainingServer, "main_loop", stop_at_once)
+    caplog.set_level("INFO")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        settings = rtkit.settings(rtkit.make_spec(), port=busy.getsockname()[1])
+        with pytest.raises(SystemExit):
+            serve(rtkit.app(), settings)
+    assert "address already in use" in caplog.text and "serving" not in caplog.text
+    port = testing.free_port()
+    serve(rtkit.app(), rtkit.settings(rtkit.make_spec(), port=port))
+    assert f"serving http on http://127.0.0.1:{port}/mcp" in caplog.text

@@ -27,6 +27,12 @@ logger = logging.getLogger(__name__)
 class DrainingServer(uvicorn.Server):
     """Lets in-flight requests finish before SSE streams are closed."""
 
+    serving = ""  # logged once the socket is bound (``serve``)
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)  # (an address in use: logged, and the process exits)
+        logger.info("%s", self.serving)
+
     async def shutdown(self, sockets: Any = None) -> None:
         seconds = self.config.timeout_graceful_shutdown or 0
 
@@ -78,15 +84,10 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
 
 def serve(app: Any, settings: Settings) -> None:
     """Serve ``app`` until SIGTERM/SIGINT."""
-    config = uvicorn.Config(app, **uvicorn_options(settings))
-    logger.info(
-        "serving %s on http://%s:%d%s",
-        settings.transport,
-        settings.host,
-        settings.port,
-        settings.endpoint,
-    )
-    DrainingServer(config).run()
+    server = DrainingServer(uvicorn.Config(app, **uvicorn_options(settings)))
+    where = f"http://{settings.host}:{settings.port}{settings.endpoint}"
+    server.serving = f"serving {settings.transport} on {where}"
+    server.run()
 
 
 def serve_workers(
