@@ -278,10 +278,12 @@ def surface_summary(
     after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
     changes = diff(before, after)
     counts = summary(changes, before, after)
+    in_git = any((folder / ".git").exists() for folder in (root, *root.resolve().parents))
+    hint = f" (mcpgen diff git:HEAD:{LOCK_FILE} {LOCK_FILE}, in {_q(root)})" if in_git else ""
     lines = [
         f"surface: {counts['breaking']} breaking, {counts['compatible']} compatible, "
         f"{counts['docs']} docs change(s) for clients; tools/list {counts['bytesBefore']} -> "
-        f"{counts['bytesAfter']} bytes (mcpgen diff git:HEAD:{LOCK_FILE} {LOCK_FILE}, in {_q(root)})"
+        f"{counts['bytesAfter']} bytes{hint}"
     ]
     breaking = [c for c in changes if c.level == BREAKING]
     lines += [f"  breaking: {c.item}{c.path}: {c.change}" for c in breaking[:SHOWN]]

@@ -271,6 +271,21 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
+def test_the_build_names_mcpgen_diff_git_only_in_a_repository(tmp_path: Path) -> None:
+    """Outside a git repository ``mcpgen diff git:HEAD:...`` exits 2: no hint to run it."""
+    manifest, out = tmp_path / "mcpgen.yaml", str(tmp_path / "out")
+    summaries = []
+    for text in (NOTES, NOTES.replace("maxLength: 200", "maxLength: 10"), NOTES):
+        if len(summaries) == 2:
+            git(tmp_path, "init", "-q")  # the last build runs in a repository
+        write(manifest, text)
+        result = CliRunner().invoke(main, ["build", str(manifest), "-o", out])
+        assert result.exit_code == 0, result.output
+        summaries.append([line for line in result.output.splitlines() if "surface:" in line])
+    assert summaries[0] == [] and len(summaries[1]) == len(summaries[2]) == 1, summaries
+    assert "git:HEAD" not in summaries[1][0] and "git:HEAD:mcp-surface.json" in summaries[2][0]
+
+
 def test_git_ref_path(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "server").mkdir(parents=True)
