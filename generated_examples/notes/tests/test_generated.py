@@ -41,11 +41,11 @@ TOOL_NAMES: list[str] = CASES["tools"]
 HANDLER_MODULES = "notes_mcp.handlers.tools"
 # tool -> (module, input model, output model, takes a context)
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
-    "create_note": ("create_note", "CreateNoteInput", "Note", False),
-    "get_note": ("get_note", "GetNoteInput", "Note", False),
-    "update_note": ("update_note", "UpdateNoteInput", "Note", False),
-    "delete_note": ("delete_note", "DeleteNoteInput", "DeleteNoteOutput", False),
-    "search_notes": ("search_notes", "SearchNotesInput", "SearchNotesOutput", False),
+    "create_note": ("create_note", "CreateNoteInput", "Note", True),
+    "get_note": ("get_note", "GetNoteInput", "Note", True),
+    "update_note": ("update_note", "UpdateNoteInput", "Note", True),
+    "delete_note": ("delete_note", "DeleteNoteInput", "DeleteNoteOutput", True),
+    "search_notes": ("search_notes", "SearchNotesInput", "SearchNotesOutput", True),
     "export_notes": ("export_notes", "ExportNotesInput", None, True),
 }
 INTERNAL = "internal error"

@@ -31,7 +31,7 @@ def _tool_create_note() -> ToolCall:
     from .handlers.tools.create_note import handle
     from .models import CreateNoteInput
 
-    return lambda arguments, ctx: handle(parse(CreateNoteInput, arguments))
+    return lambda arguments, ctx: handle(parse(CreateNoteInput, arguments), ctx)
 
 
 @HANDLERS.tool("get_note")
@@ -39,7 +39,7 @@ def _tool_get_note() -> ToolCall:
     from .handlers.tools.get_note import handle
     from .models import GetNoteInput
 
-    return lambda arguments, ctx: handle(parse(GetNoteInput, arguments))
+    return lambda arguments, ctx: handle(parse(GetNoteInput, arguments), ctx)
 
 
 @HANDLERS.tool("update_note")
@@ -47,7 +47,7 @@ def _tool_update_note() -> ToolCall:
     from .handlers.tools.update_note import handle
     from .models import UpdateNoteInput
 
-    return lambda arguments, ctx: handle(parse(UpdateNoteInput, arguments))
+    return lambda arguments, ctx: handle(parse(UpdateNoteInput, arguments), ctx)
 
 
 @HANDLERS.tool("delete_note")
@@ -55,7 +55,7 @@ def _tool_delete_note() -> ToolCall:
     from .handlers.tools.delete_note import handle
     from .models import DeleteNoteInput
 
-    return lambda arguments, ctx: handle(parse(DeleteNoteInput, arguments))
+    return lambda arguments, ctx: handle(parse(DeleteNoteInput, arguments), ctx)
 
 
 @HANDLERS.tool("search_notes")
@@ -63,7 +63,7 @@ def _tool_search_notes() -> ToolCall:
     from .handlers.tools.search_notes import handle
     from .models import SearchNotesInput
 
-    return lambda arguments, ctx: handle(parse(SearchNotesInput, arguments))
+    return lambda arguments, ctx: handle(parse(SearchNotesInput, arguments), ctx)
 
 
 @HANDLERS.tool("export_notes")
@@ -78,16 +78,14 @@ def _tool_export_notes() -> ToolCall:
 def _resource_all_notes() -> ResourceRead:
     from .handlers.resources.all_notes import read
 
-    return lambda variables, ctx: read()
+    return lambda variables, ctx: read(ctx=ctx)
 
 
 @HANDLERS.resource("note")
 def _resource_note() -> ResourceRead:
     from .handlers.resources.note import read
 
-    return lambda variables, ctx: read(
-        id_=variables.get("id", ""),
-    )
+    return lambda variables, ctx: read(id_=variables.get("id", ""), ctx=ctx)
 
 
 @HANDLERS.completion("resource", "notes://note/{id}", "id")

@@ -1,6 +1,7 @@
-"""Completes resource notes://note/{id}, argument id.
+"""Completes resource notes://note/{id}, argument id: user code, kept across regenerations.
 
-This file is yours: mcpgen created it once and never overwrites it.
+A completion handler gets no ``Context``, so it cannot see the caller's notes in
+``ctx.store``: it offers nothing rather than ids that may not exist (search_notes lists them).
 """
 
 from __future__ import annotations
@@ -9,5 +10,4 @@ from collections.abc import Sequence
 
 
 async def complete(value: str, context: dict[str, str]) -> Sequence[str]:
-    """Values that complete ``value``; ``context`` holds arguments already chosen."""
     return []

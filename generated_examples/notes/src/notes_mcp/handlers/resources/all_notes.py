@@ -1,16 +1,13 @@
-"""Content of the all-notes resource (notes://all).
-
-Every note, as JSON; subscribe to hear about changes.
-
-This file is yours: mcpgen created it once and never overwrites it.
-Return text (str), binary data (bytes), or a list of resource contents; raise
-``ResourceNotFound`` when the requested resource does not exist.
-"""
+"""Content of the all-notes resource (notes://all): user code, kept across regenerations."""
 
 from __future__ import annotations
 
-from ... import ResourceReturn
+import json
+
+from ... import Context, ResourceReturn
+from .._notebook import open_notebook
 
 
-async def read() -> ResourceReturn:
-    raise NotImplementedError
+async def read(ctx: Context) -> ResourceReturn:
+    notes = (await open_notebook(ctx)).notes.values()
+    return json.dumps([note.model_dump(mode="json", exclude_none=True) for note in notes])

@@ -1,16 +1,13 @@
-"""Content of the note resource (notes://note/{id}).
-
-One note as Markdown.
-
-This file is yours: mcpgen created it once and never overwrites it.
-Return text (str), binary data (bytes), or a list of resource contents; raise
-``ResourceNotFound`` when the requested resource does not exist.
-"""
+"""Content of the note resource (notes://note/{id}): user code, kept across regenerations."""
 
 from __future__ import annotations
 
-from ... import ResourceReturn
+from ... import Context, ResourceNotFound, ResourceReturn
+from .._notebook import markdown, open_notebook
 
 
-async def read(id_: str) -> ResourceReturn:
-    raise NotImplementedError
+async def read(id_: str, ctx: Context) -> ResourceReturn:
+    notes = (await open_notebook(ctx)).notes
+    if id_ not in notes:
+        raise ResourceNotFound(f"no note {id_}")
+    return markdown(notes[id_])

@@ -1,15 +1,11 @@
-"""Handler for the get_note tool.
-
-Fetch one note by id.
-
-This file is yours: mcpgen created it once and never overwrites it.
-Raise ``ToolError("message")`` to answer with a tool error the model can read.
-"""
+"""Handler for the get_note tool: user code, kept across regenerations."""
 
 from __future__ import annotations
 
+from ... import Context
 from ...models import GetNoteInput, Note
+from .._notebook import open_notebook
 
 
-async def handle(args: GetNoteInput) -> Note:
-    raise NotImplementedError
+async def handle(args: GetNoteInput, ctx: Context) -> Note:
+    return (await open_notebook(ctx)).get(args.id)

@@ -1,15 +1,21 @@
-"""Handler for the search_notes tool.
-
-Find notes whose title, body or tags contain the query.
-
-This file is yours: mcpgen created it once and never overwrites it.
-Raise ``ToolError("message")`` to answer with a tool error the model can read.
-"""
+"""Handler for the search_notes tool: user code, kept across regenerations."""
 
 from __future__ import annotations
 
-from ...models import SearchNotesInput, SearchNotesOutput
+from ... import Context
+from ...models import Note, SearchNotesInput, SearchNotesOutput
+from .._notebook import open_notebook
 
 
-async def handle(args: SearchNotesInput) -> SearchNotesOutput:
-    raise NotImplementedError
+def _matches(note: Note, query: str) -> bool:
+    return any(query in text.lower() for text in (note.title, note.body, *note.tags))
+
+
+async def handle(args: SearchNotesInput, ctx: Context) -> SearchNotesOutput:
+    found = [
+        note
+        for note in (await open_notebook(ctx)).notes.values()
+        if (args.tag is None or args.tag in note.tags)
+        and (not args.query or _matches(note, args.query.lower()))
+    ]
+    return SearchNotesOutput(notes=found[: args.limit or 20])
