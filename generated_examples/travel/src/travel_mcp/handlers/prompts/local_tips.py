@@ -1,16 +1,15 @@
-"""Renders the local-tips prompt.
-
-Local tips for a city, written by handler code.
-
-This file is yours: mcpgen created it once and never overwrites it.
-Return a string (one user message), a list of ``PromptMessage``, or a ``GetPromptResult``.
-"""
+"""Renders the local-tips prompt: user code, kept across regenerations."""
 
 from __future__ import annotations
 
 from ... import PromptReturn
 from ...models import LocalTipsArguments
+from .._places import ACTIVITIES
 
 
 async def render(args: LocalTipsArguments) -> PromptReturn:
-    raise NotImplementedError
+    ideas = "; ".join(f"{category}: {', '.join(found)}" for category, found in ACTIVITIES.items())
+    return (
+        f"I am visiting {args.city}. Give me five tips a local would give: where to eat, what "
+        f"to skip, how to get around. Ideas to start from ({ideas})."
+    )

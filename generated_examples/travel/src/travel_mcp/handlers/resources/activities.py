@@ -1,16 +1,16 @@
-"""Content of the activities resource (travel://activities/{city}/{category}).
-
-Things to do in a city, by category.
-
-This file is yours: mcpgen created it once and never overwrites it.
-Return text (str), binary data (bytes), or a list of resource contents; raise
-``ResourceNotFound`` when the requested resource does not exist.
-"""
+"""Content of the activities resource (travel://activities/{city}/{category}): user code,
+kept across regenerations."""
 
 from __future__ import annotations
 
-from ... import ResourceReturn
+import json
+
+from ... import ResourceNotFound, ResourceReturn
+from .._places import ACTIVITIES, known_city
 
 
 async def read(city: str, category: str) -> ResourceReturn:
-    raise NotImplementedError
+    name = known_city(city)
+    if category not in ACTIVITIES:
+        raise ResourceNotFound(f"no category {category!r}; known: {', '.join(ACTIVITIES)}")
+    return json.dumps({"city": name, "category": category, "activities": ACTIVITIES[category]})

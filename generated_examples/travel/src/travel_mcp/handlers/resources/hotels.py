@@ -1,16 +1,18 @@
-"""Content of the hotels resource (travel://hotels/{city}).
-
-Hotels in a city.
-
-This file is yours: mcpgen created it once and never overwrites it.
-Return text (str), binary data (bytes), or a list of resource contents; raise
-``ResourceNotFound`` when the requested resource does not exist.
-"""
+"""Content of the hotels resource (travel://hotels/{city}): user code, kept across
+regenerations."""
 
 from __future__ import annotations
 
+import json
+
 from ... import ResourceReturn
+from .._places import known_city, seed
 
 
 async def read(city: str) -> ResourceReturn:
-    raise NotImplementedError
+    name = known_city(city)
+    hotels = [
+        {"name": f"{kind} {name}", "stars": stars, "price": 60 * stars + seed(name, kind) % 40}
+        for kind, stars in (("Hostel", 1), ("Hotel", 3), ("Grand Hotel", 5))
+    ]
+    return json.dumps({"city": name, "hotels": hotels})
