@@ -40,6 +40,7 @@ def test_the_serving_line_comes_only_once_the_port_is_bound(
 ) -> None:
     """A port in use: uvicorn's error is the last word, no "serving" line before it."""
     import rtkit
+    import uvicorn
 
     from mcpgen.runtime.serve import DrainingServer, serve
 
@@ -58,3 +59,7 @@ def test_the_serving_line_comes_only_once_the_port_is_bound(
     port = testing.free_port()
     serve(rtkit.app(), rtkit.settings(rtkit.make_spec(), port=port))
     assert f"serving http on http://127.0.0.1:{port}/mcp" in caplog.text
+    caplog.clear()  # a worker of --workers: its server has no line to say, and says none
+    DrainingServer(uvicorn.Config(rtkit.app(), port=testing.free_port(), log_config=None)).run()
+    assert "Application startup complete" in caplog.text
+    assert [r for r in caplog.records if r.name == "mcpgen.runtime.serve"] == []

@@ -31,7 +31,8 @@ class DrainingServer(uvicorn.Server):
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)  # (an address in use: logged, and the process exits)
-        logger.info("%s", self.serving)
+        if self.serving:  # (not in a worker of --workers: uvicorn's parent says where)
+            logger.info("%s", self.serving)
 
     async def shutdown(self, sockets: Any = None) -> None:
         seconds = self.config.timeout_graceful_shutdown or 0
