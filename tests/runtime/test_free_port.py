@@ -8,8 +8,12 @@ import socket
 from pathlib import Path
 
 import pytest
+import rtkit
+import uvicorn
+from sse_starlette.sse import AppStatus
 
 from mcpgen.runtime import testing
+from mcpgen.runtime.serve import DrainingServer, serve
 
 RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
@@ -39,15 +43,12 @@ def test_the_serving_line_comes_only_once_the_port_is_bound(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A port in use: uvicorn's error is the last word, no "serving" line before it."""
-    import rtkit
-    import uvicorn
-
-    from mcpgen.runtime.serve import DrainingServer, serve
 
     async def stop_at_once(self: DrainingServer) -> None:
         pass
 
     monkeypatch.setattr(DrainingServer, "main_loop", stop_at_once)
+    monkeypatch.setattr(AppStatus, "should_exit", False)  # (set by the shutdown, for all)
     caplog.set_level("INFO")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
