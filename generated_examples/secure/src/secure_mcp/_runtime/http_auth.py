@@ -133,15 +133,19 @@ class VerifyingMiddleware(AuthMiddleware):
         request = Headers(scope=scope)
         failure: AuthError | None = None
         identity: Identity | None = None
+        charged = False  # to the address, before the issuer is asked about a new token
         try:
             credential = presented(self.auth.header, request)
+            charged = credential is not None and self.auth.asks(credential)
+            if charged and await self._limited(scope, receive, send, client_address(scope)):
+                return
             if credential is not None:
                 identity = await self.auth.verify(credential)
         except AuthError as exc:
             failure = exc
         if identity is None:
             # refused or anonymous requests are limited by address, before any answer
-            if await self._limited(scope, receive, send, client_address(scope)):
+            if not charged and await self._limited(scope, receive, send, client_address(scope)):
                 return
             if failure is not None:
                 logger.warning(
