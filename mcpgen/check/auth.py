@@ -171,11 +171,16 @@ def check_credentials(checker: Checker) -> None:
             checker.error(at, exc.reason)
             continue
         if parsed.source == "tokenExchange" and kind != "oauth":
-            checker.warn(
+            leaks = kind in AUTH_TYPES  # a static key is no token of the AS: never sent to it
+            (checker.error if leaks else checker.warn)(
                 (*where, "from"),
                 f"token exchange needs each caller's verified access token, which only auth "
-                f"type oauth gives (auth type here: {kind!r}): every call that needs {name!r} "
-                "fails, and on stdio too",
+                f"type oauth gives (auth type here: {kind!r}): "
+                + (
+                    "the callers' static keys would be sent to the token endpoint"
+                    if leaks
+                    else f"every call that needs {name!r} fails, and on stdio too"
+                ),
             )
 
 

@@ -44,6 +44,10 @@ class Authenticator:
     async def verify(self, credential: str) -> Identity:
         return Identity("anonymous")
 
+    def asks(self, credential: str) -> bool:
+        """Whether checking ``credential`` asks another server (``OAuthTokens``)."""
+        return False
+
 
 class AuthError(Exception):
     """A credential was refused (status 401), or could not be checked (503)."""
@@ -153,6 +157,13 @@ class OAuthTokens(Authenticator):
                 f"auth oauth: set {prefix}JWKS_URL or {prefix}JWKS_FILE (the signing keys) "
                 f"or {prefix}INTROSPECTION_URL (token introspection)"
             )
+
+    def asks(self, credential: str) -> bool:
+        """Whether checking ``credential`` asks the introspection endpoint about a token not
+        seen active before (``Introspection.seen``)."""
+        if self.introspection is None or (self.keys is not None and looks_like_jwt(credential)):
+            return False
+        return bool(credential) and not self.introspection.seen(credential)
 
     async def verify(self, credential: str) -> Identity:
         if not credential:

@@ -128,13 +128,18 @@ def test_the_servers_own_api_key_header_cannot_be_a_source(tmp_path: Path) -> No
     assert in_manifest(load(tmp_path, entry, "auth: {type: apiKey}")) == []
 
 
-def test_token_exchange_without_oauth_is_a_warning(tmp_path: Path) -> None:
-    for auth in ("auth: {type: none}", "auth: {type: bearer}"):
-        problems = load(tmp_path, "bearerAuth: " + EXCHANGE, auth)
-        problem = about(problems, "token exchange needs each caller's verified access token")
-        assert problem.level is Level.WARNING
-        assert problem.field == "openapi.credentials.bearerAuth.from"
-        assert problem.location.line == 7
+@pytest.mark.parametrize(
+    ("auth", "level"),
+    [("none", Level.WARNING), ("bearer", Level.ERROR), ("apiKey", Level.ERROR)],
+)
+def test_token_exchange_without_oauth(tmp_path: Path, auth: str, level: Level) -> None:
+    """Without auth nothing is sent (every call fails: a warning); with static keys the
+    caller's key would go to the AS as the subject token: refused."""
+    problems = load(tmp_path, "bearerAuth: " + EXCHANGE, f"auth: {{type: {auth}}}")
+    problem = about(problems, "token exchange needs each caller's verified access token")
+    assert problem.level is level
+    assert problem.field == "openapi.credentials.bearerAuth.from"
+    assert problem.location.line == 7
     problems = load(tmp_path, "bearerAuth: " + EXCHANGE)
     assert [p for p in problems if "verified access token" in p.message] == []
 

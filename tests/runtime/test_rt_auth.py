@@ -143,6 +143,8 @@ async def test_a_credential_header_sent_twice_is_refused(spec: str) -> None:
     async with running(app), http_client(app) as http:
         response = await http.post("/mcp", json=INITIALIZE, headers=[*POST.items(), *twice])
     assert response.status_code == 401, response.text
+    said = f"the {name} header was sent more than once"  # not "unknown key" nor "expected..."
+    assert said in response.text and said in response.headers["WWW-Authenticate"]
 
 
 @pytest.mark.parametrize("transport", ["http", "sse", "websocket"])
@@ -159,6 +161,20 @@ async def test_protected_resource_metadata(transport: str) -> None:
     assert document["scopes_supported"] == rtkit.SCOPES
     assert document["bearer_methods_supported"] == ["header"]
     assert other.status_code == 404
+
+
+@pytest.mark.parametrize("public_url", [None, "https://mcp.example.com"])
+async def test_metadata_from_the_host_header_is_kept_by_no_shared_cache(
+    public_url: str | None,
+) -> None:
+    """Without ``public_url`` the document names the Host the request sent (maybe forged
+    when Host checks are off): a shared cache keeping it would serve that to everyone."""
+    app = rtkit.app(public_url=public_url, host="0.0.0.0")  # no allowed hosts: no checks
+    async with running(app), http_client(app) as http:
+        response = await http.get(WELL_KNOWN + "/mcp", headers={"Host": "forged.example"})
+    assert response.json()["resource"] == (public_url or "http://forged.example") + "/mcp"
+    expected = "public" if public_url else "private"
+    assert response.headers["Cache-Control"] == f"{expected}, max-age=3600"
 
 
 async def test_no_metadata_without_oauth() -> None:

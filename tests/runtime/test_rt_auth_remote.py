@@ -275,6 +275,23 @@ async def test_introspection_refusals_answer_401(
         assert endpoints.asked[token] == 1
 
 
+async def test_a_limited_address_does_not_make_the_issuer_answer_each_junk_token(
+    endpoints: Endpoints, url: str
+) -> None:
+    """Junk tokens from one address: once it is limited, none is introspected; a valid
+    token from the same address, once seen active, is not charged to the address."""
+    introspected(endpoints)
+    app = introspecting(url, rate_limit=0.01, rate_burst=3)
+    async with running(app):
+        good = await statuses(app, ["reader"])
+        junk = await statuses(app, [f"junk-{n}" for n in range(20)])
+        after = await statuses(app, ["reader"] * 2)  # (its own bucket: 3)
+    assert [status for status, _ in good + after] == [200] * 3
+    assert [status for status, _ in junk] == [401, 401] + [429] * 18
+    assert sum(endpoints.asked[f"junk-{n}"] for n in range(20)) == 2
+    assert endpoints.asked["reader"] == 1
+
+
 async def test_a_failing_introspection_endpoint_answers_503(endpoints: Endpoints, url: str) -> None:
     app = introspecting(url)
     async with running(app):

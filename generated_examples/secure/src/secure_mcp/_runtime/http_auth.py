@@ -41,11 +41,13 @@ logger = logging.getLogger(__name__)
 
 
 def presented(header: str, headers: Headers) -> str | None:
-    """The credential a request presents in ``header``, "" for a malformed one (or two of
-    them: which one is meant is ambiguous), None for none."""
+    """The credential a request presents in ``header``, "" for a malformed one, None for
+    none; two of them are refused (which one is meant is ambiguous)."""
     values = headers.getlist(header)
-    if len(values) != 1:
-        return "" if values else None
+    if len(values) > 1:
+        raise AuthError(f"the {header} header was sent more than once")
+    if not values:
+        return None
     value = values[0]
     if header.lower() == "authorization":
         scheme, _, token = value.strip().partition(" ")
@@ -129,17 +131,21 @@ class VerifyingMiddleware(AuthMiddleware):
         from starlette.datastructures import Headers
 
         request = Headers(scope=scope)
-        credential = presented(self.auth.header, request)
         failure: AuthError | None = None
         identity: Identity | None = None
-        if credential is not None:
-            try:
+        charged = False  # to the address, before the issuer is asked about a new token
+        try:
+            credential = presented(self.auth.header, request)
+            charged = credential is not None and self.auth.asks(credential)
+            if charged and await self._limited(scope, receive, send, client_address(scope)):
+                return
+            if credential is not None:
                 identity = await self.auth.verify(credential)
-            except AuthError as exc:
-                failure = exc
+        except AuthError as exc:
+            failure = exc
         if identity is None:
             # refused or anonymous requests are limited by address, before any answer
-            if await self._limited(scope, receive, send, client_address(scope)):
+            if not charged and await self._limited(scope, receive, send, client_address(scope)):
                 return
             if failure is not None:
                 logger.warning(
@@ -285,7 +291,10 @@ def metadata_route(spec: Mapping[str, Any], settings: Settings) -> Any:
             "scopes_supported": list(spec.get("auth", {}).get("scopesSupported", [])),
             "resource_name": info.get("title") or info["name"],
         }
-        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+        # derived from Host (no public_url), a shared cache must not keep it (Vary: Host
+        # would not cover the scheme and root path it is derived from too)
+        cache = "public" if settings.public_url else "private"
+        return JSONResponse(document, headers={"Cache-Control": f"{cache}, max-age=3600"})
 
     return Route(WELL_KNOWN + "{rest:path}", metadata, methods=["GET"])
 

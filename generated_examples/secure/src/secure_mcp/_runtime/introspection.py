@@ -26,8 +26,8 @@ class Introspection:
     CACHE_SECONDS (never past ``exp``); refusals are not, so a revoked token stops working
     within that time. An unreachable or broken endpoint raises ``ConnectionError``.
 
-    ``shared`` (a shared-state TTL cache) replaces the in-process cache, so replicas ask
-    once per token between them; it hashes the token itself, and a miss (Redis away) only
+    ``shared`` (a shared-state TTL cache) replaces the in-process cache (which then only
+    says which tokens were ``seen``), so replicas ask once per token between them; it hashes the token itself, and a miss (Redis away) only
     costs a request to the endpoint."""
 
     def __init__(
@@ -53,38 +53,44 @@ class Introspection:
         self._client: Any = None
 
     async def claims(self, token: str) -> dict[str, Any]:
-        if self.shared is not None:
-            return await self._shared_claims(self.shared, token)
         key = hashlib.sha256(token.encode()).digest()
         now = time.monotonic()
         cached = self.cache.get(key)
-        if cached is not None and cached[0] > now:
+        if self.shared is None and cached is not None and cached[0] > now:
             self.cache.move_to_end(key)
             return cached[1]
+        shared = await self.shared.get(token) if self.shared is not None else None
+        if isinstance(shared, dict):
+            self._remember(key, now, shared)
+            return shared
         claims = await self._ask(token)
         expires = claims.get("exp")
-        if claims.get("active") is True:
-            keep = float(CACHE_SECONDS)
-            if isinstance(expires, int | float) and not isinstance(expires, bool):
-                keep = min(keep, max(0.0, expires - time.time()))
-            self.cache[key] = (now + keep, claims)
-            while len(self.cache) > CACHE_SIZE:
-                self.cache.popitem(last=False)
+        keep = float(CACHE_SECONDS)
+        if isinstance(expires, int | float) and not isinstance(expires, bool):
+            keep = min(keep, max(0.0, expires - time.time()))
+        if self.shared is not None:  # kept there; here only as seen
+            if claims.get("active") is True and keep > 0:
+                await self.shared.set(token, claims, keep)
+            keep = 0.0
+        self._remember(key, now + keep, claims)
         return claims
 
-    async def _shared_claims(self, cache: TTLCache, token: str) -> dict[str, Any]:
-        cached = await cache.get(token)
-        if isinstance(cached, dict):
-            return cached
-        claims = await self._ask(token)
-        if claims.get("active") is True:
-            keep = float(CACHE_SECONDS)
-            expires = claims.get("exp")
-            if isinstance(expires, int | float) and not isinstance(expires, bool):
-                keep = min(keep, expires - time.time())
-            if keep > 0:
-                await cache.set(token, claims, keep)
-        return claims
+    def _remember(self, key: bytes, until: float, claims: dict[str, Any]) -> None:
+        """Keep an active answer until ``until`` (monotonic); forget a refused token."""
+        if claims.get("active") is not True:
+            self.cache.pop(key, None)
+            return
+        self.cache[key] = (until, claims)
+        self.cache.move_to_end(key)
+        while len(self.cache) > CACHE_SIZE:
+            self.cache.popitem(last=False)
+
+    def seen(self, token: str) -> bool:
+        """Whether ``token`` was active when last asked about (in this process; kept past
+        CACHE_SECONDS until pushed out): ``VerifyingMiddleware`` charges a token not seen to
+        its address before asking, so a refused address cannot make the issuer answer for
+        every junk token, and a valid caller behind it pays once per token, not per call."""
+        return hashlib.sha256(token.encode()).digest() in self.cache
 
     async def _ask(self, token: str) -> dict[str, Any]:
         import httpx2
