@@ -265,6 +265,16 @@ async def test_the_event_store_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPat
     assert [e.message.id for e in replayed] == [15]  # (made again of the JSON kept)
 
 
+async def test_json_answers_are_not_kept_for_replay() -> None:
+    """A session answered with JSON sees no event id of a POST's stream: its answers were
+    kept (and made JSON twice) for a replay no one can ask for; its GET stream's are kept."""
+    store = MemoryEventStore().for_session("s", json_response=True)
+    ping = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/progress")
+    await store.store_event("1", ping)
+    kept = await store.store_event("_GET_stream", ping)
+    assert list(store.events) == [kept]
+
+
 async def test_a_body_over_the_limit_is_refused() -> None:
     big = {**INITIALIZE, "padding": "x" * 4096}
     data = json.dumps(big).encode()

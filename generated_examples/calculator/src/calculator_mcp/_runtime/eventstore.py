@@ -8,7 +8,14 @@ import sys
 from collections import OrderedDict
 from typing import Any
 
-from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
+from mcp.server.streamable_http import (
+    GET_STREAM_KEY,
+    EventCallback,
+    EventId,
+    EventMessage,
+    EventStore,
+    StreamId,
+)
 from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
 
 MAX_EVENT_BYTES = 64 << 20  # of events' JSON kept (an API's answer may reach 10 MB)
@@ -24,21 +31,28 @@ class MemoryEventStore(EventStore):
     a Last-Event-ID replays only events of the session it is presented in."""
 
     def __init__(
-        self, max_events: int = 1000, session: str = "", shared: MemoryEventStore | None = None
+        self,
+        max_events: int = 1000,
+        session: str = "",
+        shared: MemoryEventStore | None = None,
+        json_response: bool = False,  # the session's POSTs are answered with JSON, no events
     ) -> None:
         self.max_events = max(1, max_events)
         self.session = session
+        self.json_response = json_response
         self.shared = shared or self  # (the store this one is a view of)
         self.events: OrderedDict[EventId, tuple[str, StreamId, str]] = (
             OrderedDict() if shared is None else shared.events
         )
         self.size = 0  # bytes of the events (counted in the shared store)
 
-    def for_session(self, session: str) -> MemoryEventStore:
-        return MemoryEventStore(self.max_events, session, self.shared)
+    def for_session(self, session: str, json_response: bool = False) -> MemoryEventStore:
+        return MemoryEventStore(self.max_events, session, self.shared, json_response)
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         event_id = os.urandom(16).hex()  # as random as uuid4().hex, without the UUID object
+        if self.json_response and stream_id != GET_STREAM_KEY:
+            return event_id  # (a JSON answer carries no event id: it is never asked for)
         text = "" if message is None else message.model_dump_json(by_alias=True, exclude_unset=True)
         self.events[event_id] = (self.session, stream_id, text)
         self.shared.size += sys.getsizeof(text)
@@ -75,7 +89,8 @@ def events_per_session(manager: Any) -> None:
     def admit_with_own_events(requestor: Any) -> Any:
         transport = admit(requestor)
         if transport is not None:
-            store = manager.event_store.for_session(transport.mcp_session_id)
+            json_response = transport.is_json_response_enabled
+            store = manager.event_store.for_session(transport.mcp_session_id, json_response)
             sent_as = transport._create_event_data  # the SDK's: JSON made again
             transport._event_store = store
             transport._create_event_data = lambda event: store.event_data(event) or sent_as(event)
