@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 from collections import OrderedDict
@@ -31,19 +30,24 @@ class MemoryEventStore(EventStore):
     session, so each session gets its own view (``for_session``) of the one bounded store:
     a Last-Event-ID replays only events of the session it is presented in."""
 
-    def __init__(self, max_events: int = 1000) -> None:
+    def __init__(
+        self,
+        max_events: int = 1000,
+        session: str = "",
+        shared: MemoryEventStore | None = None,
+        json_response: bool = False,  # the session's POSTs are answered with JSON, no events
+    ) -> None:
         self.max_events = max(1, max_events)
-        self.events: OrderedDict[EventId, tuple[str, StreamId, str]] = OrderedDict()
-        self.size = 0  # bytes of the events (counted in ``shared``, the store of the views)
-        self.shared = self
-        self.session = ""
-        self.json_response = False  # the session's POSTs are answered with JSON, no events
+        self.session = session
+        self.json_response = json_response
+        self.shared = shared or self  # (the store this one is a view of)
+        self.events: OrderedDict[EventId, tuple[str, StreamId, str]] = (
+            OrderedDict() if shared is None else shared.events
+        )
+        self.size = 0  # bytes of the events (counted in the shared store)
 
     def for_session(self, session: str, json_response: bool = False) -> MemoryEventStore:
-        view = copy.copy(self)  # (the same events, the same shared store)
-        view.session = session
-        view.json_response = json_response
-        return view
+        return MemoryEventStore(self.max_events, session, self.shared, json_response)
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         event_id = os.urandom(16).hex()  # as random as uuid4().hex, without the UUID object
