@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections import OrderedDict
 from typing import Any
 
-from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
-from mcp_types import JSONRPCMessage
+from mcp.server.streamable_http import (
+    GET_STREAM_KEY,
+    EventCallback,
+    EventId,
+    EventMessage,
+    EventStore,
+    StreamId,
+)
+from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
+
+MAX_EVENT_BYTES = 64 << 20  # of events' JSON kept (an API's answer may reach 10 MB)
 
 
 class MemoryEventStore(EventStore):
-    """The last ``max_events`` events of every stream, so a client whose SSE stream broke
-    resumes with ``Last-Event-ID`` (stateful HTTP, one process). Event ids are random.
+    """The last ``max_events`` events of every stream, at most ``MAX_EVENT_BYTES`` of them,
+    so a client whose SSE stream broke resumes with ``Last-Event-ID`` (stateful HTTP, one
+    process). Event ids are random; an event is kept as the JSON it is sent as (made once).
 
     The SDK names a stream by its request id (or ``_GET_stream``), the same in every
     session, so each session gets its own view (``for_session``) of the one bounded store:
@@ -22,21 +33,36 @@ class MemoryEventStore(EventStore):
         self,
         max_events: int = 1000,
         session: str = "",
-        events: OrderedDict[EventId, tuple[str, StreamId, JSONRPCMessage | None]] | None = None,
+        shared: MemoryEventStore | None = None,
+        json_response: bool = False,  # the session's POSTs are answered with JSON, no events
     ) -> None:
         self.max_events = max(1, max_events)
         self.session = session
-        self.events = OrderedDict() if events is None else events
+        self.json_response = json_response
+        self.shared = shared or self  # (the store this one is a view of)
+        self.events: OrderedDict[EventId, tuple[str, StreamId, str]] = (
+            OrderedDict() if shared is None else shared.events
+        )
+        self.size = 0  # bytes of the events (counted in the shared store)
 
-    def for_session(self, session: str) -> MemoryEventStore:
-        return MemoryEventStore(self.max_events, session, self.events)
+    def for_session(self, session: str, json_response: bool = False) -> MemoryEventStore:
+        return MemoryEventStore(self.max_events, session, self.shared, json_response)
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         event_id = os.urandom(16).hex()  # as random as uuid4().hex, without the UUID object
-        self.events[event_id] = (self.session, stream_id, message)
-        while len(self.events) > self.max_events:
-            self.events.popitem(last=False)
+        if self.json_response and stream_id != GET_STREAM_KEY:
+            return event_id  # (a JSON answer carries no event id: it is never asked for)
+        text = "" if message is None else message.model_dump_json(by_alias=True, exclude_unset=True)
+        self.events[event_id] = (self.session, stream_id, text)
+        self.shared.size += sys.getsizeof(text)
+        while len(self.events) > self.max_events or self.shared.size > MAX_EVENT_BYTES:
+            self.shared.size -= sys.getsizeof(self.events.popitem(last=False)[1][2])
         return event_id
+
+    def event_data(self, event: EventMessage) -> dict[str, str] | None:
+        """The SSE event the SDK would make of ``event``, from the JSON kept; None if gone."""
+        found = self.events.get(event_id := event.event_id or "")
+        return {"event": "message", "data": found[2], "id": event_id} if found else None
 
     async def replay_events_after(
         self, last_event_id: EventId, send_callback: EventCallback
@@ -44,13 +70,13 @@ class MemoryEventStore(EventStore):
         found = self.events.get(last_event_id)
         if found is None or found[0] != self.session:
             return None
-        stream_id = found[1]
         after = False
-        for event_id, (session, stream, message) in list(self.events.items()):
-            if after and (session, stream) == found[:2] and message is not None:
+        for event_id, (session, stream, text) in list(self.events.items()):
+            if after and (session, stream) == found[:2] and text:
+                message = jsonrpc_message_adapter.validate_json(text)
                 await send_callback(EventMessage(message, event_id))
             after = after or event_id == last_event_id
-        return stream_id
+        return found[1]
 
 
 def events_per_session(manager: Any) -> None:
@@ -62,7 +88,11 @@ def events_per_session(manager: Any) -> None:
     def admit_with_own_events(requestor: Any) -> Any:
         transport = admit(requestor)
         if transport is not None:
-            transport._event_store = manager.event_store.for_session(transport.mcp_session_id)
+            json_response = transport.is_json_response_enabled
+            store = manager.event_store.for_session(transport.mcp_session_id, json_response)
+            sent_as = transport._create_event_data  # the SDK's: JSON made again
+            transport._event_store = store
+            transport._create_event_data = lambda event: store.event_data(event) or sent_as(event)
         return transport
 
     manager._admit_session = admit_with_own_events

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import time
@@ -206,7 +205,7 @@ class Tasks:
                 requests = result.model_dump(by_alias=True, mode="json", exclude_none=True)
                 call = {"name": name, "arguments": arguments, "state": result.request_state}
                 changes = {"inputRequests": requests["inputRequests"], "call": call}
-                await self._end(task_id, "input_required", None, **changes)  # kept: counted
+                await self._end(task_id, "input_required", None, **changes)
                 return
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             if result.is_error and not modern:
@@ -222,8 +221,7 @@ class Tasks:
         changes: Record = {"status": status, **fields}
         if message:
             changes["statusMessage"] = message[:500]
-        if await self.store.update(task_id, changes) and task_id in self.owners:
-            await self.store.ended(self.owners[task_id], task_id, len(json.dumps(fields)))
+        await self.store.update(task_id, changes)  # (its bytes counted there)
 
     async def _watch(self) -> None:
         """While tasks run here: the heartbeat, and cancellations or expiries seen elsewhere."""
@@ -323,12 +321,12 @@ class Tasks:
         identity = current_identity()
         if identity.subject == "anonymous" and identity.issuer is None:  # auth: none
             raise MCPError(METHOD_NOT_FOUND, "tasks/list needs authenticated callers")
-        owned = await self.store.owned(identity.key)
-        records = await self.store.records([e[0] for e in owned])
+        owned = await self.store.owned(identity.key)  # a page reads its records only:
+        shown, cursor = page(owned, params.cursor, PAGE, lambda e: sum(e[2:3]))  # (bytes)
+        records = await self.store.records([e[0] for e in shown])
         allowed = self.tools.policy.allowed
-        records = [r for r in records if allowed(identity, "tool", r.get("tool", ""))]
-        shown, cursor = page(records, params.cursor, PAGE)  # as every list pages
-        result: dict[str, Any] = {"tasks": [task_view(r) for r in shown]}
+        views = [task_view(r) for r in records if allowed(identity, "tool", r.get("tool", ""))]
+        result: dict[str, Any] = {"tasks": views}
         if cursor is not None:
             result["nextCursor"] = cursor
         return result

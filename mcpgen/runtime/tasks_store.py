@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -39,7 +40,8 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTBEAT_EVERY)
 HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
-MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their results
+MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their records
+SMALL = 1024  # a write of fewer bytes (progress) is counted when the task ends
 
 
 def unreachable() -> MCPError:
@@ -120,8 +122,8 @@ class TaskStore:
         )
 
     async def ended(self, owner: str, task_id: str, size: int) -> None:
-        """Count the ``size`` bytes of ``task_id``'s result; past the caller's budget its
-        oldest tasks go (never this one)."""
+        """Count the ``size`` bytes of ``task_id``'s record (``update``); past the caller's
+        budget its oldest tasks go (never this one)."""
 
         def count(owned: list[list[Any]]) -> tuple[list[list[Any]], int]:
             sizes = [size if e[0] == task_id else sum(e[2:3]) for e in owned]
@@ -161,7 +163,8 @@ class TaskStore:
         self, task_id: str, changes: Record, *, status: str | None = None
     ) -> Record | None:
         """The record with ``changes``, written unless it has ended (or expired), or when
-        ``status`` is given, unless it has that status: None then. One atomic step of the
+        ``status`` is given, unless it has that status: None then; its bytes counted in the
+        owner's budget (every way a record grows passes here). One atomic step of the
         cache (Redis: a transaction): a progress message written on one replica never
         brings back "working" over a cancellation written on another, and of two answers
         to one task's questions only one restarts it."""
@@ -179,7 +182,11 @@ class TaskStore:
             return stored, ttl
 
         await self.cache.change("t:" + task_id, edit)
-        return written[0] if written else None
+        if not written:
+            return None
+        if written[0]["status"] in TERMINAL or len(json.dumps(changes)) > SMALL:
+            await self.ended(written[0]["owner"], task_id, len(json.dumps(written[0])))
+        return written[0]
 
     async def beat(self, replica: str) -> None:
         await self.cache.set("r:" + replica, 1, HEARTBEAT_TTL)

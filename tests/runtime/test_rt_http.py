@@ -6,6 +6,7 @@ an app mounted under a prefix."""
 from __future__ import annotations
 
 import json
+import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,6 +18,7 @@ from rtbridge import BASE, Refused, http_client, running, websocket
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from mcpgen.runtime import eventstore
 from mcpgen.runtime.eventstore import MemoryEventStore
 from mcpgen.runtime.http_guard import WELL_KNOWN
 
@@ -235,6 +237,42 @@ async def test_the_event_store_replays_one_stream_and_is_bounded() -> None:
     await store.store_event("b", ping)  # the fifth event pushes out the first
     assert await store.replay_events_after(first, collect) is None
     assert await store.replay_events_after("never-issued", collect) is None
+
+
+async def test_the_event_store_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An API's result may reach 10 MB: 1,000 of them kept for replay were gigabytes. The
+    store keeps at most ``MAX_EVENT_BYTES`` (here 1 MB) of events, the oldest out first: an
+    evicted id replays nothing, as an unknown one."""
+    monkeypatch.setattr(eventstore, "MAX_EVENT_BYTES", 1 << 20, raising=False)
+    store, replayed = MemoryEventStore(), []
+
+    async def collect(event: Any) -> None:
+        replayed.append(event)
+
+    tracemalloc.start()
+    try:
+        ids = [await store.store_event("a", None)]
+        for i in range(16):  # 4 MB of answers, each its own 256 kB
+            text = f"{i:x}" * (256 << 10)
+            answer = types.JSONRPCResponse(jsonrpc="2.0", id=i, result={"text": text})
+            ids.append(await store.store_event("a", answer))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 1.5 * (1 << 20), held  # (4.2 MB before the bound)
+    assert await store.replay_events_after(ids[0], collect) is None
+    assert await store.replay_events_after(ids[-2], collect) == "a"
+    assert [e.message.id for e in replayed] == [15]  # (made again of the JSON kept)
+
+
+async def test_json_answers_are_not_kept_for_replay() -> None:
+    """A session answered with JSON sees no event id of a POST's stream: its answers were
+    kept (and made JSON twice) for a replay no one can ask for; its GET stream's are kept."""
+    store = MemoryEventStore().for_session("s", json_response=True)
+    ping = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/progress")
+    await store.store_event("1", ping)
+    kept = await store.store_event("_GET_stream", ping)
+    assert list(store.events) == [kept]
 
 
 async def test_a_body_over_the_limit_is_refused() -> None:

@@ -189,7 +189,7 @@ async def test_the_result_bytes_kept_for_one_caller_are_bounded(
     caller's oldest tasks go (never the one that just ended)."""
     from mcpgen.runtime import tasks_store
 
-    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 250)  # a result is ~100 bytes here
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 1000)  # a record is ~450 bytes here
     alice = await caller(http, [rtkit.READ])
     ids: list[str] = []
     for _ in range(4):
@@ -220,3 +220,35 @@ async def test_the_calls_kept_waiting_for_input_count_in_the_byte_budget(
         await alice.until(ids[-1], "input_required")
     assert (await alice.get(ids[0])).get("error", {}).get("code") == -32602
     assert (await alice.get(ids[2]))["result"]["status"] == "input_required"
+
+
+async def test_tasks_list_reads_the_records_of_one_page_only(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tasks/list read every record of the caller (up to 1000, and 100 MB of results) to
+    show one page of small views: it reads a page's, at most ``PAGE_BYTES`` (here 15 kB)
+    of them (but one), weighed by the caller's index."""
+    from mcpgen.runtime import paging
+    from mcpgen.runtime.tasks_store import TaskStore
+
+    monkeypatch.setattr(paging, "PAGE_BYTES", 15_000)
+    read: list[list[str]] = []
+    records = TaskStore.records
+
+    async def counted(self: TaskStore, task_ids: list[str]) -> Any:
+        read.append(task_ids)
+        return await records(self, task_ids)
+
+    monkeypatch.setattr(TaskStore, "records", counted)
+    modern, ids = await caller(http, [rtkit.READ], kit.MODERN), []
+    for _ in range(3):  # three tasks keeping 10 kB calls
+        ids.append(await modern.task("pick", {"filler": "x" * 10_000}))
+        await modern.until(ids[-1], "input_required")
+    alice, listed, params = await caller(http, [rtkit.READ]), [], {}
+    while True:
+        answer = (await alice.send("tasks/list", params))["result"]
+        listed += [t["taskId"] for t in answer["tasks"]]
+        if "nextCursor" not in answer:
+            break
+        params = {"cursor": answer["nextCursor"]}
+    assert listed == ids and read == [[i] for i in ids]  # (all three at once, three times)

@@ -5,7 +5,9 @@ a task"): no entry is lost, so the per-caller count and byte caps hold."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import tracemalloc
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from redis_support import REDIS_SERVER, SKIP_REASON, RedisServer
 from test_shared import replicas
 
-from mcpgen.runtime import tasks_store
+from mcpgen.runtime import shared_local, tasks_store
 from mcpgen.runtime.tasks_store import TaskStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -65,6 +67,45 @@ async def test_concurrent_completions_all_count_their_bytes(
     await b.ended("alice", f"task-{N - 1}", 10)
     assert [e[0] for e in await a.owned("alice")] == [f"task-{n}" for n in range(1, N)]
     assert await a.get("task-0") is None
+
+
+async def test_every_write_of_a_record_counts_in_the_callers_budget(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only results, errors and kept calls were counted: the answers a client sends to a
+    task's question (``inputResponses``, up to the body limit each) stayed in the record of
+    a task cancelled before its handler took them, counted nowhere (a thousand: 4 GB)."""
+    a, _ = stores
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 25_000)
+    ids = [f"task-{n}" for n in range(5)]
+    for n, task_id in enumerate(ids):
+        await a.create({**record(n), "status": "input_required"})
+        await a.update(task_id, {"inputResponses": {"q": "x" * 10_000}})
+        await a.update(task_id, {"status": "cancelled"})
+    kept = await a.records(ids)
+    assert sum(len(json.dumps(r)) for r in kept) <= 25_000  # (50 kB before)
+    assert [r["taskId"] for r in kept] == ids[-2:]
+
+
+async def test_what_one_process_keeps_for_all_callers_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A caller's tasks may keep 100 MB, and a server with authentication has as many
+    callers as credentials: the process keeps at most ``MAX_LOCAL_BYTES`` (here 1 MB) of
+    records, and of ``ctx.store`` values, the least recently used out."""
+    monkeypatch.setattr(shared_local, "MAX_LOCAL_BYTES", 1 << 20, raising=False)
+    store, state = TaskStore(tasks_store.local_cache()), shared_local.local_user_state()
+    tracemalloc.start()
+    try:
+        for n in range(16):  # 16 callers, 256 kB of result and 256 kB of ctx.store each
+            await store.create({**record(n), "owner": f"caller-{n}"})
+            await store.update(f"task-{n}", {"status": "completed", "result": f"{n:x}" * 2**18})
+            await state.set(f"caller-{n}", "cart", f"{n:x}" * 2**18)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 2.5 * (1 << 20), held  # (8.4 MB before)
+    assert await store.get("task-15") and not await store.get("task-0")
 
 
 async def test_a_cancel_among_progress_updates_on_another_replica_stays(stores: Any) -> None:

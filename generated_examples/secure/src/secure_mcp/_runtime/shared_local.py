@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections import OrderedDict
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from .sealing import check_name
 
 LOCAL_STATUS = {"backend": "memory", "connected": True, "outages": 0}  # for /healthz
+MAX_LOCAL_BYTES = 256 << 20  # of the texts one map (tasks, ctx.store, a cache) keeps
 
 
 class JsonValues:
@@ -45,30 +47,34 @@ class JsonValues:
 
 
 class ExpiringMap:
-    """key -> (expires at, monotonic clock; stored text), bounded, least recently used out."""
+    """key -> (expires at, monotonic clock; stored text), bounded in entries and in bytes
+    (``MAX_LOCAL_BYTES``: what callers store is theirs to size), least recently used out."""
 
     def __init__(self, max_entries: int) -> None:
         self._data: OrderedDict[str, tuple[float, str]] = OrderedDict()
         self._max = max(1, max_entries)
+        self.size = 0  # bytes of the texts
 
     def get(self, key: str) -> str | None:
         entry = self._data.get(key)
         if entry is None:
             return None
         if entry[0] <= time.monotonic():
-            del self._data[key]
+            self.delete(key)
             return None
         self._data.move_to_end(key)
         return entry[1]
 
     def set(self, key: str, text: str, ttl: float) -> None:
+        self.delete(key)  # (then added last)
         self._data[key] = (time.monotonic() + ttl, text)
-        self._data.move_to_end(key)
-        while len(self._data) > self._max:
-            self._data.popitem(last=False)
+        self.size += sys.getsizeof(text)
+        while len(self._data) > self._max or self.size > MAX_LOCAL_BYTES:
+            self.size -= sys.getsizeof(self._data.popitem(last=False)[1][1])
 
     def delete(self, key: str) -> None:
-        self._data.pop(key, None)
+        if (entry := self._data.pop(key, None)) is not None:
+            self.size -= sys.getsizeof(entry[1])
 
 
 def check_ttl(ttl: float) -> None:
