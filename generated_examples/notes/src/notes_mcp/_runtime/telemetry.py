@@ -26,7 +26,7 @@ TASK_METHODS = frozenset(
 )
 NAMED = ("tools/call", "prompts/get")  # the methods whose params name a tool or prompt
 TOOL_RESULTS = ("tools/call", "tasks/result")  # answered with a CallToolResult
-TRACE_KEYS = ("traceparent", "tracestate", "baggage")  # params._meta's (SEP-414)
+TRACE_KEYS = frozenset(("traceparent", "tracestate", "baggage"))  # params._meta's (SEP-414)
 URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
 REQUEST_CANCELLED = -32800  # LSP's RequestCancelled: the SDK's answer to a cancelled request
 
@@ -315,7 +315,8 @@ def install(server: Any) -> None:
 
     async def when_traced(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         meta = ctx.meta  # a trace key that is not text ("baggage": [5]) made extract raise
-        if meta and any(not isinstance(meta.get(key, ""), str) for key in TRACE_KEYS):
+        traced = meta and not TRACE_KEYS.isdisjoint(meta)  # (one C call when none is there)
+        if traced and any(not isinstance(meta.get(key, ""), str) for key in TRACE_KEYS):
             ctx.meta = {k: v for k, v in meta.items() if k not in TRACE_KEYS or isinstance(v, str)}
         unset = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
         if unset and extract_trace_context(ctx.meta) is None:
