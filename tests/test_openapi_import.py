@@ -31,6 +31,7 @@ from mcpgen.openapi import (
 )
 from mcpgen.openapi import importer as importer_module
 from mcpgen.openapi.inputs import FILE_NOTE
+from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.problems import Level, Problem
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openapi"
@@ -1636,3 +1637,26 @@ def test_read_only_under_a_property_named_as_a_data_keyword_is_not_sent(name: st
     _, op = by_name(inline(doc30({"/x": {"post": operation}})))["make"]
     assert op.body is not None
     assert op.body.read_only == {"properties": {name: {"drop": ["id"]}}}
+
+
+def test_references_resolved_and_answers_converted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reference is resolved once however many places name it, and an operation converts
+    its answer schema once (its writeOnly plan and its output schema share the conversion)."""
+    resolved: list[tuple[int, str]] = []
+    converted: list[tuple[int, Any]] = []
+    parse_ref, convert = sources.Sources._parse_ref, SchemaConverter.convert
+
+    def resolving(self: sources.Sources, src: int, ref: str) -> Any:
+        resolved.append((src, ref))
+        return parse_ref(self, src, ref)
+
+    def converting(self: SchemaConverter, src: int, path: Any, node: Any) -> Any:
+        converted.append((src, path))
+        return convert(self, src, path, node)
+
+    monkeypatch.setattr(sources.Sources, "_parse_ref", resolving)
+    monkeypatch.setattr(SchemaConverter, "convert", converting)
+    assert len(fixture("petstore.yaml").tools) > 5
+    assert len(resolved) == len(set(resolved)) > 5
+    answers = [c for c in converted if "responses" in c[1]]
+    assert len(answers) == len(set(answers)) > 5

@@ -296,13 +296,15 @@ class InputImport(ImportBase):
         found_all += [(c, *f) for c in others if (f := self.response_schema(cand, c, responses[c]))]
         plans = self.converter.plans["writeOnly"]
         write_only: dict[str, Json] = {}  # each JSON or XML answer's plan, by status
+        converted: dict[Any, tuple[Json, set[str]]] = {}  # each schema converted here, by place
         whole: list[str] = []  # success codes whose whole answer is writeOnly
         for code, src_n, path_n, media_n, node in found_all:
             if node is None or category(media_n or "") not in ("application/json", "text/plain"):
                 continue  # (text: XML, whose elements are the properties)
             plan = self.answer_plans.get((src_n, path_n))  # (an error schema shared: once)
             if plan is None:
-                schema_n = self.converter.convert(src_n, path_n, node)[0]
+                converted[src_n, path_n] = self.converter.convert(src_n, path_n, node)
+                schema_n = converted[src_n, path_n][0]
                 gone = self.converter.marked_read_only(schema_n, "writeOnly")
                 plan = self.answer_plans[src_n, path_n] = (
                     {"gone": True} if gone else plans.plan(schema_n)
@@ -315,7 +317,7 @@ class InputImport(ImportBase):
         _, src, path, media, schema_node = found_all[0]
         if media is None or schema_node is None or category(media) != "application/json":
             return None, media, False, write_only
-        schema, deps = self.converter.convert(src, path, schema_node)
+        schema, deps = converted.get((src, path)) or self.converter.convert(src, path, schema_node)
         if empty or whole:  # a client refuses a result without structured content
             code, what = (empty[0], "has no content") if empty else (whole[0], "is writeOnly")
             why = f"response {code} {what}: the tool advertises no output schema"

@@ -57,6 +57,7 @@ class Sources:
         self.items: list[Source] = [first]
         self.by_path: dict[Path, Source | _Failure] = {main_path: first}
         self.quiet = False  # while scanning: problems are reported where references are used
+        self._targets: dict[tuple[int, str], Key | _Failure] = {}  # each reference's, once
 
     # -- problems ------------------------------------------------------------------------
     def report(self, level: Level, src: int, path: Sequence[str | int], message: str) -> None:
@@ -81,7 +82,9 @@ class Sources:
         if not isinstance(ref, str):
             self.error(src, where, "$ref must be a string")
             return None
-        cached = self._parse_ref(src, ref)
+        if (src, ref) not in self._targets:
+            self._targets[src, ref] = self._parse_ref(src, ref)
+        cached = self._targets[src, ref]
         if isinstance(cached, _Failure):
             self.error(src, where, cached.message)
             if not self.quiet:
