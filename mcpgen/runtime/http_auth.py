@@ -162,6 +162,8 @@ class VerifyingMiddleware(AuthMiddleware):
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
         receive = self.metered(scope, receive, "id:" + identity.key)
+        if scope["type"] == "websocket":  # (checked again while it lasts: ``websocket``)
+            scope["mcpgen.recheck"] = functools.partial(self.auth.verify, credential or "")
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
             body, receive = await _read_body(receive, self.settings.max_body_size)

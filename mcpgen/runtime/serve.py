@@ -1,7 +1,7 @@
 """Running the HTTP app with uvicorn. On SIGTERM or SIGINT the server stops accepting
 connections and gives the requests in flight ``shutdown_timeout`` seconds to finish; SSE
-streams are only closed once they have (sse-starlette would end every one at the first
-signal). Slow clients are cut off (``h11guard``)."""
+streams and WebSockets are only closed once they have (sse-starlette and uvicorn would end
+every one at the first signal). Slow clients are cut off (``h11guard``)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,12 @@ class DrainingServer(uvicorn.Server):
             await INFLIGHT.wait_idle(0.3)
             AppStatus.should_exit = True
 
+        ws = self.config.ws_protocol_class
+        if ws and any(isinstance(c, ws) for c in self.server_state.connections):
+            # (uvicorn closes a WebSocket at once: 1012, its calls in flight unanswered)
+            for server in self.servers:
+                server.close()  # (no new connection meanwhile)
+            await release()
         async with anyio.create_task_group() as tg:
             tg.start_soon(release)
             await super().shutdown(sockets)

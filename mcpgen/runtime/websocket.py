@@ -37,6 +37,7 @@ PATH = "/ws"
 MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 POLICY_VIOLATION = 1008
 UNSUPPORTED_DATA = 1003
+RECHECK_KEY = "mcpgen.recheck"  # verifies the handshake's credential again (``http_auth``)
 
 
 def metered(scope: Scope, receive: Receive, limiter: Any, key: str) -> Receive:
@@ -69,8 +70,7 @@ def websocket_route(server: GeneratedServer) -> Any:
     return WebSocketRoute(PATH, endpoint)
 
 
-def _expiry(websocket: WebSocket) -> float | None:
-    identity = websocket.scope.get(IDENTITY_KEY)
+def _expiry(identity: Any) -> float | None:
     if isinstance(identity, Identity) and identity.expires_at is not None:
         return float(identity.expires_at)
     return None
@@ -87,7 +87,12 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     metadata = ServerMessageMetadata(request_context=websocket)
-    expires = _expiry(websocket)
+    identity = websocket.scope.get(IDENTITY_KEY)
+    expires = _expiry(identity)
+    # an introspected token (perhaps revoked since) is checked again as often as over HTTP
+    recheck = (
+        websocket.scope.get(RECHECK_KEY) if identity and identity.claims.get("active") else None
+    )
     closing: list[tuple[int, str]] = []  # (close code, reason) when the server ends it
 
     async def reader() -> None:
@@ -129,15 +134,28 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
                     return
 
     async def expire() -> None:
-        assert expires is not None
-        await anyio.sleep(max(0.0, expires - time.time()))
+        nonlocal expires
+        while True:
+            again = None
+            if recheck is not None:
+                from .introspection import CACHE_SECONDS  # (carried with OAuth)
+
+                again = time.time() + CACHE_SECONDS
+            due = min(t for t in (expires, again) if t is not None)
+            await anyio.sleep(max(0.0, due - time.time()))
+            if recheck is None or due != again:
+                break
+            try:
+                expires = _expiry(await recheck())
+            except Exception:  # refused (revoked) or no answer: as an expired token
+                break
         closing.append((POLICY_VIOLATION, "token expired"))
         read_writer.close()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer)
-        if expires is not None:
+        if expires is not None or recheck is not None:
             tg.start_soon(expire)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()

@@ -6,11 +6,13 @@ endpoint fails). The endpoints run under uvicorn in a thread; the MCP app in thi
 from __future__ import annotations
 
 import base64
+import json
 import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 import rtkit
 from authserver import serve
@@ -340,3 +342,34 @@ def test_introspection_credentials_come_in_pairs(url: str) -> None:
     with pytest.raises(ConfigError, match="INTROSPECTION_CLIENT_SECRET"):
         rtkit.app(transport="http", environ_=environ, jwks_file=None,
                   introspection_url=url + "/introspect")  # fmt: skip
+
+
+async def test_a_websocket_of_a_revoked_opaque_token_is_closed(
+    endpoints: Endpoints, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An introspected token is checked again while its WebSocket is open, as often as HTTP
+    would ask (the cache's time, 1 s here): once revoked, the socket is closed (1008), not
+    served until the token's ``exp`` (10 minutes; never without one)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from mcpgen.runtime import introspection
+
+    monkeypatch.setattr(introspection, "CACHE_SECONDS", 1)
+    introspected(endpoints)
+    environ = {"FIXTURE_INTROSPECTION_CLIENT_ID": CLIENT_ID,
+               "FIXTURE_INTROSPECTION_CLIENT_SECRET": CLIENT_SECRET}  # fmt: skip
+    app = rtkit.app(transport="websocket", environ_=environ, jwks_file=None,
+                    introspection_url=url + "/introspect")  # fmt: skip
+    with serve(app) as base:
+        ws_url = "ws" + base.removeprefix("http") + "/ws"
+        async with connect(ws_url, additional_headers=rtkit.bearer("reader")) as websocket:
+            await anyio.sleep(2.5)  # checked again twice, still active: still open
+            await websocket.send(json.dumps(INITIALIZE))
+            assert json.loads(await websocket.recv())["id"] == INITIALIZE["id"]
+            endpoints.tokens["reader"] = {"active": False}  # revoked
+            with pytest.raises(ConnectionClosed) as closed:
+                with anyio.fail_after(5):
+                    await websocket.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008, closed.value
+    assert endpoints.asked["reader"] >= 3

@@ -5,6 +5,10 @@ HTTP status uvicorn's denial responses carry."""
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import time
 from collections.abc import Iterator
 
 import anyio
@@ -12,7 +16,9 @@ import pytest
 import rtkit
 from authserver import serve
 from mcp.client import Client
-from rtconnect import MODES, Mode
+from rtconnect import MODES, Mode, process_env, rtserve
+from rtstdio import INITIALIZE, INITIALIZED, call
+from support import wait_for_port
 
 from mcpgen.runtime.websocket import websocket_client
 
@@ -152,3 +158,41 @@ async def test_a_request_before_initialize_is_told_to_initialize(ws_url: str) ->
             answer = json.loads(await websocket.recv())
     assert answer["id"] == 7 and answer["error"]["code"] == -32600, answer
     assert "send initialize first" in answer["error"]["message"], answer
+
+
+@pytest.mark.parametrize(("seconds", "answer"), [(1, "slept 1 s"), (30, "shut down")])
+def test_sigterm_answers_the_call_in_flight_before_closing(seconds: int, answer: str) -> None:
+    """SIGTERM with a call in flight on a WebSocket: the call finishes (or, past the shutdown
+    timeout of 3 s, ends with an error saying why) and is answered before the close (1012),
+    as over HTTP; uvicorn closed every WebSocket at once, the call unanswered."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    flags = ["--transport", "websocket", "--port", str(port), "--shutdown-timeout", "3"]
+    env = process_env(rtkit.make_spec())
+    server = subprocess.Popen(rtserve(*flags), env=env, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port, server)
+        headers = rtkit.bearer(rtkit.token([rtkit.READ]))
+        with connect(f"ws://127.0.0.1:{port}/ws", additional_headers=headers) as websocket:
+            websocket.send(json.dumps(INITIALIZE))
+            websocket.recv(10)
+            websocket.send(json.dumps(INITIALIZED))
+            websocket.send(json.dumps(call(1, "slow", {"seconds": seconds})))
+            time.sleep(0.5)  # (the call is running)
+            started = time.monotonic()
+            server.send_signal(signal.SIGTERM)
+            answered = json.loads(websocket.recv(10))
+            with pytest.raises(ConnectionClosed) as closed:
+                websocket.recv(10)
+        assert answered["id"] == 1 and answer in json.dumps(answered), answered
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012
+        assert time.monotonic() - started < 3.5
+        _, errors = server.communicate(timeout=10)
+        assert b"Traceback" not in errors, errors.decode()[-2000:]
+    finally:
+        server.kill()
+        server.wait()
