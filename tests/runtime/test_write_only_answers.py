@@ -227,7 +227,8 @@ async def test_the_shapes_advertised_leave_it_out() -> None:
     """The answer never has it, so no shape of an answer shows it: tools/list's
     ``outputSchema`` (compact and full), the code-mode docs of the result, the typed
     client's output model. They listed ``password`` and ``pin`` (a nested ``user`` too, its
-    definition shared with the body, whose input still has both)."""
+    definition shared with the body, whose input still has both); a ``pin`` required through
+    a ``$ref`` to a ``writeOnly`` definition failed the output schema once left out."""
     from mcp.client import Client
 
     from mcpgen.load import load_text
@@ -239,7 +240,12 @@ async def test_the_shapes_advertised_leave_it_out() -> None:
     from mcpgen.runtime.server import Handlers, build_server
 
     nested = {"type": "object", "properties": {"user": REF, "me": REF}, "required": ["user"]}
-    for schema, seen in [(REF, ECHO), (nested, {"user": ECHO, "me": ECHO})]:
+    pinned = {
+        "type": "object",
+        "required": ["pin"],
+        "properties": {"pin": USER["properties"]["pin"]},
+    }
+    for schema, seen in [(REF, ECHO), (nested, {"user": ECHO, "me": ECHO}), (pinned, ECHO)]:
         with recorder() as rec:
             data = document(schema)
             data["servers"] = [{"url": rec.url}]
