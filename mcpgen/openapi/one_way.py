@@ -178,7 +178,7 @@ def decide(
 def leave_out(converter: SchemaConverter, schema: dict[str, Json], keyword: str) -> Json:
     """A copy of ``schema`` without the properties marked ``keyword`` (``read_only``): what
     an answer has once its ``writeOnly`` ones are left out, advertised. A definition that
-    changes (or refers to one that does) is a new one, ``<name>_answer<hash>``: the body's
+    changes (or refers to one that does) is a new one, ``<name>Answer``: the body's
     keeps them, and the manifest shares definitions by name."""
 
     def visit(node: Json, given: frozenset[str] = frozenset()) -> Json:
@@ -199,7 +199,7 @@ def leave_out(converter: SchemaConverter, schema: dict[str, Json], keyword: str)
         new.update({n: n for n in grown})  # refers to a definition that changes
     for name in new:
         src, path = converter.origin[name]
-        new[name] = converter.naming.name_of((src, (*path, "answer")))
+        new[name] = converter.naming.name_of((src, (*path, "answer")), f"{name}Answer")
     for name, renamed in new.items():
         converter.defs.setdefault(renamed, visit(defs[name]))
         converter.deps.setdefault(renamed, frozenset(new.get(d, d) for d in converter.deps[name]))
