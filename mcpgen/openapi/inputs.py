@@ -332,7 +332,7 @@ class InputImport(ImportBase):
                 deps = set(self.converter.deps.get(name, ()))
         self.converter.add_defs(output, deps)
         if self.answer_plans[src, path]:  # an answer leaves them out (``answers.result``)
-            output = leave_out(self.converter, output, "writeOnly")
+            output = leave_out(self.converter, output, self.answer_plans[src, path])
         return output, media, wrapped, write_only
 
     def response_schema(
