@@ -15,7 +15,7 @@ from mcpgen.load import JsonPath
 from mcpgen.openapi import swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml, text_of
 from mcpgen.openapi.naming import TEMPLATE
-from mcpgen.openapi.one_way import unrequire
+from mcpgen.openapi.one_way import leave_out, unrequire
 from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.runtime.wire import RESERVED_HEADERS
@@ -333,6 +333,8 @@ class InputImport(ImportBase):
             if name is not None:
                 deps = set(self.converter.deps.get(name, ()))
         self.converter.add_defs(output, deps)
+        if self.answer_plans[src, path]:  # an answer leaves them out (``answers.result``)
+            output = leave_out(self.converter, output, self.answer_plans[src, path])
         return output, media, wrapped, write_only
 
     def response_schema(

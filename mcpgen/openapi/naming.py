@@ -67,12 +67,13 @@ class DefNames:
         for key in sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, pointer(k[1]))):
             self._assign(key, self._candidate(key))
 
-    def name_of(self, key: Key) -> str:
-        """The name of the schema at ``key``, given now if it has none."""
+    def name_of(self, key: Key, wanted: str = "") -> str:
+        """The name of the schema at ``key``, given now if it has none (``wanted`` if free)."""
         name = self.names.get(key)
         if name is None:
             # not named up front: a hash of where it is keeps the name order-independent
-            name = self._assign(key, f"{self._candidate(key)}{short_hash(self._identity(key))}")
+            candidate = wanted or f"{self._candidate(key)}{short_hash(self._identity(key))}"
+            name = self._assign(key, candidate)
         return name
 
     def _candidate(self, key: Key) -> str:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS
+from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
@@ -173,3 +173,38 @@ def decide(
             if not value[key] and any(all(says(m) for m in g) for g in whole):
                 value[key] = changed = True
     known.update({key: (node, value[key]) for key, (node, _) in nodes.items()})
+
+
+def leave_out(converter: SchemaConverter, schema: dict[str, Json], plan: dict[str, Json]) -> Json:
+    """A copy of ``schema`` without the properties ``plan`` (``plans.Plans.plan``: those
+    marked ``writeOnly``) leaves out of a value, advertised. A definition that changes (of
+    ``plan["$defs"]``), or refers to one that does, is a new one, ``<name>Answer``: the
+    body's keeps them, and the manifest shares definitions by name."""
+
+    def visit(node: Json, given: frozenset[str] = frozenset()) -> Json:
+        if not isinstance(node, dict):
+            return node
+        only = {*given, *converter.read_only(node, ("writeOnly",))}  # (an allOf's: its members')
+        out = children(
+            node, lambda sub, key: visit(sub, frozenset(only) if key == "allOf" else frozenset())
+        )
+        if isinstance(out.get("properties"), dict):
+            out["properties"] = {k: v for k, v in out["properties"].items() if k not in only}
+        ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
+        return unrequire(out, only) | ({"$ref": def_ref(new[ref])} if ref in new else {})
+
+    defs, new = schema.get("$defs", {}), dict[str, str]()
+    new.update({n: n for n in plan.get("$defs", ()) if n in defs and visit(defs[n]) != defs[n]})
+    while grown := {n for n in defs if n not in new and converter.deps[n] & set(new)}:
+        new.update({n: n for n in grown})  # refers to a definition that changes
+    for name in new:
+        src, path = converter.origin[name]
+        new[name] = converter.naming.name_of((src, (*path, "answer")), f"{name}Answer")
+    for name, renamed in new.items():
+        if renamed not in converter.defs:  # (another answer's already)
+            converter.defs[renamed] = visit(defs[name])
+            converter.deps[renamed] = frozenset(new.get(d, d) for d in converter.deps[name])
+            converter.origin[renamed] = converter.origin[name]
+    out = visit({k: v for k, v in schema.items() if k != "$defs"})
+    kept = {new.get(n, n): converter.defs[new.get(n, n)] for n in defs}
+    return out | ({"$defs": dict(sorted(kept.items()))} if kept else {})

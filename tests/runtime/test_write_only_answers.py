@@ -221,3 +221,47 @@ async def test_an_answer_wholly_write_only_answers_nothing(schema: Any) -> None:
         result = await upstream(rec.url).call(operations(data)["send"], ECHO)
     assert not result.is_error
     assert result.content == [] and result.structured_content is None
+
+
+async def test_the_shapes_advertised_leave_it_out() -> None:
+    """The answer never has it, so no shape of an answer shows it: tools/list's
+    ``outputSchema`` (compact and full), the code-mode docs of the result, the typed
+    client's output model. They listed ``password`` and ``pin`` (a nested ``user`` too, its
+    definition shared with the body, whose input still has both); a ``pin`` required through
+    a ``$ref`` to a ``writeOnly`` definition failed the output schema once left out."""
+    from mcp.client import Client
+
+    from mcpgen.load import load_text
+    from mcpgen.pipeline import load_document
+    from mcpgen.render.models import model_schemas
+    from mcpgen.render.spec import spec_json
+    from mcpgen.runtime.code_docs import detail
+    from mcpgen.runtime.operation_docs import docs_from_spec
+    from mcpgen.runtime.server import Handlers, build_server
+
+    nested = {"type": "object", "properties": {"user": REF, "me": REF}, "required": ["user"]}
+    pinned = {
+        "type": "object",
+        "required": ["pin"],
+        "properties": {"pin": USER["properties"]["pin"]},
+    }
+    for schema, seen in [(REF, ECHO), (nested, {"user": ECHO, "me": ECHO}), (pinned, ECHO)]:
+        with recorder() as rec:
+            data = document(schema)
+            data["servers"] = [{"url": rec.url}]
+            doc = load_text(json.dumps(data), "api.json", Path("."), json_first=True)
+            manifest = load_document(doc).manifest
+            assert manifest is not None
+            spec = json.loads(spec_json(manifest))
+            rec.answer(200, "application/json", json.dumps(seen).encode())
+            async with Client(build_server(spec, Handlers())) as client:
+                (listed,) = (await client.list_tools()).tools
+                result = await client.call_tool("send", {"name": "ann", "password": "p"})
+        assert not result.is_error, result.content
+        (doc_,) = docs_from_spec(spec)
+        model = model_schemas(manifest)[manifest.tools[0].output_model or ""]
+        shapes = [listed.output_schema, doc_.output_schema, model]
+        for shape in [*shapes, detail(doc_).split("->")[1].splitlines()[0]]:
+            text = json.dumps(shape)
+            assert "password" not in text and "pin" not in text, text
+        assert "password" in json.dumps(listed.input_schema)
