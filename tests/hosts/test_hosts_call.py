@@ -80,6 +80,8 @@ def test_json_flag_prints_the_whole_result(project: Path) -> None:
         (["nope"], "no tool 'nope' (tools: add, convert_units, divide"),
         (["add", "numbers"], "expected key=value"),
         (["add", "--args", '{"numbers": [1e999, 2]}'], "--args: 1e999 is not a finite number"),
+        (["add", "--args", '{"n": %s}' % ("[" * 5000 + "]" * 5000)], "nest deeper than 128"),
+        (["add", "n=" + "[" * 200 + "]" * 200], "the arguments nest deeper than 128 levels"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(project: Path, args: list[str], message: str) -> None:
