@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from mcpgen.load.json_text import too_deep
-from mcpgen.load.limits import MAX_DEPTH
+from mcpgen.load import MAX_DEPTH, json_text
 
 from .install import render
 from .project import ProjectError, describe, launcher
@@ -116,7 +115,6 @@ def parse_arguments(
     it parses as JSON, else a string; a property the input schema types as string alone
     keeps the text as written (``zip=02134`` stays "02134")."""
     arguments: dict[str, Json] = {}
-    deep = ProjectError(f"the arguments nest deeper than {MAX_DEPTH} levels (mcpgen's limit)")
     try:
         if args_json is not None:
             try:
@@ -138,11 +136,11 @@ def parse_arguments(
             if not (isinstance(prop, dict) and prop.get("type") in ("string", ["string"])):
                 with contextlib.suppress(ValueError):
                     arguments[key] = json.loads(raw, parse_float=finite, parse_constant=finite)
+        if not json_text.too_deep(arguments, MAX_DEPTH):
+            return arguments
     except RecursionError:  # deeper than json itself goes
-        raise deep from None
-    if too_deep(arguments, MAX_DEPTH):
-        raise deep
-    return arguments
+        pass
+    raise ProjectError(f"the arguments nest deeper than {MAX_DEPTH} levels (mcpgen's limit)")
 
 
 @asynccontextmanager
