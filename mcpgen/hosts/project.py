@@ -212,13 +212,18 @@ def script_in(bindir: Path, script: str) -> Path | None:
 
 
 def _import_error(
-    python: str, module: str, env: dict[str, str], home: Path | None = None
+    python: str, module: str, env: dict[str, str], home: Path | None = None, find: bool = False
 ) -> str | None:
     """None when ``python`` imports ``module`` (with ``env`` over this environment; from
-    under ``home`` when given), else the last line of its error or where it imported it."""
+    under ``home`` when given), else the last line of its error or where it imported it;
+    ``find``: where it would import it from, without running the package (a second)."""
+    code = f"import {module}; print({module}.__file__)"
+    if find:
+        code = f"import importlib.util as u, sys; s = u.find_spec({module!r}); "
+        code += f'print(s.origin) if s else sys.exit("No module named {module!r}")'
     try:
         done = subprocess.run(
-            [python, "-c", f"import {module}; print({module}.__file__)"],
+            [python, "-c", code],
             env={**os.environ, **env},
             capture_output=True,
             text=True,
@@ -246,7 +251,8 @@ def _not_ours(project: Project, script: str, own: bool) -> str | None:
     words = first[2:].decode(errors="replace").split() if first.startswith(b"#!") else []
     if not words:
         return "no #! line names its interpreter" if own else None
-    why = _import_error(words[0], project.package, {}, project.root / "src" / project.package)
+    home = project.root / "src" / project.package
+    why = _import_error(words[0], project.package, {}, home, find=True)
     elsewhere = why is not None and why.startswith("it imports") and "-packages" not in why
     return why if own or elsewhere else None
 
