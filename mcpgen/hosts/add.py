@@ -106,10 +106,12 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     rest = rest.strip()
     if rest in ("[]", "null", "~"):
         lines[header] = f"{section}:" + (f"  #{comment}" if comment else "") + "\n"
-    elif rest:
+    elif rest:  # an anchor, tag or alias: other entries may share or type the list
+        mark = rest.split()[0] if rest[0] in "&!*" else ""
+        what = f"carries {mark!r} (an anchor, tag or alias)" if mark else "is written in flow style"
         raise ProjectError(
-            f"'{section}:' is written in flow style ({rest[:30]}...); write it as a block "
-            "list (one '- ' item a line) and try again"
+            f"'{section}:' {what} ({rest[:30]}...); add appends only to a "
+            "plain block list (one '- ' item a line): write it as one, or add the entry by hand"
         )
     keys = (i for i in range(header + 1, len(lines)) if re.match(r"[^\s#-]", lines[i]))
     end = next(keys, len(lines))  # the next top-level key

@@ -208,10 +208,10 @@ def _kept(path: Path, root: Path, skipped: list[str]) -> bool:
     return False
 
 
-def _project_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
-    """What the server needs from the project: the files under ``src/`` (``_kept``),
-    pyproject.toml (the dependencies; for uv told not to build the project itself), README
-    and licence."""
+def _project_files(project: Project, skipped: list[str], outputs: set[Path]) -> dict[str, bytes]:
+    """What the server needs from the project: the files under ``src/`` (``_kept``; never
+    this run's ``outputs``), pyproject.toml (the dependencies; for uv told not to build the
+    project itself), README and licence."""
     root = project.root
     src = root / "src"
     if not _inside(src, root):
@@ -221,7 +221,7 @@ def _project_files(project: Project, skipped: list[str]) -> dict[str, bytes]:
         base = Path(folder)
         dirs[:] = [d for d in sorted(dirs) if d not in SKIP_DIRS and _kept(base / d, root, skipped)]
         for path in (base / name for name in sorted(names) if not name.endswith(".pyc")):
-            if _kept(path, root, skipped) and path.is_file():
+            if path.resolve() not in outputs and _kept(path, root, skipped) and path.is_file():
                 files[path.relative_to(root).as_posix()] = path.read_bytes()
     pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
     if not re.search(r"^\[tool\.uv\]", pyproject, re.MULTILINE):
@@ -284,7 +284,11 @@ def _ours(path: Path) -> bool:
 
 
 def build_bundle(
-    project: Project, output: Path, runtime: str = "uv", python: str | None = None
+    project: Project,
+    output: Path,
+    runtime: str = "uv",
+    python: str | None = None,
+    registry: Path | None = None,
 ) -> Built:
     require_stdio(project)  # a bundle's host starts it over stdio
     if output.exists() and not _ours(output):
@@ -294,7 +298,7 @@ def build_bundle(
         )
     data = manifest(project, runtime)
     skipped: list[str] = []
-    files = _project_files(project, skipped)
+    files = _project_files(project, skipped, {p.resolve() for p in (output, registry) if p})
     files["server/main.py"] = MAIN.format(name=project.name, package=project.package).encode()
     if runtime == "python":
         files.update(_vendor(project, python or sys.executable))

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from mcpgen.load import MAX_DEPTH, json_text
+
 from .install import render
 from .project import ProjectError, describe, launcher
 
@@ -113,27 +115,32 @@ def parse_arguments(
     it parses as JSON, else a string; a property the input schema types as string alone
     keeps the text as written (``zip=02134`` stays "02134")."""
     arguments: dict[str, Json] = {}
-    if args_json is not None:
-        try:
-            loaded = json.loads(args_json, parse_float=finite, parse_constant=finite)
-        except NotFinite as exc:  # (sent, it would arrive as null)
-            raise ProjectError(f"--args: {exc} is not a finite number") from exc
-        except ValueError as exc:
-            raise ProjectError(f"--args is not JSON: {exc}") from exc
-        if not isinstance(loaded, dict):
-            raise ProjectError("--args must be a JSON object")
-        arguments.update(loaded)
-    properties = (schema or {}).get("properties") or {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ProjectError(f"argument {pair!r}: expected key=value")
-        prop = properties.get(key)
-        arguments[key] = raw
-        if not (isinstance(prop, dict) and prop.get("type") in ("string", ["string"])):
-            with contextlib.suppress(ValueError):
-                arguments[key] = json.loads(raw, parse_float=finite, parse_constant=finite)
-    return arguments
+    try:
+        if args_json is not None:
+            try:
+                loaded = json.loads(args_json, parse_float=finite, parse_constant=finite)
+            except NotFinite as exc:  # (sent, it would arrive as null)
+                raise ProjectError(f"--args: {exc} is not a finite number") from exc
+            except ValueError as exc:
+                raise ProjectError(f"--args is not JSON: {exc}") from exc
+            if not isinstance(loaded, dict):
+                raise ProjectError("--args must be a JSON object")
+            arguments.update(loaded)
+        properties = (schema or {}).get("properties") or {}
+        for pair in pairs:
+            key, sep, raw = pair.partition("=")
+            if not sep or not key:
+                raise ProjectError(f"argument {pair!r}: expected key=value")
+            prop = properties.get(key)
+            arguments[key] = raw
+            if not (isinstance(prop, dict) and prop.get("type") in ("string", ["string"])):
+                with contextlib.suppress(ValueError):
+                    arguments[key] = json.loads(raw, parse_float=finite, parse_constant=finite)
+        if not json_text.too_deep(arguments, MAX_DEPTH):
+            return arguments
+    except RecursionError:  # deeper than json itself goes
+        pass
+    raise ProjectError(f"the arguments nest deeper than {MAX_DEPTH} levels (mcpgen's limit)")
 
 
 @asynccontextmanager

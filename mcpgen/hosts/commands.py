@@ -240,7 +240,7 @@ def bundle(
         check_replaceable(registry_path, proj)
         make_server_json(proj, registry_name, mcpb_url, "0" * 64, repository)
         registry_path.parent.mkdir(parents=True, exist_ok=True)
-        built = build_bundle(proj, target, runtime, str(python) if python else None)
+        built = build_bundle(proj, target, runtime, str(python) if python else None, registry_path)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
         registry_path.write_text(inst.render(document), "utf-8")
     except ProjectError as exc:

@@ -328,14 +328,19 @@ def write_atomic(path: Path, text: str, backup: bool = False) -> Path | None:
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start : exc.end]
         raise ProjectError(f"{path}: {bad!r} is not UTF-8 text (file left untouched)") from None
-    saved = _backup(path) if backup and path.exists() else None
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    saved, temp = None, ""
     try:
+        saved = _backup(path) if backup and path.exists() else None
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.chmod(temp, mode)
         os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if temp:
+            Path(temp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # a link to a folder gone, a read-only folder, a full disk
+            where = Path(exc.filename).parent if exc.filename else target.parent
+            raise ProjectError(f"{path}: cannot write in {where}: {exc.strerror}") from None
         raise
     return saved

@@ -212,13 +212,18 @@ def script_in(bindir: Path, script: str) -> Path | None:
 
 
 def _import_error(
-    python: str, module: str, env: dict[str, str], home: Path | None = None
+    python: str, module: str, env: dict[str, str], home: Path | None = None, find: bool = False
 ) -> str | None:
     """None when ``python`` imports ``module`` (with ``env`` over this environment; from
-    under ``home`` when given), else the last line of its error or where it imported it."""
+    under ``home`` when given), else the last line of its error or where it imported it;
+    ``find``: where it would import it from, without running the package (a second)."""
+    code = f"import {module}; print({module}.__file__)"
+    if find:
+        code = f"import importlib.util as u, sys; s = u.find_spec({module!r}); "
+        code += f'print(s.origin) if s else sys.exit("No module named {module!r}")'
     try:
         done = subprocess.run(
-            [python, "-c", f"import {module}; print({module}.__file__)"],
+            [python, "-c", code],
             env={**os.environ, **env},
             capture_output=True,
             text=True,
@@ -246,7 +251,8 @@ def _not_ours(project: Project, script: str, own: bool) -> str | None:
     words = first[2:].decode(errors="replace").split() if first.startswith(b"#!") else []
     if not words:
         return "no #! line names its interpreter" if own else None
-    why = _import_error(words[0], project.package, {}, project.root / "src" / project.package)
+    home = project.root / "src" / project.package
+    why = _import_error(words[0], project.package, {}, home, find=True)
     elsewhere = why is not None and why.startswith("it imports") and "-packages" not in why
     return why if own or elsewhere else None
 
@@ -274,9 +280,10 @@ def launcher(
     console script, else ``python -m package`` when it is installed there, else the source
     folder on PYTHONPATH), the project's own ``.venv``, the script on PATH, ``uvx --from``.
     ``kind`` (one of ``KINDS``) forces one of them; ``ProjectError`` when it cannot be used.
-    ``own`` (``call``, ``list``, ``dev``): the PATH script only when it runs this folder's
-    source (a skipped one is named on stderr), and without uvx the interpreter ``own`` runs
-    the source folder (a package of the same name installed may be another project's).
+    ``own`` (``call``, ``list``, ``dev``): ``python`` defaults to the ``.venv``'s, and a
+    script or installed package only when it runs this folder's source (else the source
+    runs: an install may be another project's or a stale copy; a skipped script is named on
+    stderr), and without uvx the interpreter ``own`` runs the source folder.
     The server is told to speak stdio whatever its default unless ``stdio`` is false (a
     ``ProjectError`` when it offers no stdio)."""
     if stdio:
@@ -284,25 +291,25 @@ def launcher(
         chosen = launcher(project, python, kind, False, own)
         return replace(chosen, args=[*chosen.args, *STDIO])
     tried: list[str] = []
-    why: str | None = None
-    if python is None and kind in ("python", "source"):  # they run an interpreter: the venv's
+    if python is None and (own is not None or kind in ("python", "source")):  # the venv's
         bindir = venv_bin(project.root / ".venv")
         python = script_in(bindir, "python")
-        if python is None:
+        if python is None and own is None:
             raise ProjectError(
                 f"--launcher {kind} runs an interpreter: give it with --python FILE (the "
                 f"project has no {bindir / 'python'})"
             )
     if python is not None:
-        found = _from_python(project, Path(python), kind)
+        found = _from_python(project, Path(python), kind, own is not None)
         if isinstance(found, Launcher):
             return found
         tried.append(f"{python} cannot run {project.package} ({found})")
     if kind in (None, "venv"):
         script = script_in(venv_bin(project.root / ".venv"), project.script)
-        if script is not None:
+        why = _not_ours(project, str(script), True) if script and own else None
+        if script is not None and not why:
             return Launcher(str(script), kind="venv", note=f"the project's venv script {script}")
-        tried.append(f"no {project.root / '.venv'} script {project.script}")
+        tried.append(f"{script} skipped: {why}" if why else f"no .venv script {project.script}")
     if kind in (None, "path"):
         on_path = shutil.which(project.script)
         absolute = str(Path(on_path).resolve()) if on_path else ""
@@ -324,9 +331,8 @@ def launcher(
         )
         if own is not None and uvx is None:
             chosen = launcher(project, own, "source", False)
-        if why and own is not None:  # what runs instead (install says it in its note)
-            shown = " ".join([*(f"{k}={v}" for k, v in chosen.env.items()), *chosen.argv])
-            print(f"note: {tried[-1]}; running {shown} instead", file=sys.stderr)
+        if own is not None:  # what runs instead (install says it in its note)
+            _instead([t for t in tried if " skipped: " in t], chosen)
         return chosen
     raise ProjectError(
         f"no {kind} launcher for {project.root}: {'; '.join(tried)}: install the project "
@@ -334,24 +340,35 @@ def launcher(
     )
 
 
-def _from_python(project: Project, python: Path, kind: str | None) -> Launcher | str:
-    """How ``python`` runs the project, or why it cannot."""
+def _instead(skipped: list[str], chosen: Launcher) -> None:
+    """Name the scripts passed over on stderr, and what runs instead, as a shell line."""
+    shown = " ".join([*(f"{k}={v}" for k, v in chosen.env.items()), *chosen.argv])
+    if skipped:
+        print(f"note: {'; '.join(skipped)}; running {shown} instead", file=sys.stderr)
+
+
+def _from_python(project: Project, python: Path, kind: str | None, own: bool) -> Launcher | str:
+    """How ``python`` runs the project, or why it cannot; ``own``: its script and installed
+    package only when they import this folder's source (``_not_ours``)."""
     python = python if python.is_absolute() else Path.cwd() / python
     if not python.exists():
         raise ProjectError(f"{python}: no such interpreter")
     # keep the venv's own path: resolving a venv's python follows it to the base interpreter
-    if kind in (None, "venv"):
-        script = script_in(python.parent, project.script)
-        if script is not None:
+    script, skipped = script_in(python.parent, project.script), None
+    if kind in (None, "venv") and script is not None:
+        skipped = _not_ours(project, str(script), True) if own else None
+        if not skipped:
             return Launcher(str(script), kind="venv", note=f"the venv script {script}")
     why = "not tried"
     src = project.root / "src"
     # installed, else the source
     for option, env in (("python", {}), ("source", {"PYTHONPATH": str(src)})):
         if kind in (None, option):
-            why = _import_error(str(python), project.package, env) or ""
+            why = _import_error(str(python), project.package, env, src if own else None) or ""
             if not why:
                 where = f" from the source folder {src}" if env else ""
                 note = f"{python} -m {project.package}{where}"
-                return Launcher(str(python), ["-m", project.package], env, option, note)
+                chosen = Launcher(str(python), ["-m", project.package], env, option, note)
+                _instead([f"{script} skipped: {skipped}"] if skipped else [], chosen)
+                return chosen
     return why

@@ -19,9 +19,8 @@ EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "pyproject.tom
 MCPB_VERSION = "2.1.2"
 
 SCRIPT = """#!{python}
-# what pip writes for a console script, with the package's source folder on the path
+# what pip writes for a console script
 import sys
-sys.path.insert(0, {src!r})
 from {package}.__main__ import main
 sys.exit(main())
 """
@@ -29,7 +28,8 @@ sys.exit(main())
 
 def copy_example(name: str, dest: Path, venv_script: bool = True) -> Path:
     """generated_examples/NAME copied to ``dest`` (tests stay out of the repository), with
-    ``.venv/bin/<script>`` when ``venv_script``."""
+    ``.venv/bin/<script>`` when ``venv_script``, its ``#!`` a python importing the package
+    from the copy's ``src`` (as ``pip install -e`` leaves it)."""
     target = dest / name
     shutil.copytree(
         EXAMPLES / name, target, ignore=shutil.ignore_patterns("__pycache__", ".mypy_cache")
@@ -38,12 +38,9 @@ def copy_example(name: str, dest: Path, venv_script: bool = True) -> Path:
         from mcpgen.hosts.project import describe
 
         project = describe(target)
-        bindir = target / ".venv" / "bin"
-        bindir.mkdir(parents=True)
-        script = bindir / project.script
-        script.write_text(
-            SCRIPT.format(python=sys.executable, src=str(target / "src"), package=project.package)
-        )
+        python = fake_venv(target / ".venv", src=target / "src")
+        script = python.parent / project.script
+        script.write_text(SCRIPT.format(python=python, package=project.package))
         script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return target
 
@@ -64,13 +61,15 @@ def private_copy(dest: Path, package: str = "calc_copy_mcp", script: str = "calc
     return target
 
 
-def fake_venv(where: Path, scripts: tuple[str, ...] = ()) -> Path:
-    """A venv's python (this interpreter, through a wrapper) with ``scripts`` beside it, as
-    ``pip install`` of another project leaves them: each prints to stderr and exits 3."""
+def fake_venv(where: Path, scripts: tuple[str, ...] = (), src: Path | None = None) -> Path:
+    """A venv's python (this interpreter, through a wrapper; ``src`` after PYTHONPATH, as an
+    editable install's .pth puts it) with ``scripts`` beside it, as ``pip install`` of
+    another project leaves them: each prints to stderr and exits 3."""
     bindir = where / "bin"
     bindir.mkdir(parents=True)
     python = bindir / "python"
-    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    path = f'PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{src}" ' if src else ""
+    python.write_text(f'#!/bin/sh\n{path}exec {shlex.quote(sys.executable)} "$@"\n')
     python.chmod(0o755)
     for name in scripts:
         script = bindir / name

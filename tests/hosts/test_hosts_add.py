@@ -181,3 +181,17 @@ def test_a_manifest_invalid_before_is_not_blamed_on_the_new_entry(tmp_path: Path
     done = mcpgen("add", "tool", "fresh_one", str(manifest))
     assert done.returncode == 2 and "objec" in done.stderr, done.stderr
     assert "does not validate as it is" in done.stderr and "fresh_one" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("tools: &t [a]", "carries '&t' (an anchor, tag or alias)"),
+        ("tools: [a]", "is written in flow style ([a]"),
+    ],
+)
+def test_a_section_add_cannot_append_to_says_why(header: str, said: str, tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(f"mcpgen: 1\nserver: {{name: tiny, version: 0.1.0}}\n{header}\n")
+    done = mcpgen("add", "tool", "first", str(manifest))
+    assert done.returncode == 2 and f"'tools:' {said}" in done.stderr, done.stderr

@@ -340,3 +340,14 @@ def test_a_vendored_python_bundle_runs_on_its_own_libraries(tmp_path: Path) -> N
     argv = [sys.executable, "-S", *argv[1:]]
     names = anyio.run(_tools_over_stdio, argv, tmp_path)
     assert names == ["add", "convert_units", "divide", "random_fact", "weather_current"]
+
+
+def test_a_bundle_and_server_json_written_into_src_are_not_packed_next_time(
+    tmp_path: Path,
+) -> None:
+    project = copy_example("calculator", tmp_path)
+    target = project / "src" / "calc.zip"  # not named .mcpb: its own output all the same
+    for _ in range(2):
+        assert mcpgen("bundle", str(project), "-o", str(target)).returncode == 0
+    with zipfile.ZipFile(target) as zf:
+        assert not {"src/calc.zip", "src/server.json"} & set(zf.namelist())

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostkit import EXAMPLES, copy_example, fake_venv, mcpgen
+from hostkit import EXAMPLES, copy_example, fake_venv, mcpgen, private_copy
 
 from mcpgen.hosts.call import parse_arguments, resolve_source
-from mcpgen.hosts.project import ProjectError
+from mcpgen.hosts.project import ProjectError, describe, launcher
 from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(180)
@@ -80,6 +81,8 @@ def test_json_flag_prints_the_whole_result(project: Path) -> None:
         (["nope"], "no tool 'nope' (tools: add, convert_units, divide"),
         (["add", "numbers"], "expected key=value"),
         (["add", "--args", '{"numbers": [1e999, 2]}'], "--args: 1e999 is not a finite number"),
+        (["add", "--args", '{"n": %s}' % ("[" * 5000 + "]" * 5000)], "nest deeper than 128"),
+        (["add", "n=" + "[" * 200 + "]" * 200], "the arguments nest deeper than 128 levels"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(project: Path, args: list[str], message: str) -> None:
@@ -297,3 +300,25 @@ def test_c1_and_bidi_controls_are_escaped(tmp_path: Path, command: list[str]) ->
         assert data["server"]["name"] == "evil" + hostile + esc
     else:
         assert data["content"][0]["text"] == "two\n\tlines\r" + hostile + esc
+
+
+def test_a_stale_install_in_the_projects_venv_is_not_what_call_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A non-editable install in PROJECT/.venv is a copy: the next build leaves it stale.
+    ``call`` and ``list`` run the source with that venv's interpreter (its dependencies)
+    and say why; ``install`` keeps the script (what the user installed)."""
+    project = describe(private_copy(tmp_path))
+    stale = tmp_path / "site-packages"
+    shutil.copytree(project.root / "src", stale)
+    python = fake_venv(project.root / ".venv", src=stale)
+    script = python.parent / "calc-copy"
+    script.write_text(f"#!{python}\nfrom calc_copy_mcp.__main__ import main\nmain()\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert launcher(project).argv[0] == str(script)
+    run = launcher(project, own=Path(sys.executable))
+    assert run.argv[:3] == [str(python), "-m", "calc_copy_mcp"]
+    assert run.env == {"PYTHONPATH": str(project.root / "src")}
+    said = capsys.readouterr().err
+    assert f"{script} skipped: it imports {stale}/calc_copy_mcp/__init__.py" in said, said

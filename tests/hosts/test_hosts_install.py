@@ -361,3 +361,17 @@ def test_dev_does_not_fall_back_to_a_path_script_of_another_install(
         path.chmod(0o755)
     with pytest.raises(ProjectError, match=f"{broken} cannot run calc_copy_mcp"):
         _server_for(ours.root, "stdio", 0, broken)  # not another install: what to install
+
+
+def test_a_config_that_cannot_be_written_is_named(home: Path, tmp_path: Path) -> None:
+    """A dangling link (its folder gone; a read-only folder is the same OSError as a user
+    other than root): the config is named, not the temporary file beside its target."""
+    config = tmp_path / "mcp.json"
+    config.symlink_to(tmp_path / "gone" / "mcp.json")
+    result = run_install(
+        "mcp-json", str(copy_example("calculator", tmp_path)), "--config", str(config)
+    )
+    assert (
+        result.exit_code == 2 and f"error: {config}: cannot write" in result.output
+    ), result.output
+    assert ".tmp" not in result.output
