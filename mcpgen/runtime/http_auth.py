@@ -10,6 +10,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -162,7 +163,7 @@ class VerifyingMiddleware(AuthMiddleware):
         scope[IDENTITY_KEY] = identity
         scope["user"] = sdk_user(identity)
         receive = self.metered(scope, receive, "id:" + identity.key)
-        if scope["type"] == "websocket":  # (checked again while it lasts: ``websocket``)
+        if identity.claims.get("active"):  # introspected: checked again while it lasts
             scope["mcpgen.recheck"] = functools.partial(self.auth.verify, credential or "")
         receive = timed(scope, receive, self.settings.body_timeout)
         if self.step_up and scope.get("method") == "POST" and identity.restricted:
@@ -177,8 +178,9 @@ class VerifyingMiddleware(AuthMiddleware):
         if self.subscriptions is not None and scope.get("method") == "GET":  # updates go there
             self.subscriptions.stream_opened(request.get("mcp-session-id", ""), identity)
         with acting(identity):
-            if scope["type"] == "http" and identity.expires_at and streams(scope):
-                return await until_expiry(self.app, scope, receive, send, identity.expires_at)
+            lapses = identity.expires_at or "mcpgen.recheck" in scope
+            if scope["type"] == "http" and lapses and streams(scope):
+                return await until_expiry(self.app, scope, receive, send, identity)
             await self.app(scope, receive, send)
 
     def _denied(self, body: bytes, identity: Identity) -> dict[str, Any] | None:
@@ -327,13 +329,31 @@ def streams(scope: Scope) -> bool:
     return first_headers(scope).get(b"mcp-method") == b"subscriptions/listen"
 
 
+async def lapse(scope: Scope, identity: Identity) -> None:
+    """Return when the caller's token lapses: at its ``exp``, or for an introspected one
+    (checked again as often as over HTTP: introspection's cache time) once revoked or when
+    the endpoint gives no answer. For the streams that outlive their request."""
+    expires, recheck = identity.expires_at, scope.get("mcpgen.recheck")
+    while recheck is not None:
+        from .introspection import CACHE_SECONDS  # (carried with OAuth)
+
+        if expires is not None and expires <= time.time() + CACHE_SECONDS:
+            break
+        await anyio.sleep(CACHE_SECONDS)
+        try:
+            expires = (await recheck()).expires_at
+        except Exception:  # refused (revoked) or no answer: as an expired token
+            return
+    await anyio.sleep(max(0.0, (expires or math.inf) - time.time()))
+
+
 async def until_expiry(
-    app: ASGIApp, scope: Scope, receive: Receive, send: Send, expires_at: float
+    app: ASGIApp, scope: Scope, receive: Receive, send: Send, identity: Identity
 ) -> None:
     """A stream (streamable HTTP's GET or listen POST, the legacy SSE stream) served until
-    the caller's token expires, then ended: updates stop with the credential, and the client
-    reconnects with a fresh one (WebSocket closes with 1008 the same way)."""
-    state = {"started": False, "done": False}
+    the caller's token lapses (``lapse``), then ended: updates stop with the credential, and
+    the client reconnects with a fresh one (WebSocket closes with 1008 the same way)."""
+    state = {"started": False, "done": False, "lapsed": False}
 
     async def tracked(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -342,9 +362,16 @@ async def until_expiry(
             state["done"] = True
         await send(message)
 
-    with anyio.move_on_after(max(0.0, expires_at - time.time())) as deadline:
+    async def watch() -> None:
+        await lapse(scope, identity)
+        state["lapsed"] = True
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
         await app(scope, receive, tracked)
-    if deadline.cancelled_caught:
-        logger.info("ended a stream: its caller's token expired")
+        tg.cancel_scope.cancel()
+    if state["lapsed"]:
+        logger.info("ended a stream: its caller's token lapsed")
         if state["started"] and not state["done"]:
             await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -89,10 +89,6 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
     metadata = ServerMessageMetadata(request_context=websocket)
     identity = websocket.scope.get(IDENTITY_KEY)
     expires = _expiry(identity)
-    # an introspected token (perhaps revoked since) is checked again as often as over HTTP
-    recheck = (
-        websocket.scope.get(RECHECK_KEY) if identity and identity.claims.get("active") else None
-    )
     closing: list[tuple[int, str]] = []  # (close code, reason) when the server ends it
 
     async def reader() -> None:
@@ -134,28 +130,16 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
                     return
 
     async def expire() -> None:
-        nonlocal expires
-        while True:
-            again = None
-            if recheck is not None:
-                from .introspection import CACHE_SECONDS  # (carried with OAuth)
+        from .http_auth import lapse  # (carried with auth)
 
-                again = time.time() + CACHE_SECONDS
-            due = min(t for t in (expires, again) if t is not None)
-            await anyio.sleep(max(0.0, due - time.time()))
-            if recheck is None or due != again:
-                break
-            try:
-                expires = _expiry(await recheck())
-            except Exception:  # refused (revoked) or no answer: as an expired token
-                break
+        await lapse(websocket.scope, websocket.scope[IDENTITY_KEY])  # exp, or revoked
         closing.append((POLICY_VIOLATION, "token expired"))
         read_writer.close()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer)
-        if expires is not None or recheck is not None:
+        if expires is not None or RECHECK_KEY in websocket.scope:
             tg.start_soon(expire)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()

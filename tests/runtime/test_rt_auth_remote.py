@@ -373,3 +373,33 @@ async def test_a_websocket_of_a_revoked_opaque_token_is_closed(
                     await websocket.recv()
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008, closed.value
     assert endpoints.asked["reader"] >= 3
+
+
+async def test_a_legacy_sse_stream_of_a_revoked_opaque_token_ends(
+    endpoints: Endpoints, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a WebSocket (above), a legacy SSE stream of an introspected token ends once the
+    token is revoked: its notifications stop with the credential."""
+    import httpx2
+
+    from mcpgen.runtime import introspection
+
+    monkeypatch.setattr(introspection, "CACHE_SECONDS", 1)
+    introspected(endpoints)
+    environ = {"FIXTURE_INTROSPECTION_CLIENT_ID": CLIENT_ID,
+               "FIXTURE_INTROSPECTION_CLIENT_SECRET": CLIENT_SECRET}  # fmt: skip
+    app = rtkit.app(transport="sse", environ_=environ, jwks_file=None,
+                    introspection_url=url + "/introspect")  # fmt: skip
+    with serve(app) as base:
+        async with (
+            httpx2.AsyncClient(base_url=base, timeout=10) as client,
+            client.stream("GET", "/sse", headers=rtkit.bearer("reader")) as stream,
+        ):
+            lines = stream.aiter_lines()
+            assert (await anext(lines)).startswith("event: endpoint")
+            await anyio.sleep(2.5)  # checked again twice, still active: still open
+            endpoints.tokens["reader"] = {"active": False}  # revoked
+            with anyio.fail_after(5):
+                async for _ in lines:
+                    pass  # (pings) until the stream ends
+    assert endpoints.asked["reader"] >= 3
