@@ -139,3 +139,19 @@ def test_read_only_elsewhere_under_a_property_named_as_a_data_keyword(name: str)
     spread = {"type": "object", "required": [name], "properties": {name: both}}
     schema = tool_input(BODIES["allOf"], spread)
     assert Draft202012Validator(schema).is_valid({name: {"name": "n"}})
+
+
+def test_write_only_stays_required_of_the_input() -> None:
+    """``writeOnly``: sent, never answered. A password the API requires on create was
+    optional in the tool's input (``finish`` unrequired it in both directions), so a model
+    could leave it out and the API answered 400; the output still leaves it out."""
+    password = {"type": "string", "writeOnly": True}
+    properties = {**PLAIN["properties"], "password": password}
+    body = {**PLAIN, "required": ["name", "password"], "properties": properties}
+    nested = {"type": "object", "properties": {"inner": {"$ref": "#/components/schemas/Body"}}}
+    spread = tool_input(body, {"$ref": "#/components/schemas/Body"})
+    assert spread["required"] == ["name", "password"]
+    inner = tool_input(body, nested)["$defs"]["Body"]
+    assert inner["required"] == ["name", "password"]
+    output = tool_input(body, {"$ref": "#/components/schemas/Body"}, part="output")
+    assert "password" not in output["properties"] and output["required"] == ["name"]
