@@ -155,3 +155,16 @@ def test_write_only_stays_required_of_the_input() -> None:
     assert inner["required"] == ["name", "password"]
     output = tool_input(body, {"$ref": "#/components/schemas/Body"}, part="output")
     assert "password" not in output["properties"] and output["required"] == ["name"]
+
+
+def test_read_only_nested_in_the_body_is_not_offered() -> None:
+    """A nested ``readOnly`` property (an ``id`` the server sets, in a body's object) was
+    advertised as input, though the server leaves it out of what it sends; its definition is
+    given as a ``<name>Request`` copy without it (the answer keeps it)."""
+    inner = {"inner": {"$ref": "#/components/schemas/Marked"}, "n": {"type": "integer"}}
+    for body in ({"type": "object", "properties": inner}, {"additionalProperties": inner["inner"]}):
+        schema = tool_input(PLAIN, body)
+        assert '"readOnly"' not in json.dumps(schema)
+        assert schema["$defs"]["MarkedRequest"] == {"type": "object", "properties": {}}
+    answer = tool_input(PLAIN, {"type": "object", "properties": inner}, part="output")
+    assert answer["$defs"]["Marked"] == MARKED
