@@ -168,3 +168,16 @@ def test_read_only_nested_in_the_body_is_not_offered() -> None:
         assert schema["$defs"]["MarkedRequest"] == {"type": "object", "properties": {}}
     answer = tool_input(PLAIN, {"type": "object", "properties": inner}, part="output")
     assert answer["$defs"]["Marked"] == MARKED
+    # the tool's own arguments stay, though a schema marks one readOnly (a path id's)
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/a/{id}": {"put": {"parameters": [{"name": "id", "in": "path"}]}}},
+    }
+    put = data["paths"]["/a/{id}"]["put"]  # type: ignore[index]
+    put["parameters"][0] |= {"required": True, "schema": MARKED["properties"]["id"]}
+    body = {"type": "object", "properties": {"inner": MARKED}}
+    put |= {"requestBody": {"content": {"application/json": {"schema": body}}}, "responses": {}}
+    doc = load_text(json.dumps(data), "inline.json", Path("."), json_first=True)
+    schema = import_openapi(doc).tools[0]["input"]
+    assert schema["required"] == ["id"] and schema["properties"]["inner"]["properties"] == {}

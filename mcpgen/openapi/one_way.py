@@ -208,6 +208,7 @@ def leave_out(
             converter.defs[renamed] = visit(defs[name])
             converter.deps[renamed] = frozenset(new.get(d, d) for d in converter.deps[name])
             converter.origin[renamed] = converter.origin[name]
-    out = visit({k: v for k, v in schema.items() if k != "$defs"})
+    top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
+    out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
     kept = {new.get(n, n): converter.defs[new.get(n, n)] for n in defs}
     return out | ({"$defs": dict(sorted(kept.items()))} if kept else {})
