@@ -293,8 +293,8 @@ def test_ref_response_and_allof_output() -> None:
     assert op.wrapped_output is False
     # a body that is not a plain object (allOf) is passed whole
     assert op.body is not None and op.body.argument == "body"
-    assert tool["input"]["properties"]["body"] == {"$ref": "#/$defs/Pet"}
-    assert "Pet" in tool["input"]["$defs"]
+    assert tool["input"]["properties"]["body"] == {"$ref": "#/$defs/PetRequest"}
+    assert "createdAt" not in tool["input"]["$defs"]["NewPetRequest"]["properties"]  # readOnly
 
 
 def test_recursive_schema_stays_a_reference_cycle() -> None:

@@ -139,3 +139,45 @@ def test_read_only_elsewhere_under_a_property_named_as_a_data_keyword(name: str)
     spread = {"type": "object", "required": [name], "properties": {name: both}}
     schema = tool_input(BODIES["allOf"], spread)
     assert Draft202012Validator(schema).is_valid({name: {"name": "n"}})
+
+
+def test_write_only_stays_required_of_the_input() -> None:
+    """``writeOnly``: sent, never answered. A password the API requires on create was
+    optional in the tool's input (``finish`` unrequired it in both directions), so a model
+    could leave it out and the API answered 400; the output still leaves it out."""
+    password = {"type": "string", "writeOnly": True}
+    properties = {**PLAIN["properties"], "password": password}
+    body = {**PLAIN, "required": ["name", "password"], "properties": properties}
+    nested = {"type": "object", "properties": {"inner": {"$ref": "#/components/schemas/Body"}}}
+    spread = tool_input(body, {"$ref": "#/components/schemas/Body"})
+    assert spread["required"] == ["name", "password"]
+    inner = tool_input(body, nested)["$defs"]["Body"]
+    assert inner["required"] == ["name", "password"]
+    output = tool_input(body, {"$ref": "#/components/schemas/Body"}, part="output")
+    assert "password" not in output["properties"] and output["required"] == ["name"]
+
+
+def test_read_only_nested_in_the_body_is_not_offered() -> None:
+    """A nested ``readOnly`` property (an ``id`` the server sets, in a body's object) was
+    advertised as input, though the server leaves it out of what it sends; its definition is
+    given as a ``<name>Request`` copy without it (the answer keeps it)."""
+    inner = {"inner": {"$ref": "#/components/schemas/Marked"}, "n": {"type": "integer"}}
+    for body in ({"type": "object", "properties": inner}, {"additionalProperties": inner["inner"]}):
+        schema = tool_input(PLAIN, body)
+        assert '"readOnly"' not in json.dumps(schema)
+        assert schema["$defs"]["MarkedRequest"] == {"type": "object", "properties": {}}
+    answer = tool_input(PLAIN, {"type": "object", "properties": inner}, part="output")
+    assert answer["$defs"]["Marked"] == MARKED
+    # the tool's own arguments stay, though a schema marks one readOnly (a path id's)
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/a/{id}": {"put": {"parameters": [{"name": "id", "in": "path"}]}}},
+    }
+    put = data["paths"]["/a/{id}"]["put"]  # type: ignore[index]
+    put["parameters"][0] |= {"required": True, "schema": MARKED["properties"]["id"]}
+    body = {"type": "object", "properties": {"inner": MARKED}}
+    put |= {"requestBody": {"content": {"application/json": {"schema": body}}}, "responses": {}}
+    doc = load_text(json.dumps(data), "inline.json", Path("."), json_first=True)
+    schema = import_openapi(doc).tools[0]["input"]
+    assert schema["required"] == ["id"] and schema["properties"]["inner"]["properties"] == {}

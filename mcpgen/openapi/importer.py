@@ -15,6 +15,7 @@ from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
 from mcpgen.openapi.media import sent_type, text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
+from mcpgen.openapi.one_way import leave_out
 from mcpgen.openapi.options import apply_overrides, as_resource, parse_options
 from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
@@ -265,6 +266,8 @@ class _Importer(SecurityImport, InputImport):
                     a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
                 }
         self.converter.add_defs(input_schema, deps)
+        if body_info is not None and body_info.read_only:  # nested ones (the runtime's plan)
+            input_schema = leave_out(self.converter, input_schema, body_info.read_only, "Request")
         output, content_type, wrapped, write_only = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):

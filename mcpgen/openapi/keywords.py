@@ -94,9 +94,9 @@ def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[st
 
 
 def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
-    """A converted schema made whole: binary strings as base64, properties sent in one
-    direction only not required, and ``nullable`` (or ``x_nullable``) as JSON Schema
-    writes it."""
+    """A converted schema made whole: binary strings as base64, ``readOnly`` properties
+    not required (never sent; ``writeOnly`` ones are: an answer leaves them out,
+    ``one_way.leave_out``), and ``nullable`` (or ``x_nullable``) as JSON Schema writes it."""
     if out.get("format") == "binary":
         del out["format"]
         out.setdefault("contentEncoding", "base64")
@@ -107,7 +107,6 @@ def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     properties = out.get("properties")
     if out.get("required") and isinstance(properties, dict):
         one_way = [k for k, v in properties.items() if isinstance(v, dict) and v.get("readOnly")]
-        one_way += [k for k, v in properties.items() if isinstance(v, dict) and v.get("writeOnly")]
         out["required"] = [r for r in out["required"] if r not in one_way]
     if "required" in out and not out["required"]:
         del out["required"]

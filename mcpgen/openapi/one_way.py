@@ -175,16 +175,19 @@ def decide(
     known.update({key: (node, value[key]) for key, (node, _) in nodes.items()})
 
 
-def leave_out(converter: SchemaConverter, schema: dict[str, Json], plan: dict[str, Json]) -> Json:
+def leave_out(
+    converter: SchemaConverter, schema: dict[str, Json], plan: dict[str, Json], way: str = "Answer"
+) -> Json:
     """A copy of ``schema`` without the properties ``plan`` (``plans.Plans.plan``: those
-    marked ``writeOnly``) leaves out of a value, advertised. A definition that changes (of
-    ``plan["$defs"]``), or refers to one that does, is a new one, ``<name>Answer``: the
-    body's keeps them, and the manifest shares definitions by name."""
+    marked ``writeOnly``; ``readOnly`` for a ``Request``) leaves out of a value, advertised. A
+    definition that changes (of ``plan["$defs"]``), or refers to one that does, is a new one,
+    ``<name><way>``: the other way's keeps them, and the manifest shares definitions by name."""
+    keyword = "writeOnly" if way == "Answer" else "readOnly"
 
     def visit(node: Json, given: frozenset[str] = frozenset()) -> Json:
         if not isinstance(node, dict):
             return node
-        only = {*given, *converter.read_only(node, ("writeOnly",))}  # (an allOf's: its members')
+        only = {*given, *converter.read_only(node, (keyword,))}  # (an allOf's: its members')
         out = children(
             node, lambda sub, key: visit(sub, frozenset(only) if key == "allOf" else frozenset())
         )
@@ -199,12 +202,13 @@ def leave_out(converter: SchemaConverter, schema: dict[str, Json], plan: dict[st
         new.update({n: n for n in grown})  # refers to a definition that changes
     for name in new:
         src, path = converter.origin[name]
-        new[name] = converter.naming.name_of((src, (*path, "answer")), f"{name}Answer")
+        new[name] = converter.naming.name_of((src, (*path, way.lower())), f"{name}{way}")
     for name, renamed in new.items():
         if renamed not in converter.defs:  # (another answer's already)
             converter.defs[renamed] = visit(defs[name])
             converter.deps[renamed] = frozenset(new.get(d, d) for d in converter.deps[name])
             converter.origin[renamed] = converter.origin[name]
-    out = visit({k: v for k, v in schema.items() if k != "$defs"})
+    top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
+    out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
     kept = {new.get(n, n): converter.defs[new.get(n, n)] for n in defs}
     return out | ({"$defs": dict(sorted(kept.items()))} if kept else {})
