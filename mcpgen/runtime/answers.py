@@ -55,7 +55,6 @@ _HIDDEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DO
 _BLOCK = re.compile(r"<\s*/?\s*(p|div|br|h[1-6]|li|tr|title|pre)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
 _SURROGATE = re.compile(rb"\\\x00{0,3}u\x00{0,3}[dD]\x00{0,3}[89a-fA-F]")  # \\uD800 in any UTF
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")  # JSON's (a number sent)
 _GONE = re.compile(r"\S+(?: \S+)? failed: HTTP (?:404|410) ")  # error_text's head
 
 
@@ -223,11 +222,11 @@ def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
 
 
 def scrubbed(data: Json, secrets: Collection[str]) -> Json:
-    """``data`` with every credential sent (and what it sent ``writeOnly``) removed from its
-    strings (4 characters or more: ``wire.scrubber``) and any value that is one, whatever
-    its length: a string or a number sent (``"q7z"``, ``4071``) is known exactly, so no
-    other value is blanked; a 3-character one is never cut out of text."""
-    whole = {*secrets, *(json.loads(s) for s in secrets if _NUMBER.fullmatch(s))} - {""}
+    """``data`` with every credential sent (and each string it sent ``writeOnly``) removed
+    from its strings (4 characters or more: ``wire.scrubber``) and any string that is one,
+    whatever its length (``"q7z"``: known exactly); a 3-character one is never cut out of
+    text. Numbers are left alone: an equal page number or year is no echo of a PIN."""
+    whole = set(secrets) - {""}
     scrub = wire.scrubber(secrets)
 
     def each(data: Json) -> Json:
@@ -237,7 +236,7 @@ def scrubbed(data: Json, secrets: Collection[str]) -> Json:
             return [each(item) for item in data]
         if isinstance(data, dict):
             return {scrub(key): each(item) for key, item in data.items()}
-        return wire.REDACTED if type(data) in (int, float) and data in whole else data
+        return data
 
     return each(data)
 

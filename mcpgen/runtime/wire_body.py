@@ -106,9 +106,9 @@ def _value(spec: dict[str, Json], arguments: dict[str, Json]) -> Json:
 
 
 def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
-    """The strings and numbers (as JSON writes them) the body sends in its ``writeOnly``
-    properties (``spec["write_only"]``: a password, a PIN): an answer quoting one has it
-    redacted, as a credential sent (``answers``)."""
+    """The strings the body sends in its ``writeOnly`` properties (``spec["write_only"]``:
+    a password): an answer quoting one has it redacted, as a credential sent
+    (``answers``)."""
     value = _value(spec, arguments)
     kept = set(_strings(without_read_only(value, spec["write_only"])))
     return {text for text in _strings(value) if text not in kept}
@@ -116,8 +116,6 @@ def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
 
 def _strings(value: Json) -> list[str]:
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    if type(value) in (int, float):  # (not a boolean: one of two values, nothing secret)
-        return [json.dumps(value)]
     return [value] if isinstance(value, str) else [s for item in items for s in _strings(item)]
 
 
