@@ -1,7 +1,8 @@
 """The Jinja sandbox a prompt's messages render in, and validation parses them with (one
 environment: what one accepts, the other renders). Bounded against a caller's numbers:
-``*`` and ``**`` may not make more than ``MAX_TEXT``, nor a filter or method take a number
-over it, nor a template render more; no ``lipsum`` (``n`` of a million took a minute)."""
+``*`` and ``**`` may not make more than ``MAX_TEXT``, nor a filter, a method or ``%`` take a
+number over it (a width; a size to format is refused too), nor a template render more; no
+``lipsum`` (``n`` of a million took a minute). Not bounded: CPU of loops that print nothing."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ MAX_TEXT = 1024 * 1024  # characters (or bytes of a number) one template may mak
 
 
 class Sandbox(SandboxedEnvironment):
-    intercepted_binops = frozenset(("*", "**"))
+    intercepted_binops = frozenset(("*", "**", "%"))
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         size = 0  # what the result would hold
@@ -25,6 +26,8 @@ class Sandbox(SandboxedEnvironment):
             size = len(left) * right
         elif operator == "*" and isinstance(left, int) and hasattr(right, "__len__"):
             size = left * len(right)
+        elif operator == "%":  # '%*d' % (width, 1)
+            bounded(*(right if isinstance(right, tuple) else (right,)))
         if size > MAX_TEXT:
             raise SecurityError(f"{operator} would make more than {MAX_TEXT} characters")
         return super().call_binop(context, operator, left, right)

@@ -3,6 +3,8 @@ arguments, whatever they are named."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 from mcp.shared.exceptions import MCPError
 
@@ -51,6 +53,19 @@ def test_a_callers_numbers_cannot_make_a_huge_text(source: str) -> None:
     assert error.value.error.code == -32603
 
 
+def test_a_width_through_percent_is_refused_before_the_text_is_made() -> None:
+    """``'%*d' % (n, 1)`` made its n characters (50 MB) before the output cap refused them."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(MCPError):
+            render_text("{{ '%*d' % (n|int, 1) }}", {"n": "50000000"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
+
+
 def test_small_products_and_powers_render() -> None:
     source = "{{ who * 3 }} {{ 2 ** 10 }} {{ 3 * [1] }} {{ who|center(4) }}{{ who.ljust(3) }}."
     assert render_text(source, {"who": "ab"}) == "ababab 1024 [1, 1, 1]  ab ab ."
+    assert render_text("{{ '%s-%3d' % (who, 7) }}", {"who": "ab"}) == "ab-  7"
