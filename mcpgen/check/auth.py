@@ -201,11 +201,12 @@ def check_variables(checker: Checker, upstream: dict[str, Any]) -> None:
     keys = auth.get("env", prefix + "TOKENS") if auth.get("type") in ("apiKey", "bearer") else ""
     # the server's own settings and keys: never the wrapped API's base URL either
     mine = {prefix + s.name.upper(): "this server" for s in fields(Settings)[1:]}
+    mine |= {f"{prefix}INTROSPECTION_CLIENT_{k}": "this server" for k in ("ID", "SECRET")}
     mine |= {keys: "this server (its callers' keys, auth.env)", **readers}
     base: JsonPath = ("openapi", "baseUrlEnv")
     for where, variable, known in (
         (base, upstream["baseUrlEnv"], mine),
-        (("auth", "env"), keys, readers),
+        (("auth", "env") if "env" in auth else ("auth",), keys, readers),
     ):
         if variable in known:
             checker.error(

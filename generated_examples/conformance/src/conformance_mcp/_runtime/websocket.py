@@ -134,7 +134,7 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
         from .http_auth import lapse  # (carried with auth)
 
         await lapse(websocket.scope, websocket.scope[IDENTITY_KEY])  # exp, or revoked
-        closing.append((POLICY_VIOLATION, "token expired"))
+        closing.append((POLICY_VIOLATION, "token expired or revoked"))
         read_writer.close()
 
     async with anyio.create_task_group() as tg:

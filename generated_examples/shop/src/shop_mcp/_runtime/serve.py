@@ -51,13 +51,14 @@ class DrainingServer(uvicorn.Server):
             AppStatus.should_exit = True
 
         ws = self.config.ws_protocol_class
-        if ws and any(isinstance(c, ws) for c in self.server_state.connections):
-            # (uvicorn closes a WebSocket at once: 1012, its calls in flight unanswered)
-            for server in self.servers:
-                server.close()  # (no new connection meanwhile)
-            await release()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(release)
+            if ws and any(isinstance(c, ws) for c in self.server_state.connections):
+                # (uvicorn closes a WebSocket at once: 1012, its calls in flight unanswered)
+                for server in self.servers:
+                    server.close()  # (no new connection meanwhile)
+                await release()
+            else:
+                tg.start_soon(release)
             await super().shutdown(sockets)
 
 
