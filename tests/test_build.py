@@ -109,6 +109,7 @@ def test_hints_are_shell_quoted_to_be_pasted(tmp_path: Path) -> None:
 
     folder = tmp_path / "my server's"
     folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)  # (the diff hint's place)
     source, out = folder / "calc.yaml", folder / "out dir"
     shutil.copy(CALCULATOR, source)
     assert build(str(source), "-o", str(out))[0] == 0
