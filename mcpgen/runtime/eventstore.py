@@ -29,6 +29,8 @@ class MemoryEventStore(EventStore):
     session, so each session gets its own view (``for_session``) of the one bounded store:
     a Last-Event-ID replays only events of the session it is presented in."""
 
+    size = 0  # bytes of the events, counted on the shared store only (``self.shared``)
+
     def __init__(
         self,
         max_events: int = 1000,
@@ -43,7 +45,6 @@ class MemoryEventStore(EventStore):
         self.events: OrderedDict[EventId, tuple[str, StreamId, str]] = (
             OrderedDict() if shared is None else shared.events
         )
-        self.size = 0  # bytes of the events (counted in the shared store)
 
     def for_session(self, session: str, json_response: bool = False) -> MemoryEventStore:
         return MemoryEventStore(self.max_events, session, self.shared, json_response)

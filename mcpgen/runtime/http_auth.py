@@ -367,10 +367,16 @@ async def until_expiry(
         state["lapsed"] = True
         tg.cancel_scope.cancel()
 
+    failed: Exception | None = None  # the app's own, raised as itself (not in a group)
     async with anyio.create_task_group() as tg:
         tg.start_soon(watch)
-        await app(scope, receive, tracked)
+        try:
+            await app(scope, receive, tracked)
+        except Exception as exc:
+            failed = exc
         tg.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
     if state["lapsed"]:
         logger.info("ended a stream: its caller's token lapsed")
         if state["started"] and not state["done"]:
