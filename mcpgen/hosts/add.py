@@ -11,7 +11,9 @@ from typing import Any
 
 import yaml
 
-from .install import loads_json
+from mcpgen.load.document import display_path
+from mcpgen.problems import InputError, fail
+
 from .project import ProjectError
 
 Json = Any
@@ -89,10 +91,10 @@ def _yaml_item(entry: dict[str, Json], indent: int) -> list[str]:
     return [pad + line + "\n" if line else "\n" for line in text.splitlines()]
 
 
-def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
-    """``text`` with ``entry`` appended to the top-level block sequence ``section`` (made
-    when missing; an empty ``section: []`` is opened up). Items keep the file's indentation
-    and its blank-line spacing."""
+def insert_yaml(text: str, section: str, entry: dict[str, Json], file: str) -> str:
+    """``text`` (of ``file``) with ``entry`` appended to the top-level block sequence
+    ``section`` (made when missing; an empty ``section: []`` is opened up). Items keep the
+    file's indentation and its blank-line spacing."""
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
@@ -109,10 +111,11 @@ def insert_yaml(text: str, section: str, entry: dict[str, Json]) -> str:
     elif rest:  # an anchor, tag or alias: other entries may share or type the list
         mark = rest.split()[0] if rest[0] in "&!*" else ""
         what = f"carries {mark!r} (an anchor, tag or alias)" if mark else "is written in flow style"
-        raise ProjectError(
+        why = (
             f"'{section}:' {what} ({rest[:30]}...); add appends only to a "
             "plain block list (one '- ' item a line): write it as one, or add the entry by hand"
         )
+        raise fail(file, why, header + 1, match.start(1) + match.group(1).find(rest) + 1)
     keys = (i for i in range(header + 1, len(lines)) if re.match(r"[^\s#-]", lines[i]))
     end = next(keys, len(lines))  # the next top-level key
     while end - 1 > header and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
@@ -135,37 +138,42 @@ def insert_json(text: str, data: dict[str, Json], section: str, entry: dict[str,
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
 ) -> str:
-    """The manifest's new text (not yet written); ``ProjectError`` when the name is taken or
-    the result would not validate (with the problems, located)."""
-    from mcpgen.load.document import display_path
+    """The manifest's new text (not yet written); ``ProjectError`` when the file is not a
+    manifest add can append to, the name is taken or the result would not validate, its
+    ``lines`` the problems (``FILE:LINE:COL: error: ...``), as every command prints them."""
+    from mcpgen.load import load_file
     from mcpgen.pipeline import load_source_text
 
-    section = SECTIONS[kind]
-    try:
-        raw = manifest.read_bytes()
-        text = raw.decode("utf-8").replace("\r\n", "\n")
-    except (OSError, UnicodeDecodeError) as exc:  # (not UTF-8: run mcpgen validate for where)
-        raise ProjectError(f"{manifest}: cannot read: {exc}") from exc
-    is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
-    try:  # JSON is written back whole: 1e400 would come back as Infinity, refused here
-        data = loads_json(manifest, text) if is_json else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise ProjectError(f"{manifest}: cannot parse: {exc}".splitlines()[0]) from exc
-    if not isinstance(data, dict) or "mcpgen" not in data:
-        raise ProjectError(f"{manifest}: not an mcpgen manifest (no 'mcpgen:' key)")
-    if name in [str(i.get("name")) for i in data.get(section) or [] if isinstance(i, dict)]:
-        raise ProjectError(f"{manifest}: there is already a {kind} named {name!r}")
-    server = str((data.get("server") or {}).get("name") or "server")
-    entry = skeleton(kind, name, server, uri)
-    if description:
-        entry["description"] = description
-    new = insert_json(text, data, section, entry) if is_json else insert_yaml(text, section, entry)
+    section, shown = SECTIONS[kind], display_path(manifest)
+    try:  # mcpgen's own loader says where a file cannot be read or parsed (JSON, written
+        doc, raw = load_file(manifest), manifest.read_bytes()  # back whole: 1e400 refused)
+        text, data = raw.decode("utf-8").replace("\r\n", "\n"), doc.data
+        if not isinstance(data, dict) or "mcpgen" not in data:
+            raise fail(shown, "not an mcpgen manifest (no 'mcpgen:' key)", 1, 1)
+        items = data.get(section)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            if isinstance(item, dict) and str(item.get("name")) == name:
+                at, taken = doc.locate([section, i, "name"]), f"already a {kind} named {name!r}"
+                raise fail(shown, f"there is {taken}", at.line, at.column, f"{section}[{i}].name")
+        entry = skeleton(kind, name, str((data.get("server") or {}).get("name") or "server"), uri)
+        entry["description"] = description or entry["description"]
+        is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
+        new = (
+            insert_json(text, data, section, entry)
+            if is_json
+            else insert_yaml(text, section, entry, shown)
+        )
+    except InputError as exc:
+        lines = [problem.format() for problem in exc.problems]
+        raise ProjectError("nothing added (file left untouched)", lines) from None
+    except OSError as exc:  # (read a moment before by load_file)
+        raise ProjectError(f"{shown}: error: cannot read file: {exc.strerror}") from None
     new = new.replace("\n", "\r\n") if b"\r\n" in raw else new  # (a Windows file stays one)
-    loaded = load_source_text(new, display_path(manifest), manifest.parent)
+    loaded = load_source_text(new, shown, manifest.parent)
     if loaded.manifest is None:
-        lines = [p.format() for p in loaded.problems.sorted()]
-        before = load_source_text(text, display_path(manifest), manifest.parent).manifest
+        before = load_source_text(text, shown, manifest.parent).manifest
         why = "does not validate as it is: fix it first"
         why = f"the new {kind} {name!r} would not validate" if before else why
-        raise ProjectError(f"{manifest}: {why}", lines)
+        lines = [problem.format() for problem in loaded.problems.sorted()]
+        raise ProjectError(f"{shown}: {why} (file left untouched)", lines)
     return new

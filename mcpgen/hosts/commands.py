@@ -322,10 +322,14 @@ def add_command(
     from .add import add_entry  # (imports PyYAML, which a build of JSON does not need)
 
     try:
-        inst.write_atomic(manifest, add_entry(manifest, kind, name, uri, description))
-    except ProjectError as exc:
-        for line in exc.lines:
+        new = add_entry(manifest, kind, name, uri, description)
+    except ProjectError as exc:  # the problems, located, then why nothing was added
+        for line in [*exc.lines, str(exc)]:
             say(line)
+        sys.exit(EXIT_BAD_INPUT)
+    try:
+        inst.write_atomic(manifest, new)
+    except ProjectError as exc:
         fail(str(exc))
     say(f"{manifest}: added {kind} {name!r} (fill in its TODOs)")
     if output is not None:

@@ -135,20 +135,24 @@ def test_a_json_number_that_cannot_be_written_back_is_refused_located(
     done = mcpgen("add", "prompt", "ask", str(manifest))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     why = f"number {number} is too large" if "E" in number.upper() else "NaN and Infinity"
-    assert f"{manifest}:2:37: x-limits[1]: {why}" in done.stderr
+    assert f"{manifest}:2:37: error: x-limits[1]: {why}" in done.stderr
     assert manifest.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m.json"]
 
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("add", "already a tool named 'add'"), ("bad name!", "would not validate")],
+    [
+        ("add", ":17:11: error: tools[0].name: there is already a tool named 'add'"),
+        ("bad name!", "would not validate"),
+    ],
 )
 def test_refusals_leave_the_manifest_untouched(name: str, message: str, tmp_path: Path) -> None:
     manifest = tmp_path / "calculator.yaml"
     shutil.copy(ROOT / "manifests" / "calculator.yaml", manifest)
     before = manifest.read_bytes()
     done = mcpgen("add", "tool", name, str(manifest))
-    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{manifest}{message}" in done.stderr if message[0] == ":" else message in done.stderr
     if name == "bad name!":  # the problem is located in the real file
         assert f"{manifest}:" in done.stderr and "tools[5].name" in done.stderr
     assert manifest.read_bytes() == before
@@ -160,7 +164,7 @@ def test_a_manifest_that_is_not_utf8_is_exit_2_and_left_untouched(tmp_path: Path
     manifest.write_bytes(b"mcpgen: 1\nserver: {name: caf\xe9}\n")
     done = mcpgen("add", "tool", "t", str(manifest))
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert f"{manifest}: cannot read" in done.stderr
+    assert f"{manifest}:2:19: error: file is not valid UTF-8 (byte 0xe9)" in done.stderr
     assert manifest.read_bytes() == b"mcpgen: 1\nserver: {name: caf\xe9}\n"
 
 
@@ -194,4 +198,22 @@ def test_a_section_add_cannot_append_to_says_why(header: str, said: str, tmp_pat
     manifest = tmp_path / "m.yaml"
     manifest.write_text(f"mcpgen: 1\nserver: {{name: tiny, version: 0.1.0}}\n{header}\n")
     done = mcpgen("add", "tool", "first", str(manifest))
-    assert done.returncode == 2 and f"'tools:' {said}" in done.stderr, done.stderr
+    assert done.returncode == 2 and f"{manifest}:3:8: error: 'tools:' {said}" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("mcpgen: 1\nserver: [\n", "3:1: error: invalid YAML: did not find"),
+        ("server: {name: tiny}\n", "1:1: error: not an mcpgen manifest"),
+    ],
+)
+def test_a_file_that_is_no_manifest_is_refused_located(
+    text: str, said: str, tmp_path: Path
+) -> None:
+    """Every refusal of add names the file and the place, as the rest of the CLI does."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(text)
+    done = mcpgen("add", "tool", "first", str(manifest))
+    assert done.returncode == 2 and f"{manifest}:{said}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and manifest.read_text() == text
