@@ -7,6 +7,7 @@ metrics kept in this process. The SDK's middleware makes each message's SERVER s
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import logging
 import os
@@ -42,7 +43,6 @@ class Telemetry:
     """The providers of this process and the instruments a generated server records."""
 
     def __init__(self, meter_provider: Any, local: bool, tracing: bool, transport: str) -> None:
-        from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
         from opentelemetry import trace
 
         self.meter_provider = meter_provider  # the SDK's when metrics are exported, else None
@@ -61,9 +61,7 @@ class Telemetry:
             "mcp.server.session.duration", "Duration of an MCP session as the server saw it"
         )
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
-        # methods a metric may name, the spec's (any other becomes "_OTHER": a client cannot
-        # grow the label set)
-        self.methods = SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS | TASK_METHODS
+        self.methods = known_methods()
 
     def _histogram(self, name: str, description: str) -> Histogram:
         exported = None
@@ -178,6 +176,30 @@ class Telemetry:
             self.sessions.record(time.perf_counter() - started, labels)
 
         connection.exit_stack.callback(closed)
+
+
+def known_methods() -> frozenset[str]:
+    """The methods a metric or span may name, the spec's (any other becomes "_OTHER": a
+    client cannot grow the label set or the span names)."""
+    from mcp_types.methods import SPEC_CLIENT_METHODS, SPEC_CLIENT_NOTIFICATION_METHODS
+
+    return frozenset(SPEC_CLIENT_METHODS | SPEC_CLIENT_NOTIFICATION_METHODS | TASK_METHODS)
+
+
+def bounded(ctx: Any, methods: frozenset[str], names: frozenset[str]) -> Any:
+    """``ctx`` as the SDK's span should see it: the SDK names its span ``METHOD NAME`` from
+    whatever method and ``params.name`` a client sends. A method the spec does not define
+    becomes ``_OTHER``, and a name that is no tool or prompt of this server is left out
+    (``tools/call``, no ``gen_ai.tool.name``): random names make no new span names."""
+    params, method = ctx.params, ctx.method if ctx.method in methods else "_OTHER"
+    name = params.get("name") if params else None
+    if name is not None and (method not in NAMED or not isinstance(name, str) or name not in names):
+        params = {key: value for key, value in params.items() if key != "name"}
+    elif method == ctx.method:
+        return ctx
+    shown = copy.copy(ctx)
+    shown.method, shown.params = method, params
+    return shown
 
 
 class Histogram:
@@ -296,9 +318,6 @@ def setup(
     from .telemetry_sdk import build
 
     ACTIVE = build(spec, transport, environ, exporting)
-    names = [t["definition"]["name"] for t in spec.get("tools", [])]
-    names += [p["definition"]["name"] for p in spec.get("prompts", [])]
-    ACTIVE.names = frozenset(names)
     return ACTIVE
 
 
@@ -306,11 +325,14 @@ def install(server: Any) -> None:
     """Add the metrics and span attributes to ``server`` when telemetry is on (right after
     the SDK's own tracing middleware, so its span is current). That one runs only where a
     span can come of it: a tracer provider is set, or ``_meta`` carries a trace context
-    (current while the request runs); else its span does nothing, for ~80k instructions."""
+    (current while the request runs); else its span does nothing, for ~80k instructions.
+    The SDK's span and the metrics name only the server's tools and prompts (``bounded``)."""
     from mcp.shared._otel import extract_trace_context  # (SDK 2.3's, as its middleware)
     from opentelemetry import trace
 
-    sdk_spans = server.middleware[0]
+    sdk_spans, methods = server.middleware[0], known_methods()
+    tables = (getattr(server, "tools", None), getattr(server, "prompts", None))
+    names = frozenset(name for table in tables if table is not None for name in table.by_name)
 
     async def when_traced(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         meta = ctx.meta  # a trace key that is not text ("baggage": [5]) made extract raise
@@ -320,10 +342,13 @@ def install(server: Any) -> None:
         unset = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
         if unset and extract_trace_context(ctx.meta) is None:
             return await call_next(ctx)
-        return await sdk_spans(ctx, call_next)
+        if (shown := bounded(ctx, methods, names)) is ctx:
+            return await sdk_spans(ctx, call_next)
+        return await sdk_spans(shown, lambda _: call_next(ctx))  # (the rest sees ``ctx``)
 
     server.middleware[0] = when_traced
     if ACTIVE is not None:
+        ACTIVE.names = names
         server.middleware.insert(1, ACTIVE.middleware())
 
 
