@@ -219,7 +219,12 @@ def build_server(
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
     if any(caps.get(k) for k in LISTENED):
-        listen = ListenHandler(events.bus)
+        feed: SubscriptionBus = events.bus
+        if resources is not None:  # each stream hears of its caller's updates only
+            from .resources import CallerBus
+
+            feed = CallerBus(events.bus)
+        listen = ListenHandler(feed)
 
         async def listen_authorized(
             ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams

@@ -51,9 +51,12 @@ _EVENT_KINDS: dict[type, str] = {
 
 
 def encode_event(event: ServerEvent, origin: str, message_id: str) -> str:
-    message = {"o": origin, "i": message_id, "k": _EVENT_KINDS[type(event)]}
+    kind = _EVENT_KINDS[ResourceUpdated if isinstance(event, ResourceUpdated) else type(event)]
+    message = {"o": origin, "i": message_id, "k": kind}
     if isinstance(event, ResourceUpdated):
         message["u"] = event.uri
+    if isinstance(caller := getattr(event, "caller", None), str):  # one caller's: it only
+        message["c"] = caller
     return json.dumps(message, separators=(",", ":"))
 
 
@@ -62,6 +65,7 @@ def decode_event(data: str | bytes) -> tuple[str, str, ServerEvent] | None:
     try:
         message = json.loads(data)
         origin, message_id, kind = message["o"], message["i"], message["k"]
+        caller = message.get("c")
     except (ValueError, TypeError, KeyError):
         return None
     if not (isinstance(origin, str) and isinstance(message_id, str)):
@@ -73,8 +77,12 @@ def decode_event(data: str | bytes) -> tuple[str, str, ServerEvent] | None:
         event = PromptsListChanged()
     elif kind == "resources":
         event = ResourcesListChanged()
-    elif kind == "resource" and isinstance(message.get("u"), str):
+    elif kind == "resource" and isinstance(message.get("u"), str) and "c" not in message:
         event = ResourceUpdated(uri=message["u"])
+    elif kind == "resource" and isinstance(message.get("u"), str) and isinstance(caller, str):
+        from .resources import CallerUpdate  # (published where a resource is)
+
+        event = CallerUpdate(message["u"], caller)
     else:
         return None
     return origin, message_id, event

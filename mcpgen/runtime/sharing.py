@@ -230,7 +230,7 @@ class ReplicaEvents(Events):
         """An event another replica published: to this replica's handshake connections
         (the bus has already given it to this replica's listen streams)."""
         if isinstance(event, ResourceUpdated):
-            targets = self._subscribers(event.uri)
+            targets = self._subscribers(event.uri, getattr(event, "caller", None))
         else:
             targets = list(self._handshake)
         await self._notify(targets, event)

@@ -16,11 +16,13 @@ import pytest
 from mcp.server.subscriptions import ResourceUpdated, ToolsListChanged
 from redis_support import RedisServer, redis_server
 
-from mcpgen.runtime import sealing, sharing
+from mcpgen.runtime import authz, sealing, sharing
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import ConfigError, ToolError
 from mcpgen.runtime.http_guard import TokenBuckets
+from mcpgen.runtime.identity import Identity
 from mcpgen.runtime.introspection import Introspection
+from mcpgen.runtime.resources import CallerBus, CallerUpdate
 from mcpgen.runtime.settings import Settings
 from mcpgen.runtime.shared import SharedState, shared_state
 from mcpgen.runtime.shared_local import local_user_state
@@ -232,3 +234,33 @@ async def test_two_servers_of_one_name_on_one_redis_keep_apart(redis_server: Red
         assert (await first.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
         assert not (await first.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
         assert (await second.limiter.allow("ip:10.0.0.1", 0.001, 1))[0]
+
+
+async def test_a_callers_update_from_another_replica_reaches_that_caller_only(
+    redis_server: RedisServer,
+) -> None:
+    """An update of per-caller content (``ctx.notify_resource_updated(uri,
+    caller_only=True)``) raised on one replica: on the other, the caller's handshake
+    connection and listen stream hear of it, another caller's subscribed to the same URI
+    do not (they learnt when and what someone else changed)."""
+    async with two(redis_server.url) as (a, b):
+        on_a, on_b = sharing.ReplicaEvents(a.bus), sharing.ReplicaEvents(b.bus)
+        b.on_remote_event(on_b.forward)
+        heard: dict[str, list[Any]] = {"alice": [], "bob": []}
+        connections = {"alice": FakeSession(), "bob": FakeSession()}
+        for name, connection in connections.items():
+            await seen(on_b, connection)
+            on_b.subscribed[connection] = {"file:///x"}
+            on_b.callers[connection] = Identity(subject=name).key
+            token = authz._CURRENT.set(Identity(subject=name))  # a listen stream of ``name``
+            try:
+                CallerBus(b.bus).subscribe(heard[name].append)
+            finally:
+                authz._CURRENT.reset(token)
+        await on_a.publish(CallerUpdate("file:///x", Identity(subject="alice").key))
+        with anyio.fail_after(5):
+            while not (connections["alice"].sent and heard["alice"]):
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # anything for Bob would have come by now
+    assert connections["alice"].sent == ["file:///x"] and connections["bob"].sent == []
+    assert [e.uri for e in heard["alice"]] == ["file:///x"] and heard["bob"] == []

@@ -303,8 +303,13 @@ class Context:
     async def notify_prompts_changed(self) -> None:
         await self._publish(PromptsListChanged())
 
-    async def notify_resource_updated(self, uri: str) -> None:
-        await self._publish(ResourceUpdated(uri=uri))
+    async def notify_resource_updated(self, uri: str, *, caller_only: bool = False) -> None:
+        """Subscribers of ``uri`` should read it again; ``caller_only``: only this caller's
+        subscriptions (its content reads per caller, from ``ctx.store``)."""
+        from .resources import CallerUpdate
+
+        event = CallerUpdate(uri, self.identity.key) if caller_only else ResourceUpdated(uri)
+        await self._publish(event)
 
     async def _publish(self, event: Event) -> None:
         if (switches := self.registry.get("switches")) is not None:

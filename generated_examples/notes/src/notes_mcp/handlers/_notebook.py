@@ -34,11 +34,12 @@ async def open_notebook(ctx: Context) -> Notebook:
 
 
 async def save(ctx: Context, notebook: Notebook, changed: str) -> None:
-    """Keep ``notebook`` and tell subscribers that note ``changed`` and the list did."""
+    """Keep ``notebook`` and tell this caller's subscriptions that note ``changed`` and the
+    list did (another caller's notes are others: its subscriptions hear nothing)."""
     notes = {k: n.model_dump(mode="json", exclude_none=True) for k, n in notebook.notes.items()}
     await ctx.store.set(KEY, {"last": notebook.last, "notes": notes}, ttl=KEPT)
-    await ctx.notify_resource_updated(ALL)
-    await ctx.notify_resource_updated(f"notes://note/{changed}")
+    await ctx.notify_resource_updated(ALL, caller_only=True)
+    await ctx.notify_resource_updated(f"notes://note/{changed}", caller_only=True)
 
 
 def now() -> datetime:

@@ -4,7 +4,8 @@
 2026-07-28 clients listen on ``subscriptions/listen`` streams, fed by the subscription bus
 (shared across replicas when configured: ``sharing.ReplicaEvents``). Handshake-era clients
 get notifications on their connection: list changes on the one that caused them, resource
-updates on every one subscribed to the URI (``resources.subscribe``).
+updates on every one subscribed to the URI (``resources.subscribe``), an update of content
+that reads per caller (``resources.CallerUpdate``) to that caller's only.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class Events:
         self.bus: SubscriptionBus = bus or InMemorySubscriptionBus()
         # connection -> the URIs it subscribed to (resources.subscribe)
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        # connection -> the caller it subscribed as (whose ``CallerUpdate``s it hears)
+        self.callers: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         # (session id, its caller's key) -> its connection, when it subscribed (for GET streams)
         self.sessions: weakref.WeakValueDictionary[tuple[str, str], Any] = (
             weakref.WeakValueDictionary()
@@ -121,13 +124,15 @@ class Events:
         await self.bus.publish(event)
         targets: list[Any] = []
         if isinstance(event, ResourceUpdated):
-            targets = self._subscribers(event.uri)
+            targets = self._subscribers(event.uri, getattr(event, "caller", None))
         elif session is not None and session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             targets = [connection_of(session)]
         await self._notify(targets, event)
 
-    def _subscribers(self, uri: str) -> list[Any]:
-        return [c for c, uris in list(self.subscribed.items()) if uri in uris]
+    def _subscribers(self, uri: str, caller: str | None = None) -> list[Any]:
+        """The connections subscribed to ``uri`` (as ``caller``, when it is one caller's)."""
+        subscribed = list(self.subscribed.items())
+        return [c for c, u in subscribed if uri in u and caller in (None, self.callers.get(c))]
 
     def forget(self, connection: Any) -> None:
         """A connection that is gone: no more events for it."""

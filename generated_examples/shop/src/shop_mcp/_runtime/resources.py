@@ -16,6 +16,7 @@ from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ResourceUpdated, ServerEvent, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 
@@ -343,11 +344,37 @@ async def subscribed(
         uris = events.subscribed.setdefault(connection, set())
         within_budget(uris | {uri})
         uris.add(uri)
+        events.callers[connection] = current_identity().key  # (its caller's updates)
         if getattr(connection, "session_id", None):  # (a GET stream names its session)
             events.sessions[connection.session_id, current_identity().key] = connection
     elif connection in events.subscribed:
         events.subscribed[connection].discard(uri)
     return types.EmptyResult()
+
+
+@dataclass(frozen=True)
+class CallerUpdate(ResourceUpdated):
+    """The resource changed for one caller only (``Identity.key``: its content reads per
+    caller, from ``ctx.store``): only that caller's subscriptions hear of it."""
+
+    caller: str
+
+
+class CallerBus:
+    """The bus as ``subscriptions/listen`` streams see it: a stream, subscribed as its
+    request's caller, does not hear of another caller's ``CallerUpdate``."""
+
+    def __init__(self, bus: SubscriptionBus) -> None:
+        self.bus = bus
+
+    async def publish(self, event: ServerEvent) -> None:
+        await self.bus.publish(event)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        caller = current_identity().key
+        return self.bus.subscribe(
+            lambda event: None if getattr(event, "caller", caller) != caller else listener(event)
+        )
 
 
 def within_budget(uris: Sequence[str] | set[str]) -> None:
