@@ -10,7 +10,9 @@ environment: what one accepts, the other renders). Bounded against a caller's ar
   and ``**`` may not make more, nor ``+`` and ``~`` join more, nor a filter or a method
   return (or a method grow a list, dict or set to) more, nor a filter, a method or ``%``
   take a number over it (a width; a size to format is refused too), nor a template render
-  more; no ``lipsum`` (``n`` of a million took a minute).
+  more, nor ``replace``, ``join``, ``indent``, ``wordwrap`` or ``expandtabs`` put a text in
+  so many times as to make more (checked before the text is made: ``inserts``); no
+  ``lipsum`` (``n`` of a million took a minute).
 
 A bound reached raises ``OverLimit``, whose message the caller may read."""
 
@@ -81,9 +83,11 @@ class Sandbox(SandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
     def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        receiver = getattr(__obj, "__self__", None)
+        if isinstance(receiver, str):  # who.replace('', who), who.join(...)
+            args = inserts(getattr(__obj, "__name__", ""), receiver, args, kwargs, method=True)
         result = super().call(__context, __obj, *bounded(*args, **kwargs), **kwargs)
-        receiver = getattr(__obj, "__self__", None)  # ns.items.extend(ns.items)
-        if isinstance(receiver, (list, dict, set)):
+        if isinstance(receiver, (list, dict, set)):  # ns.items.extend(ns.items)
             self.sized(receiver)
         return self.sized(result)
 
@@ -98,10 +102,51 @@ def bounded(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
     return args
 
 
-def _bounded_filter(function: Any) -> Any:
+def inserts(
+    name: str, subject: Any, args: tuple[Any, ...], kwargs: dict[str, Any], method: bool = False
+) -> tuple[Any, ...]:
+    """``args``, unless ``replace``, ``join``, ``indent``, ``wordwrap`` or ``expandtabs`` (a
+    filter given ``subject``, or a method of the text ``subject``) would put a text in so
+    many times (once a match, an item, a line or a tab) as to make more than MAX_TEXT: one
+    call, no loop, made gigabytes (``who|replace('', who)``, ``range(99999)|join(who)``)."""
+
+    def given(index: int, key: str, default: Any) -> Any:
+        return kwargs.get(key, args[index] if len(args) > index else default)
+
+    times, text = 0, ""  # text: what goes in each time (or a width, in spaces)
+    if name == "join" and method:  # the items are counted: an iterator becomes a list
+        args = (list(args[0]), *args[1:]) if args else args
+        times, text = len(args[0]) if args else 0, subject
+    elif name == "join":
+        times, text = len(subject), given(0, "d", "")
+    elif isinstance(subject, str) and name == "replace":
+        old = str(given(0, "old", ""))
+        times, text = subject.count(old) if old else len(subject) + 1, given(1, "new", "")
+    elif isinstance(subject, str) and name == "indent":
+        times, text = subject.count("\n") + 1, given(0, "width", 4)
+    elif isinstance(subject, str) and name == "expandtabs":
+        times, text = subject.count("\t"), given(0, "tabsize", 8)
+    elif isinstance(subject, str) and name == "wordwrap":
+        times, text = len(subject), given(2, "wrapstring", "")
+    size = text if isinstance(text, int) else len(str(text or ""))
+    if times * size > MAX_TEXT:
+        raise OverLimit(f"{name} would make more than {MAX_TEXT} characters")
+    return args
+
+
+def _bounded_filter(name: str, function: Any) -> Any:
+    context = int(hasattr(function, "jinja_pass_arg"))  # its first argument, if passed
+
     @functools.wraps(function)  # (keeps the marks that pass it the context or environment)
     def filter_(*args: Any, **kwargs: Any) -> Any:
-        return sandbox().sized(function(*bounded(*args, **kwargs), **kwargs))
+        bounded(*args, **kwargs)
+        if name in ("replace", "join", "indent", "wordwrap") and len(args) > context:
+            subject = args[context]
+            if name == "join" and not isinstance(subject, Sized):
+                subject = list(subject)
+            rest = inserts(name, subject, args[context + 1 :], kwargs)
+            args = (*args[:context], subject, *rest)
+        return sandbox().sized(function(*args, **kwargs))
 
     return filter_
 
@@ -110,7 +155,7 @@ def _bounded_filter(function: Any) -> Any:
 def sandbox() -> Sandbox:
     environment = Sandbox(autoescape=False, keep_trailing_newline=True)
     del environment.globals["lipsum"]
-    environment.filters = {k: _bounded_filter(f) for k, f in environment.filters.items()}
+    environment.filters = {k: _bounded_filter(k, f) for k, f in environment.filters.items()}
     return environment
 
 

@@ -137,3 +137,31 @@ def test_loops_macros_and_joins_of_a_normal_size_render() -> None:
         "{% for row in range(6)|batch(4) %}{{ row|sum }};{% endfor %}{{ ns.n.append(1) }}"
     )
     assert render_text(source, {"who": "ba"}) == "1bb2aa0,1,2,3,4!3ab6;9;None"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ who|replace('', who)|length }}",
+        "{{ who.replace('\n', who)|length }}",
+        "{{ range(99999)|join(who)|length }}",
+        "{{ who|list|join(who)|length }}",
+        "{{ who.join(range(99999)|map('string'))|length }}",
+        "{{ who|indent(100000)|length }}",
+        "{{ who.expandtabs(100000)|length }}",
+        "{{ who|wordwrap(1, wrapstring=who)|length }}",
+    ],
+)
+def test_one_call_cannot_make_a_huge_text(source: str) -> None:
+    """A text put in once a match, an item, a line or a tab: one call of ``replace``,
+    ``join``, ``indent``, ``expandtabs`` or ``wordwrap`` made 400 MB from 20 kB (gigabytes
+    from a longer argument). Refused before the text is made."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(MCPError) as error:
+            render_text(source, {"who": "ab\n\t" * 5000})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
+    assert "would make more than" in error.value.error.message
