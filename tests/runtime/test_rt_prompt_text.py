@@ -3,6 +3,7 @@ arguments, whatever they are named."""
 
 from __future__ import annotations
 
+import time
 import tracemalloc
 
 import pytest
@@ -69,3 +70,98 @@ def test_small_products_and_powers_render() -> None:
     source = "{{ who * 3 }} {{ 2 ** 10 }} {{ 3 * [1] }} {{ who|center(4) }}{{ who.ljust(3) }}."
     assert render_text(source, {"who": "ab"}) == "ababab 1024 [1, 1, 1]  ab ab ."
     assert render_text("{{ '%s-%3d' % (who, 7) }}", {"who": "ab"}) == "ab-  7"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% for a in range(10000) %}{% for b in range(10000) %}{% endfor %}{% endfor %}",
+        "{% for c in who %}{% for d in who %}{% for e in who %}{% endfor %}{% endfor %}{% endfor %}",
+        "{% for a in range(99999) %}{% for b in range(99999) %}{{ loop.cycle('', '') }}"
+        "{% endfor %}{% endfor %}",
+        "{% macro m(n) %}{% if n %}{{ m(n - 1) }}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(60) }}",
+        "{% for a in range(99999) %}{% set s = range(99999)|join %}{% endfor %}",
+        "{% for a in range(99999) %}{% set s = range(99999)|batch(3)|list %}{% endfor %}",
+        "{% for a in range(99999) %}{% set s = range(99999)|slice(3)|list %}{% endfor %}",
+        "{% for a in range(99999) %}{% set s = who|sort %}{% endfor %}",
+        "{% set d = dict.fromkeys(range(99999)) %}"
+        "{% for a in range(99999) %}{% set s = d|dictsort %}{% endfor %}",
+    ],
+)
+def test_a_template_stops_after_its_time(source: str) -> None:
+    """Loops that print nothing, and a macro calling itself twice, ran for minutes (hours
+    with a caller's long text): the render stops after MAX_SECONDS, naming the limit."""
+    started = time.monotonic()
+    with pytest.raises(MCPError) as error:
+        render_text(source, {"who": "x" * 2000})
+    assert time.monotonic() - started < 5
+    assert error.value.error.code == -32603
+    assert "ran for more than 1.0 s" in error.value.error.message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% set ns = namespace(s=who) %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}"
+        "{% endfor %}",
+        "{% set ns = namespace(s=who) %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}"
+        "{% endfor %}",
+        "{% set ns = namespace(s=[who]) %}{% for i in range(40) %}{% set _ = ns.s.extend(ns.s) %}"
+        "{% endfor %}",
+        "{% set ns = namespace(s=who) %}{% for i in range(40) %}"
+        "{% set ns.s = ns.s.join([ns.s, ns.s]) %}"
+        "{% endfor %}",
+        "{% set a = who ~ who ~ who ~ who %}{% set b = a ~ a %}{% set c = b ~ b %}{% set d = c ~ c %}"
+        "{% set e = d ~ d %}{% set f = e ~ e %}{% set g = f ~ f %}{% set h = g ~ g %}{% set i = h ~ h %}",
+        "{{ who|replace('', who)|replace('', who)|length }}",
+        "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}",
+    ],
+)
+def test_a_template_cannot_build_a_huge_value(source: str) -> None:
+    """``{% set %}`` doubling a text (or list) 40 times wanted terabytes; nothing printed,
+    so the output cap never saw it. A value over MAX_TEXT is refused when made (and calls
+    nested too deeply are named too)."""
+    started = time.monotonic()
+    with pytest.raises(MCPError) as error:
+        render_text(source, {"who": "x" * 2000})
+    assert time.monotonic() - started < 5
+    assert error.value.error.code == -32603
+    assert "went over a limit" in error.value.error.message
+
+
+def test_loops_macros_and_joins_of_a_normal_size_render() -> None:
+    source = (
+        "{% macro twice(s) %}{{ s ~ s }}{% endmacro %}{% set ns = namespace(n=[]) %}"
+        "{% for c in who %}{{ loop.index }}{{ twice(c) }}{% endfor %}"
+        "{{ range(5)|join(',') + '!' }}{{ (who|list + [1])|length }}{{ who|sort|join }}"
+        "{% for row in range(6)|batch(4) %}{{ row|sum }};{% endfor %}{{ ns.n.append(1) }}"
+    )
+    assert render_text(source, {"who": "ba"}) == "1bb2aa0,1,2,3,4!3ab6;9;None"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ who|replace('', who)|length }}",
+        "{{ who.replace('\n', who)|length }}",
+        "{{ range(99999)|join(who)|length }}",
+        "{{ who|list|join(who)|length }}",
+        "{{ who.join(range(99999)|map('string'))|length }}",
+        "{{ who|indent(100000)|length }}",
+        "{{ who.expandtabs(100000)|length }}",
+        "{{ who|wordwrap(1, wrapstring=who)|length }}",
+    ],
+)
+def test_one_call_cannot_make_a_huge_text(source: str) -> None:
+    """A text put in once a match, an item, a line or a tab: one call of ``replace``,
+    ``join``, ``indent``, ``expandtabs`` or ``wordwrap`` made 400 MB from 20 kB (gigabytes
+    from a longer argument). Refused before the text is made."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(MCPError) as error:
+            render_text(source, {"who": "ab\n\t" * 5000})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
+    assert "would make more than" in error.value.error.message

@@ -115,6 +115,11 @@ prompts:
     description: Counts down from n (the template uses range, which the sandbox bounds).
     arguments: [{name: n, required: true}]
     messages: [{role: user, text: "{{ range(n|int)|list|length }} steps."}]
+  - name: pairs
+    description: Compares each letter of a word with every other (loops that print nothing).
+    arguments: [{name: word, required: true}]
+    messages:
+      - {role: user, text: "{% for a in word %}{% for b in word %}{% endfor %}{% endfor %}Done."}
 """
 
 TARGET_HANDLERS = {

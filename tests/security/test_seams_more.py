@@ -204,3 +204,18 @@ def test_an_odd_answer_is_read_not_an_internal_error(
     pydantic_core.from_json(answer.text)  # as strict as the SDK's client: no lone surrogate
     assert said in tool_text(answer.only) and "internal error" not in tool_text(answer.only)
     assert target.stderr().count("Traceback") == before
+
+
+def test_a_prompt_template_cannot_keep_the_server_busy(target: Server) -> None:
+    """``pairs`` loops over the caller's word inside a loop over it, printing nothing: a
+    word of 200,000 letters made 40 billion passes, hours of the event loop (every other
+    request waits). The render stops after a second: a JSON-RPC error naming the limit, and
+    the server answers the next request."""
+    client = Mcp(target.url)
+    started = time.monotonic()
+    answer = client.rpc("prompts/get", {"name": "pairs", "arguments": {"word": "ab" * 100_000}})
+    assert time.monotonic() - started < 10
+    assert answer["error"]["code"] == -32603, answer
+    assert "ran for more than" in answer["error"]["message"], answer
+    short = client.rpc("prompts/get", {"name": "pairs", "arguments": {"word": "abc"}})
+    assert short["result"]["messages"][0]["content"]["text"] == "Done.", short

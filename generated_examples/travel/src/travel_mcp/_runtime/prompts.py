@@ -78,16 +78,20 @@ def embedded_uris(messages: Sequence[types.PromptMessage]) -> list[str]:
 
 def render_text(source: str, arguments: dict[str, str]) -> str:
     """A declared message's text with the arguments filled in (a sandboxed Jinja template:
-    arguments are data, never code; a template error is the server's fault)."""
+    arguments are data, never code; a template error is the server's fault, a bound the
+    arguments made it reach is named)."""
     import jinja2
 
-    from .templating import render, sandbox
+    from .templating import OverLimit, render, sandbox
 
     template = _TEMPLATES.get(source)
     if template is None:
         template = _TEMPLATES[source] = sandbox().from_string(source)
     try:
         return render(template, arguments)
+    except OverLimit as exc:
+        logger.error("prompt template failed: %s", exc)
+        raise MCPError(INTERNAL_ERROR, f"The prompt's template went over a limit: {exc}") from None
     except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
         # the sandbox refuses what it must (huge ranges or texts, unsafe attributes): the
         # template's fault, answered as an internal error with a standard code
