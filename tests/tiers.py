@@ -42,6 +42,7 @@ E2E = {
     "test_corpus_regressions.py",
     "test_fidelity.py",
     "test_generated_examples.py",
+    "test_idle_sessions.py",
     "test_openapi_e2e.py",
     "test_openapi_real.py",
     "test_property_manifests.py",

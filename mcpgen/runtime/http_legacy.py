@@ -1,12 +1,21 @@
-"""Legacy HTTP+SSE (protocol 2024-11-05) and the session slots of SSE streams and WebSocket
-connections: carried only by a package that offers ``sse`` or ``websocket``."""
+"""Legacy HTTP+SSE (protocol 2024-11-05), and the session slots and idle clock of SSE
+streams and WebSocket connections: carried only by a package that offers ``sse`` or
+``websocket``."""
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+import math
+from typing import TYPE_CHECKING, Any, Self
 
-from mcp_types import jsonrpc_message_adapter
+import anyio
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+from mcp_types import (
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from . import jsonrpc
@@ -16,14 +25,88 @@ from .identity import Identity
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from starlette.applications import Starlette
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from .server import GeneratedServer
 
 logger = logging.getLogger(__name__)
 SSE_ROUTE = "/sse"
 MESSAGES_PATH = "/messages/"
+
+
+class IdleClock:
+    """The idle timer of one SSE or WebSocket session: ``scope``, entered around
+    ``server.run``, is cancelled once ``timeout`` seconds pass with no message either way
+    and no request of the client unanswered (a tool call running silently holds the session,
+    as a request in flight holds a streamable HTTP one). ``watch`` wraps the run's streams."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.pending: dict[Any, int] = {}  # the client's unanswered requests, by id
+        self.scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+
+    def saw(self, item: object, inbound: bool) -> None:
+        message: Any = getattr(item, "message", None)  # an Exception has none
+        if inbound and isinstance(message, JSONRPCRequest):
+            self.pending[message.id] = self.pending.get(message.id, 0) + 1
+        elif inbound and getattr(message, "method", "") == "notifications/cancelled":
+            self.answered(cancelled_request_id_from_params(message.params))  # never answered
+        elif not inbound and isinstance(message, JSONRPCResponse | JSONRPCError):
+            self.answered(message.id)
+        held = bool(self.pending)
+        self.scope.deadline = math.inf if held else anyio.current_time() + self.timeout
+
+    def answered(self, request_id: Any) -> None:
+        if (left := self.pending.pop(request_id, 0) - 1) > 0:
+            self.pending[request_id] = left
+
+    def watch(self, read: Any, write: Any) -> tuple[Watched, Watched]:
+        return Watched(read, self), Watched(write, self)
+
+
+class Watched:
+    """A session's stream, read by the server (the client's messages) or written (its own),
+    each message shown to the ``IdleClock``; the sender's context (``last_context``) passes
+    through."""
+
+    def __init__(self, stream: Any, clock: IdleClock) -> None:
+        self.stream, self.clock = stream, clock
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self.stream, "last_context", None)
+
+    async def receive(self) -> Any:
+        item = await self.stream.receive()
+        self.clock.saw(item, True)
+        return item
+
+    async def send(self, item: Any, /) -> None:
+        self.clock.saw(item, False)
+        await self.stream.send(item)
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
 class SessionSlots:
@@ -82,7 +165,7 @@ def legacy_app(
     else:
         from .websocket import websocket_route
 
-        routes = [*routes, websocket_route(server)]
+        routes = [*routes, websocket_route(server, settings.session_idle_timeout)]
     app = Starlette(routes=routes)
     app.add_middleware(SessionSlots, settings=settings)
     if settings.transport == "sse":  # a POST that is no message: the JSON-RPC errors of HTTP
@@ -119,11 +202,29 @@ def sse_routes(server: GeneratedServer, settings: Settings, security: Any) -> li
     )
 
     class Stream:
-        """GET /sse as a plain ASGI app (the transport sends the response itself)."""
+        """GET /sse as a plain ASGI app (the transport sends the response itself). The end
+        of the stream is sent once ``connect_sse`` has forgotten the session: a client that
+        saw it end and POSTs gets 404 at once, as for an unknown session."""
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            async with transport.connect_sse(scope, receive, send) as streams:
-                await server.run(streams[0], streams[1], server.create_initialization_options())
+            last: list[Message] = []
+
+            async def sending(message: Message) -> None:
+                if message["type"] == "http.response.body" and not message.get("more_body"):
+                    return last.append(message)
+                await send(message)
+
+            try:
+                async with transport.connect_sse(scope, receive, sending) as streams:
+                    clock = IdleClock(settings.session_idle_timeout)
+                    with clock.scope:
+                        read, write = clock.watch(*streams)
+                        await server.run(read, write, server.create_initialization_options())
+                    if clock.scope.cancelled_caught:
+                        logger.info("closing an idle SSE session")
+            finally:
+                for message in last:
+                    await send(message)
 
     messages = transport.handle_post_message
     return [Route(SSE_ROUTE, Stream(), methods=["GET"]), Mount(MESSAGES_PATH, app=messages)]

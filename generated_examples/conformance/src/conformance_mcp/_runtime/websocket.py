@@ -3,8 +3,9 @@
 subprotocol ``mcp``, the framing of the SDK 1.x WebSocket transport.
 
 Server side: ``websocket_route`` bridges a Starlette WebSocket to ``server.run`` at
-``/ws``; the connection is closed (1008) when the caller's token expires, and (1003,
-"unsupported data", RFC 6455) on a binary frame. Client side:
+``/ws``; the connection is closed (1008) when the caller's token expires, (1003,
+"unsupported data", RFC 6455) on a binary frame, and (1001, "idle timeout") when idle
+(``http_legacy.IdleClock``). Client side:
 ``websocket_client(url)`` is a transport for ``mcp.client.Client``.
 """
 
@@ -23,6 +24,7 @@ from pydantic import ValidationError
 
 from . import jsonrpc
 from .authz import IDENTITY_KEY
+from .http_legacy import IdleClock
 from .identity import Identity
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ logger = logging.getLogger(__name__)
 SUBPROTOCOL = "mcp"
 PATH = "/ws"
 MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+GOING_AWAY = 1001
 POLICY_VIOLATION = 1008
 UNSUPPORTED_DATA = 1003
 RECHECK_KEY = "mcpgen.recheck"  # verifies the handshake's credential again (``http_auth``)
@@ -62,11 +65,11 @@ def _encode(message: SessionMessage) -> str:
     return message.message.model_dump_json(by_alias=True, exclude_unset=True)
 
 
-def websocket_route(server: GeneratedServer) -> Any:
+def websocket_route(server: GeneratedServer, idle_timeout: float) -> Any:
     from starlette.routing import WebSocketRoute
 
     async def endpoint(websocket: WebSocket) -> None:
-        await serve_websocket(websocket, server)
+        await serve_websocket(websocket, server, idle_timeout)
 
     return WebSocketRoute(PATH, endpoint)
 
@@ -77,10 +80,13 @@ def _expiry(identity: Any) -> float | None:
     return None
 
 
-async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None:
+async def serve_websocket(
+    websocket: WebSocket, server: GeneratedServer, idle_timeout: float
+) -> None:
     """Serve one MCP connection over ``websocket`` until either side closes it (or the
-    caller's token expires). Every message carries ``websocket`` as its request context,
-    so handlers see the handshake's headers and the caller's identity."""
+    caller's token expires, or it is idle for ``idle_timeout`` seconds). Every message
+    carries ``websocket`` as its request context, so handlers see the handshake's headers
+    and the caller's identity."""
     from starlette.websockets import WebSocketDisconnect
 
     offered = websocket.scope.get("subprotocols", [])
@@ -142,7 +148,12 @@ async def serve_websocket(websocket: WebSocket, server: GeneratedServer) -> None
         tg.start_soon(writer)
         if expires is not None or RECHECK_KEY in websocket.scope:
             tg.start_soon(expire)
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        clock = IdleClock(idle_timeout)
+        with clock.scope:
+            read, write = clock.watch(read_stream, write_stream)
+            await server.run(read, write, server.create_initialization_options())
+        if clock.scope.cancelled_caught:
+            closing.append((GOING_AWAY, "idle timeout"))
         tg.cancel_scope.cancel()
     try:
         if closing:
