@@ -13,7 +13,7 @@ from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_n
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
-from mcpgen.openapi.one_way import decide, marking_patterns, matches, relax
+from mcpgen.openapi.one_way import decide, marking_patterns, matches
 from mcpgen.openapi.plans import Plans
 from mcpgen.openapi.sources import Key, Sources
 
@@ -70,12 +70,11 @@ class SchemaConverter:
             found: set[str] = set()
             self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), found)
             self.deps[name], done = frozenset(found), [*done, name]
-        if done:  # a long allOf chain refused before relax: its marks grow with the square
+        if done:  # a long allOf chain refused before its marks are asked (they grow with n²)
             roots = [((name,), self.defs[name], self._target) for name in done]
             for where, message in long_inheritance(roots, self._depths, inside=False):
                 self.sources.error(*self.origin[str(where[0])], message)
                 raise LongChain
-        relax(self, [result, *(self.defs[name] for name in done)])  # (all converted by now)
         return result, deps
 
     def _target(self, ref: str) -> Json:
