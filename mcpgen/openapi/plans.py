@@ -56,7 +56,7 @@ class Plans:
             if "ref" in node or "gone" in node:
                 return node if "gone" in node or node["ref"] in live else {}
             parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
-            kept = {"drop": node.get("drop"), "properties": parts}
+            kept = {"drop": node.get("drop"), "xml": node.get("xml"), "properties": parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
             prefix = [pruned(p) for p in node.get("prefix", ())]
             kept["prefix"] = prefix if any(prefix) or kept["items"] else None
@@ -111,6 +111,9 @@ class Plans:
         drop = self.converter.read_only(target, (self.keyword,))
         properties = target.get("properties")
         plan: dict[str, Json] = {"drop": drop} if drop else {}
+        declared = properties if isinstance(properties, dict) else {}
+        xml = {n for p in drop if p in declared for n in self.converter.xml_names(declared[p])}
+        plan.update({"xml": sorted(xml - set(drop))} if xml - set(drop) else {})
         plan["properties"] = {
             prop: self._plan(sub, refs)
             for prop, sub in (properties.items() if isinstance(properties, dict) else ())
