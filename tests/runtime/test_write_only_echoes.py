@@ -330,3 +330,18 @@ async def test_an_xml_answer_leaves_out_an_unwrapped_array_s_items() -> None:
         failed, shown = await call(data, url)
     assert not failed and "<name>bob</name>" in shown, shown
     assert "old-secret" not in shown and "k2" not in shown, shown
+
+
+async def test_an_xml_answer_leaves_out_a_renamed_element_marked_in_another_member() -> None:
+    """``User: allOf: [Base, {password: writeOnly}]`` with ``Base`` naming the password's
+    element ``<pwd>``: the name was looked for only where the mark is."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    base = data["components"]["schemas"]["Base"] = json.loads(json.dumps(USER))
+    base["properties"]["password"] = {"type": "string", "xml": {"name": "pwd"}}
+    mark = {"properties": {"password": {"writeOnly": True}}}
+    data["components"]["schemas"]["User"] = {"allOf": [{"$ref": "#/components/schemas/Base"}, mark]}
+    body = "<User><name>bob</name><pwd>old-secret</pwd></User>"
+    with echo(200, "application/xml", shape=stored(body)) as url:
+        failed, shown = await call(data, url, {"body": SENT})
+    assert not failed and "<name>bob</name>" in shown, shown
+    assert "old-secret" not in shown and "pwd" not in shown, shown
