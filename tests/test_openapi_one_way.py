@@ -211,3 +211,19 @@ def test_read_only_beside_a_reference_is_not_offered() -> None:
     schema = tool_input(body, {"$ref": "#/components/schemas/Body"})
     assert Draft202012Validator(schema).is_valid({"body": {"name": "n"}})
     assert '"id"' not in json.dumps(schema)
+
+
+def test_a_recursive_definition_beside_a_mark_imports() -> None:
+    """``Body: allOf: [User, {password: writeOnly}]`` where ``User`` has a property of the
+    same ``allOf``: ``relax``'s copies, made in place, nested past the depth mcpgen walks and
+    the document was refused. The input requires the password at each level."""
+    both = {"allOf": [{"$ref": "#/components/schemas/Marked"}, {"properties": {"password": {}}}]}
+    both["allOf"][1]["properties"]["password"]["writeOnly"] = True
+    user = {**PLAIN, "required": ["name", "password"], "properties": {**PLAIN["properties"]}}
+    user["properties"] |= {"password": {"type": "string"}, "again": both, "id": {}}
+    schema = tool_input(both, {"$ref": "#/components/schemas/Body"}, user)
+    valid = Draft202012Validator(schema).is_valid
+    assert valid({"body": {"name": "a", "password": "p", "again": {"name": "b", "password": "q"}}})
+    assert not valid({"body": {"name": "a", "password": "p", "again": {"name": "b"}}})
+    output = tool_input(both, {"$ref": "#/components/schemas/Body"}, user, "output")
+    assert Draft202012Validator(output).is_valid({"name": "a"})
