@@ -181,3 +181,49 @@ def test_read_only_nested_in_the_body_is_not_offered() -> None:
     doc = load_text(json.dumps(data), "inline.json", Path("."), json_first=True)
     schema = import_openapi(doc).tools[0]["input"]
     assert schema["required"] == ["id"] and schema["properties"]["inner"]["properties"] == {}
+
+
+def test_write_only_beside_a_reference_stays_required_of_the_input() -> None:
+    """A ``writeOnly`` mark in an ``allOf`` member beside the definition that requires the
+    property (``allOf: [User, {password: writeOnly}]``): it is sent, so the input must still
+    require it (``relax`` unrequired it in the shared definition, both ways); the output
+    leaves it out and requires it not."""
+    user = {**PLAIN, "required": ["name", "password"]}
+    user = {**user, "properties": {**PLAIN["properties"], "password": {"type": "string"}}}
+    mark = {"properties": {"password": {"writeOnly": True}}}
+    body = {"allOf": [{"$ref": "#/components/schemas/Marked"}, mark]}
+    nested = {"type": "object", "properties": {"inner": {"$ref": "#/components/schemas/Body"}}}
+    for media in ({"$ref": "#/components/schemas/Body"}, nested):
+        schema = tool_input(body, media, user)  # (user as ``Marked``)
+        valid = Draft202012Validator(schema).is_valid
+        key = "inner" if media is nested else "body"
+        assert valid({key: {"name": "n", "password": "p"}})
+        assert not valid({key: {"name": "n"}})  # it was valid: the API answered 400
+    output = tool_input(body, {"$ref": "#/components/schemas/Body"}, user, "output")
+    assert Draft202012Validator(output).is_valid({"name": "n"})
+    assert "password" not in json.dumps(output)
+
+
+def test_read_only_beside_a_reference_is_not_offered() -> None:
+    """The same with ``readOnly``: the property is left out of the input, not just not
+    required (the definition beside the mark still offered it)."""
+    body = {"allOf": [{"$ref": "#/components/schemas/Plain"}, MARKED]}
+    schema = tool_input(body, {"$ref": "#/components/schemas/Body"})
+    assert Draft202012Validator(schema).is_valid({"body": {"name": "n"}})
+    assert '"id"' not in json.dumps(schema)
+
+
+def test_a_recursive_definition_beside_a_mark_imports() -> None:
+    """``Body: allOf: [User, {password: writeOnly}]`` where ``User`` has a property of the
+    same ``allOf``: ``relax``'s copies, made in place, nested past the depth mcpgen walks and
+    the document was refused. The input requires the password at each level."""
+    both = {"allOf": [{"$ref": "#/components/schemas/Marked"}, {"properties": {"password": {}}}]}
+    both["allOf"][1]["properties"]["password"]["writeOnly"] = True
+    user = {**PLAIN, "required": ["name", "password"], "properties": {**PLAIN["properties"]}}
+    user["properties"] |= {"password": {"type": "string"}, "again": both, "id": {}}
+    schema = tool_input(both, {"$ref": "#/components/schemas/Body"}, user)
+    valid = Draft202012Validator(schema).is_valid
+    assert valid({"body": {"name": "a", "password": "p", "again": {"name": "b", "password": "q"}}})
+    assert not valid({"body": {"name": "a", "password": "p", "again": {"name": "b"}}})
+    output = tool_input(both, {"$ref": "#/components/schemas/Body"}, user, "output")
+    assert Draft202012Validator(output).is_valid({"name": "a"})

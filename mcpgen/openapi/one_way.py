@@ -6,18 +6,17 @@ the least fixed point, so a reference cycle proves nothing and a definition many
 to is looked at once (one by path was exponential: a chain of definitions each with two
 ``allOf`` references to the next ones took seconds at 24 links, doubling every ~1.2).
 
-``relax``: a property ``readOnly`` in one place and ``required`` in another (``Body =
-allOf[Plain (required: [id]), Marked (id: readOnly)]``): a request leaves it out
-(``plans.Plans``; an answer leaves a ``writeOnly`` one out), so no schema may ask for
-it, as ``finish`` already has it where ``required`` and the mark stand side by side (a
-``patternProperties`` entry marking a property its pattern matches is elsewhere too). The
-``allOf`` member (or the definition a ``$ref`` beside other keywords names) that requires
-it is given as a copy without it."""
+``leave_out``: a copy of a tool's input (output) schema without what a request (an answer)
+leaves out, ``readOnly`` (``writeOnly``) properties, at any depth; also where the mark is in
+one place and ``required`` in another (``Body = allOf[User (required: [password]), {password:
+writeOnly}]``): the definition an ``allOf`` member (or a ``$ref`` beside other keywords)
+names is given, there, as a copy without them. The other way keeps them, required (a
+password is sent)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
 
 Json = Any
 Groups = Callable[[dict[str, Json]], list[list[Json]]]
+NONE: frozenset[str] = frozenset()
 
 
 def beside(target: dict[str, Json]) -> list[Json]:
@@ -54,49 +54,6 @@ def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
                     todo += value.values()
                 elif key not in DATA_KEYWORDS:
                     todo.append(value)
-
-
-def relax(converter: SchemaConverter, schemas: Iterable[Json]) -> None:
-    """Each object in ``schemas`` (converted, their definitions too) no longer requires,
-    through what applies beside it, the properties only the server (or a client) sets; in
-    place."""
-    for node in schema_objects(list(schemas)):
-        composed = (
-            "allOf" in node
-            or "patternProperties" in node
-            or ("$ref" in node and set(node) - {"$ref", "title", "description"})
-        )
-        only = set(converter.read_only(node, ("readOnly", "writeOnly"))) if composed else set()
-        if only:
-            _lift(converter, node, only)
-
-
-def _lift(converter: SchemaConverter, node: dict[str, Json], only: set[str]) -> None:
-    unrequire(node, only)
-    if isinstance(node.get("allOf"), list):
-        node["allOf"] = [_without(converter, m, only, set()) for m in node["allOf"]]
-    ref = node.get("$ref")
-    lifted = _without(converter, {"$ref": ref}, only, set()) if isinstance(ref, str) else None
-    if lifted is not None and lifted != {"$ref": ref}:  # the definition, as a member
-        del node["$ref"]
-        node["allOf"] = [*node.get("allOf", ()), lifted]
-
-
-def _without(converter: SchemaConverter, member: Json, only: set[str], seen: set[str]) -> Json:
-    """``member``, or a copy of what it resolves to that does not require ``only``."""
-    target, name = converter.resolve(member)
-    if not isinstance(target, dict) or (name is not None and name in seen):
-        return member
-    found = target.get("allOf")
-    members: list[Json] = found if isinstance(found, list) else []
-    inner = [_without(converter, m, only, seen | {name} if name else seen) for m in members]
-    asked = target.get("required")
-    if not (isinstance(asked, list) and only & set(asked)) and inner == members:
-        return member
-    out = {**target, **({"allOf": inner} if members else {})}
-    unrequire(out, only)
-    out.update({k: v for k, v in member.items() if k != "$ref"} if name else {})
-    return out
 
 
 def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, ...]) -> list[str]:
@@ -135,7 +92,7 @@ def matches(pattern: str, name: str) -> bool:
         return False
 
 
-def unrequire(node: dict[str, Json], only: set[str]) -> dict[str, Json]:
+def unrequire(node: dict[str, Json], only: Collection[str]) -> dict[str, Json]:
     """``node`` (changed in place) no longer requiring ``only``."""
     asked = node.get("required")
     if isinstance(asked, list):
@@ -184,20 +141,41 @@ def leave_out(
     ``<name><way>``: the other way's keeps them, and the manifest shares definitions by name."""
     keyword = "writeOnly" if way == "Answer" else "readOnly"
 
-    def visit(node: Json, given: frozenset[str] = frozenset()) -> Json:
+    def visit(node: Json, given: frozenset[str] = frozenset(), seen: frozenset[str] = NONE) -> Json:
         if not isinstance(node, dict):
             return node
-        only = {*given, *converter.read_only(node, (keyword,))}  # (an allOf's: its members')
-        out = children(
-            node, lambda sub, key: visit(sub, frozenset(only) if key == "allOf" else frozenset())
-        )
+        only = frozenset({*given, *converter.read_only(node, (keyword,))})  # (an allOf's too)
+        out = children(node, lambda sub, key: visit(sub, only if key == "allOf" else NONE, seen))
         if isinstance(out.get("properties"), dict):
             out["properties"] = {k: v for k, v in out["properties"].items() if k not in only}
         ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
+        beside = given or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
+        if (
+            ref is not None
+            and ref in defs
+            and ref not in seen
+            and beside
+            and only - marks(defs[ref])
+        ):
+            lifted = lift(ref, only, seen)  # what it names, as a member, without them
+            if lifted != lift(ref, NONE, seen):  # (it declares or requires one)
+                del out["$ref"]
+                out, ref = (
+                    (out | {"allOf": [*out.get("allOf", ()), lifted]}) if out else lifted
+                ), None
         return unrequire(out, only) | ({"$ref": def_ref(new[ref])} if ref in new else {})
 
-    defs, new = schema.get("$defs", {}), dict[str, str]()
+    def marks(target: Json) -> set[str]:
+        return set(converter.read_only(target, (keyword,)))
+
+    def lift(ref: str, only: frozenset[str], seen: frozenset[str]) -> Json:
+        if (ref, only) not in lifted:  # (each once: diamonds of allOf members)
+            lifted[ref, only] = visit(defs[ref], only, seen | {ref})
+        return lifted[ref, only]
+
+    defs, new, lifted = schema.get("$defs", {}), dict[str, str](), dict[Any, Json]()
     new.update({n: n for n in plan.get("$defs", ()) if n in defs and visit(defs[n]) != defs[n]})
+    lifted.clear()  # (made with the new names found so far)
     while grown := {n for n in defs if n not in new and converter.deps[n] & set(new)}:
         new.update({n: n for n in grown})  # refers to a definition that changes
     for name in new:
@@ -206,9 +184,15 @@ def leave_out(
     for name, renamed in new.items():
         if renamed not in converter.defs:  # (another answer's already)
             converter.defs[renamed] = visit(defs[name])
-            converter.deps[renamed] = frozenset(new.get(d, d) for d in converter.deps[name])
+            converter.deps[renamed] = _refs(converter.defs[renamed])
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
-    kept = {new.get(n, n): converter.defs[new.get(n, n)] for n in defs}
-    return out | ({"$defs": dict(sorted(kept.items()))} if kept else {})
+    converter.add_defs(out, _refs(out))  # (what a lifted reference named may be unused)
+    return out
+
+
+def _refs(schema: Json) -> frozenset[str]:
+    """The definitions ``schema`` refers to itself."""
+    found = [n["$ref"] for n in schema_objects([schema]) if isinstance(n.get("$ref"), str)]
+    return frozenset(name for ref in found if (name := def_name(ref)) is not None)

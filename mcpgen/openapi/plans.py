@@ -56,7 +56,7 @@ class Plans:
             if "ref" in node or "gone" in node:
                 return node if "gone" in node or node["ref"] in live else {}
             parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
-            kept = {"drop": node.get("drop"), "properties": parts}
+            kept = {"drop": node.get("drop"), "xml": node.get("xml"), "properties": parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
             prefix = [pruned(p) for p in node.get("prefix", ())]
             kept["prefix"] = prefix if any(prefix) or kept["items"] else None
@@ -111,6 +111,8 @@ class Plans:
         drop = self.converter.read_only(target, (self.keyword,))
         properties = target.get("properties")
         plan: dict[str, Json] = {"drop": drop} if drop else {}
+        xml = self._xml_names(target, drop) - set(drop) if drop and self.converter.xml else set()
+        plan.update({"xml": sorted(xml)} if xml else {})
         plan["properties"] = {
             prop: self._plan(sub, refs)
             for prop, sub in (properties.items() if isinstance(properties, dict) else ())
@@ -129,6 +131,24 @@ class Plans:
             plan["known"] = list(properties) if isinstance(properties, dict) else []
         plan["all"] = [self._plan(member, refs) for member in beside(target)]
         return plan
+
+    def _xml_names(self, target: dict[str, Json], drop: list[str]) -> set[str]:
+        """The names an XML element (attribute) of a property of ``drop`` may have, as its
+        ``xml.name`` says wherever it is declared (``converter.xml_names``): ``target`` and
+        what applies beside it, at any depth."""
+        names: set[str] = set()
+        todo, seen = [target], set[int]()
+        while todo:
+            node = self.converter.resolve(todo.pop())[0]
+            if isinstance(node, dict) and id(node) not in seen:
+                seen.add(id(node))
+                found = node.get("properties")
+                declared = found if isinstance(found, dict) else {}
+                names |= {
+                    n for p in drop if p in declared for n in self.converter.xml_names(declared[p])
+                }
+                todo += beside(node)
+        return names
 
     def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
         """The plan of a map's values (``additionalProperties``, ``patternProperties``) or an

@@ -13,7 +13,7 @@ from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_n
 from mcpgen.load import JsonPath
 from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_keyword
 from mcpgen.openapi.naming import DefNames
-from mcpgen.openapi.one_way import decide, marking_patterns, matches, relax
+from mcpgen.openapi.one_way import decide, marking_patterns, matches
 from mcpgen.openapi.plans import Plans
 from mcpgen.openapi.sources import Key, Sources
 
@@ -51,6 +51,7 @@ class SchemaConverter:
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
         self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
         self._depths: Depths = {}  # (long_inheritance, in convert)
+        self.xml: dict[int, tuple[Json, Json]] = {}  # id -> a converted schema, its ``xml``
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
@@ -70,12 +71,11 @@ class SchemaConverter:
             found: set[str] = set()
             self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), found)
             self.deps[name], done = frozenset(found), [*done, name]
-        if done:  # a long allOf chain refused before relax: its marks grow with the square
+        if done:  # a long allOf chain refused before its marks are asked (they grow with n²)
             roots = [((name,), self.defs[name], self._target) for name in done]
             for where, message in long_inheritance(roots, self._depths, inside=False):
                 self.sources.error(*self.origin[str(where[0])], message)
                 raise LongChain
-        relax(self, [result, *(self.defs[name] for name in done)])  # (all converted by now)
         return result, deps
 
     def _target(self, ref: str) -> Json:
@@ -180,6 +180,17 @@ class SchemaConverter:
         ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
         return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 
+    def xml_names(self, schema: Json) -> list[str]:
+        """The names other than its property's an XML element (or attribute) of ``schema``
+        may have: its ``xml.name``, its items' when an array is not ``wrapped`` (each item
+        is then an element of the object)."""
+        target, items = self.resolve(schema)[0], None
+        xml = (self.xml.get(id(schema)) or self.xml.get(id(target)) or (0, {}))[1]
+        if isinstance(target, dict) and xml.get("wrapped") is not True:
+            items = self.resolve(target.get("items"))[0]
+        inner = (self.xml.get(id(items)) or (0, {}))[1]
+        return [name for name in (xml.get("name"), inner.get("name")) if isinstance(name, str)]
+
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:
         if isinstance(node, bool):
@@ -233,6 +244,8 @@ class SchemaConverter:
                 tags, name = picked["mapping"], picked["propertyName"]
                 out[keyword] = [tagged(branch, name, tags) for branch in out[keyword]]
         result = finish(out, node.get("x-nullable") is True)  # Swagger 2.0's extension
+        if isinstance(node.get("xml"), dict):  # (``xml_names``)
+            self.xml[id(result)] = result, node["xml"]
         if "default" in result and not default_fits(result):
             del result["default"]  # the model would not type-check (list[int] = ["x"])
             self._drop(src, (*path, "default"), "does not match its schema")

@@ -121,8 +121,8 @@ def _strings(value: Json) -> list[str]:
 
 def xml_without(content: bytes, plans: Sequence[Json]) -> bytes | None:
     """An XML answer without its elements and attributes named as a property ``plans``
-    leave out at any depth (``<password>``: the property's name, not its ``xml.name``);
-    None when it has none or does not parse."""
+    leave out at any depth (``<password>``), or as its ``xml.name`` says (``xml``); None
+    when it has none or does not parse."""
     names = {name for plan in plans for name in _dropped(plan)}
     try:
         root = ElementTree.fromstring(content)  # (expat: no entity expansion bomb)
@@ -147,7 +147,8 @@ def _dropped(plan: Json) -> set[str]:
         return set()
     return {
         *plan.get("drop", ()),
-        *(n for k, v in plan.items() if k != "drop" for n in _dropped(v)),
+        *plan.get("xml", ()),
+        *(n for k, v in plan.items() if k not in ("drop", "xml") for n in _dropped(v)),
     }
 
 

@@ -296,3 +296,52 @@ def test_numbers_sent_write_only_and_credentials_with_leading_zeros_blank_nothin
     assert scrubbed(answer, secrets) == {
         "page": 1, "date": "2024-05-01", "key": "REDACTED", "echo": "k=REDACTED"
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "xml, body",
+    [
+        ({"name": "pwd"}, "<User><name>bob</name><pwd>old-secret</pwd></User>"),
+        ({"name": "pwd", "attribute": True}, "<User pwd='old-secret'><name>bob</name></User>"),
+        ({"name": "pwd"}, "<r><User><name>bob</name><pwd>old-secret</pwd></User></r>"),
+    ],
+)
+async def test_an_xml_answer_leaves_out_the_element_xml_name_names(xml: Any, body: str) -> None:
+    """OpenAPI's ``xml.name`` renames a property's element (``xml.attribute``: an
+    attribute of that name): ``<pwd>`` was kept, the plan naming only ``password``."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    user = data["components"]["schemas"]["User"] = json.loads(json.dumps(USER))
+    user["properties"]["password"]["xml"] = xml
+    with echo(200, "application/xml", shape=stored(body)) as url:
+        failed, shown = await call(data, url)
+    assert not failed and "<name>bob</name>" in shown, shown
+    assert "old-secret" not in shown and "pwd" not in shown, shown
+
+
+async def test_an_xml_answer_leaves_out_an_unwrapped_array_s_items() -> None:
+    """An array not ``wrapped`` is its items, each an element named as the items'
+    ``xml.name`` says (``<key>``), with no element of the property's name around them."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    keys = {"type": "array", "writeOnly": True, "items": {"type": "string", "xml": {"name": "key"}}}
+    user = data["components"]["schemas"]["User"] = json.loads(json.dumps(USER))
+    user["properties"]["keys"] = keys
+    body = "<User><name>bob</name><key>old-secret</key><key>k2</key></User>"
+    with echo(200, "application/xml", shape=stored(body)) as url:
+        failed, shown = await call(data, url)
+    assert not failed and "<name>bob</name>" in shown, shown
+    assert "old-secret" not in shown and "k2" not in shown, shown
+
+
+async def test_an_xml_answer_leaves_out_a_renamed_element_marked_in_another_member() -> None:
+    """``User: allOf: [Base, {password: writeOnly}]`` with ``Base`` naming the password's
+    element ``<pwd>``: the name was looked for only where the mark is."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    base = data["components"]["schemas"]["Base"] = json.loads(json.dumps(USER))
+    base["properties"]["password"] = {"type": "string", "xml": {"name": "pwd"}}
+    mark = {"properties": {"password": {"writeOnly": True}}}
+    data["components"]["schemas"]["User"] = {"allOf": [{"$ref": "#/components/schemas/Base"}, mark]}
+    body = "<User><name>bob</name><pwd>old-secret</pwd></User>"
+    with echo(200, "application/xml", shape=stored(body)) as url:
+        failed, shown = await call(data, url, {"body": SENT})
+    assert not failed and "<name>bob</name>" in shown, shown
+    assert "old-secret" not in shown and "pwd" not in shown, shown
