@@ -88,18 +88,6 @@ async def cancel_task(session: Any, task_id: str) -> None:
     await request(session, "tasks/cancel", {"taskId": task_id})
 
 
-async def list_tasks(session: Any) -> list[dict[str, Any]]:
-    """The caller's tasks (handshake era; the 2026 extension has no tasks/list)."""
-    found: list[dict[str, Any]] = []
-    params: dict[str, Any] = {}
-    while True:
-        page = await request(session, "tasks/list", params)
-        found.extend(page.get("tasks", []))
-        if not page.get("nextCursor"):
-            return found
-        params = {"cursor": page["nextCursor"]}
-
-
 async def wait_task(
     session: Any, task_id: str, on_status: StatusCallback | None = None
 ) -> types.CallToolResult:
