@@ -354,6 +354,8 @@ def completion_entries(
         entry: dict[str, Json] = {kind: ref, "argument": argument}
         if draw(st.booleans()):
             entry["handler"] = True
+            if draw(st.booleans()):
+                entry["context"] = True  # the stub takes ctx
         else:
             entry["values"] = draw(st.lists(st.sampled_from(("a", "b", "é", "")), max_size=3))
         found.append(entry)

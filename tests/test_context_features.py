@@ -163,3 +163,90 @@ def test_context_handlers_in_a_generated_package(tmp_path: Path) -> None:
         [sys.executable, "-m", "mypy", "--strict", "src"], cwd=out, capture_output=True, text=True
     )
     assert mypy.returncode == 0, mypy.stdout
+
+
+COMPLETIONS = """
+mcpgen: 1
+server: {name: compdemo}
+resources:
+  - uriTemplate: "demo://drafts/{title}"
+    name: drafts
+    description: A draft by title.
+prompts:
+  - name: greet
+    description: Greets someone.
+    arguments: [{name: who}]
+    messages: [{role: user, text: "Hi {{ who }}"}]
+completions:
+  - {resource: drafts, argument: title, handler: true, context: true}
+  - {prompt: greet, argument: who, handler: true}
+"""
+
+RECENT = """
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ... import Context
+
+
+async def complete(value: str, context: dict[str, str], ctx: Context) -> Sequence[str]:
+    typed: list[str] = await ctx.store.get("typed", [])
+    await ctx.store.set("typed", [*typed, value])
+    return [ctx.identity.subject, *(t for t in typed if t.startswith(value))]
+"""
+
+COMPLETE_PROBE = """
+import sys
+
+import anyio
+import mcp_types as types
+from mcp.client import Client
+from compdemo_mcp.server import create_server
+
+DRAFTS = types.ResourceTemplateReference(uri="demo://drafts/{title}")
+
+async def main(mode):
+    async with Client(create_server(), mode=mode) as client:
+        async def complete(value):
+            result = await client.complete(DRAFTS, {"name": "title", "value": value})
+            return result.completion.values
+        assert await complete("alpha") == ["local"]
+        assert await complete("al") == ["local", "alpha"]
+        greet = types.PromptReference(name="greet")
+        assert (await client.complete(greet, {"name": "who", "value": ""})).completion.values == []
+    print("ok", mode)
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+@pytest.mark.slow
+def test_a_completion_asks_for_the_context_in_its_own_entry(tmp_path: Path) -> None:
+    """``context: true`` on a completion: its stub takes ``ctx: Context`` (the other's does
+    not), ``mypy --strict`` accepts the stubs as written, and the handler gets the caller's
+    context (its identity, its ``ctx.store``) in both eras."""
+    source = tmp_path / "comp.yaml"
+    source.write_text(COMPLETIONS)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    stubs = out / "src" / "compdemo_mcp" / "handlers" / "completions"
+    drafts = stubs / "resource_demo_drafts_title_title.py"
+    greet = stubs / "prompt_greet_who.py"
+    assert "ctx: Context" in drafts.read_text() and "Context" not in greet.read_text()
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "src"], cwd=out, capture_output=True, text=True
+    )
+    assert mypy.returncode == 0, mypy.stdout
+    drafts.write_text(RECENT)
+    env = {**os.environ, "PYTHONPATH": str(out / "src")}
+    for mode in ("legacy", "2026-07-28"):
+        done = subprocess.run(
+            [sys.executable, "-c", COMPLETE_PROBE, mode],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0 and f"ok {mode}" in done.stdout, done.stderr[-4000:]

@@ -164,6 +164,8 @@ def check_completions(
             checker.error((*where, "handler"), "give 'values' or 'handler: true', not both")
         elif not has_values and not has_handler:
             checker.error(where, "a completion needs 'values' or 'handler: true'")
+        if completion.get("context") and not has_handler:
+            checker.error((*where, "context"), "'context: true' needs 'handler: true'")
         key = (kind, target, argument)
         if key in seen:
             checker.error(

@@ -179,6 +179,7 @@ class Completion:
     argument: str
     values: tuple[str, ...] = ()
     handler: bool = False
+    context: bool = False  # the handler gets ``ctx``
     ident: str
 
 

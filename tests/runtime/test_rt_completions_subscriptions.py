@@ -1,7 +1,8 @@
 """Completions and subscriptions pass the same scope check as reads and gets: a caller
 without a resource template's scope cannot complete its variables, subscribe to one of its
 URIs (handshake era) or listen for it (2026-07-28); a completion handler's failure is an
-error that names no internals. Every network transport, both eras."""
+error that names no internals; a handler's ``ctx`` is its caller's. Every network transport,
+both eras."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from rtbridge import http_client, running
 from rtconnect import NETWORK, Mode, cells, client_over, connect
 
 from mcpgen.runtime import authz
+from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import FORBIDDEN
 from mcpgen.runtime.events import LISTENS_PER_CALLER
 from mcpgen.runtime.http_app import create_app
@@ -31,19 +33,36 @@ ARG = {"name": "x", "value": ""}
 INFO = {"name": "t", "version": "0"}
 
 
+DRAFTS = "fixture://drafts/{title}"
+DRAFT = types.ResourceTemplateReference(type="ref/resource", uri=DRAFTS)
+
+
 @rtkit.HANDLERS.completion("resource", TEMPLATE, "id")
-async def note_ids(prefix: str, context: dict[str, str]) -> list[str]:
+async def note_ids(prefix: str, context: dict[str, str], ctx: Context) -> list[str]:
     if prefix == "boom":
         raise RuntimeError(SECRET_IN_ERROR)
     return [i for i in ("7", "71", "8") if i.startswith(prefix)]
 
 
+@rtkit.HANDLERS.completion("resource", DRAFTS, "title")
+async def recent_titles(prefix: str, context: dict[str, str], ctx: Context) -> list[str]:
+    """The titles this caller typed before (kept in its ``ctx.store``), then this one."""
+    typed: list[str] = await ctx.store.get("typed", [])
+    await ctx.store.set("typed", [*typed, prefix])
+    return [t for t in typed if t.startswith(prefix)]
+
+
 def spec(hide: bool = False) -> dict[str, Any]:
     made = rtkit.make_spec(hide=hide)
     made["capabilities"].update(completions=True, resourcesSubscribe=True)
+    made["resources"].append(
+        {"definition": {"uriTemplate": DRAFTS, "name": "drafts"}, "variables": ["title"]}
+    )
+    made["resources"][-1]["scopes"] = [rtkit.READ]
     made["completions"] = [
         {"target": "resource", "ref": TEMPLATE, "argument": "id", "handler": True},
         {"target": "prompt", "ref": "greet", "argument": "who", "values": ["Ada", "Alan"]},
+        {"target": "resource", "ref": DRAFTS, "argument": "title", "handler": True},
     ]
     return made
 
@@ -69,6 +88,38 @@ async def test_completing_a_scoped_template_needs_its_scope(transport: str, mode
     async with connect(transport, mode, made, headers=with_scope) as client:
         done = await client.complete(NOTE, {"name": "id", "value": "7"})
         assert done.completion.values == ["7", "71"]
+
+
+@cells(NETWORK)
+async def test_a_completion_handler_gets_its_callers_context(transport: str, mode: Mode) -> None:
+    """Alice and Bob complete the same template on one server: each handler call sees its
+    own caller's ``ctx.store``, never the other's. A caller without the template's scope is
+    refused before the handler runs (what it typed is not kept)."""
+    made = spec()
+    alice = rtkit.bearer(rtkit.token([rtkit.READ], subject="alice"))
+    bob = rtkit.bearer(rtkit.token([rtkit.READ], subject="bob"))
+    carol = rtkit.bearer(rtkit.token([rtkit.WRITE], subject="carol"))
+    carol_reading = rtkit.bearer(rtkit.token([rtkit.READ], subject="carol"))
+
+    async def complete(client: Any, value: str) -> list[str]:
+        return (await client.complete(DRAFT, {"name": "title", "value": value})).completion.values
+
+    async with (
+        running(rtkit.app(made, transport)) as app,
+        client_over(app, transport, mode, alice) as as_alice,
+        client_over(app, transport, mode, bob) as as_bob,
+        client_over(app, transport, mode, carol) as as_carol,
+        client_over(app, transport, mode, carol_reading) as as_carol_reading,
+    ):
+        for value in ("alpha", "also"):
+            assert await complete(as_alice, value) == []
+        assert await complete(as_bob, "beta") == []
+        with pytest.raises(MCPError) as error:
+            await complete(as_carol, "carol's")
+        refused(error.value)
+        assert await complete(as_alice, "al") == ["alpha", "also"]
+        assert await complete(as_bob, "") == ["beta"]
+        assert await complete(as_carol_reading, "") == []
 
 
 def unknown(error: MCPError, what: str) -> None:

@@ -59,3 +59,15 @@ async def test_subscribers_hear_of_changes() -> None:
             while not updated:
                 await anyio.sleep(0.01)
     assert updated == ["notes://all"], (updated, note.id)
+
+
+async def test_note_ids_complete_from_the_callers_own_notes(typed: NotesClient) -> None:
+    note = await typed.create_note(title="Complete me", body="by id")
+    assert note.id in await typed.complete("resource", "notes://note/{id}", "id", "n")
+    offered = await typed.complete("resource", "notes://note/{id}", "id", note.id)
+    assert note.id in offered and all(i.startswith(note.id) for i in offered)
+    assert await typed.complete("resource", "notes://note/{id}", "id", "x") == []
+    await typed.delete_note(id_=note.id)
+    assert note.id not in await typed.complete("resource", "notes://note/{id}", "id", "n")
+    async with NotesClient.connect(create_server()) as other:  # another store: none of these
+        assert await other.complete("resource", "notes://note/{id}", "id", "") == []

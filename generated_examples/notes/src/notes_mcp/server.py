@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from ._runtime.completions import CompleteCall
+    from ._runtime.context import Context
     from ._runtime.resources import ResourceRead
 
 SPEC = load_spec("notes_mcp")
@@ -92,8 +93,8 @@ def _resource_note() -> ResourceRead:
 def _complete_resource_notes_note_id_id() -> CompleteCall:
     from .handlers.completions.resource_notes_note_id_id import complete
 
-    async def call(value: str, context: dict[str, str]) -> list[str]:
-        return list(await complete(value, context))
+    async def call(value: str, context: dict[str, str], ctx: Context) -> list[str]:
+        return list(await complete(value, context, ctx))
 
     return call
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from ._runtime.completions import CompleteCall
+    from ._runtime.context import Context
     from ._runtime.prompts import PromptRender
     from ._runtime.resources import ResourceRead
 
@@ -74,7 +75,7 @@ def _prompt_local_tips() -> PromptRender:
 def _complete_resource_travel_activities_city_category_city() -> CompleteCall:
     from .handlers.completions.resource_travel_activities_city_category_city import complete
 
-    async def call(value: str, context: dict[str, str]) -> list[str]:
+    async def call(value: str, context: dict[str, str], ctx: Context) -> list[str]:
         return list(await complete(value, context))
 
     return call

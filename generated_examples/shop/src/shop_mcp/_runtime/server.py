@@ -215,7 +215,9 @@ def build_server(
     if caps.get("completions"):
         from .completions import completion_table
 
-        options.update(on_completion=completion_table(spec, handlers, policy, prompts).complete)
+        completions = completion_table(spec, handlers, policy, prompts)
+        completions.events, completions.registry = events, registry  # a handler's ``ctx``
+        options.update(on_completion=completions.complete)
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None

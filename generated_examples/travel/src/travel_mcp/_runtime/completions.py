@@ -3,12 +3,14 @@
 
 A completion reveals what a prompt or resource holds, so the caller needs the scopes that
 prompt or resource template needs (the policy's), as for a get or a read; a prompt the
-caller cannot get (``PromptTable.authorized``) it cannot complete either."""
+caller cannot get (``PromptTable.authorized``) it cannot complete either. A handler is
+called with a ``Context`` of the caller (the generated ``server.py`` hands it on when the
+manifest's completion says ``context: true``), made only once the checks passed."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +20,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from .authz import Policy, current_identity
+from .context import Context
 from .errors import Forbidden, ToolError
 
 if TYPE_CHECKING:
+    from .events import Events
     from .prompts import PromptTable
 
-CompleteCall = Callable[[str, dict[str, str]], Awaitable[Sequence[str]]]
+CompleteCall = Callable[[str, dict[str, str], Context], Awaitable[Sequence[str]]]
 MAX_COMPLETIONS = 100
 logger = logging.getLogger("mcp_server")
 
@@ -50,6 +54,8 @@ class CompletionTable:
         # (target, ref) of every prompt and URI template; None: those of the bindings
         self.known = {(b.target, b.ref) for b in bindings} if known is None else set(known)
         self.prompts = prompts  # the server's PromptTable: who may see and get which prompt
+        self.events: Events | None = None  # as the other tables: what a ``Context`` reaches
+        self.registry: Mapping[str, Any] = {}
 
     async def complete(
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
@@ -80,7 +86,8 @@ class CompletionTable:
         if binding is None:
             values: list[str] = []
         elif binding.complete is not None:
-            values = await self._run(binding.complete, prefix, context, name)
+            caller = Context(ctx, params, events=self.events, registry=self.registry)
+            values = await self._run(binding.complete, prefix, context, caller, name)
         else:
             lowered = prefix.lower()
             values = [v for v in binding.values if v.lower().startswith(lowered)]
@@ -92,11 +99,11 @@ class CompletionTable:
         )
 
     async def _run(
-        self, complete: CompleteCall, prefix: str, context: dict[str, str], name: str
+        self, complete: CompleteCall, prefix: str, context: dict[str, str], ctx: Context, name: str
     ) -> list[str]:
         """A completion handler's values; its failure is an error naming no internals."""
         try:
-            return [str(v) for v in await complete(prefix, context)]
+            return [str(v) for v in await complete(prefix, context, ctx)]
         except ToolError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         except MCPError:
