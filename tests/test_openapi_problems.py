@@ -10,7 +10,7 @@ from typing import Any
 from mcpgen.load import load_text
 from mcpgen.openapi import import_openapi
 from mcpgen.openapi.to_manifest import short_name
-from mcpgen.pipeline import load_manifest
+from mcpgen.pipeline import load_manifest, load_source_text
 from mcpgen.problems import Level, Problem
 
 
@@ -193,3 +193,17 @@ def test_an_import_that_keeps_no_operation_warns(tmp_path: Path) -> None:
     nothing = one(loaded.problems.items, "no operation was imported")
     assert nothing.level is Level.WARNING and nothing.field == "openapi.source"
     assert nothing.location.line == 6
+
+
+def test_a_bare_document_without_operations_is_refused_at_its_info(tmp_path: Path) -> None:
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "Hooks", "version": "1"},
+        "webhooks": {"ping": {"post": {"responses": {"200": {"description": "ok"}}}}},
+    }
+    loaded = load_source_text(json.dumps(data, indent=1), "hooks.json", tmp_path)
+    assert loaded.manifest is None
+    refused = one(loaded.problems.items, "no operation to serve")
+    assert refused.level is Level.ERROR and refused.field == "paths"
+    assert refused.location.file == "hooks.json"
+    assert refused.location.line == line_of(data, '"info": {')
