@@ -98,6 +98,14 @@ def check_auth(checker: Checker) -> None:
                 )
         if "env" in auth:
             checker.warn(("auth", "env"), "oauth reads no static keys: 'env' is ignored")
+        if auth.get("hideUnauthorizedTools") and (
+            checker.data["observability"].get("metrics") == "public"
+        ):
+            checker.warn(
+                ("observability", "metrics"),
+                "public GET /metrics names in its labels the tools and prompts that "
+                "hideUnauthorizedTools hides, to anyone who reaches the port",
+            )
     else:
         for key in OAUTH:
             if key in auth:
@@ -114,14 +122,6 @@ def check_auth(checker: Checker) -> None:
                 "scopes are enforced only with auth type oauth"
                 + ("" if kind == "none" else f" ({kind} keys grant every scope)"),
             )
-    if auth.get("hideUnauthorizedTools") and (
-        checker.data["observability"].get("metrics") == "public"
-    ):
-        checker.warn(
-            ("observability", "metrics"),
-            "public GET /metrics names in its labels the tools and prompts that "
-            "hideUnauthorizedTools hides, to anyone who reaches the port",
-        )
     if "*" in http.get("corsOrigins", []) and kind == "none":
         checker.warn(
             ("transports", "http", "corsOrigins"),

@@ -84,8 +84,8 @@ def short_name(info: dict[str, Json], servers: list[dict[str, Json]], path: Path
     for server in servers:
         host = urlsplit(str(server.get("url") or "")).hostname or ""
         parts = [p for p in host.split(".") if p and not p.isdigit()]
-        if len(parts) > 1 and parts[-1] in GENERIC_TLDS | {"uk", "de", "fr", "jp"}:
-            parts = parts[:-1]
+        while len(parts) > 1 and parts[-1] in GENERIC_TLDS | {"uk", "de", "fr", "jp"}:
+            parts = parts[:-1]  # (both of api.example.co.uk's)
         parts = [p for p in parts if p not in GENERIC_HOST_WORDS]
         if parts and host not in ("localhost", "127.0.0.1"):
             return _valid(parts[-1])

@@ -402,3 +402,21 @@ def test_two_manifests_load_side_by_side_as_they_would_one_after_the_other(
     with pytest.raises(SourceError) as alone:
         load(str(broken))
     assert str(side_by_side.value) == str(alone.value)
+
+
+def test_a_property_that_becomes_schema_false_is_breaking(tmp_path: Path) -> None:
+    """``mcpgen diff`` on two manifests: an input property that takes no value any more (JSON
+    Schema ``false``) breaks callers; the reverse change is compatible."""
+    text = "mcpgen: 1\nserver: {name: s, description: d}\ntools:\n  - name: t\n"
+    text += "    description: d\n    input:\n      type: object\n      properties:\n"
+    old = write(tmp_path / "old.yaml", text + "        a: {type: string}\n")
+    new = write(tmp_path / "new.yaml", text + "        a: false\n")
+    result = run(old, new, "--format", "json")
+    assert result.exit_code == 1, result.output
+    [change] = json.loads(result.stdout)["changes"]
+    assert (change["level"], change["path"]) == ("breaking", "/inputSchema/properties/a")
+    assert change["change"] == "no value is accepted any more (schema false)"
+    back = run(new, old, "--format", "json", "--fail-on", "compatible")
+    assert back.exit_code == 1, back.output
+    [change] = json.loads(back.stdout)["changes"]
+    assert (change["level"], change["path"]) == ("compatible", "/inputSchema/properties/a")

@@ -481,6 +481,17 @@ CASES: list[tuple[str, Json, Json, list[tuple[str, str, str]]]] = [
     ("const false -> 0 inside anyOf", prop({"anyOf": [{"const": False}, {"type": "string"}]}),
      prop({"anyOf": [{"const": 0}, {"type": "string"}]}),
      [(BREAKING, T, A + "/anyOf/0/const"), (COMPATIBLE, T, A + "/anyOf/0/const")]),
+    # ---- schema false: no value at all
+    ("input property -> false", prop({"type": "string"}), prop(False), [(BREAKING, T, A)]),
+    ("input property false -> a type", prop(False), prop({"type": "string"}),
+     [(COMPATIBLE, T, A)]),
+    ("input property {not: {}} -> true", prop({"not": {}}), prop(True), [(COMPATIBLE, T, A)]),
+    ("output property -> false", out({"type": "object", "properties": {"x": {}}}),
+     out({"type": "object", "properties": {"x": False}}),
+     [(COMPATIBLE, T, "/outputSchema/properties/x")]),
+    ("output property false -> a type", out({"type": "object", "properties": {"x": False}}),
+     out({"type": "object", "properties": {"x": {"type": "string"}}}),
+     [(BREAKING, T, "/outputSchema/properties/x")]),
 ]  # fmt: skip
 
 
