@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import sys
 from collections import OrderedDict
+from contextlib import suppress
+from functools import partial
 from typing import Any
 
+import anyio
 from mcp.server.streamable_http import (
     GET_STREAM_KEY,
     EventCallback,
@@ -16,9 +21,13 @@ from mcp.server.streamable_http import (
     EventStore,
     StreamId,
 )
-from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
+from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
+from sse_starlette.event import ensure_bytes
 
 MAX_EVENT_BYTES = 64 << 20  # of events' JSON kept (an API's answer may reach 10 MB)
+PRIMING_WAIT = 0.1  # s a priming event waits to share the write of its request's first event
+SEP = "\r\n"  # between the lines of an SSE event (sse-starlette's, the SDK's)
+logger = logging.getLogger(__name__)
 
 
 class MemoryEventStore(EventStore):
@@ -61,10 +70,13 @@ class MemoryEventStore(EventStore):
             self.shared.size -= sys.getsizeof(self.events.popitem(last=False)[1][2])
         return event_id
 
-    def event_data(self, event: EventMessage) -> dict[str, str] | None:
-        """The SSE event the SDK would make of ``event``, from the JSON kept; None if gone."""
+    def event_data(self, event: EventMessage) -> bytes | None:
+        """The SSE event the SDK would send of ``event``, as sse-starlette writes it, from the
+        JSON kept (one line: JSON has no line breaks); None if gone."""
         found = self.events.get(event_id := event.event_id or "")
-        return {"event": "message", "data": found[2], "id": event_id} if found else None
+        if found is None:
+            return None
+        return f"id: {event_id}{SEP}event: message{SEP}data: {found[2]}{SEP}{SEP}".encode()
 
     async def replay_events_after(
         self, last_event_id: EventId, send_callback: EventCallback
@@ -95,6 +107,64 @@ def events_per_session(manager: Any) -> None:
             sent_as = transport._create_event_data  # the SDK's: JSON made again
             transport._event_store = store
             transport._create_event_data = lambda event: store.event_data(event) or sent_as(event)
+            transport._run_sse_writer = partial(run_sse_writer, transport)
         return transport
 
     manager._admit_session = admit_with_own_events
+
+
+def primed(priming: Any) -> bytes:
+    """The SDK's priming event (its id, empty data, the retry interval if set), as
+    sse-starlette writes it."""
+    retry = f"retry: {priming['retry']}{SEP}" if "retry" in priming else ""
+    return f"id: {priming['id']}{SEP}data: {SEP}{retry}{SEP}".encode()
+
+
+async def run_sse_writer(
+    transport: Any, request_id: Any, sse: Any, requests: Any, priming: Any
+) -> None:
+    """The SDK's ``_run_sse_writer`` (a POST's events onto its SSE stream; SDK 2.3's, as are
+    ``_sse_stream_writers`` and ``_clean_up_memory_streams``: tests/runtime/
+    test_resumable_streams.py fails without them), but the priming event (the stream's first
+    id, for a client to resume from) goes out in one write with the request's first event,
+    or alone after PRIMING_WAIT if that is slower: a quick call's answer is one event less
+    through the stream and the server. ``close_sse_stream`` closes a clone of ``sse``, so a
+    priming event still held goes out before the stream ends."""
+    writers = transport._sse_stream_writers
+    held, timer, clone = b"", None, None
+
+    def flush() -> None:
+        nonlocal held
+        with suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            if held:
+                sse.send_nowait(held)  # (sse-starlette waits for it, unless mid-send)
+                held = b""
+
+    try:
+        async with sse, requests:
+            if priming is not None:
+                held = primed(priming)
+                writers[request_id] = clone = sse.clone()
+                timer = asyncio.get_running_loop().call_later(PRIMING_WAIT, flush)
+            with suppress(anyio.ClosedResourceError):  # (``close_sse_stream`` closed ``requests``)
+                async for event in requests:
+                    data = transport._create_event_data(event)
+                    if held:
+                        data, held = held + ensure_bytes(data, SEP), b""
+                    await sse.send(data)
+                    if isinstance(event.message, JSONRPCResponse | JSONRPCError):
+                        break
+            if held:  # (closed before any event)
+                data, held = held, b""
+                await sse.send(data)
+    except anyio.ClosedResourceError:
+        logger.debug("SSE stream closed by close_sse_stream()")
+    except Exception:
+        logger.exception("Error in SSE writer")
+    finally:
+        if timer is not None:
+            timer.cancel()
+        if clone is not None:
+            clone.close()  # (if ``close_sse_stream`` has not)
+        writers.pop(request_id, None)
+        await transport._clean_up_memory_streams(request_id)
