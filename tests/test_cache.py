@@ -262,3 +262,42 @@ def test_format_verdicts_on_defaults_are_kept_and_a_rebuild_does_not_import_pyda
     kept[0].write_text("{damaged", "utf-8")
     assert checked() == (warnings, "True")  # checked again, and kept again
     assert json.loads(kept[0].read_text("utf-8")) == verdicts
+
+
+def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_planning(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The modules planned for a set of models are listed in the cache by all the plan
+    reads: a rebuild after a description changed (GitHub: 0.1 s of planning) reads them by
+    their keys; a changed schema or a damaged list plans again. Same files either way."""
+    from mcpgen.render import model_parts
+
+    planned: list[int] = []
+    real_plan = model_parts.plan
+    monkeypatch.setattr(model_parts, "plan", lambda m: planned.append(1) or real_plan(m))
+    data = json.loads(SPEC.read_text("utf-8"))
+    source = tmp_path / SPEC.name
+
+    def built(name: str, cache_dir: Path = store) -> dict[str, str]:
+        monkeypatch.setenv("MCPGEN_CACHE_DIR", str(cache_dir))
+        source.write_text(json.dumps(data), "utf-8")
+        out = tmp_path / name
+        done = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+        assert done.exit_code == 0, done.output
+        return {str(p.relative_to(out)): p.read_text("utf-8") for p in out.rglob("*.py")}
+
+    built("first")
+    assert len(planned) == 1 and len(list(store.glob(f"{model_parts.PLANS_PREFIX}*"))) == 1
+    operation = next(iter(next(iter(data["paths"].values())).values()))
+    operation["description"] = "Changed: " + operation.get("description", "")
+    touched = built("touched")
+    assert len(planned) == 1  # not planned again
+    assert touched == built("fresh", tmp_path / "fresh-cache")  # what planning makes
+    planned.clear()
+    for record in store.glob(f"{model_parts.PLANS_PREFIX}*"):
+        record.write_text('{"modules": [["_part00", ["X"], "../../etc/passwd"]]}', "utf-8")
+    assert built("damaged") == touched and len(planned) == 1
+    schema = {"name": "added", "in": "query", "schema": {"type": "string"}}
+    operation.setdefault("parameters", []).append(schema)
+    built("schema")
+    assert len(planned) == 2  # a schema changed: planned again
