@@ -257,7 +257,10 @@ def test_format_verdicts_on_defaults_are_kept_and_a_rebuild_does_not_import_pyda
     kept = list(store.glob("formats-*.json"))
     assert len(kept) == 1
     verdicts = json.loads(kept[0].read_text("utf-8"))
-    assert verdicts == {"pydantic AnyUrl ": False, "pydantic AwareDatetime " + when["default"]: True}
+    assert verdicts == {
+        "pydantic AnyUrl ": False,
+        "pydantic AwareDatetime " + when["default"]: True,
+    }
     assert checked() == (warnings, "False")  # from the cache: pydantic not imported
     kept[0].write_text("{damaged", "utf-8")
     assert checked() == (warnings, "True")  # checked again, and kept again
