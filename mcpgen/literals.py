@@ -4,6 +4,7 @@ code), and compact JSON."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 
@@ -18,9 +19,18 @@ def py(value: Any) -> str:
     raise TypeError(f"no Python literal for {type(value).__name__}")
 
 
+def encoder(**options: Any) -> Callable[[Any], str]:
+    """``json.dumps`` with these options, made once, without the search for circular
+    references (the data are trees made from JSON): ~20% faster on a big API's schemas."""
+    return json.JSONEncoder(check_circular=False, **options).encode
+
+
+_compact = encoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def compact_json(value: Any) -> str:
     """JSON as sent on the wire: compact separators, non-ASCII kept, key order kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _compact(value)
 
 
 READABLE_ITEMS = 200  # above this many, a generated JSON file lists its items one per line
@@ -29,15 +39,12 @@ READABLE_ITEMS = 200  # above this many, a generated JSON file lists its items o
 def one_per_line(data: dict[str, Any], sort_keys: bool = False) -> str:
     """A big JSON object written fast (Python's C encoder does not indent): one line per
     member, and a list's items one per line, so that a change to one item is one line."""
-    entries = []
+    dumps, entries = encoder(ensure_ascii=False, sort_keys=sort_keys), []
     for key in sorted(data) if sort_keys else data:
         value = data[key]
         if isinstance(value, list) and value:
-            items = ",\n".join(
-                json.dumps(item, ensure_ascii=False, sort_keys=sort_keys) for item in value
-            )
+            items = ",\n".join(map(dumps, value))
             entries.append(f"{json.dumps(key)}: [\n{items}\n]")
         else:
-            value = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
-            entries.append(f"{json.dumps(key)}: {value}")
+            entries.append(f"{json.dumps(key)}: {dumps(value)}")
     return "{\n" + ",\n".join(entries) + "\n}\n"

@@ -205,3 +205,102 @@ def test_damaged_compiled_templates_and_runtime_imports_change_nothing(tmp_path:
         path.write_bytes(b"\x00damaged")
     assert built("damaged") == cold
     assert json.loads(next(store.glob("runtime-imports-*.json")).read_text())  # made again
+
+
+def test_format_verdicts_on_defaults_are_kept_and_a_rebuild_does_not_import_pydantic(
+    tmp_path: Path,
+) -> None:
+    """A default checked against its format by pydantic (``check.formats``): the verdicts
+    are kept in the cache by pydantic's version, so a rebuild (GitHub: 3 defaults) does not
+    import pydantic (~50 ms); the warnings are the same, a damaged file only costs time."""
+    import subprocess
+    import sys
+
+    field = {"type": "string", "format": "uri", "default": ""}  # no URL: left out, warned
+    when = {"type": "string", "format": "date-time", "default": "2020-01-02T03:04:05Z"}
+    schema = {"type": "object", "properties": {"site": field, "when": when}}
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "Formats", "version": "1"},
+        "paths": {
+            "/things": {
+                "post": {
+                    "operationId": "make_thing",
+                    "requestBody": {"content": {"application/json": {"schema": schema}}},
+                    "responses": {"204": {"description": "done"}},
+                }
+            }
+        },
+    }
+    source = tmp_path / "formats.json"
+    source.write_text(json.dumps(spec), "utf-8")
+    store = tmp_path / "cache"
+    script = (
+        "import sys; from pathlib import Path; from mcpgen.pipeline import load_manifest; "
+        "loaded = load_manifest(Path(sys.argv[1])); assert loaded.manifest is not None; "
+        "print([p.message for p in loaded.problems.warnings]); print('pydantic' in sys.modules)"
+    )
+
+    def checked() -> tuple[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(source)],
+            check=True,
+            env={**os.environ, "MCPGEN_CACHE_DIR": str(store)},
+            capture_output=True,
+            text=True,
+        )
+        warnings, imported = done.stdout.splitlines()
+        return warnings, imported
+
+    warnings, imported = checked()
+    assert "'default' does not match its schema" in warnings and imported == "True"
+    kept = list(store.glob("formats-*.json"))
+    assert len(kept) == 1
+    verdicts = json.loads(kept[0].read_text("utf-8"))
+    assert verdicts == {
+        "pydantic AnyUrl ": False,
+        "pydantic AwareDatetime " + when["default"]: True,
+    }
+    assert checked() == (warnings, "False")  # from the cache: pydantic not imported
+    kept[0].write_text("{damaged", "utf-8")
+    assert checked() == (warnings, "True")  # checked again, and kept again
+    assert json.loads(kept[0].read_text("utf-8")) == verdicts
+
+
+def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_planning(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The modules planned for a set of models are listed in the cache by all the plan
+    reads: a rebuild after a description changed (GitHub: 0.1 s of planning) reads them by
+    their keys; a changed schema or a damaged list plans again. Same files either way."""
+    from mcpgen.render import model_parts
+
+    planned: list[int] = []
+    real_plan = model_parts.plan
+    monkeypatch.setattr(model_parts, "plan", lambda m: planned.append(1) or real_plan(m))
+    data = json.loads(SPEC.read_text("utf-8"))
+    source = tmp_path / SPEC.name
+
+    def built(name: str, cache_dir: Path = store) -> dict[str, str]:
+        monkeypatch.setenv("MCPGEN_CACHE_DIR", str(cache_dir))
+        source.write_text(json.dumps(data), "utf-8")
+        out = tmp_path / name
+        done = CliRunner().invoke(main, ["build", str(source), "-o", str(out)])
+        assert done.exit_code == 0, done.output
+        return {str(p.relative_to(out)): p.read_text("utf-8") for p in out.rglob("*.py")}
+
+    built("first")
+    assert len(planned) == 1 and len(list(store.glob(f"{model_parts.PLANS_PREFIX}*"))) == 1
+    operation = next(iter(next(iter(data["paths"].values())).values()))
+    operation["description"] = "Changed: " + operation.get("description", "")
+    touched = built("touched")
+    assert len(planned) == 1  # not planned again
+    assert touched == built("fresh", tmp_path / "fresh-cache")  # what planning makes
+    planned.clear()
+    for record in store.glob(f"{model_parts.PLANS_PREFIX}*"):
+        record.write_text('{"modules": [["_part00", ["X"], "../../etc/passwd"]]}', "utf-8")
+    assert built("damaged") == touched and len(planned) == 1
+    schema = {"name": "added", "in": "query", "schema": {"type": "string"}}
+    operation.setdefault("parameters", []).append(schema)
+    built("schema")
+    assert len(planned) == 2  # a schema changed: planned again

@@ -1660,3 +1660,24 @@ def test_references_resolved_and_answers_converted_once(monkeypatch: pytest.Monk
     assert len(resolved) == len(set(resolved)) > 5
     answers = [c for c in converted if "responses" in c[1]]
     assert len(answers) == len(set(answers)) > 5
+
+
+def test_each_schema_with_a_default_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The importer checks every default against its schema (``keywords.default_fits``, a
+    validator made each time); an API repeats a few such schemas (GitHub: 924 checks of
+    226, such as ``per_page``): each is checked once, whatever its key order."""
+    import jsonschema
+
+    from mcpgen.openapi import keywords
+
+    made: list[object] = []
+    real = jsonschema.Draft202012Validator
+    monkeypatch.setattr(
+        jsonschema, "Draft202012Validator", lambda *a, **k: made.append(a) or real(*a, **k)
+    )
+    schema = {"type": "integer", "default": 30, "minimum": 1, "description": "once, per page"}
+    assert keywords.default_fits(schema)
+    assert keywords.default_fits(dict(reversed(schema.items())))  # the same schema
+    assert not keywords.default_fits({**schema, "default": "30"})  # another: a string
+    assert not keywords.default_fits({**schema, "default": 0})
+    assert len(made) == 3

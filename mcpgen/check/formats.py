@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
+from pathlib import Path
 from typing import Any
 
 from jsonschema import FormatChecker
+
+from mcpgen import cache
 
 
 @functools.cache
@@ -22,9 +26,33 @@ def model_formats() -> FormatChecker:
 
 
 def _parses(name: str, value: object) -> bool:
-    if isinstance(value, str):
-        _adapter(name).validate_python(value)
+    if not isinstance(value, str):
+        return True
+    path, known = _verdicts(cache.cache_dir())
+    key = " ".join((*TYPES[name], value))  # (the type, should a format get another)
+    if not isinstance(known.get(key), bool):
+        try:
+            _adapter(name).validate_python(value)
+            known[key] = True
+        except ValueError:  # pydantic's ValidationError
+            known[key] = False
+        cache.write(path, json.dumps(known, sort_keys=True))
+    if not known[key]:
+        raise ValueError(f"{value!r} is not a valid {name}")
     return True
+
+
+@functools.cache
+def _verdicts(store: Path | None) -> tuple[Path | None, dict[str, bool]]:
+    """What pydantic said of the values earlier builds checked, by its version, from the
+    build cache ``store``: a rebuild then need not import pydantic (~50 ms)."""
+    from importlib import metadata
+
+    try:
+        path = store / f"formats-{metadata.version('pydantic')}.json" if store else None
+    except metadata.PackageNotFoundError:  # (a dependency of mcp: always there)
+        path = None
+    return path, cache.read_pack(path)
 
 
 # each format's type: (module, name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,12 +23,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mcpgen import cache
+from mcpgen import cache, identifiers
+from mcpgen.check import schemas as schema_code
 from mcpgen.check.schemas import def_target, ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
+from mcpgen.render import models as model_code
 from mcpgen.render.models import (
     SETTINGS,
+    _same_key,
     combined_document,
     defined_names,
     digest,
@@ -45,6 +49,9 @@ SHARED = "_shared"
 # part, which must stay small enough to hide behind the rest of a rebuild (bench/HISTORY.md).
 PART_SIZE = 80
 _SHARED_FILE = "__mcpgen_shared__.json"  # where a part's references to shared schemas point
+PLANS_PREFIX = "models-plan-v1-"  # the modules planned for a set of models (``_plan_file``)
+_KEPT = re.compile(re.escape(cache.MODELS_PREFIX) + "[0-9a-f]{64}[.]py")
+_PLANNING = (__file__, model_code.__file__, identifiers.__file__, schema_code.__file__)  # its code
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,57 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
     return store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
 
 
+def _plan_file(manifest: Manifest) -> Path | None:
+    """Where the modules planned for these models are listed: keyed by all that ``plan``
+    reads (each tool's and prompt's models, the shared definitions, the package) and the
+    code that plans. A rebuild whose schemas did not change (one description changed, for
+    GitHub: 0.1 s) does not plan again: the modules are read by the keys listed."""
+    store = cache.cache_dir()
+    if store is None:
+        return None
+    digests: dict[int, tuple[Json, str]] = {}  # bundled definitions, each serialized once
+
+    def schema(value: Json) -> Json:
+        return _same_key(value, digests) if isinstance(value, dict) else value
+
+    tools = [
+        [t.input_model, schema(t.input_schema), t.output_model, schema(t.output_schema)]
+        for t in manifest.tools
+    ]
+    prompts = [
+        [p.class_name, [[a.name, a.description, a.required] for a in p.arguments]]
+        for p in manifest.prompts
+    ]
+    code = hashlib.sha256()
+    for file in _PLANNING:
+        code.update(Path(str(file)).read_bytes())
+    key = [_settings(manifest.server.package), code.hexdigest(), tools, prompts]
+    return store / f"{PLANS_PREFIX}{digest([*key, manifest.shared_defs])}.json"
+
+
+def _planned(record: Path | None) -> Models | None:
+    """The modules a build before planned, from the build cache; None when the list or
+    one of its modules is missing (or the list damaged)."""
+    entries = cache.read_pack(record).get("modules") if record is not None else None
+    if record is None or not isinstance(entries, list) or not entries:
+        return None
+    modules, sources = [], {}
+    for entry in entries:
+        if not (isinstance(entry, list) and len(entry) == 3 and _KEPT.fullmatch(str(entry[2]))):
+            return None
+        name, classes, file = entry
+        source = cache.read(record.parent / file)
+        if source is None or not isinstance(classes, list) or not all(map(_is_str, classes)):
+            return None
+        modules.append(ModelModule(str(name), tuple(classes), {}, None))
+        sources[str(name)] = source
+    return Models(modules, sources, frozenset(sources))
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
 @cache_result
 def _settings(package: str) -> str:
     """The generator's version and settings, part of every module's cache key."""
@@ -213,9 +271,14 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     from a big build copies the memory its collector walks), while the caller renders the
     rest of the project."""
     package = manifest.server.package
+    record = _plan_file(manifest) if cached else None
+    kept = _planned(record)
+    if kept is not None:  # the same models as a build before: its modules, by their keys
+        return lambda: kept
     modules = plan(manifest)
     sources: dict[str, str] = {}
     files: dict[str, Path] = {}  # the cache files of the modules to generate
+    keys: list[list[Json]] = []
     for module in modules if cached else ():
         file = _cache_file(module, package)
         found = cache.read(file)
@@ -223,6 +286,9 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
             sources[module.name] = found
         elif file is not None:
             files[module.name] = file
+        if file is not None:
+            keys.append([module.name, list(module.classes), file.name])
+    cache.write(record, json.dumps({"modules": keys}))
     from_cache = frozenset(sources)
     todo = [module for module in modules if module.name not in sources]
     if not todo:  # all from the build cache (a rebuild): no pool, nor its import (7 ms)

@@ -3,11 +3,12 @@ every part of the diff shares (short value texts, tolerant readers of lock field
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from mcpgen.literals import encoder
 
 Json = Any
 T = TypeVar("T")
@@ -35,8 +36,7 @@ class Change:
     why: str
 
 
-def _canon(value: Json) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_canon = encoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _show(value: Json, limit: int = 60) -> str:
