@@ -544,7 +544,9 @@ NO_STDIO = (
 @pytest.mark.parametrize("body", [PROMPTS_ONLY, NO_STDIO], ids=["prompts-only", "no-stdio"])
 def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: str) -> None:
     """A server of prompts only does not serve tools/list, one without stdio refuses
-    ``--transport stdio``: its generated tests ask for neither (they did, and failed)."""
+    ``--transport stdio``: its generated tests ask for neither (they did, and failed), nor
+    run a test over no tools (pytest skipped them: "got empty parameter set"), and import
+    only what they use."""
     source = tmp_path / "m.yaml"
     source.write_text(
         "mcpgen: 1\nserver: {name: lacking, version: 1.0.0, description: A.}\n" + body
@@ -553,7 +555,7 @@ def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: 
     assert build(str(source), "-o", str(out))[0] == 0
     env = {**os.environ, "PYTHONPATH": str(out / "src")}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"],
         cwd=out,
         env=env,
         capture_output=True,
@@ -561,6 +563,10 @@ def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: 
         timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:]
+    assert "got empty parameter set" not in run.stdout, run.stdout[-3000:]
+    lint = [sys.executable, "-m", "ruff", "check", "-q", "tests"]
+    ruff = subprocess.run(lint, cwd=out, capture_output=True, text=True, check=False)
+    assert ruff.returncode == 0, ruff.stdout
 
 
 def test_signature_changes_of_operations_behind_a_mode_s_tools(tmp_path: Path) -> None:
