@@ -112,7 +112,12 @@ def test_hints_are_shell_quoted_to_be_pasted(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(folder)], check=True)  # (the diff hint's place)
     source, out = folder / "calc.yaml", folder / "out dir"
     shutil.copy(CALCULATOR, source)
-    assert build(str(source), "-o", str(out))[0] == 0
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0, output
+    first = next(line for line in output.splitlines() if line.startswith("next: "))
+    assert "src/calculator_mcp/handlers/" in first  # a new project: what to do with it
+    assert shlex.split(first.partition(", then ")[2])[:2] == ["cd", str(out)], first
+    assert "next: " not in build(str(source), "-o", str(out))[1]  # once
     source.write_text(source.read_text().replace("minItems: 2", "minItems: 3"), "utf-8")
     code, output = build(str(source), "-o", str(out), "--check")
     assert code == 1
