@@ -112,7 +112,12 @@ def test_hints_are_shell_quoted_to_be_pasted(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(folder)], check=True)  # (the diff hint's place)
     source, out = folder / "calc.yaml", folder / "out dir"
     shutil.copy(CALCULATOR, source)
-    assert build(str(source), "-o", str(out))[0] == 0
+    code, output = build(str(source), "-o", str(out))
+    assert code == 0, output
+    first = next(line for line in output.splitlines() if line.startswith("next: "))
+    assert "src/calculator_mcp/handlers/" in first  # a new project: what to do with it
+    assert shlex.split(first.partition(", then ")[2])[:2] == ["cd", str(out)], first
+    assert "next: " not in build(str(source), "-o", str(out))[1]  # once
     source.write_text(source.read_text().replace("minItems: 2", "minItems: 3"), "utf-8")
     code, output = build(str(source), "-o", str(out), "--check")
     assert code == 1
@@ -544,7 +549,9 @@ NO_STDIO = (
 @pytest.mark.parametrize("body", [PROMPTS_ONLY, NO_STDIO], ids=["prompts-only", "no-stdio"])
 def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: str) -> None:
     """A server of prompts only does not serve tools/list, one without stdio refuses
-    ``--transport stdio``: its generated tests ask for neither (they did, and failed)."""
+    ``--transport stdio``: its generated tests ask for neither (they did, and failed), nor
+    run a test over no tools (pytest skipped them: "got empty parameter set"), and import
+    only what they use."""
     source = tmp_path / "m.yaml"
     source.write_text(
         "mcpgen: 1\nserver: {name: lacking, version: 1.0.0, description: A.}\n" + body
@@ -553,7 +560,7 @@ def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: 
     assert build(str(source), "-o", str(out))[0] == 0
     env = {**os.environ, "PYTHONPATH": str(out / "src")}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"],
         cwd=out,
         env=env,
         capture_output=True,
@@ -561,6 +568,10 @@ def test_a_package_passes_its_own_tests_whatever_it_lacks(tmp_path: Path, body: 
         timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:]
+    assert "got empty parameter set" not in run.stdout, run.stdout[-3000:]
+    lint = [sys.executable, "-m", "ruff", "check", "-q", "tests"]
+    ruff = subprocess.run(lint, cwd=out, capture_output=True, text=True, check=False)
+    assert ruff.returncode == 0, ruff.stdout
 
 
 def test_signature_changes_of_operations_behind_a_mode_s_tools(tmp_path: Path) -> None:

@@ -249,6 +249,11 @@ def _build(
         lines.append(f"{len(loaded.problems.warnings)} warning(s)")
     for line in lines:
         _say(f"  {line}")
+    if LOCK_FILE in the_plan.created:  # a new project: where its own README starts
+        todo = (
+            f"write the handlers in src/{manifest.server.package}/handlers/, then " if stubs else ""
+        )
+        _say(f"next: {todo}cd {_q(root)} && pip install -e '.[test]' && pytest")
     return EXIT_OK
 
 

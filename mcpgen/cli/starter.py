@@ -3,6 +3,7 @@ where a build goes when no ``-o`` is given."""
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 from mcpgen import identifiers as names
@@ -13,10 +14,12 @@ def starter_manifest(server_name: str) -> str:
 
     from mcpgen.render.templates import render
 
-    # a server name starts with a letter (a folder ``2fa`` or ``ü`` still gives a valid one)
-    name = "-".join(names.words(server_name)) or "my-server"
-    name = name if name[0].isalpha() else f"mcp-{name}"
-    title = name.replace("-", " ").title()
+    # a server name starts with a letter (a folder ``2fa`` or ``ü`` still gives a valid one);
+    # accents are dropped, not their letters (``Café`` is ``cafe``)
+    plain = unicodedata.normalize("NFKD", server_name).encode("ascii", "ignore").decode()
+    words = names.words(plain) or ["my", "server"]
+    name = "-".join(words) if words[0][0].isalpha() else "-".join(["mcp", *words])
+    title = " ".join(word.capitalize() for word in words)
     # the manifest's JSON Schema as installed with mcpgen (what ``mcpgen schema`` prints)
     schema = Path(str(resources.files("mcpgen").joinpath("schema/manifest.schema.json")))
     return render("starter/mcpgen.yaml.jinja", name=name, title=title, schema=schema.as_posix())

@@ -62,6 +62,15 @@ def markdown_inline(text: str | None) -> str:
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", " ".join((text or "").split()))
 
 
+def markdown_code(text: str | None) -> str:
+    """Text as a Markdown code span, shown as written (a backslash escape inside backticks
+    is printed, not applied: `a\\_b`), on one line, its ``|`` escaped for a table cell."""
+    body = " ".join((text or "").split()).replace("|", "\\|")
+    fence = "`" * (max(map(len, re.findall("`+", body)), default=0) + 1)
+    pad = " " if body[:1] == "`" or body[-1:] == "`" else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
 def import_order(names: Iterable[str]) -> list[str]:
     """Names in the order ruff's isort wants them in one ``from ... import``: constants
     (``ABC``), then classes, then the rest, each case-insensitively (``TRexClient``,
@@ -102,6 +111,7 @@ def environment() -> jinja2.Environment:
         toml=toml_string,
         oneline=oneline,
         md=markdown_inline,
+        code=markdown_code,
         json=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False),
     )
     return env

@@ -192,3 +192,17 @@ def test_init_in_a_folder_of_any_name_writes_a_manifest_that_validates(
     done = CliRunner().invoke(main, ["validate", str(tmp_path / folder / "mcpgen.yaml")])
     assert done.exit_code == 0, done.output
     assert 'name: "x"' not in (tmp_path / folder / "mcpgen.yaml").read_text("utf-8")
+
+
+def test_init_names_a_server_after_its_folder_as_written() -> None:
+    from mcpgen.cli.starter import starter_manifest
+
+    for folder, name, title in [
+        ("Café Über", "cafe-uber", "Cafe Uber"),  # accents dropped, not their letters
+        ("2fa", "mcp-2fa", "2fa"),  # a name starts with a letter; the title needs none
+        ("My Project.v2", "my-project-v2", "My Project V2"),
+        ("ü", "u", "U"),
+        ("日本", "my-server", "My Server"),
+    ]:
+        text = starter_manifest(folder)
+        assert f'name: "{name}"' in text and f'title: "{title}"' in text, (folder, text[:400])
