@@ -2,7 +2,9 @@
 ``--session-idle-timeout 1``: a WebSocket connection or a legacy SSE stream with no message
 either way and no request in flight for that long is closed (WebSocket 1001 "idle timeout";
 the SSE stream ends and its session id then answers as an unknown one), while a silent tool
-call running longer than the timeout holds the session, and messages reset the clock."""
+call running longer than the timeout holds the session, and messages reset the clock. A call
+waiting on the client's answer to the server's question (elicitation) holds it no longer:
+a client that never answers cannot keep a silent session open."""
 
 from __future__ import annotations
 
@@ -39,6 +41,14 @@ tools:
       properties:
         seconds: {type: number, description: How long}
       required: [seconds]
+  - name: ask
+    description: Ask the user a question (elicitation), then answer with their action.
+    context: true
+    input:
+      type: object
+      properties:
+        question: {type: string, description: What to ask}
+      required: [question]
 """
 HANDLER = """\
 from __future__ import annotations
@@ -53,13 +63,24 @@ async def handle(args: SleepInput) -> ToolReturn:
     await anyio.sleep(args.seconds)
     return "awake"
 """
+ASK_HANDLER = """\
+from __future__ import annotations
+
+from ... import Context, ToolReturn
+from ...models import AskInput
+
+
+async def handle(args: AskInput, ctx: Context) -> ToolReturn:
+    form = {"type": "object", "properties": {"name": {"type": "string"}}}
+    return (await ctx.elicit_raw(args.question, form)).action
+"""
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 0,
     "method": "initialize",
     "params": {
         "protocolVersion": "2025-11-25",
-        "capabilities": {},
+        "capabilities": {"elicitation": {}},
         "clientInfo": {"name": "test", "version": "0"},
     },
 }
@@ -88,6 +109,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert built.exit_code == 0, built.output
     handler = folder / "out" / "src" / "idler_mcp" / "handlers" / "tools" / "sleep.py"
     handler.write_text(HANDLER, "utf-8")
+    handler.with_name("ask.py").write_text(ASK_HANDLER, "utf-8")
     return folder / "out" / "src"
 
 
@@ -107,6 +129,11 @@ def ws_port(package: Path) -> Iterator[int]:
 @pytest.fixture(scope="module")
 def sse_port(package: Path) -> Iterator[int]:
     yield from serve(package, "sse")
+
+
+def ask_call(n: int) -> dict[str, Any]:
+    params = {"name": "ask", "arguments": {"question": "Your name?"}}
+    return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
 
 
 # WebSocket
@@ -166,6 +193,42 @@ async def test_a_cancelled_call_holds_a_websocket_no_longer(ws_port: int) -> Non
         assert await ws_closed_after(ws, last) >= TIMEOUT * 0.5
 
 
+async def test_an_unanswered_question_holds_a_websocket_no_longer(ws_port: int) -> None:
+    """The client's call waits on the client's own answer: the session is idle."""
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(ask_call(1)))
+        question = json.loads(await ws.recv())
+        assert question.get("method") == "elicitation/create", question
+        last = time.monotonic()
+        assert await ws_closed_after(ws, last) >= TIMEOUT * 0.5
+
+
+async def test_a_silent_call_beside_an_unanswered_question_holds_a_websocket(
+    ws_port: int,
+) -> None:
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(ask_call(1)))
+        assert json.loads(await ws.recv())["method"] == "elicitation/create"
+        start = time.monotonic()
+        answer = await ws_ask(ws, sleep_call(2, SLOW))
+        answered = time.monotonic()
+        assert answer["result"]["content"][0]["text"] == "awake", answer
+        assert answered - start >= SLOW
+        assert await ws_closed_after(ws, answered) >= TIMEOUT * 0.5
+
+
+async def test_an_answered_question_ends_the_call(ws_port: int) -> None:
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(ask_call(1)))
+        question = json.loads(await ws.recv())
+        await anyio.sleep(TIMEOUT / 2)
+        reply = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}}
+        await ws.send(json.dumps(reply))
+        answer = json.loads(await ws.recv())
+        assert answer["id"] == 1 and answer["result"]["content"][0]["text"] == "decline"
+        assert await ws_closed_after(ws, time.monotonic()) >= TIMEOUT * 0.5
+
+
 async def test_messages_keep_a_websocket_open(ws_port: int) -> None:
     async with ws_session(ws_port) as ws:
         start = time.monotonic()
@@ -205,11 +268,18 @@ class SseSession:
         assert answer.get("id") == request["id"], answer
         return answer
 
-    async def ended_after(self, since: float) -> float:
+    async def ended_after(self, since: float, dropped: int | None = None) -> float:
         """Seconds from ``since`` until the server ended the stream; then the session id
-        gets the answer an unknown one gets."""
+        gets the answer an unknown one gets. Before the end: nothing, or the server's last
+        words on the request ``dropped`` (its question withdrawn, the request answered)."""
+        said = []
         with anyio.fail_after(TIMEOUT + 20), pytest.raises(EOFError):
-            await self.data()
+            while True:
+                said.append(json.loads(await self.data()))
+        assert len(said) == (0 if dropped is None else 2), said
+        if dropped is not None:
+            assert said[0]["method"] == "notifications/cancelled", said
+            assert said[1]["id"] == dropped and "error" in said[1], said
         elapsed = time.monotonic() - since
         stale = await self.post(ping(99))
         unknown = await self.http.post(f"/messages/?session_id={uuid.uuid4().hex}", json=ping(99))
@@ -246,6 +316,15 @@ async def test_a_silent_slow_call_holds_an_sse_stream(sse_port: int) -> None:
         assert answer["result"]["content"][0]["text"] == "awake", answer
         assert answered - start >= SLOW
         assert await sse.ended_after(answered) >= TIMEOUT * 0.5
+
+
+async def test_an_unanswered_question_holds_an_sse_stream_no_longer(sse_port: int) -> None:
+    async with sse_session(sse_port) as sse:
+        assert (await sse.post(ask_call(1))).status_code == 202
+        question = json.loads(await sse.data())
+        assert question.get("method") == "elicitation/create", question
+        last = time.monotonic()
+        assert await sse.ended_after(last, dropped=1) >= TIMEOUT * 0.5
 
 
 async def test_messages_keep_an_sse_stream_open(sse_port: int) -> None:

@@ -170,10 +170,11 @@ def add_entry(
         raise ProjectError(f"{shown}: error: cannot read file: {exc.strerror}") from None
     new = new.replace("\n", "\r\n") if b"\r\n" in raw else new  # (a Windows file stays one)
     loaded = load_source_text(new, shown, manifest.parent)
-    if loaded.manifest is None:
-        before = load_source_text(text, shown, manifest.parent).manifest
-        why = "does not validate as it is: fix it first"
-        why = f"the new {kind} {name!r} would not validate" if before else why
+    if loaded.manifest is None:  # the original's problems when it has any: they are on disk
+        before = load_source_text(text, shown, manifest.parent)
+        why = f"the new {kind} {name!r} would not validate"
+        if before.manifest is None:
+            why, loaded = "does not validate as it is: fix it first", before
         lines = [problem.format() for problem in loaded.problems.sorted()]
         raise ProjectError(f"{shown}: {why} (file left untouched)", lines)
     return new

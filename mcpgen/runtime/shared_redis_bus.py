@@ -1,11 +1,14 @@
 """The event bus between replicas: a ``SubscriptionBus`` over one Redis pub/sub channel.
 
 Messages on the channel are compact JSON: ``{"o": origin, "i": message id, "k": kind,
-"u": uri}`` with kind ``tools``, ``prompts``, ``resources`` or ``resource`` (``u`` only for
-``resource``). The origin is one bus instance (one replica); the message id is unique per
-origin, so a receiver can drop a message it already delivered. With a secret each message
-is sealed under it, bound to the channel: a message published by whoever reaches Redis
-without the secret (another server on the same Redis) is dropped, not delivered.
+"u": uri}`` with kind ``tools``, ``prompts``, ``resources``, ``resource`` or
+``caller-resource`` (``u`` only for these two; the second, one caller's update, adds
+``"c": caller``: a new kind, which a replica of a release before it drops as unknown during a
+rolling upgrade instead of telling every subscriber). The origin is one bus instance (one
+replica); the message id is unique per origin, so a receiver can drop a message it already
+delivered. With a secret each message is sealed under it, bound to the channel: a message
+published by whoever reaches Redis without the secret (another server on the same Redis) is
+dropped, not delivered.
 """
 
 from __future__ import annotations
@@ -51,11 +54,12 @@ _EVENT_KINDS: dict[type, str] = {
 
 
 def encode_event(event: ServerEvent, origin: str, message_id: str) -> str:
-    kind = _EVENT_KINDS[ResourceUpdated if isinstance(event, ResourceUpdated) else type(event)]
+    caller = getattr(event, "caller", None)  # a CallerUpdate: that caller's subscriptions only
+    kind = "caller-resource" if isinstance(caller, str) else _EVENT_KINDS[type(event)]
     message = {"o": origin, "i": message_id, "k": kind}
     if isinstance(event, ResourceUpdated):
         message["u"] = event.uri
-    if isinstance(caller := getattr(event, "caller", None), str):  # one caller's: it only
+    if isinstance(caller, str):
         message["c"] = caller
     return json.dumps(message, separators=(",", ":"))
 
@@ -65,11 +69,11 @@ def decode_event(data: str | bytes) -> tuple[str, str, ServerEvent] | None:
     try:
         message = json.loads(data)
         origin, message_id, kind = message["o"], message["i"], message["k"]
-        caller = message.get("c")
     except (ValueError, TypeError, KeyError):
         return None
     if not (isinstance(origin, str) and isinstance(message_id, str)):
         return None
+    uri, caller = message.get("u"), message.get("c")
     event: ServerEvent
     if kind == "tools":
         event = ToolsListChanged()
@@ -77,12 +81,12 @@ def decode_event(data: str | bytes) -> tuple[str, str, ServerEvent] | None:
         event = PromptsListChanged()
     elif kind == "resources":
         event = ResourcesListChanged()
-    elif kind == "resource" and isinstance(message.get("u"), str) and "c" not in message:
-        event = ResourceUpdated(uri=message["u"])
-    elif kind == "resource" and isinstance(message.get("u"), str) and isinstance(caller, str):
+    elif kind == "resource" and isinstance(uri, str):
+        event = ResourceUpdated(uri=uri)
+    elif kind == "caller-resource" and isinstance(uri, str) and isinstance(caller, str):
         from .resources import CallerUpdate  # (published where a resource is)
 
-        event = CallerUpdate(message["u"], caller)
+        event = CallerUpdate(uri, caller)
     else:
         return None
     return origin, message_id, event

@@ -187,6 +187,20 @@ def test_a_manifest_invalid_before_is_not_blamed_on_the_new_entry(tmp_path: Path
     assert "does not validate as it is" in done.stderr and "fresh_one" not in done.stderr
 
 
+def test_a_manifest_invalid_before_is_told_its_own_problems(tmp_path: Path) -> None:
+    """Not those of the text with the entry appended, which is not on disk: a ``tools:``
+    mapping made that invalid YAML at a line the file does not have."""
+    manifest = tmp_path / "mapping.yaml"
+    text = "mcpgen: 1\nserver: {name: tiny, description: d}\ntools:\n  a: 1\n"
+    manifest.write_text(text)
+    done, checked = mcpgen("add", "tool", "first", str(manifest)), mcpgen("validate", str(manifest))
+    assert done.returncode == 2 and "does not validate as it is" in done.stderr, done.stderr
+    said = [line for line in done.stderr.splitlines() if ": error: " in line]
+    assert said == [f'{manifest}:4:3: error: tools: expected array, got object {{"a": 1}}']
+    assert said == [line for line in checked.stderr.splitlines() if ": error: " in line]
+    assert manifest.read_text() == text
+
+
 @pytest.mark.parametrize(
     ("header", "said"),
     [

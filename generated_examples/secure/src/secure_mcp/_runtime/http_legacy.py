@@ -41,23 +41,31 @@ MESSAGES_PATH = "/messages/"
 class IdleClock:
     """The idle timer of one SSE or WebSocket session: ``scope``, entered around
     ``server.run``, is cancelled once ``timeout`` seconds pass with no message either way
-    and no request of the client unanswered (a tool call running silently holds the session,
-    as a request in flight holds a streamable HTTP one). ``watch`` wraps the run's streams."""
+    and no request of the client being worked on (a tool call running silently holds the
+    session, as a request in flight holds a streamable HTTP one). A call waiting on the
+    client's answer to the server's question (elicitation, sampling, roots) holds nothing:
+    a handler asks one question at a time, so the session is held while more of the
+    client's requests are unanswered than of the server's. ``watch`` wraps the run's
+    streams."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self.pending: dict[Any, int] = {}  # the client's unanswered requests, by id
+        self.asked: set[Any] = set()  # the server's requests the client has not answered
         self.scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
 
     def saw(self, item: object, inbound: bool) -> None:
         message: Any = getattr(item, "message", None)  # an Exception has none
-        if inbound and isinstance(message, JSONRPCRequest):
-            self.pending[message.id] = self.pending.get(message.id, 0) + 1
+        if isinstance(message, JSONRPCRequest):
+            if inbound:
+                self.pending[message.id] = self.pending.get(message.id, 0) + 1
+            else:
+                self.asked.add(message.id)
         elif inbound and getattr(message, "method", "") == "notifications/cancelled":
             self.answered(cancelled_request_id_from_params(message.params))  # never answered
-        elif not inbound and isinstance(message, JSONRPCResponse | JSONRPCError):
-            self.answered(message.id)
-        held = bool(self.pending)
+        elif isinstance(message, JSONRPCResponse | JSONRPCError):
+            self.asked.discard(message.id) if inbound else self.answered(message.id)
+        held = sum(self.pending.values()) > len(self.asked)
         self.scope.deadline = math.inf if held else anyio.current_time() + self.timeout
 
     def answered(self, request_id: Any) -> None:
