@@ -18,6 +18,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import telemetry
 from .authz import IdentityMiddleware, caller_key, current_identity, policy_of, principal
@@ -89,12 +90,30 @@ class GeneratedServer(Server[Any]):
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
     tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
     readable: Any = None  # ``resources.ReadableSubscriptions`` when subscriptions are offered
+    subscribable = True  # handshake-era resources/subscribe can be kept (not stateless HTTP)
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **options: Any
     ) -> InitializationOptions:
         given = notification_options or self.notification_options
         return super().create_initialization_options(given, *args, **options)
+
+    def get_capabilities(self, *args: Any, **options: Any) -> types.ServerCapabilities:
+        capabilities = super().get_capabilities(*args, **options)
+        resources = capabilities.resources
+        modern = options.get("protocol_version") in MODERN_PROTOCOL_VERSIONS
+        if resources is not None and not modern and not self.subscribable:
+            resources.subscribe = False  # refused (``resources.subscribed``): not promised
+        return capabilities
+
+    def stateless(self, streamed: bool) -> None:
+        """Stateless HTTP: a handshake-era client is promised only what can reach it. No
+        resource subscription (no later request to carry updates: refused); list changes
+        only when answers are SSE streams (a change a handler announces rides its own
+        request's stream). 2026-07-28 clients ``subscriptions/listen``, served per request."""
+        self.subscribable = False
+        if not streamed:
+            self.notification_options = NotificationOptions()
 
 
 def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
