@@ -18,7 +18,6 @@ from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import telemetry
 from .authz import IdentityMiddleware, caller_key, current_identity, policy_of, principal
@@ -95,22 +94,18 @@ class GeneratedServer(Server[Any]):
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **options: Any
     ) -> InitializationOptions:
+        """What ``initialize`` answers (the handshake era only)."""
         given = notification_options or self.notification_options
-        return super().create_initialization_options(given, *args, **options)
-
-    def get_capabilities(self, *args: Any, **options: Any) -> types.ServerCapabilities:
-        capabilities = super().get_capabilities(*args, **options)
-        resources = capabilities.resources
-        modern = options.get("protocol_version") in MODERN_PROTOCOL_VERSIONS
-        if resources is not None and not modern and not self.subscribable:
-            resources.subscribe = False  # refused (``resources.subscribed``): not promised
-        return capabilities
+        made = super().create_initialization_options(given, *args, **options)
+        if made.capabilities.resources is not None and not self.subscribable:
+            made.capabilities.resources.subscribe = False  # refused: ``resources.subscribed``
+        return made
 
     def stateless(self, streamed: bool) -> None:
         """Stateless HTTP: a handshake-era client is promised only what can reach it. No
         resource subscription (no later request to carry updates: refused); list changes
         only when answers are SSE streams (a change a handler announces rides its own
-        request's stream). 2026-07-28 clients ``subscriptions/listen``, served per request."""
+        request's stream). A 2026-07-28 client listens (``subscriptions/listen``) as ever."""
         self.subscribable = False
         if not streamed:
             self.notification_options = NotificationOptions()
