@@ -3,8 +3,8 @@ conformance example (every capability on) run with ``--stateless``, with SSE or 
 
 In the handshake era a connection lives one request. Resource subscriptions are refused
 there, so ``resources.subscribe`` is not advertised; a list change a handler announces rides
-its own request's SSE answer, so ``listChanged`` is advertised with SSE answers and not with
-JSON ones (which carry nothing but the result). On 2026-07-28 ``subscriptions/listen`` is a
+its own request's SSE answer, as do log messages, so ``listChanged`` and ``logging`` are
+advertised with SSE answers and not with JSON ones (which carry nothing but the result). On 2026-07-28 ``subscriptions/listen`` is a
 request like any other, so every capability stays advertised."""
 
 from __future__ import annotations
@@ -70,11 +70,15 @@ def test_a_handshake_client_is_promised_only_what_reaches_it(server: tuple[str, 
     streamed = answers == "sse"
     for kind in ("tools", "resources", "prompts"):
         assert capabilities[kind]["listChanged"] is streamed, capabilities
+    assert ("logging" in capabilities) is streamed  # a JSON answer carries no log message
     messages = post(url, "tools/call", {"name": "test_trigger_tool_change"}, "2025-11-25")
     methods = [m.get("method") for m in messages]
     expected = ["notifications/tools/list_changed", None] if streamed else [None]
     assert methods == expected, messages  # the notification comes before the result
     assert messages[-1]["result"]["isError"] is False
+    messages = post(url, "tools/call", {"name": "test_tool_with_logging"}, "2025-11-25")
+    logged = [m for m in messages if m.get("method") == "notifications/message"]
+    assert len(logged) == (3 if streamed else 0), messages
 
 
 def test_a_2026_client_is_promised_what_listen_carries(server: tuple[str, str]) -> None:

@@ -89,6 +89,7 @@ class GeneratedServer(Server[Any]):
     tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
     readable: Any = None  # ``resources.ReadableSubscriptions`` when subscriptions are offered
     subscribable = True  # handshake-era resources/subscribe can be kept (not stateless HTTP)
+    streamed = True  # a request's answer can carry notifications (not stateless JSON answers)
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **options: Any
@@ -98,14 +99,16 @@ class GeneratedServer(Server[Any]):
         made = super().create_initialization_options(given, *args, **options)
         if made.capabilities.resources is not None and not self.subscribable:
             made.capabilities.resources.subscribe = False  # refused: ``resources.subscribed``
+        if not self.streamed:  # no log message can reach the client (and setLevel is refused)
+            made.capabilities.logging = None
         return made
 
     def stateless(self, streamed: bool) -> None:
         """Stateless HTTP: a handshake-era client is promised only what can reach it. No
-        resource subscription (no later request to carry updates: refused); list changes
-        only when answers are SSE streams (a change a handler announces rides its own
-        request's stream). A 2026-07-28 client listens (``subscriptions/listen``) as ever."""
-        self.subscribable = False
+        resource subscription (no later request to carry updates: refused); list changes and
+        logging only when answers are SSE streams (what a handler announces or logs rides its
+        own request's stream). A 2026-07-28 client listens (``subscriptions/listen``) as ever."""
+        self.subscribable, self.streamed = False, streamed
         if not streamed:
             self.notification_options = NotificationOptions()
 
