@@ -154,6 +154,8 @@ def create_app(
     # Host/Origin checks run in AuthMiddleware, the same for every transport.
     no_rebinding_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     if settings.transport == "http":
+        if settings.stateless:  # what a handshake-era client is told it will hear of
+            server.stateless(streamed=not settings.json_response)
         resumable = settings.resumable
         app = server.streamable_http_app(
             streamable_http_path=settings.path,

@@ -221,6 +221,7 @@ async def test_subscribing_to_a_scoped_resource_needs_its_scope(transport: str, 
     made = spec()
     without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
     async with connect(transport, mode, made, headers=without) as client:
+        assert client.server_capabilities.resources.subscribe
         for uri in ("fixture://secret", "fixture://notes/7"):
             with pytest.raises(MCPError) as error:
                 await client.subscribe_resource(uri)
@@ -240,6 +241,7 @@ async def test_stateless_http_refuses_a_subscription_it_could_never_serve(
     made = spec()
     without = rtkit.bearer(rtkit.token([rtkit.WRITE]))
     async with connect(transport, mode, made, headers=without) as client:
+        assert not client.server_capabilities.resources.subscribe  # not promised either
         with pytest.raises(MCPError) as error:
             await client.subscribe_resource("fixture://secret")
         refused(error.value)

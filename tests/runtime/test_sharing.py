@@ -94,7 +94,7 @@ async def test_events_from_another_replica_reach_handshake_connections_once(
         await seen(on_b, subscribed)
         on_b.subscribed[subscribed] = {"file:///x"}
 
-        await on_a.publish(ToolsListChanged(), caller)  # type: ignore[arg-type]
+        await on_a.publish(ToolsListChanged(), FakeRequest(caller))  # type: ignore[arg-type]
         await on_a.publish(ResourceUpdated(uri="file:///x"))
         with anyio.fail_after(5):
             while len(bystander_b.sent) < 1 or not subscribed.sent:

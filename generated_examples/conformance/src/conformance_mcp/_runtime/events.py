@@ -14,6 +14,7 @@ import logging
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, get_args
 
 import anyio
@@ -43,10 +44,10 @@ NO_LEVEL = (
     "(stateless HTTP in the handshake era): use a stateful session, or the 2026-07-28 "
     'protocol, where each request asks for its logs (_meta "io.modelcontextprotocol/logLevel")'
 )
-LIST_CHANGED = {
-    ToolsListChanged: "notifications/tools/list_changed",
-    ResourcesListChanged: "notifications/resources/list_changed",
-    PromptsListChanged: "notifications/prompts/list_changed",
+LIST_CHANGED: dict[type[Event], Any] = {
+    ToolsListChanged: types.ToolListChangedNotification,
+    ResourcesListChanged: types.ResourceListChangedNotification,
+    PromptsListChanged: types.PromptListChangedNotification,
 }
 LEVELS = get_args(types.LoggingLevel)  # from the least severe
 
@@ -117,16 +118,20 @@ class Events:
         floor = self._levels.get(connection_of(session), "debug")
         return LEVELS.index(level) >= LEVELS.index(floor)
 
-    async def publish(self, event: Event, session: ServerSession | None = None) -> None:
+    async def publish(
+        self, event: Event, request: ServerRequestContext[Any, Any] | None = None
+    ) -> None:
         """Tell listeners of both eras: the bus (2026-07-28 listen streams, every replica
         when shared), the subscribed handshake connections (resource updates) or the
-        caller's own handshake connection (list changes)."""
+        caller's own handshake connection (list changes raised in ``request``; on stateless
+        HTTP, that request's own stream: the connection ends with it)."""
         await self.bus.publish(event)
         targets: list[Any] = []
         if isinstance(event, ResourceUpdated):
             targets = self._subscribers(event.uri, getattr(event, "caller", None))
-        elif session is not None and session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            targets = [connection_of(session)]
+        elif request is not None and request.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            connection = connection_of(request.session)
+            targets = [RequestStream(request) if lives_one_request(connection) else connection]
         await self._notify(targets, event)
 
     def _subscribers(self, uri: str, caller: str | None = None) -> list[Any]:
@@ -158,10 +163,23 @@ class Events:
                     group.start_soon(one, target)
 
 
-async def _send(connection: Any, event: Event) -> None:
-    """One notification on the connection's standalone channel (what a session's
-    ``send_*_list_changed`` and ``send_resource_updated`` use outside a request)."""
+@dataclass(eq=False)
+class RequestStream:
+    """The stream of a request whose connection ends with it (stateless HTTP): where a list
+    change raised in that request goes. An SSE answer carries it; a JSON answer cannot."""
+
+    request: ServerRequestContext[Any, Any]
+
+
+async def _send(target: Any, event: Event) -> None:
+    """One notification on a connection's standalone channel (what a session's
+    ``send_*_list_changed`` and ``send_resource_updated`` use outside a request), or on a
+    ``RequestStream``."""
     if isinstance(event, ResourceUpdated):
-        await connection.outbound.notify("notifications/resources/updated", {"uri": event.uri})
+        await target.outbound.notify("notifications/resources/updated", {"uri": event.uri})
+    elif isinstance(target, RequestStream):
+        request = target.request
+        notice = LIST_CHANGED[type(event)]()
+        await request.session.send_notification(notice, related_request_id=request.request_id)
     else:
-        await connection.outbound.notify(LIST_CHANGED[type(event)], None)
+        await target.outbound.notify(LIST_CHANGED[type(event)]().method, None)

@@ -89,12 +89,29 @@ class GeneratedServer(Server[Any]):
     listen: ListenHandler | None = None  # subscriptions/listen (2026-07-28), when offered
     tasks: Any = None  # ``runtime.tasks.Tasks`` when a tool runs as an MCP task
     readable: Any = None  # ``resources.ReadableSubscriptions`` when subscriptions are offered
+    subscribable = True  # handshake-era resources/subscribe can be kept (not stateless HTTP)
+    streamed = True  # a request's answer can carry notifications (not stateless JSON answers)
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **options: Any
     ) -> InitializationOptions:
+        """What ``initialize`` answers (the handshake era only)."""
         given = notification_options or self.notification_options
-        return super().create_initialization_options(given, *args, **options)
+        made = super().create_initialization_options(given, *args, **options)
+        if made.capabilities.resources is not None and not self.subscribable:
+            made.capabilities.resources.subscribe = False  # refused: ``resources.subscribed``
+        if not self.streamed:  # no log message can reach the client (and setLevel is refused)
+            made.capabilities.logging = None
+        return made
+
+    def stateless(self, streamed: bool) -> None:
+        """Stateless HTTP: a handshake-era client is promised only what can reach it. No
+        resource subscription (no later request to carry updates: refused); list changes and
+        logging only when answers are SSE streams (what a handler announces or logs rides its
+        own request's stream). A 2026-07-28 client listens (``subscriptions/listen``) as ever."""
+        self.subscribable, self.streamed = False, streamed
+        if not streamed:
+            self.notification_options = NotificationOptions()
 
 
 def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:

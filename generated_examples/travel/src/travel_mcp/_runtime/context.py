@@ -315,7 +315,7 @@ class Context:
         if (switches := self.registry.get("switches")) is not None:
             await switches.flush()  # other replicas read them when they hear of the change
         if self.events is not None:
-            await self.events.publish(event, self.request.session)
+            await self.events.publish(event, self.request)
 
 
 def _no_channel(channel: Any) -> str:
