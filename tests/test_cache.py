@@ -297,10 +297,18 @@ def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_plann
     assert len(planned) == 1  # not planned again
     assert touched == built("fresh", tmp_path / "fresh-cache")  # what planning makes
     planned.clear()
-    for record in store.glob(f"{model_parts.PLANS_PREFIX}*"):
-        record.write_text('{"modules": [["_part00", ["X"], "../../etc/passwd"]]}', "utf-8")
-    assert built("damaged") == touched and len(planned) == 1
+    [record] = store.glob(f"{model_parts.PLANS_PREFIX}*")
+    kept = json.loads(record.read_text("utf-8"))["modules"]
+    damaged = [
+        [["_part00", ["X"], "../../etc/passwd"]],
+        [["../../escaped", *kept[0][1:]], *kept[1:]],  # each a module file the cache holds
+        [[kept[0][0], ["X\nimport os"], kept[0][2]], *kept[1:]],
+        [[kept[0][0], ["class"], kept[0][2]], *kept[1:]],
+    ]
+    for number, modules in enumerate(damaged, 1):
+        record.write_text(json.dumps({"modules": modules}), "utf-8")
+        assert built(f"damaged{number}") == touched and len(planned) == number
     schema = {"name": "added", "in": "query", "schema": {"type": "string"}}
     operation.setdefault("parameters", []).append(schema)
     built("schema")
-    assert len(planned) == 2  # a schema changed: planned again
+    assert len(planned) == len(damaged) + 1  # a schema changed: planned again
