@@ -165,8 +165,8 @@ def mypy_available() -> bool:
 
 
 def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
-    """The errors mypy finds (in the handlers, then in what they import), or why it did not
-    run."""
+    """The errors mypy finds (in the handlers, in the server's calls of them, then in what
+    they import), or why it did not run."""
     if not mypy_available():
         return [], "mypy is not installed in this environment (pip install mypy)"
     handlers, server = f"src/{package}/handlers", f"src/{package}/server.py"
@@ -294,7 +294,8 @@ def check_command(
     Reports generated files out of date with the manifest (what build --check says),
     handlers that still raise NotImplementedError, orphaned handler files (not an override
     of an imported operation, not a helper a handler imports), and handlers that no longer
-    type-check against the generated models (mypy --strict, when mypy is installed).
+    type-check against the generated models or the server's calls (mypy --strict, when
+    mypy is installed).
     Exit status: 0 ok, 1 problems, 2 bad input.
     """
     try:
