@@ -102,9 +102,14 @@ def misfits(root: Path, manifest: Manifest) -> list[tuple[str, int, str, str]]:
     whose entry function no longer takes what the generated server passes: its ``ctx``
     after ``context:`` was flipped (every call would fail with a ``TypeError``)."""
     entries: list[tuple[str, int, Any, int]] = []  # kind, index, entry, arguments before ctx
-    entries += [("tools", i, t, 1) for i, t in enumerate(manifest.tools)]
-    entries += [("resources", i, r, len(r.parameters)) for i, r in enumerate(manifest.resources)]
-    entries += [("prompts", i, p, 1) for i, p in enumerate(manifest.prompts)]
+    # (an imported operation's override always gets ctx)
+    entries += [("tools", i, t, 1) for i, t in enumerate(manifest.tools) if not t.http]
+    entries += [
+        ("resources", i, r, len(r.parameters))
+        for i, r in enumerate(manifest.resources)
+        if r.has_handler
+    ]
+    entries += [("prompts", i, p, 1) for i, p in enumerate(manifest.prompts) if p.handler]
     entries += [("completions", i, c, 2) for i, c in enumerate(manifest.completions) if c.handler]
     found = []
     for kind, index, entry, before in entries:

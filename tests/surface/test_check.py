@@ -206,6 +206,11 @@ def test_an_active_override_is_not_an_orphan(tmp_path: Path) -> None:
     assert "orphaned" not in output
     report = check(project, "--skip", "types")[1]
     assert report["ok"], report
+    # a tool of the manifest's own changes server.py: the override, always given ctx, fits
+    manifest.write_text(manifest.read_text() + "tools:\n  - {name: ping, description: Ping.}\n")
+    output = build(manifest, project)
+    assert "new stub: src/shop_mcp/handlers/tools/ping.py" in output
+    assert not lines_with(output, "warning"), output
     # the operation leaves the spec: its override is an orphan now, and so is its helper
     spec = tmp_path / "shop.yaml"
     spec.write_text(spec.read_text().replace("operationId: getItem", "operationId: fetchItem"))
