@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcpgen import timings as timing
+from mcpgen.check import formats
 from mcpgen.check.ref_depth import deep_references
 from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import check_structure
@@ -66,6 +67,8 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
         if not problems.has_errors():
             raise
         return Loaded(None, problems, doc)
+    finally:
+        formats.save()  # the format verdicts the checks made, kept once
 
 
 def too_deep(doc: Document | None) -> Problems:

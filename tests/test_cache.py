@@ -267,6 +267,45 @@ def test_format_verdicts_on_defaults_are_kept_and_a_rebuild_does_not_import_pyda
     assert json.loads(kept[0].read_text("utf-8")) == verdicts
 
 
+def test_format_verdicts_are_written_once_a_build_by_python_version_and_capped(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold build checking N new values writes the kept verdicts once (it rewrote the
+    whole file for each); the file is named by Python's minor version too (a verdict may
+    change with it), and starts over when it would grow past ``MAX_VERDICTS``."""
+    import sys
+    from importlib import metadata
+
+    from mcpgen.check import formats
+    from mcpgen.pipeline import load_manifest
+
+    writes: list[str] = []
+    write = cache.write
+    monkeypatch.setattr(cache, "write", lambda p, t: writes.append(p.name) or write(p, t))
+    source = tmp_path / "formats.json"
+
+    def loaded(days: range) -> dict[str, bool]:
+        dates = {f"d{d}": {"type": "string", "format": "date", "default": f"2020-01-{d:02d}"}
+                 for d in days}  # fmt: skip
+        schema = {"type": "object", "properties": dates}
+        body = {"content": {"application/json": {"schema": schema}}}
+        operation = {"operationId": "make", "requestBody": body, "responses": {"204": {}}}
+        spec = {"openapi": "3.1.0", "info": {"title": "Formats", "version": "1"},
+                "paths": {"/things": {"post": operation}}}  # fmt: skip
+        source.write_text(json.dumps(spec), "utf-8")
+        assert load_manifest(source).manifest is not None
+        python = "py{}.{}".format(*sys.version_info[:2])
+        name = f"formats-{python}-{metadata.version('pydantic')}.json"
+        assert [w for w in writes if w.startswith("formats-")] == [name]
+        writes.clear()
+        kept: dict[str, bool] = json.loads((store / name).read_text("utf-8"))
+        return kept
+
+    assert len(loaded(range(1, 6))) == 5  # five new values: one write
+    monkeypatch.setattr(formats, "MAX_VERDICTS", 6)
+    assert sorted(loaded(range(6, 8))) == ["datetime date 2020-01-06", "datetime date 2020-01-07"]
+
+
 def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_planning(
     store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,10 +336,18 @@ def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_plann
     assert len(planned) == 1  # not planned again
     assert touched == built("fresh", tmp_path / "fresh-cache")  # what planning makes
     planned.clear()
-    for record in store.glob(f"{model_parts.PLANS_PREFIX}*"):
-        record.write_text('{"modules": [["_part00", ["X"], "../../etc/passwd"]]}', "utf-8")
-    assert built("damaged") == touched and len(planned) == 1
+    [record] = store.glob(f"{model_parts.PLANS_PREFIX}*")
+    kept = json.loads(record.read_text("utf-8"))["modules"]
+    damaged = [
+        [["_part00", ["X"], "../../etc/passwd"]],
+        [["../../escaped", *kept[0][1:]], *kept[1:]],  # each a module file the cache holds
+        [[kept[0][0], ["X\nimport os"], kept[0][2]], *kept[1:]],
+        [[kept[0][0], ["class"], kept[0][2]], *kept[1:]],
+    ]
+    for number, modules in enumerate(damaged, 1):
+        record.write_text(json.dumps({"modules": modules}), "utf-8")
+        assert built(f"damaged{number}") == touched and len(planned) == number
     schema = {"name": "added", "in": "query", "schema": {"type": "string"}}
     operation.setdefault("parameters", []).append(schema)
     built("schema")
-    assert len(planned) == 2  # a schema changed: planned again
+    assert len(planned) == len(damaged) + 1  # a schema changed: planned again

@@ -149,6 +149,13 @@ def test_server_name_from_the_host_when_the_title_is_long() -> None:
     servers = [{"url": "https://api.github.com/v3"}]
     assert short_name(long_title, servers, Path("x.yaml")) == "github"
     assert short_name(long_title, [{"url": "https://api.example.co.uk"}], Path("x")) == "example"
+    for host, name in [
+        ("api.example.com.au", "example"),
+        ("shop.com.au", "shop"),
+        ("www.example.ac.nz", "example"),
+        ("api.example.gov.br", "example"),
+    ]:
+        assert short_name(long_title, [{"url": f"https://{host}/v1"}], Path("x")) == name, host
     local = [{"url": "http://localhost:8080"}]  # no name in it: the title's first words
     assert short_name(long_title, local, Path("x.yaml")) == "the-very-long"
     assert short_name({}, local, Path("my_spec.yaml")) == "my-spec"

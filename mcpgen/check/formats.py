@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +37,39 @@ def _parses(name: str, value: object) -> bool:
             known[key] = True
         except ValueError:  # pydantic's ValidationError
             known[key] = False
-        cache.write(path, json.dumps(known, sort_keys=True))
+        if path is not None:
+            _added.setdefault(path, {})[key] = known[key]
     if not known[key]:
         raise ValueError(f"{value!r} is not a valid {name}")
     return True
 
 
+MAX_VERDICTS = 10_000  # past this many, the kept verdicts start over
+_added: dict[Path, dict[str, bool]] = {}  # the verdicts this process made, by file
+
+
+def save() -> None:
+    """Keep the verdicts the checks made (once a build, after its checks): added to what
+    the file holds now, or alone when it would grow past ``MAX_VERDICTS``."""
+    for path, added in _added.items():
+        known = {**cache.read_pack(path), **added}
+        cache.write(
+            path, json.dumps(known if len(known) <= MAX_VERDICTS else added, sort_keys=True)
+        )
+    _added.clear()
+
+
 @functools.cache
 def _verdicts(store: Path | None) -> tuple[Path | None, dict[str, bool]]:
-    """What pydantic said of the values earlier builds checked, by its version, from the
-    build cache ``store``: a rebuild then need not import pydantic (~50 ms)."""
+    """What pydantic said of the values earlier builds checked, by its version and
+    Python's, from the build cache ``store``: a rebuild then need not import pydantic
+    (~50 ms)."""
     from importlib import metadata
 
+    python = "py{}.{}".format(*sys.version_info[:2])
     try:
-        path = store / f"formats-{metadata.version('pydantic')}.json" if store else None
+        name = f"formats-{python}-{metadata.version('pydantic')}.json"
+        path = store / name if store else None
     except metadata.PackageNotFoundError:  # (a dependency of mcp: always there)
         path = None
     return path, cache.read_pack(path)

@@ -19,10 +19,11 @@ from mcpgen import timings as timing
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, counted, report
 from mcpgen.cli.starter import default_output
 from mcpgen.format import Engine, FormatError
+from mcpgen.load.document import Document
 from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest, render_files, too_deep
-from mcpgen.problems import InputError, Problems
+from mcpgen.problems import InputError, Level, Problem, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
 from mcpgen.surface.lock import estimate_tokens
 from mcpgen.write import apply, diff, foreign, plan, unsafe_root
@@ -211,6 +212,8 @@ def _build(
         package = f"src/{manifest.server.package}/"
         models_changed = any(p.startswith(package + "models/") for p in the_plan.changed)
         changes = signature_changes(root, manifest, lock) if lock and models_changed else []
+        if document is not None and f"{package}server.py" in the_plan.changed:
+            report(handler_misfits(root, manifest, document))
         surface_changes, renamed = surface_summary(root, lock, rendered) if lock else ([], [])
     try:
         with timing.phase("write"):
@@ -338,6 +341,18 @@ def signature_changes(root: Path, manifest: Manifest, lock: dict[str, Any]) -> l
             found = stale_fields(tree, tool, removed, required)
             lines += [f"  {handler}:{line}: {message}" for line, message in found]
     return lines
+
+
+def handler_misfits(root: Path, manifest: Manifest, document: Document) -> Problems:
+    """A warning at each ``context:`` the kept handler no longer fits (a call fails)."""
+    from mcpgen.health.code import misfits
+
+    found = Problems()
+    for kind, index, handler, what in misfits(root, manifest):
+        at: list[str | int] = [kind, index, "context"]
+        location = document.locate(at if "context" in document.data[kind][index] else at[:2])
+        found.add(Problem(Level.WARNING, location, document.field(at), f"{handler}: {what}"))
+    return found
 
 
 def _schema_delta(before: Any, after: Any) -> tuple[set[str], set[str], str]:

@@ -4,7 +4,8 @@ generated files; the user's handlers are not generated). The ``CHECKS`` are desc
 
 The manifest is the one given, else the one the project records: ``pyproject.toml``,
 ``[tool.mcpgen] source``, relative to the project (written by every build). The types
-check is ``mypy --strict`` on ``src/<package>/handlers`` with the project's own
+check is ``mypy --strict`` on ``src/<package>/handlers`` and ``server.py`` (which calls
+them: a handler that no longer takes what it passes) with the project's own
 configuration, run in the interpreter running mcpgen; errors in what the handlers import
 are reported too, apart.
 """
@@ -28,6 +29,7 @@ from .code import ENTRY_POINTS, entry_point, parse, unimplemented
 
 CHECKS = ("drift", "stubs", "orphans", "types")
 MYPY_TIMEOUT = 600.0
+CALLS = "(the generated server's call of a handler: does its signature fit the manifest?)"
 
 
 @dataclass(frozen=True)
@@ -163,11 +165,11 @@ def mypy_available() -> bool:
 
 
 def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
-    """The errors mypy finds (in the handlers, then in what they import), or why it did not
-    run."""
+    """The errors mypy finds (in the handlers, in the server's calls of them, then in what
+    they import), or why it did not run."""
     if not mypy_available():
         return [], "mypy is not installed in this environment (pip install mypy)"
-    handlers = f"src/{package}/handlers"
+    handlers, server = f"src/{package}/handlers", f"src/{package}/server.py"
     if not (root / handlers).is_dir():
         return [], f"{handlers} does not exist"
     command = [sys.executable, "-m", "mypy", "--strict", "--output", "json", "--no-error-summary"]
@@ -175,7 +177,7 @@ def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
         command += ["--config-file", "pyproject.toml"]
     try:
         done = subprocess.run(
-            [*command, handlers],
+            [*command, handlers, *([server] if (root / server).is_file() else [])],
             cwd=root,
             capture_output=True,
             text=True,
@@ -205,8 +207,11 @@ def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
         reason = detail[-1] if detail else f"exit status {done.returncode}"
         return [], f"mypy failed: {reason}"
     inside = [e for e in found if e.path.startswith(handlers + "/")]
+    called = [replace(e, message=f"{e.message} {CALLS}") for e in found if e.path == server]
     note = " (in code the handlers import)"
-    return inside + [replace(e, message=e.message + note) for e in found if e not in inside], ""
+    others = [e for e in found if e not in inside and e.path != server]
+    rest = [replace(e, message=e.message + note) for e in others]
+    return inside + called + rest, ""
 
 
 def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = frozenset()) -> Report:
@@ -289,7 +294,8 @@ def check_command(
     Reports generated files out of date with the manifest (what build --check says),
     handlers that still raise NotImplementedError, orphaned handler files (not an override
     of an imported operation, not a helper a handler imports), and handlers that no longer
-    type-check against the generated models (mypy --strict, when mypy is installed).
+    type-check against the generated models or the server's calls (mypy --strict, when
+    mypy is installed).
     Exit status: 0 ok, 1 problems, 2 bad input.
     """
     try:

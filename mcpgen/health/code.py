@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 import keyword
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from mcpgen import identifiers as names
 
 if TYPE_CHECKING:
-    from mcpgen.model.types import Tool
+    from mcpgen.model.types import Manifest, Tool
 
 # the function each kind of handler file defines (see templates/stubs)
 ENTRY_POINTS = {
@@ -93,3 +95,52 @@ def stale_fields(
                     message = f"does not pass {', '.join(missing)}, now required by {called}"
                     findings.append((line, message + breaks))
     return sorted(findings)
+
+
+def misfits(root: Path, manifest: Manifest) -> list[tuple[str, int, str, str]]:
+    """(kind, index in ``manifest``'s list, handler file, what) of each existing handler
+    whose entry function no longer takes what the generated server passes: its ``ctx``
+    after ``context:`` was flipped (every call would fail with a ``TypeError``)."""
+    entries: list[tuple[str, int, Any, int]] = []  # kind, index, entry, arguments before ctx
+    # (an imported operation's override always gets ctx)
+    entries += [("tools", i, t, 1) for i, t in enumerate(manifest.tools) if not t.http]
+    entries += [
+        ("resources", i, r, len(r.parameters))
+        for i, r in enumerate(manifest.resources)
+        if r.has_handler
+    ]
+    entries += [("prompts", i, p, 1) for i, p in enumerate(manifest.prompts) if p.handler]
+    entries += [("completions", i, c, 2) for i, c in enumerate(manifest.completions) if c.handler]
+    found = []
+    for kind, index, entry, before in entries:
+        handler = f"src/{manifest.server.package}/{names.handler_path(kind, entry.ident)}"
+        tree = parse(root / handler) if (root / handler).is_file() else None
+        function = ENTRY_POINTS[kind]
+        node = entry_point(tree, function) if isinstance(tree, ast.Module) else None
+        if node is None:
+            continue
+        args = node.args
+        given = len(args.posonlyargs) + len(args.args)
+        required = given - len(args.defaults)
+        if kind == "resources":  # called by keyword: ctx=ctx
+            params = [*args.posonlyargs, *args.args]
+            named = {a.arg for a in (*args.args, *args.kwonlyargs)}
+            defaulted = {a.arg for a in params[len(params) - len(args.defaults) :]}
+            defaulted |= {
+                a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d
+            }
+            takes = "ctx" in named or args.kwarg is not None
+            fits = takes if entry.context else "ctx" not in named or "ctx" in defaulted
+        else:
+            wanted = before + entry.context
+            fits = required <= wanted and (wanted <= given or args.vararg is not None)
+        if not fits:
+            field = f"{kind}[{index}].context"
+            if entry.context:
+                what = (
+                    f"{function}() takes no ctx, but {field} is true: add a ctx: Context parameter"
+                )
+            else:
+                what = f"{function}() requires ctx, but {field} is false: remove its ctx parameter"
+            found.append((kind, index, handler, what + " (every call fails until then)"))
+    return found

@@ -32,6 +32,7 @@ from mcpgen.runtime.credential_config import env_name
 
 Json = Any
 GENERIC_HOST_WORDS = frozenset({"api", "www", "rest", "v1", "v2", "v3", "gateway", "service"})
+SECOND_LEVEL = frozenset({"co", "com", "org", "net", "gov", "ac", "edu"})  # before a country's
 GENERIC_TLDS = frozenset({"com", "org", "net", "io", "dev", "ai", "co", "app", "cloud", "us", "eu"})
 
 
@@ -84,8 +85,10 @@ def short_name(info: dict[str, Json], servers: list[dict[str, Json]], path: Path
     for server in servers:
         host = urlsplit(str(server.get("url") or "")).hostname or ""
         parts = [p for p in host.split(".") if p and not p.isdigit()]
+        if len(parts) > 2 and len(parts[-1]) == 2 and parts[-2] in SECOND_LEVEL:
+            parts = parts[:-2]  # shop.com.au, api.example.ac.jp
         while len(parts) > 1 and parts[-1] in GENERIC_TLDS | {"uk", "de", "fr", "jp"}:
-            parts = parts[:-1]  # (both of api.example.co.uk's)
+            parts = parts[:-1]
         parts = [p for p in parts if p not in GENERIC_HOST_WORDS]
         if parts and host not in ("localhost", "127.0.0.1"):
             return _valid(parts[-1])

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache as cache_result
 from importlib import metadata
+from keyword import iskeyword
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ SHARED = "_shared"
 PART_SIZE = 80
 _SHARED_FILE = "__mcpgen_shared__.json"  # where a part's references to shared schemas point
 PLANS_PREFIX = "models-plan-v1-"  # the modules planned for a set of models (``_plan_file``)
+_MODULE = re.compile(f"{SHARED}|_part[0-9]+")  # the names ``plan`` gives, nothing else
 _KEPT = re.compile(re.escape(cache.MODELS_PREFIX) + "[0-9a-f]{64}[.]py")
 _PLANNING = (__file__, model_code.__file__, identifiers.__file__, schema_code.__file__)  # its code
 
@@ -203,16 +205,16 @@ def _planned(record: Path | None) -> Models | None:
         if not (isinstance(entry, list) and len(entry) == 3 and _KEPT.fullmatch(str(entry[2]))):
             return None
         name, classes, file = entry
+        if not (_MODULE.fullmatch(str(name)) and isinstance(classes, list)):
+            return None
+        if not all(isinstance(c, str) and c.isidentifier() and not iskeyword(c) for c in classes):
+            return None
         source = cache.read(record.parent / file)
-        if source is None or not isinstance(classes, list) or not all(map(_is_str, classes)):
+        if source is None:
             return None
         modules.append(ModelModule(str(name), tuple(classes), {}, None))
         sources[str(name)] = source
     return Models(modules, sources, frozenset(sources))
-
-
-def _is_str(value: object) -> bool:
-    return isinstance(value, str)
 
 
 @cache_result

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -109,6 +110,24 @@ async def test_a_slow_calls_priming_event_goes_first_alone() -> None:
     (first_at, first), (answer_at, answer) = [(t, chunk) for t, chunk in sent if chunk]
     assert ids(first) and b"retry: " in first and b"slept" not in first
     assert first_at < eventstore.PRIMING_WAIT + 0.5 < answer_at and b"slept 1.0" in answer
+
+
+async def test_a_priming_event_its_reader_was_not_ready_for_is_tried_again() -> None:
+    """The priming timer fires while the stream's reader is not waiting (sse-starlette
+    mid-send): the event goes out at a later try, not with the request's first event."""
+    sse, reader = anyio.create_memory_object_stream[bytes](0)
+    requests, incoming = anyio.create_memory_object_stream[Any](0)
+
+    async def cleaned(request_id: Any) -> None:
+        pass
+
+    transport = SimpleNamespace(_sse_stream_writers={}, _clean_up_memory_streams=cleaned)
+    async with anyio.create_task_group() as tasks, reader, requests:
+        tasks.start_soon(eventstore.run_sse_writer, transport, 1, sse, incoming, {"id": "p1"})
+        await anyio.sleep(eventstore.PRIMING_WAIT * 2.5)  # not receiving: the first try fails
+        with anyio.fail_after(eventstore.PRIMING_WAIT * 5):
+            assert await reader.receive() == primed({"id": "p1"})
+        await requests.aclose()  # no event came: the writer ends
 
 
 async def test_a_stream_its_handler_closes_was_primed_and_resumes() -> None:

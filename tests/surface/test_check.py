@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from surface_projects import (
     HANDLERS,
+    PACKAGE,
     SHOP_SPEC,
     build,
     cli,
@@ -205,6 +206,11 @@ def test_an_active_override_is_not_an_orphan(tmp_path: Path) -> None:
     assert "orphaned" not in output
     report = check(project, "--skip", "types")[1]
     assert report["ok"], report
+    # a tool of the manifest's own changes server.py: the override, always given ctx, fits
+    manifest.write_text(manifest.read_text() + "tools:\n  - {name: ping, description: Ping.}\n")
+    output = build(manifest, project)
+    assert "new stub: src/shop_mcp/handlers/tools/ping.py" in output
+    assert not lines_with(output, "warning"), output
     # the operation leaves the spec: its override is an orphan now, and so is its helper
     spec = tmp_path / "shop.yaml"
     spec.write_text(spec.read_text().replace("operationId: getItem", "operationId: fetchItem"))
@@ -305,3 +311,48 @@ def test_imported_modules(tmp_path: Path) -> None:
     assert ("pkg", "handlers", "tools", "c") not in found
     path.write_text("def (:")
     assert imported_modules(path, ("pkg", "m")) == set()
+
+
+@needs_mypy
+def test_a_flipped_context_is_found_by_build_and_check(tmp_path: Path) -> None:
+    """``context: true`` given to a tool and a resource whose handlers are written: the
+    server now passes ``ctx`` to handlers that take none (every call would fail)."""
+    manifest, project = shelf(tmp_path)
+    edit(manifest, "How many books there are.\n", "How many books there are.\n    context: true\n")
+    edit(manifest, "mimeType: text/plain\n", "mimeType: text/plain\n    context: true\n")
+    lines = manifest.read_text().splitlines()
+    at = [i for i, text in enumerate(lines, 1) if text == "    context: true"]
+    output = build(manifest, project)
+    assert lines_with(output, "warning") == [
+        f"{manifest}:{at[0]}:14: warning: tools[1].context: {HANDLERS}/tools/count_books.py: "
+        "handle() takes no ctx, but tools[1].context is true: add a ctx: Context parameter "
+        "(every call fails until then)",
+        f"{manifest}:{at[1]}:14: warning: resources[0].context: {HANDLERS}/resources/book.py: "
+        "read() takes no ctx, but resources[0].context is true: add a ctx: Context parameter "
+        "(every call fails until then)",
+    ]
+    code, report = check(project)
+    found = problems(report, "types")
+    server = f"src/{PACKAGE}/server.py"
+    assert code == 1 and {p for p, _, _ in found} == {server}, found
+    assert len(found) == 2, found  # the tool's call, the resource's
+    assert all(m.endswith("[call-arg] " + health.CALLS) for _, _, m in found), found
+    # a new stub takes ctx; context: false again, it requires what the server no longer passes
+    (project / HANDLERS / "tools/count_books.py").unlink()
+    (project / HANDLERS / "resources/book.py").unlink()
+    assert not lines_with(build(manifest, project), "warning")
+    edit(manifest, "    context: true\n", "", 2)
+    output = build(manifest, project)
+    lines = manifest.read_text().splitlines()
+    tool, resource = (
+        lines.index(f"  - {entry}") + 1
+        for entry in ("name: count_books", 'uriTemplate: "shelf://book/{id}"')
+    )
+    assert lines_with(output, "warning") == [
+        f"{manifest}:{tool}:5: warning: tools[1].context: {HANDLERS}/tools/count_books.py: "
+        "handle() requires ctx, but tools[1].context is false: remove its ctx parameter "
+        "(every call fails until then)",
+        f"{manifest}:{resource}:5: warning: resources[0].context: {HANDLERS}/resources/book.py: "
+        "read() requires ctx, but resources[0].context is false: remove its ctx parameter "
+        "(every call fails until then)",
+    ]

@@ -134,11 +134,14 @@ async def run_sse_writer(
     held, timer, clone = b"", None, None
 
     def flush() -> None:
-        nonlocal held
-        with suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            if held:
-                sse.send_nowait(held)  # (sse-starlette waits for it, unless mid-send)
-                held = b""
+        nonlocal held, timer
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            try:
+                if held:
+                    sse.send_nowait(held)  # (sse-starlette waits for it, unless mid-send)
+                    held = b""
+            except anyio.WouldBlock:  # its reader is not waiting now: again later
+                timer = asyncio.get_running_loop().call_later(PRIMING_WAIT, flush)
 
     try:
         async with sse, requests:
