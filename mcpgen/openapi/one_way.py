@@ -28,7 +28,19 @@ if TYPE_CHECKING:
 Json = Any
 Groups = Callable[[dict[str, Json]], list[list[Json]]]
 NONE: frozenset[Any] = frozenset()
-Paths = frozenset[tuple[str, ...]]
+Paths = frozenset[tuple[str | int, ...]]  # property names; ``STEPS``' numbers
+Seen = frozenset[str]
+STEPS = {"items": 0, "additionalProperties": 1}
+
+
+def below(paths: Paths, key: str, props: int = 0) -> Paths:
+    """What ``paths`` (of a schema) leave out of its ``key`` subschema: all of them in an
+    ``allOf``/``oneOf``/``anyOf`` member; those under a property (``props``), its items,
+    its map's values, with the first step taken; nothing in any other."""
+    if key in ("allOf", "oneOf", "anyOf") and not props:
+        return paths
+    step = key if props else STEPS.get(key)
+    return frozenset(p[1:] for p in paths if len(p) > 1 and p[0] == step and step is not None)
 
 
 def beside(target: dict[str, Json]) -> list[Json]:
@@ -143,16 +155,18 @@ def leave_out(
     ``<name><way>``: the other way's keeps them, and the manifest shares definitions by name."""
     keyword = "writeOnly" if way == "Answer" else "readOnly"
 
-    def visit(node: Json, given: Paths = NONE, seen: frozenset[str] = NONE) -> Json:
+    def visit(node: Json, given: Paths = NONE, seen: Seen = NONE) -> Json:
         if not isinstance(node, dict):
             return node
         every = given | paths(node)  # (a member's, a sibling member's declaration's too)
-        only = frozenset(path[0] for path in every if len(path) == 1)
-        groups = ("allOf", "oneOf", "anyOf")
-        out = children(node, lambda sub, key: visit(sub, every if key in groups else NONE, seen))
+        only = frozenset(p for (p, *more) in every if not more and isinstance(p, str))
+        out = children(
+            node,
+            lambda sub, key: sub if key == "properties" else visit(sub, below(every, key), seen),
+        )
         if isinstance(node.get("properties"), dict):
             out["properties"] = {
-                k: visit(v, frozenset(p[1:] for p in every if len(p) > 1 and p[0] == k), seen)
+                k: visit(v, below(every, k, 1), seen)
                 for k, v in node["properties"].items()
                 if k not in only
             }
@@ -176,24 +190,26 @@ def leave_out(
     def paths(node: Json) -> Paths:
         """What a value of ``node`` is sent without: the properties, at any depth (paths of
         names), marked by ``node`` and what applies beside it (``allOf``, ``oneOf``, ``anyOf``
-        members, the definition referred to: each member's plan applies), a property's
-        declarations in different members together."""
+        members, the definition referred to: each member's plan applies under the object; its
+        own marks only as ``read_only`` counts them), declarations in different members together."""
         if not isinstance(node, dict) or id(node) in found:
             return found.get(id(node), NONE)
         found[id(node)] = NONE  # (a reference cycle adds nothing)
-        marked: set[tuple[str, ...]] = {(p,) for p in converter.read_only(node, (keyword,))}
+        marked: set[tuple[str | int, ...]] = {(p,) for p in converter.read_only(node, (keyword,))}
         members = [
             *converter.always(node),
             *(m for k in ("oneOf", "anyOf") for m in node.get(k) or ()),
         ]
-        marked |= {path for member in members for path in paths(member)}
+        marked |= {path for member in members for path in paths(member) if len(path) > 1}
         properties = node.get("properties")
         for prop, sub in properties.items() if isinstance(properties, dict) else ():
             marked |= {(prop, *path) for path in paths(sub)}
+        for key in STEPS:  # (an array's items, a map's values: ``below``)
+            marked |= {(STEPS[key], *path) for path in paths(node.get(key))}
         found[id(node)] = frozenset(marked)
         return found[id(node)]
 
-    def lift(ref: str, only: Paths, seen: frozenset[str]) -> Json:
+    def lift(ref: str, only: Paths, seen: Seen) -> Json:
         if (ref, only) not in lifted:  # (each once: diamonds of allOf members)
             lifted[ref, only] = visit(defs[ref], only, seen | {ref})
         return lifted[ref, only]
