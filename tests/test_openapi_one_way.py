@@ -51,6 +51,8 @@ BODIES = {
         ]
     },
     "pattern in the definition referred to": {**PLAIN, "$ref": "#/components/schemas/ByPattern"},
+    # the mark beside a oneOf: each branch's plan applies to an answer (a request) too
+    "beside a oneOf": {"oneOf": [{"$ref": "#/components/schemas/Plain"}], **MARKED},
 }
 
 
@@ -227,3 +229,25 @@ def test_a_recursive_definition_beside_a_mark_imports() -> None:
     assert not valid({"body": {"name": "a", "password": "p", "again": {"name": "b"}}})
     output = tool_input(both, {"$ref": "#/components/schemas/Body"}, user, "output")
     assert Draft202012Validator(output).is_valid({"name": "a"})
+
+
+@pytest.mark.parametrize("keyword, part", [("readOnly", "input"), ("writeOnly", "output")])
+def test_a_mark_on_a_nested_property_in_a_sibling_member_is_not_required(
+    keyword: str, part: str
+) -> None:
+    """``Body: allOf[{u: Plain (requires id)}, {u: {id: readOnly}}]``: a request leaves
+    ``u.id`` out (the second member's plan), but the schema asked for it (``writeOnly``: every
+    answer, stripped of it, was refused as not matching the output schema)."""
+    nested = {"properties": {"u": {"properties": {"id": {"type": "string", keyword: True}}}}}
+    outer = {
+        "type": "object",
+        "required": ["u"],
+        "properties": {"u": {"$ref": "#/components/schemas/Plain"}},
+    }
+    schema = tool_input(
+        {"allOf": [outer, nested]}, {"$ref": "#/components/schemas/Body"}, part=part
+    )
+    valid = Draft202012Validator(schema).is_valid
+    value = {"u": {"name": "n"}}
+    assert valid({"body": value} if part == "input" else value)
+    assert not valid({"body": {"u": {}}} if part == "input" else {"u": {}})  # name still is

@@ -9,8 +9,9 @@ to is looked at once (one by path was exponential: a chain of definitions each w
 ``leave_out``: a copy of a tool's input (output) schema without what a request (an answer)
 leaves out, ``readOnly`` (``writeOnly``) properties, at any depth; also where the mark is in
 one place and ``required`` in another (``Body = allOf[User (required: [password]), {password:
-writeOnly}]``): the definition an ``allOf`` member (or a ``$ref`` beside other keywords)
-names is given, there, as a copy without them. The other way keeps them, required (a
+writeOnly}]``, a mark beside a ``oneOf``, or on ``u.password`` in a member beside one whose
+``u`` requires it): the definition an ``allOf``/``oneOf``/``anyOf`` member (or a ``$ref``
+beside other keywords) names is given, there, as a copy without them. The other way keeps them, required (a
 password is sent)."""
 
 from __future__ import annotations
@@ -26,7 +27,20 @@ if TYPE_CHECKING:
 
 Json = Any
 Groups = Callable[[dict[str, Json]], list[list[Json]]]
-NONE: frozenset[str] = frozenset()
+NONE: frozenset[Any] = frozenset()
+Paths = frozenset[tuple[str | int, ...]]  # property names; ``STEPS``' numbers
+Seen = frozenset[str]
+STEPS = {"items": 0, "additionalProperties": 1}
+
+
+def below(paths: Paths, key: str, props: int = 0) -> Paths:
+    """What ``paths`` (of a schema) leave out of its ``key`` subschema: all of them in an
+    ``allOf``/``oneOf``/``anyOf`` member; those under a property (``props``), its items,
+    its map's values, with the first step taken; nothing in any other."""
+    if key in ("allOf", "oneOf", "anyOf") and not props:
+        return paths
+    step = key if props else STEPS.get(key)
+    return frozenset(p[1:] for p in paths if len(p) > 1 and p[0] == step and step is not None)
 
 
 def beside(target: dict[str, Json]) -> list[Json]:
@@ -141,13 +155,21 @@ def leave_out(
     ``<name><way>``: the other way's keeps them, and the manifest shares definitions by name."""
     keyword = "writeOnly" if way == "Answer" else "readOnly"
 
-    def visit(node: Json, given: frozenset[str] = frozenset(), seen: frozenset[str] = NONE) -> Json:
+    def visit(node: Json, given: Paths = NONE, seen: Seen = NONE) -> Json:
         if not isinstance(node, dict):
             return node
-        only = frozenset({*given, *converter.read_only(node, (keyword,))})  # (an allOf's too)
-        out = children(node, lambda sub, key: visit(sub, only if key == "allOf" else NONE, seen))
-        if isinstance(out.get("properties"), dict):
-            out["properties"] = {k: v for k, v in out["properties"].items() if k not in only}
+        every = given | paths(node)  # (a member's, a sibling member's declaration's too)
+        only = frozenset(p for (p, *more) in every if not more and isinstance(p, str))
+        out = children(
+            node,
+            lambda sub, key: sub if key == "properties" else visit(sub, below(every, key), seen),
+        )
+        if isinstance(node.get("properties"), dict):
+            out["properties"] = {
+                k: visit(v, below(every, k, 1), seen)
+                for k, v in node["properties"].items()
+                if k not in only
+            }
         ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
         beside = given or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
         if (
@@ -155,9 +177,9 @@ def leave_out(
             and ref in defs
             and ref not in seen
             and beside
-            and only - marks(defs[ref])
+            and every - paths(defs[ref])
         ):
-            lifted = lift(ref, only, seen)  # what it names, as a member, without them
+            lifted = lift(ref, every, seen)  # what it names, as a member, without them
             if lifted != lift(ref, NONE, seen):  # (it declares or requires one)
                 del out["$ref"]
                 out, ref = (
@@ -165,15 +187,35 @@ def leave_out(
                 ), None
         return unrequire(out, only) | ({"$ref": def_ref(new[ref])} if ref in new else {})
 
-    def marks(target: Json) -> set[str]:
-        return set(converter.read_only(target, (keyword,)))
+    def paths(node: Json) -> Paths:
+        """What a value of ``node`` is sent without: the properties, at any depth (paths of
+        names), marked by ``node`` and what applies beside it (``allOf``, ``oneOf``, ``anyOf``
+        members, the definition referred to: each member's plan applies under the object; its
+        own marks only as ``read_only`` counts them), declarations in different members together."""
+        if not isinstance(node, dict) or id(node) in found:
+            return found.get(id(node), NONE)
+        found[id(node)] = NONE  # (a reference cycle adds nothing)
+        marked: set[tuple[str | int, ...]] = {(p,) for p in converter.read_only(node, (keyword,))}
+        members = [
+            *converter.always(node),
+            *(m for k in ("oneOf", "anyOf") for m in node.get(k) or ()),
+        ]
+        marked |= {path for member in members for path in paths(member) if len(path) > 1}
+        properties = node.get("properties")
+        for prop, sub in properties.items() if isinstance(properties, dict) else ():
+            marked |= {(prop, *path) for path in paths(sub)}
+        for key in STEPS:  # (an array's items, a map's values: ``below``)
+            marked |= {(STEPS[key], *path) for path in paths(node.get(key))}
+        found[id(node)] = frozenset(marked)
+        return found[id(node)]
 
-    def lift(ref: str, only: frozenset[str], seen: frozenset[str]) -> Json:
+    def lift(ref: str, only: Paths, seen: Seen) -> Json:
         if (ref, only) not in lifted:  # (each once: diamonds of allOf members)
             lifted[ref, only] = visit(defs[ref], only, seen | {ref})
         return lifted[ref, only]
 
     defs, new, lifted = schema.get("$defs", {}), dict[str, str](), dict[Any, Json]()
+    found: dict[int, Paths] = {}
     new.update({n: n for n in plan.get("$defs", ()) if n in defs and visit(defs[n]) != defs[n]})
     lifted.clear()  # (made with the new names found so far)
     while grown := {n for n in defs if n not in new and converter.deps[n] & set(new)}:

@@ -180,16 +180,24 @@ class SchemaConverter:
         ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
         return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 
-    def xml_names(self, schema: Json) -> list[str]:
+    def xml_names(self, schema: Json, items: bool = True) -> list[str]:
         """The names other than its property's an XML element (or attribute) of ``schema``
-        may have: its ``xml.name``, its items' when an array is not ``wrapped`` (each item
-        is then an element of the object)."""
-        target, items = self.resolve(schema)[0], None
-        xml = (self.xml.get(id(schema)) or self.xml.get(id(target)) or (0, {}))[1]
-        if isinstance(target, dict) and xml.get("wrapped") is not True:
-            items = self.resolve(target.get("items"))[0]
-        inner = (self.xml.get(id(items)) or (0, {}))[1]
-        return [name for name in (xml.get("name"), inner.get("name")) if isinstance(name, str)]
+        may have: its ``xml.name`` (its own, else that of what always applies beside it: the
+        definition it refers to, even beside other keywords, its ``allOf`` members, at any
+        depth), its items' when an array is not ``wrapped`` (each item is then an element)."""
+        nodes, todo = list[dict[str, Json]](), [schema]
+        while todo:  # (each once: a reference cycle ends it)
+            node = todo.pop()
+            if isinstance(node, dict) and all(node is not n for n in nodes):
+                nodes.append(node)
+                todo += reversed(self.always(node))
+        xml: dict[str, Json] = {}
+        for node in reversed(nodes):  # (its own last: it wins)
+            xml.update((self.xml.get(id(node)) or (0, {}))[1])
+        names = [xml.get("name")]
+        if items and xml.get("wrapped") is not True:
+            names += [n for node in nodes for n in self.xml_names(node.get("items"), False)]
+        return [name for name in names if isinstance(name, str)]
 
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:

@@ -57,6 +57,35 @@ SHAPES: dict[str, tuple[Any, Any, Any]] = {  # response schema, upstream answer,
         ECHO,
         {"name": "ann"},
     ),
+    "mark beside a oneOf": (
+        {"oneOf": [USER | {"properties": PLAIN["properties"] | {"password": {}}}], **PLAIN}
+        | {"properties": {"password": SECRET}},
+        {"name": "ann", "password": "hunter2"},
+        {"name": "ann"},
+    ),
+    "mark on a nested property in a sibling member": (
+        {
+            "allOf": [
+                {"type": "object", "properties": {"user": USER | {"properties": {}}}},
+                {"properties": {"user": {"properties": {"password": SECRET}}}},
+            ]
+        },
+        {"user": {"name": "ann", "password": "hunter2"}},
+        {"user": {"name": "ann"}},
+    ),
+    "mark on array items' property in a sibling member": (
+        {
+            "allOf": [
+                {
+                    "type": "object",
+                    "properties": {"users": {"type": "array", "items": USER | {"properties": {}}}},
+                },
+                {"properties": {"users": {"items": {"properties": {"password": SECRET}}}}},
+            ]
+        },
+        {"users": [{"name": "ann", "password": "hunter2"}]},
+        {"users": [{"name": "ann"}]},
+    ),
     "array of writeOnly items": (
         {"type": "object", "properties": {"keys": {"type": "array", "items": SECRET}}},
         {"keys": ["k1", "k2"], "n": 1},

@@ -345,3 +345,28 @@ async def test_an_xml_answer_leaves_out_a_renamed_element_marked_in_another_memb
         failed, shown = await call(data, url, {"body": SENT})
     assert not failed and "<name>bob</name>" in shown, shown
     assert "old-secret" not in shown and "pwd" not in shown, shown
+
+
+SEC = {"type": "string", "xml": {"name": "pwd"}}
+
+
+@pytest.mark.parametrize(
+    "password",
+    [
+        {"$ref": "#/components/schemas/Sec", "writeOnly": True},
+        {"allOf": [{"$ref": "#/components/schemas/Sec"}], "writeOnly": True},
+        {"allOf": [{"xml": {"name": "pwd"}}], "type": "string", "writeOnly": True},
+    ],
+)
+async def test_an_xml_answer_leaves_out_an_element_named_beside_the_mark(password: Any) -> None:
+    """The ``xml.name`` in the definition a marked property refers to (beside ``writeOnly``)
+    or in an ``allOf`` member of it: only a bare reference's was followed, ``<pwd>`` kept."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    user = data["components"]["schemas"]["User"] = json.loads(json.dumps(USER))
+    user["properties"]["password"] = password
+    data["components"]["schemas"]["Sec"] = SEC
+    body = "<User><name>bob</name><pwd>old-secret</pwd></User>"
+    with echo(200, "application/xml", shape=stored(body)) as url:
+        failed, shown = await call(data, url)
+    assert not failed and "<name>bob</name>" in shown, shown
+    assert "old-secret" not in shown and "pwd" not in shown, shown
