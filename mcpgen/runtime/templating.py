@@ -3,35 +3,47 @@ environment: what one accepts, the other renders). Bounded against a caller's ar
 
 - time: a render runs on the server's event loop, so it may take ``MAX_SECONDS`` at most.
   The compiled code checks the clock at the start of every block (each pass of a loop, each
-  call of a macro, each branch taken); between two checks runs one step, which the sizes
-  below bound (the sandbox's ``range`` makes at most 100,000 numbers). A thread cannot be
-  stopped, so the check is in the template's own code.
+  call of a macro, each branch taken), at each item a loop's ``if`` tests, and at each item
+  an iterating filter (``STEPPED``) reads; between two checks runs one step, which the sizes
+  below bound (the sandbox's ``range`` makes at most 100,000 numbers; a sort orders at most
+  ``MAX_SORTED`` items: Python's own loop cannot be stopped). A thread cannot be stopped,
+  so the check is in the template's own code.
 - size: no value a template makes holds more than ``MAX_TEXT`` characters (or items): ``*``
   and ``**`` may not make more, nor ``+`` and ``~`` join more, nor a filter or a method
   return (or a method grow a list, dict or set to) more, nor a filter, a method or ``%``
   take a number over it (a width; a size to format is refused too), nor a template render
   more, nor ``replace``, ``join``, ``indent``, ``wordwrap`` or ``expandtabs`` put a text in
-  so many times as to make more (checked before the text is made: ``inserts``); no
-  ``lipsum`` (``n`` of a million took a minute).
+  so many times as to make more (checked before the text is made: ``inserts``, which counts
+  ``join``'s items and ``translate``'s replacements too), nor ``tojson`` (``dumps``) or a
+  captured block (``Captured``: ``{% set %}``, ``{% filter %}``, a macro) grow past it, nor a
+  format (``%``, ``format``, ``str.format``) hold a width or precision over it; ``*`` and
+  ``+`` of a list count its texts' characters (``weight``); no ``lipsum``.
 
 A bound reached raises ``OverLimit``, whose message the caller may read."""
 
 from __future__ import annotations
 
 import functools
+import json
 import math
+import re
 import time
-from collections.abc import Sized
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sized
 from contextvars import ContextVar
 from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import SandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
 
 MAX_TEXT = 1024 * 1024  # characters (or bytes of a number) one template may make
 MAX_SECONDS = 1.0  # one render's time (the event loop waits for it)
+MAX_SORTED = 100_000  # items one sort may order (Python's sort cannot be stopped)
+STEPPED = {"select", "reject", "selectattr", "rejectattr", "map", "unique", "sum", "min", "max"}
+STEPPED |= {"list", "join", "batch", "slice", "sort", "groupby"}  # filters that iterate
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")  # '%-8.3f' % x
 _deadline: ContextVar[float] = ContextVar("deadline", default=math.inf)
 
 
@@ -40,26 +52,92 @@ class OverLimit(SecurityError):
 
 
 class Steps(CodeGenerator):
-    """Jinja's code, plus a check of the clock at the start of every block and of the size
-    of every ``~``."""
+    """Jinja's code, plus a check of the clock at the start of every block and at every
+    ``if`` of a loop (an item it skips runs no block), of the size of every ``~`` and of
+    every text a block captures."""
+
+    loop_tests: frozenset[int] = frozenset()  # the ids of the loops' ``if`` nodes
 
     def blockvisit(self, nodes: Any, frame: Frame) -> None:
         self.writeline("environment.step()")
         super().blockvisit(nodes, frame)
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        if node.test is not None:
+            self.loop_tests = self.loop_tests | {id(node.test)}
+        super().visit_For(node, frame)
+
+    def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
+        if id(node) not in self.loop_tests:
+            return super().visit(node, *args, **kwargs)
+        self.write("(environment.step() or ")
+        super().visit(node, *args, **kwargs)
+        self.write(")")
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.sized(")
         super().visit_Concat(node, frame)
         self.write(")")
 
+    def buffer(self, frame: Frame) -> None:  # {% set x %}, {% filter %}, a macro, caller()
+        frame.buffer = self.temporary_identifier()
+        self.writeline(f"{frame.buffer} = environment.captured()")
+
+
+class Captured(list[str]):
+    """A block's text as it is captured, refused once it holds more than MAX_TEXT."""
+
+    size = 0
+
+    def append(self, part: str) -> None:
+        self.extend((part,))
+
+    def extend(self, parts: Iterable[str]) -> None:
+        parts = tuple(parts)
+        self.size += sum(map(len, parts))
+        if self.size > MAX_TEXT:
+            raise OverLimit(f"a block would capture more than {MAX_TEXT} characters")
+        super().extend(parts)
+
+
+class _Widths:
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        numbers(*re.findall(r"\d+", format_spec))  # '{:>{}}'.format(x, width)
+        return super().format_field(value, format_spec)  # type: ignore[misc]
+
+
+class _Formatter(_Widths, SandboxedFormatter):
+    pass
+
+
+class _EscapeFormatter(_Widths, SandboxedEscapeFormatter):
+    pass
+
 
 class Sandbox(SandboxedEnvironment):
     intercepted_binops = frozenset(("*", "**", "%", "+"))
     code_generator_class = Steps
+    captured = Captured
 
     def step(self) -> None:
         if time.monotonic() > _deadline.get():
             raise OverLimit(f"the template ran for more than {MAX_SECONDS} s")
+
+    def stepping(self, items: Iterable[Any]) -> Iterator[Any]:
+        for item in items:
+            self.step()
+            yield item
+
+    def wrap_str_format(self, value: Any) -> Any:
+        """``str.format`` and ``format_map``, refusing a width or precision over MAX_TEXT."""
+        if super().wrap_str_format(value) is None:
+            return None
+        text = value.__self__
+        escaping = hasattr(text, "__html__")  # a Markup text escapes what it is given
+        fmt = _EscapeFormatter(self, escape=text.escape) if escaping else _Formatter(self)
+        if value.__name__ == "format_map":
+            return lambda mapping: type(text)(fmt.vformat(text, (), mapping))
+        return lambda *args, **kwargs: type(text)(fmt.vformat(text, args, kwargs))
 
     def sized(self, value: Any) -> Any:
         if isinstance(value, Sized) and len(value) > MAX_TEXT:
@@ -71,13 +149,14 @@ class Sandbox(SandboxedEnvironment):
         if operator == "**" and isinstance(left, int) and isinstance(right, int):
             size = abs(left).bit_length() * right // 8
         elif operator == "*" and isinstance(right, int) and isinstance(left, Sized):
-            size = len(left) * right
+            size = weight(left) * right
         elif operator == "*" and isinstance(left, int) and isinstance(right, Sized):
-            size = left * len(right)
+            size = left * weight(right)
         elif operator == "+" and isinstance(left, Sized) and isinstance(right, Sized):
-            size = len(left) + len(right)
-        elif operator == "%":  # '%*d' % (width, 1)
+            size = weight(left) + weight(right)
+        elif operator == "%":  # '%*d' % (width, 1), '%99999999d' % 1
             bounded(*(right if isinstance(right, tuple) else (right,)))
+            percent(left)
         if size > MAX_TEXT:
             raise OverLimit(f"{operator} would make more than {MAX_TEXT} characters or items")
         return super().call_binop(context, operator, left, right)
@@ -90,6 +169,37 @@ class Sandbox(SandboxedEnvironment):
         if isinstance(receiver, (list, dict, set)):  # ns.items.extend(ns.items)
             self.sized(receiver)
         return self.sized(result)
+
+
+def weight(value: Sized) -> int:
+    """What ``value`` holds: its items, and the characters of its texts if a list or tuple."""
+    texts = value if isinstance(value, (list, tuple)) else ()
+    return len(value) + sum(len(item) for item in texts if isinstance(item, str))
+
+
+def numbers(*digits: str) -> None:
+    """Refuse a width or precision (digits of a format) over MAX_TEXT."""
+    for number in digits:
+        if len(number) > 7 or (number and int(number) > MAX_TEXT):
+            raise OverLimit(f"a format's width {number[:20]} is over {MAX_TEXT}")
+
+
+def percent(text: Any) -> None:
+    if isinstance(text, str):
+        for match in _PERCENT.finditer(text):
+            numbers(*(n for n in match.groups() if n))
+
+
+def dumps(value: Any, **kwargs: Any) -> str:
+    """``tojson``'s JSON, refused once it would hold more than MAX_TEXT (before it is made
+    whole: ``indent=100000`` asked for hundreds of megabytes)."""
+    chunks, size = [], 0
+    for chunk in json.JSONEncoder(**kwargs).iterencode(value):
+        size += len(chunk)
+        if size > MAX_TEXT:
+            raise OverLimit(f"tojson would make more than {MAX_TEXT} characters")
+        chunks.append(chunk)
+    return "".join(chunks)
 
 
 def bounded(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
@@ -114,11 +224,19 @@ def inserts(
         return kwargs.get(key, args[index] if len(args) > index else default)
 
     times, text = 0, ""  # text: what goes in each time (or a width, in spaces)
+    extra = 0  # what goes in besides: the items joined, the texts translated
     if name == "join" and method:  # the items are counted: an iterator becomes a list
         args = (list(args[0]), *args[1:]) if args else args
         times, text = len(args[0]) if args else 0, subject
+        extra = weight(args[0]) if args else 0
     elif name == "join":
-        times, text = len(subject), given(0, "d", "")
+        times, text, extra = len(subject), given(0, "d", ""), weight(subject)
+    elif isinstance(subject, str) and name == "translate" and args:
+        table = args[0]
+        if isinstance(table, dict):  # a character may become a text: a.translate({120: b})
+            for char, count in Counter(subject).items():
+                new = table.get(ord(char), char)
+                extra += count * (len(new) if isinstance(new, str) else 1)
     elif isinstance(subject, str) and name == "replace":
         old = str(given(0, "old", ""))
         times, text = subject.count(old) if old else len(subject) + 1, given(1, "new", "")
@@ -129,7 +247,7 @@ def inserts(
     elif isinstance(subject, str) and name == "wordwrap":
         times, text = len(subject), given(2, "wrapstring", "")
     size = text if isinstance(text, int) else len(str(text or ""))
-    if times * size > MAX_TEXT:
+    if times * size + extra > MAX_TEXT:
         raise OverLimit(f"{name} would make more than {MAX_TEXT} characters")
     return args
 
@@ -140,10 +258,19 @@ def _bounded_filter(name: str, function: Any) -> Any:
     @functools.wraps(function)  # (keeps the marks that pass it the context or environment)
     def filter_(*args: Any, **kwargs: Any) -> Any:
         bounded(*args, **kwargs)
+        if name in STEPPED and len(args) > context:  # each item read checks the clock
+            subject: Any = sandbox().stepping(args[context])
+            if name in ("join", "sort", "groupby"):  # counted, or sorted: Python's loop
+                subject = list(subject)
+                if name != "join" and len(subject) > MAX_SORTED:
+                    raise OverLimit(f"{name} would order more than {MAX_SORTED} items")
+            args = (*args[:context], subject, *args[context + 1 :])
+        if name == "dictsort" and len(args) > context and weight(args[context]) > MAX_SORTED:
+            raise OverLimit(f"dictsort would order more than {MAX_SORTED} items")
+        if name == "format" and len(args) > context:
+            percent(args[context])
         if name in ("replace", "join", "indent", "wordwrap") and len(args) > context:
             subject = args[context]
-            if name == "join" and not isinstance(subject, Sized):
-                subject = list(subject)
             rest = inserts(name, subject, args[context + 1 :], kwargs)
             args = (*args[:context], subject, *rest)
         return sandbox().sized(function(*args, **kwargs))
@@ -155,6 +282,7 @@ def _bounded_filter(name: str, function: Any) -> Any:
 def sandbox() -> Sandbox:
     environment = Sandbox(autoescape=False, keep_trailing_newline=True)
     del environment.globals["lipsum"]
+    environment.policies["json.dumps_function"] = dumps
     environment.filters = {k: _bounded_filter(k, f) for k, f in environment.filters.items()}
     return environment
 

@@ -3,6 +3,7 @@ arguments, whatever they are named."""
 
 from __future__ import annotations
 
+import re
 import time
 import tracemalloc
 
@@ -146,7 +147,7 @@ def test_loops_macros_and_joins_of_a_normal_size_render() -> None:
         "{{ who.replace('\n', who)|length }}",
         "{{ range(99999)|join(who)|length }}",
         "{{ who|list|join(who)|length }}",
-        "{{ who.join(range(99999)|map('string'))|length }}",
+        "{{ who.join(range(9999)|map('string'))|length }}",  # (a clock read each item)
         "{{ who|indent(100000)|length }}",
         "{{ who.expandtabs(100000)|length }}",
         "{{ who|wordwrap(1, wrapstring=who)|length }}",
@@ -165,3 +166,100 @@ def test_one_call_cannot_make_a_huge_text(source: str) -> None:
         tracemalloc.stop()
     assert peak < 10_000_000, peak
     assert "would make more than" in error.value.error.message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% set known = b.split() %}{% for w in a.split() if w in known %}{{ w }}{% endfor %}",
+        "{{ a.split()|select('in', b.split())|join }}",
+        "{{ a.split()|reject('in', b.split())|list|length }}",
+        "{{ a.split()|map('replace', 'x', 'y')|select('in', b.split())|first }}",
+    ],
+)
+def test_a_loops_if_and_an_iterating_filter_read_the_clock_each_item(source: str) -> None:
+    """A loop's ``if`` that skips every item runs no block, and ``select`` iterates inside
+    one step: 100,000 words tested against 100,000 ran 14 to 33 s. The clock is read at
+    each item."""
+    words = {"a": " ".join(f"a{n}" for n in range(100_000))}
+    words["b"] = " ".join(f"b{n}" for n in range(100_000))
+    started = time.monotonic()
+    with pytest.raises(MCPError) as error:
+        render_text(source, words)
+    assert time.monotonic() - started < 5
+    assert "ran for more than 1.0 s" in error.value.error.message
+
+
+def test_a_sort_is_refused_past_its_items() -> None:
+    """``text|sort`` orders in Python's own loop, which the clock cannot stop (4 s for 1 MB)."""
+    started = time.monotonic()
+    with pytest.raises(MCPError) as error:
+        render_text("{{ text|sort|join }}", {"text": "ba" * 500_000})
+    assert time.monotonic() - started < 5
+    assert "sort would order more than 100000 items" in error.value.error.message
+    assert render_text("{{ text|sort|join }}", {"text": "cab"}) == "abc"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ '{:>{}}'.format(who, n) }}",  # a caller's width: a gigabyte
+        "{{ '{x:>{n}}'.format_map({'x': who, 'n': n}) }}",
+        "{{ '%99999999d' % 1 }}",  # a template's own: 100 MB
+        "{{ '%(w)99999999s' % {'w': who} }}",
+        "{{ '%.99999999f'|format(1) }}",
+        "{{ '%99999999s'|format(1) }}",
+    ],
+)
+def test_a_formats_width_is_refused_before_the_text_is_made(source: str) -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(MCPError) as error:
+            render_text(source, {"who": "me", "n": "999999999"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
+    assert "is over 1048576" in error.value.error.message
+    fits = "{{ '{:>{}}'.format(who, n) }}|{{ '%-4s|%5.1f' % (who, 2.25) }}|{{ '%3d'|format(7) }}"
+    assert render_text(fits, {"who": "me", "n": "3"}) == " me|me  |  2.2|  7"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ ([who] * 1000)|join }}",  # a list of texts repeated: items x their size
+        "{{ ''.join([who] * 100000) }}",
+        "{{ [who, who, who]|join }}",  # the items joined are counted before
+        "{{ ''.join([who, who, who]) }}",
+        "{{ (range(1000)|list)|tojson(indent=100000) }}",
+        "{{ who.translate({120: who}) }}",
+        "{% set ns = namespace(s=who) %}{% for i in range(28) %}"
+        "{% set ns.s %}{{ ns.s }}{{ ns.s }}{% endset %}{% endfor %}",  # a captured block
+        "{% for i in range(3) %}{% filter upper %}{{ who }}{{ who }}{{ who }}{% endfilter %}"
+        "{% endfor %}",
+        "{% macro m() %}{{ caller() }}{{ caller() }}{{ caller() }}{% endmacro %}"
+        "{% call m() %}{{ who }}{% endcall %}",
+    ],
+)
+def test_a_value_is_refused_before_it_is_made(source: str) -> None:
+    """These made their value (a gigabyte for ``[a]*1000|join``, 10 GB for ``translate``)
+    before its size was checked, or never checked it (``{% set %}...{% endset %}``, which
+    answered 268435456 characters as a success)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(MCPError) as error:
+            render_text(source, {"who": "x" * 400_000})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
+    assert re.search("would (make|capture) more than", error.value.error.message)
+
+
+def test_a_template_error_of_any_kind_has_a_standard_code() -> None:
+    """``'{1}'.format(a)`` raised IndexError, which no clause caught: JSON-RPC code 0."""
+    with pytest.raises(MCPError) as error:
+        render_text("{{ '{1}'.format(a) }}", {"a": "x"})
+    assert error.value.error.code == -32603
+    assert error.value.error.message == "The prompt's template failed (see the server log)"

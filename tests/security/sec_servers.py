@@ -120,6 +120,16 @@ prompts:
     arguments: [{name: word, required: true}]
     messages:
       - {role: user, text: "{% for a in word %}{% for b in word %}{% endfor %}{% endfor %}Done."}
+  - name: common
+    description: The words two texts share (a loop's if, which skips every word).
+    arguments: [{name: a, required: true}, {name: b, required: true}]
+    messages:
+      - role: user
+        text: "{% set known = b.split() %}{% for w in a.split() if w in known %}{{ w }} {% endfor %}."
+  - name: padded
+    description: A name padded to a width the caller gives.
+    arguments: [{name: name, required: true}, {name: width, required: true}]
+    messages: [{role: user, text: "{{ '{:>{}}'.format(name, width) }}"}]
 """
 
 TARGET_HANDLERS = {

@@ -219,3 +219,36 @@ def test_a_prompt_template_cannot_keep_the_server_busy(target: Server) -> None:
     assert "ran for more than" in answer["error"]["message"], answer
     short = client.rpc("prompts/get", {"name": "pairs", "arguments": {"word": "abc"}})
     assert short["result"]["messages"][0]["content"]["text"] == "Done.", short
+
+
+def test_a_loops_if_and_a_callers_width_are_bounded_over_the_wire(target: Server) -> None:
+    """``common`` skips every word of ``a`` (none is in ``b``): no block ran, so the clock was
+    never read, and 100,000 words against 100,000 kept the event loop 33 s (a ping waited as
+    long). ``padded`` took its width from the caller: "999999999" made a gigabyte before
+    the size bound refused it. Both are refused, and the server answers a ping meanwhile."""
+    client = Mcp(target.url)
+    words = {"a": " ".join(f"a{n}" for n in range(100_000))}
+    words["b"] = " ".join(f"b{n}" for n in range(100_000))
+    pinged: list[float] = []
+
+    def ping() -> None:
+        time.sleep(0.3)
+        started = time.monotonic()
+        Mcp(target.url).rpc("ping", {})
+        pinged.append(time.monotonic() - started)
+
+    thread = threading.Thread(target=ping)
+    thread.start()
+    started = time.monotonic()
+    answer = client.rpc("prompts/get", {"name": "common", "arguments": words})
+    assert time.monotonic() - started < 10
+    thread.join()
+    assert pinged[0] < 5, pinged
+    assert answer["error"]["code"] == -32603, answer
+    assert "ran for more than" in answer["error"]["message"], answer
+    wide = {"name": "me", "width": "999999999"}
+    answer = client.rpc("prompts/get", {"name": "padded", "arguments": wide})
+    assert answer["error"]["code"] == -32603, answer
+    assert "width 999999999 is over" in answer["error"]["message"], answer
+    fits = client.rpc("prompts/get", {"name": "padded", "arguments": {"name": "me", "width": "4"}})
+    assert fits["result"]["messages"][0]["content"]["text"] == "  me", fits

@@ -80,8 +80,6 @@ def render_text(source: str, arguments: dict[str, str]) -> str:
     """A declared message's text with the arguments filled in (a sandboxed Jinja template:
     arguments are data, never code; a template error is the server's fault, a bound the
     arguments made it reach is named)."""
-    import jinja2
-
     from .templating import OverLimit, render, sandbox
 
     template = _TEMPLATES.get(source)
@@ -92,9 +90,9 @@ def render_text(source: str, arguments: dict[str, str]) -> str:
     except OverLimit as exc:
         logger.error("prompt template failed: %s", exc)
         raise MCPError(INTERNAL_ERROR, f"The prompt's template went over a limit: {exc}") from None
-    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
-        # the sandbox refuses what it must (huge ranges or texts, unsafe attributes): the
-        # template's fault, answered as an internal error with a standard code
+    except Exception as exc:  # '{1}'.format(a): an IndexError
+        # the sandbox refuses what it must (huge ranges or texts, unsafe attributes), or the
+        # template fails: its fault, answered as an internal error with a standard code
         logger.error("prompt template failed: %s: %s", type(exc).__name__, exc)
         raise MCPError(
             INTERNAL_ERROR, "The prompt's template failed (see the server log)"
