@@ -577,12 +577,15 @@ def test_the_checks_locate_what_they_report(schema: Any) -> None:
     assert schemas.ref_strings(schema) == {ref for _, ref in schemas.refs(schema)}
 
 
-def test_a_format_type_is_made_when_a_default_needs_it() -> None:
+def test_a_format_type_is_made_when_a_default_needs_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Defaults are checked against their format by the pydantic type the model uses; each
     type's adapter is made on its first string (making all 13 cost 45 ms of every build
-    that checked a default: GitHub's needs ``uri`` only)."""
+    that checked a default: GitHub's needs ``uri`` only). No verdict kept by an earlier
+    test or build answers for it (the cache off, the process's verdicts forgotten)."""
     from mcpgen.check import formats
 
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
+    formats._verdicts.cache_clear()
     formats._adapter.cache_clear()
     checker = formats.model_formats()
     assert checker.conforms(7, "uuid") and formats._adapter.cache_info().currsize == 0
