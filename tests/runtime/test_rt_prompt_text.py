@@ -257,6 +257,39 @@ def test_a_value_is_refused_before_it_is_made(source: str) -> None:
     assert re.search("would (make|capture) more than", error.value.error.message)
 
 
+_DOUBLED = "{% set l1 = [who, who] %}" + "".join(
+    f"{{% set l{i + 1} = [l{i}, l{i}] %}}" for i in range(1, 30)
+)  # a list literal holding the one before twice: 2**30 texts to print, 30 small lists
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ [[who] * 1000] * 1000 }}",  # a list holding one list a thousand times
+        _DOUBLED + "{{ l30 }}",
+        _DOUBLED + "{{ 'x' ~ l30 }}",
+        _DOUBLED + "{{ l30|string|length }}",
+        "{% set l = [] %}{% for i in range(2000) %}{% set _ = l.append(who) %}{% endfor %}"
+        "{{ l }}",  # 2,000 short items, each the whole argument
+    ],
+)
+def test_a_nested_value_is_refused_before_it_is_printed(source: str) -> None:
+    """Printing (``{{ }}``, ``~``, ``string``) a list that holds another many times made
+    each copy: ``[[who] * 1000] * 1000`` took a gigabyte before the output's size was
+    checked, and thirty literal lists asked for terabytes in one ``str``."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(MCPError) as error:
+            render_text(source, {"who": "x" * 1000})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
+    assert re.search("would make more than", error.value.error.message)
+    fits = "{% set l = [who, [who]] %}{{ l }} {{ {'k': l} }} {{ 'n' ~ l|length }}"
+    assert render_text(fits, {"who": "a"}) == "['a', ['a']] {'k': ['a', ['a']]} n2"
+
+
 def test_a_template_error_of_any_kind_has_a_standard_code() -> None:
     """``'{1}'.format(a)`` raised IndexError, which no clause caught: JSON-RPC code 0."""
     with pytest.raises(MCPError) as error:

@@ -18,7 +18,9 @@ environment: what one accepts, the other renders). Bounded against a caller's ar
   ``join``'s items and ``translate``'s replacements too), nor ``tojson`` (``dumps``) or a
   captured block (``Captured``: ``{% set %}``, ``{% filter %}``, a macro) grow past it, nor a
   format (``%``, ``format``, ``str.format``) hold a width or precision over it; ``*`` and
-  ``+`` of a list count its texts' characters (``weight``); no ``lipsum``.
+  ``+`` of a list count what it holds, nested containers too (``weight``), and so does
+  printing one (``light``: ``{{ }}``, ``~``, ``string``), before its text is made; no
+  ``lipsum``.
 
 A bound reached raises ``OverLimit``, whose message the caller may read."""
 
@@ -30,8 +32,9 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sized
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 from jinja2 import nodes
@@ -57,7 +60,7 @@ class Steps(CodeGenerator):
     ``if`` of a loop (an item it skips runs no block), of the size of every ``~`` and of
     every text a block captures."""
 
-    loop_tests: frozenset[int] = frozenset()  # the ids of the loops' ``if`` nodes
+    wrapped: Mapping[int, str] = MappingProxyType({})  # node ids -> the code around them
 
     def blockvisit(self, nodes: Any, frame: Frame) -> None:
         self.writeline("environment.step()")
@@ -65,17 +68,19 @@ class Steps(CodeGenerator):
 
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         if node.test is not None:
-            self.loop_tests = self.loop_tests | {id(node.test)}
+            self.wrapped = {**self.wrapped, id(node.test): "(environment.step() or {})"}
         super().visit_For(node, frame)
 
     def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
-        if id(node) not in self.loop_tests:
+        if id(node) not in self.wrapped:
             return super().visit(node, *args, **kwargs)
-        self.write("(environment.step() or ")
+        before, after = self.wrapped[id(node)].split("{}")
+        self.write(before)
         super().visit(node, *args, **kwargs)
-        self.write(")")
+        self.write(after)
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.wrapped = {**self.wrapped, **{id(n): "environment.light({})" for n in node.nodes}}
         self.write("environment.sized(")
         super().visit_Concat(node, frame)
         self.write(")")
@@ -145,6 +150,13 @@ class Sandbox(SandboxedEnvironment):
             raise OverLimit(f"a value would hold more than {MAX_TEXT} characters or items")
         return value
 
+    def light(self, value: Any) -> Any:
+        """``value``, unless printing it (``{{ }}``, ``~``, ``string``) would make more than
+        MAX_TEXT: a list holding one list many times prints each time."""
+        if isinstance(value, (list, tuple, dict, set, frozenset)) and weight(value) > MAX_TEXT:
+            raise OverLimit(f"printing a value would make more than {MAX_TEXT} characters")
+        return value
+
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         size = 0  # what the result would hold
         if operator == "**" and isinstance(left, int) and isinstance(right, int):
@@ -172,10 +184,18 @@ class Sandbox(SandboxedEnvironment):
         return self.sized(result)
 
 
-def weight(value: Sized) -> int:
-    """What ``value`` holds: its items, and the characters of its texts if a list or tuple."""
-    texts = value if isinstance(value, (list, tuple)) else ()
-    return len(value) + sum(len(item) for item in texts if isinstance(item, str))
+def weight(value: Any, seen: dict[int, int] | None = None) -> int:
+    """About what printing ``value`` makes: a text's characters, a container's items and
+    what they hold (a container held many times counts each time: ``[[a] * 1000] * 1000``
+    prints a thousand times what its inner list does; each is weighed once)."""
+    if not isinstance(value, (list, tuple, dict, set, frozenset)):
+        return len(value) if isinstance(value, Sized) else 1
+    seen = {} if seen is None else seen
+    if id(value) not in seen:
+        seen[id(value)] = 0  # a list holding itself prints as [...]
+        items = (*value.keys(), *value.values()) if isinstance(value, dict) else value
+        seen[id(value)] = len(value) + sum(weight(item, seen) for item in items)
+    return seen[id(value)]
 
 
 def numbers(*digits: str) -> None:
@@ -266,10 +286,12 @@ def _bounded_filter(name: str, function: Any) -> Any:
                 if name != "join" and len(subject) > MAX_SORTED:
                     raise OverLimit(f"{name} would order more than {MAX_SORTED} items")
             args = (*args[:context], subject, *args[context + 1 :])
-        if name == "dictsort" and len(args) > context and weight(args[context]) > MAX_SORTED:
+        if name == "dictsort" and len(args) > context and len(args[context]) > MAX_SORTED:
             raise OverLimit(f"dictsort would order more than {MAX_SORTED} items")
         if name == "format" and len(args) > context:
             percent(args[context])
+        if name in ("string", "pprint", "format", "trim") and len(args) > context:
+            sandbox().light(args[context])
         if name in ("replace", "join", "indent", "wordwrap") and len(args) > context:
             subject = args[context]
             rest = inserts(name, subject, args[context + 1 :], kwargs)
@@ -282,6 +304,7 @@ def _bounded_filter(name: str, function: Any) -> Any:
 @functools.cache
 def sandbox() -> Sandbox:
     environment = Sandbox(autoescape=False, keep_trailing_newline=True)
+    environment.finalize = environment.light  # what {{ }} prints
     del environment.globals["lipsum"]
     environment.policies["json.dumps_function"] = dumps
     environment.filters = {k: _bounded_filter(k, f) for k, f in environment.filters.items()}
