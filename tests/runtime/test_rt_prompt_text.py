@@ -271,6 +271,13 @@ _DOUBLED = "{% set l1 = [who, who] %}" + "".join(
         _DOUBLED + "{{ l30|string|length }}",
         "{% set l = [] %}{% for i in range(2000) %}{% set _ = l.append(who) %}{% endfor %}"
         "{{ l }}",  # 2,000 short items, each the whole argument
+        _DOUBLED + "{{ '%s' % l30 }}",  # the ways that print a value whole
+        _DOUBLED + "{{ l30|e }}",
+        _DOUBLED + "{{ '{}'.format(l30) }}",
+        _DOUBLED + "{{ dict(k=l30).items() }}",
+        "{% set n0 = namespace(a=who) %}"
+        + "".join(f"{{% set n{i + 1} = namespace(a=n{i}, b=n{i}) %}}" for i in range(30))
+        + "{{ n30 }}",
     ],
 )
 def test_a_nested_value_is_refused_before_it_is_printed(source: str) -> None:
@@ -288,6 +295,26 @@ def test_a_nested_value_is_refused_before_it_is_printed(source: str) -> None:
     assert re.search("would make more than", error.value.error.message)
     fits = "{% set l = [who, [who]] %}{{ l }} {{ {'k': l} }} {{ 'n' ~ l|length }}"
     assert render_text(fits, {"who": "a"}) == "['a', ['a']] {'k': ['a', ['a']]} n2"
+
+
+def test_a_big_number_is_no_width() -> None:
+    """Any integer over 1 MiB was refused as if it were a width: ``'%d users' % n``,
+    ``'{:,}'.format(n)``, ``n|filesizeformat`` failed for five million; ``%%`` was read as a
+    format."""
+    fits = (
+        "{{ '%d users, %d%%' % (n|int, 5) }} {{ '{:,}'.format(n|int) }} "
+        "{{ (n|int)|filesizeformat }} {{ n|int|round|int }} {{ '%d%% 20000000' % 5 }}"
+    )
+    assert render_text(fits, {"n": "5000000"}) == (
+        "5000000 users, 5% 5,000,000 5.0 MB 5000000 5% 20000000"
+    )
+    for width in (
+        "{{ '%*d' % (n|int, 1) }}",
+        "{{ 'a'|center(n|int) }}",
+        "{{ '{:>{}}'.format('a', n|int) }}",
+    ):
+        with pytest.raises(MCPError):
+            render_text(width, {"n": "5000000"})
 
 
 def test_a_template_error_of_any_kind_has_a_standard_code() -> None:

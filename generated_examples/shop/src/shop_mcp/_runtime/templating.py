@@ -18,15 +18,17 @@ environment: what one accepts, the other renders). Bounded against a caller's ar
   ``join``'s items and ``translate``'s replacements too), nor ``tojson`` (``dumps``) or a
   captured block (``Captured``: ``{% set %}``, ``{% filter %}``, a macro) grow past it, nor a
   format (``%``, ``format``, ``str.format``) hold a width or precision over it; ``*`` and
-  ``+`` of a list count what it holds, nested containers too (``weight``), and so does
-  printing one (``light``: ``{{ }}``, ``~``, ``string``), before its text is made; no
-  ``lipsum``.
+  ``+`` of a list count what it holds, nested containers too (``weight``), and so do a
+  literal list, tuple or dict, a call's and a filter's result, and whatever is printed
+  (``light``: ``{{ }}``, ``~``, ``%``, ``str.format``, a filter's arguments), before its
+  text is made; a number is bounded only as a width or a count; no ``lipsum``.
 
 A bound reached raises ``OverLimit``, whose message the caller may read."""
 
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import re
@@ -41,13 +43,17 @@ from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
+from jinja2.utils import Namespace
 
 MAX_TEXT = 1024 * 1024  # characters (or bytes of a number) one template may make
 MAX_SECONDS = 1.0  # one render's time (the event loop waits for it)
 MAX_SORTED = 100_000  # items one sort may order (Python's sort cannot be stopped)
 STEPPED = {"select", "reject", "selectattr", "rejectattr", "map", "unique", "sum", "min", "max"}
 STEPPED |= {"list", "join", "batch", "slice", "sort", "groupby"}  # filters that iterate
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")  # '%-8.3f' % x
+_PERCENT = re.compile(r"%%|%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")  # '%-8.3f' % x
+ITEMS: type = type({}.items())  # dict.items(): pairs
+CONTAINERS: tuple[type, ...] = (list, tuple, dict, set, frozenset, ITEMS, Namespace)
+CONTAINERS += (type({}.keys()), type({}.values()))
 _deadline: ContextVar[float] = ContextVar("deadline", default=math.inf)
 
 
@@ -85,6 +91,23 @@ class Steps(CodeGenerator):
         super().visit_Concat(node, frame)
         self.write(")")
 
+    def visit_List(self, node: nodes.List, frame: Frame) -> None:
+        self.weighed(super().visit_List, node, frame)
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self.weighed(super().visit_Dict, node, frame)
+
+    def visit_Tuple(self, node: nodes.Tuple, frame: Frame) -> None:
+        if node.ctx != "load":  # {% for a, b in ... %}: names, not a value
+            return super().visit_Tuple(node, frame)
+        self.weighed(super().visit_Tuple, node, frame)
+
+    def weighed(self, visit: Any, node: nodes.Node, frame: Frame) -> None:
+        """A literal list, dict or tuple, refused once printing it would make too much."""
+        self.write("environment.light(")
+        visit(node, frame)
+        self.write(")")
+
     def buffer(self, frame: Frame) -> None:  # {% set x %}, {% filter %}, a macro, caller()
         frame.buffer = self.temporary_identifier()
         self.writeline(f"{frame.buffer} = environment.captured()")
@@ -109,6 +132,7 @@ class Captured(list[str]):
 class _Widths:
     def format_field(self, value: Any, format_spec: str) -> Any:
         numbers(*re.findall(r"\d+", format_spec))  # '{:>{}}'.format(x, width)
+        sandbox().light(value)  # '{}'.format(a_list) prints it
         return super().format_field(value, format_spec)  # type: ignore[misc]
 
 
@@ -153,7 +177,7 @@ class Sandbox(SandboxedEnvironment):
     def light(self, value: Any) -> Any:
         """``value``, unless printing it (``{{ }}``, ``~``, ``string``) would make more than
         MAX_TEXT: a list holding one list many times prints each time."""
-        if isinstance(value, (list, tuple, dict, set, frozenset)) and weight(value) > MAX_TEXT:
+        if isinstance(value, CONTAINERS) and weight(value) > MAX_TEXT:
             raise OverLimit(f"printing a value would make more than {MAX_TEXT} characters")
         return value
 
@@ -168,8 +192,10 @@ class Sandbox(SandboxedEnvironment):
         elif operator == "+" and isinstance(left, Sized) and isinstance(right, Sized):
             size = weight(left) + weight(right)
         elif operator == "%":  # '%*d' % (width, 1), '%99999999d' % 1
-            bounded(*(right if isinstance(right, tuple) else (right,)))
+            if isinstance(left, str) and "*" in left:  # '%*d' % (width, 1): a width given
+                bounded(*(right if isinstance(right, tuple) else (right,)))
             percent(left)
+            self.light(right)  # '%s' % a_list prints it
         if size > MAX_TEXT:
             raise OverLimit(f"{operator} would make more than {MAX_TEXT} characters or items")
         return super().call_binop(context, operator, left, right)
@@ -177,24 +203,36 @@ class Sandbox(SandboxedEnvironment):
     def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         receiver = getattr(__obj, "__self__", None)
         if isinstance(receiver, str):  # who.replace('', who), who.join(...)
+            for value in (*args, *kwargs.values()):  # '{}'.format(a_list) prints it
+                self.light(value)
             args = inserts(getattr(__obj, "__name__", ""), receiver, args, kwargs, method=True)
-        result = super().call(__context, __obj, *bounded(*args, **kwargs), **kwargs)
+        if not getattr(__obj, "__qualname__", "").startswith("Sandbox.wrap_str_format"):
+            bounded(*args, **kwargs)  # (str.format checks its widths: _Widths)
+        result = super().call(__context, __obj, *args, **kwargs)
         if isinstance(receiver, (list, dict, set)):  # ns.items.extend(ns.items)
-            self.sized(receiver)
-        return self.sized(result)
+            self.sized(receiver)  # (weighed when printed: a list grown item by item)
+        return self.light(self.sized(result))
 
 
 def weight(value: Any, seen: dict[int, int] | None = None) -> int:
     """About what printing ``value`` makes: a text's characters, a container's items and
     what they hold (a container held many times counts each time: ``[[a] * 1000] * 1000``
     prints a thousand times what its inner list does; each is weighed once)."""
-    if not isinstance(value, (list, tuple, dict, set, frozenset)):
+    if isinstance(value, Namespace):  # namespace(a=x, b=x) prints both
+        value = object.__getattribute__(value, "_Namespace__attrs")
+    if not isinstance(value, CONTAINERS):
         return len(value) if isinstance(value, Sized) else 1
     seen = {} if seen is None else seen
     if id(value) not in seen:
         seen[id(value)] = 0  # a list holding itself prints as [...]
-        items = (*value.keys(), *value.values()) if isinstance(value, dict) else value
-        seen[id(value)] = len(value) + sum(weight(item, seen) for item in items)
+        pairs = type(value) is ITEMS
+        held: Any = value  # (a container: CONTAINERS)
+        items: Iterable[Any] = held
+        if isinstance(held, dict):
+            items = (*held.keys(), *held.values())
+        elif pairs:
+            items = itertools.chain.from_iterable(held)  # (key, value) pairs
+        seen[id(value)] = len(held) + sum(weight(item, seen) for item in items)
     return seen[id(value)]
 
 
@@ -278,7 +316,7 @@ def _bounded_filter(name: str, function: Any) -> Any:
 
     @functools.wraps(function)  # (keeps the marks that pass it the context or environment)
     def filter_(*args: Any, **kwargs: Any) -> Any:
-        bounded(*args, **kwargs)
+        bounded(*args[context + 1 :], **kwargs)  # a width or a count (not the subject)
         if name in STEPPED and len(args) > context:  # each item read checks the clock
             subject: Any = sandbox().stepping(args[context])
             if name in ("join", "sort", "groupby"):  # counted, or sorted: Python's loop
@@ -290,13 +328,13 @@ def _bounded_filter(name: str, function: Any) -> Any:
             raise OverLimit(f"dictsort would order more than {MAX_SORTED} items")
         if name == "format" and len(args) > context:
             percent(args[context])
-        if name in ("string", "pprint", "format", "trim") and len(args) > context:
-            sandbox().light(args[context])
+        for value in (*args[context:], *kwargs.values()):  # |e, |upper... print a list
+            sandbox().light(value)
         if name in ("replace", "join", "indent", "wordwrap") and len(args) > context:
             subject = args[context]
             rest = inserts(name, subject, args[context + 1 :], kwargs)
             args = (*args[:context], subject, *rest)
-        return sandbox().sized(function(*args, **kwargs))
+        return sandbox().light(sandbox().sized(function(*args, **kwargs)))
 
     return filter_
 
