@@ -11,24 +11,31 @@ leaves out, ``readOnly`` (``writeOnly``) properties, at any depth; also where th
 one place and ``required`` in another (``Body = allOf[User (required: [password]), {password:
 writeOnly}]``, a mark beside a ``oneOf``, or on ``u.password`` in a member beside one whose
 ``u`` requires it): the definition an ``allOf``/``oneOf``/``anyOf`` member (or a ``$ref``
-beside other keywords) names is given, there, as a copy without them. The other way keeps them, required (a
-password is sent)."""
+beside other keywords) names is given, there, as a copy without them (a definition of its
+own). The other way keeps them, required (a password is sent)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref
+from mcpgen.openapi.naming import short_hash
 
 if TYPE_CHECKING:
     from mcpgen.openapi.schema import SchemaConverter
 
 Json = Any
 Groups = Callable[[dict[str, Json]], list[list[Json]]]
-NONE: frozenset[Any] = frozenset()
-Paths = frozenset[tuple[str | int, ...]]  # property names; ``STEPS``' numbers
+Step = str | int  # a property's name; ``STEPS``' numbers
+# Paths (of property names, ``STEPS``' numbers), as a tree: the names marked here, the paths
+# under each step. A definition's is one object, shared by every schema referring to it, so
+# a chain of definitions each referring to the next ones is as big as the chain (as a set of
+# paths it was fan-out ** depth: 5 references a link, 8 links took 35 s and 800 MB).
+Paths = tuple[frozenset[str], dict[Step, "Paths"]]
+NONE: Paths = (frozenset(), {})
 Seen = frozenset[str]
 STEPS = {"items": 0, "additionalProperties": 1}
 
@@ -40,7 +47,7 @@ def below(paths: Paths, key: str, props: int = 0) -> Paths:
     if key in ("allOf", "oneOf", "anyOf") and not props:
         return paths
     step = key if props else STEPS.get(key)
-    return frozenset(p[1:] for p in paths if len(p) > 1 and p[0] == step and step is not None)
+    return NONE if step is None else paths[1].get(step, NONE)
 
 
 def beside(target: dict[str, Json]) -> list[Json]:
@@ -155,11 +162,11 @@ def leave_out(
     ``<name><way>``: the other way's keeps them, and the manifest shares definitions by name."""
     keyword = "writeOnly" if way == "Answer" else "readOnly"
 
-    def visit(node: Json, given: Paths = NONE, seen: Seen = NONE) -> Json:
+    def visit(node: Json, given: Paths = NONE, seen: Seen = frozenset()) -> Json:
         if not isinstance(node, dict):
             return node
-        every = given | paths(node)  # (a member's, a sibling member's declaration's too)
-        only = frozenset(p for (p, *more) in every if not more and isinstance(p, str))
+        every = union(given, paths(node))  # (a member's, a sibling member's declaration's too)
+        only = every[0]
         out = children(
             node,
             lambda sub, key: sub if key == "properties" else visit(sub, below(every, key), seen),
@@ -171,19 +178,20 @@ def leave_out(
                 if k not in only
             }
         ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
-        beside = given or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
+        beside = given != NONE or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
         if (
             ref is not None
             and ref in defs
             and ref not in seen
             and beside
-            and every - paths(defs[ref])
+            and not within(every, paths(defs[ref]))
         ):
             lifted = lift(ref, every, seen)  # what it names, as a member, without them
             if lifted != lift(ref, NONE, seen):  # (it declares or requires one)
                 del out["$ref"]
+                member = {"$ref": def_ref(named(ref, lifted))}
                 out, ref = (
-                    (out | {"allOf": [*out.get("allOf", ()), lifted]}) if out else lifted
+                    (out | {"allOf": [*out.get("allOf", ()), member]}) if out else member
                 ), None
         return unrequire(out, only) | ({"$ref": def_ref(new[ref])} if ref in new else {})
 
@@ -195,27 +203,66 @@ def leave_out(
         if not isinstance(node, dict) or id(node) in found:
             return found.get(id(node), NONE)
         found[id(node)] = NONE  # (a reference cycle adds nothing)
-        marked: set[tuple[str | int, ...]] = {(p,) for p in converter.read_only(node, (keyword,))}
+        marked: Paths = (frozenset(converter.read_only(node, (keyword,))), {})
         members = [
             *converter.always(node),
             *(m for k in ("oneOf", "anyOf") for m in node.get(k) or ()),
         ]
-        marked |= {path for member in members for path in paths(member) if len(path) > 1}
+        for member in members:
+            marked = union(marked, (frozenset(), paths(member)[1]))
         properties = node.get("properties")
-        for prop, sub in properties.items() if isinstance(properties, dict) else ():
-            marked |= {(prop, *path) for path in paths(sub)}
-        for key in STEPS:  # (an array's items, a map's values: ``below``)
-            marked |= {(STEPS[key], *path) for path in paths(node.get(key))}
-        found[id(node)] = frozenset(marked)
-        return found[id(node)]
+        steps = [*(properties.items() if isinstance(properties, dict) else ())]
+        for step, sub in [*steps, *((STEPS[k], node.get(k)) for k in STEPS)]:
+            if (under := paths(sub)) != NONE:  # (items, values: ``below``)
+                marked = union(marked, (frozenset(), {step: under}))
+        found[id(node)] = marked
+        return marked
+
+    def union(one: Paths, other: Paths) -> Paths:
+        """The paths of both (each pair once: shared trees stay shared)."""
+        if other == NONE or one is other:
+            return one
+        if one == NONE:
+            return other
+        if (id(one), id(other)) not in unions:
+            steps = {**one[1], **{k: union(one[1].get(k, NONE), v) for k, v in other[1].items()}}
+            both = (one[0] | other[0], {k: v for k, v in steps.items() if v != NONE})
+            unions[id(one), id(other)] = one, other, both  # (kept: their ids stay theirs)
+        return unions[id(one), id(other)][2]
+
+    def within(one: Paths, other: Paths) -> bool:
+        """Whether each of ``one``'s paths is one of ``other``'s."""
+        if one is other or one == NONE:
+            return True
+        if (id(one), id(other)) not in contained:
+            inside = one[0] <= other[0] and all(
+                within(v, other[1].get(k, NONE)) for k, v in one[1].items()
+            )
+            contained[id(one), id(other)] = one, other, inside
+        return contained[id(one), id(other)][2]
 
     def lift(ref: str, only: Paths, seen: Seen) -> Json:
-        if (ref, only) not in lifted:  # (each once: diamonds of allOf members)
-            lifted[ref, only] = visit(defs[ref], only, seen | {ref})
-        return lifted[ref, only]
+        if (ref, id(only)) not in lifted:  # (each once: diamonds of allOf members)
+            lifted[ref, id(only)] = only, visit(defs[ref], only, seen | {ref})
+        return lifted[ref, id(only)][1]
+
+    def named(ref: str, lifted: Json) -> str:
+        """A definition for ``lifted``, the copy of ``ref`` without some properties: one
+        schema, not one more copy wherever it applies (a chain of definitions each with
+        several properties referring to the next one was fan-out ** depth copies)."""
+        digest = short_hash(json.dumps(lifted, sort_keys=True), 12)  # (named by what it is)
+        src, path = converter.origin[ref]
+        key = (src, (*path, way.lower(), digest))
+        name = converter.naming.name_of(key, f"{ref}{way}{digest[:6]}")
+        if name not in converter.defs:
+            converter.defs[name], converter.deps[name] = lifted, _refs(lifted)
+            converter.origin[name] = converter.origin[ref]
+        return name
 
     defs, new, lifted = schema.get("$defs", {}), dict[str, str](), dict[Any, Json]()
     found: dict[int, Paths] = {}
+    unions: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
+    contained: dict[tuple[int, int], tuple[Paths, Paths, bool]] = {}
     new.update({n: n for n in plan.get("$defs", ()) if n in defs and visit(defs[n]) != defs[n]})
     lifted.clear()  # (made with the new names found so far)
     while grown := {n for n in defs if n not in new and converter.deps[n] & set(new)}:
