@@ -9,16 +9,18 @@ entries, so a CI job rebuilding a big API on every commit would otherwise grow i
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import jinja2
 
+Json = Any
 MODELS_PREFIX = "models-v6-"  # model modules (``render.model_parts``), formatted, by format version
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
@@ -33,6 +35,25 @@ def cache_dir() -> Path | None:
         return Path(configured) if configured else None
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mcpgen"
+
+
+def schema_key(
+    schema: Json, digests: dict[int, tuple[Json, str]], dumps: Callable[[Json], str]
+) -> Json:
+    """Text that equal schemas share, each bundled definition in it by its digest (the same
+    definitions are bundled into many tools' schemas: ``digests`` serializes each once, by
+    its id, kept with its body so the id stays the body's). Not a dict: ``schema`` itself."""
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    if not isinstance(defs, dict):
+        return dumps(schema) if isinstance(schema, dict) else schema
+    named = {}
+    for name, body in defs.items():
+        kept = digests.get(id(body))
+        if kept is None or kept[0] is not body:
+            text = dumps(body).encode("utf-8", "surrogatepass")
+            kept = digests[id(body)] = (body, hashlib.sha256(text).hexdigest())
+        named[name] = ["digest", kept[1]]
+    return dumps({**schema, "$defs": named})
 
 
 def read(path: Path | None) -> str | None:

@@ -72,26 +72,14 @@ class Advertised:
         pack = self.pack
         if pack is None:
             return make()
-        key = _hash(compact_json([self.salt, *map(self._part, given), wrapped]))
+        parts = [cache.schema_key(part, self._digests, compact_json) for part in given]
+        key = _hash(compact_json([self.salt, *parts, wrapped]))
         found = pack.used.get(key, pack.kept.get(key))
         if not isinstance(found, dict):
             found = make()
             pack.computed += 1
         pack.used[key] = found
         return found
-
-    def _part(self, schema: Json) -> Json:
-        """A bundled schema for the key: each definition by its digest (the same objects
-        are bundled into many tools' schemas; each is serialized once per build)."""
-        if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
-            return schema
-        defs = {name: ["digest", self._digest(body)] for name, body in schema["$defs"].items()}
-        return {key: defs if key == "$defs" else value for key, value in schema.items()}
-
-    def _digest(self, body: Json) -> str:
-        if id(body) not in self._digests:  # kept with its body: the id stays the body's
-            self._digests[id(body)] = (body, _hash(compact_json(body)))
-        return self._digests[id(body)][1]
 
 
 def _hash(text: str) -> str:

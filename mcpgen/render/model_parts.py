@@ -32,7 +32,6 @@ from mcpgen.problems import InputError
 from mcpgen.render import models as model_code
 from mcpgen.render.models import (
     SETTINGS,
-    _same_key,
     combined_document,
     defined_names,
     digest,
@@ -177,7 +176,7 @@ def _plan_file(manifest: Manifest) -> Path | None:
     digests: dict[int, tuple[Json, str]] = {}  # bundled definitions, each serialized once
 
     def schema(value: Json) -> Json:
-        return _same_key(value, digests) if isinstance(value, dict) else value
+        return cache.schema_key(value, digests, model_code._sorted_json)
 
     tools = [
         [t.input_model, schema(t.input_schema), t.output_model, schema(t.output_schema)]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcpgen.cache import schema_key
 from mcpgen.check.schemas import SCHEMA_MAPS, def_ref, unescape
 from mcpgen.identifiers import RESERVED_CLASS_NAMES, own_def_class
 from mcpgen.literals import encoder
@@ -90,7 +91,7 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     groups: dict[str, list[str]] = {}
     digests: dict[int, tuple[Json, str]] = {}
     for name in (name for names in alike.values() if len(names) > 1 for name in names):
-        groups.setdefault(_same_key(models[name], digests), []).append(name)
+        groups.setdefault(schema_key(models[name], digests, _sorted_json), []).append(name)
     result = dict(models)
     group_of: dict[str, str] = {}
     for names in groups.values():
@@ -100,21 +101,6 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
         for name in names[1:]:
             result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
-
-
-def _same_key(schema: dict[str, Json], digests: dict[int, tuple[Json, str]]) -> str:
-    """Text that equal schemas share, each bundled definition in it by its digest: the same
-    definitions are bundled into many tools' schemas, and each is serialized once."""
-    defs = schema.get("$defs")
-    if not isinstance(defs, dict):
-        return _sorted_json(schema)
-    named = {}
-    for name, body in defs.items():
-        kept = digests.get(id(body))
-        if kept is None or kept[0] is not body:
-            kept = digests[id(body)] = (body, digest(body))
-        named[name] = ["digest", kept[1]]
-    return _sorted_json({**schema, "$defs": named})
 
 
 def digest(value: Json) -> str:
