@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -356,6 +356,18 @@ def def_target(ref: Json) -> tuple[str, bool] | None:
         return None
     name, inside, _ = ref[len(DEFS_PREFIX) :].partition("/")
     return unescape(name), bool(inside)
+
+
+def closure(roots: Iterable[str], deps: Mapping[str, Iterable[str]]) -> set[str]:
+    """The names of ``deps`` that ``roots`` reach (themselves included), following ``deps``."""
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name in deps and name not in seen:
+            seen.add(name)
+            stack.extend(deps[name])
+    return seen
 
 
 def def_ref(name: str) -> str:

@@ -12,6 +12,7 @@ from mcpgen.check.schemas import (
     DEFS_PREFIX,
     SCHEMA_MAPS,
     children,
+    closure,
     def_name,
     def_refs,
 )
@@ -51,18 +52,6 @@ def flatten(node: dict[str, Json]) -> dict[str, Json]:
     return out
 
 
-def _reached(start: str, uses: dict[str, Counter[str]]) -> set[str]:
-    """The definitions ``start`` reaches through references."""
-    seen: set[str] = set()
-    stack = list(uses[start])
-    while stack:
-        name = stack.pop()
-        if name in uses and name not in seen:
-            seen.add(name)
-            stack.extend(uses[name])
-    return seen
-
-
 def _merge(body: Json, siblings: dict[str, Json]) -> Json:
     """A reference's target in its place (``{"$ref": ..., **siblings}``), equivalently."""
     if not siblings:
@@ -80,7 +69,7 @@ def share(schema: Json) -> Json:
     defs: dict[str, Json] = schema["$defs"]
     root = {k: v for k, v in schema.items() if k != "$defs"}
     uses = {name: def_refs(body) for name, body in defs.items()}
-    kept = {name for name in defs if name in _reached(name, uses)}  # recursive ones
+    kept = {name for name in defs if name in closure(uses[name], uses)}  # recursive ones
     bodies = {name: size(body) for name, body in defs.items()}
     while True:
         counts = _effective(root, defs, uses, kept)

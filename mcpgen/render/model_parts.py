@@ -26,7 +26,7 @@ from typing import Any
 
 from mcpgen import cache, identifiers
 from mcpgen.check import schemas as schema_code
-from mcpgen.check.schemas import def_target, ref_strings
+from mcpgen.check.schemas import closure, def_target, ref_strings
 from mcpgen.model.types import Manifest
 from mcpgen.problems import InputError
 from mcpgen.render import models as model_code
@@ -88,17 +88,6 @@ def _externalize(shared: dict[str, Json], used: set[str]) -> Callable[[str], str
     return point
 
 
-def _closure(roots: set[str], deps: dict[str, set[str]]) -> list[str]:
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        name = stack.pop()
-        if name in deps and name not in seen:
-            seen.add(name)
-            stack.extend(deps[name])
-    return sorted(seen)
-
-
 class _NotSplittable(Exception):
     """A reference into the inside of a shared definition: generate as one module."""
 
@@ -135,7 +124,7 @@ def plan(manifest: Manifest) -> list[ModelModule]:
             subset: dict[str, Json] | None = None
             key = ""
             if shared:
-                needed = _closure(used, deps)
+                needed = sorted(closure(used, deps))
                 subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
                 # each shared definition serialized once per build, however many parts use it
                 for n in needed:
