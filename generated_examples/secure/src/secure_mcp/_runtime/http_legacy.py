@@ -45,8 +45,9 @@ class IdleClock:
     session, as a request in flight holds a streamable HTTP one). A call waiting on the
     client's answer to the server's question (elicitation, sampling, roots) holds nothing:
     a handler asks one question at a time, so the session is held while more of the
-    client's requests are unanswered than of the server's. ``watch`` wraps the run's
-    streams."""
+    client's requests are unanswered than of the server's; a question the server withdraws
+    (``notifications/cancelled``: its call was cancelled or timed out) is no longer asked.
+    ``watch`` wraps the run's streams."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
@@ -61,8 +62,9 @@ class IdleClock:
                 self.pending[message.id] = self.pending.get(message.id, 0) + 1
             else:
                 self.asked.add(message.id)
-        elif inbound and getattr(message, "method", "") == "notifications/cancelled":
-            self.answered(cancelled_request_id_from_params(message.params))  # never answered
+        elif getattr(message, "method", "") == "notifications/cancelled":  # never answered
+            cancelled = cancelled_request_id_from_params(message.params)
+            self.answered(cancelled) if inbound else self.asked.discard(cancelled)  # withdrawn
         elif isinstance(message, JSONRPCResponse | JSONRPCError):
             self.asked.discard(message.id) if inbound else self.answered(message.id)
         held = sum(self.pending.values()) > len(self.asked)
