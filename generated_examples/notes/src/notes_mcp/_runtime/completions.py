@@ -118,8 +118,8 @@ class CompletionTable:
         except InputRequired as asked:  # (a completion's result cannot be input_required)
             methods = ", ".join(sorted({r.method for r in asked.requests.values()}))
             raise MCPError(INVALID_REQUEST, f"{CANNOT_ASK} ({methods}): {NO_ROUND_TRIP}") from None
-        except ToolError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        except ToolError as exc:  # as a prompt's or a resource's handler
+            raise MCPError(INVALID_REQUEST, str(exc)) from None
         except MCPError:
             raise
         except Exception:
