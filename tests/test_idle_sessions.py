@@ -343,7 +343,7 @@ async def test_messages_keep_an_sse_stream_open(sse_port: int) -> None:
 # a question withdrawn with its call: it counts no longer
 
 
-def cancel(request_id: int) -> dict[str, Any]:
+def cancel(request_id: int | str) -> dict[str, Any]:
     params = {"requestId": request_id, "reason": "enough"}
     return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
 
@@ -383,3 +383,30 @@ async def test_a_silent_call_after_a_cancelled_question_holds_an_sse_stream(
         assert answer["result"]["content"][0]["text"] == "awake", answer
         assert answered - start >= SLOW
         assert await sse.ended_after(answered) >= TIMEOUT * 0.5
+
+
+# ids the SDK takes as one ("7" and 7, as the TypeScript SDK does): the clock too
+
+
+async def test_a_call_cancelled_by_its_id_as_a_string_holds_a_websocket_no_longer(
+    ws_port: int,
+) -> None:
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(sleep_call(1, 60)))
+        await anyio.sleep(TIMEOUT / 2)
+        await ws.send(json.dumps(cancel("1")))  # cancels request 1 (never answered)
+        assert await ws_closed_after(ws, time.monotonic()) >= TIMEOUT * 0.5
+
+
+async def test_a_question_answered_by_its_id_as_a_string_counts_no_longer(ws_port: int) -> None:
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(ask_call(1)))
+        question = json.loads(await ws.recv())
+        reply = {"jsonrpc": "2.0", "id": str(question["id"]), "result": {"action": "decline"}}
+        await ws.send(json.dumps(reply))
+        assert json.loads(await ws.recv())["result"]["content"][0]["text"] == "decline"
+        start = time.monotonic()
+        answer = await ws_ask(ws, sleep_call(2, SLOW))  # held: no question is left asked
+        answered = time.monotonic()
+        assert answer["result"]["content"][0]["text"] == "awake", answer
+        assert answered - start >= SLOW
