@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-
 import pytest
 import rtkit
 from rtbridge import Refused, http_client, running, websocket
