@@ -288,7 +288,8 @@ async def test_a_completion_handlers_store_is_shared_by_replicas(cluster: Cluste
         async with client(cluster.b, "tok-complete", "legacy") as legacy:
             assert legacy.protocol_version not in ("2026-07-28", None)
             argument = {"name": "colour", "value": "green"}
-            done = await legacy.complete(types.PromptReference(**GREET), argument)
+            greet = types.PromptReference(type="ref/prompt", name="greet")
+            done = await legacy.complete(greet, argument)
             assert done.completion.values == ["red (completed on b)"]
         assert await one.complete(cluster.a, "teal") == ["green (completed on a)"]
     async with caller("tok-complete-other") as stranger:  # another caller: its own
