@@ -4,7 +4,8 @@ either way and no request in flight for that long is closed (WebSocket 1001 "idl
 the SSE stream ends and its session id then answers as an unknown one), while a silent tool
 call running longer than the timeout holds the session, and messages reset the clock. A call
 waiting on the client's answer to the server's question (elicitation) holds it no longer:
-a client that never answers cannot keep a silent session open."""
+a client that never answers cannot keep a silent session open; and a question withdrawn with
+its cancelled call counts no longer: a later silent call holds the session again."""
 
 from __future__ import annotations
 
@@ -337,3 +338,75 @@ async def test_messages_keep_an_sse_stream_open(sse_port: int) -> None:
         last = time.monotonic()
         assert last - start >= 3 * TIMEOUT
         assert await sse.ended_after(last) >= TIMEOUT * 0.5
+
+
+# a question withdrawn with its call: it counts no longer
+
+
+def cancel(request_id: int | str) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "enough"}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+async def test_a_silent_call_after_a_cancelled_question_holds_a_websocket(ws_port: int) -> None:
+    """The client cancels a call waiting on its answer: the server's question goes with it
+    (withdrawn), and a later silent call holds the session again."""
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(ask_call(1)))
+        question = json.loads(await ws.recv())
+        assert question.get("method") == "elicitation/create", question
+        await ws.send(json.dumps(cancel(1)))
+        withdrawn = json.loads(await ws.recv())
+        assert withdrawn["method"] == "notifications/cancelled", withdrawn
+        assert withdrawn["params"]["requestId"] == question["id"], withdrawn
+        start = time.monotonic()
+        answer = await ws_ask(ws, sleep_call(2, SLOW))
+        answered = time.monotonic()
+        assert answer["result"]["content"][0]["text"] == "awake", answer
+        assert answered - start >= SLOW
+        assert await ws_closed_after(ws, answered) >= TIMEOUT * 0.5
+
+
+async def test_a_silent_call_after_a_cancelled_question_holds_an_sse_stream(
+    sse_port: int,
+) -> None:
+    async with sse_session(sse_port) as sse:
+        assert (await sse.post(ask_call(1))).status_code == 202
+        question = json.loads(await sse.data())
+        assert question.get("method") == "elicitation/create", question
+        assert (await sse.post(cancel(1))).status_code == 202
+        withdrawn = json.loads(await sse.data())
+        assert withdrawn["params"]["requestId"] == question["id"], withdrawn
+        start = time.monotonic()
+        answer = await sse.ask(sleep_call(2, SLOW))
+        answered = time.monotonic()
+        assert answer["result"]["content"][0]["text"] == "awake", answer
+        assert answered - start >= SLOW
+        assert await sse.ended_after(answered) >= TIMEOUT * 0.5
+
+
+# ids the SDK takes as one ("7" and 7, as the TypeScript SDK does): the clock too
+
+
+async def test_a_call_cancelled_by_its_id_as_a_string_holds_a_websocket_no_longer(
+    ws_port: int,
+) -> None:
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(sleep_call(1, 60)))
+        await anyio.sleep(TIMEOUT / 2)
+        await ws.send(json.dumps(cancel("1")))  # cancels request 1 (never answered)
+        assert await ws_closed_after(ws, time.monotonic()) >= TIMEOUT * 0.5
+
+
+async def test_a_question_answered_by_its_id_as_a_string_counts_no_longer(ws_port: int) -> None:
+    async with ws_session(ws_port) as ws:
+        await ws.send(json.dumps(ask_call(1)))
+        question = json.loads(await ws.recv())
+        reply = {"jsonrpc": "2.0", "id": str(question["id"]), "result": {"action": "decline"}}
+        await ws.send(json.dumps(reply))
+        assert json.loads(await ws.recv())["result"]["content"][0]["text"] == "decline"
+        start = time.monotonic()
+        answer = await ws_ask(ws, sleep_call(2, SLOW))  # held: no question is left asked
+        answered = time.monotonic()
+        assert answer["result"]["content"][0]["text"] == "awake", answer
+        assert answered - start >= SLOW

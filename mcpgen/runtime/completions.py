@@ -4,7 +4,10 @@ A completion reveals what a prompt or resource holds, so the caller needs the sc
 prompt or resource template needs (the policy's), as for a get or a read; a prompt the
 caller cannot get (``PromptTable.authorized``) it cannot complete either. A handler is
 called with a ``Context`` of the caller (the generated ``server.py`` hands it on when the
-manifest's completion says ``context: true``), made only once the checks passed."""
+manifest's completion says ``context: true``), made only once the checks passed. A
+handler's question to the client (``ctx.elicit``, ...) is asked on the back channel in the
+handshake era; where there is none, and on 2026-07-28 (no ``input_required`` result for a
+completion), the request fails -32600 saying so."""
 
 from __future__ import annotations
 
@@ -16,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
 from .authz import Policy, current_identity
-from .context import Context
+from .context import CannotAsk, Context, InputRequired
 from .errors import Forbidden, ToolError
 
 if TYPE_CHECKING:
@@ -28,6 +31,11 @@ if TYPE_CHECKING:
 
 CompleteCall = Callable[[str, dict[str, str], Context], Awaitable[Sequence[str]]]
 MAX_COMPLETIONS = 100
+CANNOT_ASK = "completion/complete cannot ask the client"
+NO_ROUND_TRIP = (
+    "there is no input_required round trip on 2026-07-28 for it (only for tools/call, "
+    "prompts/get and resources/read); complete from what the request carries"
+)
 logger = logging.getLogger("mcp_server")
 
 
@@ -103,8 +111,14 @@ class CompletionTable:
         """A completion handler's values; its failure is an error naming no internals."""
         try:
             return [str(v) for v in await complete(prefix, context, ctx)]
-        except ToolError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        except CannotAsk as exc:
+            why = f"on this connection ({exc.why}); {exc.ways}"
+            raise MCPError(INVALID_REQUEST, f"{CANNOT_ASK} ({exc.method}) {why}") from None
+        except InputRequired as asked:  # (a completion's result cannot be input_required)
+            methods = ", ".join(sorted({r.method for r in asked.requests.values()}))
+            raise MCPError(INVALID_REQUEST, f"{CANNOT_ASK} ({methods}): {NO_ROUND_TRIP}") from None
+        except ToolError as exc:  # as a prompt's or a resource's handler
+            raise MCPError(INVALID_REQUEST, str(exc)) from None
         except MCPError:
             raise
         except Exception:

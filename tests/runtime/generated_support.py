@@ -1,7 +1,7 @@
 """Replicas of a *generated* server for tests/runtime/test_replicas_generated.py and
 bench/replicas.py: ``build_relay`` runs ``python -m mcpgen build`` on a small manifest (tools
 that name their replica, raise list_changed, ask a question over two rounds and keep
-per-user values) and writes its handlers; ``start`` runs ``python -m relay_mcp --transport
+per-user values; a prompt whose completion handler reads and writes them) and writes its handlers; ``start`` runs ``python -m relay_mcp --transport
 http ...`` processes on loopback ports with ``PYTHONPATH=<out>/src``."""
 
 from __future__ import annotations
@@ -48,6 +48,13 @@ tools:
     context: true
     input: {{type: object, properties: {{value: {{type: string}}}}, required: [value]}}
   - {{name: recall, description: The caller's value., context: true, input: {{type: object}}}}
+prompts:
+  - name: greet
+    description: Greet in a colour.
+    arguments: [{{name: colour}}]
+    messages: [{{role: user, text: "Greet me in {{{{ colour }}}}."}}]
+completions:  # the caller's value (ctx.store), then what it typed becomes its value
+  - {{prompt: greet, argument: colour, handler: true, context: true}}
 """
 VERSION = "2026-07-28"
 META = {
@@ -71,8 +78,8 @@ def build_relay(directory: Path, *, rate: float = 0.01, burst: int = 20) -> Path
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    for tool, text in sources().items():
-        (out / "src" / PACKAGE / "handlers" / "tools" / f"{tool}.py").write_text(text)
+    for path, text in sources().items():
+        (out / "src" / PACKAGE / "handlers" / f"{path}.py").write_text(text)
     return out
 
 

@@ -1,5 +1,5 @@
 """Handlers of the generated ``relay`` server the replica tests build (written over the
-stubs after ``mcpgen build``): each file's source, by tool."""
+stubs after ``mcpgen build``): each file's source, by its path."""
 
 from __future__ import annotations
 
@@ -49,9 +49,27 @@ async def handle(args: RecallInput, ctx: Context) -> ToolReturn:
 }
 
 
+COMPLETION = """from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ... import Context
+
+NAME = os.environ.get("RELAY_REPLICA", "?")
+
+
+async def complete(value: str, context: dict[str, str], ctx: Context) -> Sequence[str]:
+    kept = await ctx.store.get("value", "nothing")
+    await ctx.store.set("value", value)
+    return [f"{kept} (completed on {NAME})"]
+"""
+
+
 def sources() -> dict[str, str]:
-    """tool -> the source of ``handlers/tools/<tool>.py``."""
-    return {
-        tool: HEAD.format(model=tool.capitalize() + "Input") + body
+    """The source of each handler, by its path under ``handlers/`` (no ``.py``)."""
+    tools = {
+        f"tools/{tool}": HEAD.format(model=tool.capitalize() + "Input") + body
         for tool, body in HANDLERS.items()
     }
+    return {**tools, "completions/prompt_greet_colour": COMPLETION}

@@ -2,7 +2,8 @@
 ``python -m relay_mcp --transport http --redis-url ...``) sharing state through a real
 redis-server: requests alternate between replicas, an event raised on one reaches a listen
 stream and a handshake-era session on another (once), a two-round elicitation crosses
-replicas, the rate limit holds across them, and Redis is killed and restarted under them.
+replicas, a completion handler's ``ctx.store`` is shared as a tool's, the rate limit holds
+across them, and Redis is killed and restarted under them.
 
 Replica a and c run stateless HTTP, b stateful HTTP (handshake-era sessions live there).
 Each test calls with its own bearer token: the rate limit (20 requests, then 0.01/s) is kept
@@ -20,7 +21,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from generated_support import Plan, answer_of, build_relay, call_request, start, text_of
+from generated_support import META, Plan, answer_of, build_relay, call_request, start, text_of
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription
@@ -35,6 +36,7 @@ pytestmark = [
     pytest.mark.skipif(REDIS_SERVER is None, reason=SKIP_REASON),
 ]
 TOKENS = ["tok-alternate", "tok-events", "tok-paint", "tok-limit", "tok-other", "tok-outage"]
+TOKENS += ["tok-complete", "tok-complete-other"]
 BURST = 20
 
 
@@ -88,6 +90,26 @@ class Caller:
         response = await self.post(replica, tool, arguments, **params)
         assert response.status_code == 200, (response.status_code, response.text[:300])
         return answer_of(response)
+
+    async def complete(self, replica: Replica, value: str) -> list[str]:
+        """A stateless 2026-07-28 completion of prompt greet's ``colour``: its values."""
+        values: list[str] = (await self.completion(replica, value))["result"]["completion"][
+            "values"
+        ]
+        return values
+
+    async def completion(self, replica: Replica, value: str) -> dict[str, Any]:
+        """The answer to a stateless 2026-07-28 completion of prompt greet's ``colour``."""
+        self.ids += 1
+        params = {"ref": GREET, "argument": {"name": "colour", "value": value}, "_meta": META}
+        body = {"jsonrpc": "2.0", "id": self.ids, "method": "completion/complete", "params": params}
+        _, headers = call_request(self.ids, "", {}, self.token)
+        headers = {**headers, "mcp-method": "completion/complete"}
+        del headers["mcp-name"]
+        return answer_of(await self.http.post(replica.url, json=body, headers=headers))
+
+
+GREET = {"type": "ref/prompt", "name": "greet"}
 
 
 @asynccontextmanager
@@ -211,6 +233,8 @@ async def test_redis_killed_and_restarted_mid_run(cluster: Cluster) -> None:
         assert [text_of(await one.call(r, "whoami")) for r in (a, c, a)] == ["a", "c", "a"]
         failed = (await one.call(c, "recall"))["result"]
         assert failed["isError"] and "unavailable" in failed["content"][0]["text"]
+        refused = (await one.completion(c, "red"))["error"]  # what prompts/get answers
+        assert refused["code"] == types.INVALID_REQUEST and "unavailable" in refused["message"]
         assert text_of(await one.call(a, "touch")) == "published on a"
         assert shared(a)["pendingEvents"] == 1
 
@@ -251,3 +275,22 @@ def shared(replica: Replica) -> dict[str, Any]:
 async def one_call(replica: Replica, tool: str) -> dict[str, Any]:
     async with caller("tok-outage") as one:
         return await one.call(replica, tool)
+
+
+async def test_a_completion_handlers_store_is_shared_by_replicas(cluster: Cluster) -> None:
+    """A completion handler's ``ctx.store`` is the caller's on every replica, as a tool's:
+    it reads what a tool kept on another replica, and what it keeps there a tool or another
+    completion reads on a third, in both eras."""
+    async with caller("tok-complete") as one:
+        assert text_of(await one.call(cluster.a, "remember", {"value": "blue"})) == "kept on a"
+        assert await one.complete(cluster.c, "red") == ["blue (completed on c)"]
+        assert text_of(await one.call(cluster.b, "recall")) == "red (read on b)"
+        async with client(cluster.b, "tok-complete", "legacy") as legacy:
+            assert legacy.protocol_version not in ("2026-07-28", None)
+            argument = {"name": "colour", "value": "green"}
+            greet = types.PromptReference(type="ref/prompt", name="greet")
+            done = await legacy.complete(greet, argument)
+            assert done.completion.values == ["red (completed on b)"]
+        assert await one.complete(cluster.a, "teal") == ["green (completed on a)"]
+    async with caller("tok-complete-other") as stranger:  # another caller: its own
+        assert await stranger.complete(cluster.c, "x") == ["nothing (completed on c)"]

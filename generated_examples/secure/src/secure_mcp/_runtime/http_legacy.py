@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any, Self
 
 import anyio
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp_types import (
     JSONRPCError,
@@ -45,8 +46,9 @@ class IdleClock:
     session, as a request in flight holds a streamable HTTP one). A call waiting on the
     client's answer to the server's question (elicitation, sampling, roots) holds nothing:
     a handler asks one question at a time, so the session is held while more of the
-    client's requests are unanswered than of the server's. ``watch`` wraps the run's
-    streams."""
+    client's requests are unanswered than of the server's; a question the server withdraws
+    (``notifications/cancelled``: its call was cancelled or timed out) is no longer asked.
+    ``watch`` wraps the run's streams."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
@@ -56,15 +58,17 @@ class IdleClock:
 
     def saw(self, item: object, inbound: bool) -> None:
         message: Any = getattr(item, "message", None)  # an Exception has none
+        key = same_id(getattr(message, "id", None))
         if isinstance(message, JSONRPCRequest):
             if inbound:
-                self.pending[message.id] = self.pending.get(message.id, 0) + 1
+                self.pending[key] = self.pending.get(key, 0) + 1
             else:
-                self.asked.add(message.id)
-        elif inbound and getattr(message, "method", "") == "notifications/cancelled":
-            self.answered(cancelled_request_id_from_params(message.params))  # never answered
+                self.asked.add(key)
+        elif getattr(message, "method", "") == "notifications/cancelled":  # never answered
+            cancelled = same_id(cancelled_request_id_from_params(message.params))
+            self.answered(cancelled) if inbound else self.asked.discard(cancelled)  # withdrawn
         elif isinstance(message, JSONRPCResponse | JSONRPCError):
-            self.asked.discard(message.id) if inbound else self.answered(message.id)
+            self.asked.discard(key) if inbound else self.answered(key)
         held = sum(self.pending.values()) > len(self.asked)
         self.scope.deadline = math.inf if held else anyio.current_time() + self.timeout
 
@@ -74,6 +78,12 @@ class IdleClock:
 
     def watch(self, read: Any, write: Any) -> tuple[Watched, Watched]:
         return Watched(read, self), Watched(write, self)
+
+
+def same_id(value: Any) -> Any:
+    """A request id as the SDK's dispatcher matches it: "7" and 7 are one (its cancel, its
+    answer)."""
+    return coerce_request_id(value) if isinstance(value, str) else value
 
 
 class Watched:

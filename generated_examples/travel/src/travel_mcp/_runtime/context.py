@@ -276,10 +276,7 @@ class Context:
                     metadata=ServerMessageMetadata(related_request_id=related),
                 )
             except NoBackChannelError:
-                raise ToolError(
-                    f"this needs to ask the client ({request.method}), which this connection "
-                    f"cannot carry {_no_channel(via)}"
-                ) from None
+                raise CannotAsk(request.method, *_no_channel(via)) from None
             if self.task is not None:
                 await self.task.asking(False)
         return answers
@@ -318,18 +315,27 @@ class Context:
             await self.events.publish(event, self.request)
 
 
-def _no_channel(channel: Any) -> str:
+class CannotAsk(ToolError):
+    """A handshake-era request with no back channel to carry the question ``method``:
+    ``why`` not, and the ``ways`` out (besides the 2026-07-28 protocol, for a tool)."""
+
+    def __init__(self, method: str, why: str, ways: str) -> None:
+        super().__init__(
+            f"this needs to ask the client ({method}), which this connection cannot carry "
+            f"({why}); {ways} or the 2026-07-28 protocol"
+        )
+        self.method, self.why, self.ways = method, why, ways
+
+
+def _no_channel(channel: Any) -> tuple[str, str]:
     """Why a handshake-era request cannot carry a question to the client, and the way out."""
     headers = getattr(channel.request, "headers", None) or {}
     if "mcp-session-id" in headers:  # a stateful session: its POSTs are answered with JSON
         return (
-            "(a session whose requests are answered with JSON, not SSE streams); serve SSE "
-            "responses (--no-json-response), use stdio or the 2026-07-28 protocol"
+            "a session whose requests are answered with JSON, not SSE streams",
+            "serve SSE responses (--no-json-response), use stdio",
         )
-    return (
-        "(stateless HTTP in the handshake era); use a stateful connection or the 2026-07-28 "
-        "protocol"
-    )
+    return "stateless HTTP in the handshake era", "use a stateful connection"
 
 
 @functools.cache
