@@ -191,18 +191,27 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
     style = part.get("style") or "form"
     explode = part.get("explode", style == "form")
     separator = DELIMITERS.get(style, ",")
+    if style == "deepObject" and isinstance(value, dict | list):
+        return deep_fields(name, value)
     if isinstance(value, list):
         if style in ("spaceDelimited", "pipeDelimited") or not explode:
             return [(name, separator.join(scalar(v) for v in value))]
         return [(name, scalar(v)) for v in value]
     if isinstance(value, dict):
-        if style == "deepObject":
-            return [(f"{name}[{k}]", scalar(v)) for k, v in value.items()]
         if explode and style == "form":
             return [(k, scalar(v)) for k, v in value.items()]
         members = (f"{k}{separator}{scalar(v)}" for k, v in value.items())
         return [(name, separator.join(members))]
     return [(name, scalar(value))]
+
+
+def deep_fields(name: str, value: Json) -> list[tuple[str, str]]:
+    """``style: deepObject``: ``o[k]=v``, and deeper (OpenAPI leaves it undefined) as qs, Rack
+    and PHP read it and Stripe's clients write it: ``o[a][b]=v``, ``o[list][0]=x``."""
+    if not isinstance(value, dict | list):
+        return [(name, scalar(value))]
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return [pair for k, v in items for pair in deep_fields(f"{name}[{k}]", v)]
 
 
 def credential_forms(value: str) -> tuple[str, ...]:
