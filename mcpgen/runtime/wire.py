@@ -338,12 +338,13 @@ class Request:
         self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
         self.options: dict[str, Json] = {}
         self.base: tuple[str, str, frozenset[str]] = ("", "", frozenset())  # ``shown_base``
+        self.api = ""  # the base URL it is sent to (``at``)
 
     def at(self, base: str, documented: str) -> None:
         """The request made to ``base``, documented as ``documented``: what ``base`` adds
         is shown ``REDACTED`` in URLs and taken out of answers like a credential sent."""
         real, shown, names, held = shown_base(base, documented)
-        self.base = (real, shown, names)
+        self.base, self.api = (real, shown, names), base
         for value in held - {""}:
             self.secrets.update(credential_forms(value))
 

@@ -1315,3 +1315,47 @@ async def test_a_poll_status_echoing_the_key_is_redacted_in_the_progress() -> No
         await poll(upstream(rec.url), sent, started, {"interval": 0}, ctx)  # type: ignore[arg-type]
     (message,) = said
     assert "k3y-secret" not in message and len(message) <= 300, message
+
+
+async def test_an_operation_with_its_own_server_is_sent_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GitHub's release asset upload declares ``servers: [https://uploads.github.com]``: it
+    was sent to the API's base URL (a located warning said these were not supported), and
+    so was a path item's server. Now an operation goes to its own server (the path item's
+    else; server variables at their defaults; a relative one after the base URL's host)
+    with the API's credentials; the base URL's variable, when set, still takes every call
+    (a deployment's API or a test's)."""
+    schemes = {"token": {"type": "http", "scheme": "bearer"}}
+    ok = {"200": {"description": "ok"}}
+    with recorder() as api, recorder() as uploads:
+        up = uploads.url.replace("127.0.0.1", "{host}")
+        variables = {"host": {"default": "127.0.0.1"}}
+        paths = {
+            "/assets": {"post": {"operationId": "up", "responses": ok,
+                                 "servers": [{"url": up, "variables": variables}]}},
+            "/raw": {"servers": [{"url": uploads.url + "/raw-root"}],
+                     "get": {"operationId": "raw", "responses": ok}},
+            "/v2/x": {"get": {"operationId": "relative", "responses": ok,
+                              "servers": [{"url": "/other"}]}},
+        }  # fmt: skip
+        data = {
+            "openapi": "3.0.3",
+            "info": {"title": "t", "version": "1"},
+            "servers": [{"url": api.url + "/api"}],
+            "paths": paths,
+            "components": {"securitySchemes": schemes},
+            "security": [{"token": []}],
+        }
+        ops = operations(data)
+        wrapped = upstream(api.url + "/api", schemes)
+        for name in ("up", "raw", "relative"):
+            assert not (await wrapped.call(ops[name], {})).is_error
+        monkeypatch.setenv("MCPGEN_TEST_UNSET_BASE_URL", api.url + "/deployed")
+        assert not (await wrapped.call(ops["up"], {})).is_error
+    assert [(s.target, s.headers["authorization"]) for s in uploads.seen] == [
+        ("/assets", "Bearer secret-token"),
+        ("/raw-root/raw", "Bearer secret-token"),
+    ]
+    assert [s.target for s in api.seen] == ["/other/v2/x", "/deployed/assets"]
+    assert not imported(data).problems
