@@ -1359,3 +1359,23 @@ async def test_an_operation_with_its_own_server_is_sent_there(
     ]
     assert [s.target for s in api.seen] == ["/other/v2/x", "/deployed/assets"]
     assert not imported(data).problems
+
+
+async def test_a_poll_of_an_operation_with_its_own_server_stays_on_that_api() -> None:
+    """A 202's ``Location`` on the operation's own server (a loopback one here) is that
+    API's: it was judged against the base URL's host (a documentation address, never
+    reached), as a redirect off the API into the server's networks, and refused."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as rec:
+        sent = Request("POST", rec.url + "/jobs")
+        sent.at(rec.url, rec.url)  # as ``Upstream.call`` does for an operation's own server
+        started = httpx2.Response(
+            202,
+            headers={"location": "/jobs/1", "retry-after": "0"},
+            request=httpx2.Request("POST", sent.url),
+        )
+        done = await poll(upstream("http://192.0.2.1"), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    assert [seen.target for seen in rec.seen] == ["/jobs/1"]
