@@ -37,7 +37,8 @@ CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (
 REDACTED = "REDACTED"
 # what joins an array's items in a style other than simple's and form's ","
 DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
-RESERVED = ":/?[]@!$&'()*+,;="  # RFC 3986's (but "#"): what ``allowReserved`` leaves bare
+# ``allowReserved``'s bare: RFC 3986's reserved but "[]#&=+" (OpenAPI's Appendix C encodes)
+RESERVED = ":/?@!$'()*,;"
 # headers no argument may set: the HTTP client computes them (framing, connection) or
 # mcpgen does (body and response types, credentials); OpenAPI says to ignore the last three
 RESERVED_HEADERS = frozenset(
@@ -162,7 +163,7 @@ def query_pairs(name: str, value: Json, param: dict[str, Json]) -> list[tuple[st
     """A query parameter as ``(name, value)`` pairs in its style (form, spaceDelimited,
     pipeDelimited, deepObject), or as JSON when the document gives it a ``content`` type.
     Values are percent-encoded (RFC 6570: a list's ``,`` bare, an item's ``%2C``; RFC
-    3986's reserved characters bare but ``#`` with ``allowReserved``)."""
+    3986's reserved characters bare with ``allowReserved``, but ``RESERVED``'s exceptions)."""
     if param.get("content_type"):
         return [(name, json.dumps(value, separators=(",", ":")))]
     style = param.get("style") or "form"
