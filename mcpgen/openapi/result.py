@@ -30,7 +30,7 @@ class Param:
     for the OpenAPI default of the location. ``content_type``: the media type a parameter
     described by ``content`` is serialized in, not by style. ``part``: the multipart body
     property on whose parts this header is sent (its ``encoding`` declares it).
-    ``allow_reserved``: a query value's reserved characters are sent bare.
+    ``allow_reserved``: a query or path value's reserved characters are sent bare.
     """
 
     name: str

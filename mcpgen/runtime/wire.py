@@ -36,8 +36,9 @@ CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (
 REDACTED = "REDACTED"
 # what joins an array's items in a style other than simple's and form's ","
 DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
-# ``allowReserved``'s bare: RFC 3986's reserved but "[]#&=+" (OpenAPI's Appendix C encodes)
-RESERVED = ":/?@!$'()*,;"
+RESERVED = ":/?@!$'()*,;"  # allowReserved's bare: RFC 3986's but []#&=+ (OpenAPI's App. C)
+SEGMENT = functools.partial(quote, safe=":@$")  # RFC 3986 pchar some validators do not decode
+RESERVED_SEGMENT = functools.partial(quote, safe=":@$/!'()*+,;=&")  # allowReserved: not ?#[]%
 # headers no argument may set: the HTTP client computes them (framing, connection) or
 # mcpgen does (body and response types, credentials); OpenAPI says to ignore the last three
 RESERVED_HEADERS = frozenset(
@@ -84,36 +85,33 @@ def simple(value: Json, explode: bool, encode: Callable[[str], str] = str, style
     return encode(scalar(value))
 
 
-def _segment(text: str) -> str:
-    # ":", "@" and "$" are path characters (RFC 3986 pchar) some validators do not decode
-    return quote(text, safe=":@$")
-
-
 def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -> str:
-    """A path parameter's value in its style (simple, label or matrix), percent-encoded."""
+    """A path parameter's value in its style (simple, label or matrix), percent-encoded (not
+    ``/`` with OpenAPI 3.2's ``allowReserved``, Azure's ``x-ms-skip-url-encoding``)."""
     param = param or {}
     style, explode = param.get("style") or "simple", bool(param.get("explode"))
+    seg = RESERVED_SEGMENT if param.get("allow_reserved") else SEGMENT
     if param.get("content_type"):
-        text = _segment(json.dumps(value, separators=(",", ":")))
+        text = seg(json.dumps(value, separators=(",", ":")))
     elif style == "label":
         if isinstance(value, dict) and explode:
-            text = "".join(f".{_segment(str(k))}={_segment(scalar(v))}" for k, v in value.items())
+            text = "".join(f".{seg(str(k))}={seg(scalar(v))}" for k, v in value.items())
         elif isinstance(value, list) and explode:
-            text = "".join("." + _segment(scalar(v)) for v in value)
+            text = "".join("." + seg(scalar(v)) for v in value)
         else:
-            text = "." + simple(value, False, _segment)
+            text = "." + simple(value, False, seg)
     elif style == "matrix":
-        key = _segment(name)
+        key = seg(name)
         if isinstance(value, dict) and explode:
-            pairs = [(_segment(str(k)), _segment(scalar(v))) for k, v in value.items()]
+            pairs = [(seg(str(k)), seg(scalar(v))) for k, v in value.items()]
         elif isinstance(value, list) and explode:
-            pairs = [(key, _segment(scalar(v))) for v in value]
+            pairs = [(key, seg(scalar(v))) for v in value]
         else:
-            pairs = [(key, simple(value, False, _segment))]
+            pairs = [(key, simple(value, False, seg))]
         text = "".join(f";{k}={v}" if v else f";{k}" for k, v in pairs)  # RFC 6570: ";x"
     else:
-        text = simple(value, explode, _segment, style)
-    if text in DOT_SEGMENTS or not text:
+        text = simple(value, explode, seg, style)
+    if not text or DOT_SEGMENTS & set(text.split("/")):
         raise ToolError(f"path parameter {name!r} may not be {text!r}")
     return text
 

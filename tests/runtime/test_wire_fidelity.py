@@ -1382,3 +1382,26 @@ async def test_a_poll_of_an_operation_with_its_own_server_stays_on_that_api() ->
         done = await poll(upstream("http://192.0.2.1"), sent, started, {"interval": 0}, None)
         assert done.status_code == 200
     assert [seen.target for seen in rec.seen] == ["/jobs/1"]
+
+
+async def test_a_path_value_keeps_its_slashes_where_the_document_says_so() -> None:
+    """Azure's ``{policyAssignmentId}`` (``x-ms-skip-url-encoding: true``, 72 of its
+    documents) and Open Policy Agent's ``/v1/data/{path}`` (``allowReserved``, which
+    OpenAPI 3.2 extends to paths) take a path of segments: each ``/`` went as ``%2F``
+    (Azure answers 404). Now ``/`` and the path's other reserved characters stay bare, but
+    ``?``, ``#`` and ``%``; a ``.`` or ``..`` segment is still refused."""
+    params = [
+        {**param("id", "path", {"type": "string"}), "x-ms-skip-url-encoding": True},
+        {**param("p", "path", {"type": "string"}), "allowReserved": True},
+        param("plain", "path", {"type": "string"}),
+    ]
+    send = operations(document("/{id}/data/{p}/{plain}", params))["send"]
+    given = {"id": "providers/Microsoft.Management/x=1", "p": "a/b c?d#e%f", "plain": "g/h"}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(send, given)
+        assert not result.is_error, result.content
+        for bad in ("a/../admin", "./a", "a/.."):
+            with pytest.raises(ToolError, match="may not be"):
+                await upstream(rec.url).call(send, {**given, "p": bad})
+    (seen,) = rec.seen
+    assert seen.target == ("/providers/Microsoft.Management/x=1/data/a/b%20c%3Fd%23e%25f/g%2Fh")
