@@ -221,6 +221,19 @@ async def test_a_deep_object_nests_brackets_in_a_form_body_and_a_query() -> None
         ("expand[0]", "customer"),
     ]
     assert seen.target == "/x?created%5Brange%5D%5Bgte%5D=1"
+    # a multipart body (Stripe's file upload) names its parts so too
+    data["paths"]["/x"]["post"]["requestBody"]["content"] = {
+        "multipart/form-data": {
+            "schema": {"type": "object", "properties": props},
+            "encoding": {name: deep for name in props},
+        }
+    }
+    seen = await send(data, {"expand": ["links", "x"], "items": [{"price": "p"}]})
+    assert [(part_name(h), body) for h, body in multipart(seen)] == [
+        ("items[0][price]", b"p"),
+        ("expand[0]", b"links"),
+        ("expand[1]", b"x"),
+    ]
 
 
 async def test_swagger_ssv_and_pipes_in_a_path_or_a_header_keep_their_delimiter() -> None:
