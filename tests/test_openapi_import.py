@@ -1560,6 +1560,19 @@ def test_a_relative_server_url_is_a_warning_unless_the_manifest_gives_the_base_u
         assert not [p for p in fine.problems if "relative" in p.message]
 
 
+def test_an_operation_server_is_kept_unless_the_manifest_gives_the_base_url() -> None:
+    """An operation's own server (GitHub's uploads host) is where its calls go
+    (``operation_data``'s ``server``); the manifest's ``openapi.baseUrl`` replaces the
+    document's servers, so an absolute one is then left out, with a located warning."""
+    own = [{"url": "https://uploads.example"}]
+    paths = {"/x": {"post": {"operationId": "up", "servers": own, "responses": {"200": ok()}}}}
+    kept = inline(doc30(paths, servers=[{"url": "https://api.example"}]))
+    assert kept.operations[0].server == "https://uploads.example" and not kept.problems
+    given = inline(doc30(paths), {"baseUrl": "https://staging.example"})
+    assert given.operations[0].server is None
+    assert find(warnings(given), "not used").field == "#/paths/~1x/post/servers"
+
+
 def test_a_discriminated_one_of_accepts_a_value_its_open_branches_share() -> None:
     """OpenAPI's own example: ``oneOf: [Cat, Dog]`` with a ``petType`` discriminator, each
     branch an open object. Every Cat is also a valid Dog, so JSON Schema's ``oneOf`` refused

@@ -27,10 +27,7 @@ Json = Any
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PATH_ITEM_KEYS = frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS})
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
-_UNSUPPORTED_OPERATION_KEYS = {
-    "callbacks": "callbacks are not supported; ignored",
-    "servers": "operation-level servers are not supported",
-}
+_UNSUPPORTED_OPERATION_KEYS = {"callbacks": "callbacks are not supported; ignored"}
 OK = ("200", "201", "203", "204")  # final answers: their schema is the result's
 POLL_DEFAULTS = {"interval": 2.0, "timeout": 600.0}  # seconds (docs/tasks.md)
 
@@ -201,8 +198,6 @@ class _Importer(SecurityImport, InputImport):
             for key in item:
                 if key not in _PATH_ITEM_KEYS and not key.startswith("x-"):
                     self.warn(src, (*ipath, key), f"{key!r} is not an operation mcpgen imports")
-            if "servers" in item:
-                self.warn(src, (*ipath, "servers"), "path-level servers are not supported; ignored")
             item_params = self.parameter_entries(src, ipath, item)
             for method, node in [(m, item[m]) for m in METHODS if m in item]:
                 opath = (*ipath, method)
@@ -220,7 +215,10 @@ class _Importer(SecurityImport, InputImport):
                         self.warn(src, (*opath, "operationId"), message)
                 raw_tags = self.listing(src, (*opath, "tags"), node.get("tags"), "'tags'")
                 tags = [t for t in raw_tags if isinstance(t, str)]
-                result.append(Candidate(src, opath, method, url, node, item_params, op_id, tags))
+                server = self.own_server(src, ipath, item, opath, node)
+                result.append(
+                    Candidate(src, opath, method, url, node, item_params, op_id, tags, server)
+                )
         return result
 
     def build(self, cand: Candidate, name: str) -> Built:
@@ -285,6 +283,7 @@ class _Importer(SecurityImport, InputImport):
             security=self.operation_security(cand.src, cand.path, cand.node),
             tags=list(cand.tags),
             origin=(cand.src, tuple(cand.path)),
+            server=cand.server,
             poll=poll,
             write_only=write_only,
         )
@@ -317,23 +316,42 @@ class _Importer(SecurityImport, InputImport):
         return dict(POLL_DEFAULTS)
 
     # -- servers -------------------------------------------------------------------------
-    def servers(self) -> list[dict[str, Json]]:
-        if self.version == "2.0":
+    def own_server(
+        self, src: int, ipath: JsonPath, item: Json, opath: JsonPath, node: Json
+    ) -> str | None:
+        """The URL of an operation's own first server (else its path item's): its calls go
+        there; an absolute one not when the manifest sets ``openapi.baseUrl``."""
+        at, holder = (opath, node) if "servers" in node else (ipath, item)
+        found = self.servers(src, at, holder) if "servers" in holder else []
+        url = found[0]["url"] if found else None
+        if url is not None and "://" in url and "baseUrl" in (self.raw_options or {}):
+            self.warn(src, (*at, "servers"), "openapi.baseUrl is set: this server is not used")
+            return None
+        return url
+
+    def servers(
+        self, src: int = 0, at: JsonPath = (), holder: Json = None
+    ) -> list[dict[str, Json]]:
+        """The document's servers, or those of the operation or path item ``holder`` at ``at``."""
+        if self.version == "2.0" and holder is None:
             return swagger2.servers(self)
         result: list[dict[str, Json]] = []
-        raw = self.listing(0, ("servers",), self.data.get("servers"), "'servers'")
+        holder = self.data if holder is None else holder
+        raw = self.listing(src, (*at, "servers"), holder.get("servers"), "'servers'")
         for index, server in enumerate(raw):
-            where: JsonPath = ("servers", index)
+            where: JsonPath = (*at, "servers", index)
             if not isinstance(server, dict) or not isinstance(server.get("url"), str):
-                self.error(0, where, "a server needs a 'url'")
+                self.error(src, where, "a server needs a 'url'")
                 continue
             url = server["url"]
-            variables = self.mapping(0, (*where, "variables"), server.get("variables"), "variables")
+            variables = self.mapping(
+                src, (*where, "variables"), server.get("variables"), "variables"
+            )
             for var in TEMPLATE.findall(url):
                 spec = variables.get(var)
                 default = spec.get("default") if isinstance(spec, dict) else None
                 if default is None:
-                    self.error(0, where, f"server variable {var!r} has no default")
+                    self.error(src, where, f"server variable {var!r} has no default")
                     continue
                 url = url.replace("{" + var + "}", str(default))
             entry: dict[str, Json] = {"url": url}

@@ -116,8 +116,9 @@ class InputImport(ImportBase):
         about = param.get("description"), param.get("deprecated"), examples_of(param)
         schema = annotate(schema, *about)
         extra = {"style": style, "explode": explode, "content_type": content_type}
-        if param.get("allowReserved") is True and location == "query":
-            extra["allow_reserved"] = True
+        # OpenAPI 3.2 extends allowReserved to paths; Azure says x-ms-skip-url-encoding
+        if True in (param.get("allowReserved"), param.get("x-ms-skip-url-encoding")):
+            extra["allow_reserved"] = location in ("query", "path") or None
         return Input(location, name, schema, required, extra, deps)
 
     # -- bodies --------------------------------------------------------------------------

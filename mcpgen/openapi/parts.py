@@ -26,6 +26,7 @@ class Candidate:
     item_params: list[tuple[int, JsonPath, Json]]
     operation_id: str | None
     tags: list[str]
+    server: str | None = None  # the operation's own (``InputImport.own_server``)
 
 
 @dataclass

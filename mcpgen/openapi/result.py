@@ -30,7 +30,7 @@ class Param:
     for the OpenAPI default of the location. ``content_type``: the media type a parameter
     described by ``content`` is serialized in, not by style. ``part``: the multipart body
     property on whose parts this header is sent (its ``encoding`` declares it).
-    ``allow_reserved``: a query value's reserved characters are sent bare.
+    ``allow_reserved``: a query or path value's reserved characters are sent bare.
     """
 
     name: str
@@ -87,6 +87,7 @@ class Operation:
     security: list[dict[str, list[str]]]
     tags: list[str]
     origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
+    server: str | None = None  # its own server's URL (else the API's base URL), maybe relative
     # 202 + Location: poll the Location (``interval``, ``timeout`` in seconds; docs/tasks.md)
     poll: dict[str, float] | None = None
     # where an answer has ``writeOnly`` properties, at any depth (``plans.Plans``), by status:
@@ -111,6 +112,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     if operation.body is not None:
         body = asdict(operation.body)
         data["body"] = {k: v for k, v in body.items() if v != {}}  # (parts, the plans)
+    if operation.server is not None:
+        data["server"] = operation.server
     if operation.poll:
         data["poll"] = dict(operation.poll)
     if operation.write_only:

@@ -94,7 +94,7 @@ async def poll(
             await response.aclose()
             trusted = trusted and wire.origin(url) == home  # credentials stay home
             follow = Request("GET", url if trusted else request.leaving(url))
-            follow.base = request.base
+            follow.base, follow.api = request.base, request.api
             if trusted:
                 follow.parts["headers"] = dict(request.parts["headers"])
                 follow.parts["cookies"] = dict(request.parts["cookies"])

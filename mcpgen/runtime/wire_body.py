@@ -303,7 +303,8 @@ def multipart_parts(
     headers: dict[str, str] | None = None,
     limit: int = MAX_FILE_BYTES,
 ) -> list[tuple[str, tuple[str | None, str | bytes, str | None, dict[str, str]]]]:
-    """One multipart property as parts: one per array item unless ``explode`` is false,
+    """One multipart property as parts: one per array item unless ``explode`` is false
+    (or the style ``deepObject``: ``a[0]``, ``a[1]``),
     files as their bytes, objects as JSON unless the encoding gives a ``style`` (OpenAPI
     3.1 applies it to multipart: the parts are then the fields a form would have); each
     part carries ``headers``. A part's
@@ -313,7 +314,8 @@ def multipart_parts(
     if value is None:
         return []
     listed = part.get("contentType") if isinstance(part.get("contentType"), str) else None
-    if isinstance(value, list) and part.get("explode", True) and "json" not in str(listed):
+    split = part.get("explode", True) and part.get("style") != "deepObject"
+    if isinstance(value, list) and split and "json" not in str(listed):
         return [item for v in value for item in multipart_parts(name, v, part, headers, limit)]
     extra = dict(headers or {})
     if part.get("file"):

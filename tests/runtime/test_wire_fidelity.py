@@ -211,8 +211,11 @@ async def test_a_form_list_is_joined_by_a_bare_comma_and_its_items_commas_are_en
 
 async def test_allow_reserved_sends_reserved_characters_as_they_are() -> None:
     """``allowReserved: true`` (a query value that is a path, a URL, a filter expression):
-    RFC 3986's reserved characters go unencoded; any other, and ``#`` (which would end the
-    query), percent-encoded. It was refused with a warning, every value encoded."""
+    RFC 3986's reserved characters go unencoded; any other percent-encoded, and so are
+    those OpenAPI's Appendix C has the client encode still: ``[]#`` (not allowed in a
+    query) and ``&=+`` (a bare ``&`` cut the value in two, ``y é#z`` a parameter of its
+    own; a ``+`` was a space to a form decoder: Azure's OData ``$filter`` with a time zone
+    offset). It was refused with a warning, every value encoded."""
     params = [
         {**param("q", "query", {"type": "string"}), "allowReserved": True},
         {**param("l", "query", {"type": "array", "items": {}}), "allowReserved": True},
@@ -225,7 +228,7 @@ async def test_allow_reserved_sends_reserved_characters_as_they_are() -> None:
         result = await upstream(rec.url).call(operations(data)["send"], given)
         assert not result.is_error, result.content
         (seen,) = rec.seen
-    assert seen.target == "/x?q=a/b?c:d@e!$'()*+,;=[x]&y%20%C3%A9%23z&l=f/g&l=h%20i"
+    assert seen.target == "/x?q=a/b?c:d@e!$'()*%2B,;%3D%5Bx%5D%26y%20%C3%A9%23z&l=f/g&l=h%20i"
 
 
 @pytest.mark.parametrize(
@@ -1315,3 +1318,90 @@ async def test_a_poll_status_echoing_the_key_is_redacted_in_the_progress() -> No
         await poll(upstream(rec.url), sent, started, {"interval": 0}, ctx)  # type: ignore[arg-type]
     (message,) = said
     assert "k3y-secret" not in message and len(message) <= 300, message
+
+
+async def test_an_operation_with_its_own_server_is_sent_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GitHub's release asset upload declares ``servers: [https://uploads.github.com]``: it
+    was sent to the API's base URL (a located warning said these were not supported), and
+    so was a path item's server. Now an operation goes to its own server (the path item's
+    else; server variables at their defaults; a relative one after the base URL's host)
+    with the API's credentials; the base URL's variable, when set, still takes every call
+    (a deployment's API or a test's)."""
+    schemes = {"token": {"type": "http", "scheme": "bearer"}}
+    ok = {"200": {"description": "ok"}}
+    with recorder() as api, recorder() as uploads:
+        up = uploads.url.replace("127.0.0.1", "{host}")
+        variables = {"host": {"default": "127.0.0.1"}}
+        paths = {
+            "/assets": {"post": {"operationId": "up", "responses": ok,
+                                 "servers": [{"url": up, "variables": variables}]}},
+            "/raw": {"servers": [{"url": uploads.url + "/raw-root"}],
+                     "get": {"operationId": "raw", "responses": ok}},
+            "/v2/x": {"get": {"operationId": "relative", "responses": ok,
+                              "servers": [{"url": "/other"}]}},
+        }  # fmt: skip
+        data = {
+            "openapi": "3.0.3",
+            "info": {"title": "t", "version": "1"},
+            "servers": [{"url": api.url + "/api"}],
+            "paths": paths,
+            "components": {"securitySchemes": schemes},
+            "security": [{"token": []}],
+        }
+        ops = operations(data)
+        wrapped = upstream(api.url + "/api", schemes)
+        for name in ("up", "raw", "relative"):
+            assert not (await wrapped.call(ops[name], {})).is_error
+        monkeypatch.setenv("MCPGEN_TEST_UNSET_BASE_URL", api.url + "/deployed")
+        assert not (await wrapped.call(ops["up"], {})).is_error
+    assert [(s.target, s.headers["authorization"]) for s in uploads.seen] == [
+        ("/assets", "Bearer secret-token"),
+        ("/raw-root/raw", "Bearer secret-token"),
+    ]
+    assert [s.target for s in api.seen] == ["/other/v2/x", "/deployed/assets"]
+    assert not imported(data).problems
+
+
+async def test_a_poll_of_an_operation_with_its_own_server_stays_on_that_api() -> None:
+    """A 202's ``Location`` on the operation's own server (a loopback one here) is that
+    API's: it was judged against the base URL's host (a documentation address, never
+    reached), as a redirect off the API into the server's networks, and refused."""
+    from mcpgen.runtime.upstream import Request
+    from mcpgen.runtime.upstream_poll import poll
+
+    with recorder() as rec:
+        sent = Request("POST", rec.url + "/jobs")
+        sent.at(rec.url, rec.url)  # as ``Upstream.call`` does for an operation's own server
+        started = httpx2.Response(
+            202,
+            headers={"location": "/jobs/1", "retry-after": "0"},
+            request=httpx2.Request("POST", sent.url),
+        )
+        done = await poll(upstream("http://192.0.2.1"), sent, started, {"interval": 0}, None)
+        assert done.status_code == 200
+    assert [seen.target for seen in rec.seen] == ["/jobs/1"]
+
+
+async def test_a_path_value_keeps_its_slashes_where_the_document_says_so() -> None:
+    """Azure's ``{policyAssignmentId}`` (``x-ms-skip-url-encoding: true``, 72 of its
+    documents) and Open Policy Agent's ``/v1/data/{path}`` (``allowReserved``, which
+    OpenAPI 3.2 extends to paths) take a path of segments: each ``/`` went as ``%2F``
+    (Azure answers 404). Now ``/`` and the path's other reserved characters stay bare, but
+    ``?``, ``#`` and ``%``; a ``.`` or ``..`` segment is still refused."""
+    params = [
+        {**param("id", "path", {"type": "string"}), "x-ms-skip-url-encoding": True},
+        {**param("p", "path", {"type": "string"}), "allowReserved": True},
+        param("plain", "path", {"type": "string"}),
+    ]
+    send = operations(document("/{id}/data/{p}/{plain}", params))["send"]
+    given = {"id": "providers/Microsoft.Management/x=1", "p": "a/b c?d#e%f", "plain": "g/h"}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(send, given)
+        assert not result.is_error, result.content
+        for bad in ("a/../admin", "./a", "a/.."):
+            with pytest.raises(ToolError, match="may not be"):
+                await upstream(rec.url).call(send, {**given, "p": bad})
+    (seen,) = rec.seen
+    assert seen.target == ("/providers/Microsoft.Management/x=1/data/a/b%20c%3Fd%23e%25f/g%2Fh")

@@ -186,6 +186,56 @@ async def test_form_arrays_are_one_field_per_item_and_encoding_is_honoured() -> 
     ]
 
 
+async def test_a_deep_object_nests_brackets_in_a_form_body_and_a_query() -> None:
+    """Stripe's form bodies (``encoding: {style: deepObject, explode: true}``): a nested
+    object or array went as JSON text in one field (``shipping[address]={"city":...}``,
+    ``items={"price":...}``), which no bracket parser reads; now ``shipping[address][city]``
+    and ``items[0][price]``, as Stripe's clients send, in a query too."""
+    props = {
+        "shipping": {"type": "object", "additionalProperties": True},
+        "items": {"type": "array", "items": {"type": "object"}},
+        "expand": {"type": "array", "items": {"type": "string"}},
+    }
+    deep = {"style": "deepObject", "explode": True}
+    data = doc(
+        "application/x-www-form-urlencoded",
+        {"type": "object", "properties": props},
+        {name: deep for name in props},
+        [{"name": "created", "in": "query", "schema": {"type": "object"}, **deep}],
+    )
+    seen = await send(
+        data,
+        {
+            "shipping": {"name": "n", "address": {"city": "Paris", "lines": ["a&b"]}},
+            "items": [{"price": "p1", "quantity": 2}],
+            "expand": ["customer"],
+            "created": {"range": {"gte": 1}},
+        },
+    )
+    assert parse_qsl(seen.body.decode()) == [
+        ("shipping[name]", "n"),
+        ("shipping[address][city]", "Paris"),
+        ("shipping[address][lines][0]", "a&b"),
+        ("items[0][price]", "p1"),
+        ("items[0][quantity]", "2"),
+        ("expand[0]", "customer"),
+    ]
+    assert seen.target == "/x?created%5Brange%5D%5Bgte%5D=1"
+    # a multipart body (Stripe's file upload) names its parts so too
+    data["paths"]["/x"]["post"]["requestBody"]["content"] = {
+        "multipart/form-data": {
+            "schema": {"type": "object", "properties": props},
+            "encoding": {name: deep for name in props},
+        }
+    }
+    seen = await send(data, {"expand": ["links", "x"], "items": [{"price": "p"}]})
+    assert [(part_name(h), body) for h, body in multipart(seen)] == [
+        ("items[0][price]", b"p"),
+        ("expand[0]", b"links"),
+        ("expand[1]", b"x"),
+    ]
+
+
 async def test_swagger_ssv_and_pipes_in_a_path_or_a_header_keep_their_delimiter() -> None:
     """Swagger 2.0's ``collectionFormat`` applies to path and header arrays too: ``ssv``
     and ``pipes`` there were sent comma-separated, as ``csv``."""

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 import anyio
 import httpx2
@@ -88,6 +88,14 @@ class Upstream:
         url: str = os.environ.get(self.settings["baseUrlEnv"]) or self.settings["baseUrl"]
         return url.rstrip("/")
 
+    def base_of(self, operation: dict[str, Json]) -> str:
+        """Where ``operation`` goes: its own server (relative: against the base URL), but
+        not an absolute one when ``baseUrlEnv`` sets the base URL (the deployment's API)."""
+        server: str | None = operation.get("server")
+        if server is None or ("://" in server and os.environ.get(self.settings["baseUrlEnv"])):
+            return self.base_url
+        return urljoin(self.base_url + "/", server).rstrip("/")
+
     def client(self) -> httpx2.AsyncClient:
         if self._client is None:
             self._client = httpx2.AsyncClient(
@@ -145,8 +153,8 @@ class Upstream:
                 (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
                 request.parts["cookies"][param["name"]] = wire.cookie_text(value, param)
-        request.url = wire.join(self.base_url, path)
-        request.at(self.base_url, self.settings["baseUrl"])
+        request.url = wire.join(base := self.base_of(operation), path)
+        request.at(base, self.settings["baseUrl"] if base == self.base_url else base)
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None and _sent(body, arguments):
@@ -207,7 +215,7 @@ class Upstream:
         keys = {k: request.parts["query"][k] for k in request.secret_query}
         trusted = True
         for _ in range(MAX_REDIRECTS + 1):
-            why = await redirects.refused(self.base_url, url)
+            why = await redirects.refused(request.api or self.base_url, url)
             if why:  # a redirect or a poll's Location into the server's networks
                 shown = f"{request.shown()}: not following the API's redirect to"
                 raise ToolError(f"{shown} {request.redact(url)}: {why}")
@@ -340,8 +348,7 @@ class Upstream:
 
 
 def _sent(body: dict[str, Json], arguments: dict[str, Json]) -> bool:
-    """Whether the call sends the body: an optional body spread into its properties is sent
-    when one of them is given."""
+    """Whether the call sends the body (an optional one spread: when a property is given)."""
     if body.get("argument") is not None or body.get("required"):
         return True
     return any(argument in arguments for argument in body.get("arguments") or ())

@@ -37,7 +37,9 @@ CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (
 REDACTED = "REDACTED"
 # what joins an array's items in a style other than simple's and form's ","
 DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
-RESERVED = ":/?[]@!$&'()*+,;="  # RFC 3986's (but "#"): what ``allowReserved`` leaves bare
+RESERVED = ":/?@!$'()*,;"  # allowReserved's bare: RFC 3986's but []#&=+ (OpenAPI's App. C)
+SEGMENT = functools.partial(quote, safe=":@$")  # RFC 3986 pchar some validators do not decode
+RESERVED_SEGMENT = functools.partial(quote, safe=":@$/!'()*+,;=&")  # allowReserved: not ?#[]%
 # headers no argument may set: the HTTP client computes them (framing, connection) or
 # mcpgen does (body and response types, credentials); OpenAPI says to ignore the last three
 RESERVED_HEADERS = frozenset(
@@ -84,36 +86,33 @@ def simple(value: Json, explode: bool, encode: Callable[[str], str] = str, style
     return encode(scalar(value))
 
 
-def _segment(text: str) -> str:
-    # ":", "@" and "$" are path characters (RFC 3986 pchar) some validators do not decode
-    return quote(text, safe=":@$")
-
-
 def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -> str:
-    """A path parameter's value in its style (simple, label or matrix), percent-encoded."""
+    """A path parameter's value in its style (simple, label or matrix), percent-encoded (not
+    ``/`` with OpenAPI 3.2's ``allowReserved``, Azure's ``x-ms-skip-url-encoding``)."""
     param = param or {}
     style, explode = param.get("style") or "simple", bool(param.get("explode"))
+    seg = RESERVED_SEGMENT if param.get("allow_reserved") else SEGMENT
     if param.get("content_type"):
-        text = _segment(json.dumps(value, separators=(",", ":")))
+        text = seg(json.dumps(value, separators=(",", ":")))
     elif style == "label":
         if isinstance(value, dict) and explode:
-            text = "".join(f".{_segment(str(k))}={_segment(scalar(v))}" for k, v in value.items())
+            text = "".join(f".{seg(str(k))}={seg(scalar(v))}" for k, v in value.items())
         elif isinstance(value, list) and explode:
-            text = "".join("." + _segment(scalar(v)) for v in value)
+            text = "".join("." + seg(scalar(v)) for v in value)
         else:
-            text = "." + simple(value, False, _segment)
+            text = "." + simple(value, False, seg)
     elif style == "matrix":
-        key = _segment(name)
+        key = seg(name)
         if isinstance(value, dict) and explode:
-            pairs = [(_segment(str(k)), _segment(scalar(v))) for k, v in value.items()]
+            pairs = [(seg(str(k)), seg(scalar(v))) for k, v in value.items()]
         elif isinstance(value, list) and explode:
-            pairs = [(key, _segment(scalar(v))) for v in value]
+            pairs = [(key, seg(scalar(v))) for v in value]
         else:
-            pairs = [(key, simple(value, False, _segment))]
+            pairs = [(key, simple(value, False, seg))]
         text = "".join(f";{k}={v}" if v else f";{k}" for k, v in pairs)  # RFC 6570: ";x"
     else:
-        text = simple(value, explode, _segment, style)
-    if text in DOT_SEGMENTS or not text:
+        text = simple(value, explode, seg, style)
+    if not text or DOT_SEGMENTS & set(text.split("/")):
         raise ToolError(f"path parameter {name!r} may not be {text!r}")
     return text
 
@@ -162,7 +161,7 @@ def query_pairs(name: str, value: Json, param: dict[str, Json]) -> list[tuple[st
     """A query parameter as ``(name, value)`` pairs in its style (form, spaceDelimited,
     pipeDelimited, deepObject), or as JSON when the document gives it a ``content`` type.
     Values are percent-encoded (RFC 6570: a list's ``,`` bare, an item's ``%2C``; RFC
-    3986's reserved characters bare but ``#`` with ``allowReserved``)."""
+    3986's reserved characters bare with ``allowReserved``, but ``RESERVED``'s exceptions)."""
     if param.get("content_type"):
         return [(name, json.dumps(value, separators=(",", ":")))]
     style = param.get("style") or "form"
@@ -191,18 +190,27 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
     style = part.get("style") or "form"
     explode = part.get("explode", style == "form")
     separator = DELIMITERS.get(style, ",")
+    if style == "deepObject" and isinstance(value, dict | list):
+        return deep_fields(name, value)
     if isinstance(value, list):
         if style in ("spaceDelimited", "pipeDelimited") or not explode:
             return [(name, separator.join(scalar(v) for v in value))]
         return [(name, scalar(v)) for v in value]
     if isinstance(value, dict):
-        if style == "deepObject":
-            return [(f"{name}[{k}]", scalar(v)) for k, v in value.items()]
         if explode and style == "form":
             return [(k, scalar(v)) for k, v in value.items()]
         members = (f"{k}{separator}{scalar(v)}" for k, v in value.items())
         return [(name, separator.join(members))]
     return [(name, scalar(value))]
+
+
+def deep_fields(name: str, value: Json) -> list[tuple[str, str]]:
+    """``style: deepObject``: ``o[k]=v``, and deeper (OpenAPI leaves it undefined) as qs, Rack
+    and PHP read it and Stripe's clients write it: ``o[a][b]=v``, ``o[list][0]=x``."""
+    if not isinstance(value, dict | list):
+        return [(name, scalar(value))]
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return [pair for k, v in items for pair in deep_fields(f"{name}[{k}]", v)]
 
 
 def credential_forms(value: str) -> tuple[str, ...]:
@@ -330,12 +338,13 @@ class Request:
         self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
         self.options: dict[str, Json] = {}
         self.base: tuple[str, str, frozenset[str]] = ("", "", frozenset())  # ``shown_base``
+        self.api = ""  # the base URL it is sent to (``at``)
 
     def at(self, base: str, documented: str) -> None:
         """The request made to ``base``, documented as ``documented``: what ``base`` adds
         is shown ``REDACTED`` in URLs and taken out of answers like a credential sent."""
         real, shown, names, held = shown_base(base, documented)
-        self.base = (real, shown, names)
+        self.base, self.api = (real, shown, names), base
         for value in held - {""}:
             self.secrets.update(credential_forms(value))
 
