@@ -43,6 +43,7 @@ from .tasks_store import (
     TaskStore,
     local_cache,
     now_iso,
+    relay,
     unreachable,
 )
 from .tasks_wire import (
@@ -293,16 +294,21 @@ class Tasks:
         record = await self._owned(params.taskId)
         channels = self.channels.setdefault(record["taskId"], [])
         channels.append(ctx)  # the handler's questions travel on this request meanwhile
+        asked: dict[str, asyncio.Future[None]] = {}  # (those of a task running elsewhere)
         try:
             while record["status"] not in TERMINAL:
                 if record.get("call"):  # (2026 input_required: it would wait until its ttl)
                     asks = f"Task {record['taskId']} waits for answers: a 2026-07-28 tasks/update"
                     raise MCPError(INVALID_REQUEST, asks, data={"taskId": record["taskId"]})
+                if record["status"] == "input_required" and record["taskId"] not in self.running:
+                    relay(self.store, ctx, record, asked)
                 event = self.done.get(record["taskId"])
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)
                 record = await self._owned(params.taskId)
         finally:
+            for asking in asked.values():
+                asking.cancel()
             channels.remove(ctx)
             if not channels:
                 self.channels.pop(record["taskId"], None)

@@ -27,8 +27,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types import INVALID_REQUEST
+from pydantic import TypeAdapter
 
 from .tasks_wire import RELATED
 
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from .local_cache import TTLCache
 
 Record = dict[str, Any]
+QUESTION: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTBEAT_EVERY)
 HEARTBEAT_EVERY = 1.0
@@ -255,3 +258,33 @@ class Progress:
                 await asyncio.sleep(0.1)
         finally:
             sending.cancel()
+
+
+def relay(
+    store: TaskStore, ctx: Any, record: Record, asked: dict[str, asyncio.Future[None]]
+) -> None:
+    """The handshake-era questions of a task that runs on another replica asked on the
+    tasks/result request ``ctx`` (each once: ``asked``, key -> its asking), their answers
+    written to the record, where that replica's ``Progress.send_request`` reads them."""
+    for key, question in (record.get("inputRequests") or {}).items():
+        if key not in asked and key not in (record.get("inputResponses") or {}):
+            asked[key] = asyncio.ensure_future(_relay(store, ctx, record["taskId"], key, question))
+    for asking in asked.values():
+        if asking.done():
+            asking.result()  # (this request cannot carry a question: that error)
+
+
+async def _relay(store: TaskStore, ctx: Any, task_id: str, key: str, question: Any) -> None:
+    from .context import ANSWER_TYPES, _no_channel
+
+    request = QUESTION.validate_python(question)
+    related = None if request.method == "roots/list" else ctx.request_id
+    try:
+        answer = await ctx.session.send_request(
+            request, ANSWER_TYPES[request.method], metadata=ServerMessageMetadata(related)
+        )
+    except NoBackChannelError:
+        cannot = f"Task {task_id} asks its client ({request.method}), which this request cannot"
+        raise MCPError(INVALID_REQUEST, f"{cannot} carry {_no_channel(ctx)}") from None
+    dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+    await store.update(task_id, {"inputResponses": {key: dumped}}, status="input_required")

@@ -225,6 +225,32 @@ async def test_a_2026_client_on_another_replica_answers_a_handshake_era_question
         assert result.content[0].text == "picked amber"  # type: ignore[union-attr]
 
 
+async def test_a_handshake_era_tasks_result_on_another_replica_carries_the_question() -> None:
+    """A handshake-era task asking its client while it runs on A: a handshake-era
+    tasks/result on B waited until the task's ttl (the question only travelled on A's
+    requests). B asks it on that request and the answer reaches A's handler through the
+    store."""
+    from mcpgen.runtime import tasks_store
+
+    a, b = (build_server(kit.make_spec(), kit.HANDLERS) for _ in range(2))
+    a.tasks.store = b.tasks.store = tasks_store.TaskStore(tasks_store.local_cache())
+    asked: list[Any] = []
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.meta)
+        return types.ElicitResult(action="accept", content={"colour": "jade"})
+
+    async with (
+        TaskClient.connect(a, mode="legacy") as on_a,
+        TaskClient.connect(b, mode="legacy", on_elicit=on_elicit) as on_b,
+    ):
+        task = await on_a.start_task("pick", {})
+        with anyio.fail_after(5):
+            result = await on_b.wait_task(task["taskId"])
+        assert result.content[0].text == "picked jade"  # type: ignore[union-attr]
+        assert asked == [{RELATED: {"taskId": task["taskId"]}}]
+
+
 async def test_without_the_tasks_modules_the_client_still_works(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
