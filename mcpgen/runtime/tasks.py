@@ -169,9 +169,12 @@ class Tasks:
         }
         self.owners[record["taskId"]] = owner  # counted before the awaited writes
         await self.store.beat(self.replica)
-        if not await self.store.create(record):
+        try:
+            if not await self.store.create(record):
+                raise unreachable()
+        except MCPError:  # (the store away, or full)
             self.owners.pop(record["taskId"])
-            raise unreachable()
+            raise
         self._start(record["taskId"], name, dict(params.arguments or {}), context)
         if modern:
             return {"resultType": "task", **flat_view(record), "_meta": self._meta()}
@@ -300,8 +303,7 @@ class Tasks:
                 if record.get("call"):  # (2026 input_required: it would wait until its ttl)
                     asks = f"Task {record['taskId']} waits for answers: a 2026-07-28 tasks/update"
                     raise MCPError(INVALID_REQUEST, asks, data={"taskId": record["taskId"]})
-                if record["status"] == "input_required" and record["taskId"] not in self.running:
-                    relay(self.store, ctx, record, asked)
+                relay(self.store, ctx, record, asked, self.running)  # (asked elsewhere)
                 event = self.done.get(record["taskId"])
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)

@@ -547,3 +547,10 @@ async def test_a_question_from_another_replica_on_a_json_answered_session_is_an_
             answer = await rpc.send("tasks/result", {"taskId": task_id})
         assert error_code(answer) == -32600 and "answered with JSON" in answer["error"]["message"]
         assert (await rpc.get(task_id))["result"]["status"] == "input_required"
+
+
+async def test_past_max_tasks_a_new_task_is_refused_saying_so() -> None:
+    async with running(kit.app(max_tasks=1)) as app, http_client(app) as http:
+        await (await legacy(http)).task("report", {"steps": 0})
+        answer = await kit.Rpc(http, kit.BOB, kit.MODERN).call("report", {"steps": 0})
+        assert error_code(answer) == -32600 and "at most 1 tasks (--max-tasks)" in str(answer)

@@ -283,3 +283,21 @@ async def test_a_negative_poll_interval_is_polled_at_the_first_delay() -> None:
     with anyio.move_on_after(0.5):
         await tasks_client.wait_task(Session(), "t")
     assert 5 <= len(polls) <= 30
+
+
+async def test_a_task_refused_by_a_full_store_does_not_count_as_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call refused because the server keeps ``--max-tasks`` tasks left the caller's
+    running count one higher for ever (at ``MAX_RUNNING`` refusals, no task at all)."""
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "MAX_RUNNING", 1)
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    server.tasks.store.cap = 0
+    async with TaskClient.connect(server, mode="legacy") as client:
+        with pytest.raises(MCPError, match="--max-tasks"):
+            await client.start_task("report", {"steps": 0})
+        server.tasks.store.cap = 10
+        task = await client.start_task("report", {"steps": 0})
+        assert (await client.wait_task(task["taskId"])).content[0].text == "report of 0 steps"  # type: ignore[union-attr]
