@@ -43,6 +43,7 @@ from .tasks_store import (
     TaskStore,
     local_cache,
     now_iso,
+    relay,
     unreachable,
 )
 from .tasks_wire import (
@@ -168,9 +169,12 @@ class Tasks:
         }
         self.owners[record["taskId"]] = owner  # counted before the awaited writes
         await self.store.beat(self.replica)
-        if not await self.store.create(record):
+        try:
+            if not await self.store.create(record):
+                raise unreachable()
+        except MCPError:  # (the store away, or full)
             self.owners.pop(record["taskId"])
-            raise unreachable()
+            raise
         self._start(record["taskId"], name, dict(params.arguments or {}), context)
         if modern:
             return {"resultType": "task", **flat_view(record), "_meta": self._meta()}
@@ -293,16 +297,20 @@ class Tasks:
         record = await self._owned(params.taskId)
         channels = self.channels.setdefault(record["taskId"], [])
         channels.append(ctx)  # the handler's questions travel on this request meanwhile
+        asked: dict[str, asyncio.Future[None]] = {}  # (those of a task running elsewhere)
         try:
             while record["status"] not in TERMINAL:
                 if record.get("call"):  # (2026 input_required: it would wait until its ttl)
                     asks = f"Task {record['taskId']} waits for answers: a 2026-07-28 tasks/update"
                     raise MCPError(INVALID_REQUEST, asks, data={"taskId": record["taskId"]})
+                relay(self.store, ctx, record, asked, self.running)  # (asked elsewhere)
                 event = self.done.get(record["taskId"])
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)
                 record = await self._owned(params.taskId)
         finally:
+            for asking in asked.values():
+                asking.cancel()
             channels.remove(ctx)
             if not channels:
                 self.channels.pop(record["taskId"], None)

@@ -27,8 +27,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types import INVALID_REQUEST
+from pydantic import TypeAdapter
 
 from .tasks_wire import RELATED
 
@@ -36,11 +38,15 @@ if TYPE_CHECKING:
     from .local_cache import TTLCache
 
 Record = dict[str, Any]
+QUESTION: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTBEAT_EVERY)
 HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
 MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their records
+MAX_STORED = 50_000  # tasks kept for all callers (``--max-tasks``; with Redis: all replicas)
+BUCKET = 600  # seconds: stored tasks are counted by the 10 minutes in which they expire
+BUCKETS = 86_400 // BUCKET + 2  # the buckets of the longest ttl (tasks.MAX_TTL_MS)
 SMALL = 1024  # a write of fewer bytes (progress) is counted when the task ends
 
 
@@ -66,7 +72,7 @@ def live(entries: Any) -> list[list[Any]]:
 
 class TaskStore:
     def __init__(self, cache: TTLCache) -> None:
-        self.cache = cache
+        self.cache, self.cap = cache, MAX_STORED
 
     @staticmethod
     def remaining(record: Record) -> float:
@@ -114,7 +120,15 @@ class TaskStore:
             await self.cache.set("t:" + record["taskId"], record, ttl)
 
     async def create(self, record: Record) -> bool:
-        """False when the store is unreachable: the task cannot be read by its id."""
+        """False when the store is unreachable: the task cannot be read by its id; -32600
+        when ``cap`` tasks are stored (counted by when they expire: one caller's oldest
+        tasks dropped from its index count no more)."""
+        first = int(time.time()) // BUCKET
+        counts = await self.cache.get_many([f"n:{b}" for b in range(first, first + BUCKETS)])
+        if sum(n for n in counts if isinstance(n, int)) >= self.cap:
+            full = f"The server keeps at most {self.cap} tasks (--max-tasks), all taken"
+            raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
+        await self._count(record["expiresAt"], 1)
         await self.put(record)
         entry = [record["taskId"], record["expiresAt"]]
         return await self._edit(
@@ -152,7 +166,19 @@ class TaskStore:
         changed = await self.cache.change("o:" + owner, apply)
         for entry in dropped:
             await self.cache.delete("t:" + entry[0])
+            await self._count(entry[1], -1)
         return changed
+
+    async def _count(self, expires: float, n: int) -> None:
+        """``n`` more tasks stored that expire at ``expires`` (epoch seconds)."""
+        bucket = int(expires) // BUCKET
+        ends = (bucket + 1) * BUCKET - time.time()
+
+        def add(stored: Any) -> tuple[Any, float] | None:
+            total = (stored if isinstance(stored, int) else 0) + n
+            return (total, max(ends, 0.001)) if total > 0 else None
+
+        await self.cache.change(f"n:{bucket}", add)
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first
@@ -255,3 +281,34 @@ class Progress:
                 await asyncio.sleep(0.1)
         finally:
             sending.cancel()
+
+
+def relay(store: TaskStore, ctx: Any, record: Record, asked: dict[str, Any], here: Any) -> None:
+    """The handshake-era questions of a task that runs on another replica (not ``here``)
+    asked on the tasks/result request ``ctx`` (each once: ``asked``, key -> its asking),
+    their answers written to the record, where that replica's ``Progress.send_request``
+    reads them."""
+    if record["status"] != "input_required" or record["taskId"] in here:
+        return
+    for key, question in (record.get("inputRequests") or {}).items():
+        if key not in asked and key not in (record.get("inputResponses") or {}):
+            asked[key] = asyncio.ensure_future(_relay(store, ctx, record["taskId"], key, question))
+    for asking in asked.values():
+        if asking.done():
+            asking.result()  # (this request cannot carry a question: that error)
+
+
+async def _relay(store: TaskStore, ctx: Any, task_id: str, key: str, question: Any) -> None:
+    from .context import ANSWER_TYPES, _no_channel
+
+    request = QUESTION.validate_python(question)
+    related = None if request.method == "roots/list" else ctx.request_id
+    try:
+        answer = await ctx.session.send_request(
+            request, ANSWER_TYPES[request.method], metadata=ServerMessageMetadata(related)
+        )
+    except NoBackChannelError:
+        cannot = f"Task {task_id} asks its client ({request.method}), which this request cannot"
+        raise MCPError(INVALID_REQUEST, f"{cannot} carry {_no_channel(ctx)}") from None
+    dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+    await store.update(task_id, {"inputResponses": {key: dumped}}, status="input_required")

@@ -523,3 +523,34 @@ async def test_a_2026_task_answered_after_its_tool_went_fails_as_a_call_would(
     ended = await rpc.until(asking, "failed", "completed")
     assert ended["status"] == "failed" and "Unknown tool: pick" in ended["statusMessage"]
     assert "internal error" not in str(ended) and "Traceback" not in caplog.text
+
+
+async def test_a_question_from_another_replica_on_a_json_answered_session_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A handshake-era tasks/result on B, whose session cannot carry the question of the
+    task running on A, says so (it waited until the task's ttl)."""
+    from mcpgen.runtime import tasks
+
+    shared = tasks.local_cache()
+    monkeypatch.setattr(tasks, "local_cache", lambda: shared)
+    async with (
+        running(kit.app()) as a,
+        http_client(a) as on_a,
+        running(kit.app()) as b,
+        http_client(b) as on_b,
+    ):
+        task_id = await (await legacy(on_a)).task("pick", {})
+        rpc = await legacy(on_b)
+        await rpc.until(task_id, "input_required")
+        with anyio.fail_after(10):
+            answer = await rpc.send("tasks/result", {"taskId": task_id})
+        assert error_code(answer) == -32600 and "answered with JSON" in answer["error"]["message"]
+        assert (await rpc.get(task_id))["result"]["status"] == "input_required"
+
+
+async def test_past_max_tasks_a_new_task_is_refused_saying_so() -> None:
+    async with running(kit.app(max_tasks=1)) as app, http_client(app) as http:
+        await (await legacy(http)).task("report", {"steps": 0})
+        answer = await kit.Rpc(http, kit.BOB, kit.MODERN).call("report", {"steps": 0})
+        assert error_code(answer) == -32600 and "at most 1 tasks (--max-tasks)" in str(answer)

@@ -225,6 +225,32 @@ async def test_a_2026_client_on_another_replica_answers_a_handshake_era_question
         assert result.content[0].text == "picked amber"  # type: ignore[union-attr]
 
 
+async def test_a_handshake_era_tasks_result_on_another_replica_carries_the_question() -> None:
+    """A handshake-era task asking its client while it runs on A: a handshake-era
+    tasks/result on B waited until the task's ttl (the question only travelled on A's
+    requests). B asks it on that request and the answer reaches A's handler through the
+    store."""
+    from mcpgen.runtime import tasks_store
+
+    a, b = (build_server(kit.make_spec(), kit.HANDLERS) for _ in range(2))
+    a.tasks.store = b.tasks.store = tasks_store.TaskStore(tasks_store.local_cache())
+    asked: list[Any] = []
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.meta)
+        return types.ElicitResult(action="accept", content={"colour": "jade"})
+
+    async with (
+        TaskClient.connect(a, mode="legacy") as on_a,
+        TaskClient.connect(b, mode="legacy", on_elicit=on_elicit) as on_b,
+    ):
+        task = await on_a.start_task("pick", {})
+        with anyio.fail_after(5):
+            result = await on_b.wait_task(task["taskId"])
+        assert result.content[0].text == "picked jade"  # type: ignore[union-attr]
+        assert asked == [{RELATED: {"taskId": task["taskId"]}}]
+
+
 async def test_without_the_tasks_modules_the_client_still_works(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -257,3 +283,21 @@ async def test_a_negative_poll_interval_is_polled_at_the_first_delay() -> None:
     with anyio.move_on_after(0.5):
         await tasks_client.wait_task(Session(), "t")
     assert 5 <= len(polls) <= 30
+
+
+async def test_a_task_refused_by_a_full_store_does_not_count_as_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call refused because the server keeps ``--max-tasks`` tasks left the caller's
+    running count one higher for ever (at ``MAX_RUNNING`` refusals, no task at all)."""
+    from mcpgen.runtime import tasks
+
+    monkeypatch.setattr(tasks, "MAX_RUNNING", 1)
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    server.tasks.store.cap = 0
+    async with TaskClient.connect(server, mode="legacy") as client:
+        with pytest.raises(MCPError, match="--max-tasks"):
+            await client.start_task("report", {"steps": 0})
+        server.tasks.store.cap = 10
+        task = await client.start_task("report", {"steps": 0})
+        assert (await client.wait_task(task["taskId"])).content[0].text == "report of 0 steps"  # type: ignore[union-attr]

@@ -152,6 +152,9 @@ class _Slow:
         await asyncio.sleep(0)  # the answer on its way back
         return value
 
+    async def get_many(self, keys: list[str]) -> list[Any]:
+        return await self.inner.get_many(keys)
+
     async def set(self, key: str, value: Any, ttl: float) -> None:
         await self.inner.set(key, value, ttl)
 
@@ -304,3 +307,23 @@ async def test_the_heartbeat_reads_the_running_tasks_in_one_round_trip(
     tasks.running.clear()
     await watcher
     assert len(reads) >= 2 and all(len(r) == N + 1 for r in reads), reads[:3]
+
+
+async def test_the_tasks_kept_for_all_callers_are_capped(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every caller within its own budget, the store as a whole grew until Redis's
+    maxmemory: past ``cap`` (``--max-tasks``) a new task is refused, on every replica, and a
+    task one caller's budget dropped leaves room again."""
+    from mcp.shared.exceptions import MCPError
+
+    first, second = stores
+    first.cap = second.cap = 3
+    monkeypatch.setattr(tasks_store, "MAX_OWNED", 2)
+    for n in range(4):  # caller-0's two oldest go: two kept
+        assert await (first, second)[n % 2].create({**record(n), "owner": "caller-0"})
+    assert await first.get("task-1") is None and await second.get("task-3") is not None
+    assert await second.create({**record(4), "owner": "caller-1"})
+    with pytest.raises(MCPError) as refused:
+        await first.create({**record(5), "owner": "caller-2"})
+    assert refused.value.error.code == -32600 and "at most 3 tasks" in str(refused.value)

@@ -60,6 +60,7 @@ HELP = {
     "max_sessions": "open stateful sessions at most (default {d.max_sessions})",
     "max_sessions_per_caller": "open sessions one verified caller may hold (default: half of "
     "--max-sessions, at most 50)",
+    "max_tasks": "MCP tasks kept for all callers (with Redis: all replicas; default {d.max_tasks})",
     "trusted_proxies": "proxy addresses or CIDR ranges ('*' for any) whose X-Forwarded-For "
     "and -Proto are believed, comma separated (default none)",
     "session_idle_timeout": "seconds before an idle session is closed "
@@ -156,7 +157,14 @@ def main(
         )
     if settings.transport == "stdio":
         setup(spec, "stdio")
-        run_stdio(server_factory, settings.max_body_size)
+
+        def stdio_server() -> GeneratedServer:
+            server = server_factory()
+            if server.tasks is not None:
+                server.tasks.store.cap = settings.max_tasks
+            return server
+
+        run_stdio(stdio_server, settings.max_body_size)
         return
     try:
         if settings.redis_url:

@@ -110,6 +110,8 @@ def create_app(
         shared=shared,
         request_state=request_security(settings),
     )
+    if server.tasks is not None:
+        server.tasks.store.cap = settings.max_tasks
     auth: Authenticator | None = None  # (without ``auth`` every caller is anonymous)
     if spec.get("auth", {}).get("type", "none") != "none":  # the package carries auth.py
         from .auth import authenticator

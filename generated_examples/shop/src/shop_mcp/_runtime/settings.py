@@ -61,6 +61,7 @@ class Settings:
     shutdown_timeout: float = 10.0
     max_sessions: int = 1000  # open stateful sessions (streamable HTTP)
     max_sessions_per_caller: int = 0  # 0: half of max_sessions, at most 50
+    max_tasks: int = 50_000  # MCP tasks kept for all callers (with Redis: all replicas)
     trusted_proxies: tuple[str, ...] = ()  # none: the rate limit keys on the peer address
     session_idle_timeout: float = 600.0  # seconds before an idle stateful session is closed
     header_timeout: float = 10.0  # seconds a client may take to send a request's headers
@@ -149,10 +150,10 @@ class Settings:
                 "log level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, "
                 f"not {self.log_level!r}"
             )
-        counts = (self.workers, self.max_body_size, self.max_sessions)
+        counts = (self.workers, self.max_body_size, self.max_sessions, self.max_tasks)
         if min(counts) < 1 or self.rate_limit < 0 or self.max_sessions_per_caller < 0:
             raise ConfigError(
-                "workers, max body size and max sessions must be positive, rate limit >= 0"
+                "workers, max body size, sessions and tasks must be positive, rate limit >= 0"
             )
         timeouts = (self.session_idle_timeout, self.header_timeout, self.body_timeout)
         if min(*timeouts, self.shutdown_timeout) <= 0:
