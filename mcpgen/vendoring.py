@@ -41,6 +41,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     # resources, prompts (which may embed one), resource subscriptions (``server._resources``)
     "resources": lambda m: bool(m.resources or m.prompts or m.capabilities.resources_subscribe),
     "completions": lambda m: m.capabilities.completions,
+    "listen": lambda m: _notifies(m),  # subscriptions/listen (``server.LISTENED``)
     "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
     "auth_keys introspection testing_oauth": lambda m: m.auth.type == "oauth",
@@ -122,6 +123,13 @@ def _has_scopes(manifest: Manifest) -> bool:
     """Some tool, resource or prompt needs a scope (what ``authz.policy_of`` reads)."""
     parts = (manifest.tools, manifest.resources, manifest.prompts)
     return any(item.scopes for part in parts for item in part)
+
+
+def _notifies(manifest: Manifest) -> bool:
+    """The server offers a change notification (what ``server.LISTENED`` names)."""
+    caps = manifest.capabilities
+    changes = (caps.tools_list_changed, caps.resources_list_changed, caps.prompts_list_changed)
+    return any(changes) or caps.resources_subscribe
 
 
 def _has_tasks(manifest: Manifest) -> bool:

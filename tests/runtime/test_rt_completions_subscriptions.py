@@ -20,8 +20,8 @@ from rtconnect import NETWORK, Mode, cells, client_over, connect
 from mcpgen.runtime import authz
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import FORBIDDEN
-from mcpgen.runtime.events import LISTENS_PER_CALLER
 from mcpgen.runtime.http_app import create_app
+from mcpgen.runtime.listen import LISTENS_PER_CALLER
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

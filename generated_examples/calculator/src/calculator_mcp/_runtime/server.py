@@ -16,18 +16,19 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.server.subscriptions import ListenHandler, SubscriptionBus
+from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
-from .authz import IdentityMiddleware, caller_key, current_identity, policy_of, principal
-from .errors import not_found
+from .authz import IdentityMiddleware, current_identity, policy_of, principal
 from .events import Events
 from .paging import page
 from .spec import unshare_defs
 from .tools import ToolBinding, ToolCall, ToolTable
 
 if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that use them
+    from mcp.server.subscriptions import ListenHandler
+
     from .completions import CompleteCall
     from .credentials import CacheBackend
     from .prompts import PromptRender, PromptTable
@@ -238,26 +239,10 @@ def build_server(
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
-    if any(caps.get(k) for k in LISTENED):
-        feed: SubscriptionBus = events.bus
-        if resources is not None:  # each stream hears of its caller's updates only
-            from .resources import CallerBus
+    if any(caps.get(k) for k in LISTENED):  # (the package carries listen.py)
+        from .listen import listen_handler
 
-            feed = CallerBus(events.bus)
-        listen = ListenHandler(feed)
-
-        async def listen_authorized(
-            ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
-        ) -> types.SubscriptionsListenResult:
-            uris = [str(uri) for uri in params.notifications.resource_subscriptions or ()]
-            if uris:
-                if resources is None:
-                    raise not_found(uris[0])
-                resources.listened(uris)
-            with events.listening(caller_key(ctx)):
-                return await listen(ctx, params)
-
-        options.update(on_subscriptions_listen=listen_authorized)
+        listen, options["on_subscriptions_listen"] = listen_handler(events, resources)
     info = spec["server"]
     with warnings.catch_warnings():  # logging/setLevel is deprecated in 2026-07-28, still served
         warnings.simplefilter("ignore", MCPDeprecationWarning)
