@@ -24,6 +24,7 @@ ENTRY = (
     *("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec"),
     *("tasks_client", "uri"),  # the typed client of a server with tasks, resource templates
     "client_legacy",  # ... of a server with the legacy transports
+    "client_items",  # ... of a server with resources, prompts or completions
 )
 ENTRY_TESTS = ("testing",)  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
@@ -41,6 +42,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     # resources, prompts (which may embed one), resource subscriptions (``server._resources``)
     "resources": lambda m: bool(m.resources or m.prompts or m.capabilities.resources_subscribe),
     "completions": lambda m: m.capabilities.completions,
+    "client_items": lambda m: bool(m.resources or m.prompts or m.capabilities.completions),
     "listen": lambda m: _notifies(m),  # subscriptions/listen (``server.LISTENED``)
     "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
