@@ -188,7 +188,6 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
         {"credentials", "metatools", "upstream", "completions", "prompts"}
         | {
             "tasks",
-            "tasks_client",
             "testing_auth",
             "auth",
             "http_auth",

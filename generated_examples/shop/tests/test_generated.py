@@ -77,7 +77,7 @@ async def test_invalid_arguments_are_rejected(client: Client, name: str) -> None
     arguments = CASES["invalid"][name]
     if arguments is None:
         pytest.skip("no arguments this tool rejects could be derived from its input schema")
-    result = await testing.call_tool(client, name, arguments)
+    result = await ShopClient(client).call_result(name, arguments)
     assert result.is_error
     assert "Invalid arguments" in testing.text_of(result)
 
@@ -92,7 +92,7 @@ async def test_tool_answers(
             testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:
-        result = await testing.call_tool(client, name, arguments)
+        result = await ShopClient(client).call_result(name, arguments)
     except MCPError as exc:  # a handler may answer with a deliberate protocol error
         assert exc.error.code != types.INTERNAL_ERROR, exc.error.message
         return

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import mcp_types as types
 import pytest
 
-from .client import BaseClient, error_text
+from .client import error_text
 from .settings import SSE_PATH, WEBSOCKET_PATH, Settings, offered
 
 Mode = Literal["legacy", "2026-07-28"]
@@ -245,16 +245,6 @@ def connect(
         return client_class.websocket(url, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     path = credentials.settings.path
     return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
-
-
-async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    """``client.call_tool`` (an ``mcp`` client), a tool that runs only as a task as one."""
-    typed: type[BaseClient] = BaseClient
-    with contextlib.suppress(ImportError):  # (carried when a tool runs as a task)
-        from .tasks_client import TaskClient
-
-        typed = TaskClient
-    return await typed(client).call_result(name, arguments)
 
 
 async def all_pages(list_page: Any, field: str) -> list[Any]:
