@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that
     from mcp.server.subscriptions import ListenHandler
 
     from .completions import CompleteCall
-    from .credentials import CacheBackend
     from .prompts import PromptRender, PromptTable
     from .resources import ResourceRead, ResourceTable
     from .shared import SharedState
@@ -122,16 +121,6 @@ def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
     return cache(lambda: getattr(models(), name))
 
 
-def wrapped_api(spec: dict[str, Any], cache: CacheBackend | None = None) -> Any:
-    """The wrapped API of an OpenAPI server (one HTTP client and token cache per server;
-    ``cache`` shared by replicas), None for other servers."""
-    if not spec.get("upstream"):
-        return None
-    from .upstream import Upstream
-
-    return Upstream(spec["upstream"], spec["server"]["package"], cache)
-
-
 def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> list[ToolBinding]:
     """One binding per tool: the user's handler, or the wrapped API's operation (or the
     user's override of it, ``handlers/tools/<tool>.py``)."""
@@ -184,7 +173,12 @@ def build_server(
     from .shared_local import local_user_state  # ``ctx.store``: per user, shared or not
 
     registry: dict[str, Any] = {"store": local_user_state() if shared is None else shared.state}
-    upstream = wrapped_api(spec, shared.cache("credentials") if shared is not None else None)
+    upstream = None  # an OpenAPI server's wrapped API: one HTTP client and token cache
+    if spec.get("upstream"):
+        from .upstream import Upstream
+
+        cache = shared.cache("credentials") if shared is not None else None  # (replicas')
+        upstream = Upstream(spec["upstream"], spec["server"]["package"], cache)
     if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
         registry["credentials"] = upstream.credentials
     tools = ToolTable(tool_bindings(spec, handlers, upstream), policy, hidden=hidden(spec["tools"]))
