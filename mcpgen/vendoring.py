@@ -26,7 +26,7 @@ ENTRY = (
     "client_legacy",  # ... of a server with the legacy transports
     "client_items",  # ... of a server with resources, prompts or completions
 )
-ENTRY_TESTS = ("testing",)  # the generated tests' support
+ENTRY_TESTS = ("testing", "testing_stubs")  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
 # that share a test, space separated).
 _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
@@ -58,6 +58,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "websocket": lambda m: "websocket" in m.transports,
     "auth http_auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
     "testing_auth": lambda m: m.auth.type != "none",  # the tests' keys and tokens
+    "testing_stubs": lambda m: _unexampled(m),  # a handler the tests cannot call
     "scopes": lambda m: _has_scopes(m),  # what a tool, resource or prompt needs (``auth``)
 }
 FEATURES = {name: uses for names, uses in _FEATURE_GROUPS.items() for name in names.split()}
@@ -132,6 +133,14 @@ def _notifies(manifest: Manifest) -> bool:
     caps = manifest.capabilities
     changes = (caps.tools_list_changed, caps.resources_list_changed, caps.prompts_list_changed)
     return any(changes) or caps.resources_subscribe
+
+
+def _unexampled(manifest: Manifest) -> bool:
+    """A tool the user writes takes arguments no example could be made of: the generated
+    tests tell its unwritten stub by its source (``testing_stubs``)."""
+    from mcpgen.model.examples import valid_example
+
+    return any(not t.http and valid_example(t.input_schema) is None for t in manifest.tools)
 
 
 def _has_tasks(manifest: Manifest) -> bool:

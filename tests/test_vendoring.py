@@ -304,7 +304,11 @@ def _combo(features: str, **options: Any) -> Any:
     manifest.tools = (
         tool(
             task="optional" if "tasks" in on else None,
-            schema=PATTERNED if "pattern" in on else DATED if "format" in on else None,
+            schema=(
+                PATTERNED
+                if "pattern" in on
+                else DATED if "format" in on else UNEXAMPLED if "unexampled" in on else None
+            ),
             scopes=("read",) if "scopes" in on else (),
         ),
     )
@@ -320,6 +324,7 @@ def _combo(features: str, **options: Any) -> Any:
 
 PATTERNED = {"properties": {"a": {"type": "string", "pattern": "^a"}}}
 DATED = {"properties": {"a": {"type": "string", "format": "date-time"}}}
+UNEXAMPLED = {"type": "object", "properties": {"a": {"not": {}}}, "required": ["a"]}
 OAUTH2 = {"o": {"type": "oauth2", "tokenUrl": "https://idp.example/token"}}
 COMBOS = {  # between them, every ``vendoring.FEATURES`` key on in one and off in another
     "stdio-only": _combo("", transports=("stdio",)),
@@ -328,7 +333,7 @@ COMBOS = {  # between them, every ``vendoring.FEATURES`` key on in one and off i
     "tasks-and-replicas": _combo("tasks pattern", redis=True, auth="apiKey"),
     "sse-only": _combo("prompts", transports=("sse",)),
     "websocket-only": _combo("template completions listen", transports=("websocket",)),
-    "oauth": _combo("scopes", oauth=True),
+    "oauth": _combo("scopes unexampled", oauth=True),
     "api-tools": _combo("poll format", upstream=True, schemes=OAUTH2),
     "api-search": _combo("", upstream=True, mode="search", transports=("stdio",)),
     "api-code": _combo("tasks", upstream=True, mode="code", redis=True),

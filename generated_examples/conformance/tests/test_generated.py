@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from conformance_mcp import models
 from conformance_mcp._runtime import testing
+from conformance_mcp._runtime.testing_stubs import unwritten
 from conformance_mcp.client import (
     McpConformanceTestServerClient,
     McpConformanceTestServerSyncClient,
@@ -39,7 +40,6 @@ Spec = dict[str, Any]
 # Arguments each tool should accept and reject (data, not code: big APIs have thousands)
 CASES = json.loads(Path(__file__).with_name("cases.json").read_text("utf-8"))
 TOOL_NAMES: list[str] = CASES["tools"]
-HANDLER_MODULES = "conformance_mcp.handlers.tools"
 # tool -> (module, input model, output model, takes a context)
 HANDLERS: dict[str, tuple[str, str, str | None, bool]] = {
     "test_simple_text": ("test_simple_text", "TestSimpleTextInput", None, False),
@@ -200,7 +200,7 @@ async def test_tool_answers(
 ) -> None:
     arguments = CASES["valid"][name]
     if arguments is None:
-        if name in HANDLERS and testing.unwritten(f"{HANDLER_MODULES}.{HANDLERS[name][0]}"):
+        if name in HANDLERS and unwritten(f"conformance_mcp.handlers.tools.{HANDLERS[name][0]}"):
             testing.stub(request.config, f"tool {name}")
         pytest.skip("no example arguments could be derived from the input schema")
     try:

@@ -7,16 +7,13 @@ protocol eras. ``MCP_TEST_TRANSPORTS=memory,stdio`` selects transports (default:
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import importlib
-import inspect
 import os
 import random
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -77,26 +74,6 @@ def stub(config: pytest.Config, what: str) -> None:
         pytest.fail(f"{what}: its handler is not written yet (--stubs=fail)")
     _STUBS.append(what)
     pytest.skip(f"{what}: handler not written yet")
-
-
-def unwritten(module: str, function: str = "handle") -> bool:
-    """The handler in ``module`` still only raises ``NotImplementedError`` (the stub mcpgen
-    wrote), read from its source: for a tool no example arguments could be made for."""
-    try:
-        source = inspect.getsource(getattr(importlib.import_module(module), function))
-        tree = ast.parse(textwrap.dedent(source))
-    except (ImportError, AttributeError, OSError, TypeError, SyntaxError):
-        return False
-    node = tree.body[0] if tree.body else None
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        return False
-    body = [
-        s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-    ]
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
-        return False
-    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
-    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
 def is_stub(result: types.CallToolResult) -> bool:
