@@ -190,6 +190,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "tasks",
             "testing_auth",
             "auth",
+            "auth_keys",
             "http_auth",
             "http_legacy",
             "listen",
