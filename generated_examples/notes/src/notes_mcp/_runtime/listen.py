@@ -5,6 +5,7 @@ Carried only then (``server.LISTENED``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -12,7 +13,7 @@ from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 
-from .authz import caller_key
+from .authz import ANONYMOUS, UNVERIFIED, client_address, current_identity
 from .errors import not_found
 
 if TYPE_CHECKING:
@@ -60,3 +61,13 @@ def listen_handler(events: Events, resources: ResourceTable | None) -> tuple[Lis
                 del open_streams[caller]
 
     return listen, listen_authorized
+
+
+def caller_key(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Who a per-caller limit counts a request against: a verified caller's key, else (no
+    authentication, or none verified) its client address as the rate limit keys it."""
+    identity = current_identity()
+    scope = getattr(ctx.request, "scope", None)
+    if identity in (ANONYMOUS, UNVERIFIED) and isinstance(scope, Mapping):
+        return client_address(scope)
+    return identity.key
