@@ -30,7 +30,7 @@ ENTRY_TESTS = ("testing", "testing_stubs")  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
 # that share a test, space separated).
 _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
-    "upstream credentials": lambda m: m.upstream is not None,  # calling a wrapped HTTP API
+    "upstream credentials operation_binding": lambda m: m.upstream is not None,  # a wrapped API
     "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
     # replicas sharing state through Redis (one process needs only ``sealing``)

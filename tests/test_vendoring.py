@@ -194,6 +194,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "http_auth",
             "http_legacy",
             "listen",
+            "operation_binding",
         }
         | {"shared", "sharing", "resources", "patterns", "formats", "scopes", "websocket"}
     )

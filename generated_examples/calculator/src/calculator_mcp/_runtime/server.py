@@ -127,7 +127,12 @@ def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> li
     bindings = []
     for entry in spec.get("tools", []):
         name = entry["definition"]["name"]
-        call = handlers.tools.get(name)
+        call, make, extra = handlers.tools.get(name), ToolBinding, dict[str, Any]()
+        if entry.get("http") is not None:  # (the package carries operation_binding.py)
+            from .operation_binding import OperationBinding
+
+            make, extra = OperationBinding, {"full_schemas": entry.get("full")}
+            extra["strict_output"] = call is not None  # (the user's override)
         if call is None and entry.get("http") is not None:
             # listed tools' results are checked by clients against their output schema
             listed = entry["definition"] if spec.get("mode", "tools") == "tools" else None
@@ -135,15 +140,14 @@ def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> li
         if call is None:
             raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
         bindings.append(
-            ToolBinding(
+            make(
                 entry["definition"],
                 call,
                 handler_path=entry.get("handler", ""),
                 timeout=entry.get("timeout"),
                 strict_model=_strict(handlers.models, entry.get("model")),
                 output_model=_strict(handlers.models, entry.get("outputModel")),
-                full_schemas=entry.get("full"),
-                strict_output=name in handlers.tools,
+                **extra,
             )
         )
     return bindings
