@@ -24,12 +24,13 @@ ENTRY = (
     *("__init__", "api", "asgi", "cli", "client", "content", "context", "server", "spec"),
     *("tasks_client", "uri"),  # the typed client of a server with tasks, resource templates
     "client_legacy",  # ... of a server with the legacy transports
+    "client_items",  # ... of a server with resources, prompts or completions
 )
-ENTRY_TESTS = ("testing",)  # the generated tests' support
+ENTRY_TESTS = ("testing", "testing_stubs")  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
 # that share a test, space separated).
 _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
-    "upstream credentials": lambda m: m.upstream is not None,  # calling a wrapped HTTP API
+    "upstream credentials operation_binding": lambda m: m.upstream is not None,  # a wrapped API
     "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
     "codemode": lambda m: m.mode == "code",  # code mode's sandbox
     # replicas sharing state through Redis (one process needs only ``sealing``)
@@ -41,6 +42,8 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     # resources, prompts (which may embed one), resource subscriptions (``server._resources``)
     "resources": lambda m: bool(m.resources or m.prompts or m.capabilities.resources_subscribe),
     "completions": lambda m: m.capabilities.completions,
+    "client_items": lambda m: bool(m.resources or m.prompts or m.capabilities.completions),
+    "listen": lambda m: _notifies(m),  # subscriptions/listen (``server.LISTENED``)
     "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
     # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
     "auth_keys introspection testing_oauth": lambda m: m.auth.type == "oauth",
@@ -55,6 +58,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "websocket": lambda m: "websocket" in m.transports,
     "auth http_auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
     "testing_auth": lambda m: m.auth.type != "none",  # the tests' keys and tokens
+    "testing_stubs": lambda m: _unexampled(m),  # a handler the tests cannot call
     "scopes": lambda m: _has_scopes(m),  # what a tool, resource or prompt needs (``auth``)
 }
 FEATURES = {name: uses for names, uses in _FEATURE_GROUPS.items() for name in names.split()}
@@ -122,6 +126,21 @@ def _has_scopes(manifest: Manifest) -> bool:
     """Some tool, resource or prompt needs a scope (what ``authz.policy_of`` reads)."""
     parts = (manifest.tools, manifest.resources, manifest.prompts)
     return any(item.scopes for part in parts for item in part)
+
+
+def _notifies(manifest: Manifest) -> bool:
+    """The server offers a change notification (what ``server.LISTENED`` names)."""
+    caps = manifest.capabilities
+    changes = (caps.tools_list_changed, caps.resources_list_changed, caps.prompts_list_changed)
+    return any(changes) or caps.resources_subscribe
+
+
+def _unexampled(manifest: Manifest) -> bool:
+    """A tool the user writes takes arguments no example could be made of: the generated
+    tests tell its unwritten stub by its source (``testing_stubs``)."""
+    from mcpgen.model.examples import valid_example
+
+    return any(not t.http and valid_example(t.input_schema) is None for t in manifest.tools)
 
 
 def _has_tasks(manifest: Manifest) -> bool:

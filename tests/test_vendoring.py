@@ -40,7 +40,13 @@ def fake(
         shares_state=redis,
         prompts=(),
         resources=(),
-        capabilities=SimpleNamespace(completions=False, resources_subscribe=False),
+        capabilities=SimpleNamespace(
+            completions=False,
+            resources_subscribe=False,
+            tools_list_changed=False,
+            resources_list_changed=False,
+            prompts_list_changed=False,
+        ),
         auth=SimpleNamespace(type=auth or ("oauth" if oauth else "none")),
         server=SimpleNamespace(package="pkg_mcp"),
         tools=(),
@@ -162,6 +168,18 @@ def test_uri_templates_only_with_a_templated_resource() -> None:
     assert "uri" in vendoring.carried(templated)
 
 
+@pytest.mark.parametrize(
+    "capability",
+    ["tools_list_changed", "resources_list_changed", "prompts_list_changed", "resources_subscribe"],
+)
+def test_listen_streams_only_with_a_change_notification(capability: str) -> None:
+    """subscriptions/listen (``listen.py``) is carried when some change can be heard of."""
+    manifest = fake()
+    assert "listen" not in vendoring.carried(manifest)
+    setattr(manifest.capabilities, capability, True)
+    assert "listen" in vendoring.carried(manifest)
+
+
 def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
     found = vendoring.carried(fake())
     left = {"upstream", "credentials", "token_endpoint", "metatools", "search", "codemode"}
@@ -170,11 +188,13 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
         {"credentials", "metatools", "upstream", "completions", "prompts"}
         | {
             "tasks",
-            "tasks_client",
             "testing_auth",
             "auth",
+            "auth_keys",
             "http_auth",
             "http_legacy",
+            "listen",
+            "operation_binding",
         }
         | {"shared", "sharing", "resources", "patterns", "formats", "scopes", "websocket"}
     )
@@ -286,7 +306,11 @@ def _combo(features: str, **options: Any) -> Any:
     manifest.tools = (
         tool(
             task="optional" if "tasks" in on else None,
-            schema=PATTERNED if "pattern" in on else DATED if "format" in on else None,
+            schema=(
+                PATTERNED
+                if "pattern" in on
+                else DATED if "format" in on else UNEXAMPLED if "unexampled" in on else None
+            ),
             scopes=("read",) if "scopes" in on else (),
         ),
     )
@@ -294,6 +318,7 @@ def _combo(features: str, **options: Any) -> Any:
     templated = "template" in on
     manifest.resources = (resource(templated),) if templated else ()
     manifest.capabilities.completions = "completions" in on
+    manifest.capabilities.tools_list_changed = "listen" in on
     if "poll" in on:
         manifest.tools[0].http = SimpleNamespace(poll=True)
     return manifest
@@ -301,15 +326,16 @@ def _combo(features: str, **options: Any) -> Any:
 
 PATTERNED = {"properties": {"a": {"type": "string", "pattern": "^a"}}}
 DATED = {"properties": {"a": {"type": "string", "format": "date-time"}}}
+UNEXAMPLED = {"type": "object", "properties": {"a": {"not": {}}}, "required": ["a"]}
 OAUTH2 = {"o": {"type": "oauth2", "tokenUrl": "https://idp.example/token"}}
 COMBOS = {  # between them, every ``vendoring.FEATURES`` key on in one and off in another
     "stdio-only": _combo("", transports=("stdio",)),
     "tasks-without-replicas": _combo("tasks", transports=("http",), auth="bearer"),
-    "replicas-without-tasks": _combo("", redis=True),
+    "replicas-without-tasks": _combo("listen", redis=True),
     "tasks-and-replicas": _combo("tasks pattern", redis=True, auth="apiKey"),
     "sse-only": _combo("prompts", transports=("sse",)),
-    "websocket-only": _combo("template completions", transports=("websocket",)),
-    "oauth": _combo("scopes", oauth=True),
+    "websocket-only": _combo("template completions listen", transports=("websocket",)),
+    "oauth": _combo("scopes unexampled", oauth=True),
     "api-tools": _combo("poll format", upstream=True, schemes=OAUTH2),
     "api-search": _combo("", upstream=True, mode="search", transports=("stdio",)),
     "api-code": _combo("tasks", upstream=True, mode="code", redis=True),

@@ -14,6 +14,22 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 logger = logging.getLogger(__name__)
+# The OAuth settings: their flags (``cli``), and the manifest's ``auth`` key giving each
+# one's default (``Settings.defaults``).
+OAUTH_HELP = {
+    "oauth_issuer": "authorization server (default {d.oauth_issuer})",
+    "oauth_audience": "audience tokens must carry (default {d.oauth_audience})",
+    "jwks_url": "URL of the authorization server's signing keys",
+    "jwks_file": "a JWKS file with the signing keys",
+    "introspection_url": "token introspection endpoint (RFC 7662) for opaque tokens",
+}
+AUTH_SETTINGS = {
+    "oauth_issuer": "issuer",
+    "oauth_audience": "audience",
+    "jwks_url": "jwksUrl",
+    "jwks_file": "jwksFile",
+    "introspection_url": "introspectionUrl",
+}
 JWKS_CACHE_SECONDS = 300
 JWKS_MIN_REFRESH_SECONDS = 30
 JWKS_RETRY_SECONDS = 5  # after a failed fetch, requests are refused (503) unfetched this long

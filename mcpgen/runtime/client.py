@@ -1,7 +1,7 @@
 """What every generated typed client shares: connecting, calling, parsing, blocking use. The
 generated ``client.py`` subclasses ``BaseClient`` (or ``tasks_client.TaskClient``,
-``client_legacy.LegacyClient``) with a typed method per tool, prompt and resource, and
-``BaseSyncClient`` with their blocking twins."""
+``client_legacy.LegacyClient``, ``client_items.ItemsClient``) with a typed method per tool,
+prompt and resource, and ``BaseSyncClient`` with their blocking twins."""
 
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ R = TypeVar("R")
 ClientT = TypeVar("ClientT", bound="BaseClient")
 ProgressCallback = ProgressFnT
 Content = ContentBlock
-Contents = list[types.TextResourceContents | types.BlobResourceContents]
 
 
 class ToolCallError(Exception):
@@ -167,29 +166,6 @@ class BaseClient:
     ) -> types.CallToolResult:
         """The result of a tool call, a tool error too."""
         return await self.client.call_tool(name, arguments, progress_callback=progress)
-
-    async def read(self, uri: str) -> Contents:
-        """Read any resource by URI."""
-        return list((await self.client.read_resource(uri)).contents)
-
-    async def prompt(
-        self, name: str, arguments: dict[str, str | None]
-    ) -> list[types.PromptMessage]:
-        """Render a prompt by name (arguments that are None are left out)."""
-        given = {key: value for key, value in arguments.items() if value is not None}
-        return list((await self.client.get_prompt(name, given)).messages)
-
-    async def complete(
-        self, kind: Literal["prompt", "resource"], ref: str, argument: str, value: str
-    ) -> list[str]:
-        """Completions for a prompt argument or a URI template variable."""
-        reference: types.PromptReference | types.ResourceTemplateReference
-        if kind == "prompt":
-            reference = types.PromptReference(name=ref)
-        else:
-            reference = types.ResourceTemplateReference(uri=ref)
-        result = await self.client.complete(reference, {"name": argument, "value": value})
-        return list(result.completion.values)
 
 
 def headers_with(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -36,7 +34,6 @@ logger = logging.getLogger(__name__)
 
 Event = ToolsListChanged | ResourcesListChanged | PromptsListChanged | ResourceUpdated
 SEND_TIMEOUT = 5.0  # seconds a client's connection may take to take one notification
-LISTENS_PER_CALLER = 16  # open subscriptions/listen streams of one caller (the SDK: 1024 in all)
 # a level that would apply to no other request is refused rather than accepted and dropped
 NO_LEVEL = (
     "logging/setLevel needs a connection that outlasts the request, and this one does not "
@@ -84,25 +81,6 @@ class Events:
             weakref.WeakValueDictionary()
         )
         self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-        self._listens: dict[str, int] = {}  # caller key -> its open listen streams
-
-    @contextmanager
-    def listening(self, caller: str) -> Iterator[None]:
-        """One listen stream of ``caller`` while the block runs: at most LISTENS_PER_CALLER
-        at once, so one caller cannot take every one of the SDK's 1024 slots."""
-        if self._listens.get(caller, 0) >= LISTENS_PER_CALLER:
-            raise MCPError(
-                types.INVALID_REQUEST,
-                f"too many listen streams: at most {LISTENS_PER_CALLER} open per caller "
-                "(end one first)",
-            )
-        self._listens[caller] = self._listens.get(caller, 0) + 1
-        try:
-            yield
-        finally:
-            self._listens[caller] -= 1
-            if not self._listens[caller]:
-                del self._listens[caller]
 
     async def set_level(
         self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams

@@ -25,7 +25,8 @@ from . import telemetry
 from .content import structured, tool_error
 from .context import Context
 from .errors import Forbidden, ToolError
-from .tools import Arguments, ToolBinding, ToolTable, UnknownTool, plain
+from .operation_binding import OperationBinding
+from .tools import Arguments, ToolTable, UnknownTool, plain
 
 Json = Any
 
@@ -171,7 +172,7 @@ def install(mode: str, spec: dict[str, Json], table: ToolTable) -> Callable[[Any
             "call_operation": operations.call,
         }
     for definition in mode_tools(mode):
-        binding = ToolBinding(definition, calls[definition["name"]])
+        binding = OperationBinding(definition, calls[definition["name"]])
         table.by_name[binding.name] = binding
         table.order.append(binding.name)
     wrapped = {e["definition"]["name"] for e in spec["tools"] if e.get("http") is not None}

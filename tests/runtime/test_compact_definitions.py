@@ -29,6 +29,7 @@ from mcpgen.model.examples import invalid_example, valid_example
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
 from mcpgen.runtime.context import Context
+from mcpgen.runtime.operation_binding import OperationBinding
 from mcpgen.runtime.tools import ToolBinding, ToolTable
 
 pytestmark = pytest.mark.timeout(300)
@@ -452,7 +453,7 @@ def binding(answer: Json, strict: bool) -> ToolBinding:
         "outputSchema": {"type": "object"},
     }
     full = {"inputSchema": FULL_INPUT, "outputSchema": FULL_OUTPUT}
-    return ToolBinding(definition, call, full_schemas=full, strict_output=strict)
+    return OperationBinding(definition, call, full_schemas=full, strict_output=strict)
 
 
 def test_arguments_are_validated_against_the_full_input_schema() -> None:

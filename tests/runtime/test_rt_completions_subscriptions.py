@@ -17,11 +17,11 @@ from mcp.shared.exceptions import MCPError
 from rtbridge import http_client, running
 from rtconnect import NETWORK, Mode, cells, client_over, connect
 
-from mcpgen.runtime import authz
+from mcpgen.runtime import authz, listen
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import FORBIDDEN
-from mcpgen.runtime.events import LISTENS_PER_CALLER
 from mcpgen.runtime.http_app import create_app
+from mcpgen.runtime.listen import LISTENS_PER_CALLER
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -343,14 +343,14 @@ async def test_anonymous_callers_are_counted_by_their_address() -> None:
         try:
             for host in hosts:
                 request = SimpleNamespace(scope={"type": "http", "client": (host, 1)})
-                keys.append(authz.caller_key(SimpleNamespace(request=request)))  # type: ignore[arg-type]
+                keys.append(listen.caller_key(SimpleNamespace(request=request)))  # type: ignore[arg-type]
         finally:
             authz._CURRENT.reset(token)
     by_address = ["ip:10.0.0.1", "ip:10.0.0.2", "ip:2001:db8::/64", "ip:2001:db8::/64"]
     assert keys == [*by_address, "ip:10.0.0.1"] * 2, keys
     token = authz._CURRENT.set(alice := authz.Identity("alice"))
     try:  # a verified caller is its identity, wherever it calls from
-        assert authz.caller_key(SimpleNamespace(request=request)) == alice.key  # type: ignore[arg-type]
+        assert listen.caller_key(SimpleNamespace(request=request)) == alice.key  # type: ignore[arg-type]
     finally:
         authz._CURRENT.reset(token)
 

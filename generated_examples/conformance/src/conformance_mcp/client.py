@@ -18,19 +18,19 @@ from . import models
 from ._runtime.client import (
     BaseSyncClient,
     Content,
-    Contents,
     ProgressCallback,
     ToolCallError,
     arguments,
     blocking,
 )
+from ._runtime.client_items import Contents, ItemsClient
 from ._runtime.client_legacy import LegacyClient
 from ._runtime.uri import expand
 
 __all__ = ["McpConformanceTestServerClient", "McpConformanceTestServerSyncClient", "ToolCallError"]
 
 
-class McpConformanceTestServerClient(LegacyClient):
+class McpConformanceTestServerClient(LegacyClient, ItemsClient):
     """Typed access to every tool, prompt and resource of the mcp-conformance-test-server server."""
 
     package = "conformance_mcp"

@@ -12,22 +12,21 @@ from __future__ import annotations
 
 from . import models
 from ._runtime.client import (
-    BaseClient,
     BaseSyncClient,
     Content,
-    Contents,
     ProgressCallback,
     ToolCallError,
     arguments,
     blocking,
     parse,
 )
+from ._runtime.client_items import Contents, ItemsClient
 from ._runtime.uri import expand
 
 __all__ = ["NotesClient", "NotesSyncClient", "ToolCallError"]
 
 
-class NotesClient(BaseClient):
+class NotesClient(ItemsClient):
     """Typed access to every tool, prompt and resource of the notes server."""
 
     package = "notes_mcp"

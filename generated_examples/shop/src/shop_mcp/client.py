@@ -14,22 +14,21 @@ import mcp_types as types
 
 from . import models
 from ._runtime.client import (
-    BaseClient,
     BaseSyncClient,
     Content,
-    Contents,
     ProgressCallback,
     ToolCallError,
     arguments,
     blocking,
     parse,
 )
+from ._runtime.client_items import Contents, ItemsClient
 from ._runtime.uri import expand
 
 __all__ = ["ShopClient", "ShopSyncClient", "ToolCallError"]
 
 
-class ShopClient(BaseClient):
+class ShopClient(ItemsClient):
     """Typed access to every tool, prompt and resource of the shop server."""
 
     package = "shop_mcp"

@@ -16,21 +16,20 @@ import mcp_types as types
 
 from . import models
 from ._runtime.client import (
-    BaseClient,
     BaseSyncClient,
-    Contents,
     ProgressCallback,
     ToolCallError,
     arguments,
     blocking,
     parse,
 )
+from ._runtime.client_items import Contents, ItemsClient
 from ._runtime.uri import expand
 
 __all__ = ["ToolCallError", "TravelClient", "TravelSyncClient"]
 
 
-class TravelClient(BaseClient):
+class TravelClient(ItemsClient):
     """Typed access to every tool, prompt and resource of the travel server."""
 
     package = "travel_mcp"

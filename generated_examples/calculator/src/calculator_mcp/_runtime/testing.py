@@ -7,16 +7,13 @@ protocol eras. ``MCP_TEST_TRANSPORTS=memory,stdio`` selects transports (default:
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import importlib
-import inspect
 import os
 import random
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -26,7 +23,7 @@ from typing import Any, Literal
 import mcp_types as types
 import pytest
 
-from .client import BaseClient, error_text
+from .client import error_text
 from .settings import SSE_PATH, WEBSOCKET_PATH, Settings, offered
 
 Mode = Literal["legacy", "2026-07-28"]
@@ -77,26 +74,6 @@ def stub(config: pytest.Config, what: str) -> None:
         pytest.fail(f"{what}: its handler is not written yet (--stubs=fail)")
     _STUBS.append(what)
     pytest.skip(f"{what}: handler not written yet")
-
-
-def unwritten(module: str, function: str = "handle") -> bool:
-    """The handler in ``module`` still only raises ``NotImplementedError`` (the stub mcpgen
-    wrote), read from its source: for a tool no example arguments could be made for."""
-    try:
-        source = inspect.getsource(getattr(importlib.import_module(module), function))
-        tree = ast.parse(textwrap.dedent(source))
-    except (ImportError, AttributeError, OSError, TypeError, SyntaxError):
-        return False
-    node = tree.body[0] if tree.body else None
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        return False
-    body = [
-        s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-    ]
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
-        return False
-    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
-    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
 def is_stub(result: types.CallToolResult) -> bool:
@@ -245,16 +222,6 @@ def connect(
         return client_class.websocket(url, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
     path = credentials.settings.path
     return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
-
-
-async def call_tool(client: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    """``client.call_tool`` (an ``mcp`` client), a tool that runs only as a task as one."""
-    typed: type[BaseClient] = BaseClient
-    with contextlib.suppress(ImportError):  # (carried when a tool runs as a task)
-        from .tasks_client import TaskClient
-
-        typed = TaskClient
-    return await typed(client).call_result(name, arguments)
 
 
 async def all_pages(list_page: Any, field: str) -> list[Any]:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
-from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,7 +33,6 @@ from .shared_local import LOCAL_STATUS
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
-    from starlette.types import Scope
 
     from .auth import Authenticator
     from .server import GeneratedServer
@@ -60,19 +58,6 @@ def security_lists(settings: Settings) -> tuple[list[str], list[str]]:
             settings.env_prefix,
         )
     return hosts, origins
-
-
-def base_url(scope: Scope, settings: Settings) -> str:
-    """The public URL of this app's root: the configured one, else from the request."""
-    if settings.public_url:
-        return settings.public_url.rstrip("/")
-    scheme = scope.get("scheme", "http")
-    scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
-    host = Headers(scope=scope).get("host")
-    if host is None:
-        server = scope.get("server") or (settings.host, settings.port)
-        host = f"{server[0]}:{server[1]}"
-    return f"{scheme}://{host}{scope.get('root_path', '')}"
 
 
 def require_sharing() -> None:

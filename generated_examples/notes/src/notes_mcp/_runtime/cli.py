@@ -73,13 +73,6 @@ HELP = {
     "log_level": "DEBUG, INFO, WARNING, ... (default {d.log_level})",
     "log_format": "log lines on stderr (default {d.log_format})",
 }
-OAUTH_HELP = {  # only a server with OAuth has these flags
-    "oauth_issuer": "authorization server (default {d.oauth_issuer})",
-    "oauth_audience": "audience tokens must carry (default {d.oauth_audience})",
-    "jwks_url": "URL of the authorization server's signing keys",
-    "jwks_file": "a JWKS file with the signing keys",
-    "introspection_url": "token introspection endpoint (RFC 7662) for opaque tokens",
-}
 CHOICES = {"log_format": ["text", "json"]}
 
 
@@ -97,7 +90,11 @@ def parse_args(
         choices=offered(spec),
         help=", ".join(TRANSPORT_HELP[t] for t in offered(spec)) + f" (default {d.transport})",
     )
-    helps = {**HELP, **(OAUTH_HELP if spec.get("auth", {}).get("type") == "oauth" else {})}
+    helps = dict(HELP)
+    if spec.get("auth", {}).get("type") == "oauth":  # (the package carries auth_keys.py)
+        from .auth_keys import OAUTH_HELP
+
+        helps.update(OAUTH_HELP)
     for name, text in helps.items():
         default = getattr(Settings, name)
         options: dict[str, Any] = {"help": text.format(d=d), "choices": CHOICES.get(name)}

@@ -222,9 +222,9 @@ def resource_bindings(
         read = handlers.resources.get(definition["name"])
         if read is None and entry.get("http") is not None:
             if upstream is None:
-                from .server import wrapped_api
+                from .upstream import Upstream
 
-                upstream = wrapped_api(spec)
+                upstream = Upstream(spec["upstream"], spec["server"]["package"])
             read = upstream.resource_read(entry["http"], entry.get("input"))
         bindings.append(
             ResourceBinding(

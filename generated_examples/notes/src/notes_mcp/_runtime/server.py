@@ -16,20 +16,20 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.server.subscriptions import ListenHandler, SubscriptionBus
+from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
-from .authz import IdentityMiddleware, caller_key, current_identity, policy_of, principal
-from .errors import not_found
+from .authz import IdentityMiddleware, current_identity, policy_of, principal
 from .events import Events
 from .paging import page
 from .spec import unshare_defs
 from .tools import ToolBinding, ToolCall, ToolTable
 
 if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that use them
+    from mcp.server.subscriptions import ListenHandler
+
     from .completions import CompleteCall
-    from .credentials import CacheBackend
     from .prompts import PromptRender, PromptTable
     from .resources import ResourceRead, ResourceTable
     from .shared import SharedState
@@ -121,23 +121,18 @@ def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
     return cache(lambda: getattr(models(), name))
 
 
-def wrapped_api(spec: dict[str, Any], cache: CacheBackend | None = None) -> Any:
-    """The wrapped API of an OpenAPI server (one HTTP client and token cache per server;
-    ``cache`` shared by replicas), None for other servers."""
-    if not spec.get("upstream"):
-        return None
-    from .upstream import Upstream
-
-    return Upstream(spec["upstream"], spec["server"]["package"], cache)
-
-
 def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> list[ToolBinding]:
     """One binding per tool: the user's handler, or the wrapped API's operation (or the
     user's override of it, ``handlers/tools/<tool>.py``)."""
     bindings = []
     for entry in spec.get("tools", []):
         name = entry["definition"]["name"]
-        call = handlers.tools.get(name)
+        call, make, extra = handlers.tools.get(name), ToolBinding, dict[str, Any]()
+        if entry.get("http") is not None:  # (the package carries operation_binding.py)
+            from .operation_binding import OperationBinding
+
+            make, extra = OperationBinding, {"full_schemas": entry.get("full")}
+            extra["strict_output"] = call is not None  # (the user's override)
         if call is None and entry.get("http") is not None:
             # listed tools' results are checked by clients against their output schema
             listed = entry["definition"] if spec.get("mode", "tools") == "tools" else None
@@ -145,15 +140,14 @@ def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> li
         if call is None:
             raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
         bindings.append(
-            ToolBinding(
+            make(
                 entry["definition"],
                 call,
                 handler_path=entry.get("handler", ""),
                 timeout=entry.get("timeout"),
                 strict_model=_strict(handlers.models, entry.get("model")),
                 output_model=_strict(handlers.models, entry.get("outputModel")),
-                full_schemas=entry.get("full"),
-                strict_output=name in handlers.tools,
+                **extra,
             )
         )
     return bindings
@@ -183,7 +177,12 @@ def build_server(
     from .shared_local import local_user_state  # ``ctx.store``: per user, shared or not
 
     registry: dict[str, Any] = {"store": local_user_state() if shared is None else shared.state}
-    upstream = wrapped_api(spec, shared.cache("credentials") if shared is not None else None)
+    upstream = None  # an OpenAPI server's wrapped API: one HTTP client and token cache
+    if spec.get("upstream"):
+        from .upstream import Upstream
+
+        cache = shared.cache("credentials") if shared is not None else None  # (replicas')
+        upstream = Upstream(spec["upstream"], spec["server"]["package"], cache)
     if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
         registry["credentials"] = upstream.credentials
     tools = ToolTable(tool_bindings(spec, handlers, upstream), policy, hidden=hidden(spec["tools"]))
@@ -238,26 +237,10 @@ def build_server(
     if caps.get("logging", True):
         options.update(on_set_logging_level=events.set_level)
     listen: ListenHandler | None = None
-    if any(caps.get(k) for k in LISTENED):
-        feed: SubscriptionBus = events.bus
-        if resources is not None:  # each stream hears of its caller's updates only
-            from .resources import CallerBus
+    if any(caps.get(k) for k in LISTENED):  # (the package carries listen.py)
+        from .listen import listen_handler
 
-            feed = CallerBus(events.bus)
-        listen = ListenHandler(feed)
-
-        async def listen_authorized(
-            ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
-        ) -> types.SubscriptionsListenResult:
-            uris = [str(uri) for uri in params.notifications.resource_subscriptions or ()]
-            if uris:
-                if resources is None:
-                    raise not_found(uris[0])
-                resources.listened(uris)
-            with events.listening(caller_key(ctx)):
-                return await listen(ctx, params)
-
-        options.update(on_subscriptions_listen=listen_authorized)
+        listen, options["on_subscriptions_listen"] = listen_handler(events, resources)
     info = spec["server"]
     with warnings.catch_warnings():  # logging/setLevel is deprecated in 2026-07-28, still served
         warnings.simplefilter("ignore", MCPDeprecationWarning)

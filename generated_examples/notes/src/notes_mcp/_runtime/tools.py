@@ -111,12 +111,6 @@ class ToolBinding:
     strict_model: Callable[[], type[BaseModel]] | None = None
     # The same for the output model and the output schema (a result it accepts is valid).
     output_model: Callable[[], type[BaseModel]] | None = None
-    # The full parts where ``definition`` advertises compact ones (``_spec.json`` ``full``):
-    # arguments and results are checked against these schemas.
-    full_schemas: Mapping[str, Json] | None = None
-    # A result that does not match the output schema is a tool error (the user's handler
-    # built it); else (the wrapped API answered it) it is logged and passed on.
-    strict_output: bool = False
 
     @property
     def name(self) -> str:
@@ -125,14 +119,12 @@ class ToolBinding:
     @property
     def input_schema(self) -> Json:
         """The schema arguments are validated against."""
-        full = self.full_schemas or {}
-        return full.get("inputSchema", self.definition.get("inputSchema"))
+        return self.definition.get("inputSchema")
 
     @property
     def output_schema(self) -> Json:
         """The schema structured results are checked against (None: no check)."""
-        full = self.full_schemas or {}
-        return full.get("outputSchema", self.definition.get("outputSchema"))
+        return self.definition.get("outputSchema")
 
     @cached_property
     def tool(self) -> types.Tool:
@@ -170,6 +162,18 @@ class ToolBinding:
             return ["(result): nested too deeply"]
         return [located(e.absolute_path, e.message[:200], "(result)") for e in errors]
 
+    def checked(self, result: types.CallToolResult) -> types.CallToolResult:
+        """``result``, or a tool error when it departs from the output schema (the handler
+        built it; ``operation_binding``: what a wrapped API answered is passed on)."""
+        problems = self.result_errors(result)
+        if not problems:
+            return result
+        logger.error("tool %s built a result its output schema refuses: %s", self.name, problems)
+        return tool_error(
+            f"Tool {self.name!r} failed: its result does not match its output schema "
+            f"({problems[0]})"
+        )
+
     def argument_errors(self, arguments: dict[str, Json]) -> list[str]:
         if has_non_finite(arguments):
             return ["(arguments): NaN and infinite numbers are not JSON"]
@@ -196,7 +200,6 @@ class ToolTable:
         self.hidden = set(hidden)
         self.registry: Mapping[str, Any] = {}  # and events: set by build_server
         self.events: Any = None
-        self._warned: set[str] = set()
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         if name not in self.by_name:
@@ -296,28 +299,7 @@ class ToolTable:
                     "JSON cannot carry"
                 )
             return _internal_error(name, "tool %s returned a result that cannot be sent")
-        return self._checked(binding, result)
-
-    def _checked(self, binding: ToolBinding, result: types.CallToolResult) -> types.CallToolResult:
-        problems = binding.result_errors(result)
-        if not problems:
-            return result
-        if binding.strict_output:
-            logger.error(
-                "tool %s built a result its output schema refuses: %s", binding.name, problems
-            )
-            return tool_error(
-                f"Tool {binding.name!r} failed: its result does not match its output schema "
-                f"({problems[0]})"
-            )
-        if binding.name not in self._warned:
-            self._warned.add(binding.name)
-            logger.warning(
-                "tool %s: the API answered data its output schema refuses (passed on): %s",
-                binding.name,
-                "; ".join(problems[:3]),
-            )
-        return result
+        return binding.checked(result)
 
 
 def _explained(error: Any) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from starlette.datastructures import Headers
 
 from .auth import Authenticator, AuthError
 from .authz import _CURRENT, IDENTITY_KEY, Policy, client_address
@@ -33,7 +34,6 @@ from .identity import Identity
 from .lifecycle import first_headers
 
 if TYPE_CHECKING:
-    from starlette.datastructures import Headers
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from .settings import Settings
@@ -100,8 +100,6 @@ class VerifyingMiddleware(AuthMiddleware):
 
     def metadata_url(self, scope: Scope) -> str:
         """Where this server's Protected Resource Metadata is (``metadata_route``)."""
-        from .http_app import base_url
-
         return base_url(scope, self.settings) + WELL_KNOWN + self.settings.endpoint
 
     @functools.cached_property
@@ -129,8 +127,6 @@ class VerifyingMiddleware(AuthMiddleware):
         return f"{scheme} {', '.join(params)}" if params else scheme  # "Bearer " is no header
 
     async def verified(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
-        from starlette.datastructures import Headers
-
         request = Headers(scope=scope)
         failure: AuthError | None = None
         identity: Identity | None = None
@@ -279,8 +275,6 @@ def metadata_route(spec: Mapping[str, Any], settings: Settings) -> Any:
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    from .http_app import base_url
-
     info = spec["server"]
 
     async def metadata(request: Request) -> Response:
@@ -382,3 +376,16 @@ async def until_expiry(
         logger.info("ended a stream: its caller's token lapsed")
         if state["started"] and not state["done"]:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def base_url(scope: Scope, settings: Settings) -> str:
+    """The public URL of this app's root: the configured one, else from the request."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    scheme = scope.get("scheme", "http")
+    scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
+    host = Headers(scope=scope).get("host")
+    if host is None:
+        server = scope.get("server") or (settings.host, settings.port)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scheme}://{host}{scope.get('root_path', '')}"

@@ -44,16 +44,6 @@ def identity_of_request(request: object, network: bool) -> Identity:
     return UNVERIFIED if network else LOCAL
 
 
-def caller_key(ctx: ServerRequestContext[Any, Any]) -> str:
-    """Who a per-caller limit counts a request against: a verified caller's key, else (no
-    authentication, or none verified) its client address as the rate limit keys it."""
-    identity = current_identity()
-    scope = getattr(ctx.request, "scope", None)
-    if identity in (ANONYMOUS, UNVERIFIED) and isinstance(scope, Mapping):
-        return client_address(scope)
-    return identity.key
-
-
 def client_address(scope: Mapping[str, Any]) -> str:
     """The rate limit's key for a caller without a verified identity: its address, or for
     IPv6 its /64 (a client commonly holds all of one; an IPv4-mapped one is the IPv4)."""

@@ -24,15 +24,6 @@ def own_route(path: str) -> bool:
     return any(path == own or path.startswith(own + "/") for own in OWN_PATHS)
 
 
-AUTH_SETTINGS = {  # setting -> the manifest's ``auth`` key that gives its default
-    "oauth_issuer": "issuer",
-    "oauth_audience": "audience",
-    "jwks_url": "jwksUrl",
-    "jwks_file": "jwksFile",
-    "introspection_url": "introspectionUrl",
-}
-
-
 def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:
     """The transports this server offers (``transports.offer``; a spec without it: all)."""
     return tuple(spec.get("transports", TRANSPORTS))
@@ -86,8 +77,11 @@ class Settings:
         raw = dict(spec.get("settings", {}))
         raw.pop("state_secret", None)  # a secret comes from the environment only
         auth = spec.get("auth", {})
-        for key, name in AUTH_SETTINGS.items():
-            raw.setdefault(key, auth.get(name))
+        if auth.get("type") == "oauth":  # (the package carries auth_keys.py)
+            from .auth_keys import AUTH_SETTINGS
+
+            for key, name in AUTH_SETTINGS.items():
+                raw.setdefault(key, auth.get(name))
         values: dict[str, Any] = {}
         for name in raw.keys() & {item.name for item in fields(cls)}:
             value = raw[name]
