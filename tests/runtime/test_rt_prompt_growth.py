@@ -4,6 +4,7 @@ one C call, a number multiplied), and not refused when what it makes fits."""
 from __future__ import annotations
 
 import pprint
+import re
 import time
 import tracemalloc
 
@@ -14,7 +15,9 @@ from mcp.shared.exceptions import MCPError
 from mcpgen.runtime.prompts import render_text
 
 
-def refused(source: str, arguments: dict[str, str], megabytes: int = 10) -> str:
+def refused(
+    source: str, arguments: dict[str, str], megabytes: int = 10, expected: str = "went over a limit"
+) -> str:
     """The limit ``source`` reached, checked to have cost under 2.5 s and 10 MB."""
     tracemalloc.start()
     started = time.monotonic()
@@ -26,7 +29,7 @@ def refused(source: str, arguments: dict[str, str], megabytes: int = 10) -> str:
         tracemalloc.stop()
     assert time.monotonic() - started < 2.5
     assert peak < megabytes * 1_000_000, peak
-    assert "went over a limit" in error.value.error.message, error.value.error.message
+    assert expected in error.value.error.message, error.value.error.message
     return error.value.error.message
 
 
@@ -98,12 +101,25 @@ def test_a_list_grown_item_by_item_renders_and_in_linear_time() -> None:
         "{% set a = 3 ** 2000000 %}{% set b = a * a %}{% set c = b * b %}{{ c % 7 }}",
         "{% set a = 7 ** 2700000 %}{% set b = 3 ** 1300000 %}{{ (a // b) % 7 }}",
         "{{ (7 ** 2700000) % 7 }}",  # 1 MiB of number: 1.7 s for one **
+        "{% set a = ('f' * 400000)|int(base=16) %}{% set b = ('f' * 200000)|int(base=16) %}"
+        "{{ (a // b) % 7 }}",  # a caller's hexadecimal: 2.5 s (15 s for 1 MB)
+        "{% set a = (0).from_bytes([255] * 100000, 'big') %}{{ (a // (a // 3 + 1)) % 7 }}",
     ],
 )
 def test_a_number_is_bounded_as_it_is_made(source: str) -> None:
-    """``**`` could make a number of 1 MiB (1.7 s), and ``*`` of two numbers was unbounded:
-    each product doubled it, and a division of two such numbers ran for minutes."""
-    assert "would make a number over 8192 bytes" in refused(source, {})
+    """``**`` could make a number of 1 MiB (1.7 s), ``*`` of two numbers was unbounded (each
+    product doubled it), and so were ``int`` (base 16) and ``from_bytes``: a division of two
+    such numbers ran for minutes."""
+    assert re.search("number (would be )?over 8192 bytes", refused(source, {}))
+
+
+def test_a_template_makes_no_bytes() -> None:
+    """``encode`` made bytes, whose ``replace`` (``join``, ``expandtabs``...) no bound
+    checked: 25 MB from 5 kB here, a terabyte from a megabyte; ``encode('punycode')`` is a
+    Python loop, quadratic."""
+    source = "{{ who.encode().replace(''.encode(), who.encode())|length }}"
+    assert "template failed" in refused(source, {"who": "x" * 5000}, expected="failed")
+    assert "template failed" in refused("{{ (0).to_bytes(9, 'big') }}", {}, expected="failed")
 
 
 def test_numbers_of_a_normal_size_compute() -> None:

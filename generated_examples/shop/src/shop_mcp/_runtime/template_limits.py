@@ -92,6 +92,10 @@ def weight(value: Any, seen: dict[int, int] | None = None) -> int:
     prints a thousand times what its inner list does; each is weighed once)."""
     if isinstance(value, str):
         return len(value)
+    if isinstance(value, int):  # int('f' * 10**6, 16): a division of two such took minutes
+        if value.bit_length() > 8 * MAX_NUMBER:
+            raise OverLimit(f"a number would be over {MAX_NUMBER} bytes")
+        return 1
     if isinstance(value, Namespace):  # namespace(a=x, b=x) prints both
         value = object.__getattribute__(value, "_Namespace__attrs")
     if not isinstance(value, CONTAINERS):

@@ -33,6 +33,7 @@ import math
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sized
+from itertools import islice
 from types import MappingProxyType
 from typing import Any
 
@@ -189,17 +190,25 @@ class Sandbox(SandboxedEnvironment):
 
     step = staticmethod(step)
 
-    def stepping(self, items: Iterable[Any], room: list[float] | None = None) -> Iterator[Any]:
+    def stepping(
+        self, items: Iterable[Any], room: list[float] | None = None, each: int = 0
+    ) -> Iterator[Any]:
         """``items``, the clock read at each; when they are kept (``room``: what they may yet
-        weigh), each weighed as it comes, before a C loop lists them all."""
+        weigh), each weighed as it comes (with ``each``: a separator joining them), before a
+        C loop lists them all."""
         for item in items:
             self.step()
             if room is not None:
-                grow(room, weight(item) or 1)
+                grow(room, max(weight(item), 1) + each)
             yield item
 
     def kept(self, items: Iterable[Any]) -> Iterator[Any]:
         return self.stepping(items, [MAX_TEXT])
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        """No bytes (``encode``, ``to_bytes``): their methods (``replace``, ``join``...) would
+        want a text's bounds again, and ``encode('punycode')`` is a Python loop."""
+        return attr not in ("encode", "to_bytes") and super().is_safe_attribute(obj, attr, value)
 
     def wrap_str_format(self, value: Any) -> Any:
         """``str.format`` and ``format_map``, refusing a width or precision over MAX_TEXT."""
@@ -245,7 +254,8 @@ class Sandbox(SandboxedEnvironment):
         room: list[float] = (GROWN.get() or [math.inf]) if grows else [MAX_TEXT]
         if grows:  # l.append(big) in a loop: weighed as it grows, not once printed
             grow(room, weight(args) + weight(kwargs))
-        args = tuple(self.stepping(a, room) if isinstance(a, Iterator) else a for a in args)
+        each = len(receiver) if isinstance(receiver, str) and __obj.__name__ == "join" else 0
+        args = tuple(self.stepping(a, room, each) if isinstance(a, Iterator) else a for a in args)
         if isinstance(receiver, str):  # who.replace('', who), who.join(...)
             for value in (*args, *kwargs.values()):  # '{}'.format(a_list) prints it
                 self.weigh(value)
@@ -265,10 +275,13 @@ def _bounded_filter(name: str, function: Any) -> Any:
         if name in STEPPED and len(args) > context:  # each item read checks the clock
             if name == "reverse" and not isinstance(args[context], Iterator):
                 return sandbox().weigh(function(*args, **kwargs))  # (a text, a list: as is)
-            subject: Any = sandbox().stepping(args[context], [MAX_TEXT] if name in KEPT else None)
+            kept: list[float] = [MAX_TEXT]  # what it lists (and puts between: join)
+            sep = kwargs.get("d", args[context + 1] if len(args) > context + 1 else "")
+            each = len(str(sep)) if name == "join" else 0
+            subject: Any = sandbox().stepping(args[context], kept if name in KEPT else None, each)
             if name in ("join", "sort", "groupby"):  # counted, or sorted: Python's loop
-                subject = list(subject)
-                if name != "join" and len(subject) > MAX_SORTED:
+                subject = list(subject if name == "join" else islice(subject, MAX_SORTED + 1))
+                if len(subject) > MAX_SORTED and name != "join":
                     raise OverLimit(f"{name} would order more than {MAX_SORTED} items")
             args = (*args[:context], subject, *args[context + 1 :])
         if name in SLOW and len(args) > context and len(str(args[context])) > SLOW[name]:
