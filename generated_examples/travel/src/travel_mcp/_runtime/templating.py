@@ -21,8 +21,9 @@ environment: what one accepts, the other renders). Bounded against a caller's ar
   puts in many times (``inserts``), ``tojson``, a captured block (``Captured``), each item
   of a stream as a call or a filter lists it (``KEPT``, ``*args``, ``loop.length``), and
   what methods add to lists, dicts and sets (``GROWS``: all of a render's together, however
-  much it later removes); a number ``*`` or ``**`` makes holds at most ``MAX_NUMBER``
-  bytes (a division of two larger ones takes minutes); no ``lipsum``.
+  much it later removes); a number holds at most ``MAX_NUMBER`` bytes (a division of two
+  larger ones takes minutes), checked before ``*`` or ``**`` makes it and in any result; no
+  bytes (``encode``, ``to_bytes``), no ``lipsum``.
 
 A bound reached raises ``OverLimit``, whose message the caller may read."""
 
@@ -33,7 +34,7 @@ import math
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sized
-from itertools import islice
+from itertools import islice, repeat
 from types import MappingProxyType
 from typing import Any
 
@@ -224,7 +225,7 @@ class Sandbox(SandboxedEnvironment):
     def weigh(self, value: Any) -> Any:
         """``value``, unless it holds, or printing it (``{{ }}``, ``~``, ``string``) would
         make, more than MAX_TEXT: a list holding one list many times prints each time."""
-        if weight(value) > MAX_TEXT:
+        if (len(value) if type(value) is str else weight(value)) > MAX_TEXT:
             raise OverLimit(f"a value would make more than {MAX_TEXT} characters or items")
         return value
 
@@ -250,12 +251,15 @@ class Sandbox(SandboxedEnvironment):
 
     def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         receiver = getattr(__obj, "__self__", None)
-        grows = isinstance(receiver, (list, dict, set)) and __obj.__name__ in GROWS
-        room: list[float] = (GROWN.get() or [math.inf]) if grows else [MAX_TEXT]
-        if grows:  # l.append(big) in a loop: weighed as it grows, not once printed
+        room: list[float] = [MAX_TEXT]  # what a stream it lists may weigh
+        if isinstance(receiver, (list, dict, set)) and __obj.__name__ in GROWS:
+            room = GROWN.get() or [math.inf]  # l.append(big) in a loop: weighed as it grows
             grow(room, weight(args) + weight(kwargs))
-        each = len(receiver) if isinstance(receiver, str) and __obj.__name__ == "join" else 0
-        args = tuple(self.stepping(a, room, each) if isinstance(a, Iterator) else a for a in args)
+        if any(map(hasattr, args, repeat("__next__"))):  # a stream: listed in C, maybe
+            each = len(receiver) if isinstance(receiver, str) and __obj.__name__ == "join" else 0
+            args = tuple(
+                self.stepping(a, room, each) if hasattr(a, "__next__") else a for a in args
+            )
         if isinstance(receiver, str):  # who.replace('', who), who.join(...)
             for value in (*args, *kwargs.values()):  # '{}'.format(a_list) prints it
                 self.weigh(value)
