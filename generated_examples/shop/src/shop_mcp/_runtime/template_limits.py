@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sized
 from contextvars import ContextVar
+from itertools import compress
 from typing import Any
 
 from jinja2.exceptions import SecurityError
@@ -29,6 +30,7 @@ _PERCENT = re.compile(r"%%|%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")  # '%-8.3f
 ITEMS: type = type({}.items())  # dict.items(): pairs
 CONTAINERS: tuple[type, ...] = (list, tuple, dict, set, frozenset, ITEMS, Namespace)
 CONTAINERS += (type({}.keys()), type({}.values()))
+SCALARS = {str, int, float, bool, type(None)}  # what a flat list weighed in C may hold
 
 
 DEADLINE: ContextVar[float] = ContextVar("deadline", default=math.inf)
@@ -110,9 +112,11 @@ def weight(value: Any, seen: dict[int, int] | None = None) -> int:
             items = (*held.keys(), *held.values())
         elif pairs:
             items = itertools.chain.from_iterable(held)  # (key, value) pairs
-        if not isinstance(held, dict) and not pairs and set(map(type, held)) <= {str}:
-            items = ()  # texts only (text.split()): counted in C, 40 times faster
-            seen[id(value)] = sum(map(len, held))
+        if not isinstance(held, dict) and not pairs and set(map(type, held)) <= SCALARS:
+            texts = list(compress(held, map(str.__instancecheck__, held)))  # counted in C, 40
+            ints = compress(held, map(int.__instancecheck__, held))  # times faster (split)
+            items = (max(ints, key=abs, default=0),)  # (the largest number: weighed below)
+            seen[id(value)] = sum(map(len, texts)) + len(held) - len(texts) - 1
         seen[id(value)] += len(held) + sum(weight(item, seen) for item in items)
     return seen[id(value)]
 
