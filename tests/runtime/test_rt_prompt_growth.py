@@ -60,6 +60,8 @@ GROWN = [
     "{% set l = [] %}{% for i in range(1000) %}{% set _ = l.insert(0, who ~ i) %}{% endfor %}",
     "{% set d = {} %}{% for i in range(1000) %}{% set _ = d.update({i: who ~ i}) %}{% endfor %}",
     "{% set s = [] %}{% set _ = s.extend(range(1000)|map('center', 100000)) %}",
+    "{% set s = {0: 0}.keys() - [] %}{% for i in range(1000) %}"  # a set
+    "{% set _ = s.symmetric_difference_update([who ~ i]) %}{% endfor %}",
     "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = ns.l + [who ~ i] %}"
     "{% endfor %}",
     # a stream listed in one C call: each item weighed as it comes

@@ -68,6 +68,7 @@ STEPPED = {"select", "reject", "selectattr", "rejectattr", "map", "unique", "sum
 KEPT = {"list", "join", "batch", "slice", "sort", "groupby", "unique", "reverse"}  # collect
 STEPPED |= KEPT  # filters that iterate (``reverse`` only a stream: it collects one)
 GROWS = {"append", "extend", "insert", "update", "add", "setdefault"}  # list, dict, set methods
+GROWS.add("symmetric_difference_update")
 __all__ = ["MAX_SECONDS", "MAX_TEXT", "OverLimit", "render", "sandbox"]
 
 
