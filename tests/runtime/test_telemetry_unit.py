@@ -725,3 +725,19 @@ def test_the_start_line_says_what_is_exported(
     if observed.meter_provider is not None:  # (its reader's thread)
         observed.meter_provider.shutdown()
     assert [r.getMessage() for r in caplog.records if "OpenTelemetry on" in r.message] == [said]
+
+
+def test_the_start_line_without_otel_variables_says_only_metrics_are_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No ``OTEL_*`` variable, an HTTP transport, the extra installed: the histograms are
+    kept for ``GET /metrics`` and nothing else; the line said "OpenTelemetry on: no
+    exporter", at odds with "off until an OTEL_* variable is set"."""
+    from mcpgen.runtime import telemetry_sdk
+
+    with caplog.at_level(logging.INFO, logger=telemetry_sdk.logger.name):
+        observed = telemetry_sdk.build({"server": {"name": "s"}}, "http", {}, False)
+    assert observed.meter_provider is None and observed.flushers == []
+    assert [r.getMessage() for r in caplog.records if "OpenTelemetry" in r.message] == [
+        "OpenTelemetry: no OTEL_* variable set, no spans; metrics on GET /metrics"
+    ]
