@@ -26,6 +26,8 @@ _SECRET_WORD = re.compile(
 # A parameter's name from its "?" or "&" to its "=" (or the run without one, consumed whole:
 # the path is read once, not again from each "?" of ``?????...``, a client's request line).
 _NAME = re.compile(r"[?&][^=&#]*=?")
+# What stands for a secret wherever one is shown (URLs, logs, spans, error messages).
+REDACTED = "REDACTED"
 _VALUE_END = re.compile(r"[&#]")
 
 
@@ -41,7 +43,7 @@ def redact_query(path: str) -> str:
         if not _SECRET_WORD.search(unquote(name.group())):  # as a server reads it: %74oken
             continue
         end = _VALUE_END.search(path, name.end())
-        parts += [path[at : name.end()], "[redacted]"]
+        parts += [path[at : name.end()], REDACTED]
         at = end.start() if end else len(path)
     return "".join(parts) + path[at:]
 
@@ -75,7 +77,7 @@ class AccessLogRedaction(logging.Filter):
             record.args = (*args[:at], redact_query(str(args[at])), *args[at + 1 :])
         elif msg in ("< %s: %s", "> %s: %s") and len(args) == 2:
             shown = str(args[0]).lower() in _PLAIN_HEADERS
-            record.args = args if shown else (args[0], "[redacted]")
+            record.args = args if shown else (args[0], REDACTED)
         return True
 
 
