@@ -14,9 +14,9 @@ from typing import Any, NoReturn
 
 import click
 
-from . import install as inst
 from mcpgen.health import stubs_left
 
+from . import install as inst
 from .bundle import RUNTIMES, build_bundle
 from .call import EXIT_BAD_INPUT, call_tool, list_server, run
 from .project import KINDS, ProjectError, describe, launcher

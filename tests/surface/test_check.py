@@ -325,8 +325,12 @@ def test_a_flipped_context_is_warned_by_every_build_until_the_handler_fits(
     assert lines_with(build(manifest, project), "warning") == first
     handler = project / HANDLERS / "tools/count_books.py"
     text = handler.read_text()
-    handler.write_text(text.replace("(args: CountBooksInput)", "(args: CountBooksInput, ctx: object)"))
-    assert "ctx: object" in handler.read_text() and not lines_with(build(manifest, project), "warning")
+    handler.write_text(
+        text.replace("(args: CountBooksInput)", "(args: CountBooksInput, ctx: object)")
+    )
+    assert "ctx: object" in handler.read_text() and not lines_with(
+        build(manifest, project), "warning"
+    )
 
 
 @needs_mypy
