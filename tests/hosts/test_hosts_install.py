@@ -252,7 +252,8 @@ def test_launcher_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     run = launcher(bare)
     assert run.kind == "uvx" and run.command == "uvx"
     assert run.args == ["--from", str(bare.root), "calc-copy", "--transport", "stdio"]
-    assert "not installed" in run.note
+    # what to do before a host can start it: an entry written that no host can run
+    assert f"the host cannot start it until uv is; or pip install -e {bare.root} " in run.note
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "calc-copy").write_text("#!/bin/sh\n")
