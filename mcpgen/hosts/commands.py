@@ -113,7 +113,7 @@ def install(
         run = launcher(proj, python=python, kind=kind)
         spec = inst.HOSTS[host]
         path = config or inst.config_path(spec)
-        existing = None if show else inst.replaceable(path, spec, name, run, force)
+        existing = None if show else inst.replaceable(path, spec, name, run, force, proj)
         entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         say(f"launcher: {run.kind}: {run.note}")
         if show:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .project import EnvVar, Launcher, ProjectError, env_vars, needed_env
+from .project import STDIO, EnvVar, Launcher, Project, ProjectError, env_vars, needed_env, venv_bin
 
 Json = Any
 PLACEHOLDER = "<fill in {name}>"
@@ -148,14 +148,40 @@ def runs_same(existing: Json, run: Launcher) -> bool:
     )
 
 
-def replaceable(path: Path, host: Host, name: str, run: Launcher, force: bool) -> Json:
+def names_project(existing: Json, project: Project | None) -> bool:
+    """Whether ``existing`` starts ``project`` by a launcher that names its folder: ``uvx
+    --from ROOT``, ``ROOT/.venv``'s script, ``-m PKG`` with ``PYTHONPATH=ROOT/src`` (what an
+    install wrote before the project was installed or given its venv)."""
+    if project is None or not isinstance(existing, Mapping):
+        return False
+    args, env = existing.get("args"), existing.get("env")
+    if not isinstance(args, list) or args[-2:] != STDIO:
+        return False
+    command, root, rest = Path(str(existing.get("command"))), project.root, args[:-2]
+    return (
+        (command.name == "uvx" and rest == ["--from", str(root), project.script])
+        or (
+            (command.parent == venv_bin(root / ".venv") and command.stem == project.script)
+            and not rest
+        )
+        or (
+            isinstance(env, Mapping)
+            and env.get("PYTHONPATH") == str(root / "src")
+            and rest == ["-m", project.package]
+        )
+    )
+
+
+def replaceable(
+    path: Path, host: Host, name: str, run: Launcher, force: bool, project: Project | None = None
+) -> Json:
     """The entry ``name`` already in ``host``'s config at ``path``, when it is this
-    project's (to update in place); None when there is none, or when ``--force`` replaces
-    another program's entry (whose env, maybe that program's secrets, is dropped);
-    ``ProjectError`` without ``--force``."""
+    project's (to update in place: it runs what ``run`` runs, or ``names_project``); None
+    when there is none, or when ``--force`` replaces another program's entry (whose env,
+    maybe that program's secrets, is dropped); ``ProjectError`` without ``--force``."""
     servers = read_config(path).get(host.key)
     existing = servers.get(name) if isinstance(servers, dict) else None
-    if existing is None or runs_same(existing, run):
+    if existing is None or runs_same(existing, run) or names_project(existing, project):
         return existing
     if not force:
         raise ProjectError(
