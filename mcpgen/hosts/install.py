@@ -149,26 +149,20 @@ def runs_same(existing: Json, run: Launcher) -> bool:
 
 
 def names_project(existing: Json, project: Project | None) -> bool:
-    """Whether ``existing`` starts ``project`` by a launcher that names its folder: ``uvx
-    --from ROOT``, ``ROOT/.venv``'s script, ``-m PKG`` with ``PYTHONPATH=ROOT/src`` (what an
-    install wrote before the project was installed or given its venv)."""
+    """Whether ``existing`` starts ``project`` by a launcher naming its folder (``uvx --from
+    ROOT``, ``ROOT/.venv``'s script, ``PYTHONPATH=ROOT/src``): an install made before the
+    project was installed."""
     if project is None or not isinstance(existing, Mapping):
         return False
-    args, env = existing.get("args"), existing.get("env")
-    if not isinstance(args, list) or args[-2:] != STDIO:
-        return False
-    command, root, rest = Path(str(existing.get("command"))), project.root, args[:-2]
-    return (
-        (command.name == "uvx" and rest == ["--from", str(root), project.script])
-        or (
-            (command.parent == venv_bin(root / ".venv") and command.stem == project.script)
-            and not rest
-        )
-        or (
-            isinstance(env, Mapping)
-            and env.get("PYTHONPATH") == str(root / "src")
-            and rest == ["-m", project.package]
-        )
+    root, command = project.root, Path(str(existing.get("command")))
+    env = existing.get("env")
+    env = env if isinstance(env, Mapping) else {}
+    venv = command.parent == venv_bin(root / ".venv") and command.stem == project.script
+    args = existing.get("args")
+    return isinstance(args, list) and args in (
+        ["--from", str(root), project.script, *STDIO] if command.name == "uvx" else None,
+        STDIO if venv else None,
+        ["-m", project.package, *STDIO] if env.get("PYTHONPATH") == str(root / "src") else None,
     )
 
 

@@ -404,7 +404,11 @@ def test_an_entry_of_this_project_by_another_launcher_is_updated(
         assert written["command"] == str(project / ".venv" / "bin" / "shop"), written
         assert written["env"]["SHOP_API_APIKEY"] == "filled-in"
     other = copy_example("shop", tmp_path / "other")
-    entry = {"command": "uvx", "args": ["--from", str(other.resolve()), "shop", *stdio]}
-    config.write_text(json.dumps({"mcpServers": {"shop": entry}}))
-    done = CliRunner().invoke(main, ["install", "mcp-json", str(project), "--config", str(config)])
-    assert done.exit_code == 2 and "not this project" in done.output, done.output
+    for entry in (
+        {"command": "uvx", "args": ["--from", str(other.resolve()), "shop", *stdio]},
+        {"command": "/bin/other"},  # no args at all
+    ):
+        config.write_text(json.dumps({"mcpServers": {"shop": entry}}))
+        args = ["install", "mcp-json", str(project), "--config", str(config)]
+        done = CliRunner().invoke(main, args)
+        assert done.exit_code == 2 and "not this project" in done.output, done.output
