@@ -41,7 +41,7 @@ import mcp_types as types
 
 from . import wire, wire_body
 from .content import audio, embedded_blob, image, structured, text, tool_error
-from .logs import REDACTED
+from .errors import REDACTED
 
 if TYPE_CHECKING:
     from .wire import Request

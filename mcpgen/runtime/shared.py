@@ -37,8 +37,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import ServerEvent, SubscriptionBus
 
+from .errors import REDACTED
 from .local_cache import TTLCache, ValueCodec
-from .logs import REDACTED
 from .sealing import (
     BoundState,
     SharedStateConfigError,

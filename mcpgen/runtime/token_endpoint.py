@@ -18,7 +18,7 @@ import httpx2
 
 from .capped import MAX_AUTH_ANSWER_BYTES, fetch
 from .credential_config import CONTROL, MAX_HEADER_VALUE, CredentialFailure
-from .logs import REDACTED
+from .errors import REDACTED
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"

@@ -26,8 +26,7 @@ from urllib.parse import (
     urlunsplit,
 )
 
-from .errors import ToolError
-from .logs import REDACTED
+from .errors import REDACTED, ToolError
 
 Json = Any
 DOT_SEGMENTS = frozenset({".", ".."})

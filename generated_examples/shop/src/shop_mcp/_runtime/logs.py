@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from . import telemetry
+from .errors import REDACTED
 
 QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette")
 # A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
@@ -26,8 +27,6 @@ _SECRET_WORD = re.compile(
 # A parameter's name from its "?" or "&" to its "=" (or the run without one, consumed whole:
 # the path is read once, not again from each "?" of ``?????...``, a client's request line).
 _NAME = re.compile(r"[?&][^=&#]*=?")
-# What stands for a secret wherever one is shown (URLs, logs, spans, error messages).
-REDACTED = "REDACTED"
 _VALUE_END = re.compile(r"[&#]")
 
 
