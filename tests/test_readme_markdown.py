@@ -50,3 +50,44 @@ def test_a_code_span_holds_any_text() -> None:
     assert code_spans(markdown_code("say `hi`")) == ["say `hi`"]
     assert code_spans(markdown_code("``x")) == ["``x"]
     assert markdown_code("a|b\n c") == "`a\\|b c`"  # a table cell's pipe, one line
+
+
+def marked_cells(row: str) -> list[str]:
+    """A table row's cells as marked splits it: at each ``|`` after an even number of
+    backslashes, code spans or not (GitHub and markdown-it skip a code span's ``\\\\|``)."""
+    cells, start, slashes = [], 0, 0
+    for at, char in enumerate(row):
+        if char == "|" and slashes % 2 == 0:
+            cells.append(row[start:at].strip())
+            start = at + 1
+        slashes = slashes + 1 if char == "\\" else 0
+    return cells[1:]
+
+
+def test_a_name_holding_a_pipe_stays_in_one_cell(tmp_path: Path) -> None:
+    """A resource or prompt named ``a\\|b`` was the code span ``a\\\\|b``, which marked split
+    into two cells (GitHub and markdown-it kept one; checked with npm ``marked`` 18.3 and
+    ``markdown-it`` 15.0 and cmarkgfm 2025.10): such a name is written escaped instead, one cell
+    everywhere, and reads back as written (CommonMark: ``\\`` + punctuation is that mark)."""
+    names = ["a\\|b", "x|y", "back\\", "p\\\\|q"]
+    resources = "".join(
+        f"  - {{uri: 'r://{i}', name: '{n}', text: hi}}\n" for i, n in enumerate(names)
+    )
+    prompts = "".join(
+        f"  - {{name: 'p{n}', messages: [{{role: user, text: go}}]}}\n" for n in names
+    )
+    source = f"mcpgen: 1\nserver: {{name: pipes}}\nresources:\n{resources}prompts:\n{prompts}"
+    (tmp_path / "mcpgen.yaml").write_text(source, "utf-8")
+    model = load_manifest(tmp_path / "mcpgen.yaml").manifest
+    assert model is not None
+    readme = render_without_models(model).generated["README.md"]
+    rows = [line for line in readme.splitlines() if line.startswith(("| resource |", "| prompt |"))]
+    assert len(rows) == 2 * len(names)
+    shown = []
+    for row in rows:
+        cells = marked_cells(row)
+        assert len(cells) == 3, row
+        cell = cells[1].replace("\\|", "|")  # a table's escaped pipe, before inlines
+        spans = code_spans(cell)
+        shown.append(spans[0] if spans else re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", cell))
+    assert shown == [*names, *(f"p{n}" for n in names)]

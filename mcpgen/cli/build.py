@@ -212,7 +212,7 @@ def _build(
         package = f"src/{manifest.server.package}/"
         models_changed = any(p.startswith(package + "models/") for p in the_plan.changed)
         changes = signature_changes(root, manifest, lock) if lock and models_changed else []
-        if document is not None and f"{package}server.py" in the_plan.changed:
+        if document is not None:  # every build, while a kept handler does not fit
             report(handler_misfits(root, manifest, document))
         surface_changes, renamed = surface_summary(root, lock, rendered) if lock else ([], [])
     try:

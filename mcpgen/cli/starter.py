@@ -8,6 +8,12 @@ from pathlib import Path
 
 from mcpgen import identifiers as names
 
+# Latin letters with no decomposed form, which NFKD would not turn into ASCII
+LETTERS = str.maketrans(
+    {"ß": "ss", "æ": "ae", "Æ": "Ae", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d"}
+    | {"Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "œ": "oe", "Œ": "Oe", "\u0131": "i"}
+)
+
 
 def starter_manifest(server_name: str) -> str:
     from importlib import resources
@@ -15,8 +21,9 @@ def starter_manifest(server_name: str) -> str:
     from mcpgen.render.templates import render
 
     # a server name starts with a letter (a folder ``2fa`` or ``ü`` still gives a valid one);
-    # accents are dropped, not their letters (``Café`` is ``cafe``)
-    plain = unicodedata.normalize("NFKD", server_name).encode("ascii", "ignore").decode()
+    # accents are dropped, not their letters (``Café`` is ``cafe``, ``Straße`` ``strasse``)
+    plain = unicodedata.normalize("NFKD", server_name.translate(LETTERS))
+    plain = plain.encode("ascii", "ignore").decode()
     words = names.words(plain) or ["my", "server"]
     name = "-".join(words) if words[0][0].isalpha() else "-".join(["mcp", *words])
     title = " ".join(word.capitalize() for word in words)

@@ -241,6 +241,13 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
     return report
 
 
+def stubs_left(root: Path, package: str) -> list[Problem]:
+    """The handlers the project's ``_spec.json`` names that are still stubs (for ``mcpgen
+    bundle``, which has no manifest to build from)."""
+    spec = json.loads((root / "src" / package / "_spec.json").read_text("utf-8"))
+    return _stubs(root, named_from_spec(Project(root, package, spec)))
+
+
 def _stubs(root: Path, named: set[str]) -> list[Problem]:
     problems = []
     for relative in sorted(named):

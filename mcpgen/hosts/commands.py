@@ -14,6 +14,8 @@ from typing import Any, NoReturn
 
 import click
 
+from mcpgen.health import stubs_left
+
 from . import install as inst
 from .bundle import RUNTIMES, build_bundle
 from .call import EXIT_BAD_INPUT, call_tool, list_server, run
@@ -111,7 +113,7 @@ def install(
         run = launcher(proj, python=python, kind=kind)
         spec = inst.HOSTS[host]
         path = config or inst.config_path(spec)
-        existing = None if show else inst.replaceable(path, spec, name, run, force)
+        existing = None if show else inst.replaceable(path, spec, name, run, force, proj)
         entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         say(f"launcher: {run.kind}: {run.note}")
         if show:
@@ -220,6 +222,11 @@ def list_command(source: str | None, as_json: bool, timeout: float, **connection
 @click.option(
     "--server-json", type=FILE, help="Where to write server.json (default: beside the bundle)."
 )
+@click.option(
+    "--allow-stubs",
+    is_flag=True,
+    help="Pack handlers that still raise NotImplementedError (warned) instead of refusing.",
+)
 @_python
 def bundle(
     project: Path,
@@ -229,11 +236,22 @@ def bundle(
     mcpb_url: str | None,
     repository: str | None,
     server_json: Path | None,
+    allow_stubs: bool,
     python: Path | None,
 ) -> None:
-    """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json."""
+    """Pack PROJECT into an MCP Bundle (.mcpb) and write its MCP Registry server.json.
+    Refuses a project whose handlers are still stubs (mcpgen check's stubs), unless
+    --allow-stubs."""
     try:
         proj = describe(project)
+        level = "warning" if allow_stubs else "error"
+        for stub in (left := stubs_left(proj.root, proj.package)):
+            say(f"{project / stub.path}:{stub.line or 1}: {level}: stubs: {stub.message}")
+        if left and not allow_stubs:
+            fail(
+                f"{project}: {len(left)} handler(s) unwritten, a host would answer 'not "
+                "implemented yet': write them, or pass --allow-stubs (nothing written)"
+            )
         target = output or Path(f"{proj.name}-{proj.version}.mcpb")
         registry_path = server_json or target.with_name("server.json")
         # what does not depend on the bundle is refused before the bundle is written

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .project import EnvVar, Launcher, ProjectError, env_vars, needed_env
+from .project import STDIO, EnvVar, Launcher, Project, ProjectError, env_vars, needed_env, venv_bin
 
 Json = Any
 PLACEHOLDER = "<fill in {name}>"
@@ -148,14 +148,34 @@ def runs_same(existing: Json, run: Launcher) -> bool:
     )
 
 
-def replaceable(path: Path, host: Host, name: str, run: Launcher, force: bool) -> Json:
+def names_project(existing: Json, project: Project | None) -> bool:
+    """Whether ``existing`` starts ``project`` by a launcher naming its folder (``uvx --from
+    ROOT``, ``ROOT/.venv``'s script, ``PYTHONPATH=ROOT/src``): an install made before the
+    project was installed."""
+    if project is None or not isinstance(existing, Mapping):
+        return False
+    root, command = project.root, Path(str(existing.get("command")))
+    env = existing.get("env")
+    env = env if isinstance(env, Mapping) else {}
+    venv = command.parent == venv_bin(root / ".venv") and command.stem == project.script
+    args = existing.get("args")
+    return isinstance(args, list) and args in (
+        ["--from", str(root), project.script, *STDIO] if command.name == "uvx" else None,
+        STDIO if venv else None,
+        ["-m", project.package, *STDIO] if env.get("PYTHONPATH") == str(root / "src") else None,
+    )
+
+
+def replaceable(
+    path: Path, host: Host, name: str, run: Launcher, force: bool, project: Project | None = None
+) -> Json:
     """The entry ``name`` already in ``host``'s config at ``path``, when it is this
-    project's (to update in place); None when there is none, or when ``--force`` replaces
-    another program's entry (whose env, maybe that program's secrets, is dropped);
-    ``ProjectError`` without ``--force``."""
+    project's (to update in place: it runs what ``run`` runs, or ``names_project``); None
+    when there is none, or when ``--force`` replaces another program's entry (whose env,
+    maybe that program's secrets, is dropped); ``ProjectError`` without ``--force``."""
     servers = read_config(path).get(host.key)
     existing = servers.get(name) if isinstance(servers, dict) else None
-    if existing is None or runs_same(existing, run):
+    if existing is None or runs_same(existing, run) or names_project(existing, project):
         return existing
     if not force:
         raise ProjectError(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -322,7 +323,10 @@ def launcher(
         note = f"uvx runs the project from {project.root} in a cached environment"
         note += f" ({'; '.join(tried)})" if tried else ""
         if uvx is None:
-            note += " (uvx is not installed here: install uv first)"
+            note += (
+                " (uvx is not installed here: the host cannot start it until uv is; or "
+                f"pip install -e {shlex.quote(str(project.root))} and run this again)"
+            )
         chosen = Launcher(
             str(Path(uvx).resolve()) if uvx else "uvx",
             ["--from", str(project.root), project.script],

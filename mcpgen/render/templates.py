@@ -64,8 +64,13 @@ def markdown_inline(text: str | None) -> str:
 
 def markdown_code(text: str | None) -> str:
     """Text as a Markdown code span, shown as written (a backslash escape inside backticks
-    is printed, not applied: `a\\_b`), on one line, its ``|`` escaped for a table cell."""
-    body = " ".join((text or "").split()).replace("|", "\\|")
+    is printed, not applied: `a\\_b`), on one line, its ``|`` escaped for a table cell.
+    Text holding ``\\|`` is every punctuation mark escaped instead, not in backticks: the
+    span's ``\\\\|`` ends a table cell in marked (GitHub and markdown-it keep it whole)."""
+    body = " ".join((text or "").split())
+    if "\\|" in body:
+        return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", body)
+    body = body.replace("|", "\\|")
     fence = "`" * (max(map(len, re.findall("`+", body)), default=0) + 1)
     pad = " " if body[:1] == "`" or body[-1:] == "`" else ""
     return f"{fence}{pad}{body}{pad}{fence}"

@@ -37,6 +37,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import ServerEvent, SubscriptionBus
 
+from .errors import REDACTED
 from .local_cache import TTLCache, ValueCodec
 from .sealing import (
     BoundState,
@@ -265,15 +266,14 @@ def redact_url(url: str) -> str:
     if "@" in rest:  # up to the last @: a password may hold / ? # unencoded (urlsplit stops)
         userinfo, _, host = rest.rpartition("@")
         user = userinfo.split(":", 1)[0]
-        rest = f"{user}:***@{host}" if user else f"***@{host}"
+        rest = f"{user}:{REDACTED}@{host}" if user else f"{REDACTED}@{host}"
     try:
         parts = urlsplit(scheme + sep + rest)
         query = urlencode(
             [
-                (k, "***" if k.lower() == "password" else v)
+                (k, REDACTED if k.lower() == "password" else v)
                 for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            ],
-            safe="*",
+            ]
         )
         return urlunsplit(parts._replace(query=query))
     except ValueError:
@@ -285,5 +285,5 @@ def without_password(text: str, url: str) -> str:
     before an unencoded / ? # (which redis-py then reads as a port, and prints)."""
     password = url.partition("://")[2].rpartition("@")[0].partition(":")[2]
     for secret in sorted({password, re.split("[/?#]", password)[0]} - {""}, key=len)[::-1]:
-        text = text.replace(secret, "***")
+        text = text.replace(secret, REDACTED)
     return text

@@ -18,6 +18,7 @@ import httpx2
 
 from .capped import MAX_AUTH_ANSWER_BYTES, fetch
 from .credential_config import CONTROL, MAX_HEADER_VALUE, CredentialFailure
+from .errors import REDACTED
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
@@ -137,7 +138,7 @@ def clean(text: str, secrets: Sequence[str]) -> str:
     """``text`` with every secret replaced, control characters blanked, at most 200 chars."""
     for secret in secrets:
         if secret:
-            text = text.replace(secret, "[redacted]")
+            text = text.replace(secret, REDACTED)
     return CONTROL.sub(" ", text)[:200]
 
 

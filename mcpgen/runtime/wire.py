@@ -26,14 +26,13 @@ from urllib.parse import (
     urlunsplit,
 )
 
-from .errors import ToolError
+from .errors import REDACTED, ToolError
 
 Json = Any
 DOT_SEGMENTS = frozenset({".", ".."})
 # RFC 6265 cookie-octet: visible ASCII but for DQUOTE, comma, semicolon and backslash
 _COOKIE_SAFE = "!#$%&'()*+-./:<=>?@[]^_`{|}~"
 CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no header value holds one (RFC 9110)
-REDACTED = "REDACTED"
 # what joins an array's items in a style other than simple's and form's ","
 DELIMITERS = {"pipeDelimited": "|", "spaceDelimited": " "}
 RESERVED = ":/?@!$'()*,;"  # allowReserved's bare: RFC 3986's but []#&=+ (OpenAPI's App. C)
@@ -299,21 +298,22 @@ def redact(url: str, secret_params: set[str]) -> str:
 
 def shown_base(base: str, documented: str) -> tuple[str, str, frozenset[str], frozenset[str]]:
     """The base URL set for this deployment (without its query), how it may be shown, the
-    query names it adds, and what it holds that the documented one does not (a path segment,
-    a value of a query name it adds). Beyond the documented base URL (the manifest's
-    ``baseUrl``) its path and query are the deployment's and may hold a key
-    (``https://host/KEY123/v1?code=KEY``): shown ``REDACTED``, and taken out of answers as
-    a credential sent (``Request.at``)."""
+    query names it adds, and what it holds that the documented one does not (a path segment
+    that may be a key, a value of a query name it adds). Beyond the documented base URL (the
+    manifest's ``baseUrl``) its path and query are the deployment's and may hold a key
+    (``https://host/bot42:K3y/v1?code=KEY``): those are shown ``REDACTED`` (the rest of the
+    path is kept: it says which call failed), and taken out of answers as a credential sent
+    (``Request.at``)."""
     parts, known = urlsplit(base), urlsplit(documented)
     added = dict(parse_qsl(parts.query, True))
     names = frozenset(added.keys() - {k for k, _ in parse_qsl(known.query, True)})
     path, known_path = parts.path.rstrip("/"), known.path.rstrip("/")
     segments = {s for s in set(path.split("/")) - set(known_path.split("/")) if keylike(s)}
     held = frozenset({*segments, *map(unquote, segments), *(added[name] for name in names)})
-    if path == known_path or not path:
+    if not segments:
         return "", "", names, held
     real = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-    hidden = "/" + REDACTED + (known_path if path.endswith(known_path) else "")
+    hidden = "/".join(REDACTED if s in segments else s for s in path.split("/"))
     netloc = parts.netloc.rsplit("@", 1)[-1]
     return real, urlunsplit((parts.scheme, netloc, hidden, "", "")), names, held
 

@@ -351,3 +351,24 @@ def test_a_bundle_and_server_json_written_into_src_are_not_packed_next_time(
         assert mcpgen("bundle", str(project), "-o", str(target)).returncode == 0
     with zipfile.ZipFile(target) as zf:
         assert not {"src/calc.zip", "src/server.json"} & set(zf.namelist())
+
+
+def test_a_project_with_stub_handlers_is_refused_unless_allow_stubs(tmp_path: Path) -> None:
+    """A bundle goes to users: a handler still raising NotImplementedError is refused,
+    located as ``mcpgen check`` locates it, nothing written; ``--allow-stubs`` packs it
+    with the same lines as warnings."""
+    project = copy_example("calculator", tmp_path, venv_script=False)
+    add = project / "src/calculator_mcp/handlers/tools/add.py"
+    add.write_text(
+        "from ...models import AddInput, AddOutput\n\n\n"
+        "async def handle(args: AddInput) -> AddOutput:\n    raise NotImplementedError\n"
+    )
+    target = tmp_path / "out" / "calc.mcpb"
+    done = mcpgen("bundle", str(project), "-o", str(target))
+    where = f"{add}:4: "
+    assert done.returncode == 2, done.stderr
+    assert f"{where}error: stubs: handle() still raises NotImplementedError" in done.stderr
+    assert "--allow-stubs" in done.stderr and not (tmp_path / "out").exists()
+    done = mcpgen("bundle", str(project), "-o", str(target), "--allow-stubs")
+    assert done.returncode == 0, done.stderr
+    assert f"{where}warning: stubs: handle() still raises" in done.stderr and target.is_file()

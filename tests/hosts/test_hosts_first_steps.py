@@ -203,6 +203,10 @@ def test_init_names_a_server_after_its_folder_as_written() -> None:
         ("My Project.v2", "my-project-v2", "My Project V2"),
         ("ü", "u", "U"),
         ("日本", "my-server", "My Server"),
+        # letters with no decomposed form were dropped: "strae", "kbenhavn"
+        ("Straße", "strasse", "Strasse"),
+        ("København Łódź", "kobenhavn-lodz", "Kobenhavn Lodz"),
+        ("Æsir Œuvre Þing Đak", "aesir-oeuvre-thing-dak", "Aesir Oeuvre Thing Dak"),
     ]:
         text = starter_manifest(folder)
         assert f'name: "{name}"' in text and f'title: "{title}"' in text, (folder, text[:400])

@@ -252,7 +252,8 @@ def test_launcher_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     run = launcher(bare)
     assert run.kind == "uvx" and run.command == "uvx"
     assert run.args == ["--from", str(bare.root), "calc-copy", "--transport", "stdio"]
-    assert "not installed" in run.note
+    # what to do before a host can start it: an entry written that no host can run
+    assert f"the host cannot start it until uv is; or pip install -e {bare.root} " in run.note
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "calc-copy").write_text("#!/bin/sh\n")
@@ -375,3 +376,39 @@ def test_a_config_that_cannot_be_written_is_named(home: Path, tmp_path: Path) ->
         result.exit_code == 2 and f"error: {config}: cannot write" in result.output
     ), result.output
     assert ".tmp" not in result.output
+
+
+def test_an_entry_of_this_project_by_another_launcher_is_updated(
+    home: Path, tmp_path: Path
+) -> None:
+    """``install`` before the project had a venv wrote ``uvx --from PROJECT``; the same
+    command once it had one refused, "already runs ... not this project", though the entry
+    names this very folder. An entry naming the folder (uvx ``--from``, its ``.venv``
+    script, ``PYTHONPATH=PROJECT/src``) is this project's: updated, filled-in values kept.
+    Another folder's is still refused."""
+    project = copy_example("shop", tmp_path)
+    proj = describe(project)
+    config = tmp_path / "mcp.json"
+    stdio = ["--transport", "stdio"]
+    earlier = [
+        {"command": "uvx", "args": ["--from", str(proj.root), proj.script, *stdio]},
+        {"command": sys.executable, "args": ["-m", proj.package, *stdio],
+         "env": {"PYTHONPATH": str(proj.root / "src")}},
+    ]  # fmt: skip
+    for entry in earlier:
+        entry["env"] = {**entry.get("env", {}), "SHOP_API_APIKEY": "filled-in"}
+        config.write_text(json.dumps({"mcpServers": {"shop": entry}}))
+        done = run_install("mcp-json", str(project), "--config", str(config))
+        assert done.exit_code == 0, done.output
+        written = json.loads(config.read_text())["mcpServers"]["shop"]
+        assert written["command"] == str(project / ".venv" / "bin" / "shop"), written
+        assert written["env"]["SHOP_API_APIKEY"] == "filled-in"
+    other = copy_example("shop", tmp_path / "other")
+    for entry in (
+        {"command": "uvx", "args": ["--from", str(other.resolve()), "shop", *stdio]},
+        {"command": "/bin/other"},  # no args at all
+    ):
+        config.write_text(json.dumps({"mcpServers": {"shop": entry}}))
+        args = ["install", "mcp-json", str(project), "--config", str(config)]
+        done = CliRunner().invoke(main, args)
+        assert done.exit_code == 2 and "not this project" in done.output, done.output

@@ -24,7 +24,7 @@ def test_access_lines_leave_out_query_credentials(log_format: str) -> None:
     access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "POST", path, "1.1", 401)
     line = stream.getvalue()
     assert "eyJ.secret.sig" not in line and "k-123" not in line, line
-    assert "page=2" in line and "access_token=[redacted]" in line, line
+    assert "page=2" in line and "access_token=REDACTED" in line, line
 
 
 @pytest.mark.parametrize("log_format", ["text", "json"])
@@ -39,7 +39,7 @@ def test_websocket_handshake_lines_leave_out_query_credentials(log_format: str) 
     handshakes.info('%s - "WebSocket %s" [accepted]', "127.0.0.1:5", "/ws?api_key=k-123&v=1")
     text = stream.getvalue()
     assert "eyJ.s.g" not in text and "k-123" not in text, text
-    assert text.count("=[redacted]") == 2 and "v=1" in text, text
+    assert text.count("=REDACTED") == 2 and "v=1" in text, text
 
 
 def test_at_debug_no_sse_chunk_is_logged() -> None:
@@ -109,13 +109,13 @@ def test_a_long_query_is_redacted_in_linear_time() -> None:
 @pytest.mark.parametrize(
     ("path", "shown"),
     [
-        ("/p?aSig?=s3cret&v=1", "/p?aSig?=[redacted]&v=1"),  # a name holding a "?"
-        ("/p?a=1?token=s3cret#f", "/p?a=1?token=[redacted]#f"),  # after a "?" in a value
-        ("/p?token=s3=c?r&key=k#x", "/p?token=[redacted]&key=[redacted]#x"),
+        ("/p?aSig?=s3cret&v=1", "/p?aSig?=REDACTED&v=1"),  # a name holding a "?"
+        ("/p?a=1?token=s3cret#f", "/p?a=1?token=REDACTED#f"),  # after a "?" in a value
+        ("/p?token=s3=c?r&key=k#x", "/p?token=REDACTED&key=REDACTED#x"),
         ("/p?tokens&x=1", "/p?tokens&x=1"),
         # the name as a server reads it (percent-decoded): "access_token" written encoded
-        ("/p?%61ccess%5f%74%6Fken=s3cret", "/p?%61ccess%5f%74%6Fken=[redacted]"),
-        ("/p?pass%77ord=s3cret&v=1", "/p?pass%77ord=[redacted]&v=1"),
+        ("/p?%61ccess%5f%74%6Fken=s3cret", "/p?%61ccess%5f%74%6Fken=REDACTED"),
+        ("/p?pass%77ord=s3cret&v=1", "/p?pass%77ord=REDACTED&v=1"),
     ],
 )
 def test_what_is_redacted(path: str, shown: str) -> None:
@@ -146,8 +146,8 @@ def test_a_websocket_handshake_logged_at_debug_shows_no_credential() -> None:
     text = stream.getvalue()
     for secret in ("eyJ.q.sig", "eyJ.h.sig", "hunter2", "c00kie", "k-123"):
         assert secret not in text, text
-    assert "< GET /ws?access_token=[redacted]&v=1 HTTP/1.1" in text, text
-    assert "< Host: 127.0.0.1:8000" in text and "< Authorization: [redacted]" in text, text
+    assert "< GET /ws?access_token=REDACTED&v=1 HTTP/1.1" in text, text
+    assert "< Host: 127.0.0.1:8000" in text and "< Authorization: REDACTED" in text, text
 
 
 @pytest.mark.anyio
@@ -176,4 +176,4 @@ async def test_a_failed_resource_read_logs_its_uri_without_query_credentials(
         with pytest.raises(MCPError, match="see the server log"):
             await client.read_resource("fixture://find?q=shoes&token=s3cr3t-t0ken")
     (logged,) = [r.getMessage() for r in caplog.records if "reading resource" in r.getMessage()]
-    assert logged == "reading resource fixture://find?q=shoes&token=[redacted] failed"
+    assert logged == "reading resource fixture://find?q=shoes&token=REDACTED failed"

@@ -138,13 +138,13 @@ def test_configuration_errors_are_clear() -> None:
         request_state_security("short")
     with pytest.raises(SharedStateConfigError, match="limiter_outage"):
         shared_state(None, limiter_outage="maybe")  # type: ignore[arg-type]
-    assert redact_url("redis://user:hunter2@h:6379/0") == "redis://user:***@h:6379/0"
-    assert redact_url("redis://:hunter2@h/0") == "redis://***@h/0"
-    assert redact_url("rediss://h/0?password=hunter2&db=1") == "rediss://h/0?password=***&db=1"
+    assert redact_url("redis://user:hunter2@h:6379/0") == "redis://user:REDACTED@h:6379/0"
+    assert redact_url("redis://:hunter2@h/0") == "redis://REDACTED@h/0"
+    assert redact_url("rediss://h/0?password=hunter2&db=1") == "rediss://h/0?password=REDACTED&db=1"
     assert "hunter2" not in redact_url("unix:///run/r.sock?password=hunter2")
     for mark in "/?#":  # a password holding them unencoded (base64 has /) was printed whole
         url = f"redis://u:hunter{mark}2pw@h:6379/0"
-        assert redact_url(url) == "redis://u:***@h:6379/0"
+        assert redact_url(url) == "redis://u:REDACTED@h:6379/0"
         with pytest.raises(SharedStateConfigError) as caught:  # (redis-py: "port 'hunter'")
             shared_state(url, secret="s" * 32)
         assert "hunter" not in str(caught.value) and "2pw" not in str(caught.value)

@@ -416,7 +416,7 @@ def test_a_cancelled_request_is_an_error_and_a_read_names_its_resource(
     assert cancelled.attributes is not None and cancelled.attributes["error.type"] == "cancelled"
     assert cancelled.status.status_code == StatusCode.ERROR
     assert read_span.attributes is not None
-    assert read_span.attributes["mcp.resource.uri"] == "notes://a?token=[redacted]&v=1"
+    assert read_span.attributes["mcp.resource.uri"] == "notes://a?token=REDACTED&v=1"
     first, _ = observed.operations.points.values()  # [labels, buckets, sum, count]
     assert first[0]["error.type"] == "cancelled"
 
@@ -440,7 +440,7 @@ def test_a_read_that_fails_names_its_resource_without_the_query_credential(
         anyio.run(both, request("resources/read", {"uri": uri}), missing)
     assert raised.value.error.message == f"Resource not found: {uri}"
     (span,) = exported.get_finished_spans()
-    assert span.status.description == "Resource not found: notes://a?token=[redacted]&v=1"
+    assert span.status.description == "Resource not found: notes://a?token=REDACTED&v=1"
 
 
 def test_a_call_whose_client_left_is_cancelled_in_every_era(
@@ -513,14 +513,24 @@ def test_url_full_hides_a_query_credential_whose_name_is_encoded(
     assert str(span.attributes["url.full"]).endswith("/x?client%20id=REDACTED")
 
 
-@pytest.mark.parametrize(("documented", "shown"), [("", "/REDACTED"), ("/v1", "/REDACTED/v1")])
+@pytest.mark.parametrize(
+    ("documented", "added", "shown"),
+    [
+        ("", "/KEY12345", "/REDACTED"),
+        ("/v1", "/KEY12345", "/REDACTED/v1"),
+        ("/v1", "/tenant/KEY12345", "/tenant/REDACTED/v1"),
+        ("/v1", "/staging/shop", "/staging/shop/v1"),
+    ],
+)
 def test_a_key_in_the_base_urls_path_is_not_shown(
-    monkeypatch: pytest.MonkeyPatch, documented: str, shown: str
+    monkeypatch: pytest.MonkeyPatch, documented: str, added: str, shown: str
 ) -> None:
-    """A deployment's base URL with a key in its path (``https://host/KEY123/v1``, as bot
+    """A deployment's base URL with a key in its path (``https://host/KEY12345/v1``, as bot
     and webhook APIs take it) showed the key in ``url.full`` and in the tool error a client
-    reads; beyond the documented base URL's path the path is ``REDACTED``, as are the values
-    of the query parameters it adds (``?cid=``: whatever its name)."""
+    reads; a segment the documented base URL lacks that may be a key (``wire.keylike``, as
+    answers are scrubbed) is ``REDACTED``, as are the values of the query parameters it adds
+    (``?cid=``: whatever its name). The rest of the path is shown: a gateway's prefix
+    (``/staging/shop``) was hidden too, and the user could not see which call failed."""
     import anyio
     from wirekit import operations, recorder, upstream
 
@@ -534,10 +544,10 @@ def test_a_key_in_the_base_urls_path_is_not_shown(
     with recorder() as rec:
         rec.answer(404, "text/plain", b"no such item")
         api = upstream("https://api.example.test" + documented + "?v=1")
-        base = rec.url + "/KEY123" + documented + "?v=1&cid=KEY456"
+        base = rec.url + added + documented + "?v=1&cid=KEY456"
         monkeypatch.setenv(api.settings["baseUrlEnv"], base)
         result = anyio.run(api.call, operations(data)["send"], {})
-    assert rec.seen[0].target == "/KEY123" + documented + "/x?v=1&cid=KEY456"
+    assert rec.seen[0].target == added + documented + "/x?v=1&cid=KEY456"
     text = result.content[0].text  # type: ignore[union-attr]
     url = f"{rec.url}{shown}/x?v=1&cid=REDACTED"
     assert result.is_error and f"(GET {url})" in text and "KEY" not in text, text
@@ -725,3 +735,19 @@ def test_the_start_line_says_what_is_exported(
     if observed.meter_provider is not None:  # (its reader's thread)
         observed.meter_provider.shutdown()
     assert [r.getMessage() for r in caplog.records if "OpenTelemetry on" in r.message] == [said]
+
+
+def test_the_start_line_without_otel_variables_says_only_metrics_are_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No ``OTEL_*`` variable, an HTTP transport, the extra installed: the histograms are
+    kept for ``GET /metrics`` and nothing else; the line said "OpenTelemetry on: no
+    exporter", at odds with "off until an OTEL_* variable is set"."""
+    from mcpgen.runtime import telemetry_sdk
+
+    with caplog.at_level(logging.INFO, logger=telemetry_sdk.logger.name):
+        observed = telemetry_sdk.build({"server": {"name": "s"}}, "http", {}, False)
+    assert observed.meter_provider is None and observed.flushers == []
+    assert [r.getMessage() for r in caplog.records if "OpenTelemetry" in r.message] == [
+        "OpenTelemetry: no OTEL_* variable set, no spans; metrics on GET /metrics"
+    ]

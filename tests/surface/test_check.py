@@ -313,6 +313,26 @@ def test_imported_modules(tmp_path: Path) -> None:
     assert imported_modules(path, ("pkg", "m")) == set()
 
 
+def test_a_flipped_context_is_warned_by_every_build_until_the_handler_fits(
+    tmp_path: Path,
+) -> None:
+    """The warning came only from the build that rewrote ``server.py``: the next build, the
+    handler still unchanged and every call still failing, said nothing."""
+    manifest, project = shelf(tmp_path)
+    edit(manifest, "How many books there are.\n", "How many books there are.\n    context: true\n")
+    first = lines_with(build(manifest, project), "warning")
+    assert len(first) == 1 and "handle() takes no ctx" in first[0], first
+    assert lines_with(build(manifest, project), "warning") == first
+    handler = project / HANDLERS / "tools/count_books.py"
+    text = handler.read_text()
+    handler.write_text(
+        text.replace("(args: CountBooksInput)", "(args: CountBooksInput, ctx: object)")
+    )
+    assert "ctx: object" in handler.read_text() and not lines_with(
+        build(manifest, project), "warning"
+    )
+
+
 @needs_mypy
 def test_a_flipped_context_is_found_by_build_and_check(tmp_path: Path) -> None:
     """``context: true`` given to a tool and a resource whose handlers are written: the

@@ -66,6 +66,9 @@ def build(
     telemetry = Telemetry(meter_provider, transport != "stdio", exporting, transport)
     telemetry.flushers = flushers
     exported = [n for n, on in (("traces", traced), ("metrics", meter_provider)) if on]
+    if not exporting:  # HTTP, the extra installed, no OTEL_* variable
+        logger.info("OpenTelemetry: no OTEL_* variable set, no spans; metrics on GET /metrics")
+        return telemetry
     logger.info(
         "OpenTelemetry on: %s%s",
         " and ".join(exported) + " exported" if exported else "no exporter",

@@ -9,6 +9,8 @@ if TYPE_CHECKING:  # mcpgen's own commands import this module, which must not ne
     from mcp.shared.exceptions import MCPError
 
 FORBIDDEN = -32003  # JSON-RPC error code (server range): the caller lacks a scope
+# What stands for a secret wherever one is shown (URLs, logs, spans, error messages).
+REDACTED = "REDACTED"
 
 
 class ToolError(Exception):

@@ -42,6 +42,7 @@ import mcp_types as types
 
 from . import wire, wire_body
 from .content import audio, embedded_blob, image, structured, text, tool_error
+from .errors import REDACTED
 
 if TYPE_CHECKING:
     from .wire import Request
@@ -115,7 +116,7 @@ def result(
         return types.CallToolResult(content=[text(request.scrub(response.text))])
     blob = response.content  # any other type (Atom's +xml, NDJSON...) may echo a key too
     for secret in sorted(request.secrets, key=len, reverse=True):
-        blob = blob.replace(secret.encode(), wire.REDACTED.encode()) if len(secret) >= 4 else blob
+        blob = blob.replace(secret.encode(), REDACTED.encode()) if len(secret) >= 4 else blob
     if media.startswith("image/"):
         return types.CallToolResult(content=[image(blob, media)])
     if media.startswith("audio/"):
@@ -232,7 +233,7 @@ def scrubbed(data: Json, secrets: Collection[str]) -> Json:
 
     def each(data: Json) -> Json:
         if isinstance(data, str):
-            return wire.REDACTED if data in whole else scrub(data)
+            return REDACTED if data in whole else scrub(data)
         if isinstance(data, list):
             return [each(item) for item in data]
         if isinstance(data, dict):

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from . import telemetry
+from .errors import REDACTED
 
 QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette")
 # A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
@@ -41,7 +42,7 @@ def redact_query(path: str) -> str:
         if not _SECRET_WORD.search(unquote(name.group())):  # as a server reads it: %74oken
             continue
         end = _VALUE_END.search(path, name.end())
-        parts += [path[at : name.end()], "[redacted]"]
+        parts += [path[at : name.end()], REDACTED]
         at = end.start() if end else len(path)
     return "".join(parts) + path[at:]
 
@@ -75,7 +76,7 @@ class AccessLogRedaction(logging.Filter):
             record.args = (*args[:at], redact_query(str(args[at])), *args[at + 1 :])
         elif msg in ("< %s: %s", "> %s: %s") and len(args) == 2:
             shown = str(args[0]).lower() in _PLAIN_HEADERS
-            record.args = args if shown else (args[0], "[redacted]")
+            record.args = args if shown else (args[0], REDACTED)
         return True
 
 
