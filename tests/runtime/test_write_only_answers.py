@@ -28,7 +28,19 @@ USER = {
 PLAIN = {"type": "object", "properties": {"name": {"type": "string"}}}
 SECRET = {"type": "string", "writeOnly": True}
 REF = {"$ref": "#/components/schemas/User"}
+NODE = {  # a child: this, its password writeOnly (its own kept)
+    "type": "object",
+    "required": ["name", "password"],
+    "properties": {
+        "name": {"type": "string"},
+        "password": {"type": "string"},
+        "child": {
+            "allOf": [{"$ref": "#/components/schemas/Node"}, {"properties": {"password": SECRET}}]
+        },
+    },
+}
 ECHO = {"name": "ann", "password": "hunter2", "pin": "1234"}
+PW = {"name": "c", "password": "hunter2"}
 SHAPES: dict[str, tuple[Any, Any, Any]] = {  # response schema, upstream answer, the result
     "object": (REF, ECHO, {"name": "ann"}),
     "nested": (
@@ -86,6 +98,15 @@ SHAPES: dict[str, tuple[Any, Any, Any]] = {  # response schema, upstream answer,
         {"users": [{"name": "ann", "password": "hunter2"}]},
         {"users": [{"name": "ann"}]},
     ),
+    "a self-reference beside its mark": (
+        {"$ref": "#/components/schemas/Node"},
+        {
+            "name": "a",
+            "password": "top",
+            "child": {"name": "b", "password": "hunter2", "child": PW},
+        },
+        {"name": "a", "password": "top", "child": {"name": "b", "child": {"name": "c"}}},
+    ),
     "array of writeOnly items": (
         {"type": "object", "properties": {"keys": {"type": "array", "items": SECRET}}},
         {"keys": ["k1", "k2"], "n": 1},
@@ -103,7 +124,7 @@ def document(response: Any) -> Any:
         "openapi": "3.1.0",
         "info": {"title": "t", "version": "1"},
         "paths": {"/users": {"post": op}},
-        "components": {"schemas": {"User": USER, "Plain": PLAIN, "Secret": SECRET}},
+        "components": {"schemas": {"User": USER, "Plain": PLAIN, "Secret": SECRET, "Node": NODE}},
     }
 
 
@@ -113,7 +134,9 @@ async def test_a_write_only_property_an_upstream_echoes_is_left_out_of_the_resul
 ) -> None:
     """It passed through to the client (only the output schema knew of it), at the top, in
     a nested object, an array's items, a map's values, an ``allOf`` member (the mark in one
-    member, the property in another) and behind a ``$ref`` (``pin``)."""
+    member, the property in another) and behind a ``$ref`` (``pin``). A definition whose
+    child is itself beside the mark: the child's copy without it referred, for the child's
+    child, to the definition requiring it (every answer two levels deep was refused)."""
     schema, echoed, expected = SHAPES[shape]
     data = document(schema)
     (tool,) = imported(data).tools
