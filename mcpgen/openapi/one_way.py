@@ -177,6 +177,9 @@ def leave_out(
                 for k, v in node["properties"].items()
                 if k not in only
             }
+        if way == "Answer" and out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
+            either = {"anyOf": out.pop("oneOf")}
+            out |= {"allOf": [*out.get("allOf", ()), either]} if "anyOf" in out else either
         ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
         beside = given != NONE or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
         if (
