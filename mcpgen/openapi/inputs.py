@@ -115,7 +115,9 @@ class InputImport(ImportBase):
             schema, deps = {"type": "string"}, set()
         about = param.get("description"), param.get("deprecated"), examples_of(param)
         schema = annotate(schema, *about)
+        read_only = self.converter.plans["readOnly"].plan(schema)  # an object's (not sent)
         extra = {"style": style, "explode": explode, "content_type": content_type}
+        extra["read_only"] = read_only or None
         # OpenAPI 3.2 extends allowReserved to paths; Azure says x-ms-skip-url-encoding
         if True in (param.get("allowReserved"), param.get("x-ms-skip-url-encoding")):
             extra["allow_reserved"] = location in ("query", "path") or None

@@ -133,6 +133,8 @@ class Upstream:
         part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
             value, where = arguments.get(param["argument"]), param["location"]
+            if param.get("read_only"):  # an object's readOnly properties are not sent
+                value = wire_body.without_read_only(value, param["read_only"])
             if value is None and (where != "path" or param["argument"] not in arguments):
                 continue  # null is absent (a null path value is refused below)
             if where == "path":
