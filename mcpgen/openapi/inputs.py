@@ -211,7 +211,7 @@ class InputImport(ImportBase):
     ) -> BodyInfo:
         """The body whose schema is ``holder``'s (a media type object, a 2.0 body parameter)."""
         schema, deps = self.converter.convert(src, (*path, "schema"), holder.get("schema", {}))
-        kind = category(media)
+        kind, given = category(media), schema  # (an XML body's: where its writeOnly ones are)
         if is_xml(media):
             self.warn(src, path, f"{media} bodies are passed as raw text, not built from data")
         plain = isinstance(schema, dict) and schema.get("type") == "string"
@@ -235,7 +235,8 @@ class InputImport(ImportBase):
         )
         # what is never sent, at any depth (a spread body offers no argument for its own)
         read_only = self.converter.plans["readOnly"].plan(schema, own=not spreadable)
-        plans = (read_only, self.converter.plans["writeOnly"].plan(schema))  # BodyInfo's
+        writes = self.converter.plans["writeOnly"].plan(given if is_xml(media) else schema)
+        plans = (read_only, writes)  # BodyInfo's
         if not spreadable:
             top = self.converter.read_only(schema)
             if top:  # not asked of the model (as finish())
