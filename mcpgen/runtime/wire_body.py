@@ -1,6 +1,5 @@
 """Request bodies: JSON, forms and multipart built from a tool's arguments (OpenAPI's
-``style``/``explode`` and ``encoding``), and file arguments (base64 or a resource's bytes).
-"""
+``style``/``explode`` and ``encoding``), and file arguments (base64 or a resource's bytes)."""
 
 from __future__ import annotations
 
