@@ -109,6 +109,8 @@ def test_a_build_keeps_the_cache_under_its_limit(
 
 # -- advertised definitions (``model.remembered``) ----------------------------------------
 
+DEFS = "$defs"  # (``remembered.DEFS``)
+
 SPEC = Path(__file__).resolve().parent / "fixtures" / "openapi-real" / "train-travel-3.1.json"
 
 
@@ -135,7 +137,7 @@ def test_advertised_definitions_read_from_the_cache_are_the_ones_computed(
     first = _advertised()  # computed, and kept
     pack = _pack(store)
     entries = json.loads(pack.read_text("utf-8"))
-    assert 0 < len(entries) <= len(first)
+    assert 0 < len(entries.keys() - {DEFS}) <= len(first)  # (DEFS: their definitions)
     assert _advertised() == first  # read back
     monkeypatch.setenv("MCPGEN_CACHE_DIR", "")
     assert _advertised() == first  # no cache at all
@@ -144,7 +146,7 @@ def test_advertised_definitions_read_from_the_cache_are_the_ones_computed(
     assert _advertised() == first
     assert json.loads(pack.read_text("utf-8")) == entries
     # the pack is what the build uses: an entry replaced shows in the model
-    key = next(iter(entries))
+    key = next(iter(entries.keys() - {DEFS}))
     pack.write_text(json.dumps({**entries, key: {"description": "from the cache"}}), "utf-8")
     assert sum('"from the cache"' in text for text in _advertised()) >= 1
 
@@ -163,8 +165,48 @@ def test_a_pack_keeps_the_last_build_and_as_many_older_results(store: Path, tmp_
     second = _advertised(changed)
     assert second != first
     both = json.loads(_pack(store).read_text("utf-8"))
-    assert set(entries) <= set(both) and len(both) <= 2 * len(second)
+    assert set(entries) <= set(both) and len(both.keys() - {DEFS}) <= 2 * len(second)
     assert _advertised() == first and _advertised(changed) == second
+
+
+def test_a_definition_many_operations_take_is_kept_once(store: Path, tmp_path: Path) -> None:
+    """Every operation taking a big definition (its closure advertised as the input's
+    ``$defs``) repeated it in the pack, read by every later build: 300 operations over 60
+    definitions of 20 properties made 16 MB. Each definition is kept once, named by digest
+    by the results; what a warm build reads back is what a cold one computed."""
+    ref = "#/components/schemas/D{}".format
+    schemas = {
+        f"D{i}": {
+            "type": "object",
+            "properties": {
+                **{f"p{j}": {"type": "string", "maxLength": 9} for j in range(10)},
+                **(
+                    {"next": {"$ref": ref(i + 1)}, "all": {"items": {"$ref": ref(i + 1)}}}
+                    if i < 9
+                    else {}
+                ),
+            },
+        }
+        for i in range(10)
+    }
+    paths = {
+        f"/r{k}": {
+            "post": {
+                "operationId": f"op{k}",
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": ref(k % 2)}}}},
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+        for k in range(40)
+    }
+    data = {"openapi": "3.1.0", "info": {"title": "big", "version": "1"}, "paths": paths}
+    spec = tmp_path / "big.json"
+    spec.write_text(json.dumps(data | {"components": {"schemas": schemas}}), "utf-8")
+    cold = _advertised(spec)
+    assert all('"$defs"' in text for text in cold)  # (each repeats the closure)
+    size = len(_pack(store).read_bytes())
+    assert size < sum(map(len, cold)) / 3, (size, sum(map(len, cold)))  # (4.5x smaller)
+    assert _advertised(spec) == cold  # read back
 
 
 def test_an_advertised_definition_is_kept_per_options_and_per_compacting_code(

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from mcpgen.load import load_text
 from mcpgen.openapi import import_openapi
+from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.pipeline import load_source_text
 
 PLAIN = {
@@ -298,3 +299,43 @@ def test_a_chain_of_references_imports_at_once(shape: str) -> None:
     text = json.dumps(tool.input_schema)
     assert ('"n"' in text) is (shape == "a chain") and '"pw"' in text  # (n is readOnly in M)
     assert '"pw"' not in json.dumps(tool.output_schema)
+
+
+def test_the_first_pass_takes_no_name() -> None:
+    """``leave_out`` first asks which definitions change, making copies of those a mark
+    beside them lifts; it named them (taken, kept in the converter's definitions), though
+    the copies used are made again once the changed definitions have their new names
+    (``User``'s copy refers to ``FriendAnswer``, not ``Friend``): a name reserved for
+    nothing (``UserAnswer2c48aa``) beside the one used."""
+    made: list[SchemaConverter] = []
+    init = SchemaConverter.__init__
+
+    def spied(self: SchemaConverter, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    def ref(name: str) -> dict[str, str]:
+        return {"$ref": f"#/components/schemas/{name}"}
+
+    secret = {"type": "string", "writeOnly": True}
+    schemas = {
+        "User": {"required": ["pw"], "properties": {"pw": {}, "friend": ref("Friend")}},
+        "Friend": {"type": "object", "properties": {"secret": secret, "n": {}}},
+        "Body": {"allOf": [ref("User"), {"properties": {"pw": secret}}]},
+        "Top": {"type": "object", "properties": {"b": ref("Body")}},
+    }
+    answer = {"description": "ok", "content": {"application/json": {"schema": ref("Top")}}}
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/a": {"get": {"operationId": "get", "responses": {"200": answer}}}},
+        "components": {"schemas": schemas},
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SchemaConverter, "__init__", spied)
+        (tool,) = import_openapi(load_text(json.dumps(data), "a.json", Path("."))).tools
+    used = set(tool["output"]["$defs"])
+    (lifted,) = [n for n in used if n.startswith("UserAnswer")]
+    assert Draft202012Validator(tool["output"]).is_valid({"b": {"friend": {"n": "x"}}})
+    assert {n for n in made[0].naming.taken if n.startswith("UserAnswer")} <= {lifted, "UserAnswer"}
+    assert {n for n in made[0].defs if n.startswith("UserAnswer")} <= {lifted, "UserAnswer"}

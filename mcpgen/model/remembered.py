@@ -4,7 +4,10 @@ Each result's key is all it is made from: the operation's texts and bundled sche
 ``openapi.compact`` options and the compacting code's source. A server's results are one
 "pack" (a file per tool costs a second on a slow file system), read and written once per
 build (``pipeline.load_document``): the last build's results and up to as many older ones
-(``mcpgen diff`` builds two versions). A missing or unreadable pack only costs time.
+(``mcpgen diff`` builds two versions). An input schema's definitions are kept once, by
+digest, under ``DEFS``: its results name them (every operation taking a big definition
+repeated its whole closure: 300 of them, 16 MB read by every build). A missing or
+unreadable pack only costs time.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from mcpgen.model import compact, relax, share
 
 Json = Any
 PREFIX = "advertised-v1-"
+DEFS = "$defs"  # the pack's key holding the definitions its results name by digest
 _CODE = (compact, relax, share, schemas)  # the modules whose code makes the result
 
 
@@ -32,8 +36,32 @@ class Pack:
 
     path: Path | None
     kept: dict[str, Json]  # what earlier builds left
-    used: dict[str, Json] = field(default_factory=dict)  # what this build used
+    used: dict[str, Json] = field(default_factory=dict)  # what this build used (as kept)
     computed: int = 0  # how many of those were not kept
+    defs: dict[str, Json] = field(default_factory=dict)  # by digest: the kept ones, and new
+
+    def __post_init__(self) -> None:
+        found = self.kept.pop(DEFS, None)
+        self.defs.update(found if isinstance(found, dict) else {})
+
+    def packed(self, result: dict[str, Json]) -> dict[str, Json]:
+        """``result`` as kept: its input schema's definitions by digest."""
+        schema = result.get("inputSchema")
+        if not isinstance(schema, dict) or not isinstance(schema.get(DEFS), dict):
+            return result
+        named = {name: _hash(compact_json(body)) for name, body in schema[DEFS].items()}
+        self.defs.update({named[name]: body for name, body in schema[DEFS].items()})
+        return result | {"inputSchema": schema | {DEFS: named}}
+
+    def unpacked(self, kept: Json) -> Json:
+        """A result as kept, whole (None: not one, or a definition is missing)."""
+        schema = kept.get("inputSchema") if isinstance(kept, dict) else None
+        if not isinstance(schema, dict) or not isinstance(schema.get(DEFS), dict):
+            return kept if isinstance(kept, dict) else None
+        named = schema[DEFS]
+        if not all(isinstance(d, str) and d in self.defs for d in named.values()):
+            return None
+        return kept | {"inputSchema": schema | {DEFS: {n: self.defs[d] for n, d in named.items()}}}
 
 
 def open_pack(scope: str) -> Pack:
@@ -47,7 +75,9 @@ def save_pack(pack: Pack) -> None:
     if pack.path is None or not pack.computed:
         return
     older = [key for key in pack.kept if key not in pack.used][: len(pack.used)]
-    cache.write(pack.path, compact_json({**pack.used, **{key: pack.kept[key] for key in older}}))
+    kept = {**pack.used, **{key: pack.kept[key] for key in older}}
+    named = {d for result in kept.values() for d in _named(result)}
+    cache.write(pack.path, compact_json(kept | {DEFS: {d: pack.defs[d] for d in sorted(named)}}))
 
 
 class Advertised:
@@ -74,12 +104,20 @@ class Advertised:
             return make()
         parts = [cache.schema_key(part, self._digests, compact_json) for part in given]
         key = _hash(compact_json([self.salt, *parts, wrapped]))
-        found = pack.used.get(key, pack.kept.get(key))
-        if not isinstance(found, dict):
-            found = make()
-            pack.computed += 1
-        pack.used[key] = found
+        kept = pack.used.get(key, pack.kept.get(key))
+        found: dict[str, Json] | None = pack.unpacked(kept)
+        if found is None:
+            found, pack.computed = make(), pack.computed + 1
+            kept = pack.packed(found)
+        pack.used[key] = kept
         return found
+
+
+def _named(result: Json) -> list[str]:
+    """The digests of the definitions a kept ``result`` names."""
+    schema = result.get("inputSchema") if isinstance(result, dict) else None
+    named = schema.get(DEFS) if isinstance(schema, dict) else None
+    return [d for d in named.values() if isinstance(d, str)] if isinstance(named, dict) else []
 
 
 def _hash(text: str) -> str:

@@ -264,8 +264,11 @@ class _Importer(SecurityImport, InputImport):
                     a: [w for w in wanted if w != a] for a in body.arguments if set(wanted) - {a}
                 }
         self.converter.add_defs(input_schema, deps)
-        if body_info is not None and body_info.read_only:  # nested ones (the runtime's plan)
-            input_schema = leave_out(self.converter, input_schema, body_info.read_only, "Request")
+        marks = [i.param.get("read_only") or {} for i in inputs]  # nested ones (the runtime's)
+        marks.append(body_info.read_only if body_info is not None else {})
+        if any(marks):
+            marked: Json = {"$defs": {name: {} for plan in marks for name in plan.get("$defs", ())}}
+            input_schema = leave_out(self.converter, input_schema, marked, "Request")
         output, content_type, wrapped, write_only = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):

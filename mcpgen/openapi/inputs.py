@@ -115,7 +115,9 @@ class InputImport(ImportBase):
             schema, deps = {"type": "string"}, set()
         about = param.get("description"), param.get("deprecated"), examples_of(param)
         schema = annotate(schema, *about)
+        read_only = self.converter.plans["readOnly"].plan(schema)  # an object's (not sent)
         extra = {"style": style, "explode": explode, "content_type": content_type}
+        extra["read_only"] = read_only or None
         # OpenAPI 3.2 extends allowReserved to paths; Azure says x-ms-skip-url-encoding
         if True in (param.get("allowReserved"), param.get("x-ms-skip-url-encoding")):
             extra["allow_reserved"] = location in ("query", "path") or None
@@ -209,7 +211,7 @@ class InputImport(ImportBase):
     ) -> BodyInfo:
         """The body whose schema is ``holder``'s (a media type object, a 2.0 body parameter)."""
         schema, deps = self.converter.convert(src, (*path, "schema"), holder.get("schema", {}))
-        kind = category(media)
+        kind, given = category(media), schema  # (an XML body's: where its writeOnly ones are)
         if is_xml(media):
             self.warn(src, path, f"{media} bodies are passed as raw text, not built from data")
         plain = isinstance(schema, dict) and schema.get("type") == "string"
@@ -233,7 +235,8 @@ class InputImport(ImportBase):
         )
         # what is never sent, at any depth (a spread body offers no argument for its own)
         read_only = self.converter.plans["readOnly"].plan(schema, own=not spreadable)
-        plans = (read_only, self.converter.plans["writeOnly"].plan(schema))  # BodyInfo's
+        writes = self.converter.plans["writeOnly"].plan(given if is_xml(media) else schema)
+        plans = (read_only, writes)  # BodyInfo's
         if not spreadable:
             top = self.converter.read_only(schema)
             if top:  # not asked of the model (as finish())

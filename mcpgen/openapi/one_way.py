@@ -177,23 +177,29 @@ def leave_out(
                 for k, v in node["properties"].items()
                 if k not in only
             }
+        if way == "Answer" and out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
+            either = {"anyOf": out.pop("oneOf")}
+            out |= {"allOf": [*out.get("allOf", ()), either]} if "anyOf" in out else either
         ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
         beside = given != NONE or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
         if (
             ref is not None
             and ref in defs
-            and ref not in seen
+            and (ref not in seen or (ref, id(every)) in making)
             and beside
             and not within(every, paths(defs[ref]))
         ):
-            lifted = lift(ref, every, seen)  # what it names, as a member, without them
-            if lifted != lift(ref, NONE, seen):  # (it declares or requires one)
+            copy = lift(ref, every, seen)  # what it names, as a member, without them
+            if copy is None or copy != lift(ref, NONE, seen):  # (it declares or requires one)
                 del out["$ref"]
-                member = {"$ref": def_ref(named(ref, lifted))}
+                member = {"$ref": def_ref(named(ref, copy)) if copy is not None else f"{ref}\0"}
+                if copy is None:  # the copy being made (a cycle): its name once it has one
+                    making[ref, id(every)].append(member)
                 out, ref = (
                     (out | {"allOf": [*out.get("allOf", ()), member]}) if out else member
                 ), None
-        return unrequire(out, only) | ({"$ref": def_ref(new[ref])} if ref in new else {})
+        out = unrequire(out, only)  # (itself: a member referring to a copy under way)
+        return out | {"$ref": def_ref(new[ref])} if ref in new else out
 
     def paths(node: Json) -> Paths:
         """What a value of ``node`` is sent without: the properties, at any depth (paths of
@@ -242,29 +248,46 @@ def leave_out(
         return contained[id(one), id(other)][2]
 
     def lift(ref: str, only: Paths, seen: Seen) -> Json:
-        if (ref, id(only)) not in lifted:  # (each once: diamonds of allOf members)
-            lifted[ref, id(only)] = only, visit(defs[ref], only, seen | {ref})
-        return lifted[ref, id(only)][1]
+        """``ref``'s copy without ``only`` (None: the one being made, which refers to itself
+        through ``making``'s members, named with it)."""
+        key = (ref, id(only))
+        if key not in lifted and key not in making:  # (each once: diamonds of allOf members)
+            making[key] = []
+            copy = visit(defs[ref], only, seen | {ref})
+            lifted[key], selves[id(copy)] = (only, copy), making.pop(key)
+        return lifted[key][1] if key in lifted else None
 
-    def named(ref: str, lifted: Json) -> str:
-        """A definition for ``lifted``, the copy of ``ref`` without some properties: one
+    def named(ref: str, copy: Json) -> str:
+        """A definition for ``copy``, the copy of ``ref`` without some properties: one
         schema, not one more copy wherever it applies (a chain of definitions each with
-        several properties referring to the next one was fan-out ** depth copies)."""
-        digest = short_hash(json.dumps(lifted, sort_keys=True), 12)  # (named by what it is)
-        src, path = converter.origin[ref]
-        key = (src, (*path, way.lower(), digest))
-        name = converter.naming.name_of(key, f"{ref}{way}{digest[:6]}")
-        if name not in converter.defs:
-            converter.defs[name], converter.deps[name] = lifted, _refs(lifted)
-            converter.origin[name] = converter.origin[ref]
-        return name
+        several properties referring to the next one was fan-out ** depth copies). Its
+        members referring to itself (a cycle) are given the name. The first pass, which
+        only asks which definitions change, names none (it took names it never used)."""
+        if id(copy) not in names:
+            digest = short_hash(json.dumps(copy, sort_keys=True), 12)  # (named by what it is)
+            src, path = converter.origin[ref]
+            key = (src, (*path, way.lower(), digest))
+            name = converter.naming.name_of(key, f"{ref}{way}{digest[:6]}") if naming else digest
+            for member in selves.pop(id(copy), ()):
+                member["$ref"] = def_ref(name)
+            names[id(copy)] = copy, name
+            if naming and name not in converter.defs:
+                converter.defs[name], converter.deps[name] = copy, _refs(copy)
+                converter.origin[name] = converter.origin[ref]
+        return names[id(copy)][1]
 
     defs, new, lifted = schema.get("$defs", {}), dict[str, str](), dict[Any, Json]()
+    making: dict[tuple[str, int], list[dict[str, str]]] = {}  # lifts under way: self-references
+    names: dict[int, tuple[Json, str]] = {}  # each copy's (by id: kept with it)
+    selves: dict[int, list[dict[str, str]]] = {}  # each copy's members referring to itself
     found: dict[int, Paths] = {}
     unions: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
     contained: dict[tuple[int, int], tuple[Paths, Paths, bool]] = {}
+    naming: list[bool] = []  # (false: the first pass)
     new.update({n: n for n in plan.get("$defs", ()) if n in defs and visit(defs[n]) != defs[n]})
-    lifted.clear()  # (made with the new names found so far)
+    naming.append(True)
+    for memo in (lifted, names, selves):
+        memo.clear()  # (made with the new names found so far)
     while grown := {n for n in defs if n not in new and converter.deps[n] & set(new)}:
         new.update({n: n for n in grown})  # refers to a definition that changes
     for name in new:

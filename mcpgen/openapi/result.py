@@ -31,6 +31,8 @@ class Param:
     described by ``content`` is serialized in, not by style. ``part``: the multipart body
     property on whose parts this header is sent (its ``encoding`` declares it).
     ``allow_reserved``: a query or path value's reserved characters are sent bare.
+    ``read_only``: where an object value's ``readOnly`` properties are, left out of what is
+    sent (as a body's).
     """
 
     name: str
@@ -42,6 +44,7 @@ class Param:
     content_type: str | None = None
     part: str | None = None
     allow_reserved: bool | None = None
+    read_only: dict[str, Json] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ def operation_data(operation: Operation) -> dict[str, Json]:
     data: dict[str, Json] = {
         "method": operation.method,
         "path": operation.path,
-        "params": [  # its fields are strings, booleans or None: nothing to copy deeply
+        "params": [  # (a readOnly plan is shared, never changed: nothing to copy deeply)
             {k: v for k, v in vars(p).items() if v is not None} for p in operation.parameters
         ],
         "security": operation.security,

@@ -136,7 +136,8 @@ class SchemaConverter:
         them) in a subschema applying to the value (JSON Schema 2020-12 §9.4): itself, the
         definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
         the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
-        member declaring it."""
+        member declaring it, for ``writeOnly`` any (an answer leaves out what a member it may
+        match marks: a password marked in one branch reached the client)."""
         return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
     def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
@@ -150,11 +151,16 @@ class SchemaConverter:
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
                 marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
+            anyone = keys == ("writeOnly",)
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 for member in members:  # every member declaring a property marks it
                     for prop, only in self._marks(member, keys).items():
-                        group[prop] = group.get(prop, True) and only
+                        group[prop] = (
+                            (group.get(prop, False) or only)
+                            if anyone
+                            else (group.get(prop, True) and only)
+                        )
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
             for pattern in marking_patterns(self, target, keys):  # wherever declared
                 marks.update({prop: True for prop in marks if matches(pattern, prop)})

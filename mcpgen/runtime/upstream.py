@@ -4,8 +4,7 @@ Credentials never leave for another origin: redirects are followed by hand, and 
 different origin (scheme, host, port) is followed without any credential, and not at all
 into the server's own networks (``redirects``). Cookies an answer sets are not kept: every
 caller's later calls would carry them. URLs shown to clients or written in errors have
-credential query values redacted. The MCP client's own token is never forwarded upstream.
-"""
+credential query values redacted. The MCP client's own token is never forwarded upstream."""
 
 from __future__ import annotations
 
@@ -133,6 +132,7 @@ class Upstream:
         part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
             value, where = arguments.get(param["argument"]), param["location"]
+            value = wire_body.without_read_only(value, param.get("read_only") or {})  # not sent
             if value is None and (where != "path" or param["argument"] not in arguments):
                 continue  # null is absent (a null path value is refused below)
             if where == "path":

@@ -1,6 +1,5 @@
 """Request bodies: JSON, forms and multipart built from a tool's arguments (OpenAPI's
-``style``/``explode`` and ``encoding``), and file arguments (base64 or a resource's bytes).
-"""
+``style``/``explode`` and ``encoding``), and file arguments (base64 or a resource's bytes)."""
 
 from __future__ import annotations
 
@@ -108,8 +107,16 @@ def _value(spec: dict[str, Json], arguments: dict[str, Json]) -> Json:
 def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
     """The strings the body sends in its ``writeOnly`` properties (``spec["write_only"]``:
     a password): an answer quoting one has it redacted, as a credential sent
-    (``answers``)."""
-    value = _value(spec, arguments)
+    (``answers``); an XML body's (as written): its elements' (attributes') named as one."""
+    value, names = _value(spec, arguments), _dropped(spec["write_only"])
+    if isinstance(value, str):
+        try:  # (expat: no entity expansion bomb)
+            nodes = list(ElementTree.fromstring(value).iter())
+        except ElementTree.ParseError:
+            return set()
+        texts = [t for n in nodes if str(n.tag).rpartition("}")[2] in names for t in n.itertext()]
+        texts += [v for n in nodes for k, v in n.attrib.items() if k.rpartition("}")[2] in names]
+        return {text.strip() for text in texts if text.strip()}
     kept = set(_strings(without_read_only(value, spec["write_only"])))
     return {text for text in _strings(value) if text not in kept}
 

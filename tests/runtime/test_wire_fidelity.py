@@ -562,6 +562,29 @@ async def test_a_read_only_property_of_a_whole_body_is_not_sent(shape: str) -> N
     assert json.loads(seen.body) == {**kept, "name": "Rex", "kind": "dog"}
 
 
+async def test_a_read_only_property_of_an_object_parameter_is_neither_offered_nor_sent() -> None:
+    """An object in the query (``deepObject``, ``form`` exploded or not, its schema inline
+    or a definition) or the path: its ``readOnly`` ``id`` was offered in the tool's input
+    and sent (``f[id]=1``, ``id=2``, ``h=id,3,...``, ``/x/id,4,...``), unlike a body's."""
+    pet = {"$ref": "#/components/schemas/Pet"}
+    params = [
+        {**param("f", "query", PET), "style": "deepObject", "explode": True},
+        {**param("g", "query", pet), "style": "form", "explode": True},
+        {**param("h", "query", PET), "style": "form", "explode": False},
+        param("p", "path", PET),
+    ]
+    data = document("/x/{p}", params)
+    data["components"] = {"schemas": COMPONENTS}
+    (tool,) = imported(data).tools
+    assert '"id"' not in json.dumps(tool["input"]), tool["input"]
+    given = {key: {"id": n, "name": "Rex"} for n, key in enumerate("fghp", 1)}
+    with recorder() as rec:
+        result = await upstream(rec.url).call(operations(data)["send"], given)
+        assert not result.is_error, result.content
+        (seen,) = rec.seen
+    assert seen.target == "/x/name,Rex?f%5Bname%5D=Rex&name=Rex&h=name,Rex"
+
+
 NODE = {  # a recursive definition with a readOnly property, reached in every way
     "type": "object",
     "properties": {

@@ -26,9 +26,27 @@ USER = {
     },
 }
 PLAIN = {"type": "object", "properties": {"name": {"type": "string"}}}
+BOT = {  # its password is no secret: only User's is
+    "type": "object",
+    "required": ["name", "password"],
+    "properties": {"name": {"type": "string"}, "password": {"type": "string"}, "bot": {}},
+}
+EITHER = {"oneOf": [{"$ref": "#/components/schemas/User"}, {"$ref": "#/components/schemas/Bot"}]}
 SECRET = {"type": "string", "writeOnly": True}
 REF = {"$ref": "#/components/schemas/User"}
+NODE = {  # a child: this, its password writeOnly (its own kept)
+    "type": "object",
+    "required": ["name", "password"],
+    "properties": {
+        "name": {"type": "string"},
+        "password": {"type": "string"},
+        "child": {
+            "allOf": [{"$ref": "#/components/schemas/Node"}, {"properties": {"password": SECRET}}]
+        },
+    },
+}
 ECHO = {"name": "ann", "password": "hunter2", "pin": "1234"}
+PW = {"name": "c", "password": "hunter2"}
 SHAPES: dict[str, tuple[Any, Any, Any]] = {  # response schema, upstream answer, the result
     "object": (REF, ECHO, {"name": "ann"}),
     "nested": (
@@ -86,6 +104,21 @@ SHAPES: dict[str, tuple[Any, Any, Any]] = {  # response schema, upstream answer,
         {"users": [{"name": "ann", "password": "hunter2"}]},
         {"users": [{"name": "ann"}]},
     ),
+    "a self-reference beside its mark": (
+        {"$ref": "#/components/schemas/Node"},
+        {
+            "name": "a",
+            "password": "top",
+            "child": {"name": "b", "password": "hunter2", "child": PW},
+        },
+        {"name": "a", "password": "top", "child": {"name": "b", "child": {"name": "c"}}},
+    ),
+    "mark in one oneOf branch": (EITHER, PW, {"name": "c"}),
+    "mark in one oneOf branch, nested": (
+        {"type": "object", "properties": {"who": EITHER}},
+        {"who": PW},
+        {"who": {"name": "c"}},
+    ),
     "array of writeOnly items": (
         {"type": "object", "properties": {"keys": {"type": "array", "items": SECRET}}},
         {"keys": ["k1", "k2"], "n": 1},
@@ -103,7 +136,9 @@ def document(response: Any) -> Any:
         "openapi": "3.1.0",
         "info": {"title": "t", "version": "1"},
         "paths": {"/users": {"post": op}},
-        "components": {"schemas": {"User": USER, "Plain": PLAIN, "Secret": SECRET}},
+        "components": {
+            "schemas": {"User": USER, "Plain": PLAIN, "Secret": SECRET, "Node": NODE, "Bot": BOT}
+        },
     }
 
 
@@ -113,7 +148,12 @@ async def test_a_write_only_property_an_upstream_echoes_is_left_out_of_the_resul
 ) -> None:
     """It passed through to the client (only the output schema knew of it), at the top, in
     a nested object, an array's items, a map's values, an ``allOf`` member (the mark in one
-    member, the property in another) and behind a ``$ref`` (``pin``)."""
+    member, the property in another) and behind a ``$ref`` (``pin``). A definition whose
+    child is itself beside the mark: the child's copy without it referred, for the child's
+    child, to the definition requiring it (every answer two levels deep was refused). A
+    mark in one ``oneOf`` branch: the value may be that branch's, so it is left out whichever
+    the value matches (it reached the client; at the top, the answer still matching both
+    branches failed the ``oneOf``: the output schema's is an ``anyOf``, its branches cut)."""
     schema, echoed, expected = SHAPES[shape]
     data = document(schema)
     (tool,) = imported(data).tools

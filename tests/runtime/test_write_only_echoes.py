@@ -370,3 +370,24 @@ async def test_an_xml_answer_leaves_out_an_element_named_beside_the_mark(passwor
         failed, shown = await call(data, url)
     assert not failed and "<name>bob</name>" in shown, shown
     assert "old-secret" not in shown and "pwd" not in shown, shown
+
+
+@pytest.mark.parametrize("media", ["text/plain", "application/xml"])
+async def test_a_password_sent_in_an_xml_body_is_redacted_from_an_echo(media: str) -> None:
+    """An XML body is sent as written (a string): the password in its ``<password>``
+    element (or ``password`` attribute), which the document marks ``writeOnly``, was not
+    known as sent, so a 422 quoting it reached the client; its text is redacted now."""
+    from wirekit import recorder
+
+    data = document({"200": answer()})
+    data["paths"]["/users"]["post"]["requestBody"]["content"] = {"application/xml": {"schema": REF}}
+    sent = {
+        "body": '<user password="s3cr3t-attr"><name>ann</name><password>hunter2</password></user>'
+    }
+    quote = "<e>hunter2 and s3cr3t-attr are weak</e>" if "xml" in media else "hunter2, s3cr3t-attr"
+    with recorder() as rec:
+        rec.answer(422, media, quote.encode())
+        failed, shown = await call(data, rec.url, sent)
+        assert rec.seen[0].body == sent["body"].encode()  # (sent as written)
+    assert failed and "hunter2" not in shown and "s3cr3t-attr" not in shown, shown
+    assert "REDACTED" in shown
