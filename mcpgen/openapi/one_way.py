@@ -182,19 +182,20 @@ def leave_out(
             out |= {"allOf": [*out.get("allOf", ()), either]} if "anyOf" in out else either
         ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
         beside = given != NONE or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
+        mine = restrict(every, holds(defs[ref])) if ref in defs else every  # (ref's names)
         if (
             ref is not None
             and ref in defs
-            and (ref not in seen or (ref, id(every)) in making)
+            and (ref not in seen or (ref, id(mine)) in making)
             and beside
-            and not within(every, paths(defs[ref]))
+            and not within(mine, paths(defs[ref]))
         ):
-            copy = lift(ref, every, seen)  # what it names, as a member, without them
+            copy = lift(ref, mine, seen)  # what it names, as a member, without them
             if copy is None or copy != lift(ref, NONE, seen):  # (it declares or requires one)
                 del out["$ref"]
                 member = {"$ref": def_ref(named(ref, copy)) if copy is not None else f"{ref}\0"}
                 if copy is None:  # the copy being made (a cycle): its name once it has one
-                    making[ref, id(every)].append(member)
+                    making[ref, id(mine)].append(member)
                 out, ref = (
                     (out | {"allOf": [*out.get("allOf", ()), member]}) if out else member
                 ), None
@@ -247,6 +248,44 @@ def leave_out(
             contained[id(one), id(other)] = one, other, inside
         return contained[id(one), id(other)][2]
 
+    def holds(node: Json) -> Paths | None:
+        """The properties a value of ``node`` may hold or require, at any depth (a tree like
+        ``paths``'; None: not known, a cycle or a reference out of ``defs``)."""
+        if not isinstance(node, dict) or id(node) in held:
+            return held.get(id(node), NONE)
+        held[id(node)] = None
+        own: dict[str, Json] = (
+            node["properties"] if isinstance(node.get("properties"), dict) else {}
+        )
+        asked: list[Json] = node["required"] if isinstance(node.get("required"), list) else []
+        tree: Paths | None = (frozenset(own) | {n for n in asked if isinstance(n, str)}, {})
+        ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+        members = [m for k in ("allOf", "oneOf", "anyOf") for m in node.get(k) or ()]
+        for member in [*members, *([defs.get(ref)] if ref is not None else [])]:
+            more = holds(member) if member is not None else None
+            tree = None if tree is None or more is None else union(tree, more)
+        steps: list[tuple[Step, Json]] = [*own.items(), *((STEPS[k], node.get(k)) for k in STEPS)]
+        for step, sub in steps:
+            more = holds(sub)
+            tree = (
+                None if tree is None or more is None else union(tree, (frozenset(), {step: more}))
+            )
+        held[id(node)] = tree
+        return tree
+
+    def restrict(one: Paths, known: Paths | None) -> Paths:
+        """``one`` without the names ``known`` does not hold: marks that leave a definition's
+        copy as it is. Equal results are one object (``lift``'s key): the paths through a DAG
+        of ``allOf`` members, each adding its own marks, were that many copies (exponential)."""
+        if known is None or one == NONE:
+            return one
+        if (id(one), id(known)) not in cut:
+            steps = {k: restrict(v, known[1][k]) for k, v in one[1].items() if k in known[1]}
+            shape = (one[0] & known[0], {k: v for k, v in steps.items() if v != NONE})
+            key = (shape[0], frozenset((k, id(v)) for k, v in shape[1].items()))
+            cut[id(one), id(known)] = one, known, alike.setdefault(key, shape)
+        return cut[id(one), id(known)][2]
+
     def lift(ref: str, only: Paths, seen: Seen) -> Json:
         """``ref``'s copy without ``only`` (None: the one being made, which refers to itself
         through ``making``'s members, named with it)."""
@@ -283,6 +322,9 @@ def leave_out(
     found: dict[int, Paths] = {}
     unions: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
     contained: dict[tuple[int, int], tuple[Paths, Paths, bool]] = {}
+    held: dict[int, Paths | None] = {}
+    cut: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
+    alike: dict[Any, Paths] = {(frozenset(), frozenset()): NONE}
     naming: list[bool] = []  # (false: the first pass)
     new.update({n: n for n in plan.get("$defs", ()) if n in defs and visit(defs[n]) != defs[n]})
     naming.append(True)
