@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import bisect
 import functools
+import gc
+import itertools
 import json
 import math
 import re
@@ -317,18 +319,18 @@ class _NumberWatch:
 
 def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether the containers of ``data`` (one itself) nest deeper than ``limit`` levels (a
-    walk level by level, no paths kept)."""
-    level, depth = [data], 0
-    while level:
+    walk level by level, no paths kept). Each level's values are gathered and filtered in C:
+    a dict or list is tracked by the collector, and a dict that holds no container is not
+    (``gc.is_tracked``), so a value found untracked ends its branch, and only the last level
+    is looked at for such dicts (GitHub's 13 MB: 45 ms -> 12)."""
+    level, depth = [data], 1
+    while depth <= limit:
+        below = gc.get_referents(*level)
+        level = list(itertools.compress(below, map(gc.is_tracked, below)))
+        if not level:  # only dicts of scalars (untracked) can be one level further down
+            return depth == limit and any(type(v) is dict for v in below)
         depth += 1
-        if depth > limit:
-            return True
-        deeper: list[Any] = []
-        for container in level:
-            values = container.values() if type(container) is dict else container
-            deeper.extend([v for v in values if type(v) is dict or type(v) is list])
-        level = deeper
-    return False
+    return True
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
