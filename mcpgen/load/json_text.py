@@ -164,13 +164,17 @@ class JsonLocator:
         text, quoted = self.text, json.dumps(key, ensure_ascii=False)
         keys, read = self.keys.setdefault(path, ({}, start))
         line = "\n" + inner + '"'
+        # (searched by ``re``: ``str.find`` is 4 to 10 times as slow on these needles, whose
+        # first characters start most lines of a 13 MB spec)
+        member, closing = (re.compile(re.escape(n)).search for n in (line, f"\n{outer}}}"))
         while quoted not in keys and read < len(text):
-            at = text.find(line, read)
+            found = member(text, read)
             # The line that closes the object must not come first. (Nothing but white
             # space follows the root object, which closes 13 MB on in a spec: no check.)
-            if at < 0 or (path and text.find("\n" + outer + "}", read, at) >= 0):
+            if found is None or (path and closing(text, read, found.start())):
                 read = len(text)
                 break
+            at = found.start()
             match = _JSON_STRING.match(text, at + len(line) - 1)
             read = match.end() if match else at + len(line)
             if match:
