@@ -330,7 +330,8 @@ def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
     level, depth = [data], 1
     while depth <= limit:
         below = gc.get_referents(*level)
-        level = list(itertools.compress(below, map(gc.is_tracked, below)))
+        tracked = itertools.compress(below, map(gc.is_tracked, below))
+        level = [v for v in tracked if type(v) is dict or type(v) is list]  # (not a _HugeInt)
         if not level:  # only dicts of scalars (untracked) can be one level further down
             return depth == limit and any(type(v) is dict for v in below)
         depth += 1
