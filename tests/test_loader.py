@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from mcpgen import load as loader
-from mcpgen.load import json_text
 from mcpgen.load import (
     MAX_DEPTH,
     MAX_NODES,
