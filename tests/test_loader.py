@@ -394,6 +394,20 @@ def test_depth_limit_in_json() -> None:
     assert where(problem) == (1, 7 + MAX_DEPTH)
 
 
+def test_depth_limit_in_json_with_a_mapping_of_scalars_last() -> None:
+    # the innermost mapping holds no container: the collector does not track it, and
+    # ``too_deep`` must still count its level
+    def text(lists: int) -> str:
+        return '{"a": ' + "[" * lists + '{"k": 1, "s": "x"}' + "]" * lists + "}"
+
+    assert load(text(MAX_DEPTH - 2), "m.json").data is not None
+    problem = refused(text(MAX_DEPTH - 1), "m.json")
+    assert problem.message == f"nesting deeper than {MAX_DEPTH} levels"
+    assert json_text.too_deep({"a": [{}]}, 2) and not json_text.too_deep({"a": [{}]}, 3)
+    assert json_text.too_deep([[{"k": "v"}]], 2) and not json_text.too_deep([[{"k": 1}]], 3)
+    assert json_text.too_deep([[[]]], 2) and not json_text.too_deep([[[]], {"k": 1}], 3)
+
+
 @pytest.mark.parametrize("depth", [1_000, 100_000])
 def test_very_deep_nesting_is_refused_quickly_with_a_location(parser: str, depth: int) -> None:
     message = f"nesting deeper than {MAX_DEPTH} levels"

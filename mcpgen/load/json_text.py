@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import bisect
 import functools
+import gc
+import itertools
 import json
 import math
 import re
@@ -162,13 +164,17 @@ class JsonLocator:
         text, quoted = self.text, json.dumps(key, ensure_ascii=False)
         keys, read = self.keys.setdefault(path, ({}, start))
         line = "\n" + inner + '"'
+        # (searched by ``re``: ``str.find`` is 4 to 10 times as slow on these needles, whose
+        # first characters start most lines of a 13 MB spec)
+        member, closing = (re.compile(re.escape(n)).search for n in (line, f"\n{outer}}}"))
         while quoted not in keys and read < len(text):
-            at = text.find(line, read)
+            found = member(text, read)
             # The line that closes the object must not come first. (Nothing but white
             # space follows the root object, which closes 13 MB on in a spec: no check.)
-            if at < 0 or (path and text.find("\n" + outer + "}", read, at) >= 0):
+            if found is None or (path and closing(text, read, found.start())):
                 read = len(text)
                 break
+            at = found.start()
             match = _JSON_STRING.match(text, at + len(line) - 1)
             read = match.end() if match else at + len(line)
             if match:
@@ -317,18 +323,19 @@ class _NumberWatch:
 
 def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether the containers of ``data`` (one itself) nest deeper than ``limit`` levels (a
-    walk level by level, no paths kept)."""
-    level, depth = [data], 0
-    while level:
+    walk level by level, no paths kept). Each level's values are gathered and filtered in C:
+    a dict or list is tracked by the collector, and a dict that holds no container is not
+    (``gc.is_tracked``), so a value found untracked ends its branch, and only the last level
+    is looked at for such dicts (GitHub's 13 MB: 45 ms -> 12)."""
+    level, depth = [data], 1
+    while depth <= limit:
+        below = gc.get_referents(*level)
+        tracked = itertools.compress(below, map(gc.is_tracked, below))
+        level = [v for v in tracked if type(v) is dict or type(v) is list]  # (not a _HugeInt)
+        if not level:  # only dicts of scalars (untracked) can be one level further down
+            return depth == limit and any(type(v) is dict for v in below)
         depth += 1
-        if depth > limit:
-            return True
-        deeper: list[Any] = []
-        for container in level:
-            values = container.values() if type(container) is dict else container
-            deeper.extend([v for v in values if type(v) is dict or type(v) is list])
-        level = deeper
-    return False
+    return True
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
