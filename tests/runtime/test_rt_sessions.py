@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 import rtkit
 from rtbridge import Refused, http_client, running, websocket
@@ -139,41 +138,3 @@ async def test_the_websocket_handshake_requires_credentials(kind: str) -> None:
         assert wrong.value.status == 401
         async with websocket(app, headers=rtkit.credentials(spec)) as peer:
             assert peer.subprotocol == "mcp"
-
-
-@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
-async def test_a_request_id_in_flight_is_not_taken_by_another(json_response: bool) -> None:
-    """SDK 2.3 keys a session's answer streams by the request id: a second request with
-    the id of one in flight took its stream, the first POST then waited for ever without its
-    answer. The second is refused (409, -32600 naming the id, "7" being 7 to the SDK); the
-    first is answered, and its id is free again once it is."""
-    spec = rtkit.make_spec("none")
-    async with (
-        running(rtkit.app(spec, "http", json_response=json_response)) as app,
-        http_client(app) as http,
-    ):
-        opened = await http.post("/mcp", json=INITIALIZE, headers=POST)
-        joined = {**POST, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
-        joined["MCP-Protocol-Version"] = "2025-11-25"
-        slow = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
-        slow["params"] = {"name": "slow", "arguments": {"seconds": 1}}
-        answers: list[Any] = []
-
-        async def first() -> None:
-            with anyio.fail_after(10):
-                answers.append(await http.post("/mcp", json=slow, headers=joined))
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(first)
-            await anyio.sleep(0.3)
-            for taken in (7, "7"):
-                again = await http.post("/mcp", json={**PING, "id": taken}, headers=joined)
-                assert again.status_code == 409, again.text
-                error = again.json()
-                assert error["id"] == taken and error["error"]["code"] == -32600, error
-                assert "already in flight" in error["error"]["message"], error
-        (done,) = answers
-        assert done.status_code == 200, done.text
-        assert '"id":7,"result"' in done.text.replace(" ", ""), done.text
-        free = await http.post("/mcp", json={**PING, "id": 7}, headers=joined)
-        assert free.status_code == 200 and "result" in free.text, free.text

@@ -68,14 +68,14 @@ ODD = re.compile(
     rb'|jsonrpc"\s*+:\s*+(?!"2\.0"))'
 )
 ESCAPED = re.compile(rb'"[a-z]*\\u[\\0-9a-zA-Z]*"\s*:')
-_VERSION, _GOOD_ID = rb'"jsonrpc"\s*:\s*"2\.0"', rb'"id"\s*:\s*(-?\d+|"[^"\\]*")'
+_VERSION, _GOOD_ID = rb'"jsonrpc"\s*:\s*"2\.0"', rb'"id"\s*:\s*(?:-?\d+|"[^"\\]*")'
 # A message as the SDKs write one, its names at the top level by their place: Python's
 # ``{"jsonrpc":"2.0","id":1,"method":...`` (or "result", "error"), TypeScript's
 # ``{"method":...,"params":{...},"jsonrpc":"2.0","id":1}`` (its end within TAIL_BYTES).
 FIRST = re.compile(
-    rb"\s*\{\s*" + _VERSION + rb"\s*,\s*(?:" + _GOOD_ID + rb'\s*,\s*)?"(method|result|error)"\s*:'
+    rb"\s*\{\s*" + _VERSION + rb"\s*,\s*(?:" + _GOOD_ID + rb'\s*,\s*)?"(?:method|result|error)"\s*:'
 )
-LEAD = re.compile(rb'\s*\{\s*"(method|result|error)"\s*:')
+LEAD = re.compile(rb'\s*\{\s*"(?:method|result|error)"\s*:')
 LAST = re.compile(rb",\s*" + _VERSION + rb"\s*(?:,\s*" + _GOOD_ID + rb"\s*)?\}\s*\Z")
 TAIL_BYTES = 256
 
@@ -117,22 +117,3 @@ def has_bad_id(text: str) -> bool:
         value = json.loads(text)
         return isinstance(value, dict) and "id" in value
     return False
-
-
-def request_id(body: bytes) -> int | str | None:
-    """The id of the request ``body`` (a message ``error_for_post`` let through); None for a
-    notification, a response or what is no JSON. Read from the layout when the SDKs wrote
-    it, else parsed."""
-    laid_out: tuple[bytes | None, bytes | None] | None = None  # (id, kind)
-    if first := FIRST.match(body):
-        laid_out = first[1], first[2]
-    elif (lead := LEAD.match(body)) and (last := LAST.search(body[-TAIL_BYTES:])):
-        laid_out = last[1], lead[1]
-    if laid_out is not None:
-        found, kind = laid_out
-        return None if kind != b"method" or found is None else as_request_id(json.loads(found))
-    with suppress(ValueError, RecursionError, UnicodeDecodeError):
-        value = json.loads(body)
-        if isinstance(value, dict) and "method" in value:
-            return _id(value)
-    return None

@@ -20,7 +20,7 @@ DISCONNECTED_KEY = "mcpgen.disconnected"  # a POST's ``Disconnected``, in its AS
 LONG_LIVED = frozenset({"subscriptions/listen"})
 # The request headers h11guard and the HTTP middleware read (``first_headers``)
 READ_HEADERS = frozenset(
-    b"host origin content-type content-length transfer-encoding mcp-method mcp-session-id".split()
+    b"host origin content-type content-length transfer-encoding mcp-method".split()
 )
 
 

@@ -213,8 +213,7 @@ class PostGuard:
     not JSON; 413 for a body over ``max_body_size`` (declared or sent); 400 -32600 for a
     batch or JSON that is no message (``jsonrpc.error_for_post``), or what ``unreadable``
     answers of a body (legacy SSE's); 408 for a body cut short (a client that stalls or
-    leaves: the SDK's 500 and traceback); on stateless HTTP (``streams`` False) 405 to a GET;
-    409 -32600 to a request whose id one of its session's is using. The body is read whole first (as the SDK does): the answer does not depend on how
+    leaves: the SDK's 500 and traceback); on stateless HTTP (``streams`` False) 405 to a GET. The body is read whole first (as the SDK does): the answer does not depend on how
     it arrives."""
 
     def __init__(
@@ -237,7 +236,6 @@ class PostGuard:
         # False (stateless HTTP): a GET stream could never carry anything, yet the SDK would
         # hold one open, uncounted, for as long as the client likes: 405, as MCP allows
         self.streams = streams
-        self.in_flight: set[tuple[bytes, str]] = set()  # (session id, str(request id))
 
     def guards(self, scope: Scope) -> bool:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -276,41 +274,13 @@ class PostGuard:
         if invalid is not None:
             return await _answer(scope, receive, send, 400, invalid)
         pending.reverse()
-        # SDK 2.3 keys a session's answer streams by str(id): a request with the id of one
-        # in flight would take its stream, the first POST waiting for ever
-        session = headers.get(b"mcp-session-id") if self.streams else None
-        found = jsonrpc.request_id(body) if session else None
-        key = (session, str(found)) if session and found is not None else None
-        if key is not None:
-            if key in self.in_flight:
-                message = f"Request id {found!r} is already in flight in this session"
-                busy = jsonrpc.error(jsonrpc.INVALID_REQUEST, message, found)
-                return await _answer(scope, receive, send, 409, busy)
-            self.in_flight.add(key)
-            send = self.releasing(key, send)
-        try:
-            if self.observe:
-                return await observed_post(
-                    self.app, scope, pending, receive, send, self.json_response
-                )
+        if self.observe:
+            return await observed_post(self.app, scope, pending, receive, send, self.json_response)
 
-            async def replay() -> Message:
-                return pending.pop() if pending else await receive()
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
 
-            await self.app(scope, replay, send)
-        finally:
-            if key is not None:
-                self.in_flight.discard(key)
-
-    def releasing(self, key: tuple[bytes, str], send: Send) -> Send:
-        """``send``, which frees the request id ``key`` as the answer's last bytes leave."""
-
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.body" and not message.get("more_body"):
-                self.in_flight.discard(key)
-            await send(message)
-
-        return sending
+        await self.app(scope, replay, send)
 
 
 async def _answer(
