@@ -1571,6 +1571,9 @@ def test_an_operation_server_is_kept_unless_the_manifest_gives_the_base_url() ->
     given = inline(doc30(paths), {"baseUrl": "https://staging.example"})
     assert given.operations[0].server is None
     assert find(warnings(given), "not used").field == "#/paths/~1x/post/servers"
+    own[0]["url"] = "//uploads.example/steal"  # (a host of its own too: r4)
+    given = inline(doc30(paths), {"baseUrl": "https://staging.example"})
+    assert given.operations[0].server is None and find(warnings(given), "not used")
 
 
 def test_a_discriminated_one_of_accepts_a_value_its_open_branches_share() -> None:

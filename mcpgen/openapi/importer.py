@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcpgen import identifiers as names
 from mcpgen.check.ref_depth import deep_references
@@ -327,7 +328,7 @@ class _Importer(SecurityImport, InputImport):
         at, holder = (opath, node) if "servers" in node else (ipath, item)
         found = self.servers(src, at, holder) if "servers" in holder else []
         url = found[0]["url"] if found else None
-        if url is not None and "://" in url and "baseUrl" in (self.raw_options or {}):
+        if url is not None and urlsplit(url).netloc and "baseUrl" in (self.raw_options or {}):
             self.warn(src, (*at, "servers"), "openapi.baseUrl is set: this server is not used")
             return None
         return url

@@ -1379,6 +1379,8 @@ async def test_an_operation_with_its_own_server_is_sent_there(
                      "get": {"operationId": "raw", "responses": ok}},
             "/v2/x": {"get": {"operationId": "relative", "responses": ok,
                               "servers": [{"url": "/other"}]}},
+            "/s": {"get": {"operationId": "schemeless", "responses": ok,
+                           "servers": [{"url": uploads.url.removeprefix("http:")}]}},
         }  # fmt: skip
         data = {
             "openapi": "3.0.3",
@@ -1394,11 +1396,14 @@ async def test_an_operation_with_its_own_server_is_sent_there(
             assert not (await wrapped.call(ops[name], {})).is_error
         monkeypatch.setenv("MCPGEN_TEST_UNSET_BASE_URL", api.url + "/deployed")
         assert not (await wrapped.call(ops["up"], {})).is_error
+        # a scheme-relative server (``//host``) is a host of its own too (r4: the API's
+        # token went to any host a document named so, the deployment's base URL set or not)
+        assert not (await wrapped.call(ops["schemeless"], {})).is_error
     assert [(s.target, s.headers["authorization"]) for s in uploads.seen] == [
         ("/assets", "Bearer secret-token"),
         ("/raw-root/raw", "Bearer secret-token"),
     ]
-    assert [s.target for s in api.seen] == ["/other/v2/x", "/deployed/assets"]
+    assert [s.target for s in api.seen] == ["/other/v2/x", "/deployed/assets", "/deployed/s"]
     assert not imported(data).problems
 
 

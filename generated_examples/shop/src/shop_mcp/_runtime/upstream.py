@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
-from urllib.parse import unquote, urljoin
+from urllib.parse import unquote, urljoin, urlsplit
 
 import anyio
 import httpx2
@@ -89,9 +89,9 @@ class Upstream:
 
     def base_of(self, operation: dict[str, Json]) -> str:
         """Where ``operation`` goes: its own server (relative: against the base URL), but
-        not an absolute one when ``baseUrlEnv`` sets the base URL (the deployment's API)."""
-        server: str | None = operation.get("server")
-        if server is None or ("://" in server and os.environ.get(self.settings["baseUrlEnv"])):
+        not one with a host (``//host`` too) when ``baseUrlEnv`` sets the deployment's API."""
+        server, pinned = operation.get("server"), os.environ.get(self.settings["baseUrlEnv"])
+        if not isinstance(server, str) or (pinned and urlsplit(server).netloc):
             return self.base_url
         return urljoin(self.base_url + "/", server).rstrip("/")
 
