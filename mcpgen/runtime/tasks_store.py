@@ -123,12 +123,13 @@ class TaskStore:
         """False when the store is unreachable: the task cannot be read by its id; -32600
         when ``cap`` tasks are stored (counted by when they expire: one caller's oldest
         tasks dropped from its index count no more)."""
+        await self._count(record["expiresAt"], 1)  # (first: concurrent creates count it)
         first = int(time.time()) // BUCKET
         counts = await self.cache.get_many([f"n:{b}" for b in range(first, first + BUCKETS)])
-        if sum(n for n in counts if isinstance(n, int)) >= self.cap:
+        if sum(n for n in counts if isinstance(n, int)) > self.cap:
+            await self._count(record["expiresAt"], -1)
             full = f"The server keeps at most {self.cap} tasks (--max-tasks), all taken"
             raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
-        await self._count(record["expiresAt"], 1)
         await self.put(record)
         entry = [record["taskId"], record["expiresAt"]]
         return await self._edit(

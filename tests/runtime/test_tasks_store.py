@@ -327,3 +327,23 @@ async def test_the_tasks_kept_for_all_callers_are_capped(
     with pytest.raises(MCPError) as refused:
         await first.create({**record(5), "owner": "caller-2"})
     assert refused.value.error.code == -32600 and "at most 3 tasks" in str(refused.value)
+
+
+async def test_concurrent_creates_do_not_pass_the_cap(stores: Any) -> None:
+    """Checked, then counted: 50 creates at once on two replicas sharing Redis were all
+    taken past a cap of 5 (r4); each counts itself before it reads the sum now."""
+    from mcp.shared.exceptions import MCPError
+
+    first, second = stores
+    first.cap = second.cap = 5
+
+    async def create(n: int) -> bool:
+        try:
+            return await (first, second)[n % 2].create({**record(n), "owner": f"caller-{n}"})
+        except MCPError:
+            return False
+
+    taken = sum(await asyncio.gather(*(create(n) for n in range(50))))
+    assert taken <= 5, taken  # (under contention some may be refused with room left)
+    more = [await create(n) for n in range(50, 60)]  # a refused one gave its count back
+    assert sum(more) == 5 - taken, (taken, more)
