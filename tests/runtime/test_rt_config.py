@@ -91,6 +91,23 @@ def test_the_help_shows_the_defaults_the_environment_sets(capsys: Any) -> None:
     assert "(default DEBUG)" in shown and "(default json)" in shown
 
 
+def test_max_tasks_is_a_flag_only_of_servers_with_task_tools(capsys: Any) -> None:
+    """``--max-tasks`` showed in the help of every generated server (and was taken), though
+    it means something only where a tool runs as a task."""
+    spec = rtkit.make_spec()
+    env = Settings.from_env(spec, {})
+    with pytest.raises(SystemExit):
+        cli.parse_args(spec, ["--help"], env)
+    assert "--max-tasks" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # argparse: unrecognized arguments
+        cli.parse_args(spec, ["--max-tasks", "5"], env)
+    assert "--max-tasks" in capsys.readouterr().err
+    tasks = {**spec, "tools": [{**entry, "task": "optional"} for entry in spec["tools"][:1]]}
+    assert tasks["tools"], "the spec needs a tool"
+    flags = cli.settings_from(cli.parse_args(tasks, ["--max-tasks", "5"], env), env)
+    assert flags.max_tasks == 5
+
+
 @pytest.mark.parametrize(
     "url", ["redis://:hunter2-pw@r:6379/0", "redis://r:6379/0?db=1&password=hunter2-pw"]
 )
