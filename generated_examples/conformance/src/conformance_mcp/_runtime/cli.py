@@ -95,6 +95,8 @@ def parse_args(
         from .auth_keys import OAUTH_HELP
 
         helps.update(OAUTH_HELP)
+    if not any(entry.get("task") for entry in spec.get("tools", [])):  # no tasks: no cap
+        del helps["max_tasks"]
     for name, text in helps.items():
         default = getattr(Settings, name)
         options: dict[str, Any] = {"help": text.format(d=d), "choices": CHOICES.get(name)}

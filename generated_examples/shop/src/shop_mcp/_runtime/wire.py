@@ -111,7 +111,8 @@ def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -
         text = "".join(f";{k}={v}" if v else f";{k}" for k, v in pairs)  # RFC 6570: ";x"
     else:
         text = simple(value, explode, seg, style)
-    if not text or DOT_SEGMENTS & {s.split(";")[0] for s in text.split("/")}:  # (..;x: Tomcat's ..)
+    segments = text.split("/")  # none empty (a//b, /a, a/: proxies merge //), . or .. (..;x)
+    if not text or "" in segments or DOT_SEGMENTS & {s.split(";")[0] for s in segments}:
         raise ToolError(f"path parameter {name!r} may not be {text!r}")
     return text
 
