@@ -370,9 +370,7 @@ class Tasks:
             return {}  # nothing is asked (or the answer came already): acknowledged
         answers = valid_answers(record.get("inputRequests") or {}, params.inputResponses)
         if not call:  # a handshake-era handler waits for it (tasks_store.Progress)
-            await self.store.update(
-                record["taskId"], {"inputResponses": answers}, status="input_required"
-            )
+            await self.store.answer(record["taskId"], answers)  # (the first answer taken)
             return {}
         self.owners[record["taskId"]] = self._room(record["owner"])  # it runs again: counted
         changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)

@@ -187,10 +187,15 @@ class TaskStore:
         return live(await self.cache.get("o:" + owner))
 
     async def update(
-        self, task_id: str, changes: Record, *, status: str | None = None
+        self,
+        task_id: str,
+        changes: Record | Callable[[Record], Record | None],
+        *,
+        status: str | None = None,
     ) -> Record | None:
-        """The record with ``changes``, written unless it has ended (or expired), or when
-        ``status`` is given, unless it has that status: None then; its bytes counted in the
+        """The record with ``changes`` (or those ``changes(record)`` makes of it, None: none),
+        written unless it has ended (or expired), or when ``status`` is given, unless it has
+        that status: None then; its bytes counted in the
         owner's budget (every way a record grows passes here). One atomic step of the
         cache (Redis: a transaction): a progress message written on one replica never
         brings back "working" over a cancellation written on another, and of two answers
@@ -201,19 +206,33 @@ class TaskStore:
             written.clear()  # (Redis runs it again when another replica changed the key)
             if not self.live_record(stored):
                 return None
-            ttl = max(self.remaining(stored), 0.001)
-            if stored["status"] in TERMINAL or stored["status"] != (status or stored["status"]):
+            ttl, was = max(self.remaining(stored), 0.001), stored["status"]
+            made = changes(stored) if callable(changes) else changes
+            if was in TERMINAL or was != (status or was) or made is None:
                 return stored, ttl  # left as it is
-            stored.update(changes, lastUpdatedAt=now_iso())
-            written.append(stored)
+            written[:] = [stored, made]
+            stored.update(made, lastUpdatedAt=now_iso())
             return stored, ttl
 
         await self.cache.change("t:" + task_id, edit)
         if not written:
             return None
-        if written[0]["status"] in TERMINAL or len(json.dumps(changes)) > SMALL:
+        if written[0]["status"] in TERMINAL or len(json.dumps(written[1])) > SMALL:
             await self.ended(written[0]["owner"], task_id, len(json.dumps(written[0])))
         return written[0]
+
+    async def answer(self, task_id: str, answers: Record) -> Record | None:
+        """``answers`` (question key -> answer) added to the record's ``inputResponses`` in
+        one atomic step, each while its question is asked and unanswered: the first answer
+        is taken, a later one (another client's, to a question answered meanwhile) dropped,
+        never written over a newer one."""
+
+        def add(stored: Record) -> Record | None:
+            asked, taken = stored.get("inputRequests") or {}, stored.get("inputResponses") or {}
+            new = {k: v for k, v in answers.items() if k in asked and k not in taken}
+            return {"inputResponses": {**taken, **new}} if new else None
+
+        return await self.update(task_id, add, status="input_required")
 
     async def beat(self, replica: str) -> None:
         await self.cache.set("r:" + replica, 1, HEARTBEAT_TTL)
@@ -288,14 +307,19 @@ def relay(store: TaskStore, ctx: Any, record: Record, asked: dict[str, Any], her
     """The handshake-era questions of a task that runs on another replica (not ``here``)
     asked on the tasks/result request ``ctx`` (each once: ``asked``, key -> its asking),
     their answers written to the record, where that replica's ``Progress.send_request``
-    reads them."""
-    if record["status"] != "input_required" or record["taskId"] in here:
-        return
-    for key, question in (record.get("inputRequests") or {}).items():
-        if key not in asked and key not in (record.get("inputResponses") or {}):
+    reads them. Each tasks/result in flight elsewhere asks it too: the first answer is taken
+    (``TaskStore.answer``), and the question withdrawn from the others (cancelled:
+    ``notifications/cancelled``) once it is answered or no longer asked."""
+    running = record["status"] != "input_required" or record["taskId"] in here
+    questions = {} if running else record.get("inputRequests") or {}
+    answered = record.get("inputResponses") or {}
+    for key, question in questions.items():
+        if key not in asked and key not in answered:
             asked[key] = asyncio.ensure_future(_relay(store, ctx, record["taskId"], key, question))
-    for asking in asked.values():
-        if asking.done():
+    for key, asking in asked.items():
+        if not asking.done() and (key not in questions or key in answered):
+            asking.cancel()  # answered (here or elsewhere) or withdrawn: asked no more
+        elif asking.done() and not asking.cancelled():
             asking.result()  # (this request cannot carry a question: that error)
 
 
@@ -311,5 +335,6 @@ async def _relay(store: TaskStore, ctx: Any, task_id: str, key: str, question: A
     except NoBackChannelError:
         cannot = f"Task {task_id} asks its client ({request.method}), which this request cannot"
         raise MCPError(INVALID_REQUEST, f"{cannot} carry {_no_channel(ctx)}") from None
-    dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-    await store.update(task_id, {"inputResponses": {key: dumped}}, status="input_required")
+    await store.answer(
+        task_id, {key: answer.model_dump(by_alias=True, mode="json", exclude_none=True)}
+    )

@@ -251,6 +251,58 @@ async def test_a_handshake_era_tasks_result_on_another_replica_carries_the_quest
         assert asked == [{RELATED: {"taskId": task["taskId"]}}]
 
 
+async def test_a_question_relayed_by_two_replicas_is_withdrawn_from_one_once_answered() -> None:
+    """A handshake-era task running on A, awaited by tasks/result on B and on C (one caller,
+    two clients): both relay its question; the first answer (B's) is taken and C's question
+    is withdrawn at once (``notifications/cancelled``), not left open until the task ends
+    (C's late answer would be dropped: ``test_a_late_answer_never_overwrites_a_newer_one``)."""
+    from mcpgen.runtime import tasks_store
+    from mcpgen.runtime.server import Handlers
+
+    release, c_asked, withdrawn = anyio.Event(), anyio.Event(), anyio.Event()
+
+    async def pick(arguments: Any, ctx: Any) -> Any:
+        answer = await ctx.elicit("Which colour?", kit.Colour)
+        await release.wait()  # (the task works on after its answer)
+        return f"picked {answer.colour}"
+
+    handlers = Handlers(tools={**kit.HANDLERS.tools, "pick": pick})
+    a, b, c = (build_server(kit.make_spec(), handlers) for _ in range(3))
+    a.tasks.store = b.tasks.store = c.tasks.store = tasks_store.TaskStore(tasks_store.local_cache())
+
+    async def first(context: Any, params: Any) -> types.ElicitResult:
+        await c_asked.wait()  # (both asked)
+        return types.ElicitResult(action="accept", content={"colour": "red"})
+
+    async def late(context: Any, params: Any) -> types.ElicitResult:
+        c_asked.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            withdrawn.set()
+        raise AssertionError
+
+    async with (
+        TaskClient.connect(a, mode="legacy") as on_a,
+        TaskClient.connect(b, mode="legacy", on_elicit=first) as on_b,
+        TaskClient.connect(c, mode="legacy", on_elicit=late) as on_c,
+        anyio.create_task_group() as group,
+    ):
+        task = await on_a.start_task("pick", {})
+        results: list[Any] = []
+
+        async def wait(client: TaskClient) -> None:
+            results.append((await client.wait_task(task["taskId"])).content[0].text)  # type: ignore[union-attr]
+
+        group.start_soon(wait, on_b)
+        group.start_soon(wait, on_c)
+        with anyio.fail_after(5):
+            await withdrawn.wait()
+        assert (await on_a.task_status(task["taskId"]))["status"] == "working"
+        release.set()
+    assert results == ["picked red", "picked red"]
+
+
 async def test_without_the_tasks_modules_the_client_still_works(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

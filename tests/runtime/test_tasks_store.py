@@ -140,6 +140,34 @@ async def test_one_of_two_concurrent_answers_restarts_a_task(stores: Any) -> Non
     assert sum(1 for w in won if w is not None) == 1
 
 
+async def test_a_late_answer_never_overwrites_a_newer_one(stores: Any) -> None:
+    """Two replicas relaying one task's questions to their clients: a late answer to a
+    question answered meanwhile (and followed by a newer one) replaced the record's whole
+    ``inputResponses``, the newer question's answer lost before the handler read it; a
+    second answer to one question overwrote the first. The first answer to a question
+    still asked is kept; any other is dropped."""
+    import mcp_types as types
+
+    a, b = stores
+    question = {
+        "method": "elicitation/create",
+        "params": {"message": "Which colour?", "requestedSchema": {"type": "object"}},
+    }
+    first = {"action": "accept", "content": {"colour": "red"}}
+    asking = {"status": "input_required", "inputRequests": {"q2": question}}
+    await a.create({**record(0), **asking, "inputResponses": {"q2": first}})
+
+    def client(colour: str) -> Any:
+        async def send_request(request: Any, result_type: Any, metadata: Any) -> Any:
+            return types.ElicitResult(action="accept", content={"colour": colour})
+
+        return SimpleNamespace(session=SimpleNamespace(send_request=send_request), request_id=7)
+
+    await tasks_store._relay(b, client("late"), "task-0", "q1", question)  # (q1: answered)
+    await tasks_store._relay(b, client("second"), "task-0", "q2", question)
+    assert (await a.get("task-0") or {})["inputResponses"] == {"q2": first}
+
+
 class _Slow:
     """A cache that answers a read after a turn of the loop, as Redis does over the
     network (its ``change`` stays one atomic step)."""
