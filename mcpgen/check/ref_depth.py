@@ -143,8 +143,7 @@ def unguarded_cycles(
 
 
 def _bases(node: dict[str, Json], resolve: Resolve) -> list[tuple[Json, int]]:
-    """(target, links) of what ``node`` inherits from: 1 for a ``$ref`` in an ``allOf``
-    member (nested ones too) or beside other keywords; 0 for a bare ``$ref`` (an alias)."""
+    """(target, links) of what ``node`` inherits from (0 links: a bare ``$ref``, an alias)."""
     found: list[tuple[Json, int]] = []
     stack: list[tuple[Json, bool]] = [(node, True)]
     while stack:
@@ -164,9 +163,8 @@ def long_inheritance(
     depth: Depths | None = None,
     inside: bool = True,
 ) -> Iterator[tuple[JsonPath, str]]:
-    """(path, message) for the schema of ``roots`` (where, schema, resolve) with the longest
-    chain of bases, when over ``MAX_BASES``; ``depth``: what earlier calls measured; not
-    ``inside``: the roots alone."""
+    """(path, message) for the schema of ``roots`` with the longest chain of bases over
+    ``MAX_BASES``; ``depth``: earlier calls' measures; not ``inside``: the roots alone."""
     depth = {} if depth is None else depth
     deepest: tuple[int, JsonPath] = (MAX_BASES, ())
     for where, schema, resolve in roots:

@@ -1,5 +1,4 @@
-"""JSON Schema helpers: walking schemas, checking them, and making tool schemas
-self-contained."""
+"""JSON Schema helpers: walking schemas, checking them, making tool schemas self-contained."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The manifest ``mcpgen init`` writes: small, valid, and showing each kind of thing; and
-where a build goes when no ``-o`` is given."""
+"""The manifest ``mcpgen init`` writes, and where a build goes when no ``-o`` is given."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What the source of a handler says, read with ``ast`` (never imported or run): whether
-it is still a stub, and where it uses model fields a schema change removed."""
+"""A handler's source read with ``ast`` (never run): a stub, or using fields now gone?"""
 
 from __future__ import annotations
 

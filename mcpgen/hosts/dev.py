@@ -1,6 +1,5 @@
-"""``mcpgen dev MANIFEST``: build, run the server, and on every change rebuild (the manifest
-and the files it refers to) or restart (handler code), one line each; a failed build keeps
-the last good server running. Changes are found by polling modification times."""
+"""``mcpgen dev MANIFEST``: build, run the server, and on every change (polled) rebuild
+(the manifest and its files) or restart (handler code); a failed build keeps the last."""
 
 from __future__ import annotations
 

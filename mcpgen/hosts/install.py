@@ -251,9 +251,8 @@ _INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
 def _own_prompts(
     servers: dict[str, Json], known: set[Json], entry: Entry
 ) -> tuple[Json, list[dict[str, Json]]]:
-    """The entry's body and prompts, a prompt renamed ``<server>-<id>`` (then ``-2``, ...)
-    when its id is another server's or an orphan's (VS Code keeps one answer per id: it may
-    be that server's secret)."""
+    """The entry's body and prompts, one renamed ``<server>-<id>`` (``-2``...) when its id is
+    another server's or an orphan's (VS Code keeps one answer, maybe a secret, per id)."""
     run = Launcher(entry.body["command"], list(entry.body.get("args", [])))
     others = {n: o for n, o in servers.items() if n != entry.name or not runs_same(o, run)}
     own = {} if entry.name in others else servers.get(entry.name)  # this project's entry

@@ -1,5 +1,4 @@
-"""A project -> its ``server.json`` for the MCP Registry, checked against the registry's
-published schema (2025-12-11, vendored in ``schemas/``)."""
+"""A project -> its MCP Registry ``server.json``, checked against ``schemas/`` (2025-12-11)."""
 
 from __future__ import annotations
 

@@ -187,8 +187,7 @@ class SchemaDiff(SchemaBase):
         return old, new
 
     def _disjoint(self, some: list[Json], others: list[Json], old: bool) -> bool:
-        """No value can match one of ``some`` and one of ``others``, as their types alone tell
-        (local ``$ref`` resolved; an integer is a number; one without ``type`` may match any)."""
+        """No value can match one of ``some`` and one of ``others``, as their types tell."""
         kinds = []
         for group in (some, others):
             found: set[str] = set()
