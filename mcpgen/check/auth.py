@@ -1,6 +1,5 @@
-"""The server's own authentication and exposure checked: what an HTTP server bound beyond
-this machine needs, and settings that only one auth type reads; and ``openapi.credentials``,
-the upstream API's, against the imported document and the server's own authentication."""
+"""The server's own authentication and exposure checked, and ``openapi.credentials`` (the
+upstream API's) against the imported document and the server's authentication."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ AUTH_TYPES = ("apiKey", "bearer", "oauth")
 
 def check_auth(checker: Checker) -> None:
     auth, transports = checker.data["auth"], checker.data["transports"]
-    # the default transport is one the server offers (the package carries only those); an
-    # unknown one is the structural check's to report
+    # the default transport is one the server offers (an unknown one: the structural check's)
     offer = transports.get("offer", OFFERED_TRANSPORTS)
     default = transports.get("default", "stdio")
     known = isinstance(offer, list | tuple) and {default, *offer} <= set(TRANSPORTS)
@@ -115,8 +113,7 @@ def check_auth(checker: Checker) -> None:
                 ("auth", "hideUnauthorizedTools"),
                 "only oauth tokens carry scopes: with other auth types every tool is listed",
             )
-        scoped = [i for i, tool in entries(checker.data["tools"]) if tool.get("scopes")]
-        if scoped:
+        if scoped := [i for i, tool in entries(checker.data["tools"]) if tool.get("scopes")]:
             checker.warn(
                 ("tools", scoped[0], "scopes"),
                 "scopes are enforced only with auth type oauth"
@@ -130,10 +127,8 @@ def check_auth(checker: Checker) -> None:
 
 
 def check_credentials(checker: Checker) -> None:
-    """Every well-formed entry of ``openapi.credentials`` checked by the rules the server
-    runs when it starts (``mcpgen.runtime.credential_config``: what the build accepts, the
-    server accepts); and each must name a security scheme of the imported document, and
-    token exchange needs verified inbound tokens (auth type oauth)."""
+    """Each well-formed ``openapi.credentials`` entry checked by the server's own rules
+    (``mcpgen.runtime.credential_config``) and against the imported security schemes."""
     options = checker.data.get("openapi")
     if not isinstance(options, dict) or CREDENTIALS in checker.broken:
         return
@@ -185,9 +180,8 @@ def check_credentials(checker: Checker) -> None:
 
 
 def check_variables(checker: Checker, upstream: dict[str, Any]) -> None:
-    """``openapi.baseUrlEnv`` and ``auth.env`` (an API key's or bearer token's) name no
-    variable a security scheme of the wrapped API reads, nor the base URL one the server
-    reads itself (its settings, its keys): one value would serve both."""
+    """``openapi.baseUrlEnv`` and ``auth.env`` name no variable the wrapped API's security
+    schemes read: one value would serve both."""
     try:  # (a configuration it refuses is check_credentials' error)
         sources = parse_sources(upstream["securitySchemes"], upstream["credentials"], None)
     except CredentialConfigError:

@@ -1,6 +1,5 @@
 """The ``format`` values a generated model parses into another type than ``str`` (``date``,
-``uuid``, ``uri``...): a default must be one of them, as the model validates its defaults
-(a default ``yesterday`` for a date would fail every call that leaves it out)."""
+``uuid``...): a default must parse, as the model validates its defaults."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ from mcpgen import cache
 
 @functools.cache
 def model_formats() -> FormatChecker:
-    """A checker of each such format, by the pydantic type the model generator gives it
-    (made on the first value it checks: most documents need one or none of them)."""
+    """A checker of each such format, by the pydantic type the model generator gives it."""
     checker = FormatChecker(formats=())
     for name in TYPES:  # pydantic's ValidationError is a ValueError
         checker.checks(name, raises=ValueError)(functools.partial(_parses, name))
@@ -49,8 +47,7 @@ _added: dict[Path, dict[str, bool]] = {}  # the verdicts this process made, by f
 
 
 def save() -> None:
-    """Keep the verdicts the checks made (once a build, after its checks): added to what
-    the file holds now, or alone when it would grow past ``MAX_VERDICTS``."""
+    """Keep the verdicts the checks made (alone when past ``MAX_VERDICTS``)."""
     for path, added in _added.items():
         known = {**cache.read_pack(path), **added}
         cache.write(
@@ -61,9 +58,7 @@ def save() -> None:
 
 @functools.cache
 def _verdicts(store: Path | None) -> tuple[Path | None, dict[str, bool]]:
-    """What pydantic said of the values earlier builds checked, by its version and
-    Python's, from the build cache ``store``: a rebuild then need not import pydantic
-    (~50 ms)."""
+    """What pydantic said of the values earlier builds checked, from the build cache."""
     from importlib import metadata
 
     python = "py{}.{}".format(*sys.version_info[:2])

@@ -14,10 +14,8 @@ if TYPE_CHECKING:
 
 
 def check_python_names(checker: Checker) -> None:
-    """Every Python name generated code derives from the manifest (as the model assigns
-    them: ``checker.assigned``), checked against the others in the same namespace: the
-    typed client's methods, a resource's or prompt's keyword arguments, the model classes.
-    A completion's identifier is unique by construction."""
+    """Every Python name the model assigns (``checker.assigned``) against the others in its
+    namespace: client methods, keyword arguments, model classes."""
     assigned = checker.assigned
     methods: dict[str, JsonPath] = {}
     for section in (assigned.tools, assigned.resources, assigned.prompts):
@@ -61,8 +59,7 @@ def check_python_names(checker: Checker) -> None:
 
 
 def check_classes(checker: Checker, assigned: Names) -> None:
-    """Every model class generated for a tool or prompt against the shared definitions' and
-    each other's (two tools with one Python name are reported once, by ``unique_names``)."""
+    """Every model class of a tool or prompt against the shared definitions' and each other's."""
     classes: dict[str, tuple[JsonPath, str | None]] = {
         name: (("$defs", name), None) for name in checker.named.get("$defs", {})
     }
@@ -100,8 +97,7 @@ def class_name_problem(name: str) -> str:
     )
 
 
-# A model's field is laid out as black and ruff format agree only up to a length: past the
-# line length ('name: str' of 95 characters) each splits it its own way (black --check fails)
+# past the line length black and ruff format lay out a model's field each its own way
 MOST_PROPERTY_NAME = 64
 
 

@@ -1,6 +1,5 @@
-"""Prompts and completions checked against what they refer to: template variables against
-declared arguments, embedded resources against declared ones, completion targets against
-prompts and URI templates."""
+"""Prompts and completions checked against the arguments, resources, prompts and URI
+templates they refer to."""
 
 from __future__ import annotations
 
@@ -61,8 +60,7 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
                     )
                 if "blob" in resource:
                     checker.check_base64((*at, "blob"), resource["blob"])
-                uncovered = sorted(scoped.get(uri, set()) - set(prompt.get("scopes") or ()))
-                if uncovered:
+                if uncovered := sorted(scoped.get(uri, set()) - set(prompt.get("scopes") or ())):
                     checker.warn(
                         (*at, "uri"),
                         f"embeds {uri!r}, which needs scope(s) "
@@ -118,8 +116,7 @@ def check_template(checker: Checker, where: JsonPath, text: str, allowed: set[st
                 f"attribute {name!r} on line {node.lineno}: the prompts' sandbox refuses it "
                 "(every template using it fails, or renders it empty)",
             )
-    unknown = sorted(used - allowed)
-    if unknown:
+    if unknown := sorted(used - allowed):
         shown = ", ".join(repr(u) for u in unknown)
         declared = ", ".join(sorted(allowed)) or "none"
         checker.error(where, f"template uses undeclared argument(s) {shown} (declared: {declared})")

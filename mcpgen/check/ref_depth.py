@@ -1,14 +1,7 @@
-"""Chains of local ``$ref``. References that lead back to themselves without describing a
-value (``A: {$ref: B}``, ``B: {allOf: [{$ref: A}]}``): a validator recurses for ever and
-pydantic refuses the model, so validation refuses them (a recursion under properties or
-items is a tree, and fine). And where a document that ran a stage out of stack nests deepest
-once its references are followed: a chain of definitions each referring to the next
-(``Def0 = allOf[$ref Def1, ...]``, ...) is as deep as the schemas inlined into one, deeper
-than the generator's walks may go. Measured without recursion, and only when a walk failed
-(``pipeline``, the OpenAPI importer: following references into other files too): measuring
-every document up front cost 0.22 s of GitHub's 1.4 s rebuild. And chains of definitions
-each inheriting from the next (``allOf``), which the model generator takes hours on when
-long (``MAX_BASES``; the OpenAPI importer measures them as it converts definitions)."""
+"""Chains of local ``$ref``: references that lead back to themselves without describing a
+value (``A: {$ref: B}``, ``B: {allOf: [{$ref: A}]}``), refused; where a document that ran a
+stage out of stack nests deepest once its references are followed (measured only when a
+walk failed); chains of inheritance longer than ``MAX_BASES``."""
 
 from __future__ import annotations
 
@@ -23,17 +16,14 @@ if TYPE_CHECKING:
     from mcpgen.openapi.sources import Key, Sources
 
 Resolve = Callable[[str], Json]  # a local $ref's target (None when it names nothing)
-# datamodel-code-generator makes a class inherit from what its allOf members and a $ref
-# beside other keywords name, and its time grows with the cube of the chain's length (for
-# a manifest's chain of n: 64 0.8 s, 100 2.5 s, 150 7 s, 200 23 s, 400 3 min; 3,000 ~a day)
+# the model generator's time grows with the cube of an inheritance chain (150: 7 s, 400: 3 min)
 MAX_BASES = 150
 Settled = dict[int, tuple[Json, bool]]  # id of a $ref object -> it, whether it leads back
 Depths = dict[int, tuple[Json, int]]  # id of a schema -> it (kept alive), its links
 
 
 def _target(sources: Sources, src: int, node: dict[str, Json]) -> tuple[Key, Json] | None:
-    """(file, path) and value of what ``node``'s ``$ref`` (in file ``src``) names, when
-    that is a container: in the same file or another one."""
+    """(file, path) and value of the container ``node``'s ``$ref`` (in file ``src``) names."""
     ref = node.get("$ref")
     key = sources.parse_ref(src, (), ref) if isinstance(ref, str) else None
     found = None if key is None else sources.value(key)
@@ -45,9 +35,8 @@ def _nested(value: Json) -> bool:
 
 
 def deep_references(sources: Sources) -> Problems:
-    """An error for the referenced definition that nests deepest, counting through
-    references, into other files too (a reference back into its own chain, a recursive
-    type, counts nothing); none when the document refers to nothing."""
+    """An error at the referenced definition that nests deepest, counting through references
+    (a recursive one counts nothing); none when the document refers to nothing."""
     data = sources.items[0].doc.data
     height: dict[int, int] = {}  # id of a container -> levels at and below it
     targets: dict[int, Key] = {}  # id of a referenced container -> its file and path
@@ -74,8 +63,7 @@ def deep_references(sources: Sources) -> Problems:
         height[key] = 1 + max((height.get(id(k), 0) for k in kids), default=0)
     sources.quiet = quiet
     problems = Problems()
-    deep = [(height[key], where) for key, where in targets.items()]
-    if deep:
+    if deep := [(height[key], where) for key, where in targets.items()]:
         levels, (src, path) = max(deep, key=lambda item: item[0])
         message = (
             f"nests {levels} levels deep once its $ref are followed (a chain of definitions "
@@ -88,8 +76,7 @@ def deep_references(sources: Sources) -> Problems:
 
 
 def _in_place(schema: Json) -> Iterator[dict[str, Json]]:
-    """The ``$ref`` objects that apply to the very value ``schema`` does: itself, or
-    through allOf, anyOf, oneOf, not, if, then, else."""
+    """The ``$ref`` objects that apply to the value ``schema`` does (through allOf, not...)."""
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -104,10 +91,8 @@ def _in_place(schema: Json) -> Iterator[dict[str, Json]]:
 
 
 def _settle(start: dict[str, Json], resolve: Resolve, known: Settled) -> None:
-    """Add ``start`` and each ``$ref`` object it leads to (through the in-place references
-    of what each names) to ``known``: whether it leads back to itself, one look at each
-    (Tarjan's strongly connected components, without recursion; a walk from each reference
-    was quadratic: a chain of 3,000 definitions took 17 s)."""
+    """Add ``start`` and each ``$ref`` object it leads to in place to ``known``, with whether
+    it leads back to itself (Tarjan's strongly connected components, without recursion)."""
 
     def after(ref: dict[str, Json]) -> list[dict[str, Json]]:
         return list(_in_place(resolve(ref["$ref"])))
@@ -147,9 +132,8 @@ def _settle(start: dict[str, Json], resolve: Resolve, known: Settled) -> None:
 def unguarded_cycles(
     schema: Json, resolve: Resolve, known: Settled
 ) -> Iterator[tuple[JsonPath, str]]:
-    """(path, reference) of each ``$ref`` in ``schema`` that its own target leads back to
-    through in-place references alone (``known``: what earlier calls with the same
-    ``resolve`` settled)."""
+    """(path, reference) of each ``$ref`` in ``schema`` its target leads back to in place
+    (``known``: what earlier calls with the same ``resolve`` settled)."""
     for node, trail in schema_nodes(schema, everything=True):
         if isinstance(node.get("$ref"), str):
             if id(node) not in known:
@@ -159,8 +143,7 @@ def unguarded_cycles(
 
 
 def _bases(node: dict[str, Json], resolve: Resolve) -> list[tuple[Json, int]]:
-    """(target, links) of what ``node`` inherits from: 1 for a ``$ref`` in an ``allOf``
-    member (nested ones too) or beside other keywords; 0 for a bare ``$ref`` (an alias)."""
+    """(target, links) of what ``node`` inherits from (0 links: a bare ``$ref``, an alias)."""
     found: list[tuple[Json, int]] = []
     stack: list[tuple[Json, bool]] = [(node, True)]
     while stack:
@@ -180,11 +163,8 @@ def long_inheritance(
     depth: Depths | None = None,
     inside: bool = True,
 ) -> Iterator[tuple[JsonPath, str]]:
-    """(path, message) for the schema in ``roots`` (where, schema, how its ``$ref`` resolve)
-    that inherits through the longest chain of definitions, when that is over ``MAX_BASES``
-    (a reference back into its own chain counts nothing: ``unguarded_cycles`` reports it).
-    ``depth``: what earlier calls with the same ``resolve`` measured; not ``inside``: the
-    roots alone, not the schemas inside them (one link more at most)."""
+    """(path, message) for the schema of ``roots`` with the longest chain of bases over
+    ``MAX_BASES``; ``depth``: earlier calls' measures; not ``inside``: the roots alone."""
     depth = {} if depth is None else depth
     deepest: tuple[int, JsonPath] = (MAX_BASES, ())
     for where, schema, resolve in roots:

@@ -1,5 +1,4 @@
-"""JSON Schema helpers: walking schemas, checking them, and making tool schemas
-self-contained."""
+"""JSON Schema helpers: walking schemas, checking them, making tool schemas self-contained."""
 
 from __future__ import annotations
 
@@ -36,8 +35,7 @@ def escape(token: str | int) -> str:
 
 
 def unescape(token: str) -> str:
-    """One token of a JSON pointer in a URI fragment (a ``$ref``): percent-decoded, then
-    ``~1`` and ``~0`` undone."""
+    """One token of a JSON pointer in a URI fragment: percent-decoded, ``~1``, ``~0`` undone."""
     return unquote(token).replace("~1", "/").replace("~0", "~")
 
 
@@ -47,8 +45,7 @@ def pointer(path: Iterable[str | int]) -> str:
 
 
 def pointer_target(document: Json, pointer: str) -> tuple[JsonPath, Json] | None:
-    """(path, value) of what a local JSON pointer like ``#/$defs/Name`` names in
-    ``document``; None if it names nothing there."""
+    """(path, value) of what a local pointer like ``#/$defs/Name`` names, or None."""
     if pointer == "#":
         return (), document
     if not pointer.startswith("#/"):
@@ -74,8 +71,7 @@ def resolve_pointer(document: Json, pointer: str) -> tuple[bool, Json]:
 
 
 def metaschema_errors(schema: Json) -> Iterator[tuple[JsonPath, str]]:
-    """Violations of the 2020-12 metaschema, as (path inside the schema, message); a
-    ``type`` that names no JSON Schema type is told which ones there are."""
+    """Violations of the 2020-12 metaschema, as (path inside the schema, message)."""
     validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
     for error in sorted(validator.iter_errors(schema), key=lambda e: list(map(str, e.path))):
         path, kind = tuple(error.absolute_path), error.instance
@@ -91,8 +87,7 @@ TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 
 
 class RefIndex(dict[str, set[str]]):
-    """The shared definitions (``$defs``) and, by name, the references of each, walked once
-    per name: what :meth:`bundle` follows."""
+    """The shared definitions and, by name, the references of each (walked once)."""
 
     def __init__(self, shared: dict[str, Json]) -> None:
         super().__init__()
@@ -103,14 +98,12 @@ class RefIndex(dict[str, set[str]]):
         return found
 
     def bundle(self, schema: Json) -> Json:
-        """Copy ``schema`` with the shared definitions it uses (transitively) added to
-        ``$defs``: references keep their ``#/$defs/Name`` form, so the advertised schema reads
-        the way the author wrote it and is self-contained."""
+        """``schema`` with the shared definitions it uses (transitively) added to ``$defs``."""
         if not isinstance(schema, dict):
             return schema
         own = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
         needed: dict[str, Json] = {}
-        pending = list(ref_strings(schema))  # the closure's order does not matter: sorted below
+        pending = list(ref_strings(schema))
         while pending:
             target = def_target(pending.pop())
             if target is None:
@@ -125,8 +118,7 @@ class RefIndex(dict[str, set[str]]):
         return {**schema, "$defs": {**{k: needed[k] for k in sorted(needed)}, **own}}
 
 
-# Every keyword of JSON Schema 2020-12 (all vocabularies), and the annotations clients use;
-# and two of earlier drafts that its metaschema still describes.
+# every keyword of JSON Schema 2020-12, and two of earlier drafts its metaschema describes
 KEYWORDS = frozenset(
     {
         keyword
@@ -153,9 +145,8 @@ Trail = Any  # a node's place: (its parent's trail, *keys); (None,) at the root
 
 
 def schema_nodes(schema: Json, everything: bool = False) -> Iterator[tuple[dict[str, Json], Trail]]:
-    """Every schema object inside ``schema`` (itself included) with its trail (``located``
-    makes a path of it, for a node with a problem only: a big spec's paths cost more than its
-    checks). ``everything``: every object not inside data, not only keywords' subschemas."""
+    """Every schema object inside ``schema`` (itself included) with its trail (``located``:
+    its path). ``everything``: every object not inside data, not only subschemas."""
     stack: list[tuple[Json, Trail]] = [(schema, (None,))]
     while stack:
         node, trail = stack.pop()
@@ -166,8 +157,6 @@ def schema_nodes(schema: Json, everything: bool = False) -> Iterator[tuple[dict[
         yield node, trail
         for key, value in node.items():
             if key in SCHEMA_MAPS and isinstance(value, dict):
-                # names of properties (or definitions) are not keywords: a property
-                # called "default" or "examples" is a schema like any other
                 stack.extend((v, (trail, key, k)) for k, v in value.items())
             elif key in SCHEMA_LISTS and isinstance(value, list):
                 stack.extend((v, (trail, key, i)) for i, v in enumerate(value))
@@ -192,10 +181,8 @@ Nodes = list[tuple[dict[str, Json], Trail]]  # ``schema_nodes``, walked once for
 
 
 def keyword_problems(nodes: Nodes, lenient: bool) -> Iterator[tuple[JsonPath, str, bool]]:
-    """What makes a schema (its ``schema_nodes``) mean other than its author meant, as (path,
-    message, whether it is an error): a key that is no keyword, and a ``required`` name no
-    property declares. ``lenient``: warnings about keys only (schemas imported from an
-    OpenAPI document, checked as they were converted)."""
+    """(path, message, is an error) for keys that are no keyword and ``required`` names no
+    property declares; ``lenient`` (imported schemas): warnings about keys only."""
     for node, trail in nodes:
         closed = node.get("additionalProperties") is False
         for key in node:
@@ -222,8 +209,7 @@ def keyword_problems(nodes: Nodes, lenient: bool) -> Iterator[tuple[JsonPath, st
 
 
 def _undeclared(node: dict[str, Json]) -> list[tuple[int, str]]:
-    """``required`` names of an object schema that declares its properties (or forbids
-    others) that none of them, nor a ``patternProperties`` pattern, matches."""
+    """``required`` names no property nor ``patternProperties`` of a declaring schema matches."""
     required, properties = node.get("required"), node.get("properties") or {}
     closed = node.get("additionalProperties") is False
     if not isinstance(required, list) or not isinstance(properties, dict):
@@ -242,7 +228,6 @@ def _undeclared(node: dict[str, Json]) -> list[tuple[int, str]]:
 
 
 def python_regex(pattern: str) -> bool:
-    """Whether the JSON Schema validators of a generated server (Python ``re``) can use it."""
     return _regex_error(pattern) is None
 
 
@@ -260,8 +245,7 @@ def ref_strings(schema: Json) -> set[str]:
 
 
 def _ref_values(schema: Json) -> Iterator[str]:
-    """Each ``$ref`` string ``refs`` yields, in no particular order: the same walk as
-    ``schema_nodes(schema, everything=True)``, without trails (1.7 times as fast)."""
+    """Each ``$ref`` string ``refs`` yields, in no order: its walk without trails (faster)."""
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -285,9 +269,8 @@ _LIMITED = frozenset((*COUNTS, "enum", "const", "pattern", "patternProperties"))
 
 
 def bad_patterns(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
-    """In a schema's ``schema_nodes``, what the server's validators cannot hold: patterns
-    Python's ``re`` cannot compile, lengths or counts too large for pydantic, and ``enum`` or
-    ``const`` integers beyond 64 bits (mypy refuses them in a typed ``Literal``)."""
+    """What the server's validators cannot hold: patterns ``re`` cannot compile, counts too
+    large for pydantic, ``enum`` or ``const`` integers beyond 64 bits."""
     for node, trail in nodes:
         if node.keys().isdisjoint(_LIMITED):  # most nodes (GitHub: 18 ms -> 4)
             continue
@@ -313,9 +296,7 @@ def bad_patterns(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
 
 
 def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
-    """``default`` values that their own schema rejects (references resolve in ``root``):
-    the model would hand a handler a value of another type, and its code would not
-    type-check (``list[int] = ["x"]``)."""
+    """``default`` values that their own schema rejects (references resolve in ``root``)."""
     checker = formats.model_formats()
     validator = Draft202012Validator(root if isinstance(root, dict) else {}, format_checker=checker)
     for node, trail in schema_nodes(schema):
@@ -334,8 +315,7 @@ def bad_defaults(schema: Json, root: Json) -> Iterator[tuple[JsonPath, str]]:
 
 
 def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str, Json]:
-    """``node`` with ``fn(subschema, keyword)`` applied to each of its subschemas (data
-    keywords kept as they are)."""
+    """``node`` with ``fn(subschema, keyword)`` applied to each of its subschemas."""
     out: dict[str, Json] = {}
     for key, value in node.items():
         if key in SCHEMA_MAPS and isinstance(value, dict):
@@ -350,8 +330,7 @@ def children(node: dict[str, Json], fn: Callable[[Json, str], Json]) -> dict[str
 
 
 def def_target(ref: Json) -> tuple[str, bool] | None:
-    """(definition name, whether the reference points inside it) for ``#/$defs/...``;
-    None for any other reference."""
+    """(definition name, whether it points inside it) for ``#/$defs/...``, else None."""
     if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
         return None
     name, inside, _ = ref[len(DEFS_PREFIX) :].partition("/")

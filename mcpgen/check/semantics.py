@@ -1,6 +1,5 @@
-"""Stage two of validation: what the schema cannot say (names, references, files, templates),
-on the whole merged document. Entries the structural check found malformed are left out
-(``view``), every other entry is checked: one run of both reports every problem."""
+"""Stage two of validation: what the schema cannot say (names, references, files, templates)
+on the entries the structural check found well formed (``view``)."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ DEF_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what the manifest schema a
 
 
 class Checker:
-    """The semantic checks of one document; the parts in ``auth``, ``prompts`` and ``names``
-    are functions of it."""
+    """The semantic checks of one document (``auth``, ``prompts``, ``names``: functions of it)."""
 
     def __init__(self, doc: Document, broken: set[JsonPath] | None = None) -> None:
         self.doc = doc
@@ -98,9 +96,7 @@ class Checker:
             located = self.doc.locate((*where, *deep))
             self.problems.add(Problem(Level.ERROR, located, dotted(where), message))
             return
-        # Schemas imported from an OpenAPI document were checked keyword by keyword as the
-        # importer converted them (``openapi.schema``); the metaschema pass is for the ones
-        # written in the manifest (slow per schema: thousands of imported ones would dominate).
+        # imported schemas were checked as the importer converted them: no metaschema pass
         imported = self.doc.overlay(where) is not None
         violations = [] if imported else list(schemas.metaschema_errors(schema))
         for path, message in violations:
@@ -113,8 +109,7 @@ class Checker:
         for node, trail in nodes:  # names the models spell as Python identifiers
             for key in ("properties", "$defs", "definitions"):
                 for name in node[key] if isinstance(node.get(key), dict) else ():
-                    problem = model_name_problem(name, key)
-                    if problem:
+                    if problem := model_name_problem(name, key):
                         self.error((*where, *schemas.located(trail), key, name), problem, key=True)
         if not imported and not violations:
             shared = self.data["$defs"]
@@ -148,8 +143,7 @@ class Checker:
             )
 
     def target(self, ref: str, own_root: Any) -> tuple[JsonPath, Any] | None:
-        """What a local ``$ref`` of a schema names, in its own root or else in ``$defs``
-        (None: nothing, or not a local reference)."""
+        """What a local ``$ref`` names, in its own root or else in ``$defs`` (or None)."""
         found = schemas.pointer_target(own_root, ref) if own_root is not None else None
         if found is None and ref.startswith(schemas.DEFS_PREFIX):
             found = schemas.pointer_target(self.data, ref)

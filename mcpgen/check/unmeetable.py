@@ -1,6 +1,4 @@
-"""Keywords of a schema object that no value can meet (``minLength`` 5 with ``maxLength`` 2):
-a tool whose input nothing satisfies can never be called. Errors in a manifest, warnings for
-a schema imported from an OpenAPI document (the rest of the document is still usable)."""
+"""Keywords of a schema object that no value can meet (``minLength`` 5 with ``maxLength`` 2)."""
 
 from __future__ import annotations
 
@@ -28,9 +26,7 @@ IS_TYPE = Draft202012Validator.TYPE_CHECKER.is_type
 
 
 def unmeetable(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
-    """What no value meets in a schema (its ``schema_nodes``), as (path, message): bounds
-    that contradict each other, an empty ``enum``, a ``const`` or ``enum`` member of another
-    ``type``, a required property whose schema is ``false``."""
+    """What no value meets in a schema's ``schema_nodes``, as (path, message)."""
     for node, trail in nodes:
         if node.keys().isdisjoint(KEYWORDS):  # most nodes
             continue

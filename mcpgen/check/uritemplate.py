@@ -27,8 +27,7 @@ def parse(template: str) -> tuple[list[str], str | None]:
         body = expression[1:] if expression[0] in _OPERATORS else expression
         if expression[0] in "=,!@|":
             return [], f"reserved operator {expression[0]!r} in '{{{expression}}}'"
-        # An expression right after another that writes no first character of its own
-        # (only '#./;?&' do): where one value ends is anyone's guess.
+        # right after another, an expression must write a first character ('#./;?&')
         if previous and previous.end() == found.start() and expression[0] not in "#./;?&":
             return [], (
                 f"'{previous.group()}' and '{found.group()}' are side by side: no URI says "
@@ -50,8 +49,7 @@ def parse(template: str) -> tuple[list[str], str | None]:
 
 
 def shape(template: str) -> str:
-    """The template with its variable names left out: two templates of one shape match
-    exactly the same URIs, so a read only ever reaches the first."""
+    """The template without its variable names: templates of one shape match the same URIs."""
 
     def blank(match: re.Match[str]) -> str:
         expression = match.group(1)

@@ -1,5 +1,4 @@
-"""The view of the merged document the semantic checks read: sections and entries the
-structural check found malformed are blanked (their problems are already reported)."""
+"""The view the semantic checks read: what the structural check found malformed blanked."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ WHOLE = ("server", "auth", "transports", "observability")
 
 
 def checkable(data: Any, broken: set[JsonPath]) -> dict[str, Any]:
-    """The parts of ``data`` the semantic checks can read: malformed sections become empty
-    and malformed entries None (the structural check reported them)."""
+    """``data`` with malformed sections made empty and malformed entries None."""
     view: dict[str, Any] = dict(data) if isinstance(data, dict) else {}
     for key in MAPPINGS:
         if not isinstance(view.get(key), dict) or (key,) in broken:

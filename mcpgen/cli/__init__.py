@@ -23,11 +23,10 @@ from mcpgen.surface.report import diff as diff_command
 
 
 class _Group(click.Group):
-    """Turns click's usage errors into exit status 2 (its default) and anything unexpected
-    into a one-line message instead of a traceback."""
+    """Anything unexpected as a one-line message, not a traceback."""
 
     def invoke(self, ctx: click.Context) -> object:
-        try:  # SIGTERM (``timeout``, a cancelled CI job) stops a command as Ctrl-C does
+        try:  # SIGTERM stops a command as Ctrl-C does
             previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
         except ValueError:  # (not the main thread)
             previous = None
@@ -151,11 +150,8 @@ def inspect(manifest: Path, as_json: bool) -> None:
     click.echo(f"server {s.name} {s.version} (package {s.package}, distribution {s.distribution})")
     for tool in m.tools:
         out = f" -> {tool.output_model}" if tool.output_model else ""
-        where = (
-            f"{tool.http.method} {tool.http.path}"
-            if tool.http
-            else identifiers.handler_path("tools", tool.ident)
-        )
+        handler = identifiers.handler_path("tools", tool.ident)
+        where = f"{tool.http.method} {tool.http.path}" if tool.http else handler
         task = f", task {tool.task}" if tool.task else ""
         click.echo(f"  tool {tool.name}: {where} ({tool.input_model}{out}{task})")
     if m.meta_tools:

@@ -65,8 +65,7 @@ def _fail(message: str) -> int:
 
 
 def run_build(source: Path, output: Path | None, *, timings: bool = False, **options: Any) -> int:
-    """``mcpgen build`` (``options``: those of ``_build``); ``timings``: print the wall
-    time of each phase."""
+    """``mcpgen build`` (``options``: those of ``_build``)."""
     timing.reset()
     try:
         code = _build(source, output, **options)
@@ -98,10 +97,7 @@ def _build(
     if wanted and (check or show_diff):
         return _fail("error: --rename moves files: use it without --check and --diff")
     with timing.phase("load + validate"):
-        # The document, its import and its model are millions of objects that live until
-        # the build ends: the collector's passes over them would free nothing (GitHub,
-        # one description changed: ~0.2 s of a 2.3 s rebuild). Paused while they are
-        # made, then frozen out of its passes.
+        # millions of objects that live until the build ends: kept out of the collector's passes
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -113,8 +109,7 @@ def _build(
     if loaded.manifest is None:
         report(loaded.problems, strict)
         return EXIT_BAD_INPUT
-    manifest = loaded.manifest
-    document = loaded.document
+    manifest, document = loaded.manifest, loaded.document
     if name is not None and document and (document.imported is None or "openapi" in document.data):
         return _fail(
             f"{source}: --name names a server built from an OpenAPI document; a manifest "
@@ -138,8 +133,7 @@ def _build(
             return _fail(f"{folder}: a link to nothing (dangling, or a loop) (-o {_q(root)})")
         if folder.exists() and not folder.is_dir():
             return _fail(f"{folder}: exists and is not a folder (-o {_q(root)})")
-    unsafe = None if check or show_diff else unsafe_root(root, source)
-    if unsafe:
+    if not (check or show_diff) and (unsafe := unsafe_root(root, source)):
         return _fail(
             f"{root}: error: -o is {unsafe}: a build writes pyproject.toml, src/, tests/... "
             f"into it; build into a new or empty folder, e.g. -o {_q(root / manifest.server.name)}"
@@ -184,8 +178,6 @@ def _build(
     if theirs:
         return EXIT_BAD_INPUT
     if not check:
-        # After rendering, which made each tool's JSON (for _spec.json): the model
-        # generator was not kept waiting for this.
         with timing.phase("context cost"):
             count, size = context_cost(manifest)
         _say(
@@ -195,8 +187,7 @@ def _build(
     if show_diff:
         sys.stdout.write(diff(the_plan))
     if check or show_diff:
-        drift = the_plan.drift
-        if drift:
+        if drift := the_plan.drift:
             _say(f"{root}: out of date with {source} ({len(drift)} file(s)):")
             for relative in drift:
                 _say(f"  {relative}")
@@ -206,8 +197,7 @@ def _build(
         return EXIT_OK
 
     with timing.phase("changes"):
-        # What the last build served, from its surface lock: the changes for clients, and
-        # for the handlers when a schema changed (it changes a models module too).
+        # against the last build's surface lock: changes for clients, and for the handlers
         lock = previous_lock(root) if LOCK_FILE in the_plan.changed else None
         package = f"src/{manifest.server.package}/"
         models_changed = any(p.startswith(package + "models/") for p in the_plan.changed)
@@ -253,9 +243,8 @@ def _build(
     for line in lines:
         _say(f"  {line}")
     if LOCK_FILE in the_plan.created:  # a new project: where its own README starts
-        todo = (
-            f"write the handlers in src/{manifest.server.package}/handlers/, then " if stubs else ""
-        )
+        handlers = f"src/{manifest.server.package}/handlers/"
+        todo = f"write the handlers in {handlers}, then " if stubs else ""
         _say(f"next: {todo}cd {_q(root)} && pip install -e '.[test]' && pytest")
     return EXIT_OK
 
@@ -277,9 +266,8 @@ def previous_lock(root: Path) -> dict[str, Any] | None:
 def surface_summary(
     root: Path, before: dict[str, Any], rendered: Output
 ) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """What the new ``mcp-surface.json`` changes for clients, against the last build's
-    (``before``): the counts and the first breaking changes (``mcpgen diff`` shows them
-    all); and the items renamed, as (kind, old name, new name)."""
+    """What the new surface lock changes for clients against ``before`` (counts, the first
+    breaking changes), and the items renamed, as (kind, old name, new name)."""
     from mcpgen.surface.changes import BREAKING
     from mcpgen.surface.diff import diff, summary
 
@@ -310,9 +298,8 @@ SHOWN = 5  # breaking changes a build's summary lists
 
 
 def signature_changes(root: Path, manifest: Manifest, lock: dict[str, Any]) -> list[str]:
-    """What changed in the contract of an existing handler since the last build (``lock``:
-    its surface lock, which lists every tool), and where the handler now uses a field that
-    is gone (it no longer type-checks)."""
+    """What changed in the contract of an existing handler since the ``lock``, and where it
+    uses a field that is gone."""
     from mcpgen.health.code import parse, stale_fields
 
     old = {e["name"]: e for key in ("tools", "operations") for e in lock.get(key, [])}
@@ -356,8 +343,7 @@ def handler_misfits(root: Path, manifest: Manifest, document: Document) -> Probl
 
 
 def _schema_delta(before: Any, after: Any) -> tuple[set[str], set[str], str]:
-    """(properties removed, properties newly required, the change in words) at the top of
-    a schema."""
+    """(properties removed, newly required, the change in words) at the top of a schema."""
     old_schema = before if isinstance(before, dict) else {}
     new_schema = after if isinstance(after, dict) else {}
     old = set(old_schema.get("properties", {}))

@@ -1,5 +1,4 @@
-"""The manifest ``mcpgen init`` writes: small, valid, and showing each kind of thing; and
-where a build goes when no ``-o`` is given."""
+"""The manifest ``mcpgen init`` writes, and where a build goes when no ``-o`` is given."""
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ def starter_manifest(server_name: str) -> str:
 
     from mcpgen.render.templates import render
 
-    # a server name starts with a letter (a folder ``2fa`` or ``ü`` still gives a valid one);
     # accents are dropped, not their letters (``Café`` is ``cafe``, ``Straße`` ``strasse``)
     plain = unicodedata.normalize("NFKD", server_name.translate(LETTERS))
     plain = plain.encode("ascii", "ignore").decode()
@@ -33,10 +31,8 @@ def starter_manifest(server_name: str) -> str:
 
 
 def default_output(source: Path, server_name: str) -> Path:
-    """The output folder when none is given: a project already built from ``source`` (this
-    folder, or a folder in it or beside ``source``, whose ``[tool.mcpgen] source`` names it:
-    ``mcpgen init``'s ``-o server``, a CI build's ``-o .``), else ``./<server name>``.
-    ``build`` and ``dev`` agree on it."""
+    """The output folder when none is given (``build`` and ``dev``): a project here, in here
+    or beside ``source`` whose ``[tool.mcpgen] source`` names it, else ``./<server name>``."""
     import tomllib
 
     wanted = source.resolve()

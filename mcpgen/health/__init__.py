@@ -1,13 +1,5 @@
-"""Handler health: ``mcpgen check DIR``, what ``build --check`` cannot see (it compares
-generated files; the user's handlers are not generated). The ``CHECKS`` are described in
-``check_command``'s help.
-
-The manifest is the one given, else the one the project records: ``pyproject.toml``,
-``[tool.mcpgen] source``, relative to the project (written by every build). The types
-check is ``mypy --strict`` on ``src/<package>/handlers`` and ``server.py`` (which calls
-them: a handler that no longer takes what it passes) with the project's own
-configuration, run in the interpreter running mcpgen; errors in what the handlers import
-are reported too, apart.
+"""Handler health: ``mcpgen check DIR`` (the ``CHECKS``: see ``check_command``'s help),
+against the manifest given or the one ``pyproject.toml`` records (``[tool.mcpgen] source``).
 """
 
 from __future__ import annotations
@@ -106,8 +98,7 @@ def _recorded(root: Path) -> tuple[Path | None, str]:
 
 
 def check_drift(project: Project) -> tuple[list[str], set[str]]:
-    """What ``mcpgen build MANIFEST -o ROOT --check`` reports, and the handler files the
-    build names."""
+    """What ``build --check`` reports, and the handler files the build names."""
     from mcpgen.cli.build import source_from
     from mcpgen.format import FormatError
     from mcpgen.pipeline import load_manifest, render_files
@@ -165,8 +156,8 @@ def mypy_available() -> bool:
 
 
 def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
-    """The errors mypy finds (in the handlers, in the server's calls of them, then in what
-    they import), or why it did not run."""
+    """``mypy --strict`` on the handlers and ``server.py`` (its calls of them), with the
+    project's configuration: its errors (those in what they import apart), or why not run."""
     if not mypy_available():
         return [], "mypy is not installed in this environment (pip install mypy)"
     handlers, server = f"src/{package}/handlers", f"src/{package}/server.py"
@@ -208,9 +199,8 @@ def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
         return [], f"mypy failed: {reason}"
     inside = [e for e in found if e.path.startswith(handlers + "/")]
     called = [replace(e, message=f"{e.message} {CALLS}") for e in found if e.path == server]
-    note = " (in code the handlers import)"
     others = [e for e in found if e not in inside and e.path != server]
-    rest = [replace(e, message=e.message + note) for e in others]
+    rest = [replace(e, message=e.message + " (in code the handlers import)") for e in others]
     return inside + called + rest, ""
 
 
@@ -242,8 +232,7 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
 
 
 def stubs_left(root: Path, package: str) -> list[Problem]:
-    """The handlers the project's ``_spec.json`` names that are still stubs (for ``mcpgen
-    bundle``, which has no manifest to build from)."""
+    """The handlers the project's ``_spec.json`` names that are still stubs (``bundle``)."""
     spec = json.loads((root / "src" / package / "_spec.json").read_text("utf-8"))
     return _stubs(root, named_from_spec(Project(root, package, spec)))
 

@@ -1,5 +1,4 @@
-"""What the source of a handler says, read with ``ast`` (never imported or run): whether
-it is still a stub, and where it uses model fields a schema change removed."""
+"""A handler's source read with ``ast`` (never run): a stub, or using fields now gone?"""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ def entry_point(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunct
 
 
 def unimplemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """The body is ``raise NotImplementedError`` and nothing else (a docstring, ``pass``
-    and ``...`` aside)."""
+    """The body is ``raise NotImplementedError`` (a docstring, ``pass`` and ``...`` aside)."""
     body = [
         node
         for node in function.body
@@ -54,19 +52,15 @@ def unimplemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _plain(prop: str) -> bool:
-    """Whether a JSON property certainly becomes the model field of that name (a valid,
-    non-reserved identifier)."""
+    """Whether a JSON property certainly becomes the model field of that name."""
     return prop.isidentifier() and not keyword.iskeyword(prop) and not prop.startswith("_")
 
 
 def stale_fields(
     tree: ast.Module, tool: Tool, removed: dict[str, set[str]], required_output: set[str]
 ) -> list[tuple[int, str]]:
-    """(line, what) of each use of a removed field (``args.title`` after ``title`` left the
-    input; ``removed`` by schema key) and each output construction missing a new required
-    one: code that no longer type-checks, found without running mypy; and of each
-    ``NoteOutput(title=...)`` after ``title`` left the output (it type-checks, but the models
-    ignore unknown fields, so the value is silently dropped)."""
+    """(line, what) of each use of a removed field (``removed`` by schema key), each output
+    missing a new required one, and each output field set that the model now drops."""
     breaks = ": it no longer type-checks"
     findings: list[tuple[int, str]] = []
     handle = entry_point(tree, "handle")
@@ -98,9 +92,8 @@ def stale_fields(
 
 
 def misfits(root: Path, manifest: Manifest) -> list[tuple[str, int, str, str]]:
-    """(kind, index in ``manifest``'s list, handler file, what) of each existing handler
-    whose entry function no longer takes what the generated server passes: its ``ctx``
-    after ``context:`` was flipped (every call would fail with a ``TypeError``)."""
+    """(kind, index, handler file, what) of each handler whose entry function no longer
+    takes the ``ctx`` the server passes (or not) after ``context:`` was flipped."""
     entries: list[tuple[str, int, Any, int]] = []  # kind, index, entry, arguments before ctx
     # (an imported operation's override always gets ctx)
     entries += [("tools", i, t, 1) for i, t in enumerate(manifest.tools) if not t.http]

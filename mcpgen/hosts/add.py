@@ -1,6 +1,5 @@
-"""``mcpgen add tool|resource|prompt NAME``: a manifest -> the same manifest with one more
-skeleton entry, written in as text under its section (everything else, comments included,
-stays as it was), checked by the manifest's own validation before anything is written."""
+"""``mcpgen add tool|resource|prompt NAME``: one more skeleton entry written into the
+manifest's text (the rest kept as it was), validated before anything is written."""
 
 from __future__ import annotations
 
@@ -60,8 +59,7 @@ def _scheme(server: str) -> str:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style, with short all-scalar lists and mappings on one line (as people write
-    manifests: ``required: [text]``, ``text: {type: string}``) and indented sequences."""
+    """Block style, short all-scalar lists and mappings on one line, indented sequences."""
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         super().increase_indent(flow, False)
@@ -92,9 +90,8 @@ def _yaml_item(entry: dict[str, Json], indent: int) -> list[str]:
 
 
 def insert_yaml(text: str, section: str, entry: dict[str, Json], file: str) -> str:
-    """``text`` (of ``file``) with ``entry`` appended to the top-level block sequence
-    ``section`` (made when missing; an empty ``section: []`` is opened up). Items keep the
-    file's indentation and its blank-line spacing."""
+    """``text`` with ``entry`` appended to the top-level block list ``section`` (made when
+    missing), as the file indents and spaces its items."""
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
@@ -138,9 +135,8 @@ def insert_json(text: str, data: dict[str, Json], section: str, entry: dict[str,
 def add_entry(
     manifest: Path, kind: str, name: str, uri: str | None = None, description: str | None = None
 ) -> str:
-    """The manifest's new text (not yet written); ``ProjectError`` when the file is not a
-    manifest add can append to, the name is taken or the result would not validate, its
-    ``lines`` the problems (``FILE:LINE:COL: error: ...``), as every command prints them."""
+    """The manifest's new text (not yet written); else ``ProjectError``, its ``lines`` the
+    problems (``FILE:LINE:COL: error: ...``)."""
     from mcpgen.load import load_file
     from mcpgen.pipeline import load_source_text
 

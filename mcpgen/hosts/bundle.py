@@ -1,15 +1,7 @@
-"""A generated project -> an MCP Bundle (``.mcpb``: a zip with ``manifest.json``, the
-format of npm ``@anthropic-ai/mcpb`` 2.1), with one of the spec's two Python runtimes:
-
-- ``uv`` (default; manifest 0.4): the source and ``pyproject.toml``; the host installs
-  Python and the dependencies with uv. The only portable choice (the SDK needs the compiled
-  pydantic-core): one bundle for every platform and architecture.
-- ``python`` (manifest 0.3): the dependencies vendored into ``server/lib`` by pip, for this
-  platform and Python version only (said in ``compatibility``).
-
-Both start ``server/main.py``, which puts ``src`` (and ``server/lib``) on ``sys.path`` and
-runs the package over stdio. The zip is deterministic: sorted entries, fixed timestamps.
-"""
+"""A generated project -> an MCP Bundle (``.mcpb``, npm ``@anthropic-ai/mcpb`` 2.1): a
+deterministic zip whose ``server/main.py`` runs the package over stdio, with the runtime
+``uv`` (manifest 0.4: the host installs the dependencies; portable) or ``python`` (0.3:
+vendored into ``server/lib`` by pip, for this platform and Python version only)."""
 
 from __future__ import annotations
 
@@ -81,9 +73,8 @@ _SIMPLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 def _display(text: str, arguments: set[str]) -> str:
-    """A Jinja message as a host shows it: ``{{ arg }}`` (also ``{{ arg or 3 }}``) becomes
-    the bundle's ``${arguments.arg}``; tags (``{% if %}``) and comments are dropped, the
-    text between them kept. Text that does not lex keeps only the simple substitution."""
+    """A Jinja message as a host shows it: ``{{ arg }}`` (``{{ arg or 3 }}``) becomes
+    ``${arguments.arg}``, tags and comments dropped (text that does not lex: ``_SIMPLE``)."""
     import jinja2
 
     try:
@@ -108,9 +99,7 @@ def _display(text: str, arguments: set[str]) -> str:
 
 
 def prompt_text(project: Project, prompt: Json) -> str:
-    """The prompt's text messages as a host shows them (``_display``: the bundle's
-    ``${arguments.arg}`` for ``{{ arg }}``, no template logic; the server renders prompts
-    itself). A prompt its handler writes is described instead."""
+    """The prompt's messages as a host shows them (``_display``), else its description."""
     parts = []
     name = prompt["name"]
     arguments = {str(a.get("name")) for a in prompt.get("arguments") or [] if isinstance(a, dict)}
@@ -172,8 +161,7 @@ def manifest(project: Project, runtime: str) -> Json:
         platform = "win32" if sys.platform == "win32" else "darwin"
         compatibility["platforms"] = ["linux" if sys.platform.startswith("linux") else platform]
     data["compatibility"] = {**compatibility, "runtimes": {"python": requires}}
-    options = user_config(project)
-    if options:
+    if options := user_config(project):
         data["user_config"] = options
     return data
 
@@ -187,18 +175,15 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _kept(path: Path, root: Path, skipped: list[str]) -> bool:
-    """Whether ``path`` goes into the bundle; when not, ``skipped`` says why: dot files and
-    folders (``.env``, ``.git/``, ``.netrc``...: secrets and VCS data, never needed to run a
-    package), linked folders (never followed), links that leave the project and bundles
-    (one written into the project is not packed into the next)."""
-    relative = path.relative_to(root).as_posix() + ("/" if path.is_dir() else "")
+    """Whether ``path`` goes into the bundle (not dot files, bundles, linked folders, links
+    that leave the project); when not, ``skipped`` says why."""
+    folder = path.is_dir()
+    relative = path.relative_to(root).as_posix() + ("/" if folder else "")
     if path.name.startswith("."):
-        why = (
-            "a dot folder: secrets or VCS data" if path.is_dir() else "a dot file: may hold secrets"
-        )
+        why = "a dot folder: secrets or VCS data" if folder else "a dot file: may hold secrets"
     elif path.suffix == ".mcpb":
         why = "a bundle: not packed into another"
-    elif path.is_symlink() and path.is_dir():
+    elif path.is_symlink() and folder:
         why = "a linked folder: not followed"
     elif path.is_symlink() and not _inside(path, root):
         why = "a link to outside the project"
@@ -209,9 +194,7 @@ def _kept(path: Path, root: Path, skipped: list[str]) -> bool:
 
 
 def _project_files(project: Project, skipped: list[str], outputs: set[Path]) -> dict[str, bytes]:
-    """What the server needs from the project: the files under ``src/`` (``_kept``; never
-    this run's ``outputs``), pyproject.toml (the dependencies; for uv told not to build the
-    project itself), README and licence."""
+    """The files under ``src/`` (``_kept``, not ``outputs``), pyproject.toml, README, licence."""
     root = project.root
     src = root / "src"
     if not _inside(src, root):
@@ -274,8 +257,7 @@ def _write_zip(path: Path, files: dict[str, bytes]) -> None:
 
 
 def _ours(path: Path) -> bool:
-    """Whether the file at ``path`` is a bundle mcpgen wrote (its ``server/main.py`` says
-    so): only such a file is replaced."""
+    """Whether ``path`` is a bundle mcpgen wrote (its ``server/main.py`` says so)."""
     try:
         with zipfile.ZipFile(path) as zf, zf.open("server/main.py") as main:
             return b"(written by mcpgen bundle)" in main.read(4096)

@@ -1,9 +1,5 @@
-"""A SOURCE (project folder, command line or URL) and a tool call -> the server's answer,
-printed for a shell, through the SDK's client (``mcp.client.Client``); ``mcpgen list``'s
-listing (tools with their arguments, prompts, resources).
-
-Exit status: 0 ok, 1 the tool answered ``isError``, 2 bad input or no server to talk to.
-"""
+"""``mcpgen call`` and ``mcpgen list`` on a SOURCE (project folder, command line or URL),
+through the SDK's client. Exit status: 0 ok, 1 ``isError``, 2 bad input or no server."""
 
 from __future__ import annotations
 
@@ -33,9 +29,7 @@ if TYPE_CHECKING:
 
 Json = Any
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
-# what a terminal may obey rather than show: C0 and C1 controls (U+009B is a CSI on many
-# terminals) and bidirectional embeddings, overrides and isolates (U+202E shows the text
-# after it reversed)
+# what a terminal may obey rather than show: C0 and C1 controls and bidirectional overrides
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -60,9 +54,7 @@ def resolve_source(
     token: str | None = None,
     python: Path | None = None,
 ) -> Source:
-    """SOURCE as the user wrote it -> a ``Source``: an http(s) URL, a generated project
-    folder (started with its launcher), else a command line (``--command``, or a string
-    whose first word is an executable)."""
+    """SOURCE -> a ``Source``: an http(s) URL, a project folder, else a command line."""
     extra_env, all_headers = dict(env or {}), dict(headers or {})
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
@@ -97,8 +89,7 @@ def _command(line: str, env: dict[str, str]) -> Source:
 
 
 class NotFinite(ValueError):
-    """A number that reads as infinity (1e400) or a NaN/Infinity literal (sent, it would
-    arrive as null)."""
+    """1e400, NaN or Infinity: sent, it would arrive as null."""
 
 
 def finite(literal: str) -> float:
@@ -111,15 +102,14 @@ def finite(literal: str) -> float:
 def parse_arguments(
     args_json: str | None, pairs: Sequence[str], schema: Mapping[str, Json] | None
 ) -> dict[str, Json]:
-    """``--args JSON`` (an object) overlaid with ``key=value`` pairs. A value is JSON when
-    it parses as JSON, else a string; a property the input schema types as string alone
-    keeps the text as written (``zip=02134`` stays "02134")."""
+    """``--args JSON`` overlaid with ``key=value`` pairs: JSON when it parses, else text (and
+    text for a string property: ``zip=02134`` stays "02134")."""
     arguments: dict[str, Json] = {}
     try:
         if args_json is not None:
             try:
                 loaded = json.loads(args_json, parse_float=finite, parse_constant=finite)
-            except NotFinite as exc:  # (sent, it would arrive as null)
+            except NotFinite as exc:
                 raise ProjectError(f"--args: {exc} is not a finite number") from exc
             except ValueError as exc:
                 raise ProjectError(f"--args is not JSON: {exc}") from exc
@@ -145,8 +135,7 @@ def parse_arguments(
 
 @asynccontextmanager
 async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
-    """A connected ``Client`` for ``source`` (handshake or discovery done); a failure to talk
-    to it is one ``ProjectError`` (with the last line a spawned server wrote to stderr)."""
+    """A connected ``Client`` for ``source``; a failure is one ``ProjectError``."""
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -177,19 +166,13 @@ async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
                     await stack.enter_async_context(http)
                     transport = streamable_http_client(source.url, http_client=http)
                 else:
-                    # the server inherits this shell's environment (the user's own
-                    # variables: an API's token, a base URL), with --env (and a project's
-                    # PYTHONPATH) over it; bytes on its stdout that are not UTF-8 are junk
-                    # like any other (read as U+FFFD)
-                    env, cwd = {**os.environ, **source.env}, source.cwd
+                    # this shell's environment with --env over it; stdout not UTF-8 is junk
                     command, *args = source.argv
+                    env = {**os.environ, **source.env}
                     params = StdioServerParameters(
-                        command=command,
-                        args=args,
-                        env=env,
-                        cwd=cwd,
+                        command=command, args=args, env=env, cwd=source.cwd,
                         encoding_error_handler="replace",
-                    )
+                    )  # fmt: skip
                     transport = stdio_client(params, errlog=log)
                 async with Client(transport, read_timeout_seconds=timeout) as client:
                     yield client
@@ -200,9 +183,8 @@ async def session(source: Source, timeout: float) -> AsyncIterator[Client]:
 
 
 def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -> ProjectError:
-    """Why talking to ``source`` failed, in one line: the innermost error (task groups wrap
-    errors in groups) and the last line a spawned server wrote; a 401 or 403 says what to do.
-    A ``ProjectError`` of our own raised while connected is passed on as it is."""
+    """Why talking to ``source`` failed, in one line: the innermost error and the last line
+    a spawned server wrote; a 401 or 403 says what to do. Our ``ProjectError`` passes as is."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, ProjectError):
@@ -274,8 +256,7 @@ async def call_tool(
 
 
 async def list_server(source: Source, timeout: float = 30.0, as_json: bool = False) -> int:
-    """Print what the server offers: tools (with their arguments), prompts, resources (as
-    text, or as JSON)."""
+    """Print the server's tools (with their arguments), prompts and resources."""
     async with session(source, timeout) as client:
         caps, info = client.server_capabilities, client.server_info
         kinds = {"tools": caps.tools, "prompts": caps.prompts, "resources": caps.resources}
@@ -312,8 +293,7 @@ def run(
     connection: Mapping[str, Any],
     *args: Any,
 ) -> int:
-    """Run ``call_tool`` or ``list_server`` on SOURCE (``resolve_source`` with the options
-    in ``connection``); the exit status. A ProjectError is exit status 2 and one line."""
+    """Run ``call_tool`` or ``list_server`` on SOURCE; the exit status (2: a ProjectError)."""
     try:
         try:  # before anyio, which comes with it
             import mcp.client  # noqa: F401
@@ -331,15 +311,9 @@ def run(
         sys.stdout.flush()
 
 
-# ------------------------------------------------------------------- what is printed
-
-
 def printable(text: str, keep: str = "") -> str:
-    """A server's text (its name, its tools', an error) as shown to a terminal: control
-    characters as ``\\xNN`` (C0) or ``\\uNNNN``, so an escape sequence (one that clears the
-    screen or writes the clipboard), a newline (a forged line) or a right-to-left override
-    is shown, not obeyed; those in ``keep`` are kept (a tool's text keeps its lines and
-    tabs)."""
+    """A server's text for a terminal: control characters not in ``keep`` shown (``\\xNN``,
+    ``\\uNNNN``), not obeyed."""
     return CONTROL.sub(lambda c: c.group() if c.group() in keep else _escaped(c.group()), text)
 
 
@@ -348,8 +322,7 @@ def _escaped(char: str) -> str:
 
 
 def render_json(data: Json) -> str:
-    """``data`` as indented JSON for a terminal, the same value: ``json.dumps`` escapes C0
-    controls, ``printable`` the rest (as a JSON string would: only strings hold them)."""
+    """``data`` as indented JSON for a terminal (``printable``: the same value)."""
     return printable(render(data), "\n")
 
 

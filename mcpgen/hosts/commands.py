@@ -1,6 +1,5 @@
-"""The click commands: ``install``, ``call``, ``list``, ``bundle``, ``dev`` and ``add``.
-Each parses its flags, calls one function of this package, prints, and exits
-(0 ok, 1 a tool error from ``call``, 2 bad input; never a traceback)."""
+"""The click commands ``install``, ``call``, ``list``, ``bundle``, ``dev`` and ``add``
+(exit status 0 ok, 1 a tool error from ``call``, 2 bad input)."""
 
 from __future__ import annotations
 
@@ -127,8 +126,7 @@ def install(
                 say(f"{spec.title}: {path} already has {entry.name!r}: unchanged")
     except ProjectError as exc:
         fail(str(exc))
-    unknown = sorted(env.keys() - {v.name for v in proj.environment})
-    if unknown:
+    if unknown := sorted(env.keys() - {v.name for v in proj.environment}):
         say(f"note: the project does not list {', '.join(unknown)}")
     if entry.to_fill:
         where = "the printed entry" if show else str(path)
@@ -272,8 +270,7 @@ def bundle(
         f"sha256 {built.sha256}; runtime {runtime})"
     )
     say(f"wrote {registry_path} (validates against the registry's 2025-12-11 schema)")
-    options = built.manifest.get("user_config") or {}
-    if options:
+    if options := built.manifest.get("user_config") or {}:
         say(f"the host asks the user for: {', '.join(sorted(options))}")
     if registry_name is None:
         say(

@@ -1,6 +1,5 @@
-"""``mcpgen dev MANIFEST``: build, run the server, and on every change rebuild (the manifest
-and the files it refers to) or restart (handler code), one line each; a failed build keeps
-the last good server running. Changes are found by polling modification times."""
+"""``mcpgen dev MANIFEST``: build, run the server, and on every change (polled) rebuild
+(the manifest and its files) or restart (handler code); a failed build keeps the last."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ def say(line: str, details: Sequence[str] = ()) -> None:
 
 
 def referenced_files(manifest: Path) -> list[Path]:
-    """The files ``manifest`` names (resource ``file``, ``jwksFile``, the OpenAPI
-    ``source``), relative to its folder; URLs and unreadable manifests give none."""
+    """The local files ``manifest`` names (resource ``file``, ``jwksFile``, OpenAPI ``source``)."""
     from mcpgen.load import load_file
     from mcpgen.problems import InputError
 
@@ -53,8 +51,7 @@ def referenced_files(manifest: Path) -> list[Path]:
 
 
 def snapshot(paths: list[Path], folders: list[Path]) -> dict[Path, int]:
-    """Modification times of ``paths`` and of every ``.py`` file under ``folders`` (-1: a
-    file that is not there)."""
+    """Modification times (-1: missing) of ``paths`` and the ``.py`` files under ``folders``."""
     code = [p for folder in folders for p in folder.rglob("*.py") if "__pycache__" not in p.parts]
     times: dict[Path, int] = {}
     for path in [*paths, *code]:
@@ -66,8 +63,7 @@ def snapshot(paths: list[Path], folders: list[Path]) -> dict[Path, int]:
 
 
 def build(manifest: Path, output: Path) -> tuple[bool, float, list[str]]:
-    """``mcpgen build MANIFEST -o OUTPUT`` in a subprocess (its own pools and exit): whether
-    it built, in how many seconds, and its messages (located errors on failure)."""
+    """``mcpgen build MANIFEST -o OUTPUT`` in a subprocess: (ok, seconds, its messages)."""
     start = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "mcpgen", "build", str(manifest), "-o", str(output)],
@@ -124,10 +120,8 @@ class Server:
 
 
 def _server_for(output: Path, transport: str | None, port: int, python: Path | None) -> Server:
-    """The server run from OUTPUT/src itself (PYTHONPATH first), so an edit is what runs
-    even when an older copy of the package is installed; by the project's venv when it
-    has one, else by ``python``, else by mcpgen's own interpreter; when it cannot, what
-    ``launcher(own=python)`` finds. ``transport`` None: http when offered, else stdio."""
+    """The server run from OUTPUT/src (an edit is what runs) by the ``.venv``'s python, else
+    ``python``, else mcpgen's; ``transport`` None: http when offered, else stdio."""
     project = describe(output)
     offer = project.transports
     transport = transport or ("http" if "http" in offer else "stdio")
@@ -153,8 +147,7 @@ def _relative(path: Path, *bases: Path) -> str:
 
 def dev(manifest: Path, output: Path, transport: str | None, port: int, python: Path | None) -> int:
     """The loop; returns the exit status when stopped (SIGINT/SIGTERM): 0."""
-    manifest = manifest.resolve()
-    output = output.resolve()
+    manifest, output = manifest.resolve(), output.resolve()
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C
     server: Server | None = None
     try:
@@ -163,10 +156,8 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
         times = snapshot(*watched)  # before anyone is told the server is up
         if ok:
             server = _server_for(output, transport, port, python)
-            say(
-                f"built {_relative(output, Path.cwd())} in {seconds:.1f} s; "
-                + server.launch("serving")
-            )
+            built = f"built {_relative(output, Path.cwd())} in {seconds:.1f} s; "
+            say(built + server.launch("serving"))
         else:
             for line in lines:
                 say("  " + line)
@@ -204,8 +195,7 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
                 for line in lines:  # what build says: breaking changes, stubs, ...
                     if not line.startswith(("tools/list:", "built ")):
                         say("  " + line.strip())
-            broken = _syntax_errors(files, manifest.parent, output)
-            if broken:
+            if broken := _syntax_errors(files, manifest.parent, output):
                 say(f"{what} changed: not restarted{kept}", broken)
                 continue
             if server is not None:
@@ -225,8 +215,7 @@ def dev(manifest: Path, output: Path, transport: str | None, port: int, python: 
 
 
 def _syntax_errors(files: list[Path], *bases: Path) -> list[str]:
-    """``FILE:LINE: message`` for each changed Python file that does not compile (a server
-    started with it would fail on the first call)."""
+    """``FILE:LINE: message`` for each changed Python file that does not compile."""
     found = []
     for path in files:
         if path.suffix != ".py" or not path.is_file():

@@ -1,9 +1,6 @@
-"""A project and its launcher -> an entry merged into a host's MCP config file.
-
-Each host's documented location and format (see ``HOSTS``); the merge keeps every other
-server and unknown key, backs the file up before changing it, changes nothing when the
-entry is already there, and refuses a file that is not valid JSON (leaving it untouched).
-"""
+"""A project and its launcher -> an entry merged into a host's MCP config file (``HOSTS``):
+other servers and keys kept, backed up first, unchanged when already there, untouched when
+not valid JSON."""
 
 from __future__ import annotations
 
@@ -36,15 +33,10 @@ class Host:
 HOSTS: dict[str, Host] = {
     h.id: h
     for h in (
-        # claude_desktop_config.json: {"mcpServers": {name: {command, args, env}}}
         Host("claude-desktop", "Claude Desktop", "mcpServers", stdio_type=False),
-        # ~/.claude.json, user scope: top-level "mcpServers", entries with "type": "stdio"
         Host("claude-code", "Claude Code", "mcpServers", stdio_type=True),
-        # ~/.cursor/mcp.json: {"mcpServers": {name: {command, args, env}}}
         Host("cursor", "Cursor", "mcpServers", stdio_type=False),
-        # the user profile's mcp.json: {"servers": {name: {type: stdio, ...}}, "inputs": [...]}
         Host("vscode", "VS Code", "servers", stdio_type=True, inputs=True),
-        # the common shape most hosts read
         Host("mcp-json", "mcp.json", "mcpServers", stdio_type=False),
     )
 }
@@ -81,8 +73,7 @@ class Entry:
 
 
 def _input_id(text: str) -> str:
-    """A VS Code input id: lower case, digits and dashes only (an entry named ``a}`` made
-    ``${input:a}-key}``, a reference to the input ``a``: another server's secret)."""
+    """A VS Code input id: lower case, digits and dashes only (``a}`` must not end a ref)."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower())
 
 
@@ -94,10 +85,8 @@ def build_entry(
     values: Mapping[str, str] | None = None,
     existing: Mapping[str, Json] | None = None,
 ) -> Entry:
-    """The entry: absolute command, args, and an ``env`` value for every variable the
-    server needs: from ``values`` (``--env``), else the value the existing entry already
-    holds (a filled-in placeholder survives a second install), else the default, else a
-    placeholder (VS Code: an ``${input:...}`` it prompts for, secrets as passwords)."""
+    """The entry; each needed variable from ``values`` (``--env``), else the existing entry's
+    filled-in value, else its default, else a placeholder (VS Code: an ``${input:...}``)."""
     given = dict(values or {})
     found = (existing or {}).get("env")
     old: Mapping[str, Json] = found if isinstance(found, Mapping) else {}
@@ -134,9 +123,8 @@ def build_entry(
 
 
 def runs_same(existing: Json, run: Launcher) -> bool:
-    """Whether the config's entry ``existing`` starts what ``run`` starts (same command,
-    arguments and launcher variables such as PYTHONPATH): only then is it this project's
-    entry, to update in place and whose filled-in ``env`` values may be kept."""
+    """Whether ``existing`` starts what ``run`` starts (command, args, launcher env): only
+    then is it this project's entry, whose filled-in ``env`` values are kept."""
     if not isinstance(existing, Mapping):
         return False
     found = existing.get("env")
@@ -150,8 +138,7 @@ def runs_same(existing: Json, run: Launcher) -> bool:
 
 def names_project(existing: Json, project: Project | None) -> bool:
     """Whether ``existing`` starts ``project`` by a launcher naming its folder (``uvx --from
-    ROOT``, ``ROOT/.venv``'s script, ``PYTHONPATH=ROOT/src``): an install made before the
-    project was installed."""
+    ROOT``, ``ROOT/.venv``'s script, ``PYTHONPATH=ROOT/src``)."""
     if project is None or not isinstance(existing, Mapping):
         return False
     root, command = project.root, Path(str(existing.get("command")))
@@ -169,10 +156,8 @@ def names_project(existing: Json, project: Project | None) -> bool:
 def replaceable(
     path: Path, host: Host, name: str, run: Launcher, force: bool, project: Project | None = None
 ) -> Json:
-    """The entry ``name`` already in ``host``'s config at ``path``, when it is this
-    project's (to update in place: it runs what ``run`` runs, or ``names_project``); None
-    when there is none, or when ``--force`` replaces another program's entry (whose env,
-    maybe that program's secrets, is dropped); ``ProjectError`` without ``--force``."""
+    """The entry ``name`` in the config at ``path`` when it is this project's; None when
+    there is none or ``--force`` replaces another's (its env dropped); else ``ProjectError``."""
     servers = read_config(path).get(host.key)
     existing = servers.get(name) if isinstance(servers, dict) else None
     if existing is None or runs_same(existing, run) or names_project(existing, project):
@@ -197,8 +182,7 @@ def describe_entry(existing: Json) -> str:
 
 
 def readme_snippets(server: str, script: str, environment: list[Json]) -> dict[str, str]:
-    """The entries ``install`` writes with nothing given, for the generated README: by
-    host id, as JSON text, the command where a project venv would have it."""
+    """The entries ``install`` writes with nothing given, by host id, for the README."""
     needed = needed_env(env_vars(environment, "_spec.json"), "stdio")
     run = Launcher(f"/ABSOLUTE/PATH/TO/.venv/bin/{script}")
     return {
@@ -216,9 +200,7 @@ def snippet(host: Host, entry: Entry) -> dict[str, Json]:
 
 
 def read_config(path: Path) -> dict[str, Json]:
-    """The config as an object ({} when missing or empty); ``ProjectError`` when it is not
-    valid JSON (a file with comments is not) or not an object, or holds what could not be
-    written back as it was read (``loads_json``)."""
+    """The config as an object ({} when missing or empty); else ``ProjectError``."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows Notepad) is read past
     except FileNotFoundError:
@@ -234,10 +216,8 @@ def read_config(path: Path) -> dict[str, Json]:
 
 
 def loads_json(path: Path, text: str, advice: str = "fix it") -> Json:
-    """The JSON file at ``path`` read by mcpgen's own loader (``install`` and ``add`` write
-    it back whole): a repeated key (only its last value would stay), a number that reads
-    as infinity or NaN (written back as ``Infinity``), nesting too deep, not JSON at all:
-    a ``ProjectError`` located in the file."""
+    """The JSON file at ``path`` by mcpgen's loader (a repeated key, infinity, deep nesting
+    would not be written back as read): a located ``ProjectError``."""
     from mcpgen.load import load_text
     from mcpgen.problems import InputError, Problems
     from mcpgen.surface.sources import first_problem
@@ -271,12 +251,8 @@ _INPUT_REF = re.compile(r"\$\{input:([^}]+)\}")
 def _own_prompts(
     servers: dict[str, Json], known: set[Json], entry: Entry
 ) -> tuple[Json, list[dict[str, Json]]]:
-    """The entry's body and prompts, a prompt renamed ``<server>-<id>`` (then ``-2``, ...)
-    when its id is not this project's: used anywhere by another server's entry (two
-    installs of one project under two names must not share a secret: VS Code asks once per
-    id and keeps the answer), the entry it replaces included when that one runs another
-    program (``--force``), or an input of the config no entry of this project uses (an
-    orphan, its server removed by hand: its answer may be that server's secret)."""
+    """The entry's body and prompts, one renamed ``<server>-<id>`` (``-2``...) when its id is
+    another server's or an orphan's (VS Code keeps one answer, maybe a secret, per id)."""
     run = Launcher(entry.body["command"], list(entry.body.get("args", [])))
     others = {n: o for n, o in servers.items() if n != entry.name or not runs_same(o, run)}
     own = {} if entry.name in others else servers.get(entry.name)  # this project's entry
@@ -301,8 +277,7 @@ def _own_prompts(
 
 
 def _backup(path: Path) -> Path:
-    """A copy of ``path`` at ``NAME.bak``, or ``NAME.bak.1``, ``.2``, ... when earlier
-    backups exist (none is ever overwritten), no more readable than it (it may hold secrets)."""
+    """A copy at ``NAME.bak`` (or ``.bak.1``, ...: none overwritten), no more readable."""
     backup, number = path.with_name(path.name + ".bak"), 0
     while backup.exists():
         number += 1
@@ -324,8 +299,7 @@ class Outcome:
 
 
 def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
-    """Merge ``entry`` into the file at ``path``: unchanged when it is already there, else
-    backed up first and replaced atomically (``write_atomic``)."""
+    """Merge ``entry`` into the file at ``path`` (backed up, replaced atomically)."""
     data = read_config(path)
     merged = merge(host, data, entry)
     if path.exists() and merged == data:
@@ -335,10 +309,8 @@ def write_config(path: Path, host: Host, entry: Entry) -> Outcome:
 
 
 def write_atomic(path: Path, text: str, backup: bool = False) -> Path | None:
-    """Replace the file at ``path`` with ``text`` atomically, keeping its permissions (a
-    new file is private to the user: it may hold secrets), after a copy (``backup``: its
-    path returned). A symlink (a config kept in a dotfiles repository) stays one: the file
-    it points to is replaced. A read-only file is refused (a rename would replace it)."""
+    """Replace the file (a link's target) with ``text`` atomically, its mode kept (0o600 when
+    new), after a ``backup`` whose path is returned; a read-only file is refused."""
     target = path.resolve()
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
     if not mode & 0o200:

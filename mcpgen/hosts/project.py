@@ -1,7 +1,5 @@
-"""A generated project folder -> what a host needs to know about it (``describe``: from
-``pyproject.toml``, the package's ``_spec.json`` and, when present, ``mcp-surface.json``,
-exactly what clients see) and how a host starts it (``launcher``). Nothing here imports
-the generated package."""
+"""A generated project folder -> what a host needs to know about it (``describe``) and how
+a host starts it (``launcher``), without importing the generated package."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ Json = Any
 
 
 class ProjectError(Exception):
-    """Bad input to a host command, one line for the user (exit status 2); ``lines``: the
-    problems behind it (a manifest entry not added), printed first."""
+    """Bad input to a host command (exit status 2); ``lines``: the problems, printed first."""
 
     def __init__(self, message: str, lines: list[str] | None = None) -> None:
         super().__init__(message)
@@ -133,9 +130,7 @@ def describe(path: Path) -> Project:
 def _surface(
     root: Path, package: Path, spec: Json
 ) -> tuple[list[dict[str, Json]], list[dict[str, Json]]]:
-    """(tools, prompts) as clients see them, disabled ones left out: from the surface lock
-    when the project has one, else from ``_spec.json`` (and, in search or code mode, the
-    runtime's own tools)."""
+    """(tools, prompts) as clients see them: from the surface lock, else ``_spec.json``."""
     lock = root / "mcp-surface.json"
     if lock.is_file():
         data = _read(lock)
@@ -215,9 +210,8 @@ def script_in(bindir: Path, script: str) -> Path | None:
 def _import_error(
     python: str, module: str, env: dict[str, str], home: Path | None = None, find: bool = False
 ) -> str | None:
-    """None when ``python`` imports ``module`` (with ``env`` over this environment; from
-    under ``home`` when given), else the last line of its error or where it imported it;
-    ``find``: where it would import it from, without running the package (a second)."""
+    """None when ``python`` imports ``module`` (from under ``home`` when given), else why
+    not; ``find``: without running the package."""
     code = f"import {module}; print({module}.__file__)"
     if find:
         code = f"import importlib.util as u, sys; s = u.find_spec({module!r}); "
@@ -241,9 +235,8 @@ def _import_error(
 
 
 def _not_ours(project: Project, script: str, own: bool) -> str | None:
-    """None when ``script``'s interpreter (its ``#!`` line) imports the package from this
-    project's ``src``, else why not; unless ``own``, only a script importing it from another
-    folder's source (an editable install of another project) is refused."""
+    """None when ``script``'s ``#!`` interpreter imports the package from this ``src``, else
+    why not; unless ``own``, only another folder's source is refused."""
     try:
         with open(script, "rb") as file:
             first = file.readline(1024)
@@ -277,16 +270,10 @@ def launcher(
     stdio: bool = True,
     own: Path | None = None,
 ) -> Launcher:
-    """The command a host runs, first that works of: the venv given with ``python`` (its
-    console script, else ``python -m package`` when it is installed there, else the source
-    folder on PYTHONPATH), the project's own ``.venv``, the script on PATH, ``uvx --from``.
-    ``kind`` (one of ``KINDS``) forces one of them; ``ProjectError`` when it cannot be used.
-    ``own`` (``call``, ``list``, ``dev``): ``python`` defaults to the ``.venv``'s, and a
-    script or installed package only when it runs this folder's source (else the source
-    runs: an install may be another project's or a stale copy; a skipped script is named on
-    stderr), and without uvx the interpreter ``own`` runs the source folder.
-    The server is told to speak stdio whatever its default unless ``stdio`` is false (a
-    ``ProjectError`` when it offers no stdio)."""
+    """The command a host runs, first that works of: ``python``'s venv (script, installed
+    package, source on PYTHONPATH), the ``.venv``, the script on PATH, ``uvx --from``;
+    ``kind`` (of ``KINDS``) forces one. ``own`` (call, list, dev): only what runs this
+    folder's source, else ``own`` runs the source. ``stdio``: told to speak stdio."""
     if stdio:
         require_stdio(project)
         chosen = launcher(project, python, kind, False, own)
@@ -352,20 +339,16 @@ def _instead(skipped: list[str], chosen: Launcher) -> None:
 
 
 def _from_python(project: Project, python: Path, kind: str | None, own: bool) -> Launcher | str:
-    """How ``python`` runs the project, or why it cannot; ``own``: its script and installed
-    package only when they import this folder's source (``_not_ours``)."""
+    """How ``python`` runs the project, or why it cannot (``own``: see ``_not_ours``)."""
     python = python if python.is_absolute() else Path.cwd() / python
     if not python.exists():
         raise ProjectError(f"{python}: no such interpreter")
-    # keep the venv's own path: resolving a venv's python follows it to the base interpreter
     script, skipped = script_in(python.parent, project.script), None
     if kind in (None, "venv") and script is not None:
         skipped = _not_ours(project, str(script), True) if own else None
         if not skipped:
             return Launcher(str(script), kind="venv", note=f"the venv script {script}")
-    why = "not tried"
-    src = project.root / "src"
-    # installed, else the source
+    why, src = "not tried", project.root / "src"
     for option, env in (("python", {}), ("source", {"PYTHONPATH": str(src)})):
         if kind in (None, option):
             why = _import_error(str(python), project.package, env, src if own else None) or ""

@@ -1,5 +1,4 @@
-"""A project -> its ``server.json`` for the MCP Registry, checked against the registry's
-published schema (2025-12-11, vendored in ``schemas/``)."""
+"""A project -> its MCP Registry ``server.json``, checked against ``schemas/`` (2025-12-11)."""
 
 from __future__ import annotations
 
@@ -32,9 +31,8 @@ def problems(document: Json) -> list[str]:
 
 
 def check_replaceable(path: Path, project: Project) -> None:
-    """Refuse a file at ``path`` unless it is a server.json mcpgen wrote for ``project``: its
-    ``$schema`` a registry server schema (of any date) and a PyPI package of this project's
-    distribution. Not its name: the publisher may have replaced the placeholder since."""
+    """Refuse a file at ``path`` unless it is a server.json for ``project``: a registry
+    ``$schema`` and a PyPI package of its distribution (not its name: it may be edited)."""
     if not path.exists():
         return
     try:
@@ -57,10 +55,8 @@ def _variables(project: Project) -> list[dict[str, Json]]:
     out = []
     for var in project.needed_env("stdio"):
         item: dict[str, Json] = {"name": var.name, "format": "string"}
-        if var.description:
-            item["description"] = var.description
-        item["isRequired"] = var.required
-        item["isSecret"] = var.secret
+        item |= {"description": var.description} if var.description else {}
+        item |= {"isRequired": var.required, "isSecret": var.secret}
         if var.default is not None and not var.secret:
             item["default"] = var.default
         out.append(item)
@@ -75,8 +71,7 @@ def server_json(
     repository: str | None = None,
 ) -> Json:
     """The registry entry: the PyPI package (run with ``uvx``) and, with ``mcpb_url``, the
-    bundle released at that URL. ``name`` is the registry name (``io.github.user/server``);
-    without one a placeholder namespace is used that the publisher must replace."""
+    bundle; ``name``: the registry name (default: a placeholder namespace)."""
     registry_name = name or f"{PLACEHOLDER_NAMESPACE}/{project.name}"
     if not NAME.match(registry_name):
         raise ProjectError(
@@ -84,8 +79,7 @@ def server_json(
             "for example io.github.alice/weather"
         )
     common: dict[str, Json] = {"version": project.version, "transport": {"type": "stdio"}}
-    variables = _variables(project)
-    if variables:
+    if variables := _variables(project):
         common["environmentVariables"] = variables
     arguments = [{"type": "named", "name": "--transport", "value": "stdio"}]
     packages = [
@@ -117,7 +111,6 @@ def server_json(
         source = host.split(".")[-2] if host.count(".") >= 1 else host
         document["repository"] = {"url": repository, "source": source or "git"}
     document["packages"] = packages
-    found = problems(document)
-    if found:
+    if found := problems(document):
         raise ProjectError("server.json would not validate: " + "; ".join(found))
     return document

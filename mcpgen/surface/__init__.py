@@ -1,3 +1,2 @@
-"""The tool surface clients see: the lock (:mod:`.lock`), its semantic diff (:mod:`.diff`),
-OLD and NEW read by :mod:`.sources`, the ``mcpgen diff`` command (:mod:`.report`). Empty:
-the command line imports this package at start."""
+"""The tool surface clients see: :mod:`.lock`, :mod:`.diff`, :mod:`.sources`, the ``mcpgen
+diff`` command (:mod:`.report`). Empty: the command line imports this package at start."""

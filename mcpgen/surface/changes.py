@@ -1,5 +1,4 @@
-"""What ``mcpgen diff`` reports: a :class:`Change` and its level; and the small helpers
-every part of the diff shares (short value texts, tolerant readers of lock fields)."""
+"""What ``mcpgen diff`` reports (a :class:`Change`), and the helpers its parts share."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""The semantic diff of two surface locks: every change, and whether it breaks clients.
-
-``diff(old, new)`` compares two locks (see :mod:`.lock`) and returns :class:`Change` items
-sorted by level, item and path. The rules are listed with examples in ``docs/surface.md``.
-
-Schemas are compared by what they accept. For an *input* schema the server validates
-calls: anything that makes it accept less (narrowing) breaks callers, anything that makes
-it accept more (widening) does not. For an *output* schema clients rely on what results
-look like, so the direction flips, with two exceptions MCP clients live by: a new output
-property and extra properties are compatible (clients ignore fields they do not know).
-Where the direction cannot be told cheaply the change is reported as breaking ("assumed").
+"""The semantic diff of two surface locks: every change, and whether it breaks clients
+(the rules, with examples: ``docs/surface.md``). An input schema that accepts less breaks
+callers; for an output schema the direction flips, except that new output properties and
+extra properties are compatible. A change whose direction cannot be told is "assumed" breaking.
 """
 
 from __future__ import annotations
@@ -80,10 +73,6 @@ def summary(
     counts = {level: sum(c.level == level for c in changes) for level in LEVELS}
     (b0, t0), (b1, t1) = tools_list_cost(old), tools_list_cost(new)
     return {**counts, "tokensBefore": t0, "tokensAfter": t1, "bytesBefore": b0, "bytesAfter": b1}
-
-
-# -- the items of two locks compared: server, capabilities, and each collection (tools,
-# operations, resources, templates, prompts) with its removals, additions and renames
 
 
 class _Differ:
@@ -162,11 +151,8 @@ class _Differ:
             self.add(COMPATIBLE, f"{kind}:{name}", "", f"added{extra}", WHY_NEW_ITEM)
 
     def _moves(self, kind: str, removed: dict[str, Json], added: dict[str, Json]) -> None:
-        """A tool that became an operation (meta tools switched on) or an operation that
-        became a listed tool (declared in the manifest, or meta tools switched off): one
-        change under the old name, the two entries compared under the new one; not a
-        removal and an addition (nor a rename). Taken out of ``removed``; the other half,
-        in ``added``, was or will be reported by the other collection's pass."""
+        """A tool that became an operation or the reverse: one change under the old name and
+        the entries compared under the new one, not a removal and an addition."""
         other = "operations" if kind == "tool" else "tools"
         before = {str(e.get("name")): e for e in _list(self.old, other)}
         after = {str(e.get("name")): e for e in _list(self.new, other)}
@@ -232,10 +218,7 @@ class _Differ:
             where = f"/annotations/{hint}"
             change = f"{hint} {str(a[hint]).lower()} -> {str(b[hint]).lower()}"
             if b[hint] == safe:
-                promise = (
-                    "the tool now promises to change nothing" if hint == "readOnlyHint" else ""
-                )
-                self.add(COMPATIBLE, item, where, change, promise or "a safer promise")
+                self.add(COMPATIBLE, item, where, change, _SAFER.get(hint, "a safer promise"))
                 continue
             if hint == "readOnlyHint":
                 effects = {
@@ -254,8 +237,7 @@ class _Differ:
                 self.add(level, item, f"/annotations/{escape(key)}", _presence(key, x, y), WHY_HINT)
 
     def execution(self, item: str, old: Json, new: Json) -> None:
-        """``execution.taskSupport`` (``task:`` in the manifest, docs/tasks.md): a tool that now
-        needs a task refuses plain calls, and one that no longer offers tasks refuses task calls."""
+        """``execution.taskSupport`` (``task:`` in the manifest, docs/tasks.md)."""
         a, b = _task_support(old), _task_support(new)
         if a == b:
             if old != new:
@@ -281,9 +263,8 @@ class _Differ:
             if a != b:
                 text = _presence(key, a, b) if level == DOCS else f"{key} {_show(a)} -> {_show(b)}"
                 self.add(level, item, f"/{key}", text, why)
-        self._rest(
-            item, old, new, {"uri", "uriTemplate", "name", "mimeType", "contentSize", "annotations"}
-        )
+        known = {"uri", "uriTemplate", "name", "mimeType", "contentSize", "annotations"}
+        self._rest(item, old, new, known)
 
     def prompt(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
@@ -312,8 +293,7 @@ class _Differ:
 
 
 def _flags(capability: Json, path: str = "") -> set[str]:
-    """The pointers of what a capability offers: flags that are true (``listChanged``) and
-    nested objects (``tasks``: ``/list``, ``/requests/tools/call``)."""
+    """The pointers of a capability's true flags and nested objects (``/requests/tools/call``)."""
     found: set[str] = set()
     for key, value in capability.items() if isinstance(capability, dict) else ():
         if value is True or isinstance(value, dict):
@@ -338,6 +318,7 @@ _RISKS = {
         "the tool now reaches outside systems; clients that allowed it as closed may not want that",
     ),
 }
+_SAFER = {"readOnlyHint": "the tool now promises to change nothing"}
 _WRITES = ("destructiveHint", "idempotentHint")  # meaningful only for tools that write
 
 
@@ -350,7 +331,6 @@ def _hints(annotations: Json) -> dict[str, bool]:
 
 
 def _task_support(execution: Json) -> str:
-    """``execution.taskSupport`` (MCP 2025-11-25): forbidden, optional or required."""
     value = execution.get("taskSupport") if isinstance(execution, dict) else None
     return value if value in ("optional", "required") else "forbidden"
 
@@ -372,9 +352,5 @@ _KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 
 
 def _signature(kind: str, entry: dict[str, Json]) -> str:
-    keys = _KINDS[kind][2]
-    if keys:
-        return _canon([entry.get(key) for key in keys])
-    return _canon(
-        sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
-    )
+    args = sorted((str(a.get("name")), bool(a.get("required"))) for a in _list(entry, "arguments"))
+    return _canon([entry.get(key) for key in _KINDS[kind][2]] or args)

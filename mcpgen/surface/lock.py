@@ -1,9 +1,6 @@
 """The surface lock: exactly what MCP clients of a generated server see, as canonical data
-(``docs/surface.md``), made from the model; pure: no clock, no paths, no environment.
-
-The result shares schema objects with the model (copying a big API's schemas would cost
-more than building the lock): do not mutate it.
-"""
+(``docs/surface.md``), made from the model; pure. It shares schema objects with the model:
+do not mutate it."""
 
 from __future__ import annotations
 
@@ -22,14 +19,12 @@ EXTRA_KEYS = frozenset({"scopes", "size", "enabled"})
 
 
 def estimate_tokens(n_bytes: int) -> int:
-    """An estimate of the tokens a model's context pays for ``n_bytes`` of JSON: bytes / 4,
-    rounded up. Not a tokenizer: say "estimated" wherever it is shown."""
+    """Bytes / 4, rounded up: not a tokenizer, say "estimated" wherever it is shown."""
     return -(-n_bytes // 4)
 
 
 def wire(entry: Mapping[str, Json]) -> dict[str, Json]:
-    """A lock entry without the keys the lock adds: the definition as clients receive it.
-    (A resource's declared ``contentSize`` goes back to its wire name ``size``.)"""
+    """A lock entry as clients receive it (``contentSize`` back to its wire name ``size``)."""
     result = {k: v for k, v in entry.items() if k not in EXTRA_KEYS and k != "contentSize"}
     if "contentSize" in entry:
         result["size"] = entry["contentSize"]
@@ -37,8 +32,7 @@ def wire(entry: Mapping[str, Json]) -> dict[str, Json]:
 
 
 def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
-    """(bytes, estimated tokens) of a lock's tools/list result: its totals, or (a lock
-    written without them) measured from its listed tools."""
+    """(bytes, estimated tokens) of a lock's tools/list: its totals, else measured."""
     totals = _dict(lock, "totals")
     n, tokens = totals.get("toolsListBytes"), totals.get("toolsListTokens")
     if isinstance(n, int):
@@ -53,8 +47,7 @@ def tools_list_cost(lock: Mapping[str, Json]) -> tuple[int, int]:
 
 
 def _entry(item: Any, text: str | None = None) -> dict[str, Json]:
-    """A tool's, resource's or prompt's definition with the keys the lock adds; ``text`` is
-    its compact JSON if known."""
+    """An item's definition with the keys the lock adds (``text``: its compact JSON)."""
     definition = item.definition
     entry = dict(definition)
     if "size" in definition:  # a resource's declared content size; ``size`` is the lock's measure
@@ -94,15 +87,6 @@ def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
     return result
 
 
-def _prompt_entry(prompt: Any) -> dict[str, Json]:
-    entry = _entry(prompt)
-    entry["arguments"] = [
-        {**argument, "required": bool(argument.get("required", False))}
-        for argument in prompt.definition.get("arguments", ())
-    ]
-    return entry
-
-
 def surface(manifest: Any) -> dict[str, Json]:
     """The surface lock of a model (:class:`mcpgen.model.Manifest`)."""
     from mcpgen.model.build import tools_list_bytes  # the build's own measure (context_cost)
@@ -124,17 +108,19 @@ def surface(manifest: Any) -> dict[str, Json]:
     result["resourceTemplates"] = sorted(
         (r for r in resources if "uriTemplate" in r), key=lambda r: str(r["uriTemplate"])
     )
-    result["prompts"] = sorted(
-        (_prompt_entry(p) for p in manifest.prompts), key=lambda p: str(p["name"])
-    )
+    prompts = [_entry(p) for p in manifest.prompts]
+    for entry in prompts:
+        entry["arguments"] = [
+            {**a, "required": bool(a.get("required"))} for a in entry.get("arguments", ())
+        ]
+    result["prompts"] = sorted(prompts, key=lambda p: str(p["name"]))
     n_bytes = tools_list_bytes(advertised)
     result["totals"] = {"toolsListBytes": n_bytes, "toolsListTokens": estimate_tokens(n_bytes)}
     return result
 
 
 def dumps(lock: Mapping[str, Json]) -> str:
-    """The canonical text of a lock, what ``mcp-surface.json`` holds byte for byte: indented,
-    or with more than ``READABLE_ITEMS`` items one item per line (3x faster to write)."""
+    """``mcp-surface.json``'s text: indented, or past ``READABLE_ITEMS`` items one a line."""
     if sum(len(v) for v in lock.values() if isinstance(v, list)) > READABLE_ITEMS:
         return one_per_line(dict(lock), sort_keys=True)
     return json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -64,8 +64,7 @@ def _code(value: str) -> str:
 
 
 def markdown(changes: Sequence[Change], summary: dict[str, int]) -> str:
-    """A pull request comment: counts, the tools/list cost, a table per level (docs folded).
-    Long lists are cut (fewer rows per level) to fit in one comment."""
+    """A pull request comment: counts, cost, a table per level, cut to fit one comment."""
     rows = MARKDOWN_ROWS
     while True:
         text = _markdown(changes, summary, rows)

@@ -1,5 +1,4 @@
-"""The first half of :class:`.schema_diff.SchemaDiff`: state, local ``$ref`` resolution,
-emitting changes, the rules for single keywords (type, enum, bounds, strings)."""
+"""The first half of :class:`.schema_diff.SchemaDiff`: state, ``$ref``, single keywords."""
 
 from __future__ import annotations
 
@@ -94,7 +93,6 @@ class SchemaBase:
     active: set[tuple[Any, Any]] = field(default_factory=set)  # pairs being compared (recursion)
     alive: list[Any] = field(default_factory=list)  # made-up nodes whose ids are in those keys
 
-    # -- equal text, different meaning: a local $ref whose target changed
     def _stale(self, node: Json) -> bool:
         """``node`` is the same text on both sides but refers to a definition that is not."""
         return bool(self._changed_refs) and not self._changed_refs.isdisjoint(ref_strings(node))

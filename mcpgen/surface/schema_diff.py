@@ -114,9 +114,8 @@ class SchemaDiff(SchemaBase):
         self._keywords(old, new, path, depth)
 
     def _flatten(self, node: dict[str, Json], old: bool, depth: int) -> dict[str, Json]:
-        """``{allOf: [A, B]}`` as one schema with the keywords of A and B, when that is the
-        same thing (no keyword in two parts with different values, no additionalProperties
-        that would see other parts' properties); else ``node`` itself."""
+        """``{allOf: [A, B]}`` as one schema with the keywords of A and B when that means
+        the same (no clash, no additionalProperties beside other parts), else ``node``."""
         parts = node.get("allOf")
         if not isinstance(parts, list) or depth > MAX_DEPTH:
             return node
@@ -188,8 +187,7 @@ class SchemaDiff(SchemaBase):
         return old, new
 
     def _disjoint(self, some: list[Json], others: list[Json], old: bool) -> bool:
-        """No value can match one of ``some`` and one of ``others``, as their types alone tell
-        (local ``$ref`` resolved; an integer is a number; one without ``type`` may match any)."""
+        """No value can match one of ``some`` and one of ``others``, as their types tell."""
         kinds = []
         for group in (some, others):
             found: set[str] = set()
@@ -328,8 +326,7 @@ class SchemaDiff(SchemaBase):
             changed = unmatched_new or unmatched_old
             text = f"{keyword}: {len(changed)} alternative(s) {'added' if added else 'removed'}"
             kept = [x for i, x in enumerate(side) if i not in changed]
-            # oneOf refuses a value matching two: an input alternative added, or an output one
-            # removed, that may overlap a kept one changes what is valid both ways
+            # oneOf: an overlapping alternative added to an input, or removed from an output
             overlap = keyword == "oneOf" and self.output != added
             if overlap and not self._disjoint([side[i] for i in changed], kept, not added):
                 how = "matching two is refused" if added else "that matched two is valid now"

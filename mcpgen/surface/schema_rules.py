@@ -87,8 +87,7 @@ def _validation_part(node: Mapping[str, Json]) -> dict[str, Json]:
 
 
 def _alternatives(rest: dict[str, Json]) -> list[Json]:
-    """A schema without anyOf/oneOf as a list of alternatives: itself, or one per type of a
-    ``type`` list (with the keywords that apply to that type)."""
+    """A schema without anyOf/oneOf as alternatives: itself, or one per type of a list."""
     types = rest.get("type")
     if not isinstance(types, list) or len(types) < 2 or "nullable" in rest:
         return [rest]
@@ -131,8 +130,7 @@ def _merge_into(merged: dict[str, Json], piece: dict[str, Json]) -> bool:
 
 
 def _collapse_enums(node: dict[str, Json]) -> dict[str, Json]:
-    """``oneOf: [{const: a}, {enum: [b]}]`` (alternatives that are only values of one type)
-    as ``enum: [a, b]``."""
+    """``oneOf: [{const: a}, {enum: [b]}]`` (values of one type) as ``enum: [a, b]``."""
     if "enum" in node or "const" in node:
         return node
     for keyword in ("anyOf", "oneOf"):

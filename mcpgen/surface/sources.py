@@ -1,9 +1,5 @@
-"""Where ``mcpgen diff`` reads OLD and NEW from (the forms its help lists): each becomes a
-surface lock. A surface file is any JSON file whose top level has ``mcpSurface``. PATH of
-``git:REF:PATH`` is relative to the current folder, and a manifest read from git finds the
-files it names in the working tree's folder of PATH. A manifest or an OpenAPI document is
-loaded, checked and modelled as ``mcpgen build`` does. Anything unusable raises
-:class:`SourceError` with a one-line message.
+"""Where ``mcpgen diff`` reads OLD and NEW from (the forms its help lists), each made a
+surface lock (a surface file: a JSON object with ``mcpSurface``); else :class:`SourceError`.
 """
 
 from __future__ import annotations
@@ -47,9 +43,7 @@ def load(spec: str, cwd: Path | None = None) -> dict[str, Json]:
 
 
 def load_both(old: str, new: str) -> tuple[dict[str, Json], dict[str, Json]]:
-    """The surfaces of OLD and NEW. Where processes fork and there is a second core, OLD
-    loads in a forked process while this one loads NEW: a manifest or an OpenAPI document
-    goes through the whole pipeline, a lock does not."""
+    """The surfaces of OLD and NEW, loaded in parallel when a fork and a second core can."""
     import multiprocessing
     import os
     from concurrent.futures import ProcessPoolExecutor
@@ -65,8 +59,7 @@ def load_both(old: str, new: str) -> tuple[dict[str, Json], dict[str, Json]]:
 
 
 def _surface_file(spec: str) -> bool:
-    """Whether ``spec`` names a surface lock (a folder holds one; a lock's sorted keys put
-    ``mcpSurface`` in its first kilobytes), as far as a cheap look tells."""
+    """Whether ``spec`` names a surface lock, as far as a cheap look tells."""
     if spec.startswith("git:"):
         return spec.endswith(LOCK_NAME)
     path = Path(spec)
@@ -195,7 +188,7 @@ def _from_git(spec: str, cwd: Path) -> dict[str, Json]:
         return lock
     from mcpgen.pipeline import load_source_text
 
-    text = _decode(raw, spec)  # the manifest or spec, as if a file in the working tree's folder
+    text = _decode(raw, spec)  # as if a file in the working tree's folder of PATH
     suffix = Path(name).suffix
     file = spec + ("" if spec.endswith(suffix) else suffix)
     return _surface_of(load_source_text(text, file, wanted.parent), spec)
