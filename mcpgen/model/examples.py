@@ -157,9 +157,7 @@ def invalid_example(schema: Json) -> Json | None:
 # characters tried, in order, for a class or "anything but" (printable, unremarkable)
 CANDIDATES = "a0A_ -.x1bZ9:/@,"
 GROWTH = (0, 1, 2, 3, 5, 8, 16, 32, 64)
-# no longer candidate: a pattern with nested repetition (``(a+)+``) could backtrack for
-# ages on a long text it rejects, and the build would wait
-LONGEST = 256
+LONGEST = 256  # no longer candidate: ``(a+)+`` could backtrack for ages on one
 
 
 class _Unsupported(Exception):

@@ -1,14 +1,10 @@
-"""Advertised definitions kept in the build cache, by content: ``compact.advertise`` is
-most of the model stage for a big API (about a second for GitHub's 1,223 operations).
-Each result's key is all it is made from: the operation's texts and bundled schemas, the
-``openapi.compact`` options and the compacting code's source. A server's results are one
-"pack" (a file per tool costs a second on a slow file system), read and written once per
-build (``pipeline.load_document``): the last build's results and up to as many older ones
-(``mcpgen diff`` builds two versions). An input schema's definitions are kept once, by
-digest, under ``DEFS``: its results name them (every operation taking a big definition
-repeated its whole closure: 300 of them, 16 MB read by every build). A missing or
-unreadable pack only costs time.
-"""
+"""Advertised definitions (``compact.advertise``, most of the model stage for a big API)
+kept in the build cache, by content: each result's key is all it is made from (the
+operation's texts and bundled schemas, ``openapi.compact``, the compacting code's source).
+A server's results are one "pack", read and written once per build: the last build's
+results and up to as many older ones (``mcpgen diff`` builds two versions). An input
+schema's definitions are kept once, by digest, under ``DEFS``. A missing or unreadable pack
+only costs time."""
 
 from __future__ import annotations
 

@@ -28,7 +28,6 @@ Json = Any
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PATH_ITEM_KEYS = frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS})
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
-_UNSUPPORTED_OPERATION_KEYS = {"callbacks": "callbacks are not supported; ignored"}
 OK = ("200", "201", "203", "204")  # final answers: their schema is the result's
 POLL_DEFAULTS = {"interval": 2.0, "timeout": 600.0}  # seconds (docs/tasks.md)
 
@@ -302,9 +301,8 @@ class _Importer(SecurityImport, InputImport):
             "annotations": tool_annotations(cand.method),
             **({"task": "optional"} if poll is not None else {}),
         }
-        for key, message in _UNSUPPORTED_OPERATION_KEYS.items():
-            if key in cand.node:
-                self.warn(cand.src, (*cand.path, key), message)
+        if "callbacks" in cand.node:
+            self.warn(cand.src, (*cand.path, "callbacks"), "callbacks are not supported; ignored")
         return Built(operation, tool)
 
     def polling(self, cand: Candidate) -> dict[str, float] | None:

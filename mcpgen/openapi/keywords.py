@@ -96,8 +96,7 @@ def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[st
 
 def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     """A converted schema made whole: binary strings as base64, ``readOnly`` properties
-    not required (never sent; ``writeOnly`` ones are: an answer leaves them out,
-    ``one_way.leave_out``), and ``nullable`` (or ``x_nullable``) as JSON Schema writes it."""
+    not required (never sent), and ``nullable`` (or ``x_nullable``) as JSON Schema writes it."""
     if out.get("format") == "binary":
         del out["format"]
         out.setdefault("contentEncoding", "base64")
@@ -165,8 +164,7 @@ def default_fits(schema: dict[str, Json]) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _fits(text: str) -> bool:
-    """``default_fits`` by the schema's text: an API repeats a few (GitHub: 924 checks of
-    226 schemas, such as ``per_page``), and a validator is made for each."""
+    """``default_fits`` by the schema's text (an API repeats a few, such as ``per_page``)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

@@ -1,18 +1,13 @@
 """What the converter needs to know of ``readOnly`` beyond one schema's own keywords.
 
-``decide``: whether schemas say ``readOnly`` through what applies beside them (the
-definition a ``$ref`` names, composition members), for the whole graph they form at once:
-the least fixed point, so a reference cycle proves nothing and a definition many paths lead
-to is looked at once (one by path was exponential: a chain of definitions each with two
-``allOf`` references to the next ones took seconds at 24 links, doubling every ~1.2).
+``decide``: whether schemas say ``readOnly`` through what applies beside them (a ``$ref``'s
+definition, composition members): the least fixed point over the whole graph at once, so a
+reference cycle proves nothing and each definition is looked at once.
 
-``leave_out``: a copy of a tool's input (output) schema without what a request (an answer)
-leaves out, ``readOnly`` (``writeOnly``) properties, at any depth; also where the mark is in
-one place and ``required`` in another (``Body = allOf[User (required: [password]), {password:
-writeOnly}]``, a mark beside a ``oneOf``, or on ``u.password`` in a member beside one whose
-``u`` requires it): the definition an ``allOf``/``oneOf``/``anyOf`` member (or a ``$ref``
-beside other keywords) names is given, there, as a copy without them (a definition of its
-own). The other way keeps them, required (a password is sent)."""
+``leave_out``: a copy of a tool's input (output) schema without its ``readOnly``
+(``writeOnly``) properties at any depth, also where the mark and ``required`` are in
+different members: a member's definition is then given as a copy without them (a definition
+of its own). The other way keeps them, required (a password is sent)."""
 
 from __future__ import annotations
 
@@ -31,9 +26,7 @@ Json = Any
 Groups = Callable[[dict[str, Json]], list[list[Json]]]
 Step = str | int  # a property's name; ``STEPS``' numbers
 # Paths (of property names, ``STEPS``' numbers), as a tree: the names marked here, the paths
-# under each step. A definition's is one object, shared by every schema referring to it, so
-# a chain of definitions each referring to the next ones is as big as the chain (as a set of
-# paths it was fan-out ** depth: 5 references a link, 8 links took 35 s and 800 MB).
+# under each step; a definition's is one object, shared by every schema referring to it.
 Paths = tuple[frozenset[str], dict[Step, "Paths"]]
 NONE: Paths = (frozenset(), {})
 Seen = frozenset[str]
@@ -275,8 +268,7 @@ def leave_out(
 
     def restrict(one: Paths, known: Paths | None) -> Paths:
         """``one`` without the names ``known`` does not hold: marks that leave a definition's
-        copy as it is. Equal results are one object (``lift``'s key): the paths through a DAG
-        of ``allOf`` members, each adding its own marks, were that many copies (exponential)."""
+        copy as it is. Equal results are one object (``lift``'s key)."""
         if known is None or one == NONE:
             return one
         if (id(one), id(known)) not in cut:
@@ -297,11 +289,9 @@ def leave_out(
         return lifted[key][1] if key in lifted else None
 
     def named(ref: str, copy: Json) -> str:
-        """A definition for ``copy``, the copy of ``ref`` without some properties: one
-        schema, not one more copy wherever it applies (a chain of definitions each with
-        several properties referring to the next one was fan-out ** depth copies). Its
+        """A definition for ``copy``, the copy of ``ref`` without some properties; its
         members referring to itself (a cycle) are given the name. The first pass, which
-        only asks which definitions change, names none (it took names it never used)."""
+        only asks which definitions change, names none."""
         if id(copy) not in names:
             digest = short_hash(json.dumps(copy, sort_keys=True), 12)  # (named by what it is)
             src, path = converter.origin[ref]

@@ -27,8 +27,7 @@ UNSUPPORTED = frozenset(
 
 
 class LongChain(Exception):
-    """A chain of definitions too long to import (reported where it starts): the import
-    stops (marking readOnly properties through 10,000 links took 12-18 s)."""
+    """A chain of definitions too long to import (reported where it starts): the import stops."""
 
 
 class SchemaConverter:
@@ -137,7 +136,7 @@ class SchemaConverter:
         definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
         the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
         member declaring it, for ``writeOnly`` any (an answer leaves out what a member it may
-        match marks: a password marked in one branch reached the client)."""
+        match marks)."""
         return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
     def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
@@ -174,8 +173,8 @@ class SchemaConverter:
 
     def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
         """What applies beside ``schema``'s keywords, in groups of which the member a value
-        matches applies: each ``allOf`` member and the definition referred to alone, the
-        ``oneOf``/``anyOf`` members together but a bare ``{"type": "null"}`` (nullable)."""
+        matches applies: each ``allOf`` member and the definition alone, the ``oneOf``/``anyOf``
+        members together but ``{"type": "null"}``."""
         together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
         groups = [[m for m in members if m != {"type": "null"}] for members in together]
         return [[m] for m in self.always(schema)] + [members for members in groups if members]
@@ -187,10 +186,9 @@ class SchemaConverter:
         return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 
     def xml_names(self, schema: Json, items: bool = True) -> list[str]:
-        """The names other than its property's an XML element (or attribute) of ``schema``
-        may have: its ``xml.name`` (its own, else that of what always applies beside it: the
-        definition it refers to, even beside other keywords, its ``allOf`` members, at any
-        depth), its items' when an array is not ``wrapped`` (each item is then an element)."""
+        """The names other than its property's an XML element of ``schema`` may have: its
+        ``xml.name`` (its own, else that of what always applies beside it, at any depth), its
+        items' when an array is not ``wrapped``."""
         nodes, todo = list[dict[str, Json]](), [schema]
         while todo:  # (each once: a reference cycle ends it)
             node = todo.pop()
