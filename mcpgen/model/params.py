@@ -99,9 +99,8 @@ class Param:
 
     @property
     def declaration(self) -> str:
-        """``name: annotation = default`` as the client's signature lists it. Black (unlike
-        ruff format, which keeps them) puts a union annotation that makes the line too
-        long in parentheses of its own: written so here, the two engines agree."""
+        """``name: annotation = default`` as the client's signature lists it (a too-long
+        union in parentheses, as black writes it)."""
         if self.required:
             hint, tail = self.annotation, ""
         elif self.default is not None:

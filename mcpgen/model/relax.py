@@ -86,12 +86,7 @@ def _follow(
 
 
 def relax(
-    schema: Json,
-    depth: int,
-    *,
-    wrapped: bool = False,
-    chars: int = 0,
-    required_only: bool = False,
+    schema: Json, depth: int, *, wrapped: bool = False, chars: int = 0, required_only: bool = False
 ) -> Json:
     """A schema that accepts everything ``schema`` accepts: objects nested deeper than
     ``depth`` levels become their bare type, constraints beyond types, enums, ``required``

@@ -43,9 +43,7 @@ class Variable:
 
     @property
     def declaration(self) -> str:
-        """``python: str`` (``str | None = None`` when optional) as the typed client's
-        signature lists it: the way ``Param.declaration`` writes it, so that ruff format
-        and black agree when the line is too long."""
+        """``python: str`` (``str | None = None`` when optional), as ``Param.declaration``."""
         return Param(self.python, self.name, "str", not self.optional, None).declaration
 
 
@@ -86,8 +84,7 @@ class Resource:
 
     @property
     def example_uri(self) -> str:
-        """A URI this resource answers for (the tests read it): example values for the
-        template's variables, optional (query) ones left out."""
+        """A URI this resource answers for: example values for the variables (not query ones)."""
         if self.uri_template is None:
             return str(self.uri)
         example = valid_example(self.input_schema) if self.input_schema else None

@@ -1,7 +1,6 @@
-"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools (see the package docstring):
-the document's paths walked (``collect``), each chosen operation built into a tool
-(``build``; its inputs and output: ``inputs``), some read as resources and the overrides
-applied (``options``)."""
+"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools: the paths walked
+(``collect``), each chosen operation built into a tool (``build``), some read as resources
+and the overrides applied (``options``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Tool names for operations, input argument names that do not clash, and the ``$defs``
-names of the schemas a document refers to. The rules are in ``docs/openapi.md`` ("Names",
-"Arguments"): every name depends only on what the document holds, never on its order.
-"""
+"""Tool names for operations, argument names that do not clash, and the ``$defs`` names of
+the schemas a document refers to (``docs/openapi.md``): never depending on its order."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref
+from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref, def_refs
 from mcpgen.openapi.naming import short_hash
 
 if TYPE_CHECKING:
@@ -52,9 +52,8 @@ def beside(target: dict[str, Json]) -> list[Json]:
 
 def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
     """Each object in ``todo`` (schemas, lists of them) and under it, once, through what may
-    hold schemas: keywords' values but data's, each value of a map of them (``properties``:
-    a property may be named ``default`` or ``enum``). An object's values are looked into
-    after the caller's turn with it; the caller may add to ``todo`` meanwhile."""
+    hold schemas; an object's values are looked into after the caller's turn with it (the
+    caller may add to ``todo`` meanwhile)."""
     seen: set[int] = set()
     while todo:
         node = todo.pop()
@@ -173,7 +172,7 @@ def leave_out(
         if way == "Answer" and out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
             either = {"anyOf": out.pop("oneOf")}
             out |= {"allOf": [*out.get("allOf", ()), either]} if "anyOf" in out else either
-        ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
+        ref = def_name(out.get("$ref"))
         beside = given != NONE or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
         mine = restrict(every, holds(defs[ref])) if ref in defs else every  # (ref's names)
         if (
@@ -252,7 +251,7 @@ def leave_out(
         )
         asked: list[Json] = node["required"] if isinstance(node.get("required"), list) else []
         tree: Paths | None = (frozenset(own) | {n for n in asked if isinstance(n, str)}, {})
-        ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+        ref = def_name(node.get("$ref"))
         members = [m for k in ("allOf", "oneOf", "anyOf") for m in node.get(k) or ()]
         for member in [*members, *([defs.get(ref)] if ref is not None else [])]:
             more = holds(member) if member is not None else None
@@ -301,7 +300,7 @@ def leave_out(
                 member["$ref"] = def_ref(name)
             names[id(copy)] = copy, name
             if naming and name not in converter.defs:
-                converter.defs[name], converter.deps[name] = copy, _refs(copy)
+                converter.defs[name], converter.deps[name] = copy, frozenset(def_refs(copy))
                 converter.origin[name] = converter.origin[ref]
         return names[id(copy)][1]
 
@@ -328,15 +327,9 @@ def leave_out(
     for name, renamed in new.items():
         if renamed not in converter.defs:  # (another answer's already)
             converter.defs[renamed] = visit(defs[name])
-            converter.deps[renamed] = _refs(converter.defs[renamed])
+            converter.deps[renamed] = frozenset(def_refs(converter.defs[renamed]))
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
-    converter.add_defs(out, _refs(out))  # (what a lifted reference named may be unused)
+    converter.add_defs(out, def_refs(out))  # (what a lifted reference named may be unused)
     return out
-
-
-def _refs(schema: Json) -> frozenset[str]:
-    """The definitions ``schema`` refers to itself."""
-    found = [n["$ref"] for n in schema_objects([schema]) if isinstance(n.get("$ref"), str)]
-    return frozenset(name for ref in found if (name := def_name(ref)) is not None)

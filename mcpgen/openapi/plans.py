@@ -85,7 +85,7 @@ class Plans:
         for node in schema_objects(todo):
             if node.get(self.keyword) is True:
                 return True
-            ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+            ref = def_name(node.get("$ref"))
             if ref in self.converter.defs and ref not in seen and ref not in self._clean:
                 seen.add(ref)
                 todo.append(self.converter.defs[ref])

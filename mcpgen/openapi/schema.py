@@ -35,7 +35,6 @@ class SchemaConverter:
 
     def __init__(self, sources: Sources, version: str, reserved: Iterable[str] = ()) -> None:
         self.sources = sources
-        self.version = version
         self.components: JsonPath = (
             ("definitions",) if version == "2.0" else ("components", "schemas")
         )
@@ -131,12 +130,10 @@ class SchemaConverter:
 
     # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
-        """The properties of ``schema`` marked one of ``keys`` (``readOnly``: the server sets
-        them) in a subschema applying to the value (JSON Schema 2020-12 §9.4): itself, the
-        definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
-        the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
-        member declaring it, for ``writeOnly`` any (an answer leaves out what a member it may
-        match marks)."""
+        """The properties of ``schema`` marked one of ``keys`` in a subschema applying to the
+        value: itself, its definition, an ``allOf`` member, a matching ``patternProperties``
+        entry; of ``oneOf``/``anyOf`` members, every member declaring it (for ``writeOnly``,
+        any)."""
         return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
     def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
@@ -182,7 +179,7 @@ class SchemaConverter:
     def always(self, schema: dict[str, Json]) -> list[Json]:
         """What always applies beside ``schema``'s keywords: its ``allOf`` members and the
         definition it refers to."""
-        ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
+        ref = def_name(schema.get("$ref"))
         return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 
     def xml_names(self, schema: Json, items: bool = True) -> list[str]:
