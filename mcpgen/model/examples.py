@@ -1,10 +1,6 @@
-"""Example arguments for generated tests: one valid instance and one invalid instance.
-
-Both are checked against the schema with jsonschema at build time; when no example can be
-found (or checked) the value is None and the generated test for it is skipped, saying why.
-A string with a ``pattern`` gets the plainest text each piece of the pattern (parsed by
-Python's own parser) matches, then checked with ``re.search`` as the server's validator does.
-"""
+"""Example arguments for generated tests, one valid and one invalid, both checked with
+jsonschema at build time (None: none found, and the test is skipped). A ``pattern`` gets
+the plainest text each piece of the pattern (parsed by Python's own parser) matches."""
 
 from __future__ import annotations
 

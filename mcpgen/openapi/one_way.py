@@ -71,10 +71,8 @@ def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
 
 def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, ...]) -> list[str]:
     """The ``patternProperties`` patterns whose schema says one of ``keys``, of ``target`` and
-    of what always applies beside it (its ``allOf`` members, the definition it refers to), at
-    any depth: each marks the object's properties its name matches, wherever declared (JSON
-    Schema applies every such entry to the value of every property it matches). Found once
-    per schema (``converter.patterns``); a reference cycle ends the search."""
+    what always applies beside it, at any depth: each marks the properties it matches,
+    wherever declared. Found once per schema (``converter.patterns``)."""
     target, _ = converter.resolve(target)
     if not isinstance(target, dict):
         return []
