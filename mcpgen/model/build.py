@@ -220,8 +220,7 @@ def _resource(
     merged: Merged,
     at: int,
 ) -> Resource:
-    """The resource ``raw``, at index ``at`` of the document (``merged``: what an OpenAPI
-    document added to it: its operation and parameters)."""
+    """The resource ``raw`` at index ``at`` (``merged``: what an OpenAPI import added)."""
     content = _inline(raw)
     mime_type = raw.get("mimeType")
     if "file" in raw:

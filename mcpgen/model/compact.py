@@ -158,8 +158,7 @@ def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = Fa
         equivalent = share(stripped)
         if size(equivalent) <= budget:
             return equivalent
-    # depths 2, 1, 0 (with descriptions, then without), then the required fields' types;
-    # ``floor`` over the budget skips rungs that cannot fit
+    # depths 2, 1, 0 (with descriptions, then without), then the required fields' types
     if floor(stripped, wrapped=wrapped) <= budget:
         for depth in (2, 1, 0):
             plain = relax(stripped, depth, wrapped=wrapped)
@@ -197,8 +196,7 @@ def advertise(
     wrapped: bool = False,
     options: CompactOptions | None = None,
 ) -> dict[str, Json]:
-    """The parts of an imported tool's definition that tools/list shows instead of the full
-    ones (a key whose value is None is left out of the definition)."""
+    """What tools/list shows of an imported tool instead of the full parts (None: left out)."""
     options = options or CompactOptions()
     given = (text or "").strip()
     if title and not given.startswith(title.rstrip(".")):

@@ -107,8 +107,7 @@ _MEMO: dict[int, tuple[Json, Json | None]] = {}  # id(schema) -> (schema, exampl
 
 
 def valid_example(schema: Json) -> Json | None:
-    """Arguments ``schema`` accepts, or None when none is easy to find. Remembered per
-    schema object: the templates ask for each tool's example several times."""
+    """Arguments ``schema`` accepts, or None when none is easy to find (remembered)."""
     memo = _MEMO.get(id(schema))
     if memo is not None and memo[0] is schema:
         return memo[1]

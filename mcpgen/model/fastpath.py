@@ -22,8 +22,7 @@ OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProper
 STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
-# Formats whose strict field type accepts only strings the format allows (not email or uri,
-# whose field takes any str, nor binary, byte, decimal, duration, unknown ones).
+# formats whose strict field type accepts only strings the format allows
 STRING_FORMATS = frozenset(
     {"uri-reference", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
 )
@@ -134,9 +133,8 @@ def _string(node: dict[str, Json]) -> bool:
 
 
 def strict_model_exact(schema: Json, shared: dict[str, Json] | None = None) -> bool:
-    """True when strict validation of ``schema``'s generated model (a tool's bundled input
-    schema) implies ``schema``; ``shared``: the manifest's ``$defs``, which the model
-    generator uses instead of a same-named local definition."""
+    """True when strict validation of ``schema``'s generated model implies ``schema``;
+    ``shared``: the manifest's ``$defs`` (used instead of a same-named local one)."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return False
     defs = schema.get("$defs", {})

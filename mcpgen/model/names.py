@@ -1,7 +1,5 @@
 """Every Python name generated code derives from the manifest, assigned once to each
-well-formed entry of the raw document: ``build_model`` copies them into the model and
-``check.names`` looks for clashes. Completions that would share a name: the later gets
-``_2`` (the next number unused)."""
+well-formed entry of the raw document (``build_model`` and ``check.names`` read them)."""
 
 from __future__ import annotations
 

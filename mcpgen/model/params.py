@@ -119,8 +119,7 @@ LINE_LENGTH = 100
 
 
 def _top_level_union(annotation: str) -> list[ast.expr]:
-    """The members of a union annotation, not those inside brackets: ``list[int | None]`` is
-    one member (a list is not None)."""
+    """The members of a union annotation (``list[int | None]`` is one)."""
     node, members = ast.parse(annotation, mode="eval").body, list[ast.expr]()
     while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         members.insert(0, node.right)
@@ -151,9 +150,8 @@ def _default(schema: Json) -> str | None:
 
 
 def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
-    """``#/$defs/Name`` -> the annotation of the model generated for it (``render.models``
-    names it: a shared definition by its own name, a tool's own one prefixed with the
-    tool's model). A model class also takes the plain dict it stands for."""
+    """``#/$defs/Name`` -> the annotation of the model generated for it (named as
+    ``render.models`` names it); a model class also takes the plain dict it stands for."""
     defs = schema.get("$defs") if isinstance(schema, dict) else None
     found: dict[str, str] = {}
     for name, body in defs.items() if isinstance(defs, dict) else ():

@@ -69,8 +69,7 @@ def _follow(
     node: Json, defs: dict[str, Json], seen: tuple[str, ...]
 ) -> tuple[Json, tuple[str, ...]]:
     """``node`` with its ``$ref`` chain followed through ``defs`` (a reference's description
-    kept), and the definitions passed (``seen``, to stop at a cycle); ``True`` (anything)
-    for a reference that does not resolve or leads back."""
+    kept), and the definitions passed; ``True`` for one that does not resolve or leads back."""
     while isinstance(node, dict) and "$ref" in node:
         name = def_name(node["$ref"])
         if name is None or name not in defs or name in seen:

@@ -1,10 +1,7 @@
-"""Advertised definitions (``compact.advertise``, most of the model stage for a big API)
-kept in the build cache, by content: each result's key is all it is made from (the
-operation's texts and bundled schemas, ``openapi.compact``, the compacting code's source).
-A server's results are one "pack", read and written once per build: the last build's
-results and up to as many older ones (``mcpgen diff`` builds two versions). An input
-schema's definitions are kept once, by digest, under ``DEFS``. A missing or unreadable pack
-only costs time."""
+"""Advertised definitions (``compact.advertise``) kept in the build cache, keyed by all they
+are made from. A server's results are one "pack", read and written once per build: the last
+build's results and up to as many older ones; definitions kept once, by digest, under
+``DEFS``. A missing or unreadable pack only costs time."""
 
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ _CODE = (compact, relax, share, schemas)  # the modules whose code makes the res
 
 @dataclass
 class Pack:
-    """One server's results in the build cache: read and written by the build command
-    (``open_pack``, ``save_pack``), looked up and added to by the model stage."""
+    """One server's results in the build cache (``open_pack``, ``save_pack``)."""
 
     path: Path | None
     kept: dict[str, Json]  # what earlier builds left

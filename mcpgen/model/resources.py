@@ -1,6 +1,4 @@
-"""Resources and prompts in the model: fixed resources (static content, a handler, an
-imported GET) and URI templates, with their variables as keyword arguments; prompts,
-templated messages or a handler, with their arguments."""
+"""Resources (fixed or templates) and prompts in the model, with their arguments."""
 
 from __future__ import annotations
 
@@ -34,8 +32,7 @@ class StaticContent:
 
 @dataclass(frozen=True)
 class Variable:
-    """A URI template variable (or prompt argument) and the keyword argument a handler and
-    the typed client take it as."""
+    """A URI template variable (or prompt argument) and its keyword argument."""
 
     name: str
     python: str

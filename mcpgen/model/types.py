@@ -32,8 +32,7 @@ Json = Any
 
 @dataclass(frozen=True, eq=False)
 class Origins:
-    """Model class name -> (field path, path in the source document) of its schema, for
-    located build errors."""
+    """Model class name -> (field path, path in the source document) of its schema."""
 
     paths: dict[str, tuple[str, tuple[str | int, ...]]] = field(default_factory=dict)
     locate: Callable[[tuple[str | int, ...]], Location] | None = None
@@ -158,8 +157,7 @@ class Tool:
 
     @property
     def full_parts(self) -> dict[str, Json]:
-        """The parts of ``full_definition`` the advertised definition shows otherwise (the
-        server validates with these schemas, and searches these texts)."""
+        """The parts of ``full_definition`` the advertised one shows otherwise."""
         parts = ("title", "description", "inputSchema", "outputSchema")
         full = self.full_definition
         return {k: full[k] for k in parts if k in full and self.definition.get(k) != full[k]}
@@ -207,8 +205,7 @@ class Manifest:
 
     @property
     def mode(self) -> str:
-        """How a wrapped API's operations reach clients: ``tools``, ``search`` or ``code``
-        (``auto`` was resolved when the model was built: ``mode_reason``)."""
+        """``tools``, ``search`` or ``code`` (``auto`` was resolved: ``mode_reason``)."""
         return str((self.upstream or {}).get("mode") or "tools")
 
     @property

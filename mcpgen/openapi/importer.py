@@ -255,8 +255,7 @@ class _Importer(SecurityImport, InputImport):
                 write_only=body_info.write_only,
             )
             if body_info.together:
-                # an optional body spread: any of its properties given sends it, and then the
-                # properties it requires must all be there
+                # an optional body spread: a property given sends it, with all it requires
                 pairs = zip(body_inputs, body.arguments, strict=True)
                 wanted = [a for i, a in pairs if i.wire in body_info.together]
                 input_schema["dependentRequired"] = {
@@ -305,8 +304,7 @@ class _Importer(SecurityImport, InputImport):
         return Built(operation, tool)
 
     def polling(self, cand: Candidate) -> dict[str, float] | None:
-        """How to poll an asynchronous operation (a 202 response with a Location header):
-        the defaults, which ``openapi.overrides`` may change; None for other operations."""
+        """How to poll an operation answering 202 with a Location header (else None)."""
         responses = cand.node.get("responses")
         raw = responses.get("202") if isinstance(responses, dict) else None
         followed = self.sources.follow(cand.src, (*cand.path, "responses", "202"), raw)
@@ -320,8 +318,7 @@ class _Importer(SecurityImport, InputImport):
     def own_server(
         self, src: int, ipath: JsonPath, item: Json, opath: JsonPath, node: Json
     ) -> str | None:
-        """The URL of an operation's own first server (else its path item's): its calls go
-        there; an absolute one not when the manifest sets ``openapi.baseUrl``."""
+        """The URL of an operation's (else its path item's) first server, its calls' base."""
         at, holder = (opath, node) if "servers" in node else (ipath, item)
         found = self.servers(src, at, holder) if "servers" in holder else []
         url = found[0]["url"] if found else None

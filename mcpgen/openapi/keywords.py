@@ -1,7 +1,5 @@
-"""The keywords of an OpenAPI Schema Object that hold values, not schemas: each is kept
-as JSON Schema 2020-12 writes it, converted (OpenAPI 3.0's boolean exclusive bounds,
-``example``, Swagger's ``type: file``), or left out with the reason it is malformed.
-Keywords that hold schemas are the converter's (``schema.SchemaConverter``)."""
+"""The keywords of an OpenAPI Schema Object that hold values, not schemas: kept as JSON
+Schema 2020-12 writes them, converted, or left out with the reason they are malformed."""
 
 from __future__ import annotations
 

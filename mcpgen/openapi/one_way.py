@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 Json = Any
 Groups = Callable[[dict[str, Json]], list[list[Json]]]
 Step = str | int  # a property's name; ``STEPS``' numbers
-# Paths (of property names, ``STEPS``' numbers), as a tree: the names marked here, the paths
-# under each step; a definition's is one object, shared by every schema referring to it.
+# a tree of paths (property names, ``STEPS``' numbers): the names marked here, those below
 Paths = tuple[frozenset[str], dict[Step, "Paths"]]
 NONE: Paths = (frozenset(), {})
 Seen = frozenset[str]
@@ -44,16 +43,14 @@ def below(paths: Paths, key: str, props: int = 0) -> Paths:
 
 
 def beside(target: dict[str, Json]) -> list[Json]:
-    """What applies beside ``target``'s own keywords: its ``allOf``/``anyOf``/``oneOf``
-    members and the definition it refers to (a reference beside other keywords)."""
+    """What applies beside ``target``'s own keywords: its members and its definition."""
     members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
     return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
 
 
 def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
     """Each object in ``todo`` (schemas, lists of them) and under it, once, through what may
-    hold schemas; an object's values are looked into after the caller's turn with it (the
-    caller may add to ``todo`` meanwhile)."""
+    hold schemas (the caller may add to ``todo`` meanwhile)."""
     seen: set[int] = set()
     while todo:
         node = todo.pop()
@@ -117,8 +114,7 @@ def decide(
     start: dict[str, Json], groups: Groups, known: dict[int, tuple[Json, bool]], keyword: str
 ) -> None:
     """Add ``start`` and each schema reachable from it through ``groups`` (lists of members
-    that say ``keyword`` when all of them do) to ``known`` (id -> the schema, whether it
-    says it)."""
+    that say ``keyword`` when all of them do) to ``known`` (id -> schema, whether it does)."""
     nodes: dict[int, tuple[dict[str, Json], list[list[dict[str, Json]]]]] = {}
     todo = [start]
     while todo:
@@ -193,10 +189,8 @@ def leave_out(
         return out | {"$ref": def_ref(new[ref])} if ref in new else out
 
     def paths(node: Json) -> Paths:
-        """What a value of ``node`` is sent without: the properties, at any depth (paths of
-        names), marked by ``node`` and what applies beside it (``allOf``, ``oneOf``, ``anyOf``
-        members, the definition referred to: each member's plan applies under the object; its
-        own marks only as ``read_only`` counts them), declarations in different members together."""
+        """What a value of ``node`` is sent without: the properties, at any depth, marked by
+        ``node`` and what applies beside it (a member's own marks as ``read_only`` counts them)."""
         if not isinstance(node, dict) or id(node) in found:
             return found.get(id(node), NONE)
         found[id(node)] = NONE  # (a reference cycle adds nothing)
@@ -286,9 +280,8 @@ def leave_out(
         return lifted[key][1] if key in lifted else None
 
     def named(ref: str, copy: Json) -> str:
-        """A definition for ``copy``, the copy of ``ref`` without some properties; its
-        members referring to itself (a cycle) are given the name. The first pass, which
-        only asks which definitions change, names none."""
+        """A definition for ``copy`` of ``ref`` (its members referring to itself given the
+        name); the first pass, which only asks which definitions change, names none."""
         if id(copy) not in names:
             digest = short_hash(json.dumps(copy, sort_keys=True), 12)  # (named by what it is)
             src, path = converter.origin[ref]

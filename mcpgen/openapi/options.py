@@ -110,8 +110,7 @@ def parse_options(raw: Any, problems: Problems) -> Options:
 
 
 def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, ...]]:
-    """The sections read here checked by the manifest schema's own rules; the paths found
-    malformed, cut to a rule."""
+    """The sections read here checked by the manifest schema: the paths found malformed."""
     from jsonschema import Draft202012Validator
 
     from mcpgen.check.structure import manifest_schema, schema_problems

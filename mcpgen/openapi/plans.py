@@ -1,6 +1,5 @@
-"""Where a value has properties marked ``readOnly`` (a request leaves them out:
-``wire_body.body``) or ``writeOnly`` (an answer does: ``answers.result``), at any depth: the
-plans the runtime's ``wire_body.without_read_only`` applies, one ``Plans`` per keyword."""
+"""Where a value has properties marked ``readOnly`` (a request leaves them out) or
+``writeOnly`` (an answer does), at any depth: the runtime's ``wire_body`` plans."""
 
 from __future__ import annotations
 

@@ -121,9 +121,8 @@ class Merged:
 
 @dataclass(frozen=True)
 class OpenAPIImport:
-    """Everything imported from one OpenAPI document: manifest ``tools`` entries and the
-    ``operations`` behind them, likewise ``resources``. Schemas share structure between
-    tools: treat them as read-only, and dump YAML with aliases disabled."""
+    """Everything imported from one OpenAPI document (schemas share structure between tools:
+    treat them as read-only, and dump YAML with aliases disabled)."""
 
     tools: list[dict[str, Json]]
     operations: list[Operation]

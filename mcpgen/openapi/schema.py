@@ -1,7 +1,5 @@
-"""OpenAPI Schema Objects (Swagger 2.0, OpenAPI 3.0, 3.1) as JSON Schema 2020-12 (the rules:
-``docs/openapi.md``, "Schemas"). Every ``$ref`` to a schema becomes ``#/$defs/<Name>``,
-converted once and bundled into each tool that uses it: a recursive schema stays a cycle.
-"""
+"""OpenAPI Schema Objects as JSON Schema 2020-12 (``docs/openapi.md``, "Schemas"): every
+``$ref`` becomes ``#/$defs/<Name>``, converted once and bundled into each tool using it."""
 
 from __future__ import annotations
 
@@ -177,8 +175,7 @@ class SchemaConverter:
         return [[m] for m in self.always(schema)] + [members for members in groups if members]
 
     def always(self, schema: dict[str, Json]) -> list[Json]:
-        """What always applies beside ``schema``'s keywords: its ``allOf`` members and the
-        definition it refers to."""
+        """What always applies beside ``schema``: its ``allOf`` members and its definition."""
         ref = def_name(schema.get("$ref"))
         return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 

@@ -190,8 +190,7 @@ def _fixed(location: Location) -> Callable[[], Location]:
 
 
 def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> None:
-    """Add the imported tools and resources to ``doc`` (after the declared ones), each with
-    the overlay that locates it in the spec; their definitions hoisted to the shared ``$defs``."""
+    """Add the imported entries to ``doc``, located in the spec, their definitions shared."""
     data = doc.data
     file = doc.file
     locate = imported.locate or (lambda src, path: Location(file, 1, 1))
