@@ -155,8 +155,7 @@ def _nullable(out: dict[str, Json]) -> dict[str, Json]:
 
 
 def default_fits(schema: dict[str, Json]) -> bool:
-    """Whether ``default`` is valid under the rest of ``schema`` and parses as its format
-    (True when that depends on a reference: those are resolved later)."""
+    """Whether ``default`` is valid under the rest of ``schema`` (True beside a reference)."""
     return _fits(json.dumps(schema, sort_keys=True))
 
 

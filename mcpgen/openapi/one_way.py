@@ -33,9 +33,8 @@ STEPS = {"items": 0, "additionalProperties": 1}
 
 
 def below(paths: Paths, key: str, props: int = 0) -> Paths:
-    """What ``paths`` (of a schema) leave out of its ``key`` subschema: all of them in an
-    ``allOf``/``oneOf``/``anyOf`` member; those under a property (``props``), its items,
-    its map's values, with the first step taken; nothing in any other."""
+    """What ``paths`` (of a schema) leave out of its ``key`` subschema: all in a member,
+    those below the step for a property (``props``), its items, its map's values."""
     if key in ("allOf", "oneOf", "anyOf") and not props:
         return paths
     step = key if props else STEPS.get(key)
@@ -90,8 +89,7 @@ def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, 
 
 
 def matches(pattern: str, name: str) -> bool:
-    """Whether ``pattern`` matches ``name`` as a generated server matches it (one that
-    neither its engine nor Python's compiles matches nothing)."""
+    """Whether ``pattern`` matches ``name`` as a generated server matches it."""
     from mcpgen.runtime.patterns import matcher
 
     try:
@@ -142,10 +140,9 @@ def decide(
 def leave_out(
     converter: SchemaConverter, schema: dict[str, Json], plan: dict[str, Json], way: str = "Answer"
 ) -> Json:
-    """A copy of ``schema`` without the properties ``plan`` (``plans.Plans.plan``: those
-    marked ``writeOnly``; ``readOnly`` for a ``Request``) leaves out of a value, advertised. A
-    definition that changes (of ``plan["$defs"]``), or refers to one that does, is a new one,
-    ``<name><way>``: the other way's keeps them, and the manifest shares definitions by name."""
+    """A copy of ``schema`` without the properties ``plan`` leaves out (``writeOnly``;
+    ``readOnly`` for a ``Request``); a definition that changes, or refers to one that does,
+    is a new one, ``<name><way>`` (the manifest shares definitions by name)."""
     keyword = "writeOnly" if way == "Answer" else "readOnly"
 
     def visit(node: Json, given: Paths = NONE, seen: Seen = frozenset()) -> Json:
@@ -233,8 +230,7 @@ def leave_out(
         return contained[id(one), id(other)][2]
 
     def holds(node: Json) -> Paths | None:
-        """The properties a value of ``node`` may hold or require, at any depth (a tree like
-        ``paths``'; None: not known, a cycle or a reference out of ``defs``)."""
+        """The properties a value of ``node`` may hold or require, at any depth (None: unknown)."""
         if not isinstance(node, dict) or id(node) in held:
             return held.get(id(node), NONE)
         held[id(node)] = None
@@ -270,8 +266,7 @@ def leave_out(
         return cut[id(one), id(known)][2]
 
     def lift(ref: str, only: Paths, seen: Seen) -> Json:
-        """``ref``'s copy without ``only`` (None: the one being made, which refers to itself
-        through ``making``'s members, named with it)."""
+        """``ref``'s copy without ``only`` (None: the one being made)."""
         key = (ref, id(only))
         if key not in lifted and key not in making:  # (each once: diamonds of allOf members)
             making[key] = []

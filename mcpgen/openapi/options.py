@@ -131,9 +131,8 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
 
 # -- applied to the imported operations ----------------------------------------------------
 def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
-    """A resource entry for a GET operation without a body, or None (warned) to keep it a
-    tool. Its URI is ``api://<path>``: path parameters as template variables, query ones as
-    a ``{?a,b}`` expansion."""
+    """A resource entry (``api://<path>``) for a GET operation without a body, or None
+    (warned) to keep it a tool."""
     op = built.operation
     src, at = op.origin  # where the operation is, for warnings
     reason = None

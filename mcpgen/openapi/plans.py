@@ -27,14 +27,10 @@ class Plans:
         self._kept: dict[str, dict[str, Json]] = {}  # the plans of those in ``$defs``, pruned
 
     def plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
-        """Where a value of ``schema`` has properties marked ``keyword``, to leave out
-        (``wire_body.without_read_only``): ``drop`` the object's own (not when ``own`` is
-        false: a spread body's are no arguments); ``properties``, ``patterns``,
-        ``additional`` (for the properties not ``known`` nor matched by a pattern),
-        ``prefix`` and ``items`` the plans of its parts (``gone``: a marked map value or item
-        after the prefix); ``all`` those of the members beside it; ``ref`` a definition's
-        plan in ``$defs`` (each planned once: a recursive schema stays a cycle). Only what
-        leads to a marked property is kept."""
+        """Where a value of ``schema`` has properties marked ``keyword``: ``drop`` the
+        object's own (unless not ``own``: a spread body's), ``properties``, ``patterns``,
+        ``additional`` (beside ``known``), ``prefix``, ``items``: its parts' plans (``gone``:
+        marked), ``all``: its members', ``ref``: a definition's plan in ``$defs``."""
         if not self._reaches(schema):
             return {}
         root_refs: set[str] = set()

@@ -109,9 +109,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
 
 @dataclass
 class Merged:
-    """What an OpenAPI import adds to a manifest besides its entries, kept beside the raw
-    document: the operation behind ``tools[i]`` (``resources[i]``), a resource template's
-    input schema, ``upstream``: the wrapped API (base URL, schemes, credentials, mode)."""
+    """What an OpenAPI import adds to a manifest besides its entries (the operation behind
+    ``tools[i]``...), kept beside the raw document."""
 
     tools: dict[int, Operation] = field(default_factory=dict)
     resources: dict[int, Operation] = field(default_factory=dict)

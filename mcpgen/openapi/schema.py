@@ -78,8 +78,7 @@ class SchemaConverter:
         return self.defs.get(def_name(ref) or "")
 
     def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
-        """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs`` (sorted
-        by name; the same set of definitions is the same shared, read-only mapping)."""
+        """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs``."""
         needed: set[str] = set()
         todo = list(roots)
         while todo:
@@ -128,10 +127,8 @@ class SchemaConverter:
 
     # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
-        """The properties of ``schema`` marked one of ``keys`` in a subschema applying to the
-        value: itself, its definition, an ``allOf`` member, a matching ``patternProperties``
-        entry; of ``oneOf``/``anyOf`` members, every member declaring it (for ``writeOnly``,
-        any)."""
+        """The properties of ``schema`` marked one of ``keys`` where they apply to the value
+        (of ``oneOf``/``anyOf`` members: every member declaring one; for ``writeOnly``, any)."""
         return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
     def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
@@ -167,9 +164,8 @@ class SchemaConverter:
         return isinstance(schema, dict) and self._marked[keyword][id(schema)][1]
 
     def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
-        """What applies beside ``schema``'s keywords, in groups of which the member a value
-        matches applies: each ``allOf`` member and the definition alone, the ``oneOf``/``anyOf``
-        members together but ``{"type": "null"}``."""
+        """What applies beside ``schema``'s keywords, in groups of which one member applies:
+        each ``allOf`` member and the definition alone, ``oneOf``/``anyOf`` members together."""
         together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
         groups = [[m for m in members if m != {"type": "null"}] for members in together]
         return [[m] for m in self.always(schema)] + [members for members in groups if members]
@@ -329,8 +325,7 @@ class SchemaConverter:
 
 
 def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:
-    """A ``oneOf``/``anyOf`` branch that is a reference, with the discriminator values that
-    pick it (``mapping``: tag -> reference) required of property ``name``."""
+    """A reference branch, with the discriminator values picking it required of ``name``."""
     if not isinstance(branch, dict) or set(branch) != {"$ref"}:
         return branch
     tags = [tag for tag, ref in mapping.items() if ref == branch["$ref"]]

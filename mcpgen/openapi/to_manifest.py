@@ -36,9 +36,8 @@ GENERIC_TLDS = frozenset({"com", "org", "net", "io", "dev", "ai", "co", "app", "
 
 
 def upstream_prefix(base: str, schemes: dict[str, Json]) -> str:
-    """What the wrapped API's variables start with: ``GITHUB_API``; a server whose name ends
-    in "api" keeps it (not ``..._API_API_...``) unless a variable would then be one of the
-    server's own settings."""
+    """What the wrapped API's variables start with: ``GITHUB_API`` (a name ending in "api"
+    is kept unless a variable would then be one of the server's own settings)."""
     if not (base == "API" or base.endswith("_API")):
         return base + "_API"
     from dataclasses import fields
