@@ -33,8 +33,7 @@ EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
-    """The model of a checked document. ``pack``: results of earlier builds to reuse (the
-    build cache's, read and written by the caller)."""
+    """The model of a checked document. ``pack``: earlier builds' results to reuse."""
     data: dict[str, Any] = doc.data
     shared: dict[str, Any] = data.get("$defs", {})
     server = _server(data["server"])
@@ -116,8 +115,7 @@ def tools_list_size(definitions: Iterable[str]) -> int:
 
 
 def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
-    """``mode: auto``: one tool per operation when tools/list fits the budget, else code
-    mode (two tools, whatever the API's size)."""
+    """``mode: auto``: one tool per operation when tools/list fits the budget, else code."""
     upstream = manifest.upstream or {}
     budget = int(upstream.get("contextBudget") or DEFAULT_CONTEXT_BUDGET)
     size = tools_list_bytes(manifest.tools)
@@ -132,9 +130,7 @@ def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
 
 
 def _origins(doc: Document, manifest: Manifest) -> Origins:
-    """Model class name -> (field path, path in the document) of the schema it is generated
-    from; located only when a build error asks (a big spec's locations cost more than its
-    model)."""
+    """Model class name -> (field path, path in the document) of its schema."""
     paths: dict[str, tuple[str, tuple[str | int, ...]]] = {}
     for name in manifest.shared_defs:
         paths[name] = (f"$defs.{name}", ("$defs", name))
@@ -224,8 +220,7 @@ def _resource(
     merged: Merged,
     at: int,
 ) -> Resource:
-    """The resource ``raw``, at index ``at`` of the document (``merged``: what an OpenAPI
-    document added to it: its operation and parameters)."""
+    """The resource ``raw`` at index ``at`` (``merged``: what an OpenAPI import added)."""
     content = _inline(raw)
     mime_type = raw.get("mimeType")
     if "file" in raw:

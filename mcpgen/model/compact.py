@@ -1,9 +1,6 @@
 """What tools/list advertises for an imported operation, made from the model's full
-schemas (validation keeps those; ``_spec.json`` holds both). Input schemas stay equivalent:
-keywords no validator reads left out, descriptions cut at a word, ``$defs`` inlined where
-smaller (``share``). Output schemas become a relaxation within a byte budget (``relax``):
-they accept every result the full one does. Annotations equal to MCP's defaults are left out.
-"""
+schemas (validation keeps those): equivalent input schemas (``share``), output schemas
+relaxed within a byte budget (``relax``), annotations equal to MCP's defaults left out."""
 
 from __future__ import annotations
 
@@ -152,10 +149,8 @@ def strip(
 
 
 def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = False) -> Json:
-    """The advertised output schema: the full one made equivalent-but-smaller when that fits
-    ``budget`` bytes, else the first relaxation that fits (fewer levels, no descriptions; at
-    depth 0 the types of the top-level fields, then only of the required ones); at worst the
-    bare type of the value."""
+    """The advertised output schema: the full one made smaller but equivalent when that fits
+    ``budget`` bytes, else the first relaxation that fits; at worst the value's bare type."""
     if not isinstance(schema, dict):
         return schema
     stripped = strip(schema, OUTPUT_DESCRIPTION_CHARS)
@@ -163,10 +158,7 @@ def compact_output(schema: Json, budget: int = OUTPUT_BUDGET, wrapped: bool = Fa
         equivalent = share(stripped)
         if size(equivalent) <= budget:
             return equivalent
-    # Each rung of the ladder is tried from the top: depths 2, 1 and 0 with descriptions,
-    # then without, then the required fields' types. Cheap shortcuts that pick the same
-    # rung: what every rung holds (``floor``) over the budget skips the rungs, and a rung
-    # without descriptions over the budget rules out the same depth with them (it only adds).
+    # depths 2, 1, 0 (with descriptions, then without), then the required fields' types
     if floor(stripped, wrapped=wrapped) <= budget:
         for depth in (2, 1, 0):
             plain = relax(stripped, depth, wrapped=wrapped)
@@ -204,8 +196,7 @@ def advertise(
     wrapped: bool = False,
     options: CompactOptions | None = None,
 ) -> dict[str, Json]:
-    """The parts of an imported tool's definition that tools/list shows instead of the full
-    ones (a key whose value is None is left out of the definition)."""
+    """What tools/list shows of an imported tool instead of the full parts (None: left out)."""
     options = options or CompactOptions()
     given = (text or "").strip()
     if title and not given.startswith(title.rstrip(".")):

@@ -1,10 +1,6 @@
-"""Example arguments for generated tests: one valid instance and one invalid instance.
-
-Both are checked against the schema with jsonschema at build time; when no example can be
-found (or checked) the value is None and the generated test for it is skipped, saying why.
-A string with a ``pattern`` gets the plainest text each piece of the pattern (parsed by
-Python's own parser) matches, then checked with ``re.search`` as the server's validator does.
-"""
+"""Example arguments for generated tests, one valid and one invalid, both checked with
+jsonschema at build time (None: none found, and the test is skipped). A ``pattern`` gets
+the plainest text each piece of the pattern (parsed by Python's own parser) matches."""
 
 from __future__ import annotations
 
@@ -111,8 +107,7 @@ _MEMO: dict[int, tuple[Json, Json | None]] = {}  # id(schema) -> (schema, exampl
 
 
 def valid_example(schema: Json) -> Json | None:
-    """Arguments ``schema`` accepts, or None when none is easy to find. Remembered per
-    schema object: the templates ask for each tool's example several times."""
+    """Arguments ``schema`` accepts, or None when none is easy to find (remembered)."""
     memo = _MEMO.get(id(schema))
     if memo is not None and memo[0] is schema:
         return memo[1]
@@ -157,9 +152,7 @@ def invalid_example(schema: Json) -> Json | None:
 # characters tried, in order, for a class or "anything but" (printable, unremarkable)
 CANDIDATES = "a0A_ -.x1bZ9:/@,"
 GROWTH = (0, 1, 2, 3, 5, 8, 16, 32, 64)
-# no longer candidate: a pattern with nested repetition (``(a+)+``) could backtrack for
-# ages on a long text it rejects, and the build would wait
-LONGEST = 256
+LONGEST = 256  # no longer candidate: ``(a+)+`` could backtrack for ages on one
 
 
 class _Unsupported(Exception):

@@ -1,13 +1,7 @@
-"""Which tool inputs may skip jsonschema: for the schemas accepted here, the generated
-model's *strict* pydantic validation accepting the arguments implies the JSON Schema does,
-so the server tries it first and falls back to jsonschema (which decides, and explains).
-The model takes ``T | None = None`` for an optional property, so only arguments with no
-``null``, NaN or infinity take the fast path (``runtime.tools._strictly``).
-
-The whitelist (``_Checker``) is small on purpose: a property name needs no alias
-(``plain_field_name``); a string ``format`` comes from ``STRING_FORMATS`` and stands alone;
-a number has no bounds or ``multipleOf`` (pydantic compares floats, JSON Schema exact
-values); a ``$ref`` is followed within the bundled schema, cycles refused."""
+"""Which tool inputs may skip jsonschema: for the schemas accepted here (a small whitelist,
+``_Checker``), the generated model's *strict* pydantic validation accepting the arguments
+implies the JSON Schema does, so the server tries it first and falls back to jsonschema.
+Only arguments with no ``null``, NaN or infinity take it (``runtime.tools._strictly``)."""
 
 from __future__ import annotations
 
@@ -28,12 +22,7 @@ OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProper
 STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 ARRAY_KEYWORDS = frozenset({"type", "items", "minItems", "maxItems"})
-# Formats whose generated field type (str, AnyUrl, date, UUID, IPv4Address...) accepts only
-# strings in strict mode; those of a format the server checks (a date, a UUID) take no str
-# at all: a call giving one meets jsonschema's check. Not here: email, idn-email, hostname
-# (a plain str) and uri (AnyUrl takes a str), whose format the server checks
-# (``runtime.schemas.CHECKED_FORMATS``), binary (bytes), byte (Base64Str), password (a
-# str), decimal (Decimal), duration (timedelta) and anything unknown.
+# formats whose strict field type accepts only strings the format allows
 STRING_FORMATS = frozenset(
     {"uri-reference", "iri", "date-time", "date", "time", "uuid", "ipv4", "ipv6"}
 )
@@ -59,8 +48,7 @@ _RESERVED_NAMES = frozenset(
 
 def plain_field_name(name: str) -> bool:
     """True when the generated model keeps ``name`` as the field name, with no alias (an
-    alias plus ``validate_by_name`` would let the model accept a key the schema does not
-    know). Stricter than datamodel-code-generator's renaming rules, on purpose."""
+    alias plus ``validate_by_name`` would accept a key the schema does not know)."""
     return (
         bool(_IDENTIFIER.match(name))
         and not keyword.iskeyword(name)
@@ -145,9 +133,8 @@ def _string(node: dict[str, Json]) -> bool:
 
 
 def strict_model_exact(schema: Json, shared: dict[str, Json] | None = None) -> bool:
-    """True when strict validation of ``schema``'s generated model (a tool's bundled input
-    schema) implies ``schema``; ``shared``: the manifest's ``$defs``, which the model
-    generator uses instead of a same-named local definition."""
+    """True when strict validation of ``schema``'s generated model implies ``schema``;
+    ``shared``: the manifest's ``$defs`` (used instead of a same-named local one)."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return False
     defs = schema.get("$defs", {})

@@ -1,9 +1,5 @@
-"""Every Python name generated code derives from the manifest, assigned once (by the rules
-of ``mcpgen.identifiers``) to each well-formed entry of the raw document: ``build_model``
-copies them into the model and ``check.names`` looks for clashes among the same values.
-Two completions whose templates differ only in punctuation (``travel://a/{city}``,
-``travel:a:{city}``) would share a name: the later gets ``_2`` (the next number unused).
-"""
+"""Every Python name generated code derives from the manifest, assigned once to each
+well-formed entry of the raw document (``build_model`` and ``check.names`` read them)."""
 
 from __future__ import annotations
 
@@ -88,8 +84,7 @@ def _tool(index: int, raw: dict[str, Any], shared: dict[str, Any]) -> Assigned:
         schema = raw.get(part)
         if model is None or given is not None or not isinstance(schema, dict):
             continue  # no model, or a shared definition's
-        # each own definition gets a model class named after the tool's, but one named like
-        # a shared definition is that one (the OpenAPI importer bundles those a tool uses)
+        # an own definition's class is named after the tool's; one named like a shared one is it
         for key in ("definitions", "$defs"):
             named = schema.get(key)
             for name in named if isinstance(named, dict) else ():

@@ -99,9 +99,8 @@ class Param:
 
     @property
     def declaration(self) -> str:
-        """``name: annotation = default`` as the client's signature lists it. Black (unlike
-        ruff format, which keeps them) puts a union annotation that makes the line too
-        long in parentheses of its own: written so here, the two engines agree."""
+        """``name: annotation = default`` as the client's signature lists it (a too-long
+        union in parentheses, as black writes it)."""
         if self.required:
             hint, tail = self.annotation, ""
         elif self.default is not None:
@@ -120,8 +119,7 @@ LINE_LENGTH = 100
 
 
 def _top_level_union(annotation: str) -> list[ast.expr]:
-    """The members of a union annotation, not those inside brackets: ``list[int | None]`` is
-    one member (a list is not None)."""
+    """The members of a union annotation (``list[int | None]`` is one)."""
     node, members = ast.parse(annotation, mode="eval").body, list[ast.expr]()
     while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         members.insert(0, node.right)
@@ -152,9 +150,8 @@ def _default(schema: Json) -> str | None:
 
 
 def classes(schema: Json, owner: str, shared: frozenset[str]) -> dict[str, str]:
-    """``#/$defs/Name`` -> the annotation of the model generated for it (``render.models``
-    names it: a shared definition by its own name, a tool's own one prefixed with the
-    tool's model). A model class also takes the plain dict it stands for."""
+    """``#/$defs/Name`` -> the annotation of the model generated for it (named as
+    ``render.models`` names it); a model class also takes the plain dict it stands for."""
     defs = schema.get("$defs") if isinstance(schema, dict) else None
     found: dict[str, str] = {}
     for name, body in defs.items() if isinstance(defs, dict) else ():

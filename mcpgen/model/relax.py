@@ -42,10 +42,8 @@ def shorten(text: str, limit: int) -> str:
 
 
 def floor(schema: Json, *, wrapped: bool = False, required_only: bool = False) -> int:
-    """Bytes that every relaxation of ``schema`` to a depth of 0 or more holds: its top-level
-    ``required`` list and the names of its top-level fields (only the required ones, with
-    ``required_only``), of the wrapped value if ``wrapped``. When they are over the budget,
-    no such relaxation fits."""
+    """Bytes that every relaxation of ``schema`` to a depth of 0 or more holds (its top-level
+    ``required`` list and field names): over the budget, no such relaxation fits."""
     defs = _defs(schema)
     node = _follow(schema, defs, ())[0]
     if wrapped and isinstance(node, dict) and isinstance(node.get("properties"), dict):
@@ -71,8 +69,7 @@ def _follow(
     node: Json, defs: dict[str, Json], seen: tuple[str, ...]
 ) -> tuple[Json, tuple[str, ...]]:
     """``node`` with its ``$ref`` chain followed through ``defs`` (a reference's description
-    kept), and the definitions passed (``seen``, to stop at a cycle); ``True`` (anything)
-    for a reference that does not resolve or leads back."""
+    kept), and the definitions passed; ``True`` for one that does not resolve or leads back."""
     while isinstance(node, dict) and "$ref" in node:
         name = def_name(node["$ref"])
         if name is None or name not in defs or name in seen:
@@ -86,18 +83,11 @@ def _follow(
 
 
 def relax(
-    schema: Json,
-    depth: int,
-    *,
-    wrapped: bool = False,
-    chars: int = 0,
-    required_only: bool = False,
+    schema: Json, depth: int, *, wrapped: bool = False, chars: int = 0, required_only: bool = False
 ) -> Json:
-    """A schema that accepts everything ``schema`` accepts: objects nested deeper than
-    ``depth`` levels become their bare type, constraints beyond types, enums, ``required``
-    and the properties' names are left out, ``oneOf`` becomes ``anyOf``; descriptions of the
-    top two levels are kept within ``chars`` (0: none). ``wrapped``: the root is
-    ``{"result": value}`` around a value that is not an object, and levels count from it."""
+    """A schema that accepts everything ``schema`` accepts: objects deeper than ``depth``
+    levels as their bare type, other constraints left out, ``oneOf`` as ``anyOf``; the top two
+    levels' descriptions within ``chars``. ``wrapped``: levels count from ``result``."""
     defs = _defs(schema)
 
     def bare(node: Json, seen: tuple[str, ...]) -> Json:

@@ -1,14 +1,7 @@
-"""Advertised definitions kept in the build cache, by content: ``compact.advertise`` is
-most of the model stage for a big API (about a second for GitHub's 1,223 operations).
-Each result's key is all it is made from: the operation's texts and bundled schemas, the
-``openapi.compact`` options and the compacting code's source. A server's results are one
-"pack" (a file per tool costs a second on a slow file system), read and written once per
-build (``pipeline.load_document``): the last build's results and up to as many older ones
-(``mcpgen diff`` builds two versions). An input schema's definitions are kept once, by
-digest, under ``DEFS``: its results name them (every operation taking a big definition
-repeated its whole closure: 300 of them, 16 MB read by every build). A missing or
-unreadable pack only costs time.
-"""
+"""Advertised definitions (``compact.advertise``) kept in the build cache, keyed by all they
+are made from. A server's results are one "pack", read and written once per build: the last
+build's results and up to as many older ones; definitions kept once, by digest, under
+``DEFS``. A missing or unreadable pack only costs time."""
 
 from __future__ import annotations
 
@@ -31,8 +24,7 @@ _CODE = (compact, relax, share, schemas)  # the modules whose code makes the res
 
 @dataclass
 class Pack:
-    """One server's results in the build cache: read and written by the build command
-    (``open_pack``, ``save_pack``), looked up and added to by the model stage."""
+    """One server's results in the build cache (``open_pack``, ``save_pack``)."""
 
     path: Path | None
     kept: dict[str, Json]  # what earlier builds left

@@ -1,6 +1,4 @@
-"""Resources and prompts in the model: fixed resources (static content, a handler, an
-imported GET) and URI templates, with their variables as keyword arguments; prompts,
-templated messages or a handler, with their arguments."""
+"""Resources (fixed or templates) and prompts in the model, with their arguments."""
 
 from __future__ import annotations
 
@@ -34,8 +32,7 @@ class StaticContent:
 
 @dataclass(frozen=True)
 class Variable:
-    """A URI template variable (or prompt argument) and the keyword argument a handler and
-    the typed client take it as."""
+    """A URI template variable (or prompt argument) and its keyword argument."""
 
     name: str
     python: str
@@ -43,9 +40,7 @@ class Variable:
 
     @property
     def declaration(self) -> str:
-        """``python: str`` (``str | None = None`` when optional) as the typed client's
-        signature lists it: the way ``Param.declaration`` writes it, so that ruff format
-        and black agree when the line is too long."""
+        """``python: str`` (``str | None = None`` when optional), as ``Param.declaration``."""
         return Param(self.python, self.name, "str", not self.optional, None).declaration
 
 
@@ -86,8 +81,7 @@ class Resource:
 
     @property
     def example_uri(self) -> str:
-        """A URI this resource answers for (the tests read it): example values for the
-        template's variables, optional (query) ones left out."""
+        """A URI this resource answers for: example values for the variables (not query ones)."""
         if self.uri_template is None:
             return str(self.uri)
         example = valid_example(self.input_schema) if self.input_schema else None

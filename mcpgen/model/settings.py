@@ -1,6 +1,5 @@
-"""Server-wide settings in the model: the HTTP transports, authentication, deployment
-files and CI files; and ``read``, which makes a dataclass of the model (these, and a tool,
-resource or prompt) from its section of the manifest, defaults filled in."""
+"""Server-wide settings in the model (HTTP, auth, deployment, CI), and ``read``, which makes
+a model dataclass from its section of the manifest, defaults filled in."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ OFFERED_TRANSPORTS = ("stdio", "http")
 
 @dataclass(frozen=True, kw_only=True)
 class HttpSettings:
-    """Defaults for the HTTP transports; each one can be changed at run time by a flag or by
-    the environment variable ``{env_prefix}{NAME}`` (read by ``runtime/settings.py``)."""
+    """Defaults for the HTTP transports (a flag or ``{env_prefix}{NAME}`` changes each)."""
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -36,15 +34,13 @@ class HttpSettings:
     env_prefix: str  # e.g. "CALCULATOR_"
     max_sessions: int = 1000
     session_idle_timeout: float = 600.0
-    # Redis for state replicas share (a default: <PREFIX>REDIS_URL overrides it). Never a
-    # secret: a password belongs in the environment's URL, not in the manifest.
+    # Redis for state replicas share (<PREFIX>REDIS_URL overrides it; never a password)
     redis_url: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Deploy:
-    """Deployment files rendered on request (``deploy:`` in the manifest): a Compose project
-    (replicas, Redis, an nginx balancer) and Kubernetes manifests, under ``deploy/``."""
+    """Deployment files (``deploy:``): a Compose project and Kubernetes manifests."""
 
     compose: bool = True
     kubernetes: bool = True
@@ -60,9 +56,7 @@ class Deploy:
 
 @dataclass(frozen=True, kw_only=True)
 class Auth:
-    """How HTTP clients authenticate. Secrets never appear here: static keys are read from
-    the environment variable ``env``; OAuth needs only public data (issuer, audience, keys,
-    the introspection endpoint: its client secret is read from the environment)."""
+    """How HTTP clients authenticate (no secrets: static keys are read from ``env``)."""
 
     type: Literal["none", "bearer", "apiKey", "oauth"] = "none"
     header: str
@@ -109,9 +103,8 @@ def camel(name: str) -> str:
 
 
 def read(cls: type[Section], raw: dict[str, Any], **known: Any) -> Section:
-    """A manifest section (the schema checked its shape) as the dataclass ``cls``: each
-    field not ``known`` from the camelCase key of its name (a list as a tuple, a number as
-    the field's type: ``shutdownTimeout: 10`` is 10.0), else the field's default."""
+    """A manifest section as the dataclass ``cls``: each field not ``known`` from its
+    camelCase key (a list as a tuple, a number as the field's type), else its default."""
     values = dict(known)
     for item in fields(cls):  # type: ignore[arg-type]
         key = camel(item.name)
@@ -148,8 +141,7 @@ def auth_header(raw: dict[str, Any]) -> str:
 
 
 def deploy_settings(raw: dict[str, Any] | None, distribution: str, version: str) -> Deploy | None:
-    """The model of ``deploy:`` (None: none): both kinds of files unless one is turned off, 3
-    replicas, an autoscaler up to three times that; objects named by the distribution."""
+    """The model of ``deploy:`` (None: none)."""
     if raw is None:
         return None
     replicas = int(raw.get("replicas", 3))

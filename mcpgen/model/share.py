@@ -31,8 +31,7 @@ INTERACTING = frozenset(
 
 def flatten(node: dict[str, Json]) -> dict[str, Json]:
     """``allOf`` members merged into ``node`` where that is equivalent: a member that shares
-    no keyword with it and neither holds a keyword that reads its neighbours
-    (``{"allOf": [{"type": "string"}, {"description": "..."}]}`` is one schema)."""
+    no keyword with it and neither holds a keyword that reads its neighbours."""
     members = node.get("allOf")
     if not isinstance(members, list) or not members:
         return node

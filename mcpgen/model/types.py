@@ -32,8 +32,7 @@ Json = Any
 
 @dataclass(frozen=True, eq=False)
 class Origins:
-    """Where the schema behind each model class was written, for located build errors:
-    model class name -> (field path, path in the source document), located on first use."""
+    """Model class name -> (field path, path in the source document) of its schema."""
 
     paths: dict[str, tuple[str, tuple[str | int, ...]]] = field(default_factory=dict)
     locate: Callable[[tuple[str | int, ...]], Location] | None = None
@@ -123,12 +122,10 @@ class Tool:
     output_model: str | None = None
     http: Operation | None = None  # how to call the upstream operation (OpenAPI tools)
     mode: str | None = None  # the search or code mode whose own tool this is
-    # Strict validation of the input (output) model implies its schema (``fastpath``): what
-    # the strict model accepts, arguments or a structured result, skips jsonschema's check.
+    # strict validation of the input (output) model implies its schema (``fastpath``)
     strict_model_exact: bool = False
     strict_output_exact: bool = False
-    # What tools/list shows instead of the full parts (``model.compact.advertise``; a key
-    # with the value None is left out); validation keeps the full schemas.
+    # what tools/list shows instead of the full parts (``compact.advertise``; None: left out)
     advertised: Json | None = None
     # ``optional`` or ``required``: the tool runs as an MCP task when asked (docs/tasks.md)
     task: str | None = None
@@ -160,8 +157,7 @@ class Tool:
 
     @property
     def full_parts(self) -> dict[str, Json]:
-        """The parts of ``full_definition`` the advertised definition shows otherwise (the
-        server validates with these schemas, and searches these texts)."""
+        """The parts of ``full_definition`` the advertised one shows otherwise."""
         parts = ("title", "description", "inputSchema", "outputSchema")
         full = self.full_definition
         return {k: full[k] for k in parts if k in full and self.definition.get(k) != full[k]}
@@ -209,9 +205,7 @@ class Manifest:
 
     @property
     def mode(self) -> str:
-        """How a wrapped API's operations reach clients: ``tools`` (one tool each),
-        ``search`` (search/describe/call tools) or ``code`` (search_docs and execute);
-        ``auto`` was resolved when the model was built (``mode_reason`` says why)."""
+        """``tools``, ``search`` or ``code`` (``auto`` was resolved: ``mode_reason``)."""
         return str((self.upstream or {}).get("mode") or "tools")
 
     @property
@@ -239,8 +233,7 @@ class Manifest:
 
     @property
     def shares_state(self) -> bool:
-        """Replicas are planned (a Redis URL default, or deployment files): the package
-        carries the Redis backend and depends on redis-py."""
+        """Replicas are planned (a Redis URL, or deployment files): the Redis backend goes in."""
         return self.http.redis_url is not None or self.deploy is not None
 
     @property
@@ -262,9 +255,7 @@ class Manifest:
         return [d for d in TEST_DEPENDENCIES if oauth or not d.startswith("cryptography")]
 
     def client_params(self, tool: Tool) -> list[Param]:
-        """The typed client's keyword arguments for ``tool``, required first; a ``$ref`` is
-        typed as its model class (made once per tool: the client, its tests and the imports
-        all read them)."""
+        """The typed client's keyword arguments for ``tool``, required first."""
         return self._client_params[tool.name]
 
     @cached_property

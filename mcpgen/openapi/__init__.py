@@ -1,13 +1,9 @@
 """Import an OpenAPI 3.0 / 3.1 or Swagger 2.0 document as MCP tools: a pure front-end.
 
-``import_openapi(doc, options)`` turns a loaded document into manifest tool entries (and
-resource entries), the :class:`Operation` behind each, the servers and the security
-schemes. It never raises: broken documents give located ERROR problems, anything that
-cannot be represented a located WARNING (``field`` is a JSON pointer such as
-``#/paths/~1pets/get/requestBody``). The rules: ``docs/openapi.md``. Left out without a
-warning (documentation, or a choice among equivalents): ``x-`` extensions, ``xml``,
-``externalDocs``, links, response headers, examples objects other than their values,
-alternative media types and ``readOnly`` properties of a request body.
+``import_openapi(doc, options)`` turns a loaded document into manifest tool (and resource)
+entries, the :class:`Operation` behind each, the servers and the security schemes. It never
+raises: broken documents give located ERROR problems, anything that cannot be represented a
+located WARNING. The rules, and what is left out without a warning: ``docs/openapi.md``.
 """
 
 from __future__ import annotations

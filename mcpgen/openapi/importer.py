@@ -1,7 +1,6 @@
-"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools (see the package docstring):
-the document's paths walked (``collect``), each chosen operation built into a tool
-(``build``; its inputs and output: ``inputs``), some read as resources and the overrides
-applied (``options``)."""
+"""OpenAPI 3.0 / 3.1 and Swagger 2.0 operations as manifest tools: the paths walked
+(``collect``), each chosen operation built into a tool (``build``), some read as resources
+and the overrides applied (``options``)."""
 
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ Json = Any
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PATH_ITEM_KEYS = frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS})
 _STD_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
-_UNSUPPORTED_OPERATION_KEYS = {"callbacks": "callbacks are not supported; ignored"}
 OK = ("200", "201", "203", "204")  # final answers: their schema is the result's
 POLL_DEFAULTS = {"interval": 2.0, "timeout": 600.0}  # seconds (docs/tasks.md)
 
@@ -257,8 +255,7 @@ class _Importer(SecurityImport, InputImport):
                 write_only=body_info.write_only,
             )
             if body_info.together:
-                # an optional body spread: any of its properties given sends it, and then the
-                # properties it requires must all be there
+                # an optional body spread: a property given sends it, with all it requires
                 pairs = zip(body_inputs, body.arguments, strict=True)
                 wanted = [a for i, a in pairs if i.wire in body_info.together]
                 input_schema["dependentRequired"] = {
@@ -302,14 +299,12 @@ class _Importer(SecurityImport, InputImport):
             "annotations": tool_annotations(cand.method),
             **({"task": "optional"} if poll is not None else {}),
         }
-        for key, message in _UNSUPPORTED_OPERATION_KEYS.items():
-            if key in cand.node:
-                self.warn(cand.src, (*cand.path, key), message)
+        if "callbacks" in cand.node:
+            self.warn(cand.src, (*cand.path, "callbacks"), "callbacks are not supported; ignored")
         return Built(operation, tool)
 
     def polling(self, cand: Candidate) -> dict[str, float] | None:
-        """How to poll an asynchronous operation (a 202 response with a Location header):
-        the defaults, which ``openapi.overrides`` may change; None for other operations."""
+        """How to poll an operation answering 202 with a Location header (else None)."""
         responses = cand.node.get("responses")
         raw = responses.get("202") if isinstance(responses, dict) else None
         followed = self.sources.follow(cand.src, (*cand.path, "responses", "202"), raw)
@@ -323,8 +318,7 @@ class _Importer(SecurityImport, InputImport):
     def own_server(
         self, src: int, ipath: JsonPath, item: Json, opath: JsonPath, node: Json
     ) -> str | None:
-        """The URL of an operation's own first server (else its path item's): its calls go
-        there; an absolute one not when the manifest sets ``openapi.baseUrl``."""
+        """The URL of an operation's (else its path item's) first server, its calls' base."""
         at, holder = (opath, node) if "servers" in node else (ipath, item)
         found = self.servers(src, at, holder) if "servers" in holder else []
         url = found[0]["url"] if found else None

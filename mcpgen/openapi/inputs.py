@@ -1,10 +1,5 @@
 """An operation's inputs and output: its parameters, its request body (one argument or
-its properties spread) and the schema of its success response.
-
-File arguments (docs/openapi.md, "Files"): a file input keeps its base64 schema and its
-description says it also takes a resource's URI (``runtime/files.py`` tells them apart); a
-multipart property's ``encoding.headers`` become optional header arguments (``Param.part``,
-docs/openapi.md, "Multipart part headers")."""
+its properties spread) and the schema of its success response (docs/openapi.md)."""
 
 from __future__ import annotations
 
@@ -152,8 +147,7 @@ class InputImport(ImportBase):
         return described(info)
 
     def encoding(self, src: int, path: JsonPath, encoding: Any, info: BodyInfo) -> None:
-        """A form or multipart body's ``encoding`` into ``info.parts`` (what is malformed
-        is left out, with a warning: the defaults apply)."""
+        """A form or multipart body's ``encoding`` into ``info.parts``."""
         if encoding is None:
             return
         if not isinstance(encoding, dict):
@@ -176,8 +170,7 @@ class InputImport(ImportBase):
                 info.parts[prop] = {**info.parts.get(prop, {}), **given}
 
     def part_headers(self, src: int, path: JsonPath, prop: str, headers: Any) -> list[Input]:
-        """The header arguments a multipart property's ``encoding.headers`` declare: optional,
-        named as on the wire, sent on each part of ``prop`` when given."""
+        """The optional header arguments of a multipart property's ``encoding.headers``."""
         found: list[Input] = []
         for name, raw in self.mapping(src, path, headers, "'headers'").items():
             if not isinstance(name, str) or not name:
@@ -271,9 +264,8 @@ class InputImport(ImportBase):
     # -- responses -----------------------------------------------------------------------
     def responses(self, cand: Candidate) -> tuple[Json, str | None, bool, dict[str, Json]]:
         """The output schema, the media type answered, whether the schema wraps the answer,
-        and where each success status's answer has ``writeOnly`` properties, by status
-        (``Operation.write_only``; ``{"gone": true}``: the whole answer is ``writeOnly``, the
-        tool answers it with no content and advertises no output schema)."""
+        and each status's ``writeOnly`` plan (``Operation.write_only``; ``{"gone": true}``:
+        the whole answer is ``writeOnly``, and no output schema is advertised)."""
         responses = self.mapping(
             cand.src, (*cand.path, "responses"), cand.node.get("responses"), "'responses'"
         )

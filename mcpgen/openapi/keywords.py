@@ -1,7 +1,5 @@
-"""The keywords of an OpenAPI Schema Object that hold values, not schemas: each is kept
-as JSON Schema 2020-12 writes it, converted (OpenAPI 3.0's boolean exclusive bounds,
-``example``, Swagger's ``type: file``), or left out with the reason it is malformed.
-Keywords that hold schemas are the converter's (``schema.SchemaConverter``)."""
+"""The keywords of an OpenAPI Schema Object that hold values, not schemas: kept as JSON
+Schema 2020-12 writes them, converted, or left out with the reason they are malformed."""
 
 from __future__ import annotations
 
@@ -96,8 +94,7 @@ def value_keyword(keyword: str, value: Json, node: dict[str, Json], out: dict[st
 
 def finish(out: dict[str, Json], x_nullable: bool) -> dict[str, Json]:
     """A converted schema made whole: binary strings as base64, ``readOnly`` properties
-    not required (never sent; ``writeOnly`` ones are: an answer leaves them out,
-    ``one_way.leave_out``), and ``nullable`` (or ``x_nullable``) as JSON Schema writes it."""
+    not required (never sent), and ``nullable`` (or ``x_nullable``) as JSON Schema writes it."""
     if out.get("format") == "binary":
         del out["format"]
         out.setdefault("contentEncoding", "base64")
@@ -158,15 +155,13 @@ def _nullable(out: dict[str, Json]) -> dict[str, Json]:
 
 
 def default_fits(schema: dict[str, Json]) -> bool:
-    """Whether ``default`` is valid under the rest of ``schema`` and parses as its format
-    (True when that depends on a reference: those are resolved later)."""
+    """Whether ``default`` is valid under the rest of ``schema`` (True beside a reference)."""
     return _fits(json.dumps(schema, sort_keys=True))
 
 
 @functools.lru_cache(maxsize=4096)
 def _fits(text: str) -> bool:
-    """``default_fits`` by the schema's text: an API repeats a few (GitHub: 924 checks of
-    226 schemas, such as ``per_page``), and a validator is made for each."""
+    """``default_fits`` by the schema's text (an API repeats a few, such as ``per_page``)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

@@ -24,9 +24,8 @@ def category(media: str) -> str:
 
 
 def sent_type(media: str) -> str:
-    """``media`` as a request's ``Content-Type``: a media range (``*/*``, ``image/*``) names
-    no type (RFC 9110), so the kind the body is sent as does; text without a ``charset``
-    says UTF-8 (a server may otherwise read it as ISO-8859-1)."""
+    """``media`` as a request's ``Content-Type``: a media range (``*/*``) as the kind sent;
+    text without a ``charset`` says UTF-8."""
     base, _, given = media.partition(";")
     if "*" in base:
         return sent_type(category(media))

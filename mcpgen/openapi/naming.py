@@ -1,7 +1,5 @@
-"""Tool names for operations, input argument names that do not clash, and the ``$defs``
-names of the schemas a document refers to. The rules are in ``docs/openapi.md`` ("Names",
-"Arguments"): every name depends only on what the document holds, never on its order.
-"""
+"""Tool names for operations, argument names that do not clash, and the ``$defs`` names of
+the schemas a document refers to (``docs/openapi.md``): never depending on its order."""
 
 from __future__ import annotations
 
@@ -29,11 +27,8 @@ def short_hash(text: str, length: int = 6) -> str:
 
 
 def safe_name(raw: str) -> str:
-    """A ``$defs`` name that is also a class name the model generator keeps as it is.
-
-    ``Pet`` stays; ``simple-user`` -> ``SimpleUser``, ``v1.User`` -> ``V1User``, ``2fa`` ->
-    ``N2fa``. So the definitions can be hoisted into a manifest's shared ``$defs``.
-    """
+    """A ``$defs`` name the model generator keeps as a class name (``simple-user`` ->
+    ``SimpleUser``), so definitions can be hoisted into a manifest's shared ``$defs``."""
     return raw if names.CLASS_NAME.match(raw) else names.pascal(raw)
 
 
@@ -45,8 +40,7 @@ class DefNames:
     ) -> None:
         self.sources = sources
         self.names: dict[Key, str] = {}
-        # names that would shadow the models' imports, and the ones ``reserved`` (the tools'
-        # model classes): a component named so gets a suffixed name
+        # the models' imports and ``reserved`` (the tools' classes): a component gets a suffix
         self.taken: set[str] = {*names.RESERVED_CLASS_NAMES, *reserved}
         # the main document's schemas are named first: they keep their names when they can
         node: Any = self.sources.items[0].doc.data

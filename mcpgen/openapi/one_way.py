@@ -1,18 +1,13 @@
 """What the converter needs to know of ``readOnly`` beyond one schema's own keywords.
 
-``decide``: whether schemas say ``readOnly`` through what applies beside them (the
-definition a ``$ref`` names, composition members), for the whole graph they form at once:
-the least fixed point, so a reference cycle proves nothing and a definition many paths lead
-to is looked at once (one by path was exponential: a chain of definitions each with two
-``allOf`` references to the next ones took seconds at 24 links, doubling every ~1.2).
+``decide``: whether schemas say ``readOnly`` through what applies beside them (a ``$ref``'s
+definition, composition members): the least fixed point over the whole graph at once, so a
+reference cycle proves nothing and each definition is looked at once.
 
-``leave_out``: a copy of a tool's input (output) schema without what a request (an answer)
-leaves out, ``readOnly`` (``writeOnly``) properties, at any depth; also where the mark is in
-one place and ``required`` in another (``Body = allOf[User (required: [password]), {password:
-writeOnly}]``, a mark beside a ``oneOf``, or on ``u.password`` in a member beside one whose
-``u`` requires it): the definition an ``allOf``/``oneOf``/``anyOf`` member (or a ``$ref``
-beside other keywords) names is given, there, as a copy without them (a definition of its
-own). The other way keeps them, required (a password is sent)."""
+``leave_out``: a copy of a tool's input (output) schema without its ``readOnly``
+(``writeOnly``) properties at any depth, also where the mark and ``required`` are in
+different members: a member's definition is then given as a copy without them (a definition
+of its own). The other way keeps them, required (a password is sent)."""
 
 from __future__ import annotations
 
@@ -21,7 +16,7 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref
+from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref, def_refs
 from mcpgen.openapi.naming import short_hash
 
 if TYPE_CHECKING:
@@ -30,10 +25,7 @@ if TYPE_CHECKING:
 Json = Any
 Groups = Callable[[dict[str, Json]], list[list[Json]]]
 Step = str | int  # a property's name; ``STEPS``' numbers
-# Paths (of property names, ``STEPS``' numbers), as a tree: the names marked here, the paths
-# under each step. A definition's is one object, shared by every schema referring to it, so
-# a chain of definitions each referring to the next ones is as big as the chain (as a set of
-# paths it was fan-out ** depth: 5 references a link, 8 links took 35 s and 800 MB).
+# a tree of paths (property names, ``STEPS``' numbers): the names marked here, those below
 Paths = tuple[frozenset[str], dict[Step, "Paths"]]
 NONE: Paths = (frozenset(), {})
 Seen = frozenset[str]
@@ -41,9 +33,8 @@ STEPS = {"items": 0, "additionalProperties": 1}
 
 
 def below(paths: Paths, key: str, props: int = 0) -> Paths:
-    """What ``paths`` (of a schema) leave out of its ``key`` subschema: all of them in an
-    ``allOf``/``oneOf``/``anyOf`` member; those under a property (``props``), its items,
-    its map's values, with the first step taken; nothing in any other."""
+    """What ``paths`` (of a schema) leave out of its ``key`` subschema: all in a member,
+    those below the step for a property (``props``), its items, its map's values."""
     if key in ("allOf", "oneOf", "anyOf") and not props:
         return paths
     step = key if props else STEPS.get(key)
@@ -51,17 +42,14 @@ def below(paths: Paths, key: str, props: int = 0) -> Paths:
 
 
 def beside(target: dict[str, Json]) -> list[Json]:
-    """What applies beside ``target``'s own keywords: its ``allOf``/``anyOf``/``oneOf``
-    members and the definition it refers to (a reference beside other keywords)."""
+    """What applies beside ``target``'s own keywords: its members and its definition."""
     members = [m for k in ("allOf", "anyOf", "oneOf") for m in target.get(k) or ()]
     return members + ([{"$ref": target["$ref"]}] if isinstance(target.get("$ref"), str) else [])
 
 
 def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
     """Each object in ``todo`` (schemas, lists of them) and under it, once, through what may
-    hold schemas: keywords' values but data's, each value of a map of them (``properties``:
-    a property may be named ``default`` or ``enum``). An object's values are looked into
-    after the caller's turn with it; the caller may add to ``todo`` meanwhile."""
+    hold schemas (the caller may add to ``todo`` meanwhile)."""
     seen: set[int] = set()
     while todo:
         node = todo.pop()
@@ -79,10 +67,8 @@ def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
 
 def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, ...]) -> list[str]:
     """The ``patternProperties`` patterns whose schema says one of ``keys``, of ``target`` and
-    of what always applies beside it (its ``allOf`` members, the definition it refers to), at
-    any depth: each marks the object's properties its name matches, wherever declared (JSON
-    Schema applies every such entry to the value of every property it matches). Found once
-    per schema (``converter.patterns``); a reference cycle ends the search."""
+    what always applies beside it, at any depth: each marks the properties it matches,
+    wherever declared. Found once per schema (``converter.patterns``)."""
     target, _ = converter.resolve(target)
     if not isinstance(target, dict):
         return []
@@ -103,8 +89,7 @@ def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, 
 
 
 def matches(pattern: str, name: str) -> bool:
-    """Whether ``pattern`` matches ``name`` as a generated server matches it (one that
-    neither its engine nor Python's compiles matches nothing)."""
+    """Whether ``pattern`` matches ``name`` as a generated server matches it."""
     from mcpgen.runtime.patterns import matcher
 
     try:
@@ -127,8 +112,7 @@ def decide(
     start: dict[str, Json], groups: Groups, known: dict[int, tuple[Json, bool]], keyword: str
 ) -> None:
     """Add ``start`` and each schema reachable from it through ``groups`` (lists of members
-    that say ``keyword`` when all of them do) to ``known`` (id -> the schema, whether it
-    says it)."""
+    that say ``keyword`` when all of them do) to ``known`` (id -> schema, whether it does)."""
     nodes: dict[int, tuple[dict[str, Json], list[list[dict[str, Json]]]]] = {}
     todo = [start]
     while todo:
@@ -156,10 +140,9 @@ def decide(
 def leave_out(
     converter: SchemaConverter, schema: dict[str, Json], plan: dict[str, Json], way: str = "Answer"
 ) -> Json:
-    """A copy of ``schema`` without the properties ``plan`` (``plans.Plans.plan``: those
-    marked ``writeOnly``; ``readOnly`` for a ``Request``) leaves out of a value, advertised. A
-    definition that changes (of ``plan["$defs"]``), or refers to one that does, is a new one,
-    ``<name><way>``: the other way's keeps them, and the manifest shares definitions by name."""
+    """A copy of ``schema`` without the properties ``plan`` leaves out (``writeOnly``;
+    ``readOnly`` for a ``Request``); a definition that changes, or refers to one that does,
+    is a new one, ``<name><way>`` (the manifest shares definitions by name)."""
     keyword = "writeOnly" if way == "Answer" else "readOnly"
 
     def visit(node: Json, given: Paths = NONE, seen: Seen = frozenset()) -> Json:
@@ -180,7 +163,7 @@ def leave_out(
         if way == "Answer" and out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
             either = {"anyOf": out.pop("oneOf")}
             out |= {"allOf": [*out.get("allOf", ()), either]} if "anyOf" in out else either
-        ref = def_name(out["$ref"]) if isinstance(out.get("$ref"), str) else None
+        ref = def_name(out.get("$ref"))
         beside = given != NONE or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
         mine = restrict(every, holds(defs[ref])) if ref in defs else every  # (ref's names)
         if (
@@ -203,10 +186,8 @@ def leave_out(
         return out | {"$ref": def_ref(new[ref])} if ref in new else out
 
     def paths(node: Json) -> Paths:
-        """What a value of ``node`` is sent without: the properties, at any depth (paths of
-        names), marked by ``node`` and what applies beside it (``allOf``, ``oneOf``, ``anyOf``
-        members, the definition referred to: each member's plan applies under the object; its
-        own marks only as ``read_only`` counts them), declarations in different members together."""
+        """What a value of ``node`` is sent without: the properties, at any depth, marked by
+        ``node`` and what applies beside it (a member's own marks as ``read_only`` counts them)."""
         if not isinstance(node, dict) or id(node) in found:
             return found.get(id(node), NONE)
         found[id(node)] = NONE  # (a reference cycle adds nothing)
@@ -249,8 +230,7 @@ def leave_out(
         return contained[id(one), id(other)][2]
 
     def holds(node: Json) -> Paths | None:
-        """The properties a value of ``node`` may hold or require, at any depth (a tree like
-        ``paths``'; None: not known, a cycle or a reference out of ``defs``)."""
+        """The properties a value of ``node`` may hold or require, at any depth (None: unknown)."""
         if not isinstance(node, dict) or id(node) in held:
             return held.get(id(node), NONE)
         held[id(node)] = None
@@ -259,7 +239,7 @@ def leave_out(
         )
         asked: list[Json] = node["required"] if isinstance(node.get("required"), list) else []
         tree: Paths | None = (frozenset(own) | {n for n in asked if isinstance(n, str)}, {})
-        ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+        ref = def_name(node.get("$ref"))
         members = [m for k in ("allOf", "oneOf", "anyOf") for m in node.get(k) or ()]
         for member in [*members, *([defs.get(ref)] if ref is not None else [])]:
             more = holds(member) if member is not None else None
@@ -275,8 +255,7 @@ def leave_out(
 
     def restrict(one: Paths, known: Paths | None) -> Paths:
         """``one`` without the names ``known`` does not hold: marks that leave a definition's
-        copy as it is. Equal results are one object (``lift``'s key): the paths through a DAG
-        of ``allOf`` members, each adding its own marks, were that many copies (exponential)."""
+        copy as it is. Equal results are one object (``lift``'s key)."""
         if known is None or one == NONE:
             return one
         if (id(one), id(known)) not in cut:
@@ -287,8 +266,7 @@ def leave_out(
         return cut[id(one), id(known)][2]
 
     def lift(ref: str, only: Paths, seen: Seen) -> Json:
-        """``ref``'s copy without ``only`` (None: the one being made, which refers to itself
-        through ``making``'s members, named with it)."""
+        """``ref``'s copy without ``only`` (None: the one being made)."""
         key = (ref, id(only))
         if key not in lifted and key not in making:  # (each once: diamonds of allOf members)
             making[key] = []
@@ -297,11 +275,8 @@ def leave_out(
         return lifted[key][1] if key in lifted else None
 
     def named(ref: str, copy: Json) -> str:
-        """A definition for ``copy``, the copy of ``ref`` without some properties: one
-        schema, not one more copy wherever it applies (a chain of definitions each with
-        several properties referring to the next one was fan-out ** depth copies). Its
-        members referring to itself (a cycle) are given the name. The first pass, which
-        only asks which definitions change, names none (it took names it never used)."""
+        """A definition for ``copy`` of ``ref`` (its members referring to itself given the
+        name); the first pass, which only asks which definitions change, names none."""
         if id(copy) not in names:
             digest = short_hash(json.dumps(copy, sort_keys=True), 12)  # (named by what it is)
             src, path = converter.origin[ref]
@@ -311,7 +286,7 @@ def leave_out(
                 member["$ref"] = def_ref(name)
             names[id(copy)] = copy, name
             if naming and name not in converter.defs:
-                converter.defs[name], converter.deps[name] = copy, _refs(copy)
+                converter.defs[name], converter.deps[name] = copy, frozenset(def_refs(copy))
                 converter.origin[name] = converter.origin[ref]
         return names[id(copy)][1]
 
@@ -338,15 +313,9 @@ def leave_out(
     for name, renamed in new.items():
         if renamed not in converter.defs:  # (another answer's already)
             converter.defs[renamed] = visit(defs[name])
-            converter.deps[renamed] = _refs(converter.defs[renamed])
+            converter.deps[renamed] = frozenset(def_refs(converter.defs[renamed]))
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
-    converter.add_defs(out, _refs(out))  # (what a lifted reference named may be unused)
+    converter.add_defs(out, def_refs(out))  # (what a lifted reference named may be unused)
     return out
-
-
-def _refs(schema: Json) -> frozenset[str]:
-    """The definitions ``schema`` refers to itself."""
-    found = [n["$ref"] for n in schema_objects([schema]) if isinstance(n.get("$ref"), str)]
-    return frozenset(name for ref in found if (name := def_name(ref)) is not None)

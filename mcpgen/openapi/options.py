@@ -1,10 +1,6 @@
-"""The manifest's ``openapi:`` options: which operations become what (a tool, a resource or
-nothing: the rules are in ``docs/openapi.md``, "Which operations, as what"), and per-tool
-overrides (``openapi.overrides``), applied to what was imported.
-
-Problems with the options themselves have a ``field`` like ``openapi.include[0].methods``
-and the location :data:`OPTIONS_FILE`: the caller knows where the manifest wrote them.
-"""
+"""The manifest's ``openapi:`` options: which operations become what (``docs/openapi.md``)
+and per-tool overrides. Their problems are located in :data:`OPTIONS_FILE`, with a
+``field`` like ``openapi.include[0].methods``: the caller knows where the manifest wrote it."""
 
 from __future__ import annotations
 
@@ -114,8 +110,7 @@ def parse_options(raw: Any, problems: Problems) -> Options:
 
 
 def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, ...]]:
-    """The sections read here checked by the manifest schema's own rules (the problems are
-    the structural check's, word for word); the paths found malformed, cut to a rule."""
+    """The sections read here checked by the manifest schema: the paths found malformed."""
     from jsonschema import Draft202012Validator
 
     from mcpgen.check.structure import manifest_schema, schema_problems
@@ -136,10 +131,8 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
 
 # -- applied to the imported operations ----------------------------------------------------
 def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
-    """A resource entry for a GET operation without a body (``as: resource`` or
-    ``resourceTemplate``), or None (warned) to keep it a tool. Its URI is ``api://<path>``:
-    path parameters become template variables (named by their argument, percent-encoded
-    where RFC 6570 needs it) and query parameters a ``{?a,b}`` expansion."""
+    """A resource entry (``api://<path>``) for a GET operation without a body, or None
+    (warned) to keep it a tool."""
     op = built.operation
     src, at = op.origin  # where the operation is, for warnings
     reason = None
@@ -191,9 +184,8 @@ def apply_overrides(
     resources: list[tuple[dict[str, Json], Operation]],
     problems: Problems,
 ) -> dict[tuple[str, int], str]:
-    """Apply ``openapi.overrides`` (matched by tool name or operationId) to the imported
-    tools and resources; the override key that renamed each entry, by ``("tools", index)``
-    or ``("resources", index)`` (the manifest's checks blame the rename for a bad name).
+    """Apply ``openapi.overrides`` (by tool name or operationId) to the imported tools and
+    resources; the key that renamed each entry, by ``("tools" | "resources", index)``.
     Overrides and rules that matched nothing are warned about."""
     matched: set[str] = set()
     renamed_by: dict[tuple[str, int], str] = {}

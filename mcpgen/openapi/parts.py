@@ -1,5 +1,4 @@
-"""What the importer's parts share: the operations it found, their inputs, and the base
-class with the located-problem helpers (the importer and its parts subclass it)."""
+"""What the importer's parts share: the operations found, their inputs, the base class."""
 
 from __future__ import annotations
 
@@ -83,8 +82,7 @@ class ImportBase:
     def follow_mapping(
         self, src: int, path: JsonPath, node: Any, what: str
     ) -> tuple[int, JsonPath, dict[str, Any]] | None:
-        """Follow ``node``'s ``$ref``s to the mapping they end at (file, path, mapping); None
-        when they do not resolve or end at something else ("<what> must be a mapping")."""
+        """Follow ``node``'s ``$ref``s to the mapping they end at (file, path, mapping)."""
         followed = self.sources.follow(src, path, node)
         if followed is not None and not isinstance(followed[2], dict):
             self.error(followed[0], followed[1], f"{what} must be a mapping")

@@ -1,6 +1,5 @@
-"""Where a value has properties marked ``readOnly`` (a request leaves them out:
-``wire_body.body``) or ``writeOnly`` (an answer does: ``answers.result``), at any depth: the
-plans the runtime's ``wire_body.without_read_only`` applies, one ``Plans`` per keyword."""
+"""Where a value has properties marked ``readOnly`` (a request leaves them out) or
+``writeOnly`` (an answer does), at any depth: the runtime's ``wire_body`` plans."""
 
 from __future__ import annotations
 
@@ -28,18 +27,10 @@ class Plans:
         self._kept: dict[str, dict[str, Json]] = {}  # the plans of those in ``$defs``, pruned
 
     def plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
-        """Where a value of ``schema`` has properties marked ``keyword``, to leave out
-        (``wire_body.without_read_only``): ``drop`` the object's own (``read_only``; not
-        when ``own`` is false: a spread body's are no arguments), ``properties``,
-        ``patterns``, ``additional`` (for the properties not ``known`` nor matched by a
-        pattern: all patterns are kept with it), ``prefix`` and ``items`` (for the items
-        after those) the plans of its parts (``gone``: a map value or an item after the
-        prefix that is marked; a prefix item is kept, its place is its meaning), ``all``
-        those of the members beside it (a ``oneOf``/``anyOf`` member's applies whichever
-        member the value matches), ``ref`` a definition's plan in ``$defs`` (each planned
-        once, for every body: a recursive schema stays a cycle). Only what leads to a
-        marked property is kept (nothing, found at once, when no schema it reaches says
-        ``keyword``: most answers have no ``writeOnly`` property)."""
+        """Where a value of ``schema`` has properties marked ``keyword``: ``drop`` the
+        object's own (unless not ``own``: a spread body's), ``properties``, ``patterns``,
+        ``additional`` (beside ``known``), ``prefix``, ``items``: its parts' plans (``gone``:
+        marked), ``all``: its members', ``ref``: a definition's plan in ``$defs``."""
         if not self._reaches(schema):
             return {}
         root_refs: set[str] = set()
@@ -84,13 +75,12 @@ class Plans:
         return found
 
     def _reaches(self, schema: Json) -> bool:
-        """Whether ``schema``, or a definition it refers to at any depth, says ``keyword``
-        (the definitions a search finds none in are not looked at again)."""
+        """Whether ``schema``, or a definition it refers to at any depth, says ``keyword``."""
         todo, seen = [schema], set()
         for node in schema_objects(todo):
             if node.get(self.keyword) is True:
                 return True
-            ref = def_name(node["$ref"]) if isinstance(node.get("$ref"), str) else None
+            ref = def_name(node.get("$ref"))
             if ref in self.converter.defs and ref not in seen and ref not in self._clean:
                 seen.add(ref)
                 todo.append(self.converter.defs[ref])
@@ -98,8 +88,7 @@ class Plans:
         return False
 
     def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """``schema``'s plan (``plan``); the definitions it refers to are added to
-        ``refs`` and, when new, planned later."""
+        """``schema``'s plan; the definitions it refers to are added to ``refs``."""
         target, name = self.converter.resolve(schema)
         if name is not None:
             if name not in self._plans and name not in self._unplanned:
@@ -133,9 +122,8 @@ class Plans:
         return plan
 
     def _xml_names(self, target: dict[str, Json], drop: list[str]) -> set[str]:
-        """The names an XML element (attribute) of a property of ``drop`` may have, as its
-        ``xml.name`` says wherever it is declared (``converter.xml_names``): ``target`` and
-        what applies beside it, at any depth."""
+        """The names an XML element of a property of ``drop`` may have (its ``xml.name``
+        wherever declared: ``target`` and what applies beside it, at any depth)."""
         names: set[str] = set()
         todo, seen = [target], set[int]()
         while todo:
@@ -151,8 +139,7 @@ class Plans:
         return names
 
     def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """The plan of a map's values (``additionalProperties``, ``patternProperties``) or an
-        array's ``items``: ``gone`` when their schema says ``keyword``, as a property's does
-        (each such key or item is left out; the map or array itself is sent without them)."""
+        """The plan of a map's values or an array's ``items``: ``gone`` when their schema
+        says ``keyword`` (each such key or item is left out)."""
         marked = self.converter.marked_read_only(schema, self.keyword)
         return {"gone": True} if marked else self._plan(schema, refs)

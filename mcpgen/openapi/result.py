@@ -22,18 +22,11 @@ BODY_CONTENT_TYPES = (
 
 @dataclass(frozen=True)
 class Param:
-    """One path, query, header or cookie parameter of an operation.
-
-    ``name`` is the name on the wire; ``argument`` the property of the tool's flat input
-    schema that carries it (the same unless it clashed with another input; see README).
-    ``style``/``explode`` are as written (Swagger 2.0 ``collectionFormat`` converted), None
-    for the OpenAPI default of the location. ``content_type``: the media type a parameter
-    described by ``content`` is serialized in, not by style. ``part``: the multipart body
-    property on whose parts this header is sent (its ``encoding`` declares it).
-    ``allow_reserved``: a query or path value's reserved characters are sent bare.
-    ``read_only``: where an object value's ``readOnly`` properties are, left out of what is
-    sent (as a body's).
-    """
+    """One path, query, header or cookie parameter of an operation: ``name`` on the wire,
+    ``argument`` the input property carrying it; ``style``/``explode`` as written (None: the
+    location's default); ``content_type``: a ``content`` parameter's media type; ``part``:
+    the multipart property on whose parts this header is sent; ``allow_reserved``: reserved
+    characters sent bare; ``read_only``: an object value's ``readOnly`` plan (not sent)."""
 
     name: str
     location: str
@@ -49,20 +42,13 @@ class Param:
 
 @dataclass(frozen=True)
 class Body:
-    """The request body of an operation.
-
-    ``argument`` is None when the body's properties are spread into the input schema
-    (``properties`` then lists their names on the wire, ``arguments`` the input property
-    holding each, in the same order); otherwise it is the input property holding the whole
-    body. ``content_type`` is one of :data:`BODY_CONTENT_TYPES`; ``media_type`` is the media
-    type as the document wrote it (``application/vnd.github+json``...), to send as
-    ``Content-Type``. ``parts`` says how form and multipart properties are sent, by wire
-    name: ``file`` (a base64 argument sent as bytes) and the document's ``encoding``
-    (``contentType``, ``style``, ``explode``); a property not named uses the defaults.
-    ``read_only``: where the body's ``readOnly`` properties are, at any depth (the server
-    sets them): left out of what is sent (``plans.Plans``); ``write_only``: its ``writeOnly``
-    ones (a password), redacted from any answer echoing them, as a credential sent is.
-    """
+    """The request body of an operation: ``argument`` holds it whole, or is None when its
+    properties are spread (``properties``: their wire names, ``arguments``: the input
+    property of each). ``content_type``: one of :data:`BODY_CONTENT_TYPES`; ``media_type``:
+    as written, sent as ``Content-Type``. ``parts``: how form and multipart properties are
+    sent, by wire name (``file``, and ``encoding``'s ``contentType``, ``style``,
+    ``explode``). ``read_only``/``write_only``: the ``plans.Plans`` of its ``readOnly``
+    properties (left out of what is sent) and ``writeOnly`` ones (redacted from answers)."""
 
     argument: str | None
     content_type: str
@@ -91,11 +77,8 @@ class Operation:
     tags: list[str]
     origin: tuple[int, tuple[str | int, ...]] = (0, ())  # (file index, path) of the operation
     server: str | None = None  # its own server's URL (else the API's base URL), maybe relative
-    # 202 + Location: poll the Location (``interval``, ``timeout`` in seconds; docs/tasks.md)
-    poll: dict[str, float] | None = None
-    # where an answer has ``writeOnly`` properties, at any depth (``plans.Plans``), by status:
-    # left out
-    write_only: dict[str, Json] = field(default_factory=dict)
+    poll: dict[str, float] | None = None  # 202 + Location: ``interval``, ``timeout`` (s)
+    write_only: dict[str, Json] = field(default_factory=dict)  # answers' plans, by status
 
 
 def operation_data(operation: Operation) -> dict[str, Json]:
@@ -126,11 +109,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
 
 @dataclass
 class Merged:
-    """What an OpenAPI import adds to a manifest besides its tool and resource entries, kept
-    beside the raw document (never inside it: the manifest's schema has no private keys).
-    ``tools[i]``: the operation behind the document's ``tools[i]``; likewise ``resources``;
-    ``resource_inputs[i]``: the schemas a resource template's variables are checked against;
-    ``upstream``: the wrapped API (base URL, security schemes, credentials, mode)."""
+    """What an OpenAPI import adds to a manifest besides its entries (the operation behind
+    ``tools[i]``...), kept beside the raw document."""
 
     tools: dict[int, Operation] = field(default_factory=dict)
     resources: dict[int, Operation] = field(default_factory=dict)
@@ -140,14 +120,8 @@ class Merged:
 
 @dataclass(frozen=True)
 class OpenAPIImport:
-    """Everything imported from one OpenAPI document.
-
-    ``tools`` are manifest tool entries (a key without a value is left out: no ``output``
-    without a JSON response); ``operations[i]`` belongs to ``tools[i]``. Operations imported
-    ``as: resource``/``resourceTemplate`` are the ``resources``, with their
-    ``resource_operations``. Schemas share structure between tools (a definition used by
-    ten tools is one object): treat them as read-only, and dump YAML with aliases disabled.
-    """
+    """Everything imported from one OpenAPI document (schemas share structure between tools:
+    treat them as read-only, and dump YAML with aliases disabled)."""
 
     tools: list[dict[str, Json]]
     operations: list[Operation]
@@ -156,19 +130,14 @@ class OpenAPIImport:
     problems: list[Problem]
     resources: list[dict[str, Json]] = field(default_factory=list)
     resource_operations: list[Operation] = field(default_factory=list)
-    # a resource template's input schema (its variables are checked against it), or None
     resource_inputs: list[Json | None] = field(default_factory=list)
     version: str = ""  # "2.0", "3.0" or "3.1"
     info: dict[str, Json] = field(default_factory=dict)  # title, version, description
-    # where an operation was written: (file index, path) -> location (for located problems)
+    # (file index, path) -> location, for located problems
     locate: Callable[[int, tuple[str | int, ...]], Location] | None = field(
         default=None, compare=False
     )
-    # the override key (``openapi.overrides.<key>.name``) that renamed a tool or resource:
-    # ("tools", index) or ("resources", index) -> key; the checks blame the rename
+    # ("tools" | "resources", index) -> the override key that renamed it
     renamed: dict[tuple[str, int], str] = field(default_factory=dict)
-    # every definition the tools' own ``$defs`` hold, by name (sorted): a caller may put these
-    # in the manifest's shared ``$defs`` instead, and then handles each once
-    defs: dict[str, Json] = field(default_factory=dict)
-    # where each of ``defs`` was written: (file index, path), to locate its problems
+    defs: dict[str, Json] = field(default_factory=dict)  # every tool's ``$defs``, sorted
     def_origins: dict[str, tuple[int, tuple[str | int, ...]]] = field(default_factory=dict)

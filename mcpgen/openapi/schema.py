@@ -1,7 +1,5 @@
-"""OpenAPI Schema Objects (Swagger 2.0, OpenAPI 3.0, 3.1) as JSON Schema 2020-12 (the rules:
-``docs/openapi.md``, "Schemas"). Every ``$ref`` to a schema becomes ``#/$defs/<Name>``,
-converted once and bundled into each tool that uses it: a recursive schema stays a cycle.
-"""
+"""OpenAPI Schema Objects as JSON Schema 2020-12 (``docs/openapi.md``, "Schemas"): every
+``$ref`` becomes ``#/$defs/<Name>``, converted once and bundled into each tool using it."""
 
 from __future__ import annotations
 
@@ -27,8 +25,7 @@ UNSUPPORTED = frozenset(
 
 
 class LongChain(Exception):
-    """A chain of definitions too long to import (reported where it starts): the import
-    stops (marking readOnly properties through 10,000 links took 12-18 s)."""
+    """A chain of definitions too long to import (reported where it starts): the import stops."""
 
 
 class SchemaConverter:
@@ -36,7 +33,6 @@ class SchemaConverter:
 
     def __init__(self, sources: Sources, version: str, reserved: Iterable[str] = ()) -> None:
         self.sources = sources
-        self.version = version
         self.components: JsonPath = (
             ("definitions",) if version == "2.0" else ("components", "schemas")
         )
@@ -82,8 +78,7 @@ class SchemaConverter:
         return self.defs.get(def_name(ref) or "")
 
     def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
-        """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs`` (sorted
-        by name; the same set of definitions is the same shared, read-only mapping)."""
+        """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs``."""
         needed: set[str] = set()
         todo = list(roots)
         while todo:
@@ -132,12 +127,8 @@ class SchemaConverter:
 
     # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
-        """The properties of ``schema`` marked one of ``keys`` (``readOnly``: the server sets
-        them) in a subschema applying to the value (JSON Schema 2020-12 §9.4): itself, the
-        definition it refers to, an ``allOf`` member, a ``patternProperties`` entry matching
-        the name; of ``oneOf``/``anyOf`` members (the one matched is unknown here), every
-        member declaring it, for ``writeOnly`` any (an answer leaves out what a member it may
-        match marks: a password marked in one branch reached the client)."""
+        """The properties of ``schema`` marked one of ``keys`` where they apply to the value
+        (of ``oneOf``/``anyOf`` members: every member declaring one; for ``writeOnly``, any)."""
         return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
     def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
@@ -173,24 +164,21 @@ class SchemaConverter:
         return isinstance(schema, dict) and self._marked[keyword][id(schema)][1]
 
     def _groups(self, schema: dict[str, Json]) -> list[list[Json]]:
-        """What applies beside ``schema``'s keywords, in groups of which the member a value
-        matches applies: each ``allOf`` member and the definition referred to alone, the
-        ``oneOf``/``anyOf`` members together but a bare ``{"type": "null"}`` (nullable)."""
+        """What applies beside ``schema``'s keywords, in groups of which one member applies:
+        each ``allOf`` member and the definition alone, ``oneOf``/``anyOf`` members together."""
         together = [schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)]
         groups = [[m for m in members if m != {"type": "null"}] for members in together]
         return [[m] for m in self.always(schema)] + [members for members in groups if members]
 
     def always(self, schema: dict[str, Json]) -> list[Json]:
-        """What always applies beside ``schema``'s keywords: its ``allOf`` members and the
-        definition it refers to."""
-        ref = def_name(schema["$ref"]) if isinstance(schema.get("$ref"), str) else None
+        """What always applies beside ``schema``: its ``allOf`` members and its definition."""
+        ref = def_name(schema.get("$ref"))
         return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 
     def xml_names(self, schema: Json, items: bool = True) -> list[str]:
-        """The names other than its property's an XML element (or attribute) of ``schema``
-        may have: its ``xml.name`` (its own, else that of what always applies beside it: the
-        definition it refers to, even beside other keywords, its ``allOf`` members, at any
-        depth), its items' when an array is not ``wrapped`` (each item is then an element)."""
+        """The names other than its property's an XML element of ``schema`` may have: its
+        ``xml.name`` (its own, else that of what always applies beside it, at any depth), its
+        items' when an array is not ``wrapped``."""
         nodes, todo = list[dict[str, Json]](), [schema]
         while todo:  # (each once: a reference cycle ends it)
             node = todo.pop()
@@ -337,8 +325,7 @@ class SchemaConverter:
 
 
 def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:
-    """A ``oneOf``/``anyOf`` branch that is a reference, with the discriminator values that
-    pick it (``mapping``: tag -> reference) required of property ``name``."""
+    """A reference branch, with the discriminator values picking it required of ``name``."""
     if not isinstance(branch, dict) or set(branch) != {"$ref"}:
         return branch
     tags = [tag for tag, ref in mapping.items() if ref == branch["$ref"]]

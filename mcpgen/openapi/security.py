@@ -1,9 +1,5 @@
-"""The security schemes of an OpenAPI document, normalized, and each operation's requirements.
-
-Which schemes are kept, and how the server sends their credentials: ``docs/security.md``,
-"Credentials for the wrapped API". Others (HTTP digest, mutual TLS...) are dropped with a
-warning.
-"""
+"""The security schemes of an OpenAPI document, normalized, and each operation's
+requirements (``docs/security.md``); others (HTTP digest, mutual TLS...) dropped, warned."""
 
 from __future__ import annotations
 
@@ -87,8 +83,7 @@ class SecurityImport(ImportBase):
         return entry if isinstance(entry, dict) else {}
 
     def no_own_token(self, src: int, path: JsonPath, name: str, what: str) -> None:
-        """Warn that the server cannot get a token of its own for ``name`` (unless
-        ``openapi.credentials`` gives the scheme a source that can)."""
+        """Warn that the server cannot get a token of its own for ``name``."""
         if self.configured(name).get("from") in USER_SOURCES:
             return
         self.warn(

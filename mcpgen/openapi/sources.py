@@ -1,10 +1,7 @@
-"""The files an OpenAPI document spans: loading, JSON pointers, ``$ref`` resolution, problems.
-
-A reference is resolved to a :data:`Key`: the index of the file it points into (0 is the
-main document) and the path of the value inside that file. Relative-file references are
-loaded once per file, and must stay inside the main document's folder; remote (URL)
-references are refused.
-"""
+"""The files an OpenAPI document spans: loading, ``$ref`` resolution, located problems. A
+reference resolves to a :data:`Key`: (file index, 0 the main document; path inside it).
+Relative files are loaded once and must stay inside the main document's folder; remote
+references are refused."""
 
 from __future__ import annotations
 
@@ -41,8 +38,7 @@ class Source:
 
 @dataclass(frozen=True)
 class _Failure:
-    """Why a reference does not resolve (or a file does not load), and problems located
-    inside a file it names."""
+    """Why a reference does not resolve, and problems located inside a file it names."""
 
     message: str
     inside: tuple[Problem, ...] = ()
@@ -159,8 +155,7 @@ class Sources:
 
     # -- scanning ------------------------------------------------------------------------
     def scan_refs(self) -> list[Key]:
-        """Every reference in every file (loading referenced files as they are found); none
-        when the main document's text has no reference to another file."""
+        """Every reference in every file (none when the main one refers to no other file)."""
         found: list[Key] = []
         if not _EXTERNAL_REF.search(self.items[0].doc.text):
             return found

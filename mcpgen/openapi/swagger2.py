@@ -1,7 +1,5 @@
-"""What Swagger 2.0 writes differently from OpenAPI 3: parameter schemas written on the
-parameter itself with ``collectionFormat``, ``body``/``formData`` parameters instead of a
-request body, ``consumes``/``produces`` instead of content maps, and ``host``/``basePath``/
-``schemes`` instead of servers. Each function is the 2.0 branch of one importer step."""
+"""What Swagger 2.0 writes differently from OpenAPI 3 (parameters, bodies, media types,
+servers): each function is the 2.0 branch of one importer step."""
 
 from __future__ import annotations
 
@@ -34,8 +32,7 @@ _COLLECTION_FORMATS = {
 def parameter_schema(
     imp: InputImport, src: int, path: JsonPath, param: dict[str, Any], location: str
 ) -> tuple[Json, set[str], tuple[str, bool] | None]:
-    """(schema, definitions it uses, (style, explode) of an array) of a 2.0 non-body
-    parameter."""
+    """(schema, definitions, (style, explode) of an array) of a 2.0 non-body parameter."""
     raw_schema = _items({k: v for k, v in param.items() if k != "items" or v is not None})
     styled: tuple[str, bool] | None = None
     if param.get("type") == "array":

@@ -1,7 +1,6 @@
 """OpenAPI as a source: a whole spec, or a manifest's ``openapi:`` section, merged into one
-raw manifest document *before* anything is checked, each imported entry with an overlay
-that locates it in the spec (``docs/architecture.md``, "merge"): the checks see every tool,
-whatever its source, and every problem points at the file the user wrote."""
+raw manifest document before anything is checked, each imported entry with an overlay that
+locates it in the spec (``docs/architecture.md``, "merge")."""
 
 from __future__ import annotations
 
@@ -37,10 +36,8 @@ GENERIC_TLDS = frozenset({"com", "org", "net", "io", "dev", "ai", "co", "app", "
 
 
 def upstream_prefix(base: str, schemes: dict[str, Json]) -> str:
-    """What the wrapped API's variables start with: ``GITHUB_API`` (``GITHUB_API_BASE_URL``
-    beside the server's own ``GITHUB_PORT``); a server whose name ends in "api" keeps its
-    name (``SPACE_TRADERS_API_BASE_URL``, not ``..._API_API_...``) unless a variable of the
-    API would then be one of the server's own settings."""
+    """What the wrapped API's variables start with: ``GITHUB_API`` (a name ending in "api"
+    is kept unless a variable would then be one of the server's own settings)."""
     if not (base == "API" or base.endswith("_API")):
         return base + "_API"
     from dataclasses import fields
@@ -75,9 +72,8 @@ def upstream_data(imported: OpenAPIImport, server_name: str, options: dict[str, 
 
 
 def short_name(info: dict[str, Json], servers: list[dict[str, Json]], path: Path) -> str:
-    """A short, readable server name for an imported API: a short title (``Petstore``), else
-    the API's host without its generic parts (``api.github.com`` -> ``github``), else the
-    file's name."""
+    """A short server name for an imported API: a short title, else the API's host without
+    its generic parts (``api.github.com`` -> ``github``), else the file's name."""
     title = str(info.get("title") or "")
     words = names.words(re.sub(r"'s\b", "", title))
     if 0 < len(words) <= 3 and sum(len(w) for w in words) <= 24:
@@ -193,18 +189,14 @@ def _fixed(location: Location) -> Callable[[], Location]:
 
 
 def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> None:
-    """Add the imported tools and resources to ``doc`` (after the declared ones), each with
-    the overlay that locates it in the spec. The definitions the importer bundled into every
-    tool are hoisted to the manifest's shared ``$defs`` (same names): each is then checked
-    and turned into a model once, not once per tool."""
+    """Add the imported entries to ``doc``, located in the spec, their definitions shared."""
     data = doc.data
     file = doc.file
     locate = imported.locate or (lambda src, path: Location(file, 1, 1))
 
     def overlay_at(src: int, path: tuple[str | int, ...]) -> Overlay:
         at = pointer(path) if src == 0 else f"{pointer(path)} (file {src})"
-        # located when asked (most never are); holding no reference to ``doc``, whose
-        # overlays hold this: a cycle would keep the whole spec alive for the collector
+        # located when asked; no reference to ``doc`` (a cycle would keep the spec alive)
         return Overlay(functools.partial(locate, src, path), at)
 
     shared = data.setdefault("$defs", {})
