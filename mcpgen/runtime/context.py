@@ -215,9 +215,7 @@ class Context:
         """Ask the user to fill in ``schema``; None when they decline or cancel. On
         2026-07-28 the handler re-runs once the client answers: ask before side effects."""
         answer = await self.elicit_raw(message, requested_schema(schema), key=key)
-        if answer.action != "accept":
-            return None
-        return schema.model_validate(answer.content or {})
+        return None if answer.action != "accept" else schema.model_validate(answer.content or {})
 
     async def elicit_raw(
         self, message: str, requested: dict[str, Json], *, key: str | None = None

@@ -47,9 +47,8 @@ class Identity:
 
     def missing(self, required: tuple[str, ...] | list[str]) -> list[str]:
         """The required scopes this caller lacks ([] when it may go ahead)."""
-        if self.scopes is None:
-            return []
-        return [scope for scope in required if scope not in self.scopes]
+        scopes = self.scopes
+        return [] if scopes is None else [scope for scope in required if scope not in scopes]
 
 
 LOCAL = Identity("local")  # stdio and in-memory callers: the user who started the server

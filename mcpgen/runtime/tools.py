@@ -38,7 +38,7 @@ MAX_KNOWN = 30  # names an unknown argument's error lists
 
 
 class UnknownTool(Exception):
-    pass
+    """No tool of that name is shown (``ToolTable.find``)."""
 
 
 @overload

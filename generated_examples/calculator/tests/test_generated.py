@@ -25,11 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from calculator_mcp import models
 from calculator_mcp._runtime import testing
-from calculator_mcp.client import (
-    CalculatorClient,
-    CalculatorSyncClient,
-    ToolCallError,
-)
+from calculator_mcp.client import CalculatorClient, CalculatorSyncClient, ToolCallError
 
 pytestmark = pytest.mark.anyio
 Spec = dict[str, Any]

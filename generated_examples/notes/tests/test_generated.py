@@ -26,11 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from notes_mcp import models
 from notes_mcp._runtime import testing
-from notes_mcp.client import (
-    NotesClient,
-    NotesSyncClient,
-    ToolCallError,
-)
+from notes_mcp.client import NotesClient, NotesSyncClient, ToolCallError
 
 pytestmark = pytest.mark.anyio
 Spec = dict[str, Any]

@@ -25,11 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from secure_mcp import models
 from secure_mcp._runtime import testing
-from secure_mcp.client import (
-    SecureClient,
-    SecureSyncClient,
-    ToolCallError,
-)
+from secure_mcp.client import SecureClient, SecureSyncClient, ToolCallError
 
 pytestmark = pytest.mark.anyio
 Spec = dict[str, Any]

@@ -24,11 +24,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from shop_mcp._runtime import testing
-from shop_mcp.client import (
-    ShopClient,
-    ShopSyncClient,
-    ToolCallError,
-)
+from shop_mcp.client import ShopClient, ShopSyncClient, ToolCallError
 
 pytestmark = pytest.mark.anyio
 Spec = dict[str, Any]

@@ -26,11 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from travel_mcp import models
 from travel_mcp._runtime import testing
-from travel_mcp.client import (
-    ToolCallError,
-    TravelClient,
-    TravelSyncClient,
-)
+from travel_mcp.client import ToolCallError, TravelClient, TravelSyncClient
 
 pytestmark = pytest.mark.anyio
 Spec = dict[str, Any]

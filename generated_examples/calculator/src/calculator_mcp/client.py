@@ -33,10 +33,7 @@ class CalculatorClient(BaseClient):
     package = "calculator_mcp"
 
     async def add(
-        self,
-        *,
-        numbers: list[models.Number],
-        progress: ProgressCallback | None = None,
+        self, *, numbers: list[models.Number], progress: ProgressCallback | None = None
     ) -> models.AddOutput:
         """Add numbers
 
@@ -48,12 +45,7 @@ class CalculatorClient(BaseClient):
         return output
 
     async def divide(
-        self,
-        *,
-        a: float,
-        b: float,
-        precision: int = 6,
-        progress: ProgressCallback | None = None,
+        self, *, a: float, b: float, precision: int = 6, progress: ProgressCallback | None = None
     ) -> models.DivideOutput:
         """Divide
 
@@ -101,10 +93,7 @@ class CalculatorClient(BaseClient):
         )
         return output
 
-    async def random_fact(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def random_fact(self, progress: ProgressCallback | None = None) -> list[Content]:
         """Random fact
 
         A random fact about numbers, as plain text content.

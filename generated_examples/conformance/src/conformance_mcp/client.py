@@ -35,10 +35,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
 
     package = "conformance_mcp"
 
-    async def test_simple_text(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def test_simple_text(self, progress: ProgressCallback | None = None) -> list[Content]:
         """test_simple_text
 
         Returns simple text content.
@@ -47,10 +44,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         result = await self.call("test_simple_text", given, progress)
         return list(result.content)
 
-    async def test_image_content(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def test_image_content(self, progress: ProgressCallback | None = None) -> list[Content]:
         """test_image_content
 
         Returns an image.
@@ -59,10 +53,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         result = await self.call("test_image_content", given, progress)
         return list(result.content)
 
-    async def test_audio_content(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def test_audio_content(self, progress: ProgressCallback | None = None) -> list[Content]:
         """test_audio_content
 
         Returns audio.
@@ -72,8 +63,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_embedded_resource(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_embedded_resource
 
@@ -84,8 +74,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_multiple_content_types(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_multiple_content_types
 
@@ -95,10 +84,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         result = await self.call("test_multiple_content_types", given, progress)
         return list(result.content)
 
-    async def test_error_handling(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def test_error_handling(self, progress: ProgressCallback | None = None) -> list[Content]:
         """test_error_handling
 
         Always answers with a tool error.
@@ -108,8 +94,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_tool_with_logging(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_tool_with_logging
 
@@ -120,8 +105,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_tool_with_progress(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_tool_with_progress
 
@@ -132,10 +116,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_sampling(
-        self,
-        *,
-        prompt: str,
-        progress: ProgressCallback | None = None,
+        self, *, prompt: str, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_sampling
 
@@ -146,10 +127,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_elicitation(
-        self,
-        *,
-        message: str,
-        progress: ProgressCallback | None = None,
+        self, *, message: str, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_elicitation
 
@@ -160,8 +138,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_elicitation_sep1034_defaults(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_elicitation_sep1034_defaults
 
@@ -172,8 +149,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_elicitation_sep1330_enums(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_elicitation_sep1330_enums
 
@@ -210,10 +186,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         result = await self.call("json_schema_2020_12_tool", given, progress)
         return list(result.content)
 
-    async def test_reconnection(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def test_reconnection(self, progress: ProgressCallback | None = None) -> list[Content]:
         """test_reconnection
 
         Closes its SSE stream mid-call; the client reconnects and resumes.
@@ -223,8 +196,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_missing_capability(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_missing_capability
 
@@ -235,8 +207,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_streaming_elicitation(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_streaming_elicitation
 
@@ -246,10 +217,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         result = await self.call("test_streaming_elicitation", given, progress)
         return list(result.content)
 
-    async def test_logging_tool(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def test_logging_tool(self, progress: ProgressCallback | None = None) -> list[Content]:
         """test_logging_tool
 
         Logs once (delivered only when the request opts in).
@@ -259,8 +227,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_trigger_tool_change(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_trigger_tool_change
 
@@ -271,8 +238,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_trigger_prompt_change(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_trigger_prompt_change
 
@@ -282,10 +248,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         result = await self.call("test_trigger_prompt_change", given, progress)
         return list(result.content)
 
-    async def test_dynamic_tool(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def test_dynamic_tool(self, progress: ProgressCallback | None = None) -> list[Content]:
         """test_dynamic_tool
 
         A tool that test_trigger_tool_change shows and hides.
@@ -295,10 +258,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_x_mcp_header(
-        self,
-        *,
-        region: str = "<none>",
-        progress: ProgressCallback | None = None,
+        self, *, region: str = "<none>", progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_x_mcp_header
 
@@ -309,8 +269,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_elicitation(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_elicitation
 
@@ -321,8 +280,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_sampling(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_sampling
 
@@ -333,8 +291,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_list_roots(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_list_roots
 
@@ -345,8 +302,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_request_state(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_request_state
 
@@ -357,8 +313,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_multiple_inputs(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_multiple_inputs
 
@@ -369,8 +324,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_multi_round(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_multi_round
 
@@ -381,8 +335,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_tampered_state(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_tampered_state
 
@@ -393,8 +346,7 @@ class McpConformanceTestServerClient(LegacyClient, ItemsClient):
         return list(result.content)
 
     async def test_input_required_result_capabilities(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """test_input_required_result_capabilities
 

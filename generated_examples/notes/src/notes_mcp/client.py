@@ -49,10 +49,7 @@ class NotesClient(ItemsClient):
         return output
 
     async def get_note(
-        self,
-        *,
-        id_: models.NoteId,
-        progress: ProgressCallback | None = None,
+        self, *, id_: models.NoteId, progress: ProgressCallback | None = None
     ) -> models.Note:
         """Get a note
 
@@ -82,10 +79,7 @@ class NotesClient(ItemsClient):
         return output
 
     async def delete_note(
-        self,
-        *,
-        id_: models.NoteId,
-        progress: ProgressCallback | None = None,
+        self, *, id_: models.NoteId, progress: ProgressCallback | None = None
     ) -> models.DeleteNoteOutput:
         """Delete a note
 
@@ -115,10 +109,7 @@ class NotesClient(ItemsClient):
         )
         return output
 
-    async def export_notes(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> list[Content]:
+    async def export_notes(self, progress: ProgressCallback | None = None) -> list[Content]:
         """Export notes
 
         Export every note as Markdown, reporting progress as it goes.

@@ -30,8 +30,7 @@ class SecureClient(LegacyClient):
     package = "secure_mcp"
 
     async def list_documents(
-        self,
-        progress: ProgressCallback | None = None,
+        self, progress: ProgressCallback | None = None
     ) -> models.ListDocumentsOutput:
         """List documents
 
@@ -45,10 +44,7 @@ class SecureClient(LegacyClient):
         return output
 
     async def read_document(
-        self,
-        *,
-        title: str,
-        progress: ProgressCallback | None = None,
+        self, *, title: str, progress: ProgressCallback | None = None
     ) -> models.ReadDocumentOutput:
         """Read a document
 
@@ -62,11 +58,7 @@ class SecureClient(LegacyClient):
         return output
 
     async def write_document(
-        self,
-        *,
-        title: str,
-        text: str,
-        progress: ProgressCallback | None = None,
+        self, *, title: str, text: str, progress: ProgressCallback | None = None
     ) -> models.WriteDocumentOutput:
         """Write a document
 
@@ -79,10 +71,7 @@ class SecureClient(LegacyClient):
         )
         return output
 
-    async def whoami(
-        self,
-        progress: ProgressCallback | None = None,
-    ) -> models.WhoamiOutput:
+    async def whoami(self, progress: ProgressCallback | None = None) -> models.WhoamiOutput:
         """Who am I
 
         The caller's identity as this server sees it (subject and granted scopes).

@@ -67,10 +67,7 @@ class ShopClient(ItemsClient):
         return output
 
     async def get_item(
-        self,
-        *,
-        item_id: int,
-        progress: ProgressCallback | None = None,
+        self, *, item_id: int, progress: ProgressCallback | None = None
     ) -> models.GetItemOutput:
         """Get an item
 
@@ -82,10 +79,7 @@ class ShopClient(ItemsClient):
         return output
 
     async def delete_item(
-        self,
-        *,
-        item_id: int,
-        progress: ProgressCallback | None = None,
+        self, *, item_id: int, progress: ProgressCallback | None = None
     ) -> list[Content]:
         """delete_item
 

@@ -65,11 +65,7 @@ class TravelClient(ItemsClient):
         return output
 
     async def weather_forecast(
-        self,
-        *,
-        city: str,
-        days: int = 3,
-        progress: ProgressCallback | None = None,
+        self, *, city: str, days: int = 3, progress: ProgressCallback | None = None
     ) -> models.WeatherForecastOutput:
         """Weather forecast
 

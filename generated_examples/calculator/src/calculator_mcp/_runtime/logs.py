@@ -107,8 +107,7 @@ class JsonFormatter(logging.Formatter):
         for key, value in vars(record).items():
             if key not in _RECORD_FIELDS and not key.startswith("_"):
                 data[key] = value
-        if telemetry.ACTIVE is not None:
-            data.update(telemetry.trace_ids())
+        data.update(telemetry.trace_ids())  # ({} without telemetry)
         if record.exc_info:
             data["exception"] = self.formatException(record.exc_info)
         return json.dumps(data, default=str, ensure_ascii=False)

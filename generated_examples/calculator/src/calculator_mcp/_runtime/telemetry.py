@@ -219,8 +219,7 @@ class Histogram:
         self.name, self.description = name, description
         self.bounds = BUCKETS
         self.points: dict[frozenset[tuple[str, Any]], list[Any]] = {}  # [labels, buckets, sum, n]
-        self.shown = shown
-        self.exported = exported
+        self.shown, self.exported = shown, exported
 
     def record(self, amount: float, attributes: Mapping[str, Any]) -> None:
         if self.exported is not None:
@@ -303,11 +302,8 @@ def setup(
     local_metrics = transport != "stdio"
     if not exporting and not local_metrics:
         return None
-    try:
-        found = importlib.util.find_spec("opentelemetry.sdk") is not None  # (not imported)
-    except ModuleNotFoundError:
-        found = False
-    if not found:
+    find = importlib.util.find_spec  # (the SDK not imported: the parent first, or it raises)
+    if find("opentelemetry") is None or find("opentelemetry.sdk") is None:
         if exporting and not _WARNED:
             _WARNED.append(True)
             logger.warning(

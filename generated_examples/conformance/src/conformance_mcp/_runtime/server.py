@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cache, partial
 from inspect import iscoroutinefunction
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
@@ -127,16 +127,11 @@ def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> li
     bindings = []
     for entry in spec.get("tools", []):
         name = entry["definition"]["name"]
-        call, make, extra = handlers.tools.get(name), ToolBinding, dict[str, Any]()
+        call, make = handlers.tools.get(name), cast(Callable[..., ToolBinding], ToolBinding)
         if entry.get("http") is not None:  # (the package carries operation_binding.py)
-            from .operation_binding import OperationBinding
+            from .operation_binding import operation
 
-            make, extra = OperationBinding, {"full_schemas": entry.get("full")}
-            extra["strict_output"] = call is not None  # (the user's override)
-        if call is None and entry.get("http") is not None:
-            # listed tools' results are checked by clients against their output schema
-            listed = entry["definition"] if spec.get("mode", "tools") == "tools" else None
-            call = upstream.tool_call(entry["http"], entry["ident"], listed)
+            make, call = operation(spec, entry, call, upstream)
         if call is None:
             raise RuntimeError(f"no handler wired for tool {name!r}: rebuild the package")
         bindings.append(
@@ -147,7 +142,6 @@ def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> li
                 timeout=entry.get("timeout"),
                 strict_model=_strict(handlers.models, entry.get("model")),
                 output_model=_strict(handlers.models, entry.get("outputModel")),
-                **extra,
             )
         )
     return bindings
@@ -183,8 +177,7 @@ def build_server(
 
         cache = shared.cache("credentials") if shared is not None else None  # (replicas')
         upstream = Upstream(spec["upstream"], spec["server"]["package"], cache)
-    if upstream is not None:  # what ``Context.credential`` reads (the runtime's own object)
-        registry["credentials"] = upstream.credentials
+        registry["credentials"] = upstream.credentials  # what ``Context.credential`` reads
     tools = ToolTable(tool_bindings(spec, handlers, upstream), policy, hidden=hidden(spec["tools"]))
     resources = prompts = None
     # a resource table when something reads a resource (a prompt may embed one)

@@ -220,8 +220,7 @@ def connect(
     if transport == "websocket":
         url = "ws" + servers["websocket"].removeprefix("http") + WEBSOCKET_PATH
         return client_class.websocket(url, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
-    path = credentials.settings.path
-    return client_class.http(servers[transport] + path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
+    return client_class.http(servers[transport] + credentials.settings.path, headers=sent, mode=mode, **options)  # type: ignore[no-any-return]
 
 
 async def all_pages(list_page: Any, field: str) -> list[Any]:

@@ -37,9 +37,7 @@ class ToolCallError(Exception):
 
     def __init__(self, tool: str, message: str, result: types.CallToolResult) -> None:
         super().__init__(f"{tool}: {message}")
-        self.tool = tool
-        self.message = message
-        self.result = result
+        self.tool, self.message, self.result = tool, message, result
 
 
 @cache
@@ -194,8 +192,7 @@ class BaseSyncClient(Generic[ClientT]):
     client_class: type[BaseClient] = BaseClient
 
     def __init__(self, portal: BlockingPortal, typed: ClientT) -> None:
-        self.portal = portal
-        self.typed = typed
+        self.portal, self.typed = portal, typed
 
     @classmethod
     @contextmanager

@@ -121,8 +121,7 @@ class LocalRateLimiter:
 class LocalUserState:
     def __init__(self, values: JsonValues, *, default_ttl: float, max_entries: int) -> None:
         check_ttl(default_ttl)
-        self._values = values
-        self._ttl = default_ttl
+        self._values, self._ttl = values, default_ttl
         self._map = ExpiringMap(max_entries)
 
     @staticmethod

@@ -187,9 +187,7 @@ def _parse(key: str, raw: str, default: object) -> object:
             return float(raw)
     except ValueError:
         raise ConfigError(f"{key}: cannot read {raw!r}") from None
-    if isinstance(default, tuple):
-        return csv(raw)
-    return raw or None
+    return csv(raw) if isinstance(default, tuple) else raw or None
 
 
 def csv(value: str) -> tuple[str, ...]:

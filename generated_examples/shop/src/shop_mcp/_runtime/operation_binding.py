@@ -7,13 +7,14 @@ a result the wrapped API answered that its output schema refuses is passed on, l
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import mcp_types as types
 
-from .tools import ToolBinding
+from .tools import ToolBinding, ToolCall
 
 logger = logging.getLogger("mcp_server")
 
@@ -44,3 +45,16 @@ class OperationBinding(ToolBinding):
                 "; ".join(problems[:3]),
             )
         return result
+
+
+def operation(
+    spec: Mapping[str, Any], entry: Mapping[str, Any], call: ToolCall | None, upstream: Any
+) -> tuple[Callable[..., ToolBinding], ToolCall]:
+    """How ``server.tool_bindings`` binds an imported operation: the user's override
+    (``call``, whose results are checked strictly) or the wrapped API's call."""
+    full = entry.get("full")
+    make = partial(OperationBinding, full_schemas=full, strict_output=call is not None)
+    if call is None:  # listed tools' results are checked by clients against their output schema
+        listed = entry["definition"] if spec.get("mode", "tools") == "tools" else None
+        call = upstream.tool_call(entry["http"], entry["ident"], listed)
+    return make, call

@@ -156,14 +156,7 @@ def main(
         )
     if settings.transport == "stdio":
         setup(spec, "stdio")
-
-        def stdio_server() -> GeneratedServer:
-            server = server_factory()
-            if server.tasks is not None:
-                server.tasks.store.cap = settings.max_tasks
-            return server
-
-        run_stdio(stdio_server, settings.max_body_size)
+        run_stdio(server_factory, settings)
         return
     try:
         if settings.redis_url:
@@ -193,10 +186,10 @@ def main(
         sys.exit(f"{prog}: {exc}")
 
 
-def run_stdio(server_factory: Callable[..., GeneratedServer], limit: int) -> None:
+def run_stdio(server_factory: Callable[..., GeneratedServer], settings: Settings) -> None:
     """Serve on stdin/stdout until EOF, SIGTERM or SIGINT; exit status 0 in each case."""
     try:
-        anyio.run(_serve_stdio, server_factory, limit)
+        anyio.run(_serve_stdio, server_factory, settings)
     except KeyboardInterrupt:
         pass
     except BaseExceptionGroup as group:
@@ -215,16 +208,18 @@ def _client_gone(exc: BaseException) -> bool:
     return gone or (isinstance(exc, OSError) and exc.errno == errno.EIO)
 
 
-async def _serve_stdio(server_factory: Callable[..., GeneratedServer], limit: int) -> None:
+async def _serve_stdio(server_factory: Callable[..., GeneratedServer], settings: Settings) -> None:
     from . import stdio
 
     server = server_factory()
+    if server.tasks is not None:
+        server.tasks.store.cap = settings.max_tasks
     settle()
     async with anyio.create_task_group() as tg:
         if sys.platform != "win32":
             tg.start_soon(_stop_on_signal, tg.cancel_scope)
         try:
-            await stdio.serve(server, limit)
+            await stdio.serve(server, settings.max_body_size)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(flush)

@@ -31,10 +31,7 @@ class Forbidden(Exception):
 
     def __init__(self, kind: str, name: str, required: tuple[str, ...], missing: list[str]):
         super().__init__(f"Forbidden: {kind} {name!r} needs scope(s) {' '.join(missing)}")
-        self.kind = kind
-        self.name = name
-        self.required = required
-        self.missing = missing
+        self.kind, self.name, self.required, self.missing = kind, name, required, missing
 
     def error(self, message: str = "") -> MCPError:
         """The JSON-RPC error a refused request gets: -32003 with the scopes it lacks."""

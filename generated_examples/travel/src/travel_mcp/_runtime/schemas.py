@@ -56,29 +56,17 @@ def _anywhere(node: Json, found: Callable[[dict[str, Json]], bool]) -> bool:
     """``found`` holds for some object somewhere in ``node``."""
     if isinstance(node, dict):
         return found(node) or any(_anywhere(v, found) for v in node.values())
-    if isinstance(node, list):
-        return any(_anywhere(v, found) for v in node)
-    return False
+    return isinstance(node, list) and any(_anywhere(v, found) for v in node)
 
 
 # Keywords whose value is a schema, a list of schemas or a map of names to schemas: the
 # only places ``inline_refs`` looks (never ``const``, ``enum``, ``default``: data).
 ONE_SCHEMA = frozenset(
     (
-        "additionalProperties",
-        "additionalItems",
-        "contains",
-        "contentSchema",
-        "else",
-        "if",
-        "items",
-        "not",
-        "propertyNames",
-        "then",
-        "unevaluatedItems",
-        "unevaluatedProperties",
+        "additionalProperties", "additionalItems", "contains", "contentSchema", "else", "if",
+        "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties",
     )
-)
+)  # fmt: skip
 SCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems", "items"))
 SCHEMA_MAPS = frozenset(("properties", "patternProperties", "dependentSchemas"))
 BASE_CHANGERS = frozenset(("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef"))

@@ -51,8 +51,7 @@ class BoundState:
     store is unreachable every method raises ``ToolError`` (the server log says why once)."""
 
     def __init__(self, store: UserStateStore, identity_key: str) -> None:
-        self._store = store
-        self._key = identity_key
+        self._store, self._key = store, identity_key
 
     async def get(self, name: str, default: Any = None) -> Any:
         with _reachable():
