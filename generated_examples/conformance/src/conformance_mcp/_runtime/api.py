@@ -19,7 +19,20 @@ from .errors import ResourceNotFound, ToolError
 from .identity import Identity
 
 __all__ = [
-    "Context", "Identity", "PromptReturn", "ResourceNotFound", "ResourceReturn", "ToolError",
-    "ToolReturn", "audio", "elicitation", "embedded_blob", "embedded_text", "image",
-    "resource_link", "roots", "sampling", "text",
-]  # fmt: skip
+    "Context",
+    "Identity",
+    "PromptReturn",
+    "ResourceNotFound",
+    "ResourceReturn",
+    "ToolError",
+    "ToolReturn",
+    "audio",
+    "elicitation",
+    "embedded_blob",
+    "embedded_text",
+    "image",
+    "resource_link",
+    "roots",
+    "sampling",
+    "text",
+]
