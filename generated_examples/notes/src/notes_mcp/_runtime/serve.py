@@ -39,11 +39,8 @@ class DrainingServer(uvicorn.Server):
 
         async def release() -> None:
             if not await INFLIGHT.wait_idle(max(0.1, seconds - 0.5)):
-                logger.warning(
-                    "shutdown: %d request(s) still running after %s s",
-                    len(INFLIGHT.scopes),
-                    seconds,
-                )
+                running = len(INFLIGHT.scopes)
+                logger.warning("shutdown: %d request(s) still running after %s s", running, seconds)
             # ended here, not by uvicorn's cancelling them (a 500 and a traceback each); the
             # streams of 2026-07-28's subscriptions/listen are no sse-starlette's (AppStatus)
             INFLIGHT.stop()
@@ -124,13 +121,12 @@ def serve_workers(
             "that worker; run one worker, or share events through Redis (docs/replicas.md)"
         )
     if settings.rate_limit and not settings.redis_url:
+        workers, rate = settings.workers, settings.rate_limit
         logger.warning(
             "each of the %d workers keeps its own rate limit: a caller whose connections "
             "reach them all may send %d times %g requests per second; share one limit "
             "through Redis (--redis-url)",
-            settings.workers,
-            settings.workers,
-            settings.rate_limit,
+            *(workers, workers, rate),
         )
     os.environ.update(settings.to_env())  # each worker builds its app from these
     multiprocess.Process = DrainingProcess  # type: ignore[misc]
