@@ -37,11 +37,10 @@ logger = logging.getLogger(__name__)
 LOCAL_HOST_HEADERS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 ServerFactory = Callable[..., "GeneratedServer"]
-# CORS: what a browser's MCP client sends and reads (the auth header, if another, added)
-CORS_HEADERS = [
-    *("Authorization", "Content-Type", "Accept", "Last-Event-ID", "Mcp-Session-Id"),
-    *("Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name"),
-]
+# CORS: the request headers a browser's MCP client sends (HTTP's, MCP's own and, if another,
+# the auth header), and the response headers it reads
+HTTP_HEADERS = ["Authorization", "Content-Type", "Accept", "Last-Event-ID"]
+MCP_HEADERS = ["Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name"]
 CORS_EXPOSED = ["Mcp-Session-Id", "Mcp-Protocol-Version", "WWW-Authenticate", "Retry-After"]
 
 
@@ -184,11 +183,12 @@ def create_app(
             VerifyingMiddleware, auth, policy, settings, limiter, realm, server.readable, **checks
         )
     if settings.cors_origins:
+        auth_header = "Authorization" if auth is None else auth.header
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-            allow_headers=[*CORS_HEADERS, "Authorization" if auth is None else auth.header],
+            allow_headers=[*HTTP_HEADERS, *MCP_HEADERS, auth_header],
             expose_headers=CORS_EXPOSED,
             max_age=600,
         )

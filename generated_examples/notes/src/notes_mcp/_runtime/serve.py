@@ -121,12 +121,13 @@ def serve_workers(
             "that worker; run one worker, or share events through Redis (docs/replicas.md)"
         )
     if settings.rate_limit and not settings.redis_url:
-        workers, rate = settings.workers, settings.rate_limit
         logger.warning(
             "each of the %d workers keeps its own rate limit: a caller whose connections "
             "reach them all may send %d times %g requests per second; share one limit "
             "through Redis (--redis-url)",
-            *(workers, workers, rate),
+            settings.workers,
+            settings.workers,
+            settings.rate_limit,
         )
     os.environ.update(settings.to_env())  # each worker builds its app from these
     multiprocess.Process = DrainingProcess  # type: ignore[misc]
