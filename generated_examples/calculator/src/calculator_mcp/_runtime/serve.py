@@ -39,11 +39,8 @@ class DrainingServer(uvicorn.Server):
 
         async def release() -> None:
             if not await INFLIGHT.wait_idle(max(0.1, seconds - 0.5)):
-                logger.warning(
-                    "shutdown: %d request(s) still running after %s s",
-                    len(INFLIGHT.scopes),
-                    seconds,
-                )
+                running = len(INFLIGHT.scopes)
+                logger.warning("shutdown: %d request(s) still running after %s s", running, seconds)
             # ended here, not by uvicorn's cancelling them (a 500 and a traceback each); the
             # streams of 2026-07-28's subscriptions/listen are no sse-starlette's (AppStatus)
             INFLIGHT.stop()

@@ -52,14 +52,12 @@ def error(status: int, code: str, description: str, headers: dict[str, str] | No
 
 async def respond(scope: Scope, receive: Receive, send: Send, response: Any) -> None:
     """Send an HTTP response, or refuse a WebSocket handshake with it."""
-    if scope["type"] == "websocket":
-        websocket = WebSocket(scope, receive, send)
-        if "websocket.http.response" in scope.get("extensions", {}):
-            await websocket.send_denial_response(response)
-        else:
-            await websocket.close(code=1008)
-        return
-    await response(scope, receive, send)
+    if scope["type"] != "websocket":
+        await response(scope, receive, send)
+    elif "websocket.http.response" in scope.get("extensions", {}):
+        await WebSocket(scope, receive, send).send_denial_response(response)
+    else:
+        await WebSocket(scope, receive, send).close(code=1008)
 
 
 def _header_matches(value: str, allowed: Iterable[str]) -> bool:
@@ -155,10 +153,8 @@ class AuthMiddleware:
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            return await self.app(scope, receive, send)
-        path = route_path(scope)
-        if path == HEALTH_PATH:  # for load balancer probes
+        path = route_path(scope)  # (HEALTH_PATH: for load balancer probes)
+        if path == HEALTH_PATH or scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         refused = self.refused(scope)
         if refused is not None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import logging
 import os
 import select
 import stat
@@ -21,9 +20,10 @@ import sys
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import anyio
+from mcp.server import stdio as sdk
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
 from pydantic import ValidationError
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
     from .server import GeneratedServer
 
-logger = logging.getLogger(__name__)
 BUSY = "Server busy: too many requests waiting while it waits for the client's answer"
 
 READ_SIZE = 1 << 16  # bytes per read from stdin
@@ -56,10 +55,9 @@ async def serve(server: GeneratedServer, limit: int) -> None:
         return
     # stdin a file or a terminal, Windows, trio: lines read here as on pipes (by a worker
     # thread), the answers written by the SDK's transport (given no stdin to read)
-    from mcp.server.stdio import stdio_server
-
-    with _claimed_stdin() as stdin:
-        async with stdio_server(anyio.wrap_file(io.StringIO())) as (unread, sdk_writes):
+    with _claimed(0, "rb") as claimed:
+        stdin = anyio.wrap_file(claimed)
+        async with sdk.stdio_server(anyio.wrap_file(io.StringIO())) as (unread, sdk_writes):
             await unread.aclose()
 
             async def chunks(size: int) -> bytes:
@@ -68,7 +66,7 @@ async def serve(server: GeneratedServer, limit: int) -> None:
                 return b""
 
             async with sdk_writes:
-                hung_up = partial(_hung_up, stdin.wrapped)
+                hung_up = partial(_hung_up, claimed)
                 await _run(server, limit, chunks, sdk_writes.send, hung_up, lambda: False)
 
 
@@ -111,21 +109,22 @@ async def _run(
 
 
 @contextmanager
-def _claimed_stdin() -> Iterator[anyio.AsyncFile[bytes]]:
-    """stdin's lines, fd 0 claimed as the SDK claims it (reading the null device meanwhile);
-    ``sys.stdin`` read in place when it is not fd 0."""
+def _claimed(fd: Literal[0, 1], mode: Literal["rb", "wb"]) -> Iterator[BinaryIO]:
+    """The wire of stdin (``fd`` 0, reading the null device meanwhile) or stdout (1, writing
+    to stderr), claimed by the SDK's own ``_claim_fd`` (SDK 2.3's; the sys stream's buffer in
+    place when it is not that fd); on exit the wire is back in ``fd``, blocking again (the
+    asyncio transports made it non-blocking). The claim is never closed: a worker thread
+    may still be reading it."""
+    stream = sys.stdin if fd == 0 else sys.stdout
+    divert = sdk._open_stdin_diversion if fd == 0 else sdk._open_stdout_diversion
+    wire, release = sdk._claim_fd(fd, stream, mode, divert)
     try:
-        private = _divert(0, os.open(os.devnull, os.O_RDONLY)) if sys.stdin.fileno() == 0 else -1
-    except (AttributeError, OSError, ValueError):
-        private = -1
-    try:  # (a worker thread may still be reading it: it stays open, as in the SDK)
-        yield anyio.wrap_file(
-            os.fdopen(private, "rb", closefd=False) if private >= 0 else sys.stdin.buffer
-        )
+        yield wire
     finally:
-        if private >= 0:
-            with suppress(OSError):
-                os.dup2(private, 0)
+        with suppress(OSError, ValueError):
+            os.set_blocking(wire.fileno(), True)
+        if release is not None:
+            release()
 
 
 async def _read(
@@ -148,11 +147,9 @@ async def _read(
             try:
                 message = jsonrpc_message_adapter.validate_json(line, by_name=False)
             except ValidationError as exc:
+                # (None: a malformed response, which the SDK logs)
                 answer = jsonrpc.error_for(line)
-                if answer is None:
-                    await messages.send(exc)  # a malformed response: the SDK logs it
-                else:
-                    await reply(answer)
+                await (messages.send(exc) if answer is None else reply(answer))
                 continue
             if isinstance(message, JSONRPCNotification) and jsonrpc.has_bad_id(line):
                 await reply(jsonrpc.error(jsonrpc.INVALID_REQUEST, "Invalid Request"))
@@ -200,39 +197,32 @@ class Wire:
     @asynccontextmanager
     async def claim(cls) -> AsyncIterator[Wire]:
         sys.stdout.flush()
-        stdin_fd = _divert(0, os.open(os.devnull, os.O_RDONLY))
-        try:
-            stdout_fd = _divert(1, os.dup(2))
-        except BaseException:
-            _restore(0, stdin_fd)
-            raise
         loop, wire = asyncio.get_running_loop(), cls()
         transports = list[asyncio.BaseTransport]()
-        try:
-            # The transports own duplicates of the wire, so closing them leaves the originals
-            # to restore fds 0 and 1 with.
-            stdout = os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
-            out, output = await loop.connect_write_pipe(
-                lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), stdout
-            )
-            transports.append(out)
-            out.set_write_buffer_limits(high=0)  # drain() waits until it is all written
-            wire.out = asyncio.StreamWriter(out, output, None, loop)
-            stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
-            wire.stdin, _ = await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
-            )
-            transports.append(wire.stdin)
-            yield wire
-            if not wire.gone():  # the last answer leaves (or the client goes) first
-                wire.out.close()
-                with anyio.move_on_after(5), suppress(OSError):
-                    await wire.out.wait_closed()
-        finally:
-            for transport in transports:
-                transport.close()
-            _restore(1, stdout_fd)
-            _restore(0, stdin_fd)
+        with _claimed(0, "rb") as stdin_wire, _claimed(1, "wb") as stdout_wire:
+            try:
+                # The transports own duplicates of the wire, so closing them leaves the
+                # claims to restore fds 0 and 1 with.
+                stdout = os.fdopen(os.dup(stdout_wire.fileno()), "wb", buffering=0)
+                out, output = await loop.connect_write_pipe(
+                    lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), stdout
+                )
+                transports.append(out)
+                out.set_write_buffer_limits(high=0)  # drain() waits until it is all written
+                wire.out = asyncio.StreamWriter(out, output, None, loop)
+                stdin = os.fdopen(os.dup(stdin_wire.fileno()), "rb", buffering=0)
+                wire.stdin, _ = await loop.connect_read_pipe(
+                    lambda: asyncio.StreamReaderProtocol(wire.reader), stdin
+                )
+                transports.append(wire.stdin)
+                yield wire
+                if not wire.gone():  # the last answer leaves (or the client goes) first
+                    wire.out.close()
+                    with anyio.move_on_after(5), suppress(OSError):
+                        await wire.out.wait_closed()
+            finally:
+                for transport in transports:
+                    transport.close()
 
     async def send(self, message: SessionMessage) -> None:
         """One message, on its way before the next (waiting while the client does not
@@ -248,10 +238,9 @@ class Wire:
         return self.out.is_closing()  # (before the end: the client closed stdout)
 
     def hung_up(self) -> bool:
-        """Whether the client closed stdin, even with lines still unread in it."""
-        if self.stdin.is_closing():  # (closed: the transport read EOF)
-            return True
-        return _hung_up(self.stdin.get_extra_info("pipe"))
+        """Whether the client closed stdin, even with lines still unread in it (closing: the
+        transport read EOF)."""
+        return self.stdin.is_closing() or _hung_up(self.stdin.get_extra_info("pipe"))
 
 
 def _hung_up(source: Any) -> bool:
@@ -291,23 +280,3 @@ async def _lines(
                 held = -1
     if pending:
         yield b"".join(pending)
-
-
-def _divert(fd: int, replacement: int) -> int:
-    """Point ``fd`` at ``replacement`` and return a private duplicate of what it was."""
-    try:
-        private = os.dup(fd)
-        os.dup2(replacement, fd)
-    finally:
-        os.close(replacement)
-    return private
-
-
-def _restore(fd: int, private: int) -> None:
-    try:
-        os.set_blocking(private, True)  # the transports made the shared description non-blocking
-        os.dup2(private, fd)
-    except OSError:
-        logger.debug("could not restore fd %d", fd, exc_info=True)
-    finally:
-        os.close(private)

@@ -21,12 +21,7 @@ from . import telemetry
 from .authz import IDENTITY_KEY
 from .errors import ConfigError
 from .eventstore import MemoryEventStore, events_per_session
-from .http_guard import (
-    HEALTH_PATH,
-    AuthMiddleware,
-    PostGuard,
-    TokenBuckets,
-)
+from .http_guard import HEALTH_PATH, AuthMiddleware, PostGuard, TokenBuckets
 from .sealing import request_security
 from .settings import Settings
 from .shared_local import LOCAL_STATUS
@@ -42,22 +37,11 @@ logger = logging.getLogger(__name__)
 LOCAL_HOST_HEADERS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 ServerFactory = Callable[..., "GeneratedServer"]
-
-
-def security_lists(settings: Settings) -> tuple[list[str], list[str]]:
-    """(allowed Host headers, allowed Origins): localhost only when bound locally; no Host
-    check at all when not bound locally and no host is set (a warning says so)."""
-    hosts = list(settings.allowed_hosts)
-    origins = [*settings.allowed_origins, *settings.cors_origins]
-    if settings.local:
-        hosts += LOCAL_HOST_HEADERS
-        origins += LOCAL_ORIGINS
-    elif not hosts:
-        logger.warning(
-            "no allowed hosts set (%sALLOWED_HOSTS): Host header checks are off",
-            settings.env_prefix,
-        )
-    return hosts, origins
+# CORS: the request headers a browser's MCP client sends (HTTP's, MCP's own and, if another,
+# the auth header), and the response headers it reads
+HTTP_HEADERS = ["Authorization", "Content-Type", "Accept", "Last-Event-ID"]
+MCP_HEADERS = ["Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name"]
+CORS_EXPOSED = ["Mcp-Session-Id", "Mcp-Protocol-Version", "WWW-Authenticate", "Retry-After"]
 
 
 def require_sharing() -> None:
@@ -89,12 +73,8 @@ def create_app(
         from .sharing import shared_for
 
         shared = shared_for(spec, settings)
-    server = server_factory(
-        network=True,
-        bus=shared.bus if shared is not None else None,
-        shared=shared,
-        request_state=request_security(settings),
-    )
+    bus, state = (shared.bus if shared is not None else None), request_security(settings)
+    server = server_factory(network=True, bus=bus, shared=shared, request_state=state)
     if server.tasks is not None:
         server.tasks.store.cap = settings.max_tasks
     auth: Authenticator | None = None  # (without ``auth`` every caller is anonymous)
@@ -109,19 +89,23 @@ def create_app(
             "serving on %s without authentication: anyone who can reach it can call every tool",
             settings.host,
         )
-    hosts, origins = security_lists(settings)
+    # Allowed Host headers and Origins: localhost only when bound locally; no Host check at
+    # all when not bound locally and no host is set (a warning says so).
+    hosts = list(settings.allowed_hosts)
+    origins = [*settings.allowed_origins, *settings.cors_origins]
+    if settings.local:
+        hosts += LOCAL_HOST_HEADERS
+        origins += LOCAL_ORIGINS
+    elif not hosts:
+        prefix = settings.env_prefix
+        logger.warning("no allowed hosts set (%sALLOWED_HOSTS): Host header checks are off", prefix)
 
     async def healthz(request: Request) -> Response:
         # 200 while Redis is away: the replica still serves (degraded), and a balancer that
         # dropped every replica at once would turn an outage of Redis into one of the service
-        return JSONResponse(
-            {
-                "status": "ok",
-                "server": info["name"],
-                "version": info.get("version"),
-                "sharedState": LOCAL_STATUS if shared is None else shared.status(),
-            }
-        )
+        state = LOCAL_STATUS if shared is None else shared.status()
+        health = {"status": "ok", "server": info["name"], "version": info.get("version")}
+        return JSONResponse({**health, "sharedState": state})
 
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
     public: tuple[str, ...] = ()
@@ -188,48 +172,24 @@ def create_app(
     if settings.rate_limit > 0:
         buckets = shared.limiter if shared is not None else None
         limiter = TokenBuckets(settings.rate_limit, settings.rate_burst, buckets)
+    checks: dict[str, Any] = {"public_paths": public, "hosts": hosts, "origins": origins}
     if auth is None:
-        app.add_middleware(
-            AuthMiddleware, settings, limiter, public_paths=public, hosts=hosts, origins=origins
-        )
+        app.add_middleware(AuthMiddleware, settings, limiter, **checks)
     else:  # the package carries http_auth.py
         from .http_auth import VerifyingMiddleware
 
         policy, realm = server.tools.policy, str(info["name"])
         app.add_middleware(
-            VerifyingMiddleware,
-            auth,
-            policy,
-            settings,
-            limiter,
-            realm,
-            server.readable,
-            public_paths=public,
-            hosts=hosts,
-            origins=origins,
+            VerifyingMiddleware, auth, policy, settings, limiter, realm, server.readable, **checks
         )
     if settings.cors_origins:
+        auth_header = "Authorization" if auth is None else auth.header
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-            allow_headers=[
-                "Authorization",
-                "Content-Type",
-                "Accept",
-                "Last-Event-ID",
-                "Mcp-Session-Id",
-                "Mcp-Protocol-Version",
-                "Mcp-Method",
-                "Mcp-Name",
-                "Authorization" if auth is None else auth.header,
-            ],
-            expose_headers=[
-                "Mcp-Session-Id",
-                "Mcp-Protocol-Version",
-                "WWW-Authenticate",
-                "Retry-After",
-            ],
+            allow_headers=[*HTTP_HEADERS, *MCP_HEADERS, auth_header],
+            expose_headers=CORS_EXPOSED,
             max_age=600,
         )
     return app
