@@ -159,7 +159,7 @@ def leave_out(
                 for k, v in node["properties"].items()
                 if k not in only
             }
-        if way == "Answer" and out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
+        if out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
             either = {"anyOf": out.pop("oneOf")}
             out |= {"allOf": [*out.get("allOf", ()), either]} if "anyOf" in out else either
         ref = def_name(out.get("$ref"))
