@@ -28,7 +28,6 @@ Step = str | int  # a property's name; ``STEPS``' numbers
 # a tree of paths (property names, ``STEPS``' numbers): the names marked here, those below
 Paths = tuple[frozenset[str], dict[Step, "Paths"]]
 NONE: Paths = (frozenset(), {})
-Seen = frozenset[str]
 STEPS = {"items": 0, "additionalProperties": 1}
 
 
@@ -145,36 +144,30 @@ def leave_out(
     is a new one, ``<name><way>`` (the manifest shares definitions by name)."""
     keyword = "writeOnly" if way == "Answer" else "readOnly"
 
-    def visit(node: Json, given: Paths = NONE, seen: Seen = frozenset()) -> Json:
+    def visit(node: Json, given: Paths = NONE) -> Json:
         if not isinstance(node, dict):
             return node
         every = union(given, paths(node))  # (a member's, a sibling member's declaration's too)
         only = every[0]
         out = children(
             node,
-            lambda sub, key: sub if key == "properties" else visit(sub, below(every, key), seen),
+            lambda sub, key: sub if key == "properties" else visit(sub, below(every, key)),
         )
         if isinstance(node.get("properties"), dict):
             out["properties"] = {
-                k: visit(v, below(every, k, 1), seen)
+                k: visit(v, below(every, k, 1))
                 for k, v in node["properties"].items()
                 if k not in only
             }
-        if way == "Answer" and out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
+        if out.get("oneOf") != node.get("oneOf"):  # (cut, they may overlap)
             either = {"anyOf": out.pop("oneOf")}
             out |= {"allOf": [*out.get("allOf", ()), either]} if "anyOf" in out else either
         ref = def_name(out.get("$ref"))
         beside = given != NONE or set(node) - {"$ref", "title"}  # (a bare one's marks are its own)
         mine = restrict(every, holds(defs[ref])) if ref in defs else every  # (ref's names)
-        if (
-            ref is not None
-            and ref in defs
-            and (ref not in seen or (ref, id(mine)) in making)
-            and beside
-            and not within(mine, paths(defs[ref]))
-        ):
-            copy = lift(ref, mine, seen)  # what it names, as a member, without them
-            if copy is None or copy != lift(ref, NONE, seen):  # (it declares or requires one)
+        if ref is not None and ref in defs and beside and not within(mine, paths(defs[ref])):
+            copy = lift(ref, mine)  # what it names, as a member, without them
+            if copy is None or copy != lift(ref, NONE):  # (it declares or requires one)
                 del out["$ref"]
                 member = {"$ref": def_ref(named(ref, copy)) if copy is not None else f"{ref}\0"}
                 if copy is None:  # the copy being made (a cycle): its name once it has one
@@ -265,12 +258,14 @@ def leave_out(
             cut[id(one), id(known)] = one, known, alike.setdefault(key, shape)
         return cut[id(one), id(known)][2]
 
-    def lift(ref: str, only: Paths, seen: Seen) -> Json:
-        """``ref``'s copy without ``only`` (None: the one being made)."""
+    def lift(ref: str, only: Paths) -> Json:
+        """``ref``'s copy without ``only`` (None: the one being made); a reference inside it
+        with other marks (``child: allOf: [Node, {id: readOnly}]``) is copied too, each
+        (definition, marks) once."""
         key = (ref, id(only))
         if key not in lifted and key not in making:  # (each once: diamonds of allOf members)
             making[key] = []
-            copy = visit(defs[ref], only, seen | {ref})
+            copy = visit(defs[ref], only)
             lifted[key], selves[id(copy)] = (only, copy), making.pop(key)
         return lifted[key][1] if key in lifted else None
 

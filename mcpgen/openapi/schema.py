@@ -128,7 +128,8 @@ class SchemaConverter:
     # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
         """The properties of ``schema`` marked one of ``keys`` where they apply to the value
-        (of ``oneOf``/``anyOf`` members: every member declaring one; for ``writeOnly``, any)."""
+        (of ``oneOf``/``anyOf`` members: any, but for ``readOnly`` one a member declaring it
+        unmarked requires)."""
         return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
 
     def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
@@ -142,16 +143,17 @@ class SchemaConverter:
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
                 marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
-            anyone = keys == ("writeOnly",)
             for members in self._groups(target):
                 group: dict[str, bool] = {}
-                for member in members:  # every member declaring a property marks it
-                    for prop, only in self._marks(member, keys).items():
-                        group[prop] = (
-                            (group.get(prop, False) or only)
-                            if anyone
-                            else (group.get(prop, True) and only)
-                        )
+                needed: set[str] = set()  # (readOnly) what a member requires unmarked
+                for member in members:  # any member marking a property marks it
+                    own = self._marks(member, keys)
+                    group.update({prop: group.get(prop, False) or own[prop] for prop in own})
+                    asked = self.resolve(member)[0] if keys == ("readOnly",) else None
+                    asked = asked.get("required") if isinstance(asked, dict) else None
+                    if isinstance(asked, list):  # (its values send it: a Bot's own id)
+                        needed |= {p for p in asked if isinstance(p, str) and own.get(p) is False}
+                group = {prop: only and prop not in needed for prop, only in group.items()}
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
             for pattern in marking_patterns(self, target, keys):  # wherever declared
                 marks.update({prop: True for prop in marks if matches(pattern, prop)})

@@ -90,7 +90,9 @@ class SecurityImport(ImportBase):
             src,
             path,
             f"{what} gives this server no token of its own (only client credentials does): "
-            f"operations that need {name!r} fail until openapi.credentials.{name} sets "
+            f"operations that need {name!r} fail until the environment variable "
+            f"..._{env_name(name)} (the README names it in full) holds an access token got "
+            f"out of band (sent as a bearer token), or openapi.credentials.{name} sets "
             "from: tokenExchange (each caller's token, exchanged) or from: header",
         )
 

@@ -270,7 +270,9 @@ def env_suffixes(source: SchemeSource) -> list[tuple[str, str, bool]]:
         return [("", "API key", True)]
     if kind == "http":
         return [("", "bearer token", True)]
-    return []  # oauth2 without a client-credentials flow, openIdConnect: nothing to read
+    if kind in ("oauth2", "openIdConnect"):  # user flows only: a token got out of band
+        return [("", "access token (sent as a bearer token)", True)]
+    return []
 
 
 def variables(
@@ -295,7 +297,7 @@ def fetches_tokens(source: SchemeSource) -> bool:
     OAuth2 client credentials): only then are ``upstream_tokens`` and ``token_endpoint``
     needed."""
     return source.source == "tokenExchange" or (
-        source.source == "env" and source.spec.get("type") == "oauth2"
+        source.source == "env" and bool(source.spec.get("tokenUrl"))  # (OAuth2's)
     )
 
 
@@ -342,12 +344,12 @@ def missing(
         if env("_USERNAME") is None or env("_PASSWORD") is None:
             return f"set {base}_USERNAME and {base}_PASSWORD"
         return None
-    if kind == "oauth2":
-        if not source.spec.get("tokenUrl"):
-            return f"{name}: the OAuth2 scheme has no client-credentials tokenUrl"
+    if kind == "oauth2" and source.spec.get("tokenUrl"):
         if env("_CLIENT_ID") is None or env("_CLIENT_SECRET") is None:
             return f"set {base}_CLIENT_ID and {base}_CLIENT_SECRET"
         return None
-    if kind in ("apiKey", "http"):
+    if kind in ("oauth2", "openIdConnect") and env("") is None:  # no client-credentials flow
+        return f"set {base} to an access token for {name} (its flows give the server none)"
+    if kind in ("apiKey", "http", "oauth2", "openIdConnect"):
         return None if env("") is not None else f"set {base}"
     return f"{name}: security scheme type {kind!r} has no environment source"

@@ -8,12 +8,13 @@ import codecs
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 from xml.etree import ElementTree
 
+from . import wire_xml
 from .errors import ToolError
 from .wire import CONTROL, form_fields, scalar
 
@@ -108,15 +109,13 @@ def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
     """The strings the body sends in its ``writeOnly`` properties (``spec["write_only"]``:
     a password): an answer quoting one has it redacted, as a credential sent
     (``answers``); an XML body's (as written): its elements' (attributes') named as one."""
-    value, names = _value(spec, arguments), _dropped(spec["write_only"])
+    value = _value(spec, arguments)
     if isinstance(value, str):
         try:  # (expat: no entity expansion bomb)
-            nodes = list(ElementTree.fromstring(value).iter())
+            root = ElementTree.fromstring(value)
         except ElementTree.ParseError:
             return set()
-        texts = [t for n in nodes if str(n.tag).rpartition("}")[2] in names for t in n.itertext()]
-        texts += [v for n in nodes for k, v in n.attrib.items() if k.rpartition("}")[2] in names]
-        return {text.strip() for text in texts if text.strip()}
+        return {text.strip() for text in wire_xml.strip(root, [spec["write_only"]]) if text.strip()}
     kept = set(_strings(without_read_only(value, spec["write_only"])))
     return {text for text in _strings(value) if text not in kept}
 
@@ -124,39 +123,6 @@ def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
 def _strings(value: Json) -> list[str]:
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
     return [value] if isinstance(value, str) else [s for item in items for s in _strings(item)]
-
-
-def xml_without(content: bytes, plans: Sequence[Json]) -> bytes | None:
-    """An XML answer without its elements and attributes named as a property ``plans``
-    leave out at any depth (``<password>``), or as its ``xml.name`` says (``xml``); None
-    when it has none or does not parse."""
-    names = {name for plan in plans for name in _dropped(plan)}
-    try:
-        root = ElementTree.fromstring(content)  # (expat: no entity expansion bomb)
-    except ElementTree.ParseError:
-        return None
-    found = False
-    for node in list(root.iter()):
-        for child in [c for c in node if str(c.tag).rpartition("}")[2] in names]:
-            node.remove(child)
-            found = True
-        for key in [k for k in node.attrib if k.rpartition("}")[2] in names]:
-            del node.attrib[key]
-            found = True
-    return ElementTree.tostring(root, encoding="unicode").encode() if found else None
-
-
-def _dropped(plan: Json) -> set[str]:
-    """Every property name ``plan`` leaves out, at any depth (its ``$defs`` too)."""
-    if isinstance(plan, list):
-        return {name for item in plan for name in _dropped(item)}
-    if not isinstance(plan, dict):
-        return set()
-    return {
-        *plan.get("drop", ()),
-        *plan.get("xml", ()),
-        *(n for k, v in plan.items() if k not in ("drop", "xml") for n in _dropped(v)),
-    }
 
 
 def _unmarked(charset: str) -> str:

@@ -187,8 +187,9 @@ def test_the_build_lists_only_variables_the_sources_read(tmp_path: Path) -> None
     names = {e["name"] for e in spec["environment"]}
     assert {"T_API_BEARERAUTH_CLIENT_ID", "T_API_BEARERAUTH_CLIENT_SECRET"} <= names
     assert "T_API_APIKEYAUTH" in names and "T_API_BASICAUTH_PASSWORD" in names
-    # an authorization-code scheme left on env, and the header source, read no variable
-    assert not [n for n in names if "USEROAUTH" in n or "OIDC" in n]
+    # an authorization-code scheme left on env reads an access token got out of band (it
+    # read none: no call needing it could succeed); the header source reads no variable
+    assert [n for n in names if "USEROAUTH" in n or "OIDC" in n] == ["T_API_USEROAUTH"]
     assert spec["upstream"]["credentials"]["oidc"] == {"from": "header", "header": "X-Id"}
     # issue 34 item 8: what a user configures token exchange with, in every place it is told
     pair = ["T_API_BEARERAUTH_CLIENT_ID", "T_API_BEARERAUTH_CLIENT_SECRET"]

@@ -391,3 +391,29 @@ async def test_a_password_sent_in_an_xml_body_is_redacted_from_an_echo(media: st
         assert rec.seen[0].body == sent["body"].encode()  # (sent as written)
     assert failed and "hunter2" not in shown and "s3cr3t-attr" not in shown, shown
     assert "REDACTED" in shown
+
+
+W = {"type": "string", "writeOnly": True}
+KEYS = {"type": "object", "additionalProperties": W}
+VAULT = {"type": "object", "properties": {"name": {"type": "string"}, "keys": KEYS}}
+MAP_BODY = "<User><name>bob</name><keys><k1>old-secret</k1><k2>s2</k2></keys></User>"
+
+
+@pytest.mark.parametrize(
+    "user, kept",
+    [
+        (VAULT, "<name>bob</name>"),  # a property's map: its element's children go
+        (VAULT | {"properties": {"keys": KEYS | {"properties": {"k2": {}}}}}, "<k2>s2</k2>"),
+        (VAULT | {"properties": {"keys": {"patternProperties": {"^k1$": W}}}}, ""),
+        (KEYS, "<User />"),  # the answer is the map: the root's children go
+    ],
+)
+async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(user: Any, kept: str) -> None:
+    """``additionalProperties`` (a ``patternProperties`` entry) marked ``writeOnly``: a
+    JSON answer loses those keys, an XML one kept them (its elements are the map's keys,
+    no property's name); the declared ``k2`` stays."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    data["components"]["schemas"]["User"] = user
+    with echo(200, "application/xml", shape=stored(MAP_BODY)) as url:
+        failed, shown = await call(data, url, {"body": {}})
+    assert not failed and kept in shown and "old-secret" not in shown, shown

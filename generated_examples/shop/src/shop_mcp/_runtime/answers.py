@@ -18,7 +18,8 @@ plans by status, only for an operation whose answer has any; ``gone``: the whole
 and the result has no content); a refused answer's error then quotes none of it. So is any
 body that parses as JSON, whatever its label (``text/plain``) or status (an error echoing
 the request, or quoting what its own schema marks); a polled result the document does not
-describe follows the request body's; an XML answer loses the elements so named.
+describe follows the request body's; an XML answer loses the elements so named
+(and a map's marked values: ``wire_xml``).
 
 A tool that advertises an output schema promises structured content, and a client checks
 it (the SDK's raises "did not return structured content" otherwise): a 2xx answer that is
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import mcp_types as types
 
-from . import wire, wire_body
+from . import wire, wire_body, wire_xml
 from .content import audio, embedded_blob, image, structured, text, tool_error
 from .errors import REDACTED
 
@@ -147,7 +148,7 @@ def _without(
     ``secrets`` are taken out next), another only when something is left out."""
     gone = any("gone" in plan for plan in hidden)
     if not gone and media.endswith(("/xml", "+xml")):  # (one that does not parse: as it is)
-        body = wire_body.xml_without(response.content, hidden)
+        body = wire_xml.without(response.content, hidden)
         return (response if body is None else _answer(response, media, body)), []
     try:
         data = None if gone else parsed(response, parse_constant=_not_json, parse_float=_finite)

@@ -295,7 +295,7 @@ class Credentials:
             user, password = self._env(name, "_USERNAME"), self._env(name, "_PASSWORD")
             assert user is not None and password is not None
             return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-        if kind == "oauth2":
+        if kind == "oauth2" and source.spec.get("tokenUrl"):  # (else a token got out of band)
             client_id, secret = self._client_secret(name)
             token: str = await self.tokens.client_credentials(source, client_id, secret)
             return token  # typed here: a package without token modules sees them as Any

@@ -1,0 +1,94 @@
+"""What an XML value (an answer, a body sent as written) loses under ``writeOnly`` plans
+(the importer's ``plans.Plans``): its elements and attributes named as a property a plan
+leaves out, at any depth (``<password>``), or as its ``xml.name`` says (``xml``); and the
+values of a map a plan leaves out (``additionalProperties`` or a ``patternProperties``
+entry marked: ``gone``), the children of each element named as the map's property (of the
+root, when the value is the map) whose name is such a key, as a JSON answer loses them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree
+
+Json = Any
+Maps = dict[str | None, list[dict[str, Json]]]  # by element name (None: the root)
+
+
+def strip(root: ElementTree.Element, plans: Sequence[Json]) -> list[str]:
+    """Take out of ``root`` (in place) what ``plans`` leave out; the texts taken (an empty
+    one for an empty element: the list says whether anything was)."""
+    names = {name for plan in plans for name in dropped(plan)}
+    maps: Maps = {}
+    for plan in plans:
+        _maps(plan, plan.get("$defs", {}), None, maps, set())
+    taken: list[str] = []
+    for node in list(root.iter()):
+        local = str(node.tag).rpartition("}")[2]
+        values = maps.get(None, []) if node is root else []
+        values = values + maps.get(local, [])
+        for child in list(node):
+            name = str(child.tag).rpartition("}")[2]
+            if name in names or any(_gone(value, name) for value in values):
+                node.remove(child)
+                taken.append("".join(child.itertext()))
+        for key in [k for k in node.attrib if k.rpartition("}")[2] in names]:
+            taken.append(node.attrib.pop(key))
+    return taken
+
+
+def without(content: bytes, plans: Sequence[Json]) -> bytes | None:
+    """An XML answer without what ``plans`` leave out (``strip``); None when it has none
+    of it or does not parse."""
+    try:
+        root = ElementTree.fromstring(content)  # (expat: no entity expansion bomb)
+    except ElementTree.ParseError:
+        return None
+    return (
+        ElementTree.tostring(root, encoding="unicode").encode() if strip(root, [*plans]) else None
+    )
+
+
+def dropped(plan: Json) -> set[str]:
+    """Every property name ``plan`` leaves out, at any depth (its ``$defs`` too)."""
+    if isinstance(plan, list):
+        return {name for item in plan for name in dropped(item)}
+    if not isinstance(plan, dict):
+        return set()
+    return {
+        *plan.get("drop", ()),
+        *plan.get("xml", ()),
+        *(n for k, v in plan.items() if k not in ("drop", "xml") for n in dropped(v)),
+    }
+
+
+def _maps(plan: Json, defs: Json, name: str | None, out: Maps, seen: set[Any]) -> None:
+    """Add to ``out`` each map ``plan`` (the value's, named ``name``) has, at any depth,
+    whose values it leaves out, by its property's name (an array's items: the same name,
+    as an unwrapped array's elements have)."""
+    if not isinstance(plan, dict):
+        return
+    if "ref" in plan:
+        if (plan["ref"], name) not in seen:  # (a cycle ends)
+            seen.add((plan["ref"], name))
+            _maps(defs.get(plan["ref"]), defs, name, out, seen)
+        return
+    if any("gone" in v for v in [plan.get("additional") or {}, *plan.get("patterns", {}).values()]):
+        out.setdefault(name, []).append(plan)
+    for member in [*plan.get("all", ()), plan.get("items"), *plan.get("prefix", ())]:
+        _maps(member, defs, name, out, seen)
+    for prop, sub in plan.get("properties", {}).items():
+        _maps(sub, defs, prop, out, seen)
+
+
+def _gone(plan: dict[str, Json], key: str) -> bool:
+    """Whether the map ``plan`` leaves out its value of ``key`` (as
+    ``wire_body.without_read_only`` does)."""
+    subs = []
+    if plan.get("patterns"):
+        from .patterns import matcher  # (carried by a package calling an upstream)
+
+        subs = [sub for p, sub in plan["patterns"].items() if matcher(p)(key)]
+    if not subs and "additional" in plan and key not in plan.get("known", ()):
+        subs = [plan["additional"]]
+    return any("gone" in sub for sub in subs)
