@@ -151,7 +151,7 @@ class Upstream:
                 held = part_headers.setdefault(param["part"], {}) if "part" in param else None
                 (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
-                request.parts["cookies"][param["name"]] = wire.cookie_text(value, param)
+                request.parts["cookies"].update(wire.cookie_pairs(param["name"], value, param))
         request.url = wire.join(base := self.base_of(operation), path)
         request.at(base, self.settings["baseUrl"] if base == self.base_url else base)
         await self.authorize(request, operation["security"], ctx)
