@@ -103,3 +103,33 @@ async def test_deep_object_keys_are_percent_encoded() -> None:
         "f=g",
     ]
     assert [k for k, _ in parse_qsl(query)] == ["o[x&y=z#]", "o[é ü][0]", "o[plain]", "f"]
+
+
+def answered(media: str) -> dict[str, Any]:
+    return {"description": "d", "content": {media: {"schema": {"type": "object"}}}}
+
+
+async def test_accept_names_the_types_an_error_is_answered_in() -> None:
+    """An API answering its errors as ``application/problem+json`` (or any type only an
+    error response declares) may answer 406 to an ``Accept`` that lists the success's type
+    alone (it was ``application/json``): the error types follow, less preferred (``q=0.9``:
+    a success declared in that type too is still asked as the success's), each once."""
+    responses = {
+        "200": answered("application/json"),
+        "404": answered("application/problem+json"),
+        "422": answered("application/problem+json"),
+        "500": answered("application/json"),
+        "default": {"description": "d", "content": {"text/plain": {}}},
+    }
+    with recorder() as rec:
+        rec.answer(404, "application/problem+json", b'{"title":"no such pet"}')
+        op = operations(document([], responses))["send"]
+        result = await upstream(rec.url).call(op, {})
+    accept = "application/json, application/problem+json;q=0.9, text/plain;q=0.9"
+    assert rec.seen[0].headers["accept"] == accept
+    assert result.is_error and "no such pet" in str(result.content)
+
+
+async def test_accept_is_the_success_type_alone_without_other_error_types() -> None:
+    seen = await send(document([], {**OK, "400": answered("application/json")}), {})
+    assert seen.headers["accept"] == "application/json"

@@ -165,8 +165,9 @@ class Upstream:
             media = request.options.pop("type", body.get("media_type") or body["content_type"])
             if request.options:
                 request.parts["headers"].setdefault("Content-Type", media)
-        if operation.get("responseType"):
-            request.parts["headers"].setdefault("Accept", operation["responseType"])
+        if kind := operation.get("responseType"):  # then, less preferred, an error's types
+            errors = [f"{t};q=0.9" for t in operation.get("errorTypes", ())]
+            request.parts["headers"].setdefault("Accept", ", ".join([kind, *errors]))
         response = await self._send(request)
         if response.status_code == 202 and operation.get("poll"):  # docs/tasks.md
             from .upstream_poll import poll
