@@ -287,6 +287,7 @@ class _Importer(SecurityImport, InputImport):
             server=cand.server,
             poll=poll,
             write_only=write_only,
+            error_types=list(dict.fromkeys(t for t in self.error_types if t != content_type)),
         )
         summary = text_of(cand.node.get("summary"))
         text = text_of(cand.node.get("description")) or summary or f"{operation.method} {cand.url}"

@@ -290,6 +290,7 @@ class InputImport(ImportBase):
             found_all.append((code, *found))
         others = [c for c in responses if isinstance(c, str) and c not in codes]  # errors
         found_all += [(c, *f) for c in others if (f := self.response_schema(cand, c, responses[c]))]
+        self.error_types = [f[3] for f in found_all if f[0] not in codes and f[3]]  # (importer's)
         plans = self.converter.plans["writeOnly"]
         write_only: dict[str, Json] = {}  # each JSON or XML answer's plan, by status
         converted: dict[Any, tuple[Json, set[str]]] = {}  # each schema converted here, by place

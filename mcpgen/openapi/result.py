@@ -79,6 +79,7 @@ class Operation:
     server: str | None = None  # its own server's URL (else the API's base URL), maybe relative
     poll: dict[str, float] | None = None  # 202 + Location: ``interval``, ``timeout`` (s)
     write_only: dict[str, Json] = field(default_factory=dict)  # answers' plans, by status
+    error_types: list[str] = field(default_factory=list)  # in ``Accept`` after the success's
 
 
 def operation_data(operation: Operation) -> dict[str, Json]:
@@ -104,6 +105,8 @@ def operation_data(operation: Operation) -> dict[str, Json]:
         data["poll"] = dict(operation.poll)
     if operation.write_only:
         data["writeOnly"] = operation.write_only
+    if operation.error_types:
+        data["errorTypes"] = list(operation.error_types)
     return data
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -46,7 +47,6 @@ MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
 MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their records
 MAX_STORED = 50_000  # tasks kept for all callers (``--max-tasks``; with Redis: all replicas)
 BUCKET = 600  # seconds: stored tasks are counted by the 10 minutes in which they expire
-BUCKETS = 86_400 // BUCKET + 2  # the buckets of the longest ttl (tasks.MAX_TTL_MS)
 SMALL = 1024  # a write of fewer bytes (progress) is counted when the task ends
 
 
@@ -121,13 +121,9 @@ class TaskStore:
 
     async def create(self, record: Record) -> bool:
         """False when the store is unreachable: the task cannot be read by its id; -32600
-        when ``cap`` tasks are stored (counted by when they expire: one caller's oldest
-        tasks dropped from its index count no more)."""
-        await self._count(record["expiresAt"], 1)  # (first: concurrent creates count it)
-        first = int(time.time()) // BUCKET
-        counts = await self.cache.get_many([f"n:{b}" for b in range(first, first + BUCKETS)])
-        if sum(n for n in counts if isinstance(n, int)) > self.cap:
-            await self._count(record["expiresAt"], -1)
+        when ``cap`` tasks are stored (``_count``: one caller's oldest tasks dropped from its
+        index count no more)."""
+        if not await self._count(record["expiresAt"], 1, self.cap):
             full = f"The server keeps at most {self.cap} tasks (--max-tasks), all taken"
             raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
         await self.put(record)
@@ -170,16 +166,26 @@ class TaskStore:
             await self._count(entry[1], -1)
         return changed
 
-    async def _count(self, expires: float, n: int) -> None:
-        """``n`` more tasks stored that expire at ``expires`` (epoch seconds)."""
-        bucket = int(expires) // BUCKET
-        ends = (bucket + 1) * BUCKET - time.time()
+    async def _count(self, expires: float, n: int, cap: float = math.inf) -> bool:
+        """``n`` more tasks stored that expire at ``expires`` (epoch seconds), unless that
+        passes ``cap`` (False). One entry counts them by the 10 minutes in which they expire
+        (bucket -> count), checked and counted in one atomic step (Redis: a transaction, so
+        concurrent creates on any replica never pass the cap); a bucket that has ended is
+        dropped: its tasks have expired (a bare counter would keep them: an expiry tells
+        nobody)."""
+        bucket, now, fits = str(int(expires) // BUCKET), time.time(), [True]
 
         def add(stored: Any) -> tuple[Any, float] | None:
-            total = (stored if isinstance(stored, int) else 0) + n
-            return (total, max(ends, 0.001)) if total > 0 else None
+            held = stored if isinstance(stored, dict) else {}
+            counts = {b: c for b, c in held.items() if (int(b) + 1) * BUCKET > now and c > 0}
+            fits[0] = sum(counts.values()) + n <= cap
+            counts[bucket] = counts.get(bucket, 0) + (n if fits[0] else 0)
+            counts = {b: c for b, c in counts.items() if c > 0}
+            last = max(map(int, counts), default=0)
+            return (counts, max((last + 1) * BUCKET - now, 0.001)) if counts else None
 
-        await self.cache.change(f"n:{bucket}", add)
+        await self.cache.change("n:", add)
+        return fits[0]
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first

@@ -151,7 +151,7 @@ class Upstream:
                 held = part_headers.setdefault(param["part"], {}) if "part" in param else None
                 (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
-                request.parts["cookies"][param["name"]] = wire.cookie_text(value, param)
+                request.parts["cookies"].update(wire.cookie_pairs(param["name"], value, param))
         request.url = wire.join(base := self.base_of(operation), path)
         request.at(base, self.settings["baseUrl"] if base == self.base_url else base)
         await self.authorize(request, operation["security"], ctx)
@@ -164,8 +164,9 @@ class Upstream:
             media = request.options.pop("type", body.get("media_type") or body["content_type"])
             if request.options:
                 request.parts["headers"].setdefault("Content-Type", media)
-        if operation.get("responseType"):
-            request.parts["headers"].setdefault("Accept", operation["responseType"])
+        if kind := operation.get("responseType"):  # then, less preferred, an error's types
+            errors = [f"{t};q=0.9" for t in operation.get("errorTypes", ())]
+            request.parts["headers"].setdefault("Accept", ", ".join([kind, *errors]))
         response = await self._send(request)
         if response.status_code == 202 and operation.get("poll"):  # docs/tasks.md
             from .upstream_poll import poll

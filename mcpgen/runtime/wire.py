@@ -3,9 +3,8 @@
 Path values are percent-encoded as one segment and may never be ``.`` or ``..`` (an HTTP
 client would resolve them and reach another endpoint); header values may not carry line
 breaks; cookie values are percent-encoded so that a value cannot add a cookie. The URL is
-the base URL's path, then the operation's, then the base URL's query and the operation's.
-Bodies: ``wire_body``.
-"""
+the base URL's path, then the operation's, then the base URL's query and the operation's
+(bodies: ``wire_body``)."""
 
 from __future__ import annotations
 
@@ -138,22 +137,25 @@ def set_headers(held: dict[str, str], given: dict[str, str]) -> None:
     held.update(given)
 
 
-def cookie_text(value: Json, param: dict[str, Json]) -> str:
-    """A cookie parameter's value, before ``cookie_header`` percent-encodes it: JSON when
-    the document gives it a ``content`` type, else comma-separated."""
+def cookie_pairs(name: str, value: Json, param: dict[str, Json]) -> dict[str, Json]:
+    """A cookie parameter as cookies (name -> value or values; docs/openapi.md): one, ``c=a,b``
+    (an item's comma ``%2C``), or exploded one per item or member, ``c=a; c=b``, ``R=1; G=2``."""
     if param.get("content_type"):
-        return json.dumps(value, separators=(",", ":"))
-    return simple(value, False)
+        return {name: json.dumps(value, separators=(",", ":"))}
+    if param.get("explode") is False or not isinstance(value, list | dict):
+        return {name: Encoded(simple(value, False, cookie_value))}
+    if isinstance(value, list):
+        return {name: [Encoded(cookie_value(v)) for v in value]}
+    return {str(k): Encoded(cookie_value(v)) for k, v in value.items()}
 
 
 def cookie_value(value: Json) -> str:
     return quote(scalar(value), safe=_COOKIE_SAFE.replace("%", ""))
 
 
-def cookie_header(cookies: dict[str, str]) -> str:
-    return "; ".join(
-        f"{quote(name, safe='')}={cookie_value(value)}" for name, value in cookies.items()
-    )
+def cookie_header(cookies: dict[str, Json]) -> str:
+    pairs = [(quote(k, safe=""), v) for k, held in cookies.items() for v in as_list(held)]
+    return "; ".join(f"{k}={v if isinstance(v, Encoded) else cookie_value(v)}" for k, v in pairs)
 
 
 def query_pairs(name: str, value: Json, param: dict[str, Json]) -> list[tuple[str, str]]:
@@ -173,7 +175,7 @@ def query_pairs(name: str, value: Json, param: dict[str, Json]) -> list[tuple[st
 
 
 class Encoded(str):
-    """A query value percent-encoded already: ``with_query`` sends it as it is."""
+    """A query or cookie value percent-encoded already: sent as it is."""
 
 
 def as_list(value: Json) -> list[Json]:
@@ -205,10 +207,13 @@ def form_fields(name: str, value: Json, part: dict[str, Json]) -> list[tuple[str
 
 def deep_fields(name: str, value: Json) -> list[tuple[str, str]]:
     """``style: deepObject``: ``o[k]=v``, and deeper (OpenAPI leaves it undefined) as qs, Rack
-    and PHP read it and Stripe's clients write it: ``o[a][b]=v``, ``o[list][0]=x``."""
+    and PHP read it and Stripe's clients write it: ``o[a][b]=v``, ``o[list][0]=x``. A key
+    holding a bracket is refused: encoded or not, the API reads it as a nesting."""
     if not isinstance(value, dict | list):
         return [(name, scalar(value))]
     items = value.items() if isinstance(value, dict) else enumerate(value)
+    if isinstance(value, dict) and any("[" in str(k) or "]" in str(k) for k in value):
+        raise ToolError(f"{name!r} may not have a key holding '[' or ']' (read as a nesting)")
     return [pair for k, v in items for pair in deep_fields(f"{name}[{k}]", v)]
 
 
@@ -242,12 +247,8 @@ def with_query(url: str, query: dict[str, Json] | None) -> str:
     if not pairs:
         return url
     parts = urlsplit(without(url, {key for key, _ in pairs}))
-    kept = [parts.query] if parts.query else []
-    # a space as %20 (RFC 3986, OpenAPI's examples): "+" is a space to form decoders only
-    added = [
-        f"{quote(k, safe='')}={v if isinstance(v, Encoded) else quote(v, safe='')}"
-        for k, v in pairs
-    ]
+    kept = [parts.query] if parts.query else []  # a space as %20: "+" is one to forms only
+    added = ["=".join(t if isinstance(t, Encoded) else quote(t, safe="") for t in p) for p in pairs]
     return urlunsplit(parts._replace(query="&".join([*kept, *added])))
 
 

@@ -375,3 +375,25 @@ async def test_concurrent_creates_do_not_pass_the_cap(stores: Any) -> None:
     assert taken <= 5, taken  # (under contention some may be refused with room left)
     more = [await create(n) for n in range(50, 60)]  # a refused one gave its count back
     assert sum(more) == 5 - taken, (taken, more)
+
+
+async def test_an_expired_task_frees_its_place_under_the_cap(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task counts until the 10 minutes in which it expires have passed (no replica
+    is told of an expiry: the counts are kept by when tasks expire), then frees its place."""
+    from mcp.shared.exceptions import MCPError
+
+    first, second = stores
+    first.cap = second.cap = 2
+    for n in range(2):
+        assert await (first, second)[n].create({**record(n), "owner": f"caller-{n}"})
+    with pytest.raises(MCPError):
+        await second.create({**record(2), "owner": "caller-2"})
+    later = time.time() + 2 * tasks_store.BUCKET
+    monkeypatch.setattr(tasks_store.time, "time", lambda: later)
+    fresh = {"taskId": "task-3", "owner": "caller-3", "status": "working"}
+    for n, store in enumerate((first, second)):
+        assert await store.create({**fresh, "taskId": f"task-{3 + n}", "expiresAt": later + 60})
+    with pytest.raises(MCPError):
+        await first.create({**fresh, "taskId": "task-5", "expiresAt": later + 60})
