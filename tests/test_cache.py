@@ -398,3 +398,31 @@ def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_plann
     operation.setdefault("parameters", []).append(schema)
     built("schema")
     assert len(planned) == len(damaged) + 1  # a schema changed: planned again
+
+
+def test_the_search_index_analyzes_only_texts_no_build_before_analyzed(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each text's terms are kept in the build cache: a rebuild after one description
+    changed analyzes that description alone, and ships the index a fresh analysis makes."""
+    from mcpgen.pipeline import load_manifest
+    from mcpgen.render.spec import search_json, spec_data
+    from mcpgen.runtime.search_words import Analyzer
+
+    loaded = load_manifest(SPEC)
+    assert loaded.manifest is not None
+    data = {**spec_data(loaded.manifest), "mode": "code"}
+    analyzed: list[str] = []
+    real_terms = Analyzer.terms
+    monkeypatch.setattr(Analyzer, "terms", lambda s, t: analyzed.append(t) or real_terms(s, t))
+    first = search_json(data)
+    assert analyzed and first == search_json(data)
+    analyzed.clear()
+    tools = [dict(t) for t in data["tools"]]
+    for part in ("definition", "full"):  # (the full description, when compacted, is searched)
+        tools[0][part] = {**tools[0].get(part, {}), "description": "Changed."}
+    touched = {**data, "tools": tools}
+    again = search_json(touched)
+    assert analyzed == ["Changed."]
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store / "fresh"))
+    assert again == search_json(touched) != first
