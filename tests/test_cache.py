@@ -426,3 +426,32 @@ def test_the_search_index_analyzes_only_texts_no_build_before_analyzed(
     assert analyzed == ["Changed."]
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store / "fresh"))
     assert again == search_json(touched) != first
+
+
+def test_a_rebuild_reads_the_examples_of_unchanged_input_schemas(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The example arguments of the generated tests are kept by the input schema's key: a
+    rebuild after a description changed derives none again, and writes the same tests."""
+    from mcpgen.model import examples
+
+    derived: list[object] = []
+    real_valid = examples._valid
+    monkeypatch.setattr(examples, "_valid", lambda *a: derived.append(1) or real_valid(*a))
+    data = json.loads(SPEC.read_text("utf-8"))
+    source = tmp_path / SPEC.name
+
+    def built(name: str) -> str:
+        source.write_text(json.dumps(data), "utf-8")
+        done = CliRunner().invoke(main, ["build", str(source), "-o", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        return (tmp_path / name / "tests" / "test_generated.py").read_text("utf-8")
+
+    first = built("first")
+    assert derived
+    derived.clear()
+    operation = next(iter(next(iter(data["paths"].values())).values()))
+    operation["description"] = "Changed."
+    assert built("touched") == first and not derived
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    assert built("fresh") == first and derived
