@@ -17,6 +17,7 @@ from mcpgen.check.structure import manifest_schema
 from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
 from mcpgen.format import ENGINES
 from mcpgen.health import check_command
+from mcpgen.hosts.commands import COMMANDS as HOST_COMMANDS
 from mcpgen.pipeline import load_manifest
 from mcpgen.surface.report import diff as diff_command
 
@@ -54,23 +55,6 @@ class _Group(click.Group):
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
-
-    # install, call, list, bundle, dev and add are imported when one is asked for or the
-    # commands are listed: a build need not import them (``mcpgen.hosts``: ~10 ms)
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in self.commands:
-            self._add_host_commands()
-        return super().get_command(ctx, name)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        self._add_host_commands()
-        return super().list_commands(ctx)
-
-    def _add_host_commands(self) -> None:
-        from mcpgen.hosts.commands import COMMANDS
-
-        for command in COMMANDS:
-            self.add_command(command)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -241,7 +225,7 @@ def build(source: Path, output: Path | None, **options: Any) -> None:
     sys.exit(run_build(source, output, **options))
 
 
-for command in (diff_command, check_command):
+for command in (diff_command, check_command, *HOST_COMMANDS):
     main.add_command(command)
 
 
