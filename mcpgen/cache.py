@@ -1,5 +1,6 @@
 """The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (model modules,
-advertised tool definitions, compiled templates, the runtime's imports), written
+advertised tool definitions, compiled templates, the runtime's imports, the search
+index's terms, the tests' examples), written
 atomically and never trusted to exist: a missing or broken cache only costs time.
 
 It is kept under ``MCPGEN_CACHE_SIZE`` megabytes (``prune``): every build with changes adds

@@ -353,7 +353,8 @@ def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_plann
 ) -> None:
     """The modules planned for a set of models are listed in the cache by all the plan
     reads: a rebuild after a description changed (GitHub: 0.1 s of planning) reads them by
-    their keys; a changed schema or a damaged list plans again. Same files either way."""
+    their keys (the schemas' keys the model stage made for the build cache: nothing is
+    serialized again); a changed schema or a damaged list plans again. Same files either way."""
     from mcpgen.render import model_parts
 
     planned: list[int] = []
@@ -374,8 +375,12 @@ def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_plann
     assert len(planned) == 1 and len(list(store.glob(f"{model_parts.PLANS_PREFIX}*"))) == 1
     operation = next(iter(next(iter(data["paths"].values())).values()))
     operation["description"] = "Changed: " + operation.get("description", "")
+    keyed: list[object] = []  # the schemas serialized again to key the plan: none
+    real_key = cache.schema_key
+    monkeypatch.setattr(cache, "schema_key", lambda *a: keyed.append(a[2]) or real_key(*a))
     touched = built("touched")
     assert len(planned) == 1  # not planned again
+    assert model_parts.model_code._sorted_json not in keyed  # the model stage's keys reused
     assert touched == built("fresh", tmp_path / "fresh-cache")  # what planning makes
     planned.clear()
     [record] = store.glob(f"{model_parts.PLANS_PREFIX}*")
@@ -393,3 +398,60 @@ def test_a_rebuild_with_the_same_schemas_reads_the_planned_modules_without_plann
     operation.setdefault("parameters", []).append(schema)
     built("schema")
     assert len(planned) == len(damaged) + 1  # a schema changed: planned again
+
+
+def test_the_search_index_analyzes_only_texts_no_build_before_analyzed(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each text's terms are kept in the build cache: a rebuild after one description
+    changed analyzes that description alone, and ships the index a fresh analysis makes."""
+    from mcpgen.pipeline import load_manifest
+    from mcpgen.render.spec import search_json, spec_data
+    from mcpgen.runtime.search_words import Analyzer
+
+    loaded = load_manifest(SPEC)
+    assert loaded.manifest is not None
+    data = {**spec_data(loaded.manifest), "mode": "code"}
+    analyzed: list[str] = []
+    real_terms = Analyzer.terms
+    monkeypatch.setattr(Analyzer, "terms", lambda s, t: analyzed.append(t) or real_terms(s, t))
+    first = search_json(data)
+    assert analyzed and first == search_json(data)
+    analyzed.clear()
+    tools = [dict(t) for t in data["tools"]]
+    for part in ("definition", "full"):  # (the full description, when compacted, is searched)
+        tools[0][part] = {**tools[0].get(part, {}), "description": "Changed."}
+    touched = {**data, "tools": tools}
+    again = search_json(touched)
+    assert analyzed == ["Changed."]
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(store / "fresh"))
+    assert again == search_json(touched) != first
+
+
+def test_a_rebuild_reads_the_examples_of_unchanged_input_schemas(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The example arguments of the generated tests are kept by the input schema's key: a
+    rebuild after a description changed derives none again, and writes the same tests."""
+    from mcpgen.model import examples
+
+    derived: list[object] = []
+    real_valid = examples._valid
+    monkeypatch.setattr(examples, "_valid", lambda *a: derived.append(1) or real_valid(*a))
+    data = json.loads(SPEC.read_text("utf-8"))
+    source = tmp_path / SPEC.name
+
+    def built(name: str) -> str:
+        source.write_text(json.dumps(data), "utf-8")
+        done = CliRunner().invoke(main, ["build", str(source), "-o", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        return (tmp_path / name / "tests" / "test_generated.py").read_text("utf-8")
+
+    first = built("first")
+    assert derived
+    derived.clear()
+    operation = next(iter(next(iter(data["paths"].values())).values()))
+    operation["description"] = "Changed."
+    assert built("touched") == first and not derived
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    assert built("fresh") == first and derived

@@ -173,10 +173,10 @@ def _tool(
     bundled = index.bundle(_resolve_root(raw.get("input", EMPTY_INPUT), index.shared))
     bundled_output = index.bundle(_resolve_root(raw.get("output"), index.shared))
     annotations = raw.get("annotations") or None
-    advertised = None
+    advertised, keys = None, list[Any]()
     if http is not None and advertise is not None:  # an imported operation
         given = raw.get("title"), raw.get("description"), bundled, bundled_output, annotations
-        advertised = advertise(*given, wrapped=http.wrapped_output)
+        advertised, keys = advertise(*given, wrapped=http.wrapped_output)
     return read(
         Tool,
         raw,
@@ -191,6 +191,7 @@ def _tool(
         strict_model_exact=fastpath.strict_model_exact(bundled, index.shared),
         strict_output_exact=fastpath.strict_model_exact(bundled_output, index.shared),
         advertised=advertised,
+        schema_keys=tuple(keys[2:4]) or None,
     )
 
 

@@ -88,12 +88,13 @@ class Advertised:
             code.update(Path(str(module.__file__)).read_bytes())
         return code.hexdigest() + compact_json(astuple(self.options))
 
-    def __call__(self, *given: Json, wrapped: bool) -> dict[str, Json]:
-        """``compact.advertise``'s title, text, input and output schemas and annotations."""
+    def __call__(self, *given: Json, wrapped: bool) -> tuple[dict[str, Json], list[Json]]:
+        """``compact.advertise``'s title, text, input and output schemas and annotations,
+        and the key text of each of ``given`` (``cache.schema_key``; none without a pack)."""
         make = partial(compact.advertise, *given, wrapped=wrapped, options=self.options)
         pack = self.pack
         if pack is None:
-            return make()
+            return make(), []
         parts = [cache.schema_key(part, self._digests, compact_json) for part in given]
         key = _hash(compact_json([self.salt, *parts, wrapped]))
         kept = pack.used.get(key, pack.kept.get(key))
@@ -102,7 +103,7 @@ class Advertised:
             found, pack.computed = make(), pack.computed + 1
             kept = pack.packed(found)
         pack.used[key] = kept
-        return found
+        return found, parts
 
 
 def _named(result: Json) -> list[str]:

@@ -127,6 +127,9 @@ class Tool:
     strict_output_exact: bool = False
     # what tools/list shows instead of the full parts (``compact.advertise``; None: left out)
     advertised: Json | None = None
+    # The build cache's key texts of the input and output schemas (``cache.schema_key``),
+    # when the model stage made them (``remembered``): the models' plan is keyed by them too
+    schema_keys: tuple[Json, Json] | None = None
     # ``optional`` or ``required``: the tool runs as an MCP task when asked (docs/tasks.md)
     task: str | None = None
 
@@ -301,4 +304,6 @@ class Manifest:
         """A JSON-ready view of the model (``mcpgen inspect --json``)."""
         data = asdict(replace(self, origins=Origins()))  # the source document is not copied
         data.pop("origins")
+        for tool in data["tools"]:
+            del tool["schema_keys"]  # (the build cache's)
         return data

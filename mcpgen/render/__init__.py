@@ -15,6 +15,7 @@ from mcpgen import __version__
 from mcpgen import timings as timing
 from mcpgen.hosts.install import readme_snippets
 from mcpgen.identifiers import handler_path
+from mcpgen.model import examples
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_data, deploy_templates
 from mcpgen.render.model_parts import Models, start_models
@@ -92,7 +93,8 @@ def render_without_models(manifest: Manifest, source: str | None = None) -> Outp
     with timing.phase("surface lock"):
         surface = _lock(manifest)
     out = Output(surface=surface)
-    with timing.phase("render templates"):
+    keyed = [(t.schema_keys[0], t.input_schema) for t in manifest.tools if t.schema_keys]
+    with timing.phase("render templates"), examples.kept(keyed):
         ctx = context(manifest, source)
         oldest = re.match(r"\s*>=\s*(3\.\d+)", manifest.server.python_requires)
         ctx["ci_python"] = oldest.group(1) if oldest else "3.11"

@@ -27,7 +27,7 @@ from typing import Any
 from mcpgen import cache, identifiers
 from mcpgen.check import schemas as schema_code
 from mcpgen.check.schemas import closure, def_target, ref_strings
-from mcpgen.model.types import Manifest
+from mcpgen.model.types import Manifest, Tool
 from mcpgen.problems import InputError
 from mcpgen.render import models as model_code
 from mcpgen.render.models import (
@@ -164,13 +164,13 @@ def _plan_file(manifest: Manifest) -> Path | None:
         return None
     digests: dict[int, tuple[Json, str]] = {}  # bundled definitions, each serialized once
 
-    def schema(value: Json) -> Json:
-        return cache.schema_key(value, digests, model_code._sorted_json)
+    def schemas(t: Tool) -> tuple[Json, Json]:  # (each made once in the model stage)
+        return t.schema_keys or tuple(
+            cache.schema_key(s, digests, model_code._sorted_json)
+            for s in (t.input_schema, t.output_schema)
+        )
 
-    tools = [
-        [t.input_model, schema(t.input_schema), t.output_model, schema(t.output_schema)]
-        for t in manifest.tools
-    ]
+    tools = [[t.input_model, t.output_model, *schemas(t)] for t in manifest.tools]
     prompts = [
         [p.class_name, [[a.name, a.description, a.required] for a in p.arguments]]
         for p in manifest.prompts

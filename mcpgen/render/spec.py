@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcpgen import cache, vendoring
 from mcpgen.identifiers import handler_path
 from mcpgen.literals import READABLE_ITEMS, compact_json, one_per_line
 from mcpgen.model.resources import Prompt, Resource
@@ -200,12 +201,32 @@ def search_json(data: dict[str, Json]) -> str | None:
     """The search index of a server in search or code mode (``_search.json``), computed here
     so that the server loads it at start instead of building it: the runtime's own
     ``SearchIndex.to_data`` over the operations of ``_spec.json`` data. It carries a
-    fingerprint of what it was made from; a server whose operations differ builds its own."""
+    fingerprint of what it was made from; a server whose operations differ builds its own.
+    The terms of each text are kept in the build cache, by the runtime's code: a rebuild
+    analyzes only the texts that changed (GitHub, one description changed: ~40 ms)."""
     if data.get("mode") not in ("search", "code"):
         return None
     from mcpgen.runtime.search import SearchIndex, docs_from_spec
+    from mcpgen.runtime.search_words import Analyzer
 
-    index = SearchIndex(docs_from_spec(data))
+    store = cache.cache_dir()
+    path = store / f"search-terms-{vendoring.runtime_digest()}.json" if store else None
+    kept, used = cache.read_pack(path), {}
+
+    class Remembered(Analyzer):
+        def terms(self, text: str) -> list[str]:
+            found = kept.get(text)
+            used[text] = found if isinstance(found, str) else " ".join(super().terms(text))
+            return used[text].split()
+
+    class Index(SearchIndex):  # the runtime's index, its terms looked up first
+        def _build(self) -> None:
+            self.analyzer = Remembered(self.analyzer.stemming)
+            super()._build()
+
+    index = Index(docs_from_spec(data))
+    if used != kept:
+        cache.write(path, compact_json(used))
     return compact_json(index.to_data()) + "\n"
 
 
