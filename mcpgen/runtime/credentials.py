@@ -38,6 +38,7 @@ from .credential_config import (
     SchemeSource,
     check_config,
     env_name,
+    fetches_tokens,
     fingerprint,
     from_header,
     missing,
@@ -215,7 +216,7 @@ class Credentials:
             key = self.tokens.exchange_key(
                 source, who, self._scope(source, scopes), client_id or ""
             )
-        elif source.source == "env" and source.spec.get("type") == "oauth2" and client_id:
+        elif fetches_tokens(source) and client_id:  # (a user-flow scheme fetches none)
             key = self.tokens.client_key(source, client_id)
         else:
             return

@@ -74,3 +74,17 @@ def test_the_build_warns_with_the_variable_at_the_scheme() -> None:
     assert warned.level is Level.WARNING
     assert warned.field == "#/components/securitySchemes/azure_auth"
     assert "_AZURE_AUTH" in warned.message and "access token" in warned.message, warned.message
+
+
+async def test_a_401_with_a_client_id_set_fetches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user-flow scheme's 401 forgets no client-credentials token: its package does not
+    carry ``upstream_tokens`` (the call failed with an internal error, not the API's 401)."""
+    data = document(SCHEMES[0])
+    schemes = imported(data).security_schemes
+    monkeypatch.setenv("MCPGEN_TEST_WIRE_API_AZURE_AUTH_CLIENT_ID", "cid")
+    with recorder() as rec:
+        rec.answer(401, "application/json", b'{"error": "expired"}')
+        api = upstream(rec.url, schemes)
+        result = await api.call(operations(data)["send"], {})
+    assert result.is_error and rec.seen, result.content
+    assert api.credentials._tokens is None  # no token client was made
