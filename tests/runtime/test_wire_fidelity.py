@@ -1449,7 +1449,18 @@ async def test_a_path_value_keeps_its_slashes_where_the_document_says_so() -> No
     with recorder() as rec:
         result = await upstream(rec.url).call(send, given)
         assert not result.is_error, result.content
-        for bad in ("a/../admin", "./a", "a/..", "..;/admin", "a/..;x/b", "a//b", "/a", "a/"):
+        for bad in (
+            "a/../admin",
+            "./a",
+            "a/..",
+            "..;/admin",
+            "a/..;x/b",
+            "a//b",
+            "/a",
+            "a/",
+            "a/;/b",
+            "a/;x/b",
+        ):
             with pytest.raises(ToolError, match="may not be"):
                 await upstream(rec.url).call(send, {**given, "p": bad})
     (seen,) = rec.seen

@@ -110,8 +110,9 @@ def path_segment(name: str, value: Json, param: dict[str, Json] | None = None) -
         text = "".join(f";{k}={v}" if v else f";{k}" for k, v in pairs)  # RFC 6570: ";x"
     else:
         text = simple(value, explode, seg, style)
-    segments = text.split("/")  # none empty (a//b, /a, a/: proxies merge //), . or .. (..;x)
-    if not text or "" in segments or DOT_SEGMENTS & {s.split(";")[0] for s in segments}:
+    heads = [s.split(";")[0] for s in text.split("/")]  # a/;x/b: servlets drop ;x (..;x: ..)
+    heads[0] = heads[0] or ("matrix" if style == "matrix" else "")  # matrix's own ";name"
+    if not text or "" in heads or DOT_SEGMENTS & set(heads):  # a//b, /a, a/: proxies merge //
         raise ToolError(f"path parameter {name!r} may not be {text!r}")
     return text
 
