@@ -15,9 +15,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 from xml.etree import ElementTree
 
-from . import wire_xml
 from .errors import ToolError
 from .wire import CONTROL, form_fields, scalar
+from .wire_xml import strip as strip_xml  # (not "from . import": that asks __init__)
 
 Json = Any
 # part headers the multipart encoding writes itself (OpenAPI: Content-Type is ignored there)
@@ -116,7 +116,7 @@ def write_only(spec: dict[str, Json], arguments: dict[str, Json]) -> set[str]:
             root = ElementTree.fromstring(value)
         except ElementTree.ParseError:
             return set()
-        return {text.strip() for text in wire_xml.strip(root, [spec["write_only"]]) if text.strip()}
+        return {text.strip() for text in strip_xml(root, [spec["write_only"]]) if text.strip()}
     kept = set(_strings(without_read_only(value, spec["write_only"])))
     return {text for text in _strings(value) if text not in kept}
 
