@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     import jinja2
 
 Json = Any
-MODELS_PREFIX = "models-v6-"  # model modules (``render.model_parts``), formatted, by format version
+# model modules (``render.model_parts``), formatted; v7: their keys keep key order
+MODELS_PREFIX = "models-v7-"
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
 PRUNE_EVERY = 3600.0  # seconds between two looks at the folder

@@ -27,6 +27,7 @@ from typing import Any
 from mcpgen import cache, identifiers
 from mcpgen.check import schemas as schema_code
 from mcpgen.check.schemas import closure, def_target, ref_strings
+from mcpgen.literals import encoder
 from mcpgen.model.types import Manifest, Tool
 from mcpgen.problems import InputError
 from mcpgen.render import models as model_code
@@ -34,7 +35,6 @@ from mcpgen.render.models import (
     SETTINGS,
     combined_document,
     defined_names,
-    digest,
     generator_options,
     locate_failure,
     model_schemas,
@@ -53,6 +53,14 @@ PLANS_PREFIX = "models-plan-v1-"  # the modules planned for a set of models (``_
 _MODULE = re.compile(f"{SHARED}|_part[0-9]+")  # the names ``plan`` gives, nothing else
 _KEPT = re.compile(re.escape(cache.MODELS_PREFIX) + "[0-9a-f]{64}[.]py")
 _PLANNING = (__file__, model_code.__file__, identifiers.__file__, schema_code.__file__)  # its code
+# The generator writes fields in property order: keys that guard its output keep key order
+# (``models.digest`` sorts keys, so a change that only reordered properties kept the old code).
+_ordered_json = encoder()
+
+
+def _key(value: Json) -> str:
+    """A digest of JSON data, key order kept (it is part of what the generator writes)."""
+    return hashlib.sha256(_ordered_json(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -128,8 +136,8 @@ def plan(manifest: Manifest) -> list[ModelModule]:
                 subset = {**shared_document, "$defs": {n: shared_defs[n] for n in needed}}
                 # each shared definition serialized once per build, however many parts use it
                 for n in needed:
-                    digests[n] = digests.get(n) or digest(shared_defs[n])
-                key = digest([[n, digests[n]] for n in needed])
+                    digests[n] = digests.get(n) or _key(shared_defs[n])
+                key = _key([[n, digests[n]] for n in needed])
             name = f"_part{index:0{width}d}"
             parts.append(ModelModule(name, tuple(sorted(bucket)), document, subset, key))
     except _NotSplittable:
@@ -150,7 +158,7 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
         return None
     # A part's output can depend on the shared schemas it extends (allOf), so the ones it
     # uses are part of its key: changing a shared definition regenerates the parts using it.
-    key = digest([_settings(package), module.document, module.shared_key])
+    key = _key([_settings(package), module.document, module.shared_key])
     return store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
 
 
@@ -166,8 +174,7 @@ def _plan_file(manifest: Manifest) -> Path | None:
 
     def schemas(t: Tool) -> tuple[Json, Json]:  # (each made once in the model stage)
         return t.schema_keys or tuple(
-            cache.schema_key(s, digests, model_code._sorted_json)
-            for s in (t.input_schema, t.output_schema)
+            cache.schema_key(s, digests, _ordered_json) for s in (t.input_schema, t.output_schema)
         )
 
     tools = [[t.input_model, t.output_model, *schemas(t)] for t in manifest.tools]
@@ -179,7 +186,7 @@ def _plan_file(manifest: Manifest) -> Path | None:
     for file in _PLANNING:
         code.update(Path(str(file)).read_bytes())
     key = [_settings(manifest.server.package), code.hexdigest(), tools, prompts]
-    return store / f"{PLANS_PREFIX}{digest([*key, manifest.shared_defs])}.json"
+    return store / f"{PLANS_PREFIX}{_key([*key, manifest.shared_defs])}.json"
 
 
 def _planned(record: Path | None) -> Models | None:
