@@ -80,7 +80,7 @@ class Plans:
         for node in schema_objects(todo):
             if node.get(self.keyword) is True:
                 return True
-            ref = def_name(node.get("$ref"))
+            ref = def_name(node["$ref"]) if "$ref" in node else None  # (most have none)
             if ref in self.converter.defs and ref not in seen and ref not in self._clean:
                 seen.add(ref)
                 todo.append(self.converter.defs[ref])
