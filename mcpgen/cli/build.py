@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import json
@@ -25,7 +26,7 @@ from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest, render_files, too_deep
 from mcpgen.problems import InputError, Level, Problem, Problems
 from mcpgen.render import LOCK_FILE, Output, handler_stub
-from mcpgen.surface.lock import estimate_tokens
+from mcpgen.surface.lock import estimate_tokens, share_equal
 from mcpgen.write import apply, diff, foreign, plan, unsafe_root
 from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames
@@ -272,6 +273,10 @@ def surface_summary(
     from mcpgen.surface.diff import diff, summary
 
     after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
+    with contextlib.suppress(OSError):  # (read by ``previous_lock`` a moment ago)
+        share_equal(
+            before, after, (root / LOCK_FILE).read_text("utf-8"), rendered.generated[LOCK_FILE]
+        )
     changes = diff(before, after)
     counts = summary(changes, before, after)
     in_git = any((folder / ".git").exists() for folder in (root, *root.resolve().parents))

@@ -51,7 +51,7 @@ def _values(values: Iterable[str], limit: int = 5) -> str:
 
 def _same_json(a: Json, b: Json) -> bool:
     """Equal as JSON: unlike ``==``, ``true`` is not ``1`` and ``false`` is not ``0``."""
-    return bool(a == b) and _canon(a) == _canon(b)
+    return a is b or (bool(a == b) and _canon(a) == _canon(b))
 
 
 def _same_text(a: Json, b: Json) -> bool:

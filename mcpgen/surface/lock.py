@@ -4,6 +4,7 @@ do not mutate it."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -124,3 +125,28 @@ def dumps(lock: Mapping[str, Json]) -> str:
     if sum(len(v) for v in lock.values() if isinstance(v, list)) > READABLE_ITEMS:
         return one_per_line(dict(lock), sort_keys=True)
     return json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _item_lines(text: str) -> dict[str, list[str]]:
+    """Each list's item lines, by key, in a lock ``dumps`` wrote one item per line."""
+    found, lines = {}, iter(text.split("\n"))
+    for line in lines:
+        if line.startswith('"') and line.endswith('": ['):
+            items = itertools.takewhile(lambda item: item not in ("]", "],"), lines)
+            found[json.loads(line[:-3])] = [item.removesuffix(",") for item in items]
+    return found
+
+
+def share_equal(
+    old: dict[str, Json], new: Mapping[str, Json], old_text: str, new_text: str
+) -> None:
+    """Give lock ``old`` the very items of ``new`` where their lines (sorted keys) are equal:
+    equal JSON, which the diff need not encode again (GitHub: 1,188 of 1,189 items)."""
+    olds, news = _item_lines(old_text), _item_lines(new_text)
+    for key in olds.keys() & news.keys():
+        mine, theirs = old.get(key), new.get(key)
+        if not isinstance(mine, list) or not isinstance(theirs, list):
+            continue
+        if (len(olds[key]), len(news[key])) == (len(mine), len(theirs)):
+            same = dict(zip(news[key], theirs, strict=True))
+            old[key] = [same.get(line, item) for line, item in zip(olds[key], mine, strict=True)]

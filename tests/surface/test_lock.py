@@ -280,6 +280,30 @@ def test_a_big_lock_is_one_item_per_line() -> None:
     assert dumps(lock) == json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def test_equal_items_of_a_big_lock_are_shared() -> None:
+    """A rebuild's diff gets the new lock's very item where its line is the old one's (it
+    need not encode 1,188 equal operations); only equal JSON is: ``true`` is not ``1``."""
+    from mcpgen.literals import READABLE_ITEMS
+    from mcpgen.surface.lock import share_equal
+
+    ops = [{"name": f"o{i}", "readOnlyHint": True, "n": 1.0} for i in range(READABLE_ITEMS)]
+    old = {"operations": ops, "tools": [{"name": "t", "x": True}], "server": {"name": "s"}}
+    new = json.loads(json.dumps(old))
+    new["operations"][0]["description"] = "changed"
+    new["operations"][1]["readOnlyHint"] = 1  # == True in Python, another value in JSON
+    new["operations"][2]["n"] = 1
+    before = json.loads(dumps(old))
+    share_equal(before, new, dumps(old), dumps(new))
+    shared = [a is b for a, b in zip(before["operations"], new["operations"], strict=True)]
+    assert before == old and shared == [False, False, False, *[True] * (READABLE_ITEMS - 3)]
+    assert before["tools"][0] is new["tools"][0] and before["server"] is not new["server"]
+    changed = {c.item for c in diff(before, new)}
+    assert changed == {c.item for c in diff(json.loads(dumps(old)), new)} and changed
+    small = {"tools": [{"name": "t"}]}  # indented: nothing shared
+    share_equal(copy := json.loads(dumps(small)), small, dumps(small), dumps(small))
+    assert copy == small and copy["tools"][0] is not small["tools"][0]
+
+
 def test_text_of_shared_definitions(model: Manifest) -> None:
     """A definition embedded in many tools (one object) is written right at every depth."""
     note = {"type": "object", "properties": {"id": {"type": "string"}}}
