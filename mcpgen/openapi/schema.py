@@ -198,13 +198,20 @@ class SchemaConverter:
         """The names other than its property's an XML element of ``schema`` may have: its
         ``xml.name`` (its own, else that of what always applies beside it, at any depth), its
         items' when an array is not ``wrapped``."""
-        nodes, xml = self.applying(schema), dict[str, Json]()
-        for node in reversed(nodes):  # (its own last: it wins)
-            xml.update((self.xml.get(id(node)) or (0, {}))[1])
+        nodes = self.applying(schema)
+        xml = self.xml_of(nodes)
         names = [xml.get("name")]
         if items and xml.get("wrapped") is not True:
             names += [n for node in nodes for n in self.xml_names(node.get("items"), False)]
         return [name for name in names if isinstance(name, str)]
+
+    def xml_of(self, nodes: list[dict[str, Json]]) -> dict[str, Json]:
+        """The ``xml`` of the schema ``applying`` gave ``nodes``: each key its own, else that
+        of what always applies beside it."""
+        xml: dict[str, Json] = {}
+        for node in reversed(nodes):  # (its own last: it wins)
+            xml.update((self.xml.get(id(node)) or (0, {}))[1])
+        return xml
 
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:
