@@ -52,9 +52,9 @@ class Plans:
             kept = {"drop": node.get("drop"), "xml": node.get("xml"), "properties": parts}
             kept["names"] = {k: v for k, v in node.get("names", {}).items() if k in parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
-            kept["wrapped"] = node.get("wrapped") if kept["items"] else None
             prefix = [pruned(p) for p in node.get("prefix", ())]
             kept["prefix"] = prefix if any(prefix) or kept["items"] else None
+            kept["wrapped"] = node.get("wrapped") if kept["items"] or kept["prefix"] else None
             more = pruned(node["additional"]) if "additional" in node else None
             patterns = {k: pruned(v) for k, v in node.get("patterns", {}).items()}
             kept["patterns"] = patterns if more else {k: p for k, p in patterns.items() if p}
@@ -118,10 +118,10 @@ class Plans:
             }
         if isinstance(target.get("items"), dict):
             plan["items"] = self._value_plan(target["items"], refs)
-            nodes = self.converter.applying(target) if self.converter.xml else []
-            if self.converter.xml_of(nodes).get("wrapped") is True:
-                plan["wrapped"] = True
         plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
+        array = bool(self.converter.xml) and ("items" in plan or plan["prefix"])  # an array's
+        if array and self.converter.xml_of(self.converter.applying(target)).get("wrapped") is True:
+            plan["wrapped"] = True
         patterns = target.get("patternProperties")
         plan["patterns"] = {
             pattern: self._value_plan(sub, refs)

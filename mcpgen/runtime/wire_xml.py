@@ -84,9 +84,10 @@ def _maps(
     if any("gone" in v for v in [plan.get("additional") or {}, *plan.get("patterns", {}).values()]):
         for name in names:
             out.setdefault(name, []).append((plan, below))
-    for member in [*plan.get("all", ()), *plan.get("prefix", ())]:
+    for member in plan.get("all", ()):
         _maps(member, defs, names, out, seen, below)
-    _maps(plan.get("items"), defs, names, out, seen, below + bool(plan.get("wrapped")))
+    for item in [plan.get("items"), *plan.get("prefix", ())]:  # (a wrapped array's: below)
+        _maps(item, defs, names, out, seen, below + bool(plan.get("wrapped")))
     for prop, sub in plan.get("properties", {}).items():
         _maps(sub, defs, [prop, *plan.get("names", {}).get(prop, ())], out, seen)
 

@@ -424,6 +424,12 @@ LISTED_BODY = "<User><all><entry><label>L1</label><k1>old-secret</k1></entry></a
         ),
         # a wrapped array of maps: each ``<entry>`` was taken for a key and left out whole
         ({"properties": {"all": LISTED}}, "<entry><label>L1</label></entry>", LISTED_BODY),
+        # ... and its ``prefixItems`` (looked for a level too high: each item taken for a key)
+        (
+            {"properties": {"all": LISTED | {"items": False, "prefixItems": [ENTRY]}}},
+            "<entry><label>L1</label></entry>",
+            LISTED_BODY,
+        ),
     ],
 )
 async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(
