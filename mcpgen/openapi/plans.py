@@ -30,7 +30,9 @@ class Plans:
         """Where a value of ``schema`` has properties marked ``keyword``: ``drop`` the
         object's own (unless not ``own``: a spread body's), ``properties``, ``patterns``,
         ``additional`` (beside ``known``), ``prefix``, ``items``: its parts' plans (``gone``:
-        marked), ``all``: its members', ``ref``: a definition's plan in ``$defs``."""
+        marked), ``all``: its members', ``ref``: a definition's plan in ``$defs``; for XML:
+        ``xml`` (the names of ``drop``'s elements), ``names`` (a property's element's other
+        names), ``wrapped`` (an array whose items are its element's children)."""
         if not self._reaches(schema):
             return {}
         root_refs: set[str] = set()
@@ -48,9 +50,11 @@ class Plans:
                 return node if "gone" in node or node["ref"] in live else {}
             parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
             kept = {"drop": node.get("drop"), "xml": node.get("xml"), "properties": parts}
+            kept["names"] = {k: v for k, v in node.get("names", {}).items() if k in parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
             prefix = [pruned(p) for p in node.get("prefix", ())]
             kept["prefix"] = prefix if any(prefix) or kept["items"] else None
+            kept["wrapped"] = node.get("wrapped") if kept["items"] or kept["prefix"] else None
             more = pruned(node["additional"]) if "additional" in node else None
             patterns = {k: pruned(v) for k, v in node.get("patterns", {}).items()}
             kept["patterns"] = patterns if more else {k: p for k, p in patterns.items() if p}
@@ -98,18 +102,26 @@ class Plans:
         if not isinstance(target, dict):
             return {}
         drop = self.converter.read_only(target, (self.keyword,))
-        properties = target.get("properties")
+        found = target.get("properties")
+        properties: dict[str, Json] = found if isinstance(found, dict) else {}
         plan: dict[str, Json] = {"drop": drop} if drop else {}
         xml = self._xml_names(target, drop) - set(drop) if drop and self.converter.xml else set()
         plan.update({"xml": sorted(xml)} if xml else {})
         plan["properties"] = {
-            prop: self._plan(sub, refs)
-            for prop, sub in (properties.items() if isinstance(properties, dict) else ())
-            if prop not in drop
+            prop: self._plan(sub, refs) for prop, sub in properties.items() if prop not in drop
         }
+        if self.converter.xml:  # (a map's element: ``wire_xml``)
+            plan["names"] = {
+                p: names
+                for p in plan["properties"]
+                if (names := self.converter.xml_names(properties[p]))
+            }
         if isinstance(target.get("items"), dict):
             plan["items"] = self._value_plan(target["items"], refs)
         plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
+        array = bool(self.converter.xml) and ("items" in plan or plan["prefix"])  # an array's
+        if array and self.converter.xml_of(self.converter.applying(target)).get("wrapped") is True:
+            plan["wrapped"] = True
         patterns = target.get("patternProperties")
         plan["patterns"] = {
             pattern: self._value_plan(sub, refs)
@@ -117,7 +129,7 @@ class Plans:
         }
         if isinstance(target.get("additionalProperties"), dict):
             plan["additional"] = self._value_plan(target["additionalProperties"], refs)
-            plan["known"] = list(properties) if isinstance(properties, dict) else []
+            plan["known"] = list(properties)
         plan["all"] = [self._plan(member, refs) for member in beside(target)]
         return plan
 

@@ -149,10 +149,9 @@ class SchemaConverter:
                 for member in members:  # any member marking a property marks it
                     own = self._marks(member, keys)
                     group.update({prop: group.get(prop, False) or own[prop] for prop in own})
-                    asked = self.resolve(member)[0] if keys == ("readOnly",) else None
-                    asked = asked.get("required") if isinstance(asked, dict) else None
-                    if isinstance(asked, list):  # (its values send it: a Bot's own id)
-                        needed |= {p for p in asked if isinstance(p, str) and own.get(p) is False}
+                    if keys == ("readOnly",):  # (its values send it: a Bot's own id)
+                        asked = self.required(member)
+                        needed |= {p for p in asked if own.get(p) is False}
                 group = {prop: only and prop not in needed for prop, only in group.items()}
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
             for pattern in marking_patterns(self, target, keys):  # wherever declared
@@ -177,23 +176,42 @@ class SchemaConverter:
         ref = def_name(schema.get("$ref"))
         return [*(schema.get("allOf") or ()), *([self.defs[ref]] if ref in self.defs else [])]
 
-    def xml_names(self, schema: Json, items: bool = True) -> list[str]:
-        """The names other than its property's an XML element of ``schema`` may have: its
-        ``xml.name`` (its own, else that of what always applies beside it, at any depth), its
-        items' when an array is not ``wrapped``."""
+    def applying(self, schema: Json) -> list[dict[str, Json]]:
+        """``schema`` and what always applies beside it, at any depth (``allOf`` members,
+        definitions referred to), each once (a reference cycle ends), ``schema`` first."""
         nodes, todo = list[dict[str, Json]](), [schema]
-        while todo:  # (each once: a reference cycle ends it)
+        while todo:
             node = todo.pop()
             if isinstance(node, dict) and all(node is not n for n in nodes):
                 nodes.append(node)
                 todo += reversed(self.always(node))
-        xml: dict[str, Json] = {}
-        for node in reversed(nodes):  # (its own last: it wins)
-            xml.update((self.xml.get(id(node)) or (0, {}))[1])
+        return nodes
+
+    def required(self, schema: Json) -> set[str]:
+        """The properties a value of ``schema`` must have: wherever ``applying`` says."""
+        asked = [node.get("required") for node in self.applying(schema)]
+        return {
+            p for names in asked if isinstance(names, list) for p in names if isinstance(p, str)
+        }
+
+    def xml_names(self, schema: Json, items: bool = True) -> list[str]:
+        """The names other than its property's an XML element of ``schema`` may have: its
+        ``xml.name`` (its own, else that of what always applies beside it, at any depth), its
+        items' when an array is not ``wrapped``."""
+        nodes = self.applying(schema)
+        xml = self.xml_of(nodes)
         names = [xml.get("name")]
         if items and xml.get("wrapped") is not True:
             names += [n for node in nodes for n in self.xml_names(node.get("items"), False)]
         return [name for name in names if isinstance(name, str)]
+
+    def xml_of(self, nodes: list[dict[str, Json]]) -> dict[str, Json]:
+        """The ``xml`` of the schema ``applying`` gave ``nodes``: each key its own, else that
+        of what always applies beside it."""
+        xml: dict[str, Json] = {}
+        for node in reversed(nodes):  # (its own last: it wins)
+            xml.update((self.xml.get(id(node)) or (0, {}))[1])
+        return xml
 
     # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:

@@ -78,3 +78,21 @@ async def test_a_branch_requiring_it_unmarked_keeps_it() -> None:
     assert '"id"' in json.dumps(tool["input"]), tool["input"]
     got = await sent(data, {"body": {"id": "b-1", "name": "b", "bot": True}})
     assert got == {"id": "b-1", "name": "b", "bot": True}
+
+
+ASKS = {"required": ["id"]}
+
+
+@pytest.mark.parametrize(
+    "asks", [ASKS, {"allOf": [ASKS]}, {"$ref": "#/components/schemas/Asks", "title": "a"}]
+)
+async def test_a_branch_requiring_it_through_all_of_keeps_it(asks: Any) -> None:
+    """``Bot``'s ``required`` in an ``allOf`` member (at any depth, or a definition it
+    refers to), not its own: read only at the branch's top level, ``id`` was left out, and
+    no ``Bot`` reached the API."""
+    data = document({"allOf": [asks, BOT]})
+    data["components"]["schemas"]["Asks"] = ASKS
+    (tool,) = imported(data).tools
+    assert '"id"' in json.dumps(tool["input"]), tool["input"]
+    got = await sent(data, {"body": {"id": "b-1", "name": "b", "bot": True}})
+    assert got == {"id": "b-1", "name": "b", "bot": True}

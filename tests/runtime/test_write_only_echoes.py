@@ -399,21 +399,47 @@ VAULT = {"type": "object", "properties": {"name": {"type": "string"}, "keys": KE
 MAP_BODY = "<User><name>bob</name><keys><k1>old-secret</k1><k2>s2</k2></keys></User>"
 
 
+ENTRY = {"xml": {"name": "entry"}, "properties": {"label": {"type": "string"}}} | KEYS
+LISTED = {"type": "array", "xml": {"wrapped": True}, "items": ENTRY}
+NAMED_BODY = "<User><name>bob</name><Keys><k1>old-secret</k1></Keys></User>"
+LISTED_BODY = "<User><all><entry><label>L1</label><k1>old-secret</k1></entry></all></User>"
+
+
 @pytest.mark.parametrize(
-    "user, kept",
+    "user, kept, body",
     [
-        (VAULT, "<name>bob</name>"),  # a property's map: its element's children go
-        (VAULT | {"properties": {"keys": KEYS | {"properties": {"k2": {}}}}}, "<k2>s2</k2>"),
-        (VAULT | {"properties": {"keys": {"patternProperties": {"^k1$": W}}}}, ""),
-        (KEYS, "<User />"),  # the answer is the map: the root's children go
+        (VAULT, "<name>bob</name>", MAP_BODY),  # a property's map: its element's children go
+        (
+            VAULT | {"properties": {"keys": KEYS | {"properties": {"k2": {}}}}},
+            "<k2>s2</k2>",
+            MAP_BODY,
+        ),
+        (VAULT | {"properties": {"keys": {"patternProperties": {"^k1$": W}}}}, "", MAP_BODY),
+        (KEYS, "<User />", MAP_BODY),  # the answer is the map: the root's children go
+        # its element named by ``xml.name``: matched by property name only, ``k1`` stayed
+        (
+            VAULT | {"properties": {"keys": KEYS | {"xml": {"name": "Keys"}}}},
+            "<Keys />",
+            NAMED_BODY,
+        ),
+        # a wrapped array of maps: each ``<entry>`` was taken for a key and left out whole
+        ({"properties": {"all": LISTED}}, "<entry><label>L1</label></entry>", LISTED_BODY),
+        # ... and its ``prefixItems`` (looked for a level too high: each item taken for a key)
+        (
+            {"properties": {"all": LISTED | {"items": False, "prefixItems": [ENTRY]}}},
+            "<entry><label>L1</label></entry>",
+            LISTED_BODY,
+        ),
     ],
 )
-async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(user: Any, kept: str) -> None:
+async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(
+    user: Any, kept: str, body: str
+) -> None:
     """``additionalProperties`` (a ``patternProperties`` entry) marked ``writeOnly``: a
     JSON answer loses those keys, an XML one kept them (its elements are the map's keys,
-    no property's name); the declared ``k2`` stays."""
+    no property's name); the declared ``k2`` (``label``) stays."""
     data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
     data["components"]["schemas"]["User"] = user
-    with echo(200, "application/xml", shape=stored(MAP_BODY)) as url:
+    with echo(200, "application/xml", shape=stored(body)) as url:
         failed, shown = await call(data, url, {"body": {}})
     assert not failed and kept in shown and "old-secret" not in shown, shown

@@ -13,7 +13,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 Json = Any
-Maps = dict[str | None, list[dict[str, Json]]]  # by element name (None: the root)
+Maps = dict[str | None, list[tuple[dict[str, Json], int]]]  # by element name (None: the root)
 
 
 def strip(root: ElementTree.Element, plans: Sequence[Json]) -> list[str]:
@@ -22,17 +22,22 @@ def strip(root: ElementTree.Element, plans: Sequence[Json]) -> list[str]:
     names = {name for plan in plans for name in dropped(plan)}
     maps: Maps = {}
     for plan in plans:
-        _maps(plan, plan.get("$defs", {}), None, maps, set())
+        _maps(plan, plan.get("$defs", {}), [None], maps, set())
     taken: list[str] = []
     for node in list(root.iter()):
         local = str(node.tag).rpartition("}")[2]
-        values = maps.get(None, []) if node is root else []
-        values = values + maps.get(local, [])
-        for child in list(node):
-            name = str(child.tag).rpartition("}")[2]
-            if name in names or any(_gone(value, name) for value in values):
-                node.remove(child)
-                taken.append("".join(child.itertext()))
+        found = (maps.get(None, []) if node is root else []) + maps.get(local, [])
+        for value, below in found:  # (a wrapped array's: each item's children)
+            holders = [node]
+            for _ in range(below):
+                holders = [child for holder in holders for child in holder]
+            for holder in holders:
+                for child in [c for c in holder if _gone(value, str(c.tag).rpartition("}")[2])]:
+                    holder.remove(child)
+                    taken.append("".join(child.itertext()))
+        for child in [c for c in node if str(c.tag).rpartition("}")[2] in names]:
+            node.remove(child)
+            taken.append("".join(child.itertext()))
         for key in [k for k in node.attrib if k.rpartition("}")[2] in names]:
             taken.append(node.attrib.pop(key))
     return taken
@@ -63,23 +68,29 @@ def dropped(plan: Json) -> set[str]:
     }
 
 
-def _maps(plan: Json, defs: Json, name: str | None, out: Maps, seen: set[Any]) -> None:
-    """Add to ``out`` each map ``plan`` (the value's, named ``name``) has, at any depth,
-    whose values it leaves out, by its property's name (an array's items: the same name,
-    as an unwrapped array's elements have)."""
+def _maps(
+    plan: Json, defs: Json, names: list[str | None], out: Maps, seen: set[Any], below: int = 0
+) -> None:
+    """Add to ``out`` each map ``plan`` (the value's, its element named one of ``names``)
+    has, at any depth, whose values it leaves out, by its property's names (``names``: its
+    ``xml.name``), with how many levels ``below`` that element the map's elements are (a
+    ``wrapped`` array's items are its element's children; an unwrapped one's have its names)."""
     if not isinstance(plan, dict):
         return
     if "ref" in plan:
-        if (plan["ref"], name) not in seen:  # (a cycle ends)
-            seen.add((plan["ref"], name))
-            _maps(defs.get(plan["ref"]), defs, name, out, seen)
+        if (plan["ref"], *names, below) not in seen:  # (a cycle ends)
+            seen.add((plan["ref"], *names, below))
+            _maps(defs.get(plan["ref"]), defs, names, out, seen, below)
         return
     if any("gone" in v for v in [plan.get("additional") or {}, *plan.get("patterns", {}).values()]):
-        out.setdefault(name, []).append(plan)
-    for member in [*plan.get("all", ()), plan.get("items"), *plan.get("prefix", ())]:
-        _maps(member, defs, name, out, seen)
+        for name in names:
+            out.setdefault(name, []).append((plan, below))
+    for member in plan.get("all", ()):
+        _maps(member, defs, names, out, seen, below)
+    for item in [plan.get("items"), *plan.get("prefix", ())]:  # (a wrapped array's: below)
+        _maps(item, defs, names, out, seen, below + bool(plan.get("wrapped")))
     for prop, sub in plan.get("properties", {}).items():
-        _maps(sub, defs, prop, out, seen)
+        _maps(sub, defs, [prop, *plan.get("names", {}).get(prop, ())], out, seen)
 
 
 def _gone(plan: dict[str, Json], key: str) -> bool:
