@@ -13,6 +13,7 @@ from xml.etree import ElementTree
 
 Json = Any
 Maps = dict[str | None, list[tuple[dict[str, Json], int]]]  # by element name (None: the root)
+MAX_BELOW = 16  # wrapped arrays nested in one another a map is looked for in
 
 
 def strip(root: ElementTree.Element, plans: Sequence[Json]) -> list[str]:
@@ -74,7 +75,7 @@ def _maps(
     has, at any depth, whose values it leaves out, by its property's names (``names``: its
     ``xml.name``), with how many levels ``below`` that element the map's elements are (a
     ``wrapped`` array's items are its element's children; an unwrapped one's have its names)."""
-    if not isinstance(plan, dict):
+    if not isinstance(plan, dict) or below > MAX_BELOW:  # (an array of itself: no end)
         return
     if "ref" in plan:
         if (plan["ref"], *names, below) not in seen:  # (a cycle ends)

@@ -443,3 +443,15 @@ async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(
     with echo(200, "application/xml", shape=stored(body)) as url:
         failed, shown = await call(data, url, {"body": {}})
     assert not failed and kept in shown and "old-secret" not in shown, shown
+
+
+def test_a_wrapped_array_of_itself_ends() -> None:
+    """A wrapped array whose items are itself: the maps were looked for one level further
+    down at each turn, never the same, until RecursionError (every XML answer failed)."""
+    from xml.etree import ElementTree
+
+    from mcpgen.runtime.wire_xml import strip
+
+    node = {"items": {"ref": "N"}, "wrapped": True, "prefix": [{"additional": {"gone": True}}]}
+    root = ElementTree.fromstring("<N><a><k>s</k></a></N>")
+    assert strip(root, [{"ref": "N", "$defs": {"N": node}}]) == ["s"]
