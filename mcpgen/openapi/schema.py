@@ -150,7 +150,7 @@ class SchemaConverter:
                     own = self._marks(member, keys)
                     group.update({prop: group.get(prop, False) or own[prop] for prop in own})
                     if keys == ("readOnly",):  # (its values send it: a Bot's own id)
-                        asked = self.required(member)
+                        asked = self.required(member) | self.required(target)  # (or beside)
                         needed |= {p for p in asked if own.get(p) is False}
                 group = {prop: only and prop not in needed for prop, only in group.items()}
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})

@@ -96,3 +96,14 @@ async def test_a_branch_requiring_it_through_all_of_keeps_it(asks: Any) -> None:
     assert '"id"' in json.dumps(tool["input"]), tool["input"]
     got = await sent(data, {"body": {"id": "b-1", "name": "b", "bot": True}})
     assert got == {"id": "b-1", "name": "b", "bot": True}
+
+
+@pytest.mark.parametrize(
+    "body", [EITHER | {"required": ["id"]}, EITHER | {"allOf": [{"required": ["id"]}]}]
+)
+async def test_a_property_required_beside_the_branches_is_kept(body: Any) -> None:
+    """``id`` required beside the ``oneOf`` (itself or through its ``allOf``): a Bot needs
+    it, and it was left out of what was sent (r6)."""
+    data = document(BOT, body)
+    got = await sent(data, {"body": {"id": "b-1", "name": "b", "bot": True}})
+    assert got == {"id": "b-1", "name": "b", "bot": True}
