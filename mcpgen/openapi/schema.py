@@ -143,6 +143,7 @@ class SchemaConverter:
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
                 marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
+            beside = self.required(target) if keys == ("readOnly",) else set()
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 needed: set[str] = set()  # (readOnly) what a member requires unmarked
@@ -150,7 +151,7 @@ class SchemaConverter:
                     own = self._marks(member, keys)
                     group.update({prop: group.get(prop, False) or own[prop] for prop in own})
                     if keys == ("readOnly",):  # (its values send it: a Bot's own id)
-                        asked = self.required(member) | self.required(target)  # (or beside)
+                        asked = self.required(member) | beside  # (or required beside)
                         needed |= {p for p in asked if own.get(p) is False}
                 group = {prop: only and prop not in needed for prop, only in group.items()}
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
