@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import json
@@ -202,7 +201,7 @@ def _build(
         lock = previous_lock(root) if LOCK_FILE in the_plan.changed else None
         package = f"src/{manifest.server.package}/"
         models_changed = any(p.startswith(package + "models/") for p in the_plan.changed)
-        changes = signature_changes(root, manifest, lock) if lock and models_changed else []
+        changes = signature_changes(root, manifest, lock[0]) if lock and models_changed else []
         if document is not None:  # every build, while a kept handler does not fit
             report(handler_misfits(root, manifest, document))
         surface_changes, renamed = surface_summary(root, lock, rendered) if lock else ([], [])
@@ -250,33 +249,31 @@ def _build(
     return EXIT_OK
 
 
-def previous_lock(root: Path) -> dict[str, Any] | None:
-    """The last build's ``mcp-surface.json``, if this version can compare it."""
+def previous_lock(root: Path) -> tuple[dict[str, Any], str] | None:
+    """The last build's ``mcp-surface.json`` (and its text), if this version can compare it."""
     from mcpgen.surface.sources import SourceError, check
 
     try:
-        before = json.loads((root / LOCK_FILE).read_text("utf-8"))
+        before = json.loads(text := (root / LOCK_FILE).read_text("utf-8"))
         if not isinstance(before, dict):
             return None
         check(before, LOCK_FILE)
     except (OSError, ValueError, SourceError):
         return None
-    return before
+    return before, text
 
 
 def surface_summary(
-    root: Path, before: dict[str, Any], rendered: Output
+    root: Path, lock: tuple[dict[str, Any], str], rendered: Output
 ) -> tuple[list[str], list[tuple[str, str, str]]]:
     """What the new surface lock changes for clients against ``before`` (counts, the first
     breaking changes), and the items renamed, as (kind, old name, new name)."""
     from mcpgen.surface.changes import BREAKING
     from mcpgen.surface.diff import diff, summary
 
+    before, text = lock  # (the text it was read from: never read again)
     after = rendered.surface or json.loads(rendered.generated[LOCK_FILE])
-    with contextlib.suppress(OSError):  # (read by ``previous_lock`` a moment ago)
-        share_equal(
-            before, after, (root / LOCK_FILE).read_text("utf-8"), rendered.generated[LOCK_FILE]
-        )
+    share_equal(before, after, text, rendered.generated[LOCK_FILE])
     changes = diff(before, after)
     counts = summary(changes, before, after)
     in_git = any((folder / ".git").exists() for folder in (root, *root.resolve().parents))

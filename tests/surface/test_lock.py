@@ -316,3 +316,27 @@ def test_text_of_shared_definitions(model: Manifest) -> None:
 def test_a_model_against_itself_has_no_changes(model: Manifest) -> None:
     text = dumps(surface(model))
     assert diff(json.loads(text), surface(model)) == []
+
+
+def test_the_summary_compares_the_lock_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's summary compares the lock ``previous_lock`` read: the file read again
+    (changed meanwhile, with as many items) gave equal lines to items that differ (r6)."""
+    from mcpgen.cli.build import LOCK_FILE, previous_lock, surface_summary
+    from mcpgen.literals import READABLE_ITEMS
+    from mcpgen.render import Output
+    from mcpgen.surface import sources
+
+    monkeypatch.setattr(sources, "check", lambda lock, where: None)  # (a lock of names only)
+
+    ops = [{"name": f"o{i}", "description": "d"} for i in range(READABLE_ITEMS + 1)]
+    old = {"operations": ops, "tools": [], "server": {"name": "s"}}
+    new = json.loads(json.dumps(old))
+    new["operations"][0]["description"] = "changed"
+    (tmp_path / LOCK_FILE).write_text(dumps(old))
+    lock = previous_lock(tmp_path)
+    assert lock is not None
+    (tmp_path / LOCK_FILE).write_text(dumps(new))  # (another writer, between the two)
+    lines, _ = surface_summary(tmp_path, lock, Output(generated={LOCK_FILE: dumps(new)}))
+    assert "1 docs change" in lines[0], lines
