@@ -129,8 +129,18 @@ class SchemaConverter:
     def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
         """The properties of ``schema`` marked one of ``keys`` where they apply to the value
         (of ``oneOf``/``anyOf`` members: any, but for ``readOnly`` one a member declaring it
-        unmarked requires)."""
-        return sorted(prop for prop, only in self._marks(schema, keys).items() if only)
+        unmarked requires, itself or the schema holding them)."""
+        marks, kept = self._marks(schema, keys), set[str]()
+        if keys == ("readOnly",) and any(marks.values()):  # (a Bot's own id, required beside)
+            kept = self.required(schema) & self._declared_unmarked(schema)
+        return sorted(prop for prop, only in marks.items() if only and prop not in kept)
+
+    def _declared_unmarked(self, schema: Json) -> set[str]:
+        """What a ``oneOf``/``anyOf`` member of ``schema`` (or of what applies beside it)
+        declares without a ``readOnly`` mark."""
+        groups = [n[k] for n in self.applying(schema) for k in ("oneOf", "anyOf") if k in n]
+        members = [m for group in groups if isinstance(group, list) for m in group]
+        return {p for m in members for p, only in self._marks(m, ("readOnly",)).items() if not only}
 
     def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
         """Each property ``schema`` declares: one of ``keys`` or not (each schema once)."""
@@ -143,7 +153,6 @@ class SchemaConverter:
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
                 marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
-            beside = self.required(target) if keys == ("readOnly",) else set()
             for members in self._groups(target):
                 group: dict[str, bool] = {}
                 needed: set[str] = set()  # (readOnly) what a member requires unmarked
@@ -151,7 +160,7 @@ class SchemaConverter:
                     own = self._marks(member, keys)
                     group.update({prop: group.get(prop, False) or own[prop] for prop in own})
                     if keys == ("readOnly",):  # (its values send it: a Bot's own id)
-                        asked = self.required(member) | beside  # (or required beside)
+                        asked = self.required(member)
                         needed |= {p for p in asked if own.get(p) is False}
                 group = {prop: only and prop not in needed for prop, only in group.items()}
                 marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})

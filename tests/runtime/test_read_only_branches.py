@@ -99,7 +99,12 @@ async def test_a_branch_requiring_it_through_all_of_keeps_it(asks: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [EITHER | {"required": ["id"]}, EITHER | {"allOf": [{"required": ["id"]}]}]
+    "body",
+    [
+        EITHER | {"required": ["id"]},
+        EITHER | {"allOf": [{"required": ["id"]}]},
+        {"allOf": [{"required": ["id"]}, EITHER]},
+    ],
 )
 async def test_a_property_required_beside_the_branches_is_kept(body: Any) -> None:
     """``id`` required beside the ``oneOf`` (itself or through its ``allOf``): a Bot needs
