@@ -27,7 +27,7 @@ from typing import Any
 from mcpgen import cache, identifiers
 from mcpgen.check import schemas as schema_code
 from mcpgen.check.schemas import closure, def_target, ref_strings
-from mcpgen.literals import encoder
+from mcpgen.literals import compact_json
 from mcpgen.model.types import Manifest, Tool
 from mcpgen.problems import InputError
 from mcpgen.render import models as model_code
@@ -53,14 +53,13 @@ PLANS_PREFIX = "models-plan-v1-"  # the modules planned for a set of models (``_
 _MODULE = re.compile(f"{SHARED}|_part[0-9]+")  # the names ``plan`` gives, nothing else
 _KEPT = re.compile(re.escape(cache.MODELS_PREFIX) + "[0-9a-f]{64}[.]py")
 _PLANNING = (__file__, model_code.__file__, identifiers.__file__, schema_code.__file__)  # its code
+
+
 # The generator writes fields in property order: keys that guard its output keep key order
 # (``models.digest`` sorts keys, so a change that only reordered properties kept the old code).
-_ordered_json = encoder()
-
-
 def _key(value: Json) -> str:
     """A digest of JSON data, key order kept (it is part of what the generator writes)."""
-    return hashlib.sha256(_ordered_json(value).encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(compact_json(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -174,7 +173,7 @@ def _plan_file(manifest: Manifest) -> Path | None:
 
     def schemas(t: Tool) -> tuple[Json, Json]:  # (each made once in the model stage)
         return t.schema_keys or tuple(
-            cache.schema_key(s, digests, _ordered_json) for s in (t.input_schema, t.output_schema)
+            cache.schema_key(s, digests, compact_json) for s in (t.input_schema, t.output_schema)
         )
 
     tools = [[t.input_model, t.output_model, *schemas(t)] for t in manifest.tools]
