@@ -599,3 +599,23 @@ def test_signature_changes_of_operations_behind_a_mode_s_tools(tmp_path: Path) -
     code, output = build(str(source), "-o", str(out))
     assert code == 0, output
     assert "changed: tool 'list_pets' input schema changed (added n)" in output, output
+
+
+def test_a_dependency_the_install_lacks_is_bad_input_naming_it(
+    manifest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dependency missing from the install (its metadata, or its module) is named with
+    what to install, exit status 2, not an internal error (70)."""
+    from importlib import metadata
+
+    from mcpgen.render import model_parts
+
+    def absent(package: str) -> str:  # (as metadata.version says it of the generator)
+        raise metadata.PackageNotFoundError("datamodel-code-generator")
+
+    monkeypatch.setattr(model_parts, "_settings", absent)
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    code, output = build(str(manifest), "-o", str(tmp_path / "out"))
+    assert code == 2, output
+    assert "datamodel-code-generator is not installed" in output and "pip install" in output
+    assert not (tmp_path / "out").exists()

@@ -7,6 +7,7 @@ import os
 import shlex
 import signal
 import sys
+from importlib.metadata import PackageNotFoundError
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,18 @@ class _Group(click.Group):
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
         except Exception as exc:  # a bug in mcpgen: one line, not a traceback
+            missing = getattr(exc, "name", None)  # (a dependency an install lacks: no bug)
+            if (
+                isinstance(exc, ModuleNotFoundError | PackageNotFoundError)
+                and missing
+                and missing.partition(".")[0] != "mcpgen"
+            ):
+                click.echo(
+                    f"error: {missing} is not installed; install mcpgen with its dependencies "
+                    "(pip install mcpgen, or pip install . in its checkout)",
+                    err=True,
+                )
+                sys.exit(EXIT_BAD_INPUT)
             if os.environ.get("MCPGEN_DEBUG"):
                 raise
             click.echo(
