@@ -181,7 +181,7 @@ class Tasks:
         return {"task": task_view(record)}
 
     def _start(self, task_id: str, name: str, arguments: dict[str, Any], context: Any) -> None:
-        context.task = Progress(self.store, task_id, self.channels)
+        context.task = Progress(self.store, task_id, self.channels, self.tools.events)
         self.done.setdefault(task_id, asyncio.Event())
         job = asyncio.get_running_loop().create_task(self._run(task_id, name, arguments, context))
         self.running[task_id] = job
@@ -303,7 +303,7 @@ class Tasks:
                 if record.get("call"):  # (2026 input_required: it would wait until its ttl)
                     asks = f"Task {record['taskId']} waits for answers: a 2026-07-28 tasks/update"
                     raise MCPError(INVALID_REQUEST, asks, data={"taskId": record["taskId"]})
-                relay(self.store, ctx, record, asked, self.running)  # (asked elsewhere)
+                relay(self.store, ctx, record, asked, self.running, self.tools.events)
                 event = self.done.get(record["taskId"])
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait() if event else asyncio.sleep(1), 0.25)

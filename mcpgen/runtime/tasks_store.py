@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import math
 import secrets
 import time
@@ -48,6 +49,10 @@ MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their records
 MAX_STORED = 50_000  # tasks kept for all callers (``--max-tasks``; with Redis: all replicas)
 BUCKET = 600  # seconds: stored tasks are counted by the 10 minutes in which they expire
 SMALL = 1024  # a write of fewer bytes (progress) is counted when the task ends
+UNUSED = (  # (a handshake-era answer to a task's question that came too late)
+    "this answer to its question came after another was taken (or once it was no longer"
+    " asked) and was not used"
+)
 
 
 def unreachable() -> MCPError:
@@ -253,8 +258,10 @@ class Progress:
     answer it) and travels on the newest ``tasks/result`` request of the task in flight
     (``channels``: task id -> those requests), sent again when a newer one comes."""
 
-    def __init__(self, store: TaskStore, task_id: str, channels: Any = None) -> None:
-        self.store, self.task_id = store, task_id
+    def __init__(
+        self, store: TaskStore, task_id: str, channels: Any = None, events: Any = None
+    ) -> None:
+        self.store, self.task_id, self.events = store, task_id, events
         self.channels: dict[str, list[Any]] = {} if channels is None else channels
         self.session, self.request_id = self, task_id  # the channel ``Context.ask`` uses
         self.request: Any = None  # the tasks/result request asked on last (its headers)
@@ -299,7 +306,7 @@ class Progress:
                             via.session.send_request(request, result_type, metadata=meta)
                         )
                 if sending.done():
-                    return sending.result()
+                    return await self.first(sending.result(), result_type, via)
                 with contextlib.suppress(MCPError):  # (the store away: asked again)
                     record = await self.store.get(self.task_id) or {}
                     if (answer := (record.get("inputResponses") or {}).get(self.key)) is not None:
@@ -308,8 +315,39 @@ class Progress:
         finally:
             sending.cancel()
 
+    async def first(self, answer: Any, result_type: Any, via: Any) -> Any:
+        """The first answer taken (``TaskStore.answer``): ``answer``, from ``via``'s client,
+        unless another came first (a 2026 ``tasks/update``, acknowledged: the handler used
+        the later one); ``via``'s client is told then (``unused``). With the store away,
+        ``answer``."""
+        dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        with contextlib.suppress(MCPError):
+            if await self.store.answer(self.task_id, {self.key: dumped}) is None:
+                record = await self.store.get(self.task_id) or {}
+                if (taken := (record.get("inputResponses") or {}).get(self.key)) is not None:
+                    await unused(via, self.task_id, self.events)
+                    return result_type.model_validate(taken)
+        return answer
 
-def relay(store: TaskStore, ctx: Any, record: Record, asked: dict[str, Any], here: Any) -> None:
+
+async def unused(ctx: Any, task_id: str, events: Any) -> None:
+    """Tell the client of ``ctx`` (a tasks/result request) that its answer to the task's
+    question was not used: another was taken first, or it is asked no more. A warning log
+    on that request: no JSON-RPC error (tasks/result MUST still wait for the task's end;
+    a response cannot be answered), as a 2026 ``tasks/update`` to a question answered
+    meanwhile is acknowledged (SEP-2663: a server SHOULD ignore it)."""
+    from .context import Context
+
+    note = {"taskId": task_id, "message": f"Task {task_id}: {UNUSED}"}
+    try:
+        await Context(ctx, events=events).log("warning", note, "tasks")
+    except Exception:  # (best effort: the connection may be gone)
+        logging.getLogger("mcp_server").debug("task %s: not told", task_id, exc_info=True)
+
+
+def relay(
+    store: TaskStore, ctx: Any, record: Record, asked: dict[str, Any], here: Any, events: Any
+) -> None:
     """The handshake-era questions of a task that runs on another replica (not ``here``)
     asked on the tasks/result request ``ctx`` (each once: ``asked``, key -> its asking),
     their answers written to the record, where that replica's ``Progress.send_request``
@@ -321,7 +359,8 @@ def relay(store: TaskStore, ctx: Any, record: Record, asked: dict[str, Any], her
     answered = record.get("inputResponses") or {}
     for key, question in questions.items():
         if key not in asked and key not in answered:
-            asked[key] = asyncio.ensure_future(_relay(store, ctx, record["taskId"], key, question))
+            relaying = _relay(store, ctx, record["taskId"], key, question, events)
+            asked[key] = asyncio.ensure_future(relaying)
     for key, asking in asked.items():
         if not asking.done() and (key not in questions or key in answered):
             asking.cancel()  # answered (here or elsewhere) or withdrawn: asked no more
@@ -329,7 +368,9 @@ def relay(store: TaskStore, ctx: Any, record: Record, asked: dict[str, Any], her
             asking.result()  # (this request cannot carry a question: that error)
 
 
-async def _relay(store: TaskStore, ctx: Any, task_id: str, key: str, question: Any) -> None:
+async def _relay(
+    store: TaskStore, ctx: Any, task_id: str, key: str, question: Any, events: Any = None
+) -> None:
     from .context import ANSWER_TYPES, _no_channel
 
     request = QUESTION.validate_python(question)
@@ -341,6 +382,6 @@ async def _relay(store: TaskStore, ctx: Any, task_id: str, key: str, question: A
     except NoBackChannelError:
         cannot = f"Task {task_id} asks its client ({request.method}), which this request cannot"
         raise MCPError(INVALID_REQUEST, f"{cannot} carry {_no_channel(ctx)}") from None
-    await store.answer(
-        task_id, {key: answer.model_dump(by_alias=True, mode="json", exclude_none=True)}
-    )
+    dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if await store.answer(task_id, {key: dumped}) is None:  # (another taken, or withdrawn)
+        await unused(ctx, task_id, events)

@@ -353,3 +353,43 @@ async def test_a_task_refused_by_a_full_store_does_not_count_as_running(
         server.tasks.store.cap = 10
         task = await client.start_task("report", {"steps": 0})
         assert (await client.wait_task(task["taskId"])).content[0].text == "report of 0 steps"  # type: ignore[union-attr]
+
+
+async def test_a_handshake_answer_after_a_2026_answer_is_not_used_and_its_client_told() -> None:
+    """One replica: a 2026 tasks/update answers a handshake-era task's question (taken,
+    acknowledged), then the handshake-era client on its tasks/result answers too, before
+    the handler read the record: the handler used that later answer (the first, ack'ed,
+    dropped) and nobody was told. The first answer is used; the late client gets a warning."""
+    server = build_server(kit.make_spec(), kit.HANDLERS)
+    asked, updated, logs = anyio.Event(), anyio.Event(), []
+
+    async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.set()
+        await updated.wait()  # (answers right after the 2026 answer was taken)
+        return types.ElicitResult(action="accept", content={"colour": "late"})
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async with (
+        TaskClient.connect(server, mode="legacy", on_elicit=on_elicit, on_log=on_log) as old,
+        TaskClient.connect(server, mode="2026-07-28") as modern,
+        anyio.create_task_group() as group,
+    ):
+        task = await old.start_task("pick", {})
+        results: list[str] = []
+
+        async def wait() -> None:
+            results.append((await old.wait_task(task["taskId"])).content[0].text)  # type: ignore[union-attr]
+
+        group.start_soon(wait)
+        with anyio.fail_after(5):
+            await asked.wait()
+        (key,) = (await modern.task_status(task["taskId"]))["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"colour": "first"}}}
+        params = {"taskId": task["taskId"], "inputResponses": answer}
+        await tasks_client.request(modern.client.session, "tasks/update", params)
+        updated.set()
+    assert results == ["picked first"]
+    ((told,),) = [[log for log in logs if log.logger == "tasks"]]
+    assert told.level == "warning" and "was not used" in told.data["message"], told

@@ -168,6 +168,45 @@ async def test_a_late_answer_never_overwrites_a_newer_one(stores: Any) -> None:
     assert (await a.get("task-0") or {})["inputResponses"] == {"q2": first}
 
 
+async def test_a_relayed_answer_not_taken_is_told_to_its_client(stores: Any) -> None:
+    """A client answering a question relayed by its tasks/result after another answer was
+    taken (the 0.25 s before the question is withdrawn) had its answer dropped without a
+    word. It gets a warning log on that request now (tasks/result still waits: no error);
+    the taken answer stays."""
+    import mcp_types as types
+
+    a, b = stores
+    question = {
+        "method": "elicitation/create",
+        "params": {"message": "Which colour?", "requestedSchema": {"type": "object"}},
+    }
+    first = {"action": "accept", "content": {"colour": "red"}}
+    asking = {"status": "input_required", "inputRequests": {"q1": question}}
+    await a.create({**record(0), **asking, "inputResponses": {"q1": first}})
+    logs: list[Any] = []
+
+    async def send_request(request: Any, result_type: Any, metadata: Any) -> Any:
+        return types.ElicitResult(action="accept", content={"colour": "late"})
+
+    async def send_log_message(level: str, data: Any, name: Any, **options: Any) -> None:
+        logs.append((level, data, name, options))
+
+    session = SimpleNamespace(send_request=send_request, send_log_message=send_log_message)
+    ctx = SimpleNamespace(session=session, request_id=7, protocol_version="2025-11-25")
+    await tasks_store._relay(b, ctx, "task-0", "q1", question)
+    assert (await a.get("task-0") or {})["inputResponses"] == {"q1": first}
+    ((level, data, name, options),) = logs
+    assert (level, name, options) == ("warning", "tasks", {"related_request_id": 7})
+    assert data["taskId"] == "task-0" and "was not used" in data["message"], data
+
+    logs.clear()  # taken: nobody told
+    await a.update("task-0", {"inputResponses": None})
+    await tasks_store._relay(b, ctx, "task-0", "q1", question)
+    assert logs == [] and (await a.get("task-0") or {})["inputResponses"]["q1"]["content"] == {
+        "colour": "late"
+    }
+
+
 class _Slow:
     """A cache that answers a read after a turn of the loop, as Redis does over the
     network (its ``change`` stays one atomic step)."""
