@@ -3,6 +3,7 @@ against the tasks fixture server, in memory, in both protocol eras (docs/tasks.m
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,11 +12,14 @@ import mcp_types as types
 import pytest
 import tasks_kit as kit
 from mcp.shared.exceptions import MCPError
+from redis_support import REDIS_SERVER, SKIP_REASON, RedisServer
+from test_shared import replicas
 
 from mcpgen.runtime import tasks_client
 from mcpgen.runtime.client import ToolCallError
 from mcpgen.runtime.server import build_server
 from mcpgen.runtime.tasks_client import TaskClient
+from mcpgen.runtime.tasks_store import TaskStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 MODES = ["legacy", "2026-07-28"]
@@ -355,12 +359,28 @@ async def test_a_task_refused_by_a_full_store_does_not_count_as_running(
         assert (await client.wait_task(task["taskId"])).content[0].text == "report of 0 steps"  # type: ignore[union-attr]
 
 
-async def test_a_handshake_answer_after_a_2026_answer_is_not_used_and_its_client_told() -> None:
+@pytest.mark.parametrize("backend", ["local", "redis"])
+async def test_a_handshake_answer_after_a_2026_answer_is_not_used_and_its_client_told(
+    backend: str, tmp_path: Any
+) -> None:
     """One replica: a 2026 tasks/update answers a handshake-era task's question (taken,
     acknowledged), then the handshake-era client on its tasks/result answers too, before
     the handler read the record: the handler used that later answer (the first, ack'ed,
     dropped) and nobody was told. The first answer is used; the late client gets a warning."""
     server = build_server(kit.make_spec(), kit.HANDLERS)
+    async with contextlib.AsyncExitStack() as stack:
+        if backend == "redis":
+            if REDIS_SERVER is None:
+                pytest.skip(SKIP_REASON)
+            redis = RedisServer(tmp_path)
+            redis.start()
+            stack.callback(redis.stop)
+            (shared,) = await stack.enter_async_context(replicas(redis.url, n=1))
+            server.tasks.store = TaskStore(shared.cache("tasks"))
+        await _late_answer(server)
+
+
+async def _late_answer(server: Any) -> None:
     asked, updated, logs = anyio.Event(), anyio.Event(), []
 
     async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
