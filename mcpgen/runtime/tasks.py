@@ -189,7 +189,6 @@ class Tasks:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     async def _run(self, task_id: str, name: str, arguments: dict[str, Any], context: Any) -> None:
-        modern = context.modern
         try:
             try:
                 with protocol_errors(self.tools, name):  # run again: the tool may be gone
@@ -212,7 +211,7 @@ class Tasks:
                 await self._end(task_id, "input_required", None, **changes)
                 return
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            if result.is_error and not modern:
+            if result.is_error and not context.modern:
                 await self._end(task_id, "failed", first_text(dumped), result=dumped)
             else:
                 await self._end(task_id, "completed", None, result=dumped)
@@ -377,6 +376,9 @@ class Tasks:
         if not await self.store.update(record["taskId"], changes, status="input_required"):
             if record["taskId"] not in self.running:  # another tasks/update took it: it
                 self.owners.pop(record["taskId"], None)  # counts it again as it starts it
+            fresh = await self._owned(params.taskId)  # nothing written since: the store
+            if fresh.get("lastUpdatedAt") == record.get("lastUpdatedAt"):  # took no write
+                raise unreachable()
             return {}
         again = SimpleNamespace(input_responses=answers, request_state=call["state"])  # params
         rerun = self.tools.context(ctx, again)

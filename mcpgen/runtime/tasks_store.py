@@ -225,9 +225,8 @@ class TaskStore:
             stored.update(made, lastUpdatedAt=now_iso())
             return stored, ttl
 
-        await self.cache.change("t:" + task_id, edit)
-        if not written:
-            return None
+        if not await self.cache.change("t:" + task_id, edit) or not written:
+            return None  # (the store took no write: its edit ran, the transaction failed)
         if written[0]["status"] in TERMINAL or len(json.dumps(written[1])) > SMALL:
             await self.ended(written[0]["owner"], task_id, len(json.dumps(written[0])))
         return written[0]
@@ -236,14 +235,20 @@ class TaskStore:
         """``answers`` (question key -> answer) added to the record's ``inputResponses`` in
         one atomic step, each while its question is asked and unanswered: the first answer
         is taken, a later one (another client's, to a question answered meanwhile) dropped,
-        never written over a newer one."""
+        never written over a newer one: None then. -32603 when an answer to a question
+        still asked was not written (the store away, or its transaction failed)."""
+        wanted = [True]  # (until the record is read)
 
         def add(stored: Record) -> Record | None:
             asked, taken = stored.get("inputRequests") or {}, stored.get("inputResponses") or {}
             new = {k: v for k, v in answers.items() if k in asked and k not in taken}
+            wanted[0] = bool(new) and stored["status"] == "input_required"
             return {"inputResponses": {**taken, **new}} if new else None
 
-        return await self.update(task_id, add, status="input_required")
+        written = await self.update(task_id, add, status="input_required")
+        if written is None and wanted[0] and await self.get(task_id) is not None:
+            raise unreachable()  # (gone meanwhile: None)
+        return written
 
     async def beat(self, replica: str) -> None:
         await self.cache.set("r:" + replica, 1, HEARTBEAT_TTL)

@@ -182,6 +182,36 @@ async def test_a_cancel_the_store_does_not_take_is_an_error_not_a_recursion(
     assert "error" not in await alice.send("tasks/cancel", {"taskId": task_id})
 
 
+async def test_a_2026_answer_the_store_does_not_take_is_an_error_not_acknowledged(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tasks/update whose answer the store did not write (Redis reads but its transaction
+    fails) was acknowledged: the client waited for a task that never ran again. It is
+    -32603 (try again) and the task still asks; once the store takes it, it runs."""
+    from mcpgen.runtime.tasks_store import TaskStore
+
+    original = TaskStore.update
+
+    async def refusing(self: TaskStore, task_id: str, changes: Any, **options: Any) -> Any:
+        if isinstance(changes, dict) and changes.get("status") == "working" and "call" in changes:
+            return None
+        return await original(self, task_id, changes, **options)
+
+    monkeypatch.setattr(TaskStore, "update", refusing)
+    alice = await caller(http, [rtkit.READ], kit.MODERN)
+    asking = await alice.task("pick", {})
+    (key,) = (await alice.until(asking, "input_required"))["inputRequests"]
+    answer = {key: {"action": "accept", "content": {"colour": "red"}}}
+    update = {"taskId": asking, "inputResponses": answer}
+    refused = await alice.send("tasks/update", update)
+    assert refused.get("error", {}).get("code") == -32603, refused
+    assert (await alice.get(asking))["result"]["status"] == "input_required"
+    monkeypatch.setattr(TaskStore, "update", original)
+    assert "error" not in await alice.send("tasks/update", update)
+    done = await alice.until(asking, "completed")
+    assert done["result"]["content"][0]["text"] == "picked red"
+
+
 async def test_the_result_bytes_kept_for_one_caller_are_bounded(
     http: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

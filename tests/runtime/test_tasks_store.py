@@ -436,3 +436,40 @@ async def test_an_expired_task_frees_its_place_under_the_cap(
         assert await store.create({**fresh, "taskId": f"task-{3 + n}", "expiresAt": later + 60})
     with pytest.raises(MCPError):
         await first.create({**fresh, "taskId": "task-5", "expiresAt": later + 60})
+
+
+class _NoWrites:
+    """A cache that reads but whose transactions fail after their edit ran (Redis: EXEC
+    timing out, or refused when full)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def get(self, key: str) -> Any:
+        return await self.inner.get(key)
+
+    async def change(self, key: str, edit: Any) -> bool:
+        edit(await self.inner.get(key))
+        return False
+
+
+async def test_a_write_the_store_does_not_take_is_not_reported_written() -> None:
+    """``update`` answered the record as written when the transaction failed after its edit
+    ran (a cancellation acknowledged, never written; an answer acknowledged, dropped). It
+    answers None now, and an answer to a question still asked is -32603 (try again), while
+    one to a question no longer asked is ignored (None), as before."""
+    from mcp.shared.exceptions import MCPError
+
+    cache = tasks_store.local_cache()
+    good = TaskStore(cache)
+    question = {"q1": {"method": "roots/list"}}
+    await good.create({**record(0), "status": "input_required", "inputRequests": question})
+    failing = TaskStore(_NoWrites(cache))  # type: ignore[arg-type]
+    assert await failing.update("task-0", {"status": "cancelled"}) is None
+    with pytest.raises(MCPError) as caught:
+        await failing.answer("task-0", {"q1": {"roots": []}})
+    assert caught.value.error.code == -32603
+    assert (await good.get("task-0") or {})["status"] == "input_required"
+    assert await failing.answer("task-0", {"q9": {"roots": []}}) is None  # (not asked)
+    await good.answer("task-0", {"q1": {"roots": []}})
+    assert await failing.answer("task-0", {"q1": {"roots": [1]}}) is None  # (answered)
