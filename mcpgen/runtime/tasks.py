@@ -51,6 +51,7 @@ from .tasks_wire import (
     PAGE,
     RELATED,
     TaskParams,
+    check_modern,
     declared,
     first_text,
     flat_view,
@@ -237,10 +238,9 @@ class Tasks:
 
     # -- tasks/* -------------------------------------------------------------------------
     def _era(self, ctx: ServerRequestContext[Any, Any], method: str) -> bool:
-        """True on 2026-07-28 (whose requests must declare the extension)."""
-        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if modern and not declared(ctx.params):
-            raise missing_extension(method)
+        """True on 2026-07-28 (whose requests ``check_modern`` checks)."""
+        if modern := ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            check_modern(ctx, method)
         return modern
 
     async def _owned(self, task_id: Any) -> Record:

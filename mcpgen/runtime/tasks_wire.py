@@ -9,7 +9,8 @@ from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp.shared.inbound import decode_header_value
+from mcp_types import HEADER_MISMATCH, INVALID_PARAMS
 from pydantic import ConfigDict
 
 from .context import ANSWER_TYPES, checked_answer
@@ -66,6 +67,18 @@ def declared(params: Any) -> bool:
     caps = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
     extensions = caps.get("extensions") if isinstance(caps, Mapping) else None
     return isinstance(extensions, Mapping) and EXTENSION in extensions
+
+
+def check_modern(ctx: Any, method: str) -> None:
+    """A 2026-07-28 tasks/* request declares the extension, and over HTTP its ``Mcp-Name``
+    (what a load balancer routes by) names the task its params do, as the SDK checks
+    tools/call's name (-32020)."""
+    if not declared(ctx.params):
+        raise missing_extension(method)
+    named = (getattr(getattr(ctx, "request", None), "headers", None) or {}).get("mcp-name")
+    task_id = ctx.params.get("taskId") if isinstance(ctx.params, Mapping) else None
+    if named is not None and task_id is not None and decode_header_value(named) != task_id:
+        raise MCPError(HEADER_MISMATCH, "Mcp-Name header does not match the request's taskId")
 
 
 def missing_extension(what: str) -> MCPError:

@@ -212,6 +212,29 @@ async def test_a_2026_answer_the_store_does_not_take_is_an_error_not_acknowledge
     assert done["result"]["content"][0]["text"] == "picked red"
 
 
+async def test_a_2026_tasks_request_whose_mcp_name_names_another_task_is_refused(
+    http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tasks/* carry ``Mcp-Name: <taskId>`` (a load balancer routes by it): one naming
+    another task is -32020, as tools/call's is, and does nothing; the matching one works."""
+    alice = await caller(http, [rtkit.READ], kit.MODERN)
+    mine, other = await alice.task("report", {"steps": 50, "delay": 0.2}), await alice.task(
+        "report", {"steps": 0}
+    )
+    sent = kit.Rpc.headers
+
+    def naming_other(self: kit.Rpc, method: str, params: Any) -> dict[str, str]:
+        return {**sent(self, method, params), "Mcp-Name": other}
+
+    monkeypatch.setattr(kit.Rpc, "headers", naming_other)
+    for method in ("tasks/get", "tasks/cancel"):
+        answer = await alice.send(method, {"taskId": mine})
+        assert answer.get("error", {}).get("code") == -32020, (method, answer)
+    monkeypatch.setattr(kit.Rpc, "headers", sent)
+    assert (await alice.get(mine))["result"]["status"] == "working"  # not cancelled
+    assert "error" not in await alice.send("tasks/cancel", {"taskId": mine})
+
+
 async def test_the_result_bytes_kept_for_one_caller_are_bounded(
     http: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
