@@ -1,20 +1,35 @@
-"""Whether a redirect (or a 202's ``Location``) off the wrapped API's origin may be followed:
-not into an address of the server's own networks (loopback, link-local such as cloud
-metadata, private) unless the API's own host is of that kind (docs/security.md,
-"Redirects"). Names are resolved here and again by the HTTP client: DNS rebinding remains.
+"""Following the wrapped API's redirects by hand (``follow``): one to another origin (scheme,
+host, port) drops every credential, and is refused into an address of the server's own
+networks (loopback, link-local such as cloud metadata, private) unless the API's own host
+is of that kind (docs/security.md, "Redirects"; a 202's ``Location`` too). Names are
+resolved here and again by the HTTP client: DNS rebinding remains.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
-from urllib.parse import urlsplit
+from functools import partial
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
 
 import anyio
 import httpx2
 
-from .wire import origin
+from . import capped, telemetry
+from .errors import ToolError
+from .telemetry_spans import upstream_span
+from .wire import cookie_header
+from .wire_request import with_query, without
 
+if TYPE_CHECKING:
+    from .upstream import Upstream
+    from .wire_request import Request
+
+logger = logging.getLogger(__name__)
+REDIRECTS = {301, 302, 303, 307, 308}
+MAX_REDIRECTS = 5
 # cloud metadata services outside 169.254/16 (AWS's IPv6 one, Alibaba's): kin to link-local
 METADATA = frozenset({"fd00:ec2::254", "100.100.100.200"})
 # IPv6 addresses whose last 32 bits are the IPv4 address reached through a translator or the
@@ -75,3 +90,78 @@ async def refused(api: str, url: str) -> str | None:
         if kind not in home:
             return f"{host} is a {kind} address ({address}), and the API's host is not"
     return None
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def redirect(base: str, location: str) -> str:
+    """The URL an answer's ``Location`` names, refused when urllib cannot read its origin
+    (which decides whether the credentials follow): the upstream chose it."""
+    try:
+        url = urljoin(base, location)
+        origin(url)
+    except ValueError:
+        raise ToolError("the API answered a redirect to something that is no URL") from None
+    return url
+
+
+async def follow(api: Upstream, request: Request) -> httpx2.Response:
+    """The request, and the redirects it answers with: same-origin ones keep the
+    credentials, one to any other origin drops every credential (and never returns to
+    a credentialed request) and is refused into the server's networks (a poll's first
+    request, to its ``Location``, too). The last answer is read up to ``max_response``."""
+    method, url = request.method, with_query(request.url, request.parts["query"])
+    headers = dict(request.parts["headers"])
+    cookies = dict(request.parts["cookies"])
+    options = request.options
+    home = origin(url)
+    keys = {k: request.parts["query"][k] for k in request.secret_query}
+    trusted = True
+    for _ in range(MAX_REDIRECTS + 1):
+        why = await refused(request.api or api.base_url, url)
+        if why:  # a redirect or a poll's Location into the server's networks
+            shown = f"{request.shown()}: not following the API's redirect to"
+            raise ToolError(f"{shown} {request.redact(url)}: {why}")
+        sent = dict(headers)
+        if cookies:
+            sent["Cookie"] = cookie_header(cookies)
+        send, tracer = partial(_send, api.client(), method, url, options), telemetry.ACTIVE
+        if tracer is None or not tracer.tracing:
+            response = await send(sent)
+        else:  # in its CLIENT span, ``traceparent`` injected inside it
+            response = await upstream_span(tracer.tracer, send, method, request.redact(url), sent)
+        location = response.headers.get("location")
+        if response.status_code not in REDIRECTS or not location:
+            limit = api.max_response
+            too_large = (
+                f"{request.shown(url)}: the answer is larger than {limit} bytes, the most "
+                f"this server reads (setting {api.prefix}_MAX_RESPONSE_BYTES)"
+            )
+            return await capped.read(response, limit, ToolError(too_large))
+        url = redirect(str(response.url), location)
+        if (response.status_code == 303 and method != "HEAD") or (
+            response.status_code in (301, 302) and method == "POST"
+        ):
+            method, options = "GET", {}
+            headers.pop("Content-Type", None)
+        if trusted and origin(url) != home:
+            trusted = False
+            headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
+            cookies, url = {}, request.leaving(url)
+            logger.info("following a redirect to another origin without credentials")
+        # the query key again on the API's origin, never off it (a Location may carry it)
+        url = with_query(without(url, request.secret_query), keys if trusted else {})
+        await response.aclose()
+    raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
+
+
+async def _send(
+    client: httpx2.AsyncClient, method: str, url: str, options: Any, headers: dict[str, str]
+) -> httpx2.Response:
+    """One attempt; its answer is streamed (``capped.read`` reads it up to the limit)."""
+    outgoing = client.build_request(method, url, headers=headers, **options)
+    return await client.send(outgoing, stream=True)

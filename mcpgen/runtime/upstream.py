@@ -8,37 +8,25 @@ credential query values redacted. The MCP client's own token is never forwarded 
 
 from __future__ import annotations
 
-import base64
-import json
-import logging
 import os
 import random
-from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import anyio
 import httpx2
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
 
-from . import answers, capped, files, redirects, telemetry, wire, wire_body
-from .content import ResourceReturn, ToolReturn
+from . import answers, files, redirects, wire, wire_body, wire_request
 from .context import Context
 from .credentials import CacheBackend, Credentials
 from .errors import ToolError
-from .telemetry_spans import upstream_span
-from .tools import Arguments, ToolCall, plain
-from .wire import Request
+from .wire_request import Request
 
-logger = logging.getLogger(__name__)
 Json = Any
 IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
 RETRY_STATUS = {429, 502, 503, 504}
-REDIRECTS = {301, 302, 303, 307, 308}
-MAX_REDIRECTS = 5
 
 
 class Upstream:
@@ -99,7 +87,7 @@ class Upstream:
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self.timeout),
                 limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
-                follow_redirects=False,  # followed by hand: see ``_send``
+                follow_redirects=False,  # followed by hand: ``redirects.follow``
                 cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
             )
         return self._client
@@ -117,7 +105,7 @@ class Upstream:
         request.secret_query.update(query)
         request.secret_headers.update(headers)
         for value in (*headers.values(), *query.values(), *cookies.values()):
-            request.secrets.update(wire.credential_forms(str(value)))
+            request.secrets.update(wire_request.credential_forms(str(value)))
 
     async def call(
         self,
@@ -152,7 +140,7 @@ class Upstream:
                 (request.parts["headers"] if held is None else held)[param["name"]] = text
             else:
                 request.parts["cookies"].update(wire.cookie_pairs(param["name"], value, param))
-        request.url = wire.join(base := self.base_of(operation), path)
+        request.url = wire_request.join(base := self.base_of(operation), path)
         request.at(base, self.settings["baseUrl"] if base == self.base_url else base)
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
@@ -184,7 +172,7 @@ class Upstream:
             last = attempt == attempts - 1
             try:
                 with anyio.fail_after(self.timeout):  # the whole answer (httpx: each read)
-                    response = await self._follow(request)
+                    response = await redirects.follow(self, request)
             except (httpx2.TransportError, TimeoutError) as exc:
                 if last or isinstance(exc, httpx2.LocalProtocolError | httpx2.UnsupportedProtocol):
                     hint = f" (is the API up? {self.settings['baseUrlEnv']} sets its base URL)"
@@ -202,150 +190,6 @@ class Upstream:
             return response
         raise AssertionError("unreachable")
 
-    async def _follow(self, request: Request) -> httpx2.Response:
-        """The request, and the redirects it answers with: same-origin ones keep the
-        credentials, one to any other origin drops every credential (and never returns to
-        a credentialed request) and is refused into the server's networks (a poll's first
-        request, to its ``Location``, too)."""
-        method, url = request.method, wire.with_query(request.url, request.parts["query"])
-        headers = dict(request.parts["headers"])
-        cookies = dict(request.parts["cookies"])
-        options = request.options
-        home = wire.origin(url)
-        keys = {k: request.parts["query"][k] for k in request.secret_query}
-        trusted = True
-        for _ in range(MAX_REDIRECTS + 1):
-            why = await redirects.refused(request.api or self.base_url, url)
-            if why:  # a redirect or a poll's Location into the server's networks
-                shown = f"{request.shown()}: not following the API's redirect to"
-                raise ToolError(f"{shown} {request.redact(url)}: {why}")
-            sent = dict(headers)
-            if cookies:
-                sent["Cookie"] = wire.cookie_header(cookies)
-            tracer = telemetry.ACTIVE
-            if tracer is None or not tracer.tracing:
-                response = await self._attempt(method, url, sent, options)
-            else:
-                response = await self._traced(tracer, request, method, url, sent, options)
-            location = response.headers.get("location")
-            if response.status_code not in REDIRECTS or not location:
-                limit = self.max_response
-                refused = (
-                    f"{request.shown(url)}: the answer is larger than {limit} bytes, the most "
-                    f"this server reads (setting {self.prefix}_MAX_RESPONSE_BYTES)"
-                )
-                return await capped.read(response, limit, ToolError(refused))
-            url = wire.redirect(str(response.url), location)
-            if (response.status_code == 303 and method != "HEAD") or (
-                response.status_code in (301, 302) and method == "POST"
-            ):
-                method, options = "GET", {}
-                headers.pop("Content-Type", None)
-            if trusted and wire.origin(url) != home:
-                trusted = False
-                headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
-                cookies, url = {}, request.leaving(url)
-                logger.info("following a redirect to another origin without credentials")
-            # the query key again on the API's origin, never off it (a Location may carry it)
-            url = wire.with_query(wire.without(url, request.secret_query), keys if trusted else {})
-            await response.aclose()
-        raise ToolError(f"{request.shown()} failed: more than {MAX_REDIRECTS} redirects")
-
-    async def _attempt(
-        self,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        options: dict[str, Json],
-    ) -> httpx2.Response:
-        """One attempt; its answer is streamed (``capped.read`` reads it up to the limit)."""
-        client = self.client()
-        outgoing = client.build_request(method, url, headers=headers, **options)
-        return await client.send(outgoing, stream=True)
-
-    async def _traced(
-        self,
-        tracer: telemetry.Telemetry,
-        request: Request,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        options: dict[str, Json],
-    ) -> httpx2.Response:
-        """One attempt in its CLIENT span, ``traceparent`` injected inside it."""
-        full = request.redact(url)
-
-        async def send(sent: dict[str, str]) -> httpx2.Response:
-            return await self._attempt(method, url, sent, options)
-
-        response: httpx2.Response = await upstream_span(tracer.tracer, send, method, full, headers)
-        return response
-
-    def tool_call(
-        self, operation: dict[str, Json], ident: str, definition: Json = None
-    ) -> ToolCall:
-        """The call behind one imported tool: the user's override if one exists, else HTTP.
-        ``definition``: the tool's as listed (clients check results with its output schema)."""
-        output_schema = (definition or {}).get("outputSchema")
-        override: list[Callable[..., Any] | None] = []
-        checker: list[Any] = []
-
-        async def call(given: Arguments, ctx: Context) -> ToolReturn:
-            arguments = plain(given)
-            if not override:
-                override.append(_find_override(self.package, ident))
-            handler = override[0]
-            if handler is not None:
-                result: ToolReturn = await handler(arguments, ctx)
-                return result
-            if output_schema is not None and not checker:
-                from .schemas import validator
-
-                checker.append(validator(output_schema))
-            return await self.call(operation, arguments, ctx, checker[0] if checker else None)
-
-        return call
-
-    def resource_read(
-        self, operation: dict[str, Json], schema: dict[str, Json] | None
-    ) -> Callable[[dict[str, str], Context], Any]:
-        """The read behind an imported resource: the template's variables, checked against
-        the operation's parameter schemas, are the call's arguments."""
-        validator: Any = None
-        if schema is not None:
-            from .schemas import validator as schema_validator
-
-            validator = schema_validator(schema, formats=True)
-
-        async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
-            # template variable names are percent-encoded where RFC 6570 needs it; the
-            # values come as written (a list splits on its literal commas, then decodes)
-            given = (schema or {}).get("properties", {})  # typed as their parameters are
-            arguments = {
-                unquote(k): _typed(v, given.get(unquote(k)), schema) for k, v in variables.items()
-            }
-            if validator is not None:
-                errors = [e.message for e in validator.iter_errors(arguments)][:5]
-                if errors:
-                    raise MCPError(INVALID_PARAMS, "Invalid resource URI: " + "; ".join(errors))
-            result = await self.call(operation, arguments, ctx)
-            if result.is_error:
-                raise answers.failure(result)
-            if result.structured_content is not None:
-                return json.dumps(result.structured_content, ensure_ascii=False)
-            first = result.content[0] if result.content else None
-            if isinstance(first, types.TextContent):
-                return first.text
-            if isinstance(first, types.ImageContent | types.AudioContent):
-                return base64.b64decode(first.data)
-            if isinstance(first, types.EmbeddedResource) and isinstance(
-                first.resource, types.BlobResourceContents
-            ):
-                return base64.b64decode(first.resource.blob)
-            return ""
-
-        return read
-
 
 def _sent(body: dict[str, Json], arguments: dict[str, Json]) -> bool:
     """Whether the call sends the body (an optional one spread: when a property is given)."""
@@ -354,47 +198,7 @@ def _sent(body: dict[str, Json], arguments: dict[str, Json]) -> bool:
     return any(argument in arguments for argument in body.get("arguments") or ())
 
 
-def _typed(text: str, schema: Json, root: Json) -> Json:
-    """``text`` (percent-encoded) as a type ``schema`` allows: its ``type`` (a list when
-    nullable), its ``anyOf``/``oneOf`` members' and, for a ``$defs`` reference, the
-    definition's. A list splits on the commas written, each item decoded after."""
-    ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
-    schema = root.get("$defs", {}).get(ref.rpartition("/")[2], schema) if ref else schema
-    if not isinstance(schema, dict):
-        return unquote(text)
-    members = [schema, *schema.get("anyOf", []), *schema.get("oneOf", [])]
-    kinds = [k for m in members if isinstance(m, dict) for k in wire.as_list(m.get("type"))]
-    if "array" in kinds:
-        return [_typed(v, schema.get("items", {}), root) for v in text.split(",") if v]
-    text = unquote(text)
-    for kind, cast in (("integer", int), ("number", float)):
-        if kind in kinds:
-            try:
-                return cast(text)
-            except ValueError:
-                pass  # the schema check says what is wrong
-    return text == "true" if "boolean" in kinds and text in ("true", "false") else text
-
-
 def _backoff(attempt: int, retry_after: str | None) -> float:
     if retry_after and retry_after.isascii() and retry_after.isdigit():
         return min(float(retry_after), 5.0)
     return min(0.2 * (2.0**attempt), 2.0) + random.uniform(0, 0.1)
-
-
-def _find_override(package: str, ident: str) -> Callable[..., Any] | None:
-    """``handlers/tools/<ident>.py`` with ``async def handle(args, ctx)``, if the user wrote one."""
-    import importlib.util
-
-    name = f"{package}.handlers.tools.{ident}"
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-    except ModuleNotFoundError:
-        return None
-    handle = importlib.import_module(name).handle
-
-    async def call(arguments: dict[str, Json], ctx: Context) -> Any:
-        return await handle(arguments, ctx)
-
-    return call

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import wire
+from . import redirects
 from .answers import parsed  # a lone surrogate in a status: no client reads it
 from .errors import ToolError
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from .context import Context
     from .upstream import Upstream
-    from .wire import Request
+    from .wire_request import Request
 
 RUNNING = frozenset({"queued", "pending", "running", "in_progress", "accepted", "processing"})
 MAX_WAIT = 60.0  # seconds one Retry-After may make a poll wait at most
@@ -74,25 +74,25 @@ async def poll(
     ctx: Context | None,
 ) -> httpx2.Response:
     """The final answer of an operation that answered ``response`` (202 + Location)."""
-    from .wire import Request
+    from .wire_request import Request
 
     interval = float(settings.get("interval", 2.0))
     timeout = float(settings.get("timeout", 600.0))
     location = response.headers.get("location")
     if not location:
         return response
-    url = wire.redirect(str(response.url), location)
-    home = wire.origin(request.url)
-    trusted = wire.origin(str(response.url)) == home  # once left, never credentialed again
+    url = redirects.redirect(str(response.url), location)
+    home = redirects.origin(request.url)
+    trusted = redirects.origin(str(response.url)) == home  # once left, never credentialed again
     polls = 0
     with anyio.move_on_after(timeout) as scope:
         while still_running(response):
             location = response.headers.get("location")
             if location and response.status_code == 202:
-                url = wire.redirect(str(response.url), location)
+                url = redirects.redirect(str(response.url), location)
             await anyio.sleep(wait_for(response, interval))
             await response.aclose()
-            trusted = trusted and wire.origin(url) == home  # credentials stay home
+            trusted = trusted and redirects.origin(url) == home  # credentials stay home
             follow = Request("GET", url if trusted else request.leaving(url))
             follow.base, follow.api = request.base, request.api
             if trusted:
@@ -109,7 +109,7 @@ async def poll(
                 }
             follow.parts["headers"].pop("Content-Type", None)
             response = await upstream._send(follow)
-            trusted = trusted and wire.origin(str(response.url)) == home  # a redirect left
+            trusted = trusted and redirects.origin(str(response.url)) == home  # a redirect left
             polls += 1
             if ctx is not None:
                 shown = request.scrub(_status(response))[:200]  # the caller reads it

@@ -221,11 +221,12 @@ def resource_bindings(
         definition = entry["definition"]
         read = handlers.resources.get(definition["name"])
         if read is None and entry.get("http") is not None:
-            if upstream is None:
-                from .upstream import Upstream
+            from .operation_binding import resource_read
+            from .upstream import Upstream
 
+            if upstream is None:
                 upstream = Upstream(spec["upstream"], spec["server"]["package"])
-            read = upstream.resource_read(entry["http"], entry.get("input"))
+            read = resource_read(upstream, entry["http"], entry.get("input"))
         bindings.append(
             ResourceBinding(
                 definition,

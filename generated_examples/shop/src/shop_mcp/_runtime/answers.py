@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import mcp_types as types
 
-from . import wire, wire_body, wire_xml
+from . import wire_body, wire_request, wire_xml
 from .content import audio, embedded_blob, image, structured, text, tool_error
 from .errors import REDACTED
 
 if TYPE_CHECKING:
-    from .wire import Request
+    from .wire_request import Request
 
 Json = Any
 EXCERPT = 1000
@@ -226,11 +226,11 @@ def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
 
 def scrubbed(data: Json, secrets: Collection[str]) -> Json:
     """``data`` with every credential sent (and each string it sent ``writeOnly``) removed
-    from its strings (4 characters or more: ``wire.scrubber``) and any string that is one,
+    from its strings (4 characters or more: ``wire_request.scrubber``) and any string that is one,
     whatever its length (``"q7z"``: known exactly); a 3-character one is never cut out of
     text. Numbers are left alone: an equal page number or year is no echo of a PIN."""
     whole = set(secrets) - {""}
-    scrub = wire.scrubber(secrets)
+    scrub = wire_request.scrubber(secrets)
 
     def each(data: Json) -> Json:
         if isinstance(data, str):

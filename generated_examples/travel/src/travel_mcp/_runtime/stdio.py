@@ -23,13 +23,22 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import anyio
-from mcp.server import stdio as sdk
+from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from . import jsonrpc
 from .stdio_pending import IN_FLIGHT, Pending
+
+try:  # SDK 2.3's claim of fds 0 and 1: no public API hands over the wire's own fds
+    from mcp.server.stdio import _claim_fd, _open_stdin_diversion, _open_stdout_diversion
+except ImportError as exc:  # (``stdio_server`` claims them for its own thread-read streams)
+    raise ImportError(
+        "the stdio transport needs mcp.server.stdio._claim_fd, private to the MCP SDK 2.3 "
+        "that this package pins (mcp>=2.3,<2.4); the installed mcp lacks it: reinstall "
+        "the package's dependencies"
+    ) from exc
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
@@ -54,20 +63,26 @@ async def serve(server: GeneratedServer, limit: int) -> None:
             await _run(server, limit, wire.reader.read, wire.send, wire.hung_up, wire.gone)
         return
     # stdin a file or a terminal, Windows, trio: lines read here as on pipes (by a worker
-    # thread), the answers written by the SDK's transport (given no stdin to read)
-    with _claimed(0, "rb") as claimed:
-        stdin = anyio.wrap_file(claimed)
-        async with sdk.stdio_server(anyio.wrap_file(io.StringIO())) as (unread, sdk_writes):
-            await unread.aclose()
+    # thread), the answers written by the SDK's transport (given no stdin to read, and
+    # stdout claimed here: its own claim is never closed)
+    with _claimed(0, "rb") as claimed, _claimed(1, "wb") as out:
+        stdin, text = anyio.wrap_file(claimed), io.TextIOWrapper(out, encoding="utf-8")
+        try:
+            streams = anyio.wrap_file(io.StringIO()), anyio.wrap_file(text)
+            async with stdio_server(*streams) as (unread, sdk_writes):
+                await unread.aclose()
 
-            async def chunks(size: int) -> bytes:
-                with suppress(OSError):  # (EIO: the terminal hung up) the end of input
-                    return await stdin.read1(size)
-                return b""
+                async def chunks(size: int) -> bytes:
+                    with suppress(OSError):  # (EIO: the terminal hung up) the end of input
+                        return await stdin.read1(size)
+                    return b""
 
-            async with sdk_writes:
-                hung_up = partial(_hung_up, claimed)
-                await _run(server, limit, chunks, sdk_writes.send, hung_up, lambda: False)
+                async with sdk_writes:
+                    hung_up = partial(_hung_up, claimed)
+                    await _run(server, limit, chunks, sdk_writes.send, hung_up, lambda: False)
+        finally:  # (``out`` may be sys.stdout's own buffer: not closed with ``text``)
+            with suppress(OSError, ValueError):  # (a flush to a client gone: raised before)
+                text.detach()
 
 
 async def _run(
@@ -113,11 +128,11 @@ def _claimed(fd: Literal[0, 1], mode: Literal["rb", "wb"]) -> Iterator[BinaryIO]
     """The wire of stdin (``fd`` 0, reading the null device meanwhile) or stdout (1, writing
     to stderr), claimed by the SDK's own ``_claim_fd`` (SDK 2.3's; the sys stream's buffer in
     place when it is not that fd); on exit the wire is back in ``fd``, blocking again (the
-    asyncio transports made it non-blocking). The claim is never closed: a worker thread
-    may still be reading it."""
+    asyncio transports made it non-blocking), and the claim's duplicate of it closed: no
+    worker thread reads it any more (a read in one is waited for, never abandoned)."""
     stream = sys.stdin if fd == 0 else sys.stdout
-    divert = sdk._open_stdin_diversion if fd == 0 else sdk._open_stdout_diversion
-    wire, release = sdk._claim_fd(fd, stream, mode, divert)
+    divert = _open_stdin_diversion if fd == 0 else _open_stdout_diversion
+    wire, release = _claim_fd(fd, stream, mode, divert)
     try:
         yield wire
     finally:
@@ -125,6 +140,11 @@ def _claimed(fd: Literal[0, 1], mode: Literal["rb", "wb"]) -> Iterator[BinaryIO]
             os.set_blocking(wire.fileno(), True)
         if release is not None:
             release()
+            with suppress(OSError, ValueError):
+                duplicate = wire.fileno()
+                if duplicate != fd and os.path.sameopenfile(duplicate, fd):  # fd restored
+                    wire.close()  # (flushed; its fd is not the file's to close)
+                    os.close(duplicate)
 
 
 async def _read(
