@@ -20,10 +20,10 @@ from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
-from .authz import IdentityMiddleware, current_identity, policy_of, principal
+from .authz import IdentityMiddleware, Policy, current_identity, principal
 from .events import Events
 from .paging import page
-from .spec import unshare_defs
+from .spec import scopes_of, unshare_defs
 from .tools import ToolBinding, ToolCall, ToolTable
 
 if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that use them
@@ -38,6 +38,18 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 F = TypeVar("F", bound=Callable[..., Any])
 # The capabilities whose events ``subscriptions/listen`` (2026-07-28) carries.
 LISTENED = ("toolsListChanged", "resourcesListChanged", "promptsListChanged", "resourcesSubscribe")
+
+
+def policy_of(spec: dict[str, Any]) -> Policy:
+    """The policy of ``spec``: scoped when a tool, resource or prompt needs a scope."""
+    hide = bool(spec.get("auth", {}).get("hideUnauthorized"))
+    scopes = scopes_of(spec)
+    if not any(needed for table in scopes.values() for needed in table.values()):
+        return Policy(hide)
+    from .scopes import ScopedPolicy  # (Any where the package does not carry it)
+
+    scoped: Policy = ScopedPolicy(scopes, hide_unauthorized=hide)
+    return scoped
 
 
 @dataclass
