@@ -57,3 +57,12 @@ def not_found(uri: str, why: str = "") -> MCPError:
 
     message = f"Resource not found: {uri}" + (f": {why}" if why else "")
     return MCPError(INVALID_PARAMS, message, data={"uri": uri})
+
+
+class AuthError(Exception):
+    """A credential was refused (status 401), or could not be checked (503)."""
+
+    def __init__(self, description: str, status: int = 401) -> None:
+        super().__init__(description)
+        self.description = description
+        self.status = status
