@@ -194,9 +194,13 @@ def build_server(
     resources = prompts = None
     # a resource table when something reads a resource (a prompt may embed one)
     if spec.get("resources") or spec.get("prompts") or caps.get("resourcesSubscribe"):
-        from .resources import tables
+        from .resources import ResourceTable, resource_bindings
 
-        resources, prompts = tables(spec, handlers, policy, upstream)
+        resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
+        if spec.get("prompts"):
+            from .prompts import prompt_table
+
+            prompts = prompt_table(spec, handlers, resources, policy, hidden(spec["prompts"]))
     registry.update(tools=tools, prompts=prompts, resources=resources)
     for table in (tools, resources, prompts):
         if table is not None:
@@ -232,7 +236,11 @@ def build_server(
     if resources is not None:
         from .resources import resource_handlers
 
-        options.update(resource_handlers(spec, resources, prompts, events, size))
+        options.update(resource_handlers(spec, resources, events, size))
+    if prompts is not None:
+        from .prompts import list_prompts
+
+        options.update(on_list_prompts=list_prompts(prompts, size), on_get_prompt=prompts.get)
     if caps.get("completions"):
         from .completions import completion_table
 
