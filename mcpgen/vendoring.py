@@ -26,7 +26,7 @@ ENTRY = (
     "client_legacy",  # ... of a server with the legacy transports
     "client_items",  # ... of a server with resources, prompts or completions
 )
-ENTRY_TESTS = ("testing", "testing_stubs")  # the generated tests' support
+ENTRY_TESTS = ("testing", "testing_auth", "testing_stubs")  # the generated tests' support
 # Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
 # that share a test, space separated).
 _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
@@ -123,7 +123,7 @@ def _has_formats(manifest: Manifest) -> bool:
 
 
 def _has_scopes(manifest: Manifest) -> bool:
-    """Some tool, resource or prompt needs a scope (what ``authz.policy_of`` reads)."""
+    """Some tool, resource or prompt needs a scope (what ``server.policy_of`` reads)."""
     parts = (manifest.tools, manifest.resources, manifest.prompts)
     return any(item.scopes for part in parts for item in part)
 

@@ -188,7 +188,6 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
         {"credentials", "metatools", "upstream", "completions", "prompts"}
         | {
             "tasks",
-            "testing_auth",
             "auth",
             "auth_keys",
             "http_auth",

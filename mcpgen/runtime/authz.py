@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from .identity import LOCAL, Identity
 from .lifecycle import run_request
-from .spec import scopes_of
 
 IDENTITY_KEY = "mcpgen.identity"  # where the HTTP auth middleware puts the caller (ASGI scope)
 # A network request that did not pass the auth middleware: it may call nothing scoped.
@@ -142,15 +141,3 @@ class Policy:
     def hides_from(self, identity: Identity | None) -> bool:
         """Whether discovery hides anything from ``identity`` (a scope it lacks)."""
         return False
-
-
-def policy_of(spec: dict[str, Any]) -> Policy:
-    """The policy of ``spec``: scoped when a tool, resource or prompt needs a scope."""
-    hide = bool(spec.get("auth", {}).get("hideUnauthorized"))
-    scopes = scopes_of(spec)
-    if not any(needed for table in scopes.values() for needed in table.values()):
-        return Policy(hide)
-    from .scopes import ScopedPolicy  # (Any where the package does not carry it)
-
-    scoped: Policy = ScopedPolicy(scopes, hide_unauthorized=hide)
-    return scoped

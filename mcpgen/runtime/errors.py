@@ -1,8 +1,11 @@
-"""The exceptions handlers raise and the runtime answers with."""
+"""The exceptions handlers raise and the runtime answers with, and what stands for a secret
+wherever one is shown (``REDACTED``, ``redact_query``: URLs in logs, spans, errors)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 if TYPE_CHECKING:  # mcpgen's own commands import this module, which must not need the SDK
     from mcp.shared.exceptions import MCPError
@@ -56,3 +59,40 @@ def not_found(uri: str, why: str = "") -> MCPError:
 
     message = f"Resource not found: {uri}" + (f": {why}" if why else "")
     return MCPError(INVALID_PARAMS, message, data={"uri": uri})
+
+
+class AuthError(Exception):
+    """A credential was refused (status 401), or could not be checked (503)."""
+
+    def __init__(self, description: str, status: int = 401) -> None:
+        super().__init__(description)
+        self.description = description
+        self.status = status
+
+
+# Query parameters that may carry a credential (a token sent as ?access_token= is refused,
+# but the access log would still record it): their values are left out of access logs.
+_SECRET_WORD = re.compile(
+    r"(?i)token|key|secret|password|passwd|auth|credential|signature|sig|code"
+)
+# A parameter's name from its "?" or "&" to its "=" (or the run without one, consumed whole:
+# the path is read once, not again from each "?" of ``?????...``, a client's request line).
+_NAME = re.compile(r"[?&][^=&#]*=?")
+_VALUE_END = re.compile(r"[&#]")
+
+
+def redact_query(path: str) -> str:
+    """``path`` (with its query string) with the values of credential-like parameters
+    replaced, in time linear in its length."""
+    if "?" not in path:
+        return path
+    parts, at = [], 0
+    for name in _NAME.finditer(path):
+        if name.start() < at or name.group()[-1] != "=":
+            continue  # (a name inside a value just left out is not looked at)
+        if not _SECRET_WORD.search(unquote(name.group())):  # as a server reads it: %74oken
+            continue
+        end = _VALUE_END.search(path, name.end())
+        parts += [path[at : name.end()], REDACTED]
+        at = end.start() if end else len(path)
+    return "".join(parts) + path[at:]

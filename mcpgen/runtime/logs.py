@@ -4,48 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import time
 from typing import Any
-from urllib.parse import unquote
 
 from . import telemetry
-from .errors import REDACTED
+from .errors import REDACTED, redact_query
 
 QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette")
 # A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
 # its bytes: once per request, so for ERROR and up only.
 UNTRUSTED = ("opentelemetry.baggage.propagation", "opentelemetry.trace.propagation.tracecontext")
 _RECORD_FIELDS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
-# Query parameters that may carry a credential (a token sent as ?access_token= is refused,
-# but the access log would still record it): their values are left out of access logs.
-_SECRET_WORD = re.compile(
-    r"(?i)token|key|secret|password|passwd|auth|credential|signature|sig|code"
-)
-# A parameter's name from its "?" or "&" to its "=" (or the run without one, consumed whole:
-# the path is read once, not again from each "?" of ``?????...``, a client's request line).
-_NAME = re.compile(r"[?&][^=&#]*=?")
-_VALUE_END = re.compile(r"[&#]")
-
-
-def redact_query(path: str) -> str:
-    """``path`` (with its query string) with the values of credential-like parameters
-    replaced, in time linear in its length."""
-    if "?" not in path:
-        return path
-    parts, at = [], 0
-    for name in _NAME.finditer(path):
-        if name.start() < at or name.group()[-1] != "=":
-            continue  # (a name inside a value just left out is not looked at)
-        if not _SECRET_WORD.search(unquote(name.group())):  # as a server reads it: %74oken
-            continue
-        end = _VALUE_END.search(path, name.end())
-        parts += [path[at : name.end()], REDACTED]
-        at = end.start() if end else len(path)
-    return "".join(parts) + path[at:]
-
-
 # The WebSocket library's handshake at DEBUG (on ``uvicorn.error``): where the request line
 # holds the path, and the headers whose values are shown (any other may be a credential).
 _HANDSHAKE_PATH = {"< GET %s HTTP/1.1": 0, "< %s %s %s": 1}

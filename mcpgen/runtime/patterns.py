@@ -104,7 +104,6 @@ def _validator_class() -> Any:
 
 
 def validator(schema: Json, format_checker: Any = None) -> Any:
-    """A JSON Schema 2020-12 validator of ``schema`` with linear-time patterns."""
-    from .schemas import inline_refs
-
-    return _validator_class()(inline_refs(schema), format_checker=format_checker)
+    """A JSON Schema 2020-12 validator of ``schema`` with linear-time patterns
+    (``schemas.validator`` hands it the schema with its ``$defs`` inlined)."""
+    return _validator_class()(schema, format_checker=format_checker)

@@ -1,4 +1,4 @@
-"""The scopes a server's tools, resources and prompts need (``auth``): ``authz.policy_of``
+"""The scopes a server's tools, resources and prompts need (``auth``): ``server.policy_of``
 uses this policy when some item names one."""
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
+from .events import CallerUpdate
 from .sealing import SharedStateConfigError
 
 if TYPE_CHECKING:
@@ -84,8 +85,6 @@ def decode_event(data: str | bytes) -> tuple[str, str, ServerEvent] | None:
     elif kind == "resource" and isinstance(uri, str):
         event = ResourceUpdated(uri=uri)
     elif kind == "caller-resource" and isinstance(uri, str) and isinstance(caller, str):
-        from .resources import CallerUpdate  # (published where a resource is)
-
         event = CallerUpdate(uri, caller)
     else:
         return None

@@ -20,11 +20,12 @@ from mcp.client import Client
 
 from secure_mcp._runtime import testing
 from secure_mcp._runtime.testing import pytest_addoption, pytest_terminal_summary
+from secure_mcp._runtime.testing_auth import AuthCredentials
 from secure_mcp.client import SecureClient
 from secure_mcp.server import SPEC
 
 __all__ = ["pytest_addoption", "pytest_terminal_summary"]
-CREDENTIALS = testing.credentials(SPEC)
+CREDENTIALS = AuthCredentials(SPEC)  # what the test servers accept and the clients send
 
 
 @pytest.fixture(scope="session")

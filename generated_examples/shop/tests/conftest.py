@@ -29,7 +29,7 @@ __all__ = ["pytest_addoption", "pytest_terminal_summary"]
 # fail at once, without retries (set SHOP_API_BASE_URL to a test server to call one).
 os.environ.setdefault("SHOP_API_BASE_URL", "http://127.0.0.1:9")
 os.environ.setdefault("SHOP_API_RETRIES", "0")
-CREDENTIALS = testing.credentials(SPEC)
+CREDENTIALS = testing.Credentials(SPEC)  # (no authentication: nothing)
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ from travel_mcp.client import TravelClient
 from travel_mcp.server import SPEC
 
 __all__ = ["pytest_addoption", "pytest_terminal_summary"]
-CREDENTIALS = testing.credentials(SPEC)
+CREDENTIALS = testing.Credentials(SPEC)  # (no authentication: nothing)
 
 
 @pytest.fixture(scope="session")

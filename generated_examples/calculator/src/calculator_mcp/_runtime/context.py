@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from .authz import current_identity
 from .content import text
 from .errors import ToolError
+from .events import CallerUpdate
 from .identity import Identity
 
 if TYPE_CHECKING:
@@ -301,8 +302,6 @@ class Context:
     async def notify_resource_updated(self, uri: str, *, caller_only: bool = False) -> None:
         """Subscribers of ``uri`` should read it again; ``caller_only``: only this caller's
         subscriptions (its content reads per caller, from ``ctx.store``)."""
-        from .resources import CallerUpdate
-
         event = CallerUpdate(uri, self.identity.key) if caller_only else ResourceUpdated(uri)
         await self._publish(event)
 

@@ -5,7 +5,7 @@
 (shared across replicas when configured: ``sharing.ReplicaEvents``). Handshake-era clients
 get notifications on their connection: list changes on the one that caused them, resource
 updates on every one subscribed to the URI (``resources.subscribe``), an update of content
-that reads per caller (``resources.CallerUpdate``) to that caller's only.
+that reads per caller (``CallerUpdate``) to that caller's only.
 """
 
 from __future__ import annotations
@@ -139,6 +139,14 @@ class Events:
             async with anyio.create_task_group() as group:
                 for target in targets:
                     group.start_soon(one, target)
+
+
+@dataclass(frozen=True)
+class CallerUpdate(ResourceUpdated):
+    """The resource changed for one caller only (``Identity.key``: its content reads per
+    caller, from ``ctx.store``): only that caller's subscriptions hear of it."""
+
+    caller: str
 
 
 @dataclass(eq=False)

@@ -15,6 +15,15 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SSE_PATH = "/sse"
 WEBSOCKET_PATH = "/ws"
 TRANSPORTS = ("stdio", "http", "sse", "websocket")
+# The OAuth settings and the manifest's ``auth`` key giving each one's default
+# (``Settings.defaults``; their flags: ``auth_keys.OAUTH_HELP``).
+AUTH_SETTINGS = {
+    "oauth_issuer": "issuer",
+    "oauth_audience": "audience",
+    "jwks_url": "jwksUrl",
+    "jwks_file": "jwksFile",
+    "introspection_url": "introspectionUrl",
+}
 # The server's own routes (http_guard, prometheus, http_legacy): an MCP endpoint at or under
 # one was shadowed by it or, at /healthz, served without authentication.
 OWN_PATHS = ("/healthz", "/metrics", SSE_PATH, WEBSOCKET_PATH, "/messages", "/.well-known")
@@ -77,9 +86,7 @@ class Settings:
         raw = dict(spec.get("settings", {}))
         raw.pop("state_secret", None)  # a secret comes from the environment only
         auth = spec.get("auth", {})
-        if auth.get("type") == "oauth":  # (the package carries auth_keys.py)
-            from .auth_keys import AUTH_SETTINGS
-
+        if auth.get("type") == "oauth":
             for key, name in AUTH_SETTINGS.items():
                 raw.setdefault(key, auth.get(name))
         values: dict[str, Any] = {}

@@ -250,7 +250,7 @@ def _describe(span: Any, ctx: Any, network: str, protocol: str) -> None:
         span.set_attribute("mcp.session.id", session_id)
     uri = ctx.params.get("uri") if ctx.method in URI_METHODS and ctx.params else None
     if isinstance(uri, str):
-        from .logs import redact_query
+        from .errors import redact_query
 
         span.set_attribute("mcp.resource.uri", redact_query(uri))
     # The HTTP request's own ``traceparent`` (a proxy's, say) is a link of the MCP span,

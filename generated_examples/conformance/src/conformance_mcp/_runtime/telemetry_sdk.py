@@ -16,7 +16,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import SpanProcessor
 
-from .logs import redact_query
+from .errors import redact_query
 from .telemetry import Telemetry
 
 logger = logging.getLogger(__name__)

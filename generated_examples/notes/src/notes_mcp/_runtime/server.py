@@ -20,10 +20,10 @@ from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from . import telemetry
-from .authz import IdentityMiddleware, current_identity, policy_of, principal
+from .authz import IdentityMiddleware, Policy, current_identity, principal
 from .events import Events
 from .paging import page
-from .spec import unshare_defs
+from .spec import scopes_of, unshare_defs
 from .tools import ToolBinding, ToolCall, ToolTable
 
 if TYPE_CHECKING:  # resources, prompts, completions, credentials: packages that use them
@@ -38,6 +38,18 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 F = TypeVar("F", bound=Callable[..., Any])
 # The capabilities whose events ``subscriptions/listen`` (2026-07-28) carries.
 LISTENED = ("toolsListChanged", "resourcesListChanged", "promptsListChanged", "resourcesSubscribe")
+
+
+def policy_of(spec: dict[str, Any]) -> Policy:
+    """The policy of ``spec``: scoped when a tool, resource or prompt needs a scope."""
+    hide = bool(spec.get("auth", {}).get("hideUnauthorized"))
+    scopes = scopes_of(spec)
+    if not any(needed for table in scopes.values() for needed in table.values()):
+        return Policy(hide)
+    from .scopes import ScopedPolicy  # (Any where the package does not carry it)
+
+    scoped: Policy = ScopedPolicy(scopes, hide_unauthorized=hide)
+    return scoped
 
 
 @dataclass
@@ -182,9 +194,13 @@ def build_server(
     resources = prompts = None
     # a resource table when something reads a resource (a prompt may embed one)
     if spec.get("resources") or spec.get("prompts") or caps.get("resourcesSubscribe"):
-        from .resources import tables
+        from .resources import ResourceTable, resource_bindings
 
-        resources, prompts = tables(spec, handlers, policy, upstream)
+        resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
+        if spec.get("prompts"):
+            from .prompts import prompt_table
+
+            prompts = prompt_table(spec, handlers, resources, policy, hidden(spec["prompts"]))
     registry.update(tools=tools, prompts=prompts, resources=resources)
     for table in (tools, resources, prompts):
         if table is not None:
@@ -220,7 +236,11 @@ def build_server(
     if resources is not None:
         from .resources import resource_handlers
 
-        options.update(resource_handlers(spec, resources, prompts, events, size))
+        options.update(resource_handlers(spec, resources, events, size))
+    if prompts is not None:
+        from .prompts import list_prompts
+
+        options.update(on_list_prompts=list_prompts(prompts, size), on_get_prompt=prompts.get)
     if caps.get("completions"):
         from .completions import completion_table
 

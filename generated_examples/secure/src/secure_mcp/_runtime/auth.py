@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
+from .errors import AuthError, ConfigError
 from .identity import Identity
 from .settings import Settings
 
@@ -48,15 +48,6 @@ class Authenticator:
     def asks(self, credential: str) -> bool:
         """Whether checking ``credential`` asks another server (``OAuthTokens``)."""
         return False
-
-
-class AuthError(Exception):
-    """A credential was refused (status 401), or could not be checked (503)."""
-
-    def __init__(self, description: str, status: int = 401) -> None:
-        super().__init__(description)
-        self.description = description
-        self.status = status
 
 
 class StaticKeys(Authenticator):

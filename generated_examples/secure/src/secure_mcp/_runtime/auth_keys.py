@@ -9,27 +9,19 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
+from .errors import AuthError, ConfigError
 
 if TYPE_CHECKING:
     from .settings import Settings
 
 logger = logging.getLogger(__name__)
-# The OAuth settings: their flags (``cli``), and the manifest's ``auth`` key giving each
-# one's default (``Settings.defaults``).
+# The OAuth settings' flags (``cli``; ``settings.AUTH_SETTINGS``: their manifest keys).
 OAUTH_HELP = {
     "oauth_issuer": "authorization server (default {d.oauth_issuer})",
     "oauth_audience": "audience tokens must carry (default {d.oauth_audience})",
     "jwks_url": "URL of the authorization server's signing keys",
     "jwks_file": "a JWKS file with the signing keys",
     "introspection_url": "token introspection endpoint (RFC 7662) for opaque tokens",
-}
-AUTH_SETTINGS = {
-    "oauth_issuer": "issuer",
-    "oauth_audience": "audience",
-    "jwks_url": "jwksUrl",
-    "jwks_file": "jwksFile",
-    "introspection_url": "introspectionUrl",
 }
 JWKS_CACHE_SECONDS = 300
 JWKS_MIN_REFRESH_SECONDS = 30
@@ -48,8 +40,6 @@ def _pick(keys: Sequence[Any], kid: str | None) -> Any | None:
 
 
 def _unknown() -> Exception:
-    from .auth import AuthError
-
     return AuthError("token signed with an unknown key")
 
 
@@ -122,7 +112,6 @@ class UrlKeys(KeySource):
         import httpx2
         import jwt
 
-        from .auth import AuthError
         from .capped import AUTH_ANSWER_SECONDS, MAX_AUTH_ANSWER_BYTES, fetch
 
         if self._client is None:

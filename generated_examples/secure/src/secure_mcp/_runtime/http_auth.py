@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from starlette.datastructures import Headers
 
-from .auth import Authenticator, AuthError
+from .auth import Authenticator
 from .authz import _CURRENT, IDENTITY_KEY, Policy, client_address
-from .errors import FORBIDDEN
+from .errors import FORBIDDEN, AuthError
 from .http_guard import (
     WELL_KNOWN,
     AuthMiddleware,

@@ -174,17 +174,14 @@ class SessionSlots:
 def legacy_app(
     server: GeneratedServer, settings: Settings, routes: list[Any], security: Any
 ) -> Starlette:
-    """The app of legacy HTTP+SSE or WebSocket: ``routes`` and the transport's, its sessions
-    counted (``SessionSlots``, inside authentication: it knows the caller), SSE's POSTs
-    guarded as streamable HTTP's (``PostGuard``)."""
+    """The app of legacy HTTP+SSE or WebSocket: ``routes`` (the WebSocket's among them:
+    ``http_app`` adds it) and SSE's, its sessions counted (``SessionSlots``, inside
+    authentication: it knows the caller), SSE's POSTs guarded as streamable HTTP's
+    (``PostGuard``)."""
     from starlette.applications import Starlette
 
-    if settings.transport == "sse":
+    if settings.transport == "sse":  # (a WebSocket's route is among ``routes``)
         routes = [*routes, *sse_routes(server, settings, security)]
-    else:
-        from .websocket import websocket_route
-
-        routes = [*routes, websocket_route(server, settings.session_idle_timeout)]
     app = Starlette(routes=routes)
     app.add_middleware(SessionSlots, settings=settings)
     if settings.transport == "sse":  # a POST that is no message: the JSON-RPC errors of HTTP

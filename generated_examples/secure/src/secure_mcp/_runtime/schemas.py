@@ -36,13 +36,13 @@ def validator(schema: Json, formats: bool = False) -> Any:
     ``formats`` (a tool's arguments), one that asserts the ``CHECKED_FORMATS`` it names."""
     checker: Any = None
     if formats and uses_formats(schema):
-        from .formats import CHECKER
+        from .formats import checker_of
 
-        checker = CHECKER
+        checker = checker_of(CHECKED_FORMATS)
     if uses_patterns(schema):
         from .patterns import validator as linear
 
-        return linear(schema, checker)
+        return linear(inline_refs(schema), checker)
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(inline_refs(schema), format_checker=checker)

@@ -29,7 +29,6 @@ from .identity import Identity
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-    from starlette.types import Message, Receive, Scope
     from starlette.websockets import WebSocket
 
     from .server import GeneratedServer
@@ -42,23 +41,6 @@ GOING_AWAY = 1001
 POLICY_VIOLATION = 1008
 UNSUPPORTED_DATA = 1003
 RECHECK_KEY = "mcpgen.recheck"  # verifies the handshake's credential again (``http_auth``)
-
-
-def metered(scope: Scope, receive: Receive, limiter: Any, key: str) -> Receive:
-    """A WebSocket's ``receive`` that charges every message to ``key``'s bucket (the
-    handshake was charged like any request): past the rate, the next message is read only
-    when the bucket allows it, so one connection cannot send more than the rate limit."""
-    if scope["type"] != "websocket":
-        return receive
-
-    async def throttled() -> Message:
-        message = await receive()
-        if message.get("type") == "websocket.receive":
-            while (wait := await limiter.wait(key)) > 0:
-                await anyio.sleep(wait)
-        return message
-
-    return throttled
 
 
 def _encode(message: SessionMessage) -> str:

@@ -129,13 +129,23 @@ class AuthMiddleware:
         return True
 
     def metered(self, scope: Scope, receive: Receive, key: str) -> Receive:
-        """A WebSocket's ``receive`` charged to ``key``'s bucket (``websocket.metered``; the
-        app of another transport refuses a WebSocket)."""
-        if self.limiter is None or self.settings.transport != "websocket":
+        """A WebSocket's ``receive`` that charges every message to ``key``'s bucket (the
+        handshake was charged like any request): past the rate, the next message is read only
+        when the bucket allows it, so one connection cannot send more than the rate limit
+        (the app of another transport refuses a WebSocket)."""
+        limiter = self.limiter
+        if limiter is None or self.settings.transport != "websocket":
             return receive
-        from .websocket import metered  # (Any where the package does not carry it)
+        if scope["type"] != "websocket":
+            return receive
 
-        throttled: Receive = metered(scope, receive, self.limiter, key)
+        async def throttled() -> Message:
+            message = await receive()
+            if message.get("type") == "websocket.receive":
+                while (wait := await limiter.wait(key)) > 0:
+                    await anyio.sleep(wait)
+            return message
+
         return throttled
 
     def refused(self, scope: Scope) -> Any:

@@ -51,7 +51,7 @@ async def upstream_span(
     from opentelemetry.propagate import inject
     from opentelemetry.trace import SpanKind, StatusCode
 
-    from .logs import redact_query
+    from .errors import redact_query
 
     parts = urlsplit(url)
     attributes: dict[str, Any] = {

@@ -85,7 +85,8 @@ text_of = error_text  # the text blocks of a result, joined
 
 class Credentials:
     """What the test servers accept and what the test clients send: nothing, without
-    authentication (``testing_auth`` has the credentials of the other kinds)."""
+    authentication (``testing_auth.AuthCredentials`` has those of the other kinds: the
+    generated ``conftest.py`` takes the one of its ``auth``)."""
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         self.settings = Settings.defaults(spec)
@@ -95,16 +96,6 @@ class Credentials:
 
     def headers(self, credential: str | None = None) -> dict[str, str]:
         return {}
-
-
-def credentials(spec: Mapping[str, Any]) -> Credentials:
-    """The test credentials for the spec's ``auth``."""
-    if spec.get("auth", {}).get("type", "none") == "none":
-        return Credentials(spec)
-    from .testing_auth import AuthCredentials
-
-    made: Credentials = AuthCredentials(spec)  # (absent: Any)
-    return made
 
 
 _GIVEN: set[int] = set()

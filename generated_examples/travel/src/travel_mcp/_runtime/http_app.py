@@ -150,6 +150,10 @@ def create_app(
     else:
         from .http_legacy import legacy_app
 
+        if settings.transport == "websocket":
+            from .websocket import websocket_route
+
+            routes = [*routes, websocket_route(server, settings.session_idle_timeout)]
         app = legacy_app(server, settings, routes, no_rebinding_check)
     if shared is not None:
         from .sharing import add_lifespan

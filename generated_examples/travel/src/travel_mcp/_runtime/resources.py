@@ -16,16 +16,16 @@ from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
-from mcp.server.subscriptions import ResourceUpdated, ServerEvent, SubscriptionBus
+from mcp.server.subscriptions import ServerEvent, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 
 from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, ResourceNotFound, ToolError, not_found
+from .errors import Forbidden, ResourceNotFound, ToolError, not_found, redact_query
+from .events import CallerUpdate as CallerUpdate  # (also named here: resources.CallerUpdate)
 from .events import Events, connection_of, lives_one_request
-from .logs import redact_query
 from .paging import page
 from .stubs import is_stub
 
@@ -240,29 +240,12 @@ def resource_bindings(
     return bindings
 
 
-def tables(
-    spec: dict[str, Any], handlers: Any, policy: Policy, upstream: Any
-) -> tuple[ResourceTable, Any]:
-    """The resource table, and the prompt table (None when the spec declares no prompt)."""
-    resources = ResourceTable(resource_bindings(spec, handlers, upstream), policy)
-    if not spec.get("prompts"):
-        return resources, None
-    from .prompts import prompt_table
-    from .server import hidden
-
-    return resources, prompt_table(spec, handlers, resources, policy, hidden(spec["prompts"]))
-
-
 def resource_handlers(
-    spec: dict[str, Any], resources: ResourceTable, prompts: Any, events: Events, size: int
+    spec: dict[str, Any], resources: ResourceTable, events: Events, size: int
 ) -> dict[str, Any]:
-    """The SDK server's resource and prompt callbacks: lists (paged by ``size``) and reads
-    when the spec declares resources, subscriptions when it offers them, prompts."""
+    """The SDK server's resource callbacks: lists (paged by ``size``) and reads when the
+    spec declares resources, subscriptions when it offers them."""
     options: dict[str, Any] = {}
-    if prompts is not None:
-        from .prompts import list_prompts
-
-        options.update(on_list_prompts=list_prompts(prompts, size), on_get_prompt=prompts.get)
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -351,14 +334,6 @@ async def subscribed(
     elif connection in events.subscribed:
         events.subscribed[connection].discard(uri)
     return types.EmptyResult()
-
-
-@dataclass(frozen=True)
-class CallerUpdate(ResourceUpdated):
-    """The resource changed for one caller only (``Identity.key``: its content reads per
-    caller, from ``ctx.store``): only that caller's subscriptions hear of it."""
-
-    caller: str
 
 
 class CallerBus:
