@@ -1,4 +1,4 @@
-"""What a tool's invalid arguments cost the server, attacked over the wire (round 23, m5).
+"""What a tool's invalid arguments (and results) cost the server, attacked over the wire (round 23, m5).
 
 The calculator example's ``add`` takes ``numbers``, an array of numbers. Its answer to
 invalid arguments lists at most ten problems, yet each problem quoted the value it was
@@ -9,6 +9,9 @@ about whole, and every problem was found and kept before ten were picked:
 - one string of 1.9 million backslashes (3.8 MB of JSON): quoted twice, each time with
   its backslashes doubled by ``repr`` and again by JSON, a 15 MB answer (and that much
   text in the model's context).
+
+A result its output schema refuses was checked the same way: ``echo`` (below) passes on
+what it was given, which its input schema takes and its output schema does not.
 """
 
 from __future__ import annotations
@@ -67,3 +70,49 @@ def test_a_problem_quotes_a_long_value_in_part(calculator: Server, value: str) -
     assert size < 10_000, (size, text[:300])
     assert "numbers.0: " in text and "is not of type 'number'" in text, text
     assert "is too short" in text, text
+
+
+ECHO = """
+mcpgen: 1
+server: {name: echo, version: 0.1.0, package: echo_mcp, description: Echoes.}
+transports: {offer: [stdio, http]}
+tools:
+  - name: echo
+    description: Gives back the items it is given.
+    input:
+      type: object
+      properties: {items: {type: array}}
+      required: [items]
+    output:
+      type: object
+      properties: {items: {type: array, items: {type: number}}}
+      required: [items]
+"""
+ECHO_HANDLER = """
+    from typing import Any
+
+
+    async def handle(args: Any) -> Any:
+        return {"items": args.items}
+"""
+
+
+@pytest.fixture(scope="module")
+def echo(workdir: Path, pool: ServerPool) -> Server:
+    built = build(workdir / "echo_errors", ECHO, "echo_mcp", handlers={"echo": ECHO_HANDLER})
+    return pool.start(built)
+
+
+def test_a_result_with_many_invalid_items_is_refused_cheaply(echo: Server) -> None:
+    """400,000 items the output schema refuses: a tool error naming the first, and the
+    server never holds the problems of the others."""
+    before = peak_mib(echo)
+    client = Mcp(echo.url, timeout=150)
+    items: list[object] = [0.5, "a"] * 400_000
+    answer = client.post(
+        client.message("tools/call", {"name": "echo", "arguments": {"items": items}})
+    )
+    response = answer.only
+    assert response["result"]["isError"], json.dumps(response)[:300]
+    assert "does not match its output schema (items.1: 'a' is not of type" in tool_text(response)
+    assert peak_mib(echo) - before < 400, (before, peak_mib(echo))

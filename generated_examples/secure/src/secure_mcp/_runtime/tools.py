@@ -160,7 +160,7 @@ class ToolBinding:
         if validator is None:
             return []
         try:
-            errors = list(validator.iter_errors(data))[:MAX_ERRORS]
+            errors = list(islice(validator.iter_errors(data), MAX_ERRORS))  # (not all)
         except RecursionError:
             return ["(result): nested too deeply"]
         return [located(e.absolute_path, e.message[:200], "(result)") for e in errors]
