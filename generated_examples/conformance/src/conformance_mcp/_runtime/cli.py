@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -221,9 +222,19 @@ async def _serve_stdio(server_factory: Callable[..., GeneratedServer], settings:
         try:
             await stdio.serve(server, settings.max_body_size)
         finally:
+            _wire_done()
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(flush)
         tg.cancel_scope.cancel()
+
+
+def _wire_done() -> None:
+    """Once serving ends, fd 1 writes to stderr, as while serving: what is exported now
+    (a console exporter's spans and logs at the flush, the SDK's last metrics at exit) is
+    no message, and the client may still be reading stdout."""
+    with suppress(OSError, ValueError):  # (the client gone: nothing to flush into)
+        sys.stdout.flush()
+    os.dup2(2, 1)
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
+from itertools import islice
 from typing import Any, TypeVar, overload
 
 import anyio
@@ -36,6 +37,8 @@ Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the inpu
 ToolCall = Callable[[Arguments, Context], Awaitable[ToolReturn]]
 MAX_ERRORS = 10
 MAX_KNOWN = 30  # names an unknown argument's error lists
+QUOTED = 100  # characters of an invalid value a problem quotes (then its length)
+PROBLEM_CHARS = 1000  # characters of one problem (a long key in its path, say)
 
 
 class UnknownTool(Exception):
@@ -157,7 +160,7 @@ class ToolBinding:
         if validator is None:
             return []
         try:
-            errors = list(validator.iter_errors(data))[:MAX_ERRORS]
+            errors = list(islice(validator.iter_errors(data), MAX_ERRORS))  # (not all)
         except RecursionError:
             return ["(result): nested too deeply"]
         return [located(e.absolute_path, e.message[:200], "(result)") for e in errors]
@@ -177,14 +180,15 @@ class ToolBinding:
     def argument_errors(self, arguments: dict[str, Json]) -> list[str]:
         if has_non_finite(arguments):
             return ["(arguments): NaN and infinite numbers are not JSON"]
-        try:
-            errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
+        try:  # (the first few: each error found is kept, and a body holds a million)
+            errors = list(islice(self.validator.iter_errors(arguments), MAX_ERRORS))
         except RecursionError:
             return ["(arguments): nested too deeply"]
         except re.error:  # a pattern Python cannot use (refused at build time since 0.2)
             logger.error("tool %s: its input schema has a pattern Python cannot use", self.name)
             return ["(arguments): this tool's schema cannot be checked (see the server log)"]
-        return [located(e.absolute_path, _explained(e)) for e in errors[:MAX_ERRORS]]
+        errors.sort(key=lambda e: list(e.path))
+        return [_problem(e) for e in errors]
 
 
 class ToolTable:
@@ -302,13 +306,30 @@ class ToolTable:
         return binding.checked(result)
 
 
-def _explained(error: Any) -> str:
-    """jsonschema's message; for an unknown argument (or member), also the ones known."""
+def _problem(error: Any) -> str:
+    """Where, and jsonschema's message (a long value quoted in part, the whole cut at
+    PROBLEM_CHARS: a long key in the path, many unknown names); for an unknown argument (or
+    member), also the ones known."""
+    problem = located(error.absolute_path, _quoted(error))
+    if len(problem) > PROBLEM_CHARS:
+        problem = problem[:PROBLEM_CHARS] + "..."
     known = error.schema.get("properties") if error.validator == "additionalProperties" else None
     if error.validator_value is not False or not isinstance(known, dict) or not known:
-        return str(error.message)
+        return problem
     names = ", ".join(list(known)[:MAX_KNOWN]) + (", ..." if len(known) > MAX_KNOWN else "")
-    return f"{error.message}; known: {names}"
+    return f"{problem}; known: {names}"
+
+
+def _quoted(error: Any) -> str:
+    """jsonschema's message, which quotes the invalid value (its ``repr``) whole: a long one
+    by its first QUOTED characters and its length (a 4 MB string was quoted whole)."""
+    message = str(error.message)
+    if len(message) <= QUOTED:
+        return message
+    shown = repr(error.instance)
+    if len(shown) <= QUOTED or shown not in message:
+        return message
+    return message.replace(shown, f"{shown[:QUOTED]}... ({len(shown)} characters)", 1)
 
 
 def _invalid(name: str, problems: list[str]) -> types.CallToolResult:
