@@ -16,8 +16,8 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
+from mcpgen.runtime.events import CallerUpdate
 from mcpgen.runtime.identity import Identity
-from mcpgen.runtime.resources import CallerUpdate
 from mcpgen.runtime.shared_redis_bus import decode_event, encode_event
 
 

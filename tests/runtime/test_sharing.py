@@ -19,10 +19,11 @@ from redis_support import RedisServer, redis_server
 from mcpgen.runtime import authz, sealing, sharing
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import ConfigError, ToolError
+from mcpgen.runtime.events import CallerUpdate
 from mcpgen.runtime.http_guard import TokenBuckets
 from mcpgen.runtime.identity import Identity
 from mcpgen.runtime.introspection import Introspection
-from mcpgen.runtime.resources import CallerBus, CallerUpdate
+from mcpgen.runtime.resources import CallerBus
 from mcpgen.runtime.settings import Settings
 from mcpgen.runtime.shared import SharedState, shared_state
 from mcpgen.runtime.shared_local import local_user_state

@@ -24,7 +24,6 @@ from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
 from .errors import Forbidden, ResourceNotFound, ToolError, not_found, redact_query
-from .events import CallerUpdate as CallerUpdate  # (also named here: resources.CallerUpdate)
 from .events import Events, connection_of, lives_one_request
 from .paging import page
 from .stubs import is_stub
