@@ -430,6 +430,17 @@ LISTED_BODY = "<User><all><entry><label>L1</label><k1>old-secret</k1></entry></a
             "<entry><label>L1</label></entry>",
             LISTED_BODY,
         ),
+        # ``wrapped`` beside a reference to the array, or in an ``allOf`` member beside it:
+        # not seen (a reference followed, a member alone), each ``<entry>`` left out whole
+        *(
+            ({"properties": {"all": a}}, "<entry><label>L1</label></entry>", LISTED_BODY)
+            for a in [
+                {"$ref": "#/components/schemas/Entries", "xml": {"wrapped": True}},
+                {"allOf": [{"$ref": "#/components/schemas/Entries"}], "xml": {"wrapped": True}},
+                {"allOf": [{"type": "array", "items": ENTRY}, {"xml": {"wrapped": True}}]},
+                {"allOf": [{"$ref": "#/components/schemas/Entries"}, {"xml": {"wrapped": True}}]},
+            ]
+        ),
     ],
 )
 async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(
@@ -439,7 +450,7 @@ async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(
     JSON answer loses those keys, an XML one kept them (its elements are the map's keys,
     no property's name); the declared ``k2`` (``label``) stays."""
     data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
-    data["components"]["schemas"]["User"] = user
+    data["components"]["schemas"] |= {"User": user, "Entries": {"type": "array", "items": ENTRY}}
     with echo(200, "application/xml", shape=stored(body)) as url:
         failed, shown = await call(data, url, {"body": {}})
     assert not failed and kept in shown and "old-secret" not in shown, shown

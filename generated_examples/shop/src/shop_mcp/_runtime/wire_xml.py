@@ -70,26 +70,35 @@ def dropped(plan: Json) -> set[str]:
 
 
 def _maps(
-    plan: Json, defs: Json, names: list[str | None], out: Maps, seen: set[Any], below: int = 0
+    plan: Json,
+    defs: Json,
+    names: list[str | None],
+    out: Maps,
+    seen: set[Any],
+    below: int = 0,
+    wrapped: bool = False,
 ) -> None:
     """Add to ``out`` each map ``plan`` (the value's, its element named one of ``names``)
     has, at any depth, whose values it leaves out, by its property's names (``names``: its
     ``xml.name``), with how many levels ``below`` that element the map's elements are (a
-    ``wrapped`` array's items are its element's children; an unwrapped one's have its names)."""
+    ``wrapped`` array's items are its element's children; an unwrapped one's have its names).
+    ``wrapped`` is the value's: said beside a reference or an ``allOf`` member, it holds for
+    the items that member or definition gives."""
     if not isinstance(plan, dict) or below > MAX_BELOW:  # (an array of itself: no end)
         return
+    wrapped = wrapped or plan.get("wrapped") is True
     if "ref" in plan:
-        if (plan["ref"], *names, below) not in seen:  # (a cycle ends)
-            seen.add((plan["ref"], *names, below))
-            _maps(defs.get(plan["ref"]), defs, names, out, seen, below)
+        if (plan["ref"], *names, below, wrapped) not in seen:  # (a cycle ends)
+            seen.add((plan["ref"], *names, below, wrapped))
+            _maps(defs.get(plan["ref"]), defs, names, out, seen, below, wrapped)
         return
     if any("gone" in v for v in [plan.get("additional") or {}, *plan.get("patterns", {}).values()]):
         for name in names:
             out.setdefault(name, []).append((plan, below))
     for member in plan.get("all", ()):
-        _maps(member, defs, names, out, seen, below)
+        _maps(member, defs, names, out, seen, below, wrapped)
     for item in [plan.get("items"), *plan.get("prefix", ())]:  # (a wrapped array's: below)
-        _maps(item, defs, names, out, seen, below + bool(plan.get("wrapped")))
+        _maps(item, defs, names, out, seen, below + wrapped)
     for prop, sub in plan.get("properties", {}).items():
         _maps(sub, defs, [prop, *plan.get("names", {}).get(prop, ())], out, seen)
 
