@@ -399,6 +399,7 @@ VAULT = {"type": "object", "properties": {"name": {"type": "string"}, "keys": KE
 MAP_BODY = "<User><name>bob</name><keys><k1>old-secret</k1><k2>s2</k2></keys></User>"
 
 
+OWN = {"type": "object", "properties": {"a": {"type": "string"}}}
 ENTRY = {"xml": {"name": "entry"}, "properties": {"label": {"type": "string"}}} | KEYS
 LISTED = {"type": "array", "xml": {"wrapped": True}, "items": ENTRY}
 NAMED_BODY = "<User><name>bob</name><Keys><k1>old-secret</k1></Keys></User>"
@@ -429,6 +430,23 @@ LISTED_BODY = "<User><all><entry><label>L1</label><k1>old-secret</k1></entry></a
             {"properties": {"all": LISTED | {"items": False, "prefixItems": [ENTRY]}}},
             "<entry><label>L1</label></entry>",
             LISTED_BODY,
+        ),
+        # a declared element named as the map's property elsewhere (``profile.keys``) is no
+        # map: matched by name anywhere, its declared ``<a>`` (``<entry>``) was left out
+        (
+            VAULT | {"properties": {"keys": KEYS, "profile": {"properties": {"keys": OWN}}}},
+            "<profile><keys><a>A1</a></keys></profile>",
+            MAP_BODY.replace("</User>", "<profile><keys><a>A1</a></keys></profile></User>"),
+        ),
+        (
+            {
+                "properties": {
+                    "all": LISTED,
+                    "log": {"properties": {"all": LISTED | {"items": OWN}}},
+                }
+            },
+            "<log><all><entry><a>A1</a></entry></all></log>",
+            LISTED_BODY.replace("</User>", "<log><all><entry><a>A1</a></entry></all></log></User>"),
         ),
         # ``wrapped`` beside a reference to the array, or in an ``allOf`` member beside it:
         # not seen (a reference followed, a member alone), each ``<entry>`` left out whole
@@ -466,3 +484,17 @@ def test_a_wrapped_array_of_itself_ends() -> None:
     node = {"items": {"ref": "N"}, "wrapped": True, "prefix": [{"additional": {"gone": True}}]}
     root = ElementTree.fromstring("<N><a><k>s</k></a></N>")
     assert strip(root, [{"ref": "N", "$defs": {"N": node}}]) == ["s"]
+
+
+def test_an_unwrapped_array_s_prefix_item_is_its_own_element() -> None:
+    """An unwrapped array's elements are its items: the first ``<p>`` is ``prefixItems[0]``
+    (a map leaving its values out), the second an item the plan keeps whole. Matched by
+    name, both lost their children."""
+    from xml.etree import ElementTree
+
+    from mcpgen.runtime.wire_xml import strip
+
+    plan = {"properties": {"p": {"prefix": [{"additional": {"gone": True}}], "items": {}}}}
+    root = ElementTree.fromstring("<r><p><k>s</k></p><p><k>t</k></p></r>")
+    assert strip(root, [plan]) == ["s"]
+    assert ElementTree.tostring(root, encoding="unicode") == "<r><p /><p><k>t</k></p></r>"

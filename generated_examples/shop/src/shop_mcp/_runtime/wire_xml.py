@@ -3,8 +3,11 @@
 (the importer's ``plans.Plans``): its elements and attributes named as a property a plan
 leaves out, at any depth (``<password>``), or as its ``xml.name`` says (``xml``); and the
 values of a map a plan leaves out (``additionalProperties`` or a ``patternProperties``
-entry marked: ``gone``), the children of each element named as the map's property (of the
-root, when the value is the map) whose name is such a key, as a JSON answer loses them."""
+entry marked: ``gone``), as a JSON answer loses them: the children whose name is such a
+key of the element that is the map, found by its path in the schema (the root is the
+value; a property's element is a child named as the property or its ``xml.name``; a
+``wrapped`` array's items are its element's children, an unwrapped one's are the
+property's elements themselves), never by its name alone."""
 
 from __future__ import annotations
 
@@ -13,30 +16,18 @@ from typing import Any
 from xml.etree import ElementTree
 
 Json = Any
-Maps = dict[str | None, list[tuple[dict[str, Json], int]]]  # by element name (None: the root)
-MAX_BELOW = 16  # wrapped arrays nested in one another a map is looked for in
+Place = tuple[ElementTree.Element, Json, bool, int]  # an element, its plan, wrapped, item index
 
 
 def strip(root: ElementTree.Element, plans: Sequence[Json]) -> list[str]:
     """Take out of ``root`` (in place) what ``plans`` leave out; the texts taken (an empty
     one for an empty element: the list says whether anything was)."""
     names = {name for plan in plans for name in dropped(plan)}
-    maps: Maps = {}
-    for plan in plans:
-        _maps(plan, plan.get("$defs", {}), [None], maps, set())
     taken: list[str] = []
+    for plan in plans:  # (the maps first: found by their path, before any element goes)
+        _maps(root, plan, plan.get("$defs", {}), taken)
     for node in list(root.iter()):
-        local = str(node.tag).rpartition("}")[2]
-        found = (maps.get(None, []) if node is root else []) + maps.get(local, [])
-        for value, below in found:  # (a wrapped array's: each item's children)
-            holders = [node]
-            for _ in range(below):
-                holders = [child for holder in holders for child in holder]
-            for holder in holders:
-                for child in [c for c in holder if _gone(value, str(c.tag).rpartition("}")[2])]:
-                    holder.remove(child)
-                    taken.append("".join(child.itertext()))
-        for child in [c for c in node if str(c.tag).rpartition("}")[2] in names]:
+        for child in [c for c in node if _local(c) in names]:
             node.remove(child)
             taken.append("".join(child.itertext()))
         for key in [k for k in node.attrib if k.rpartition("}")[2] in names]:
@@ -69,43 +60,49 @@ def dropped(plan: Json) -> set[str]:
     }
 
 
-def _maps(
-    plan: Json,
-    defs: Json,
-    names: list[str | None],
-    out: Maps,
-    seen: set[Any],
-    below: int = 0,
-    wrapped: bool = False,
-) -> None:
-    """Add to ``out`` each map ``plan`` (the value's, its element named one of ``names``)
-    has, at any depth, whose values it leaves out, by its property's names (``names``: its
-    ``xml.name``), with how many levels ``below`` that element the map's elements are (a
-    ``wrapped`` array's items are its element's children; an unwrapped one's have its names).
-    ``wrapped`` is the value's: said beside a reference or an ``allOf`` member, it holds for
-    the items that member or definition gives."""
-    if not isinstance(plan, dict) or below > MAX_BELOW:  # (an array of itself: no end)
-        return
-    wrapped = wrapped or plan.get("wrapped") is True
-    if "ref" in plan:
-        if (plan["ref"], *names, below, wrapped) not in seen:  # (a cycle ends)
-            seen.add((plan["ref"], *names, below, wrapped))
-            _maps(defs.get(plan["ref"]), defs, names, out, seen, below, wrapped)
-        return
-    if any("gone" in v for v in [plan.get("additional") or {}, *plan.get("patterns", {}).values()]):
-        for name in names:
-            out.setdefault(name, []).append((plan, below))
-    for member in plan.get("all", ()):
-        _maps(member, defs, names, out, seen, below, wrapped)
-    for item in [plan.get("items"), *plan.get("prefix", ())]:  # (a wrapped array's: below)
-        _maps(item, defs, names, out, seen, below + wrapped)
-    for prop, sub in plan.get("properties", {}).items():
-        _maps(sub, defs, [prop, *plan.get("names", {}).get(prop, ())], out, seen)
+def _maps(root: ElementTree.Element, plan: Json, defs: Json, taken: list[str]) -> None:
+    """Take out of ``root`` (the value ``plan`` is of) each map value ``plan`` leaves out,
+    at any depth, walking the elements along the plan: a property's plan applies to the
+    children named as the property (``names``: its ``xml.name``, its unwrapped items'), a
+    ``wrapped`` array's items' to its element's children (``prefix`` by position), an
+    unwrapped array's to the element itself (the ``index``-th of its property's), a map's
+    kept values' to its other children; members (``all``) and definitions (``ref``) to the
+    same element, the value's ``wrapped`` with them. Iterative: an answer's depth is the
+    upstream's to choose."""
+    todo: list[Place] = [(root, plan, False, 0)]
+    seen: set[tuple[int, str, bool, int]] = set()  # (a reference cycle at one element ends)
+    while todo:
+        node, plan, wrapped, index = todo.pop()
+        if not isinstance(plan, dict):
+            continue
+        wrapped = wrapped or plan.get("wrapped") is True
+        if "ref" in plan:
+            if (key := (id(node), str(plan["ref"]), wrapped, index)) not in seen:
+                seen.add(key)
+                todo.append((node, defs.get(plan["ref"]), wrapped, index))
+            continue
+        todo += [(node, member, wrapped, index) for member in plan.get("all", ())]
+        if "items" in plan or plan.get("prefix"):
+            heads, rest = plan.get("prefix", []), plan.get("items")
+            items = list(enumerate(node)) if wrapped else [(index, node)]
+            todo += [(item, heads[i] if i < len(heads) else rest, False, 0) for i, item in items]
+        if "additional" in plan or plan.get("patterns"):
+            for child in list(node):
+                subs = _subs(plan, _local(child))
+                if any("gone" in sub for sub in subs):
+                    node.remove(child)
+                    taken.append("".join(child.itertext()))
+                else:
+                    todo += [(child, sub, False, 0) for sub in subs]
+        for prop, sub in plan.get("properties", {}).items():
+            called = {prop, *plan.get("names", {}).get(prop, ())}
+            found = [child for child in node if _local(child) in called]
+            todo += [(child, sub, False, i) for i, child in enumerate(found)]
 
 
-def _gone(plan: dict[str, Json], key: str) -> bool:
-    """Whether the map ``plan`` leaves out its value of ``key`` (as
-    ``wire_body.without_read_only`` does)."""
+def _subs(plan: dict[str, Json], key: str) -> list[Json]:
+    """The plans of the map ``plan``'s value of ``key`` (as ``wire_body.without_read_only``
+    reads them): the patterns matching it, else ``additional`` for a key not declared."""
     subs = []
     if plan.get("patterns"):
         from .patterns import matcher  # (carried by a package calling an upstream)
@@ -113,4 +110,9 @@ def _gone(plan: dict[str, Json], key: str) -> bool:
         subs = [sub for p, sub in plan["patterns"].items() if matcher(p)(key)]
     if not subs and "additional" in plan and key not in plan.get("known", ()):
         subs = [plan["additional"]]
-    return any("gone" in sub for sub in subs)
+    return subs
+
+
+def _local(element: ElementTree.Element) -> str:
+    """``element``'s name without its namespace."""
+    return str(element.tag).rpartition("}")[2]
