@@ -25,6 +25,7 @@ class Plans:
         self._live: set[str] = set()  # the definitions whose plan drops something
         self._clean: set[str] = set()  # definitions reaching none that says ``keyword``
         self._kept: dict[str, dict[str, Json]] = {}  # the plans of those in ``$defs``, pruned
+        self._named: dict[int, tuple[Json, dict[str, set[str]]]] = {}  # (``_xml_names``)
 
     def plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
         """Where a value of ``schema`` has properties marked ``keyword``: ``drop`` the
@@ -50,7 +51,6 @@ class Plans:
                 return node if "gone" in node or node["ref"] in live else {}
             parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
             kept = {"drop": node.get("drop"), "xml": node.get("xml"), "properties": parts}
-            kept["names"] = {k: v for k, v in node.get("names", {}).items() if k in parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
             prefix = [pruned(p) for p in node.get("prefix", ())]
             kept["prefix"] = prefix if any(prefix) or kept["items"] else None
@@ -59,6 +59,8 @@ class Plans:
             kept["patterns"] = patterns if more else {k: p for k, p in patterns.items() if p}
             kept["additional"], kept["known"] = (more, node["known"]) if more else (None, None)
             kept["all"] = [p for p in map(pruned, node.get("all", ())) if p]
+            named = node.get("names", {}).items()  # (a member's properties' too: all of them)
+            kept["names"] = {k: v for k, v in named if k in parts or kept["all"]}
             array = kept["items"] or kept["prefix"] or kept["all"]  # (a member's items too)
             kept["wrapped"] = node.get("wrapped") if array else None
             return {k: v for k, v in kept.items() if v}
@@ -112,17 +114,14 @@ class Plans:
         found = target.get("properties")
         properties: dict[str, Json] = found if isinstance(found, dict) else {}
         plan: dict[str, Json] = {"drop": drop} if drop else {}
-        xml = self._xml_names(target, drop) - set(drop) if drop and self.converter.xml else set()
+        named = self._xml_names(target) if self.converter.xml else {}
+        xml = {n for p in drop for n in named.get(p, ())} - set(drop)
         plan.update({"xml": sorted(xml)} if xml else {})
         plan["properties"] = {
             prop: self._plan(sub, refs, sub) for prop, sub in properties.items() if prop not in drop
         }
-        if self.converter.xml:  # (a map's element: ``wire_xml``)
-            plan["names"] = {
-                p: names
-                for p in plan["properties"]
-                if (names := self.converter.xml_names(properties[p]))
-            }
+        if named:  # (a map's element: ``wire_xml``; a member's property named here too)
+            plan["names"] = {p: sorted(names) for p, names in named.items()}
         if isinstance(target.get("items"), dict):
             plan["items"] = self._value_plan(target["items"], refs)
         plan["prefix"] = [self._value_plan(i, refs, False) for i in target.get("prefixItems") or ()]
@@ -138,20 +137,24 @@ class Plans:
         plan["all"] = [self._plan(member, refs) for member in beside(target)]
         return plan
 
-    def _xml_names(self, target: dict[str, Json], drop: list[str]) -> set[str]:
-        """The names an XML element of a property of ``drop`` may have (its ``xml.name``
-        wherever declared: ``target`` and what applies beside it, at any depth)."""
-        names: set[str] = set()
+    def _xml_names(self, target: dict[str, Json]) -> dict[str, set[str]]:
+        """The names other than its own an XML element of each property of ``target`` may
+        have (its ``xml.name``, its unwrapped items'): wherever the property is declared,
+        ``target`` and what applies beside it, at any depth (a reference's ``xml.name`` beside
+        the definition declaring it, in another ``allOf`` member)."""
+        if id(target) in self._named:
+            return self._named[id(target)][1]
+        names: dict[str, set[str]] = {}
+        self._named[id(target)] = target, names  # (kept with it: its id stays its own)
         todo, seen = [target], set[int]()
         while todo:
             node = self.converter.resolve(todo.pop())[0]
             if isinstance(node, dict) and id(node) not in seen:
                 seen.add(id(node))
                 found = node.get("properties")
-                declared = found if isinstance(found, dict) else {}
-                names |= {
-                    n for p in drop if p in declared for n in self.converter.xml_names(declared[p])
-                }
+                for prop, sub in found.items() if isinstance(found, dict) else ():
+                    if called := self.converter.xml_names(sub):
+                        names.setdefault(prop, set()).update(called)
                 todo += beside(node)
         return names
 

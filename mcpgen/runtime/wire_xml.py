@@ -15,7 +15,6 @@ from typing import Any
 from xml.etree import ElementTree
 
 Json = Any
-Place = tuple[ElementTree.Element, Json, bool, int]  # an element, its plan, wrapped, item index
 
 
 def strip(root: ElementTree.Element, plans: Sequence[Json]) -> list[str]:
@@ -62,41 +61,58 @@ def dropped(plan: Json) -> set[str]:
 def _maps(root: ElementTree.Element, plan: Json, defs: Json, taken: list[str]) -> None:
     """Take out of ``root`` (the value ``plan`` is of) each map value ``plan`` leaves out,
     at any depth, walking the elements along the plan: a property's plan applies to the
-    children named as the property (``names``: its ``xml.name``, its unwrapped items'), a
-    ``wrapped`` array's items' to its element's children (``prefix`` by position), an
-    unwrapped array's to the element itself (the ``index``-th of its property's), a map's
-    kept values' to its other children; members (``all``) and definitions (``ref``) to the
-    same element, the value's ``wrapped`` with them. Iterative: an answer's depth is the
-    upstream's to choose."""
-    todo: list[Place] = [(root, plan, False, 0)]
-    seen: set[tuple[int, str, bool, int]] = set()  # (a reference cycle at one element ends)
+    children named as the property or as ``names`` says (its ``xml.name``, its unwrapped
+    items', given by any plan applying to the element: a member's property may be named
+    beside it), a ``wrapped`` array's items' to its element's children (``prefix`` by
+    position), an unwrapped array's to the element itself (the ``index``-th of its
+    property's), a map's kept values' to its other children. Iterative: an answer's depth
+    is the upstream's to choose."""
+    todo: list[tuple[ElementTree.Element, Json, int]] = [(root, plan, 0)]
     while todo:
-        node, plan, wrapped, index = todo.pop()
-        if not isinstance(plan, dict):
+        node, plan, index = todo.pop()
+        applying = _applying(plan, defs)
+        names: dict[str, set[str]] = {}
+        for part, _ in applying:
+            for prop, called in part.get("names", {}).items():
+                names.setdefault(prop, set()).update(called)
+        for part, wrapped in applying:
+            if "items" in part or part.get("prefix"):
+                heads, rest = part.get("prefix", []), part.get("items")
+                items = list(enumerate(node)) if wrapped else [(index, node)]
+                todo += [(item, heads[i] if i < len(heads) else rest, 0) for i, item in items]
+            if "additional" in part or part.get("patterns"):
+                for child in list(node):
+                    subs = _subs(part, _local(child))
+                    if any("gone" in sub for sub in subs):
+                        node.remove(child)
+                        taken.append("".join(child.itertext()))
+                    else:
+                        todo += [(child, sub, 0) for sub in subs]
+            for prop, sub in part.get("properties", {}).items():
+                called = {prop, *names.get(prop, ())}
+                found = [child for child in node if _local(child) in called]
+                todo += [(child, sub, i) for i, child in enumerate(found)]
+
+
+def _applying(plan: Json, defs: Json) -> list[tuple[dict[str, Json], bool]]:
+    """The plans applying to a value of ``plan``: it, its members (``all``) and the
+    definitions they refer to (``ref``), each once, with whether the value is ``wrapped``
+    (said by any of them above: beside a reference, in a member)."""
+    found: list[tuple[dict[str, Json], bool]] = []
+    todo, seen = [(plan, False)], set[tuple[str, bool]]()  # (a reference cycle ends)
+    while todo:
+        part, wrapped = todo.pop()
+        if not isinstance(part, dict):
             continue
-        wrapped = wrapped or plan.get("wrapped") is True
-        if "ref" in plan:
-            if (key := (id(node), str(plan["ref"]), wrapped, index)) not in seen:
-                seen.add(key)
-                todo.append((node, defs.get(plan["ref"]), wrapped, index))
+        wrapped = wrapped or part.get("wrapped") is True
+        if "ref" in part:
+            if (str(part["ref"]), wrapped) not in seen:
+                seen.add((str(part["ref"]), wrapped))
+                todo.append((defs.get(part["ref"]), wrapped))
             continue
-        todo += [(node, member, wrapped, index) for member in plan.get("all", ())]
-        if "items" in plan or plan.get("prefix"):
-            heads, rest = plan.get("prefix", []), plan.get("items")
-            items = list(enumerate(node)) if wrapped else [(index, node)]
-            todo += [(item, heads[i] if i < len(heads) else rest, False, 0) for i, item in items]
-        if "additional" in plan or plan.get("patterns"):
-            for child in list(node):
-                subs = _subs(plan, _local(child))
-                if any("gone" in sub for sub in subs):
-                    node.remove(child)
-                    taken.append("".join(child.itertext()))
-                else:
-                    todo += [(child, sub, False, 0) for sub in subs]
-        for prop, sub in plan.get("properties", {}).items():
-            called = {prop, *plan.get("names", {}).get(prop, ())}
-            found = [child for child in node if _local(child) in called]
-            todo += [(child, sub, False, i) for i, child in enumerate(found)]
+        found.append((part, wrapped))
+        todo += [(member, wrapped) for member in part.get("all", ())]
+    return found
 
 
 def _subs(plan: dict[str, Json], key: str) -> list[Json]:

@@ -399,6 +399,7 @@ VAULT = {"type": "object", "properties": {"name": {"type": "string"}, "keys": KE
 MAP_BODY = "<User><name>bob</name><keys><k1>old-secret</k1><k2>s2</k2></keys></User>"
 
 
+RENAMED = {"xml": {"name": "Keys"}}
 OWN = {"type": "object", "properties": {"a": {"type": "string"}}}
 ENTRY = {"xml": {"name": "entry"}, "properties": {"label": {"type": "string"}}} | KEYS
 LISTED = {"type": "array", "xml": {"wrapped": True}, "items": ENTRY}
@@ -422,6 +423,23 @@ LISTED_BODY = "<User><all><entry><label>L1</label><k1>old-secret</k1></entry></a
             VAULT | {"properties": {"keys": KEYS | {"xml": {"name": "Keys"}}}},
             "<Keys />",
             NAMED_BODY,
+        ),
+        # ... named so where the property is declared again: beside the reference to the
+        # definition declaring it, in another ``allOf`` member (the name declared only by the
+        # schema declaring the map was read: ``k1`` stayed)
+        *(
+            (user, "<Keys />", NAMED_BODY)
+            for user in [
+                {"allOf": [VAULT, {"properties": {"keys": {"xml": {"name": "Keys"}}}}]},
+                {"$ref": "#/components/schemas/Vault", "properties": {"keys": RENAMED}},
+                {
+                    "allOf": [
+                        {"$ref": "#/components/schemas/Vault"},
+                        {"properties": {"keys": RENAMED}},
+                    ]
+                },
+                {"allOf": [{"$ref": "#/components/schemas/Named"}, {"properties": {"keys": KEYS}}]},
+            ]
         ),
         # a wrapped array of maps: each ``<entry>`` was taken for a key and left out whole
         ({"properties": {"all": LISTED}}, "<entry><label>L1</label></entry>", LISTED_BODY),
@@ -468,7 +486,12 @@ async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(
     JSON answer loses those keys, an XML one kept them (its elements are the map's keys,
     no property's name); the declared ``k2`` (``label``) stays."""
     data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
-    data["components"]["schemas"] |= {"User": user, "Entries": {"type": "array", "items": ENTRY}}
+    data["components"]["schemas"] |= {
+        "User": user,
+        "Entries": {"type": "array", "items": ENTRY},
+        "Vault": VAULT,
+        "Named": {"properties": {"keys": RENAMED}},
+    }
     with echo(200, "application/xml", shape=stored(body)) as url:
         failed, shown = await call(data, url, {"body": {}})
     assert not failed and kept in shown and "old-secret" not in shown, shown
