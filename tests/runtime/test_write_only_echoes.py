@@ -521,3 +521,22 @@ def test_an_unwrapped_array_s_prefix_item_is_its_own_element() -> None:
     root = ElementTree.fromstring("<r><p><k>s</k></p><p><k>t</k></p></r>")
     assert strip(root, [plan]) == ["s"]
     assert ElementTree.tostring(root, encoding="unicode") == "<r><p /><p><k>t</k></p></r>"
+
+
+@pytest.mark.parametrize(
+    "xml, body",
+    [
+        ({}, "<User><name>bob</name><keys>old-secret</keys><keys>s2</keys></User>"),
+        ({"wrapped": True}, "<User><name>bob</name><keys><k>old-secret</k><k>s2</k></keys></User>"),
+    ],
+)
+async def test_an_xml_answer_leaves_out_an_array_s_write_only_items(xml: Any, body: str) -> None:
+    """``keys: {type: array, items: {writeOnly: true}}``: a JSON answer's ``keys`` is
+    ``[]``; an XML one kept each ``<keys>`` item (each ``<k>`` of a wrapped one)."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    user = data["components"]["schemas"]["User"] = json.loads(json.dumps(USER))
+    user["properties"]["keys"] = {"type": "array", "items": W, "xml": xml}
+    with echo(200, "application/xml", shape=stored(body)) as url:
+        failed, shown = await call(data, url)
+    assert not failed and "<name>bob</name>" in shown, shown
+    assert "old-secret" not in shown and "s2" not in shown, shown

@@ -7,7 +7,8 @@ entry marked: ``gone``), as a JSON answer loses them: the children whose name is
 key of the element that is the map, found by its path in the schema (the root is the
 value; a property's element is a child named as the property or its ``xml.name``; a
 ``wrapped`` array's items are its element's children, an unwrapped one's are the
-property's elements themselves), never by its name alone."""
+property's elements themselves), never by its name alone; and the items of an array
+whose ``items`` a plan leaves out (after its ``prefixItems``), as a JSON answer loses them."""
 
 from __future__ import annotations
 
@@ -66,11 +67,15 @@ def _maps(root: ElementTree.Element, plan: Json, defs: Json, taken: list[str]) -
     items', given by any plan applying to the element: a member's property may be named
     beside it), a ``wrapped`` array's items' to its element's children (``prefix`` by
     position), an unwrapped array's to the element itself (the ``index``-th of its
-    property's), a map's kept values' to its other children. Iterative: an answer's depth
-    is the upstream's to choose."""
-    todo: list[tuple[ElementTree.Element, Json, int]] = [(root, plan, 0)]
+    property's), a map's kept values' to its other children. An array's items a plan
+    leaves out (``items: {gone}``, after its ``prefix``) go too: a wrapped array's children,
+    an unwrapped one's elements. Iterative: an answer's depth is the upstream's to choose."""
+    todo: list[tuple[ElementTree.Element, Json, int, ElementTree.Element | None]]
+    todo, gone = [(root, plan, 0, None)], dict[int, ElementTree.Element]()  # (kept: ids)
     while todo:
-        node, plan, index = todo.pop()
+        node, plan, index, holder = todo.pop()
+        if id(node) in gone:
+            continue
         applying = _applying(plan, defs)
         names: dict[str, set[str]] = {}
         for part, _ in applying:
@@ -79,20 +84,28 @@ def _maps(root: ElementTree.Element, plan: Json, defs: Json, taken: list[str]) -
         for part, wrapped in applying:
             if "items" in part or part.get("prefix"):
                 heads, rest = part.get("prefix", []), part.get("items")
-                items = list(enumerate(node)) if wrapped else [(index, node)]
-                todo += [(item, heads[i] if i < len(heads) else rest, 0) for i, item in items]
+                items: list[tuple[int, ElementTree.Element, ElementTree.Element | None]]
+                items = [(i, c, node) for i, c in enumerate(node)] if wrapped else []
+                for i, item, within in items or [(index, node, holder)]:
+                    if i < len(heads) or "gone" not in (rest or {}) or within is None:
+                        todo.append((item, heads[i] if i < len(heads) else rest, 0, within))
+                    elif id(item) not in gone:  # a writeOnly item (not a prefixItems one)
+                        gone[id(item)] = item
+                        within.remove(item)
+                        taken.append("".join(item.itertext()))
             if "additional" in part or part.get("patterns"):
                 for child in list(node):
                     subs = _subs(part, _local(child))
                     if any("gone" in sub for sub in subs):
+                        gone[id(child)] = child
                         node.remove(child)
                         taken.append("".join(child.itertext()))
                     else:
-                        todo += [(child, sub, 0) for sub in subs]
+                        todo += [(child, sub, 0, node) for sub in subs]
             for prop, sub in part.get("properties", {}).items():
                 called = {prop, *names.get(prop, ())}
                 found = [child for child in node if _local(child) in called]
-                todo += [(child, sub, i) for i, child in enumerate(found)]
+                todo += [(child, sub, i, node) for i, child in enumerate(found)]
 
 
 def _applying(plan: Json, defs: Json) -> list[tuple[dict[str, Json], bool]]:
