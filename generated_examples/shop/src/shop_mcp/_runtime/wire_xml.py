@@ -72,15 +72,17 @@ def _maps(root: ElementTree.Element, plan: Json, defs: Json, taken: list[str]) -
     an unwrapped one's elements. Iterative: an answer's depth is the upstream's to choose."""
     todo: list[tuple[ElementTree.Element, Json, int, ElementTree.Element | None]]
     todo, gone = [(root, plan, 0, None)], dict[int, ElementTree.Element]()  # (kept: ids)
+    read: dict[int, tuple[list[tuple[dict[str, Json], bool]], dict[str, set[str]]]] = {}
     while todo:
         node, plan, index, holder = todo.pop()
         if id(node) in gone:
             continue
-        applying = _applying(plan, defs)
-        names: dict[str, set[str]] = {}
-        for part, _ in applying:
-            for prop, called in part.get("names", {}).items():
-                names.setdefault(prop, set()).update(called)
+        if id(plan) not in read:  # (each plan once: the items of an array share theirs)
+            read[id(plan)] = applying, names = _applying(plan, defs), dict[str, set[str]]()
+            for part, _ in applying:
+                for prop, called in part.get("names", {}).items():
+                    names.setdefault(prop, set()).update(called)
+        applying, names = read[id(plan)]
         for part, wrapped in applying:
             if "items" in part or part.get("prefix"):
                 heads, rest = part.get("prefix", []), part.get("items")
