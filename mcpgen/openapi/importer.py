@@ -267,11 +267,13 @@ class _Importer(SecurityImport, InputImport):
         if any(marks):
             marked: Json = {"$defs": {name: {} for plan in marks for name in plan.get("$defs", ())}}
             input_schema = leave_out(self.converter, input_schema, marked, "Request")
-        output, content_type, wrapped, write_only = self.responses(cand)
+        answers = self.responses(cand)
         poll = self.polling(cand)
         if poll is not None and not any(c in (cand.node.get("responses") or {}) for c in OK):
-            output = None  # the 202's schema, not the result's: the body's marks apply to it
-            write_only = {"2XX": body_info.write_only} if body_info and body_info.write_only else {}
+            answers.output = None  # the 202's schema, not the result's: the body's marks apply
+            answers.write_only = (
+                {"2XX": body_info.write_only} if body_info and body_info.write_only else {}
+            )
         operation = Operation(
             tool=name,
             method=cand.method.upper(),
@@ -279,15 +281,15 @@ class _Importer(SecurityImport, InputImport):
             operation_id=cand.operation_id,
             parameters=params,
             body=body,
-            response_content_type=content_type,
-            wrapped_output=wrapped,
+            response_content_type=answers.media,
+            wrapped_output=answers.wrapped,
             security=self.operation_security(cand.src, cand.path, cand.node),
             tags=list(cand.tags),
             origin=(cand.src, tuple(cand.path)),
             server=cand.server,
             poll=poll,
-            write_only=write_only,
-            error_types=list(dict.fromkeys(t for t in self.error_types if t != content_type)),
+            write_only=answers.write_only,
+            error_types=answers.error_types,
         )
         summary = text_of(cand.node.get("summary"))
         text = text_of(cand.node.get("description")) or summary or f"{operation.method} {cand.url}"
@@ -296,7 +298,7 @@ class _Importer(SecurityImport, InputImport):
             **({"title": summary} if summary else {}),
             "description": f"Deprecated. {text}" if cand.node.get("deprecated") is True else text,
             "input": input_schema,
-            **({"output": output} if output is not None else {}),
+            **({"output": answers.output} if answers.output is not None else {}),
             "annotations": tool_annotations(cand.method),
             **({"task": "optional"} if poll is not None else {}),
         }

@@ -11,7 +11,7 @@ from mcpgen.openapi import swagger2
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml, text_of
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.one_way import leave_out, unrequire
-from mcpgen.openapi.parts import BodyInfo, Candidate, ImportBase, Input
+from mcpgen.openapi.parts import Answers, BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.runtime.wire import RESERVED_HEADERS
 from mcpgen.runtime.wire_body import PART_RESERVED
@@ -262,10 +262,10 @@ class InputImport(ImportBase):
         return found
 
     # -- responses -----------------------------------------------------------------------
-    def responses(self, cand: Candidate) -> tuple[Json, str | None, bool, dict[str, Json]]:
+    def responses(self, cand: Candidate) -> Answers:
         """The output schema, the media type answered, whether the schema wraps the answer,
-        and each status's ``writeOnly`` plan (``Operation.write_only``; ``{"gone": true}``:
-        the whole answer is ``writeOnly``, and no output schema is advertised)."""
+        each status's ``writeOnly`` plan (``{"gone": true}``: the whole answer is
+        ``writeOnly``, and no output schema is advertised) and the error responses' types."""
         responses = self.mapping(
             cand.src, (*cand.path, "responses"), cand.node.get("responses"), "'responses'"
         )
@@ -290,7 +290,7 @@ class InputImport(ImportBase):
             found_all.append((code, *found))
         others = [c for c in responses if isinstance(c, str) and c not in codes]  # errors
         found_all += [(c, *f) for c in others if (f := self.response_schema(cand, c, responses[c]))]
-        self.error_types = [f[3] for f in found_all if f[0] not in codes and f[3]]  # (importer's)
+        errors = [f[3] for f in found_all if f[0] not in codes and f[3]]
         plans = self.converter.plans["writeOnly"]
         write_only: dict[str, Json] = {}  # each JSON or XML answer's plan, by status
         converted: dict[Any, tuple[Json, set[str]]] = {}  # each schema converted here, by place
@@ -309,17 +309,18 @@ class InputImport(ImportBase):
             whole += [code] if "gone" in plan and code in codes else []
             write_only[code if code == "default" else code.upper()] = plan  # (2xx: 2XX)
         write_only = write_only if any(write_only.values()) else {}
-        if not found_all or found_all[0][0] not in codes:
-            return None, None, False, write_only
-        _, src, path, media, schema_node = found_all[0]
+        answered = bool(found_all) and found_all[0][0] in codes  # (a success documented)
+        _, src, path, media, schema_node = found_all[0] if answered else ("", 0, (), None, None)
+        types = list(dict.fromkeys(t for t in errors if t != media))  # (after the success's)
+        answers = Answers(None, media, False, write_only, types)
         if media is None or schema_node is None or category(media) != "application/json":
-            return None, media, False, write_only
+            return answers
         schema, deps = converted.get((src, path)) or self.converter.convert(src, path, schema_node)
         if empty or whole:  # a client refuses a result without structured content
             code, what = (empty[0], "has no content") if empty else (whole[0], "is writeOnly")
             why = f"response {code} {what}: the tool advertises no output schema"
             self.warn(cand.src, (*cand.path, "responses", code), why)
-            return None, media, False, write_only
+            return answers
         wrapped = not self.converter.is_object(schema)
         output: dict[str, Json]
         if wrapped:
@@ -332,7 +333,8 @@ class InputImport(ImportBase):
         self.converter.add_defs(output, deps)
         if self.answer_plans[src, path]:  # an answer leaves them out (``answers.result``)
             output = leave_out(self.converter, output, self.answer_plans[src, path])
-        return output, media, wrapped, write_only
+        answers.output, answers.wrapped = output, wrapped
+        return answers
 
     def response_schema(
         self, cand: Candidate, code: str, raw: Any

@@ -59,6 +59,19 @@ class BodyInfo:
 
 
 @dataclass
+class Answers:
+    """What an operation's responses make of its tool (``InputImport.responses``)."""
+
+    output: Json  # the output schema (None: the tool advertises none)
+    media: str | None  # the success response's media type (``Operation.response_content_type``)
+    wrapped: bool  # the output schema wraps the answer: ``{"result": ...}``
+    write_only: dict[str, Json]  # each status's ``writeOnly`` plan (``Operation.write_only``)
+    # each error response's media type (its content's chosen one), once, in the document's
+    # order, but the success's: ``Accept`` names them after it (``Operation.error_types``)
+    error_types: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Built:
     """An operation built: how to call it and the tool entry that offers it."""
 

@@ -25,6 +25,7 @@ class Plans:
         self._live: set[str] = set()  # the definitions whose plan drops something
         self._clean: set[str] = set()  # definitions reaching none that says ``keyword``
         self._kept: dict[str, dict[str, Json]] = {}  # the plans of those in ``$defs``, pruned
+        self._named: dict[int, tuple[Json, dict[str, set[str]]]] = {}  # (``_xml_names``)
 
     def plan(self, schema: Json, own: bool = True) -> dict[str, Json]:
         """Where a value of ``schema`` has properties marked ``keyword``: ``drop`` the
@@ -36,7 +37,7 @@ class Plans:
         if not self._reaches(schema):
             return {}
         root_refs: set[str] = set()
-        root = self._plan(schema if own else self.converter.resolve(schema)[0], root_refs)
+        root = self._plan(schema if own else self.converter.resolve(schema)[0], root_refs, schema)
         new: set[str] = set()
         while self._unplanned:
             new.add(name := self._unplanned.pop())
@@ -50,16 +51,18 @@ class Plans:
                 return node if "gone" in node or node["ref"] in live else {}
             parts = {k: p for k, v in node.get("properties", {}).items() if (p := pruned(v))}
             kept = {"drop": node.get("drop"), "xml": node.get("xml"), "properties": parts}
-            kept["names"] = {k: v for k, v in node.get("names", {}).items() if k in parts}
             kept["items"] = pruned(node["items"]) if "items" in node else None
             prefix = [pruned(p) for p in node.get("prefix", ())]
             kept["prefix"] = prefix if any(prefix) or kept["items"] else None
-            kept["wrapped"] = node.get("wrapped") if kept["items"] or kept["prefix"] else None
             more = pruned(node["additional"]) if "additional" in node else None
             patterns = {k: pruned(v) for k, v in node.get("patterns", {}).items()}
             kept["patterns"] = patterns if more else {k: p for k, p in patterns.items() if p}
             kept["additional"], kept["known"] = (more, node["known"]) if more else (None, None)
             kept["all"] = [p for p in map(pruned, node.get("all", ())) if p]
+            named = node.get("names", {}).items()  # (a member's properties' too: all of them)
+            kept["names"] = {k: v for k, v in named if k in parts or kept["all"]}
+            array = kept["items"] or kept["prefix"] or kept["all"]  # (a member's items too)
+            kept["wrapped"] = node.get("wrapped") if array else None
             return {k: v for k, v in kept.items() if v}
 
         # a definition drops something at any depth, or leads to one that does
@@ -91,37 +94,38 @@ class Plans:
         self._clean |= seen
         return False
 
-    def _plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
-        """``schema``'s plan; the definitions it refers to are added to ``refs``."""
+    def _plan(self, schema: Json, refs: set[str], value: Json = None) -> dict[str, Json]:
+        """``schema``'s plan; the definitions it refers to are added to ``refs``. ``value``:
+        the schema of a value (not a member's, a definition's), whose XML element is
+        ``wrapped`` when its ``xml`` says so, read through what applies beside it (a
+        definition, an ``allOf`` member), as ``xml_names`` reads a name."""
         target, name = self.converter.resolve(schema)
+        read = bool(self.converter.xml) and value is not None  # (no ``xml`` in the document)
+        facts = self.converter.xml_of(self.converter.applying(value)) if read else {}
+        wrapped = {"wrapped": True} if facts.get("wrapped") is True else {}
         if name is not None:
             if name not in self._plans and name not in self._unplanned:
                 self._unplanned.append(name)
             refs.add(name)
-            return {"ref": name}
+            return {"ref": name, **wrapped}
         if not isinstance(target, dict):
             return {}
         drop = self.converter.read_only(target, (self.keyword,))
         found = target.get("properties")
         properties: dict[str, Json] = found if isinstance(found, dict) else {}
         plan: dict[str, Json] = {"drop": drop} if drop else {}
-        xml = self._xml_names(target, drop) - set(drop) if drop and self.converter.xml else set()
+        named = self._xml_names(target) if self.converter.xml else {}
+        xml = {n for p in drop for n in named.get(p, ())} - set(drop)
         plan.update({"xml": sorted(xml)} if xml else {})
         plan["properties"] = {
-            prop: self._plan(sub, refs) for prop, sub in properties.items() if prop not in drop
+            prop: self._plan(sub, refs, sub) for prop, sub in properties.items() if prop not in drop
         }
-        if self.converter.xml:  # (a map's element: ``wire_xml``)
-            plan["names"] = {
-                p: names
-                for p in plan["properties"]
-                if (names := self.converter.xml_names(properties[p]))
-            }
+        if named:  # (a map's element: ``wire_xml``; a member's property named here too)
+            plan["names"] = {p: sorted(names) for p, names in named.items()}
         if isinstance(target.get("items"), dict):
             plan["items"] = self._value_plan(target["items"], refs)
-        plan["prefix"] = [self._plan(item, refs) for item in target.get("prefixItems") or ()]
-        array = bool(self.converter.xml) and ("items" in plan or plan["prefix"])  # an array's
-        if array and self.converter.xml_of(self.converter.applying(target)).get("wrapped") is True:
-            plan["wrapped"] = True
+        plan["prefix"] = [self._value_plan(i, refs, False) for i in target.get("prefixItems") or ()]
+        plan.update(wrapped)  # (its items', its members' items: their elements' element)
         patterns = target.get("patternProperties")
         plan["patterns"] = {
             pattern: self._value_plan(sub, refs)
@@ -133,25 +137,29 @@ class Plans:
         plan["all"] = [self._plan(member, refs) for member in beside(target)]
         return plan
 
-    def _xml_names(self, target: dict[str, Json], drop: list[str]) -> set[str]:
-        """The names an XML element of a property of ``drop`` may have (its ``xml.name``
-        wherever declared: ``target`` and what applies beside it, at any depth)."""
-        names: set[str] = set()
+    def _xml_names(self, target: dict[str, Json]) -> dict[str, set[str]]:
+        """The names other than its own an XML element of each property of ``target`` may
+        have (its ``xml.name``, its unwrapped items'): wherever the property is declared,
+        ``target`` and what applies beside it, at any depth (a reference's ``xml.name`` beside
+        the definition declaring it, in another ``allOf`` member)."""
+        if id(target) in self._named:
+            return self._named[id(target)][1]
+        names: dict[str, set[str]] = {}
+        self._named[id(target)] = target, names  # (kept with it: its id stays its own)
         todo, seen = [target], set[int]()
         while todo:
             node = self.converter.resolve(todo.pop())[0]
             if isinstance(node, dict) and id(node) not in seen:
                 seen.add(id(node))
                 found = node.get("properties")
-                declared = found if isinstance(found, dict) else {}
-                names |= {
-                    n for p in drop if p in declared for n in self.converter.xml_names(declared[p])
-                }
+                for prop, sub in found.items() if isinstance(found, dict) else ():
+                    if called := self.converter.xml_names(sub):
+                        names.setdefault(prop, set()).update(called)
                 todo += beside(node)
         return names
 
-    def _value_plan(self, schema: Json, refs: set[str]) -> dict[str, Json]:
+    def _value_plan(self, schema: Json, refs: set[str], gone: bool = True) -> dict[str, Json]:
         """The plan of a map's values or an array's ``items``: ``gone`` when their schema
-        says ``keyword`` (each such key or item is left out)."""
-        marked = self.converter.marked_read_only(schema, self.keyword)
-        return {"gone": True} if marked else self._plan(schema, refs)
+        says ``keyword`` (each such key or item is left out; not a ``prefixItems`` item's)."""
+        marked = gone and self.converter.marked_read_only(schema, self.keyword)
+        return {"gone": True} if marked else self._plan(schema, refs, schema)

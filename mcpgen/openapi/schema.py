@@ -24,6 +24,9 @@ UNSUPPORTED = frozenset(
 )  # fmt: skip
 
 
+MARKED, CONTESTED = 2, 1  # ``_marks``: a property marked, marked unless required (0: not)
+
+
 class LongChain(Exception):
     """A chain of definitions too long to import (reported where it starts): the import stops."""
 
@@ -45,7 +48,7 @@ class SchemaConverter:
         self.plans = {keyword: Plans(self, keyword) for keyword in ("readOnly", "writeOnly")}
         self.patterns: dict[tuple[int, Keys], tuple[Json, list[str]]] = {}  # marking_patterns
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
-        self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, bool]]]] = {}  # (_marks)
+        self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, int]]]] = {}  # (_marks)
         self._depths: Depths = {}  # (long_inheritance, in convert)
         self.xml: dict[int, tuple[Json, Json]] = {}  # id -> a converted schema, its ``xml``
 
@@ -128,44 +131,50 @@ class SchemaConverter:
     # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
         """The properties of ``schema`` marked one of ``keys`` where they apply to the value
-        (of ``oneOf``/``anyOf`` members: any, but for ``readOnly`` one a member declaring it
-        unmarked requires, itself or the schema holding them)."""
-        marks, kept = self._marks(schema, keys), set[str]()
-        if keys == ("readOnly",) and any(marks.values()):  # (a Bot's own id, required beside)
-            kept = self.required(schema) & self._declared_unmarked(schema)
-        return sorted(prop for prop, only in marks.items() if only and prop not in kept)
+        (of ``oneOf``/``anyOf`` members: any, but for ``readOnly`` one that what a member
+        declaring it unmarked must have requires: ``_marks``)."""
+        return sorted(prop for prop, mark in self._marks(schema, keys).items() if mark)
 
-    def _declared_unmarked(self, schema: Json) -> set[str]:
-        """What a ``oneOf``/``anyOf`` member of ``schema`` (or of what applies beside it)
-        declares without a ``readOnly`` mark."""
-        groups = [n[k] for n in self.applying(schema) for k in ("oneOf", "anyOf") if k in n]
-        members = [m for group in groups if isinstance(group, list) for m in group]
-        return {p for m in members for p, only in self._marks(m, ("readOnly",)).items() if not only}
-
-    def _marks(self, schema: Json, keys: Keys) -> dict[str, bool]:
-        """Each property ``schema`` declares: one of ``keys`` or not (each schema once)."""
+    def _marks(self, schema: Json, keys: Keys) -> dict[str, int]:
+        """Each property ``schema`` declares: ``MARKED`` one of ``keys``, ``CONTESTED``
+        (``readOnly`` only: a ``oneOf``/``anyOf`` member marks it, another declares it
+        unmarked and does not require it: marked unless what holds the members requires it,
+        decided where that is known), or 0 (each schema once). The one rule for one branch:
+        a property a member declares unmarked is kept when a value of that member must have
+        it: the member requires it (itself, what always applies to it: a Bot's own ``id``),
+        or the schema holding the members does (itself, an ``allOf`` member, its ``$ref``,
+        at any depth: ``allOf: [{required: [id]}, {oneOf: [User, Bot]}]``)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
         memo = self._marks_of.setdefault(keys, {})  # id -> the schema (kept alive), its marks
+        one_branch = keys == ("readOnly",)  # (writeOnly: any member marking it counts)
         if id(target) not in memo:  # (set before the members: a cycle ends)
             memo[id(target)] = target, (marks := {})
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marks[prop] = any(self.marked_read_only(sub, key) for key in keys)
+                marks[prop] = MARKED * any(self.marked_read_only(sub, key) for key in keys)
             for members in self._groups(target):
-                group: dict[str, bool] = {}
-                needed: set[str] = set()  # (readOnly) what a member requires unmarked
+                group: dict[str, int] = {}
+                needed, unmarked = set[str](), set[str]()  # (readOnly) declared unmarked
                 for member in members:  # any member marking a property marks it
                     own = self._marks(member, keys)
-                    group.update({prop: group.get(prop, False) or own[prop] for prop in own})
-                    if keys == ("readOnly",):  # (its values send it: a Bot's own id)
-                        asked = self.required(member)
-                        needed |= {p for p in asked if own.get(p) is False}
-                group = {prop: only and prop not in needed for prop, only in group.items()}
-                marks.update({prop: marks.get(prop, False) or group[prop] for prop in group})
+                    group.update({prop: max(group.get(prop, 0), own[prop]) for prop in own})
+                    if one_branch and (mine := {p for p, mark in own.items() if not mark}):
+                        unmarked |= mine  # (its values send what it requires)
+                        needed |= mine & self.required(member)
+                group = {
+                    p: 0 if p in needed else min(mark, CONTESTED) if p in unmarked else mark
+                    for p, mark in group.items()
+                }
+                marks.update({prop: max(marks.get(prop, 0), group[prop]) for prop in group})
             for pattern in marking_patterns(self, target, keys):  # wherever declared
-                marks.update({prop: True for prop in marks if matches(pattern, prop)})
+                marks.update({prop: MARKED for prop in marks if matches(pattern, prop)})
+            if one_branch and CONTESTED in marks.values():  # what holds the members requires
+                asked = self.required(target)
+                marks.update(
+                    {p: 0 for p, mark in marks.items() if mark == CONTESTED and p in asked}
+                )
         return memo[id(target)][1]
 
     def marked_read_only(self, schema: Json, keyword: str = "readOnly") -> bool:

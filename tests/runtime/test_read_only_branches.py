@@ -112,3 +112,22 @@ async def test_a_property_required_beside_the_branches_is_kept(body: Any) -> Non
     data = document(BOT, body)
     got = await sent(data, {"body": {"id": "b-1", "name": "b", "bot": True}})
     assert got == {"id": "b-1", "name": "b", "bot": True}
+
+
+MARKS = {"properties": {"id": {"readOnly": True}}}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        EITHER | {"allOf": [MARKS], "required": ["id"]},
+        {"allOf": [{"oneOf": [EITHER["oneOf"][0]]}, {"oneOf": [EITHER["oneOf"][1]]}, ASKS]},
+    ],
+)
+async def test_a_mark_that_always_applies_is_not_undone_by_a_branch(body: Any) -> None:
+    """``id`` marked where it always applies (an ``allOf`` member; a ``oneOf`` of one
+    ``User`` beside another of one ``Bot``: the value is both), required beside: a branch
+    declaring it unmarked undid the mark, and the ``id`` given was sent."""
+    data = document(BOT, body)
+    got = await sent(data, {"body": {"id": "u-1", "name": "b", "bot": True}})
+    assert got == {"name": "b", "bot": True}, got

@@ -133,3 +133,15 @@ async def test_accept_names_the_types_an_error_is_answered_in() -> None:
 async def test_accept_is_the_success_type_alone_without_other_error_types() -> None:
     seen = await send(document([], {**OK, "400": answered("application/json")}), {})
     assert seen.headers["accept"] == "application/json"
+
+
+def test_error_types_are_each_error_response_s_type_once_after_the_success_s() -> None:
+    """``Operation.error_types`` (the importer's ``Answers``): each error response's media
+    type once, in the document's order, the success's left out; with no success, all."""
+    errors = {"404": answered("application/problem+json"), "409": answered("application/json")}
+    errors["422"] = answered("application/problem+json")
+    with_ok = operations(document([], {**OK, **errors}))["send"]
+    assert with_ok["errorTypes"] == ["application/problem+json"]
+    alone = operations(document([], errors))["send"]
+    assert alone["errorTypes"] == ["application/problem+json", "application/json"]
+    assert "responseType" not in alone or alone["responseType"] is None

@@ -399,6 +399,8 @@ VAULT = {"type": "object", "properties": {"name": {"type": "string"}, "keys": KE
 MAP_BODY = "<User><name>bob</name><keys><k1>old-secret</k1><k2>s2</k2></keys></User>"
 
 
+RENAMED = {"xml": {"name": "Keys"}}
+OWN = {"type": "object", "properties": {"a": {"type": "string"}}}
 ENTRY = {"xml": {"name": "entry"}, "properties": {"label": {"type": "string"}}} | KEYS
 LISTED = {"type": "array", "xml": {"wrapped": True}, "items": ENTRY}
 NAMED_BODY = "<User><name>bob</name><Keys><k1>old-secret</k1></Keys></User>"
@@ -422,6 +424,23 @@ LISTED_BODY = "<User><all><entry><label>L1</label><k1>old-secret</k1></entry></a
             "<Keys />",
             NAMED_BODY,
         ),
+        # ... named so where the property is declared again: beside the reference to the
+        # definition declaring it, in another ``allOf`` member (the name declared only by the
+        # schema declaring the map was read: ``k1`` stayed)
+        *(
+            (user, "<Keys />", NAMED_BODY)
+            for user in [
+                {"allOf": [VAULT, {"properties": {"keys": {"xml": {"name": "Keys"}}}}]},
+                {"$ref": "#/components/schemas/Vault", "properties": {"keys": RENAMED}},
+                {
+                    "allOf": [
+                        {"$ref": "#/components/schemas/Vault"},
+                        {"properties": {"keys": RENAMED}},
+                    ]
+                },
+                {"allOf": [{"$ref": "#/components/schemas/Named"}, {"properties": {"keys": KEYS}}]},
+            ]
+        ),
         # a wrapped array of maps: each ``<entry>`` was taken for a key and left out whole
         ({"properties": {"all": LISTED}}, "<entry><label>L1</label></entry>", LISTED_BODY),
         # ... and its ``prefixItems`` (looked for a level too high: each item taken for a key)
@@ -429,6 +448,34 @@ LISTED_BODY = "<User><all><entry><label>L1</label><k1>old-secret</k1></entry></a
             {"properties": {"all": LISTED | {"items": False, "prefixItems": [ENTRY]}}},
             "<entry><label>L1</label></entry>",
             LISTED_BODY,
+        ),
+        # a declared element named as the map's property elsewhere (``profile.keys``) is no
+        # map: matched by name anywhere, its declared ``<a>`` (``<entry>``) was left out
+        (
+            VAULT | {"properties": {"keys": KEYS, "profile": {"properties": {"keys": OWN}}}},
+            "<profile><keys><a>A1</a></keys></profile>",
+            MAP_BODY.replace("</User>", "<profile><keys><a>A1</a></keys></profile></User>"),
+        ),
+        (
+            {
+                "properties": {
+                    "all": LISTED,
+                    "log": {"properties": {"all": LISTED | {"items": OWN}}},
+                }
+            },
+            "<log><all><entry><a>A1</a></entry></all></log>",
+            LISTED_BODY.replace("</User>", "<log><all><entry><a>A1</a></entry></all></log></User>"),
+        ),
+        # ``wrapped`` beside a reference to the array, or in an ``allOf`` member beside it:
+        # not seen (a reference followed, a member alone), each ``<entry>`` left out whole
+        *(
+            ({"properties": {"all": a}}, "<entry><label>L1</label></entry>", LISTED_BODY)
+            for a in [
+                {"$ref": "#/components/schemas/Entries", "xml": {"wrapped": True}},
+                {"allOf": [{"$ref": "#/components/schemas/Entries"}], "xml": {"wrapped": True}},
+                {"allOf": [{"type": "array", "items": ENTRY}, {"xml": {"wrapped": True}}]},
+                {"allOf": [{"$ref": "#/components/schemas/Entries"}, {"xml": {"wrapped": True}}]},
+            ]
         ),
     ],
 )
@@ -439,7 +486,12 @@ async def test_an_xml_answer_leaves_out_a_map_s_write_only_values(
     JSON answer loses those keys, an XML one kept them (its elements are the map's keys,
     no property's name); the declared ``k2`` (``label``) stays."""
     data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
-    data["components"]["schemas"]["User"] = user
+    data["components"]["schemas"] |= {
+        "User": user,
+        "Entries": {"type": "array", "items": ENTRY},
+        "Vault": VAULT,
+        "Named": {"properties": {"keys": RENAMED}},
+    }
     with echo(200, "application/xml", shape=stored(body)) as url:
         failed, shown = await call(data, url, {"body": {}})
     assert not failed and kept in shown and "old-secret" not in shown, shown
@@ -455,3 +507,36 @@ def test_a_wrapped_array_of_itself_ends() -> None:
     node = {"items": {"ref": "N"}, "wrapped": True, "prefix": [{"additional": {"gone": True}}]}
     root = ElementTree.fromstring("<N><a><k>s</k></a></N>")
     assert strip(root, [{"ref": "N", "$defs": {"N": node}}]) == ["s"]
+
+
+def test_an_unwrapped_array_s_prefix_item_is_its_own_element() -> None:
+    """An unwrapped array's elements are its items: the first ``<p>`` is ``prefixItems[0]``
+    (a map leaving its values out), the second an item the plan keeps whole. Matched by
+    name, both lost their children."""
+    from xml.etree import ElementTree
+
+    from mcpgen.runtime.wire_xml import strip
+
+    plan = {"properties": {"p": {"prefix": [{"additional": {"gone": True}}], "items": {}}}}
+    root = ElementTree.fromstring("<r><p><k>s</k></p><p><k>t</k></p></r>")
+    assert strip(root, [plan]) == ["s"]
+    assert ElementTree.tostring(root, encoding="unicode") == "<r><p /><p><k>t</k></p></r>"
+
+
+@pytest.mark.parametrize(
+    "xml, body",
+    [
+        ({}, "<User><name>bob</name><keys>old-secret</keys><keys>s2</keys></User>"),
+        ({"wrapped": True}, "<User><name>bob</name><keys><k>old-secret</k><k>s2</k></keys></User>"),
+    ],
+)
+async def test_an_xml_answer_leaves_out_an_array_s_write_only_items(xml: Any, body: str) -> None:
+    """``keys: {type: array, items: {writeOnly: true}}``: a JSON answer's ``keys`` is
+    ``[]``; an XML one kept each ``<keys>`` item (each ``<k>`` of a wrapped one)."""
+    data = document({"200": {"description": "ok", "content": {"application/xml": {"schema": REF}}}})
+    user = data["components"]["schemas"]["User"] = json.loads(json.dumps(USER))
+    user["properties"]["keys"] = {"type": "array", "items": W, "xml": xml}
+    with echo(200, "application/xml", shape=stored(body)) as url:
+        failed, shown = await call(data, url)
+    assert not failed and "<name>bob</name>" in shown, shown
+    assert "old-secret" not in shown and "s2" not in shown, shown
