@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from mcpgen import timings as timing
 from mcpgen.check import formats
 from mcpgen.check.ref_depth import deep_references
-from mcpgen.check.schemas import walks_shared
 from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import check_structure
 from mcpgen.check.view import broken_entries
@@ -94,15 +93,14 @@ def _load_document(doc: Document, strict: bool, name: str | None) -> Loaded:
             problems.add(Problem(Level.ERROR, doc.locate(("server",)), "paths", message))
     elif isinstance(doc.data, dict) and "openapi" in doc.data:
         problems.extend(merge(doc).items)
-    with walks_shared():  # the check and the model walk the same schemas' references
-        problems.extend(check(doc).items)
-        if problems.has_errors(strict):
-            return Loaded(None, problems, doc)
-        if doc.imported is None:  # only imported operations are compacted
-            return Loaded(build_model(doc), problems, doc)
-        server = doc.data["server"]
-        pack = remembered.open_pack(str(server.get("package") or server["name"]))
-        manifest = build_model(doc, pack)
+    problems.extend(check(doc).items)
+    if problems.has_errors(strict):
+        return Loaded(None, problems, doc)
+    if doc.imported is None:  # only imported operations are compacted
+        return Loaded(build_model(doc), problems, doc)
+    server = doc.data["server"]
+    pack = remembered.open_pack(str(server.get("package") or server["name"]))
+    manifest = build_model(doc, pack)
     remembered.save_pack(pack)
     return Loaded(manifest, problems, doc)
 

@@ -6,8 +6,6 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 from urllib.parse import unquote
 
@@ -88,14 +86,14 @@ def metaschema_errors(schema: Json) -> Iterator[tuple[JsonPath, str]]:
 TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 
 
-class RefIndex(dict[str, frozenset[str]]):
+class RefIndex(dict[str, set[str]]):
     """The shared definitions and, by name, the references of each (walked once)."""
 
     def __init__(self, shared: dict[str, Json]) -> None:
         super().__init__()
         self.shared = shared
 
-    def __missing__(self, name: str) -> frozenset[str]:
+    def __missing__(self, name: str) -> set[str]:
         found = self[name] = ref_strings(self.shared[name])
         return found
 
@@ -241,31 +239,9 @@ def _regex_error(pattern: str) -> Exception | None:
     return None
 
 
-_WALKED: ContextVar[dict[int, tuple[Json, frozenset[str]]] | None] = ContextVar("walked")
-
-
-@contextmanager
-def walks_shared() -> Iterator[None]:
-    """Within: ``ref_strings`` walks each object once (the check and the model walk the same
-    tool schemas and definitions). Sound as nothing writes the document's data in between
-    (tests/test_ref_walks.py builds from frozen data); each entry holds its object (ids
-    stay unique)."""
-    token = _WALKED.set({})
-    try:
-        yield
-    finally:
-        _WALKED.reset(token)
-
-
-def ref_strings(schema: Json) -> frozenset[str]:
+def ref_strings(schema: Json) -> set[str]:
     """The ``$ref`` strings ``refs`` yields, without their paths."""
-    walked = _WALKED.get(None)
-    if walked is None:
-        return frozenset(_ref_values(schema))
-    found = walked.get(id(schema))
-    if found is None:
-        found = walked[id(schema)] = schema, frozenset(_ref_values(schema))
-    return found[1]
+    return set(_ref_values(schema))
 
 
 def _ref_values(schema: Json) -> Iterator[str]:

@@ -101,8 +101,8 @@ class SchemaBase:
     def _changed_refs(self) -> set[str]:
         """Every local reference whose target differs, directly or through its own references."""
         targets: dict[str, tuple[Json, Json]] = {}
-        uses: dict[str, frozenset[str]] = {}  # the references in each target, on either side
-        todo = set(ref_strings(self.old_root) | ref_strings(self.new_root))
+        uses: dict[str, set[str]] = {}  # the references in each target, on either side
+        todo = ref_strings(self.old_root) | ref_strings(self.new_root)
         while todo:
             ref = todo.pop()
             pair = targets[ref] = (self._resolve(ref, True), self._resolve(ref, False))
