@@ -22,6 +22,7 @@ CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 MISSING_CAPABILITY = -32021  # 2026-07-28: the request did not declare a needed capability
 PAGE = 50  # tasks/list page size
 VIEW = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt")
+NAMED = ("tasks/get", "tasks/update", "tasks/cancel")  # 2026-07-28's, routed by Mcp-Name
 
 
 class TaskParams(types.RequestParams):
@@ -77,7 +78,7 @@ def check_modern(ctx: Any, method: str) -> None:
         raise missing_extension(method)
     named = (getattr(getattr(ctx, "request", None), "headers", None) or {}).get("mcp-name")
     task_id = ctx.params.get("taskId") if isinstance(ctx.params, Mapping) else None
-    if named is not None and task_id is not None and decode_header_value(named) != task_id:
+    if method in NAMED and None not in (named, task_id) and decode_header_value(named) != task_id:
         raise MCPError(HEADER_MISMATCH, "Mcp-Name header does not match the request's taskId")
 
 

@@ -230,6 +230,8 @@ async def test_a_2026_tasks_request_whose_mcp_name_names_another_task_is_refused
     for method in ("tasks/get", "tasks/cancel"):
         answer = await alice.send(method, {"taskId": mine})
         assert answer.get("error", {}).get("code") == -32020, (method, answer)
+    answer = await alice.send("tasks/result", {"taskId": mine})  # not 2026-07-28's at all
+    assert answer.get("error", {}).get("code") == -32601, answer
     monkeypatch.setattr(kit.Rpc, "headers", sent)
     assert (await alice.get(mine))["result"]["status"] == "working"  # not cancelled
     assert "error" not in await alice.send("tasks/cancel", {"taskId": mine})
