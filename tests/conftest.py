@@ -16,8 +16,32 @@ every tier; ``-m "not external"`` leaves out the last.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import pytest
 from tiers import tier
+
+_MYPY_CACHE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One mypy cache for the session's subprocesses (generated suites' ``mypy --strict``).
+
+    Cold, a run re-reads the SDK, pydantic and the stdlib (~20 s a generated project);
+    sharing the cache checks the same code in ~3-8 s. mypy keys its cache by module and
+    path and re-hashes a file whose path or mtime differ, so nothing stale is trusted.
+    ``MYPY_CACHE_DIR`` set by the caller wins."""
+    if "MYPY_CACHE_DIR" not in os.environ:
+        _MYPY_CACHE.append(tempfile.mkdtemp(prefix="mcpgen-tests-mypy-"))
+        os.environ["MYPY_CACHE_DIR"] = _MYPY_CACHE[0]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _MYPY_CACHE:
+        os.environ.pop("MYPY_CACHE_DIR", None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -51,8 +51,9 @@ def mypy(source: str, tmp_path: Path, src: Path = SRC) -> subprocess.CompletedPr
     script.write_text(source)
     env = {**os.environ, "MYPYPATH": str(src)}
     return subprocess.run(
-        # the package's own settings: modules it does not carry are missing on purpose
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
+        # the package's own settings: modules it does not carry are missing on purpose (the
+        # session's shared cache, tests/conftest.py: the SDK and pydantic are read once)
+        [sys.executable, "-m", "mypy", "--strict", "--config-file",
          str(src.parent / "pyproject.toml"), str(script)],
         cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
