@@ -10,7 +10,7 @@ that pydantic-core ships (the engine pydantic's own ``pattern`` uses, so the fas
 this one agree): its time is linear in the input. A pattern Rust cannot compile (look-around,
 back-references, ``\\Z``) is matched with ``re`` as before (a known gap, in
 ``docs/security.md``). Every other keyword is jsonschema's own (or the linear one of
-``schemas.KEYWORDS``).
+``bounded.KEYWORDS``).
 
 One difference from ``re`` is ECMA-262's: ``$`` matches at the very end only, not before a
 final newline.
@@ -94,11 +94,11 @@ def _additional_properties(
 def _validator_class() -> Any:
     from jsonschema import validators
 
-    from .schemas import bounded_class
+    from .bounded import validator_class
 
     extend: Any = validators.extend  # untyped
     return extend(
-        bounded_class(),  # (with the linear uniqueItems, anyOf, oneOf... of ``schemas``)
+        validator_class(),  # (with the linear uniqueItems, anyOf, oneOf... of ``bounded``)
         {
             "pattern": _pattern,
             "patternProperties": _pattern_properties,

@@ -2,26 +2,19 @@
 """The JSON Schema validators of tool arguments and results: 2020-12, with the schema's own
 ``$defs`` inlined once (``inline_refs``), the linear-time matching of ``patterns.py``
 when the schema has a ``pattern``, and the format checks of ``formats.py`` for arguments
-whose schema names one of ``CHECKED_FORMATS`` (a package carries each module only then).
-
-A schema with one of ``BOUNDED`` gets this module's versions of those keywords, whose work
-is linear in the instance (``KEYWORDS``): jsonschema's ``uniqueItems`` compares every pair
-of items it cannot sort (8,000 numbers and a string: 21 s of CPU), its ``anyOf`` and
-``oneOf`` collect every problem of every branch before they say the instance matches none
-(400,000 items: 20 s and 580 MB, whatever cap the caller puts on the problems it reads),
-its ``unevaluatedItems`` and ``unevaluatedProperties`` look each item up in a list.
+whose schema names one of ``CHECKED_FORMATS``, the linear-work keywords of ``bounded.py``
+when it has one of ``BOUNDED`` (a package carries each module only then).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import lru_cache
-from itertools import islice
+from collections.abc import Callable
 from typing import Any
 
 Json = Any
 PATTERN_KEYWORDS = frozenset(("pattern", "patternProperties"))
+# The keywords ``bounded.py`` does in linear work (jsonschema's: quadratic, or every problem)
+BOUNDED = frozenset(("uniqueItems", "anyOf", "oneOf", "unevaluatedItems", "unevaluatedProperties"))
 # The ``format`` values arguments are checked against (``formats.py``; the others stay
 # annotations): decided when the validator is built, so other schemas pay nothing.
 CHECKED_FORMATS = frozenset(
@@ -54,7 +47,9 @@ def validator(schema: Json, formats: bool = False) -> Any:
 
         return linear(inline_refs(schema), checker)
     if uses_bounded(schema):
-        return bounded_class()(inline_refs(schema), format_checker=checker)
+        from .bounded import validator_class
+
+        return validator_class()(inline_refs(schema), format_checker=checker)
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(inline_refs(schema), format_checker=checker)
@@ -74,7 +69,8 @@ def uses_patterns(node: Json) -> bool:
 
 
 def uses_bounded(node: Json) -> bool:
-    """One of ``BOUNDED`` is a key somewhere in ``node`` (a property so named too)."""
+    """One of ``BOUNDED`` is a key somewhere in ``node`` (a property so named too): mcpgen
+    carries ``bounded.py`` when a tool's schemas have one (``vendoring``)."""
     return _anywhere(node, lambda d: not BOUNDED.isdisjoint(d))
 
 
@@ -148,163 +144,3 @@ def inline_refs(schema: Json) -> Json:
         return out
 
     return walk(schema)
-
-
-BOUNDED = frozenset(("uniqueItems", "anyOf", "oneOf", "unevaluatedItems", "unevaluatedProperties"))
-CONTEXT = 3  # problems of each branch an ``anyOf`` or ``oneOf`` error keeps (its ``context``)
-
-
-def _unique_items(validator: Any, unique: Json, instance: Json, schema: Json) -> Iterator[Any]:
-    """jsonschema's ``uniqueItems`` in linear time: a set of each item's canonical text."""
-    from jsonschema import _utils
-    from jsonschema.exceptions import ValidationError
-
-    if not unique or not validator.is_type(instance, "array"):
-        return
-    seen: set[str] = set()
-    try:
-        for item in instance:
-            text = canonical(item)
-            if text in seen:
-                break
-            seen.add(text)
-        else:
-            return
-    except TypeError:  # not JSON data (a handler's own type): jsonschema's pairwise check
-        if _utils.uniq(instance):
-            return
-    yield ValidationError(f"{instance!r} has non-unique elements")
-
-
-def canonical(value: Json) -> str:
-    """A text two values share exactly when JSON Schema calls them equal: ``1`` and ``1.0``
-    are, ``true`` and ``1`` are not, objects whatever the order of their keys, arrays item
-    by item (jsonschema's ``_utils.equal``; raises TypeError for what is not JSON data).
-    Its pieces are joined once (joining at each level copied a deep value's text as often
-    as it is deep)."""
-    pieces: list[str] = []
-    _pieces(value, pieces.append)
-    return "".join(pieces)
-
-
-def _pieces(value: Json, out: Callable[[str], None]) -> None:
-    if isinstance(value, str) or value is None or isinstance(value, bool):
-        out(json.dumps(value))
-    elif isinstance(value, int):
-        out(str(value))
-    elif isinstance(value, float):
-        out(str(int(value)) if value.is_integer() else repr(value))
-    elif isinstance(value, Mapping):
-        out("{")
-        for key, text in sorted((json.dumps(k), k) for k in value):
-            out(key + ":")
-            _pieces(value[text], out)
-            out(",")
-        out("}")
-    elif isinstance(value, Sequence):
-        out("[")
-        for each in value:
-            _pieces(each, out)
-            out(",")
-        out("]")
-    else:
-        raise TypeError(type(value).__name__)
-
-
-def _branches(validator: Any, branches: Json, instance: Json, context: list[Any]) -> Any:
-    """The first branch ``instance`` is valid under (its index, then an iterator of the
-    others'), or None; ``context`` gets the first ``CONTEXT`` problems of each invalid one
-    (jsonschema's keep all of them, and find all of them first)."""
-    indexed = enumerate(branches)
-    for index, branch in indexed:
-        problems = validator.descend(instance, branch, schema_path=index)
-        found = list(islice(problems, CONTEXT))
-        if not found:
-            return branch, indexed
-        context.extend(found)
-    return None
-
-
-def _any_of(validator: Any, any_of: Json, instance: Json, schema: Json) -> Iterator[Any]:
-    from jsonschema.exceptions import ValidationError
-
-    context: list[Any] = []
-    if _branches(validator, any_of, instance, context) is None:
-        message = f"{instance!r} is not valid under any of the given schemas"
-        yield ValidationError(message, context=context)
-
-
-def _one_of(validator: Any, one_of: Json, instance: Json, schema: Json) -> Iterator[Any]:
-    from jsonschema.exceptions import ValidationError
-
-    context: list[Any] = []
-    valid = _branches(validator, one_of, instance, context)
-    if valid is None:
-        message = f"{instance!r} is not valid under any of the given schemas"
-        yield ValidationError(message, context=context)
-        return
-    first, others = valid
-    more = [each for _, each in others if validator.evolve(schema=each).is_valid(instance)]
-    if more:
-        reprs = ", ".join(repr(each) for each in [*more, first])
-        yield ValidationError(f"{instance!r} is valid under each of {reprs}")
-
-
-def _unevaluated_items(validator: Any, unevaluated: Json, instance: Json, schema: Json) -> Any:
-    """jsonschema's, with the evaluated indexes in a set (it searched a list for each)."""
-    from jsonschema import _utils
-    from jsonschema.exceptions import ValidationError
-
-    if not validator.is_type(instance, "array"):
-        return
-    evaluated = set(_utils.find_evaluated_item_indexes_by_schema(validator, instance, schema))
-    extras = [item for index, item in enumerate(instance) if index not in evaluated]
-    if extras:
-        message = "Unevaluated items are not allowed (%s %s unexpected)"
-        yield ValidationError(message % _utils.extras_msg(extras))
-
-
-def _unevaluated_properties(
-    validator: Any, unevaluated: Json, instance: Json, schema: Json
-) -> Iterator[Any]:
-    """jsonschema's, with the evaluated keys in a set (it searched a list for each)."""
-    from jsonschema import _utils
-    from jsonschema.exceptions import ValidationError
-
-    if not validator.is_type(instance, "object"):
-        return
-    evaluated = set(_utils.find_evaluated_property_keys_by_schema(validator, instance, schema))
-    extras = []
-    for key in instance:
-        if key not in evaluated:
-            problems = validator.descend(instance[key], unevaluated, path=key, schema_path=key)
-            extras += [key for _ in problems]
-    if not extras:
-        return
-    if unevaluated is False:
-        message = "Unevaluated properties are not allowed (%s %s unexpected)"
-        yield ValidationError(message % _utils.extras_msg(sorted(extras, key=str)))
-    else:
-        message = (
-            "Unevaluated properties are not valid under the given schema "
-            "(%s %s unevaluated and invalid)"
-        )
-        yield ValidationError(message % _utils.extras_msg(extras))
-
-
-KEYWORDS: dict[str, Callable[..., Iterator[Any]]] = {
-    "uniqueItems": _unique_items,
-    "anyOf": _any_of,
-    "oneOf": _one_of,
-    "unevaluatedItems": _unevaluated_items,
-    "unevaluatedProperties": _unevaluated_properties,
-}
-
-
-@lru_cache(maxsize=1)
-def bounded_class() -> Any:
-    """Draft 2020-12's validator with ``KEYWORDS`` (``patterns`` extends this one)."""
-    from jsonschema import Draft202012Validator, validators
-
-    extend: Any = validators.extend  # untyped
-    return extend(Draft202012Validator, KEYWORDS)
