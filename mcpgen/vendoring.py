@@ -52,6 +52,8 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
     "patterns": lambda m: _has_patterns(m),  # linear-time ``pattern`` (runtime/schemas.py)
     "formats": lambda m: _has_formats(m),  # argument formats (runtime/formats.py)
+    # uniqueItems, anyOf, oneOf, unevaluated* in linear work (patterns' validator extends it)
+    "bounded": lambda m: _has_bounded(m) or _has_patterns(m),
     # transports (``transports.offer``): the HTTP stack only with a network transport
     "http_app serve": lambda m: _network(m),
     "http_legacy client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
@@ -110,6 +112,17 @@ def _has_patterns(manifest: Manifest) -> bool:
     schemas = [(t.input_schema, t.output_schema) for t in manifest.tools]
     text = json.dumps([schemas, getattr(manifest, "shared_defs", None)])
     return '"pattern"' in text or '"patternProperties"' in text
+
+
+def _has_bounded(manifest: Manifest) -> bool:
+    """A tool's schema may hold one of ``schemas.BOUNDED`` (what makes ``schemas.validator``
+    import ``bounded``), or the server checks a wrapped API's schemas."""
+    from mcpgen.runtime.schemas import uses_bounded
+
+    schemas: list[Any] = [[t.input_schema, t.output_schema] for t in manifest.tools]
+    schemas += [getattr(r, "input_schema", None) for r in manifest.resources]
+    found = [schemas, getattr(manifest, "shared_defs", None)]
+    return manifest.upstream is not None or uses_bounded(found)
 
 
 def _has_formats(manifest: Manifest) -> bool:

@@ -143,6 +143,24 @@ def test_the_pattern_matcher_only_when_a_schema_names_a_pattern() -> None:
         assert "patterns" in vendoring.carried(manifest)
 
 
+def test_the_linear_keywords_only_when_a_schema_has_one() -> None:
+    """``bounded`` (linear-work ``uniqueItems``, ``anyOf``, ``oneOf``, ``unevaluated*``) with
+    a tool schema that has one (an output schema, a shared definition too), with a pattern
+    (``patterns``' validator extends it) or a wrapped API; not for a plain schema."""
+    plain = fake()
+    plain.tools = (tool(schema={"type": "object", "properties": {"a": {"type": "string"}}}),)
+    assert "bounded" not in vendoring.carried(plain)
+    direct, output, shared, pattern = fake(), fake(), fake(), fake()
+    direct.tools = (tool(schema={"properties": {"a": {"type": "array", "uniqueItems": True}}}),)
+    output.tools = (tool(),)
+    output.tools[0].output_schema = {"oneOf": [{"type": "object"}, {"required": ["x"]}]}
+    shared.tools = (tool(schema={"properties": {"a": {"$ref": "#/$defs/A"}}}),)
+    shared.shared_defs = {"A": {"anyOf": [{"type": "string"}, {"type": "null"}]}}
+    pattern.tools = (tool(schema={"properties": {"a": {"type": "string", "pattern": "^a"}}}),)
+    for manifest in (direct, output, shared, pattern, fake(upstream=True)):
+        assert "bounded" in vendoring.carried(manifest)
+
+
 def test_the_format_checks_only_when_an_input_schema_names_a_checked_format() -> None:
     """``formats`` (and its rfc3339-validator) with a tool's input schema naming a checked
     format, in a shared definition too; not for a format that stays an annotation."""
@@ -196,6 +214,7 @@ def test_a_plain_package_carries_no_feature_it_does_not_use() -> None:
             "operation_binding",
         }
         | {"shared", "sharing", "resources", "patterns", "formats", "scopes", "websocket"}
+        | {"bounded"}
     )
 
 

@@ -9,7 +9,8 @@ every other caller, for minutes. Here those keywords match with the Rust ``regex
 that pydantic-core ships (the engine pydantic's own ``pattern`` uses, so the fast path and
 this one agree): its time is linear in the input. A pattern Rust cannot compile (look-around,
 back-references, ``\\Z``) is matched with ``re`` as before (a known gap, in
-``docs/security.md``). Every other keyword is jsonschema's own.
+``docs/security.md``). Every other keyword is jsonschema's own (or the linear one of
+``bounded.KEYWORDS``).
 
 One difference from ``re`` is ECMA-262's: ``$`` matches at the very end only, not before a
 final newline.
@@ -91,11 +92,13 @@ def _additional_properties(
 
 @lru_cache(maxsize=1)
 def _validator_class() -> Any:
-    from jsonschema import Draft202012Validator, validators
+    from jsonschema import validators
+
+    from .bounded import validator_class
 
     extend: Any = validators.extend  # untyped
     return extend(
-        Draft202012Validator,
+        validator_class(),  # (with the linear uniqueItems, anyOf, oneOf... of ``bounded``)
         {
             "pattern": _pattern,
             "patternProperties": _pattern_properties,

@@ -322,14 +322,17 @@ def _problem(error: Any) -> str:
 
 def _quoted(error: Any) -> str:
     """jsonschema's message, which quotes the invalid value (its ``repr``) whole: a long one
-    by its first QUOTED characters and its length (a 4 MB string was quoted whole)."""
+    by its first QUOTED characters and its length (a 4 MB string was quoted whole): a
+    string's own characters, not those of its ``repr`` (which doubles each backslash)."""
     message = str(error.message)
     if len(message) <= QUOTED:
         return message
-    shown = repr(error.instance)
+    value = error.instance
+    shown = repr(value)
     if len(shown) <= QUOTED or shown not in message:
         return message
-    return message.replace(shown, f"{shown[:QUOTED]}... ({len(shown)} characters)", 1)
+    length = len(value) if isinstance(value, str) else len(shown)
+    return message.replace(shown, f"{shown[:QUOTED]}... ({length} characters)", 1)
 
 
 def _invalid(name: str, problems: list[str]) -> types.CallToolResult:

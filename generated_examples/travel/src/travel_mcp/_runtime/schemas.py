@@ -2,7 +2,8 @@
 """The JSON Schema validators of tool arguments and results: 2020-12, with the schema's own
 ``$defs`` inlined once (``inline_refs``), the linear-time matching of ``patterns.py``
 when the schema has a ``pattern``, and the format checks of ``formats.py`` for arguments
-whose schema names one of ``CHECKED_FORMATS`` (a package carries each module only then).
+whose schema names one of ``CHECKED_FORMATS``, the linear-work keywords of ``bounded.py``
+when it has one of ``BOUNDED`` (a package carries each module only then).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 Json = Any
 PATTERN_KEYWORDS = frozenset(("pattern", "patternProperties"))
+# The keywords ``bounded.py`` does in linear work (jsonschema's: quadratic, or every problem)
+BOUNDED = frozenset(("uniqueItems", "anyOf", "oneOf", "unevaluatedItems", "unevaluatedProperties"))
 # The ``format`` values arguments are checked against (``formats.py``; the others stay
 # annotations): decided when the validator is built, so other schemas pay nothing.
 CHECKED_FORMATS = frozenset(
@@ -43,6 +46,10 @@ def validator(schema: Json, formats: bool = False) -> Any:
         from .patterns import validator as linear
 
         return linear(inline_refs(schema), checker)
+    if uses_bounded(schema):
+        from .bounded import validator_class
+
+        return validator_class()(inline_refs(schema), format_checker=checker)
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(inline_refs(schema), format_checker=checker)
@@ -59,6 +66,12 @@ def uses_patterns(node: Json) -> bool:
     named counts too: it only costs the matcher of ``patterns.py``). mcpgen carries that
     module when the text of a tool's schemas holds either word (``vendoring``)."""
     return _anywhere(node, lambda d: not PATTERN_KEYWORDS.isdisjoint(d))
+
+
+def uses_bounded(node: Json) -> bool:
+    """One of ``BOUNDED`` is a key somewhere in ``node`` (a property so named too): mcpgen
+    carries ``bounded.py`` when a tool's schemas have one (``vendoring``)."""
+    return _anywhere(node, lambda d: not BOUNDED.isdisjoint(d))
 
 
 def _anywhere(node: Json, found: Callable[[dict[str, Json]], bool]) -> bool:

@@ -1,0 +1,264 @@
+"""What one tool call can make the server's JSON Schema checks do (round 23, m9; review r7).
+
+Arguments a strict model does not take, and results, are checked by jsonschema on the event
+loop: every other request waits. Some of its keywords did work quadratic in the instance,
+or found every problem before the caller's cap on the ones it reads (``MAX_ERRORS``):
+
+- ``uniqueItems`` compares every pair of items it cannot sort (a string among 8,000
+  numbers: 21 s; 10,000 objects: 94 s);
+- ``anyOf``, ``oneOf`` keep every problem of every branch in the error's ``context``
+  (400,000 items, every other one a string: 20 s and 580 MB);
+- ``unevaluatedItems``, ``unevaluatedProperties`` search a list of the evaluated ones for
+  each item.
+
+``bounded.KEYWORDS`` does each in linear work; the tests count the work (comparisons,
+problems made, list items searched), not the time. The property test checks their verdicts
+and top-level errors are jsonschema's own on small random schemas and instances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator, _keywords, _utils
+from jsonschema.exceptions import ValidationError
+
+from mcpgen.runtime import bounded, schemas
+from mcpgen.runtime.tools import ToolBinding
+
+
+@pytest.fixture
+def comparisons(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many times jsonschema compares two values (``_utils.equal``)."""
+    count = [0]
+    equal = _utils.equal
+
+    def counted(one: Any, two: Any) -> bool:
+        count[0] += 1
+        return bool(equal(one, two))
+
+    monkeypatch.setattr(_utils, "equal", counted)
+    yield count
+
+
+@pytest.fixture
+def problems(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many problems (``ValidationError``) the validators make."""
+    count = [0]
+    init = ValidationError.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        count[0] += 1
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(ValidationError, "__init__", counted)
+    yield count
+
+
+UNIQUE = {"type": "array", "uniqueItems": True}
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["a"] + [i + 0.5 for i in range(2000)],  # r7's: a string among numbers (unsortable)
+        [{"n": i} for i in range(2000)],  # objects
+        [[i, "x"] for i in range(1000)] + [["x", i] for i in range(1000)],
+    ],
+    ids=["mixed", "objects", "arrays"],
+)
+def test_unique_items_is_linear(comparisons: list[int], items: list[Any]) -> None:
+    """Distinct items are told distinct without comparing pairs (jsonschema: 2 million
+    comparisons for 2,000 items), and a repeat at the end is still found."""
+    check = schemas.validator(UNIQUE)
+    assert check.is_valid(items)
+    repeated = [*items, items[len(items) // 2]]
+    (error,) = check.iter_errors(repeated)
+    assert error.message.endswith(" has non-unique elements") and error.validator == "uniqueItems"
+    assert comparisons[0] <= len(items), comparisons[0]
+
+
+@pytest.mark.parametrize(
+    ("one", "two", "same"),
+    [
+        (1, 1.0, True),
+        (True, 1, False),
+        (False, 0, False),
+        ({"a": 1, "b": [2.0]}, {"b": [2], "a": 1.0}, True),
+        ([1, True], [1, 1], False),
+        ({"a": None}, {"a": False}, False),
+        ("1", 1, False),
+        (2**60 + 1, float(2**60), False),
+        (-0.0, 0, True),
+    ],
+)
+def test_unique_items_equality_is_json_schemas(one: Any, two: Any, same: bool) -> None:
+    check = schemas.validator(UNIQUE)
+    assert check.is_valid(["x", one, two]) is not same
+    assert Draft202012Validator(UNIQUE).is_valid(["x", one, two]) is not same
+
+
+UNION = {
+    "type": "object",
+    "properties": {
+        "numbers": {"anyOf": [{"type": "array", "items": {"type": "number"}}, {"type": "null"}]},
+        "picked": {"oneOf": [{"type": "array", "items": {"type": "number"}}, {"type": "null"}]},
+    },
+}
+
+
+@pytest.mark.parametrize("name", ["numbers", "picked"])
+def test_a_union_does_not_find_every_problem_of_a_branch(problems: list[int], name: str) -> None:
+    """r7's: 20,000 invalid items under an ``anyOf`` (or ``oneOf``) branch: the call's answer
+    is made of a few problems (jsonschema made 20,000 and kept them in the error's context)."""
+    binding = ToolBinding({"name": "t", "inputSchema": UNION}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors({name: [0.5, "a"] * 20_000})
+    assert problem.startswith(f"{name}: [0.5, 'a',") and "not valid under any of" in problem
+    assert problems[0] <= 2 * bounded.CONTEXT + 2, problems[0]
+    (error,) = binding.validator.iter_errors({name: [0.5, "a"] * 20_000})
+    *first, other = [e.message for e in error.context]
+    assert first == ["'a' is not of type 'number'"] * bounded.CONTEXT
+    assert other.endswith("is not of type 'null'")
+
+
+def test_one_of_still_refuses_two_valid_branches() -> None:
+    check = schemas.validator({"oneOf": [{"type": "integer"}, {"minimum": 0}, {"maximum": 9}]})
+    assert check.is_valid(-1.5) and check.is_valid(10.5) and not check.is_valid(-1)
+    (error,) = check.iter_errors(3)
+    each = "{'minimum': 0}, {'maximum': 9}, {'type': 'integer'}"
+    assert error.message == f"3 is valid under each of {each}"
+
+
+class Searched(list[Any]):
+    """A list that counts the items its ``in`` searches (what jsonschema's unevaluated
+    keywords did for each item)."""
+
+    searched = 0
+
+    def __contains__(self, value: object) -> bool:
+        Searched.searched += len(self)
+        return list.__contains__(self, value)
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance", "finder"),
+    [
+        (
+            {"contains": {"type": "number"}, "unevaluatedItems": False},
+            list(range(3000)),
+            "find_evaluated_item_indexes_by_schema",
+        ),
+        (
+            {"patternProperties": {"^k": {}}, "unevaluatedProperties": False},
+            {f"k{i}": i for i in range(3000)},
+            "find_evaluated_property_keys_by_schema",
+        ),
+    ],
+    ids=["items", "properties"],
+)
+def test_unevaluated_keywords_do_not_search_a_list_per_item(
+    monkeypatch: pytest.MonkeyPatch, schema: Any, instance: Any, finder: str
+) -> None:
+    """Each item (property) is looked up in a set of the evaluated ones: jsonschema
+    searched a list of them for each, 4.5 million steps for 3,000 items."""
+    found = getattr(_utils, finder)
+    monkeypatch.setattr(Searched, "searched", 0)
+    for module in (_utils, _keywords):
+        monkeypatch.setattr(module, finder, lambda *a: Searched(found(*a)))
+    check = schemas.validator(schema)
+    assert check.is_valid(instance)
+    assert Searched.searched <= len(instance), Searched.searched
+
+
+def test_a_long_string_is_quoted_with_its_own_length() -> None:
+    """The ``(N characters)`` of a long quoted value counts the string's characters, not its
+    ``repr``'s (1,000 backslashes were said to be 2,002 characters)."""
+    schema = {"type": "object", "properties": {"n": {"type": "number"}}}
+    binding = ToolBinding({"name": "t", "inputSchema": schema}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors({"n": "\\" * 1000})
+    assert problem.endswith("... (1000 characters) is not of type 'number'"), problem
+
+
+# Small random schemas of the keywords above and the ones that take subschemas.
+KEYS = ["a", "b", "ka"]
+JSON = st.recursive(
+    st.sampled_from([None, True, False, 0, 1, 2, 1.0, 0.5, -0.0, "", "a", "1"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner),
+    max_leaves=10,
+)
+INSTANCE = JSON | st.lists(JSON, min_size=2, max_size=5)  # more arrays, more repeats
+LEAF = st.sampled_from(
+    [
+        True,
+        False,
+        {},
+        {"type": "number"},
+        {"type": "array"},
+        {"type": "object"},
+        {"type": ["string", "null"]},
+        {"minimum": 1},
+        {"const": 1},
+        {"enum": [0, "a", [1]]},
+        {"uniqueItems": True},
+        {"type": "array", "uniqueItems": True},
+        {"minItems": 2},
+        {"required": ["a"]},
+    ]
+)
+
+
+UNARY = ("additionalProperties", "unevaluatedItems", "unevaluatedProperties")
+
+
+def keyword(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    branches = st.lists(inner, min_size=1, max_size=3)
+    named = st.dictionaries(st.sampled_from(KEYS), inner, max_size=2)
+    return st.one_of(
+        *(branches.map(lambda b, k=k: {k: b}) for k in ("anyOf", "oneOf", "allOf")),
+        *(
+            inner.map(lambda s, k=k: {k: s})
+            for k in ("not", "if", "then", "else", "contains", "items", *UNARY)
+        ),
+        branches.map(lambda b: {"prefixItems": b}),
+        named.map(lambda m: {"properties": m}),
+        named.map(lambda m: {"dependentSchemas": m}),
+        inner.map(lambda s: {"patternProperties": {"^k": s}}),
+        st.just({"uniqueItems": True}),
+    )
+
+
+def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {key: value for part in parts for key, value in part.items()}
+
+
+SCHEMA = st.recursive(
+    LEAF, lambda inner: st.lists(keyword(inner), max_size=3).map(merged), max_leaves=12
+)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=SCHEMA, instance=INSTANCE)
+def test_the_same_verdicts_and_errors_as_jsonschema(schema: Any, instance: Any) -> None:
+    """The bounded keywords accept what jsonschema's accept, and report the same errors (the
+    ``context`` of a union's aside: fewer problems there)."""
+    ours, theirs = schemas.validator(schema), Draft202012Validator(schema)
+    assert ours.is_valid(instance) == theirs.is_valid(instance)
+
+    def errors(check: Any) -> list[str]:
+        found = check.iter_errors(instance)  # (in any order: jsonschema's additionalProperties
+        # goes through a set of names, in an order that changes with PYTHONHASHSEED)
+        return sorted(repr((list(e.absolute_path), e.validator, e.message)) for e in found)
+
+    assert errors(ours) == errors(theirs)
+
+
+@settings(max_examples=400, deadline=None)
+@given(items=st.lists(JSON, max_size=6))
+def test_unique_items_agrees_with_jsonschema(items: list[Any]) -> None:
+    """Items drawn from few values, so that many arrays repeat one (in some other form)."""
+    check = schemas.validator(UNIQUE)
+    assert check.is_valid(items) == Draft202012Validator(UNIQUE).is_valid(items)
