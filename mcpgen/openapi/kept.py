@@ -54,17 +54,24 @@ def _digest(value: Json) -> str | None:
         return None
 
 
-def _operation(fields_: tuple[Json, ...]) -> Operation:
-    values = list(fields_)
-    values[4] = [Param(*p) for p in values[4]]  # parameters
-    values[5] = None if values[5] is None else Body(*values[5])
+_NAMES = [f.name for f in fields(Operation)]
+_PARAMS, _BODY = _NAMES.index("parameters"), _NAMES.index("body")
+
+
+def _operation(kept: tuple[Json, ...]) -> Operation:
+    """An ``Operation`` from its fields as ``_fields`` keeps them."""
+    values = list(kept)
+    values[_PARAMS] = [Param(*p) for p in values[_PARAMS]]
+    values[_BODY] = None if values[_BODY] is None else Body(*values[_BODY])
     return Operation(*values)
 
 
 def _fields(operation: Operation) -> tuple[Json, ...]:
-    values = [getattr(operation, f.name) for f in fields(Operation)]
-    values[4] = [tuple(vars(p).values()) for p in values[4]]
-    values[5] = None if values[5] is None else tuple(vars(values[5]).values())
+    """An ``Operation``'s fields in order, its ``Param``s' and ``Body``'s as tuples."""
+    values = [getattr(operation, name) for name in _NAMES]
+    values[_PARAMS] = [tuple(vars(p).values()) for p in values[_PARAMS]]
+    body = values[_BODY]
+    values[_BODY] = None if body is None else tuple(vars(body).values())
     return tuple(values)
 
 
@@ -72,7 +79,7 @@ class Kept:
     """One import's entries: read before the operations are built, written after."""
 
     def __init__(self, importer: _Importer, tool_names: list[str] | None) -> None:
-        """``tool_names`` None: nothing kept (only the definitions' problems reported)."""
+        """``tool_names`` None: nothing read or kept (the import as without this class)."""
         self.importer = importer
         self.converter = importer.converter
         store = cache.cache_dir() if tool_names is not None else None
