@@ -8,6 +8,7 @@ definitions through one top-level ``$defs`` (``share_defs``; the runtime undoes 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 from mcpgen import cache, vendoring
@@ -28,58 +29,52 @@ def _json(value: Json) -> Json:
     return list(value) if isinstance(value, tuple) else value
 
 
+def _kept(**entry: Json) -> dict[str, Json]:
+    """The entries that are not None, in order."""
+    return {key: value for key, value in entry.items() if value is not None}
+
+
 def tool_entry(tool: Tool, package: str) -> dict[str, Json]:
-    entry: dict[str, Json] = {"definition": tool.definition, "ident": tool.ident}
-    full = tool.full_parts
-    if full:  # advertised compact: the server validates (and searches) with the full parts
-        entry["full"] = full
-    if tool.scopes:
-        entry["scopes"] = list(tool.scopes)
-    if tool.timeout is not None:
-        entry["timeout"] = tool.timeout
-    if tool.task:
-        entry["task"] = tool.task
-    if not tool.enabled:
-        entry["enabled"] = False
-    if tool.http is not None:
-        entry["http"] = operation_data(tool.http)
-    else:
-        entry["handler"] = f"src/{package}/{handler_path('tools', tool.ident)}"
-        if tool.strict_model_exact:
-            entry["model"] = tool.input_model
-        if tool.strict_output_exact and tool.output_model:
-            entry["outputModel"] = tool.output_model
-    return entry
+    own = tool.http is None  # else an imported operation
+    return _kept(
+        definition=tool.definition,
+        ident=tool.ident,
+        # advertised compact: the server validates (and searches) with the full parts
+        full=tool.full_parts or None,
+        scopes=list(tool.scopes) or None,
+        timeout=tool.timeout,
+        task=tool.task or None,
+        enabled=None if tool.enabled else False,
+        http=None if tool.http is None else operation_data(tool.http),
+        handler=f"src/{package}/{handler_path('tools', tool.ident)}" if own else None,
+        model=tool.input_model if own and tool.strict_model_exact else None,
+        outputModel=(tool.output_model or None) if own and tool.strict_output_exact else None,
+    )
 
 
 def resource_entry(resource: Resource, package: str) -> dict[str, Json]:
-    entry: dict[str, Json] = {"definition": resource.definition}
-    if resource.scopes:
-        entry["scopes"] = list(resource.scopes)
-    if resource.content is not None:
-        entry["content"] = {resource.content.kind: resource.content.value}
-    if resource.http is not None:
-        entry["http"] = operation_data(resource.http)
-        if resource.input_schema is not None:
-            entry["input"] = resource.input_schema
-    elif resource.has_handler:
-        entry["handler"] = f"src/{package}/{handler_path('resources', resource.ident)}"
-    if resource.variables:
-        entry["variables"] = list(resource.variables)
-    return entry
+    content, api = resource.content, resource.http
+    handler = f"src/{package}/{handler_path('resources', resource.ident)}"
+    return _kept(
+        definition=resource.definition,
+        scopes=list(resource.scopes) or None,
+        content=None if content is None else {content.kind: content.value},
+        http=None if api is None else operation_data(api),
+        input=None if api is None else resource.input_schema,
+        handler=handler if api is None and resource.has_handler else None,
+        variables=list(resource.variables) or None,
+    )
 
 
 def prompt_entry(prompt: Prompt, package: str) -> dict[str, Json]:
-    entry: dict[str, Json] = {"definition": prompt.definition}
-    if prompt.scopes:
-        entry["scopes"] = list(prompt.scopes)
-    if prompt.handler:
-        entry["handler"] = f"src/{package}/{handler_path('prompts', prompt.ident)}"
-    else:
-        entry["messages"] = [m.to_data() for m in prompt.messages]
-    if not prompt.enabled:
-        entry["enabled"] = False
-    return entry
+    handler = f"src/{package}/{handler_path('prompts', prompt.ident)}"
+    return _kept(
+        definition=prompt.definition,
+        scopes=list(prompt.scopes) or None,
+        handler=handler if prompt.handler else None,
+        messages=None if prompt.handler else [m.to_data() for m in prompt.messages],
+        enabled=None if prompt.enabled else False,
+    )
 
 
 def completion_entry(completion: Completion, package: str) -> dict[str, Json]:
@@ -142,10 +137,10 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
     return found
 
 
-def _camel(obj: Any, names: str, **renamed: str) -> dict[str, Json]:
-    """The attributes ``names`` (space separated) of a model part as JSON: camelCase keys
-    (or the ``renamed`` ones), tuples as lists, None left out."""
-    found = ((name, getattr(obj, name)) for name in names.split())
+def _camel(obj: Any, names: str = "", **renamed: str) -> dict[str, Json]:
+    """The attributes ``names`` (space separated; default: every field) of a model part as
+    JSON: camelCase keys (or the ``renamed`` ones), tuples as lists, None left out."""
+    found = ((name, getattr(obj, name)) for name in names.split() or [f.name for f in fields(obj)])
     return {renamed.get(n, camel(n)): _json(v) for n, v in found if v is not None}
 
 
@@ -158,11 +153,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
         "server": _camel(
             server, "name version title description instructions website_url package script"
         ),
-        "capabilities": _camel(
-            manifest.capabilities,
-            "tools_list_changed resources_list_changed resources_subscribe "
-            "prompts_list_changed logging completions page_size",
-        ),
+        "capabilities": _camel(manifest.capabilities),
         # the runtime's Settings defaults, by field name: the model's names are the same
         "settings": {
             "env_prefix": http.env_prefix,
@@ -170,12 +161,7 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
             **{k: _json(v) for k, v in vars(http).items() if k != "env_prefix"},
         },
         "transports": list(manifest.transports),
-        "auth": _camel(
-            auth,
-            "type header env issuer audience jwks_url jwks_file introspection_url "
-            "hide_unauthorized_tools algorithms leeway scopes_supported",
-            hide_unauthorized_tools="hideUnauthorized",
-        ),
+        "auth": _camel(auth, hide_unauthorized_tools="hideUnauthorized"),
         "mode": manifest.mode,
         "environment": environment(manifest),
         "resources": [resource_entry(r, server.package) for r in manifest.resources],
