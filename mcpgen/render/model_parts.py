@@ -313,13 +313,9 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
-        failed: str | None = None
-        for module, (source, error) in zip(todo, results, strict=True):
-            if error is not None:
-                failed = failed or error
-                continue
-            sources[module.name] = source
+        failed = next((error for _, error in results if error is not None), None)
         if failed is None:
+            sources.update((m.name, source) for m, (source, _) in zip(todo, results, strict=True))
             made = {m.name: sources[m.name] for m in modules}
             return Models(modules, made, from_cache, files)
         # A part the generator rejects may only be a limit of the split (references
