@@ -25,12 +25,8 @@ def encoder(**options: Any) -> Callable[[Any], str]:
     return json.JSONEncoder(check_circular=False, **options).encode
 
 
-_compact = encoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def compact_json(value: Any) -> str:
-    """JSON as sent on the wire: compact separators, non-ASCII kept, key order kept."""
-    return _compact(value)
+# JSON as sent on the wire: compact separators, non-ASCII kept, key order kept
+compact_json = encoder(ensure_ascii=False, separators=(",", ":"))
 
 
 READABLE_ITEMS = 200  # above this many, a generated JSON file lists its items one per line

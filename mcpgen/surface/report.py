@@ -36,13 +36,15 @@ def cost_line(summary: dict[str, int], arrow: str = "->") -> str:
     )
 
 
+def _groups(changes: Sequence[Change]) -> list[tuple[str, list[Change]]]:
+    """Each level that has changes, with its changes."""
+    return [(level, g) for level in LEVELS if (g := [c for c in changes if c.level == level])]
+
+
 def text(changes: Sequence[Change], summary: dict[str, int]) -> str:
     """For a terminal: with styles, which ``click.echo`` removes where there is none."""
     lines = [f"{_counts(summary)}; {cost_line(summary)}"]
-    for level in LEVELS:
-        group = [c for c in changes if c.level == level]
-        if not group:
-            continue
+    for level, group in _groups(changes):
         lines += ["", click.style(f"{level} ({len(group)})", fg=COLORS[level], bold=True)]
         for change in group:
             where = change.item + (f" {change.path}" if change.path else "")
@@ -77,10 +79,7 @@ def _markdown(changes: Sequence[Change], summary: dict[str, int], rows: int) -> 
     lines = [f"### MCP surface: {_counts(summary)}", "", cost_line(summary, "→"), ""]
     if not changes:
         lines.append("No change to what clients see.")
-    for level in LEVELS:
-        group = [c for c in changes if c.level == level]
-        if not group:
-            continue
+    for level, group in _groups(changes):
         fold = level == "docs"
         title = f"{level.capitalize()} ({len(group)})"
         lines.append(f"<details><summary>{title}</summary>" if fold else f"#### {title}")
