@@ -92,8 +92,6 @@ def server_json(
         }
     ]
     if mcpb_url is not None:
-        if not mcpb_sha256:
-            raise ProjectError("an MCPB package needs the bundle's SHA-256")
         bundle = {"registryType": "mcpb", "identifier": mcpb_url, "fileSha256": mcpb_sha256}
         packages.append({**bundle, **common})
     document: dict[str, Json] = {
