@@ -6,16 +6,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from mcpgen.load.document import display_path
 from mcpgen.problems import InputError, fail
 
-from .project import ProjectError
-
-Json = Any
+from .project import Json, ProjectError
 
 
 def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[str, Json]:
