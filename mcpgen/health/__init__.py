@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 import tomllib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -30,20 +30,6 @@ class Problem:
     path: str  # relative to the project ("" for the project itself)
     line: int  # 0: the file as a whole
     message: str
-
-
-@dataclass
-class Report:
-    manifest: str | None = None
-    problems: list[Problem] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)  # check -> why
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def counts(self) -> dict[str, int]:
-        return {c: sum(1 for p in self.problems if p.check == c) for c in CHECKS}
 
 
 class BadInput(Exception):
@@ -204,13 +190,14 @@ def typecheck(root: Path, package: str) -> tuple[list[Problem], str]:
     return inside + called + rest, ""
 
 
-def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = frozenset()) -> Report:
-    """Every check on the project in ``root`` (raises :class:`BadInput`)."""
+def check(
+    found: Project, skip: frozenset[str] = frozenset()
+) -> tuple[list[Problem], dict[str, str]]:
+    """Every check on the project: the problems, and why a check was skipped (by check)."""
     from mcpgen.cli.build import rebuild_hint
     from mcpgen.write.handlers import orphans
 
-    found = open_project(root, manifest)
-    report = Report(found.manifest.as_posix() if found.manifest else None)
+    root, problems = found.root, []
     skipped = {name: f"--skip {name}" for name in skip}
     if found.manifest is None or "drift" in skip:
         skipped.setdefault("drift", found.manifest_note)
@@ -218,17 +205,16 @@ def check(root: Path, manifest: Path | None = None, skip: frozenset[str] = froze
     else:
         drift, named = check_drift(found)
         message = f"out of date with {found.manifest} (run: {rebuild_hint(found.manifest, root)})"
-        report.problems += [Problem("drift", p, 0, message) for p in drift]
+        problems += [Problem("drift", p, 0, message) for p in drift]
     if "stubs" not in skip:
-        report.problems += _stubs(root, named)
+        problems += _stubs(root, named)
     if "orphans" not in skip:
         message = "no manifest item uses it and no handler imports it (kept)"
-        report.problems += [Problem("orphans", p, 0, message) for p in orphans(root, named)]
+        problems += [Problem("orphans", p, 0, message) for p in orphans(root, named)]
     if "types" not in skip:
-        problems, skipped["types"] = typecheck(root, found.package)
-        report.problems += problems
-    report.skipped = {name: skipped[name] for name in CHECKS if skipped.get(name)}
-    return report
+        typed, skipped["types"] = typecheck(root, found.package)
+        problems += typed
+    return problems, {name: skipped[name] for name in CHECKS if skipped.get(name)}
 
 
 def stubs_left(root: Path, package: str) -> list[Problem]:
@@ -295,30 +281,32 @@ def check_command(
     Exit status: 0 ok, 1 problems, 2 bad input.
     """
     try:
-        report = check(directory, manifest, frozenset(skip))
+        found = open_project(directory, manifest)
+        problems, skipped = check(found, frozenset(skip))
     except BadInput as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    counts = {c: sum(1 for p in problems if p.check == c) for c in CHECKS}
     if output_format == "json":
         data = {
-            "ok": report.ok,
+            "ok": not problems,
             "project": str(directory),
-            "manifest": report.manifest,
-            "problems": [asdict(p) for p in report.problems],
-            "counts": report.counts(),
-            "skipped": report.skipped,
+            "manifest": found.manifest.as_posix() if found.manifest else None,
+            "problems": [asdict(p) for p in problems],
+            "counts": counts,
+            "skipped": skipped,
         }
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        for problem in report.problems:
+        for problem in problems:
             where = f"{problem.path}:{problem.line}" if problem.line else problem.path
             click.echo(f"{where}: {problem.check}: {problem.message}")
-        for name, reason in report.skipped.items():
+        for name, reason in skipped.items():
             click.echo(f"{directory}: {name} skipped: {reason}", err=True)
-        if report.ok:
-            ran = [c for c in CHECKS if c not in report.skipped]
+        if not problems:
+            ran = [c for c in CHECKS if c not in skipped]
             click.echo(f"{directory}: ok ({', '.join(ran) or 'nothing'} checked)", err=True)
         else:
-            detail = ", ".join(f"{n} {c}" for c, n in report.counts().items() if n)
-            click.echo(f"{directory}: {len(report.problems)} problem(s): {detail}", err=True)
-    sys.exit(0 if report.ok else 1)
+            detail = ", ".join(f"{n} {c}" for c, n in counts.items() if n)
+            click.echo(f"{directory}: {len(problems)} problem(s): {detail}", err=True)
+    sys.exit(1 if problems else 0)

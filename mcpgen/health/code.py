@@ -95,13 +95,9 @@ def misfits(root: Path, manifest: Manifest) -> list[tuple[str, int, str, str]]:
     """(kind, index, handler file, what) of each handler whose entry function no longer
     takes the ``ctx`` the server passes (or not) after ``context:`` was flipped."""
     entries: list[tuple[str, int, Any, int]] = []  # kind, index, entry, arguments before ctx
-    # (an imported operation's override always gets ctx)
+    # (an imported operation's override always gets ctx; a resource's is passed by keyword)
     entries += [("tools", i, t, 1) for i, t in enumerate(manifest.tools) if not t.http]
-    entries += [
-        ("resources", i, r, len(r.parameters))
-        for i, r in enumerate(manifest.resources)
-        if r.has_handler
-    ]
+    entries += [("resources", i, r, 0) for i, r in enumerate(manifest.resources) if r.has_handler]
     entries += [("prompts", i, p, 1) for i, p in enumerate(manifest.prompts) if p.handler]
     entries += [("completions", i, c, 2) for i, c in enumerate(manifest.completions) if c.handler]
     found = []

@@ -6,17 +6,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from mcpgen.load.document import display_path
 from mcpgen.problems import InputError, fail
 
-from .project import ProjectError
-
-Json = Any
-SECTIONS = {"tool": "tools", "resource": "resources", "prompt": "prompts"}
+from .project import Json, ProjectError
 
 
 def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[str, Json]:
@@ -140,7 +136,7 @@ def add_entry(
     from mcpgen.load import load_file
     from mcpgen.pipeline import load_source_text
 
-    section, shown = SECTIONS[kind], display_path(manifest)
+    section, shown = f"{kind}s", display_path(manifest)  # tools, resources, prompts
     try:  # mcpgen's own loader says where a file cannot be read or parsed (JSON, written
         doc, raw = load_file(manifest), manifest.read_bytes()  # back whole: 1e400 refused)
         text, data = raw.decode("utf-8").replace("\r\n", "\n"), doc.data

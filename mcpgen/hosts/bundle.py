@@ -15,11 +15,9 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from .project import STDIO, EnvVar, Project, ProjectError, require_stdio
+from .project import STDIO, EnvVar, Json, Project, ProjectError, require_stdio
 
-Json = Any
 RUNTIMES = ("uv", "python")
 MAIN = '''"""Start the bundled {name} MCP server over stdio (written by mcpgen bundle)."""
 

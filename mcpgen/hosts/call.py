@@ -22,12 +22,11 @@ from typing import IO, TYPE_CHECKING, Any
 from mcpgen.load import MAX_DEPTH, json_text
 
 from .install import render
-from .project import ProjectError, describe, launcher
+from .project import Json, ProjectError, describe, launcher
 
 if TYPE_CHECKING:
     from mcp.client import Client
 
-Json = Any
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 # what a terminal may obey rather than show: C0 and C1 controls and bidirectional overrides
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

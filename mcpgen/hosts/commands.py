@@ -116,7 +116,7 @@ def install(
         entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         say(f"launcher: {run.kind}: {run.note}")
         if show:
-            click.echo(inst.render(inst.snippet(spec, entry)), nl=False)
+            click.echo(inst.render(inst.merge(spec, {}, entry)), nl=False)
         else:
             outcome = inst.write_config(path, spec, entry)
             if outcome.changed:

@@ -186,17 +186,9 @@ def readme_snippets(server: str, script: str, environment: list[Json]) -> dict[s
     needed = needed_env(env_vars(environment, "_spec.json"), "stdio")
     run = Launcher(f"/ABSOLUTE/PATH/TO/.venv/bin/{script}")
     return {
-        host: render(snippet(HOSTS[host], build_entry(HOSTS[host], server, needed, run))).strip()
+        host: render(merge(HOSTS[host], {}, build_entry(HOSTS[host], server, needed, run))).strip()
         for host in ("claude-desktop", "vscode")
     }
-
-
-def snippet(host: Host, entry: Entry) -> dict[str, Json]:
-    """What ``--print`` shows: the entry inside the host's top-level shape."""
-    data: dict[str, Json] = {host.key: {entry.name: entry.body}}
-    if entry.inputs:
-        data["inputs"] = entry.inputs
-    return data
 
 
 def read_config(path: Path) -> dict[str, Json]:
@@ -209,24 +201,19 @@ def read_config(path: Path) -> dict[str, Json]:
         raise ProjectError(f"{path}: cannot read: {exc} (file left untouched)") from exc
     if not text.strip():
         return {}
-    data = loads_json(path, text, "fix it or use --print and paste the entry yourself")
-    if not isinstance(data, dict):
-        raise ProjectError(f"{path}: the top level is not a JSON object (file left untouched)")
-    return data
-
-
-def loads_json(path: Path, text: str, advice: str = "fix it") -> Json:
-    """The JSON file at ``path`` by mcpgen's loader (a repeated key, infinity, deep nesting
-    would not be written back as read): a located ``ProjectError``."""
     from mcpgen.load import load_text
     from mcpgen.problems import InputError, Problems
     from mcpgen.surface.sources import first_problem
 
-    try:
-        return load_text(text, str(path), path.parent, json_first=True, decoded=True).data
+    try:  # mcpgen's loader: a repeated key, infinity, deep nesting would not be written back
+        data = load_text(text, str(path), path.parent, json_first=True, decoded=True).data
     except InputError as exc:
         why = first_problem(Problems(exc.problems), str(path))
+        advice = "fix it or use --print and paste the entry yourself"
         raise ProjectError(f"{why}; {advice} (file left untouched)") from None
+    if not isinstance(data, dict):
+        raise ProjectError(f"{path}: the top level is not a JSON object (file left untouched)")
+    return data
 
 
 def merge(host: Host, data: dict[str, Json], entry: Entry) -> dict[str, Json]:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from mcpgen.model.relax import shorten
 
-from .project import Project, ProjectError
+from .project import Json, Project, ProjectError
 
-Json = Any
 SCHEMA_BASE = "https://static.modelcontextprotocol.io/schemas/"  # then DATE/server.schema.json
 SCHEMA_URL = SCHEMA_BASE + "2025-12-11/server.schema.json"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "server.schema.json"
@@ -92,8 +90,6 @@ def server_json(
         }
     ]
     if mcpb_url is not None:
-        if not mcpb_sha256:
-            raise ProjectError("an MCPB package needs the bundle's SHA-256")
         bundle = {"registryType": "mcpb", "identifier": mcpb_url, "fileSha256": mcpb_sha256}
         packages.append({**bundle, **common})
     document: dict[str, Json] = {
