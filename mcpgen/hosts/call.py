@@ -199,7 +199,7 @@ def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -
     tail = f" (server said: {said[-1]})" if said else ""
     text = f"{source.label}: {error}{tail}{f' ({noise})' if noise else ''}"
     if 401 in source.refused:
-        given = "Authorization" in source.headers or "authorization" in source.headers
+        given = any(name.lower() == "authorization" for name in source.headers)
         text += (
             " (HTTP 401: the server refused the token given; check --token)"
             if given

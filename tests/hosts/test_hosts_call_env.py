@@ -84,6 +84,12 @@ def test_a_refused_token_gets_a_401_hint(refusing: str) -> None:
         "(HTTP 401: the server refused the token given; check --token)"
     )
     assert "not-the-token" not in wrong.stderr
+    # a header named in any case is a token given (HTTP header names ignore case)
+    upper = mcpgen("list", refusing, "--header", "AUTHORIZATION=Bearer not-the-token")
+    assert upper.returncode == 2
+    assert upper.stderr.rstrip().endswith(
+        "(HTTP 401: the server refused the token given; check --token)"
+    )
     none = mcpgen("list", refusing)
     assert none.returncode == 2
     assert none.stderr.rstrip().endswith("(HTTP 401: the server wants a token: --token TOKEN)")
