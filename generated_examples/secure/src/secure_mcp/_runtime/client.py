@@ -6,6 +6,7 @@ prompt and resource, and ``BaseSyncClient`` with their blocking twins."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
@@ -110,24 +111,22 @@ class BaseClient:
             yield cls(client)
 
     @classmethod
-    @asynccontextmanager
-    async def stdio(
-        cls: type[ClientT],
+    def stdio(
+        cls,
         command: str | None = None,
         args: Sequence[str] | None = None,
         env: Mapping[str, str] | None = None,
         *,
         mode: Mode = "auto",
         **options: Any,
-    ) -> AsyncIterator[ClientT]:
+    ) -> AbstractAsyncContextManager[Self]:
         """Spawn the server as a subprocess and talk to it over stdio."""
         parameters = StdioServerParameters(
             command=command or sys.executable,
             args=list(args) if args is not None else ["-m", cls.package],
             env=dict(env) if env is not None else None,
         )
-        async with cls.connect(parameters, mode=mode, **options) as client:
-            yield client
+        return cls.connect(parameters, mode=mode, **options)
 
     @classmethod
     @asynccontextmanager
@@ -204,15 +203,11 @@ class BaseSyncClient(Generic[ClientT]):
             yield cls(portal, typed)
 
     @classmethod
-    @contextmanager
-    def stdio(cls, **options: Any) -> Iterator[Self]:
+    def stdio(cls, **options: Any) -> contextlib.AbstractContextManager[Self]:
         """Spawn the server over stdio (options as for the async client's ``stdio``)."""
-        with cls._wrap(lambda: cls.client_class.stdio(**options)) as client:
-            yield client
+        return cls._wrap(lambda: cls.client_class.stdio(**options))
 
     @classmethod
-    @contextmanager
-    def http(cls, url: str, **options: Any) -> Iterator[Self]:
+    def http(cls, url: str, **options: Any) -> contextlib.AbstractContextManager[Self]:
         """Connect over streamable HTTP (options as for the async client's ``http``)."""
-        with cls._wrap(lambda: cls.client_class.http(url, **options)) as client:
-            yield client
+        return cls._wrap(lambda: cls.client_class.http(url, **options))
