@@ -12,27 +12,26 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from itertools import islice
-from typing import Any, TypeVar, overload
+from typing import Any, overload
 
 import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .authz import Policy, current_identity
-from .content import ToolReturn, has_non_finite, to_result, tool_error
-from .context import Context, InputRequired, input_required
+from .content import ToolReturn, adapter, has_non_finite, to_result, tool_error
+from .context import Context, InputRequired, ModelT, input_required
 from .errors import Forbidden, InvalidArguments, ToolError
 from .schemas import validator as schema_validator
 from .stubs import is_stub
 
 logger = logging.getLogger("mcp_server")
 Json = Any
-ModelT = TypeVar("ModelT", bound=BaseModel)
 Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the input model
 ToolCall = Callable[[Arguments, Context], Awaitable[ToolReturn]]
 MAX_ERRORS = 10
@@ -64,15 +63,10 @@ def parse(model: Any, arguments: Arguments) -> Any:
     try:
         if is_model:
             return model.model_validate(arguments)
-        return _adapter(model).validate_python(plain(arguments))
+        return adapter(model).validate_python(plain(arguments))
     except ValidationError as exc:
         problems = [located(e["loc"], e["msg"]) for e in exc.errors()[:MAX_ERRORS]]
         raise InvalidArguments(model.__name__ if is_model else str(model), problems) from None
-
-
-@cache
-def _adapter(model: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(model)
 
 
 def plain(arguments: Arguments) -> dict[str, Json]:
