@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from .authz import Policy, current_identity
 from .content import ToolReturn, adapter, has_non_finite, to_result, tool_error
 from .context import Context, InputRequired, ModelT, input_required
-from .errors import Forbidden, InvalidArguments, ToolError
+from .errors import Forbidden, InvalidArguments, ToolError, echoed
 from .schemas import validator as schema_validator
 from .stubs import is_stub
 
@@ -241,7 +241,8 @@ class ToolTable:
     def protocol_error(self, name: str, exc: UnknownTool | Forbidden) -> MCPError:
         if isinstance(exc, Forbidden) and not self.policy.hide_unauthorized:
             return exc.error()  # what discovery hides, a call does not reveal
-        return MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name})
+        shown = echoed(name)
+        return MCPError(INVALID_PARAMS, f"Unknown tool: {shown}", data={"tool": shown})
 
     async def dispatch(
         self, name: str, arguments: dict[str, Json], context: Context

@@ -14,6 +14,13 @@ if TYPE_CHECKING:  # mcpgen's own commands import this module, which must not ne
 FORBIDDEN = -32003  # JSON-RPC error code (server range): the caller lacks a scope
 # What stands for a secret wherever one is shown (URLs, logs, spans, error messages).
 REDACTED = "REDACTED"
+ECHOED = 100  # characters of a name or URI the caller sent that an error repeats
+
+
+def echoed(text: str) -> str:
+    """A caller's unknown name or URI as an error repeats it: a long one by its first ECHOED
+    characters and its length (a 2 MB name was answered twice over, in the message and data)."""
+    return text if len(text) <= ECHOED else f"{text[:ECHOED]}... ({len(text)} characters)"
 
 
 class ToolError(Exception):
@@ -58,8 +65,9 @@ def not_found(uri: str, why: str = "") -> MCPError:
     from mcp.shared.exceptions import MCPError
     from mcp_types import INVALID_PARAMS
 
-    message = f"Resource not found: {uri}" + (f": {why}" if why else "")
-    return MCPError(INVALID_PARAMS, message, data={"uri": uri})
+    shown = echoed(uri)
+    message = f"Resource not found: {shown}" + (f": {why}" if why else "")
+    return MCPError(INVALID_PARAMS, message, data={"uri": shown})
 
 
 class AuthError(Exception):

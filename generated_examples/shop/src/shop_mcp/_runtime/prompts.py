@@ -17,7 +17,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from .authz import Policy, current_identity
 from .content import PromptReturn, text
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, ToolError
+from .errors import Forbidden, ToolError, echoed
 from .paging import page
 from .resources import ResourceTable
 from .stubs import is_stub
@@ -67,7 +67,8 @@ class PromptBinding:
 
 def unknown_prompt(name: str) -> MCPError:
     """What prompts/get and completion/complete answer for a prompt the caller cannot see."""
-    return MCPError(INVALID_PARAMS, f"Unknown prompt: {name}", data={"prompt": name})
+    shown = echoed(name)
+    return MCPError(INVALID_PARAMS, f"Unknown prompt: {shown}", data={"prompt": shown})
 
 
 def embedded_uris(messages: Sequence[types.PromptMessage]) -> list[str]:
