@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, _keywords, _utils
 from jsonschema.exceptions import ValidationError
 
-from mcpgen.runtime import bounded, schemas
+from mcpgen.runtime import bounded, schemas, tools
 from mcpgen.runtime.tools import ToolBinding
 
 
@@ -172,6 +172,66 @@ def test_unevaluated_keywords_do_not_search_a_list_per_item(
     check = schemas.validator(schema)
     assert check.is_valid(instance)
     assert Searched.searched <= len(instance), Searched.searched
+
+
+UNEVALUATED = {
+    "type": "object",
+    "properties": {
+        "a": {"type": "integer"},
+        "items": {"type": "array", "prefixItems": [{}], "unevaluatedItems": False},
+    },
+    "unevaluatedProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "told"),
+    [
+        ({f"k{i:05}": 0 for i in range(20_000)}, "'k00019' and 19980 more were unexpected)"),
+        ({"items": list(range(20_001))}, "20 and 19980 more were unexpected)"),
+    ],
+    ids=["properties", "items"],
+)
+def test_an_unevaluated_keywords_error_names_a_few(
+    problems: list[int], arguments: Any, told: str
+) -> None:
+    """20,000 unevaluated keys (items) under a false ``unevaluated*``: one problem, naming
+    the first ``NAMES`` and the count (jsonschema's made 20,000 problems, 40,000 for keys,
+    and named every one)."""
+    binding = ToolBinding({"name": "t", "inputSchema": UNEVALUATED}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors(arguments)
+    assert problem.endswith(told) and len(problem) < 400, problem
+    assert problems[0] <= 2, problems[0]
+
+
+def test_an_invalid_unevaluated_property_is_named_a_few_times(problems: list[int]) -> None:
+    """A key whose value has 20,000 problems under ``unevaluatedProperties``: jsonschema's
+    named it once for each, after finding all of them."""
+    schema = {"unevaluatedProperties": {"type": "array", "items": {"type": "number"}}}
+    binding = ToolBinding({"name": "t", "inputSchema": schema}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors({"k": ["a"] * 20_000})
+    assert problem.endswith(", 'k' and more were unevaluated and invalid)"), problem
+    assert problem.count("'k'") == bounded.NAMES
+    assert problems[0] <= bounded.NAMES + 3, problems[0]  # (+ the finder's, the error)
+
+
+def test_a_few_unevaluated_ones_are_named_as_jsonschema_does() -> None:
+    arguments = {"a": 1, "zz": 2, "yy": [1], "items": [0, "x", None]}
+    binding = ToolBinding({"name": "t", "inputSchema": UNEVALUATED}, call=None)  # type: ignore[arg-type]
+    theirs = Draft202012Validator(UNEVALUATED).iter_errors(arguments)
+    assert binding.argument_errors(arguments) == [
+        tools.located(e.absolute_path, e.message) for e in sorted(theirs, key=lambda e: e.path)
+    ]
+    assert binding.argument_errors({"zz": 2}) == [
+        "(arguments): Unevaluated properties are not allowed ('zz' was unexpected)"
+    ]
+
+
+def test_a_long_unevaluated_key_is_quoted_in_part() -> None:
+    binding = ToolBinding({"name": "t", "inputSchema": UNEVALUATED}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors({"x" * 1_000_000: 0})
+    assert problem.endswith("x... (1000000 characters) was unexpected)"), problem
+    assert len(problem) < 200
 
 
 def test_a_long_string_is_quoted_with_its_own_length() -> None:
