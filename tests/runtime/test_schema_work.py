@@ -18,8 +18,9 @@ and top-level errors are jsonschema's own on small random schemas and instances.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -152,8 +153,8 @@ class Searched(list[Any]):
             list(range(3000)),
             "find_evaluated_item_indexes_by_schema",
         ),
-        (
-            {"patternProperties": {"^k": {}}, "unevaluatedProperties": False},
+        (  # (not patternProperties: ``patterns`` has its own finder, a set)
+            {"additionalProperties": {}, "unevaluatedProperties": False},
             {f"k{i}": i for i in range(3000)},
             "find_evaluated_property_keys_by_schema",
         ),
@@ -232,6 +233,38 @@ def test_a_long_unevaluated_key_is_quoted_in_part() -> None:
     (problem,) = binding.argument_errors({"x" * 1_000_000: 0})
     assert problem.endswith("x... (1000000 characters) was unexpected)"), problem
     assert len(problem) < 200
+
+
+class Searches:
+    """Python's ``re`` for jsonschema's ``_utils``, counting its searches."""
+
+    searched: ClassVar[list[str]] = []
+
+    @staticmethod
+    def search(pattern: str, text: str) -> Any:
+        Searches.searched.append(pattern)
+        return re.search(pattern, text)
+
+
+def test_unevaluated_properties_match_pattern_properties_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The keys ``patternProperties`` evaluated are told with ``patterns.matcher`` (linear
+    time), not Python's backtracking ``re`` (jsonschema's: ``^(a+)+$`` against 40 letters
+    and a ``b`` is 2**40 steps)."""
+    monkeypatch.setattr(_utils, "re", Searches)
+    monkeypatch.setattr(Searches, "searched", [])
+    schema = {
+        "type": "object",
+        "allOf": [{"patternProperties": {"^(a+)+$": {}}}],
+        "patternProperties": {"^b": {}},
+        "unevaluatedProperties": False,
+    }
+    check = schemas.validator(schema)
+    assert check.is_valid({"a" * 40: 1, "b" * 40: 2})
+    (error,) = check.iter_errors({"a" * 20 + "b": 1, "bb": 2, "aa": 3})
+    assert error.message == f"Unevaluated properties are not allowed ('{'a' * 20}b' was unexpected)"
+    assert not Searches.searched, Searches.searched
 
 
 def test_a_long_string_is_quoted_with_its_own_length() -> None:
