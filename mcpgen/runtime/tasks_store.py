@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import secrets
 import time
 from collections.abc import Callable
@@ -34,6 +33,8 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INVALID_REQUEST
 from pydantic import TypeAdapter
 
+from .tasks_count import BUCKET as BUCKET
+from .tasks_count import count
 from .tasks_wire import RELATED
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
 MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their records
 MAX_STORED = 50_000  # tasks kept for all callers (``--max-tasks``; with Redis: all replicas)
-BUCKET = 600  # seconds: stored tasks are counted by the 10 minutes in which they expire
 SMALL = 1024  # a write of fewer bytes (progress) is counted when the task ends
 UNUSED = (  # (a handshake-era answer to a task's question that came too late)
     "this answer to its question came after another was taken (or once it was no longer"
@@ -126,9 +126,9 @@ class TaskStore:
 
     async def create(self, record: Record) -> bool:
         """False when the store is unreachable: the task cannot be read by its id; -32600
-        when ``cap`` tasks are stored (``_count``: one caller's oldest tasks dropped from its
-        index count no more)."""
-        if not await self._count(record["expiresAt"], 1, self.cap):
+        when ``cap`` tasks are stored (``tasks_count``: one caller's oldest tasks dropped
+        from its index count no more)."""
+        if not await count(self.cache, record["expiresAt"], 1, self.cap):
             full = f"The server keeps at most {self.cap} tasks (--max-tasks), all taken"
             raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
         await self.put(record)
@@ -141,7 +141,7 @@ class TaskStore:
         """Count the ``size`` bytes of ``task_id``'s record (``update``); past the caller's
         budget its oldest tasks go (never this one)."""
 
-        def count(owned: list[list[Any]]) -> tuple[list[list[Any]], int]:
+        def weigh(owned: list[list[Any]]) -> tuple[list[list[Any]], int]:
             sizes = [size if e[0] == task_id else sum(e[2:3]) for e in owned]
             owned = [[*e[:2], n] for e, n in zip(owned, sizes, strict=True)]
             drop, total = 0, sum(sizes)
@@ -149,7 +149,7 @@ class TaskStore:
                 total, drop = total - sizes[drop], drop + 1
             return owned, drop
 
-        await self._edit(owner, count)
+        await self._edit(owner, weigh)
 
     async def _edit(
         self, owner: str, edit: Callable[[list[list[Any]]], tuple[list[list[Any]], int]]
@@ -168,29 +168,8 @@ class TaskStore:
         changed = await self.cache.change("o:" + owner, apply)
         for entry in dropped:
             await self.cache.delete("t:" + entry[0])
-            await self._count(entry[1], -1)
+            await count(self.cache, entry[1], -1)
         return changed
-
-    async def _count(self, expires: float, n: int, cap: float = math.inf) -> bool:
-        """``n`` more tasks stored that expire at ``expires`` (epoch seconds), unless that
-        passes ``cap`` (False). One entry counts them by the 10 minutes in which they expire
-        (bucket -> count), checked and counted in one atomic step (Redis: a transaction, so
-        concurrent creates on any replica never pass the cap); a bucket that has ended is
-        dropped: its tasks have expired (a bare counter would keep them: an expiry tells
-        nobody)."""
-        bucket, now, fits = str(int(expires) // BUCKET), time.time(), [True]
-
-        def add(stored: Any) -> tuple[Any, float] | None:
-            held = stored if isinstance(stored, dict) else {}
-            counts = {b: c for b, c in held.items() if (int(b) + 1) * BUCKET > now and c > 0}
-            fits[0] = sum(counts.values()) + n <= cap
-            counts[bucket] = counts.get(bucket, 0) + (n if fits[0] else 0)
-            counts = {b: c for b, c in counts.items() if c > 0}
-            last = max(map(int, counts), default=0)
-            return (counts, max((last + 1) * BUCKET - now, 0.001)) if counts else None
-
-        await self.cache.change("n:", add)
-        return fits[0]
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first
