@@ -127,15 +127,20 @@ class TaskStore:
     async def create(self, record: Record) -> bool:
         """False when the store is unreachable: the task cannot be read by its id; -32600
         when ``cap`` tasks are stored (``tasks_count``: one caller's oldest tasks dropped
-        from its index count no more)."""
+        from its index count no more); a task refused gives its place back."""
         if not await count(self.cache, record["expiresAt"], 1, self.cap):
             full = f"The server keeps at most {self.cap} tasks (--max-tasks), all taken"
             raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
-        await self.put(record)
-        entry = [record["taskId"], record["expiresAt"]]
-        return await self._edit(
-            record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
-        )
+        entry, taken = [record["taskId"], record["expiresAt"]], False
+        try:
+            await self.put(record)
+            taken = await self._edit(
+                record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
+            )
+        finally:
+            if not taken:  # refused (-32603): its place given back (lost only with the store)
+                await count(self.cache, record["expiresAt"], -1)
+        return taken
 
     async def ended(self, owner: str, task_id: str, size: int) -> None:
         """Count the ``size`` bytes of ``task_id``'s record (``update``); past the caller's
@@ -166,6 +171,7 @@ class TaskStore:
             return (kept, max(max(e[1] for e in kept) - time.time(), 0.001)) if kept else None
 
         changed = await self.cache.change("o:" + owner, apply)
+        dropped = dropped if changed else []  # (a failed transaction dropped none)
         for entry in dropped:
             await self.cache.delete("t:" + entry[0])
             await count(self.cache, entry[1], -1)

@@ -473,3 +473,45 @@ async def test_a_write_the_store_does_not_take_is_not_reported_written() -> None
     assert await failing.answer("task-0", {"q9": {"roots": []}}) is None  # (not asked)
     await good.answer("task-0", {"q1": {"roots": []}})
     assert await failing.answer("task-0", {"q1": {"roots": [1]}}) is None  # (answered)
+
+
+class _IndexFailsOnce:
+    """A cache whose first write of a caller's index fails after its edit ran (Redis:
+    EXEC refused, or the store away a moment)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.failed = inner, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def change(self, key: str, edit: Any) -> bool:
+        if key.startswith("o:") and not self.failed:
+            self.failed = True
+            edit(await self.inner.get(key))
+            return False
+        return bool(await self.inner.change(key, edit))
+
+
+async def test_a_create_the_store_does_not_take_gives_its_place_back(stores: Any) -> None:
+    """A create counted under ``--max-tasks`` whose write then failed (-32603) held its
+    place until its ten minutes ended: the next create, on any replica, was refused."""
+    first, second = stores
+    failing = TaskStore(_IndexFailsOnce(first.cache))  # type: ignore[arg-type]
+    failing.cap = second.cap = 1
+    assert not await failing.create({**record(0), "owner": "caller-0"})
+    assert await second.create({**record(1), "owner": "caller-1"})
+
+
+async def test_an_index_write_the_store_does_not_take_drops_no_task(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The oldest tasks a failed index write would have dropped were deleted and
+    uncounted all the same: gone while their ids stayed in the index."""
+    first, second = stores
+    monkeypatch.setattr(tasks_store, "MAX_OWNED", 1)
+    assert await second.create({**record(0), "owner": "caller-0"})
+    failing = TaskStore(_IndexFailsOnce(first.cache))  # type: ignore[arg-type]
+    assert not await failing.create({**record(1), "owner": "caller-0"})
+    assert await second.get("task-0") is not None
+    assert [e[0] for e in await second.owned("caller-0")] == ["task-0"]
