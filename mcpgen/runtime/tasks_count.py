@@ -1,5 +1,10 @@
 """The ``--max-tasks`` count of ``tasks_store`` (docs/tasks.md): the tasks kept for all
-callers (with Redis: by all replicas), in one entry of the tasks' cache (``n:``)."""
+callers (with Redis: by all replicas), in one entry of the tasks' cache (``n:``).
+
+Servers generated before that entry (mcpgen 8fdb7232) count in one key per 10 minutes
+(``n:<bucket>``); during a rolling upgrade both run. A record this code counted says so
+(``counted``), so a task an older replica created and counted is uncounted where it was
+counted when a newer one drops it (``uncount``)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ if TYPE_CHECKING:
     from .local_cache import TTLCache
 
 BUCKET = 600  # seconds: stored tasks are counted by the 10 minutes in which they expire
-ENTRY = "n:"
+ENTRY = "n:"  # (the record field ``counted`` names it)
 
 
 async def count(cache: TTLCache, expires: float, n: int, cap: float = math.inf) -> bool:
@@ -34,3 +39,21 @@ async def count(cache: TTLCache, expires: float, n: int, cap: float = math.inf) 
 
     await cache.change(ENTRY, add)
     return fits[0]
+
+
+async def uncount(cache: TTLCache, expires: float, record: Any) -> None:
+    """One task that expires at ``expires`` no longer kept (dropped from its caller's
+    index), uncounted where it was counted: a ``record`` (read before it was deleted) not
+    marked ``counted`` was created by an older replica, counted in its ``n:<bucket>`` key
+    if that holds a count (else by this code before the mark: here too when evicted)."""
+    bucket, older = int(expires) // BUCKET, [False]
+    ends = max((bucket + 1) * BUCKET - time.time(), 0.001)
+
+    def less(stored: Any) -> tuple[Any, float] | None:  # (as mcpgen 8fdb7232 counts)
+        older[0] = isinstance(stored, int) and stored > 0
+        return (stored - 1, ends) if older[0] and stored > 1 else None
+
+    if isinstance(record, dict) and record.get("counted") != ENTRY:
+        await cache.change(f"n:{bucket}", less)
+    if not older[0]:
+        await count(cache, expires, -1)

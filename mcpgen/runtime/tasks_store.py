@@ -7,7 +7,8 @@ A record is a JSON object: the task as clients see it (``taskId``, ``status``,
 plus what the server keeps: ``owner`` (the verified caller's key), ``replica`` (who runs
 it), ``expiresAt`` (epoch seconds), ``modern`` (the era it was created in), ``result`` or
 ``error`` once it ends, ``inputRequests`` and ``call`` (tool, arguments, the round's
-state: what any replica needs to run it again) while it waits for input (2026-07-28).
+state: what any replica needs to run it again) while it waits for input (2026-07-28),
+``counted`` (where the ``--max-tasks`` count holds it: ``tasks_count.uncount``).
 
 Each caller's task ids are kept in one index entry (newest last, bounded), changed in one
 atomic step of the cache (``TTLCache.change``: a Redis transaction). Replicas that
@@ -34,7 +35,7 @@ from mcp_types import INVALID_REQUEST
 from pydantic import TypeAdapter
 
 from .tasks_count import BUCKET as BUCKET
-from .tasks_count import count
+from .tasks_count import ENTRY, count, uncount
 from .tasks_wire import RELATED
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class TaskStore:
             raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
         entry, taken = [record["taskId"], record["expiresAt"]], False
         try:
-            await self.put(record)
+            await self.put({**record, "counted": ENTRY})  # (where: ``uncount``)
             taken = await self._edit(
                 record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
             )
@@ -172,9 +173,10 @@ class TaskStore:
 
         changed = await self.cache.change("o:" + owner, apply)
         dropped = dropped if changed else []  # (a failed transaction dropped none)
-        for entry in dropped:
+        records = await self.cache.get_many(["t:" + entry[0] for entry in dropped])
+        for entry, stored in zip(dropped, records, strict=True):
             await self.cache.delete("t:" + entry[0])
-            await count(self.cache, entry[1], -1)
+            await uncount(self.cache, entry[1], stored)  # (where it was counted)
         return changed
 
     async def owned(self, owner: str) -> list[list[Any]]:

@@ -515,3 +515,26 @@ async def test_an_index_write_the_store_does_not_take_drops_no_task(
     assert not await failing.create({**record(1), "owner": "caller-0"})
     assert await second.get("task-0") is not None
     assert [e[0] for e in await second.owned("caller-0")] == ["task-0"]
+
+
+async def test_an_older_replicas_task_dropped_is_uncounted_where_it_was_counted(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rolling upgrade (docs/tasks.md): a task an older replica created (counted in its
+    ``n:<bucket>`` key, its record unmarked) and a newer one dropped (its caller's oldest)
+    was uncounted in the newer one's entry: a task of the newer ones counted no more (one
+    more admitted past the cap), the older ones' key counting the dropped task still."""
+    from mcp.shared.exceptions import MCPError
+
+    first, second = stores
+    first.cap = second.cap = 1
+    monkeypatch.setattr(tasks_store, "MAX_OWNED", 1)
+    old = {**record(0), "owner": "caller-0"}  # as mcpgen 8fdb7232 creates it
+    key = f"n:{int(old['expiresAt']) // tasks_store.BUCKET}"
+    assert await first.cache.change(key, lambda stored: (1, 600))
+    await first.cache.set("t:task-0", old, 60)
+    assert await first.cache.change("o:caller-0", lambda _: ([["task-0", old["expiresAt"]]], 60))
+    assert await second.create({**record(1), "owner": "caller-0"})  # task-0 dropped
+    with pytest.raises(MCPError):  # task-1 still counted
+        await first.create({**record(2), "owner": "caller-1"})
+    assert await first.get("task-0") is None and await first.cache.get(key) is None
