@@ -190,10 +190,13 @@ class TaskStore:
         changes: Record | Callable[[Record], Record | None],
         *,
         status: str | None = None,
+        took: list[bool] | None = None,
     ) -> Record | None:
         """The record with ``changes`` (or those ``changes(record)`` makes of it, None: none),
         written unless it has ended (or expired), or when ``status`` is given, unless it has
-        that status: None then; its bytes counted in the
+        that status: None then (``took`` says why: ``[True]`` when the store took the step,
+        written or not; empty when the store took no write: its transaction's own answer,
+        never a guess from the record read again); its bytes counted in the
         owner's budget (every way a record grows passes here). One atomic step of the
         cache (Redis: a transaction): a progress message written on one replica never
         brings back "working" over a cancellation written on another, and of two answers
@@ -212,8 +215,12 @@ class TaskStore:
             stored.update(made, lastUpdatedAt=now_iso())
             return stored, ttl
 
-        if not await self.cache.change("t:" + task_id, edit) or not written:
+        if not await self.cache.change("t:" + task_id, edit):
             return None  # (the store took no write: its edit ran, the transaction failed)
+        if took is not None:
+            took[:] = [True]
+        if not written:
+            return None
         if written[0]["status"] in TERMINAL or len(json.dumps(written[1])) > SMALL:
             await self.ended(written[0]["owner"], task_id, len(json.dumps(written[0])))
         return written[0]

@@ -235,6 +235,22 @@ class _Slow:
 async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     """Two 2026 tasks/update for one input_required task, read before either writes: the
     handler runs again once (twice: a tool with side effects did them twice)."""
+    _, started = await _answer_twice()
+    assert started == ["task-0"]
+
+
+async def test_two_answers_in_one_millisecond_are_not_a_store_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loser of two tasks/update told "the store took no write" (-32603) from an
+    unchanged ``lastUpdatedAt`` when the winner wrote in the millisecond of the record it
+    read: the store's update says itself whether its transaction took the write."""
+    monkeypatch.setattr(tasks_store, "now_iso", lambda: "2026-12-06T12:00:00.000Z")
+    answered, started = await _answer_twice(lastUpdatedAt="2026-12-06T12:00:00.000Z")
+    assert answered == [{}, {}] and started == ["task-0"]
+
+
+async def _answer_twice(**fields: Any) -> tuple[list[Any], list[str]]:
     from contextlib import nullcontext
     from types import SimpleNamespace
 
@@ -253,7 +269,7 @@ async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     tasks._start = lambda task_id, *rest: started.append(task_id)  # type: ignore[method-assign]
     call = {"name": "pick", "arguments": {}, "state": None}
     waiting = {**record(0), "owner": current_identity().key, "status": "input_required"}
-    await tasks.store.create({**waiting, "call": call, "tool": "pick", "replica": "r"})
+    await tasks.store.create({**waiting, "call": call, "tool": "pick", "replica": "r", **fields})
     meta = {
         "io.modelcontextprotocol/clientCapabilities": {
             "extensions": {"io.modelcontextprotocol/tasks": {}}
@@ -261,8 +277,8 @@ async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     }
     ctx = SimpleNamespace(protocol_version="2026-07-28", params={"_meta": meta})
     params = TaskParams(taskId="task-0", inputResponses={"colour": {"action": "accept"}})
-    await asyncio.gather(tasks.update(ctx, params), tasks.update(ctx, params))  # type: ignore[arg-type]
-    assert started == ["task-0"]
+    answered = await asyncio.gather(tasks.update(ctx, params), tasks.update(ctx, params))  # type: ignore[arg-type]
+    return list(answered), started
 
 
 VIEWED = {"ttl": 60_000, "pollInterval": 500, "createdAt": "x", "lastUpdatedAt": "x"}
