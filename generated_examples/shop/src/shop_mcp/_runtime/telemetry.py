@@ -309,7 +309,9 @@ def setup(
         return None
     from .telemetry_sdk import build
 
-    ACTIVE = build(spec, transport, environ, exporting)
+    meter_provider, flushers = build(spec, transport, environ, exporting)
+    ACTIVE = Telemetry(meter_provider, transport != "stdio", exporting, transport)
+    ACTIVE.flushers = flushers
     return ACTIVE
 
 
