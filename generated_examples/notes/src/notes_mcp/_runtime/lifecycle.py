@@ -23,7 +23,7 @@ LONG_LIVED = frozenset({"subscriptions/listen"})
 def first_headers(scope: Any) -> dict[bytes, bytes]:
     """The first value of each header an ASGI ``scope`` carries (names come lower-cased), as
     starlette's ``Headers`` reads one (read by h11guard and the HTTP middleware)."""
-    return dict(reversed(scope["headers"]))
+    return dict(reversed(list(scope["headers"])))  # (ASGI: any iterable of pairs)
 
 
 class Inflight:
