@@ -133,9 +133,12 @@ class Events:
             except Exception:  # one broken client must not stop the others
                 logger.debug("could not notify a client", exc_info=True)
 
-        async with anyio.create_task_group() as group:
-            for target in targets:
-                group.start_soon(one, target)
+        if len(targets) == 1:
+            await one(targets[0])
+        elif targets:
+            async with anyio.create_task_group() as group:
+                for target in targets:
+                    group.start_soon(one, target)
 
 
 @dataclass(frozen=True)
