@@ -54,7 +54,8 @@ class PromptBinding:
             )
         unknown = sorted(set(arguments) - {a["name"] for a in declared})
         if unknown:
-            shown, more = unknown[:MAX_UNKNOWN], len(unknown) - MAX_UNKNOWN
+            shown = [echoed(name) for name in unknown[:MAX_UNKNOWN]]
+            more = len(unknown) - MAX_UNKNOWN
             raise MCPError(
                 INVALID_PARAMS,
                 f"Unknown argument(s) for prompt {self.name!r}: "
