@@ -379,6 +379,7 @@ class Tasks:
                 self.owners.pop(task_id, None)  # again as it starts it
             if not took:  # (not that the record is unchanged: two writes in a millisecond)
                 raise unreachable()
+            await self._owned(params.taskId)  # (expired meanwhile: unknown, -32602)
             return {}
         again = SimpleNamespace(input_responses=answers, request_state=call["state"])  # params
         rerun = self.tools.context(ctx, again)

@@ -250,7 +250,33 @@ async def test_two_answers_in_one_millisecond_are_not_a_store_error(
     assert answered == [{}, {}] and started == ["task-0"]
 
 
-async def _answer_twice(**fields: Any) -> tuple[list[Any], list[str]]:
+async def test_an_answer_to_a_task_that_expires_meanwhile_is_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 2026 tasks/update whose task expires between its read and the store's step is
+    -32602 (the task is unknown), not acknowledged as if another answer had been taken."""
+    from mcp.shared.exceptions import MCPError
+
+    expired: list[bool] = []
+    live = tasks_store.TaskStore.live_record.__func__  # type: ignore[attr-defined]
+
+    def live_until_expired(cls: Any, stored: Any) -> bool:
+        return not expired and bool(live(cls, stored))
+
+    monkeypatch.setattr(tasks_store.TaskStore, "live_record", classmethod(live_until_expired))
+    update = tasks_store.TaskStore.update
+
+    async def expiring(self: Any, *args: Any, **kwargs: Any) -> Any:
+        expired.append(True)  # the ttl ends now: after the record was read
+        return await update(self, *args, **kwargs)
+
+    monkeypatch.setattr(tasks_store.TaskStore, "update", expiring)
+    with pytest.raises(MCPError) as caught:
+        await _answer_twice(single=True)
+    assert caught.value.error.code == -32602
+
+
+async def _answer_twice(single: bool = False, **fields: Any) -> tuple[list[Any], list[str]]:
     from contextlib import nullcontext
     from types import SimpleNamespace
 
@@ -277,6 +303,8 @@ async def _answer_twice(**fields: Any) -> tuple[list[Any], list[str]]:
     }
     ctx = SimpleNamespace(protocol_version="2026-07-28", params={"_meta": meta})
     params = TaskParams(taskId="task-0", inputResponses={"colour": {"action": "accept"}})
+    if single:
+        return [await tasks.update(ctx, params)], started  # type: ignore[arg-type]
     answered = await asyncio.gather(tasks.update(ctx, params), tasks.update(ctx, params))  # type: ignore[arg-type]
     return list(answered), started
 
