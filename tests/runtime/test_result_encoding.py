@@ -40,11 +40,12 @@ async def use(client: Client, kind: str) -> Any:
 
 
 def ours(transport: str, mode: Mode) -> bool:
-    """Where the runtime writes the answer: stdio, and stateful legacy HTTP's event store."""
-    return transport == "stdio" or (transport == "http" and mode == "legacy")
+    """Where the runtime writes the answer: stdio, WebSocket, stateful legacy HTTP's event
+    store."""
+    return transport in ("stdio", "websocket") or (transport == "http" and mode == "legacy")
 
 
-@cells(["stdio", "http"], ours)
+@cells(["stdio", "http", "websocket"], ours)
 @pytest.mark.parametrize("kind", KINDS)
 async def test_an_unencodable_result_is_an_internal_error(
     transport: str, mode: Mode, kind: str, monkeypatch: pytest.MonkeyPatch
