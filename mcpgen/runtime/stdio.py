@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
+from mcp_types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from . import jsonrpc
@@ -70,8 +70,7 @@ async def serve(server: GeneratedServer, limit: int) -> None:
             return b""
 
         async def write(message: SessionMessage) -> None:
-            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            await stdout.write(json.encode() + b"\n")
+            await stdout.write(line_of(message.message))
             await stdout.flush()
 
         await _run(server, limit, chunks, write, partial(_hung_up, claimed), lambda: False)
@@ -179,6 +178,15 @@ async def _read(
         tg.cancel_scope.cancel()  # (the parked requests left, if the grace ran out)
 
 
+def line_of(message: JSONRPCMessage) -> bytes:
+    """``message`` as a line of JSON; one no JSON can carry as ``jsonrpc.unencodable`` says."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    except ValueError:  # (pydantic_core's PydanticSerializationError)
+        text = jsonrpc.unencodable(message)
+        return text.encode() + b"\n" if text else b""
+
+
 def on_pipes() -> bool:
     """True when stdin and stdout are two different pipes or sockets on a POSIX asyncio loop."""
     if sys.platform == "win32":
@@ -241,8 +249,7 @@ class Wire:
         progress notification before the result that follows it. ConnectionResetError
         once the client has closed stdout."""
         if not self.gone():
-            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            self.out.write(json.encode() + b"\n")
+            self.out.write(line_of(message.message))
         await self.out.drain()
 
     def gone(self) -> bool:
