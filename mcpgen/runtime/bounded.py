@@ -11,11 +11,11 @@ whose validator extends this one). jsonschema's own, on the event loop of the se
 - ``unevaluatedItems`` and ``unevaluatedProperties`` search a list of the evaluated items
   for each item: here a set; and their error names every unevaluated one, whole (4 MB of
   300,000 small keys, made of 300,000 problems, one a key): here the first ``NAMES``, each
-  by at most ``QUOTED`` characters, then how many more.
+  by at most ``errors.ECHOED`` characters, then how many more.
 
 The verdicts and the errors are jsonschema's (``tests/runtime/test_schema_work.py``), but
 for the ``context`` of a union's error, which holds fewer problems, and the names of an
-unevaluated keyword's (past ``NAMES`` of them, or ``QUOTED`` characters of one).
+unevaluated keyword's (past ``NAMES`` of them, or ``errors.ECHOED`` characters of one).
 """
 
 from __future__ import annotations
@@ -29,10 +29,11 @@ from typing import Any
 from jsonschema import Draft202012Validator, _utils, validators
 from jsonschema.exceptions import ValidationError
 
+from .errors import echoed
+
 Json = Any
 CONTEXT = 3  # problems of each branch an ``anyOf`` or ``oneOf`` error keeps (its ``context``)
 NAMES = 20  # unevaluated items (properties) an error names, then how many more
-QUOTED = 100  # characters of a long one it quotes, then its length (as ``tools.QUOTED``)
 
 
 def _unique_items(validator: Any, unique: Json, instance: Json, schema: Json) -> Iterator[Any]:
@@ -181,14 +182,8 @@ def _unless_false(schema: Json, keyword: str) -> Json:
 def _listed(extras: list[Any], counted: bool = True) -> tuple[str, str]:
     """jsonschema's ``extras_msg`` (the extras, the verb) naming the first ``NAMES`` extras
     then how many more (``counted``: else only that there are more), each by at most
-    ``QUOTED`` characters of its ``repr`` then its length (jsonschema's named all, whole)."""
-    shown = []
-    for extra in extras[:NAMES]:
-        text = repr(extra)
-        if len(text) > QUOTED:
-            length = len(extra) if isinstance(extra, str) else len(text)
-            text = f"{text[:QUOTED]}... ({length} characters)"
-        shown.append(text)
+    ``errors.ECHOED`` characters of its ``repr`` then its length (jsonschema's named all, whole)."""
+    shown = [echoed(repr(e), len(e) if isinstance(e, str) else None) for e in extras[:NAMES]]
     more = len(extras) - NAMES
     tail = "" if more <= 0 else f" and {more} more" if counted else " and more"
     return ", ".join(shown) + tail, "was" if len(extras) == 1 else "were"

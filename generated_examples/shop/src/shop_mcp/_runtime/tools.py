@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from .authz import Policy, current_identity
 from .content import ToolReturn, adapter, has_non_finite, to_result, tool_error
 from .context import Context, InputRequired, ModelT, input_required
-from .errors import Forbidden, InvalidArguments, ToolError, echoed
+from .errors import ECHOED, Forbidden, InvalidArguments, ToolError, echoed
 from .schemas import validator as schema_validator
 from .stubs import is_stub
 
@@ -36,7 +36,6 @@ Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the inpu
 ToolCall = Callable[[Arguments, Context], Awaitable[ToolReturn]]
 MAX_ERRORS = 10
 MAX_KNOWN = 30  # names an unknown argument's error lists
-QUOTED = 100  # characters of an invalid value a problem quotes (then its length)
 PROBLEM_CHARS = 1000  # characters of one problem (a long key in its path, say)
 
 
@@ -317,17 +316,17 @@ def _problem(error: Any) -> str:
 
 def _quoted(error: Any) -> str:
     """jsonschema's message, which quotes the invalid value (its ``repr``) whole: a long one
-    by its first QUOTED characters and its length (a 4 MB string was quoted whole): a
+    by its first ``errors.ECHOED`` characters and its length (a 4 MB string was quoted whole): a
     string's own characters, not those of its ``repr`` (which doubles each backslash)."""
     message = str(error.message)
-    if len(message) <= QUOTED:
+    if len(message) <= ECHOED:
         return message
     value = error.instance
     shown = repr(value)
-    if len(shown) <= QUOTED or shown not in message:
+    if len(shown) <= ECHOED or shown not in message:
         return message
     length = len(value) if isinstance(value, str) else len(shown)
-    return message.replace(shown, f"{shown[:QUOTED]}... ({length} characters)", 1)
+    return message.replace(shown, echoed(shown, length), 1)
 
 
 def _invalid(name: str, problems: list[str]) -> types.CallToolResult:
