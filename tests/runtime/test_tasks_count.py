@@ -53,7 +53,7 @@ def redis(tmp_path: Any) -> Any:
 
 class _StopsRedis:
     """A cache whose Redis stops (its data saved, as a restart with persistence keeps it)
-    after ``after`` writes; ``write``s before that go through."""
+    once ``after`` writes went through, before the next one."""
 
     def __init__(self, inner: Any, server: RedisServer, after: int) -> None:
         self.inner, self.server, self.left = inner, server, after
@@ -84,8 +84,8 @@ class _StopsRedis:
 async def test_a_create_redis_stops_in_holds_no_place_unless_its_task_is_kept(
     redis: RedisServer, after: int
 ) -> None:
-    """Redis stopped (and started again) after the first of a create's writes, its count:
-    the create failed (-32603), so did the give-back of its place, which stayed taken,
+    """Redis stopped (and started again) after the first of a create's writes (its count)
+    or the second (its record): the create failed (-32603), so did the give-back of its place, which stayed taken,
     by no task, until its ten minutes ended. The count, the record and the index are one
     write now: a create Redis stops before took no place, one it took is kept."""
     async with replicas(redis.url, n=2, retry_interval=0.05) as (a, b):
