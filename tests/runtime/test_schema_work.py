@@ -19,6 +19,7 @@ and top-level errors are jsonschema's own on small random schemas and instances.
 from __future__ import annotations
 
 import re
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -233,6 +234,44 @@ def test_a_long_unevaluated_key_is_quoted_in_part() -> None:
     (problem,) = binding.argument_errors({"x" * 1_000_000: 0})
     assert problem.endswith("x... (1000000 characters) was unexpected)"), problem
     assert len(problem) < 200
+
+
+CLOSED = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
+PATTERNED = {**CLOSED, "patternProperties": {"^x": {}}}
+UNKNOWN = {"a": 0, **{f"k{i:05}": 0 for i in range(100_000)}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "arguments", "told"),
+    [
+        (CLOSED, UNKNOWN, "'k00019' and 99980 more were unexpected)"),
+        (PATTERNED, UNKNOWN, "'k00019' and 99980 more do not match any of the regexes: '^x'"),
+        (CLOSED, {"y" * 1_000_000: 0}, "yyy... (1000000 characters) was unexpected)"),
+    ],
+    ids=["properties", "patternProperties", "long"],
+)
+def test_a_false_additional_properties_names_a_few(schema: Any, arguments: Any, told: str) -> None:
+    """100,000 keys a false ``additionalProperties`` refuses: its error names the first
+    ``NAMES`` and the count, a long one by its start (jsonschema's named every one, whole:
+    a 1 MB message)."""
+    (error,) = schemas.validator(schema).iter_errors(arguments)
+    assert error.message.endswith(told) and len(error.message) < 400, error.message[-200:]
+
+
+def test_unknown_arguments_cost_little_memory() -> None:
+    """The problem of 100,000 unknown arguments: no list of their names is made, nor the
+    ``repr`` of the arguments (``tools._quoted``, looking for it in the message): 12 MB of
+    tracemalloc peak before (50 MB for 400,000 keys), a few kB now."""
+    binding = ToolBinding({"name": "t", "inputSchema": CLOSED}, call=None)  # type: ignore[arg-type]
+    assert binding.validator is not None  # (built outside the measure)
+    tracemalloc.start()
+    try:
+        (problem,) = binding.argument_errors(UNKNOWN)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert problem.endswith("and 99980 more were unexpected); known: a"), problem
+    assert peak < 100_000, peak
 
 
 class Searches:
