@@ -23,13 +23,15 @@ import tracemalloc
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, _keywords, _utils
 from jsonschema.exceptions import ValidationError
+from mcp.shared.exceptions import MCPError
 
-from mcpgen.runtime import bounded, schemas, tools
+from mcpgen.runtime import bounded, operation_binding, schemas, tools
 from mcpgen.runtime.tools import ToolBinding
 
 
@@ -272,6 +274,21 @@ def test_unknown_arguments_cost_little_memory() -> None:
         tracemalloc.stop()
     assert problem.endswith("and 99980 more were unexpected); known: a"), problem
     assert peak < 100_000, peak
+
+
+def test_a_resource_uri_makes_a_few_problems(problems: list[int]) -> None:
+    """An imported resource template's variable, an array of integers, given 20,000 items
+    none of which is one: the read is refused naming 5 problems, and 5 are made (every one
+    was, and kept: an 800 kB URI of 400,000 items, 4.6 s on the event loop)."""
+    schema = {
+        "type": "object",
+        "properties": {"ids": {"type": "array", "items": {"type": "integer"}}},
+    }
+    read = operation_binding.resource_read(None, {}, schema)  # type: ignore[arg-type]
+    with pytest.raises(MCPError) as refused:
+        anyio.run(read, {"ids": ",".join(["a"] * 20_000)}, None)
+    assert str(refused.value).count("'a' is not of type 'integer'") == 5, str(refused.value)
+    assert problems[0] <= 5, problems[0]
 
 
 class Searches:
