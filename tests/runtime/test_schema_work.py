@@ -240,6 +240,7 @@ def test_a_long_unevaluated_key_is_quoted_in_part() -> None:
 
 CLOSED = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
 PATTERNED = {**CLOSED, "patternProperties": {"^x": {}}}
+EMPTY_PATTERNS = {**CLOSED, "patternProperties": {}}  # (found by review r12)
 UNKNOWN = {"a": 0, **{f"k{i:05}": 0 for i in range(100_000)}}
 
 
@@ -249,15 +250,19 @@ UNKNOWN = {"a": 0, **{f"k{i:05}": 0 for i in range(100_000)}}
         (CLOSED, UNKNOWN, "'k00019' and 99980 more were unexpected)"),
         (PATTERNED, UNKNOWN, "'k00019' and 99980 more do not match any of the regexes: '^x'"),
         (CLOSED, {"y" * 1_000_000: 0}, "yyy... (1000000 characters) was unexpected)"),
+        (EMPTY_PATTERNS, UNKNOWN, "'k00019' and 99980 more do not match any of the regexes: "),
     ],
-    ids=["properties", "patternProperties", "long"],
+    ids=["properties", "patternProperties", "long", "empty patternProperties"],
 )
 def test_a_false_additional_properties_names_a_few(schema: Any, arguments: Any, told: str) -> None:
     """100,000 keys a false ``additionalProperties`` refuses: its error names the first
     ``NAMES`` and the count, a long one by its start (jsonschema's named every one, whole:
-    a 1 MB message)."""
+    a 1 MB message); a few keys, jsonschema's words."""
     (error,) = schemas.validator(schema).iter_errors(arguments)
     assert error.message.endswith(told) and len(error.message) < 400, error.message[-200:]
+    few = {"a": 0, "k1": 0, "k2": 0}
+    (mine,) = schemas.validator(schema).iter_errors(few)
+    assert mine.message == next(Draft202012Validator(schema).iter_errors(few)).message
 
 
 def test_unknown_arguments_cost_little_memory() -> None:

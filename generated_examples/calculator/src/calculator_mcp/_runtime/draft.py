@@ -37,7 +37,7 @@ def additional_properties(
     one (400,000 keys: a 4 MB message, then cut to ``tools.PROBLEM_CHARS``; 50 MB). With
     ``patternProperties``, ``patterns`` has its own."""
     jsonschemas: Any = _keywords.additionalProperties  # typed as returning None
-    patterns = "patternProperties" in schema
+    patterns = schema.get("patternProperties")
     if additional is not False or patterns or not validator.is_type(instance, "object"):
         yield from jsonschemas(validator, additional, instance, schema)
         return
@@ -45,8 +45,14 @@ def additional_properties(
     count = sum(key not in known for key in instance)
     if count:
         first = heapq.nsmallest(NAMES, (key for key in instance if key not in known), key=str)
-        message = "Additional properties are not allowed (%s %s unexpected)"
-        yield ValidationError(message % listed(first, count))
+        if patterns is None:
+            message = "Additional properties are not allowed (%s %s unexpected)"
+            yield ValidationError(message % listed(first, count))
+        else:  # an empty ``patternProperties``: jsonschema's words for one
+            verb = "does" if count == 1 else "do"
+            yield ValidationError(
+                f"{listed(first, count)[0]} {verb} not match any of the regexes: "
+            )
 
 
 def listed(extras: Sequence[Any], count: int | None) -> tuple[str, str]:
