@@ -8,7 +8,8 @@ plus what the server keeps: ``owner`` (the verified caller's key), ``replica`` (
 it), ``expiresAt`` (epoch seconds), ``modern`` (the era it was created in), ``result`` or
 ``error`` once it ends, ``inputRequests`` and ``call`` (tool, arguments, the round's
 state: what any replica needs to run it again) while it waits for input (2026-07-28),
-``counted`` (where the ``--max-tasks`` count holds it: ``tasks_count.uncount``).
+``counted`` (where the ``--max-tasks`` count holds it: ``tasks_count.uncount``),
+``edit`` (the token of the ``TaskStore.update`` that wrote it last).
 
 Each caller's task ids are kept in one index entry (newest last, bounded), changed in one
 atomic step of the cache (``TTLCache.change``: a Redis transaction). Replicas that
@@ -19,6 +20,7 @@ ends ``failed``.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -202,10 +204,14 @@ class TaskStore:
         owner's budget (every way a record grows passes here). One atomic step of the
         cache (Redis: a transaction): a progress message written on one replica never
         brings back "working" over a cancellation written on another, and of two answers
-        to one task's questions only one restarts it."""
+        to one task's questions only one restarts it. A step Redis ran whose answer was lost,
+        run again (``TTLCache.change``), finds its own write (``edit``): written, not None."""
         written: list[Record] = []
+        mark = secrets.token_hex(8)  # (written with the changes: a run again knows its write)
 
         def edit(stored: Any) -> tuple[Any, float] | None:
+            if self.live_record(stored) and stored.get("edit") == mark:  # (its answer lost)
+                return stored, max(self.remaining(stored), 0.001)  # written: as that run said
             written.clear()  # (Redis runs it again when another replica changed the key)
             if not self.live_record(stored):
                 return None
@@ -214,7 +220,7 @@ class TaskStore:
             if was in TERMINAL or was != (status or was) or made is None:
                 return stored, ttl  # left as it is
             written[:] = [stored, made]
-            stored.update(made, lastUpdatedAt=now_iso())
+            stored.update(made, lastUpdatedAt=now_iso(), edit=mark)
             return stored, ttl
 
         if not await self.cache.change("t:" + task_id, edit):

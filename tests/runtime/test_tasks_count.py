@@ -1,6 +1,7 @@
 """runtime/tasks_count.py, the ``--max-tasks`` count (docs/tasks.md, "Who sees a task"),
 when the store goes away in the middle of a create or loses the answer of a step it took:
-a place is taken only by a task the store keeps, and given back once."""
+a place is taken only by a task the store keeps, and given back once; an edit of a
+record run again says what its first run wrote."""
 
 from __future__ import annotations
 
@@ -208,3 +209,44 @@ async def test_a_create_whose_answer_was_lost_is_taken_once(
     finally:
         if server is not None:
             server.stop()
+
+
+@pytest.fixture(params=["local", "redis"])
+async def lossy(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    """A store, and one on the same cache whose every atomic step runs twice."""
+    server = None
+    if request.param == "redis":
+        if REDIS_SERVER is None:
+            pytest.skip(SKIP_REASON)
+        server = RedisServer(tmp_path)
+        server.start()
+    try:
+        async with replicas(server and server.url, n=1) as (shared,):
+            plain = TaskStore(shared.cache("tasks"))
+            yield plain, TaskStore(_AnswerLost(plain.cache))  # type: ignore[arg-type]
+    finally:
+        if server is not None:
+            server.stop()
+
+
+async def test_an_update_whose_answer_was_lost_says_it_wrote(lossy: Any) -> None:
+    """An update run again after its answer was lost saw the status its first run wrote
+    and said it wrote nothing (None): a 2026 ``tasks/update`` left its task ``working``
+    with no handler (later ``failed``), a cancel that worked answered -32602 "already
+    ended", and an answer taken was called not used."""
+    plain, lossy_store = lossy
+    asked = {"status": "input_required", "inputRequests": {"q": {"method": "ping"}}}
+    for n, fields in enumerate([{}, asked, asked]):
+        assert await plain.create({**record(n, "caller-0"), **fields})
+    cancel = {"status": "cancelled", "statusMessage": "cancelled by the client"}
+    assert (await lossy_store.update("task-0", cancel) or {}).get("status") == "cancelled"
+    took: list[bool] = []
+    again = await lossy_store.update(
+        "task-1", {"status": "working"}, status="input_required", took=took
+    )
+    assert (again or {}).get("status") == "working" and took == [True]
+    assert await lossy_store.answer("task-2", {"q": {"ok": 1}}) is not None
+    assert lossy_store.cache.runs >= 3
+    assert (await plain.get("task-2") or {}).get("inputResponses") == {"q": {"ok": 1}}
+    assert await plain.update("task-0", {"status": "failed"}) is None  # (ended: not written)
+    assert await lossy_store.update("task-0", {"status": "failed"}) is None
