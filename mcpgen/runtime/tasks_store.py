@@ -163,12 +163,23 @@ class TaskStore:
     ) -> bool:
         """The caller's index changed by ``edit`` (the entries, how many of the oldest to
         drop) in one atomic step of the cache (Redis: a transaction), so concurrent creates
-        and completions lose no entry; the dropped tasks are deleted after it."""
-        dropped: list[list[Any]] = []
-        changed = await self.cache.change(
-            "o:" + owner, lambda stored: self._index(stored, edit, dropped)
-        )
-        await self._drop(dropped if changed else [])  # (a failed transaction dropped none)
+        and completions lose no entry; the dropped tasks are deleted after it: those any run
+        of the step dropped that the index it wrote does not hold (a run again after a lost
+        answer finds the first run's out already and drops none; each went from the index
+        by a drop, uncounted once: ``uncount``)."""
+        dropped: dict[str, list[Any]] = {}  # (by every run: task id -> entry)
+        kept: list[tuple[Any, float] | None] = [None]  # (the index the last run wrote)
+
+        def step(stored: Any) -> tuple[Any, float] | None:
+            gone: list[list[Any]] = []
+            kept[0] = self._index(stored, edit, gone)
+            dropped.update((e[0], e) for e in gone)
+            return kept[0]
+
+        changed = await self.cache.change("o:" + owner, step)
+        held = {e[0] for e in kept[0][0]} if kept[0] else set()
+        gone = [e for task_id, e in dropped.items() if task_id not in held]
+        await self._drop(gone if changed else [])  # (a failed transaction dropped none)
         return changed
 
     @staticmethod
