@@ -35,15 +35,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .authz import current_identity
 from .content import tool_error
 from .paging import page
+from .tasks_progress import Progress, relay
 from .tasks_store import (
     HEARTBEAT_EVERY,
     TERMINAL,
-    Progress,
     Record,
     TaskStore,
     local_cache,
     now_iso,
-    relay,
     unreachable,
 )
 from .tasks_wire import (
@@ -368,7 +367,7 @@ class Tasks:
         if record["status"] != "input_required":
             return {}  # nothing is asked (or the answer came already): acknowledged
         answers = valid_answers(record.get("inputRequests") or {}, params.inputResponses)
-        if not call:  # a handshake-era handler waits for it (tasks_store.Progress)
+        if not call:  # a handshake-era handler waits for it (tasks_progress.Progress)
             await self.store.answer(record["taskId"], answers)  # (the first answer taken)
             return {}
         task_id, took = record["taskId"], list[bool]()  # (the store took its step: [True])

@@ -8,7 +8,8 @@ plus what the server keeps: ``owner`` (the verified caller's key), ``replica`` (
 it), ``expiresAt`` (epoch seconds), ``modern`` (the era it was created in), ``result`` or
 ``error`` once it ends, ``inputRequests`` and ``call`` (tool, arguments, the round's
 state: what any replica needs to run it again) while it waits for input (2026-07-28),
-``counted`` (where the ``--max-tasks`` count holds it: ``tasks_count.uncount``).
+``counted`` (where the ``--max-tasks`` count holds it: ``tasks_count.uncount``),
+``edit`` (the token of the ``TaskStore.update`` that wrote it last).
 
 Each caller's task ids are kept in one index entry (newest last, bounded), changed in one
 atomic step of the cache (``TTLCache.change``: a Redis transaction). Replicas that
@@ -18,10 +19,7 @@ ends ``failed``.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import logging
 import secrets
 import time
 from collections.abc import Callable
@@ -29,20 +27,16 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError, NoBackChannelError
-from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
-from pydantic import TypeAdapter
 
 from .tasks_count import BUCKET as BUCKET
 from .tasks_count import ENTRY, count, uncount
-from .tasks_wire import RELATED
 
 if TYPE_CHECKING:
     from .local_cache import TTLCache
 
 Record = dict[str, Any]
-QUESTION: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 HEARTBEAT_TTL = 6.0  # seconds a replica's heartbeat lasts (renewed every HEARTBEAT_EVERY)
 HEARTBEAT_EVERY = 1.0
@@ -50,10 +44,6 @@ MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
 MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their records
 MAX_STORED = 50_000  # tasks kept for all callers (``--max-tasks``; with Redis: all replicas)
 SMALL = 1024  # a write of fewer bytes (progress) is counted when the task ends
-UNUSED = (  # (a handshake-era answer to a task's question that came too late)
-    "this answer to its question came after another was taken (or once it was no longer"
-    " asked) and was not used"
-)
 
 
 def unreachable() -> MCPError:
@@ -173,12 +163,23 @@ class TaskStore:
     ) -> bool:
         """The caller's index changed by ``edit`` (the entries, how many of the oldest to
         drop) in one atomic step of the cache (Redis: a transaction), so concurrent creates
-        and completions lose no entry; the dropped tasks are deleted after it."""
-        dropped: list[list[Any]] = []
-        changed = await self.cache.change(
-            "o:" + owner, lambda stored: self._index(stored, edit, dropped)
-        )
-        await self._drop(dropped if changed else [])  # (a failed transaction dropped none)
+        and completions lose no entry; the dropped tasks are deleted after it: those any run
+        of the step dropped that the index it wrote does not hold (a run again after a lost
+        answer finds the first run's out already and drops none; each went from the index
+        by a drop, uncounted once: ``uncount``)."""
+        dropped: dict[str, list[Any]] = {}  # (by every run: task id -> entry)
+        kept: list[tuple[Any, float] | None] = [None]  # (the index the last run wrote)
+
+        def step(stored: Any) -> tuple[Any, float] | None:
+            gone: list[list[Any]] = []
+            kept[0] = self._index(stored, edit, gone)
+            dropped.update((e[0], e) for e in gone)
+            return kept[0]
+
+        changed = await self.cache.change("o:" + owner, step)
+        held = {e[0] for e in kept[0][0]} if kept[0] else set()
+        gone = [e for task_id, e in dropped.items() if task_id not in held]
+        await self._drop(gone if changed else [])  # (a failed transaction dropped none)
         return changed
 
     @staticmethod
@@ -214,10 +215,14 @@ class TaskStore:
         owner's budget (every way a record grows passes here). One atomic step of the
         cache (Redis: a transaction): a progress message written on one replica never
         brings back "working" over a cancellation written on another, and of two answers
-        to one task's questions only one restarts it."""
+        to one task's questions only one restarts it. A step Redis ran whose answer was lost,
+        run again (``TTLCache.change``), finds its own write (``edit``): written, not None."""
         written: list[Record] = []
+        mark = secrets.token_hex(8)  # (written with the changes: a run again knows its write)
 
         def edit(stored: Any) -> tuple[Any, float] | None:
+            if self.live_record(stored) and stored.get("edit") == mark:  # (its answer lost)
+                return stored, max(self.remaining(stored), 0.001)  # written: as that run said
             written.clear()  # (Redis runs it again when another replica changed the key)
             if not self.live_record(stored):
                 return None
@@ -226,7 +231,7 @@ class TaskStore:
             if was in TERMINAL or was != (status or was) or made is None:
                 return stored, ttl  # left as it is
             written[:] = [stored, made]
-            stored.update(made, lastUpdatedAt=now_iso())
+            stored.update(made, lastUpdatedAt=now_iso(), edit=mark)
             return stored, ttl
 
         if not await self.cache.change("t:" + task_id, edit):
@@ -263,138 +268,3 @@ class TaskStore:
 
     async def alive(self, replica: str) -> bool:
         return await self.cache.get("r:" + replica) is not None
-
-
-class Progress:
-    """``Context.task``: progress during a task becomes its ``statusMessage``. A handshake-era
-    question is kept in the record's ``inputRequests`` (a 2026-07-28 ``tasks/update`` may
-    answer it) and travels on the newest ``tasks/result`` request of the task in flight
-    (``channels``: task id -> those requests), sent again when a newer one comes."""
-
-    def __init__(
-        self, store: TaskStore, task_id: str, channels: Any = None, events: Any = None
-    ) -> None:
-        self.store, self.task_id, self.events = store, task_id, events
-        self.channels: dict[str, list[Any]] = {} if channels is None else channels
-        self.session, self.request_id = self, task_id  # the channel ``Context.ask`` uses
-        self.request: Any = None  # the tasks/result request asked on last (its headers)
-        self.key = ""  # the question's key in ``inputRequests``
-
-    async def __call__(self, done: float, total: float | None, message: str | None) -> None:
-        text = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
-        await self.store.update(self.task_id, {"statusMessage": text[:500]})  # as an end's
-
-    async def asking(self, waiting: bool) -> None:
-        """The handler has its answer (``waiting`` False): the task works again."""
-        changes = {"status": "working", "inputRequests": None, "inputResponses": None}
-        await self.store.update(self.task_id, changes)
-
-    async def channel(self, request: Any) -> tuple[Any, Any]:
-        """``request`` naming the task in its ``_meta`` (as the handshake era's tasks
-        specify), kept in the record; the task reads input_required until it is answered,
-        which ``send_request`` (this object is the channel) waits for."""
-        params = request.params or types.RequestParams()
-        meta = {**(params.meta or {}), RELATED: {"taskId": self.task_id}}
-        named = request.model_copy(update={"params": params.model_copy(update={"meta": meta})})
-        self.key = f"question-{secrets.token_hex(4)}"  # (keys are unique over a task's life)
-        asked = {self.key: named.model_dump(by_alias=True, mode="json", exclude_none=True)}
-        await self.store.update(self.task_id, {"status": "input_required", "inputRequests": asked})
-        return self, named
-
-    async def send_request(self, request: Any, result_type: Any, metadata: Any) -> Any:
-        """The answer from the client over the newest tasks/result request in flight, or from
-        a 2026 ``tasks/update`` (the record's ``inputResponses``), whichever comes first."""
-        loop, via = asyncio.get_running_loop(), None
-        sending: asyncio.Future[Any] = loop.create_future()  # (no request to carry it yet)
-        try:
-            while True:
-                if (newest := (self.channels.get(self.task_id) or [None])[-1]) is not via:
-                    sending.cancel()  # (its request ended, or a newer one came: asked there)
-                    via, sending = newest, loop.create_future()
-                    if via is not None:
-                        self.request = via.request
-                        related = metadata.related_request_id and via.request_id
-                        meta = ServerMessageMetadata(related_request_id=related)
-                        sending = asyncio.ensure_future(
-                            via.session.send_request(request, result_type, metadata=meta)
-                        )
-                if sending.done():
-                    return await self.first(sending.result(), result_type, via)
-                with contextlib.suppress(MCPError):  # (the store away: asked again)
-                    record = await self.store.get(self.task_id) or {}
-                    if (answer := (record.get("inputResponses") or {}).get(self.key)) is not None:
-                        return result_type.model_validate(answer)
-                await asyncio.sleep(0.1)
-        finally:
-            sending.cancel()
-
-    async def first(self, answer: Any, result_type: Any, via: Any) -> Any:
-        """The first answer taken (``TaskStore.answer``): ``answer``, from ``via``'s client,
-        unless another came first (a 2026 ``tasks/update``, acknowledged: the handler used
-        the later one); ``via``'s client is told then (``unused``). With the store away,
-        ``answer``."""
-        dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-        with contextlib.suppress(MCPError):
-            if await self.store.answer(self.task_id, {self.key: dumped}) is None:
-                record = await self.store.get(self.task_id) or {}
-                if (taken := (record.get("inputResponses") or {}).get(self.key)) is not None:
-                    await unused(via, self.task_id, self.events)
-                    return result_type.model_validate(taken)
-        return answer
-
-
-async def unused(ctx: Any, task_id: str, events: Any) -> None:
-    """Tell the client of ``ctx`` (a tasks/result request) that its answer to the task's
-    question was not used: another was taken first, or it is asked no more. A warning log
-    on that request: no JSON-RPC error (tasks/result MUST still wait for the task's end;
-    a response cannot be answered), as a 2026 ``tasks/update`` to a question answered
-    meanwhile is acknowledged (SEP-2663: a server SHOULD ignore it)."""
-    from .context import Context
-
-    note = {"taskId": task_id, "message": f"Task {task_id}: {UNUSED}"}
-    try:
-        await Context(ctx, events=events).log("warning", note, "tasks")
-    except Exception:  # (best effort: the connection may be gone)
-        logging.getLogger("mcp_server").debug("task %s: not told", task_id, exc_info=True)
-
-
-def relay(
-    store: TaskStore, ctx: Any, record: Record, asked: dict[str, Any], here: Any, events: Any
-) -> None:
-    """The handshake-era questions of a task that runs on another replica (not ``here``)
-    asked on the tasks/result request ``ctx`` (each once: ``asked``, key -> its asking),
-    their answers written to the record, where that replica's ``Progress.send_request``
-    reads them. Each tasks/result in flight elsewhere asks it too: the first answer is taken
-    (``TaskStore.answer``), and the question withdrawn from the others (cancelled:
-    ``notifications/cancelled``) once it is answered or no longer asked."""
-    running = record["status"] != "input_required" or record["taskId"] in here
-    questions = {} if running else record.get("inputRequests") or {}
-    answered = record.get("inputResponses") or {}
-    for key, question in questions.items():
-        if key not in asked and key not in answered:
-            relaying = _relay(store, ctx, record["taskId"], key, question, events)
-            asked[key] = asyncio.ensure_future(relaying)
-    for key, asking in asked.items():
-        if not asking.done() and (key not in questions or key in answered):
-            asking.cancel()  # answered (here or elsewhere) or withdrawn: asked no more
-        elif asking.done() and not asking.cancelled():
-            asking.result()  # (this request cannot carry a question: that error)
-
-
-async def _relay(
-    store: TaskStore, ctx: Any, task_id: str, key: str, question: Any, events: Any = None
-) -> None:
-    from .context import ANSWER_TYPES, _no_channel
-
-    request = QUESTION.validate_python(question)
-    related = None if request.method == "roots/list" else ctx.request_id
-    try:
-        answer = await ctx.session.send_request(
-            request, ANSWER_TYPES[request.method], metadata=ServerMessageMetadata(related)
-        )
-    except NoBackChannelError:
-        cannot = f"Task {task_id} asks its client ({request.method}), which this request cannot"
-        raise MCPError(INVALID_REQUEST, f"{cannot} carry {_no_channel(ctx)}") from None
-    dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-    if await store.answer(task_id, {key: dumped}) is None:  # (another taken, or withdrawn)
-        await unused(ctx, task_id, events)

@@ -1,6 +1,7 @@
 """runtime/tasks_count.py, the ``--max-tasks`` count (docs/tasks.md, "Who sees a task"),
 when the store goes away in the middle of a create or loses the answer of a step it took:
-a place is taken only by a task the store keeps, and given back once."""
+a place is taken only by a task the store keeps, and given back once; an edit of a
+record or of an index run again says what its first run wrote, and deletes what it dropped."""
 
 from __future__ import annotations
 
@@ -208,3 +209,96 @@ async def test_a_create_whose_answer_was_lost_is_taken_once(
     finally:
         if server is not None:
             server.stop()
+
+
+@pytest.fixture(params=["local", "redis"])
+async def lossy(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    """A store, and one on the same cache whose every atomic step runs twice."""
+    server = None
+    if request.param == "redis":
+        if REDIS_SERVER is None:
+            pytest.skip(SKIP_REASON)
+        server = RedisServer(tmp_path)
+        server.start()
+    try:
+        async with replicas(server and server.url, n=1) as (shared,):
+            plain = TaskStore(shared.cache("tasks"))
+            yield plain, TaskStore(_AnswerLost(plain.cache))  # type: ignore[arg-type]
+    finally:
+        if server is not None:
+            server.stop()
+
+
+async def test_an_update_whose_answer_was_lost_says_it_wrote(lossy: Any) -> None:
+    """An update run again after its answer was lost saw the status its first run wrote
+    and said it wrote nothing (None): a 2026 ``tasks/update`` left its task ``working``
+    with no handler (later ``failed``), a cancel that worked answered -32602 "already
+    ended", and an answer taken was called not used."""
+    plain, lossy_store = lossy
+    asked = {"status": "input_required", "inputRequests": {"q": {"method": "ping"}}}
+    for n, fields in enumerate([{}, asked, asked]):
+        assert await plain.create({**record(n, "caller-0"), **fields})
+    cancel = {"status": "cancelled", "statusMessage": "cancelled by the client"}
+    assert (await lossy_store.update("task-0", cancel) or {}).get("status") == "cancelled"
+    took: list[bool] = []
+    again = await lossy_store.update(
+        "task-1", {"status": "working"}, status="input_required", took=took
+    )
+    assert (again or {}).get("status") == "working" and took == [True]
+    assert await lossy_store.answer("task-2", {"q": {"ok": 1}}) is not None
+    assert lossy_store.cache.runs >= 3
+    assert (await plain.get("task-2") or {}).get("inputResponses") == {"q": {"ok": 1}}
+    assert await plain.update("task-0", {"status": "failed"}) is None  # (ended: not written)
+    assert await lossy_store.update("task-0", {"status": "failed"}) is None
+
+
+async def test_tasks_an_edit_whose_answer_was_lost_dropped_are_deleted_and_uncounted(
+    lossy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index edit (a task's bytes counted) run again after its answer was lost found
+    the tasks its first run dropped out of the index already, and dropped none: those were
+    never deleted nor uncounted (readable by id, and counted, for ten minutes)."""
+    plain, lossy_store = lossy
+    plain.cap = lossy_store.cap = 3
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 15)
+    for n in range(3):
+        assert await plain.create(record(n, "caller-0"))
+    await plain.ended("caller-0", "task-0", 10)
+    await lossy_store.ended("caller-0", "task-1", 10)  # 20 bytes: task-0 dropped
+    assert lossy_store.cache.runs >= 1
+    assert [e[0] for e in await plain.owned("caller-0")] == ["task-1", "task-2"]
+    assert await plain.get("task-0") is None
+    assert await admitted(plain, 3, 2) == 1  # (task-1, task-2 and one more: 3)
+
+
+class _Raced:
+    """A cache whose step runs first on a value another client then changes: that run's
+    transaction fails (Redis: WATCH) and the step runs again on the new value."""
+
+    def __init__(self, inner: Any, meanwhile: Any) -> None:
+        self.inner, self.meanwhile = inner, meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def change(self, key: str, edit: Any) -> bool:
+        edit(await self.inner.get(key))  # (its transaction failed: nothing written)
+        await self.meanwhile()
+        return bool(await self.inner.change(key, edit))
+
+
+async def test_a_drop_of_a_run_whose_transaction_failed_deletes_nothing_kept(
+    lossy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tasks a run whose transaction failed would have dropped, kept by the run
+    written (another client's change meanwhile made room), are not deleted."""
+    plain, _ = lossy
+    monkeypatch.setattr(tasks_store, "MAX_OWNED_BYTES", 15)
+    for n in range(2):
+        assert await plain.create(record(n, "caller-0"))
+    await plain.ended("caller-0", "task-0", 10)
+    smaller = plain.ended("caller-0", "task-0", 1)  # (cancelled: its record smaller)
+    raced = TaskStore(_Raced(plain.cache, lambda: smaller))  # type: ignore[arg-type]
+    await raced.ended("caller-0", "task-1", 10)  # 20 bytes, then 11: none dropped
+    assert [e[0] for e in await plain.owned("caller-0")] == ["task-0", "task-1"]
+    assert await plain.get("task-0") is not None

@@ -15,7 +15,7 @@ import pytest
 from redis_support import REDIS_SERVER, SKIP_REASON, RedisServer
 from test_shared import replicas
 
-from mcpgen.runtime import shared_local, tasks_store
+from mcpgen.runtime import shared_local, tasks_progress, tasks_store
 from mcpgen.runtime.tasks_store import TaskStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -163,8 +163,8 @@ async def test_a_late_answer_never_overwrites_a_newer_one(stores: Any) -> None:
 
         return SimpleNamespace(session=SimpleNamespace(send_request=send_request), request_id=7)
 
-    await tasks_store._relay(b, client("late"), "task-0", "q1", question)  # (q1: answered)
-    await tasks_store._relay(b, client("second"), "task-0", "q2", question)
+    await tasks_progress._relay(b, client("late"), "task-0", "q1", question)  # (q1: answered)
+    await tasks_progress._relay(b, client("second"), "task-0", "q2", question)
     assert (await a.get("task-0") or {})["inputResponses"] == {"q2": first}
 
 
@@ -193,7 +193,7 @@ async def test_a_relayed_answer_not_taken_is_told_to_its_client(stores: Any) -> 
 
     session = SimpleNamespace(send_request=send_request, send_log_message=send_log_message)
     ctx = SimpleNamespace(session=session, request_id=7, protocol_version="2025-11-25")
-    await tasks_store._relay(b, ctx, "task-0", "q1", question)
+    await tasks_progress._relay(b, ctx, "task-0", "q1", question)
     assert (await a.get("task-0") or {})["inputResponses"] == {"q1": first}
     ((level, data, name, options),) = logs
     assert (level, name, options) == ("warning", "tasks", {"related_request_id": 7})
@@ -201,7 +201,7 @@ async def test_a_relayed_answer_not_taken_is_told_to_its_client(stores: Any) -> 
 
     logs.clear()  # taken: nobody told
     await a.update("task-0", {"inputResponses": None})
-    await tasks_store._relay(b, ctx, "task-0", "q1", question)
+    await tasks_progress._relay(b, ctx, "task-0", "q1", question)
     assert logs == [] and (await a.get("task-0") or {})["inputResponses"]["q1"]["content"] == {
         "colour": "late"
     }
@@ -380,7 +380,7 @@ async def test_a_progress_message_is_cut_as_an_end_message_is() -> None:
     kept and sent whole."""
     store = TaskStore(tasks_store.local_cache())
     await store.create(record(0))
-    await tasks_store.Progress(store, "task-0")(1, 2, "x" * 100_000)
+    await tasks_progress.Progress(store, "task-0")(1, 2, "x" * 100_000)
     assert len((await store.get("task-0") or {})["statusMessage"]) == 500
 
 
