@@ -591,10 +591,8 @@ def test_the_property_has_teeth(
     assert not strict_model_exact(schema) or name == "OptionalInput"
     model = getattr(load_models(_run({name: schema}, {})), name)
     if name == "OptionalInput":
-        real = runtime.has_non_finite  # the fast path's null guard off, nothing else
-        monkeypatch.setattr(
-            runtime, "has_non_finite", lambda data, or_null=False: not or_null and real(data)
-        )
+        real = runtime.item_count  # the fast path's null guard off, nothing else
+        monkeypatch.setattr(runtime, "item_count", lambda data, or_null=False: real(data))
     strategy = _near(schema, {})
     found = find(
         strategy,
@@ -648,3 +646,125 @@ def test_fast_path_guard(runtime: types.ModuleType) -> None:
     for _ in range(5000):
         deep = [deep]
     assert may_take({"a": deep})  # iterative: no recursion limit
+
+
+def most_errors(call: Any) -> tuple[Any, int]:
+    """``call()``, and the most errors one ValidationError the fast path caught held (what
+    pydantic collected to be thrown away)."""
+    from pydantic import ValidationError
+
+    most = [0]
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        if event == "exception" and isinstance(arg[1], ValidationError):
+            most[0] = max(most[0], arg[1].error_count())
+        return trace if frame.f_code.co_name == "_strictly" else None
+
+    old = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        return call(), most[0]
+    finally:
+        sys.settrace(old)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "problem"),
+    [
+        ("AddInput", {"numbers": ["x"] * 400_000}, "numbers.0: 'x' is not of type 'number'"),
+        (
+            "DivideInput",
+            {"a": 1, "b": 2, **{f"k{i}": 1 for i in range(400_000)}},
+            "(arguments): Additional properties are not allowed ('k0', 'k1', ",
+        ),
+    ],
+)
+def test_a_big_refusal_stops_at_the_first_bad_item(
+    runtime: types.ModuleType, models: types.ModuleType, name: str, args: Any, problem: str
+) -> None:
+    """400,000 bad items (or unknown keys): the fast path refuses them with one error,
+    where pydantic collected 400,000 (some 130 MB, 0.27 s, thrown away: jsonschema, which
+    keeps 10, explains); a small call still takes the model's own validation alone."""
+    tool = binding(runtime, getattr(models, name), PROPERTY_SCHEMAS[name])
+    assert most_errors(lambda: tool.validated(args)) == (None, 1)
+    assert tool.argument_errors(args)[0].startswith(problem)
+    small = {"numbers": ["x", "y", "z"]} if name == "AddInput" else {"a": 1, "b": 2, "c": 3, "d": 4}
+    assert most_errors(lambda: tool.validated(small)) == (None, 3 if name == "AddInput" else 2)
+
+
+@pytest.mark.parametrize("name", sorted(PROPERTY_SCHEMAS))
+@FUZZ
+@given(data=st.data())
+def test_the_checker_refuses_what_the_model_refuses(
+    models: types.ModuleType, name: str, data: st.DataObject
+) -> None:
+    """The first look a big call gets (``runtime/checker.py``) accepts exactly what the
+    strict model does: a call it refuses would have been refused."""
+    from pydantic import ValidationError
+
+    from mcpgen.runtime.checker import checker
+
+    schema, model = PROPERTY_SCHEMAS[name], getattr(models, name)
+    args = data.draw(_near(schema, schema.get("$defs", {})) | ARGUMENTS)
+    check = checker(model)
+    assert check is not None
+    verdicts = []
+    for validate in (check, model.model_validate):
+        try:
+            validate(args, strict=True)
+            verdicts.append(True)
+        except ValidationError:
+            verdicts.append(False)
+    assert verdicts[0] == verdicts[1], (args, verdicts)
+
+
+def _shapes() -> dict[str, type[BaseModel]]:
+    """Models whose core schema holds what ``runtime/checker.py`` does not know (a
+    validator function, a custom ``__init__``, an alias), and one it does."""
+    from pydantic import ConfigDict, Field, field_validator
+
+    class Plain(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        xs: list[int]
+
+    class Validator(Plain):
+        @field_validator("xs")
+        @classmethod
+        def same(cls, value: list[int]) -> list[int]:
+            return value
+
+    class Init(Plain):
+        def __init__(self, **data: Any) -> None:
+            super().__init__(**data)
+
+    class Alias(Plain):
+        model_config = ConfigDict(validate_by_name=True)
+        xs: list[int] = Field(alias="XS")
+
+    return {"plain": Plain, "validator": Validator, "init": Init, "alias": Alias}
+
+
+@pytest.mark.parametrize("shape", ["validator", "init", "alias", "refused"])
+def test_a_shape_the_checker_does_not_know_takes_the_models_path(
+    runtime: types.ModuleType, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """A model whose core schema the checker does not know (or a pydantic-core refusing
+    the checker's schema) has no checker: a big call gets the model's own validation as a
+    small one does (every error collected), and a valid one its instance."""
+    from pydantic_core import SchemaError
+
+    from mcpgen.runtime import checker
+
+    def refuse(*args: Any) -> Any:
+        raise SchemaError("unknown key: fail_fast")
+
+    model = _shapes()["plain" if shape == "refused" else shape]
+    if shape == "refused":  # (a pydantic-core not knowing fail_fast, say)
+        monkeypatch.setattr(checker, "TypeAdapter", refuse)
+    else:
+        assert checker.checker(_shapes()["plain"]) is not None  # (a plain model has one)
+    assert checker.checker(model) is None
+    tool = binding(runtime, model, {})
+    valid = tool.validated({"xs": list(range(2000))})
+    assert valid is not None and valid.xs == list(range(2000))
+    assert most_errors(lambda: tool.validated({"xs": ["a"] * 2000})) == (None, 2000)

@@ -24,7 +24,8 @@ from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel, ValidationError
 
 from .authz import Policy, current_identity
-from .content import ToolReturn, adapter, has_non_finite, to_result, tool_error
+from .checker import BIG, checker
+from .content import ToolReturn, adapter, has_non_finite, item_count, to_result, tool_error
 from .context import Context, InputRequired, ModelT, input_required
 from .errors import ECHOED, Forbidden, InvalidArguments, ToolError, echoed
 from .schemas import validator as schema_validator
@@ -87,10 +88,12 @@ def _strictly(
     """``model``'s instance when its strict validation accepts ``data`` (so its schema
     does, ``fastpath``), else None: jsonschema then decides, also when a null (the model
     takes null for optional properties) or a number JSON cannot carry (the strict model
-    takes NaN) appears."""
-    if model is None or has_non_finite(data, or_null=True):
+    takes NaN) appears; a big ``data`` meets ``checker`` first (which stops at a bad item)."""
+    if model is None or (count := item_count(data, or_null=True)) < 0:
         return None
     try:
+        if count > BIG and (check := checker(model())) is not None:
+            check(data, strict=True)
         return model().model_validate(data, strict=True)
     except (ValueError, TypeError, RecursionError, ImportError):
         return None  # not accepted (or the models do not import): jsonschema decides

@@ -102,14 +102,20 @@ def to_result(value: ToolReturn) -> types.CallToolResult:
 def has_non_finite(value: Json, or_null: bool = False) -> bool:
     """True when a number JSON cannot carry (NaN, an infinity) appears anywhere inside
     ``value`` (a dict or a list), or with ``or_null`` a null."""
-    stack: list[Json] = [value]
+    return item_count(value, or_null) < 0
+
+
+def item_count(value: Json, or_null: bool = False) -> int:
+    """How many members and elements ``value`` holds, at any depth; -1 if ``has_non_finite``."""
+    count, stack = 0, [value]
     while stack:
         node = stack.pop()
+        count += len(node)
         for item in node.values() if isinstance(node, dict) else node:
             if isinstance(item, (dict, list)):  # (a union would be made per item)
                 stack.append(item)
             elif (item is None and or_null) or (
                 isinstance(item, float) and not math.isfinite(item)
             ):
-                return True
-    return False
+                return -1
+    return count
