@@ -80,8 +80,10 @@ def test_a_write_only_value_does_not_rewrite_the_answers_keys() -> None:
     """``POST /login {user, password (writeOnly)}`` answered ``{"user": "bob", "status":
     "active"}``: with the password ``user`` the caller got ``{"REDACTED": "bob", ...}`` (the
     structured content loses a field its output schema may require; a password ``active``
-    blanks the status). The value is a caller's choice, not a random key: only the places
-    that quote it (a string equal to it) may be hidden, never a key."""
+    blanks the status, and as the scrub replaces substrings, ``name`` turns ``username`` into
+    ``userREDACTED``). ``answers.scrubbed`` scrubs keys and substrings, right for a random
+    API key; a ``writeOnly`` value (``upstream.py``: ``request.secrets |= write_only(...)``)
+    is a caller's choice, so only a string equal to it should be hidden, never a key."""
     import json
 
     import anyio
