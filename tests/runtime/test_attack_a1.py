@@ -1,14 +1,15 @@
-"""Round 25 attacks (a1) that found something: each test fails now and passes once fixed
-(``xfail(strict=True)``: the day it passes, the mark must go)."""
+"""Round 25 attacks (a1) that found something: each test failed until its fix (f1)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 from mcpgen.runtime import telemetry
+from mcpgen.runtime.errors import ToolError
 from mcpgen.runtime.telemetry import Telemetry
 
 pytestmark = pytest.mark.timeout(30)
@@ -28,11 +29,6 @@ def traced_in_memory(monkeypatch: pytest.MonkeyPatch) -> Any:
     return exported
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a1: a parameter the document marks secret (format: password, writeOnly) is "
-    "exported in the CLIENT span's url.full; only credential-like query names are REDACTED",
-)
 @pytest.mark.parametrize("where", ["query", "path"])
 def test_a_secret_parameter_is_not_exported_in_url_full(
     monkeypatch: pytest.MonkeyPatch, where: str
@@ -71,11 +67,6 @@ def test_a_secret_parameter_is_not_exported_in_url_full(
     assert "4242-SECRET" not in str(span.attributes["url.full"]), span.attributes["url.full"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a1: a writeOnly body value is scrubbed from the answer as text, so an answer's "
-    "key (or another field's value) equal to it is rewritten to REDACTED",
-)
 def test_a_write_only_value_does_not_rewrite_the_answers_keys() -> None:
     """``POST /login {user, password (writeOnly)}`` answered ``{"user": "bob", "status":
     "active"}``: with the password ``user`` the caller got ``{"REDACTED": "bob", ...}`` (the
@@ -116,11 +107,6 @@ def test_a_write_only_value_does_not_rewrite_the_answers_keys() -> None:
     assert result.structured_content == {"user": "bob", "ok": "yes"}, result.structured_content
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a1: a 307/308 to another origin re-sends the body, writeOnly password included, "
-    "though the same value in the Location URL is refused (Request.leaving)",
-)
 def test_a_write_only_value_does_not_follow_a_redirect_to_another_origin() -> None:
     """``POST /login {user, password (writeOnly)}`` answered ``307 Location:
     http://other/collect``: the other origin received ``{"user": "bob", "password":
@@ -152,6 +138,9 @@ def test_a_write_only_value_does_not_follow_a_redirect_to_another_origin() -> No
     arguments = {"user": "bob", "password": "hunter2-secret"}
     with recorder() as rec, recorder() as other:
         rec.moved, rec.moved_status = {"/login": other.url + "/collect"}, 307
-        anyio.run(upstream(rec.url).call, operations(data)["login"], arguments)
+        shown = re.escape(f"(307) to another origin, {other.url}, ")
+        with pytest.raises(ToolError, match=shown) as caught:
+            anyio.run(upstream(rec.url).call, operations(data)["login"], arguments)
+    assert "hunter2-secret" not in str(caught.value)
     assert json.loads(rec.seen[0].body) == arguments
     assert all(b"hunter2-secret" not in seen.body for seen in other.seen), other.seen

@@ -135,23 +135,35 @@ class Request:
         self.secret_query: set[str] = set()
         self.secret_headers: set[str] = set()
         self.secrets: set[str] = set()  # every credential value sent (headers, query, cookies)
+        # what the caller sent that the document marks secret (``writeOnly``, a password):
+        # hidden from answers as a value (``answers.scrubbed``), never in a key or a word
+        self.chosen: set[str] = set()
+        self.hidden_query: set[str] = set()  # such query names: shown REDACTED, like a key's
+        self.hidden_path = ("", "")  # the URL with such a path value, and as it is shown
+        self.secret_body = False  # the body sends one: not sent again off the API's origin
         self.options: dict[str, Json] = {}
         self.base: tuple[str, str, frozenset[str]] = ("", "", frozenset())  # ``shown_base``
         self.api = ""  # the base URL it is sent to (``at``)
 
-    def at(self, base: str, documented: str) -> None:
+    def at(self, base: str, documented: str, path: str = "", hidden: str = "") -> None:
         """The request made to ``base``, documented as ``documented``: what ``base`` adds
-        is shown ``REDACTED`` in URLs and taken out of answers like a credential sent."""
+        is shown ``REDACTED`` in URLs and taken out of answers like a credential sent.
+        ``hidden``: the ``path`` as shown, a secret parameter's value ``REDACTED``."""
         real, shown, names, held = shown_base(base, documented)
         self.base, self.api = (real, shown, names), base
         for value in held - {""}:
             self.secrets.update(credential_forms(value))
+        if hidden != path:
+            home = base.partition("?")[0]
+            self.hidden_path = join(real or home, path), join(shown or home, hidden)
 
     def redact(self, url: str) -> str:
         """``url`` as it may be shown: ``redact``, and the base URL's path as ``shown_base``."""
-        real, shown, names = self.base
-        url = shown + url[len(real) :] if real and url.startswith(real) else url
-        return redact(url, self.secret_query | names)
+        for real, shown in (self.hidden_path, self.base[:2]):
+            if real and url.startswith(real):
+                url = shown + url[len(real) :]
+                break
+        return redact(url, self.secret_query | self.base[2] | self.hidden_query)
 
     def shown(self, url: str | None = None) -> str:
         return f"{self.method} {self.redact(url or self.url)}"
@@ -159,7 +171,7 @@ class Request:
     def leaving(self, url: str) -> str:
         """``url`` fit to follow off the API's origin: without a query pair that names or
         holds a credential; refused when one is left elsewhere (``https://cdn/KEY/file``)."""
-        url = without(url, self.secret_query, self.secrets)
+        url = without(url, self.secret_query, self.secrets | self.chosen)
         if self.scrub(url) != url:
             raise ToolError(
                 f"{self.shown()}: the API redirected to another origin with a credential in "
@@ -168,13 +180,20 @@ class Request:
         return url
 
     def scrub(self, text: str) -> str:
-        """``text`` (an upstream answer shown to the client) without any credential sent."""
-        return scrubber(self.secrets)(text)
+        """``text`` (an upstream answer shown to the client) without any credential sent,
+        nor a secret the caller chose standing alone (``scrubber``)."""
+        return scrubber(self.secrets, self.chosen)(text)
 
 
-def scrubber(secrets: Collection[str]) -> Callable[[str], str]:
-    """What takes each of ``secrets`` (4 characters or more) out of a text: one pattern,
-    longest first, made once for all the strings of an answer."""
-    kept = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
-    pattern = re.compile("|".join(map(re.escape, kept))) if kept else None
+def scrubber(secrets: Collection[str], chosen: Collection[str] = ()) -> Callable[[str], str]:
+    """What takes each of ``secrets`` (4 characters or more) out of a text, and each of
+    ``chosen`` (4 or more) where it stands alone, no letter, digit or ``_`` either side: a
+    password ``name`` is cut out of ``name: x`` or ``pw=name&``, never out of ``username``
+    (a random key is no word; a caller's choice may be one). One pattern, longest first,
+    made once for all the strings of an answer."""
+    kept = [(s, "") for s in secrets if len(s) >= 4] + [(s, "w") for s in chosen if len(s) >= 4]
+    kept.sort(key=lambda held: len(held[0]), reverse=True)
+    alone = r"(?<!\w){}(?!\w)".format
+    texts = [alone(re.escape(s)) if how else re.escape(s) for s, how in kept]
+    pattern = re.compile("|".join(texts)) if kept else None
     return str if pattern is None else functools.partial(pattern.sub, REDACTED)
