@@ -144,3 +144,49 @@ def test_a_write_only_value_does_not_follow_a_redirect_to_another_origin() -> No
     assert "hunter2-secret" not in str(caught.value)
     assert json.loads(rec.seen[0].body) == arguments
     assert all(b"hunter2-secret" not in seen.body for seen in other.seen), other.seen
+
+
+def test_a_write_only_value_is_cut_only_where_it_stands_alone() -> None:
+    """The rule that replaced the text scrub for what the caller chose (f1): a password
+    ``name`` cut ``username`` to ``userREDACTED``; now a string equal to it is ``REDACTED``
+    (any length), one holding it beside no letter, digit or ``_`` has it cut, a key and a
+    word holding it stay; a credential is still cut anywhere, keys included."""
+    from mcpgen.runtime.answers import scrubbed
+
+    answer = {"name": "username", "note": "bad name: x", "k": "name", "by": "q7z", "s3cret-key": 1}
+    assert scrubbed(answer, {"s3cret-key"}, {"name", "q7z"}) == {
+        "name": "username", "note": "bad REDACTED: x", "k": "REDACTED", "by": "REDACTED",
+        "REDACTED": 1,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["query", "path"])
+def test_a_secret_parameter_is_not_shown_in_a_tool_error(where: str) -> None:
+    """The same ``pin`` in the URL a tool error names (``(GET http://...?pin=...)``): shown
+    ``REDACTED`` as a query key is (f1), in its segment for a path; the rest kept."""
+    import anyio
+    from wirekit import operations, recorder, upstream
+
+    pin = {"type": "string", "format": "password"}
+    op = {
+        "operationId": "getItem",
+        "parameters": [
+            {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+            {"name": "pin", "in": where, "required": where == "path", "schema": pin},
+        ],
+        "responses": {"200": {"description": "ok"}},
+    }
+    path = "/items/{id}" + ("/{pin}" if where == "path" else "")
+    data = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {path: {"get": op}},
+    }
+    with recorder() as rec:
+        rec.answer(404, "text/plain", b"no item 7 for 4242-SECRET")
+        call = upstream(rec.url).call
+        result = anyio.run(call, operations(data)["get_item"], {"id": "7", "pin": "4242-SECRET"})
+    message = " ".join(getattr(c, "text", "") for c in result.content)
+    shown = "/items/7/REDACTED)" if where == "path" else "/items/7?pin=REDACTED)"
+    assert result.is_error and shown in message and "4242-SECRET" not in message, message
+    assert message.endswith("no item 7 for REDACTED"), message
