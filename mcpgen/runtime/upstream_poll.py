@@ -104,7 +104,7 @@ async def poll(
                 follow.secret_headers = set(request.secret_headers)
                 follow.secret_query = set(request.secret_query)
                 follow.secrets = set(request.secrets)  # a redirect off the API drops echoes
-                follow.chosen = set(request.chosen)
+                follow.chosen = request.chosen
             else:
                 headers = request.parts["headers"]
                 follow.parts["headers"] = {

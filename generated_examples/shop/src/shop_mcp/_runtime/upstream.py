@@ -117,28 +117,28 @@ class Upstream:
     ) -> types.CallToolResult:
         """The operation called; ``output`` validates a success answer (``answers.result``)."""
         path, arguments = operation["path"], wire.integral(arguments)
-        request, hidden = Request(operation["method"], ""), path  # hidden: the path as shown
+        request, hidden = Request(operation["method"], ""), ""  # the path as shown, if secret
         part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
             value, where = arguments.get(param["argument"]), param["location"]
             value = wire_body.without_read_only(value, param.get("read_only") or {})  # not sent
             if value is None and (where != "path" or param["argument"] not in arguments):
                 continue  # null is absent (a null path value is refused below)
-            if param.get("secret"):  # (format: password, writeOnly): hidden like a credential
-                request.chosen.update(_secret_forms(value))
+            if secret := param.get("secret"):  # (format: password, writeOnly): not shown
+                request.chosen |= _secret_forms(value)
             if where == "path":
-                name, text = "{" + param["name"] + "}", wire.path_segment(
-                    param["name"], value, param
-                )
+                name = "{" + param["name"] + "}"
+                text = wire.path_segment(param["name"], value, param)
+                if secret or hidden:  # (from the first secret one on)
+                    hidden = (hidden or path).replace(name, REDACTED if secret else text)
                 path = path.replace(name, text)
-                hidden = hidden.replace(name, REDACTED if param.get("secret") else text)
             elif where == "query":
                 query = request.parts["query"]
                 for key, text in wire.query_pairs(param["name"], value, param):
                     held = query.get(key)
                     query[key] = text if held is None else [*wire.as_list(held), text]
-                    if param.get("secret"):
-                        request.hidden_query.add(key)
+                    if secret:
+                        request.hidden_query |= {key}
             elif where == "header":
                 if param["name"].lower() in wire.RESERVED_HEADERS:
                     continue  # framing and credentials are never the caller's to set
