@@ -234,7 +234,8 @@ def scrubbed(data: Json, secrets: Collection[str], chosen: Collection[str] = ())
     ``{"user": ...}`` as ``{"REDACTED": ...}``), nor a word holding it (``username``).
     Numbers are left alone: an equal page number or year is no echo of a PIN."""
     whole = (set(secrets) | set(chosen)) - {""}
-    scrub, key = wire_request.scrubber(secrets, chosen), wire_request.scrubber(secrets)
+    scrub = wire_request.scrubber(secrets, chosen)
+    key = scrub if not chosen else wire_request.scrubber(secrets) if secrets else str
 
     def each(data: Json) -> Json:
         if isinstance(data, str):

@@ -196,11 +196,12 @@ def scrubber(secrets: Collection[str], chosen: Collection[str] = ()) -> Callable
     password ``name`` is cut out of ``name: x`` or ``pw=name&``, never out of ``username``
     (a random key is no word; a caller's choice may be one). One pattern, longest first,
     made once for all the strings of an answer."""
-    kept = [(s, "") for s in secrets if len(s) >= 4] + [(s, "w") for s in chosen if len(s) >= 4]
-    kept.sort(key=lambda held: len(held[0]), reverse=True)
+    kept = sorted((s for s in (*secrets, *chosen) if len(s) >= 4), key=len, reverse=True)
     # the text first, then what is before it (a pattern opening with a look-behind is
     # tried at every position: 16 times slower over an answer's strings)
-    alone = r"{}(?<!\w[\s\S]{{{}}})(?!\w)".format
-    texts = [alone(re.escape(s), len(s)) if how else re.escape(s) for s, how in kept]
+    texts = [
+        re.escape(s) if s in secrets else rf"{re.escape(s)}(?<!\w[\s\S]{{{len(s)}}})(?!\w)"
+        for s in kept
+    ]
     pattern = re.compile("|".join(texts)) if kept else None
     return str if pattern is None else functools.partial(pattern.sub, REDACTED)
